@@ -1,0 +1,304 @@
+// kiln — shape-specialized CUDA kernels from small op specs, compiled at run time.
+//
+// The whole public API. No CUDA header is included: streams are opaque pointers
+// (a CUstream / cudaStream_t cast to kiln::Stream), device memory is a plain pointer.
+//
+//   kiln::Runtime rt;
+//   kiln::Op op = rt.load_file("specs/matmul_small_k.kiln").op("matmul_small_k");
+//   op(stream, {kiln::TensorRef(a, kiln::f32, {M, K}), kiln::TensorRef(b, kiln::f32, {K, N}),
+//               kiln::TensorRef(c, kiln::f32, {M, N})});
+//
+// Arguments are the op's inputs then its outputs, in declaration order; scalar
+// inputs are passed by value (a number, or kiln::Scalar for an explicit type).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln {
+
+// ---------------------------------------------------------------- data types
+enum class DType : std::uint8_t { f32, f16, bf16, f64, i32, i64, u64, boolean };
+inline constexpr DType f32 = DType::f32;
+inline constexpr DType f16 = DType::f16;
+inline constexpr DType bf16 = DType::bf16;
+inline constexpr DType f64 = DType::f64;
+inline constexpr DType i32 = DType::i32;
+inline constexpr DType i64 = DType::i64;
+inline constexpr DType u64 = DType::u64;
+inline constexpr DType boolean = DType::boolean;
+
+std::string_view dtype_name(DType dtype);   // "f32", ..., "bool"
+std::size_t dtype_size(DType dtype);        // bytes per element
+bool dtype_is_float(DType dtype);           // f32, f16, bf16, f64
+
+using Stream = void*;  // a CUstream; nullptr is the legacy default stream
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+// ---------------------------------------------------------------- errors
+// Every error kiln raises at the API boundary derives from kiln::Error.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The spec text is wrong (parse or check). what() holds every diagnostic rendered
+// as `file:line:col: error: message`, the source line and a caret.
+class SpecError : public Error {
+ public:
+  SpecError(const std::string& rendered, std::string file, int line, int column)
+      : Error(rendered), file_(std::move(file)), line_(line), column_(column) {}
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }      // of the first error, 1-based
+  int column() const { return column_; }  // of the first error, 1-based
+
+ private:
+  std::string file_;
+  int line_;
+  int column_;
+};
+
+// NVRTC rejected generated (or overridden) source. what() is a summary; dump()
+// gives the log, the options and the line-numbered source.
+class CompileError : public Error {
+ public:
+  CompileError(const std::string& summary, std::string log, std::vector<std::string> options,
+               std::string source)
+      : Error(summary), log_(std::move(log)), options_(std::move(options)), source_(std::move(source)) {}
+  const std::string& log() const { return log_; }
+  const std::vector<std::string>& options() const { return options_; }
+  const std::string& source() const { return source_; }
+  std::string dump() const;
+
+ private:
+  std::string log_;
+  std::vector<std::string> options_;
+  std::string source_;
+};
+
+// A CUDA driver call failed, or the driver / a GPU is not there.
+class CudaError : public Error {
+ public:
+  CudaError(const std::string& message, std::string call, int code, std::string code_name)
+      : Error(message), call_(std::move(call)), code_(code), code_name_(std::move(code_name)) {}
+  const std::string& call() const { return call_; }
+  int code() const { return code_; }
+  const std::string& code_name() const { return code_name_; }
+
+ private:
+  std::string call_;
+  int code_;
+  std::string code_name_;
+};
+
+// The caller passed something the op cannot take: wrong count, dtype, rank,
+// shape, a dim bound to two values, a null or misaligned pointer.
+class ArgumentError : public Error {
+ public:
+  using Error::Error;
+};
+
+// ---------------------------------------------------------------- arguments
+// A device tensor the caller owns. Strides are in elements; empty means
+// contiguous row-major.
+struct TensorRef {
+  TensorRef(void* data, DType dtype, std::vector<std::int64_t> shape,
+            std::vector<std::int64_t> strides = {})
+      : data(data), dtype(dtype), shape(std::move(shape)), strides(std::move(strides)) {}
+  TensorRef(const void* data, DType dtype, std::vector<std::int64_t> shape,
+            std::vector<std::int64_t> strides = {})
+      : TensorRef(const_cast<void*>(data), dtype, std::move(shape), std::move(strides)) {}
+
+  void* data;
+  DType dtype;
+  std::vector<std::int64_t> shape;
+  std::vector<std::int64_t> strides;
+
+  std::int64_t numel() const;
+  bool contiguous() const;
+};
+
+// A run-time scalar argument with its type.
+struct Scalar {
+  DType dtype;
+  union {
+    double f;
+    std::int64_t i;
+    std::uint64_t u;
+  } value;
+  static Scalar of_f64(double v, DType t = DType::f32) { Scalar s{t, {}}; s.value.f = v; return s; }
+  static Scalar of_i64(std::int64_t v, DType t = DType::i64) { Scalar s{t, {}}; s.value.i = v; return s; }
+  static Scalar of_u64(std::uint64_t v) { Scalar s{DType::u64, {}}; s.value.u = v; return s; }
+};
+
+// One argument of a call: a tensor or a scalar. Numbers convert implicitly;
+// the op's declared scalar type decides how they are passed.
+class Arg {
+ public:
+  Arg(const TensorRef& t) : is_tensor_(true), tensor_(t), scalar_(Scalar::of_i64(0)) {}  // NOLINT
+  Arg(Scalar s) : is_tensor_(false), tensor_(nullptr, DType::f32, {}), scalar_(s) {}     // NOLINT
+  Arg(double v) : Arg(Scalar::of_f64(v, DType::f64)) {}                                  // NOLINT
+  Arg(float v) : Arg(Scalar::of_f64(v, DType::f32)) {}                                   // NOLINT
+  Arg(int v) : Arg(Scalar::of_i64(v, DType::i64)) {}                                     // NOLINT
+  Arg(long v) : Arg(Scalar::of_i64(v, DType::i64)) {}                                    // NOLINT
+  Arg(long long v) : Arg(Scalar::of_i64(v, DType::i64)) {}                               // NOLINT
+  Arg(unsigned long v) : Arg(Scalar::of_u64(v)) {}                                       // NOLINT
+  Arg(unsigned long long v) : Arg(Scalar::of_u64(v)) {}                                  // NOLINT
+  Arg(bool v) : Arg(Scalar::of_i64(v ? 1 : 0, DType::boolean)) {}                        // NOLINT
+
+  bool is_tensor() const { return is_tensor_; }
+  const TensorRef& tensor() const { return tensor_; }
+  const Scalar& scalar() const { return scalar_; }
+
+ private:
+  bool is_tensor_;
+  TensorRef tensor_;
+  Scalar scalar_;
+};
+
+// ---------------------------------------------------------------- options
+// Precision of f32 matmul and conv2d.
+//   ieee   : plain FMA
+//   tf32   : tensor cores with tf32 operands (~1e-3 relative error)
+//   tf32x3 : split-precision "3xTF32" on tensor cores (fp32-level accuracy)
+// The default, fp32 accuracy, lets kiln pick ieee or tf32x3, whichever is faster.
+enum class Precision : std::uint8_t { fp32_accurate, ieee, tf32, tf32x3 };
+std::string_view precision_name(Precision p);
+
+struct Options {
+  std::string cache_dir;       // empty: $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln
+  bool disk_cache = true;      // false: memory tier only
+  std::string arch;            // "sm_90"...; empty: the current device's, else $KILN_ARCH, else sm_90
+  Precision precision = Precision::fp32_accurate;
+  std::string dump;            // "plan,source,ptx,sass"; empty: $KILN_DUMP
+  std::string dump_dir;        // empty: $KILN_DUMP_DIR, else ./kiln_dump
+  std::string override_dir;    // empty: $KILN_OVERRIDE_DIR
+  std::string template_dir;    // empty: $KILN_TEMPLATE_PATH; adds to / overrides the built-in templates
+  bool use_environment = true; // false: ignore every KILN_* variable (tests)
+};
+
+// Values for a specialization: dims by name, consts by name (ints, floats and
+// bools all as double).
+struct Bindings {
+  std::map<std::string, std::int64_t> dims;
+  std::map<std::string, double> consts;
+};
+
+// Counters, for tests and `kiln cache stats`.
+struct Stats {
+  std::uint64_t memory_hits = 0;     // call served with no source generation
+  std::uint64_t disk_hits = 0;       // cubin read from the disk cache or a pack
+  std::uint64_t compiles = 0;        // NVRTC invocations
+  std::uint64_t launches = 0;
+};
+
+// What one generated kernel needs and costs.
+struct KernelInfo {
+  std::string name;            // entry symbol
+  std::string template_name;   // "elementwise", "reduce_inner", ...
+  Dim3 grid, block;
+  unsigned shared_bytes = 0;   // dynamic shared memory per block
+  int registers = -1;          // from ptxas' verbose log (-1: unknown)
+  int spill_bytes = -1;        // spill stores + loads (-1: unknown)
+  int stack_bytes = -1;
+  double compile_ms = -1;      // cold NVRTC time (-1: not compiled here)
+};
+
+class Runtime;
+class Op;
+struct ProgramImpl;
+struct OpImpl;
+struct ExecutableImpl;
+struct RuntimeImpl;
+
+// A specialization of an op at concrete dims and consts: its plan, source and
+// binaries. Launching it checks the arguments against the bound shapes.
+class Executable {
+ public:
+  void launch(Stream stream, std::initializer_list<Arg> args) const;
+  void launch(Stream stream, const std::vector<Arg>& args) const;
+
+  std::string plan_text() const;
+  std::string source() const;            // every kernel's CUDA source, in plan order
+  std::string ptx() const;               // compiles to PTX on demand
+  std::string sass() const;              // via cuobjdump, when found
+  std::vector<KernelInfo> kernels() const;
+  std::string signature() const;
+
+ private:
+  friend class Op;
+  explicit Executable(std::shared_ptr<ExecutableImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<ExecutableImpl> impl_;
+};
+
+// One op of a loaded program. Calling it binds the dims from the tensors'
+// shapes, compiles once per distinct specialization, and launches.
+class Op {
+ public:
+  void operator()(Stream stream, std::initializer_list<Arg> args) const;
+  void operator()(Stream stream, const std::vector<Arg>& args) const;
+
+  Executable specialize(const Bindings& bindings) const;
+  Executable specialize(const std::map<std::string, std::int64_t>& dims) const {
+    return specialize(Bindings{dims, {}});
+  }
+  // Consts fixed for every later call of the returned op.
+  Op with_consts(const std::map<std::string, double>& consts) const;
+  Op with_precision(Precision precision) const;
+
+  const std::string& name() const;
+  std::string signature() const;   // "matmul_small_k(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N]"
+
+ private:
+  friend class Program;
+  explicit Op(std::shared_ptr<OpImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<OpImpl> impl_;
+};
+
+// A checked spec file.
+class Program {
+ public:
+  Op op(std::string_view name) const;
+  std::vector<std::string> op_names() const;
+  const std::string& file() const;
+  std::vector<std::string> warnings() const;   // rendered, e.g. unused inputs
+
+ private:
+  friend class Runtime;
+  explicit Program(std::shared_ptr<ProgramImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<ProgramImpl> impl_;
+};
+
+class Runtime {
+ public:
+  explicit Runtime(Options options = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  Program load_file(const std::string& path);
+  Program load_string(std::string_view text, std::string name = "<string>");
+
+  // Loads a bundle written by `kiln build -o FILE.kilnpack`; its cubins are
+  // used before the disk cache and NVRTC.
+  void preload(const std::string& pack_path);
+
+  Stats stats() const;
+  const Options& options() const;
+  std::string arch() const;   // the target arch in use, e.g. "sm_90"
+
+ private:
+  std::shared_ptr<RuntimeImpl> impl_;
+};
+
+}  // namespace kiln
