@@ -146,7 +146,7 @@ struct Scalar {
 class Arg {
  public:
   Arg(const TensorRef& t) : is_tensor_(true), tensor_(t), scalar_(Scalar::of_i64(0)) {}  // NOLINT
-  Arg(Scalar s) : is_tensor_(false), tensor_(nullptr, DType::f32, {}), scalar_(s) {}     // NOLINT
+  Arg(Scalar s) : is_tensor_(false), tensor_(static_cast<void*>(nullptr), DType::f32, {}), scalar_(s) {}     // NOLINT
   Arg(double v) : Arg(Scalar::of_f64(v, DType::f64)) {}                                  // NOLINT
   Arg(float v) : Arg(Scalar::of_f64(v, DType::f32)) {}                                   // NOLINT
   Arg(int v) : Arg(Scalar::of_i64(v, DType::i64)) {}                                     // NOLINT

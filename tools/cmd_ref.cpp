@@ -1,0 +1,11 @@
+// Placeholder until the `kiln ref` command lands.
+#include "tools/commands.h"
+
+namespace kiln::cli {
+
+void add_ref_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("ref", "(not built yet)");
+  cmd->callback([&exit_code] { exit_code = 2; });
+}
+
+}  // namespace kiln::cli

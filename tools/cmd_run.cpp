@@ -1,0 +1,11 @@
+// Placeholder until the `kiln run` command lands.
+#include "tools/commands.h"
+
+namespace kiln::cli {
+
+void add_run_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("run", "(not built yet)");
+  cmd->callback([&exit_code] { exit_code = 2; });
+}
+
+}  // namespace kiln::cli
