@@ -161,6 +161,15 @@ struct OutputDecl {                  // an `out`, in declaration order
   SourceLoc loc;
 };
 
+// A relation between dims that the checker could not decide symbolically
+// (conv2d's channels against w.shape[1] * groups, K divisible by groups);
+// bind() checks it with concrete values and reports `message` on failure.
+struct DimConstraint {
+  DimExpr lhs, rhs;            // must be equal once bound
+  std::string message;         // what the user must fix
+  SourceLoc loc;
+};
+
 struct Ir {
   std::string op_name;
   std::shared_ptr<const SourceFile> source;   // for locations and spec-line comments
@@ -170,6 +179,7 @@ struct Ir {
   std::vector<Param> params;
   std::vector<OutputDecl> outputs;
   std::vector<Node> nodes;                    // topological: operands precede users
+  std::vector<DimConstraint> constraints;     // checked by bind()
 
   const Node& node(NodeId id) const { return nodes.at(static_cast<std::size_t>(id)); }
   const DimDecl* find_dim(const std::string& name) const;
