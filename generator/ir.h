@@ -60,6 +60,8 @@ class DimExpr {
   std::string str() const;   // "N", "1", "((H - 2) / 1 + 1)" style, stable
 
  private:
+  friend struct DimExprAccess;   // generator/ir.cpp builds and inspects nodes
+  DimExpr(Kind kind, std::int64_t value) : kind_(kind), value_(value) {}
   Kind kind_ = Kind::Const;
   std::int64_t value_ = 0;
   std::string name_;
