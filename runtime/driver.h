@@ -53,6 +53,8 @@ struct Driver {
   decltype(&::cuLaunchKernel) launch_kernel = nullptr;
   decltype(&::cuMemAlloc) mem_alloc = nullptr;               // _v2
   decltype(&::cuMemFree) mem_free = nullptr;                 // _v2
+  decltype(&::cuMemAllocAsync) mem_alloc_async = nullptr;    // stream-ordered scratch
+  decltype(&::cuMemFreeAsync) mem_free_async = nullptr;
   decltype(&::cuMemGetInfo) mem_get_info = nullptr;          // _v2
   decltype(&::cuMemcpyHtoD) memcpy_htod = nullptr;           // _v2
   decltype(&::cuMemcpyDtoH) memcpy_dtoh = nullptr;           // _v2
