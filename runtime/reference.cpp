@@ -683,6 +683,28 @@ Value Interpreter::permute(const Node& n, const Shape& out) {
 }
 
 // ---------------------------------------------------------------- matmul
+// c[j] += a * b[j]; restrict lets the compiler vectorize without alias checks.
+void axpy(std::int64_t n, double a, const double* __restrict b, double* __restrict c) {
+  for (std::int64_t j = 0; j < n; ++j) c[j] += a * b[j];
+}
+// Four rows at once (a[r * lda] for row r, c rows ldc apart): each b[j] is loaded once
+// for four multiply-adds.
+void axpy4(std::int64_t n, const double* a, std::int64_t lda, const double* __restrict b, double* __restrict c,
+           std::int64_t ldc) {
+  const double a0 = a[0], a1 = a[lda], a2 = a[2 * lda], a3 = a[3 * lda];
+  double* __restrict c0 = c;
+  double* __restrict c1 = c + ldc;
+  double* __restrict c2 = c + 2 * ldc;
+  double* __restrict c3 = c + 3 * ldc;
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double bj = b[j];
+    c0[j] += a0 * bj;
+    c1[j] += a1 * bj;
+    c2[j] += a2 * bj;
+    c3[j] += a3 * bj;
+  }
+}
+
 // C[b] = A[b] @ B[b] with the batch dims broadcast. Rank-1 operands are a row (A) or
 // a column (B) whose dim is dropped from the result, as torch.matmul. Rows of C are
 // computed in blocks of kRowBlock over column tiles of kColTile: for each k, a row of B
@@ -734,12 +756,11 @@ Value Interpreter::matmul(const Node& n, const Shape& out) {
     for (std::int64_t j0 = 0; j0 < nn; j0 += kColTile) {
       const std::int64_t j1 = std::min(nn, j0 + kColTile);
       for (std::int64_t kk = 0; kk < k; ++kk) {
-        const double* brow = pb + kk * nn;
-        for (std::int64_t i = i0; i < i1; ++i) {
-          const double aik = pa[i * k + kk];
-          double* crow = pc + i * nn;
-          for (std::int64_t j = j0; j < j1; ++j) crow[j] += aik * brow[j];
-        }
+        const double* brow = pb + kk * nn + j0;
+        std::int64_t i = i0;
+        for (; i + 4 <= i1; i += 4)
+          axpy4(j1 - j0, pa + i * k + kk, k, brow, pc + i * nn + j0, nn);
+        for (; i < i1; ++i) axpy(j1 - j0, pa[i * k + kk], brow, pc + i * nn + j0);
       }
     }
   });
