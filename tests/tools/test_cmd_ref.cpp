@@ -17,9 +17,9 @@ struct Result {
   std::string out;   // stdout and stderr together
 };
 
-Result run_cli(const std::string& args) {
+Result run_ref(const std::string& args) {
   Result r;
-  const std::string cmd = std::string(KILN_CLI) + " " + args + " 2>&1";
+  const std::string cmd = std::string(KILN_CLI) + " ref " + args + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   REQUIRE(pipe != nullptr);
   std::array<char, 4096> buf{};
@@ -54,29 +54,29 @@ op big_matmul {
 
 TEST_CASE("kiln ref prints shape, checksum and first values; the seed decides the inputs") {
   const std::string spec = write_spec("basic", kSpec);
-  const Result a = run_cli(spec + " --op scan_it --seed 3");
+  const Result a = run_ref(spec + " --op scan_it --seed 3");
   REQUIRE(a.rc == 0);
   CHECK(a.out.find("out y: f32[3, 5]") != std::string::npos);
   CHECK(a.out.find("sum   = ") != std::string::npos);
   CHECK(a.out.find("sumsq = ") != std::string::npos);
   CHECK(a.out.find("first: 0 ") != std::string::npos);   // an exclusive cumsum starts at 0
-  CHECK(run_cli(spec + " --op scan_it --seed 3").out == a.out);
-  CHECK(run_cli(spec + " --op scan_it --seed 4").out != a.out);
-  const Result d = run_cli(spec + " --op scan_it -D N=7");
+  CHECK(run_ref(spec + " --op scan_it --seed 3").out == a.out);
+  CHECK(run_ref(spec + " --op scan_it --seed 4").out != a.out);
+  const Result d = run_ref(spec + " --op scan_it -D N=7");
   REQUIRE(d.rc == 0);
   CHECK(d.out.find("out y: f32[3, 7]") != std::string::npos);
 }
 
 TEST_CASE("kiln ref refuses absurd work, suggesting -D; bad usage is exit 2") {
   const std::string spec = write_spec("errors", kSpec);
-  const Result big = run_cli(spec + " --op big_matmul");
+  const Result big = run_ref(spec + " --op big_matmul");
   CHECK(big.rc == 1);
   CHECK(big.out.find("-D") != std::string::npos);
-  CHECK(run_cli(spec + " --op big_matmul -D M=8 -D N=8 -D K=8").rc == 0);
-  CHECK(run_cli(spec + " --op no_such_op").rc == 1);
-  CHECK(run_cli(spec + " --op scan_it -D N").rc == 2);
-  CHECK(run_cli(spec + " --op scan_it -D N=1.5").rc == 2);
-  CHECK(run_cli(spec).rc == 2);   // --op is required
+  CHECK(run_ref(spec + " --op big_matmul -D M=8 -D N=8 -D K=8").rc == 0);
+  CHECK(run_ref(spec + " --op no_such_op").rc == 1);
+  CHECK(run_ref(spec + " --op scan_it -D N").rc == 2);
+  CHECK(run_ref(spec + " --op scan_it -D N=1.5").rc == 2);
+  CHECK(run_ref(spec).rc == 2);   // --op is required
 }
 
 #endif
