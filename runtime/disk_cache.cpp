@@ -235,7 +235,15 @@ bool DiskCache::store(const std::string& key, const std::string& arch, const Cac
   try {
     if (!memory_only_) {
       std::string error;
-      std::vector<char> bytes = encode_cache_entry(key, entry);
+      std::vector<char> bytes;
+      if (entry.metadata.created_unix == 0) {   // stamp entries the caller did not date
+        CacheEntry dated = entry;
+        dated.metadata.created_unix =
+            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+        bytes = encode_cache_entry(key, dated);
+      } else {
+        bytes = encode_cache_entry(key, entry);
+      }
       bool ok = write_file_atomic(entry_path(key, arch), bytes.data(), bytes.size(), &error) &&
                 record_compiler(entry.metadata.compiler_id, &error);
       if (ok) {

@@ -48,7 +48,7 @@ struct CacheMetadata {
   std::string compiler_id;            // compiler_id() of the writer
   std::string op_name;
   std::string bindings;               // "M=1024 N=512", as the facade describes them
-  std::int64_t created_unix = 0;      // seconds since the epoch
+  std::int64_t created_unix = 0;      // seconds since the epoch; store() fills in 0
 };
 // Field-wise equality (Dim3 has no operator== of its own).
 bool operator==(const CacheMetadata& a, const CacheMetadata& b);

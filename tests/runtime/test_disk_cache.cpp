@@ -81,6 +81,12 @@ TEST_CASE("disk cache: miss, then hit with identical bytes and metadata") {
   CHECK(cache.entry_path(key, "sm_90") == cache.dir() + "/v1/sm_90/" + key.substr(0, 2) + "/" + key + ".cubin");
   CHECK(fs::exists(cache.entry_path(key, "sm_90")));
   CHECK(cache.known_compilers() == std::vector<std::string>{"nvrtc 13.0 (test)"});
+
+  // An undated entry is stamped with the time of the store.
+  auto undated = make_entry("u");
+  undated.metadata.created_unix = 0;
+  REQUIRE(cache.store(key_of("u"), "sm_90", undated));
+  CHECK(cache.load(key_of("u"), "sm_90")->metadata.created_unix > 1700000000);
 }
 
 TEST_CASE("disk cache: the key changes with every input and is stable") {

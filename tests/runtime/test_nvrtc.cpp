@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "runtime/binary_io.h"
 #include "runtime/nvrtc.h"
 #include "runtime/child_process.h"
 
@@ -27,12 +28,11 @@ extern "C" __global__ void scale(float* out, const float* in, int n) {
 
 // The built-in templates plus a test header, the way a user template dir adds one.
 kiln::TemplateLibrary library_with_test_header() {
+  // Written atomically: ctest -j may run several of these cases at once.
   static const std::string dir = [] {
     std::string d = std::string(KILN_BINARY_DIR) + "/test_nvrtc_templates";
-    std::system(("mkdir -p " + d + "/kiln").c_str());
-    FILE* f = std::fopen((d + "/kiln/test_scale.cuh").c_str(), "w");
-    std::fputs("#pragma once\nnamespace kiln_test { constexpr float kScale = 3.0f; }\n", f);
-    std::fclose(f);
+    std::string text = "#pragma once\nnamespace kiln_test { constexpr float kScale = 3.0f; }\n";
+    REQUIRE(kiln::write_file_atomic(d + "/kiln/test_scale.cuh", text.data(), text.size(), nullptr));
     return d;
   }();
   return kiln::TemplateLibrary(dir);
@@ -46,7 +46,7 @@ bool is_elf(const std::vector<char>& bytes) {
 
 TEST_CASE("nvrtc compiles a kernel with in-memory headers for sm_80 and sm_90") {
   auto templates = library_with_test_header();
-  for (const char* arch : {"sm_80", "sm_90", "sm_90a"}) {
+  for (const char* arch : {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"}) {
     CAPTURE(arch);
     kiln::CompileResult r = kiln::compile({kSource, "scale.cu", arch, {}, &templates});
     CHECK(is_elf(r.cubin));
@@ -74,6 +74,8 @@ TEST_CASE("nvrtc gives PTX on request") {
   CHECK(is_elf(r.cubin));
   CHECK(r.ptx.find(".target sm_90") != std::string::npos);
   CHECK(r.ptx.find(".entry scale") != std::string::npos);
+  req.arch = "sm_90a";
+  CHECK(kiln::compile(req).ptx.find(".target sm_90a") != std::string::npos);
 }
 
 TEST_CASE("a syntax error raises CompileError with log, options and source") {
