@@ -70,6 +70,51 @@ alt_cumsum_512x2(const float* __restrict__ x, float* __restrict__ y) {
   kiln::scan_rows_block<512, 2, true, false, Op>(x, y, kRows, kLen, Load{}, Store{});
 }
 
+// ---- extra coverage: paths the seed units do not take (checked, timed only for information)
+namespace cover {
+struct Id {
+  __device__ float operator()(float x, int) const { return x; }
+};
+struct IdOut {
+  __device__ float operator()(float y, int) const { return y; }
+};
+struct HalfIn {   // f16 input accumulating in f32
+  __device__ float operator()(__half x, int) const { return __half2float(x); }
+};
+constexpr int kScanRows = 1024, kScanLen = 8192;          // vector path (8192 % 4 == 0)
+constexpr int kScanOddRows = 1000, kScanOddLen = 3001;    // scalar path
+constexpr int kLbRows = 3, kLbLen = 1000003;              // look-back, scalar path
+constexpr int kLbVRows = 2, kLbVLen = 1 << 21;            // look-back, vector path
+constexpr int kSmRows = 64, kSmLen = 100003, kSmVLen = 65536;   // two-pass softmax
+constexpr int kHRows = 4096, kHLen = 1001;                // f16 sum, rows of 2002 bytes
+constexpr int kLbTile = 256 * 4 * 4;
+}  // namespace cover
+
+extern "C" __global__ void __launch_bounds__(256) cover_cumsum_rev_incl(const float* x, float* y) {
+  kiln::scan_rows_block<256, 2, false, true, kiln::SumOp<float>>(x, y, cover::kScanRows, cover::kScanLen, cover::Id{}, cover::IdOut{});
+}
+extern "C" __global__ void __launch_bounds__(256) cover_cumsum_rev_excl(const float* x, float* y) {
+  kiln::scan_rows_block<256, 2, true, true, kiln::SumOp<float>>(x, y, cover::kScanRows, cover::kScanLen, cover::Id{}, cover::IdOut{});
+}
+extern "C" __global__ void __launch_bounds__(256) cover_cummin_odd_excl(const float* x, float* y) {
+  kiln::scan_rows_block<256, 2, true, false, kiln::MinOp<float>>(x, y, cover::kScanOddRows, cover::kScanOddLen, cover::Id{}, cover::IdOut{});
+}
+extern "C" __global__ void __launch_bounds__(256) cover_lookback_cumsum_rev_excl(const float* x, float* y, void* ws) {
+  kiln::scan_rows_lookback<256, 4, true, true, kiln::SumOp<float>>(x, y, ws, cover::kLbRows, cover::kLbLen, cover::Id{}, cover::IdOut{});
+}
+extern "C" __global__ void __launch_bounds__(256) cover_lookback_cumsum_vec(const float* x, float* y, void* ws) {
+  kiln::scan_rows_lookback<256, 4, false, false, kiln::SumOp<float>>(x, y, ws, cover::kLbVRows, cover::kLbVLen, cover::Id{}, cover::IdOut{});
+}
+extern "C" __global__ void __launch_bounds__(1024) cover_softmax_two_pass_odd(const float* x, float* y) {
+  kiln::rownorm_rows<1024, 1024, 16, kiln::RowNormKind::kSoftmax, float>(x, y, cover::kSmRows, cover::kSmLen, cover::Id{}, cover::IdOut{});
+}
+extern "C" __global__ void __launch_bounds__(1024) cover_log_softmax_two_pass_vec(const float* x, float* y) {
+  kiln::rownorm_rows<1024, 1024, 8, kiln::RowNormKind::kLogSoftmax, float>(x, y, cover::kSmRows, cover::kSmVLen, cover::Id{}, cover::IdOut{});
+}
+extern "C" __global__ void __launch_bounds__(256) cover_sum_f16(const __half* x, float* y) {
+  kiln::reduce_inner_warp<256, 4, kiln::SumOp<float>>(x, y, cover::kHRows, cover::kHLen, cover::HalfIn{}, cover::IdOut{});
+}
+
 namespace {
 
 int g_failures = 0;
@@ -691,6 +736,167 @@ void check_softmax_strided() {
   CUDA_OK(cudaFree(y));
 }
 
+
+// ------------------------------------------------------------------ extra coverage
+void check_scan_cover() {
+  using namespace cover;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto sum = [](double a, double b) { return a + b; };
+  auto nan_min_d = [](double a, double b) { return (std::isnan(a) || a < b) ? a : b; };
+  // Block per row: reverse inclusive/exclusive (vector path), odd-length exclusive cummin (scalar).
+  {
+    const long long n = (long long)kScanRows * kScanLen;
+    float *x, *y;
+    CUDA_OK(cudaMalloc(&x, n * 4));
+    CUDA_OK(cudaMalloc(&y, n * 4));
+    fill(x, n, 121);
+    const std::vector<float> hx = to_host(x, n);
+    for (int excl = 0; excl < 2; ++excl) {
+      poison(y, n * 4);
+      auto run = [&] {
+        if (excl) cover_cumsum_rev_excl<<<kScanRows, 256>>>(x, y);
+        else cover_cumsum_rev_incl<<<kScanRows, 256>>>(x, y);
+      };
+      run();
+      CUDA_OK(cudaGetLastError());
+      CUDA_OK(cudaDeviceSynchronize());
+      const std::vector<float> hy = to_host(y, n);
+      std::vector<double> ref(kScanLen);
+      Check c{excl ? "cumsum reverse exclusive" : "cumsum reverse inclusive"};
+      for (long long r = 0; r < kScanRows; ++r) {
+        ref_scan_row(&hx[r * kScanLen], ref.data(), kScanLen, excl, true, 0.0, sum);
+        for (long long i = 0; i < kScanLen; ++i) c.element(r * kScanLen + i, hy[r * kScanLen + i], ref[i], 1e-4 * (1.0 + std::fabs(ref[i])));
+      }
+      report(excl ? "cover: cumsum rev excl (vec)" : "cover: cumsum rev incl (vec)", "1024x8192", n * 8.0, time_ms(run), c.done(1e-5));
+    }
+    CUDA_OK(cudaFree(x));
+    CUDA_OK(cudaFree(y));
+  }
+  {
+    const long long n = (long long)kScanOddRows * kScanOddLen;
+    float *x, *y;
+    CUDA_OK(cudaMalloc(&x, n * 4));
+    CUDA_OK(cudaMalloc(&y, n * 4));
+    fill(x, n, 131);
+    set_value(x, 17LL * kScanOddLen + 2000, nan);
+    poison(y, n * 4);
+    auto run = [&] { cover_cummin_odd_excl<<<kScanOddRows, 256>>>(x, y); };
+    run();
+    CUDA_OK(cudaGetLastError());
+    CUDA_OK(cudaDeviceSynchronize());
+    const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
+    std::vector<double> ref(kScanOddLen);
+    Check c{"cummin exclusive odd"};
+    for (long long r = 0; r < kScanOddRows; ++r) {
+      ref_scan_row(&hx[r * kScanOddLen], ref.data(), kScanOddLen, true, false, std::numeric_limits<double>::infinity(), nan_min_d);
+      for (long long i = 0; i < kScanOddLen; ++i)
+        if (!same_float(hy[r * kScanOddLen + i], ref[i])) c.element(r * kScanOddLen + i, hy[r * kScanOddLen + i], ref[i], 0);
+    }
+    report("cover: cummin excl odd (scalar)", "1000x3001", n * 8.0, time_ms(run), c.done());
+    CUDA_OK(cudaFree(x));
+    CUDA_OK(cudaFree(y));
+  }
+  // Look-back: reverse exclusive on odd rows (scalar), inclusive forward on aligned rows (vector).
+  for (int vec = 0; vec < 2; ++vec) {
+    const long long R = vec ? kLbVRows : kLbRows, L = vec ? kLbVLen : kLbLen, n = R * L;
+    const size_t ws_bytes = size_t(kiln::launch::scan_lookback_workspace_bytes(R, L, kLbTile, 4));
+    const unsigned grid = unsigned(R * kiln::launch::ceil_div(L, kLbTile));
+    float *x, *y;
+    void* ws;
+    CUDA_OK(cudaMalloc(&x, n * 4));
+    CUDA_OK(cudaMalloc(&y, n * 4));
+    CUDA_OK(cudaMalloc(&ws, ws_bytes));
+    fill(x, n, 141 + vec);
+    poison(y, n * 4);
+    auto run = [&] {
+      CUDA_OK(cudaMemsetAsync(ws, 0, ws_bytes));
+      if (vec) cover_lookback_cumsum_vec<<<grid, 256>>>(x, y, ws);
+      else cover_lookback_cumsum_rev_excl<<<grid, 256>>>(x, y, ws);
+    };
+    run();
+    CUDA_OK(cudaGetLastError());
+    CUDA_OK(cudaDeviceSynchronize());
+    auto verify = [&] {
+      const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
+      std::vector<double> ref(L);
+      Check c{vec ? "look-back cumsum (vec)" : "look-back cumsum rev excl (odd)"};
+      for (long long r = 0; r < R; ++r) {
+        ref_scan_row(&hx[r * L], ref.data(), L, !vec, !vec, 0.0, sum);
+        double mag = 0;
+        for (long long q = 0; q < L; ++q) {
+          const long long i = vec ? q : L - 1 - q;   // running magnitude in scan order
+          mag += std::fabs(hx[r * L + i]);
+          c.element(r * L + i, hy[r * L + i], ref[i], 1e-4 * (1.0 + mag));
+        }
+      }
+      return c.done(1e-5);
+    };
+    const bool ok = verify();
+    const float ms = time_ms(run);
+    report(vec ? "cover: look-back incl (vec)" : "cover: look-back rev excl", vec ? "2x2097152" : "3x1000003", n * 8.0, ms,
+           ok && verify());
+    CUDA_OK(cudaFree(x));
+    CUDA_OK(cudaFree(y));
+    CUDA_OK(cudaFree(ws));
+  }
+}
+
+void check_rownorm_reduce_cover() {
+  using namespace cover;
+  for (int vec = 0; vec < 2; ++vec) {   // two-pass rownorm: odd rows (scalar pass 2), aligned rows (vector)
+    const long long L = vec ? kSmVLen : kSmLen, n = kSmRows * L;
+    float *x, *y;
+    CUDA_OK(cudaMalloc(&x, n * 4));
+    CUDA_OK(cudaMalloc(&y, n * 4));
+    fill(x, n, 151 + vec, -3.0f, 6.0f);
+    poison(y, n * 4);
+    auto run = [&] {
+      if (vec) cover_log_softmax_two_pass_vec<<<kSmRows, 1024>>>(x, y);
+      else cover_softmax_two_pass_odd<<<kSmRows, 1024>>>(x, y);
+    };
+    run();
+    CUDA_OK(cudaGetLastError());
+    CUDA_OK(cudaDeviceSynchronize());
+    const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
+    std::vector<double> in(L), ref(L);
+    Check c{vec ? "log_softmax two-pass" : "softmax two-pass"};
+    for (long long r = 0; r < kSmRows; ++r) {
+      for (long long i = 0; i < L; ++i) in[i] = hx[r * L + i];
+      ref_softmax_row(in.data(), ref.data(), L, vec);
+      for (long long i = 0; i < L; ++i)
+        c.element(r * L + i, hy[r * L + i], ref[i], vec ? 1e-5 * std::max(1.0, std::fabs(ref[i])) : 1e-4 * std::fabs(ref[i]) + 1e-10);
+    }
+    report(vec ? "cover: log_softmax 2-pass vec" : "cover: softmax 2-pass odd", vec ? "64x65536" : "64x100003", n * 8.0,
+           time_ms(run), c.done(1e-5));
+    CUDA_OK(cudaFree(x));
+    CUDA_OK(cudaFree(y));
+  }
+  {   // f16 input, f32 accumulation; rows of 1001 halves: the 16-byte alignment varies by row
+    const long long n = (long long)kHRows * kHLen;
+    std::vector<__half> hx(n);
+    for (long long i = 0; i < n; ++i) hx[i] = __float2half(hash_uniform(161, i));
+    __half* x;
+    float* y;
+    CUDA_OK(cudaMalloc(&x, n * 2));
+    CUDA_OK(cudaMalloc(&y, kHRows * 4));
+    CUDA_OK(cudaMemcpy(x, hx.data(), n * 2, cudaMemcpyHostToDevice));
+    poison(y, kHRows * 4);
+    auto run = [&] { cover_sum_f16<<<kHRows / 8, 256>>>(x, y); };
+    run();
+    CUDA_OK(cudaGetLastError());
+    CUDA_OK(cudaDeviceSynchronize());
+    const std::vector<float> hy = to_host(y, kHRows);
+    Check c{"sum f16"};
+    for (long long r = 0; r < kHRows; ++r) {
+      double ref = 0;
+      for (long long i = 0; i < kHLen; ++i) ref += double(__half2float(hx[r * kHLen + i]));
+      c.element(r, hy[r], ref, 1e-4 * std::fabs(ref) + 1e-6);
+    }
+    report("cover: sum f16 (inner_warp)", "4096x1001 f16", n * 2.0 + kHRows * 4.0, time_ms(run), c.done(1e-5));
+    CUDA_OK(cudaFree(x));
+    CUDA_OK(cudaFree(y));
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -713,6 +919,7 @@ int main(int argc, char** argv) {
       {"cumsum", check_cumsum},          {"cumprod", check_cumprod_reverse},
       {"cummax", check_cummax_lookback}, {"softmax_dropout", check_softmax_dropout},
       {"log_softmax", check_log_softmax}, {"softmax_strided", check_softmax_strided},
+      {"cover_scan", check_scan_cover},  {"cover_rownorm_reduce", check_rownorm_reduce_cover},
   };
   for (const Case& c : cases) {
     if (!wanted(filters, c.name)) continue;
