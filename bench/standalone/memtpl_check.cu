@@ -186,6 +186,13 @@ float time_ms(const std::function<void()>& launch) {
   return ms[ms.size() / 2];
 }
 
+// One launch (or launch sequence), then any launch or execution error.
+void run_checked(const std::function<void()>& run) {
+  run();
+  CUDA_OK(cudaGetLastError());
+  CUDA_OK(cudaDeviceSynchronize());
+}
+
 struct Row {
   std::string variant, shape;
   double ms = 0, bytes = 0;
@@ -412,9 +419,7 @@ void check_argmax() {
     set_value(x, 8 * L + 6, 2.0f);  // row 8: last element
     poison(y, R * 8);
     auto run = [&] { kiln_argmax_short_k0<<<grid_of(as::kGeometry), block_of(as::kGeometry)>>>(x, y); };
-    run();
-    CUDA_OK(cudaGetLastError());
-    CUDA_OK(cudaDeviceSynchronize());
+    run_checked(run);
     const std::vector<float> hx = to_host(x, n);
     const std::vector<long long> hy = to_host(y, R);
     Check c{"argmax short"};
@@ -448,9 +453,7 @@ void check_argmax() {
       kiln_argmax_long_k1<<<grid_of(al::kFinishGeometry), block_of(al::kFinishGeometry)>>>(
           static_cast<const al::Op::Acc*>(ws), y);
     };
-    run();
-    CUDA_OK(cudaGetLastError());
-    CUDA_OK(cudaDeviceSynchronize());
+    run_checked(run);
     const std::vector<float> hx = to_host(x, n);
     const std::vector<long long> hy = to_host(y, R);
     Check c{"argmax long"};
@@ -482,9 +485,7 @@ void check_logsumexp() {
   set_value(x, 3 * L + 5, 80.0f);                                            // row 3: large value (shift matters)
   poison(y, R * 4);
   auto run = [&] { kiln_logsumexp_k0<<<grid_of(k::kGeometry), block_of(k::kGeometry)>>>(x, y); };
-  run();
-  CUDA_OK(cudaGetLastError());
-  CUDA_OK(cudaDeviceSynchronize());
+  run_checked(run);
   const std::vector<float> hx = to_host(x, n), hy = to_host(y, R);
   Check c{"logsumexp"};
   for (long long r = 0; r < R; ++r) {
@@ -555,9 +556,7 @@ void check_cumsum() {
     }
     return c.done(1e-5);
   };
-  run();
-  CUDA_OK(cudaGetLastError());
-  CUDA_OK(cudaDeviceSynchronize());
+  run_checked(run);
   const bool ok = verify("cumsum exclusive");
   report("cumsum_excl (scan_rows_block)", "32768x32768", n * 8.0, time_ms(run), ok);
   poison(y, n * 4);
@@ -579,9 +578,7 @@ void check_cumprod_reverse() {
   fill(x, n, 71, 0.995f, 0.01f);   // products of 1 +- 0.5% stay O(1) over 5003 elements
   poison(y, n * 4);
   auto run = [&] { kiln_cumprod_reverse_k0<<<grid_of(k::kGeometry), block_of(k::kGeometry)>>>(x, y); };
-  run();
-  CUDA_OK(cudaGetLastError());
-  CUDA_OK(cudaDeviceSynchronize());
+  run_checked(run);
   const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
   std::vector<double> ref(L);
   Check c{"cumprod reverse"};
@@ -613,9 +610,7 @@ void check_cummax_lookback() {
     CUDA_OK(cudaMemsetAsync(ws, 0, ws_bytes));   // counter and flags start at zero every launch
     kiln_cummax_lookback_k0<<<grid_of(k::kGeometry), block_of(k::kGeometry)>>>(x, y, ws);
   };
-  run();
-  CUDA_OK(cudaGetLastError());
-  CUDA_OK(cudaDeviceSynchronize());
+  run_checked(run);
   auto verify = [&] {
     const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
     std::vector<double> ref(L);
@@ -655,9 +650,7 @@ void check_softmax_dropout() {
   fill(x, n, 91, -4.0f, 8.0f);   // logits in [-4, 4)
   poison(y, n * 4);
   auto run = [&] { kiln_softmax_dropout_k0<<<grid_of(k::kGeometry), block_of(k::kGeometry)>>>(x, y, seed); };
-  run();
-  CUDA_OK(cudaGetLastError());
-  CUDA_OK(cudaDeviceSynchronize());
+  run_checked(run);
   const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
   std::vector<double> in(L), ref(L);
   Check c{"softmax(dropout)"};
@@ -686,9 +679,7 @@ void check_log_softmax() {
   set_value(x, 9 * L + 999, nan);   // row 9: all NaN
   poison(y, n * 4);
   auto run = [&] { kiln_log_softmax_k0<<<grid_of(k::kGeometry), block_of(k::kGeometry)>>>(x, y); };
-  run();
-  CUDA_OK(cudaGetLastError());
-  CUDA_OK(cudaDeviceSynchronize());
+  run_checked(run);
   const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
   std::vector<double> in(L), ref(L);
   Check c{"log_softmax"};
@@ -716,9 +707,7 @@ void check_softmax_strided() {
   fill(x, n, 111, -2.0f, 4.0f);
   poison(y, n * 4);
   auto run = [&] { kiln_softmax_strided_k0<<<grid_of(k::kGeometry), block_of(k::kGeometry)>>>(x, y); };
-  run();
-  CUDA_OK(cudaGetLastError());
-  CUDA_OK(cudaDeviceSynchronize());
+  run_checked(run);
   const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
   std::vector<double> in(L), ref(L);
   Check c{"softmax strided"};
@@ -757,9 +746,7 @@ void check_scan_cover() {
         if (excl) cover_cumsum_rev_excl<<<kScanRows, 256>>>(x, y);
         else cover_cumsum_rev_incl<<<kScanRows, 256>>>(x, y);
       };
-      run();
-      CUDA_OK(cudaGetLastError());
-      CUDA_OK(cudaDeviceSynchronize());
+      run_checked(run);
       const std::vector<float> hy = to_host(y, n);
       std::vector<double> ref(kScanLen);
       Check c{excl ? "cumsum reverse exclusive" : "cumsum reverse inclusive"};
@@ -781,9 +768,7 @@ void check_scan_cover() {
     set_value(x, 17LL * kScanOddLen + 2000, nan);
     poison(y, n * 4);
     auto run = [&] { cover_cummin_odd_excl<<<kScanOddRows, 256>>>(x, y); };
-    run();
-    CUDA_OK(cudaGetLastError());
-    CUDA_OK(cudaDeviceSynchronize());
+    run_checked(run);
     const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
     std::vector<double> ref(kScanOddLen);
     Check c{"cummin exclusive odd"};
@@ -813,9 +798,7 @@ void check_scan_cover() {
       if (vec) cover_lookback_cumsum_vec<<<grid, 256>>>(x, y, ws);
       else cover_lookback_cumsum_rev_excl<<<grid, 256>>>(x, y, ws);
     };
-    run();
-    CUDA_OK(cudaGetLastError());
-    CUDA_OK(cudaDeviceSynchronize());
+    run_checked(run);
     auto verify = [&] {
       const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
       std::vector<double> ref(L);
@@ -854,9 +837,7 @@ void check_rownorm_reduce_cover() {
       if (vec) cover_log_softmax_two_pass_vec<<<kSmRows, 1024>>>(x, y);
       else cover_softmax_two_pass_odd<<<kSmRows, 1024>>>(x, y);
     };
-    run();
-    CUDA_OK(cudaGetLastError());
-    CUDA_OK(cudaDeviceSynchronize());
+    run_checked(run);
     const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
     std::vector<double> in(L), ref(L);
     Check c{vec ? "log_softmax two-pass" : "softmax two-pass"};
@@ -882,9 +863,7 @@ void check_rownorm_reduce_cover() {
     CUDA_OK(cudaMemcpy(x, hx.data(), n * 2, cudaMemcpyHostToDevice));
     poison(y, kHRows * 4);
     auto run = [&] { cover_sum_f16<<<kHRows / 8, 256>>>(x, y); };
-    run();
-    CUDA_OK(cudaGetLastError());
-    CUDA_OK(cudaDeviceSynchronize());
+    run_checked(run);
     const std::vector<float> hy = to_host(y, kHRows);
     Check c{"sum f16"};
     for (long long r = 0; r < kHRows; ++r) {

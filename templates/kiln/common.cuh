@@ -123,38 +123,30 @@ __device__ __forceinline__ bool is_aligned(const void* p, unsigned bytes) {
 }
 
 // ---- warp-level helpers on any trivially copyable value (shuffled 4 bytes at a time)
-template <class A>
-__device__ __forceinline__ A shfl_xor_any(const A& a, int lane_mask) {
+namespace detail {
+template <class A, class Shuffle>
+__device__ __forceinline__ A shuffle_words(const A& a, Shuffle shuffle) {
   static_assert(sizeof(A) % 4 == 0, "shuffled values must be a multiple of 4 bytes");
   unsigned w[sizeof(A) / 4];
   memcpy(w, &a, sizeof(A));
 #pragma unroll
-  for (int k = 0; k < int(sizeof(A) / 4); ++k) w[k] = __shfl_xor_sync(0xffffffffu, w[k], lane_mask);
+  for (int k = 0; k < int(sizeof(A) / 4); ++k) w[k] = shuffle(w[k]);
   A r;
   memcpy(&r, w, sizeof(A));
   return r;
+}
+}  // namespace detail
+template <class A>
+__device__ __forceinline__ A shfl_xor_any(const A& a, int lane_mask) {
+  return detail::shuffle_words(a, [lane_mask](unsigned w) { return __shfl_xor_sync(0xffffffffu, w, lane_mask); });
 }
 template <class A>
 __device__ __forceinline__ A shfl_up_any(const A& a, int delta) {
-  static_assert(sizeof(A) % 4 == 0, "shuffled values must be a multiple of 4 bytes");
-  unsigned w[sizeof(A) / 4];
-  memcpy(w, &a, sizeof(A));
-#pragma unroll
-  for (int k = 0; k < int(sizeof(A) / 4); ++k) w[k] = __shfl_up_sync(0xffffffffu, w[k], delta);
-  A r;
-  memcpy(&r, w, sizeof(A));
-  return r;
+  return detail::shuffle_words(a, [delta](unsigned w) { return __shfl_up_sync(0xffffffffu, w, delta); });
 }
 template <class A>
 __device__ __forceinline__ A shfl_any(const A& a, int src_lane) {
-  static_assert(sizeof(A) % 4 == 0, "shuffled values must be a multiple of 4 bytes");
-  unsigned w[sizeof(A) / 4];
-  memcpy(w, &a, sizeof(A));
-#pragma unroll
-  for (int k = 0; k < int(sizeof(A) / 4); ++k) w[k] = __shfl_sync(0xffffffffu, w[k], src_lane);
-  A r;
-  memcpy(&r, w, sizeof(A));
-  return r;
+  return detail::shuffle_words(a, [src_lane](unsigned w) { return __shfl_sync(0xffffffffu, w, src_lane); });
 }
 
 }  // namespace kiln
