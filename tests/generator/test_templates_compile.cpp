@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include <vector>
 
+#include "templates/kiln/launch_rules.h"   // plain C++: the planner includes it the same way
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -160,4 +162,39 @@ TEST_CASE("template units compile for sm_80 and sm_90 without spills, with the p
   }
   std::error_code ec;
   fs::remove_all(out, ec);
+}
+
+TEST_CASE("launch rules choose the seed variants (132 SMs)") {
+  using namespace kiln::launch;
+  // min over axis 2 of 128x4096x4095: 524288 rows, a warp each, 8 rows per 256-thread block.
+  CHECK(reduce_inner_use_warp(128LL * 4096, 4095, 132));
+  CHECK(reduce_inner_warp_geometry(128LL * 4096, 256).grid.x == 65536);
+  // min over axis 1: inner 4095 is not a multiple of 4, so scalar columns; 2048 blocks fill the GPU.
+  CHECK(reduce_outer_vec(4095, 4) == 1);
+  CHECK(reduce_outer_threads(4095, 1) == 256);
+  const OuterSplit seed = reduce_outer_split(128, 4096, 4095, 256, 1, 8, 132);
+  CHECK(seed.splits == 1);
+  CHECK(reduce_outer_geometry(128, 4095, seed, 256, 1, 4).grid.x == 128 * 16);
+  // A narrow, short outer reduction splits the reduced axis, every split non-empty.
+  const OuterSplit narrow = reduce_outer_split(1, 4096, 8192, 256, 4, 4, 132);
+  CHECK(narrow.splits > 1);
+  CHECK((narrow.splits - 1) * narrow.chunk < 4096);
+  CHECK(narrow.splits * narrow.chunk >= 4096);
+  CHECK(reduce_outer_threads(7, 1) == 32);
+  // Few long rows split along the row; chunks are whole 16-byte vectors and cover the row.
+  const InnerSplit long_rows = reduce_inner_split(8, (1 << 24) + 3, 512, 4, 4, 132);
+  CHECK(long_rows.splits > 1);
+  CHECK(long_rows.chunk % 4 == 0);
+  CHECK((long_rows.splits - 1) * long_rows.chunk < (1 << 24) + 3);
+  CHECK(long_rows.splits * long_rows.chunk >= (1 << 24) + 3);
+  // cumsum 32768x32768: block per row; cummax 8x4000000: decoupled look-back.
+  CHECK_FALSE(scan_use_lookback(32768, 32768, 2048, 132));
+  CHECK(scan_use_lookback(8, 4000000, 4096, 132));
+  const Geometry lb = scan_rows_lookback_geometry(8, 4000000, 4096, 256, 4);
+  CHECK(lb.grid.x == 8 * 977);
+  CHECK(lb.zero_workspace);
+  CHECK(lb.workspace_bytes == 16 + 8 * 977 * 4 + 2 * 8 * 977 * 4);   // 7816 tiles: multiples of 16 already
+  // softmax 128x16384: block per row (few rows); log_softmax 8192x1000: warp per row.
+  CHECK_FALSE(rownorm_use_warp(128, 16384, 32, 132));
+  CHECK(rownorm_use_warp(8192, 1000, 32, 132));
 }
