@@ -313,14 +313,37 @@ __device__ __forceinline__ void stats_merge(float& m, float& s, float m2, float 
   m = mn;
 }
 
+// Output placement of a plain (batched) row-major matrix C(row, col) = C[row * ldc + col].
+// Every output policy provides: rows, cols (bounds); apply(epi, v, row, col) -> the stored
+// value; put4(row, col, v[4]) for four in-bounds consecutive columns; put1(row, col, v).
+template <class OutT, class Index, bool kVec, bool kStream>
+struct MatrixOut {
+  OutT* c;  // already offset to the batch
+  Index ldc, rows, cols, batch;
+  template <class Epi>
+  __device__ __forceinline__ float apply(const Epi& epi, float v, Index row, Index col) const {
+    return epi(v, batch, row, col);
+  }
+  __device__ __forceinline__ void put4(Index row, Index col, const float (&v)[4]) const {
+    OutT* dst = c + row * ldc + col;
+    if constexpr (kVec) {
+      store4<OutT, kStream>(dst, v);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) store1<OutT, kStream>(dst + i, v[i]);
+    }
+  }
+  __device__ __forceinline__ void put1(Index row, Index col, float v) const {
+    store1<OutT, kStream>(c + row * ldc + col, v);
+  }
+};
+
 // The warp's C fragments -> epilogue functor -> global memory (16-byte stores where allowed).
-// row0/col0: the warp tile's first global row/column. rmax/rsum: per-row running statistics of
+// row0/col0: the warp tile's first GEMM row/column. rmax/rsum: per-row running statistics of
 // the stored values (only with kRowStats).
-template <class OutT, class Index, int MT, int NT, bool kVec, bool kStream, bool kRowStats,
-          class Epi>
-__device__ __forceinline__ void store_fragments(const float (&acc)[MT][NT][4], OutT* C, Index ldc,
-                                                Index M, Index N, Index row0, Index col0,
-                                                Index batch, const Epi& epi,
+template <class Index, int MT, int NT, bool kRowStats, class Out, class Epi>
+__device__ __forceinline__ void store_fragments(const float (&acc)[MT][NT][4], const Out& out,
+                                                Index row0, Index col0, const Epi& epi,
                                                 float (&rmax)[MT][2], float (&rsum)[MT][2]) {
   static_assert(NT % 2 == 0, "warp tile N must be a multiple of 16");
   const int lane = threadIdx.x & 31;
@@ -335,7 +358,9 @@ __device__ __forceinline__ void store_fragments(const float (&acc)[MT][NT][4], O
       const Index row = row0 + mt * 16 + h * 8 + g;
 #pragma unroll
       for (int p = 0; p < NT / 2; ++p) {
-        // Quad exchange: lane t ends up with columns 16p + 4t .. 4t+3 of this row.
+        // Quad exchange: lane t ends up with columns 16p + 4t .. 4t+3 of this row. Rounds 0-1
+        // read lane {0,2,1,3}[t] which sends n-tile 2p + (its t & 1); rounds 2-3 read the
+        // neighbour (lane ^ 1) which sends the other n-tile.
         const float sa0 = odd ? acc[mt][2 * p + 1][2 * h] : acc[mt][2 * p][2 * h];
         const float sa1 = odd ? acc[mt][2 * p + 1][2 * h + 1] : acc[mt][2 * p][2 * h + 1];
         const float sb0 = odd ? acc[mt][2 * p][2 * h] : acc[mt][2 * p + 1][2 * h];
@@ -348,17 +373,11 @@ __device__ __forceinline__ void store_fragments(const float (&acc)[MT][NT][4], O
         if (t < 2) { v[0] = r0; v[1] = r1; v[2] = r2; v[3] = r3; }
         else       { v[0] = r2; v[1] = r3; v[2] = r0; v[3] = r1; }
         const Index col = col0 + p * 16 + 4 * t;
-        if (row < M) {
-          OutT* dst = C + row * ldc + col;
-          if (col + 3 < N) {
+        if (row < out.rows) {
+          if (col + 3 < out.cols) {
 #pragma unroll
-            for (int i = 0; i < 4; ++i) v[i] = epi(v[i], batch, row, col + i);
-            if constexpr (kVec) {
-              store4<OutT, kStream>(dst, v);
-            } else {
-#pragma unroll
-              for (int i = 0; i < 4; ++i) store1<OutT, kStream>(dst + i, v[i]);
-            }
+            for (int i = 0; i < 4; ++i) v[i] = out.apply(epi, v[i], row, col + i);
+            out.put4(row, col, v);
             if constexpr (kRowStats) {
               const float m4 = fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3]));
               const float s4 = __expf(v[0] - m4) + __expf(v[1] - m4) + __expf(v[2] - m4) +
@@ -368,9 +387,9 @@ __device__ __forceinline__ void store_fragments(const float (&acc)[MT][NT][4], O
           } else {
 #pragma unroll
             for (int i = 0; i < 4; ++i)
-              if (col + i < N) {
-                const float x = epi(v[i], batch, row, col + i);
-                store1<OutT, kStream>(dst + i, x);
+              if (col + i < out.cols) {
+                const float x = out.apply(epi, v[i], row, col + i);
+                out.put1(row, col + i, x);
                 if constexpr (kRowStats) stats_merge(rmax[mt][h], rsum[mt][h], x, 1.f);
               }
           }
@@ -440,11 +459,11 @@ struct TileEngine {
   }
 
   // Epilogue for one CTA tile; with kRowStats also the per-(row, column tile) statistics.
-  template <class OutT, class Index, bool kVec, bool kStream, bool kRowStats, class Epi>
+  template <class Index, bool kRowStats, class Out, class Epi>
   static __device__ __forceinline__ void epilogue(char* smem, const float (&acc)[MT][NT][4],
-                                                  OutT* C, Index ldc, Index M, Index N,
-                                                  Index m0, Index n0, Index batch, const Epi& epi,
-                                                  float* stats, Index num_tiles_n, Index tile_n) {
+                                                  const Out& out, Index m0, Index n0,
+                                                  const Epi& epi, float* stats, Index batch,
+                                                  Index num_tiles_n, Index tile_n) {
     const int warp = threadIdx.x >> 5;
     const int wm = warp / kWarpsN, wn = warp % kWarpsN;
     float rmax[MT][2], rsum[MT][2];
@@ -453,8 +472,8 @@ struct TileEngine {
       rmax[i][0] = rmax[i][1] = -INFINITY;
       rsum[i][0] = rsum[i][1] = 0.f;
     }
-    store_fragments<OutT, Index, MT, NT, kVec, kStream, kRowStats>(
-        acc, C, ldc, M, N, m0 + wm * WM, n0 + wn * WN, batch, epi, rmax, rsum);
+    store_fragments<Index, MT, NT, kRowStats>(acc, out, Index(m0 + wm * WM),
+                                              Index(n0 + wn * WN), epi, rmax, rsum);
     if constexpr (kRowStats) {
       const int lane = threadIdx.x & 31;
       float* red = reinterpret_cast<float*>(smem);  // [BM][kWarpsN][2]
@@ -480,8 +499,8 @@ struct TileEngine {
         for (int w = 0; w < kWarpsN; ++w)
           stats_merge(m, s, red[(r * kWarpsN + w) * 2], red[(r * kWarpsN + w) * 2 + 1]);
         const Index row = m0 + r;
-        if (row < M) {
-          float* o = stats + ((batch * M + row) * num_tiles_n + tile_n) * 2;
+        if (row < out.rows) {
+          float* o = stats + ((batch * out.rows + row) * num_tiles_n + tile_n) * 2;
           o[0] = m;
           o[1] = s;
         }
@@ -517,9 +536,10 @@ struct Gemm {
         B + batch * Index(strideB), Index(ldb), int(N_), int(K_)};
     float acc[Engine::MT][Engine::NT][4];
     Engine::mainloop(smem, la, lb, m0, n0, int(K_), acc);
-    Engine::template epilogue<OutT, Index, kVecC, kStreamC, kRowStats>(
-        smem, acc, C + batch * Index(strideC), Index(ldc), Index(M_), Index(N_), Index(m0),
-        Index(n0), batch, epi, row_stats, Index(kTilesN), Index(tile_n));
+    const MatrixOut<OutT, Index, kVecC, kStreamC> out{C + batch * Index(strideC), Index(ldc),
+                                                      Index(M_), Index(N_), batch};
+    Engine::template epilogue<Index, kRowStats>(smem, acc, out, Index(m0), Index(n0), epi,
+                                                row_stats, batch, Index(kTilesN), Index(tile_n));
   }
 };
 
@@ -589,9 +609,9 @@ struct SmallK {
         cp_async_commit();
       }
       float rmax[MT][2], rsum[MT][2];
-      store_fragments<float, Index, MT, NT, true, true, false>(
-          acc, C, Index(ldc), Index(M_), Index(N_), Index(tm) * BM + wm0,
-          Index(tn) * BN + wn0, Index(0), epi, rmax, rsum);
+      const MatrixOut<float, Index, true, true> out{C, Index(ldc), Index(M_), Index(N_), Index(0)};
+      store_fragments<Index, MT, NT, false>(acc, out, Index(tm) * BM + wm0, Index(tn) * BN + wn0,
+                                            epi, rmax, rsum);
     }
   }
 };
