@@ -12,7 +12,7 @@ using Kernel = kiln::conv::ConvNchw<float, kiln::Tf32, float, Index, Shape, /*BM
                                     /*vecW*/ true, /*stream*/ true>;
 }  // namespace conv_3x3_tf32
 
-extern "C" __global__ void __launch_bounds__(conv_3x3_tf32::Kernel::kThreads, 2)
+extern "C" __global__ void __launch_bounds__(conv_3x3_tf32::Kernel::kThreads, 1)
 kiln_conv_3x3_tf32(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y) {
   conv_3x3_tf32::Kernel::run(x, w, y, kiln::gemm::Identity{});
 }
