@@ -51,7 +51,15 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 // ---- tf32
+// Round to the nearest tf32 (ties away from zero) with two integer ops instead of cvt.rna: the
+// conversion is issued for every fragment element of every k step, and integer adds/ands run at
+// full rate. Equal to cvt.rna.tf32.f32 for every finite input and infinities; a NaN whose payload
+// sits only in the low 13 bits would become infinity (canonical NaNs stay NaN).
 __device__ __forceinline__ u32 tf32_rna(float x) {
+  return (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+}
+// The same through the conversion instruction (kept for comparisons in experiments).
+__device__ __forceinline__ u32 tf32_rna_cvt(float x) {
   u32 r;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
   return r;

@@ -28,7 +28,7 @@ using Kernel = kiln::gemm::Gemm<float, kiln::Tf32x3, float, Index, kM, kN, kK, /
                                 kiln::gemm::kRowMajor, kiln::gemm::kColMajor,
                                 /*lda*/ kK, /*ldb*/ kK, /*ldc*/ kN, 0, 0, 0,
                                 /*BM*/ 128, /*BN*/ 128, /*BK*/ 32, /*WM*/ 64, /*WN*/ 32,
-                                /*Stages*/ 4, /*vecA*/ true, /*vecB*/ true, /*vecC*/ true,
+                                /*Stages*/ 6, /*vecA*/ true, /*vecB*/ true, /*vecC*/ true,
                                 /*streamC*/ false, /*rowstats*/ true>;
 using Finalize = kiln::gemm::SoftmaxFinalize<Index, kM, kN, Kernel::kTilesN, 512>;
 }  // namespace linear_tf32x3
