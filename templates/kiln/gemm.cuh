@@ -264,16 +264,26 @@ struct WarpMma {
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
           const int r = wm0 + mt * 16 + g;
-          a[mt][0] = TileA::pair(sa, r, kk + 2 * t);
-          a[mt][1] = TileA::pair(sa, r + 8, kk + 2 * t);
-          a[mt][2] = TileA::pair(sa, r, kk + 2 * t + 8);
-          a[mt][3] = TileA::pair(sa, r + 8, kk + 2 * t + 8);
+          if constexpr (TileA::kKContig) {
+            // matrices: rows 0-7 k 0-7 | rows 8-15 k 0-7 | rows 0-7 k 8-15 | rows 8-15 k 8-15
+            ldmatrix_x4(a[mt], sa + (wm0 + mt * 16 + (lane & 15)) * TileA::kLd + kk + (lane >> 4) * 8);
+          } else {
+            a[mt][0] = TileA::pair(sa, r, kk + 2 * t);
+            a[mt][1] = TileA::pair(sa, r + 8, kk + 2 * t);
+            a[mt][2] = TileA::pair(sa, r, kk + 2 * t + 8);
+            a[mt][3] = TileA::pair(sa, r + 8, kk + 2 * t + 8);
+          }
         }
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) {
           const int n = wn0 + nt * 8 + g;
-          b[nt][0] = TileB::pair(sb, n, kk + 2 * t);
-          b[nt][1] = TileB::pair(sb, n, kk + 2 * t + 8);
+          if constexpr (TileB::kKContig) {
+            // matrices: n 0-7 k 0-7 | n 0-7 k 8-15 (lanes 16-31 repeat valid addresses)
+            ldmatrix_x2(b[nt], sb + (wn0 + nt * 8 + (lane & 7)) * TileB::kLd + kk + ((lane >> 3) & 1) * 8);
+          } else {
+            b[nt][0] = TileB::pair(sb, n, kk + 2 * t);
+            b[nt][1] = TileB::pair(sb, n, kk + 2 * t + 8);
+          }
         }
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)

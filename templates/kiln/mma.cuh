@@ -50,6 +50,27 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
+// ---- ldmatrix (16-bit elements). Lane l supplies the address of row (l & 7) of matrix (l >> 3);
+// each destination register receives, in lane (g, t), row g, elements 2t and 2t+1 of one 8x8
+// matrix: exactly an mma.sync 16-bit A/B fragment register when rows run along M (A) or N (B)
+// and k is contiguous.
+__device__ __forceinline__ void ldmatrix_x4(u32 (&r)[4], const void* smem_row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(smem_row)));
+}
+__device__ __forceinline__ void ldmatrix_x2(u32 (&r)[2], const void* smem_row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(smem_addr(smem_row)));
+}
+// Transposing form: for tiles stored with M (or N) contiguous.
+__device__ __forceinline__ void ldmatrix_x4_trans(u32 (&r)[4], const void* smem_row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(smem_row)));
+}
+
 // ---- tf32
 // Round to the nearest tf32 (ties away from zero) with two integer ops instead of cvt.rna: the
 // conversion is issued for every fragment element of every k step, and integer adds/ands run at
