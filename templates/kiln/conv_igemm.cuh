@@ -17,7 +17,7 @@
 //    (c, r, s) order), columns = N*Ho*Wo output pixels (B = the im2col gather of x, pixel
 //    contiguous, so y is stored along contiguous output width with 16-byte stores).
 //    grid = (ceil(N*Ho*Wo / BN), ceil((K/groups) / BM), groups); block = kThreads;
-//    dynamic smem = kSmemBytes. kThreads % BN == 0 and BK % (kThreads / BN) == 0.
+//    dynamic smem = kSmemBytes (the pipeline ring plus an 8-byte-per-k' im2col table). kThreads % BN == 0 and BK % (kThreads / BN) == 0.
 //    kVecW: w 16-byte aligned and Cg*R*S a multiple of 16/sizeof(E).
 //    16-byte stores of y when Ho*Wo % 4 == 0 (y 16-byte aligned), else scalar.
 //
@@ -38,7 +38,8 @@
 //
 // [Note: why it is fast]
 // The im2col matrix never exists: the B (or A) loader computes, per thread, the pixel it copies
-// once per CTA (division by constants only), then per k tile decodes (c, r, s) from k' and issues
+// once per CTA (division by constants only), then per k tile looks (c, r, s) of k' up in a small
+// shared table built once per CTA (NCHW; NHWC decodes once per 16-byte chunk) and issues
 // cp.async with zero-fill for padding and tails — so the padding costs no branches in the math
 // and the copies overlap the tensor cores through the same Stages-deep ring as the GEMM. In NCHW,
 // consecutive threads copy consecutive output pixels (contiguous input width: coalesced) and the
@@ -83,24 +84,39 @@ __device__ __forceinline__ void copy_elems(E* dst, const E* src, bool ok) {
 
 // ---------------------------------------------------------------------------------------------
 // NCHW im2col: B'(k', p) with k' = (c, r, s), p = (n, ho, wo); shared tile [BK][BN + pad].
+// The (c, r, s) decode of k' is the same for every pixel: a per-CTA table in shared memory holds,
+// per k', the element offset c*H*W + r*dil_h*W + s*dil_w and the packed (r*dil_h, s*dil_w)
+// for the bounds test, so a copy costs one broadcast LDS.64 plus a few integer ops.
 template <class E, class Tile, class Sh, int BN, int BK, int Threads, class Index>
 struct Im2colNchwLoader {
   static_assert(Threads % BN == 0, "kThreads must be a multiple of BN");
   static constexpr int kLinesPerPass = Threads / BN;
   static_assert(BK % kLinesPerPass == 0, "BK must be a multiple of kThreads / BN");
-  const E* x;  // offset to the group's first channel
-  Index base;  // x offset of (n, channel 0, row 0, col 0) of this thread's pixel
+  static constexpr int kTableEntries = int((Sh::Kdim + BK - 1) / BK * BK);
+  static constexpr int kTableBytes = kTableEntries * 8;
+  static_assert(Sh::R * Sh::kDilH < 32768 && Sh::S * Sh::kDilW < 32768, "filter extent");
+  const E* x;       // offset to the group's first channel
+  const int2* table;
+  Index pix;        // x offset of (n, channel 0, hbase, wbase) of this thread's pixel (may be < 0)
   int hbase, wbase;
   bool pvalid;
 
+  // Fills the table (all threads; a __syncthreads must follow before the first load).
+  static __device__ __forceinline__ void build_table(int2* t) {
+    for (int i = threadIdx.x; i < kTableEntries; i += Threads) {
+      const int c = i / (Sh::R * Sh::S), rs = i % (Sh::R * Sh::S);
+      const int dh = (rs / Sh::S) * Sh::kDilH, dw = (rs % Sh::S) * Sh::kDilW;
+      t[i] = make_int2(int(c * Sh::H * Sh::W + dh * Sh::W + dw), (dh << 16) | dw);
+    }
+  }
   __device__ __forceinline__ void init(long long n0) {
     const long long p = n0 + threadIdx.x % BN;
     pvalid = p < Sh::P;
     const long long n = p / Sh::HoWo, hw = p % Sh::HoWo;
     const int ho = int(hw / Sh::Wo), wo = int(hw % Sh::Wo);
-    base = Index(n) * Index(Sh::C * Sh::H * Sh::W);
     hbase = ho * Sh::kStrideH - Sh::kPadH;
     wbase = wo * Sh::kStrideW - Sh::kPadW;
+    pix = Index(n) * Index(Sh::C * Sh::H * Sh::W) + Index(hbase) * Index(Sh::W) + wbase;
   }
   __device__ __forceinline__ void load(E* s, int /*n0: fixed by init*/, int k0) const {
     const int pos = threadIdx.x % BN;
@@ -109,12 +125,11 @@ struct Im2colNchwLoader {
     for (int i = 0; i < BK / kLinesPerPass; ++i) {
       const int line = line0 + i * kLinesPerPass;
       const int kp = k0 + line;
-      const int c = kp / (Sh::R * Sh::S), rs = kp % (Sh::R * Sh::S);
-      const int hi = hbase + (rs / Sh::S) * Sh::kDilH;
-      const int wi = wbase + (rs % Sh::S) * Sh::kDilW;
-      const bool ok = pvalid && kp < Sh::Kdim && unsigned(hi) < unsigned(Sh::H) &&
-                      unsigned(wi) < unsigned(Sh::W);
-      const E* src = ok ? x + base + (Index(c) * Index(Sh::H) + hi) * Index(Sh::W) + wi : x;
+      const int2 e = table[kp];  // same address across the warp: broadcast
+      const int hi = hbase + (e.y >> 16), wi = wbase + (e.y & 0xffff);
+      const bool ok = pvalid && (Sh::Kdim % BK == 0 || kp < Sh::Kdim) &&
+                      unsigned(hi) < unsigned(Sh::H) && unsigned(wi) < unsigned(Sh::W);
+      const E* src = ok ? x + (pix + e.x) : x;
       copy_elems<E, 1>(s + line * Tile::kLd + pos, src, ok);
     }
   }
@@ -223,8 +238,10 @@ template <class E, class Precision, class OutT, class Index, class Sh, int BM, i
           int WM, int WN, int Stages, bool kVecW, bool kStream>
 struct ConvNchw {
   using Engine = gemm::TileEngine<E, Precision, BM, BN, BK, WM, WN, Stages, true, false>;
+  using LoaderB = Im2colNchwLoader<E, typename Engine::TileB, Sh, BN, BK, Engine::kThreads, Index>;
   static constexpr int kThreads = Engine::kThreads;
-  static constexpr int kSmemBytes = Engine::kSmemBytes;
+  // The pipeline ring, then the im2col table.
+  static constexpr int kSmemBytes = Engine::kSmemBytes + LoaderB::kTableBytes;
   static constexpr long long kGridX = (Sh::P + BN - 1) / BN, kGridY = (Sh::Kg + BM - 1) / BM;
 
   template <class Epi>
@@ -235,9 +252,13 @@ struct ConvNchw {
     const int m0 = blockIdx.y * BM;
     gemm::MatrixLoader<E, typename Engine::TileA, BM, BK, kThreads, kVecW, Index> la{
         w + g * Index(Sh::Kg * Sh::Kdim), Index(Sh::Kdim), int(Sh::Kg), int(Sh::Kdim)};
-    Im2colNchwLoader<E, typename Engine::TileB, Sh, BN, BK, kThreads, Index> lb;
+    int2* table = reinterpret_cast<int2*>(smem + Engine::kSmemBytes);
+    LoaderB::build_table(table);
+    LoaderB lb;
     lb.x = x + g * Index(Sh::Cg * Sh::H * Sh::W);
+    lb.table = table;
     lb.init(n0);
+    __syncthreads();  // the table is complete before the prologue copies read it
     float acc[Engine::MT][Engine::NT][4];
     Engine::mainloop(smem, la, lb, m0, 0, int(Sh::Kdim), acc);
     const NchwOut<OutT, Index, Sh, kStream> out{y, g, Index(Sh::Kg), Index(Sh::P)};

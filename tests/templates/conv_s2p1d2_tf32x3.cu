@@ -16,7 +16,7 @@ using Kernel = kiln::conv::ConvNchw<float, kiln::Tf32x3, float, Index, Shape, 64
                                     3, /*vecW*/ false, /*stream*/ false>;
 }  // namespace conv_s2p1d2
 
-extern "C" __global__ void __launch_bounds__(conv_s2p1d2::Kernel::kThreads)
+extern "C" __global__ void __launch_bounds__(conv_s2p1d2::Kernel::kThreads, 4)
 kiln_conv_s2p1d2(const float* __restrict__ x, const float* __restrict__ w,
                  const float* __restrict__ bias, float* __restrict__ y) {
   conv_s2p1d2::Kernel::run(x, w, y, conv_s2p1d2::Epilogue{bias});
