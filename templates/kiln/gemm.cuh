@@ -319,7 +319,7 @@ __device__ __forceinline__ void store1(OutT* p, float v) {
 __device__ __forceinline__ void stats_merge(float& m, float& s, float m2, float s2) {
   const float mn = fmaxf(m, m2);
   if (mn == -INFINITY) return;
-  s = (m == -INFINITY ? 0.f : s * __expf(m - mn)) + (m2 == -INFINITY ? 0.f : s2 * __expf(m2 - mn));
+  s = (m == -INFINITY ? 0.f : s * expf(m - mn)) + (m2 == -INFINITY ? 0.f : s2 * expf(m2 - mn));
   m = mn;
 }
 
@@ -390,8 +390,8 @@ __device__ __forceinline__ void store_fragments(const float (&acc)[MT][NT][4], c
             out.put4(row, col, v);
             if constexpr (kRowStats) {
               const float m4 = fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3]));
-              const float s4 = __expf(v[0] - m4) + __expf(v[1] - m4) + __expf(v[2] - m4) +
-                               __expf(v[3] - m4);
+              const float s4 = expf(v[0] - m4) + expf(v[1] - m4) + expf(v[2] - m4) +
+                               expf(v[3] - m4);
               stats_merge(rmax[mt][h], rsum[mt][h], m4, s4);
             }
           } else {
@@ -659,14 +659,14 @@ struct SoftmaxFinalize {
     if constexpr (N_ % 4 == 0) {
       for (Index i = threadIdx.x * 4; i < N_; i += Threads * 4) {
         float4 v = __ldcs(reinterpret_cast<const float4*>(y + i));
-        v.x = __expf(v.x - rmax) * rinv;
-        v.y = __expf(v.y - rmax) * rinv;
-        v.z = __expf(v.z - rmax) * rinv;
-        v.w = __expf(v.w - rmax) * rinv;
+        v.x = expf(v.x - rmax) * rinv;
+        v.y = expf(v.y - rmax) * rinv;
+        v.z = expf(v.z - rmax) * rinv;
+        v.w = expf(v.w - rmax) * rinv;
         __stcs(reinterpret_cast<float4*>(y + i), v);
       }
     } else {
-      for (Index i = threadIdx.x; i < N_; i += Threads) y[i] = __expf(y[i] - rmax) * rinv;
+      for (Index i = threadIdx.x; i < N_; i += Threads) y[i] = expf(y[i] - rmax) * rinv;
     }
   }
 };
