@@ -18,6 +18,7 @@
 #include "gemm_odd_tn_tf32x3.cu"
 #include "gemm_odd_nn_colmajor_ieee.cu"
 #include "gemm_bf16_batched.cu"
+#include "gemm_splitk_tf32x3.cu"
 #include "conv_3x3_tf32.cu"
 #include "conv_3x3_tf32x3.cu"
 #include "conv_s2p1d2_tf32x3.cu"
@@ -570,6 +571,32 @@ void bench_general() {
         e.add(out[m * kN + n], acc, kFp32);
       }
     report("odd 33x7x1000 At^T.B", "ieee", e, kFp32, nonfinite(c.p, c.n));
+  }
+  {
+    using namespace splitk;
+    DevBuf<float> a(size_t(kM) * kK), b(size_t(kK) * kN), ws(size_t(Kernel::kWorkspaceFloats)),
+        c(size_t(kM) * kN);
+    a.fill(67);
+    b.fill(68);
+    const auto ha = a.to_host(), hb = b.to_host();
+    set_smem(kiln_gemm_splitk, Kernel::kSmemBytes);
+    c.poison();
+    ws.poison();
+    kiln_gemm_splitk<<<dim3(unsigned(Kernel::kTilesN), unsigned(Kernel::kTilesM), kSplits),
+                       Kernel::kThreads, Kernel::kSmemBytes>>>(a.p, b.p, ws.p);
+    CK(cudaGetLastError());
+    kiln_gemm_splitk_reduce<<<unsigned(Reduce::kGridX), Reduce::kThreads>>>(ws.p, c.p);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    const auto out = c.to_host();
+    ErrStats e;
+    for (int m = 0; m < kM; ++m)
+      for (int n = 0; n < kN; ++n) {
+        double acc = 0;
+        for (int k = 0; k < kK; ++k) acc += double(ha[size_t(m) * kK + k]) * double(hb[size_t(k) * kN + n]);
+        e.add(out[m * kN + n], 0.5 * acc, kFp32);
+      }
+    report("split-K 8: 96x200x5000", "3xtf32", e, kFp32, nonfinite(c.p, c.n) + nonfinite(ws.p, ws.n));
   }
   {
     using namespace bf16_batched;

@@ -3,6 +3,7 @@
 // ============================================================================================
 // CONTRACT (what the emitter instantiates)
 // --------------------------------------------------------------------------------------------
+// Index: int when every tensor has < 2^31 elements, else long long (global offsets only).
 // Epilogue functor concept (a plain struct built by the emitter, passed by value):
 //     struct Epi {
 //       // acc: the f32 dot product C[batch][row][col]; returns the value that is stored.
@@ -35,8 +36,9 @@
 //      for a following softmax_finalize.
 //    Any M, N, K >= 1 (tails are zero-filled in shared memory and masked in the epilogue).
 //
-// 2) kiln::gemm::SmallK<Precision, Index, M, N, K, lda, ldb, ldc, BM, BN, WM, WN, Epi-free>
-//      static __device__ void run(const float* A, const float* B, float* C, Epi epi);
+// 2) kiln::gemm::SmallK<Precision, Index, M, N, K, lda, ldb, ldc, BM, BN, WM, WN>
+//      template <class Epi> static __device__ void run(const float* A, const float* B, float* C,
+//                                                      Epi epi);
 //    f32, A row-major, B row-major, small K (K * (BM + BN) * 4 * ~1.5 bytes of shared memory):
 //    the whole K is one tile (no K loop). Persistent: grid = (min(tiles, P)), P = the number of
 //    SMs times resident CTAs (1 per SM for 256 threads, see kSmemBytes); each CTA walks a
@@ -44,6 +46,16 @@
 //    the row block is unchanged and prefetches the next B block with cp.async while it computes
 //    and stores the current tile. block = kThreads; dynamic smem = kSmemBytes. Requires
 //    16-byte aligned A, B, C and lda, ldb, ldc multiples of 4; K % 8 == 0; any M, N.
+//
+// 2b) kiln::gemm::GemmSplitK<E, Precision, Index, M, N, K, Batch, LayoutA, LayoutB, lda, ldb,
+//                             strideA, strideB, BM, BN, BK, WM, WN, Stages, kVecA, kVecB, SplitK>
+//       static __device__ void run(const E* A, const E* B, float* workspace);
+//     + kiln::gemm::SplitKReduce<OutT, Index, M, N, Batch, SplitK, ldc, strideC, kStreamC, Threads>
+//       template <class Epi> static __device__ void run(const float* workspace, OutT* C, Epi epi);
+//    For M x N tiles too few to fill the GPU: each split sums a contiguous, BK-aligned K range
+//    into workspace[SplitK][Batch][M][N] (kWorkspaceFloats f32; grid (kTilesN, kTilesM,
+//    Batch * SplitK), smem kSmemBytes), then the reduce kernel (grid kGridX, block Threads)
+//    adds the splits in a fixed order (deterministic) and applies the epilogue. No kRowStats.
 //
 // 3) kiln::gemm::SoftmaxFinalize<Index, M, N, NumTiles, Threads>
 //      static __device__ void run(float* Y, const float* row_stats);
@@ -550,6 +562,68 @@ struct Gemm {
                                                       Index(M_), Index(N_), batch};
     Engine::template epilogue<Index, kRowStats>(smem, acc, out, Index(m0), Index(n0), epi,
                                                 row_stats, batch, Index(kTilesN), Index(tile_n));
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Split-K: for shapes whose M x N tiles cannot fill the GPU. Same parameters as Gemm plus SplitK;
+// partial sums go to an f32 workspace, SplitKReduce adds them and applies the epilogue.
+template <class E, class Precision, class Index, long long M_, long long N_, long long K_,
+          long long Batch, int LayoutA, int LayoutB, long long lda, long long ldb,
+          long long strideA, long long strideB, int BM, int BN, int BK, int WM, int WN,
+          int Stages, bool kVecA, bool kVecB, int SplitK>
+struct GemmSplitK {
+  using Engine = TileEngine<E, Precision, BM, BN, BK, WM, WN, Stages, LayoutA == kRowMajor,
+                            LayoutB == kColMajor>;
+  static constexpr int kThreads = Engine::kThreads;
+  static constexpr int kSmemBytes = Engine::kSmemBytes;
+  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
+  // Each split covers a whole number of k tiles, so 16-byte copies stay aligned.
+  static constexpr long long kKChunk = ((K_ + SplitK - 1) / SplitK + BK - 1) / BK * BK;
+  static constexpr long long kWorkspaceFloats = SplitK * Batch * M_ * N_;
+
+  // grid = (kTilesN, kTilesM, Batch * SplitK); workspace: kWorkspaceFloats f32.
+  static __device__ __forceinline__ void run(const E* A, const E* B, float* workspace) {
+    extern __shared__ __align__(16) char smem[];
+    const Index batch = blockIdx.z % Batch;
+    const Index split = blockIdx.z / Batch;
+    const int tile_n = blockIdx.x, tile_m = blockIdx.y;
+    const int m0 = tile_m * BM, n0 = tile_n * BN;
+    const long long k_begin = split * kKChunk;
+    const int k_len = int(K_ - k_begin < kKChunk ? K_ - k_begin : kKChunk);  // <= 0: zeros
+    const Index a_off = Index(LayoutA == kRowMajor ? k_begin : k_begin * lda);
+    const Index b_off = Index(LayoutB == kColMajor ? k_begin : k_begin * ldb);
+    MatrixLoader<E, typename Engine::TileA, BM, BK, kThreads, kVecA, Index> la{
+        A + batch * Index(strideA) + a_off, Index(lda), int(M_), k_len};
+    MatrixLoader<E, typename Engine::TileB, BN, BK, kThreads, kVecB, Index> lb{
+        B + batch * Index(strideB) + b_off, Index(ldb), int(N_), k_len};
+    float acc[Engine::MT][Engine::NT][4];
+    Engine::mainloop(smem, la, lb, m0, n0, k_len > 0 ? k_len : 0, acc);
+    const MatrixOut<float, Index, N_ % 4 == 0, false> out{
+        workspace + (split * Index(Batch) + batch) * Index(M_ * N_), Index(N_), Index(M_),
+        Index(N_), batch};
+    Engine::template epilogue<Index, false>(smem, acc, out, Index(m0), Index(n0), Identity{},
+                                            nullptr, batch, Index(0), Index(0));
+  }
+};
+
+// C[b](m, n) = epi(sum over splits); grid = ceil(Batch * M * N / Threads), block = Threads.
+template <class OutT, class Index, long long M_, long long N_, long long Batch, int SplitK,
+          long long ldc, long long strideC, bool kStreamC, int Threads>
+struct SplitKReduce {
+  static constexpr int kThreads = Threads;
+  static constexpr long long kTotal = Batch * M_ * N_;
+  static constexpr long long kGridX = (kTotal + Threads - 1) / Threads;
+
+  template <class Epi>
+  static __device__ __forceinline__ void run(const float* workspace, OutT* C, Epi epi) {
+    const Index i = Index(blockIdx.x) * Threads + threadIdx.x;
+    if (i >= Index(kTotal)) return;
+    float acc = 0.f;
+#pragma unroll
+    for (int s = 0; s < SplitK; ++s) acc += workspace[Index(s) * Index(kTotal) + i];
+    const Index n = i % Index(N_), m = (i / Index(N_)) % Index(M_), b = i / Index(M_ * N_);
+    store1<OutT, kStreamC>(C + b * Index(strideC) + m * Index(ldc) + n, epi(acc, b, m, n));
   }
 };
 
