@@ -111,6 +111,9 @@ struct SameType<A, A> {
   static constexpr bool value = true;
 };
 
+// -infinity without <cmath> (NVRTC has no INFINITY macro).
+__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
+
 template <class T>
 __device__ __forceinline__ T min_(T a, T b) {
   return a < b ? a : b;
@@ -330,8 +333,8 @@ __device__ __forceinline__ void store1(OutT* p, float v) {
 // Online (max, sum of exp) update; -inf max means "no element yet".
 __device__ __forceinline__ void stats_merge(float& m, float& s, float m2, float s2) {
   const float mn = fmaxf(m, m2);
-  if (mn == -INFINITY) return;
-  s = (m == -INFINITY ? 0.f : s * expf(m - mn)) + (m2 == -INFINITY ? 0.f : s2 * expf(m2 - mn));
+  if (mn == neg_inf()) return;
+  s = (m == neg_inf() ? 0.f : s * expf(m - mn)) + (m2 == neg_inf() ? 0.f : s2 * expf(m2 - mn));
   m = mn;
 }
 
@@ -491,7 +494,7 @@ struct TileEngine {
     float rmax[MT][2], rsum[MT][2];
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
-      rmax[i][0] = rmax[i][1] = -INFINITY;
+      rmax[i][0] = rmax[i][1] = neg_inf();
       rsum[i][0] = rsum[i][1] = 0.f;
     }
     store_fragments<Index, MT, NT, kRowStats>(acc, out, Index(m0 + wm * WM),
@@ -517,7 +520,7 @@ struct TileEngine {
         }
       __syncthreads();
       for (int r = threadIdx.x; r < BM; r += kThreads) {
-        float m = -INFINITY, s = 0.f;
+        float m = neg_inf(), s = 0.f;
         for (int w = 0; w < kWarpsN; ++w)
           stats_merge(m, s, red[(r * kWarpsN + w) * 2], red[(r * kWarpsN + w) * 2 + 1]);
         const Index row = m0 + r;
@@ -711,7 +714,7 @@ struct SoftmaxFinalize {
     __shared__ float red_m[32], red_s[32];
     const Index row = blockIdx.x;  // batch * M + row
     const float* st = row_stats + row * Index(NumTiles) * 2;
-    float m = -INFINITY, s = 0.f;
+    float m = neg_inf(), s = 0.f;
     for (Index i = threadIdx.x; i < NumTiles; i += Threads) stats_merge(m, s, st[2 * i], st[2 * i + 1]);
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1)
@@ -720,7 +723,7 @@ struct SoftmaxFinalize {
     if (lane == 0) { red_m[warp] = m; red_s[warp] = s; }
     __syncthreads();
     if (warp == 0) {
-      m = lane < Threads / 32 ? red_m[lane] : -INFINITY;
+      m = lane < Threads / 32 ? red_m[lane] : neg_inf();
       s = lane < Threads / 32 ? red_s[lane] : 0.f;
 #pragma unroll
       for (int off = 16; off > 0; off >>= 1)
