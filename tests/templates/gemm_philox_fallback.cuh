@@ -19,6 +19,9 @@ __host__ __device__ __forceinline__ unsigned int philox_first_word(unsigned long
   unsigned int c0 = static_cast<unsigned int>(index), c1 = static_cast<unsigned int>(index >> 32);
   unsigned int c2 = 0, c3 = 0;
   unsigned int k0 = static_cast<unsigned int>(seed), k1 = static_cast<unsigned int>(seed >> 32);
+#ifdef __CUDA_ARCH__
+#pragma unroll 1  // the epilogue inlines this per element: keep the code (and compile time) small
+#endif
   for (int r = 0; r < 10; ++r) {
     const unsigned long long p0 = 0xD2511F53ull * c0;
     const unsigned long long p1 = 0xCD9E8D57ull * c2;
