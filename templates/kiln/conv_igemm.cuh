@@ -179,13 +179,34 @@ struct Im2colNhwcLoader {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Output placements (see MatrixOut in gemm.cuh for the policy concept).
+// Output placements (see MatrixOut in gemm.cuh for the policy concept). Derived provides
+// at(row, col) (the element's address) and kVec (4 consecutive columns are contiguous and
+// 16-byte aligned whenever col % 4 == 0); the stores are shared.
+template <class Derived, class OutT, class Index, bool kStream>
+struct ConvOutStores {
+  __device__ __forceinline__ void put4(Index row, Index col, const float (&v)[4]) const {
+    const Derived& d = static_cast<const Derived&>(*this);
+    if constexpr (Derived::kVec) {
+      gemm::store4<OutT, kStream>(d.at(row, col), v);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) gemm::store1<OutT, kStream>(d.at(row, col + i), v[i]);
+    }
+  }
+  __device__ __forceinline__ void put1(Index row, Index col, float v) const {
+    gemm::store1<OutT, kStream>(static_cast<const Derived&>(*this).at(row, col), v);
+  }
+};
+
 template <class OutT, class Index, class Sh, bool kStream>
-struct NchwOut {  // GEMM rows = out channels of group g, columns = pixels
+struct NchwOut : ConvOutStores<NchwOut<OutT, Index, Sh, kStream>, OutT, Index, kStream> {
+  // GEMM rows = out channels of group g, columns = pixels. 4 | HoWo: 4 aligned pixels share n.
+  static constexpr bool kVec = Sh::HoWo % 4 == 0;
   OutT* y;
   Index g;
   Index rows, cols;
-  static constexpr bool kVec = Sh::HoWo % 4 == 0;
+  __device__ __forceinline__ NchwOut(OutT* y_, Index g_, Index rows_, Index cols_)
+      : y(y_), g(g_), rows(rows_), cols(cols_) {}
   __device__ __forceinline__ OutT* at(Index row, Index col) const {
     const Index n = col / Index(Sh::HoWo), hw = col % Index(Sh::HoWo);
     return y + (n * Index(Sh::K) + g * Index(Sh::Kg) + row) * Index(Sh::HoWo) + hw;
@@ -194,42 +215,23 @@ struct NchwOut {  // GEMM rows = out channels of group g, columns = pixels
   __device__ __forceinline__ float apply(const Epi& epi, float v, Index row, Index col) const {
     return epi(v, col / Index(Sh::HoWo), g * Index(Sh::Kg) + row, col % Index(Sh::HoWo));
   }
-  __device__ __forceinline__ void put4(Index row, Index col, const float (&v)[4]) const {
-    if constexpr (kVec) {  // 4 | HoWo and 4 | col: the 4 pixels share n and are 16-byte aligned
-      gemm::store4<OutT, kStream>(at(row, col), v);
-    } else {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) gemm::store1<OutT, kStream>(at(row, col + i), v[i]);
-    }
-  }
-  __device__ __forceinline__ void put1(Index row, Index col, float v) const {
-    gemm::store1<OutT, kStream>(at(row, col), v);
-  }
 };
 
 template <class OutT, class Index, class Sh, bool kStream>
-struct NhwcOut {  // GEMM rows = pixels, columns = out channels of group g
+struct NhwcOut : ConvOutStores<NhwcOut<OutT, Index, Sh, kStream>, OutT, Index, kStream> {
+  // GEMM rows = pixels, columns = out channels of group g.
+  static constexpr bool kVec = Sh::K % 4 == 0 && Sh::Kg % 4 == 0;
   OutT* y;
   Index g;
   Index rows, cols;
-  static constexpr bool kVec = Sh::K % 4 == 0 && Sh::Kg % 4 == 0;
+  __device__ __forceinline__ NhwcOut(OutT* y_, Index g_, Index rows_, Index cols_)
+      : y(y_), g(g_), rows(rows_), cols(cols_) {}
   __device__ __forceinline__ OutT* at(Index row, Index col) const {
     return y + row * Index(Sh::K) + g * Index(Sh::Kg) + col;
   }
   template <class Epi>
   __device__ __forceinline__ float apply(const Epi& epi, float v, Index row, Index col) const {
     return epi(v, row / Index(Sh::HoWo), g * Index(Sh::Kg) + col, row % Index(Sh::HoWo));
-  }
-  __device__ __forceinline__ void put4(Index row, Index col, const float (&v)[4]) const {
-    if constexpr (kVec) {
-      gemm::store4<OutT, kStream>(at(row, col), v);
-    } else {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) gemm::store1<OutT, kStream>(at(row, col + i), v[i]);
-    }
-  }
-  __device__ __forceinline__ void put1(Index row, Index col, float v) const {
-    gemm::store1<OutT, kStream>(at(row, col), v);
   }
 };
 
