@@ -243,8 +243,8 @@ void emit_elementwise(const Plan& plan, const PlannedKernel& kernel, UnitParts& 
 // ---------------------------------------------------------------- driver
 
 const AnchorEmitter* anchor_emitter(const std::string& template_name) {
-  (void)template_name;
-  return nullptr;   // reduce, scan, rownorm, gemm and conv emitters register here as they land
+  if (const AnchorEmitter* e = memory_bound_emitter(template_name)) return e;
+  return contraction_emitter(template_name);
 }
 
 std::vector<KernelSource> emit(const Plan& plan, const TemplateLibrary& templates) {

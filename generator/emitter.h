@@ -29,7 +29,10 @@ struct UnitParts {
 };
 
 using AnchorEmitter = std::function<void(const Plan&, const PlannedKernel&, UnitParts&)>;
-// nullptr when no emitter is registered for the template.
+// nullptr when no emitter is registered for the template. Dispatches to the
+// families below, each defined in its own file.
 const AnchorEmitter* anchor_emitter(const std::string& template_name);
+const AnchorEmitter* memory_bound_emitter(const std::string& template_name);   // emit_memory.cpp
+const AnchorEmitter* contraction_emitter(const std::string& template_name);    // emit_contraction.cpp
 
 }  // namespace kiln

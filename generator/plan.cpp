@@ -507,8 +507,8 @@ Plan make_plan(std::shared_ptr<const ir::BoundIr> bound, const Target& target) {
 }
 
 const AnchorRule* anchor_rule(ir::OpKind kind) {
-  (void)kind;
-  return nullptr;   // templates register here as they land (reduce, scan, rownorm, gemm, conv)
+  if (const AnchorRule* r = memory_bound_rule(kind)) return r;
+  return contraction_rule(kind);
 }
 
 }  // namespace kiln

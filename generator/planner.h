@@ -20,8 +20,11 @@ struct AnchorRule {
   std::function<void(class Planner&, PlannedKernel& kernel)> plan;
 };
 
-// Returns nullptr when no template handles this anchor kind yet.
+// Returns nullptr when no template handles this anchor kind yet. Dispatches to
+// the families below, each defined in its own file.
 const AnchorRule* anchor_rule(ir::OpKind kind);
+const AnchorRule* memory_bound_rule(ir::OpKind kind);   // plan_memory.cpp: reductions, scans, rownorms
+const AnchorRule* contraction_rule(ir::OpKind kind);    // plan_contraction.cpp: matmul, conv2d
 
 class Planner {
  public:
