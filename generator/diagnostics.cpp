@@ -48,7 +48,7 @@ std::string render(const Diagnostic& d, const SourceFile* source) {
     i += n;
   }
   while (begin + caret.size() < col && caret.size() < kMaxEcho + 1) caret += ' ';
-  out += fmt::format("  {}\n  {}^\n", echo, caret);
+  out += fmt::format("{}\n{}^\n", echo, caret);
   return out;
 }
 

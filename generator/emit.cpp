@@ -9,7 +9,7 @@
 
 namespace kiln {
 
-const char* generator_version() { return "kiln-gen-1"; }
+const char* generator_version() { return "generator 1"; }
 
 namespace {
 
@@ -262,6 +262,10 @@ std::vector<KernelSource> emit(const Plan& plan, const TemplateLibrary& template
       (*emitter)(plan, kernel, unit);
     }
     const ir::NodeId where = kernel.anchor >= 0 ? kernel.anchor : kernel.stores[0].node;
+    auto trimmed = [](std::string s) {
+      while (!s.empty() && s.back() == '\n') s.pop_back();
+      return s;
+    };
     std::map<std::string, std::string> values = {
         {"kiln_version", generator_version()},
         {"op_name", plan.ir().op_name},
@@ -271,8 +275,8 @@ std::vector<KernelSource> emit(const Plan& plan, const TemplateLibrary& template
         {"spec_line", std::to_string(plan.ir().node(where).loc.line)},
         {"reason", kernel.reason},
         {"includes", unit.includes},
-        {"constants", unit.constants},
-        {"functors", unit.functors},
+        {"constants", trimmed(unit.constants)},
+        {"functors", trimmed(unit.functors)},
         {"threads", std::to_string(kernel.block.x * kernel.block.y * kernel.block.z)},
         {"entry", kernel.entry},
         {"params", UnitParts::param_list(plan, kernel)},

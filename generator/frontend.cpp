@@ -22,8 +22,8 @@ std::vector<std::string> SpecFile::op_names() const {
 SpecFile parse_spec(std::string text, std::string file_name) {
   auto source = std::make_shared<const SourceFile>(std::move(file_name), std::move(text));
   Diagnostics diagnostics(source);
-  std::vector<Token> tokens = lex(*source, diagnostics);
-  auto file = std::make_shared<ast::File>(parse(tokens, diagnostics));
+  Lexer lexer(*source, diagnostics);
+  auto file = std::make_shared<ast::File>(parse(lexer, diagnostics));
   std::map<std::string, ir::SourceLoc> seen;
   for (const auto& op : file->ops) {
     if (op.name.empty()) continue;

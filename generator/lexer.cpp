@@ -79,23 +79,22 @@ std::size_t utf8_sequence(const std::string& s, std::size_t i) {
   return n;
 }
 
-class Lexer {
- public:
-  Lexer(const SourceFile& source, Diagnostics& diagnostics) : src_(source), text_(source.text), diag_(diagnostics) {}
+}  // namespace
 
-  std::vector<Token> run() {
-    std::vector<Token> tokens;
+struct Lexer::Impl {
+  Impl(const SourceFile& source, Diagnostics& diagnostics) : src_(source), text_(source.text), diag_(diagnostics) {}
+
+  Token next() {
     while (true) {
       skip_space_and_comments();
       if (pos_ >= text_.size() || diag_.too_many()) break;
       Token token;
-      if (lex_one(token)) tokens.push_back(std::move(token));
+      if (lex_one(token)) return token;
     }
     Token end;
     end.kind = TokenKind::End;
     end.loc = loc_at(text_.size());
-    tokens.push_back(end);
-    return tokens;
+    return end;
   }
 
  private:
@@ -294,10 +293,16 @@ class Lexer {
   std::size_t pos_ = 0;
 };
 
-}  // namespace
+Lexer::Lexer(const SourceFile& source, Diagnostics& diagnostics) : impl_(std::make_unique<Impl>(source, diagnostics)) {}
+Lexer::~Lexer() = default;
+Token Lexer::next() { return impl_->next(); }
 
 std::vector<Token> lex(const SourceFile& source, Diagnostics& diagnostics) {
-  return Lexer(source, diagnostics).run();
+  Lexer lexer(source, diagnostics);
+  std::vector<Token> tokens;
+  do tokens.push_back(lexer.next());
+  while (tokens.back().kind != TokenKind::End);
+  return tokens;
 }
 
 }  // namespace kiln

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,23 @@ struct Token {
   ir::SourceLoc loc;
 };
 
-// Lexes the whole file; errors go to `diagnostics` and the offending bytes are
-// skipped. The result always ends with an End token.
+// Produces tokens on demand, so a 10 MB file never holds all its tokens at
+// once. Errors go to `diagnostics` and the offending bytes are skipped; at the
+// end (or past the error cap) next() returns End tokens forever.
+class Lexer {
+ public:
+  Lexer(const SourceFile& source, Diagnostics& diagnostics);
+  ~Lexer();
+  Lexer(const Lexer&) = delete;
+  Lexer& operator=(const Lexer&) = delete;
+  Token next();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Lexes the whole file (for tests and tools); ends with an End token.
 std::vector<Token> lex(const SourceFile& source, Diagnostics& diagnostics);
 
 // How a token is quoted in "found ..." messages: 'in', identifier 'x', end of file.

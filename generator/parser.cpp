@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <deque>
+
 namespace kiln {
 
 const char* ast::binary_op_spelling(BinaryOp op) {
@@ -38,14 +40,14 @@ bool starts_statement(TokenKind k) {
 
 class Parser {
  public:
-  Parser(const std::vector<Token>& tokens, Diagnostics& diagnostics) : toks_(tokens), diag_(diagnostics) {}
+  Parser(Lexer& lexer, Diagnostics& diagnostics) : lexer_(lexer), diag_(diagnostics) {}
 
   ast::File file() {
     ast::File result;
     while (peek().kind != TokenKind::End && !diag_.too_many()) {
       if (peek().kind != TokenKind::KwOp) {
         diag_.error(peek().loc, fmt::format("expected 'op' to start an op declaration, found {}", describe(peek())));
-        while (peek().kind != TokenKind::End && peek().kind != TokenKind::KwOp) ++pos_;
+        while (peek().kind != TokenKind::End && peek().kind != TokenKind::KwOp) next();
         continue;
       }
       result.ops.push_back(op());
@@ -54,14 +56,18 @@ class Parser {
   }
 
  private:
-  const Token& peek(std::size_t ahead = 0) const {
-    std::size_t i = std::min(pos_ + ahead, toks_.size() - 1);
-    return toks_[i];
+  // References stay valid until the token is consumed (std::deque keeps
+  // element addresses on push_back).
+  const Token& peek(std::size_t ahead = 0) {
+    while (lookahead_.size() <= ahead) lookahead_.push_back(lexer_.next());
+    return lookahead_[ahead];
   }
+  // The consumed token, valid until the next call.
   const Token& next() {
-    const Token& t = toks_[pos_];
-    if (pos_ + 1 < toks_.size()) ++pos_;
-    return t;
+    peek();
+    prev_ = std::move(lookahead_.front());
+    lookahead_.pop_front();
+    return prev_;
   }
   bool accept(TokenKind kind) {
     if (peek().kind != kind) return false;
@@ -89,15 +95,15 @@ class Parser {
 
   ast::OpDecl op() {
     ast::OpDecl decl;
-    const Token& kw = next();
-    decl.loc = kw.loc;
+    const ir::SourceLoc op_loc = next().loc;
+    decl.loc = op_loc;
     try {
       decl.loc = peek().loc;
       decl.name = expect_name("an op name after 'op'");
       expect(TokenKind::LBrace, fmt::format(" to open op '{}'", decl.name).c_str());
     } catch (const ParseFailure&) {
       // Skip to the next op: the body cannot be trusted without its header.
-      while (peek().kind != TokenKind::End && peek().kind != TokenKind::KwOp) ++pos_;
+      while (peek().kind != TokenKind::End && peek().kind != TokenKind::KwOp) next();
       return decl;
     }
     while (!diag_.too_many()) {
@@ -108,7 +114,7 @@ class Parser {
       }
       if (k == TokenKind::End || k == TokenKind::KwOp) {
         diag_.error(peek().loc, fmt::format("expected '}}' to close op '{}' started at {}, found {}", decl.name,
-                                            at(kw.loc), describe(peek())));
+                                            at(op_loc), describe(peek())));
         return decl;
       }
       try {
@@ -131,7 +137,7 @@ class Parser {
   }
 
   void statement(ast::OpDecl& decl) {
-    const Token& kw = peek();
+    const Token kw = peek();
     switch (kw.kind) {
       case TokenKind::KwDims:
         next();
@@ -200,7 +206,7 @@ class Parser {
     t.dtype = expect_name("a type (f32, f16, bf16, f64, i32, i64, u64, bool)");
     if (!accept(TokenKind::LBracket)) return t;
     t.has_shape = true;
-    ir::SourceLoc open = toks_[pos_ - 1].loc;
+    ir::SourceLoc open = prev_.loc;
     if (peek().kind != TokenKind::RBracket) {
       do {
         ast::TypeRef::Entry e;
@@ -243,6 +249,8 @@ class Parser {
   // Left-associative chains grow the tree without recursing in the parser, so
   // the height is checked here too: later passes recurse on it.
   void add_child(Expr& parent, ExprPtr child) {
+    if (parent.args.size() >= kMaxItems)
+      fail(child->loc, fmt::format("too many items (more than {}) in one list or call", kMaxItems));
     parent.height = std::max(parent.height, child->height + 1);
     if (parent.height > kMaxNesting)
       fail(parent.loc, fmt::format("expression is nested too deeply (more than {} levels)", kMaxNesting));
@@ -384,6 +392,8 @@ class Parser {
               ExprPtr value = expr();
               e->height = std::max(e->height, value->height + 1);
               kw.value = std::move(value);
+              if (e->kwargs.size() >= kMaxItems)
+                fail(kw.loc, fmt::format("too many items (more than {}) in one list or call", kMaxItems));
               e->kwargs.push_back(std::move(kw));
             } else {
               if (!e->kwargs.empty())
@@ -402,16 +412,17 @@ class Parser {
     }
   }
 
-  const std::vector<Token>& toks_;
+  Lexer& lexer_;
   Diagnostics& diag_;
-  std::size_t pos_ = 0;
+  std::deque<Token> lookahead_;
+  Token prev_;
   int depth_ = 0;
 };
 
 }  // namespace
 
-ast::File parse(const std::vector<Token>& tokens, Diagnostics& diagnostics) {
-  return Parser(tokens, diagnostics).file();
+ast::File parse(Lexer& lexer, Diagnostics& diagnostics) {
+  return Parser(lexer, diagnostics).file();
 }
 
 }  // namespace kiln

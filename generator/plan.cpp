@@ -168,9 +168,8 @@ PlannedKernel& Planner::add_followup(PlannedKernel kernel) {
 
 // Leaves (nodes loaded from a buffer) reachable from `node` through inlined nodes.
 void Planner::collect_leaves(ir::NodeId node, std::vector<ir::NodeId>& out, std::vector<bool>& seen) const {
-  auto& s = seen[static_cast<std::size_t>(node)];
-  if (s) return;
-  s = true;
+  if (seen[static_cast<std::size_t>(node)]) return;
+  seen[static_cast<std::size_t>(node)] = true;
   const auto& n = plan_.ir().node(node);
   if (plan_.leaves.count(node) || n.kind == ir::OpKind::Scalar) {
     out.push_back(node);

@@ -75,10 +75,10 @@ std::string cache_key(const std::string& source, const std::string& templates_di
                       const std::string& compiler_id, const std::string& arch,
                       const std::vector<std::string>& options) {
   KeyHasher h;
-  h.add("kiln-cubin").add(std::uint64_t{kCacheFormatVersion});
-  h.add(source).add(templates_digest).add(compiler_id).add(arch);
-  h.add(std::uint64_t{options.size()});
-  for (const auto& o : options) h.add(o);
+  h.field("kiln-cubin").field(std::uint64_t{kCacheFormatVersion});
+  h.field(source).field(templates_digest).field(compiler_id).field(arch);
+  h.field(std::uint64_t{options.size()});
+  for (const auto& o : options) h.field(o);
   return h.digest();
 }
 

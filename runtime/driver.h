@@ -6,18 +6,20 @@
 // variants (not _ptds / _ptsz).
 //
 //   Driver& d = driver();                  // CudaError when no driver / no GPU
-//   check(d.ctx_synchronize(), "cuCtxSynchronize");
-//
-// The verbs the facade, tools and tests use (load_module, launch_kernel,
-// DeviceMemory, ...) are declared in runtime/device.h and built on this file
-// in runtime/device.cpp.
+//   int device; CUcontext ctx = current_context(&device);
+//   CUmodule m = load_module(cubin);
+//   CUfunction f = get_function(m, "kiln_relu");
+//   set_dynamic_shared(f, 96 * 1024);      // over 48 KB must be opted into
+//   launch(f, grid, block, smem, stream, args);
 //
 // $KILN_CUDA_DRIVER_LIB replaces libcuda.so.1 (tests).
 #pragma once
 
 #include <cuda.h>
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "kiln/kiln.h"
 
@@ -51,7 +53,7 @@ struct Driver {
   decltype(&::cuLaunchKernel) launch_kernel = nullptr;
   decltype(&::cuMemAlloc) mem_alloc = nullptr;               // _v2
   decltype(&::cuMemFree) mem_free = nullptr;                 // _v2
-  decltype(&::cuMemAllocAsync) mem_alloc_async = nullptr;
+  decltype(&::cuMemAllocAsync) mem_alloc_async = nullptr;    // stream-ordered scratch
   decltype(&::cuMemFreeAsync) mem_free_async = nullptr;
   decltype(&::cuMemGetInfo) mem_get_info = nullptr;          // _v2
   decltype(&::cuMemcpyHtoD) memcpy_htod = nullptr;           // _v2
@@ -74,14 +76,82 @@ struct Driver {
 // failure is remembered: later calls throw the same error without retrying.
 Driver& driver();
 
+// Never throws: false with the reason in *why when there is no usable driver or
+// no GPU (GPU tests skip with it).
+bool gpu_available(std::string* why = nullptr);
+
 // Throws CudaError("kiln: <call> failed: <NAME>: <description>", call, code, NAME)
 // unless result is CUDA_SUCCESS.
 void check(CUresult result, const char* call);
 
 // The caller's current context if it has one, else device 0's primary context,
-// retained once per process and made current. *device (if given) gets its ordinal.
-CUcontext current_context(int* device);
+// retained once per process and made current. *device gets its ordinal.
+CUcontext current_context(int* device = nullptr);
 
+// "sm_90" from the device's compute capability ("sm_90a" is never inferred:
+// arch-specific features are opted into by the caller).
+std::string device_arch(int device);
+std::string device_name(int device);
+
+// Loads a cubin into the current context.
+CUmodule load_module(const std::vector<char>& cubin);
 void unload_module(CUmodule module) noexcept;
+// CudaError naming the kernel when the module lacks it.
+CUfunction get_function(CUmodule module, const std::string& name);
+
+// Kernels start with a 48 KB dynamic shared-memory limit; one that needs more
+// must raise it (up to the device's opt-in maximum). No-op at or under 48 KB.
+void set_dynamic_shared(CUfunction function, unsigned bytes);
+
+void launch(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, CUstream stream, void** args);
+
+// Device memory owned by the object (tests, `kiln run`, benchmarks).
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  CUdeviceptr ptr() const { return ptr_; }
+  void* data() const { return reinterpret_cast<void*>(ptr_); }
+  std::size_t bytes() const { return bytes_; }
+
+  void upload(const void* host, std::size_t bytes, std::size_t offset = 0);
+  void download(void* host, std::size_t bytes, std::size_t offset = 0) const;
+  void memset8(unsigned char value);                 // every byte
+  void memset32(unsigned value);                     // every 4-byte word (bytes() % 4 == 0)
+
+  template <class T>
+  void upload(const std::vector<T>& host) { upload(host.data(), host.size() * sizeof(T)); }
+  template <class T>
+  std::vector<T> download_as() const {
+    std::vector<T> out(bytes_ / sizeof(T));
+    download(out.data(), out.size() * sizeof(T));
+    return out;
+  }
+
+ private:
+  CUdeviceptr ptr_ = 0;
+  std::size_t bytes_ = 0;
+};
+
+// Times work on a stream with a pair of events.
+class EventTimer {
+ public:
+  EventTimer();
+  ~EventTimer();
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+  void start(CUstream stream = nullptr);
+  void stop(CUstream stream = nullptr);
+  float elapsed_ms();   // waits for the stop event
+
+ private:
+  CUevent start_ = nullptr, stop_ = nullptr;
+};
 
 }  // namespace kiln

@@ -22,7 +22,7 @@ KeyHasher::KeyHasher() : state_(XXH3_createState()) {
 
 KeyHasher::~KeyHasher() { XXH3_freeState(static_cast<XXH3_state_t*>(state_)); }
 
-KeyHasher& KeyHasher::add(std::string_view bytes) {
+KeyHasher& KeyHasher::field(std::string_view bytes) {
   auto* s = static_cast<XXH3_state_t*>(state_);
   std::uint64_t size = bytes.size();
   XXH3_128bits_update(s, &size, sizeof size);
@@ -30,8 +30,8 @@ KeyHasher& KeyHasher::add(std::string_view bytes) {
   return *this;
 }
 
-KeyHasher& KeyHasher::add(std::uint64_t value) {
-  return add(std::string_view(reinterpret_cast<const char*>(&value), sizeof value));
+KeyHasher& KeyHasher::field(std::uint64_t value) {
+  return field(std::string_view(reinterpret_cast<const char*>(&value), sizeof value));
 }
 
 std::string KeyHasher::digest() const {

@@ -10,15 +10,15 @@
 
 namespace kiln {
 
-// add() hashes each field as (u64 length, bytes); digest() is 32 lowercase hex chars.
+// Fields are hashed as (u64 length, bytes); digest() is 32 lowercase hex chars.
 class KeyHasher {
  public:
   KeyHasher();
   ~KeyHasher();
   KeyHasher(const KeyHasher&) = delete;
   KeyHasher& operator=(const KeyHasher&) = delete;
-  KeyHasher& add(std::string_view bytes);
-  KeyHasher& add(std::uint64_t value);
+  KeyHasher& field(std::string_view bytes);
+  KeyHasher& field(std::uint64_t value);
   std::string digest() const;
 
  private:

@@ -178,6 +178,10 @@ double wrap_i32(double v) {
 struct Value {
   Shape shape;
   std::vector<double> data;
+  // An input whose values are already exact in its dtype is read in place from the
+  // caller's tensor instead of copied (a seed-shape input is several GB).
+  const std::vector<double>* borrowed = nullptr;
+  const std::vector<double>& values() const { return borrowed ? *borrowed : data; }
   bool has_bits = false;   // scalar params of u64/i64: the exact 64-bit pattern
   std::uint64_t bits = 0;
 };
@@ -226,7 +230,7 @@ class Interpreter {
     KILN_ASSERT(i < n.operands.size(), "{} has {} operands, wanted #{}", kind_name(n.kind),
                 n.operands.size(), i);
     const auto& v = values_.at(static_cast<std::size_t>(n.operands[i]));
-    KILN_ASSERT(static_cast<std::int64_t>(v.data.size()) == numel_of(shape(n.operands[i])),
+    KILN_ASSERT(static_cast<std::int64_t>(v.values().size()) == numel_of(shape(n.operands[i])),
                 "operand %{} was freed or has the wrong shape", n.operands[i]);
     return v;
   }
@@ -263,9 +267,15 @@ Value Interpreter::load_param(NodeId id, const Node& n, const HostValue& hv) con
                "reference: input '{}' holds {} values for shape {}", p.name, hv.tensor.data.size(),
                shape_str(shape(id)));
     v.shape = shape(id);
+    const bool exact = std::all_of(hv.tensor.data.begin(), hv.tensor.data.end(), [&](double x) {
+      return x == round_to(n.dtype, x) || std::isnan(x);
+    });
+    if (exact) {
+      v.borrowed = &hv.tensor.data;
+      return v;
+    }
     v.data = hv.tensor.data;
-    if (n.dtype != DType::f64 && n.dtype != DType::i64 && n.dtype != DType::u64)
-      for (auto& x : v.data) x = round_to(n.dtype, x);
+    for (auto& x : v.data) x = round_to(n.dtype, x);
     return v;
   }
   KILN_CHECK(!hv.is_tensor, ArgumentError, "reference: input '{}' is a scalar, got a tensor", p.name);
@@ -312,9 +322,9 @@ std::vector<HostTensor> Interpreter::run(const std::vector<HostValue>& params) {
   for (NodeId id = 0; id < static_cast<NodeId>(ir_.nodes.size()); ++id) {
     values_[static_cast<std::size_t>(id)] = eval(id, ir_.node(id));
     const auto& v = values_[static_cast<std::size_t>(id)];
-    KILN_ASSERT(numel_of(v.shape) == static_cast<std::int64_t>(v.data.size()) && v.shape == shape(id),
+    KILN_ASSERT(numel_of(v.shape) == static_cast<std::int64_t>(v.values().size()) && v.shape == shape(id),
                 "node %{} ({}) produced shape {} with {} values, bound shape {}", id,
-                kind_name(ir_.node(id).kind), shape_str(v.shape), v.data.size(), shape_str(shape(id)));
+                kind_name(ir_.node(id).kind), shape_str(v.shape), v.values().size(), shape_str(shape(id)));
     for (NodeId op : ir_.node(id).operands)
       if (last_use[static_cast<std::size_t>(op)] == id) values_[static_cast<std::size_t>(op)] = Value{};
   }
@@ -325,7 +335,7 @@ std::vector<HostTensor> Interpreter::run(const std::vector<HostValue>& params) {
     HostTensor t;
     t.dtype = n.dtype;
     t.shape = shape(out.node);
-    t.data = values_.at(static_cast<std::size_t>(out.node)).data;  // copy: an op may output a node twice
+    t.data = values_.at(static_cast<std::size_t>(out.node)).values();  // copy: an op may output a node twice
     for (auto& x : t.data) x = round_to(n.dtype, x);
     outputs.push_back(std::move(t));
   }
@@ -428,7 +438,7 @@ Value Interpreter::elementwise(const Node& n, const Shape& out) {
   if (arity == 1) {
     const Value& a = operand(n, 0);
     const DType from = operand_dtype(n, 0);
-    const double* pa = a.data.data();
+    const double* pa = a.values().data();
     walk_parallel<1>(out, {broadcast_strides(a.shape, out)},
                      [&](std::int64_t i, const std::array<std::int64_t, 1>& o) {
                        dst[i] = unary(n.kind, n.dtype, from, pa[o[0]]);
@@ -436,8 +446,8 @@ Value Interpreter::elementwise(const Node& n, const Shape& out) {
   } else if (arity == 2) {
     const Value& a = operand(n, 0);
     const Value& b = operand(n, 1);
-    const double* pa = a.data.data();
-    const double* pb = b.data.data();
+    const double* pa = a.values().data();
+    const double* pb = b.values().data();
     walk_parallel<2>(out, {broadcast_strides(a.shape, out), broadcast_strides(b.shape, out)},
                      [&](std::int64_t i, const std::array<std::int64_t, 2>& o) {
                        dst[i] = binary(n.kind, n.dtype, pa[o[0]], pb[o[1]]);
@@ -447,7 +457,7 @@ Value Interpreter::elementwise(const Node& n, const Shape& out) {
     const Value& c = operand(n, 0);
     const Value& a = operand(n, 1);
     const Value& b = operand(n, 2);
-    const double *pc = c.data.data(), *pa = a.data.data(), *pb = b.data.data();
+    const double *pc = c.values().data(), *pa = a.values().data(), *pb = b.values().data();
     walk_parallel<3>(out,
                      {broadcast_strides(c.shape, out), broadcast_strides(a.shape, out),
                       broadcast_strides(b.shape, out)},
@@ -492,7 +502,7 @@ Value Interpreter::reduce(const Node& n, const Shape& out) {
   Value v;
   v.shape = out;
   v.data.resize(static_cast<std::size_t>(outputs));
-  const double* px = x.data.data();
+  const double* px = x.values().data();
   const std::int64_t* ro = row_offsets.data();
   const OpKind kind = n.kind;
   auto reduce_one = [&](const double* base) -> double {
@@ -589,14 +599,14 @@ Value Interpreter::scan(const Node& n, const Shape& out) {
   };
   Value v;
   v.shape = out;
-  v.data.resize(x.data.size());
+  v.data.resize(x.values().size());
   parallel_for(l.outer, [&](std::int64_t o) {
     std::vector<double> acc(static_cast<std::size_t>(l.inner), identity);
     for (std::int64_t step = 0; step < l.len; ++step) {
       const std::int64_t k = n.reverse ? l.len - 1 - step : step;
       const std::size_t base = static_cast<std::size_t>((o * l.len + k) * l.inner);
       for (std::size_t j = 0; j < acc.size(); ++j) {
-        const double xi = x.data[base + j];
+        const double xi = x.values()[base + j];
         if (n.exclusive) {
           v.data[base + j] = acc[j];
           acc[j] = combine(acc[j], xi);
@@ -616,20 +626,20 @@ Value Interpreter::rownorm(const Node& n, const Shape& out) {
   const Lines l = lines_of(x.shape, n.axis);
   Value v;
   v.shape = out;
-  v.data.resize(x.data.size());
+  v.data.resize(x.values().size());
   const bool log_form = n.kind == OpKind::LogSoftmax;
   parallel_for(l.outer, [&](std::int64_t o) {
     std::vector<double> m(static_cast<std::size_t>(l.inner), -kInf), s(static_cast<std::size_t>(l.inner), 0);
     const std::size_t base = static_cast<std::size_t>(o * l.len * l.inner);
     const std::size_t inner = static_cast<std::size_t>(l.inner);
     for (std::int64_t k = 0; k < l.len; ++k)
-      for (std::size_t j = 0; j < inner; ++j) m[j] = nan_max(m[j], x.data[base + static_cast<std::size_t>(k) * inner + j]);
+      for (std::size_t j = 0; j < inner; ++j) m[j] = nan_max(m[j], x.values()[base + static_cast<std::size_t>(k) * inner + j]);
     for (std::int64_t k = 0; k < l.len; ++k)
-      for (std::size_t j = 0; j < inner; ++j) s[j] += std::exp(x.data[base + static_cast<std::size_t>(k) * inner + j] - m[j]);
+      for (std::size_t j = 0; j < inner; ++j) s[j] += std::exp(x.values()[base + static_cast<std::size_t>(k) * inner + j] - m[j]);
     for (std::int64_t k = 0; k < l.len; ++k)
       for (std::size_t j = 0; j < inner; ++j) {
         const std::size_t i = base + static_cast<std::size_t>(k) * inner + j;
-        const double shifted = x.data[i] - m[j];
+        const double shifted = x.values()[i] - m[j];
         v.data[i] = log_form ? shifted - std::log(s[j]) : std::exp(shifted) / s[j];
       }
   });
@@ -641,21 +651,21 @@ Value Interpreter::rownorm(const Node& n, const Shape& out) {
 Value Interpreter::dropout(const Node& n, const Shape& out) {
   const Value& x = operand(n, 0);
   const Value& seed_value = operand(n, 1);
-  KILN_ASSERT(seed_value.data.size() == 1, "dropout's seed is not a scalar");
+  KILN_ASSERT(seed_value.values().size() == 1, "dropout's seed is not a scalar");
   const std::uint64_t seed =
-      seed_value.has_bits ? seed_value.bits : static_cast<std::uint64_t>(seed_value.data[0]);
+      seed_value.has_bits ? seed_value.bits : static_cast<std::uint64_t>(seed_value.values()[0]);
   const unsigned threshold = dropout_threshold(n.p);
   const double scale = 1.0 / (1.0 - n.p);
   Value v;
   v.shape = out;
-  v.data.resize(x.data.size());
+  v.data.resize(x.values().size());
   constexpr std::int64_t kChunk = 1 << 16;
-  const auto total = static_cast<std::int64_t>(x.data.size());
+  const auto total = static_cast<std::int64_t>(x.values().size());
   parallel_for((total + kChunk - 1) / kChunk, [&](std::int64_t c) {
     const std::int64_t end = std::min(total, (c + 1) * kChunk);
     for (std::int64_t i = c * kChunk; i < end; ++i) {
       const auto u = static_cast<std::size_t>(i);
-      v.data[u] = dropout_keep(seed, static_cast<unsigned long long>(i), threshold) ? x.data[u] * scale : 0.0;
+      v.data[u] = dropout_keep(seed, static_cast<unsigned long long>(i), threshold) ? x.values()[u] * scale : 0.0;
     }
   });
   store_all(n.dtype, v.data);
@@ -674,8 +684,8 @@ Value Interpreter::permute(const Node& n, const Shape& out) {
   }
   Value v;
   v.shape = out;
-  v.data.resize(x.data.size());
-  const double* px = x.data.data();
+  v.data.resize(x.values().size());
+  const double* px = x.values().data();
   walk_parallel<1>(out, {strides}, [&](std::int64_t i, const std::array<std::int64_t, 1>& o) {
     v.data[static_cast<std::size_t>(i)] = px[o[0]];
   });
@@ -683,6 +693,28 @@ Value Interpreter::permute(const Node& n, const Shape& out) {
 }
 
 // ---------------------------------------------------------------- matmul
+// c[j] += a * b[j]; restrict lets the compiler vectorize without alias checks.
+void axpy(std::int64_t n, double a, const double* __restrict b, double* __restrict c) {
+  for (std::int64_t j = 0; j < n; ++j) c[j] += a * b[j];
+}
+// Four rows at once (a[r * lda] for row r, c rows ldc apart): each b[j] is loaded once
+// for four multiply-adds.
+void axpy4(std::int64_t n, const double* a, std::int64_t lda, const double* __restrict b, double* __restrict c,
+           std::int64_t ldc) {
+  const double a0 = a[0], a1 = a[lda], a2 = a[2 * lda], a3 = a[3 * lda];
+  double* __restrict c0 = c;
+  double* __restrict c1 = c + ldc;
+  double* __restrict c2 = c + 2 * ldc;
+  double* __restrict c3 = c + 3 * ldc;
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double bj = b[j];
+    c0[j] += a0 * bj;
+    c1[j] += a1 * bj;
+    c2[j] += a2 * bj;
+    c3[j] += a3 * bj;
+  }
+}
+
 // C[b] = A[b] @ B[b] with the batch dims broadcast. Rank-1 operands are a row (A) or
 // a column (B) whose dim is dropped from the result, as torch.matmul. Rows of C are
 // computed in blocks of kRowBlock over column tiles of kColTile: for each k, a row of B
@@ -728,18 +760,17 @@ Value Interpreter::matmul(const Node& n, const Shape& out) {
   parallel_for(batches * row_blocks, [&](std::int64_t task) {
     const std::int64_t bi = task / row_blocks, i0 = (task % row_blocks) * kRowBlock;
     const std::int64_t i1 = std::min(m, i0 + kRowBlock);
-    const double* pa = a.data.data() + a_off[static_cast<std::size_t>(bi)];
-    const double* pb = b.data.data() + b_off[static_cast<std::size_t>(bi)];
+    const double* pa = a.values().data() + a_off[static_cast<std::size_t>(bi)];
+    const double* pb = b.values().data() + b_off[static_cast<std::size_t>(bi)];
     double* pc = v.data.data() + bi * m * nn;
     for (std::int64_t j0 = 0; j0 < nn; j0 += kColTile) {
       const std::int64_t j1 = std::min(nn, j0 + kColTile);
       for (std::int64_t kk = 0; kk < k; ++kk) {
-        const double* brow = pb + kk * nn;
-        for (std::int64_t i = i0; i < i1; ++i) {
-          const double aik = pa[i * k + kk];
-          double* crow = pc + i * nn;
-          for (std::int64_t j = j0; j < j1; ++j) crow[j] += aik * brow[j];
-        }
+        const double* brow = pb + kk * nn + j0;
+        std::int64_t i = i0;
+        for (; i + 4 <= i1; i += 4)
+          axpy4(j1 - j0, pa + i * k + kk, k, brow, pc + i * nn + j0, nn);
+        for (; i < i1; ++i) axpy(j1 - j0, pa[i * k + kk], brow, pc + i * nn + j0);
       }
     }
   });
@@ -780,9 +811,9 @@ Value Interpreter::conv2d(const Node& n, const Shape& out) {
               wv.shape.size());
   const Shape xs = nhwc ? permuted_shape(xv.shape, {0, 3, 1, 2}) : xv.shape;
   std::vector<double> x_nhwc_copy;
-  const double* x = xv.data.data();
+  const double* x = xv.values().data();
   if (nhwc) {
-    x_nhwc_copy = permute_data(xv.data, xv.shape, {0, 3, 1, 2});
+    x_nhwc_copy = permute_data(xv.values(), xv.shape, {0, 3, 1, 2});
     x = x_nhwc_copy.data();
   }
   const std::int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
@@ -797,7 +828,7 @@ Value Interpreter::conv2d(const Node& n, const Shape& out) {
   KILN_ASSERT((nhwc ? Shape{N, P, Q, K} : nchw_out) == out, "conv2d result {} but the formula gives {}",
               shape_str(out), shape_str(nhwc ? Shape{N, P, Q, K} : nchw_out));
   const std::int64_t k_per_group = K / G;
-  const double* w = wv.data.data();
+  const double* w = wv.values().data();
 
   std::vector<double> y(static_cast<std::size_t>(N * K * P * Q), 0.0);
   parallel_for(N * K, [&](std::int64_t task) {

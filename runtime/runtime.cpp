@@ -22,6 +22,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <sstream>
+#include <thread>
 #include <unordered_map>
 
 #include <cuda.h>
@@ -36,6 +37,7 @@
 #include "runtime/driver.h"
 #include "runtime/env.h"
 #include "runtime/hash.h"
+#include "runtime/kernel_build.h"
 #include "runtime/log.h"
 #include "runtime/nvrtc.h"
 #include "runtime/pack.h"
@@ -65,16 +67,11 @@ RuntimeImpl::RuntimeImpl(Options given) : options(resolve_options(std::move(give
   if (options.disk_cache) disk = std::make_unique<DiskCache>(options.cache_dir);
 }
 
-std::vector<std::string> RuntimeImpl::compile_options_for(const std::string& arch) const {
-  return compile_options(arch, {});
-}
 
 std::shared_ptr<CubinSlot> RuntimeImpl::slot_for(const KernelSource& source, const std::string& arch) {
   KeyHasher h;
-  h.add(source.text);
-  h.add(templates.digest());
-  h.add(arch);
-  for (const auto& o : compile_options_for(arch)) h.add(o);
+  h.field(source.text).field(templates.digest()).field(arch);
+  for (const auto& o : compile_options(arch, {})) h.field(o);
   const std::string content_key = h.digest();
   std::lock_guard<std::mutex> lock(mutex);
   auto& slot = slots[content_key];
@@ -83,32 +80,6 @@ std::shared_ptr<CubinSlot> RuntimeImpl::slot_for(const KernelSource& source, con
 }
 
 namespace {
-
-CacheMetadata metadata_for(const KernelSource& src, const std::string& arch, const std::string& compiler,
-                           const CompileResult* compiled, const std::string& op_name, const std::string& bindings) {
-  CacheMetadata m;
-  m.kernels = {src.entry};
-  m.template_name = src.template_name;
-  m.grid = src.grid;
-  m.block = src.block;
-  m.shared_bytes = src.shared_bytes;
-  m.source_hash = hex128(src.text);
-  m.arch = arch;
-  m.compiler_id = compiler;
-  m.op_name = op_name;
-  m.bindings = bindings;
-  m.created_unix = std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::system_clock::now().time_since_epoch()).count();
-  if (compiled)
-    for (const auto& r : compiled->resources)
-      if (r.kernel == src.entry || compiled->resources.size() == 1) {
-        m.registers = r.registers;
-        m.spill_stores = r.spill_stores;
-        m.spill_loads = r.spill_loads;
-        m.stack_bytes = r.stack_bytes;
-      }
-  return m;
-}
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -131,12 +102,10 @@ void RuntimeImpl::fill_slot(CubinSlot& slot, const KernelSource& source, const s
       log_warning(fmt::format("using {} in place of the generated source of {}", p.string(), source.entry));
     }
   }
-  const auto options_list = compile_options_for(arch);
   // 1. preloaded packs: keyed with the compiler id that built them.
   if (!overridden)
     for (const auto& pack : packs) {
-      const std::string key = cache_key(text, templates.digest(), pack->compiler_id(), arch, options_list);
-      if (auto entry = pack->find(key)) {
+      if (auto entry = pack->find(kernel_cache_key(text, templates, pack->compiler_id(), arch))) {
         slot.cubin = std::move(entry->cubin);
         slot.metadata = std::move(entry->metadata);
         disk_hits.fetch_add(1);
@@ -152,7 +121,7 @@ void RuntimeImpl::fill_slot(CubinSlot& slot, const KernelSource& source, const s
     if (have_nvrtc) compilers.push_back(compiler_id());
     else compilers = disk->known_compilers();
     for (const auto& id : compilers) {
-      if (auto entry = disk->load(cache_key(text, templates.digest(), id, arch, options_list), arch)) {
+      if (auto entry = disk->load(kernel_cache_key(text, templates, id, arch), arch)) {
         slot.cubin = std::move(entry->cubin);
         slot.metadata = std::move(entry->metadata);
         disk_hits.fetch_add(1);
@@ -165,20 +134,12 @@ void RuntimeImpl::fill_slot(CubinSlot& slot, const KernelSource& source, const s
   KILN_CHECK(have_nvrtc, Error,
              "kernel {} of op {} ({}) for {} is in no preloaded pack or cache and NVRTC cannot be loaded: {}",
              source.entry, op_name, bindings, arch, why);
-  CompileRequest req;
-  req.source = text;
-  req.file_name = source.file_name;
-  req.arch = arch;
-  req.templates = &templates;
-  CompileResult result = compile(req);
+  CacheEntry entry = build_kernel(source, text, arch, templates, op_name, bindings, &slot.compile_ms);
   compiles.fetch_add(1);
-  const std::string id = compiler_id();
-  slot.metadata = metadata_for(source, arch, id, &result, op_name, bindings);
-  slot.compile_ms = result.compile_ms;
-  slot.cubin = std::move(result.cubin);
+  if (disk && !overridden) disk->store(kernel_cache_key(text, templates, compiler_id(), arch), arch, entry);
+  slot.cubin = std::move(entry.cubin);
+  slot.metadata = std::move(entry.metadata);
   slot.origin = overridden ? "override" : "nvrtc";
-  if (disk && !overridden)
-    disk->store(cache_key(text, templates.digest(), id, arch, options_list), arch, {slot.cubin, slot.metadata});
 }
 
 const CubinSlot& RuntimeImpl::cubin(const KernelSource& source, const std::string& arch, const std::string& op_name,
@@ -195,7 +156,7 @@ CUfunction RuntimeImpl::function(const CubinSlot& slot, const std::string& entry
   if (it != functions.end()) return it->second;
   CUmodule module = load_module(slot.cubin);
   CUfunction f = get_function(module, entry);
-  if (slot.metadata.shared_bytes > 48 * 1024) set_max_dynamic_shared(f, slot.metadata.shared_bytes);
+  if (slot.metadata.shared_bytes > 48 * 1024) set_dynamic_shared(f, slot.metadata.shared_bytes);
   functions.emplace(key, f);
   return f;
 }
@@ -290,7 +251,7 @@ std::string ExecutableImpl::sass_of(std::size_t k) {
 }
 
 const std::vector<CUfunction>& ExecutableImpl::functions_for_current_context() {
-  void* context = current_context();
+  void* context = current_context(nullptr);
   {
     std::lock_guard<std::mutex> lock(mutex);
     for (const auto& [ctx, fns] : loaded)
@@ -341,7 +302,7 @@ ArgValue scalar_value(const Scalar& s, DType want) {
 }  // namespace
 
 void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count) {
-  validate_arguments(plan.bound->ir, args, count, plan.bound.get());
+  validate_arguments(*plan.bound->ir, args, count, plan.bound.get());
   const auto& fns = functions_for_current_context();
   const auto& ir = plan.ir();
   CUstream s = static_cast<CUstream>(stream);
@@ -388,7 +349,7 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count) {
       }
       pointers[a] = &values[a];
     }
-    launch_kernel(fns[k], src.grid, src.block, src.shared_bytes, s, pointers.data());
+    kiln::launch(fns[k], src.grid, src.block, src.shared_bytes, s, pointers.data());
   }
   rt->launches.fetch_add(1);
 }
@@ -555,7 +516,7 @@ void OpImpl::call(Stream stream, const Arg* args, std::size_t count) {
   // pointers, and the context. No string is built and nothing is generated on a hit.
   validate_arguments(*ir, args, count, nullptr);
   CallKey key;
-  key.context = current_context();
+  key.context = current_context(nullptr);
   bool aligned = true;
   for (std::size_t i = 0; i < count; ++i) {
     if (!args[i].is_tensor()) continue;

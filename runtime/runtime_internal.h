@@ -20,7 +20,7 @@
 #include "runtime/disk_cache.h"
 #include "runtime/device.h"
 #include "runtime/env.h"
-#include "runtime/pack.h"
+#include "runtime/pack.h"  // IWYU pragma: keep
 
 namespace kiln {
 
@@ -40,7 +40,6 @@ struct RuntimeImpl {
   const CubinSlot& cubin(const KernelSource& source, const std::string& arch, const std::string& op_name,
                          const std::string& bindings);
   CUfunction function(const CubinSlot& slot, const std::string& entry, void* context);
-  std::vector<std::string> compile_options_for(const std::string& arch) const;
 
   Options options;
   DumpFlags dump;

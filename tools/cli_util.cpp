@@ -20,11 +20,9 @@ std::map<std::string, std::string> parse_defines(const std::vector<std::string>&
   return out;
 }
 
-Bindings bindings_for(const Op& op, const std::map<std::string, std::string>& defines,
-                      std::map<std::string, bool>* used) {
+Bindings bindings_for(const std::vector<std::string>& dims, const std::vector<std::string>& consts,
+                      const std::map<std::string, std::string>& defines, std::map<std::string, bool>* used) {
   Bindings b;
-  const auto dims = op.dim_names();
-  const auto consts = op.const_names();
   for (const auto& [name, text] : defines) {
     const bool is_dim = std::find(dims.begin(), dims.end(), name) != dims.end();
     const bool is_const = std::find(consts.begin(), consts.end(), name) != consts.end();

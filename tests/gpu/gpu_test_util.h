@@ -1,10 +1,10 @@
-// Shared by the GPU suites: skipping without a GPU, spec discovery, and one
-// correctness check (random inputs, poisoned outputs, float64 reference).
+// Shared by the GPU suites: skipping without a GPU and spec discovery.
 #pragma once
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -13,6 +13,7 @@
 #include "kiln/kiln.h"
 #include "runtime/device.h"
 #include "runtime/host_tensor.h"
+#include "runtime/op_check.h"
 #include "runtime/reference.h"
 
 namespace kiln::test {
@@ -24,7 +25,7 @@ inline constexpr const char* kSkipMarker = "[kiln gpu skipped]";
   do {                                                                        \
     std::string why_;                                                         \
     if (!::kiln::gpu_available(&why_)) {                                      \
-      MESSAGE(::kiln::test::kSkipMarker << " no usable GPU: " << why_);       \
+      std::printf("%s no usable GPU: %s\n", ::kiln::test::kSkipMarker, why_.c_str()); \
       return;                                                                 \
     }                                                                         \
   } while (0)
@@ -43,18 +44,5 @@ inline std::vector<std::string> spec_files() {
   std::sort(files.begin(), files.end());
   return files;
 }
-
-struct CheckResult {
-  bool ran = false;          // false: no template covers the op yet (reason in `note`)
-  bool ok = false;
-  std::string note;
-  std::vector<Comparison> outputs;
-  double ms = -1;            // one timed launch after the check
-};
-
-// Runs `op` at `bindings` on random inputs (seed), compares every output with
-// the float64 reference. Outputs are poisoned with 0xFF bytes first.
-CheckResult check_op(Runtime& rt, const std::string& spec_path, const std::string& op_name, const Bindings& bindings,
-                     std::uint64_t seed);
 
 }  // namespace kiln::test

@@ -7,7 +7,6 @@
 #include <regex>
 
 #include "runtime/child_process.h"
-#include "runtime/device.h"
 #include "runtime/driver.h"
 #include "runtime/nvrtc.h"
 
@@ -27,9 +26,7 @@ TEST_CASE("driver: a missing driver or GPU is a clear CudaError") {
     CHECK_FALSE(e.code_name().empty());
   }
   CHECK_THROWS_AS(kiln::current_context(), kiln::CudaError);
-  CHECK_THROWS_AS(kiln::DeviceMemory(16), kiln::CudaError);
-  CHECK_THROWS_AS(kiln::DeviceTimer(), kiln::CudaError);
-  CHECK(kiln::current_device() == -1);
+  CHECK_THROWS_AS(kiln::DeviceBuffer(16), kiln::CudaError);
 }
 
 // Child halves of the next test: run only under run_test_case_in_child.
@@ -85,12 +82,10 @@ TEST_CASE("driver: memory, launch, large shared memory and timing on a GPU") {
   int device = -1;
   CUcontext ctx = kiln::current_context(&device);
   CHECK(ctx != nullptr);
-  CHECK(kiln::current_context() == ctx);
-  CHECK(kiln::current_device() == device);
+  CHECK(device >= 0);
   std::string arch = kiln::device_arch(device);
   CHECK(std::regex_match(arch, std::regex("sm_[0-9]+")));
-  CHECK(kiln::device_sm_count(device) > 0);
-  MESSAGE("GPU: " << kiln::device_name(device) << " " << arch << ", " << kiln::device_sm_count(device) << " SMs");
+  MESSAGE("GPU: " << kiln::device_name(device) << " " << arch);
 
   // A kernel using 64 KB of dynamic shared memory: it must be opted into.
   const char* source = R"(
@@ -105,45 +100,32 @@ extern "C" __global__ void fill(float* out, int n, float value) {
   CUmodule module = kiln::load_module(compiled.cubin);
   CUfunction fill = kiln::get_function(module, "fill");
   CHECK_THROWS_WITH_AS(kiln::get_function(module, "absent"), doctest::Contains("'absent'"), kiln::CudaError);
-  CHECK(kiln::disassemble(compiled.cubin).find("fill") != std::string::npos);
 
   const int n = 1000;
-  kiln::DeviceMemory out(n * sizeof(float));
-  out.fill(0xff);   // poison: NaN everywhere
+  kiln::DeviceBuffer out(n * sizeof(float));
+  out.memset32(0x7fc00000u);   // poison with NaN
   unsigned smem = 16384 * sizeof(float);
-  kiln::set_max_dynamic_shared(fill, smem);
-  CUdeviceptr ptr = reinterpret_cast<CUdeviceptr>(out.data());
+  kiln::set_dynamic_shared(fill, smem);
   int count = n;
   float value = 2.5f;
+  CUdeviceptr ptr = out.ptr();
   void* args[] = {&ptr, &count, &value};
-  kiln::DeviceTimer timer;
+  kiln::EventTimer timer;
   timer.start();
-  kiln::launch_kernel(fill, {(n + 255) / 256, 1, 1}, {256, 1, 1}, smem, nullptr, args);
-  CHECK(timer.stop_ms() >= 0);
-  auto bytes = out.download();
-  REQUIRE(bytes.size() == n * sizeof(float));
-  std::vector<float> host(n);
-  std::memcpy(host.data(), bytes.data(), bytes.size());
+  kiln::launch(fill, {(n + 255) / 256, 1, 1}, {256, 1, 1}, smem, nullptr, args);
+  timer.stop();
+  CHECK(timer.elapsed_ms() >= 0);
+  auto host = out.download_as<float>();
+  REQUIRE(host.size() == static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) CHECK(host[i] == value + (i % 16384) % 7);
-
-  // Scratch memory on a stream.
-  unsigned long long scratch = kiln::allocate_async(1 << 20, nullptr);
-  CHECK(scratch != 0);
-  kiln::free_async(scratch, nullptr);
-  kiln::synchronize();
 
   // A bad launch reports the call and the error name.
   try {
-    kiln::launch_kernel(fill, {1, 1, 1}, {4096, 1, 1}, 0, nullptr, args);
+    kiln::launch(fill, {1, 1, 1}, {4096, 1, 1}, 0, nullptr, args);
     FAIL("a 4096-thread block must be rejected");
   } catch (const kiln::CudaError& e) {
     CHECK(e.call() == "cuLaunchKernel");
     CHECK(e.code_name().rfind("CUDA_ERROR_", 0) == 0);
   }
   kiln::unload_module(module);
-}
-
-TEST_CASE("disassemble says so when cuobjdump is absent, and never throws") {
-  std::string sass = kiln::disassemble({'n', 'o', 't', ' ', 'E', 'L', 'F'});
-  CHECK_FALSE(sass.empty());   // either cuobjdump's complaint or the "not found" sentence
 }
