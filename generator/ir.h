@@ -60,6 +60,8 @@ class DimExpr {
   std::string str() const;   // "N", "1", "((H - 2) / 1 + 1)" style, stable
 
  private:
+  friend struct DimExprAccess;   // generator/ir.cpp builds and inspects nodes
+  DimExpr(Kind kind, std::int64_t value) : kind_(kind), value_(value) {}
   Kind kind_ = Kind::Const;
   std::int64_t value_ = 0;
   std::string name_;
@@ -161,6 +163,15 @@ struct OutputDecl {                  // an `out`, in declaration order
   SourceLoc loc;
 };
 
+// A relation between dims that the checker could not decide symbolically
+// (conv2d's channels against w.shape[1] * groups, K divisible by groups);
+// bind() checks it with concrete values and reports `message` on failure.
+struct DimConstraint {
+  DimExpr lhs, rhs;            // must be equal once bound
+  std::string message;         // what the user must fix
+  SourceLoc loc;
+};
+
 struct Ir {
   std::string op_name;
   std::shared_ptr<const SourceFile> source;   // for locations and spec-line comments
@@ -170,6 +181,7 @@ struct Ir {
   std::vector<Param> params;
   std::vector<OutputDecl> outputs;
   std::vector<Node> nodes;                    // topological: operands precede users
+  std::vector<DimConstraint> constraints;     // checked by bind()
 
   const Node& node(NodeId id) const { return nodes.at(static_cast<std::size_t>(id)); }
   const DimDecl* find_dim(const std::string& name) const;

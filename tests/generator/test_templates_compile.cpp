@@ -93,11 +93,14 @@ fs::path scratch_dir() {
 
 }  // namespace
 
-TEST_CASE("every tests/templates unit is listed here") {
+// gemm_*.cu and conv_*.cu units are compiled by test_gemm_templates_compile.cpp.
+TEST_CASE("every memory-bound tests/templates unit is listed here") {
   const fs::path dir = fs::path(KILN_SOURCE_DIR) / "tests" / "templates";
   REQUIRE(fs::is_directory(dir));
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (entry.path().extension() != ".cu") continue;
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("gemm_", 0) == 0 || name.rfind("conv_", 0) == 0) continue;
     bool listed = false;
     for (const Unit& u : kUnits) listed |= entry.path().filename() == u.file;
     CHECK_MESSAGE(listed, entry.path().filename().string() << " has no row in kUnits");
