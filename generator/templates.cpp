@@ -16,7 +16,9 @@ TemplateLibrary::TemplateLibrary(const std::string& user_dir) {
   for (const auto& t : embedded_templates()) files_.push_back({std::string(t.name), std::string(t.contents)});
   if (!user_dir.empty() && fs::is_directory(user_dir)) {
     for (const auto& entry : fs::recursive_directory_iterator(user_dir)) {
-      if (!entry.is_regular_file() || entry.path().extension() != ".cuh") continue;
+      const std::string file = entry.path().filename().string();
+      const bool is_template = entry.path().extension() == ".cuh" || (file.size() > 6 && file.compare(file.size() - 6, 6, ".cu.in") == 0);
+      if (!entry.is_regular_file() || !is_template) continue;
       std::ifstream in(entry.path(), std::ios::binary);
       std::ostringstream text;
       text << in.rdbuf();

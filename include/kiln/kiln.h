@@ -258,6 +258,8 @@ class Op {
 
   const std::string& name() const;
   std::string signature() const;   // "matmul_small_k(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N]"
+  std::vector<std::string> dim_names() const;     // declaration order
+  std::vector<std::string> const_names() const;
 
  private:
   friend class Program;

@@ -53,3 +53,100 @@ __device__ __forceinline__ void store_vec(T* p, const Vec<T, N>& v) {
 }
 
 }  // namespace kiln
+
+// ===================================================================== memtpl helpers
+// Appended for the memory-bound templates (reduce, scan, rownorm). Pure device code.
+namespace kiln {
+
+// ---- infinities and extreme values of the accumulation types
+template <class C> struct Limits;
+template <> struct Limits<float> {
+  static __device__ __forceinline__ float lowest() { return __int_as_float(0xff800000); }   // -inf
+  static __device__ __forceinline__ float highest() { return __int_as_float(0x7f800000); }  // +inf
+};
+template <> struct Limits<double> {
+  static __device__ __forceinline__ double lowest() { return __longlong_as_double(0xfff0000000000000ULL); }
+  static __device__ __forceinline__ double highest() { return __longlong_as_double(0x7ff0000000000000ULL); }
+};
+template <> struct Limits<int> {
+  static __device__ __forceinline__ int lowest() { return -2147483647 - 1; }
+  static __device__ __forceinline__ int highest() { return 2147483647; }
+};
+template <> struct Limits<long long> {
+  static __device__ __forceinline__ long long lowest() { return -9223372036854775807LL - 1; }
+  static __device__ __forceinline__ long long highest() { return 9223372036854775807LL; }
+};
+
+// NaN-propagating min/max for any arithmetic type (integers never compare unequal to themselves).
+template <class C> __device__ __forceinline__ C min_prop(C a, C b) { return (a != a || a < b) ? a : b; }
+template <class C> __device__ __forceinline__ C max_prop(C a, C b) { return (a != a || a > b) ? a : b; }
+template <class C> __device__ __forceinline__ bool is_nan(C a) { return a != a; }
+
+// exp/log in the accumulation type (f32 -> expf, f64 -> exp).
+__device__ __forceinline__ float exp_acc(float x) { return expf(x); }
+__device__ __forceinline__ double exp_acc(double x) { return exp(x); }
+__device__ __forceinline__ float log_acc(float x) { return logf(x); }
+__device__ __forceinline__ double log_acc(double x) { return log(x); }
+
+// ---- raw 16-byte (and smaller) global accesses, independent of the element type.
+// 16-byte read-only load through the non-coherent path (LDG.E.128.CONSTANT in SASS);
+// the caller guarantees 16-byte alignment and that nothing writes the data during the kernel.
+__device__ __forceinline__ uint4 ldg16(const void* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
+
+// Reinterprets the bytes of one trivially copyable value as another of the same size.
+template <class To, class From>
+__device__ __forceinline__ To bit_cast_dev(const From& f) {
+  static_assert(sizeof(To) == sizeof(From), "bit_cast_dev: sizes differ");
+  To t;
+  memcpy(&t, &f, sizeof(To));
+  return t;
+}
+
+// Streaming (evict-first, st.global.cs) store of N elements that form one aligned vector.
+template <class T, int N>
+__device__ __forceinline__ void store_cs(T* p, const Vec<T, N>& v) {
+  constexpr int kBytes = sizeof(T) * N;
+  if constexpr (kBytes == 16) {
+    __stcs(reinterpret_cast<uint4*>(p), bit_cast_dev<uint4>(v));
+  } else if constexpr (kBytes == 8) {
+    __stcs(reinterpret_cast<uint2*>(p), bit_cast_dev<uint2>(v));
+  } else if constexpr (kBytes == 4) {
+    __stcs(reinterpret_cast<unsigned int*>(p), bit_cast_dev<unsigned int>(v));
+  } else {
+    store_vec<T, N>(p, v);
+  }
+}
+
+// True when p is aligned to `bytes` (a power of two).
+__device__ __forceinline__ bool is_aligned(const void* p, unsigned bytes) {
+  return (reinterpret_cast<unsigned long long>(p) & (bytes - 1)) == 0;
+}
+
+// ---- warp-level helpers on any trivially copyable value (shuffled 4 bytes at a time)
+namespace detail {
+template <class A, class Shuffle>
+__device__ __forceinline__ A shuffle_words(const A& a, Shuffle shuffle) {
+  static_assert(sizeof(A) % 4 == 0, "shuffled values must be a multiple of 4 bytes");
+  unsigned w[sizeof(A) / 4];
+  memcpy(w, &a, sizeof(A));
+#pragma unroll
+  for (int k = 0; k < int(sizeof(A) / 4); ++k) w[k] = shuffle(w[k]);
+  A r;
+  memcpy(&r, w, sizeof(A));
+  return r;
+}
+}  // namespace detail
+template <class A>
+__device__ __forceinline__ A shfl_xor_any(const A& a, int lane_mask) {
+  return detail::shuffle_words(a, [lane_mask](unsigned w) { return __shfl_xor_sync(0xffffffffu, w, lane_mask); });
+}
+template <class A>
+__device__ __forceinline__ A shfl_up_any(const A& a, int delta) {
+  return detail::shuffle_words(a, [delta](unsigned w) { return __shfl_up_sync(0xffffffffu, w, delta); });
+}
+template <class A>
+__device__ __forceinline__ A shfl_any(const A& a, int src_lane) {
+  return detail::shuffle_words(a, [src_lane](unsigned w) { return __shfl_sync(0xffffffffu, w, src_lane); });
+}
+
+}  // namespace kiln

@@ -1,0 +1,351 @@
+"""kiln against PyTorch eager and torch.compile, in one process, on one GPU.
+
+Usage (on a machine with a GPU and PyTorch):
+    python3 bench/bench.py [--quick] [--only NAME[,NAME]] [--out DIR] [--lib build/lib/libkiln_capi.so]
+
+For each problem: kiln's output is checked first (against a float64 computation
+on the GPU); a wrong kernel is reported as wrong and not timed. Then kiln,
+PyTorch eager and torch.compile are timed on the same inputs with device events
+(triton.testing.do_bench: warm-up, then the median of many runs). Ceilings
+measured in the same run: device-to-device copy bandwidth and an 8192^3 cuBLAS
+matmul per precision. Results: JSON + markdown table (+ PNG chart when
+matplotlib is there) under --out, and the table printed last.
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from triton.testing import do_bench
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kiln_ctypes import Kiln, KilnError  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEV = "cuda"
+
+
+def set_tf32(on):
+    torch.backends.cuda.matmul.allow_tf32 = on
+    torch.backends.cudnn.allow_tf32 = on
+
+
+def bench(fn, quick):
+    fn()
+    torch.cuda.synchronize()
+    return do_bench(fn, warmup=10 if quick else 25, rep=60 if quick else 200, return_mode="median")
+
+
+# ---------------------------------------------------------------- dropout's mask (docs/semantics.md)
+M0, M1, W0, W1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
+
+
+def philox4x32_10(ctr, key):
+    c = [x.astype(np.uint64) for x in ctr]
+    k0, k1 = np.uint64(key[0]), np.uint64(key[1])
+    mask = np.uint64(0xFFFFFFFF)
+    for r in range(10):
+        if r:
+            k0 = (k0 + np.uint64(W0)) & mask
+            k1 = (k1 + np.uint64(W1)) & mask
+        p0 = np.uint64(M0) * c[0]
+        p1 = np.uint64(M1) * c[2]
+        c = [((p1 >> np.uint64(32)) ^ c[1] ^ k0) & mask, p1 & mask, ((p0 >> np.uint64(32)) ^ c[3] ^ k1) & mask,
+             p0 & mask]
+    return c
+
+
+def dropout_keep(seed, flat_index, p):
+    idx = flat_index.astype(np.uint64)
+    q = idx >> np.uint64(2)
+    words = philox4x32_10([q & np.uint64(0xFFFFFFFF), q >> np.uint64(32), np.zeros_like(q), np.zeros_like(q)],
+                          (seed & 0xFFFFFFFF, seed >> 32))
+    lane = (idx & np.uint64(3)).astype(np.int64)
+    r = np.choose(lane, words)
+    threshold = math.ceil(p * 16777216.0)
+    return (r >> np.uint64(8)) >= np.uint64(threshold)
+
+
+# ---------------------------------------------------------------- problems
+def cumsum_excl(x):
+    c = torch.cumsum(x.narrow(1, 0, x.size(1) - 1), dim=1)
+    return torch.cat((torch.zeros_like(x.select(1, 0).unsqueeze(1)), c), dim=1)
+
+
+class Problem:
+    def __init__(self, name, spec, op, modes, make, eager, check, bytes_moved=0, flops=0, consts=None,
+                 quick_ok=True):
+        self.__dict__.update(locals())
+        del self.__dict__["self"]
+
+
+def check_close(got, ref, tf32=False):
+    """Norm-wise relative error and the element-wise allclose of the design (atol = rtol = 1e-4)."""
+    got64, ref64 = got.double(), ref.double()
+    nan_mismatch = bool((torch.isnan(got64) != torch.isnan(ref64)).any())
+    diff = (got64 - ref64).nan_to_num(0)
+    norm = float(diff.norm() / max(float(ref64.nan_to_num(0).norm()), 1e-300))
+    if tf32:
+        ok = norm < 5e-3 and not nan_mismatch
+    else:
+        ok = norm < 1e-5 and bool(torch.allclose(got64, ref64, atol=1e-4, rtol=1e-4, equal_nan=True))
+    return ok and not nan_mismatch, norm
+
+
+def problems():
+    ps = []
+
+    def cumsum_make():
+        x = torch.rand(32768, 32768, device=DEV)
+        return (x,), [torch.empty_like(x)]
+
+    def cumsum_check(args, outs, mode):
+        x, = args
+        ref = torch.zeros_like(x, dtype=torch.float64)
+        ref[:, 1:] = torch.cumsum(x[:, :-1].double(), dim=1)
+        return check_close(outs[0], ref)
+    ps.append(Problem("cumsum_exclusive 32768x32768", "specs/cumsum_exclusive.kiln", "cumsum_exclusive", ["fp32"],
+                      cumsum_make, cumsum_excl, cumsum_check, bytes_moved=2 * 32768 * 32768 * 4))
+
+    for axis in (1, 2):
+        def min_make(axis=axis):
+            x = torch.rand(128, 4096, 4095, device=DEV)
+            shape = (128, 4095) if axis == 1 else (128, 4096)
+            return (x,), [torch.empty(shape, device=DEV)]
+
+        def min_check(args, outs, mode, axis=axis):
+            ref = torch.amin(args[0], dim=axis)
+            return bool(torch.equal(outs[0], ref)), float((outs[0] - ref).abs().max())
+        ps.append(Problem(f"min_reduce axis={axis} 128x4096x4095", "specs/min_reduce.kiln", "min_reduce", ["fp32"],
+                          min_make, (lambda x, axis=axis: torch.min(x, dim=axis)[0]), min_check,
+                          bytes_moved=128 * 4096 * 4095 * 4, consts={"axis": axis}))
+
+    def conv_make():
+        x = torch.rand(8, 64, 512, 1024, device=DEV)
+        w = torch.randn(128, 64, 3, 3, device=DEV) * 0.05
+        return (x, w), [torch.empty(8, 128, 510, 1022, device=DEV)]
+
+    def conv_check(args, outs, mode):
+        x, w = args
+        ref = F.conv2d(x[:1].double(), w.double())   # first image: 1/8 of the output, in float64
+        return check_close(outs[0][:1], ref, tf32=(mode == "tf32"))
+    ps.append(Problem("conv2d_3x3 8x64x512x1024 -> 128", "specs/conv2d_3x3.kiln", "conv2d_3x3", ["fp32", "tf32"],
+                      conv_make, lambda x, w: F.conv2d(x, w), conv_check,
+                      flops=2 * 8 * 128 * 510 * 1022 * 64 * 9, quick_ok=False))
+
+    seed = 0x1234_5678_9ABC_DEF0
+    p = 0.2
+
+    def mds_make():
+        x = torch.rand(128, 16384, device=DEV)
+        lin = torch.nn.Linear(16384, 16384).to(DEV)
+        return (x, lin.weight.detach().contiguous(), lin.bias.detach().contiguous(), (seed, "u64")), \
+            [torch.empty(128, 16384, device=DEV)]
+
+    def mds_eager(x, w, b, s):
+        return torch.softmax(F.dropout(F.linear(x, w, b), p, training=True), dim=1)
+
+    def mds_check(args, outs, mode):
+        x, w, b, _ = args
+        rows = torch.tensor([0, 1, 63, 127], device=DEV)
+        h = x[rows].double() @ w.double().t() + b.double()
+        flat = (rows.cpu().numpy()[:, None] * 16384 + np.arange(16384)[None, :]).reshape(-1)
+        keep = torch.from_numpy(dropout_keep(seed, flat, p).reshape(len(rows), 16384)).to(DEV)
+        d = torch.where(keep, h / (1 - p), torch.zeros_like(h))
+        ref = torch.softmax(d, dim=1)
+        return check_close(outs[0][rows], ref, tf32=(mode == "tf32"))
+    ps.append(Problem("linear+dropout+softmax 128x16384x16384", "specs/linear_dropout_softmax.kiln",
+                      "linear_dropout_softmax", ["fp32", "tf32"], mds_make, mds_eager, mds_check,
+                      flops=2 * 128 * 16384 * 16384, bytes_moved=16384 * 16384 * 4))
+
+    def smallk_make():
+        a = torch.rand(32768, 64, device=DEV)
+        b = torch.rand(64, 32768, device=DEV)
+        return (a, b), [torch.empty(32768, 32768, device=DEV)]
+
+    def smallk_check(args, outs, mode):
+        a, b = args
+        rows = slice(0, 2048)
+        ref = a[rows].double() @ b.double()
+        return check_close(outs[0][rows], ref, tf32=(mode == "tf32"))
+    ps.append(Problem("matmul_small_k 32768x64 . 64x32768", "specs/matmul_small_k.kiln", "matmul_small_k",
+                      ["fp32", "tf32"], smallk_make, lambda a, b: a @ b, smallk_check,
+                      flops=2 * 32768 * 32768 * 64, bytes_moved=32768 * 32768 * 4))
+    return ps
+
+
+# ---------------------------------------------------------------- main
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    ap.add_argument("--lib", default=os.path.join(ROOT, "build", "lib", "libkiln_capi.so"))
+    ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    torch.manual_seed(0)
+    props = torch.cuda.get_device_properties(0)
+    res = {"gpu": torch.cuda.get_device_name(), "sms": props.multi_processor_count,
+           "torch": torch.__version__, "cuda": torch.version.cuda,
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "rows": []}
+    try:
+        import subprocess
+        res["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                       capture_output=True, text=True).stdout.strip()
+    except Exception:  # noqa: BLE001
+        res["driver"] = "?"
+
+    # Ceilings in this run.
+    x = torch.empty(2**28, device=DEV)
+    y = torch.empty_like(x)
+    t = bench(lambda: y.copy_(x), args.quick)
+    res["copy_TBps"] = 2 * x.numel() * 4 / t / 1e9
+    del x, y
+    a = torch.randn(8192, 8192, device=DEV)
+    b = torch.randn(8192, 8192, device=DEV)
+    for mode in ("fp32", "tf32"):
+        set_tf32(mode == "tf32")
+        t = bench(lambda: a @ b, args.quick)
+        res[f"gemm8192_{mode}_TFLOPs"] = 2 * 8192**3 / t / 1e9
+    ab, bb = a.bfloat16(), b.bfloat16()
+    res["gemm8192_bf16_TFLOPs"] = 2 * 8192**3 / bench(lambda: ab @ bb, args.quick) / 1e9
+    del a, b, ab, bb
+    torch.cuda.empty_cache()
+    print(f"ceilings: copy {res['copy_TBps']:.2f} TB/s, cuBLAS 8192^3 fp32 {res['gemm8192_fp32_TFLOPs']:.1f} "
+          f"tf32 {res['gemm8192_tf32_TFLOPs']:.1f} bf16 {res['gemm8192_bf16_TFLOPs']:.1f} TFLOP/s", flush=True)
+
+    cache_dir = tempfile.mkdtemp(prefix="kiln-bench-cache-")
+    kiln = Kiln(args.lib, cache_dir=cache_dir)
+    only = [s for s in args.only.split(",") if s]
+    for prob in problems():
+        if only and not any(o in prob.name or o == prob.op for o in only):
+            continue
+        if args.quick and not prob.quick_ok:
+            continue
+        inputs, outs = prob.make()
+        for mode in prob.modes:
+            row = {"problem": prob.name, "precision": "fp32-accurate" if mode == "fp32" else mode}
+            set_tf32(mode == "tf32")
+            try:
+                op = kiln.op(os.path.join(ROOT, prob.spec), prob.op, precision=mode, consts=prob.consts)
+                for o in outs:
+                    o.fill_(float("nan"))
+                t0 = time.perf_counter()
+                op(*inputs, *outs)
+                torch.cuda.synchronize()
+                row["first_call_ms"] = (time.perf_counter() - t0) * 1e3
+                ok, err = prob.check(inputs, outs, mode)
+                row["correct"] = ok
+                row["error"] = err
+                if ok:
+                    row["kiln_ms"] = bench(lambda: op(*inputs, *outs), args.quick)
+                    # Second runtime, same cache dir: the first call is a disk hit.
+                    k2 = Kiln(args.lib, cache_dir=cache_dir)
+                    op2 = k2.op(os.path.join(ROOT, prob.spec), prob.op, precision=mode, consts=prob.consts)
+                    t0 = time.perf_counter()
+                    op2(*inputs, *outs)
+                    torch.cuda.synchronize()
+                    row["disk_hit_first_call_ms"] = (time.perf_counter() - t0) * 1e3
+                    row["disk_hits"] = k2.stats()["disk_hits"]
+            except KilnError as e:
+                row["correct"] = None
+                row["note"] = str(e).splitlines()[0][:200]
+            with torch.no_grad():
+                eager_args = [a for a in inputs]
+                row["eager_ms"] = bench(lambda: prob.eager(*eager_args), args.quick)
+                if not args.no_compile:
+                    torch._dynamo.reset()
+                    cf = torch.compile(prob.eager)
+                    cf(*eager_args)
+                    row["compile_ms"] = bench(lambda: cf(*eager_args), args.quick)
+            if "kiln_ms" in row:
+                row["speedup_vs_eager"] = row["eager_ms"] / row["kiln_ms"]
+                if "compile_ms" in row:
+                    row["speedup_vs_compile"] = row["compile_ms"] / row["kiln_ms"]
+                if prob.bytes_moved:
+                    row["TBps"] = prob.bytes_moved / row["kiln_ms"] / 1e9
+                    row["copy_fraction"] = row["TBps"] / res["copy_TBps"]
+                if prob.flops:
+                    row["TFLOPs"] = prob.flops / row["kiln_ms"] / 1e9
+            res["rows"].append(row)
+            print(json.dumps(row), flush=True)
+        del inputs, outs
+        torch.cuda.empty_cache()
+    shutil.rmtree(cache_dir, ignore_errors=True)
+
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    with open(os.path.join(args.out, f"bench-{stamp}.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    table = markdown_table(res)
+    with open(os.path.join(args.out, f"bench-{stamp}.md"), "w") as f:
+        f.write(table)
+    chart(res, os.path.join(args.out, f"bench-{stamp}.png"))
+    print("\n" + table)
+
+
+def fmt_ms(v):
+    return "—" if v is None else f"{v:.3f}"
+
+
+def markdown_table(res):
+    lines = [f"{res['gpu']} ({res['sms']} SMs), driver {res.get('driver', '?')}, CUDA {res['cuda']}, "
+             f"PyTorch {res['torch']}, {res['date']}. Copy ceiling {res['copy_TBps']:.2f} TB/s; cuBLAS 8192³ "
+             f"fp32 {res['gemm8192_fp32_TFLOPs']:.1f} / tf32 {res['gemm8192_tf32_TFLOPs']:.1f} / bf16 "
+             f"{res['gemm8192_bf16_TFLOPs']:.1f} TFLOP/s.", "",
+             "| problem | precision | correct | kiln ms | eager ms | compile ms | vs eager | vs compile | roofline |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in res["rows"]:
+        correct = {True: "yes", False: "NO", None: "n/a"}[r.get("correct")]
+        roof = ""
+        if "copy_fraction" in r and "TFLOPs" not in r:
+            roof = f"{r['TBps']:.2f} TB/s ({100 * r['copy_fraction']:.0f}% of copy)"
+        elif "TFLOPs" in r:
+            roof = f"{r['TFLOPs']:.1f} TFLOP/s"
+        note = f" ({r['note']})" if r.get("note") else ""
+        lines.append(f"| {r['problem']} | {r['precision']} | {correct}{note} | {fmt_ms(r.get('kiln_ms'))} | "
+                     f"{fmt_ms(r.get('eager_ms'))} | {fmt_ms(r.get('compile_ms'))} | "
+                     f"{r['speedup_vs_eager']:.2f}x |" if "speedup_vs_eager" in r else
+                     f"| {r['problem']} | {r['precision']} | {correct}{note} | — | {fmt_ms(r.get('eager_ms'))} | "
+                     f"{fmt_ms(r.get('compile_ms'))} | — |")
+        if "speedup_vs_eager" in r:
+            lines[-1] += f" {r.get('speedup_vs_compile', float('nan')):.2f}x | {roof} |"
+        else:
+            lines[-1] += " — | |"
+    return "\n".join(lines) + "\n"
+
+
+def chart(res, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception:  # noqa: BLE001
+        return
+    rows = [r for r in res["rows"] if "speedup_vs_eager" in r]
+    if not rows:
+        return
+    labels = [f"{r['problem'].split()[0]}\n{r['precision']}" for r in rows]
+    fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(rows)), 4))
+    xs = np.arange(len(rows))
+    ax.bar(xs - 0.2, [r["speedup_vs_eager"] for r in rows], 0.4, label="vs PyTorch eager")
+    ax.bar(xs + 0.2, [r.get("speedup_vs_compile", 0) for r in rows], 0.4, label="vs torch.compile")
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xticks(xs, labels, fontsize=7)
+    ax.set_ylabel("speedup (higher is better)")
+    ax.set_title(f"kiln on {res['gpu']}, {res['date']}")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,917 @@
+// memtpl_check — checks and times every example instantiation in tests/templates/ on a GPU.
+//
+// Build (from the repository root):
+//   nvcc -O3 -std=c++17 -arch=sm_90 -I templates -I tests/templates bench/standalone/memtpl_check.cu -o memtpl_check
+// Run: ./memtpl_check            (all variants; about a minute on an H100)
+//      ./memtpl_check min cumsum (only variants whose name contains one of the words)
+//
+// For each variant: random inputs generated on the GPU (uniform [0,1) from a hash of the flat
+// index, so they are reproducible), NaN/inf planted where the op's semantics matter, outputs
+// poisoned with 0xFF bytes, one launch with the geometry rule the unit bakes in (kGeometry),
+// a CPU float64 reference on the checked part, then 10 warm-up and 50 timed launches (median,
+// cudaEvent per launch). Prints a table: variant, shape, median ms, GB/s (input + output bytes
+// once each), fraction of the device-to-device cudaMemcpy bandwidth measured in the same run.
+// Exit status 1 on any mismatch or CUDA error.
+//
+// Tolerances (CPU reference in double):
+//   min/max/argmin/argmax/cummax: exact (NaN matches NaN).
+//   sum, logsumexp, softmax: every element |out-ref| <= 1e-4*|ref| + atol (atol 1e-6; log_softmax
+//     and logsumexp: 1e-5 absolute-or-relative), and norm-wise ||out-ref||/||ref|| <= 1e-5.
+//   cumsum: |out-ref| <= 1e-4 * (1 + sum of |x| up to the element): relative to the row's running
+//     magnitude, the scale of the rounding a float32 scan of that prefix can make.
+//   cumprod (inputs 1 + (u-0.5)/100 so the products stay O(1)): |out-ref| <= 1e-4*|ref| + 1e-30.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "reduce_argmax_long.cu"
+#include "reduce_argmax_short.cu"
+#include "reduce_logsumexp.cu"
+#include "reduce_min_axis1.cu"
+#include "reduce_min_axis2.cu"
+#include "reduce_sumsq_axis0.cu"
+#include "reduce_sumsq_axis1.cu"
+#include "rownorm_log_softmax.cu"
+#include "rownorm_softmax_dropout.cu"
+#include "rownorm_softmax_strided.cu"
+#include "scan_cummax_lookback.cu"
+#include "scan_cumprod_reverse.cu"
+#include "scan_cumsum_exclusive.cu"
+
+// ---- tuning alternatives timed beside the units (same templates, other parameters)
+extern "C" __global__ void __launch_bounds__(256)
+alt_min_axis1_unroll16(const float* __restrict__ x, float* __restrict__ y) {
+  using namespace kiln_min_reduce_axis1;
+  kiln::reduce_outer<256, 16, 1, Op>(x, y, static_cast<Op::Acc*>(nullptr), kOuter, kRed, kInner, Index(1), kRed,
+                                     Load{}, Store{});
+}
+extern "C" __global__ void __launch_bounds__(256)
+alt_min_axis2_unroll8(const float* __restrict__ x, float* __restrict__ y) {
+  using namespace kiln_min_reduce_axis2;
+  kiln::reduce_inner_warp<256, 8, Op>(x, y, kRows, kLen, Load{}, Store{});
+}
+extern "C" __global__ void __launch_bounds__(256)
+alt_cumsum_vecs4(const float* __restrict__ x, float* __restrict__ y) {
+  using namespace kiln_cumsum_exclusive;
+  kiln::scan_rows_block<256, 4, true, false, Op>(x, y, kRows, kLen, Load{}, Store{});
+}
+extern "C" __global__ void __launch_bounds__(512)
+alt_cumsum_512x2(const float* __restrict__ x, float* __restrict__ y) {
+  using namespace kiln_cumsum_exclusive;
+  kiln::scan_rows_block<512, 2, true, false, Op>(x, y, kRows, kLen, Load{}, Store{});
+}
+
+// ---- extra coverage: paths the seed units do not take (checked, timed only for information)
+namespace cover {
+struct Id {
+  __device__ float operator()(float x, int) const { return x; }
+};
+struct IdOut {
+  __device__ float operator()(float y, int) const { return y; }
+};
+struct HalfIn {   // f16 input accumulating in f32
+  __device__ float operator()(__half x, int) const { return __half2float(x); }
+};
+constexpr int kScanRows = 1024, kScanLen = 8192;          // vector path (8192 % 4 == 0)
+constexpr int kScanOddRows = 1000, kScanOddLen = 3001;    // scalar path
+constexpr int kLbRows = 3, kLbLen = 1000003;              // look-back, scalar path
+constexpr int kLbVRows = 2, kLbVLen = 1 << 21;            // look-back, vector path
+constexpr int kSmRows = 64, kSmLen = 100003, kSmVLen = 65536;   // two-pass softmax
+constexpr int kHRows = 4096, kHLen = 1001;                // f16 sum, rows of 2002 bytes
+constexpr int kLbTile = 256 * 4 * 4;
+}  // namespace cover
+
+extern "C" __global__ void __launch_bounds__(256) cover_cumsum_rev_incl(const float* x, float* y) {
+  kiln::scan_rows_block<256, 2, false, true, kiln::SumOp<float>>(x, y, cover::kScanRows, cover::kScanLen, cover::Id{}, cover::IdOut{});
+}
+extern "C" __global__ void __launch_bounds__(256) cover_cumsum_rev_excl(const float* x, float* y) {
+  kiln::scan_rows_block<256, 2, true, true, kiln::SumOp<float>>(x, y, cover::kScanRows, cover::kScanLen, cover::Id{}, cover::IdOut{});
+}
+extern "C" __global__ void __launch_bounds__(256) cover_cummin_odd_excl(const float* x, float* y) {
+  kiln::scan_rows_block<256, 2, true, false, kiln::MinOp<float>>(x, y, cover::kScanOddRows, cover::kScanOddLen, cover::Id{}, cover::IdOut{});
+}
+extern "C" __global__ void __launch_bounds__(256) cover_lookback_cumsum_rev_excl(const float* x, float* y, void* ws) {
+  kiln::scan_rows_lookback<256, 4, true, true, kiln::SumOp<float>>(x, y, ws, cover::kLbRows, cover::kLbLen, cover::Id{}, cover::IdOut{});
+}
+extern "C" __global__ void __launch_bounds__(256) cover_lookback_cumsum_vec(const float* x, float* y, void* ws) {
+  kiln::scan_rows_lookback<256, 4, false, false, kiln::SumOp<float>>(x, y, ws, cover::kLbVRows, cover::kLbVLen, cover::Id{}, cover::IdOut{});
+}
+extern "C" __global__ void __launch_bounds__(1024) cover_softmax_two_pass_odd(const float* x, float* y) {
+  kiln::rownorm_rows<1024, 1024, 16, kiln::RowNormKind::kSoftmax, float>(x, y, cover::kSmRows, cover::kSmLen, cover::Id{}, cover::IdOut{});
+}
+extern "C" __global__ void __launch_bounds__(1024) cover_log_softmax_two_pass_vec(const float* x, float* y) {
+  kiln::rownorm_rows<1024, 1024, 8, kiln::RowNormKind::kLogSoftmax, float>(x, y, cover::kSmRows, cover::kSmVLen, cover::Id{}, cover::IdOut{});
+}
+extern "C" __global__ void __launch_bounds__(256) cover_sum_f16(const __half* x, float* y) {
+  kiln::reduce_inner_warp<256, 4, kiln::SumOp<float>>(x, y, cover::kHRows, cover::kHLen, cover::HalfIn{}, cover::IdOut{});
+}
+
+namespace {
+
+int g_failures = 0;
+
+#define CUDA_OK(call)                                                                                  \
+  do {                                                                                                 \
+    cudaError_t err_ = (call);                                                                         \
+    if (err_ != cudaSuccess) {                                                                         \
+      std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(err_), __FILE__, __LINE__, \
+                   #call);                                                                             \
+      std::exit(2);                                                                                    \
+    }                                                                                                  \
+  } while (0)
+
+// Uniform [0,1) from the flat index: reproducible on the CPU side without copying when needed.
+__host__ __device__ inline float hash_uniform(unsigned long long seed, unsigned long long i) {
+  unsigned long long z = seed * 0x2545F4914F6CDD1DULL + 0x9E3779B97F4A7C15ULL * (i + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return float(z >> 40) * (1.0f / 16777216.0f);
+}
+
+__global__ void fill_kernel(float* p, unsigned long long n, unsigned long long seed, float offset, float scale) {
+  for (unsigned long long i = blockIdx.x * 256ULL + threadIdx.x; i < n; i += gridDim.x * 256ULL)
+    p[i] = offset + scale * hash_uniform(seed, i);
+}
+
+void fill(float* d, unsigned long long n, unsigned long long seed, float offset = 0.f, float scale = 1.f) {
+  fill_kernel<<<4096, 256>>>(d, n, seed, offset, scale);
+  CUDA_OK(cudaGetLastError());
+}
+void set_value(float* d, unsigned long long index, float v) {
+  CUDA_OK(cudaMemcpy(d + index, &v, sizeof(float), cudaMemcpyHostToDevice));
+}
+template <class T>
+std::vector<T> to_host(const T* d, unsigned long long n) {
+  std::vector<T> h(n);
+  CUDA_OK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
+void poison(void* d, unsigned long long bytes) { CUDA_OK(cudaMemset(d, 0xFF, bytes)); }
+
+dim3 grid_of(const kiln::launch::Geometry& g) { return dim3(unsigned(g.grid.x), unsigned(g.grid.y), unsigned(g.grid.z)); }
+dim3 block_of(const kiln::launch::Geometry& g) { return dim3(unsigned(g.block.x), unsigned(g.block.y), unsigned(g.block.z)); }
+
+// Median of 50 timed launches after 10 warm-ups.
+float time_ms(const std::function<void()>& launch) {
+  for (int i = 0; i < 10; ++i) launch();
+  CUDA_OK(cudaGetLastError());
+  CUDA_OK(cudaDeviceSynchronize());
+  std::vector<float> ms;
+  cudaEvent_t a, b;
+  CUDA_OK(cudaEventCreate(&a));
+  CUDA_OK(cudaEventCreate(&b));
+  for (int i = 0; i < 50; ++i) {
+    CUDA_OK(cudaEventRecord(a));
+    launch();
+    CUDA_OK(cudaEventRecord(b));
+    CUDA_OK(cudaEventSynchronize(b));
+    float t = 0;
+    CUDA_OK(cudaEventElapsedTime(&t, a, b));
+    ms.push_back(t);
+  }
+  CUDA_OK(cudaGetLastError());
+  CUDA_OK(cudaEventDestroy(a));
+  CUDA_OK(cudaEventDestroy(b));
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// One launch (or launch sequence), then any launch or execution error.
+void run_checked(const std::function<void()>& run) {
+  run();
+  CUDA_OK(cudaGetLastError());
+  CUDA_OK(cudaDeviceSynchronize());
+}
+
+struct Row {
+  std::string variant, shape;
+  double ms = 0, bytes = 0;
+  bool ok = true;
+};
+std::vector<Row> g_rows;
+double g_copy_gbps = 0;
+
+void report(const std::string& variant, const std::string& shape, double bytes, float ms, bool ok) {
+  g_rows.push_back(Row{variant, shape, ms, bytes, ok});
+  if (!ok) ++g_failures;
+  std::printf("  %-28s %-24s %s  %.4f ms\n", variant.c_str(), shape.c_str(), ok ? "ok  " : "FAIL", ms);
+  std::fflush(stdout);
+}
+
+// Alternatives must reproduce the checked unit's output bit for bit (same combine order per
+// element for min; the tree shape of sums may differ, so sums are not compared this way).
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  const bool same = a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+  if (!same) std::printf("    alternative differs from the checked unit\n");
+  return same;
+}
+
+bool same_float(double out, double ref) {
+  if (std::isnan(ref)) return std::isnan(out);
+  return out == ref;
+}
+
+// Element-wise check with a per-element tolerance, plus the norm-wise relative error.
+struct Check {
+  const char* what;
+  long long bad = 0, shown = 0;
+  double diff2 = 0, ref2 = 0;
+  void element(long long i, double out, double ref, double tol) {
+    bool good;
+    if (std::isnan(ref)) good = std::isnan(out);
+    else if (std::isinf(ref)) good = out == ref;
+    else {
+      good = std::isfinite(out) && std::fabs(out - ref) <= tol;
+      if (std::isfinite(out)) {
+        diff2 += (out - ref) * (out - ref);
+        ref2 += ref * ref;
+      }
+    }
+    if (!good) {
+      if (shown++ < 5) std::printf("    %s mismatch at %lld: got %.9g want %.9g (tol %.3g)\n", what, i, out, ref, tol);
+      ++bad;
+    }
+  }
+  bool done(double norm_tol = -1) {
+    const double rel = ref2 > 0 ? std::sqrt(diff2 / ref2) : 0;
+    if (norm_tol >= 0 && rel > norm_tol) {
+      std::printf("    %s norm-wise relative error %.3g > %.3g\n", what, rel, norm_tol);
+      return false;
+    }
+    if (bad) std::printf("    %s: %lld mismatches\n", what, bad);
+    return bad == 0;
+  }
+};
+
+bool wanted(const std::vector<std::string>& filters, const std::string& name) {
+  if (filters.empty()) return true;
+  for (const auto& f : filters)
+    if (name.find(f) != std::string::npos) return true;
+  return false;
+}
+
+double measure_copy_gbps() {
+  const size_t bytes = size_t(1) << 30;
+  void *a, *b;
+  CUDA_OK(cudaMalloc(&a, bytes));
+  CUDA_OK(cudaMalloc(&b, bytes));
+  CUDA_OK(cudaMemset(a, 1, bytes));
+  const float ms = time_ms([&] { CUDA_OK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice)); });
+  CUDA_OK(cudaFree(a));
+  CUDA_OK(cudaFree(b));
+  return 2.0 * bytes / (ms * 1e-3) / 1e9;
+}
+
+// ------------------------------------------------------------------ min over axis 1 and 2, 128x4096x4095
+void check_min_seed() {
+  namespace a1 = kiln_min_reduce_axis1;
+  namespace a2 = kiln_min_reduce_axis2;
+  const long long B = a1::kOuter, M = a1::kRed, N = a1::kInner, n = B * M * N;
+  float *x, *y1, *y2;
+  CUDA_OK(cudaMalloc(&x, n * sizeof(float)));
+  CUDA_OK(cudaMalloc(&y1, B * N * sizeof(float)));
+  CUDA_OK(cudaMalloc(&y2, B * M * sizeof(float)));
+  fill(x, n, 11);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  set_value(x, (0 * M + 100) * N + 5, nan);       // column (0,5) and row (0,100) -> NaN
+  set_value(x, (0 * M + 2000) * N + 5, -inf);     // NaN still wins in column (0,5)
+  set_value(x, (0 * M + 200) * N + 6, -inf);      // column (0,6), row (0,200) -> -inf
+  set_value(x, (77 * M + 0) * N + 4094, inf);     // first row, last column: no effect
+  set_value(x, (127 * M + 4095) * N + 4094, -1);  // the very last element wins its row and column
+  set_value(x, (77 * M + 4095) * N + 0, nan);     // last row of slab 77, first column
+  poison(y1, B * N * sizeof(float));
+  poison(y2, B * M * sizeof(float));
+  kiln_min_reduce_axis1_k0<<<grid_of(a1::kGeometry), block_of(a1::kGeometry)>>>(x, y1);
+  kiln_min_reduce_axis2_k0<<<grid_of(a2::kGeometry), block_of(a2::kGeometry)>>>(x, y2);
+  CUDA_OK(cudaGetLastError());
+  CUDA_OK(cudaDeviceSynchronize());
+  const std::vector<float> h1 = to_host(y1, B * N), h2 = to_host(y2, B * M);
+  bool ok1 = true, ok2 = true;
+  for (long long o : {0LL, 77LL, 127LL}) {   // reference on three full slabs (67 MB each)
+    const std::vector<float> slab = to_host(x + o * M * N, M * N);
+    Check c1{"min axis1"}, c2{"min axis2"};
+    for (long long col = 0; col < N; ++col) {
+      double m = std::numeric_limits<double>::infinity();
+      bool has_nan = false;
+      for (long long r = 0; r < M; ++r) {
+        const float v = slab[r * N + col];
+        if (std::isnan(v)) has_nan = true;
+        m = std::min(m, double(v));
+      }
+      const double ref = has_nan ? std::nan("") : m;
+      if (!same_float(h1[o * N + col], ref)) c1.element(o * N + col, h1[o * N + col], ref, 0);
+    }
+    for (long long r = 0; r < M; ++r) {
+      double m = std::numeric_limits<double>::infinity();
+      bool has_nan = false;
+      for (long long col = 0; col < N; ++col) {
+        const float v = slab[r * N + col];
+        if (std::isnan(v)) has_nan = true;
+        m = std::min(m, double(v));
+      }
+      const double ref = has_nan ? std::nan("") : m;
+      if (!same_float(h2[o * M + r], ref)) c2.element(o * M + r, h2[o * M + r], ref, 0);
+    }
+    ok1 = c1.done() && ok1;
+    ok2 = c2.done() && ok2;
+  }
+  // Every output was written (poison is NaN with all bits set; only planted NaNs may remain).
+  long long nan1 = 0, nan2 = 0;
+  for (float v : h1) nan1 += std::isnan(v);
+  for (float v : h2) nan2 += std::isnan(v);
+  if (nan1 != 2) { std::printf("    min axis1: %lld NaN outputs, want 2 (unwritten?)\n", nan1); ok1 = false; }
+  if (nan2 != 2) { std::printf("    min axis2: %lld NaN outputs, want 2 (unwritten?)\n", nan2); ok2 = false; }
+  const double bytes = double(n) * 4;
+  report("min_axis1 (reduce_outer)", "128x4096x4095 ax1",
+         bytes + B * N * 4.0, time_ms([&] { kiln_min_reduce_axis1_k0<<<grid_of(a1::kGeometry), block_of(a1::kGeometry)>>>(x, y1); }), ok1);
+  poison(y1, B * N * sizeof(float));
+  const float alt1 = time_ms([&] { alt_min_axis1_unroll16<<<grid_of(a1::kGeometry), block_of(a1::kGeometry)>>>(x, y1); });
+  report("  alt: unroll 16", "128x4096x4095 ax1", bytes + B * N * 4.0, alt1, same_bits(to_host(y1, B * N), h1));
+  report("min_axis2 (reduce_inner_warp)", "128x4096x4095 ax2", bytes + B * M * 4.0,
+         time_ms([&] { kiln_min_reduce_axis2_k0<<<grid_of(a2::kGeometry), block_of(a2::kGeometry)>>>(x, y2); }), ok2);
+  poison(y2, B * M * sizeof(float));
+  const float alt2 = time_ms([&] { alt_min_axis2_unroll8<<<grid_of(a2::kGeometry), block_of(a2::kGeometry)>>>(x, y2); });
+  report("  alt: unroll 8", "128x4096x4095 ax2", bytes + B * M * 4.0, alt2, same_bits(to_host(y2, B * M), h2));
+  CUDA_OK(cudaFree(x));
+  CUDA_OK(cudaFree(y1));
+  CUDA_OK(cudaFree(y2));
+}
+
+// ------------------------------------------------------------------ sum(x*x) over axis 0 and axis 1, 4096x8192
+void check_sumsq() {
+  namespace s0 = kiln_sumsq_axis0;
+  namespace s1 = kiln_sumsq_axis1;
+  const long long R = s0::kRed, C = s0::kInner, n = R * C;
+  float *x, *y0, *y1, *ws;
+  CUDA_OK(cudaMalloc(&x, n * 4));
+  CUDA_OK(cudaMalloc(&y0, C * 4));
+  CUDA_OK(cudaMalloc(&y1, R * 4));
+  CUDA_OK(cudaMalloc(&ws, s0::kGeometry.workspace_bytes));
+  fill(x, n, 21);
+  poison(y0, C * 4);
+  poison(y1, R * 4);
+  poison(ws, s0::kGeometry.workspace_bytes);
+  auto run0 = [&] {
+    kiln_sumsq_axis0_k0<<<grid_of(s0::kGeometry), block_of(s0::kGeometry)>>>(x, ws);
+    kiln_sumsq_axis0_k1<<<grid_of(s0::kFinishGeometry), block_of(s0::kFinishGeometry)>>>(ws, y0);
+  };
+  auto run1 = [&] { kiln_sumsq_axis1_k0<<<grid_of(s1::kGeometry), block_of(s1::kGeometry)>>>(x, y1); };
+  run0();
+  run1();
+  CUDA_OK(cudaGetLastError());
+  CUDA_OK(cudaDeviceSynchronize());
+  const std::vector<float> hx = to_host(x, n), h0 = to_host(y0, C), h1 = to_host(y1, R);
+  std::vector<double> ref0(C, 0.0), ref1(R, 0.0);
+  for (long long r = 0; r < R; ++r)
+    for (long long c = 0; c < C; ++c) {
+      const double v = double(hx[r * C + c]) * double(hx[r * C + c]);
+      ref0[c] += v;
+      ref1[r] += v;
+    }
+  Check c0{"sumsq axis0"}, c1{"sumsq axis1"};
+  for (long long c = 0; c < C; ++c) c0.element(c, h0[c], ref0[c], 1e-4 * std::fabs(ref0[c]) + 1e-6);
+  for (long long r = 0; r < R; ++r) c1.element(r, h1[r], ref1[r], 1e-4 * std::fabs(ref1[r]) + 1e-6);
+  const bool ok0 = c0.done(1e-5), ok1 = c1.done(1e-5);
+  report("sumsq_axis0 (outer split+fin)", "4096x8192 ax0", n * 4.0 + C * 4.0, time_ms(run0), ok0);
+  report("sumsq_axis1 (inner_block)", "4096x8192 ax1", n * 4.0 + R * 4.0, time_ms(run1), ok1);
+  CUDA_OK(cudaFree(x));
+  CUDA_OK(cudaFree(y0));
+  CUDA_OK(cudaFree(y1));
+  CUDA_OK(cudaFree(ws));
+}
+
+// ------------------------------------------------------------------ argmax: short rows (7) and long rows (2^24+3)
+long long ref_argmax(const float* row, long long len) {
+  long long best = 0;
+  for (long long i = 1; i < len; ++i) {
+    if (std::isnan(row[best])) break;                     // the first NaN wins
+    if (std::isnan(row[i]) || row[i] > row[best]) best = i;  // strictly greater: ties keep the first
+  }
+  return best;
+}
+
+void check_argmax() {
+  namespace as = kiln_argmax_short;
+  namespace al = kiln_argmax_long;
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  {
+    const long long R = as::kRows, L = as::kLen, n = R * L;
+    float* x;
+    long long* y;
+    CUDA_OK(cudaMalloc(&x, n * 4));
+    CUDA_OK(cudaMalloc(&y, R * 8));
+    fill(x, n, 31);
+    set_value(x, 5 * L + 2, nan);
+    set_value(x, 5 * L + 4, nan);   // row 5: first NaN (2)
+    set_value(x, 6 * L + 3, inf);   // row 6: 3
+    for (int i = 0; i < L; ++i) set_value(x, 7 * L + i, 0.5f);   // row 7: all tied -> 0
+    set_value(x, 8 * L + 6, 2.0f);  // row 8: last element
+    poison(y, R * 8);
+    auto run = [&] { kiln_argmax_short_k0<<<grid_of(as::kGeometry), block_of(as::kGeometry)>>>(x, y); };
+    run_checked(run);
+    const std::vector<float> hx = to_host(x, n);
+    const std::vector<long long> hy = to_host(y, R);
+    Check c{"argmax short"};
+    for (long long r = 0; r < R; ++r) {
+      const long long ref = ref_argmax(&hx[r * L], L);
+      if (hy[r] != ref) c.element(r, double(hy[r]), double(ref), 0);
+    }
+    const bool ok = c.done() && hy[5] == 2 && hy[6] == 3 && hy[7] == 0 && hy[8] == 6;
+    report("argmax_short (inner_warp)", "1048576x7", n * 4.0 + R * 8.0, time_ms(run), ok);
+    CUDA_OK(cudaFree(x));
+    CUDA_OK(cudaFree(y));
+  }
+  {
+    const long long R = al::kRows, L = al::kLen, n = R * L;
+    float* x;
+    long long* y;
+    void* ws;
+    CUDA_OK(cudaMalloc(&x, n * 4));
+    CUDA_OK(cudaMalloc(&y, R * 8));
+    CUDA_OK(cudaMalloc(&ws, al::kGeometry.workspace_bytes));
+    fill(x, n, 41);
+    set_value(x, 1 * L + 12000000, nan);
+    set_value(x, 1 * L + 10000000, nan);   // row 1: 10000000 (first NaN, other split)
+    set_value(x, 2 * L + L - 1, inf);      // row 2: the very last element (tail of the last split)
+    set_value(x, 3 * L + 16000000, 2.0f);
+    set_value(x, 3 * L + 5, 2.0f);         // row 3: tie across splits -> 5
+    set_value(x, 4 * L + 0, 3.0f);         // row 4: first element (head)
+    poison(y, R * 8);
+    auto run = [&] {
+      kiln_argmax_long_k0<<<grid_of(al::kGeometry), block_of(al::kGeometry)>>>(x, static_cast<al::Op::Acc*>(ws));
+      kiln_argmax_long_k1<<<grid_of(al::kFinishGeometry), block_of(al::kFinishGeometry)>>>(
+          static_cast<const al::Op::Acc*>(ws), y);
+    };
+    run_checked(run);
+    const std::vector<float> hx = to_host(x, n);
+    const std::vector<long long> hy = to_host(y, R);
+    Check c{"argmax long"};
+    for (long long r = 0; r < R; ++r) {
+      const long long ref = ref_argmax(&hx[r * L], L);
+      if (hy[r] != ref) c.element(r, double(hy[r]), double(ref), 0);
+    }
+    const bool ok = c.done() && hy[1] == 10000000 && hy[2] == L - 1 && hy[3] == 5 && hy[4] == 0;
+    report("argmax_long (block split+fin)", "8x16777219", n * 4.0 + R * 8.0, time_ms(run), ok);
+    CUDA_OK(cudaFree(x));
+    CUDA_OK(cudaFree(y));
+    CUDA_OK(cudaFree(ws));
+  }
+}
+
+// ------------------------------------------------------------------ logsumexp over rows, 16384x2048
+void check_logsumexp() {
+  namespace k = kiln_logsumexp;
+  const long long R = k::kRows, L = k::kLen, n = R * L;
+  float *x, *y;
+  CUDA_OK(cudaMalloc(&x, n * 4));
+  CUDA_OK(cudaMalloc(&y, R * 4));
+  fill(x, n, 51);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> minus_inf(L, -inf);
+  CUDA_OK(cudaMemcpy(x, minus_inf.data(), L * 4, cudaMemcpyHostToDevice));   // row 0: all -inf -> -inf
+  set_value(x, 1 * L + 77, inf);                                             // row 1: +inf
+  set_value(x, 2 * L + 1000, nan);                                           // row 2: NaN
+  set_value(x, 3 * L + 5, 80.0f);                                            // row 3: large value (shift matters)
+  poison(y, R * 4);
+  auto run = [&] { kiln_logsumexp_k0<<<grid_of(k::kGeometry), block_of(k::kGeometry)>>>(x, y); };
+  run_checked(run);
+  const std::vector<float> hx = to_host(x, n), hy = to_host(y, R);
+  Check c{"logsumexp"};
+  for (long long r = 0; r < R; ++r) {
+    double m = -std::numeric_limits<double>::infinity();
+    bool has_nan = false;
+    for (long long i = 0; i < L; ++i) {
+      has_nan |= std::isnan(hx[r * L + i]);
+      m = std::max(m, double(hx[r * L + i]));
+    }
+    double ref;
+    if (has_nan) ref = std::nan("");
+    else if (std::isinf(m)) ref = m;
+    else {
+      double s = 0;
+      for (long long i = 0; i < L; ++i) s += std::exp(double(hx[r * L + i]) - m);
+      ref = m + std::log(s);
+    }
+    c.element(r, hy[r], ref, 1e-5 * std::max(1.0, std::fabs(ref)));
+  }
+  report("logsumexp (inner_warp)", "16384x2048", n * 4.0 + R * 4.0, time_ms(run), c.done(1e-5));
+  CUDA_OK(cudaFree(x));
+  CUDA_OK(cudaFree(y));
+}
+
+// ------------------------------------------------------------------ scans
+// CPU reference of one row: op over the logical order (reverse: from the end), exclusive shifts.
+template <class Combine>
+void ref_scan_row(const float* x, double* out, long long len, bool exclusive, bool reverse, double identity,
+                  Combine combine) {
+  double run = identity;
+  for (long long q = 0; q < len; ++q) {
+    const long long p = reverse ? len - 1 - q : q;
+    if (exclusive) {
+      out[p] = run;
+      run = combine(run, double(x[p]));
+    } else {
+      run = combine(run, double(x[p]));
+      out[p] = run;
+    }
+  }
+}
+double nan_max_d(double a, double b) { return (std::isnan(a) || a > b) ? a : b; }
+
+void check_cumsum() {
+  namespace k = kiln_cumsum_exclusive;
+  const long long R = k::kRows, L = k::kLen, n = R * L;
+  float *x, *y;
+  CUDA_OK(cudaMalloc(&x, n * 4));
+  CUDA_OK(cudaMalloc(&y, n * 4));
+  fill(x, n, 61);
+  poison(y, n * 4);
+  auto run = [&] { kiln_cumsum_exclusive_k0<<<grid_of(k::kGeometry), block_of(k::kGeometry)>>>(x, y); };
+  auto verify = [&](const char* what) {
+    Check c{what};
+    std::vector<float> hx(L), hy(L);
+    std::vector<double> ref(L);
+    for (long long r = 0; r < R; r += (r < 8 ? 1 : 61)) {   // 8 first rows, then every 61st, and the last
+      const long long row = std::min(r, R - 1);
+      CUDA_OK(cudaMemcpy(hx.data(), x + row * L, L * 4, cudaMemcpyDeviceToHost));
+      CUDA_OK(cudaMemcpy(hy.data(), y + row * L, L * 4, cudaMemcpyDeviceToHost));
+      ref_scan_row(hx.data(), ref.data(), L, true, false, 0.0, [](double a, double b) { return a + b; });
+      double mag = 0;
+      for (long long i = 0; i < L; ++i) {
+        mag += std::fabs(hx[i]);
+        c.element(row * L + i, hy[i], ref[i], 1e-4 * (1.0 + mag));
+      }
+      if (r + 61 >= R && row != R - 1) r = R - 1 - 61;   // make the last sampled row R-1
+    }
+    return c.done(1e-5);
+  };
+  run_checked(run);
+  const bool ok = verify("cumsum exclusive");
+  report("cumsum_excl (scan_rows_block)", "32768x32768", n * 8.0, time_ms(run), ok);
+  poison(y, n * 4);
+  const float alt_ms = time_ms([&] { alt_cumsum_vecs4<<<grid_of(k::kGeometry), block_of(k::kGeometry)>>>(x, y); });
+  report("  alt: 256 thr, 4 vecs", "32768x32768", n * 8.0, alt_ms, verify("cumsum alt vecs4"));
+  poison(y, n * 4);
+  const float alt2_ms = time_ms([&] { alt_cumsum_512x2<<<grid_of(k::kGeometry), dim3(512)>>>(x, y); });
+  report("  alt: 512 thr, 2 vecs", "32768x32768", n * 8.0, alt2_ms, verify("cumsum alt 512x2"));
+  CUDA_OK(cudaFree(x));
+  CUDA_OK(cudaFree(y));
+}
+
+void check_cumprod_reverse() {
+  namespace k = kiln_cumprod_reverse;
+  const long long R = k::kRows, L = k::kLen, n = R * L;
+  float *x, *y;
+  CUDA_OK(cudaMalloc(&x, n * 4));
+  CUDA_OK(cudaMalloc(&y, n * 4));
+  fill(x, n, 71, 0.995f, 0.01f);   // products of 1 +- 0.5% stay O(1) over 5003 elements
+  poison(y, n * 4);
+  auto run = [&] { kiln_cumprod_reverse_k0<<<grid_of(k::kGeometry), block_of(k::kGeometry)>>>(x, y); };
+  run_checked(run);
+  const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
+  std::vector<double> ref(L);
+  Check c{"cumprod reverse"};
+  for (long long r = 0; r < R; ++r) {
+    ref_scan_row(&hx[r * L], ref.data(), L, false, true, 1.0, [](double a, double b) { return a * b; });
+    for (long long i = 0; i < L; ++i) c.element(r * L + i, hy[r * L + i], ref[i], 1e-4 * std::fabs(ref[i]) + 1e-30);
+  }
+  report("cumprod_rev (scan_rows_block)", "1000x5003", n * 8.0, time_ms(run), c.done(1e-5));
+  CUDA_OK(cudaFree(x));
+  CUDA_OK(cudaFree(y));
+}
+
+void check_cummax_lookback() {
+  namespace k = kiln_cummax_lookback;
+  const long long R = k::kRows, L = k::kLen, n = R * L;
+  float *x, *y;
+  void* ws;
+  const size_t ws_bytes = size_t(k::kGeometry.workspace_bytes);
+  CUDA_OK(cudaMalloc(&x, n * 4));
+  CUDA_OK(cudaMalloc(&y, n * 4));
+  CUDA_OK(cudaMalloc(&ws, ws_bytes));
+  fill(x, n, 81);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  set_value(x, 3 * L + 1234567, nan);   // row 3: NaN from here on
+  set_value(x, 5 * L + 2000000, inf);   // row 5: +inf from here on
+  set_value(x, 6 * L + 0, 5.0f);        // row 6: the first element dominates the whole row
+  poison(y, n * 4);
+  auto run = [&] {
+    CUDA_OK(cudaMemsetAsync(ws, 0, ws_bytes));   // counter and flags start at zero every launch
+    kiln_cummax_lookback_k0<<<grid_of(k::kGeometry), block_of(k::kGeometry)>>>(x, y, ws);
+  };
+  run_checked(run);
+  auto verify = [&] {
+    const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
+    std::vector<double> ref(L);
+    Check c{"cummax look-back"};
+    for (long long r = 0; r < R; ++r) {
+      ref_scan_row(&hx[r * L], ref.data(), L, false, false, -std::numeric_limits<double>::infinity(), nan_max_d);
+      for (long long i = 0; i < L; ++i)
+        if (!same_float(hy[r * L + i], ref[i])) c.element(r * L + i, hy[r * L + i], ref[i], 0);
+    }
+    return c.done();
+  };
+  const bool ok = verify();
+  const float ms = time_ms(run);
+  const bool ok_after = verify();   // the last of 60 timed launches is also right (races show up here)
+  report("cummax (scan_rows_lookback)", "8x4000000", n * 8.0, ms, ok && ok_after);
+  CUDA_OK(cudaFree(x));
+  CUDA_OK(cudaFree(y));
+  CUDA_OK(cudaFree(ws));
+}
+
+// ------------------------------------------------------------------ rownorm
+void ref_softmax_row(const double* x, double* out, long long len, bool log) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (long long i = 0; i < len; ++i) m = std::max(m, x[i]);
+  double s = 0;
+  for (long long i = 0; i < len; ++i) s += std::exp(x[i] - m);
+  for (long long i = 0; i < len; ++i) out[i] = log ? (x[i] - m) - std::log(s) : std::exp(x[i] - m) / s;
+}
+
+void check_softmax_dropout() {
+  namespace k = kiln_softmax_dropout;
+  const long long R = k::kRows, L = k::kLen, n = R * L;
+  const unsigned long long seed = 0x1234abcdULL;
+  float *x, *y;
+  CUDA_OK(cudaMalloc(&x, n * 4));
+  CUDA_OK(cudaMalloc(&y, n * 4));
+  fill(x, n, 91, -4.0f, 8.0f);   // logits in [-4, 4)
+  poison(y, n * 4);
+  auto run = [&] { kiln_softmax_dropout_k0<<<grid_of(k::kGeometry), block_of(k::kGeometry)>>>(x, y, seed); };
+  run_checked(run);
+  const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
+  std::vector<double> in(L), ref(L);
+  Check c{"softmax(dropout)"};
+  for (long long r = 0; r < R; ++r) {
+    for (long long i = 0; i < L; ++i) {
+      const long long f = r * L + i;
+      const bool keep = k::DropoutStub::uniform(seed, (unsigned long long)f) >= k::kP;
+      in[i] = keep ? double(hx[f] * k::kScale) : 0.0;   // the same float product as the prologue
+    }
+    ref_softmax_row(in.data(), ref.data(), L, false);
+    for (long long i = 0; i < L; ++i) c.element(r * L + i, hy[r * L + i], ref[i], 1e-4 * std::fabs(ref[i]) + 1e-9);
+  }
+  report("softmax_dropout (rownorm blk)", "128x16384", n * 8.0, time_ms(run), c.done(1e-5));
+  CUDA_OK(cudaFree(x));
+  CUDA_OK(cudaFree(y));
+}
+
+void check_log_softmax() {
+  namespace k = kiln_log_softmax;
+  const long long R = k::kRows, L = k::kLen, n = R * L;
+  float *x, *y;
+  CUDA_OK(cudaMalloc(&x, n * 4));
+  CUDA_OK(cudaMalloc(&y, n * 4));
+  fill(x, n, 101);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  set_value(x, 9 * L + 999, nan);   // row 9: all NaN
+  poison(y, n * 4);
+  auto run = [&] { kiln_log_softmax_k0<<<grid_of(k::kGeometry), block_of(k::kGeometry)>>>(x, y); };
+  run_checked(run);
+  const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
+  std::vector<double> in(L), ref(L);
+  Check c{"log_softmax"};
+  for (long long r = 0; r < R; ++r) {
+    bool has_nan = false;
+    for (long long i = 0; i < L; ++i) {
+      in[i] = hx[r * L + i];
+      has_nan |= std::isnan(in[i]);
+    }
+    ref_softmax_row(in.data(), ref.data(), L, true);
+    for (long long i = 0; i < L; ++i)
+      c.element(r * L + i, hy[r * L + i], has_nan ? std::nan("") : ref[i], 1e-5 * std::max(1.0, std::fabs(ref[i])));
+  }
+  report("log_softmax (rownorm warp)", "8192x1000", n * 8.0, time_ms(run), c.done(1e-5));
+  CUDA_OK(cudaFree(x));
+  CUDA_OK(cudaFree(y));
+}
+
+void check_softmax_strided() {
+  namespace k = kiln_softmax_strided;
+  const long long O = k::kOuter, L = k::kLen, I = k::kInner, n = O * L * I;
+  float *x, *y;
+  CUDA_OK(cudaMalloc(&x, n * 4));
+  CUDA_OK(cudaMalloc(&y, n * 4));
+  fill(x, n, 111, -2.0f, 4.0f);
+  poison(y, n * 4);
+  auto run = [&] { kiln_softmax_strided_k0<<<grid_of(k::kGeometry), block_of(k::kGeometry)>>>(x, y); };
+  run_checked(run);
+  const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
+  std::vector<double> in(L), ref(L);
+  Check c{"softmax strided"};
+  for (long long o = 0; o < O; ++o)
+    for (long long col = 0; col < I; ++col) {
+      for (long long l = 0; l < L; ++l) in[l] = hx[(o * L + l) * I + col];
+      ref_softmax_row(in.data(), ref.data(), L, false);
+      for (long long l = 0; l < L; ++l) {
+        const long long f = (o * L + l) * I + col;
+        c.element(f, hy[f], ref[l], 1e-4 * std::fabs(ref[l]) + 1e-9);
+      }
+    }
+  report("softmax_strided (rownorm col)", "64x333x1024 ax1", n * 8.0, time_ms(run), c.done(1e-5));
+  CUDA_OK(cudaFree(x));
+  CUDA_OK(cudaFree(y));
+}
+
+
+// ------------------------------------------------------------------ extra coverage
+void check_scan_cover() {
+  using namespace cover;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto sum = [](double a, double b) { return a + b; };
+  auto nan_min_d = [](double a, double b) { return (std::isnan(a) || a < b) ? a : b; };
+  // Block per row: reverse inclusive/exclusive (vector path), odd-length exclusive cummin (scalar).
+  {
+    const long long n = (long long)kScanRows * kScanLen;
+    float *x, *y;
+    CUDA_OK(cudaMalloc(&x, n * 4));
+    CUDA_OK(cudaMalloc(&y, n * 4));
+    fill(x, n, 121);
+    const std::vector<float> hx = to_host(x, n);
+    for (int excl = 0; excl < 2; ++excl) {
+      poison(y, n * 4);
+      auto run = [&] {
+        if (excl) cover_cumsum_rev_excl<<<kScanRows, 256>>>(x, y);
+        else cover_cumsum_rev_incl<<<kScanRows, 256>>>(x, y);
+      };
+      run_checked(run);
+      const std::vector<float> hy = to_host(y, n);
+      std::vector<double> ref(kScanLen);
+      Check c{excl ? "cumsum reverse exclusive" : "cumsum reverse inclusive"};
+      for (long long r = 0; r < kScanRows; ++r) {
+        ref_scan_row(&hx[r * kScanLen], ref.data(), kScanLen, excl, true, 0.0, sum);
+        for (long long i = 0; i < kScanLen; ++i) c.element(r * kScanLen + i, hy[r * kScanLen + i], ref[i], 1e-4 * (1.0 + std::fabs(ref[i])));
+      }
+      report(excl ? "cover: cumsum rev excl (vec)" : "cover: cumsum rev incl (vec)", "1024x8192", n * 8.0, time_ms(run), c.done(1e-5));
+    }
+    CUDA_OK(cudaFree(x));
+    CUDA_OK(cudaFree(y));
+  }
+  {
+    const long long n = (long long)kScanOddRows * kScanOddLen;
+    float *x, *y;
+    CUDA_OK(cudaMalloc(&x, n * 4));
+    CUDA_OK(cudaMalloc(&y, n * 4));
+    fill(x, n, 131);
+    set_value(x, 17LL * kScanOddLen + 2000, nan);
+    poison(y, n * 4);
+    auto run = [&] { cover_cummin_odd_excl<<<kScanOddRows, 256>>>(x, y); };
+    run_checked(run);
+    const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
+    std::vector<double> ref(kScanOddLen);
+    Check c{"cummin exclusive odd"};
+    for (long long r = 0; r < kScanOddRows; ++r) {
+      ref_scan_row(&hx[r * kScanOddLen], ref.data(), kScanOddLen, true, false, std::numeric_limits<double>::infinity(), nan_min_d);
+      for (long long i = 0; i < kScanOddLen; ++i)
+        if (!same_float(hy[r * kScanOddLen + i], ref[i])) c.element(r * kScanOddLen + i, hy[r * kScanOddLen + i], ref[i], 0);
+    }
+    report("cover: cummin excl odd (scalar)", "1000x3001", n * 8.0, time_ms(run), c.done());
+    CUDA_OK(cudaFree(x));
+    CUDA_OK(cudaFree(y));
+  }
+  // Look-back: reverse exclusive on odd rows (scalar), inclusive forward on aligned rows (vector).
+  for (int vec = 0; vec < 2; ++vec) {
+    const long long R = vec ? kLbVRows : kLbRows, L = vec ? kLbVLen : kLbLen, n = R * L;
+    const size_t ws_bytes = size_t(kiln::launch::scan_lookback_workspace_bytes(R, L, kLbTile, 4));
+    const unsigned grid = unsigned(R * kiln::launch::ceil_div(L, kLbTile));
+    float *x, *y;
+    void* ws;
+    CUDA_OK(cudaMalloc(&x, n * 4));
+    CUDA_OK(cudaMalloc(&y, n * 4));
+    CUDA_OK(cudaMalloc(&ws, ws_bytes));
+    fill(x, n, 141 + vec);
+    poison(y, n * 4);
+    auto run = [&] {
+      CUDA_OK(cudaMemsetAsync(ws, 0, ws_bytes));
+      if (vec) cover_lookback_cumsum_vec<<<grid, 256>>>(x, y, ws);
+      else cover_lookback_cumsum_rev_excl<<<grid, 256>>>(x, y, ws);
+    };
+    run_checked(run);
+    auto verify = [&] {
+      const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
+      std::vector<double> ref(L);
+      Check c{vec ? "look-back cumsum (vec)" : "look-back cumsum rev excl (odd)"};
+      for (long long r = 0; r < R; ++r) {
+        ref_scan_row(&hx[r * L], ref.data(), L, !vec, !vec, 0.0, sum);
+        double mag = 0;
+        for (long long q = 0; q < L; ++q) {
+          const long long i = vec ? q : L - 1 - q;   // running magnitude in scan order
+          mag += std::fabs(hx[r * L + i]);
+          c.element(r * L + i, hy[r * L + i], ref[i], 1e-4 * (1.0 + mag));
+        }
+      }
+      return c.done(1e-5);
+    };
+    const bool ok = verify();
+    const float ms = time_ms(run);
+    report(vec ? "cover: look-back incl (vec)" : "cover: look-back rev excl", vec ? "2x2097152" : "3x1000003", n * 8.0, ms,
+           ok && verify());
+    CUDA_OK(cudaFree(x));
+    CUDA_OK(cudaFree(y));
+    CUDA_OK(cudaFree(ws));
+  }
+}
+
+void check_rownorm_reduce_cover() {
+  using namespace cover;
+  for (int vec = 0; vec < 2; ++vec) {   // two-pass rownorm: odd rows (scalar pass 2), aligned rows (vector)
+    const long long L = vec ? kSmVLen : kSmLen, n = kSmRows * L;
+    float *x, *y;
+    CUDA_OK(cudaMalloc(&x, n * 4));
+    CUDA_OK(cudaMalloc(&y, n * 4));
+    fill(x, n, 151 + vec, -3.0f, 6.0f);
+    poison(y, n * 4);
+    auto run = [&] {
+      if (vec) cover_log_softmax_two_pass_vec<<<kSmRows, 1024>>>(x, y);
+      else cover_softmax_two_pass_odd<<<kSmRows, 1024>>>(x, y);
+    };
+    run_checked(run);
+    const std::vector<float> hx = to_host(x, n), hy = to_host(y, n);
+    std::vector<double> in(L), ref(L);
+    Check c{vec ? "log_softmax two-pass" : "softmax two-pass"};
+    for (long long r = 0; r < kSmRows; ++r) {
+      for (long long i = 0; i < L; ++i) in[i] = hx[r * L + i];
+      ref_softmax_row(in.data(), ref.data(), L, vec);
+      for (long long i = 0; i < L; ++i)
+        c.element(r * L + i, hy[r * L + i], ref[i], vec ? 1e-5 * std::max(1.0, std::fabs(ref[i])) : 1e-4 * std::fabs(ref[i]) + 1e-10);
+    }
+    report(vec ? "cover: log_softmax 2-pass vec" : "cover: softmax 2-pass odd", vec ? "64x65536" : "64x100003", n * 8.0,
+           time_ms(run), c.done(1e-5));
+    CUDA_OK(cudaFree(x));
+    CUDA_OK(cudaFree(y));
+  }
+  {   // f16 input, f32 accumulation; rows of 1001 halves: the 16-byte alignment varies by row
+    const long long n = (long long)kHRows * kHLen;
+    std::vector<__half> hx(n);
+    for (long long i = 0; i < n; ++i) hx[i] = __float2half(hash_uniform(161, i));
+    __half* x;
+    float* y;
+    CUDA_OK(cudaMalloc(&x, n * 2));
+    CUDA_OK(cudaMalloc(&y, kHRows * 4));
+    CUDA_OK(cudaMemcpy(x, hx.data(), n * 2, cudaMemcpyHostToDevice));
+    poison(y, kHRows * 4);
+    auto run = [&] { cover_sum_f16<<<kHRows / 8, 256>>>(x, y); };
+    run_checked(run);
+    const std::vector<float> hy = to_host(y, kHRows);
+    Check c{"sum f16"};
+    for (long long r = 0; r < kHRows; ++r) {
+      double ref = 0;
+      for (long long i = 0; i < kHLen; ++i) ref += double(__half2float(hx[r * kHLen + i]));
+      c.element(r, hy[r], ref, 1e-4 * std::fabs(ref) + 1e-6);
+    }
+    report("cover: sum f16 (inner_warp)", "4096x1001 f16", n * 2.0 + kHRows * 4.0, time_ms(run), c.done(1e-5));
+    CUDA_OK(cudaFree(x));
+    CUDA_OK(cudaFree(y));
+  }
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> filters(argv + 1, argv + argc);
+  int device = 0;
+  CUDA_OK(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  CUDA_OK(cudaGetDeviceProperties(&prop, device));
+  std::printf("device: %s, %d SMs (the units bake in 132)\n", prop.name, prop.multiProcessorCount);
+  g_copy_gbps = measure_copy_gbps();
+  std::printf("device-to-device cudaMemcpy (1 GiB, read + write): %.0f GB/s\n", g_copy_gbps);
+
+  struct Case {
+    const char* name;
+    void (*run)();
+  };
+  const Case cases[] = {
+      {"min", check_min_seed},           {"sumsq", check_sumsq},
+      {"argmax", check_argmax},          {"logsumexp", check_logsumexp},
+      {"cumsum", check_cumsum},          {"cumprod", check_cumprod_reverse},
+      {"cummax", check_cummax_lookback}, {"softmax_dropout", check_softmax_dropout},
+      {"log_softmax", check_log_softmax}, {"softmax_strided", check_softmax_strided},
+      {"cover_scan", check_scan_cover},  {"cover_rownorm_reduce", check_rownorm_reduce_cover},
+  };
+  for (const Case& c : cases) {
+    if (!wanted(filters, c.name)) continue;
+    std::printf("[%s]\n", c.name);
+    c.run();
+  }
+
+  std::printf("\n%-30s %-20s %10s %9s %8s %s\n", "variant", "shape", "median ms", "GB/s", "of copy", "check");
+  for (const Row& r : g_rows) {
+    const double gbps = r.bytes / (r.ms * 1e-3) / 1e9;
+    std::printf("%-30s %-20s %10.4f %9.0f %7.1f%% %s\n", r.variant.c_str(), r.shape.c_str(), r.ms, gbps,
+                100.0 * gbps / g_copy_gbps, r.ok ? "ok" : "FAIL");
+  }
+  std::printf("%s: %d failing variant(s)\n", g_failures ? "FAILED" : "PASSED", g_failures);
+  return g_failures ? 1 : 0;
+}

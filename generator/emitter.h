@@ -1,0 +1,35 @@
+// Internals of the emitter shared by the per-template emitters (emit_*.cpp).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "generator/code_writer.h"
+#include "generator/emit.h"
+#include "generator/expr_emitter.h"
+
+namespace kiln {
+
+// The pieces of one translation unit that fill templates/entry/kernel.cu.in.
+struct UnitParts {
+  std::string includes;    // #include lines
+  std::string constants;   // `using Index`, constexpr shapes and parameters
+  std::string functors;    // generated structs (bodies, prologues, epilogues)
+  std::string body;        // statements of the extern "C" entry
+
+  // Entry parameters, from the kernel's argument list.
+  static std::string param_list(const Plan& plan, const PlannedKernel& kernel);
+  // The C++ name of a buffer's pointer ("in_x", "out_y", "tmp_h", "ws_partial").
+  static std::string pointer_name(const Plan& plan, int buffer);
+  static std::string buffer_comment(const Plan& plan, int buffer);
+  // Declares one member per kernel argument and tells `ex` their names.
+  static void declare_members(const Plan& plan, const PlannedKernel& kernel, CodeWriter& w, ExprEmitter& ex);
+  // "in_x, out_y, alpha": a brace initializer for a functor declared by declare_members.
+  static std::string member_inits(const Plan& plan, const PlannedKernel& kernel);
+};
+
+using AnchorEmitter = std::function<void(const Plan&, const PlannedKernel&, UnitParts&)>;
+// nullptr when no emitter is registered for the template.
+const AnchorEmitter* anchor_emitter(const std::string& template_name);
+
+}  // namespace kiln

@@ -1,0 +1,225 @@
+#include "generator/expr_emitter.h"
+
+#include <cmath>
+
+#include "generator/assert.h"
+#include "generator/source.h"
+
+namespace kiln {
+
+const char* compute_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+    case DType::f16:
+    case DType::bf16: return "float";
+    case DType::f64: return "double";
+    case DType::i32: return "int";
+    case DType::i64: return "long long";
+    case DType::u64: return "unsigned long long";
+    case DType::boolean: return "bool";
+  }
+  return "?";
+}
+
+const char* storage_type(DType dtype) {
+  switch (dtype) {
+    case DType::f16: return "__half";
+    case DType::bf16: return "__nv_bfloat16";
+    default: return compute_type(dtype);
+  }
+}
+
+std::string literal(DType dtype, double value) {
+  const bool is_double = dtype == DType::f64;
+  if (dtype_is_float(dtype)) {
+    if (std::isnan(value)) return is_double ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)";
+    if (std::isinf(value)) {
+      if (is_double) return value > 0 ? "__longlong_as_double(0x7ff0000000000000LL)" : "__longlong_as_double(0xfff0000000000000LL)";
+      return value > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+    }
+    // Shortest round-trip spelling (fmt is locale-independent), as a float or double literal.
+    std::string s = is_double ? fmt::format("{}", value) : fmt::format("{}", static_cast<float>(value));
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    return is_double ? s : s + "f";
+  }
+  switch (dtype) {
+    case DType::boolean: return value != 0 ? "true" : "false";
+    case DType::i32: return fmt::format("{}", static_cast<long long>(value));
+    case DType::i64: return fmt::format("{}LL", static_cast<long long>(value));
+    case DType::u64: return fmt::format("{}ULL", static_cast<unsigned long long>(value));
+    default: return fmt::format("{}", value);
+  }
+}
+
+ExprEmitter::ExprEmitter(const Plan& plan, CodeWriter& out) : plan_(plan), out_(out) {}
+
+void ExprEmitter::bind_value(ir::NodeId node, const Coords& coords, std::string var) {
+  memo_[{node, coords}] = std::move(var);
+}
+
+std::string ExprEmitter::extent(ir::NodeId node, std::size_t dim) const {
+  const auto& n = plan_.ir().node(node);
+  if (dim < n.shape.size() && n.shape[dim].kind() == ir::DimExpr::Kind::Dim &&
+      plan_.bound->is_dynamic(n.shape[dim].name())) {
+    KILN_ASSERT(dyn_dim_name, "dyn dim {} in a kernel that takes none", n.shape[dim].name());
+    return dyn_dim_name(n.shape[dim].name());
+  }
+  return std::to_string(plan_.bound->shape(node)[dim]);
+}
+
+std::string ExprEmitter::flat_index(ir::NodeId node, const Coords& coords) const {
+  if (coords.empty()) return "0";
+  std::string expr = coords[0];
+  for (std::size_t d = 1; d < coords.size(); ++d) {
+    const std::string ext = extent(node, d);
+    if (expr == "0") expr = coords[d];
+    else expr = fmt::format("({} * {} + {})", expr, ext, coords[d]);
+  }
+  return expr;
+}
+
+Coords ExprEmitter::operand_coords(ir::NodeId user, ir::NodeId operand, const Coords& coords) const {
+  const auto& u = plan_.ir().node(user);
+  const auto& o = plan_.ir().node(operand);
+  const auto& ushape = plan_.bound->shape(user);
+  const auto& oshape = plan_.bound->shape(operand);
+  if (u.kind == ir::OpKind::Permute) {
+    Coords c(oshape.size());
+    for (std::size_t i = 0; i < u.perm.size(); ++i) c[static_cast<std::size_t>(u.perm[i])] = coords[i];
+    return c;
+  }
+  // numpy broadcasting: align on the right; an extent-1 dim against a larger one reads index 0.
+  Coords c(oshape.size());
+  const std::size_t offset = ushape.size() - oshape.size();
+  for (std::size_t k = 0; k < oshape.size(); ++k) {
+    const std::size_t uk = k + offset;
+    const bool symbolic_one = k < o.shape.size() && o.shape[k].as_constant() == std::optional<std::int64_t>(1);
+    const bool user_varies = uk < u.shape.size() && !u.shape[uk].as_constant().has_value();
+    const bool pinned = oshape[k] == 1 && (ushape[uk] != 1 || (symbolic_one && user_varies));
+    c[k] = pinned ? "0" : coords[uk];
+  }
+  return c;
+}
+
+std::string ExprEmitter::fresh(ir::NodeId node) { return fmt::format("v{}_{}", node, counter_++); }
+
+std::string ExprEmitter::load(ir::NodeId leaf, const Coords& coords) {
+  const auto& n = plan_.ir().node(leaf);
+  if (leaf_hook)
+    if (auto served = leaf_hook(leaf, coords)) return *served;
+  const int buffer = plan_.leaves.at(leaf);
+  auto p = pointers_.find(buffer);
+  KILN_ASSERT(p != pointers_.end(), "buffer #{} read but not in scope", buffer);
+  std::string access = fmt::format("{}[{}]", p->second, flat_index(leaf, coords));
+  if (n.dtype == DType::f16 || n.dtype == DType::bf16) access = fmt::format("kiln::to_float({})", access);
+  return access;
+}
+
+std::string ExprEmitter::value(ir::NodeId id, const Coords& coords) {
+  auto key = std::make_pair(id, coords);
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  const auto& n = plan_.ir().node(id);
+  std::string expr;
+  if (n.kind == ir::OpKind::Scalar) {
+    int param = -1;
+    for (std::size_t p = 0; p < plan_.ir().params.size(); ++p)
+      if (plan_.ir().params[p].node == id) param = static_cast<int>(p);
+    auto s = scalars_.find(param);
+    KILN_ASSERT(s != scalars_.end(), "scalar %{} read but not in scope", id);
+    memo_[key] = s->second;
+    return s->second;
+  }
+  if (plan_.leaves.count(id)) {
+    expr = load(id, coords);
+  } else if (n.kind == ir::OpKind::Literal) {
+    expr = literal(n.dtype, n.literal);
+    memo_[key] = expr;
+    return expr;
+  } else if (n.kind == ir::OpKind::Permute) {
+    std::string v = value(n.operands[0], operand_coords(id, n.operands[0], coords));
+    memo_[key] = v;
+    return v;
+  } else {
+    KILN_ASSERT(ir::is_elementwise(n.kind), "node %{} ({}) cannot be inlined", id, ir::op_kind_name(n.kind));
+    std::vector<std::string> args;
+    for (ir::NodeId op : n.operands) args.push_back(value(op, operand_coords(id, op, coords)));
+    expr = apply(n, id, args, coords);
+  }
+  if (n.loc.line > 0 && n.loc.line != last_line_ && plan_.ir().source) {
+    last_line_ = n.loc.line;
+    std::string text(plan_.ir().source->line(n.loc.line));
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.erase(text.begin());
+    out_.line("// line {}: {}", n.loc.line, text);
+  }
+  std::string var = fresh(id);
+  out_.line("const {} {} = {};", compute_type(n.dtype), var, expr);
+  memo_[key] = var;
+  return var;
+}
+
+std::string ExprEmitter::apply(const ir::Node& n, ir::NodeId id, const std::vector<std::string>& a,
+                               const Coords& coords) {
+  using K = ir::OpKind;
+  const DType t = n.dtype;
+  const bool dbl = t == DType::f64;
+  const bool flt = dtype_is_float(t);
+  auto fn = [&](const char* name) { return fmt::format("{}{}({})", name, dbl ? "" : "f", a[0]); };
+  const std::string one = literal(t, 1), zero = literal(t, 0);
+  std::string r;
+  switch (n.kind) {
+    case K::Neg: r = fmt::format("(-{})", a[0]); break;
+    case K::Not: r = fmt::format("(!{})", a[0]); break;
+    case K::Abs: r = flt ? fn("fabs") : fmt::format("({0} < 0 ? -{0} : {0})", a[0]); break;
+    case K::Exp: r = fn("exp"); break;
+    case K::Log: r = fn("log"); break;
+    case K::Sqrt: r = fn("sqrt"); break;
+    case K::Rsqrt: r = fn("rsqrt"); break;
+    case K::Tanh: r = fn("tanh"); break;
+    case K::Sigmoid: r = fmt::format("({} / ({} + {}{}(-{})))", one, one, "exp", dbl ? "" : "f", a[0]); break;
+    // NaN stays NaN (PyTorch): the comparison is false for NaN.
+    case K::Relu: r = fmt::format("({0} < {1} ? {1} : {0})", a[0], zero); break;
+    case K::Gelu:
+      r = fmt::format("({0} * {1} * ({2} + erf{3}({1} * {4})))", literal(t, 0.5), a[0], one, dbl ? "" : "f",
+                      literal(t, 0.7071067811865476));
+      break;
+    case K::Silu: r = fmt::format("({0} / ({1} + exp{2}(-{0})))", a[0], one, dbl ? "" : "f"); break;
+    case K::Cast: {
+      const DType from = plan_.ir().node(n.operands[0]).dtype;
+      if (t == DType::boolean) r = fmt::format("({} != 0)", a[0]);
+      else if (from == DType::boolean) r = fmt::format("({} ? {} : {})", a[0], one, zero);
+      else r = fmt::format("static_cast<{}>({})", compute_type(t), a[0]);
+      break;
+    }
+    case K::Add: r = fmt::format("({} + {})", a[0], a[1]); break;
+    case K::Sub: r = fmt::format("({} - {})", a[0], a[1]); break;
+    case K::Mul: r = fmt::format("({} * {})", a[0], a[1]); break;
+    case K::Div: r = fmt::format("({} / {})", a[0], a[1]); break;
+    case K::Pow: r = fmt::format("pow{}({}, {})", dbl ? "" : "f", a[0], a[1]); break;
+    case K::Minimum: r = flt ? fmt::format("kiln::nan_min({}, {})", a[0], a[1]) : fmt::format("min({}, {})", a[0], a[1]); break;
+    case K::Maximum: r = flt ? fmt::format("kiln::nan_max({}, {})", a[0], a[1]) : fmt::format("max({}, {})", a[0], a[1]); break;
+    case K::Eq: r = fmt::format("({} == {})", a[0], a[1]); break;
+    case K::Ne: r = fmt::format("({} != {})", a[0], a[1]); break;
+    case K::Lt: r = fmt::format("({} < {})", a[0], a[1]); break;
+    case K::Le: r = fmt::format("({} <= {})", a[0], a[1]); break;
+    case K::Gt: r = fmt::format("({} > {})", a[0], a[1]); break;
+    case K::Ge: r = fmt::format("({} >= {})", a[0], a[1]); break;
+    case K::And: r = fmt::format("({} && {})", a[0], a[1]); break;
+    case K::Or: r = fmt::format("({} || {})", a[0], a[1]); break;
+    case K::Where: r = fmt::format("({} ? {} : {})", a[0], a[1], a[2]); break;
+    case K::Dropout: {
+      // keep iff (philox word >> 8) >= ceil(p * 2^24): "u >= p" in exact arithmetic.
+      const auto threshold = static_cast<unsigned long long>(std::ceil(n.p * 16777216.0));
+      const double scale = 1.0 / (1.0 - n.p);
+      r = fmt::format("(kiln::dropout_keep({}, static_cast<unsigned long long>({}), {}u) ? {} * {} : {})", a[1],
+                      flat_index(id, coords), threshold, a[0], literal(t, scale), zero);
+      break;
+    }
+    default: KILN_ASSERT(false, "op {} is not elementwise", ir::op_kind_name(n.kind));
+  }
+  // f16/bf16 results are rounded per op, as PyTorch does.
+  if (t == DType::f16) r = fmt::format("__half2float(__float2half_rn({}))", r);
+  if (t == DType::bf16) r = fmt::format("__bfloat162float(__float2bfloat16_rn({}))", r);
+  return r;
+}
+
+}  // namespace kiln

@@ -1,0 +1,514 @@
+#include "generator/plan.h"
+
+#include <algorithm>
+#include <set>
+
+#include "generator/assert.h"
+#include "generator/planner.h"
+
+namespace kiln {
+
+namespace {
+
+constexpr std::int64_t kInt32Limit = (std::int64_t{1} << 31) - 1;
+
+std::int64_t product(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string bytes_text(std::int64_t bytes) {
+  if (bytes >= (std::int64_t{1} << 30)) return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1 << 30));
+  if (bytes >= (1 << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
+  if (bytes >= (1 << 10)) return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / (1 << 10));
+  return fmt::format("{} B", bytes);
+}
+
+// A node kernels may inline: elementwise work, views, literals and scalar arguments.
+bool inlinable(ir::OpKind kind) {
+  return ir::is_elementwise(kind) || kind == ir::OpKind::Permute || kind == ir::OpKind::Literal ||
+         kind == ir::OpKind::Scalar;
+}
+
+bool is_anchor(ir::OpKind kind) { return !inlinable(kind) && kind != ir::OpKind::Input; }
+
+const char* kind_name(BufferKind kind) {
+  switch (kind) {
+    case BufferKind::Input: return "in ";
+    case BufferKind::Output: return "out";
+    case BufferKind::Intermediate: return "tmp";
+    case BufferKind::Workspace: return "ws ";
+  }
+  return "?";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- Target
+
+Target Target::for_arch(const std::string& arch) {
+  static const std::map<std::string, int> kSmCounts = {
+      {"sm_80", 108}, {"sm_86", 84}, {"sm_89", 128}, {"sm_90", 132}, {"sm_90a", 132}};
+  auto it = kSmCounts.find(arch);
+  KILN_CHECK(it != kSmCounts.end(), ArgumentError,
+             "unknown target arch '{}' (expected one of sm_80, sm_86, sm_89, sm_90, sm_90a)", arch);
+  Target t;
+  t.arch = arch;
+  t.sm_count = it->second;
+  return t;
+}
+
+int Target::sm_version() const {
+  int v = 0;
+  for (char c : arch)
+    if (c >= '0' && c <= '9') v = v * 10 + (c - '0');
+  return v;
+}
+
+// ---------------------------------------------------------------- Plan
+
+std::int64_t Plan::scratch_bytes() const {
+  std::int64_t total = 0;
+  for (const auto& b : buffers)
+    if (b.kind == BufferKind::Intermediate || b.kind == BufferKind::Workspace) total += (b.bytes + 255) / 256 * 256;
+  return total;
+}
+
+std::string Plan::text() const {
+  std::string out = fmt::format("plan {} [", ir().op_name);
+  bool first = true;
+  for (const auto& [name, value] : bound->dims) {
+    out += fmt::format("{}{}={}{}", first ? "" : " ", name, value, bound->is_dynamic(name) ? " (dyn)" : "");
+    first = false;
+  }
+  out += fmt::format("] for {} ({} SMs), f32 contractions {}{}\n", target.arch, target.sm_count,
+                     precision_name(target.precision), target.aligned16 ? "" : ", unaligned pointers");
+  out += "buffers:\n";
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    const auto& b = buffers[i];
+    out += fmt::format("  #{} {} {} {}{} ({})\n", i, kind_name(b.kind), b.name, dtype_name(b.dtype),
+                       shape_text(b.shape), bytes_text(b.bytes));
+  }
+  out += "kernels:\n";
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    const auto& kn = kernels[k];
+    out += fmt::format("  {} {}: {}  grid ({}, {}, {}) block ({}, {}, {}) smem {} index {}\n", k, kn.entry,
+                       kn.template_name, kn.grid.x, kn.grid.y, kn.grid.z, kn.block.x, kn.block.y, kn.block.z,
+                       kn.shared_bytes, kn.index64 ? "int64" : "int32");
+    if (kn.anchor >= 0) {
+      const auto& a = ir().node(kn.anchor);
+      out += fmt::format("      anchor %{} {} (line {})\n", kn.anchor, ir::op_kind_name(a.kind), a.loc.line);
+    }
+    for (const auto& s : kn.stores)
+      out += fmt::format("      stores %{} -> #{} {}\n", s.node, s.buffer, buffers[static_cast<std::size_t>(s.buffer)].name);
+    std::string reads;
+    for (const auto& arg : kn.args) {
+      if (arg.kind == KernelArg::Kind::Buffer && !arg.writes)
+        reads += fmt::format("{}#{} {}", reads.empty() ? "" : ", ", arg.buffer, buffers[static_cast<std::size_t>(arg.buffer)].name);
+      if (arg.kind == KernelArg::Kind::Scalar) reads += fmt::format("{}scalar {}", reads.empty() ? "" : ", ", arg.name);
+    }
+    if (!reads.empty()) out += "      reads " + reads + "\n";
+    if (!kn.params.empty()) {
+      std::string ps;
+      for (const auto& [key, value] : kn.params) ps += fmt::format("{}{}={}", ps.empty() ? "" : " ", key, value);
+      out += "      params " + ps + "\n";
+    }
+    if (!kn.reason.empty()) out += "      why: " + kn.reason + "\n";
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- Planner
+
+Planner::Planner(std::shared_ptr<const ir::BoundIr> bound, const Target& target) {
+  plan_.bound = std::move(bound);
+  plan_.target = target;
+}
+
+void Planner::find_consumers() {
+  const auto& nodes = plan_.ir().nodes;
+  consumers_.assign(nodes.size(), {});
+  for (std::size_t id = 0; id < nodes.size(); ++id)
+    for (ir::NodeId op : nodes[id].operands) {
+      auto& list = consumers_[static_cast<std::size_t>(op)];
+      if (std::find(list.begin(), list.end(), static_cast<ir::NodeId>(id)) == list.end())
+        list.push_back(static_cast<ir::NodeId>(id));
+    }
+  is_output_.assign(nodes.size(), false);
+  for (const auto& o : plan_.ir().outputs) is_output_[static_cast<std::size_t>(o.node)] = true;
+}
+
+int Planner::leaf_buffer(ir::NodeId id) const {
+  auto it = plan_.leaves.find(id);
+  return it == plan_.leaves.end() ? -1 : it->second;
+}
+
+int Planner::add_workspace(const std::string& name, DType dtype, std::vector<std::int64_t> shape) {
+  Buffer b;
+  b.kind = BufferKind::Workspace;
+  b.name = name;
+  b.dtype = dtype;
+  b.bytes = product(shape) * static_cast<std::int64_t>(dtype_size(dtype));
+  b.shape = std::move(shape);
+  plan_.buffers.push_back(std::move(b));
+  return static_cast<int>(plan_.buffers.size()) - 1;
+}
+
+PlannedKernel& Planner::add_followup(PlannedKernel kernel) {
+  followups_.push_back(std::move(kernel));
+  return followups_.back();
+}
+
+// Leaves (nodes loaded from a buffer) reachable from `node` through inlined nodes.
+void Planner::collect_leaves(ir::NodeId node, std::vector<ir::NodeId>& out, std::vector<bool>& seen) const {
+  if (seen[static_cast<std::size_t>(node)]) return;
+  seen[static_cast<std::size_t>(node)] = true;
+  const auto& n = plan_.ir().node(node);
+  if (plan_.leaves.count(node) || n.kind == ir::OpKind::Scalar) {
+    out.push_back(node);
+    return;
+  }
+  KILN_ASSERT(inlinable(n.kind), "node %{} ({}) is read but neither stored nor inlinable", node,
+              ir::op_kind_name(n.kind));
+  for (ir::NodeId op : n.operands) collect_leaves(op, out, seen);
+}
+
+int Planner::dependency_position(ir::NodeId node) const {
+  std::vector<ir::NodeId> leaves;
+  std::vector<bool> seen(plan_.ir().nodes.size(), false);
+  collect_leaves(node, leaves, seen);
+  int pos = -1;
+  for (ir::NodeId leaf : leaves) pos = std::max(pos, producer_[static_cast<std::size_t>(leaf)]);
+  return pos;
+}
+
+void Planner::choose_leaves() {
+  const auto& ir = plan_.ir();
+  const std::size_t n = ir.nodes.size();
+  epilogue_end_.resize(n);
+  forced_leaf_.assign(n, false);
+  producer_.assign(n, -1);
+  for (std::size_t id = 0; id < n; ++id) epilogue_end_[id] = static_cast<ir::NodeId>(id);
+
+  for (std::size_t id = 0; id < n; ++id) {
+    const auto& node = ir.nodes[id];
+    if (!is_anchor(node.kind)) continue;
+    const AnchorRule* rule = anchor_rule(node.kind);
+    if (!rule) continue;   // reported when the anchor is planned
+    // Operands a template cannot inline are stored first by an elementwise kernel.
+    if (!rule->prologue)
+      for (ir::NodeId op : node.operands) {
+        const auto& o = ir.node(op);
+        if (inlinable(o.kind) && o.kind != ir::OpKind::Scalar) forced_leaf_[static_cast<std::size_t>(op)] = true;
+      }
+    if (!rule->epilogue) continue;
+    // Follow the chain of single-consumer elementwise nodes of the same shape.
+    ir::NodeId cur = static_cast<ir::NodeId>(id);
+    while (!is_output_[static_cast<std::size_t>(cur)] && consumers_[static_cast<std::size_t>(cur)].size() == 1) {
+      ir::NodeId next = consumers_[static_cast<std::size_t>(cur)][0];
+      const auto& c = ir.node(next);
+      if (!ir::is_elementwise(c.kind) || plan_.bound->shape(next) != plan_.bound->shape(cur)) break;
+      // Side operands must only read anchors planned before this one.
+      bool ok = true;
+      for (ir::NodeId side : c.operands) {
+        if (side == cur) continue;
+        std::vector<ir::NodeId> stack{side};
+        std::set<ir::NodeId> seen;
+        while (ok && !stack.empty()) {
+          ir::NodeId s = stack.back();
+          stack.pop_back();
+          if (!seen.insert(s).second) continue;
+          const auto& sn = ir.node(s);
+          if (is_anchor(sn.kind) && s >= static_cast<ir::NodeId>(id)) ok = false;
+          if (inlinable(sn.kind)) stack.insert(stack.end(), sn.operands.begin(), sn.operands.end());
+        }
+      }
+      if (!ok) break;
+      cur = next;
+    }
+    epilogue_end_[id] = cur;
+  }
+}
+
+void Planner::add_elementwise_root(ir::NodeId node, int buffer) {
+  const int dep = dependency_position(node);
+  const auto& shape = plan_.bound->shape(node);
+  for (int k = static_cast<int>(plan_.kernels.size()) - 1; k > dep; --k) {
+    auto& kn = plan_.kernels[static_cast<std::size_t>(k)];
+    if (kn.anchor >= 0 || kn.stores.empty()) continue;
+    if (plan_.bound->shape(kn.stores[0].node) != shape) continue;
+    kn.stores.push_back({node, buffer});
+    return;
+  }
+  PlannedKernel kn;
+  kn.template_name = "elementwise";
+  kn.stores.push_back({node, buffer});
+  plan_.kernels.push_back(std::move(kn));
+}
+
+void Planner::finish_args(PlannedKernel& kernel) const {
+  const auto& ir = plan_.ir();
+  std::vector<ir::NodeId> roots;
+  std::vector<ir::NodeId> leaves;
+  std::vector<bool> seen(ir.nodes.size(), false);
+  if (kernel.anchor >= 0) {
+    const auto& a = ir.node(kernel.anchor);
+    for (ir::NodeId op : a.operands) roots.push_back(op);
+    // Side operands of the fused epilogue chain.
+    ir::NodeId end = kernel.stores.empty() ? kernel.anchor : kernel.stores[0].node;
+    ir::NodeId cur = kernel.anchor;
+    while (cur != end) {
+      ir::NodeId next = consumers_[static_cast<std::size_t>(cur)][0];
+      for (ir::NodeId side : ir.node(next).operands)
+        if (side != cur) roots.push_back(side);
+      cur = next;
+    }
+    seen[static_cast<std::size_t>(kernel.anchor)] = true;
+  } else {
+    for (const auto& s : kernel.stores) roots.push_back(s.node);
+  }
+  for (ir::NodeId r : roots) collect_leaves(r, leaves, seen);
+
+  std::set<int> read_buffers;
+  std::set<int> scalar_params;
+  for (ir::NodeId leaf : leaves) {
+    if (ir.node(leaf).kind == ir::OpKind::Scalar) {
+      for (std::size_t p = 0; p < ir.params.size(); ++p)
+        if (ir.params[p].node == leaf) scalar_params.insert(static_cast<int>(p));
+    } else {
+      read_buffers.insert(plan_.leaves.at(leaf));
+    }
+  }
+  std::vector<KernelArg> args;
+  std::vector<int> written;
+  for (const auto& s : kernel.stores) written.push_back(s.buffer);
+  for (const auto& a : kernel.args)   // workspaces the rule already added
+    if (a.kind == KernelArg::Kind::Buffer && a.writes && std::find(written.begin(), written.end(), a.buffer) == written.end())
+      written.push_back(a.buffer);
+  auto add_buffer = [&](int b, bool writes) {
+    KernelArg arg;
+    arg.kind = KernelArg::Kind::Buffer;
+    arg.buffer = b;
+    arg.dtype = plan_.buffers[static_cast<std::size_t>(b)].dtype;
+    arg.writes = writes;
+    arg.name = plan_.buffers[static_cast<std::size_t>(b)].name;
+    args.push_back(arg);
+  };
+  for (int b : read_buffers)
+    if (std::find(written.begin(), written.end(), b) == written.end()) add_buffer(b, false);
+  std::set<int> written_once;
+  for (int b : written)
+    if (written_once.insert(b).second) add_buffer(b, true);
+  for (int p : scalar_params) {
+    KernelArg arg;
+    arg.kind = KernelArg::Kind::Scalar;
+    arg.param = p;
+    arg.dtype = ir.params[static_cast<std::size_t>(p)].dtype;
+    arg.name = ir.params[static_cast<std::size_t>(p)].name;
+    args.push_back(arg);
+  }
+  for (const auto& d : ir.dims)
+    if (d.dynamic) {
+      KernelArg arg;
+      arg.kind = KernelArg::Kind::DynDim;
+      arg.dim = d.name;
+      arg.dtype = DType::i64;
+      arg.name = "dim_" + d.name;
+      args.push_back(arg);
+    }
+  kernel.args = std::move(args);
+
+  bool big = false;
+  for (const auto& a : kernel.args)
+    if (a.kind == KernelArg::Kind::Buffer && product(plan_.buffers[static_cast<std::size_t>(a.buffer)].shape) > kInt32Limit)
+      big = true;
+  if (kernel.anchor >= 0)
+    for (ir::NodeId op : ir.node(kernel.anchor).operands)
+      if (product(plan_.bound->shape(op)) > kInt32Limit) big = true;
+  kernel.index64 = big;
+}
+
+namespace {
+
+// Elementwise kernels: 16-byte vectors where every tensor allows it.
+void plan_elementwise(const Plan& plan, PlannedKernel& kn) {
+  const auto& bound = *plan.bound;
+  const auto& shape = bound.shape(kn.stores[0].node);
+  const std::int64_t numel = product(shape);
+  std::size_t widest = 1;
+  for (const auto& a : kn.args)
+    if (a.kind == KernelArg::Kind::Buffer) widest = std::max(widest, dtype_size(a.dtype));
+  for (const auto& s : kn.stores) widest = std::max(widest, dtype_size(bound.node(s.node).dtype));
+  std::int64_t vec = static_cast<std::int64_t>(16 / widest);
+  const std::int64_t inner = shape.empty() ? 1 : shape.back();
+  bool dynamic = false;
+  for (const auto& a : kn.args) dynamic |= a.kind == KernelArg::Kind::DynDim;
+  std::string why = "only elementwise nodes";
+  if (!plan.target.aligned16) {
+    vec = 1;
+    why += "; some pointer is not 16-byte aligned: scalar loop";
+  } else if (dynamic) {
+    vec = 1;
+    why += "; dyn dims: scalar loop";
+  } else if (vec > 1 && inner % vec != 0) {
+    // Vectors would cross rows: only fine when every tensor is indexed by the flat index.
+    bool flat = true;
+    for (const auto& a : kn.args)
+      if (a.kind == KernelArg::Kind::Buffer) flat &= product(plan.buffers[static_cast<std::size_t>(a.buffer)].shape) == numel;
+    if (!flat) vec = 1;
+    why += fmt::format("; innermost extent {} % {} != 0: {}", inner, vec == 1 ? 16 / widest : vec,
+                       flat ? "flat vectors with a scalar tail" : "scalar loop");
+  } else if (vec > 1) {
+    why += fmt::format("; {}-byte vectors ({} x {} bytes)", vec * static_cast<std::int64_t>(widest), vec, widest);
+  }
+  constexpr unsigned kThreads = 256;
+  const std::int64_t items = (numel + vec - 1) / vec;
+  const std::int64_t blocks = std::max<std::int64_t>(1, (items + kThreads - 1) / kThreads);
+  // Enough resident blocks to cover latency (8 per SM), grid-stride beyond that.
+  const std::int64_t cap = static_cast<std::int64_t>(plan.target.sm_count) * 8 * 4;
+  kn.params["vec"] = vec;
+  kn.block = {kThreads, 1, 1};
+  kn.grid = {static_cast<unsigned>(std::min(blocks, cap)), 1, 1};
+  kn.reason = why;
+}
+
+}  // namespace
+
+Plan Planner::run() {
+  const auto& ir = plan_.ir();
+  find_consumers();
+  for (std::size_t p = 0; p < ir.params.size(); ++p) {
+    const auto& param = ir.params[p];
+    if (!param.is_tensor) continue;
+    Buffer b;
+    b.kind = BufferKind::Input;
+    b.name = param.name;
+    b.dtype = param.dtype;
+    b.shape = plan_.bound->shape(param.node);
+    b.slot = static_cast<int>(p);
+    b.node = param.node;
+    b.bytes = product(b.shape) * static_cast<std::int64_t>(dtype_size(b.dtype));
+    plan_.buffers.push_back(b);
+    plan_.leaves[param.node] = static_cast<int>(plan_.buffers.size()) - 1;
+  }
+  std::vector<int> output_buffer;
+  for (std::size_t o = 0; o < ir.outputs.size(); ++o) {
+    const auto& out = ir.outputs[o];
+    const auto& node = ir.node(out.node);
+    Buffer b;
+    b.kind = BufferKind::Output;
+    b.name = out.name;
+    b.dtype = node.dtype;
+    b.shape = plan_.bound->shape(out.node);
+    b.slot = static_cast<int>(o);
+    b.node = out.node;
+    b.bytes = product(b.shape) * static_cast<std::int64_t>(dtype_size(b.dtype));
+    plan_.buffers.push_back(b);
+    output_buffer.push_back(static_cast<int>(plan_.buffers.size()) - 1);
+  }
+  choose_leaves();
+
+  std::vector<bool> fused(ir.nodes.size(), false);   // inside an anchor's epilogue chain
+  auto outputs_of = [&](ir::NodeId id) {
+    std::vector<int> bufs;
+    for (std::size_t o = 0; o < ir.outputs.size(); ++o)
+      if (ir.outputs[o].node == id) bufs.push_back(output_buffer[o]);
+    return bufs;
+  };
+  auto intermediate = [&](ir::NodeId id) {
+    Buffer b;
+    b.kind = BufferKind::Intermediate;
+    b.name = ir.node(id).name.empty() ? fmt::format("t{}", id) : ir.node(id).name;
+    b.dtype = ir.node(id).dtype;
+    b.shape = plan_.bound->shape(id);
+    b.node = id;
+    b.bytes = product(b.shape) * static_cast<std::int64_t>(dtype_size(b.dtype));
+    plan_.buffers.push_back(b);
+    return static_cast<int>(plan_.buffers.size()) - 1;
+  };
+
+  for (std::size_t i = 0; i < ir.nodes.size(); ++i) {
+    const auto id = static_cast<ir::NodeId>(i);
+    const auto& node = ir.nodes[i];
+    if (is_anchor(node.kind)) {
+      const AnchorRule* rule = anchor_rule(node.kind);
+      KILN_CHECK(rule != nullptr, Error, "{}: op '{}' (line {}) has no kernel template in this version of kiln",
+                 ir.op_name, ir::op_kind_name(node.kind), node.loc.line);
+      for (const auto& d : ir.dims)
+        KILN_CHECK(!d.dynamic, Error, "{}: dim '{}' is dyn, but the {} template needs every dim baked in",
+                   ir.op_name, d.name, rule->template_family);
+      PlannedKernel kn;
+      kn.anchor = id;
+      ir::NodeId end = epilogue_end_[i];
+      for (ir::NodeId c = id; c != end;) {
+        c = consumers_[static_cast<std::size_t>(c)][0];
+        fused[static_cast<std::size_t>(c)] = true;
+      }
+      auto outs = outputs_of(end);
+      bool read_elsewhere = !consumers_[static_cast<std::size_t>(end)].empty();
+      for (int b : outs) kn.stores.push_back({end, b});
+      if (outs.empty() || read_elsewhere) {
+        int b = outs.empty() ? intermediate(end) : outs[0];
+        if (outs.empty()) kn.stores.push_back({end, b});
+        plan_.leaves[end] = b;
+      } else {
+        plan_.leaves[end] = outs[0];
+      }
+      rule->plan(*this, kn);
+      finish_args(kn);
+      const int position = static_cast<int>(plan_.kernels.size());
+      plan_.kernels.push_back(std::move(kn));
+      producer_[static_cast<std::size_t>(end)] = position;
+      for (auto& f : followups_) {
+        finish_args(f);
+        plan_.kernels.push_back(std::move(f));
+      }
+      followups_.clear();
+      continue;
+    }
+    if (fused[i] || node.kind == ir::OpKind::Scalar) continue;
+    auto outs = outputs_of(id);
+    if (forced_leaf_[i] && !plan_.leaves.count(id)) {
+      int b = outs.empty() ? intermediate(id) : outs[0];
+      plan_.leaves[id] = b;
+      add_elementwise_root(id, b);
+      for (std::size_t k = 0; k < plan_.kernels.size(); ++k)
+        for (const auto& s : plan_.kernels[k].stores)
+          if (s.node == id) producer_[i] = static_cast<int>(k);
+      for (std::size_t o = 1; o < outs.size(); ++o) add_elementwise_root(id, outs[o]);
+      continue;
+    }
+    for (int b : outs) add_elementwise_root(id, b);
+  }
+
+  for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
+    auto& kn = plan_.kernels[k];
+    if (kn.anchor >= 0) continue;
+    finish_args(kn);
+    plan_elementwise(plan_, kn);
+  }
+  // Entry names by position: stable for the same plan.
+  for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
+    auto& kn = plan_.kernels[k];
+    kn.entry = fmt::format("kiln_{}_k{}_{}", ir.op_name, k, kn.template_name);
+  }
+  return std::move(plan_);
+}
+
+Plan make_plan(std::shared_ptr<const ir::BoundIr> bound, const Target& target) {
+  return Planner(std::move(bound), target).run();
+}
+
+const AnchorRule* anchor_rule(ir::OpKind kind) {
+  (void)kind;
+  return nullptr;   // templates register here as they land (reduce, scan, rownorm, gemm, conv)
+}
+
+}  // namespace kiln

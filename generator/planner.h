@@ -1,0 +1,62 @@
+// Internals of the planner shared by the per-template planning files
+// (plan_*.cpp). Not part of any public interface.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "generator/plan.h"
+
+namespace kiln {
+
+// How a template takes part in fusion, and how it plans its kernel(s).
+struct AnchorRule {
+  const char* template_family;
+  bool prologue;   // operands may be elementwise expressions (inlined per load)
+  bool epilogue;   // a following elementwise chain may be fused into the store
+  // Fills template_name, reason, params, geometry of `kernel` (whose anchor,
+  // stores and leaves are set); may add workspace buffers and follow-up kernels.
+  std::function<void(class Planner&, PlannedKernel& kernel)> plan;
+};
+
+// Returns nullptr when no template handles this anchor kind yet.
+const AnchorRule* anchor_rule(ir::OpKind kind);
+
+class Planner {
+ public:
+  Planner(std::shared_ptr<const ir::BoundIr> bound, const Target& target);
+  Plan run();
+
+  // ---- used by the anchor rules
+  const ir::BoundIr& bound() const { return *plan_.bound; }
+  const ir::Node& node(ir::NodeId id) const { return plan_.bound->node(id); }
+  const std::vector<std::int64_t>& shape(ir::NodeId id) const { return plan_.bound->shape(id); }
+  const Target& target() const { return plan_.target; }
+  int add_workspace(const std::string& name, DType dtype, std::vector<std::int64_t> shape);
+  // The buffer an operand is loaded from when it is a leaf; -1 when it is an
+  // inlined elementwise expression.
+  int leaf_buffer(ir::NodeId id) const;
+  // Appends a kernel after the one being planned (a second pass, say).
+  PlannedKernel& add_followup(PlannedKernel kernel);
+  // The kernel's argument list from its stores and the leaves its expressions read.
+  void finish_args(PlannedKernel& kernel) const;
+
+ private:
+  void find_consumers();
+  void choose_leaves();
+  void add_elementwise_root(ir::NodeId node, int buffer);
+  int kernel_position_after_deps(ir::NodeId node) const;
+  void collect_leaves(ir::NodeId node, std::vector<ir::NodeId>& out, std::vector<bool>& seen) const;
+  int dependency_position(ir::NodeId node) const;
+
+  Plan plan_;
+  std::vector<std::vector<ir::NodeId>> consumers_;
+  std::vector<bool> is_output_;
+  std::vector<ir::NodeId> epilogue_end_;   // anchor -> last node of its fused epilogue (or itself)
+  std::vector<bool> forced_leaf_;          // an anchor operand stored by an elementwise kernel
+  std::vector<int> producer_;              // leaf node -> index of the kernel that stores it
+  std::vector<PlannedKernel> followups_;
+};
+
+}  // namespace kiln

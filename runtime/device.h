@@ -1,0 +1,21 @@
+// What the facade, the tools and the tests need from the device beyond
+// runtime/driver.h: the current device's properties, stream-ordered scratch,
+// disassembly, synchronization.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "runtime/driver.h"
+
+namespace kiln {
+
+int current_device();                                   // the current context's device (-1: no GPU)
+int device_sm_count(int device);
+unsigned long long allocate_async(std::size_t bytes, CUstream stream);   // CudaError naming the size on failure
+void free_async(unsigned long long ptr, CUstream stream) noexcept;
+std::string disassemble(const std::vector<char>& cubin);  // cuobjdump -sass, or a sentence saying it is absent
+void synchronize();                                     // the current context
+
+}  // namespace kiln

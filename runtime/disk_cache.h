@@ -1,0 +1,138 @@
+// The disk tier of kiln's kernel cache: cubins keyed by everything that
+// determines them, shared safely by any number of processes.
+//
+//   std::string key = cache_key(source, templates.digest(), compiler_id(), "sm_90", compile_options("sm_90", {}));
+//   DiskCache cache(default_cache_dir());
+//   if (auto hit = cache.load(key, "sm_90")) use(hit->cubin, hit->metadata);
+//   else cache.store(key, "sm_90", {cubin, metadata});
+//
+// See the [Note] at the top of disk_cache.cpp for the key and the file format.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kiln/kiln.h"
+
+namespace kiln {
+
+inline constexpr std::uint32_t kCacheFormatVersion = 1;
+
+// XXH3-128 hex of (format version, source, template digest, compiler id, arch,
+// options). Never of compiler output.
+std::string cache_key(const std::string& source, const std::string& templates_digest,
+                      const std::string& compiler_id, const std::string& arch,
+                      const std::vector<std::string>& options);
+
+// $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else $HOME/.cache/kiln
+// (else ./.kiln-cache when HOME is unset too).
+std::string default_cache_dir();
+
+// What kiln knows about a cached module besides its bytes.
+struct CacheMetadata {
+  std::vector<std::string> kernels;   // entry symbols in the module
+  std::string template_name;          // "elementwise", ...
+  Dim3 grid, block;
+  unsigned shared_bytes = 0;          // dynamic shared memory per block
+  int registers = -1;
+  int spill_stores = -1, spill_loads = -1;
+  int stack_bytes = -1;
+  std::string source_hash;            // XXH3-128 of the generated source
+  std::string arch;                   // "sm_90"
+  std::string compiler_id;            // compiler_id() of the writer
+  std::string op_name;
+  std::string bindings;               // "M=1024 N=512", as the facade describes them
+  std::int64_t created_unix = 0;      // seconds since the epoch; store() fills in 0
+};
+// Field-wise equality (Dim3 has no operator== of its own).
+bool operator==(const CacheMetadata& a, const CacheMetadata& b);
+
+std::string metadata_to_json(const CacheMetadata& m);
+// Throws kiln::Error when `text` is not a metadata object.
+CacheMetadata metadata_from_json(std::string_view text);
+
+struct CacheEntry {
+  std::vector<char> cubin;
+  CacheMetadata metadata;
+};
+
+// Decodes one entry file's bytes. nullopt, with the reason in *why, for a
+// truncated, corrupted (checksum), foreign (magic, version, key) file. An empty
+// expected_key accepts any key (for listing) and returns it in *key.
+std::optional<CacheEntry> decode_cache_entry(const std::vector<char>& bytes, const std::string& expected_key,
+                                             std::string* why, std::string* key = nullptr);
+std::vector<char> encode_cache_entry(const std::string& key, const CacheEntry& entry);
+
+struct CacheListing {
+  std::string path;
+  std::string arch;
+  std::string key;
+  std::uint64_t file_bytes = 0;
+  bool valid = false;
+  std::string problem;      // why it is not valid
+  CacheMetadata metadata;   // when valid
+};
+
+struct CacheStats {
+  std::uint64_t entries = 0;
+  std::uint64_t bytes = 0;
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> per_arch;   // arch -> (entries, bytes)
+  std::uint64_t invalid = 0;
+  std::uint64_t temp_files = 0;   // left by crashed writers
+};
+
+// Counters of one DiskCache object (this process).
+struct CacheCounters {
+  std::uint64_t hits = 0, misses = 0, stores = 0, rejected = 0, store_failures = 0;
+};
+
+class DiskCache {
+ public:
+  explicit DiskCache(std::string dir);
+  DiskCache(const DiskCache&) = delete;
+  DiskCache& operator=(const DiskCache&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  std::string entry_path(const std::string& key, const std::string& arch) const;
+
+  // A valid entry, or nullopt (a miss) for an absent, unreadable, truncated,
+  // corrupted or foreign file, which the next store() overwrites.
+  std::optional<CacheEntry> load(const std::string& key, const std::string& arch);
+  // Writes atomically and records entry.metadata.compiler_id in v1/compilers.
+  // Never throws. Where the directory cannot be written, keeps the entry in
+  // memory instead (load() finds it), warns once per process, and stops trying
+  // the disk for this object; returns false then.
+  bool store(const std::string& key, const std::string& arch, const CacheEntry& entry) noexcept;
+  bool memory_only() const { return memory_only_.load(); }
+
+  // The compiler ids that have written into this directory (v1/compilers), so
+  // a runtime without NVRTC can form candidate keys.
+  std::vector<std::string> known_compilers() const;
+
+  CacheCounters counters() const;
+
+  // Maintenance (`kiln cache`). Not meant to race with writers of the same keys,
+  // but harmless if it does: a removed entry is just a later miss.
+  std::vector<CacheListing> ls() const;
+  CacheStats stats() const;
+  std::vector<CacheListing> verify(bool remove_bad);   // the bad entries
+  std::uint64_t clear();                               // files removed
+
+ private:
+  bool record_compiler(const std::string& id, std::string* error);
+
+  std::string dir_;
+  std::atomic<bool> memory_only_{false};
+  mutable std::mutex mutex_;
+  std::map<std::string, CacheEntry> memory_;   // arch/key -> entry, only once memory_only_
+  std::set<std::string> recorded_compilers_;
+  std::atomic<std::uint64_t> hits_{0}, misses_{0}, stores_{0}, rejected_{0}, store_failures_{0};
+};
+
+}  // namespace kiln

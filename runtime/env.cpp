@@ -1,0 +1,59 @@
+#include "runtime/env.h"
+
+#include <cstdlib>
+#include <sstream>
+
+#include "generator/assert.h"
+#include "runtime/disk_cache.h"
+#include "runtime/log.h"
+
+namespace kiln {
+
+namespace {
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+}  // namespace
+
+DumpFlags parse_dump_flags(const std::string& text) {
+  DumpFlags flags;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (item.empty()) continue;
+    if (item == "plan") flags.plan = true;
+    else if (item == "source") flags.source = true;
+    else if (item == "ptx") flags.ptx = true;
+    else if (item == "sass") flags.sass = true;
+    else if (item == "all") flags = {true, true, true, true};
+    else throw ArgumentError(fmt::format("KILN_DUMP: unknown item '{}' (expected plan, source, ptx, sass or all)", item));
+  }
+  return flags;
+}
+
+Options resolve_options(Options o) {
+  if (o.use_environment) {
+    if (o.cache_dir.empty()) o.cache_dir = env("KILN_CACHE_DIR");
+    if (o.arch.empty()) o.arch = env("KILN_ARCH");
+    if (o.dump.empty()) o.dump = env("KILN_DUMP");
+    if (o.dump_dir.empty()) o.dump_dir = env("KILN_DUMP_DIR");
+    if (o.override_dir.empty()) o.override_dir = env("KILN_OVERRIDE_DIR");
+    if (o.template_dir.empty()) o.template_dir = env("KILN_TEMPLATE_PATH");
+    const std::string level = env("KILN_LOG");
+    if (!level.empty()) {
+      if (level == "quiet") set_log_level(LogLevel::quiet);
+      else if (level == "warning") set_log_level(LogLevel::warning);
+      else if (level == "info") set_log_level(LogLevel::info);
+      else if (level == "debug") set_log_level(LogLevel::debug);
+      else log_warning(fmt::format("KILN_LOG='{}' is not one of quiet, warning, info, debug; ignored", level));
+    }
+  }
+  if (o.cache_dir.empty()) o.cache_dir = default_cache_dir();
+  if (o.dump_dir.empty()) o.dump_dir = "kiln_dump";
+  return o;
+}
+
+}  // namespace kiln

@@ -1,0 +1,32 @@
+// Every KILN_* environment variable is read here and nowhere else.
+//
+//   KILN_CACHE_DIR      disk cache directory (default $XDG_CACHE_HOME/kiln, else ~/.cache/kiln)
+//   KILN_ARCH           target arch when Options::arch is empty (sm_80 ... sm_90a)
+//   KILN_DUMP           comma list of plan,source,ptx,sass: written for every new specialization
+//   KILN_DUMP_DIR       where dumps go (default ./kiln_dump)
+//   KILN_OVERRIDE_DIR   <dir>/<op>_k<i>.cu replaces the generated source of that kernel
+//   KILN_TEMPLATE_PATH  a directory of .cuh / .cu.in files adding to or overriding the built-in templates
+//   KILN_LOG            quiet | warning (default) | info | debug
+//   KILN_NVRTC_LIB, KILN_CUDA_DRIVER_LIB   library overrides (read by nvrtc.cpp / driver.cpp)
+#pragma once
+
+#include <string>
+
+#include "kiln/kiln.h"
+
+namespace kiln {
+
+struct DumpFlags {
+  bool plan = false, source = false, ptx = false, sass = false;
+  bool any() const { return plan || source || ptx || sass; }
+};
+
+// Parses "plan,source,ptx,sass" (also "all"); throws kiln::ArgumentError naming an unknown item.
+DumpFlags parse_dump_flags(const std::string& text);
+
+// Options with every empty field filled from the environment (when
+// options.use_environment) and the defaults. Arch stays empty when neither
+// the options nor KILN_ARCH name one: the runtime then asks the device.
+Options resolve_options(Options options);
+
+}  // namespace kiln

@@ -1,0 +1,44 @@
+// Host-side helpers for tools and tests: reference values <-> device bytes,
+// and the comparison every correctness check uses.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/kiln.h"
+#include "runtime/reference.h"
+
+namespace kiln {
+
+// Element bytes of `t` in its dtype (f16/bf16 rounded to nearest even).
+std::vector<char> to_device_bytes(const ref::HostTensor& t);
+ref::HostTensor from_device_bytes(DType dtype, std::vector<std::int64_t> shape, const std::vector<char>& bytes);
+
+std::uint16_t float_to_half_bits(float v);
+float half_bits_to_float(std::uint16_t h);
+std::uint16_t float_to_bf16_bits(float v);
+float bf16_bits_to_float(std::uint16_t h);
+
+// How close a result must be to the float64 reference, per output dtype:
+// f32: every element within atol = rtol = 1e-4 (KernelBench's check) and
+// norm-wise relative error under 1e-5; f16/bf16: 1e-2; f64: 1e-9; integers and
+// bool: exact. NaN must match NaN, infinities must match exactly.
+struct Tolerance {
+  double atol = 1e-4, rtol = 1e-4, norm_rel = 1e-5;
+  static Tolerance for_dtype(DType dtype);
+};
+
+struct Comparison {
+  bool ok = true;
+  double max_abs_error = 0;
+  double max_rel_error = 0;      // |d| / max(|ref|, tiny)
+  double norm_rel_error = 0;     // ||out - ref|| / ||ref||
+  std::int64_t mismatches = 0;
+  std::int64_t first_bad = -1;   // flat index
+  std::string detail;            // "element 17 [0, 17]: got 1.5, expected 2 (..)"
+};
+
+Comparison compare(const ref::HostTensor& got, const ref::HostTensor& expected, const Tolerance& tol);
+
+}  // namespace kiln

@@ -1,0 +1,42 @@
+#include "runtime/log.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+namespace kiln {
+
+namespace {
+
+LogLevel level_from_env() {
+  const char* env = std::getenv("KILN_LOG");
+  if (env == nullptr) return LogLevel::warning;
+  std::string_view v(env);
+  if (v == "quiet" || v == "off" || v == "none") return LogLevel::quiet;
+  if (v == "info") return LogLevel::info;
+  if (v == "debug") return LogLevel::debug;
+  return LogLevel::warning;
+}
+
+std::atomic<int>& level_slot() {
+  static std::atomic<int> slot{static_cast<int>(level_from_env())};
+  return slot;
+}
+
+void emit(LogLevel at, const char* tag, const std::string& message) {
+  if (static_cast<int>(at) > level_slot().load(std::memory_order_relaxed)) return;
+  // One fprintf per line so lines from several threads do not interleave.
+  std::fprintf(stderr, "kiln: %s: %s\n", tag, message.c_str());
+}
+
+}  // namespace
+
+LogLevel log_level() { return static_cast<LogLevel>(level_slot().load()); }
+void set_log_level(LogLevel level) { level_slot().store(static_cast<int>(level)); }
+
+void log_warning(const std::string& message) { emit(LogLevel::warning, "warning", message); }
+void log_info(const std::string& message) { emit(LogLevel::info, "info", message); }
+void log_debug(const std::string& message) { emit(LogLevel::debug, "debug", message); }
+
+}  // namespace kiln

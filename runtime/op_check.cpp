@@ -1,0 +1,103 @@
+#include "runtime/op_check.h"
+
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "generator/frontend.h"
+#include "generator/ir.h"
+#include "runtime/device.h"
+#include "runtime/reference.h"
+
+namespace kiln {
+
+namespace {
+constexpr const char* kNoTemplate = "has no kernel template";
+}
+
+double OpCheck::median_ms() const {
+  if (times_ms.empty()) return -1;
+  auto t = times_ms;
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+OpCheck run_and_check(Runtime& rt, const std::string& spec_path, const std::string& op_name, const Bindings& bindings,
+                      const OpCheckOptions& options) {
+  OpCheck r;
+  std::optional<Executable> exe;
+  try {
+    Op op = rt.load_file(spec_path).op(op_name);
+    exe.emplace(bindings.consts.empty() ? op.specialize(bindings) : op.with_consts(bindings.consts).specialize(bindings));
+  } catch (const Error& e) {
+    if (std::string(e.what()).find(kNoTemplate) == std::string::npos) throw;
+    r.note = e.what();
+    return r;
+  }
+  r.covered = true;
+  // The oracle's view of the same op, bound the same way.
+  const SpecFile spec = load_spec_file(spec_path);
+  auto ir = check_op(spec, op_name, bindings.consts);
+  std::map<std::string, ir::DimValue> given;
+  for (const auto& [name, value] : bindings.dims) given[name] = {value, "the caller"};
+  const ir::BoundIr bound = ir::bind(ir, given);
+  for (const auto& o : ir->outputs) r.output_names.push_back(o.name);
+  const auto inputs = ref::random_inputs(bound, options.seed);
+  const bool compare_now = options.compare && ref::work_estimate(bound) <= options.max_reference_work;
+  if (options.compare && !compare_now)
+    r.note = fmt::format("not compared: the CPU reference would take {:.2g} operations", ref::work_estimate(bound));
+
+  std::vector<DeviceBuffer> memory;
+  memory.reserve(inputs.size() + ir->outputs.size());
+  std::vector<Arg> args;
+  for (const auto& v : inputs) {
+    if (!v.is_tensor) {
+      const auto& s = v.scalar;
+      if (dtype_is_float(s.dtype)) args.emplace_back(Scalar::of_f64(s.f, s.dtype));
+      else if (s.dtype == DType::u64) args.emplace_back(Scalar::of_u64(s.u));
+      else args.emplace_back(Scalar::of_i64(static_cast<std::int64_t>(s.u), s.dtype));
+      continue;
+    }
+    const auto bytes = to_device_bytes(v.tensor);
+    memory.emplace_back(std::max<std::size_t>(bytes.size(), 16));
+    memory.back().upload(bytes.data(), bytes.size());
+    args.emplace_back(TensorRef(memory.back().data(), v.tensor.dtype, v.tensor.shape));
+  }
+  std::vector<std::size_t> output_memory;
+  for (const auto& o : ir->outputs) {
+    const auto& shape = bound.shape(o.node);
+    const DType dtype = ir->node(o.node).dtype;
+    std::int64_t numel = 1;
+    for (auto d : shape) numel *= d;
+    memory.emplace_back(std::max<std::size_t>(static_cast<std::size_t>(numel) * dtype_size(dtype), 16));
+    memory.back().memset8(0xFF);   // poison: an unwritten float reads as NaN, an integer as -1
+    output_memory.push_back(memory.size() - 1);
+    args.emplace_back(TensorRef(memory.back().data(), dtype, shape));
+  }
+  exe->launch(nullptr, args);
+  synchronize();
+  r.ok = true;
+  if (compare_now) {
+    const auto expected = ref::evaluate(bound, inputs);
+    r.checked = true;
+    for (std::size_t o = 0; o < expected.size(); ++o) {
+      const auto& e = expected[o];
+      auto bytes = memory[output_memory[o]].download_as<char>();
+      bytes.resize(static_cast<std::size_t>(e.numel()) * dtype_size(e.dtype));
+      r.outputs.push_back(compare(from_device_bytes(e.dtype, e.shape, bytes), e, Tolerance::for_dtype(e.dtype)));
+      r.ok &= r.outputs.back().ok;
+    }
+  }
+  for (int i = 0; i < options.warmup; ++i) exe->launch(nullptr, args);
+  EventTimer timer;
+  for (int i = 0; i < options.iters; ++i) {
+    timer.start();
+    exe->launch(nullptr, args);
+    timer.stop();
+    r.times_ms.push_back(timer.elapsed_ms());
+  }
+  return r;
+}
+
+}  // namespace kiln

@@ -1,0 +1,597 @@
+// The Runtime facade: programs, ops, specializations, the memory tier, launches.
+//
+// [Note: the two cache tiers and single flight]
+// Memory tier: each Op keeps a map from what a call can vary — every tensor's
+// shape, whether all pointers are 16-byte aligned, and the CUDA context — to a
+// ready Executable. A hit costs a hash of a few integers: no binding, planning
+// or source generation, so a repeated call is that lookup plus cuLaunchKernel.
+// Below it, the runtime keeps one slot per distinct generated kernel (keyed by
+// the source, the template library, the arch and the compile options, i.e. the
+// disk key without the compiler id). A slot is filled exactly once under
+// std::call_once — from a preloaded pack, the disk cache, or NVRTC — however
+// many threads, ops or executables ask for it (single flight); an exception
+// leaves the slot empty so a later call retries. Modules are loaded per CUDA
+// context, once per (context, slot).
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <shared_mutex>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+
+#include <cuda.h>
+
+#include "generator/assert.h"
+#include "generator/emit.h"
+#include "generator/frontend.h"
+#include "generator/plan.h"
+#include "generator/templates.h"
+#include "kiln/kiln.h"
+#include "runtime/disk_cache.h"
+#include "runtime/driver.h"
+#include "runtime/env.h"
+#include "runtime/hash.h"
+#include "runtime/kernel_build.h"
+#include "runtime/log.h"
+#include "runtime/nvrtc.h"
+#include "runtime/pack.h"
+#include "runtime/runtime_internal.h"
+
+namespace kiln {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------- RuntimeImpl
+
+RuntimeImpl::RuntimeImpl(Options given) : options(resolve_options(std::move(given))), templates(options.template_dir) {
+  dump = parse_dump_flags(options.dump);
+  if (!options.arch.empty()) {
+    target = Target::for_arch(options.arch);
+  } else {
+    std::string why;
+    int device = -1;
+    if (gpu_available(&why) && (device = current_device()) >= 0) {
+      target = Target::for_arch(device_arch(device));
+      target.sm_count = device_sm_count(device);
+    } else {
+      target = Target::for_arch("sm_90");
+    }
+  }
+  target.precision = options.precision;
+  if (options.disk_cache) disk = std::make_unique<DiskCache>(options.cache_dir);
+}
+
+
+std::shared_ptr<CubinSlot> RuntimeImpl::slot_for(const KernelSource& source, const std::string& arch) {
+  KeyHasher h;
+  h.field(source.text).field(templates.digest()).field(arch);
+  for (const auto& o : compile_options(arch, {})) h.field(o);
+  const std::string content_key = h.digest();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = slots[content_key];
+  if (!slot) slot = std::make_shared<CubinSlot>();
+  return slot;
+}
+
+namespace {
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+void RuntimeImpl::fill_slot(CubinSlot& slot, const KernelSource& source, const std::string& arch,
+                            const std::string& op_name, const std::string& bindings) {
+  std::string text = source.text;
+  bool overridden = false;
+  if (!options.override_dir.empty()) {
+    const fs::path p = fs::path(options.override_dir) / source.file_name;
+    if (fs::is_regular_file(p)) {
+      text = read_text(p);
+      overridden = true;
+      log_warning(fmt::format("using {} in place of the generated source of {}", p.string(), source.entry));
+    }
+  }
+  // 1. preloaded packs: keyed with the compiler id that built them.
+  if (!overridden)
+    for (const auto& pack : packs) {
+      if (auto entry = pack->find(kernel_cache_key(text, templates, pack->compiler_id(), arch))) {
+        slot.cubin = std::move(entry->cubin);
+        slot.metadata = std::move(entry->metadata);
+        disk_hits.fetch_add(1);
+        slot.origin = "pack";
+        return;
+      }
+    }
+  std::string why;
+  const bool have_nvrtc = nvrtc_available(&why);
+  // 2. the disk cache.
+  if (disk && !overridden) {
+    std::vector<std::string> compilers;
+    if (have_nvrtc) compilers.push_back(compiler_id());
+    else compilers = disk->known_compilers();
+    for (const auto& id : compilers) {
+      if (auto entry = disk->load(kernel_cache_key(text, templates, id, arch), arch)) {
+        slot.cubin = std::move(entry->cubin);
+        slot.metadata = std::move(entry->metadata);
+        disk_hits.fetch_add(1);
+        slot.origin = "disk";
+        return;
+      }
+    }
+  }
+  // 3. NVRTC.
+  KILN_CHECK(have_nvrtc, Error,
+             "kernel {} of op {} ({}) for {} is in no preloaded pack or cache and NVRTC cannot be loaded: {}",
+             source.entry, op_name, bindings, arch, why);
+  CacheEntry entry = build_kernel(source, text, arch, templates, op_name, bindings, &slot.compile_ms);
+  compiles.fetch_add(1);
+  if (disk && !overridden) disk->store(kernel_cache_key(text, templates, compiler_id(), arch), arch, entry);
+  slot.cubin = std::move(entry.cubin);
+  slot.metadata = std::move(entry.metadata);
+  slot.origin = overridden ? "override" : "nvrtc";
+}
+
+const CubinSlot& RuntimeImpl::cubin(const KernelSource& source, const std::string& arch, const std::string& op_name,
+                                    const std::string& bindings) {
+  auto slot = slot_for(source, arch);
+  std::call_once(slot->once, [&] { fill_slot(*slot, source, arch, op_name, bindings); });
+  return *slot;
+}
+
+CUfunction RuntimeImpl::function(const CubinSlot& slot, const std::string& entry, void* context) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_pair(context, &slot);
+  auto it = functions.find(key);
+  if (it != functions.end()) return it->second;
+  CUmodule module = load_module(slot.cubin);
+  CUfunction f = get_function(module, entry);
+  if (slot.metadata.shared_bytes > 48 * 1024) set_dynamic_shared(f, slot.metadata.shared_bytes);
+  functions.emplace(key, f);
+  return f;
+}
+
+// ---------------------------------------------------------------- ExecutableImpl
+
+namespace {
+
+std::string bindings_text(const ir::BoundIr& bound, const std::map<std::string, double>& consts) {
+  std::string s;
+  for (const auto& [k, v] : bound.dims) s += fmt::format("{}{}={}", s.empty() ? "" : " ", k, v);
+  for (const auto& [k, v] : consts) s += fmt::format("{}{}={}", s.empty() ? "" : " ", k, v);
+  return s;
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) log_warning(fmt::format("could not write dump file {}", path.string()));
+}
+
+}  // namespace
+
+ExecutableImpl::ExecutableImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared_ptr<const ir::BoundIr> bound,
+                               const std::map<std::string, double>& consts, Precision precision, bool aligned)
+    : rt(std::move(runtime)) {
+  Target target = rt->target;
+  target.precision = precision;
+  target.aligned16 = aligned;
+  plan = make_plan(std::move(bound), target);
+  sources = emit(plan, rt->templates);
+  bindings = bindings_text(*plan.bound, consts);
+  if (rt->dump.any()) dump_files();
+}
+
+void ExecutableImpl::dump_files() {
+  const fs::path dir(rt->options.dump_dir);
+  const std::string stem = fmt::format("{}_{}", plan.ir().op_name, hex128(bindings + plan.target.arch).substr(0, 8));
+  if (rt->dump.plan) write_file(dir / (stem + ".plan.txt"), plan.text());
+  for (std::size_t k = 0; k < sources.size(); ++k) {
+    const std::string base = fmt::format("{}_k{}", stem, k);
+    if (rt->dump.source) write_file(dir / (base + ".cu"), sources[k].text);
+    try {
+      if (rt->dump.ptx) write_file(dir / (base + ".ptx"), ptx_of(k));
+      if (rt->dump.sass) write_file(dir / (base + ".sass"), sass_of(k));
+    } catch (const Error& e) {
+      log_warning(fmt::format("dump of {}: {}", base, e.what()));
+    }
+  }
+}
+
+const CubinSlot& ExecutableImpl::compiled(std::size_t k) {
+  return rt->cubin(sources[k], plan.target.arch, plan.ir().op_name, bindings);
+}
+
+void ExecutableImpl::compile_all_kernels() {
+  // Independent kernels compile in parallel (each through its single-flight slot).
+  if (sources.size() == 1) {
+    compiled(0);
+    return;
+  }
+  std::vector<std::thread> workers;
+  std::vector<std::exception_ptr> errors(sources.size());
+  for (std::size_t k = 0; k < sources.size(); ++k)
+    workers.emplace_back([this, k, &errors] {
+      try {
+        compiled(k);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    });
+  for (auto& w : workers) w.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+std::string ExecutableImpl::ptx_of(std::size_t k) const {
+  CompileRequest req;
+  req.source = sources[k].text;
+  req.file_name = sources[k].file_name;
+  req.arch = plan.target.arch;
+  req.templates = &rt->templates;
+  req.want_ptx = true;
+  return compile(req).ptx;
+}
+
+std::string ExecutableImpl::sass_of(std::size_t k) {
+  const auto& slot = compiled(k);
+  return disassemble(slot.cubin);
+}
+
+const std::vector<CUfunction>& ExecutableImpl::functions_for_current_context() {
+  void* context = current_context(nullptr);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& [ctx, fns] : loaded)
+      if (ctx == context) return fns;
+  }
+  compile_all_kernels();
+  std::vector<CUfunction> fns;
+  for (std::size_t k = 0; k < sources.size(); ++k) fns.push_back(rt->function(compiled(k), sources[k].entry, context));
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const auto& [ctx, existing] : loaded)
+    if (ctx == context) return existing;
+  loaded.emplace_back(context, std::move(fns));
+  return loaded.back().second;
+}
+
+namespace {
+
+// One argument value as the kernel expects it, with storage that outlives the launch call.
+union ArgValue {
+  unsigned long long ptr;
+  float f32;
+  double f64;
+  int i32;
+  long long i64;
+  unsigned long long u64;
+  bool b;
+};
+
+ArgValue scalar_value(const Scalar& s, DType want) {
+  ArgValue v{};
+  const bool from_float = s.dtype == DType::f32 || s.dtype == DType::f64 || s.dtype == DType::f16 || s.dtype == DType::bf16;
+  const bool from_unsigned = s.dtype == DType::u64;
+  auto as_double = [&] { return from_float ? s.value.f : from_unsigned ? static_cast<double>(s.value.u) : static_cast<double>(s.value.i); };
+  auto as_i64 = [&] { return from_unsigned ? static_cast<long long>(s.value.u) : from_float ? static_cast<long long>(s.value.f) : s.value.i; };
+  switch (want) {
+    case DType::f32:
+    case DType::f16:
+    case DType::bf16: v.f32 = static_cast<float>(as_double()); break;
+    case DType::f64: v.f64 = as_double(); break;
+    case DType::i32: v.i32 = static_cast<int>(as_i64()); break;
+    case DType::i64: v.i64 = as_i64(); break;
+    case DType::u64: v.u64 = from_unsigned ? s.value.u : static_cast<unsigned long long>(as_i64()); break;
+    case DType::boolean: v.b = from_float ? s.value.f != 0 : s.value.i != 0; break;
+  }
+  return v;
+}
+
+}  // namespace
+
+void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count) {
+  validate_arguments(*plan.bound->ir, args, count, plan.bound.get());
+  const auto& fns = functions_for_current_context();
+  const auto& ir = plan.ir();
+  CUstream s = static_cast<CUstream>(stream);
+  // Scratch (intermediates and workspaces) from the stream-ordered pool.
+  std::vector<unsigned long long> scratch(plan.buffers.size(), 0);
+  unsigned long long base = 0;
+  const std::int64_t scratch_bytes = plan.scratch_bytes();
+  if (scratch_bytes > 0) {
+    base = allocate_async(static_cast<std::size_t>(scratch_bytes), s);
+    std::int64_t offset = 0;
+    for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
+      const auto& buf = plan.buffers[b];
+      if (buf.kind != BufferKind::Intermediate && buf.kind != BufferKind::Workspace) continue;
+      scratch[b] = base + static_cast<unsigned long long>(offset);
+      offset += (buf.bytes + 255) / 256 * 256;
+    }
+  }
+  struct ScratchGuard {
+    unsigned long long ptr;
+    CUstream stream;
+    ~ScratchGuard() {
+      if (ptr) free_async(ptr, stream);
+    }
+  } guard{base, s};
+  const std::size_t outputs_at = ir.params.size();
+  for (std::size_t k = 0; k < sources.size(); ++k) {
+    const auto& src = sources[k];
+    std::vector<ArgValue> values(src.args.size());
+    std::vector<void*> pointers(src.args.size());
+    for (std::size_t a = 0; a < src.args.size(); ++a) {
+      const auto& arg = src.args[a];
+      if (arg.kind == KernelArg::Kind::Buffer) {
+        const auto& buf = plan.buffers[static_cast<std::size_t>(arg.buffer)];
+        if (buf.kind == BufferKind::Input)
+          values[a].ptr = reinterpret_cast<unsigned long long>(args[static_cast<std::size_t>(buf.slot)].tensor().data);
+        else if (buf.kind == BufferKind::Output)
+          values[a].ptr = reinterpret_cast<unsigned long long>(args[outputs_at + static_cast<std::size_t>(buf.slot)].tensor().data);
+        else
+          values[a].ptr = scratch[static_cast<std::size_t>(arg.buffer)];
+      } else if (arg.kind == KernelArg::Kind::Scalar) {
+        values[a] = scalar_value(args[static_cast<std::size_t>(arg.param)].scalar(), arg.dtype);
+      } else {
+        values[a].i64 = plan.bound->dims.at(arg.dim);
+      }
+      pointers[a] = &values[a];
+    }
+    kiln::launch(fns[k], src.grid, src.block, src.shared_bytes, s, pointers.data());
+  }
+  rt->launches.fetch_add(1);
+}
+
+// ---------------------------------------------------------------- argument checks
+
+void validate_arguments(const ir::Ir& ir, const Arg* args, std::size_t count, const ir::BoundIr* bound) {
+  const std::size_t expected = ir.params.size() + ir.outputs.size();
+  KILN_CHECK(count == expected, ArgumentError, "{}: got {} arguments, expected {} ({})", ir.op_name, count, expected,
+             ir.signature());
+  for (std::size_t i = 0; i < count; ++i) {
+    const bool is_output = i >= ir.params.size();
+    const std::string& name = is_output ? ir.outputs[i - ir.params.size()].name : ir.params[i].name;
+    const bool want_tensor = is_output || ir.params[i].is_tensor;
+    const DType want = is_output ? ir.node(ir.outputs[i - ir.params.size()].node).dtype : ir.params[i].dtype;
+    const Arg& a = args[i];
+    KILN_CHECK(a.is_tensor() == want_tensor, ArgumentError, "{}: argument {} ('{}') must be {}", ir.op_name, i, name,
+               want_tensor ? "a tensor (kiln::TensorRef)" : fmt::format("a scalar of type {}", dtype_name(want)));
+    if (!want_tensor) continue;
+    const TensorRef& t = a.tensor();
+    KILN_CHECK(t.dtype == want, ArgumentError, "{}: '{}' has dtype {}, expected {}", ir.op_name, name,
+               dtype_name(t.dtype), dtype_name(want));
+    const std::size_t rank = is_output ? (bound ? bound->shape(ir.outputs[i - ir.params.size()].node).size()
+                                                : ir.node(ir.outputs[i - ir.params.size()].node).shape.size())
+                                       : ir.params[i].shape.size();
+    KILN_CHECK(t.shape.size() == rank, ArgumentError, "{}: '{}' has rank {}, expected {}", ir.op_name, name,
+               t.shape.size(), rank);
+    for (std::size_t d = 0; d < t.shape.size(); ++d)
+      KILN_CHECK(t.shape[d] >= 1, ArgumentError, "{}: '{}' has extent {} in dim {}; every extent must be >= 1",
+                 ir.op_name, name, t.shape[d], d);
+    KILN_CHECK(t.data != nullptr, ArgumentError, "{}: '{}' is a null pointer", ir.op_name, name);
+    KILN_CHECK(reinterpret_cast<std::uintptr_t>(t.data) % dtype_size(t.dtype) == 0, ArgumentError,
+               "{}: '{}' at {} is not aligned to its element size ({} bytes)", ir.op_name, name, t.data,
+               dtype_size(t.dtype));
+    KILN_CHECK(t.strides.empty() || t.strides.size() == t.shape.size(), ArgumentError,
+               "{}: '{}' has {} strides for {} dims", ir.op_name, name, t.strides.size(), t.shape.size());
+    KILN_CHECK(t.contiguous(), ArgumentError,
+               "{}: '{}' is not contiguous; this version of kiln needs row-major contiguous tensors", ir.op_name, name);
+    if (bound) {
+      const auto& want_shape = is_output ? bound->shape(ir.outputs[i - ir.params.size()].node)
+                                         : bound->shape(ir.params[i].node);
+      KILN_CHECK(t.shape == want_shape, ArgumentError, "{}: '{}' has shape {}, but this executable was specialized for {}",
+                 ir.op_name, name, fmt::join(t.shape, "x"), fmt::join(want_shape, "x"));
+    }
+  }
+}
+
+// ---------------------------------------------------------------- public classes
+
+Runtime::Runtime(Options options) : impl_(std::make_shared<RuntimeImpl>(std::move(options))) {}
+Runtime::~Runtime() = default;
+
+Program Runtime::load_file(const std::string& path) {
+  auto p = std::make_shared<ProgramImpl>();
+  p->runtime = impl_;
+  p->spec = std::make_shared<SpecFile>(load_spec_file(path));
+  p->file = path;
+  // Check every op now so errors surface at load, with every location.
+  check_all(*p->spec, {}, &p->warnings);
+  for (const auto& w : p->warnings) log_warning(w);
+  return Program(p);
+}
+
+Program Runtime::load_string(std::string_view text, std::string name) {
+  auto p = std::make_shared<ProgramImpl>();
+  p->runtime = impl_;
+  p->spec = std::make_shared<SpecFile>(parse_spec(std::string(text), name));
+  p->file = name;
+  check_all(*p->spec, {}, &p->warnings);
+  for (const auto& w : p->warnings) log_warning(w);
+  return Program(p);
+}
+
+void Runtime::preload(const std::string& pack_path) {
+  auto pack = std::make_unique<Pack>(Pack::open(pack_path));
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->packs.push_back(std::move(pack));
+}
+
+Stats Runtime::stats() const {
+  Stats s;
+  s.memory_hits = impl_->memory_hits.load();
+  s.disk_hits = impl_->disk_hits.load();
+  s.compiles = impl_->compiles.load();
+  s.launches = impl_->launches.load();
+  return s;
+}
+
+const Options& Runtime::options() const { return impl_->options; }
+std::string Runtime::arch() const { return impl_->target.arch; }
+
+Op Program::op(std::string_view name) const {
+  const auto names = impl_->spec->op_names();
+  KILN_CHECK(std::find(names.begin(), names.end(), name) != names.end(), ArgumentError,
+             "{} has no op named '{}' (it has: {})", impl_->file, name, fmt::join(names, ", "));
+  auto o = std::make_shared<OpImpl>();
+  o->program = impl_;
+  o->name = std::string(name);
+  o->precision = impl_->runtime->options.precision;
+  o->ir = check_op(*impl_->spec, name, {}, nullptr);
+  return Op(o);
+}
+
+std::vector<std::string> Program::op_names() const { return impl_->spec->op_names(); }
+const std::string& Program::file() const { return impl_->file; }
+std::vector<std::string> Program::warnings() const { return impl_->warnings; }
+
+const std::string& Op::name() const { return impl_->name; }
+std::string Op::signature() const { return impl_->ir->signature(); }
+std::vector<std::string> Op::dim_names() const {
+  std::vector<std::string> names;
+  for (const auto& d : impl_->ir->dims) names.push_back(d.name);
+  return names;
+}
+std::vector<std::string> Op::const_names() const {
+  std::vector<std::string> names;
+  for (const auto& c : impl_->ir->consts) names.push_back(c.name);
+  return names;
+}
+
+Op Op::with_consts(const std::map<std::string, double>& consts) const {
+  auto o = std::make_shared<OpImpl>();
+  o->program = impl_->program;
+  o->name = impl_->name;
+  o->precision = impl_->precision;
+  o->consts = impl_->consts;
+  for (const auto& [k, v] : consts) o->consts[k] = v;
+  o->ir = check_op(*o->program->spec, o->name, o->consts, nullptr);
+  return Op(o);
+}
+
+Op Op::with_precision(Precision precision) const {
+  auto o = std::make_shared<OpImpl>();
+  o->program = impl_->program;
+  o->name = impl_->name;
+  o->consts = impl_->consts;
+  o->ir = impl_->ir;
+  o->precision = precision;
+  return Op(o);
+}
+
+Executable Op::specialize(const Bindings& bindings) const {
+  std::shared_ptr<const ir::Ir> ir = impl_->ir;
+  std::map<std::string, double> consts = impl_->consts;
+  if (!bindings.consts.empty()) {
+    for (const auto& [k, v] : bindings.consts) consts[k] = v;
+    ir = check_op(*impl_->program->spec, impl_->name, consts, nullptr);
+  }
+  std::map<std::string, ir::DimValue> given;
+  for (const auto& [k, v] : bindings.dims) given[k] = {v, fmt::format("specialize({}={})", k, v)};
+  auto bound = std::make_shared<const ir::BoundIr>(ir::bind(ir, given));
+  return Executable(std::make_shared<ExecutableImpl>(impl_->program->runtime, bound, consts, impl_->precision, true));
+}
+
+void Op::operator()(Stream stream, std::initializer_list<Arg> args) const {
+  impl_->call(stream, args.begin(), args.size());
+}
+void Op::operator()(Stream stream, const std::vector<Arg>& args) const {
+  impl_->call(stream, args.data(), args.size());
+}
+
+void OpImpl::call(Stream stream, const Arg* args, std::size_t count) {
+  // Hot path: the key is every tensor's shape, the 16-byte alignment of all
+  // pointers, and the context. No string is built and nothing is generated on a hit.
+  validate_arguments(*ir, args, count, nullptr);
+  CallKey key;
+  key.context = current_context(nullptr);
+  bool aligned = true;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!args[i].is_tensor()) continue;
+    const auto& t = args[i].tensor();
+    key.shape.push_back(static_cast<std::int64_t>(t.shape.size()));
+    key.shape.insert(key.shape.end(), t.shape.begin(), t.shape.end());
+    aligned &= reinterpret_cast<std::uintptr_t>(t.data) % 16 == 0;
+  }
+  key.aligned = aligned;
+  std::shared_ptr<ExecutableImpl> exe;
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex);
+    auto it = executables.find(key);
+    if (it != executables.end()) exe = it->second;
+  }
+  if (exe) {
+    program->runtime->memory_hits.fetch_add(1);
+  } else {
+    std::vector<std::vector<std::int64_t>> param_shapes, output_shapes;
+    for (std::size_t i = 0; i < count; ++i) {
+      std::vector<std::int64_t> shape = args[i].is_tensor() ? args[i].tensor().shape : std::vector<std::int64_t>{};
+      (i < ir->params.size() ? param_shapes : output_shapes).push_back(std::move(shape));
+    }
+    auto bound = std::make_shared<const ir::BoundIr>(ir::bind_from_shapes(ir, param_shapes, output_shapes));
+    auto created = std::make_shared<ExecutableImpl>(program->runtime, bound, consts, precision, aligned);
+    std::unique_lock<std::shared_mutex> lock(mutex);
+    auto [it, inserted] = executables.emplace(key, created);
+    exe = it->second;
+  }
+  exe->launch(stream, args, count);
+}
+
+void Executable::launch(Stream stream, std::initializer_list<Arg> args) const {
+  impl_->launch(stream, args.begin(), args.size());
+}
+void Executable::launch(Stream stream, const std::vector<Arg>& args) const {
+  impl_->launch(stream, args.data(), args.size());
+}
+std::string Executable::plan_text() const { return impl_->plan.text(); }
+std::string Executable::source() const {
+  std::string all;
+  for (const auto& s : impl_->sources) all += s.text + (impl_->sources.size() > 1 ? "\n" : "");
+  return all;
+}
+std::string Executable::ptx() const {
+  std::string all;
+  for (std::size_t k = 0; k < impl_->sources.size(); ++k) all += impl_->ptx_of(k);
+  return all;
+}
+std::string Executable::sass() const {
+  std::string all;
+  for (std::size_t k = 0; k < impl_->sources.size(); ++k) all += impl_->sass_of(k);
+  return all;
+}
+std::string Executable::signature() const { return impl_->plan.ir().signature(); }
+
+std::vector<KernelInfo> Executable::kernels() const {
+  impl_->compile_all_kernels();
+  std::vector<KernelInfo> out;
+  for (std::size_t k = 0; k < impl_->sources.size(); ++k) {
+    const auto& src = impl_->sources[k];
+    const auto& slot = impl_->compiled(k);
+    KernelInfo info;
+    info.name = src.entry;
+    info.template_name = src.template_name;
+    info.grid = src.grid;
+    info.block = src.block;
+    info.shared_bytes = src.shared_bytes;
+    info.registers = slot.metadata.registers;
+    info.spill_bytes = slot.metadata.spill_stores < 0 ? -1 : slot.metadata.spill_stores + std::max(0, slot.metadata.spill_loads);
+    info.stack_bytes = slot.metadata.stack_bytes;
+    info.compile_ms = slot.compile_ms;
+    out.push_back(info);
+  }
+  return out;
+}
+
+}  // namespace kiln

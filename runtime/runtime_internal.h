@@ -1,0 +1,121 @@
+// Private state behind the public kiln::Runtime / Program / Op / Executable.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <cuda.h>
+
+#include "generator/emit.h"
+#include "generator/frontend.h"
+#include "generator/plan.h"
+#include "generator/templates.h"
+#include "kiln/kiln.h"
+#include "runtime/disk_cache.h"
+#include "runtime/device.h"
+#include "runtime/env.h"
+#include "runtime/pack.h"  // IWYU pragma: keep
+
+namespace kiln {
+
+// One generated kernel's binary, filled once (see the note in runtime.cpp).
+struct CubinSlot {
+  std::once_flag once;
+  std::vector<char> cubin;
+  CacheMetadata metadata;
+  double compile_ms = -1;
+  std::string origin;   // pack | disk | nvrtc | override
+};
+
+struct RuntimeImpl {
+  explicit RuntimeImpl(Options given);
+
+  std::shared_ptr<CubinSlot> slot_for(const KernelSource& source, const std::string& arch);
+  const CubinSlot& cubin(const KernelSource& source, const std::string& arch, const std::string& op_name,
+                         const std::string& bindings);
+  CUfunction function(const CubinSlot& slot, const std::string& entry, void* context);
+
+  Options options;
+  DumpFlags dump;
+  Target target;
+  TemplateLibrary templates;
+  std::unique_ptr<DiskCache> disk;
+  std::vector<std::unique_ptr<Pack>> packs;
+
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<CubinSlot>> slots;
+  std::map<std::pair<void*, const CubinSlot*>, CUfunction> functions;
+  std::atomic<std::uint64_t> memory_hits{0}, disk_hits{0}, compiles{0}, launches{0};
+
+ private:
+  void fill_slot(CubinSlot& slot, const KernelSource& source, const std::string& arch, const std::string& op_name,
+                 const std::string& bindings);
+};
+
+struct ProgramImpl {
+  std::shared_ptr<RuntimeImpl> runtime;
+  std::shared_ptr<SpecFile> spec;
+  std::string file;
+  std::vector<std::string> warnings;
+};
+
+struct ExecutableImpl {
+  ExecutableImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared_ptr<const ir::BoundIr> bound,
+                 const std::map<std::string, double>& consts, Precision precision, bool aligned);
+
+  void launch(Stream stream, const Arg* args, std::size_t count);
+  const CubinSlot& compiled(std::size_t kernel);
+  void compile_all_kernels();
+  std::string ptx_of(std::size_t kernel) const;
+  std::string sass_of(std::size_t kernel);
+
+  std::shared_ptr<RuntimeImpl> rt;
+  Plan plan;
+  std::vector<KernelSource> sources;
+  std::string bindings;   // "B=128 N=4096 p=0.2", for messages and cache metadata
+
+ private:
+  const std::vector<CUfunction>& functions_for_current_context();
+  void dump_files();
+
+  std::mutex mutex;
+  std::vector<std::pair<void*, std::vector<CUfunction>>> loaded;   // per context
+};
+
+struct CallKey {
+  void* context = nullptr;
+  bool aligned = true;
+  std::vector<std::int64_t> shape;   // rank, extents... of every tensor argument
+  bool operator==(const CallKey& o) const { return context == o.context && aligned == o.aligned && shape == o.shape; }
+};
+struct CallKeyHash {
+  std::size_t operator()(const CallKey& k) const noexcept {
+    std::size_t h = std::hash<void*>()(k.context) ^ (k.aligned ? 0x9e3779b97f4a7c15ULL : 0);
+    for (auto v : k.shape) h = (h ^ static_cast<std::size_t>(v)) * 0x100000001b3ULL;
+    return h;
+  }
+};
+
+struct OpImpl {
+  void call(Stream stream, const Arg* args, std::size_t count);
+
+  std::shared_ptr<ProgramImpl> program;
+  std::string name;
+  std::shared_ptr<const ir::Ir> ir;
+  std::map<std::string, double> consts;
+  Precision precision = Precision::fp32_accurate;
+  std::shared_mutex mutex;
+  std::unordered_map<CallKey, std::shared_ptr<ExecutableImpl>, CallKeyHash> executables;
+};
+
+// Checks count, kinds, dtypes, ranks, extents, null and misaligned pointers and
+// contiguity; with `bound`, also the exact shapes. Throws ArgumentError.
+void validate_arguments(const ir::Ir& ir, const Arg* args, std::size_t count, const ir::BoundIr* bound);
+
+}  // namespace kiln

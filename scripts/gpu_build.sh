@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds, on this machine, what the GPU machine runs (it has no package registries):
+# a Release build of the CLI, the GPU test suite and the C interface, stripped, plus
+# the standalone template harnesses, all into .gpu/ (ignored by git; pass it as `carry`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build-gpu -j "$(nproc)" --target kiln_cli kiln_test_gpu kiln_capi
+rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib
+cp build-gpu/bin/kiln build-gpu/bin/kiln_test_gpu .gpu/bin/
+cp build-gpu/lib/libkiln_capi.so .gpu/lib/
+strip .gpu/bin/* .gpu/lib/*
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+for harness in bench/standalone/*_check.cu; do
+  [ -f "$harness" ] || continue
+  name=$(basename "$harness" .cu)
+  extra=""
+  grep -q cublas "$harness" && extra="-lcublas"
+  "$NVCC" -O3 -std=c++17 -arch=sm_90 -I templates -I tests/templates "$harness" -o ".gpu/bin/$name" $extra \
+    || echo "gpu_build: $harness did not build" >&2
+done
+du -sh .gpu

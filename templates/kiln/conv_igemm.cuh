@@ -1,0 +1,349 @@
+// kiln/conv_igemm.cuh — conv2d as an implicit GEMM on the gemm.cuh tile engine.
+//
+// ============================================================================================
+// CONTRACT
+// --------------------------------------------------------------------------------------------
+// Shape: kiln::conv::ConvShape<N, C, H, W, K, R, S, stride_h, stride_w, pad_h, pad_w,
+//                              dil_h, dil_w, groups>  (all constexpr; Ho, Wo derived)
+// Epilogue functor concept (same role as in gemm.cuh, conv coordinates):
+//     __device__ float operator()(float acc, Index n, Index k, Index hw) const;
+//   acc = y[n][k][ho][wo] before the epilogue, hw = ho * Wo + wo, k the global out channel.
+//   Called once per output element.
+//
+// 1) ConvNchw<E, Precision, OutT, Index, Shape, BM, BN, BK, WM, WN, Stages, kVecW, kStream>
+//      static __device__ void run(const E* x, const E* w, OutT* y, Epi epi);
+//    x [N][C][H][W], w [K][C/groups][R][S], y [N][K][Ho][Wo].
+//    GEMM per group g: rows = K/groups out channels (A = w, k-contiguous, K' = Cg*R*S in
+//    (c, r, s) order), columns = N*Ho*Wo output pixels (B = the im2col gather of x, pixel
+//    contiguous, so y is stored along contiguous output width with 16-byte stores).
+//    grid = (ceil(N*Ho*Wo / BN), ceil((K/groups) / BM), groups); block = kThreads;
+//    dynamic smem = kSmemBytes (the pipeline ring plus an 8-byte-per-k' im2col table). kThreads % BN == 0 and BK % (kThreads / BN) == 0.
+//    kVecW: w 16-byte aligned and Cg*R*S a multiple of 16/sizeof(E).
+//    16-byte stores of y when Ho*Wo % 4 == 0 (y 16-byte aligned), else scalar.
+//
+// 2) ConvNhwc<E, Precision, OutT, Index, Shape, BM, BN, BK, WM, WN, Stages, kStream>
+//      static __device__ void run(const E* x, const E* w, OutT* y, Epi epi);
+//    x [N][H][W][C], w [K][R][S][C/groups] (channels-last filters), y [N][Ho][Wo][K].
+//    GEMM per group: rows = N*Ho*Wo pixels (A = im2col, K' = R*S*Cg in (r, s, c) order, c
+//    contiguous: 16-byte copies when Cg and C are multiples of 16/sizeof(E)), columns = K/groups
+//    (B = w viewed col-major). grid = (ceil((K/groups) / BN), ceil(N*Ho*Wo / BM), groups).
+//    16-byte stores when K and K/groups are multiples of 4.
+//
+// 3) DepthwiseDirect<E, OutT, Index, Shape, kNhwc, Threads>   (groups == C)
+//      static __device__ void run(const E* x, const E* w, OutT* y, Epi epi);
+//    One thread per output element, f32 FMA over R*S taps; w [K][1][R][S].
+//    grid = ceil(N*K*Ho*Wo / Threads), block = Threads. Memory-bound: tensor cores do not pay.
+//
+// Precision and element types as in gemm.cuh (f32: Ieee | Tf32 | Tf32x3; f16/bf16 tensor cores).
+//
+// [Note: why it is fast]
+// The im2col matrix never exists: the B (or A) loader computes, per thread, the pixel it copies
+// once per CTA (division by constants only), then per k tile looks (c, r, s) of k' up in a small
+// shared table built once per CTA (NCHW; NHWC decodes once per 16-byte chunk) and issues
+// cp.async with zero-fill for padding and tails — so the padding costs no branches in the math
+// and the copies overlap the tensor cores through the same Stages-deep ring as the GEMM. In NCHW,
+// consecutive threads copy consecutive output pixels (contiguous input width: coalesced) and the
+// epilogue stores contiguous output width 16 bytes at a time. The filter block (A) stays small
+// and L2-resident across all CTAs.
+// ============================================================================================
+#pragma once
+
+#include "kiln/gemm.cuh"
+
+namespace kiln {
+namespace conv {
+
+template <long long N_, long long C_, long long H_, long long W_, long long K_, int R_, int S_,
+          int SH, int SW, int PH, int PW, int DH, int DW, int G>
+struct ConvShape {
+  static constexpr long long N = N_, C = C_, H = H_, W = W_, K = K_;
+  static constexpr int R = R_, S = S_, kStrideH = SH, kStrideW = SW, kPadH = PH, kPadW = PW,
+                       kDilH = DH, kDilW = DW, kGroups = G;
+  static constexpr long long Ho = (H + 2 * PH - DH * (R - 1) - 1) / SH + 1;
+  static constexpr long long Wo = (W + 2 * PW - DW * (S - 1) - 1) / SW + 1;
+  static constexpr long long HoWo = Ho * Wo;
+  static constexpr long long P = N * HoWo;  // output pixels
+  static constexpr long long Cg = C / G, Kg = K / G;
+  static constexpr long long Kdim = Cg * R * S;  // GEMM K
+  static_assert(C % G == 0 && K % G == 0, "groups must divide C and K");
+  static_assert(Ho > 0 && Wo > 0, "empty output");
+};
+
+// Copy one element or a 16-byte vector of V elements (zero-filled when !ok).
+template <class E, int V>
+__device__ __forceinline__ void copy_elems(E* dst, const E* src, bool ok) {
+  if constexpr (V * sizeof(E) == 16) {
+    cp_async16(dst, src, ok ? 16 : 0);
+  } else if constexpr (sizeof(E) == 4 && V == 1) {
+    cp_async4(dst, src, ok ? 4 : 0);
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) dst[i] = ok ? src[i] : from_float<E>(0.f);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// NCHW im2col: B'(k', p) with k' = (c, r, s), p = (n, ho, wo); shared tile [BK][BN + pad].
+// The (c, r, s) decode of k' is the same for every pixel: a per-CTA table in shared memory holds,
+// per k', the element offset c*H*W + r*dil_h*W + s*dil_w and the packed (r*dil_h, s*dil_w)
+// for the bounds test, so a copy costs one broadcast LDS.64 plus a few integer ops.
+template <class E, class Tile, class Sh, int BN, int BK, int Threads, class Index>
+struct Im2colNchwLoader {
+  static_assert(Threads % BN == 0, "kThreads must be a multiple of BN");
+  static constexpr int kLinesPerPass = Threads / BN;
+  static_assert(BK % kLinesPerPass == 0, "BK must be a multiple of kThreads / BN");
+  static constexpr int kTableEntries = int((Sh::Kdim + BK - 1) / BK * BK);
+  static constexpr int kTableBytes = kTableEntries * 8;
+  static_assert(Sh::R * Sh::kDilH < 32768 && Sh::S * Sh::kDilW < 32768, "filter extent");
+  const E* x;       // offset to the group's first channel
+  const int2* table;
+  Index pix;        // x offset of (n, channel 0, hbase, wbase) of this thread's pixel (may be < 0)
+  int hbase, wbase;
+  bool pvalid;
+
+  // Fills the table (all threads; a __syncthreads must follow before the first load).
+  static __device__ __forceinline__ void build_table(int2* t) {
+    for (int i = threadIdx.x; i < kTableEntries; i += Threads) {
+      const int c = i / (Sh::R * Sh::S), rs = i % (Sh::R * Sh::S);
+      const int dh = (rs / Sh::S) * Sh::kDilH, dw = (rs % Sh::S) * Sh::kDilW;
+      t[i] = make_int2(int(c * Sh::H * Sh::W + dh * Sh::W + dw), (dh << 16) | dw);
+    }
+  }
+  __device__ __forceinline__ void init(long long n0) {
+    const long long p = n0 + threadIdx.x % BN;
+    pvalid = p < Sh::P;
+    const long long n = p / Sh::HoWo, hw = p % Sh::HoWo;
+    const int ho = int(hw / Sh::Wo), wo = int(hw % Sh::Wo);
+    hbase = ho * Sh::kStrideH - Sh::kPadH;
+    wbase = wo * Sh::kStrideW - Sh::kPadW;
+    pix = Index(n) * Index(Sh::C * Sh::H * Sh::W) + Index(hbase) * Index(Sh::W) + wbase;
+  }
+  __device__ __forceinline__ void load(E* s, int /*n0: fixed by init*/, int k0) const {
+    const int pos = threadIdx.x % BN;
+    const int line0 = threadIdx.x / BN;
+#pragma unroll
+    for (int i = 0; i < BK / kLinesPerPass; ++i) {
+      const int line = line0 + i * kLinesPerPass;
+      const int kp = k0 + line;
+      const int2 e = table[kp];  // same address across the warp: broadcast
+      const int hi = hbase + (e.y >> 16), wi = wbase + (e.y & 0xffff);
+      const bool ok = pvalid && (Sh::Kdim % BK == 0 || kp < Sh::Kdim) &&
+                      unsigned(hi) < unsigned(Sh::H) && unsigned(wi) < unsigned(Sh::W);
+      const E* src = ok ? x + (pix + e.x) : x;
+      copy_elems<E, 1>(s + line * Tile::kLd + pos, src, ok);
+    }
+  }
+};
+
+// NHWC im2col: A(p, k') with k' = (r, s, c); shared tile [BM][BK + pad]; V elements per copy.
+template <class E, class Tile, class Sh, int BM, int BK, int Threads, int V, class Index>
+struct Im2colNhwcLoader {
+  static constexpr int kPerLine = BK / V;
+  static_assert(BK % V == 0 && Threads % kPerLine == 0, "kThreads must be a multiple of BK/V");
+  static constexpr int kLinesPerPass = Threads / kPerLine;
+  static_assert(BM % kLinesPerPass == 0, "BM must be a multiple of kThreads*V/BK");
+  static constexpr int kIters = BM / kLinesPerPass;
+  const E* x;  // offset to the group's first channel
+  Index base[kIters];
+  int hbase[kIters], wbase[kIters];
+  bool pvalid[kIters];
+
+  __device__ __forceinline__ void init(long long m0) {
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const long long p = m0 + threadIdx.x / kPerLine + i * kLinesPerPass;
+      pvalid[i] = p < Sh::P;
+      const long long n = p / Sh::HoWo, hw = p % Sh::HoWo;
+      const int ho = int(hw / Sh::Wo), wo = int(hw % Sh::Wo);
+      base[i] = Index(n) * Index(Sh::H * Sh::W * Sh::C);
+      hbase[i] = ho * Sh::kStrideH - Sh::kPadH;
+      wbase[i] = wo * Sh::kStrideW - Sh::kPadW;
+    }
+  }
+  __device__ __forceinline__ void load(E* s, int /*m0: fixed by init*/, int k0) const {
+    const int pos = (threadIdx.x % kPerLine) * V;
+    const int kp = k0 + pos;  // the V elements share (r, s): Cg % V == 0
+    const int c = kp % int(Sh::Cg), rs = kp / int(Sh::Cg);
+    const int dh = (rs / Sh::S) * Sh::kDilH, dw = (rs % Sh::S) * Sh::kDilW;
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const int line = threadIdx.x / kPerLine + i * kLinesPerPass;
+      const int hi = hbase[i] + dh, wi = wbase[i] + dw;
+      const bool ok = pvalid[i] && kp < Sh::Kdim && unsigned(hi) < unsigned(Sh::H) &&
+                      unsigned(wi) < unsigned(Sh::W);
+      const E* src =
+          ok ? x + base[i] + (Index(hi) * Index(Sh::W) + wi) * Index(Sh::C) + c : x;
+      copy_elems<E, V>(s + line * Tile::kLd + pos, src, ok);
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Output placements (see MatrixOut in gemm.cuh for the policy concept). Derived provides
+// at(row, col) (the element's address) and kVec (4 consecutive columns are contiguous and
+// 16-byte aligned whenever col % 4 == 0); the stores are shared.
+template <class Derived, class OutT, class Index, bool kStream>
+struct ConvOutStores {
+  __device__ __forceinline__ void put4(Index row, Index col, const float (&v)[4]) const {
+    const Derived& d = static_cast<const Derived&>(*this);
+    if constexpr (Derived::kVec) {
+      gemm::store4<OutT, kStream>(d.at(row, col), v);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) gemm::store1<OutT, kStream>(d.at(row, col + i), v[i]);
+    }
+  }
+  __device__ __forceinline__ void put1(Index row, Index col, float v) const {
+    gemm::store1<OutT, kStream>(static_cast<const Derived&>(*this).at(row, col), v);
+  }
+};
+
+template <class OutT, class Index, class Sh, bool kStream>
+struct NchwOut : ConvOutStores<NchwOut<OutT, Index, Sh, kStream>, OutT, Index, kStream> {
+  // GEMM rows = out channels of group g, columns = pixels. 4 | HoWo: 4 aligned pixels share n.
+  static constexpr bool kVec = Sh::HoWo % 4 == 0;
+  OutT* y;
+  Index g;
+  Index rows, cols;
+  __device__ __forceinline__ NchwOut(OutT* y_, Index g_, Index rows_, Index cols_)
+      : y(y_), g(g_), rows(rows_), cols(cols_) {}
+  __device__ __forceinline__ OutT* at(Index row, Index col) const {
+    const Index n = col / Index(Sh::HoWo), hw = col % Index(Sh::HoWo);
+    return y + (n * Index(Sh::K) + g * Index(Sh::Kg) + row) * Index(Sh::HoWo) + hw;
+  }
+  template <class Epi>
+  __device__ __forceinline__ float apply(const Epi& epi, float v, Index row, Index col) const {
+    return epi(v, col / Index(Sh::HoWo), g * Index(Sh::Kg) + row, col % Index(Sh::HoWo));
+  }
+};
+
+template <class OutT, class Index, class Sh, bool kStream>
+struct NhwcOut : ConvOutStores<NhwcOut<OutT, Index, Sh, kStream>, OutT, Index, kStream> {
+  // GEMM rows = pixels, columns = out channels of group g.
+  static constexpr bool kVec = Sh::K % 4 == 0 && Sh::Kg % 4 == 0;
+  OutT* y;
+  Index g;
+  Index rows, cols;
+  __device__ __forceinline__ NhwcOut(OutT* y_, Index g_, Index rows_, Index cols_)
+      : y(y_), g(g_), rows(rows_), cols(cols_) {}
+  __device__ __forceinline__ OutT* at(Index row, Index col) const {
+    return y + row * Index(Sh::K) + g * Index(Sh::Kg) + col;
+  }
+  template <class Epi>
+  __device__ __forceinline__ float apply(const Epi& epi, float v, Index row, Index col) const {
+    return epi(v, row / Index(Sh::HoWo), g * Index(Sh::Kg) + col, row % Index(Sh::HoWo));
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+template <class E, class Precision, class OutT, class Index, class Sh, int BM, int BN, int BK,
+          int WM, int WN, int Stages, bool kVecW, bool kStream>
+struct ConvNchw {
+  using Engine = gemm::TileEngine<E, Precision, BM, BN, BK, WM, WN, Stages, true, false>;
+  using LoaderB = Im2colNchwLoader<E, typename Engine::TileB, Sh, BN, BK, Engine::kThreads, Index>;
+  static constexpr int kThreads = Engine::kThreads;
+  // The pipeline ring, then the im2col table.
+  static constexpr int kSmemBytes = Engine::kSmemBytes + LoaderB::kTableBytes;
+  static constexpr long long kGridX = (Sh::P + BN - 1) / BN, kGridY = (Sh::Kg + BM - 1) / BM;
+
+  template <class Epi>
+  static __device__ __forceinline__ void run(const E* x, const E* w, OutT* y, Epi epi) {
+    extern __shared__ __align__(16) char smem[];
+    const Index g = blockIdx.z;
+    const long long n0 = static_cast<long long>(blockIdx.x) * BN;
+    const int m0 = blockIdx.y * BM;
+    gemm::MatrixLoader<E, typename Engine::TileA, BM, BK, kThreads, kVecW, Index> la{
+        w + g * Index(Sh::Kg * Sh::Kdim), Index(Sh::Kdim), int(Sh::Kg), int(Sh::Kdim)};
+    int2* table = reinterpret_cast<int2*>(smem + Engine::kSmemBytes);
+    LoaderB::build_table(table);
+    LoaderB lb;
+    lb.x = x + g * Index(Sh::Cg * Sh::H * Sh::W);
+    lb.table = table;
+    lb.init(n0);
+    __syncthreads();  // the table is complete before the prologue copies read it
+    float acc[Engine::MT][Engine::NT][4];
+    Engine::mainloop(smem, la, lb, m0, 0, int(Sh::Kdim), acc);
+    const NchwOut<OutT, Index, Sh, kStream> out{y, g, Index(Sh::Kg), Index(Sh::P)};
+    Engine::template epilogue<Index, false>(smem, acc, out, Index(m0), Index(n0), epi, nullptr,
+                                            Index(0), Index(0), Index(0));
+  }
+};
+
+template <class E, class Precision, class OutT, class Index, class Sh, int BM, int BN, int BK,
+          int WM, int WN, int Stages, bool kStream>
+struct ConvNhwc {
+  using Engine = gemm::TileEngine<E, Precision, BM, BN, BK, WM, WN, Stages, true, true>;
+  static constexpr int kThreads = Engine::kThreads;
+  static constexpr int kSmemBytes = Engine::kSmemBytes;
+  static constexpr int kVecElems = 16 / int(sizeof(E));
+  static constexpr bool kVecX = Sh::Cg % kVecElems == 0 && Sh::C % kVecElems == 0;
+  static constexpr bool kVecW = Sh::Kdim % kVecElems == 0;
+  static constexpr long long kGridX = (Sh::Kg + BN - 1) / BN, kGridY = (Sh::P + BM - 1) / BM;
+
+  template <class Epi>
+  static __device__ __forceinline__ void run(const E* x, const E* w, OutT* y, Epi epi) {
+    extern __shared__ __align__(16) char smem[];
+    const Index g = blockIdx.z;
+    const int n0 = blockIdx.x * BN;
+    const long long m0 = static_cast<long long>(blockIdx.y) * BM;
+    Im2colNhwcLoader<E, typename Engine::TileA, Sh, BM, BK, kThreads, kVecX ? kVecElems : 1,
+                     Index>
+        la;
+    la.x = x + g * Index(Sh::Cg);
+    la.init(m0);
+    gemm::MatrixLoader<E, typename Engine::TileB, BN, BK, kThreads, kVecW, Index> lb{
+        w + g * Index(Sh::Kg * Sh::Kdim), Index(Sh::Kdim), int(Sh::Kg), int(Sh::Kdim)};
+    float acc[Engine::MT][Engine::NT][4];
+    Engine::mainloop(smem, la, lb, 0, n0, int(Sh::Kdim), acc);
+    const NhwcOut<OutT, Index, Sh, kStream> out{y, g, Index(Sh::P), Index(Sh::Kg)};
+    Engine::template epilogue<Index, false>(smem, acc, out, Index(m0), Index(n0), epi, nullptr,
+                                            Index(0), Index(0), Index(0));
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+template <class E, class OutT, class Index, class Sh, bool kNhwc, int Threads>
+struct DepthwiseDirect {
+  static_assert(Sh::kGroups == Sh::C && Sh::Cg == 1, "depthwise: groups == C");
+  static constexpr int kThreads = Threads;
+  static constexpr long long kTotal = Sh::N * Sh::K * Sh::HoWo;
+  static constexpr long long kGridX = (kTotal + Threads - 1) / Threads;
+
+  template <class Epi>
+  static __device__ __forceinline__ void run(const E* x, const E* w, OutT* y, Epi epi) {
+    const Index idx = Index(blockIdx.x) * Threads + threadIdx.x;
+    if (idx >= Index(kTotal)) return;
+    Index n, k, hw;
+    if constexpr (kNhwc) {  // y [N][Ho][Wo][K]: k fastest
+      k = idx % Index(Sh::K);
+      const Index p = idx / Index(Sh::K);
+      hw = p % Index(Sh::HoWo);
+      n = p / Index(Sh::HoWo);
+    } else {  // y [N][K][Ho][Wo]: wo fastest
+      hw = idx % Index(Sh::HoWo);
+      const Index nk = idx / Index(Sh::HoWo);
+      k = nk % Index(Sh::K);
+      n = nk / Index(Sh::K);
+    }
+    const Index c = k / Index(Sh::Kg);  // channel multiplier Kg = K / C
+    const int ho = int(hw / Index(Sh::Wo)), wo = int(hw % Index(Sh::Wo));
+    float acc = 0.f;
+#pragma unroll
+    for (int r = 0; r < Sh::R; ++r) {
+      const int hi = ho * Sh::kStrideH - Sh::kPadH + r * Sh::kDilH;
+      if (unsigned(hi) >= unsigned(Sh::H)) continue;
+#pragma unroll
+      for (int s = 0; s < Sh::S; ++s) {
+        const int wi = wo * Sh::kStrideW - Sh::kPadW + s * Sh::kDilW;
+        if (unsigned(wi) >= unsigned(Sh::W)) continue;
+        const Index xo = kNhwc ? ((n * Index(Sh::H) + hi) * Index(Sh::W) + wi) * Index(Sh::C) + c
+                               : ((n * Index(Sh::C) + c) * Index(Sh::H) + hi) * Index(Sh::W) + wi;
+        acc = fmaf(to_float(x[xo]), to_float(w[k * (Sh::R * Sh::S) + r * Sh::S + s]), acc);
+      }
+    }
+    y[idx] = from_float<OutT>(epi(acc, n, k, hw));
+  }
+};
+
+}  // namespace conv
+}  // namespace kiln

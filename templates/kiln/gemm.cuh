@@ -1,0 +1,752 @@
+// kiln/gemm.cuh — tiled tensor-core GEMM templates with fused epilogues.
+//
+// ============================================================================================
+// CONTRACT (what the emitter instantiates)
+// --------------------------------------------------------------------------------------------
+// Index: int when every tensor has < 2^31 elements, else long long (global offsets only).
+// Epilogue functor concept (a plain struct built by the emitter, passed by value):
+//     struct Epi {
+//       // acc: the f32 dot product C[batch][row][col]; returns the value that is stored.
+//       __device__ float operator()(float acc, Index batch, Index row, Index col) const;
+//     };
+//   It is called exactly once per in-bounds output element (never for tails), so it may read
+//   bias[col], apply activations, dropout by flat index batch*M*N + row*N + col, etc.
+//   kiln::gemm::Identity is the no-op functor.
+//
+// 1) kiln::gemm::Gemm<Element, Precision, OutT, Index, M, N, K, Batch,
+//                      LayoutA, LayoutB, lda, ldb, ldc, strideA, strideB, strideC,
+//                      BM, BN, BK, WM, WN, Stages, kVecA, kVecB, kVecC, kStreamC, kRowStats>
+//      static __device__ void run(const Element* A, const Element* B, OutT* C, Epi epi,
+//                                 float* row_stats /* nullptr unless kRowStats */);
+//    C[b] = epi(A[b] · B[b]) for b < Batch. A is M x K, B is K x N, each a strided view:
+//      A(m, k) = A[b*strideA + (LayoutA == kRowMajor ? m*lda + k : k*lda + m)]
+//      B(k, n) = B[b*strideB + (LayoutB == kRowMajor ? k*ldb + n : n*ldb + k)]
+//      C(m, n) = C[b*strideC + m*ldc + n]          (strideA/B = 0 broadcasts)
+//    Element: float (with Precision Ieee | Tf32 | Tf32x3), __half or __nv_bfloat16 (Precision
+//    ignored: m16n8k16 tensor cores, f32 accumulation). OutT: float, __half, __nv_bfloat16.
+//    Geometry: block = kThreads = 32*(BM/WM)*(BN/WN); grid = (ceil(N/BN), ceil(M/BM), Batch);
+//    dynamic shared memory = kSmemBytes (raise the limit above 48 KB).
+//    Tiles: BM % WM == 0, BN % WN == 0, WM % 16 == 0, WN % 16 == 0, BK % 8 (f32) or 16 (16-bit).
+//    kVecA: A's base is 16-byte aligned, lda and strideA are multiples of 16/sizeof(Element)
+//      (then cp.async moves 16 bytes; otherwise 4-byte cp.async / scalar loads). Same for B.
+//    kVecC: C's base 16-byte aligned, ldc and strideC multiples of 4 (16- or 8-byte stores).
+//    kStreamC: st.global.cs (output larger than L2, not re-read soon).
+//    kRowStats: also writes, for every row and column tile, (max, sum exp(v - max)) of the
+//      stored values v of that tile to row_stats[((b*M + row) * ceil(N/BN) + tile_n) * 2 + {0,1}]
+//      for a following softmax_finalize.
+//    Any M, N, K >= 1 (tails are zero-filled in shared memory and masked in the epilogue).
+//
+// 2) kiln::gemm::SmallK<Precision, Index, M, N, K, lda, ldb, ldc, BM, BN, WM, WN>
+//      template <class Epi> static __device__ void run(const float* A, const float* B, float* C,
+//                                                      Epi epi);
+//    f32, A row-major, B row-major, small K (K * (BM + BN) * 4 * ~1.5 bytes of shared memory):
+//    the whole K is one tile (no K loop). Persistent: grid = (min(tiles, P)), P = the number of
+//    SMs times resident CTAs (1 per SM for 256 threads, see kSmemBytes); each CTA walks a
+//    contiguous range of tiles in row-major tile order, keeps the A block in shared memory while
+//    the row block is unchanged and prefetches the next B block with cp.async while it computes
+//    and stores the current tile. block = kThreads; dynamic smem = kSmemBytes. Requires
+//    16-byte aligned A, B, C and lda, ldb, ldc multiples of 4; K % 8 == 0; any M, N.
+//
+// 2b) kiln::gemm::GemmSplitK<E, Precision, Index, M, N, K, Batch, LayoutA, LayoutB, lda, ldb,
+//                             strideA, strideB, BM, BN, BK, WM, WN, Stages, kVecA, kVecB, SplitK>
+//       static __device__ void run(const E* A, const E* B, float* workspace);
+//     + kiln::gemm::SplitKReduce<OutT, Index, M, N, Batch, SplitK, ldc, strideC, kStreamC, Threads>
+//       template <class Epi> static __device__ void run(const float* workspace, OutT* C, Epi epi);
+//    For M x N tiles too few to fill the GPU: each split sums a contiguous, BK-aligned K range
+//    into workspace[SplitK][Batch][M][N] (kWorkspaceFloats f32; grid (kTilesN, kTilesM,
+//    Batch * SplitK), smem kSmemBytes), then the reduce kernel (grid kGridX, block Threads)
+//    adds the splits in a fixed order (deterministic) and applies the epilogue. No kRowStats.
+//
+// 3) kiln::gemm::SoftmaxFinalize<Index, M, N, NumTiles, Threads>
+//      static __device__ void run(float* Y, const float* row_stats);
+//    In place: Y[row, :] = exp(Y - rowmax) / rowsum, rowmax/rowsum combined from the kRowStats
+//    partials. grid = (M * Batch), block = Threads; Y 16-byte aligned and N % 4 == 0 for the
+//    vector path (else scalar).
+//
+// [Note: why it is fast]
+// - Operands move global->shared with 16-byte cp.async in a Stages-deep ring, so loads of
+//   tile k+Stages-1 overlap the tensor-core work on tile k; one __syncthreads per k tile.
+// - Shared tiles are padded so every fragment load of a warp hits 32 distinct banks
+//   (K-contiguous rows: stride = 4 mod 32 words; MN-contiguous rows: stride = 8 mod 32 words).
+// - Transposition costs nothing: each operand keeps its global layout in shared memory (so the
+//   16-byte copies stay contiguous) and the fragment loader reads the other way.
+// - The epilogue never touches shared memory: a 4-round quad shuffle turns the mma C fragments
+//   (2 consecutive columns per lane) into 4 consecutive columns per lane, so C leaves as one
+//   16-byte (st.global.cs) store per lane — full 32-byte sectors, 512 bytes per warp store.
+// - SmallK removes the K loop, reuses the A block across column tiles and double-buffers B, so
+//   a persistent CTA computes tile i+1 while the memory system drains the stores of tile i:
+//   the kernel is bound by HBM writes of C, not by math, in all three precisions but Ieee.
+// ============================================================================================
+#pragma once
+
+#include "kiln/common.cuh"
+#include "kiln/mma.cuh"
+
+namespace kiln {
+namespace gemm {
+
+enum Layout : int { kRowMajor = 0, kColMajor = 1 };
+
+struct Identity {
+  template <class Index>
+  __device__ __forceinline__ float operator()(float acc, Index, Index, Index) const {
+    return acc;
+  }
+};
+
+template <class T>
+struct IsF32 {
+  static constexpr bool value = false;
+};
+template <>
+struct IsF32<float> {
+  static constexpr bool value = true;
+};
+template <class A, class B>
+struct SameType {
+  static constexpr bool value = false;
+};
+template <class A>
+struct SameType<A, A> {
+  static constexpr bool value = true;
+};
+
+// -infinity without <cmath> (NVRTC has no INFINITY macro).
+__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
+
+template <class T>
+__device__ __forceinline__ T min_(T a, T b) {
+  return a < b ? a : b;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A shared-memory operand tile of MN x BK. KContig: stored [MN][kLd] with k contiguous;
+// otherwise [BK][kLd] with mn contiguous. Padding keeps fragment loads conflict-free and rows
+// 16-byte aligned.
+template <class E, int MN, int BK, bool KContig>
+struct SmemTile {
+  static constexpr bool kKContig = KContig;
+  static constexpr int kPad = KContig ? (sizeof(E) == 4 ? 4 : 8) : (sizeof(E) == 4 ? 8 : 16);
+  static constexpr int kLd = (KContig ? BK : MN) + kPad;
+  static constexpr int kLines = KContig ? MN : BK;
+  static constexpr int kElems = kLines * kLd;
+  static constexpr int kBytes = kElems * int(sizeof(E));
+  static __device__ __forceinline__ E at(const E* s, int mn, int k) {
+    return KContig ? s[mn * kLd + k] : s[k * kLd + mn];
+  }
+  // Two consecutive k (k even) packed, lower k in the low half (16-bit element types).
+  static __device__ __forceinline__ u32 pair(const E* s, int mn, int k) {
+    if constexpr (KContig) {
+      return *reinterpret_cast<const u32*>(s + mn * kLd + k);
+    } else {
+      return pack2<E>(s[k * kLd + mn], s[(k + 1) * kLd + mn]);
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Global -> shared copy of one operand tile from a strided matrix view.
+// A line is a run of elements contiguous in global memory: a row of K (KContig) or of MN.
+template <class E, class Tile, int MN, int BK, int Threads, bool kVec, class Index>
+struct MatrixLoader {
+  const E* ptr;     // already offset to the batch
+  Index ld;         // elements between consecutive lines
+  int mn_extent;    // M (or N)
+  int k_extent;     // K
+
+  __device__ __forceinline__ void load(E* s, int mn0, int k0) const {
+    constexpr bool kc = Tile::kKContig;
+    constexpr int kLen = kc ? BK : MN;   // tile line length
+    constexpr int kNum = kc ? MN : BK;   // lines per tile
+    const int line0 = kc ? mn0 : k0;
+    const int pos0 = kc ? k0 : mn0;
+    const int line_ext = kc ? mn_extent : k_extent;
+    const int pos_ext = kc ? k_extent : mn_extent;
+    if constexpr (kVec) {
+      constexpr int V = 16 / int(sizeof(E));
+      static_assert(kLen % V == 0, "tile line must be a multiple of 16 bytes");
+      constexpr int kPerLine = kLen / V;
+      constexpr int kTotal = kNum * kPerLine;
+#pragma unroll
+      for (int i = 0; i < (kTotal + Threads - 1) / Threads; ++i) {
+        const int c = int(threadIdx.x) + i * Threads;
+        if (kTotal % Threads == 0 || c < kTotal) {
+          const int line = c / kPerLine;
+          const int pos = (c % kPerLine) * V;
+          const int gl = line0 + line, gp = pos0 + pos;
+          int valid = gl < line_ext ? min_(pos_ext - gp, V) : 0;
+          valid = valid < 0 ? 0 : valid;
+          const E* src = valid > 0 ? ptr + Index(gl) * ld + gp : ptr;
+          cp_async16(s + line * Tile::kLd + pos, src, valid * int(sizeof(E)));
+        }
+      }
+    } else {
+      constexpr int kTotal = kNum * kLen;
+#pragma unroll 4
+      for (int c = threadIdx.x; c < kTotal; c += Threads) {
+        const int line = c / kLen;
+        const int pos = c % kLen;
+        const int gl = line0 + line, gp = pos0 + pos;
+        const bool ok = gl < line_ext && gp < pos_ext;
+        if constexpr (sizeof(E) == 4) {
+          cp_async4(s + line * Tile::kLd + pos, ok ? ptr + Index(gl) * ld + gp : ptr, ok ? 4 : 0);
+        } else {
+          // cp.async has no 2-byte form: a synchronous copy (ordered by the stage barrier).
+          s[line * Tile::kLd + pos] = ok ? ptr[Index(gl) * ld + gp] : from_float<E>(0.f);
+        }
+      }
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// One warp's share of one shared-memory k tile: acc[MT][NT][4] += A(WM x BK) * B(BK x WN) in the
+// m16n8 C-fragment layout of mma.cuh, for every precision.
+template <class E, class Precision, int WM, int WN, int BK, class TileA, class TileB>
+struct WarpMma {
+  static constexpr int MT = WM / 16;
+  static constexpr int NT = WN / 8;
+
+  static __device__ __forceinline__ void run(float (&acc)[MT][NT][4], const E* sa, const E* sb,
+                                             int wm0, int wn0) {
+    const int lane = threadIdx.x & 31;
+    const int g = lane >> 2, t = lane & 3;
+    if constexpr (IsF32<E>::value && SameType<Precision, Ieee>::value) {
+#pragma unroll 4
+      for (int k = 0; k < BK; ++k) {
+        float a[MT][2], b[NT][2];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          a[mt][0] = TileA::at(sa, wm0 + mt * 16 + g, k);
+          a[mt][1] = TileA::at(sa, wm0 + mt * 16 + g + 8, k);
+        }
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          b[nt][0] = TileB::at(sb, wn0 + nt * 8 + 2 * t, k);
+          b[nt][1] = TileB::at(sb, wn0 + nt * 8 + 2 * t + 1, k);
+        }
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) {
+            acc[mt][nt][0] = fmaf(a[mt][0], b[nt][0], acc[mt][nt][0]);
+            acc[mt][nt][1] = fmaf(a[mt][0], b[nt][1], acc[mt][nt][1]);
+            acc[mt][nt][2] = fmaf(a[mt][1], b[nt][0], acc[mt][nt][2]);
+            acc[mt][nt][3] = fmaf(a[mt][1], b[nt][1], acc[mt][nt][3]);
+          }
+      }
+    } else if constexpr (IsF32<E>::value) {
+      constexpr bool kSplit = SameType<Precision, Tf32x3>::value;
+#pragma unroll 1
+      for (int kk = 0; kk < BK; kk += 8) {
+        u32 ah[MT][4], al[MT][4], bh[NT][2], bl[NT][2];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          const int r = wm0 + mt * 16 + g;
+          const float x[4] = {TileA::at(sa, r, kk + t), TileA::at(sa, r + 8, kk + t),
+                              TileA::at(sa, r, kk + t + 4), TileA::at(sa, r + 8, kk + t + 4)};
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            if constexpr (kSplit) tf32_split(x[i], ah[mt][i], al[mt][i]);
+            else ah[mt][i] = tf32_rna(x[i]);
+          }
+        }
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          const int n = wn0 + nt * 8 + g;
+          const float x[2] = {TileB::at(sb, n, kk + t), TileB::at(sb, n, kk + t + 4)};
+#pragma unroll
+          for (int i = 0; i < 2; ++i) {
+            if constexpr (kSplit) tf32_split(x[i], bh[nt][i], bl[nt][i]);
+            else bh[nt][i] = tf32_rna(x[i]);
+          }
+        }
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) {
+            if constexpr (kSplit) {
+              mma_tf32_16x8x8(acc[mt][nt], al[mt], bh[nt]);
+              mma_tf32_16x8x8(acc[mt][nt], ah[mt], bl[nt]);
+            }
+            mma_tf32_16x8x8(acc[mt][nt], ah[mt], bh[nt]);
+          }
+      }
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < BK; kk += 16) {
+        u32 a[MT][4], b[NT][2];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          const int r = wm0 + mt * 16 + g;
+          if constexpr (TileA::kKContig) {
+            // matrices: rows 0-7 k 0-7 | rows 8-15 k 0-7 | rows 0-7 k 8-15 | rows 8-15 k 8-15
+            ldmatrix_x4(a[mt], sa + (wm0 + mt * 16 + (lane & 15)) * TileA::kLd + kk + (lane >> 4) * 8);
+          } else {
+            a[mt][0] = TileA::pair(sa, r, kk + 2 * t);
+            a[mt][1] = TileA::pair(sa, r + 8, kk + 2 * t);
+            a[mt][2] = TileA::pair(sa, r, kk + 2 * t + 8);
+            a[mt][3] = TileA::pair(sa, r + 8, kk + 2 * t + 8);
+          }
+        }
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          const int n = wn0 + nt * 8 + g;
+          if constexpr (TileB::kKContig) {
+            // matrices: n 0-7 k 0-7 | n 0-7 k 8-15 (lanes 16-31 repeat valid addresses)
+            ldmatrix_x2(b[nt], sb + (wn0 + nt * 8 + (lane & 7)) * TileB::kLd + kk + ((lane >> 3) & 1) * 8);
+          } else {
+            b[nt][0] = TileB::pair(sb, n, kk + 2 * t);
+            b[nt][1] = TileB::pair(sb, n, kk + 2 * t + 8);
+          }
+        }
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) mma_16x8x16<E>(acc[mt][nt], a[mt], b[nt]);
+      }
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Stores of four consecutive outputs.
+template <class OutT, bool kStream>
+__device__ __forceinline__ void store4(OutT* p, const float (&v)[4]) {
+  if constexpr (IsF32<OutT>::value) {
+    if constexpr (kStream) store_f4_stream(p, v[0], v[1], v[2], v[3]);
+    else *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+  } else {
+    uint2 w;
+    w.x = pack2<OutT>(from_float<OutT>(v[0]), from_float<OutT>(v[1]));
+    w.y = pack2<OutT>(from_float<OutT>(v[2]), from_float<OutT>(v[3]));
+    if constexpr (kStream) __stcs(reinterpret_cast<uint2*>(p), w);
+    else *reinterpret_cast<uint2*>(p) = w;
+  }
+}
+template <class OutT, bool kStream>
+__device__ __forceinline__ void store1(OutT* p, float v) {
+  if constexpr (kStream) __stcs(p, from_float<OutT>(v));
+  else *p = from_float<OutT>(v);
+}
+
+// Online (max, sum of exp) update; -inf max means "no element yet".
+__device__ __forceinline__ void stats_merge(float& m, float& s, float m2, float s2) {
+  const float mn = fmaxf(m, m2);
+  if (mn == neg_inf()) return;
+  s = (m == neg_inf() ? 0.f : s * expf(m - mn)) + (m2 == neg_inf() ? 0.f : s2 * expf(m2 - mn));
+  m = mn;
+}
+
+// Output placement of a plain (batched) row-major matrix C(row, col) = C[row * ldc + col].
+// Every output policy provides: rows, cols (bounds); apply(epi, v, row, col) -> the stored
+// value; put4(row, col, v[4]) for four in-bounds consecutive columns; put1(row, col, v).
+template <class OutT, class Index, bool kVec, bool kStream>
+struct MatrixOut {
+  OutT* c;  // already offset to the batch
+  Index ldc, rows, cols, batch;
+  template <class Epi>
+  __device__ __forceinline__ float apply(const Epi& epi, float v, Index row, Index col) const {
+    return epi(v, batch, row, col);
+  }
+  __device__ __forceinline__ void put4(Index row, Index col, const float (&v)[4]) const {
+    OutT* dst = c + row * ldc + col;
+    if constexpr (kVec) {
+      store4<OutT, kStream>(dst, v);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) store1<OutT, kStream>(dst + i, v[i]);
+    }
+  }
+  __device__ __forceinline__ void put1(Index row, Index col, float v) const {
+    store1<OutT, kStream>(c + row * ldc + col, v);
+  }
+};
+
+// The warp's C fragments -> epilogue functor -> global memory (16-byte stores where allowed).
+// row0/col0: the warp tile's first GEMM row/column. rmax/rsum: per-row running statistics of
+// the stored values (only with kRowStats).
+template <class Index, int MT, int NT, bool kRowStats, class Out, class Epi>
+__device__ __forceinline__ void store_fragments(const float (&acc)[MT][NT][4], const Out& out,
+                                                Index row0, Index col0, const Epi& epi,
+                                                float (&rmax)[MT][2], float (&rsum)[MT][2]) {
+  static_assert(NT % 2 == 0, "warp tile N must be a multiple of 16");
+  const int lane = threadIdx.x & 31;
+  const int g = lane >> 2, t = lane & 3;
+  const int odd = t & 1;
+  const int src01 = (lane & ~3) | ((odd << 1) | (t >> 1));
+  const int src23 = src01 ^ 1;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const Index row = row0 + mt * 16 + h * 8 + g;
+#pragma unroll
+      for (int p = 0; p < NT / 2; ++p) {
+        // Quad exchange: lane t ends up with columns 16p + 4t .. 4t+3 of this row. Rounds 0-1
+        // read lane {0,2,1,3}[t] which sends n-tile 2p + (its t & 1); rounds 2-3 read the
+        // neighbour (lane ^ 1) which sends the other n-tile.
+        const float sa0 = odd ? acc[mt][2 * p + 1][2 * h] : acc[mt][2 * p][2 * h];
+        const float sa1 = odd ? acc[mt][2 * p + 1][2 * h + 1] : acc[mt][2 * p][2 * h + 1];
+        const float sb0 = odd ? acc[mt][2 * p][2 * h] : acc[mt][2 * p + 1][2 * h];
+        const float sb1 = odd ? acc[mt][2 * p][2 * h + 1] : acc[mt][2 * p + 1][2 * h + 1];
+        const float r0 = __shfl_sync(0xffffffffu, sa0, src01);
+        const float r1 = __shfl_sync(0xffffffffu, sa1, src01);
+        const float r2 = __shfl_sync(0xffffffffu, sb0, src23);
+        const float r3 = __shfl_sync(0xffffffffu, sb1, src23);
+        float v[4];
+        if (t < 2) { v[0] = r0; v[1] = r1; v[2] = r2; v[3] = r3; }
+        else       { v[0] = r2; v[1] = r3; v[2] = r0; v[3] = r1; }
+        const Index col = col0 + p * 16 + 4 * t;
+        if (row < out.rows) {
+          if (col + 3 < out.cols) {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) v[i] = out.apply(epi, v[i], row, col + i);
+            out.put4(row, col, v);
+            if constexpr (kRowStats) {
+              const float m4 = fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3]));
+              const float s4 = expf(v[0] - m4) + expf(v[1] - m4) + expf(v[2] - m4) +
+                               expf(v[3] - m4);
+              stats_merge(rmax[mt][h], rsum[mt][h], m4, s4);
+            }
+          } else {
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+              if (col + i < out.cols) {
+                const float x = out.apply(epi, v[i], row, col + i);
+                out.put1(row, col + i, x);
+                if constexpr (kRowStats) stats_merge(rmax[mt][h], rsum[mt][h], x, 1.f);
+              }
+          }
+        }
+      }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tile engine shared by Gemm and conv_igemm: a Stages-deep cp.async ring over the K tiles,
+// then the fragment epilogue. Loaders provide load(smem, mn0, k0) (see MatrixLoader).
+template <class E, class Precision, int BM, int BN, int BK, int WM, int WN, int Stages,
+          bool AKContig, bool BKContig>
+struct TileEngine {
+  static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
+  static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+  static constexpr int MT = WM / 16, NT = WN / 8;
+  using TileA = SmemTile<E, BM, BK, AKContig>;
+  using TileB = SmemTile<E, BN, BK, BKContig>;
+  using Warp = WarpMma<E, Precision, WM, WN, BK, TileA, TileB>;
+  static constexpr int kStageBytes = TileA::kBytes + TileB::kBytes;
+  static constexpr int kStatsBytes = BM * kWarpsN * 2 * 4;
+  static constexpr int kSmemBytes = Stages * kStageBytes > kStatsBytes ? Stages * kStageBytes
+                                                                        : kStatsBytes;
+  static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "tile shape");
+  static_assert(BK % (IsF32<E>::value ? 8 : 16) == 0, "BK must be a multiple of the mma k");
+  static_assert(Stages >= 2, "Stages >= 2");
+
+  template <class LoaderA, class LoaderB>
+  static __device__ __forceinline__ void mainloop(char* smem, const LoaderA& la, const LoaderB& lb,
+                                                  int m0, int n0, int K,
+                                                  float (&acc)[MT][NT][4]) {
+    const int warp = threadIdx.x >> 5;
+    const int wm0 = (warp / kWarpsN) * WM, wn0 = (warp % kWarpsN) * WN;
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) acc[i][j][c] = 0.f;
+    const int ktiles = (K + BK - 1) / BK;
+    auto stage_a = [&](int s) { return reinterpret_cast<E*>(smem + s * kStageBytes); };
+    auto stage_b = [&](int s) {
+      return reinterpret_cast<E*>(smem + s * kStageBytes + TileA::kBytes);
+    };
+#pragma unroll
+    for (int s = 0; s < Stages - 1; ++s) {
+      if (s < ktiles) {
+        la.load(stage_a(s), m0, s * BK);
+        lb.load(stage_b(s), n0, s * BK);
+      }
+      cp_async_commit();
+    }
+    for (int kt = 0; kt < ktiles; ++kt) {
+      cp_async_wait<Stages - 2>();
+      __syncthreads();  // tile kt visible; everyone is done with the slot refilled below
+      const int pre = kt + Stages - 1;
+      if (pre < ktiles) {
+        la.load(stage_a(pre % Stages), m0, pre * BK);
+        lb.load(stage_b(pre % Stages), n0, pre * BK);
+      }
+      cp_async_commit();
+      Warp::run(acc, stage_a(kt % Stages), stage_b(kt % Stages), wm0, wn0);
+    }
+    cp_async_wait<0>();
+    __syncthreads();  // shared memory is free for the epilogue
+  }
+
+  // Epilogue for one CTA tile; with kRowStats also the per-(row, column tile) statistics.
+  template <class Index, bool kRowStats, class Out, class Epi>
+  static __device__ __forceinline__ void epilogue(char* smem, const float (&acc)[MT][NT][4],
+                                                  const Out& out, Index m0, Index n0,
+                                                  const Epi& epi, float* stats, Index batch,
+                                                  Index num_tiles_n, Index tile_n) {
+    const int warp = threadIdx.x >> 5;
+    const int wm = warp / kWarpsN, wn = warp % kWarpsN;
+    float rmax[MT][2], rsum[MT][2];
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+      rmax[i][0] = rmax[i][1] = neg_inf();
+      rsum[i][0] = rsum[i][1] = 0.f;
+    }
+    store_fragments<Index, MT, NT, kRowStats>(acc, out, Index(m0 + wm * WM),
+                                              Index(n0 + wn * WN), epi, rmax, rsum);
+    if constexpr (kRowStats) {
+      const int lane = threadIdx.x & 31;
+      float* red = reinterpret_cast<float*>(smem);  // [BM][kWarpsN][2]
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+#pragma unroll
+          for (int off = 1; off <= 2; off <<= 1) {  // the quad shares a row
+            const float m2 = __shfl_xor_sync(0xffffffffu, rmax[i][h], off);
+            const float s2 = __shfl_xor_sync(0xffffffffu, rsum[i][h], off);
+            stats_merge(rmax[i][h], rsum[i][h], m2, s2);
+          }
+          if ((lane & 3) == 0) {
+            const int r = wm * WM + i * 16 + h * 8 + (lane >> 2);
+            red[(r * kWarpsN + wn) * 2 + 0] = rmax[i][h];
+            red[(r * kWarpsN + wn) * 2 + 1] = rsum[i][h];
+          }
+        }
+      __syncthreads();
+      for (int r = threadIdx.x; r < BM; r += kThreads) {
+        float m = neg_inf(), s = 0.f;
+        for (int w = 0; w < kWarpsN; ++w)
+          stats_merge(m, s, red[(r * kWarpsN + w) * 2], red[(r * kWarpsN + w) * 2 + 1]);
+        const Index row = m0 + r;
+        if (row < out.rows) {
+          float* o = stats + ((batch * out.rows + row) * num_tiles_n + tile_n) * 2;
+          o[0] = m;
+          o[1] = s;
+        }
+      }
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+template <class E, class Precision, class OutT, class Index, long long M_, long long N_,
+          long long K_, long long Batch, int LayoutA, int LayoutB, long long lda, long long ldb,
+          long long ldc, long long strideA, long long strideB, long long strideC, int BM, int BN,
+          int BK, int WM, int WN, int Stages, bool kVecA, bool kVecB, bool kVecC, bool kStreamC,
+          bool kRowStats>
+struct Gemm {
+  // A (M x K) row-major keeps k contiguous; B (K x N) col-major keeps k contiguous.
+  using Engine = TileEngine<E, Precision, BM, BN, BK, WM, WN, Stages, LayoutA == kRowMajor,
+                            LayoutB == kColMajor>;
+  static constexpr int kThreads = Engine::kThreads;
+  static constexpr int kSmemBytes = Engine::kSmemBytes;
+  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
+
+  template <class Epi>
+  static __device__ __forceinline__ void run(const E* A, const E* B, OutT* C, Epi epi,
+                                             float* row_stats) {
+    extern __shared__ __align__(16) char smem[];
+    const Index batch = blockIdx.z;
+    const int tile_n = blockIdx.x, tile_m = blockIdx.y;
+    const int m0 = tile_m * BM, n0 = tile_n * BN;
+    MatrixLoader<E, typename Engine::TileA, BM, BK, kThreads, kVecA, Index> la{
+        A + batch * Index(strideA), Index(lda), int(M_), int(K_)};
+    MatrixLoader<E, typename Engine::TileB, BN, BK, kThreads, kVecB, Index> lb{
+        B + batch * Index(strideB), Index(ldb), int(N_), int(K_)};
+    float acc[Engine::MT][Engine::NT][4];
+    Engine::mainloop(smem, la, lb, m0, n0, int(K_), acc);
+    const MatrixOut<OutT, Index, kVecC, kStreamC> out{C + batch * Index(strideC), Index(ldc),
+                                                      Index(M_), Index(N_), batch};
+    Engine::template epilogue<Index, kRowStats>(smem, acc, out, Index(m0), Index(n0), epi,
+                                                row_stats, batch, Index(kTilesN), Index(tile_n));
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Split-K: for shapes whose M x N tiles cannot fill the GPU. Same parameters as Gemm plus SplitK;
+// partial sums go to an f32 workspace, SplitKReduce adds them and applies the epilogue.
+template <class E, class Precision, class Index, long long M_, long long N_, long long K_,
+          long long Batch, int LayoutA, int LayoutB, long long lda, long long ldb,
+          long long strideA, long long strideB, int BM, int BN, int BK, int WM, int WN,
+          int Stages, bool kVecA, bool kVecB, int SplitK>
+struct GemmSplitK {
+  using Engine = TileEngine<E, Precision, BM, BN, BK, WM, WN, Stages, LayoutA == kRowMajor,
+                            LayoutB == kColMajor>;
+  static constexpr int kThreads = Engine::kThreads;
+  static constexpr int kSmemBytes = Engine::kSmemBytes;
+  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
+  // Each split covers a whole number of k tiles, so 16-byte copies stay aligned.
+  static constexpr long long kKChunk = ((K_ + SplitK - 1) / SplitK + BK - 1) / BK * BK;
+  static constexpr long long kWorkspaceFloats = SplitK * Batch * M_ * N_;
+
+  // grid = (kTilesN, kTilesM, Batch * SplitK); workspace: kWorkspaceFloats f32.
+  static __device__ __forceinline__ void run(const E* A, const E* B, float* workspace) {
+    extern __shared__ __align__(16) char smem[];
+    const Index batch = blockIdx.z % Batch;
+    const Index split = blockIdx.z / Batch;
+    const int tile_n = blockIdx.x, tile_m = blockIdx.y;
+    const int m0 = tile_m * BM, n0 = tile_n * BN;
+    const long long k_begin = split * kKChunk;
+    const int k_len = int(K_ - k_begin < kKChunk ? K_ - k_begin : kKChunk);  // <= 0: zeros
+    const Index a_off = Index(LayoutA == kRowMajor ? k_begin : k_begin * lda);
+    const Index b_off = Index(LayoutB == kColMajor ? k_begin : k_begin * ldb);
+    MatrixLoader<E, typename Engine::TileA, BM, BK, kThreads, kVecA, Index> la{
+        A + batch * Index(strideA) + a_off, Index(lda), int(M_), k_len};
+    MatrixLoader<E, typename Engine::TileB, BN, BK, kThreads, kVecB, Index> lb{
+        B + batch * Index(strideB) + b_off, Index(ldb), int(N_), k_len};
+    float acc[Engine::MT][Engine::NT][4];
+    Engine::mainloop(smem, la, lb, m0, n0, k_len > 0 ? k_len : 0, acc);
+    const MatrixOut<float, Index, N_ % 4 == 0, false> out{
+        workspace + (split * Index(Batch) + batch) * Index(M_ * N_), Index(N_), Index(M_),
+        Index(N_), batch};
+    Engine::template epilogue<Index, false>(smem, acc, out, Index(m0), Index(n0), Identity{},
+                                            nullptr, batch, Index(0), Index(0));
+  }
+};
+
+// C[b](m, n) = epi(sum over splits); grid = ceil(Batch * M * N / Threads), block = Threads.
+template <class OutT, class Index, long long M_, long long N_, long long Batch, int SplitK,
+          long long ldc, long long strideC, bool kStreamC, int Threads>
+struct SplitKReduce {
+  static constexpr int kThreads = Threads;
+  static constexpr long long kTotal = Batch * M_ * N_;
+  static constexpr long long kGridX = (kTotal + Threads - 1) / Threads;
+
+  template <class Epi>
+  static __device__ __forceinline__ void run(const float* workspace, OutT* C, Epi epi) {
+    const Index i = Index(blockIdx.x) * Threads + threadIdx.x;
+    if (i >= Index(kTotal)) return;
+    float acc = 0.f;
+#pragma unroll
+    for (int s = 0; s < SplitK; ++s) acc += workspace[Index(s) * Index(kTotal) + i];
+    const Index n = i % Index(N_), m = (i / Index(N_)) % Index(M_), b = i / Index(M_ * N_);
+    store1<OutT, kStreamC>(C + b * Index(strideC) + m * Index(ldc) + n, epi(acc, b, m, n));
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Small K: one k tile holds all of K. See the contract at the top.
+template <class Precision, class Index, long long M_, long long N_, int K_, long long lda,
+          long long ldb, long long ldc, int BM, int BN, int WM, int WN>
+struct SmallK {
+  using TileA = SmemTile<float, BM, K_, true>;    // A block [BM][K] (k contiguous)
+  using TileB = SmemTile<float, BN, K_, false>;   // B block [K][BN] (n contiguous)
+  static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
+  static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+  static constexpr int MT = WM / 16, NT = WN / 8;
+  using Warp = WarpMma<float, Precision, WM, WN, K_, TileA, TileB>;
+  static constexpr int kSmemBytes = TileA::kBytes + 2 * TileB::kBytes;
+  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
+  static constexpr long long kTiles = kTilesM * kTilesN;
+  static_assert(K_ % 8 == 0, "SmallK needs K % 8 == 0");
+  static_assert(lda % 4 == 0 && ldb % 4 == 0 && ldc % 4 == 0, "SmallK needs 16-byte rows");
+
+  template <class Epi>
+  static __device__ __forceinline__ void run(const float* A, const float* B, float* C, Epi epi) {
+    extern __shared__ __align__(16) char smem[];
+    float* sa = reinterpret_cast<float*>(smem);
+    // The two B buffers; selected by arithmetic (an indexed pointer array would go to local memory).
+    auto sb = [&](long long i) {
+      return reinterpret_cast<float*>(smem + TileA::kBytes + int(i & 1) * TileB::kBytes);
+    };
+    const long long begin = kTiles * blockIdx.x / gridDim.x;
+    const long long end = kTiles * (blockIdx.x + 1) / gridDim.x;
+    if (begin >= end) return;
+    MatrixLoader<float, TileA, BM, K_, kThreads, true, Index> la{A, Index(lda), int(M_), K_};
+    MatrixLoader<float, TileB, BN, K_, kThreads, true, Index> lb{B, Index(ldb), int(N_), K_};
+    const int warp = threadIdx.x >> 5;
+    const int wm0 = (warp / kWarpsN) * WM, wn0 = (warp % kWarpsN) * WN;
+
+    la.load(sa, int(begin / kTilesN) * BM, 0);
+    lb.load(sb(0), int(begin % kTilesN) * BN, 0);
+    cp_async_commit();
+    for (long long tile = begin, i = 0; tile < end; ++tile, ++i) {
+      const int tm = int(tile / kTilesN), tn = int(tile % kTilesN);
+      const bool has_next = tile + 1 < end;
+      const int tm_next = int((tile + 1) / kTilesN), tn_next = int((tile + 1) % kTilesN);
+      const bool same_row = has_next && tm_next == tm;
+      float* cur_b = sb(i);
+      float* next_b = sb(i + 1);
+      if (same_row) {  // next B block streams in while this tile computes and stores
+        lb.load(next_b, tn_next * BN, 0);
+        cp_async_commit();
+        cp_async_wait<1>();
+      } else {
+        cp_async_wait<0>();
+      }
+      __syncthreads();
+      float acc[MT][NT][4];
+#pragma unroll
+      for (int a = 0; a < MT; ++a)
+#pragma unroll
+        for (int b = 0; b < NT; ++b)
+#pragma unroll
+          for (int c = 0; c < 4; ++c) acc[a][b][c] = 0.f;
+      Warp::run(acc, sa, cur_b, wm0, wn0);
+      __syncthreads();  // every warp is done with sa and cur_b
+      if (has_next && !same_row) {  // new row block: refill A (rare) and the next B
+        la.load(sa, tm_next * BM, 0);
+        lb.load(next_b, tn_next * BN, 0);
+        cp_async_commit();
+      }
+      float rmax[MT][2], rsum[MT][2];
+      const MatrixOut<float, Index, true, true> out{C, Index(ldc), Index(M_), Index(N_), Index(0)};
+      store_fragments<Index, MT, NT, false>(acc, out, Index(tm) * BM + wm0, Index(tn) * BN + wn0,
+                                            epi, rmax, rsum);
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Softmax normalization from kRowStats partials. One CTA per row (of all batches).
+template <class Index, long long M_, long long N_, long long NumTiles, int Threads>
+struct SoftmaxFinalize {
+  static_assert(Threads % 32 == 0 && Threads <= 1024, "Threads");
+  static constexpr int kThreads = Threads;
+
+  static __device__ __forceinline__ void run(float* Y, const float* row_stats) {
+    __shared__ float red_m[32], red_s[32];
+    const Index row = blockIdx.x;  // batch * M + row
+    const float* st = row_stats + row * Index(NumTiles) * 2;
+    float m = neg_inf(), s = 0.f;
+    for (Index i = threadIdx.x; i < NumTiles; i += Threads) stats_merge(m, s, st[2 * i], st[2 * i + 1]);
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+      stats_merge(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (lane == 0) { red_m[warp] = m; red_s[warp] = s; }
+    __syncthreads();
+    if (warp == 0) {
+      m = lane < Threads / 32 ? red_m[lane] : neg_inf();
+      s = lane < Threads / 32 ? red_s[lane] : 0.f;
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1)
+        stats_merge(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
+      if (lane == 0) { red_m[0] = m; red_s[0] = s; }
+    }
+    __syncthreads();
+    const float rmax = red_m[0], rinv = 1.f / red_s[0];
+    float* y = Y + row * Index(N_);
+    if constexpr (N_ % 4 == 0) {
+      for (Index i = threadIdx.x * 4; i < N_; i += Threads * 4) {
+        float4 v = __ldcs(reinterpret_cast<const float4*>(y + i));
+        v.x = expf(v.x - rmax) * rinv;
+        v.y = expf(v.y - rmax) * rinv;
+        v.z = expf(v.z - rmax) * rinv;
+        v.w = expf(v.w - rmax) * rinv;
+        __stcs(reinterpret_cast<float4*>(y + i), v);
+      }
+    } else {
+      for (Index i = threadIdx.x; i < N_; i += Threads) y[i] = expf(y[i] - rmax) * rinv;
+    }
+  }
+};
+
+}  // namespace gemm
+}  // namespace kiln

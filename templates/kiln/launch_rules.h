@@ -1,0 +1,194 @@
+// kiln/launch_rules.h — host-side launch geometry of the memory-bound templates
+// (reduce.cuh, scan.cuh, rownorm.cuh). Plain constexpr C++ with no includes, so the
+// planner (generator/, no CUDA headers), the example units in tests/templates and
+// bench/standalone/memtpl_check.cu all use the same numbers.
+//
+// [Note: how the numbers are chosen]
+// H100 needs ~20-30 KB of loads in flight per SM to cover DRAM latency at full
+// bandwidth. The templates put 16 bytes * kUnroll in flight per thread, so 2048
+// resident threads (full occupancy) hold 64 KB with kUnroll = 4, and 1024 threads
+// still hold 32 KB. The rules below therefore aim first at enough resident threads
+// (rows or columns to fill every SM), and split the reduced axis across blocks only
+// when the natural grid cannot fill the GPU, because a split costs a second launch.
+#pragma once
+
+// Host-only for the planner; host+device under nvcc/NVRTC so a unit may evaluate the rules in
+// constant expressions (NVRTC rejects unannotated functions).
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define KILN_RULE __host__ __device__
+#else
+#define KILN_RULE
+#endif
+
+namespace kiln {
+namespace launch {
+
+struct Dim3L {
+  long long x = 1, y = 1, z = 1;
+};
+
+struct Geometry {
+  Dim3L grid;
+  Dim3L block;
+  long long shared_bytes = 0;      // dynamic shared memory
+  long long workspace_bytes = 0;   // scratch the planner allocates (0: none)
+  bool zero_workspace = false;     // the workspace must be zeroed before every launch
+};
+
+KILN_RULE constexpr long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+KILN_RULE constexpr long long min_ll(long long a, long long b) { return a < b ? a : b; }
+KILN_RULE constexpr long long max_ll(long long a, long long b) { return a > b ? a : b; }
+constexpr long long kMaxGridX = 2147483647LL;
+constexpr long long kMaxGridY = 65535LL;
+
+// Elements of a type of `elem_bytes` in one 16-byte vector.
+KILN_RULE constexpr int vec_elems(int elem_bytes) { return 16 / elem_bytes; }
+
+// ---------------------------------------------------------------- reduce_inner
+// Template choice: a warp per row when there are enough rows to give every SM
+// 32 warps (1024 threads), or the row is short; else a block per row, split
+// along the row when even that leaves SMs idle.
+KILN_RULE constexpr bool reduce_inner_use_warp(long long rows, long long len, int sm_count) {
+  return rows >= 32LL * sm_count || len <= 2048;
+}
+
+// reduce_inner_warp<kThreads, ...>: grid-strided rows, so any grid >= 1 is correct.
+KILN_RULE constexpr Geometry reduce_inner_warp_geometry(long long rows, int threads) {
+  Geometry g;
+  g.block.x = threads;
+  g.grid.x = min_ll(ceil_div(rows, threads / 32), kMaxGridX);
+  return g;
+}
+
+// Splits of one row for reduce_inner_block: enough blocks for ~2 per SM at 512
+// threads, each split at least one full unrolled sweep of the block.
+struct InnerSplit {
+  long long splits = 1;
+  long long chunk = 0;   // elements per split, a multiple of the vector width
+};
+KILN_RULE constexpr InnerSplit reduce_inner_split(long long rows, long long len, int threads, int unroll, int elem_bytes,
+                                        int sm_count) {
+  const long long v = vec_elems(elem_bytes);
+  const long long target_blocks = 2LL * sm_count;
+  const long long min_chunk = (long long)threads * unroll * v;
+  long long splits = rows >= target_blocks ? 1 : ceil_div(target_blocks, rows);
+  splits = min_ll(splits, max_ll(1, len / min_chunk));
+  splits = min_ll(splits, kMaxGridY);
+  long long chunk = ceil_div(ceil_div(len, splits), v) * v;
+  splits = ceil_div(len, chunk);
+  return InnerSplit{splits, chunk};
+}
+
+// reduce_inner_block: grid (min(rows, 2^31-1), splits); workspace = splits*rows
+// partial states when split (then reduce_finish runs over n_out = rows).
+KILN_RULE constexpr Geometry reduce_inner_block_geometry(long long rows, const InnerSplit& s, int threads, int acc_bytes) {
+  Geometry g;
+  g.block.x = threads;
+  g.grid.x = min_ll(rows, kMaxGridX);
+  g.grid.y = s.splits;
+  g.workspace_bytes = s.splits > 1 ? s.splits * rows * acc_bytes : 0;
+  return g;
+}
+
+// ---------------------------------------------------------------- reduce_outer
+// kVec: one 16-byte vector of columns per thread when inner allows it.
+KILN_RULE constexpr int reduce_outer_vec(long long inner, int elem_bytes) {
+  return inner % vec_elems(elem_bytes) == 0 ? vec_elems(elem_bytes) : 1;
+}
+// Block size: 256, or fewer (a multiple of 32, >= 32) when inner is narrow.
+KILN_RULE constexpr int reduce_outer_threads(long long inner, int vec) {
+  const long long cols = ceil_div(inner, vec);
+  return cols >= 256 ? 256 : int(max_ll(32, ceil_div(cols, 32) * 32));
+}
+struct OuterSplit {
+  long long splits = 1;
+  long long chunk = 0;   // steps of the reduced axis per split
+};
+// Split the reduced axis when outer*tiles blocks are fewer than one full wave
+// (sm_count * 2048/threads resident blocks); each split keeps >= 8*unroll steps.
+KILN_RULE constexpr OuterSplit reduce_outer_split(long long outer, long long red, long long inner, int threads, int vec,
+                                        int unroll, int sm_count) {
+  const long long tiles = ceil_div(inner, (long long)threads * vec);
+  const long long blocks = outer * tiles;
+  const long long wave = (long long)sm_count * (2048 / threads);
+  long long splits = blocks >= wave ? 1 : ceil_div(wave, blocks);
+  splits = min_ll(splits, max_ll(1, red / (8LL * unroll)));
+  splits = min_ll(splits, kMaxGridY);
+  const long long chunk = ceil_div(red, splits);
+  return OuterSplit{ceil_div(red, chunk), chunk};
+}
+KILN_RULE constexpr Geometry reduce_outer_geometry(long long outer, long long inner, const OuterSplit& s, int threads, int vec,
+                                         int acc_bytes) {
+  Geometry g;
+  g.block.x = threads;
+  g.grid.x = outer * ceil_div(inner, (long long)threads * vec);
+  g.grid.y = s.splits;
+  g.workspace_bytes = s.splits > 1 ? s.splits * outer * inner * acc_bytes : 0;
+  return g;
+}
+
+// reduce_finish: one thread per output.
+KILN_RULE constexpr Geometry reduce_finish_geometry(long long n_out, int threads) {
+  Geometry g;
+  g.block.x = threads;
+  g.grid.x = min_ll(ceil_div(n_out, threads), kMaxGridX);
+  return g;
+}
+
+// ---------------------------------------------------------------- scan_rows
+// Tile = threads * items elements (items = vecs_per_thread * 16/elem_bytes).
+// Look-back (scan_rows_lookback) when the rows are too few to give every SM two
+// blocks and each row has several tiles; else a block per row (scan_rows_block).
+KILN_RULE constexpr bool scan_use_lookback(long long rows, long long len, long long tile, int sm_count) {
+  return rows < 2LL * sm_count && ceil_div(len, tile) >= 4;
+}
+KILN_RULE constexpr Geometry scan_rows_block_geometry(long long rows, int threads) {
+  Geometry g;
+  g.block.x = threads;
+  g.grid.x = min_ll(rows, kMaxGridX);
+  return g;
+}
+// Workspace of the look-back scan: a 16-byte header (tile counter), then per tile a
+// 4-byte flag, then the aggregates and inclusive prefixes (value_bytes each).
+// Zero it (cudaMemsetAsync / cuMemsetD8Async) before every launch.
+KILN_RULE constexpr long long scan_lookback_workspace_bytes(long long rows, long long len, long long tile, int value_bytes) {
+  const long long tiles = rows * ceil_div(len, tile);
+  const long long flags = ceil_div(tiles * 4, 16) * 16;
+  return 16 + flags + 2 * ceil_div(tiles * value_bytes, 16) * 16;
+}
+KILN_RULE constexpr Geometry scan_rows_lookback_geometry(long long rows, long long len, long long tile, int threads,
+                                               int value_bytes) {
+  Geometry g;
+  g.block.x = threads;
+  g.grid.x = rows * ceil_div(len, tile);
+  g.workspace_bytes = scan_lookback_workspace_bytes(rows, len, tile, value_bytes);
+  g.zero_workspace = true;
+  return g;
+}
+
+// ---------------------------------------------------------------- rownorm
+// Contiguous rows: a warp per row when the row fits in a warp's registers
+// (32 * items) and rows are plentiful; else a block per row (registers when the
+// row fits in threads*items, else the streaming two-pass path, chosen inside).
+KILN_RULE constexpr bool rownorm_use_warp(long long rows, long long len, int warp_items, int sm_count) {
+  return len <= 32LL * warp_items && rows >= 8LL * sm_count;
+}
+KILN_RULE constexpr Geometry rownorm_warp_geometry(long long rows, int threads) {
+  return reduce_inner_warp_geometry(rows, threads);
+}
+KILN_RULE constexpr Geometry rownorm_block_geometry(long long rows, int threads) {
+  Geometry g;
+  g.block.x = threads;
+  g.grid.x = min_ll(rows, kMaxGridX);
+  return g;
+}
+// Strided rows ([outer, len, inner], normalize along len): one thread per column.
+KILN_RULE constexpr Geometry rownorm_strided_geometry(long long outer, long long inner, int threads) {
+  Geometry g;
+  g.block.x = threads;
+  g.grid.x = min_ll(ceil_div(outer * inner, threads), kMaxGridX);
+  return g;
+}
+
+}  // namespace launch
+}  // namespace kiln

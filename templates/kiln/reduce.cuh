@@ -1,0 +1,246 @@
+// kiln/reduce.cuh — reductions over one contiguous axis (reduce_inner_*) or one
+// strided axis (reduce_outer), plus the second pass for split reductions.
+//
+// Contract (all are __device__ functions; the generated `extern "C" __global__`
+// entry calls exactly one of them with constexpr shapes):
+//
+//   Op      a combiner from kiln/reduce_ops.cuh (SumOp<float>, ArgMaxOp<float, long long>, ...)
+//   T       raw input element type (float, double, __half, __nv_bfloat16, int, ...)
+//   Out     output element type
+//   I       index type: int when every tensor has < 2^31 elements, else long long
+//   Pro     prologue functor:  __device__ typename Op::Value operator()(T x, I flat) const
+//           x is the raw element, flat its flat index in `in` (for dropout-like
+//           prologues and for reading further inputs of the same shape).
+//   Epi     epilogue functor:  __device__ Out operator()(typename Op::Result r, I out_index) const
+//
+//   reduce_inner_warp<kThreads, kUnroll, Op>(in, out, rows, len, pro, epi)
+//     in viewed as [rows, len] row-major; out[row] for each row. One warp per row.
+//     block = kThreads (multiple of 32); grid.x = any >= 1, ideally ceil(rows / (kThreads/32))
+//     (rows beyond the grid are grid-strided). No shared memory.
+//   reduce_inner_block<kThreads, kUnroll, Op>(in, out, partials, rows, len, splits, chunk, pro, epi)
+//     One block per (row, split): block = kThreads; grid.x = any >= 1 (ideally min(rows, 2^31-1)),
+//     grid.y = splits; split s reduces [s*chunk, min(len, (s+1)*chunk)). splits == 1: writes out,
+//     partials unused (may be null). splits > 1: writes partials[s*rows + row] (Op::Acc) and the
+//     planner launches reduce_finish(partials, out, rows, splits, len) as a second kernel.
+//     Static shared memory only (kThreads/32 Accs).
+//   reduce_outer<kThreads, kUnroll, kVec, Op>(in, out, partials, outer, red, inner, splits, chunk, pro, epi)
+//     in viewed as [outer, red, inner] row-major, reduces red; out[o*inner + c].
+//     Each thread owns kVec consecutive columns (kVec = 16/sizeof(T) needs inner % kVec == 0,
+//     else kVec = 1). tiles = ceil(inner / (kThreads*kVec)); grid.x = outer*tiles, grid.y = splits;
+//     split s reduces r in [s*chunk, min(red, (s+1)*chunk)). splits > 1 writes
+//     partials[s*outer*inner + o*inner + c] and needs reduce_finish(partials, out, outer*inner, splits, red).
+//   reduce_finish<kThreads, Op>(partials, out, n_out, splits, count, epi)
+//     grid.x = any >= 1 (ideally ceil(n_out/kThreads)), block = kThreads. Combines the splits
+//     of each output in split order: deterministic (no atomics), run to run identical.
+//   The host-side rules that pick the variant and the numbers are in kiln/launch_rules.h.
+//
+// Preconditions: `in` is aligned to sizeof(T). Vector (16-byte) loads are used where the
+// address allows and a scalar path covers the rest, so any alignment is correct; reduce_outer's
+// kVec > 1 additionally needs `in` 16-byte aligned at run time, else it takes its scalar path.
+// `in` must not be written during the kernel (loads use the read-only path).
+//
+// [Note: why these are fast]
+// A reduction reads every input byte once and writes almost nothing, so it runs at memory
+// speed when (1) each warp-wide load instruction covers whole 32-byte sectors, (2) enough
+// bytes are in flight per SM to cover DRAM latency (~20-30 KB on H100), and (3) the
+// arithmetic per byte stays small. reduce_inner gives a warp a row: each lane loads 16 bytes
+// per instruction (512 contiguous bytes per warp) and kUnroll such loads are issued before any
+// is consumed (kUnroll*16 bytes in flight per lane, 64 KB per SM at full occupancy). Rows that
+// do not start 16-byte aligned (len 4095 floats) begin with a scalar head of at most 3 floats
+// (one per lane, so one instruction) and end with a scalar tail, so the body is always 16-byte
+// vectors whatever the row's alignment. Combining across lanes uses xor shuffles; no shared
+// memory and no block barriers in the warp variant. reduce_outer puts consecutive threads on
+// consecutive columns of the contiguous `inner` axis, so for each step of the reduced axis a
+// warp reads 32 (or 32*kVec) contiguous elements; when inner is not a multiple of 4 (4095) a
+// 16-byte load is impossible (column c of row r+1 moves by one element against alignment),
+// so the thread does kUnroll independent 4-byte loads down its column instead: coalesced
+// across the warp, kUnroll deep in flight. When outer*inner columns cannot fill the GPU the
+// reduced axis is split over blockIdx.y and a tiny second kernel combines the partial states
+// in a fixed order (deterministic; one extra launch of a few microseconds).
+#pragma once
+
+#include "kiln/common.cuh"
+#include "kiln/reduce_ops.cuh"
+
+namespace kiln {
+namespace detail {
+
+// Elements of T in one 16-byte vector.
+template <class T> inline constexpr int kVecOf = 16 / int(sizeof(T));
+
+// Folds the contiguous segment p[0, n) into `acc`, cooperatively: the calling
+// thread has `rank` in a group of `group` threads that all call with the same
+// arguments (each folds a disjoint subset). `index0` is p[0]'s index along the
+// reduced axis, `flat0` its flat index in the input.
+// Layout: a scalar head up to the first 16-byte boundary (< V elements, lane k
+// takes element k), then 16-byte vectors strided by the group (kUnroll issued
+// before use), then a scalar tail (< V elements).
+template <class Op, int kUnroll, class T, class I, class Pro>
+__device__ __forceinline__ typename Op::Acc fold_segment(typename Op::Acc acc, const T* __restrict__ p, I n,
+                                                         I index0, I flat0, int rank, int group, const Pro& pro) {
+  constexpr int V = kVecOf<T>;
+  const unsigned misalign = unsigned(reinterpret_cast<unsigned long long>(p) & 15u);
+  I head = I(((16u - misalign) & 15u) / unsigned(sizeof(T)));
+  if (head > n) head = n;
+  if (I(rank) < head) acc = Op::accumulate(acc, pro(__ldg(p + rank), flat0 + rank), index0 + rank);
+
+  const T* body = p + head;
+  const I nvec = (n - head) / V;
+  I v = rank;
+  for (; v + I(kUnroll - 1) * group < nvec; v += I(kUnroll) * group) {
+    uint4 raw[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) raw[u] = ldg16(body + (v + I(u) * group) * V);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const Vec<T, V> e = bit_cast_dev<Vec<T, V>>(raw[u]);
+      const I i0 = head + (v + I(u) * group) * V;
+#pragma unroll
+      for (int j = 0; j < V; ++j) acc = Op::accumulate(acc, pro(e.v[j], flat0 + i0 + j), index0 + i0 + j);
+    }
+  }
+  for (; v < nvec; v += group) {
+    const Vec<T, V> e = bit_cast_dev<Vec<T, V>>(ldg16(body + v * V));
+    const I i0 = head + v * V;
+#pragma unroll
+    for (int j = 0; j < V; ++j) acc = Op::accumulate(acc, pro(e.v[j], flat0 + i0 + j), index0 + i0 + j);
+  }
+
+  const I tail0 = head + nvec * V;   // n - tail0 < V
+  if (I(rank) < n - tail0) {
+    const I i = tail0 + rank;
+    acc = Op::accumulate(acc, pro(__ldg(p + i), flat0 + i), index0 + i);
+  }
+  return acc;
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------- reduce_inner, warp per row
+template <int kThreads, int kUnroll, class Op, class T, class Out, class I, class Pro, class Epi>
+__device__ __forceinline__ void reduce_inner_warp(const T* __restrict__ in, Out* __restrict__ out, I rows, I len,
+                                                  Pro pro, Epi epi) {
+  static_assert(kThreads % 32 == 0, "block size must be a multiple of 32");
+  constexpr int kWarps = kThreads / 32;
+  const int lane = threadIdx.x & 31;
+  const I first = I(blockIdx.x) * kWarps + I(threadIdx.x >> 5);
+  const I stride = I(gridDim.x) * kWarps;
+  for (I row = first; row < rows; row += stride) {
+    const I flat0 = row * len;
+    typename Op::Acc a = detail::fold_segment<Op, kUnroll>(Op::identity(), in + flat0, len, I(0), flat0, lane, 32, pro);
+    a = warp_reduce<Op>(a);
+    if (lane == 0) out[row] = epi(Op::finalize(a, len), row);
+  }
+}
+
+// ---------------------------------------------------------------- reduce_inner, block per row (or per row chunk)
+template <int kThreads, int kUnroll, class Op, class T, class Out, class I, class Pro, class Epi>
+__device__ __forceinline__ void reduce_inner_block(const T* __restrict__ in, Out* __restrict__ out,
+                                                   typename Op::Acc* __restrict__ partials, I rows, I len,
+                                                   I splits, I chunk, Pro pro, Epi epi) {
+  const I split = I(blockIdx.y);
+  const I begin = split * chunk;
+  const I end = begin + chunk < len ? begin + chunk : len;
+  for (I row = I(blockIdx.x); row < rows; row += I(gridDim.x)) {   // uniform per block: barriers are safe
+    const I flat0 = row * len + begin;
+    typename Op::Acc a = Op::identity();
+    if (begin < end) a = detail::fold_segment<Op, kUnroll>(a, in + flat0, end - begin, begin, flat0, int(threadIdx.x), kThreads, pro);
+    a = block_reduce<Op, kThreads>(a);
+    if (threadIdx.x == 0) {
+      if (splits == 1) out[row] = epi(Op::finalize(a, len), row);
+      else partials[split * rows + row] = a;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- reduce_outer
+template <int kThreads, int kUnroll, int kVec, class Op, class T, class Out, class I, class Pro, class Epi>
+__device__ __forceinline__ void reduce_outer(const T* __restrict__ in, Out* __restrict__ out,
+                                             typename Op::Acc* __restrict__ partials, I outer, I red, I inner,
+                                             I splits, I chunk, Pro pro, Epi epi) {
+  static_assert(kVec == 1 || kVec == detail::kVecOf<T>, "kVec is 1 or one 16-byte vector");
+  using Acc = typename Op::Acc;
+  const I tile_cols = I(kThreads) * kVec;
+  const I tiles = (inner + tile_cols - 1) / tile_cols;
+  const I o = I(blockIdx.x) / tiles;
+  const I c0 = (I(blockIdx.x) - o * tiles) * tile_cols + I(threadIdx.x) * kVec;
+  if (c0 >= inner) return;   // no barriers below
+  const I split = I(blockIdx.y);
+  const I r_begin = split * chunk;
+  const I r_end = r_begin + chunk < red ? r_begin + chunk : red;
+
+  Acc acc[kVec];
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) acc[j] = Op::identity();
+
+  const I flat_base = (o * red + r_begin) * inner + c0;   // flat index of (o, r_begin, c0)
+  const T* p = in + flat_base;
+  I r = r_begin;
+  bool vector_done = false;
+  if constexpr (kVec > 1) {
+   if (is_aligned(in, 16)) {
+    // inner % kVec == 0 and c0 % kVec == 0: every (o, r, c0) vector is 16-byte aligned.
+    for (; r + kUnroll <= r_end; r += kUnroll, p += I(kUnroll) * inner) {
+      uint4 raw[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) raw[u] = ldg16(p + I(u) * inner);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const Vec<T, kVec> e = bit_cast_dev<Vec<T, kVec>>(raw[u]);
+        const I f = flat_base + (r - r_begin + u) * inner;
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) acc[j] = Op::accumulate(acc[j], pro(e.v[j], f + j), r + u);
+      }
+    }
+    for (; r < r_end; ++r, p += inner) {
+      const Vec<T, kVec> e = bit_cast_dev<Vec<T, kVec>>(ldg16(p));
+      const I f = flat_base + (r - r_begin) * inner;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) acc[j] = Op::accumulate(acc[j], pro(e.v[j], f + j), r);
+    }
+    vector_done = true;
+   }
+  }
+  if (!vector_done) {
+    // Scalar: per step each thread loads its kVec columns; a warp's loads for one
+    // column offset j are 32 elements kVec apart (kVec == 1: contiguous).
+    for (; r + kUnroll <= r_end; r += kUnroll, p += I(kUnroll) * inner) {
+      T raw[kUnroll][kVec];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) raw[u][j] = __ldg(p + I(u) * inner + j);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const I f = flat_base + (r - r_begin + u) * inner;
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) acc[j] = Op::accumulate(acc[j], pro(raw[u][j], f + j), r + u);
+      }
+    }
+    for (; r < r_end; ++r, p += inner) {
+      const I f = flat_base + (r - r_begin) * inner;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) acc[j] = Op::accumulate(acc[j], pro(__ldg(p + j), f + j), r);
+    }
+  }
+
+  const I o_base = o * inner + c0;
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    if (splits == 1) out[o_base + j] = epi(Op::finalize(acc[j], red), o_base + j);
+    else partials[split * outer * inner + o_base + j] = acc[j];
+  }
+}
+
+// ---------------------------------------------------------------- second pass of split reductions
+template <int kThreads, class Op, class Out, class I, class Epi>
+__device__ __forceinline__ void reduce_finish(const typename Op::Acc* __restrict__ partials, Out* __restrict__ out,
+                                              I n_out, I splits, I count, Epi epi) {
+  for (I j = I(blockIdx.x) * kThreads + I(threadIdx.x); j < n_out; j += I(gridDim.x) * kThreads) {
+    typename Op::Acc a = partials[j];
+    for (I s = 1; s < splits; ++s) a = Op::combine(a, partials[s * n_out + j]);
+    out[j] = epi(Op::finalize(a, count), j);
+  }
+}
+
+}  // namespace kiln

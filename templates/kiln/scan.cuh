@@ -1,0 +1,352 @@
+// kiln/scan.cuh — scans along contiguous rows: cumsum, cumprod, cummax, cummin;
+// inclusive or exclusive; forward or reverse.
+//
+// Contract (__device__ functions; the generated extern "C" __global__ entry calls one):
+//   Op    SumOp<C>, ProdOp<C>, MinOp<C> or MaxOp<C> from kiln/reduce_ops.cuh (Acc == Value == C):
+//         identity(), combine(a, b) (associative, commutative). MinOp/MaxOp propagate NaN, so
+//         cummin/cummax outputs are NaN from the first NaN on, as PyTorch.
+//   T     raw input element type; Out output element type; I index type (int or long long).
+//   Pro   __device__ C   operator()(T x, I flat) const     applied to every loaded element
+//   Epi   __device__ Out operator()(C y, I flat) const     applied to every result before the store
+//         (flat = row * len + position: the element's flat index, same for input and output)
+//   kExclusive: out[i] = op(x[0..i-1]), out[0] = identity. kReverse: the scan runs from the
+//   row's end (out[i] = op(x[i..len-1]); exclusive: out[len-1] = identity).
+//   kVecs: 16-byte vectors per thread per tile; tile = kThreads * kVecs * (16/sizeof(T)) elements.
+//
+//   scan_rows_block<kThreads, kVecs, kExclusive, kReverse, Op>(in, out, rows, len, pro, epi)
+//     One block per row, grid.x = min(rows, 2^31-1) (rows beyond are grid-strided), block =
+//     kThreads. Carries the row's running prefix across tiles; loads the next tile while scanning
+//     the current one. Static shared memory only.
+//   scan_rows_lookback<kThreads, kVecs, kExclusive, kReverse, Op>(in, out, workspace, rows, len, pro, epi)
+//     For few, long rows: one block per tile, grid.x = rows * ceil(len / tile), block = kThreads.
+//     `workspace` has launch::scan_lookback_workspace_bytes(rows, len, tile, sizeof(C)) bytes,
+//     16-byte aligned, and MUST be zeroed before every launch (tile counter and flags).
+//     Needs fewer than 2^32 tiles.
+//   Geometry rules: kiln/launch_rules.h (scan_use_lookback, scan_rows_*_geometry).
+//
+// Preconditions: in/out aligned to their element size; in and out do not overlap. 16-byte loads
+// and streaming 16-byte stores are used for a row when len % (16/sizeof(T)) == 0, the row of `in`
+// is 16-byte aligned and the row of `out` is aligned to sizeof(Out)*16/sizeof(T); otherwise that
+// row takes the scalar path (same tile size, coalesced 4-byte accesses).
+//
+// Precision: f32 cumsum accumulates in f32 in a tree: within a tile each thread sums a few
+// elements, warps and the block combine by shuffles (depth ~log2(tile)), and the row prefix adds
+// one tile total per tile. The error of out[i] is bounded by about (log2(tile) + tiles_before_i)
+// * eps * sum|x[0..i]| (for 32768-long rows of uniform data: ~ (12 + 8) * 6e-8 relative to the
+// row magnitude, far under 1e-4), versus i * eps for a plain sequential sum.
+//
+// [Note: why this is fast]
+// A scan reads and writes every element once; at copy speed the only question is keeping
+// enough bytes in flight while the block is busy with the serial part (the carry across
+// tiles). Each warp owns a contiguous span of the tile, loaded as 16-byte vectors with lane
+// varying fastest (512 contiguous bytes per warp instruction), and the block issues the loads
+// of tile t+1 before it scans tile t, so a block always has a tile's worth of loads pending.
+// The in-tile scan needs one barrier per tile (warp totals go through double-buffered shared
+// memory). Stores are st.global.cs (evict-first): the output is not re-read and should not
+// push the input out of L2. For few long rows a block per row would leave SMs idle, so the
+// row is cut into tiles handled by independent blocks that chain their prefixes with a
+// decoupled look-back: a tile publishes its aggregate at once, then walks back over its
+// predecessors 32 at a time with one warp, stopping at the first inclusive prefix, so the
+// serial dependency costs a few L2 round trips instead of a pass over the row.
+#pragma once
+
+#include "kiln/common.cuh"
+#include "kiln/reduce_ops.cuh"
+
+namespace kiln {
+namespace detail {
+
+// Tile layout: logical position (within the tile) of slice k, element j of a thread:
+//   q = warp * (32*K*V) + k * (32*V) + lane * V + j
+// With V = 16/sizeof(T) a slice is one 16-byte vector per lane (512 contiguous bytes per warp).
+// Logical positions map to physical ones as p = q (forward) or p = len - 1 - q (reverse); in
+// reverse a vector is loaded from [len - q0 - V, len - q0) and its elements taken back to front.
+template <int kThreads, int K, int V, bool kReverse, class T, class I>
+__device__ __forceinline__ void scan_load_tile(T (&x)[K][V], const T* __restrict__ row, I len, I tile0) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const I q0 = tile0 + I(warp) * (32 * K * V) + I(k) * (32 * V) + I(lane) * V;
+    if (q0 < len) {   // V > 1: len % V == 0, so the whole vector is in the row
+      if constexpr (V > 1) {
+        const Vec<T, V> e = bit_cast_dev<Vec<T, V>>(ldg16(row + (kReverse ? len - q0 - V : q0)));
+#pragma unroll
+        for (int j = 0; j < V; ++j) x[k][j] = e.v[kReverse ? V - 1 - j : j];
+      } else {
+        x[k][0] = __ldg(row + (kReverse ? len - 1 - q0 : q0));
+      }
+    }
+  }
+}
+
+// Scans one tile that is already in registers (c: converted values, identity outside the row).
+// Returns through `prefix[k]` each slice's exclusive prefix within the tile and `total` the
+// tile's combination. One __syncthreads; `totals` is this tile's half of a double buffer.
+template <class Op, int kThreads, int K, int V, class C>
+__device__ __forceinline__ void scan_tile_prefixes(const C (&c)[K][V], C (&prefix)[K], C& total, C* totals) {
+  constexpr int kWarps = kThreads / 32;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  C warp_run = Op::identity();
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    C t = c[k][0];
+#pragma unroll
+    for (int j = 1; j < V; ++j) t = Op::combine(t, c[k][j]);
+    // In-order inclusive warp scan (Hillis-Steele).
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const C o = shfl_up_any(t, d);
+      if (lane >= d) t = Op::combine(o, t);
+    }
+    C excl = shfl_up_any(t, 1);
+    if (lane == 0) excl = Op::identity();
+    prefix[k] = Op::combine(warp_run, excl);
+    warp_run = Op::combine(warp_run, shfl_any(t, 31));
+  }
+  if (lane == 0) totals[warp] = warp_run;
+  __syncthreads();
+  C w = lane < kWarps ? totals[lane] : Op::identity();
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const C o = shfl_up_any(w, d);
+    if (lane >= d) w = Op::combine(o, w);
+  }
+  C wexcl = shfl_up_any(w, 1);
+  if (lane == 0) wexcl = Op::identity();
+  const C warp_prefix = shfl_any(wexcl, warp);
+  total = shfl_any(w, kWarps - 1);
+#pragma unroll
+  for (int k = 0; k < K; ++k) prefix[k] = Op::combine(warp_prefix, prefix[k]);
+}
+
+// Converts a raw tile with the prologue (identity outside the row).
+template <class Op, int kThreads, int K, int V, bool kReverse, class T, class I, class Pro>
+__device__ __forceinline__ void scan_convert_tile(typename Op::Value (&c)[K][V], const T (&x)[K][V], I len, I tile0,
+                                                  I flat_row, const Pro& pro) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const I q0 = tile0 + I(warp) * (32 * K * V) + I(k) * (32 * V) + I(lane) * V;
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const I q = q0 + j;
+      c[k][j] = q < len ? pro(x[k][j], flat_row + (kReverse ? len - 1 - q : q)) : Op::identity();
+    }
+  }
+}
+
+// Writes a scanned tile: element results are op(tile_prefix, prefix[k], c[k][0..j]) (inclusive)
+// or the same without c[k][j] (exclusive).
+template <class Op, int kThreads, int K, int V, bool kExclusive, bool kReverse, class C, class Out, class I, class Epi>
+__device__ __forceinline__ void scan_store_tile(Out* __restrict__ row_out, const C (&c)[K][V], const C (&prefix)[K],
+                                                C tile_prefix, I len, I tile0, I flat_row, const Epi& epi) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const I q0 = tile0 + I(warp) * (32 * K * V) + I(k) * (32 * V) + I(lane) * V;
+    if (q0 >= len) continue;
+    C run = Op::combine(tile_prefix, prefix[k]);
+    Vec<Out, V> o;
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const I q = q0 + j;
+      const I p = kReverse ? len - 1 - q : q;
+      C y;
+      if constexpr (kExclusive) {
+        y = run;
+        run = Op::combine(run, c[k][j]);
+      } else {
+        run = Op::combine(run, c[k][j]);
+        y = run;
+      }
+      o.v[kReverse ? V - 1 - j : j] = epi(y, flat_row + p);
+    }
+    store_cs<Out, V>(row_out + (kReverse ? len - q0 - V : q0), o);
+  }
+}
+
+// One row, block-wide, tiles in order with the carry in registers. `tile_count` counts the
+// tiles this block has scanned (over all its rows): its parity picks the half of the
+// double-buffered warp totals, so consecutive tiles never share a half, even across rows.
+template <int kThreads, int K, int V, bool kExclusive, bool kReverse, class Op, class T, class Out, class I, class Pro,
+          class Epi>
+__device__ __forceinline__ void scan_row_block(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
+                                               I flat_row, unsigned& tile_count, const Pro& pro, const Epi& epi) {
+  using C = typename Op::Value;
+  constexpr int kWarps = kThreads / 32;
+  constexpr I kTile = I(kThreads) * K * V;
+  __shared__ C totals[2][kWarps];
+  const I tiles = (len + kTile - 1) / kTile;
+  T raw[K][V], next[K][V];
+  scan_load_tile<kThreads, K, V, kReverse>(raw, row_in, len, I(0));
+  C carry = Op::identity();
+  for (I t = 0; t < tiles; ++t) {
+    const I tile0 = t * kTile;
+    // Issue the next tile's loads before this tile's (latency-bound) scan.
+    if (t + 1 < tiles) scan_load_tile<kThreads, K, V, kReverse>(next, row_in, len, tile0 + kTile);
+    C c[K][V], prefix[K], total;
+    scan_convert_tile<Op, kThreads, K, V, kReverse>(c, raw, len, tile0, flat_row, pro);
+    scan_tile_prefixes<Op, kThreads, K, V>(c, prefix, total, totals[tile_count & 1u]);
+    ++tile_count;
+    scan_store_tile<Op, kThreads, K, V, kExclusive, kReverse>(row_out, c, prefix, carry, len, tile0, flat_row, epi);
+    carry = Op::combine(carry, total);
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+      for (int j = 0; j < V; ++j) raw[k][j] = next[k][j];
+  }
+}
+
+template <class Out, int V>
+__device__ __forceinline__ bool scan_row_vectorizable(const void* row_in, const void* row_out, long long len) {
+  return V > 1 && len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V));
+}
+
+// ---- look-back publication (PTX memory model: release/acquire at GPU scope)
+__device__ __forceinline__ void store_release_gpu(unsigned* p, unsigned v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned load_acquire_gpu(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+enum : unsigned { kTileEmpty = 0, kTileAggregate = 1, kTilePrefix = 2 };
+
+struct LookbackWorkspace {
+  unsigned* counter;
+  unsigned* flags;
+  unsigned char* aggregates;   // C[tiles]
+  unsigned char* prefixes;     // C[tiles]
+};
+template <class C>
+__device__ __forceinline__ LookbackWorkspace lookback_workspace(void* ws, unsigned long long tiles) {
+  unsigned char* base = static_cast<unsigned char*>(ws);
+  const unsigned long long flag_bytes = (tiles * 4 + 15) / 16 * 16;
+  const unsigned long long value_bytes = (tiles * sizeof(C) + 15) / 16 * 16;
+  return LookbackWorkspace{reinterpret_cast<unsigned*>(base), reinterpret_cast<unsigned*>(base + 16),
+                           base + 16 + flag_bytes, base + 16 + flag_bytes + value_bytes};
+}
+
+// Warp 0 of tile `id` (the t-th tile of its row, t >= 1): the combination of every earlier
+// tile of the row. Lane l inspects tile id-1-l-32*round; the closest tile with a published
+// inclusive prefix ends the walk. Returns the same value in every lane.
+template <class Op, class C>
+__device__ __forceinline__ C lookback(const LookbackWorkspace& ws, long long id, long long t) {
+  const int lane = threadIdx.x & 31;
+  const long long first = id - t;   // the row's first tile always ends with a prefix
+  const C* agg = reinterpret_cast<const C*>(ws.aggregates);
+  const C* inc = reinterpret_cast<const C*>(ws.prefixes);
+  C exclusive = Op::identity();
+  for (long long j = id - 1;; j -= 32) {
+    const long long k = j - lane;
+    unsigned flag = kTilePrefix;
+    C v = Op::identity();
+    if (k >= first) {
+      do {
+        flag = load_acquire_gpu(ws.flags + k);
+      } while (flag == kTileEmpty);
+      v = flag == kTilePrefix ? __ldcg(inc + k) : __ldcg(agg + k);
+    }
+    const unsigned prefix_lanes = __ballot_sync(0xffffffffu, flag == kTilePrefix);
+    const int stop = prefix_lanes ? __ffs(prefix_lanes) - 1 : 32;
+    if (lane > stop) v = Op::identity();   // older than the closest prefix: already inside it
+    exclusive = Op::combine(warp_reduce<Op>(v), exclusive);
+    if (prefix_lanes) return exclusive;
+  }
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------- block per row
+template <int kThreads, int kVecs, bool kExclusive, bool kReverse, class Op, class T, class Out, class I, class Pro,
+          class Epi>
+__device__ __forceinline__ void scan_rows_block(const T* __restrict__ in, Out* __restrict__ out, I rows, I len, Pro pro,
+                                                Epi epi) {
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "block size must be a multiple of 32, <= 1024");
+  constexpr int V = 16 / int(sizeof(T));
+  unsigned tile_count = 0;   // the vector and scalar paths have separate buffers; sharing the count is still safe
+  for (I row = I(blockIdx.x); row < rows; row += I(gridDim.x)) {   // uniform per block
+    const I flat_row = row * len;
+    if (detail::scan_row_vectorizable<Out, V>(in + flat_row, out + flat_row, len))
+      detail::scan_row_block<kThreads, kVecs, V, kExclusive, kReverse, Op>(in + flat_row, out + flat_row, len, flat_row,
+                                                                          tile_count, pro, epi);
+    else
+      detail::scan_row_block<kThreads, kVecs * V, 1, kExclusive, kReverse, Op>(in + flat_row, out + flat_row, len,
+                                                                              flat_row, tile_count, pro, epi);
+  }
+}
+
+// ---------------------------------------------------------------- decoupled look-back, few long rows
+namespace detail {
+template <int kThreads, int K, int V, bool kExclusive, bool kReverse, class Op, class T, class Out, class I, class Pro,
+          class Epi>
+__device__ __forceinline__ void scan_tile_lookback(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
+                                                   I flat_row, I tile0, long long id, long long t,
+                                                   const LookbackWorkspace& ws, const Pro& pro, const Epi& epi) {
+  using C = typename Op::Value;
+  constexpr int kWarps = kThreads / 32;
+  __shared__ C totals[kWarps];
+  __shared__ C tile_prefix;
+  T raw[K][V];
+  scan_load_tile<kThreads, K, V, kReverse>(raw, row_in, len, tile0);
+  C c[K][V], prefix[K], total;
+  scan_convert_tile<Op, kThreads, K, V, kReverse>(c, raw, len, tile0, flat_row, pro);
+  scan_tile_prefixes<Op, kThreads, K, V>(c, prefix, total, totals);
+  C* agg = reinterpret_cast<C*>(ws.aggregates);
+  C* inc = reinterpret_cast<C*>(ws.prefixes);
+  if (threadIdx.x < 32) {
+    C exclusive = Op::identity();
+    if (t == 0) {
+      if (threadIdx.x == 0) {
+        __stcg(inc + id, total);
+        store_release_gpu(ws.flags + id, kTilePrefix);
+      }
+    } else {
+      if (threadIdx.x == 0) {   // publish the aggregate first so successors need not wait for our walk
+        __stcg(agg + id, total);
+        store_release_gpu(ws.flags + id, kTileAggregate);
+      }
+      exclusive = lookback<Op, C>(ws, id, t);
+      if (threadIdx.x == 0) {
+        __stcg(inc + id, Op::combine(exclusive, total));
+        store_release_gpu(ws.flags + id, kTilePrefix);
+      }
+    }
+    if (threadIdx.x == 0) tile_prefix = exclusive;
+  }
+  __syncthreads();
+  scan_store_tile<Op, kThreads, K, V, kExclusive, kReverse>(row_out, c, prefix, tile_prefix, len, tile0, flat_row, epi);
+}
+}  // namespace detail
+
+template <int kThreads, int kVecs, bool kExclusive, bool kReverse, class Op, class T, class Out, class I, class Pro,
+          class Epi>
+__device__ __forceinline__ void scan_rows_lookback(const T* __restrict__ in, Out* __restrict__ out, void* workspace,
+                                                   I rows, I len, Pro pro, Epi epi) {
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "block size must be a multiple of 32, <= 1024");
+  using C = typename Op::Value;
+  constexpr int V = 16 / int(sizeof(T));
+  constexpr I kTile = I(kThreads) * kVecs * V;
+  const long long tiles_per_row = (len + kTile - 1) / kTile;
+  const unsigned long long tiles = (unsigned long long)rows * tiles_per_row;
+  const detail::LookbackWorkspace ws = detail::lookback_workspace<C>(workspace, tiles);
+  // Tiles are numbered in the order blocks start, not by blockIdx: a block only ever waits on
+  // tiles with smaller numbers, which running (or finished) blocks hold, so the wait ends.
+  __shared__ unsigned tile_id;
+  if (threadIdx.x == 0) tile_id = atomicAdd(ws.counter, 1u);
+  __syncthreads();
+  const long long id = tile_id;
+  const I row = I(id / tiles_per_row);
+  const long long t = id - (long long)row * tiles_per_row;
+  const I flat_row = row * len;
+  const I tile0 = I(t) * kTile;
+  if (detail::scan_row_vectorizable<Out, V>(in + flat_row, out + flat_row, len))
+    detail::scan_tile_lookback<kThreads, kVecs, V, kExclusive, kReverse, Op>(in + flat_row, out + flat_row, len, flat_row,
+                                                                            tile0, id, t, ws, pro, epi);
+  else
+    detail::scan_tile_lookback<kThreads, kVecs * V, 1, kExclusive, kReverse, Op>(in + flat_row, out + flat_row, len,
+                                                                                flat_row, tile0, id, t, ws, pro, epi);
+}
+
+}  // namespace kiln

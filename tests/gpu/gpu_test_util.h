@@ -1,0 +1,48 @@
+// Shared by the GPU suites: skipping without a GPU and spec discovery.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "kiln/kiln.h"
+#include "runtime/device.h"
+#include "runtime/host_tensor.h"
+#include "runtime/op_check.h"
+#include "runtime/reference.h"
+
+namespace kiln::test {
+
+// ctest marks a test skipped when its output contains this (SKIP_REGULAR_EXPRESSION).
+inline constexpr const char* kSkipMarker = "[kiln gpu skipped]";
+
+#define KILN_REQUIRE_GPU()                                                    \
+  do {                                                                        \
+    std::string why_;                                                         \
+    if (!::kiln::gpu_available(&why_)) {                                      \
+      std::printf("%s no usable GPU: %s\n", ::kiln::test::kSkipMarker, why_.c_str()); \
+      return;                                                                 \
+    }                                                                         \
+  } while (0)
+
+// The repository root: $KILN_SOURCE_DIR (set by scripts/gpu_suite.sh on the GPU
+// machine, where the build's compiled-in path does not exist), else the build's.
+inline std::string source_dir() {
+  if (const char* env = std::getenv("KILN_SOURCE_DIR")) return env;
+  return KILN_SOURCE_DIR;
+}
+
+inline std::vector<std::string> spec_files() {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(source_dir() + "/specs"))
+    if (e.path().extension() == ".kiln") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace kiln::test

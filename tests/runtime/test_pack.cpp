@@ -1,0 +1,131 @@
+// The .kilnpack bundle: round trip, lookup, listing, and every kind of damage
+// giving a kiln::Error that names the file and the problem.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "runtime/binary_io.h"
+#include "runtime/pack.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string pack_path(const std::string& name) {
+  std::string dir = std::string(KILN_BINARY_DIR) + "/test_pack";
+  fs::create_directories(dir);
+  std::string path = dir + "/" + name + ".kilnpack";
+  fs::remove(path);
+  return path;
+}
+
+kiln::CacheEntry entry_for(const std::string& op, const std::string& bindings, const std::string& arch, std::size_t n) {
+  kiln::CacheEntry e;
+  for (std::size_t i = 0; i < n; ++i) e.cubin.push_back(static_cast<char>((i * 7 + op.size()) & 0xff));
+  e.metadata.kernels = {"kiln_" + op};
+  e.metadata.template_name = "elementwise";
+  e.metadata.grid = {8, 1, 1};
+  e.metadata.block = {128, 1, 1};
+  e.metadata.arch = arch;
+  e.metadata.compiler_id = "nvrtc 13.0 (test)";
+  e.metadata.op_name = op;
+  e.metadata.bindings = bindings;
+  return e;
+}
+
+std::string key_for(const std::string& op, const std::string& arch) {
+  return kiln::cache_key("source of " + op, "digest", "nvrtc 13.0 (test)", arch, {});
+}
+
+// Writes a pack with three entries and returns its path.
+std::string write_sample(const std::string& name) {
+  kiln::PackWriter w("nvrtc 13.0 (test)");
+  w.add(key_for("relu", "sm_90"), "sm_90", entry_for("relu", "N=1024", "sm_90", 1500));
+  w.add(key_for("relu", "sm_80"), "sm_80", entry_for("relu", "N=1024", "sm_80", 1400));
+  w.add(key_for("gelu", "sm_90"), "sm_90", entry_for("gelu", "N=7", "sm_90", 900));
+  w.add(key_for("gelu", "sm_90"), "sm_90", entry_for("gelu", "N=7", "sm_90", 900));   // duplicate: replaced
+  CHECK(w.size() == 3);
+  std::string path = pack_path(name);
+  w.write(path);
+  return path;
+}
+
+std::vector<char> bytes_of(const std::string& path) { return *kiln::read_file_bytes(path); }
+
+void overwrite(const std::string& path, const std::vector<char>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+}  // namespace
+
+TEST_CASE("pack: write, open, find, list") {
+  std::string path = write_sample("roundtrip");
+  kiln::Pack pack = kiln::Pack::open(path);
+  CHECK(pack.path() == path);
+  CHECK(pack.compiler_id() == "nvrtc 13.0 (test)");
+  CHECK(pack.size() == 3);
+  const kiln::CacheEntry* relu = pack.find(key_for("relu", "sm_80"));
+  REQUIRE(relu != nullptr);
+  CHECK(relu->cubin == entry_for("relu", "N=1024", "sm_80", 1400).cubin);
+  CHECK(relu->metadata == entry_for("relu", "N=1024", "sm_80", 1400).metadata);
+  CHECK(pack.find(key_for("silu", "sm_90")) == nullptr);
+  for (const auto& item : pack.entries()) CHECK(pack.find(item.key) != nullptr);
+  CHECK(pack.describe_contents() == "  gelu (N=7) sm_90\n  relu (N=1024) sm_80\n  relu (N=1024) sm_90\n");
+  CHECK(pack.describe_contents(1) == "  gelu (N=7) sm_90\n  ... and 2 more\n");
+  // Same entries, same bytes: packs are reproducible.
+  CHECK(bytes_of(write_sample("roundtrip2")) == bytes_of(path));
+}
+
+TEST_CASE("pack: an empty pack is valid") {
+  std::string path = pack_path("empty");
+  kiln::PackWriter("nvrtc x").write(path);
+  kiln::Pack pack = kiln::Pack::open(path);
+  CHECK(pack.size() == 0);
+  CHECK(pack.describe_contents() == "  (empty pack)\n");
+}
+
+TEST_CASE("pack: damaged files are clear errors naming the file") {
+  std::string path = write_sample("damaged");
+  const std::vector<char> good = bytes_of(path);
+  struct Case {
+    const char* what;
+    std::vector<char> bytes;
+    const char* message;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"truncated in the blobs", {good.begin(), good.end() - 10}, "past the end"});
+  cases.push_back({"truncated in the index", {good.begin(), good.begin() + 60}, "truncated"});
+  cases.push_back({"truncated in the header", {good.begin(), good.begin() + 10}, "truncated header"});
+  auto blob = good;
+  blob[good.size() - 50] ^= 0x04;
+  cases.push_back({"flipped blob byte", blob, "checksum mismatch"});
+  auto index = good;
+  index[70] ^= 0x04;
+  cases.push_back({"flipped index byte", index, "index checksum mismatch"});
+  auto magic = good;
+  magic[1] = 'x';
+  cases.push_back({"bad magic", magic, "not a kiln pack"});
+  auto version = good;
+  version[8] = 2;
+  cases.push_back({"newer version", version, "pack format version 2"});
+  auto trailing = good;
+  trailing.push_back('!');
+  cases.push_back({"trailing bytes", trailing, "after the last entry"});
+  for (const auto& c : cases) {
+    CAPTURE(c.what);
+    overwrite(path, c.bytes);
+    CHECK_THROWS_WITH_AS(kiln::Pack::open(path), doctest::Contains(c.message), kiln::Error);
+    CHECK_THROWS_WITH_AS(kiln::Pack::open(path), doctest::Contains(path.c_str()), kiln::Error);
+  }
+  CHECK_THROWS_WITH_AS(kiln::Pack::open(path + ".absent"), doctest::Contains("cannot read"), kiln::Error);
+}
+
+TEST_CASE("pack: writing into an impossible place is a clear error") {
+  // Root ignores permission bits, so the target's parent is a regular file instead.
+  std::string blocker = pack_path("blocker");
+  overwrite(blocker, {'x'});
+  kiln::PackWriter w("nvrtc x");
+  CHECK_THROWS_WITH_AS(w.write(blocker + "/sub/out.kilnpack"), doctest::Contains("cannot write pack"), kiln::Error);
+}

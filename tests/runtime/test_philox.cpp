@@ -1,0 +1,46 @@
+// Philox4x32-10 against Random123's known-answer vectors (kat_vectors, the three
+// "philox4x32 10" lines), and dropout's threshold and keep rule built on it.
+#include <doctest/doctest.h>
+
+#include "templates/kiln/philox.cuh"
+
+namespace {
+
+kiln::PhiloxBlock block(unsigned a, unsigned b, unsigned c, unsigned d) { return {{a, b, c, d}}; }
+
+void check_block(const kiln::PhiloxBlock& got, const kiln::PhiloxBlock& want) {
+  for (int i = 0; i < 4; ++i) CHECK(got.v[i] == want.v[i]);
+}
+
+}  // namespace
+
+TEST_CASE("philox4x32_10 matches Random123's known answers") {
+  check_block(kiln::philox4x32_10(block(0, 0, 0, 0), {{0, 0}}),
+              block(0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8));
+  check_block(kiln::philox4x32_10(block(0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff), {{0xffffffff, 0xffffffff}}),
+              block(0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd));
+  check_block(kiln::philox4x32_10(block(0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344), {{0xa4093822, 0x299f31d0}}),
+              block(0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1));
+}
+
+TEST_CASE("dropout_threshold is ceil(p * 2^24)") {
+  CHECK(kiln::dropout_threshold(0.0) == 0u);
+  CHECK(kiln::dropout_threshold(0.5) == 8388608u);
+  CHECK(kiln::dropout_threshold(0.2) == 3355444u);   // 0.2 * 2^24 = 3355443.2 (0.2 is a bit above 1/5)
+  CHECK(kiln::dropout_threshold(0.25) == 4194304u);  // exact: no rounding up
+  CHECK(kiln::dropout_threshold(0x1p-24) == 1u);
+  CHECK(kiln::dropout_threshold(0x1p-30) == 1u);     // any p > 0 drops u = 0
+  CHECK(kiln::dropout_threshold(1.0) == 16777216u);  // keeps nothing
+}
+
+TEST_CASE("dropout_keep draws word i % 4 of block i / 4, keyed by the seed's halves") {
+  const unsigned long long seed = 0x0123456789abcdefull;
+  const unsigned long long index = (5ull << 32) * 4 + 4 * 7 + 2;  // block (5 << 32) + 7, word 2
+  const kiln::PhiloxBlock r = kiln::philox4x32_10(block(7, 5, 0, 0), {{0x89abcdefu, 0x01234567u}});
+  CHECK(kiln::dropout_bits(seed, index) == r.v[2]);
+  const unsigned u24 = r.v[2] >> 8;
+  CHECK(kiln::dropout_keep(seed, index, u24));        // u >= T
+  CHECK_FALSE(kiln::dropout_keep(seed, index, u24 + 1));
+  CHECK(kiln::dropout_keep(seed, index, 0));           // p = 0 keeps everything
+  CHECK_FALSE(kiln::dropout_keep(seed, index, 16777216u));
+}

@@ -1,0 +1,29 @@
+// Helpers shared by the kiln subcommands.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kiln/kiln.h"
+
+namespace kiln::cli {
+
+// "-D NAME=VALUE" items. Throws CLI::ValidationError (bad usage, exit 2) when malformed.
+std::map<std::string, std::string> parse_defines(const std::vector<std::string>& items);
+
+// Splits defines into the op's dims and consts; names the op lacks are skipped
+// (a -D may be meant for another op of the file). `used` collects the names taken.
+Bindings bindings_for(const std::vector<std::string>& dim_names, const std::vector<std::string>& const_names,
+                      const std::map<std::string, std::string>& defines, std::map<std::string, bool>* used = nullptr);
+inline Bindings bindings_for(const Op& op, const std::map<std::string, std::string>& defines,
+                             std::map<std::string, bool>* used = nullptr) {
+  return bindings_for(op.dim_names(), op.const_names(), defines, used);
+}
+
+// Throws kiln::ArgumentError naming every -D that no op of the run used.
+void check_all_used(const std::map<std::string, std::string>& defines, const std::map<std::string, bool>& used);
+
+Precision parse_precision(const std::string& text);   // ieee, tf32, 3xtf32, fp32 (accurate)
+
+}  // namespace kiln::cli
