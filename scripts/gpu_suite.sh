@@ -18,6 +18,10 @@ checks=$(grep -c '^gpu-check .* ok ' "$out/gpu_tests.log" || true)
 fails=$(grep -c '^gpu-check .* FAIL' "$out/gpu_tests.log" || true)
 summary+=("  reference checks: $checks ok, $fails failed")
 
+echo "=== examples/host_app"
+if [ -x .gpu/bin/host_app ] && .gpu/bin/host_app examples/host_app/app.kiln 2>&1 | tee "$out/host_app.log"; then
+  summary+=("host_app example: PASS"); else summary+=("host_app example: FAIL"); fi
+
 for h in .gpu/bin/*_check; do
   [ -x "$h" ] || continue
   echo "=== $(basename "$h")"
