@@ -153,7 +153,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
     kn.params["splits"] = split.splits;
     kn.params["chunk"] = split.chunk;
     set_geometry(kn, launch::reduce_inner_block_geometry(b.outer, split, kThreads, acc));
-    kn.reason = fmt::format("reduced axis contiguous: a block per row ({} long rows of {} too few for a warp each){}; {}",
+    kn.reason = fmt::format("reduced axis contiguous: a block per row ({} rows, fewer than 32 per SM, of {} > 2048){}; {}",
                             b.outer, b.len,
                             split.splits > 1 ? fmt::format(", each row split {} ways + reduce_finish", split.splits) : "",
                             idx);
