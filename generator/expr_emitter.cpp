@@ -101,6 +101,23 @@ Coords ExprEmitter::operand_coords(ir::NodeId user, ir::NodeId operand, const Co
   return c;
 }
 
+Coords ExprEmitter::declare_coords(ir::NodeId node, const std::string& flat, const std::string& prefix) {
+  const std::size_t rank = plan_.bound->shape(node).size();
+  Coords c(rank);
+  std::string rest = flat;
+  for (std::size_t d = rank; d-- > 0;) {
+    c[d] = fmt::format("{}{}", prefix, d);
+    if (d == 0) {
+      out_.line("const Index {} = {};", c[d], rest);
+    } else {
+      const std::string ext = extent(node, d);
+      out_.line("const Index {} = {} % {};", c[d], rest, ext);
+      rest = fmt::format("({} / {})", rest, ext);
+    }
+  }
+  return c;
+}
+
 std::string ExprEmitter::fresh(ir::NodeId node) { return fmt::format("v{}_{}", node, counter_++); }
 
 std::string ExprEmitter::load(ir::NodeId leaf, const Coords& coords) {
@@ -129,7 +146,7 @@ std::string ExprEmitter::value(ir::NodeId id, const Coords& coords) {
     memo_[key] = s->second;
     return s->second;
   }
-  if (plan_.leaves.count(id)) {
+  if (plan_.leaves.count(id) && !computed_.count(id)) {
     expr = load(id, coords);
   } else if (n.kind == ir::OpKind::Literal) {
     expr = literal(n.dtype, n.literal);

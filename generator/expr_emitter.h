@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +49,12 @@ class ExprEmitter {
 
   // Emits what computes `node` at `coords`; returns the variable holding it.
   std::string value(ir::NodeId node, const Coords& coords);
+  // Computes `node` from its operands even though it is stored in a buffer: the end of an
+  // anchor's fused epilogue, which the anchor's own kernel stores.
+  void compute_stored(ir::NodeId node) { computed_.insert(node); }
+  // Declares the coordinates of flat index `flat` in the shape of `node` (`const Index
+  // <prefix>0 = ...;` per dim, innermost by modulo) and returns their names.
+  Coords declare_coords(ir::NodeId node, const std::string& flat, const std::string& prefix);
   // Starts a new scope (forgets emitted values): call at each new loop body.
   void reset() { memo_.clear(); }
 
@@ -68,6 +75,7 @@ class ExprEmitter {
   std::map<int, std::string> pointers_;
   std::map<int, std::string> scalars_;
   std::map<std::pair<ir::NodeId, Coords>, std::string> memo_;
+  std::set<ir::NodeId> computed_;
   int counter_ = 0;
   int last_line_ = -1;
 };

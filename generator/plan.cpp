@@ -277,6 +277,8 @@ void Planner::finish_args(PlannedKernel& kernel) const {
   for (ir::NodeId r : roots) collect_leaves(r, leaves, seen);
 
   std::set<int> read_buffers;
+  for (const auto& a : kernel.args)   // workspaces the rule already added (a second pass reads them)
+    if (a.kind == KernelArg::Kind::Buffer && !a.writes) read_buffers.insert(a.buffer);
   std::set<int> scalar_params;
   for (ir::NodeId leaf : leaves) {
     if (ir.node(leaf).kind == ir::OpKind::Scalar) {
