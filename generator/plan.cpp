@@ -206,7 +206,9 @@ void Planner::choose_leaves() {
     if (!rule->prologue)
       for (ir::NodeId op : node.operands) {
         const auto& o = ir.node(op);
-        if (inlinable(o.kind) && o.kind != ir::OpKind::Scalar) forced_leaf_[static_cast<std::size_t>(op)] = true;
+        if (inlinable(o.kind) && o.kind != ir::OpKind::Scalar &&
+            !(rule->takes_view && rule->takes_view(*this, static_cast<ir::NodeId>(id), op)))
+          forced_leaf_[static_cast<std::size_t>(op)] = true;
       }
     if (!rule->epilogue) continue;
     // Follow the chain of single-consumer elementwise nodes of the same shape.
@@ -232,6 +234,11 @@ void Planner::choose_leaves() {
       }
       if (!ok) break;
       cur = next;
+    }
+    // A following anchor the rule plans itself (the statistics epilogue of a softmax).
+    if (rule->claims && !is_output_[static_cast<std::size_t>(cur)] && consumers_[static_cast<std::size_t>(cur)].size() == 1) {
+      const ir::NodeId next = consumers_[static_cast<std::size_t>(cur)][0];
+      if (is_anchor(ir.node(next).kind) && rule->claims(*this, static_cast<ir::NodeId>(id), next)) cur = next;
     }
     epilogue_end_[id] = cur;
   }
@@ -437,7 +444,7 @@ Plan Planner::run() {
   for (std::size_t i = 0; i < ir.nodes.size(); ++i) {
     const auto id = static_cast<ir::NodeId>(i);
     const auto& node = ir.nodes[i];
-    if (is_anchor(node.kind)) {
+    if (is_anchor(node.kind) && !fused[i]) {
       const AnchorRule* rule = anchor_rule(node.kind);
       KILN_CHECK(rule != nullptr, Error, "{}: op '{}' (line {}) has no kernel template in this version of kiln",
                  ir.op_name, ir::op_kind_name(node.kind), node.loc.line);
@@ -467,7 +474,7 @@ Plan Planner::run() {
       plan_.kernels.push_back(std::move(kn));
       producer_[static_cast<std::size_t>(end)] = position;
       for (auto& f : followups_) {
-        finish_args(f);
+        if (!f.args_done) finish_args(f);
         plan_.kernels.push_back(std::move(f));
       }
       followups_.clear();
