@@ -296,9 +296,11 @@ void Planner::finish_args(PlannedKernel& kernel) const {
   std::vector<KernelArg> args;
   std::vector<int> written;
   for (const auto& s : kernel.stores) written.push_back(s.buffer);
-  for (const auto& a : kernel.args)   // workspaces the rule already added
-    if (a.kind == KernelArg::Kind::Buffer && a.writes && std::find(written.begin(), written.end(), a.buffer) == written.end())
-      written.push_back(a.buffer);
+  for (const auto& a : kernel.args) {   // workspaces the rule already added
+    if (a.kind != KernelArg::Kind::Buffer) continue;
+    if (!a.writes) read_buffers.insert(a.buffer);
+    else if (std::find(written.begin(), written.end(), a.buffer) == written.end()) written.push_back(a.buffer);
+  }
   auto add_buffer = [&](int b, bool writes) {
     KernelArg arg;
     arg.kind = KernelArg::Kind::Buffer;

@@ -45,6 +45,7 @@ class Planner {
   const std::vector<std::int64_t>& shape(ir::NodeId id) const { return plan_.bound->shape(id); }
   const Target& target() const { return plan_.target; }
   const std::vector<ir::NodeId>& consumers(ir::NodeId id) const { return consumers_[static_cast<std::size_t>(id)]; }
+  const Buffer& buffer(int b) const { return plan_.buffers[static_cast<std::size_t>(b)]; }
   bool is_output(ir::NodeId id) const { return is_output_[static_cast<std::size_t>(id)]; }
   int add_workspace(const std::string& name, DType dtype, std::vector<std::int64_t> shape);
   // The buffer an operand is loaded from when it is a leaf; -1 when it is an
