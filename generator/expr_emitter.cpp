@@ -1,5 +1,6 @@
 #include "generator/expr_emitter.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "generator/assert.h"
@@ -129,7 +130,8 @@ std::string ExprEmitter::value(ir::NodeId id, const Coords& coords) {
     memo_[key] = s->second;
     return s->second;
   }
-  if (plan_.leaves.count(id)) {
+  if (plan_.leaves.count(id) &&
+      std::find(computed_here_.begin(), computed_here_.end(), id) == computed_here_.end()) {
     expr = load(id, coords);
   } else if (n.kind == ir::OpKind::Literal) {
     expr = literal(n.dtype, n.literal);

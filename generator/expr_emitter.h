@@ -41,6 +41,9 @@ class ExprEmitter {
   void set_scalar(int param, std::string name) { scalars_[param] = std::move(name); }
   // Gives a node's value at given coordinates directly (the anchor inside an epilogue).
   void bind_value(ir::NodeId node, const Coords& coords, std::string var);
+  // `node` is stored by the kernel being emitted: value() computes it from its
+  // operands instead of loading it back from its own buffer.
+  void compute_here(ir::NodeId node) { computed_here_.push_back(node); }
   // Lets the caller serve some leaf loads itself (vector registers); return nullopt to decline.
   std::function<std::optional<std::string>(ir::NodeId, const Coords&)> leaf_hook;
   // The C++ spelling of a dim extent of a node (a number, or the dyn dim's name).
@@ -67,6 +70,7 @@ class ExprEmitter {
   CodeWriter& out_;
   std::map<int, std::string> pointers_;
   std::map<int, std::string> scalars_;
+  std::vector<ir::NodeId> computed_here_;
   std::map<std::pair<ir::NodeId, Coords>, std::string> memo_;
   int counter_ = 0;
   int last_line_ = -1;
