@@ -279,7 +279,17 @@ void Planner::finish_args(PlannedKernel& kernel) const {
     }
     seen[static_cast<std::size_t>(kernel.anchor)] = true;
   } else {
-    for (const auto& s : kernel.stores) roots.push_back(s.node);
+    // A stored node is computed from its operands, even when it is also a leaf (an
+    // operand stored for an anchor); only a copied input or a scalar is read itself.
+    for (const auto& s : kernel.stores) {
+      const auto kind = ir.node(s.node).kind;
+      if (kind == ir::OpKind::Input || kind == ir::OpKind::Scalar || !plan_.leaves.count(s.node)) {
+        roots.push_back(s.node);
+      } else {
+        seen[static_cast<std::size_t>(s.node)] = true;
+        for (ir::NodeId op : ir.node(s.node).operands) roots.push_back(op);
+      }
+    }
   }
   for (ir::NodeId r : roots) collect_leaves(r, leaves, seen);
 
