@@ -239,3 +239,45 @@ TEST_CASE("every generated contraction unit compiles with NVRTC for sm_80 and sm
     }
   }
 }
+
+TEST_CASE("16-bit matmul and conv: tensor cores with f32 accumulation, 16-bit stores; compile with NVRTC") {
+  const char* text = R"(op mm_bf16 {
+  dims B = 4, M = 33, N = 64, K = 40
+  in  a: bf16[B, M, K]
+  in  b: bf16[K, N]
+  out c = matmul(a, b)
+}
+op conv_f16 {
+  dims N = 2, C = 16, H = 9, W = 12, K = 24
+  in  x: f16[N, C, H, W]
+  in  w: f16[K, C, 3, 3]
+  out y = conv2d(x, w, padding=1)
+}
+)";
+  static const kiln::TemplateLibrary templates;
+  const auto spec = kiln::parse_spec(text, "t.kiln");
+  std::vector<kiln::KernelSource> all;
+  for (const char* op : {"mm_bf16", "conv_f16"}) {
+    auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), {}));
+    const auto plan = kiln::make_plan(bound, kiln::Target::for_arch("sm_80"));
+    auto sources = kiln::emit(plan, templates);
+    REQUIRE(sources.size() == 1);
+    all.push_back(sources[0]);
+  }
+  // bf16 operands, bf16 output; precision is meaningless for 16-bit inputs.
+  CHECK(has(all[0].text, "kiln::gemm::Gemm<__nv_bfloat16, kiln::Tf32, __nv_bfloat16, Index"));
+  // b is shared by the 4 batches: batch stride 0.
+  CHECK(has(all[0].text, "/*strides*/ 1320, 0, 2112,"));
+  CHECK(has(all[1].text, "kiln::conv::ConvNchw<__half, kiln::Tf32, __half, Index, Shape"));
+  std::string why;
+  if (!kiln::nvrtc_available(&why)) {
+    MESSAGE("NVRTC not loadable (" << why << "): skipping the compile checks");
+    return;
+  }
+  for (const auto& s : all)
+    for (const char* arch : {"sm_80", "sm_90"}) {
+      CAPTURE(s.entry);
+      CAPTURE(arch);
+      CHECK(!kiln::compile({s.text, s.file_name, arch, {}, &templates}).cubin.empty());
+    }
+}
