@@ -573,6 +573,14 @@ std::string Executable::sass() const {
 }
 std::string Executable::signature() const { return impl_->plan.ir().signature(); }
 
+std::vector<ArgumentInfo> Executable::arguments() const {
+  const auto& bound = *impl_->plan.bound;
+  std::vector<ArgumentInfo> out;
+  for (const auto& p : bound.ir->params) out.push_back({p.name, p.is_tensor, false, p.dtype, p.is_tensor ? bound.shape(p.node) : std::vector<std::int64_t>{}});
+  for (const auto& o : bound.ir->outputs) out.push_back({o.name, true, true, bound.node(o.node).dtype, bound.shape(o.node)});
+  return out;
+}
+
 std::vector<KernelInfo> Executable::kernels() const {
   impl_->compile_all_kernels();
   std::vector<KernelInfo> out;

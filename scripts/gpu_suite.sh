@@ -24,6 +24,7 @@ for h in .gpu/bin/*_check; do
   if timeout 240 "$h" 2>&1 | tee "$out/$(basename "$h").log"; then summary+=("$(basename "$h"): PASS"); else summary+=("$(basename "$h"): FAIL"); fi
 done
 
+if [ "${KILN_SKIP_BENCH:-0}" = 1 ]; then echo; echo "================ summary"; printf "%s\n" "${summary[@]}"; exit 0; fi
 echo "=== benchmarks (kiln vs PyTorch, same process)"
 PYTHONUNBUFFERED=1 python3 bench/bench.py --lib .gpu/lib/libkiln_capi.so --out "$out" "$@" 2>&1 | tee "$out/bench.log"
 

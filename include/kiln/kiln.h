@@ -214,6 +214,15 @@ struct KernelInfo {
   double compile_ms = -1;      // cold NVRTC time (-1: not compiled here)
 };
 
+// One argument of a specialized op, in call order (inputs, then outputs).
+struct ArgumentInfo {
+  std::string name;
+  bool is_tensor = true;
+  bool is_output = false;
+  DType dtype = DType::f32;
+  std::vector<std::int64_t> shape;   // tensors only
+};
+
 class Runtime;
 class Op;
 struct ProgramImpl;
@@ -232,7 +241,8 @@ class Executable {
   std::string source() const;            // every kernel's CUDA source, in plan order
   std::string ptx() const;               // compiles to PTX on demand
   std::string sass() const;              // via cuobjdump, when found
-  std::vector<KernelInfo> kernels() const;
+  std::vector<KernelInfo> kernels() const;   // compiles (or loads) the binaries first
+  std::vector<ArgumentInfo> arguments() const;
   std::string signature() const;
 
  private:

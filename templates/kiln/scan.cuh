@@ -203,13 +203,23 @@ __device__ __forceinline__ bool scan_row_vectorizable(const void* row_in, const 
 }
 
 // ---- look-back publication (PTX memory model: release/acquire at GPU scope)
+// (Without __CUDA_ARCH__ — the CPU emulation test compiling these templates as host C++ with
+// one OS thread — plain accesses are enough.)
 __device__ __forceinline__ void store_release_gpu(unsigned* p, unsigned v) {
+#ifdef __CUDA_ARCH__
   asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+  *p = v;
+#endif
 }
 __device__ __forceinline__ unsigned load_acquire_gpu(const unsigned* p) {
+#ifdef __CUDA_ARCH__
   unsigned v;
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
+#else
+  return *p;
+#endif
 }
 enum : unsigned { kTileEmpty = 0, kTileAggregate = 1, kTilePrefix = 2 };
 

@@ -1,0 +1,238 @@
+// A tiny CPU emulator of CUDA blocks, for testing the index, tail and barrier logic of the
+// memory-bound templates on machines with no GPU.
+//
+// [Note: how the emulation works]
+// Include this header BEFORE any template header. It compiles the templates as host C++:
+// CUDA keywords become nothing (__shared__ becomes `static`: one copy per function
+// instantiation, shared by every emulated thread, since all of them run on one OS thread),
+// threadIdx/blockIdx/gridDim read the running fiber's coordinates, and each CUDA thread of a
+// block is a ucontext fiber. Fibers run until they reach a __syncthreads (waits for every live
+// thread of the block) or a warp collective (__shfl_*_sync, __ballot_sync: waits for the 32
+// lanes of its warp, then exchanges through a slot per lane). A barrier that can never open
+// (a real deadlock or a divergent collective) aborts with a message. Blocks run one after
+// another in blockIdx order, so a look-back scan's predecessors are always finished.
+// Memory-model intrinsics become plain accesses; vector loads become plain loads (alignment
+// is still asserted, so a misaligned 16-byte access is caught).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <vector_types.h>
+#include <ucontext.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#undef __device__
+#undef __host__
+#undef __global__
+#undef __shared__
+#undef __forceinline__
+#undef __launch_bounds__
+#define __device__
+#define __host__
+#define __global__
+#define __forceinline__ inline
+#define __shared__ static
+#define __launch_bounds__(...)
+
+namespace emu {
+
+struct Dim {
+  unsigned x = 0, y = 0, z = 0;
+};
+
+enum class State { kRun, kWarpWait, kBlockWait, kDone };
+
+struct Fiber {
+  ucontext_t ctx{};
+  Dim tid;
+  State state = State::kRun;
+  std::vector<char> stack;
+};
+
+struct Machine {
+  Dim block_idx, grid_dim, block_dim;
+  std::vector<Fiber> fibers;
+  Fiber* current = nullptr;
+  ucontext_t scheduler{};
+  std::function<void()> body;
+  std::vector<unsigned long long> slots;   // one exchange slot per thread
+};
+
+inline Machine& machine() {
+  static Machine m;
+  return m;
+}
+
+inline void wait(State s) {
+  Machine& m = machine();
+  Fiber* self = m.current;
+  self->state = s;
+  swapcontext(&self->ctx, &m.scheduler);
+}
+
+inline void fiber_entry() {
+  Machine& m = machine();
+  m.body();
+  m.current->state = State::kDone;
+  swapcontext(&m.current->ctx, &m.scheduler);
+}
+
+inline unsigned thread_rank() { return machine().current->tid.x; }
+
+// Runs `body` for every thread of every block of a 1-D block grid (grid may be 2-D).
+inline void launch(Dim grid, unsigned threads, const std::function<void()>& body) {
+  Machine& m = machine();
+  m.grid_dim = grid;
+  m.block_dim = Dim{threads, 1, 1};
+  m.body = body;
+  m.slots.assign(threads, 0);
+  m.fibers.assign(threads, Fiber{});
+  for (auto& f : m.fibers) f.stack.resize(64 * 1024);
+  for (unsigned by = 0; by < (grid.y ? grid.y : 1); ++by)
+    for (unsigned bx = 0; bx < grid.x; ++bx) {
+      m.block_idx = Dim{bx, by, 0};
+      for (unsigned t = 0; t < threads; ++t) {
+        Fiber& f = m.fibers[t];
+        f.tid = Dim{t, 0, 0};
+        f.state = State::kRun;
+        getcontext(&f.ctx);
+        f.ctx.uc_stack.ss_sp = f.stack.data();
+        f.ctx.uc_stack.ss_size = f.stack.size();
+        f.ctx.uc_link = nullptr;
+        makecontext(&f.ctx, fiber_entry, 0);
+      }
+      for (;;) {
+        bool progressed = false;
+        for (auto& f : m.fibers)
+          if (f.state == State::kRun) {
+            m.current = &f;
+            swapcontext(&m.scheduler, &f.ctx);
+            progressed = true;
+          }
+        // Open warp barriers whose live lanes all wait there.
+        for (unsigned w = 0; w * 32 < threads; ++w) {
+          bool all = true, any = false;
+          for (unsigned l = w * 32; l < std::min(threads, w * 32 + 32); ++l) {
+            const State s = m.fibers[l].state;
+            if (s == State::kWarpWait) any = true;
+            else if (s != State::kDone) all = false;
+          }
+          if (any && all) {
+            for (unsigned l = w * 32; l < std::min(threads, w * 32 + 32); ++l)
+              if (m.fibers[l].state == State::kWarpWait) m.fibers[l].state = State::kRun;
+            progressed = true;
+          }
+        }
+        if (progressed) continue;
+        bool all_block = true, all_done = true;
+        for (auto& f : m.fibers) {
+          if (f.state != State::kDone) all_done = false;
+          if (f.state != State::kBlockWait && f.state != State::kDone) all_block = false;
+        }
+        if (all_done) break;
+        if (!all_block) {
+          std::fprintf(stderr, "emu: deadlock in block (%u, %u): mixed warp/block barriers\n", bx, by);
+          std::abort();
+        }
+        for (auto& f : m.fibers)
+          if (f.state == State::kBlockWait) f.state = State::kRun;
+      }
+    }
+}
+
+template <class T>
+inline T shuffle(T v, int src_lane, bool valid_src) {
+  static_assert(sizeof(T) <= 8, "shuffle words only");
+  Machine& m = machine();
+  const unsigned me = thread_rank();
+  unsigned long long word = 0;
+  std::memcpy(&word, &v, sizeof(T));
+  m.slots[me] = word;
+  wait(State::kWarpWait);   // every lane has written
+  const unsigned base = me & ~31u;
+  unsigned long long got = valid_src ? m.slots[base + unsigned(src_lane)] : word;
+  wait(State::kWarpWait);   // every lane has read
+  T r;
+  std::memcpy(&r, &got, sizeof(T));
+  return r;
+}
+
+}  // namespace emu
+
+#define threadIdx (emu::machine().current->tid)
+#define blockIdx (emu::machine().block_idx)
+#define gridDim (emu::machine().grid_dim)
+#define blockDim (emu::machine().block_dim)
+
+inline void __syncthreads() { emu::wait(emu::State::kBlockWait); }
+template <class T>
+inline T __shfl_sync(unsigned, T v, int src) {
+  return emu::shuffle(v, src & 31, true);
+}
+template <class T>
+inline T __shfl_xor_sync(unsigned, T v, int mask) {
+  return emu::shuffle(v, int((emu::thread_rank() & 31) ^ unsigned(mask)), true);
+}
+template <class T>
+inline T __shfl_up_sync(unsigned, T v, int delta) {
+  const int lane = int(emu::thread_rank() & 31);
+  return emu::shuffle(v, lane - delta, lane >= delta);
+}
+inline unsigned __ballot_sync(unsigned, int pred) {
+  emu::Machine& m = emu::machine();
+  const unsigned me = emu::thread_rank();
+  m.slots[me] = pred ? 1 : 0;
+  emu::wait(emu::State::kWarpWait);
+  unsigned r = 0;
+  const unsigned base = me & ~31u;
+  for (unsigned l = 0; l < 32 && base + l < m.block_dim.x; ++l) r |= unsigned(m.slots[base + l]) << l;
+  emu::wait(emu::State::kWarpWait);
+  return r;
+}
+inline int __ffs(unsigned x) { return __builtin_ffs(int(x)); }
+inline unsigned atomicAdd(unsigned* p, unsigned v) {
+  const unsigned old = *p;
+  *p = old + v;
+  return old;
+}
+inline float __int_as_float(int i) {
+  float f;
+  std::memcpy(&f, &i, 4);
+  return f;
+}
+inline double __longlong_as_double(long long i) {
+  double d;
+  std::memcpy(&d, &i, 8);
+  return d;
+}
+template <class T>
+inline T __ldg(const T* p) {
+  if (sizeof(T) == 16 && (reinterpret_cast<std::uintptr_t>(p) & 15) != 0) {
+    std::fprintf(stderr, "emu: misaligned 16-byte load\n");
+    std::abort();
+  }
+  return *p;
+}
+template <class T>
+inline T __ldcg(const T* p) {
+  return *p;
+}
+template <class T>
+inline void __stcs(T* p, T v) {
+  if (sizeof(T) == 16 && (reinterpret_cast<std::uintptr_t>(p) & 15) != 0) {
+    std::fprintf(stderr, "emu: misaligned 16-byte store\n");
+    std::abort();
+  }
+  *p = v;
+}
+template <class T>
+inline void __stcg(T* p, T v) {
+  *p = v;
+}

@@ -1,0 +1,334 @@
+// Runs the memory-bound templates (reduce, scan, rownorm) on the CPU through cuda_emulator.h,
+// on small awkward shapes (odd lengths, misaligned rows, several tiles, splits, NaN/inf), and
+// compares with float64 references. This checks the index, tail, barrier and shuffle logic
+// without a GPU; the GPU run of bench/standalone/memtpl_check.cu checks the same on hardware.
+#include "cuda_emulator.h"   // first: compiles the templates as host code
+
+#include "kiln/reduce.cuh"
+#include "kiln/rownorm.cuh"
+#include "kiln/scan.cuh"
+#include "templates/kiln/launch_rules.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace {
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+const float kInf = std::numeric_limits<float>::infinity();
+
+struct Id {
+  float operator()(float x, long long) const { return x; }
+  float operator()(float x, int) const { return x; }
+};
+struct IdIndex {
+  long long operator()(int r, int) const { return r; }
+};
+
+std::vector<float> random_floats(size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(gen);
+  return v;
+}
+
+// A buffer whose data starts `offset_elems` floats past a 16-byte boundary.
+struct Buffer {
+  std::vector<float> storage;
+  float* data;
+  Buffer(size_t n, int offset_elems) : storage(n + 8, -12345.f) {
+    auto base = reinterpret_cast<std::uintptr_t>(storage.data());
+    float* aligned = reinterpret_cast<float*>((base + 15) & ~std::uintptr_t(15));
+    data = aligned + offset_elems;
+  }
+};
+
+bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+bool close(double out, double ref, double tol) {
+  if (std::isnan(ref)) return std::isnan(out);
+  if (std::isinf(ref)) return out == ref;
+  return std::fabs(out - ref) <= tol;
+}
+double ref_min(const float* p, long long n, long long stride) {
+  double m = kInf;
+  for (long long i = 0; i < n; ++i) {
+    const float v = p[i * stride];
+    if (std::isnan(v)) return kNaN;
+    m = std::min(m, double(v));
+  }
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("emulated reduce_inner_warp: min over misaligned odd rows, argmax over short rows") {
+  for (int offset : {0, 1, 3}) {
+    const int rows = 37, len = 1023;
+    Buffer in(rows * len, offset);
+    const auto r = random_floats(rows * len, 1 + offset);
+    std::copy(r.begin(), r.end(), in.data);
+    in.data[5 * len + 0] = kNaN;            // head element
+    in.data[6 * len + len - 1] = -kInf;     // tail element
+    in.data[7 * len + 500] = -1.f;          // body
+    std::vector<float> out(rows, -7.f);
+    emu::launch({3, 1, 0}, 64, [&] {   // 6 warps for 37 rows: grid-strided
+      kiln::reduce_inner_warp<64, 2, kiln::MinOp<float>>(in.data, out.data(), rows, len, Id{}, Id{});
+    });
+    for (int row = 0; row < rows; ++row) CHECK_MESSAGE(same(out[row], ref_min(in.data + row * len, len, 1)), "row " << row);
+  }
+  {
+    const int rows = 64, len = 7;
+    Buffer in(rows * len, 1);
+    const auto r = random_floats(rows * len, 9);
+    std::copy(r.begin(), r.end(), in.data);
+    for (int i = 0; i < len; ++i) in.data[3 * len + i] = 0.5f;   // all tied -> 0
+    in.data[4 * len + 2] = kNaN;
+    in.data[4 * len + 5] = kNaN;   // first NaN -> 2
+    in.data[5 * len + 6] = kInf;   // last -> 6
+    std::vector<long long> out(rows, -1);
+    emu::launch({4, 1, 0}, 64, [&] {
+      kiln::reduce_inner_warp<64, 4, kiln::ArgMaxOp<float, int>>(in.data, out.data(), rows, len, Id{}, IdIndex{});
+    });
+    for (int row = 0; row < rows; ++row) {
+      const float* p = in.data + row * len;
+      long long best = 0;
+      for (int i = 1; i < len && !std::isnan(p[best]); ++i)
+        if (std::isnan(p[i]) || p[i] > p[best]) best = i;
+      CHECK_MESSAGE(out[row] == best, "row " << row);
+    }
+    CHECK(out[3] == 0);
+    CHECK(out[4] == 2);
+    CHECK(out[5] == 6);
+  }
+}
+
+TEST_CASE("emulated reduce_inner_block with a split row and reduce_finish") {
+  const int rows = 3, len = 10003, threads = 64, unroll = 2;
+  const auto split = kiln::launch::reduce_inner_split(rows, len, threads, unroll, 4, /*sm_count=*/4);
+  REQUIRE(split.splits > 1);
+  Buffer in(rows * len, 2);
+  const auto r = random_floats(rows * len, 3);
+  std::copy(r.begin(), r.end(), in.data);
+  using Op = kiln::SumOp<float>;
+  std::vector<float> partials(split.splits * rows, kNaN), out(rows, kNaN);
+  emu::launch({unsigned(rows), unsigned(split.splits), 0}, threads, [&] {
+    kiln::reduce_inner_block<threads, unroll, Op>(in.data, static_cast<float*>(nullptr), partials.data(), rows, len,
+                                                  int(split.splits), int(split.chunk), Id{}, Id{});
+  });
+  emu::launch({1, 1, 0}, 32, [&] {
+    kiln::reduce_finish<32, Op>(partials.data(), out.data(), rows, int(split.splits), len, Id{});
+  });
+  for (int row = 0; row < rows; ++row) {
+    double ref = 0;
+    for (int i = 0; i < len; ++i) ref += in.data[row * len + i];
+    CHECK(close(out[row], ref, 1e-5 * ref));
+  }
+  // Unsplit, grid-strided rows (grid of 2 blocks for 3 rows), mean.
+  std::vector<float> mean(rows, kNaN);
+  emu::launch({2, 1, 0}, threads, [&] {
+    kiln::reduce_inner_block<threads, unroll, kiln::MeanOp<float>>(in.data, mean.data(), static_cast<float*>(nullptr),
+                                                                   rows, len, 1, len, Id{}, Id{});
+  });
+  for (int row = 0; row < rows; ++row) {
+    double ref = 0;
+    for (int i = 0; i < len; ++i) ref += in.data[row * len + i];
+    CHECK(close(mean[row], ref / len, 1e-5 * ref / len));
+  }
+}
+
+TEST_CASE("emulated reduce_outer: scalar columns, 16-byte columns, misaligned fallback, split") {
+  struct Case {
+    int outer, red, inner, offset;
+  };
+  for (const Case c : {Case{3, 77, 45, 0}, Case{2, 50, 64, 0}, Case{2, 50, 64, 1}}) {
+    const int n = c.outer * c.red * c.inner;
+    Buffer in(n, c.offset);
+    const auto r = random_floats(n, 5);
+    std::copy(r.begin(), r.end(), in.data);
+    in.data[(1 * c.red + 10) * c.inner + 7] = kNaN;
+    in.data[(0 * c.red + c.red - 1) * c.inner + c.inner - 1] = -2.f;
+    const int vec = kiln::launch::reduce_outer_vec(c.inner, 4);
+    const int threads = 32, unroll = 4;
+    const auto split = kiln::launch::reduce_outer_split(c.outer, c.red, c.inner, threads, vec, unroll, /*sm_count=*/2);
+    const auto geo = kiln::launch::reduce_outer_geometry(c.outer, c.inner, split, threads, vec, 4);
+    using Op = kiln::MinOp<float>;
+    std::vector<float> partials(split.splits * c.outer * c.inner, -5.f), out(c.outer * c.inner, -5.f);
+    emu::launch({unsigned(geo.grid.x), unsigned(geo.grid.y), 0}, threads, [&] {
+      if (vec == 4)
+        kiln::reduce_outer<threads, unroll, 4, Op>(in.data, out.data(), partials.data(), c.outer, c.red, c.inner,
+                                                   int(split.splits), int(split.chunk), Id{}, Id{});
+      else
+        kiln::reduce_outer<threads, unroll, 1, Op>(in.data, out.data(), partials.data(), c.outer, c.red, c.inner,
+                                                   int(split.splits), int(split.chunk), Id{}, Id{});
+    });
+    if (split.splits > 1)
+      emu::launch({2, 1, 0}, 32, [&] {
+        kiln::reduce_finish<32, Op>(partials.data(), out.data(), c.outer * c.inner, int(split.splits), c.red, Id{});
+      });
+    INFO("outer " << c.outer << " red " << c.red << " inner " << c.inner << " offset " << c.offset << " splits "
+                  << split.splits);
+    for (int o = 0; o < c.outer; ++o)
+      for (int col = 0; col < c.inner; ++col)
+        CHECK(same(out[o * c.inner + col], ref_min(in.data + o * c.red * c.inner + col, c.red, c.inner)));
+  }
+}
+
+TEST_CASE("emulated logsumexp rows: -inf, +inf, NaN, large values") {
+  const int rows = 6, len = 301;
+  Buffer in(rows * len, 1);
+  const auto r = random_floats(rows * len, 7);
+  std::copy(r.begin(), r.end(), in.data);
+  for (int i = 0; i < len; ++i) in.data[0 * len + i] = -kInf;
+  in.data[1 * len + 3] = kInf;
+  in.data[2 * len + 300] = kNaN;
+  in.data[3 * len + 100] = 90.f;
+  in.data[4 * len + 1] = kInf;
+  in.data[4 * len + 2] = kInf;   // inf twice: inf, not NaN
+  std::vector<float> out(rows, -7.f);
+  emu::launch({1, 1, 0}, 192, [&] {
+    kiln::reduce_inner_warp<192, 2, kiln::LogSumExpOp<float>>(in.data, out.data(), rows, len, Id{}, Id{});
+  });
+  CHECK(out[0] == -kInf);
+  CHECK(out[1] == kInf);
+  CHECK(std::isnan(out[2]));
+  CHECK(out[4] == kInf);
+  for (int row : {3, 5}) {
+    double m = -kInf, s = 0;
+    for (int i = 0; i < len; ++i) m = std::max(m, double(in.data[row * len + i]));
+    for (int i = 0; i < len; ++i) s += std::exp(double(in.data[row * len + i]) - m);
+    CHECK(close(out[row], m + std::log(s), 1e-5 * std::max(1.0, m)));
+  }
+}
+
+namespace {
+template <class Combine>
+std::vector<double> ref_scan(const float* x, int len, bool exclusive, bool reverse, double identity, Combine op) {
+  std::vector<double> out(len);
+  double run = identity;
+  for (int q = 0; q < len; ++q) {
+    const int p = reverse ? len - 1 - q : q;
+    if (exclusive) {
+      out[p] = run;
+      run = op(run, x[p]);
+    } else {
+      run = op(run, x[p]);
+      out[p] = run;
+    }
+  }
+  return out;
+}
+template <bool kExclusive, bool kReverse, class Op>
+void run_scan_block(const float* in, float* out, int rows, int len) {
+  emu::launch({2, 1, 0}, 64, [&] { kiln::scan_rows_block<64, 2, kExclusive, kReverse, Op>(in, out, rows, len, Id{}, Id{}); });
+}
+template <bool kExclusive, bool kReverse, class Op>
+void run_scan_lookback(const float* in, float* out, int rows, int len) {
+  constexpr int kTile = 64 * 1 * 4;
+  std::vector<unsigned long long> ws(kiln::launch::scan_lookback_workspace_bytes(rows, len, kTile, 4) / 8 + 2, 0);
+  const unsigned grid = unsigned(rows * kiln::launch::ceil_div(len, kTile));
+  emu::launch({grid, 1, 0}, 64, [&] {
+    kiln::scan_rows_lookback<64, 1, kExclusive, kReverse, Op>(in, out, ws.data(), rows, len, Id{}, Id{});
+  });
+}
+}  // namespace
+
+TEST_CASE("emulated scan_rows_block and scan_rows_lookback: every direction, both paths") {
+  auto sum = [](double a, double b) { return a + b; };
+  auto nmax = [](double a, double b) { return (std::isnan(a) || a > b) ? a : b; };
+  for (int lookback = 0; lookback < 2; ++lookback)
+    for (int len : {1000, 999, 1, 5}) {   // 1000: 16-byte path (rows aligned); 999: scalar; tiny rows
+      const int rows = 5;
+      Buffer in(rows * len, 0);
+      const auto r = random_floats(rows * len, 11);
+      std::copy(r.begin(), r.end(), in.data);
+      if (len > 600) in.data[2 * len + 600] = kNaN;   // cummax: NaN from 600 on in row 2
+      for (int variant = 0; variant < 5; ++variant) {
+        Buffer out(rows * len, 0);
+        const bool excl = variant == 1 || variant == 3, rev = variant >= 2 && variant < 4;
+        INFO("lookback " << lookback << " len " << len << " exclusive " << excl << " reverse " << rev
+                         << (variant == 4 ? " cummax" : " cumsum"));
+        if (variant == 4) {
+          if (lookback) run_scan_lookback<false, false, kiln::MaxOp<float>>(in.data, out.data, rows, len);
+          else run_scan_block<false, false, kiln::MaxOp<float>>(in.data, out.data, rows, len);
+        } else if (lookback) {
+          if (variant == 0) run_scan_lookback<false, false, kiln::SumOp<float>>(in.data, out.data, rows, len);
+          if (variant == 1) run_scan_lookback<true, false, kiln::SumOp<float>>(in.data, out.data, rows, len);
+          if (variant == 2) run_scan_lookback<false, true, kiln::SumOp<float>>(in.data, out.data, rows, len);
+          if (variant == 3) run_scan_lookback<true, true, kiln::SumOp<float>>(in.data, out.data, rows, len);
+        } else {
+          if (variant == 0) run_scan_block<false, false, kiln::SumOp<float>>(in.data, out.data, rows, len);
+          if (variant == 1) run_scan_block<true, false, kiln::SumOp<float>>(in.data, out.data, rows, len);
+          if (variant == 2) run_scan_block<false, true, kiln::SumOp<float>>(in.data, out.data, rows, len);
+          if (variant == 3) run_scan_block<true, true, kiln::SumOp<float>>(in.data, out.data, rows, len);
+        }
+        int bad = 0;
+        for (int row = 0; row < rows; ++row) {
+          const float* x = in.data + row * len;
+          const auto ref = variant == 4 ? ref_scan(x, len, false, false, -kInf, nmax) : ref_scan(x, len, excl, rev, 0.0, sum);
+          for (int i = 0; i < len; ++i) {
+            const double tol = variant == 4 ? 0.0 : 1e-5 * (1.0 + std::fabs(ref[i]));
+            const bool ok = variant == 4 ? same(out.data[row * len + i], ref[i]) : close(out.data[row * len + i], ref[i], tol);
+            if (!ok && bad++ < 3) FAIL_CHECK("row " << row << " i " << i << ": " << out.data[row * len + i] << " vs " << ref[i]);
+          }
+        }
+        CHECK(bad == 0);
+      }
+    }
+}
+
+TEST_CASE("emulated rownorm: warp and block groups, registers and two-pass, strided") {
+  auto ref_row = [](const float* x, long long n, long long stride, bool log, std::vector<double>& out) {
+    double m = -kInf, s = 0;
+    for (long long i = 0; i < n; ++i) m = std::max(m, double(x[i * stride]));
+    for (long long i = 0; i < n; ++i) s += std::exp(double(x[i * stride]) - m);
+    out.resize(n);
+    for (long long i = 0; i < n; ++i) out[i] = log ? (x[i * stride] - m) - std::log(s) : std::exp(x[i * stride] - m) / s;
+  };
+  for (int len : {100, 999, 1000, 250, 1001}) {
+    const int rows = 9;
+    Buffer in(rows * len, 0);
+    const auto r = random_floats(rows * len, 13);
+    std::copy(r.begin(), r.end(), in.data);
+    for (int log = 0; log < 2; ++log)
+      for (int block = 0; block < 2; ++block) {
+        Buffer out(rows * len, 0);
+        INFO("len " << len << " log " << log << " block " << block);
+        emu::launch({2, 1, 0}, 64, [&] {
+          constexpr auto kSm = kiln::RowNormKind::kSoftmax, kLsm = kiln::RowNormKind::kLogSoftmax;
+          if (block && log) kiln::rownorm_rows<64, 64, 4, kLsm, float>(in.data, out.data, rows, len, Id{}, Id{});
+          if (block && !log) kiln::rownorm_rows<64, 64, 4, kSm, float>(in.data, out.data, rows, len, Id{}, Id{});
+          if (!block && log) kiln::rownorm_rows<64, 32, 4, kLsm, float>(in.data, out.data, rows, len, Id{}, Id{});
+          if (!block && !log) kiln::rownorm_rows<64, 32, 4, kSm, float>(in.data, out.data, rows, len, Id{}, Id{});
+        });
+        std::vector<double> ref;
+        int bad = 0;
+        for (int row = 0; row < rows; ++row) {
+          ref_row(in.data + row * len, len, 1, log, ref);
+          for (int i = 0; i < len; ++i)
+            if (!close(out.data[row * len + i], ref[i], 1e-5 * std::max(log ? 1.0 : 0.0, std::fabs(ref[i])) + 1e-9)) ++bad;
+        }
+        CHECK(bad == 0);
+      }
+  }
+  const int outer = 3, len = 17, inner = 10;
+  Buffer in(outer * len * inner, 1), out(outer * len * inner, 0);
+  const auto r = random_floats(outer * len * inner, 17);
+  std::copy(r.begin(), r.end(), in.data);
+  emu::launch({1, 1, 0}, 32, [&] {
+    kiln::rownorm_strided<32, 4, kiln::RowNormKind::kSoftmax, float>(in.data, out.data, outer, len, inner, Id{}, Id{});
+  });
+  std::vector<double> ref;
+  int bad = 0;
+  for (int o = 0; o < outer; ++o)
+    for (int c = 0; c < inner; ++c) {
+      ref_row(in.data + o * len * inner + c, len, inner, false, ref);
+      for (int l = 0; l < len; ++l)
+        if (!close(out.data[(o * len + l) * inner + c], ref[l], 1e-5 * ref[l] + 1e-9)) ++bad;
+    }
+  CHECK(bad == 0);
+}
