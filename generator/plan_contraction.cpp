@@ -323,8 +323,9 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     return;
   }
   KILN_CHECK(!nhwc, Error,
-             "{}: conv2d on line {} is NHWC with groups {} != C: the implicit-GEMM NHWC template needs "
-             "channels-last filters [K, R, S, C/groups], and kiln's w is [K, C/groups, R, S] (not supported yet)",
+             "{}: op 'conv2d' (line {}) has no kernel template in this version of kiln for NHWC with groups {} != C: "
+             "the implicit-GEMM NHWC template needs channels-last filters [K, R, S, C/groups], and w is "
+             "[K, C/groups, R, S]",
              op_name, node.loc.line, G);
   const std::int64_t elem = static_cast<std::int64_t>(dtype_size(et));
   const bool f32 = et == DType::f32;
