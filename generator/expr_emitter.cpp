@@ -95,7 +95,9 @@ Coords ExprEmitter::operand_coords(ir::NodeId user, ir::NodeId operand, const Co
   for (std::size_t k = 0; k < oshape.size(); ++k) {
     const std::size_t uk = k + offset;
     const bool symbolic_one = k < o.shape.size() && o.shape[k].as_constant() == std::optional<std::int64_t>(1);
-    const bool user_varies = uk < u.shape.size() && !u.shape[uk].as_constant().has_value();
+    // Only a dyn dim can be 1 at this binding and larger at the next.
+    const bool user_varies = uk < u.shape.size() && u.shape[uk].kind() == ir::DimExpr::Kind::Dim &&
+                             plan_.bound->is_dynamic(u.shape[uk].name());
     const bool pinned = oshape[k] == 1 && (ushape[uk] != 1 || (symbolic_one && user_varies));
     c[k] = pinned ? "0" : coords[uk];
   }

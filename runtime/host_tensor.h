@@ -24,9 +24,13 @@ float bf16_bits_to_float(std::uint16_t h);
 // f32: every element within atol = rtol = 1e-4 (KernelBench's check) and
 // norm-wise relative error under 1e-5; f16/bf16: 1e-2; f64: 1e-9; integers and
 // bool: exact. NaN must match NaN, infinities must match exactly.
+// An f32 output of an op whose matmul or conv runs in tf32 (by the spec's
+// `precision=` or the runtime's choice) is held to tf32's accuracy instead:
+// atol = rtol = 1e-2 element-wise and 5e-3 norm-wise (tf32 keeps 10 mantissa bits).
 struct Tolerance {
   double atol = 1e-4, rtol = 1e-4, norm_rel = 1e-5;
   static Tolerance for_dtype(DType dtype);
+  static Tolerance tf32();
 };
 
 struct Comparison {

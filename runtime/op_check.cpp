@@ -43,6 +43,11 @@ OpCheck run_and_check(Runtime& rt, const std::string& spec_path, const std::stri
   for (const auto& [name, value] : bindings.dims) given[name] = {value, "the caller"};
   const ir::BoundIr bound = ir::bind(ir, given);
   for (const auto& o : ir->outputs) r.output_names.push_back(o.name);
+  // Does an f32 contraction run in tf32 (the op's own choice, else the runtime's)?
+  bool tf32 = false;
+  for (const auto& n : ir->nodes)
+    if ((n.kind == ir::OpKind::Matmul || n.kind == ir::OpKind::Conv2d) && n.dtype == DType::f32)
+      tf32 |= n.precision.value_or(rt.options().precision) == Precision::tf32;
   const auto inputs = ref::random_inputs(bound, options.seed);
   const bool compare_now = options.compare && ref::work_estimate(bound) <= options.max_reference_work;
   if (options.compare && !compare_now)
@@ -85,7 +90,8 @@ OpCheck run_and_check(Runtime& rt, const std::string& spec_path, const std::stri
       const auto& e = expected[o];
       auto bytes = memory[output_memory[o]].download_as<char>();
       bytes.resize(static_cast<std::size_t>(e.numel()) * dtype_size(e.dtype));
-      r.outputs.push_back(compare(from_device_bytes(e.dtype, e.shape, bytes), e, Tolerance::for_dtype(e.dtype)));
+      const Tolerance tol = e.dtype == DType::f32 && tf32 ? Tolerance::tf32() : Tolerance::for_dtype(e.dtype);
+      r.outputs.push_back(compare(from_device_bytes(e.dtype, e.shape, bytes), e, tol));
       r.ok &= r.outputs.back().ok;
     }
   }
