@@ -45,7 +45,7 @@ OPS
 
 if [ "${KILN_SKIP_BENCH:-0}" = 1 ]; then echo; echo "================ summary"; printf "%s\n" "${summary[@]}"; exit 0; fi
 echo "=== benchmarks (kiln vs PyTorch, same process)"
-PYTHONUNBUFFERED=1 python3 bench/bench.py --lib .gpu/lib/libkiln_capi.so --out "$out" "$@" 2>&1 | tee "$out/bench.log"
+PYTHONUNBUFFERED=1 timeout ${BENCH_TIMEOUT:-450} python3 bench/bench.py --lib .gpu/lib/libkiln_capi.so --out "$out" "$@" 2>&1 | tee "$out/bench.log"
 
 echo
 echo "================ summary"
