@@ -91,25 +91,6 @@ std::string UnitParts::member_inits(const Plan& plan, const PlannedKernel& kerne
 
 namespace {
 
-// Coordinates of flat index `e` in `shape`, as `const Index` declarations.
-Coords decompose(CodeWriter& w, ExprEmitter& ex, ir::NodeId node, std::size_t rank, const std::string& e,
-                 const std::string& prefix) {
-  Coords c(rank);
-  if (rank == 0) return c;
-  std::string rest = e;
-  for (std::size_t d = rank; d-- > 0;) {
-    c[d] = fmt::format("{}{}", prefix, d);
-    if (d == 0) {
-      w.line("const Index {} = {};", c[d], rest);
-    } else {
-      const std::string ext = ex.extent(node, d);
-      w.line("const Index {} = {} % {};", c[d], rest, ext);
-      rest = fmt::format("({} / {})", rest, ext);
-    }
-  }
-  return c;
-}
-
 void emit_elementwise(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
   const auto& bound = *plan.bound;
   const ir::NodeId root = kernel.stores[0].node;
@@ -151,7 +132,7 @@ void emit_elementwise(const Plan& plan, const PlannedKernel& kernel, UnitParts& 
   Coords base;
   if (rows && rank > 0) {
     w.line("// coordinates of element i of {}", dims_text(shape));
-    base = decompose(w, ex, root, rank, "i", "b");
+    base = ex.declare_coords(root, "i", "b");
   }
   std::map<ir::NodeId, std::string> vector_leaf;   // leaf -> register array name
   std::vector<std::pair<ir::NodeId, Coords>> pending;
@@ -182,7 +163,7 @@ void emit_elementwise(const Plan& plan, const PlannedKernel& kernel, UnitParts& 
     if (arg.kind == KernelArg::Kind::Scalar) body_ex.set_scalar(arg.param, arg.name);
   }
   loop.line("const Index e = i + j;");
-  Coords coords = decompose(loop, body_ex, root, rank, "e", "c");
+  Coords coords = body_ex.declare_coords(root, "e", "c");
   // A stored root may also be a leaf that an anchor reads (a permuted operand): compute it here.
   for (const auto& s : kernel.stores)
     if (plan.ir().node(s.node).kind != ir::OpKind::Input) body_ex.compute_here(s.node);
