@@ -45,7 +45,8 @@ int run_run(const RunArgs& a) {
     if (a.small) {
       // Every dim not given is capped at 64: a quick check of each op.
       const SpecFile spec = load_spec_file(a.spec);
-      for (const auto& d : check_op(spec, name)->dims)
+      const auto ir = check_op(spec, name);   // held: a range-for over a temporary's member would dangle
+      for (const auto& d : ir->dims)
         if (!b.dims.count(d.name)) b.dims[d.name] = std::min<std::int64_t>(d.default_value.value_or(64), 64);
     }
     OpCheckOptions o;
