@@ -65,6 +65,8 @@ const std::vector<Case>& cases() {
       {"reductions", "mean_keepdims", "odd", {{"B", 3}, {"M", 5}, {"N", 7}}, {}},
       {"reductions", "max_cols", "default", {}, {}},
       {"reductions", "max_cols", "odd", {{"B", 32767}, {"N", 3}}, {}},
+      {"reductions", "sum_cols", "default", {}, {}},
+      {"reductions", "sum_cols", "odd", {{"B", 4095}, {"N", 1}}, {}},
       {"reductions", "argmax_rows", "default", {}, {}},
       {"reductions", "argmax_rows", "odd", {{"B", 1}, {"N", 1}}, {}},
       {"reductions", "logsumexp_rows", "default", {}, {}},
@@ -186,6 +188,16 @@ TEST_CASE("memory plans: template choices") {
     const auto src = sources_of(plan)[0].text;
     CHECK(contains(src, "kiln/philox.cuh"));   // the mask is computed in the Load functor
     CHECK(contains(src, "kiln::rownorm_rows<"));
+  }
+  SUBCASE("sqrt(mean(x*x)) * 2 over all axes: prologue and epilogue fused into one kernel") {
+    auto spec = kiln::parse_spec("op a {\n  dims B = 33, N = 7\n  in x: f32[B, N]\n  out y = sqrt(mean(x * x)) * 2.0\n}\n",
+                                 "a.kiln");
+    auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, "a"), {}));
+    const auto plan = kiln::make_plan(bound, kiln::Target::for_arch("sm_90"));
+    REQUIRE(plan.kernels.size() == 1);
+    CHECK(plan.kernels[0].params.at("red") == 33 * 7);   // every axis: one row of 231
+    const auto src = sources_of(plan)[0].text;
+    CHECK(contains(src, "sqrtf(anchor_value)"));   // the epilogue reads the reduced value, not a buffer
   }
   SUBCASE("softmax along a strided axis uses rownorm_strided") {
     auto spec = kiln::parse_spec("op s0 {\n  dims B = 64, N = 1000\n  in x: f32[B, N]\n  out y = softmax(x, axis=0)\n}\n",
