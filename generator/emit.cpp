@@ -183,6 +183,9 @@ void emit_elementwise(const Plan& plan, const PlannedKernel& kernel, UnitParts& 
   }
   loop.line("const Index e = i + j;");
   Coords coords = decompose(loop, body_ex, root, rank, "e", "c");
+  // A stored root may also be a leaf that an anchor reads (a permuted operand): compute it here.
+  for (const auto& s : kernel.stores)
+    if (plan.ir().node(s.node).kind != ir::OpKind::Input) body_ex.compute_here(s.node);
   for (const auto& s : kernel.stores) {
     const std::string v = body_ex.value(s.node, coords);
     const DType t = bound.node(s.node).dtype;

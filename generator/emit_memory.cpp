@@ -130,7 +130,7 @@ void write_store(const Plan& plan, const PlannedKernel& kernel, const std::strin
   w.line("const {} anchor_value = result;  // %{} {}", compute_type(bound.node(kernel.anchor).dtype), kernel.anchor,
          ir::op_kind_name(bound.node(kernel.anchor).kind));
   ex.bind_value(kernel.anchor, coords, "anchor_value");
-  if (end != kernel.anchor) ex.compute_stored(end);
+  if (end != kernel.anchor) ex.compute_here(end);
   const std::string v = ex.value(end, coords);
   w.line("(void)flat;");
   if (out == DType::f16 || out == DType::bf16) w.line("return kiln::from_float<{}>({});", storage_type(out), v);

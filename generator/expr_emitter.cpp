@@ -1,5 +1,6 @@
 #include "generator/expr_emitter.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "generator/assert.h"
@@ -146,7 +147,7 @@ std::string ExprEmitter::value(ir::NodeId id, const Coords& coords) {
     memo_[key] = s->second;
     return s->second;
   }
-  if (plan_.leaves.count(id) && !computed_.count(id)) {
+  if (plan_.leaves.count(id) && !computed_here_.count(id)) {
     expr = load(id, coords);
   } else if (n.kind == ir::OpKind::Literal) {
     expr = literal(n.dtype, n.literal);

@@ -42,6 +42,10 @@ class ExprEmitter {
   void set_scalar(int param, std::string name) { scalars_[param] = std::move(name); }
   // Gives a node's value at given coordinates directly (the anchor inside an epilogue).
   void bind_value(ir::NodeId node, const Coords& coords, std::string var);
+  // `node` is stored by the kernel being emitted: value() computes it from its
+  // operands instead of loading it back from its own buffer.
+  // (The end of an anchor's fused epilogue, or an elementwise kernel's own store.)
+  void compute_here(ir::NodeId node) { computed_here_.insert(node); }
   // Lets the caller serve some leaf loads itself (vector registers); return nullopt to decline.
   std::function<std::optional<std::string>(ir::NodeId, const Coords&)> leaf_hook;
   // The C++ spelling of a dim extent of a node (a number, or the dyn dim's name).
@@ -49,9 +53,6 @@ class ExprEmitter {
 
   // Emits what computes `node` at `coords`; returns the variable holding it.
   std::string value(ir::NodeId node, const Coords& coords);
-  // Computes `node` from its operands even though it is stored in a buffer: the end of an
-  // anchor's fused epilogue, which the anchor's own kernel stores.
-  void compute_stored(ir::NodeId node) { computed_.insert(node); }
   // Declares the coordinates of flat index `flat` in the shape of `node` (`const Index
   // <prefix>0 = ...;` per dim, innermost by modulo) and returns their names.
   Coords declare_coords(ir::NodeId node, const std::string& flat, const std::string& prefix);
@@ -74,8 +75,8 @@ class ExprEmitter {
   CodeWriter& out_;
   std::map<int, std::string> pointers_;
   std::map<int, std::string> scalars_;
+  std::set<ir::NodeId> computed_here_;
   std::map<std::pair<ir::NodeId, Coords>, std::string> memo_;
-  std::set<ir::NodeId> computed_;
   int counter_ = 0;
   int last_line_ = -1;
 };

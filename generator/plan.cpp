@@ -206,7 +206,9 @@ void Planner::choose_leaves() {
     if (!rule->prologue)
       for (ir::NodeId op : node.operands) {
         const auto& o = ir.node(op);
-        if (inlinable(o.kind) && o.kind != ir::OpKind::Scalar) forced_leaf_[static_cast<std::size_t>(op)] = true;
+        if (inlinable(o.kind) && o.kind != ir::OpKind::Scalar &&
+            !(rule->takes_view && rule->takes_view(*this, static_cast<ir::NodeId>(id), op)))
+          forced_leaf_[static_cast<std::size_t>(op)] = true;
       }
     if (!rule->epilogue) continue;
     // Follow the chain of single-consumer elementwise nodes of the same shape.
@@ -232,6 +234,11 @@ void Planner::choose_leaves() {
       }
       if (!ok) break;
       cur = next;
+    }
+    // A following anchor the rule plans itself (the statistics epilogue of a softmax).
+    if (rule->claims && !is_output_[static_cast<std::size_t>(cur)] && consumers_[static_cast<std::size_t>(cur)].size() == 1) {
+      const ir::NodeId next = consumers_[static_cast<std::size_t>(cur)][0];
+      if (is_anchor(ir.node(next).kind) && rule->claims(*this, static_cast<ir::NodeId>(id), next)) cur = next;
     }
     epilogue_end_[id] = cur;
   }
@@ -272,7 +279,17 @@ void Planner::finish_args(PlannedKernel& kernel) const {
     }
     seen[static_cast<std::size_t>(kernel.anchor)] = true;
   } else {
-    for (const auto& s : kernel.stores) roots.push_back(s.node);
+    // A stored node is computed from its operands, even when it is also a leaf (an
+    // operand stored for an anchor); only a copied input or a scalar is read itself.
+    for (const auto& s : kernel.stores) {
+      const auto kind = ir.node(s.node).kind;
+      if (kind == ir::OpKind::Input || kind == ir::OpKind::Scalar || !plan_.leaves.count(s.node)) {
+        roots.push_back(s.node);
+      } else {
+        seen[static_cast<std::size_t>(s.node)] = true;
+        for (ir::NodeId op : ir.node(s.node).operands) roots.push_back(op);
+      }
+    }
   }
   for (ir::NodeId r : roots) collect_leaves(r, leaves, seen);
 
@@ -291,9 +308,11 @@ void Planner::finish_args(PlannedKernel& kernel) const {
   std::vector<KernelArg> args;
   std::vector<int> written;
   for (const auto& s : kernel.stores) written.push_back(s.buffer);
-  for (const auto& a : kernel.args)   // workspaces the rule already added
-    if (a.kind == KernelArg::Kind::Buffer && a.writes && std::find(written.begin(), written.end(), a.buffer) == written.end())
-      written.push_back(a.buffer);
+  for (const auto& a : kernel.args) {   // workspaces the rule already added
+    if (a.kind != KernelArg::Kind::Buffer) continue;
+    if (!a.writes) read_buffers.insert(a.buffer);
+    else if (std::find(written.begin(), written.end(), a.buffer) == written.end()) written.push_back(a.buffer);
+  }
   auto add_buffer = [&](int b, bool writes) {
     KernelArg arg;
     arg.kind = KernelArg::Kind::Buffer;
@@ -439,7 +458,7 @@ Plan Planner::run() {
   for (std::size_t i = 0; i < ir.nodes.size(); ++i) {
     const auto id = static_cast<ir::NodeId>(i);
     const auto& node = ir.nodes[i];
-    if (is_anchor(node.kind)) {
+    if (is_anchor(node.kind) && !fused[i]) {
       const AnchorRule* rule = anchor_rule(node.kind);
       KILN_CHECK(rule != nullptr, Error, "{}: op '{}' (line {}) has no kernel template in this version of kiln",
                  ir.op_name, ir::op_kind_name(node.kind), node.loc.line);
@@ -469,7 +488,7 @@ Plan Planner::run() {
       plan_.kernels.push_back(std::move(kn));
       producer_[static_cast<std::size_t>(end)] = position;
       for (auto& f : followups_) {
-        finish_args(f);
+        if (!f.args_done) finish_args(f);
         plan_.kernels.push_back(std::move(f));
       }
       followups_.clear();

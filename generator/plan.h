@@ -74,6 +74,7 @@ struct PlannedKernel {
   Dim3 grid, block;
   unsigned shared_bytes = 0;
   bool index64 = false;          // some tensor of the kernel has >= 2^31 elements
+  bool args_done = false;        // a follow-up whose rule filled args and index64 itself
 };
 
 struct Plan {

@@ -1,10 +1,362 @@
-// Planning of the contraction template family (placeholder until it lands).
+// Planning of the contraction template family: matmul -> gemm.cuh, conv2d -> conv_igemm.cuh.
+//
+// [Note: how a contraction is planned]
+// Operands are read in place: a leaf, or a Permute of a leaf that swaps the last two dims
+// (transpose(w)) and becomes a column-major flag (takes_view), never a copy. Any other
+// elementwise operand is stored first by the planner (prologue = false). Batch dims
+// flatten to one batch index: an operand either has all of the output's batch dims
+// (batch stride M*K) or none of them / only extent 1 (stride 0, broadcast).
+// The template follows from the bound shape:
+//   - SmallK (f32, no K loop, persistent CTAs streaming C) when K <= 128 and M x N is large;
+//   - Gemm with 128x128 tiles; 64x64 tiles when fewer than half the SMs would get a tile;
+//   - GemmSplitK + SplitKReduce (deterministic, workspace) when even 64x64 tiles leave most
+//     SMs idle and K is long; the epilogue then runs in the reduce kernel;
+//   - a Softmax over the last axis right after the epilogue chain is claimed: the Gemm
+//     writes the epilogue values and per-tile row statistics (max, sum of exp), and
+//     SoftmaxFinalize normalizes in place — one extra light pass over the output.
+// Conv2d: DepthwiseDirect when groups == C (memory-bound), else ConvNchw (implicit GEMM).
+// Every template parameter goes into PlannedKernel::params, which the emitter reads back;
+// shared memory is computed here with the templates' own formulas so the launch matches.
+#include <algorithm>
+
+#include "generator/assert.h"
 #include "generator/planner.h"
 
 namespace kiln {
 
+namespace {
+
+using ir::NodeId;
+using ir::OpKind;
+
+constexpr std::int64_t kLongK = 1024;   // split-K only pays when each split still has work
+constexpr std::int64_t kStreamBytes = std::int64_t{40} << 20;   // ~ L2 of an H100 (50 MB)
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+std::int64_t product(const std::vector<std::int64_t>& v, std::size_t begin, std::size_t end) {
+  std::int64_t p = 1;
+  for (std::size_t i = begin; i < end; ++i) p *= v[i];
+  return p;
+}
+
+// Largest dynamic shared memory one block may use, per architecture.
+std::int64_t smem_limit(const Target& t) {
+  const int v = t.sm_version();
+  if (v >= 90) return 232448;   // 227 KB
+  if (v == 80) return 166912;   // 163 KB
+  return 101376;                // 99 KB (sm_86, sm_89)
+}
+
+// gemm.cuh's SmemTile<E, MN, BK, KContig>::kBytes.
+std::int64_t tile_bytes(std::int64_t elem, std::int64_t mn, std::int64_t bk, bool k_contig) {
+  const std::int64_t pad = k_contig ? (elem == 4 ? 4 : 8) : (elem == 4 ? 8 : 16);
+  const std::int64_t ld = (k_contig ? bk : mn) + pad;
+  const std::int64_t lines = k_contig ? mn : bk;
+  return lines * ld * elem;
+}
+
+// gemm.cuh's TileEngine<...>::kSmemBytes.
+std::int64_t engine_smem(std::int64_t elem, std::int64_t bm, std::int64_t bn, std::int64_t bk, std::int64_t wn,
+                         std::int64_t stages, bool a_k_contig, bool b_k_contig) {
+  const std::int64_t stage = tile_bytes(elem, bm, bk, a_k_contig) + tile_bytes(elem, bn, bk, b_k_contig);
+  const std::int64_t stats = bm * (bn / wn) * 2 * 4;
+  return std::max(stages * stage, stats);
+}
+
+// The deepest pipeline (2..4 stages) that fits.
+std::int64_t pick_stages(const Target& t, std::int64_t elem, std::int64_t bm, std::int64_t bn, std::int64_t bk,
+                         std::int64_t wn, bool a_k_contig, bool b_k_contig, std::int64_t extra = 0) {
+  std::int64_t stages = 4;
+  while (stages > 2 && engine_smem(elem, bm, bn, bk, wn, stages, a_k_contig, b_k_contig) + extra > smem_limit(t))
+    --stages;
+  return stages;
+}
+
+bool contraction_dtype(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+
+// 0 Ieee, 1 Tf32, 2 Tf32x3 (the emitter's numbering); f16/bf16 ignore it.
+std::int64_t precision_code(const Planner& p, const ir::Node& node, std::string& why) {
+  const Precision want = node.precision ? *node.precision : p.target().precision;
+  why = fmt::format("precision {}{}", precision_name(want), node.precision ? " (op)" : " (target)");
+  switch (want) {
+    case Precision::ieee: return 0;
+    case Precision::tf32: return 1;
+    case Precision::fp32_accurate:
+    case Precision::tf32x3: return 2;
+  }
+  return 2;
+}
+
+// A Permute swapping exactly the last two dims of an Input: a transposed view.
+bool transposed_leaf(const Planner& p, NodeId id) {
+  const auto& n = p.node(id);
+  if (n.kind != OpKind::Permute || p.node(n.operands[0]).kind != OpKind::Input) return false;
+  const std::size_t r = n.perm.size();
+  if (r < 2) return false;
+  for (std::size_t i = 0; i + 2 < r; ++i)
+    if (n.perm[i] != static_cast<int>(i)) return false;
+  return n.perm[r - 2] == static_cast<int>(r - 1) && n.perm[r - 1] == static_cast<int>(r - 2);
+}
+
+// One matmul operand as the template sees it.
+struct Operand {
+  NodeId leaf = -1;
+  bool col_major = false;   // stored transposed: the leaf is [..., cols, rows]
+  std::int64_t ld = 0, batch_stride = 0;
+};
+
+Operand matmul_operand(const Planner& p, NodeId anchor, NodeId op, const char* which) {
+  Operand o;
+  o.col_major = transposed_leaf(p, op);
+  o.leaf = o.col_major ? p.node(op).operands[0] : op;
+  KILN_ASSERT(p.leaf_buffer(o.leaf) >= 0, "matmul operand %{} is neither a leaf nor a transposed leaf", o.leaf);
+  const auto& shape = p.shape(o.leaf);
+  const auto& out = p.shape(anchor);
+  const std::size_t r = shape.size(), out_r = out.size();
+  o.ld = shape[r - 1];
+  const std::int64_t batch = product(shape, 0, r - 2);
+  if (batch == 1) return o;   // broadcast over every batch dim: stride 0
+  // All of the output's batch dims, or the batch index cannot address it with one stride.
+  const bool full = r == out_r && std::equal(shape.begin(), shape.end() - 2, out.begin());
+  KILN_CHECK(full, Error,
+             "{}: matmul operand {} (line {}) broadcasts only some batch dims; the gemm template takes an operand "
+             "with all of the output's batch dims or none (expand it explicitly)",
+             p.bound().ir->op_name, which, p.node(anchor).loc.line);
+  o.batch_stride = shape[r - 2] * shape[r - 1];
+  return o;
+}
+
+bool takes_transposed_view(const Planner& p, NodeId, NodeId operand) { return transposed_leaf(p, operand); }
+
+// A softmax over the last axis of an f32 matmul result: planned as row statistics + finalize.
+bool claims_softmax(const Planner& p, NodeId anchor, NodeId next) {
+  const auto& n = p.node(next);
+  if (n.kind != OpKind::Softmax) return false;
+  const auto& shape = p.shape(next);
+  const int axis = n.axis < 0 ? n.axis + static_cast<int>(shape.size()) : n.axis;
+  return axis == static_cast<int>(shape.size()) - 1 && n.dtype == DType::f32 && shape == p.shape(anchor) &&
+         p.node(anchor).dtype == DType::f32;
+}
+
+KernelArg buffer_arg(const Planner& p, int buffer, bool writes) {
+  KernelArg a;
+  a.kind = KernelArg::Kind::Buffer;
+  a.buffer = buffer;
+  a.dtype = p.buffer(buffer).dtype;
+  a.writes = writes;
+  a.name = p.buffer(buffer).name;
+  return a;
+}
+
+unsigned as_grid(std::int64_t v) {
+  KILN_ASSERT(v >= 1 && v <= 0x7fffffff, "grid extent {} out of range", v);
+  return static_cast<unsigned>(v);
+}
+
+void plan_matmul(Planner& p, PlannedKernel& kn) {
+  const auto& node = p.node(kn.anchor);
+  const auto& out = p.shape(kn.anchor);
+  const std::string& op_name = p.bound().ir->op_name;
+  const DType et = p.node(node.operands[0]).dtype;
+  KILN_CHECK(contraction_dtype(et) && p.node(node.operands[1]).dtype == et, Error,
+             "{}: matmul (line {}) of {} has no gemm template (f32, f16, bf16)", op_name, node.loc.line, dtype_name(et));
+  const DType stored = p.node(kn.stores[0].node).dtype;
+  KILN_CHECK(contraction_dtype(stored), Error, "{}: the epilogue of the matmul on line {} ends in {}, which the gemm "
+             "template cannot store (f32, f16, bf16)", op_name, node.loc.line, dtype_name(stored));
+  const std::size_t r = out.size();
+  const std::int64_t M = out[r - 2], N = out[r - 1], batch = product(out, 0, r - 2);
+  const Operand a = matmul_operand(p, kn.anchor, node.operands[0], "a");
+  const Operand b = matmul_operand(p, kn.anchor, node.operands[1], "b");
+  const std::int64_t K = p.shape(a.leaf)[p.shape(a.leaf).size() - (a.col_major ? 2 : 1)];
+  const std::int64_t elem = static_cast<std::int64_t>(dtype_size(et));
+  const std::int64_t vec_elems = 16 / elem;
+  const bool aligned = p.target().aligned16;
+  const bool f32 = et == DType::f32;
+  std::string why;
+  const std::int64_t precision = f32 ? precision_code(p, node, why) : 1;
+  if (!f32) why = fmt::format("{} tensor cores, f32 accumulation", dtype_name(et));
+  const bool softmax = p.node(kn.stores[0].node).kind == OpKind::Softmax;
+  const std::int64_t sms = p.target().sm_count;
+  const std::int64_t out_bytes = batch * M * N * static_cast<std::int64_t>(dtype_size(stored));
+
+  auto& P = kn.params;
+  P["m"] = M, P["n"] = N, P["k"] = K, P["batch"] = batch;
+  P["a_leaf"] = a.leaf, P["b_leaf"] = b.leaf;
+  P["layout_a"] = a.col_major, P["layout_b"] = b.col_major;
+  P["lda"] = a.ld, P["ldb"] = b.ld, P["ldc"] = N;
+  P["stride_a"] = a.batch_stride, P["stride_b"] = b.batch_stride, P["stride_c"] = batch > 1 ? M * N : 0;
+  P["precision"] = precision;
+  const bool vec_c = aligned && N % 4 == 0;
+  const bool stream_c = out_bytes > kStreamBytes && !softmax;
+
+  // Small K: the whole K in one tile, persistent CTAs; bound by the stores of C.
+  const std::int64_t small_k_smem = tile_bytes(4, 128, K, true) + 2 * tile_bytes(4, 128, K, false);
+  if (f32 && stored == DType::f32 && !softmax && batch == 1 && !a.col_major && !b.col_major && K <= 128 && K % 8 == 0 && aligned &&
+      a.ld % 4 == 0 && b.ld % 4 == 0 && N % 4 == 0 && ceil_div(M, 128) * ceil_div(N, 128) >= 4 * sms &&
+      small_k_smem <= smem_limit(p.target())) {
+    kn.template_name = "gemm_small_k";
+    P["bm"] = 128, P["bn"] = 128, P["wm"] = 64, P["wn"] = 32;
+    const std::int64_t tiles = ceil_div(M, 128) * ceil_div(N, 128);
+    kn.block = {256, 1, 1};
+    kn.grid = {as_grid(std::min(tiles, sms)), 1, 1};
+    kn.shared_bytes = static_cast<unsigned>(small_k_smem);
+    kn.reason = fmt::format("matmul {}x{}x{}: K = {} fits one tile: SmallK (no K loop), {} persistent CTAs over {} "
+                            "128x128 tiles; {}", M, N, K, K, kn.grid.x, tiles, why);
+    return;
+  }
+
+  const bool a_k = !a.col_major, b_k = b.col_major;   // is k the contiguous dim of the operand
+  P["vec_a"] = aligned && a.ld % vec_elems == 0 && a.batch_stride % vec_elems == 0;
+  P["vec_b"] = aligned && b.ld % vec_elems == 0 && b.batch_stride % vec_elems == 0;
+  std::int64_t bm = 128, bn = 128, wm = 64, wn = 32;
+  std::string tiles_why = "128x128 tiles";
+  if (!softmax && ceil_div(M, 128) * ceil_div(N, 128) * batch < sms / 2) {
+    bm = bn = 64, wm = wn = 32;
+    tiles_why = fmt::format("64x64 tiles ({} 128x128 tiles would leave most of {} SMs idle)",
+                            ceil_div(M, 128) * ceil_div(N, 128) * batch, sms);
+  }
+  const std::int64_t bk = 32;
+  const std::int64_t tiles = ceil_div(M, bm) * ceil_div(N, bn) * batch;
+  const std::int64_t threads = 32 * (bm / wm) * (bn / wn);
+  P["bm"] = bm, P["bn"] = bn, P["bk"] = bk, P["wm"] = wm, P["wn"] = wn;
+  const std::int64_t stages = pick_stages(p.target(), elem, bm, bn, bk, wn, a_k, b_k);
+  P["stages"] = stages;
+  kn.block = {static_cast<unsigned>(threads), 1, 1};
+  kn.shared_bytes = static_cast<unsigned>(engine_smem(elem, bm, bn, bk, wn, stages, a_k, b_k));
+
+  // Split K when the tiles still cannot fill the GPU and K is long.
+  if (!softmax && tiles < sms / 2 && K >= kLongK) {
+    const std::int64_t splits = std::clamp<std::int64_t>(sms / tiles, 2, std::min<std::int64_t>(16, K / (4 * bk)));
+    kn.template_name = "gemm_split_k";
+    P["split_k"] = splits;
+    const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {splits, batch, M, N});
+    P["workspace"] = ws;
+    kn.grid = {as_grid(ceil_div(N, bn)), as_grid(ceil_div(M, bm)), as_grid(batch * splits)};
+    kn.reason = fmt::format("matmul {}x{}x{} batch {}: {} tiles, K long: split-K into {} slices (workspace, "
+                            "deterministic reduce kernel applies the epilogue); {}; {}", M, N, K, batch, tiles, splits,
+                            tiles_why, why);
+    PlannedKernel reduce;
+    reduce.anchor = kn.anchor;
+    reduce.template_name = "gemm_split_k_reduce";
+    reduce.stores = std::move(kn.stores);
+    reduce.params = P;
+    reduce.params["vec_c"] = vec_c;
+    reduce.params["stream_c"] = stream_c;
+    reduce.args.push_back(buffer_arg(p, ws, false));
+    reduce.block = {256, 1, 1};
+    reduce.grid = {as_grid(ceil_div(batch * M * N, 256)), 1, 1};
+    reduce.reason = fmt::format("sums the {} split-K slices in a fixed order, then the epilogue", splits);
+    kn.stores.clear();
+    kn.args.push_back(buffer_arg(p, ws, true));
+    p.add_followup(std::move(reduce));
+    return;
+  }
+
+  kn.template_name = "gemm";
+  P["vec_c"] = vec_c;
+  P["stream_c"] = stream_c;
+  P["row_stats"] = softmax;
+  kn.grid = {as_grid(ceil_div(N, bn)), as_grid(ceil_div(M, bm)), as_grid(batch)};
+  kn.reason = fmt::format("matmul {}x{}x{} batch {} ({}{}): Gemm, {}, BK {}, {} stages{}; {}", M, N, K, batch,
+                          a.col_major ? "A col-major" : "A row-major", b.col_major ? ", B col-major" : ", B row-major",
+                          tiles_why, bk, stages, stream_c ? ", streaming stores" : "", why);
+  if (!softmax) return;
+
+  // Softmax over rows: the Gemm also writes per-tile (max, sum exp) of what it stores.
+  const std::int64_t tiles_n = ceil_div(N, bn);
+  const int stats = p.add_workspace(fmt::format("rowstats{}", kn.anchor), DType::f32, {batch * M, tiles_n, 2});
+  P["workspace"] = stats;
+  kn.args.push_back(buffer_arg(p, stats, true));
+  kn.reason += fmt::format("; the softmax on line {} becomes row statistics in the epilogue + SoftmaxFinalize",
+                           p.node(kn.stores[0].node).loc.line);
+  PlannedKernel fin;
+  fin.anchor = kn.stores[0].node;
+  fin.template_name = "gemm_softmax_finalize";
+  fin.params = {{"m", M}, {"n", N}, {"batch", batch}, {"tiles_n", tiles_n}, {"workspace", stats}};
+  const std::int64_t fin_threads = N >= 4096 ? 512 : 128;
+  fin.params["threads"] = fin_threads;
+  for (const auto& s : kn.stores) fin.stores.push_back(s);
+  fin.args.push_back(buffer_arg(p, stats, false));
+  fin.args.push_back(buffer_arg(p, kn.stores[0].buffer, true));
+  fin.args_done = true;
+  fin.index64 = batch * M * N > (std::int64_t{1} << 31) - 1;
+  fin.block = {static_cast<unsigned>(fin_threads), 1, 1};
+  fin.grid = {as_grid(batch * M), 1, 1};
+  fin.reason = fmt::format("softmax rows of {} from {} tile statistics each, in place", N, tiles_n);
+  p.add_followup(std::move(fin));
+}
+
+void plan_conv(Planner& p, PlannedKernel& kn) {
+  const auto& node = p.node(kn.anchor);
+  const std::string& op_name = p.bound().ir->op_name;
+  const NodeId x = node.operands[0], w = node.operands[1];
+  const DType et = p.node(x).dtype;
+  KILN_CHECK(contraction_dtype(et) && p.node(w).dtype == et, Error,
+             "{}: conv2d (line {}) of {} has no conv template (f32, f16, bf16)", op_name, node.loc.line, dtype_name(et));
+  const DType stored = p.node(kn.stores[0].node).dtype;
+  KILN_CHECK(contraction_dtype(stored), Error, "{}: the epilogue of the conv2d on line {} ends in {}, which the conv "
+             "template cannot store", op_name, node.loc.line, dtype_name(stored));
+  const auto& xs = p.shape(x);
+  const auto& ws = p.shape(w);
+  const auto& ys = p.shape(kn.anchor);
+  const auto& c = node.conv;
+  const bool nhwc = c.layout == ir::Layout::NHWC;
+  const std::int64_t N = xs[0], C = nhwc ? xs[3] : xs[1], H = nhwc ? xs[1] : xs[2], W = nhwc ? xs[2] : xs[3];
+  const std::int64_t K = ws[0], R = ws[2], S = ws[3], G = c.groups;
+  const std::int64_t Ho = nhwc ? ys[1] : ys[2], Wo = nhwc ? ys[2] : ys[3];
+  auto& P = kn.params;
+  P["n"] = N, P["c"] = C, P["h"] = H, P["w"] = W, P["k"] = K, P["r"] = R, P["s"] = S;
+  P["stride_h"] = c.stride[0], P["stride_w"] = c.stride[1], P["pad_h"] = c.padding[0], P["pad_w"] = c.padding[1];
+  P["dil_h"] = c.dilation[0], P["dil_w"] = c.dilation[1], P["groups"] = G, P["nhwc"] = nhwc;
+  P["ho"] = Ho, P["wo"] = Wo;
+  const std::int64_t out_bytes = N * K * Ho * Wo * static_cast<std::int64_t>(dtype_size(stored));
+  const std::string shape_why = fmt::format("conv2d {}x{}x{}x{} -> {} filters {}x{}, stride {}x{}, pad {}x{}, dil {}x{}, "
+                                            "groups {}, {}", N, C, H, W, K, R, S, c.stride[0], c.stride[1], c.padding[0],
+                                            c.padding[1], c.dilation[0], c.dilation[1], G, nhwc ? "NHWC" : "NCHW");
+  if (G == C && C > 1) {
+    kn.template_name = "conv_depthwise";
+    P["threads"] = 256;
+    kn.block = {256, 1, 1};
+    kn.grid = {as_grid(ceil_div(N * K * Ho * Wo, 256)), 1, 1};
+    kn.reason = shape_why + ": groups == C: DepthwiseDirect, one thread per output, f32 FMA (memory-bound)";
+    return;
+  }
+  KILN_CHECK(!nhwc, Error,
+             "{}: op 'conv2d' (line {}) has no kernel template in this version of kiln for NHWC with groups {} != C: "
+             "the implicit-GEMM NHWC template needs channels-last filters [K, R, S, C/groups], and w is "
+             "[K, C/groups, R, S]",
+             op_name, node.loc.line, G);
+  const std::int64_t elem = static_cast<std::int64_t>(dtype_size(et));
+  const bool f32 = et == DType::f32;
+  std::string why;
+  const std::int64_t precision = f32 ? precision_code(p, node, why) : 1;
+  if (!f32) why = fmt::format("{} tensor cores, f32 accumulation", dtype_name(et));
+  const std::int64_t Kg = K / G, kdim = (C / G) * R * S;
+  // Rows = out channels of a group: a 64-row tile when there are at most 64.
+  const std::int64_t bm = Kg <= 64 ? 64 : 128, wm = bm / 2, bn = 128, wn = 32, bk = 32;
+  const std::int64_t table = ceil_div(kdim, bk) * bk * 8;
+  const std::int64_t stages = pick_stages(p.target(), elem, bm, bn, bk, wn, true, false, table);
+  P["bm"] = bm, P["bn"] = bn, P["bk"] = bk, P["wm"] = wm, P["wn"] = wn, P["stages"] = stages;
+  P["precision"] = precision;
+  P["vec_w"] = p.target().aligned16 && kdim % (16 / elem) == 0;
+  P["stream"] = out_bytes > kStreamBytes;
+  kn.template_name = "conv_nchw";
+  kn.block = {static_cast<unsigned>(32 * (bm / wm) * (bn / wn)), 1, 1};
+  kn.grid = {as_grid(ceil_div(N * Ho * Wo, bn)), as_grid(ceil_div(Kg, bm)), as_grid(G)};
+  kn.shared_bytes = static_cast<unsigned>(engine_smem(elem, bm, bn, bk, wn, stages, true, false) + table);
+  kn.reason = fmt::format("{}: implicit GEMM ConvNchw, {} out channels x {} pixels x K {} per group, {}x{} tiles, {} "
+                          "stages{}; {}", shape_why, Kg, N * Ho * Wo, kdim, bm, bn, stages,
+                          P["stream"] ? ", streaming stores" : "", why);
+}
+
+}  // namespace
+
 const AnchorRule* contraction_rule(ir::OpKind kind) {
-  (void)kind;
+  static const AnchorRule kMatmul{"gemm", false, true, plan_matmul, takes_transposed_view, claims_softmax};
+  static const AnchorRule kConv{"conv_igemm", false, true, plan_conv, nullptr, nullptr};
+  if (kind == OpKind::Matmul) return &kMatmul;
+  if (kind == OpKind::Conv2d) return &kConv;
   return nullptr;
 }
 

@@ -18,6 +18,14 @@ struct AnchorRule {
   // Fills template_name, reason, params, geometry of `kernel` (whose anchor,
   // stores and leaves are set); may add workspace buffers and follow-up kernels.
   std::function<void(class Planner&, PlannedKernel& kernel)> plan;
+  // Optional. With prologue == false, an inlinable operand is normally stored
+  // first; return true for one the template reads in place as a view (a
+  // transposed leaf, say), so it is not copied.
+  std::function<bool(const class Planner&, ir::NodeId anchor, ir::NodeId operand)> takes_view;
+  // Optional. `next` is the single consumer of the end of the anchor's epilogue
+  // chain and an anchor itself (a softmax after a matmul): return true when this
+  // rule plans it in its own kernels (then the kernel's stores[0].node is `next`).
+  std::function<bool(const class Planner&, ir::NodeId anchor, ir::NodeId next)> claims;
 };
 
 // Returns nullptr when no template handles this anchor kind yet. Dispatches to
@@ -36,11 +44,15 @@ class Planner {
   const ir::Node& node(ir::NodeId id) const { return plan_.bound->node(id); }
   const std::vector<std::int64_t>& shape(ir::NodeId id) const { return plan_.bound->shape(id); }
   const Target& target() const { return plan_.target; }
+  const std::vector<ir::NodeId>& consumers(ir::NodeId id) const { return consumers_[static_cast<std::size_t>(id)]; }
+  const Buffer& buffer(int b) const { return plan_.buffers[static_cast<std::size_t>(b)]; }
+  bool is_output(ir::NodeId id) const { return is_output_[static_cast<std::size_t>(id)]; }
   int add_workspace(const std::string& name, DType dtype, std::vector<std::int64_t> shape);
   // The buffer an operand is loaded from when it is a leaf; -1 when it is an
   // inlined elementwise expression.
   int leaf_buffer(ir::NodeId id) const;
-  // Appends a kernel after the one being planned (a second pass, say).
+  // Appends a kernel after the one being planned (a second pass, say). Its
+  // arguments come from finish_args unless the rule set args_done.
   PlannedKernel& add_followup(PlannedKernel kernel);
   // The kernel's argument list from its stores and the leaves its expressions read.
   void finish_args(PlannedKernel& kernel) const;

@@ -11,6 +11,11 @@ rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib
 cp build-gpu/bin/kiln build-gpu/bin/kiln_test_gpu .gpu/bin/
 cp build-gpu/lib/libkiln_capi.so .gpu/lib/
 strip .gpu/bin/* .gpu/lib/*
+# The example host application, against an installed kiln (links libcuda's stub here).
+cmake --install build-gpu --prefix build-gpu/prefix >/dev/null
+cmake -S examples/host_app -B build-gpu/host_app -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$PWD/build-gpu/prefix" >/dev/null
+cmake --build build-gpu/host_app >/dev/null && cp build-gpu/host_app/host_app .gpu/bin/ && strip .gpu/bin/host_app
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 for harness in bench/standalone/*_check.cu; do
   [ -f "$harness" ] || continue
