@@ -42,6 +42,13 @@ kiln::Plan plan_of(const Case& c, const std::string& arch = "sm_90") {
   return kiln::make_plan(bound, kiln::Target::for_arch(arch));
 }
 
+// The plan of op `op` of a spec given as text, at its default dims.
+kiln::Plan plan_of_text(const std::string& text, const std::string& op) {
+  auto spec = kiln::parse_spec(text, op + ".kiln");
+  auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), {}));
+  return kiln::make_plan(bound, kiln::Target::for_arch("sm_90"));
+}
+
 const kiln::TemplateLibrary& library() {
   static const kiln::TemplateLibrary lib;
   return lib;
@@ -72,6 +79,8 @@ const std::vector<Case>& cases() {
       {"reductions", "mean_keepdims", "odd", {{"B", 3}, {"M", 5}, {"N", 7}}, {}},
       {"reductions", "max_cols", "default", {}, {}},
       {"reductions", "max_cols", "odd", {{"B", 32767}, {"N", 3}}, {}},
+      {"reductions", "sum_cols", "default", {}, {}},
+      {"reductions", "sum_cols", "odd", {{"B", 4095}, {"N", 1}}, {}},
       {"reductions", "argmax_rows", "default", {}, {}},
       {"reductions", "argmax_rows", "odd", {{"B", 1}, {"N", 1}}, {}},
       {"reductions", "logsumexp_rows", "default", {}, {}},
@@ -182,23 +191,25 @@ TEST_CASE("memory plans: template choices") {
     CHECK(plan.kernels[2].template_name == "elementwise");
   }
   SUBCASE("softmax(dropout(x)) is one kernel") {
-    auto spec = kiln::parse_spec(
+    const auto plan = plan_of_text(
         "op sd {\n  dims B = 128, N = 16384\n  in x: f32[B, N]\n  in seed: u64\n"
         "  out y = softmax(dropout(x, p=0.2, seed=seed), axis=1)\n}\n",
-        "sd.kiln");
-    auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, "sd"), {}));
-    const auto plan = kiln::make_plan(bound, kiln::Target::for_arch("sm_90"));
+        "sd");
     REQUIRE(plan.kernels.size() == 1);
     CHECK(plan.kernels[0].template_name == "rownorm");
     const auto src = sources_of(plan)[0].text;
     CHECK(contains(src, "kiln/philox.cuh"));   // the mask is computed in the Load functor
     CHECK(contains(src, "kiln::rownorm_rows<"));
   }
+  SUBCASE("sqrt(mean(x*x)) * 2 over all axes: prologue and epilogue fused into one kernel") {
+    const auto plan = plan_of_text("op a {\n  dims B = 33, N = 7\n  in x: f32[B, N]\n  out y = sqrt(mean(x * x)) * 2.0\n}\n", "a");
+    REQUIRE(plan.kernels.size() == 1);
+    CHECK(plan.kernels[0].params.at("red") == 33 * 7);   // every axis: one row of 231
+    const auto src = sources_of(plan)[0].text;
+    CHECK(contains(src, "sqrtf(anchor_value)"));   // the epilogue reads the reduced value, not a buffer
+  }
   SUBCASE("softmax along a strided axis uses rownorm_strided") {
-    auto spec = kiln::parse_spec("op s0 {\n  dims B = 64, N = 1000\n  in x: f32[B, N]\n  out y = softmax(x, axis=0)\n}\n",
-                                 "s0.kiln");
-    auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, "s0"), {}));
-    const auto plan = kiln::make_plan(bound, kiln::Target::for_arch("sm_90"));
+    const auto plan = plan_of_text("op s0 {\n  dims B = 64, N = 1000\n  in x: f32[B, N]\n  out y = softmax(x, axis=0)\n}\n", "s0");
     REQUIRE(plan.kernels.size() == 1);
     CHECK(contains(sources_of(plan)[0].text, "kiln::rownorm_strided<"));
   }
