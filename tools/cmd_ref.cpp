@@ -13,10 +13,8 @@
 #include "runtime/reference.h"
 #include "tools/commands.h"
 
-#if __has_include("generator/frontend.h")
 #include "generator/frontend.h"
-#define KILN_HAVE_FRONTEND 1
-#endif
+#include "tools/cli_util.h"
 
 namespace kiln::cli {
 
@@ -29,8 +27,6 @@ struct RefArgs {
   std::uint64_t seed = 0;
   double max_work = 1e11;
 };
-
-#ifdef KILN_HAVE_FRONTEND
 
 std::string dims_text(const std::vector<std::int64_t>& shape) {
   std::string s;
@@ -51,58 +47,32 @@ void print_output(const std::string& name, const ref::HostTensor& t) {
   std::printf("\n");
 }
 
-// -D NAME=VALUE split into dims (integers) and consts (any number, true/false).
-// Returns an empty string on success, else what is wrong.
-std::string split_defines(const std::vector<std::string>& defines, std::map<std::string, std::string>& out) {
-  for (const auto& text : defines) {
-    const auto eq = text.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-      return fmt::format("malformed -D '{}'; expected NAME=VALUE, e.g. -D N=4096", text);
-    out[text.substr(0, eq)] = text.substr(eq + 1);
-  }
-  return {};
-}
-
-bool parse_number(const std::string& text, double& value) {
-  if (text == "true" || text == "false") {
-    value = text == "true" ? 1 : 0;
-    return true;
-  }
-  char* end = nullptr;
-  value = std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size() && std::isfinite(value);
-}
-
 int run_ref(const RefArgs& args) {
   std::map<std::string, std::string> defines;
-  if (auto err = split_defines(args.defines, defines); !err.empty()) {
-    std::fprintf(stderr, "kiln ref: %s\n", err.c_str());
+  try {
+    defines = parse_defines(args.defines);
+  } catch (const CLI::ValidationError& e) {
+    std::fprintf(stderr, "kiln ref: %s\n", e.what());
     return 2;
-  }
-  std::map<std::string, double> consts;
-  for (const auto& [name, text] : defines) {
-    double v = 0;
-    if (!parse_number(text, v)) {
-      std::fprintf(stderr, "kiln ref: -D %s=%s: not a number\n", name.c_str(), text.c_str());
-      return 2;
-    }
-    consts[name] = v;
   }
   try {
     std::vector<std::string> warnings;
     const SpecFile spec = load_spec_file(args.file);
-    const auto ir = check_op(spec, args.op, consts, &warnings);
+    const auto ir0 = check_op(spec, args.op);
+    std::vector<std::string> dim_names, const_names;
+    for (const auto& d : ir0->dims) dim_names.push_back(d.name);
+    for (const auto& c : ir0->consts) const_names.push_back(c.name);
+    Bindings b;
+    try {
+      b = bindings_for(dim_names, const_names, defines);
+    } catch (const ArgumentError& e) {
+      std::fprintf(stderr, "kiln ref: %s\n", e.what());
+      return 2;   // a malformed value is bad usage
+    }
+    const auto ir = check_op(spec, args.op, b.consts, &warnings);
     for (const auto& w : warnings) std::fputs(w.c_str(), stderr);
     std::map<std::string, ir::DimValue> dims;
-    for (const auto& [name, text] : defines) {
-      if (!ir->find_dim(name)) continue;
-      const double v = consts.at(name);
-      if (v != std::floor(v) || std::fabs(v) > 9e15) {
-        std::fprintf(stderr, "kiln ref: -D %s=%s: a dim needs an integer value\n", name.c_str(), text.c_str());
-        return 2;
-      }
-      dims[name] = {static_cast<std::int64_t>(v), fmt::format("-D {}={}", name, text)};
-    }
+    for (const auto& [name, value] : b.dims) dims[name] = {value, fmt::format("-D {}={}", name, value)};
     const ir::BoundIr bound = ir::bind(ir, dims);
     const double work = ref::work_estimate(bound);
     if (work > args.max_work) {
@@ -127,14 +97,6 @@ int run_ref(const RefArgs& args) {
   }
 }
 
-#else
-
-int run_ref(const RefArgs&) {
-  std::fprintf(stderr, "kiln ref: this build has no spec front end yet\n");
-  return 2;
-}
-
-#endif
 
 }  // namespace
 
