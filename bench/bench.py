@@ -210,6 +210,27 @@ def problems():
 
 
 # ---------------------------------------------------------------- main
+def measure_ceilings(res, quick):
+    """Copy bandwidth and cuBLAS 8192^3 throughput in this run, the yardsticks of every row."""
+    x = torch.empty(2**28, device=DEV)
+    y = torch.empty_like(x)
+    t = bench(lambda: y.copy_(x), quick)
+    res["copy_TBps"] = 2 * x.numel() * 4 / t / 1e9
+    del x, y
+    a = torch.randn(8192, 8192, device=DEV)
+    b = torch.randn(8192, 8192, device=DEV)
+    for mode in ("fp32", "tf32"):
+        set_tf32(mode == "tf32")
+        t = bench(lambda: a @ b, quick)
+        res[f"gemm8192_{mode}_TFLOPs"] = 2 * 8192**3 / t / 1e9
+    ab, bb = a.bfloat16(), b.bfloat16()
+    res["gemm8192_bf16_TFLOPs"] = 2 * 8192**3 / bench(lambda: ab @ bb, quick) / 1e9
+    del a, b, ab, bb
+    torch.cuda.empty_cache()
+    print(f"ceilings: copy {res['copy_TBps']:.2f} TB/s, cuBLAS 8192^3 fp32 {res['gemm8192_fp32_TFLOPs']:.1f} "
+          f"tf32 {res['gemm8192_tf32_TFLOPs']:.1f} bf16 {res['gemm8192_bf16_TFLOPs']:.1f} TFLOP/s", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -217,6 +238,9 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--lib", default=os.path.join(ROOT, "build", "lib", "libkiln_capi.so"))
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    ap.add_argument("--precision", default="", help="only these precisions (fp32,tf32)")
+    ap.add_argument("--no-ceilings", action="store_true",
+                    help="skip the copy and cuBLAS ceilings (for profiling one row)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(0)
@@ -231,24 +255,11 @@ def main():
     except Exception:  # noqa: BLE001
         res["driver"] = "?"
 
-    # Ceilings in this run.
-    x = torch.empty(2**28, device=DEV)
-    y = torch.empty_like(x)
-    t = bench(lambda: y.copy_(x), args.quick)
-    res["copy_TBps"] = 2 * x.numel() * 4 / t / 1e9
-    del x, y
-    a = torch.randn(8192, 8192, device=DEV)
-    b = torch.randn(8192, 8192, device=DEV)
-    for mode in ("fp32", "tf32"):
-        set_tf32(mode == "tf32")
-        t = bench(lambda: a @ b, args.quick)
-        res[f"gemm8192_{mode}_TFLOPs"] = 2 * 8192**3 / t / 1e9
-    ab, bb = a.bfloat16(), b.bfloat16()
-    res["gemm8192_bf16_TFLOPs"] = 2 * 8192**3 / bench(lambda: ab @ bb, args.quick) / 1e9
-    del a, b, ab, bb
-    torch.cuda.empty_cache()
-    print(f"ceilings: copy {res['copy_TBps']:.2f} TB/s, cuBLAS 8192^3 fp32 {res['gemm8192_fp32_TFLOPs']:.1f} "
-          f"tf32 {res['gemm8192_tf32_TFLOPs']:.1f} bf16 {res['gemm8192_bf16_TFLOPs']:.1f} TFLOP/s", flush=True)
+    if args.no_ceilings:
+        res.update(copy_TBps=float("nan"), gemm8192_fp32_TFLOPs=float("nan"),
+                   gemm8192_tf32_TFLOPs=float("nan"), gemm8192_bf16_TFLOPs=float("nan"))
+    else:
+        measure_ceilings(res, args.quick)
 
     cache_dir = tempfile.mkdtemp(prefix="kiln-bench-cache-")
     kiln = Kiln(args.lib, cache_dir=cache_dir)
@@ -256,10 +267,13 @@ def main():
     for prob in problems():
         if only and not any(o in prob.name or o == prob.op for o in only):
             continue
-        if args.quick and not prob.quick_ok:
+        if args.quick and not prob.quick_ok and not only:
             continue
         inputs, outs = prob.make()
+        precisions = [s for s in args.precision.split(",") if s]
         for mode in prob.modes:
+            if precisions and mode not in precisions:
+                continue
             row = {"problem": prob.name, "precision": "fp32-accurate" if mode == "fp32" else mode}
             set_tf32(mode == "tf32")
             try:
