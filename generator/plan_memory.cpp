@@ -175,12 +175,13 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
     set_geometry(kn, launch::reduce_outer_rows_geometry(b.outer, b.inner, split, kThreads, cols, acc));
     const std::int64_t tile = std::int64_t{kThreads} * cols;
     kn.reason = fmt::format(
-        "reduced axis strided, inner {} % {} != 0: 4-byte columns, a block sweeps {} of {} rows of {} ({} columns "
-        "a thread{}) so its reads are contiguous and no sector is shared between column strips; {} blocks, reduced "
-        "axis split {} ways for grid fill{}; {}",
-        b.inner, 16 / elem, b.inner <= tile ? "whole" : fmt::format("{}-column tiles", tile), split.chunk, b.inner, cols,
-        fmt::format(", {} loads in flight", cols * kUnroll), kn.grid.x * kn.grid.y, split.splits,
-        split.splits > 1 ? " + reduce_finish" : "", idx);
+        "reduced axis strided, inner {} % {} != 0: 4-byte columns; a block sweeps {} rows {}({} threads x {} "
+        "columns, {} loads in flight a thread), so its reads are contiguous and no sector is shared between column "
+        "strips; {}{} blocks; {}",
+        b.inner, 16 / elem, split.chunk, b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), kThreads,
+        cols, cols * kUnroll,
+        split.splits > 1 ? fmt::format("reduced axis split {} ways + reduce_finish for ", split.splits) : "",
+        kn.grid.x * kn.grid.y, idx);
     if (split.splits > 1) add_finish(p, kn, b.outer * b.inner, split.splits, b.len, acc);
     return;
   }
