@@ -136,9 +136,11 @@ KILN_RULE constexpr Geometry reduce_outer_geometry(long long outer, long long in
 constexpr int kOuterRowsThreads = 256;
 constexpr int kOuterRowsMaxCols = 16;
 KILN_RULE constexpr bool reduce_outer_use_rows(long long inner, int vec) { return vec == 1 && inner >= 2 * kOuterRowsThreads; }
-// Columns per thread: the whole row in one tile when it fits kMaxCols registers.
+// Columns per thread: the whole row in one tile when it fits kMaxCols registers, else the
+// fewest tiles, balanced (4097 columns: two tiles of 9 columns a thread, not 16 + 1).
 KILN_RULE constexpr int reduce_outer_rows_cols(long long inner, int threads) {
-  return int(min_ll(kOuterRowsMaxCols, max_ll(1, ceil_div(inner, threads))));
+  const long long tiles = ceil_div(inner, (long long)threads * kOuterRowsMaxCols);
+  return int(max_ll(1, ceil_div(inner, tiles * threads)));
 }
 // Blocks of a whole-row sweep are few and long, so the split count is chosen against wave
 // quantization: the fewest splits whose blocks fill at least 90% of the resident-block slots
@@ -227,13 +229,14 @@ KILN_RULE constexpr long long rownorm_warp_items(long long len, int vec) {
 // Block per row: at most kRowNormMaxItems elements a thread in registers (16 floats: 54
 // registers on sm_90 for softmax, two 512-thread blocks an SM, 64 KB of loads in flight).
 // The fewest threads (256, 512, 1024) that hold the row, so each thread has many loads in
-// flight and the two block reductions span few warps; 1024 when rows are too few to give each
-// SM two blocks anyway. Longer rows take the two-pass path with 1024 threads.
+// flight and the two block reductions span few warps. When rows are too few to give each SM
+// two blocks, the row is spread wider (4 a thread) since no other block hides its latency.
+// Longer rows take the two-pass path with 1024 threads.
 constexpr int kRowNormMaxItems = 16;
 KILN_RULE constexpr int rownorm_block_threads(long long rows, long long len, int sm_count) {
-  if (rows < 2LL * sm_count) return 1024;
+  const long long per_thread = rows < 2LL * sm_count ? 4 : kRowNormMaxItems;
   for (int t = 256; t < 1024; t *= 2)
-    if (len <= (long long)t * kRowNormMaxItems) return t;
+    if (len <= t * per_thread) return t;
   return 1024;
 }
 KILN_RULE constexpr long long rownorm_block_items(long long len, int threads, int vec) {
