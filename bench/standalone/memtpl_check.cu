@@ -1047,7 +1047,7 @@ void check_min_rows() {
   for (const Variant& v : variants) {
     const auto rule = kiln::launch::reduce_outer_rows_split(kMinB, kMinM, kMinN, v.threads, v.cols, g_sms);
     std::vector<long long> split_counts = {rule.splits, rule.splits * 2};
-    if (v.k == min_rows_256x16_u1) split_counts = {rule.splits, 2, 8, 16, 32};
+    if (v.k == min_rows_256x16_u1) split_counts = {rule.splits, 2, 6, 8, 16, 32};   // 6: 768 blocks, 40 regs fit 6 an SM
     for (long long splits : split_counts) {
       if (splits > max_splits || splits < 1) continue;
       const long long chunk = (kMinM + splits - 1) / splits;
