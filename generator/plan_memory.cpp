@@ -172,7 +172,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
     kn.params["vec"] = 1;
     kn.params["splits"] = split.splits;
     kn.params["chunk"] = split.chunk;
-    set_geometry(kn, launch::reduce_outer_rows_geometry(b.outer, b.inner, split, kThreads, cols, acc));
+    set_geometry(kn, launch::reduce_outer_geometry(b.outer, b.inner, split, kThreads, cols, acc));
     const std::int64_t tile = std::int64_t{kThreads} * cols;
     kn.reason = fmt::format(
         "reduced axis strided, inner {} % {} != 0: 4-byte columns; a block sweeps {} rows {}({} threads x {} "

@@ -1053,7 +1053,7 @@ void check_min_rows() {
       const long long chunk = (kMinM + splits - 1) / splits;
       const long long real_splits = (kMinM + chunk - 1) / chunk;
       const kiln::launch::OuterSplit sp{real_splits, chunk};
-      const auto g = kiln::launch::reduce_outer_rows_geometry(kMinB, kMinN, sp, v.threads, v.cols, 4);
+      const auto g = kiln::launch::reduce_outer_geometry(kMinB, kMinN, sp, v.threads, v.cols, 4);
       auto run = [&] {
         v.k<<<grid_of(g), block_of(g)>>>(x, y, ws, int(real_splits), int(chunk));
         if (real_splits > 1) min_rows_finish<<<unsigned((n_out + 255) / 256), 256>>>(ws, y, int(real_splits));
@@ -1079,7 +1079,7 @@ void check_min_rows() {
   for (const Odd c : {Odd{3, 1001, 4097, 1}, Odd{5, 777, 1003, 3}, Odd{1, 20000, 513, 2}, Odd{700, 64, 4095, 0}}) {
     const long long on = (long long)c.outer * c.red * c.inner, oo = (long long)c.outer * c.inner;
     const auto sp = kiln::launch::reduce_outer_rows_split(c.outer, c.red, c.inner, 256, 16, g_sms);
-    const auto g = kiln::launch::reduce_outer_rows_geometry(c.outer, c.inner, sp, 256, 16, 8);
+    const auto g = kiln::launch::reduce_outer_geometry(c.outer, c.inner, sp, 256, 16, 8);
     float *ox, *oy, *ows;
     long long* oa;
     kiln::ArgMinOp<float, int>::Acc* awk;

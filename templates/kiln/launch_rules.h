@@ -117,6 +117,7 @@ KILN_RULE constexpr OuterSplit reduce_outer_split(long long outer, long long red
   const long long chunk = ceil_div(red, splits);
   return OuterSplit{ceil_div(red, chunk), chunk};
 }
+// `vec`: columns a thread, kVec of reduce_outer or kCols of reduce_outer_rows (a tile is threads*vec wide).
 KILN_RULE constexpr Geometry reduce_outer_geometry(long long outer, long long inner, const OuterSplit& s, int threads, int vec,
                                          int acc_bytes) {
   Geometry g;
@@ -162,15 +163,7 @@ KILN_RULE constexpr OuterSplit reduce_outer_rows_split(long long outer, long lon
   const long long chunk = ceil_div(red, splits);
   return OuterSplit{ceil_div(red, chunk), chunk};
 }
-KILN_RULE constexpr Geometry reduce_outer_rows_geometry(long long outer, long long inner, const OuterSplit& s, int threads,
-                                                        int cols, int acc_bytes) {
-  Geometry g;
-  g.block.x = threads;
-  g.grid.x = outer * ceil_div(inner, (long long)threads * cols);
-  g.grid.y = s.splits;
-  g.workspace_bytes = s.splits > 1 ? s.splits * outer * inner * acc_bytes : 0;
-  return g;
-}
+// Geometry: reduce_outer_geometry with cols as the columns a thread (the tile is threads*cols wide).
 
 // reduce_finish: one thread per output.
 KILN_RULE constexpr Geometry reduce_finish_geometry(long long n_out, int threads) {

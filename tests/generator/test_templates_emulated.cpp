@@ -341,7 +341,7 @@ struct IdAny {
 template <int kThreads, int kCols, int kUnroll, class Op, class Out>
 void run_outer_rows(const float* in, std::vector<Out>& out, int outer, int red, int inner, int sm_count) {
   const auto split = kiln::launch::reduce_outer_rows_split(outer, red, inner, kThreads, kCols, sm_count);
-  const auto geo = kiln::launch::reduce_outer_rows_geometry(outer, inner, split, kThreads, kCols, sizeof(typename Op::Acc));
+  const auto geo = kiln::launch::reduce_outer_geometry(outer, inner, split, kThreads, kCols, sizeof(typename Op::Acc));
   std::vector<typename Op::Acc> partials(split.splits * outer * inner, Op::identity());
   out.assign(outer * inner, Out(-5));
   emu::launch({unsigned(geo.grid.x), unsigned(geo.grid.y), 0}, kThreads, [&] {
