@@ -308,7 +308,9 @@ __device__ __forceinline__ void rownorm_strided(const T* __restrict__ in, Out* _
     }
     for (; l < len; ++l) acc = Op::accumulate(acc, pro(__ldg(in + base + l * inner), base + l * inner), 0);
     // LogSumExpOp's sum is relative to acc.max (an all -inf column: max -inf, so NaN, as asked).
-    const detail::RowNormer<kKind, C> norm(acc.max, acc.sum);
+    // A +inf makes the whole column NaN (docs/semantics.md), where LogSumExpOp would count it as 1.
+    const C sum = acc.max == Limits<C>::highest() ? C(0) / C(0) : acc.sum;
+    const detail::RowNormer<kKind, C> norm(acc.max, sum);
     for (l = 0; l < len; ++l) {
       const I f = base + l * inner;
       out[f] = epi(norm(pro(__ldg(in + f), f)), f);

@@ -470,6 +470,24 @@ TEST_CASE("emulated rownorm: NaN, +inf, all -inf and leading -inf rows on every 
   });
   CHECK(out.data[5] == 1.f);
   CHECK(out.data[6] == 0.f);
+  {   // strided: a +inf makes its column NaN, an all -inf column is NaN, -inf beside finite gives 0
+    const int so = 2, sl = 9, si = 5;
+    Buffer sin(so * sl * si, 1), sout(so * sl * si, 0);
+    const auto sr = random_floats(so * sl * si, 29);
+    std::copy(sr.begin(), sr.end(), sin.data);
+    sin.data[(0 * sl + 4) * si + 1] = kInf;                               // column (0, 1)
+    for (int l = 0; l < sl; ++l) sin.data[(1 * sl + l) * si + 2] = -kInf;  // column (1, 2)
+    sin.data[(1 * sl + 3) * si + 3] = -kInf;                              // column (1, 3): one -inf
+    emu::launch({1, 1, 0}, 32, [&] {
+      kiln::rownorm_strided<32, 4, kiln::RowNormKind::kSoftmax, float>(sin.data, sout.data, so, sl, si, Id{}, Id{});
+    });
+    for (int l = 0; l < sl; ++l) {
+      CHECK(std::isnan(sout.data[(0 * sl + l) * si + 1]));
+      CHECK(std::isnan(sout.data[(1 * sl + l) * si + 2]));
+    }
+    CHECK(sout.data[(1 * sl + 3) * si + 3] == 0.f);
+    CHECK(sout.data[(1 * sl + 4) * si + 3] > 0.f);
+  }
   CHECK(close(out.data[len + 1499], 1.0 / (1.0 + std::exp(-1.0)), 1e-6));
   CHECK(close(out.data[len + 1400], std::exp(-1.0) / (1.0 + std::exp(-1.0)), 1e-6));
 }
