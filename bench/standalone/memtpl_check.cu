@@ -142,6 +142,9 @@ KILN_SOFTMAX_ROWS(softmax_256x32, kSoftmax, 256, 32, perf::kSmB, perf::kSmN)
 KILN_SOFTMAX_ROWS(log_softmax_512x16, kLogSoftmax, 512, 16, perf::kSmB, perf::kSmN)
 // Occupancy probe: 512x16 held to 40 registers (3 blocks an SM instead of 2). Not plannable yet
 // (the entry template has no min-blocks bound); informs whether occupancy or instructions limit.
+extern "C" __global__ void __launch_bounds__(256, 3) softmax_256x32_3blocks(const float* __restrict__ x, float* __restrict__ y) {
+  kiln::rownorm_rows<256, 256, 32, kiln::RowNormKind::kSoftmax, float>(x, y, perf::kSmB, perf::kSmN, perf::IdL{}, perf::IdL{});
+}
 extern "C" __global__ void __launch_bounds__(512, 3) softmax_512x16_3blocks(const float* __restrict__ x, float* __restrict__ y) {
   kiln::rownorm_rows<512, 512, 16, kiln::RowNormKind::kSoftmax, float>(x, y, perf::kSmB, perf::kSmN, perf::IdL{}, perf::IdL{});
 }
@@ -1199,6 +1202,7 @@ void check_softmax_rows() {
   const Variant variants[] = {
       {"softmax 512x16 [plan]", softmax_512x16, 512, false}, {"softmax 1024x8", softmax_1024x8, 1024, false},
       {"softmax 256x32", softmax_256x32, 256, false},        {"softmax 512x16 (3 blocks/SM)", softmax_512x16_3blocks, 512, false},
+      {"softmax 256x32 (3 blocks/SM)", softmax_256x32_3blocks, 256, false},
       {"log_softmax 512x16 [plan]", log_softmax_512x16, 512, true},
   };
   for (const Variant& v : variants) {
