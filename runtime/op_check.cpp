@@ -1,6 +1,7 @@
 #include "runtime/op_check.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include <fmt/format.h>
@@ -22,6 +23,23 @@ double OpCheck::median_ms() const {
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }
+
+namespace {
+
+void sprinkle_special_values(std::vector<ref::HostValue>& inputs, double fraction, std::uint64_t seed) {
+  static const double kSpecial[] = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                                    -std::numeric_limits<double>::infinity()};
+  const auto threshold = static_cast<std::uint64_t>(fraction * 18446744073709551616.0);
+  std::uint64_t state = seed ^ 0x5BEC1A15ull;   // a stream apart from the inputs' own
+  int next = 0;
+  for (auto& v : inputs) {
+    if (!v.is_tensor || !dtype_is_float(v.tensor.dtype)) continue;
+    for (double& e : v.tensor.data)
+      if (ref::splitmix64(state) < threshold) e = kSpecial[next++ % 3];
+  }
+}
+
+}  // namespace
 
 OpCheck run_and_check(Runtime& rt, const std::string& spec_path, const std::string& op_name, const Bindings& bindings,
                       const OpCheckOptions& options) {
@@ -48,7 +66,8 @@ OpCheck run_and_check(Runtime& rt, const std::string& spec_path, const std::stri
   for (const auto& n : ir->nodes)
     if ((n.kind == ir::OpKind::Matmul || n.kind == ir::OpKind::Conv2d) && n.dtype == DType::f32)
       tf32 |= n.precision.value_or(rt.options().precision) == Precision::tf32;
-  const auto inputs = ref::random_inputs(bound, options.seed);
+  auto inputs = ref::random_inputs(bound, options.seed);
+  if (options.special_fraction > 0) sprinkle_special_values(inputs, options.special_fraction, options.seed);
   const bool compare_now = options.compare && ref::work_estimate(bound) <= options.max_reference_work;
   if (options.compare && !compare_now)
     r.note = fmt::format("not compared: the CPU reference would take {:.2g} operations", ref::work_estimate(bound));
