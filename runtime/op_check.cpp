@@ -39,6 +39,22 @@ void sprinkle_special_values(std::vector<ref::HostValue>& inputs, double fractio
   }
 }
 
+// docs/semantics.md, "Tolerances": a selection (min, max, ...) of an input is
+// exact, tf32 contractions are held to tf32's accuracy, everything else to its
+// dtype's. A selection of computed values (min(exp(x))) inherits their rounding.
+Tolerance tolerance_for(const ir::Ir& ir, const ir::Node& node, DType dtype, bool tf32) {
+  const bool of_input = !node.operands.empty() && ir.node(node.operands[0]).kind == ir::OpKind::Input;
+  switch (of_input ? node.kind : ir::OpKind::Input) {
+    case ir::OpKind::Min:
+    case ir::OpKind::Max:
+    case ir::OpKind::Cummax:
+    case ir::OpKind::Cummin:
+    case ir::OpKind::Argmin:
+    case ir::OpKind::Argmax: return Tolerance::exact();
+    default: return dtype == DType::f32 && tf32 ? Tolerance::tf32() : Tolerance::for_dtype(dtype);
+  }
+}
+
 }  // namespace
 
 OpCheck run_and_check(Runtime& rt, const std::string& spec_path, const std::string& op_name, const Bindings& bindings,
@@ -109,7 +125,7 @@ OpCheck run_and_check(Runtime& rt, const std::string& spec_path, const std::stri
       const auto& e = expected[o];
       auto bytes = memory[output_memory[o]].download_as<char>();
       bytes.resize(static_cast<std::size_t>(e.numel()) * dtype_size(e.dtype));
-      const Tolerance tol = e.dtype == DType::f32 && tf32 ? Tolerance::tf32() : Tolerance::for_dtype(e.dtype);
+      const Tolerance tol = tolerance_for(*ir, ir->node(ir->outputs[o].node), e.dtype, tf32);
       r.outputs.push_back(compare(from_device_bytes(e.dtype, e.shape, bytes), e, tol));
       r.ok &= r.outputs.back().ok;
     }
