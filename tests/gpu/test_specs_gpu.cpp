@@ -133,6 +133,29 @@ bool memory_bound_spec(const std::string& file) {
   return false;
 }
 
+// Every op of `file` with its f32 tensors retyped to f16 and to bf16, every dim capped at `cap`.
+void check_half_types(Checker& checker, const std::string& file, std::int64_t cap) {
+  for (const char* dtype : {"f16", "bf16"}) {
+    const std::string copy = retyped_copy(file, dtype);
+    std::optional<SpecFile> retyped;
+    try {
+      retyped.emplace(load_spec_file(copy));
+      kiln::check_all(*retyped);
+    } catch (const Error& e) {
+      FAIL_CHECK(file << " retyped to " << dtype << " does not check: " << std::string(e.what()));
+      continue;
+    }
+    for (const auto& op : retyped->op_names()) {
+      std::map<std::string, std::int64_t> dims;
+      for (const auto& d : kiln::check_op(*retyped, op)->dims)
+        dims[d.name] = std::min<std::int64_t>(d.default_value.value_or(64), cap);
+      OpCheckOptions opts;
+      opts.seed = 7;
+      checker.run(copy, op, dtype, dims, opts);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("gpu: every covered spec matches the float64 reference") {
@@ -191,27 +214,29 @@ TEST_CASE("gpu: memory-bound specs on odd sizes, special values and half types")
       OpCheckOptions specials = opts;
       specials.special_fraction = 2e-4;
       checker.run(file, op, "nan-inf", odd, specials);
-      checker.run(file, op, "nan-inf", rows32767, specials);
+      checker.run(file, op, "nan-inf-32767", rows32767, specials);
     }
-    for (const char* dtype : {"f16", "bf16"}) {
-      const std::string copy = retyped_copy(file, dtype);
-      std::optional<SpecFile> retyped;
-      try {
-        retyped.emplace(load_spec_file(copy));
-        kiln::check_all(*retyped);
-      } catch (const Error& e) {
-        FAIL_CHECK(file << " retyped to " << dtype << " does not check: " << std::string(e.what()));
-        continue;
-      }
-      for (const auto& op : retyped->op_names()) {
-        std::map<std::string, std::int64_t> odd;
-        for (const auto& d : kiln::check_op(*retyped, op)->dims)
-          odd[d.name] = std::min<std::int64_t>(d.default_value.value_or(64), 1001);
-        OpCheckOptions opts;
-        opts.seed = 7;
-        checker.run(copy, op, dtype, odd, opts);
-      }
-    }
+    check_half_types(checker, file, 1001);
+  }
+  checker.summary();
+  CHECK(checker.checked > 0);
+}
+
+TEST_CASE("gpu: matmul and conv specs with f16 and bf16 inputs") {
+  KILN_REQUIRE_GPU();
+  if (std::getenv("KILN_GPU_SHAPES")) {
+    std::printf("%s KILN_GPU_SHAPES restricts the run to the shape sets of the other test\n", kSkipMarker);
+    return;
+  }
+  Options options;
+  options.disk_cache = false;
+  Runtime rt(options);
+  Checker checker{rt};
+  for (const auto& file : spec_files()) {
+    const auto name = std::filesystem::path(file).filename();
+    if (name == "matmul.kiln" || name == "conv.kiln" || name == "conv2d_3x3.kiln" || name == "matmul_small_k.kiln" ||
+        name == "linear_dropout_softmax.kiln")
+      check_half_types(checker, file, 37);
   }
   checker.summary();
   CHECK(checker.checked > 0);
