@@ -13,7 +13,12 @@
 //     SMs idle and K is long; the epilogue then runs in the reduce kernel;
 //   - a Softmax over the last axis right after the epilogue chain is claimed: the Gemm
 //     writes the epilogue values and per-tile row statistics (max, sum of exp), and
-//     SoftmaxFinalize normalizes in place — one extra light pass over the output.
+//     SoftmaxFinalize normalizes in place — one extra light pass over the output;
+//   - the same softmax after a matmul whose tiles cannot give every SM two CTAs and whose K is
+//     long (linear layers with a small batch: W streaming bound): GemmSplitK, then
+//     SplitKSoftmax adds the slices per row, applies the epilogue and normalizes in one pass.
+// SmallK and split-K kernels set `min_blocks` (CTAs per SM), which becomes the second
+// __launch_bounds__ argument so the registers allow that many resident CTAs.
 // Conv2d: DepthwiseDirect when groups == C (memory-bound), else ConvNchw (implicit GEMM).
 // Every template parameter goes into PlannedKernel::params, which the emitter reads back;
 // shared memory is computed here with the templates' own formulas so the launch matches.
@@ -46,6 +51,14 @@ std::int64_t smem_limit(const Target& t) {
   if (v >= 90) return 232448;   // 227 KB
   if (v == 80) return 166912;   // 163 KB
   return 101376;                // 99 KB (sm_86, sm_89)
+}
+
+// Shared memory of one SM, and how many CTAs of `bytes` dynamic shared memory fit on it (the
+// driver reserves 1 KB per CTA), capped at `want`.
+std::int64_t ctas_by_smem(const Target& t, std::int64_t bytes, std::int64_t want) {
+  const int v = t.sm_version();
+  const std::int64_t per_sm = v >= 90 ? 233472 : v == 80 ? 167936 : 102400;
+  return std::clamp<std::int64_t>(per_sm / (bytes + 1024), 1, want);
 }
 
 // gemm.cuh's SmemTile<E, MN, BK, KContig>::kBytes.
@@ -154,6 +167,59 @@ unsigned as_grid(std::int64_t v) {
   return static_cast<unsigned>(v);
 }
 
+// A softmax over rows after a matmul whose 128x128 tiles cannot give every SM two CTAs (and K
+// is long): split K so that the GPU is full, GemmSplitK writes the partial sums, and one
+// SplitKSoftmax kernel per row adds them (fixed order), applies the epilogue and normalizes.
+// The output (batch*M x N f32) is written once; no row-statistics workspace.
+//   tf32: 8 warps of 64x32, 3 stages (110 KB), 2 CTAs per SM (registers capped at 128);
+//   3xTF32 (needs acc + part, 128 registers for a 64x32 warp tile): 16 warps of 32x32, 4
+//   stages, 1 CTA per SM. Splits: as many as fill one wave of resident CTAs (at least 2).
+void plan_split_k_softmax(Planner& p, PlannedKernel& kn, std::int64_t M, std::int64_t N, std::int64_t K,
+                          std::int64_t batch, std::int64_t tiles, bool a_k, bool b_k, const std::string& why) {
+  auto& P = kn.params;
+  const std::int64_t sms = p.target().sm_count;
+  const bool x3 = P["precision"] == 2;
+  const std::int64_t bm = 128, bn = 128, bk = 32, wm = x3 ? 32 : 64, wn = 32;
+  const std::int64_t threads = 32 * (bm / wm) * (bn / wn);
+  std::int64_t stages = x3 ? 4 : 3;
+  while (stages > 2 && engine_smem(4, bm, bn, bk, wn, stages, a_k, b_k) > smem_limit(p.target())) --stages;
+  const std::int64_t smem = engine_smem(4, bm, bn, bk, wn, stages, a_k, b_k);
+  const std::int64_t per_sm = x3 ? 1 : ctas_by_smem(p.target(), smem, 2);
+  const std::int64_t splits =
+      std::clamp<std::int64_t>(per_sm * sms / tiles, 2, std::max<std::int64_t>(2, std::min<std::int64_t>(16, K / 512)));
+  P["bm"] = bm, P["bn"] = bn, P["bk"] = bk, P["wm"] = wm, P["wn"] = wn, P["stages"] = stages;
+  P["split_k"] = splits;
+  P["min_blocks"] = per_sm;
+  kn.template_name = "gemm_split_k";
+  const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {splits, batch, M, N});
+  P["workspace"] = ws;
+  kn.block = {static_cast<unsigned>(threads), 1, 1};
+  kn.shared_bytes = static_cast<unsigned>(smem);
+  kn.grid = {as_grid(ceil_div(N, bn)), as_grid(ceil_div(M, bm)), as_grid(batch * splits)};
+  kn.reason = fmt::format("matmul {}x{}x{} batch {}: {} 128x128 tiles cannot give {} SMs {} CTA{} each and K is long: "
+                          "split-K into {} slices ({} CTAs, {} per SM, {}x{} warp tiles, BK {}, {} stages); the softmax "
+                          "on line {} is fused into the reduce kernel (epilogue, row statistics, normalize); {}",
+                          M, N, K, batch, tiles, sms, per_sm, per_sm > 1 ? "s" : "", splits, tiles * splits, per_sm,
+                          wm, wn, bk, stages, p.node(kn.stores[0].node).loc.line, why);
+  PlannedKernel reduce;
+  reduce.anchor = kn.anchor;
+  reduce.template_name = "gemm_split_k_softmax";
+  reduce.stores = std::move(kn.stores);
+  reduce.params = P;
+  reduce.params.erase("min_blocks");
+  // A float4 per thread per 2 KB of row keeps N <= 16384 in registers with 512 threads.
+  const std::int64_t threads_r = N >= 8192 ? 512 : N >= 2048 ? 256 : 128;
+  reduce.params["threads"] = threads_r;
+  reduce.args.push_back(buffer_arg(p, ws, false));
+  reduce.block = {static_cast<unsigned>(threads_r), 1, 1};
+  reduce.grid = {as_grid(batch * M), 1, 1};
+  reduce.reason = fmt::format("one CTA per row: sums the {} split-K slices in a fixed order, epilogue, softmax over {} "
+                              "columns, one write", splits, N);
+  kn.stores.clear();
+  kn.args.push_back(buffer_arg(p, ws, true));
+  p.add_followup(std::move(reduce));
+}
+
 void plan_matmul(Planner& p, PlannedKernel& kn) {
   const auto& node = p.node(kn.anchor);
   const auto& out = p.shape(kn.anchor);
@@ -198,11 +264,15 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
     kn.template_name = "gemm_small_k";
     P["bm"] = 128, P["bn"] = 128, P["wm"] = 64, P["wn"] = 32;
     const std::int64_t tiles = ceil_div(M, 128) * ceil_div(N, 128);
+    // Two CTAs per SM where shared memory allows (registers capped at 128 by the launch
+    // bounds): one CTA's stores of C drain while the other computes its next tile.
+    const std::int64_t per_sm = ctas_by_smem(p.target(), small_k_smem, 2);
+    P["min_blocks"] = per_sm;
     kn.block = {256, 1, 1};
-    kn.grid = {as_grid(std::min(tiles, sms)), 1, 1};
+    kn.grid = {as_grid(std::min(tiles, per_sm * sms)), 1, 1};
     kn.shared_bytes = static_cast<unsigned>(small_k_smem);
-    kn.reason = fmt::format("matmul {}x{}x{}: K = {} fits one tile: SmallK (no K loop), {} persistent CTAs over {} "
-                            "128x128 tiles; {}", M, N, K, K, kn.grid.x, tiles, why);
+    kn.reason = fmt::format("matmul {}x{}x{}: K = {} fits one tile: SmallK (no K loop), {} persistent CTAs ({} per "
+                            "SM) over {} 128x128 tiles; {}", M, N, K, K, kn.grid.x, per_sm, tiles, why);
     return;
   }
 
@@ -218,6 +288,10 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   }
   const std::int64_t bk = 32;
   const std::int64_t tiles = ceil_div(M, bm) * ceil_div(N, bn) * batch;
+  if (softmax && f32 && tiles < 2 * sms && K >= kLongK) {
+    plan_split_k_softmax(p, kn, M, N, K, batch, tiles, a_k, b_k, why);
+    return;
+  }
   const std::int64_t threads = 32 * (bm / wm) * (bn / wn);
   P["bm"] = bm, P["bn"] = bn, P["bk"] = bk, P["wm"] = wm, P["wn"] = wn;
   const std::int64_t stages = pick_stages(p.target(), elem, bm, bn, bk, wn, a_k, b_k);

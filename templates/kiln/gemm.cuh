@@ -41,7 +41,8 @@
 //                                                      Epi epi);
 //    f32, A row-major, B row-major, small K (K * (BM + BN) * 4 * ~1.5 bytes of shared memory):
 //    the whole K is one tile (no K loop). Persistent: grid = (min(tiles, P)), P = the number of
-//    SMs times resident CTAs (1 per SM for 256 threads, see kSmemBytes); each CTA walks a
+//    SMs times resident CTAs (2 per SM on sm_90 with __launch_bounds__(256, 2) and 128x128
+//    tiles: one CTA's stores drain while the other computes; see kSmemBytes); each CTA walks a
 //    contiguous range of tiles in row-major tile order, keeps the A block in shared memory while
 //    the row block is unchanged and prefetches the next B block with cp.async while it computes
 //    and stores the current tile. block = kThreads; dynamic smem = kSmemBytes. Requires
@@ -56,6 +57,13 @@
 //    into workspace[SplitK][Batch][M][N] (kWorkspaceFloats f32; grid (kTilesN, kTilesM,
 //    Batch * SplitK), smem kSmemBytes), then the reduce kernel (grid kGridX, block Threads)
 //    adds the splits in a fixed order (deterministic) and applies the epilogue. No kRowStats.
+//
+// 2c) kiln::gemm::SplitKSoftmax<Index, M, N, Batch, SplitK, Threads>
+//       template <class Epi> static __device__ void run(const float* workspace, float* Y, Epi epi);
+//    The reduce kernel for a softmax over the last axis after a split-K GEMM: one CTA per row
+//    (grid kGridX = Batch * M, block Threads, no dynamic smem) adds the splits in a fixed order,
+//    applies the epilogue, merges the row's (max, sum exp) in the block and writes
+//    Y = softmax(epi(A·B)) once. f32 output, Y 16-byte aligned for the vector path (N % 4 == 0).
 //
 // 3) kiln::gemm::SoftmaxFinalize<Index, M, N, NumTiles, Threads>
 //      static __device__ void run(float* Y, const float* row_stats);
@@ -202,7 +210,11 @@ struct MatrixLoader {
 // ---------------------------------------------------------------------------------------------
 // One warp's share of one shared-memory k tile: acc[MT][NT][4] += A(WM x BK) * B(BK x WN) in the
 // m16n8 C-fragment layout of mma.cuh, for every precision.
-template <class E, class Precision, int WM, int WN, int BK, class TileA, class TileB>
+// kPromote (3xTF32 only): accumulate each call's products into a fresh `part` and add it to
+// `acc` with IEEE rounding (see below). A caller whose whole K is one short call (SmallK, K <= 128:
+// at most 16 truncating accumulations, ~1e-6 relative) turns it off and saves 4 * MT * NT registers.
+template <class E, class Precision, int WM, int WN, int BK, class TileA, class TileB,
+          bool kPromote = true>
 struct WarpMma {
   static constexpr int MT = WM / 16;
   static constexpr int NT = WN / 8;
@@ -237,12 +249,13 @@ struct WarpMma {
       }
     } else if constexpr (IsF32<E>::value) {
       constexpr bool kSplit = SameType<Precision, Tf32x3>::value;
+      constexpr bool kPart = kSplit && kPromote;
       // The tensor core adds into its f32 accumulator with truncation, an error that grows
       // with K (measured on an H200: 1.7e-4 relative at K = 16384, above fp32 level). For
       // 3xTF32 each k tile accumulates into a fresh `part`, promoted into `acc` with an
       // IEEE-rounded add, so the truncation only ever sees one tile's sum.
       float part[MT][NT][4];
-      if constexpr (kSplit) {
+      if constexpr (kPart) {
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -250,7 +263,7 @@ struct WarpMma {
 #pragma unroll
             for (int i = 0; i < 4; ++i) part[mt][nt][i] = 0.f;
       }
-      float (&dst)[MT][NT][4] = kSplit ? part : acc;
+      float (&dst)[MT][NT][4] = kPart ? part : acc;
 #pragma unroll 1
       for (int kk = 0; kk < BK; kk += 8) {
         u32 ah[MT][4], al[MT][4], bh[NT][2], bl[NT][2];
@@ -286,7 +299,7 @@ struct WarpMma {
             mma_tf32_16x8x8(dst[mt][nt], ah[mt], bh[nt]);
           }
       }
-      if constexpr (kSplit) {
+      if constexpr (kPart) {
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -662,7 +675,7 @@ struct SmallK {
   static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
   static constexpr int MT = WM / 16, NT = WN / 8;
-  using Warp = WarpMma<float, Precision, WM, WN, K_, TileA, TileB>;
+  using Warp = WarpMma<float, Precision, WM, WN, K_, TileA, TileB, (K_ > 128)>;
   static constexpr int kSmemBytes = TileA::kBytes + 2 * TileB::kBytes;
   static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
   static constexpr long long kTiles = kTilesM * kTilesN;
@@ -726,6 +739,113 @@ struct SmallK {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Block-wide merge of per-thread softmax statistics (max, sum of exp(v - max)); every thread
+// gets the row's (max, 1 / sum). One call per CTA (it uses two __syncthreads).
+template <int Threads>
+__device__ __forceinline__ void block_row_stats(float m, float s, float& rmax, float& rinv) {
+  static_assert(Threads % 32 == 0 && Threads <= 1024, "Threads");
+  __shared__ float red_m[32], red_s[32];
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1)
+    stats_merge(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  if (lane == 0) { red_m[warp] = m; red_s[warp] = s; }
+  __syncthreads();
+  if (warp == 0) {
+    m = lane < Threads / 32 ? red_m[lane] : neg_inf();
+    s = lane < Threads / 32 ? red_s[lane] : 0.f;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+      stats_merge(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
+    if (lane == 0) { red_m[0] = m; red_s[0] = s; }
+  }
+  __syncthreads();
+  rmax = red_m[0];
+  rinv = 1.f / red_s[0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Split-K reduction fused with the epilogue and a softmax over the last axis. One CTA per row
+// (of all batches): it adds the SplitK partial rows of the workspace in a fixed order
+// (deterministic), applies the epilogue functor (bias, dropout, ...), merges the row's
+// statistics in the block and writes softmax(row) once. When the row fits in registers
+// (N % 4 == 0 and at most 8 float4 per thread) nothing else is written; otherwise the epilogue
+// values go to Y first and are re-read (from L2) by the same thread for the normalization.
+// grid = (kGridX), block = Threads, no dynamic shared memory; workspace as GemmSplitK writes it.
+template <class Index, long long M_, long long N_, long long Batch, int SplitK, int Threads>
+struct SplitKSoftmax {
+  static constexpr int kThreads = Threads;
+  static constexpr long long kRows = Batch * M_;
+  static constexpr long long kGridX = kRows;
+  static constexpr long long kVecs = N_ / 4;  // float4 per row (vector path)
+  static constexpr int kPerThread = int((kVecs + Threads - 1) / Threads);
+  static constexpr bool kInRegs = N_ % 4 == 0 && kPerThread <= 8;
+
+  template <class Epi>
+  static __device__ __forceinline__ void run(const float* workspace, float* Y, Epi epi) {
+    const Index r = blockIdx.x;  // batch * M + row
+    const Index batch = r / Index(M_), row = r % Index(M_);
+    const float* src = workspace + r * Index(N_);
+    float* y = Y + r * Index(N_);
+    float rmax, rinv;
+    if constexpr (kInRegs) {
+      float4 v[kPerThread];
+      float m = neg_inf();
+#pragma unroll
+      for (int i = 0; i < kPerThread; ++i) {
+        const Index c4 = Index(threadIdx.x) + Index(i) * Threads;
+        if (kVecs % Threads == 0 || c4 < Index(kVecs)) {
+          float4 a = __ldcs(reinterpret_cast<const float4*>(src) + c4);
+#pragma unroll
+          for (int sp = 1; sp < SplitK; ++sp) {
+            const float4 b = __ldcs(reinterpret_cast<const float4*>(src + Index(sp) * Index(kRows * N_)) + c4);
+            a.x += b.x; a.y += b.y; a.z += b.z; a.w += b.w;
+          }
+          const Index c = 4 * c4;
+          a.x = epi(a.x, batch, row, c);
+          a.y = epi(a.y, batch, row, c + 1);
+          a.z = epi(a.z, batch, row, c + 2);
+          a.w = epi(a.w, batch, row, c + 3);
+          m = fmaxf(m, fmaxf(fmaxf(a.x, a.y), fmaxf(a.z, a.w)));
+          v[i] = a;
+        }
+      }
+      float s = 0.f;
+      if (m != neg_inf()) {
+#pragma unroll
+        for (int i = 0; i < kPerThread; ++i)
+          if (kVecs % Threads == 0 || Index(threadIdx.x) + Index(i) * Threads < Index(kVecs))
+            s += expf(v[i].x - m) + expf(v[i].y - m) + expf(v[i].z - m) + expf(v[i].w - m);
+      }
+      block_row_stats<Threads>(m, s, rmax, rinv);
+#pragma unroll
+      for (int i = 0; i < kPerThread; ++i) {
+        const Index c4 = Index(threadIdx.x) + Index(i) * Threads;
+        if (kVecs % Threads == 0 || c4 < Index(kVecs)) {
+          float4 o;
+          o.x = expf(v[i].x - rmax) * rinv;
+          o.y = expf(v[i].y - rmax) * rinv;
+          o.z = expf(v[i].z - rmax) * rinv;
+          o.w = expf(v[i].w - rmax) * rinv;
+          __stcs(reinterpret_cast<float4*>(y) + c4, o);
+        }
+      }
+    } else {
+      float m = neg_inf(), s = 0.f;
+      for (Index c = threadIdx.x; c < Index(N_); c += Threads) {
+        float a = src[c];
+        for (int sp = 1; sp < SplitK; ++sp) a += src[Index(sp) * Index(kRows * N_) + c];
+        const float h = epi(a, batch, row, c);
+        y[c] = h;
+        stats_merge(m, s, h, 1.f);
+      }
+      block_row_stats<Threads>(m, s, rmax, rinv);
+      for (Index c = threadIdx.x; c < Index(N_); c += Threads) y[c] = expf(y[c] - rmax) * rinv;
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
 // Softmax normalization from kRowStats partials. One CTA per row (of all batches).
 template <class Index, long long M_, long long N_, long long NumTiles, int Threads>
 struct SoftmaxFinalize {
@@ -733,27 +853,12 @@ struct SoftmaxFinalize {
   static constexpr int kThreads = Threads;
 
   static __device__ __forceinline__ void run(float* Y, const float* row_stats) {
-    __shared__ float red_m[32], red_s[32];
     const Index row = blockIdx.x;  // batch * M + row
     const float* st = row_stats + row * Index(NumTiles) * 2;
     float m = neg_inf(), s = 0.f;
     for (Index i = threadIdx.x; i < NumTiles; i += Threads) stats_merge(m, s, st[2 * i], st[2 * i + 1]);
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1)
-      stats_merge(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (lane == 0) { red_m[warp] = m; red_s[warp] = s; }
-    __syncthreads();
-    if (warp == 0) {
-      m = lane < Threads / 32 ? red_m[lane] : neg_inf();
-      s = lane < Threads / 32 ? red_s[lane] : 0.f;
-#pragma unroll
-      for (int off = 16; off > 0; off >>= 1)
-        stats_merge(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
-      if (lane == 0) { red_m[0] = m; red_s[0] = s; }
-    }
-    __syncthreads();
-    const float rmax = red_m[0], rinv = 1.f / red_s[0];
+    float rmax, rinv;
+    block_row_stats<Threads>(m, s, rmax, rinv);
     float* y = Y + row * Index(N_);
     if constexpr (N_ % 4 == 0) {
       for (Index i = threadIdx.x * 4; i < N_; i += Threads * 4) {
