@@ -256,23 +256,26 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   const bool vec_c = aligned && N % 4 == 0;
   const bool stream_c = out_bytes > kStreamBytes && !softmax;
 
-  // Small K: the whole K in one tile, persistent CTAs; bound by the stores of C.
-  const std::int64_t small_k_smem = tile_bytes(4, 128, K, true) + 2 * tile_bytes(4, 128, K, false);
+  // Small K: the whole K in one tile, persistent CTAs; bound by the stores of C. 128x64 tiles
+  // of 8 warps of 32x32 keep the A block resident, read B once per 128 output rows (as 128x128
+  // tiles do) and need <= 128 registers, so two CTAs fit per SM (72 KB of shared memory each):
+  // one CTA's stores of C drain while the other computes its next tile. (128x128 tiles with
+  // 64x32 warps spill under the 128-register cap.)
+  const std::int64_t sk_bm = 128, sk_bn = 64;
+  const std::int64_t small_k_smem = tile_bytes(4, sk_bm, K, true) + 2 * tile_bytes(4, sk_bn, K, false);
   if (f32 && stored == DType::f32 && !softmax && batch == 1 && !a.col_major && !b.col_major && K <= 128 && K % 8 == 0 && aligned &&
-      a.ld % 4 == 0 && b.ld % 4 == 0 && N % 4 == 0 && ceil_div(M, 128) * ceil_div(N, 128) >= 4 * sms &&
+      a.ld % 4 == 0 && b.ld % 4 == 0 && N % 4 == 0 && ceil_div(M, sk_bm) * ceil_div(N, sk_bn) >= 8 * sms &&
       small_k_smem <= smem_limit(p.target())) {
     kn.template_name = "gemm_small_k";
-    P["bm"] = 128, P["bn"] = 128, P["wm"] = 64, P["wn"] = 32;
-    const std::int64_t tiles = ceil_div(M, 128) * ceil_div(N, 128);
-    // Two CTAs per SM where shared memory allows (registers capped at 128 by the launch
-    // bounds): one CTA's stores of C drain while the other computes its next tile.
+    P["bm"] = sk_bm, P["bn"] = sk_bn, P["wm"] = 32, P["wn"] = 32;
+    const std::int64_t tiles = ceil_div(M, sk_bm) * ceil_div(N, sk_bn);
     const std::int64_t per_sm = ctas_by_smem(p.target(), small_k_smem, 2);
     P["min_blocks"] = per_sm;
     kn.block = {256, 1, 1};
     kn.grid = {as_grid(std::min(tiles, per_sm * sms)), 1, 1};
     kn.shared_bytes = static_cast<unsigned>(small_k_smem);
     kn.reason = fmt::format("matmul {}x{}x{}: K = {} fits one tile: SmallK (no K loop), {} persistent CTAs ({} per "
-                            "SM) over {} 128x128 tiles; {}", M, N, K, K, kn.grid.x, per_sm, tiles, why);
+                            "SM) over {} {}x{} tiles; {}", M, N, K, K, kn.grid.x, per_sm, tiles, sk_bm, sk_bn, why);
     return;
   }
 

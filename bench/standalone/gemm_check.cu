@@ -227,7 +227,7 @@ std::vector<std::pair<long long, long long>> sample_2d(long long rows, long long
 
 // ---- matmul_small_k: C[32768,32768] = A[32768,64] · B[64,32768]
 namespace sk {
-using Index = long long;
+using Index = int;  // as the planner emits it: every tensor has < 2^31 elements
 constexpr long long kM = 32768, kN = 32768;
 constexpr int kK = 64;
 template <class Prec, int BM, int BN, int WM, int WN>
@@ -353,32 +353,27 @@ void bench_small_k(cublasHandle_t h) {
     long long tiles;
     Tol tol;
   };
+#define SK_VARIANT(P, BM, BN, WM, WN, MB, prec, name, tol)                                          \
+  {prec, name, small_k_variant<P, BM, BN, WM, WN, MB>, Kn<P, BM, BN, WM, WN>::kThreads,              \
+   Kn<P, BM, BN, WM, WN>::kSmemBytes, Kn<P, BM, BN, WM, WN>::kTiles, tol}
   const V variants[] = {
-      {"tf32", "128x128 w64x32 1/SM (old)", kiln_gemm_small_k_tf32, small_k_tf32::Kernel::kThreads,
+      {"tf32", "128x128 w64x32 (old)", kiln_gemm_small_k_tf32, small_k_tf32::Kernel::kThreads,
        small_k_tf32::Kernel::kSmemBytes, small_k_tf32::Kernel::kTiles, kTf32},
-      {"tf32", "[plan] 128x128 w64x32 lb(256,2)", small_k_variant<kiln::Tf32, 128, 128, 64, 32, 2>,
-       Kn<kiln::Tf32, 128, 128, 64, 32>::kThreads, Kn<kiln::Tf32, 128, 128, 64, 32>::kSmemBytes,
-       Kn<kiln::Tf32, 128, 128, 64, 32>::kTiles, kTf32},
-      {"tf32", "64x128 w32x32 lb(256,2)", small_k_variant<kiln::Tf32, 64, 128, 32, 32, 2>,
-       Kn<kiln::Tf32, 64, 128, 32, 32>::kThreads, Kn<kiln::Tf32, 64, 128, 32, 32>::kSmemBytes,
-       Kn<kiln::Tf32, 64, 128, 32, 32>::kTiles, kTf32},
-      {"tf32", "128x64 w64x32 lb(128,3)", small_k_variant<kiln::Tf32, 128, 64, 64, 32, 3>,
-       Kn<kiln::Tf32, 128, 64, 64, 32>::kThreads, Kn<kiln::Tf32, 128, 64, 64, 32>::kSmemBytes,
-       Kn<kiln::Tf32, 128, 64, 64, 32>::kTiles, kTf32},
-      {"3xtf32", "128x128 w64x32 1/SM (old)", kiln_gemm_small_k_tf32x3, small_k_tf32x3::Kernel::kThreads,
+      SK_VARIANT(kiln::Tf32, 128, 64, 32, 32, 2, "tf32", "[plan] 128x64 w32x32 lb(256,2)", kTf32),
+      SK_VARIANT(kiln::Tf32, 128, 128, 64, 32, 2, "tf32", "128x128 w64x32 lb(256,2) spills", kTf32),
+      SK_VARIANT(kiln::Tf32, 64, 128, 32, 32, 2, "tf32", "64x128 w32x32 lb(256,2)", kTf32),
+      SK_VARIANT(kiln::Tf32, 128, 64, 64, 32, 3, "tf32", "128x64 w64x32 lb(128,3)", kTf32),
+      {"3xtf32", "128x128 w64x32 (old)", kiln_gemm_small_k_tf32x3, small_k_tf32x3::Kernel::kThreads,
        small_k_tf32x3::Kernel::kSmemBytes, small_k_tf32x3::Kernel::kTiles, kFp32},
-      {"3xtf32", "[plan] 128x128 w64x32 lb(256,2)", small_k_variant<kiln::Tf32x3, 128, 128, 64, 32, 2>,
-       Kn<kiln::Tf32x3, 128, 128, 64, 32>::kThreads, Kn<kiln::Tf32x3, 128, 128, 64, 32>::kSmemBytes,
-       Kn<kiln::Tf32x3, 128, 128, 64, 32>::kTiles, kFp32},
-      {"3xtf32", "64x128 w32x32 lb(256,2)", small_k_variant<kiln::Tf32x3, 64, 128, 32, 32, 2>,
-       Kn<kiln::Tf32x3, 64, 128, 32, 32>::kThreads, Kn<kiln::Tf32x3, 64, 128, 32, 32>::kSmemBytes,
-       Kn<kiln::Tf32x3, 64, 128, 32, 32>::kTiles, kFp32},
-      {"3xtf32", "128x64 w64x32 lb(128,3)", small_k_variant<kiln::Tf32x3, 128, 64, 64, 32, 3>,
-       Kn<kiln::Tf32x3, 128, 64, 64, 32>::kThreads, Kn<kiln::Tf32x3, 128, 64, 64, 32>::kSmemBytes,
-       Kn<kiln::Tf32x3, 128, 64, 64, 32>::kTiles, kFp32},
+      SK_VARIANT(kiln::Tf32x3, 128, 64, 32, 32, 2, "3xtf32", "[plan] 128x64 w32x32 lb(256,2)", kFp32),
+      SK_VARIANT(kiln::Tf32x3, 128, 128, 64, 32, 2, "3xtf32", "128x128 w64x32 lb(256,2) spills", kFp32),
+      SK_VARIANT(kiln::Tf32x3, 64, 128, 32, 32, 2, "3xtf32", "64x128 w32x32 lb(256,2)", kFp32),
+      SK_VARIANT(kiln::Tf32x3, 128, 64, 64, 32, 3, "3xtf32", "128x64 w64x32 lb(128,3) spills", kFp32),
       {"ieee", "128x128 w64x32 1/SM", kiln_gemm_small_k_ieee, small_k_ieee::Kernel::kThreads,
        small_k_ieee::Kernel::kSmemBytes, small_k_ieee::Kernel::kTiles, kFp32},
   };
+#undef SK_VARIANT
+
   for (const V& v : variants) {
     set_smem(v.fn, v.smem);
     int per_sm = 0;
@@ -489,7 +484,9 @@ void bench_linear(cublasHandle_t h) {
   variants.push_back(linear_split<kiln::Tf32, 128, 128, 64, 32, 3, 4, 2>("tf32", "", kTf32));
   variants.push_back(linear_split<kiln::Tf32, 128, 128, 64, 32, 4, 4, 1>("tf32", "", kTf32));
   variants.push_back(linear_split<kiln::Tf32, 128, 128, 32, 32, 4, 2, 1>("tf32", "", kTf32));
+  // 128x256 tiles halve the L2 -> SM traffic of X (each CTA re-reads its X slab).
   variants.push_back(linear_split<kiln::Tf32, 128, 256, 64, 32, 4, 2, 1>("tf32", "", kTf32));
+  variants.push_back(linear_split<kiln::Tf32, 128, 256, 64, 32, 4, 4, 1>("tf32", "", kTf32));
   variants.push_back(linear_split<kiln::Tf32, 128, 64, 64, 32, 4, 2, 2>("tf32", "", kTf32));
   variants.push_back(old_variant("3xtf32", "gemm+rowstats 128x128 s6, finalize (old)", kiln_linear_tf32x3,
                                  kiln_linear_tf32x3_softmax, linear_tf32x3::Kernel::kThreads,

@@ -118,14 +118,15 @@ TEST_CASE("matmul_small_k: SmallK, persistent, no K loop") {
   CHECK(has(src, "Tf32x3"));
   // C has 2^30 elements, but the planner's index rule is per tensor (< 2^31): int32 offsets.
   CHECK(has(src, "using Index = int;"));
-  // Persistent CTAs: two per SM on sm_90 (2 x 104 KB of shared memory fit), and the launch
-  // bounds cap the registers so that both are resident.
+  // Persistent CTAs: two per SM (2 x 72 KB of shared memory fit on sm_80 and sm_90), and the
+  // launch bounds cap the registers so that both are resident; 128x64 tiles of 32x32 warps.
   CHECK(g.plan.kernels[0].grid.x == 264);
   CHECK(has(src, "__launch_bounds__(256, 2)"));
-  // sm_80 has 164 KB per SM: one CTA per SM, plain launch bounds.
-  const auto g80 = generate(kCases[0], "sm_80");
-  CHECK(g80.plan.kernels[0].grid.x == 132);
-  CHECK(has(g80.sources[0].text, "__launch_bounds__(256)"));
+  CHECK(has(src, "/*BM*/ 128, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32>"));
+  // sm_86 has 100 KB per SM: one CTA per SM, plain launch bounds.
+  const auto g86 = generate(kCases[0], "sm_86");
+  CHECK(g86.plan.kernels[0].grid.x == 84);
+  CHECK(has(g86.sources[0].text, "__launch_bounds__(256)"));
   // No epilogue: the identity functor.
   CHECK(has(src, "kiln::gemm::Identity{}"));
   // An odd N (33) is not a multiple of 4: no 16-byte rows, so the general Gemm.
