@@ -196,11 +196,11 @@ void plan_split_k_softmax(Planner& p, PlannedKernel& kn, std::int64_t M, std::in
   kn.block = {static_cast<unsigned>(threads), 1, 1};
   kn.shared_bytes = static_cast<unsigned>(smem);
   kn.grid = {as_grid(ceil_div(N, bn)), as_grid(ceil_div(M, bm)), as_grid(batch * splits)};
-  kn.reason = fmt::format("matmul {}x{}x{} batch {}: {} 128x128 tiles cannot give {} SMs {} CTA{} each and K is long: "
-                          "split-K into {} slices ({} CTAs, {} per SM, {}x{} warp tiles, BK {}, {} stages); the softmax "
-                          "on line {} is fused into the reduce kernel (epilogue, row statistics, normalize); {}",
-                          M, N, K, batch, tiles, sms, per_sm, per_sm > 1 ? "s" : "", splits, tiles * splits, per_sm,
-                          wm, wn, bk, stages, p.node(kn.stores[0].node).loc.line, why);
+  kn.reason = fmt::format("matmul {}x{}x{} batch {}: only {} 128x128 tiles for {} SMs and K is long: split-K into {} "
+                          "slices ({} CTAs, {} per SM resident, {}x{} warp tiles, BK {}, {} stages); the softmax on "
+                          "line {} is fused into the reduce kernel (epilogue, row statistics, normalize); {}",
+                          M, N, K, batch, tiles, sms, splits, tiles * splits, per_sm, wm, wn, bk, stages,
+                          p.node(kn.stores[0].node).loc.line, why);
   PlannedKernel reduce;
   reduce.anchor = kn.anchor;
   reduce.template_name = "gemm_split_k_softmax";

@@ -310,6 +310,19 @@ LinearVariant linear_split(const char* prec, const char* tag, const Tol& tol) {
   return v;
 }
 
+// cuBLAS rows for context: FP32 (default math) and TF32 tensor-op math.
+void time_cublas(cublasHandle_t h, const char* problem, const char* note, const std::function<void()>& run,
+                 double flop, double bytes) {
+  const std::pair<cublasMath_t, const char*> modes[] = {{CUBLAS_DEFAULT_MATH, "fp32"},
+                                                         {CUBLAS_TF32_TENSOR_OP_MATH, "tf32"}};
+  for (const auto& [mode, prec] : modes) {
+    CB(cublasSetMathMode(h, mode));
+    const float ms = time_ms(run);
+    g_rows.push_back({problem, prec, std::string("cuBLAS ") + prec + note, ms, flop / ms / 1e9, bytes / ms / 1e9, -1, -1});
+  }
+  CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+}
+
 // =============================================================================================
 // 1. matmul_small_k
 void bench_small_k(cublasHandle_t h) {
@@ -336,13 +349,7 @@ void bench_small_k(cublasHandle_t h) {
       CB(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K), &one, b.p, int(N), a.p,
                      int(K), &zero, c.p, int(N)));
     };
-    CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-    const float f = time_ms(run);
-    g_rows.push_back({"matmul_small_k", "fp32", "cuBLAS SGEMM", f, flop / f / 1e9, bytes / f / 1e9, -1, -1});
-    CB(cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH));
-    const float t = time_ms(run);
-    g_rows.push_back({"matmul_small_k", "tf32", "cuBLAS TF32", t, flop / t / 1e9, bytes / t / 1e9, -1, -1});
-    CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+    time_cublas(h, "matmul_small_k", "", run, flop, bytes);
   }
 
   struct V {
@@ -448,13 +455,7 @@ void bench_linear(cublasHandle_t h) {
     auto run = [&] {  // column-major H^T[N,M] = W(N x K) · X^T(K x M); GEMM only
       CB(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w.p, K, x.p, K, &zero, y.p, N));
     };
-    CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-    const float f = time_ms(run);
-    g_rows.push_back({"linear_dropout_softmax", "fp32", "cuBLAS SGEMM only", f, flop / f / 1e9, bytes / f / 1e9, -1, -1});
-    CB(cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH));
-    const float t = time_ms(run);
-    g_rows.push_back({"linear_dropout_softmax", "tf32", "cuBLAS TF32 GEMM only", t, flop / t / 1e9, bytes / t / 1e9, -1, -1});
-    CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+    time_cublas(h, "linear_dropout_softmax", " (GEMM only)", run, flop, bytes);
   }
 
   // The non-split kernels of the previous plan (hand-written units, 6 stages).
