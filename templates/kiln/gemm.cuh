@@ -84,6 +84,13 @@
 // - SmallK removes the K loop, reuses the A block across column tiles and double-buffers B, so
 //   a persistent CTA computes tile i+1 while the memory system drains the stores of tile i:
 //   the kernel is bound by HBM writes of C, not by math, in all three precisions but Ieee.
+//   Two CTAs per SM (128x64 tiles, <= 128 registers) let one CTA's mma overlap the other's
+//   stores, which a single CTA's barrier-separated compute/store phases cannot.
+// - A linear layer with a small batch (M = 128, N, K = 16384) has too few output tiles to keep
+//   every SM streaming W: GemmSplitK gives each CTA a contiguous K slice of its W rows (two or
+//   more resident CTAs per SM, so the cp.async ring always has W in flight), and SplitKSoftmax
+//   folds the reduction, the epilogue and a following softmax into one pass over the 8 MB
+//   output instead of a row-statistics epilogue plus a normalizing pass.
 // ============================================================================================
 #pragma once
 
