@@ -232,14 +232,14 @@ namespace sk {
 using Index = int;  // as the planner emits it: every tensor has < 2^31 elements
 constexpr long long kM = 32768, kN = 32768;
 constexpr int kK = 64;
-template <class Prec, int BM, int BN, int WM, int WN>
-using Kn = kiln::gemm::SmallK<Prec, Index, kM, kN, kK, kK, kN, kN, BM, BN, WM, WN>;
+template <class Prec, int BM, int BN, int WM, int WN, bool PrepA = false>
+using Kn = kiln::gemm::SmallK<Prec, Index, kM, kN, kK, kK, kN, kN, BM, BN, WM, WN, PrepA>;
 }  // namespace sk
 
-template <class Prec, int BM, int BN, int WM, int WN, int MinBlocks>
-__global__ void __launch_bounds__(sk::Kn<Prec, BM, BN, WM, WN>::kThreads, MinBlocks)
+template <class Prec, int BM, int BN, int WM, int WN, int MinBlocks, bool PrepA = false>
+__global__ void __launch_bounds__(sk::Kn<Prec, BM, BN, WM, WN, PrepA>::kThreads, MinBlocks)
 small_k_variant(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c) {
-  sk::Kn<Prec, BM, BN, WM, WN>::run(a, b, c, kiln::gemm::Identity{});
+  sk::Kn<Prec, BM, BN, WM, WN, PrepA>::run(a, b, c, kiln::gemm::Identity{});
 }
 
 // ---- linear_dropout_softmax: GemmSplitK + SplitKSoftmax (and SplitKReduce to check H)
@@ -362,19 +362,22 @@ void bench_small_k(cublasHandle_t h) {
     long long tiles;
     Tol tol;
   };
-#define SK_VARIANT(P, BM, BN, WM, WN, MB, prec, name, tol)                                          \
-  {prec, name, small_k_variant<P, BM, BN, WM, WN, MB>, Kn<P, BM, BN, WM, WN>::kThreads,              \
-   Kn<P, BM, BN, WM, WN>::kSmemBytes, Kn<P, BM, BN, WM, WN>::kTiles, tol}
+#define SK_VARIANT(P, BM, BN, WM, WN, MB, prec, name, tol, ...)                                     \
+  {prec, name, small_k_variant<P, BM, BN, WM, WN, MB, ##__VA_ARGS__>,                                 \
+   Kn<P, BM, BN, WM, WN, ##__VA_ARGS__>::kThreads, Kn<P, BM, BN, WM, WN, ##__VA_ARGS__>::kSmemBytes,  \
+   Kn<P, BM, BN, WM, WN, ##__VA_ARGS__>::kTiles, tol}
   const V variants[] = {
       {"tf32", "128x128 w64x32 (old)", kiln_gemm_small_k_tf32, small_k_tf32::Kernel::kThreads,
        small_k_tf32::Kernel::kSmemBytes, small_k_tf32::Kernel::kTiles, kTf32},
       SK_VARIANT(kiln::Tf32, 128, 64, 32, 32, 2, "tf32", "[plan] 128x64 w32x32 lb(256,2)", kTf32),
+      SK_VARIANT(kiln::Tf32, 128, 64, 32, 32, 2, "tf32", "128x64 w32x32 lb(256,2) A pre-rounded", kTf32, true),
       SK_VARIANT(kiln::Tf32, 128, 128, 64, 32, 2, "tf32", "128x128 w64x32 lb(256,2) spills", kTf32),
       SK_VARIANT(kiln::Tf32, 64, 128, 32, 32, 2, "tf32", "64x128 w32x32 lb(256,2)", kTf32),
       SK_VARIANT(kiln::Tf32, 128, 64, 64, 32, 3, "tf32", "128x64 w64x32 lb(128,3)", kTf32),
       {"3xtf32", "128x128 w64x32 (old)", kiln_gemm_small_k_tf32x3, small_k_tf32x3::Kernel::kThreads,
        small_k_tf32x3::Kernel::kSmemBytes, small_k_tf32x3::Kernel::kTiles, kFp32},
       SK_VARIANT(kiln::Tf32x3, 128, 64, 32, 32, 2, "3xtf32", "[plan] 128x64 w32x32 lb(256,2)", kFp32),
+      SK_VARIANT(kiln::Tf32x3, 128, 64, 32, 32, 2, "3xtf32", "128x64 w32x32 lb(256,2) A pre-split", kFp32, true),
       SK_VARIANT(kiln::Tf32x3, 128, 128, 64, 32, 2, "3xtf32", "128x128 w64x32 lb(256,2) spills", kFp32),
       SK_VARIANT(kiln::Tf32x3, 64, 128, 32, 32, 2, "3xtf32", "64x128 w32x32 lb(256,2)", kFp32),
       SK_VARIANT(kiln::Tf32x3, 128, 64, 64, 32, 3, "3xtf32", "128x64 w64x32 lb(128,3) spills", kFp32),

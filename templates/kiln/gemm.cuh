@@ -36,7 +36,7 @@
 //      for a following softmax_finalize.
 //    Any M, N, K >= 1 (tails are zero-filled in shared memory and masked in the epilogue).
 //
-// 2) kiln::gemm::SmallK<Precision, Index, M, N, K, lda, ldb, ldc, BM, BN, WM, WN>
+// 2) kiln::gemm::SmallK<Precision, Index, M, N, K, lda, ldb, ldc, BM, BN, WM, WN, kPrepA = false>
 //      template <class Epi> static __device__ void run(const float* A, const float* B, float* C,
 //                                                      Epi epi);
 //    f32, A row-major, B row-major, small K (K * (BM + BN) * 4 * ~1.5 bytes of shared memory):
@@ -220,14 +220,17 @@ struct MatrixLoader {
 // kPromote (3xTF32 only): accumulate each call's products into a fresh `part` and add it to
 // `acc` with IEEE rounding (see below). A caller whose whole K is one short call (SmallK, K <= 128:
 // at most 16 truncating accumulations, ~1e-6 relative) turns it off and saves 4 * MT * NT registers.
+// kPrepA (f32 tensor-core paths only): the A tile already holds tf32-rounded values, and for
+// 3xTF32 `sa_lo` holds the low parts (see prep_a): a caller that reuses one A tile for many
+// B tiles (SmallK) converts it once instead of once per B tile.
 template <class E, class Precision, int WM, int WN, int BK, class TileA, class TileB,
-          bool kPromote = true>
+          bool kPromote = true, bool kPrepA = false>
 struct WarpMma {
   static constexpr int MT = WM / 16;
   static constexpr int NT = WN / 8;
 
   static __device__ __forceinline__ void run(float (&acc)[MT][NT][4], const E* sa, const E* sb,
-                                             int wm0, int wn0) {
+                                             int wm0, int wn0, const E* sa_lo = nullptr) {
     const int lane = threadIdx.x & 31;
     const int g = lane >> 2, t = lane & 3;
     if constexpr (IsF32<E>::value && SameType<Precision, Ieee>::value) {
@@ -279,10 +282,21 @@ struct WarpMma {
           const int r = wm0 + mt * 16 + g;
           const float x[4] = {TileA::at(sa, r, kk + t), TileA::at(sa, r + 8, kk + t),
                               TileA::at(sa, r, kk + t + 4), TileA::at(sa, r + 8, kk + t + 4)};
+          if constexpr (kPrepA) {
 #pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            if constexpr (kSplit) tf32_split(x[i], ah[mt][i], al[mt][i]);
-            else ah[mt][i] = tf32_rna(x[i]);
+            for (int i = 0; i < 4; ++i) ah[mt][i] = __float_as_uint(x[i]);
+            if constexpr (kSplit) {
+              const float y[4] = {TileA::at(sa_lo, r, kk + t), TileA::at(sa_lo, r + 8, kk + t),
+                                  TileA::at(sa_lo, r, kk + t + 4), TileA::at(sa_lo, r + 8, kk + t + 4)};
+#pragma unroll
+              for (int i = 0; i < 4; ++i) al[mt][i] = __float_as_uint(y[i]);
+            }
+          } else {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+              if constexpr (kSplit) tf32_split(x[i], ah[mt][i], al[mt][i]);
+              else ah[mt][i] = tf32_rna(x[i]);
+            }
           }
         }
 #pragma unroll
@@ -674,16 +688,30 @@ struct SplitKReduce {
 
 // ---------------------------------------------------------------------------------------------
 // Small K: one k tile holds all of K. See the contract at the top.
+// kPrepA: convert the A block to tf32 (hi, and lo for 3xTF32 in a second A-sized buffer) once
+// per row block, not once per tile (ignored for Ieee).
 template <class Precision, class Index, long long M_, long long N_, int K_, long long lda,
-          long long ldb, long long ldc, int BM, int BN, int WM, int WN>
+          long long ldb, long long ldc, int BM, int BN, int WM, int WN, bool kPrepA_ = false>
 struct SmallK {
   using TileA = SmemTile<float, BM, K_, true>;    // A block [BM][K] (k contiguous)
   using TileB = SmemTile<float, BN, K_, false>;   // B block [K][BN] (n contiguous)
   static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
   static constexpr int MT = WM / 16, NT = WN / 8;
-  using Warp = WarpMma<float, Precision, WM, WN, K_, TileA, TileB, (K_ > 128)>;
-  static constexpr int kSmemBytes = TileA::kBytes + 2 * TileB::kBytes;
+  static constexpr bool kPrepA = kPrepA_ && !SameType<Precision, Ieee>::value;
+  static constexpr bool kALo = kPrepA && SameType<Precision, Tf32x3>::value;
+  using Warp = WarpMma<float, Precision, WM, WN, K_, TileA, TileB, (K_ > 128), kPrepA>;
+  static constexpr int kSmemBytes = (kALo ? 2 : 1) * TileA::kBytes + 2 * TileB::kBytes;
+
+  // In place: A -> tf32_rna(A) (as f32 bits), and A - that into sa_lo for 3xTF32.
+  static __device__ __forceinline__ void prep_a(float* sa, float* sa_lo) {
+    for (int i = threadIdx.x; i < TileA::kElems; i += kThreads) {
+      const float x = sa[i];
+      const float hi = __uint_as_float(tf32_rna(x));
+      sa[i] = hi;
+      if constexpr (kALo) sa_lo[i] = x - hi;
+    }
+  }
   static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
   static constexpr long long kTiles = kTilesM * kTilesN;
   static_assert(K_ % 8 == 0, "SmallK needs K % 8 == 0");
@@ -697,6 +725,8 @@ struct SmallK {
     auto sb = [&](long long i) {
       return reinterpret_cast<float*>(smem + TileA::kBytes + int(i & 1) * TileB::kBytes);
     };
+    float* sa_lo = reinterpret_cast<float*>(smem + TileA::kBytes + 2 * TileB::kBytes);
+    bool a_fresh = true;  // the A block in shared memory has not been converted yet
     const long long begin = kTiles * blockIdx.x / gridDim.x;
     const long long end = kTiles * (blockIdx.x + 1) / gridDim.x;
     if (begin >= end) return;
@@ -723,6 +753,13 @@ struct SmallK {
         cp_async_wait<0>();
       }
       __syncthreads();
+      if constexpr (kPrepA) {
+        if (a_fresh) {
+          prep_a(sa, sa_lo);
+          __syncthreads();
+          a_fresh = false;
+        }
+      }
       float acc[MT][NT][4];
 #pragma unroll
       for (int a = 0; a < MT; ++a)
@@ -730,12 +767,13 @@ struct SmallK {
         for (int b = 0; b < NT; ++b)
 #pragma unroll
           for (int c = 0; c < 4; ++c) acc[a][b][c] = 0.f;
-      Warp::run(acc, sa, cur_b, wm0, wn0);
+      Warp::run(acc, sa, cur_b, wm0, wn0, sa_lo);
       __syncthreads();  // every warp is done with sa and cur_b
       if (has_next && !same_row) {  // new row block: refill A (rare) and the next B
         la.load(sa, tm_next * BM, 0);
         lb.load(next_b, tn_next * BN, 0);
         cp_async_commit();
+        a_fresh = true;
       }
       float rmax[MT][2], rsum[MT][2];
       const MatrixOut<float, Index, true, true> out{C, Index(ldc), Index(M_), Index(N_), Index(0)};
