@@ -14,9 +14,10 @@
 //   - a Softmax over the last axis right after the epilogue chain is claimed: the Gemm
 //     writes the epilogue values and per-tile row statistics (max, sum of exp), and
 //     SoftmaxFinalize normalizes in place — one extra light pass over the output;
-//   - the same softmax after a matmul whose tiles cannot give every SM two CTAs and whose K is
-//     long (linear layers with a small batch: W streaming bound): GemmSplitK, then
-//     SplitKSoftmax adds the slices per row, applies the epilogue and normalizes in one pass.
+//   - an f32 matmul whose 128x128 tiles cannot give every SM two CTAs and whose K is long
+//     (linear layers with a small batch: W streaming bound): GemmSplitK with 128x128 tiles;
+//     then SplitKSoftmax (a following softmax: adds the slices per row, applies the epilogue
+//     and normalizes in one pass) or SplitKReduce (the epilogue).
 // SmallK and split-K kernels set `min_blocks` (CTAs per SM), which becomes the second
 // __launch_bounds__ argument so the registers allow that many resident CTAs.
 // Conv2d: DepthwiseDirect when groups == C (memory-bound), else ConvNchw (implicit GEMM).
@@ -167,24 +168,27 @@ unsigned as_grid(std::int64_t v) {
   return static_cast<unsigned>(v);
 }
 
-// A softmax over rows after a matmul whose 128x128 tiles cannot give every SM two CTAs (and K
-// is long): split K so that the GPU is full, GemmSplitK writes the partial sums, and one
-// SplitKSoftmax kernel per row adds them (fixed order), applies the epilogue and normalizes.
-// The output (batch*M x N f32) is written once; no row-statistics workspace.
+// An f32 matmul whose 128x128 tiles cannot give every SM two CTAs while K is long (a linear
+// layer with a small batch: bound by streaming W): split K so that the GPU is full. GemmSplitK
+// writes the partial sums; a following softmax over rows is fused with the reduction
+// (SplitKSoftmax: one CTA per row adds the slices in a fixed order, applies the epilogue and
+// normalizes, writing the output once), otherwise SplitKReduce adds them and applies the
+// epilogue.
 //   tf32: 8 warps of 64x32, 3 stages (110 KB), 2 CTAs per SM (registers capped at 128);
-//   3xTF32 (needs acc + part, 128 registers for a 64x32 warp tile): 16 warps of 32x32, 4
-//   stages, 1 CTA per SM. Splits: as many as fill one wave of resident CTAs (at least 2).
-void plan_split_k_softmax(Planner& p, PlannedKernel& kn, std::int64_t M, std::int64_t N, std::int64_t K,
-                          std::int64_t batch, std::int64_t tiles, bool a_k, bool b_k, const std::string& why) {
+//   3xTF32 (acc + part need 128 registers for a 64x32 warp tile) and ieee: 16 warps of 32x32,
+//   4 stages, 1 CTA per SM. Splits: as many as fill one wave of resident CTAs (at least 2).
+void plan_split_k_wide(Planner& p, PlannedKernel& kn, std::int64_t M, std::int64_t N, std::int64_t K,
+                       std::int64_t batch, std::int64_t tiles, bool a_k, bool b_k, const std::string& why,
+                       bool softmax, bool vec_c, bool stream_c) {
   auto& P = kn.params;
   const std::int64_t sms = p.target().sm_count;
-  const bool x3 = P["precision"] == 2;
-  const std::int64_t bm = 128, bn = 128, bk = 32, wm = x3 ? 32 : 64, wn = 32;
+  const bool tf32 = P["precision"] == 1;
+  const std::int64_t bm = 128, bn = 128, bk = 32, wm = tf32 ? 64 : 32, wn = 32;
   const std::int64_t threads = 32 * (bm / wm) * (bn / wn);
-  std::int64_t stages = x3 ? 4 : 3;
+  std::int64_t stages = tf32 ? 3 : 4;
   while (stages > 2 && engine_smem(4, bm, bn, bk, wn, stages, a_k, b_k) > smem_limit(p.target())) --stages;
   const std::int64_t smem = engine_smem(4, bm, bn, bk, wn, stages, a_k, b_k);
-  const std::int64_t per_sm = x3 ? 1 : ctas_by_smem(p.target(), smem, 2);
+  const std::int64_t per_sm = tf32 ? ctas_by_smem(p.target(), smem, 2) : 1;
   const std::int64_t splits =
       std::clamp<std::int64_t>(per_sm * sms / tiles, 2, std::max<std::int64_t>(2, std::min<std::int64_t>(16, K / 512)));
   P["bm"] = bm, P["bn"] = bn, P["bk"] = bk, P["wm"] = wm, P["wn"] = wn, P["stages"] = stages;
@@ -197,24 +201,35 @@ void plan_split_k_softmax(Planner& p, PlannedKernel& kn, std::int64_t M, std::in
   kn.shared_bytes = static_cast<unsigned>(smem);
   kn.grid = {as_grid(ceil_div(N, bn)), as_grid(ceil_div(M, bm)), as_grid(batch * splits)};
   kn.reason = fmt::format("matmul {}x{}x{} batch {}: only {} 128x128 tiles for {} SMs and K is long: split-K into {} "
-                          "slices ({} CTAs, {} per SM resident, {}x{} warp tiles, BK {}, {} stages); the softmax on "
-                          "line {} is fused into the reduce kernel (epilogue, row statistics, normalize); {}",
+                          "slices ({} CTAs, {} per SM resident, {}x{} warp tiles, BK {}, {} stages); {}; {}",
                           M, N, K, batch, tiles, sms, splits, tiles * splits, per_sm, wm, wn, bk, stages,
-                          p.node(kn.stores[0].node).loc.line, why);
+                          softmax ? fmt::format("the softmax on line {} is fused into the reduce kernel (epilogue, row "
+                                                "statistics, normalize)", p.node(kn.stores[0].node).loc.line)
+                                  : std::string("a deterministic reduce kernel applies the epilogue"),
+                          why);
   PlannedKernel reduce;
   reduce.anchor = kn.anchor;
-  reduce.template_name = "gemm_split_k_softmax";
   reduce.stores = std::move(kn.stores);
   reduce.params = P;
   reduce.params.erase("min_blocks");
-  // A float4 per thread per 2 KB of row keeps N <= 16384 in registers with 512 threads.
-  const std::int64_t threads_r = N >= 8192 ? 512 : N >= 2048 ? 256 : 128;
-  reduce.params["threads"] = threads_r;
   reduce.args.push_back(buffer_arg(p, ws, false));
-  reduce.block = {static_cast<unsigned>(threads_r), 1, 1};
-  reduce.grid = {as_grid(batch * M), 1, 1};
-  reduce.reason = fmt::format("one CTA per row: sums the {} split-K slices in a fixed order, epilogue, softmax over {} "
-                              "columns, one write", splits, N);
+  if (softmax) {
+    reduce.template_name = "gemm_split_k_softmax";
+    // A float4 per thread per 2 KB of row keeps N <= 16384 in registers with 512 threads.
+    const std::int64_t threads_r = N >= 8192 ? 512 : N >= 2048 ? 256 : 128;
+    reduce.params["threads"] = threads_r;
+    reduce.block = {static_cast<unsigned>(threads_r), 1, 1};
+    reduce.grid = {as_grid(batch * M), 1, 1};
+    reduce.reason = fmt::format("one CTA per row: sums the {} split-K slices in a fixed order, epilogue, softmax over "
+                                "{} columns, one write", splits, N);
+  } else {
+    reduce.template_name = "gemm_split_k_reduce";
+    reduce.params["vec_c"] = vec_c;
+    reduce.params["stream_c"] = stream_c;
+    reduce.block = {256, 1, 1};
+    reduce.grid = {as_grid(ceil_div(batch * M * N, 256)), 1, 1};
+    reduce.reason = fmt::format("sums the {} split-K slices in a fixed order, then the epilogue", splits);
+  }
   kn.stores.clear();
   kn.args.push_back(buffer_arg(p, ws, true));
   p.add_followup(std::move(reduce));
@@ -291,8 +306,8 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   }
   const std::int64_t bk = 32;
   const std::int64_t tiles = ceil_div(M, bm) * ceil_div(N, bn) * batch;
-  if (softmax && f32 && tiles < 2 * sms && K >= kLongK) {
-    plan_split_k_softmax(p, kn, M, N, K, batch, tiles, a_k, b_k, why);
+  if (f32 && bm == 128 && tiles < 2 * sms && K >= kLongK) {
+    plan_split_k_wide(p, kn, M, N, K, batch, tiles, a_k, b_k, why, softmax, vec_c, stream_c);
     return;
   }
   const std::int64_t threads = 32 * (bm / wm) * (bn / wn);

@@ -210,6 +210,17 @@ TEST_CASE("matmul shapes: batch broadcast, transposes, split-K, permuted operand
   CHECK(sk.plan.kernels[1].template_name == "gemm_split_k_reduce");
   CHECK(has(sk.sources[0].text, "kiln::gemm::GemmSplitK<float, kiln::Tf32x3, Index"));
   CHECK(has(sk.sources[1].text, "Reduce::run(ws_"));
+  // A linear layer with a small batch (128 x 16384 x 16384, tf32 by the op): 128 tiles of
+  // 128x128 cannot give every SM two CTAs and K is long: split-K with 128x128 tiles, 2 CTAs per
+  // SM, then the reduce kernel applies bias + relu.
+  const Case wide{"matmul.kiln", "gemm_bias_relu", {{"B", 128}, {"IN", 16384}, {"OUT", 16384}}, "wide"};
+  const auto lin = generate(wide);
+  REQUIRE(lin.plan.kernels.size() == 2);
+  CHECK(lin.plan.kernels[0].template_name == "gemm_split_k");
+  CHECK(lin.plan.kernels[0].grid.z == 2);
+  CHECK(has(lin.sources[0].text, "__launch_bounds__(256, 2)"));
+  CHECK(lin.plan.kernels[1].template_name == "gemm_split_k_reduce");
+  CHECK(has(lin.sources[1].text, "in_bias[col]"));
   // With a bias + relu epilogue, the reduce kernel applies it.
   const auto skb = generate("gemm_bias_relu", "splitk");
   REQUIRE(skb.plan.kernels.size() == 2);
