@@ -168,6 +168,41 @@ unsigned as_grid(std::int64_t v) {
   return static_cast<unsigned>(v);
 }
 
+// The kernel after a GemmSplitK (kn, whose params hold m, n, batch, split_k, workspace): the
+// reduce kernel takes over kn's stores and epilogue. With a softmax over rows, SplitKSoftmax
+// (one CTA per row); otherwise SplitKReduce (one thread per output).
+void add_split_k_reduce(Planner& p, PlannedKernel& kn, bool softmax, bool vec_c, bool stream_c) {
+  const std::int64_t M = kn.params.at("m"), N = kn.params.at("n"), batch = kn.params.at("batch");
+  const std::int64_t splits = kn.params.at("split_k");
+  const int ws = static_cast<int>(kn.params.at("workspace"));
+  PlannedKernel reduce;
+  reduce.anchor = kn.anchor;
+  reduce.stores = std::move(kn.stores);
+  reduce.params = kn.params;
+  reduce.params.erase("min_blocks");
+  reduce.args.push_back(buffer_arg(p, ws, false));
+  if (softmax) {
+    reduce.template_name = "gemm_split_k_softmax";
+    // A float4 per thread per 2 KB of row keeps N <= 16384 in registers with 512 threads.
+    const std::int64_t threads = N >= 8192 ? 512 : N >= 2048 ? 256 : 128;
+    reduce.params["threads"] = threads;
+    reduce.block = {static_cast<unsigned>(threads), 1, 1};
+    reduce.grid = {as_grid(batch * M), 1, 1};
+    reduce.reason = fmt::format("one CTA per row: sums the {} split-K slices in a fixed order, epilogue, softmax over "
+                                "{} columns, one write", splits, N);
+  } else {
+    reduce.template_name = "gemm_split_k_reduce";
+    reduce.params["vec_c"] = vec_c;
+    reduce.params["stream_c"] = stream_c;
+    reduce.block = {256, 1, 1};
+    reduce.grid = {as_grid(ceil_div(batch * M * N, 256)), 1, 1};
+    reduce.reason = fmt::format("sums the {} split-K slices in a fixed order, then the epilogue", splits);
+  }
+  kn.stores.clear();
+  kn.args.push_back(buffer_arg(p, ws, true));
+  p.add_followup(std::move(reduce));
+}
+
 // An f32 matmul whose 128x128 tiles cannot give every SM two CTAs while K is long (a linear
 // layer with a small batch: bound by streaming W): split K so that the GPU is full. GemmSplitK
 // writes the partial sums; a following softmax over rows is fused with the reduction
@@ -207,32 +242,7 @@ void plan_split_k_wide(Planner& p, PlannedKernel& kn, std::int64_t M, std::int64
                                                 "statistics, normalize)", p.node(kn.stores[0].node).loc.line)
                                   : std::string("a deterministic reduce kernel applies the epilogue"),
                           why);
-  PlannedKernel reduce;
-  reduce.anchor = kn.anchor;
-  reduce.stores = std::move(kn.stores);
-  reduce.params = P;
-  reduce.params.erase("min_blocks");
-  reduce.args.push_back(buffer_arg(p, ws, false));
-  if (softmax) {
-    reduce.template_name = "gemm_split_k_softmax";
-    // A float4 per thread per 2 KB of row keeps N <= 16384 in registers with 512 threads.
-    const std::int64_t threads_r = N >= 8192 ? 512 : N >= 2048 ? 256 : 128;
-    reduce.params["threads"] = threads_r;
-    reduce.block = {static_cast<unsigned>(threads_r), 1, 1};
-    reduce.grid = {as_grid(batch * M), 1, 1};
-    reduce.reason = fmt::format("one CTA per row: sums the {} split-K slices in a fixed order, epilogue, softmax over "
-                                "{} columns, one write", splits, N);
-  } else {
-    reduce.template_name = "gemm_split_k_reduce";
-    reduce.params["vec_c"] = vec_c;
-    reduce.params["stream_c"] = stream_c;
-    reduce.block = {256, 1, 1};
-    reduce.grid = {as_grid(ceil_div(batch * M * N, 256)), 1, 1};
-    reduce.reason = fmt::format("sums the {} split-K slices in a fixed order, then the epilogue", splits);
-  }
-  kn.stores.clear();
-  kn.args.push_back(buffer_arg(p, ws, true));
-  p.add_followup(std::move(reduce));
+  add_split_k_reduce(p, kn, softmax, vec_c, stream_c);
 }
 
 void plan_matmul(Planner& p, PlannedKernel& kn) {
@@ -328,20 +338,7 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
     kn.reason = fmt::format("matmul {}x{}x{} batch {}: {} tiles, K long: split-K into {} slices (workspace, "
                             "deterministic reduce kernel applies the epilogue); {}; {}", M, N, K, batch, tiles, splits,
                             tiles_why, why);
-    PlannedKernel reduce;
-    reduce.anchor = kn.anchor;
-    reduce.template_name = "gemm_split_k_reduce";
-    reduce.stores = std::move(kn.stores);
-    reduce.params = P;
-    reduce.params["vec_c"] = vec_c;
-    reduce.params["stream_c"] = stream_c;
-    reduce.args.push_back(buffer_arg(p, ws, false));
-    reduce.block = {256, 1, 1};
-    reduce.grid = {as_grid(ceil_div(batch * M * N, 256)), 1, 1};
-    reduce.reason = fmt::format("sums the {} split-K slices in a fixed order, then the epilogue", splits);
-    kn.stores.clear();
-    kn.args.push_back(buffer_arg(p, ws, true));
-    p.add_followup(std::move(reduce));
+    add_split_k_reduce(p, kn, false, vec_c, stream_c);
     return;
   }
 
