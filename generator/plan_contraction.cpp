@@ -210,15 +210,18 @@ void add_split_k_reduce(Planner& p, PlannedKernel& kn, bool softmax, bool vec_c,
 // normalizes, writing the output once), otherwise SplitKReduce adds them and applies the
 // epilogue.
 //   tf32: 8 warps of 64x32, 3 stages (110 KB), 2 CTAs per SM (registers capped at 128);
-//   3xTF32 (acc + part need 128 registers for a 64x32 warp tile) and ieee: 16 warps of 32x32,
-//   4 stages, 1 CTA per SM. Splits: as many as fill one wave of resident CTAs (at least 2).
+//   3xTF32: 8 warps of 64x32, 4 stages, 1 CTA per SM (acc + part: 204 registers);
+//   ieee: 16 warps of 32x32, 4 stages, 1 CTA per SM. Splits: as many as fill one wave of resident CTAs (at least 2).
 void plan_split_k_wide(Planner& p, PlannedKernel& kn, std::int64_t M, std::int64_t N, std::int64_t K,
                        std::int64_t batch, std::int64_t tiles, bool a_k, bool b_k, const std::string& why,
                        bool softmax, bool vec_c, bool stream_c) {
   auto& P = kn.params;
   const std::int64_t sms = p.target().sm_count;
   const bool tf32 = P["precision"] == 1;
-  const std::int64_t bm = 128, bn = 128, bk = 32, wm = tf32 ? 64 : 32, wn = 32;
+  // 3xTF32 with 8 warps of 64x32 (204 registers, 1 CTA per SM) measured 1.292 ms on the linear
+  // seed against 1.394 for 16 warps of 32x32 (bench/results/2026-11-22-h100-run5).
+  const bool x3 = P["precision"] == 2;
+  const std::int64_t bm = 128, bn = 128, bk = 32, wm = tf32 || x3 ? 64 : 32, wn = 32;
   const std::int64_t threads = 32 * (bm / wm) * (bn / wn);
   std::int64_t stages = tf32 ? 3 : 4;
   while (stages > 2 && engine_smem(4, bm, bn, bk, wn, stages, a_k, b_k) > smem_limit(p.target())) --stages;
@@ -281,22 +284,28 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   const bool vec_c = aligned && N % 4 == 0;
   const bool stream_c = out_bytes > kStreamBytes && !softmax;
 
-  // Small K: the whole K in one tile, persistent CTAs; bound by the stores of C. 128x64 tiles
-  // of 8 warps of 32x32 keep the A block resident, read B once per 128 output rows (as 128x128
-  // tiles do) and need <= 128 registers, so two CTAs fit per SM (72 KB of shared memory each):
-  // one CTA's stores of C drain while the other computes its next tile. (128x128 tiles with
-  // 64x32 warps spill under the 128-register cap.)
-  const std::int64_t sk_bm = 128, sk_bn = 64;
+  // Small K: the whole K in one tile, persistent CTAs; bound by the stores of C. What the H100
+  // harness (bench/standalone/gemm_check.cu, bench/results/2026-11-22-h100-run5) measured on
+  // 32768x64 . 64x32768:
+  //   tf32: 128x64 tiles of 4 warps of 64x32, 3 CTAs per SM (64 KB of shared memory each, no
+  //     spills under 168 registers) 1.597 ms, ahead of 128x128 at 1 per SM (1.613) and 128x64 of
+  //     32x32 warps at 2 per SM (1.663): with three CTAs one's stores of C drain while the
+  //     others compute.
+  //   3xTF32 (twice the registers per warp tile): 128x128 tiles of 8 warps of 64x32 at 1 per SM
+  //     2.677 ms; 2 per SM was slower (2.944) and 3 per SM spills.
+  const bool sk_tf32 = precision == 1;
+  const std::int64_t sk_bm = 128, sk_bn = sk_tf32 ? 64 : 128, sk_wm = 64, sk_wn = 32;
+  const std::int64_t sk_threads = 32 * (sk_bm / sk_wm) * (sk_bn / sk_wn);
   const std::int64_t small_k_smem = tile_bytes(4, sk_bm, K, true) + 2 * tile_bytes(4, sk_bn, K, false);
   if (f32 && stored == DType::f32 && !softmax && batch == 1 && !a.col_major && !b.col_major && K <= 128 && K % 8 == 0 && aligned &&
       a.ld % 4 == 0 && b.ld % 4 == 0 && N % 4 == 0 && ceil_div(M, sk_bm) * ceil_div(N, sk_bn) >= 8 * sms &&
       small_k_smem <= smem_limit(p.target())) {
     kn.template_name = "gemm_small_k";
-    P["bm"] = sk_bm, P["bn"] = sk_bn, P["wm"] = 32, P["wn"] = 32;
+    P["bm"] = sk_bm, P["bn"] = sk_bn, P["wm"] = sk_wm, P["wn"] = sk_wn;
     const std::int64_t tiles = ceil_div(M, sk_bm) * ceil_div(N, sk_bn);
-    const std::int64_t per_sm = ctas_by_smem(p.target(), small_k_smem, 2);
+    const std::int64_t per_sm = ctas_by_smem(p.target(), small_k_smem, sk_tf32 ? 3 : 1);
     P["min_blocks"] = per_sm;
-    kn.block = {256, 1, 1};
+    kn.block = {static_cast<unsigned>(sk_threads), 1, 1};
     kn.grid = {as_grid(std::min(tiles, per_sm * sms)), 1, 1};
     kn.shared_bytes = static_cast<unsigned>(small_k_smem);
     kn.reason = fmt::format("matmul {}x{}x{}: K = {} fits one tile: SmallK (no K loop), {} persistent CTAs ({} per "
