@@ -1,5 +1,7 @@
 // Planning of the memory-bound template family: reductions (reduce_inner,
-// reduce_outer, reduce_finish), scans (scan_rows) and row normalizations (rownorm).
+// reduce_outer, reduce_finish; reduce_chain over non-adjacent axes), scans (scan_rows
+// block or look-back along the last axis, scan_strided[_totals] along any other) and row
+// normalizations (rownorm).
 //
 // [Note: every anchor is a [outer, len, inner] view]
 // A reduction over adjacent axes, a scan along an axis and a softmax along an
@@ -112,6 +114,18 @@ void add_finish(Planner& p, PlannedKernel& kn, std::int64_t n_out, std::int64_t 
   p.add_followup(std::move(fin));
 }
 
+// True when every stored tensor that the expression `n` reads has elements of `bytes` bytes:
+// then the template's tile (counted in 16-byte vectors of the streamed tensor) is the one
+// the planner computes from the operand's type.
+bool leaves_have_width(const Planner& p, ir::NodeId n, std::size_t bytes) {
+  if (const int b = p.leaf_buffer(n); b >= 0) return dtype_size(p.buffer(b).dtype) == bytes;
+  const auto& node = p.node(n);
+  if (node.kind == ir::OpKind::Scalar || node.kind == ir::OpKind::Literal) return true;
+  for (ir::NodeId op : node.operands)
+    if (!leaves_have_width(p, op, bytes)) return false;
+  return true;
+}
+
 // The type of the values a chained stage hands to the next (the combiner's C).
 DType chain_dtype(DType operand) { return operand == DType::f16 || operand == DType::bf16 ? DType::f32 : operand; }
 
@@ -177,6 +191,8 @@ void plan_reduction_chain(Planner& p, PlannedKernel& kn, const std::vector<int>&
     k.params["count"] = count;
     k.params["src"] = src;
     const int elem = st == 0 ? element_bytes(p, operand) : static_cast<int>(dtype_size(cdt));
+    // 16-byte column vectors are sized by the streamed tensor's type: only when it is the operand's.
+    const bool vectors = p.target().aligned16 && (st > 0 || leaves_have_width(p, operand, static_cast<std::size_t>(elem)));
     std::string how;
     if (b.inner == 1) {
       const bool warp = launch::reduce_inner_use_warp(b.outer, b.len, sms);
@@ -189,7 +205,7 @@ void plan_reduction_chain(Planner& p, PlannedKernel& kn, const std::vector<int>&
                            : launch::reduce_inner_block_geometry(b.outer, launch::InnerSplit{1, b.len}, threads, 0));
       how = fmt::format("reduce_inner {} ({} rows of {})", warp ? "warp" : "block", b.outer, b.len);
     } else {
-      const int vec = p.target().aligned16 ? launch::reduce_outer_vec(b.inner, elem) : 1;
+      const int vec = vectors ? launch::reduce_outer_vec(b.inner, elem) : 1;
       const int threads = launch::reduce_outer_threads(b.inner, vec);
       k.params["variant"] = 2;
       k.params["threads"] = threads;
@@ -284,18 +300,6 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   if (split.splits > 1) add_finish(p, kn, b.outer * b.inner, split.splits, b.len, acc);
 }
 
-// True when every stored tensor that the expression `n` reads has elements of `bytes` bytes:
-// then the template's tile (counted in 16-byte vectors of the streamed tensor) is the one
-// the planner computes from the operand's type.
-bool leaves_have_width(const Planner& p, ir::NodeId n, std::size_t bytes) {
-  if (const int b = p.leaf_buffer(n); b >= 0) return dtype_size(p.buffer(b).dtype) == bytes;
-  const auto& node = p.node(n);
-  if (node.kind == ir::OpKind::Scalar || node.kind == ir::OpKind::Literal) return true;
-  for (ir::NodeId op : node.operands)
-    if (!leaves_have_width(p, op, bytes)) return false;
-  return true;
-}
-
 // Scans along a non-last axis: a thread per column, chunked along the axis when the columns
 // cannot fill the GPU (then scan_strided_totals runs first). See [Note: the strided-axis scan]
 // in templates/kiln/scan.cuh.
@@ -384,8 +388,8 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   kn.args.push_back(workspace_arg(ws, DType::i32, true));
   kn.zero_before.push_back(ws);
   set_geometry(kn, geo);
-  kn.reason = fmt::format("scan along contiguous rows, few and long ({} rows of {} < 2 per SM): decoupled look-back, "
-                          "a block per {}-element tile ({} tiles), flags zeroed before the launch; {}",
+  kn.reason = fmt::format("scan along contiguous rows, few and long ({} rows of {}: fewer than 2 per SM): decoupled "
+                          "look-back, a block per {}-element tile ({} tiles), its flags zeroed before the launch; {}",
                           b.outer, b.len, tile, geo.grid.x, idx);
 }
 
