@@ -229,7 +229,7 @@ void plan_reduction_chain(Planner& p, PlannedKernel& kn, const std::vector<int>&
                            st + 1, stages, first, last, how);
     if (st > 0) p.add_followup(std::move(stage));
   }
-  kn.reason += fmt::format("; {} over {} elements per output", index_reason(kn, numel(p.shape(operand))), count);
+  kn.reason += fmt::format("; {} elements reduced per output; {}", count, index_reason(kn, numel(p.shape(operand))));
 }
 
 void plan_reduction(Planner& p, PlannedKernel& kn) {
