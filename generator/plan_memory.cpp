@@ -369,8 +369,7 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   // The template derives its tile from the streamed tensor's type: plan the look-back grid
   // only when that is the operand's width.
   const bool lookback = prefer && leaves_have_width(p, a.operands[0], static_cast<std::size_t>(elem));
-  if (!lookback) {
-    kn.params["lookback"] = 0;
+  if (!lookback) {   // (no "lookback" param: the block-per-row plans read as they always have)
     set_geometry(kn, launch::scan_rows_block_geometry(b.outer, kThreads));
     kn.reason = fmt::format("scan along contiguous rows: a block per row ({} rows of {}, {}-element tiles{}); {}",
                             b.outer, b.len, tile,
