@@ -236,21 +236,26 @@ void emit_reduce_finish(const Plan& plan, const PlannedKernel& kernel, UnitParts
 
 // ---------------------------------------------------------------- scans
 
+// The direction flags, the value type and the combiner every scan unit declares.
+void scan_op_constants(const ir::Node& anchor, CodeWriter& c) {
+  const std::string cty = compute_type(anchor.dtype);
+  c.line("constexpr bool kExclusive = {}, kReverse = {};", anchor.exclusive, anchor.reverse);
+  c.line("using C = {};", cty);
+  c.line("using Op = {};", combiner(anchor.kind, cty));
+}
+
 void emit_scan(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
   const auto& anchor = anchor_of(plan, kernel);
   const ir::NodeId operand = anchor.operands[0];
   const ir::NodeId primary = primary_leaf(plan, operand);
   CodeWriter c;
   begin_unit(plan, kernel, "scan.cuh", unit, c);
-  const std::string cty = compute_type(anchor.dtype);
   c.line("// {} of {} along axis {}{}{}", ir::op_kind_name(anchor.kind), dims_text(plan.bound->shape(operand)),
          anchor.axis, anchor.exclusive ? ", exclusive" : "", anchor.reverse ? ", reverse" : "");
   c.line("constexpr Index kRows = {}, kLen = {};", kernel.params.at("rows"), kernel.params.at("len"));
   c.line("constexpr int kThreads = {}, kVecs = {};  // 16-byte vectors per thread per tile", kernel.params.at("threads"),
          kernel.params.at("vecs"));
-  c.line("constexpr bool kExclusive = {}, kReverse = {};", anchor.exclusive, anchor.reverse);
-  c.line("using C = {};", cty);
-  c.line("using Op = {};", combiner(anchor.kind, cty));
+  scan_op_constants(anchor, c);
   unit.constants = c.str();
   CodeWriter w;
   write_load(plan, kernel, primary, w);
@@ -280,7 +285,6 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, UnitParts&
   const bool totals = kernel.template_name == "scan_strided_totals";
   CodeWriter c;
   begin_unit(plan, kernel, "scan.cuh", unit, c);
-  const std::string cty = compute_type(anchor.dtype);
   c.line("// {} of {} along axis {}{}{}, viewed as [outer, len, inner]", ir::op_kind_name(anchor.kind),
          dims_text(plan.bound->shape(operand)), anchor.axis, anchor.exclusive ? ", exclusive" : "",
          anchor.reverse ? ", reverse" : "");
@@ -290,9 +294,7 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, UnitParts&
          kernel.params.at("threads"), kernel.params.at("unroll"));
   c.line("constexpr Index kChunk = {};  // {} chunk(s) along the axis{}", kernel.params.at("chunk"),
          kernel.params.at("chunks"), kernel.params.at("chunks") > 1 ? " (grid.y)" : "");
-  c.line("constexpr bool kExclusive = {}, kReverse = {};", anchor.exclusive, anchor.reverse);
-  c.line("using C = {};", cty);
-  c.line("using Op = {};", combiner(anchor.kind, cty));
+  scan_op_constants(anchor, c);
   unit.constants = c.str();
   CodeWriter w;
   write_load(plan, kernel, primary, w);

@@ -16,68 +16,31 @@
 #include "generator/plan.h"
 #include "generator/templates.h"
 #include "golden.h"
+#include "memory_plan_util.h"
 #include "runtime/nvrtc.h"
 
 namespace {
 
-struct Case {
-  std::string file;   // specs/<file>.kiln
-  std::string op;
-  std::string tag;    // golden name suffix
-  std::map<std::string, std::int64_t> dims;   // empty: defaults
-};
-
-kiln::Plan plan_of(const Case& c, const std::string& arch = "sm_90") {
-  std::ifstream in(std::string(KILN_SOURCE_DIR) + "/specs/" + c.file + ".kiln");
-  std::stringstream text;
-  text << in.rdbuf();
-  auto spec = kiln::parse_spec(text.str(), "specs/" + c.file + ".kiln");
-  auto ir = kiln::check_op(spec, c.op, {});
-  std::map<std::string, kiln::ir::DimValue> given;
-  for (const auto& [name, value] : c.dims) given[name] = {value, "test"};
-  auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(ir, given));
-  return kiln::make_plan(bound, kiln::Target::for_arch(arch));
-}
-
-kiln::Plan plan_of_text(const std::string& text, const std::string& op) {
-  auto spec = kiln::parse_spec(text, op + ".kiln");
-  auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), {}));
-  return kiln::make_plan(bound, kiln::Target::for_arch("sm_90"));
-}
-
-const kiln::TemplateLibrary& library() {
-  static const kiln::TemplateLibrary lib;
-  return lib;
-}
-
-std::vector<kiln::KernelSource> sources_of(const kiln::Plan& plan) { return kiln::emit(plan, library()); }
-
-std::string all_sources(const std::vector<kiln::KernelSource>& sources) {
-  std::string s;
-  for (const auto& k : sources) s += "// ==== " + k.file_name + "\n" + k.text + "\n";
-  return s;
-}
-
-bool contains(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+using namespace memory_plan_test;
 
 const std::vector<Case>& cases() {
   static const std::vector<Case> all = {
-      {"scans", "cumsum_cols", "default", {}},
-      {"scans", "cumsum_cols", "odd", {{"R", 7}, {"C", 3}}},
-      {"scans", "cumsum_mid_exclusive", "default", {}},
-      {"scans", "cumsum_mid_exclusive", "odd", {{"B", 1}, {"M", 1001}, {"N", 5}}},
-      {"scans", "cummin_mid_reverse", "default", {}},
-      {"scans", "cumprod_cols_exclusive_reverse", "default", {}},
-      {"scans", "cummax_cols_epilogue", "default", {}},
-      {"scans", "cumsum_long_rows", "default", {}},
-      {"scans", "cumsum_long_rows", "odd", {{"B", 3}, {"N", 100003}}},
-      {"reductions", "sum_outer_inner", "default", {}},
-      {"reductions", "sum_outer_inner", "odd", {{"A", 7}, {"B", 1}, {"C", 33}}},
-      {"reductions", "mean_outer_inner_keepdims", "default", {}},
-      {"reductions", "max_nonadjacent", "default", {}},
-      {"reductions", "min_0_2", "default", {}},
-      {"reductions", "logsumexp_nonadjacent", "default", {}},
-      {"reductions", "sumsq_1_3", "default", {}},
+      {"scans", "cumsum_cols", "default", {}, {}},
+      {"scans", "cumsum_cols", "odd", {{"R", 7}, {"C", 3}}, {}},
+      {"scans", "cumsum_mid_exclusive", "default", {}, {}},
+      {"scans", "cumsum_mid_exclusive", "odd", {{"B", 1}, {"M", 1001}, {"N", 5}}, {}},
+      {"scans", "cummin_mid_reverse", "default", {}, {}},
+      {"scans", "cumprod_cols_exclusive_reverse", "default", {}, {}},
+      {"scans", "cummax_cols_epilogue", "default", {}, {}},
+      {"scans", "cumsum_long_rows", "default", {}, {}},
+      {"scans", "cumsum_long_rows", "odd", {{"B", 3}, {"N", 100003}}, {}},
+      {"reductions", "sum_outer_inner", "default", {}, {}},
+      {"reductions", "sum_outer_inner", "odd", {{"A", 7}, {"B", 1}, {"C", 33}}, {}},
+      {"reductions", "mean_outer_inner_keepdims", "default", {}, {}},
+      {"reductions", "max_nonadjacent", "default", {}, {}},
+      {"reductions", "min_0_2", "default", {}, {}},
+      {"reductions", "logsumexp_nonadjacent", "default", {}, {}},
+      {"reductions", "sumsq_1_3", "default", {}, {}},
   };
   return all;
 }
@@ -96,7 +59,7 @@ TEST_CASE("strided scans, look-back scans, chained reductions: plan text and sou
 
 TEST_CASE("strided scans: template choices") {
   SUBCASE("cummin over axis 1 of 64x128x8192: one scan_strided pass, threads along the contiguous axis") {
-    const auto plan = plan_of({"scans", "cummin_mid_reverse", "", {}});
+    const auto plan = plan_of({"scans", "cummin_mid_reverse", "", {}, {}});
     REQUIRE(plan.kernels.size() == 1);
     CHECK(plan.kernels[0].template_name == "scan_strided");
     CHECK(plan.kernels[0].params.at("chunks") == 1);   // 64 * 32 blocks of 256 columns fill 132 SMs
@@ -106,13 +69,13 @@ TEST_CASE("strided scans: template choices") {
                         "static_cast<const C*>(nullptr)"));
   }
   SUBCASE("cumsum over axis 0 of 8192x4096: 4096 columns cannot fill the GPU, so the axis is chunked") {
-    const auto plan = plan_of({"scans", "cumsum_cols", "", {}});
+    const auto plan = plan_of({"scans", "cumsum_cols", "", {}, {}});
     REQUIRE(plan.kernels.size() == 2);
     CHECK(plan.kernels[0].params.at("chunks") > 1);
     CHECK(plan.kernels[0].grid.x * plan.kernels[0].grid.y >= 132u * 8u);   // a full wave of 256-thread blocks
   }
   SUBCASE("few columns down a long axis: chunk totals, then the scan reads them") {
-    const auto plan = plan_of({"scans", "cumsum_mid_exclusive", "", {}});
+    const auto plan = plan_of({"scans", "cumsum_mid_exclusive", "", {}, {}});
     REQUIRE(plan.kernels.size() == 2);
     CHECK(plan.kernels[0].template_name == "scan_strided_totals");
     CHECK(plan.kernels[1].template_name == "scan_strided");
@@ -126,7 +89,7 @@ TEST_CASE("strided scans: template choices") {
     CHECK(contains(srcs[1].text, "constexpr bool kExclusive = true, kReverse = false;"));
   }
   SUBCASE("the epilogue of a strided scan is fused into its store") {
-    const auto plan = plan_of({"scans", "cummax_cols_epilogue", "", {}});
+    const auto plan = plan_of({"scans", "cummax_cols_epilogue", "", {}, {}});
     const auto srcs = sources_of(plan);
     CHECK(contains(srcs.back().text, "kiln::MaxOp<float>"));
     CHECK(contains(srcs.back().text, "the result through the fused epilogue"));
@@ -134,7 +97,7 @@ TEST_CASE("strided scans: template choices") {
 }
 
 TEST_CASE("look-back scans: planned for few long rows, with the workspace zeroed before the launch") {
-  const auto plan = plan_of({"scans", "cumsum_long_rows", "", {}});
+  const auto plan = plan_of({"scans", "cumsum_long_rows", "", {}, {}});
   REQUIRE(plan.kernels.size() == 1);
   const auto& k = plan.kernels[0];
   CHECK(k.template_name == "scan_rows");
@@ -150,7 +113,7 @@ TEST_CASE("look-back scans: planned for few long rows, with the workspace zeroed
   const auto src = sources_of(plan)[0].text;
   CHECK(contains(src, "kiln::scan_rows_lookback<kThreads, kVecs, kExclusive, kReverse, Op>(in_x, out_y, ws_y_lookback"));
   // Many rows keep the block-per-row path and need no zeroing.
-  const auto many = plan_of({"scans", "cumsum_reverse", "", {}});
+  const auto many = plan_of({"scans", "cumsum_reverse", "", {}, {}});
   CHECK(many.kernels[0].params.count("lookback") == 0);
   CHECK(many.kernels[0].zero_before.empty());
   // An operand reading a tensor of another width: the template's tile would differ, so no look-back.
@@ -161,7 +124,7 @@ TEST_CASE("look-back scans: planned for few long rows, with the workspace zeroed
 
 TEST_CASE("reductions over non-adjacent axes: a chain of box reductions") {
   SUBCASE("sum over (0, 2) of 64x512x512: reduce axis 2 (rows), then axis 0 (columns)") {
-    const auto plan = plan_of({"reductions", "sum_outer_inner", "", {}});
+    const auto plan = plan_of({"reductions", "sum_outer_inner", "", {}, {}});
     REQUIRE(plan.kernels.size() == 2);
     CHECK(plan.kernels[0].template_name == "reduce_chain");
     CHECK(plan.kernels[0].params.at("inner") == 1);        // the innermost group first
@@ -175,7 +138,7 @@ TEST_CASE("reductions over non-adjacent axes: a chain of box reductions") {
     CHECK(contains(srcs[1].text, "kiln::reduce_outer<kThreads, kUnroll, kVec, Op>(ws_y_stage0, out_y"));
   }
   SUBCASE("mean divides once by the count of every stage") {
-    const auto plan = plan_of({"reductions", "mean_outer_inner_keepdims", "", {}});
+    const auto plan = plan_of({"reductions", "mean_outer_inner_keepdims", "", {}, {}});
     const auto srcs = sources_of(plan);
     REQUIRE(srcs.size() == 2);
     CHECK(contains(srcs[0].text, "using Op = kiln::SumOp<C>;"));
@@ -183,7 +146,7 @@ TEST_CASE("reductions over non-adjacent axes: a chain of box reductions") {
     CHECK(contains(srcs[1].text, "return a / C(kCount);"));
   }
   SUBCASE("a prologue runs in the first stage, an epilogue in the last") {
-    const auto plan = plan_of({"reductions", "sumsq_1_3", "", {}});
+    const auto plan = plan_of({"reductions", "sumsq_1_3", "", {}, {}});
     const auto srcs = sources_of(plan);
     REQUIRE(srcs.size() == 2);
     CHECK(contains(srcs[0].text, "(v0_0 * v0_0)"));   // x*x from the loaded element, in the first stage
