@@ -186,7 +186,12 @@ void emit_reduction(const Plan& plan, const PlannedKernel& kernel, UnitParts& un
   const bool outer = kernel.template_name == "reduce_outer";
   const bool warp = !outer && kernel.params.at("warp") == 1;
   c.line("constexpr int kThreads = {}, kUnroll = {};", kernel.params.at("threads"), kernel.params.at("unroll"));
-  if (outer) c.line("constexpr int kVec = {};  // columns per thread (16-byte loads when > 1)", kernel.params.at("vec"));
+  const bool rows = outer && kernel.params.count("cols") != 0;
+  if (rows)
+    c.line("constexpr int kCols = {};  // columns per thread, kThreads apart: a block sweeps whole rows",
+           kernel.params.at("cols"));
+  else if (outer)
+    c.line("constexpr int kVec = {};  // columns per thread (16-byte loads when > 1)", kernel.params.at("vec"));
   if (!warp)
     c.line("constexpr Index kSplits = {}, kChunk = {};  // {}", kernel.params.at("splits"), kernel.params.at("chunk"),
            kernel.params.at("splits") > 1 ? "split: partial states to the workspace, reduce_finish follows"
@@ -211,6 +216,10 @@ void emit_reduction(const Plan& plan, const PlannedKernel& kernel, UnitParts& un
   } else if (!outer) {
     unit.body = fmt::format("  kiln::reduce_inner_block<kThreads, kUnroll, Op>({}, {}, {}, kOuter, kRed, kSplits, kChunk, {});",
                             in, out, partials, functors(plan, kernel));
+  } else if (rows) {
+    unit.body = fmt::format(
+        "  kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>({}, {}, {}, kOuter, kRed, kInner, kSplits, kChunk, {});",
+        in, out, partials, functors(plan, kernel));
   } else {
     unit.body = fmt::format(
         "  kiln::reduce_outer<kThreads, kUnroll, kVec, Op>({}, {}, {}, kOuter, kRed, kInner, kSplits, kChunk, {});", in,

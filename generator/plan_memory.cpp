@@ -280,6 +280,29 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   }
   kn.template_name = "reduce_outer";
   const int vec = p.target().aligned16 ? launch::reduce_outer_vec(b.inner, elem) : 1;
+  if (launch::reduce_outer_use_rows(b.inner, vec)) {
+    constexpr int kThreads = launch::kOuterRowsThreads, kUnroll = 1;
+    const int cols = launch::reduce_outer_rows_cols(b.inner, kThreads);
+    const auto split = launch::reduce_outer_rows_split(b.outer, b.len, b.inner, kThreads, cols, sms);
+    kn.params["threads"] = kThreads;
+    kn.params["cols"] = cols;
+    kn.params["unroll"] = kUnroll;
+    kn.params["vec"] = 1;
+    kn.params["splits"] = split.splits;
+    kn.params["chunk"] = split.chunk;
+    set_geometry(kn, launch::reduce_outer_geometry(b.outer, b.inner, split, kThreads, cols, acc));
+    const std::int64_t tile = std::int64_t{kThreads} * cols;
+    kn.reason = fmt::format(
+        "reduced axis strided, inner {} % {} != 0: 4-byte columns; a block sweeps {} rows {}({} threads x {} "
+        "columns, {} loads in flight a thread), so its reads are contiguous and no sector is shared between column "
+        "strips; {}{} blocks; {}",
+        b.inner, 16 / elem, split.chunk, b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), kThreads,
+        cols, cols * kUnroll,
+        split.splits > 1 ? fmt::format("reduced axis split {} ways + reduce_finish for ", split.splits) : "",
+        kn.grid.x * kn.grid.y, idx);
+    if (split.splits > 1) add_finish(p, kn, b.outer * b.inner, split.splits, b.len, acc);
+    return;
+  }
   const int threads = launch::reduce_outer_threads(b.inner, vec);
   const int unroll = vec == 1 ? 8 : 4;
   const auto split = launch::reduce_outer_split(b.outer, b.len, b.inner, threads, vec, unroll, sms);
@@ -412,12 +435,11 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
     kn.reason = fmt::format("normalized axis strided (inner {}): a thread per column, two passes; {}", b.inner, idx);
     return;
   }
-  auto round_up = [](std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; };
   kn.params["strided"] = 0;
   constexpr int kWarpItems = 32;
   if (launch::rownorm_use_warp(b.outer, b.len, kWarpItems, sms)) {
     constexpr int kThreads = 256;
-    const std::int64_t items = std::max<std::int64_t>(v, round_up((b.len + 31) / 32, v));
+    const std::int64_t items = launch::rownorm_warp_items(b.len, v);
     kn.params["group"] = 32;
     kn.params["threads"] = kThreads;
     kn.params["items"] = items;
@@ -425,16 +447,19 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
     kn.reason = fmt::format("a warp per row ({} rows of {} in registers: one read, one write); {}", b.outer, b.len, idx);
     return;
   }
-  const int threads = b.len >= 8192 ? 1024 : 256;
-  const std::int64_t items = std::min<std::int64_t>(
-      std::max<std::int64_t>(16, v), std::max<std::int64_t>(v, round_up((b.len + threads - 1) / threads, v)));
+  const int threads = launch::rownorm_block_threads(b.outer, b.len, sms);
+  const std::int64_t items = launch::rownorm_block_items(b.len, threads, v);
   kn.params["group"] = threads;
   kn.params["threads"] = threads;
   kn.params["items"] = items;
   set_geometry(kn, launch::rownorm_block_geometry(b.outer, threads));
   const bool fits = b.len <= threads * items;
   kn.reason = fmt::format("a block of {} per row ({} rows of {}): {}; {}", threads, b.outer, b.len,
-                          fits ? "row held in registers, one pass" : "row longer than the block's registers, two passes",
+                          fits ? fmt::format("row held in registers ({} a thread), one pass: max, exp kept in place "
+                                             "and summed, times 1/sum",
+                                             items)
+                               : "row longer than the block's registers, two passes (online max/sum by chunks, "
+                                 "then re-read and write)",
                           idx);
 }
 

@@ -32,6 +32,7 @@ const std::vector<Case>& cases() {
       {"min_reduce", "min_reduce", "axis1", {}, {}},
       {"min_reduce", "min_reduce", "axis2", {}, {{"axis", 2}}},
       {"min_reduce", "min_reduce", "axis1_odd", {{"B", 1}, {"M", 7}, {"N", 5}}, {}},
+      {"min_reduce", "min_reduce", "axis1_wide", {{"B", 3}, {"M", 1001}, {"N", 4097}}, {}},   // two row tiles
       {"min_reduce", "min_reduce", "axis2_odd", {{"B", 3}, {"M", 1}, {"N", 4095}}, {{"axis", 2}}},
       {"reductions", "sum_rows", "default", {}, {}},
       {"reductions", "sum_rows", "odd", {{"B", 1}, {"N", 100003}}, {}},
@@ -53,6 +54,7 @@ const std::vector<Case>& cases() {
       {"scans", "cummax_rows", "odd", {{"B", 3}, {"N", 1}}, {}},
       {"norms", "softmax", "default", {}, {}},
       {"norms", "softmax", "odd", {{"B", 3}, {"N", 100003}}, {}},
+      {"norms", "softmax", "bench", {{"B", 32768}, {"N", 8192}}, {}},   // the issue-4 benchmark row
       {"norms", "log_softmax", "default", {}, {}},
       {"norms", "log_softmax", "odd", {{"B", 1}, {"N", 1}}, {}},
       {"norms", "layernorm", "default", {}, {}},
@@ -78,19 +80,23 @@ TEST_CASE("memory plans: plan text and generated source goldens") {
 }
 
 TEST_CASE("memory plans: template choices") {
-  SUBCASE("min over axis 1 of 128x4096x4095 is one reduce_outer kernel with 4-byte loads") {
+  SUBCASE("min over axis 1 of 128x4096x4095: reduce_outer sweeping whole rows, split 4 ways + reduce_finish") {
     const auto plan = plan_of({"min_reduce", "min_reduce", "", {}, {}});
-    REQUIRE(plan.kernels.size() == 1);
+    REQUIRE(plan.kernels.size() == 2);
     CHECK(plan.kernels[0].template_name == "reduce_outer");
-    // 4095 % 4 != 0: a column's next row is not 16-byte aligned, so kVec must be 1.
+    // 4095 % 4 != 0: a column's next row is not 16-byte aligned, so 4-byte columns...
     CHECK(plan.kernels[0].params.at("vec") == 1);
-    // 128 * 16 tiles of 256 columns fill 132 SMs: no split, no second kernel.
-    CHECK(plan.kernels[0].params.at("splits") == 1);
+    // ... and column strips would share edge sectors: a block owns all 4095 columns (256 threads x 16).
+    CHECK(plan.kernels[0].params.at("cols") == 16);
+    // 128 slices fill a quarter of the 4 x 132 resident blocks: 4 splits of 1024 rows, 512 blocks.
+    CHECK(plan.kernels[0].params.at("splits") == 4);
+    CHECK(plan.kernels[0].grid.x * plan.kernels[0].grid.y == 512);
+    CHECK(plan.kernels[1].template_name == "reduce_finish");
     // 128*4096*4095 = 2146959360 < 2^31 - 1: int32 indices still suffice.
     CHECK(!plan.kernels[0].index64);
     const auto src = sources_of(plan)[0].text;
     CHECK(contains(src, "using Index = int;"));
-    CHECK(contains(src, "kiln::reduce_outer<kThreads, kUnroll, kVec, Op>(in_x, out_y"));
+    CHECK(contains(src, "kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>(in_x, static_cast<float*>(nullptr)"));
   }
   SUBCASE("min over axis 2 (via the const) is reduce_inner, a warp per row") {
     const auto plan = plan_of({"min_reduce", "min_reduce", "", {}, {{"axis", 2}}});
