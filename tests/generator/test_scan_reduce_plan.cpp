@@ -187,4 +187,23 @@ TEST_CASE("strided scans, look-back scans, chained reductions: every unit compil
         }
       }
   MESSAGE(units << " units compiled");
+  // Half-precision inputs: the strided scan and the chain accumulate in f32 and hand f32 over.
+  const char* text =
+      "op h {\n  dims B = 3, M = 2000, N = 40\n  in x: f16[B, M, N]\n  out y = cumsum(x, axis=1, reverse=true)\n}\n"
+      "op g {\n  dims B = 3, M = 20, N = 40\n  in x: bf16[B, M, N]\n  out y = mean(x, axis=[0, 2])\n}\n"
+      "op l {\n  dims B = 2, N = 1000000\n  in x: f16[B, N]\n  out y = cummax(x, axis=1, exclusive=true)\n}\n";
+  for (const char* op : {"h", "g", "l"})
+    for (const auto& src : sources_of(plan_of_text(text, op))) {
+      CAPTURE(src.file_name);
+      kiln::CompileRequest r;
+      r.source = src.text;
+      r.file_name = src.file_name;
+      r.arch = "sm_80";
+      r.templates = &library();
+      try {
+        CHECK(!kiln::compile(r).cubin.empty());
+      } catch (const kiln::Error& e) {
+        FAIL_CHECK(e.what());
+      }
+    }
 }
