@@ -204,6 +204,40 @@ KILN_RULE constexpr Geometry scan_rows_lookback_geometry(long long rows, long lo
   return g;
 }
 
+// ---------------------------------------------------------------- scan_strided
+// A scan along a non-last axis ([outer, len, inner], inner > 1): a thread per column, a block
+// of 256 threads (fewer, >= 32, when inner is narrow), like reduce_outer with kVec = 1.
+KILN_RULE constexpr int scan_strided_threads(long long inner) {
+  return inner >= 256 ? 256 : int(max_ll(32, ceil_div(inner, 32) * 32));
+}
+struct ScanChunks {
+  long long chunks = 1;
+  long long chunk = 0;   // scan steps per chunk
+};
+// Cut len into chunks when outer*tiles blocks are fewer than one full wave; each chunk keeps
+// >= 8*unroll steps, and at most 128 chunks (each thread combines the totals before its chunk).
+KILN_RULE constexpr ScanChunks scan_strided_chunks(long long outer, long long len, long long inner, int threads,
+                                                   int unroll, int sm_count) {
+  const long long blocks = outer * ceil_div(inner, threads);
+  const long long wave = (long long)sm_count * (2048 / threads);
+  long long chunks = blocks >= wave ? 1 : ceil_div(wave, blocks);
+  chunks = min_ll(chunks, max_ll(1, len / (8LL * unroll)));
+  chunks = min_ll(chunks, 128);
+  const long long chunk = ceil_div(len, chunks);
+  return ScanChunks{ceil_div(len, chunk), chunk};
+}
+// Both kernels (scan_strided_totals when chunks > 1, then scan_strided) use this grid; the
+// workspace holds chunks*outer*inner totals of value_bytes each.
+KILN_RULE constexpr Geometry scan_strided_geometry(long long outer, long long inner, const ScanChunks& s, int threads,
+                                                   int value_bytes) {
+  Geometry g;
+  g.block.x = threads;
+  g.grid.x = outer * ceil_div(inner, threads);
+  g.grid.y = s.chunks;
+  g.workspace_bytes = s.chunks > 1 ? s.chunks * outer * inner * value_bytes : 0;
+  return g;
+}
+
 // ---------------------------------------------------------------- rownorm
 // Contiguous rows: a warp per row when the row fits in a warp's registers
 // (32 * items) and rows are plentiful; else a block per row (registers when the
