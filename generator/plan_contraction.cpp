@@ -293,10 +293,13 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   //     others compute.
   //   3xTF32 (twice the registers per warp tile): 128x128 tiles of 8 warps of 64x32 at 1 per SM
   //     2.677 ms; 2 per SM was slower (2.944) and 3 per SM spills.
+  //   A target whose shared memory cannot hold a 128x128 tile (sm_86) takes 128x64 in any precision.
   const bool sk_tf32 = precision == 1;
-  const std::int64_t sk_bm = 128, sk_bn = sk_tf32 ? 64 : 128, sk_wm = 64, sk_wn = 32;
+  auto small_k_bytes = [&](std::int64_t bn) { return tile_bytes(4, 128, K, true) + 2 * tile_bytes(4, bn, K, false); };
+  const std::int64_t sk_bm = 128, sk_bn = sk_tf32 || small_k_bytes(128) > smem_limit(p.target()) ? 64 : 128;
+  const std::int64_t sk_wm = 64, sk_wn = 32;
   const std::int64_t sk_threads = 32 * (sk_bm / sk_wm) * (sk_bn / sk_wn);
-  const std::int64_t small_k_smem = tile_bytes(4, sk_bm, K, true) + 2 * tile_bytes(4, sk_bn, K, false);
+  const std::int64_t small_k_smem = small_k_bytes(sk_bn);
   if (f32 && stored == DType::f32 && !softmax && batch == 1 && !a.col_major && !b.col_major && K <= 128 && K % 8 == 0 && aligned &&
       a.ld % 4 == 0 && b.ld % 4 == 0 && N % 4 == 0 && ceil_div(M, sk_bm) * ceil_div(N, sk_bn) >= 8 * sms &&
       small_k_smem <= smem_limit(p.target())) {

@@ -118,15 +118,22 @@ TEST_CASE("matmul_small_k: SmallK, persistent, no K loop") {
   CHECK(has(src, "Tf32x3"));
   // C has 2^30 elements, but the planner's index rule is per tensor (< 2^31): int32 offsets.
   CHECK(has(src, "using Index = int;"));
-  // Persistent CTAs: two per SM (2 x 72 KB of shared memory fit on sm_80 and sm_90), and the
-  // launch bounds cap the registers so that both are resident; 128x64 tiles of 32x32 warps.
-  CHECK(g.plan.kernels[0].grid.x == 264);
-  CHECK(has(src, "__launch_bounds__(256, 2)"));
-  CHECK(has(src, "/*BM*/ 128, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32>"));
-  // sm_86 has 100 KB per SM: one CTA per SM, plain launch bounds.
+  // Persistent CTAs, one per SM for 3xTF32: 128x128 tiles of 64x32 warps (the H100 harness's
+  // fastest 3xTF32 configuration).
+  CHECK(g.plan.kernels[0].grid.x == 132);
+  CHECK(has(src, "__launch_bounds__(256)"));
+  CHECK(has(src, "/*BM*/ 128, /*BN*/ 128, /*WM*/ 64, /*WN*/ 32>"));
+  // tf32: 128x64 tiles of 4 warps of 64x32, three CTAs per SM (3 x 70 KB of shared memory on
+  // sm_90), the launch bounds capping the registers so that all three are resident.
+  const auto t = generate(kCases[0], "sm_90", kiln::Precision::tf32);
+  CHECK(t.plan.kernels[0].grid.x == 396);
+  CHECK(has(t.sources[0].text, "__launch_bounds__(128, 3)"));
+  CHECK(has(t.sources[0].text, "/*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32>"));
+  // sm_86 has 100 KB per SM: no room for a 128x128 tile, so 128x64, one CTA per SM, plain bounds.
   const auto g86 = generate(kCases[0], "sm_86");
+  CHECK(g86.plan.kernels[0].template_name == "gemm_small_k");
   CHECK(g86.plan.kernels[0].grid.x == 84);
-  CHECK(has(g86.sources[0].text, "__launch_bounds__(256)"));
+  CHECK(has(g86.sources[0].text, "__launch_bounds__(128)"));
   // No epilogue: the identity functor.
   CHECK(has(src, "kiln::gemm::Identity{}"));
   // An odd N (33) is not a multiple of 4: no 16-byte rows, so the general Gemm.
@@ -150,10 +157,10 @@ TEST_CASE("linear_dropout_softmax: split-K, transposed W as a view, dropout epil
   CHECK(g.plan.kernels[0].grid.y == 1);
   CHECK(g.plan.kernels[0].grid.z == 2);
   CHECK(has(gemm, "/*SplitK*/ 2>"));
-  // fp32-accurate: 16 warps of 32x32 (acc + part fit 128 registers), 4 stages, one CTA per SM.
-  CHECK(g.plan.kernels[0].block.x == 512);
-  CHECK(has(gemm, "/*WM*/ 32, /*WN*/ 32, /*Stages*/ 4"));
-  CHECK(has(gemm, "__launch_bounds__(512)"));
+  // fp32-accurate: 8 warps of 64x32 (acc + part: ~204 registers), 4 stages, one CTA per SM.
+  CHECK(g.plan.kernels[0].block.x == 256);
+  CHECK(has(gemm, "/*WM*/ 64, /*WN*/ 32, /*Stages*/ 4"));
+  CHECK(has(gemm, "__launch_bounds__(256)"));
   // The GEMM kernel has no epilogue: dropout and bias live in the reduce kernel.
   CHECK(!has(gemm, "dropout_keep"));
   // Dropout hashes the flat index with the elementwise rule's threshold ceil(0.2 * 2^24).
