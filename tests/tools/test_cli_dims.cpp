@@ -23,7 +23,8 @@ TEST_CASE("kiln gen -D N=3000000000: accepted, int64 indexing in the source") {
   auto r = kiln_test::run_kiln("gen " + spec_file() + " -D N=3000000000");
   INFO(r.output);
   CHECK(r.exit_code == 0);
-  CHECK(r.output.find("scale_add(x: f32[3000000000], y: f32[3000000000]) -> z: f32[3000000000]") != std::string::npos);
+  CHECK(r.output.find("plan scale_add [N=3000000000]") != std::string::npos);
+  CHECK(r.output.find("x f32[3000000000]") != std::string::npos);
   CHECK(r.output.find("using Index = long long;") != std::string::npos);
   CHECK(r.output.find("using Index = int;") == std::string::npos);
   // Control: the default size stays 32-bit.
