@@ -3,32 +3,27 @@
 // non-numeric values exit 1 with a message naming the dim, never a crash.
 #include <doctest/doctest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "tools/cli_run.h"
 
 namespace {
 
-std::string spec_file() {
-  const auto path = std::filesystem::temp_directory_path() / "kiln_test_cli_dims.kiln";
-  std::ofstream(path) << "op scale_add {\n  dims N = 1024\n  in  x: f32[N]\n  in  y: f32[N]\n  out z = 2.0 * x + y\n}\n";
-  return path.string();
-}
+// axpby: x, y0: f32[N] -> y, elementwise.
+const std::string kSpec = std::string(KILN_SOURCE_DIR) + "/specs/elementwise.kiln --op axpby";
 
 }  // namespace
 
 TEST_CASE("kiln gen -D N=3000000000: accepted, int64 indexing in the source") {
-  auto r = kiln_test::run_kiln("gen " + spec_file() + " -D N=3000000000");
+  auto r = kiln_test::run_kiln("gen " + kSpec + " -D N=3000000000");
   INFO(r.output);
   CHECK(r.exit_code == 0);
-  CHECK(r.output.find("plan scale_add [N=3000000000]") != std::string::npos);
+  CHECK(r.output.find("plan axpby [N=3000000000]") != std::string::npos);
   CHECK(r.output.find("x f32[3000000000]") != std::string::npos);
   CHECK(r.output.find("using Index = long long;") != std::string::npos);
   CHECK(r.output.find("using Index = int;") == std::string::npos);
   // Control: the default size stays 32-bit.
-  auto small = kiln_test::run_kiln("gen " + spec_file());
+  auto small = kiln_test::run_kiln("gen " + kSpec);
   CHECK(small.exit_code == 0);
   CHECK(small.output.find("using Index = int;") != std::string::npos);
 }
@@ -36,7 +31,7 @@ TEST_CASE("kiln gen -D N=3000000000: accepted, int64 indexing in the source") {
 TEST_CASE("kiln gen: zero, negative and non-integer dims exit 1 naming the dim") {
   for (const char* value : {"0", "-5", "-3000000000", "12x", "99999999999999999999"}) {
     CAPTURE(value);
-    auto r = kiln_test::run_kiln("gen " + spec_file() + " -D N=" + value);
+    auto r = kiln_test::run_kiln("gen " + kSpec + " -D N=" + value);
     CHECK(r.exit_code == 1);
     CHECK(r.output == "-D N=" + std::string(value) + ": a dim needs a positive integer\n");
   }
