@@ -13,6 +13,15 @@ const char* generator_version() { return "generator 1"; }
 
 namespace {
 
+// __launch_bounds__ arguments: the block size, and the CTAs per SM a plan asks for
+// (params["min_blocks"] > 1), which caps the registers so that many fit.
+std::string launch_bounds(const PlannedKernel& kernel) {
+  std::string s = std::to_string(kernel.block.x * kernel.block.y * kernel.block.z);
+  const auto it = kernel.params.find("min_blocks");
+  if (it != kernel.params.end() && it->second > 1) s += ", " + std::to_string(it->second);
+  return s;
+}
+
 std::string dims_text(const std::vector<std::int64_t>& shape) {
   std::string s;
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
@@ -261,7 +270,7 @@ std::vector<KernelSource> emit(const Plan& plan, const TemplateLibrary& template
         {"includes", unit.includes},
         {"constants", trimmed(unit.constants)},
         {"functors", trimmed(unit.functors)},
-        {"threads", std::to_string(kernel.block.x * kernel.block.y * kernel.block.z)},
+        {"threads", launch_bounds(kernel)},
         {"entry", kernel.entry},
         {"params", UnitParts::param_list(plan, kernel)},
         {"body", unit.body},

@@ -170,6 +170,12 @@ void emit_gemm_family(const Plan& plan, const PlannedKernel& k, UnitParts& unit)
                               UnitParts::pointer_name(plan, k.stores[0].buffer), epi,
                               param(k, "row_stats") ? ws : "nullptr");
     }
+  } else if (t == "gemm_split_k_softmax") {
+    c.line("// one CTA per row of all batches; the softmax over the last axis is fused");
+    c.line("using Reduce = kiln::gemm::SplitKSoftmax<Index, kM, kN, kBatch, /*SplitK*/ {}, {}>;", param(k, "split_k"),
+           k.block.x);
+    const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
+    unit.body = fmt::format("  Reduce::run({}, {}, {});", ws, UnitParts::pointer_name(plan, k.stores[0].buffer), epi);
   } else {
     KILN_ASSERT(reduce, "unknown gemm template {}", t);
     c.line("using Reduce = kiln::gemm::SplitKReduce<{}, Index, kM, kN, kBatch, /*SplitK*/ {}, /*ldc*/ {}, /*strideC*/ "
@@ -234,6 +240,7 @@ const AnchorEmitter* contraction_emitter(const std::string& template_name) {
       {"gemm_small_k", emit_gemm_family},
       {"gemm_split_k", emit_gemm_family},
       {"gemm_split_k_reduce", emit_gemm_family},
+      {"gemm_split_k_softmax", emit_gemm_family},
       {"gemm_softmax_finalize", emit_softmax_finalize},
       {"conv_nchw", emit_conv},
       {"conv_depthwise", emit_conv},

@@ -186,7 +186,12 @@ void emit_reduction(const Plan& plan, const PlannedKernel& kernel, UnitParts& un
   const bool outer = kernel.template_name == "reduce_outer";
   const bool warp = !outer && kernel.params.at("warp") == 1;
   c.line("constexpr int kThreads = {}, kUnroll = {};", kernel.params.at("threads"), kernel.params.at("unroll"));
-  if (outer) c.line("constexpr int kVec = {};  // columns per thread (16-byte loads when > 1)", kernel.params.at("vec"));
+  const bool rows = outer && kernel.params.count("cols") != 0;
+  if (rows)
+    c.line("constexpr int kCols = {};  // columns per thread, kThreads apart: a block sweeps whole rows",
+           kernel.params.at("cols"));
+  else if (outer)
+    c.line("constexpr int kVec = {};  // columns per thread (16-byte loads when > 1)", kernel.params.at("vec"));
   if (!warp)
     c.line("constexpr Index kSplits = {}, kChunk = {};  // {}", kernel.params.at("splits"), kernel.params.at("chunk"),
            kernel.params.at("splits") > 1 ? "split: partial states to the workspace, reduce_finish follows"
@@ -211,6 +216,10 @@ void emit_reduction(const Plan& plan, const PlannedKernel& kernel, UnitParts& un
   } else if (!outer) {
     unit.body = fmt::format("  kiln::reduce_inner_block<kThreads, kUnroll, Op>({}, {}, {}, kOuter, kRed, kSplits, kChunk, {});",
                             in, out, partials, functors(plan, kernel));
+  } else if (rows) {
+    unit.body = fmt::format(
+        "  kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>({}, {}, {}, kOuter, kRed, kInner, kSplits, kChunk, {});",
+        in, out, partials, functors(plan, kernel));
   } else {
     unit.body = fmt::format(
         "  kiln::reduce_outer<kThreads, kUnroll, kVec, Op>({}, {}, {}, kOuter, kRed, kInner, kSplits, kChunk, {});", in,
@@ -236,30 +245,163 @@ void emit_reduce_finish(const Plan& plan, const PlannedKernel& kernel, UnitParts
 
 // ---------------------------------------------------------------- scans
 
+// The direction flags, the value type and the combiner every scan unit declares.
+void scan_op_constants(const ir::Node& anchor, CodeWriter& c) {
+  const std::string cty = compute_type(anchor.dtype);
+  c.line("constexpr bool kExclusive = {}, kReverse = {};", anchor.exclusive, anchor.reverse);
+  c.line("using C = {};", cty);
+  c.line("using Op = {};", combiner(anchor.kind, cty));
+}
+
 void emit_scan(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
   const auto& anchor = anchor_of(plan, kernel);
   const ir::NodeId operand = anchor.operands[0];
   const ir::NodeId primary = primary_leaf(plan, operand);
   CodeWriter c;
   begin_unit(plan, kernel, "scan.cuh", unit, c);
-  const std::string cty = compute_type(anchor.dtype);
   c.line("// {} of {} along axis {}{}{}", ir::op_kind_name(anchor.kind), dims_text(plan.bound->shape(operand)),
          anchor.axis, anchor.exclusive ? ", exclusive" : "", anchor.reverse ? ", reverse" : "");
   c.line("constexpr Index kRows = {}, kLen = {};", kernel.params.at("rows"), kernel.params.at("len"));
   c.line("constexpr int kThreads = {}, kVecs = {};  // 16-byte vectors per thread per tile", kernel.params.at("threads"),
          kernel.params.at("vecs"));
-  c.line("constexpr bool kExclusive = {}, kReverse = {};", anchor.exclusive, anchor.reverse);
-  c.line("using C = {};", cty);
-  c.line("using Op = {};", combiner(anchor.kind, cty));
+  scan_op_constants(anchor, c);
   unit.constants = c.str();
   CodeWriter w;
   write_load(plan, kernel, primary, w);
   w.blank();
   write_store(plan, kernel, "C", w);
   unit.functors = w.str();
+  const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
+  const auto lookback = kernel.params.find("lookback");
+  if (lookback != kernel.params.end() && lookback->second == 1) {
+    // The workspace (tile counter, flags, values) is zeroed by the runtime right before this launch.
+    unit.body = fmt::format(
+        "  // {} (tile counter and flags) was zeroed on this stream before the launch\n"
+        "  kiln::scan_rows_lookback<kThreads, kVecs, kExclusive, kReverse, Op>({}, {}, {}, kRows, kLen, {});",
+        workspace_pointer(plan, kernel, true), in, pointer_of_store(plan, kernel), workspace_pointer(plan, kernel, true),
+        functors(plan, kernel));
+    return;
+  }
   unit.body = fmt::format("  kiln::scan_rows_block<kThreads, kVecs, kExclusive, kReverse, Op>({}, {}, kRows, kLen, {});",
-                          UnitParts::pointer_name(plan, plan.leaves.at(primary)), pointer_of_store(plan, kernel),
-                          functors(plan, kernel));
+                          in, pointer_of_store(plan, kernel), functors(plan, kernel));
+}
+
+// scan_strided_totals (phase 1 of a chunked strided scan) and scan_strided.
+void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
+  const auto& anchor = anchor_of(plan, kernel);
+  const ir::NodeId operand = anchor.operands[0];
+  const ir::NodeId primary = primary_leaf(plan, operand);
+  const bool totals = kernel.template_name == "scan_strided_totals";
+  CodeWriter c;
+  begin_unit(plan, kernel, "scan.cuh", unit, c);
+  c.line("// {} of {} along axis {}{}{}, viewed as [outer, len, inner]", ir::op_kind_name(anchor.kind),
+         dims_text(plan.bound->shape(operand)), anchor.axis, anchor.exclusive ? ", exclusive" : "",
+         anchor.reverse ? ", reverse" : "");
+  c.line("constexpr Index kOuter = {}, kLen = {}, kInner = {};", kernel.params.at("outer"), kernel.params.at("len"),
+         kernel.params.at("inner"));
+  c.line("constexpr int kThreads = {}, kUnroll = {};  // a thread per column, kUnroll loads in flight",
+         kernel.params.at("threads"), kernel.params.at("unroll"));
+  c.line("constexpr Index kChunk = {};  // {} chunk(s) along the axis{}", kernel.params.at("chunk"),
+         kernel.params.at("chunks"), kernel.params.at("chunks") > 1 ? " (grid.y)" : "");
+  scan_op_constants(anchor, c);
+  unit.constants = c.str();
+  CodeWriter w;
+  write_load(plan, kernel, primary, w);
+  if (!totals) {
+    w.blank();
+    write_store(plan, kernel, "C", w);
+  }
+  unit.functors = w.str();
+  const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
+  const std::string inits = UnitParts::member_inits(plan, kernel);
+  if (totals) {
+    unit.body = fmt::format(
+        "  kiln::scan_strided_totals<kThreads, kUnroll, kReverse, Op>({}, {}, kOuter, kLen, kInner, kChunk, Load{{{}}});",
+        in, workspace_pointer(plan, kernel, true), inits);
+    return;
+  }
+  const std::string ws = workspace_pointer(plan, kernel, false);
+  unit.body = fmt::format(
+      "  kiln::scan_strided<kThreads, kUnroll, kExclusive, kReverse, Op>({}, {}, {}, kOuter, kLen, kInner, kChunk, "
+      "{});",
+      in, pointer_of_store(plan, kernel), ws.empty() ? "static_cast<const C*>(nullptr)" : ws, functors(plan, kernel));
+}
+
+// ---------------------------------------------------------------- chained reductions
+
+// One stage of a reduction over non-adjacent axes (see [Note: reductions over non-adjacent
+// axes] in plan_memory.cpp): the first stage loads the operand through the prologue, later
+// ones the previous stage's workspace; the last stores through the epilogue, earlier ones
+// store the stage's values to their workspace.
+void emit_reduce_chain(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
+  const auto& anchor = anchor_of(plan, kernel);
+  const ir::NodeId operand = anchor.operands[0];
+  const auto& bound = *plan.bound;
+  const std::int64_t stage = kernel.params.at("stage"), stages = kernel.params.at("stages");
+  const bool first = stage == 0, last = stage == stages - 1;
+  const std::string cty = compute_type(bound.node(operand).dtype);
+  CodeWriter c;
+  begin_unit(plan, kernel, "reduce.cuh", unit, c);
+  std::string axes;
+  for (int a : anchor.axes) axes += (axes.empty() ? "" : ", ") + std::to_string(a);
+  c.line("// {} of {} over axes ({}){}: stage {} of {}, viewed as [outer, red, inner]", ir::op_kind_name(anchor.kind),
+         dims_text(bound.shape(operand)), axes, anchor.keepdims ? " (keepdims)" : "", stage + 1, stages);
+  c.line("constexpr Index kOuter = {}, kRed = {}, kInner = {};", kernel.params.at("outer"), kernel.params.at("red"),
+         kernel.params.at("inner"));
+  c.line("constexpr int kThreads = {}, kUnroll = {}, kVec = {};", kernel.params.at("threads"),
+         kernel.params.at("unroll"), kernel.params.at("vec"));
+  c.line("using C = {};  // accumulation type, and the type stages hand over", cty);
+  if (anchor.kind == ir::OpKind::Mean) {
+    c.line("constexpr Index kCount = {};  // elements reduced per output over all stages", kernel.params.at("count"));
+    if (last) {
+      c.open_block("struct Op : kiln::SumOp<C>");
+      c.line("template <class J> static __device__ __forceinline__ C finalize(C a, J) {{ return a / C(kCount); }}");
+      c.close_block(";");
+    } else {
+      c.line("using Op = kiln::SumOp<C>;  // the mean divides once, in the last stage");
+    }
+  } else {
+    c.line("using Op = {};", combiner(anchor.kind, cty));
+  }
+  unit.constants = c.str();
+
+  CodeWriter w;
+  const ir::NodeId primary = first ? primary_leaf(plan, operand) : -1;
+  auto pass_through = [&](const char* name, const char* comment) {
+    ExprEmitter ex(plan, w);
+    w.line("// {}", comment);
+    w.open_block(fmt::format("struct {}", name));
+    UnitParts::declare_members(plan, kernel, w, ex);
+    w.line("__device__ __forceinline__ C operator()(C value, Index flat) const {{ (void)flat; return value; }}");
+    w.close_block(";");
+  };
+  if (first) write_load(plan, kernel, primary, w);
+  else pass_through("Load", "the previous stage's values, as they are");
+  w.blank();
+  if (last) write_store(plan, kernel, "C", w);
+  else pass_through("Store", "this stage's values, to the next stage's workspace");
+  unit.functors = w.str();
+
+  const std::string in = first ? UnitParts::pointer_name(plan, plan.leaves.at(primary))
+                               : UnitParts::pointer_name(plan, static_cast<int>(kernel.params.at("src")));
+  const std::string out = last ? pointer_of_store(plan, kernel)
+                               : UnitParts::pointer_name(plan, static_cast<int>(kernel.params.at("dst")));
+  const std::string none = "static_cast<Op::Acc*>(nullptr)";
+  switch (kernel.params.at("variant")) {
+    case 0:
+      unit.body = fmt::format("  kiln::reduce_inner_warp<kThreads, kUnroll, Op>({}, {}, kOuter, kRed, {});", in, out,
+                              functors(plan, kernel));
+      break;
+    case 1:
+      unit.body = fmt::format(
+          "  kiln::reduce_inner_block<kThreads, kUnroll, Op>({}, {}, {}, kOuter, kRed, Index(1), kRed, {});", in, out,
+          none, functors(plan, kernel));
+      break;
+    default:
+      unit.body = fmt::format(
+          "  kiln::reduce_outer<kThreads, kUnroll, kVec, Op>({}, {}, {}, kOuter, kRed, kInner, Index(1), kRed, {});", in,
+          out, none, functors(plan, kernel));
+  }
 }
 
 // ---------------------------------------------------------------- rownorm
@@ -301,6 +443,8 @@ void emit_rownorm(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit
 const AnchorEmitter kReduction = emit_reduction;
 const AnchorEmitter kReduceFinish = emit_reduce_finish;
 const AnchorEmitter kScan = emit_scan;
+const AnchorEmitter kScanStrided = emit_scan_strided;
+const AnchorEmitter kReduceChain = emit_reduce_chain;
 const AnchorEmitter kRowNorm = emit_rownorm;
 
 }  // namespace
@@ -309,6 +453,8 @@ const AnchorEmitter* memory_bound_emitter(const std::string& template_name) {
   if (template_name == "reduce_inner" || template_name == "reduce_outer") return &kReduction;
   if (template_name == "reduce_finish") return &kReduceFinish;
   if (template_name == "scan_rows") return &kScan;
+  if (template_name == "scan_strided" || template_name == "scan_strided_totals") return &kScanStrided;
+  if (template_name == "reduce_chain") return &kReduceChain;
   if (template_name == "rownorm") return &kRowNorm;
   return nullptr;
 }

@@ -73,6 +73,16 @@ int Target::sm_version() const {
 }
 
 // ---------------------------------------------------------------- Plan
+//
+// [Note: zeroed workspaces]
+// Some templates need scratch that starts at zero on every launch: the decoupled look-back
+// scan's tile counter and per-tile flags (templates/kiln/scan.cuh). A kernel lists such
+// workspaces in PlannedKernel::zero_before, and the runtime clears each with
+// cuMemsetD32Async on the caller's stream just before that kernel's launch. So the zeroing
+// is ordered with the launch (a later launch on the same stream cannot see stale flags),
+// happens inside the same stream-ordered scratch allocation, and is captured into a CUDA
+// graph like the launches are (a memset node). A memset needs no compiled kernel, so the
+// plan's kernel list and the emitted units stay one-to-one.
 
 std::int64_t Plan::scratch_bytes() const {
   std::int64_t total = 0;
@@ -115,6 +125,9 @@ std::string Plan::text() const {
       if (arg.kind == KernelArg::Kind::Scalar) reads += fmt::format("{}scalar {}", reads.empty() ? "" : ", ", arg.name);
     }
     if (!reads.empty()) out += "      reads " + reads + "\n";
+    for (int b : kn.zero_before)
+      out += fmt::format("      zeroes #{} {} ({}) on the stream before the launch (cuMemsetD32Async)\n", b,
+                         buffers[static_cast<std::size_t>(b)].name, bytes_text(buffers[static_cast<std::size_t>(b)].bytes));
     if (!kn.params.empty()) {
       std::string ps;
       for (const auto& [key, value] : kn.params) ps += fmt::format("{}{}={}", ps.empty() ? "" : " ", key, value);

@@ -75,6 +75,10 @@ struct PlannedKernel {
   unsigned shared_bytes = 0;
   bool index64 = false;          // some tensor of the kernel has >= 2^31 elements
   bool args_done = false;        // a follow-up whose rule filled args and index64 itself
+  // Workspace buffers the runtime zeroes on the launch stream right before this kernel (a
+  // cuMemsetD32Async each: stream-ordered and graph-capturable). Every one is a Workspace
+  // buffer whose byte size is a multiple of 4. See [Note: zeroed workspaces] in plan.cpp.
+  std::vector<int> zero_before;
 };
 
 struct Plan {

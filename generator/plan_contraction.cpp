@@ -13,7 +13,13 @@
 //     SMs idle and K is long; the epilogue then runs in the reduce kernel;
 //   - a Softmax over the last axis right after the epilogue chain is claimed: the Gemm
 //     writes the epilogue values and per-tile row statistics (max, sum of exp), and
-//     SoftmaxFinalize normalizes in place — one extra light pass over the output.
+//     SoftmaxFinalize normalizes in place — one extra light pass over the output;
+//   - an f32 matmul whose 128x128 tiles cannot give every SM two CTAs and whose K is long
+//     (linear layers with a small batch: W streaming bound): GemmSplitK with 128x128 tiles;
+//     then SplitKSoftmax (a following softmax: adds the slices per row, applies the epilogue
+//     and normalizes in one pass) or SplitKReduce (the epilogue).
+// SmallK and split-K kernels set `min_blocks` (CTAs per SM), which becomes the second
+// __launch_bounds__ argument so the registers allow that many resident CTAs.
 // Conv2d: DepthwiseDirect when groups == C (memory-bound), else ConvNchw (implicit GEMM).
 // Every template parameter goes into PlannedKernel::params, which the emitter reads back;
 // shared memory is computed here with the templates' own formulas so the launch matches.
@@ -46,6 +52,14 @@ std::int64_t smem_limit(const Target& t) {
   if (v >= 90) return 232448;   // 227 KB
   if (v == 80) return 166912;   // 163 KB
   return 101376;                // 99 KB (sm_86, sm_89)
+}
+
+// Shared memory of one SM, and how many CTAs of `bytes` dynamic shared memory fit on it (the
+// driver reserves 1 KB per CTA), capped at `want`.
+std::int64_t ctas_by_smem(const Target& t, std::int64_t bytes, std::int64_t want) {
+  const int v = t.sm_version();
+  const std::int64_t per_sm = v >= 90 ? 233472 : v == 80 ? 167936 : 102400;
+  return std::clamp<std::int64_t>(per_sm / (bytes + 1024), 1, want);
 }
 
 // gemm.cuh's SmemTile<E, MN, BK, KContig>::kBytes.
@@ -154,6 +168,86 @@ unsigned as_grid(std::int64_t v) {
   return static_cast<unsigned>(v);
 }
 
+// The kernel after a GemmSplitK (kn, whose params hold m, n, batch, split_k, workspace): the
+// reduce kernel takes over kn's stores and epilogue. With a softmax over rows, SplitKSoftmax
+// (one CTA per row); otherwise SplitKReduce (one thread per output).
+void add_split_k_reduce(Planner& p, PlannedKernel& kn, bool softmax, bool vec_c, bool stream_c) {
+  const std::int64_t M = kn.params.at("m"), N = kn.params.at("n"), batch = kn.params.at("batch");
+  const std::int64_t splits = kn.params.at("split_k");
+  const int ws = static_cast<int>(kn.params.at("workspace"));
+  PlannedKernel reduce;
+  reduce.anchor = kn.anchor;
+  reduce.stores = std::move(kn.stores);
+  reduce.params = kn.params;
+  reduce.params.erase("min_blocks");
+  reduce.args.push_back(buffer_arg(p, ws, false));
+  if (softmax) {
+    reduce.template_name = "gemm_split_k_softmax";
+    // A float4 per thread per 2 KB of row keeps N <= 16384 in registers with 512 threads.
+    const std::int64_t threads = N >= 8192 ? 512 : N >= 2048 ? 256 : 128;
+    reduce.params["threads"] = threads;
+    reduce.block = {static_cast<unsigned>(threads), 1, 1};
+    reduce.grid = {as_grid(batch * M), 1, 1};
+    reduce.reason = fmt::format("one CTA per row: sums the {} split-K slices in a fixed order, epilogue, softmax over "
+                                "{} columns, one write", splits, N);
+  } else {
+    reduce.template_name = "gemm_split_k_reduce";
+    reduce.params["vec_c"] = vec_c;
+    reduce.params["stream_c"] = stream_c;
+    reduce.block = {256, 1, 1};
+    reduce.grid = {as_grid(ceil_div(batch * M * N, 256)), 1, 1};
+    reduce.reason = fmt::format("sums the {} split-K slices in a fixed order, then the epilogue", splits);
+  }
+  kn.stores.clear();
+  kn.args.push_back(buffer_arg(p, ws, true));
+  p.add_followup(std::move(reduce));
+}
+
+// An f32 matmul whose 128x128 tiles cannot give every SM two CTAs while K is long (a linear
+// layer with a small batch: bound by streaming W): split K so that the GPU is full. GemmSplitK
+// writes the partial sums; a following softmax over rows is fused with the reduction
+// (SplitKSoftmax: one CTA per row adds the slices in a fixed order, applies the epilogue and
+// normalizes, writing the output once), otherwise SplitKReduce adds them and applies the
+// epilogue.
+//   tf32: 8 warps of 64x32, 3 stages (110 KB), 2 CTAs per SM (registers capped at 128);
+//   3xTF32: 8 warps of 64x32, 4 stages, 1 CTA per SM (acc + part: 204 registers);
+//   ieee: 16 warps of 32x32, 4 stages, 1 CTA per SM. Splits: as many as fill one wave of resident CTAs (at least 2).
+void plan_split_k_wide(Planner& p, PlannedKernel& kn, std::int64_t M, std::int64_t N, std::int64_t K,
+                       std::int64_t batch, std::int64_t tiles, bool a_k, bool b_k, const std::string& why,
+                       bool softmax, bool vec_c, bool stream_c) {
+  auto& P = kn.params;
+  const std::int64_t sms = p.target().sm_count;
+  const bool tf32 = P["precision"] == 1;
+  // 3xTF32 with 8 warps of 64x32 (204 registers, 1 CTA per SM) measured 1.292 ms on the linear
+  // seed against 1.394 for 16 warps of 32x32 (bench/results/2026-11-22-h100-run5).
+  const bool x3 = P["precision"] == 2;
+  const std::int64_t bm = 128, bn = 128, bk = 32, wm = tf32 || x3 ? 64 : 32, wn = 32;
+  const std::int64_t threads = 32 * (bm / wm) * (bn / wn);
+  std::int64_t stages = tf32 ? 3 : 4;
+  while (stages > 2 && engine_smem(4, bm, bn, bk, wn, stages, a_k, b_k) > smem_limit(p.target())) --stages;
+  const std::int64_t smem = engine_smem(4, bm, bn, bk, wn, stages, a_k, b_k);
+  const std::int64_t per_sm = tf32 ? ctas_by_smem(p.target(), smem, 2) : 1;
+  const std::int64_t splits =
+      std::clamp<std::int64_t>(per_sm * sms / tiles, 2, std::max<std::int64_t>(2, std::min<std::int64_t>(16, K / 512)));
+  P["bm"] = bm, P["bn"] = bn, P["bk"] = bk, P["wm"] = wm, P["wn"] = wn, P["stages"] = stages;
+  P["split_k"] = splits;
+  P["min_blocks"] = per_sm;
+  kn.template_name = "gemm_split_k";
+  const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {splits, batch, M, N});
+  P["workspace"] = ws;
+  kn.block = {static_cast<unsigned>(threads), 1, 1};
+  kn.shared_bytes = static_cast<unsigned>(smem);
+  kn.grid = {as_grid(ceil_div(N, bn)), as_grid(ceil_div(M, bm)), as_grid(batch * splits)};
+  kn.reason = fmt::format("matmul {}x{}x{} batch {}: only {} 128x128 tiles for {} SMs and K is long: split-K into {} "
+                          "slices ({} CTAs, {} per SM resident, {}x{} warp tiles, BK {}, {} stages); {}; {}",
+                          M, N, K, batch, tiles, sms, splits, tiles * splits, per_sm, wm, wn, bk, stages,
+                          softmax ? fmt::format("the softmax on line {} is fused into the reduce kernel (epilogue, row "
+                                                "statistics, normalize)", p.node(kn.stores[0].node).loc.line)
+                                  : std::string("a deterministic reduce kernel applies the epilogue"),
+                          why);
+  add_split_k_reduce(p, kn, softmax, vec_c, stream_c);
+}
+
 void plan_matmul(Planner& p, PlannedKernel& kn) {
   const auto& node = p.node(kn.anchor);
   const auto& out = p.shape(kn.anchor);
@@ -190,19 +284,32 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   const bool vec_c = aligned && N % 4 == 0;
   const bool stream_c = out_bytes > kStreamBytes && !softmax;
 
-  // Small K: the whole K in one tile, persistent CTAs; bound by the stores of C.
-  const std::int64_t small_k_smem = tile_bytes(4, 128, K, true) + 2 * tile_bytes(4, 128, K, false);
+  // Small K: the whole K in one tile, persistent CTAs; bound by the stores of C. What the H100
+  // harness (bench/standalone/gemm_check.cu, bench/results/2026-11-22-h100-run5) measured on
+  // 32768x64 . 64x32768:
+  //   tf32: 128x64 tiles of 4 warps of 64x32, 3 CTAs per SM (64 KB of shared memory each, no
+  //     spills under 168 registers) 1.597 ms, ahead of 128x128 at 1 per SM (1.613) and 128x64 of
+  //     32x32 warps at 2 per SM (1.663): with three CTAs one's stores of C drain while the
+  //     others compute.
+  //   3xTF32 (twice the registers per warp tile): 128x128 tiles of 8 warps of 64x32 at 1 per SM
+  //     2.677 ms; 2 per SM was slower (2.944) and 3 per SM spills.
+  const bool sk_tf32 = precision == 1;
+  const std::int64_t sk_bm = 128, sk_bn = sk_tf32 ? 64 : 128, sk_wm = 64, sk_wn = 32;
+  const std::int64_t sk_threads = 32 * (sk_bm / sk_wm) * (sk_bn / sk_wn);
+  const std::int64_t small_k_smem = tile_bytes(4, sk_bm, K, true) + 2 * tile_bytes(4, sk_bn, K, false);
   if (f32 && stored == DType::f32 && !softmax && batch == 1 && !a.col_major && !b.col_major && K <= 128 && K % 8 == 0 && aligned &&
-      a.ld % 4 == 0 && b.ld % 4 == 0 && N % 4 == 0 && ceil_div(M, 128) * ceil_div(N, 128) >= 4 * sms &&
+      a.ld % 4 == 0 && b.ld % 4 == 0 && N % 4 == 0 && ceil_div(M, sk_bm) * ceil_div(N, sk_bn) >= 8 * sms &&
       small_k_smem <= smem_limit(p.target())) {
     kn.template_name = "gemm_small_k";
-    P["bm"] = 128, P["bn"] = 128, P["wm"] = 64, P["wn"] = 32;
-    const std::int64_t tiles = ceil_div(M, 128) * ceil_div(N, 128);
-    kn.block = {256, 1, 1};
-    kn.grid = {as_grid(std::min(tiles, sms)), 1, 1};
+    P["bm"] = sk_bm, P["bn"] = sk_bn, P["wm"] = sk_wm, P["wn"] = sk_wn;
+    const std::int64_t tiles = ceil_div(M, sk_bm) * ceil_div(N, sk_bn);
+    const std::int64_t per_sm = ctas_by_smem(p.target(), small_k_smem, sk_tf32 ? 3 : 1);
+    P["min_blocks"] = per_sm;
+    kn.block = {static_cast<unsigned>(sk_threads), 1, 1};
+    kn.grid = {as_grid(std::min(tiles, per_sm * sms)), 1, 1};
     kn.shared_bytes = static_cast<unsigned>(small_k_smem);
-    kn.reason = fmt::format("matmul {}x{}x{}: K = {} fits one tile: SmallK (no K loop), {} persistent CTAs over {} "
-                            "128x128 tiles; {}", M, N, K, K, kn.grid.x, tiles, why);
+    kn.reason = fmt::format("matmul {}x{}x{}: K = {} fits one tile: SmallK (no K loop), {} persistent CTAs ({} per "
+                            "SM) over {} {}x{} tiles; {}", M, N, K, K, kn.grid.x, per_sm, tiles, sk_bm, sk_bn, why);
     return;
   }
 
@@ -218,6 +325,10 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   }
   const std::int64_t bk = 32;
   const std::int64_t tiles = ceil_div(M, bm) * ceil_div(N, bn) * batch;
+  if (f32 && bm == 128 && tiles < 2 * sms && K >= kLongK) {
+    plan_split_k_wide(p, kn, M, N, K, batch, tiles, a_k, b_k, why, softmax, vec_c, stream_c);
+    return;
+  }
   const std::int64_t threads = 32 * (bm / wm) * (bn / wn);
   P["bm"] = bm, P["bn"] = bn, P["bk"] = bk, P["wm"] = wm, P["wn"] = wn;
   const std::int64_t stages = pick_stages(p.target(), elem, bm, bn, bk, wn, a_k, b_k);
@@ -236,20 +347,7 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
     kn.reason = fmt::format("matmul {}x{}x{} batch {}: {} tiles, K long: split-K into {} slices (workspace, "
                             "deterministic reduce kernel applies the epilogue); {}; {}", M, N, K, batch, tiles, splits,
                             tiles_why, why);
-    PlannedKernel reduce;
-    reduce.anchor = kn.anchor;
-    reduce.template_name = "gemm_split_k_reduce";
-    reduce.stores = std::move(kn.stores);
-    reduce.params = P;
-    reduce.params["vec_c"] = vec_c;
-    reduce.params["stream_c"] = stream_c;
-    reduce.args.push_back(buffer_arg(p, ws, false));
-    reduce.block = {256, 1, 1};
-    reduce.grid = {as_grid(ceil_div(batch * M * N, 256)), 1, 1};
-    reduce.reason = fmt::format("sums the {} split-K slices in a fixed order, then the epilogue", splits);
-    kn.stores.clear();
-    kn.args.push_back(buffer_arg(p, ws, true));
-    p.add_followup(std::move(reduce));
+    add_split_k_reduce(p, kn, false, vec_c, stream_c);
     return;
   }
 

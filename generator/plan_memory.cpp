@@ -1,5 +1,7 @@
 // Planning of the memory-bound template family: reductions (reduce_inner,
-// reduce_outer, reduce_finish), scans (scan_rows) and row normalizations (rownorm).
+// reduce_outer, reduce_finish; reduce_chain over non-adjacent axes), scans (scan_rows
+// block or look-back along the last axis, scan_strided[_totals] along any other) and row
+// normalizations (rownorm).
 //
 // [Note: every anchor is a [outer, len, inner] view]
 // A reduction over adjacent axes, a scan along an axis and a softmax along an
@@ -112,6 +114,124 @@ void add_finish(Planner& p, PlannedKernel& kn, std::int64_t n_out, std::int64_t 
   p.add_followup(std::move(fin));
 }
 
+// True when every stored tensor that the expression `n` reads has elements of `bytes` bytes:
+// then the template's tile (counted in 16-byte vectors of the streamed tensor) is the one
+// the planner computes from the operand's type.
+bool leaves_have_width(const Planner& p, ir::NodeId n, std::size_t bytes) {
+  if (const int b = p.leaf_buffer(n); b >= 0) return dtype_size(p.buffer(b).dtype) == bytes;
+  const auto& node = p.node(n);
+  if (node.kind == ir::OpKind::Scalar || node.kind == ir::OpKind::Literal) return true;
+  for (ir::NodeId op : node.operands)
+    if (!leaves_have_width(p, op, bytes)) return false;
+  return true;
+}
+
+// The type of the values a chained stage hands to the next (the combiner's C).
+DType chain_dtype(DType operand) { return operand == DType::f16 || operand == DType::bf16 ? DType::f32 : operand; }
+
+KernelArg workspace_arg(int buffer, DType dtype, bool writes) {
+  KernelArg arg;
+  arg.kind = KernelArg::Kind::Buffer;
+  arg.buffer = buffer;
+  arg.dtype = dtype;
+  arg.writes = writes;
+  return arg;
+}
+
+// [Note: reductions over non-adjacent axes]
+// sum over axes (0, 2) of [A, B, C] cannot be one [outer, red, inner] box. kiln plans it as a
+// chain: the axes split into runs of adjacent axes ("groups"), and one kernel per group
+// reduces it, innermost group first, each stage reading the previous stage's result from a
+// workspace: [A, B, C] -> (axis 2) -> [A, B] -> (axis 0) -> [B]. Every stage is an ordinary
+// box reduction (reduce_inner warp/block or reduce_outer, picked by the same rules as a
+// single reduction, never split), so the work is one full read of the input plus reads and
+// writes of intermediates that are each at most 1/extent(group) of it. This is exact in
+// structure for every combiner that composes: sum, prod, min, max chain as they are (NaN
+// propagates through min/max stages); mean chains sums and divides by the total count once,
+// in the last stage; logsumexp chains exactly, since logsumexp over a union of groups is the
+// logsumexp of the groups' logsumexps (an all -inf group gives -inf, which adds nothing; a
+// +inf or NaN survives). The prologue (an inlined elementwise operand) runs in the first
+// stage, the epilogue in the last. argmin/argmax take one axis (the checker), so they never
+// get here; their multi-axis flat index would not chain.
+void plan_reduction_chain(Planner& p, PlannedKernel& kn, const std::vector<int>& axes) {
+  const auto& a = p.node(kn.anchor);
+  KILN_CHECK(a.kind != ir::OpKind::Argmin && a.kind != ir::OpKind::Argmax, Error,
+             "{}: line {}: {} over several non-adjacent axes is not supported (its index does not chain); reduce "
+             "over one axis, or over all of them", p.bound().ir->op_name, a.loc.line, ir::op_kind_name(a.kind));
+  const ir::NodeId operand = a.operands[0];
+  std::vector<std::pair<int, int>> groups;   // [first, last] runs of adjacent axes, ascending
+  for (int ax : axes) {
+    if (!groups.empty() && groups.back().second + 1 == ax) groups.back().second = ax;
+    else groups.emplace_back(ax, ax);
+  }
+  std::vector<std::int64_t> cur = p.shape(operand);
+  const DType cdt = chain_dtype(p.node(operand).dtype);
+  const int sms = p.target().sm_count;
+  std::int64_t count = 1;
+  for (int ax : axes) count *= cur[static_cast<std::size_t>(ax)];
+  const std::string base = a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name;
+  const auto stores = std::move(kn.stores);
+  kn.stores.clear();
+  const int stages = static_cast<int>(groups.size());
+  int src = -1;
+  for (int st = 0; st < stages; ++st) {
+    const auto [first, last] = groups[static_cast<std::size_t>(stages - 1 - st)];
+    const Box b = box_of(cur, first, last);
+    cur.erase(cur.begin() + first, cur.begin() + last + 1);
+    const bool final_stage = st == stages - 1;
+    PlannedKernel stage;
+    PlannedKernel& k = st == 0 ? kn : stage;
+    k.anchor = kn.anchor;
+    k.template_name = "reduce_chain";
+    k.params["stage"] = st;
+    k.params["stages"] = stages;
+    k.params["outer"] = b.outer;
+    k.params["red"] = b.len;
+    k.params["inner"] = b.inner;
+    k.params["count"] = count;
+    k.params["src"] = src;
+    const int elem = st == 0 ? element_bytes(p, operand) : static_cast<int>(dtype_size(cdt));
+    // 16-byte column vectors are sized by the streamed tensor's type: only when it is the operand's.
+    const bool vectors = p.target().aligned16 && (st > 0 || leaves_have_width(p, operand, static_cast<std::size_t>(elem)));
+    std::string how;
+    if (b.inner == 1) {
+      const bool warp = launch::reduce_inner_use_warp(b.outer, b.len, sms);
+      const int threads = warp ? 256 : 512;
+      k.params["variant"] = warp ? 0 : 1;
+      k.params["threads"] = threads;
+      k.params["unroll"] = 4;
+      k.params["vec"] = 1;
+      set_geometry(k, warp ? launch::reduce_inner_warp_geometry(b.outer, threads)
+                           : launch::reduce_inner_block_geometry(b.outer, launch::InnerSplit{1, b.len}, threads, 0));
+      how = fmt::format("reduce_inner {} ({} rows of {})", warp ? "warp" : "block", b.outer, b.len);
+    } else {
+      const int vec = vectors ? launch::reduce_outer_vec(b.inner, elem) : 1;
+      const int threads = launch::reduce_outer_threads(b.inner, vec);
+      k.params["variant"] = 2;
+      k.params["threads"] = threads;
+      k.params["unroll"] = vec == 1 ? 8 : 4;
+      k.params["vec"] = vec;
+      set_geometry(k, launch::reduce_outer_geometry(b.outer, b.inner, launch::OuterSplit{1, b.len}, threads, vec, 0));
+      how = fmt::format("reduce_outer ([{}, {}, {}], {} columns per thread)", b.outer, b.len, b.inner, vec);
+    }
+    if (!final_stage) {
+      const int dst = p.add_workspace(fmt::format("{}_stage{}", base, st), cdt, cur);
+      k.params["dst"] = dst;
+      k.args.push_back(workspace_arg(dst, cdt, true));
+      src = dst;
+    } else {
+      k.params["dst"] = -1;
+      k.stores = stores;
+    }
+    if (st > 0) k.args.push_back(workspace_arg(static_cast<int>(k.params["src"]), cdt, false));
+    k.reason = fmt::format("stage {} of {} of a reduction over non-adjacent axes (chained, innermost group first, "
+                           "unsplit): axes {}..{} by {}",
+                           st + 1, stages, first, last, how);
+    if (st > 0) p.add_followup(std::move(stage));
+  }
+  kn.reason += fmt::format("; {} elements reduced per output; {}", count, index_reason(kn, numel(p.shape(operand))));
+}
+
 void plan_reduction(Planner& p, PlannedKernel& kn) {
   const auto& a = p.node(kn.anchor);
   const ir::NodeId operand = a.operands[0];
@@ -119,9 +239,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   std::vector<int> axes = a.axes;
   std::sort(axes.begin(), axes.end());
   for (std::size_t i = 1; i < axes.size(); ++i)
-    KILN_CHECK(axes[i] == axes[i - 1] + 1, Error,
-               "{}: line {}: reduction over non-adjacent axes is not supported yet (reduce them one at a time)",
-               p.bound().ir->op_name, a.loc.line);
+    if (axes[i] != axes[i - 1] + 1) return plan_reduction_chain(p, kn, axes);
   const Box b = axes.empty() ? Box{1, numel(shape), 1} : box_of(shape, axes.front(), axes.back());
   const int elem = element_bytes(p, operand);
   const int sms = p.target().sm_count;
@@ -162,6 +280,29 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   }
   kn.template_name = "reduce_outer";
   const int vec = p.target().aligned16 ? launch::reduce_outer_vec(b.inner, elem) : 1;
+  if (launch::reduce_outer_use_rows(b.inner, vec)) {
+    constexpr int kThreads = launch::kOuterRowsThreads, kUnroll = 1;
+    const int cols = launch::reduce_outer_rows_cols(b.inner, kThreads);
+    const auto split = launch::reduce_outer_rows_split(b.outer, b.len, b.inner, kThreads, cols, sms);
+    kn.params["threads"] = kThreads;
+    kn.params["cols"] = cols;
+    kn.params["unroll"] = kUnroll;
+    kn.params["vec"] = 1;
+    kn.params["splits"] = split.splits;
+    kn.params["chunk"] = split.chunk;
+    set_geometry(kn, launch::reduce_outer_geometry(b.outer, b.inner, split, kThreads, cols, acc));
+    const std::int64_t tile = std::int64_t{kThreads} * cols;
+    kn.reason = fmt::format(
+        "reduced axis strided, inner {} % {} != 0: 4-byte columns; a block sweeps {} rows {}({} threads x {} "
+        "columns, {} loads in flight a thread), so its reads are contiguous and no sector is shared between column "
+        "strips; {}{} blocks; {}",
+        b.inner, 16 / elem, split.chunk, b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), kThreads,
+        cols, cols * kUnroll,
+        split.splits > 1 ? fmt::format("reduced axis split {} ways + reduce_finish for ", split.splits) : "",
+        kn.grid.x * kn.grid.y, idx);
+    if (split.splits > 1) add_finish(p, kn, b.outer * b.inner, split.splits, b.len, acc);
+    return;
+  }
   const int threads = launch::reduce_outer_threads(b.inner, vec);
   const int unroll = vec == 1 ? 8 : 4;
   const auto split = launch::reduce_outer_split(b.outer, b.len, b.inner, threads, vec, unroll, sms);
@@ -182,13 +323,63 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   if (split.splits > 1) add_finish(p, kn, b.outer * b.inner, split.splits, b.len, acc);
 }
 
+// Scans along a non-last axis: a thread per column, chunked along the axis when the columns
+// cannot fill the GPU (then scan_strided_totals runs first). See [Note: the strided-axis scan]
+// in templates/kiln/scan.cuh.
+void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, const std::string& idx) {
+  const auto& a = p.node(kn.anchor);
+  constexpr int kUnroll = 8;
+  const int threads = launch::scan_strided_threads(b.inner);
+  const auto ch = launch::scan_strided_chunks(b.outer, b.len, b.inner, threads, kUnroll, p.target().sm_count);
+  const DType cdt = chain_dtype(a.dtype);
+  kn.params["outer"] = b.outer;
+  kn.params["len"] = b.len;
+  kn.params["inner"] = b.inner;
+  kn.params["threads"] = threads;
+  kn.params["unroll"] = kUnroll;
+  kn.params["chunks"] = ch.chunks;
+  kn.params["chunk"] = ch.chunk;
+  const auto geo = launch::scan_strided_geometry(b.outer, b.inner, ch, threads, static_cast<int>(dtype_size(cdt)));
+  set_geometry(kn, geo);
+  const std::string what = fmt::format(
+      "scan along a strided axis ([{}, {}, {}]): a thread per column carrying its running value, {} loads in flight",
+      b.outer, b.len, b.inner, kUnroll);
+  if (ch.chunks == 1) {
+    kn.template_name = "scan_strided";
+    kn.params["workspace"] = -1;
+    kn.reason = fmt::format("{}; {} blocks fill the GPU: one pass; {}", what, kn.grid.x, idx);
+    return;
+  }
+  // Chunked: this kernel writes the chunk totals, a follow-up scans with them.
+  const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_chunk_totals";
+  const int ws = p.add_workspace(name, cdt, {ch.chunks * b.outer * b.inner});
+  kn.template_name = "scan_strided_totals";
+  kn.params["workspace"] = ws;
+  kn.args.push_back(workspace_arg(ws, cdt, true));
+  PlannedKernel scan;
+  scan.anchor = kn.anchor;
+  scan.template_name = "scan_strided";
+  scan.stores = std::move(kn.stores);
+  kn.stores.clear();
+  scan.params = kn.params;
+  scan.grid = kn.grid;
+  scan.block = kn.block;
+  scan.args.push_back(workspace_arg(ws, cdt, false));
+  kn.reason = fmt::format("{}; {} blocks cannot fill {} SMs: the axis is cut into {} chunks of {}, this kernel "
+                          "writes each chunk's total; {}",
+                          what, geo.grid.x, p.target().sm_count, ch.chunks, ch.chunk, idx);
+  scan.reason = fmt::format("scans each chunk from the combination of the totals before it (chunk order: "
+                            "deterministic); {}",
+                            idx);
+  p.add_followup(std::move(scan));
+}
+
 void plan_scan(Planner& p, PlannedKernel& kn) {
   const auto& a = p.node(kn.anchor);
   const auto& shape = p.shape(kn.anchor);
   const Box b = shape.empty() ? Box{} : box_of(shape, a.axis, a.axis);
-  KILN_CHECK(b.inner == 1, Error, "{}: line {}: scan over a non-last axis is not supported yet",
-             p.bound().ir->op_name, a.loc.line);
   const std::string idx = index_reason(kn, numel(shape));
+  if (b.inner > 1) return plan_scan_strided(p, kn, b, idx);
   constexpr int kThreads = 256, kVecs = 2;
   const int elem = element_bytes(p, a.operands[0]);
   const std::int64_t tile = std::int64_t{kThreads} * kVecs * (16 / elem);
@@ -197,13 +388,31 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   kn.params["len"] = b.len;
   kn.params["threads"] = kThreads;
   kn.params["vecs"] = kVecs;
-  set_geometry(kn, launch::scan_rows_block_geometry(b.outer, kThreads));
-  // The look-back variant needs a workspace zeroed before every launch, which plans cannot
-  // express yet: few long rows take the block-per-row path too (correct, fewer SMs busy).
-  const bool lookback = launch::scan_use_lookback(b.outer, b.len, tile, p.target().sm_count);
-  kn.reason = fmt::format("scan along contiguous rows: a block per row ({} rows of {}, {}-element tiles{}); {}",
-                          b.outer, b.len, tile,
-                          lookback ? "; few long rows would prefer decoupled look-back, not planned yet" : "", idx);
+  const bool prefer = launch::scan_use_lookback(b.outer, b.len, tile, p.target().sm_count);
+  // The template derives its tile from the streamed tensor's type: plan the look-back grid
+  // only when that is the operand's width.
+  const bool lookback = prefer && leaves_have_width(p, a.operands[0], static_cast<std::size_t>(elem));
+  if (!lookback) {   // (no "lookback" param: the block-per-row plans read as they always have)
+    set_geometry(kn, launch::scan_rows_block_geometry(b.outer, kThreads));
+    kn.reason = fmt::format("scan along contiguous rows: a block per row ({} rows of {}, {}-element tiles{}); {}",
+                            b.outer, b.len, tile,
+                            prefer ? "; look-back skipped: the operand reads tensors of another width" : "", idx);
+    return;
+  }
+  const int value_bytes = static_cast<int>(dtype_size(chain_dtype(a.dtype)));
+  const auto geo = launch::scan_rows_lookback_geometry(b.outer, b.len, tile, kThreads, value_bytes);
+  KILN_ASSERT(geo.zero_workspace && geo.workspace_bytes % 4 == 0, "look-back workspace of {} bytes",
+              geo.workspace_bytes);
+  const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_lookback";
+  const int ws = p.add_workspace(name, DType::i32, {geo.workspace_bytes / 4});
+  kn.params["lookback"] = 1;
+  kn.params["workspace"] = ws;
+  kn.args.push_back(workspace_arg(ws, DType::i32, true));
+  kn.zero_before.push_back(ws);
+  set_geometry(kn, geo);
+  kn.reason = fmt::format("scan along contiguous rows, few and long ({} rows of {}: fewer than 2 per SM): decoupled "
+                          "look-back, a block per {}-element tile ({} tiles), its flags zeroed before the launch; {}",
+                          b.outer, b.len, tile, geo.grid.x, idx);
 }
 
 void plan_rownorm(Planner& p, PlannedKernel& kn) {
@@ -226,12 +435,11 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
     kn.reason = fmt::format("normalized axis strided (inner {}): a thread per column, two passes; {}", b.inner, idx);
     return;
   }
-  auto round_up = [](std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; };
   kn.params["strided"] = 0;
   constexpr int kWarpItems = 32;
   if (launch::rownorm_use_warp(b.outer, b.len, kWarpItems, sms)) {
     constexpr int kThreads = 256;
-    const std::int64_t items = std::max<std::int64_t>(v, round_up((b.len + 31) / 32, v));
+    const std::int64_t items = launch::rownorm_warp_items(b.len, v);
     kn.params["group"] = 32;
     kn.params["threads"] = kThreads;
     kn.params["items"] = items;
@@ -239,21 +447,24 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
     kn.reason = fmt::format("a warp per row ({} rows of {} in registers: one read, one write); {}", b.outer, b.len, idx);
     return;
   }
-  const int threads = b.len >= 8192 ? 1024 : 256;
-  const std::int64_t items = std::min<std::int64_t>(
-      std::max<std::int64_t>(16, v), std::max<std::int64_t>(v, round_up((b.len + threads - 1) / threads, v)));
+  const int threads = launch::rownorm_block_threads(b.outer, b.len, sms);
+  const std::int64_t items = launch::rownorm_block_items(b.len, threads, v);
   kn.params["group"] = threads;
   kn.params["threads"] = threads;
   kn.params["items"] = items;
   set_geometry(kn, launch::rownorm_block_geometry(b.outer, threads));
   const bool fits = b.len <= threads * items;
   kn.reason = fmt::format("a block of {} per row ({} rows of {}): {}; {}", threads, b.outer, b.len,
-                          fits ? "row held in registers, one pass" : "row longer than the block's registers, two passes",
+                          fits ? fmt::format("row held in registers ({} a thread), one pass: max, exp kept in place "
+                                             "and summed, times 1/sum",
+                                             items)
+                               : "row longer than the block's registers, two passes (online max/sum by chunks, "
+                                 "then re-read and write)",
                           idx);
 }
 
 const AnchorRule kReduceRule{"reduce", true, true, plan_reduction};
-const AnchorRule kScanRule{"scan_rows", true, true, plan_scan};
+const AnchorRule kScanRule{"scan", true, true, plan_scan};
 const AnchorRule kRowNormRule{"rownorm", true, true, plan_rownorm};
 
 }  // namespace

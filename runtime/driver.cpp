@@ -78,6 +78,7 @@ Driver load_driver() {
   resolve(d, d.memcpy_dtod, {"cuMemcpyDtoD_v2"});
   resolve(d, d.memset_d8, {"cuMemsetD8_v2"});
   resolve(d, d.memset_d32, {"cuMemsetD32_v2"});
+  resolve(d, d.memset_d32_async, {"cuMemsetD32Async"});
   resolve(d, d.stream_create, {"cuStreamCreate"});
   resolve(d, d.stream_destroy, {"cuStreamDestroy_v2"});
   resolve(d, d.stream_synchronize, {"cuStreamSynchronize"});

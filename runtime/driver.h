@@ -61,6 +61,7 @@ struct Driver {
   decltype(&::cuMemcpyDtoD) memcpy_dtod = nullptr;           // _v2
   decltype(&::cuMemsetD8) memset_d8 = nullptr;               // _v2
   decltype(&::cuMemsetD32) memset_d32 = nullptr;             // _v2
+  decltype(&::cuMemsetD32Async) memset_d32_async = nullptr;  // zeroed workspaces, stream-ordered
   decltype(&::cuStreamCreate) stream_create = nullptr;
   decltype(&::cuStreamDestroy) stream_destroy = nullptr;     // _v2
   decltype(&::cuStreamSynchronize) stream_synchronize = nullptr;

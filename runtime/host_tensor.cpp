@@ -118,6 +118,8 @@ Tolerance Tolerance::for_dtype(DType dtype) {
 
 Tolerance Tolerance::tf32() { return {1e-2, 1e-2, 5e-3}; }
 
+Tolerance Tolerance::exact() { return {0, 0, 0}; }
+
 Comparison compare(const ref::HostTensor& got, const ref::HostTensor& expected, const Tolerance& tol) {
   Comparison c;
   if (got.shape != expected.shape || got.data.size() != expected.data.size()) {

@@ -27,10 +27,13 @@ float bf16_bits_to_float(std::uint16_t h);
 // An f32 output of an op whose matmul or conv runs in tf32 (by the spec's
 // `precision=` or the runtime's choice) is held to tf32's accuracy instead:
 // atol = rtol = 1e-2 element-wise and 5e-3 norm-wise (tf32 keeps 10 mantissa bits).
+// Outputs that select an input value (min, max, cummax, cummin, argmin, argmax)
+// must match exactly whatever their dtype. docs/semantics.md lists every op's.
 struct Tolerance {
   double atol = 1e-4, rtol = 1e-4, norm_rel = 1e-5;
   static Tolerance for_dtype(DType dtype);
   static Tolerance tf32();
+  static Tolerance exact();   // bit for bit (NaN matches NaN): ops that select a value
 };
 
 struct Comparison {

@@ -28,6 +28,10 @@ struct OpCheckOptions {
   bool compare = true;
   double max_reference_work = 4e9;   // skip the CPU reference above this many operations
   int warmup = 0, iters = 1;
+  // This fraction of the elements of every float input tensor is replaced by
+  // NaN, +inf or -inf (in turn), at seeded positions: the special-value checks.
+  double special_fraction = 0;
+  bool special_infinities = true;   // false: NaN only
 };
 
 OpCheck run_and_check(Runtime& rt, const std::string& spec_path, const std::string& op_name, const Bindings& bindings,

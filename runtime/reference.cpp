@@ -871,12 +871,16 @@ Value Interpreter::conv2d(const Node& n, const Shape& out) {
 }
 
 // ---------------------------------------------------------------- random inputs
+}  // namespace
+
 std::uint64_t splitmix64(std::uint64_t& state) {
   std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
+
+namespace {
 
 // A value of `dtype` from 64 random bits, exactly representable in that dtype.
 double draw(DType dtype, std::uint64_t r) {

@@ -54,6 +54,9 @@ std::vector<HostTensor> evaluate(const ir::BoundIr& bound, const std::vector<Hos
 // independent of the thread count.
 std::vector<HostValue> random_inputs(const ir::BoundIr& bound, std::uint64_t seed);
 
+// One step of SplitMix64: advances `state`, returns 64 random bits.
+std::uint64_t splitmix64(std::uint64_t& state);
+
 // What storing v into a `dtype` element leaves, as a double. f16 / bf16 / f32:
 // round-to-nearest-even (overflow gives +-inf, NaN stays NaN); f64: v. Integers (the
 // interpreter only stores integral values there): i32 wraps modulo 2^32 as two's

@@ -349,6 +349,12 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count) {
       }
       pointers[a] = &values[a];
     }
+    // Workspaces the kernel needs zeroed (look-back flags): on the same stream, just before it.
+    for (int b : plan.kernels[k].zero_before) {
+      const auto& buf = plan.buffers[static_cast<std::size_t>(b)];
+      check(driver().memset_d32_async(scratch[static_cast<std::size_t>(b)], 0u, static_cast<std::size_t>(buf.bytes / 4), s),
+            "cuMemsetD32Async");
+    }
     kiln::launch(fns[k], src.grid, src.block, src.shared_bytes, s, pointers.data());
   }
   rt->launches.fetch_add(1);

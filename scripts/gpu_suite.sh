@@ -1,33 +1,94 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine, in one call: the GPU test suite, the standalone template
-# harnesses, and the PyTorch side-by-side benchmarks; prints a short summary last.
-# Expects .gpu/ from scripts/gpu_build.sh. Usage: bash scripts/gpu_suite.sh [--quick] [--only NAMES]
+# Runs on the GPU machine, in one call: the GPU test suite, a .kilnpack with NVRTC
+# unloadable, compute-sanitizer memcheck/racecheck, the standalone template harnesses,
+# compile/launch latency and the PyTorch side-by-side benchmarks; prints a short
+# summary last. Expects .gpu/ from scripts/gpu_build.sh.
+# Usage: bash scripts/gpu_suite.sh [bench.py options: --quick, --only NAMES, ...]
+# KILN_SUITE_PARTS picks parts (default: "tests pack sanitize harness latency bench"),
+# e.g. to split the run over two calls of a time-limited machine.
+# Logs go to a work folder; $OUT (when set) receives suite-logs.tar.gz and the
+# benchmark's JSON, markdown and PNG.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export KILN_SOURCE_DIR=$PWD
 export PATH=/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-out=${OUT:-/tmp/kiln-out}
-mkdir -p "$out"
+parts=" ${KILN_SUITE_PARTS:-tests pack sanitize harness latency bench} "
+want() { [[ "$parts" == *" $1 "* ]]; }
+out=$(mktemp -d /tmp/kiln-suite.XXXX)
+finish() {
+  echo
+  echo "================ summary"
+  printf '%s\n' "${summary[@]}"
+  [ -f "$out/bench.log" ] && sed -n '/^| problem/,$p' "$out/bench.log"
+  if [ -n "${OUT:-}" ]; then
+    tar czf "$OUT/suite-logs.tar.gz" -C "$out" . 2>/dev/null
+    cp "$out"/*.json "$out"/*.md "$out"/*.png "$OUT/" 2>/dev/null || true
+  fi
+}
+trap finish EXIT
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$out/gpu.txt"
 summary=()
 
+if want tests; then
 echo "=== GPU test suite"
 if .gpu/bin/kiln_test_gpu 2>&1 | tee "$out/gpu_tests.log"; then summary+=("gpu tests: PASS"); else summary+=("gpu tests: FAIL"); fi
 checks=$(grep -c '^gpu-check .* ok ' "$out/gpu_tests.log" || true)
 fails=$(grep -c '^gpu-check .* FAIL' "$out/gpu_tests.log" || true)
 summary+=("  reference checks: $checks ok, $fails failed")
+grep -E '^gpu-check (summary|templates)|^huge|^scratch OOM' "$out/gpu_tests.log"
+fi
 
+if want tests; then
 echo "=== examples/host_app"
 if [ -x .gpu/bin/host_app ] && .gpu/bin/host_app examples/host_app/app.kiln 2>&1 | tee "$out/host_app.log"; then
   summary+=("host_app example: PASS"); else summary+=("host_app example: FAIL"); fi
+fi
 
+if want pack; then
+echo "=== .kilnpack built offline, run with NVRTC unloadable"
+pack=.gpu/packs/specs-small-sm_90.kilnpack
+pack_ok=1
+pack_cache=$(mktemp -d)   # an empty cache: every kernel must come from the pack
+for spec in specs/*.kiln; do
+  KILN_NVRTC_LIB=/nonexistent/libnvrtc.so KILN_CACHE_DIR=$pack_cache .gpu/bin/kiln run "$spec" --small --check \
+    --iters 1 --pack "$pack" >>"$out/pack.log" 2>&1 || { pack_ok=0; echo "FAILED: $spec" >>"$out/pack.log"; }
+done
+# A shape the pack lacks: a clear error naming the op, its shape and the arch.
+if KILN_NVRTC_LIB=/nonexistent/libnvrtc.so KILN_CACHE_DIR=$pack_cache .gpu/bin/kiln run specs/elementwise.kiln \
+     --op relu_add -D B=77 -D N=77 --pack "$pack" >"$out/pack_missing.log" 2>&1; then pack_ok=0; fi
+grep -q "is in no preloaded pack or cache and NVRTC cannot be loaded" "$out/pack_missing.log" || pack_ok=0
+cat "$out/pack_missing.log" >>"$out/pack.log"
+pack_ops=$(grep -c ' ok ' "$out/pack.log" || true)
+pack_bad=$(grep -c 'FAIL' "$out/pack.log" || true)
+tail -3 "$out/pack.log"
+[ "$pack_ok" = 1 ] && [ "$pack_bad" = 0 ] && summary+=("pack without NVRTC: PASS ($pack_ops outputs ok, missing shape reported)") \
+  || summary+=("pack without NVRTC: FAIL (see pack.log)")
+fi
+
+if want sanitize; then
+echo "=== compute-sanitizer memcheck and racecheck, every covered spec at small awkward shapes"
+for tool in memcheck racecheck; do
+  if KILN_GPU_SHAPES=ones,odd,long timeout 400 compute-sanitizer --tool "$tool" --error-exitcode 86 \
+       .gpu/bin/kiln_test_gpu -tc="gpu: every covered spec*" >"$out/sanitizer_$tool.log" 2>&1; then
+    summary+=("compute-sanitizer $tool: CLEAN ($(grep -c '^gpu-check .* ok ' "$out/sanitizer_$tool.log") checks; $(grep 'ERROR SUMMARY' "$out/sanitizer_$tool.log" | tail -1))")
+  else
+    summary+=("compute-sanitizer $tool: FAIL or timeout (exit $?; see sanitizer_$tool.log)")
+  fi
+  grep -E "ERROR SUMMARY|templates run|Invalid|Race|Hazard" "$out/sanitizer_$tool.log" | head -8
+done
+fi
+
+if want harness; then
 for h in .gpu/bin/*_check; do
   [ -x "$h" ] || continue
   echo "=== $(basename "$h")"
   if timeout 240 "$h" 2>&1 | tee "$out/$(basename "$h").log"; then summary+=("$(basename "$h"): PASS"); else summary+=("$(basename "$h"): FAIL"); fi
 done
 
+fi
+
+if want latency; then
 echo "=== compile and launch latency (kiln bench, C++ side)"
 while read -r spec op defs; do
   [ -n "$spec" ] || continue
@@ -43,11 +104,9 @@ specs/matmul_small_k.kiln matmul_small_k -D M=2048 -D N=2048
 specs/conv2d_3x3.kiln conv2d_3x3 -D N=1 -D H=64 -D W=128
 OPS
 
-if [ "${KILN_SKIP_BENCH:-0}" = 1 ]; then echo; echo "================ summary"; printf "%s\n" "${summary[@]}"; exit 0; fi
+fi
+
+if want bench; then
 echo "=== benchmarks (kiln vs PyTorch, same process)"
 PYTHONUNBUFFERED=1 timeout ${BENCH_TIMEOUT:-450} python3 bench/bench.py --lib .gpu/lib/libkiln_capi.so --out "$out" "$@" 2>&1 | tee "$out/bench.log"
-
-echo
-echo "================ summary"
-printf '%s\n' "${summary[@]}"
-sed -n '/^| problem/,$p' "$out/bench.log"
+fi

@@ -6,8 +6,14 @@
 #include <fmt/format.h>
 
 #include "generator/assert.h"
+#include "generator/ir.h"
 
 namespace kiln::cli {
+
+void cap_small_dims(const ir::Ir& ir, std::map<std::string, std::int64_t>& dims) {
+  for (const auto& d : ir.dims)
+    if (!dims.count(d.name)) dims[d.name] = std::min<std::int64_t>(d.default_value.value_or(kSmallDim), kSmallDim);
+}
 
 std::map<std::string, std::string> parse_defines(const std::vector<std::string>& items) {
   std::map<std::string, std::string> out;

@@ -1,13 +1,24 @@
 // Helpers shared by the kiln subcommands.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "kiln/kiln.h"
 
+namespace kiln::ir {
+struct Ir;
+}
+
 namespace kiln::cli {
+
+// `--small` of kiln run and kiln build: every dim of the op not given (not in
+// `given`) is capped at kSmallDim, so one quick specialization per op is the
+// same whichever command asks for it (a pack built with --small serves run --small).
+inline constexpr std::int64_t kSmallDim = 64;
+void cap_small_dims(const ir::Ir& ir, std::map<std::string, std::int64_t>& dims);
 
 // "-D NAME=VALUE" items. Throws CLI::ValidationError (bad usage, exit 2) when malformed.
 std::map<std::string, std::string> parse_defines(const std::vector<std::string>& items);

@@ -35,6 +35,7 @@ struct BuildArgs {
   std::string op;
   std::vector<std::string> defines;
   std::string shapes;
+  bool small = false;
   std::string precision;
   std::string output;
   int jobs = 0;
@@ -118,7 +119,8 @@ int run_build(const BuildArgs& a) {
         std::vector<std::string> dim_names, const_names;
         for (const auto& d : ir0->dims) dim_names.push_back(d.name);
         for (const auto& c : ir0->consts) const_names.push_back(c.name);
-        const Bindings b = bindings_for(dim_names, const_names, values, &used);
+        Bindings b = bindings_for(dim_names, const_names, values, &used);
+        if (a.small) cap_small_dims(*ir0, b.dims);
         const auto& consts = b.consts;
         std::map<std::string, ir::DimValue> dims;
         for (const auto& [name, v] : b.dims) dims[name] = {v, fmt::format("-D {}={}", name, v)};
@@ -210,6 +212,7 @@ void add_build_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-D", args->defines, "NAME=VALUE: a dim or const");
   cmd->add_option("--shapes", args->shapes, "file of 'OP NAME=VALUE ...' lines, one specialization each");
   cmd->add_option("--precision", args->precision, "f32 matmul/conv precision: fp32 (accurate), ieee, tf32, 3xtf32");
+  cmd->add_flag("--small", args->small, "cap every dim not given with -D or --shapes at 64 (as kiln run --small)");
   cmd->add_option("-o,--output", args->output, "a directory (cache layout) or FILE.kilnpack")->required();
   cmd->add_option("-j,--jobs", args->jobs, "parallel compiles (default: all cores)");
   cmd->callback([args, &exit_code] { exit_code = run_build(*args); });

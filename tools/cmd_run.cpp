@@ -1,4 +1,4 @@
-// kiln run SPEC [--op NAME] [-D NAME=VALUE]... [--check] [--iters N] [--seed S] [--small]
+// kiln run SPEC [--op NAME] [-D NAME=VALUE]... [--check] [--iters N] [--seed S] [--small] [--pack FILE]...
 // On a GPU: seeded random inputs, poisoned outputs, each output compared with the
 // CPU float64 reference (--check), and the median time of N launches.
 #include <algorithm>
@@ -26,6 +26,7 @@ struct RunArgs {
   int iters = 20;
   std::uint64_t seed = 1;
   std::string precision;
+  std::vector<std::string> packs;
 };
 
 int run_run(const RunArgs& a) {
@@ -34,6 +35,7 @@ int run_run(const RunArgs& a) {
   Options options;
   options.precision = parse_precision(a.precision);
   Runtime rt(options);
+  for (const auto& pack : a.packs) rt.preload(pack);
   Program program = rt.load_file(a.spec);
   const auto defines = parse_defines(a.defines);
   std::map<std::string, bool> used;
@@ -42,13 +44,7 @@ int run_run(const RunArgs& a) {
   for (const auto& name : ops) {
     Op op = program.op(name);
     Bindings b = bindings_for(op, defines, &used);
-    if (a.small) {
-      // Every dim not given is capped at 64: a quick check of each op.
-      const SpecFile spec = load_spec_file(a.spec);
-      const auto ir = check_op(spec, name);   // held: a range-for over a temporary's member would dangle
-      for (const auto& d : ir->dims)
-        if (!b.dims.count(d.name)) b.dims[d.name] = std::min<std::int64_t>(d.default_value.value_or(64), 64);
-    }
+    if (a.small) cap_small_dims(*check_op(load_spec_file(a.spec), name), b.dims);
     OpCheckOptions o;
     o.seed = a.seed;
     o.compare = a.check;
@@ -83,6 +79,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-D", args->defines, "NAME=VALUE: a dim or const");
   cmd->add_flag("--check", args->check, "compare every output with the float64 reference");
   cmd->add_flag("--small", args->small, "cap every dim not given with -D at 64");
+  cmd->add_option("--pack", args->packs, "FILE.kilnpack to preload (repeatable); kernels found there need no NVRTC");
   cmd->add_option("--iters", args->iters, "timed launches (median reported)")->check(CLI::PositiveNumber);
   cmd->add_option("--seed", args->seed, "random input seed");
   cmd->add_option("--precision", args->precision, "f32 matmul/conv precision: fp32 (accurate), ieee, tf32, 3xtf32");

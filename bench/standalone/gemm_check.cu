@@ -1,9 +1,16 @@
 // gemm_check — standalone correctness check and timing of the kiln gemm / conv template
-// instantiations in tests/templates (the units the emitter will generate), against a float64
-// CPU reference, side by side with cuBLAS.
+// instantiations in tests/templates (the units the emitter will generate) and of the candidate
+// variants the planner chooses among for the two seed GEMMs, against a float64 CPU reference,
+// side by side with cuBLAS.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I templates -I tests/templates -lcublas \
 //        bench/standalone/gemm_check.cu -o gemm_check && ./gemm_check [--quick]
+//
+// The last thing printed is one table: problem, precision, variant (tiles, warp tile, stages,
+// CTAs per SM, registers; "[plan]" = what the planner emits now), median ms of 30 timed runs of
+// the whole op after 10 warm-up runs (CUDA events), TFLOP/s, TB/s (compulsory bytes: inputs read
+// once, output written once), the norm-wise and the largest element-wise relative error of the
+// checked samples. '*' marks the fastest variant per problem and precision.
 //
 // Inputs are uniform [0,1) (conv weights uniform [-0.1, 0.1)), generated on the device by a hash
 // of the element index; outputs are poisoned with 0xFF bytes (NaN) before every checked launch.
@@ -135,26 +142,28 @@ const Tol kTf32{2e-3, 1e-2, 1e-2};
 const Tol kBf16{1e-2, 3e-2, 3e-2};
 
 struct ErrStats {
-  double num = 0, den = 0, max_abs = 0;
+  double num = 0, den = 0, max_abs = 0, max_rel = 0;
   long long bad = 0, count = 0;
   void add(double out, double ref, const Tol& t) {
     const double d = std::fabs(out - ref);
     ++count;
     if (!(d <= t.atol + t.rtol * std::fabs(ref))) ++bad;  // NaN counts as bad
-    if (std::isnan(out)) { max_abs = INFINITY; num = INFINITY; }
+    if (std::isnan(out)) { max_abs = INFINITY; num = INFINITY; max_rel = INFINITY; }
     num += d * d;
     den += ref * ref;
     if (d > max_abs) max_abs = d;
+    if (ref != 0 && d / std::fabs(ref) > max_rel) max_rel = d / std::fabs(ref);  // element-wise
   }
   double rel() const { return den > 0 ? std::sqrt(num / den) : std::sqrt(num); }
 };
 
-void report(const char* name, const char* prec, const ErrStats& e, const Tol& t,
+bool report(const char* name, const char* prec, const ErrStats& e, const Tol& t,
             unsigned long long unwritten) {
   const bool ok = e.rel() < t.rel && e.bad == 0 && unwritten == 0;
-  std::printf("  %-28s %-7s checked %9lld  rel %.3e (tol %.0e)  max_abs %.3e  bad %lld  unwritten %llu  %s\n",
+  std::printf("  %-60s %-7s checked %6lld  rel %.3e (tol %.0e)  max_abs %.3e  bad %lld  unwritten %llu  %s\n",
               name, prec, e.count, e.rel(), t.rel, e.max_abs, e.bad, unwritten, ok ? "ok" : "FAIL");
   if (!ok) g_failed = true;
+  return ok;
 }
 
 // ---- timing: 10 warm-up, 30 timed launches, median
@@ -182,11 +191,20 @@ float time_ms(const std::function<void()>& launch) {
   return ms[ms.size() / 2];
 }
 
+// One line of the final table. rel: norm-wise ||out - ref|| / ||ref|| of the checked samples,
+// max_rel: the largest element-wise |out - ref| / |ref| (-1: not checked, e.g. cuBLAS).
 struct Row {
-  std::string variant, prec;
-  double ms, tflops, gbs, cublas_ms;
+  std::string problem, prec, variant;
+  double ms, tflops, tbs, rel, max_rel;
+  bool ok = true;  // every check of this variant passed
 };
 std::vector<Row> g_rows;
+
+std::string fmt_ms(double ms) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f ms", ms);
+  return b;
+}
 
 template <class F>
 void set_smem(F* f, int bytes) {
@@ -205,9 +223,113 @@ std::vector<std::pair<long long, long long>> sample_2d(long long rows, long long
 }
 
 // =============================================================================================
-// 1. matmul_small_k: C[32768,32768] = A[32768,64] · B[64,32768]
+// Candidate variants of the two seed contractions. Each is checked against float64 on sampled
+// outputs, then timed (whole op: every kernel it launches). The variant the planner emits today
+// is marked "[plan]" in the table; the others are the alternatives it chose among.
+
+// ---- matmul_small_k: C[32768,32768] = A[32768,64] · B[64,32768]
+namespace sk {
+using Index = int;  // as the planner emits it: every tensor has < 2^31 elements
+constexpr long long kM = 32768, kN = 32768;
+constexpr int kK = 64;
+template <class Prec, int BM, int BN, int WM, int WN, bool PrepA = false>
+using Kn = kiln::gemm::SmallK<Prec, Index, kM, kN, kK, kK, kN, kN, BM, BN, WM, WN, PrepA>;
+}  // namespace sk
+
+template <class Prec, int BM, int BN, int WM, int WN, int MinBlocks, bool PrepA = false>
+__global__ void __launch_bounds__(sk::Kn<Prec, BM, BN, WM, WN, PrepA>::kThreads, MinBlocks)
+small_k_variant(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c) {
+  sk::Kn<Prec, BM, BN, WM, WN, PrepA>::run(a, b, c, kiln::gemm::Identity{});
+}
+
+// ---- linear_dropout_softmax: GemmSplitK + SplitKSoftmax (and SplitKReduce to check H)
+namespace lin {
+using Index = int;
+constexpr int kM = 128, kN = 16384, kK = 16384;
+using Epilogue = linear_tf32::Epilogue;  // bias + dropout(p = 0.2) by flat index, kiln's Philox
+template <class Prec, int BM, int BN, int WM, int WN, int Stages, int Splits>
+using SplitGemm = kiln::gemm::GemmSplitK<float, Prec, Index, kM, kN, kK, 1, kiln::gemm::kRowMajor,
+                                         kiln::gemm::kColMajor, kK, kK, 0, 0, BM, BN, 32, WM, WN,
+                                         Stages, true, true, Splits>;
+}  // namespace lin
+
+template <class Prec, int BM, int BN, int WM, int WN, int Stages, int Splits, int MinBlocks>
+__global__ void __launch_bounds__(lin::SplitGemm<Prec, BM, BN, WM, WN, Stages, Splits>::kThreads, MinBlocks)
+linear_split_gemm(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ ws) {
+  lin::SplitGemm<Prec, BM, BN, WM, WN, Stages, Splits>::run(x, w, ws);
+}
+template <int Splits, int Threads>
+__global__ void __launch_bounds__(Threads)
+linear_split_softmax(const float* __restrict__ ws, float* __restrict__ y, const float* __restrict__ bias,
+                     unsigned long long seed) {
+  kiln::gemm::SplitKSoftmax<lin::Index, lin::kM, lin::kN, 1, Splits, Threads>::run(ws, y, lin::Epilogue{bias, seed});
+}
+template <int Splits>
+__global__ void __launch_bounds__(256)
+linear_split_h(const float* __restrict__ ws, float* __restrict__ h, const float* __restrict__ bias,
+               unsigned long long seed) {
+  kiln::gemm::SplitKReduce<float, lin::Index, lin::kM, lin::kN, 1, Splits, lin::kN, 0, false, 256>::run(
+      ws, h, lin::Epilogue{bias, seed});
+}
+
+struct LinearVariant {
+  const char* prec;
+  std::string name;
+  int splits;  // 0: the non-split Gemm with row statistics + SoftmaxFinalize
+  std::function<void(const float*, const float*, float*)> gemm;     // x, w, workspace
+  std::function<void(const float*, float*, const float*, unsigned long long)> softmax;  // ws, y
+  std::function<void(const float*, float*, const float*, unsigned long long)> h;        // ws, h
+  Tol tol;
+};
+
+// One split-K candidate: sets the shared-memory limit, reports registers/occupancy.
+template <class Prec, int BM, int BN, int WM, int WN, int Stages, int Splits, int MinBlocks>
+LinearVariant linear_split(const char* prec, const char* tag, const Tol& tol) {
+  using G = lin::SplitGemm<Prec, BM, BN, WM, WN, Stages, Splits>;
+  auto* fn = linear_split_gemm<Prec, BM, BN, WM, WN, Stages, Splits, MinBlocks>;
+  set_smem(fn, G::kSmemBytes);
+  cudaFuncAttributes attr;
+  CK(cudaFuncGetAttributes(&attr, fn));
+  int per_sm = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, G::kThreads, G::kSmemBytes));
+  constexpr int kSoftThreads = 512;
+  char name[160];
+  std::snprintf(name, sizeof name, "%ssplitK%d %dx%d w%dx%d s%d %dt %d/SM (%d regs)", tag, Splits, BM, BN, WM, WN,
+                Stages, G::kThreads, per_sm, attr.numRegs);
+  const dim3 grid(unsigned(G::kTilesN), unsigned(G::kTilesM), Splits);
+  LinearVariant v;
+  v.prec = prec;
+  v.name = name;
+  v.splits = Splits;
+  v.tol = tol;
+  v.gemm = [=](const float* x, const float* w, float* ws) { fn<<<grid, G::kThreads, G::kSmemBytes>>>(x, w, ws); };
+  v.softmax = [](const float* ws, float* y, const float* bias, unsigned long long seed) {
+    linear_split_softmax<Splits, kSoftThreads><<<lin::kM, kSoftThreads>>>(ws, y, bias, seed);
+  };
+  v.h = [](const float* ws, float* h, const float* bias, unsigned long long seed) {
+    linear_split_h<Splits><<<unsigned((lin::kM * lin::kN + 255) / 256), 256>>>(ws, h, bias, seed);
+  };
+  return v;
+}
+
+// cuBLAS rows for context: FP32 (default math) and TF32 tensor-op math.
+void time_cublas(cublasHandle_t h, const char* problem, const char* note, const std::function<void()>& run,
+                 double flop, double bytes) {
+  const std::pair<cublasMath_t, const char*> modes[] = {{CUBLAS_DEFAULT_MATH, "fp32"},
+                                                         {CUBLAS_TF32_TENSOR_OP_MATH, "tf32"}};
+  for (const auto& [mode, prec] : modes) {
+    CB(cublasSetMathMode(h, mode));
+    const float ms = time_ms(run);
+    g_rows.push_back({problem, prec, std::string("cuBLAS ") + prec + note, ms, flop / ms / 1e9, bytes / ms / 1e9, -1, -1});
+  }
+  CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+}
+
+// =============================================================================================
+// 1. matmul_small_k
 void bench_small_k(cublasHandle_t h) {
-  constexpr long long M = 32768, N = 32768, K = 64;
+  using namespace sk;
+  constexpr long long M = kM, N = kN, K = kK;
   std::printf("matmul_small_k %lldx%lld x %lldx%lld\n", M, K, K, N);
   DevBuf<float> a(M * K), b(K * N), c(M * N);
   a.fill(1);
@@ -222,39 +344,54 @@ void bench_small_k(cublasHandle_t h) {
     for (long long k = 0; k < K; ++k) acc += double(ha[s.first * K + k]) * double(hb[k * N + s.second]);
     ref.push_back(acc);
   }
-
-  struct V {
-    const char* prec;
-    void (*fn)(const float*, const float*, float*);
-    int threads, smem;
-    long long tiles;
-    Tol tol;
-  };
-  const V variants[] = {
-      {"tf32", kiln_gemm_small_k_tf32, small_k_tf32::Kernel::kThreads,
-       small_k_tf32::Kernel::kSmemBytes, small_k_tf32::Kernel::kTiles, kTf32},
-      {"3xtf32", kiln_gemm_small_k_tf32x3, small_k_tf32x3::Kernel::kThreads,
-       small_k_tf32x3::Kernel::kSmemBytes, small_k_tf32x3::Kernel::kTiles, kFp32},
-      {"ieee", kiln_gemm_small_k_ieee, small_k_ieee::Kernel::kThreads,
-       small_k_ieee::Kernel::kSmemBytes, small_k_ieee::Kernel::kTiles, kFp32},
-  };
-  float cublas_fp32 = 0, cublas_tf32 = 0;
+  const double flop = 2.0 * M * N * K, bytes = (M * K + K * N + M * N) * 4.0;
   {
     const float one = 1.f, zero = 0.f;
     auto run = [&] {  // row-major C = A·B  <=>  column-major C^T = B^T · A^T
       CB(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K), &one, b.p, int(N), a.p,
                      int(K), &zero, c.p, int(N)));
     };
-    CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-    cublas_fp32 = time_ms(run);
-    CB(cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH));
-    cublas_tf32 = time_ms(run);
-    CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+    time_cublas(h, "matmul_small_k", "", run, flop, bytes);
   }
+
+  struct V {
+    const char* prec;
+    const char* name;
+    void (*fn)(const float*, const float*, float*);
+    int threads, smem;
+    long long tiles;
+    Tol tol;
+  };
+#define SK_VARIANT(P, BM, BN, WM, WN, MB, prec, name, tol, ...)                                     \
+  {prec, name, small_k_variant<P, BM, BN, WM, WN, MB, ##__VA_ARGS__>,                                 \
+   Kn<P, BM, BN, WM, WN, ##__VA_ARGS__>::kThreads, Kn<P, BM, BN, WM, WN, ##__VA_ARGS__>::kSmemBytes,  \
+   Kn<P, BM, BN, WM, WN, ##__VA_ARGS__>::kTiles, tol}
+  const V variants[] = {
+      {"tf32", "128x128 w64x32 (old)", kiln_gemm_small_k_tf32, small_k_tf32::Kernel::kThreads,
+       small_k_tf32::Kernel::kSmemBytes, small_k_tf32::Kernel::kTiles, kTf32},
+      SK_VARIANT(kiln::Tf32, 128, 64, 32, 32, 2, "tf32", "[plan] 128x64 w32x32 lb(256,2)", kTf32),
+      SK_VARIANT(kiln::Tf32, 128, 64, 32, 32, 2, "tf32", "128x64 w32x32 lb(256,2) A pre-rounded", kTf32, true),
+      SK_VARIANT(kiln::Tf32, 128, 128, 64, 32, 2, "tf32", "128x128 w64x32 lb(256,2) spills", kTf32),
+      SK_VARIANT(kiln::Tf32, 64, 128, 32, 32, 2, "tf32", "64x128 w32x32 lb(256,2)", kTf32),
+      SK_VARIANT(kiln::Tf32, 128, 64, 64, 32, 3, "tf32", "128x64 w64x32 lb(128,3)", kTf32),
+      {"3xtf32", "128x128 w64x32 (old)", kiln_gemm_small_k_tf32x3, small_k_tf32x3::Kernel::kThreads,
+       small_k_tf32x3::Kernel::kSmemBytes, small_k_tf32x3::Kernel::kTiles, kFp32},
+      SK_VARIANT(kiln::Tf32x3, 128, 64, 32, 32, 2, "3xtf32", "[plan] 128x64 w32x32 lb(256,2)", kFp32),
+      SK_VARIANT(kiln::Tf32x3, 128, 64, 32, 32, 2, "3xtf32", "128x64 w32x32 lb(256,2) A pre-split", kFp32, true),
+      SK_VARIANT(kiln::Tf32x3, 128, 128, 64, 32, 2, "3xtf32", "128x128 w64x32 lb(256,2) spills", kFp32),
+      SK_VARIANT(kiln::Tf32x3, 64, 128, 32, 32, 2, "3xtf32", "64x128 w32x32 lb(256,2)", kFp32),
+      SK_VARIANT(kiln::Tf32x3, 128, 64, 64, 32, 3, "3xtf32", "128x64 w64x32 lb(128,3) spills", kFp32),
+      {"ieee", "128x128 w64x32 1/SM", kiln_gemm_small_k_ieee, small_k_ieee::Kernel::kThreads,
+       small_k_ieee::Kernel::kSmemBytes, small_k_ieee::Kernel::kTiles, kFp32},
+  };
+#undef SK_VARIANT
+
   for (const V& v : variants) {
     set_smem(v.fn, v.smem);
     int per_sm = 0;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, v.fn, v.threads, v.smem));
+    cudaFuncAttributes attr;
+    CK(cudaFuncGetAttributes(&attr, v.fn));
     const int grid = int(std::min<long long>(v.tiles, (long long)g_sms * std::max(per_sm, 1)));
     auto launch = [&] { v.fn<<<grid, v.threads, v.smem>>>(a.p, b.p, c.p); };
     c.poison();
@@ -264,35 +401,39 @@ void bench_small_k(cublasHandle_t h) {
     const auto out = gather(c.p, idx);
     ErrStats e;
     for (size_t i = 0; i < out.size(); ++i) e.add(out[i], ref[i], v.tol);
-    report("small_k", v.prec, e, v.tol, nonfinite(c.p, c.n));
+    const std::string name = std::string(v.name) + " " + std::to_string(per_sm) + "/SM grid " +
+                             std::to_string(grid) + " (" + std::to_string(attr.numRegs) + " regs)";
+    const bool ok = report(name.c_str(), v.prec, e, v.tol, nonfinite(c.p, c.n));
     const float ms = time_ms(launch);
-    const double cub = std::strcmp(v.prec, "tf32") == 0 ? cublas_tf32 : cublas_fp32;
-    g_rows.push_back({"matmul_small_k (grid " + std::to_string(grid) + ")", v.prec, ms,
-                      2.0 * M * N * K / ms / 1e9, (M * K + K * N + M * N) * 4.0 / ms / 1e6, cub});
+    g_rows.push_back({"matmul_small_k", v.prec, name, ms, flop / ms / 1e9, bytes / ms / 1e9, e.rel(), e.max_rel, ok});
   }
 }
 
 // =============================================================================================
 // 2. linear_dropout_softmax: softmax(dropout(X · W^T + b)), X[128,16384], W[16384,16384]
 void bench_linear(cublasHandle_t h) {
-  constexpr int M = 128, N = 16384, K = 16384;
+  constexpr int M = lin::kM, N = lin::kN, K = lin::kK;
   constexpr unsigned long long kSeed = 0x1234abcdull;
+  constexpr int kMaxSplits = 4;
   std::printf("linear_dropout_softmax %dx%d x (%dx%d)^T\n", M, K, N, K);
-  DevBuf<float> x(size_t(M) * K), w(size_t(N) * K), bias(N), y(size_t(M) * N);
+  DevBuf<float> x(size_t(M) * K), w(size_t(N) * K), bias(N), y(size_t(M) * N), hbuf(size_t(M) * N);
+  DevBuf<float> ws(size_t(kMaxSplits) * M * N);
   x.fill(3);
   w.fill(4);
   bias.fill(5);
   const std::vector<float> hx = x.to_host(), hw = w.to_host(), hb = bias.to_host();
   constexpr int kTiles = int(linear_tf32::Kernel::kTilesN);
   DevBuf<float> stats(size_t(M) * kTiles * 2);
+  auto keep = [&](int r, int col) {
+    return kiln::dropout_keep(kSeed, (unsigned long long)r * N + col, linear_tf32::kThreshold);
+  };
   auto h_ref = [&](int r, int col) {
     double acc = 0;
     const float* xr = &hx[size_t(r) * K];
     const float* wr = &hw[size_t(col) * K];
     for (int k = 0; k < K; ++k) acc += double(xr[k]) * double(wr[k]);
     acc += hb[col];
-    const bool keep = kiln::dropout_keep(kSeed, (unsigned long long)r * N + col, linear_tf32::kThreshold);
-    return keep ? acc * (1.0 / (1.0 - 0.2)) : 0.0;
+    return keep(r, col) ? acc * (1.0 / (1.0 - 0.2)) : 0.0;
   };
   const auto samples = sample_2d(M, N, 20000, 11);
   std::vector<unsigned long long> idx;
@@ -312,83 +453,124 @@ void bench_linear(cublasHandle_t h) {
     for (int c = 0; c < N; ++c) hr[c] = std::exp(hr[c] - mx) / sum;
     row_ref.push_back(hr);
   }
-
-  struct V {
-    const char* prec;
-    void (*gemm)(const float*, const float*, const float*, unsigned long long, float*, float*);
-    void (*fin)(float*, const float*);
-    int threads, smem, fin_threads;
-    Tol tol;
-  };
-  const V variants[] = {
-      {"tf32", kiln_linear_tf32, kiln_linear_tf32_softmax, linear_tf32::Kernel::kThreads,
-       linear_tf32::Kernel::kSmemBytes, linear_tf32::Finalize::kThreads, kTf32},
-      {"3xtf32", kiln_linear_tf32x3, kiln_linear_tf32x3_softmax, linear_tf32x3::Kernel::kThreads,
-       linear_tf32x3::Kernel::kSmemBytes, linear_tf32x3::Finalize::kThreads, kFp32},
-  };
-  float cublas_fp32 = 0, cublas_tf32 = 0;
+  const double flop = 2.0 * M * N * K;
+  const double bytes = (double(N) * K + double(M) * K + double(M) * N) * 4.0;  // W, X, Y once
   {
     const float one = 1.f, zero = 0.f;
-    auto run = [&] {  // column-major H^T[N,M] = W(N x K) · X^T(K x M)
+    auto run = [&] {  // column-major H^T[N,M] = W(N x K) · X^T(K x M); GEMM only
       CB(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w.p, K, x.p, K, &zero, y.p, N));
     };
-    CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-    cublas_fp32 = time_ms(run);
-    CB(cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH));
-    cublas_tf32 = time_ms(run);
-    CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+    time_cublas(h, "linear_dropout_softmax", " (GEMM only)", run, flop, bytes);
   }
-  const dim3 grid(unsigned(linear_tf32::Kernel::kTilesN), unsigned(linear_tf32::Kernel::kTilesM), 1);
-  for (const V& v : variants) {
-    set_smem(v.gemm, v.smem);
+
+  // The non-split kernels of the previous plan (hand-written units, 6 stages).
+  auto old_variant = [&](const char* prec, const char* name, auto gemm_fn, auto fin_fn, int threads, int smem,
+                         int fin_threads, const Tol& tol) {
+    set_smem(gemm_fn, smem);
+    const dim3 grid(unsigned(linear_tf32::Kernel::kTilesN), unsigned(linear_tf32::Kernel::kTilesM), 1);
+    LinearVariant v;
+    v.prec = prec;
+    v.name = name;
+    v.splits = 0;
+    v.tol = tol;
+    float* st = stats.p;
+    const float* bp = bias.p;
+    // gemm: writes H (the "workspace" argument is y) and row statistics; softmax: finalize.
+    v.gemm = [=](const float* xp, const float* wp, float* yp) {
+      gemm_fn<<<grid, threads, smem>>>(xp, wp, bp, kSeed, yp, st);
+    };
+    v.softmax = [=](const float*, float* yp, const float*, unsigned long long) { fin_fn<<<M, fin_threads>>>(yp, st); };
+    return v;
+  };
+  std::vector<LinearVariant> variants;
+  variants.push_back(old_variant("tf32", "gemm+rowstats 128x128 s6, finalize (old)", kiln_linear_tf32,
+                                 kiln_linear_tf32_softmax, linear_tf32::Kernel::kThreads,
+                                 linear_tf32::Kernel::kSmemBytes, linear_tf32::Finalize::kThreads, kTf32));
+  variants.push_back(linear_split<kiln::Tf32, 128, 128, 64, 32, 3, 2, 2>("tf32", "[plan] ", kTf32));
+  variants.push_back(linear_split<kiln::Tf32, 128, 128, 64, 32, 3, 4, 2>("tf32", "", kTf32));
+  variants.push_back(linear_split<kiln::Tf32, 128, 128, 64, 32, 4, 4, 1>("tf32", "", kTf32));
+  variants.push_back(linear_split<kiln::Tf32, 128, 128, 32, 32, 4, 2, 1>("tf32", "", kTf32));
+  // 128x256 tiles halve the L2 -> SM traffic of X (each CTA re-reads its X slab).
+  variants.push_back(linear_split<kiln::Tf32, 128, 256, 64, 32, 4, 2, 1>("tf32", "", kTf32));
+  variants.push_back(linear_split<kiln::Tf32, 128, 256, 64, 32, 4, 4, 1>("tf32", "", kTf32));
+  variants.push_back(linear_split<kiln::Tf32, 128, 64, 64, 32, 4, 2, 2>("tf32", "", kTf32));
+  variants.push_back(old_variant("3xtf32", "gemm+rowstats 128x128 s6, finalize (old)", kiln_linear_tf32x3,
+                                 kiln_linear_tf32x3_softmax, linear_tf32x3::Kernel::kThreads,
+                                 linear_tf32x3::Kernel::kSmemBytes, linear_tf32x3::Finalize::kThreads, kFp32));
+  variants.push_back(linear_split<kiln::Tf32x3, 128, 128, 32, 32, 4, 2, 1>("3xtf32", "[plan] ", kFp32));
+  variants.push_back(linear_split<kiln::Tf32x3, 128, 128, 32, 32, 4, 4, 1>("3xtf32", "", kFp32));
+  variants.push_back(linear_split<kiln::Tf32x3, 128, 128, 64, 32, 4, 2, 1>("3xtf32", "", kFp32));
+  variants.push_back(linear_split<kiln::Tf32x3, 128, 64, 64, 32, 4, 2, 2>("3xtf32", "", kFp32));
+
+  for (const LinearVariant& v : variants) {
+    const bool split = v.splits > 0;
     y.poison();
+    hbuf.poison();
+    ws.poison();
     stats.poison();
-    v.gemm<<<grid, v.threads, v.smem>>>(x.p, w.p, bias.p, kSeed, y.p, stats.p);
+    // (1) H = dropout(X W^T + b) before the softmax, sampled, against float64; dropout mask
+    //     bit-exact: a dropped element is exactly 0, a kept one (|h| ~ 5000) never is.
+    float* hp = split ? hbuf.p : y.p;
+    if (split) {
+      v.gemm(x.p, w.p, ws.p);
+      v.h(ws.p, hbuf.p, bias.p, kSeed);
+    } else {
+      v.gemm(x.p, w.p, y.p);
+    }
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
-    {  // H = dropout(X W^T + b) before the softmax, sampled, against float64
-      const auto out = gather(y.p, idx);
-      ErrStats e;
-      for (size_t i = 0; i < out.size(); ++i) e.add(out[i], ref[i], v.tol);
-      report("linear+bias+dropout (H)", v.prec, e, v.tol, nonfinite(y.p, y.n) + nonfinite(stats.p, stats.n));
+    const auto out = gather(hp, idx);
+    ErrStats e;
+    long long mask_bad = 0;
+    for (size_t i = 0; i < out.size(); ++i) {
+      e.add(out[i], ref[i], v.tol);
+      const int r = int(idx[i] / N), col = int(idx[i] % N);
+      mask_bad += keep(r, col) != (out[i] != 0.f);
     }
+    const std::string hname = "H " + v.name;
+    bool ok = report(hname.c_str(), v.prec, e, v.tol, nonfinite(hp, size_t(M) * N));
+    std::printf("  %-60s %-7s dropout mask mismatches %lld  %s\n", "", v.prec, mask_bad, mask_bad ? "FAIL" : "ok");
+    if (mask_bad) g_failed = true;
+    ok = ok && mask_bad == 0;
     std::vector<std::vector<float>> h_rows;
     for (int r : full_rows) {
       std::vector<float> hr(N);
-      CK(cudaMemcpy(hr.data(), y.p + size_t(r) * N, N * 4, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(hr.data(), hp + size_t(r) * N, N * 4, cudaMemcpyDeviceToHost));
       h_rows.push_back(hr);
     }
-    v.fin<<<M, v.fin_threads>>>(y.p, stats.p);
+    // (2) the softmax kernel (fused reduce for split-K, finalize otherwise) on the same data.
+    v.softmax(ws.p, y.p, bias.p, kSeed);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     {
-      // (a) the normalizing pass, against a float64 softmax of the GPU's own H: must be tight.
-      // (b) end to end against float64: softmax amplifies H's absolute error (|H| ~ 5000, so
-      //     f32 rounding of H alone moves exp(H - max) by ~1e-2 relative): printed, not gated.
+      // (a) against a float64 softmax of the GPU's own H: must be tight. (b) end to end against
+      //     float64: softmax amplifies H's absolute error (|H| ~ 5000, f32 rounding of H alone
+      //     moves exp(H - max) by ~1e-2 relative): printed, not gated.
       ErrStats fin, e2e;
       for (size_t i = 0; i < sizeof(full_rows) / sizeof(int); ++i) {
-        std::vector<float> out(N);
-        CK(cudaMemcpy(out.data(), y.p + size_t(full_rows[i]) * N, N * 4, cudaMemcpyDeviceToHost));
+        std::vector<float> o(N);
+        CK(cudaMemcpy(o.data(), y.p + size_t(full_rows[i]) * N, N * 4, cudaMemcpyDeviceToHost));
         double mx = -INFINITY, sum = 0;
         for (int c = 0; c < N; ++c) mx = std::max(mx, double(h_rows[i][c]));
         for (int c = 0; c < N; ++c) sum += std::exp(double(h_rows[i][c]) - mx);
         for (int c = 0; c < N; ++c) {
-          fin.add(out[c], std::exp(double(h_rows[i][c]) - mx) / sum, kFp32);
-          e2e.add(out[c], row_ref[i][c], kTf32);
+          fin.add(o[c], std::exp(double(h_rows[i][c]) - mx) / sum, kFp32);
+          e2e.add(o[c], row_ref[i][c], kTf32);
         }
       }
-      report("softmax finalize (rows)", v.prec, fin, kFp32, nonfinite(y.p, y.n));
-      std::printf("  %-28s %-7s end-to-end vs float64 (informative): rel %.3e max_abs %.3e\n",
-                  "softmax(dropout(linear))", v.prec, e2e.rel(), e2e.max_abs);
+      const std::string sname = "softmax " + v.name;
+      ok = report(sname.c_str(), v.prec, fin, kFp32, nonfinite(y.p, y.n)) && ok;
+      std::printf("  %-60s %-7s end-to-end vs float64 (informative): rel %.3e max_abs %.3e\n", "", v.prec,
+                  e2e.rel(), e2e.max_abs);
     }
     auto launch = [&] {
-      v.gemm<<<grid, v.threads, v.smem>>>(x.p, w.p, bias.p, kSeed, y.p, stats.p);
-      v.fin<<<M, v.fin_threads>>>(y.p, stats.p);
+      v.gemm(x.p, w.p, split ? ws.p : y.p);
+      v.softmax(ws.p, y.p, bias.p, kSeed);
     };
     const float ms = time_ms(launch);
-    const double cub = std::strcmp(v.prec, "tf32") == 0 ? cublas_tf32 : cublas_fp32;
-    g_rows.push_back({"linear_dropout_softmax", v.prec, ms, 2.0 * M * N * K / ms / 1e9,
-                      (double(N) * K + double(M) * K + 3.0 * M * N) * 4.0 / ms / 1e6, cub});
+    const float gemm_ms = time_ms([&] { v.gemm(x.p, w.p, split ? ws.p : y.p); });
+    g_rows.push_back({"linear_dropout_softmax", v.prec, v.name + " (gemm " + fmt_ms(gemm_ms) + ")", ms, flop / ms / 1e9,
+                      bytes / ms / 1e9, e.rel(), e.max_rel, ok});
   }
 }
 
@@ -432,8 +614,8 @@ struct ConvBufs {
   }
   // Check y (all elements when sample <= 0) after a launch with poisoned y.
   template <class F>
-  void check(const char* name, const char* prec, const Tol& tol, bool nhwc, bool with_bias,
-             long long sample, F launch) {
+  ErrStats check(const char* name, const char* prec, const Tol& tol, bool nhwc, bool with_bias,
+                 long long sample, F launch) {
     y.poison();
     launch();
     CK(cudaGetLastError());
@@ -456,6 +638,7 @@ struct ConvBufs {
     ErrStats st;
     for (size_t i = 0; i < out.size(); ++i) st.add(out[i], ref[i], tol);
     report(name, prec, st, tol, nonfinite(y.p, y.n));
+    return st;
   }
 };
 
@@ -484,9 +667,10 @@ void bench_conv_seed() {
     for (const V& v : variants) {
       set_smem(v.fn, v.smem);
       auto launch = [&] { v.fn<<<grid, v.threads, v.smem>>>(bufs.x.p, bufs.w.p, bufs.y.p); };
-      bufs.check("conv_3x3 seed", v.prec, v.tol, false, false, 20000, launch);
+      const ErrStats e = bufs.check("conv_3x3 seed", v.prec, v.tol, false, false, 20000, launch);
       const float ms = time_ms(launch);
-      g_rows.push_back({"conv2d_3x3 (cuDNN: see README)", v.prec, ms, flop / ms / 1e9, bytes / ms / 1e6, 0});
+      g_rows.push_back({"conv2d_3x3", v.prec, "ConvNchw (cuDNN: see README)", ms, flop / ms / 1e9, bytes / ms / 1e9,
+                        e.rel(), e.max_rel, e.rel() < v.tol.rel && e.bad == 0});
     }
   }
 }
@@ -647,11 +831,19 @@ int main(int argc, char** argv) {
   }
   CB(cublasDestroy(h));
 
-  std::printf("\n%-40s %-7s %9s %9s %9s %10s %7s\n", "variant", "prec", "ms", "TFLOP/s", "GB/s",
-              "cuBLAS ms", "ratio");
-  for (const Row& r : g_rows)
-    std::printf("%-40s %-7s %9.3f %9.1f %9.0f %10.3f %7.2f\n", r.variant.c_str(), r.prec.c_str(), r.ms,
-                r.tflops, r.gbs, r.cublas_ms, r.cublas_ms > 0 ? r.ms / r.cublas_ms : 0.0);
+  // One table; per problem and precision, the fastest kiln variant that passed is marked '*'.
+  std::printf("\n%-22s %-6s %-78s %8s %8s %6s %9s %9s\n", "problem", "prec", "variant", "ms", "TFLOP/s",
+              "TB/s", "rel err", "max rel");
+  for (const Row& r : g_rows) {
+    bool best = r.rel >= 0 && r.ok;
+    for (const Row& o : g_rows)
+      if (o.rel >= 0 && o.ok && o.problem == r.problem && o.prec == r.prec && o.ms < r.ms) best = false;
+    char rel[16] = "-", max_rel[16] = "-";
+    if (r.rel >= 0) std::snprintf(rel, sizeof rel, "%.2e", r.rel);
+    if (r.max_rel >= 0) std::snprintf(max_rel, sizeof max_rel, "%.2e", r.max_rel);
+    std::printf("%-22s %-6s %-78s %8.3f %8.1f %6.2f %9s %9s%s\n", r.problem.c_str(), r.prec.c_str(),
+                r.variant.c_str(), r.ms, r.tflops, r.tbs, rel, max_rel, best ? " *" : r.ok ? "" : " FAIL");
+  }
   std::printf("%s\n", g_failed ? "ACCURACY FAILURES" : "all checks passed");
   return g_failed ? 1 : 0;
 }

@@ -4,6 +4,19 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I templates -I tests/templates bench/standalone/memtpl_check.cu -o memtpl_check
 // Run: ./memtpl_check            (all variants; about a minute on an H100)
 //      ./memtpl_check min cumsum (only variants whose name contains one of the words)
+//      ./memtpl_check issue4     (only the issue-4 candidates: min over axis 1, softmax 32768x8192)
+//
+// Issue-4 candidates (rows of the final table; "[plan]" marks what the planner emits):
+//   min ax1 strip (reduce_outer, old)      the previous plan, 256-column strips of every row
+//   min ax1 rows TxC uK sS                 reduce_outer_rows: T threads x C columns a thread
+//                                          (whole row of 4095 in one tile), K rows unrolled,
+//                                          S splits of the reduced axis (+ reduce_finish, included)
+//   softmax TxI / log_softmax TxI          rownorm_rows, a block of T per row, I floats a thread
+//   copy, same bytes                       cudaMemcpy D2D moving the same bytes (read + write),
+//                                          printed before each group
+// Every candidate is checked before it is timed: min rows bit for bit against the strip unit
+// (itself checked against the CPU on three slabs), softmax rows against a float64 reference on
+// planted NaN / +inf / all -inf / leading -inf rows and a sample of random rows.
 //
 // For each variant: random inputs generated on the GPU (uniform [0,1) from a hash of the flat
 // index, so they are reproducible), NaN/inf planted where the op's semantics matter, outputs
@@ -69,6 +82,78 @@ alt_cumsum_512x2(const float* __restrict__ x, float* __restrict__ y) {
   using namespace kiln_cumsum_exclusive;
   kiln::scan_rows_block<512, 2, true, false, Op>(x, y, kRows, kLen, Load{}, Store{});
 }
+
+// ---- issue 4 candidates: min over axis 1 as a whole-row sweep (reduce_outer_rows), timed beside
+// the strip unit above; splits/chunk are run-time arguments so one kernel serves every split count.
+namespace perf {
+struct IdL {
+  template <class X, class I> __device__ X operator()(X x, I) const { return x; }
+};
+constexpr long long kMinB = 128, kMinM = 4096, kMinN = 4095;
+constexpr int kSmB = 32768, kSmN = 8192;   // the softmax benchmark row
+}  // namespace perf
+#define KILN_MIN_ROWS(name, threads, cols, unroll)                                                               \
+  extern "C" __global__ void __launch_bounds__(threads)                                                         \
+  name(const float* __restrict__ x, float* __restrict__ y, float* __restrict__ ws, int splits, int chunk) {      \
+    kiln::reduce_outer_rows<threads, cols, unroll, kiln::MinOp<float>>(x, y, ws, int(perf::kMinB), int(perf::kMinM), \
+                                                                      int(perf::kMinN), splits, chunk, perf::IdL{}, \
+                                                                      perf::IdL{});                              \
+  }
+KILN_MIN_ROWS(min_rows_256x16_u1, 256, 16, 1)   // the planner's default (launch_rules.h)
+KILN_MIN_ROWS(min_rows_256x16_u2, 256, 16, 2)
+KILN_MIN_ROWS(min_rows_512x8_u2, 512, 8, 2)
+KILN_MIN_ROWS(min_rows_1024x4_u4, 1024, 4, 4)
+KILN_MIN_ROWS(min_rows_128x32_u1, 128, 32, 1)
+extern "C" __global__ void __launch_bounds__(256) min_rows_finish(const float* __restrict__ ws, float* __restrict__ y, int splits) {
+  kiln::reduce_finish<256, kiln::MinOp<float>>(ws, y, int(perf::kMinB * perf::kMinN), splits, int(perf::kMinM), perf::IdL{});
+}
+// Awkward shapes for the same template: checked against the CPU, not timed for the table.
+extern "C" __global__ void __launch_bounds__(256)
+min_rows_odd(const float* __restrict__ x, float* __restrict__ y, float* __restrict__ ws, int outer, int red, int inner,
+             int splits, int chunk) {
+  kiln::reduce_outer_rows<256, 16, 1, kiln::MinOp<float>>(x, y, ws, outer, red, inner, splits, chunk, perf::IdL{}, perf::IdL{});
+}
+extern "C" __global__ void __launch_bounds__(256)
+argmin_rows_odd(const float* __restrict__ x, long long* __restrict__ y, kiln::ArgMinOp<float, int>::Acc* __restrict__ ws,
+                int outer, int red, int inner, int splits, int chunk) {
+  kiln::reduce_outer_rows<256, 16, 1, kiln::ArgMinOp<float, int>>(x, y, ws, outer, red, inner, splits, chunk, perf::IdL{},
+                                                                   perf::IdL{});
+}
+extern "C" __global__ void __launch_bounds__(256)
+argmin_rows_odd_finish(const kiln::ArgMinOp<float, int>::Acc* __restrict__ ws, long long* __restrict__ y, int n_out,
+                       int splits, int red) {
+  kiln::reduce_finish<256, kiln::ArgMinOp<float, int>>(ws, y, n_out, splits, red, perf::IdL{});
+}
+extern "C" __global__ void __launch_bounds__(256)
+min_rows_odd_finish(const float* __restrict__ ws, float* __restrict__ y, int n_out, int splits, int red) {
+  kiln::reduce_finish<256, kiln::MinOp<float>>(ws, y, n_out, splits, red, perf::IdL{});
+}
+
+// ---- issue 4 candidates: softmax over the last axis of 32768x8192, a block per row, the row in
+// registers; threads x items = 8192. The planner's default is 512x16 (launch_rules.h).
+#define KILN_SOFTMAX_ROWS(name, kind, threads, items, rows, len)                                                  \
+  extern "C" __global__ void __launch_bounds__(threads) name(const float* __restrict__ x, float* __restrict__ y) { \
+    kiln::rownorm_rows<threads, threads, items, kiln::RowNormKind::kind, float>(x, y, rows, len, perf::IdL{},       \
+                                                                                 perf::IdL{});                    \
+  }
+KILN_SOFTMAX_ROWS(softmax_1024x8, kSoftmax, 1024, 8, perf::kSmB, perf::kSmN)
+KILN_SOFTMAX_ROWS(softmax_512x16, kSoftmax, 512, 16, perf::kSmB, perf::kSmN)
+KILN_SOFTMAX_ROWS(softmax_256x32, kSoftmax, 256, 32, perf::kSmB, perf::kSmN)
+KILN_SOFTMAX_ROWS(log_softmax_512x16, kLogSoftmax, 512, 16, perf::kSmB, perf::kSmN)
+// Occupancy probe: 512x16 held to 40 registers (3 blocks an SM instead of 2). Not plannable yet
+// (the entry template has no min-blocks bound); informs whether occupancy or instructions limit.
+extern "C" __global__ void __launch_bounds__(256, 3) softmax_256x32_3blocks(const float* __restrict__ x, float* __restrict__ y) {
+  kiln::rownorm_rows<256, 256, 32, kiln::RowNormKind::kSoftmax, float>(x, y, perf::kSmB, perf::kSmN, perf::IdL{}, perf::IdL{});
+}
+extern "C" __global__ void __launch_bounds__(512, 3) softmax_512x16_3blocks(const float* __restrict__ x, float* __restrict__ y) {
+  kiln::rownorm_rows<512, 512, 16, kiln::RowNormKind::kSoftmax, float>(x, y, perf::kSmB, perf::kSmN, perf::IdL{}, perf::IdL{});
+}
+// Awkward rows: 8191 (scalar loads, every row misaligned), 4099 in 512x16 (2 rows misaligned),
+// 100003 (two-pass, scalar), 3 (tiny rows in a 256-thread block).
+KILN_SOFTMAX_ROWS(softmax_odd_8191, kSoftmax, 512, 16, 2000, 8191)
+KILN_SOFTMAX_ROWS(log_softmax_odd_4099, kLogSoftmax, 512, 16, 3000, 4099)
+KILN_SOFTMAX_ROWS(softmax_odd_100003, kSoftmax, 512, 16, 100, 100003)
+KILN_SOFTMAX_ROWS(softmax_odd_3, kSoftmax, 256, 4, 5000, 3)
 
 // ---- extra coverage: paths the seed units do not take (checked, timed only for information)
 namespace cover {
@@ -876,6 +961,293 @@ void check_rownorm_reduce_cover() {
     CUDA_OK(cudaFree(y));
   }
 }
+
+// ------------------------------------------------------------------ issue 4: candidates, one table
+int g_sms = 132;
+
+// A device-to-device copy moving the same bytes as the kernel (half read, half written).
+void report_copy(const std::string& shape, double bytes) {
+  const size_t half = size_t(bytes / 2) / 16 * 16;
+  void *a, *b;
+  CUDA_OK(cudaMalloc(&a, half));
+  CUDA_OK(cudaMalloc(&b, half));
+  CUDA_OK(cudaMemset(a, 1, half));
+  const float ms = time_ms([&] { CUDA_OK(cudaMemcpyAsync(b, a, half, cudaMemcpyDeviceToDevice)); });
+  CUDA_OK(cudaFree(a));
+  CUDA_OK(cudaFree(b));
+  report("  copy, same bytes", shape, 2.0 * half, ms, true);
+}
+
+// CPU min over axis 1 of one [red, inner] slab (NaN propagates).
+std::vector<float> ref_min_slab(const float* slab, long long red, long long inner) {
+  std::vector<float> out(inner, std::numeric_limits<float>::infinity());
+  std::vector<char> nan(inner, 0);
+  for (long long r = 0; r < red; ++r)
+    for (long long c = 0; c < inner; ++c) {
+      const float v = slab[r * inner + c];
+      if (std::isnan(v)) nan[c] = 1;
+      else if (v < out[c]) out[c] = v;
+    }
+  for (long long c = 0; c < inner; ++c)
+    if (nan[c]) out[c] = std::numeric_limits<float>::quiet_NaN();
+  return out;
+}
+
+void check_min_rows() {
+  namespace a1 = kiln_min_reduce_axis1;
+  using perf::kMinB;
+  using perf::kMinM;
+  using perf::kMinN;
+  const long long n = kMinB * kMinM * kMinN, n_out = kMinB * kMinN;
+  float *x, *y, *y_base, *ws;
+  const long long max_splits = 32;
+  CUDA_OK(cudaMalloc(&x, n * 4));
+  CUDA_OK(cudaMalloc(&y, n_out * 4));
+  CUDA_OK(cudaMalloc(&y_base, n_out * 4));
+  CUDA_OK(cudaMalloc(&ws, max_splits * n_out * 4));
+  fill(x, n, 12);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  set_value(x, (0 * kMinM + 100) * kMinN + 5, nan);
+  set_value(x, (0 * kMinM + 2000) * kMinN + 5, -inf);
+  set_value(x, (0 * kMinM + 200) * kMinN + 6, -inf);
+  set_value(x, (127 * kMinM + 4095) * kMinN + 4094, -1);
+  set_value(x, (77 * kMinM + 4095) * kMinN + 0, nan);
+  set_value(x, (77 * kMinM + 1023) * kMinN + 4094, -2);   // last row of split 0 (4 splits), last column
+  set_value(x, (77 * kMinM + 1024) * kMinN + 4093, -3);   // first row of split 1
+  // Baseline: the strip unit (reduce_outer), checked on three slabs; every candidate must match it bit for bit.
+  poison(y_base, n_out * 4);
+  auto base = [&] { kiln_min_reduce_axis1_k0<<<grid_of(a1::kGeometry), block_of(a1::kGeometry)>>>(x, y_base); };
+  run_checked(base);
+  const std::vector<float> hb = to_host(y_base, n_out);
+  bool base_ok = true;
+  for (long long o : {0LL, 77LL, 127LL}) {
+    const std::vector<float> slab = to_host(x + o * kMinM * kMinN, kMinM * kMinN);
+    const std::vector<float> ref = ref_min_slab(slab.data(), kMinM, kMinN);
+    Check c{"min axis1 baseline"};
+    for (long long col = 0; col < kMinN; ++col)
+      if (!same_float(hb[o * kMinN + col], ref[col])) c.element(o * kMinN + col, hb[o * kMinN + col], ref[col], 0);
+    base_ok = c.done() && base_ok;
+  }
+  long long nans = 0;
+  for (float v : hb) nans += std::isnan(v);
+  if (nans != 2) { std::printf("    baseline: %lld NaN outputs, want 2\n", nans); base_ok = false; }
+  const std::string shape = "128x4096x4095 ax1";
+  const double bytes = double(n) * 4 + double(n_out) * 4;
+  report_copy(shape, bytes);
+  report("min ax1 strip (reduce_outer, old)", shape, bytes, time_ms(base), base_ok);
+
+  using Kernel = void (*)(const float*, float*, float*, int, int);
+  struct Variant {
+    const char* name;
+    Kernel k;
+    int threads, cols;
+  };
+  const Variant variants[] = {
+      {"rows 256x16 u1", min_rows_256x16_u1, 256, 16}, {"rows 256x16 u2", min_rows_256x16_u2, 256, 16},
+      {"rows 512x8 u2", min_rows_512x8_u2, 512, 8},    {"rows 1024x4 u4", min_rows_1024x4_u4, 1024, 4},
+      {"rows 128x32 u1", min_rows_128x32_u1, 128, 32},
+  };
+  for (const Variant& v : variants) {
+    const auto rule = kiln::launch::reduce_outer_rows_split(kMinB, kMinM, kMinN, v.threads, v.cols, g_sms);
+    std::vector<long long> split_counts = {rule.splits, rule.splits * 2};
+    if (v.k == min_rows_256x16_u1) split_counts = {rule.splits, 2, 6, 8, 16, 32};   // 6: 768 blocks, 40 regs fit 6 an SM
+    for (long long splits : split_counts) {
+      if (splits > max_splits || splits < 1) continue;
+      const long long chunk = (kMinM + splits - 1) / splits;
+      const long long real_splits = (kMinM + chunk - 1) / chunk;
+      const kiln::launch::OuterSplit sp{real_splits, chunk};
+      const auto g = kiln::launch::reduce_outer_geometry(kMinB, kMinN, sp, v.threads, v.cols, 4);
+      auto run = [&] {
+        v.k<<<grid_of(g), block_of(g)>>>(x, y, ws, int(real_splits), int(chunk));
+        if (real_splits > 1) min_rows_finish<<<unsigned((n_out + 255) / 256), 256>>>(ws, y, int(real_splits));
+      };
+      poison(y, n_out * 4);
+      run_checked(run);
+      const bool ok = same_bits(to_host(y, n_out), hb);
+      char name[96];
+      std::snprintf(name, sizeof name, "min ax1 %s s%lld%s", v.name, real_splits,
+                    v.k == min_rows_256x16_u1 && splits == rule.splits ? " [plan]" : "");
+      report(name, shape, bytes, time_ms(run), ok);
+    }
+  }
+  CUDA_OK(cudaFree(x));
+  CUDA_OK(cudaFree(y));
+  CUDA_OK(cudaFree(y_base));
+  CUDA_OK(cudaFree(ws));
+
+  // Awkward shapes (checked, timed for information): misaligned base, partial tiles, tiny inner, splits.
+  struct Odd {
+    int outer, red, inner, offset;
+  };
+  for (const Odd c : {Odd{3, 1001, 4097, 1}, Odd{5, 777, 1003, 3}, Odd{1, 20000, 513, 2}, Odd{700, 64, 4095, 0}}) {
+    const long long on = (long long)c.outer * c.red * c.inner, oo = (long long)c.outer * c.inner;
+    const auto sp = kiln::launch::reduce_outer_rows_split(c.outer, c.red, c.inner, 256, 16, g_sms);
+    const auto g = kiln::launch::reduce_outer_geometry(c.outer, c.inner, sp, 256, 16, 8);
+    float *ox, *oy, *ows;
+    long long* oa;
+    kiln::ArgMinOp<float, int>::Acc* awk;
+    CUDA_OK(cudaMalloc(&ox, (on + 4) * 4));
+    CUDA_OK(cudaMalloc(&oy, oo * 4));
+    CUDA_OK(cudaMalloc(&oa, oo * 8));
+    CUDA_OK(cudaMalloc(&ows, sp.splits * oo * 4));
+    CUDA_OK(cudaMalloc(&awk, sp.splits * oo * sizeof(kiln::ArgMinOp<float, int>::Acc)));
+    float* xin = ox + c.offset;
+    fill(xin, on, 13 + c.offset);
+    set_value(xin, (0LL * c.red + c.red / 3) * c.inner + c.inner - 1, nan);
+    set_value(xin, ((c.outer - 1LL) * c.red + c.red - 1) * c.inner, -inf);
+    set_value(xin, ((c.outer - 1LL) * c.red + 1) * c.inner + 1, -5.f);
+    set_value(xin, ((c.outer - 1LL) * c.red + c.red - 1) * c.inner + 1, -5.f);   // argmin tie: row 1 wins
+    poison(oy, oo * 4);
+    poison(oa, oo * 8);
+    auto run = [&] {
+      min_rows_odd<<<grid_of(g), block_of(g)>>>(xin, oy, ows, c.outer, c.red, c.inner, int(sp.splits), int(sp.chunk));
+      argmin_rows_odd<<<grid_of(g), block_of(g)>>>(xin, oa, awk, c.outer, c.red, c.inner, int(sp.splits), int(sp.chunk));
+      if (sp.splits > 1) {
+        min_rows_odd_finish<<<unsigned((oo + 255) / 256), 256>>>(ows, oy, int(oo), int(sp.splits), c.red);
+        argmin_rows_odd_finish<<<unsigned((oo + 255) / 256), 256>>>(awk, oa, int(oo), int(sp.splits), c.red);
+      }
+    };
+    run_checked(run);
+    const std::vector<float> hx = to_host(xin, on), hy = to_host(oy, oo);
+    const std::vector<long long> ha = to_host(oa, oo);
+    Check cm{"min rows odd"}, ca{"argmin rows odd"};
+    for (long long o = 0; o < c.outer; ++o) {
+      const float* slab = &hx[o * c.red * c.inner];
+      const std::vector<float> ref = ref_min_slab(slab, c.red, c.inner);
+      std::vector<long long> best(c.inner, 0);   // first NaN, else first minimum; row-major walk
+      for (long long r = 1; r < c.red; ++r)
+        for (long long col = 0; col < c.inner; ++col) {
+          const float b = slab[best[col] * c.inner + col], v = slab[r * c.inner + col];
+          if (!std::isnan(b) && (std::isnan(v) || v < b)) best[col] = r;
+        }
+      for (long long col = 0; col < c.inner; ++col) {
+        if (!same_float(hy[o * c.inner + col], ref[col])) cm.element(o * c.inner + col, hy[o * c.inner + col], ref[col], 0);
+        if (ha[o * c.inner + col] != best[col])
+          ca.element(o * c.inner + col, double(ha[o * c.inner + col]), double(best[col]), 0);
+      }
+    }
+    const bool ok = cm.done() && ca.done() && ha[(c.outer - 1LL) * c.inner + 1] == 1;
+    char shp[64];
+    std::snprintf(shp, sizeof shp, "%dx%dx%d+%d s%lld", c.outer, c.red, c.inner, c.offset, sp.splits);
+    report("  odd: min+argmin rows", shp, 2.0 * on * 4, time_ms(run), ok);
+    CUDA_OK(cudaFree(ox));
+    CUDA_OK(cudaFree(oy));
+    CUDA_OK(cudaFree(oa));
+    CUDA_OK(cudaFree(ows));
+    CUDA_OK(cudaFree(awk));
+  }
+}
+
+// Softmax / log_softmax reference with the semantics of docs/semantics.md: NaN or +inf in the row,
+// or an all -inf row, gives NaN everywhere.
+void ref_rownorm_row(const float* x, long long len, bool log, std::vector<double>& out) {
+  double m = -std::numeric_limits<double>::infinity();
+  bool poisoned = false;
+  for (long long i = 0; i < len; ++i) {
+    poisoned |= std::isnan(x[i]) || x[i] == std::numeric_limits<float>::infinity();
+    m = std::max(m, double(x[i]));
+  }
+  out.assign(len, std::nan(""));
+  if (poisoned || std::isinf(m)) return;
+  double s = 0;
+  for (long long i = 0; i < len; ++i) s += std::exp(double(x[i]) - m);
+  for (long long i = 0; i < len; ++i) out[i] = log ? (double(x[i]) - m) - std::log(s) : std::exp(double(x[i]) - m) / s;
+}
+
+// Checks `rows` (all when empty) of y against the reference; tolerances as in the header.
+bool check_rownorm_rows(const float* dx, const float* dy, long long rows_total, long long len, bool log,
+                        const std::vector<long long>& rows, const char* what) {
+  Check c{what};
+  std::vector<double> ref;
+  std::vector<long long> list = rows;
+  if (list.empty())
+    for (long long r = 0; r < rows_total; ++r) list.push_back(r);
+  for (long long r : list) {
+    const std::vector<float> hx = to_host(dx + r * len, len), hy = to_host(dy + r * len, len);
+    ref_rownorm_row(hx.data(), len, log, ref);
+    for (long long i = 0; i < len; ++i)
+      c.element(r * len + i, hy[i], ref[i], log ? 1e-5 * std::max(1.0, std::fabs(ref[i])) : 1e-4 * std::fabs(ref[i]) + 1e-9);
+  }
+  return c.done(1e-5);
+}
+
+void check_softmax_rows() {
+  using perf::kSmB;
+  using perf::kSmN;
+  const long long n = (long long)kSmB * kSmN;
+  float *x, *y;
+  CUDA_OK(cudaMalloc(&x, n * 4));
+  CUDA_OK(cudaMalloc(&y, n * 4));
+  fill(x, n, 171);   // torch.rand-style [0, 1)
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  set_value(x, 1LL * kSmN + 77, nan);        // row 1: NaN
+  set_value(x, 2LL * kSmN + 8191, inf);      // row 2: +inf -> NaN
+  const std::vector<float> minus_inf(kSmN, -inf);
+  CUDA_OK(cudaMemcpy(x + 3LL * kSmN, minus_inf.data(), kSmN * 4, cudaMemcpyHostToDevice));   // row 3: all -inf
+  CUDA_OK(cudaMemcpy(x + 4LL * kSmN, minus_inf.data(), 5000 * 4, cudaMemcpyHostToDevice));   // row 4: leading -inf
+  set_value(x, 5LL * kSmN + 4000, 80.f);     // row 5: one dominant value
+  set_value(x, 6LL * kSmN + 0, -80.f);       // row 6: exp underflow at one element
+  std::vector<long long> rows = {0, 1, 2, 3, 4, 5, 6, 7, kSmB - 1};
+  for (long long r = 1021; r < kSmB; r += 4093) rows.push_back(r);
+  const std::string shape = "32768x8192";
+  const double bytes = 2.0 * n * 4;
+  report_copy(shape, bytes);
+  using Kernel = void (*)(const float*, float*);
+  struct Variant {
+    const char* name;
+    Kernel k;
+    int threads;
+    bool log;
+  };
+  const Variant variants[] = {
+      {"softmax 512x16 [plan]", softmax_512x16, 512, false}, {"softmax 1024x8", softmax_1024x8, 1024, false},
+      {"softmax 256x32", softmax_256x32, 256, false},        {"softmax 512x16 (3 blocks/SM)", softmax_512x16_3blocks, 512, false},
+      {"softmax 256x32 (3 blocks/SM)", softmax_256x32_3blocks, 256, false},
+      {"log_softmax 512x16 [plan]", log_softmax_512x16, 512, true},
+  };
+  for (const Variant& v : variants) {
+    poison(y, n * 4);
+    auto run = [&] { v.k<<<kSmB, v.threads>>>(x, y); };
+    run_checked(run);
+    const bool ok = check_rownorm_rows(x, y, kSmB, kSmN, v.log, rows, v.name);
+    report(v.name, shape, bytes, time_ms(run), ok);
+  }
+  CUDA_OK(cudaFree(x));
+  CUDA_OK(cudaFree(y));
+
+  struct Odd {
+    const char* name;
+    Kernel k;
+    int threads;
+    long long rows, len;
+    bool log;
+  };
+  const Odd odds[] = {
+      {"  odd: softmax rows of 8191", softmax_odd_8191, 512, 2000, 8191, false},
+      {"  odd: log_softmax rows of 4099", log_softmax_odd_4099, 512, 3000, 4099, true},
+      {"  odd: softmax 2-pass 100003", softmax_odd_100003, 512, 100, 100003, false},
+      {"  odd: softmax rows of 3", softmax_odd_3, 256, 5000, 3, false},
+  };
+  for (const Odd& o : odds) {
+    const long long on = o.rows * o.len;
+    CUDA_OK(cudaMalloc(&x, on * 4));
+    CUDA_OK(cudaMalloc(&y, on * 4));
+    fill(x, on, 181, -5.f, 10.f);
+    set_value(x, 1 * o.len + o.len - 1, nan);
+    set_value(x, 2 * o.len, inf);
+    const std::vector<float> row_minus_inf(o.len, -inf);
+    CUDA_OK(cudaMemcpy(x + 3 * o.len, row_minus_inf.data(), o.len * 4, cudaMemcpyHostToDevice));
+    poison(y, on * 4);
+    auto run = [&] { o.k<<<unsigned(o.rows), o.threads>>>(x, y); };
+    run_checked(run);
+    const bool ok = check_rownorm_rows(x, y, o.rows, o.len, o.log, {}, o.name);
+    char shp[48];
+    std::snprintf(shp, sizeof shp, "%lldx%lld", o.rows, o.len);
+    report(o.name, shp, 2.0 * on * 4, time_ms(run), ok);
+    CUDA_OK(cudaFree(x));
+    CUDA_OK(cudaFree(y));
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -885,6 +1257,7 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   CUDA_OK(cudaGetDeviceProperties(&prop, device));
   std::printf("device: %s, %d SMs (the units bake in 132)\n", prop.name, prop.multiProcessorCount);
+  g_sms = prop.multiProcessorCount;
   g_copy_gbps = measure_copy_gbps();
   std::printf("device-to-device cudaMemcpy (1 GiB, read + write): %.0f GB/s\n", g_copy_gbps);
 
@@ -899,6 +1272,7 @@ int main(int argc, char** argv) {
       {"cummax", check_cummax_lookback}, {"softmax_dropout", check_softmax_dropout},
       {"log_softmax", check_log_softmax}, {"softmax_strided", check_softmax_strided},
       {"cover_scan", check_scan_cover},  {"cover_rownorm_reduce", check_rownorm_reduce_cover},
+      {"issue4_min_rows", check_min_rows}, {"issue4_softmax_rows", check_softmax_rows},
   };
   for (const Case& c : cases) {
     if (!wanted(filters, c.name)) continue;

@@ -36,12 +36,13 @@
 //      for a following softmax_finalize.
 //    Any M, N, K >= 1 (tails are zero-filled in shared memory and masked in the epilogue).
 //
-// 2) kiln::gemm::SmallK<Precision, Index, M, N, K, lda, ldb, ldc, BM, BN, WM, WN>
+// 2) kiln::gemm::SmallK<Precision, Index, M, N, K, lda, ldb, ldc, BM, BN, WM, WN, kPrepA = false>
 //      template <class Epi> static __device__ void run(const float* A, const float* B, float* C,
 //                                                      Epi epi);
 //    f32, A row-major, B row-major, small K (K * (BM + BN) * 4 * ~1.5 bytes of shared memory):
 //    the whole K is one tile (no K loop). Persistent: grid = (min(tiles, P)), P = the number of
-//    SMs times resident CTAs (1 per SM for 256 threads, see kSmemBytes); each CTA walks a
+//    SMs times resident CTAs (2 per SM on sm_90 with __launch_bounds__(256, 2) and 128x128
+//    tiles: one CTA's stores drain while the other computes; see kSmemBytes); each CTA walks a
 //    contiguous range of tiles in row-major tile order, keeps the A block in shared memory while
 //    the row block is unchanged and prefetches the next B block with cp.async while it computes
 //    and stores the current tile. block = kThreads; dynamic smem = kSmemBytes. Requires
@@ -56,6 +57,13 @@
 //    into workspace[SplitK][Batch][M][N] (kWorkspaceFloats f32; grid (kTilesN, kTilesM,
 //    Batch * SplitK), smem kSmemBytes), then the reduce kernel (grid kGridX, block Threads)
 //    adds the splits in a fixed order (deterministic) and applies the epilogue. No kRowStats.
+//
+// 2c) kiln::gemm::SplitKSoftmax<Index, M, N, Batch, SplitK, Threads>
+//       template <class Epi> static __device__ void run(const float* workspace, float* Y, Epi epi);
+//    The reduce kernel for a softmax over the last axis after a split-K GEMM: one CTA per row
+//    (grid kGridX = Batch * M, block Threads, no dynamic smem) adds the splits in a fixed order,
+//    applies the epilogue, merges the row's (max, sum exp) in the block and writes
+//    Y = softmax(epi(A·B)) once. f32 output, Y 16-byte aligned for the vector path (N % 4 == 0).
 //
 // 3) kiln::gemm::SoftmaxFinalize<Index, M, N, NumTiles, Threads>
 //      static __device__ void run(float* Y, const float* row_stats);
@@ -76,6 +84,13 @@
 // - SmallK removes the K loop, reuses the A block across column tiles and double-buffers B, so
 //   a persistent CTA computes tile i+1 while the memory system drains the stores of tile i:
 //   the kernel is bound by HBM writes of C, not by math, in all three precisions but Ieee.
+//   Two CTAs per SM (128x64 tiles, <= 128 registers) let one CTA's mma overlap the other's
+//   stores, which a single CTA's barrier-separated compute/store phases cannot.
+// - A linear layer with a small batch (M = 128, N, K = 16384) has too few output tiles to keep
+//   every SM streaming W: GemmSplitK gives each CTA a contiguous K slice of its W rows (two or
+//   more resident CTAs per SM, so the cp.async ring always has W in flight), and SplitKSoftmax
+//   folds the reduction, the epilogue and a following softmax into one pass over the 8 MB
+//   output instead of a row-statistics epilogue plus a normalizing pass.
 // ============================================================================================
 #pragma once
 
@@ -202,13 +217,20 @@ struct MatrixLoader {
 // ---------------------------------------------------------------------------------------------
 // One warp's share of one shared-memory k tile: acc[MT][NT][4] += A(WM x BK) * B(BK x WN) in the
 // m16n8 C-fragment layout of mma.cuh, for every precision.
-template <class E, class Precision, int WM, int WN, int BK, class TileA, class TileB>
+// kPromote (3xTF32 only): accumulate each call's products into a fresh `part` and add it to
+// `acc` with IEEE rounding (see below). A caller whose whole K is one short call (SmallK, K <= 128:
+// at most 16 truncating accumulations, ~1e-6 relative) turns it off and saves 4 * MT * NT registers.
+// kPrepA (f32 tensor-core paths only): the A tile already holds tf32-rounded values, and for
+// 3xTF32 `sa_lo` holds the low parts (see prep_a): a caller that reuses one A tile for many
+// B tiles (SmallK) converts it once instead of once per B tile.
+template <class E, class Precision, int WM, int WN, int BK, class TileA, class TileB,
+          bool kPromote = true, bool kPrepA = false>
 struct WarpMma {
   static constexpr int MT = WM / 16;
   static constexpr int NT = WN / 8;
 
   static __device__ __forceinline__ void run(float (&acc)[MT][NT][4], const E* sa, const E* sb,
-                                             int wm0, int wn0) {
+                                             int wm0, int wn0, const E* sa_lo = nullptr) {
     const int lane = threadIdx.x & 31;
     const int g = lane >> 2, t = lane & 3;
     if constexpr (IsF32<E>::value && SameType<Precision, Ieee>::value) {
@@ -237,12 +259,13 @@ struct WarpMma {
       }
     } else if constexpr (IsF32<E>::value) {
       constexpr bool kSplit = SameType<Precision, Tf32x3>::value;
+      constexpr bool kPart = kSplit && kPromote;
       // The tensor core adds into its f32 accumulator with truncation, an error that grows
       // with K (measured on an H200: 1.7e-4 relative at K = 16384, above fp32 level). For
       // 3xTF32 each k tile accumulates into a fresh `part`, promoted into `acc` with an
       // IEEE-rounded add, so the truncation only ever sees one tile's sum.
       float part[MT][NT][4];
-      if constexpr (kSplit) {
+      if constexpr (kPart) {
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -250,7 +273,7 @@ struct WarpMma {
 #pragma unroll
             for (int i = 0; i < 4; ++i) part[mt][nt][i] = 0.f;
       }
-      float (&dst)[MT][NT][4] = kSplit ? part : acc;
+      float (&dst)[MT][NT][4] = kPart ? part : acc;
 #pragma unroll 1
       for (int kk = 0; kk < BK; kk += 8) {
         u32 ah[MT][4], al[MT][4], bh[NT][2], bl[NT][2];
@@ -259,10 +282,21 @@ struct WarpMma {
           const int r = wm0 + mt * 16 + g;
           const float x[4] = {TileA::at(sa, r, kk + t), TileA::at(sa, r + 8, kk + t),
                               TileA::at(sa, r, kk + t + 4), TileA::at(sa, r + 8, kk + t + 4)};
+          if constexpr (kPrepA) {
 #pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            if constexpr (kSplit) tf32_split(x[i], ah[mt][i], al[mt][i]);
-            else ah[mt][i] = tf32_rna(x[i]);
+            for (int i = 0; i < 4; ++i) ah[mt][i] = __float_as_uint(x[i]);
+            if constexpr (kSplit) {
+              const float y[4] = {TileA::at(sa_lo, r, kk + t), TileA::at(sa_lo, r + 8, kk + t),
+                                  TileA::at(sa_lo, r, kk + t + 4), TileA::at(sa_lo, r + 8, kk + t + 4)};
+#pragma unroll
+              for (int i = 0; i < 4; ++i) al[mt][i] = __float_as_uint(y[i]);
+            }
+          } else {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+              if constexpr (kSplit) tf32_split(x[i], ah[mt][i], al[mt][i]);
+              else ah[mt][i] = tf32_rna(x[i]);
+            }
           }
         }
 #pragma unroll
@@ -286,7 +320,7 @@ struct WarpMma {
             mma_tf32_16x8x8(dst[mt][nt], ah[mt], bh[nt]);
           }
       }
-      if constexpr (kSplit) {
+      if constexpr (kPart) {
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -654,16 +688,30 @@ struct SplitKReduce {
 
 // ---------------------------------------------------------------------------------------------
 // Small K: one k tile holds all of K. See the contract at the top.
+// kPrepA: convert the A block to tf32 (hi, and lo for 3xTF32 in a second A-sized buffer) once
+// per row block, not once per tile (ignored for Ieee).
 template <class Precision, class Index, long long M_, long long N_, int K_, long long lda,
-          long long ldb, long long ldc, int BM, int BN, int WM, int WN>
+          long long ldb, long long ldc, int BM, int BN, int WM, int WN, bool kPrepA_ = false>
 struct SmallK {
   using TileA = SmemTile<float, BM, K_, true>;    // A block [BM][K] (k contiguous)
   using TileB = SmemTile<float, BN, K_, false>;   // B block [K][BN] (n contiguous)
   static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
   static constexpr int MT = WM / 16, NT = WN / 8;
-  using Warp = WarpMma<float, Precision, WM, WN, K_, TileA, TileB>;
-  static constexpr int kSmemBytes = TileA::kBytes + 2 * TileB::kBytes;
+  static constexpr bool kPrepA = kPrepA_ && !SameType<Precision, Ieee>::value;
+  static constexpr bool kALo = kPrepA && SameType<Precision, Tf32x3>::value;
+  using Warp = WarpMma<float, Precision, WM, WN, K_, TileA, TileB, (K_ > 128), kPrepA>;
+  static constexpr int kSmemBytes = (kALo ? 2 : 1) * TileA::kBytes + 2 * TileB::kBytes;
+
+  // In place: A -> tf32_rna(A) (as f32 bits), and A - that into sa_lo for 3xTF32.
+  static __device__ __forceinline__ void prep_a(float* sa, float* sa_lo) {
+    for (int i = threadIdx.x; i < TileA::kElems; i += kThreads) {
+      const float x = sa[i];
+      const float hi = __uint_as_float(tf32_rna(x));
+      sa[i] = hi;
+      if constexpr (kALo) sa_lo[i] = x - hi;
+    }
+  }
   static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
   static constexpr long long kTiles = kTilesM * kTilesN;
   static_assert(K_ % 8 == 0, "SmallK needs K % 8 == 0");
@@ -677,6 +725,8 @@ struct SmallK {
     auto sb = [&](long long i) {
       return reinterpret_cast<float*>(smem + TileA::kBytes + int(i & 1) * TileB::kBytes);
     };
+    float* sa_lo = reinterpret_cast<float*>(smem + TileA::kBytes + 2 * TileB::kBytes);
+    bool a_fresh = true;  // the A block in shared memory has not been converted yet
     const long long begin = kTiles * blockIdx.x / gridDim.x;
     const long long end = kTiles * (blockIdx.x + 1) / gridDim.x;
     if (begin >= end) return;
@@ -703,6 +753,13 @@ struct SmallK {
         cp_async_wait<0>();
       }
       __syncthreads();
+      if constexpr (kPrepA) {
+        if (a_fresh) {
+          prep_a(sa, sa_lo);
+          __syncthreads();
+          a_fresh = false;
+        }
+      }
       float acc[MT][NT][4];
 #pragma unroll
       for (int a = 0; a < MT; ++a)
@@ -710,17 +767,125 @@ struct SmallK {
         for (int b = 0; b < NT; ++b)
 #pragma unroll
           for (int c = 0; c < 4; ++c) acc[a][b][c] = 0.f;
-      Warp::run(acc, sa, cur_b, wm0, wn0);
+      Warp::run(acc, sa, cur_b, wm0, wn0, sa_lo);
       __syncthreads();  // every warp is done with sa and cur_b
       if (has_next && !same_row) {  // new row block: refill A (rare) and the next B
         la.load(sa, tm_next * BM, 0);
         lb.load(next_b, tn_next * BN, 0);
         cp_async_commit();
+        a_fresh = true;
       }
       float rmax[MT][2], rsum[MT][2];
       const MatrixOut<float, Index, true, true> out{C, Index(ldc), Index(M_), Index(N_), Index(0)};
       store_fragments<Index, MT, NT, false>(acc, out, Index(tm) * BM + wm0, Index(tn) * BN + wn0,
                                             epi, rmax, rsum);
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Block-wide merge of per-thread softmax statistics (max, sum of exp(v - max)); every thread
+// gets the row's (max, 1 / sum). One call per CTA (it uses two __syncthreads).
+template <int Threads>
+__device__ __forceinline__ void block_row_stats(float m, float s, float& rmax, float& rinv) {
+  static_assert(Threads % 32 == 0 && Threads <= 1024, "Threads");
+  __shared__ float red_m[32], red_s[32];
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1)
+    stats_merge(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  if (lane == 0) { red_m[warp] = m; red_s[warp] = s; }
+  __syncthreads();
+  if (warp == 0) {
+    m = lane < Threads / 32 ? red_m[lane] : neg_inf();
+    s = lane < Threads / 32 ? red_s[lane] : 0.f;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+      stats_merge(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
+    if (lane == 0) { red_m[0] = m; red_s[0] = s; }
+  }
+  __syncthreads();
+  rmax = red_m[0];
+  rinv = 1.f / red_s[0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Split-K reduction fused with the epilogue and a softmax over the last axis. One CTA per row
+// (of all batches): it adds the SplitK partial rows of the workspace in a fixed order
+// (deterministic), applies the epilogue functor (bias, dropout, ...), merges the row's
+// statistics in the block and writes softmax(row) once. When the row fits in registers
+// (N % 4 == 0 and at most 8 float4 per thread) nothing else is written; otherwise the epilogue
+// values go to Y first and are re-read (from L2) by the same thread for the normalization.
+// grid = (kGridX), block = Threads, no dynamic shared memory; workspace as GemmSplitK writes it.
+template <class Index, long long M_, long long N_, long long Batch, int SplitK, int Threads>
+struct SplitKSoftmax {
+  static constexpr int kThreads = Threads;
+  static constexpr long long kRows = Batch * M_;
+  static constexpr long long kGridX = kRows;
+  static constexpr long long kVecs = N_ / 4;  // float4 per row (vector path)
+  static constexpr int kPerThread = int((kVecs + Threads - 1) / Threads);
+  static constexpr bool kInRegs = N_ % 4 == 0 && kPerThread <= 8;
+
+  template <class Epi>
+  static __device__ __forceinline__ void run(const float* workspace, float* Y, Epi epi) {
+    const Index r = blockIdx.x;  // batch * M + row
+    const Index batch = r / Index(M_), row = r % Index(M_);
+    const float* src = workspace + r * Index(N_);
+    float* y = Y + r * Index(N_);
+    float rmax, rinv;
+    if constexpr (kInRegs) {
+      float4 v[kPerThread];
+      float m = neg_inf();
+#pragma unroll
+      for (int i = 0; i < kPerThread; ++i) {
+        const Index c4 = Index(threadIdx.x) + Index(i) * Threads;
+        if (kVecs % Threads == 0 || c4 < Index(kVecs)) {
+          float4 a = __ldcs(reinterpret_cast<const float4*>(src) + c4);
+#pragma unroll
+          for (int sp = 1; sp < SplitK; ++sp) {
+            const float4 b = __ldcs(reinterpret_cast<const float4*>(src + Index(sp) * Index(kRows * N_)) + c4);
+            a.x += b.x; a.y += b.y; a.z += b.z; a.w += b.w;
+          }
+          const Index c = 4 * c4;
+          a.x = epi(a.x, batch, row, c);
+          a.y = epi(a.y, batch, row, c + 1);
+          a.z = epi(a.z, batch, row, c + 2);
+          a.w = epi(a.w, batch, row, c + 3);
+          m = fmaxf(m, fmaxf(fmaxf(a.x, a.y), fmaxf(a.z, a.w)));
+          v[i] = a;
+        }
+      }
+      float s = 0.f;
+      if (m != neg_inf()) {
+#pragma unroll
+        for (int i = 0; i < kPerThread; ++i)
+          if (kVecs % Threads == 0 || Index(threadIdx.x) + Index(i) * Threads < Index(kVecs))
+            s += expf(v[i].x - m) + expf(v[i].y - m) + expf(v[i].z - m) + expf(v[i].w - m);
+      }
+      block_row_stats<Threads>(m, s, rmax, rinv);
+#pragma unroll
+      for (int i = 0; i < kPerThread; ++i) {
+        const Index c4 = Index(threadIdx.x) + Index(i) * Threads;
+        if (kVecs % Threads == 0 || c4 < Index(kVecs)) {
+          float4 o;
+          o.x = expf(v[i].x - rmax) * rinv;
+          o.y = expf(v[i].y - rmax) * rinv;
+          o.z = expf(v[i].z - rmax) * rinv;
+          o.w = expf(v[i].w - rmax) * rinv;
+          __stcs(reinterpret_cast<float4*>(y) + c4, o);
+        }
+      }
+    } else {
+      float m = neg_inf(), s = 0.f;
+      for (Index c = threadIdx.x; c < Index(N_); c += Threads) {
+        float a = src[c];
+        for (int sp = 1; sp < SplitK; ++sp) a += src[Index(sp) * Index(kRows * N_) + c];
+        const float h = epi(a, batch, row, c);
+        y[c] = h;
+        stats_merge(m, s, h, 1.f);
+      }
+      block_row_stats<Threads>(m, s, rmax, rinv);
+      for (Index c = threadIdx.x; c < Index(N_); c += Threads) y[c] = expf(y[c] - rmax) * rinv;
     }
   }
 };
@@ -733,27 +898,12 @@ struct SoftmaxFinalize {
   static constexpr int kThreads = Threads;
 
   static __device__ __forceinline__ void run(float* Y, const float* row_stats) {
-    __shared__ float red_m[32], red_s[32];
     const Index row = blockIdx.x;  // batch * M + row
     const float* st = row_stats + row * Index(NumTiles) * 2;
     float m = neg_inf(), s = 0.f;
     for (Index i = threadIdx.x; i < NumTiles; i += Threads) stats_merge(m, s, st[2 * i], st[2 * i + 1]);
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1)
-      stats_merge(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (lane == 0) { red_m[warp] = m; red_s[warp] = s; }
-    __syncthreads();
-    if (warp == 0) {
-      m = lane < Threads / 32 ? red_m[lane] : neg_inf();
-      s = lane < Threads / 32 ? red_s[lane] : 0.f;
-#pragma unroll
-      for (int off = 16; off > 0; off >>= 1)
-        stats_merge(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
-      if (lane == 0) { red_m[0] = m; red_s[0] = s; }
-    }
-    __syncthreads();
-    const float rmax = red_m[0], rinv = 1.f / red_s[0];
+    float rmax, rinv;
+    block_row_stats<Threads>(m, s, rmax, rinv);
     float* y = Y + row * Index(N_);
     if constexpr (N_ % 4 == 0) {
       for (Index i = threadIdx.x * 4; i < N_; i += Threads * 4) {

@@ -117,6 +117,7 @@ KILN_RULE constexpr OuterSplit reduce_outer_split(long long outer, long long red
   const long long chunk = ceil_div(red, splits);
   return OuterSplit{ceil_div(red, chunk), chunk};
 }
+// `vec`: columns a thread, kVec of reduce_outer or kCols of reduce_outer_rows (a tile is threads*vec wide).
 KILN_RULE constexpr Geometry reduce_outer_geometry(long long outer, long long inner, const OuterSplit& s, int threads, int vec,
                                          int acc_bytes) {
   Geometry g;
@@ -126,6 +127,43 @@ KILN_RULE constexpr Geometry reduce_outer_geometry(long long outer, long long in
   g.workspace_bytes = s.splits > 1 ? s.splits * outer * inner * acc_bytes : 0;
   return g;
 }
+
+// ---------------------------------------------------------------- reduce_outer_rows
+// The whole-row sweep (reduce_outer_rows) replaces 4-byte column strips when inner is not a
+// multiple of the vector width and a row is wide enough to give each thread of a 256-thread
+// block at least two columns: strips of such rows start off sector boundaries and their edge
+// sectors are read twice (see reduce.cuh). Multiples of the vector width keep reduce_outer's
+// 16-byte columns (already at copy speed).
+constexpr int kOuterRowsThreads = 256;
+constexpr int kOuterRowsMaxCols = 16;
+KILN_RULE constexpr bool reduce_outer_use_rows(long long inner, int vec) { return vec == 1 && inner >= 2 * kOuterRowsThreads; }
+// Columns per thread: the whole row in one tile when it fits kMaxCols registers, else the
+// fewest tiles, balanced (4097 columns: two tiles of 9 columns a thread, not 16 + 1).
+KILN_RULE constexpr int reduce_outer_rows_cols(long long inner, int threads) {
+  const long long tiles = ceil_div(inner, (long long)threads * kOuterRowsMaxCols);
+  return int(max_ll(1, ceil_div(inner, tiles * threads)));
+}
+// Blocks of a whole-row sweep are few and long, so the split count is chosen against wave
+// quantization: the fewest splits whose blocks fill at least 90% of the resident-block slots
+// of their last wave, assuming 4 resident 256-thread blocks per SM (<= 64 registers a thread;
+// 1024 threads with kCols loads each keep ~64 KB in flight per SM). Each split keeps >= 16 rows.
+KILN_RULE constexpr OuterSplit reduce_outer_rows_split(long long outer, long long red, long long inner, int threads, int cols,
+                                                       int sm_count) {
+  const long long tiles = ceil_div(inner, (long long)threads * cols);
+  const long long blocks = outer * tiles;
+  const long long slots = (long long)sm_count * max_ll(1, 1024 / threads);
+  const long long max_splits = min_ll(kMaxGridY, max_ll(1, red / 16));
+  long long splits = 1;
+  for (long long s = 1; s <= max_splits; ++s) {
+    const long long b = blocks * s;
+    const long long waves = ceil_div(b, slots);
+    splits = s;
+    if (b * 10 >= waves * slots * 9) break;
+  }
+  const long long chunk = ceil_div(red, splits);
+  return OuterSplit{ceil_div(red, chunk), chunk};
+}
+// Geometry: reduce_outer_geometry with cols as the columns a thread (the tile is threads*cols wide).
 
 // reduce_finish: one thread per output.
 KILN_RULE constexpr Geometry reduce_finish_geometry(long long n_out, int threads) {
@@ -166,6 +204,40 @@ KILN_RULE constexpr Geometry scan_rows_lookback_geometry(long long rows, long lo
   return g;
 }
 
+// ---------------------------------------------------------------- scan_strided
+// A scan along a non-last axis ([outer, len, inner], inner > 1): a thread per column, a block
+// of 256 threads (fewer, >= 32, when inner is narrow), like reduce_outer with kVec = 1.
+KILN_RULE constexpr int scan_strided_threads(long long inner) {
+  return inner >= 256 ? 256 : int(max_ll(32, ceil_div(inner, 32) * 32));
+}
+struct ScanChunks {
+  long long chunks = 1;
+  long long chunk = 0;   // scan steps per chunk
+};
+// Cut len into chunks when outer*tiles blocks are fewer than one full wave; each chunk keeps
+// >= 8*unroll steps, and at most 128 chunks (each thread combines the totals before its chunk).
+KILN_RULE constexpr ScanChunks scan_strided_chunks(long long outer, long long len, long long inner, int threads,
+                                                   int unroll, int sm_count) {
+  const long long blocks = outer * ceil_div(inner, threads);
+  const long long wave = (long long)sm_count * (2048 / threads);
+  long long chunks = blocks >= wave ? 1 : ceil_div(wave, blocks);
+  chunks = min_ll(chunks, max_ll(1, len / (8LL * unroll)));
+  chunks = min_ll(chunks, 128);
+  const long long chunk = ceil_div(len, chunks);
+  return ScanChunks{ceil_div(len, chunk), chunk};
+}
+// Both kernels (scan_strided_totals when chunks > 1, then scan_strided) use this grid; the
+// workspace holds chunks*outer*inner totals of value_bytes each.
+KILN_RULE constexpr Geometry scan_strided_geometry(long long outer, long long inner, const ScanChunks& s, int threads,
+                                                   int value_bytes) {
+  Geometry g;
+  g.block.x = threads;
+  g.grid.x = outer * ceil_div(inner, threads);
+  g.grid.y = s.chunks;
+  g.workspace_bytes = s.chunks > 1 ? s.chunks * outer * inner * value_bytes : 0;
+  return g;
+}
+
 // ---------------------------------------------------------------- rownorm
 // Contiguous rows: a warp per row when the row fits in a warp's registers
 // (32 * items) and rows are plentiful; else a block per row (registers when the
@@ -175,6 +247,27 @@ KILN_RULE constexpr bool rownorm_use_warp(long long rows, long long len, int war
 }
 KILN_RULE constexpr Geometry rownorm_warp_geometry(long long rows, int threads) {
   return reduce_inner_warp_geometry(rows, threads);
+}
+KILN_RULE constexpr long long round_up_ll(long long x, long long m) { return ceil_div(x, m) * m; }
+// Items (elements a lane holds) of a warp per row: the row spread over 32 lanes, whole vectors.
+KILN_RULE constexpr long long rownorm_warp_items(long long len, int vec) {
+  return max_ll(vec, round_up_ll(ceil_div(len, 32), vec));
+}
+// Block per row: at most kRowNormMaxItems elements a thread in registers (16 floats: 54
+// registers on sm_90 for softmax, two 512-thread blocks an SM, 64 KB of loads in flight).
+// The fewest threads (256, 512, 1024) that hold the row, so each thread has many loads in
+// flight and the two block reductions span few warps. When rows are too few to give each SM
+// two blocks, the row is spread wider (4 a thread) since no other block hides its latency.
+// Longer rows take the two-pass path with 1024 threads.
+constexpr int kRowNormMaxItems = 16;
+KILN_RULE constexpr int rownorm_block_threads(long long rows, long long len, int sm_count) {
+  const long long per_thread = rows < 2LL * sm_count ? 4 : kRowNormMaxItems;
+  for (int t = 256; t < 1024; t *= 2)
+    if (len <= t * per_thread) return t;
+  return 1024;
+}
+KILN_RULE constexpr long long rownorm_block_items(long long len, int threads, int vec) {
+  return min_ll(max_ll(kRowNormMaxItems, vec), max_ll(vec, round_up_ll(ceil_div(len, threads), vec)));
 }
 KILN_RULE constexpr Geometry rownorm_block_geometry(long long rows, int threads) {
   Geometry g;

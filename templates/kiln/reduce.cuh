@@ -29,6 +29,11 @@
 //     else kVec = 1). tiles = ceil(inner / (kThreads*kVec)); grid.x = outer*tiles, grid.y = splits;
 //     split s reduces r in [s*chunk, min(red, (s+1)*chunk)). splits > 1 writes
 //     partials[s*outer*inner + o*inner + c] and needs reduce_finish(partials, out, outer*inner, splits, red).
+//   reduce_outer_rows<kThreads, kCols, kUnroll, Op>(in, out, partials, outer, red, inner, splits, chunk, pro, epi)
+//     Same view and outputs as reduce_outer, for 4-byte columns (any inner). A block owns a tile of
+//     kThreads*kCols columns (thread t: columns tile0 + t + k*kThreads) and sweeps the rows of its
+//     split in order (see [Note: why a block sweeps whole rows]). tiles = ceil(inner/(kThreads*kCols));
+//     grid.x = outer*tiles, grid.y = splits; splits > 1 writes partials like reduce_outer.
 //   reduce_finish<kThreads, Op>(partials, out, n_out, splits, count, epi)
 //     grid.x = any >= 1 (ideally ceil(n_out/kThreads)), block = kThreads. Combines the splits
 //     of each output in split order: deterministic (no atomics), run to run identical.
@@ -229,6 +234,73 @@ __device__ __forceinline__ void reduce_outer(const T* __restrict__ in, Out* __re
   for (int j = 0; j < kVec; ++j) {
     if (splits == 1) out[o_base + j] = epi(Op::finalize(acc[j], red), o_base + j);
     else partials[split * outer * inner + o_base + j] = acc[j];
+  }
+}
+
+// ---------------------------------------------------------------- reduce_outer, whole-row sweep
+// [Note: why a block sweeps whole rows]
+// reduce_outer gives a block a 256-column strip of every row. When inner is not a multiple of
+// 8 floats the strips do not start on 32-byte sector boundaries, so the sector at each strip
+// edge is fetched by two blocks at different times (DRAM traffic ~20% above the useful bytes
+// on an H100 at inner = 4095). Here a block owns a column tile of kThreads*kCols columns
+// (thread t: tile0 + t + k*kThreads, k < kCols, each in a register) and walks the rows of its
+// split in order, so when the tile spans the whole of inner the block's traffic is one
+// contiguous range of memory and only split boundaries share a sector. Each row step issues
+// kCols*kUnroll independent coalesced loads per thread before any is consumed. The reduced axis
+// is split over blockIdx.y for grid fill (reduce_finish combines the splits in order).
+template <int kThreads, int kCols, int kUnroll, class Op, class T, class Out, class I, class Pro, class Epi>
+__device__ __forceinline__ void reduce_outer_rows(const T* __restrict__ in, Out* __restrict__ out,
+                                                  typename Op::Acc* __restrict__ partials, I outer, I red, I inner,
+                                                  I splits, I chunk, Pro pro, Epi epi) {
+  static_assert(kCols >= 1 && kUnroll >= 1, "at least one column and one row per step");
+  using Acc = typename Op::Acc;
+  const I tile_cols = I(kThreads) * kCols;
+  const I tiles = (inner + tile_cols - 1) / tile_cols;
+  const I o = I(blockIdx.x) / tiles;
+  const I c0 = (I(blockIdx.x) - o * tiles) * tile_cols + I(threadIdx.x);   // column of k = 0
+  // Columns owned: c0 + k*kThreads for k < owned (the last tile may be partial).
+  const I left = inner - c0;
+  const int owned = left <= 0 ? 0 : (left >= I(kCols - 1) * kThreads + 1 ? kCols : int((left + kThreads - 1) / kThreads));
+  const I split = I(blockIdx.y);
+  const I r_begin = split * chunk;
+  const I r_end = r_begin + chunk < red ? r_begin + chunk : red;
+
+  Acc acc[kCols];
+#pragma unroll
+  for (int k = 0; k < kCols; ++k) acc[k] = Op::identity();
+
+  const I flat_base = (o * red + r_begin) * inner + c0;   // flat index of (o, r_begin, c0)
+  const T* p = in + flat_base;
+  I r = r_begin;
+  for (; r + kUnroll <= r_end; r += kUnroll, p += I(kUnroll) * inner) {
+    T raw[kUnroll][kCols];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+      for (int k = 0; k < kCols; ++k)
+        if (k < owned) raw[u][k] = __ldg(p + I(u) * inner + k * kThreads);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const I f = flat_base + (r - r_begin + u) * inner;
+#pragma unroll
+      for (int k = 0; k < kCols; ++k)
+        if (k < owned) acc[k] = Op::accumulate(acc[k], pro(raw[u][k], f + k * kThreads), r + u);
+    }
+  }
+  for (; r < r_end; ++r, p += inner) {
+    const I f = flat_base + (r - r_begin) * inner;
+#pragma unroll
+    for (int k = 0; k < kCols; ++k)
+      if (k < owned) acc[k] = Op::accumulate(acc[k], pro(__ldg(p + k * kThreads), f + k * kThreads), r);
+  }
+
+  const I o_base = o * inner + c0;
+#pragma unroll
+  for (int k = 0; k < kCols; ++k) {
+    if (k >= owned) break;
+    const I j = o_base + k * kThreads;
+    if (splits == 1) out[j] = epi(Op::finalize(acc[k], red), j);
+    else partials[split * outer * inner + j] = acc[k];
   }
 }
 

@@ -26,11 +26,16 @@
 // NaN anywhere in a row makes the whole row NaN; an all -inf row gives NaN (0/0), as PyTorch.
 //
 // [Note: why this is fast]
-// Softmax is memory-bound: the floor is one read and one write of the tensor. When the row fits
-// in the registers of its warp or block it is read once into registers (16-byte loads when the
-// row is aligned), reduced once with the online (max, sum) state — a single cooperative reduction
-// instead of a max pass then a sum pass — and written with 16-byte streaming stores. Only rows
-// too long for registers re-read their input (pass 2), still one combined reduction.
+// Softmax is memory-bound: the floor is one read and one write of the tensor. At 3 TB/s an H100
+// SM must retire ~3.5 floats per cycle each way, so the instructions per element decide whether
+// the copy speed is reached (the online per-element fold ran at 76% issue and 79% of copy). When
+// the row fits in the registers of its warp or block it is read once (16-byte loads when the
+// row is aligned), then max (1 op/element), exp(x - max) kept in place and summed (2 FP ops and
+// one SFU ex2 per element), each step one shuffle reduction (plus one shared-memory step for a
+// block), then multiplied by the reciprocal of the sum and written with 16-byte streaming
+// stores. Rows too long for registers take two passes over memory: pass 1 folds the online
+// (max, sum) state a chunk of loads at a time (one rescale per chunk, no branch per element),
+// pass 2 re-reads and writes.
 #pragma once
 
 #include "kiln/common.cuh"
@@ -43,15 +48,75 @@ enum class RowNormKind { kSoftmax, kLogSoftmax };
 
 namespace detail {
 
-// The normalized value of x given the row's online state.
+// 2^t through the SFU (ex2.approx.ftz: <= 2 ulp; results below 2^-126 flush to 0). Used for
+// exp(x - shift) of softmax, where the row's sum is >= 1, so a flushed term changes no output by
+// more than 2^-126 (the f32 tolerances are 1e-4 relative plus an absolute floor far above that).
+// The host branch serves the CPU emulator of the tests.
+__device__ __forceinline__ float fast_exp2(float t) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(t));
+  return r;
+#else
+  return exp2f(t);
+#endif
+}
+// NaN-propagating max in one instruction where the ISA has it (max.NaN.f32, sm_80+), instead of
+// max_prop's compare, compare, select: the register path takes one per element.
+__device__ __forceinline__ float max_nan(float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return max_prop(a, b);
+#endif
+}
+__device__ __forceinline__ double max_nan(double a, double b) { return max_prop(a, b); }
+// exp(x - shift): f32 as 2^((x - shift) * log2(e)) — the subtraction first, so the elements
+// that matter (x near the max) keep full accuracy; f64 through exp().
+__device__ __forceinline__ float exp_shifted(float x, float shift) { return fast_exp2((x - shift) * 1.44269504088896341f); }
+__device__ __forceinline__ double exp_shifted(double x, double shift) { return exp(x - shift); }
+
+// The exponent shift of a row whose max is m: m itself, or 0 for an all -inf row (so no
+// -inf - -inf); a NaN m stays NaN and poisons the row, as the semantics ask.
+template <class C>
+__device__ __forceinline__ C shift_of(C m) { return m == Limits<C>::lowest() ? C(0) : m; }
+
+// Online (max, sum) of a row without a branch per element: sum is relative to shift_of(max),
+// and is 0 while max is -inf. Chunks of values fold with one rescale per chunk.
+template <class C>
+struct LseRowOp {
+  using Acc = LseAcc<C>;
+  static __device__ __forceinline__ Acc identity() { return Acc{Limits<C>::lowest(), C(0)}; }
+  static __device__ __forceinline__ Acc combine(Acc a, Acc b) {
+    const C m = max_prop(a.max, b.max);
+    const C sh = shift_of(m);
+    // a.max - sh is -inf when a saw only -inf (its sum is 0): the term is 0, never 0 * inf.
+    return Acc{m, a.sum * exp_shifted(a.max, sh) + b.sum * exp_shifted(b.max, sh)};
+  }
+  template <int N>
+  static __device__ __forceinline__ Acc fold(Acc a, const C (&v)[N]) {
+    C cm = v[0];
+#pragma unroll
+    for (int j = 1; j < N; ++j) cm = max_nan(cm, v[j]);
+    const C m = max_nan(a.max, cm);
+    const C sh = shift_of(m);
+    C add = C(0);
+#pragma unroll
+    for (int j = 0; j < N; ++j) add += exp_shifted(v[j], sh);
+    return Acc{m, a.sum * exp_shifted(a.max, sh) + add};
+  }
+};
+
+// The normalized value of x given the row's shift and sum of exp(x - shift).
 template <RowNormKind kKind, class C>
 struct RowNormer {
-  C max, inv_sum, log_sum;
-  __device__ __forceinline__ explicit RowNormer(const LseAcc<C>& a)
-      : max(a.max), inv_sum(C(1) / a.sum), log_sum(log_acc(a.sum)) {}
+  C shift, inv_sum, log_sum;
+  __device__ __forceinline__ RowNormer(C shift_, C sum) : shift(shift_), inv_sum(C(1) / sum), log_sum(log_acc(sum)) {}
   __device__ __forceinline__ C operator()(C x) const {
-    if constexpr (kKind == RowNormKind::kSoftmax) return exp_acc(x - max) * inv_sum;
-    else return (x - max) - log_sum;
+    if constexpr (kKind == RowNormKind::kSoftmax) return exp_shifted(x, shift) * inv_sum;
+    else return (x - shift) - log_sum;
   }
 };
 
@@ -62,16 +127,18 @@ __device__ __forceinline__ typename Op::Acc group_reduce(typename Op::Acc a) {
   else return block_reduce<Op, kThreads>(a);
 }
 
-// A row held in registers: element e = (it*kGroup + rank)*V + j.
+// A row held in registers: element e = (it*kGroup + rank)*V + j. Three cheap steps instead of an
+// online fold per element: the max (one max per element, one group reduction), exp(x - max) kept
+// in the registers and summed (one exp and one add per element, one group reduction), then one
+// multiply by the reciprocal per element (softmax) or one subtraction (log_softmax).
 template <int kThreads, int kGroup, int kItems, int V, RowNormKind kKind, class C, class T, class Out, class I,
           class Pro, class Epi>
 __device__ __forceinline__ void rownorm_row_registers(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
                                                       I flat_row, int rank, const Pro& pro, const Epi& epi) {
   static_assert(kItems % V == 0, "kItems must be a multiple of the vector width");
-  using Op = LogSumExpOp<C>;
   constexpr int kIt = kItems / V;
   C x[kIt][V];
-  typename Op::Acc acc = Op::identity();
+  C m = Limits<C>::lowest();
 #pragma unroll
   for (int it = 0; it < kIt; ++it) {
     const I e0 = (I(it) * kGroup + rank) * V;
@@ -87,33 +154,97 @@ __device__ __forceinline__ void rownorm_row_registers(const T* __restrict__ row_
 #pragma unroll
       for (int j = 0; j < V; ++j) {
         x[it][j] = pro(raw[j], flat_row + e0 + j);
-        acc = Op::accumulate(acc, x[it][j], 0);
+        m = max_nan(m, x[it][j]);
       }
     }
   }
-  const RowNormer<kKind, C> norm(group_reduce<Op, kThreads, kGroup>(acc));
+  m = group_reduce<MaxOp<C>, kThreads, kGroup>(m);
+  const C sh = shift_of(m);
+  C sum = C(0);
+#pragma unroll
+  for (int it = 0; it < kIt; ++it) {
+    const I e0 = (I(it) * kGroup + rank) * V;
+    if (e0 < len) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        const C e = exp_shifted(x[it][j], sh);
+        if constexpr (kKind == RowNormKind::kSoftmax) x[it][j] = e;   // reused by the store
+        sum += e;
+      }
+    }
+  }
+  sum = group_reduce<SumOp<C>, kThreads, kGroup>(sum);
+  const C inv_sum = C(1) / sum;
+  const C log_sum = kKind == RowNormKind::kLogSoftmax ? log_acc(sum) : C(0);
 #pragma unroll
   for (int it = 0; it < kIt; ++it) {
     const I e0 = (I(it) * kGroup + rank) * V;
     if (e0 < len) {
       Vec<Out, V> o;
 #pragma unroll
-      for (int j = 0; j < V; ++j) o.v[j] = epi(norm(x[it][j]), flat_row + e0 + j);
+      for (int j = 0; j < V; ++j) {
+        // softmax: x holds exp(x - shift); an all -inf row gives 0 * (1/0) = NaN, as PyTorch.
+        const C y = kKind == RowNormKind::kSoftmax ? x[it][j] * inv_sum : (x[it][j] - sh) - log_sum;
+        o.v[j] = epi(y, flat_row + e0 + j);
+      }
       store_cs<Out, V>(row_out + e0, o);
     }
   }
+}
+
+// Pass 1 of a row too long for registers: the online (max, sum) over chunks of kChunk loads.
+template <int kGroup, class C, class T, class I, class Pro>
+__device__ __forceinline__ LseAcc<C> rownorm_fold(const T* __restrict__ row_in, I len, I flat_row, int rank,
+                                                  bool vector, const Pro& pro) {
+  using Op = LseRowOp<C>;
+  constexpr int V = 16 / int(sizeof(T));
+  constexpr int kVecChunk = 4, kScalarChunk = 8;
+  typename Op::Acc acc = Op::identity();
+  if (vector) {
+    const I nvec = len / V;
+    for (I v = rank; v < nvec; v += I(kVecChunk) * kGroup) {
+      uint4 raw[kVecChunk];
+#pragma unroll
+      for (int u = 0; u < kVecChunk; ++u)
+        if (v + I(u) * kGroup < nvec) raw[u] = ldg16(row_in + (v + I(u) * kGroup) * V);
+      C vals[kVecChunk * V];
+#pragma unroll
+      for (int u = 0; u < kVecChunk; ++u) {
+        const I i0 = (v + I(u) * kGroup) * V;
+        const Vec<T, V> e = bit_cast_dev<Vec<T, V>>(raw[u]);
+#pragma unroll
+        for (int j = 0; j < V; ++j) vals[u * V + j] = i0 < len ? pro(e.v[j], flat_row + i0 + j) : Limits<C>::lowest();
+      }
+      acc = Op::fold(acc, vals);
+    }
+  } else {
+    for (I i = rank; i < len; i += I(kScalarChunk) * kGroup) {
+      T raw[kScalarChunk];
+#pragma unroll
+      for (int u = 0; u < kScalarChunk; ++u)
+        if (i + I(u) * kGroup < len) raw[u] = __ldg(row_in + i + I(u) * kGroup);
+      C vals[kScalarChunk];
+#pragma unroll
+      for (int u = 0; u < kScalarChunk; ++u) {
+        const I e = i + I(u) * kGroup;
+        vals[u] = e < len ? pro(raw[u], flat_row + e) : Limits<C>::lowest();
+      }
+      acc = Op::fold(acc, vals);
+    }
+  }
+  return acc;
 }
 
 // A row too long for registers: pass 1 folds the online state, pass 2 re-reads and writes.
 template <int kThreads, int kGroup, RowNormKind kKind, class C, class T, class Out, class I, class Pro, class Epi>
 __device__ __forceinline__ void rownorm_row_two_pass(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
                                                      I flat_row, int rank, const Pro& pro, const Epi& epi) {
-  using Op = LogSumExpOp<C>;
   constexpr int V = 16 / int(sizeof(T));
-  constexpr int kUnroll = 4;
-  typename Op::Acc acc = fold_segment<Op, kUnroll>(Op::identity(), row_in, len, I(0), flat_row, rank, kGroup, pro);
-  const RowNormer<kKind, C> norm(group_reduce<Op, kThreads, kGroup>(acc));
-  if (len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V))) {
+  const bool vector = len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V));
+  const LseAcc<C> a =
+      group_reduce<LseRowOp<C>, kThreads, kGroup>(rownorm_fold<kGroup, C>(row_in, len, flat_row, rank, vector, pro));
+  const RowNormer<kKind, C> norm(shift_of(a.max), a.sum);
+  if (vector) {
     const I nvec = len / V;
     for (I v = rank; v < nvec; v += kGroup) {
       const Vec<T, V> e = bit_cast_dev<Vec<T, V>>(ldg16(row_in + v * V));
@@ -176,7 +307,10 @@ __device__ __forceinline__ void rownorm_strided(const T* __restrict__ in, Out* _
       for (int u = 0; u < kUnroll; ++u) acc = Op::accumulate(acc, pro(raw[u], base + (l + u) * inner), 0);
     }
     for (; l < len; ++l) acc = Op::accumulate(acc, pro(__ldg(in + base + l * inner), base + l * inner), 0);
-    const detail::RowNormer<kKind, C> norm(acc);
+    // LogSumExpOp's sum is relative to acc.max (an all -inf column: max -inf, so NaN, as asked).
+    // A +inf makes the whole column NaN (docs/semantics.md), where LogSumExpOp would count it as 1.
+    const C sum = acc.max == Limits<C>::highest() ? C(0) / C(0) : acc.sum;
+    const detail::RowNormer<kKind, C> norm(acc.max, sum);
     for (l = 0; l < len; ++l) {
       const I f = base + l * inner;
       out[f] = epi(norm(pro(__ldg(in + f), f)), f);

@@ -24,6 +24,17 @@
 //     Needs fewer than 2^32 tiles.
 //   Geometry rules: kiln/launch_rules.h (scan_use_lookback, scan_rows_*_geometry).
 //
+//   Strided axis (in viewed as [outer, len, inner] row-major, inner > 1, scan along len):
+//   scan_strided_totals<kThreads, kUnroll, kReverse, Op>(in, totals, outer, len, inner, chunk, pro)
+//     Phase 1 of a chunked scan: grid.x = outer * ceil(inner / kThreads), grid.y = chunks,
+//     block = kThreads. totals[(s * outer + o) * inner + c] = combination of chunk s (logical
+//     positions [s*chunk, min(len, (s+1)*chunk)), counted from the scan's start) of column (o, c).
+//   scan_strided<kThreads, kUnroll, kExclusive, kReverse, Op>(in, out, totals, outer, len, inner, chunk, pro, epi)
+//     Same grid. Each thread scans its column's chunk s sequentially, starting from the
+//     combination of totals of chunks 0..s-1 taken in chunk order (totals == nullptr: one chunk,
+//     grid.y == 1, start from the identity). Deterministic: no atomics, fixed orders.
+//   Geometry rules: launch::scan_strided_threads / scan_strided_chunks / scan_strided_geometry.
+//
 // Preconditions: in/out aligned to their element size; in and out do not overlap. 16-byte loads
 // and streaming 16-byte stores are used for a row when len % (16/sizeof(T)) == 0, the row of `in`
 // is 16-byte aligned and the row of `out` is aligned to sizeof(Out)*16/sizeof(T); otherwise that
@@ -48,6 +59,20 @@
 // decoupled look-back: a tile publishes its aggregate at once, then walks back over its
 // predecessors 32 at a time with one warp, stopping at the first inclusive prefix, so the
 // serial dependency costs a few L2 round trips instead of a pass over the row.
+//
+// [Note: the strided-axis scan]
+// Along a non-last axis the elements of one scan line are `inner` apart, but neighbouring
+// lines are neighbours in memory: so a thread owns a line (a column (o, c)) and walks down it
+// carrying its running value, and a warp's 32 threads read 32 consecutive elements per step
+// (coalesced 128-byte lines for f32). Each thread issues kUnroll independent loads before it
+// combines any, so a warp keeps kUnroll lines of loads in flight. When outer * inner columns
+// are too few to fill the GPU, `len` is cut into chunks over blockIdx.y: a first kernel
+// (scan_strided_totals) writes each chunk's total, and the scan kernel starts each chunk from
+// the combination of the totals before it (read in chunk order: deterministic; the second and
+// third phases of the textbook three-phase scan are fused, since there are at most a few
+// hundred totals per column). The chunked form reads the input twice; it is only chosen
+// when a single pass would leave most SMs idle. f32 cumsum accumulates sequentially within a
+// chunk: the error of out[i] is about min(i, chunk) * eps * sum|x| in the worst case.
 #pragma once
 
 #include "kiln/common.cuh"
@@ -357,6 +382,84 @@ __device__ __forceinline__ void scan_rows_lookback(const T* __restrict__ in, Out
   else
     detail::scan_tile_lookback<kThreads, kVecs * V, 1, kExclusive, kReverse, Op>(in + flat_row, out + flat_row, len,
                                                                                 flat_row, tile0, id, t, ws, pro, epi);
+}
+
+// ---------------------------------------------------------------- strided axis, a thread per column
+namespace detail {
+// Column (o, c) and chunk s of the calling thread; false when the thread has no column.
+template <int kThreads, class I>
+__device__ __forceinline__ bool scan_strided_column(I inner, I& o, I& c) {
+  const I tiles = (inner + kThreads - 1) / kThreads;
+  o = I(blockIdx.x) / tiles;
+  c = (I(blockIdx.x) - o * tiles) * kThreads + I(threadIdx.x);
+  return c < inner;
+}
+}  // namespace detail
+
+template <int kThreads, int kUnroll, bool kReverse, class Op, class T, class I, class Pro>
+__device__ __forceinline__ void scan_strided_totals(const T* __restrict__ in, typename Op::Value* __restrict__ totals,
+                                                    I outer, I len, I inner, I chunk, Pro pro) {
+  using C = typename Op::Value;
+  I o, c;
+  if (!detail::scan_strided_column<kThreads>(inner, o, c)) return;   // no barriers in this kernel
+  const I s = I(blockIdx.y);
+  const I q_begin = s * chunk;
+  const I q_end = q_begin + chunk < len ? q_begin + chunk : len;
+  const I base = o * len * inner + c;   // flat index of (o, 0, c)
+  // The chunk's physical rows, ascending (the order of a commutative fold does not matter).
+  const I p_begin = kReverse ? len - q_end : q_begin;
+  const I n = q_end - q_begin;
+  C acc = Op::identity();
+  I i = 0;
+  for (; i + kUnroll <= n; i += kUnroll) {
+    T raw[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) raw[u] = __ldg(in + base + (p_begin + i + u) * inner);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) acc = Op::combine(acc, pro(raw[u], base + (p_begin + i + u) * inner));
+  }
+  for (; i < n; ++i) acc = Op::combine(acc, pro(__ldg(in + base + (p_begin + i) * inner), base + (p_begin + i) * inner));
+  totals[(s * outer + o) * inner + c] = acc;
+}
+
+template <int kThreads, int kUnroll, bool kExclusive, bool kReverse, class Op, class T, class Out, class I, class Pro,
+          class Epi>
+__device__ __forceinline__ void scan_strided(const T* __restrict__ in, Out* __restrict__ out,
+                                             const typename Op::Value* __restrict__ totals, I outer, I len, I inner,
+                                             I chunk, Pro pro, Epi epi) {
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "block size must be a multiple of 32, <= 1024");
+  using C = typename Op::Value;
+  I o, c;
+  if (!detail::scan_strided_column<kThreads>(inner, o, c)) return;
+  const I s = I(blockIdx.y);
+  C run = Op::identity();
+  if (totals != nullptr)
+    for (I k = 0; k < s; ++k) run = Op::combine(run, totals[(k * outer + o) * inner + c]);
+  const I q_begin = s * chunk;
+  const I q_end = q_begin + chunk < len ? q_begin + chunk : len;
+  const I base = o * len * inner + c;
+  // Logical position q is physical row q (forward) or len - 1 - q (reverse).
+  auto flat_of = [&](I q) { return base + (kReverse ? len - 1 - q : q) * inner; };
+  auto step = [&](C v, I flat) {
+    C y;
+    if constexpr (kExclusive) {
+      y = run;
+      run = Op::combine(run, v);
+    } else {
+      run = Op::combine(run, v);
+      y = run;
+    }
+    out[flat] = epi(y, flat);
+  };
+  I q = q_begin;
+  for (; q + kUnroll <= q_end; q += kUnroll) {
+    T raw[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) raw[u] = __ldg(in + flat_of(q + u));   // kUnroll loads in flight
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) step(pro(raw[u], flat_of(q + u)), flat_of(q + u));
+  }
+  for (; q < q_end; ++q) step(pro(__ldg(in + flat_of(q)), flat_of(q)), flat_of(q));
 }
 
 }  // namespace kiln

@@ -118,8 +118,15 @@ TEST_CASE("matmul_small_k: SmallK, persistent, no K loop") {
   CHECK(has(src, "Tf32x3"));
   // C has 2^30 elements, but the planner's index rule is per tensor (< 2^31): int32 offsets.
   CHECK(has(src, "using Index = int;"));
-  // Persistent CTAs: one per SM.
-  CHECK(g.plan.kernels[0].grid.x == 132);
+  // Persistent CTAs: two per SM (2 x 72 KB of shared memory fit on sm_80 and sm_90), and the
+  // launch bounds cap the registers so that both are resident; 128x64 tiles of 32x32 warps.
+  CHECK(g.plan.kernels[0].grid.x == 264);
+  CHECK(has(src, "__launch_bounds__(256, 2)"));
+  CHECK(has(src, "/*BM*/ 128, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32>"));
+  // sm_86 has 100 KB per SM: one CTA per SM, plain launch bounds.
+  const auto g86 = generate(kCases[0], "sm_86");
+  CHECK(g86.plan.kernels[0].grid.x == 84);
+  CHECK(has(g86.sources[0].text, "__launch_bounds__(256)"));
   // No epilogue: the identity functor.
   CHECK(has(src, "kiln::gemm::Identity{}"));
   // An odd N (33) is not a multiple of 4: no 16-byte rows, so the general Gemm.
@@ -127,27 +134,52 @@ TEST_CASE("matmul_small_k: SmallK, persistent, no K loop") {
   CHECK(odd.plan.kernels[0].template_name != "gemm_small_k");
 }
 
-TEST_CASE("linear_dropout_softmax: transposed W as a view, dropout epilogue, softmax from row statistics") {
+TEST_CASE("linear_dropout_softmax: split-K, transposed W as a view, dropout epilogue and softmax in the reduce") {
   const auto g = generate("linear_dropout_softmax", "default");
-  // gemm + finalize, no transpose copy of W and no separate softmax pass over h.
+  // 128 tiles of 128x128 cannot give 132 SMs two CTAs each and K = 16384 is long: split-K GEMM,
+  // then one kernel that reduces, applies the epilogue and normalizes (no row-statistics pass).
   REQUIRE(g.plan.kernels.size() == 2);
-  CHECK(g.plan.kernels[0].template_name == "gemm");
-  CHECK(g.plan.kernels[1].template_name == "gemm_softmax_finalize");
+  CHECK(g.plan.kernels[0].template_name == "gemm_split_k");
+  CHECK(g.plan.kernels[1].template_name == "gemm_split_k_softmax");
   const auto& gemm = g.sources[0].text;
+  const auto& red = g.sources[1].text;
   // W [OUT, IN] is B = W^T read column-major in place.
   CHECK(has(gemm, "kiln::gemm::kRowMajor, kiln::gemm::kColMajor"));
-  // The linear layer streams W once: one row of M tiles, so every W column tile is read by one CTA.
+  // The linear layer streams W once: one row of M tiles, so every W column tile (of one K slice)
+  // is read by one CTA; 2 slices: 256 CTAs.
   CHECK(g.plan.kernels[0].grid.y == 1);
+  CHECK(g.plan.kernels[0].grid.z == 2);
+  CHECK(has(gemm, "/*SplitK*/ 2>"));
+  // fp32-accurate: 16 warps of 32x32 (acc + part fit 128 registers), 4 stages, one CTA per SM.
+  CHECK(g.plan.kernels[0].block.x == 512);
+  CHECK(has(gemm, "/*WM*/ 32, /*WN*/ 32, /*Stages*/ 4"));
+  CHECK(has(gemm, "__launch_bounds__(512)"));
+  // The GEMM kernel has no epilogue: dropout and bias live in the reduce kernel.
+  CHECK(!has(gemm, "dropout_keep"));
   // Dropout hashes the flat index with the elementwise rule's threshold ceil(0.2 * 2^24).
-  CHECK(has(gemm, "kiln::dropout_keep("));
-  CHECK(has(gemm, "3355444u"));
-  CHECK(has(gemm, "#include \"kiln/philox.cuh\""));
+  CHECK(has(red, "kiln::dropout_keep("));
+  CHECK(has(red, "3355444u"));
+  CHECK(has(red, "#include \"kiln/philox.cuh\""));
   // The bias is loaded by column.
-  CHECK(has(gemm, "in_b[col]"));
-  // Row statistics on; the finalize kernel reads them.
-  CHECK(has(gemm, "/*rowStats*/ true>"));
-  CHECK(has(g.sources[1].text, "kiln::gemm::SoftmaxFinalize<Index, 128, 16384, /*tiles per row*/ 128, 512>"));
+  CHECK(has(red, "in_b[col]"));
+  CHECK(has(red, "kiln::gemm::SplitKSoftmax<Index, kM, kN, kBatch, /*SplitK*/ 2, 512>"));
   CHECK(g.plan.kernels[1].grid.x == 128);
+  CHECK(has(g.plan.kernels[0].reason, "split-K into 2 slices"));
+
+  // tf32: 8 warps of 64x32, 3 stages (110 KB), two CTAs per SM through the launch bounds.
+  const auto t = generate(kCases[2], "sm_90", kiln::Precision::tf32);
+  REQUIRE(t.plan.kernels.size() == 2);
+  CHECK(t.plan.kernels[0].template_name == "gemm_split_k");
+  CHECK(has(t.sources[0].text, "/*WM*/ 64, /*WN*/ 32, /*Stages*/ 3"));
+  CHECK(has(t.sources[0].text, "__launch_bounds__(256, 2)"));
+  CHECK(t.plan.kernels[0].grid.z == 2);
+
+  // A short K (odd shape, K = 127) keeps the one-pass Gemm with row statistics + finalize.
+  const auto odd = generate("linear_dropout_softmax", "odd");
+  REQUIRE(odd.plan.kernels.size() == 2);
+  CHECK(odd.plan.kernels[0].template_name == "gemm");
+  CHECK(has(odd.sources[0].text, "/*rowStats*/ true>"));
+  CHECK(odd.plan.kernels[1].template_name == "gemm_softmax_finalize");
 }
 
 TEST_CASE("precision: per op, per target, and ignored for 16-bit inputs") {
@@ -178,6 +210,17 @@ TEST_CASE("matmul shapes: batch broadcast, transposes, split-K, permuted operand
   CHECK(sk.plan.kernels[1].template_name == "gemm_split_k_reduce");
   CHECK(has(sk.sources[0].text, "kiln::gemm::GemmSplitK<float, kiln::Tf32x3, Index"));
   CHECK(has(sk.sources[1].text, "Reduce::run(ws_"));
+  // A linear layer with a small batch (128 x 16384 x 16384, tf32 by the op): 128 tiles of
+  // 128x128 cannot give every SM two CTAs and K is long: split-K with 128x128 tiles, 2 CTAs per
+  // SM, then the reduce kernel applies bias + relu.
+  const Case wide{"matmul.kiln", "gemm_bias_relu", {{"B", 128}, {"IN", 16384}, {"OUT", 16384}}, "wide"};
+  const auto lin = generate(wide);
+  REQUIRE(lin.plan.kernels.size() == 2);
+  CHECK(lin.plan.kernels[0].template_name == "gemm_split_k");
+  CHECK(lin.plan.kernels[0].grid.z == 2);
+  CHECK(has(lin.sources[0].text, "__launch_bounds__(256, 2)"));
+  CHECK(lin.plan.kernels[1].template_name == "gemm_split_k_reduce");
+  CHECK(has(lin.sources[1].text, "in_bias[col]"));
   // With a bias + relu epilogue, the reduce kernel applies it.
   const auto skb = generate("gemm_bias_relu", "splitk");
   REQUIRE(skb.plan.kernels.size() == 2);
@@ -219,14 +262,19 @@ TEST_CASE("every generated contraction unit compiles with NVRTC for sm_80 and sm
   static const kiln::TemplateLibrary templates;
   std::vector<kiln::CompileRequest> reqs;
   std::vector<std::string> names;
-  for (const char* arch : {"sm_80", "sm_90"})
-    for (const auto& c : kCases) {
-      const auto g = generate(c, arch);
-      for (const auto& s : g.sources) {
-        reqs.push_back({s.text, s.file_name, arch, {}, &templates});
-        names.push_back(std::string(arch) + " " + c.op + " " + c.tag + " " + s.entry);
-      }
+  auto add = [&](const Case& c, const char* arch, kiln::Precision precision, const char* label) {
+    const auto g = generate(c, arch, precision);
+    for (const auto& s : g.sources) {
+      reqs.push_back({s.text, s.file_name, arch, {}, &templates});
+      names.push_back(std::string(arch) + " " + c.op + " " + c.tag + label + " " + s.entry);
     }
+  };
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    for (const auto& c : kCases) add(c, arch, kiln::Precision::fp32_accurate, "");
+    // The seed GEMMs also plan differently in tf32 (two CTAs per SM on sm_90).
+    add(kCases[0], arch, kiln::Precision::tf32, " tf32");
+    add(kCases[2], arch, kiln::Precision::tf32, " tf32");
+  }
   const auto results = kiln::compile_all(reqs, 2);
   for (std::size_t i = 0; i < results.size(); ++i) {
     CAPTURE(names[i]);

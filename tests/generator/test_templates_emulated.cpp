@@ -332,3 +332,162 @@ TEST_CASE("emulated rownorm: warp and block groups, registers and two-pass, stri
     }
   CHECK(bad == 0);
 }
+
+namespace {
+struct IdAny {
+  template <class R> R operator()(R r, int) const { return r; }
+};
+// One launch of reduce_outer_rows (+ reduce_finish when split) with the planner's split rule.
+template <int kThreads, int kCols, int kUnroll, class Op, class Out>
+void run_outer_rows(const float* in, std::vector<Out>& out, int outer, int red, int inner, int sm_count) {
+  const auto split = kiln::launch::reduce_outer_rows_split(outer, red, inner, kThreads, kCols, sm_count);
+  const auto geo = kiln::launch::reduce_outer_geometry(outer, inner, split, kThreads, kCols, sizeof(typename Op::Acc));
+  std::vector<typename Op::Acc> partials(split.splits * outer * inner, Op::identity());
+  out.assign(outer * inner, Out(-5));
+  emu::launch({unsigned(geo.grid.x), unsigned(geo.grid.y), 0}, kThreads, [&] {
+    kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>(in, out.data(), partials.data(), outer, red, inner,
+                                                         int(split.splits), int(split.chunk), Id{}, IdAny{});
+  });
+  if (split.splits > 1)
+    emu::launch({3, 1, 0}, 64, [&] {
+      kiln::reduce_finish<64, Op>(partials.data(), out.data(), outer * inner, int(split.splits), red, IdAny{});
+    });
+}
+}  // namespace
+
+TEST_CASE("emulated reduce_outer_rows: whole-row sweeps, partial tiles, splits, NaN/inf, argmin ties") {
+  struct Case {
+    int outer, red, inner, offset, sm_count;
+  };
+  // inner 255 < one tile of 32*8; 301: two tiles, the second partial; 64*8 = 512 exactly one tile;
+  // 1000 threads*cols tiles with splits from a large SM count; offset 1 and 3: misaligned rows.
+  for (const Case c : {Case{3, 77, 255, 0, 1}, Case{2, 50, 301, 1, 4}, Case{1, 64, 256, 3, 16}, Case{4, 33, 257, 2, 64},
+                       Case{1, 500, 37, 1, 8}}) {
+    const int n = c.outer * c.red * c.inner;
+    Buffer in(n, c.offset);
+    const auto r = random_floats(n, 19);
+    std::copy(r.begin(), r.end(), in.data);
+    in.data[(0 * c.red + 10) * c.inner + 7] = kNaN;                           // column (0, 7): NaN
+    in.data[(0 * c.red + 20) * c.inner + 7] = -kInf;                          // NaN still wins
+    in.data[(0 * c.red + c.red - 1) * c.inner + c.inner - 1] = -2.f;          // last row, last column
+    in.data[((c.outer - 1) * c.red + 0) * c.inner + 0] = -kInf;               // first row of the last slice
+    in.data[((c.outer - 1) * c.red + c.red / 2) * c.inner + 1] = -3.f;        // ties for argmin in column 1:
+    in.data[((c.outer - 1) * c.red + c.red - 1) * c.inner + 1] = -3.f;        // the first (middle row) wins
+    INFO("outer " << c.outer << " red " << c.red << " inner " << c.inner << " offset " << c.offset << " sms "
+                  << c.sm_count << " splits "
+                  << kiln::launch::reduce_outer_rows_split(c.outer, c.red, c.inner, 32, 8, c.sm_count).splits);
+    std::vector<float> mins;
+    run_outer_rows<32, 8, 2, kiln::MinOp<float>>(in.data, mins, c.outer, c.red, c.inner, c.sm_count);
+    std::vector<float> mins1;
+    run_outer_rows<64, 4, 1, kiln::MinOp<float>>(in.data, mins1, c.outer, c.red, c.inner, c.sm_count);
+    std::vector<long long> args;
+    run_outer_rows<32, 8, 3, kiln::ArgMinOp<float, int>>(in.data, args, c.outer, c.red, c.inner, c.sm_count);
+    int bad = 0;
+    for (int o = 0; o < c.outer; ++o)
+      for (int col = 0; col < c.inner; ++col) {
+        const float* p = in.data + o * c.red * c.inner + col;
+        const double ref = ref_min(p, c.red, c.inner);
+        long long best = 0;
+        for (int i = 1; i < c.red && !std::isnan(p[best * c.inner]); ++i)
+          if (std::isnan(p[i * c.inner]) || p[i * c.inner] < p[best * c.inner]) best = i;
+        const int j = o * c.inner + col;
+        if (!same(mins[j], ref) || !same(mins1[j], ref) || args[j] != best) {
+          if (bad++ < 3) FAIL_CHECK("o " << o << " col " << col << ": " << mins[j] << " / " << mins1[j] << " / " << args[j]
+                                         << " vs " << ref << " / " << best);
+        }
+      }
+    CHECK(bad == 0);
+    CHECK(std::isnan(mins[7]));
+    CHECK(args[(c.outer - 1) * c.inner + 1] == c.red / 2);
+  }
+  // The split rule: the seed shape gets 4 splits of 1024 rows (512 blocks, one wave of 4 per SM).
+  const auto seed = kiln::launch::reduce_outer_rows_split(128, 4096, 4095, 256, 16, 132);
+  CHECK(seed.splits == 4);
+  CHECK(seed.chunk == 1024);
+}
+
+TEST_CASE("emulated rownorm: NaN, +inf, all -inf and leading -inf rows on every path") {
+  // Semantics (docs/semantics.md): NaN or +inf anywhere -> the whole row NaN; all -inf -> NaN;
+  // -inf elements beside finite ones -> 0 (softmax) / -inf (log_softmax).
+  auto ref_row = [](const float* x, int n, bool log, std::vector<double>& out) {
+    double m = -kInf;
+    bool poison = false;
+    for (int i = 0; i < n; ++i) {
+      poison |= std::isnan(x[i]) || x[i] == kInf;
+      m = std::max(m, double(x[i]));
+    }
+    out.assign(n, kNaN);
+    if (poison || m == -kInf) return;
+    double s = 0;
+    for (int i = 0; i < n; ++i) s += std::exp(double(x[i]) - m);
+    for (int i = 0; i < n; ++i) out[i] = log ? (x[i] - m) - std::log(s) : std::exp(x[i] - m) / s;
+  };
+  for (int len : {600, 1000, 333, 2000, 400, 512}) {   // 64*8 = 512 in registers: 333 (scalar), 400/512 (16-byte
+    // when aligned); 600/1000/2000 take the two-pass path (16-byte or scalar by alignment)
+    const int rows = 8;
+    for (int offset : {0, 1}) {
+      Buffer in(rows * len, offset);
+      const auto r = random_floats(rows * len, 23);
+      for (int i = 0; i < rows * len; ++i) in.data[i] = 40.f * r[i] - 1020.f;   // large negative logits
+      in.data[0 * len + len / 2] = kNaN;
+      in.data[1 * len + 3] = kInf;
+      for (int i = 0; i < len; ++i) in.data[2 * len + i] = -kInf;
+      for (int i = 0; i < len / 2 + 7; ++i) in.data[3 * len + i] = -kInf;   // leading -inf, then finite
+      for (int i = 0; i < len; i += 3) in.data[4 * len + i] = -kInf;        // -inf scattered
+      in.data[5 * len + len - 1] = 80.f;                                     // a max far above the rest
+      for (int log = 0; log < 2; ++log) {
+        Buffer out(rows * len, offset);
+        INFO("len " << len << " offset " << offset << " log " << log);
+        emu::launch({3, 1, 0}, 64, [&] {
+          constexpr auto kSm = kiln::RowNormKind::kSoftmax, kLsm = kiln::RowNormKind::kLogSoftmax;
+          if (log) kiln::rownorm_rows<64, 64, 8, kLsm, float>(in.data, out.data, rows, len, Id{}, Id{});
+          else kiln::rownorm_rows<64, 64, 8, kSm, float>(in.data, out.data, rows, len, Id{}, Id{});
+        });
+        std::vector<double> ref;
+        int bad = 0;
+        for (int row = 0; row < rows; ++row) {
+          ref_row(in.data + row * len, len, log, ref);
+          for (int i = 0; i < len; ++i) {
+            const double tol = log ? 1e-5 * std::max(1.0, std::fabs(ref[i])) : 1e-5 * std::fabs(ref[i]) + 1e-12;
+            if (!close(out.data[row * len + i], ref[i], tol) && bad++ < 3)
+              FAIL_CHECK("row " << row << " i " << i << ": " << out.data[row * len + i] << " vs " << ref[i]);
+          }
+        }
+        CHECK(bad == 0);
+      }
+    }
+  }
+  // Warp groups, two-pass, with a lane that sees only -inf while the row max is -1000:
+  // the combine must not compute 0 * exp(+1000).
+  const int rows = 2, len = 1500;
+  Buffer in(rows * len, 0), out(rows * len, 0);
+  for (int i = 0; i < rows * len; ++i) in.data[i] = -kInf;
+  in.data[0 * len + 5] = -1000.f;
+  in.data[1 * len + 1499] = -1000.f;
+  in.data[1 * len + 1400] = -1001.f;
+  emu::launch({1, 1, 0}, 64, [&] {
+    kiln::rownorm_rows<64, 32, 4, kiln::RowNormKind::kSoftmax, float>(in.data, out.data, rows, len, Id{}, Id{});
+  });
+  CHECK(out.data[5] == 1.f);
+  CHECK(out.data[6] == 0.f);
+  {   // strided: a +inf makes its column NaN, an all -inf column is NaN, -inf beside finite gives 0
+    const int so = 2, sl = 9, si = 5;
+    Buffer sin(so * sl * si, 1), sout(so * sl * si, 0);
+    const auto sr = random_floats(so * sl * si, 29);
+    std::copy(sr.begin(), sr.end(), sin.data);
+    sin.data[(0 * sl + 4) * si + 1] = kInf;                               // column (0, 1)
+    for (int l = 0; l < sl; ++l) sin.data[(1 * sl + l) * si + 2] = -kInf;  // column (1, 2)
+    sin.data[(1 * sl + 3) * si + 3] = -kInf;                              // column (1, 3): one -inf
+    emu::launch({1, 1, 0}, 32, [&] {
+      kiln::rownorm_strided<32, 4, kiln::RowNormKind::kSoftmax, float>(sin.data, sout.data, so, sl, si, Id{}, Id{});
+    });
+    for (int l = 0; l < sl; ++l) {
+      CHECK(std::isnan(sout.data[(0 * sl + l) * si + 1]));
+      CHECK(std::isnan(sout.data[(1 * sl + l) * si + 2]));
+    }
+    CHECK(sout.data[(1 * sl + 3) * si + 3] == 0.f);
+    CHECK(sout.data[(1 * sl + 4) * si + 3] > 0.f);
+  }
+  CHECK(close(out.data[len + 1499], 1.0 / (1.0 + std::exp(-1.0)), 1e-6));
+  CHECK(close(out.data[len + 1400], std::exp(-1.0) / (1.0 + std::exp(-1.0)), 1e-6));
+}

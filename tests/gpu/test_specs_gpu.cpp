@@ -2,9 +2,15 @@
 // shapes and compared with the float64 reference. Ops no template covers yet are
 // listed, not failed.
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "generator/frontend.h"
 #include "gpu_test_util.h"
@@ -13,19 +19,142 @@ namespace kiln::test {
 
 namespace {
 
-// Shape sets derived from the op's default dims.
+// Shape sets derived from the op's default dims. "long": every dim 3 but the one
+// with the largest default, which is 100003 (prime): few long rows, where the
+// planner splits rows, streams them in two passes or splits K.
+// $KILN_GPU_SHAPES (a comma list of set names) runs only those sets: the
+// compute-sanitizer runs of scripts/gpu_suite.sh use the small ones.
 std::vector<std::pair<std::string, std::map<std::string, std::int64_t>>> shape_sets(const ir::Ir& ir) {
   static const std::int64_t kOdd[] = {7, 33, 127, 1001};
-  std::map<std::string, std::int64_t> ones, small, odd, defaults;
+  std::map<std::string, std::int64_t> ones, small, odd, longest, defaults;
   int i = 0;
+  std::string widest;
+  std::int64_t widest_default = 0;
   for (const auto& d : ir.dims) {
     const std::int64_t def = d.default_value.value_or(64);
     ones[d.name] = 1;
     small[d.name] = std::min<std::int64_t>(def, 5);
     odd[d.name] = std::min<std::int64_t>(def, kOdd[i++ % 4]);
+    longest[d.name] = 3;
     defaults[d.name] = def;
+    if (def > widest_default) widest_default = def, widest = d.name;
   }
-  return {{"ones", ones}, {"small", small}, {"odd", odd}, {"default", defaults}};
+  if (!widest.empty()) longest[widest] = 100003;
+  std::vector<std::pair<std::string, std::map<std::string, std::int64_t>>> sets = {
+      {"ones", ones}, {"small", small}, {"odd", odd}, {"long", longest}, {"default", defaults}};
+  if (const char* only = std::getenv("KILN_GPU_SHAPES"); only && *only) {
+    const std::string list = std::string(",") + only + ",";
+    std::erase_if(sets, [&](const auto& s) { return list.find("," + s.first + ",") == std::string::npos; });
+  }
+  return sets;
+}
+
+// Runs one (spec, op, shape) through run_and_check and prints a `gpu-check` line
+// (scripts/gpu_suite.sh counts them). Tallies what it ran.
+struct Checker {
+  Runtime& rt;
+  int checked = 0, failed = 0;
+  std::string uncovered;
+  std::set<std::string> templates;   // every template the checks ran
+
+  // False when the op has no template (the caller stops trying other shapes).
+  bool run(const std::string& file, const std::string& op, const std::string& label,
+           const std::map<std::string, std::int64_t>& dims, OpCheckOptions opts) {
+    const SpecFile spec = load_spec_file(file);
+    auto ir = kiln::check_op(spec, op);
+    std::map<std::string, ir::DimValue> given;
+    for (const auto& [k, v] : dims) given[k] = {v, label};
+    std::optional<ir::BoundIr> bound;
+    try {
+      bound.emplace(ir::bind(ir, given));
+    } catch (const Error& e) {
+      MESSAGE(op << " @" << label << ": shape not valid for this op (" << std::string(e.what()) << ")");
+      return true;
+    }
+    if (ref::work_estimate(*bound) > 4e9) {
+      MESSAGE(op << " @" << label << ": too large for the CPU reference; covered by bench/ against PyTorch");
+      return true;
+    }
+    Bindings b;
+    b.dims = dims;
+    opts.seed += static_cast<std::uint64_t>(checked);
+    OpCheck r;
+    try {
+      r = run_and_check(rt, file, op, b, opts);
+    } catch (const std::exception& e) {
+      ++failed;
+      std::printf("gpu-check %-28s %-8s FAIL threw: %s\n", op.c_str(), label.c_str(), e.what());
+      FAIL_CHECK(op << " @" << label << " threw: " << std::string(e.what()));
+      return true;
+    }
+    if (!r.covered) {
+      if (uncovered.find(op + " ") == std::string::npos) uncovered += op + " ";
+      return false;
+    }
+    ++checked;
+    for (const auto& k : rt.load_file(file).op(op).specialize(b).kernels()) templates.insert(k.template_name);
+    std::string errors;
+    for (const auto& c : r.outputs)
+      errors += fmt::format(" max_abs={:.3g} max_rel={:.3g} norm_rel={:.3g}", c.max_abs_error, c.max_rel_error,
+                            c.norm_rel_error);
+    std::printf("gpu-check %-28s %-8s %-4s%s  %.3f ms\n", op.c_str(), label.c_str(), r.ok ? "ok" : "FAIL",
+                errors.c_str(), r.median_ms());
+    if (!r.ok) {
+      ++failed;
+      for (const auto& c : r.outputs)
+        if (!c.ok) FAIL_CHECK(op << " @" << label << ": " << c.detail);
+    }
+    return true;
+  }
+
+  void summary() const {
+    std::printf("gpu-check summary: %d checks, %d failed; not covered by a template yet: %s\n", checked, failed,
+                uncovered.empty() ? "(none)" : uncovered.c_str());
+    std::printf("gpu-check templates run: %s\n", fmt::format("{}", fmt::join(templates, " ")).c_str());
+  }
+};
+
+// A copy of `file` with every f32 tensor type turned into `dtype` (in, let and
+// out declarations alike), written next to the other temporary files.
+std::string retyped_copy(const std::string& file, const std::string& dtype) {
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (std::size_t at = 0; (at = text.find("f32[", at)) != std::string::npos; at += dtype.size())
+    text.replace(at, 3, dtype);
+  const auto path = std::filesystem::temp_directory_path() /
+                    fmt::format("kiln-gpu-{}-{}", dtype, std::filesystem::path(file).filename().string());
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+bool memory_bound_spec(const std::string& file) {
+  for (const char* name : {"reductions.kiln", "scans.kiln", "norms.kiln", "min_reduce.kiln", "cumsum_exclusive.kiln"})
+    if (std::filesystem::path(file).filename() == name) return true;
+  return false;
+}
+
+// Every op of `file` with its f32 tensors retyped to f16 and to bf16, every dim capped at `cap`.
+void check_half_types(Checker& checker, const std::string& file, std::int64_t cap) {
+  for (const char* dtype : {"f16", "bf16"}) {
+    const std::string copy = retyped_copy(file, dtype);
+    const SpecFile retyped = load_spec_file(copy);
+    for (const auto& op : retyped.op_names()) {
+      std::shared_ptr<const ir::Ir> ir;   // held: the loop below reads its member
+      try {
+        ir = kiln::check_op(retyped, op);
+      } catch (const Error& e) {
+        // e.g. `precision=` is for f32 operands only: such an op has no half-type form.
+        MESSAGE(op << " has no " << dtype << " form: " << std::string(e.what()));
+        continue;
+      }
+      std::map<std::string, std::int64_t> dims;
+      for (const auto& d : ir->dims)
+        dims[d.name] = std::min<std::int64_t>(d.default_value.value_or(64), cap);
+      OpCheckOptions opts;
+      opts.seed = 7;
+      checker.run(copy, op, dtype, dims, opts);
+    }
+  }
 }
 
 }  // namespace
@@ -35,61 +164,87 @@ TEST_CASE("gpu: every covered spec matches the float64 reference") {
   Options options;
   options.disk_cache = false;
   Runtime rt(options);
-  int checked = 0, failed = 0;
-  std::string uncovered;
+  Checker checker{rt};
   for (const auto& file : spec_files()) {
     const SpecFile spec = load_spec_file(file);
     for (const auto& op : spec.op_names()) {
-      auto ir = kiln::check_op(spec, op);
-      for (const auto& [label, dims] : shape_sets(*ir)) {
-        std::map<std::string, ir::DimValue> given;
-        for (const auto& [k, v] : dims) given[k] = {v, label};
-        std::optional<ir::BoundIr> bound;
-        try {
-          bound.emplace(ir::bind(ir, given));
-        } catch (const Error& e) {
-          MESSAGE(op << " @" << label << ": shape not valid for this op (" << std::string(e.what()) << ")");
-          continue;
-        }
-        if (ref::work_estimate(*bound) > 4e9) {
-          MESSAGE(op << " @" << label << ": too large for the CPU reference; covered by bench/ against PyTorch");
-          continue;
-        }
-        Bindings b;
-        b.dims = dims;
-        OpCheckOptions opts;
-        opts.seed = 1234 + static_cast<std::uint64_t>(checked);
-        OpCheck r;
-        try {
-          r = run_and_check(rt, file, op, b, opts);
-        } catch (const std::exception& e) {
-          ++failed;
-          std::printf("gpu-check %-28s %-8s FAIL threw: %s\n", op.c_str(), label.c_str(), e.what());
-          FAIL_CHECK(op << " @" << label << " threw: " << std::string(e.what()));
-          continue;
-        }
-        if (!r.covered) {
-          if (uncovered.find(op + " ") == std::string::npos) uncovered += op + " ";
-          break;
-        }
-        ++checked;
-        std::string errors;
-        for (const auto& c : r.outputs)
-          errors += fmt::format(" max_abs={:.3g} max_rel={:.3g} norm_rel={:.3g}", c.max_abs_error, c.max_rel_error,
-                                c.norm_rel_error);
-        std::printf("gpu-check %-28s %-8s %-4s%s  %.3f ms\n", op.c_str(), label.c_str(), r.ok ? "ok" : "FAIL",
-                    errors.c_str(), r.median_ms());
-        if (!r.ok) {
-          ++failed;
-          for (const auto& c : r.outputs)
-            if (!c.ok) FAIL_CHECK(op << " @" << label << ": " << c.detail);
-        }
-      }
+      OpCheckOptions opts;
+      opts.seed = 1234;
+      for (const auto& [label, dims] : shape_sets(*kiln::check_op(spec, op)))
+        if (!checker.run(file, op, label, dims, opts)) break;
     }
   }
-  std::printf("gpu-check summary: %d checks, %d failed; not covered by a template yet: %s\n", checked, failed,
-              uncovered.empty() ? "(none)" : uncovered.c_str());
-  CHECK(checked > 0);
+  checker.summary();
+  CHECK(checker.checked > 0);
+}
+
+// Issue 4's matrix for the memory-bound specs, beyond the shape sets above: rows
+// of 32767 and one huge row; NaN and +-inf inputs; f16 and bf16 inputs.
+TEST_CASE("gpu: memory-bound specs on odd sizes, special values and half types") {
+  KILN_REQUIRE_GPU();
+  if (std::getenv("KILN_GPU_SHAPES")) {
+    std::printf("%s KILN_GPU_SHAPES restricts the run to the shape sets of the other test\n", kSkipMarker);
+    return;
+  }
+  Options options;
+  options.disk_cache = false;
+  Runtime rt(options);
+  Checker checker{rt};
+  for (const auto& file : spec_files()) {
+    if (!memory_bound_spec(file)) continue;
+    const SpecFile spec = load_spec_file(file);
+    for (const auto& op : spec.op_names()) {
+      const auto ir = kiln::check_op(spec, op);
+      // For each axis in turn: that axis 32767 and the others 3; then that axis
+      // 2^24 + 43 (prime) and the others 1 (one huge row or column).
+      std::map<std::string, std::int64_t> odd;
+      for (const auto& d : ir->dims) odd[d.name] = std::min<std::int64_t>(d.default_value.value_or(64), 1001);
+      OpCheckOptions opts;
+      opts.seed = 99;
+      OpCheckOptions specials = opts;   // about one element in 5000 is NaN, +inf or -inf
+      specials.special_fraction = 2e-4;
+      // cumprod of values in [0, 1) underflows to 0 in f32 after ~150 elements but
+      // not in float64, so a later infinity gives NaN (0 * inf) on the GPU and +-inf
+      // in the reference (docs/semantics.md, "Tolerances"): NaN inputs only there.
+      specials.special_infinities = std::none_of(ir->nodes.begin(), ir->nodes.end(),
+                                                 [](const ir::Node& n) { return n.kind == ir::OpKind::Cumprod; });
+      bool covered = checker.run(file, op, "nan-inf", odd, specials);
+      for (const auto& axis : ir->dims) {
+        if (!covered) break;
+        std::map<std::string, std::int64_t> rows32767, huge_row;
+        for (const auto& d : ir->dims) {
+          rows32767[d.name] = d.name == axis.name ? 32767 : 3;
+          huge_row[d.name] = d.name == axis.name ? (std::int64_t{1} << 24) + 43 : 1;
+        }
+        checker.run(file, op, "32767@" + axis.name, rows32767, opts);
+        checker.run(file, op, "nan-inf-32767@" + axis.name, rows32767, specials);
+        checker.run(file, op, "huge@" + axis.name, huge_row, opts);
+      }
+    }
+    check_half_types(checker, file, 1001);
+  }
+  checker.summary();
+  CHECK(checker.checked > 0);
+}
+
+TEST_CASE("gpu: matmul and conv specs with f16 and bf16 inputs") {
+  KILN_REQUIRE_GPU();
+  if (std::getenv("KILN_GPU_SHAPES")) {
+    std::printf("%s KILN_GPU_SHAPES restricts the run to the shape sets of the other test\n", kSkipMarker);
+    return;
+  }
+  Options options;
+  options.disk_cache = false;
+  Runtime rt(options);
+  Checker checker{rt};
+  for (const auto& file : spec_files()) {
+    const auto name = std::filesystem::path(file).filename();
+    if (name == "matmul.kiln" || name == "conv.kiln" || name == "conv2d_3x3.kiln" || name == "matmul_small_k.kiln" ||
+        name == "linear_dropout_softmax.kiln")
+      check_half_types(checker, file, 37);
+  }
+  checker.summary();
+  CHECK(checker.checked > 0);
 }
 
 }  // namespace kiln::test

@@ -1,0 +1,260 @@
+// scan_check — checks and times the strided-axis scan (scan_strided[_totals]) and the
+// decoupled look-back scan (scan_rows_lookback) on a GPU, without the kiln runtime.
+//
+// Build (from the repository root; scripts/gpu_build.sh builds every *_check.cu):
+//   nvcc -O3 -std=c++17 -arch=sm_90 -I templates bench/standalone/scan_check.cu -o scan_check
+// Run: ./scan_check            (every case, a few seconds on an H100)
+//      ./scan_check strided    (only the cases whose name contains a word)
+//
+// Each case: inputs uniform [0,1) (cumprod: 1 +- 0.5%) from a host PRNG with a NaN and an inf
+// planted, outputs poisoned with 0xFF bytes (NaN), the launch sequence the planner produces
+// (geometry from kiln/launch_rules.h with this device's SM count: totals kernel then scan for
+// a chunked strided scan; cudaMemsetAsync of the workspace then the kernel for look-back),
+// compared element by element with a float64 CPU scan over the whole output. Tolerances:
+// cummax/cummin exact (NaN matches NaN); cumsum |out-ref| <= 1e-4 * (1 + running sum of |x|);
+// cumprod 1e-4 relative. Then 10 warm-up and 50 timed runs of the whole sequence (median,
+// cudaEvents), GB/s counting the input read once and the output written once, and the fraction
+// of a device-to-device cudaMemcpy of the same size measured in the same run.
+// Exit status 1 on a mismatch, 2 on a CUDA error.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kiln/launch_rules.h"
+#include "kiln/scan.cuh"
+
+#define CUDA_OK(call)                                                                          \
+  do {                                                                                         \
+    cudaError_t e_ = (call);                                                                   \
+    if (e_ != cudaSuccess) {                                                                   \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                            \
+    }                                                                                          \
+  } while (0)
+
+namespace {
+
+struct Pass {
+  __device__ float operator()(float x, int) const { return x; }
+};
+
+constexpr int kUnroll = 8;
+
+template <int kThreads, bool kReverse, class Op>
+__global__ void __launch_bounds__(kThreads) strided_totals(const float* __restrict__ in, float* __restrict__ totals,
+                                                            int outer, int len, int inner, int chunk) {
+  kiln::scan_strided_totals<kThreads, kUnroll, kReverse, Op>(in, totals, outer, len, inner, chunk, Pass{});
+}
+template <int kThreads, bool kExclusive, bool kReverse, class Op>
+__global__ void __launch_bounds__(kThreads) strided_scan(const float* __restrict__ in, float* __restrict__ out,
+                                                          const float* __restrict__ totals, int outer, int len,
+                                                          int inner, int chunk) {
+  kiln::scan_strided<kThreads, kUnroll, kExclusive, kReverse, Op>(in, out, totals, outer, len, inner, chunk, Pass{},
+                                                                 Pass{});
+}
+constexpr int kLookThreads = 256, kLookVecs = 2, kLookTile = kLookThreads * kLookVecs * 4;
+template <bool kExclusive, bool kReverse, class Op>
+__global__ void __launch_bounds__(kLookThreads) lookback_scan(const float* __restrict__ in, float* __restrict__ out,
+                                                               void* ws, int rows, int len) {
+  kiln::scan_rows_lookback<kLookThreads, kLookVecs, kExclusive, kReverse, Op>(in, out, ws, rows, len, Pass{}, Pass{});
+}
+
+enum class Kind { kSum, kProd, kMax, kMin };
+
+double combine(Kind k, double a, double b) {
+  switch (k) {
+    case Kind::kSum: return a + b;
+    case Kind::kProd: return a * b;
+    case Kind::kMax: return (std::isnan(a) || a > b) ? a : b;
+    case Kind::kMin: return (std::isnan(a) || a < b) ? a : b;
+  }
+  return 0;
+}
+double identity(Kind k) {
+  return k == Kind::kSum ? 0.0 : k == Kind::kProd ? 1.0 : k == Kind::kMax ? -INFINITY : INFINITY;
+}
+
+struct Case {
+  std::string name;
+  Kind kind;
+  bool exclusive, reverse;
+  long long outer, len, inner;   // inner == 1: look-back over rows
+};
+
+// Returns the number of mismatches.
+long long check(const Case& c, const std::vector<float>& x, const std::vector<float>& y) {
+  long long bad = 0;
+  for (long long o = 0; o < c.outer; ++o)
+    for (long long col = 0; col < c.inner; ++col) {
+      double run = identity(c.kind), mag = 0;
+      for (long long q = 0; q < c.len; ++q) {
+        const long long p = c.reverse ? c.len - 1 - q : q;
+        const std::size_t i = std::size_t((o * c.len + p) * c.inner + col);
+        double ref;
+        if (c.exclusive) {
+          ref = run;
+          run = combine(c.kind, run, x[i]);
+        } else {
+          run = combine(c.kind, run, x[i]);
+          ref = run;
+        }
+        mag += std::fabs(double(x[i]));
+        const double out = y[i];
+        bool ok;
+        if (std::isnan(ref)) ok = std::isnan(out);
+        else if (std::isinf(ref)) ok = out == ref;
+        else if (c.kind == Kind::kMax || c.kind == Kind::kMin) ok = out == ref;
+        else if (c.kind == Kind::kSum) ok = std::fabs(out - ref) <= 1e-4 * (1 + mag);
+        else ok = std::fabs(out - ref) <= 1e-4 * std::fabs(ref) + 1e-30;
+        if (!ok && bad++ < 5)
+          std::printf("  MISMATCH %s at (%lld, %lld, %lld): %.9g vs %.9g\n", c.name.c_str(), o, p, col, out, ref);
+      }
+    }
+  return bad;
+}
+
+template <int kThreads, bool E, bool R, class Op>
+std::function<void(cudaStream_t)> strided_sequence(const Case& c, const float* in, float* out, float* totals,
+                                                   int sms, std::string& geometry) {
+  const auto ch = kiln::launch::scan_strided_chunks(c.outer, c.len, c.inner, kThreads, kUnroll, sms);
+  const auto geo = kiln::launch::scan_strided_geometry(c.outer, c.inner, ch, kThreads, 4);
+  const dim3 grid(unsigned(geo.grid.x), unsigned(geo.grid.y));
+  char text[160];
+  std::snprintf(text, sizeof text, "grid %lldx%lld, %lld chunk(s) of %lld", geo.grid.x, geo.grid.y, ch.chunks, ch.chunk);
+  geometry = text;
+  const int outer = int(c.outer), len = int(c.len), inner = int(c.inner), chunk = int(ch.chunk);
+  const bool chunked = ch.chunks > 1;
+  return [=](cudaStream_t s) {
+    if (chunked) strided_totals<kThreads, R, Op><<<grid, kThreads, 0, s>>>(in, totals, outer, len, inner, chunk);
+    strided_scan<kThreads, E, R, Op><<<grid, kThreads, 0, s>>>(in, out, chunked ? totals : nullptr, outer, len, inner,
+                                                               chunk);
+  };
+}
+
+template <bool E, bool R, class Op>
+std::function<void(cudaStream_t)> lookback_sequence(const Case& c, const float* in, float* out, void* ws,
+                                                    std::string& geometry) {
+  const auto geo = kiln::launch::scan_rows_lookback_geometry(c.outer, c.len, kLookTile, kLookThreads, 4);
+  char text[160];
+  std::snprintf(text, sizeof text, "%lld tiles, %lld-byte workspace zeroed first", geo.grid.x, geo.workspace_bytes);
+  geometry = text;
+  const int rows = int(c.outer), len = int(c.len);
+  const unsigned blocks = unsigned(geo.grid.x);
+  const size_t ws_bytes = size_t(geo.workspace_bytes);
+  return [=](cudaStream_t s) {
+    CUDA_OK(cudaMemsetAsync(ws, 0, ws_bytes, s));   // as the runtime's cuMemsetD32Async
+    lookback_scan<E, R, Op><<<blocks, kLookThreads, 0, s>>>(in, out, ws, rows, len);
+  };
+}
+
+float median_ms(const std::function<void(cudaStream_t)>& run, cudaStream_t s) {
+  for (int i = 0; i < 10; ++i) run(s);
+  std::vector<float> times;
+  cudaEvent_t a, b;
+  CUDA_OK(cudaEventCreate(&a));
+  CUDA_OK(cudaEventCreate(&b));
+  for (int i = 0; i < 50; ++i) {
+    CUDA_OK(cudaEventRecord(a, s));
+    run(s);
+    CUDA_OK(cudaEventRecord(b, s));
+    CUDA_OK(cudaEventSynchronize(b));
+    float ms = 0;
+    CUDA_OK(cudaEventElapsedTime(&ms, a, b));
+    times.push_back(ms);
+  }
+  CUDA_OK(cudaEventDestroy(a));
+  CUDA_OK(cudaEventDestroy(b));
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int device = 0, sms = 0;
+  CUDA_OK(cudaGetDevice(&device));
+  CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  cudaDeviceProp prop{};
+  CUDA_OK(cudaGetDeviceProperties(&prop, device));
+  std::printf("scan_check on %s (%d SMs)\n", prop.name, sms);
+
+  const std::vector<Case> cases = {
+      {"strided cumsum axis0 8192x4096", Kind::kSum, false, false, 1, 8192, 4096},
+      {"strided cumsum axis1 4x65536x32 excl", Kind::kSum, true, false, 4, 65536, 32},
+      {"strided cummin axis1 64x128x8192 rev", Kind::kMin, false, true, 64, 128, 8192},
+      {"strided cummax axis0 2048x1000", Kind::kMax, false, false, 1, 2048, 1000},
+      {"strided cumprod axis0 513x3000 excl rev", Kind::kProd, true, true, 1, 513, 3000},
+      {"strided cumsum axis1 256x1024x1024", Kind::kSum, false, false, 256, 1024, 1024},
+      {"lookback cumsum 2x4194304", Kind::kSum, false, false, 2, 4194304, 1},
+      {"lookback cumsum 1x33554432 excl rev", Kind::kSum, true, true, 1, 33554432, 1},
+      {"lookback cummax 4x1000003", Kind::kMax, false, false, 4, 1000003, 1},
+  };
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreate(&stream));
+  int failed = 0;
+  std::printf("%-42s %-44s %9s %9s %8s\n", "case", "geometry", "ms", "GB/s", "of copy");
+  for (const Case& c : cases) {
+    bool wanted = argc < 2;
+    for (int a = 1; a < argc; ++a) wanted |= c.name.find(argv[a]) != std::string::npos;
+    if (!wanted) continue;
+    const std::size_t n = std::size_t(c.outer * c.len * c.inner);
+    std::vector<float> x(n);
+    std::mt19937 gen(42);
+    std::uniform_real_distribution<float> u(0.f, 1.f);
+    for (auto& v : x) v = c.kind == Kind::kProd ? 1.f + (u(gen) - 0.5f) / 100.f : u(gen);
+    x[n / 3] = NAN;                                  // cummax/cummin/cumsum: NaN from here on in its line
+    x[n / 5] = c.kind == Kind::kMin ? -INFINITY : INFINITY;
+    float *in = nullptr, *out = nullptr, *copy = nullptr;
+    void* ws = nullptr;
+    CUDA_OK(cudaMalloc(&in, n * 4));
+    CUDA_OK(cudaMalloc(&out, n * 4));
+    CUDA_OK(cudaMalloc(&copy, n * 4));
+    CUDA_OK(cudaMalloc(&ws, std::max<std::size_t>(n * 4 / 8, 1 << 20)));   // totals or look-back state
+    CUDA_OK(cudaMemcpy(in, x.data(), n * 4, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(out, 0xFF, n * 4));
+    std::string geometry;
+    std::function<void(cudaStream_t)> run;
+    float* totals = static_cast<float*>(ws);
+    if (c.inner == 1) {
+      if (c.kind == Kind::kMax) run = lookback_sequence<false, false, kiln::MaxOp<float>>(c, in, out, ws, geometry);
+      else if (c.exclusive) run = lookback_sequence<true, true, kiln::SumOp<float>>(c, in, out, ws, geometry);
+      else run = lookback_sequence<false, false, kiln::SumOp<float>>(c, in, out, ws, geometry);
+    } else if (c.inner < 256) {
+      run = strided_sequence<32, true, false, kiln::SumOp<float>>(c, in, out, totals, sms, geometry);
+    } else if (c.kind == Kind::kMin) {
+      run = strided_sequence<256, false, true, kiln::MinOp<float>>(c, in, out, totals, sms, geometry);
+    } else if (c.kind == Kind::kMax) {
+      run = strided_sequence<256, false, false, kiln::MaxOp<float>>(c, in, out, totals, sms, geometry);
+    } else if (c.kind == Kind::kProd) {
+      run = strided_sequence<256, true, true, kiln::ProdOp<float>>(c, in, out, totals, sms, geometry);
+    } else {
+      run = strided_sequence<256, false, false, kiln::SumOp<float>>(c, in, out, totals, sms, geometry);
+    }
+    run(stream);
+    CUDA_OK(cudaGetLastError());
+    CUDA_OK(cudaStreamSynchronize(stream));
+    std::vector<float> y(n);
+    CUDA_OK(cudaMemcpy(y.data(), out, n * 4, cudaMemcpyDeviceToHost));
+    const long long bad = check(c, x, y);
+    if (bad) ++failed;
+    const float ms = median_ms(run, stream);
+    const float copy_ms = median_ms([&](cudaStream_t s) { CUDA_OK(cudaMemcpyAsync(copy, in, n * 4, cudaMemcpyDeviceToDevice, s)); }, stream);
+    const double gbs = 2.0 * n * 4 / (ms * 1e6);
+    std::printf("%-42s %-44s %9.4f %9.1f %7.0f%% %s\n", c.name.c_str(), geometry.c_str(), ms, gbs, 100.0 * copy_ms / ms,
+                bad ? "FAIL" : "ok");
+    CUDA_OK(cudaFree(in));
+    CUDA_OK(cudaFree(out));
+    CUDA_OK(cudaFree(copy));
+    CUDA_OK(cudaFree(ws));
+  }
+  std::printf("%s\n", failed ? "scan_check: FAILED" : "scan_check: all cases match the float64 reference");
+  return failed ? 1 : 0;
+}

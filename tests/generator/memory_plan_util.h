@@ -1,0 +1,62 @@
+// Helpers shared by the memory-bound planner tests (test_memory_plan.cpp,
+// test_scan_reduce_plan.cpp): plan a spec of specs/ or given as text, emit its units.
+#pragma once
+
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "generator/emit.h"
+#include "generator/frontend.h"
+#include "generator/plan.h"
+#include "generator/templates.h"
+
+namespace memory_plan_test {
+
+struct Case {
+  std::string file;                       // specs/<file>.kiln
+  std::string op;
+  std::string tag;                        // golden name suffix
+  std::map<std::string, std::int64_t> dims;   // empty: defaults
+  std::map<std::string, double> consts;
+};
+
+inline kiln::Plan plan_of(const Case& c, const std::string& arch = "sm_90") {
+  // Named by its repository path, so goldens do not depend on where the checkout lives.
+  std::ifstream in(std::string(KILN_SOURCE_DIR) + "/specs/" + c.file + ".kiln");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto spec = kiln::parse_spec(text.str(), "specs/" + c.file + ".kiln");
+  auto ir = kiln::check_op(spec, c.op, c.consts);
+  std::map<std::string, kiln::ir::DimValue> given;
+  for (const auto& [name, value] : c.dims) given[name] = {value, "test"};
+  auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(ir, given));
+  return kiln::make_plan(bound, kiln::Target::for_arch(arch));
+}
+
+// The plan of op `op` of a spec given as text, at its default dims.
+inline kiln::Plan plan_of_text(const std::string& text, const std::string& op) {
+  auto spec = kiln::parse_spec(text, op + ".kiln");
+  auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), {}));
+  return kiln::make_plan(bound, kiln::Target::for_arch("sm_90"));
+}
+
+inline const kiln::TemplateLibrary& library() {
+  static const kiln::TemplateLibrary lib;
+  return lib;
+}
+
+inline std::vector<kiln::KernelSource> sources_of(const kiln::Plan& plan) { return kiln::emit(plan, library()); }
+
+inline std::string all_sources(const std::vector<kiln::KernelSource>& sources) {
+  std::string s;
+  for (const auto& k : sources) s += "// ==== " + k.file_name + "\n" + k.text + "\n";
+  return s;
+}
+
+inline bool contains(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+}  // namespace memory_plan_test

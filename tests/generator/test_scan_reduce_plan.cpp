@@ -1,0 +1,209 @@
+// Plans and generated sources of the strided-axis scan (scan_strided[_totals]), the
+// decoupled look-back scan (scan_rows with a zeroed workspace) and reductions over
+// non-adjacent axes (reduce_chain): plan-text + source goldens for every such op in specs/
+// at its defaults and an awkward shape, FileCheck-style asserts on each choice, and every
+// unit compiled by NVRTC for sm_80 and sm_90 (skipped with a message without NVRTC).
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "generator/emit.h"
+#include "generator/frontend.h"
+#include "generator/plan.h"
+#include "generator/templates.h"
+#include "golden.h"
+#include "memory_plan_util.h"
+#include "runtime/nvrtc.h"
+
+namespace {
+
+using namespace memory_plan_test;
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> all = {
+      {"scans", "cumsum_cols", "default", {}, {}},
+      {"scans", "cumsum_cols", "odd", {{"R", 7}, {"C", 3}}, {}},
+      {"scans", "cumsum_mid_exclusive", "default", {}, {}},
+      {"scans", "cumsum_mid_exclusive", "odd", {{"B", 1}, {"M", 1001}, {"N", 5}}, {}},
+      {"scans", "cummin_mid_reverse", "default", {}, {}},
+      {"scans", "cumprod_cols_exclusive_reverse", "default", {}, {}},
+      {"scans", "cummax_cols_epilogue", "default", {}, {}},
+      {"scans", "cumsum_long_rows", "default", {}, {}},
+      {"scans", "cumsum_long_rows", "odd", {{"B", 3}, {"N", 100003}}, {}},
+      {"reductions", "sum_outer_inner", "default", {}, {}},
+      {"reductions", "sum_outer_inner", "odd", {{"A", 7}, {"B", 1}, {"C", 33}}, {}},
+      {"reductions", "mean_outer_inner_keepdims", "default", {}, {}},
+      {"reductions", "max_nonadjacent", "default", {}, {}},
+      {"reductions", "min_0_2", "default", {}, {}},
+      {"reductions", "logsumexp_nonadjacent", "default", {}, {}},
+      {"reductions", "sumsq_1_3", "default", {}, {}},
+  };
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("strided scans, look-back scans, chained reductions: plan text and source goldens") {
+  for (const auto& c : cases()) {
+    CAPTURE(c.op);
+    CAPTURE(c.tag);
+    const kiln::Plan plan = plan_of(c);
+    check_golden("source/" + c.op + "_" + c.tag + ".cu", plan.text() + "\n" + all_sources(sources_of(plan)));
+    CHECK(all_sources(sources_of(plan_of(c))) == all_sources(sources_of(plan)));   // deterministic
+  }
+}
+
+TEST_CASE("strided scans: template choices") {
+  SUBCASE("cummin over axis 1 of 64x128x8192: one scan_strided pass, threads along the contiguous axis") {
+    const auto plan = plan_of({"scans", "cummin_mid_reverse", "", {}, {}});
+    REQUIRE(plan.kernels.size() == 1);
+    CHECK(plan.kernels[0].template_name == "scan_strided");
+    CHECK(plan.kernels[0].params.at("chunks") == 1);   // 64 * 32 blocks of 256 columns fill 132 SMs
+    CHECK(plan.kernels[0].params.at("inner") == 8192);
+    const auto src = sources_of(plan)[0].text;
+    CHECK(contains(src, "kiln::scan_strided<kThreads, kUnroll, kExclusive, kReverse, Op>(in_x, out_y, "
+                        "static_cast<const C*>(nullptr)"));
+  }
+  SUBCASE("cumsum over axis 0 of 8192x4096: 4096 columns cannot fill the GPU, so the axis is chunked") {
+    const auto plan = plan_of({"scans", "cumsum_cols", "", {}, {}});
+    REQUIRE(plan.kernels.size() == 2);
+    CHECK(plan.kernels[0].params.at("chunks") > 1);
+    CHECK(plan.kernels[0].grid.x * plan.kernels[0].grid.y >= 132u * 8u);   // a full wave of 256-thread blocks
+  }
+  SUBCASE("few columns down a long axis: chunk totals, then the scan reads them") {
+    const auto plan = plan_of({"scans", "cumsum_mid_exclusive", "", {}, {}});
+    REQUIRE(plan.kernels.size() == 2);
+    CHECK(plan.kernels[0].template_name == "scan_strided_totals");
+    CHECK(plan.kernels[1].template_name == "scan_strided");
+    CHECK(plan.kernels[0].params.at("chunks") > 1);
+    CHECK(plan.kernels[0].grid.y == plan.kernels[1].grid.y);
+    CHECK(plan.kernels[0].stores.empty());         // the totals kernel stores no output
+    CHECK(plan.kernels[1].stores.size() == 1);
+    const auto srcs = sources_of(plan);
+    CHECK(contains(srcs[0].text, "kiln::scan_strided_totals<kThreads, kUnroll, kReverse, Op>(in_x, ws_y_chunk_totals"));
+    CHECK(contains(srcs[1].text, "(in_x, out_y, ws_y_chunk_totals, kOuter, kLen, kInner, kChunk"));
+    CHECK(contains(srcs[1].text, "constexpr bool kExclusive = true, kReverse = false;"));
+  }
+  SUBCASE("the epilogue of a strided scan is fused into its store") {
+    const auto plan = plan_of({"scans", "cummax_cols_epilogue", "", {}, {}});
+    const auto srcs = sources_of(plan);
+    CHECK(contains(srcs.back().text, "kiln::MaxOp<float>"));
+    CHECK(contains(srcs.back().text, "the result through the fused epilogue"));
+  }
+}
+
+TEST_CASE("look-back scans: planned for few long rows, with the workspace zeroed before the launch") {
+  const auto plan = plan_of({"scans", "cumsum_long_rows", "", {}, {}});
+  REQUIRE(plan.kernels.size() == 1);
+  const auto& k = plan.kernels[0];
+  CHECK(k.template_name == "scan_rows");
+  CHECK(k.params.at("lookback") == 1);
+  // 2 rows of 4194304 in tiles of 256 * 2 * 4: a block per tile.
+  CHECK(k.grid.x == 2u * 4194304u / 2048u);
+  REQUIRE(k.zero_before.size() == 1);
+  const auto& ws = plan.buffers[static_cast<std::size_t>(k.zero_before[0])];
+  CHECK(ws.kind == kiln::BufferKind::Workspace);
+  CHECK(ws.bytes % 4 == 0);
+  CHECK(contains(plan.text(), "zeroes #"));
+  CHECK(contains(plan.text(), "cuMemsetD32Async"));
+  const auto src = sources_of(plan)[0].text;
+  CHECK(contains(src, "kiln::scan_rows_lookback<kThreads, kVecs, kExclusive, kReverse, Op>(in_x, out_y, ws_y_lookback"));
+  // Many rows keep the block-per-row path and need no zeroing.
+  const auto many = plan_of({"scans", "cumsum_reverse", "", {}, {}});
+  CHECK(many.kernels[0].params.count("lookback") == 0);
+  CHECK(many.kernels[0].zero_before.empty());
+  // An operand reading a tensor of another width: the template's tile would differ, so no look-back.
+  const auto mixed = plan_of_text("op m {\n  dims B = 2, N = 4194304\n  in x: f16[B, N]\n  out y = cumsum(f32(x), axis=1)\n}\n", "m");
+  CHECK(mixed.kernels[0].params.count("lookback") == 0);
+  CHECK(mixed.kernels[0].zero_before.empty());
+}
+
+TEST_CASE("reductions over non-adjacent axes: a chain of box reductions") {
+  SUBCASE("sum over (0, 2) of 64x512x512: reduce axis 2 (rows), then axis 0 (columns)") {
+    const auto plan = plan_of({"reductions", "sum_outer_inner", "", {}, {}});
+    REQUIRE(plan.kernels.size() == 2);
+    CHECK(plan.kernels[0].template_name == "reduce_chain");
+    CHECK(plan.kernels[0].params.at("inner") == 1);        // the innermost group first
+    CHECK(plan.kernels[0].params.at("red") == 512);
+    CHECK(plan.kernels[1].params.at("red") == 64);
+    CHECK(plan.kernels[1].params.at("inner") == 512);
+    CHECK(plan.kernels[0].stores.empty());
+    REQUIRE(plan.kernels[1].stores.size() == 1);
+    const auto srcs = sources_of(plan);
+    CHECK(contains(srcs[0].text, "kiln::reduce_inner_warp<kThreads, kUnroll, Op>(in_x, ws_y_stage0"));
+    CHECK(contains(srcs[1].text, "kiln::reduce_outer<kThreads, kUnroll, kVec, Op>(ws_y_stage0, out_y"));
+  }
+  SUBCASE("mean divides once by the count of every stage") {
+    const auto plan = plan_of({"reductions", "mean_outer_inner_keepdims", "", {}, {}});
+    const auto srcs = sources_of(plan);
+    REQUIRE(srcs.size() == 2);
+    CHECK(contains(srcs[0].text, "using Op = kiln::SumOp<C>;"));
+    CHECK(contains(srcs[1].text, "constexpr Index kCount = 8481;"));   // 33 * 257
+    CHECK(contains(srcs[1].text, "return a / C(kCount);"));
+  }
+  SUBCASE("a prologue runs in the first stage, an epilogue in the last") {
+    const auto plan = plan_of({"reductions", "sumsq_1_3", "", {}, {}});
+    const auto srcs = sources_of(plan);
+    REQUIRE(srcs.size() == 2);
+    CHECK(contains(srcs[0].text, "(v0_0 * v0_0)"));   // x*x from the loaded element, in the first stage
+    CHECK(contains(srcs[1].text, "sqrtf(anchor_value)"));
+  }
+  SUBCASE("three groups chain in three stages") {
+    const auto plan = plan_of_text("op t {\n  dims A = 3, B = 4, C = 5, D = 6, E = 7\n  in x: f32[A, B, C, D, E]\n"
+                                   "  out y = logsumexp(x, axis=[0, 2, 4])\n}\n", "t");
+    REQUIRE(plan.kernels.size() == 3);
+    for (const auto& k : plan.kernels) CHECK(k.template_name == "reduce_chain");
+    CHECK(contains(sources_of(plan)[2].text, "kiln::LogSumExpOp<float>"));
+  }
+}
+
+TEST_CASE("strided scans, look-back scans, chained reductions: every unit compiles with NVRTC for sm_80 and sm_90") {
+  std::string why;
+  if (!kiln::nvrtc_available(&why)) {
+    MESSAGE("skipped: NVRTC not loadable (" << why << ")");
+    return;
+  }
+  int units = 0;
+  for (const auto& c : cases())
+    for (const char* arch : {"sm_80", "sm_90"})
+      for (const auto& src : sources_of(plan_of(c, arch))) {
+        CAPTURE(c.op + "_" + c.tag + " " + arch + " " + src.file_name);
+        kiln::CompileRequest r;
+        r.source = src.text;
+        r.file_name = src.file_name;
+        r.arch = arch;
+        r.templates = &library();
+        try {
+          const auto result = kiln::compile(r);
+          CHECK(!result.cubin.empty());
+          for (const auto& res : result.resources) CHECK(res.spill_stores == 0);
+          ++units;
+        } catch (const kiln::Error& e) {
+          FAIL_CHECK(e.what());
+        }
+      }
+  MESSAGE(units << " units compiled");
+  // Half-precision inputs: the strided scan and the chain accumulate in f32 and hand f32 over.
+  const char* text =
+      "op h {\n  dims B = 3, M = 2000, N = 40\n  in x: f16[B, M, N]\n  out y = cumsum(x, axis=1, reverse=true)\n}\n"
+      "op g {\n  dims B = 3, M = 20, N = 40\n  in x: bf16[B, M, N]\n  out y = mean(x, axis=[0, 2])\n}\n"
+      "op l {\n  dims B = 2, N = 1000000\n  in x: f16[B, N]\n  out y = cummax(x, axis=1, exclusive=true)\n}\n";
+  for (const char* op : {"h", "g", "l"})
+    for (const auto& src : sources_of(plan_of_text(text, op))) {
+      CAPTURE(src.file_name);
+      kiln::CompileRequest r;
+      r.source = src.text;
+      r.file_name = src.file_name;
+      r.arch = "sm_80";
+      r.templates = &library();
+      try {
+        CHECK(!kiln::compile(r).cubin.empty());
+      } catch (const kiln::Error& e) {
+        FAIL_CHECK(e.what());
+      }
+    }
+}
