@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: deps configure build demo test fuzz clean
+.PHONY: deps configure build demo test sanitize fuzz clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -19,8 +19,12 @@ demo: build
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# CPU tests under ASan+UBSan (build-asan) and the thread/process tests under TSan (build-tsan).
+sanitize: deps
+	@SANITIZE_JOBS=$(JOBS) bash scripts/sanitize.sh
+
 fuzz: deps
 	@bash scripts/fuzz.sh
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-asan build-tsan

@@ -267,13 +267,17 @@ bool DiskCache::store(const std::string& key, const std::string& arch, const Cac
 
 bool DiskCache::record_compiler(const std::string& id, std::string* error) {
   if (id.empty()) return true;
+  std::string path = dir_ + "/" + kVersionDir + "/compilers";
   {
+    // Recorded once is not enough: the cache directory may have been removed
+    // since, and an entry without its compiler id is invisible to a runtime
+    // that has no NVRTC. One stat per store (after a compile) is cheap.
+    std::error_code ec;
     std::lock_guard lock(mutex_);
-    if (recorded_compilers_.count(id) != 0) return true;
+    if (recorded_compilers_.count(id) != 0 && fs::exists(path, ec)) return true;
   }
   // Read-modify-rename: two processes adding different ids at once may drop one,
   // so re-read after writing and retry until ours is there.
-  std::string path = dir_ + "/" + kVersionDir + "/compilers";
   for (int attempt = 0; attempt < 8; ++attempt) {
     auto ids = known_compilers();
     if (std::find(ids.begin(), ids.end(), id) != ids.end()) {

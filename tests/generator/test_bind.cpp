@@ -26,7 +26,7 @@ const char* kConv = R"(op conv {
 
 }  // namespace
 
-TEST_CASE("bind: given values win over defaults; missing dims are errors") {
+TEST_CASE("bind: given values win over defaults, missing dims are errors") {
   auto ir = checked(kAdd, "add");
   CHECK_THROWS_WITH_AS(kiln::ir::bind(ir, {}),
                        "op add: dim N has no value; pass a tensor with that dim or -D N=VALUE", kiln::ArgumentError);

@@ -295,7 +295,7 @@ TEST_CASE("every generated contraction unit compiles with NVRTC for sm_80 and sm
   }
 }
 
-TEST_CASE("16-bit matmul and conv: tensor cores with f32 accumulation, 16-bit stores; compile with NVRTC") {
+TEST_CASE("16-bit matmul and conv: tensor cores with f32 accumulation, 16-bit stores, compile with NVRTC") {
   const char* text = R"(op mm_bf16 {
   dims B = 4, M = 33, N = 64, K = 40
   in  a: bf16[B, M, K]

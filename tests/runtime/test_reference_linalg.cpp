@@ -191,7 +191,7 @@ std::vector<double> nchw_to_nhwc(const std::vector<double>& v, std::int64_t N, s
 
 }  // namespace
 
-TEST_CASE("conv2d: direct loops equal im2col + matmul; NHWC equals NCHW permuted") {
+TEST_CASE("conv2d: direct loops equal im2col + matmul, NHWC equals NCHW permuted") {
   const ConvCase cases[] = {
       {2, 3, 7, 9, 4, 3, 3, 1, 1, 0, 0, 1, 1, 1},   // plain 3x3, valid
       {1, 4, 10, 11, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1},  // stride 2, padding 1

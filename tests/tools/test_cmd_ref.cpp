@@ -52,7 +52,7 @@ op big_matmul {
 
 }  // namespace
 
-TEST_CASE("kiln ref prints shape, checksum and first values; the seed decides the inputs") {
+TEST_CASE("kiln ref prints shape, checksum and first values, the seed decides the inputs") {
   const std::string spec = write_spec("basic", kSpec);
   const Result a = run_ref(spec + " --op scan_it --seed 3");
   REQUIRE(a.rc == 0);
@@ -67,7 +67,7 @@ TEST_CASE("kiln ref prints shape, checksum and first values; the seed decides th
   CHECK(d.out.find("out y: f32[3, 7]") != std::string::npos);
 }
 
-TEST_CASE("kiln ref refuses absurd work, suggesting -D; bad usage is exit 2") {
+TEST_CASE("kiln ref refuses absurd work, suggesting -D, bad usage is exit 2") {
   const std::string spec = write_spec("errors", kSpec);
   const Result big = run_ref(spec + " --op big_matmul");
   CHECK(big.rc == 1);

@@ -1,0 +1,142 @@
+// Bad input at the public API, on a machine with no GPU: dims over 2^31 are
+// accepted and switch the generated index type to 64 bits; zero and negative
+// dims, and arguments that do not fit the op, are ArgumentErrors that name what
+// is wrong. Argument checks run before anything touches the driver, so none of
+// this needs a GPU (the pointers below are never dereferenced).
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kiln/kiln.h"
+
+namespace {
+
+constexpr std::int64_t kBig = 3'000'000'000;   // over 2^31 - 1 and over 2^31 too
+constexpr const char* kIndex64 = "using Index = long long;";
+constexpr const char* kIndex32 = "using Index = int;";
+
+// axpby: x, y0: f32[N] -> y. relu_add: a: f32[B, N], b: f32[N] -> y: f32[B, N].
+kiln::Program program(kiln::Runtime& rt) {
+  return rt.load_file(std::string(KILN_SOURCE_DIR) + "/specs/elementwise.kiln");
+}
+
+kiln::Runtime make_runtime() {
+  kiln::Options options;
+  options.arch = "sm_90";   // no device query: source() works anywhere
+  options.disk_cache = false;
+  options.use_environment = false;
+  return kiln::Runtime(options);
+}
+
+// A fake, 256-byte aligned device address: argument checks read the value only.
+void* fake_pointer(std::uintptr_t offset = 0) { return reinterpret_cast<void*>(std::uintptr_t{1} << 20 | offset); }
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const kiln::ArgumentError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("not an ArgumentError: ") + e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("bad input: a dim of 3e9 binds and the elementwise kernel indexes with int64") {
+  kiln::Runtime rt = make_runtime();
+  kiln::Op op = program(rt).op("axpby");
+  kiln::Executable big = op.specialize({{"N", kBig}});
+  REQUIRE(big.arguments().size() == 3);
+  CHECK(big.arguments()[2].shape == std::vector<std::int64_t>{kBig});
+  const std::string source = big.source();
+  CAPTURE(source);
+  // 3e9 elements do not fit an int index: the source must say long long, and the
+  // element count must appear whole (not wrapped to a negative int).
+  CHECK(source.find(kIndex64) != std::string::npos);
+  CHECK(source.find(kIndex32) == std::string::npos);
+  CHECK(source.find("3000000000") != std::string::npos);
+  CHECK(big.plan_text().find("int64") != std::string::npos);
+  // The same op at a small size keeps 32-bit indexing (the choice is per specialization).
+  CHECK(op.specialize({{"N", 1024}}).source().find(kIndex32) != std::string::npos);
+}
+
+TEST_CASE("bad input: 2^31 elements from dims that each fit in int32 still index with int64") {
+  kiln::Runtime rt = make_runtime();
+  kiln::Op op = program(rt).op("relu_add");
+  // 65536 x 32768 = 2^31 elements exactly: one past the largest int index.
+  CHECK(op.specialize({{"B", 65536}, {"N", 32768}}).source().find(kIndex64) != std::string::npos);
+  // One element row fewer fits: 32-bit.
+  CHECK(op.specialize({{"B", 65535}, {"N", 32768}}).source().find(kIndex32) != std::string::npos);
+}
+
+TEST_CASE("bad input: extents that do not match a 3e9 specialization are clear errors") {
+  kiln::Runtime rt = make_runtime();
+  kiln::Executable big = program(rt).op("axpby").specialize({{"N", kBig}});
+  auto launch_with = [&](std::int64_t x_extent) {
+    return error_of([&] {
+      big.launch(nullptr, {kiln::TensorRef(fake_pointer(), kiln::f32, {x_extent}),
+                           kiln::TensorRef(fake_pointer(), kiln::f32, {kBig}),
+                           kiln::TensorRef(fake_pointer(), kiln::f32, {kBig})});
+    });
+  };
+  CHECK(launch_with(kBig - 1) ==
+        "axpby: 'x' has shape 2999999999, but this executable was specialized for 3000000000");
+  // The low 32 bits of 3e9 + 2^32 equal those of 3e9: a truncating check would pass it.
+  CHECK(launch_with(kBig + (std::int64_t{1} << 32)) ==
+        "axpby: 'x' has shape 7294967296, but this executable was specialized for 3000000000");
+}
+
+TEST_CASE("bad input: zero and negative dims in Bindings name the dim") {
+  kiln::Runtime rt = make_runtime();
+  kiln::Op op = program(rt).op("relu_add");
+  CHECK(error_of([&] { op.specialize({{"N", 0}}); }) ==
+        "op relu_add: dim N is 0 from specialize(N=0); dims must be >= 1 (empty tensors are not supported)");
+  CHECK(error_of([&] { op.specialize({{"B", -3}}); }) ==
+        "op relu_add: dim B is -3 from specialize(B=-3); dims must be >= 1 (empty tensors are not supported)");
+  CHECK(error_of([&] { op.specialize({{"B", INT64_MIN}}); }).find("dim B is -9223372036854775808") !=
+        std::string::npos);
+}
+
+TEST_CASE("bad input: zero and negative extents in TensorRef shapes name the tensor and the dim") {
+  kiln::Runtime rt = make_runtime();
+  kiln::Op op = program(rt).op("relu_add");
+  auto call_with = [&](std::vector<std::int64_t> x_shape) {
+    return error_of([&] {
+      op(nullptr, {kiln::TensorRef(fake_pointer(), kiln::f32, std::move(x_shape)),
+                   kiln::TensorRef(fake_pointer(), kiln::f32, {8}),
+                   kiln::TensorRef(fake_pointer(), kiln::f32, {4, 8})});
+    });
+  };
+  CHECK(call_with({4, 0}) == "relu_add: 'a' has extent 0 in dim 1; every extent must be >= 1");
+  CHECK(call_with({-4, 8}) == "relu_add: 'a' has extent -4 in dim 0; every extent must be >= 1");
+  // The same check guards a specialized executable's launch.
+  kiln::Executable exe = op.specialize({{"B", 4}, {"N", 8}});
+  CHECK(error_of([&] {
+          exe.launch(nullptr, {kiln::TensorRef(fake_pointer(), kiln::f32, {4, 8}),
+                               kiln::TensorRef(fake_pointer(), kiln::f32, {-8}),
+                               kiln::TensorRef(fake_pointer(), kiln::f32, {4, 8})});
+        }) == "relu_add: 'b' has extent -8 in dim 0; every extent must be >= 1");
+}
+
+TEST_CASE("bad input: wrong argument count, kind, dtype, rank, null and misaligned pointers") {
+  kiln::Runtime rt = make_runtime();
+  kiln::Op op = program(rt).op("axpby");
+  const kiln::TensorRef good(fake_pointer(), kiln::f32, {8});
+  CHECK(error_of([&] { op(nullptr, {good, good}); }) ==
+        "axpby: got 2 arguments, expected 3 (axpby(x: f32[N], y0: f32[N]) -> y: f32[N])");
+  CHECK(error_of([&] { op(nullptr, {good, 2.0, good}); }) ==
+        "axpby: argument 1 ('y0') must be a tensor (kiln::TensorRef)");
+  CHECK(error_of([&] { op(nullptr, {good, kiln::TensorRef(fake_pointer(), kiln::f16, {8}), good}); }) ==
+        "axpby: 'y0' has dtype f16, expected f32");
+  CHECK(error_of([&] { op(nullptr, {good, good, kiln::TensorRef(fake_pointer(), kiln::f32, {2, 4})}); }) ==
+        "axpby: 'y' has rank 2, expected 1");
+  CHECK(error_of([&] { op(nullptr, {kiln::TensorRef(static_cast<void*>(nullptr), kiln::f32, {8}), good, good}); }) ==
+        "axpby: 'x' is a null pointer");
+  CHECK(error_of([&] { op(nullptr, {good, kiln::TensorRef(fake_pointer(2), kiln::f32, {8}), good}); })
+            .find("axpby: 'y0' at 0x100002 is not aligned to its element size (4 bytes)") != std::string::npos);
+}
