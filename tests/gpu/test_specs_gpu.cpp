@@ -121,6 +121,9 @@ std::string retyped_copy(const std::string& file, const std::string& dtype) {
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   for (std::size_t at = 0; (at = text.find("f32[", at)) != std::string::npos; at += dtype.size())
     text.replace(at, 3, dtype);
+  // `precision=` is for f32 operands: the half-type form of such an op is the op without it.
+  for (std::size_t at; (at = text.find(", precision=\"")) != std::string::npos;)
+    text.erase(at, text.find('"', at + 13) + 1 - at);
   const auto path = std::filesystem::temp_directory_path() /
                     fmt::format("kiln-gpu-{}-{}", dtype, std::filesystem::path(file).filename().string());
   std::ofstream(path) << text;
