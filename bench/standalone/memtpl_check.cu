@@ -11,6 +11,8 @@
 //   min ax1 rows TxC uK sS                 reduce_outer_rows: T threads x C columns a thread
 //                                          (whole row of 4095 in one tile), K rows unrolled,
 //                                          S splits of the reduced axis (+ reduce_finish, included)
+//   min ax1 v4 T uK sS                     reduce_outer_rows_v4: T threads x 4 columns, 16-byte aligned
+//                                          loads + lane shuffles, K rows unrolled, S splits
 //   softmax TxI / log_softmax TxI          rownorm_rows, a block of T per row, I floats a thread
 //   copy, same bytes                       cudaMemcpy D2D moving the same bytes (read + write),
 //                                          printed before each group
@@ -104,6 +106,18 @@ KILN_MIN_ROWS(min_rows_256x16_u2, 256, 16, 2)
 KILN_MIN_ROWS(min_rows_512x8_u2, 512, 8, 2)
 KILN_MIN_ROWS(min_rows_1024x4_u4, 1024, 4, 4)
 KILN_MIN_ROWS(min_rows_128x32_u1, 128, 32, 1)
+// 16-byte aligned loads + lane shuffles over the misaligned rows (reduce_outer_rows_v4), 4 columns a thread.
+#define KILN_MIN_ROWS_V4(name, threads, unroll)                                                                  \
+  extern "C" __global__ void __launch_bounds__(threads)                                                         \
+  name(const float* __restrict__ x, float* __restrict__ y, float* __restrict__ ws, int splits, int chunk) {      \
+    kiln::reduce_outer_rows_v4<threads, unroll, kiln::MinOp<float>>(x, y, ws, int(perf::kMinB), int(perf::kMinM), \
+                                                                   int(perf::kMinN), splits, chunk, perf::IdL{},  \
+                                                                   perf::IdL{});                                 \
+  }
+KILN_MIN_ROWS_V4(min_v4_1024_u1, 1024, 1)
+KILN_MIN_ROWS_V4(min_v4_1024_u2, 1024, 2)   // the planner's default (launch_rules.h: kOuterV4Unroll)
+KILN_MIN_ROWS_V4(min_v4_1024_u4, 1024, 4)
+static_assert(kiln::launch::kOuterV4Unroll == 2, "the [plan] mark below assumes min_v4_1024_u2");
 extern "C" __global__ void __launch_bounds__(256) min_rows_finish(const float* __restrict__ ws, float* __restrict__ y, int splits) {
   kiln::reduce_finish<256, kiln::MinOp<float>>(ws, y, int(perf::kMinB * perf::kMinN), splits, int(perf::kMinM), perf::IdL{});
 }
@@ -1065,8 +1079,32 @@ void check_min_rows() {
       run_checked(run);
       const bool ok = same_bits(to_host(y, n_out), hb);
       char name[96];
-      std::snprintf(name, sizeof name, "min ax1 %s s%lld%s", v.name, real_splits,
-                    v.k == min_rows_256x16_u1 && splits == rule.splits ? " [plan]" : "");
+      std::snprintf(name, sizeof name, "min ax1 %s s%lld", v.name, real_splits);
+      report(name, shape, bytes, time_ms(run), ok);
+    }
+  }
+  // reduce_outer_rows_v4 (what the planner emits for this shape): 1024 threads x 4 columns, one tile a row.
+  const Variant v4s[] = {{"v4 1024 u1", min_v4_1024_u1, 1024, 4},
+                         {"v4 1024 u2", min_v4_1024_u2, 1024, 4},
+                         {"v4 1024 u4", min_v4_1024_u4, 1024, 4}};
+  const int plan_threads = kiln::launch::reduce_outer_v4_threads(kMinN);
+  const auto plan_split = kiln::launch::reduce_outer_rows_split(kMinB, kMinM, kMinN, plan_threads, 4, g_sms);
+  for (const Variant& v : v4s) {
+    for (long long splits : {1LL, 2LL, 4LL}) {
+      const long long chunk = (kMinM + splits - 1) / splits;
+      const long long real_splits = (kMinM + chunk - 1) / chunk;
+      const kiln::launch::OuterSplit sp{real_splits, chunk};
+      const auto g = kiln::launch::reduce_outer_geometry(kMinB, kMinN, sp, v.threads, v.cols, 4);
+      auto run = [&] {
+        v.k<<<grid_of(g), block_of(g)>>>(x, y, ws, int(real_splits), int(chunk));
+        if (real_splits > 1) min_rows_finish<<<unsigned((n_out + 255) / 256), 256>>>(ws, y, int(real_splits));
+      };
+      poison(y, n_out * 4);
+      run_checked(run);
+      const bool ok = same_bits(to_host(y, n_out), hb);
+      const bool planned = v.k == min_v4_1024_u2 && v.threads == plan_threads && real_splits == plan_split.splits;
+      char name[96];
+      std::snprintf(name, sizeof name, "min ax1 %s s%lld%s", v.name, real_splits, planned ? " [plan]" : "");
       report(name, shape, bytes, time_ms(run), ok);
     }
   }
