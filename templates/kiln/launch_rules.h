@@ -174,10 +174,12 @@ constexpr int kOuterV4Unroll = 2;   // rows of 16-byte loads issued before the s
 KILN_RULE constexpr bool reduce_outer_use_v4(long long inner, int elem_bytes, bool aligned16) {
   return elem_bytes == 4 && inner % 4 != 0 && inner >= 512 && aligned16;
 }
-// Threads: one tile (4 columns a thread) covers the row where 1024 threads can, else 1024 threads
-// and ceil(inner/4096) tiles. A multiple of 32 (whole warps shuffle).
+// Threads: one tile (4 columns a thread) covers the row where 1024 threads can, else the fewest
+// tiles, balanced (4097 columns: two tiles of 544 threads, not 1024 + a tile of one column).
+// A multiple of 32 (whole warps shuffle).
 KILN_RULE constexpr int reduce_outer_v4_threads(long long inner) {
-  return int(min_ll(kOuterV4MaxThreads, ceil_div(ceil_div(inner, 4), 32) * 32));
+  const long long tiles = ceil_div(inner, 4LL * kOuterV4MaxThreads);
+  return int(min_ll(kOuterV4MaxThreads, ceil_div(ceil_div(inner, 4 * tiles), 32) * 32));
 }
 // Splits: reduce_outer_rows_split with cols = 4 (the harness measured 1-2 splits best at 1024 threads).
 

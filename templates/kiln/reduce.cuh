@@ -64,7 +64,9 @@
 // warp reads 32 (or 32*kVec) contiguous elements; when inner is not a multiple of 4 (4095) a
 // 16-byte load is impossible (column c of row r+1 moves by one element against alignment),
 // so the thread does kUnroll independent 4-byte loads down its column instead: coalesced
-// across the warp, kUnroll deep in flight. When outer*inner columns cannot fill the GPU the
+// across the warp, kUnroll deep in flight (reduce_outer_rows_v4 instead reads aligned 16-byte
+// vectors of the misaligned rows and realigns them with lane shuffles: the planner's choice for
+// 4-byte elements on aligned bases). When outer*inner columns cannot fill the GPU the
 // reduced axis is split over blockIdx.y and a tiny second kernel combines the partial states
 // in a fixed order (deterministic; one extra launch of a few microseconds).
 #pragma once
@@ -374,8 +376,8 @@ __device__ __forceinline__ void reduce_outer_rows_v4(const T* __restrict__ in, O
   I r = r_begin;
   for (; r < r_end; r += kUnroll) {
     const int rows = r_end - r >= I(kUnroll) ? kUnroll : int(r_end - r);
-    V4 a[kUnroll], b[kUnroll];
-    int s[kUnroll];
+    V4 a[kUnroll] = {}, b[kUnroll] = {};   // a vector past the row end stays 0 and is never selected
+    int s[kUnroll] = {};
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       if (u >= rows) break;
