@@ -1072,27 +1072,30 @@ void check_min_rows() {
       {"rows 512x8 u2", min_rows_512x8_u2, 512, 8},    {"rows 1024x4 u4", min_rows_1024x4_u4, 1024, 4},
       {"rows 128x32 u1", min_rows_128x32_u1, 128, 32},
   };
+  // One row of the table: variant v with `splits` splits (+ reduce_finish), checked bit for bit against the strip.
+  auto time_variant = [&](const Variant& v, long long splits, const std::function<bool(const Variant&, long long)>& planned) {
+    const long long chunk = (kMinM + splits - 1) / splits;
+    const long long real_splits = (kMinM + chunk - 1) / chunk;
+    const kiln::launch::OuterSplit sp{real_splits, chunk};
+    const auto g = kiln::launch::reduce_outer_geometry(kMinB, kMinN, sp, v.threads, v.cols, 4);
+    auto run = [&] {
+      v.k<<<grid_of(g), block_of(g)>>>(x, y, ws, int(real_splits), int(chunk));
+      if (real_splits > 1) min_rows_finish<<<unsigned((n_out + 255) / 256), 256>>>(ws, y, int(real_splits));
+    };
+    poison(y, n_out * 4);
+    run_checked(run);
+    const bool ok = same_bits(to_host(y, n_out), hb);
+    char name[96];
+    std::snprintf(name, sizeof name, "min ax1 %s s%lld%s", v.name, real_splits, planned(v, real_splits) ? " [plan]" : "");
+    report(name, shape, bytes, time_ms(run), ok);
+  };
+  auto never = [](const Variant&, long long) { return false; };
   for (const Variant& v : variants) {
     const auto rule = kiln::launch::reduce_outer_rows_split(kMinB, kMinM, kMinN, v.threads, v.cols, g_sms);
     std::vector<long long> split_counts = {rule.splits, rule.splits * 2};
     if (v.k == min_rows_256x16_u1) split_counts = {rule.splits, 2, 6, 8, 16, 32};   // 6: 768 blocks, 40 regs fit 6 an SM
-    for (long long splits : split_counts) {
-      if (splits > max_splits || splits < 1) continue;
-      const long long chunk = (kMinM + splits - 1) / splits;
-      const long long real_splits = (kMinM + chunk - 1) / chunk;
-      const kiln::launch::OuterSplit sp{real_splits, chunk};
-      const auto g = kiln::launch::reduce_outer_geometry(kMinB, kMinN, sp, v.threads, v.cols, 4);
-      auto run = [&] {
-        v.k<<<grid_of(g), block_of(g)>>>(x, y, ws, int(real_splits), int(chunk));
-        if (real_splits > 1) min_rows_finish<<<unsigned((n_out + 255) / 256), 256>>>(ws, y, int(real_splits));
-      };
-      poison(y, n_out * 4);
-      run_checked(run);
-      const bool ok = same_bits(to_host(y, n_out), hb);
-      char name[96];
-      std::snprintf(name, sizeof name, "min ax1 %s s%lld", v.name, real_splits);
-      report(name, shape, bytes, time_ms(run), ok);
-    }
+    for (long long splits : split_counts)
+      if (splits <= max_splits && splits >= 1) time_variant(v, splits, never);
   }
   // reduce_outer_rows_v4 (what the planner emits for this shape): 1024 threads x 4 columns, one tile a row.
   const Variant v4s[] = {{"v4 1024 u1", min_v4_1024_u1, 1024, 4},
@@ -1100,25 +1103,11 @@ void check_min_rows() {
                          {"v4 1024 u4", min_v4_1024_u4, 1024, 4}};
   const int plan_threads = kiln::launch::reduce_outer_v4_threads(kMinN);
   const auto plan_split = kiln::launch::reduce_outer_rows_split(kMinB, kMinM, kMinN, plan_threads, 4, g_sms);
-  for (const Variant& v : v4s) {
-    for (long long splits : {1LL, 2LL, 4LL}) {
-      const long long chunk = (kMinM + splits - 1) / splits;
-      const long long real_splits = (kMinM + chunk - 1) / chunk;
-      const kiln::launch::OuterSplit sp{real_splits, chunk};
-      const auto g = kiln::launch::reduce_outer_geometry(kMinB, kMinN, sp, v.threads, v.cols, 4);
-      auto run = [&] {
-        v.k<<<grid_of(g), block_of(g)>>>(x, y, ws, int(real_splits), int(chunk));
-        if (real_splits > 1) min_rows_finish<<<unsigned((n_out + 255) / 256), 256>>>(ws, y, int(real_splits));
-      };
-      poison(y, n_out * 4);
-      run_checked(run);
-      const bool ok = same_bits(to_host(y, n_out), hb);
-      const bool planned = v.k == min_v4_1024_u2 && v.threads == plan_threads && real_splits == plan_split.splits;
-      char name[96];
-      std::snprintf(name, sizeof name, "min ax1 %s s%lld%s", v.name, real_splits, planned ? " [plan]" : "");
-      report(name, shape, bytes, time_ms(run), ok);
-    }
-  }
+  auto is_plan = [&](const Variant& v, long long splits) {
+    return v.k == min_v4_1024_u2 && v.threads == plan_threads && splits == plan_split.splits;
+  };
+  for (const Variant& v : v4s)
+    for (long long splits : {1LL, 2LL, 4LL}) time_variant(v, splits, is_plan);
   CUDA_OK(cudaFree(x));
   CUDA_OK(cudaFree(y));
   CUDA_OK(cudaFree(y_base));

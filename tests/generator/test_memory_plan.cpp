@@ -224,18 +224,19 @@ TEST_CASE("memory plans: every generated unit compiles with NVRTC for sm_80 and 
   }
   std::vector<kiln::CompileRequest> requests;
   std::vector<std::string> names;
-  for (const auto& c : cases())
-    for (const char* arch : {"sm_80", "sm_90"}) {
-      for (const auto& src : sources_of(plan_of(c, arch))) {
-        kiln::CompileRequest r;
-        r.source = src.text;
-        r.file_name = src.file_name;
-        r.arch = arch;
-        r.templates = &library();
-        requests.push_back(std::move(r));
-        names.push_back(c.op + "_" + c.tag + " " + arch + " " + src.file_name);
-      }
+  auto add_units = [&](const kiln::Plan& plan, const std::string& arch, const std::string& name) {
+    for (const auto& src : sources_of(plan)) {
+      kiln::CompileRequest r;
+      r.source = src.text;
+      r.file_name = src.file_name;
+      r.arch = arch;
+      r.templates = &library();
+      requests.push_back(std::move(r));
+      names.push_back(name + " " + arch + " " + src.file_name);
     }
+  };
+  for (const auto& c : cases())
+    for (const char* arch : {"sm_80", "sm_90"}) add_units(plan_of(c, arch), arch, c.op + "_" + c.tag);
   // Strided-axis reductions over rows of 4095 floats take reduce_outer_rows_v4: an argmin (index
   // result, ArgMinOp state) and a fused prologue reading a second input by flat index must compile too.
   const std::string v4_specs =
@@ -248,15 +249,7 @@ TEST_CASE("memory plans: every generated unit compiles with NVRTC for sm_80 and 
       auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), {}));
       const kiln::Plan plan = kiln::make_plan(bound, kiln::Target::for_arch(arch));
       CHECK(plan.kernels[0].params.count("v4") == 1);
-      for (const auto& src : sources_of(plan)) {
-        kiln::CompileRequest r;
-        r.source = src.text;
-        r.file_name = src.file_name;
-        r.arch = arch;
-        r.templates = &library();
-        requests.push_back(std::move(r));
-        names.push_back(std::string(op) + " " + arch + " " + src.file_name);
-      }
+      add_units(plan, arch, op);
     }
   int failures = 0;
   for (std::size_t i = 0; i < requests.size(); ++i) {

@@ -337,21 +337,28 @@ namespace {
 struct IdAny {
   template <class R> R operator()(R r, int) const { return r; }
 };
-// One launch of reduce_outer_rows (+ reduce_finish when split) with the planner's split rule.
-template <int kThreads, int kCols, int kUnroll, class Op, class Out>
-void run_outer_rows(const float* in, std::vector<Out>& out, int outer, int red, int inner, int sm_count) {
-  const auto split = kiln::launch::reduce_outer_rows_split(outer, red, inner, kThreads, kCols, sm_count);
-  const auto geo = kiln::launch::reduce_outer_geometry(outer, inner, split, kThreads, kCols, sizeof(typename Op::Acc));
+// One launch of `body(partials)` on a reduce_outer geometry (tiles of kThreads*cols columns),
+// then reduce_finish when split; `out` is poisoned first.
+template <int kThreads, class Op, class Out, class Body>
+void run_outer_split(const kiln::launch::OuterSplit& split, int cols, std::vector<Out>& out, int outer, int red,
+                     int inner, Body body) {
+  const auto geo = kiln::launch::reduce_outer_geometry(outer, inner, split, kThreads, cols, sizeof(typename Op::Acc));
   std::vector<typename Op::Acc> partials(split.splits * outer * inner, Op::identity());
   out.assign(outer * inner, Out(-5));
-  emu::launch({unsigned(geo.grid.x), unsigned(geo.grid.y), 0}, kThreads, [&] {
-    kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>(in, out.data(), partials.data(), outer, red, inner,
-                                                         int(split.splits), int(split.chunk), Id{}, IdAny{});
-  });
+  emu::launch({unsigned(geo.grid.x), unsigned(geo.grid.y), 0}, kThreads, [&] { body(partials.data()); });
   if (split.splits > 1)
     emu::launch({3, 1, 0}, 64, [&] {
       kiln::reduce_finish<64, Op>(partials.data(), out.data(), outer * inner, int(split.splits), red, IdAny{});
     });
+}
+// One launch of reduce_outer_rows (+ reduce_finish when split) with the planner's split rule.
+template <int kThreads, int kCols, int kUnroll, class Op, class Out>
+void run_outer_rows(const float* in, std::vector<Out>& out, int outer, int red, int inner, int sm_count) {
+  const auto split = kiln::launch::reduce_outer_rows_split(outer, red, inner, kThreads, kCols, sm_count);
+  run_outer_split<kThreads, Op>(split, kCols, out, outer, red, inner, [&](typename Op::Acc* partials) {
+    kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>(in, out.data(), partials, outer, red, inner,
+                                                         int(split.splits), int(split.chunk), Id{}, IdAny{});
+  });
 }
 }  // namespace
 
@@ -420,17 +427,10 @@ void run_outer_v4(const float* in, std::vector<Out>& out, int outer, int red, in
     const int chunk = (red + splits - 1) / splits;
     split = {(red + chunk - 1) / chunk, chunk};
   }
-  const auto geo = kiln::launch::reduce_outer_geometry(outer, inner, split, kThreads, 4, sizeof(typename Op::Acc));
-  std::vector<typename Op::Acc> partials(split.splits * outer * inner, Op::identity());
-  out.assign(outer * inner, Out(-5));
-  emu::launch({unsigned(geo.grid.x), unsigned(geo.grid.y), 0}, kThreads, [&] {
-    kiln::reduce_outer_rows_v4<kThreads, kUnroll, Op>(in, out.data(), partials.data(), outer, red, inner,
-                                                     int(split.splits), int(split.chunk), pro, IdAny{});
+  run_outer_split<kThreads, Op>(split, 4, out, outer, red, inner, [&](typename Op::Acc* partials) {
+    kiln::reduce_outer_rows_v4<kThreads, kUnroll, Op>(in, out.data(), partials, outer, red, inner, int(split.splits),
+                                                     int(split.chunk), pro, IdAny{});
   });
-  if (split.splits > 1)
-    emu::launch({3, 1, 0}, 64, [&] {
-      kiln::reduce_finish<64, Op>(partials.data(), out.data(), outer * inner, int(split.splits), red, IdAny{});
-    });
 }
 }  // namespace
 
