@@ -187,7 +187,10 @@ void emit_reduction(const Plan& plan, const PlannedKernel& kernel, UnitParts& un
   const bool warp = !outer && kernel.params.at("warp") == 1;
   c.line("constexpr int kThreads = {}, kUnroll = {};", kernel.params.at("threads"), kernel.params.at("unroll"));
   const bool rows = outer && kernel.params.count("cols") != 0;
-  if (rows)
+  const bool v4 = outer && kernel.params.count("v4") != 0;
+  if (v4)
+    c.line("// 4 columns per thread: 16-byte aligned loads + lane shuffles over misaligned rows");
+  else if (rows)
     c.line("constexpr int kCols = {};  // columns per thread, kThreads apart: a block sweeps whole rows",
            kernel.params.at("cols"));
   else if (outer)
@@ -216,6 +219,10 @@ void emit_reduction(const Plan& plan, const PlannedKernel& kernel, UnitParts& un
   } else if (!outer) {
     unit.body = fmt::format("  kiln::reduce_inner_block<kThreads, kUnroll, Op>({}, {}, {}, kOuter, kRed, kSplits, kChunk, {});",
                             in, out, partials, functors(plan, kernel));
+  } else if (v4) {
+    unit.body = fmt::format(
+        "  kiln::reduce_outer_rows_v4<kThreads, kUnroll, Op>({}, {}, {}, kOuter, kRed, kInner, kSplits, kChunk, {});",
+        in, out, partials, functors(plan, kernel));
   } else if (rows) {
     unit.body = fmt::format(
         "  kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>({}, {}, {}, kOuter, kRed, kInner, kSplits, kChunk, {});",

@@ -280,6 +280,29 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   }
   kn.template_name = "reduce_outer";
   const int vec = p.target().aligned16 ? launch::reduce_outer_vec(b.inner, elem) : 1;
+  // The streamed tensor itself must be 4-byte (a cast prologue from f16 streams 2-byte elements).
+  if (launch::reduce_outer_use_v4(b.inner, elem, p.target().aligned16) && leaves_have_width(p, operand, 4)) {
+    const int threads = launch::reduce_outer_v4_threads(b.inner);
+    constexpr int kUnroll = launch::kOuterV4Unroll;
+    const auto split = launch::reduce_outer_rows_split(b.outer, b.len, b.inner, threads, 4, sms);
+    kn.params["v4"] = 1;
+    kn.params["threads"] = threads;
+    kn.params["unroll"] = kUnroll;
+    kn.params["vec"] = 4;
+    kn.params["splits"] = split.splits;
+    kn.params["chunk"] = split.chunk;
+    set_geometry(kn, launch::reduce_outer_geometry(b.outer, b.inner, split, threads, 4, acc));
+    const std::int64_t tile = std::int64_t{threads} * 4;
+    kn.reason = fmt::format(
+        "reduced axis strided, inner {} % 4 != 0: a block sweeps {} rows {}({} threads x 4 columns) with 16-byte "
+        "aligned loads + lane shuffles (rows start misaligned; 4-byte loads stay under copy speed), {} rows of "
+        "loads in flight; {}{} blocks; {}",
+        b.inner, split.chunk, b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), threads, kUnroll,
+        split.splits > 1 ? fmt::format("reduced axis split {} ways + reduce_finish for ", split.splits) : "",
+        kn.grid.x * kn.grid.y, idx);
+    if (split.splits > 1) add_finish(p, kn, b.outer * b.inner, split.splits, b.len, acc);
+    return;
+  }
   if (launch::reduce_outer_use_rows(b.inner, vec)) {
     constexpr int kThreads = launch::kOuterRowsThreads, kUnroll = 1;
     const int cols = launch::reduce_outer_rows_cols(b.inner, kThreads);

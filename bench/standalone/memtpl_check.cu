@@ -11,6 +11,8 @@
 //   min ax1 rows TxC uK sS                 reduce_outer_rows: T threads x C columns a thread
 //                                          (whole row of 4095 in one tile), K rows unrolled,
 //                                          S splits of the reduced axis (+ reduce_finish, included)
+//   min ax1 v4 T uK sS                     reduce_outer_rows_v4: T threads x 4 columns, 16-byte aligned
+//                                          loads + lane shuffles, K rows unrolled, S splits
 //   softmax TxI / log_softmax TxI          rownorm_rows, a block of T per row, I floats a thread
 //   copy, same bytes                       cudaMemcpy D2D moving the same bytes (read + write),
 //                                          printed before each group
@@ -104,6 +106,18 @@ KILN_MIN_ROWS(min_rows_256x16_u2, 256, 16, 2)
 KILN_MIN_ROWS(min_rows_512x8_u2, 512, 8, 2)
 KILN_MIN_ROWS(min_rows_1024x4_u4, 1024, 4, 4)
 KILN_MIN_ROWS(min_rows_128x32_u1, 128, 32, 1)
+// 16-byte aligned loads + lane shuffles over the misaligned rows (reduce_outer_rows_v4), 4 columns a thread.
+#define KILN_MIN_ROWS_V4(name, threads, unroll)                                                                  \
+  extern "C" __global__ void __launch_bounds__(threads)                                                         \
+  name(const float* __restrict__ x, float* __restrict__ y, float* __restrict__ ws, int splits, int chunk) {      \
+    kiln::reduce_outer_rows_v4<threads, unroll, kiln::MinOp<float>>(x, y, ws, int(perf::kMinB), int(perf::kMinM), \
+                                                                   int(perf::kMinN), splits, chunk, perf::IdL{},  \
+                                                                   perf::IdL{});                                 \
+  }
+KILN_MIN_ROWS_V4(min_v4_1024_u1, 1024, 1)
+KILN_MIN_ROWS_V4(min_v4_1024_u2, 1024, 2)   // the planner's default (launch_rules.h: kOuterV4Unroll)
+KILN_MIN_ROWS_V4(min_v4_1024_u4, 1024, 4)
+static_assert(kiln::launch::kOuterV4Unroll == 2, "the [plan] mark below assumes min_v4_1024_u2");
 extern "C" __global__ void __launch_bounds__(256) min_rows_finish(const float* __restrict__ ws, float* __restrict__ y, int splits) {
   kiln::reduce_finish<256, kiln::MinOp<float>>(ws, y, int(perf::kMinB * perf::kMinN), splits, int(perf::kMinM), perf::IdL{});
 }
@@ -118,6 +132,17 @@ argmin_rows_odd(const float* __restrict__ x, long long* __restrict__ y, kiln::Ar
                 int outer, int red, int inner, int splits, int chunk) {
   kiln::reduce_outer_rows<256, 16, 1, kiln::ArgMinOp<float, int>>(x, y, ws, outer, red, inner, splits, chunk, perf::IdL{},
                                                                    perf::IdL{});
+}
+extern "C" __global__ void __launch_bounds__(256)
+min_v4_odd(const float* __restrict__ x, float* __restrict__ y, float* __restrict__ ws, int outer, int red, int inner,
+           int splits, int chunk) {
+  kiln::reduce_outer_rows_v4<256, 2, kiln::MinOp<float>>(x, y, ws, outer, red, inner, splits, chunk, perf::IdL{}, perf::IdL{});
+}
+extern "C" __global__ void __launch_bounds__(256)
+argmin_v4_odd(const float* __restrict__ x, long long* __restrict__ y, kiln::ArgMinOp<float, int>::Acc* __restrict__ ws,
+              int outer, int red, int inner, int splits, int chunk) {
+  kiln::reduce_outer_rows_v4<256, 2, kiln::ArgMinOp<float, int>>(x, y, ws, outer, red, inner, splits, chunk, perf::IdL{},
+                                                                  perf::IdL{});
 }
 extern "C" __global__ void __launch_bounds__(256)
 argmin_rows_odd_finish(const kiln::ArgMinOp<float, int>::Acc* __restrict__ ws, long long* __restrict__ y, int n_out,
@@ -1047,29 +1072,42 @@ void check_min_rows() {
       {"rows 512x8 u2", min_rows_512x8_u2, 512, 8},    {"rows 1024x4 u4", min_rows_1024x4_u4, 1024, 4},
       {"rows 128x32 u1", min_rows_128x32_u1, 128, 32},
   };
+  // One row of the table: variant v with `splits` splits (+ reduce_finish), checked bit for bit against the strip.
+  auto time_variant = [&](const Variant& v, long long splits, const std::function<bool(const Variant&, long long)>& planned) {
+    const long long chunk = (kMinM + splits - 1) / splits;
+    const long long real_splits = (kMinM + chunk - 1) / chunk;
+    const kiln::launch::OuterSplit sp{real_splits, chunk};
+    const auto g = kiln::launch::reduce_outer_geometry(kMinB, kMinN, sp, v.threads, v.cols, 4);
+    auto run = [&] {
+      v.k<<<grid_of(g), block_of(g)>>>(x, y, ws, int(real_splits), int(chunk));
+      if (real_splits > 1) min_rows_finish<<<unsigned((n_out + 255) / 256), 256>>>(ws, y, int(real_splits));
+    };
+    poison(y, n_out * 4);
+    run_checked(run);
+    const bool ok = same_bits(to_host(y, n_out), hb);
+    char name[96];
+    std::snprintf(name, sizeof name, "min ax1 %s s%lld%s", v.name, real_splits, planned(v, real_splits) ? " [plan]" : "");
+    report(name, shape, bytes, time_ms(run), ok);
+  };
+  auto never = [](const Variant&, long long) { return false; };
   for (const Variant& v : variants) {
     const auto rule = kiln::launch::reduce_outer_rows_split(kMinB, kMinM, kMinN, v.threads, v.cols, g_sms);
     std::vector<long long> split_counts = {rule.splits, rule.splits * 2};
     if (v.k == min_rows_256x16_u1) split_counts = {rule.splits, 2, 6, 8, 16, 32};   // 6: 768 blocks, 40 regs fit 6 an SM
-    for (long long splits : split_counts) {
-      if (splits > max_splits || splits < 1) continue;
-      const long long chunk = (kMinM + splits - 1) / splits;
-      const long long real_splits = (kMinM + chunk - 1) / chunk;
-      const kiln::launch::OuterSplit sp{real_splits, chunk};
-      const auto g = kiln::launch::reduce_outer_geometry(kMinB, kMinN, sp, v.threads, v.cols, 4);
-      auto run = [&] {
-        v.k<<<grid_of(g), block_of(g)>>>(x, y, ws, int(real_splits), int(chunk));
-        if (real_splits > 1) min_rows_finish<<<unsigned((n_out + 255) / 256), 256>>>(ws, y, int(real_splits));
-      };
-      poison(y, n_out * 4);
-      run_checked(run);
-      const bool ok = same_bits(to_host(y, n_out), hb);
-      char name[96];
-      std::snprintf(name, sizeof name, "min ax1 %s s%lld%s", v.name, real_splits,
-                    v.k == min_rows_256x16_u1 && splits == rule.splits ? " [plan]" : "");
-      report(name, shape, bytes, time_ms(run), ok);
-    }
+    for (long long splits : split_counts)
+      if (splits <= max_splits && splits >= 1) time_variant(v, splits, never);
   }
+  // reduce_outer_rows_v4 (what the planner emits for this shape): 1024 threads x 4 columns, one tile a row.
+  const Variant v4s[] = {{"v4 1024 u1", min_v4_1024_u1, 1024, 4},
+                         {"v4 1024 u2", min_v4_1024_u2, 1024, 4},
+                         {"v4 1024 u4", min_v4_1024_u4, 1024, 4}};
+  const int plan_threads = kiln::launch::reduce_outer_v4_threads(kMinN);
+  const auto plan_split = kiln::launch::reduce_outer_rows_split(kMinB, kMinM, kMinN, plan_threads, 4, g_sms);
+  auto is_plan = [&](const Variant& v, long long splits) {
+    return v.k == min_v4_1024_u2 && v.threads == plan_threads && splits == plan_split.splits;
+  };
+  for (const Variant& v : v4s)
+    for (long long splits : {1LL, 2LL, 4LL}) time_variant(v, splits, is_plan);
   CUDA_OK(cudaFree(x));
   CUDA_OK(cudaFree(y));
   CUDA_OK(cudaFree(y_base));
@@ -1079,10 +1117,17 @@ void check_min_rows() {
   struct Odd {
     int outer, red, inner, offset;
   };
-  for (const Odd c : {Odd{3, 1001, 4097, 1}, Odd{5, 777, 1003, 3}, Odd{1, 20000, 513, 2}, Odd{700, 64, 4095, 0}}) {
+  // reduce_outer_rows_v4 on the same shapes (256 threads x 4 columns): offsets 1-3 take its scalar
+  // fallback, offset 0 its aligned vectors (the tensor ends off a vector: the bounded last load).
+  for (const bool v4 : {false, true})
+  for (const Odd c : {Odd{3, 1001, 4097, 1}, Odd{5, 777, 1003, 3}, Odd{1, 20000, 513, 2}, Odd{700, 64, 4095, 0},
+                      Odd{3, 1001, 4097, 0}, Odd{5, 777, 1003, 0}}) {
     const long long on = (long long)c.outer * c.red * c.inner, oo = (long long)c.outer * c.inner;
-    const auto sp = kiln::launch::reduce_outer_rows_split(c.outer, c.red, c.inner, 256, 16, g_sms);
-    const auto g = kiln::launch::reduce_outer_geometry(c.outer, c.inner, sp, 256, 16, 8);
+    const int cols = v4 ? 4 : 16;
+    const auto sp = kiln::launch::reduce_outer_rows_split(c.outer, c.red, c.inner, 256, cols, g_sms);
+    const auto g = kiln::launch::reduce_outer_geometry(c.outer, c.inner, sp, 256, cols, 8);
+    const auto min_k = v4 ? min_v4_odd : min_rows_odd;
+    const auto argmin_k = v4 ? argmin_v4_odd : argmin_rows_odd;
     float *ox, *oy, *ows;
     long long* oa;
     kiln::ArgMinOp<float, int>::Acc* awk;
@@ -1100,8 +1145,8 @@ void check_min_rows() {
     poison(oy, oo * 4);
     poison(oa, oo * 8);
     auto run = [&] {
-      min_rows_odd<<<grid_of(g), block_of(g)>>>(xin, oy, ows, c.outer, c.red, c.inner, int(sp.splits), int(sp.chunk));
-      argmin_rows_odd<<<grid_of(g), block_of(g)>>>(xin, oa, awk, c.outer, c.red, c.inner, int(sp.splits), int(sp.chunk));
+      min_k<<<grid_of(g), block_of(g)>>>(xin, oy, ows, c.outer, c.red, c.inner, int(sp.splits), int(sp.chunk));
+      argmin_k<<<grid_of(g), block_of(g)>>>(xin, oa, awk, c.outer, c.red, c.inner, int(sp.splits), int(sp.chunk));
       if (sp.splits > 1) {
         min_rows_odd_finish<<<unsigned((oo + 255) / 256), 256>>>(ows, oy, int(oo), int(sp.splits), c.red);
         argmin_rows_odd_finish<<<unsigned((oo + 255) / 256), 256>>>(awk, oa, int(oo), int(sp.splits), c.red);
@@ -1129,7 +1174,7 @@ void check_min_rows() {
     const bool ok = cm.done() && ca.done() && ha[(c.outer - 1LL) * c.inner + 1] == 1;
     char shp[64];
     std::snprintf(shp, sizeof shp, "%dx%dx%d+%d s%lld", c.outer, c.red, c.inner, c.offset, sp.splits);
-    report("  odd: min+argmin rows", shp, 2.0 * on * 4, time_ms(run), ok);
+    report(v4 ? "  odd: min+argmin v4" : "  odd: min+argmin rows", shp, 2.0 * on * 4, time_ms(run), ok);
     CUDA_OK(cudaFree(ox));
     CUDA_OK(cudaFree(oy));
     CUDA_OK(cudaFree(oa));

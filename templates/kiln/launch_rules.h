@@ -165,6 +165,24 @@ KILN_RULE constexpr OuterSplit reduce_outer_rows_split(long long outer, long lon
 }
 // Geometry: reduce_outer_geometry with cols as the columns a thread (the tile is threads*cols wide).
 
+// ---------------------------------------------------------------- reduce_outer_rows_v4
+// 4-byte elements with inner % 4 != 0 on a 16-byte aligned base: the whole-row sweep with 16-byte
+// aligned loads and lane shuffles (reduce_outer_rows_v4; 4-byte loads stay ~25% under copy speed
+// on an H100, see reduce.cuh). Rows narrower than 512 keep the 4-byte paths.
+constexpr int kOuterV4MaxThreads = 1024;
+constexpr int kOuterV4Unroll = 2;   // rows of 16-byte loads issued before the shuffles
+KILN_RULE constexpr bool reduce_outer_use_v4(long long inner, int elem_bytes, bool aligned16) {
+  return elem_bytes == 4 && inner % 4 != 0 && inner >= 512 && aligned16;
+}
+// Threads: one tile (4 columns a thread) covers the row where 1024 threads can, else the fewest
+// tiles, balanced (4097 columns: two tiles of 544 threads, not 1024 + a tile of one column).
+// A multiple of 32 (whole warps shuffle).
+KILN_RULE constexpr int reduce_outer_v4_threads(long long inner) {
+  const long long tiles = ceil_div(inner, 4LL * kOuterV4MaxThreads);
+  return int(min_ll(kOuterV4MaxThreads, ceil_div(ceil_div(inner, 4 * tiles), 32) * 32));
+}
+// Splits: reduce_outer_rows_split with cols = 4 (the harness measured 1-2 splits best at 1024 threads).
+
 // reduce_finish: one thread per output.
 KILN_RULE constexpr Geometry reduce_finish_geometry(long long n_out, int threads) {
   Geometry g;

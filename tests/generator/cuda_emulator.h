@@ -185,6 +185,14 @@ inline T __shfl_up_sync(unsigned, T v, int delta) {
   const int lane = int(emu::thread_rank() & 31);
   return emu::shuffle(v, lane - delta, lane >= delta);
 }
+template <class T>
+inline T __shfl_down_sync(unsigned, T v, int delta) {
+  // Like the hardware: a lane whose source is past lane 31 (or past the block) keeps its own value.
+  const unsigned me = emu::thread_rank();
+  const int lane = int(me & 31);
+  const bool valid = lane + delta < 32 && (me & ~31u) + unsigned(lane + delta) < emu::machine().block_dim.x;
+  return emu::shuffle(v, lane + delta, valid);
+}
 inline unsigned __ballot_sync(unsigned, int pred) {
   emu::Machine& m = emu::machine();
   const unsigned me = emu::thread_rank();

@@ -24,7 +24,7 @@ struct Case {
   std::map<std::string, double> consts;
 };
 
-inline kiln::Plan plan_of(const Case& c, const std::string& arch = "sm_90") {
+inline kiln::Plan plan_of(const Case& c, const kiln::Target& target) {
   // Named by its repository path, so goldens do not depend on where the checkout lives.
   std::ifstream in(std::string(KILN_SOURCE_DIR) + "/specs/" + c.file + ".kiln");
   std::stringstream text;
@@ -34,8 +34,9 @@ inline kiln::Plan plan_of(const Case& c, const std::string& arch = "sm_90") {
   std::map<std::string, kiln::ir::DimValue> given;
   for (const auto& [name, value] : c.dims) given[name] = {value, "test"};
   auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(ir, given));
-  return kiln::make_plan(bound, kiln::Target::for_arch(arch));
+  return kiln::make_plan(bound, target);
 }
+inline kiln::Plan plan_of(const Case& c, const std::string& arch = "sm_90") { return plan_of(c, kiln::Target::for_arch(arch)); }
 
 // The plan of op `op` of a spec given as text, at its default dims.
 inline kiln::Plan plan_of_text(const std::string& text, const std::string& op) {

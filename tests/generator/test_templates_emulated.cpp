@@ -337,21 +337,28 @@ namespace {
 struct IdAny {
   template <class R> R operator()(R r, int) const { return r; }
 };
-// One launch of reduce_outer_rows (+ reduce_finish when split) with the planner's split rule.
-template <int kThreads, int kCols, int kUnroll, class Op, class Out>
-void run_outer_rows(const float* in, std::vector<Out>& out, int outer, int red, int inner, int sm_count) {
-  const auto split = kiln::launch::reduce_outer_rows_split(outer, red, inner, kThreads, kCols, sm_count);
-  const auto geo = kiln::launch::reduce_outer_geometry(outer, inner, split, kThreads, kCols, sizeof(typename Op::Acc));
+// One launch of `body(partials)` on a reduce_outer geometry (tiles of kThreads*cols columns),
+// then reduce_finish when split; `out` is poisoned first.
+template <int kThreads, class Op, class Out, class Body>
+void run_outer_split(const kiln::launch::OuterSplit& split, int cols, std::vector<Out>& out, int outer, int red,
+                     int inner, Body body) {
+  const auto geo = kiln::launch::reduce_outer_geometry(outer, inner, split, kThreads, cols, sizeof(typename Op::Acc));
   std::vector<typename Op::Acc> partials(split.splits * outer * inner, Op::identity());
   out.assign(outer * inner, Out(-5));
-  emu::launch({unsigned(geo.grid.x), unsigned(geo.grid.y), 0}, kThreads, [&] {
-    kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>(in, out.data(), partials.data(), outer, red, inner,
-                                                         int(split.splits), int(split.chunk), Id{}, IdAny{});
-  });
+  emu::launch({unsigned(geo.grid.x), unsigned(geo.grid.y), 0}, kThreads, [&] { body(partials.data()); });
   if (split.splits > 1)
     emu::launch({3, 1, 0}, 64, [&] {
       kiln::reduce_finish<64, Op>(partials.data(), out.data(), outer * inner, int(split.splits), red, IdAny{});
     });
+}
+// One launch of reduce_outer_rows (+ reduce_finish when split) with the planner's split rule.
+template <int kThreads, int kCols, int kUnroll, class Op, class Out>
+void run_outer_rows(const float* in, std::vector<Out>& out, int outer, int red, int inner, int sm_count) {
+  const auto split = kiln::launch::reduce_outer_rows_split(outer, red, inner, kThreads, kCols, sm_count);
+  run_outer_split<kThreads, Op>(split, kCols, out, outer, red, inner, [&](typename Op::Acc* partials) {
+    kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>(in, out.data(), partials, outer, red, inner,
+                                                         int(split.splits), int(split.chunk), Id{}, IdAny{});
+  });
 }
 }  // namespace
 
@@ -404,6 +411,100 @@ TEST_CASE("emulated reduce_outer_rows: whole-row sweeps, partial tiles, splits, 
   const auto seed = kiln::launch::reduce_outer_rows_split(128, 4096, 4095, 256, 16, 132);
   CHECK(seed.splits == 4);
   CHECK(seed.chunk == 1024);
+}
+
+namespace {
+// A prologue that depends on the flat index it is given (checks the index the template passes).
+struct ShiftByFlat {
+  float operator()(float x, int flat) const { return x + float(flat % 7); }
+};
+// One launch of reduce_outer_rows_v4 (+ reduce_finish when split), `splits` forced (0: the planner's rule).
+template <int kThreads, int kUnroll, class Op, class Out, class Pro = Id>
+void run_outer_v4(const float* in, std::vector<Out>& out, int outer, int red, int inner, int splits, int sm_count,
+                  Pro pro = {}) {
+  auto split = kiln::launch::reduce_outer_rows_split(outer, red, inner, kThreads, 4, sm_count);
+  if (splits > 0) {
+    const int chunk = (red + splits - 1) / splits;
+    split = {(red + chunk - 1) / chunk, chunk};
+  }
+  run_outer_split<kThreads, Op>(split, 4, out, outer, red, inner, [&](typename Op::Acc* partials) {
+    kiln::reduce_outer_rows_v4<kThreads, kUnroll, Op>(in, out.data(), partials, outer, red, inner, int(split.splits),
+                                                     int(split.chunk), pro, IdAny{});
+  });
+}
+}  // namespace
+
+TEST_CASE("emulated reduce_outer_rows_v4: aligned vectors + shuffles over misaligned rows, tiles, splits, ties") {
+  struct Case {
+    int outer, red, inner, offset, splits;
+  };
+  // Rows of 4095/1001/513/4097 start at every residue mod 4; red 7, 13, 33 are not multiples of
+  // the unroll; 64 threads give several tiles (the last partial), 1024 one tile a row (the seed
+  // shape's choice); offset 1: base not 16-byte aligned, the scalar fallback; splits 3 and 2.
+  for (const Case c : {Case{2, 7, 4095, 0, 1}, Case{3, 13, 1001, 0, 3}, Case{2, 33, 513, 0, 0}, Case{1, 9, 4097, 0, 2},
+                       Case{2, 13, 1001, 1, 2}}) {
+    const int n = c.outer * c.red * c.inner;
+    Buffer in(n, c.offset);
+    const auto r = random_floats(n, 23);
+    std::copy(r.begin(), r.end(), in.data);
+    // The padding after the tensor is -12345: any read past the end that got folded would win.
+    in.data[(0 * c.red + 3) * c.inner + 7] = kNaN;                        // column (0, 7): NaN
+    in.data[(0 * c.red + 5) * c.inner + 7] = -kInf;                       // NaN still wins
+    in.data[(0 * c.red + 4) * c.inner + 8] = -kInf;                       // column (0, 8): -inf
+    in.data[(0 * c.red + c.red - 1) * c.inner + c.inner - 1] = -2.f;      // last row, last column
+    in.data[((c.outer - 1) * c.red + 0) * c.inner + 0] = -kInf;           // first element of the last slice
+    in.data[((c.outer - 1) * c.red + c.red / 2) * c.inner + 1] = -3.f;    // argmin ties in column 1:
+    in.data[((c.outer - 1) * c.red + c.red - 1) * c.inner + 1] = -3.f;    // the first (middle row) wins
+    in.data[n - 1] = -7.f;                                                // the tensor's last element
+    INFO("outer " << c.outer << " red " << c.red << " inner " << c.inner << " offset " << c.offset << " splits "
+                  << c.splits);
+    std::vector<float> m64, m1024, shifted;
+    std::vector<long long> args;
+    run_outer_v4<64, 2, kiln::MinOp<float>>(in.data, m64, c.outer, c.red, c.inner, c.splits, 8);
+    run_outer_v4<1024, 4, kiln::MinOp<float>>(in.data, m1024, c.outer, c.red, c.inner, c.splits, 8);
+    run_outer_v4<32, 3, kiln::ArgMinOp<float, int>>(in.data, args, c.outer, c.red, c.inner, c.splits, 8);
+    run_outer_v4<96, 1, kiln::MinOp<float>>(in.data, shifted, c.outer, c.red, c.inner, c.splits, 8, ShiftByFlat{});
+    int bad = 0;
+    for (int o = 0; o < c.outer; ++o)
+      for (int col = 0; col < c.inner; ++col) {
+        const int f0 = o * c.red * c.inner + col;
+        const float* p = in.data + f0;
+        const double ref = ref_min(p, c.red, c.inner);
+        double ref_shift = kInf;
+        bool nan = false;
+        for (int i = 0; i < c.red; ++i) {
+          const float v = ShiftByFlat{}(p[i * c.inner], f0 + i * c.inner);
+          nan |= std::isnan(v);
+          ref_shift = std::min(ref_shift, double(v));
+        }
+        if (nan) ref_shift = kNaN;
+        long long best = 0;
+        for (int i = 1; i < c.red && !std::isnan(p[best * c.inner]); ++i)
+          if (std::isnan(p[i * c.inner]) || p[i * c.inner] < p[best * c.inner]) best = i;
+        const int j = o * c.inner + col;
+        if (!same(m64[j], ref) || !same(m1024[j], ref) || !same(shifted[j], ref_shift) || args[j] != best) {
+          if (bad++ < 3)
+            FAIL_CHECK("o " << o << " col " << col << ": " << m64[j] << " / " << m1024[j] << " / " << shifted[j]
+                            << " / " << args[j] << " vs " << ref << " / " << ref_shift << " / " << best);
+        }
+      }
+    CHECK(bad == 0);
+    CHECK(std::isnan(m64[7]));
+    CHECK(m64[8] == -kInf);
+    CHECK(m64[c.outer * c.inner - 1] == -7.f);
+    CHECK(args[(c.outer - 1) * c.inner + 1] == c.red / 2);
+  }
+  // The planner's rule for the seed shape [128, 4096, 4095]: 1024 threads, one tile a row, one split.
+  CHECK(kiln::launch::reduce_outer_use_v4(4095, 4, true));
+  CHECK_FALSE(kiln::launch::reduce_outer_use_v4(4095, 4, false));
+  CHECK_FALSE(kiln::launch::reduce_outer_use_v4(4096, 4, true));
+  CHECK_FALSE(kiln::launch::reduce_outer_use_v4(4095, 8, true));
+  CHECK_FALSE(kiln::launch::reduce_outer_use_v4(511, 4, true));
+  CHECK(kiln::launch::reduce_outer_v4_threads(4095) == 1024);
+  CHECK(kiln::launch::reduce_outer_v4_threads(1001) == 256);
+  CHECK(kiln::launch::reduce_outer_v4_threads(4097) == 544);   // two balanced tiles
+  CHECK(kiln::launch::reduce_outer_v4_threads(9999) == 864);
+  CHECK(kiln::launch::reduce_outer_rows_split(128, 4096, 4095, 1024, 4, 132).splits == 1);
 }
 
 TEST_CASE("emulated rownorm: NaN, +inf, all -inf and leading -inf rows on every path") {
