@@ -284,7 +284,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   if (launch::reduce_outer_use_v4(b.inner, elem, p.target().aligned16) && leaves_have_width(p, operand, 4)) {
     const int threads = launch::reduce_outer_v4_threads(b.inner);
     constexpr int kUnroll = launch::kOuterV4Unroll;
-    const auto split = launch::reduce_outer_rows_split(b.outer, b.len, b.inner, threads, 4, sms);
+    const auto split = launch::reduce_outer_v4_split(b.outer, b.len, b.inner, threads, sms);
     kn.params["v4"] = 1;
     kn.params["threads"] = threads;
     kn.params["unroll"] = kUnroll;

@@ -181,7 +181,18 @@ KILN_RULE constexpr int reduce_outer_v4_threads(long long inner) {
   const long long tiles = ceil_div(inner, 4LL * kOuterV4MaxThreads);
   return int(min_ll(kOuterV4MaxThreads, ceil_div(ceil_div(inner, 4 * tiles), 32) * 32));
 }
-// Splits: reduce_outer_rows_split with cols = 4 (the harness measured 1-2 splits best at 1024 threads).
+// Splits: about 4 blocks per SM (two 1024-thread blocks are resident per SM at <= 32
+// registers), the number of rows of loads in flight being what bounds this sweep. On the H100
+// (bench/results/2026-11-22-h100-run6, 128x4096x4095 at 1024 threads, unroll 2): 1 split
+// 3.60 ms, 2 splits 3.08, 4 splits 3.01 (copy of the same bytes 2.84).
+KILN_RULE constexpr OuterSplit reduce_outer_v4_split(long long outer, long long red, long long inner, int threads,
+                                                    int sm_count) {
+  const long long blocks = outer * ceil_div(inner, (long long)threads * 4);
+  const long long max_splits = min_ll(kMaxGridY, max_ll(1, red / 16));
+  const long long want = max_ll(1, min_ll(max_splits, (4LL * sm_count + blocks / 2) / blocks));
+  const long long chunk = ceil_div(red, want);
+  return OuterSplit{ceil_div(red, chunk), chunk};
+}
 
 // reduce_finish: one thread per output.
 KILN_RULE constexpr Geometry reduce_finish_geometry(long long n_out, int threads) {

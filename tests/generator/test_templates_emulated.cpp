@@ -422,7 +422,7 @@ struct ShiftByFlat {
 template <int kThreads, int kUnroll, class Op, class Out, class Pro = Id>
 void run_outer_v4(const float* in, std::vector<Out>& out, int outer, int red, int inner, int splits, int sm_count,
                   Pro pro = {}) {
-  auto split = kiln::launch::reduce_outer_rows_split(outer, red, inner, kThreads, 4, sm_count);
+  auto split = kiln::launch::reduce_outer_v4_split(outer, red, inner, kThreads, sm_count);
   if (splits > 0) {
     const int chunk = (red + splits - 1) / splits;
     split = {(red + chunk - 1) / chunk, chunk};
@@ -504,7 +504,7 @@ TEST_CASE("emulated reduce_outer_rows_v4: aligned vectors + shuffles over misali
   CHECK(kiln::launch::reduce_outer_v4_threads(1001) == 256);
   CHECK(kiln::launch::reduce_outer_v4_threads(4097) == 544);   // two balanced tiles
   CHECK(kiln::launch::reduce_outer_v4_threads(9999) == 864);
-  CHECK(kiln::launch::reduce_outer_rows_split(128, 4096, 4095, 1024, 4, 132).splits == 1);
+  CHECK(kiln::launch::reduce_outer_v4_split(128, 4096, 4095, 1024, 132).splits == 4);   // ~4 blocks per SM
 }
 
 TEST_CASE("emulated rownorm: NaN, +inf, all -inf and leading -inf rows on every path") {
