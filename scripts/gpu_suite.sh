@@ -68,13 +68,11 @@ fi
 
 if want sanitize; then
 echo "=== compute-sanitizer memcheck and racecheck, every covered spec at small awkward shapes"
-# racecheck replays every shared-memory access and is far slower: the two smallest sets.
 for tool in memcheck racecheck; do
-  shapes=ones,odd,long
-  [ "$tool" = racecheck ] && shapes=ones,odd
+  shapes=ones,odd,long   # "long" reaches the split paths (split-K, split reductions)
   if KILN_GPU_SHAPES=$shapes timeout ${SANITIZER_TIMEOUT:-400} compute-sanitizer --tool "$tool" --error-exitcode 86 \
        .gpu/bin/kiln_test_gpu -tc="gpu: every covered spec*" >"$out/sanitizer_$tool.log" 2>&1; then
-    summary+=("compute-sanitizer $tool: CLEAN ($(grep -c '^gpu-check .* ok ' "$out/sanitizer_$tool.log") checks; $(grep 'ERROR SUMMARY' "$out/sanitizer_$tool.log" | tail -1))")
+    summary+=("compute-sanitizer $tool: CLEAN ($(grep -c '^gpu-check .* ok ' "$out/sanitizer_$tool.log") checks; $(grep -E '(ERROR|RACECHECK) SUMMARY' "$out/sanitizer_$tool.log" | tail -1 | sed 's/^=* *//'))")
   else
     summary+=("compute-sanitizer $tool: FAIL or timeout (exit $?; see sanitizer_$tool.log)")
   fi
