@@ -52,6 +52,7 @@ std::vector<std::pair<std::string, std::map<std::string, std::int64_t>>> shape_s
 // Runs one (spec, op, shape) through run_and_check and prints a `gpu-check` line
 // (scripts/gpu_suite.sh counts them). Tallies what it ran.
 struct Checker {
+  explicit Checker(Runtime& runtime) : rt(runtime) {}
   Runtime& rt;
   int checked = 0, failed = 0;
   std::string uncovered;
@@ -160,13 +161,26 @@ void check_half_types(Checker& checker, const std::string& file, std::int64_t ca
   }
 }
 
+// Every kernel compiled afresh: no disk cache.
+Options memory_only() {
+  Options options;
+  options.disk_cache = false;
+  return options;
+}
+
+// The matrix tests below run whole or not at all: $KILN_GPU_SHAPES (set by the
+// compute-sanitizer runs) skips them.
+bool shape_filter_set() {
+  if (!std::getenv("KILN_GPU_SHAPES")) return false;
+  std::printf("%s KILN_GPU_SHAPES restricts the run to the shape sets of the first test\n", kSkipMarker);
+  return true;
+}
+
 }  // namespace
 
 TEST_CASE("gpu: every covered spec matches the float64 reference") {
   KILN_REQUIRE_GPU();
-  Options options;
-  options.disk_cache = false;
-  Runtime rt(options);
+  Runtime rt(memory_only());
   Checker checker{rt};
   for (const auto& file : spec_files()) {
     const SpecFile spec = load_spec_file(file);
@@ -185,13 +199,8 @@ TEST_CASE("gpu: every covered spec matches the float64 reference") {
 // of 32767 and one huge row; NaN and +-inf inputs; f16 and bf16 inputs.
 TEST_CASE("gpu: memory-bound specs on odd sizes, special values and half types") {
   KILN_REQUIRE_GPU();
-  if (std::getenv("KILN_GPU_SHAPES")) {
-    std::printf("%s KILN_GPU_SHAPES restricts the run to the shape sets of the other test\n", kSkipMarker);
-    return;
-  }
-  Options options;
-  options.disk_cache = false;
-  Runtime rt(options);
+  if (shape_filter_set()) return;
+  Runtime rt(memory_only());
   Checker checker{rt};
   for (const auto& file : spec_files()) {
     if (!memory_bound_spec(file)) continue;
@@ -232,13 +241,8 @@ TEST_CASE("gpu: memory-bound specs on odd sizes, special values and half types")
 
 TEST_CASE("gpu: matmul and conv specs with f16 and bf16 inputs") {
   KILN_REQUIRE_GPU();
-  if (std::getenv("KILN_GPU_SHAPES")) {
-    std::printf("%s KILN_GPU_SHAPES restricts the run to the shape sets of the other test\n", kSkipMarker);
-    return;
-  }
-  Options options;
-  options.disk_cache = false;
-  Runtime rt(options);
+  if (shape_filter_set()) return;
+  Runtime rt(memory_only());
   Checker checker{rt};
   for (const auto& file : spec_files()) {
     const auto name = std::filesystem::path(file).filename();
