@@ -14,8 +14,8 @@ struct Ir;
 
 namespace kiln::cli {
 
-// `--small` of kiln run and kiln build: every dim of the op not given (not in
-// `given`) is capped at kSmallDim, so one quick specialization per op is the
+// `--small` of kiln run and kiln build: every dim of the op not already in
+// `dims` (not given with -D) is capped at kSmallDim, so one quick specialization per op is the
 // same whichever command asks for it (a pack built with --small serves run --small).
 inline constexpr std::int64_t kSmallDim = 64;
 void cap_small_dims(const ir::Ir& ir, std::map<std::string, std::int64_t>& dims);

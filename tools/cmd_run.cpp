@@ -3,6 +3,7 @@
 // CPU float64 reference (--check), and the median time of N launches.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -41,10 +42,11 @@ int run_run(const RunArgs& a) {
   std::map<std::string, bool> used;
   const auto ops = a.op.empty() ? program.op_names() : std::vector<std::string>{a.op};
   int failures = 0;
+  const std::optional<SpecFile> spec = a.small ? std::optional<SpecFile>(load_spec_file(a.spec)) : std::nullopt;
   for (const auto& name : ops) {
     Op op = program.op(name);
     Bindings b = bindings_for(op, defines, &used);
-    if (a.small) cap_small_dims(*check_op(load_spec_file(a.spec), name), b.dims);
+    if (spec) cap_small_dims(*check_op(*spec, name), b.dims);
     OpCheckOptions o;
     o.seed = a.seed;
     o.compare = a.check;

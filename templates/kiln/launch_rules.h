@@ -104,6 +104,11 @@ struct OuterSplit {
   long long splits = 1;
   long long chunk = 0;   // steps of the reduced axis per split
 };
+// `want` splits of red steps, as equal chunks (the count is what those chunks need: <= want).
+KILN_RULE constexpr OuterSplit outer_split_of(long long red, long long want) {
+  const long long chunk = ceil_div(red, want);
+  return OuterSplit{ceil_div(red, chunk), chunk};
+}
 // Split the reduced axis when outer*tiles blocks are fewer than one full wave
 // (sm_count * 2048/threads resident blocks); each split keeps >= 8*unroll steps.
 KILN_RULE constexpr OuterSplit reduce_outer_split(long long outer, long long red, long long inner, int threads, int vec,
@@ -114,8 +119,7 @@ KILN_RULE constexpr OuterSplit reduce_outer_split(long long outer, long long red
   long long splits = blocks >= wave ? 1 : ceil_div(wave, blocks);
   splits = min_ll(splits, max_ll(1, red / (8LL * unroll)));
   splits = min_ll(splits, kMaxGridY);
-  const long long chunk = ceil_div(red, splits);
-  return OuterSplit{ceil_div(red, chunk), chunk};
+  return outer_split_of(red, splits);
 }
 // `vec`: columns a thread, kVec of reduce_outer or kCols of reduce_outer_rows (a tile is threads*vec wide).
 KILN_RULE constexpr Geometry reduce_outer_geometry(long long outer, long long inner, const OuterSplit& s, int threads, int vec,
@@ -160,8 +164,7 @@ KILN_RULE constexpr OuterSplit reduce_outer_rows_split(long long outer, long lon
     splits = s;
     if (b * 10 >= waves * slots * 9) break;
   }
-  const long long chunk = ceil_div(red, splits);
-  return OuterSplit{ceil_div(red, chunk), chunk};
+  return outer_split_of(red, splits);
 }
 // Geometry: reduce_outer_geometry with cols as the columns a thread (the tile is threads*cols wide).
 
@@ -190,8 +193,7 @@ KILN_RULE constexpr OuterSplit reduce_outer_v4_split(long long outer, long long 
   const long long blocks = outer * ceil_div(inner, (long long)threads * 4);
   const long long max_splits = min_ll(kMaxGridY, max_ll(1, red / 16));
   const long long want = max_ll(1, min_ll(max_splits, (4LL * sm_count + blocks / 2) / blocks));
-  const long long chunk = ceil_div(red, want);
-  return OuterSplit{ceil_div(red, chunk), chunk};
+  return outer_split_of(red, want);
 }
 
 // reduce_finish: one thread per output.

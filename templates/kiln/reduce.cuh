@@ -166,6 +166,18 @@ __device__ __forceinline__ void reduce_inner_block(const T* __restrict__ in, Out
 }
 
 // ---------------------------------------------------------------- reduce_outer
+namespace detail {
+// Output j of a strided reduction after split `split` of the reduced axis: the final value
+// (epilogue applied) when the axis is not split, else the partial state reduce_finish combines.
+template <class Op, class Out, class I, class Epi>
+__device__ __forceinline__ void store_outer_result(Out* __restrict__ out, typename Op::Acc* __restrict__ partials,
+                                                   const typename Op::Acc& acc, I j, I split, I splits, I n_out, I red,
+                                                   Epi epi) {
+  if (splits == 1) out[j] = epi(Op::finalize(acc, red), j);
+  else partials[split * n_out + j] = acc;
+}
+}  // namespace detail
+
 template <int kThreads, int kUnroll, int kVec, class Op, class T, class Out, class I, class Pro, class Epi>
 __device__ __forceinline__ void reduce_outer(const T* __restrict__ in, Out* __restrict__ out,
                                              typename Op::Acc* __restrict__ partials, I outer, I red, I inner,
@@ -238,10 +250,8 @@ __device__ __forceinline__ void reduce_outer(const T* __restrict__ in, Out* __re
 
   const I o_base = o * inner + c0;
 #pragma unroll
-  for (int j = 0; j < kVec; ++j) {
-    if (splits == 1) out[o_base + j] = epi(Op::finalize(acc[j], red), o_base + j);
-    else partials[split * outer * inner + o_base + j] = acc[j];
-  }
+  for (int j = 0; j < kVec; ++j)
+    detail::store_outer_result<Op>(out, partials, acc[j], o_base + j, split, splits, outer * inner, red, epi);
 }
 
 // ---------------------------------------------------------------- reduce_outer, whole-row sweep
@@ -305,9 +315,8 @@ __device__ __forceinline__ void reduce_outer_rows(const T* __restrict__ in, Out*
 #pragma unroll
   for (int k = 0; k < kCols; ++k) {
     if (k >= owned) break;
-    const I j = o_base + k * kThreads;
-    if (splits == 1) out[j] = epi(Op::finalize(acc[k], red), j);
-    else partials[split * outer * inner + j] = acc[k];
+    detail::store_outer_result<Op>(out, partials, acc[k], o_base + k * kThreads, split, splits, outer * inner, red,
+                                   epi);
   }
 }
 
@@ -419,8 +428,7 @@ __device__ __forceinline__ void reduce_outer_rows_v4(const T* __restrict__ in, O
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     if (j >= owned) break;
-    if (splits == 1) out[o_base + j] = epi(Op::finalize(acc[j], red), o_base + j);
-    else partials[split * outer * inner + o_base + j] = acc[j];
+    detail::store_outer_result<Op>(out, partials, acc[j], o_base + j, split, splits, outer * inner, red, epi);
   }
 }
 
