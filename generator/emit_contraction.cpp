@@ -139,7 +139,7 @@ void emit_gemm_family(const Plan& plan, const PlannedKernel& k, UnitParts& unit)
   std::string sig = "float acc, Index batch, Index row, Index col";
   std::vector<std::string> lines;
   Coords coords;
-  if (t != "gemm_split_k") coords = matmul_coords(plan, k, lines);
+  if (t != "gemm_split_k" && t != "gemm_wgmma_split_k") coords = matmul_coords(plan, k, lines);
   if (t == "gemm_small_k") {
     c.line("using Kernel = kiln::gemm::SmallK<{}, Index, kM, kN, kK, /*lda*/ {}, /*ldb*/ {}, /*ldc*/ {},", prec,
            param(k, "lda"), param(k, "ldb"), param(k, "ldc"));
@@ -170,6 +170,27 @@ void emit_gemm_family(const Plan& plan, const PlannedKernel& k, UnitParts& unit)
                               UnitParts::pointer_name(plan, k.stores[0].buffer), epi,
                               param(k, "row_stats") ? ws : "nullptr");
     }
+  } else if (t == "gemm_wgmma" || t == "gemm_wgmma_split_k") {
+    const bool split = t == "gemm_wgmma_split_k";
+    c.line("// sm_90a: wgmma on 128-byte-swizzled shared memory; A row-major, B k-contiguous");
+    c.line("using Kernel = kiln::sm90::{}<{}, Index, kM, kN, kK, kBatch, /*lda*/ {}, /*ldb*/ {}, /*strides*/ {}, {},",
+           split ? "WgGemmSplitK" : "WgGemm", prec, param(k, "lda"), param(k, "ldb"), param(k, "stride_a"),
+           param(k, "stride_b"));
+    if (split) {
+      c.line("    /*BM*/ {}, /*BN*/ {}, /*Stages*/ {}, /*BKMajor*/ true, /*SplitK*/ {}>;", param(k, "bm"),
+             param(k, "bn"), param(k, "stages"), param(k, "split_k"));
+      unit.body = fmt::format("  Kernel::run({}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), ws);
+    } else {
+      c.line("    /*ldc*/ {}, /*strideC*/ {}, /*BM*/ {}, /*BN*/ {}, /*Stages*/ {}, /*BKMajor*/ true, /*vecC*/ {}, "
+             "/*streamC*/ {}>;", param(k, "ldc"), param(k, "stride_c"), param(k, "bm"), param(k, "bn"),
+             param(k, "stages"), b(param(k, "vec_c")), b(param(k, "stream_c")));
+      const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
+      unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl),
+                              UnitParts::pointer_name(plan, k.stores[0].buffer), epi);
+    }
+    unit.constants = c.str();
+    unit.includes = includes(plan, k, "gemm_sm90.cuh");
+    return;
   } else if (t == "gemm_split_k_softmax") {
     c.line("// one CTA per row of all batches; the softmax over the last axis is fused");
     c.line("using Reduce = kiln::gemm::SplitKSoftmax<Index, kM, kN, kBatch, /*SplitK*/ {}, {}>;", param(k, "split_k"),
@@ -240,6 +261,8 @@ const AnchorEmitter* contraction_emitter(const std::string& template_name) {
       {"gemm_small_k", emit_gemm_family},
       {"gemm_split_k", emit_gemm_family},
       {"gemm_split_k_reduce", emit_gemm_family},
+      {"gemm_wgmma", emit_gemm_family},
+      {"gemm_wgmma_split_k", emit_gemm_family},
       {"gemm_split_k_softmax", emit_gemm_family},
       {"gemm_softmax_finalize", emit_softmax_finalize},
       {"conv_nchw", emit_conv},

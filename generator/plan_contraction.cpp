@@ -17,7 +17,11 @@
 //   - an f32 matmul whose 128x128 tiles cannot give every SM two CTAs and whose K is long
 //     (linear layers with a small batch: W streaming bound): GemmSplitK with 128x128 tiles;
 //     then SplitKSoftmax (a following softmax: adds the slices per row, applies the epilogue
-//     and normalizes in one pass) or SplitKReduce (the epilogue).
+//     and normalizes in one pass) or SplitKReduce (the epilogue);
+//   - on sm_90a, a tf32 / 3xTF32 matmul with k contiguous in both operands (A row-major, B a
+//     transposed view: a linear layer) and 16-byte rows takes the wgmma templates of
+//     gemm_sm90.cuh instead (WgGemm, or WgGemmSplitK + the same reduce kernels), unless a
+//     softmax follows with enough tiles for the row-statistics Gemm.
 // SmallK and split-K kernels set `min_blocks` (CTAs per SM), which becomes the second
 // __launch_bounds__ argument so the registers allow that many resident CTAs.
 // Conv2d: DepthwiseDirect when groups == C (memory-bound), else ConvNchw (implicit GEMM).
@@ -248,6 +252,67 @@ void plan_split_k_wide(Planner& p, PlannedKernel& kn, std::int64_t M, std::int64
   add_split_k_reduce(p, kn, softmax, vec_c, stream_c);
 }
 
+// gemm_sm90.cuh's WgEngine<...>::kSmemBytes: the cp.async ring of [rows][32 f32] tiles, a lo
+// buffer for 3xTF32, and 1 KB to align the ring to the swizzle period.
+std::int64_t wgmma_smem(std::int64_t bm, std::int64_t bn, std::int64_t stages, bool x3) {
+  return (stages + (x3 ? 1 : 0)) * (bm + bn) * 128 + 1024;
+}
+
+// The Hopper path (sm_90a only): wgmma reads both operands from 128-byte-swizzled shared memory,
+// which for f32 (tf32 / 3xTF32) needs k contiguous in both, 16-byte rows and aligned bases.
+bool wgmma_fits(const Planner& p, const PlannedKernel& kn, bool a_k, bool b_k) {
+  const auto& P = kn.params;
+  return p.target().arch == "sm_90a" && (P.at("precision") == 1 || P.at("precision") == 2) && a_k && b_k &&
+         P.at("vec_a") && P.at("vec_b");
+}
+
+// A wgmma GEMM: 128x128 tiles (two warpgroups of m64n128), 1 CTA per SM, split along K so one
+// wave covers the SMs when the tiles alone cannot (each split a whole number of 32-wide k tiles).
+// Measured on the linear seed (128 x 16384 x 16384, bench/standalone/gemm_check.cu, H100):
+//   tf32: 1 split, 6 stages: gemm 0.386 ms (W read at 2.8 TB/s); 2 splits 0.393; 128x256 tiles
+//     with 2 splits 0.405; 2 CTAs per SM of 3 stages 0.438;
+//   3xTF32: 2 splits, 4 stages 1.042 ms, 1 split 1.045; 2 or 3 CTAs per SM of 64x128 no better.
+// With one split and no softmax the GEMM stores through the epilogue itself; otherwise the
+// partial sums go to the workspace and the split-K reduce (or SplitKSoftmax) finishes.
+void plan_wgmma(Planner& p, PlannedKernel& kn, std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batch,
+                const std::string& why, bool softmax, bool vec_c, bool stream_c) {
+  auto& P = kn.params;
+  const std::int64_t sms = p.target().sm_count;
+  const bool x3 = P["precision"] == 2;
+  const std::int64_t bm = 128, bn = 128;
+  const std::int64_t tiles = ceil_div(M, bm) * ceil_div(N, bn) * batch;
+  const std::int64_t max_splits = K >= kLongK ? std::min<std::int64_t>(16, K / 512) : 1;
+  const std::int64_t splits = std::clamp<std::int64_t>((sms + tiles / 2) / tiles, 1, std::max<std::int64_t>(1, max_splits));
+  std::int64_t stages = x3 ? 4 : 6;
+  while (stages > 3 && wgmma_smem(bm, bn, stages, x3) > smem_limit(p.target())) --stages;
+  const std::int64_t smem = wgmma_smem(bm, bn, stages, x3);
+  P["bm"] = bm, P["bn"] = bn, P["stages"] = stages;
+  P["min_blocks"] = 1;
+  kn.block = {static_cast<unsigned>(128 * bm / 64), 1, 1};
+  kn.shared_bytes = static_cast<unsigned>(smem);
+  kn.grid = {as_grid(ceil_div(N, bn)), as_grid(ceil_div(M, bm)), as_grid(batch * splits)};
+  const std::string head = fmt::format("matmul {}x{}x{} batch {}: sm_90a wgmma, {}x{} tiles (2 warpgroups of m64n{}), "
+                                       "BK 32, {} stages of 128-byte-swizzled cp.async, 1 CTA per SM",
+                                       M, N, K, batch, bm, bn, bn, stages);
+  if (splits == 1 && !softmax) {
+    kn.template_name = "gemm_wgmma";
+    P["vec_c"] = vec_c;
+    P["stream_c"] = stream_c;
+    kn.reason = fmt::format("{}, {} tiles{}; {}", head, tiles, stream_c ? ", streaming stores" : "", why);
+    return;
+  }
+  kn.template_name = "gemm_wgmma_split_k";
+  P["split_k"] = splits;
+  const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {splits, batch, M, N});
+  P["workspace"] = ws;
+  kn.reason = fmt::format("{}, {} tiles x {} K slices for {} SMs; {}; {}", head, tiles, splits, sms,
+                          softmax ? fmt::format("the softmax on line {} is fused into the reduce kernel (epilogue, row "
+                                                "statistics, normalize)", p.node(kn.stores[0].node).loc.line)
+                                  : std::string("a deterministic reduce kernel applies the epilogue"),
+                          why);
+  add_split_k_reduce(p, kn, softmax, vec_c, stream_c);
+}
+
 void plan_matmul(Planner& p, PlannedKernel& kn) {
   const auto& node = p.node(kn.anchor);
   const auto& out = p.shape(kn.anchor);
@@ -328,6 +393,10 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   }
   const std::int64_t bk = 32;
   const std::int64_t tiles = ceil_div(M, bm) * ceil_div(N, bn) * batch;
+  if (wgmma_fits(p, kn, a_k, b_k) && (!softmax || (tiles < 2 * sms && K >= kLongK))) {
+    plan_wgmma(p, kn, M, N, K, batch, why, softmax, vec_c, stream_c);
+    return;
+  }
   if (f32 && bm == 128 && tiles < 2 * sms && K >= kLongK) {
     plan_split_k_wide(p, kn, M, N, K, batch, tiles, a_k, b_k, why, softmax, vec_c, stream_c);
     return;

@@ -198,7 +198,9 @@ std::string device_arch(int device) {
   int major = 0, minor = 0;
   check(d.device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute");
   check(d.device_get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute");
-  return fmt::format("sm_{}{}", major, minor);
+  // Compute capability 9.0 is exactly what sm_90a code runs on, so its arch-specific features
+  // (wgmma) are used; a caller wanting portable sm_90 code sets the arch explicitly.
+  return fmt::format("sm_{}{}{}", major, minor, major == 9 && minor == 0 ? "a" : "");
 }
 
 std::string device_name(int device) {

@@ -89,8 +89,9 @@ void check(CUresult result, const char* call);
 // retained once per process and made current. *device gets its ordinal.
 CUcontext current_context(int* device = nullptr);
 
-// "sm_90" from the device's compute capability ("sm_90a" is never inferred:
-// arch-specific features are opted into by the caller).
+// "sm_80", "sm_86", ... from the device's compute capability; "sm_90a" for 9.0 (H100/H200):
+// code for it runs only on 9.0, which is this device, and may use wgmma. Options::arch or
+// KILN_ARCH = sm_90 asks for the portable sm_90 paths instead.
 std::string device_arch(int device);
 std::string device_name(int device);
 

@@ -47,7 +47,7 @@ fi
 
 if want pack; then
 echo "=== .kilnpack built offline, run with NVRTC unloadable"
-pack=.gpu/packs/specs-small-sm_90.kilnpack
+pack=.gpu/packs/specs-small-sm_90a.kilnpack
 pack_ok=1
 pack_cache=$(mktemp -d)   # an empty cache: every kernel must come from the pack
 for spec in specs/*.kiln; do

@@ -3,7 +3,7 @@
 // variants the planner chooses among for the two seed GEMMs, against a float64 CPU reference,
 // side by side with cuBLAS.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -I templates -I tests/templates -lcublas \
+//   nvcc -O3 -std=c++17 -arch=sm_90a -I templates -I tests/templates -lcublas \
 //        bench/standalone/gemm_check.cu -o gemm_check && ./gemm_check [--quick]
 //
 // The last thing printed is one table: problem, precision, variant (tiles, warp tile, stages,
@@ -31,6 +31,7 @@
 #include "conv_s2p1d2_tf32x3.cu"
 #include "conv_depthwise.cu"
 #include "conv_nhwc_ieee.cu"
+#include "kiln/gemm_sm90.cuh"  // the Hopper wgmma candidates (this harness is built for sm_90a)
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -242,6 +243,15 @@ small_k_variant(const float* __restrict__ a, const float* __restrict__ b, float*
   sk::Kn<Prec, BM, BN, WM, WN, PrepA>::run(a, b, c, kiln::gemm::Identity{});
 }
 
+template <class Prec, int BM, int BN, int Stages>
+using SkWg = kiln::sm90::WgGemm<Prec, sk::Index, sk::kM, sk::kN, sk::kK, 1, sk::kK, sk::kN, 0, 0, sk::kN, 0, BM,
+                                BN, Stages, false, true, true>;
+template <class Prec, int BM, int BN, int Stages, int MinBlocks>
+__global__ void __launch_bounds__(SkWg<Prec, BM, BN, Stages>::kThreads, MinBlocks)
+small_k_wgmma(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c) {
+  SkWg<Prec, BM, BN, Stages>::run(a, b, c, kiln::gemm::Identity{});
+}
+
 // ---- linear_dropout_softmax: GemmSplitK + SplitKSoftmax (and SplitKReduce to check H)
 namespace lin {
 using Index = int;
@@ -257,6 +267,14 @@ template <class Prec, int BM, int BN, int WM, int WN, int Stages, int Splits, in
 __global__ void __launch_bounds__(lin::SplitGemm<Prec, BM, BN, WM, WN, Stages, Splits>::kThreads, MinBlocks)
 linear_split_gemm(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ ws) {
   lin::SplitGemm<Prec, BM, BN, WM, WN, Stages, Splits>::run(x, w, ws);
+}
+template <class Prec, int BM, int BN, int Stages, int Splits>
+using WgSplitGemm = kiln::sm90::WgGemmSplitK<Prec, lin::Index, lin::kM, lin::kN, lin::kK, 1, lin::kK, lin::kK, 0,
+                                             0, BM, BN, Stages, true, Splits>;
+template <class Prec, int BM, int BN, int Stages, int Splits, int MinBlocks>
+__global__ void __launch_bounds__(WgSplitGemm<Prec, BM, BN, Stages, Splits>::kThreads, MinBlocks)
+linear_split_wgmma(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ ws) {
+  WgSplitGemm<Prec, BM, BN, Stages, Splits>::run(x, w, ws);
 }
 template <int Splits, int Threads>
 __global__ void __launch_bounds__(Threads)
@@ -282,11 +300,11 @@ struct LinearVariant {
   Tol tol;
 };
 
-// One split-K candidate: sets the shared-memory limit, reports registers/occupancy.
-template <class Prec, int BM, int BN, int WM, int WN, int Stages, int Splits, int MinBlocks>
-LinearVariant linear_split(const char* prec, const char* tag, const Tol& tol) {
-  using G = lin::SplitGemm<Prec, BM, BN, WM, WN, Stages, Splits>;
-  auto* fn = linear_split_gemm<Prec, BM, BN, WM, WN, Stages, Splits, MinBlocks>;
+// One split-K candidate (G: the gemm stage's type, fn its kernel): sets the shared-memory
+// limit, reports registers/occupancy.
+template <class G, int Splits>
+LinearVariant linear_split_of(void (*fn)(const float*, const float*, float*), const char* prec,
+                              const std::string& what, const Tol& tol) {
   set_smem(fn, G::kSmemBytes);
   cudaFuncAttributes attr;
   CK(cudaFuncGetAttributes(&attr, fn));
@@ -294,8 +312,7 @@ LinearVariant linear_split(const char* prec, const char* tag, const Tol& tol) {
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, G::kThreads, G::kSmemBytes));
   constexpr int kSoftThreads = 512;
   char name[160];
-  std::snprintf(name, sizeof name, "%ssplitK%d %dx%d w%dx%d s%d %dt %d/SM (%d regs)", tag, Splits, BM, BN, WM, WN,
-                Stages, G::kThreads, per_sm, attr.numRegs);
+  std::snprintf(name, sizeof name, "%s %dt %d/SM (%d regs)", what.c_str(), G::kThreads, per_sm, attr.numRegs);
   const dim3 grid(unsigned(G::kTilesN), unsigned(G::kTilesM), Splits);
   LinearVariant v;
   v.prec = prec;
@@ -310,6 +327,20 @@ LinearVariant linear_split(const char* prec, const char* tag, const Tol& tol) {
     linear_split_h<Splits><<<unsigned((lin::kM * lin::kN + 255) / 256), 256>>>(ws, h, bias, seed);
   };
   return v;
+}
+template <class Prec, int BM, int BN, int WM, int WN, int Stages, int Splits, int MinBlocks>
+LinearVariant linear_split(const char* prec, const char* tag, const Tol& tol) {
+  char what[96];
+  std::snprintf(what, sizeof what, "%ssplitK%d %dx%d w%dx%d s%d", tag, Splits, BM, BN, WM, WN, Stages);
+  return linear_split_of<lin::SplitGemm<Prec, BM, BN, WM, WN, Stages, Splits>, Splits>(
+      linear_split_gemm<Prec, BM, BN, WM, WN, Stages, Splits, MinBlocks>, prec, what, tol);
+}
+template <class Prec, int BM, int BN, int Stages, int Splits, int MinBlocks>
+LinearVariant linear_wgmma(const char* prec, const char* tag, const Tol& tol) {
+  char what[96];
+  std::snprintf(what, sizeof what, "%swgmma splitK%d %dx%d s%d", tag, Splits, BM, BN, Stages);
+  return linear_split_of<WgSplitGemm<Prec, BM, BN, Stages, Splits>, Splits>(
+      linear_split_wgmma<Prec, BM, BN, Stages, Splits, MinBlocks>, prec, what, tol);
 }
 
 // cuBLAS rows for context: FP32 (default math) and TF32 tensor-op math.
@@ -386,6 +417,19 @@ void bench_small_k(cublasHandle_t h) {
   };
 #undef SK_VARIANT
 
+  auto check_and_time = [&](const char* prec, const std::string& name, const Tol& tol,
+                            const std::function<void()>& launch) {
+    c.poison();
+    launch();
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    const auto out = gather(c.p, idx);
+    ErrStats e;
+    for (size_t i = 0; i < out.size(); ++i) e.add(out[i], ref[i], tol);
+    const bool ok = report(name.c_str(), prec, e, tol, nonfinite(c.p, c.n));
+    const float ms = time_ms(launch);
+    g_rows.push_back({"matmul_small_k", prec, name, ms, flop / ms / 1e9, bytes / ms / 1e9, e.rel(), e.max_rel, ok});
+  };
   for (const V& v : variants) {
     set_smem(v.fn, v.smem);
     int per_sm = 0;
@@ -393,20 +437,29 @@ void bench_small_k(cublasHandle_t h) {
     cudaFuncAttributes attr;
     CK(cudaFuncGetAttributes(&attr, v.fn));
     const int grid = int(std::min<long long>(v.tiles, (long long)g_sms * std::max(per_sm, 1)));
-    auto launch = [&] { v.fn<<<grid, v.threads, v.smem>>>(a.p, b.p, c.p); };
-    c.poison();
-    launch();
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    const auto out = gather(c.p, idx);
-    ErrStats e;
-    for (size_t i = 0; i < out.size(); ++i) e.add(out[i], ref[i], v.tol);
     const std::string name = std::string(v.name) + " " + std::to_string(per_sm) + "/SM grid " +
                              std::to_string(grid) + " (" + std::to_string(attr.numRegs) + " regs)";
-    const bool ok = report(name.c_str(), v.prec, e, v.tol, nonfinite(c.p, c.n));
-    const float ms = time_ms(launch);
-    g_rows.push_back({"matmul_small_k", v.prec, name, ms, flop / ms / 1e9, bytes / ms / 1e9, e.rel(), e.max_rel, ok});
+    check_and_time(v.prec, name, v.tol, [&] { v.fn<<<grid, v.threads, v.smem>>>(a.p, b.p, c.p); });
   }
+  auto wgmma = [&](auto kernel, auto traits, const char* prec, const Tol& tol) {
+    using G = decltype(traits);
+    set_smem(kernel, G::kSmemBytes);
+    int per_sm = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, G::kThreads, G::kSmemBytes));
+    cudaFuncAttributes attr;
+    CK(cudaFuncGetAttributes(&attr, kernel));
+    char name[128];
+    std::snprintf(name, sizeof name, "wgmma %dx%d s%d %d/SM (%d regs)", G::Engine::kWarpGroups * 64,
+                  G::Engine::NT * 8, G::Engine::kStages, per_sm, attr.numRegs);
+    const dim3 grid(unsigned(G::kTilesN), unsigned(G::kTilesM), 1);
+    check_and_time(prec, name, tol, [&] { kernel<<<grid, G::kThreads, G::kSmemBytes>>>(a.p, b.p, c.p); });
+  };
+  wgmma(small_k_wgmma<kiln::Tf32, 128, 128, 3, 2>, SkWg<kiln::Tf32, 128, 128, 3>{}, "tf32", kTf32);
+  wgmma(small_k_wgmma<kiln::Tf32, 128, 256, 3, 1>, SkWg<kiln::Tf32, 128, 256, 3>{}, "tf32", kTf32);
+  wgmma(small_k_wgmma<kiln::Tf32, 64, 128, 3, 3>, SkWg<kiln::Tf32, 64, 128, 3>{}, "tf32", kTf32);
+  wgmma(small_k_wgmma<kiln::Tf32x3, 128, 128, 2, 2>, SkWg<kiln::Tf32x3, 128, 128, 2>{}, "3xtf32", kFp32);
+  wgmma(small_k_wgmma<kiln::Tf32x3, 128, 256, 2, 1>, SkWg<kiln::Tf32x3, 128, 256, 2>{}, "3xtf32", kFp32);
+  wgmma(small_k_wgmma<kiln::Tf32x3, 64, 128, 2, 3>, SkWg<kiln::Tf32x3, 64, 128, 2>{}, "3xtf32", kFp32);
 }
 
 // =============================================================================================
@@ -494,6 +547,14 @@ void bench_linear(cublasHandle_t h) {
   variants.push_back(linear_split<kiln::Tf32, 128, 256, 64, 32, 4, 2, 1>("tf32", "", kTf32));
   variants.push_back(linear_split<kiln::Tf32, 128, 256, 64, 32, 4, 4, 1>("tf32", "", kTf32));
   variants.push_back(linear_split<kiln::Tf32, 128, 64, 64, 32, 4, 2, 2>("tf32", "", kTf32));
+  variants.push_back(linear_wgmma<kiln::Tf32, 128, 256, 4, 2, 1>("tf32", "", kTf32));
+  variants.push_back(linear_wgmma<kiln::Tf32, 128, 256, 4, 4, 1>("tf32", "", kTf32));
+  variants.push_back(linear_wgmma<kiln::Tf32, 128, 128, 3, 2, 2>("tf32", "", kTf32));
+  variants.push_back(linear_wgmma<kiln::Tf32, 128, 128, 6, 1, 1>("tf32", "", kTf32));
+  variants.push_back(linear_wgmma<kiln::Tf32, 128, 128, 6, 2, 1>("tf32", "", kTf32));
+  variants.push_back(linear_wgmma<kiln::Tf32, 128, 64, 4, 2, 2>("tf32", "", kTf32));
+  variants.push_back(linear_wgmma<kiln::Tf32, 128, 128, 7, 1, 1>("tf32", "", kTf32));
+  variants.push_back(linear_wgmma<kiln::Tf32, 128, 256, 4, 1, 1>("tf32", "", kTf32));
   variants.push_back(old_variant("3xtf32", "gemm+rowstats 128x128 s6, finalize (old)", kiln_linear_tf32x3,
                                  kiln_linear_tf32x3_softmax, linear_tf32x3::Kernel::kThreads,
                                  linear_tf32x3::Kernel::kSmemBytes, linear_tf32x3::Finalize::kThreads, kFp32));
@@ -501,6 +562,12 @@ void bench_linear(cublasHandle_t h) {
   variants.push_back(linear_split<kiln::Tf32x3, 128, 128, 32, 32, 4, 4, 1>("3xtf32", "", kFp32));
   variants.push_back(linear_split<kiln::Tf32x3, 128, 128, 64, 32, 4, 2, 1>("3xtf32", "", kFp32));
   variants.push_back(linear_split<kiln::Tf32x3, 128, 64, 64, 32, 4, 2, 2>("3xtf32", "", kFp32));
+  variants.push_back(linear_wgmma<kiln::Tf32x3, 128, 128, 4, 2, 1>("3xtf32", "", kFp32));
+  variants.push_back(linear_wgmma<kiln::Tf32x3, 128, 128, 3, 1, 1>("3xtf32", "", kFp32));
+  variants.push_back(linear_wgmma<kiln::Tf32x3, 128, 64, 4, 2, 2>("3xtf32", "", kFp32));
+  variants.push_back(linear_wgmma<kiln::Tf32x3, 64, 128, 2, 2, 3>("3xtf32", "", kFp32));
+  variants.push_back(linear_wgmma<kiln::Tf32x3, 64, 128, 3, 2, 2>("3xtf32", "", kFp32));
+  variants.push_back(linear_wgmma<kiln::Tf32x3, 64, 256, 2, 2, 1>("3xtf32", "", kFp32));
 
   for (const LinearVariant& v : variants) {
     const bool split = v.splits > 0;

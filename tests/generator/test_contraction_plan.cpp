@@ -4,6 +4,8 @@
 // small shape; FileCheck-style assertions on the choices; every unit compiles with NVRTC.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -189,6 +191,64 @@ TEST_CASE("linear_dropout_softmax: split-K, transposed W as a view, dropout epil
   CHECK(odd.plan.kernels[1].template_name == "gemm_softmax_finalize");
 }
 
+TEST_CASE("sm_90a: k-contiguous f32 matmuls take the wgmma templates (goldens, plan choices)") {
+  // The linear seed: 128 tiles of 128x128 for 132 SMs: one K slice in tf32 (the GEMM reads W
+  // once at ~2.8 TB/s), also one in fp32 (3xTF32), then the fused split-K softmax.
+  for (const auto precision : {kiln::Precision::fp32_accurate, kiln::Precision::tf32}) {
+    const bool tf32 = precision == kiln::Precision::tf32;
+    CAPTURE(tf32);
+    const auto g = generate(kCases[2], "sm_90a", precision);
+    const std::string name = std::string("linear_dropout_softmax_sm90a") + (tf32 ? "_tf32" : "");
+    check_golden("plan/" + name + ".txt", g.plan.text());
+    for (std::size_t k = 0; k < g.sources.size(); ++k)
+      check_golden("source/" + name + "_k" + std::to_string(k) + ".cu", g.sources[k].text);
+    REQUIRE(g.plan.kernels.size() == 2);
+    CHECK(g.plan.kernels[0].template_name == "gemm_wgmma_split_k");
+    CHECK(g.plan.kernels[1].template_name == "gemm_split_k_softmax");
+    const auto& gemm = g.sources[0].text;
+    CHECK(has(gemm, "#include \"kiln/gemm_sm90.cuh\""));
+    CHECK(has(gemm, tf32 ? "kiln::sm90::WgGemmSplitK<kiln::Tf32," : "kiln::sm90::WgGemmSplitK<kiln::Tf32x3,"));
+    CHECK(has(gemm, fmt::format("/*Stages*/ {}, /*BKMajor*/ true, /*SplitK*/ 1>", tf32 ? 6 : 4)));
+    CHECK(has(gemm, "__launch_bounds__(256)"));
+    CHECK(g.plan.kernels[0].block.x == 256);
+    CHECK(g.plan.kernels[0].grid.x == 128);
+    CHECK(g.plan.kernels[0].grid.z == 1);
+    // 6 (tf32) or 4 + the lo buffer (3xTF32) stages of 32 KB, plus 1 KB of alignment slack.
+    CHECK(g.plan.kernels[0].shared_bytes == (tf32 ? 6 : 5) * 32768 + 1024);
+    CHECK(has(g.sources[1].text, "kiln::gemm::SplitKSoftmax<Index, kM, kN, kBatch, /*SplitK*/ 1, 512>"));
+    CHECK(has(g.plan.kernels[0].reason, "sm_90a wgmma"));
+  }
+  // A linear layer with a long K and few tiles: K slices so one wave covers the SMs, the bias and
+  // relu in the reduce kernel; M = 33 and N = 7 are tails of one tile.
+  {
+    const auto g = generate(kCases[9], "sm_90a", kiln::Precision::fp32_accurate);
+    check_golden("plan/gemm_bias_relu_splitk_sm90a.txt", g.plan.text());
+    REQUIRE(g.plan.kernels.size() == 2);
+    CHECK(g.plan.kernels[0].template_name == "gemm_wgmma_split_k");
+    CHECK(g.plan.kernels[0].grid.z == 7);   // min(132 / 1 tile, 16, 4000 / 512)
+    CHECK(g.plan.kernels[1].template_name == "gemm_split_k_reduce");
+  }
+  // Many tiles: one split, the epilogue (bias, relu) in the wgmma GEMM itself.
+  {
+    const auto g = generate(kCases[14], "sm_90a", kiln::Precision::fp32_accurate);
+    check_golden("plan/gemm_bias_relu_sm90a.txt", g.plan.text());
+    for (std::size_t k = 0; k < g.sources.size(); ++k)
+      check_golden("source/gemm_bias_relu_sm90a_k" + std::to_string(k) + ".cu", g.sources[k].text);
+    REQUIRE(g.plan.kernels.size() == 1);
+    CHECK(g.plan.kernels[0].template_name == "gemm_wgmma");
+    CHECK(has(g.sources[0].text, "kiln::sm90::WgGemm<kiln::Tf32,"));   // precision="tf32" on the op
+    CHECK(has(g.sources[0].text, "struct Epilogue"));
+  }
+  // Not k-contiguous (A^T, or B row-major), misaligned rows, or the portable sm_90 target: the
+  // sm_80 templates.
+  CHECK(generate(kCases[12], "sm_90a", kiln::Precision::fp32_accurate).plan.kernels[0].template_name == "gemm");
+  CHECK(generate(kCases[6], "sm_90a", kiln::Precision::fp32_accurate).plan.kernels[0].template_name == "gemm");
+  CHECK(generate(kCases[15], "sm_90a", kiln::Precision::fp32_accurate).plan.kernels[0].template_name != "gemm_wgmma");
+  CHECK(generate(kCases[2], "sm_90", kiln::Precision::tf32).plan.kernels[0].template_name == "gemm_split_k");
+  // Ieee stays on FFMA.
+  CHECK(generate(kCases[2], "sm_90a", kiln::Precision::ieee).plan.kernels[0].template_name == "gemm_split_k");
+}
+
 TEST_CASE("precision: per op, per target, and ignored for 16-bit inputs") {
   // gemm_bias_relu asks for tf32 on the op: the target default does not override it.
   const auto g = generate("gemm_bias_relu", "default");
@@ -260,7 +320,7 @@ TEST_CASE("conv2d: implicit GEMM, depthwise, grouped, and NHWC's limit") {
   CHECK_THROWS_WITH_AS(generate(nhwc), doctest::Contains("channels-last filters"), kiln::Error);
 }
 
-TEST_CASE("every generated contraction unit compiles with NVRTC for sm_80 and sm_90") {
+TEST_CASE("every generated contraction unit compiles with NVRTC for sm_80, sm_90 and sm_90a") {
   std::string why;
   if (!kiln::nvrtc_available(&why)) {
     MESSAGE("NVRTC not loadable (" << why << "): skipping the compile checks");
@@ -276,7 +336,7 @@ TEST_CASE("every generated contraction unit compiles with NVRTC for sm_80 and sm
       names.push_back(std::string(arch) + " " + c.op + " " + c.tag + label + " " + s.entry);
     }
   };
-  for (const char* arch : {"sm_80", "sm_90"}) {
+  for (const char* arch : {"sm_80", "sm_90", "sm_90a"}) {
     for (const auto& c : kCases) add(c, arch, kiln::Precision::fp32_accurate, "");
     // The seed GEMMs also plan differently in tf32 (two CTAs per SM on sm_90).
     add(kCases[0], arch, kiln::Precision::tf32, " tf32");

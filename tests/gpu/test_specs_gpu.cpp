@@ -14,6 +14,7 @@
 
 #include "generator/frontend.h"
 #include "gpu_test_util.h"
+#include "runtime/driver.h"
 
 namespace kiln::test {
 
@@ -193,6 +194,55 @@ TEST_CASE("gpu: every covered spec matches the float64 reference") {
   }
   checker.summary();
   CHECK(checker.checked > 0);
+}
+
+// The sm_90a wgmma templates at shapes the shape sets above never give them (k contiguous in
+// both operands, 16-byte rows): M, N and K tails, split-K with the reduce and the fused softmax,
+// the one-split form with its own epilogue, in fp32-accurate (3xTF32) and tf32. The name starts
+// like the test above so the compute-sanitizer runs of scripts/gpu_suite.sh include it.
+TEST_CASE("gpu: every covered spec's wgmma path (sm_90a): tails, split-K, both precisions") {
+  KILN_REQUIRE_GPU();
+  if (kiln::device_arch(kiln::current_device()) != "sm_90a") {
+    std::printf("%s the wgmma templates need an sm_90a device (this one is %s)\n", kSkipMarker,
+                kiln::device_arch(kiln::current_device()).c_str());
+    return;
+  }
+  struct Case {
+    const char* file;
+    const char* op;
+    std::map<std::string, std::int64_t> dims;
+    const char* template_name;   // the GEMM kernel the planner must choose
+  };
+  const Case cases[] = {
+      // 2 tiles, 7 K slices of 576 (K tail inside the last), the softmax fused in the reduce.
+      {"linear_dropout_softmax.kiln", "linear_dropout_softmax", {{"B", 33}, {"IN", 4000}, {"OUT", 200}},
+       "gemm_wgmma_split_k"},
+      {"linear_dropout_softmax.kiln", "linear_dropout_softmax", {{"B", 130}, {"IN", 2048}, {"OUT", 1000}},
+       "gemm_wgmma_split_k"},
+      // Bias and relu in the split-K reduce; M and N tails.
+      {"matmul.kiln", "gemm_bias_relu", {{"B", 300}, {"IN", 1028}, {"OUT", 520}}, "gemm_wgmma_split_k"},
+      // K = 516 is short: one split, the epilogue in the GEMM; a last k tile of 4 columns.
+      {"matmul.kiln", "gemm_bias_relu", {{"B", 1000}, {"IN", 516}, {"OUT", 1000}}, "gemm_wgmma"},
+  };
+  for (const Precision precision : {Precision::fp32_accurate, Precision::tf32}) {
+    Options options = memory_only();
+    options.precision = precision;
+    Runtime rt(options);
+    Checker checker{rt};
+    for (const Case& c : cases) {
+      const std::string file = source_dir() + "/specs/" + c.file;
+      Bindings b;
+      b.dims = c.dims;
+      const auto kernels = rt.load_file(file).op(c.op).specialize(b).kernels();
+      REQUIRE(!kernels.empty());
+      CHECK_MESSAGE(kernels[0].template_name == c.template_name, c.op << ": planned " << kernels[0].template_name);
+      OpCheckOptions opts;
+      opts.seed = 4321;
+      checker.run(file, c.op, precision == Precision::tf32 ? "wg-tf32" : "wg-fp32", c.dims, opts);
+    }
+    checker.summary();
+    CHECK(checker.checked == static_cast<int>(std::size(cases)));
+  }
 }
 
 // Issue 4's matrix for the memory-bound specs, beyond the shape sets above: rows

@@ -1,0 +1,377 @@
+// kiln/gemm_sm90.cuh — Hopper warpgroup GEMM: wgmma on 128-byte-swizzled shared memory.
+//
+// ============================================================================================
+// CONTRACT (what the emitter instantiates; compile for sm_90a only)
+// --------------------------------------------------------------------------------------------
+// f32 operands, Precision Tf32 or Tf32x3, f32 accumulation. A is M x K with k contiguous
+// (A(m, k) = A[b*strideA + m*lda + k]). B is K x N, either k contiguous (kBKMajor:
+// B(k, n) = B[b*strideB + n*ldb + k], a linear layer's weight) or n contiguous
+// (B(k, n) = B[b*strideB + k*ldb + n]). Every base is 16-byte aligned and lda, ldb, strideA,
+// strideB are multiples of 4 (the planner checks; otherwise it keeps the sm_80 templates).
+// Tiles: BM = 64 * warpgroups (one m64 wgmma row block per warpgroup), BN in {64, 128, 256},
+// BK = 32 (one 128-byte swizzle atom of f32). block = kThreads = 128 * BM / 64, dynamic shared
+// memory kSmemBytes (includes 1 KB to align the ring to the 1024-byte swizzle period).
+//
+// 1) kiln::sm90::WgGemm<Precision, Index, M, N, K, Batch, lda, ldb, strideA, strideB,
+//                       ldc, strideC, BM, BN, Stages, kBKMajor, kVecC, kStreamC>
+//      template <class OutT, class Epi>
+//      static __device__ void run(const float* A, const float* B, OutT* C, Epi epi);
+//    C[b] = epi(A[b] · B[b]); grid = (ceil(N/BN), ceil(M/BM), Batch). The epilogue is
+//    gemm::store_fragments (epi once per in-bounds element, 16-byte stores where kVecC).
+//
+// 2) kiln::sm90::WgGemmSplitK<Precision, Index, M, N, K, Batch, lda, ldb, strideA, strideB,
+//                             BM, BN, Stages, kBKMajor, SplitK>
+//      static __device__ void run(const float* A, const float* B, float* workspace);
+//    Same contract as gemm::GemmSplitK (workspace[SplitK][Batch][M][N], grid (kTilesN, kTilesM,
+//    Batch * SplitK)), reduced by gemm::SplitKReduce or gemm::SplitKSoftmax.
+//
+// [Note: the Hopper path]
+// - A warpgroup (4 warps) issues wgmma.mma_async m64nBNk8: the tensor cores read both operands
+//   straight from shared memory through 64-bit matrix descriptors, so no fragment loads compete
+//   with the cp.async traffic, and one instruction covers 64 x BN x 8.
+// - Shared tiles are [rows][32 f32] = 128 bytes per row, 16-byte chunk c of row r stored at
+//   chunk c ^ (r % 8): the 128-byte swizzle the descriptor names, which also makes the cp.async
+//   stores and the split pass bank-conflict free. The k-th 8-wide step of a tile starts 32 bytes
+//   further into the same swizzle atom.
+// - The copies are issued by the same warps (a Stages-deep cp.async ring, as on sm_80); wgmma
+//   reads through the async proxy, so every thread fences (fence.proxy.async) its completed
+//   copies before the barrier that hands the stage to the tensor cores.
+// - Tf32: the tensor core reads the top 19 bits of each f32 (truncation); the error stays within
+//   the tf32 tolerance. Tf32x3: after a stage lands, the warps round it in place to
+//   hi = tf32_rna(x) and write lo = x - hi to a lo buffer of the same layout, then issue
+//   lo·hi' + hi·lo' + hi·hi' (small terms first) into a per-k-tile accumulator that ordinary f32
+//   adds fold into the result ([Note: promotion]).
+// - Tf32 keeps one wgmma batch in flight while the next stage is handed over; the copy ring
+//   then refills the stage consumed two steps before.
+// ============================================================================================
+#pragma once
+
+#include "kiln/common.cuh"
+#include "kiln/mma.cuh"
+#include "kiln/gemm.cuh"
+
+// (ptxas rejects wgmma for sm_90 without the "a"; this catches the older targets early.)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "kiln/gemm_sm90.cuh needs the arch-specific target sm_90a (wgmma)"
+#endif
+
+namespace kiln {
+namespace sm90 {
+
+// Byte offset of 16-byte chunk `chunk` (0..7) of row `row` in a 128-byte-swizzled tile.
+__device__ __forceinline__ int swizzled(int row, int chunk) {
+  return row * 128 + ((chunk ^ (row & 7)) << 4);
+}
+
+// wgmma shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row groups 1024 bytes
+// apart (stride byte offset), leading byte offset unused for swizzled K-major (1 by convention).
+__device__ __forceinline__ u64 descriptor(u32 smem_byte_addr) {
+  return u64((smem_byte_addr & 0x3FFFF) >> 4) | (u64(1) << 16) | (u64(1024 >> 4) << 32) |
+         (u64(1) << 62);
+}
+
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void wg_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Makes this thread's completed generic-proxy shared stores (st.shared, cp.async) visible to
+// the async proxy that wgmma reads through.
+__device__ __forceinline__ void fence_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// Keeps the compiler from moving accumulator reads or writes across an in-flight wgmma.
+template <int NT>
+__device__ __forceinline__ void fence_accumulators(float (&d)[NT][4]) {
+#pragma unroll
+  for (int j = 0; j < NT; ++j)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) asm volatile("" : "+f"(d[j][r])::"memory");
+}
+
+// d (m64 x N, f32, the mma.sync C-fragment layout per warp and n8 block) = A · B + (scale_d ? d
+// : 0), both operands from descriptors. d[j][r]: warp w of the warpgroup, lane (g, t): row 16w + g + 8 (r >> 1),
+// column 8j + 2t + (r & 1).
+template <int N>
+struct Mma;
+#define KILN_WG_D4(j) "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])
+template <>
+struct Mma<64> {
+  static __device__ __forceinline__ void run(float (&d)[8][4], u64 da, u64 db, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, %32, %33, p, 1, 1;\n}\n"
+        : KILN_WG_D4(0), KILN_WG_D4(1), KILN_WG_D4(2), KILN_WG_D4(3), KILN_WG_D4(4), KILN_WG_D4(5),
+        KILN_WG_D4(6), KILN_WG_D4(7)
+        : "l"(da), "l"(db), "r"(scale_d));
+  }
+};
+template <>
+struct Mma<128> {
+  static __device__ __forceinline__ void run(float (&d)[16][4], u64 da, u64 db, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, %64, %65, p, 1, 1;\n}\n"
+        : KILN_WG_D4(0), KILN_WG_D4(1), KILN_WG_D4(2), KILN_WG_D4(3), KILN_WG_D4(4), KILN_WG_D4(5),
+        KILN_WG_D4(6), KILN_WG_D4(7), KILN_WG_D4(8), KILN_WG_D4(9), KILN_WG_D4(10), KILN_WG_D4(11),
+        KILN_WG_D4(12), KILN_WG_D4(13), KILN_WG_D4(14), KILN_WG_D4(15)
+        : "l"(da), "l"(db), "r"(scale_d));
+  }
+};
+template <>
+struct Mma<256> {
+  static __device__ __forceinline__ void run(float (&d)[32][4], u64 da, u64 db, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, p, 1, 1;\n}\n"
+        : KILN_WG_D4(0), KILN_WG_D4(1), KILN_WG_D4(2), KILN_WG_D4(3), KILN_WG_D4(4), KILN_WG_D4(5),
+        KILN_WG_D4(6), KILN_WG_D4(7), KILN_WG_D4(8), KILN_WG_D4(9), KILN_WG_D4(10), KILN_WG_D4(11),
+        KILN_WG_D4(12), KILN_WG_D4(13), KILN_WG_D4(14), KILN_WG_D4(15), KILN_WG_D4(16),
+        KILN_WG_D4(17), KILN_WG_D4(18), KILN_WG_D4(19), KILN_WG_D4(20), KILN_WG_D4(21),
+        KILN_WG_D4(22), KILN_WG_D4(23), KILN_WG_D4(24), KILN_WG_D4(25), KILN_WG_D4(26),
+        KILN_WG_D4(27), KILN_WG_D4(28), KILN_WG_D4(29), KILN_WG_D4(30), KILN_WG_D4(31)
+        : "l"(da), "l"(db), "r"(scale_d));
+  }
+};
+#undef KILN_WG_D4
+
+// ---------------------------------------------------------------------------------------------
+// The tile engine: the cp.async ring, the split pass and the wgmma issue.
+template <class Precision, class Index, long long M_, long long N_, long long lda, long long ldb,
+          int BM, int BN, int Stages, bool kBKMajor>
+struct WgEngine {
+  static constexpr int BK = 32;
+  static constexpr int kWarpGroups = BM / 64;
+  static constexpr int kThreads = 128 * kWarpGroups;
+  static constexpr int NT = BN / 8;
+  static constexpr bool k3x = gemm::SameType<Precision, Tf32x3>::value;
+  static constexpr int kABytes = BM * 128, kBBytes = BN * 128;
+  static constexpr int kStageBytes = kABytes + kBBytes;
+  static constexpr int kStages = Stages;
+  static constexpr int kSmemBytes = (Stages + (k3x ? 1 : 0)) * kStageBytes + 1024;
+  // Tf32 keeps one wgmma batch in flight, so the stage refilled is the one read two steps back.
+  static constexpr int kInFlight = k3x ? 0 : 1;
+  static constexpr int kAhead = Stages - 1 - kInFlight;  // k tiles loaded ahead of the one used
+  static_assert(gemm::SameType<Precision, Tf32>::value || k3x, "the wgmma path is for tf32 / 3xTF32");
+  static_assert(BM % 64 == 0 && (BN == 64 || BN == 128 || BN == 256), "tile shape");
+  static_assert(kAhead >= 1, "too few stages");
+  static_assert(lda % 4 == 0 && ldb % 4 == 0, "16-byte rows");
+  static_assert((BM * 8) % kThreads == 0 && (BN * 8) % kThreads == 0, "copy split");
+
+  // k contiguous rows [row0, row0 + ROWS) of a matrix with `rows` rows: 8 chunks per row.
+  template <int ROWS>
+  static __device__ __forceinline__ void load_kmajor(u32 dst, const float* base, Index ld, int row0,
+                                                     long long rows, int k0, int k_len) {
+#pragma unroll
+    for (int it = 0; it < ROWS * 8 / kThreads; ++it) {
+      const int i = threadIdx.x + it * kThreads;
+      const int r = i >> 3, c = i & 7;
+      const int k = k0 + c * 4;
+      const bool ok = row0 + r < rows && k < k_len;
+      const int bytes = ok ? (k_len - k >= 4 ? 16 : (k_len - k) * 4) : 0;
+      const float* src = ok ? base + Index(row0 + r) * ld + k : base;
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst + swizzled(r, c)),
+                   "l"(src), "r"(bytes));
+    }
+  }
+  // n contiguous B (K x N): lane = k within the tile, so the transposing shared stores of a warp
+  // hit 32 distinct banks; 16-byte loads along n (N % 4 == 0 is required).
+  static __device__ __forceinline__ void load_b_nmajor(char* dst, const float* base, int n0,
+                                                       int k0, int k_len) {
+    static_assert(N_ % 4 == 0, "n-contiguous B needs N % 4 == 0");
+#pragma unroll
+    for (int it = 0; it < BN * 8 / kThreads; ++it) {
+      const int i = threadIdx.x + it * kThreads;
+      const int k = i & 31, n = (i >> 5) * 4;
+      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (k0 + k < k_len && n0 + n < N_)
+        v = *reinterpret_cast<const float4*>(base + Index(k0 + k) * Index(ldb) + n0 + n);
+      const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        *reinterpret_cast<float*>(dst + swizzled(n + j, k >> 2) + (k & 3) * 4) = e[j];
+    }
+  }
+
+  // In place hi = tf32_rna(x), lo = x - hi into `lo` (same offsets), for A and B of a stage.
+  static __device__ __forceinline__ void split_stage(char* stage, char* lo) {
+    static_assert(kStageBytes / 16 % kThreads == 0, "split pass");
+#pragma unroll 4
+    for (int it = 0; it < kStageBytes / 16 / kThreads; ++it) {
+      const int i = threadIdx.x + it * kThreads;
+      float4 x = reinterpret_cast<float4*>(stage)[i];
+      float4 h, l;
+      h.x = __uint_as_float(tf32_rna(x.x)); l.x = x.x - h.x;
+      h.y = __uint_as_float(tf32_rna(x.y)); l.y = x.y - h.y;
+      h.z = __uint_as_float(tf32_rna(x.z)); l.z = x.z - h.z;
+      h.w = __uint_as_float(tf32_rna(x.w)); l.w = x.w - h.w;
+      reinterpret_cast<float4*>(stage)[i] = h;
+      reinterpret_cast<float4*>(lo)[i] = l;
+    }
+  }
+
+  // acc (this warp's 16 rows of the warpgroup's m64 x BN block) = A[m0.., k_begin..k_begin+k_len)
+  // · B[.., n0..]. A and B are already offset to the batch.
+  static __device__ __forceinline__ void mainloop(char* smem_raw, const float* A, const float* B,
+                                                  int m0, int n0, long long k_begin, int k_len,
+                                                  float (&acc)[NT][4]) {
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) acc[j][r] = 0.f;
+    // The ring starts at the first 1024-byte boundary (the swizzle repeats every 8 rows).
+    const u32 raw = smem_addr(smem_raw);
+    const u32 base = (raw + 1023u) & ~1023u;
+    char* smem = smem_raw + (base - raw);
+    const float* a = A + Index(k_begin);
+    const float* b = B + Index(kBKMajor ? k_begin : k_begin * ldb);
+    const int ktiles = k_len > 0 ? (k_len + BK - 1) / BK : 0;
+    auto load = [&](int kt) {
+      const int s = kt % Stages;
+      const u32 sa = base + s * kStageBytes;
+      load_kmajor<BM>(sa, a, Index(lda), m0, M_, kt * BK, k_len);
+      if constexpr (kBKMajor) load_kmajor<BN>(sa + kABytes, b, Index(ldb), n0, N_, kt * BK, k_len);
+      else load_b_nmajor(smem + s * kStageBytes + kABytes, b, n0, kt * BK, k_len);
+    };
+#pragma unroll 1
+    for (int kt = 0; kt < kAhead; ++kt) {
+      if (kt < ktiles) load(kt);
+      cp_async_commit();
+    }
+    const int wg = threadIdx.x >> 7;
+    const u32 lo_base = base + Stages * kStageBytes;
+    float part[k3x ? NT : 1][4];  // Tf32x3: one k tile's products (see [Note: promotion])
+#pragma unroll 1
+    for (int kt = 0; kt < ktiles; ++kt) {
+      cp_async_wait<kAhead - 1>();
+      fence_async_shared();
+      __syncthreads();  // tile kt is in shared memory; the wgmma of tile kt - 1 - kInFlight is done
+      if (kt + kAhead < ktiles) load(kt + kAhead);
+      cp_async_commit();
+      const int s = kt % Stages;
+      const u32 sa = base + s * kStageBytes + wg * 64 * 128;
+      const u32 sb = base + s * kStageBytes + kABytes;
+      if constexpr (k3x) {
+        split_stage(smem + s * kStageBytes, smem + Stages * kStageBytes);
+        fence_async_shared();
+        __syncthreads();
+        // [Note: promotion] wgmma's f32 accumulation does not round to nearest: over a long K
+        // the error grows with the number of accumulations (8.6e-5 relative at K = 8192, far
+        // above fp32 accuracy). So each k tile's 12 products go to `part` (started from zero by
+        // scale-d = 0) and are added to acc with ordinary rounded f32 adds.
+        fence_accumulators(part);
+        wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 8; ++kk) {
+          const u32 step = kk * 32;
+          const u32 la = lo_base + (sa - base - s * kStageBytes), lb = lo_base + kABytes;
+          Mma<BN>::run(part, descriptor(la + step), descriptor(sb + step), kk == 0 ? 0 : 1);
+          Mma<BN>::run(part, descriptor(sa + step), descriptor(lb + step), 1);
+          Mma<BN>::run(part, descriptor(sa + step), descriptor(sb + step), 1);
+        }
+        wg_commit();
+        wg_wait<0>();
+        fence_accumulators(part);
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+          for (int r = 0; r < 4; ++r) acc[j][r] += part[j][r];
+      } else {
+        fence_accumulators(acc);
+        wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 8; ++kk) {
+          const u32 step = kk * 32;
+          Mma<BN>::run(acc, descriptor(sa + step), descriptor(sb + step), 1);
+        }
+        wg_commit();
+        wg_wait<kInFlight>();
+        fence_accumulators(acc);
+      }
+    }
+    wg_wait<0>();
+    fence_accumulators(acc);
+  }
+};
+
+template <class Precision, class Index, long long M_, long long N_, long long K_, long long Batch,
+          long long lda, long long ldb, long long strideA, long long strideB, long long ldc,
+          long long strideC, int BM, int BN, int Stages, bool kBKMajor, bool kVecC, bool kStreamC>
+struct WgGemm {
+  using Engine = WgEngine<Precision, Index, M_, N_, lda, ldb, BM, BN, Stages, kBKMajor>;
+  static constexpr int kThreads = Engine::kThreads;
+  static constexpr int kSmemBytes = Engine::kSmemBytes;
+  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
+
+  template <class OutT, class Epi>
+  static __device__ __forceinline__ void run(const float* A, const float* B, OutT* C, Epi epi) {
+    extern __shared__ __align__(16) char smem[];
+    const Index batch = blockIdx.z;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    float acc[Engine::NT][4];
+    Engine::mainloop(smem, A + batch * Index(strideA), B + batch * Index(strideB), m0, n0, 0,
+                     int(K_), acc);
+    const gemm::MatrixOut<OutT, Index, kVecC, kStreamC> out{C + batch * Index(strideC), Index(ldc),
+                                                            Index(M_), Index(N_), batch};
+    float rmax[1][2], rsum[1][2];
+    const float (&frag)[1][Engine::NT][4] = reinterpret_cast<const float (&)[1][Engine::NT][4]>(acc);
+    gemm::store_fragments<Index, 1, Engine::NT, false>(
+        frag, out, Index(m0 + (threadIdx.x >> 5) * 16), Index(n0), epi, rmax, rsum);
+  }
+};
+
+template <class Precision, class Index, long long M_, long long N_, long long K_, long long Batch,
+          long long lda, long long ldb, long long strideA, long long strideB, int BM, int BN,
+          int Stages, bool kBKMajor, int SplitK>
+struct WgGemmSplitK {
+  using Engine = WgEngine<Precision, Index, M_, N_, lda, ldb, BM, BN, Stages, kBKMajor>;
+  static constexpr int kThreads = Engine::kThreads;
+  static constexpr int kSmemBytes = Engine::kSmemBytes;
+  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
+  // Each split covers a whole number of k tiles, so 16-byte copies stay aligned.
+  static constexpr long long kKChunk = ((K_ + SplitK - 1) / SplitK + Engine::BK - 1) /
+                                       Engine::BK * Engine::BK;
+  static constexpr long long kWorkspaceFloats = SplitK * Batch * M_ * N_;
+
+  static __device__ __forceinline__ void run(const float* A, const float* B, float* workspace) {
+    extern __shared__ __align__(16) char smem[];
+    const Index batch = blockIdx.z % Batch;
+    const Index split = blockIdx.z / Batch;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    const long long k_begin = split * kKChunk;
+    const int k_len = int(K_ - k_begin < kKChunk ? K_ - k_begin : kKChunk);  // <= 0: zeros
+    float acc[Engine::NT][4];
+    Engine::mainloop(smem, A + batch * Index(strideA), B + batch * Index(strideB), m0, n0, k_begin,
+                     k_len, acc);
+    const gemm::MatrixOut<float, Index, N_ % 4 == 0, false> out{
+        workspace + (split * Index(Batch) + batch) * Index(M_ * N_), Index(N_), Index(M_),
+        Index(N_), batch};
+    float rmax[1][2], rsum[1][2];
+    const float (&frag)[1][Engine::NT][4] = reinterpret_cast<const float (&)[1][Engine::NT][4]>(acc);
+    gemm::store_fragments<Index, 1, Engine::NT, false>(
+        frag, out, Index(m0 + (threadIdx.x >> 5) * 16), Index(n0), gemm::Identity{}, rmax, rsum);
+  }
+};
+
+}  // namespace sm90
+}  // namespace kiln
