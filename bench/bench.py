@@ -179,6 +179,34 @@ def problems():
     ps.append(Problem("matmul_small_k 32768x64 . 64x32768", "specs/matmul_small_k.kiln", "matmul_small_k",
                       ["fp32", "tf32"], smallk_make, lambda a, b: a @ b, smallk_check,
                       flops=2 * 32768 * 32768 * 64, bytes_moved=32768 * 32768 * 4))
+    # Contraction context rows: a square matmul (a row-major B: the sm_80 templates) and a linear
+    # layer with bias and relu (W transposed, k contiguous: the sm_90a wgmma template), 4096^3.
+    def square_make():
+        a = torch.rand(4096, 4096, device=DEV)
+        b = torch.rand(4096, 4096, device=DEV)
+        return (a, b), [torch.empty(4096, 4096, device=DEV)]
+
+    def square_check(args, outs, mode):
+        a, b = args
+        rows = slice(0, 256)
+        return check_close(outs[0][rows], a[rows].double() @ b.double(), tf32=(mode == "tf32"))
+    ps.append(Problem("matmul 4096^3 (a . b)", "specs/matmul.kiln", "matmul_square", ["fp32", "tf32"], square_make,
+                      lambda a, b: a @ b, square_check, flops=2 * 4096**3, bytes_moved=3 * 4096 * 4096 * 4))
+
+    def lin4k_make():
+        x = torch.rand(4096, 4096, device=DEV)
+        w = torch.rand(4096, 4096, device=DEV) - 0.5
+        bias = torch.rand(4096, device=DEV) - 0.5
+        return (x, w, bias), [torch.empty(4096, 4096, device=DEV)]
+
+    def lin4k_check(args, outs, mode):
+        x, w, bias = args
+        rows = slice(0, 256)
+        ref = torch.relu(x[rows].double() @ w.double().t() + bias.double())
+        return check_close(outs[0][rows], ref, tf32=True)
+    ps.append(Problem("relu(x . w^T + b) 4096^3 (tf32 on the op)", "specs/matmul.kiln", "gemm_bias_relu", ["tf32"],
+                      lin4k_make, lambda x, w, bias: torch.relu(F.linear(x, w, bias)), lin4k_check,
+                      flops=2 * 4096**3, bytes_moved=3 * 4096 * 4096 * 4))
     # Memory-bound context rows on tensors of 1 GiB or more (issue 4): fractions of the copy ceiling.
     def one_gib(rows=32768, cols=8192, out_shape=None):
         def make():
