@@ -237,6 +237,11 @@ void emit_conv(const Plan& plan, const PlannedKernel& k, UnitParts& unit) {
   if (k.template_name == "conv_depthwise") {
     c.line("using Kernel = kiln::conv::DepthwiseDirect<{}, {}, Index, Shape, /*nhwc*/ {}, {}>;", elem, out, b(nhwc),
            param(k, "threads"));
+  } else if (k.template_name == "conv_wgmma") {
+    c.line("// sm_90a: wgmma on 128-byte-swizzled shared memory, im2col gathered by 4-byte cp.async");
+    c.line("using Kernel = kiln::sm90::WgConvNchw<{}, Index, Shape, /*BM*/ {}, /*BN*/ {}, /*Stages*/ {}, /*vecY*/ {}, "
+           "/*stream*/ {}>;", precision_type(param(k, "precision")), param(k, "bm"), param(k, "bn"),
+           param(k, "stages"), b(param(k, "vec_y")), b(param(k, "stream")));
   } else {
     c.line("using Kernel = kiln::conv::ConvNchw<{}, {}, {}, Index, Shape, /*BM*/ {}, /*BN*/ {}, /*BK*/ {}, /*WM*/ {},",
            elem, precision_type(param(k, "precision")), out, param(k, "bm"), param(k, "bn"), param(k, "bk"),
@@ -250,7 +255,7 @@ void emit_conv(const Plan& plan, const PlannedKernel& k, UnitParts& unit) {
   const std::string epi = epilogue(plan, k, unit, "float acc, Index n, Index k, Index hw", lines, coords);
   unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, x), pointer_of(plan, w),
                           UnitParts::pointer_name(plan, k.stores[0].buffer), epi);
-  unit.includes = includes(plan, k, "conv_igemm.cuh");
+  unit.includes = includes(plan, k, k.template_name == "conv_wgmma" ? "conv_sm90.cuh" : "conv_igemm.cuh");
 }
 
 }  // namespace
@@ -267,6 +272,7 @@ const AnchorEmitter* contraction_emitter(const std::string& template_name) {
       {"gemm_softmax_finalize", emit_softmax_finalize},
       {"conv_nchw", emit_conv},
       {"conv_depthwise", emit_conv},
+      {"conv_wgmma", emit_conv},
   };
   auto it = kEmitters.find(template_name);
   return it == kEmitters.end() ? nullptr : &it->second;

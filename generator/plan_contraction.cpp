@@ -24,7 +24,8 @@
 //     softmax follows with enough tiles for the row-statistics Gemm.
 // SmallK and split-K kernels set `min_blocks` (CTAs per SM), which becomes the second
 // __launch_bounds__ argument so the registers allow that many resident CTAs.
-// Conv2d: DepthwiseDirect when groups == C (memory-bound), else ConvNchw (implicit GEMM).
+// Conv2d: DepthwiseDirect when groups == C (memory-bound), else ConvNchw (implicit GEMM), or on
+// sm_90a for f32 tf32 / 3xTF32 with one group WgConvNchw (the same implicit GEMM on wgmma).
 // Every template parameter goes into PlannedKernel::params, which the emitter reads back;
 // shared memory is computed here with the templates' own formulas so the launch matches.
 #include <algorithm>
@@ -503,14 +504,34 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   const std::int64_t precision = f32 ? precision_code(p, node, why) : 1;
   if (!f32) why = fmt::format("{} tensor cores, f32 accumulation", dtype_name(et));
   const std::int64_t Kg = K / G, kdim = (C / G) * R * S;
+  P["precision"] = precision;
+  P["stream"] = out_bytes > kStreamBytes;
+  // sm_90a, f32 in tf32 / 3xTF32, one group, 16-byte filter rows: WgConvNchw (conv_sm90.cuh), the
+  // wgmma engine with an im2col gather. Measured on the seed (8x64x512x1024 -> 128, 3x3, H100,
+  // bench/standalone/gemm_check.cu): tf32 128x256 tiles, 4 stages 3.84 ms (128x128: 4.72);
+  // 3xTF32 128x128, 4 stages 10.59 ms (3 stages 10.73, 128x64 13.29); ConvNchw 6.35 / 13.56.
+  if (p.target().arch == "sm_90a" && f32 && (precision == 1 || precision == 2) && G == 1 && kdim % 4 == 0 &&
+      p.target().aligned16 && Ho * Wo < (std::int64_t{1} << 31)) {
+    const bool x3 = precision == 2;
+    const std::int64_t bm = K <= 64 ? 64 : 128, bn = x3 ? 128 : 256, stages = 4;
+    P["bm"] = bm, P["bn"] = bn, P["stages"] = stages;
+    P["vec_y"] = p.target().aligned16 && (Ho * Wo) % 4 == 0;
+    P["min_blocks"] = 1;
+    kn.template_name = "conv_wgmma";
+    kn.block = {static_cast<unsigned>(128 * bm / 64), 1, 1};
+    kn.grid = {as_grid(ceil_div(Ho * Wo, bn)), as_grid(ceil_div(K, bm)), as_grid(N)};
+    kn.shared_bytes = static_cast<unsigned>(wgmma_smem(bm, bn, stages, x3));
+    kn.reason = fmt::format("{}: sm_90a implicit GEMM on wgmma (WgConvNchw), {} out channels x {} pixels per image x "
+                            "K {}, {}x{} tiles, {} stages, im2col gathered by 4-byte cp.async{}; {}", shape_why, K,
+                            Ho * Wo, kdim, bm, bn, stages, P["stream"] ? ", streaming stores" : "", why);
+    return;
+  }
   // Rows = out channels of a group: a 64-row tile when there are at most 64.
   const std::int64_t bm = Kg <= 64 ? 64 : 128, wm = bm / 2, bn = 128, wn = 32, bk = 32;
   const std::int64_t table = ceil_div(kdim, bk) * bk * 8;
   const std::int64_t stages = pick_stages(p.target(), elem, bm, bn, bk, wn, true, false, table);
   P["bm"] = bm, P["bn"] = bn, P["bk"] = bk, P["wm"] = wm, P["wn"] = wn, P["stages"] = stages;
-  P["precision"] = precision;
   P["vec_w"] = p.target().aligned16 && kdim % (16 / elem) == 0;
-  P["stream"] = out_bytes > kStreamBytes;
   kn.template_name = "conv_nchw";
   kn.block = {static_cast<unsigned>(32 * (bm / wm) * (bn / wn)), 1, 1};
   kn.grid = {as_grid(ceil_div(N * Ho * Wo, bn)), as_grid(ceil_div(Kg, bm)), as_grid(G)};

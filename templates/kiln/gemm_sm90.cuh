@@ -157,8 +157,50 @@ struct Mma<256> {
 
 // ---------------------------------------------------------------------------------------------
 // The tile engine: the cp.async ring, the split pass and the wgmma issue.
-template <class Precision, class Index, long long M_, long long N_, long long lda, long long ldb,
-          int BM, int BN, int Stages, bool kBKMajor>
+// k contiguous rows [row0, row0 + ROWS) of a matrix with `rows` rows (row stride ld floats, a
+// multiple of 4, base 16-byte aligned): 8 16-byte chunks per row into a swizzled tile at `dst`
+// (a shared address), zero-filled past `rows` and past k_len.
+template <int ROWS, int kThreads, class Index>
+__device__ __forceinline__ void load_kmajor(u32 dst, const float* base, Index ld, long long row0, long long rows,
+                                            int k0, int k_len) {
+  static_assert((ROWS * 8) % kThreads == 0, "copy split");
+#pragma unroll
+  for (int it = 0; it < ROWS * 8 / kThreads; ++it) {
+    const int i = threadIdx.x + it * kThreads;
+    const int r = i >> 3, c = i & 7;
+    const int k = k0 + c * 4;
+    const bool ok = row0 + r < rows && k < k_len;
+    const int bytes = ok ? (k_len - k >= 4 ? 16 : (k_len - k) * 4) : 0;
+    const float* src = ok ? base + Index(row0 + r) * ld + k : base;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst + swizzled(r, c)), "l"(src),
+                 "r"(bytes));
+  }
+}
+
+// n contiguous B (K x N, row stride ldb): lane = k within the tile, so the transposing shared
+// stores of a warp hit 32 distinct banks; 16-byte loads along n (N % 4 == 0 is required).
+template <int BN, int kThreads, class Index, long long N_, long long ldb>
+__device__ __forceinline__ void load_nmajor(char* dst, const float* base, int n0, int k0, int k_len) {
+  static_assert(N_ % 4 == 0 && ldb % 4 == 0, "n-contiguous B needs N % 4 == 0");
+  static_assert((BN * 8) % kThreads == 0, "copy split");
+#pragma unroll
+  for (int it = 0; it < BN * 8 / kThreads; ++it) {
+    const int i = threadIdx.x + it * kThreads;
+    const int k = i & 31, n = (i >> 5) * 4;
+    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (k0 + k < k_len && n0 + n < N_)
+      v = *reinterpret_cast<const float4*>(base + Index(k0 + k) * Index(ldb) + n0 + n);
+    const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) *reinterpret_cast<float*>(dst + swizzled(n + j, k >> 2) + (k & 3) * 4) = e[j];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tile engine: the cp.async ring, the split pass and the wgmma issue. The operand loads are
+// the caller's: load(kt, stage) fills k tile kt of A (BM rows) at `stage` and of B (BN rows) at
+// stage + kABytes (shared addresses), 128-byte swizzled, zero-filled outside the matrices.
+template <class Precision, int BM, int BN, int Stages>
 struct WgEngine {
   static constexpr int BK = 32;
   static constexpr int kWarpGroups = BM / 64;
@@ -175,43 +217,6 @@ struct WgEngine {
   static_assert(gemm::SameType<Precision, Tf32>::value || k3x, "the wgmma path is for tf32 / 3xTF32");
   static_assert(BM % 64 == 0 && (BN == 64 || BN == 128 || BN == 256), "tile shape");
   static_assert(kAhead >= 1, "too few stages");
-  static_assert(lda % 4 == 0 && ldb % 4 == 0, "16-byte rows");
-  static_assert((BM * 8) % kThreads == 0 && (BN * 8) % kThreads == 0, "copy split");
-
-  // k contiguous rows [row0, row0 + ROWS) of a matrix with `rows` rows: 8 chunks per row.
-  template <int ROWS>
-  static __device__ __forceinline__ void load_kmajor(u32 dst, const float* base, Index ld, int row0,
-                                                     long long rows, int k0, int k_len) {
-#pragma unroll
-    for (int it = 0; it < ROWS * 8 / kThreads; ++it) {
-      const int i = threadIdx.x + it * kThreads;
-      const int r = i >> 3, c = i & 7;
-      const int k = k0 + c * 4;
-      const bool ok = row0 + r < rows && k < k_len;
-      const int bytes = ok ? (k_len - k >= 4 ? 16 : (k_len - k) * 4) : 0;
-      const float* src = ok ? base + Index(row0 + r) * ld + k : base;
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst + swizzled(r, c)),
-                   "l"(src), "r"(bytes));
-    }
-  }
-  // n contiguous B (K x N): lane = k within the tile, so the transposing shared stores of a warp
-  // hit 32 distinct banks; 16-byte loads along n (N % 4 == 0 is required).
-  static __device__ __forceinline__ void load_b_nmajor(char* dst, const float* base, int n0,
-                                                       int k0, int k_len) {
-    static_assert(N_ % 4 == 0, "n-contiguous B needs N % 4 == 0");
-#pragma unroll
-    for (int it = 0; it < BN * 8 / kThreads; ++it) {
-      const int i = threadIdx.x + it * kThreads;
-      const int k = i & 31, n = (i >> 5) * 4;
-      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (k0 + k < k_len && n0 + n < N_)
-        v = *reinterpret_cast<const float4*>(base + Index(k0 + k) * Index(ldb) + n0 + n);
-      const float e[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        *reinterpret_cast<float*>(dst + swizzled(n + j, k >> 2) + (k & 3) * 4) = e[j];
-    }
-  }
 
   // acc += d once d's wgmma is complete.
   static __device__ __forceinline__ void promote(float (&acc)[NT][4], float (&d)[NT][4]) {
@@ -239,10 +244,9 @@ struct WgEngine {
     }
   }
 
-  // acc (this warp's 16 rows of the warpgroup's m64 x BN block) = A[m0.., k_begin..k_begin+k_len)
-  // · B[.., n0..]. A and B are already offset to the batch.
-  static __device__ __forceinline__ void mainloop(char* smem_raw, const float* A, const float* B,
-                                                  int m0, int n0, long long k_begin, int k_len,
+  // acc (this warp's 16 rows of the warpgroup's m64 x BN block) = the sum over k tiles of A · B.
+  template <class Load>
+  static __device__ __forceinline__ void mainloop(char* smem_raw, int ktiles, const Load& load_tile,
                                                   float (&acc)[NT][4]) {
 #pragma unroll
     for (int j = 0; j < NT; ++j)
@@ -252,16 +256,7 @@ struct WgEngine {
     const u32 raw = smem_addr(smem_raw);
     const u32 base = (raw + 1023u) & ~1023u;
     char* smem = smem_raw + (base - raw);
-    const float* a = A + Index(k_begin);
-    const float* b = B + Index(kBKMajor ? k_begin : k_begin * ldb);
-    const int ktiles = k_len > 0 ? (k_len + BK - 1) / BK : 0;
-    auto load = [&](int kt) {
-      const int s = kt % Stages;
-      const u32 sa = base + s * kStageBytes;
-      load_kmajor<BM>(sa, a, Index(lda), m0, M_, kt * BK, k_len);
-      if constexpr (kBKMajor) load_kmajor<BN>(sa + kABytes, b, Index(ldb), n0, N_, kt * BK, k_len);
-      else load_b_nmajor(smem + s * kStageBytes + kABytes, b, n0, kt * BK, k_len);
-    };
+    auto load = [&](int kt) { load_tile(kt, base + (kt % Stages) * kStageBytes); };
 #pragma unroll 1
     for (int kt = 0; kt < kAhead; ++kt) {
       if (kt < ktiles) load(kt);
@@ -322,14 +317,37 @@ struct WgEngine {
   }
 };
 
+// The GEMM's stage loader: A k contiguous; B k contiguous (kBKMajor) or n contiguous. A and B are
+// already offset to the batch and to the first k of the range.
+template <class Engine, class Index, long long M_, long long N_, long long lda, long long ldb, bool kBKMajor>
+struct GemmLoad {
+  const float* a;
+  const float* b;
+  int m0, n0, k_len;
+  __device__ __forceinline__ GemmLoad(const float* a_, const float* b_, int m0_, int n0_, int k_len_)
+      : a(a_), b(b_), m0(m0_), n0(n0_), k_len(k_len_) {}
+  __device__ __forceinline__ void operator()(int kt, u32 stage) const {
+    constexpr int BM = Engine::kWarpGroups * 64, BN = Engine::NT * 8;
+    load_kmajor<BM, Engine::kThreads, Index>(stage, a, Index(lda), m0, M_, kt * 32, k_len);
+    if constexpr (kBKMajor) {
+      load_kmajor<BN, Engine::kThreads, Index>(stage + Engine::kABytes, b, Index(ldb), n0, N_, kt * 32, k_len);
+    } else {
+      extern __shared__ __align__(16) char smem_window[];
+      char* dst = smem_window + (stage + Engine::kABytes - smem_addr(smem_window));
+      load_nmajor<BN, Engine::kThreads, Index, N_, ldb>(dst, b, n0, kt * 32, k_len);
+    }
+  }
+};
+
 template <class Precision, class Index, long long M_, long long N_, long long K_, long long Batch,
           long long lda, long long ldb, long long strideA, long long strideB, long long ldc,
           long long strideC, int BM, int BN, int Stages, bool kBKMajor, bool kVecC, bool kStreamC>
 struct WgGemm {
-  using Engine = WgEngine<Precision, Index, M_, N_, lda, ldb, BM, BN, Stages, kBKMajor>;
+  using Engine = WgEngine<Precision, BM, BN, Stages>;
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
   static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
+  static_assert(lda % 4 == 0 && ldb % 4 == 0 && strideA % 4 == 0 && strideB % 4 == 0, "16-byte rows");
 
   template <class OutT, class Epi>
   static __device__ __forceinline__ void run(const float* A, const float* B, OutT* C, Epi epi) {
@@ -337,8 +355,10 @@ struct WgGemm {
     const Index batch = blockIdx.z;
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     float acc[Engine::NT][4];
-    Engine::mainloop(smem, A + batch * Index(strideA), B + batch * Index(strideB), m0, n0, 0,
-                     int(K_), acc);
+    Engine::mainloop(smem, int((K_ + 31) / 32),
+                     GemmLoad<Engine, Index, M_, N_, lda, ldb, kBKMajor>(A + batch * Index(strideA),
+                                                                      B + batch * Index(strideB), m0, n0, int(K_)),
+                     acc);
     const gemm::MatrixOut<OutT, Index, kVecC, kStreamC> out{C + batch * Index(strideC), Index(ldc),
                                                             Index(M_), Index(N_), batch};
     float rmax[1][2], rsum[1][2];
@@ -352,10 +372,11 @@ template <class Precision, class Index, long long M_, long long N_, long long K_
           long long lda, long long ldb, long long strideA, long long strideB, int BM, int BN,
           int Stages, bool kBKMajor, int SplitK>
 struct WgGemmSplitK {
-  using Engine = WgEngine<Precision, Index, M_, N_, lda, ldb, BM, BN, Stages, kBKMajor>;
+  using Engine = WgEngine<Precision, BM, BN, Stages>;
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
   static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
+  static_assert(lda % 4 == 0 && ldb % 4 == 0 && strideA % 4 == 0 && strideB % 4 == 0, "16-byte rows");
   // Each split covers a whole number of k tiles, so 16-byte copies stay aligned.
   static constexpr long long kKChunk = ((K_ + SplitK - 1) / SplitK + Engine::BK - 1) /
                                        Engine::BK * Engine::BK;
@@ -369,8 +390,11 @@ struct WgGemmSplitK {
     const long long k_begin = split * kKChunk;
     const int k_len = int(K_ - k_begin < kKChunk ? K_ - k_begin : kKChunk);  // <= 0: zeros
     float acc[Engine::NT][4];
-    Engine::mainloop(smem, A + batch * Index(strideA), B + batch * Index(strideB), m0, n0, k_begin,
-                     k_len, acc);
+    const float* b = B + batch * Index(strideB) + Index(kBKMajor ? k_begin : k_begin * ldb);
+    Engine::mainloop(smem, k_len > 0 ? (k_len + 31) / 32 : 0,
+                     GemmLoad<Engine, Index, M_, N_, lda, ldb, kBKMajor>(A + batch * Index(strideA) + Index(k_begin),
+                                                                      b, m0, n0, k_len),
+                     acc);
     const gemm::MatrixOut<float, Index, N_ % 4 == 0, false> out{
         workspace + (split * Index(Batch) + batch) * Index(M_ * N_), Index(N_), Index(M_),
         Index(N_), batch};

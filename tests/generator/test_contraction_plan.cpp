@@ -191,7 +191,7 @@ TEST_CASE("linear_dropout_softmax: split-K, transposed W as a view, dropout epil
   CHECK(odd.plan.kernels[1].template_name == "gemm_softmax_finalize");
 }
 
-TEST_CASE("sm_90a: k-contiguous f32 matmuls take the wgmma templates (goldens, plan choices)") {
+TEST_CASE("sm_90a: k-contiguous f32 matmuls and conv2d take the wgmma templates (goldens, plan choices)") {
   // The linear seed: 128 tiles of 128x128 for 132 SMs: one K slice in tf32 (the GEMM reads W
   // once at ~2.8 TB/s), also one in fp32 (3xTF32), then the fused split-K softmax.
   for (const auto precision : {kiln::Precision::fp32_accurate, kiln::Precision::tf32}) {
@@ -239,6 +239,26 @@ TEST_CASE("sm_90a: k-contiguous f32 matmuls take the wgmma templates (goldens, p
     CHECK(has(g.sources[0].text, "kiln::sm90::WgGemm<kiln::Tf32,"));   // precision="tf32" on the op
     CHECK(has(g.sources[0].text, "struct Epilogue"));
   }
+  // conv2d: the wgmma implicit GEMM in both precisions (128 out channels x 256 or 128 pixels).
+  for (const auto precision : {kiln::Precision::fp32_accurate, kiln::Precision::tf32}) {
+    const bool tf32 = precision == kiln::Precision::tf32;
+    const auto g = generate(kCases[4], "sm_90a", precision);
+    const std::string name = std::string("conv2d_3x3_sm90a") + (tf32 ? "_tf32" : "");
+    check_golden("plan/" + name + ".txt", g.plan.text());
+    check_golden("source/" + name + "_k0.cu", g.sources[0].text);
+    REQUIRE(g.plan.kernels.size() == 1);
+    CHECK(g.plan.kernels[0].template_name == "conv_wgmma");
+    CHECK(has(g.sources[0].text, "#include \"kiln/conv_sm90.cuh\""));
+    CHECK(has(g.sources[0].text, tf32 ? "/*BM*/ 128, /*BN*/ 256, /*Stages*/ 4, /*vecY*/ true"
+                                      : "/*BM*/ 128, /*BN*/ 128, /*Stages*/ 4, /*vecY*/ true"));
+    CHECK(g.plan.kernels[0].grid.x == (510 * 1022 + (tf32 ? 255 : 127)) / (tf32 ? 256 : 128));
+    CHECK(g.plan.kernels[0].grid.z == 8);
+  }
+  // A conv whose C*R*S is not a multiple of 4 (27), grouped or depthwise: the sm_80 templates.
+  CHECK(generate(kCases[5], "sm_90a", kiln::Precision::fp32_accurate).plan.kernels[0].template_name == "conv_nchw");
+  CHECK(generate(kCases[22], "sm_90a", kiln::Precision::fp32_accurate).plan.kernels[0].template_name == "conv_nchw");
+  CHECK(generate(kCases[20], "sm_90a", kiln::Precision::fp32_accurate).plan.kernels[0].template_name ==
+        "conv_depthwise");
   // Not k-contiguous (A^T, or B row-major), misaligned rows, or the portable sm_90 target: the
   // sm_80 templates.
   CHECK(generate(kCases[12], "sm_90a", kiln::Precision::fp32_accurate).plan.kernels[0].template_name == "gemm");

@@ -198,8 +198,8 @@ TEST_CASE("gpu: every covered spec matches the float64 reference") {
 
 // The sm_90a wgmma templates at shapes the shape sets above never give them (k contiguous in
 // both operands, 16-byte rows): M, N and K tails, split-K with the reduce and the fused softmax,
-// the one-split form with its own epilogue, in fp32-accurate (3xTF32) and tf32 (gemm_bias_relu
-// is tf32 on the op). The name starts like the test above so the compute-sanitizer runs of
+// the one-split form with its own epilogue, and conv2d's im2col gather with padding, stride and
+// tails, in fp32-accurate (3xTF32) and tf32 (gemm_bias_relu is tf32 on the op). The name starts like the test above so the compute-sanitizer runs of
 // scripts/gpu_suite.sh include it. KILN_WGMMA_COMPARE=1 also runs each case through the portable
 // sm_90 plan on the same inputs (a softmax after a linear layer with K = 4000 misses the fp32
 // tolerance identically on both paths, 3.12e-5: see docs/semantics.md "Tolerances").
@@ -231,6 +231,12 @@ TEST_CASE("gpu: every covered spec's wgmma path (sm_90a): tails, split-K, both p
       {"matmul.kiln", "gemm_bias_relu", {{"B", 1000}, {"IN", 516}, {"OUT", 1000}}, "gemm_wgmma"},
       {"matmul.kiln", "linear_bias", {{"B", 1000}, {"IN", 516}, {"OUT", 1000}}, "gemm_wgmma"},
       {"matmul.kiln", "linear_bias", {{"B", 257}, {"IN", 2052}, {"OUT", 129}}, "gemm_wgmma_split_k"},
+      // conv2d on wgmma: 130 out channels (two row tiles, the second of 2), odd spatial sizes,
+      // 72 = 8 x 3 x 3 k' (a short last k tile); stride 2 + padding 1 with 7 out channels
+      // (one 64-row tile) and 35 pixels (scalar stores).
+      {"conv2d_3x3.kiln", "conv2d_3x3", {{"N", 2}, {"C", 8}, {"H", 17}, {"W", 35}, {"K", 130}}, "conv_wgmma"},
+      {"conv.kiln", "conv2d_stride2_pad1", {{"N", 3}, {"C", 4}, {"H", 9}, {"W", 13}, {"K", 7}}, "conv_wgmma"},
+      {"conv.kiln", "conv2d_stride2_pad1", {{"N", 2}, {"C", 12}, {"H", 64}, {"W", 66}, {"K", 64}}, "conv_wgmma"},
   };
   for (const Precision precision : {Precision::fp32_accurate, Precision::tf32}) {
     Options options = memory_only();

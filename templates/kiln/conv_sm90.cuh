@@ -1,0 +1,114 @@
+// kiln/conv_sm90.cuh — Hopper conv2d (NCHW, groups 1) as an implicit GEMM on the wgmma engine of
+// gemm_sm90.cuh. Compile for sm_90a only.
+//
+// ============================================================================================
+// CONTRACT
+// --------------------------------------------------------------------------------------------
+// kiln::sm90::WgConvNchw<Precision, Index, Shape, BM, BN, Stages, kVecY, kStream>
+//   template <class OutT, class Epi>
+//   static __device__ void run(const float* x, const float* w, OutT* y, Epi epi);
+// x [N][C][H][W], w [K][C][R][S], y [N][K][Ho][Wo] (f32 operands; Precision Tf32 or Tf32x3);
+// Shape a conv::ConvShape with groups 1. The GEMM per image n: rows = the K out channels
+// (A = w viewed [K][C*R*S], k contiguous: C*R*S % 4 == 0 and w 16-byte aligned), columns = the
+// Ho*Wo output pixels of the image (B = the im2col gather of x, k' = (c, r, s) in w's order),
+// so y[n] is stored along contiguous output pixels (16-byte stores when kVecY: Ho*Wo % 4 == 0).
+// grid = (ceil(Ho*Wo / BN), ceil(K / BM), N); block = kThreads; dynamic smem kSmemBytes.
+// The epilogue functor is conv_igemm.cuh's: epi(acc, n, k, hw), once per output element.
+//
+// [Note: the gather]
+// The B tile is BN pixels x 32 k' in the wgmma layout ([pixel][k'], 128-byte swizzle), filled
+// by 4-byte cp.async (zero-filled for padding and tails). A warp covers 8 consecutive pixels x
+// 4 consecutive k' per instruction: the 8 lanes of one k' read 32 contiguous bytes of an input
+// row (one sector), and the 32 shared stores land in 32 distinct banks (pixel % 8 picks the
+// swizzled chunk, k' % 4 the word). Each thread keeps its pixels' input offsets in registers for
+// the whole CTA and decodes (c, r, s) of its 8 k' per k tile with constant divisions.
+// ============================================================================================
+#pragma once
+
+#include "kiln/conv_igemm.cuh"
+#include "kiln/gemm_sm90.cuh"
+
+namespace kiln {
+namespace sm90 {
+
+template <class Engine, class Index, class Shape>
+struct ConvGather {
+  static constexpr int kThreads = Engine::kThreads, BM = Engine::kWarpGroups * 64, BN = Engine::NT * 8;
+  static constexpr int kWarps = kThreads / 32;
+  static constexpr int kPix = BN / (8 * kWarps);  // pixels per thread
+  static constexpr long long kKdim = Shape::Kdim, kHW = Shape::H * Shape::W;
+  static_assert(BN % (8 * kWarps) == 0, "pixels per thread");
+  static_assert(Shape::kGroups == 1, "WgConvNchw is for groups == 1");
+  static_assert(kKdim % 4 == 0, "w rows must be 16-byte multiples");
+
+  const float* w;   // filters [K][Kdim]
+  const float* xn;  // image n
+  int m0;
+  int hbase[kPix], wbase[kPix];  // ho*SH - PH, wo*SW - PW of this thread's pixels (hbase < -H: none)
+
+  __device__ __forceinline__ ConvGather(const float* x, const float* w_, Index n, int m0_, int p0)
+      : w(w_), xn(x + n * Index(Shape::C * kHW)), m0(m0_) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int q = 0; q < kPix; ++q) {
+      const long long hw = p0 + (lane & 7) + 8 * (warp + kWarps * q);
+      const int ho = int(hw / Shape::Wo), wo = int(hw % Shape::Wo);
+      const bool in = hw < Shape::HoWo;
+      hbase[q] = in ? ho * Shape::kStrideH - Shape::kPadH : -(1 << 30);
+      wbase[q] = wo * Shape::kStrideW - Shape::kPadW;
+    }
+  }
+
+  __device__ __forceinline__ void operator()(int kt, u32 stage) const {
+    load_kmajor<BM, kThreads, Index>(stage, w, Index(kKdim), m0, Shape::K, kt * 32, int(kKdim));
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const u32 b = stage + Engine::kABytes;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const int kk = (lane >> 3) + 4 * i;
+      const int k = kt * 32 + kk;
+      constexpr int RS = Shape::R * Shape::S;
+      const int c = k / RS, rs = k - c * RS, r = rs / Shape::S, s = rs - r * Shape::S;
+      const int dr = r * Shape::kDilH, ds = s * Shape::kDilW;
+      const Index koff = Index(c) * Index(kHW) + dr * Index(Shape::W) + ds;
+      const bool kin = k < kKdim;
+      const u32 col = u32(((i ^ (lane & 7)) << 4) + (lane >> 3) * 4);
+#pragma unroll
+      for (int q = 0; q < kPix; ++q) {
+        const int hi = hbase[q] + dr, wi = wbase[q] + ds;
+        const bool ok = kin && unsigned(hi) < unsigned(Shape::H) && unsigned(wi) < unsigned(Shape::W);
+        const float* src = ok ? xn + (Index(hbase[q]) * Index(Shape::W) + wbase[q] + koff) : xn;
+        const u32 row = u32((lane & 7) + 8 * (warp + kWarps * q));
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(b + row * 128 + col), "l"(src),
+                     "r"(ok ? 4 : 0));
+      }
+    }
+  }
+};
+
+template <class Precision, class Index, class Shape, int BM, int BN, int Stages, bool kVecY, bool kStream>
+struct WgConvNchw {
+  using Engine = WgEngine<Precision, BM, BN, Stages>;
+  static constexpr int kThreads = Engine::kThreads;
+  static constexpr int kSmemBytes = Engine::kSmemBytes;
+  static constexpr long long kGridX = (Shape::HoWo + BN - 1) / BN, kGridY = (Shape::K + BM - 1) / BM;
+
+  template <class OutT, class Epi>
+  static __device__ __forceinline__ void run(const float* x, const float* w, OutT* y, Epi epi) {
+    extern __shared__ __align__(16) char smem[];
+    const Index n = blockIdx.z;
+    const int m0 = blockIdx.y * BM, p0 = blockIdx.x * BN;
+    float acc[Engine::NT][4];
+    Engine::mainloop(smem, int((Shape::Kdim + 31) / 32), ConvGather<Engine, Index, Shape>(x, w, n, m0, p0), acc);
+    const gemm::MatrixOut<OutT, Index, kVecY, kStream> out{y + n * Index(Shape::K * Shape::HoWo),
+                                                           Index(Shape::HoWo), Index(Shape::K),
+                                                           Index(Shape::HoWo), n};
+    float rmax[1][2], rsum[1][2];
+    const float (&frag)[1][Engine::NT][4] = reinterpret_cast<const float (&)[1][Engine::NT][4]>(acc);
+    gemm::store_fragments<Index, 1, Engine::NT, false>(frag, out, Index(m0 + (threadIdx.x >> 5) * 16),
+                                                       Index(p0), epi, rmax, rsum);
+  }
+};
+
+}  // namespace sm90
+}  // namespace kiln
