@@ -20,8 +20,9 @@
 //     and normalizes in one pass) or SplitKReduce (the epilogue);
 //   - on sm_90a, a tf32 / 3xTF32 matmul with k contiguous in both operands (A row-major, B a
 //     transposed view: a linear layer) and 16-byte rows takes the wgmma templates of
-//     gemm_sm90.cuh instead (WgGemm, or WgGemmSplitK + the same reduce kernels), unless a
-//     softmax follows with enough tiles for the row-statistics Gemm.
+//     gemm_sm90.cuh instead (WgGemm, or WgGemmSplitK + the same reduce kernels; a following
+//     softmax always takes the fused SplitKSoftmax, even with one K slice), unless a softmax
+//     follows with enough tiles for the row-statistics Gemm.
 // SmallK and split-K kernels set `min_blocks` (CTAs per SM), which becomes the second
 // __launch_bounds__ argument so the registers allow that many resident CTAs.
 // Conv2d: DepthwiseDirect when groups == C (memory-bound), else ConvNchw (implicit GEMM), or on
@@ -394,7 +395,7 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   }
   const std::int64_t bk = 32;
   const std::int64_t tiles = ceil_div(M, bm) * ceil_div(N, bn) * batch;
-  if (wgmma_fits(p, kn, a_k, b_k) && (!softmax || (tiles < 2 * sms && K >= kLongK))) {
+  if (wgmma_fits(p, kn, a_k, b_k) && (!softmax || tiles < 2 * sms)) {
     plan_wgmma(p, kn, M, N, K, batch, why, softmax, vec_c, stream_c);
     return;
   }
@@ -507,9 +508,11 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   P["precision"] = precision;
   P["stream"] = out_bytes > kStreamBytes;
   // sm_90a, f32 in tf32 / 3xTF32, one group, 16-byte filter rows: WgConvNchw (conv_sm90.cuh), the
-  // wgmma engine with an im2col gather. Measured on the seed (8x64x512x1024 -> 128, 3x3, H100,
-  // bench/standalone/gemm_check.cu): tf32 128x256 tiles, 4 stages 3.84 ms (128x128: 4.72);
-  // 3xTF32 128x128, 4 stages 10.59 ms (3 stages 10.73, 128x64 13.29); ConvNchw 6.35 / 13.56.
+  // wgmma engine with an im2col gather, one persistent CTA per SM walking the tiles (the next
+  // tile's loads overlap the last one's stores). Measured on the seed (8x64x512x1024 -> 128,
+  // 3x3, H100, bench/standalone/gemm_check.cu): tf32 128x256 tiles, 4 stages 3.58 ms persistent,
+  // 3.79 one CTA per tile (128x128: 4.41; 2 CTAs per SM of 128x128: 4.41); 3xTF32 128x128,
+  // 4 stages 10.13 ms (128x64 at 2 per SM 11.78); ConvNchw 6.40 / 13.68.
   if (p.target().arch == "sm_90a" && f32 && (precision == 1 || precision == 2) && G == 1 && kdim % 4 == 0 &&
       p.target().aligned16 && Ho * Wo < (std::int64_t{1} << 31)) {
     const bool x3 = precision == 2;
@@ -519,11 +522,13 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     P["min_blocks"] = 1;
     kn.template_name = "conv_wgmma";
     kn.block = {static_cast<unsigned>(128 * bm / 64), 1, 1};
-    kn.grid = {as_grid(ceil_div(Ho * Wo, bn)), as_grid(ceil_div(K, bm)), as_grid(N)};
+    const std::int64_t tiles = ceil_div(Ho * Wo, bn) * ceil_div(K, bm) * N;
+    kn.grid = {as_grid(std::min<std::int64_t>(tiles, p.target().sm_count)), 1, 1};
     kn.shared_bytes = static_cast<unsigned>(wgmma_smem(bm, bn, stages, x3));
     kn.reason = fmt::format("{}: sm_90a implicit GEMM on wgmma (WgConvNchw), {} out channels x {} pixels per image x "
-                            "K {}, {}x{} tiles, {} stages, im2col gathered by 4-byte cp.async{}; {}", shape_why, K,
-                            Ho * Wo, kdim, bm, bn, stages, P["stream"] ? ", streaming stores" : "", why);
+                            "K {}, {} {}x{} tiles over {} persistent CTAs, {} stages, im2col gathered by 4-byte "
+                            "cp.async{}; {}", shape_why, K, Ho * Wo, kdim, tiles, bm, bn, kn.grid.x, stages,
+                            P["stream"] ? ", streaming stores" : "", why);
     return;
   }
   // Rows = out channels of a group: a 64-row tile when there are at most 64.

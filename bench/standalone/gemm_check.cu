@@ -708,8 +708,8 @@ struct ConvBufs {
 
 template <class Prec, int BM, int BN, int Stages>
 using WgConv = kiln::sm90::WgConvNchw<Prec, int, conv_3x3_tf32::Shape, BM, BN, Stages, true, true>;
-template <class Prec, int BM, int BN, int Stages>
-__global__ void __launch_bounds__(WgConv<Prec, BM, BN, Stages>::kThreads, 1)
+template <class Prec, int BM, int BN, int Stages, int MinBlocks = 1>
+__global__ void __launch_bounds__(WgConv<Prec, BM, BN, Stages>::kThreads, MinBlocks)
 conv_wgmma(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y) {
   WgConv<Prec, BM, BN, Stages>::run(x, w, y, kiln::gemm::Identity{});
 }
@@ -744,15 +744,19 @@ void bench_conv_seed() {
       g_rows.push_back({"conv2d_3x3", v.prec, "ConvNchw (cuDNN: see README)", ms, flop / ms / 1e9, bytes / ms / 1e9,
                         e.rel(), e.max_rel, e.rel() < v.tol.rel && e.bad == 0});
     }
-    auto wgmma = [&](auto kernel, auto traits, const char* prec, const Tol& tol) {
+    auto wgmma = [&](auto kernel, auto traits, const char* prec, const Tol& tol, bool persistent = true) {
       using G = decltype(traits);
       set_smem(kernel, G::kSmemBytes);
       cudaFuncAttributes attr;
       CK(cudaFuncGetAttributes(&attr, kernel));
       char name[128];
-      std::snprintf(name, sizeof name, "wgmma conv %dx%d s%d (%d regs)", G::Engine::kWarpGroups * 64,
-                    G::Engine::NT * 8, G::Engine::kStages, attr.numRegs);
-      const dim3 grid(unsigned(G::kGridX), unsigned(G::kGridY), unsigned(Seed::N));
+      int per_sm = 0;
+      CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, G::kThreads, G::kSmemBytes));
+      std::snprintf(name, sizeof name, "wgmma conv %dx%d s%d %d/SM (%d regs)", G::Engine::kWarpGroups * 64,
+                    G::Engine::NT * 8, G::Engine::kStages, per_sm, attr.numRegs);
+      const long long tiles = G::kGridX * G::kGridY * Seed::N;
+      const unsigned grid = unsigned(persistent ? std::min<long long>(tiles, (long long)g_sms * per_sm) : tiles);
+      std::snprintf(name + std::strlen(name), sizeof name - std::strlen(name), " grid %u", grid);
       auto launch = [&] { kernel<<<grid, G::kThreads, G::kSmemBytes>>>(bufs.x.p, bufs.w.p, bufs.y.p); };
       const ErrStats e = bufs.check(name, prec, tol, false, false, 20000, launch);
       const float ms = time_ms(launch);
@@ -760,11 +764,14 @@ void bench_conv_seed() {
                         e.rel() < tol.rel && e.bad == 0});
     };
     wgmma(conv_wgmma<kiln::Tf32, 128, 256, 4>, WgConv<kiln::Tf32, 128, 256, 4>{}, "tf32", kTf32);
+    wgmma(conv_wgmma<kiln::Tf32, 128, 256, 4>, WgConv<kiln::Tf32, 128, 256, 4>{}, "tf32", kTf32, false);
+    wgmma(conv_wgmma<kiln::Tf32x3, 128, 128, 4>, WgConv<kiln::Tf32x3, 128, 128, 4>{}, "3xtf32", kFp32, false);
     wgmma(conv_wgmma<kiln::Tf32, 128, 128, 4>, WgConv<kiln::Tf32, 128, 128, 4>{}, "tf32", kTf32);
-    wgmma(conv_wgmma<kiln::Tf32, 128, 128, 6>, WgConv<kiln::Tf32, 128, 128, 6>{}, "tf32", kTf32);
+    wgmma(conv_wgmma<kiln::Tf32, 128, 128, 3, 2>, WgConv<kiln::Tf32, 128, 128, 3>{}, "tf32", kTf32);
+    wgmma(conv_wgmma<kiln::Tf32, 128, 256, 3>, WgConv<kiln::Tf32, 128, 256, 3>{}, "tf32", kTf32);
     wgmma(conv_wgmma<kiln::Tf32x3, 128, 128, 4>, WgConv<kiln::Tf32x3, 128, 128, 4>{}, "3xtf32", kFp32);
     wgmma(conv_wgmma<kiln::Tf32x3, 128, 128, 3>, WgConv<kiln::Tf32x3, 128, 128, 3>{}, "3xtf32", kFp32);
-    wgmma(conv_wgmma<kiln::Tf32x3, 128, 64, 4>, WgConv<kiln::Tf32x3, 128, 64, 4>{}, "3xtf32", kFp32);
+    wgmma(conv_wgmma<kiln::Tf32x3, 128, 64, 3, 2>, WgConv<kiln::Tf32x3, 128, 64, 3>{}, "3xtf32", kFp32);
   }
 }
 

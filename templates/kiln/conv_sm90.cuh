@@ -12,7 +12,10 @@
 // (A = w viewed [K][C*R*S], k contiguous: C*R*S % 4 == 0 and w 16-byte aligned), columns = the
 // Ho*Wo output pixels of the image (B = the im2col gather of x, k' = (c, r, s) in w's order),
 // so y[n] is stored along contiguous output pixels (16-byte stores when kVecY: Ho*Wo % 4 == 0).
-// grid = (ceil(Ho*Wo / BN), ceil(K / BM), N); block = kThreads; dynamic smem kSmemBytes.
+// Tiles: kGridX = ceil(Ho*Wo / BN) pixel tiles x kGridY = ceil(K / BM) channel tiles x N images,
+// pixels fastest. grid = (G, 1, 1) for any G <= the tile count: CTA b takes tiles b, b + G, ...
+// (persistent: G = the resident CTAs, so the next tile's loads overlap the stores of the last);
+// block = kThreads; dynamic smem kSmemBytes.
 // The epilogue functor is conv_igemm.cuh's: epi(acc, n, k, hw), once per output element.
 //
 // [Note: the gather]
@@ -21,7 +24,9 @@
 // 4 consecutive k' per instruction: the 8 lanes of one k' read 32 contiguous bytes of an input
 // row (one sector), and the 32 shared stores land in 32 distinct banks (pixel % 8 picks the
 // swizzled chunk, k' % 4 the word). Each thread keeps its pixels' input offsets in registers for
-// the whole CTA and decodes (c, r, s) of its 8 k' per k tile with constant divisions.
+// the whole CTA and decodes (c, r, s) of its 8 k' per k tile with constant divisions. A valid
+// convolution without padding whose taps all fall inside the input (kNoHalo) skips the bounds
+// tests: a tap is a pixel pointer plus the k' offset.
 // ============================================================================================
 #pragma once
 
@@ -41,13 +46,36 @@ struct ConvGather {
   static_assert(Shape::kGroups == 1, "WgConvNchw is for groups == 1");
   static_assert(kKdim % 4 == 0, "w rows must be 16-byte multiples");
 
-  const float* w;   // filters [K][Kdim]
-  const float* xn;  // image n
-  int m0;
-  int hbase[kPix], wbase[kPix];  // ho*SH - PH, wo*SW - PW of this thread's pixels (hbase < -H: none)
+  // No padding and every tap of every output pixel inside the input (the seed's valid
+  // convolution): a tap is in bounds exactly when its pixel and its k' are.
+  static constexpr bool kNoHalo =
+      Shape::kPadH == 0 && Shape::kPadW == 0 &&
+      (Shape::Ho - 1) * Shape::kStrideH + (Shape::R - 1) * Shape::kDilH < Shape::H &&
+      (Shape::Wo - 1) * Shape::kStrideW + (Shape::S - 1) * Shape::kDilW < Shape::W;
 
-  __device__ __forceinline__ ConvGather(const float* x, const float* w_, Index n, int m0_, int p0)
-      : w(w_), xn(x + n * Index(Shape::C * kHW)), m0(m0_) {
+  const float* x;
+  const float* w;   // filters [K][Kdim]
+  const float* xn;  // image n of the tile being loaded
+  int m0;
+  int cur = -1;                  // the CTA's tile number whose pixels are set up below
+  int hbase[kPix], wbase[kPix];  // ho*SH - PH, wo*SW - PW of this thread's pixels (hbase < -H: none)
+  const float* px[kPix];         // kNoHalo: x[n][0][hbase][wbase] of each pixel (xn when none)
+
+  __device__ __forceinline__ ConvGather(const float* x_, const float* w_) : x(x_), w(w_) {}
+
+  // Tile t of the grid: pixels fastest, then out-channel tiles, then images.
+  static __device__ __forceinline__ void decode(long long t, Index& n, int& m0, int& p0) {
+    constexpr long long kTilesP = (Shape::HoWo + BN - 1) / BN, kTilesM = (Shape::K + BM - 1) / BM;
+    p0 = int(t % kTilesP) * BN;
+    m0 = int(t / kTilesP % kTilesM) * BM;
+    n = Index(t / kTilesP / kTilesM);
+  }
+
+  __device__ __forceinline__ void setup(long long t) {
+    Index n;
+    int p0;
+    decode(t, n, m0, p0);
+    xn = x + n * Index(Shape::C * kHW);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
     for (int q = 0; q < kPix; ++q) {
@@ -56,10 +84,20 @@ struct ConvGather {
       const bool in = hw < Shape::HoWo;
       hbase[q] = in ? ho * Shape::kStrideH - Shape::kPadH : -(1 << 30);
       wbase[q] = wo * Shape::kStrideW - Shape::kPadW;
+      px[q] = in ? xn + (Index(hbase[q]) * Index(Shape::W) + wbase[q]) : xn;
     }
   }
 
-  __device__ __forceinline__ void operator()(int kt, u32 stage) const {
+  // k tile kt of the CTA's tile number `tile` (grid tile blockIdx.x + tile * gridDim.x).
+  __device__ __forceinline__ void operator()(int tile, int kt, u32 stage) {
+    if (tile != cur) {
+      setup(blockIdx.x + (long long)tile * gridDim.x);
+      cur = tile;
+    }
+    gather(kt, stage);
+  }
+
+  __device__ __forceinline__ void gather(int kt, u32 stage) const {
     load_kmajor<BM, kThreads, Index>(stage, w, Index(kKdim), m0, Shape::K, kt * 32, int(kKdim));
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u32 b = stage + Engine::kABytes;
@@ -75,9 +113,16 @@ struct ConvGather {
       const u32 col = u32(((i ^ (lane & 7)) << 4) + (lane >> 3) * 4);
 #pragma unroll
       for (int q = 0; q < kPix; ++q) {
-        const int hi = hbase[q] + dr, wi = wbase[q] + ds;
-        const bool ok = kin && unsigned(hi) < unsigned(Shape::H) && unsigned(wi) < unsigned(Shape::W);
-        const float* src = ok ? xn + (Index(hbase[q]) * Index(Shape::W) + wbase[q] + koff) : xn;
+        bool ok;
+        const float* src;
+        if constexpr (kNoHalo) {
+          ok = kin && hbase[q] >= 0;
+          src = ok ? px[q] + koff : xn;
+        } else {
+          const int hi = hbase[q] + dr, wi = wbase[q] + ds;
+          ok = kin && unsigned(hi) < unsigned(Shape::H) && unsigned(wi) < unsigned(Shape::W);
+          src = ok ? xn + (Index(hbase[q]) * Index(Shape::W) + wbase[q] + koff) : xn;
+        }
         const u32 row = u32((lane & 7) + 8 * (warp + kWarps * q));
         asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(b + row * 128 + col), "l"(src),
                      "r"(ok ? 4 : 0));
@@ -96,17 +141,24 @@ struct WgConvNchw {
   template <class OutT, class Epi>
   static __device__ __forceinline__ void run(const float* x, const float* w, OutT* y, Epi epi) {
     extern __shared__ __align__(16) char smem[];
-    const Index n = blockIdx.z;
-    const int m0 = blockIdx.y * BM, p0 = blockIdx.x * BN;
-    float acc[Engine::NT][4];
-    Engine::mainloop(smem, int((Shape::Kdim + 31) / 32), ConvGather<Engine, Index, Shape>(x, w, n, m0, p0), acc);
-    const gemm::MatrixOut<OutT, Index, kVecY, kStream> out{y + n * Index(Shape::K * Shape::HoWo),
-                                                           Index(Shape::HoWo), Index(Shape::K),
-                                                           Index(Shape::HoWo), n};
-    float rmax[1][2], rsum[1][2];
-    const float (&frag)[1][Engine::NT][4] = reinterpret_cast<const float (&)[1][Engine::NT][4]>(acc);
-    gemm::store_fragments<Index, 1, Engine::NT, false>(frag, out, Index(m0 + (threadIdx.x >> 5) * 16),
-                                                       Index(p0), epi, rmax, rsum);
+    using Gather = ConvGather<Engine, Index, Shape>;
+    Gather gather(x, w);
+    const long long tiles = kGridX * kGridY * Shape::N;
+    const int ntiles = int((tiles - blockIdx.x + gridDim.x - 1) / gridDim.x);
+    Engine::run_tiles(smem, ntiles, int((Shape::Kdim + 31) / 32), gather,
+                      [&](int tile, const float (&acc)[Engine::NT][4]) {
+                        Index n;
+                        int m0, p0;
+                        Gather::decode(blockIdx.x + (long long)tile * gridDim.x, n, m0, p0);
+                        const gemm::MatrixOut<OutT, Index, kVecY, kStream> out{
+                            y + n * Index(Shape::K * Shape::HoWo), Index(Shape::HoWo), Index(Shape::K),
+                            Index(Shape::HoWo), n};
+                        float rmax[1][2], rsum[1][2];
+                        const float (&frag)[1][Engine::NT][4] =
+                            reinterpret_cast<const float (&)[1][Engine::NT][4]>(acc);
+                        gemm::store_fragments<Index, 1, Engine::NT, false>(
+                            frag, out, Index(m0 + (threadIdx.x >> 5) * 16), Index(p0), epi, rmax, rsum);
+                      });
   }
 };
 

@@ -247,73 +247,106 @@ struct WgEngine {
   // acc (this warp's 16 rows of the warpgroup's m64 x BN block) = the sum over k tiles of A · B.
   template <class Load>
   static __device__ __forceinline__ void mainloop(char* smem_raw, int ktiles, const Load& load_tile,
-                                                  float (&acc)[NT][4]) {
+                                                  float (&out)[NT][4]) {
+    auto load = [&](int, int kt, u32 stage) { load_tile(kt, stage); };
+    run_tiles(smem_raw, 1, ktiles, load, [&](int, const float (&acc)[NT][4]) {
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) out[j][r] = acc[j][r];
+    });
+  }
+
+  // The persistent form: this CTA's `ntiles` output tiles as one stream of ntiles * ktiles k
+  // steps, so the first k tiles of the next output tile are in flight while the finished one is
+  // stored. load(tile, kt, stage) fills k tile kt of the CTA's tile number `tile`, called in
+  // stream order; store(tile, acc) once per tile with the complete accumulators.
+  template <class Load, class Store>
+  static __device__ __forceinline__ void run_tiles(char* smem_raw, int ntiles, int ktiles, Load& load_tile,
+                                                   const Store& store) {
+    float acc[NT][4];
 #pragma unroll
     for (int j = 0; j < NT; ++j)
 #pragma unroll
       for (int r = 0; r < 4; ++r) acc[j][r] = 0.f;
+    if (ktiles <= 0) {  // an empty K range (a split past the end of K): zeros
+      for (int t = 0; t < ntiles; ++t) store(t, acc);
+      return;
+    }
     // The ring starts at the first 1024-byte boundary (the swizzle repeats every 8 rows).
     const u32 raw = smem_addr(smem_raw);
     const u32 base = (raw + 1023u) & ~1023u;
     char* smem = smem_raw + (base - raw);
-    auto load = [&](int kt) { load_tile(kt, base + (kt % Stages) * kStageBytes); };
+    const int total = ntiles * ktiles;
+    auto load = [&](int g) { load_tile(g / ktiles, g % ktiles, base + (g % Stages) * kStageBytes); };
 #pragma unroll 1
-    for (int kt = 0; kt < kAhead; ++kt) {
-      if (kt < ktiles) load(kt);
+    for (int g = 0; g < kAhead; ++g) {
+      if (g < total) load(g);
       cp_async_commit();
     }
     const int wg = threadIdx.x >> 7;
     const u32 lo_base = base + Stages * kStageBytes;
     float part[k3x ? NT : 1][4];  // Tf32x3: one k tile's products (see [Note: promotion])
+    int g = 0;  // the step in the stream: tile * ktiles + kt
 #pragma unroll 1
-    for (int kt = 0; kt < ktiles; ++kt) {
-      cp_async_wait<kAhead - 1>();
-      fence_async_shared();
-      __syncthreads();  // tile kt is in shared memory; the wgmma of tile kt - 1 - kInFlight is done
-      if (kt + kAhead < ktiles) load(kt + kAhead);
-      cp_async_commit();
-      const int s = kt % Stages;
-      const u32 sa = base + s * kStageBytes + wg * 64 * 128;
-      const u32 sb = base + s * kStageBytes + kABytes;
-      if constexpr (k3x) {
-        split_stage(smem + s * kStageBytes, smem + Stages * kStageBytes);
+    for (int tile = 0; tile < ntiles; ++tile) {
+#pragma unroll 1
+      for (int kt = 0; kt < ktiles; ++kt, ++g) {
+        cp_async_wait<kAhead - 1>();
         fence_async_shared();
-        __syncthreads();
-        // [Note: promotion] wgmma's f32 accumulation does not round to nearest: each
-        // instruction's products are added to the accumulator with an error that scales with the
-        // accumulator's magnitude. Accumulating a whole K in wgmma gave 8.6e-5 relative error at
-        // K = 8192 (uniform [0, 1) inputs). So each k tile's twelve products start from zero
-        // (scale-d = 0) in `part` and are added to acc with ordinary rounded f32 adds: 2.65e-7.
-        // (Promoting every k8 step instead measured 3.06e-7: four times as many rounded adds at
-        // the full accumulator's magnitude.)
-        fence_accumulators(part);
-        wg_fence();
+        __syncthreads();  // step g is in shared memory; the wgmma of step g - 1 - kInFlight is done
+        if (g + kAhead < total) load(g + kAhead);
+        cp_async_commit();
+        const int s = g % Stages;
+        const u32 sa = base + s * kStageBytes + wg * 64 * 128;
+        const u32 sb = base + s * kStageBytes + kABytes;
+        if constexpr (k3x) {
+          split_stage(smem + s * kStageBytes, smem + Stages * kStageBytes);
+          fence_async_shared();
+          __syncthreads();
+          // [Note: promotion] wgmma's f32 accumulation does not round to nearest: each
+          // instruction's products are added to the accumulator with an error that scales with the
+          // accumulator's magnitude. Accumulating a whole K in wgmma gave 8.6e-5 relative error at
+          // K = 8192 (uniform [0, 1) inputs). So each k tile's twelve products start from zero
+          // (scale-d = 0) in `part` and are added to acc with ordinary rounded f32 adds: 2.65e-7.
+          // (Promoting every k8 step instead measured 3.06e-7: four times as many rounded adds at
+          // the full accumulator's magnitude.)
+          fence_accumulators(part);
+          wg_fence();
 #pragma unroll
-        for (int kk = 0; kk < BK / 8; ++kk) {
-          const u32 step = kk * 32;
-          const u32 la = lo_base + (sa - base - s * kStageBytes), lb = lo_base + kABytes;
-          Mma<BN>::run(part, descriptor(la + step), descriptor(sb + step), kk == 0 ? 0 : 1);
-          Mma<BN>::run(part, descriptor(sa + step), descriptor(lb + step), 1);
-          Mma<BN>::run(part, descriptor(sa + step), descriptor(sb + step), 1);
-        }
-        wg_commit();
-        wg_wait<0>();
-        promote(acc, part);
-      } else {
-        fence_accumulators(acc);
-        wg_fence();
+          for (int kk = 0; kk < BK / 8; ++kk) {
+            const u32 step = kk * 32;
+            const u32 la = lo_base + (sa - base - s * kStageBytes), lb = lo_base + kABytes;
+            Mma<BN>::run(part, descriptor(la + step), descriptor(sb + step), kk == 0 ? 0 : 1);
+            Mma<BN>::run(part, descriptor(sa + step), descriptor(lb + step), 1);
+            Mma<BN>::run(part, descriptor(sa + step), descriptor(sb + step), 1);
+          }
+          wg_commit();
+          wg_wait<0>();
+          promote(acc, part);
+        } else {
+          // No operand fences here: the previous step's wgmma may still be writing acc (one batch
+          // stays in flight), and touching its registers would make ptxas insert a full wait.
+          // Only wgmma instructions use acc until the wait<0> at the end of the tile.
+          wg_fence();
 #pragma unroll
-        for (int kk = 0; kk < BK / 8; ++kk) {
-          const u32 step = kk * 32;
-          Mma<BN>::run(acc, descriptor(sa + step), descriptor(sb + step), 1);
+          for (int kk = 0; kk < BK / 8; ++kk) {
+            const u32 step = kk * 32;
+            Mma<BN>::run(acc, descriptor(sa + step), descriptor(sb + step), 1);
+          }
+          wg_commit();
+          wg_wait<kInFlight>();
         }
-        wg_commit();
-        wg_wait<kInFlight>();
-        fence_accumulators(acc);
       }
+      // The tile is complete: store it while the next tile's first loads are in flight.
+      wg_wait<0>();
+      fence_accumulators(acc);
+      store(tile, acc);
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) acc[j][r] = 0.f;
     }
-    wg_wait<0>();
-    fence_accumulators(acc);
   }
 };
 

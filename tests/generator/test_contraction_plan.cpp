@@ -251,8 +251,10 @@ TEST_CASE("sm_90a: k-contiguous f32 matmuls and conv2d take the wgmma templates 
     CHECK(has(g.sources[0].text, "#include \"kiln/conv_sm90.cuh\""));
     CHECK(has(g.sources[0].text, tf32 ? "/*BM*/ 128, /*BN*/ 256, /*Stages*/ 4, /*vecY*/ true"
                                       : "/*BM*/ 128, /*BN*/ 128, /*Stages*/ 4, /*vecY*/ true"));
-    CHECK(g.plan.kernels[0].grid.x == (510 * 1022 + (tf32 ? 255 : 127)) / (tf32 ? 256 : 128));
-    CHECK(g.plan.kernels[0].grid.z == 8);
+    CHECK(g.plan.kernels[0].grid.x == 132);   // persistent: one CTA per SM walks the tiles
+    CHECK(has(g.plan.kernels[0].reason, fmt::format("{} 128x{} tiles over 132 persistent CTAs",
+                                                    (510 * 1022 + (tf32 ? 255 : 127)) / (tf32 ? 256 : 128) * 8,
+                                                    tf32 ? 256 : 128)));
   }
   // A conv whose C*R*S is not a multiple of 4 (27), grouped or depthwise: the sm_80 templates.
   CHECK(generate(kCases[5], "sm_90a", kiln::Precision::fp32_accurate).plan.kernels[0].template_name == "conv_nchw");
