@@ -706,12 +706,12 @@ struct ConvBufs {
   }
 };
 
-template <class Prec, int BM, int BN, int Stages>
-using WgConv = kiln::sm90::WgConvNchw<Prec, int, conv_3x3_tf32::Shape, BM, BN, Stages, true, true>;
-template <class Prec, int BM, int BN, int Stages, int MinBlocks = 1>
-__global__ void __launch_bounds__(WgConv<Prec, BM, BN, Stages>::kThreads, MinBlocks)
+template <class Prec, int BM, int BN, int Stages, int InFlight = -1>
+using WgConv = kiln::sm90::WgConvNchw<Prec, int, conv_3x3_tf32::Shape, BM, BN, Stages, true, true, InFlight>;
+template <class Prec, int BM, int BN, int Stages, int MinBlocks = 1, int InFlight = -1>
+__global__ void __launch_bounds__(WgConv<Prec, BM, BN, Stages, InFlight>::kThreads, MinBlocks)
 conv_wgmma(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y) {
-  WgConv<Prec, BM, BN, Stages>::run(x, w, y, kiln::gemm::Identity{});
+  WgConv<Prec, BM, BN, Stages, InFlight>::run(x, w, y, kiln::gemm::Identity{});
 }
 
 void bench_conv_seed() {
@@ -752,8 +752,8 @@ void bench_conv_seed() {
       char name[128];
       int per_sm = 0;
       CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, G::kThreads, G::kSmemBytes));
-      std::snprintf(name, sizeof name, "wgmma conv %dx%d s%d %d/SM (%d regs)", G::Engine::kWarpGroups * 64,
-                    G::Engine::NT * 8, G::Engine::kStages, per_sm, attr.numRegs);
+      std::snprintf(name, sizeof name, "wgmma conv %dx%d s%d %d/SM (%d regs) in flight %d", G::Engine::kWarpGroups * 64,
+                    G::Engine::NT * 8, G::Engine::kStages, per_sm, attr.numRegs, G::Engine::kInFlight);
       const long long tiles = G::kGridX * G::kGridY * Seed::N;
       const unsigned grid = unsigned(persistent ? std::min<long long>(tiles, (long long)g_sms * per_sm) : tiles);
       std::snprintf(name + std::strlen(name), sizeof name - std::strlen(name), " grid %u", grid);
@@ -764,6 +764,7 @@ void bench_conv_seed() {
                         e.rel() < tol.rel && e.bad == 0});
     };
     wgmma(conv_wgmma<kiln::Tf32, 128, 256, 4>, WgConv<kiln::Tf32, 128, 256, 4>{}, "tf32", kTf32);
+    wgmma(conv_wgmma<kiln::Tf32, 128, 256, 4, 1, 0>, WgConv<kiln::Tf32, 128, 256, 4, 0>{}, "tf32", kTf32);
     wgmma(conv_wgmma<kiln::Tf32, 128, 256, 4>, WgConv<kiln::Tf32, 128, 256, 4>{}, "tf32", kTf32, false);
     wgmma(conv_wgmma<kiln::Tf32x3, 128, 128, 4>, WgConv<kiln::Tf32x3, 128, 128, 4>{}, "3xtf32", kFp32, false);
     wgmma(conv_wgmma<kiln::Tf32, 128, 128, 4>, WgConv<kiln::Tf32, 128, 128, 4>{}, "tf32", kTf32);

@@ -200,7 +200,7 @@ __device__ __forceinline__ void load_nmajor(char* dst, const float* base, int n0
 // The tile engine: the cp.async ring, the split pass and the wgmma issue. The operand loads are
 // the caller's: load(kt, stage) fills k tile kt of A (BM rows) at `stage` and of B (BN rows) at
 // stage + kABytes (shared addresses), 128-byte swizzled, zero-filled outside the matrices.
-template <class Precision, int BM, int BN, int Stages>
+template <class Precision, int BM, int BN, int Stages, int InFlight = -1>
 struct WgEngine {
   static constexpr int BK = 32;
   static constexpr int kWarpGroups = BM / 64;
@@ -211,8 +211,9 @@ struct WgEngine {
   static constexpr int kStageBytes = kABytes + kBBytes;
   static constexpr int kStages = Stages;
   static constexpr int kSmemBytes = (Stages + (k3x ? 1 : 0)) * kStageBytes + 1024;
-  // Tf32 keeps one wgmma batch in flight, so the stage refilled is the one read two steps back.
-  static constexpr int kInFlight = k3x ? 0 : 1;
+  // Tf32 keeps one wgmma batch in flight (unless InFlight says 0), so the stage refilled is the
+  // one read two steps back; 3xTF32 promotes every step, so nothing stays in flight.
+  static constexpr int kInFlight = k3x ? 0 : InFlight >= 0 ? InFlight : 1;
   static constexpr int kAhead = Stages - 1 - kInFlight;  // k tiles loaded ahead of the one used
   static_assert(gemm::SameType<Precision, Tf32>::value || k3x, "the wgmma path is for tf32 / 3xTF32");
   static_assert(BM % 64 == 0 && (BN == 64 || BN == 128 || BN == 256), "tile shape");
