@@ -16,7 +16,7 @@ cmake --install build-gpu --prefix build-gpu/prefix >/dev/null
 cmake -S examples/host_app -B build-gpu/host_app -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$PWD/build-gpu/prefix" >/dev/null
 cmake --build build-gpu/host_app >/dev/null && cp build-gpu/host_app/host_app .gpu/bin/ && strip .gpu/bin/host_app
-# A pack of every spec op at --small shapes for sm_90, built here without a GPU: the
+# A pack of every spec op at --small shapes for sm_90a (what an H100 runs), built here without a GPU: the
 # suite runs it on the GPU with NVRTC made unloadable (deployment without NVRTC).
 mkdir -p .gpu/packs
 build-gpu/bin/kiln build specs/*.kiln --small --arch sm_90a -o .gpu/packs/specs-small-sm_90a.kilnpack

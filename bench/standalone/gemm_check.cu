@@ -400,14 +400,14 @@ void bench_small_k(cublasHandle_t h) {
   const V variants[] = {
       {"tf32", "128x128 w64x32 (old)", kiln_gemm_small_k_tf32, small_k_tf32::Kernel::kThreads,
        small_k_tf32::Kernel::kSmemBytes, small_k_tf32::Kernel::kTiles, kTf32},
-      SK_VARIANT(kiln::Tf32, 128, 64, 32, 32, 2, "tf32", "[plan] 128x64 w32x32 lb(256,2)", kTf32),
+      SK_VARIANT(kiln::Tf32, 128, 64, 32, 32, 2, "tf32", "128x64 w32x32 lb(256,2)", kTf32),
       SK_VARIANT(kiln::Tf32, 128, 64, 32, 32, 2, "tf32", "128x64 w32x32 lb(256,2) A pre-rounded", kTf32, true),
       SK_VARIANT(kiln::Tf32, 128, 128, 64, 32, 2, "tf32", "128x128 w64x32 lb(256,2) spills", kTf32),
       SK_VARIANT(kiln::Tf32, 64, 128, 32, 32, 2, "tf32", "64x128 w32x32 lb(256,2)", kTf32),
-      SK_VARIANT(kiln::Tf32, 128, 64, 64, 32, 3, "tf32", "128x64 w64x32 lb(128,3)", kTf32),
-      {"3xtf32", "128x128 w64x32 (old)", kiln_gemm_small_k_tf32x3, small_k_tf32x3::Kernel::kThreads,
+      SK_VARIANT(kiln::Tf32, 128, 64, 64, 32, 3, "tf32", "[plan] 128x64 w64x32 lb(128,3)", kTf32),
+      {"3xtf32", "[plan] 128x128 w64x32 1/SM", kiln_gemm_small_k_tf32x3, small_k_tf32x3::Kernel::kThreads,
        small_k_tf32x3::Kernel::kSmemBytes, small_k_tf32x3::Kernel::kTiles, kFp32},
-      SK_VARIANT(kiln::Tf32x3, 128, 64, 32, 32, 2, "3xtf32", "[plan] 128x64 w32x32 lb(256,2)", kFp32),
+      SK_VARIANT(kiln::Tf32x3, 128, 64, 32, 32, 2, "3xtf32", "128x64 w32x32 lb(256,2)", kFp32),
       SK_VARIANT(kiln::Tf32x3, 128, 64, 32, 32, 2, "3xtf32", "128x64 w32x32 lb(256,2) A pre-split", kFp32, true),
       SK_VARIANT(kiln::Tf32x3, 128, 128, 64, 32, 2, "3xtf32", "128x128 w64x32 lb(256,2) spills", kFp32),
       SK_VARIANT(kiln::Tf32x3, 64, 128, 32, 32, 2, "3xtf32", "64x128 w32x32 lb(256,2)", kFp32),
@@ -538,7 +538,7 @@ void bench_linear(cublasHandle_t h) {
   variants.push_back(old_variant("tf32", "gemm+rowstats 128x128 s6, finalize (old)", kiln_linear_tf32,
                                  kiln_linear_tf32_softmax, linear_tf32::Kernel::kThreads,
                                  linear_tf32::Kernel::kSmemBytes, linear_tf32::Finalize::kThreads, kTf32));
-  variants.push_back(linear_split<kiln::Tf32, 128, 128, 64, 32, 3, 2, 2>("tf32", "[plan] ", kTf32));
+  variants.push_back(linear_split<kiln::Tf32, 128, 128, 64, 32, 3, 2, 2>("tf32", "[sm_90 plan] ", kTf32));
   variants.push_back(linear_split<kiln::Tf32, 128, 128, 64, 32, 3, 4, 2>("tf32", "", kTf32));
   variants.push_back(linear_split<kiln::Tf32, 128, 128, 64, 32, 4, 4, 1>("tf32", "", kTf32));
   variants.push_back(linear_split<kiln::Tf32, 128, 128, 32, 32, 4, 2, 1>("tf32", "", kTf32));
@@ -549,7 +549,7 @@ void bench_linear(cublasHandle_t h) {
   variants.push_back(linear_wgmma<kiln::Tf32, 128, 256, 4, 2, 1>("tf32", "", kTf32));
   variants.push_back(linear_wgmma<kiln::Tf32, 128, 256, 4, 4, 1>("tf32", "", kTf32));
   variants.push_back(linear_wgmma<kiln::Tf32, 128, 128, 3, 2, 2>("tf32", "", kTf32));
-  variants.push_back(linear_wgmma<kiln::Tf32, 128, 128, 6, 1, 1>("tf32", "", kTf32));
+  variants.push_back(linear_wgmma<kiln::Tf32, 128, 128, 6, 1, 1>("tf32", "[plan] ", kTf32));
   variants.push_back(linear_wgmma<kiln::Tf32, 128, 128, 6, 2, 1>("tf32", "", kTf32));
   variants.push_back(linear_wgmma<kiln::Tf32, 128, 64, 4, 2, 2>("tf32", "", kTf32));
   variants.push_back(linear_wgmma<kiln::Tf32, 128, 128, 7, 1, 1>("tf32", "", kTf32));
@@ -557,12 +557,13 @@ void bench_linear(cublasHandle_t h) {
   variants.push_back(old_variant("3xtf32", "gemm+rowstats 128x128 s6, finalize (old)", kiln_linear_tf32x3,
                                  kiln_linear_tf32x3_softmax, linear_tf32x3::Kernel::kThreads,
                                  linear_tf32x3::Kernel::kSmemBytes, linear_tf32x3::Finalize::kThreads, kFp32));
-  variants.push_back(linear_split<kiln::Tf32x3, 128, 128, 32, 32, 4, 2, 1>("3xtf32", "[plan] ", kFp32));
+  variants.push_back(linear_split<kiln::Tf32x3, 128, 128, 64, 32, 4, 2, 1>("3xtf32", "[sm_90 plan] ", kFp32));
+  variants.push_back(linear_split<kiln::Tf32x3, 128, 128, 32, 32, 4, 2, 1>("3xtf32", "", kFp32));
   variants.push_back(linear_split<kiln::Tf32x3, 128, 128, 32, 32, 4, 4, 1>("3xtf32", "", kFp32));
-  variants.push_back(linear_split<kiln::Tf32x3, 128, 128, 64, 32, 4, 2, 1>("3xtf32", "", kFp32));
   variants.push_back(linear_split<kiln::Tf32x3, 128, 64, 64, 32, 4, 2, 2>("3xtf32", "", kFp32));
   variants.push_back(linear_wgmma<kiln::Tf32x3, 128, 128, 4, 2, 1>("3xtf32", "", kFp32));
   variants.push_back(linear_wgmma<kiln::Tf32x3, 128, 128, 3, 1, 1>("3xtf32", "", kFp32));
+  variants.push_back(linear_wgmma<kiln::Tf32x3, 128, 128, 4, 1, 1>("3xtf32", "[plan] ", kFp32));
   variants.push_back(linear_wgmma<kiln::Tf32x3, 128, 64, 4, 2, 2>("3xtf32", "", kFp32));
   variants.push_back(linear_wgmma<kiln::Tf32x3, 64, 128, 3, 2, 2>("3xtf32", "", kFp32));
 
@@ -763,7 +764,7 @@ void bench_conv_seed() {
       g_rows.push_back({"conv2d_3x3", prec, name, ms, flop / ms / 1e9, bytes / ms / 1e9, e.rel(), e.max_rel,
                         e.rel() < tol.rel && e.bad == 0});
     };
-    wgmma(conv_wgmma<kiln::Tf32, 128, 256, 4>, WgConv<kiln::Tf32, 128, 256, 4>{}, "tf32", kTf32);
+    wgmma(conv_wgmma<kiln::Tf32, 128, 256, 4>, WgConv<kiln::Tf32, 128, 256, 4>{}, "tf32", kTf32);  // the plan
     wgmma(conv_wgmma<kiln::Tf32, 128, 256, 4, 1, 0>, WgConv<kiln::Tf32, 128, 256, 4, 0>{}, "tf32", kTf32);
     wgmma(conv_wgmma<kiln::Tf32, 128, 256, 4>, WgConv<kiln::Tf32, 128, 256, 4>{}, "tf32", kTf32, false);
     wgmma(conv_wgmma<kiln::Tf32x3, 128, 128, 4>, WgConv<kiln::Tf32x3, 128, 128, 4>{}, "3xtf32", kFp32, false);
