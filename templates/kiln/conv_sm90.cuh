@@ -156,11 +156,7 @@ struct WgConvNchw {
                         const gemm::MatrixOut<OutT, Index, kVecY, kStream> out{
                             y + n * Index(Shape::K * Shape::HoWo), Index(Shape::HoWo), Index(Shape::K),
                             Index(Shape::HoWo), n};
-                        float rmax[1][2], rsum[1][2];
-                        const float (&frag)[1][Engine::NT][4] =
-                            reinterpret_cast<const float (&)[1][Engine::NT][4]>(acc);
-                        gemm::store_fragments<Index, 1, Engine::NT, false>(
-                            frag, out, Index(m0 + (threadIdx.x >> 5) * 16), Index(p0), epi, rmax, rsum);
+                        store_tile(acc, out, m0, Index(p0), epi);
                       });
   }
 };

@@ -219,6 +219,13 @@ struct WgEngine {
   static_assert(BM % 64 == 0 && (BN == 64 || BN == 128 || BN == 256), "tile shape");
   static_assert(kAhead >= 1, "too few stages");
 
+  static __device__ __forceinline__ void clear(float (&acc)[NT][4]) {
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) acc[j][r] = 0.f;
+  }
+
   // acc += d once d's wgmma is complete.
   static __device__ __forceinline__ void promote(float (&acc)[NT][4], float (&d)[NT][4]) {
     fence_accumulators(d);
@@ -245,31 +252,16 @@ struct WgEngine {
     }
   }
 
-  // acc (this warp's 16 rows of the warpgroup's m64 x BN block) = the sum over k tiles of A · B.
-  template <class Load>
-  static __device__ __forceinline__ void mainloop(char* smem_raw, int ktiles, const Load& load_tile,
-                                                  float (&out)[NT][4]) {
-    auto load = [&](int, int kt, u32 stage) { load_tile(kt, stage); };
-    run_tiles(smem_raw, 1, ktiles, load, [&](int, const float (&acc)[NT][4]) {
-#pragma unroll
-      for (int j = 0; j < NT; ++j)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) out[j][r] = acc[j][r];
-    });
-  }
-
-  // The persistent form: this CTA's `ntiles` output tiles as one stream of ntiles * ktiles k
-  // steps, so the first k tiles of the next output tile are in flight while the finished one is
-  // stored. load(tile, kt, stage) fills k tile kt of the CTA's tile number `tile`, called in
-  // stream order; store(tile, acc) once per tile with the complete accumulators.
+  // This CTA's `ntiles` output tiles as one stream of ntiles * ktiles k steps, so the first k
+  // tiles of the next output tile are in flight while the finished one is stored (a GEMM CTA
+  // has one tile; conv_sm90.cuh's are persistent). load(tile, kt, stage) fills k tile kt of the
+  // CTA's tile number `tile`, called in stream order; store(tile, acc) once per tile with the
+  // complete accumulators: this warp's 16 rows of the warpgroup's m64 x BN block of A · B.
   template <class Load, class Store>
   static __device__ __forceinline__ void run_tiles(char* smem_raw, int ntiles, int ktiles, Load& load_tile,
                                                    const Store& store) {
     float acc[NT][4];
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) acc[j][r] = 0.f;
+    clear(acc);
     if (ktiles <= 0) {  // an empty K range (a split past the end of K): zeros
       for (int t = 0; t < ntiles; ++t) store(t, acc);
       return;
@@ -286,7 +278,8 @@ struct WgEngine {
       cp_async_commit();
     }
     const int wg = threadIdx.x >> 7;
-    const u32 lo_base = base + Stages * kStageBytes;
+    // Tf32x3: this warpgroup's A rows and all of B in the lo buffer.
+    const u32 lo_a = base + Stages * kStageBytes + wg * 64 * 128, lo_b = base + Stages * kStageBytes + kABytes;
     float part[k3x ? NT : 1][4];  // Tf32x3: one k tile's products (see [Note: promotion])
     int g = 0;  // the step in the stream: tile * ktiles + kt
 #pragma unroll 1
@@ -317,9 +310,8 @@ struct WgEngine {
 #pragma unroll
           for (int kk = 0; kk < BK / 8; ++kk) {
             const u32 step = kk * 32;
-            const u32 la = lo_base + (sa - base - s * kStageBytes), lb = lo_base + kABytes;
-            Mma<BN>::run(part, descriptor(la + step), descriptor(sb + step), kk == 0 ? 0 : 1);
-            Mma<BN>::run(part, descriptor(sa + step), descriptor(lb + step), 1);
+            Mma<BN>::run(part, descriptor(lo_a + step), descriptor(sb + step), kk == 0 ? 0 : 1);
+            Mma<BN>::run(part, descriptor(sa + step), descriptor(lo_b + step), 1);
             Mma<BN>::run(part, descriptor(sa + step), descriptor(sb + step), 1);
           }
           wg_commit();
@@ -343,13 +335,20 @@ struct WgEngine {
       wg_wait<0>();
       fence_accumulators(acc);
       store(tile, acc);
-#pragma unroll
-      for (int j = 0; j < NT; ++j)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) acc[j][r] = 0.f;
+      clear(acc);
     }
   }
 };
+
+// The epilogue of a tile: this warp's accumulators (rows m0 + 16 * warp, columns from n0) through
+// gemm::store_fragments (the mma.sync C layout per warp and n8 block; 16-byte stores).
+template <class Index, int NT, class Out, class Epi>
+__device__ __forceinline__ void store_tile(const float (&acc)[NT][4], const Out& out, int m0, Index n0,
+                                           const Epi& epi) {
+  float rmax[1][2], rsum[1][2];  // row statistics: not kept by the wgmma templates
+  const float (&frag)[1][NT][4] = reinterpret_cast<const float (&)[1][NT][4]>(acc);
+  gemm::store_fragments<Index, 1, NT, false>(frag, out, Index(m0 + (threadIdx.x >> 5) * 16), n0, epi, rmax, rsum);
+}
 
 // The GEMM's stage loader: A k contiguous; B k contiguous (kBKMajor) or n contiguous. A and B are
 // already offset to the batch and to the first k of the range.
@@ -360,7 +359,7 @@ struct GemmLoad {
   int m0, n0, k_len;
   __device__ __forceinline__ GemmLoad(const float* a_, const float* b_, int m0_, int n0_, int k_len_)
       : a(a_), b(b_), m0(m0_), n0(n0_), k_len(k_len_) {}
-  __device__ __forceinline__ void operator()(int kt, u32 stage) const {
+  __device__ __forceinline__ void operator()(int /*tile: one per CTA*/, int kt, u32 stage) const {
     constexpr int BM = Engine::kWarpGroups * 64, BN = Engine::NT * 8;
     load_kmajor<BM, Engine::kThreads, Index>(stage, a, Index(lda), m0, M_, kt * 32, k_len);
     if constexpr (kBKMajor) {
@@ -388,17 +387,13 @@ struct WgGemm {
     extern __shared__ __align__(16) char smem[];
     const Index batch = blockIdx.z;
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-    float acc[Engine::NT][4];
-    Engine::mainloop(smem, int((K_ + 31) / 32),
-                     GemmLoad<Engine, Index, M_, N_, lda, ldb, kBKMajor>(A + batch * Index(strideA),
-                                                                      B + batch * Index(strideB), m0, n0, int(K_)),
-                     acc);
+    GemmLoad<Engine, Index, M_, N_, lda, ldb, kBKMajor> load(A + batch * Index(strideA), B + batch * Index(strideB),
+                                                             m0, n0, int(K_));
     const gemm::MatrixOut<OutT, Index, kVecC, kStreamC> out{C + batch * Index(strideC), Index(ldc),
                                                             Index(M_), Index(N_), batch};
-    float rmax[1][2], rsum[1][2];
-    const float (&frag)[1][Engine::NT][4] = reinterpret_cast<const float (&)[1][Engine::NT][4]>(acc);
-    gemm::store_fragments<Index, 1, Engine::NT, false>(
-        frag, out, Index(m0 + (threadIdx.x >> 5) * 16), Index(n0), epi, rmax, rsum);
+    Engine::run_tiles(smem, 1, int((K_ + 31) / 32), load, [&](int, const float (&acc)[Engine::NT][4]) {
+      store_tile(acc, out, m0, Index(n0), epi);
+    });
   }
 };
 
@@ -423,19 +418,16 @@ struct WgGemmSplitK {
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     const long long k_begin = split * kKChunk;
     const int k_len = int(K_ - k_begin < kKChunk ? K_ - k_begin : kKChunk);  // <= 0: zeros
-    float acc[Engine::NT][4];
     const float* b = B + batch * Index(strideB) + Index(kBKMajor ? k_begin : k_begin * ldb);
-    Engine::mainloop(smem, k_len > 0 ? (k_len + 31) / 32 : 0,
-                     GemmLoad<Engine, Index, M_, N_, lda, ldb, kBKMajor>(A + batch * Index(strideA) + Index(k_begin),
-                                                                      b, m0, n0, k_len),
-                     acc);
+    GemmLoad<Engine, Index, M_, N_, lda, ldb, kBKMajor> load(A + batch * Index(strideA) + Index(k_begin), b, m0, n0,
+                                                             k_len);
     const gemm::MatrixOut<float, Index, N_ % 4 == 0, false> out{
         workspace + (split * Index(Batch) + batch) * Index(M_ * N_), Index(N_), Index(M_),
         Index(N_), batch};
-    float rmax[1][2], rsum[1][2];
-    const float (&frag)[1][Engine::NT][4] = reinterpret_cast<const float (&)[1][Engine::NT][4]>(acc);
-    gemm::store_fragments<Index, 1, Engine::NT, false>(
-        frag, out, Index(m0 + (threadIdx.x >> 5) * 16), Index(n0), gemm::Identity{}, rmax, rsum);
+    Engine::run_tiles(smem, 1, k_len > 0 ? (k_len + 31) / 32 : 0, load,
+                      [&](int, const float (&acc)[Engine::NT][4]) {
+                        store_tile(acc, out, m0, Index(n0), gemm::Identity{});
+                      });
   }
 };
 
