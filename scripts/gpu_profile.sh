@@ -9,13 +9,15 @@ export PATH=/usr/local/cuda/bin:$PATH
 out=${OUT:-/tmp/kiln-out}
 mkdir -p "$out"
 sections=(SpeedOfLight MemoryWorkloadAnalysis Occupancy LaunchStats WarpStateStats SchedulerStats ComputeWorkloadAnalysis)
+details=()  # the sections' tables too (stall reasons, memory charts) where this ncu can print them
+if ncu --help 2>/dev/null | grep -q -- '--print-details'; then details=(--print-details all); fi
 for row in "$@"; do
   IFS='|' read -r only precision launches <<<"$row"
   name=$(echo "$only-$precision" | tr -c 'A-Za-z0-9_-' '_')
   echo "=== profiling '$only' ($precision), $launches kiln launches"
   # shellcheck disable=SC2046
   timeout 300 ncu --target-processes all --kernel-name regex:'^kiln_' --launch-count "${launches:-2}" \
-    $(printf -- '--section %s ' "${sections[@]}") \
+    $(printf -- '--section %s ' "${sections[@]}") "${details[@]}" \
     python3 bench/bench.py --lib .gpu/lib/libkiln_capi.so --quick --no-compile --no-ceilings \
       --only "$only" --precision "$precision" --out /tmp/kiln-prof >"$out/prof_$name.txt" 2>&1
   echo "exit $?"; grep -E '^  kiln_|Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Compute \(SM\) Throughput|Block Limit' "$out/prof_$name.txt" | head -60

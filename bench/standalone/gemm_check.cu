@@ -233,14 +233,54 @@ namespace sk {
 using Index = int;  // as the planner emits it: every tensor has < 2^31 elements
 constexpr long long kM = 32768, kN = 32768;
 constexpr int kK = 64;
-template <class Prec, int BM, int BN, int WM, int WN, bool PrepA = false>
-using Kn = kiln::gemm::SmallK<Prec, Index, kM, kN, kK, kK, kN, kN, BM, BN, WM, WN, PrepA>;
+template <class Prec, int BM, int BN, int WM, int WN, bool PrepA = false, int Bulk = 0>
+using Kn = kiln::gemm::SmallK<Prec, Index, kM, kN, kK, kK, kN, kN, BM, BN, WM, WN, PrepA, Bulk>;
 }  // namespace sk
 
-template <class Prec, int BM, int BN, int WM, int WN, int MinBlocks, bool PrepA = false>
-__global__ void __launch_bounds__(sk::Kn<Prec, BM, BN, WM, WN, PrepA>::kThreads, MinBlocks)
+template <class Prec, int BM, int BN, int WM, int WN, int MinBlocks, bool PrepA = false, int Bulk = 0>
+__global__ void __launch_bounds__(sk::Kn<Prec, BM, BN, WM, WN, PrepA, Bulk>::kThreads, MinBlocks)
 small_k_variant(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c) {
-  sk::Kn<Prec, BM, BN, WM, WN, PrepA>::run(a, b, c, kiln::gemm::Identity{});
+  sk::Kn<Prec, BM, BN, WM, WN, PrepA, Bulk>::run(a, b, c, kiln::gemm::Identity{});
+}
+
+// Write ceilings for C (no loads, no math): a grid-stride 16-byte fill, and BM x BN tiles
+// written in SmallK's two tile orders (a contiguous range of tiles per CTA, or strided).
+template <bool Stream>
+__global__ void __launch_bounds__(256) fill_c(float4* __restrict__ c, long long n4) {
+  const float4 v = make_float4(1.f, 2.f, 3.f, 4.f);
+  for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n4; i += 256ll * gridDim.x) {
+    if constexpr (Stream) __stcs(c + i, v); else c[i] = v;
+  }
+}
+// Read ceiling: every thread sums its share of 16-byte loads (4 in flight) into sink.
+__global__ void __launch_bounds__(256) read_sum(const float4* __restrict__ x, long long n4, float* __restrict__ sink) {
+  float acc = 0.f;
+  const long long stride = 256ll * gridDim.x;
+  long long i = blockIdx.x * 256ll + threadIdx.x;
+  for (; i + 3 * stride < n4; i += 4 * stride) {
+    float4 v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) v[u] = __ldg(x + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < 4; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+  }
+  for (; i < n4; i += stride) { const float4 v = __ldg(x + i); acc += v.x + v.y + v.z + v.w; }
+  sink[blockIdx.x * 256 + threadIdx.x] = acc;
+}
+template <int BM, int BN, bool Strided>
+__global__ void __launch_bounds__(256) store_tiles(float* __restrict__ c) {
+  constexpr long long kTilesN = sk::kN / BN, kTiles = sk::kM / BM * kTilesN;
+  const long long step = Strided ? gridDim.x : 1;
+  const long long begin = Strided ? blockIdx.x : kTiles * blockIdx.x / gridDim.x;
+  const long long end = Strided ? kTiles : kTiles * (blockIdx.x + 1) / gridDim.x;
+  for (long long t = begin; t < end; t += step) {
+    const long long tm = t / kTilesN, tn = t % kTilesN;
+    const float4 v = make_float4(float(t), 0.f, 0.f, 0.f);
+    for (int i = threadIdx.x; i < BM * BN / 4; i += 256) {
+      const int r = i / (BN / 4), c4 = i % (BN / 4);
+      __stcs(reinterpret_cast<float4*>(c + (tm * BM + r) * sk::kN + tn * BN) + c4, v);
+    }
+  }
 }
 
 template <class Prec, int BM, int BN, int Stages>
@@ -250,6 +290,21 @@ template <class Prec, int BM, int BN, int Stages, int MinBlocks>
 __global__ void __launch_bounds__(SkWg<Prec, BM, BN, Stages>::kThreads, MinBlocks)
 small_k_wgmma(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c) {
   SkWg<Prec, BM, BN, Stages>::run(a, b, c, kiln::gemm::Identity{});
+}
+
+template <class Prec>
+using SkPrep = kiln::sm90::SmallKPrep<Prec, sk::Index, sk::kM, sk::kN, sk::kK, sk::kK, sk::kN>;
+template <class Prec, int BM, int BN>
+using SkWgK = kiln::sm90::WgSmallK<Prec, sk::Index, sk::kM, sk::kN, sk::kK, sk::kN, BM, BN, true>;
+template <class Prec>
+__global__ void __launch_bounds__(256) small_k_prep(const float* __restrict__ a, const float* __restrict__ b,
+                                                    float* __restrict__ ws) {
+  SkPrep<Prec>::run(a, b, ws);
+}
+template <class Prec, int BM, int BN, int MinBlocks>
+__global__ void __launch_bounds__(SkWgK<Prec, BM, BN>::kThreads, MinBlocks)
+small_k_wgmma_persistent(const float* __restrict__ ws, float* __restrict__ c) {
+  SkWgK<Prec, BM, BN>::run(ws, c, kiln::gemm::Identity{});
 }
 
 // ---- linear_dropout_softmax: GemmSplitK + SplitKSoftmax (and SplitKReduce to check H)
@@ -384,6 +439,22 @@ void bench_small_k(cublasHandle_t h) {
     };
     time_cublas(h, "matmul_small_k", "", run, flop, bytes);
   }
+  {  // the write ceilings: C alone, no loads or math (TB/s counts C's bytes only)
+    const double cbytes = M * N * 4.0;
+    auto ceiling = [&](const char* what, const std::function<void()>& launch) {
+      const float ms = time_ms(launch);
+      g_rows.push_back({"matmul_small_k", "-", what, ms, 0, cbytes / ms / 1e9, -1, -1});
+    };
+    const long long n4 = M * N / 4;
+    ceiling("write ceiling: fill C, st.global.cs, 8/SM", [&] { fill_c<true><<<8 * g_sms, 256>>>(reinterpret_cast<float4*>(c.p), n4); });
+    ceiling("write ceiling: fill C, st.global, 8/SM", [&] { fill_c<false><<<8 * g_sms, 256>>>(reinterpret_cast<float4*>(c.p), n4); });
+    ceiling("write ceiling: 128x64 tiles, ranges, 3/SM", [&] { store_tiles<128, 64, false><<<3 * g_sms, 256>>>(c.p); });
+    ceiling("write ceiling: 128x64 tiles, strided, 3/SM", [&] { store_tiles<128, 64, true><<<3 * g_sms, 256>>>(c.p); });
+    ceiling("write ceiling: 128x128 tiles, ranges, 1/SM", [&] { store_tiles<128, 128, false><<<g_sms, 256>>>(c.p); });
+    ceiling("write ceiling: 128x128 tiles, strided, 1/SM", [&] { store_tiles<128, 128, true><<<g_sms, 256>>>(c.p); });
+    ceiling("write ceiling: 128x128 tiles, ranges, 2/SM", [&] { store_tiles<128, 128, false><<<2 * g_sms, 256>>>(c.p); });
+    ceiling("write ceiling: 128x128 tiles, strided, 2/SM", [&] { store_tiles<128, 128, true><<<2 * g_sms, 256>>>(c.p); });
+  }
 
   struct V {
     const char* prec;
@@ -405,6 +476,11 @@ void bench_small_k(cublasHandle_t h) {
       SK_VARIANT(kiln::Tf32, 128, 128, 64, 32, 2, "tf32", "128x128 w64x32 lb(256,2) spills", kTf32),
       SK_VARIANT(kiln::Tf32, 64, 128, 32, 32, 2, "tf32", "64x128 w32x32 lb(256,2)", kTf32),
       SK_VARIANT(kiln::Tf32, 128, 64, 64, 32, 3, "tf32", "[plan] 128x64 w64x32 lb(128,3)", kTf32),
+      SK_VARIANT(kiln::Tf32, 128, 64, 64, 32, 2, "tf32", "128x64 w64x32 lb(128,2) bulk1", kTf32, false, 1),
+      SK_VARIANT(kiln::Tf32, 128, 64, 64, 32, 1, "tf32", "128x64 w64x32 bulk2", kTf32, false, 2),
+      SK_VARIANT(kiln::Tf32, 128, 64, 32, 32, 2, "tf32", "128x64 w32x32 lb(256,2) bulk1", kTf32, false, 1),
+      SK_VARIANT(kiln::Tf32, 128, 128, 64, 32, 1, "tf32", "128x128 w64x32 bulk1", kTf32, false, 1),
+      SK_VARIANT(kiln::Tf32, 64, 64, 32, 32, 3, "tf32", "64x64 w32x32 lb(128,3) bulk1", kTf32, false, 1),
       {"3xtf32", "[plan] 128x128 w64x32 1/SM", kiln_gemm_small_k_tf32x3, small_k_tf32x3::Kernel::kThreads,
        small_k_tf32x3::Kernel::kSmemBytes, small_k_tf32x3::Kernel::kTiles, kFp32},
       SK_VARIANT(kiln::Tf32x3, 128, 64, 32, 32, 2, "3xtf32", "128x64 w32x32 lb(256,2)", kFp32),
@@ -412,6 +488,12 @@ void bench_small_k(cublasHandle_t h) {
       SK_VARIANT(kiln::Tf32x3, 128, 128, 64, 32, 2, "3xtf32", "128x128 w64x32 lb(256,2) spills", kFp32),
       SK_VARIANT(kiln::Tf32x3, 64, 128, 32, 32, 2, "3xtf32", "64x128 w32x32 lb(256,2)", kFp32),
       SK_VARIANT(kiln::Tf32x3, 128, 64, 64, 32, 3, "3xtf32", "128x64 w64x32 lb(128,3) spills", kFp32),
+      SK_VARIANT(kiln::Tf32x3, 128, 128, 64, 32, 1, "3xtf32", "128x128 w64x32 bulk1", kFp32, false, 1),
+      SK_VARIANT(kiln::Tf32x3, 128, 128, 64, 32, 1, "3xtf32", "128x128 w64x32 A pre-split bulk1", kFp32, true, 1),
+      SK_VARIANT(kiln::Tf32x3, 128, 64, 64, 32, 2, "3xtf32", "128x64 w64x32 lb(128,2) bulk1", kFp32, false, 1),
+      SK_VARIANT(kiln::Tf32x3, 128, 64, 64, 32, 2, "3xtf32", "128x64 w64x32 lb(128,2) A pre-split bulk1", kFp32, true, 1),
+      SK_VARIANT(kiln::Tf32x3, 128, 64, 32, 32, 2, "3xtf32", "128x64 w32x32 lb(256,2) bulk1", kFp32, false, 1),
+      SK_VARIANT(kiln::Tf32x3, 64, 64, 32, 32, 3, "3xtf32", "64x64 w32x32 lb(128,3) bulk1", kFp32, false, 1),
       {"ieee", "128x128 w64x32 1/SM", kiln_gemm_small_k_ieee, small_k_ieee::Kernel::kThreads,
        small_k_ieee::Kernel::kSmemBytes, small_k_ieee::Kernel::kTiles, kFp32},
   };
@@ -454,6 +536,43 @@ void bench_small_k(cublasHandle_t h) {
     const dim3 grid(unsigned(G::kTilesN), unsigned(G::kTilesM), 1);
     check_and_time(prec, name, tol, [&] { kernel<<<grid, G::kThreads, G::kSmemBytes>>>(a.p, b.p, c.p); });
   };
+  // Persistent wgmma SmallK: the operand pre-pass (k-contiguous, tf32-rounded / split copies) and
+  // the main kernel, timed together.
+  auto wgmma_persistent = [&](auto kernel, auto traits, auto prep, auto prep_traits, int min_blocks,
+                              const char* prec, const Tol& tol) {
+    using G = decltype(traits);
+    using P = decltype(prep_traits);
+    set_smem(kernel, G::kSmemBytes);
+    int per_sm = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, G::kThreads, G::kSmemBytes));
+    cudaFuncAttributes attr;
+    CK(cudaFuncGetAttributes(&attr, kernel));
+    DevBuf<float> ws(size_t(P::kWorkspaceFloats));
+    const int grid = int(std::min<long long>(G::kTiles, (long long)g_sms * std::max(per_sm, 1)));
+    char name[128];
+    std::snprintf(name, sizeof name, "wgmma persistent %dx%d lb(%d,%d) %d/SM grid %d (%d regs)", G::kWarpGroups * 64,
+                  G::NT * 8, G::kThreads, min_blocks, per_sm, grid, attr.numRegs);
+    check_and_time(prec, name, tol, [&] {
+      prep<<<unsigned(P::kGridX), P::kThreads>>>(a.p, b.p, ws.p);
+      kernel<<<grid, G::kThreads, G::kSmemBytes>>>(ws.p, c.p);
+    });
+  };
+  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32, 128, 128, 1>, SkWgK<kiln::Tf32, 128, 128>{},
+                   small_k_prep<kiln::Tf32>, SkPrep<kiln::Tf32>{}, 1, "tf32", kTf32);
+  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32, 128, 64, 2>, SkWgK<kiln::Tf32, 128, 64>{},
+                   small_k_prep<kiln::Tf32>, SkPrep<kiln::Tf32>{}, 2, "tf32", kTf32);
+  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32, 64, 128, 2>, SkWgK<kiln::Tf32, 64, 128>{},
+                   small_k_prep<kiln::Tf32>, SkPrep<kiln::Tf32>{}, 2, "tf32", kTf32);
+  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32, 256, 64, 1>, SkWgK<kiln::Tf32, 256, 64>{},
+                   small_k_prep<kiln::Tf32>, SkPrep<kiln::Tf32>{}, 1, "tf32", kTf32);
+  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32x3, 256, 64, 1>, SkWgK<kiln::Tf32x3, 256, 64>{},
+                   small_k_prep<kiln::Tf32x3>, SkPrep<kiln::Tf32x3>{}, 1, "3xtf32", kFp32);
+  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32x3, 128, 128, 1>, SkWgK<kiln::Tf32x3, 128, 128>{},
+                   small_k_prep<kiln::Tf32x3>, SkPrep<kiln::Tf32x3>{}, 1, "3xtf32", kFp32);
+  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32x3, 128, 64, 1>, SkWgK<kiln::Tf32x3, 128, 64>{},
+                   small_k_prep<kiln::Tf32x3>, SkPrep<kiln::Tf32x3>{}, 1, "3xtf32", kFp32);
+  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32x3, 64, 128, 1>, SkWgK<kiln::Tf32x3, 64, 128>{},
+                   small_k_prep<kiln::Tf32x3>, SkPrep<kiln::Tf32x3>{}, 1, "3xtf32", kFp32);
   wgmma(small_k_wgmma<kiln::Tf32, 128, 128, 3, 2>, SkWg<kiln::Tf32, 128, 128, 3>{}, "tf32", kTf32);
   wgmma(small_k_wgmma<kiln::Tf32, 128, 256, 3, 1>, SkWg<kiln::Tf32, 128, 256, 3>{}, "tf32", kTf32);
   wgmma(small_k_wgmma<kiln::Tf32, 64, 128, 3, 3>, SkWg<kiln::Tf32, 64, 128, 3>{}, "tf32", kTf32);
@@ -493,6 +612,19 @@ void bench_linear(cublasHandle_t h) {
   for (auto& s : samples) {
     idx.push_back(s.first * N + s.second);
     ref.push_back(h_ref(int(s.first), int(s.second)));
+  }
+  {  // the read ceiling for W (1 GiB): 16-byte loads summed per thread, no math beyond that
+    DevBuf<float> sink(size_t(16) * g_sms * 256);
+    const long long n4 = (long long)N * K / 4;
+    for (int per_sm : {4, 8}) {
+      auto launch = [&] {
+        read_sum<<<per_sm * g_sms, 256>>>(reinterpret_cast<const float4*>(w.p), n4, sink.p);
+      };
+      const float ms = time_ms(launch);
+      char what[96];
+      std::snprintf(what, sizeof what, "read ceiling: sum W, ld.global.nc 16 B, %d/SM", per_sm);
+      g_rows.push_back({"linear_dropout_softmax", "-", what, ms, 0, double(N) * K * 4 / ms / 1e9, -1, -1});
+    }
   }
   const int full_rows[] = {0, 77, M - 1};
   std::vector<std::vector<double>> row_ref;  // float64 softmax(dropout(h)) of whole rows
@@ -917,19 +1049,29 @@ void bench_general() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;  // skip the big seeds
+  // --quick: skip the big seeds; any other words pick sections (general, conv_variants, small_k,
+  // linear, conv_seed) by name.
+  bool quick = false;
+  std::vector<std::string> only;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    else only.emplace_back(argv[i]);
+  }
+  auto want = [&](const char* section) {
+    return only.empty() || std::find(only.begin(), only.end(), section) != only.end();
+  };
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   g_sms = prop.multiProcessorCount;
   std::printf("device: %s, %d SMs\n", prop.name, g_sms);
   cublasHandle_t h;
   CB(cublasCreate(&h));
-  bench_general();
-  bench_conv_variants();
+  if (want("general")) bench_general();
+  if (want("conv_variants")) bench_conv_variants();
   if (!quick) {
-    bench_small_k(h);
-    bench_linear(h);
-    bench_conv_seed();
+    if (want("small_k")) bench_small_k(h);
+    if (want("linear")) bench_linear(h);
+    if (want("conv_seed")) bench_conv_seed();
   }
   CB(cublasDestroy(h));
 

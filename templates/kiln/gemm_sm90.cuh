@@ -78,11 +78,6 @@ template <int N>
 __device__ __forceinline__ void wg_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
-// Makes this thread's completed generic-proxy shared stores (st.shared, cp.async) visible to
-// the async proxy that wgmma reads through.
-__device__ __forceinline__ void fence_async_shared() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
 // Keeps the compiler from moving accumulator reads or writes across an in-flight wgmma.
 template <int NT>
 __device__ __forceinline__ void fence_accumulators(float (&d)[NT][4]) {
@@ -287,7 +282,7 @@ struct WgEngine {
 #pragma unroll 1
       for (int kt = 0; kt < ktiles; ++kt, ++g) {
         cp_async_wait<kAhead - 1>();
-        fence_async_shared();
+        fence_proxy_async_shared();  // wgmma reads through the async proxy
         __syncthreads();  // step g is in shared memory; the wgmma of step g - 1 - kInFlight is done
         if (g + kAhead < total) load(g + kAhead);
         cp_async_commit();
@@ -296,7 +291,7 @@ struct WgEngine {
         const u32 sb = base + s * kStageBytes + kABytes;
         if constexpr (k3x) {
           split_stage(smem + s * kStageBytes, smem + Stages * kStageBytes);
-          fence_async_shared();
+          fence_proxy_async_shared();  // wgmma reads through the async proxy
           __syncthreads();
           // [Note: promotion] wgmma's f32 accumulation does not round to nearest: each
           // instruction's products are added to the accumulator with an error that scales with the
@@ -428,6 +423,189 @@ struct WgGemmSplitK {
                       [&](int, const float (&acc)[Engine::NT][4]) {
                         store_tile(acc, out, m0, Index(n0), gemm::Identity{});
                       });
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Small K on wgmma: see [Note: small K on wgmma] and the contract (3) at the top.
+// The operand pre-pass: A (M x K, row stride lda) and B (K x N, row stride ldb, n contiguous) to
+// k-contiguous, tf32-rounded copies in the workspace; Tf32x3 writes hi and lo parts.
+// Workspace layout (floats): [A hi: M*K][Bt hi: N*K] and, for Tf32x3, [A lo: M*K][Bt lo: N*K].
+template <class Precision, class Index, long long M_, long long N_, int K_, long long lda, long long ldb>
+struct SmallKPrep {
+  static constexpr bool k3x = gemm::SameType<Precision, Tf32x3>::value;
+  static constexpr int kThreads = 256;
+  static constexpr int kCols = 32;                                   // B columns per CTA
+  static constexpr long long kBBlocks = (N_ + kCols - 1) / kCols;
+  static constexpr long long kAElems = M_ * K_;
+  static constexpr long long kABlocks = (kAElems + kThreads * 8 - 1) / (kThreads * 8);
+  static constexpr long long kGridX = kBBlocks + kABlocks;
+  static constexpr long long kWorkspaceFloats = (k3x ? 2 : 1) * (M_ + N_) * K_;
+  static constexpr long long kLoOffset = (M_ + N_) * K_;              // A lo, then Bt lo
+  static_assert(K_ <= 128, "small K");
+
+  static __device__ __forceinline__ void split(float x, float& hi, float& lo) {
+    hi = __uint_as_float(tf32_rna(x));
+    lo = x - hi;
+  }
+  static __device__ __forceinline__ void run(const float* A, const float* B, float* ws) {
+    __shared__ float tile[K_][kCols + 1];
+    float* a_hi = ws;
+    float* bt_hi = ws + M_ * K_;
+    if (blockIdx.x < kBBlocks) {  // B[k][n0 .. n0 + 31] -> Bt[n][k]
+      const long long n0 = (long long)blockIdx.x * kCols;
+      for (int i = threadIdx.x; i < K_ * kCols; i += kThreads) {
+        const int k = i / kCols, c = i % kCols;
+        tile[k][c] = n0 + c < N_ ? B[Index(k) * Index(ldb) + Index(n0 + c)] : 0.f;
+      }
+      __syncthreads();
+      for (int i = threadIdx.x; i < K_ * kCols; i += kThreads) {
+        const int c = i / K_, k = i % K_;
+        if (n0 + c >= N_) continue;
+        float hi, lo;
+        split(tile[k][c], hi, lo);
+        const Index o = Index(n0 + c) * Index(K_) + Index(k);
+        bt_hi[o] = hi;
+        if constexpr (k3x) ws[kLoOffset + M_ * K_ + o] = lo;
+      }
+    } else {  // A, element by element (any lda)
+      const long long e0 = (long long)(blockIdx.x - kBBlocks) * kThreads * 8;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const long long e = e0 + j * kThreads + threadIdx.x;
+        if (e >= kAElems) break;
+        const long long m = e / K_, k = e % K_;
+        float hi, lo;
+        split(A[Index(m) * Index(lda) + Index(k)], hi, lo);
+        a_hi[e] = hi;
+        if constexpr (k3x) ws[kLoOffset + e] = lo;
+      }
+    }
+  }
+};
+
+// The main kernel: persistent CTAs walk a contiguous range of BM x BN tiles in row-major tile
+// order. The A block (all of K) stays in shared memory while the row block is unchanged; B blocks
+// are double-buffered. Two accumulator sets: the wgmma of tile i runs on the tensor cores while
+// the warps store tile i - 1 from the other set.
+template <class Precision, class Index, long long M_, long long N_, int K_, long long ldc, int BM, int BN,
+          bool kStreamC>
+struct WgSmallK {
+  static constexpr bool k3x = gemm::SameType<Precision, Tf32x3>::value;
+  static constexpr int kParts = k3x ? 2 : 1;                 // hi (and lo)
+  static constexpr int kKTiles = (K_ + 31) / 32;            // 32-wide swizzled k tiles
+  static constexpr int kKSteps = (K_ + 7) / 8;
+  static constexpr int kWarpGroups = BM / 64;
+  static constexpr int kThreads = 128 * kWarpGroups;
+  static constexpr int NT = BN / 8;
+  static constexpr int kAPart = kKTiles * BM * 128, kBPart = kKTiles * BN * 128;  // bytes
+  static constexpr int kABytes = kParts * kAPart, kBBytes = kParts * kBPart;
+  static constexpr int kSmemBytes = kABytes + 2 * kBBytes + 1024;  // + alignment to 1024
+  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
+  static constexpr long long kTiles = kTilesM * kTilesN;
+  using Prep = SmallKPrep<Precision, Index, M_, N_, K_, 1, 1>;  // only its workspace layout
+  static_assert(BM == 64 || BM == 128 || BM == 256, "BM");
+  static_assert(BN == 64 || BN == 128 || BN == 256, "BN");
+  static_assert(K_ % 8 == 0 && K_ <= 128, "small K, K % 8 == 0");
+  static_assert(ldc % 4 == 0 && N_ % 4 == 0, "16-byte rows of C");
+
+  // One operand block (rows [row0, row0 + ROWS) of a k-contiguous [rows][K] workspace matrix,
+  // every part) into kKTiles swizzled [ROWS][32] tiles per part.
+  template <int ROWS>
+  static __device__ __forceinline__ void load_block(u32 dst, const float* src, long long lo_offset,
+                                                    long long row0, long long rows) {
+#pragma unroll
+    for (int part = 0; part < kParts; ++part)
+#pragma unroll
+      for (int kt = 0; kt < kKTiles; ++kt)
+        load_kmajor<ROWS, kThreads, Index>(dst + (part * kKTiles + kt) * ROWS * 128, src + part * lo_offset,
+                                           Index(K_), row0, rows, kt * 32, K_);
+  }
+
+  static __device__ __forceinline__ void clear(float (&acc)[NT][4]) {
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) acc[j][r] = 0.f;
+  }
+
+  // acc = A block · B block (scale-d = 0 on the first step), issued and committed, not waited.
+  static __device__ __forceinline__ void issue(float (&acc)[NT][4], u32 sa, u32 sb) {
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < kKSteps; ++kk) {
+      const u32 a = sa + (kk / 4) * BM * 128 + (kk % 4) * 32;
+      const u32 b = sb + (kk / 4) * BN * 128 + (kk % 4) * 32;
+      if constexpr (k3x) {  // lo·hi' + hi·lo' + hi·hi', small terms first
+        Mma<BN>::run(acc, descriptor(a + kAPart), descriptor(b), kk == 0 ? 0 : 1);
+        Mma<BN>::run(acc, descriptor(a), descriptor(b + kBPart), 1);
+        Mma<BN>::run(acc, descriptor(a), descriptor(b), 1);
+      } else {
+        Mma<BN>::run(acc, descriptor(a), descriptor(b), kk == 0 ? 0 : 1);
+      }
+    }
+    wg_commit();
+  }
+
+  template <class Epi>
+  static __device__ __forceinline__ void run(const float* ws, float* C, Epi epi) {
+    extern __shared__ __align__(16) char smem_raw[];
+    const long long begin = kTiles * blockIdx.x / gridDim.x;
+    const long long end = kTiles * (blockIdx.x + 1) / gridDim.x;
+    if (begin >= end) return;
+    const u32 raw = smem_addr(smem_raw);
+    const u32 base = (raw + 1023u) & ~1023u;
+    const u32 sa = base + (threadIdx.x >> 7) * 64 * 128;  // this warpgroup's A rows
+    auto sb = [&](long long i) { return base + kABytes + u32(i & 1) * kBBytes; };
+    const float* a_ws = ws;
+    const float* bt_ws = ws + M_ * K_;
+    const gemm::MatrixOut<float, Index, true, kStreamC> out{C, Index(ldc), Index(M_), Index(N_), Index(0)};
+    auto load_a = [&](long long tile) { load_block<BM>(base, a_ws, Prep::kLoOffset, tile / kTilesN * BM, M_); };
+    auto load_b = [&](long long tile, long long i) {
+      load_block<BN>(sb(i), bt_ws, Prep::kLoOffset, tile % kTilesN * BN, N_);
+    };
+    auto store = [&](const float (&acc)[NT][4], long long tile) {
+      store_tile(acc, out, int(tile / kTilesN * BM), Index(tile % kTilesN * BN), epi);
+    };
+    load_a(begin);
+    load_b(begin, 0);
+    cp_async_commit();
+    // One step: tile `tile` (the i-th of this CTA) into `cur` while `prev` (tile - 1) is stored.
+    auto step = [&](float (&cur)[NT][4], float (&prev)[NT][4], long long tile, long long i) {
+      cp_async_wait<0>();
+      fence_proxy_async_shared();  // wgmma reads through the async proxy
+      __syncthreads();             // A and B(tile) landed; every wgmma of tile - 1 is done
+      const long long next = tile + 1;
+      const bool next_same_row = next < end && next / kTilesN == tile / kTilesN;
+      if (next_same_row) {  // the next B block streams in during this step
+        load_b(next, i + 1);
+        cp_async_commit();
+      }
+      issue(cur, sa, sb(i));
+      if (i > 0) store(prev, tile - 1);
+      wg_wait<0>();
+      fence_accumulators(cur);  // cur is read only after the wait
+      if (next < end && !next_same_row) {  // a new row block: A is refilled once every warpgroup is done
+        __syncthreads();
+        load_a(next);
+        load_b(next, i + 1);
+        cp_async_commit();
+      }
+    };
+    float acc0[NT][4], acc1[NT][4];
+    clear(acc0);
+    clear(acc1);
+    long long i = 0;
+#pragma unroll 1
+    for (long long tile = begin; tile < end; tile += 2, i += 2) {
+      step(acc0, acc1, tile, i);
+      if (tile + 1 >= end) {
+        store(acc0, tile);
+        return;
+      }
+      step(acc1, acc0, tile + 1, i + 1);
+    }
+    store(acc1, end - 1);
   }
 };
 
