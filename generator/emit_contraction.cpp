@@ -148,6 +148,23 @@ void emit_gemm_family(const Plan& plan, const PlannedKernel& k, UnitParts& unit)
     const std::string epi = epilogue(plan, k, unit, "float acc, Index, Index row, Index col", lines, coords);
     unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl),
                             UnitParts::pointer_name(plan, k.stores[0].buffer), epi);
+  } else if (t == "gemm_small_k_prep" || t == "gemm_small_k_wgmma") {
+    if (t == "gemm_small_k_prep") {
+      c.line("// A and B^T to k-contiguous tf32 hi/lo parts in the workspace (B is n-contiguous)");
+      c.line("using Prep = kiln::sm90::SmallKPrep<{}, Index, kM, kN, kK, /*lda*/ {}, /*ldb*/ {}>;", prec,
+             param(k, "lda"), param(k, "ldb"));
+      unit.body = fmt::format("  Prep::run({}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), ws);
+    } else {
+      c.line("// sm_90a: persistent wgmma over the pre-pass's workspace, two accumulator sets");
+      c.line("using Kernel = kiln::sm90::WgSmallK<{}, Index, kM, kN, kK, /*ldc*/ {}, /*BM*/ {}, /*BN*/ {}, "
+             "/*BStages*/ {}, /*streamC*/ {}>;", prec, param(k, "ldc"), param(k, "bm"), param(k, "bn"),
+             param(k, "b_stages"), b(param(k, "stream_c")));
+      const std::string epi = epilogue(plan, k, unit, "float acc, Index, Index row, Index col", lines, coords);
+      unit.body = fmt::format("  Kernel::run({}, {}, {});", ws, UnitParts::pointer_name(plan, k.stores[0].buffer), epi);
+    }
+    unit.constants = c.str();
+    unit.includes = includes(plan, k, "gemm_sm90.cuh");
+    return;
   } else if (t == "gemm" || t == "gemm_split_k") {
     const bool split = t == "gemm_split_k";
     c.line("using Kernel = kiln::gemm::{}<{}, {},{} Index, kM, kN, kK, kBatch,", split ? "GemmSplitK" : "Gemm", elem,
@@ -268,6 +285,8 @@ const AnchorEmitter* contraction_emitter(const std::string& template_name) {
       {"gemm_split_k_reduce", emit_gemm_family},
       {"gemm_wgmma", emit_gemm_family},
       {"gemm_wgmma_split_k", emit_gemm_family},
+      {"gemm_small_k_prep", emit_gemm_family},
+      {"gemm_small_k_wgmma", emit_gemm_family},
       {"gemm_split_k_softmax", emit_gemm_family},
       {"gemm_softmax_finalize", emit_softmax_finalize},
       {"conv_nchw", emit_conv},

@@ -315,6 +315,68 @@ void plan_wgmma(Planner& p, PlannedKernel& kn, std::int64_t M, std::int64_t N, s
   add_split_k_reduce(p, kn, softmax, vec_c, stream_c);
 }
 
+// gemm_sm90.cuh's WgSmallK<...>::kSmemBytes: the A block and a BStages-deep ring of B blocks,
+// each all of K in 32-wide k tiles (hi and lo parts for 3xTF32), and 1 KB for the alignment.
+std::int64_t wg_small_k_smem(std::int64_t bm, std::int64_t bn, std::int64_t b_stages, std::int64_t K, bool x3) {
+  const std::int64_t parts = x3 ? 2 : 1, ktiles = ceil_div(K, 32);
+  return parts * ktiles * 128 * (bm + b_stages * bn) + 1024;
+}
+
+// 3xTF32 small K on sm_90a: a pre-pass writes A and Bᵀ as k-contiguous tf32 hi/lo parts to a
+// workspace (B is n-contiguous, and wgmma reads f32 operands only k-major), then persistent CTAs
+// of four warpgroups run m64n64 wgmma with two accumulator sets, so the stores of one tile
+// overlap the tensor cores' work on the next ([Note: small K on wgmma] in gemm_sm90.cuh).
+// Measured on 32768x64 . 64x32768 (H100, bench/results/2026-11-22-h100-run11): 256x64 tiles with
+// a B ring of 3: 1.93 ms, 128x128 with 2: 2.00, 128x64 with 3: 2.00; the mma.sync SmallK 2.61.
+// For tf32 the same kernel measured 1.61 ms, no faster than the mma.sync SmallK (both store-bound
+// at 84% of the write ceiling), which therefore stays the tf32 plan. Returns false (nothing
+// planned) when no tile shape fits in shared memory.
+bool plan_small_k_wgmma(Planner& p, PlannedKernel& kn, std::int64_t M, std::int64_t N, std::int64_t K,
+                        const std::string& why) {
+  const std::int64_t shapes[][3] = {{256, 64, 3}, {256, 64, 2}, {128, 128, 2}, {128, 64, 2}};
+  const std::int64_t* pick = nullptr;
+  for (const auto& s : shapes)
+    if (wg_small_k_smem(s[0], s[1], s[2], K, true) <= smem_limit(p.target())) {
+      pick = s;
+      break;
+    }
+  if (pick == nullptr) return false;
+  const std::int64_t bm = pick[0], bn = pick[1], b_stages = pick[2];
+  const std::int64_t sms = p.target().sm_count;
+  const std::int64_t ws_floats = 2 * (M + N) * K;
+  const int ws = p.add_workspace(fmt::format("smallk{}", kn.anchor), DType::f32, {ws_floats});
+  auto& P = kn.params;
+  P["workspace"] = ws;
+
+  PlannedKernel main;
+  main.anchor = kn.anchor;
+  main.stores = std::move(kn.stores);
+  main.params = P;
+  main.template_name = "gemm_small_k_wgmma";
+  main.params["bm"] = bm, main.params["bn"] = bn, main.params["b_stages"] = b_stages;
+  main.params["stream_c"] = M * N * 4 > kStreamBytes;
+  main.args.push_back(buffer_arg(p, ws, false));
+  const std::int64_t tiles = ceil_div(M, bm) * ceil_div(N, bn);
+  main.block = {static_cast<unsigned>(128 * bm / 64), 1, 1};
+  main.grid = {as_grid(std::min(tiles, sms)), 1, 1};
+  main.shared_bytes = static_cast<unsigned>(wg_small_k_smem(bm, bn, b_stages, K, true));
+  main.reason = fmt::format("matmul {}x{}x{}: K = {} fits one tile: sm_90a wgmma SmallK, {} persistent CTAs of {} "
+                            "warpgroups over {} {}x{} tiles, a B ring of {}, two accumulator sets (the stores of one "
+                            "tile overlap the wgmma of the next); {}", M, N, K, K, main.grid.x, bm / 64, tiles, bm, bn,
+                            b_stages, why);
+
+  kn.template_name = "gemm_small_k_prep";
+  kn.stores.clear();
+  kn.args.push_back(buffer_arg(p, ws, true));
+  const std::int64_t prep_threads = 256, cols = 32;
+  kn.block = {static_cast<unsigned>(prep_threads), 1, 1};
+  kn.grid = {as_grid(ceil_div(N, cols) + ceil_div(M * K, prep_threads * 8)), 1, 1};
+  kn.reason = fmt::format("operand pre-pass for the wgmma SmallK: A and Bᵀ to k-contiguous tf32 hi and lo parts "
+                          "({:.1f} MB workspace)", static_cast<double>(ws_floats) * 4 / 1e6);
+  p.add_followup(std::move(main));
+  return true;
+}
+
 void plan_matmul(Planner& p, PlannedKernel& kn) {
   const auto& node = p.node(kn.anchor);
   const auto& out = p.shape(kn.anchor);
@@ -370,6 +432,7 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   if (f32 && stored == DType::f32 && !softmax && batch == 1 && !a.col_major && !b.col_major && K <= 128 && K % 8 == 0 && aligned &&
       a.ld % 4 == 0 && b.ld % 4 == 0 && N % 4 == 0 && ceil_div(M, sk_bm) * ceil_div(N, sk_bn) >= 8 * sms &&
       small_k_smem <= smem_limit(p.target())) {
+    if (precision == 2 && p.target().arch == "sm_90a" && plan_small_k_wgmma(p, kn, M, N, K, why)) return;
     kn.template_name = "gemm_small_k";
     P["bm"] = sk_bm, P["bn"] = sk_bn, P["wm"] = sk_wm, P["wn"] = sk_wn;
     const std::int64_t tiles = ceil_div(M, sk_bm) * ceil_div(N, sk_bn);

@@ -9,6 +9,8 @@ export PATH=/usr/local/cuda/bin:$PATH
 out=${OUT:-/tmp/kiln-out}
 mkdir -p "$out"
 sections=(SpeedOfLight MemoryWorkloadAnalysis Occupancy LaunchStats WarpStateStats SchedulerStats ComputeWorkloadAnalysis)
+# Why warps wait, per issued instruction (long_scoreboard, barrier, gmma, ...).
+stalls='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
 details=()  # the sections' tables too (stall reasons, memory charts) where this ncu can print them
 if ncu --help 2>/dev/null | grep -q -- '--print-details'; then details=(--print-details all); fi
 for row in "$@"; do
@@ -17,7 +19,7 @@ for row in "$@"; do
   echo "=== profiling '$only' ($precision), $launches kiln launches"
   # shellcheck disable=SC2046
   timeout 300 ncu --target-processes all --kernel-name regex:'^kiln_' --launch-count "${launches:-2}" \
-    $(printf -- '--section %s ' "${sections[@]}") "${details[@]}" \
+    $(printf -- '--section %s ' "${sections[@]}") "${details[@]}" --metrics "$stalls" \
     python3 bench/bench.py --lib .gpu/lib/libkiln_capi.so --quick --no-compile --no-ceilings \
       --only "$only" --precision "$precision" --out /tmp/kiln-prof >"$out/prof_$name.txt" 2>&1
   echo "exit $?"; grep -E '^  kiln_|Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Compute \(SM\) Throughput|Block Limit' "$out/prof_$name.txt" | head -60

@@ -233,25 +233,78 @@ namespace sk {
 using Index = int;  // as the planner emits it: every tensor has < 2^31 elements
 constexpr long long kM = 32768, kN = 32768;
 constexpr int kK = 64;
-template <class Prec, int BM, int BN, int WM, int WN, bool PrepA = false, int Bulk = 0>
-using Kn = kiln::gemm::SmallK<Prec, Index, kM, kN, kK, kK, kN, kN, BM, BN, WM, WN, PrepA, Bulk>;
+template <class Prec, int BM, int BN, int WM, int WN, bool PrepA = false>
+using Kn = kiln::gemm::SmallK<Prec, Index, kM, kN, kK, kK, kN, kN, BM, BN, WM, WN, PrepA>;
 }  // namespace sk
 
-template <class Prec, int BM, int BN, int WM, int WN, int MinBlocks, bool PrepA = false, int Bulk = 0>
-__global__ void __launch_bounds__(sk::Kn<Prec, BM, BN, WM, WN, PrepA, Bulk>::kThreads, MinBlocks)
+template <class Prec, int BM, int BN, int WM, int WN, int MinBlocks, bool PrepA = false>
+__global__ void __launch_bounds__(sk::Kn<Prec, BM, BN, WM, WN, PrepA>::kThreads, MinBlocks)
 small_k_variant(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c) {
-  sk::Kn<Prec, BM, BN, WM, WN, PrepA, Bulk>::run(a, b, c, kiln::gemm::Identity{});
+  sk::Kn<Prec, BM, BN, WM, WN, PrepA>::run(a, b, c, kiln::gemm::Identity{});
 }
 
 // Write ceilings for C (no loads, no math): a grid-stride 16-byte fill, and BM x BN tiles
 // written in SmallK's two tile orders (a contiguous range of tiles per CTA, or strided).
-template <bool Stream>
+// Random: values in [1, 2) with hashed mantissas (what a GEMM writes looks like this to the
+// memory system); otherwise the same four constants everywhere.
+__device__ __forceinline__ float hashed(unsigned long long i) {
+  unsigned x = unsigned(i) * 0x9E3779B1u ^ unsigned(i >> 32) * 0x85EBCA77u;
+  x ^= x >> 15; x *= 0x2C1B3C6Du; x ^= x >> 12;
+  return __uint_as_float(0x3F800000u | (x >> 9));
+}
+template <bool Stream, bool Random = false>
 __global__ void __launch_bounds__(256) fill_c(float4* __restrict__ c, long long n4) {
-  const float4 v = make_float4(1.f, 2.f, 3.f, 4.f);
   for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n4; i += 256ll * gridDim.x) {
+    const float4 v = Random ? make_float4(hashed(4 * i), hashed(4 * i + 1), hashed(4 * i + 2), hashed(4 * i + 3))
+                            : make_float4(1.f, 2.f, 3.f, 4.f);
     if constexpr (Stream) __stcs(c + i, v); else c[i] = v;
   }
 }
+// The same tiles (128 x 128, 8 warps of 16 x 128) written R rows per warp instruction: R = 1 is
+// 512 contiguous bytes per instruction, R = 8 the 8 rows x 64 bytes of gemm::store_fragments.
+template <int R>
+__global__ void __launch_bounds__(256) store_tiles_rows(float* __restrict__ c) {
+  constexpr long long kTilesN = sk::kN / 128, kTiles = sk::kM / 128 * kTilesN;
+  constexpr int kSeg = 32 / R;  // lanes per row piece
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const long long begin = kTiles * blockIdx.x / gridDim.x, end = kTiles * (blockIdx.x + 1) / gridDim.x;
+  for (long long t = begin; t < end; ++t) {
+    const long long tm = t / kTilesN, tn = t % kTilesN;
+#pragma unroll
+    for (int q = 0; q < 16; ++q) {
+      const int row = warp * 16 + (q / R) * R + lane / kSeg;
+      const int col = (q % R) * kSeg * 4 + (lane % kSeg) * 4;
+      const long long e = (tm * 128 + row) * sk::kN + tn * 128 + col;
+      const float4 v = make_float4(hashed(e), hashed(e + 1), hashed(e + 2), hashed(e + 3));
+      __stcs(reinterpret_cast<float4*>(c + e), v);
+    }
+  }
+}
+
+// The SmallK memory traffic without the math: 128 x 128 tiles of C written as above, and per
+// tile the 64 x 128 B block (32 KB, L2-resident) read into shared memory first, as the GEMM does.
+__global__ void __launch_bounds__(256) store_tiles_reading_b(float* __restrict__ c, const float* __restrict__ b) {
+  constexpr long long kTilesN = sk::kN / 128, kTiles = sk::kM / 128 * kTilesN;
+  __shared__ float4 sb[sk::kK * 128 / 4];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const long long begin = kTiles * blockIdx.x / gridDim.x, end = kTiles * (blockIdx.x + 1) / gridDim.x;
+  float keep = 0.f;
+  for (long long t = begin; t < end; ++t) {
+    const long long tm = t / kTilesN, tn = t % kTilesN;
+    for (int i = threadIdx.x; i < sk::kK * 32; i += 256)
+      sb[i] = __ldg(reinterpret_cast<const float4*>(b + (i / 32) * sk::kN + tn * 128) + i % 32);
+    __syncthreads();
+    keep += sb[(threadIdx.x * 7 + int(t)) % (sk::kK * 32)].x;
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < 16; ++q) {
+      const int row = warp * 16 + q;
+      const long long e = (tm * 128 + row) * sk::kN + tn * 128 + lane * 4;
+      __stcs(reinterpret_cast<float4*>(c + e), make_float4(hashed(e), hashed(e + 1), hashed(e + 2), keep));
+    }
+  }
+}
+
 // Read ceiling: every thread sums its share of 16-byte loads (4 in flight) into sink.
 __global__ void __launch_bounds__(256) read_sum(const float4* __restrict__ x, long long n4, float* __restrict__ sink) {
   float acc = 0.f;
@@ -294,17 +347,17 @@ small_k_wgmma(const float* __restrict__ a, const float* __restrict__ b, float* _
 
 template <class Prec>
 using SkPrep = kiln::sm90::SmallKPrep<Prec, sk::Index, sk::kM, sk::kN, sk::kK, sk::kK, sk::kN>;
-template <class Prec, int BM, int BN>
-using SkWgK = kiln::sm90::WgSmallK<Prec, sk::Index, sk::kM, sk::kN, sk::kK, sk::kN, BM, BN, true>;
+template <class Prec, int BM, int BN, int S>
+using SkWgK = kiln::sm90::WgSmallK<Prec, sk::Index, sk::kM, sk::kN, sk::kK, sk::kN, BM, BN, S, true>;
 template <class Prec>
 __global__ void __launch_bounds__(256) small_k_prep(const float* __restrict__ a, const float* __restrict__ b,
                                                     float* __restrict__ ws) {
   SkPrep<Prec>::run(a, b, ws);
 }
-template <class Prec, int BM, int BN, int MinBlocks>
-__global__ void __launch_bounds__(SkWgK<Prec, BM, BN>::kThreads, MinBlocks)
+template <class Prec, int BM, int BN, int S, int MinBlocks>
+__global__ void __launch_bounds__(SkWgK<Prec, BM, BN, S>::kThreads, MinBlocks)
 small_k_wgmma_persistent(const float* __restrict__ ws, float* __restrict__ c) {
-  SkWgK<Prec, BM, BN>::run(ws, c, kiln::gemm::Identity{});
+  SkWgK<Prec, BM, BN, S>::run(ws, c, kiln::gemm::Identity{});
 }
 
 // ---- linear_dropout_softmax: GemmSplitK + SplitKSoftmax (and SplitKReduce to check H)
@@ -447,11 +500,20 @@ void bench_small_k(cublasHandle_t h) {
     };
     const long long n4 = M * N / 4;
     ceiling("write ceiling: fill C, st.global.cs, 8/SM", [&] { fill_c<true><<<8 * g_sms, 256>>>(reinterpret_cast<float4*>(c.p), n4); });
+    ceiling("write ceiling: fill C with hashed values, st.global.cs, 8/SM", [&] { fill_c<true, true><<<8 * g_sms, 256>>>(reinterpret_cast<float4*>(c.p), n4); });
+    ceiling("write ceiling: fill C with hashed values, st.global, 8/SM", [&] { fill_c<false, true><<<8 * g_sms, 256>>>(reinterpret_cast<float4*>(c.p), n4); });
     ceiling("write ceiling: fill C, st.global, 8/SM", [&] { fill_c<false><<<8 * g_sms, 256>>>(reinterpret_cast<float4*>(c.p), n4); });
     ceiling("write ceiling: 128x64 tiles, ranges, 3/SM", [&] { store_tiles<128, 64, false><<<3 * g_sms, 256>>>(c.p); });
     ceiling("write ceiling: 128x64 tiles, strided, 3/SM", [&] { store_tiles<128, 64, true><<<3 * g_sms, 256>>>(c.p); });
     ceiling("write ceiling: 128x128 tiles, ranges, 1/SM", [&] { store_tiles<128, 128, false><<<g_sms, 256>>>(c.p); });
     ceiling("write ceiling: 128x128 tiles, strided, 1/SM", [&] { store_tiles<128, 128, true><<<g_sms, 256>>>(c.p); });
+    ceiling("write ceiling: 128x128 tiles (hashed values), 1 row x 512 B per warp store, 1/SM", [&] { store_tiles_rows<1><<<g_sms, 256>>>(c.p); });
+    ceiling("write ceiling: 128x128 tiles (hashed values), 2 rows x 256 B per warp store, 1/SM", [&] { store_tiles_rows<2><<<g_sms, 256>>>(c.p); });
+    ceiling("write ceiling: 128x128 tiles (hashed values), 4 rows x 128 B per warp store, 1/SM", [&] { store_tiles_rows<4><<<g_sms, 256>>>(c.p); });
+    ceiling("write ceiling: 128x128 tiles (hashed values), 8 rows x 64 B per warp store, 1/SM", [&] { store_tiles_rows<8><<<g_sms, 256>>>(c.p); });
+    ceiling("write ceiling: 128x128 tiles (hashed values), 8 rows x 64 B per warp store, 2/SM", [&] { store_tiles_rows<8><<<2 * g_sms, 256>>>(c.p); });
+    ceiling("write ceiling + B blocks from L2: 128x128 tiles, 1/SM", [&] { store_tiles_reading_b<<<g_sms, 256>>>(c.p, b.p); });
+    ceiling("write ceiling + B blocks from L2: 128x128 tiles, 2/SM", [&] { store_tiles_reading_b<<<2 * g_sms, 256>>>(c.p, b.p); });
     ceiling("write ceiling: 128x128 tiles, ranges, 2/SM", [&] { store_tiles<128, 128, false><<<2 * g_sms, 256>>>(c.p); });
     ceiling("write ceiling: 128x128 tiles, strided, 2/SM", [&] { store_tiles<128, 128, true><<<2 * g_sms, 256>>>(c.p); });
   }
@@ -476,24 +538,13 @@ void bench_small_k(cublasHandle_t h) {
       SK_VARIANT(kiln::Tf32, 128, 128, 64, 32, 2, "tf32", "128x128 w64x32 lb(256,2) spills", kTf32),
       SK_VARIANT(kiln::Tf32, 64, 128, 32, 32, 2, "tf32", "64x128 w32x32 lb(256,2)", kTf32),
       SK_VARIANT(kiln::Tf32, 128, 64, 64, 32, 3, "tf32", "[plan] 128x64 w64x32 lb(128,3)", kTf32),
-      SK_VARIANT(kiln::Tf32, 128, 64, 64, 32, 2, "tf32", "128x64 w64x32 lb(128,2) bulk1", kTf32, false, 1),
-      SK_VARIANT(kiln::Tf32, 128, 64, 64, 32, 1, "tf32", "128x64 w64x32 bulk2", kTf32, false, 2),
-      SK_VARIANT(kiln::Tf32, 128, 64, 32, 32, 2, "tf32", "128x64 w32x32 lb(256,2) bulk1", kTf32, false, 1),
-      SK_VARIANT(kiln::Tf32, 128, 128, 64, 32, 1, "tf32", "128x128 w64x32 bulk1", kTf32, false, 1),
-      SK_VARIANT(kiln::Tf32, 64, 64, 32, 32, 3, "tf32", "64x64 w32x32 lb(128,3) bulk1", kTf32, false, 1),
-      {"3xtf32", "[plan] 128x128 w64x32 1/SM", kiln_gemm_small_k_tf32x3, small_k_tf32x3::Kernel::kThreads,
+      {"3xtf32", "[sm_90 plan] 128x128 w64x32 1/SM", kiln_gemm_small_k_tf32x3, small_k_tf32x3::Kernel::kThreads,
        small_k_tf32x3::Kernel::kSmemBytes, small_k_tf32x3::Kernel::kTiles, kFp32},
       SK_VARIANT(kiln::Tf32x3, 128, 64, 32, 32, 2, "3xtf32", "128x64 w32x32 lb(256,2)", kFp32),
       SK_VARIANT(kiln::Tf32x3, 128, 64, 32, 32, 2, "3xtf32", "128x64 w32x32 lb(256,2) A pre-split", kFp32, true),
       SK_VARIANT(kiln::Tf32x3, 128, 128, 64, 32, 2, "3xtf32", "128x128 w64x32 lb(256,2) spills", kFp32),
       SK_VARIANT(kiln::Tf32x3, 64, 128, 32, 32, 2, "3xtf32", "64x128 w32x32 lb(256,2)", kFp32),
       SK_VARIANT(kiln::Tf32x3, 128, 64, 64, 32, 3, "3xtf32", "128x64 w64x32 lb(128,3) spills", kFp32),
-      SK_VARIANT(kiln::Tf32x3, 128, 128, 64, 32, 1, "3xtf32", "128x128 w64x32 bulk1", kFp32, false, 1),
-      SK_VARIANT(kiln::Tf32x3, 128, 128, 64, 32, 1, "3xtf32", "128x128 w64x32 A pre-split bulk1", kFp32, true, 1),
-      SK_VARIANT(kiln::Tf32x3, 128, 64, 64, 32, 2, "3xtf32", "128x64 w64x32 lb(128,2) bulk1", kFp32, false, 1),
-      SK_VARIANT(kiln::Tf32x3, 128, 64, 64, 32, 2, "3xtf32", "128x64 w64x32 lb(128,2) A pre-split bulk1", kFp32, true, 1),
-      SK_VARIANT(kiln::Tf32x3, 128, 64, 32, 32, 2, "3xtf32", "128x64 w32x32 lb(256,2) bulk1", kFp32, false, 1),
-      SK_VARIANT(kiln::Tf32x3, 64, 64, 32, 32, 3, "3xtf32", "64x64 w32x32 lb(128,3) bulk1", kFp32, false, 1),
       {"ieee", "128x128 w64x32 1/SM", kiln_gemm_small_k_ieee, small_k_ieee::Kernel::kThreads,
        small_k_ieee::Kernel::kSmemBytes, small_k_ieee::Kernel::kTiles, kFp32},
   };
@@ -539,7 +590,7 @@ void bench_small_k(cublasHandle_t h) {
   // Persistent wgmma SmallK: the operand pre-pass (k-contiguous, tf32-rounded / split copies) and
   // the main kernel, timed together.
   auto wgmma_persistent = [&](auto kernel, auto traits, auto prep, auto prep_traits, int min_blocks,
-                              const char* prec, const Tol& tol) {
+                              const char* prec, const Tol& tol, const char* tag = "") {
     using G = decltype(traits);
     using P = decltype(prep_traits);
     set_smem(kernel, G::kSmemBytes);
@@ -550,28 +601,32 @@ void bench_small_k(cublasHandle_t h) {
     DevBuf<float> ws(size_t(P::kWorkspaceFloats));
     const int grid = int(std::min<long long>(G::kTiles, (long long)g_sms * std::max(per_sm, 1)));
     char name[128];
-    std::snprintf(name, sizeof name, "wgmma persistent %dx%d lb(%d,%d) %d/SM grid %d (%d regs)", G::kWarpGroups * 64,
-                  G::NT * 8, G::kThreads, min_blocks, per_sm, grid, attr.numRegs);
+    std::snprintf(name, sizeof name, "%swgmma persistent %dx%d B ring %d lb(%d,%d) %d/SM grid %d (%d regs)", tag,
+                  G::kWarpGroups * 64, G::NT * 8, G::kAhead + 1, G::kThreads, min_blocks, per_sm, grid, attr.numRegs);
     check_and_time(prec, name, tol, [&] {
       prep<<<unsigned(P::kGridX), P::kThreads>>>(a.p, b.p, ws.p);
       kernel<<<grid, G::kThreads, G::kSmemBytes>>>(ws.p, c.p);
     });
   };
-  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32, 128, 128, 1>, SkWgK<kiln::Tf32, 128, 128>{},
+  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32, 128, 128, 2, 1>, SkWgK<kiln::Tf32, 128, 128, 2>{},
                    small_k_prep<kiln::Tf32>, SkPrep<kiln::Tf32>{}, 1, "tf32", kTf32);
-  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32, 128, 64, 2>, SkWgK<kiln::Tf32, 128, 64>{},
-                   small_k_prep<kiln::Tf32>, SkPrep<kiln::Tf32>{}, 2, "tf32", kTf32);
-  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32, 64, 128, 2>, SkWgK<kiln::Tf32, 64, 128>{},
-                   small_k_prep<kiln::Tf32>, SkPrep<kiln::Tf32>{}, 2, "tf32", kTf32);
-  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32, 256, 64, 1>, SkWgK<kiln::Tf32, 256, 64>{},
+  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32, 128, 128, 3, 1>, SkWgK<kiln::Tf32, 128, 128, 3>{},
                    small_k_prep<kiln::Tf32>, SkPrep<kiln::Tf32>{}, 1, "tf32", kTf32);
-  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32x3, 256, 64, 1>, SkWgK<kiln::Tf32x3, 256, 64>{},
+  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32, 128, 128, 4, 1>, SkWgK<kiln::Tf32, 128, 128, 4>{},
+                   small_k_prep<kiln::Tf32>, SkPrep<kiln::Tf32>{}, 1, "tf32", kTf32);
+  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32, 256, 64, 3, 1>, SkWgK<kiln::Tf32, 256, 64, 3>{},
+                   small_k_prep<kiln::Tf32>, SkPrep<kiln::Tf32>{}, 1, "tf32", kTf32);
+  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32, 256, 64, 4, 1>, SkWgK<kiln::Tf32, 256, 64, 4>{},
+                   small_k_prep<kiln::Tf32>, SkPrep<kiln::Tf32>{}, 1, "tf32", kTf32);
+  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32, 128, 64, 3, 2>, SkWgK<kiln::Tf32, 128, 64, 3>{},
+                   small_k_prep<kiln::Tf32>, SkPrep<kiln::Tf32>{}, 2, "tf32", kTf32);
+  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32x3, 256, 64, 2, 1>, SkWgK<kiln::Tf32x3, 256, 64, 2>{},
                    small_k_prep<kiln::Tf32x3>, SkPrep<kiln::Tf32x3>{}, 1, "3xtf32", kFp32);
-  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32x3, 128, 128, 1>, SkWgK<kiln::Tf32x3, 128, 128>{},
+  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32x3, 256, 64, 3, 1>, SkWgK<kiln::Tf32x3, 256, 64, 3>{},
+                   small_k_prep<kiln::Tf32x3>, SkPrep<kiln::Tf32x3>{}, 1, "3xtf32", kFp32, "[plan] ");
+  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32x3, 128, 128, 2, 1>, SkWgK<kiln::Tf32x3, 128, 128, 2>{},
                    small_k_prep<kiln::Tf32x3>, SkPrep<kiln::Tf32x3>{}, 1, "3xtf32", kFp32);
-  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32x3, 128, 64, 1>, SkWgK<kiln::Tf32x3, 128, 64>{},
-                   small_k_prep<kiln::Tf32x3>, SkPrep<kiln::Tf32x3>{}, 1, "3xtf32", kFp32);
-  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32x3, 64, 128, 1>, SkWgK<kiln::Tf32x3, 64, 128>{},
+  wgmma_persistent(small_k_wgmma_persistent<kiln::Tf32x3, 128, 64, 3, 1>, SkWgK<kiln::Tf32x3, 128, 64, 3>{},
                    small_k_prep<kiln::Tf32x3>, SkPrep<kiln::Tf32x3>{}, 1, "3xtf32", kFp32);
   wgmma(small_k_wgmma<kiln::Tf32, 128, 128, 3, 2>, SkWg<kiln::Tf32, 128, 128, 3>{}, "tf32", kTf32);
   wgmma(small_k_wgmma<kiln::Tf32, 128, 256, 3, 1>, SkWg<kiln::Tf32, 128, 256, 3>{}, "tf32", kTf32);

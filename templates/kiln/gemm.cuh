@@ -691,8 +691,7 @@ struct SplitKReduce {
 // kPrepA: convert the A block to tf32 (hi, and lo for 3xTF32 in a second A-sized buffer) once
 // per row block, not once per tile (ignored for Ieee).
 template <class Precision, class Index, long long M_, long long N_, int K_, long long lda,
-          long long ldb, long long ldc, int BM, int BN, int WM, int WN, bool kPrepA_ = false,
-          int kBulkStages_ = 0>
+          long long ldb, long long ldc, int BM, int BN, int WM, int WN, bool kPrepA_ = false>
 struct SmallK {
   using TileA = SmemTile<float, BM, K_, true>;    // A block [BM][K] (k contiguous)
   using TileB = SmemTile<float, BN, K_, false>;   // B block [K][BN] (n contiguous)
@@ -702,16 +701,7 @@ struct SmallK {
   static constexpr bool kPrepA = kPrepA_ && !SameType<Precision, Ieee>::value;
   static constexpr bool kALo = kPrepA && SameType<Precision, Tf32x3>::value;
   using Warp = WarpMma<float, Precision, WM, WN, K_, TileA, TileB, (K_ > 128), kPrepA>;
-  // kBulkStages > 0 (sm_90+): C leaves through kBulkStages staging tiles [BM][BN + 8] and bulk
-  // asynchronous copies (one row per thread), so the warps go on to the next tile while the
-  // TMA engine drains this one. Row stride BN + 8 words: the fragment float2 stores of a
-  // half-warp hit 32 distinct banks; rows stay 16-byte aligned.
-  static constexpr bool kBulk = kBulkStages_ > 0;
-  static constexpr int kStageLd = BN + 8;
-  static constexpr int kStageBytes = BM * kStageLd * 4;
-  static constexpr int kOperandBytes = (kALo ? 2 : 1) * TileA::kBytes + 2 * TileB::kBytes;
-  static constexpr int kSmemBytes = kOperandBytes + kBulkStages_ * kStageBytes;
-  static_assert(!kBulk || kThreads >= BM, "bulk stores: one thread per tile row");
+  static constexpr int kSmemBytes = (kALo ? 2 : 1) * TileA::kBytes + 2 * TileB::kBytes;
 
   // In place: A -> tf32_rna(A) (as f32 bits), and A - that into sa_lo for 3xTF32.
   static __device__ __forceinline__ void prep_a(float* sa, float* sa_lo) {
@@ -726,7 +716,6 @@ struct SmallK {
   static constexpr long long kTiles = kTilesM * kTilesN;
   static_assert(K_ % 8 == 0, "SmallK needs K % 8 == 0");
   static_assert(lda % 4 == 0 && ldb % 4 == 0 && ldc % 4 == 0, "SmallK needs 16-byte rows");
-  static_assert(!kBulk || N_ % 4 == 0, "bulk stores copy whole 16-byte row pieces");
 
   template <class Epi>
   static __device__ __forceinline__ void run(const float* A, const float* B, float* C, Epi epi) {
@@ -737,10 +726,6 @@ struct SmallK {
       return reinterpret_cast<float*>(smem + TileA::kBytes + int(i & 1) * TileB::kBytes);
     };
     float* sa_lo = reinterpret_cast<float*>(smem + TileA::kBytes + 2 * TileB::kBytes);
-    auto stage = [&](long long i) {
-      return reinterpret_cast<float*>(smem + kOperandBytes + int(i % (kBulk ? kBulkStages_ : 1)) * kStageBytes);
-    };
-    const u64 policy = kBulk ? l2_evict_first() : 0;
     bool a_fresh = true;  // the A block in shared memory has not been converted yet
     const long long begin = kTiles * blockIdx.x / gridDim.x;
     const long long end = kTiles * (blockIdx.x + 1) / gridDim.x;
@@ -783,8 +768,6 @@ struct SmallK {
 #pragma unroll
           for (int c = 0; c < 4; ++c) acc[a][b][c] = 0.f;
       Warp::run(acc, sa, cur_b, wm0, wn0, sa_lo);
-      // Bulk: this stage's copies from kBulkStages tiles ago have finished reading it.
-      if (kBulk && int(threadIdx.x) < BM) bulk_wait_read<(kBulk ? kBulkStages_ - 1 : 0)>();
       __syncthreads();  // every warp is done with sa and cur_b
       if (has_next && !same_row) {  // new row block: refill A (rare) and the next B
         la.load(sa, tm_next * BM, 0);
@@ -792,53 +775,11 @@ struct SmallK {
         cp_async_commit();
         a_fresh = true;
       }
-      if constexpr (kBulk) {
-        float* st = stage(i);
-        stage_fragments(acc, st, tm, tn, wm0, wn0, epi);
-        fence_proxy_async_shared();
-        __syncthreads();
-        if (int(threadIdx.x) < BM) {
-          const Index row = Index(tm) * BM + Index(threadIdx.x);
-          const Index col = Index(tn) * BN;
-          if (row < Index(M_)) {
-            const u32 bytes = u32(4 * (Index(N_) - col < Index(BN) ? Index(N_) - col : Index(BN)));
-            bulk_store(C + row * Index(ldc) + col, st + threadIdx.x * kStageLd, bytes, policy);
-          }
-          bulk_commit();
-        }
-      } else {
-        float rmax[MT][2], rsum[MT][2];
-        const MatrixOut<float, Index, true, true> out{C, Index(ldc), Index(M_), Index(N_), Index(0)};
-        store_fragments<Index, MT, NT, false>(acc, out, Index(tm) * BM + wm0, Index(tn) * BN + wn0,
-                                              epi, rmax, rsum);
-      }
+      float rmax[MT][2], rsum[MT][2];
+      const MatrixOut<float, Index, true, true> out{C, Index(ldc), Index(M_), Index(N_), Index(0)};
+      store_fragments<Index, MT, NT, false>(acc, out, Index(tm) * BM + wm0, Index(tn) * BN + wn0,
+                                            epi, rmax, rsum);
     }
-    if (kBulk && int(threadIdx.x) < BM) bulk_wait_all();  // the last copies read shared memory
-  }
-
-  // Bulk path: the epilogue values of this warp's fragments into the staging tile (0 outside C).
-  template <class Epi>
-  static __device__ __forceinline__ void stage_fragments(const float (&acc)[MT][NT][4], float* st, int tm,
-                                                         int tn, int wm0, int wn0, const Epi& epi) {
-    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-#pragma unroll
-    for (int a = 0; a < MT; ++a)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = wm0 + a * 16 + h * 8 + g;
-        const Index row = Index(tm) * BM + r;
-#pragma unroll
-        for (int b = 0; b < NT; ++b) {
-          const int c = wn0 + b * 8 + 2 * t;
-          const Index col = Index(tn) * BN + c;
-          float2 v = make_float2(0.f, 0.f);
-          if (row < Index(M_) && col < Index(N_)) {  // N % 4 == 0: col + 1 is inside too
-            v.x = epi(acc[a][b][2 * h], Index(0), row, col);
-            v.y = epi(acc[a][b][2 * h + 1], Index(0), row, col + 1);
-          }
-          *reinterpret_cast<float2*>(st + r * kStageLd + c) = v;
-        }
-      }
   }
 };
 

@@ -25,6 +25,36 @@
 //    Same contract as gemm::GemmSplitK (workspace[SplitK][Batch][M][N], grid (kTilesN, kTilesM,
 //    Batch * SplitK)), reduced by gemm::SplitKReduce or gemm::SplitKSoftmax.
 //
+// 3) kiln::sm90::SmallKPrep<Precision, Index, M, N, K, lda, ldb>
+//      static __device__ void run(const float* A, const float* B, float* workspace);
+//    + kiln::sm90::WgSmallK<Precision, Index, M, N, K, ldc, BM, BN, BStages, kStreamC>
+//      template <class Epi> static __device__ void run(const float* workspace, float* C, Epi epi);
+//    C = epi(A · B) for a small K (K % 8 == 0, K <= 128), one batch, A row-major (row stride
+//    lda), B row-major (n contiguous, row stride ldb), C row-major (ldc, N and ldc multiples of
+//    4, 16-byte aligned). The pre-pass (grid kGridX, block 256, no dynamic shared memory) writes
+//    A and Bᵀ as k-contiguous tf32_rna parts to workspace (kWorkspaceFloats f32, any alignment of
+//    A and B): [A hi: M*K][Bᵀ hi: N*K] and, for Tf32x3, [A lo][Bᵀ lo] after them. The main
+//    kernel reads only the workspace: grid = min(kTiles, SMs) persistent CTAs (any grid works),
+//    block kThreads = 128 * BM / 64, dynamic shared memory kSmemBytes; BM in {64, 128, 256}, BN in
+//    {64, 128, 256} (the two accumulator sets must fit the registers: 64x256 and 256x128 spill),
+//    BStages >= 2.
+//    The epilogue is gemm::store_fragments (epi once per in-bounds element, batch index 0).
+//
+// [Note: small K on wgmma]
+// - With K = 64 a 128x128 tile is 2 MFLOP for 64 KB of C: C's stores bound the kernel, and
+//   the tensor cores are idle most of the time unless a tile's stores overlap the next tile's
+//   products. wgmma is asynchronous, so one CTA does both: it issues tile i's wgmma into one
+//   accumulator set, stores tile i - 1 from the other set, then waits. (The mma.sync SmallK
+//   needs several CTAs per SM to get the same overlap, and 3xTF32's registers allow one.)
+// - wgmma reads f32 operands only k-major from shared memory, and the seed's B is n-contiguous.
+//   So a pre-pass writes A and Bᵀ once, k-contiguous and already split into tf32 hi and lo
+//   parts (32 MB for the seed, ~15 µs): the main loop has no split pass, no conversions and no
+//   transposing copies, only 16-byte cp.async of swizzled tiles and wgmma.
+// - The A block (BM x K, every part) stays in shared memory along a row block; B blocks come
+//   through a BStages-deep ring. K <= 128 is one pass of K / 8 wgmma steps per tile, each
+//   started from zero (scale-d = 0), so the per-k-tile promotion of the long-K engine is not
+//   needed: the fp32-accurate error measured the same as the mma.sync SmallK (4.9e-7).
+//
 // [Note: the Hopper path]
 // - A warpgroup (4 warps) issues wgmma.mma_async m64nBNk8: the tensor cores read both operands
 //   straight from shared memory through 64-bit matrix descriptors, so no fragment loads compete
@@ -77,6 +107,13 @@ __device__ __forceinline__ void wg_commit() {
 template <int N>
 __device__ __forceinline__ void wg_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+template <int NT>
+__device__ __forceinline__ void clear(float (&acc)[NT][4]) {
+#pragma unroll
+  for (int j = 0; j < NT; ++j)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) acc[j][r] = 0.f;
 }
 // Keeps the compiler from moving accumulator reads or writes across an in-flight wgmma.
 template <int NT>
@@ -213,13 +250,6 @@ struct WgEngine {
   static_assert(gemm::SameType<Precision, Tf32>::value || k3x, "the wgmma path is for tf32 / 3xTF32");
   static_assert(BM % 64 == 0 && (BN == 64 || BN == 128 || BN == 256), "tile shape");
   static_assert(kAhead >= 1, "too few stages");
-
-  static __device__ __forceinline__ void clear(float (&acc)[NT][4]) {
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) acc[j][r] = 0.f;
-  }
 
   // acc += d once d's wgmma is complete.
   static __device__ __forceinline__ void promote(float (&acc)[NT][4], float (&d)[NT][4]) {
@@ -486,10 +516,10 @@ struct SmallKPrep {
 
 // The main kernel: persistent CTAs walk a contiguous range of BM x BN tiles in row-major tile
 // order. The A block (all of K) stays in shared memory while the row block is unchanged; B blocks
-// are double-buffered. Two accumulator sets: the wgmma of tile i runs on the tensor cores while
-// the warps store tile i - 1 from the other set.
+// come through a BStages-deep cp.async ring, BStages - 1 tiles ahead. Two accumulator sets: the
+// wgmma of tile i runs on the tensor cores while the warps store tile i - 1 from the other set.
 template <class Precision, class Index, long long M_, long long N_, int K_, long long ldc, int BM, int BN,
-          bool kStreamC>
+          int BStages, bool kStreamC>
 struct WgSmallK {
   static constexpr bool k3x = gemm::SameType<Precision, Tf32x3>::value;
   static constexpr int kParts = k3x ? 2 : 1;                 // hi (and lo)
@@ -498,14 +528,16 @@ struct WgSmallK {
   static constexpr int kWarpGroups = BM / 64;
   static constexpr int kThreads = 128 * kWarpGroups;
   static constexpr int NT = BN / 8;
+  static constexpr int kAhead = BStages - 1;                // B blocks loaded ahead of the one used
   static constexpr int kAPart = kKTiles * BM * 128, kBPart = kKTiles * BN * 128;  // bytes
   static constexpr int kABytes = kParts * kAPart, kBBytes = kParts * kBPart;
-  static constexpr int kSmemBytes = kABytes + 2 * kBBytes + 1024;  // + alignment to 1024
+  static constexpr int kSmemBytes = kABytes + BStages * kBBytes + 1024;  // + alignment to 1024
   static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
   static constexpr long long kTiles = kTilesM * kTilesN;
   using Prep = SmallKPrep<Precision, Index, M_, N_, K_, 1, 1>;  // only its workspace layout
   static_assert(BM == 64 || BM == 128 || BM == 256, "BM");
   static_assert(BN == 64 || BN == 128 || BN == 256, "BN");
+  static_assert(BStages >= 2, "B ring");
   static_assert(K_ % 8 == 0 && K_ <= 128, "small K, K % 8 == 0");
   static_assert(ldc % 4 == 0 && N_ % 4 == 0, "16-byte rows of C");
 
@@ -520,13 +552,6 @@ struct WgSmallK {
       for (int kt = 0; kt < kKTiles; ++kt)
         load_kmajor<ROWS, kThreads, Index>(dst + (part * kKTiles + kt) * ROWS * 128, src + part * lo_offset,
                                            Index(K_), row0, rows, kt * 32, K_);
-  }
-
-  static __device__ __forceinline__ void clear(float (&acc)[NT][4]) {
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) acc[j][r] = 0.f;
   }
 
   // acc = A block · B block (scale-d = 0 on the first step), issued and committed, not waited.
@@ -556,41 +581,38 @@ struct WgSmallK {
     const u32 raw = smem_addr(smem_raw);
     const u32 base = (raw + 1023u) & ~1023u;
     const u32 sa = base + (threadIdx.x >> 7) * 64 * 128;  // this warpgroup's A rows
-    auto sb = [&](long long i) { return base + kABytes + u32(i & 1) * kBBytes; };
+    auto sb = [&](long long i) { return base + kABytes + u32(i % BStages) * kBBytes; };
     const float* a_ws = ws;
     const float* bt_ws = ws + M_ * K_;
     const gemm::MatrixOut<float, Index, true, kStreamC> out{C, Index(ldc), Index(M_), Index(N_), Index(0)};
     auto load_a = [&](long long tile) { load_block<BM>(base, a_ws, Prep::kLoOffset, tile / kTilesN * BM, M_); };
     auto load_b = [&](long long tile, long long i) {
-      load_block<BN>(sb(i), bt_ws, Prep::kLoOffset, tile % kTilesN * BN, N_);
+      if (tile < end) load_block<BN>(sb(i), bt_ws, Prep::kLoOffset, tile % kTilesN * BN, N_);
+      cp_async_commit();  // one group per tile, empty past the end: the wait counts stay uniform
     };
     auto store = [&](const float (&acc)[NT][4], long long tile) {
       store_tile(acc, out, int(tile / kTilesN * BM), Index(tile % kTilesN * BN), epi);
     };
-    load_a(begin);
-    load_b(begin, 0);
-    cp_async_commit();
+    load_a(begin);  // joins the first tile's group
+#pragma unroll 1
+    for (int j = 0; j < kAhead; ++j) load_b(begin + j, j);
     // One step: tile `tile` (the i-th of this CTA) into `cur` while `prev` (tile - 1) is stored.
     auto step = [&](float (&cur)[NT][4], float (&prev)[NT][4], long long tile, long long i) {
-      cp_async_wait<0>();
+      cp_async_wait<kAhead - 1>();
       fence_proxy_async_shared();  // wgmma reads through the async proxy
-      __syncthreads();             // A and B(tile) landed; every wgmma of tile - 1 is done
-      const long long next = tile + 1;
-      const bool next_same_row = next < end && next / kTilesN == tile / kTilesN;
-      if (next_same_row) {  // the next B block streams in during this step
-        load_b(next, i + 1);
+      __syncthreads();  // B(tile) landed; every wgmma of tile - 1 is done, so its ring slot is free
+      if (tile != begin && tile / kTilesN != (tile - 1) / kTilesN) {  // a new row block: refill A
+        load_a(tile);
         cp_async_commit();
+        cp_async_wait<0>();
+        fence_proxy_async_shared();
+        __syncthreads();
       }
+      load_b(tile + kAhead, i + kAhead);
       issue(cur, sa, sb(i));
       if (i > 0) store(prev, tile - 1);
       wg_wait<0>();
       fence_accumulators(cur);  // cur is read only after the wait
-      if (next < end && !next_same_row) {  // a new row block: A is refilled once every warpgroup is done
-        __syncthreads();
-        load_a(next);
-        load_b(next, i + 1);
-        cp_async_commit();
-      }
     };
     float acc0[NT][4], acc1[NT][4];
     clear(acc0);

@@ -50,44 +50,7 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-// ---- bulk asynchronous stores (sm_90+): shared -> global through the TMA engine, no tensor
-// map. Each issuing thread commits its own bulk groups and waits on them. Both addresses
-// 16-byte aligned, bytes a multiple of 16. Before the engine reads shared memory written by
-// ordinary stores, every writer fences (fence_proxy_async_shared) and the CTA synchronizes.
-// On older targets these trap (the planner never emits them there).
-__device__ __forceinline__ u64 l2_evict_first() {
-  u64 policy = 0;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-#endif
-  return policy;
-}
-__device__ __forceinline__ void bulk_store(void* gmem, const void* smem, u32 bytes, u64 policy) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%0], [%1], %2, %3;\n"
-               ::"l"(gmem), "r"(smem_addr(smem)), "r"(bytes), "l"(policy) : "memory");
-#else
-  __trap();
-#endif
-}
-__device__ __forceinline__ void bulk_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-#endif
-}
-// Waits until at most N of this thread's bulk groups still read shared memory.
-template <int N>
-__device__ __forceinline__ void bulk_wait_read() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
-#endif
-}
-// Waits until every bulk group of this thread has completed (its writes are performed).
-__device__ __forceinline__ void bulk_wait_all() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-#endif
-}
+// ---- proxy fence (sm_90+).
 // Makes this thread's completed generic-proxy shared stores (st.shared, cp.async) visible to
 // the async proxy (bulk copies, wgmma operand reads).
 __device__ __forceinline__ void fence_proxy_async_shared() {

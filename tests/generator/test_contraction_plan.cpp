@@ -138,6 +138,40 @@ TEST_CASE("matmul_small_k: SmallK, persistent, no K loop") {
   CHECK(has(g86.sources[0].text, "__launch_bounds__(128)"));
   // No epilogue: the identity functor.
   CHECK(has(src, "kiln::gemm::Identity{}"));
+  // sm_90a, fp32-accurate: the operand pre-pass (A and B^T as k-contiguous tf32 hi/lo parts) and
+  // the persistent wgmma SmallK: 256x64 tiles of four warpgroups, a B ring of 3 (225 KB of shared
+  // memory), one CTA per SM.
+  {
+    const auto w = generate(kCases[0], "sm_90a", kiln::Precision::fp32_accurate);
+    check_golden("plan/matmul_small_k_sm90a.txt", w.plan.text());
+    for (std::size_t k = 0; k < w.sources.size(); ++k)
+      check_golden("source/matmul_small_k_sm90a_k" + std::to_string(k) + ".cu", w.sources[k].text);
+    REQUIRE(w.plan.kernels.size() == 2);
+    CHECK(w.plan.kernels[0].template_name == "gemm_small_k_prep");
+    CHECK(w.plan.kernels[1].template_name == "gemm_small_k_wgmma");
+    CHECK(w.plan.kernels[0].grid.x == 32768 / 32 + 32768 * 64 / 2048);
+    CHECK(w.plan.kernels[1].grid.x == 132);
+    CHECK(w.plan.kernels[1].block.x == 512);
+    CHECK(w.plan.kernels[1].shared_bytes == 2 * 2 * 128 * (256 + 3 * 64) + 1024);
+    CHECK(has(w.sources[0].text, "kiln::sm90::SmallKPrep<kiln::Tf32x3, Index, kM, kN, kK, /*lda*/ 64, /*ldb*/ 32768>"));
+    CHECK(has(w.sources[1].text, "/*BM*/ 256, /*BN*/ 64, /*BStages*/ 3, /*streamC*/ true>"));
+    // The workspace: A and B^T, hi and lo: 2 * (M + N) * K floats, written by k0, read by k1.
+    const auto& ws = w.plan.buffers.back();
+    CHECK(ws.bytes == 2 * (32768 + 32768) * 64 * 4);
+    CHECK(has(w.plan.kernels[1].reason, "two accumulator sets"));
+    // tf32 keeps the mma.sync SmallK (the wgmma kernel measured no faster there); so do sm_90 and
+    // a K whose hi/lo blocks cannot fit in shared memory: K = 96 still fits 128x64 tiles with a
+    // B ring of 2 (192 KB), K = 128 does not (256 KB).
+    CHECK(generate(kCases[0], "sm_90a", kiln::Precision::tf32).plan.kernels[0].template_name == "gemm_small_k");
+    CHECK(generate(kCases[0], "sm_90", kiln::Precision::fp32_accurate).plan.kernels[0].template_name ==
+          "gemm_small_k");
+    const Case k96{"matmul_small_k.kiln", "matmul_small_k", {{"K", 96}}, "k96"};
+    const auto w96 = generate(k96, "sm_90a", kiln::Precision::fp32_accurate);
+    REQUIRE(w96.plan.kernels.size() == 2);
+    CHECK(has(w96.sources[1].text, "/*BM*/ 128, /*BN*/ 64, /*BStages*/ 2"));
+    const Case k128{"matmul_small_k.kiln", "matmul_small_k", {{"K", 128}}, "k128"};
+    CHECK(generate(k128, "sm_90a", kiln::Precision::fp32_accurate).plan.kernels[0].template_name == "gemm_small_k");
+  }
   // An odd N (33) is not a multiple of 4: no 16-byte rows, so the general Gemm.
   const auto odd = generate("matmul_small_k", "odd");
   CHECK(odd.plan.kernels[0].template_name != "gemm_small_k");
