@@ -416,19 +416,25 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   // Small K: the whole K in one tile, persistent CTAs; bound by the stores of C. What the H100
   // harness (bench/standalone/gemm_check.cu, bench/results/2026-11-22-h100-run5) measured on
   // 32768x64 . 64x32768:
-  //   tf32: 128x64 tiles of 4 warps of 64x32, 3 CTAs per SM (64 KB of shared memory each, no
-  //     spills under 168 registers) 1.597 ms, ahead of 128x128 at 1 per SM (1.613) and 128x64 of
-  //     32x32 warps at 2 per SM (1.663): with three CTAs one's stores of C drain while the
-  //     others compute.
+  //   tf32: 256x64 tiles of 8 warps of 64x32, 1 CTA per SM (104 KB) 1.531 ms
+  //     (bench/results/2026-11-22-h100-run13), ahead of 128x64 tiles at 3 CTAs per SM (1.598),
+  //     128x128 at 1 per SM (1.613) and 256x128 (1.58). The kernel runs at the speed of its
+  //     memory traffic, C's writes plus the B blocks re-read from L2 for every row block: with no
+  //     math at all, writing C while reading 128-row tiles' B blocks took 1.59 ms, 256-row tiles'
+  //     (half the B traffic) 1.46. Where 256x64 does not fit in shared memory, 128x64 at 3 per SM.
   //   3xTF32 (twice the registers per warp tile): 128x128 tiles of 8 warps of 64x32 at 1 per SM
   //     2.677 ms; 2 per SM was slower (2.944) and 3 per SM spills.
   //   A target whose shared memory cannot hold a 128x128 tile (sm_86) takes 128x64 in any precision.
   const bool sk_tf32 = precision == 1;
-  auto small_k_bytes = [&](std::int64_t bn) { return tile_bytes(4, 128, K, true) + 2 * tile_bytes(4, bn, K, false); };
-  const std::int64_t sk_bm = 128, sk_bn = sk_tf32 || small_k_bytes(128) > smem_limit(p.target()) ? 64 : 128;
+  auto small_k_bytes = [&](std::int64_t bm, std::int64_t bn) {
+    return tile_bytes(4, bm, K, true) + 2 * tile_bytes(4, bn, K, false);
+  };
+  const bool sk_tall = sk_tf32 && small_k_bytes(256, 64) <= smem_limit(p.target());
+  const std::int64_t sk_bm = sk_tall ? 256 : 128;
+  const std::int64_t sk_bn = sk_tf32 || small_k_bytes(128, 128) > smem_limit(p.target()) ? 64 : 128;
   const std::int64_t sk_wm = 64, sk_wn = 32;
   const std::int64_t sk_threads = 32 * (sk_bm / sk_wm) * (sk_bn / sk_wn);
-  const std::int64_t small_k_smem = small_k_bytes(sk_bn);
+  const std::int64_t small_k_smem = small_k_bytes(sk_bm, sk_bn);
   if (f32 && stored == DType::f32 && !softmax && batch == 1 && !a.col_major && !b.col_major && K <= 128 && K % 8 == 0 && aligned &&
       a.ld % 4 == 0 && b.ld % 4 == 0 && N % 4 == 0 && ceil_div(M, sk_bm) * ceil_div(N, sk_bn) >= 8 * sms &&
       small_k_smem <= smem_limit(p.target())) {
@@ -436,7 +442,7 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
     kn.template_name = "gemm_small_k";
     P["bm"] = sk_bm, P["bn"] = sk_bn, P["wm"] = sk_wm, P["wn"] = sk_wn;
     const std::int64_t tiles = ceil_div(M, sk_bm) * ceil_div(N, sk_bn);
-    const std::int64_t per_sm = ctas_by_smem(p.target(), small_k_smem, sk_tf32 ? 3 : 1);
+    const std::int64_t per_sm = ctas_by_smem(p.target(), small_k_smem, sk_tf32 && !sk_tall ? 3 : 1);
     P["min_blocks"] = per_sm;
     kn.block = {static_cast<unsigned>(sk_threads), 1, 1};
     kn.grid = {as_grid(std::min(tiles, per_sm * sms)), 1, 1};

@@ -283,18 +283,20 @@ __global__ void __launch_bounds__(256) store_tiles_rows(float* __restrict__ c) {
 
 // The SmallK memory traffic without the math: 128 x 128 tiles of C written as above, and per
 // tile the 64 x 128 B block (32 KB, L2-resident) read into shared memory first, as the GEMM does.
+// KRows < K reads a smaller block (the traffic of a taller tile: 256 rows read half as much B).
+template <int KRows = sk::kK>
 __global__ void __launch_bounds__(256) store_tiles_reading_b(float* __restrict__ c, const float* __restrict__ b) {
   constexpr long long kTilesN = sk::kN / 128, kTiles = sk::kM / 128 * kTilesN;
-  __shared__ float4 sb[sk::kK * 128 / 4];
+  __shared__ float4 sb[KRows * 128 / 4];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const long long begin = kTiles * blockIdx.x / gridDim.x, end = kTiles * (blockIdx.x + 1) / gridDim.x;
   float keep = 0.f;
   for (long long t = begin; t < end; ++t) {
     const long long tm = t / kTilesN, tn = t % kTilesN;
-    for (int i = threadIdx.x; i < sk::kK * 32; i += 256)
+    for (int i = threadIdx.x; i < KRows * 32; i += 256)
       sb[i] = __ldg(reinterpret_cast<const float4*>(b + (i / 32) * sk::kN + tn * 128) + i % 32);
     __syncthreads();
-    keep += sb[(threadIdx.x * 7 + int(t)) % (sk::kK * 32)].x;
+    keep += sb[(threadIdx.x * 7 + int(t)) % (KRows * 32)].x;
     __syncthreads();
 #pragma unroll
     for (int q = 0; q < 16; ++q) {
@@ -514,6 +516,9 @@ void bench_small_k(cublasHandle_t h) {
     ceiling("write ceiling: 128x128 tiles (hashed values), 8 rows x 64 B per warp store, 2/SM", [&] { store_tiles_rows<8><<<2 * g_sms, 256>>>(c.p); });
     ceiling("write ceiling + B blocks from L2: 128x128 tiles, 1/SM", [&] { store_tiles_reading_b<<<g_sms, 256>>>(c.p, b.p); });
     ceiling("write ceiling + B blocks from L2: 128x128 tiles, 2/SM", [&] { store_tiles_reading_b<<<2 * g_sms, 256>>>(c.p, b.p); });
+    ceiling("write ceiling + B blocks from L2: 128x128 tiles, 4/SM", [&] { store_tiles_reading_b<<<4 * g_sms, 256>>>(c.p, b.p); });
+    ceiling("write ceiling + half-size B blocks from L2: 128x128 tiles, 2/SM", [&] { store_tiles_reading_b<sk::kK / 2><<<2 * g_sms, 256>>>(c.p, b.p); });
+    ceiling("write ceiling + half-size B blocks from L2: 128x128 tiles, 4/SM", [&] { store_tiles_reading_b<sk::kK / 2><<<4 * g_sms, 256>>>(c.p, b.p); });
     ceiling("write ceiling: 128x128 tiles, ranges, 2/SM", [&] { store_tiles<128, 128, false><<<2 * g_sms, 256>>>(c.p); });
     ceiling("write ceiling: 128x128 tiles, strided, 2/SM", [&] { store_tiles<128, 128, true><<<2 * g_sms, 256>>>(c.p); });
   }
@@ -537,7 +542,15 @@ void bench_small_k(cublasHandle_t h) {
       SK_VARIANT(kiln::Tf32, 128, 64, 32, 32, 2, "tf32", "128x64 w32x32 lb(256,2) A pre-rounded", kTf32, true),
       SK_VARIANT(kiln::Tf32, 128, 128, 64, 32, 2, "tf32", "128x128 w64x32 lb(256,2) spills", kTf32),
       SK_VARIANT(kiln::Tf32, 64, 128, 32, 32, 2, "tf32", "64x128 w32x32 lb(256,2)", kTf32),
-      SK_VARIANT(kiln::Tf32, 128, 64, 64, 32, 3, "tf32", "[plan] 128x64 w64x32 lb(128,3)", kTf32),
+      SK_VARIANT(kiln::Tf32, 128, 64, 64, 32, 3, "tf32", "128x64 w64x32 lb(128,3) (plan until run13)", kTf32),
+      SK_VARIANT(kiln::Tf32, 256, 64, 64, 32, 1, "tf32", "[plan] 256x64 w64x32 1/SM", kTf32),
+      SK_VARIANT(kiln::Tf32, 256, 64, 64, 32, 1, "tf32", "256x64 w64x32 A pre-rounded 1/SM", kTf32, true),
+      SK_VARIANT(kiln::Tf32, 256, 32, 64, 32, 2, "tf32", "256x32 w64x32 lb(128,2)", kTf32),
+      SK_VARIANT(kiln::Tf32, 256, 32, 64, 32, 1, "tf32", "256x32 w64x32 1/SM", kTf32),
+      SK_VARIANT(kiln::Tf32x3, 256, 64, 64, 32, 1, "3xtf32", "256x64 w64x32 1/SM", kFp32),
+      SK_VARIANT(kiln::Tf32, 256, 64, 32, 32, 1, "tf32", "256x64 w32x32 (512 threads) 1/SM", kTf32),
+      SK_VARIANT(kiln::Tf32, 256, 64, 64, 32, 2, "tf32", "256x64 w64x32 lb(256,2)", kTf32),
+      SK_VARIANT(kiln::Tf32, 256, 128, 64, 32, 1, "tf32", "256x128 w64x32 (512 threads) 1/SM", kTf32),
       {"3xtf32", "[sm_90 plan] 128x128 w64x32 1/SM", kiln_gemm_small_k_tf32x3, small_k_tf32x3::Kernel::kThreads,
        small_k_tf32x3::Kernel::kSmemBytes, small_k_tf32x3::Kernel::kTiles, kFp32},
       SK_VARIANT(kiln::Tf32x3, 128, 64, 32, 32, 2, "3xtf32", "128x64 w32x32 lb(256,2)", kFp32),
