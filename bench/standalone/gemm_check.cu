@@ -545,6 +545,8 @@ void bench_small_k(cublasHandle_t h) {
       SK_VARIANT(kiln::Tf32, 128, 64, 64, 32, 3, "tf32", "128x64 w64x32 lb(128,3) (plan until run13)", kTf32),
       SK_VARIANT(kiln::Tf32, 256, 64, 64, 32, 1, "tf32", "[plan] 256x64 w64x32 1/SM", kTf32),
       SK_VARIANT(kiln::Tf32, 256, 64, 64, 32, 1, "tf32", "256x64 w64x32 A pre-rounded 1/SM", kTf32, true),
+      SK_VARIANT(kiln::Tf32, 512, 64, 128, 32, 1, "tf32", "512x64 w128x32 1/SM", kTf32),
+      SK_VARIANT(kiln::Tf32, 256, 64, 128, 32, 1, "tf32", "256x64 w128x32 1/SM", kTf32),
       SK_VARIANT(kiln::Tf32, 256, 32, 64, 32, 2, "tf32", "256x32 w64x32 lb(128,2)", kTf32),
       SK_VARIANT(kiln::Tf32, 256, 32, 64, 32, 1, "tf32", "256x32 w64x32 1/SM", kTf32),
       SK_VARIANT(kiln::Tf32x3, 256, 64, 64, 32, 1, "3xtf32", "256x64 w64x32 1/SM", kFp32),
