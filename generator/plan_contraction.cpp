@@ -8,6 +8,8 @@
 // (batch stride M*K) or none of them / only extent 1 (stride 0, broadcast).
 // The template follows from the bound shape:
 //   - SmallK (f32, no K loop, persistent CTAs streaming C) when K <= 128 and M x N is large;
+//     on sm_90a in 3xTF32, SmallKPrep (A and B^T to k-contiguous hi/lo parts in a workspace)
+//     + WgSmallK (persistent wgmma, two accumulator sets) where its blocks fit;
 //   - Gemm with 128x128 tiles; 64x64 tiles when fewer than half the SMs would get a tile;
 //   - GemmSplitK + SplitKReduce (deterministic, workspace) when even 64x64 tiles leave most
 //     SMs idle and K is long; the epilogue then runs in the reduce kernel;
