@@ -148,23 +148,18 @@ void emit_gemm_family(const Plan& plan, const PlannedKernel& k, UnitParts& unit)
     const std::string epi = epilogue(plan, k, unit, "float acc, Index, Index row, Index col", lines, coords);
     unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl),
                             UnitParts::pointer_name(plan, k.stores[0].buffer), epi);
-  } else if (t == "gemm_small_k_prep" || t == "gemm_small_k_wgmma") {
-    if (t == "gemm_small_k_prep") {
-      c.line("// A and B^T to k-contiguous tf32 hi/lo parts in the workspace (B is n-contiguous)");
-      c.line("using Prep = kiln::sm90::SmallKPrep<{}, Index, kM, kN, kK, /*lda*/ {}, /*ldb*/ {}>;", prec,
-             param(k, "lda"), param(k, "ldb"));
-      unit.body = fmt::format("  Prep::run({}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), ws);
-    } else {
-      c.line("// sm_90a: persistent wgmma over the pre-pass's workspace, two accumulator sets");
-      c.line("using Kernel = kiln::sm90::WgSmallK<{}, Index, kM, kN, kK, /*ldc*/ {}, /*BM*/ {}, /*BN*/ {}, "
-             "/*BStages*/ {}, /*streamC*/ {}>;", prec, param(k, "ldc"), param(k, "bm"), param(k, "bn"),
-             param(k, "b_stages"), b(param(k, "stream_c")));
-      const std::string epi = epilogue(plan, k, unit, "float acc, Index, Index row, Index col", lines, coords);
-      unit.body = fmt::format("  Kernel::run({}, {}, {});", ws, UnitParts::pointer_name(plan, k.stores[0].buffer), epi);
-    }
-    unit.constants = c.str();
-    unit.includes = includes(plan, k, "gemm_sm90.cuh");
-    return;
+  } else if (t == "gemm_small_k_prep") {
+    c.line("// A and B^T to k-contiguous tf32 hi/lo parts in the workspace (B is n-contiguous)");
+    c.line("using Prep = kiln::sm90::SmallKPrep<{}, Index, kM, kN, kK, /*lda*/ {}, /*ldb*/ {}>;", prec,
+           param(k, "lda"), param(k, "ldb"));
+    unit.body = fmt::format("  Prep::run({}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), ws);
+  } else if (t == "gemm_small_k_wgmma") {
+    c.line("// sm_90a: persistent wgmma over the pre-pass's workspace, two accumulator sets");
+    c.line("using Kernel = kiln::sm90::WgSmallK<{}, Index, kM, kN, kK, /*ldc*/ {}, /*BM*/ {}, /*BN*/ {}, "
+           "/*BStages*/ {}, /*streamC*/ {}>;", prec, param(k, "ldc"), param(k, "bm"), param(k, "bn"),
+           param(k, "b_stages"), b(param(k, "stream_c")));
+    const std::string epi = epilogue(plan, k, unit, "float acc, Index, Index row, Index col", lines, coords);
+    unit.body = fmt::format("  Kernel::run({}, {}, {});", ws, UnitParts::pointer_name(plan, k.stores[0].buffer), epi);
   } else if (t == "gemm" || t == "gemm_split_k") {
     const bool split = t == "gemm_split_k";
     c.line("using Kernel = kiln::gemm::{}<{}, {},{} Index, kM, kN, kK, kBatch,", split ? "GemmSplitK" : "Gemm", elem,
@@ -205,9 +200,6 @@ void emit_gemm_family(const Plan& plan, const PlannedKernel& k, UnitParts& unit)
       unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl),
                               UnitParts::pointer_name(plan, k.stores[0].buffer), epi);
     }
-    unit.constants = c.str();
-    unit.includes = includes(plan, k, "gemm_sm90.cuh");
-    return;
   } else if (t == "gemm_split_k_softmax") {
     c.line("// one CTA per row of all batches; the softmax over the last axis is fused");
     c.line("using Reduce = kiln::gemm::SplitKSoftmax<Index, kM, kN, kBatch, /*SplitK*/ {}, {}>;", param(k, "split_k"),
@@ -223,7 +215,9 @@ void emit_gemm_family(const Plan& plan, const PlannedKernel& k, UnitParts& unit)
     unit.body = fmt::format("  Reduce::run({}, {}, {});", ws, UnitParts::pointer_name(plan, k.stores[0].buffer), epi);
   }
   unit.constants = c.str();
-  unit.includes = includes(plan, k, "gemm.cuh");
+  const bool sm90 = t == "gemm_wgmma" || t == "gemm_wgmma_split_k" || t == "gemm_small_k_prep" ||
+                    t == "gemm_small_k_wgmma";
+  unit.includes = includes(plan, k, sm90 ? "gemm_sm90.cuh" : "gemm.cuh");
 }
 
 void emit_softmax_finalize(const Plan& plan, const PlannedKernel& k, UnitParts& unit) {

@@ -334,7 +334,7 @@ std::int64_t wg_small_k_smem(std::int64_t bm, std::int64_t bn, std::int64_t b_st
 // at 84% of the write ceiling), which therefore stays the tf32 plan. Returns false (nothing
 // planned) when no tile shape fits in shared memory.
 bool plan_small_k_wgmma(Planner& p, PlannedKernel& kn, std::int64_t M, std::int64_t N, std::int64_t K,
-                        const std::string& why) {
+                        const std::string& why, bool stream_c) {
   const std::int64_t shapes[][3] = {{256, 64, 3}, {256, 64, 2}, {128, 128, 2}, {128, 64, 2}};
   const std::int64_t* pick = nullptr;
   for (const auto& s : shapes)
@@ -356,7 +356,7 @@ bool plan_small_k_wgmma(Planner& p, PlannedKernel& kn, std::int64_t M, std::int6
   main.params = P;
   main.template_name = "gemm_small_k_wgmma";
   main.params["bm"] = bm, main.params["bn"] = bn, main.params["b_stages"] = b_stages;
-  main.params["stream_c"] = M * N * 4 > kStreamBytes;
+  main.params["stream_c"] = stream_c;
   main.args.push_back(buffer_arg(p, ws, false));
   const std::int64_t tiles = ceil_div(M, bm) * ceil_div(N, bn);
   main.block = {static_cast<unsigned>(128 * bm / 64), 1, 1};
@@ -440,7 +440,7 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   if (f32 && stored == DType::f32 && !softmax && batch == 1 && !a.col_major && !b.col_major && K <= 128 && K % 8 == 0 && aligned &&
       a.ld % 4 == 0 && b.ld % 4 == 0 && N % 4 == 0 && ceil_div(M, sk_bm) * ceil_div(N, sk_bn) >= 8 * sms &&
       small_k_smem <= smem_limit(p.target())) {
-    if (precision == 2 && p.target().arch == "sm_90a" && plan_small_k_wgmma(p, kn, M, N, K, why)) return;
+    if (precision == 2 && p.target().arch == "sm_90a" && plan_small_k_wgmma(p, kn, M, N, K, why, stream_c)) return;
     kn.template_name = "gemm_small_k";
     P["bm"] = sk_bm, P["bn"] = sk_bn, P["wm"] = sk_wm, P["wn"] = sk_wn;
     const std::int64_t tiles = ceil_div(M, sk_bm) * ceil_div(N, sk_bn);

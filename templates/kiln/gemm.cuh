@@ -706,10 +706,10 @@ struct SmallK {
   // In place: A -> tf32_rna(A) (as f32 bits), and A - that into sa_lo for 3xTF32.
   static __device__ __forceinline__ void prep_a(float* sa, float* sa_lo) {
     for (int i = threadIdx.x; i < TileA::kElems; i += kThreads) {
-      const float x = sa[i];
-      const float hi = __uint_as_float(tf32_rna(x));
+      float hi, lo;
+      tf32_split(sa[i], hi, lo);
       sa[i] = hi;
-      if constexpr (kALo) sa_lo[i] = x - hi;
+      if constexpr (kALo) sa_lo[i] = lo;
     }
   }
   static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;

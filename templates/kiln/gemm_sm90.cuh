@@ -108,6 +108,10 @@ template <int N>
 __device__ __forceinline__ void wg_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
+// The first 1024-byte boundary at or after a shared address: swizzled tiles start there (the
+// 128-byte swizzle repeats every 8 rows).
+__device__ __forceinline__ u32 align_1024(u32 smem) { return (smem + 1023u) & ~1023u; }
+
 template <int NT>
 __device__ __forceinline__ void clear(float (&acc)[NT][4]) {
 #pragma unroll
@@ -268,10 +272,10 @@ struct WgEngine {
       const int i = threadIdx.x + it * kThreads;
       float4 x = reinterpret_cast<float4*>(stage)[i];
       float4 h, l;
-      h.x = __uint_as_float(tf32_rna(x.x)); l.x = x.x - h.x;
-      h.y = __uint_as_float(tf32_rna(x.y)); l.y = x.y - h.y;
-      h.z = __uint_as_float(tf32_rna(x.z)); l.z = x.z - h.z;
-      h.w = __uint_as_float(tf32_rna(x.w)); l.w = x.w - h.w;
+      tf32_split(x.x, h.x, l.x);
+      tf32_split(x.y, h.y, l.y);
+      tf32_split(x.z, h.z, l.z);
+      tf32_split(x.w, h.w, l.w);
       reinterpret_cast<float4*>(stage)[i] = h;
       reinterpret_cast<float4*>(lo)[i] = l;
     }
@@ -291,9 +295,8 @@ struct WgEngine {
       for (int t = 0; t < ntiles; ++t) store(t, acc);
       return;
     }
-    // The ring starts at the first 1024-byte boundary (the swizzle repeats every 8 rows).
     const u32 raw = smem_addr(smem_raw);
-    const u32 base = (raw + 1023u) & ~1023u;
+    const u32 base = align_1024(raw);
     char* smem = smem_raw + (base - raw);
     const int total = ntiles * ktiles;
     auto load = [&](int g) { load_tile(g / ktiles, g % ktiles, base + (g % Stages) * kStageBytes); };
@@ -461,6 +464,12 @@ struct WgGemmSplitK {
 // The operand pre-pass: A (M x K, row stride lda) and B (K x N, row stride ldb, n contiguous) to
 // k-contiguous, tf32-rounded copies in the workspace; Tf32x3 writes hi and lo parts.
 // Workspace layout (floats): [A hi: M*K][Bt hi: N*K] and, for Tf32x3, [A lo: M*K][Bt lo: N*K].
+template <long long M_, long long N_, int K_>
+struct SmallKWorkspace {
+  static constexpr long long kBtOffset = M_ * K_;          // Bt hi after A hi
+  static constexpr long long kLoOffset = (M_ + N_) * K_;   // the lo parts after the hi parts
+};
+
 template <class Precision, class Index, long long M_, long long N_, int K_, long long lda, long long ldb>
 struct SmallKPrep {
   static constexpr bool k3x = gemm::SameType<Precision, Tf32x3>::value;
@@ -470,18 +479,14 @@ struct SmallKPrep {
   static constexpr long long kAElems = M_ * K_;
   static constexpr long long kABlocks = (kAElems + kThreads * 8 - 1) / (kThreads * 8);
   static constexpr long long kGridX = kBBlocks + kABlocks;
-  static constexpr long long kWorkspaceFloats = (k3x ? 2 : 1) * (M_ + N_) * K_;
-  static constexpr long long kLoOffset = (M_ + N_) * K_;              // A lo, then Bt lo
+  using Layout = SmallKWorkspace<M_, N_, K_>;
+  static constexpr long long kWorkspaceFloats = (k3x ? 2 : 1) * Layout::kLoOffset;
   static_assert(K_ <= 128, "small K");
 
-  static __device__ __forceinline__ void split(float x, float& hi, float& lo) {
-    hi = __uint_as_float(tf32_rna(x));
-    lo = x - hi;
-  }
   static __device__ __forceinline__ void run(const float* A, const float* B, float* ws) {
     __shared__ float tile[K_][kCols + 1];
     float* a_hi = ws;
-    float* bt_hi = ws + M_ * K_;
+    float* bt_hi = ws + Layout::kBtOffset;
     if (blockIdx.x < kBBlocks) {  // B[k][n0 .. n0 + 31] -> Bt[n][k]
       const long long n0 = (long long)blockIdx.x * kCols;
       for (int i = threadIdx.x; i < K_ * kCols; i += kThreads) {
@@ -493,10 +498,10 @@ struct SmallKPrep {
         const int c = i / K_, k = i % K_;
         if (n0 + c >= N_) continue;
         float hi, lo;
-        split(tile[k][c], hi, lo);
+        tf32_split(tile[k][c], hi, lo);
         const Index o = Index(n0 + c) * Index(K_) + Index(k);
         bt_hi[o] = hi;
-        if constexpr (k3x) ws[kLoOffset + M_ * K_ + o] = lo;
+        if constexpr (k3x) bt_hi[Layout::kLoOffset + o] = lo;
       }
     } else {  // A, element by element (any lda)
       const long long e0 = (long long)(blockIdx.x - kBBlocks) * kThreads * 8;
@@ -506,9 +511,9 @@ struct SmallKPrep {
         if (e >= kAElems) break;
         const long long m = e / K_, k = e % K_;
         float hi, lo;
-        split(A[Index(m) * Index(lda) + Index(k)], hi, lo);
+        tf32_split(A[Index(m) * Index(lda) + Index(k)], hi, lo);
         a_hi[e] = hi;
-        if constexpr (k3x) ws[kLoOffset + e] = lo;
+        if constexpr (k3x) a_hi[Layout::kLoOffset + e] = lo;
       }
     }
   }
@@ -534,7 +539,7 @@ struct WgSmallK {
   static constexpr int kSmemBytes = kABytes + BStages * kBBytes + 1024;  // + alignment to 1024
   static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
   static constexpr long long kTiles = kTilesM * kTilesN;
-  using Prep = SmallKPrep<Precision, Index, M_, N_, K_, 1, 1>;  // only its workspace layout
+  using Layout = SmallKWorkspace<M_, N_, K_>;  // what SmallKPrep wrote
   static_assert(BM == 64 || BM == 128 || BM == 256, "BM");
   static_assert(BN == 64 || BN == 128 || BN == 256, "BN");
   static_assert(BStages >= 2, "B ring");
@@ -578,16 +583,15 @@ struct WgSmallK {
     const long long begin = kTiles * blockIdx.x / gridDim.x;
     const long long end = kTiles * (blockIdx.x + 1) / gridDim.x;
     if (begin >= end) return;
-    const u32 raw = smem_addr(smem_raw);
-    const u32 base = (raw + 1023u) & ~1023u;
+    const u32 base = align_1024(smem_addr(smem_raw));
     const u32 sa = base + (threadIdx.x >> 7) * 64 * 128;  // this warpgroup's A rows
     auto sb = [&](long long i) { return base + kABytes + u32(i % BStages) * kBBytes; };
     const float* a_ws = ws;
-    const float* bt_ws = ws + M_ * K_;
+    const float* bt_ws = ws + Layout::kBtOffset;
     const gemm::MatrixOut<float, Index, true, kStreamC> out{C, Index(ldc), Index(M_), Index(N_), Index(0)};
-    auto load_a = [&](long long tile) { load_block<BM>(base, a_ws, Prep::kLoOffset, tile / kTilesN * BM, M_); };
+    auto load_a = [&](long long tile) { load_block<BM>(base, a_ws, Layout::kLoOffset, tile / kTilesN * BM, M_); };
     auto load_b = [&](long long tile, long long i) {
-      if (tile < end) load_block<BN>(sb(i), bt_ws, Prep::kLoOffset, tile % kTilesN * BN, N_);
+      if (tile < end) load_block<BN>(sb(i), bt_ws, Layout::kLoOffset, tile % kTilesN * BN, N_);
       cp_async_commit();  // one group per tile, empty past the end: the wait counts stay uniform
     };
     auto store = [&](const float (&acc)[NT][4], long long tile) {

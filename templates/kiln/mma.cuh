@@ -98,6 +98,13 @@ __device__ __forceinline__ void tf32_split(float x, u32& hi, u32& lo) {
   hi = tf32_rna(x);
   lo = __float_as_uint(x - __uint_as_float(hi));
 }
+// The same as f32 values (what shared-memory and workspace copies of split operands hold).
+__device__ __forceinline__ void tf32_split(float x, float& hi, float& lo) {
+  u32 h, l;
+  tf32_split(x, h, l);
+  hi = __uint_as_float(h);
+  lo = __uint_as_float(l);
+}
 
 // ---- mma.sync wrappers; d += a * b
 __device__ __forceinline__ void mma_tf32_16x8x8(float (&d)[4], const u32 (&a)[4], const u32 (&b)[2]) {
