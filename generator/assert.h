@@ -2,7 +2,7 @@
 //   KILN_CHECK(cond, ExceptionType, fmt, args...)  the user did something wrong:
 //       throws that kiln exception with a message saying what and how to fix it.
 //   KILN_ASSERT(cond, fmt, args...)                 kiln itself is wrong:
-//       throws kiln::Error("internal error in kiln: ...") naming file and line.
+//       throws kiln::InternalError("internal error in kiln: ...") naming file and line.
 #pragma once
 
 #include <fmt/format.h>
@@ -17,6 +17,6 @@
 #define KILN_ASSERT(cond, ...)                                                              \
   do {                                                                                      \
     if (!(cond))                                                                            \
-      throw ::kiln::Error(fmt::format("internal error in kiln ({}:{}): {} [{}]", __FILE__, \
+      throw ::kiln::InternalError(fmt::format("internal error in kiln ({}:{}): {} [{}]", __FILE__, \
                                       __LINE__, fmt::format(__VA_ARGS__), #cond));          \
   } while (0)

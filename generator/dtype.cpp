@@ -1,3 +1,4 @@
+#include <new>
 #include <sstream>
 
 #include "kiln/kiln.h"
@@ -76,6 +77,15 @@ std::string CompileError::dump() const {
     out << num << line << "\n";
   }
   return out.str();
+}
+
+ExitCode exit_code_of(const std::exception& e) {
+  if (dynamic_cast<const SpecError*>(&e) || dynamic_cast<const ArgumentError*>(&e)) return ExitCode::input;
+  if (dynamic_cast<const CompileError*>(&e)) return ExitCode::build;
+  if (dynamic_cast<const CudaError*>(&e) || dynamic_cast<const IoError*>(&e) ||
+      dynamic_cast<const std::bad_alloc*>(&e))
+    return ExitCode::device;
+  return ExitCode::internal;
 }
 
 }  // namespace kiln

@@ -1,19 +1,45 @@
 #!/usr/bin/env bash
-# Installs what kiln needs to build and test on a fresh Debian machine (run as root).
+# Installs what kiln needs to build and test on a fresh Debian 12 (bookworm) machine that has
+# the CUDA 13 toolkit under /usr/local/cuda. Every Debian package whose headers or libraries the
+# build uses is named here: .ci/run checks that with ../shared/tools/check-deps.sh.
 # Skips apt entirely when everything is already present, so repeated `make` calls stay fast.
+# Needs root (or sudo) only when something is missing; then it says so and exits 1.
 set -euo pipefail
+packages=(
+  g++ cmake ninja-build make       # toolchain
+  libfmt-dev                       # formatting (generator, runtime, CLI)
+  doctest-dev                      # the test framework
+  libcli11-dev                     # the CLI's argument parser
+  libxxhash-dev                    # cache keys
+  nlohmann-json3-dev               # the disk cache's metadata files
+  clang libclang-rt-14-dev         # libFuzzer and the sanitizers' runtimes
+  python3 file                     # scripts; check-deps.sh reads ELF files with `file`
+)
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in g++ cmake ninja-build make libfmt-dev doctest-dev libcli11-dev libxxhash-dev clang libclang-rt-14-dev python3; do
+for p in "${packages[@]}"; do
   have_pkg "$p" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: installing ${need[*]}"
+  if [ "$(id -u)" -eq 0 ]; then
+    sudo=()
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo=(sudo)
+  else
+    echo "install-deps: these Debian packages are missing and installing them needs root:" >&2
+    echo "  sudo apt-get install ${need[*]}" >&2
+    echo "install-deps: run that (or run this command as root), then try again" >&2
+    exit 1
+  fi
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
-if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ] && [ ! -f /usr/local/cuda/include/nvrtc.h ]; then
-  echo "install-deps: the CUDA toolkit (headers and NVRTC) is required; expected it under /usr/local/cuda" >&2
+cuda=${CUDA_HOME:-/usr/local/cuda}
+if [ ! -f "$cuda/include/nvrtc.h" ] || [ ! -f "$cuda/include/cuda.h" ]; then
+  echo "install-deps: the CUDA toolkit (headers and NVRTC) is required; expected it under $cuda" >&2
+  echo "install-deps: install CUDA 13.0 there, or set CUDA_HOME to where it is" >&2
   exit 1
 fi

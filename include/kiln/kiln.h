@@ -108,6 +108,34 @@ class ArgumentError : public Error {
   using Error::Error;
 };
 
+// A file or directory could not be read or written for a reason outside the user's input:
+// an output directory that is not writable, a disk that is full, a read that failed.
+// (A missing or wrong input file is an ArgumentError: the user named the wrong thing.)
+class IoError : public Error {
+ public:
+  using Error::Error;
+};
+
+// kiln itself is wrong: an internal assertion failed. Not the user's fault; please report it.
+class InternalError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The one exit-code contract (the README's table), shared by the kiln CLI's exit status and
+// the C interface's return codes.
+enum class ExitCode : int {
+  ok = 0,
+  input = 1,     // the user's input is wrong: SpecError, ArgumentError (bad spec, op, shape, file)
+  usage = 2,     // the command line itself: unknown flag, malformed option
+  build = 3,     // a toolchain or kernel build failure: CompileError, NVRTC missing
+  device = 4,    // GPU, driver or I/O failure: CudaError, IoError, out of memory
+  internal = 5,  // kiln itself is wrong (an internal assertion): a bug to report
+};
+// The code for an exception thrown by kiln (any std::exception; non-kiln ones are internal,
+// except std::bad_alloc, which is a resource failure).
+ExitCode exit_code_of(const std::exception& e);
+
 // ---------------------------------------------------------------- arguments
 // A device tensor the caller owns. Strides are in elements; empty means
 // contiguous row-major.
