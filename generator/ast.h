@@ -32,8 +32,8 @@ struct KeywordArg {
 struct Expr {
   ExprKind kind = ExprKind::Int;
   SourceLoc loc;                 // first token (a call: its name; a binary op: the operator)
-  std::int64_t int_value = 0;    // Int
-  double float_value = 0;        // Float (and Int, widened)
+  std::uint64_t int_value = 0;   // Int: exact, 0 .. 2^64-1 (a minus sign is a Unary node)
+  double float_value = 0;        // Float
   bool bool_value = false;       // Bool
   std::string text;              // Name, String, Call (callee), Int/Float (spelling)
   UnaryOp unary_op = UnaryOp::Neg;

@@ -34,7 +34,44 @@ using ir::SourceLoc;
 // Thrown once a statement's error has been reported.
 struct Abort {};
 
-constexpr double kMaxExactInt = 9007199254740992.0;   // 2^53: ints above are not exact in a double
+// Weak integers are exact: literals and const arithmetic are 128-bit, bounded to
+// what some 64-bit type can hold in magnitude; the dtype a value meets checks its range.
+using Int128 = __int128;
+constexpr Int128 kMaxWeakInt = static_cast<Int128>(UINT64_MAX);
+
+// The smallest magnitude that rounds to infinity in a float format with `mantissa`
+// explicit bits and largest exponent `emax` (round to nearest even): the largest finite
+// value plus half an ulp. f32: 2^128 - 2^103; f16: 65520; bf16: 2^128 - 2^119.
+double overflow_threshold(DType dtype) {
+  switch (dtype) {
+    case DType::f16: return 65520.0;
+    case DType::bf16: return std::ldexp(1.0, 128) - std::ldexp(1.0, 119);
+    case DType::f64: return INFINITY;
+    default: return std::ldexp(1.0, 128) - std::ldexp(1.0, 103);
+  }
+}
+const char* largest_finite(DType dtype) {
+  switch (dtype) {
+    case DType::f16: return "65504";
+    case DType::bf16: return "3.3895314e+38";
+    default: return "3.4028235e+38";
+  }
+}
+
+std::string or_else(std::string hint, const char* otherwise) { return hint.empty() ? otherwise : hint; }
+
+std::string int_text(Int128 v) {   // |v| <= 2^64-1
+  const bool negative = v < 0;
+  return fmt::format("{}{}", negative ? "-" : "", static_cast<std::uint64_t>(negative ? -v : v));
+}
+
+// The range of an integer dtype.
+Int128 int_min(DType t) {
+  return t == DType::i32 ? INT32_MIN : t == DType::i64 ? static_cast<Int128>(INT64_MIN) : 0;
+}
+Int128 int_max(DType t) {
+  return t == DType::i32 ? INT32_MAX : t == DType::i64 ? static_cast<Int128>(INT64_MAX) : static_cast<Int128>(UINT64_MAX);
+}
 
 std::string at(SourceLoc loc) { return fmt::format("{}:{}", loc.line, loc.column); }
 
@@ -67,7 +104,8 @@ std::string type_text(DType dtype, const Shape& shape) {
 struct Value {
   enum class Kind : std::uint8_t { Node, Int, Float, Bool } kind = Kind::Node;
   NodeId node = -1;
-  double number = 0;
+  Int128 integer = 0;   // Int (exact), Bool (0/1)
+  double real = 0;      // Float
   std::string text;   // how the user wrote it, for messages
   SourceLoc loc;
   bool is_node() const { return kind == Kind::Node; }
@@ -92,18 +130,42 @@ const char* symbol_kind_name(Symbol::Kind k) {
   return "?";
 }
 
-// A compile-time keyword value.
-struct ConstValue {
+// A compile-time value (a keyword argument, a const, a folded weak expression).
+struct Constant {
   Value::Kind kind = Value::Kind::Int;   // Int, Float or Bool
-  double number = 0;
+  Int128 integer = 0;                    // Int (exact), Bool (0/1)
+  double real = 0;                       // Float
 };
+
+Constant constant_of(const Value& v) { return {v.kind, v.integer, v.real}; }
+
+double to_double(const Constant& c) {
+  return c.kind == Value::Kind::Float ? c.real : static_cast<double>(c.integer);   // rounds to nearest
+}
+
+std::string describe_const(const Constant& c) {
+  if (c.kind == Value::Kind::Bool) return c.integer != 0 ? "true" : "false";
+  if (c.kind == Value::Kind::Int) return int_text(c.integer);
+  return fmt::format("{}", c.real);
+}
+
+// An exact integer as the public ConstValue (|v| <= 2^64-1).
+ConstValue const_value_of(Int128 v) {
+  return ConstValue::integer(v < 0, static_cast<std::uint64_t>(v < 0 ? -v : v));
+}
 
 const std::set<std::string> kFloatUnary = {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "gelu", "silu"};
 
+// Every function call() knows, for did-you-mean (keep in step with call()).
+const std::vector<std::string> kFunctions = {
+    "f32", "f16", "bf16", "f64", "i32", "i64", "u64", "bool", "abs", "exp", "log", "sqrt", "rsqrt", "tanh",
+    "sigmoid", "relu", "gelu", "silu", "not", "pow", "min", "max", "minimum", "maximum", "and", "or", "sum",
+    "mean", "prod", "argmin", "argmax", "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "softmax",
+    "log_softmax", "where", "dropout", "matmul", "transpose", "permute", "conv2d"};
+
 class Checker {
  public:
-  Checker(const ast::OpDecl& op, std::shared_ptr<const SourceFile> source, const std::map<std::string, double>& consts,
-          Diagnostics& diagnostics)
+  Checker(const ast::OpDecl& op, std::shared_ptr<const SourceFile> source, const Consts& consts, Diagnostics& diagnostics)
       : op_(op), consts_(consts), diag_(diagnostics) {
     ir_ = std::make_shared<ir::Ir>();
     ir_->op_name = op.name;
@@ -123,7 +185,9 @@ class Checker {
     }
     if (!any_output)
       diag_.error(op_.loc, fmt::format("op '{}' has no outputs; add `out NAME = <expression>`", op_.name));
+    // After an error the use that was meant may be in the failed statement: stay quiet.
     for (const auto& in : op_.inputs) {
+      if (diag_.error_count() != errors_before) break;
       auto it = symbols_.find(in.name);
       if (it != symbols_.end() && it->second.kind == Symbol::Kind::Input && !it->second.used && !it->second.poisoned)
         diag_.warning(in.loc, fmt::format("input '{}' is never used", in.name));
@@ -149,6 +213,15 @@ class Checker {
   [[noreturn]] void fail(SourceLoc loc, std::string message) {
     diag_.error(loc, std::move(message));
     throw Abort{};
+  }
+
+  // "; did you mean 'x'?" naming the closest declared symbol of `kind` (any but a dim
+  // when none is given), or "".
+  std::string suggest_symbol(const std::string& name, std::optional<Symbol::Kind> kind) const {
+    std::vector<std::string> names;
+    for (const auto& [n, symbol] : symbols_)
+      if (kind ? symbol.kind == *kind : symbol.kind != Symbol::Kind::Dim) names.push_back(n);
+    return did_you_mean(name, names);
   }
 
   void declare(const std::string& name, SourceLoc loc, Symbol symbol) {
@@ -193,48 +266,94 @@ class Checker {
     else if (c.type == "f32") dtype = DType::f32;
     else if (c.type == "f64") dtype = DType::f64;
     else if (c.type == "bool") dtype = DType::boolean;
-    else fail(c.type_loc, fmt::format("unknown const type '{}'; expected int, f32, f64 or bool", c.type));
-    ConstValue v;
+    else fail(c.type_loc, fmt::format("unknown const type '{}'{}", c.type,
+                                      or_else(did_you_mean(c.type, {"int", "i64", "f32", "f64", "bool"}),
+                                              "; expected int, f32, f64 or bool")));
+    Constant v;
     SourceLoc where = c.loc;
+    std::string origin;   // " (from -D N=5)" for a value given from outside
     auto given = consts_.find(c.name);
     if (given != consts_.end()) {
-      double x = given->second;
-      v.number = x;
-      v.kind = dtype == DType::boolean ? Value::Kind::Bool
-               : (std::isfinite(x) && x == std::floor(x)) ? Value::Kind::Int : Value::Kind::Float;
-      if (dtype == DType::boolean && x != 0 && x != 1)
-        fail(where, fmt::format("const {} is bool but was given {}; pass true/false (1/0)", c.name, x));
-      if (!std::isfinite(x)) fail(where, fmt::format("const {} was given a non-finite value", c.name));
+      origin = given->second.source().empty() ? " (given by the caller)" : fmt::format(" (from {})", given->second.source());
+      v = given_const(c, dtype, given->second, origin);
     } else if (c.default_value) {
       where = c.default_value->loc;
       v = const_eval(*c.default_value, fmt::format("the default of const {}", c.name));
+      if (dtype == DType::boolean && v.kind != Value::Kind::Bool)
+        fail(where, fmt::format("const {} is bool but its value is a number; use true or false", c.name));
+      if (dtype != DType::boolean && v.kind == Value::Kind::Bool)
+        fail(where, fmt::format("const {} is {} but its value is a bool", c.name, c.type));
+      if (dtype == DType::i64 && v.kind != Value::Kind::Int)
+        fail(where, fmt::format("const {} is int but its value {} is not an integer", c.name, describe_const(v)));
     } else {
       fail(c.loc, fmt::format("const {} has no default and no value was given; write `{}: {} = VALUE` or pass -D {}=VALUE",
                               c.name, c.name, c.type, c.name));
     }
-    if (dtype == DType::boolean && v.kind != Value::Kind::Bool)
-      fail(where, fmt::format("const {} is bool but its value is a number; use true or false", c.name));
-    if (dtype != DType::boolean && v.kind == Value::Kind::Bool)
-      fail(where, fmt::format("const {} is {} but its value is a bool", c.name, c.type));
-    if (dtype == DType::i64) {
-      if (v.kind != Value::Kind::Int)
-        fail(where, fmt::format("const {} is int but its value {} is not an integer", c.name, v.number));
-      if (std::fabs(v.number) > kMaxExactInt)
-        fail(where, fmt::format("const {} = {} is out of range (|value| <= 2^53)", c.name, v.number));
+    ConstValue ir_value = v.kind == Value::Kind::Bool ? ConstValue(v.integer != 0) : const_value_of(v.integer);
+    if (dtype == DType::i64 && (v.integer < INT64_MIN || v.integer > INT64_MAX))
+      fail(where, fmt::format("const {} = {}{} is out of range for int (i64: -9223372036854775808 .. 9223372036854775807)",
+                              c.name, describe_const(v), origin));
+    if (dtype_is_float(dtype)) {
+      const double d = to_double(v);
+      if (!(std::fabs(d) < overflow_threshold(dtype)))
+        fail(where, fmt::format("const {} = {}{} is out of range for {} (largest finite {})", c.name, describe_const(v),
+                                origin, dtype_name(dtype), largest_finite(dtype)));
+      ir_value = ConstValue(d);
     }
     Symbol s;
     s.kind = Symbol::Kind::Const;
     s.value.kind = v.kind;
-    s.value.number = v.number;
+    s.value.integer = v.integer;
+    s.value.real = v.real;
     s.value.text = c.name;
     declare(c.name, c.loc, s);
-    ir_->consts.push_back({c.name, dtype, v.number, c.loc});
+    ir_->consts.push_back({c.name, dtype, ir_value, c.loc});
+  }
+
+  // A value given from outside (-D, Bindings, Op::with_consts) for const `c` of type
+  // `dtype`: an int const takes an integer only; a float const a finite float or an
+  // integer; a bool const true/false or 0/1 (the C interface passes numbers).
+  Constant given_const(const ast::ConstDecl& c, DType dtype, const ConstValue& g, const std::string& origin) {
+    const std::string type = c.type;
+    Constant v;
+    if (g.is_integer()) {
+      v.kind = Value::Kind::Int;
+      v.integer = g.negative() ? -static_cast<Int128>(g.magnitude()) : static_cast<Int128>(g.magnitude());
+    } else if (g.is_bool()) {
+      v.kind = Value::Kind::Bool;
+      v.integer = g.magnitude() != 0;
+    } else {
+      v.kind = Value::Kind::Float;
+      v.real = g.float_value();
+      if (!std::isfinite(v.real))
+        fail(c.loc, fmt::format("const {} = {}{} is not finite; a const value must be a finite number", c.name, g.str(),
+                                origin));
+    }
+    if (dtype == DType::boolean) {
+      const bool zero_one = (v.kind == Value::Kind::Int && (v.integer == 0 || v.integer == 1)) ||
+                            (v.kind == Value::Kind::Float && (v.real == 0 || v.real == 1));
+      if (v.kind != Value::Kind::Bool && !zero_one)
+        fail(c.loc, fmt::format("const {} is bool but was given {}{}; pass true or false", c.name, g.str(), origin));
+      return {Value::Kind::Bool, v.kind == Value::Kind::Float ? Int128(v.real != 0) : v.integer, 0};
+    }
+    if (v.kind == Value::Kind::Bool)
+      fail(c.loc, fmt::format("const {} is {} but was given the bool {}{}; only a bool const takes true or false", c.name,
+                              type, g.str(), origin));
+    if (dtype == DType::i64 && v.kind != Value::Kind::Int) {
+      if (std::trunc(v.real) == v.real && std::fabs(v.real) < 1e19)
+        fail(c.loc, fmt::format("const {} is int but was given the float {}{}; an int const takes an integer, e.g. {:.0f}",
+                                c.name, g.str(), origin, v.real));
+      fail(c.loc, fmt::format("const {} is int but was given {}{}, which is not an integer", c.name, g.str(), origin));
+    }
+    return v;
   }
 
   DType resolve_dtype(const ast::TypeRef& t) {
     auto dtype = parse_dtype(t.dtype);
     if (!dtype)
-      fail(t.loc, fmt::format("unknown type '{}'; expected one of f32, f16, bf16, f64, i32, i64, u64, bool", t.dtype));
+      fail(t.loc, fmt::format("unknown type '{}'{}", t.dtype,
+                              or_else(did_you_mean(t.dtype, {"f32", "f16", "bf16", "f64", "i32", "i64", "u64", "bool"}),
+                                      "; expected one of f32, f16, bf16, f64, i32, i64, u64, bool")));
     return *dtype;
   }
 
@@ -249,8 +368,12 @@ class Checker {
         continue;
       }
       auto it = symbols_.find(e.name);
-      if (it == symbols_.end())
-        fail(e.loc, fmt::format("unknown dim '{}' in the shape of {}; declare it with `dims {} = ...`", e.name, owner, e.name));
+      if (it == symbols_.end()) {
+        std::string hint = suggest_symbol(e.name, Symbol::Kind::Dim);
+        fail(e.loc, hint.empty() ? fmt::format("unknown dim '{}' in the shape of {}; declare it with `dims {} = ...`", e.name,
+                                               owner, e.name)
+                                 : fmt::format("unknown dim '{}' in the shape of {}{}", e.name, owner, hint));
+      }
       if (it->second.kind != Symbol::Kind::Dim)
         fail(e.loc, fmt::format("'{}' in the shape of {} is {}, not a dim", e.name, owner, symbol_kind_name(it->second.kind)));
       shape.push_back(DimExpr::dim(e.name));
@@ -314,29 +437,32 @@ class Checker {
   }
 
   // ------------------------------------------------------------ compile-time values
-  ConstValue const_eval(const Expr& e, const std::string& what) {
+  Constant const_eval(const Expr& e, const std::string& what) {
     switch (e.kind) {
-      case ExprKind::Int: return {Value::Kind::Int, e.float_value};
-      case ExprKind::Float: return {Value::Kind::Float, e.float_value};
-      case ExprKind::Bool: return {Value::Kind::Bool, e.bool_value ? 1.0 : 0.0};
+      case ExprKind::Int: return {Value::Kind::Int, static_cast<Int128>(e.int_value), 0};
+      case ExprKind::Float: return {Value::Kind::Float, 0, e.float_value};
+      case ExprKind::Bool: return {Value::Kind::Bool, e.bool_value ? 1 : 0, 0};
       case ExprKind::Name: {
         auto it = symbols_.find(e.text);
-        if (it == symbols_.end()) fail(e.loc, fmt::format("unknown name '{}' in {}", e.text, what));
+        if (it == symbols_.end())
+          fail(e.loc, fmt::format("unknown name '{}' in {}{}", e.text, what, suggest_symbol(e.text, Symbol::Kind::Const)));
         if (it->second.poisoned) throw Abort{};
         if (it->second.kind != Symbol::Kind::Const)
           fail(e.loc, fmt::format("{} needs a compile-time value (a literal or a const), but '{}' is {}", what, e.text,
                                   symbol_kind_name(it->second.kind)));
-        return {it->second.value.kind, it->second.value.number};
+        it->second.used = true;
+        return constant_of(it->second.value);
       }
       case ExprKind::Unary: {
-        ConstValue v = const_eval(*e.args[0], what);
+        Constant v = const_eval(*e.args[0], what);
         if (v.kind == Value::Kind::Bool) fail(e.loc, "cannot negate a bool");
-        v.number = -v.number;
+        v.integer = -v.integer;   // |integer| <= 2^64-1: no overflow in 128 bits
+        v.real = -v.real;
         return v;
       }
       case ExprKind::Binary: {
-        ConstValue a = const_eval(*e.args[0], what);
-        ConstValue b = const_eval(*e.args[1], what);
+        Constant a = const_eval(*e.args[0], what);
+        Constant b = const_eval(*e.args[1], what);
         return fold(e.binary_op, a, b, e.loc);
       }
       case ExprKind::String:
@@ -349,51 +475,62 @@ class Checker {
     fail(e.loc, "unsupported expression");
   }
 
-  ConstValue fold(ast::BinaryOp op, ConstValue a, ConstValue b, SourceLoc loc) {
+  // Integers fold exactly (128-bit, bounded to 64-bit magnitudes); a float on either
+  // side makes the result a float; '/' is true division, as in Python.
+  Constant fold(ast::BinaryOp op, Constant a, Constant b, SourceLoc loc) {
     using ast::BinaryOp;
     bool comparison = op >= BinaryOp::Eq;
     if (!comparison && (a.kind == Value::Kind::Bool || b.kind == Value::Kind::Bool))
       fail(loc, fmt::format("'{}' is not defined on bool values", ast::binary_op_spelling(op)));
-    bool both_int = a.kind == Value::Kind::Int && b.kind == Value::Kind::Int;
-    ConstValue r{both_int ? Value::Kind::Int : Value::Kind::Float, 0};
-    switch (op) {
-      case BinaryOp::Add: r.number = a.number + b.number; break;
-      case BinaryOp::Sub: r.number = a.number - b.number; break;
-      case BinaryOp::Mul: r.number = a.number * b.number; break;
-      case BinaryOp::Div:
-        if (b.number == 0) fail(loc, "division by zero in a constant expression");
-        r.number = a.number / b.number;
-        r.kind = Value::Kind::Float;   // true division, as in Python
-        break;
-      case BinaryOp::Eq: r = {Value::Kind::Bool, a.number == b.number ? 1.0 : 0.0}; break;
-      case BinaryOp::Ne: r = {Value::Kind::Bool, a.number != b.number ? 1.0 : 0.0}; break;
-      case BinaryOp::Lt: r = {Value::Kind::Bool, a.number < b.number ? 1.0 : 0.0}; break;
-      case BinaryOp::Le: r = {Value::Kind::Bool, a.number <= b.number ? 1.0 : 0.0}; break;
-      case BinaryOp::Gt: r = {Value::Kind::Bool, a.number > b.number ? 1.0 : 0.0}; break;
-      case BinaryOp::Ge: r = {Value::Kind::Bool, a.number >= b.number ? 1.0 : 0.0}; break;
+    const bool exact = a.kind != Value::Kind::Float && b.kind != Value::Kind::Float;   // Int (or Bool, compared)
+    if (comparison) {
+      bool r = false;
+      if (exact) {
+        const Int128 x = a.integer, y = b.integer;
+        r = op == BinaryOp::Eq ? x == y : op == BinaryOp::Ne ? x != y : op == BinaryOp::Lt ? x < y
+          : op == BinaryOp::Le ? x <= y : op == BinaryOp::Gt ? x > y : x >= y;
+      } else {
+        const double x = to_double(a), y = to_double(b);
+        r = op == BinaryOp::Eq ? x == y : op == BinaryOp::Ne ? x != y : op == BinaryOp::Lt ? x < y
+          : op == BinaryOp::Le ? x <= y : op == BinaryOp::Gt ? x > y : x >= y;
+      }
+      return {Value::Kind::Bool, r ? 1 : 0, 0};
     }
-    if (!std::isfinite(r.number)) fail(loc, "constant expression overflows");
-    if (r.kind == Value::Kind::Int && std::fabs(r.number) > kMaxExactInt)
-      fail(loc, "integer constant expression is out of range (|value| <= 2^53)");
-    return r;
+    if (op == BinaryOp::Div) {
+      if (to_double(b) == 0) fail(loc, "division by zero in a constant expression");
+      const double q = to_double(a) / to_double(b);
+      if (!std::isfinite(q)) fail(loc, "constant expression overflows");
+      return {Value::Kind::Float, 0, q};
+    }
+    if (exact) {
+      Int128 r = 0;
+      const bool overflow = op == BinaryOp::Add   ? __builtin_add_overflow(a.integer, b.integer, &r)
+                            : op == BinaryOp::Sub ? __builtin_sub_overflow(a.integer, b.integer, &r)
+                                                  : __builtin_mul_overflow(a.integer, b.integer, &r);
+      if (overflow || r > kMaxWeakInt || r < -kMaxWeakInt)
+        fail(loc, fmt::format("integer constant expression {} {} {} overflows 64 bits", int_text(a.integer),
+                              ast::binary_op_spelling(op), int_text(b.integer)));
+      return {Value::Kind::Int, r, 0};
+    }
+    const double x = to_double(a), y = to_double(b);
+    const double r = op == BinaryOp::Add ? x + y : op == BinaryOp::Sub ? x - y : x * y;
+    if (!std::isfinite(r)) fail(loc, "constant expression overflows");
+    return {Value::Kind::Float, 0, r};
   }
 
-  std::int64_t as_int(const ConstValue& v, SourceLoc loc, const std::string& what) {
+  std::int64_t as_int(const Constant& v, SourceLoc loc, const std::string& what) {
     if (v.kind != Value::Kind::Int) fail(loc, fmt::format("{} expects an integer, got {}", what, describe_const(v)));
-    return static_cast<std::int64_t>(v.number);
-  }
-
-  static std::string describe_const(const ConstValue& v) {
-    if (v.kind == Value::Kind::Bool) return v.number != 0 ? "true" : "false";
-    return fmt::format("{}", v.number);
+    if (v.integer < INT64_MIN || v.integer > INT64_MAX)
+      fail(loc, fmt::format("{} {} is out of range (a 64-bit signed integer)", what, int_text(v.integer)));
+    return static_cast<std::int64_t>(v.integer);
   }
 
   // ------------------------------------------------------------ expressions
   Value expr(const Expr& e) {
     switch (e.kind) {
-      case ExprKind::Int: return weak(Value::Kind::Int, e.float_value, e.text, e.loc);
-      case ExprKind::Float: return weak(Value::Kind::Float, e.float_value, e.text, e.loc);
-      case ExprKind::Bool: return weak(Value::Kind::Bool, e.bool_value ? 1 : 0, e.text, e.loc);
+      case ExprKind::Int:
+      case ExprKind::Float:
+      case ExprKind::Bool: return weak(const_eval(e, ""), e.text, e.loc);
       case ExprKind::String:
         fail(e.loc, "a string is only allowed as the value of layout= or precision=");
       case ExprKind::List:
@@ -410,10 +547,11 @@ class Checker {
     fail(e.loc, "unsupported expression");
   }
 
-  static Value weak(Value::Kind kind, double number, std::string text, SourceLoc loc) {
+  static Value weak(const Constant& c, std::string text, SourceLoc loc) {
     Value v;
-    v.kind = kind;
-    v.number = number;
+    v.kind = c.kind;
+    v.integer = c.integer;
+    v.real = c.real;
     v.text = std::move(text);
     v.loc = loc;
     return v;
@@ -421,7 +559,7 @@ class Checker {
 
   Value name(const Expr& e) {
     auto it = symbols_.find(e.text);
-    if (it == symbols_.end()) fail(e.loc, fmt::format("unknown name '{}'", e.text));
+    if (it == symbols_.end()) fail(e.loc, fmt::format("unknown name '{}'{}", e.text, suggest_symbol(e.text, std::nullopt)));
     Symbol& s = it->second;
     if (s.poisoned) throw Abort{};
     if (s.kind == Symbol::Kind::Dim)
@@ -436,7 +574,8 @@ class Checker {
   Value negate(Value v, SourceLoc loc) {
     if (!v.is_node()) {
       if (v.kind == Value::Kind::Bool) fail(loc, "cannot negate a bool; use not(x)");
-      v.number = -v.number;
+      v.integer = -v.integer;   // |integer| <= 2^64-1: no overflow in 128 bits
+      v.real = -v.real;
       v.text = "-" + v.text;
       v.loc = loc;
       return v;
@@ -469,15 +608,34 @@ class Checker {
     if (v.kind == Value::Kind::Float && is_integer(dtype))
       fail(v.loc, fmt::format("float {} cannot meet an integer {} value{}; cast the tensor to a float type, e.g. f32(x)",
                               v.text, tname, context));
-    if (dtype == DType::i32 && (v.number < -2147483648.0 || v.number > 2147483647.0))
-      fail(v.loc, fmt::format("{} does not fit in i32{}", v.text, context));
-    if (dtype == DType::u64 && v.number < 0)
-      fail(v.loc, fmt::format("negative {} cannot meet a u64 value{}", v.text, context));
     Node n;
     n.kind = OpKind::Literal;
     n.dtype = dtype;
-    n.literal = v.number;
     n.loc = v.loc;
+    if (dtype == DType::boolean) {
+      n.literal = ConstValue(v.integer != 0);
+    } else if (is_integer(dtype)) {
+      if (dtype == DType::u64 && v.integer < 0)
+        fail(v.loc, fmt::format("negative {} cannot meet a u64 value{}", v.text, context));
+      if (v.integer < int_min(dtype) || v.integer > int_max(dtype))
+        fail(v.loc, fmt::format("{}{} is out of range for {} ({} .. {})", v.text, context, tname,
+                                int_text(int_min(dtype)), int_text(int_max(dtype))));
+      n.literal = const_value_of(v.integer);
+    } else {
+      // Float literals are emitted in their compute type (f32 for f16/bf16, PyTorch's
+      // opmath), so one beyond f32 cannot be written; past f16/bf16's range the value
+      // is still exact in f32, but storing a result near it gives inf: a warning.
+      const double d = to_double(constant_of(v));
+      const DType emitted = dtype == DType::f64 ? DType::f64 : DType::f32;
+      if (!(std::fabs(d) < overflow_threshold(emitted)))
+        fail(v.loc, fmt::format("{}{} is out of range for {} (largest finite {})", v.text, context, tname,
+                                largest_finite(emitted)));
+      if (emitted != dtype && !(std::fabs(d) < overflow_threshold(dtype)))
+        diag_.warning(v.loc, fmt::format("{}{} overflows {} (largest finite {}); it is used as an f32 constant, but "
+                                         "a result near it stored as {} becomes inf",
+                                         v.text, context, tname, largest_finite(dtype), tname));
+      n.literal = ConstValue(d);
+    }
     return add_node(std::move(n), false);
   }
 
@@ -531,8 +689,8 @@ class Checker {
   Value binary(ast::BinaryOp op, const Value& a, const Value& b, SourceLoc loc) {
     using ast::BinaryOp;
     if (!a.is_node() && !b.is_node()) {
-      ConstValue r = fold(op, {a.kind, a.number}, {b.kind, b.number}, loc);
-      return weak(r.kind, r.number, describe_const(r), loc);
+      Constant r = fold(op, constant_of(a), constant_of(b), loc);
+      return weak(r, describe_const(r), loc);
     }
     std::string what = fmt::format("'{}'", ast::binary_op_spelling(op));
     auto ids = unify(a, b, what, loc);
@@ -564,9 +722,10 @@ class Checker {
       if (std::find(keywords.begin(), keywords.end(), kw.name) == keywords.end()) {
         std::string allowed;
         for (const auto& k : keywords) allowed += (allowed.empty() ? "" : ", ") + k;
-        fail(kw.loc, keywords.empty()
-                         ? fmt::format("{}() takes no keyword arguments, got '{}'", e.text, kw.name)
-                         : fmt::format("{}() has no argument '{}'; expected one of: {}", e.text, kw.name, allowed));
+        std::string hint = did_you_mean(kw.name, keywords);
+        fail(kw.loc, keywords.empty() ? fmt::format("{}() takes no keyword arguments, got '{}'", e.text, kw.name)
+                     : hint.empty()   ? fmt::format("{}() has no argument '{}'; expected one of: {}", e.text, kw.name, allowed)
+                                      : fmt::format("{}() has no argument '{}'{}", e.text, kw.name, hint));
       }
       if (!seen.insert(kw.name).second) fail(kw.loc, fmt::format("argument '{}' given twice", kw.name));
     }
@@ -587,10 +746,10 @@ class Checker {
   std::optional<bool> bool_kw(const Expr& e, const char* name) {
     const ast::KeywordArg* kw = keyword(e, name);
     if (!kw) return std::nullopt;
-    ConstValue v = const_eval(*kw->value, fmt::format("{}=", name));
+    Constant v = const_eval(*kw->value, fmt::format("{}=", name));
     if (v.kind != Value::Kind::Bool)
       fail(kw->value->loc, fmt::format("{}= expects true or false, got {}", name, describe_const(v)));
-    return v.number != 0;
+    return v.integer != 0;
   }
 
   // An int or a list of ints (`axis=1`, `axis=[0, 2]`, `stride=[2, 1]`).
@@ -691,7 +850,7 @@ class Checker {
     if (f == "transpose") return transpose(e);
     if (f == "permute") return permute(e);
     if (f == "conv2d") return conv2d(e);
-    fail(e.loc, fmt::format("unknown function '{}'", f));
+    fail(e.loc, fmt::format("unknown function '{}'{}", f, did_you_mean(f, kFunctions)));
   }
 
   Value cast(const Expr& e, DType dtype) {
@@ -699,8 +858,10 @@ class Checker {
     Value v = expr(*e.args[0]);
     if (!v.is_node()) {
       Value w = v;
-      if (dtype_is_float(dtype) && w.kind == Value::Kind::Int) w.kind = Value::Kind::Float;
-      if (dtype == DType::boolean && w.kind != Value::Kind::Bool) w = weak(Value::Kind::Bool, w.number != 0, w.text, w.loc);
+      if (dtype == DType::boolean && w.kind != Value::Kind::Bool) {
+        const bool nonzero = w.kind == Value::Kind::Float ? w.real != 0 : w.integer != 0;
+        w = weak({Value::Kind::Bool, nonzero ? 1 : 0, 0}, w.text, w.loc);
+      }
       return node_value(materialize(w, dtype, fmt::format(" in {}()", e.text)), e.loc);
     }
     if (node(v.node).dtype == dtype) return v;
@@ -847,10 +1008,11 @@ class Checker {
     const ast::KeywordArg* seed = keyword(e, "seed");
     if (!p) fail(e.loc, "dropout() needs p= (the probability of zeroing an element, a const in [0, 1))");
     if (!seed) fail(e.loc, "dropout() needs seed= (a u64 scalar input, e.g. `in seed: u64`)");
-    ConstValue pv = const_eval(*p->value, "p=");
+    Constant pv = const_eval(*p->value, "p=");
     if (pv.kind == Value::Kind::Bool) fail(p->value->loc, "p= expects a number in [0, 1), got a bool");
-    if (!(pv.number >= 0 && pv.number < 1))
-      fail(p->value->loc, fmt::format("dropout probability p must be in [0, 1), got {}", pv.number));
+    const double p_value = to_double(pv);
+    if (!(p_value >= 0 && p_value < 1))
+      fail(p->value->loc, fmt::format("dropout probability p must be in [0, 1), got {}", describe_const(pv)));
     Value s = expr(*seed->value);
     if (!s.is_node() || node(s.node).kind != OpKind::Scalar || node(s.node).dtype != DType::u64)
       fail(seed->value->loc, "seed= expects a u64 scalar input (declare `in seed: u64` and pass seed=seed)");
@@ -859,7 +1021,7 @@ class Checker {
     n.dtype = node(x).dtype;
     n.shape = node(x).shape;
     n.operands = {x, s.node};
-    n.p = pv.number;
+    n.p = p_value;
     n.loc = e.loc;
     return node_value(add_node(std::move(n), true), e.loc);
   }
@@ -1048,7 +1210,7 @@ class Checker {
   }
 
   const ast::OpDecl& op_;
-  const std::map<std::string, double>& consts_;
+  const Consts& consts_;
   Diagnostics& diag_;
   std::shared_ptr<ir::Ir> ir_;
   std::map<std::string, Symbol> symbols_;
@@ -1057,8 +1219,8 @@ class Checker {
 
 }  // namespace
 
-std::shared_ptr<ir::Ir> check(const ast::OpDecl& op, std::shared_ptr<const SourceFile> source,
-                              const std::map<std::string, double>& consts, Diagnostics& diagnostics) {
+std::shared_ptr<ir::Ir> check(const ast::OpDecl& op, std::shared_ptr<const SourceFile> source, const Consts& consts,
+                              Diagnostics& diagnostics) {
   return Checker(op, std::move(source), consts, diagnostics).run();
 }
 

@@ -16,6 +16,6 @@ namespace kiln {
 // -D list can serve every op of a file). Errors and warnings go to
 // `diagnostics`; the result is null when this op had errors.
 std::shared_ptr<ir::Ir> check(const ast::OpDecl& op, std::shared_ptr<const SourceFile> source,
-                              const std::map<std::string, double>& consts, Diagnostics& diagnostics);
+                              const Consts& consts, Diagnostics& diagnostics);
 
 }  // namespace kiln

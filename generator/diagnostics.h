@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "generator/ir.h"
@@ -55,5 +56,10 @@ class Diagnostics {
 
 // Throws a SpecError for these diagnostics (at least one an error).
 [[noreturn]] void throw_spec_error(const std::vector<Diagnostic>& diagnostics, const SourceFile* source);
+
+// Did-you-mean for an unknown name: "; did you mean 'softmax'?" naming the candidate
+// closest to `name` (edit distance, an adjacent swap counting one), or "" when none is
+// close enough to be a likely typo. Ties go to the first candidate in sorted order.
+std::string did_you_mean(std::string_view name, const std::vector<std::string>& candidates);
 
 }  // namespace kiln

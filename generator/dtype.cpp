@@ -1,5 +1,6 @@
 #include <new>
 #include <sstream>
+#include <system_error>
 
 #include "kiln/kiln.h"
 
@@ -80,10 +81,13 @@ std::string CompileError::dump() const {
 }
 
 ExitCode exit_code_of(const std::exception& e) {
-  if (dynamic_cast<const SpecError*>(&e) || dynamic_cast<const ArgumentError*>(&e)) return ExitCode::input;
+  if (dynamic_cast<const SpecError*>(&e) || dynamic_cast<const ArgumentError*>(&e) ||
+      dynamic_cast<const NotSupportedError*>(&e))
+    return ExitCode::input;
   if (dynamic_cast<const CompileError*>(&e)) return ExitCode::build;
+  // std::system_error covers std::filesystem_error: a file-system call that failed.
   if (dynamic_cast<const CudaError*>(&e) || dynamic_cast<const IoError*>(&e) ||
-      dynamic_cast<const std::bad_alloc*>(&e))
+      dynamic_cast<const std::bad_alloc*>(&e) || dynamic_cast<const std::system_error*>(&e))
     return ExitCode::device;
   return ExitCode::internal;
 }

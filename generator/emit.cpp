@@ -111,9 +111,7 @@ void emit_elementwise(const Plan& plan, const PlannedKernel& kernel, UnitParts& 
   const bool rows = rank > 0 && shape.back() % vec == 0;   // vectors never cross a row
 
   unit.includes = "#include \"kiln/elementwise.cuh\"";
-  bool dropout = false;
-  for (const auto& n : plan.ir().nodes) dropout |= n.kind == ir::OpKind::Dropout;
-  if (dropout) unit.includes += "\n#include \"kiln/philox.cuh\"";
+  if (unit.op_has_dropout) unit.includes += "\n#include \"kiln/philox.cuh\"";
 
   CodeWriter c;
   c.line("using Index = {};  // {}", kernel.index64 ? "long long" : "int",
@@ -243,10 +241,14 @@ const AnchorEmitter* anchor_emitter(const std::string& template_name) {
 std::vector<KernelSource> emit(const Plan& plan, const TemplateLibrary& templates) {
   const TemplateFile* entry_template = templates.find("entry/kernel.cu.in");
   KILN_ASSERT(entry_template != nullptr, "entry/kernel.cu.in is missing from the template library");
+  // Once per plan, not per kernel: a plan may have as many kernels as the op has nodes.
+  bool dropout = false;
+  for (const auto& n : plan.ir().nodes) dropout |= n.kind == ir::OpKind::Dropout;
   std::vector<KernelSource> out;
   for (std::size_t k = 0; k < plan.kernels.size(); ++k) {
     const auto& kernel = plan.kernels[k];
     UnitParts unit;
+    unit.op_has_dropout = dropout;
     if (kernel.template_name == "elementwise") {
       emit_elementwise(plan, kernel, unit);
     } else {

@@ -54,7 +54,7 @@ ir::NodeId primary_leaf(const Plan& plan, ir::NodeId operand) {
     if (bound.shape(l) == bound.shape(operand)) return l;
   for (ir::NodeId l : leaves)
     if (bound.numel(l) == bound.numel(operand)) return l;
-  KILN_CHECK(false, Error, "{}: line {}: the operand of this op reads no stored tensor of its own size; "
+  KILN_CHECK(false, NotSupportedError, "{}: line {}: the operand of this op reads no stored tensor of its own size; "
              "kiln cannot stream it yet", plan.ir().op_name, bound.node(operand).loc.line);
   return -1;
 }
@@ -81,9 +81,7 @@ std::string combiner(ir::OpKind kind, const std::string& c) {
 // Writes the common head of the unit: includes, Index, shapes; returns the constants writer.
 void begin_unit(const Plan& plan, const PlannedKernel& kernel, const char* header, UnitParts& unit, CodeWriter& c) {
   unit.includes = fmt::format("#include \"kiln/{}\"", header);
-  bool dropout = false;
-  for (const auto& n : plan.ir().nodes) dropout |= n.kind == ir::OpKind::Dropout;
-  if (dropout) unit.includes += "\n#include \"kiln/philox.cuh\"";
+  if (unit.op_has_dropout) unit.includes += "\n#include \"kiln/philox.cuh\"";
   c.line("using Index = {};  // {}", kernel.index64 ? "long long" : "int",
          kernel.index64 ? "some tensor has 2^31 elements or more" : "every tensor has fewer than 2^31 elements");
 }
@@ -140,7 +138,7 @@ void write_store(const Plan& plan, const PlannedKernel& kernel, const std::strin
 }
 
 std::string pointer_of_store(const Plan& plan, const PlannedKernel& kernel) {
-  KILN_CHECK(kernel.stores.size() == 1, Error, "{}: line {}: an anchor stored to {} outputs is not supported yet",
+  KILN_CHECK(kernel.stores.size() == 1, NotSupportedError, "{}: line {}: an anchor stored to {} outputs is not supported yet",
              plan.ir().op_name, anchor_of(plan, kernel).loc.line, kernel.stores.size());
   return UnitParts::pointer_name(plan, kernel.stores[0].buffer);
 }

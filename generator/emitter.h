@@ -16,6 +16,7 @@ struct UnitParts {
   std::string constants;   // `using Index`, constexpr shapes and parameters
   std::string functors;    // generated structs (bodies, prologues, epilogues)
   std::string body;        // statements of the extern "C" entry
+  bool op_has_dropout = false;   // some node of the op is a dropout (set once per plan by emit())
 
   // Entry parameters, from the kernel's argument list.
   static std::string param_list(const Plan& plan, const PlannedKernel& kernel);

@@ -33,6 +33,10 @@ const char* storage_type(DType dtype) {
 std::string literal(DType dtype, double value) {
   const bool is_double = dtype == DType::f64;
   if (dtype_is_float(dtype)) {
+    // A finite double beyond float's range (its largest finite value plus half an ulp,
+    // 2^128 - 2^103) rounds to infinity as a float: spell that infinity, never "inf.0f".
+    if (!is_double && std::isfinite(value) && std::fabs(value) >= std::ldexp(1.0, 128) - std::ldexp(1.0, 103))
+      value = std::copysign(INFINITY, value);
     if (std::isnan(value)) return is_double ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)";
     if (std::isinf(value)) {
       if (is_double) return value > 0 ? "__longlong_as_double(0x7ff0000000000000LL)" : "__longlong_as_double(0xfff0000000000000LL)";
@@ -49,6 +53,24 @@ std::string literal(DType dtype, double value) {
     case DType::i64: return fmt::format("{}LL", static_cast<long long>(value));
     case DType::u64: return fmt::format("{}ULL", static_cast<unsigned long long>(value));
     default: return fmt::format("{}", value);
+  }
+}
+
+std::string literal(DType dtype, const ConstValue& value) {
+  if (!value.is_integer() || dtype_is_float(dtype) || dtype == DType::boolean) return literal(dtype, value.to_double());
+  // Integers are exact over the whole i64/u64 range. The most negative value of a signed
+  // type has no literal of its own (2147483648 alone is a long), so it is spelled as a sum.
+  const char* minus = value.negative() ? "-" : "";
+  switch (dtype) {
+    case DType::i32:
+      if (value.negative() && value.magnitude() == 2147483648ULL) return "(-2147483647 - 1)";
+      return fmt::format("{}{}", minus, value.magnitude());
+    case DType::i64:
+      if (value.negative() && value.magnitude() == 9223372036854775808ULL) return "(-9223372036854775807LL - 1)";
+      return fmt::format("{}{}LL", minus, value.magnitude());
+    default:
+      KILN_ASSERT(!value.negative(), "negative u64 literal {}", value.str());
+      return fmt::format("{}ULL", value.magnitude());
   }
 }
 
@@ -135,11 +157,55 @@ std::string ExprEmitter::load(ir::NodeId leaf, const Coords& coords) {
   return access;
 }
 
+// [Note: value() walks with a work stack]
+// The elementwise graph behind one stored value is as deep as the spec's chain of lets, and
+// 100,000 chained lets is a legal spec: value() keeps its pending nodes in a vector of frames
+// on the heap, never on the call stack. It emits exactly what a recursive walk would, in the
+// same order: each operand in turn (fully, first visit wins the memo), then the node itself.
 std::string ExprEmitter::value(ir::NodeId id, const Coords& coords) {
+  struct Frame {
+    ir::NodeId id;
+    Coords coords;
+    std::vector<std::string> args;   // values of the operands visited so far, in order
+  };
+  std::vector<Frame> stack;
+  std::string result;
+  // Starts on (node, coords): true when its value is known at once (then it is in `result`).
+  auto start = [&](ir::NodeId node, Coords at) {
+    if (std::optional<std::string> v = known_value(node, at)) {
+      result = std::move(*v);
+      return true;
+    }
+    stack.push_back({node, std::move(at), {}});
+    return false;
+  };
+  if (start(id, coords)) return result;
+  for (;;) {
+    const ir::NodeId top = stack.back().id;
+    const auto& n = plan_.ir().node(top);
+    const std::size_t done = stack.back().args.size();
+    if (done < n.operands.size()) {
+      const ir::NodeId op = n.operands[done];
+      if (start(op, operand_coords(top, op, stack.back().coords))) stack.back().args.push_back(std::move(result));
+      continue;
+    }
+    Frame f = std::move(stack.back());
+    stack.pop_back();
+    if (n.kind == ir::OpKind::Permute) {   // a view: its operand's value at permuted coordinates
+      result = f.args[0];
+      memo_[std::make_pair(top, std::move(f.coords))] = result;
+    } else {
+      result = declare(top, f.coords, apply(n, top, f.args, f.coords));
+    }
+    if (stack.empty()) return result;
+    stack.back().args.push_back(std::move(result));
+  }
+}
+
+std::optional<std::string> ExprEmitter::known_value(ir::NodeId id, const Coords& coords) {
   auto key = std::make_pair(id, coords);
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;
   const auto& n = plan_.ir().node(id);
-  std::string expr;
   if (n.kind == ir::OpKind::Scalar) {
     int param = -1;
     for (std::size_t p = 0; p < plan_.ir().params.size(); ++p)
@@ -149,22 +215,19 @@ std::string ExprEmitter::value(ir::NodeId id, const Coords& coords) {
     memo_[key] = s->second;
     return s->second;
   }
-  if (plan_.leaves.count(id) && !computed_here_.count(id)) {
-    expr = load(id, coords);
-  } else if (n.kind == ir::OpKind::Literal) {
-    expr = literal(n.dtype, n.literal);
+  if (plan_.leaves.count(id) && !computed_here_.count(id)) return declare(id, coords, load(id, coords));
+  if (n.kind == ir::OpKind::Literal) {
+    std::string expr = literal(n.dtype, n.literal);
     memo_[key] = expr;
     return expr;
-  } else if (n.kind == ir::OpKind::Permute) {
-    std::string v = value(n.operands[0], operand_coords(id, n.operands[0], coords));
-    memo_[key] = v;
-    return v;
-  } else {
-    KILN_ASSERT(ir::is_elementwise(n.kind), "node %{} ({}) cannot be inlined", id, ir::op_kind_name(n.kind));
-    std::vector<std::string> args;
-    for (ir::NodeId op : n.operands) args.push_back(value(op, operand_coords(id, op, coords)));
-    expr = apply(n, id, args, coords);
   }
+  KILN_ASSERT(n.kind == ir::OpKind::Permute || ir::is_elementwise(n.kind), "node %{} ({}) cannot be inlined", id,
+              ir::op_kind_name(n.kind));
+  return std::nullopt;
+}
+
+std::string ExprEmitter::declare(ir::NodeId id, const Coords& coords, const std::string& expr) {
+  const auto& n = plan_.ir().node(id);
   if (n.loc.line > 0 && n.loc.line != last_line_ && plan_.ir().source) {
     last_line_ = n.loc.line;
     std::string text(plan_.ir().source->line(n.loc.line));
@@ -173,7 +236,7 @@ std::string ExprEmitter::value(ir::NodeId id, const Coords& coords) {
   }
   std::string var = fresh(id);
   out_.line("const {} {} = {};", compute_type(n.dtype), var, expr);
-  memo_[key] = var;
+  memo_[std::make_pair(id, coords)] = var;
   return var;
 }
 

@@ -32,6 +32,8 @@ const char* compute_type(DType dtype);
 const char* storage_type(DType dtype);
 // A literal of `dtype` spelled so that it means the same on every machine.
 std::string literal(DType dtype, double value);
+// An IR literal (Node::literal): integers exact over the whole i64/u64 range.
+std::string literal(DType dtype, const ConstValue& value);
 
 class ExprEmitter {
  public:
@@ -68,6 +70,11 @@ class ExprEmitter {
 
  private:
   std::string fresh(ir::NodeId node);
+  // The value of (node, coords) when no operand needs a visit first (memoized, a scalar, a
+  // leaf load, a literal); nullopt for a Permute or an elementwise node to compute.
+  std::optional<std::string> known_value(ir::NodeId node, const Coords& coords);
+  // Declares `expr` as a named const (after a spec-line comment) and memoizes it.
+  std::string declare(ir::NodeId node, const Coords& coords, const std::string& expr);
   std::string apply(const ir::Node& node, ir::NodeId id, const std::vector<std::string>& args,
                     const Coords& coords);
 

@@ -2,11 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "generator/checker.h"
 #include "generator/diagnostics.h"
+#include "generator/file_read.h"
 #include "generator/lexer.h"
 #include "generator/parser.h"
 
@@ -37,12 +35,7 @@ SpecFile parse_spec(std::string text, std::string file_name) {
 }
 
 SpecFile load_spec_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("cannot read spec file '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(fmt::format("cannot read spec file '{}'", path));
-  return parse_spec(text.str(), path);
+  return parse_spec(read_regular_file(path, kMaxSpecBytes, "spec file"), path);
 }
 
 namespace {
@@ -52,8 +45,8 @@ const ast::OpDecl& find_op(const SpecFile& spec, std::string_view name) {
     if (op.name == name) return op;
   std::string names;
   for (const auto& op : spec.ast->ops) names += (names.empty() ? "" : ", ") + op.name;
-  throw ArgumentError(fmt::format("no op named '{}' in {} (it has: {})", name, spec.source->name,
-                                  names.empty() ? "no ops" : names));
+  throw ArgumentError(fmt::format("no op named '{}' in {}{} (it has: {})", name, spec.source->name,
+                                  did_you_mean(name, spec.op_names()), names.empty() ? "no ops" : names));
 }
 
 void finish(const Diagnostics& diagnostics, std::vector<std::string>* warnings) {
@@ -67,7 +60,7 @@ void finish(const Diagnostics& diagnostics, std::vector<std::string>* warnings) 
 }  // namespace
 
 std::shared_ptr<const ir::Ir> check_op(const SpecFile& spec, std::string_view op_name,
-                                       const std::map<std::string, double>& consts, std::vector<std::string>* warnings) {
+                                       const Consts& consts, std::vector<std::string>* warnings) {
   const ast::OpDecl& op = find_op(spec, op_name);
   Diagnostics diagnostics(spec.source);
   auto ir = check(op, spec.source, consts, diagnostics);
@@ -75,7 +68,7 @@ std::shared_ptr<const ir::Ir> check_op(const SpecFile& spec, std::string_view op
   return ir;
 }
 
-std::vector<std::shared_ptr<const ir::Ir>> check_all(const SpecFile& spec, const std::map<std::string, double>& consts,
+std::vector<std::shared_ptr<const ir::Ir>> check_all(const SpecFile& spec, const Consts& consts,
                                                      std::vector<std::string>* warnings) {
   Diagnostics diagnostics(spec.source);
   std::vector<std::shared_ptr<const ir::Ir>> result;

@@ -29,12 +29,12 @@ SpecFile load_spec_file(const std::string& path);
 // unknown op name throws ArgumentError. Warnings (unused inputs) are appended
 // rendered to *warnings when non-null.
 std::shared_ptr<const ir::Ir> check_op(const SpecFile& spec, std::string_view op_name,
-                                       const std::map<std::string, double>& consts = {},
+                                       const Consts& consts = {},
                                        std::vector<std::string>* warnings = nullptr);
 
 // Checks every op, collecting all errors of all ops into one SpecError.
 std::vector<std::shared_ptr<const ir::Ir>> check_all(const SpecFile& spec,
-                                                     const std::map<std::string, double>& consts = {},
+                                                     const Consts& consts = {},
                                                      std::vector<std::string>* warnings = nullptr);
 
 }  // namespace kiln

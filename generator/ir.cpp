@@ -8,6 +8,30 @@
 
 #include "generator/assert.h"
 
+namespace kiln {
+
+// ---------------------------------------------------------------- ConstValue
+double ConstValue::to_double() const {
+  switch (kind_) {
+    case Kind::floating: return float_;
+    case Kind::boolean: return magnitude_ != 0 ? 1.0 : 0.0;
+    case Kind::integer: break;
+  }
+  const double m = static_cast<double>(magnitude_);   // round to nearest
+  return negative_ ? -m : m;
+}
+
+std::string ConstValue::str() const {
+  switch (kind_) {
+    case Kind::floating: return fmt::format("{}", float_);   // shortest round trip, C locale
+    case Kind::boolean: return magnitude_ != 0 ? "true" : "false";
+    case Kind::integer: break;
+  }
+  return fmt::format("{}{}", negative_ ? "-" : "", magnitude_);
+}
+
+}  // namespace kiln
+
 namespace kiln::ir {
 
 // ---------------------------------------------------------------- DimExpr
@@ -310,7 +334,7 @@ std::string node_text(const Ir& ir, const Node& n, NodeId id, const ShapeText& s
   switch (n.kind) {
     case OpKind::Input: args = n.name; break;
     case OpKind::Scalar: args = n.name; break;
-    case OpKind::Literal: args = number(n.literal); break;
+    case OpKind::Literal: args = n.literal.is_bool() ? (n.literal.magnitude() ? "1" : "0") : n.literal.str(); break;
     default: break;
   }
   if (is_reduction(n.kind)) {
@@ -350,8 +374,7 @@ std::string body_text(const Ir& ir, const ShapeText& shape_of, const std::string
   std::string out = "op " + signature_with(ir, shape_of, true) + "\n";
   out += dims_line;
   for (const auto& c : ir.consts) {
-    std::string value = c.dtype == DType::boolean ? (c.value != 0 ? "true" : "false") : number(c.value);
-    out += fmt::format("  const {}: {} = {}\n", c.name, c.dtype == DType::i64 ? "int" : dtype_name(c.dtype), value);
+    out += fmt::format("  const {}: {} = {}\n", c.name, c.dtype == DType::i64 ? "int" : dtype_name(c.dtype), c.value.str());
   }
   for (std::size_t i = 0; i < ir.nodes.size(); ++i)
     out += node_text(ir, ir.nodes[i], static_cast<NodeId>(i), shape_of);
@@ -402,6 +425,18 @@ std::string node_description(const Ir& ir, NodeId id) {
 
 BoundIr bind(std::shared_ptr<const Ir> ir, const std::map<std::string, DimValue>& given) {
   KILN_ASSERT(ir != nullptr, "bind of a null Ir");
+  // Errors about the spec's own dims and sizes point at the spec: the dim's declaration,
+  // the constraint's call, the node whose size is wrong.
+  auto fail = [&](SourceLoc loc, const std::string& message) {
+    throw BindError(fmt::format("op {}: {}", ir->op_name, message), loc);
+  };
+  auto evaluate = [&](const DimExpr& e, const std::map<std::string, std::int64_t>& dims, SourceLoc loc) -> std::int64_t {
+    try {
+      return e.evaluate(dims);
+    } catch (const ArgumentError& error) {
+      throw BindError(fmt::format("op {}: {}", ir->op_name, error.what()), loc);
+    }
+  };
   BoundIr bound;
   for (const auto& d : ir->dims) {
     auto it = given.find(d.name);
@@ -411,17 +446,16 @@ BoundIr bind(std::shared_ptr<const Ir> ir, const std::map<std::string, DimValue>
     } else if (d.default_value) {
       v = {*d.default_value, fmt::format("the default (dims {} = {})", d.name, *d.default_value)};
     } else {
-      throw ArgumentError(fmt::format("op {}: dim {} has no value; pass a tensor with that dim or -D {}=VALUE",
-                                      ir->op_name, d.name, d.name));
+      fail(d.loc, fmt::format("dim {} has no value; pass a tensor with that dim or -D {}=VALUE", d.name, d.name));
     }
-    KILN_CHECK(v.value >= 1, ArgumentError, "op {}: dim {} is {} from {}; dims must be >= 1 (empty tensors are not supported)",
-               ir->op_name, d.name, v.value, v.source);
+    if (v.value < 1)
+      fail(d.loc, fmt::format("dim {} is {} from {}; dims must be >= 1 (empty tensors are not supported)", d.name,
+                              v.value, v.source));
     bound.dims[d.name] = v.value;
   }
   for (const auto& c : ir->constraints) {
-    std::int64_t lhs = c.lhs.evaluate(bound.dims), rhs = c.rhs.evaluate(bound.dims);
-    KILN_CHECK(lhs == rhs, ArgumentError, "op {}: {} ({} = {} but {} = {})", ir->op_name, c.message, c.lhs.str(), lhs,
-               c.rhs.str(), rhs);
+    std::int64_t lhs = evaluate(c.lhs, bound.dims, c.loc), rhs = evaluate(c.rhs, bound.dims, c.loc);
+    if (lhs != rhs) fail(c.loc, fmt::format("{} ({} = {} but {} = {})", c.message, c.lhs.str(), lhs, c.rhs.str(), rhs));
   }
   bound.shapes.reserve(ir->nodes.size());
   for (std::size_t i = 0; i < ir->nodes.size(); ++i) {
@@ -429,11 +463,12 @@ BoundIr bind(std::shared_ptr<const Ir> ir, const std::map<std::string, DimValue>
     std::vector<std::int64_t> shape;
     std::int64_t numel = 1;
     for (const auto& e : n.shape) {
-      std::int64_t v = e.evaluate(bound.dims);
-      KILN_CHECK(v >= 1, ArgumentError, "op {}: the {} would have size {} = {} (< 1); its input is too small",
-                 ir->op_name, node_description(*ir, static_cast<NodeId>(i)), e.str(), v);
-      KILN_CHECK(!__builtin_mul_overflow(numel, v, &numel), ArgumentError,
-                 "op {}: the {} has more than 2^63 elements", ir->op_name, node_description(*ir, static_cast<NodeId>(i)));
+      std::int64_t v = evaluate(e, bound.dims, n.loc);
+      if (v < 1)
+        fail(n.loc, fmt::format("the {} would have size {} = {} (< 1); its input is too small",
+                                node_description(*ir, static_cast<NodeId>(i)), e.str(), v));
+      if (__builtin_mul_overflow(numel, v, &numel))
+        fail(n.loc, fmt::format("the {} has more than 2^63 elements", node_description(*ir, static_cast<NodeId>(i))));
       shape.push_back(v);
     }
     bound.shapes.push_back(std::move(shape));

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "kiln/kiln.h"
 
 namespace kiln {
@@ -122,7 +124,7 @@ struct Node {
   Shape shape;                       // [] for scalars
   std::vector<NodeId> operands;
   std::string name;                  // Input/Scalar: param name; else the let/out name that defined it, if any
-  double literal = 0;                // Literal
+  ConstValue literal;                // Literal: an integer for integer dtypes (exact), a float for float dtypes
   std::vector<int> axes;             // reductions
   bool keepdims = false;
   int axis = 0;                      // scans, rownorms
@@ -143,8 +145,8 @@ struct DimDecl {
 
 struct ConstDecl {
   std::string name;
-  DType dtype = DType::i64;          // `int` is i64; f32; bool
-  double value = 0;                  // the value this Ir was checked with
+  DType dtype = DType::i64;          // `int` is i64; f32; f64; bool
+  ConstValue value;                  // the value this Ir was checked with (exact for ints)
   SourceLoc loc;
 };
 
@@ -215,9 +217,21 @@ struct DimValue {
   std::string source;
 };
 
+// A binding error that has a place in the spec (the dim's declaration, the node whose
+// size is wrong): `kiln check --ir` shows it as `file:line:col: error: ...`.
+class BindError : public ArgumentError {
+ public:
+  BindError(const std::string& message, SourceLoc loc) : ArgumentError(message), loc_(loc) {}
+  SourceLoc loc() const { return loc_; }
+
+ private:
+  SourceLoc loc_;
+};
+
 // Binds every dim. `given` wins over defaults; a dim with neither is an error.
 // Values must be >= 1 (0-size tensors are rejected with a clear message).
-// Throws kiln::ArgumentError naming the dim, both values and both sources on a conflict.
+// Throws kiln::ArgumentError naming the dim, both values and both sources on a conflict;
+// errors about the spec's own dims, constraints and sizes are BindErrors with a location.
 BoundIr bind(std::shared_ptr<const Ir> ir, const std::map<std::string, DimValue>& given);
 
 // Binds from the shapes of the tensor params (in `params` order, scalars skipped
@@ -232,3 +246,12 @@ std::string print(const BoundIr& bound);
 
 }  // namespace ir
 }  // namespace kiln
+
+// `{}` of a ConstValue is its exact text.
+template <>
+struct fmt::formatter<kiln::ConstValue> : fmt::formatter<std::string> {
+  template <class Context>
+  auto format(const kiln::ConstValue& v, Context& ctx) const {
+    return fmt::formatter<std::string>::format(v.str(), ctx);
+  }
+};

@@ -111,7 +111,7 @@ struct Lexer::Impl {
       } else if (c == '#') {
         // Comments may hold any UTF-8, but not invalid bytes: a file that is not
         // text should be reported, not silently half-read.
-        while (pos_ < text_.size() && text_[pos_] != '\n') {
+        while (pos_ < text_.size() && text_[pos_] != '\n' && text_[pos_] != '\r') {
           std::size_t n = utf8_sequence(text_, pos_);
           if (n == 0 || text_[pos_] == '\0') {
             bad_byte(pos_);
@@ -247,13 +247,13 @@ struct Lexer::Impl {
     const char* last = text_.data() + pos_;
     if (!is_float) {
       token.kind = TokenKind::Int;
+      // Exact over the whole u64 range; the checker decides what fits the type it meets.
       auto [ptr, ec] = std::from_chars(first, last, token.int_value);
       if (ec != std::errc()) {
-        diag_.error(token.loc, fmt::format("integer literal {} is too large (the largest is 9223372036854775807)",
+        diag_.error(token.loc, fmt::format("integer literal {} is too large (the largest is 18446744073709551615)",
                                            token.text.size() > 40 ? token.text.substr(0, 40) + "..." : token.text));
         return false;
       }
-      token.float_value = static_cast<double>(token.int_value);
       return true;
     }
     token.kind = TokenKind::Float;
@@ -269,7 +269,7 @@ struct Lexer::Impl {
   bool lex_string(Token& token) {
     ++pos_;
     std::size_t start = pos_;
-    while (pos_ < text_.size() && text_[pos_] != '"' && text_[pos_] != '\n') {
+    while (pos_ < text_.size() && text_[pos_] != '"' && text_[pos_] != '\n' && text_[pos_] != '\r') {
       std::size_t n = utf8_sequence(text_, pos_);
       if (n == 0 || text_[pos_] == '\0') {
         bad_byte(pos_);

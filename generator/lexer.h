@@ -24,8 +24,8 @@ const char* token_kind_name(TokenKind kind);   // "identifier", "'('", "end of f
 struct Token {
   TokenKind kind = TokenKind::End;
   std::string text;          // the spelling (string literals: the contents)
-  std::int64_t int_value = 0;
-  double float_value = 0;
+  std::uint64_t int_value = 0;   // Int: the exact value (literals have no sign)
+  double float_value = 0;        // Float
   ir::SourceLoc loc;
 };
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <deque>
 
 namespace kiln {
@@ -150,7 +151,9 @@ class Parser {
             bool negative = accept(TokenKind::Minus);
             d.value_loc = peek().loc;
             const Token& v = expect(TokenKind::Int, fmt::format(" as the default of dim {}", d.name).c_str());
-            d.default_value = negative ? -v.int_value : v.int_value;
+            if (v.int_value > static_cast<std::uint64_t>(INT64_MAX))
+              fail(d.value_loc, fmt::format("the default of dim {} is too large (the largest is 9223372036854775807)", d.name));
+            d.default_value = negative ? -static_cast<std::int64_t>(v.int_value) : static_cast<std::int64_t>(v.int_value);
           }
           decl.dims.push_back(std::move(d));
         } while (accept(TokenKind::Comma));
@@ -213,7 +216,9 @@ class Parser {
         e.loc = peek().loc;
         if (peek().kind == TokenKind::Int) {
           e.is_name = false;
-          e.value = next().int_value;
+          if (peek().int_value > static_cast<std::uint64_t>(INT64_MAX))
+            fail(peek().loc, "a dim in a shape is too large (the largest is 9223372036854775807)");
+          e.value = static_cast<std::int64_t>(next().int_value);
         } else if (peek().kind == TokenKind::Ident) {
           e.name = next().text;
         } else {
@@ -321,7 +326,6 @@ class Parser {
       case TokenKind::Int: {
         auto e = make(ExprKind::Int, t.loc);
         e->int_value = t.int_value;
-        e->float_value = t.float_value;
         e->text = t.text;
         next();
         return e;

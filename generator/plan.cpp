@@ -179,26 +179,75 @@ PlannedKernel& Planner::add_followup(PlannedKernel kernel) {
   return followups_.back();
 }
 
-// Leaves (nodes loaded from a buffer) reachable from `node` through inlined nodes.
-void Planner::collect_leaves(ir::NodeId node, std::vector<ir::NodeId>& out, std::vector<bool>& seen) const {
-  if (seen[static_cast<std::size_t>(node)]) return;
-  seen[static_cast<std::size_t>(node)] = true;
-  const auto& n = plan_.ir().node(node);
-  if (plan_.leaves.count(node) || n.kind == ir::OpKind::Scalar) {
-    out.push_back(node);
-    return;
-  }
-  KILN_ASSERT(inlinable(n.kind), "node %{} ({}) is read but neither stored nor inlinable", node,
-              ir::op_kind_name(n.kind));
-  for (ir::NodeId op : n.operands) collect_leaves(op, out, seen);
+// [Note: no walk recurses]
+// The op graph is as deep as the spec's chain of lets (100,000 is a legal spec) and may be a
+// wide DAG (`let t = u + u` a hundred times), so every walk of it here uses an explicit stack
+// and a seen-set or a memo, never the call stack or a path enumeration; and no step of
+// planning one node walks the whole graph again (that would be quadratic in the lets).
+
+bool Planner::is_leaf(ir::NodeId id) const {
+  return plan_.leaves.count(id) || plan_.ir().node(id).kind == ir::OpKind::Scalar;
 }
 
-int Planner::dependency_position(ir::NodeId node) const {
-  std::vector<ir::NodeId> leaves;
-  std::vector<bool> seen(plan_.ir().nodes.size(), false);
-  collect_leaves(node, leaves, seen);
+// Leaves (nodes loaded from a buffer) reachable from `node` through inlined nodes, in
+// depth-first preorder.
+void Planner::collect_leaves(ir::NodeId node, std::vector<ir::NodeId>& out,
+                             std::unordered_set<ir::NodeId>& seen) const {
+  std::vector<ir::NodeId> stack{node};
+  while (!stack.empty()) {
+    const ir::NodeId id = stack.back();
+    stack.pop_back();
+    if (!seen.insert(id).second) continue;
+    if (is_leaf(id)) {
+      out.push_back(id);
+      continue;
+    }
+    const auto& n = plan_.ir().node(id);
+    KILN_ASSERT(inlinable(n.kind), "node %{} ({}) is read but neither stored nor inlinable", id,
+                ir::op_kind_name(n.kind));
+    stack.insert(stack.end(), n.operands.rbegin(), n.operands.rend());
+  }
+}
+
+// The last kernel that stores a leaf `node` reads through inlined nodes (-1: none). A node
+// about to be stored is computed from its operands even when it is a leaf already (an
+// operand stored for an anchor): then its operands decide, not its own (unset) producer. Inlined nodes are memoized: when node i
+// is planned, every node before it has its final leaf status and producer.
+int Planner::dependency_position(ir::NodeId node) {
+  const auto& ir = plan_.ir();
+  constexpr int kUnknown = -2;
+  if (dependency_.size() != ir.nodes.size()) dependency_.assign(ir.nodes.size(), kUnknown);
+  auto known = [&](ir::NodeId id) {
+    return is_leaf(id) ? producer_[static_cast<std::size_t>(id)] : dependency_[static_cast<std::size_t>(id)];
+  };
+  const auto& n = ir.node(node);
+  // An input or scalar has no producer; a leaf stored already (a second output of an operand
+  // stored for an anchor) goes after its own store.
+  if (n.kind == ir::OpKind::Input || n.kind == ir::OpKind::Scalar || producer_[static_cast<std::size_t>(node)] >= 0)
+    return producer_[static_cast<std::size_t>(node)];
+  // Post-order over the inlined nodes not yet memoized: a node is pushed, then its operands
+  // above it; it is resolved when it comes back to the top with every operand known.
+  std::vector<std::pair<ir::NodeId, bool>> stack;
+  for (ir::NodeId op : n.operands) stack.emplace_back(op, false);
+  while (!stack.empty()) {
+    const auto [id, expanded] = stack.back();
+    stack.pop_back();
+    if (known(id) != kUnknown) continue;
+    const auto& o = ir.node(id);
+    KILN_ASSERT(inlinable(o.kind), "node %{} ({}) is read but neither stored nor inlinable", id,
+                ir::op_kind_name(o.kind));
+    if (!expanded) {
+      stack.emplace_back(id, true);
+      for (ir::NodeId op : o.operands)
+        if (known(op) == kUnknown) stack.emplace_back(op, false);
+      continue;
+    }
+    int pos = -1;
+    for (ir::NodeId op : o.operands) pos = std::max(pos, known(op));
+    dependency_[static_cast<std::size_t>(id)] = pos;
+  }
   int pos = -1;
-  for (ir::NodeId leaf : leaves) pos = std::max(pos, producer_[static_cast<std::size_t>(leaf)]);
+  for (ir::NodeId op : n.operands) pos = std::max(pos, known(op));
   return pos;
 }
 
@@ -209,6 +258,16 @@ void Planner::choose_leaves() {
   forced_leaf_.assign(n, false);
   producer_.assign(n, -1);
   for (std::size_t id = 0; id < n; ++id) epilogue_end_[id] = static_cast<ir::NodeId>(id);
+  // The latest anchor each node reads through inlined nodes (itself, for an anchor; -1: none),
+  // in one pass: operands precede users.
+  std::vector<ir::NodeId> latest_anchor(n, -1);
+  for (std::size_t id = 0; id < n; ++id) {
+    const auto& node = ir.nodes[id];
+    if (is_anchor(node.kind)) latest_anchor[id] = static_cast<ir::NodeId>(id);
+    else if (inlinable(node.kind))
+      for (ir::NodeId op : node.operands)
+        latest_anchor[id] = std::max(latest_anchor[id], latest_anchor[static_cast<std::size_t>(op)]);
+  }
 
   for (std::size_t id = 0; id < n; ++id) {
     const auto& node = ir.nodes[id];
@@ -232,19 +291,8 @@ void Planner::choose_leaves() {
       if (!ir::is_elementwise(c.kind) || plan_.bound->shape(next) != plan_.bound->shape(cur)) break;
       // Side operands must only read anchors planned before this one.
       bool ok = true;
-      for (ir::NodeId side : c.operands) {
-        if (side == cur) continue;
-        std::vector<ir::NodeId> stack{side};
-        std::set<ir::NodeId> seen;
-        while (ok && !stack.empty()) {
-          ir::NodeId s = stack.back();
-          stack.pop_back();
-          if (!seen.insert(s).second) continue;
-          const auto& sn = ir.node(s);
-          if (is_anchor(sn.kind) && s >= static_cast<ir::NodeId>(id)) ok = false;
-          if (inlinable(sn.kind)) stack.insert(stack.end(), sn.operands.begin(), sn.operands.end());
-        }
-      }
+      for (ir::NodeId side : c.operands)
+        if (side != cur && latest_anchor[static_cast<std::size_t>(side)] >= static_cast<ir::NodeId>(id)) ok = false;
       if (!ok) break;
       cur = next;
     }
@@ -257,27 +305,29 @@ void Planner::choose_leaves() {
   }
 }
 
-void Planner::add_elementwise_root(ir::NodeId node, int buffer) {
+int Planner::add_elementwise_root(ir::NodeId node, int buffer) {
   const int dep = dependency_position(node);
   const auto& shape = plan_.bound->shape(node);
-  for (int k = static_cast<int>(plan_.kernels.size()) - 1; k > dep; --k) {
-    auto& kn = plan_.kernels[static_cast<std::size_t>(k)];
-    if (kn.anchor >= 0 || kn.stores.empty()) continue;
-    if (plan_.bound->shape(kn.stores[0].node) != shape) continue;
-    kn.stores.push_back({node, buffer});
-    return;
+  // The latest elementwise kernel of this shape, when it runs after what the node reads.
+  auto last = last_elementwise_.find(shape);
+  if (last != last_elementwise_.end() && last->second > dep) {
+    plan_.kernels[static_cast<std::size_t>(last->second)].stores.push_back({node, buffer});
+    return last->second;
   }
   PlannedKernel kn;
   kn.template_name = "elementwise";
   kn.stores.push_back({node, buffer});
   plan_.kernels.push_back(std::move(kn));
+  const int position = static_cast<int>(plan_.kernels.size()) - 1;
+  last_elementwise_[shape] = position;
+  return position;
 }
 
 void Planner::finish_args(PlannedKernel& kernel) const {
   const auto& ir = plan_.ir();
   std::vector<ir::NodeId> roots;
   std::vector<ir::NodeId> leaves;
-  std::vector<bool> seen(ir.nodes.size(), false);
+  std::unordered_set<ir::NodeId> seen;
   if (kernel.anchor >= 0) {
     const auto& a = ir.node(kernel.anchor);
     for (ir::NodeId op : a.operands) roots.push_back(op);
@@ -290,7 +340,7 @@ void Planner::finish_args(PlannedKernel& kernel) const {
         if (side != cur) roots.push_back(side);
       cur = next;
     }
-    seen[static_cast<std::size_t>(kernel.anchor)] = true;
+    seen.insert(kernel.anchor);
   } else {
     // A stored node is computed from its operands, even when it is also a leaf (an
     // operand stored for an anchor); only a copied input or a scalar is read itself.
@@ -299,7 +349,7 @@ void Planner::finish_args(PlannedKernel& kernel) const {
       if (kind == ir::OpKind::Input || kind == ir::OpKind::Scalar || !plan_.leaves.count(s.node)) {
         roots.push_back(s.node);
       } else {
-        seen[static_cast<std::size_t>(s.node)] = true;
+        seen.insert(s.node);
         for (ir::NodeId op : ir.node(s.node).operands) roots.push_back(op);
       }
     }
@@ -312,8 +362,7 @@ void Planner::finish_args(PlannedKernel& kernel) const {
   std::set<int> scalar_params;
   for (ir::NodeId leaf : leaves) {
     if (ir.node(leaf).kind == ir::OpKind::Scalar) {
-      for (std::size_t p = 0; p < ir.params.size(); ++p)
-        if (ir.params[p].node == leaf) scalar_params.insert(static_cast<int>(p));
+      scalar_params.insert(param_of_node_[static_cast<std::size_t>(leaf)]);
     } else {
       read_buffers.insert(plan_.leaves.at(leaf));
     }
@@ -418,6 +467,8 @@ void plan_elementwise(const Plan& plan, PlannedKernel& kn) {
 Plan Planner::run() {
   const auto& ir = plan_.ir();
   find_consumers();
+  param_of_node_.assign(ir.nodes.size(), -1);
+  for (std::size_t p = 0; p < ir.params.size(); ++p) param_of_node_[static_cast<std::size_t>(ir.params[p].node)] = static_cast<int>(p);
   for (std::size_t p = 0; p < ir.params.size(); ++p) {
     const auto& param = ir.params[p];
     if (!param.is_tensor) continue;
@@ -432,7 +483,7 @@ Plan Planner::run() {
     plan_.buffers.push_back(b);
     plan_.leaves[param.node] = static_cast<int>(plan_.buffers.size()) - 1;
   }
-  std::vector<int> output_buffer;
+  std::vector<std::vector<int>> output_buffers(ir.nodes.size());   // node -> its output buffers, in order
   for (std::size_t o = 0; o < ir.outputs.size(); ++o) {
     const auto& out = ir.outputs[o];
     const auto& node = ir.node(out.node);
@@ -445,17 +496,12 @@ Plan Planner::run() {
     b.node = out.node;
     b.bytes = product(b.shape) * static_cast<std::int64_t>(dtype_size(b.dtype));
     plan_.buffers.push_back(b);
-    output_buffer.push_back(static_cast<int>(plan_.buffers.size()) - 1);
+    output_buffers[static_cast<std::size_t>(out.node)].push_back(static_cast<int>(plan_.buffers.size()) - 1);
   }
   choose_leaves();
 
   std::vector<bool> fused(ir.nodes.size(), false);   // inside an anchor's epilogue chain
-  auto outputs_of = [&](ir::NodeId id) {
-    std::vector<int> bufs;
-    for (std::size_t o = 0; o < ir.outputs.size(); ++o)
-      if (ir.outputs[o].node == id) bufs.push_back(output_buffer[o]);
-    return bufs;
-  };
+  auto outputs_of = [&](ir::NodeId id) { return output_buffers[static_cast<std::size_t>(id)]; };
   auto intermediate = [&](ir::NodeId id) {
     Buffer b;
     b.kind = BufferKind::Intermediate;
@@ -473,10 +519,10 @@ Plan Planner::run() {
     const auto& node = ir.nodes[i];
     if (is_anchor(node.kind) && !fused[i]) {
       const AnchorRule* rule = anchor_rule(node.kind);
-      KILN_CHECK(rule != nullptr, Error, "{}: op '{}' (line {}) has no kernel template in this version of kiln",
+      KILN_CHECK(rule != nullptr, NotSupportedError, "{}: op '{}' (line {}) has no kernel template in this version of kiln",
                  ir.op_name, ir::op_kind_name(node.kind), node.loc.line);
       for (const auto& d : ir.dims)
-        KILN_CHECK(!d.dynamic, Error, "{}: dim '{}' is dyn, but the {} template needs every dim baked in",
+        KILN_CHECK(!d.dynamic, NotSupportedError, "{}: dim '{}' is dyn, but the {} template needs every dim baked in",
                    ir.op_name, d.name, rule->template_family);
       PlannedKernel kn;
       kn.anchor = id;
@@ -512,10 +558,7 @@ Plan Planner::run() {
     if (forced_leaf_[i] && !plan_.leaves.count(id)) {
       int b = outs.empty() ? intermediate(id) : outs[0];
       plan_.leaves[id] = b;
-      add_elementwise_root(id, b);
-      for (std::size_t k = 0; k < plan_.kernels.size(); ++k)
-        for (const auto& s : plan_.kernels[k].stores)
-          if (s.node == id) producer_[i] = static_cast<int>(k);
+      producer_[i] = add_elementwise_root(id, b);
       for (std::size_t o = 1; o < outs.size(); ++o) add_elementwise_root(id, outs[o]);
       continue;
     }

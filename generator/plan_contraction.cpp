@@ -141,7 +141,7 @@ Operand matmul_operand(const Planner& p, NodeId anchor, NodeId op, const char* w
   if (batch == 1) return o;   // broadcast over every batch dim: stride 0
   // All of the output's batch dims, or the batch index cannot address it with one stride.
   const bool full = r == out_r && std::equal(shape.begin(), shape.end() - 2, out.begin());
-  KILN_CHECK(full, Error,
+  KILN_CHECK(full, NotSupportedError,
              "{}: matmul operand {} (line {}) broadcasts only some batch dims; the gemm template takes an operand "
              "with all of the output's batch dims or none (expand it explicitly)",
              p.bound().ir->op_name, which, p.node(anchor).loc.line);
@@ -384,10 +384,10 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   const auto& out = p.shape(kn.anchor);
   const std::string& op_name = p.bound().ir->op_name;
   const DType et = p.node(node.operands[0]).dtype;
-  KILN_CHECK(contraction_dtype(et) && p.node(node.operands[1]).dtype == et, Error,
+  KILN_CHECK(contraction_dtype(et) && p.node(node.operands[1]).dtype == et, NotSupportedError,
              "{}: matmul (line {}) of {} has no gemm template (f32, f16, bf16)", op_name, node.loc.line, dtype_name(et));
   const DType stored = p.node(kn.stores[0].node).dtype;
-  KILN_CHECK(contraction_dtype(stored), Error, "{}: the epilogue of the matmul on line {} ends in {}, which the gemm "
+  KILN_CHECK(contraction_dtype(stored), NotSupportedError, "{}: the epilogue of the matmul on line {} ends in {}, which the gemm "
              "template cannot store (f32, f16, bf16)", op_name, node.loc.line, dtype_name(stored));
   const std::size_t r = out.size();
   const std::int64_t M = out[r - 2], N = out[r - 1], batch = product(out, 0, r - 2);
@@ -535,10 +535,10 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   const std::string& op_name = p.bound().ir->op_name;
   const NodeId x = node.operands[0], w = node.operands[1];
   const DType et = p.node(x).dtype;
-  KILN_CHECK(contraction_dtype(et) && p.node(w).dtype == et, Error,
+  KILN_CHECK(contraction_dtype(et) && p.node(w).dtype == et, NotSupportedError,
              "{}: conv2d (line {}) of {} has no conv template (f32, f16, bf16)", op_name, node.loc.line, dtype_name(et));
   const DType stored = p.node(kn.stores[0].node).dtype;
-  KILN_CHECK(contraction_dtype(stored), Error, "{}: the epilogue of the conv2d on line {} ends in {}, which the conv "
+  KILN_CHECK(contraction_dtype(stored), NotSupportedError, "{}: the epilogue of the conv2d on line {} ends in {}, which the conv "
              "template cannot store", op_name, node.loc.line, dtype_name(stored));
   const auto& xs = p.shape(x);
   const auto& ws = p.shape(w);
@@ -565,7 +565,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     kn.reason = shape_why + ": groups == C: DepthwiseDirect, one thread per output, f32 FMA (memory-bound)";
     return;
   }
-  KILN_CHECK(!nhwc, Error,
+  KILN_CHECK(!nhwc, NotSupportedError,
              "{}: op 'conv2d' (line {}) has no kernel template in this version of kiln for NHWC with groups {} != C: "
              "the implicit-GEMM NHWC template needs channels-last filters [K, R, S, C/groups], and w is "
              "[K, C/groups, R, S]",

@@ -155,7 +155,7 @@ KernelArg workspace_arg(int buffer, DType dtype, bool writes) {
 // get here; their multi-axis flat index would not chain.
 void plan_reduction_chain(Planner& p, PlannedKernel& kn, const std::vector<int>& axes) {
   const auto& a = p.node(kn.anchor);
-  KILN_CHECK(a.kind != ir::OpKind::Argmin && a.kind != ir::OpKind::Argmax, Error,
+  KILN_CHECK(a.kind != ir::OpKind::Argmin && a.kind != ir::OpKind::Argmax, NotSupportedError,
              "{}: line {}: {} over several non-adjacent axes is not supported (its index does not chain); reduce "
              "over one axis, or over all of them", p.bound().ir->op_name, a.loc.line, ir::op_kind_name(a.kind));
   const ir::NodeId operand = a.operands[0];

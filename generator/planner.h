@@ -3,7 +3,9 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "generator/plan.h"
@@ -60,10 +62,11 @@ class Planner {
  private:
   void find_consumers();
   void choose_leaves();
-  void add_elementwise_root(ir::NodeId node, int buffer);
-  int kernel_position_after_deps(ir::NodeId node) const;
-  void collect_leaves(ir::NodeId node, std::vector<ir::NodeId>& out, std::vector<bool>& seen) const;
-  int dependency_position(ir::NodeId node) const;
+  // Stores `node` into `buffer` from an elementwise kernel; returns that kernel's position.
+  int add_elementwise_root(ir::NodeId node, int buffer);
+  bool is_leaf(ir::NodeId id) const;   // loaded from a buffer, or a scalar argument
+  void collect_leaves(ir::NodeId node, std::vector<ir::NodeId>& out, std::unordered_set<ir::NodeId>& seen) const;
+  int dependency_position(ir::NodeId node);
 
   Plan plan_;
   std::vector<std::vector<ir::NodeId>> consumers_;
@@ -71,6 +74,9 @@ class Planner {
   std::vector<ir::NodeId> epilogue_end_;   // anchor -> last node of its fused epilogue (or itself)
   std::vector<bool> forced_leaf_;          // an anchor operand stored by an elementwise kernel
   std::vector<int> producer_;              // leaf node -> index of the kernel that stores it
+  std::vector<int> dependency_;            // inlined node -> dependency_position memo (-2: not yet)
+  std::vector<int> param_of_node_;         // Input/Scalar node -> index into Ir::params (-1: none)
+  std::map<std::vector<std::int64_t>, int> last_elementwise_;   // shape -> latest elementwise kernel
   std::vector<PlannedKernel> followups_;
 };
 

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
+
+#include "generator/file_read.h"
 
 namespace kiln {
 
@@ -19,13 +19,11 @@ TemplateLibrary::TemplateLibrary(const std::string& user_dir) {
       const std::string file = entry.path().filename().string();
       const bool is_template = entry.path().extension() == ".cuh" || (file.size() > 6 && file.compare(file.size() - 6, 6, ".cu.in") == 0);
       if (!entry.is_regular_file() || !is_template) continue;
-      std::ifstream in(entry.path(), std::ios::binary);
-      std::ostringstream text;
-      text << in.rdbuf();
+      std::string text = read_regular_file(entry.path().string(), kMaxSourceBytes, "template");
       std::string name = fs::relative(entry.path(), user_dir).generic_string();
       auto it = std::find_if(files_.begin(), files_.end(), [&](const auto& f) { return f.name == name; });
-      if (it != files_.end()) it->contents = text.str();
-      else files_.push_back({name, text.str()});
+      if (it != files_.end()) it->contents = std::move(text);
+      else files_.push_back({name, std::move(text)});
     }
   }
   std::sort(files_.begin(), files_.end(), [](const auto& a, const auto& b) { return a.name < b.name; });

@@ -13,25 +13,6 @@
 
 namespace kiln {
 
-std::optional<std::vector<char>> read_file_bytes(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::vector<char> data;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    data.insert(data.end(), buf, buf + n);
-  }
-  ::close(fd);
-  return data;
-}
-
 bool is_temp_file_name(std::string_view file_name) { return file_name.find(".tmp.") != std::string_view::npos; }
 
 bool write_file_atomic(const std::string& path, const char* data, std::size_t size, std::string* error) {

@@ -1,11 +1,11 @@
 // Little-endian byte encoding for kiln's on-disk formats (cache entries, packs),
-// so a file written on one machine reads the same on another, plus whole-file
-// read and atomic write (unique temp file in the same directory, then rename).
+// so a file written on one machine reads the same on another, plus the atomic
+// write (unique temp file in the same directory, then rename). Reading goes
+// through generator/file_read.h (regular files only, capped).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,9 +64,6 @@ class ByteReader {
   std::size_t pos_ = 0;
   bool ok_ = true;
 };
-
-// The whole file, or nullopt when it cannot be opened or read.
-std::optional<std::vector<char>> read_file_bytes(const std::string& path);
 
 // Writes `data` to a uniquely named temporary file beside `path`, then renames it
 // over `path`: readers see the old file or the new one, never a partial one, and

@@ -13,7 +13,11 @@
 // machine-specific --include-path is not an option input: the headers it points
 // at belong to the NVRTC build already in compiler_id(). A runtime without NVRTC
 // does not know compiler_id(); the directory therefore records every id that
-// wrote into it (v1/compilers, one per line) and the runtime tries each.
+// wrote into it (v1/compilers, one per line) and the runtime tries each. That
+// file is only an index: every entry's metadata names its compiler too, so when
+// the file's ids all miss (deleted, damaged, or missing an id) the runtime reads
+// the ids from the valid entries of the arch once per process, tries those, and
+// rewrites the file. Lookup never depends on the file being intact.
 //
 // Layout. <dir>/v1/<arch>/<ab>/<key>.cubin, ab = the key's first two hex digits
 // (keeps directories small), <dir>/v1/compilers. The metadata travels inside the
@@ -32,11 +36,17 @@
 //                           then the cubin (P - 4 - M bytes)
 // A file whose magic, version or key differ, whose length is not exactly
 // 32+K+P, whose checksum fails or whose metadata does not parse is a miss (and
-// counted as rejected); it is never loaded, and the next store replaces it.
+// counted as rejected); it is never loaded, and the next store replaces it. So
+// is anything at an entry's name that is not a regular file (a FIFO, a device,
+// a directory): files are opened without blocking and read up to kMaxCubinBytes.
+// Each damaged path is a warning once per process (KILN_LOG=info also says when
+// it is replaced), never a silent recompile.
 //
 // Concurrency. Writers create a unique temp file in the entry's directory and
 // rename() it over the entry: readers see a whole old or whole new file, and N
 // processes storing one key leave one valid entry (identical content anyway).
+// A writer killed between the two leaves its temp file behind; one older than
+// kStaleTempSeconds is reported by `kiln cache verify` and removed by --fix.
 #include "runtime/disk_cache.h"
 
 #include <unistd.h>
@@ -45,12 +55,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <mutex>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "generator/file_read.h"
 #include "runtime/binary_io.h"
 #include "runtime/hash.h"
 #include "runtime/log.h"
@@ -62,12 +73,131 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kMagic = "KILNCUBN";
-constexpr const char* kVersionDir = "v1";
+// v1/compilers holds a few lines; anything much larger is not that file.
+constexpr std::uint64_t kMaxCompilersBytes = 1 << 20;
 
 // One warning per process, however many DiskCache objects fail.
 std::atomic<bool> g_warned_unwritable{false};
 
+// True the first time a path is named in this process: one warning per damaged entry.
+bool warn_once_per_path(const std::string& path) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::lock_guard lock(mutex);
+  return warned.insert(path).second;
+}
+
 std::string memory_key(const std::string& key, const std::string& arch) { return arch + "/" + key; }
+
+std::string compilers_path(const std::string& dir) { return fmt::format("{}/{}/compilers", dir, kCacheVersionDir); }
+
+// A compiler_id() is one printable line ("nvrtc 13.0 (libnvrtc.so.13, 109338064 bytes)").
+bool is_compiler_id(std::string_view line) {
+  if (line.empty() || line.size() > 512) return false;
+  return std::none_of(line.begin(), line.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+// v1/compilers: its ids, and what is wrong with it (empty when it is absent or intact).
+struct CompilersFile {
+  std::vector<std::string> ids;
+  std::string problem;
+};
+
+CompilersFile read_compilers(const std::string& dir) {
+  CompilersFile out;
+  FileRead file = try_read_regular_file(compilers_path(dir), kMaxCompilersBytes);
+  if (file.status == ReadStatus::missing) return out;
+  if (!file.ok()) {
+    out.problem = file.reason;
+    return out;
+  }
+  std::size_t lines = 0, bad = 0, first_bad = 0;
+  std::string_view text = file.data;
+  while (!text.empty()) {
+    std::size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    ++lines;
+    if (!is_compiler_id(line) || end == std::string_view::npos) {   // an unterminated line is a cut write
+      if (bad++ == 0) first_bad = lines;
+      continue;
+    }
+    if (std::find(out.ids.begin(), out.ids.end(), line) == out.ids.end()) out.ids.emplace_back(line);
+  }
+  if (bad != 0)
+    out.problem = fmt::format("is damaged: {} of its {} lines {} not a whole compiler id (first: line {})", bad, lines,
+                              bad == 1 ? "is" : "are", first_bad);
+  return out;
+}
+
+bool write_compilers(const std::string& dir, const std::vector<std::string>& ids, std::string* error) {
+  std::string text;
+  for (const auto& id : ids) text += id + "\n";
+  return write_file_atomic(compilers_path(dir), text.data(), text.size(), error);
+}
+
+// Reads one <key>.cubin name found by a walk, whatever it turns out to be.
+CacheListing list_entry(const fs::path& path) {
+  CacheListing item;
+  item.path = path.string();
+  item.arch = path.parent_path().parent_path().filename().string();
+  item.key = path.stem().string();
+  FileRead file = try_read_regular_file(item.path, kMaxCubinBytes);
+  if (!file.ok()) {
+    item.problem = file.reason;   // "is a FIFO, not a regular file", ...
+    return item;
+  }
+  item.file_bytes = file.data.size();
+  if (auto entry = decode_cache_entry(file.data, item.key, &item.problem)) {
+    item.valid = true;
+    item.metadata = std::move(entry->metadata);
+  }
+  return item;
+}
+
+// Walks `root` (a cache's v1 directory, or one arch under it) with an explicit
+// stack, so that an unreadable directory is one problem and the walk goes on.
+// Symbolic links to directories are not followed.
+CacheScan scan_dir(const fs::path& root) {
+  CacheScan scan;
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(root, ec))) return scan;
+  const auto now = fs::file_time_type::clock::now();
+  std::vector<fs::path> pending{root};
+  while (!pending.empty()) {
+    const fs::path dir = std::move(pending.back());
+    pending.pop_back();
+    fs::directory_iterator it(dir, ec);
+    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      const fs::path& path = it->path();
+      const std::string name = path.filename().string();
+      std::error_code item_ec;
+      const bool is_dir = fs::is_directory(it->symlink_status(item_ec));
+      if (path.extension() == ".cubin" && !is_temp_file_name(name)) {
+        scan.entries.push_back(list_entry(path));   // a directory or FIFO of that name too
+      } else if (is_dir) {
+        pending.push_back(path);
+      } else if (is_temp_file_name(name)) {
+        ++scan.temp_files;
+        auto written = it->last_write_time(item_ec);
+        auto age = std::chrono::duration_cast<std::chrono::seconds>(now - written).count();
+        if (!item_ec && age > kStaleTempSeconds)
+          scan.problems.push_back(
+              {path.string(), fmt::format("stale temporary file ({} s old) left by a writer that was killed", age)});
+      }
+    }
+    if (ec) {
+      ++scan.unreadable_dirs;
+      scan.problems.push_back({dir.string(), fmt::format("cannot read this directory ({}); the entries in it are not "
+                                                         "checked",
+                                                         ec.message())});
+      ec.clear();
+    }
+  }
+  std::sort(scan.entries.begin(), scan.entries.end(),
+            [](const auto& a, const auto& b) { return std::tie(a.arch, a.key, a.path) < std::tie(b.arch, b.key, b.path); });
+  return scan;
+}
 
 }  // namespace
 
@@ -164,7 +294,7 @@ std::vector<char> encode_cache_entry(const std::string& key, const CacheEntry& e
   return std::move(out.buffer());
 }
 
-std::optional<CacheEntry> decode_cache_entry(const std::vector<char>& bytes, const std::string& expected_key,
+std::optional<CacheEntry> decode_cache_entry(std::string_view bytes, const std::string& expected_key,
                                              std::string* why, std::string* key_out) {
   auto reject = [&](const std::string& reason) -> std::optional<CacheEntry> {
     if (why != nullptr) *why = reason;
@@ -203,37 +333,111 @@ std::optional<CacheEntry> decode_cache_entry(const std::vector<char>& bytes, con
 DiskCache::DiskCache(std::string dir) : dir_(std::move(dir)) {}
 
 std::string DiskCache::entry_path(const std::string& key, const std::string& arch) const {
-  return fmt::format("{}/{}/{}/{}/{}.cubin", dir_, kVersionDir, arch, key.substr(0, 2), key);
+  return fmt::format("{}/{}/{}/{}/{}.cubin", dir_, kCacheVersionDir, arch, key.substr(0, 2), key);
 }
 
-std::optional<CacheEntry> DiskCache::load(const std::string& key, const std::string& arch) {
-  if (memory_only_) {
+std::optional<CacheEntry> DiskCache::read_entry(const std::string& key, const std::string& arch, Outcome* outcome) {
+  if (memory_used_) {
     std::lock_guard lock(mutex_);
     if (auto it = memory_.find(memory_key(key, arch)); it != memory_.end()) {
-      ++hits_;
+      *outcome = Outcome::hit;
       return it->second;
     }
   }
-  auto bytes = read_file_bytes(entry_path(key, arch));
-  if (!bytes) {
-    ++misses_;
+  const std::string path = entry_path(key, arch);
+  FileRead file = try_read_regular_file(path, kMaxCubinBytes);
+  if (file.status == ReadStatus::missing) {
+    *outcome = Outcome::missing;
     return std::nullopt;
   }
-  std::string why;
-  auto entry = decode_cache_entry(*bytes, key, &why);
-  if (!entry) {
-    ++rejected_;
-    ++misses_;
-    log_debug(fmt::format("ignoring cache entry {}: {}", entry_path(key, arch), why));
-    return std::nullopt;
+  std::string why = file.reason;
+  std::optional<CacheEntry> entry;
+  if (file.ok()) entry = decode_cache_entry(file.data, key, &why);
+  if (entry) {
+    *outcome = Outcome::hit;
+    return entry;
   }
-  ++hits_;
+  *outcome = Outcome::damaged;
+  ++rejected_;
+  {
+    std::lock_guard lock(mutex_);
+    damaged_paths_.insert(path);
+  }
+  if (warn_once_per_path(path))
+    log_warning(fmt::format("ignoring the damaged cache entry {}: {}; the kernel is compiled again and the entry "
+                            "replaced (`kiln cache verify` checks the whole directory)",
+                            path, why));
+  return std::nullopt;
+}
+
+void DiskCache::log_lookup(bool hit, const std::string& key, const std::string& arch, const std::string& label) const {
+  if (log_level() < LogLevel::info) return;
+  std::string what = label.empty() ? "key " + key : label;
+  std::string message = fmt::format("disk cache {}: {} for {}", hit ? "hit" : "miss", what, arch);
+  if (log_level() >= LogLevel::debug) message += fmt::format(" [key {}, {}]", key, entry_path(key, arch));
+  log_info(message);
+}
+
+std::optional<CacheEntry> DiskCache::load(const std::string& key, const std::string& arch, const std::string& label) {
+  Outcome outcome;
+  auto entry = read_entry(key, arch, &outcome);
+  ++(entry ? hits_ : misses_);
+  log_lookup(entry.has_value(), key, arch, label);
   return entry;
+}
+
+std::optional<CacheEntry> DiskCache::load_any_compiler(const std::function<std::string(const std::string&)>& key_for,
+                                                       const std::string& arch, const std::string& label) {
+  std::vector<std::string> tried = known_compilers();
+  std::string last_key;
+  auto attempt = [&](const std::string& id) -> std::optional<CacheEntry> {
+    last_key = key_for(id);
+    Outcome outcome;
+    return read_entry(last_key, arch, &outcome);
+  };
+  std::optional<CacheEntry> entry;
+  for (const auto& id : tried)
+    if ((entry = attempt(id))) break;
+  if (!entry) {
+    // v1/compilers missed: the entries name their compilers too.
+    for (const auto& id : compilers_in_entries(arch)) {
+      if (std::find(tried.begin(), tried.end(), id) != tried.end()) continue;
+      if ((entry = attempt(id))) {
+        std::string error;
+        if (!record_compiler(id, &error))   // a read-only deployment cannot repair it, and need not
+          log_debug(fmt::format("could not repair {}/{}/compilers: {}", dir_, kCacheVersionDir, error));
+        break;
+      }
+    }
+  }
+  ++(entry ? hits_ : misses_);
+  log_lookup(entry.has_value(), last_key.empty() ? "(no compiler has written here)" : last_key, arch, label);
+  return entry;
+}
+
+std::vector<std::string> DiskCache::compilers_in_entries(const std::string& arch) {
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = entry_compilers_.find(arch); it != entry_compilers_.end()) return it->second;
+  }
+  // Once per arch and object: a runtime without NVRTC that misses keeps missing
+  // cheaply. Valid entries only, so a damaged one cannot name a bogus id.
+  std::set<std::string> ids;
+  for (const auto& item : scan_dir(fs::path(dir_) / kCacheVersionDir / arch).entries)
+    if (item.valid) ids.insert(item.metadata.compiler_id);
+  std::vector<std::string> out(ids.begin(), ids.end());
+  std::lock_guard lock(mutex_);
+  entry_compilers_[arch] = out;
+  return out;
 }
 
 bool DiskCache::store(const std::string& key, const std::string& arch, const CacheEntry& entry) noexcept {
   try {
-    if (!memory_only_) {
+    const std::string path = entry_path(key, arch);
+    std::error_code ec;
+    // A directory where this entry belongs blocks only this entry, not the cache.
+    const bool blocked = fs::is_directory(fs::symlink_status(path, ec));
+    if (!memory_only_ && !blocked) {
       std::string error;
       std::vector<char> bytes;
       if (entry.metadata.created_unix == 0) {   // stamp entries the caller did not date
@@ -244,10 +448,17 @@ bool DiskCache::store(const std::string& key, const std::string& arch, const Cac
       } else {
         bytes = encode_cache_entry(key, entry);
       }
-      bool ok = write_file_atomic(entry_path(key, arch), bytes.data(), bytes.size(), &error) &&
+      bool ok = write_file_atomic(path, bytes.data(), bytes.size(), &error) &&
                 record_compiler(entry.metadata.compiler_id, &error);
       if (ok) {
         ++stores_;
+        bool replaced = false;
+        {
+          std::lock_guard lock(mutex_);
+          replaced = damaged_paths_.erase(path) != 0;
+        }
+        if (replaced) log_info(fmt::format("replaced the damaged cache entry {}", path));
+        else log_debug(fmt::format("stored cache entry {}", path));
         return true;
       }
       ++store_failures_;
@@ -256,9 +467,16 @@ bool DiskCache::store(const std::string& key, const std::string& arch, const Cac
         log_warning(fmt::format("cache directory {} is not writable ({}); compiled kernels are kept in memory "
                                 "only. Set KILN_CACHE_DIR to a writable directory to keep them.",
                                 dir_, error));
+    } else if (blocked) {
+      ++store_failures_;
+      if (warn_once_per_path(path))
+        log_warning(fmt::format("cache entry {} is a directory, so the kernel is kept in memory only; remove it "
+                                "(`kiln cache verify --fix` removes an empty one)",
+                                path));
     }
     std::lock_guard lock(mutex_);
     memory_[memory_key(key, arch)] = entry;
+    memory_used_ = true;
     return false;
   } catch (...) {
     return false;   // e.g. bad_alloc: the cache is an optimization, never a failure
@@ -267,17 +485,18 @@ bool DiskCache::store(const std::string& key, const std::string& arch, const Cac
 
 bool DiskCache::record_compiler(const std::string& id, std::string* error) {
   if (id.empty()) return true;
-  std::string path = dir_ + "/" + kVersionDir + "/compilers";
+  std::string path = compilers_path(dir_);
   {
     // Recorded once is not enough: the cache directory may have been removed
-    // since, and an entry without its compiler id is invisible to a runtime
-    // that has no NVRTC. One stat per store (after a compile) is cheap.
+    // since, and an entry without its compiler id costs a runtime that has no
+    // NVRTC a scan of the entries. One stat per store (after a compile) is cheap.
     std::error_code ec;
     std::lock_guard lock(mutex_);
     if (recorded_compilers_.count(id) != 0 && fs::exists(path, ec)) return true;
   }
   // Read-modify-rename: two processes adding different ids at once may drop one,
-  // so re-read after writing and retry until ours is there.
+  // so re-read after writing and retry until ours is there. Lines that are not
+  // ids (a damaged file) are dropped by the rewrite.
   for (int attempt = 0; attempt < 8; ++attempt) {
     auto ids = known_compilers();
     if (std::find(ids.begin(), ids.end(), id) != ids.end()) {
@@ -285,61 +504,45 @@ bool DiskCache::record_compiler(const std::string& id, std::string* error) {
       recorded_compilers_.insert(id);
       return true;
     }
-    std::string text;
-    for (const auto& known : ids) text += known + "\n";
-    text += id + "\n";
-    if (!write_file_atomic(path, text.data(), text.size(), error)) return false;
+    ids.push_back(id);
+    if (!write_compilers(dir_, ids, error)) return false;
   }
   if (error != nullptr) *error = "could not record the compiler id in " + path;
   return false;
 }
 
-std::vector<std::string> DiskCache::known_compilers() const {
-  std::vector<std::string> ids;
-  std::ifstream in(dir_ + "/" + kVersionDir + "/compilers");
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty() && std::find(ids.begin(), ids.end(), line) == ids.end()) ids.push_back(line);
-  return ids;
-}
+std::vector<std::string> DiskCache::known_compilers() const { return read_compilers(dir_).ids; }
 
 CacheCounters DiskCache::counters() const {
   return {hits_.load(), misses_.load(), stores_.load(), rejected_.load(), store_failures_.load()};
 }
 
-std::vector<CacheListing> DiskCache::ls() const {
-  std::vector<CacheListing> out;
+CacheScan DiskCache::scan() const {
+  CacheScan scan = scan_dir(fs::path(dir_) / kCacheVersionDir);
+  // v1/compilers: intact, and naming the compiler of every valid entry.
   std::error_code ec;
-  fs::path root = fs::path(dir_) / kVersionDir;
-  if (!fs::is_directory(root, ec)) return out;
-  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    if (!it->is_regular_file(ec)) continue;
-    const fs::path& p = it->path();
-    std::string name = p.filename().string();
-    if (p.extension() != ".cubin" || is_temp_file_name(name)) continue;
-    CacheListing item;
-    item.path = p.string();
-    item.arch = p.parent_path().parent_path().filename().string();
-    item.file_bytes = it->file_size(ec);
-    std::string expected = p.stem().string();
-    auto bytes = read_file_bytes(item.path);
-    if (!bytes) {
-      item.problem = "unreadable";
-    } else if (auto entry = decode_cache_entry(*bytes, expected, &item.problem)) {
-      item.valid = true;
-      item.key = expected;
-      item.metadata = std::move(entry->metadata);
-    }
-    if (item.key.empty()) item.key = expected;
-    out.push_back(std::move(item));
+  const std::string path = compilers_path(dir_);
+  const bool present = fs::symlink_status(path, ec).type() != fs::file_type::not_found;
+  std::set<std::string> in_entries;
+  for (const auto& item : scan.entries)
+    if (item.valid && !item.metadata.compiler_id.empty()) in_entries.insert(item.metadata.compiler_id);
+  if (present) {
+    CompilersFile file = read_compilers(dir_);
+    if (!file.problem.empty()) scan.problems.push_back({path, file.problem});
+    for (const auto& id : in_entries)
+      if (file.problem.empty() && std::find(file.ids.begin(), file.ids.end(), id) == file.ids.end())
+        scan.problems.push_back({path, fmt::format("does not name compiler '{}' of valid entries", id)});
+  } else if (!in_entries.empty()) {
+    scan.problems.push_back({path, "is missing (it names the compilers of the entries)"});
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return std::tie(a.arch, a.key) < std::tie(b.arch, b.key); });
-  return out;
+  std::sort(scan.problems.begin(), scan.problems.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  return scan;
 }
 
 CacheStats DiskCache::stats() const {
   CacheStats s;
-  for (const auto& item : ls()) {
+  CacheScan scan = this->scan();
+  for (const auto& item : scan.entries) {
     if (!item.valid) {
       ++s.invalid;
       continue;
@@ -350,41 +553,65 @@ CacheStats DiskCache::stats() const {
     ++count;
     bytes += item.file_bytes;
   }
-  std::error_code ec;
-  fs::path root = fs::path(dir_) / kVersionDir;
-  if (fs::is_directory(root, ec))
-    for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec))
-      if (is_temp_file_name(it->path().filename().string())) ++s.temp_files;
+  s.temp_files = scan.temp_files;
+  s.problems = scan.problems.size();
   return s;
 }
 
-std::vector<CacheListing> DiskCache::verify(bool remove_bad) {
-  std::vector<CacheListing> bad;
-  for (auto& item : ls()) {
+CacheReport DiskCache::verify(bool fix) {
+  CacheScan scan = this->scan();
+  CacheReport report;
+  report.entries_checked = scan.entries.size();
+  for (auto& item : scan.entries) {
     if (item.valid) continue;
-    if (remove_bad) {
-      std::error_code ec;
-      fs::remove(item.path, ec);
-    }
-    bad.push_back(std::move(item));
+    CacheProblem problem{item.path, item.problem};
+    // remove() unlinks a file, FIFO or symlink (never its target) and only an empty directory.
+    std::error_code ec;
+    if (fix) problem.removed = fs::remove(item.path, ec) && !ec;
+    report.problems.push_back(std::move(problem));
   }
-  return bad;
+  const std::string compilers = compilers_path(dir_);
+  for (auto& problem : scan.problems) {
+    std::error_code ec;
+    if (fix && problem.path == compilers) {
+      // Rebuilt from what is still legible in it and what the valid entries name.
+      std::vector<std::string> ids = read_compilers(dir_).ids;
+      for (const auto& item : scan.entries)
+        if (item.valid && !item.metadata.compiler_id.empty() &&
+            std::find(ids.begin(), ids.end(), item.metadata.compiler_id) == ids.end())
+          ids.push_back(item.metadata.compiler_id);
+      fs::remove(compilers, ec);   // a FIFO or an empty directory in its place, too
+      problem.removed = !ec && (ids.empty() || write_compilers(dir_, ids, nullptr));
+    } else if (fix && is_temp_file_name(fs::path(problem.path).filename().string())) {
+      problem.removed = fs::remove(problem.path, ec) && !ec;
+    }
+    report.problems.push_back(std::move(problem));
+  }
+  if (fix) {
+    std::lock_guard lock(mutex_);
+    recorded_compilers_.clear();
+    entry_compilers_.clear();
+  }
+  return report;
 }
 
 std::uint64_t DiskCache::clear() {
   std::error_code ec;
-  fs::path root = fs::path(dir_) / kVersionDir;
-  std::uint64_t removed = 0;
-  if (!fs::is_directory(root, ec)) return 0;
-  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec))
-    if (it->is_regular_file(ec)) ++removed;
+  fs::path root = fs::path(dir_) / kCacheVersionDir;
+  if (!fs::is_directory(fs::symlink_status(root, ec))) return 0;
+  std::uint64_t files = 0;
+  for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (!fs::is_directory(it->symlink_status(ec))) ++files;
   fs::remove_all(root, ec);
+  if (ec) throw IoError(fmt::format("kiln: cannot remove everything under {}: {}", root.string(), ec.message()));
   std::lock_guard lock(mutex_);
   memory_.clear();
+  memory_used_ = false;
   recorded_compilers_.clear();
-  return removed;
+  entry_compilers_.clear();
+  damaged_paths_.clear();
+  return files;
 }
 
 }  // namespace kiln

@@ -11,11 +11,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/kiln.h"
@@ -23,6 +25,8 @@
 namespace kiln {
 
 inline constexpr std::uint32_t kCacheFormatVersion = 1;
+// The folder of this format under a cache directory: <dir>/v1/sm_XX/ab/<key>.cubin.
+inline constexpr const char* kCacheVersionDir = "v1";
 
 // XXH3-128 hex of (format version, source, template digest, compiler id, arch,
 // options). Never of compiler output.
@@ -65,8 +69,12 @@ struct CacheEntry {
 // Decodes one entry file's bytes. nullopt, with the reason in *why, for a
 // truncated, corrupted (checksum), foreign (magic, version, key) file. An empty
 // expected_key accepts any key (for listing) and returns it in *key.
-std::optional<CacheEntry> decode_cache_entry(const std::vector<char>& bytes, const std::string& expected_key,
+std::optional<CacheEntry> decode_cache_entry(std::string_view bytes, const std::string& expected_key,
                                              std::string* why, std::string* key = nullptr);
+inline std::optional<CacheEntry> decode_cache_entry(const std::vector<char>& bytes, const std::string& expected_key,
+                                                    std::string* why, std::string* key = nullptr) {
+  return decode_cache_entry(std::string_view(bytes.data(), bytes.size()), expected_key, why, key);
+}
 std::vector<char> encode_cache_entry(const std::string& key, const CacheEntry& entry);
 
 struct CacheListing {
@@ -79,13 +87,42 @@ struct CacheListing {
   CacheMetadata metadata;   // when valid
 };
 
+// Something wrong in a cache directory that is not one entry's content: an
+// unreadable directory, a stale temporary file, a damaged v1/compilers file.
+struct CacheProblem {
+  std::string path;
+  std::string problem;
+  bool removed = false;   // by verify(fix = true)
+};
+
+// One walk of <dir>/v1. The walk never stops at an error: an unreadable directory
+// is a problem and its siblings are still walked.
+struct CacheScan {
+  std::vector<CacheListing> entries;     // every <key>.cubin name (valid or not), by arch then key
+  std::vector<CacheProblem> problems;    // unreadable directories, stale temporary files, v1/compilers
+  std::uint64_t temp_files = 0;          // temporary files, stale or in progress
+  std::uint64_t unreadable_dirs = 0;     // of the problems: the listing is incomplete
+};
+
 struct CacheStats {
   std::uint64_t entries = 0;
   std::uint64_t bytes = 0;
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> per_arch;   // arch -> (entries, bytes)
   std::uint64_t invalid = 0;
-  std::uint64_t temp_files = 0;   // left by crashed writers
+  std::uint64_t temp_files = 0;   // left by crashed writers, or being written
+  std::uint64_t problems = 0;     // CacheScan::problems (unreadable directories, ...)
 };
+
+// What verify() found: every invalid entry and every other problem, one line each.
+struct CacheReport {
+  std::uint64_t entries_checked = 0;
+  std::vector<CacheProblem> problems;
+  bool ok() const { return problems.empty(); }
+};
+
+// A temporary file older than this is left by a killed writer (a live write takes
+// milliseconds); verify reports it and verify(fix) removes it.
+inline constexpr int kStaleTempSeconds = 60;
 
 // Counters of one DiskCache object (this process).
 struct CacheCounters {
@@ -101,37 +138,57 @@ class DiskCache {
   const std::string& dir() const { return dir_; }
   std::string entry_path(const std::string& key, const std::string& arch) const;
 
-  // A valid entry, or nullopt (a miss) for an absent, unreadable, truncated,
-  // corrupted or foreign file, which the next store() overwrites.
-  std::optional<CacheEntry> load(const std::string& key, const std::string& arch);
+  // A valid entry, or nullopt (a miss) for an absent, unreadable, non-regular,
+  // truncated, corrupted or foreign file, which the next store() overwrites. A
+  // damaged file is reported once per path and process (a warning). `label`
+  // names the kernel in the KILN_LOG=info lines ("relu (N=4) kernel kiln_relu_k0").
+  std::optional<CacheEntry> load(const std::string& key, const std::string& arch, const std::string& label = "");
+  // For a runtime without NVRTC, which cannot compute its own compiler id: tries
+  // the key of every compiler that wrote into this directory. Their ids come from
+  // v1/compilers and, when those all miss (the file deleted, damaged or
+  // incomplete), from the entries' own metadata, which also repairs the file.
+  std::optional<CacheEntry> load_any_compiler(const std::function<std::string(const std::string&)>& key_for,
+                                              const std::string& arch, const std::string& label = "");
   // Writes atomically and records entry.metadata.compiler_id in v1/compilers.
   // Never throws. Where the directory cannot be written, keeps the entry in
   // memory instead (load() finds it), warns once per process, and stops trying
-  // the disk for this object; returns false then.
+  // the disk for this object; returns false then. Where only this entry's path
+  // is blocked (a directory of that name), keeps just this entry in memory.
   bool store(const std::string& key, const std::string& arch, const CacheEntry& entry) noexcept;
   bool memory_only() const { return memory_only_.load(); }
 
-  // The compiler ids that have written into this directory (v1/compilers), so
-  // a runtime without NVRTC can form candidate keys.
+  // The compiler ids recorded in v1/compilers (lines that are not ids are skipped).
   std::vector<std::string> known_compilers() const;
 
   CacheCounters counters() const;
 
   // Maintenance (`kiln cache`). Not meant to race with writers of the same keys,
   // but harmless if it does: a removed entry is just a later miss.
-  std::vector<CacheListing> ls() const;
+  CacheScan scan() const;
+  std::vector<CacheListing> ls() const { return scan().entries; }
   CacheStats stats() const;
-  std::vector<CacheListing> verify(bool remove_bad);   // the bad entries
-  std::uint64_t clear();                               // files removed
+  // Every problem; with fix, removes invalid entries, non-regular files at entry
+  // names (an empty directory too) and stale temporary files, and rewrites
+  // v1/compilers from its valid lines and the ids the valid entries name.
+  // Unreadable directories are reported, never changed.
+  CacheReport verify(bool fix);
+  std::uint64_t clear();   // files removed
 
  private:
+  enum class Outcome { hit, missing, damaged };
+  std::optional<CacheEntry> read_entry(const std::string& key, const std::string& arch, Outcome* outcome);
+  void log_lookup(bool hit, const std::string& key, const std::string& arch, const std::string& label) const;
   bool record_compiler(const std::string& id, std::string* error);
+  std::vector<std::string> compilers_in_entries(const std::string& arch);
 
   std::string dir_;
   std::atomic<bool> memory_only_{false};
+  std::atomic<bool> memory_used_{false};   // memory_ has entries
   mutable std::mutex mutex_;
-  std::map<std::string, CacheEntry> memory_;   // arch/key -> entry, only once memory_only_
+  std::map<std::string, CacheEntry> memory_;   // arch/key -> entry kept off the disk
   std::set<std::string> recorded_compilers_;
+  std::set<std::string> damaged_paths_;        // rejected by load(), for "replaced" on the next store
+  std::map<std::string, std::vector<std::string>> entry_compilers_;   // arch -> ids, scanned once
   std::atomic<std::uint64_t> hits_{0}, misses_{0}, stores_{0}, rejected_{0}, store_failures_{0};
 };
 

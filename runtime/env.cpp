@@ -44,10 +44,7 @@ Options resolve_options(Options o) {
     if (o.template_dir.empty()) o.template_dir = env("KILN_TEMPLATE_PATH");
     const std::string level = env("KILN_LOG");
     if (!level.empty()) {
-      if (level == "quiet") set_log_level(LogLevel::quiet);
-      else if (level == "warning") set_log_level(LogLevel::warning);
-      else if (level == "info") set_log_level(LogLevel::info);
-      else if (level == "debug") set_log_level(LogLevel::debug);
+      if (auto parsed = parse_log_level(level)) set_log_level(*parsed);
       else log_warning(fmt::format("KILN_LOG='{}' is not one of quiet, warning, info, debug; ignored", level));
     }
   }

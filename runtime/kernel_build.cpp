@@ -2,7 +2,10 @@
 
 #include <chrono>
 
+#include <fmt/format.h>
+
 #include "runtime/hash.h"
+#include "runtime/log.h"
 #include "runtime/nvrtc.h"
 
 namespace kiln {
@@ -10,6 +13,11 @@ namespace kiln {
 std::string kernel_cache_key(const std::string& text, const TemplateLibrary& templates, const std::string& compiler,
                              const std::string& arch) {
   return cache_key(text, templates.digest(), compiler, arch, compile_options(arch, {}));
+}
+
+std::string kernel_label(const std::string& op_name, const std::string& bindings, const std::string& entry) {
+  return bindings.empty() ? fmt::format("{} kernel {}", op_name, entry)
+                          : fmt::format("{} ({}) kernel {}", op_name, bindings, entry);
 }
 
 CacheEntry build_kernel(const KernelSource& kernel, const std::string& text, const std::string& arch,
@@ -42,6 +50,13 @@ CacheEntry build_kernel(const KernelSource& kernel, const std::string& text, con
       m.spill_loads = r.spill_loads;
       m.stack_bytes = r.stack_bytes;
     }
+  if (log_level() >= LogLevel::info) {
+    std::string message = fmt::format("compiled {} for {} in {:.0f} ms", kernel_label(op_name, bindings, kernel.entry),
+                                      arch, result.compile_ms);
+    if (log_level() >= LogLevel::debug)
+      message += fmt::format(" [key {}, source {}]", kernel_cache_key(text, templates, m.compiler_id, arch), kernel.file_name);
+    log_info(message);
+  }
   if (compile_ms) *compile_ms = result.compile_ms;
   entry.cubin = std::move(result.cubin);
   return entry;

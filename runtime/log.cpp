@@ -11,12 +11,7 @@ namespace {
 
 LogLevel level_from_env() {
   const char* env = std::getenv("KILN_LOG");
-  if (env == nullptr) return LogLevel::warning;
-  std::string_view v(env);
-  if (v == "quiet" || v == "off" || v == "none") return LogLevel::quiet;
-  if (v == "info") return LogLevel::info;
-  if (v == "debug") return LogLevel::debug;
-  return LogLevel::warning;
+  return env == nullptr ? LogLevel::warning : parse_log_level(env).value_or(LogLevel::warning);
 }
 
 std::atomic<int>& level_slot() {
@@ -31,6 +26,14 @@ void emit(LogLevel at, const char* tag, const std::string& message) {
 }
 
 }  // namespace
+
+std::optional<LogLevel> parse_log_level(std::string_view v) {
+  if (v == "quiet" || v == "off" || v == "none") return LogLevel::quiet;
+  if (v == "warning" || v == "warn") return LogLevel::warning;
+  if (v == "info") return LogLevel::info;
+  if (v == "debug") return LogLevel::debug;
+  return std::nullopt;
+}
 
 LogLevel log_level() { return static_cast<LogLevel>(level_slot().load()); }
 void set_log_level(LogLevel level) { level_slot().store(static_cast<int>(level)); }

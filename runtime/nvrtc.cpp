@@ -72,7 +72,7 @@ std::vector<std::string> candidate_libraries() {
 template <class Fn>
 void resolve(void* handle, const char* name, Fn& out, const std::string& lib) {
   out = reinterpret_cast<Fn>(dlsym(handle, name));
-  KILN_CHECK(out != nullptr, Error, "kiln: NVRTC library '{}' lacks the symbol {}; it is too old or not NVRTC",
+  KILN_CHECK(out != nullptr, CompileError, "kiln: NVRTC library '{}' lacks the symbol {}; it is too old or not NVRTC",
              lib, name);
 }
 
@@ -88,7 +88,7 @@ NvrtcApi load_api() {
     const char* err = dlerror();
     tried += fmt::format("\n  {}: {}", name, err != nullptr ? err : "not found");
   }
-  KILN_CHECK(api.handle != nullptr, Error,
+  KILN_CHECK(api.handle != nullptr, CompileError,
              "kiln: cannot load NVRTC, which compiles kernels at run time. Tried:{}\n"
              "Install the CUDA toolkit's NVRTC (or set KILN_NVRTC_LIB to its path); without NVRTC, "
              "kiln can still run pre-built cubins from a .kilnpack (`kiln build -o FILE.kilnpack`) "
@@ -151,7 +151,7 @@ const NvrtcApi& api() {
 
 void check_nvrtc(nvrtcResult result, const char* call) {
   if (result == NVRTC_SUCCESS) return;
-  throw Error(fmt::format("kiln: {} failed: {}", call, api().error_string(result)));
+  throw CompileError(fmt::format("kiln: {} failed: {}", call, api().error_string(result)));
 }
 
 // RAII for one nvrtcProgram.
@@ -243,7 +243,7 @@ bool nvrtc_available(std::string* why) {
 }
 
 std::vector<std::string> compile_options(const std::string& arch, const std::vector<std::string>& extra) {
-  KILN_CHECK(valid_arch(arch), Error,
+  KILN_CHECK(valid_arch(arch), ArgumentError,
              "kiln: unknown GPU architecture '{}'; expected sm_XX or sm_XXa, e.g. sm_80, sm_90, sm_90a", arch);
   // No --use_fast_math: kiln's results are compared with an fp64 reference and
   // PyTorch, which do not flush denormals or use approximate transcendentals.

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "generator/file_read.h"
 #include "runtime/binary_io.h"
 #include "runtime/hash.h"
 
@@ -43,14 +44,18 @@ void PackWriter::write(const std::string& path) const {
   for (const auto& [key, value] : entries_) out.bytes(value.second.cubin);
   std::string error;
   if (!write_file_atomic(path, out.buffer().data(), out.size(), &error))
-    throw Error(fmt::format("kiln: cannot write pack {}: {}", path, error));
+    throw IoError(fmt::format("kiln: cannot write pack {}: {}", path, error));
 }
 
 Pack Pack::open(const std::string& path) {
-  auto fail = [&](const std::string& what) { return Error(fmt::format("kiln: {}: {}", path, what)); };
-  auto bytes = read_file_bytes(path);
-  if (!bytes) throw fail("cannot read the file (missing or unreadable)");
-  ByteReader in(bytes->data(), bytes->size());
+  // A damaged pack is the caller's input that is wrong (ArgumentError); a read that
+  // fails is an I/O error. A FIFO or a device is refused unread.
+  auto fail = [&](const std::string& what) { return ArgumentError(fmt::format("kiln: {}: {}", path, what)); };
+  FileRead file = try_read_regular_file(path, kMaxPackBytes);
+  if (file.status == ReadStatus::io_error) throw IoError(fmt::format("kiln: {}: cannot read the pack: {}", path, file.reason));
+  if (!file.ok()) throw fail("cannot read the pack: " + file.reason);
+  const std::string& bytes = file.data;
+  ByteReader in(bytes.data(), bytes.size());
   if (in.bytes(kPackMagic.size()) != kPackMagic)
     throw fail("not a kiln pack (bad magic); packs are written by `kiln build -o FILE.kilnpack`");
   std::uint32_t version = in.u32();
@@ -84,7 +89,7 @@ Pack Pack::open(const std::string& path) {
     if (!index.ok()) throw fail(fmt::format("index record {} of {} is truncated", i + 1, count));
     if (offset > blob_region || length > blob_region - offset)
       throw fail(fmt::format("entry {} ({}) lies past the end of the file (truncated)", i + 1, item.key));
-    const char* blob = bytes->data() + blob_start + offset;
+    const char* blob = bytes.data() + blob_start + offset;
     if (checksum64(blob, length) != checksum)
       throw fail(fmt::format("entry {} ({}) checksum mismatch (corrupted)", i + 1, item.key));
     CacheEntry entry;

@@ -5,7 +5,7 @@
 //
 //   PackWriter w(compiler_id());
 //   w.add(key, "sm_90", entry);  ...;  w.write("kernels.kilnpack");
-//   Pack pack = Pack::open("kernels.kilnpack");   // kiln::Error if corrupt
+//   Pack pack = Pack::open("kernels.kilnpack");   // kiln::ArgumentError if corrupt
 //   if (const CacheEntry* e = pack.find(key)) load_module(e->cubin);
 //
 // File format (little-endian), validated completely by Pack::open:
@@ -52,7 +52,9 @@ class PackWriter {
 class Pack {
  public:
   // Reads and checks the whole file (magic, version, index and blob checksums,
-  // bounds); throws kiln::Error "kiln: <path>: <what is wrong>" otherwise.
+  // bounds); throws kiln::ArgumentError "kiln: <path>: <what is wrong>" for a
+  // missing, non-regular, oversized (kMaxPackBytes) or damaged file, IoError
+  // when reading fails.
   static Pack open(const std::string& path);
 
   const std::string& path() const { return path_; }

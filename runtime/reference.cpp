@@ -299,7 +299,7 @@ std::vector<HostTensor> Interpreter::run(const std::vector<HostValue>& params) {
   KILN_CHECK(params.size() == ir_.params.size(), ArgumentError,
              "reference: op '{}' takes {} inputs, got {}", ir_.op_name, ir_.params.size(), params.size());
   const double bytes = memory_estimate(bound_);
-  KILN_CHECK(bytes <= max_bytes(), Error,
+  KILN_CHECK(bytes <= max_bytes(), ArgumentError,
              "reference: op '{}' would hold about {:.1f} GiB as float64 on the host, over the limit of "
              "{:.1f} GiB (KILN_REF_MAX_BYTES); bind smaller dims (-D NAME=VALUE)",
              ir_.op_name, bytes / 1073741824.0, max_bytes() / 1073741824.0);
@@ -353,11 +353,12 @@ Value Interpreter::eval(NodeId id, const Node& n) {
     }
     case OpKind::Literal: {
       // A literal holds what its compute type can: f16/bf16/f32 literals are f32
-      // constants (PyTorch's opmath), integers are exact.
+      // constants (PyTorch's opmath); integers are exact in the IR, and exact here up
+      // to 2^53 (the reference holds doubles; beyond that they round to nearest).
       DType compute = (n.dtype == DType::f16 || n.dtype == DType::bf16) ? DType::f32 : n.dtype;
       Value v;
       v.shape = out;
-      v.data.assign(static_cast<std::size_t>(numel_of(out)), cast_to(compute, n.literal));
+      v.data.assign(static_cast<std::size_t>(numel_of(out)), cast_to(compute, n.literal.to_double()));
       return v;
     }
     case OpKind::Sum: case OpKind::Mean: case OpKind::Min: case OpKind::Max: case OpKind::Prod:
@@ -1008,7 +1009,7 @@ std::vector<HostTensor> evaluate(const ir::BoundIr& bound, const std::vector<Hos
 
 std::vector<HostValue> random_inputs(const ir::BoundIr& bound, std::uint64_t seed) {
   const ir::Ir& ir = *bound.ir;
-  KILN_CHECK(memory_estimate(bound) <= max_bytes(), Error,
+  KILN_CHECK(memory_estimate(bound) <= max_bytes(), ArgumentError,
              "reference: op '{}' is too large for host random inputs; bind smaller dims (-D NAME=VALUE)",
              ir.op_name);
   std::vector<HostValue> values;

@@ -29,6 +29,7 @@
 
 #include "generator/assert.h"
 #include "generator/emit.h"
+#include "generator/file_read.h"
 #include "generator/frontend.h"
 #include "generator/plan.h"
 #include "generator/templates.h"
@@ -79,33 +80,26 @@ std::shared_ptr<CubinSlot> RuntimeImpl::slot_for(const KernelSource& source, con
   return slot;
 }
 
-namespace {
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-}  // namespace
-
 void RuntimeImpl::fill_slot(CubinSlot& slot, const KernelSource& source, const std::string& arch,
                             const std::string& op_name, const std::string& bindings) {
   std::string text = source.text;
   bool overridden = false;
   if (!options.override_dir.empty()) {
     const fs::path p = fs::path(options.override_dir) / source.file_name;
-    if (fs::is_regular_file(p)) {
-      text = read_text(p);
+    if (fs::exists(p)) {
+      text = read_regular_file(p.string(), kMaxSourceBytes, "override source");
       overridden = true;
       log_warning(fmt::format("using {} in place of the generated source of {}", p.string(), source.entry));
     }
   }
+  const std::string label = kernel_label(op_name, bindings, source.entry);
   // 1. preloaded packs: keyed with the compiler id that built them.
   if (!overridden)
     for (const auto& pack : packs) {
-      if (auto entry = pack->find(kernel_cache_key(text, templates, pack->compiler_id(), arch))) {
+      const std::string key = kernel_cache_key(text, templates, pack->compiler_id(), arch);
+      if (auto entry = pack->find(key)) {
+        if (log_level() >= LogLevel::debug) log_info(fmt::format("pack hit: {} for {} [key {}, {}]", label, arch, key, pack->path()));
+        else log_info(fmt::format("pack hit: {} for {}", label, arch));
         slot.cubin = std::move(entry->cubin);
         slot.metadata = std::move(entry->metadata);
         disk_hits.fetch_add(1);
@@ -117,21 +111,19 @@ void RuntimeImpl::fill_slot(CubinSlot& slot, const KernelSource& source, const s
   const bool have_nvrtc = nvrtc_available(&why);
   // 2. the disk cache.
   if (disk && !overridden) {
-    std::vector<std::string> compilers;
-    if (have_nvrtc) compilers.push_back(compiler_id());
-    else compilers = disk->known_compilers();
-    for (const auto& id : compilers) {
-      if (auto entry = disk->load(kernel_cache_key(text, templates, id, arch), arch)) {
-        slot.cubin = std::move(entry->cubin);
-        slot.metadata = std::move(entry->metadata);
-        disk_hits.fetch_add(1);
-        slot.origin = "disk";
-        return;
-      }
+    // Without NVRTC the compiler id is unknown: try those that wrote into the cache.
+    auto key_for = [&](const std::string& id) { return kernel_cache_key(text, templates, id, arch); };
+    auto entry = have_nvrtc ? disk->load(key_for(compiler_id()), arch, label) : disk->load_any_compiler(key_for, arch, label);
+    if (entry) {
+      slot.cubin = std::move(entry->cubin);
+      slot.metadata = std::move(entry->metadata);
+      disk_hits.fetch_add(1);
+      slot.origin = "disk";
+      return;
     }
   }
   // 3. NVRTC.
-  KILN_CHECK(have_nvrtc, Error,
+  KILN_CHECK(have_nvrtc, CompileError,
              "kernel {} of op {} ({}) for {} is in no preloaded pack or cache and NVRTC cannot be loaded: {}",
              source.entry, op_name, bindings, arch, why);
   CacheEntry entry = build_kernel(source, text, arch, templates, op_name, bindings, &slot.compile_ms);
@@ -165,7 +157,7 @@ CUfunction RuntimeImpl::function(const CubinSlot& slot, const std::string& entry
 
 namespace {
 
-std::string bindings_text(const ir::BoundIr& bound, const std::map<std::string, double>& consts) {
+std::string bindings_text(const ir::BoundIr& bound, const Consts& consts) {
   std::string s;
   for (const auto& [k, v] : bound.dims) s += fmt::format("{}{}={}", s.empty() ? "" : " ", k, v);
   for (const auto& [k, v] : consts) s += fmt::format("{}{}={}", s.empty() ? "" : " ", k, v);
@@ -183,7 +175,7 @@ void write_file(const fs::path& path, const std::string& text) {
 }  // namespace
 
 ExecutableImpl::ExecutableImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared_ptr<const ir::BoundIr> bound,
-                               const std::map<std::string, double>& consts, Precision precision, bool aligned)
+                               const Consts& consts, Precision precision, bool aligned)
     : rt(std::move(runtime)) {
   Target target = rt->target;
   target.precision = precision;
@@ -476,7 +468,7 @@ std::vector<std::string> Op::const_names() const {
   return names;
 }
 
-Op Op::with_consts(const std::map<std::string, double>& consts) const {
+Op Op::with_consts(const Consts& consts) const {
   auto o = std::make_shared<OpImpl>();
   o->program = impl_->program;
   o->name = impl_->name;
@@ -499,7 +491,7 @@ Op Op::with_precision(Precision precision) const {
 
 Executable Op::specialize(const Bindings& bindings) const {
   std::shared_ptr<const ir::Ir> ir = impl_->ir;
-  std::map<std::string, double> consts = impl_->consts;
+  Consts consts = impl_->consts;
   if (!bindings.consts.empty()) {
     for (const auto& [k, v] : bindings.consts) consts[k] = v;
     ir = check_op(*impl_->program->spec, impl_->name, consts, nullptr);

@@ -67,7 +67,7 @@ struct ProgramImpl {
 
 struct ExecutableImpl {
   ExecutableImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared_ptr<const ir::BoundIr> bound,
-                 const std::map<std::string, double>& consts, Precision precision, bool aligned);
+                 const Consts& consts, Precision precision, bool aligned);
 
   void launch(Stream stream, const Arg* args, std::size_t count);
   const CubinSlot& compiled(std::size_t kernel);
@@ -108,7 +108,7 @@ struct OpImpl {
   std::shared_ptr<ProgramImpl> program;
   std::string name;
   std::shared_ptr<const ir::Ir> ir;
-  std::map<std::string, double> consts;
+  Consts consts;
   Precision precision = Precision::fp32_accurate;
   std::shared_mutex mutex;
   std::unordered_map<CallKey, std::shared_ptr<ExecutableImpl>, CallKeyHash> executables;

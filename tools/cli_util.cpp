@@ -1,6 +1,9 @@
 #include "tools/cli_util.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cctype>
+#include <cmath>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -21,10 +24,53 @@ std::map<std::string, std::string> parse_defines(const std::vector<std::string>&
     const auto eq = item.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
       throw CLI::ValidationError("-D", fmt::format("'{}' is not NAME=VALUE", item));
-    out[item.substr(0, eq)] = item.substr(eq + 1);
+    auto [it, inserted] = out.emplace(item.substr(0, eq), item.substr(eq + 1));
+    if (!inserted)
+      throw CLI::ValidationError("-D", fmt::format("{} is given twice (-D {}={} and -D {}); give each name once",
+                                                   it->first, it->first, it->second, item));
   }
   return out;
 }
+
+namespace {
+
+// Where the number's text starts: after one '+' that a digit or '.' follows (from_chars
+// takes no '+'; "+-5" stays malformed).
+const char* number_start(const std::string& text) {
+  const bool plus = text.size() > 1 && text[0] == '+' && (std::isdigit(static_cast<unsigned char>(text[1])) || text[1] == '.');
+  return text.data() + (plus ? 1 : 0);
+}
+
+// An optional sign and decimal digits: the whole text, nothing else.
+bool is_integer_text(const std::string& text) {
+  std::size_t i = text[0] == '-' || text[0] == '+' ? 1 : 0;
+  return i < text.size() && text.find_first_not_of("0123456789", i) == std::string::npos;
+}
+
+// A const's -D value, by its spelling (the checker then matches it to the const's type):
+// true/false a bool; an integer exact (any value of i64 or u64); anything else a finite
+// decimal float. nan and inf are refused: no const needs one, and a typo should not pass.
+ConstValue parse_const_value(const std::string& name, const std::string& text) {
+  const std::string source = fmt::format("-D {}={}", name, text);
+  if (text == "true" || text == "false") return ConstValue(text == "true").set_source(source);
+  if (is_integer_text(text)) {
+    const bool negative = text[0] == '-';
+    const std::size_t digits = text[0] == '-' || text[0] == '+' ? 1 : 0;
+    std::uint64_t magnitude = 0;
+    auto [ptr, ec] = std::from_chars(text.data() + digits, text.data() + text.size(), magnitude);
+    KILN_CHECK(ec == std::errc() && ptr == text.data() + text.size(), ArgumentError,
+               "{}: the integer is out of range (at most 64 bits)", source);
+    return ConstValue::integer(negative, magnitude).set_source(source);
+  }
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(number_start(text), text.data() + text.size(), v);
+  KILN_CHECK(ec != std::errc::invalid_argument && ptr == text.data() + text.size(), ArgumentError,
+             "{}: a const needs a number (e.g. 3 or 0.5) or true/false", source);
+  KILN_CHECK(ec == std::errc() && std::isfinite(v), ArgumentError, "{}: the value must be a finite number", source);
+  return ConstValue(v).set_source(source);
+}
+
+}  // namespace
 
 Bindings bindings_for(const std::vector<std::string>& dims, const std::vector<std::string>& consts,
                       const std::map<std::string, std::string>& defines, std::map<std::string, bool>* used) {
@@ -34,27 +80,14 @@ Bindings bindings_for(const std::vector<std::string>& dims, const std::vector<st
     const bool is_const = std::find(consts.begin(), consts.end(), name) != consts.end();
     if (!is_dim && !is_const) continue;
     if (used) (*used)[name] = true;
-    std::size_t end = 0;
     if (is_dim) {
-      long long v = 0;
-      try {
-        v = std::stoll(text, &end);
-      } catch (const std::exception&) {
-        end = 0;
-      }
-      KILN_CHECK(end == text.size() && v >= 1, ArgumentError, "-D {}={}: a dim needs a positive integer", name, text);
+      std::int64_t v = 0;
+      auto [ptr, ec] = std::from_chars(number_start(text), text.data() + text.size(), v);
+      KILN_CHECK(ec == std::errc() && ptr == text.data() + text.size() && v >= 1, ArgumentError,
+                 "-D {}={}: a dim needs a positive integer (at most 9223372036854775807)", name, text);
       b.dims[name] = v;
-    } else if (text == "true" || text == "false") {
-      b.consts[name] = text == "true" ? 1 : 0;
     } else {
-      double v = 0;
-      try {
-        v = std::stod(text, &end);
-      } catch (const std::exception&) {
-        end = 0;
-      }
-      KILN_CHECK(end == text.size(), ArgumentError, "-D {}={}: a const needs a number or true/false", name, text);
-      b.consts[name] = v;
+      b.consts[name] = parse_const_value(name, text);
     }
   }
   return b;

@@ -38,7 +38,7 @@ struct BenchArgs {
 
 int run_bench(const BenchArgs& a) {
   std::string why;
-  KILN_CHECK(gpu_available(&why), Error, "kiln bench needs a GPU: {}", why);
+  if (!gpu_available(&why)) throw CudaError(fmt::format("kiln bench needs a GPU: {}", why), "cuInit", 0, "no GPU");
   const fs::path dir = fs::temp_directory_path() / fmt::format("kiln-bench-{}", ::getpid());
   fs::remove_all(dir);
   const auto defines = parse_defines(a.defines);
@@ -55,7 +55,7 @@ int run_bench(const BenchArgs& a) {
   o.warmup = 5;
   o.iters = a.iters;
   const OpCheck check = run_and_check(rt0, a.spec, a.op, b, o);
-  KILN_CHECK(check.covered, Error, "{}", check.note);
+  KILN_CHECK(check.covered, NotSupportedError, "{}", check.note);
   std::printf("op %s %s\n", a.op.c_str(), op0.signature().c_str());
   if (!check.ok) {
     for (const auto& c : check.outputs)
@@ -102,7 +102,7 @@ int run_bench(const BenchArgs& a) {
   std::vector<Arg> args;
   std::vector<void*> pointers;
   for (const auto& arg : exe.arguments()) {
-    KILN_CHECK(arg.is_tensor, Error, "kiln bench: host-overhead timing supports tensor-only ops ('{}' is a scalar)",
+    KILN_CHECK(arg.is_tensor, NotSupportedError, "kiln bench: host-overhead timing supports tensor-only ops ('{}' is a scalar)",
                arg.name);
     std::int64_t n = 1;
     for (auto d : arg.shape) n *= d;

@@ -2,10 +2,17 @@
 //            [--precision P] -o DIR|FILE.kilnpack [-j N]
 // Compiles every (op, shape, arch) offline — no GPU needed — into the cache layout
 // (a directory a runtime uses as its cache dir) or one bundle for Runtime::preload.
-// Kernels already in the output directory are not compiled again.
+// Kernels already in the output directory are not compiled again. The output is checked
+// writable before any compile; a build that did not store everything it was asked for
+// exits non-zero (the README's exit-code table) and writes no pack.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -15,9 +22,11 @@
 
 #include "generator/assert.h"
 #include "generator/emit.h"
+#include "generator/file_read.h"
 #include "generator/frontend.h"
 #include "generator/plan.h"
 #include "runtime/disk_cache.h"
+#include "runtime/env.h"
 #include "runtime/kernel_build.h"
 #include "runtime/log.h"
 #include "runtime/nvrtc.h"
@@ -29,6 +38,8 @@ namespace kiln::cli {
 
 namespace {
 
+namespace fs = std::filesystem;
+
 struct BuildArgs {
   std::vector<std::string> specs;
   std::string arch = "sm_80,sm_90";
@@ -39,7 +50,10 @@ struct BuildArgs {
   std::string precision;
   std::string output;
   int jobs = 0;
+  bool skip_unsupported = false;
 };
+
+constexpr int kMaxJobs = 1024;
 
 // One --shapes line: "OP NAME=VALUE ..." ("*" for every op); '#' starts a comment.
 struct ShapeLine {
@@ -49,11 +63,15 @@ struct ShapeLine {
 };
 
 std::vector<ShapeLine> read_shapes(const std::string& path) {
-  std::ifstream in(path);
-  KILN_CHECK(in.good(), ArgumentError, "--shapes {}: cannot read the file", path);
+  const std::string file = read_regular_file(path, kMaxSpecBytes, "--shapes file");
   std::vector<ShapeLine> out;
-  std::string text;
-  for (int n = 1; std::getline(in, text); ++n) {
+  std::size_t begin = 0;
+  for (int n = 1; begin < file.size(); ++n) {
+    // A line ends at \n, \r\n or a lone \r.
+    std::size_t end = file.find_first_of("\r\n", begin);
+    if (end == std::string::npos) end = file.size();
+    std::string text = file.substr(begin, end - begin);
+    begin = end + (file.compare(end, 2, "\r\n") == 0 ? 2 : 1);
     if (auto hash = text.find('#'); hash != std::string::npos) text.resize(hash);
     std::istringstream words(text);
     ShapeLine line;
@@ -85,25 +103,83 @@ struct Job {
   std::string arch, op, bindings, key;
 };
 
+bool ends_with(const std::string& s, std::string_view tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Creates `dir` if needed and proves it writable by creating (and removing) a file in it, so
+// a build whose output cannot be stored fails before compiling anything.
+void require_writable_dir(const fs::path& dir, const std::string& output) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir, ec))
+    throw IoError(fmt::format("kiln build: cannot store into '{}': '{}' {}", output, dir.string(),
+                              fs::exists(dir, ec) ? "exists and is not a directory" : "cannot be created"));
+  const fs::path probe = dir / fmt::format(".kiln-write-probe.tmp.{}", ::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0)
+    throw IoError(fmt::format("kiln build: cannot store into '{}': '{}' is not writable: {}", output, dir.string(),
+                              std::strerror(errno)));
+  ::close(fd);
+  fs::remove(probe, ec);
+}
+
+// Where the build stores its result, checked before any compile.
+struct Output {
+  bool to_pack = false;
+  std::string path;   // as given, for messages
+};
+
+Output check_output(const std::string& given) {
+  Output out;
+  out.path = given;
+  out.to_pack = ends_with(given, ".kilnpack");
+  const fs::path path(given);
+  std::error_code ec;
+  if (!out.to_pack) {
+    require_writable_dir(path, given);
+    require_writable_dir(path / kCacheVersionDir, given);
+    return out;
+  }
+  if (path.filename() == ".kilnpack")
+    throw CLI::ValidationError("-o", fmt::format("'{}' names no pack: give FILE.kilnpack", given));
+  if (fs::is_directory(path, ec))
+    throw IoError(fmt::format("kiln build: cannot write pack '{}': it is a directory", given));
+  // A bare name ("kernels.kilnpack") is in the current directory.
+  require_writable_dir(path.has_parent_path() ? path.parent_path() : fs::path("."), given);
+  return out;
+}
+
+// How one failed job or store ranks: the worst failure sets the exit code.
+struct Failure {
+  ExitCode code;
+  std::string message;
+};
+
 int run_build(const BuildArgs& a) {
   const auto archs = split_archs(a.arch);
   const auto defines = parse_defines(a.defines);
-  const bool to_pack = a.output.size() > 9 && a.output.compare(a.output.size() - 9, 9, ".kilnpack") == 0;
-  std::string why;
-  KILN_CHECK(nvrtc_available(&why), Error, "kiln build needs NVRTC: {}", why);
-  const std::string compiler = compiler_id();
-  const TemplateLibrary templates;
   std::vector<ShapeLine> shape_lines;
   if (!a.shapes.empty()) shape_lines = read_shapes(a.shapes);
+  const Output output = check_output(a.output);
+  std::string why;
+  if (!nvrtc_available(&why)) throw CompileError(fmt::format("kiln build needs NVRTC: {}", why));
+  const std::string compiler = compiler_id();
+  // The runtime's template library, KILN_TEMPLATE_PATH included, so the keys match the runtime's.
+  const TemplateLibrary templates(resolve_options(Options{}).template_dir);
 
   std::vector<Job> jobs;
   std::set<std::string> keys;
   std::vector<std::string> uncovered;
   std::map<std::string, bool> used;
+  std::vector<std::string> all_ops;
   int specializations = 0;
   for (const auto& path : a.specs) {
     const SpecFile spec = load_spec_file(path);
-    for (const auto& op : spec.op_names()) {
+    const auto op_names = spec.op_names();
+    KILN_CHECK(!op_names.empty(), ArgumentError, "kiln build: {} holds no op (an op starts with 'op NAME {{')", path);
+    all_ops.insert(all_ops.end(), op_names.begin(), op_names.end());
+    for (const auto& op : op_names) {
       if (!a.op.empty() && op != a.op) continue;
       // The shapes of this op: the defaults with -D, then each --shapes line naming it.
       std::vector<std::map<std::string, std::string>> shapes = {defines};
@@ -135,9 +211,8 @@ int run_build(const BuildArgs& a) {
           std::vector<KernelSource> sources;
           try {
             sources = emit(make_plan(bound, target), templates);
-          } catch (const Error& e) {
-            if (std::string(e.what()).find("has no kernel template") == std::string::npos) throw;
-            if (std::find(uncovered.begin(), uncovered.end(), op) == uncovered.end()) uncovered.push_back(op);
+          } catch (const NotSupportedError& e) {
+            uncovered.push_back(fmt::format("{} ({}) for {}: {}", op, bindings, arch, e.what()));
             continue;
           }
           ++specializations;
@@ -150,55 +225,92 @@ int run_build(const BuildArgs& a) {
       }
     }
   }
+  if (!a.op.empty() && std::find(all_ops.begin(), all_ops.end(), a.op) == all_ops.end())
+    throw ArgumentError(fmt::format("kiln build: --op {}: no such op in {} (ops: {}){}", a.op, fmt::join(a.specs, ", "),
+                                    fmt::join(all_ops, ", "), ""));
   check_all_used(defines, used);
 
   std::unique_ptr<DiskCache> cache;
   std::unique_ptr<PackWriter> pack;
-  if (to_pack) pack = std::make_unique<PackWriter>(compiler);
+  if (output.to_pack) pack = std::make_unique<PackWriter>(compiler);
   else cache = std::make_unique<DiskCache>(a.output);
 
-  std::atomic<std::size_t> next{0}, done{0}, cached{0};
+  std::atomic<std::size_t> next{0};
+  std::size_t done = 0, cached = 0, stored = 0;
   std::mutex mutex;
-  std::vector<std::string> failures;
+  std::vector<Failure> failures;
   double compile_ms_total = 0;
   const std::size_t total = jobs.size();
+  // On a terminal one progress line is rewritten in place; in a log each kernel gets a line.
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
   auto worker = [&] {
     for (std::size_t i; (i = next.fetch_add(1)) < total;) {
       const Job& job = jobs[i];
-      std::optional<CacheEntry> entry;
-      if (cache) entry = cache->load(job.key, job.arch);
-      const bool hit = entry.has_value();
-      double ms = 0;
+      // Every failure of a job is that job's error: nothing may escape a worker thread.
       try {
+        std::optional<CacheEntry> entry;
+        if (cache) entry = cache->load(job.key, job.arch);
+        const bool hit = entry.has_value();
+        double ms = 0;
         if (!entry) entry = build_kernel(job.source, job.source.text, job.arch, templates, job.op, job.bindings, &ms);
+        std::lock_guard<std::mutex> lock(mutex);
+        ++done;
+        compile_ms_total += ms;
+        if (hit) {
+          ++cached;
+        } else if (cache) {
+          if (cache->store(job.key, job.arch, *entry)) ++stored;
+          else
+            failures.push_back({ExitCode::device, fmt::format("kiln build: {} of op {} ({}) for {} was compiled but "
+                                                              "could not be stored in {}",
+                                                              job.source.entry, job.op, job.bindings, job.arch,
+                                                              cache->entry_path(job.key, job.arch))});
+        }
+        if (pack) pack->add(job.key, job.arch, *entry);
+        if (tty) std::fprintf(stderr, "\r[%zu/%zu] %s %-40s", done, total, job.arch.c_str(), job.source.file_name.c_str());
+        else std::fprintf(stderr, "[%zu/%zu] %s %s\n", done, total, job.arch.c_str(), job.source.file_name.c_str());
       } catch (const CompileError& e) {
         std::lock_guard<std::mutex> lock(mutex);
-        failures.push_back(e.dump());
-        continue;
+        failures.push_back({ExitCode::build, e.dump()});
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(mutex);
+        failures.push_back({exit_code_of(e), fmt::format("kiln build: {} of op {} ({}) for {}: {}", job.source.entry,
+                                                         job.op, job.bindings, job.arch, e.what())});
       }
-      std::lock_guard<std::mutex> lock(mutex);
-      if (hit) ++cached;
-      else if (cache) cache->store(job.key, job.arch, *entry);
-      if (pack) pack->add(job.key, job.arch, *entry);
-      compile_ms_total += ms;
-      ++done;
-      std::fprintf(stderr, "\r[%zu/%zu] %s %-40s", done.load(), total, job.arch.c_str(), job.source.file_name.c_str());
     }
   };
   const int threads = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
   for (int t = 0; t < std::min<int>(threads, static_cast<int>(std::max<std::size_t>(1, total))); ++t) pool.emplace_back(worker);
   for (auto& t : pool) t.join();
-  if (total > 0) std::fprintf(stderr, "\n");
-  if (pack && failures.empty()) pack->write(a.output);
+  if (tty && total > 0) std::fprintf(stderr, "\n");
 
+  // Ops without a kernel template: the build did not do all it was asked unless told to skip them.
+  for (const auto& u : uncovered)
+    std::fprintf(stderr, "kiln build: %s %s\n", a.skip_unsupported ? "skipped" : "cannot build", u.c_str());
+  if (!uncovered.empty() && !a.skip_unsupported)
+    failures.push_back({ExitCode::input, fmt::format("kiln build: {} specialization{} {} no kernel template (pass "
+                                                     "--skip-unsupported to build the rest and succeed)",
+                                                     uncovered.size(), uncovered.size() == 1 ? "" : "s",
+                                                     uncovered.size() == 1 ? "has" : "have")});
+  KILN_CHECK(specializations > 0 || !failures.empty(), ArgumentError,
+             "kiln build: nothing to build: every selected specialization lacks a kernel template");
+  // A bare name ("kernels.kilnpack") is in the current directory.
+  if (pack && failures.empty()) pack->write(fs::path(a.output).has_parent_path() ? a.output : "./" + a.output);
+
+  for (const auto& f : failures) std::fprintf(stderr, "%s\n", f.message.c_str());
+  if (!failures.empty()) {
+    ExitCode worst = ExitCode::ok;
+    for (const auto& f : failures) worst = std::max(worst, f.code);
+    std::fprintf(stderr, "kiln build: failed (%zu problem%s); %s\n", failures.size(), failures.size() == 1 ? "" : "s",
+                 pack ? fmt::format("no pack written to {}", a.output).c_str()
+                      : fmt::format("{} kernels stored in {}", stored, a.output).c_str());
+    return static_cast<int>(worst);
+  }
   std::printf("kiln build: %d specializations, %zu kernels for %s: %zu compiled (%.0f ms of NVRTC), %zu already in %s\n",
-              specializations, total, fmt::format("{}", fmt::join(archs, ",")).c_str(), done.load() - cached.load(),
-              compile_ms_total, cached.load(), a.output.c_str());
-  if (!uncovered.empty())
-    std::printf("kiln build: no kernel template yet for: %s\n", fmt::format("{}", fmt::join(uncovered, ", ")).c_str());
-  for (const auto& f : failures) std::fprintf(stderr, "%s\n", f.c_str());
-  return failures.empty() ? 0 : 1;
+              specializations, total, fmt::format("{}", fmt::join(archs, ",")).c_str(), done - cached,
+              compile_ms_total, cached, a.output.c_str());
+  return 0;
 }
 
 }  // namespace
@@ -213,8 +325,14 @@ void add_build_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--shapes", args->shapes, "file of 'OP NAME=VALUE ...' lines, one specialization each");
   cmd->add_option("--precision", args->precision, "f32 matmul/conv precision: fp32 (accurate), ieee, tf32, 3xtf32");
   cmd->add_flag("--small", args->small, "cap every dim not given with -D or --shapes at 64 (as kiln run --small)");
-  cmd->add_option("-o,--output", args->output, "a directory (cache layout) or FILE.kilnpack")->required();
-  cmd->add_option("-j,--jobs", args->jobs, "parallel compiles (default: all cores)");
+  cmd->add_option("-o,--output", args->output, "a directory (cache layout) or FILE.kilnpack")
+      ->required()
+      ->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string("an empty path names nothing") : std::string(); },
+                             "PATH"));
+  cmd->add_option("-j,--jobs", args->jobs, "parallel compiles, 1 to 1024 (default: all cores)")
+      ->check(CLI::Range(1, kMaxJobs));
+  cmd->add_flag("--skip-unsupported", args->skip_unsupported,
+                "skip (and list) ops that have no kernel template instead of failing");
   cmd->callback([args, &exit_code] { exit_code = run_build(*args); });
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "generator/diagnostics.h"
 #include "generator/frontend.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
@@ -63,8 +64,13 @@ int check_file(const std::string& path, bool print_ir, const std::map<std::strin
     for (const auto& [name, value] : bindings.dims) dims[name] = {value, fmt::format("-D {}={}", name, value)};
     try {
       std::printf("%s\n", ir::print(ir::bind(ir, dims)).c_str());
+    } catch (const ir::BindError& e) {
+      // Located at the dim's declaration (or the node whose size is wrong), like a spec error.
+      const ir::SourceLoc loc = e.loc();
+      std::fputs(render({Severity::error, path, loc.line, loc.column, e.what()}, ir->source.get()).c_str(), stderr);
+      rc = 1;
     } catch (const Error& e) {
-      std::fprintf(stderr, "%s: op %s: %s\n", path.c_str(), ir->op_name.c_str(), e.what());
+      std::fprintf(stderr, "%s: %s\n", path.c_str(), e.what());   // the message names the op
       rc = 1;
     }
   }

@@ -15,7 +15,7 @@ struct GenArgs {
   std::string spec;
   std::string op;
   std::vector<std::string> defines;
-  std::string arch = "sm_90";
+  std::string arch;   // empty: KILN_ARCH, else the GPU's, else sm_90 (as the runtime decides)
   std::string precision;
   bool ptx = false, sass = false, resources = false;
 };
@@ -64,7 +64,8 @@ void add_gen_command(CLI::App& app, int& exit_code) {
   cmd->add_option("spec", args->spec, "spec file")->required();
   cmd->add_option("--op", args->op, "only this op");
   cmd->add_option("-D", args->defines, "NAME=VALUE: a dim or const")->allow_extra_args(false);
-  cmd->add_option("--arch", args->arch, "target arch (sm_80, sm_86, sm_89, sm_90, sm_90a)");
+  cmd->add_option("--arch", args->arch,
+                  "target arch (sm_80, sm_86, sm_89, sm_90, sm_90a; default: KILN_ARCH, else the GPU's, else sm_90)");
   cmd->add_option("--precision", args->precision, "f32 matmul/conv precision: fp32 (accurate), ieee, tf32, 3xtf32");
   auto* ptx = cmd->add_flag("--ptx", args->ptx, "print PTX instead of CUDA source");
   auto* sass = cmd->add_flag("--sass", args->sass, "print SASS (needs cuobjdump)");

@@ -55,46 +55,41 @@ int run_ref(const RefArgs& args) {
     std::fprintf(stderr, "kiln ref: %s\n", e.what());
     return 2;
   }
+  std::vector<std::string> warnings;
+  const SpecFile spec = load_spec_file(args.file);
+  const auto ir0 = check_op(spec, args.op);
+  std::vector<std::string> dim_names, const_names;
+  for (const auto& d : ir0->dims) dim_names.push_back(d.name);
+  for (const auto& c : ir0->consts) const_names.push_back(c.name);
+  Bindings b;
   try {
-    std::vector<std::string> warnings;
-    const SpecFile spec = load_spec_file(args.file);
-    const auto ir0 = check_op(spec, args.op);
-    std::vector<std::string> dim_names, const_names;
-    for (const auto& d : ir0->dims) dim_names.push_back(d.name);
-    for (const auto& c : ir0->consts) const_names.push_back(c.name);
-    Bindings b;
-    try {
-      b = bindings_for(dim_names, const_names, defines);
-    } catch (const ArgumentError& e) {
-      std::fprintf(stderr, "kiln ref: %s\n", e.what());
-      return 2;   // a malformed value is bad usage
-    }
-    const auto ir = check_op(spec, args.op, b.consts, &warnings);
-    for (const auto& w : warnings) std::fputs(w.c_str(), stderr);
-    std::map<std::string, ir::DimValue> dims;
-    for (const auto& [name, value] : b.dims) dims[name] = {value, fmt::format("-D {}={}", name, value)};
-    const ir::BoundIr bound = ir::bind(ir, dims);
-    const double work = ref::work_estimate(bound);
-    if (work > args.max_work) {
-      std::string dim_list;
-      for (const auto& [name, value] : bound.dims) dim_list += fmt::format(" {}={}", name, value);
-      std::fprintf(stderr,
-                   "kiln ref: op %s at%s needs about %.3g multiply-adds, too many for the CPU reference "
-                   "(limit %.3g, --max-work); bind smaller dims with -D NAME=VALUE\n",
-                   ir->op_name.c_str(), dim_list.c_str(), work, args.max_work);
-      return 1;
-    }
-    const auto inputs = ref::random_inputs(bound, args.seed);
-    const auto outputs = ref::evaluate(bound, inputs);
-    std::printf("op %s  seed %llu ", ir->op_name.c_str(), static_cast<unsigned long long>(args.seed));
-    for (const auto& [name, value] : bound.dims) std::printf(" %s=%lld", name.c_str(), static_cast<long long>(value));
-    std::printf("\n");
-    for (std::size_t i = 0; i < outputs.size(); ++i) print_output(ir->outputs[i].name, outputs[i]);
-    return 0;
-  } catch (const Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
+    b = bindings_for(dim_names, const_names, defines);
+  } catch (const ArgumentError& e) {
+    std::fprintf(stderr, "kiln ref: %s\n", e.what());
+    return 2;   // a malformed value is bad usage
+  }
+  const auto ir = check_op(spec, args.op, b.consts, &warnings);
+  for (const auto& w : warnings) std::fputs(w.c_str(), stderr);
+  std::map<std::string, ir::DimValue> dims;
+  for (const auto& [name, value] : b.dims) dims[name] = {value, fmt::format("-D {}={}", name, value)};
+  const ir::BoundIr bound = ir::bind(ir, dims);
+  const double work = ref::work_estimate(bound);
+  if (work > args.max_work) {
+    std::string dim_list;
+    for (const auto& [name, value] : bound.dims) dim_list += fmt::format(" {}={}", name, value);
+    std::fprintf(stderr,
+                 "kiln ref: op %s at%s needs about %.3g multiply-adds, too many for the CPU reference "
+                 "(limit %.3g, --max-work); bind smaller dims with -D NAME=VALUE\n",
+                 ir->op_name.c_str(), dim_list.c_str(), work, args.max_work);
     return 1;
   }
+  const auto inputs = ref::random_inputs(bound, args.seed);
+  const auto outputs = ref::evaluate(bound, inputs);
+  std::printf("op %s  seed %llu ", ir->op_name.c_str(), static_cast<unsigned long long>(args.seed));
+  for (const auto& [name, value] : bound.dims) std::printf(" %s=%lld", name.c_str(), static_cast<long long>(value));
+  std::printf("\n");
+  for (std::size_t i = 0; i < outputs.size(); ++i) print_output(ir->outputs[i].name, outputs[i]);
+  return 0;
 }
 
 
@@ -107,7 +102,15 @@ void add_ref_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--op", args->op, "the op to run")->required();
   cmd->add_option("-D,--define", args->defines, "NAME=VALUE: a dim or const value (repeatable)")->take_all();
   cmd->add_option("--seed", args->seed, "seed of the random inputs (default 0)");
-  cmd->add_option("--max-work", args->max_work, "refuse ops above this many multiply-adds (default 1e11)");
+  cmd->add_option("--max-work", args->max_work, "refuse ops above this many multiply-adds (default 1e11)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            char* end = nullptr;
+            const double w = std::strtod(v.c_str(), &end);
+            return end != v.c_str() && *end == '\0' && std::isfinite(w) && w > 0 ? std::string()
+                                                                                 : "needs a finite positive number";
+          },
+          "POSITIVE"));
   cmd->callback([args, &exit_code] { exit_code = run_ref(*args); });
 }
 

@@ -32,7 +32,7 @@ struct RunArgs {
 
 int run_run(const RunArgs& a) {
   std::string why;
-  KILN_CHECK(gpu_available(&why), Error, "kiln run needs a GPU: {}", why);
+  if (!gpu_available(&why)) throw CudaError(fmt::format("kiln run needs a GPU: {}", why), "cuInit", 0, "no GPU");
   Options options;
   options.precision = parse_precision(a.precision);
   Runtime rt(options);

@@ -1,5 +1,8 @@
+// The kiln CLI. Every failure leaves through one mapping to the exit-code contract
+// (kiln::ExitCode, the README's table): a subcommand either returns its code or throws.
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include "kiln/kiln.h"
 #include "tools/commands.h"
@@ -19,14 +22,15 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;   // --help is success; any other parse failure is bad usage
-  } catch (const kiln::Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return 1;
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : static_cast<int>(kiln::ExitCode::usage);   // --help is success
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "kiln: %s\n", e.what());
-    return 1;
+    const kiln::ExitCode code = kiln::exit_code_of(e);
+    // kiln's own messages are complete; others get the program's name.
+    std::fprintf(stderr, "%s%s\n", dynamic_cast<const kiln::Error*>(&e) ? "" : "kiln: ", e.what());
+    if (code == kiln::ExitCode::internal)
+      std::fprintf(stderr, "kiln: this is a bug in kiln; please report it with the command and the spec\n");
+    return static_cast<int>(code);
   }
   return exit_code;
 }

@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace kiln {
@@ -75,6 +76,8 @@ class CompileError : public Error {
   CompileError(const std::string& summary, std::string log, std::vector<std::string> options,
                std::string source)
       : Error(summary), log_(std::move(log)), options_(std::move(options)), source_(std::move(source)) {}
+  // No compiler ran: NVRTC is missing or unusable (the summary says why).
+  explicit CompileError(const std::string& summary) : Error(summary) {}
   const std::string& log() const { return log_; }
   const std::vector<std::string>& options() const { return options_; }
   const std::string& source() const { return source_; }
@@ -112,6 +115,13 @@ class ArgumentError : public Error {
 // an output directory that is not writable, a disk that is full, a read that failed.
 // (A missing or wrong input file is an ArgumentError: the user named the wrong thing.)
 class IoError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The spec is valid, but this version of kiln has no kernel template for it (an op, layout or
+// dtype combination not built yet). Typed so callers need not match message text.
+class NotSupportedError : public Error {
  public:
   using Error::Error;
 };
@@ -215,11 +225,69 @@ struct Options {
   bool use_environment = true; // false: ignore every KILN_* variable (tests)
 };
 
-// Values for a specialization: dims by name, consts by name (ints, floats and
-// bools all as double).
+// The value of a const (a compile-time parameter), given by the caller: an exact
+// integer (any value of i64 or u64), a float or a bool. Numbers convert implicitly, so
+// `{{"axis", 1}, {"p", 0.2}, {"exclusive", true}}` is a Consts. The checker decides
+// whether it fits the const's declared type (docs/language.md, "Consts"): an int const
+// takes an integer only (1.0 is refused), a float const takes a float or an integer, a
+// bool const takes true/false or 0/1.
+class ConstValue {
+ public:
+  enum class Kind : std::uint8_t { integer, floating, boolean };
+
+  ConstValue() = default;   // the integer 0
+  ConstValue(bool v) : kind_(Kind::boolean), magnitude_(v ? 1 : 0) {}   // NOLINT
+  template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  ConstValue(T v) {   // NOLINT
+    if constexpr (std::is_signed_v<T>) {
+      negative_ = v < 0;
+      magnitude_ = negative_ ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+    } else {
+      magnitude_ = v;
+    }
+  }
+  ConstValue(double v) : kind_(Kind::floating), float_(v) {}   // NOLINT
+  ConstValue(float v) : ConstValue(static_cast<double>(v)) {}  // NOLINT
+  // An integer given as sign and magnitude (the whole range -(2^64-1) .. 2^64-1).
+  static ConstValue integer(bool negative, std::uint64_t magnitude) {
+    ConstValue c(magnitude);
+    c.negative_ = negative && magnitude != 0;
+    return c;
+  }
+
+  Kind kind() const { return kind_; }
+  bool is_integer() const { return kind_ == Kind::integer; }
+  bool is_float() const { return kind_ == Kind::floating; }
+  bool is_bool() const { return kind_ == Kind::boolean; }
+  // Integers: the value is (negative() ? -1 : 1) * magnitude(). Bools: magnitude() is 0 or 1.
+  bool negative() const { return negative_; }
+  std::uint64_t magnitude() const { return magnitude_; }
+  double float_value() const { return float_; }   // floats only
+  // The value as a double: floats as they are, integers rounded to nearest, bools 0 or 1.
+  double to_double() const;
+  // Exact text: "-9223372036854775808", "0.2" (shortest round trip), "true".
+  std::string str() const;
+
+  // Where the value came from, for messages ("-D alpha=1e39"); empty means the caller.
+  const std::string& source() const { return source_; }
+  ConstValue& set_source(std::string source) {
+    source_ = std::move(source);
+    return *this;
+  }
+
+ private:
+  Kind kind_ = Kind::integer;
+  bool negative_ = false;
+  std::uint64_t magnitude_ = 0;
+  double float_ = 0;
+  std::string source_;
+};
+using Consts = std::map<std::string, ConstValue>;
+
+// Values for a specialization: dims by name, consts by name.
 struct Bindings {
   std::map<std::string, std::int64_t> dims;
-  std::map<std::string, double> consts;
+  Consts consts;
 };
 
 // Counters, for tests and `kiln cache stats`.
@@ -291,7 +359,7 @@ class Op {
     return specialize(Bindings{dims, {}});
   }
   // Consts fixed for every later call of the returned op.
-  Op with_consts(const std::map<std::string, double>& consts) const;
+  Op with_consts(const Consts& consts) const;
   Op with_precision(Precision precision) const;
 
   const std::string& name() const;

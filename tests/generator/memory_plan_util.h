@@ -21,7 +21,7 @@ struct Case {
   std::string op;
   std::string tag;                        // golden name suffix
   std::map<std::string, std::int64_t> dims;   // empty: defaults
-  std::map<std::string, double> consts;
+  kiln::Consts consts;
 };
 
 inline kiln::Plan plan_of(const Case& c, const kiln::Target& target) {

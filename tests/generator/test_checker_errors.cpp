@@ -41,7 +41,7 @@ const Case kCases[] = {
      "t.kiln:4:17: error: comparisons do not chain; use and(a < b, b < c)"},
     {"op a {\n  out y = \"unterminated\n}", "t.kiln:2:11: error: unterminated string literal; expected a closing '\"' on the same line"},
     {"op a {\n  const k: int = 99999999999999999999\n}",
-     "t.kiln:2:18: error: integer literal 99999999999999999999 is too large (the largest is 9223372036854775807)"},
+     "t.kiln:2:18: error: integer literal 99999999999999999999 is too large (the largest is 18446744073709551615)"},
     {"op a {\n  out let = 1\n}", "t.kiln:2:7: error: expected an output name after 'out', found 'let' ('let' is a keyword)"},
     {"op a {\n  in x: f32[N]\n  out y = f(a=1, x)\n}", "t.kiln:3:18: error: positional argument after keyword arguments in the call to f()"},
     {"op a {\n  out y = x!\n}", "t.kiln:2:12: error: unexpected character '!'; use not(x) for logical negation or != for inequality"},
@@ -202,7 +202,7 @@ TEST_CASE("checker: consts given by the caller override defaults and are checked
   auto ir = kiln::check_op(spec, "a", {{"k", -1}});
   CHECK(ir->node(1).axes == std::vector<int>{0});
   CHECK_THROWS_WITH_AS(kiln::check_op(spec, "a", {{"k", 0}, {"axis", 0.5}}),
-                       doctest::Contains("t.kiln:2:9: error: const axis is int but its value 0.5 is not an integer"),
+                       doctest::Contains("t.kiln:2:9: error: const axis is int but was given 0.5 (given by the caller), which is not an integer"),
                        kiln::SpecError);
   CHECK_THROWS_AS(kiln::check_op(spec, "nope"), kiln::ArgumentError);
 }

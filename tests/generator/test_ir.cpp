@@ -71,7 +71,7 @@ TEST_CASE("IR: signature and lookups") {
   CHECK(ir->find_dim("OUT")->default_value == 16384);
   CHECK(ir->find_dim("Q") == nullptr);
   CHECK(ir->params[3].is_tensor == false);
-  CHECK(ir->consts[0].value == doctest::Approx(0.2));
+  CHECK(ir->consts[0].value.to_double() == doctest::Approx(0.2));
 }
 
 TEST_CASE("IR: the five seed ops exist with their benchmark shapes") {

@@ -75,7 +75,7 @@ TEST_CASE("lexer: errors are located and lexing goes on") {
   REQUIRE(l.diagnostics.size() == 6);
   CHECK(l.diagnostics[0].message == "unexpected character '$'");
   CHECK(l.diagnostics[0].column == 3);
-  CHECK(l.diagnostics[1].message == "integer literal 99999999999999999999 is too large (the largest is 9223372036854775807)");
+  CHECK(l.diagnostics[1].message == "integer literal 99999999999999999999 is too large (the largest is 18446744073709551615)");
   CHECK(l.diagnostics[1].line == 2);
   CHECK(l.diagnostics[2].message == "unterminated string literal; expected a closing '\"' on the same line");
   CHECK(l.diagnostics[3].message == "number 1e999 is out of range for a 64-bit float");

@@ -2,10 +2,13 @@
 // giving a kiln::Error that names the file and the problem.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
-#include "runtime/binary_io.h"
+#include "runtime/forked.h"
 #include "runtime/pack.h"
 
 namespace fs = std::filesystem;
@@ -51,7 +54,10 @@ std::string write_sample(const std::string& name) {
   return path;
 }
 
-std::vector<char> bytes_of(const std::string& path) { return *kiln::read_file_bytes(path); }
+std::vector<char> bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 void overwrite(const std::string& path, const std::vector<char>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -114,12 +120,14 @@ TEST_CASE("pack: damaged files are clear errors naming the file") {
   trailing.push_back('!');
   cases.push_back({"trailing bytes", trailing, "after the last entry"});
   for (const auto& c : cases) {
-    CAPTURE(c.what);
+    CAPTURE(std::string(c.what));
     overwrite(path, c.bytes);
-    CHECK_THROWS_WITH_AS(kiln::Pack::open(path), doctest::Contains(c.message), kiln::Error);
-    CHECK_THROWS_WITH_AS(kiln::Pack::open(path), doctest::Contains(path.c_str()), kiln::Error);
+    // ArgumentError: the file the caller named is wrong (exit code 1), not kiln.
+    CHECK_THROWS_WITH_AS(kiln::Pack::open(path), doctest::Contains(c.message), kiln::ArgumentError);
+    CHECK_THROWS_WITH_AS(kiln::Pack::open(path), doctest::Contains(path.c_str()), kiln::ArgumentError);
   }
-  CHECK_THROWS_WITH_AS(kiln::Pack::open(path + ".absent"), doctest::Contains("cannot read"), kiln::Error);
+  CHECK_THROWS_WITH_AS(kiln::Pack::open(path + ".absent"), doctest::Contains("cannot read the pack: no such file"),
+                       kiln::ArgumentError);
 }
 
 TEST_CASE("pack: writing into an impossible place is a clear error") {
@@ -127,5 +135,38 @@ TEST_CASE("pack: writing into an impossible place is a clear error") {
   std::string blocker = pack_path("blocker");
   overwrite(blocker, {'x'});
   kiln::PackWriter w("nvrtc x");
-  CHECK_THROWS_WITH_AS(w.write(blocker + "/sub/out.kilnpack"), doctest::Contains("cannot write pack"), kiln::Error);
+  CHECK_THROWS_WITH_AS(w.write(blocker + "/sub/out.kilnpack"), doctest::Contains("cannot write pack"), kiln::IoError);
+}
+
+TEST_CASE("pack: a FIFO, a device or a directory is refused unread, without hanging") {
+  // Before: Pack::open of a FIFO blocked in open() forever, and of /dev/zero read
+  // until memory ran out (std::bad_alloc).
+  const std::string dir = std::string(KILN_BINARY_DIR) + "/test_pack/non_regular";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  struct Case {
+    const char* what;
+    std::function<void(const std::string&)> make;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"FIFO", [](const std::string& p) { REQUIRE(mkfifo(p.c_str(), 0644) == 0); }, "is a FIFO, not a regular file"},
+      {"/dev/zero", [](const std::string& p) { fs::create_symlink("/dev/zero", p); }, "is a character device"},
+      {"directory", [](const std::string& p) { fs::create_directories(p); }, "is a directory"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.what));
+    const std::string path = dir + "/" + std::to_string(&c - cases.data()) + ".kilnpack";
+    c.make(path);
+    auto result = kiln_test::run_forked([&] {
+      try {
+        kiln::Pack::open(path);
+        return std::string("opened");
+      } catch (const kiln::ArgumentError& e) {
+        return std::string("ArgumentError: ") + e.what();
+      }
+    });
+    REQUIRE(result.has_value());   // no hang, no crash
+    CHECK(result->find("ArgumentError: kiln: " + path + ": cannot read the pack: " + c.message) == 0);
+  }
 }

@@ -1,9 +1,12 @@
 #include "tools/capi/kiln_capi.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "kiln/kiln.h"
 
@@ -16,18 +19,33 @@ struct kiln_op {
 
 namespace {
 
-int fail(char* err, int err_len, const char* message) {
+// The return code is the CLI's exit code for the same failure (kiln::ExitCode).
+int fail(char* err, int err_len, const char* message, kiln::ExitCode code) {
   if (err && err_len > 0) std::snprintf(err, static_cast<std::size_t>(err_len), "%s", message);
-  return 1;
+  return static_cast<int>(code);
+}
+
+// A malformed call of this interface itself (a NULL where a value is needed, a dtype code
+// out of range): KILN_ERROR_USAGE, like a malformed option of the CLI.
+struct UsageError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+void require(bool ok, const char* what) {
+  if (!ok) throw UsageError(std::string("kiln C interface: ") + what);
 }
 
 template <class F>
 int guarded(char* err, int err_len, F&& f) {
   try {
     f();
-    return 0;
+    return KILN_OK;
+  } catch (const UsageError& e) {
+    return fail(err, err_len, e.what(), kiln::ExitCode::usage);
   } catch (const std::exception& e) {
-    return fail(err, err_len, e.what());
+    return fail(err, err_len, e.what(), kiln::exit_code_of(e));
+  } catch (...) {
+    return fail(err, err_len, "kiln: unknown exception (a bug in kiln)", kiln::ExitCode::internal);
   }
 }
 
@@ -45,6 +63,7 @@ extern "C" {
 
 int kiln_runtime_new(const char* arch, const char* cache_dir, kiln_runtime** out, char* err, int err_len) {
   return guarded(err, err_len, [&] {
+    require(out != nullptr, "kiln_runtime_new: out is NULL");
     kiln::Options o;
     if (arch) o.arch = arch;
     if (cache_dir) o.cache_dir = cache_dir;
@@ -57,6 +76,8 @@ void kiln_runtime_free(kiln_runtime* rt) { delete rt; }
 int kiln_op_load(kiln_runtime* rt, const char* spec_path, const char* op_name, const char* precision, kiln_op** out,
                  char* err, int err_len) {
   return guarded(err, err_len, [&] {
+    require(rt != nullptr && spec_path != nullptr && op_name != nullptr && out != nullptr,
+            "kiln_op_load: rt, spec_path, op_name and out must not be NULL");
     kiln::Op op = rt->rt->load_file(spec_path).op(op_name).with_precision(precision_of(precision));
     *out = new kiln_op{op};
   });
@@ -65,18 +86,30 @@ int kiln_op_load(kiln_runtime* rt, const char* spec_path, const char* op_name, c
 void kiln_op_free(kiln_op* op) { delete op; }
 
 int kiln_op_with_const(kiln_op* op, const char* name, double value, kiln_op** out, char* err, int err_len) {
-  return guarded(err, err_len, [&] { *out = new kiln_op{op->op.with_consts({{name, value}})}; });
+  // C passes every const as a double: a whole number is an integer (an int const takes
+  // integers only; a float const takes either; a bool const takes 0 or 1).
+  const bool whole = std::trunc(value) == value && std::fabs(value) < 9223372036854775808.0;
+  const kiln::ConstValue v = whole ? kiln::ConstValue(static_cast<long long>(value)) : kiln::ConstValue(value);
+  return guarded(err, err_len, [&] {
+    require(op != nullptr && name != nullptr && out != nullptr, "kiln_op_with_const: op, name and out must not be NULL");
+    *out = new kiln_op{op->op.with_consts({{name, v}})};
+  });
 }
 
 int kiln_op_call(kiln_op* op, void* stream, int nargs, const int* is_tensor, void* const* data, const int* dtype,
                  const int* rank, const int64_t* shapes, const double* scalar_f, const uint64_t* scalar_u, char* err,
                  int err_len) {
   return guarded(err, err_len, [&] {
+    require(op != nullptr && nargs >= 0 && (nargs == 0 || (is_tensor && dtype)),
+            "kiln_op_call: op, is_tensor and dtype must not be NULL, nargs not negative");
     std::vector<kiln::Arg> args;
     args.reserve(static_cast<std::size_t>(nargs));
     std::size_t at = 0;
     for (int i = 0; i < nargs; ++i) {
+      require(dtype[i] >= 0 && dtype[i] <= static_cast<int>(kiln::DType::boolean), "kiln_op_call: a dtype code is out of range");
       const auto t = static_cast<kiln::DType>(dtype[i]);
+      require(is_tensor[i] ? (data && rank && shapes && rank[i] >= 0) : (kiln::dtype_is_float(t) ? scalar_f != nullptr : scalar_u != nullptr),
+              "kiln_op_call: a tensor needs data, rank and shapes, a scalar its value array");
       if (is_tensor[i]) {
         std::vector<std::int64_t> shape(shapes + at, shapes + at + rank[i]);
         at += static_cast<std::size_t>(rank[i]);
@@ -94,6 +127,7 @@ int kiln_op_call(kiln_op* op, void* stream, int nargs, const int* is_tensor, voi
 }
 
 void kiln_runtime_stats(kiln_runtime* rt, uint64_t out[4]) {
+  if (rt == nullptr || out == nullptr) return;
   const kiln::Stats s = rt->rt->stats();
   out[0] = s.memory_hits;
   out[1] = s.disk_hits;

@@ -1,5 +1,7 @@
 /* A small C interface to kiln, for foreign callers (Python ctypes in bench/).
- * Every function returns 0 on success, else non-zero with a message in err. */
+ * Every int function returns KILN_OK (0) on success, else one of the codes below with a
+ * message in err (truncated to err_len, always NUL-terminated). The codes are the kiln CLI's
+ * exit codes for the same failures (the README's exit-code table). */
 #ifndef KILN_CAPI_H
 #define KILN_CAPI_H
 
@@ -8,6 +10,15 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+enum {
+  KILN_OK = 0,
+  KILN_ERROR_INPUT = 1,     /* the caller's input: spec errors, unknown op, bad shape or tensor, missing file */
+  KILN_ERROR_USAGE = 2,     /* a malformed argument to this interface (NULL where one is needed) */
+  KILN_ERROR_BUILD = 3,     /* a kernel build failure: NVRTC missing or rejecting the source */
+  KILN_ERROR_DEVICE = 4,    /* GPU, driver or I/O failure */
+  KILN_ERROR_INTERNAL = 5   /* a bug in kiln */
+};
 
 typedef struct kiln_runtime kiln_runtime;
 typedef struct kiln_op kiln_op;

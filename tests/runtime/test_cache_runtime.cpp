@@ -1,0 +1,144 @@
+// The Runtime over the disk cache (issue 16): a runtime without NVRTC finds cached
+// kernels whatever state v1/compilers is in, and KILN_LOG=info / debug tell each
+// compile, disk hit and miss. The halves that need their own environment
+// (KILN_NVRTC_LIB, KILN_LOG) run in a child process.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "kiln/kiln.h"
+#include "runtime/child_process.h"
+#include "runtime/nvrtc.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string cache_dir(const std::string& name) {
+  const std::string dir = std::string(KILN_BINARY_DIR) + "/test_cache_runtime/" + name;
+  return dir;
+}
+
+kiln::Runtime make_runtime(const std::string& dir) {
+  kiln::Options options;
+  options.arch = "sm_90";
+  options.cache_dir = dir;
+  options.use_environment = false;
+  return kiln::Runtime(options);
+}
+
+// Specializes axpby (one elementwise kernel) at N; the cubin's metadata must be real.
+void specialize_axpby(kiln::Runtime& rt, std::int64_t n) {
+  auto kernels = rt.load_file(std::string(KILN_SOURCE_DIR) + "/specs/elementwise.kiln")
+                     .op("axpby")
+                     .specialize({{"N", n}})
+                     .kernels();
+  REQUIRE(kernels.size() == 1);
+  CHECK(kernels[0].registers > 0);
+}
+
+bool skip_without_nvrtc() {
+  std::string why;
+  if (kiln::nvrtc_available(&why)) return false;
+  MESSAGE("skipped: NVRTC is not available: " << why);
+  return true;
+}
+
+std::string child_dir() {
+  const char* dir = std::getenv("KILN_TEST_CACHE_DIR");
+  REQUIRE(dir != nullptr);
+  return dir;
+}
+
+}  // namespace
+
+// Child half: NVRTC cannot be loaded (KILN_NVRTC_LIB points nowhere).
+TEST_CASE("child: a runtime without NVRTC uses the cached kernel") {
+  if (!kiln_test::in_child()) return;
+  kiln::Runtime rt = make_runtime(child_dir());
+  specialize_axpby(rt, 1000);
+  CHECK(rt.stats().compiles == 0);
+  CHECK(rt.stats().disk_hits == 1);
+}
+
+TEST_CASE("runtime: without NVRTC a cached kernel is found with v1/compilers deleted, damaged or wrong") {
+  if (skip_without_nvrtc()) return;
+  const std::string dir = cache_dir("no_nvrtc");
+  fs::remove_all(dir);
+  {
+    kiln::Runtime rt = make_runtime(dir);
+    specialize_axpby(rt, 1000);
+    REQUIRE(rt.stats().compiles == 1);
+  }
+  const std::string compilers = dir + "/v1/compilers";
+  std::string intact;
+  std::getline(std::ifstream(compilers), intact);
+  REQUIRE_FALSE(intact.empty());
+  // Before: with the file deleted, the runtime said the kernel was in no cache.
+  const std::vector<std::pair<const char*, std::string>> states = {
+      {"intact", intact + "\n"}, {"deleted", ""}, {"garbage", "\x01\xfe\x7f\n"}, {"another compiler", "nvrtc 1.0 (old)\n"}};
+  for (const auto& [what, text] : states) {
+    CAPTURE(std::string(what));
+    fs::remove(compilers);
+    if (std::string(what) != "deleted") std::ofstream(compilers, std::ios::trunc) << text;
+    auto child = kiln_test::run_test_case_in_child("KILN_NVRTC_LIB=/nonexistent/libnvrtc.so KILN_TEST_CACHE_DIR=" + dir,
+                                                   "child: a runtime without NVRTC uses the cached kernel");
+    INFO(child.output);
+    CHECK(child.exit_code == 0);
+    CHECK(child.output.find("1 passed") != std::string::npos);
+    // The file names the entry's compiler again, for the next process.
+    std::ifstream in(compilers);
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(all.find(intact + "\n") != std::string::npos);
+  }
+  fs::remove_all(dir);
+}
+
+// Child half: compiles axpby, then a second runtime finds it on disk.
+TEST_CASE("child: compile then hit the disk cache") {
+  if (!kiln_test::in_child()) return;
+  {
+    kiln::Runtime rt = make_runtime(child_dir());
+    specialize_axpby(rt, 1000);
+    CHECK(rt.stats().compiles == 1);
+  }
+  kiln::Runtime again = make_runtime(child_dir());
+  specialize_axpby(again, 1000);
+  CHECK(again.stats().disk_hits == 1);
+}
+
+TEST_CASE("KILN_LOG=info logs each compile, disk miss and hit; debug adds keys and paths; the default neither") {
+  if (skip_without_nvrtc()) return;
+  const std::string kernel = "axpby (N=1000) kernel kiln_axpby_k0_elementwise for sm_90";
+  auto run = [&](const std::string& level) {
+    const std::string dir = cache_dir("log_" + level);
+    fs::remove_all(dir);
+    auto child = kiln_test::run_test_case_in_child("KILN_LOG=" + level + " KILN_TEST_CACHE_DIR=" + dir,
+                                                   "child: compile then hit the disk cache");
+    CHECK(child.exit_code == 0);
+    fs::remove_all(dir);
+    return child.output;
+  };
+  const std::string info = run("info");
+  INFO(info);
+  CHECK(info.find("kiln: info: disk cache miss: " + kernel + "\n") != std::string::npos);
+  CHECK(info.find("kiln: info: compiled " + kernel + " in ") != std::string::npos);
+  CHECK(info.find(" ms\n", info.find("kiln: info: compiled ")) != std::string::npos);
+  CHECK(info.find("kiln: info: disk cache hit: " + kernel + "\n") != std::string::npos);
+  CHECK(info.find("[key") == std::string::npos);
+
+  const std::string debug = run("debug");
+  INFO(debug);
+  CHECK(debug.find("kiln: info: disk cache miss: " + kernel + " [key ") != std::string::npos);
+  CHECK(debug.find(cache_dir("log_debug") + "/v1/sm_90/") != std::string::npos);
+  CHECK(debug.find(" ms [key ") != std::string::npos);
+  CHECK(debug.find("kiln: info: disk cache hit: " + kernel + " [key ") != std::string::npos);
+
+  const std::string quiet = run("");   // empty: the default level (warnings only)
+  INFO(quiet);
+  CHECK(quiet.find("kiln: info:") == std::string::npos);
+  CHECK(quiet.find("kiln: debug:") == std::string::npos);
+}
