@@ -63,7 +63,8 @@ Target resolve(const CacheArgs& args) {
     t.pack = true;
     return t;
   }
-  KILN_CHECK(fs::is_directory(st), ArgumentError, "kiln cache: {}: not a cache directory or .kilnpack", t.path);
+  KILN_CHECK(fs::is_directory(st), ArgumentError, "kiln cache: {}: not a cache directory or .kilnpack{}", t.path,
+             fs::is_regular_file(st) ? "" : fs::is_fifo(st) ? " (it is a FIFO)" : " (it is a device or socket)");
   // A cache directory holds v1/ (once anything was stored) and nothing else kiln
   // reads; a non-empty directory without it is the wrong directory.
   const fs::path v1 = fs::path(t.path) / kCacheVersionDir;
