@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runtime/disk_cache.h"
+#include "runtime/nvrtc.h"
 #include "runtime/pack.h"
 
 namespace fs = std::filesystem;
@@ -310,4 +311,25 @@ TEST_CASE("kiln cache verify reports every unreadable directory and fails") {
   CHECK(ls.exit_code == 1);   // the listing is incomplete
   CHECK(contains(ls.output, key));
   CHECK(contains(ls.output, "kiln cache: " + blocked[0] + ": cannot read this directory"));
+}
+
+TEST_CASE("KILN_LOG=info: kiln build logs its compiles and disk cache lookups too") {
+  std::string why;
+  if (!kiln::nvrtc_available(&why)) {
+    MESSAGE("skipped: NVRTC is not available: " << why);
+    return;
+  }
+  const std::string dir = scratch("build_log");
+  const std::string build = "build " + std::string(KILN_SOURCE_DIR) + "/specs/elementwise.kiln --op axpby -D N=1000 --arch sm_80 -o " + dir;
+  auto first = kiln_cli(build, "KILN_LOG=info");
+  INFO(first.output);
+  CHECK(first.exit_code == 0);
+  CHECK(contains(first.output, "kiln: info: disk cache miss: "));
+  CHECK(contains(first.output, "kiln: info: compiled axpby (N=1000) kernel kiln_axpby_k0_elementwise for sm_80 in "));
+  auto second = kiln_cli(build, "KILN_LOG=info");
+  INFO(second.output);
+  CHECK(contains(second.output, "kiln: info: disk cache hit: "));
+  CHECK_FALSE(contains(second.output, "kiln: info: compiled"));
+  auto quiet = kiln_cli(build, "KILN_LOG=");
+  CHECK_FALSE(contains(quiet.output, "kiln: info:"));
 }
