@@ -374,7 +374,8 @@ void DiskCache::log_lookup(bool hit, const std::string& key, const std::string& 
   if (log_level() < LogLevel::info) return;
   std::string what = label.empty() ? "key " + key : label;
   std::string message = fmt::format("disk cache {}: {} for {}", hit ? "hit" : "miss", what, arch);
-  if (log_level() >= LogLevel::debug) message += fmt::format(" [key {}, {}]", key, entry_path(key, arch));
+  // An empty key: a runtime without NVRTC found no compiler id to form one with.
+  if (log_level() >= LogLevel::debug && !key.empty()) message += fmt::format(" [key {}, {}]", key, entry_path(key, arch));
   log_info(message);
 }
 
@@ -411,7 +412,7 @@ std::optional<CacheEntry> DiskCache::load_any_compiler(const std::function<std::
     }
   }
   ++(entry ? hits_ : misses_);
-  log_lookup(entry.has_value(), last_key.empty() ? "(no compiler has written here)" : last_key, arch, label);
+  log_lookup(entry.has_value(), last_key, arch, label);
   return entry;
 }
 
@@ -539,9 +540,10 @@ CacheScan DiskCache::scan() const {
   return scan;
 }
 
-CacheStats DiskCache::stats() const {
+CacheStats DiskCache::stats() const { return summarize(scan()); }
+
+CacheStats DiskCache::summarize(const CacheScan& scan) {
   CacheStats s;
-  CacheScan scan = this->scan();
   for (const auto& item : scan.entries) {
     if (!item.valid) {
       ++s.invalid;

@@ -167,6 +167,7 @@ class DiskCache {
   CacheScan scan() const;
   std::vector<CacheListing> ls() const { return scan().entries; }
   CacheStats stats() const;
+  static CacheStats summarize(const CacheScan& scan);
   // Every problem; with fix, removes invalid entries, non-regular files at entry
   // names (an empty directory too) and stale temporary files, and rewrites
   // v1/compilers from its valid lines and the ids the valid entries name.

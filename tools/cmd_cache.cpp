@@ -126,7 +126,7 @@ int run_stats(const CacheArgs& args) {
   }
   DiskCache cache(t.path);
   CacheScan scan = cache.scan();
-  CacheStats s = cache.stats();
+  CacheStats s = DiskCache::summarize(scan);
   fmt::print("cache: {}\n", cache.dir());
   fmt::print("entries: {} ({})\n", s.entries, human_bytes(s.bytes));
   for (const auto& [arch, count_bytes] : s.per_arch)
