@@ -84,7 +84,7 @@ Bindings bindings_for(const std::vector<std::string>& dims, const std::vector<st
       std::int64_t v = 0;
       auto [ptr, ec] = std::from_chars(number_start(text), text.data() + text.size(), v);
       KILN_CHECK(ec == std::errc() && ptr == text.data() + text.size() && v >= 1, ArgumentError,
-                 "-D {}={}: a dim needs a positive integer (at most 9223372036854775807)", name, text);
+                 "-D {}={}: a dim needs a positive integer", name, text);
       b.dims[name] = v;
     } else {
       b.consts[name] = parse_const_value(name, text);
