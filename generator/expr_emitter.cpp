@@ -76,6 +76,10 @@ std::string literal(DType dtype, const ConstValue& value) {
 
 ExprEmitter::ExprEmitter(const Plan& plan, CodeWriter& out) : plan_(plan), out_(out) {}
 
+void ExprEmitter::set_scalar(int param, std::string name) {
+  scalars_[plan_.ir().params.at(static_cast<std::size_t>(param)).node] = std::move(name);
+}
+
 void ExprEmitter::bind_value(ir::NodeId node, const Coords& coords, std::string var) {
   memo_[{node, coords}] = std::move(var);
 }
@@ -207,10 +211,7 @@ std::optional<std::string> ExprEmitter::known_value(ir::NodeId id, const Coords&
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;
   const auto& n = plan_.ir().node(id);
   if (n.kind == ir::OpKind::Scalar) {
-    int param = -1;
-    for (std::size_t p = 0; p < plan_.ir().params.size(); ++p)
-      if (plan_.ir().params[p].node == id) param = static_cast<int>(p);
-    auto s = scalars_.find(param);
+    auto s = scalars_.find(id);
     KILN_ASSERT(s != scalars_.end(), "scalar %{} read but not in scope", id);
     memo_[key] = s->second;
     return s->second;

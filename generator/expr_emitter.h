@@ -41,7 +41,7 @@ class ExprEmitter {
 
   // How a leaf is loaded: its pointer's name in scope, per buffer.
   void set_pointer(int buffer, std::string name) { pointers_[buffer] = std::move(name); }
-  void set_scalar(int param, std::string name) { scalars_[param] = std::move(name); }
+  void set_scalar(int param, std::string name);
   // Gives a node's value at given coordinates directly (the anchor inside an epilogue).
   void bind_value(ir::NodeId node, const Coords& coords, std::string var);
   // `node` is stored by the kernel being emitted: value() computes it from its
@@ -81,7 +81,7 @@ class ExprEmitter {
   const Plan& plan_;
   CodeWriter& out_;
   std::map<int, std::string> pointers_;
-  std::map<int, std::string> scalars_;
+  std::map<ir::NodeId, std::string> scalars_;   // by the scalar param's node
   std::set<ir::NodeId> computed_here_;
   std::map<std::pair<ir::NodeId, Coords>, std::string> memo_;
   int counter_ = 0;

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <limits>
+#include <unordered_map>
 
 #include "generator/assert.h"
 
@@ -156,14 +157,32 @@ DimExpr floor_div(const DimExpr& a, const DimExpr& b) {
   return make_node(DimExpr::Kind::FloorDiv, a, b);
 }
 
+// [Note: DimExpr walks use a work stack]
+// A chain of convs through lets nests each output size in the next (100,000 convs is a legal
+// spec), and the same subexpression is shared by pointer wherever it was copied (a conv whose
+// weight is a conv output reuses its input's size twice). So ==, evaluate and str walk with
+// an explicit stack, == takes one shared node as equal to itself, and bind() evaluates each
+// shared node once.
 bool operator==(const DimExpr& a, const DimExpr& b) {
-  if (a.kind() != b.kind()) return false;
-  switch (a.kind()) {
-    case DimExpr::Kind::Const: return DimExprAccess::value(a) == DimExprAccess::value(b);
-    case DimExpr::Kind::Dim: return a.name() == b.name();
-    default:
-      return DimExprAccess::lhs(a) == DimExprAccess::lhs(b) && DimExprAccess::rhs(a) == DimExprAccess::rhs(b);
+  std::vector<std::pair<const DimExpr*, const DimExpr*>> stack{{&a, &b}};
+  while (!stack.empty()) {
+    const auto [x, y] = stack.back();
+    stack.pop_back();
+    if (x == y) continue;
+    if (x->kind() != y->kind()) return false;
+    switch (x->kind()) {
+      case DimExpr::Kind::Const:
+        if (DimExprAccess::value(*x) != DimExprAccess::value(*y)) return false;
+        break;
+      case DimExpr::Kind::Dim:
+        if (x->name() != y->name()) return false;
+        break;
+      default:   // lhs first, as the recursive form compared
+        stack.emplace_back(&DimExprAccess::rhs(*x), &DimExprAccess::rhs(*y));
+        stack.emplace_back(&DimExprAccess::lhs(*x), &DimExprAccess::lhs(*y));
+    }
   }
+  return true;
 }
 
 std::optional<std::int64_t> DimExpr::as_constant() const {
@@ -171,44 +190,92 @@ std::optional<std::int64_t> DimExpr::as_constant() const {
   return std::nullopt;
 }
 
-std::int64_t DimExpr::evaluate(const std::map<std::string, std::int64_t>& dims) const {
-  switch (kind_) {
-    case Kind::Const: return value_;
-    case Kind::Dim: {
-      auto it = dims.find(name_);
-      KILN_CHECK(it != dims.end(), ArgumentError, "dim {} has no value", name_);
-      return it->second;
+namespace {
+
+// DimExpr::evaluate with a memo of shared nodes (see the note above): post-order, lhs before
+// rhs, so the first error found is the one the recursive form reported.
+std::int64_t evaluate_shared(const DimExpr& root, const std::map<std::string, std::int64_t>& dims,
+                             std::unordered_map<const DimExpr*, std::int64_t>& memo) {
+  std::vector<std::pair<const DimExpr*, bool>> stack{{&root, false}};
+  while (!stack.empty()) {
+    const auto [e, expanded] = stack.back();
+    stack.pop_back();
+    if (memo.count(e)) continue;
+    switch (e->kind()) {
+      case DimExpr::Kind::Const: memo[e] = DimExprAccess::value(*e); continue;
+      case DimExpr::Kind::Dim: {
+        auto it = dims.find(e->name());
+        KILN_CHECK(it != dims.end(), ArgumentError, "dim {} has no value", e->name());
+        memo[e] = it->second;
+        continue;
+      }
+      default: break;
     }
-    default: break;
+    if (!expanded) {
+      stack.emplace_back(e, true);
+      stack.emplace_back(&DimExprAccess::rhs(*e), false);
+      stack.emplace_back(&DimExprAccess::lhs(*e), false);
+      continue;
+    }
+    const std::int64_t a = memo.at(&DimExprAccess::lhs(*e)), b = memo.at(&DimExprAccess::rhs(*e));
+    std::int64_t r = 0;
+    bool ok = true;
+    switch (e->kind()) {
+      case DimExpr::Kind::Add: ok = add_ok(a, b, r); break;
+      case DimExpr::Kind::Sub: ok = sub_ok(a, b, r); break;
+      case DimExpr::Kind::Mul: ok = mul_ok(a, b, r); break;
+      case DimExpr::Kind::FloorDiv:
+        KILN_CHECK(b != 0, ArgumentError, "division by zero in dim expression {}", e->str());
+        ok = !(a == std::numeric_limits<std::int64_t>::min() && b == -1);
+        if (ok) r = floor_div_values(a, b);
+        break;
+      default: break;
+    }
+    KILN_CHECK(ok, ArgumentError, "dim expression {} overflows 64 bits ({} and {})", e->str(), a, b);
+    memo[e] = r;
   }
-  std::int64_t a = lhs_->evaluate(dims), b = rhs_->evaluate(dims), r = 0;
-  bool ok = true;
-  switch (kind_) {
-    case Kind::Add: ok = add_ok(a, b, r); break;
-    case Kind::Sub: ok = sub_ok(a, b, r); break;
-    case Kind::Mul: ok = mul_ok(a, b, r); break;
-    case Kind::FloorDiv:
-      KILN_CHECK(b != 0, ArgumentError, "division by zero in dim expression {}", str());
-      ok = !(a == std::numeric_limits<std::int64_t>::min() && b == -1);
-      if (ok) r = floor_div_values(a, b);
-      break;
-    default: break;
-  }
-  KILN_CHECK(ok, ArgumentError, "dim expression {} overflows 64 bits ({} and {})", str(), a, b);
-  return r;
+  return memo.at(&root);
+}
+
+}  // namespace
+
+std::int64_t DimExpr::evaluate(const std::map<std::string, std::int64_t>& dims) const {
+  std::unordered_map<const DimExpr*, std::int64_t> memo;
+  return evaluate_shared(*this, dims, memo);
 }
 
 std::string DimExpr::str() const {
-  const char* op = "";
-  switch (kind_) {
-    case Kind::Const: return fmt::format("{}", value_);
-    case Kind::Dim: return name_;
-    case Kind::Add: op = "+"; break;
-    case Kind::Sub: op = "-"; break;
-    case Kind::Mul: op = "*"; break;
-    case Kind::FloorDiv: op = "/"; break;
+  // In order, into one string: a pending item is a node to print or a piece of text.
+  struct Item {
+    const DimExpr* node;
+    const char* text;
+  };
+  std::string out;
+  std::vector<Item> stack{{this, nullptr}};
+  while (!stack.empty()) {
+    const Item item = stack.back();
+    stack.pop_back();
+    if (item.text) {
+      out += item.text;
+      continue;
+    }
+    const DimExpr& e = *item.node;
+    const char* op = "";
+    switch (e.kind()) {
+      case Kind::Const: out += fmt::format("{}", DimExprAccess::value(e)); continue;
+      case Kind::Dim: out += e.name(); continue;
+      case Kind::Add: op = " + "; break;
+      case Kind::Sub: op = " - "; break;
+      case Kind::Mul: op = " * "; break;
+      case Kind::FloorDiv: op = " / "; break;
+    }
+    stack.push_back({nullptr, ")"});
+    stack.push_back({&DimExprAccess::rhs(e), nullptr});
+    stack.push_back({nullptr, op});
+    stack.push_back({&DimExprAccess::lhs(e), nullptr});
+    out += "(";
   }
-  return fmt::format("({} {} {})", lhs_->str(), op, rhs_->str());
+  return out;
 }
 
 // ---------------------------------------------------------------- op kinds
@@ -430,9 +497,10 @@ BoundIr bind(std::shared_ptr<const Ir> ir, const std::map<std::string, DimValue>
   auto fail = [&](SourceLoc loc, const std::string& message) {
     throw BindError(fmt::format("op {}: {}", ir->op_name, message), loc);
   };
+  std::unordered_map<const DimExpr*, std::int64_t> evaluated;   // shared size expressions, once each
   auto evaluate = [&](const DimExpr& e, const std::map<std::string, std::int64_t>& dims, SourceLoc loc) -> std::int64_t {
     try {
-      return e.evaluate(dims);
+      return evaluate_shared(e, dims, evaluated);
     } catch (const ArgumentError& error) {
       throw BindError(fmt::format("op {}: {}", ir->op_name, error.what()), loc);
     }

@@ -14,6 +14,7 @@
 // PlannedKernel::params (the emitter turns them into named constants) and the
 // reason text says which variant was chosen and why.
 #include <algorithm>
+#include <unordered_set>
 
 #include "generator/assert.h"
 #include "generator/planner.h"
@@ -117,12 +118,22 @@ void add_finish(Planner& p, PlannedKernel& kn, std::int64_t n_out, std::int64_t 
 // True when every stored tensor that the expression `n` reads has elements of `bytes` bytes:
 // then the template's tile (counted in 16-byte vectors of the streamed tensor) is the one
 // the planner computes from the operand's type.
-bool leaves_have_width(const Planner& p, ir::NodeId n, std::size_t bytes) {
-  if (const int b = p.leaf_buffer(n); b >= 0) return dtype_size(p.buffer(b).dtype) == bytes;
-  const auto& node = p.node(n);
-  if (node.kind == ir::OpKind::Scalar || node.kind == ir::OpKind::Literal) return true;
-  for (ir::NodeId op : node.operands)
-    if (!leaves_have_width(p, op, bytes)) return false;
+// (A walk with a seen-set: the expression may be a deep chain of lets or a wide DAG.)
+bool leaves_have_width(const Planner& p, ir::NodeId root, std::size_t bytes) {
+  std::vector<ir::NodeId> stack{root};
+  std::unordered_set<ir::NodeId> seen;
+  while (!stack.empty()) {
+    const ir::NodeId n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (const int b = p.leaf_buffer(n); b >= 0) {
+      if (dtype_size(p.buffer(b).dtype) != bytes) return false;
+      continue;
+    }
+    const auto& node = p.node(n);
+    if (node.kind == ir::OpKind::Scalar || node.kind == ir::OpKind::Literal) continue;
+    stack.insert(stack.end(), node.operands.begin(), node.operands.end());
+  }
   return true;
 }
 

@@ -20,7 +20,9 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -77,14 +79,25 @@ void parallel_for(std::int64_t tasks, F&& f) {
     return;
   }
   std::atomic<std::int64_t> next{0};
+  // A task that throws (out of memory) stops the others; its exception leaves on the caller's
+  // thread, never from a worker (which would end the process).
+  std::mutex failure_mutex;
+  std::exception_ptr failure;
   auto worker = [&] {
-    for (std::int64_t t; (t = next.fetch_add(1)) < tasks;) f(t);
+    try {
+      for (std::int64_t t; (t = next.fetch_add(1)) < tasks;) f(t);
+    } catch (...) {
+      next.store(tasks);
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+    }
   };
   std::vector<std::thread> pool;
   pool.reserve(static_cast<std::size_t>(threads - 1));
   for (int i = 1; i < threads; ++i) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
 }
 
 // ---------------------------------------------------------------- strided walks
@@ -299,7 +312,7 @@ std::vector<HostTensor> Interpreter::run(const std::vector<HostValue>& params) {
   KILN_CHECK(params.size() == ir_.params.size(), ArgumentError,
              "reference: op '{}' takes {} inputs, got {}", ir_.op_name, ir_.params.size(), params.size());
   const double bytes = memory_estimate(bound_);
-  KILN_CHECK(bytes <= max_bytes(), ArgumentError,
+  KILN_CHECK(bytes <= max_bytes(), NotSupportedError,
              "reference: op '{}' would hold about {:.1f} GiB as float64 on the host, over the limit of "
              "{:.1f} GiB (KILN_REF_MAX_BYTES); bind smaller dims (-D NAME=VALUE)",
              ir_.op_name, bytes / 1073741824.0, max_bytes() / 1073741824.0);
@@ -1009,7 +1022,7 @@ std::vector<HostTensor> evaluate(const ir::BoundIr& bound, const std::vector<Hos
 
 std::vector<HostValue> random_inputs(const ir::BoundIr& bound, std::uint64_t seed) {
   const ir::Ir& ir = *bound.ir;
-  KILN_CHECK(memory_estimate(bound) <= max_bytes(), ArgumentError,
+  KILN_CHECK(memory_estimate(bound) <= max_bytes(), NotSupportedError,
              "reference: op '{}' is too large for host random inputs; bind smaller dims (-D NAME=VALUE)",
              ir.op_name);
   std::vector<HostValue> values;

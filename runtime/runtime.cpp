@@ -28,6 +28,7 @@
 #include <cuda.h>
 
 #include "generator/assert.h"
+#include "generator/diagnostics.h"
 #include "generator/emit.h"
 #include "generator/file_read.h"
 #include "generator/frontend.h"
@@ -468,7 +469,24 @@ std::vector<std::string> Op::const_names() const {
   return names;
 }
 
+namespace {
+
+// A name given to with_consts or specialize must be one of the op's consts (or dims): a typo
+// is an error naming the op's names, never silently ignored.
+template <class Map, class Decls>
+void require_known(const Map& given, const Decls& declared, const char* kind, const std::string& op) {
+  std::vector<std::string> names;
+  for (const auto& d : declared) names.push_back(d.name);
+  for (const auto& [name, value] : given)
+    KILN_CHECK(std::find(names.begin(), names.end(), name) != names.end(), ArgumentError,
+               "op {} has no {} named '{}'{} (its {}s: {})", op, kind, name, did_you_mean(name, names), kind,
+               names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")));
+}
+
+}  // namespace
+
 Op Op::with_consts(const Consts& consts) const {
+  require_known(consts, impl_->ir->consts, "const", impl_->name);
   auto o = std::make_shared<OpImpl>();
   o->program = impl_->program;
   o->name = impl_->name;
@@ -490,6 +508,8 @@ Op Op::with_precision(Precision precision) const {
 }
 
 Executable Op::specialize(const Bindings& bindings) const {
+  require_known(bindings.consts, impl_->ir->consts, "const", impl_->name);
+  require_known(bindings.dims, impl_->ir->dims, "dim", impl_->name);
   std::shared_ptr<const ir::Ir> ir = impl_->ir;
   Consts consts = impl_->consts;
   if (!bindings.consts.empty()) {

@@ -249,7 +249,7 @@ int run_build(const BuildArgs& a) {
       // Every failure of a job is that job's error: nothing may escape a worker thread.
       try {
         std::optional<CacheEntry> entry;
-        if (cache) entry = cache->load(job.key, job.arch);
+        if (cache) entry = cache->load(job.key, job.arch, kernel_label(job.op, job.bindings, job.source.entry));
         const bool hit = entry.has_value();
         double ms = 0;
         if (!entry) entry = build_kernel(job.source, job.source.text, job.arch, templates, job.op, job.bindings, &ms);
