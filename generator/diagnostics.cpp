@@ -59,34 +59,47 @@ std::string render(const Diagnostic& d, const SourceFile* source) {
   return out;
 }
 
+namespace {
+
+// Optimal string alignment distance (Levenshtein plus adjacent swaps), or limit + 1 once
+// it must exceed `limit`: rows stop early, so a large symbol table stays cheap.
+std::size_t edit_distance(std::string_view a, std::string_view b, std::size_t limit) {
+  const std::size_t n = a.size(), m = b.size();
+  if ((n > m ? n - m : m - n) > limit) return limit + 1;
+  std::vector<std::size_t> before(m + 1), previous(m + 1), row(m + 1);
+  for (std::size_t j = 0; j <= m; ++j) previous[j] = j;
+  for (std::size_t i = 1; i <= n; ++i) {
+    row[0] = i;
+    std::size_t best = row[0];
+    for (std::size_t j = 1; j <= m; ++j) {
+      row[j] = std::min({previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) row[j] = std::min(row[j], before[j - 2] + 1);
+      best = std::min(best, row[j]);
+    }
+    if (best > limit) return limit + 1;
+    std::swap(before, previous);
+    std::swap(previous, row);
+  }
+  return std::min(previous[m], limit + 1);
+}
+
+}  // namespace
+
 std::string did_you_mean(std::string_view name, const std::vector<std::string>& candidates) {
   // A typo is a few edits in a name of ordinary length: allow 1 edit up to 4 characters,
   // 2 up to 8, then 3; never as many edits as the name has characters.
   constexpr std::size_t kMaxLength = 64;
   if (name.empty() || name.size() > kMaxLength) return "";
   const std::size_t allowed = std::min<std::size_t>(name.size() <= 4 ? 1 : name.size() <= 8 ? 2 : 3, name.size() - 1);
-  std::vector<std::string> sorted(candidates);
-  std::sort(sorted.begin(), sorted.end());
   const std::string* best = nullptr;
   std::size_t best_distance = allowed + 1;
-  for (const auto& candidate : sorted) {
+  for (const auto& candidate : candidates) {
     if (candidate == name || candidate.size() > kMaxLength) continue;
-    const std::size_t diff = candidate.size() > name.size() ? candidate.size() - name.size() : name.size() - candidate.size();
-    if (diff >= best_distance) continue;
-    // Optimal string alignment distance (Damerau-Levenshtein without repeated edits).
-    const std::size_t n = name.size(), m = candidate.size();
-    std::vector<std::vector<std::size_t>> dist(n + 1, std::vector<std::size_t>(m + 1));
-    for (std::size_t a = 0; a <= n; ++a) dist[a][0] = a;
-    for (std::size_t b = 0; b <= m; ++b) dist[0][b] = b;
-    for (std::size_t a = 1; a <= n; ++a)
-      for (std::size_t b = 1; b <= m; ++b) {
-        const std::size_t cost = name[a - 1] == candidate[b - 1] ? 0 : 1;
-        dist[a][b] = std::min({dist[a - 1][b] + 1, dist[a][b - 1] + 1, dist[a - 1][b - 1] + cost});
-        if (a > 1 && b > 1 && name[a - 1] == candidate[b - 2] && name[a - 2] == candidate[b - 1])
-          dist[a][b] = std::min(dist[a][b], dist[a - 2][b - 2] + 1);
-      }
-    if (dist[n][m] < best_distance) {
-      best_distance = dist[n][m];
+    const std::size_t d = edit_distance(name, candidate, best_distance);
+    // The closest wins; among equals, the first in sorted order (the result does not
+    // depend on the order the candidates came in).
+    if (d < best_distance || (d == best_distance && best != nullptr && candidate < *best)) {
+      best_distance = d;
       best = &candidate;
     }
   }
