@@ -64,7 +64,9 @@ readelf -d "$work/shared/lib/libkiln.so" | grep -q "SONAME.*\[$soname\]" || fail
 cmake -S "$src/tests/consumer" -B pkg-shared -G Ninja -DCMAKE_PREFIX_PATH="$work/shared" >/dev/null
 cmake --build pkg-shared >/dev/null
 for exe in pkg-shared/consumer pkg-shared/c_consumer shared/bin/kiln; do
-  ldd "$exe" | grep -q "$soname => $work/shared/lib/$soname" || fail "$exe does not load $work/shared/lib/$soname"
+  loaded=$(ldd "$exe" | sed -n "s/^[[:space:]]*$soname => \([^ ]*\) .*/\1/p")
+  [ -n "$loaded" ] && [ "$(realpath "$loaded")" = "$(realpath "shared/lib/$soname")" ] ||
+    fail "$exe does not load $work/shared/lib/$soname"
 done
 run_consumers pkg-shared "$work/shared"
 
