@@ -39,6 +39,11 @@ LogLevel log_level() { return static_cast<LogLevel>(level_slot().load()); }
 void set_log_level(LogLevel level) { level_slot().store(static_cast<int>(level)); }
 
 void log_warning(const std::string& message) { emit(LogLevel::warning, "warning", message); }
+void log_spec_warning(const std::string& rendered) {
+  if (static_cast<int>(LogLevel::warning) > level_slot().load(std::memory_order_relaxed)) return;
+  const bool ends_line = !rendered.empty() && rendered.back() == '\n';
+  std::fprintf(stderr, "%s%s", rendered.c_str(), ends_line ? "" : "\n");
+}
 void log_info(const std::string& message) { emit(LogLevel::info, "info", message); }
 void log_debug(const std::string& message) { emit(LogLevel::debug, "debug", message); }
 

@@ -28,6 +28,9 @@ LogLevel log_level();
 void set_log_level(LogLevel level);
 
 void log_warning(const std::string& message);
+// A diagnostic already rendered as "file:line:col: warning: ..." with its source line and
+// caret: printed as it is (no "kiln: warning:" prefix) at the warning level.
+void log_spec_warning(const std::string& rendered);
 void log_info(const std::string& message);
 void log_debug(const std::string& message);
 

@@ -54,7 +54,11 @@ Pack Pack::open(const std::string& path) {
   FileRead file = try_read_regular_file(path, kMaxPackBytes);
   if (file.status == ReadStatus::io_error) throw IoError(fmt::format("kiln: {}: cannot read the pack: {}", path, file.reason));
   if (!file.ok()) throw fail("cannot read the pack: " + file.reason);
-  const std::string& bytes = file.data;
+  return parse(file.data, path);
+}
+
+Pack Pack::parse(const std::string& bytes, const std::string& path) {
+  auto fail = [&](const std::string& what) { return ArgumentError(fmt::format("kiln: {}: {}", path, what)); };
   ByteReader in(bytes.data(), bytes.size());
   if (in.bytes(kPackMagic.size()) != kPackMagic)
     throw fail("not a kiln pack (bad magic); packs are written by `kiln build -o FILE.kilnpack`");

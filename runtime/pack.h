@@ -56,6 +56,9 @@ class Pack {
   // missing, non-regular, oversized (kMaxPackBytes) or damaged file, IoError
   // when reading fails.
   static Pack open(const std::string& path);
+  // The same checks on a pack's bytes in memory (open() reads the file, then parses);
+  // `path` only names it in errors. (The fuzzer feeds it bytes.)
+  static Pack parse(const std::string& bytes, const std::string& path);
 
   const std::string& path() const { return path_; }
   const std::string& compiler_id() const { return compiler_id_; }

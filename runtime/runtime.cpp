@@ -408,7 +408,7 @@ Program Runtime::load_file(const std::string& path) {
   p->file = path;
   // Check every op now so errors surface at load, with every location.
   check_all(*p->spec, {}, &p->warnings);
-  for (const auto& w : p->warnings) log_warning(w);
+  for (const auto& w : p->warnings) log_spec_warning(w);
   return Program(p);
 }
 
@@ -418,7 +418,7 @@ Program Runtime::load_string(std::string_view text, std::string name) {
   p->spec = std::make_shared<SpecFile>(parse_spec(std::string(text), name));
   p->file = name;
   check_all(*p->spec, {}, &p->warnings);
-  for (const auto& w : p->warnings) log_warning(w);
+  for (const auto& w : p->warnings) log_spec_warning(w);
   return Program(p);
 }
 

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "generator/assert.h"
+#include "generator/diagnostics.h"
 #include "generator/emit.h"
 #include "generator/file_read.h"
 #include "generator/frontend.h"
@@ -226,8 +227,8 @@ int run_build(const BuildArgs& a) {
     }
   }
   if (!a.op.empty() && std::find(all_ops.begin(), all_ops.end(), a.op) == all_ops.end())
-    throw ArgumentError(fmt::format("kiln build: --op {}: no such op in {} (ops: {}){}", a.op, fmt::join(a.specs, ", "),
-                                    fmt::join(all_ops, ", "), ""));
+    throw ArgumentError(fmt::format("kiln build: --op {}: no such op in {}{} (ops: {})", a.op, fmt::join(a.specs, ", "),
+                                    did_you_mean(a.op, all_ops), fmt::join(all_ops, ", ")));
   check_all_used(defines, used);
 
   std::unique_ptr<DiskCache> cache;
