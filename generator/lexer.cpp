@@ -237,11 +237,12 @@ struct Lexer::Impl {
       }
     }
     token.text = text_.substr(start, pos_ - start);
+    // A malformed number is reported once and still yields a number token, so the parser goes
+    // on without a cascade of "expected an expression" errors (the spec is rejected anyway).
     if (pos_ < text_.size() && is_ident_char(text_[pos_])) {
       std::size_t bad = pos_;
       while (pos_ < text_.size() && is_ident_char(text_[pos_])) ++pos_;
       diag_.error(loc_at(bad), fmt::format("unexpected '{}' after number {}", text_.substr(bad, pos_ - bad), token.text));
-      return false;
     }
     const char* first = text_.data() + start;
     const char* last = text_.data() + pos_;
@@ -252,7 +253,7 @@ struct Lexer::Impl {
       if (ec != std::errc()) {
         diag_.error(token.loc, fmt::format("integer literal {} is too large (the largest is 18446744073709551615)",
                                            token.text.size() > 40 ? token.text.substr(0, 40) + "..." : token.text));
-        return false;
+        token.int_value = 1;
       }
       return true;
     }
@@ -261,7 +262,7 @@ struct Lexer::Impl {
     if (ec != std::errc() || !std::isfinite(token.float_value)) {
       diag_.error(token.loc, fmt::format("number {} is out of range for a 64-bit float",
                                          token.text.size() > 40 ? token.text.substr(0, 40) + "..." : token.text));
-      return false;
+      token.float_value = 1.0;
     }
     return true;
   }

@@ -258,7 +258,9 @@ class Parser {
       fail(child->loc, fmt::format("too many items (more than {}) in one list or call", kMaxItems));
     parent.height = std::max(parent.height, child->height + 1);
     if (parent.height > kMaxNesting)
-      fail(parent.loc, fmt::format("expression is nested too deeply (more than {} levels)", kMaxNesting));
+      fail(parent.loc, fmt::format("expression is nested too deeply (more than {} levels): a chain of operators "
+                                   "counts one level per operator; split it with let",
+                                   kMaxNesting));
     parent.args.push_back(std::move(child));
   }
 
