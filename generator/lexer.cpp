@@ -82,7 +82,10 @@ std::size_t utf8_sequence(const std::string& s, std::size_t i) {
 }  // namespace
 
 struct Lexer::Impl {
-  Impl(const SourceFile& source, Diagnostics& diagnostics) : src_(source), text_(source.text), diag_(diagnostics) {}
+  Impl(const SourceFile& source, Diagnostics& diagnostics) : src_(source), text_(source.text), diag_(diagnostics) {
+    // A UTF-8 byte-order mark, as some editors write, is not part of the text.
+    if (text_.compare(0, 3, "\xef\xbb\xbf") == 0) pos_ = 3;
+  }
 
   Token next() {
     while (true) {

@@ -58,6 +58,14 @@ TEST_CASE("lexer: numbers") {
   CHECK(l.tokens[7].float_value == 3.0);
 }
 
+TEST_CASE("lexer: a leading UTF-8 byte-order mark is skipped") {
+  auto l = lex_text("\xef\xbb\xbfop a");
+  REQUIRE(l.diagnostics.empty());
+  REQUIRE(l.tokens.size() == 3);
+  CHECK(l.tokens[0].text == "op");
+  CHECK(l.tokens[0].loc.line == 1);
+}
+
 TEST_CASE("lexer: strings, comments and locations") {
   auto l = lex_text("# a comment with UTF-8: é ∑\n  layout=\"NHWC\" # trailing\nx");
   REQUIRE(l.diagnostics.empty());
