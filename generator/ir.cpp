@@ -64,8 +64,9 @@ std::int64_t floor_div_values(std::int64_t a, std::int64_t b) {
 struct DimExprAccess {
   static DimExpr node(DimExpr::Kind kind, const DimExpr& a, const DimExpr& b) {
     DimExpr e(kind, 0);
-    e.lhs_ = std::make_shared<const DimExpr>(a);
-    e.rhs_ = std::make_shared<const DimExpr>(b);
+    // Not const objects (shared as const): ~DimExpr may move a sole owner's children out.
+    e.lhs_ = std::make_shared<DimExpr>(a);
+    e.rhs_ = std::make_shared<DimExpr>(b);
     return e;
   }
   static const DimExpr& lhs(const DimExpr& e) { return *e.lhs_; }
@@ -97,6 +98,23 @@ DimExpr add_constant(const DimExpr& x, std::int64_t c) {
 }
 
 }  // namespace
+
+DimExpr::~DimExpr() {
+  // Frees a deep expression without recursing: a child this node solely owns hands its own
+  // children to the work list before it dies, so each destructor below frees one level.
+  std::vector<std::shared_ptr<const DimExpr>> pending;
+  if (lhs_) pending.push_back(std::move(lhs_));
+  if (rhs_) pending.push_back(std::move(rhs_));
+  while (!pending.empty()) {
+    std::shared_ptr<const DimExpr> e = std::move(pending.back());
+    pending.pop_back();
+    if (e.use_count() == 1) {   // the last owner: nobody else can reach it any more
+      auto& owned = const_cast<DimExpr&>(*e);
+      if (owned.lhs_) pending.push_back(std::move(owned.lhs_));
+      if (owned.rhs_) pending.push_back(std::move(owned.rhs_));
+    }
+  }
+}
 
 DimExpr DimExpr::constant(std::int64_t value) {
   return DimExpr(Kind::Const, value);

@@ -43,6 +43,11 @@ class DimExpr {
   enum class Kind : std::uint8_t { Const, Dim, Add, Sub, Mul, FloorDiv };
 
   DimExpr() : DimExpr(constant(0)) {}
+  DimExpr(const DimExpr&) = default;
+  DimExpr(DimExpr&&) = default;
+  DimExpr& operator=(const DimExpr&) = default;
+  DimExpr& operator=(DimExpr&&) = default;
+  ~DimExpr();   // iterative: a chain of 100,000 convs nests sizes that deep
   static DimExpr constant(std::int64_t value);
   static DimExpr dim(std::string name);
 

@@ -148,6 +148,18 @@ TEST_CASE("long chains of anchors: one kernel each, planned and emitted in linea
   }
 }
 
+TEST_CASE("100,000 chained convs check, and their nested sizes are freed without recursing") {
+  std::string body = "  let t0 = conv2d(x, w, padding=1)\n";
+  for (int i = 1; i < 100000; ++i) body += "  let t" + std::to_string(i) + " = conv2d(t" + std::to_string(i - 1) + ", w, padding=1)\n";
+  auto ir = kiln::check_op(kiln::parse_spec(spec("convs", "N = 1, C = 4, H = 8, W = 8, R = 3",
+                                                 "  in x: f32[N, C, H, W]\n  in w: f32[C, C, R, R]\n",
+                                                 body + "  out y = t99999\n"),
+                                            "convs.kiln"),
+                           "convs");
+  CHECK(ir->nodes.size() > 100000u);
+  ir.reset();   // the last node's size expression is 200,000 deep: ~DimExpr frees it level by level
+}
+
 TEST_CASE("an operand stored for an anchor runs after the kernels it reads") {
   // e reads softmax(x), which is stored by the rownorm kernel; e must not join the earlier
   // elementwise kernel of the same shape (it did: kernel 0 read s2 before kernel 1 wrote it).
