@@ -21,7 +21,6 @@ for p in "${packages[@]}"; do
   have_pkg "$p" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
-  echo "install-deps: installing ${need[*]}"
   if [ "$(id -u)" -eq 0 ]; then
     sudo=()
   elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
@@ -32,6 +31,7 @@ if [ ${#need[@]} -gt 0 ]; then
     echo "install-deps: run that (or run this command as root), then try again" >&2
     exit 1
   fi
+  echo "install-deps: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
   "${sudo[@]}" apt-get update -qq
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
