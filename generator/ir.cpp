@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "generator/assert.h"
+#include "generator/diagnostics.h"
 
 namespace kiln {
 
@@ -512,8 +513,14 @@ BoundIr bind(std::shared_ptr<const Ir> ir, const std::map<std::string, DimValue>
   KILN_ASSERT(ir != nullptr, "bind of a null Ir");
   // Errors about the spec's own dims and sizes point at the spec: the dim's declaration,
   // the constraint's call, the node whose size is wrong.
+  // what() is the rendered diagnostic (file:line:col, the line and a caret) wherever the
+  // error surfaces: kiln gen, kiln build, Op::specialize, a call.
   auto fail = [&](SourceLoc loc, const std::string& message) {
-    throw BindError(fmt::format("op {}: {}", ir->op_name, message), loc);
+    const std::string text = fmt::format("op {}: {}", ir->op_name, message);
+    if (!ir->source || loc.line <= 0) throw BindError(text, loc);
+    std::string rendered = render({Severity::error, ir->source->name, loc.line, loc.column, text}, ir->source.get());
+    while (!rendered.empty() && rendered.back() == '\n') rendered.pop_back();
+    throw BindError(rendered, loc);
   };
   std::unordered_map<const DimExpr*, std::int64_t> evaluated;   // shared size expressions, once each
   auto evaluate = [&](const DimExpr& e, const std::map<std::string, std::int64_t>& dims, SourceLoc loc) -> std::int64_t {
@@ -557,6 +564,11 @@ BoundIr bind(std::shared_ptr<const Ir> ir, const std::map<std::string, DimValue>
         fail(n.loc, fmt::format("the {} has more than 2^63 elements", node_description(*ir, static_cast<NodeId>(i))));
       shape.push_back(v);
     }
+    // Its size in bytes (and every byte offset into it) must fit a signed 64-bit integer too.
+    std::int64_t bytes = 0;
+    if (__builtin_mul_overflow(numel, static_cast<std::int64_t>(dtype_size(n.dtype)), &bytes))
+      fail(n.loc, fmt::format("the {} has {} elements of {}: more than 2^63 bytes",
+                              node_description(*ir, static_cast<NodeId>(i)), numel, dtype_name(n.dtype)));
     bound.shapes.push_back(std::move(shape));
   }
   bound.ir = std::move(ir);

@@ -65,9 +65,8 @@ int check_file(const std::string& path, bool print_ir, const std::map<std::strin
     try {
       std::printf("%s\n", ir::print(ir::bind(ir, dims)).c_str());
     } catch (const ir::BindError& e) {
-      // Located at the dim's declaration (or the node whose size is wrong), like a spec error.
-      const ir::SourceLoc loc = e.loc();
-      std::fputs(render({Severity::error, path, loc.line, loc.column, e.what()}, ir->source.get()).c_str(), stderr);
+      // Already rendered at the dim's declaration (or the node whose size is wrong), like a spec error.
+      std::fprintf(stderr, "%s\n", e.what());
       rc = 1;
     } catch (const Error& e) {
       std::fprintf(stderr, "%s: %s\n", path.c_str(), e.what());   // the message names the op

@@ -28,8 +28,12 @@ const char* kConv = R"(op conv {
 
 TEST_CASE("bind: given values win over defaults, missing dims are errors") {
   auto ir = checked(kAdd, "add");
+  // Rendered like a spec error: file:line:col at the dim's declaration, the line and a caret.
   CHECK_THROWS_WITH_AS(kiln::ir::bind(ir, {}),
-                       "op add: dim N has no value; pass a tensor with that dim or -D N=VALUE", kiln::ArgumentError);
+                       "t.kiln:2:19: error: op add: dim N has no value; pass a tensor with that dim or -D N=VALUE\n"
+                       "  dims B = 8, dyn N\n"
+                       "                  ^",
+                       kiln::ArgumentError);
   auto bound = kiln::ir::bind(ir, {{"N", {100, "-D N=100"}}});
   CHECK(bound.dims.at("B") == 8);
   CHECK(bound.dims.at("N") == 100);
@@ -39,7 +43,8 @@ TEST_CASE("bind: given values win over defaults, missing dims are errors") {
   CHECK(bound.is_dynamic("N"));
   CHECK(!bound.is_dynamic("B"));
   CHECK_THROWS_WITH_AS(kiln::ir::bind(ir, {{"N", {0, "-D N=0"}}}),
-                       "op add: dim N is 0 from -D N=0; dims must be >= 1 (empty tensors are not supported)",
+                       doctest::Contains("t.kiln:2:19: error: op add: dim N is 0 from -D N=0; dims must be >= 1 (empty "
+                                         "tensors are not supported)"),
                        kiln::ArgumentError);
 }
 
@@ -84,7 +89,8 @@ TEST_CASE("bind: undecidable conv relations become constraints checked with valu
   auto ir = checked(kConv, "conv");
   REQUIRE(ir->constraints.size() == 2);   // C == CG * 2, K divisible by 2
   CHECK_THROWS_WITH_AS(kiln::ir::bind(ir, {{"C", {6, "-D C=6"}}}),
-                       "op conv: conv2d() at 6:11 needs x's channels to equal w.shape[1] * groups (C = 6 but (CG * 2) = 8)",
+                       doctest::Contains("t.kiln:6:11: error: op conv: conv2d() at 6:11 needs x's channels to equal "
+                                         "w.shape[1] * groups (C = 6 but (CG * 2) = 8)"),
                        kiln::ArgumentError);
   CHECK_THROWS_WITH_AS(kiln::ir::bind(ir, {{"K", {5, "-D K=5"}}}),
                        doctest::Contains("needs w.shape[0] divisible by groups = 2"), kiln::ArgumentError);
@@ -93,7 +99,8 @@ TEST_CASE("bind: undecidable conv relations become constraints checked with valu
 TEST_CASE("bind: a conv output smaller than 1 is reported with the node") {
   auto ir = checked("op c {\n dims H = 8\n in x: f32[1, 1, H, H]\n in w: f32[1, 1, 5, 5]\n out y = conv2d(x, w)\n}", "c");
   CHECK_THROWS_WITH_AS(kiln::ir::bind(ir, {{"H", {3, "x.shape[2]"}}}),
-                       "op c: the conv2d 'y' at 5:10 would have size (H - 4) = -1 (< 1); its input is too small",
+                       doctest::Contains("t.kiln:5:10: error: op c: the conv2d 'y' at 5:10 would have size (H - 4) = -1 "
+                                         "(< 1); its input is too small"),
                        kiln::ArgumentError);
 }
 
@@ -108,4 +115,17 @@ TEST_CASE("print(BoundIr): concrete shapes and a dims line") {
         "  %3 = mul(%1, %2) : f32[5]  # line 6\n"
         "  %4 = add(%0, %3) : f32[8, 5]  # z, line 6\n"
         "  out z = %4\n");
+}
+
+TEST_CASE("bind: a tensor over 2^63 bytes is a located error, never a wrapped size") {
+  // 2^63 - 1 f32 elements fit an int64 count, but not their 4-byte size: the plan once printed
+  // "(-4 B)" for it and generated code with wrapped offsets.
+  auto ir = checked("op f {\n  dims N = 9223372036854775807\n  in x: f32[N]\n  out y = x\n}", "f");
+  CHECK_THROWS_WITH_AS(kiln::ir::bind(ir, {}),
+                       doctest::Contains("t.kiln:3:6: error: op f: the input 'x' at 3:6 has 9223372036854775807 "
+                                         "elements of f32: more than 2^63 bytes"),
+                       kiln::ArgumentError);
+  auto wide = checked("op f {\n  dims N = 4294967296\n  in x: f32[N, N]\n  out y = x\n}", "f");
+  CHECK_THROWS_WITH_AS(kiln::ir::bind(wide, {}), doctest::Contains("t.kiln:3:6: error: op f: the input 'x' at 3:6 has more than 2^63 elements"),
+                       kiln::ArgumentError);
 }
