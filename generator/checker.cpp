@@ -1126,7 +1126,7 @@ class Checker {
     out[1] = v->back();
     for (int i = 0; i < 2; ++i)
       if (out[i] < min || out[i] >= (std::int64_t{1} << 31))
-        fail(loc, fmt::format("{} of conv2d() must be >= {}, got {}", name, min, out[i]));
+        fail(loc, fmt::format("{} of conv2d() must be in {}..2147483647, got {}", name, min, out[i]));
   }
 
   Value conv2d(const Expr& e) {
@@ -1151,7 +1151,7 @@ class Checker {
     conv_pair(e, "dilation", 1, c.dilation);
     if (auto g = int_kw(e, "groups")) {
       if (*g < 1 || *g >= (std::int64_t{1} << 31))
-        fail(kw_loc(e, "groups"), fmt::format("groups of conv2d() must be >= 1, got {}", *g));
+        fail(kw_loc(e, "groups"), fmt::format("groups of conv2d() must be in 1..2147483647, got {}", *g));
       c.groups = *g;
     }
     if (auto layout = string_kw(e, "layout")) {

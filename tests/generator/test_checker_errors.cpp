@@ -146,7 +146,14 @@ const Case kCases[] = {
      "t.kiln:5:11: error: conv2d() output height would be 0 (< 1): the input is smaller than the dilated kernel"},
     {"op a {\n  dims N = 1, H = 8, W = 8\n  in x: f32[N, 8, H, W]\n  in w: f32[4, 8, 3, 3]\n"
      "  out y = conv2d(x, w, stride=0)\n}",
-     "t.kiln:5:31: error: stride of conv2d() must be >= 1, got 0"},
+     "t.kiln:5:31: error: stride of conv2d() must be in 1..2147483647, got 0"},
+    // The upper bound too: the message once said "must be >= 1, got 9223372036854775807".
+    {"op a {\n  dims N = 1, H = 8, W = 8\n  in x: f32[N, 8, H, W]\n  in w: f32[4, 8, 3, 3]\n"
+     "  out y = conv2d(x, w, dilation=9223372036854775807)\n}",
+     "t.kiln:5:33: error: dilation of conv2d() must be in 1..2147483647, got 9223372036854775807"},
+    {"op a {\n  dims N = 1, H = 8, W = 8\n  in x: f32[N, 8, H, W]\n  in w: f32[4, 8, 3, 3]\n"
+     "  out y = conv2d(x, w, groups=9223372036854775807)\n}",
+     "t.kiln:5:31: error: groups of conv2d() must be in 1..2147483647, got 9223372036854775807"},
     {"op a {\n  dims N = 1, H = 8, W = 8\n  in x: f32[N, 8, H, W]\n  in w: f32[4, 8, 3, 3]\n"
      "  out y = conv2d(x, w, padding=[1, 2, 3])\n}",
      "t.kiln:5:32: error: padding= of conv2d() is an int or [h, w], got 3 values"},
