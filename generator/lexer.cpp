@@ -142,7 +142,12 @@ struct Lexer::Impl {
     char c = text_[pos_];
     if (is_ident_start(c)) {
       while (pos_ < text_.size() && is_ident_char(text_[pos_])) ++pos_;
-      token.text = text_.substr(start, pos_ - start);
+      // Names reach the generated source (kernel symbols, fields): NVRTC 13 corrupts its heap
+      // on a 1 MB identifier, so a name is capped here, where the error has a location.
+      if (pos_ - start > kMaxNameLength)
+        diag_.error(token.loc, fmt::format("a name of {} characters; names are at most {}", pos_ - start,
+                                           kMaxNameLength));
+      token.text = text_.substr(start, std::min<std::size_t>(pos_ - start, kMaxNameLength));
       token.kind = keyword_or_ident(token.text);
       return true;
     }

@@ -19,6 +19,9 @@ enum class TokenKind : std::uint8_t {
   End,
 };
 
+// The longest name (op, dim, const, input, let, output) a spec may use.
+inline constexpr std::size_t kMaxNameLength = 255;
+
 const char* token_kind_name(TokenKind kind);   // "identifier", "'('", "end of file", ...
 
 struct Token {

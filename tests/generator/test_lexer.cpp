@@ -58,6 +58,16 @@ TEST_CASE("lexer: numbers") {
   CHECK(l.tokens[7].float_value == 3.0);
 }
 
+TEST_CASE("lexer: names are at most 255 characters") {
+  // A 1 MB op name once reached NVRTC, which corrupted its heap and aborted kiln build.
+  auto ok = lex_text(std::string(255, 'a'));
+  CHECK(ok.diagnostics.empty());
+  auto l = lex_text("op " + std::string(1000000, 'a') + " {");
+  REQUIRE(l.diagnostics.size() == 1);
+  CHECK(l.diagnostics[0].message == "a name of 1000000 characters; names are at most 255");
+  CHECK(l.diagnostics[0].column == 4);
+}
+
 TEST_CASE("lexer: a leading UTF-8 byte-order mark is skipped") {
   auto l = lex_text("\xef\xbb\xbfop a");
   REQUIRE(l.diagnostics.empty());

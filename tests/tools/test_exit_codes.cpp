@@ -212,3 +212,14 @@ TEST_CASE("exit codes: non-regular files never hang or exhaust memory") {
   CHECK_EXIT(run_kiln("build " + kElementwise + " --arch sm_80 --shapes /dev/zero -o " + t / "c", 30), 1);
   CHECK_EXIT(run_kiln("build " + kElementwise + " --arch sm_80 --shapes " + t / "fifo.kiln" + " -o " + t / "c", 30), 1);
 }
+
+TEST_CASE("exit codes: names of the longest allowed length build through NVRTC") {
+  TempDir t("kiln-exit-long-names");
+  const std::string op(255, 'o'), in(255, 'i');
+  write(t / "long.kiln", "op " + op + " {\n  dims N = 8\n  in " + in + ": f32[N]\n  out y = " + in + " * 2.0\n}\n");
+  CHECK_EXIT(run_kiln("build " + t / "long.kiln" + " --arch sm_80 -o " + t / "c"), 0);
+  write(t / "longer.kiln", "op " + std::string(1000000, 'o') + " {\n  dims N = 8\n  in x: f32[N]\n  out y = x\n}\n");
+  const auto r = run_kiln("build " + t / "longer.kiln" + " --arch sm_80 -o " + t / "c");
+  CHECK_EXIT(r, 1);
+  CHECK(r.output.find("longer.kiln:1:4: error: a name of 1000000 characters; names are at most 255") != std::string::npos);
+}
