@@ -27,6 +27,8 @@
 namespace kiln {
 
 inline constexpr std::uint32_t kPackFormatVersion = 1;
+// What names a pack rather than a cache directory (kiln build -o, kiln cache --dir).
+inline constexpr const char* kPackExtension = ".kilnpack";
 
 struct PackItem {
   std::string key;

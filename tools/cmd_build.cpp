@@ -128,13 +128,14 @@ void require_writable_dir(const fs::path& dir, const std::string& output) {
 // Where the build stores its result, checked before any compile.
 struct Output {
   bool to_pack = false;
-  std::string path;   // as given, for messages
+  std::string path;        // as given, for messages
+  std::string pack_path;   // where a pack is written ("./NAME" for a bare name)
 };
 
 Output check_output(const std::string& given) {
   Output out;
   out.path = given;
-  out.to_pack = ends_with(given, ".kilnpack");
+  out.to_pack = ends_with(given, kPackExtension);
   const fs::path path(given);
   std::error_code ec;
   if (!out.to_pack) {
@@ -142,12 +143,13 @@ Output check_output(const std::string& given) {
     require_writable_dir(path / kCacheVersionDir, given);
     return out;
   }
-  if (path.filename() == ".kilnpack")
+  if (path.filename() == kPackExtension)
     throw CLI::ValidationError("-o", fmt::format("'{}' names no pack: give FILE.kilnpack", given));
   if (fs::is_directory(path, ec))
     throw IoError(fmt::format("kiln build: cannot write pack '{}': it is a directory", given));
   // A bare name ("kernels.kilnpack") is in the current directory.
-  require_writable_dir(path.has_parent_path() ? path.parent_path() : fs::path("."), given);
+  out.pack_path = path.has_parent_path() ? given : "./" + given;
+  require_writable_dir(fs::path(out.pack_path).parent_path(), given);
   return out;
 }
 
@@ -296,8 +298,7 @@ int run_build(const BuildArgs& a) {
                                                      uncovered.size() == 1 ? "has" : "have")});
   KILN_CHECK(specializations > 0 || !failures.empty(), ArgumentError,
              "kiln build: nothing to build: every selected specialization lacks a kernel template");
-  // A bare name ("kernels.kilnpack") is in the current directory.
-  if (pack && failures.empty()) pack->write(fs::path(a.output).has_parent_path() ? a.output : "./" + a.output);
+  if (pack && failures.empty()) pack->write(output.pack_path);
 
   for (const auto& f : failures) std::fprintf(stderr, "%s\n", f.message.c_str());
   if (!failures.empty()) {

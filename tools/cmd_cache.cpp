@@ -59,7 +59,7 @@ Target resolve(const CacheArgs& args) {
     return t;
   }
   if (ec) throw IoError(fmt::format("kiln cache: cannot access {}: {}", t.path, ec.message()));
-  if (fs::is_regular_file(st) && fs::path(t.path).extension() == ".kilnpack") {
+  if (fs::is_regular_file(st) && fs::path(t.path).extension() == kPackExtension) {
     t.pack = true;
     return t;
   }
