@@ -5,6 +5,7 @@
 
 #include "generator/assert.h"
 #include "generator/planner.h"
+#include "generator/source.h"
 
 namespace kiln {
 
@@ -522,8 +523,10 @@ Plan Planner::run() {
       KILN_CHECK(rule != nullptr, NotSupportedError, "{}: op '{}' (line {}) has no kernel template in this version of kiln",
                  ir.op_name, ir::op_kind_name(node.kind), node.loc.line);
       for (const auto& d : ir.dims)
-        KILN_CHECK(!d.dynamic, NotSupportedError, "{}: dim '{}' is dyn, but the {} template needs every dim baked in",
-                   ir.op_name, d.name, rule->template_family);
+        KILN_CHECK(!d.dynamic, NotSupportedError,
+                   "{}:{}:{}: op {}: dim '{}' is dyn, but the {} template (for line {}) needs every dim baked in",
+                   ir.source ? ir.source->name : ir.op_name, d.loc.line, d.loc.column, ir.op_name, d.name,
+                   rule->template_family, node.loc.line);
       PlannedKernel kn;
       kn.anchor = id;
       ir::NodeId end = epilogue_end_[i];

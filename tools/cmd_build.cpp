@@ -61,6 +61,8 @@ struct ShapeLine {
   std::string op;
   std::map<std::string, std::string> values;
   int line = 0;
+  bool selected = false;          // an op being built is this line's op (or it is "*")
+  std::set<std::string> known;    // the dims and consts of the ops it selects
 };
 
 std::vector<ShapeLine> read_shapes(const std::string& path) {
@@ -184,6 +186,16 @@ int run_build(const BuildArgs& a) {
     all_ops.insert(all_ops.end(), op_names.begin(), op_names.end());
     for (const auto& op : op_names) {
       if (!a.op.empty() && op != a.op) continue;
+      // Every name of a --shapes line must be a dim or const of some op the line selects.
+      {
+        auto ir0 = check_op(spec, op);
+        for (auto& line : shape_lines) {
+          if (line.op != op && line.op != "*") continue;
+          line.selected = true;
+          for (const auto& d : ir0->dims) line.known.insert(d.name);
+          for (const auto& c : ir0->consts) line.known.insert(c.name);
+        }
+      }
       // The shapes of this op: the defaults with -D, then each --shapes line naming it.
       std::vector<std::map<std::string, std::string>> shapes = {defines};
       for (const auto& line : shape_lines)
@@ -232,6 +244,17 @@ int run_build(const BuildArgs& a) {
     throw ArgumentError(fmt::format("kiln build: --op {}: no such op in {}{} (ops: {})", a.op, fmt::join(a.specs, ", "),
                                     did_you_mean(a.op, all_ops), fmt::join(all_ops, ", ")));
   check_all_used(defines, used);
+  // A line for an op of the specs that --op left out is skipped; one naming no op is a typo.
+  for (const auto& line : shape_lines) {
+    const bool exists = line.op == "*" || std::find(all_ops.begin(), all_ops.end(), line.op) != all_ops.end();
+    KILN_CHECK(exists, ArgumentError, "{}:{}: no op named '{}' in {}{} (ops: {})", a.shapes, line.line, line.op,
+               fmt::join(a.specs, ", "), did_you_mean(line.op, all_ops), fmt::join(all_ops, ", "));
+    if (!line.selected) continue;
+    for (const auto& [name, value] : line.values)
+      KILN_CHECK(line.known.count(name) != 0, ArgumentError, "{}:{}: {}={}: op {} has no dim or const named '{}'{}",
+                 a.shapes, line.line, name, value, line.op, name,
+                 did_you_mean(name, std::vector<std::string>(line.known.begin(), line.known.end())));
+  }
 
   std::unique_ptr<DiskCache> cache;
   std::unique_ptr<PackWriter> pack;

@@ -223,3 +223,30 @@ TEST_CASE("exit codes: names of the longest allowed length build through NVRTC")
   CHECK_EXIT(r, 1);
   CHECK(r.output.find("longer.kiln:1:4: error: a name of 1000000 characters; names are at most 255") != std::string::npos);
 }
+
+TEST_CASE("exit codes: --shapes lines that name no op or no dim are errors, not ignored") {
+  TempDir t("kiln-exit-shapes");
+  const std::string build = "build " + kElementwise + " --op relu_add --arch sm_80 -o " + t / "c" + " --shapes ";
+  write(t / "op.txt", "# a typo in the op name\nrelu_ad B=5 N=5\n");
+  auto r = run_kiln(build + t / "op.txt");
+  CHECK_EXIT(r, 1);
+  CHECK(r.output.find("op.txt:2: no op named 'relu_ad'") != std::string::npos);
+  CHECK(r.output.find("did you mean 'relu_add'?") != std::string::npos);
+  write(t / "dim.txt", "relu_add B=5 Q=5\n");
+  r = run_kiln(build + t / "dim.txt");
+  CHECK_EXIT(r, 1);
+  CHECK(r.output.find("dim.txt:1: Q=5: op relu_add has no dim or const named 'Q'") != std::string::npos);
+  // A line for another op of the file, left out by --op, is skipped.
+  write(t / "other.txt", "axpby N=8\nrelu_add B=5 N=5\n");
+  CHECK_EXIT(run_kiln(build + t / "other.txt"), 0);
+}
+
+TEST_CASE("exit codes: a dyn dim a template cannot take is located at its declaration") {
+  TempDir t("kiln-exit-dyn");
+  write(t / "dyn.kiln", "op mm {\n  dims dyn M = 8, K = 4, N = 5\n  in a: f32[M, K]\n  in b: f32[K, N]\n"
+                        "  out c = matmul(a, b)\n}\n");
+  const auto r = run_kiln("gen " + t / "dyn.kiln" + " --arch sm_80");
+  CHECK_EXIT(r, 1);
+  CHECK(r.output.find("dyn.kiln:2:12: op mm: dim 'M' is dyn, but the gemm template (for line 5) needs every dim "
+                      "baked in") != std::string::npos);
+}
