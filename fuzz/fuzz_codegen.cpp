@@ -12,10 +12,10 @@
 #include <map>
 #include <string>
 
-#include "generator/emit.h"
-#include "generator/frontend.h"
-#include "generator/plan.h"
-#include "generator/templates.h"
+#include "generator/emit/emit.h"
+#include "generator/frontend/frontend.h"
+#include "generator/plan/plan.h"
+#include "generator/emit/templates.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "generator/frontend.h"
+#include "generator/frontend/frontend.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);

@@ -1,7 +1,7 @@
 // Little-endian byte encoding for kiln's on-disk formats (cache entries, packs),
 // so a file written on one machine reads the same on another, plus the atomic
 // write (unique temp file in the same directory, then rename). Reading goes
-// through generator/file_read.h (regular files only, capped).
+// through generator/support/file_read.h (regular files only, capped).
 #pragma once
 
 #include <cstdint>

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "generator/assert.h"
+#include "generator/support/assert.h"
 #include "runtime/log.h"
 
 namespace kiln {

@@ -61,7 +61,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "generator/file_read.h"
+#include "generator/support/file_read.h"
 #include "runtime/binary_io.h"
 #include "runtime/hash.h"
 #include "runtime/log.h"

@@ -105,7 +105,7 @@ CUfunction get_function(CUmodule module, const std::string& name);
 // must raise it (up to the device's opt-in maximum). No-op at or under 48 KB.
 void set_dynamic_shared(CUfunction function, unsigned bytes);
 
-void launch(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, CUstream stream, void** args);
+void launch_kernel(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, CUstream stream, void** args);
 
 // Device memory owned by the object (tests, `kiln run`, benchmarks).
 class DeviceBuffer {

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "generator/assert.h"
+#include "generator/support/assert.h"
 #include "runtime/disk_cache.h"
 #include "runtime/log.h"
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "generator/assert.h"
+#include "generator/support/assert.h"
 
 namespace kiln {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kiln/kiln.h"
-#include "runtime/reference.h"
+#include "reference/reference.h"
 
 namespace kiln {
 

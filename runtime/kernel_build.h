@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "generator/emit.h"
-#include "generator/templates.h"
+#include "generator/emit/emit.h"
+#include "generator/emit/templates.h"
 #include "runtime/disk_cache.h"
 
 namespace kiln {

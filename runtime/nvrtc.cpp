@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include "generator/assert.h"
+#include "generator/support/assert.h"
 #include "runtime/log.h"
 
 namespace kiln {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "generator/templates.h"
+#include "generator/emit/templates.h"
 #include "kiln/kiln.h"
 
 namespace kiln {

@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "generator/frontend.h"
-#include "generator/ir.h"
+#include "generator/frontend/frontend.h"
+#include "generator/ir/ir.h"
 #include "runtime/device.h"
-#include "runtime/reference.h"
+#include "reference/reference.h"
 
 namespace kiln {
 
@@ -73,7 +73,7 @@ OpCheck run_and_check(Runtime& rt, const std::string& spec_path, const std::stri
   try {
     Op op = rt.load_file(spec_path).op(op_name);
     exe.emplace(bindings.consts.empty() ? op.specialize(bindings) : op.with_consts(bindings.consts).specialize(bindings));
-  } catch (const NotSupportedError& e) {
+  } catch (const UnsupportedError& e) {
     r.note = e.what();
     return r;
   }

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "generator/file_read.h"
+#include "generator/support/file_read.h"
 #include "runtime/binary_io.h"
 #include "runtime/hash.h"
 

@@ -27,13 +27,13 @@
 
 #include <cuda.h>
 
-#include "generator/assert.h"
-#include "generator/diagnostics.h"
-#include "generator/emit.h"
-#include "generator/file_read.h"
-#include "generator/frontend.h"
-#include "generator/plan.h"
-#include "generator/templates.h"
+#include "generator/support/assert.h"
+#include "generator/support/diagnostics.h"
+#include "generator/emit/emit.h"
+#include "generator/support/file_read.h"
+#include "generator/frontend/frontend.h"
+#include "generator/plan/plan.h"
+#include "generator/emit/templates.h"
 #include "kiln/kiln.h"
 #include "runtime/disk_cache.h"
 #include "runtime/driver.h"
@@ -348,7 +348,7 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count) {
       check(driver().memset_d32_async(scratch[static_cast<std::size_t>(b)], 0u, static_cast<std::size_t>(buf.bytes / 4), s),
             "cuMemsetD32Async");
     }
-    kiln::launch(fns[k], src.grid, src.block, src.shared_bytes, s, pointers.data());
+    kiln::launch_kernel(fns[k], src.grid, src.block, src.shared_bytes, s, pointers.data());
   }
   rt->launches.fetch_add(1);
 }

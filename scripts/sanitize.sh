@@ -31,7 +31,7 @@ export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$SUPP/
 
 echo "sanitize: AddressSanitizer + UndefinedBehaviorSanitizer ($ASAN_BUILD)"
 configure "$ASAN_BUILD" address,undefined
-cmake --build "$ASAN_BUILD" -j "$JOBS" --target kiln_test_generator kiln_test_runtime kiln_test_tools
+cmake --build "$ASAN_BUILD" -j "$JOBS" --target kiln_test_generator kiln_test_runtime kiln_test_reference kiln_test_tools
 stage_done "ASan+UBSan build"
 (cd "$ASAN_BUILD" && ctest --output-on-failure -j "$JOBS" -L cpu -E '^consumer/')
 stage_done "ASan+UBSan tests"

@@ -8,8 +8,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "generator/assert.h"
-#include "generator/ir.h"
+#include "generator/support/assert.h"
+#include "generator/ir/ir.h"
 
 namespace kiln::cli {
 

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "generator/assert.h"
+#include "generator/support/assert.h"
 #include "runtime/device.h"
 #include "runtime/disk_cache.h"
 #include "runtime/op_check.h"
@@ -55,7 +55,7 @@ int run_bench(const BenchArgs& a) {
   o.warmup = 5;
   o.iters = a.iters;
   const OpCheck check = run_and_check(rt0, a.spec, a.op, b, o);
-  KILN_CHECK(check.covered, NotSupportedError, "{}", check.note);
+  KILN_CHECK(check.covered, UnsupportedError, "{}", check.note);
   std::printf("op %s %s\n", a.op.c_str(), op0.signature().c_str());
   if (!check.ok) {
     for (const auto& c : check.outputs)
@@ -102,7 +102,7 @@ int run_bench(const BenchArgs& a) {
   std::vector<Arg> args;
   std::vector<void*> pointers;
   for (const auto& arg : exe.arguments()) {
-    KILN_CHECK(arg.is_tensor, NotSupportedError, "kiln bench: host-overhead timing supports tensor-only ops ('{}' is a scalar)",
+    KILN_CHECK(arg.is_tensor, UnsupportedError, "kiln bench: host-overhead timing supports tensor-only ops ('{}' is a scalar)",
                arg.name);
     std::int64_t n = 1;
     for (auto d : arg.shape) n *= d;
@@ -131,10 +131,10 @@ int run_bench(const BenchArgs& a) {
       for (void* p : pointers) values.push_back(reinterpret_cast<CUdeviceptr>(p));
       std::vector<void*> params;
       for (auto& v : values) params.push_back(&v);
-      launch(f, infos[0].grid, infos[0].block, infos[0].shared_bytes, nullptr, params.data());
+      launch_kernel(f, infos[0].grid, infos[0].block, infos[0].shared_bytes, nullptr, params.data());
       synchronize();
       t0 = Clock::now();
-      for (int i = 0; i < a.calls; ++i) launch(f, infos[0].grid, infos[0].block, infos[0].shared_bytes, nullptr, params.data());
+      for (int i = 0; i < a.calls; ++i) launch_kernel(f, infos[0].grid, infos[0].block, infos[0].shared_bytes, nullptr, params.data());
       bare_us = ms_since(t0) * 1e3 / a.calls;
       synchronize();
       unload_module(module);

@@ -20,12 +20,12 @@
 
 #include <fmt/format.h>
 
-#include "generator/assert.h"
-#include "generator/diagnostics.h"
-#include "generator/emit.h"
-#include "generator/file_read.h"
-#include "generator/frontend.h"
-#include "generator/plan.h"
+#include "generator/support/assert.h"
+#include "generator/support/diagnostics.h"
+#include "generator/emit/emit.h"
+#include "generator/support/file_read.h"
+#include "generator/frontend/frontend.h"
+#include "generator/plan/plan.h"
 #include "runtime/disk_cache.h"
 #include "runtime/env.h"
 #include "runtime/kernel_build.h"
@@ -226,7 +226,7 @@ int run_build(const BuildArgs& a) {
           std::vector<KernelSource> sources;
           try {
             sources = emit(make_plan(bound, target), templates);
-          } catch (const NotSupportedError& e) {
+          } catch (const UnsupportedError& e) {
             uncovered.push_back(fmt::format("{} ({}) for {}: {}", op, bindings, arch, e.what()));
             continue;
           }

@@ -17,7 +17,7 @@
 
 #include <fmt/format.h>
 
-#include "generator/assert.h"
+#include "generator/support/assert.h"
 #include "kiln/kiln.h"
 #include "runtime/disk_cache.h"
 #include "runtime/pack.h"

@@ -6,8 +6,8 @@
 
 #include <cstdio>
 
-#include "generator/diagnostics.h"
-#include "generator/frontend.h"
+#include "generator/support/diagnostics.h"
+#include "generator/frontend/frontend.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 

@@ -10,10 +10,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "runtime/reference.h"
+#include "reference/reference.h"
 #include "tools/commands.h"
 
-#include "generator/frontend.h"
+#include "generator/frontend/frontend.h"
 #include "tools/cli_util.h"
 
 namespace kiln::cli {

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "generator/assert.h"
-#include "generator/frontend.h"
+#include "generator/support/assert.h"
+#include "generator/frontend/frontend.h"
 #include "runtime/device.h"
 #include "runtime/op_check.h"
 #include "tools/cli_util.h"

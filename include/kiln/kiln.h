@@ -121,7 +121,7 @@ class IoError : public Error {
 
 // The spec is valid, but this version of kiln has no kernel template for it (an op, layout or
 // dtype combination not built yet). Typed so callers need not match message text.
-class NotSupportedError : public Error {
+class UnsupportedError : public Error {
  public:
   using Error::Error;
 };

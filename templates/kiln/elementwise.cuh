@@ -7,10 +7,12 @@
 // `first` is a multiple of kVec, so 16-byte loads and stores of tensors indexed
 // by the flat index (and of rows when the innermost extent is a multiple of
 // kVec) are aligned, given 16-byte aligned base pointers.
-// Launch: any 1-D grid of 1-D blocks; the loop is grid-stride.
+// Launch: any 1-D grid of 1-D blocks; the loop is grid-stride. The planner's config and launch
+// rule: kiln/config/elementwise.h.
 #pragma once
 
 #include "kiln/common.cuh"
+#include "kiln/config/elementwise.h"
 
 namespace kiln {
 

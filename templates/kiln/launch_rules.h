@@ -35,6 +35,14 @@ struct Geometry {
   bool zero_workspace = false;     // the workspace must be zeroed before every launch
 };
 
+// A generated unit's check that its own copy of a rule gives the launch the planner computed
+// (the grid only when `with_grid`: with dyn dims it is a run-time value).
+KILN_RULE constexpr bool same_launch(const Geometry& g, bool with_grid, long long gx, long long gy, long long gz,
+                                     long long bx, long long by, long long bz, long long shared_bytes) {
+  return (!with_grid || (g.grid.x == gx && g.grid.y == gy && g.grid.z == gz)) && g.block.x == bx &&
+         g.block.y == by && g.block.z == bz && g.shared_bytes == shared_bytes;
+}
+
 KILN_RULE constexpr long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 KILN_RULE constexpr long long min_ll(long long a, long long b) { return a < b ? a : b; }
 KILN_RULE constexpr long long max_ll(long long a, long long b) { return a > b ? a : b; }

@@ -1,5 +1,5 @@
 // kiln/philox.cuh — Philox4x32-10 and dropout's keep decision, shared by the host
-// reference interpreter (runtime/reference.cpp includes this file directly) and the
+// reference interpreter (reference/reference.cpp includes this file directly) and the
 // GPU dropout epilogue (NVRTC sees it as an embedded header).
 //
 // [Note: one function, two compilers]

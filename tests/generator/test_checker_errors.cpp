@@ -2,7 +2,7 @@
 // that says what was expected. The table holds the first rendered line exactly.
 #include <doctest/doctest.h>
 
-#include "generator/frontend.h"
+#include "generator/frontend/frontend.h"
 
 namespace {
 

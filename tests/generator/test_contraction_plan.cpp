@@ -1,5 +1,5 @@
-// Planning and emission of matmul and conv2d anchors (generator/plan_contraction.cpp,
-// generator/emit_contraction.cpp): plan text and generated-source goldens for the seed
+// Planning and emission of matmul and conv2d anchors (generator/plan/plan_contraction.cpp,
+// generator/emit/emit_contraction.cpp): plan text and generated-source goldens for the seed
 // specs and specs/matmul.kiln, specs/conv.kiln at their default dims and at an awkward
 // small shape; FileCheck-style assertions on the choices; every unit compiles with NVRTC.
 #include <doctest/doctest.h>
@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "generator/emit.h"
-#include "generator/frontend.h"
-#include "generator/plan.h"
-#include "generator/templates.h"
+#include "generator/emit/emit.h"
+#include "generator/frontend/frontend.h"
+#include "generator/plan/plan.h"
+#include "generator/emit/templates.h"
 #include "golden.h"
 #include "runtime/nvrtc.h"
 

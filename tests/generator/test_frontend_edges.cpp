@@ -5,9 +5,9 @@
 // echoed as a window; unknown names get a did-you-mean.
 #include <doctest/doctest.h>
 
-#include "generator/diagnostics.h"
-#include "generator/expr_emitter.h"
-#include "generator/frontend.h"
+#include "generator/support/diagnostics.h"
+#include "generator/emit/expr_emitter.h"
+#include "generator/frontend/frontend.h"
 
 namespace {
 

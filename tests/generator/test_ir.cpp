@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "generator/frontend.h"
+#include "generator/frontend/frontend.h"
 #include "golden.h"
 
 namespace {

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "generator/lexer.h"
+#include "generator/frontend/lexer.h"
 
 namespace {
 

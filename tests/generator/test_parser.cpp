@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "generator/frontend.h"
+#include "generator/frontend/frontend.h"
 
 namespace {
 

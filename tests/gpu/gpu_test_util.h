@@ -14,7 +14,7 @@
 #include "runtime/device.h"
 #include "runtime/host_tensor.h"
 #include "runtime/op_check.h"
-#include "runtime/reference.h"
+#include "reference/reference.h"
 
 namespace kiln::test {
 

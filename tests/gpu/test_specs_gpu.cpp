@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "generator/frontend.h"
+#include "generator/frontend/frontend.h"
 #include "gpu_test_util.h"
 #include "runtime/driver.h"
 

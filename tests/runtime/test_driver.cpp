@@ -113,7 +113,7 @@ extern "C" __global__ void fill(float* out, int n, float value) {
   void* args[] = {&ptr, &count, &value};
   kiln::EventTimer timer;
   timer.start();
-  kiln::launch(fill, {(n + 255) / 256, 1, 1}, {256, 1, 1}, smem, nullptr, args);
+  kiln::launch_kernel(fill, {(n + 255) / 256, 1, 1}, {256, 1, 1}, smem, nullptr, args);
   timer.stop();
   CHECK(timer.elapsed_ms() >= 0);
   auto host = out.download_as<float>();
@@ -122,7 +122,7 @@ extern "C" __global__ void fill(float* out, int n, float value) {
 
   // A bad launch reports the call and the error name.
   try {
-    kiln::launch(fill, {1, 1, 1}, {4096, 1, 1}, 0, nullptr, args);
+    kiln::launch_kernel(fill, {1, 1, 1}, {4096, 1, 1}, 0, nullptr, args);
     FAIL("a 4096-thread block must be rejected");
   } catch (const kiln::CudaError& e) {
     CHECK(e.call() == "cuLaunchKernel");

@@ -2,7 +2,7 @@
 // in the build the cases below are not compiled.
 #include <doctest/doctest.h>
 
-#if __has_include("generator/frontend.h")
+#if __has_include("generator/frontend/frontend.h")
 
 #include <array>
 #include <cstdio>

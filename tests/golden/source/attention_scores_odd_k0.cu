@@ -6,7 +6,8 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-constexpr int kVec = 4;  // elements per thread step (16-byte accesses)
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256};  // the planner's config
+constexpr int kVec = kConfig.vec;  // elements per thread step (16-byte accesses)
 constexpr Index kNumel = 693;  // [1, 3, 7, 33]
 
 struct Body {
@@ -36,3 +37,6 @@ struct Body {
 extern "C" __global__ void __launch_bounds__(256) kiln_attention_scores_k0_elementwise(const float* __restrict__ in_k, float* __restrict__ tmp_t2) {
   kiln::elementwise<Index, kVec>(Body{in_k, tmp_t2}, kNumel);
 }
+
+static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 132), true, 1, 1, 1, 256, 1, 1, 0),
+              "the template library's launch rule differs from the planner's");

@@ -22,7 +22,7 @@ kernels:
   2 kiln_layernorm_k2_elementwise: elementwise  grid (4224, 1, 1) block (256, 1, 1) smem 0 index int32
       stores %12 -> #3 y
       reads #0 x, #1 gamma, #2 beta, #4 mu, #5 t9
-      params vec=4
+      config ElementwiseConfig{vec=4 threads=256}
       why: only elementwise nodes; 16-byte vectors (4 x 4 bytes)
 
 // ==== layernorm_k0.cu
@@ -143,7 +143,8 @@ extern "C" __global__ void __launch_bounds__(512) kiln_layernorm_k1_reduce_inner
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-constexpr int kVec = 4;  // elements per thread step (16-byte accesses)
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256};  // the planner's config
+constexpr int kVec = kConfig.vec;  // elements per thread step (16-byte accesses)
 constexpr Index kNumel = 16777216;  // [4096, 4096]
 
 struct Body {
@@ -196,4 +197,7 @@ struct Body {
 extern "C" __global__ void __launch_bounds__(256) kiln_layernorm_k2_elementwise(const float* __restrict__ in_x, const float* __restrict__ in_gamma, const float* __restrict__ in_beta, const float* __restrict__ tmp_mu, const float* __restrict__ tmp_t9, float* __restrict__ out_y) {
   kiln::elementwise<Index, kVec>(Body{in_x, in_gamma, in_beta, tmp_mu, tmp_t9, out_y}, kNumel);
 }
+
+static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 132), true, 4224, 1, 1, 256, 1, 1, 0),
+              "the template library's launch rule differs from the planner's");
 

@@ -14,7 +14,7 @@ kernels:
   1 kiln_rmsnorm_k1_elementwise: elementwise  grid (1, 1, 1) block (256, 1, 1) smem 0 index int32
       stores %8 -> #2 y
       reads #0 x, #1 gamma, #3 t6
-      params vec=1
+      config ElementwiseConfig{vec=1 threads=256}
       why: only elementwise nodes; innermost extent 7 % 4 != 0: scalar loop
 
 // ==== rmsnorm_k0.cu
@@ -79,7 +79,8 @@ extern "C" __global__ void __launch_bounds__(256) kiln_rmsnorm_k0_reduce_inner(c
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-constexpr int kVec = 1;  // elements per thread step (4-byte accesses)
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/1, /*threads=*/256};  // the planner's config
+constexpr int kVec = kConfig.vec;  // elements per thread step (4-byte accesses)
 constexpr Index kNumel = 7;  // [1, 7]
 
 struct Body {
@@ -119,4 +120,7 @@ struct Body {
 extern "C" __global__ void __launch_bounds__(256) kiln_rmsnorm_k1_elementwise(const float* __restrict__ in_x, const float* __restrict__ in_gamma, const float* __restrict__ tmp_t6, float* __restrict__ out_y) {
   kiln::elementwise<Index, kVec>(Body{in_x, in_gamma, tmp_t6, out_y}, kNumel);
 }
+
+static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 132), true, 1, 1, 1, 256, 1, 1, 0),
+              "the template library's launch rule differs from the planner's");
 

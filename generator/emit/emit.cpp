@@ -1,0 +1,312 @@
+#include "generator/emit/emit.h"
+
+#include <set>
+
+#include "generator/support/assert.h"
+#include "generator/emit/emitter.h"
+#include "generator/support/source.h"
+#include "generator/emit/substitute.h"
+
+namespace kiln {
+
+const char* generator_version() { return "generator 1"; }
+
+namespace {
+
+// __launch_bounds__ arguments: the block size, and the CTAs per SM a plan asks for
+// (params["min_blocks"] > 1), which caps the registers so that many fit.
+std::string launch_bounds(const PlannedKernel& kernel) {
+  std::string s = std::to_string(kernel.block.x * kernel.block.y * kernel.block.z);
+  const auto it = kernel.params.find("min_blocks");
+  if (it != kernel.params.end() && it->second > 1) s += ", " + std::to_string(it->second);
+  return s;
+}
+
+std::string dims_text(const std::vector<std::int64_t>& shape) {
+  std::string s;
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return "[" + s + "]";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- UnitParts
+
+void UnitParts::launch_check(const PlannedKernel& kernel, const std::string& geometry, bool with_grid) {
+  const auto& g = kernel.grid;
+  const auto& b = kernel.block;
+  checks += fmt::format(
+      "static_assert(kiln::launch::same_launch({}, {}, {}, {}, {}, {}, {}, {}, {}),\n"
+      "              \"the template library's launch rule differs from the planner's\");\n",
+      geometry, with_grid ? "true" : "false", g.x, g.y, g.z, b.x, b.y, b.z, kernel.shared_bytes);
+}
+
+std::string UnitParts::param_list(const Plan& plan, const PlannedKernel& kernel) {
+  std::string params;
+  for (const auto& arg : kernel.args) {
+    if (!params.empty()) params += ", ";
+    switch (arg.kind) {
+      case KernelArg::Kind::Buffer:
+        params += fmt::format("{}{}* __restrict__ {}", arg.writes ? "" : "const ", storage_type(arg.dtype),
+                              pointer_name(plan, arg.buffer));
+        break;
+      case KernelArg::Kind::Scalar: params += fmt::format("{} {}", compute_type(arg.dtype), arg.name); break;
+      case KernelArg::Kind::DynDim: params += fmt::format("long long {}", arg.name); break;
+    }
+  }
+  return params;
+}
+
+std::string UnitParts::pointer_name(const Plan& plan, int buffer) {
+  const auto& b = plan.buffers[static_cast<std::size_t>(buffer)];
+  switch (b.kind) {
+    case BufferKind::Input: return "in_" + b.name;
+    case BufferKind::Output: return "out_" + b.name;
+    case BufferKind::Intermediate: return "tmp_" + b.name;
+    case BufferKind::Workspace: return "ws_" + b.name;
+  }
+  return b.name;
+}
+
+std::string UnitParts::buffer_comment(const Plan& plan, int buffer) {
+  const auto& b = plan.buffers[static_cast<std::size_t>(buffer)];
+  static const char* kKinds[] = {"in", "out", "intermediate", "workspace"};
+  return fmt::format("{} {}: {}{}", kKinds[static_cast<int>(b.kind)], b.name, dtype_name(b.dtype), dims_text(b.shape));
+}
+
+void UnitParts::declare_members(const Plan& plan, const PlannedKernel& kernel, CodeWriter& w, ExprEmitter& ex) {
+  for (const auto& arg : kernel.args) {
+    switch (arg.kind) {
+      case KernelArg::Kind::Buffer: {
+        const std::string name = pointer_name(plan, arg.buffer);
+        w.line("{}{}* __restrict__ {};  // {}", arg.writes ? "" : "const ", storage_type(arg.dtype), name,
+               buffer_comment(plan, arg.buffer));
+        ex.set_pointer(arg.buffer, name);
+        break;
+      }
+      case KernelArg::Kind::Scalar:
+        w.line("{} {};  // scalar in {}", compute_type(arg.dtype), arg.name, arg.name);
+        ex.set_scalar(arg.param, arg.name);
+        break;
+      case KernelArg::Kind::DynDim: w.line("Index {};  // dyn dim {}", arg.name, arg.dim); break;
+    }
+  }
+  ex.dyn_dim_name = [](const std::string& dim) { return "dim_" + dim; };
+}
+
+std::string UnitParts::member_inits(const Plan& plan, const PlannedKernel& kernel) {
+  std::string s;
+  for (const auto& arg : kernel.args) {
+    if (!s.empty()) s += ", ";
+    s += arg.kind == KernelArg::Kind::Buffer ? pointer_name(plan, arg.buffer)
+         : arg.kind == KernelArg::Kind::DynDim ? fmt::format("static_cast<Index>({})", arg.name)
+                                               : arg.name;
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------- elementwise
+
+namespace {
+
+}  // namespace
+
+void emit_family(const Plan& plan, const PlannedKernel& kernel, const ElementwiseConfig& config, UnitParts& unit) {
+  const auto& bound = *plan.bound;
+  const ir::NodeId root = kernel.stores[0].node;
+  const auto& shape = bound.shape(root);
+  const std::size_t rank = shape.size();
+  const std::int64_t vec = config.vec;
+  std::int64_t numel = 1;
+  for (auto d : shape) numel *= d;
+  const bool rows = rank > 0 && shape.back() % vec == 0;   // vectors never cross a row
+
+  unit.includes = "#include \"kiln/elementwise.cuh\"";
+  if (unit.op_has_dropout) unit.includes += "\n#include \"kiln/philox.cuh\"";
+
+  CodeWriter c;
+  c.line("using Index = {};  // {}", kernel.index64 ? "long long" : "int",
+         kernel.index64 ? "some tensor has 2^31 elements or more" : "every tensor has fewer than 2^31 elements");
+  c.line("{}", UnitParts::config_line(config));
+  c.line("constexpr int kVec = kConfig.vec;  // elements per thread step ({}-byte accesses)",
+         vec * static_cast<std::int64_t>(dtype_size(bound.node(root).dtype)));
+  bool dynamic = false;
+  for (const auto& a : kernel.args) dynamic |= a.kind == KernelArg::Kind::DynDim;
+  if (!dynamic) c.line("constexpr Index kNumel = {};  // {}", numel, dims_text(shape));
+  unit.constants = c.str();
+
+  CodeWriter w;
+  ExprEmitter ex(plan, w);
+  w.open_block("struct Body");
+  UnitParts::declare_members(plan, kernel, w, ex);
+  w.blank();
+  w.line("template <int N>");
+  w.open_block("__device__ __forceinline__ void apply(Index i) const");
+  // Leaves that advance with the output by one element per j are loaded as vectors.
+  const Coords identity = [&] {
+    Coords c(rank);
+    for (std::size_t d = 0; d < rank; ++d) c[d] = fmt::format("c{}", d);
+    return c;
+  }();
+  Coords base;
+  if (rows && rank > 0) {
+    w.line("// coordinates of element i of {}", dims_text(shape));
+    base = ex.declare_coords(root, "i", "b");
+  }
+  std::map<ir::NodeId, std::string> vector_leaf;   // leaf -> register array name
+  std::vector<std::pair<ir::NodeId, Coords>> pending;
+  ex.leaf_hook = [&](ir::NodeId leaf, const Coords& coords) -> std::optional<std::string> {
+    if (vec == 1 || rank == 0) return std::nullopt;
+    const auto& lshape = bound.shape(leaf);
+    const bool flat = lshape == shape && coords == identity;
+    const bool row = rows && !lshape.empty() && coords.back() == identity.back() && lshape.back() == shape.back();
+    if (!flat && !row) return std::nullopt;
+    auto it = vector_leaf.find(leaf);
+    if (it == vector_leaf.end()) {
+      // Hoisted before the loop (vector loads of the leaf's first element).
+      it = vector_leaf.emplace(leaf, fmt::format("vec_{}", leaf)).first;
+      pending.emplace_back(leaf, coords);
+    }
+    std::string access = it->second + ".v[j]";
+    const DType t = plan.ir().node(leaf).dtype;
+    if (t == DType::f16 || t == DType::bf16) access = "kiln::to_float(" + access + ")";
+    return access;
+  };
+  // The loop body is written to a separate writer so vector loads can be hoisted above it.
+  CodeWriter loop;
+  ExprEmitter body_ex(plan, loop);
+  body_ex.leaf_hook = ex.leaf_hook;
+  body_ex.dyn_dim_name = ex.dyn_dim_name;
+  for (const auto& arg : kernel.args) {
+    if (arg.kind == KernelArg::Kind::Buffer) body_ex.set_pointer(arg.buffer, UnitParts::pointer_name(plan, arg.buffer));
+    if (arg.kind == KernelArg::Kind::Scalar) body_ex.set_scalar(arg.param, arg.name);
+  }
+  loop.line("const Index e = i + j;");
+  Coords coords = body_ex.declare_coords(root, "e", "c");
+  // A stored root may also be a leaf that an anchor reads (a permuted operand): compute it here.
+  for (const auto& s : kernel.stores)
+    if (plan.ir().node(s.node).kind != ir::OpKind::Input) body_ex.compute_here(s.node);
+  for (const auto& s : kernel.stores) {
+    const std::string v = body_ex.value(s.node, coords);
+    const DType t = bound.node(s.node).dtype;
+    std::string stored = v;
+    if (t == DType::f16 || t == DType::bf16) stored = fmt::format("kiln::from_float<{}>({})", storage_type(t), v);
+    loop.line("out_{}.v[j] = {};", s.buffer, stored);
+  }
+
+  for (const auto& [leaf, coords_at] : pending) {
+    // The leaf's index at j = 0: its coordinates with the row's base coordinates.
+    Coords at = coords_at;
+    for (auto& x : at)
+      for (std::size_t d = 0; d < rank; ++d)
+        if (x == identity[d]) x = rows ? base[d] : "";
+    const int buffer = plan.leaves.at(leaf);
+    const bool flat = bound.shape(leaf) == shape && coords_at == identity;
+    const std::string index = flat ? "i" : ex.flat_index(leaf, at);
+    w.line("const kiln::Vec<{0}, N> {1} = kiln::load_vec<{0}, N>({2} + {3});", storage_type(bound.node(leaf).dtype),
+           vector_leaf[leaf], UnitParts::pointer_name(plan, buffer), index);
+  }
+  std::set<int> declared;
+  for (const auto& s : kernel.stores)
+    if (declared.insert(s.buffer).second)
+      w.line("kiln::Vec<{}, N> out_{};", storage_type(bound.node(s.node).dtype), s.buffer);
+  w.raw_line("#pragma unroll");
+  w.open_block("for (int j = 0; j < N; ++j)");
+  w.append(loop.str());
+  w.close_block();
+  declared.clear();
+  for (const auto& s : kernel.stores)
+    if (declared.insert(s.buffer).second)
+      w.line("kiln::store_vec<{0}, N>({1} + i, out_{2});", storage_type(bound.node(s.node).dtype),
+             UnitParts::pointer_name(plan, s.buffer), s.buffer);
+  w.close_block();
+  w.close_block(";");
+  unit.functors = w.str();
+
+  const std::string numel_expr = [&] {
+    if (!dynamic) return std::string("kNumel");
+    std::string e = "Index(1)";
+    for (std::size_t d = 0; d < rank; ++d) e += " * " + ex.extent(root, d);
+    return e;
+  }();
+  if (dynamic) {
+    // In the entry, dyn dims are the kernel's own parameters.
+    std::string fixed;
+    for (std::size_t d = 0; d < rank; ++d) fixed += " * static_cast<Index>(" + ex.extent(root, d) + ")";
+    unit.body = fmt::format("  kiln::elementwise<Index, kVec>(Body{{{}}}, Index(1){});",
+                            UnitParts::member_inits(plan, kernel), fixed);
+  } else {
+    unit.body = fmt::format("  kiln::elementwise<Index, kVec>(Body{{{}}}, {});", UnitParts::member_inits(plan, kernel),
+                            numel_expr);
+  }
+  // With dyn dims the grid follows the bound values, which the unit does not know.
+  unit.launch_check(kernel, fmt::format("kiln::elementwise_geometry(kConfig, {}, {})", dynamic ? "1" : "kNumel",
+                                        plan.target.sm_count), !dynamic);
+}
+
+// ---------------------------------------------------------------- driver
+
+const AnchorEmitter* anchor_emitter(const std::string& template_name) {
+  if (const AnchorEmitter* e = memory_bound_emitter(template_name)) return e;
+  return contraction_emitter(template_name);
+}
+
+std::vector<KernelSource> emit(const Plan& plan, const TemplateLibrary& templates) {
+  const TemplateFile* entry_template = templates.find("entry/kernel.cu.in");
+  KILN_ASSERT(entry_template != nullptr, "entry/kernel.cu.in is missing from the template library");
+  // Once per plan, not per kernel: a plan may have as many kernels as the op has nodes.
+  bool dropout = false;
+  for (const auto& n : plan.ir().nodes) dropout |= n.kind == ir::OpKind::Dropout;
+  std::vector<KernelSource> out;
+  for (std::size_t k = 0; k < plan.kernels.size(); ++k) {
+    const auto& kernel = plan.kernels[k];
+    UnitParts unit;
+    unit.op_has_dropout = dropout;
+    std::visit(
+        [&](const auto& config) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(config)>, std::monostate>) {
+            const AnchorEmitter* emitter = anchor_emitter(kernel.template_name);
+            KILN_ASSERT(emitter != nullptr, "no emitter for template {}", kernel.template_name);
+            (*emitter)(plan, kernel, unit);
+          } else {
+            emit_family(plan, kernel, config, unit);
+          }
+        },
+        kernel.config);
+    const ir::NodeId where = kernel.anchor >= 0 ? kernel.anchor : kernel.stores[0].node;
+    auto trimmed = [](std::string s) {
+      while (!s.empty() && s.back() == '\n') s.pop_back();
+      return s;
+    };
+    std::map<std::string, std::string> values = {
+        {"kiln_version", generator_version()},
+        {"op_name", plan.ir().op_name},
+        {"kernel_index", std::to_string(k)},
+        {"template_name", kernel.template_name},
+        {"spec_file", plan.ir().source ? plan.ir().source->name : "<unknown>"},
+        {"spec_line", std::to_string(plan.ir().node(where).loc.line)},
+        {"reason", kernel.reason},
+        {"includes", unit.includes},
+        {"constants", trimmed(unit.constants)},
+        {"functors", trimmed(unit.functors)},
+        {"threads", launch_bounds(kernel)},
+        {"entry", kernel.entry},
+        {"params", UnitParts::param_list(plan, kernel)},
+        {"body", unit.body},
+        {"checks", unit.checks.empty() ? "" : "\n" + unit.checks},
+    };
+    KernelSource src;
+    src.entry = kernel.entry;
+    src.template_name = kernel.template_name;
+    src.file_name = fmt::format("{}_k{}.cu", plan.ir().op_name, k);
+    src.text = substitute(entry_template->name, entry_template->contents, values);
+    src.grid = kernel.grid;
+    src.block = kernel.block;
+    src.shared_bytes = kernel.shared_bytes;
+    src.args = kernel.args;
+    out.push_back(std::move(src));
+  }
+  return out;
+}
+
+}  // namespace kiln

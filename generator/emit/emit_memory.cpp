@@ -1,0 +1,467 @@
+// Emission of the memory-bound template family: one instantiation unit per planned
+// reduce_inner / reduce_outer / reduce_finish / scan_rows / rownorm kernel.
+//
+// [Note: Load and Store functors]
+// The templates stream one tensor `in` (T elements) and call `Load{}(x, flat)` on
+// every element and `Store{}(r, flat)` on every result (see the headers of
+// templates/kiln/reduce.cuh, scan.cuh, rownorm.cuh). The emitter writes both:
+//  - Load evaluates the anchor's operand at the coordinates of `flat` in the
+//    operand's shape. The operand may be an inlined elementwise expression: `in`
+//    is its *primary* leaf (one stored tensor of the operand's shape), whose
+//    element at those coordinates is `x` itself; any other leaf is loaded by index.
+//  - Store binds the anchor's value to `r` at the coordinates of the output index
+//    and evaluates the end of the fused epilogue chain there.
+// Both functors carry every kernel argument as a member, so either can read any
+// leaf or scalar (dropout's seed).
+#include "generator/support/assert.h"
+#include "generator/emit/emitter.h"
+
+namespace kiln {
+
+namespace {
+
+std::string dims_text(const std::vector<std::int64_t>& shape) {
+  std::string s;
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return "[" + s + "]";
+}
+
+const ir::Node& anchor_of(const Plan& plan, const PlannedKernel& kernel) { return plan.ir().node(kernel.anchor); }
+
+ir::NodeId store_node(const PlannedKernel& kernel) {
+  return kernel.stores.empty() ? kernel.anchor : kernel.stores[0].node;
+}
+
+// The stored tensor the template streams as `in`: the operand itself when it is stored, else a
+// leaf of the operand's expression with the operand's shape (same flat index, so Load reads it
+// as `x`), else one with as many elements.
+ir::NodeId primary_leaf(const Plan& plan, ir::NodeId operand) {
+  const auto& bound = *plan.bound;
+  std::vector<ir::NodeId> stack{operand}, leaves;
+  std::set<ir::NodeId> seen;
+  while (!stack.empty()) {
+    const ir::NodeId n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (plan.leaves.count(n)) {
+      leaves.push_back(n);
+      continue;
+    }
+    const auto& node = bound.node(n);
+    for (auto it = node.operands.rbegin(); it != node.operands.rend(); ++it) stack.push_back(*it);
+  }
+  for (ir::NodeId l : leaves)
+    if (bound.shape(l) == bound.shape(operand)) return l;
+  for (ir::NodeId l : leaves)
+    if (bound.numel(l) == bound.numel(operand)) return l;
+  KILN_CHECK(false, UnsupportedError, "{}: line {}: the operand of this op reads no stored tensor of its own size; "
+             "kiln cannot stream it yet", plan.ir().op_name, bound.node(operand).loc.line);
+  return -1;
+}
+
+std::string combiner(ir::OpKind kind, const std::string& c) {
+  switch (kind) {
+    case ir::OpKind::Sum:
+    case ir::OpKind::Cumsum: return fmt::format("kiln::SumOp<{}>", c);
+    case ir::OpKind::Mean: return fmt::format("kiln::MeanOp<{}>", c);
+    case ir::OpKind::Prod:
+    case ir::OpKind::Cumprod: return fmt::format("kiln::ProdOp<{}>", c);
+    case ir::OpKind::Min:
+    case ir::OpKind::Cummin: return fmt::format("kiln::MinOp<{}>", c);
+    case ir::OpKind::Max:
+    case ir::OpKind::Cummax: return fmt::format("kiln::MaxOp<{}>", c);
+    case ir::OpKind::Argmin: return fmt::format("kiln::ArgMinOp<{}, Index>", c);
+    case ir::OpKind::Argmax: return fmt::format("kiln::ArgMaxOp<{}, Index>", c);
+    case ir::OpKind::Logsumexp: return fmt::format("kiln::LogSumExpOp<{}>", c);
+    default: KILN_ASSERT(false, "no combiner for {}", ir::op_kind_name(kind));
+  }
+  return "";
+}
+
+// Writes the common head of the unit: includes, Index, shapes; returns the constants writer.
+void begin_unit(const Plan& plan, const PlannedKernel& kernel, const char* header, UnitParts& unit, CodeWriter& c) {
+  unit.includes = fmt::format("#include \"kiln/{}\"", header);
+  if (unit.op_has_dropout) unit.includes += "\n#include \"kiln/philox.cuh\"";
+  c.line("using Index = {};  // {}", kernel.index64 ? "long long" : "int",
+         kernel.index64 ? "some tensor has 2^31 elements or more" : "every tensor has fewer than 2^31 elements");
+}
+
+// struct Load: the operand at the coordinates of flat index `flat` of `in`.
+void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primary, CodeWriter& w) {
+  const auto& bound = *plan.bound;
+  const auto& anchor = anchor_of(plan, kernel);
+  const ir::NodeId operand = anchor.operands[0];
+  ExprEmitter ex(plan, w);
+  w.line("// spec line {}: the {} operand, per loaded element", bound.node(operand).loc.line,
+         ir::op_kind_name(anchor.kind));
+  w.open_block("struct Load");
+  UnitParts::declare_members(plan, kernel, w, ex);
+  const DType t = bound.node(primary).dtype;
+  w.open_block(fmt::format("__device__ __forceinline__ C operator()({} elem, Index flat) const", storage_type(t)));
+  Coords coords = ex.declare_coords(operand, "flat", "c");
+  // The primary leaf at the operand's own coordinates is the element the template loaded.
+  const Coords identity = coords;
+  ex.leaf_hook = [&](ir::NodeId leaf, const Coords& at) -> std::optional<std::string> {
+    if (leaf != primary || at != identity || bound.shape(leaf) != bound.shape(operand)) return std::nullopt;
+    return t == DType::f16 || t == DType::bf16 ? std::string("kiln::to_float(elem)") : std::string("elem");
+  };
+  const std::string v = ex.value(operand, coords);
+  w.line("(void)elem;");
+  w.line("return static_cast<C>({});", v);
+  w.close_block();
+  w.close_block(";");
+}
+
+// struct Store: the end of the epilogue chain at output index `flat`, given the anchor's value r.
+void write_store(const Plan& plan, const PlannedKernel& kernel, const std::string& result_type, CodeWriter& w) {
+  const auto& bound = *plan.bound;
+  const ir::NodeId end = store_node(kernel);
+  const DType out = bound.node(end).dtype;
+  ExprEmitter ex(plan, w);
+  w.line("// spec line {}: {}", bound.node(end).loc.line,
+         end == kernel.anchor ? "the result as is" : "the result through the fused epilogue");
+  w.open_block("struct Store");
+  UnitParts::declare_members(plan, kernel, w, ex);
+  w.open_block(fmt::format("__device__ __forceinline__ {} operator()({} result, Index flat) const", storage_type(out),
+                           result_type));
+  Coords coords = ex.declare_coords(kernel.anchor, "flat", "o");
+  w.line("const {} anchor_value = result;  // %{} {}", compute_type(bound.node(kernel.anchor).dtype), kernel.anchor,
+         ir::op_kind_name(bound.node(kernel.anchor).kind));
+  ex.bind_value(kernel.anchor, coords, "anchor_value");
+  if (end != kernel.anchor) ex.compute_here(end);
+  const std::string v = ex.value(end, coords);
+  w.line("(void)flat;");
+  if (out == DType::f16 || out == DType::bf16) w.line("return kiln::from_float<{}>({});", storage_type(out), v);
+  else w.line("return {};", v);
+  w.close_block();
+  w.close_block(";");
+}
+
+std::string pointer_of_store(const Plan& plan, const PlannedKernel& kernel) {
+  KILN_CHECK(kernel.stores.size() == 1, UnsupportedError, "{}: line {}: an anchor stored to {} outputs is not supported yet",
+             plan.ir().op_name, anchor_of(plan, kernel).loc.line, kernel.stores.size());
+  return UnitParts::pointer_name(plan, kernel.stores[0].buffer);
+}
+
+std::string workspace_pointer(const Plan& plan, const PlannedKernel& kernel, bool writes) {
+  for (const auto& a : kernel.args)
+    if (a.kind == KernelArg::Kind::Buffer && a.writes == writes &&
+        plan.buffers[static_cast<std::size_t>(a.buffer)].kind == BufferKind::Workspace)
+      return UnitParts::pointer_name(plan, a.buffer);
+  return "";
+}
+
+std::string functors(const Plan& plan, const PlannedKernel& kernel) {
+  return fmt::format("Load{{{0}}}, Store{{{0}}}", UnitParts::member_inits(plan, kernel));
+}
+
+// ---------------------------------------------------------------- reductions
+
+bool is_arg(ir::OpKind k) { return k == ir::OpKind::Argmin || k == ir::OpKind::Argmax; }
+
+void reduction_constants(const Plan& plan, const PlannedKernel& kernel, CodeWriter& c) {
+  const auto& anchor = anchor_of(plan, kernel);
+  const ir::NodeId operand = anchor.operands[0];
+  const std::string cty = compute_type(plan.bound->node(operand).dtype);
+  c.line("// {} of {}{} over axes viewed as [outer, red, inner]", ir::op_kind_name(anchor.kind),
+         dims_text(plan.bound->shape(operand)), anchor.keepdims ? " (keepdims)" : "");
+  c.line("constexpr Index kOuter = {}, kRed = {}, kInner = {};", kernel.params.at("outer"), kernel.params.at("red"),
+         kernel.params.at("inner"));
+  c.line("using C = {};  // accumulation type", cty);
+  c.line("using Op = {};", combiner(anchor.kind, cty));
+}
+
+std::string result_type(const Plan& plan, const PlannedKernel& kernel) {
+  return is_arg(anchor_of(plan, kernel).kind) ? "Index" : "C";
+}
+
+void emit_reduction(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
+  const ir::NodeId operand = anchor_of(plan, kernel).operands[0];
+  const ir::NodeId primary = primary_leaf(plan, operand);
+  CodeWriter c;
+  begin_unit(plan, kernel, "reduce.cuh", unit, c);
+  reduction_constants(plan, kernel, c);
+  const bool outer = kernel.template_name == "reduce_outer";
+  const bool warp = !outer && kernel.params.at("warp") == 1;
+  c.line("constexpr int kThreads = {}, kUnroll = {};", kernel.params.at("threads"), kernel.params.at("unroll"));
+  const bool rows = outer && kernel.params.count("cols") != 0;
+  const bool v4 = outer && kernel.params.count("v4") != 0;
+  if (v4)
+    c.line("// 4 columns per thread: 16-byte aligned loads + lane shuffles over misaligned rows");
+  else if (rows)
+    c.line("constexpr int kCols = {};  // columns per thread, kThreads apart: a block sweeps whole rows",
+           kernel.params.at("cols"));
+  else if (outer)
+    c.line("constexpr int kVec = {};  // columns per thread (16-byte loads when > 1)", kernel.params.at("vec"));
+  if (!warp)
+    c.line("constexpr Index kSplits = {}, kChunk = {};  // {}", kernel.params.at("splits"), kernel.params.at("chunk"),
+           kernel.params.at("splits") > 1 ? "split: partial states to the workspace, reduce_finish follows"
+                                          : "no split");
+  unit.constants = c.str();
+
+  CodeWriter w;
+  write_load(plan, kernel, primary, w);
+  w.blank();
+  write_store(plan, kernel, result_type(plan, kernel), w);
+  unit.functors = w.str();
+
+  const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
+  const bool split = !warp && kernel.params.at("splits") > 1;
+  const std::string out_type = storage_type(plan.bound->node(store_node(kernel)).dtype);
+  const std::string out = split ? fmt::format("static_cast<{}*>(nullptr)", out_type) : pointer_of_store(plan, kernel);
+  const std::string partials = split ? fmt::format("reinterpret_cast<Op::Acc*>({})", workspace_pointer(plan, kernel, true))
+                                     : "static_cast<Op::Acc*>(nullptr)";
+  if (warp) {
+    unit.body = fmt::format("  kiln::reduce_inner_warp<kThreads, kUnroll, Op>({}, {}, kOuter, kRed, {});", in, out,
+                            functors(plan, kernel));
+  } else if (!outer) {
+    unit.body = fmt::format("  kiln::reduce_inner_block<kThreads, kUnroll, Op>({}, {}, {}, kOuter, kRed, kSplits, kChunk, {});",
+                            in, out, partials, functors(plan, kernel));
+  } else if (v4) {
+    unit.body = fmt::format(
+        "  kiln::reduce_outer_rows_v4<kThreads, kUnroll, Op>({}, {}, {}, kOuter, kRed, kInner, kSplits, kChunk, {});",
+        in, out, partials, functors(plan, kernel));
+  } else if (rows) {
+    unit.body = fmt::format(
+        "  kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>({}, {}, {}, kOuter, kRed, kInner, kSplits, kChunk, {});",
+        in, out, partials, functors(plan, kernel));
+  } else {
+    unit.body = fmt::format(
+        "  kiln::reduce_outer<kThreads, kUnroll, kVec, Op>({}, {}, {}, kOuter, kRed, kInner, kSplits, kChunk, {});", in,
+        out, partials, functors(plan, kernel));
+  }
+}
+
+void emit_reduce_finish(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
+  CodeWriter c;
+  begin_unit(plan, kernel, "reduce.cuh", unit, c);
+  reduction_constants(plan, kernel, c);
+  c.line("constexpr int kFinishThreads = {};", kernel.params.at("finish_threads"));
+  c.line("constexpr Index kNumOut = {}, kSplits = {};", kernel.params.at("n_out"), kernel.params.at("splits"));
+  unit.constants = c.str();
+  CodeWriter w;
+  write_store(plan, kernel, result_type(plan, kernel), w);
+  unit.functors = w.str();
+  unit.body = fmt::format(
+      "  kiln::reduce_finish<kFinishThreads, Op>(reinterpret_cast<const Op::Acc*>({}), {}, kNumOut, kSplits, kRed, "
+      "Store{{{}}});",
+      workspace_pointer(plan, kernel, false), pointer_of_store(plan, kernel), UnitParts::member_inits(plan, kernel));
+}
+
+// ---------------------------------------------------------------- scans
+
+// The direction flags, the value type and the combiner every scan unit declares.
+void scan_op_constants(const ir::Node& anchor, CodeWriter& c) {
+  const std::string cty = compute_type(anchor.dtype);
+  c.line("constexpr bool kExclusive = {}, kReverse = {};", anchor.exclusive, anchor.reverse);
+  c.line("using C = {};", cty);
+  c.line("using Op = {};", combiner(anchor.kind, cty));
+}
+
+void emit_scan(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
+  const auto& anchor = anchor_of(plan, kernel);
+  const ir::NodeId operand = anchor.operands[0];
+  const ir::NodeId primary = primary_leaf(plan, operand);
+  CodeWriter c;
+  begin_unit(plan, kernel, "scan.cuh", unit, c);
+  c.line("// {} of {} along axis {}{}{}", ir::op_kind_name(anchor.kind), dims_text(plan.bound->shape(operand)),
+         anchor.axis, anchor.exclusive ? ", exclusive" : "", anchor.reverse ? ", reverse" : "");
+  c.line("constexpr Index kRows = {}, kLen = {};", kernel.params.at("rows"), kernel.params.at("len"));
+  c.line("constexpr int kThreads = {}, kVecs = {};  // 16-byte vectors per thread per tile", kernel.params.at("threads"),
+         kernel.params.at("vecs"));
+  scan_op_constants(anchor, c);
+  unit.constants = c.str();
+  CodeWriter w;
+  write_load(plan, kernel, primary, w);
+  w.blank();
+  write_store(plan, kernel, "C", w);
+  unit.functors = w.str();
+  const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
+  const auto lookback = kernel.params.find("lookback");
+  if (lookback != kernel.params.end() && lookback->second == 1) {
+    // The workspace (tile counter, flags, values) is zeroed by the runtime right before this launch.
+    unit.body = fmt::format(
+        "  // {} (tile counter and flags) was zeroed on this stream before the launch\n"
+        "  kiln::scan_rows_lookback<kThreads, kVecs, kExclusive, kReverse, Op>({}, {}, {}, kRows, kLen, {});",
+        workspace_pointer(plan, kernel, true), in, pointer_of_store(plan, kernel), workspace_pointer(plan, kernel, true),
+        functors(plan, kernel));
+    return;
+  }
+  unit.body = fmt::format("  kiln::scan_rows_block<kThreads, kVecs, kExclusive, kReverse, Op>({}, {}, kRows, kLen, {});",
+                          in, pointer_of_store(plan, kernel), functors(plan, kernel));
+}
+
+// scan_strided_totals (phase 1 of a chunked strided scan) and scan_strided.
+void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
+  const auto& anchor = anchor_of(plan, kernel);
+  const ir::NodeId operand = anchor.operands[0];
+  const ir::NodeId primary = primary_leaf(plan, operand);
+  const bool totals = kernel.template_name == "scan_strided_totals";
+  CodeWriter c;
+  begin_unit(plan, kernel, "scan.cuh", unit, c);
+  c.line("// {} of {} along axis {}{}{}, viewed as [outer, len, inner]", ir::op_kind_name(anchor.kind),
+         dims_text(plan.bound->shape(operand)), anchor.axis, anchor.exclusive ? ", exclusive" : "",
+         anchor.reverse ? ", reverse" : "");
+  c.line("constexpr Index kOuter = {}, kLen = {}, kInner = {};", kernel.params.at("outer"), kernel.params.at("len"),
+         kernel.params.at("inner"));
+  c.line("constexpr int kThreads = {}, kUnroll = {};  // a thread per column, kUnroll loads in flight",
+         kernel.params.at("threads"), kernel.params.at("unroll"));
+  c.line("constexpr Index kChunk = {};  // {} chunk(s) along the axis{}", kernel.params.at("chunk"),
+         kernel.params.at("chunks"), kernel.params.at("chunks") > 1 ? " (grid.y)" : "");
+  scan_op_constants(anchor, c);
+  unit.constants = c.str();
+  CodeWriter w;
+  write_load(plan, kernel, primary, w);
+  if (!totals) {
+    w.blank();
+    write_store(plan, kernel, "C", w);
+  }
+  unit.functors = w.str();
+  const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
+  const std::string inits = UnitParts::member_inits(plan, kernel);
+  if (totals) {
+    unit.body = fmt::format(
+        "  kiln::scan_strided_totals<kThreads, kUnroll, kReverse, Op>({}, {}, kOuter, kLen, kInner, kChunk, Load{{{}}});",
+        in, workspace_pointer(plan, kernel, true), inits);
+    return;
+  }
+  const std::string ws = workspace_pointer(plan, kernel, false);
+  unit.body = fmt::format(
+      "  kiln::scan_strided<kThreads, kUnroll, kExclusive, kReverse, Op>({}, {}, {}, kOuter, kLen, kInner, kChunk, "
+      "{});",
+      in, pointer_of_store(plan, kernel), ws.empty() ? "static_cast<const C*>(nullptr)" : ws, functors(plan, kernel));
+}
+
+// ---------------------------------------------------------------- chained reductions
+
+// One stage of a reduction over non-adjacent axes (see [Note: reductions over non-adjacent
+// axes] in plan_memory.cpp): the first stage loads the operand through the prologue, later
+// ones the previous stage's workspace; the last stores through the epilogue, earlier ones
+// store the stage's values to their workspace.
+void emit_reduce_chain(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
+  const auto& anchor = anchor_of(plan, kernel);
+  const ir::NodeId operand = anchor.operands[0];
+  const auto& bound = *plan.bound;
+  const std::int64_t stage = kernel.params.at("stage"), stages = kernel.params.at("stages");
+  const bool first = stage == 0, last = stage == stages - 1;
+  const std::string cty = compute_type(bound.node(operand).dtype);
+  CodeWriter c;
+  begin_unit(plan, kernel, "reduce.cuh", unit, c);
+  std::string axes;
+  for (int a : anchor.axes) axes += (axes.empty() ? "" : ", ") + std::to_string(a);
+  c.line("// {} of {} over axes ({}){}: stage {} of {}, viewed as [outer, red, inner]", ir::op_kind_name(anchor.kind),
+         dims_text(bound.shape(operand)), axes, anchor.keepdims ? " (keepdims)" : "", stage + 1, stages);
+  c.line("constexpr Index kOuter = {}, kRed = {}, kInner = {};", kernel.params.at("outer"), kernel.params.at("red"),
+         kernel.params.at("inner"));
+  c.line("constexpr int kThreads = {}, kUnroll = {}, kVec = {};", kernel.params.at("threads"),
+         kernel.params.at("unroll"), kernel.params.at("vec"));
+  c.line("using C = {};  // accumulation type, and the type stages hand over", cty);
+  if (anchor.kind == ir::OpKind::Mean) {
+    c.line("constexpr Index kCount = {};  // elements reduced per output over all stages", kernel.params.at("count"));
+    if (last) {
+      c.open_block("struct Op : kiln::SumOp<C>");
+      c.line("template <class J> static __device__ __forceinline__ C finalize(C a, J) {{ return a / C(kCount); }}");
+      c.close_block(";");
+    } else {
+      c.line("using Op = kiln::SumOp<C>;  // the mean divides once, in the last stage");
+    }
+  } else {
+    c.line("using Op = {};", combiner(anchor.kind, cty));
+  }
+  unit.constants = c.str();
+
+  CodeWriter w;
+  const ir::NodeId primary = first ? primary_leaf(plan, operand) : -1;
+  auto pass_through = [&](const char* name, const char* comment) {
+    ExprEmitter ex(plan, w);
+    w.line("// {}", comment);
+    w.open_block(fmt::format("struct {}", name));
+    UnitParts::declare_members(plan, kernel, w, ex);
+    w.line("__device__ __forceinline__ C operator()(C value, Index flat) const {{ (void)flat; return value; }}");
+    w.close_block(";");
+  };
+  if (first) write_load(plan, kernel, primary, w);
+  else pass_through("Load", "the previous stage's values, as they are");
+  w.blank();
+  if (last) write_store(plan, kernel, "C", w);
+  else pass_through("Store", "this stage's values, to the next stage's workspace");
+  unit.functors = w.str();
+
+  const std::string in = first ? UnitParts::pointer_name(plan, plan.leaves.at(primary))
+                               : UnitParts::pointer_name(plan, static_cast<int>(kernel.params.at("src")));
+  const std::string out = last ? pointer_of_store(plan, kernel)
+                               : UnitParts::pointer_name(plan, static_cast<int>(kernel.params.at("dst")));
+  const std::string none = "static_cast<Op::Acc*>(nullptr)";
+  switch (kernel.params.at("variant")) {
+    case 0:
+      unit.body = fmt::format("  kiln::reduce_inner_warp<kThreads, kUnroll, Op>({}, {}, kOuter, kRed, {});", in, out,
+                              functors(plan, kernel));
+      break;
+    case 1:
+      unit.body = fmt::format(
+          "  kiln::reduce_inner_block<kThreads, kUnroll, Op>({}, {}, {}, kOuter, kRed, Index(1), kRed, {});", in, out,
+          none, functors(plan, kernel));
+      break;
+    default:
+      unit.body = fmt::format(
+          "  kiln::reduce_outer<kThreads, kUnroll, kVec, Op>({}, {}, {}, kOuter, kRed, kInner, Index(1), kRed, {});", in,
+          out, none, functors(plan, kernel));
+  }
+}
+
+// ---------------------------------------------------------------- rownorm
+
+void emit_rownorm(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
+  const auto& anchor = anchor_of(plan, kernel);
+  const ir::NodeId operand = anchor.operands[0];
+  const ir::NodeId primary = primary_leaf(plan, operand);
+  CodeWriter c;
+  begin_unit(plan, kernel, "rownorm.cuh", unit, c);
+  c.line("// {} of {} along axis {}", ir::op_kind_name(anchor.kind), dims_text(plan.bound->shape(operand)), anchor.axis);
+  c.line("constexpr Index kOuter = {}, kLen = {}, kInner = {};", kernel.params.at("outer"), kernel.params.at("len"),
+         kernel.params.at("inner"));
+  const bool strided = kernel.params.at("strided") == 1;
+  if (strided) {
+    c.line("constexpr int kThreads = {}, kUnroll = {};", kernel.params.at("threads"), kernel.params.at("unroll"));
+  } else {
+    c.line("constexpr int kThreads = {}, kGroup = {}, kItems = {};  // a row in registers when kLen <= kGroup * kItems",
+           kernel.params.at("threads"), kernel.params.at("group"), kernel.params.at("items"));
+  }
+  c.line("constexpr kiln::RowNormKind kKind = kiln::RowNormKind::{};",
+         anchor.kind == ir::OpKind::Softmax ? "kSoftmax" : "kLogSoftmax");
+  c.line("using C = {};", compute_type(anchor.dtype));
+  unit.constants = c.str();
+  CodeWriter w;
+  write_load(plan, kernel, primary, w);
+  w.blank();
+  write_store(plan, kernel, "C", w);
+  unit.functors = w.str();
+  const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
+  if (strided)
+    unit.body = fmt::format("  kiln::rownorm_strided<kThreads, kUnroll, kKind, C>({}, {}, kOuter, kLen, kInner, {});", in,
+                            pointer_of_store(plan, kernel), functors(plan, kernel));
+  else
+    unit.body = fmt::format("  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C>({}, {}, kOuter, kLen, {});", in,
+                            pointer_of_store(plan, kernel), functors(plan, kernel));
+}
+
+const AnchorEmitter kReduction = emit_reduction;
+const AnchorEmitter kReduceFinish = emit_reduce_finish;
+const AnchorEmitter kScan = emit_scan;
+const AnchorEmitter kScanStrided = emit_scan_strided;
+const AnchorEmitter kReduceChain = emit_reduce_chain;
+const AnchorEmitter kRowNorm = emit_rownorm;
+
+}  // namespace
+
+const AnchorEmitter* memory_bound_emitter(const std::string& template_name) {
+  if (template_name == "reduce_inner" || template_name == "reduce_outer") return &kReduction;
+  if (template_name == "reduce_finish") return &kReduceFinish;
+  if (template_name == "scan_rows") return &kScan;
+  if (template_name == "scan_strided" || template_name == "scan_strided_totals") return &kScanStrided;
+  if (template_name == "reduce_chain") return &kReduceChain;
+  if (template_name == "rownorm") return &kRowNorm;
+  return nullptr;
+}
+
+}  // namespace kiln

@@ -1,0 +1,57 @@
+// Internals of the emitter shared by the per-template emitters (emit_*.cpp).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "generator/emit/code_writer.h"
+#include "generator/emit/emit.h"
+#include "generator/emit/expr_emitter.h"
+
+namespace kiln {
+
+// The pieces of one translation unit that fill templates/entry/kernel.cu.in.
+struct UnitParts {
+  std::string includes;    // #include lines
+  std::string constants;   // `using Index`, constexpr shapes and parameters
+  std::string functors;    // generated structs (bodies, prologues, epilogues)
+  std::string body;        // statements of the extern "C" entry
+  // static_asserts after the entry: the planner's launch and assumptions against the template's
+  // own constants (see launch_check); one per line.
+  std::string checks;
+  bool op_has_dropout = false;   // some node of the op is a dropout (set once per plan by emit())
+
+  // Entry parameters, from the kernel's argument list.
+  static std::string param_list(const Plan& plan, const PlannedKernel& kernel);
+  // The C++ name of a buffer's pointer ("in_x", "out_y", "tmp_h", "ws_partial").
+  static std::string pointer_name(const Plan& plan, int buffer);
+  static std::string buffer_comment(const Plan& plan, int buffer);
+  // Declares one member per kernel argument and tells `ex` their names.
+  static void declare_members(const Plan& plan, const PlannedKernel& kernel, CodeWriter& w, ExprEmitter& ex);
+  // "in_x, out_y, alpha": a brace initializer for a functor declared by declare_members.
+  static std::string member_inits(const Plan& plan, const PlannedKernel& kernel);
+  // "constexpr kiln::XConfig kConfig = kiln::XConfig{...};": the planner's config in the unit.
+  template <class Config>
+  static std::string config_line(const Config& config) {
+    return "constexpr " + std::string("kiln::") + Config::kName + " kConfig = " + config.literal() +
+           ";  // the planner's config";
+  }
+  // Appends a static_assert that `geometry` (a C++ expression of type kiln::launch::Geometry,
+  // evaluated by the unit's own copy of the family's rule) gives the block and shared memory
+  // the planner launches with, and the grid too when `with_grid` (false where a dyn dim makes
+  // it a run-time value).
+  void launch_check(const PlannedKernel& kernel, const std::string& geometry, bool with_grid = true);
+};
+
+// One emitter per family config (emit.cpp, emit_memory.cpp, emit_contraction.cpp, ...): the
+// emitter is chosen by overload on the planner's config, so a family without one does not build.
+void emit_family(const Plan& plan, const PlannedKernel& kernel, const ElementwiseConfig& config, UnitParts& unit);
+
+using AnchorEmitter = std::function<void(const Plan&, const PlannedKernel&, UnitParts&)>;
+// nullptr when no emitter is registered for the template. Dispatches to the
+// families below, each defined in its own file.
+const AnchorEmitter* anchor_emitter(const std::string& template_name);
+const AnchorEmitter* memory_bound_emitter(const std::string& template_name);   // emit_memory.cpp
+const AnchorEmitter* contraction_emitter(const std::string& template_name);    // emit_contraction.cpp
+
+}  // namespace kiln

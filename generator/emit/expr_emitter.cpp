@@ -1,0 +1,309 @@
+#include "generator/emit/expr_emitter.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "generator/support/assert.h"
+#include "generator/support/source.h"
+
+namespace kiln {
+
+const char* compute_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+    case DType::f16:
+    case DType::bf16: return "float";
+    case DType::f64: return "double";
+    case DType::i32: return "int";
+    case DType::i64: return "long long";
+    case DType::u64: return "unsigned long long";
+    case DType::boolean: return "bool";
+  }
+  return "?";
+}
+
+const char* storage_type(DType dtype) {
+  switch (dtype) {
+    case DType::f16: return "__half";
+    case DType::bf16: return "__nv_bfloat16";
+    default: return compute_type(dtype);
+  }
+}
+
+std::string literal(DType dtype, double value) {
+  const bool is_double = dtype == DType::f64;
+  if (dtype_is_float(dtype)) {
+    // A finite double beyond float's range (its largest finite value plus half an ulp,
+    // 2^128 - 2^103) rounds to infinity as a float: spell that infinity, never "inf.0f".
+    if (!is_double && std::isfinite(value) && std::fabs(value) >= std::ldexp(1.0, 128) - std::ldexp(1.0, 103))
+      value = std::copysign(INFINITY, value);
+    if (std::isnan(value)) return is_double ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)";
+    if (std::isinf(value)) {
+      if (is_double) return value > 0 ? "__longlong_as_double(0x7ff0000000000000LL)" : "__longlong_as_double(0xfff0000000000000LL)";
+      return value > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+    }
+    // Shortest round-trip spelling (fmt is locale-independent), as a float or double literal.
+    std::string s = is_double ? fmt::format("{}", value) : fmt::format("{}", static_cast<float>(value));
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    return is_double ? s : s + "f";
+  }
+  switch (dtype) {
+    case DType::boolean: return value != 0 ? "true" : "false";
+    case DType::i32: return fmt::format("{}", static_cast<long long>(value));
+    case DType::i64: return fmt::format("{}LL", static_cast<long long>(value));
+    case DType::u64: return fmt::format("{}ULL", static_cast<unsigned long long>(value));
+    default: return fmt::format("{}", value);
+  }
+}
+
+std::string literal(DType dtype, const ConstValue& value) {
+  if (!value.is_integer() || dtype_is_float(dtype) || dtype == DType::boolean) return literal(dtype, value.to_double());
+  // Integers are exact over the whole i64/u64 range. The most negative value of a signed
+  // type has no literal of its own (2147483648 alone is a long), so it is spelled as a sum.
+  const char* minus = value.negative() ? "-" : "";
+  switch (dtype) {
+    case DType::i32:
+      if (value.negative() && value.magnitude() == 2147483648ULL) return "(-2147483647 - 1)";
+      return fmt::format("{}{}", minus, value.magnitude());
+    case DType::i64:
+      if (value.negative() && value.magnitude() == 9223372036854775808ULL) return "(-9223372036854775807LL - 1)";
+      return fmt::format("{}{}LL", minus, value.magnitude());
+    default:
+      KILN_ASSERT(!value.negative(), "negative u64 literal {}", value.str());
+      return fmt::format("{}ULL", value.magnitude());
+  }
+}
+
+ExprEmitter::ExprEmitter(const Plan& plan, CodeWriter& out) : plan_(plan), out_(out) {}
+
+void ExprEmitter::set_scalar(int param, std::string name) {
+  scalars_[plan_.ir().params.at(static_cast<std::size_t>(param)).node] = std::move(name);
+}
+
+void ExprEmitter::bind_value(ir::NodeId node, const Coords& coords, std::string var) {
+  memo_[{node, coords}] = std::move(var);
+}
+
+std::string ExprEmitter::extent(ir::NodeId node, std::size_t dim) const {
+  const auto& n = plan_.ir().node(node);
+  if (dim < n.shape.size() && n.shape[dim].kind() == ir::DimExpr::Kind::Dim &&
+      plan_.bound->is_dynamic(n.shape[dim].name())) {
+    KILN_ASSERT(dyn_dim_name, "dyn dim {} in a kernel that takes none", n.shape[dim].name());
+    return dyn_dim_name(n.shape[dim].name());
+  }
+  return std::to_string(plan_.bound->shape(node)[dim]);
+}
+
+std::string ExprEmitter::flat_index(ir::NodeId node, const Coords& coords) const {
+  if (coords.empty()) return "0";
+  std::string expr = coords[0];
+  for (std::size_t d = 1; d < coords.size(); ++d) {
+    const std::string ext = extent(node, d);
+    if (expr == "0") expr = coords[d];
+    else expr = fmt::format("({} * {} + {})", expr, ext, coords[d]);
+  }
+  return expr;
+}
+
+Coords ExprEmitter::operand_coords(ir::NodeId user, ir::NodeId operand, const Coords& coords) const {
+  const auto& u = plan_.ir().node(user);
+  const auto& o = plan_.ir().node(operand);
+  const auto& ushape = plan_.bound->shape(user);
+  const auto& oshape = plan_.bound->shape(operand);
+  if (u.kind == ir::OpKind::Permute) {
+    Coords c(oshape.size());
+    for (std::size_t i = 0; i < u.perm.size(); ++i) c[static_cast<std::size_t>(u.perm[i])] = coords[i];
+    return c;
+  }
+  // numpy broadcasting: align on the right; an extent-1 dim against a larger one reads index 0.
+  Coords c(oshape.size());
+  const std::size_t offset = ushape.size() - oshape.size();
+  for (std::size_t k = 0; k < oshape.size(); ++k) {
+    const std::size_t uk = k + offset;
+    const bool symbolic_one = k < o.shape.size() && o.shape[k].as_constant() == std::optional<std::int64_t>(1);
+    // Only a dyn dim can be 1 at this binding and larger at the next.
+    const bool user_varies = uk < u.shape.size() && u.shape[uk].kind() == ir::DimExpr::Kind::Dim &&
+                             plan_.bound->is_dynamic(u.shape[uk].name());
+    const bool pinned = oshape[k] == 1 && (ushape[uk] != 1 || (symbolic_one && user_varies));
+    c[k] = pinned ? "0" : coords[uk];
+  }
+  return c;
+}
+
+Coords ExprEmitter::declare_coords(ir::NodeId node, const std::string& flat, const std::string& prefix) {
+  const std::size_t rank = plan_.bound->shape(node).size();
+  Coords c(rank);
+  std::string rest = flat;
+  for (std::size_t d = rank; d-- > 0;) {
+    c[d] = fmt::format("{}{}", prefix, d);
+    if (d == 0) {
+      out_.line("const Index {} = {};", c[d], rest);
+    } else {
+      const std::string ext = extent(node, d);
+      out_.line("const Index {} = {} % {};", c[d], rest, ext);
+      rest = fmt::format("({} / {})", rest, ext);
+    }
+  }
+  return c;
+}
+
+std::string ExprEmitter::fresh(ir::NodeId node) { return fmt::format("v{}_{}", node, counter_++); }
+
+std::string ExprEmitter::load(ir::NodeId leaf, const Coords& coords) {
+  const auto& n = plan_.ir().node(leaf);
+  if (leaf_hook)
+    if (auto served = leaf_hook(leaf, coords)) return *served;
+  const int buffer = plan_.leaves.at(leaf);
+  auto p = pointers_.find(buffer);
+  KILN_ASSERT(p != pointers_.end(), "buffer #{} read but not in scope", buffer);
+  std::string access = fmt::format("{}[{}]", p->second, flat_index(leaf, coords));
+  if (n.dtype == DType::f16 || n.dtype == DType::bf16) access = fmt::format("kiln::to_float({})", access);
+  return access;
+}
+
+// [Note: value() walks with a work stack]
+// The elementwise graph behind one stored value is as deep as the spec's chain of lets, and
+// 100,000 chained lets is a legal spec: value() keeps its pending nodes in a vector of frames
+// on the heap, never on the call stack. It emits exactly what a recursive walk would, in the
+// same order: each operand in turn (fully, first visit wins the memo), then the node itself.
+std::string ExprEmitter::value(ir::NodeId id, const Coords& coords) {
+  struct Frame {
+    ir::NodeId id;
+    Coords coords;
+    std::vector<std::string> args;   // values of the operands visited so far, in order
+  };
+  std::vector<Frame> stack;
+  std::string result;
+  // Starts on (node, coords): true when its value is known at once (then it is in `result`).
+  auto start = [&](ir::NodeId node, Coords at) {
+    if (std::optional<std::string> v = known_value(node, at)) {
+      result = std::move(*v);
+      return true;
+    }
+    stack.push_back({node, std::move(at), {}});
+    return false;
+  };
+  if (start(id, coords)) return result;
+  for (;;) {
+    const ir::NodeId top = stack.back().id;
+    const auto& n = plan_.ir().node(top);
+    const std::size_t done = stack.back().args.size();
+    if (done < n.operands.size()) {
+      const ir::NodeId op = n.operands[done];
+      if (start(op, operand_coords(top, op, stack.back().coords))) stack.back().args.push_back(std::move(result));
+      continue;
+    }
+    Frame f = std::move(stack.back());
+    stack.pop_back();
+    if (n.kind == ir::OpKind::Permute) {   // a view: its operand's value at permuted coordinates
+      result = f.args[0];
+      memo_[std::make_pair(top, std::move(f.coords))] = result;
+    } else {
+      result = declare(top, f.coords, apply(n, top, f.args, f.coords));
+    }
+    if (stack.empty()) return result;
+    stack.back().args.push_back(std::move(result));
+  }
+}
+
+std::optional<std::string> ExprEmitter::known_value(ir::NodeId id, const Coords& coords) {
+  auto key = std::make_pair(id, coords);
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  const auto& n = plan_.ir().node(id);
+  if (n.kind == ir::OpKind::Scalar) {
+    auto s = scalars_.find(id);
+    KILN_ASSERT(s != scalars_.end(), "scalar %{} read but not in scope", id);
+    memo_[key] = s->second;
+    return s->second;
+  }
+  if (plan_.leaves.count(id) && !computed_here_.count(id)) return declare(id, coords, load(id, coords));
+  if (n.kind == ir::OpKind::Literal) {
+    std::string expr = literal(n.dtype, n.literal);
+    memo_[key] = expr;
+    return expr;
+  }
+  KILN_ASSERT(n.kind == ir::OpKind::Permute || ir::is_elementwise(n.kind), "node %{} ({}) cannot be inlined", id,
+              ir::op_kind_name(n.kind));
+  return std::nullopt;
+}
+
+std::string ExprEmitter::declare(ir::NodeId id, const Coords& coords, const std::string& expr) {
+  const auto& n = plan_.ir().node(id);
+  if (n.loc.line > 0 && n.loc.line != last_line_ && plan_.ir().source) {
+    last_line_ = n.loc.line;
+    std::string text(plan_.ir().source->line(n.loc.line));
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.erase(text.begin());
+    out_.line("// line {}: {}", n.loc.line, text);
+  }
+  std::string var = fresh(id);
+  out_.line("const {} {} = {};", compute_type(n.dtype), var, expr);
+  memo_[std::make_pair(id, coords)] = var;
+  return var;
+}
+
+std::string ExprEmitter::apply(const ir::Node& n, ir::NodeId id, const std::vector<std::string>& a,
+                               const Coords& coords) {
+  using K = ir::OpKind;
+  const DType t = n.dtype;
+  const bool dbl = t == DType::f64;
+  const bool flt = dtype_is_float(t);
+  auto fn = [&](const char* name) { return fmt::format("{}{}({})", name, dbl ? "" : "f", a[0]); };
+  const std::string one = literal(t, 1), zero = literal(t, 0);
+  std::string r;
+  switch (n.kind) {
+    case K::Neg: r = fmt::format("(-{})", a[0]); break;
+    case K::Not: r = fmt::format("(!{})", a[0]); break;
+    case K::Abs: r = flt ? fn("fabs") : fmt::format("({0} < 0 ? -{0} : {0})", a[0]); break;
+    case K::Exp: r = fn("exp"); break;
+    case K::Log: r = fn("log"); break;
+    case K::Sqrt: r = fn("sqrt"); break;
+    case K::Rsqrt: r = fn("rsqrt"); break;
+    case K::Tanh: r = fn("tanh"); break;
+    case K::Sigmoid: r = fmt::format("({} / ({} + {}{}(-{})))", one, one, "exp", dbl ? "" : "f", a[0]); break;
+    // NaN stays NaN (PyTorch): the comparison is false for NaN.
+    case K::Relu: r = fmt::format("({0} < {1} ? {1} : {0})", a[0], zero); break;
+    case K::Gelu:
+      r = fmt::format("({0} * {1} * ({2} + erf{3}({1} * {4})))", literal(t, 0.5), a[0], one, dbl ? "" : "f",
+                      literal(t, 0.7071067811865476));
+      break;
+    case K::Silu: r = fmt::format("({0} / ({1} + exp{2}(-{0})))", a[0], one, dbl ? "" : "f"); break;
+    case K::Cast: {
+      const DType from = plan_.ir().node(n.operands[0]).dtype;
+      if (t == DType::boolean) r = fmt::format("({} != 0)", a[0]);
+      else if (from == DType::boolean) r = fmt::format("({} ? {} : {})", a[0], one, zero);
+      else r = fmt::format("static_cast<{}>({})", compute_type(t), a[0]);
+      break;
+    }
+    case K::Add: r = fmt::format("({} + {})", a[0], a[1]); break;
+    case K::Sub: r = fmt::format("({} - {})", a[0], a[1]); break;
+    case K::Mul: r = fmt::format("({} * {})", a[0], a[1]); break;
+    case K::Div: r = fmt::format("({} / {})", a[0], a[1]); break;
+    case K::Pow: r = fmt::format("pow{}({}, {})", dbl ? "" : "f", a[0], a[1]); break;
+    case K::Minimum: r = flt ? fmt::format("kiln::nan_min({}, {})", a[0], a[1]) : fmt::format("min({}, {})", a[0], a[1]); break;
+    case K::Maximum: r = flt ? fmt::format("kiln::nan_max({}, {})", a[0], a[1]) : fmt::format("max({}, {})", a[0], a[1]); break;
+    case K::Eq: r = fmt::format("({} == {})", a[0], a[1]); break;
+    case K::Ne: r = fmt::format("({} != {})", a[0], a[1]); break;
+    case K::Lt: r = fmt::format("({} < {})", a[0], a[1]); break;
+    case K::Le: r = fmt::format("({} <= {})", a[0], a[1]); break;
+    case K::Gt: r = fmt::format("({} > {})", a[0], a[1]); break;
+    case K::Ge: r = fmt::format("({} >= {})", a[0], a[1]); break;
+    case K::And: r = fmt::format("({} && {})", a[0], a[1]); break;
+    case K::Or: r = fmt::format("({} || {})", a[0], a[1]); break;
+    case K::Where: r = fmt::format("({} ? {} : {})", a[0], a[1], a[2]); break;
+    case K::Dropout: {
+      // keep iff (philox word >> 8) >= ceil(p * 2^24): "u >= p" in exact arithmetic.
+      const auto threshold = static_cast<unsigned long long>(std::ceil(n.p * 16777216.0));
+      const double scale = 1.0 / (1.0 - n.p);
+      r = fmt::format("(kiln::dropout_keep({}, static_cast<unsigned long long>({}), {}u) ? {} * {} : {})", a[1],
+                      flat_index(id, coords), threshold, a[0], literal(t, scale), zero);
+      break;
+    }
+    default: KILN_ASSERT(false, "op {} is not elementwise", ir::op_kind_name(n.kind));
+  }
+  // f16/bf16 results are rounded per op, as PyTorch does.
+  if (t == DType::f16) r = fmt::format("__half2float(__float2half_rn({}))", r);
+  if (t == DType::bf16) r = fmt::format("__bfloat162float(__float2bfloat16_rn({}))", r);
+  return r;
+}
+
+}  // namespace kiln

@@ -1,0 +1,91 @@
+// Inlines the elementwise part of an op graph into generated device code.
+//
+// [Note: values at coordinates]
+// Every inlined node is evaluated "at coordinates": one C++ index expression
+// per dim of that node's shape. An operand's coordinates follow from its user's:
+// numpy broadcasting drops leading coordinates and pins extent-1 dims to 0, and
+// a Permute view reorders them. Leaves (nodes stored in a buffer) become loads
+// at the flat row-major index of their coordinates; dropout hashes the flat
+// index of its own output, so the mask never depends on how a kernel tiles the
+// work. Each (node, coordinates) pair is emitted once per scope as a named
+// `const` value; the C++ compiler removes what ends up unused.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "generator/emit/code_writer.h"
+#include "generator/plan/plan.h"
+
+namespace kiln {
+
+using Coords = std::vector<std::string>;
+
+// C++ spelling of the type values of `dtype` are computed in (f16/bf16 -> float).
+const char* compute_type(DType dtype);
+// C++ spelling of the type `dtype` is stored as in memory.
+const char* storage_type(DType dtype);
+// A literal of `dtype` spelled so that it means the same on every machine.
+std::string literal(DType dtype, double value);
+// An IR literal (Node::literal): integers exact over the whole i64/u64 range.
+std::string literal(DType dtype, const ConstValue& value);
+
+class ExprEmitter {
+ public:
+  ExprEmitter(const Plan& plan, CodeWriter& out);
+
+  // How a leaf is loaded: its pointer's name in scope, per buffer.
+  void set_pointer(int buffer, std::string name) { pointers_[buffer] = std::move(name); }
+  void set_scalar(int param, std::string name);
+  // Gives a node's value at given coordinates directly (the anchor inside an epilogue).
+  void bind_value(ir::NodeId node, const Coords& coords, std::string var);
+  // `node` is stored by the kernel being emitted: value() computes it from its
+  // operands instead of loading it back from its own buffer.
+  // (The end of an anchor's fused epilogue, or an elementwise kernel's own store.)
+  void compute_here(ir::NodeId node) { computed_here_.insert(node); }
+  // Lets the caller serve some leaf loads itself (vector registers); return nullopt to decline.
+  std::function<std::optional<std::string>(ir::NodeId, const Coords&)> leaf_hook;
+  // The C++ spelling of a dim extent of a node (a number, or the dyn dim's name).
+  std::function<std::string(const std::string& dim)> dyn_dim_name;
+
+  // Emits what computes `node` at `coords`; returns the variable holding it.
+  std::string value(ir::NodeId node, const Coords& coords);
+  // Declares the coordinates of flat index `flat` in the shape of `node` (`const Index
+  // <prefix>0 = ...;` per dim, innermost by modulo) and returns their names.
+  Coords declare_coords(ir::NodeId node, const std::string& flat, const std::string& prefix);
+  // Starts a new scope (forgets emitted values): call at each new loop body.
+  void reset() { memo_.clear(); }
+
+  // Flat row-major index of `coords` in the shape of `node`.
+  std::string flat_index(ir::NodeId node, const Coords& coords) const;
+  std::string extent(ir::NodeId node, std::size_t dim) const;
+  // Coordinates of an operand of `user` evaluated at `coords`.
+  Coords operand_coords(ir::NodeId user, ir::NodeId operand, const Coords& coords) const;
+  std::string load(ir::NodeId leaf, const Coords& coords);
+
+ private:
+  std::string fresh(ir::NodeId node);
+  // The value of (node, coords) when no operand needs a visit first (memoized, a scalar, a
+  // leaf load, a literal); nullopt for a Permute or an elementwise node to compute.
+  std::optional<std::string> known_value(ir::NodeId node, const Coords& coords);
+  // Declares `expr` as a named const (after a spec-line comment) and memoizes it.
+  std::string declare(ir::NodeId node, const Coords& coords, const std::string& expr);
+  std::string apply(const ir::Node& node, ir::NodeId id, const std::vector<std::string>& args,
+                    const Coords& coords);
+
+  const Plan& plan_;
+  CodeWriter& out_;
+  std::map<int, std::string> pointers_;
+  std::map<ir::NodeId, std::string> scalars_;   // by the scalar param's node
+  std::set<ir::NodeId> computed_here_;
+  std::map<std::pair<ir::NodeId, Coords>, std::string> memo_;
+  int counter_ = 0;
+  int last_line_ = -1;
+};
+
+}  // namespace kiln

@@ -1,0 +1,1227 @@
+// [Note: how the checker types an op]
+// Declarations (dims, consts, ins) are processed first, whatever their order in
+// the op; then lets and outs in source order, each one a statement: an error
+// inside a statement is reported and the statement's name is marked poisoned,
+// so later uses of it stay quiet instead of cascading, and checking goes on
+// with the next statement. Literals (and consts used in expressions) stay
+// untyped "weak" values until they meet a typed operand, whose dtype they take,
+// as in PyTorch: `2.0 * x` is f32 when x is. Keyword arguments are
+// compile-time values, evaluated here; that is why the Ir has concrete axes,
+// strides and probabilities while dims stay symbolic.
+#include "generator/frontend/checker.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "generator/frontend/parser.h"
+
+namespace kiln {
+
+namespace {
+
+using ast::Expr;
+using ast::ExprKind;
+using ir::DimExpr;
+using ir::Node;
+using ir::NodeId;
+using ir::OpKind;
+using ir::Shape;
+using ir::SourceLoc;
+
+// Thrown once a statement's error has been reported.
+struct Abort {};
+
+// Weak integers are exact: literals and const arithmetic are 128-bit, bounded to
+// what some 64-bit type can hold in magnitude; the dtype a value meets checks its range.
+using Int128 = __int128;
+constexpr Int128 kMaxWeakInt = static_cast<Int128>(UINT64_MAX);
+
+// The smallest magnitude that rounds to infinity in a float format with `mantissa`
+// explicit bits and largest exponent `emax` (round to nearest even): the largest finite
+// value plus half an ulp. f32: 2^128 - 2^103; f16: 65520; bf16: 2^128 - 2^119.
+double overflow_threshold(DType dtype) {
+  switch (dtype) {
+    case DType::f16: return 65520.0;
+    case DType::bf16: return std::ldexp(1.0, 128) - std::ldexp(1.0, 119);
+    case DType::f64: return INFINITY;
+    default: return std::ldexp(1.0, 128) - std::ldexp(1.0, 103);
+  }
+}
+const char* largest_finite(DType dtype) {
+  switch (dtype) {
+    case DType::f16: return "65504";
+    case DType::bf16: return "3.3895314e+38";
+    default: return "3.4028235e+38";
+  }
+}
+
+std::string or_else(std::string hint, const char* otherwise) { return hint.empty() ? otherwise : hint; }
+
+std::string int_text(Int128 v) {   // |v| <= 2^64-1
+  const bool negative = v < 0;
+  return fmt::format("{}{}", negative ? "-" : "", static_cast<std::uint64_t>(negative ? -v : v));
+}
+
+// The range of an integer dtype.
+Int128 int_min(DType t) {
+  return t == DType::i32 ? INT32_MIN : t == DType::i64 ? static_cast<Int128>(INT64_MIN) : 0;
+}
+Int128 int_max(DType t) {
+  return t == DType::i32 ? INT32_MAX : t == DType::i64 ? static_cast<Int128>(INT64_MAX) : static_cast<Int128>(UINT64_MAX);
+}
+
+std::string at(SourceLoc loc) { return fmt::format("{}:{}", loc.line, loc.column); }
+
+std::optional<DType> parse_dtype(const std::string& s) {
+  if (s == "f32") return DType::f32;
+  if (s == "f16") return DType::f16;
+  if (s == "bf16") return DType::bf16;
+  if (s == "f64") return DType::f64;
+  if (s == "i32") return DType::i32;
+  if (s == "i64") return DType::i64;
+  if (s == "u64") return DType::u64;
+  if (s == "bool") return DType::boolean;
+  return std::nullopt;
+}
+
+bool is_integer(DType t) { return t == DType::i32 || t == DType::i64 || t == DType::u64; }
+
+std::string shape_text(const Shape& shape) {
+  std::string out;
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + shape[i].str();
+  return out;
+}
+
+std::string type_text(DType dtype, const Shape& shape) {
+  if (shape.empty()) return fmt::format("scalar {}", dtype_name(dtype));
+  return fmt::format("{}[{}]", dtype_name(dtype), shape_text(shape));
+}
+
+// A checked expression: a graph node, or a weak (untyped) compile-time value.
+struct Value {
+  enum class Kind : std::uint8_t { Node, Int, Float, Bool } kind = Kind::Node;
+  NodeId node = -1;
+  Int128 integer = 0;   // Int (exact), Bool (0/1)
+  double real = 0;      // Float
+  std::string text;   // how the user wrote it, for messages
+  SourceLoc loc;
+  bool is_node() const { return kind == Kind::Node; }
+};
+
+struct Symbol {
+  enum class Kind : std::uint8_t { Dim, Const, Input, Let, Output } kind = Kind::Dim;
+  SourceLoc loc;
+  Value value;            // consts: weak value; inputs/lets/outs: their value
+  bool poisoned = false;  // its statement failed: uses stay silent
+  bool used = false;
+};
+
+const char* symbol_kind_name(Symbol::Kind k) {
+  switch (k) {
+    case Symbol::Kind::Dim: return "a dim";
+    case Symbol::Kind::Const: return "a const";
+    case Symbol::Kind::Input: return "an input";
+    case Symbol::Kind::Let: return "a let";
+    case Symbol::Kind::Output: return "an output";
+  }
+  return "?";
+}
+
+// A compile-time value (a keyword argument, a const, a folded weak expression).
+struct Constant {
+  Value::Kind kind = Value::Kind::Int;   // Int, Float or Bool
+  Int128 integer = 0;                    // Int (exact), Bool (0/1)
+  double real = 0;                       // Float
+};
+
+Constant constant_of(const Value& v) { return {v.kind, v.integer, v.real}; }
+
+double to_double(const Constant& c) {
+  return c.kind == Value::Kind::Float ? c.real : static_cast<double>(c.integer);   // rounds to nearest
+}
+
+std::string describe_const(const Constant& c) {
+  if (c.kind == Value::Kind::Bool) return c.integer != 0 ? "true" : "false";
+  if (c.kind == Value::Kind::Int) return int_text(c.integer);
+  return fmt::format("{}", c.real);
+}
+
+// An exact integer as the public ConstValue (|v| <= 2^64-1).
+ConstValue const_value_of(Int128 v) {
+  return ConstValue::integer(v < 0, static_cast<std::uint64_t>(v < 0 ? -v : v));
+}
+
+const std::set<std::string> kFloatUnary = {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "gelu", "silu"};
+
+// Every function call() knows, for did-you-mean (keep in step with call()).
+const std::vector<std::string> kFunctions = {
+    "f32", "f16", "bf16", "f64", "i32", "i64", "u64", "bool", "abs", "exp", "log", "sqrt", "rsqrt", "tanh",
+    "sigmoid", "relu", "gelu", "silu", "not", "pow", "min", "max", "minimum", "maximum", "and", "or", "sum",
+    "mean", "prod", "argmin", "argmax", "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "softmax",
+    "log_softmax", "where", "dropout", "matmul", "transpose", "permute", "conv2d"};
+
+class Checker {
+ public:
+  Checker(const ast::OpDecl& op, std::shared_ptr<const SourceFile> source, const Consts& consts, Diagnostics& diagnostics)
+      : op_(op), consts_(consts), diag_(diagnostics) {
+    ir_ = std::make_shared<ir::Ir>();
+    ir_->op_name = op.name;
+    ir_->source = std::move(source);
+    ir_->loc = op.loc;
+  }
+
+  std::shared_ptr<ir::Ir> run() {
+    int errors_before = diag_.error_count();
+    for (const auto& d : op_.dims) declare_dim(d);
+    for (const auto& c : op_.consts) guarded([&] { declare_const(c); }, c.name);
+    for (const auto& in : op_.inputs) guarded([&] { declare_input(in); }, in.name);
+    bool any_output = false;
+    for (const auto& b : op_.bindings) {
+      any_output |= b.is_output;
+      guarded([&] { binding(b); }, b.name);
+    }
+    if (!any_output)
+      diag_.error(op_.loc, fmt::format("op '{}' has no outputs; add `out NAME = <expression>`", op_.name));
+    // After an error the use that was meant may be in the failed statement: stay quiet.
+    for (const auto& in : op_.inputs) {
+      if (diag_.error_count() != errors_before) break;
+      auto it = symbols_.find(in.name);
+      if (it != symbols_.end() && it->second.kind == Symbol::Kind::Input && !it->second.used && !it->second.poisoned)
+        diag_.warning(in.loc, fmt::format("input '{}' is never used", in.name));
+    }
+    if (diag_.error_count() != errors_before) return nullptr;
+    return ir_;
+  }
+
+ private:
+  // ------------------------------------------------------------ plumbing
+  template <class Fn>
+  void guarded(Fn&& fn, const std::string& name) {
+    if (diag_.too_many()) return;
+    try {
+      fn();
+    } catch (const Abort&) {
+      auto [it, inserted] = symbols_.try_emplace(name);
+      if (inserted || it->second.kind != Symbol::Kind::Dim) it->second.poisoned = true;
+      if (inserted) it->second.kind = Symbol::Kind::Let;
+    }
+  }
+
+  [[noreturn]] void fail(SourceLoc loc, std::string message) {
+    diag_.error(loc, std::move(message));
+    throw Abort{};
+  }
+
+  // "; did you mean 'x'?" naming the closest declared symbol of `kind` (any but a dim
+  // when none is given), or "".
+  std::string suggest_symbol(const std::string& name, std::optional<Symbol::Kind> kind) const {
+    std::vector<std::string> names;
+    for (const auto& [n, symbol] : symbols_)
+      if (kind ? symbol.kind == *kind : symbol.kind != Symbol::Kind::Dim) names.push_back(n);
+    return did_you_mean(name, names);
+  }
+
+  void declare(const std::string& name, SourceLoc loc, Symbol symbol) {
+    auto it = symbols_.find(name);
+    if (it != symbols_.end())
+      fail(loc, fmt::format("duplicate name '{}': already declared as {} at {}", name,
+                            symbol_kind_name(it->second.kind), at(it->second.loc)));
+    symbol.loc = loc;
+    symbols_.emplace(name, std::move(symbol));
+  }
+
+  NodeId add_node(Node node, bool from_tensor) {
+    ir_->nodes.push_back(std::move(node));
+    from_tensor_.push_back(from_tensor);
+    return static_cast<NodeId>(ir_->nodes.size() - 1);
+  }
+  const Node& node(NodeId id) const { return ir_->nodes[static_cast<std::size_t>(id)]; }
+
+  Value node_value(NodeId id, SourceLoc loc) {
+    Value v;
+    v.node = id;
+    v.loc = loc;
+    return v;
+  }
+
+  // ------------------------------------------------------------ declarations
+  void declare_dim(const ast::DimDecl& d) {
+    try {
+      if (d.default_value && *d.default_value < 1)
+        fail(d.value_loc, fmt::format("dim {} must be >= 1, got {}", d.name, *d.default_value));
+      Symbol s;
+      s.kind = Symbol::Kind::Dim;
+      declare(d.name, d.loc, s);
+      ir_->dims.push_back({d.name, d.default_value, d.dynamic, d.loc});
+    } catch (const Abort&) {
+    }
+  }
+
+  void declare_const(const ast::ConstDecl& c) {
+    DType dtype;
+    if (c.type == "int" || c.type == "i64") dtype = DType::i64;
+    else if (c.type == "f32") dtype = DType::f32;
+    else if (c.type == "f64") dtype = DType::f64;
+    else if (c.type == "bool") dtype = DType::boolean;
+    else fail(c.type_loc, fmt::format("unknown const type '{}'{}", c.type,
+                                      or_else(did_you_mean(c.type, {"int", "i64", "f32", "f64", "bool"}),
+                                              "; expected int, f32, f64 or bool")));
+    Constant v;
+    SourceLoc where = c.loc;
+    std::string origin;   // " (from -D N=5)" for a value given from outside
+    auto given = consts_.find(c.name);
+    if (given != consts_.end()) {
+      origin = given->second.source().empty() ? " (given by the caller)" : fmt::format(" (from {})", given->second.source());
+      v = given_const(c, dtype, given->second, origin);
+    } else if (c.default_value) {
+      where = c.default_value->loc;
+      v = const_eval(*c.default_value, fmt::format("the default of const {}", c.name));
+      if (dtype == DType::boolean && v.kind != Value::Kind::Bool)
+        fail(where, fmt::format("const {} is bool but its value is a number; use true or false", c.name));
+      if (dtype != DType::boolean && v.kind == Value::Kind::Bool)
+        fail(where, fmt::format("const {} is {} but its value is a bool", c.name, c.type));
+      if (dtype == DType::i64 && v.kind != Value::Kind::Int)
+        fail(where, fmt::format("const {} is int but its value {} is not an integer", c.name, describe_const(v)));
+    } else {
+      fail(c.loc, fmt::format("const {} has no default and no value was given; write `{}: {} = VALUE` or pass -D {}=VALUE",
+                              c.name, c.name, c.type, c.name));
+    }
+    ConstValue ir_value = v.kind == Value::Kind::Bool ? ConstValue(v.integer != 0) : const_value_of(v.integer);
+    if (dtype == DType::i64 && (v.integer < INT64_MIN || v.integer > INT64_MAX))
+      fail(where, fmt::format("const {} = {}{} is out of range for int (i64: -9223372036854775808 .. 9223372036854775807)",
+                              c.name, describe_const(v), origin));
+    if (dtype_is_float(dtype)) {
+      const double d = to_double(v);
+      if (!(std::fabs(d) < overflow_threshold(dtype)))
+        fail(where, fmt::format("const {} = {}{} is out of range for {} (largest finite {})", c.name, describe_const(v),
+                                origin, dtype_name(dtype), largest_finite(dtype)));
+      ir_value = ConstValue(d);
+    }
+    Symbol s;
+    s.kind = Symbol::Kind::Const;
+    s.value.kind = v.kind;
+    s.value.integer = v.integer;
+    s.value.real = v.real;
+    s.value.text = c.name;
+    declare(c.name, c.loc, s);
+    ir_->consts.push_back({c.name, dtype, ir_value, c.loc});
+  }
+
+  // A value given from outside (-D, Bindings, Op::with_consts) for const `c` of type
+  // `dtype`: an int const takes an integer only; a float const a finite float or an
+  // integer; a bool const true/false or 0/1 (the C interface passes numbers).
+  Constant given_const(const ast::ConstDecl& c, DType dtype, const ConstValue& g, const std::string& origin) {
+    const std::string type = c.type;
+    Constant v;
+    if (g.is_integer()) {
+      v.kind = Value::Kind::Int;
+      v.integer = g.negative() ? -static_cast<Int128>(g.magnitude()) : static_cast<Int128>(g.magnitude());
+    } else if (g.is_bool()) {
+      v.kind = Value::Kind::Bool;
+      v.integer = g.magnitude() != 0;
+    } else {
+      v.kind = Value::Kind::Float;
+      v.real = g.float_value();
+      if (!std::isfinite(v.real))
+        fail(c.loc, fmt::format("const {} = {}{} is not finite; a const value must be a finite number", c.name, g.str(),
+                                origin));
+    }
+    if (dtype == DType::boolean) {
+      const bool zero_one = (v.kind == Value::Kind::Int && (v.integer == 0 || v.integer == 1)) ||
+                            (v.kind == Value::Kind::Float && (v.real == 0 || v.real == 1));
+      if (v.kind != Value::Kind::Bool && !zero_one)
+        fail(c.loc, fmt::format("const {} is bool but was given {}{}; pass true or false", c.name, g.str(), origin));
+      return {Value::Kind::Bool, v.kind == Value::Kind::Float ? Int128(v.real != 0) : v.integer, 0};
+    }
+    if (v.kind == Value::Kind::Bool)
+      fail(c.loc, fmt::format("const {} is {} but was given the bool {}{}; only a bool const takes true or false", c.name,
+                              type, g.str(), origin));
+    if (dtype == DType::i64 && v.kind != Value::Kind::Int) {
+      if (std::trunc(v.real) == v.real && std::fabs(v.real) < 1e19)
+        fail(c.loc, fmt::format("const {} is int but was given the float {}{}; an int const takes an integer, e.g. {:.0f}",
+                                c.name, g.str(), origin, v.real));
+      fail(c.loc, fmt::format("const {} is int but was given {}{}, which is not an integer", c.name, g.str(), origin));
+    }
+    return v;
+  }
+
+  DType resolve_dtype(const ast::TypeRef& t) {
+    auto dtype = parse_dtype(t.dtype);
+    if (!dtype)
+      fail(t.loc, fmt::format("unknown type '{}'{}", t.dtype,
+                              or_else(did_you_mean(t.dtype, {"f32", "f16", "bf16", "f64", "i32", "i64", "u64", "bool"}),
+                                      "; expected one of f32, f16, bf16, f64, i32, i64, u64, bool")));
+    return *dtype;
+  }
+
+  Shape resolve_shape(const ast::TypeRef& t, const std::string& owner) {
+    Shape shape;
+    if (t.shape.empty())
+      fail(t.loc, fmt::format("the shape of {} is empty; a tensor needs at least one dim (drop the [] for a scalar)", owner));
+    for (const auto& e : t.shape) {
+      if (!e.is_name) {
+        if (e.value < 1) fail(e.loc, fmt::format("a dim in the shape of {} must be >= 1, got {}", owner, e.value));
+        shape.push_back(DimExpr::constant(e.value));
+        continue;
+      }
+      auto it = symbols_.find(e.name);
+      if (it == symbols_.end()) {
+        std::string hint = suggest_symbol(e.name, Symbol::Kind::Dim);
+        fail(e.loc, hint.empty() ? fmt::format("unknown dim '{}' in the shape of {}; declare it with `dims {} = ...`", e.name,
+                                               owner, e.name)
+                                 : fmt::format("unknown dim '{}' in the shape of {}{}", e.name, owner, hint));
+      }
+      if (it->second.kind != Symbol::Kind::Dim)
+        fail(e.loc, fmt::format("'{}' in the shape of {} is {}, not a dim", e.name, owner, symbol_kind_name(it->second.kind)));
+      shape.push_back(DimExpr::dim(e.name));
+    }
+    return shape;
+  }
+
+  void declare_input(const ast::InputDecl& in) {
+    DType dtype = resolve_dtype(in.type);
+    Shape shape;
+    if (in.type.has_shape) shape = resolve_shape(in.type, fmt::format("input {}", in.name));
+    auto it = symbols_.find(in.name);
+    if (it != symbols_.end())
+      fail(in.loc, fmt::format("duplicate name '{}': already declared as {} at {}", in.name,
+                               symbol_kind_name(it->second.kind), at(it->second.loc)));
+    Node n;
+    n.kind = in.type.has_shape ? OpKind::Input : OpKind::Scalar;
+    n.dtype = dtype;
+    n.shape = shape;
+    n.name = in.name;
+    n.loc = in.loc;
+    NodeId id = add_node(std::move(n), in.type.has_shape);
+    ir_->params.push_back({in.name, id, in.type.has_shape, dtype, shape, in.loc});
+    Symbol s;
+    s.kind = Symbol::Kind::Input;
+    s.value = node_value(id, in.loc);
+    declare(in.name, in.loc, s);
+  }
+
+  void binding(const ast::Binding& b) {
+    if (!b.value)
+      fail(b.loc, fmt::format("output '{}' is declared but never defined; write `out {} = <expression>`", b.name, b.name));
+    if (symbols_.count(b.name)) {
+      const Symbol& prev = symbols_.at(b.name);
+      fail(b.loc, fmt::format("duplicate name '{}': already declared as {} at {}", b.name, symbol_kind_name(prev.kind),
+                              at(prev.loc)));
+    }
+    Value v = expr(*b.value);
+    if (b.is_output) {
+      if (!v.is_node())
+        fail(b.value->loc, fmt::format("output '{}' is a constant; an output must be computed from the inputs", b.name));
+      if (!from_tensor_[static_cast<std::size_t>(v.node)])
+        fail(b.value->loc, fmt::format("output '{}' is a scalar computed from scalar inputs; outputs must be tensors", b.name));
+      if (b.type) {
+        DType dtype = resolve_dtype(*b.type);
+        Shape shape = b.type->has_shape ? resolve_shape(*b.type, fmt::format("output {}", b.name)) : Shape{};
+        const Node& n = node(v.node);
+        if (dtype != n.dtype || shape != n.shape)
+          fail(b.type->loc, fmt::format("output '{}' is declared {} but its expression gives {}", b.name,
+                                        type_text(dtype, shape), type_text(n.dtype, n.shape)));
+      }
+      ir_->outputs.push_back({b.name, v.node, b.loc});
+    }
+    if (v.is_node() && ir_->nodes[static_cast<std::size_t>(v.node)].name.empty())
+      ir_->nodes[static_cast<std::size_t>(v.node)].name = b.name;
+    Symbol s;
+    s.kind = b.is_output ? Symbol::Kind::Output : Symbol::Kind::Let;
+    s.value = v;
+    s.used = true;
+    declare(b.name, b.loc, s);
+  }
+
+  // ------------------------------------------------------------ compile-time values
+  Constant const_eval(const Expr& e, const std::string& what) {
+    switch (e.kind) {
+      case ExprKind::Int: return {Value::Kind::Int, static_cast<Int128>(e.int_value), 0};
+      case ExprKind::Float: return {Value::Kind::Float, 0, e.float_value};
+      case ExprKind::Bool: return {Value::Kind::Bool, e.bool_value ? 1 : 0, 0};
+      case ExprKind::Name: {
+        auto it = symbols_.find(e.text);
+        if (it == symbols_.end())
+          fail(e.loc, fmt::format("unknown name '{}' in {}{}", e.text, what, suggest_symbol(e.text, Symbol::Kind::Const)));
+        if (it->second.poisoned) throw Abort{};
+        if (it->second.kind != Symbol::Kind::Const)
+          fail(e.loc, fmt::format("{} needs a compile-time value (a literal or a const), but '{}' is {}", what, e.text,
+                                  symbol_kind_name(it->second.kind)));
+        it->second.used = true;
+        return constant_of(it->second.value);
+      }
+      case ExprKind::Unary: {
+        Constant v = const_eval(*e.args[0], what);
+        if (v.kind == Value::Kind::Bool) fail(e.loc, "cannot negate a bool");
+        v.integer = -v.integer;   // |integer| <= 2^64-1: no overflow in 128 bits
+        v.real = -v.real;
+        return v;
+      }
+      case ExprKind::Binary: {
+        Constant a = const_eval(*e.args[0], what);
+        Constant b = const_eval(*e.args[1], what);
+        return fold(e.binary_op, a, b, e.loc);
+      }
+      case ExprKind::String:
+        fail(e.loc, fmt::format("{} cannot be a string", what));
+      case ExprKind::List:
+        fail(e.loc, fmt::format("{} cannot be a list", what));
+      case ExprKind::Call:
+        fail(e.loc, fmt::format("{} needs a compile-time value (a literal or a const), not a call to {}()", what, e.text));
+    }
+    fail(e.loc, "unsupported expression");
+  }
+
+  // Integers fold exactly (128-bit, bounded to 64-bit magnitudes); a float on either
+  // side makes the result a float; '/' is true division, as in Python.
+  Constant fold(ast::BinaryOp op, Constant a, Constant b, SourceLoc loc) {
+    using ast::BinaryOp;
+    bool comparison = op >= BinaryOp::Eq;
+    if (!comparison && (a.kind == Value::Kind::Bool || b.kind == Value::Kind::Bool))
+      fail(loc, fmt::format("'{}' is not defined on bool values", ast::binary_op_spelling(op)));
+    const bool exact = a.kind != Value::Kind::Float && b.kind != Value::Kind::Float;   // Int (or Bool, compared)
+    if (comparison) {
+      bool r = false;
+      if (exact) {
+        const Int128 x = a.integer, y = b.integer;
+        r = op == BinaryOp::Eq ? x == y : op == BinaryOp::Ne ? x != y : op == BinaryOp::Lt ? x < y
+          : op == BinaryOp::Le ? x <= y : op == BinaryOp::Gt ? x > y : x >= y;
+      } else {
+        const double x = to_double(a), y = to_double(b);
+        r = op == BinaryOp::Eq ? x == y : op == BinaryOp::Ne ? x != y : op == BinaryOp::Lt ? x < y
+          : op == BinaryOp::Le ? x <= y : op == BinaryOp::Gt ? x > y : x >= y;
+      }
+      return {Value::Kind::Bool, r ? 1 : 0, 0};
+    }
+    if (op == BinaryOp::Div) {
+      if (to_double(b) == 0) fail(loc, "division by zero in a constant expression");
+      const double q = to_double(a) / to_double(b);
+      if (!std::isfinite(q)) fail(loc, "constant expression overflows");
+      return {Value::Kind::Float, 0, q};
+    }
+    if (exact) {
+      Int128 r = 0;
+      const bool overflow = op == BinaryOp::Add   ? __builtin_add_overflow(a.integer, b.integer, &r)
+                            : op == BinaryOp::Sub ? __builtin_sub_overflow(a.integer, b.integer, &r)
+                                                  : __builtin_mul_overflow(a.integer, b.integer, &r);
+      if (overflow || r > kMaxWeakInt || r < -kMaxWeakInt)
+        fail(loc, fmt::format("integer constant expression {} {} {} overflows 64 bits", int_text(a.integer),
+                              ast::binary_op_spelling(op), int_text(b.integer)));
+      return {Value::Kind::Int, r, 0};
+    }
+    const double x = to_double(a), y = to_double(b);
+    const double r = op == BinaryOp::Add ? x + y : op == BinaryOp::Sub ? x - y : x * y;
+    if (!std::isfinite(r)) fail(loc, "constant expression overflows");
+    return {Value::Kind::Float, 0, r};
+  }
+
+  std::int64_t as_int(const Constant& v, SourceLoc loc, const std::string& what) {
+    if (v.kind != Value::Kind::Int) fail(loc, fmt::format("{} expects an integer, got {}", what, describe_const(v)));
+    if (v.integer < INT64_MIN || v.integer > INT64_MAX)
+      fail(loc, fmt::format("{} {} is out of range (a 64-bit signed integer)", what, int_text(v.integer)));
+    return static_cast<std::int64_t>(v.integer);
+  }
+
+  // ------------------------------------------------------------ expressions
+  Value expr(const Expr& e) {
+    switch (e.kind) {
+      case ExprKind::Int:
+      case ExprKind::Float:
+      case ExprKind::Bool: return weak(const_eval(e, ""), e.text, e.loc);
+      case ExprKind::String:
+        fail(e.loc, "a string is only allowed as the value of layout= or precision=");
+      case ExprKind::List:
+        fail(e.loc, "a list is only allowed as a keyword value (axis=[0, 1]) or as the order of permute()");
+      case ExprKind::Name: return name(e);
+      case ExprKind::Unary: return negate(expr(*e.args[0]), e.loc);
+      case ExprKind::Binary: {
+        Value a = expr(*e.args[0]);
+        Value b = expr(*e.args[1]);
+        return binary(e.binary_op, a, b, e.loc);
+      }
+      case ExprKind::Call: return call(e);
+    }
+    fail(e.loc, "unsupported expression");
+  }
+
+  static Value weak(const Constant& c, std::string text, SourceLoc loc) {
+    Value v;
+    v.kind = c.kind;
+    v.integer = c.integer;
+    v.real = c.real;
+    v.text = std::move(text);
+    v.loc = loc;
+    return v;
+  }
+
+  Value name(const Expr& e) {
+    auto it = symbols_.find(e.text);
+    if (it == symbols_.end()) fail(e.loc, fmt::format("unknown name '{}'{}", e.text, suggest_symbol(e.text, std::nullopt)));
+    Symbol& s = it->second;
+    if (s.poisoned) throw Abort{};
+    if (s.kind == Symbol::Kind::Dim)
+      fail(e.loc, fmt::format("'{}' is a dim; dims are sizes, not values usable in expressions", e.text));
+    s.used = true;
+    Value v = s.value;
+    v.loc = e.loc;
+    if (!v.is_node()) v.text = e.text;
+    return v;
+  }
+
+  Value negate(Value v, SourceLoc loc) {
+    if (!v.is_node()) {
+      if (v.kind == Value::Kind::Bool) fail(loc, "cannot negate a bool; use not(x)");
+      v.integer = -v.integer;   // |integer| <= 2^64-1: no overflow in 128 bits
+      v.real = -v.real;
+      v.text = "-" + v.text;
+      v.loc = loc;
+      return v;
+    }
+    const Node& n = node(v.node);
+    if (n.dtype == DType::boolean) fail(loc, "cannot negate a bool tensor; use not(x)");
+    if (n.dtype == DType::u64) fail(loc, "cannot negate an unsigned u64 value; cast it first, e.g. i64(x)");
+    return unary_node(OpKind::Neg, v.node, n.dtype, loc);
+  }
+
+  Value unary_node(OpKind kind, NodeId operand, DType dtype, SourceLoc loc) {
+    Node n;
+    n.kind = kind;
+    n.dtype = dtype;
+    n.shape = node(operand).shape;
+    n.operands = {operand};
+    n.loc = loc;
+    bool from_tensor = from_tensor_[static_cast<std::size_t>(operand)];
+    return node_value(add_node(std::move(n), from_tensor), loc);
+  }
+
+  // Gives a weak value the dtype it meets, as a Literal node.
+  NodeId materialize(const Value& v, DType dtype, const std::string& context) {
+    if (v.is_node()) return v.node;
+    std::string tname(dtype_name(dtype));
+    if (v.kind == Value::Kind::Bool && dtype != DType::boolean)
+      fail(v.loc, fmt::format("bool {} cannot meet a {} value{}", v.text, tname, context));
+    if (v.kind != Value::Kind::Bool && dtype == DType::boolean)
+      fail(v.loc, fmt::format("number {} cannot meet a bool value{}", v.text, context));
+    if (v.kind == Value::Kind::Float && is_integer(dtype))
+      fail(v.loc, fmt::format("float {} cannot meet an integer {} value{}; cast the tensor to a float type, e.g. f32(x)",
+                              v.text, tname, context));
+    Node n;
+    n.kind = OpKind::Literal;
+    n.dtype = dtype;
+    n.loc = v.loc;
+    if (dtype == DType::boolean) {
+      n.literal = ConstValue(v.integer != 0);
+    } else if (is_integer(dtype)) {
+      if (dtype == DType::u64 && v.integer < 0)
+        fail(v.loc, fmt::format("negative {} cannot meet a u64 value{}", v.text, context));
+      if (v.integer < int_min(dtype) || v.integer > int_max(dtype))
+        fail(v.loc, fmt::format("{}{} is out of range for {} ({} .. {})", v.text, context, tname,
+                                int_text(int_min(dtype)), int_text(int_max(dtype))));
+      n.literal = const_value_of(v.integer);
+    } else {
+      // Float literals are emitted in their compute type (f32 for f16/bf16, PyTorch's
+      // opmath), so one beyond f32 cannot be written; past f16/bf16's range the value
+      // is still exact in f32, but storing a result near it gives inf: a warning.
+      const double d = to_double(constant_of(v));
+      const DType emitted = dtype == DType::f64 ? DType::f64 : DType::f32;
+      if (!(std::fabs(d) < overflow_threshold(emitted)))
+        fail(v.loc, fmt::format("{}{} is out of range for {} (largest finite {})", v.text, context, tname,
+                                largest_finite(emitted)));
+      if (emitted != dtype && !(std::fabs(d) < overflow_threshold(dtype)))
+        diag_.warning(v.loc, fmt::format("{}{} overflows {} (largest finite {}); it is used as an f32 constant, but "
+                                         "a result near it stored as {} becomes inf",
+                                         v.text, context, tname, largest_finite(dtype), tname));
+      n.literal = ConstValue(d);
+    }
+    return add_node(std::move(n), false);
+  }
+
+  Shape broadcast(const Shape& a, const Shape& b, SourceLoc loc, const std::string& what) {
+    std::size_t rank = std::max(a.size(), b.size());
+    Shape out(rank);
+    for (std::size_t i = 0; i < rank; ++i) {
+      const DimExpr* da = i < rank - a.size() ? nullptr : &a[i - (rank - a.size())];
+      const DimExpr* db = i < rank - b.size() ? nullptr : &b[i - (rank - b.size())];
+      if (!da) out[i] = *db;
+      else if (!db) out[i] = *da;
+      else if (*da == *db) out[i] = *da;
+      else if (da->as_constant() == 1) out[i] = *db;
+      else if (db->as_constant() == 1) out[i] = *da;
+      else
+        fail(loc, fmt::format("{}: shapes [{}] and [{}] do not broadcast ({} vs {}); dims must be equal or 1", what,
+                              shape_text(a), shape_text(b), da->str(), db->str()));
+    }
+    return out;
+  }
+
+  // Brings two operands to one dtype (weak values take the other's).
+  std::pair<NodeId, NodeId> unify(const Value& a, const Value& b, const std::string& what, SourceLoc loc) {
+    if (!a.is_node()) {
+      NodeId nb = b.node;
+      return {materialize(a, node(nb).dtype, fmt::format(" in {}", what)), nb};
+    }
+    if (!b.is_node()) {
+      NodeId na = a.node;
+      return {na, materialize(b, node(na).dtype, fmt::format(" in {}", what))};
+    }
+    DType ta = node(a.node).dtype, tb = node(b.node).dtype;
+    if (ta != tb)
+      fail(loc, fmt::format("mismatched types in {}: {} and {}; cast one side explicitly, e.g. {}(x)", what,
+                            dtype_name(ta), dtype_name(tb), dtype_name(ta)));
+    return {a.node, b.node};
+  }
+
+  Value binary_node(OpKind kind, const Value& a, const Value& b, DType result, SourceLoc loc, const std::string& what,
+                    std::pair<NodeId, NodeId> ids) {
+    Node n;
+    n.kind = kind;
+    n.dtype = result;
+    n.shape = broadcast(node(ids.first).shape, node(ids.second).shape, loc, what);
+    n.operands = {ids.first, ids.second};
+    n.loc = loc;
+    bool from_tensor = from_tensor_[static_cast<std::size_t>(ids.first)] || from_tensor_[static_cast<std::size_t>(ids.second)];
+    return node_value(add_node(std::move(n), from_tensor), loc);
+  }
+
+  Value binary(ast::BinaryOp op, const Value& a, const Value& b, SourceLoc loc) {
+    using ast::BinaryOp;
+    if (!a.is_node() && !b.is_node()) {
+      Constant r = fold(op, constant_of(a), constant_of(b), loc);
+      return weak(r, describe_const(r), loc);
+    }
+    std::string what = fmt::format("'{}'", ast::binary_op_spelling(op));
+    auto ids = unify(a, b, what, loc);
+    DType dtype = node(ids.first).dtype;
+    bool comparison = op >= BinaryOp::Eq;
+    if (!comparison && dtype == DType::boolean)
+      fail(loc, fmt::format("{} is not defined on bool; cast first, e.g. i32(x) or f32(x)", what));
+    if (op == BinaryOp::Div && is_integer(dtype))
+      fail(loc, fmt::format("'/' on integer type {} is not supported; cast to a float type first, e.g. f32(x)",
+                            dtype_name(dtype)));
+    if (comparison && dtype == DType::boolean && op != BinaryOp::Eq && op != BinaryOp::Ne)
+      fail(loc, fmt::format("{} is not defined on bool; only == and != compare bools", what));
+    static const OpKind kinds[] = {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div, OpKind::Eq,
+                                   OpKind::Ne,  OpKind::Lt,  OpKind::Le,  OpKind::Gt,  OpKind::Ge};
+    return binary_node(kinds[static_cast<int>(op)], a, b, comparison ? DType::boolean : dtype, loc, what, ids);
+  }
+
+  // ------------------------------------------------------------ calls
+  // Checks the argument counts and keyword names of a call.
+  void expect_args(const Expr& e, std::size_t min_pos, std::size_t max_pos, const std::vector<std::string>& keywords,
+                   const char* positional_names) {
+    if (e.args.size() < min_pos || e.args.size() > max_pos) {
+      std::string count = min_pos == max_pos ? fmt::format("{}", min_pos) : fmt::format("{} to {}", min_pos, max_pos);
+      fail(e.loc, fmt::format("{}() takes {} positional argument{} ({}), got {}", e.text, count,
+                              max_pos == 1 ? "" : "s", positional_names, e.args.size()));
+    }
+    std::set<std::string> seen;
+    for (const auto& kw : e.kwargs) {
+      if (std::find(keywords.begin(), keywords.end(), kw.name) == keywords.end()) {
+        std::string allowed;
+        for (const auto& k : keywords) allowed += (allowed.empty() ? "" : ", ") + k;
+        std::string hint = did_you_mean(kw.name, keywords);
+        fail(kw.loc, keywords.empty() ? fmt::format("{}() takes no keyword arguments, got '{}'", e.text, kw.name)
+                     : hint.empty()   ? fmt::format("{}() has no argument '{}'; expected one of: {}", e.text, kw.name, allowed)
+                                      : fmt::format("{}() has no argument '{}'{}", e.text, kw.name, hint));
+      }
+      if (!seen.insert(kw.name).second) fail(kw.loc, fmt::format("argument '{}' given twice", kw.name));
+    }
+  }
+
+  const ast::KeywordArg* keyword(const Expr& e, const char* name) {
+    for (const auto& kw : e.kwargs)
+      if (kw.name == name) return &kw;
+    return nullptr;
+  }
+
+  std::optional<std::int64_t> int_kw(const Expr& e, const char* name) {
+    const ast::KeywordArg* kw = keyword(e, name);
+    if (!kw) return std::nullopt;
+    return as_int(const_eval(*kw->value, fmt::format("{}=", name)), kw->value->loc, fmt::format("{}=", name));
+  }
+
+  std::optional<bool> bool_kw(const Expr& e, const char* name) {
+    const ast::KeywordArg* kw = keyword(e, name);
+    if (!kw) return std::nullopt;
+    Constant v = const_eval(*kw->value, fmt::format("{}=", name));
+    if (v.kind != Value::Kind::Bool)
+      fail(kw->value->loc, fmt::format("{}= expects true or false, got {}", name, describe_const(v)));
+    return v.integer != 0;
+  }
+
+  // An int or a list of ints (`axis=1`, `axis=[0, 2]`, `stride=[2, 1]`).
+  std::optional<std::vector<std::int64_t>> ints_kw(const Expr& e, const char* name, SourceLoc* loc_out = nullptr) {
+    const ast::KeywordArg* kw = keyword(e, name);
+    if (!kw) return std::nullopt;
+    if (loc_out) *loc_out = kw->value->loc;
+    return int_list(*kw->value, fmt::format("{}=", name));
+  }
+
+  std::vector<std::int64_t> int_list(const Expr& value, const std::string& what) {
+    std::vector<std::int64_t> out;
+    if (value.kind != ExprKind::List) {
+      out.push_back(as_int(const_eval(value, what), value.loc, what));
+      return out;
+    }
+    for (const auto& item : value.args) out.push_back(as_int(const_eval(*item, what), item->loc, what));
+    return out;
+  }
+
+  std::optional<std::string> string_kw(const Expr& e, const char* name) {
+    const ast::KeywordArg* kw = keyword(e, name);
+    if (!kw) return std::nullopt;
+    if (kw->value->kind != ExprKind::String) fail(kw->value->loc, fmt::format("{}= expects a string", name));
+    return kw->value->text;
+  }
+
+  // A positional argument that must be a tensor (rank >= 1).
+  NodeId tensor_arg(const Expr& e, std::size_t index, const char* what = "a tensor") {
+    const Expr& arg = *e.args[index];
+    Value v = expr(arg);
+    if (!v.is_node()) fail(arg.loc, fmt::format("{}() expects {}, got the constant {}", e.text, what, v.text));
+    const Node& n = node(v.node);
+    if (n.shape.empty())
+      fail(arg.loc, fmt::format("{}() expects {}, got {}{}", e.text, what, type_text(n.dtype, n.shape),
+                                n.name.empty() ? "" : fmt::format(" '{}'", n.name)));
+    return v.node;
+  }
+
+  // A positional argument of an elementwise op: a tensor or a scalar input (not a bare constant).
+  NodeId value_arg(const Expr& e, std::size_t index) {
+    const Expr& arg = *e.args[index];
+    Value v = expr(arg);
+    if (!v.is_node())
+      fail(arg.loc, fmt::format("{}() expects a tensor or a scalar input, got the constant {}", e.text, v.text));
+    return v.node;
+  }
+
+  void need_float(const Expr& e, NodeId id) {
+    DType t = node(id).dtype;
+    if (!dtype_is_float(t))
+      fail(e.loc, fmt::format("{}() needs a float type (f32, f16, bf16, f64), got {}; cast first, e.g. f32(x)", e.text,
+                              dtype_name(t)));
+  }
+
+  int normalize_axis(std::int64_t axis, std::size_t rank, SourceLoc loc, const std::string& fn) {
+    auto r = static_cast<std::int64_t>(rank);
+    if (axis < -r || axis >= r)
+      fail(loc, fmt::format("axis {} is out of range for {}() of a rank-{} tensor (expected {}..{})", axis, fn, rank, -r,
+                            r - 1));
+    return static_cast<int>(axis < 0 ? axis + r : axis);
+  }
+
+  SourceLoc kw_loc(const Expr& e, const char* name) {
+    const ast::KeywordArg* kw = keyword(e, name);
+    return kw ? kw->value->loc : e.loc;
+  }
+
+  Value call(const Expr& e) {
+    const std::string& f = e.text;
+    if (auto dtype = parse_dtype(f)) return cast(e, *dtype);
+    if (f == "min" || f == "max") {
+      if (e.args.size() == 2)
+        return elementwise_binary(e, f == "min" ? OpKind::Minimum : OpKind::Maximum);
+      return reduction(e, f == "min" ? OpKind::Min : OpKind::Max);
+    }
+    static const std::map<std::string, OpKind> unary = {
+        {"abs", OpKind::Abs},     {"exp", OpKind::Exp},         {"log", OpKind::Log},   {"sqrt", OpKind::Sqrt},
+        {"rsqrt", OpKind::Rsqrt}, {"tanh", OpKind::Tanh},       {"sigmoid", OpKind::Sigmoid},
+        {"relu", OpKind::Relu},   {"gelu", OpKind::Gelu},       {"silu", OpKind::Silu}, {"not", OpKind::Not}};
+    if (auto it = unary.find(f); it != unary.end()) return elementwise_unary(e, it->second);
+    static const std::map<std::string, OpKind> binary_fns = {
+        {"pow", OpKind::Pow}, {"minimum", OpKind::Minimum}, {"maximum", OpKind::Maximum},
+        {"and", OpKind::And}, {"or", OpKind::Or}};
+    if (auto it = binary_fns.find(f); it != binary_fns.end()) return elementwise_binary(e, it->second);
+    static const std::map<std::string, OpKind> reductions = {
+        {"sum", OpKind::Sum},   {"mean", OpKind::Mean},     {"prod", OpKind::Prod}, {"argmin", OpKind::Argmin},
+        {"argmax", OpKind::Argmax}, {"logsumexp", OpKind::Logsumexp}};
+    if (auto it = reductions.find(f); it != reductions.end()) return reduction(e, it->second);
+    static const std::map<std::string, OpKind> scans = {
+        {"cumsum", OpKind::Cumsum}, {"cumprod", OpKind::Cumprod}, {"cummax", OpKind::Cummax}, {"cummin", OpKind::Cummin}};
+    if (auto it = scans.find(f); it != scans.end()) return scan(e, it->second);
+    if (f == "softmax") return rownorm(e, OpKind::Softmax);
+    if (f == "log_softmax") return rownorm(e, OpKind::LogSoftmax);
+    if (f == "where") return where(e);
+    if (f == "dropout") return dropout(e);
+    if (f == "matmul") return matmul(e);
+    if (f == "transpose") return transpose(e);
+    if (f == "permute") return permute(e);
+    if (f == "conv2d") return conv2d(e);
+    fail(e.loc, fmt::format("unknown function '{}'{}", f, did_you_mean(f, kFunctions)));
+  }
+
+  Value cast(const Expr& e, DType dtype) {
+    expect_args(e, 1, 1, {}, "x");
+    Value v = expr(*e.args[0]);
+    if (!v.is_node()) {
+      Value w = v;
+      if (dtype == DType::boolean && w.kind != Value::Kind::Bool) {
+        const bool nonzero = w.kind == Value::Kind::Float ? w.real != 0 : w.integer != 0;
+        w = weak({Value::Kind::Bool, nonzero ? 1 : 0, 0}, w.text, w.loc);
+      }
+      return node_value(materialize(w, dtype, fmt::format(" in {}()", e.text)), e.loc);
+    }
+    if (node(v.node).dtype == dtype) return v;
+    return unary_node(OpKind::Cast, v.node, dtype, e.loc);
+  }
+
+  Value elementwise_unary(const Expr& e, OpKind kind) {
+    expect_args(e, 1, 1, {}, "x");
+    NodeId x = value_arg(e, 0);
+    DType t = node(x).dtype;
+    if (kFloatUnary.count(e.text)) need_float(e, x);
+    if (kind == OpKind::Not && t != DType::boolean)
+      fail(e.loc, fmt::format("not() needs a bool value, got {}", dtype_name(t)));
+    if ((kind == OpKind::Abs || kind == OpKind::Relu) && t == DType::boolean)
+      fail(e.loc, fmt::format("{}() is not defined on bool", e.text));
+    return unary_node(kind, x, t, e.loc);
+  }
+
+  Value elementwise_binary(const Expr& e, OpKind kind) {
+    expect_args(e, 2, 2, {}, "a, b");
+    Value a = expr(*e.args[0]);
+    Value b = expr(*e.args[1]);
+    if (!a.is_node() && !b.is_node())
+      fail(e.loc, fmt::format("{}() needs at least one tensor or scalar input argument", e.text));
+    std::string what = fmt::format("{}()", e.text);
+    auto ids = unify(a, b, what, e.loc);
+    DType t = node(ids.first).dtype;
+    if (kind == OpKind::Pow && !dtype_is_float(t))
+      fail(e.loc, fmt::format("pow() needs a float type (f32, f16, bf16, f64), got {}; cast first, e.g. f32(x)",
+                              dtype_name(t)));
+    if ((kind == OpKind::And || kind == OpKind::Or) && t != DType::boolean)
+      fail(e.loc, fmt::format("{}() needs bool values, got {}; compare first, e.g. x > 0", e.text, dtype_name(t)));
+    if ((kind == OpKind::Minimum || kind == OpKind::Maximum) && t == DType::boolean)
+      fail(e.loc, fmt::format("{}() is not defined on bool", e.text));
+    return binary_node(kind, a, b, t, e.loc, what, ids);
+  }
+
+  Value where(const Expr& e) {
+    expect_args(e, 3, 3, {}, "cond, a, b");
+    Value c = expr(*e.args[0]);
+    Value a = expr(*e.args[1]);
+    Value b = expr(*e.args[2]);
+    if (!c.is_node() || node(c.node).dtype != DType::boolean)
+      fail(e.args[0]->loc, fmt::format("where() needs a bool tensor as its condition, got {}",
+                                       c.is_node() ? type_text(node(c.node).dtype, node(c.node).shape) : c.text));
+    NodeId ia, ib;
+    if (!a.is_node() && !b.is_node()) {
+      // Both branches constant: they take the type of... nothing. Ask for one typed side.
+      fail(e.loc, "where() needs a tensor in at least one of its value arguments; cast a constant, e.g. f32(0)");
+    }
+    std::tie(ia, ib) = unify(a, b, "where()", e.loc);
+    Shape shape = broadcast(node(c.node).shape, node(ia).shape, e.loc, "where()");
+    shape = broadcast(shape, node(ib).shape, e.loc, "where()");
+    Node n;
+    n.kind = OpKind::Where;
+    n.dtype = node(ia).dtype;
+    n.shape = shape;
+    n.operands = {c.node, ia, ib};
+    n.loc = e.loc;
+    bool from_tensor = from_tensor_[static_cast<std::size_t>(c.node)] || from_tensor_[static_cast<std::size_t>(ia)] ||
+                       from_tensor_[static_cast<std::size_t>(ib)];
+    return node_value(add_node(std::move(n), from_tensor), e.loc);
+  }
+
+  Value reduction(const Expr& e, OpKind kind) {
+    expect_args(e, 1, 1, {"axis", "keepdims"}, "x");
+    NodeId x = tensor_arg(e, 0);
+    const Node& in = node(x);
+    DType t = in.dtype;
+    if (kind == OpKind::Mean || kind == OpKind::Logsumexp) need_float(e, x);
+    if ((kind == OpKind::Sum || kind == OpKind::Prod) && t == DType::boolean)
+      fail(e.loc, fmt::format("{}() of bool is not supported; cast first, e.g. {}(i64(x))", e.text, e.text));
+    std::size_t rank = in.shape.size();
+    SourceLoc axis_loc = kw_loc(e, "axis");
+    std::vector<int> axes;
+    if (auto list = ints_kw(e, "axis")) {
+      if (list->empty()) fail(axis_loc, fmt::format("axis= of {}() is an empty list; omit it to reduce every axis", e.text));
+      for (auto a : *list) {
+        int n = normalize_axis(a, rank, axis_loc, e.text);
+        if (std::find(axes.begin(), axes.end(), n) != axes.end())
+          fail(axis_loc, fmt::format("axis {} appears twice in axis= of {}()", n, e.text));
+        axes.push_back(n);
+      }
+    } else {
+      for (std::size_t i = 0; i < rank; ++i) axes.push_back(static_cast<int>(i));
+    }
+    bool arg = kind == OpKind::Argmin || kind == OpKind::Argmax;
+    if (arg && axes.size() > 1 && keyword(e, "axis"))
+      fail(axis_loc, fmt::format("{}() takes one axis (or none, for the flat index), got {}", e.text, axes.size()));
+    std::sort(axes.begin(), axes.end());
+    bool keepdims = bool_kw(e, "keepdims").value_or(false);
+    Node n;
+    n.kind = kind;
+    n.dtype = arg ? DType::i64 : t;
+    for (std::size_t i = 0; i < rank; ++i) {
+      bool reduced = std::find(axes.begin(), axes.end(), static_cast<int>(i)) != axes.end();
+      if (!reduced) n.shape.push_back(in.shape[i]);
+      else if (keepdims) n.shape.push_back(DimExpr::constant(1));
+    }
+    n.operands = {x};
+    n.axes = axes;
+    n.keepdims = keepdims;
+    n.loc = e.loc;
+    return node_value(add_node(std::move(n), true), e.loc);
+  }
+
+  Value scan(const Expr& e, OpKind kind) {
+    expect_args(e, 1, 1, {"axis", "exclusive", "reverse"}, "x");
+    NodeId x = tensor_arg(e, 0);
+    const Node& in = node(x);
+    if ((kind == OpKind::Cumsum || kind == OpKind::Cumprod) && in.dtype == DType::boolean)
+      fail(e.loc, fmt::format("{}() of bool is not supported; cast first, e.g. {}(i64(x))", e.text, e.text));
+    Node n;
+    n.kind = kind;
+    n.dtype = in.dtype;
+    n.shape = in.shape;
+    n.axis = normalize_axis(int_kw(e, "axis").value_or(-1), in.shape.size(), kw_loc(e, "axis"), e.text);
+    n.exclusive = bool_kw(e, "exclusive").value_or(false);
+    n.reverse = bool_kw(e, "reverse").value_or(false);
+    n.operands = {x};
+    n.loc = e.loc;
+    return node_value(add_node(std::move(n), true), e.loc);
+  }
+
+  Value rownorm(const Expr& e, OpKind kind) {
+    expect_args(e, 1, 1, {"axis"}, "x");
+    NodeId x = tensor_arg(e, 0);
+    need_float(e, x);
+    Node n;
+    n.kind = kind;
+    n.dtype = node(x).dtype;
+    n.shape = node(x).shape;
+    n.axis = normalize_axis(int_kw(e, "axis").value_or(-1), n.shape.size(), kw_loc(e, "axis"), e.text);
+    n.operands = {x};
+    n.loc = e.loc;
+    return node_value(add_node(std::move(n), true), e.loc);
+  }
+
+  Value dropout(const Expr& e) {
+    expect_args(e, 1, 1, {"p", "seed"}, "x");
+    NodeId x = tensor_arg(e, 0);
+    need_float(e, x);
+    const ast::KeywordArg* p = keyword(e, "p");
+    const ast::KeywordArg* seed = keyword(e, "seed");
+    if (!p) fail(e.loc, "dropout() needs p= (the probability of zeroing an element, a const in [0, 1))");
+    if (!seed) fail(e.loc, "dropout() needs seed= (a u64 scalar input, e.g. `in seed: u64`)");
+    Constant pv = const_eval(*p->value, "p=");
+    if (pv.kind == Value::Kind::Bool) fail(p->value->loc, "p= expects a number in [0, 1), got a bool");
+    const double p_value = to_double(pv);
+    if (!(p_value >= 0 && p_value < 1))
+      fail(p->value->loc, fmt::format("dropout probability p must be in [0, 1), got {}", describe_const(pv)));
+    Value s = expr(*seed->value);
+    if (!s.is_node() || node(s.node).kind != OpKind::Scalar || node(s.node).dtype != DType::u64)
+      fail(seed->value->loc, "seed= expects a u64 scalar input (declare `in seed: u64` and pass seed=seed)");
+    Node n;
+    n.kind = OpKind::Dropout;
+    n.dtype = node(x).dtype;
+    n.shape = node(x).shape;
+    n.operands = {x, s.node};
+    n.p = p_value;
+    n.loc = e.loc;
+    return node_value(add_node(std::move(n), true), e.loc);
+  }
+
+  ir::PrecisionChoice precision_kw(const Expr& e, DType dtype) {
+    auto s = string_kw(e, "precision");
+    if (!s) return std::nullopt;
+    SourceLoc loc = kw_loc(e, "precision");
+    if (dtype != DType::f32) fail(loc, fmt::format("precision= applies to f32 operands only, got {}", dtype_name(dtype)));
+    if (*s == "ieee") return Precision::ieee;
+    if (*s == "tf32") return Precision::tf32;
+    if (*s == "3xtf32") return Precision::tf32x3;
+    fail(loc, fmt::format("precision= expects \"ieee\", \"tf32\" or \"3xtf32\", got \"{}\"", *s));
+  }
+
+  Value matmul(const Expr& e) {
+    expect_args(e, 2, 2, {"precision"}, "a, b");
+    NodeId a = tensor_arg(e, 0);
+    NodeId b = tensor_arg(e, 1);
+    const Node& na = node(a);
+    const Node& nb = node(b);
+    for (auto [id, label] : {std::pair{a, "a"}, std::pair{b, "b"}})
+      if (node(id).shape.size() < 2)
+        fail(e.args[label[0] == 'a' ? 0 : 1]->loc,
+             fmt::format("matmul() needs operands of rank >= 2; {} is {}", label, type_text(node(id).dtype, node(id).shape)));
+    if (na.dtype != nb.dtype)
+      fail(e.loc, fmt::format("mismatched types in matmul(): {} and {}; cast one side explicitly, e.g. {}(x)",
+                              dtype_name(na.dtype), dtype_name(nb.dtype), dtype_name(na.dtype)));
+    if (na.dtype == DType::boolean) fail(e.loc, "matmul() is not defined on bool");
+    const DimExpr& k1 = na.shape.back();
+    const DimExpr& k2 = nb.shape[nb.shape.size() - 2];
+    if (k1 != k2)
+      fail(e.loc, fmt::format("matmul() inner dims differ: a is {} and b is {}; a's last dim ({}) must equal b's "
+                              "second-to-last dim ({})",
+                              type_text(na.dtype, na.shape), type_text(nb.dtype, nb.shape), k1.str(), k2.str()));
+    Shape batch_a(na.shape.begin(), na.shape.end() - 2), batch_b(nb.shape.begin(), nb.shape.end() - 2);
+    Node n;
+    n.kind = OpKind::Matmul;
+    n.dtype = na.dtype;
+    n.shape = broadcast(batch_a, batch_b, e.loc, "matmul() batch dims");
+    n.shape.push_back(na.shape[na.shape.size() - 2]);
+    n.shape.push_back(nb.shape.back());
+    n.operands = {a, b};
+    n.precision = precision_kw(e, na.dtype);
+    n.loc = e.loc;
+    return node_value(add_node(std::move(n), true), e.loc);
+  }
+
+  Value permute_node(NodeId x, std::vector<int> perm, SourceLoc loc) {
+    Node n;
+    n.kind = OpKind::Permute;
+    n.dtype = node(x).dtype;
+    for (int p : perm) n.shape.push_back(node(x).shape[static_cast<std::size_t>(p)]);
+    n.operands = {x};
+    n.perm = std::move(perm);
+    n.loc = loc;
+    return node_value(add_node(std::move(n), true), loc);
+  }
+
+  Value transpose(const Expr& e) {
+    expect_args(e, 1, 1, {}, "x");
+    NodeId x = tensor_arg(e, 0);
+    std::size_t rank = node(x).shape.size();
+    if (rank < 2)
+      fail(e.args[0]->loc, fmt::format("transpose() swaps the last two dims and needs rank >= 2, got {}",
+                                       type_text(node(x).dtype, node(x).shape)));
+    std::vector<int> perm(rank);
+    for (std::size_t i = 0; i < rank; ++i) perm[i] = static_cast<int>(i);
+    std::swap(perm[rank - 1], perm[rank - 2]);
+    return permute_node(x, std::move(perm), e.loc);
+  }
+
+  Value permute(const Expr& e) {
+    expect_args(e, 2, 2, {}, "x, order");
+    NodeId x = tensor_arg(e, 0);
+    const Expr& order = *e.args[1];
+    if (order.kind != ExprKind::List) fail(order.loc, "permute() expects its order as a list, e.g. permute(x, [1, 0])");
+    std::vector<std::int64_t> raw = int_list(order, "the order of permute()");
+    std::size_t rank = node(x).shape.size();
+    if (raw.size() != rank)
+      fail(order.loc, fmt::format("permute() of a rank-{} tensor needs {} entries in its order, got {}", rank, rank, raw.size()));
+    std::vector<int> perm;
+    std::vector<bool> seen(rank, false);
+    for (auto v : raw) {
+      int a = normalize_axis(v, rank, order.loc, "permute");
+      if (seen[static_cast<std::size_t>(a)])
+        fail(order.loc, fmt::format("permute() order must be a permutation of 0..{}; {} appears twice", rank - 1, a));
+      seen[static_cast<std::size_t>(a)] = true;
+      perm.push_back(a);
+    }
+    return permute_node(x, std::move(perm), e.loc);
+  }
+
+  // A conv parameter: an int or [h, w], each within [min, 2^31).
+  void conv_pair(const Expr& e, const char* name, std::int64_t min, std::int64_t out[2]) {
+    SourceLoc loc = e.loc;
+    auto v = ints_kw(e, name, &loc);
+    if (!v) return;
+    if (v->size() != 1 && v->size() != 2)
+      fail(loc, fmt::format("{}= of conv2d() is an int or [h, w], got {} values", name, v->size()));
+    out[0] = (*v)[0];
+    out[1] = v->back();
+    for (int i = 0; i < 2; ++i)
+      if (out[i] < min || out[i] >= (std::int64_t{1} << 31))
+        fail(loc, fmt::format("{} of conv2d() must be in {}..2147483647, got {}", name, min, out[i]));
+  }
+
+  Value conv2d(const Expr& e) {
+    expect_args(e, 2, 2, {"stride", "padding", "dilation", "groups", "layout", "precision"}, "x, w");
+    NodeId x = tensor_arg(e, 0);
+    NodeId w = tensor_arg(e, 1);
+    const Node& nx = node(x);
+    const Node& nw = node(w);
+    if (nx.shape.size() != 4)
+      fail(e.args[0]->loc, fmt::format("conv2d() needs a rank-4 input x, got {}", type_text(nx.dtype, nx.shape)));
+    if (nw.shape.size() != 4)
+      fail(e.args[1]->loc, fmt::format("conv2d() needs a rank-4 weight w [K, C/groups, R, S], got {}",
+                                       type_text(nw.dtype, nw.shape)));
+    if (nx.dtype != nw.dtype)
+      fail(e.loc, fmt::format("mismatched types in conv2d(): {} and {}; cast one side explicitly, e.g. {}(w)",
+                              dtype_name(nx.dtype), dtype_name(nw.dtype), dtype_name(nx.dtype)));
+    if (!dtype_is_float(nx.dtype))
+      fail(e.loc, fmt::format("conv2d() needs a float type (f32, f16, bf16, f64), got {}", dtype_name(nx.dtype)));
+    ir::ConvAttrs c;
+    conv_pair(e, "stride", 1, c.stride);
+    conv_pair(e, "padding", 0, c.padding);
+    conv_pair(e, "dilation", 1, c.dilation);
+    if (auto g = int_kw(e, "groups")) {
+      if (*g < 1 || *g >= (std::int64_t{1} << 31))
+        fail(kw_loc(e, "groups"), fmt::format("groups of conv2d() must be in 1..2147483647, got {}", *g));
+      c.groups = *g;
+    }
+    if (auto layout = string_kw(e, "layout")) {
+      if (*layout == "NCHW") c.layout = ir::Layout::NCHW;
+      else if (*layout == "NHWC") c.layout = ir::Layout::NHWC;
+      else fail(kw_loc(e, "layout"), fmt::format("layout= expects \"NCHW\" or \"NHWC\", got \"{}\"", *layout));
+    }
+    bool nhwc = c.layout == ir::Layout::NHWC;
+    const DimExpr& batch = nx.shape[0];
+    const DimExpr& channels = nx.shape[nhwc ? 3 : 1];
+    const DimExpr& height = nx.shape[nhwc ? 1 : 2];
+    const DimExpr& width = nx.shape[nhwc ? 2 : 3];
+    const DimExpr& k = nw.shape[0];
+    const DimExpr& cg = nw.shape[1];
+    DimExpr groups = DimExpr::constant(c.groups);
+    DimExpr expected_c = cg * groups;
+    if (expected_c != channels) {
+      auto cc = channels.as_constant();
+      auto ec = expected_c.as_constant();
+      if ((cc && ec) || c.groups == 1)
+        fail(e.loc, fmt::format("conv2d() channels do not match: x has {} channels but w.shape[1] * groups = {} * {} = {}",
+                                channels.str(), cg.str(), c.groups, expected_c.str()));
+      ir_->constraints.push_back({channels, expected_c,
+                                  fmt::format("conv2d() at {} needs x's channels to equal w.shape[1] * groups", at(e.loc)),
+                                  e.loc});
+    }
+    if (c.groups > 1) {
+      if (auto kc = k.as_constant()) {
+        if (*kc % c.groups != 0)
+          fail(e.loc, fmt::format("conv2d() output channels w.shape[0] = {} are not divisible by groups = {}", *kc, c.groups));
+      } else {
+        ir_->constraints.push_back({floor_div(k, groups) * groups, k,
+                                    fmt::format("conv2d() at {} needs w.shape[0] divisible by groups = {}", at(e.loc), c.groups),
+                                    e.loc});
+      }
+    }
+    auto out_size = [&](const DimExpr& in, const DimExpr& kernel, int i) {
+      DimExpr span = DimExpr::constant(c.dilation[i]) * (kernel - DimExpr::constant(1));
+      DimExpr numer = in + DimExpr::constant(2 * c.padding[i]) - span - DimExpr::constant(1);
+      return floor_div(numer, DimExpr::constant(c.stride[i])) + DimExpr::constant(1);
+    };
+    DimExpr ho = out_size(height, nw.shape[2], 0);
+    DimExpr wo = out_size(width, nw.shape[3], 1);
+    for (auto [size, label] : {std::pair{ho, "height"}, std::pair{wo, "width"}})
+      if (auto v = size.as_constant(); v && *v < 1)
+        fail(e.loc, fmt::format("conv2d() output {} would be {} (< 1): the input is smaller than the dilated kernel", label, *v));
+    Node n;
+    n.kind = OpKind::Conv2d;
+    n.dtype = nx.dtype;
+    n.shape = nhwc ? Shape{batch, ho, wo, k} : Shape{batch, k, ho, wo};
+    n.operands = {x, w};
+    n.conv = c;
+    n.precision = precision_kw(e, nx.dtype);
+    n.loc = e.loc;
+    return node_value(add_node(std::move(n), true), e.loc);
+  }
+
+  const ast::OpDecl& op_;
+  const Consts& consts_;
+  Diagnostics& diag_;
+  std::shared_ptr<ir::Ir> ir_;
+  std::map<std::string, Symbol> symbols_;
+  std::vector<bool> from_tensor_;   // per node: depends on a tensor input (else scalar-only)
+};
+
+}  // namespace
+
+std::shared_ptr<ir::Ir> check(const ast::OpDecl& op, std::shared_ptr<const SourceFile> source, const Consts& consts,
+                              Diagnostics& diagnostics) {
+  return Checker(op, std::move(source), consts, diagnostics).run();
+}
+
+}  // namespace kiln

@@ -1,0 +1,256 @@
+// The checked op graph (Ir) and its shape-bound form (BoundIr).
+//
+// [Note: two stages of the op graph]
+// `check` turns one parsed op into an Ir with its consts already substituted
+// (consts are compile-time parameters, like tl.constexpr: a different const value
+// is a different program, so the checker sees concrete axis lists, strides and
+// probabilities) while dims stay symbolic: every node's shape is a list of
+// DimExpr over the op's dim names. `bind` then gives every dim a value (from
+// tensor shapes, -D, or the defaults) and yields a BoundIr with concrete shapes.
+// The planner and the reference interpreter only ever see a BoundIr.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "generator/support/source.h"
+#include "kiln/kiln.h"
+
+namespace kiln {
+
+namespace ir {
+
+using NodeId = int;
+using kiln::SourceLoc;   // generator/support/source.h
+
+// A symbolic dimension: a constant, a dim name, or integer arithmetic on those
+// (conv output sizes). Immutable value type; build with the factories and
+// operators, which fold constants.
+class DimExpr {
+ public:
+  enum class Kind : std::uint8_t { Const, Dim, Add, Sub, Mul, FloorDiv };
+
+  DimExpr() : DimExpr(constant(0)) {}
+  DimExpr(const DimExpr&) = default;
+  DimExpr(DimExpr&&) = default;
+  DimExpr& operator=(const DimExpr&) = default;
+  DimExpr& operator=(DimExpr&&) = default;
+  ~DimExpr();   // iterative: a chain of 100,000 convs nests sizes that deep
+  static DimExpr constant(std::int64_t value);
+  static DimExpr dim(std::string name);
+
+  friend DimExpr operator+(const DimExpr& a, const DimExpr& b);
+  friend DimExpr operator-(const DimExpr& a, const DimExpr& b);
+  friend DimExpr operator*(const DimExpr& a, const DimExpr& b);
+  friend DimExpr floor_div(const DimExpr& a, const DimExpr& b);
+  // Structural equality after constant folding ("N" == "N", "(H - 2)" == "(H - 2)").
+  friend bool operator==(const DimExpr& a, const DimExpr& b);
+  friend bool operator!=(const DimExpr& a, const DimExpr& b) { return !(a == b); }
+
+  Kind kind() const { return kind_; }
+  std::optional<std::int64_t> as_constant() const;
+  const std::string& name() const { return name_; }   // Kind::Dim
+  // Evaluates with every dim bound; throws kiln::ArgumentError naming an unbound dim.
+  std::int64_t evaluate(const std::map<std::string, std::int64_t>& dims) const;
+  std::string str() const;   // "N", "1", "((H - 2) / 1 + 1)" style, stable
+
+ private:
+  friend struct DimExprAccess;   // generator/ir/ir.cpp builds and inspects nodes
+  DimExpr(Kind kind, std::int64_t value) : kind_(kind), value_(value) {}
+  Kind kind_ = Kind::Const;
+  std::int64_t value_ = 0;
+  std::string name_;
+  std::shared_ptr<const DimExpr> lhs_, rhs_;
+};
+
+using Shape = std::vector<DimExpr>;
+
+enum class OpKind : std::uint8_t {
+  // leaves
+  Input,      // tensor input (Param)
+  Scalar,     // scalar input: a run-time argument (Param)
+  Literal,    // numeric literal, value in `literal`, dtype fixed by the checker
+  // elementwise, unary
+  Neg, Not, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Gelu, Silu, Cast,
+  // elementwise, binary (numpy broadcasting)
+  Add, Sub, Mul, Div, Pow, Minimum, Maximum, Eq, Ne, Lt, Le, Gt, Ge, And, Or,
+  // elementwise, ternary: where(cond, a, b)
+  Where,
+  // reductions over `axes` (sorted, non-negative), `keepdims`
+  Sum, Mean, Min, Max, Prod, Argmin, Argmax, Logsumexp,
+  // scans along `axis`, `exclusive`, `reverse`
+  Cumsum, Cumprod, Cummax, Cummin,
+  // row normalizations along `axis`
+  Softmax, LogSoftmax,
+  // dropout(x, p, seed): operands {x, seed scalar}; `p`
+  Dropout,
+  // matmul(a, b): batched, batch dims broadcast; operands may be Permute views
+  Matmul,
+  // a view: output dim i is input dim perm[i]; transpose(x) = swap of the last two
+  Permute,
+  // conv2d(x, w): `conv`
+  Conv2d,
+};
+
+const char* op_kind_name(OpKind kind);   // "add", "sum", "conv2d", ...
+bool is_elementwise(OpKind kind);        // unary, binary, Where, Cast, Dropout
+bool is_reduction(OpKind kind);
+bool is_scan(OpKind kind);
+bool is_rownorm(OpKind kind);            // Softmax, LogSoftmax
+
+enum class Layout : std::uint8_t { NCHW, NHWC };
+
+struct ConvAttrs {
+  std::int64_t stride[2] = {1, 1};
+  std::int64_t padding[2] = {0, 0};
+  std::int64_t dilation[2] = {1, 1};
+  std::int64_t groups = 1;
+  Layout layout = Layout::NCHW;   // x is [N,C,H,W] or [N,H,W,C]; w is always [K, C/groups, R, S]
+};
+
+// Per-op precision request for f32 matmul/conv; nullopt = the runtime's default.
+using PrecisionChoice = std::optional<Precision>;
+
+struct Node {
+  OpKind kind = OpKind::Literal;
+  DType dtype = DType::f32;
+  Shape shape;                       // [] for scalars
+  std::vector<NodeId> operands;
+  std::string name;                  // Input/Scalar: param name; else the let/out name that defined it, if any
+  ConstValue literal;                // Literal: an integer for integer dtypes (exact), a float for float dtypes
+  std::vector<int> axes;             // reductions
+  bool keepdims = false;
+  int axis = 0;                      // scans, rownorms
+  bool exclusive = false, reverse = false;
+  double p = 0;                      // Dropout
+  std::vector<int> perm;             // Permute
+  ConvAttrs conv;                    // Conv2d
+  PrecisionChoice precision;         // Matmul, Conv2d
+  SourceLoc loc;                     // the expression this node came from
+};
+
+struct DimDecl {
+  std::string name;
+  std::optional<std::int64_t> default_value;
+  bool dynamic = false;              // `dyn`: a run-time kernel argument, not baked in
+  SourceLoc loc;
+};
+
+struct ConstDecl {
+  std::string name;
+  DType dtype = DType::i64;          // `int` is i64; f32; f64; bool
+  ConstValue value;                  // the value this Ir was checked with (exact for ints)
+  SourceLoc loc;
+};
+
+struct Param {                       // an `in`, in declaration order
+  std::string name;
+  NodeId node = -1;
+  bool is_tensor = true;
+  DType dtype = DType::f32;
+  Shape shape;                       // tensors only
+  SourceLoc loc;
+};
+
+struct OutputDecl {                  // an `out`, in declaration order
+  std::string name;
+  NodeId node = -1;
+  SourceLoc loc;
+};
+
+// A relation between dims that the checker could not decide symbolically
+// (conv2d's channels against w.shape[1] * groups, K divisible by groups);
+// bind() checks it with concrete values and reports `message` on failure.
+struct DimConstraint {
+  DimExpr lhs, rhs;            // must be equal once bound
+  std::string message;         // what the user must fix
+  SourceLoc loc;
+};
+
+struct Ir {
+  std::string op_name;
+  std::shared_ptr<const SourceFile> source;   // for locations and spec-line comments
+  SourceLoc loc;
+  std::vector<DimDecl> dims;
+  std::vector<ConstDecl> consts;
+  std::vector<Param> params;
+  std::vector<OutputDecl> outputs;
+  std::vector<Node> nodes;                    // topological: operands precede users
+  std::vector<DimConstraint> constraints;     // checked by bind()
+
+  const Node& node(NodeId id) const { return nodes.at(static_cast<std::size_t>(id)); }
+  const DimDecl* find_dim(const std::string& name) const;
+  // "cumsum_exclusive(x: f32[B, N]) -> y: f32[B, N]"
+  std::string signature() const;
+};
+
+// Stable, readable text form (golden-tested):
+//   op cumsum_exclusive(x: f32[B, N]) -> (y: f32[B, N])
+//     %0 = input x : f32[B, N]
+//     %1 = cumsum(%0, axis=1, exclusive) : f32[B, N]   # line 5
+//     out y = %1
+std::string print(const Ir& ir);
+
+// ---------------------------------------------------------------- bound form
+struct BoundIr {
+  std::shared_ptr<const Ir> ir;
+  std::map<std::string, std::int64_t> dims;              // every dim of the op
+  std::vector<std::vector<std::int64_t>> shapes;        // per node, concrete
+
+  const Node& node(NodeId id) const { return ir->node(id); }
+  const std::vector<std::int64_t>& shape(NodeId id) const { return shapes.at(static_cast<std::size_t>(id)); }
+  std::int64_t numel(NodeId id) const;
+  bool is_dynamic(const std::string& dim) const;
+};
+
+// Where a dim's value came from, for conflict messages:
+// "x.shape[1]", "-D N=4096", "the default (dims N = 4096)".
+struct DimValue {
+  std::int64_t value = 0;
+  std::string source;
+};
+
+// A binding error that has a place in the spec (the dim's declaration, the node whose
+// size is wrong): `kiln check --ir` shows it as `file:line:col: error: ...`.
+class BindError : public ArgumentError {
+ public:
+  BindError(const std::string& message, SourceLoc loc) : ArgumentError(message), loc_(loc) {}
+  SourceLoc loc() const { return loc_; }
+
+ private:
+  SourceLoc loc_;
+};
+
+// Binds every dim. `given` wins over defaults; a dim with neither is an error.
+// Values must be >= 1 (0-size tensors are rejected with a clear message).
+// Throws kiln::ArgumentError naming the dim, both values and both sources on a conflict;
+// errors about the spec's own dims, constraints and sizes are BindErrors with a location.
+BoundIr bind(std::shared_ptr<const Ir> ir, const std::map<std::string, DimValue>& given);
+
+// Binds from the shapes of the tensor params (in `params` order, scalars skipped
+// by passing an empty vector), then defaults. Dims that appear only as
+// expressions (conv outputs) are checked after binding.
+BoundIr bind_from_shapes(std::shared_ptr<const Ir> ir,
+                         const std::vector<std::vector<std::int64_t>>& param_shapes,
+                         const std::vector<std::vector<std::int64_t>>& output_shapes);
+
+// The bound form printed: the Ir text with every shape concrete, plus "dims: B=32768 N=32768".
+std::string print(const BoundIr& bound);
+
+}  // namespace ir
+}  // namespace kiln
+
+// `{}` of a ConstValue is its exact text.
+template <>
+struct fmt::formatter<kiln::ConstValue> : fmt::formatter<std::string> {
+  template <class Context>
+  auto format(const kiln::ConstValue& v, Context& ctx) const {
+    return fmt::formatter<std::string>::format(v.str(), ctx);
+  }
+};

@@ -1,0 +1,21 @@
+// What the planner decides for one kernel: one typed config per template family, declared in
+// templates/kiln/config/<family>.h (see the note in config.h). The planner sets
+// PlannedKernel::config; the emitter dispatches on it with std::visit.
+#pragma once
+
+#include <string>
+#include <variant>
+
+#include "kiln/config/elementwise.h"
+
+namespace kiln {
+
+// One alternative per family. std::monostate: the kernel's family has no typed config yet
+// (the transition from PlannedKernel::params; removed when every family has one).
+using KernelConfig = std::variant<std::monostate,
+                                  ElementwiseConfig>;
+
+// "ElementwiseConfig{vec=4 threads=256}" (empty for std::monostate).
+std::string config_text(const KernelConfig& config);
+
+}  // namespace kiln

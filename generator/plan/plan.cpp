@@ -1,0 +1,610 @@
+#include "generator/plan/plan.h"
+
+#include <algorithm>
+#include <set>
+
+#include "generator/support/assert.h"
+#include "generator/plan/planner.h"
+#include "generator/support/source.h"
+
+namespace kiln {
+
+namespace {
+
+constexpr std::int64_t kInt32Limit = (std::int64_t{1} << 31) - 1;
+
+std::int64_t product(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string bytes_text(std::int64_t bytes) {
+  if (bytes >= (std::int64_t{1} << 30)) return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1 << 30));
+  if (bytes >= (1 << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
+  if (bytes >= (1 << 10)) return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / (1 << 10));
+  return fmt::format("{} B", bytes);
+}
+
+// A node kernels may inline: elementwise work, views, literals and scalar arguments.
+bool inlinable(ir::OpKind kind) {
+  return ir::is_elementwise(kind) || kind == ir::OpKind::Permute || kind == ir::OpKind::Literal ||
+         kind == ir::OpKind::Scalar;
+}
+
+bool is_anchor(ir::OpKind kind) { return !inlinable(kind) && kind != ir::OpKind::Input; }
+
+const char* kind_name(BufferKind kind) {
+  switch (kind) {
+    case BufferKind::Input: return "in ";
+    case BufferKind::Output: return "out";
+    case BufferKind::Intermediate: return "tmp";
+    case BufferKind::Workspace: return "ws ";
+  }
+  return "?";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- Target
+
+Target Target::for_arch(const std::string& arch) {
+  static const std::map<std::string, int> kSmCounts = {
+      {"sm_80", 108}, {"sm_86", 84}, {"sm_89", 128}, {"sm_90", 132}, {"sm_90a", 132}};
+  auto it = kSmCounts.find(arch);
+  KILN_CHECK(it != kSmCounts.end(), ArgumentError,
+             "unknown target arch '{}' (expected one of sm_80, sm_86, sm_89, sm_90, sm_90a)", arch);
+  Target t;
+  t.arch = arch;
+  t.sm_count = it->second;
+  return t;
+}
+
+int Target::sm_version() const {
+  int v = 0;
+  for (char c : arch)
+    if (c >= '0' && c <= '9') v = v * 10 + (c - '0');
+  return v;
+}
+
+// ---------------------------------------------------------------- Plan
+//
+// [Note: zeroed workspaces]
+// Some templates need scratch that starts at zero on every launch: the decoupled look-back
+// scan's tile counter and per-tile flags (templates/kiln/scan.cuh). A kernel lists such
+// workspaces in PlannedKernel::zero_before, and the runtime clears each with
+// cuMemsetD32Async on the caller's stream just before that kernel's launch. So the zeroing
+// is ordered with the launch (a later launch on the same stream cannot see stale flags),
+// happens inside the same stream-ordered scratch allocation, and is captured into a CUDA
+// graph like the launches are (a memset node). A memset needs no compiled kernel, so the
+// plan's kernel list and the emitted units stay one-to-one.
+
+void PlannedKernel::set_launch(const launch::Geometry& g) {
+  auto narrow = [&](long long v, const char* what) {
+    KILN_ASSERT(v >= 0 && v <= 0xFFFFFFFFLL, "{}: launch {} {} does not fit 32 bits", entry, what, v);
+    return static_cast<unsigned>(v);
+  };
+  grid = {narrow(g.grid.x, "grid.x"), narrow(g.grid.y, "grid.y"), narrow(g.grid.z, "grid.z")};
+  block = {narrow(g.block.x, "block.x"), narrow(g.block.y, "block.y"), narrow(g.block.z, "block.z")};
+  shared_bytes = narrow(g.shared_bytes, "shared_bytes");
+}
+
+std::string config_text(const KernelConfig& config) {
+  return std::visit(
+      [](const auto& c) -> std::string {
+        if constexpr (std::is_same_v<std::decay_t<decltype(c)>, std::monostate>) return "";
+        else return c.to_string();
+      },
+      config);
+}
+
+std::int64_t Plan::scratch_bytes() const {
+  std::int64_t total = 0;
+  for (const auto& b : buffers)
+    if (b.kind == BufferKind::Intermediate || b.kind == BufferKind::Workspace) total += (b.bytes + 255) / 256 * 256;
+  return total;
+}
+
+std::string Plan::text() const {
+  std::string out = fmt::format("plan {} [", ir().op_name);
+  bool first = true;
+  for (const auto& [name, value] : bound->dims) {
+    out += fmt::format("{}{}={}{}", first ? "" : " ", name, value, bound->is_dynamic(name) ? " (dyn)" : "");
+    first = false;
+  }
+  out += fmt::format("] for {} ({} SMs), f32 contractions {}{}\n", target.arch, target.sm_count,
+                     precision_name(target.precision), target.aligned16 ? "" : ", unaligned pointers");
+  out += "buffers:\n";
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    const auto& b = buffers[i];
+    out += fmt::format("  #{} {} {} {}{} ({})\n", i, kind_name(b.kind), b.name, dtype_name(b.dtype),
+                       shape_text(b.shape), bytes_text(b.bytes));
+  }
+  out += "kernels:\n";
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    const auto& kn = kernels[k];
+    out += fmt::format("  {} {}: {}  grid ({}, {}, {}) block ({}, {}, {}) smem {} index {}\n", k, kn.entry,
+                       kn.template_name, kn.grid.x, kn.grid.y, kn.grid.z, kn.block.x, kn.block.y, kn.block.z,
+                       kn.shared_bytes, kn.index64 ? "int64" : "int32");
+    if (kn.anchor >= 0) {
+      const auto& a = ir().node(kn.anchor);
+      out += fmt::format("      anchor %{} {} (line {})\n", kn.anchor, ir::op_kind_name(a.kind), a.loc.line);
+    }
+    for (const auto& s : kn.stores)
+      out += fmt::format("      stores %{} -> #{} {}\n", s.node, s.buffer, buffers[static_cast<std::size_t>(s.buffer)].name);
+    std::string reads;
+    for (const auto& arg : kn.args) {
+      if (arg.kind == KernelArg::Kind::Buffer && !arg.writes)
+        reads += fmt::format("{}#{} {}", reads.empty() ? "" : ", ", arg.buffer, buffers[static_cast<std::size_t>(arg.buffer)].name);
+      if (arg.kind == KernelArg::Kind::Scalar) reads += fmt::format("{}scalar {}", reads.empty() ? "" : ", ", arg.name);
+    }
+    if (!reads.empty()) out += "      reads " + reads + "\n";
+    for (int b : kn.zero_before)
+      out += fmt::format("      zeroes #{} {} ({}) on the stream before the launch (cuMemsetD32Async)\n", b,
+                         buffers[static_cast<std::size_t>(b)].name, bytes_text(buffers[static_cast<std::size_t>(b)].bytes));
+    if (!std::holds_alternative<std::monostate>(kn.config)) out += "      config " + config_text(kn.config) + "\n";
+    if (!kn.params.empty()) {
+      std::string ps;
+      for (const auto& [key, value] : kn.params) ps += fmt::format("{}{}={}", ps.empty() ? "" : " ", key, value);
+      out += "      params " + ps + "\n";
+    }
+    if (!kn.reason.empty()) out += "      why: " + kn.reason + "\n";
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- Planner
+
+Planner::Planner(std::shared_ptr<const ir::BoundIr> bound, const Target& target) {
+  plan_.bound = std::move(bound);
+  plan_.target = target;
+}
+
+void Planner::find_consumers() {
+  const auto& nodes = plan_.ir().nodes;
+  consumers_.assign(nodes.size(), {});
+  for (std::size_t id = 0; id < nodes.size(); ++id)
+    for (ir::NodeId op : nodes[id].operands) {
+      auto& list = consumers_[static_cast<std::size_t>(op)];
+      if (std::find(list.begin(), list.end(), static_cast<ir::NodeId>(id)) == list.end())
+        list.push_back(static_cast<ir::NodeId>(id));
+    }
+  is_output_.assign(nodes.size(), false);
+  for (const auto& o : plan_.ir().outputs) is_output_[static_cast<std::size_t>(o.node)] = true;
+}
+
+int Planner::leaf_buffer(ir::NodeId id) const {
+  auto it = plan_.leaves.find(id);
+  return it == plan_.leaves.end() ? -1 : it->second;
+}
+
+int Planner::add_workspace(const std::string& name, DType dtype, std::vector<std::int64_t> shape) {
+  Buffer b;
+  b.kind = BufferKind::Workspace;
+  b.name = name;
+  b.dtype = dtype;
+  b.bytes = product(shape) * static_cast<std::int64_t>(dtype_size(dtype));
+  b.shape = std::move(shape);
+  plan_.buffers.push_back(std::move(b));
+  return static_cast<int>(plan_.buffers.size()) - 1;
+}
+
+PlannedKernel& Planner::add_followup(PlannedKernel kernel) {
+  followups_.push_back(std::move(kernel));
+  return followups_.back();
+}
+
+// [Note: no walk recurses]
+// The op graph is as deep as the spec's chain of lets (100,000 is a legal spec) and may be a
+// wide DAG (`let t = u + u` a hundred times), so every walk of it here uses an explicit stack
+// and a seen-set or a memo, never the call stack or a path enumeration; and no step of
+// planning one node walks the whole graph again (that would be quadratic in the lets).
+
+bool Planner::is_leaf(ir::NodeId id) const {
+  return plan_.leaves.count(id) || plan_.ir().node(id).kind == ir::OpKind::Scalar;
+}
+
+// Leaves (nodes loaded from a buffer) reachable from `node` through inlined nodes, in
+// depth-first preorder.
+void Planner::collect_leaves(ir::NodeId node, std::vector<ir::NodeId>& out,
+                             std::unordered_set<ir::NodeId>& seen) const {
+  std::vector<ir::NodeId> stack{node};
+  while (!stack.empty()) {
+    const ir::NodeId id = stack.back();
+    stack.pop_back();
+    if (!seen.insert(id).second) continue;
+    if (is_leaf(id)) {
+      out.push_back(id);
+      continue;
+    }
+    const auto& n = plan_.ir().node(id);
+    KILN_ASSERT(inlinable(n.kind), "node %{} ({}) is read but neither stored nor inlinable", id,
+                ir::op_kind_name(n.kind));
+    stack.insert(stack.end(), n.operands.rbegin(), n.operands.rend());
+  }
+}
+
+// The last kernel that stores a leaf `node` reads through inlined nodes (-1: none). A node
+// about to be stored is computed from its operands even when it is a leaf already (an
+// operand stored for an anchor): then its operands decide, not its own (unset) producer. Inlined nodes are memoized: when node i
+// is planned, every node before it has its final leaf status and producer.
+int Planner::dependency_position(ir::NodeId node) {
+  const auto& ir = plan_.ir();
+  constexpr int kUnknown = -2;
+  if (dependency_.size() != ir.nodes.size()) dependency_.assign(ir.nodes.size(), kUnknown);
+  auto known = [&](ir::NodeId id) {
+    return is_leaf(id) ? producer_[static_cast<std::size_t>(id)] : dependency_[static_cast<std::size_t>(id)];
+  };
+  const auto& n = ir.node(node);
+  // An input or scalar has no producer; a leaf stored already (a second output of an operand
+  // stored for an anchor) goes after its own store.
+  if (n.kind == ir::OpKind::Input || n.kind == ir::OpKind::Scalar || producer_[static_cast<std::size_t>(node)] >= 0)
+    return producer_[static_cast<std::size_t>(node)];
+  // Post-order over the inlined nodes not yet memoized: a node is pushed, then its operands
+  // above it; it is resolved when it comes back to the top with every operand known.
+  std::vector<std::pair<ir::NodeId, bool>> stack;
+  for (ir::NodeId op : n.operands) stack.emplace_back(op, false);
+  while (!stack.empty()) {
+    const auto [id, expanded] = stack.back();
+    stack.pop_back();
+    if (known(id) != kUnknown) continue;
+    const auto& o = ir.node(id);
+    KILN_ASSERT(inlinable(o.kind), "node %{} ({}) is read but neither stored nor inlinable", id,
+                ir::op_kind_name(o.kind));
+    if (!expanded) {
+      stack.emplace_back(id, true);
+      for (ir::NodeId op : o.operands)
+        if (known(op) == kUnknown) stack.emplace_back(op, false);
+      continue;
+    }
+    int pos = -1;
+    for (ir::NodeId op : o.operands) pos = std::max(pos, known(op));
+    dependency_[static_cast<std::size_t>(id)] = pos;
+  }
+  int pos = -1;
+  for (ir::NodeId op : n.operands) pos = std::max(pos, known(op));
+  return pos;
+}
+
+void Planner::choose_leaves() {
+  const auto& ir = plan_.ir();
+  const std::size_t n = ir.nodes.size();
+  epilogue_end_.resize(n);
+  forced_leaf_.assign(n, false);
+  producer_.assign(n, -1);
+  for (std::size_t id = 0; id < n; ++id) epilogue_end_[id] = static_cast<ir::NodeId>(id);
+  // The latest anchor each node reads through inlined nodes (itself, for an anchor; -1: none),
+  // in one pass: operands precede users.
+  std::vector<ir::NodeId> latest_anchor(n, -1);
+  for (std::size_t id = 0; id < n; ++id) {
+    const auto& node = ir.nodes[id];
+    if (is_anchor(node.kind)) latest_anchor[id] = static_cast<ir::NodeId>(id);
+    else if (inlinable(node.kind))
+      for (ir::NodeId op : node.operands)
+        latest_anchor[id] = std::max(latest_anchor[id], latest_anchor[static_cast<std::size_t>(op)]);
+  }
+
+  for (std::size_t id = 0; id < n; ++id) {
+    const auto& node = ir.nodes[id];
+    if (!is_anchor(node.kind)) continue;
+    const AnchorRule* rule = anchor_rule(node.kind);
+    if (!rule) continue;   // reported when the anchor is planned
+    // Operands a template cannot inline are stored first by an elementwise kernel.
+    if (!rule->prologue)
+      for (ir::NodeId op : node.operands) {
+        const auto& o = ir.node(op);
+        if (inlinable(o.kind) && o.kind != ir::OpKind::Scalar &&
+            !(rule->takes_view && rule->takes_view(*this, static_cast<ir::NodeId>(id), op)))
+          forced_leaf_[static_cast<std::size_t>(op)] = true;
+      }
+    if (!rule->epilogue) continue;
+    // Follow the chain of single-consumer elementwise nodes of the same shape.
+    ir::NodeId cur = static_cast<ir::NodeId>(id);
+    while (!is_output_[static_cast<std::size_t>(cur)] && consumers_[static_cast<std::size_t>(cur)].size() == 1) {
+      ir::NodeId next = consumers_[static_cast<std::size_t>(cur)][0];
+      const auto& c = ir.node(next);
+      if (!ir::is_elementwise(c.kind) || plan_.bound->shape(next) != plan_.bound->shape(cur)) break;
+      // Side operands must only read anchors planned before this one.
+      bool ok = true;
+      for (ir::NodeId side : c.operands)
+        if (side != cur && latest_anchor[static_cast<std::size_t>(side)] >= static_cast<ir::NodeId>(id)) ok = false;
+      if (!ok) break;
+      cur = next;
+    }
+    // A following anchor the rule plans itself (the statistics epilogue of a softmax).
+    if (rule->claims && !is_output_[static_cast<std::size_t>(cur)] && consumers_[static_cast<std::size_t>(cur)].size() == 1) {
+      const ir::NodeId next = consumers_[static_cast<std::size_t>(cur)][0];
+      if (is_anchor(ir.node(next).kind) && rule->claims(*this, static_cast<ir::NodeId>(id), next)) cur = next;
+    }
+    epilogue_end_[id] = cur;
+  }
+}
+
+int Planner::add_elementwise_root(ir::NodeId node, int buffer) {
+  const int dep = dependency_position(node);
+  const auto& shape = plan_.bound->shape(node);
+  // The latest elementwise kernel of this shape, when it runs after what the node reads.
+  auto last = last_elementwise_.find(shape);
+  if (last != last_elementwise_.end() && last->second > dep) {
+    plan_.kernels[static_cast<std::size_t>(last->second)].stores.push_back({node, buffer});
+    return last->second;
+  }
+  PlannedKernel kn;
+  kn.template_name = "elementwise";
+  kn.stores.push_back({node, buffer});
+  plan_.kernels.push_back(std::move(kn));
+  const int position = static_cast<int>(plan_.kernels.size()) - 1;
+  last_elementwise_[shape] = position;
+  return position;
+}
+
+void Planner::finish_args(PlannedKernel& kernel) const {
+  const auto& ir = plan_.ir();
+  std::vector<ir::NodeId> roots;
+  std::vector<ir::NodeId> leaves;
+  std::unordered_set<ir::NodeId> seen;
+  if (kernel.anchor >= 0) {
+    const auto& a = ir.node(kernel.anchor);
+    for (ir::NodeId op : a.operands) roots.push_back(op);
+    // Side operands of the fused epilogue chain.
+    ir::NodeId end = kernel.stores.empty() ? kernel.anchor : kernel.stores[0].node;
+    ir::NodeId cur = kernel.anchor;
+    while (cur != end) {
+      ir::NodeId next = consumers_[static_cast<std::size_t>(cur)][0];
+      for (ir::NodeId side : ir.node(next).operands)
+        if (side != cur) roots.push_back(side);
+      cur = next;
+    }
+    seen.insert(kernel.anchor);
+  } else {
+    // A stored node is computed from its operands, even when it is also a leaf (an
+    // operand stored for an anchor); only a copied input or a scalar is read itself.
+    for (const auto& s : kernel.stores) {
+      const auto kind = ir.node(s.node).kind;
+      if (kind == ir::OpKind::Input || kind == ir::OpKind::Scalar || !plan_.leaves.count(s.node)) {
+        roots.push_back(s.node);
+      } else {
+        seen.insert(s.node);
+        for (ir::NodeId op : ir.node(s.node).operands) roots.push_back(op);
+      }
+    }
+  }
+  for (ir::NodeId r : roots) collect_leaves(r, leaves, seen);
+
+  std::set<int> read_buffers;
+  for (const auto& a : kernel.args)   // workspaces the rule already added (a second pass reads them)
+    if (a.kind == KernelArg::Kind::Buffer && !a.writes) read_buffers.insert(a.buffer);
+  std::set<int> scalar_params;
+  for (ir::NodeId leaf : leaves) {
+    if (ir.node(leaf).kind == ir::OpKind::Scalar) {
+      scalar_params.insert(param_of_node_[static_cast<std::size_t>(leaf)]);
+    } else {
+      read_buffers.insert(plan_.leaves.at(leaf));
+    }
+  }
+  std::vector<KernelArg> args;
+  std::vector<int> written;
+  for (const auto& s : kernel.stores) written.push_back(s.buffer);
+  for (const auto& a : kernel.args) {   // workspaces the rule already added
+    if (a.kind != KernelArg::Kind::Buffer) continue;
+    if (!a.writes) read_buffers.insert(a.buffer);
+    else if (std::find(written.begin(), written.end(), a.buffer) == written.end()) written.push_back(a.buffer);
+  }
+  auto add_buffer = [&](int b, bool writes) {
+    KernelArg arg;
+    arg.kind = KernelArg::Kind::Buffer;
+    arg.buffer = b;
+    arg.dtype = plan_.buffers[static_cast<std::size_t>(b)].dtype;
+    arg.writes = writes;
+    arg.name = plan_.buffers[static_cast<std::size_t>(b)].name;
+    args.push_back(arg);
+  };
+  for (int b : read_buffers)
+    if (std::find(written.begin(), written.end(), b) == written.end()) add_buffer(b, false);
+  std::set<int> written_once;
+  for (int b : written)
+    if (written_once.insert(b).second) add_buffer(b, true);
+  for (int p : scalar_params) {
+    KernelArg arg;
+    arg.kind = KernelArg::Kind::Scalar;
+    arg.param = p;
+    arg.dtype = ir.params[static_cast<std::size_t>(p)].dtype;
+    arg.name = ir.params[static_cast<std::size_t>(p)].name;
+    args.push_back(arg);
+  }
+  for (const auto& d : ir.dims)
+    if (d.dynamic) {
+      KernelArg arg;
+      arg.kind = KernelArg::Kind::DynDim;
+      arg.dim = d.name;
+      arg.dtype = DType::i64;
+      arg.name = "dim_" + d.name;
+      args.push_back(arg);
+    }
+  kernel.args = std::move(args);
+
+  bool big = false;
+  for (const auto& a : kernel.args)
+    if (a.kind == KernelArg::Kind::Buffer && product(plan_.buffers[static_cast<std::size_t>(a.buffer)].shape) > kInt32Limit)
+      big = true;
+  if (kernel.anchor >= 0)
+    for (ir::NodeId op : ir.node(kernel.anchor).operands)
+      if (product(plan_.bound->shape(op)) > kInt32Limit) big = true;
+  kernel.index64 = big;
+}
+
+namespace {
+
+// Elementwise kernels: 16-byte vectors where every tensor allows it.
+void plan_elementwise(const Plan& plan, PlannedKernel& kn) {
+  const auto& bound = *plan.bound;
+  const auto& shape = bound.shape(kn.stores[0].node);
+  const std::int64_t numel = product(shape);
+  std::size_t widest = 1;
+  for (const auto& a : kn.args)
+    if (a.kind == KernelArg::Kind::Buffer) widest = std::max(widest, dtype_size(a.dtype));
+  for (const auto& s : kn.stores) widest = std::max(widest, dtype_size(bound.node(s.node).dtype));
+  std::int64_t vec = static_cast<std::int64_t>(16 / widest);
+  const std::int64_t inner = shape.empty() ? 1 : shape.back();
+  bool dynamic = false;
+  for (const auto& a : kn.args) dynamic |= a.kind == KernelArg::Kind::DynDim;
+  std::string why = "only elementwise nodes";
+  if (!plan.target.aligned16) {
+    vec = 1;
+    why += "; some pointer is not 16-byte aligned: scalar loop";
+  } else if (dynamic) {
+    vec = 1;
+    why += "; dyn dims: scalar loop";
+  } else if (vec > 1 && inner % vec != 0) {
+    // Vectors would cross rows: only fine when every tensor is indexed by the flat index.
+    bool flat = true;
+    for (const auto& a : kn.args)
+      if (a.kind == KernelArg::Kind::Buffer) flat &= product(plan.buffers[static_cast<std::size_t>(a.buffer)].shape) == numel;
+    if (!flat) vec = 1;
+    why += fmt::format("; innermost extent {} % {} != 0: {}", inner, vec == 1 ? 16 / widest : vec,
+                       flat ? "flat vectors with a scalar tail" : "scalar loop");
+  } else if (vec > 1) {
+    why += fmt::format("; {}-byte vectors ({} x {} bytes)", vec * static_cast<std::int64_t>(widest), vec, widest);
+  }
+  ElementwiseConfig config;
+  config.vec = static_cast<int>(vec);
+  kn.set_launch(elementwise_geometry(config, numel, plan.target.sm_count));
+  kn.config = config;
+  kn.reason = why;
+}
+
+}  // namespace
+
+Plan Planner::run() {
+  const auto& ir = plan_.ir();
+  find_consumers();
+  param_of_node_.assign(ir.nodes.size(), -1);
+  for (std::size_t p = 0; p < ir.params.size(); ++p) param_of_node_[static_cast<std::size_t>(ir.params[p].node)] = static_cast<int>(p);
+  for (std::size_t p = 0; p < ir.params.size(); ++p) {
+    const auto& param = ir.params[p];
+    if (!param.is_tensor) continue;
+    Buffer b;
+    b.kind = BufferKind::Input;
+    b.name = param.name;
+    b.dtype = param.dtype;
+    b.shape = plan_.bound->shape(param.node);
+    b.slot = static_cast<int>(p);
+    b.node = param.node;
+    b.bytes = product(b.shape) * static_cast<std::int64_t>(dtype_size(b.dtype));
+    plan_.buffers.push_back(b);
+    plan_.leaves[param.node] = static_cast<int>(plan_.buffers.size()) - 1;
+  }
+  std::vector<std::vector<int>> output_buffers(ir.nodes.size());   // node -> its output buffers, in order
+  for (std::size_t o = 0; o < ir.outputs.size(); ++o) {
+    const auto& out = ir.outputs[o];
+    const auto& node = ir.node(out.node);
+    Buffer b;
+    b.kind = BufferKind::Output;
+    b.name = out.name;
+    b.dtype = node.dtype;
+    b.shape = plan_.bound->shape(out.node);
+    b.slot = static_cast<int>(o);
+    b.node = out.node;
+    b.bytes = product(b.shape) * static_cast<std::int64_t>(dtype_size(b.dtype));
+    plan_.buffers.push_back(b);
+    output_buffers[static_cast<std::size_t>(out.node)].push_back(static_cast<int>(plan_.buffers.size()) - 1);
+  }
+  choose_leaves();
+
+  std::vector<bool> fused(ir.nodes.size(), false);   // inside an anchor's epilogue chain
+  auto outputs_of = [&](ir::NodeId id) { return output_buffers[static_cast<std::size_t>(id)]; };
+  auto intermediate = [&](ir::NodeId id) {
+    Buffer b;
+    b.kind = BufferKind::Intermediate;
+    b.name = ir.node(id).name.empty() ? fmt::format("t{}", id) : ir.node(id).name;
+    b.dtype = ir.node(id).dtype;
+    b.shape = plan_.bound->shape(id);
+    b.node = id;
+    b.bytes = product(b.shape) * static_cast<std::int64_t>(dtype_size(b.dtype));
+    plan_.buffers.push_back(b);
+    return static_cast<int>(plan_.buffers.size()) - 1;
+  };
+
+  for (std::size_t i = 0; i < ir.nodes.size(); ++i) {
+    const auto id = static_cast<ir::NodeId>(i);
+    const auto& node = ir.nodes[i];
+    if (is_anchor(node.kind) && !fused[i]) {
+      const AnchorRule* rule = anchor_rule(node.kind);
+      KILN_CHECK(rule != nullptr, UnsupportedError, "{}: op '{}' (line {}) has no kernel template in this version of kiln",
+                 ir.op_name, ir::op_kind_name(node.kind), node.loc.line);
+      for (const auto& d : ir.dims)
+        KILN_CHECK(!d.dynamic, UnsupportedError,
+                   "{}:{}:{}: op {}: dim '{}' is dyn, but the {} template (for line {}) needs every dim baked in",
+                   ir.source ? ir.source->name : ir.op_name, d.loc.line, d.loc.column, ir.op_name, d.name,
+                   rule->template_family, node.loc.line);
+      PlannedKernel kn;
+      kn.anchor = id;
+      ir::NodeId end = epilogue_end_[i];
+      for (ir::NodeId c = id; c != end;) {
+        c = consumers_[static_cast<std::size_t>(c)][0];
+        fused[static_cast<std::size_t>(c)] = true;
+      }
+      auto outs = outputs_of(end);
+      bool read_elsewhere = !consumers_[static_cast<std::size_t>(end)].empty();
+      for (int b : outs) kn.stores.push_back({end, b});
+      if (outs.empty() || read_elsewhere) {
+        int b = outs.empty() ? intermediate(end) : outs[0];
+        if (outs.empty()) kn.stores.push_back({end, b});
+        plan_.leaves[end] = b;
+      } else {
+        plan_.leaves[end] = outs[0];
+      }
+      rule->plan(*this, kn);
+      finish_args(kn);
+      const int position = static_cast<int>(plan_.kernels.size());
+      plan_.kernels.push_back(std::move(kn));
+      producer_[static_cast<std::size_t>(end)] = position;
+      for (auto& f : followups_) {
+        if (!f.args_done) finish_args(f);
+        plan_.kernels.push_back(std::move(f));
+      }
+      followups_.clear();
+      continue;
+    }
+    if (fused[i] || node.kind == ir::OpKind::Scalar) continue;
+    auto outs = outputs_of(id);
+    if (forced_leaf_[i] && !plan_.leaves.count(id)) {
+      int b = outs.empty() ? intermediate(id) : outs[0];
+      plan_.leaves[id] = b;
+      producer_[i] = add_elementwise_root(id, b);
+      for (std::size_t o = 1; o < outs.size(); ++o) add_elementwise_root(id, outs[o]);
+      continue;
+    }
+    for (int b : outs) add_elementwise_root(id, b);
+  }
+
+  for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
+    auto& kn = plan_.kernels[k];
+    if (kn.anchor >= 0) continue;
+    finish_args(kn);
+    plan_elementwise(plan_, kn);
+  }
+  // Entry names by position: stable for the same plan.
+  for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
+    auto& kn = plan_.kernels[k];
+    kn.entry = fmt::format("kiln_{}_k{}_{}", ir.op_name, k, kn.template_name);
+  }
+  return std::move(plan_);
+}
+
+Plan make_plan(std::shared_ptr<const ir::BoundIr> bound, const Target& target) {
+  return Planner(std::move(bound), target).run();
+}
+
+const AnchorRule* anchor_rule(ir::OpKind kind) {
+  if (const AnchorRule* r = memory_bound_rule(kind)) return r;
+  return contraction_rule(kind);
+}
+
+}  // namespace kiln

@@ -1,0 +1,103 @@
+// The planner: a BoundIr becomes a Plan of GPU kernels and the buffers between them.
+//
+// [Note: how the planner groups the op graph]
+// Every node that is not elementwise (reduction, scan, softmax, matmul, conv) is
+// an *anchor*: it gets a kernel of its own, built from the template that fits
+// its bound shape. Elementwise nodes are never kernels by themselves unless they
+// must be stored: they are inlined, per element, into whichever kernel reads
+// them — into an anchor's prologue (the load functor of a reduction, say) or an
+// elementwise kernel's body. An anchor followed by a chain of elementwise nodes
+// that only it feeds takes the chain as its epilogue. So a value reaches device
+// memory only when it is an output, an anchor result some other kernel reads, or
+// an operand that a template cannot take as a prologue. Permute is a view: it
+// changes the indexing of whatever reads it, never a copy.
+//
+// Shapes and consts are baked into the source; a `dyn` dim stays a kernel
+// argument (only the elementwise template supports that so far).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "generator/ir/ir.h"
+#include "generator/plan/kernel_config.h"
+
+namespace kiln {
+
+// What the code is generated for. Part of every cache key.
+struct Target {
+  std::string arch = "sm_90";    // sm_80, sm_86, sm_89, sm_90, sm_90a
+  int sm_count = 132;            // for grid sizing
+  Precision precision = Precision::fp32_accurate;   // default for f32 matmul/conv
+  bool aligned16 = true;         // every tensor pointer is 16-byte aligned (cudaMalloc's are)
+
+  static Target for_arch(const std::string& arch);  // known SM counts per arch; validates the name
+  int sm_version() const;                           // 80, 86, 89, 90
+};
+
+enum class BufferKind { Input, Output, Intermediate, Workspace };
+
+struct Buffer {
+  BufferKind kind = BufferKind::Intermediate;
+  std::string name;
+  DType dtype = DType::f32;
+  std::vector<std::int64_t> shape;
+  int slot = -1;                 // Input: param index; Output: output index
+  ir::NodeId node = -1;          // the node stored here (-1 for workspaces)
+  std::int64_t bytes = 0;
+};
+
+// One parameter of a kernel entry, in order.
+struct KernelArg {
+  enum class Kind { Buffer, Scalar, DynDim } kind = Kind::Buffer;
+  int buffer = -1;               // Kind::Buffer
+  int param = -1;                // Kind::Scalar: index into Ir::params
+  std::string dim;               // Kind::DynDim
+  DType dtype = DType::f32;
+  bool writes = false;           // Kind::Buffer: the kernel stores into it
+  std::string name;              // C++ parameter name
+};
+
+struct PlannedKernel {
+  std::string entry;             // extern "C" symbol
+  std::string template_name;     // "elementwise", "reduce_inner", ...
+  std::string reason;            // why this template and parameters (shown by kiln gen)
+  ir::NodeId anchor = -1;        // -1: an elementwise kernel
+  struct Store {
+    ir::NodeId node;             // the value stored (the anchor, or the end of its epilogue)
+    int buffer;
+  };
+  std::vector<Store> stores;
+  std::map<std::string, std::int64_t> params;   // template parameters chosen by the planner
+  KernelConfig config;           // the family's typed config (kiln/config/<family>.h)
+  std::vector<KernelArg> args;
+  Dim3 grid, block;
+  unsigned shared_bytes = 0;
+  bool index64 = false;          // some tensor of the kernel has >= 2^31 elements
+  bool args_done = false;        // a follow-up whose rule filled args and index64 itself
+  // Workspace buffers the runtime zeroes on the launch stream right before this kernel (a
+  // cuMemsetD32Async each: stream-ordered and graph-capturable). Every one is a Workspace
+  // buffer whose byte size is a multiple of 4. See [Note: zeroed workspaces] in plan.cpp.
+  std::vector<int> zero_before;
+
+  // grid, block and shared_bytes from a family's geometry rule (kiln/config/<family>.h).
+  void set_launch(const launch::Geometry& g);
+};
+
+struct Plan {
+  std::shared_ptr<const ir::BoundIr> bound;
+  Target target;
+  std::vector<Buffer> buffers;
+  std::vector<PlannedKernel> kernels;     // launch order
+  std::map<ir::NodeId, int> leaves;       // node -> buffer that kernels load it from
+
+  const ir::Ir& ir() const { return *bound->ir; }
+  std::int64_t scratch_bytes() const;     // intermediates + workspaces, each 256-byte aligned
+  std::string text() const;               // readable, stable
+};
+
+Plan make_plan(std::shared_ptr<const ir::BoundIr> bound, const Target& target);
+
+}  // namespace kiln

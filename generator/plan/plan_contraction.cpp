@@ -1,0 +1,630 @@
+// Planning of the contraction template family: matmul -> gemm.cuh, conv2d -> conv_igemm.cuh.
+//
+// [Note: how a contraction is planned]
+// Operands are read in place: a leaf, or a Permute of a leaf that swaps the last two dims
+// (transpose(w)) and becomes a column-major flag (takes_view), never a copy. Any other
+// elementwise operand is stored first by the planner (prologue = false). Batch dims
+// flatten to one batch index: an operand either has all of the output's batch dims
+// (batch stride M*K) or none of them / only extent 1 (stride 0, broadcast).
+// The template follows from the bound shape:
+//   - SmallK (f32, no K loop, persistent CTAs streaming C) when K <= 128 and M x N is large;
+//     on sm_90a in 3xTF32, SmallKPrep (A and B^T to k-contiguous hi/lo parts in a workspace)
+//     + WgSmallK (persistent wgmma, two accumulator sets) where its blocks fit;
+//   - Gemm with 128x128 tiles; 64x64 tiles when fewer than half the SMs would get a tile;
+//   - GemmSplitK + SplitKReduce (deterministic, workspace) when even 64x64 tiles leave most
+//     SMs idle and K is long; the epilogue then runs in the reduce kernel;
+//   - a Softmax over the last axis right after the epilogue chain is claimed: the Gemm
+//     writes the epilogue values and per-tile row statistics (max, sum of exp), and
+//     SoftmaxFinalize normalizes in place — one extra light pass over the output;
+//   - an f32 matmul whose 128x128 tiles cannot give every SM two CTAs and whose K is long
+//     (linear layers with a small batch: W streaming bound): GemmSplitK with 128x128 tiles;
+//     then SplitKSoftmax (a following softmax: adds the slices per row, applies the epilogue
+//     and normalizes in one pass) or SplitKReduce (the epilogue);
+//   - on sm_90a, a tf32 / 3xTF32 matmul with k contiguous in both operands (A row-major, B a
+//     transposed view: a linear layer) and 16-byte rows takes the wgmma templates of
+//     gemm_sm90.cuh instead (WgGemm, or WgGemmSplitK + the same reduce kernels; a following
+//     softmax always takes the fused SplitKSoftmax, even with one K slice), unless a softmax
+//     follows with enough tiles for the row-statistics Gemm.
+// SmallK and split-K kernels set `min_blocks` (CTAs per SM), which becomes the second
+// __launch_bounds__ argument so the registers allow that many resident CTAs.
+// Conv2d: DepthwiseDirect when groups == C (memory-bound), else ConvNchw (implicit GEMM), or on
+// sm_90a for f32 tf32 / 3xTF32 with one group WgConvNchw (the same implicit GEMM on wgmma).
+// Every template parameter goes into PlannedKernel::params, which the emitter reads back;
+// shared memory is computed here with the templates' own formulas so the launch matches.
+#include <algorithm>
+
+#include "generator/support/assert.h"
+#include "generator/plan/planner.h"
+
+namespace kiln {
+
+namespace {
+
+using ir::NodeId;
+using ir::OpKind;
+
+constexpr std::int64_t kLongK = 1024;   // split-K only pays when each split still has work
+constexpr std::int64_t kStreamBytes = std::int64_t{40} << 20;   // ~ L2 of an H100 (50 MB)
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+std::int64_t product(const std::vector<std::int64_t>& v, std::size_t begin, std::size_t end) {
+  std::int64_t p = 1;
+  for (std::size_t i = begin; i < end; ++i) p *= v[i];
+  return p;
+}
+
+// Largest dynamic shared memory one block may use, per architecture.
+std::int64_t smem_limit(const Target& t) {
+  const int v = t.sm_version();
+  if (v >= 90) return 232448;   // 227 KB
+  if (v == 80) return 166912;   // 163 KB
+  return 101376;                // 99 KB (sm_86, sm_89)
+}
+
+// Shared memory of one SM, and how many CTAs of `bytes` dynamic shared memory fit on it (the
+// driver reserves 1 KB per CTA), capped at `want`.
+std::int64_t ctas_by_smem(const Target& t, std::int64_t bytes, std::int64_t want) {
+  const int v = t.sm_version();
+  const std::int64_t per_sm = v >= 90 ? 233472 : v == 80 ? 167936 : 102400;
+  return std::clamp<std::int64_t>(per_sm / (bytes + 1024), 1, want);
+}
+
+// gemm.cuh's SmemTile<E, MN, BK, KContig>::kBytes.
+std::int64_t tile_bytes(std::int64_t elem, std::int64_t mn, std::int64_t bk, bool k_contig) {
+  const std::int64_t pad = k_contig ? (elem == 4 ? 4 : 8) : (elem == 4 ? 8 : 16);
+  const std::int64_t ld = (k_contig ? bk : mn) + pad;
+  const std::int64_t lines = k_contig ? mn : bk;
+  return lines * ld * elem;
+}
+
+// gemm.cuh's TileEngine<...>::kSmemBytes.
+std::int64_t engine_smem(std::int64_t elem, std::int64_t bm, std::int64_t bn, std::int64_t bk, std::int64_t wn,
+                         std::int64_t stages, bool a_k_contig, bool b_k_contig) {
+  const std::int64_t stage = tile_bytes(elem, bm, bk, a_k_contig) + tile_bytes(elem, bn, bk, b_k_contig);
+  const std::int64_t stats = bm * (bn / wn) * 2 * 4;
+  return std::max(stages * stage, stats);
+}
+
+// The deepest pipeline (2..4 stages) that fits.
+std::int64_t pick_stages(const Target& t, std::int64_t elem, std::int64_t bm, std::int64_t bn, std::int64_t bk,
+                         std::int64_t wn, bool a_k_contig, bool b_k_contig, std::int64_t extra = 0) {
+  std::int64_t stages = 4;
+  while (stages > 2 && engine_smem(elem, bm, bn, bk, wn, stages, a_k_contig, b_k_contig) + extra > smem_limit(t))
+    --stages;
+  return stages;
+}
+
+bool contraction_dtype(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+
+// 0 Ieee, 1 Tf32, 2 Tf32x3 (the emitter's numbering); f16/bf16 ignore it.
+std::int64_t precision_code(const Planner& p, const ir::Node& node, std::string& why) {
+  const Precision want = node.precision ? *node.precision : p.target().precision;
+  why = fmt::format("precision {}{}", precision_name(want), node.precision ? " (op)" : " (target)");
+  switch (want) {
+    case Precision::ieee: return 0;
+    case Precision::tf32: return 1;
+    case Precision::fp32_accurate:
+    case Precision::tf32x3: return 2;
+  }
+  return 2;
+}
+
+// A Permute swapping exactly the last two dims of an Input: a transposed view.
+bool transposed_leaf(const Planner& p, NodeId id) {
+  const auto& n = p.node(id);
+  if (n.kind != OpKind::Permute || p.node(n.operands[0]).kind != OpKind::Input) return false;
+  const std::size_t r = n.perm.size();
+  if (r < 2) return false;
+  for (std::size_t i = 0; i + 2 < r; ++i)
+    if (n.perm[i] != static_cast<int>(i)) return false;
+  return n.perm[r - 2] == static_cast<int>(r - 1) && n.perm[r - 1] == static_cast<int>(r - 2);
+}
+
+// One matmul operand as the template sees it.
+struct Operand {
+  NodeId leaf = -1;
+  bool col_major = false;   // stored transposed: the leaf is [..., cols, rows]
+  std::int64_t ld = 0, batch_stride = 0;
+};
+
+Operand matmul_operand(const Planner& p, NodeId anchor, NodeId op, const char* which) {
+  Operand o;
+  o.col_major = transposed_leaf(p, op);
+  o.leaf = o.col_major ? p.node(op).operands[0] : op;
+  KILN_ASSERT(p.leaf_buffer(o.leaf) >= 0, "matmul operand %{} is neither a leaf nor a transposed leaf", o.leaf);
+  const auto& shape = p.shape(o.leaf);
+  const auto& out = p.shape(anchor);
+  const std::size_t r = shape.size(), out_r = out.size();
+  o.ld = shape[r - 1];
+  const std::int64_t batch = product(shape, 0, r - 2);
+  if (batch == 1) return o;   // broadcast over every batch dim: stride 0
+  // All of the output's batch dims, or the batch index cannot address it with one stride.
+  const bool full = r == out_r && std::equal(shape.begin(), shape.end() - 2, out.begin());
+  KILN_CHECK(full, UnsupportedError,
+             "{}: matmul operand {} (line {}) broadcasts only some batch dims; the gemm template takes an operand "
+             "with all of the output's batch dims or none (expand it explicitly)",
+             p.bound().ir->op_name, which, p.node(anchor).loc.line);
+  o.batch_stride = shape[r - 2] * shape[r - 1];
+  return o;
+}
+
+bool takes_transposed_view(const Planner& p, NodeId, NodeId operand) { return transposed_leaf(p, operand); }
+
+// A softmax over the last axis of an f32 matmul result: planned as row statistics + finalize.
+bool claims_softmax(const Planner& p, NodeId anchor, NodeId next) {
+  const auto& n = p.node(next);
+  if (n.kind != OpKind::Softmax) return false;
+  const auto& shape = p.shape(next);
+  const int axis = n.axis < 0 ? n.axis + static_cast<int>(shape.size()) : n.axis;
+  return axis == static_cast<int>(shape.size()) - 1 && n.dtype == DType::f32 && shape == p.shape(anchor) &&
+         p.node(anchor).dtype == DType::f32;
+}
+
+KernelArg buffer_arg(const Planner& p, int buffer, bool writes) {
+  KernelArg a;
+  a.kind = KernelArg::Kind::Buffer;
+  a.buffer = buffer;
+  a.dtype = p.buffer(buffer).dtype;
+  a.writes = writes;
+  a.name = p.buffer(buffer).name;
+  return a;
+}
+
+unsigned as_grid(std::int64_t v) {
+  KILN_ASSERT(v >= 1 && v <= 0x7fffffff, "grid extent {} out of range", v);
+  return static_cast<unsigned>(v);
+}
+
+// The kernel after a GemmSplitK (kn, whose params hold m, n, batch, split_k, workspace): the
+// reduce kernel takes over kn's stores and epilogue. With a softmax over rows, SplitKSoftmax
+// (one CTA per row); otherwise SplitKReduce (one thread per output).
+void add_split_k_reduce(Planner& p, PlannedKernel& kn, bool softmax, bool vec_c, bool stream_c) {
+  const std::int64_t M = kn.params.at("m"), N = kn.params.at("n"), batch = kn.params.at("batch");
+  const std::int64_t splits = kn.params.at("split_k");
+  const int ws = static_cast<int>(kn.params.at("workspace"));
+  PlannedKernel reduce;
+  reduce.anchor = kn.anchor;
+  reduce.stores = std::move(kn.stores);
+  reduce.params = kn.params;
+  reduce.params.erase("min_blocks");
+  reduce.args.push_back(buffer_arg(p, ws, false));
+  if (softmax) {
+    reduce.template_name = "gemm_split_k_softmax";
+    // A float4 per thread per 2 KB of row keeps N <= 16384 in registers with 512 threads.
+    const std::int64_t threads = N >= 8192 ? 512 : N >= 2048 ? 256 : 128;
+    reduce.params["threads"] = threads;
+    reduce.block = {static_cast<unsigned>(threads), 1, 1};
+    reduce.grid = {as_grid(batch * M), 1, 1};
+    reduce.reason = fmt::format("one CTA per row: sums the {} split-K slices in a fixed order, epilogue, softmax over "
+                                "{} columns, one write", splits, N);
+  } else {
+    reduce.template_name = "gemm_split_k_reduce";
+    reduce.params["vec_c"] = vec_c;
+    reduce.params["stream_c"] = stream_c;
+    reduce.block = {256, 1, 1};
+    reduce.grid = {as_grid(ceil_div(batch * M * N, 256)), 1, 1};
+    reduce.reason = fmt::format("sums the {} split-K slices in a fixed order, then the epilogue", splits);
+  }
+  kn.stores.clear();
+  kn.args.push_back(buffer_arg(p, ws, true));
+  p.add_followup(std::move(reduce));
+}
+
+// An f32 matmul whose 128x128 tiles cannot give every SM two CTAs while K is long (a linear
+// layer with a small batch: bound by streaming W): split K so that the GPU is full. GemmSplitK
+// writes the partial sums; a following softmax over rows is fused with the reduction
+// (SplitKSoftmax: one CTA per row adds the slices in a fixed order, applies the epilogue and
+// normalizes, writing the output once), otherwise SplitKReduce adds them and applies the
+// epilogue.
+//   tf32: 8 warps of 64x32, 3 stages (110 KB), 2 CTAs per SM (registers capped at 128);
+//   3xTF32: 8 warps of 64x32, 4 stages, 1 CTA per SM (acc + part: 204 registers);
+//   ieee: 16 warps of 32x32, 4 stages, 1 CTA per SM. Splits: as many as fill one wave of resident CTAs (at least 2).
+void plan_split_k_wide(Planner& p, PlannedKernel& kn, std::int64_t M, std::int64_t N, std::int64_t K,
+                       std::int64_t batch, std::int64_t tiles, bool a_k, bool b_k, const std::string& why,
+                       bool softmax, bool vec_c, bool stream_c) {
+  auto& P = kn.params;
+  const std::int64_t sms = p.target().sm_count;
+  const bool tf32 = P["precision"] == 1;
+  // 3xTF32 with 8 warps of 64x32 (204 registers, 1 CTA per SM) measured 1.292 ms on the linear
+  // seed against 1.394 for 16 warps of 32x32 (bench/results/2026-11-22-h100-run5).
+  const bool x3 = P["precision"] == 2;
+  const std::int64_t bm = 128, bn = 128, bk = 32, wm = tf32 || x3 ? 64 : 32, wn = 32;
+  const std::int64_t threads = 32 * (bm / wm) * (bn / wn);
+  std::int64_t stages = tf32 ? 3 : 4;
+  while (stages > 2 && engine_smem(4, bm, bn, bk, wn, stages, a_k, b_k) > smem_limit(p.target())) --stages;
+  const std::int64_t smem = engine_smem(4, bm, bn, bk, wn, stages, a_k, b_k);
+  const std::int64_t per_sm = tf32 ? ctas_by_smem(p.target(), smem, 2) : 1;
+  const std::int64_t splits =
+      std::clamp<std::int64_t>(per_sm * sms / tiles, 2, std::max<std::int64_t>(2, std::min<std::int64_t>(16, K / 512)));
+  P["bm"] = bm, P["bn"] = bn, P["bk"] = bk, P["wm"] = wm, P["wn"] = wn, P["stages"] = stages;
+  P["split_k"] = splits;
+  P["min_blocks"] = per_sm;
+  kn.template_name = "gemm_split_k";
+  const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {splits, batch, M, N});
+  P["workspace"] = ws;
+  kn.block = {static_cast<unsigned>(threads), 1, 1};
+  kn.shared_bytes = static_cast<unsigned>(smem);
+  kn.grid = {as_grid(ceil_div(N, bn)), as_grid(ceil_div(M, bm)), as_grid(batch * splits)};
+  kn.reason = fmt::format("matmul {}x{}x{} batch {}: only {} 128x128 tiles for {} SMs and K is long: split-K into {} "
+                          "slices ({} CTAs, {} per SM resident, {}x{} warp tiles, BK {}, {} stages); {}; {}",
+                          M, N, K, batch, tiles, sms, splits, tiles * splits, per_sm, wm, wn, bk, stages,
+                          softmax ? fmt::format("the softmax on line {} is fused into the reduce kernel (epilogue, row "
+                                                "statistics, normalize)", p.node(kn.stores[0].node).loc.line)
+                                  : std::string("a deterministic reduce kernel applies the epilogue"),
+                          why);
+  add_split_k_reduce(p, kn, softmax, vec_c, stream_c);
+}
+
+// gemm_sm90.cuh's WgEngine<...>::kSmemBytes: the cp.async ring of [rows][32 f32] tiles, a lo
+// buffer for 3xTF32, and 1 KB to align the ring to the swizzle period.
+std::int64_t wgmma_smem(std::int64_t bm, std::int64_t bn, std::int64_t stages, bool x3) {
+  return (stages + (x3 ? 1 : 0)) * (bm + bn) * 128 + 1024;
+}
+
+// The Hopper path (sm_90a only): wgmma reads both operands from 128-byte-swizzled shared memory,
+// which for f32 (tf32 / 3xTF32) needs k contiguous in both, 16-byte rows and aligned bases.
+bool wgmma_fits(const Planner& p, const PlannedKernel& kn, bool a_k, bool b_k) {
+  const auto& P = kn.params;
+  return p.target().arch == "sm_90a" && (P.at("precision") == 1 || P.at("precision") == 2) && a_k && b_k &&
+         P.at("vec_a") && P.at("vec_b");
+}
+
+// A wgmma GEMM: 128x128 tiles (two warpgroups of m64n128), 1 CTA per SM, split along K so one
+// wave covers the SMs when the tiles alone cannot (each split a whole number of 32-wide k tiles).
+// Measured on the linear seed (128 x 16384 x 16384, bench/standalone/gemm_check.cu, H100):
+//   tf32: 1 split, 6 stages: gemm 0.386 ms (W read at 2.8 TB/s); 2 splits 0.393; 128x256 tiles
+//     with 2 splits 0.405; 2 CTAs per SM of 3 stages 0.438;
+//   3xTF32: 2 splits, 4 stages 1.042 ms, 1 split 1.045; 2 or 3 CTAs per SM of 64x128 no better.
+// With one split and no softmax the GEMM stores through the epilogue itself; otherwise the
+// partial sums go to the workspace and the split-K reduce (or SplitKSoftmax) finishes.
+void plan_wgmma(Planner& p, PlannedKernel& kn, std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batch,
+                const std::string& why, bool softmax, bool vec_c, bool stream_c) {
+  auto& P = kn.params;
+  const std::int64_t sms = p.target().sm_count;
+  const bool x3 = P["precision"] == 2;
+  const std::int64_t bm = 128, bn = 128;
+  const std::int64_t tiles = ceil_div(M, bm) * ceil_div(N, bn) * batch;
+  const std::int64_t max_splits = K >= kLongK ? std::min<std::int64_t>(16, K / 512) : 1;
+  const std::int64_t splits = std::clamp<std::int64_t>((sms + tiles / 2) / tiles, 1, std::max<std::int64_t>(1, max_splits));
+  std::int64_t stages = x3 ? 4 : 6;
+  while (stages > 3 && wgmma_smem(bm, bn, stages, x3) > smem_limit(p.target())) --stages;
+  const std::int64_t smem = wgmma_smem(bm, bn, stages, x3);
+  P["bm"] = bm, P["bn"] = bn, P["stages"] = stages;
+  P["min_blocks"] = 1;
+  kn.block = {static_cast<unsigned>(128 * bm / 64), 1, 1};
+  kn.shared_bytes = static_cast<unsigned>(smem);
+  kn.grid = {as_grid(ceil_div(N, bn)), as_grid(ceil_div(M, bm)), as_grid(batch * splits)};
+  const std::string head = fmt::format("matmul {}x{}x{} batch {}: sm_90a wgmma, {}x{} tiles (2 warpgroups of m64n{}), "
+                                       "BK 32, {} stages of 128-byte-swizzled cp.async, 1 CTA per SM",
+                                       M, N, K, batch, bm, bn, bn, stages);
+  if (splits == 1 && !softmax) {
+    kn.template_name = "gemm_wgmma";
+    P["vec_c"] = vec_c;
+    P["stream_c"] = stream_c;
+    kn.reason = fmt::format("{}, {} tiles{}; {}", head, tiles, stream_c ? ", streaming stores" : "", why);
+    return;
+  }
+  kn.template_name = "gemm_wgmma_split_k";
+  P["split_k"] = splits;
+  const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {splits, batch, M, N});
+  P["workspace"] = ws;
+  kn.reason = fmt::format("{}, {} tiles x {} K slices for {} SMs; {}; {}", head, tiles, splits, sms,
+                          softmax ? fmt::format("the softmax on line {} is fused into the reduce kernel (epilogue, row "
+                                                "statistics, normalize)", p.node(kn.stores[0].node).loc.line)
+                                  : std::string("a deterministic reduce kernel applies the epilogue"),
+                          why);
+  add_split_k_reduce(p, kn, softmax, vec_c, stream_c);
+}
+
+// gemm_sm90.cuh's WgSmallK<...>::kSmemBytes: the A block and a BStages-deep ring of B blocks,
+// each all of K in 32-wide k tiles (hi and lo parts for 3xTF32), and 1 KB for the alignment.
+std::int64_t wg_small_k_smem(std::int64_t bm, std::int64_t bn, std::int64_t b_stages, std::int64_t K, bool x3) {
+  const std::int64_t parts = x3 ? 2 : 1, ktiles = ceil_div(K, 32);
+  return parts * ktiles * 128 * (bm + b_stages * bn) + 1024;
+}
+
+// 3xTF32 small K on sm_90a: a pre-pass writes A and Bᵀ as k-contiguous tf32 hi/lo parts to a
+// workspace (B is n-contiguous, and wgmma reads f32 operands only k-major), then persistent CTAs
+// of four warpgroups run m64n64 wgmma with two accumulator sets, so the stores of one tile
+// overlap the tensor cores' work on the next ([Note: small K on wgmma] in gemm_sm90.cuh).
+// Measured on 32768x64 . 64x32768 (H100, bench/results/2026-11-22-h100-run11): 256x64 tiles with
+// a B ring of 3: 1.93 ms, 128x128 with 2: 2.00, 128x64 with 3: 2.00; the mma.sync SmallK 2.61.
+// For tf32 the same kernel measured 1.61 ms, no faster than the mma.sync SmallK (both store-bound
+// at 84% of the write ceiling), which therefore stays the tf32 plan. Returns false (nothing
+// planned) when no tile shape fits in shared memory.
+bool plan_small_k_wgmma(Planner& p, PlannedKernel& kn, std::int64_t M, std::int64_t N, std::int64_t K,
+                        const std::string& why, bool stream_c) {
+  const std::int64_t shapes[][3] = {{256, 64, 3}, {256, 64, 2}, {128, 128, 2}, {128, 64, 2}};
+  const std::int64_t* pick = nullptr;
+  for (const auto& s : shapes)
+    if (wg_small_k_smem(s[0], s[1], s[2], K, true) <= smem_limit(p.target())) {
+      pick = s;
+      break;
+    }
+  if (pick == nullptr) return false;
+  const std::int64_t bm = pick[0], bn = pick[1], b_stages = pick[2];
+  const std::int64_t sms = p.target().sm_count;
+  const std::int64_t ws_floats = 2 * (M + N) * K;
+  const int ws = p.add_workspace(fmt::format("smallk{}", kn.anchor), DType::f32, {ws_floats});
+  auto& P = kn.params;
+  P["workspace"] = ws;
+
+  PlannedKernel main;
+  main.anchor = kn.anchor;
+  main.stores = std::move(kn.stores);
+  main.params = P;
+  main.template_name = "gemm_small_k_wgmma";
+  main.params["bm"] = bm, main.params["bn"] = bn, main.params["b_stages"] = b_stages;
+  main.params["stream_c"] = stream_c;
+  main.args.push_back(buffer_arg(p, ws, false));
+  const std::int64_t tiles = ceil_div(M, bm) * ceil_div(N, bn);
+  main.block = {static_cast<unsigned>(128 * bm / 64), 1, 1};
+  main.grid = {as_grid(std::min(tiles, sms)), 1, 1};
+  main.shared_bytes = static_cast<unsigned>(wg_small_k_smem(bm, bn, b_stages, K, true));
+  main.reason = fmt::format("matmul {}x{}x{}: K = {} fits one tile: sm_90a wgmma SmallK, {} persistent CTAs of {} "
+                            "warpgroups over {} {}x{} tiles, a B ring of {}, two accumulator sets (the stores of one "
+                            "tile overlap the wgmma of the next); {}", M, N, K, K, main.grid.x, bm / 64, tiles, bm, bn,
+                            b_stages, why);
+
+  kn.template_name = "gemm_small_k_prep";
+  kn.stores.clear();
+  kn.args.push_back(buffer_arg(p, ws, true));
+  const std::int64_t prep_threads = 256, cols = 32;
+  kn.block = {static_cast<unsigned>(prep_threads), 1, 1};
+  kn.grid = {as_grid(ceil_div(N, cols) + ceil_div(M * K, prep_threads * 8)), 1, 1};
+  kn.reason = fmt::format("operand pre-pass for the wgmma SmallK: A and Bᵀ to k-contiguous tf32 hi and lo parts "
+                          "({:.1f} MB workspace)", static_cast<double>(ws_floats) * 4 / 1e6);
+  p.add_followup(std::move(main));
+  return true;
+}
+
+void plan_matmul(Planner& p, PlannedKernel& kn) {
+  const auto& node = p.node(kn.anchor);
+  const auto& out = p.shape(kn.anchor);
+  const std::string& op_name = p.bound().ir->op_name;
+  const DType et = p.node(node.operands[0]).dtype;
+  KILN_CHECK(contraction_dtype(et) && p.node(node.operands[1]).dtype == et, UnsupportedError,
+             "{}: matmul (line {}) of {} has no gemm template (f32, f16, bf16)", op_name, node.loc.line, dtype_name(et));
+  const DType stored = p.node(kn.stores[0].node).dtype;
+  KILN_CHECK(contraction_dtype(stored), UnsupportedError, "{}: the epilogue of the matmul on line {} ends in {}, which the gemm "
+             "template cannot store (f32, f16, bf16)", op_name, node.loc.line, dtype_name(stored));
+  const std::size_t r = out.size();
+  const std::int64_t M = out[r - 2], N = out[r - 1], batch = product(out, 0, r - 2);
+  const Operand a = matmul_operand(p, kn.anchor, node.operands[0], "a");
+  const Operand b = matmul_operand(p, kn.anchor, node.operands[1], "b");
+  const std::int64_t K = p.shape(a.leaf)[p.shape(a.leaf).size() - (a.col_major ? 2 : 1)];
+  const std::int64_t elem = static_cast<std::int64_t>(dtype_size(et));
+  const std::int64_t vec_elems = 16 / elem;
+  const bool aligned = p.target().aligned16;
+  const bool f32 = et == DType::f32;
+  std::string why;
+  const std::int64_t precision = f32 ? precision_code(p, node, why) : 1;
+  if (!f32) why = fmt::format("{} tensor cores, f32 accumulation", dtype_name(et));
+  const bool softmax = p.node(kn.stores[0].node).kind == OpKind::Softmax;
+  const std::int64_t sms = p.target().sm_count;
+  const std::int64_t out_bytes = batch * M * N * static_cast<std::int64_t>(dtype_size(stored));
+
+  auto& P = kn.params;
+  P["m"] = M, P["n"] = N, P["k"] = K, P["batch"] = batch;
+  P["a_leaf"] = a.leaf, P["b_leaf"] = b.leaf;
+  P["layout_a"] = a.col_major, P["layout_b"] = b.col_major;
+  P["lda"] = a.ld, P["ldb"] = b.ld, P["ldc"] = N;
+  P["stride_a"] = a.batch_stride, P["stride_b"] = b.batch_stride, P["stride_c"] = batch > 1 ? M * N : 0;
+  P["precision"] = precision;
+  const bool vec_c = aligned && N % 4 == 0;
+  const bool stream_c = out_bytes > kStreamBytes && !softmax;
+
+  // Small K: the whole K in one tile, persistent CTAs; bound by the stores of C. What the H100
+  // harness (bench/standalone/gemm_check.cu, bench/results/2026-11-22-h100-run5) measured on
+  // 32768x64 . 64x32768:
+  //   tf32: 256x64 tiles of 8 warps of 64x32, 1 CTA per SM (104 KB) 1.531 ms
+  //     (bench/results/2026-11-22-h100-run13), ahead of 128x64 tiles at 3 CTAs per SM (1.598),
+  //     128x128 at 1 per SM (1.613) and 256x128 (1.58). The kernel runs at the speed of its
+  //     memory traffic, C's writes plus the B blocks re-read from L2 for every row block: with no
+  //     math at all, writing C while reading 128-row tiles' B blocks took 1.59 ms, 256-row tiles'
+  //     (half the B traffic) 1.46. Where 256x64 does not fit in shared memory, 128x64 at 3 per SM.
+  //   3xTF32 (twice the registers per warp tile): 128x128 tiles of 8 warps of 64x32 at 1 per SM
+  //     2.677 ms; 2 per SM was slower (2.944) and 3 per SM spills.
+  //   A target whose shared memory cannot hold a 128x128 tile (sm_86) takes 128x64 in any precision.
+  const bool sk_tf32 = precision == 1;
+  auto small_k_bytes = [&](std::int64_t bm, std::int64_t bn) {
+    return tile_bytes(4, bm, K, true) + 2 * tile_bytes(4, bn, K, false);
+  };
+  const bool sk_tall = sk_tf32 && small_k_bytes(256, 64) <= smem_limit(p.target());
+  const std::int64_t sk_bm = sk_tall ? 256 : 128;
+  const std::int64_t sk_bn = sk_tf32 || small_k_bytes(128, 128) > smem_limit(p.target()) ? 64 : 128;
+  const std::int64_t sk_wm = 64, sk_wn = 32;
+  const std::int64_t sk_threads = 32 * (sk_bm / sk_wm) * (sk_bn / sk_wn);
+  const std::int64_t small_k_smem = small_k_bytes(sk_bm, sk_bn);
+  if (f32 && stored == DType::f32 && !softmax && batch == 1 && !a.col_major && !b.col_major && K <= 128 && K % 8 == 0 && aligned &&
+      a.ld % 4 == 0 && b.ld % 4 == 0 && N % 4 == 0 && ceil_div(M, sk_bm) * ceil_div(N, sk_bn) >= 8 * sms &&
+      small_k_smem <= smem_limit(p.target())) {
+    if (precision == 2 && p.target().arch == "sm_90a" && plan_small_k_wgmma(p, kn, M, N, K, why, stream_c)) return;
+    kn.template_name = "gemm_small_k";
+    P["bm"] = sk_bm, P["bn"] = sk_bn, P["wm"] = sk_wm, P["wn"] = sk_wn;
+    const std::int64_t tiles = ceil_div(M, sk_bm) * ceil_div(N, sk_bn);
+    const std::int64_t per_sm = ctas_by_smem(p.target(), small_k_smem, sk_tf32 && !sk_tall ? 3 : 1);
+    P["min_blocks"] = per_sm;
+    kn.block = {static_cast<unsigned>(sk_threads), 1, 1};
+    kn.grid = {as_grid(std::min(tiles, per_sm * sms)), 1, 1};
+    kn.shared_bytes = static_cast<unsigned>(small_k_smem);
+    kn.reason = fmt::format("matmul {}x{}x{}: K = {} fits one tile: SmallK (no K loop), {} persistent CTAs ({} per "
+                            "SM) over {} {}x{} tiles; {}", M, N, K, K, kn.grid.x, per_sm, tiles, sk_bm, sk_bn, why);
+    return;
+  }
+
+  const bool a_k = !a.col_major, b_k = b.col_major;   // is k the contiguous dim of the operand
+  P["vec_a"] = aligned && a.ld % vec_elems == 0 && a.batch_stride % vec_elems == 0;
+  P["vec_b"] = aligned && b.ld % vec_elems == 0 && b.batch_stride % vec_elems == 0;
+  std::int64_t bm = 128, bn = 128, wm = 64, wn = 32;
+  std::string tiles_why = "128x128 tiles";
+  if (!softmax && ceil_div(M, 128) * ceil_div(N, 128) * batch < sms / 2) {
+    bm = bn = 64, wm = wn = 32;
+    tiles_why = fmt::format("64x64 tiles ({} 128x128 tiles would leave most of {} SMs idle)",
+                            ceil_div(M, 128) * ceil_div(N, 128) * batch, sms);
+  }
+  const std::int64_t bk = 32;
+  const std::int64_t tiles = ceil_div(M, bm) * ceil_div(N, bn) * batch;
+  if (wgmma_fits(p, kn, a_k, b_k) && (!softmax || tiles < 2 * sms)) {
+    plan_wgmma(p, kn, M, N, K, batch, why, softmax, vec_c, stream_c);
+    return;
+  }
+  if (f32 && bm == 128 && tiles < 2 * sms && K >= kLongK) {
+    plan_split_k_wide(p, kn, M, N, K, batch, tiles, a_k, b_k, why, softmax, vec_c, stream_c);
+    return;
+  }
+  const std::int64_t threads = 32 * (bm / wm) * (bn / wn);
+  P["bm"] = bm, P["bn"] = bn, P["bk"] = bk, P["wm"] = wm, P["wn"] = wn;
+  const std::int64_t stages = pick_stages(p.target(), elem, bm, bn, bk, wn, a_k, b_k);
+  P["stages"] = stages;
+  kn.block = {static_cast<unsigned>(threads), 1, 1};
+  kn.shared_bytes = static_cast<unsigned>(engine_smem(elem, bm, bn, bk, wn, stages, a_k, b_k));
+
+  // Split K when the tiles still cannot fill the GPU and K is long.
+  if (!softmax && tiles < sms / 2 && K >= kLongK) {
+    const std::int64_t splits = std::clamp<std::int64_t>(sms / tiles, 2, std::min<std::int64_t>(16, K / (4 * bk)));
+    kn.template_name = "gemm_split_k";
+    P["split_k"] = splits;
+    const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {splits, batch, M, N});
+    P["workspace"] = ws;
+    kn.grid = {as_grid(ceil_div(N, bn)), as_grid(ceil_div(M, bm)), as_grid(batch * splits)};
+    kn.reason = fmt::format("matmul {}x{}x{} batch {}: {} tiles, K long: split-K into {} slices (workspace, "
+                            "deterministic reduce kernel applies the epilogue); {}; {}", M, N, K, batch, tiles, splits,
+                            tiles_why, why);
+    add_split_k_reduce(p, kn, false, vec_c, stream_c);
+    return;
+  }
+
+  kn.template_name = "gemm";
+  P["vec_c"] = vec_c;
+  P["stream_c"] = stream_c;
+  P["row_stats"] = softmax;
+  kn.grid = {as_grid(ceil_div(N, bn)), as_grid(ceil_div(M, bm)), as_grid(batch)};
+  kn.reason = fmt::format("matmul {}x{}x{} batch {} ({}{}): Gemm, {}, BK {}, {} stages{}; {}", M, N, K, batch,
+                          a.col_major ? "A col-major" : "A row-major", b.col_major ? ", B col-major" : ", B row-major",
+                          tiles_why, bk, stages, stream_c ? ", streaming stores" : "", why);
+  if (!softmax) return;
+
+  // Softmax over rows: the Gemm also writes per-tile (max, sum exp) of what it stores.
+  const std::int64_t tiles_n = ceil_div(N, bn);
+  const int stats = p.add_workspace(fmt::format("rowstats{}", kn.anchor), DType::f32, {batch * M, tiles_n, 2});
+  P["workspace"] = stats;
+  kn.args.push_back(buffer_arg(p, stats, true));
+  kn.reason += fmt::format("; the softmax on line {} becomes row statistics in the epilogue + SoftmaxFinalize",
+                           p.node(kn.stores[0].node).loc.line);
+  PlannedKernel fin;
+  fin.anchor = kn.stores[0].node;
+  fin.template_name = "gemm_softmax_finalize";
+  fin.params = {{"m", M}, {"n", N}, {"batch", batch}, {"tiles_n", tiles_n}, {"workspace", stats}};
+  const std::int64_t fin_threads = N >= 4096 ? 512 : 128;
+  fin.params["threads"] = fin_threads;
+  for (const auto& s : kn.stores) fin.stores.push_back(s);
+  fin.args.push_back(buffer_arg(p, stats, false));
+  fin.args.push_back(buffer_arg(p, kn.stores[0].buffer, true));
+  fin.args_done = true;
+  fin.index64 = batch * M * N > (std::int64_t{1} << 31) - 1;
+  fin.block = {static_cast<unsigned>(fin_threads), 1, 1};
+  fin.grid = {as_grid(batch * M), 1, 1};
+  fin.reason = fmt::format("softmax rows of {} from {} tile statistics each, in place", N, tiles_n);
+  p.add_followup(std::move(fin));
+}
+
+void plan_conv(Planner& p, PlannedKernel& kn) {
+  const auto& node = p.node(kn.anchor);
+  const std::string& op_name = p.bound().ir->op_name;
+  const NodeId x = node.operands[0], w = node.operands[1];
+  const DType et = p.node(x).dtype;
+  KILN_CHECK(contraction_dtype(et) && p.node(w).dtype == et, UnsupportedError,
+             "{}: conv2d (line {}) of {} has no conv template (f32, f16, bf16)", op_name, node.loc.line, dtype_name(et));
+  const DType stored = p.node(kn.stores[0].node).dtype;
+  KILN_CHECK(contraction_dtype(stored), UnsupportedError, "{}: the epilogue of the conv2d on line {} ends in {}, which the conv "
+             "template cannot store", op_name, node.loc.line, dtype_name(stored));
+  const auto& xs = p.shape(x);
+  const auto& ws = p.shape(w);
+  const auto& ys = p.shape(kn.anchor);
+  const auto& c = node.conv;
+  const bool nhwc = c.layout == ir::Layout::NHWC;
+  const std::int64_t N = xs[0], C = nhwc ? xs[3] : xs[1], H = nhwc ? xs[1] : xs[2], W = nhwc ? xs[2] : xs[3];
+  const std::int64_t K = ws[0], R = ws[2], S = ws[3], G = c.groups;
+  const std::int64_t Ho = nhwc ? ys[1] : ys[2], Wo = nhwc ? ys[2] : ys[3];
+  auto& P = kn.params;
+  P["n"] = N, P["c"] = C, P["h"] = H, P["w"] = W, P["k"] = K, P["r"] = R, P["s"] = S;
+  P["stride_h"] = c.stride[0], P["stride_w"] = c.stride[1], P["pad_h"] = c.padding[0], P["pad_w"] = c.padding[1];
+  P["dil_h"] = c.dilation[0], P["dil_w"] = c.dilation[1], P["groups"] = G, P["nhwc"] = nhwc;
+  P["ho"] = Ho, P["wo"] = Wo;
+  const std::int64_t out_bytes = N * K * Ho * Wo * static_cast<std::int64_t>(dtype_size(stored));
+  const std::string shape_why = fmt::format("conv2d {}x{}x{}x{} -> {} filters {}x{}, stride {}x{}, pad {}x{}, dil {}x{}, "
+                                            "groups {}, {}", N, C, H, W, K, R, S, c.stride[0], c.stride[1], c.padding[0],
+                                            c.padding[1], c.dilation[0], c.dilation[1], G, nhwc ? "NHWC" : "NCHW");
+  if (G == C && C > 1) {
+    kn.template_name = "conv_depthwise";
+    P["threads"] = 256;
+    kn.block = {256, 1, 1};
+    kn.grid = {as_grid(ceil_div(N * K * Ho * Wo, 256)), 1, 1};
+    kn.reason = shape_why + ": groups == C: DepthwiseDirect, one thread per output, f32 FMA (memory-bound)";
+    return;
+  }
+  KILN_CHECK(!nhwc, UnsupportedError,
+             "{}: op 'conv2d' (line {}) has no kernel template in this version of kiln for NHWC with groups {} != C: "
+             "the implicit-GEMM NHWC template needs channels-last filters [K, R, S, C/groups], and w is "
+             "[K, C/groups, R, S]",
+             op_name, node.loc.line, G);
+  const std::int64_t elem = static_cast<std::int64_t>(dtype_size(et));
+  const bool f32 = et == DType::f32;
+  std::string why;
+  const std::int64_t precision = f32 ? precision_code(p, node, why) : 1;
+  if (!f32) why = fmt::format("{} tensor cores, f32 accumulation", dtype_name(et));
+  const std::int64_t Kg = K / G, kdim = (C / G) * R * S;
+  P["precision"] = precision;
+  P["stream"] = out_bytes > kStreamBytes;
+  // sm_90a, f32 in tf32 / 3xTF32, one group, 16-byte filter rows: WgConvNchw (conv_sm90.cuh), the
+  // wgmma engine with an im2col gather, one persistent CTA per SM walking the tiles (the next
+  // tile's loads overlap the last one's stores). Measured on the seed (8x64x512x1024 -> 128,
+  // 3x3, H100, bench/standalone/gemm_check.cu): tf32 128x256 tiles, 4 stages 3.58 ms persistent,
+  // 3.79 one CTA per tile (128x128: 4.41; 2 CTAs per SM of 128x128: 4.41); 3xTF32 128x128,
+  // 4 stages 10.13 ms (128x64 at 2 per SM 11.78); ConvNchw 6.40 / 13.68.
+  if (p.target().arch == "sm_90a" && f32 && (precision == 1 || precision == 2) && G == 1 && kdim % 4 == 0 &&
+      p.target().aligned16 && Ho * Wo < (std::int64_t{1} << 31)) {
+    const bool x3 = precision == 2;
+    const std::int64_t bm = K <= 64 ? 64 : 128, bn = x3 ? 128 : 256, stages = 4;
+    P["bm"] = bm, P["bn"] = bn, P["stages"] = stages;
+    P["vec_y"] = p.target().aligned16 && (Ho * Wo) % 4 == 0;
+    P["min_blocks"] = 1;
+    kn.template_name = "conv_wgmma";
+    kn.block = {static_cast<unsigned>(128 * bm / 64), 1, 1};
+    const std::int64_t tiles = ceil_div(Ho * Wo, bn) * ceil_div(K, bm) * N;
+    kn.grid = {as_grid(std::min<std::int64_t>(tiles, p.target().sm_count)), 1, 1};
+    kn.shared_bytes = static_cast<unsigned>(wgmma_smem(bm, bn, stages, x3));
+    kn.reason = fmt::format("{}: sm_90a implicit GEMM on wgmma (WgConvNchw), {} out channels x {} pixels per image x "
+                            "K {}, {} {}x{} tiles over {} persistent CTAs, {} stages, im2col gathered by 4-byte "
+                            "cp.async{}; {}", shape_why, K, Ho * Wo, kdim, tiles, bm, bn, kn.grid.x, stages,
+                            P["stream"] ? ", streaming stores" : "", why);
+    return;
+  }
+  // Rows = out channels of a group: a 64-row tile when there are at most 64.
+  const std::int64_t bm = Kg <= 64 ? 64 : 128, wm = bm / 2, bn = 128, wn = 32, bk = 32;
+  const std::int64_t table = ceil_div(kdim, bk) * bk * 8;
+  const std::int64_t stages = pick_stages(p.target(), elem, bm, bn, bk, wn, true, false, table);
+  P["bm"] = bm, P["bn"] = bn, P["bk"] = bk, P["wm"] = wm, P["wn"] = wn, P["stages"] = stages;
+  P["vec_w"] = p.target().aligned16 && kdim % (16 / elem) == 0;
+  kn.template_name = "conv_nchw";
+  kn.block = {static_cast<unsigned>(32 * (bm / wm) * (bn / wn)), 1, 1};
+  kn.grid = {as_grid(ceil_div(N * Ho * Wo, bn)), as_grid(ceil_div(Kg, bm)), as_grid(G)};
+  kn.shared_bytes = static_cast<unsigned>(engine_smem(elem, bm, bn, bk, wn, stages, true, false) + table);
+  kn.reason = fmt::format("{}: implicit GEMM ConvNchw, {} out channels x {} pixels x K {} per group, {}x{} tiles, {} "
+                          "stages{}; {}", shape_why, Kg, N * Ho * Wo, kdim, bm, bn, stages,
+                          P["stream"] ? ", streaming stores" : "", why);
+}
+
+}  // namespace
+
+const AnchorRule* contraction_rule(ir::OpKind kind) {
+  static const AnchorRule kMatmul{"gemm", false, true, plan_matmul, takes_transposed_view, claims_softmax};
+  static const AnchorRule kConv{"conv_igemm", false, true, plan_conv, nullptr, nullptr};
+  if (kind == OpKind::Matmul) return &kMatmul;
+  if (kind == OpKind::Conv2d) return &kConv;
+  return nullptr;
+}
+
+}  // namespace kiln

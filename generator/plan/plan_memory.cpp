@@ -1,0 +1,513 @@
+// Planning of the memory-bound template family: reductions (reduce_inner,
+// reduce_outer, reduce_finish; reduce_chain over non-adjacent axes), scans (scan_rows
+// block or look-back along the last axis, scan_strided[_totals] along any other) and row
+// normalizations (rownorm).
+//
+// [Note: every anchor is a [outer, len, inner] view]
+// A reduction over adjacent axes, a scan along an axis and a softmax along an
+// axis all see their input as a row-major [outer, len, inner] box: `len` is the
+// product of the axes the op works along, `outer`/`inner` the products before and
+// after. inner == 1 means the rows are contiguous (reduce_inner, scan_rows,
+// rownorm_rows); else the template walks columns (reduce_outer, rownorm_strided).
+// The geometry rules live in templates/kiln/launch_rules.h so the planner and the
+// hand-written example units agree on every number. Parameters go into
+// PlannedKernel::params (the emitter turns them into named constants) and the
+// reason text says which variant was chosen and why.
+#include <algorithm>
+#include <unordered_set>
+
+#include "generator/support/assert.h"
+#include "generator/plan/planner.h"
+#include "templates/kiln/launch_rules.h"
+
+namespace kiln {
+
+namespace {
+
+constexpr std::int64_t kInt32Limit = (std::int64_t{1} << 31) - 1;
+
+struct Box {
+  std::int64_t outer = 1, len = 1, inner = 1;
+};
+
+Box box_of(const std::vector<std::int64_t>& shape, int first, int last) {
+  Box b;
+  for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
+    const std::int64_t e = shape[static_cast<std::size_t>(d)];
+    if (d < first) b.outer *= e;
+    else if (d <= last) b.len *= e;
+    else b.inner *= e;
+  }
+  return b;
+}
+
+std::int64_t numel(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+unsigned narrow(long long v) { return static_cast<unsigned>(v); }
+
+// Bytes of one element of the tensor the template streams (the anchor's operand as stored, or
+// computed when it is an inlined expression: its widest leaf decides the vector width).
+int element_bytes(const Planner& p, ir::NodeId operand) {
+  return static_cast<int>(dtype_size(p.node(operand).dtype == DType::boolean ? DType::f32 : p.node(operand).dtype));
+}
+
+// int32 indices unless some tensor the kernel touches has 2^31 elements or more.
+std::string index_reason(PlannedKernel& kn, std::int64_t biggest) {
+  kn.index64 = biggest > kInt32Limit;
+  return kn.index64 ? fmt::format("int64 indices ({} elements >= 2^31)", biggest)
+                    : "int32 indices (every tensor < 2^31 elements)";
+}
+
+void set_geometry(PlannedKernel& kn, const launch::Geometry& g) {
+  kn.grid = {narrow(g.grid.x), narrow(g.grid.y), narrow(g.grid.z)};
+  kn.block = {narrow(g.block.x), narrow(g.block.y), narrow(g.block.z)};
+  kn.shared_bytes = narrow(g.shared_bytes);
+}
+
+// Bytes of the combiner's running state (Op::Acc in reduce_ops.cuh) for a compute type of `c`
+// bytes and an index of `index` bytes.
+int acc_bytes(ir::OpKind kind, int c, int index) {
+  switch (kind) {
+    case ir::OpKind::Argmin:
+    case ir::OpKind::Argmax: return std::max(c, index) * 2;   // {value, index}, padded
+    case ir::OpKind::Logsumexp: return 2 * c;                 // {max, sum}
+    default: return c;
+  }
+}
+
+int compute_bytes(DType d) { return d == DType::f64 || d == DType::i64 || d == DType::u64 ? 8 : 4; }
+
+// A split reduction: the anchor kernel writes partial states to a workspace and a follow-up
+// reduce_finish combines them in split order and stores (with the epilogue).
+void add_finish(Planner& p, PlannedKernel& kn, std::int64_t n_out, std::int64_t splits, std::int64_t count,
+                int acc) {
+  const auto& a = p.node(kn.anchor);
+  const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_partials";
+  // Opaque Acc states, as 4-byte words (every Acc is a multiple of 4 bytes).
+  const int ws = p.add_workspace(name, DType::f32, {splits * n_out * acc / 4});
+  KernelArg arg;
+  arg.kind = KernelArg::Kind::Buffer;
+  arg.buffer = ws;
+  arg.dtype = DType::f32;
+  arg.writes = true;
+  kn.args.push_back(arg);
+  PlannedKernel fin;
+  fin.anchor = kn.anchor;
+  fin.template_name = "reduce_finish";
+  fin.stores = std::move(kn.stores);
+  kn.stores.clear();
+  fin.params = kn.params;
+  fin.params["finish_threads"] = 256;
+  fin.params["n_out"] = n_out;
+  fin.params["workspace"] = ws;
+  fin.params["count"] = count;
+  set_geometry(fin, launch::reduce_finish_geometry(n_out, 256));
+  fin.index64 = kn.index64;
+  fin.reason = fmt::format("combines {} partial states per output in split order (deterministic); {}", splits,
+                           fin.index64 ? "int64 indices" : "int32 indices");
+  KernelArg read = arg;
+  read.writes = false;
+  fin.args.push_back(read);
+  p.add_followup(std::move(fin));
+}
+
+// True when every stored tensor that the expression `n` reads has elements of `bytes` bytes:
+// then the template's tile (counted in 16-byte vectors of the streamed tensor) is the one
+// the planner computes from the operand's type.
+// (A walk with a seen-set: the expression may be a deep chain of lets or a wide DAG.)
+bool leaves_have_width(const Planner& p, ir::NodeId root, std::size_t bytes) {
+  std::vector<ir::NodeId> stack{root};
+  std::unordered_set<ir::NodeId> seen;
+  while (!stack.empty()) {
+    const ir::NodeId n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (const int b = p.leaf_buffer(n); b >= 0) {
+      if (dtype_size(p.buffer(b).dtype) != bytes) return false;
+      continue;
+    }
+    const auto& node = p.node(n);
+    if (node.kind == ir::OpKind::Scalar || node.kind == ir::OpKind::Literal) continue;
+    stack.insert(stack.end(), node.operands.begin(), node.operands.end());
+  }
+  return true;
+}
+
+// The type of the values a chained stage hands to the next (the combiner's C).
+DType chain_dtype(DType operand) { return operand == DType::f16 || operand == DType::bf16 ? DType::f32 : operand; }
+
+KernelArg workspace_arg(int buffer, DType dtype, bool writes) {
+  KernelArg arg;
+  arg.kind = KernelArg::Kind::Buffer;
+  arg.buffer = buffer;
+  arg.dtype = dtype;
+  arg.writes = writes;
+  return arg;
+}
+
+// [Note: reductions over non-adjacent axes]
+// sum over axes (0, 2) of [A, B, C] cannot be one [outer, red, inner] box. kiln plans it as a
+// chain: the axes split into runs of adjacent axes ("groups"), and one kernel per group
+// reduces it, innermost group first, each stage reading the previous stage's result from a
+// workspace: [A, B, C] -> (axis 2) -> [A, B] -> (axis 0) -> [B]. Every stage is an ordinary
+// box reduction (reduce_inner warp/block or reduce_outer, picked by the same rules as a
+// single reduction, never split), so the work is one full read of the input plus reads and
+// writes of intermediates that are each at most 1/extent(group) of it. This is exact in
+// structure for every combiner that composes: sum, prod, min, max chain as they are (NaN
+// propagates through min/max stages); mean chains sums and divides by the total count once,
+// in the last stage; logsumexp chains exactly, since logsumexp over a union of groups is the
+// logsumexp of the groups' logsumexps (an all -inf group gives -inf, which adds nothing; a
+// +inf or NaN survives). The prologue (an inlined elementwise operand) runs in the first
+// stage, the epilogue in the last. argmin/argmax take one axis (the checker), so they never
+// get here; their multi-axis flat index would not chain.
+void plan_reduction_chain(Planner& p, PlannedKernel& kn, const std::vector<int>& axes) {
+  const auto& a = p.node(kn.anchor);
+  KILN_CHECK(a.kind != ir::OpKind::Argmin && a.kind != ir::OpKind::Argmax, UnsupportedError,
+             "{}: line {}: {} over several non-adjacent axes is not supported (its index does not chain); reduce "
+             "over one axis, or over all of them", p.bound().ir->op_name, a.loc.line, ir::op_kind_name(a.kind));
+  const ir::NodeId operand = a.operands[0];
+  std::vector<std::pair<int, int>> groups;   // [first, last] runs of adjacent axes, ascending
+  for (int ax : axes) {
+    if (!groups.empty() && groups.back().second + 1 == ax) groups.back().second = ax;
+    else groups.emplace_back(ax, ax);
+  }
+  std::vector<std::int64_t> cur = p.shape(operand);
+  const DType cdt = chain_dtype(p.node(operand).dtype);
+  const int sms = p.target().sm_count;
+  std::int64_t count = 1;
+  for (int ax : axes) count *= cur[static_cast<std::size_t>(ax)];
+  const std::string base = a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name;
+  const auto stores = std::move(kn.stores);
+  kn.stores.clear();
+  const int stages = static_cast<int>(groups.size());
+  int src = -1;
+  for (int st = 0; st < stages; ++st) {
+    const auto [first, last] = groups[static_cast<std::size_t>(stages - 1 - st)];
+    const Box b = box_of(cur, first, last);
+    cur.erase(cur.begin() + first, cur.begin() + last + 1);
+    const bool final_stage = st == stages - 1;
+    PlannedKernel stage;
+    PlannedKernel& k = st == 0 ? kn : stage;
+    k.anchor = kn.anchor;
+    k.template_name = "reduce_chain";
+    k.params["stage"] = st;
+    k.params["stages"] = stages;
+    k.params["outer"] = b.outer;
+    k.params["red"] = b.len;
+    k.params["inner"] = b.inner;
+    k.params["count"] = count;
+    k.params["src"] = src;
+    const int elem = st == 0 ? element_bytes(p, operand) : static_cast<int>(dtype_size(cdt));
+    // 16-byte column vectors are sized by the streamed tensor's type: only when it is the operand's.
+    const bool vectors = p.target().aligned16 && (st > 0 || leaves_have_width(p, operand, static_cast<std::size_t>(elem)));
+    std::string how;
+    if (b.inner == 1) {
+      const bool warp = launch::reduce_inner_use_warp(b.outer, b.len, sms);
+      const int threads = warp ? 256 : 512;
+      k.params["variant"] = warp ? 0 : 1;
+      k.params["threads"] = threads;
+      k.params["unroll"] = 4;
+      k.params["vec"] = 1;
+      set_geometry(k, warp ? launch::reduce_inner_warp_geometry(b.outer, threads)
+                           : launch::reduce_inner_block_geometry(b.outer, launch::InnerSplit{1, b.len}, threads, 0));
+      how = fmt::format("reduce_inner {} ({} rows of {})", warp ? "warp" : "block", b.outer, b.len);
+    } else {
+      const int vec = vectors ? launch::reduce_outer_vec(b.inner, elem) : 1;
+      const int threads = launch::reduce_outer_threads(b.inner, vec);
+      k.params["variant"] = 2;
+      k.params["threads"] = threads;
+      k.params["unroll"] = vec == 1 ? 8 : 4;
+      k.params["vec"] = vec;
+      set_geometry(k, launch::reduce_outer_geometry(b.outer, b.inner, launch::OuterSplit{1, b.len}, threads, vec, 0));
+      how = fmt::format("reduce_outer ([{}, {}, {}], {} columns per thread)", b.outer, b.len, b.inner, vec);
+    }
+    if (!final_stage) {
+      const int dst = p.add_workspace(fmt::format("{}_stage{}", base, st), cdt, cur);
+      k.params["dst"] = dst;
+      k.args.push_back(workspace_arg(dst, cdt, true));
+      src = dst;
+    } else {
+      k.params["dst"] = -1;
+      k.stores = stores;
+    }
+    if (st > 0) k.args.push_back(workspace_arg(static_cast<int>(k.params["src"]), cdt, false));
+    k.reason = fmt::format("stage {} of {} of a reduction over non-adjacent axes (chained, innermost group first, "
+                           "unsplit): axes {}..{} by {}",
+                           st + 1, stages, first, last, how);
+    if (st > 0) p.add_followup(std::move(stage));
+  }
+  kn.reason += fmt::format("; {} elements reduced per output; {}", count, index_reason(kn, numel(p.shape(operand))));
+}
+
+void plan_reduction(Planner& p, PlannedKernel& kn) {
+  const auto& a = p.node(kn.anchor);
+  const ir::NodeId operand = a.operands[0];
+  const auto& shape = p.shape(operand);
+  std::vector<int> axes = a.axes;
+  std::sort(axes.begin(), axes.end());
+  for (std::size_t i = 1; i < axes.size(); ++i)
+    if (axes[i] != axes[i - 1] + 1) return plan_reduction_chain(p, kn, axes);
+  const Box b = axes.empty() ? Box{1, numel(shape), 1} : box_of(shape, axes.front(), axes.back());
+  const int elem = element_bytes(p, operand);
+  const int sms = p.target().sm_count;
+  std::string idx = index_reason(kn, std::max(numel(shape), numel(p.shape(kn.anchor))));
+  const int acc = acc_bytes(a.kind, compute_bytes(a.kind == ir::OpKind::Argmin || a.kind == ir::OpKind::Argmax
+                                                      ? p.node(operand).dtype : a.dtype),
+                            kn.index64 ? 8 : 4);
+  kn.params["outer"] = b.outer;
+  kn.params["red"] = b.len;
+  kn.params["inner"] = b.inner;
+  if (b.inner == 1) {
+    kn.template_name = "reduce_inner";
+    if (launch::reduce_inner_use_warp(b.outer, b.len, sms)) {
+      constexpr int kThreads = 256, kUnroll = 4;
+      kn.params["warp"] = 1;
+      kn.params["threads"] = kThreads;
+      kn.params["unroll"] = kUnroll;
+      set_geometry(kn, launch::reduce_inner_warp_geometry(b.outer, kThreads));
+      kn.reason = fmt::format("reduced axis contiguous: a warp per row ({} rows of {}; {}), 16-byte loads with "
+                              "scalar head/tail; {}",
+                              b.outer, b.len, b.len <= 2048 ? "short rows" : "rows fill every SM", idx);
+      return;
+    }
+    constexpr int kThreads = 512, kUnroll = 4;
+    const auto split = launch::reduce_inner_split(b.outer, b.len, kThreads, kUnroll, elem, sms);
+    kn.params["warp"] = 0;
+    kn.params["threads"] = kThreads;
+    kn.params["unroll"] = kUnroll;
+    kn.params["splits"] = split.splits;
+    kn.params["chunk"] = split.chunk;
+    set_geometry(kn, launch::reduce_inner_block_geometry(b.outer, split, kThreads, acc));
+    kn.reason = fmt::format("reduced axis contiguous: a block per row ({} rows, fewer than 32 per SM, of {} > 2048){}; {}",
+                            b.outer, b.len,
+                            split.splits > 1 ? fmt::format(", each row split {} ways + reduce_finish", split.splits) : "",
+                            idx);
+    if (split.splits > 1) add_finish(p, kn, b.outer, split.splits, b.len, acc);
+    return;
+  }
+  kn.template_name = "reduce_outer";
+  const int vec = p.target().aligned16 ? launch::reduce_outer_vec(b.inner, elem) : 1;
+  // The streamed tensor itself must be 4-byte (a cast prologue from f16 streams 2-byte elements).
+  if (launch::reduce_outer_use_v4(b.inner, elem, p.target().aligned16) && leaves_have_width(p, operand, 4)) {
+    const int threads = launch::reduce_outer_v4_threads(b.inner);
+    constexpr int kUnroll = launch::kOuterV4Unroll;
+    const auto split = launch::reduce_outer_v4_split(b.outer, b.len, b.inner, threads, sms);
+    kn.params["v4"] = 1;
+    kn.params["threads"] = threads;
+    kn.params["unroll"] = kUnroll;
+    kn.params["vec"] = 4;
+    kn.params["splits"] = split.splits;
+    kn.params["chunk"] = split.chunk;
+    set_geometry(kn, launch::reduce_outer_geometry(b.outer, b.inner, split, threads, 4, acc));
+    const std::int64_t tile = std::int64_t{threads} * 4;
+    kn.reason = fmt::format(
+        "reduced axis strided, inner {} % 4 != 0: a block sweeps {} rows {}({} threads x 4 columns) with 16-byte "
+        "aligned loads + lane shuffles (rows start misaligned; 4-byte loads stay under copy speed), {} rows of "
+        "loads in flight; {}{} blocks; {}",
+        b.inner, split.chunk, b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), threads, kUnroll,
+        split.splits > 1 ? fmt::format("reduced axis split {} ways + reduce_finish for ", split.splits) : "",
+        kn.grid.x * kn.grid.y, idx);
+    if (split.splits > 1) add_finish(p, kn, b.outer * b.inner, split.splits, b.len, acc);
+    return;
+  }
+  if (launch::reduce_outer_use_rows(b.inner, vec)) {
+    constexpr int kThreads = launch::kOuterRowsThreads, kUnroll = 1;
+    const int cols = launch::reduce_outer_rows_cols(b.inner, kThreads);
+    const auto split = launch::reduce_outer_rows_split(b.outer, b.len, b.inner, kThreads, cols, sms);
+    kn.params["threads"] = kThreads;
+    kn.params["cols"] = cols;
+    kn.params["unroll"] = kUnroll;
+    kn.params["vec"] = 1;
+    kn.params["splits"] = split.splits;
+    kn.params["chunk"] = split.chunk;
+    set_geometry(kn, launch::reduce_outer_geometry(b.outer, b.inner, split, kThreads, cols, acc));
+    const std::int64_t tile = std::int64_t{kThreads} * cols;
+    kn.reason = fmt::format(
+        "reduced axis strided, inner {} % {} != 0: 4-byte columns; a block sweeps {} rows {}({} threads x {} "
+        "columns, {} loads in flight a thread), so its reads are contiguous and no sector is shared between column "
+        "strips; {}{} blocks; {}",
+        b.inner, 16 / elem, split.chunk, b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), kThreads,
+        cols, cols * kUnroll,
+        split.splits > 1 ? fmt::format("reduced axis split {} ways + reduce_finish for ", split.splits) : "",
+        kn.grid.x * kn.grid.y, idx);
+    if (split.splits > 1) add_finish(p, kn, b.outer * b.inner, split.splits, b.len, acc);
+    return;
+  }
+  const int threads = launch::reduce_outer_threads(b.inner, vec);
+  const int unroll = vec == 1 ? 8 : 4;
+  const auto split = launch::reduce_outer_split(b.outer, b.len, b.inner, threads, vec, unroll, sms);
+  kn.params["threads"] = threads;
+  kn.params["unroll"] = unroll;
+  kn.params["vec"] = vec;
+  kn.params["splits"] = split.splits;
+  kn.params["chunk"] = split.chunk;
+  set_geometry(kn, launch::reduce_outer_geometry(b.outer, b.inner, split, threads, vec, acc));
+  kn.reason = fmt::format(
+      "reduced axis strided: threads along the contiguous inner axis ({}), {}{}; {}", b.inner,
+      vec > 1 ? fmt::format("{}-byte loads", vec * elem)
+              : fmt::format("inner % {} != 0: {}-byte loads, {} in flight per thread", 16 / elem, elem, unroll),
+      split.splits > 1 ? fmt::format(", {} blocks cannot fill {} SMs: reduced axis split {} ways + reduce_finish",
+                                     kn.grid.x, sms, split.splits)
+                       : "",
+      idx);
+  if (split.splits > 1) add_finish(p, kn, b.outer * b.inner, split.splits, b.len, acc);
+}
+
+// Scans along a non-last axis: a thread per column, chunked along the axis when the columns
+// cannot fill the GPU (then scan_strided_totals runs first). See [Note: the strided-axis scan]
+// in templates/kiln/scan.cuh.
+void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, const std::string& idx) {
+  const auto& a = p.node(kn.anchor);
+  constexpr int kUnroll = 8;
+  const int threads = launch::scan_strided_threads(b.inner);
+  const auto ch = launch::scan_strided_chunks(b.outer, b.len, b.inner, threads, kUnroll, p.target().sm_count);
+  const DType cdt = chain_dtype(a.dtype);
+  kn.params["outer"] = b.outer;
+  kn.params["len"] = b.len;
+  kn.params["inner"] = b.inner;
+  kn.params["threads"] = threads;
+  kn.params["unroll"] = kUnroll;
+  kn.params["chunks"] = ch.chunks;
+  kn.params["chunk"] = ch.chunk;
+  const auto geo = launch::scan_strided_geometry(b.outer, b.inner, ch, threads, static_cast<int>(dtype_size(cdt)));
+  set_geometry(kn, geo);
+  const std::string what = fmt::format(
+      "scan along a strided axis ([{}, {}, {}]): a thread per column carrying its running value, {} loads in flight",
+      b.outer, b.len, b.inner, kUnroll);
+  if (ch.chunks == 1) {
+    kn.template_name = "scan_strided";
+    kn.params["workspace"] = -1;
+    kn.reason = fmt::format("{}; {} blocks fill the GPU: one pass; {}", what, kn.grid.x, idx);
+    return;
+  }
+  // Chunked: this kernel writes the chunk totals, a follow-up scans with them.
+  const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_chunk_totals";
+  const int ws = p.add_workspace(name, cdt, {ch.chunks * b.outer * b.inner});
+  kn.template_name = "scan_strided_totals";
+  kn.params["workspace"] = ws;
+  kn.args.push_back(workspace_arg(ws, cdt, true));
+  PlannedKernel scan;
+  scan.anchor = kn.anchor;
+  scan.template_name = "scan_strided";
+  scan.stores = std::move(kn.stores);
+  kn.stores.clear();
+  scan.params = kn.params;
+  scan.grid = kn.grid;
+  scan.block = kn.block;
+  scan.args.push_back(workspace_arg(ws, cdt, false));
+  kn.reason = fmt::format("{}; {} blocks cannot fill {} SMs: the axis is cut into {} chunks of {}, this kernel "
+                          "writes each chunk's total; {}",
+                          what, geo.grid.x, p.target().sm_count, ch.chunks, ch.chunk, idx);
+  scan.reason = fmt::format("scans each chunk from the combination of the totals before it (chunk order: "
+                            "deterministic); {}",
+                            idx);
+  p.add_followup(std::move(scan));
+}
+
+void plan_scan(Planner& p, PlannedKernel& kn) {
+  const auto& a = p.node(kn.anchor);
+  const auto& shape = p.shape(kn.anchor);
+  const Box b = shape.empty() ? Box{} : box_of(shape, a.axis, a.axis);
+  const std::string idx = index_reason(kn, numel(shape));
+  if (b.inner > 1) return plan_scan_strided(p, kn, b, idx);
+  constexpr int kThreads = 256, kVecs = 2;
+  const int elem = element_bytes(p, a.operands[0]);
+  const std::int64_t tile = std::int64_t{kThreads} * kVecs * (16 / elem);
+  kn.template_name = "scan_rows";
+  kn.params["rows"] = b.outer;
+  kn.params["len"] = b.len;
+  kn.params["threads"] = kThreads;
+  kn.params["vecs"] = kVecs;
+  const bool prefer = launch::scan_use_lookback(b.outer, b.len, tile, p.target().sm_count);
+  // The template derives its tile from the streamed tensor's type: plan the look-back grid
+  // only when that is the operand's width.
+  const bool lookback = prefer && leaves_have_width(p, a.operands[0], static_cast<std::size_t>(elem));
+  if (!lookback) {   // (no "lookback" param: the block-per-row plans read as they always have)
+    set_geometry(kn, launch::scan_rows_block_geometry(b.outer, kThreads));
+    kn.reason = fmt::format("scan along contiguous rows: a block per row ({} rows of {}, {}-element tiles{}); {}",
+                            b.outer, b.len, tile,
+                            prefer ? "; look-back skipped: the operand reads tensors of another width" : "", idx);
+    return;
+  }
+  const int value_bytes = static_cast<int>(dtype_size(chain_dtype(a.dtype)));
+  const auto geo = launch::scan_rows_lookback_geometry(b.outer, b.len, tile, kThreads, value_bytes);
+  KILN_ASSERT(geo.zero_workspace && geo.workspace_bytes % 4 == 0, "look-back workspace of {} bytes",
+              geo.workspace_bytes);
+  const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_lookback";
+  const int ws = p.add_workspace(name, DType::i32, {geo.workspace_bytes / 4});
+  kn.params["lookback"] = 1;
+  kn.params["workspace"] = ws;
+  kn.args.push_back(workspace_arg(ws, DType::i32, true));
+  kn.zero_before.push_back(ws);
+  set_geometry(kn, geo);
+  kn.reason = fmt::format("scan along contiguous rows, few and long ({} rows of {}: fewer than 2 per SM): decoupled "
+                          "look-back, a block per {}-element tile ({} tiles), its flags zeroed before the launch; {}",
+                          b.outer, b.len, tile, geo.grid.x, idx);
+}
+
+void plan_rownorm(Planner& p, PlannedKernel& kn) {
+  const auto& a = p.node(kn.anchor);
+  const auto& shape = p.shape(kn.anchor);
+  const Box b = box_of(shape, a.axis, a.axis);
+  const std::string idx = index_reason(kn, numel(shape));
+  const int v = 16 / element_bytes(p, a.operands[0]);
+  const int sms = p.target().sm_count;
+  kn.template_name = "rownorm";
+  kn.params["outer"] = b.outer;
+  kn.params["len"] = b.len;
+  kn.params["inner"] = b.inner;
+  if (b.inner > 1) {
+    constexpr int kThreads = 256, kUnroll = 4;
+    kn.params["strided"] = 1;
+    kn.params["threads"] = kThreads;
+    kn.params["unroll"] = kUnroll;
+    set_geometry(kn, launch::rownorm_strided_geometry(b.outer, b.inner, kThreads));
+    kn.reason = fmt::format("normalized axis strided (inner {}): a thread per column, two passes; {}", b.inner, idx);
+    return;
+  }
+  kn.params["strided"] = 0;
+  constexpr int kWarpItems = 32;
+  if (launch::rownorm_use_warp(b.outer, b.len, kWarpItems, sms)) {
+    constexpr int kThreads = 256;
+    const std::int64_t items = launch::rownorm_warp_items(b.len, v);
+    kn.params["group"] = 32;
+    kn.params["threads"] = kThreads;
+    kn.params["items"] = items;
+    set_geometry(kn, launch::rownorm_warp_geometry(b.outer, kThreads));
+    kn.reason = fmt::format("a warp per row ({} rows of {} in registers: one read, one write); {}", b.outer, b.len, idx);
+    return;
+  }
+  const int threads = launch::rownorm_block_threads(b.outer, b.len, sms);
+  const std::int64_t items = launch::rownorm_block_items(b.len, threads, v);
+  kn.params["group"] = threads;
+  kn.params["threads"] = threads;
+  kn.params["items"] = items;
+  set_geometry(kn, launch::rownorm_block_geometry(b.outer, threads));
+  const bool fits = b.len <= threads * items;
+  kn.reason = fmt::format("a block of {} per row ({} rows of {}): {}; {}", threads, b.outer, b.len,
+                          fits ? fmt::format("row held in registers ({} a thread), one pass: max, exp kept in place "
+                                             "and summed, times 1/sum",
+                                             items)
+                               : "row longer than the block's registers, two passes (online max/sum by chunks, "
+                                 "then re-read and write)",
+                          idx);
+}
+
+const AnchorRule kReduceRule{"reduce", true, true, plan_reduction};
+const AnchorRule kScanRule{"scan", true, true, plan_scan};
+const AnchorRule kRowNormRule{"rownorm", true, true, plan_rownorm};
+
+}  // namespace
+
+const AnchorRule* memory_bound_rule(ir::OpKind kind) {
+  if (ir::is_reduction(kind)) return &kReduceRule;
+  if (ir::is_scan(kind)) return &kScanRule;
+  if (ir::is_rownorm(kind)) return &kRowNormRule;
+  return nullptr;
+}
+
+}  // namespace kiln

@@ -1,0 +1,83 @@
+// Internals of the planner shared by the per-template planning files
+// (plan_*.cpp). Not part of any public interface.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "generator/plan/plan.h"
+
+namespace kiln {
+
+// How a template takes part in fusion, and how it plans its kernel(s).
+struct AnchorRule {
+  const char* template_family;
+  bool prologue;   // operands may be elementwise expressions (inlined per load)
+  bool epilogue;   // a following elementwise chain may be fused into the store
+  // Fills template_name, reason, params, geometry of `kernel` (whose anchor,
+  // stores and leaves are set); may add workspace buffers and follow-up kernels.
+  std::function<void(class Planner&, PlannedKernel& kernel)> plan;
+  // Optional. With prologue == false, an inlinable operand is normally stored
+  // first; return true for one the template reads in place as a view (a
+  // transposed leaf, say), so it is not copied.
+  std::function<bool(const class Planner&, ir::NodeId anchor, ir::NodeId operand)> takes_view;
+  // Optional. `next` is the single consumer of the end of the anchor's epilogue
+  // chain and an anchor itself (a softmax after a matmul): return true when this
+  // rule plans it in its own kernels (then the kernel's stores[0].node is `next`).
+  std::function<bool(const class Planner&, ir::NodeId anchor, ir::NodeId next)> claims;
+};
+
+// Returns nullptr when no template handles this anchor kind yet. Dispatches to
+// the families below, each defined in its own file.
+const AnchorRule* anchor_rule(ir::OpKind kind);
+const AnchorRule* memory_bound_rule(ir::OpKind kind);   // plan_memory.cpp: reductions, scans, rownorms
+const AnchorRule* contraction_rule(ir::OpKind kind);    // plan_contraction.cpp: matmul, conv2d
+
+class Planner {
+ public:
+  Planner(std::shared_ptr<const ir::BoundIr> bound, const Target& target);
+  Plan run();
+
+  // ---- used by the anchor rules
+  const ir::BoundIr& bound() const { return *plan_.bound; }
+  const ir::Node& node(ir::NodeId id) const { return plan_.bound->node(id); }
+  const std::vector<std::int64_t>& shape(ir::NodeId id) const { return plan_.bound->shape(id); }
+  const Target& target() const { return plan_.target; }
+  const std::vector<ir::NodeId>& consumers(ir::NodeId id) const { return consumers_[static_cast<std::size_t>(id)]; }
+  const Buffer& buffer(int b) const { return plan_.buffers[static_cast<std::size_t>(b)]; }
+  bool is_output(ir::NodeId id) const { return is_output_[static_cast<std::size_t>(id)]; }
+  int add_workspace(const std::string& name, DType dtype, std::vector<std::int64_t> shape);
+  // The buffer an operand is loaded from when it is a leaf; -1 when it is an
+  // inlined elementwise expression.
+  int leaf_buffer(ir::NodeId id) const;
+  // Appends a kernel after the one being planned (a second pass, say). Its
+  // arguments come from finish_args unless the rule set args_done.
+  PlannedKernel& add_followup(PlannedKernel kernel);
+  // The kernel's argument list from its stores and the leaves its expressions read.
+  void finish_args(PlannedKernel& kernel) const;
+
+ private:
+  void find_consumers();
+  void choose_leaves();
+  // Stores `node` into `buffer` from an elementwise kernel; returns that kernel's position.
+  int add_elementwise_root(ir::NodeId node, int buffer);
+  bool is_leaf(ir::NodeId id) const;   // loaded from a buffer, or a scalar argument
+  void collect_leaves(ir::NodeId node, std::vector<ir::NodeId>& out, std::unordered_set<ir::NodeId>& seen) const;
+  int dependency_position(ir::NodeId node);
+
+  Plan plan_;
+  std::vector<std::vector<ir::NodeId>> consumers_;
+  std::vector<bool> is_output_;
+  std::vector<ir::NodeId> epilogue_end_;   // anchor -> last node of its fused epilogue (or itself)
+  std::vector<bool> forced_leaf_;          // an anchor operand stored by an elementwise kernel
+  std::vector<int> producer_;              // leaf node -> index of the kernel that stores it
+  std::vector<int> dependency_;            // inlined node -> dependency_position memo (-2: not yet)
+  std::vector<int> param_of_node_;         // Input/Scalar node -> index into Ir::params (-1: none)
+  std::map<std::vector<std::int64_t>, int> last_elementwise_;   // shape -> latest elementwise kernel
+  std::vector<PlannedKernel> followups_;
+};
+
+}  // namespace kiln
