@@ -9,6 +9,7 @@
 #include "generator/frontend/frontend.h"
 #include "generator/ir/ir.h"
 #include "runtime/device.h"
+#include "runtime/pipeline.h"
 #include "reference/reference.h"
 
 namespace kiln {
@@ -78,12 +79,16 @@ OpCheck run_and_check(Runtime& rt, const std::string& spec_path, const std::stri
     return r;
   }
   r.covered = true;
-  // The oracle's view of the same op, bound the same way.
+  // The oracle's view of the same op, bound the same way: the pipeline up to bind.
   const SpecFile spec = load_spec_file(spec_path);
-  auto ir = check_op(spec, op_name, bindings.consts);
-  std::map<std::string, ir::DimValue> given;
-  for (const auto& [name, value] : bindings.dims) given[name] = {value, "the caller"};
-  const ir::BoundIr bound = ir::bind(ir, given);
+  PipelineRequest request;
+  request.spec = &spec;
+  request.op = op_name;
+  request.consts = bindings.consts;
+  for (const auto& [name, value] : bindings.dims) request.dims[name] = {value, "the caller"};
+  const Specialization oracle = Pipeline().run(request, Stage::bind);
+  const auto& ir = oracle.ir;
+  const ir::BoundIr& bound = *oracle.bound;
   for (const auto& o : ir->outputs) r.output_names.push_back(o.name);
   // Does an f32 contraction run in tf32 (the op's own choice, else the runtime's)?
   bool tf32 = false;

@@ -8,7 +8,7 @@
 // Below it, the runtime keeps one slot per distinct generated kernel (keyed by
 // the source, the template library, the arch and the compile options, i.e. the
 // disk key without the compiler id). A slot is filled exactly once under
-// std::call_once — from a preloaded pack, the disk cache, or NVRTC — however
+// std::call_once — by Pipeline::compile: a preloaded pack, the disk cache, or NVRTC — however
 // many threads, ops or executables ask for it (single flight); an exception
 // leaves the slot empty so a later call retries. Modules are loaded per CUDA
 // context, once per (context, slot).
@@ -30,19 +30,16 @@
 #include "generator/support/assert.h"
 #include "generator/support/diagnostics.h"
 #include "generator/emit/emit.h"
-#include "generator/support/file_read.h"
 #include "generator/frontend/frontend.h"
 #include "generator/plan/plan.h"
-#include "generator/emit/templates.h"
 #include "kiln/kiln.h"
-#include "runtime/disk_cache.h"
 #include "runtime/driver.h"
 #include "runtime/env.h"
 #include "runtime/hash.h"
-#include "runtime/kernel_build.h"
 #include "runtime/log.h"
 #include "runtime/nvrtc.h"
 #include "runtime/pack.h"
+#include "runtime/pipeline.h"
 #include "runtime/runtime_internal.h"
 
 namespace kiln {
@@ -51,7 +48,20 @@ namespace fs = std::filesystem;
 
 // ---------------------------------------------------------------- RuntimeImpl
 
-RuntimeImpl::RuntimeImpl(Options given) : options(resolve_options(std::move(given))), templates(options.template_dir) {
+namespace {
+
+PipelineOptions pipeline_options(const Options& options) {
+  PipelineOptions p;
+  p.template_dir = options.template_dir;
+  if (options.disk_cache) p.cache_dir = options.cache_dir;
+  p.override_dir = options.override_dir;
+  return p;
+}
+
+}  // namespace
+
+RuntimeImpl::RuntimeImpl(Options given)
+    : options(resolve_options(std::move(given))), pipeline(pipeline_options(options)) {
   dump = parse_dump_flags(options.dump);
   if (!options.arch.empty()) {
     target = Target::for_arch(options.arch);
@@ -66,79 +76,20 @@ RuntimeImpl::RuntimeImpl(Options given) : options(resolve_options(std::move(give
     }
   }
   target.precision = options.precision;
-  if (options.disk_cache) disk = std::make_unique<DiskCache>(options.cache_dir);
 }
 
-
 std::shared_ptr<CubinSlot> RuntimeImpl::slot_for(const KernelSource& source, const std::string& arch) {
-  KeyHasher h;
-  h.field(source.text).field(templates.digest()).field(arch);
-  for (const auto& o : compile_options(arch, {})) h.field(o);
-  const std::string content_key = h.digest();
+  const std::string content_key = pipeline.content_key(source, arch);
   std::lock_guard<std::mutex> lock(mutex);
   auto& slot = slots[content_key];
   if (!slot) slot = std::make_shared<CubinSlot>();
   return slot;
 }
 
-void RuntimeImpl::fill_slot(CubinSlot& slot, const KernelSource& source, const std::string& arch,
-                            const std::string& op_name, const std::string& bindings) {
-  std::string text = source.text;
-  bool overridden = false;
-  if (!options.override_dir.empty()) {
-    const fs::path p = fs::path(options.override_dir) / source.file_name;
-    if (fs::exists(p)) {
-      text = read_regular_file(p.string(), kMaxSourceBytes, "override source");
-      overridden = true;
-      log_warning(fmt::format("using {} in place of the generated source of {}", p.string(), source.entry));
-    }
-  }
-  const std::string label = kernel_label(op_name, bindings, source.entry);
-  // 1. preloaded packs: keyed with the compiler id that built them.
-  if (!overridden)
-    for (const auto& pack : packs) {
-      const std::string key = kernel_cache_key(text, templates, pack->compiler_id(), arch);
-      if (auto entry = pack->find(key)) {
-        if (log_level() >= LogLevel::debug) log_info(fmt::format("pack hit: {} for {} [key {}, {}]", label, arch, key, pack->path()));
-        else log_info(fmt::format("pack hit: {} for {}", label, arch));
-        slot.cubin = std::move(entry->cubin);
-        slot.metadata = std::move(entry->metadata);
-        disk_hits.fetch_add(1);
-        slot.origin = "pack";
-        return;
-      }
-    }
-  std::string why;
-  const bool have_nvrtc = nvrtc_available(&why);
-  // 2. the disk cache.
-  if (disk && !overridden) {
-    // Without NVRTC the compiler id is unknown: try those that wrote into the cache.
-    auto key_for = [&](const std::string& id) { return kernel_cache_key(text, templates, id, arch); };
-    auto entry = have_nvrtc ? disk->load(key_for(compiler_id()), arch, label) : disk->load_any_compiler(key_for, arch, label);
-    if (entry) {
-      slot.cubin = std::move(entry->cubin);
-      slot.metadata = std::move(entry->metadata);
-      disk_hits.fetch_add(1);
-      slot.origin = "disk";
-      return;
-    }
-  }
-  // 3. NVRTC.
-  KILN_CHECK(have_nvrtc, CompileError,
-             "kernel {} of op {} ({}) for {} is in no preloaded pack or cache and NVRTC cannot be loaded: {}",
-             source.entry, op_name, bindings, arch, why);
-  CacheEntry entry = build_kernel(source, text, arch, templates, op_name, bindings, &slot.compile_ms);
-  compiles.fetch_add(1);
-  if (disk && !overridden) disk->store(kernel_cache_key(text, templates, compiler_id(), arch), arch, entry);
-  slot.cubin = std::move(entry.cubin);
-  slot.metadata = std::move(entry.metadata);
-  slot.origin = overridden ? "override" : "nvrtc";
-}
-
 const CubinSlot& RuntimeImpl::cubin(const KernelSource& source, const std::string& arch, const std::string& op_name,
                                     const std::string& bindings) {
   auto slot = slot_for(source, arch);
-  std::call_once(slot->once, [&] { fill_slot(*slot, source, arch, op_name, bindings); });
+  std::call_once(slot->once, [&] { slot->kernel = pipeline.compile(source, arch, op_name, bindings); });
   return *slot;
 }
 
@@ -147,9 +98,10 @@ CUfunction RuntimeImpl::function(const CubinSlot& slot, const std::string& entry
   auto key = std::make_pair(context, &slot);
   auto it = functions.find(key);
   if (it != functions.end()) return it->second;
-  CUmodule module = load_module(slot.cubin);
+  CUmodule module = load_module(slot.kernel.entry.cubin);
   CUfunction f = get_function(module, entry);
-  if (slot.metadata.shared_bytes > 48 * 1024) set_dynamic_shared(f, slot.metadata.shared_bytes);
+  const unsigned shared_bytes = slot.kernel.entry.metadata.shared_bytes;
+  if (shared_bytes > 48 * 1024) set_dynamic_shared(f, shared_bytes);
   functions.emplace(key, f);
   return f;
 }
@@ -157,13 +109,6 @@ CUfunction RuntimeImpl::function(const CubinSlot& slot, const std::string& entry
 // ---------------------------------------------------------------- ExecutableImpl
 
 namespace {
-
-std::string bindings_text(const ir::BoundIr& bound, const Consts& consts) {
-  std::string s;
-  for (const auto& [k, v] : bound.dims) s += fmt::format("{}{}={}", s.empty() ? "" : " ", k, v);
-  for (const auto& [k, v] : consts) s += fmt::format("{}{}={}", s.empty() ? "" : " ", k, v);
-  return s;
-}
 
 void write_file(const fs::path& path, const std::string& text) {
   std::error_code ec;
@@ -181,8 +126,8 @@ ExecutableImpl::ExecutableImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared
   Target target = rt->target;
   target.precision = precision;
   target.aligned16 = aligned;
-  plan = make_plan(std::move(bound), target);
-  sources = emit(plan, rt->templates);
+  plan = rt->pipeline.plan(std::move(bound), target);
+  sources = rt->pipeline.emit(plan);
   bindings = bindings_text(*plan.bound, consts);
   if (rt->dump.any()) dump_files();
 }
@@ -228,19 +173,10 @@ void ExecutableImpl::compile_all_kernels() {
     if (e) std::rethrow_exception(e);
 }
 
-std::string ExecutableImpl::ptx_of(std::size_t k) const {
-  CompileRequest req;
-  req.source = sources[k].text;
-  req.file_name = sources[k].file_name;
-  req.arch = plan.target.arch;
-  req.templates = &rt->templates;
-  req.want_ptx = true;
-  return compile(req).ptx;
-}
+std::string ExecutableImpl::ptx_of(std::size_t k) const { return rt->pipeline.ptx(sources[k], plan.target.arch); }
 
 std::string ExecutableImpl::sass_of(std::size_t k) {
-  const auto& slot = compiled(k);
-  return disassemble(slot.cubin);
+  return disassemble(compiled(k).kernel.entry.cubin);
 }
 
 const std::vector<CUfunction>& ExecutableImpl::functions_for_current_context() {
@@ -407,7 +343,7 @@ Program Runtime::load_file(const std::string& path) {
   p->spec = std::make_shared<SpecFile>(load_spec_file(path));
   p->file = path;
   // Check every op now so errors surface at load, with every location.
-  check_all(*p->spec, {}, &p->warnings);
+  impl_->pipeline.check_all(*p->spec, &p->warnings);
   for (const auto& w : p->warnings) log_spec_warning(w);
   return Program(p);
 }
@@ -417,22 +353,21 @@ Program Runtime::load_string(std::string_view text, std::string name) {
   p->runtime = impl_;
   p->spec = std::make_shared<SpecFile>(parse_spec(std::string(text), name));
   p->file = name;
-  check_all(*p->spec, {}, &p->warnings);
+  impl_->pipeline.check_all(*p->spec, &p->warnings);
   for (const auto& w : p->warnings) log_spec_warning(w);
   return Program(p);
 }
 
 void Runtime::preload(const std::string& pack_path) {
-  auto pack = std::make_unique<Pack>(Pack::open(pack_path));
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  impl_->packs.push_back(std::move(pack));
+  impl_->pipeline.add_pack(std::make_unique<Pack>(Pack::open(pack_path)));
 }
 
 Stats Runtime::stats() const {
   Stats s;
   s.memory_hits = impl_->memory_hits.load();
-  s.disk_hits = impl_->disk_hits.load();
-  s.compiles = impl_->compiles.load();
+  const PipelineCounters counters = impl_->pipeline.counters();
+  s.disk_hits = counters.cache_hits;
+  s.compiles = counters.compiles;
   s.launches = impl_->launches.load();
   return s;
 }
@@ -448,7 +383,7 @@ Op Program::op(std::string_view name) const {
   o->program = impl_;
   o->name = std::string(name);
   o->precision = impl_->runtime->options.precision;
-  o->ir = check_op(*impl_->spec, name, {}, nullptr);
+  o->ir = impl_->runtime->pipeline.check(*impl_->spec, name);
   return Op(o);
 }
 
@@ -493,7 +428,7 @@ Op Op::with_consts(const Consts& consts) const {
   o->precision = impl_->precision;
   o->consts = impl_->consts;
   for (const auto& [k, v] : consts) o->consts[k] = v;
-  o->ir = check_op(*o->program->spec, o->name, o->consts, nullptr);
+  o->ir = o->program->runtime->pipeline.check(*o->program->spec, o->name, o->consts);
   return Op(o);
 }
 
@@ -510,16 +445,17 @@ Op Op::with_precision(Precision precision) const {
 Executable Op::specialize(const Bindings& bindings) const {
   require_known(bindings.consts, impl_->ir->consts, "const", impl_->name);
   require_known(bindings.dims, impl_->ir->dims, "dim", impl_->name);
+  const auto& runtime = impl_->program->runtime;
   std::shared_ptr<const ir::Ir> ir = impl_->ir;
   Consts consts = impl_->consts;
   if (!bindings.consts.empty()) {
     for (const auto& [k, v] : bindings.consts) consts[k] = v;
-    ir = check_op(*impl_->program->spec, impl_->name, consts, nullptr);
+    ir = runtime->pipeline.check(*impl_->program->spec, impl_->name, consts);
   }
   std::map<std::string, ir::DimValue> given;
   for (const auto& [k, v] : bindings.dims) given[k] = {v, fmt::format("specialize({}={})", k, v)};
-  auto bound = std::make_shared<const ir::BoundIr>(ir::bind(ir, given));
-  return Executable(std::make_shared<ExecutableImpl>(impl_->program->runtime, bound, consts, impl_->precision, true));
+  auto bound = runtime->pipeline.bind(ir, given);
+  return Executable(std::make_shared<ExecutableImpl>(runtime, bound, consts, impl_->precision, true));
 }
 
 void Op::operator()(Stream stream, std::initializer_list<Arg> args) const {
@@ -558,7 +494,7 @@ void OpImpl::call(Stream stream, const Arg* args, std::size_t count) {
       std::vector<std::int64_t> shape = args[i].is_tensor() ? args[i].tensor().shape : std::vector<std::int64_t>{};
       (i < ir->params.size() ? param_shapes : output_shapes).push_back(std::move(shape));
     }
-    auto bound = std::make_shared<const ir::BoundIr>(ir::bind_from_shapes(ir, param_shapes, output_shapes));
+    auto bound = program->runtime->pipeline.bind(ir, param_shapes, output_shapes);
     auto created = std::make_shared<ExecutableImpl>(program->runtime, bound, consts, precision, aligned);
     std::unique_lock<std::shared_mutex> lock(mutex);
     auto [it, inserted] = executables.emplace(key, created);
@@ -611,10 +547,11 @@ std::vector<KernelInfo> Executable::kernels() const {
     info.grid = src.grid;
     info.block = src.block;
     info.shared_bytes = src.shared_bytes;
-    info.registers = slot.metadata.registers;
-    info.spill_bytes = slot.metadata.spill_stores < 0 ? -1 : slot.metadata.spill_stores + std::max(0, slot.metadata.spill_loads);
-    info.stack_bytes = slot.metadata.stack_bytes;
-    info.compile_ms = slot.compile_ms;
+    const auto& metadata = slot.kernel.entry.metadata;
+    info.registers = metadata.registers;
+    info.spill_bytes = metadata.spill_stores < 0 ? -1 : metadata.spill_stores + std::max(0, metadata.spill_loads);
+    info.stack_bytes = metadata.stack_bytes;
+    info.compile_ms = slot.kernel.compile_ms;
     out.push_back(info);
   }
   return out;

@@ -15,22 +15,17 @@
 #include "generator/emit/emit.h"
 #include "generator/frontend/frontend.h"
 #include "generator/plan/plan.h"
-#include "generator/emit/templates.h"
 #include "kiln/kiln.h"
-#include "runtime/disk_cache.h"
 #include "runtime/device.h"
 #include "runtime/env.h"
-#include "runtime/pack.h"  // IWYU pragma: keep
+#include "runtime/pipeline.h"
 
 namespace kiln {
 
-// One generated kernel's binary, filled once (see the note in runtime.cpp).
+// One generated kernel's binary, filled once by the pipeline (see the note in runtime.cpp).
 struct CubinSlot {
   std::once_flag once;
-  std::vector<char> cubin;
-  CacheMetadata metadata;
-  double compile_ms = -1;
-  std::string origin;   // pack | disk | nvrtc | override
+  Cubin kernel;
 };
 
 struct RuntimeImpl {
@@ -44,18 +39,12 @@ struct RuntimeImpl {
   Options options;
   DumpFlags dump;
   Target target;
-  TemplateLibrary templates;
-  std::unique_ptr<DiskCache> disk;
-  std::vector<std::unique_ptr<Pack>> packs;
+  Pipeline pipeline;   // check → bind → plan → emit → compile (packs, disk, NVRTC)
 
   std::mutex mutex;
   std::map<std::string, std::shared_ptr<CubinSlot>> slots;
   std::map<std::pair<void*, const CubinSlot*>, CUfunction> functions;
-  std::atomic<std::uint64_t> memory_hits{0}, disk_hits{0}, compiles{0}, launches{0};
-
- private:
-  void fill_slot(CubinSlot& slot, const KernelSource& source, const std::string& arch, const std::string& op_name,
-                 const std::string& bindings);
+  std::atomic<std::uint64_t> memory_hits{0}, launches{0};
 };
 
 struct ProgramImpl {

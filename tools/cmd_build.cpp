@@ -22,16 +22,13 @@
 
 #include "generator/support/assert.h"
 #include "generator/support/diagnostics.h"
-#include "generator/emit/emit.h"
 #include "generator/support/file_read.h"
-#include "generator/frontend/frontend.h"
-#include "generator/plan/plan.h"
 #include "runtime/disk_cache.h"
 #include "runtime/env.h"
-#include "runtime/kernel_build.h"
 #include "runtime/log.h"
 #include "runtime/nvrtc.h"
 #include "runtime/pack.h"
+#include "runtime/pipeline.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 
@@ -170,8 +167,12 @@ int run_build(const BuildArgs& a) {
   std::string why;
   if (!nvrtc_available(&why)) throw CompileError(fmt::format("kiln build needs NVRTC: {}", why));
   const std::string compiler = compiler_id();
-  // The runtime's template library, KILN_TEMPLATE_PATH included, so the keys match the runtime's.
-  const TemplateLibrary templates(resolve_options(Options{}).template_dir);
+  // The runtime's template library, KILN_TEMPLATE_PATH included, so the keys match the runtime's;
+  // into a directory, the pipeline's disk tier is that directory.
+  PipelineOptions pipeline_options;
+  pipeline_options.template_dir = resolve_options(Options{}).template_dir;
+  if (!output.to_pack) pipeline_options.cache_dir = a.output;
+  Pipeline pipeline(pipeline_options);
 
   std::vector<Job> jobs;
   std::set<std::string> keys;
@@ -188,7 +189,7 @@ int run_build(const BuildArgs& a) {
       if (!a.op.empty() && op != a.op) continue;
       // Every name of a --shapes line must be a dim or const of some op the line selects.
       {
-        auto ir0 = check_op(spec, op);
+        auto ir0 = pipeline.check(spec, op);
         for (auto& line : shape_lines) {
           if (line.op != op && line.op != "*") continue;
           line.selected = true;
@@ -206,7 +207,7 @@ int run_build(const BuildArgs& a) {
         }
       for (const auto& values : shapes) {
         // Dims and consts of this op (other names may belong to another op).
-        auto ir0 = check_op(spec, op);
+        auto ir0 = pipeline.check(spec, op);
         std::vector<std::string> dim_names, const_names;
         for (const auto& d : ir0->dims) dim_names.push_back(d.name);
         for (const auto& c : ir0->consts) const_names.push_back(c.name);
@@ -215,24 +216,21 @@ int run_build(const BuildArgs& a) {
         const auto& consts = b.consts;
         std::map<std::string, ir::DimValue> dims;
         for (const auto& [name, v] : b.dims) dims[name] = {v, fmt::format("-D {}={}", name, v)};
-        auto ir = consts.empty() ? ir0 : check_op(spec, op, consts);
-        auto bound = std::make_shared<const ir::BoundIr>(ir::bind(ir, dims));
-        std::string bindings;
-        for (const auto& [k, v] : bound->dims) bindings += fmt::format("{}{}={}", bindings.empty() ? "" : " ", k, v);
-        for (const auto& [k, v] : consts) bindings += fmt::format(" {}={}", k, v);
+        auto bound = pipeline.bind(consts.empty() ? ir0 : pipeline.check(spec, op, consts), dims);
+        const std::string bindings = bindings_text(*bound, consts);
         for (const auto& arch : archs) {
           Target target = Target::for_arch(arch);
           target.precision = parse_precision(a.precision);
           std::vector<KernelSource> sources;
           try {
-            sources = emit(make_plan(bound, target), templates);
-          } catch (const UnsupportedError& e) {
+            sources = pipeline.emit(pipeline.plan(bound, target));
+          } catch (const UnsupportedError& e) {   // by type: the one "no template" error
             uncovered.push_back(fmt::format("{} ({}) for {}: {}", op, bindings, arch, e.what()));
             continue;
           }
           ++specializations;
           for (auto& s : sources) {
-            std::string key = kernel_cache_key(s.text, templates, compiler, arch);
+            std::string key = pipeline.cache_key(s, arch, compiler);
             if (!keys.insert(key).second) continue;
             jobs.push_back({std::move(s), arch, op, bindings, key});
           }
@@ -256,10 +254,9 @@ int run_build(const BuildArgs& a) {
                  did_you_mean(name, std::vector<std::string>(line.known.begin(), line.known.end())));
   }
 
-  std::unique_ptr<DiskCache> cache;
+  DiskCache* cache = pipeline.disk();
   std::unique_ptr<PackWriter> pack;
   if (output.to_pack) pack = std::make_unique<PackWriter>(compiler);
-  else cache = std::make_unique<DiskCache>(a.output);
 
   std::atomic<std::size_t> next{0};
   std::size_t done = 0, cached = 0, stored = 0;
@@ -274,25 +271,22 @@ int run_build(const BuildArgs& a) {
       const Job& job = jobs[i];
       // Every failure of a job is that job's error: nothing may escape a worker thread.
       try {
-        std::optional<CacheEntry> entry;
-        if (cache) entry = cache->load(job.key, job.arch, kernel_label(job.op, job.bindings, job.source.entry));
-        const bool hit = entry.has_value();
-        double ms = 0;
-        if (!entry) entry = build_kernel(job.source, job.source.text, job.arch, templates, job.op, job.bindings, &ms);
+        const Cubin cubin = pipeline.compile(job.source, job.arch, job.op, job.bindings);
+        const bool hit = cubin.origin == CubinOrigin::disk;
         std::lock_guard<std::mutex> lock(mutex);
         ++done;
-        compile_ms_total += ms;
+        compile_ms_total += std::max(0.0, cubin.compile_ms);
         if (hit) {
           ++cached;
         } else if (cache) {
-          if (cache->store(job.key, job.arch, *entry)) ++stored;
+          if (cubin.stored) ++stored;
           else
             failures.push_back({ExitCode::device, fmt::format("kiln build: {} of op {} ({}) for {} was compiled but "
                                                               "could not be stored in {}",
                                                               job.source.entry, job.op, job.bindings, job.arch,
                                                               cache->entry_path(job.key, job.arch))});
         }
-        if (pack) pack->add(job.key, job.arch, *entry);
+        if (pack) pack->add(job.key, job.arch, cubin.entry);
         if (tty) std::fprintf(stderr, "\r[%zu/%zu] %s %-40s", done, total, job.arch.c_str(), job.source.file_name.c_str());
         else std::fprintf(stderr, "[%zu/%zu] %s %s\n", done, total, job.arch.c_str(), job.source.file_name.c_str());
       } catch (const CompileError& e) {

@@ -8,6 +8,7 @@
 
 #include "generator/support/diagnostics.h"
 #include "generator/frontend/frontend.h"
+#include "runtime/pipeline.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 
@@ -20,8 +21,9 @@ struct UsageError {
   std::string message;
 };
 
-int check_file(const std::string& path, bool print_ir, const std::map<std::string, std::string>& defines,
-               std::map<std::string, bool>& used) {
+// The pipeline's first two stages: check every op, and with --ir bind it (no plan, no source).
+int check_file(const Pipeline& pipeline, const std::string& path, bool print_ir,
+               const std::map<std::string, std::string>& defines, std::map<std::string, bool>& used) {
   std::vector<std::string> warnings;
   std::vector<std::pair<std::shared_ptr<const ir::Ir>, Bindings>> checked;
   std::string errors;
@@ -42,7 +44,7 @@ int check_file(const std::string& path, bool print_ir, const std::map<std::strin
         throw UsageError{e.what()};
       }
       try {
-        checked.emplace_back(check_op(spec, op.name, bindings.consts, &warnings), bindings);
+        checked.emplace_back(pipeline.check(spec, op.name, bindings.consts, &warnings), bindings);
       } catch (const SpecError& e) {
         errors += std::string(e.what()) + "\n";
       }
@@ -63,7 +65,7 @@ int check_file(const std::string& path, bool print_ir, const std::map<std::strin
     std::map<std::string, ir::DimValue> dims;
     for (const auto& [name, value] : bindings.dims) dims[name] = {value, fmt::format("-D {}={}", name, value)};
     try {
-      std::printf("%s\n", ir::print(ir::bind(ir, dims)).c_str());
+      std::printf("%s\n", ir::print(*pipeline.bind(ir, dims)).c_str());
     } catch (const ir::BindError& e) {
       // Already rendered at the dim's declaration (or the node whose size is wrong), like a spec error.
       std::fprintf(stderr, "%s\n", e.what());
@@ -93,8 +95,9 @@ void add_check_command(CLI::App& app, int& exit_code) {
     std::map<std::string, std::string> defines = parse_defines(args->defines);   // malformed: exit 2
     std::map<std::string, bool> used;
     int rc = 0;
+    const Pipeline pipeline;
     try {
-      for (const auto& file : args->files) rc = std::max(rc, check_file(file, args->ir, defines, used));
+      for (const auto& file : args->files) rc = std::max(rc, check_file(pipeline, file, args->ir, defines, used));
       check_all_used(defines, used);
     } catch (const UsageError& e) {
       std::fprintf(stderr, "kiln check: %s\n", e.message.c_str());

@@ -1,5 +1,7 @@
 // kiln gen SPEC [--op NAME] [-D NAME=VALUE]... [--arch A] [--precision P] [--ptx|--sass|--resources]
-// Prints the plan and the generated CUDA source of each selected op.
+// Prints the plan and the generated CUDA source of each selected op. It runs the Runtime's
+// pipeline (runtime/pipeline.h) and stops after emit: no NVRTC, no cache, unless --ptx,
+// --sass or --resources asks for a compile.
 #include <cstdio>
 
 #include <fmt/format.h>

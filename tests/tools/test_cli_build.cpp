@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "tools/cli_run.h"
@@ -26,5 +27,32 @@ TEST_CASE("kiln build --small builds the specialization at dims capped at 64") {
   INFO(given.output);
   CHECK(given.exit_code == 0);
   CHECK(given.output.find("1 compiled") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// The planner's UnsupportedError ("no kernel template for these arguments") is caught by its
+// type, not its text: without --skip-unsupported the build names the specialization and exits
+// 1 (the user's input); with it the rest is built and the build succeeds. Were the error not
+// recognised, --skip-unsupported could not turn it into a skip and the build would fail.
+TEST_CASE("kiln build: an op the planner cannot cover is recognised by its error type") {
+  const auto dir = std::filesystem::temp_directory_path() / "kiln-test-build-unsupported";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto spec = (dir / "mixed.kiln").string();
+  // NHWC with groups != C has no conv template (plan_contraction.cpp); relu is covered.
+  std::ofstream(spec) << "op nhwc {\n  dims N = 1, H = 8, W = 8, C = 4, K = 4\n  in x: f32[N, H, W, C]\n"
+                         "  in w: f32[K, C, 3, 3]\n  out y = conv2d(x, w, layout=\"NHWC\")\n}\n"
+                         "op relu {\n  dims N = 64\n  in x: f32[N]\n  out y = relu(x)\n}\n";
+  const std::string build = "build " + spec + " --arch sm_80 -o " + (dir / "cache").string();
+  auto refused = kiln_test::run_kiln(build);
+  INFO(refused.output);
+  CHECK(refused.exit_code == 1);
+  CHECK(refused.output.find("kiln build: cannot build nhwc (") != std::string::npos);
+  CHECK(refused.output.find("1 specialization has no kernel template") != std::string::npos);
+  auto skipped = kiln_test::run_kiln(build + " --skip-unsupported");
+  INFO(skipped.output);
+  CHECK(skipped.exit_code == 0);
+  CHECK(skipped.output.find("kiln build: skipped nhwc (") != std::string::npos);
+  CHECK(skipped.output.find("1 specializations, 1 kernels for sm_80") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
