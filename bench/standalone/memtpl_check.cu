@@ -101,7 +101,7 @@ constexpr int kSmB = 32768, kSmN = 8192;   // the softmax benchmark row
                                                                       int(perf::kMinN), splits, chunk, perf::IdL{}, \
                                                                       perf::IdL{});                              \
   }
-KILN_MIN_ROWS(min_rows_256x16_u1, 256, 16, 1)   // the planner's default (launch_rules.h)
+KILN_MIN_ROWS(min_rows_256x16_u1, 256, 16, 1)   // the planner's default (kiln/config/reduce.h)
 KILN_MIN_ROWS(min_rows_256x16_u2, 256, 16, 2)
 KILN_MIN_ROWS(min_rows_512x8_u2, 512, 8, 2)
 KILN_MIN_ROWS(min_rows_1024x4_u4, 1024, 4, 4)
@@ -115,7 +115,7 @@ KILN_MIN_ROWS(min_rows_128x32_u1, 128, 32, 1)
                                                                    perf::IdL{});                                 \
   }
 KILN_MIN_ROWS_V4(min_v4_1024_u1, 1024, 1)
-KILN_MIN_ROWS_V4(min_v4_1024_u2, 1024, 2)   // the planner's default (launch_rules.h: kOuterV4Unroll)
+KILN_MIN_ROWS_V4(min_v4_1024_u2, 1024, 2)   // the planner's default (kiln/config/reduce.h: kOuterV4Unroll)
 KILN_MIN_ROWS_V4(min_v4_1024_u4, 1024, 4)
 static_assert(kiln::launch::kOuterV4Unroll == 2, "the [plan] mark below assumes min_v4_1024_u2");
 extern "C" __global__ void __launch_bounds__(256) min_rows_finish(const float* __restrict__ ws, float* __restrict__ y, int splits) {
@@ -155,7 +155,7 @@ min_rows_odd_finish(const float* __restrict__ ws, float* __restrict__ y, int n_o
 }
 
 // ---- issue 4 candidates: softmax over the last axis of 32768x8192, a block per row, the row in
-// registers; threads x items = 8192. The planner's default is 512x16 (launch_rules.h).
+// registers; threads x items = 8192. The planner's default is 512x16 (kiln/config/rownorm.h).
 #define KILN_SOFTMAX_ROWS(name, kind, threads, items, rows, len)                                                  \
   extern "C" __global__ void __launch_bounds__(threads) name(const float* __restrict__ x, float* __restrict__ y) { \
     kiln::rownorm_rows<threads, threads, items, kiln::RowNormKind::kind, float>(x, y, rows, len, perf::IdL{},       \

@@ -8,7 +8,7 @@
 //
 // Each case: inputs uniform [0,1) (cumprod: 1 +- 0.5%) from a host PRNG with a NaN and an inf
 // planted, outputs poisoned with 0xFF bytes (NaN), the launch sequence the planner produces
-// (geometry from kiln/launch_rules.h with this device's SM count: totals kernel then scan for
+// (geometry from kiln/config/scan.h with this device's SM count: totals kernel then scan for
 // a chunked strided scan; cudaMemsetAsync of the workspace then the kernel for look-back),
 // compared element by element with a float64 CPU scan over the whole output. Tolerances:
 // cummax/cummin exact (NaN matches NaN); cumsum |out-ref| <= 1e-4 * (1 + running sum of |x|);
@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/launch_rules.h"
+#include "kiln/config/scan.h"
 #include "kiln/scan.cuh"
 
 #define CUDA_OK(call)                                                                          \

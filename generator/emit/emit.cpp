@@ -247,7 +247,6 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const Elementwis
 // ---------------------------------------------------------------- driver
 
 const AnchorEmitter* anchor_emitter(const std::string& template_name) {
-  if (const AnchorEmitter* e = memory_bound_emitter(template_name)) return e;
   return contraction_emitter(template_name);
 }
 

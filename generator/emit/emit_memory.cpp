@@ -1,5 +1,9 @@
 // Emission of the memory-bound template family: one instantiation unit per planned
-// reduce_inner / reduce_outer / reduce_finish / scan_rows / rownorm kernel.
+// reduce_inner / reduce_outer / reduce_finish / reduce_chain / scan_* / rownorm kernel, chosen
+// by the kernel's config (ReduceConfig, ReduceFinishConfig, ReduceChainConfig, ScanConfig,
+// RownormConfig: templates/kiln/config/{reduce,scan,rownorm}.h). Each unit declares the
+// planner's config as kConfig, names its constants from it, and ends with static_asserts that
+// the template library's rules give the planner's launch (and workspace, where there is one).
 //
 // [Note: Load and Store functors]
 // The templates stream one tensor `in` (T elements) and call `Load{}(x, flat)` on
@@ -143,13 +147,33 @@ std::string pointer_of_store(const Plan& plan, const PlannedKernel& kernel) {
   return UnitParts::pointer_name(plan, kernel.stores[0].buffer);
 }
 
-std::string workspace_pointer(const Plan& plan, const PlannedKernel& kernel, bool writes) {
+// The kernel's workspace buffer that it writes (or reads), -1 when none.
+int workspace_buffer(const Plan& plan, const PlannedKernel& kernel, bool writes) {
   for (const auto& a : kernel.args)
     if (a.kind == KernelArg::Kind::Buffer && a.writes == writes &&
         plan.buffers[static_cast<std::size_t>(a.buffer)].kind == BufferKind::Workspace)
-      return UnitParts::pointer_name(plan, a.buffer);
-  return "";
+      return a.buffer;
+  return -1;
 }
+
+std::string workspace_pointer(const Plan& plan, const PlannedKernel& kernel, bool writes) {
+  const int b = workspace_buffer(plan, kernel, writes);
+  return b < 0 ? "" : UnitParts::pointer_name(plan, b);
+}
+
+// A static_assert that the template library's rule `geometry` sizes the workspace the planner
+// allocated (`writes`: the one the kernel writes) exactly.
+void workspace_check(const Plan& plan, const PlannedKernel& kernel, const std::string& geometry, bool writes,
+                     UnitParts& unit) {
+  const int b = workspace_buffer(plan, kernel, writes);
+  KILN_ASSERT(b >= 0, "{}: no workspace to check", kernel.template_name);
+  unit.checks += fmt::format("static_assert({}.workspace_bytes == {},\n"
+                             "              \"the planner's workspace differs from the template library's layout\");\n",
+                             geometry, plan.buffers[static_cast<std::size_t>(b)].bytes);
+}
+
+// The element type the template streams as `in` (its T).
+std::string streamed_type(const Plan& plan, ir::NodeId primary) { return storage_type(plan.bound->node(primary).dtype); }
 
 std::string functors(const Plan& plan, const PlannedKernel& kernel) {
   return fmt::format("Load{{{0}}}, Store{{{0}}}", UnitParts::member_inits(plan, kernel));
@@ -159,44 +183,52 @@ std::string functors(const Plan& plan, const PlannedKernel& kernel) {
 
 bool is_arg(ir::OpKind k) { return k == ir::OpKind::Argmin || k == ir::OpKind::Argmax; }
 
-void reduction_constants(const Plan& plan, const PlannedKernel& kernel, CodeWriter& c) {
+// The config line, the [outer, red, inner] view (from kConfig), C and Op.
+template <class Config>
+void reduction_constants(const Plan& plan, const PlannedKernel& kernel, const Config& config, CodeWriter& c) {
   const auto& anchor = anchor_of(plan, kernel);
   const ir::NodeId operand = anchor.operands[0];
   const std::string cty = compute_type(plan.bound->node(operand).dtype);
+  c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {}{} over axes viewed as [outer, red, inner]", ir::op_kind_name(anchor.kind),
          dims_text(plan.bound->shape(operand)), anchor.keepdims ? " (keepdims)" : "");
-  c.line("constexpr Index kOuter = {}, kRed = {}, kInner = {};", kernel.params.at("outer"), kernel.params.at("red"),
-         kernel.params.at("inner"));
+  c.line("constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;");
   c.line("using C = {};  // accumulation type", cty);
   c.line("using Op = {};", combiner(anchor.kind, cty));
+}
+
+// Split partial states: the template's Op::Acc is the size the planner gave the workspace.
+void acc_check(UnitParts& unit) {
+  unit.checks += "static_assert(sizeof(Op::Acc) == kConfig.acc_bytes,\n"
+                 "              \"the planner sized the partial states differently from the combiner's Acc\");\n";
 }
 
 std::string result_type(const Plan& plan, const PlannedKernel& kernel) {
   return is_arg(anchor_of(plan, kernel).kind) ? "Index" : "C";
 }
 
-void emit_reduction(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
+}  // namespace
+
+void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConfig& config, UnitParts& unit) {
   const ir::NodeId operand = anchor_of(plan, kernel).operands[0];
   const ir::NodeId primary = primary_leaf(plan, operand);
   CodeWriter c;
   begin_unit(plan, kernel, "reduce.cuh", unit, c);
-  reduction_constants(plan, kernel, c);
-  const bool outer = kernel.template_name == "reduce_outer";
-  const bool warp = !outer && kernel.params.at("warp") == 1;
-  c.line("constexpr int kThreads = {}, kUnroll = {};", kernel.params.at("threads"), kernel.params.at("unroll"));
-  const bool rows = outer && kernel.params.count("cols") != 0;
-  const bool v4 = outer && kernel.params.count("v4") != 0;
+  reduction_constants(plan, kernel, config, c);
+  const bool warp = config.variant == ReduceVariant::kInnerWarp;
+  const bool outer = config.variant == ReduceVariant::kOuter;
+  const bool rows = config.variant == ReduceVariant::kOuterRows;
+  const bool v4 = config.variant == ReduceVariant::kOuterV4;
+  c.line("constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;");
   if (v4)
     c.line("// 4 columns per thread: 16-byte aligned loads + lane shuffles over misaligned rows");
   else if (rows)
-    c.line("constexpr int kCols = {};  // columns per thread, kThreads apart: a block sweeps whole rows",
-           kernel.params.at("cols"));
+    c.line("constexpr int kCols = kConfig.cols;  // columns per thread, kThreads apart: a block sweeps whole rows");
   else if (outer)
-    c.line("constexpr int kVec = {};  // columns per thread (16-byte loads when > 1)", kernel.params.at("vec"));
+    c.line("constexpr int kVec = kConfig.vec;  // columns per thread (16-byte loads when > 1)");
   if (!warp)
-    c.line("constexpr Index kSplits = {}, kChunk = {};  // {}", kernel.params.at("splits"), kernel.params.at("chunk"),
-           kernel.params.at("splits") > 1 ? "split: partial states to the workspace, reduce_finish follows"
-                                          : "no split");
+    c.line("constexpr Index kSplits = kConfig.splits, kChunk = kConfig.chunk;  // {}",
+           config.splits > 1 ? "split: partial states to the workspace, reduce_finish follows" : "no split");
   unit.constants = c.str();
 
   CodeWriter w;
@@ -206,7 +238,7 @@ void emit_reduction(const Plan& plan, const PlannedKernel& kernel, UnitParts& un
   unit.functors = w.str();
 
   const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
-  const bool split = !warp && kernel.params.at("splits") > 1;
+  const bool split = !warp && config.splits > 1;
   const std::string out_type = storage_type(plan.bound->node(store_node(kernel)).dtype);
   const std::string out = split ? fmt::format("static_cast<{}*>(nullptr)", out_type) : pointer_of_store(plan, kernel);
   const std::string partials = split ? fmt::format("reinterpret_cast<Op::Acc*>({})", workspace_pointer(plan, kernel, true))
@@ -214,7 +246,7 @@ void emit_reduction(const Plan& plan, const PlannedKernel& kernel, UnitParts& un
   if (warp) {
     unit.body = fmt::format("  kiln::reduce_inner_warp<kThreads, kUnroll, Op>({}, {}, kOuter, kRed, {});", in, out,
                             functors(plan, kernel));
-  } else if (!outer) {
+  } else if (config.variant == ReduceVariant::kInnerBlock) {
     unit.body = fmt::format("  kiln::reduce_inner_block<kThreads, kUnroll, Op>({}, {}, {}, kOuter, kRed, kSplits, kChunk, {});",
                             in, out, partials, functors(plan, kernel));
   } else if (v4) {
@@ -230,14 +262,19 @@ void emit_reduction(const Plan& plan, const PlannedKernel& kernel, UnitParts& un
         "  kiln::reduce_outer<kThreads, kUnroll, kVec, Op>({}, {}, {}, kOuter, kRed, kInner, kSplits, kChunk, {});", in,
         out, partials, functors(plan, kernel));
   }
+  unit.launch_check(kernel, "kiln::reduce_geometry(kConfig)");
+  if (split) {
+    acc_check(unit);
+    workspace_check(plan, kernel, "kiln::reduce_geometry(kConfig)", true, unit);
+  }
 }
 
-void emit_reduce_finish(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
+void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceFinishConfig& config, UnitParts& unit) {
   CodeWriter c;
   begin_unit(plan, kernel, "reduce.cuh", unit, c);
-  reduction_constants(plan, kernel, c);
-  c.line("constexpr int kFinishThreads = {};", kernel.params.at("finish_threads"));
-  c.line("constexpr Index kNumOut = {}, kSplits = {};", kernel.params.at("n_out"), kernel.params.at("splits"));
+  reduction_constants(plan, kernel, config, c);
+  c.line("constexpr int kFinishThreads = kConfig.threads;");
+  c.line("constexpr Index kNumOut = kConfig.n_out, kSplits = kConfig.splits;");
   unit.constants = c.str();
   CodeWriter w;
   write_store(plan, kernel, result_type(plan, kernel), w);
@@ -246,9 +283,13 @@ void emit_reduce_finish(const Plan& plan, const PlannedKernel& kernel, UnitParts
       "  kiln::reduce_finish<kFinishThreads, Op>(reinterpret_cast<const Op::Acc*>({}), {}, kNumOut, kSplits, kRed, "
       "Store{{{}}});",
       workspace_pointer(plan, kernel, false), pointer_of_store(plan, kernel), UnitParts::member_inits(plan, kernel));
+  unit.launch_check(kernel, "kiln::reduce_finish_geometry(kConfig)");
+  acc_check(unit);
 }
 
 // ---------------------------------------------------------------- scans
+
+namespace {
 
 // The direction flags, the value type and the combiner every scan unit declares.
 void scan_op_constants(const ir::Node& anchor, CodeWriter& c) {
@@ -258,17 +299,18 @@ void scan_op_constants(const ir::Node& anchor, CodeWriter& c) {
   c.line("using Op = {};", combiner(anchor.kind, cty));
 }
 
-void emit_scan(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
+// scan_rows_block and scan_rows_lookback.
+void emit_scan_rows(const Plan& plan, const PlannedKernel& kernel, const ScanConfig& config, UnitParts& unit) {
   const auto& anchor = anchor_of(plan, kernel);
   const ir::NodeId operand = anchor.operands[0];
   const ir::NodeId primary = primary_leaf(plan, operand);
   CodeWriter c;
   begin_unit(plan, kernel, "scan.cuh", unit, c);
+  c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {} along axis {}{}{}", ir::op_kind_name(anchor.kind), dims_text(plan.bound->shape(operand)),
          anchor.axis, anchor.exclusive ? ", exclusive" : "", anchor.reverse ? ", reverse" : "");
-  c.line("constexpr Index kRows = {}, kLen = {};", kernel.params.at("rows"), kernel.params.at("len"));
-  c.line("constexpr int kThreads = {}, kVecs = {};  // 16-byte vectors per thread per tile", kernel.params.at("threads"),
-         kernel.params.at("vecs"));
+  c.line("constexpr Index kRows = kConfig.outer, kLen = kConfig.len;");
+  c.line("constexpr int kThreads = kConfig.threads, kVecs = kConfig.vecs;  // 16-byte vectors per thread per tile");
   scan_op_constants(anchor, c);
   unit.constants = c.str();
   CodeWriter w;
@@ -277,8 +319,11 @@ void emit_scan(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
   write_store(plan, kernel, "C", w);
   unit.functors = w.str();
   const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
-  const auto lookback = kernel.params.find("lookback");
-  if (lookback != kernel.params.end() && lookback->second == 1) {
+  // The template's tile follows its T: the launch check holds the planner to the same width.
+  const std::string geometry = fmt::format("kiln::scan_geometry(kConfig, sizeof({}), sizeof(C))", streamed_type(plan, primary));
+  unit.launch_check(kernel, geometry);
+  if (config.variant == ScanVariant::kRowsLookback) {
+    workspace_check(plan, kernel, geometry, true, unit);
     // The workspace (tile counter, flags, values) is zeroed by the runtime right before this launch.
     unit.body = fmt::format(
         "  // {} (tile counter and flags) was zeroed on this stream before the launch\n"
@@ -292,22 +337,22 @@ void emit_scan(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
 }
 
 // scan_strided_totals (phase 1 of a chunked strided scan) and scan_strided.
-void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
+void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, const ScanConfig& config, UnitParts& unit) {
   const auto& anchor = anchor_of(plan, kernel);
   const ir::NodeId operand = anchor.operands[0];
   const ir::NodeId primary = primary_leaf(plan, operand);
-  const bool totals = kernel.template_name == "scan_strided_totals";
+  const bool totals = config.variant == ScanVariant::kStridedTotals;
   CodeWriter c;
   begin_unit(plan, kernel, "scan.cuh", unit, c);
+  c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {} along axis {}{}{}, viewed as [outer, len, inner]", ir::op_kind_name(anchor.kind),
          dims_text(plan.bound->shape(operand)), anchor.axis, anchor.exclusive ? ", exclusive" : "",
          anchor.reverse ? ", reverse" : "");
-  c.line("constexpr Index kOuter = {}, kLen = {}, kInner = {};", kernel.params.at("outer"), kernel.params.at("len"),
-         kernel.params.at("inner"));
-  c.line("constexpr int kThreads = {}, kUnroll = {};  // a thread per column, kUnroll loads in flight",
-         kernel.params.at("threads"), kernel.params.at("unroll"));
-  c.line("constexpr Index kChunk = {};  // {} chunk(s) along the axis{}", kernel.params.at("chunk"),
-         kernel.params.at("chunks"), kernel.params.at("chunks") > 1 ? " (grid.y)" : "");
+  c.line("constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;");
+  c.line("constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;  // a thread per column, kUnroll loads "
+         "in flight");
+  c.line("constexpr Index kChunk = kConfig.chunk;  // {} chunk(s) along the axis{}", config.chunks,
+         config.chunks > 1 ? " (grid.y)" : "");
   scan_op_constants(anchor, c);
   unit.constants = c.str();
   CodeWriter w;
@@ -319,6 +364,9 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, UnitParts&
   unit.functors = w.str();
   const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
   const std::string inits = UnitParts::member_inits(plan, kernel);
+  const std::string geometry = fmt::format("kiln::scan_geometry(kConfig, sizeof({}), sizeof(C))", streamed_type(plan, primary));
+  unit.launch_check(kernel, geometry);
+  if (config.chunks > 1) workspace_check(plan, kernel, geometry, totals, unit);   // the chunk totals
   if (totals) {
     unit.body = fmt::format(
         "  kiln::scan_strided_totals<kThreads, kUnroll, kReverse, Op>({}, {}, kOuter, kLen, kInner, kChunk, Load{{{}}});",
@@ -332,32 +380,40 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, UnitParts&
       in, pointer_of_store(plan, kernel), ws.empty() ? "static_cast<const C*>(nullptr)" : ws, functors(plan, kernel));
 }
 
+}  // namespace
+
+void emit_family(const Plan& plan, const PlannedKernel& kernel, const ScanConfig& config, UnitParts& unit) {
+  if (config.variant == ScanVariant::kRowsBlock || config.variant == ScanVariant::kRowsLookback)
+    emit_scan_rows(plan, kernel, config, unit);
+  else
+    emit_scan_strided(plan, kernel, config, unit);
+}
+
 // ---------------------------------------------------------------- chained reductions
 
 // One stage of a reduction over non-adjacent axes (see [Note: reductions over non-adjacent
 // axes] in plan_memory.cpp): the first stage loads the operand through the prologue, later
 // ones the previous stage's workspace; the last stores through the epilogue, earlier ones
 // store the stage's values to their workspace.
-void emit_reduce_chain(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
+void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceChainConfig& config, UnitParts& unit) {
   const auto& anchor = anchor_of(plan, kernel);
   const ir::NodeId operand = anchor.operands[0];
   const auto& bound = *plan.bound;
-  const std::int64_t stage = kernel.params.at("stage"), stages = kernel.params.at("stages");
+  const int stage = config.stage, stages = config.stages;
   const bool first = stage == 0, last = stage == stages - 1;
   const std::string cty = compute_type(bound.node(operand).dtype);
   CodeWriter c;
   begin_unit(plan, kernel, "reduce.cuh", unit, c);
   std::string axes;
   for (int a : anchor.axes) axes += (axes.empty() ? "" : ", ") + std::to_string(a);
+  c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {} over axes ({}){}: stage {} of {}, viewed as [outer, red, inner]", ir::op_kind_name(anchor.kind),
          dims_text(bound.shape(operand)), axes, anchor.keepdims ? " (keepdims)" : "", stage + 1, stages);
-  c.line("constexpr Index kOuter = {}, kRed = {}, kInner = {};", kernel.params.at("outer"), kernel.params.at("red"),
-         kernel.params.at("inner"));
-  c.line("constexpr int kThreads = {}, kUnroll = {}, kVec = {};", kernel.params.at("threads"),
-         kernel.params.at("unroll"), kernel.params.at("vec"));
+  c.line("constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;");
+  c.line("constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll, kVec = kConfig.vec;");
   c.line("using C = {};  // accumulation type, and the type stages hand over", cty);
   if (anchor.kind == ir::OpKind::Mean) {
-    c.line("constexpr Index kCount = {};  // elements reduced per output over all stages", kernel.params.at("count"));
+    c.line("constexpr Index kCount = kConfig.count;  // elements reduced per output over all stages");
     if (last) {
       c.open_block("struct Op : kiln::SumOp<C>");
       c.line("template <class J> static __device__ __forceinline__ C finalize(C a, J) {{ return a / C(kCount); }}");
@@ -387,45 +443,46 @@ void emit_reduce_chain(const Plan& plan, const PlannedKernel& kernel, UnitParts&
   else pass_through("Store", "this stage's values, to the next stage's workspace");
   unit.functors = w.str();
 
+  // A later stage reads the previous stage's workspace; an earlier one writes its own.
   const std::string in = first ? UnitParts::pointer_name(plan, plan.leaves.at(primary))
-                               : UnitParts::pointer_name(plan, static_cast<int>(kernel.params.at("src")));
-  const std::string out = last ? pointer_of_store(plan, kernel)
-                               : UnitParts::pointer_name(plan, static_cast<int>(kernel.params.at("dst")));
+                               : workspace_pointer(plan, kernel, false);
+  const std::string out = last ? pointer_of_store(plan, kernel) : workspace_pointer(plan, kernel, true);
   const std::string none = "static_cast<Op::Acc*>(nullptr)";
-  switch (kernel.params.at("variant")) {
-    case 0:
+  switch (config.variant) {
+    case ReduceChainVariant::kInnerWarp:
       unit.body = fmt::format("  kiln::reduce_inner_warp<kThreads, kUnroll, Op>({}, {}, kOuter, kRed, {});", in, out,
                               functors(plan, kernel));
       break;
-    case 1:
+    case ReduceChainVariant::kInnerBlock:
       unit.body = fmt::format(
           "  kiln::reduce_inner_block<kThreads, kUnroll, Op>({}, {}, {}, kOuter, kRed, Index(1), kRed, {});", in, out,
           none, functors(plan, kernel));
       break;
-    default:
+    case ReduceChainVariant::kOuter:
       unit.body = fmt::format(
           "  kiln::reduce_outer<kThreads, kUnroll, kVec, Op>({}, {}, {}, kOuter, kRed, kInner, Index(1), kRed, {});", in,
           out, none, functors(plan, kernel));
   }
+  unit.launch_check(kernel, "kiln::reduce_chain_geometry(kConfig)");
 }
 
 // ---------------------------------------------------------------- rownorm
 
-void emit_rownorm(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit) {
+void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormConfig& config, UnitParts& unit) {
   const auto& anchor = anchor_of(plan, kernel);
   const ir::NodeId operand = anchor.operands[0];
   const ir::NodeId primary = primary_leaf(plan, operand);
   CodeWriter c;
   begin_unit(plan, kernel, "rownorm.cuh", unit, c);
+  c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {} along axis {}", ir::op_kind_name(anchor.kind), dims_text(plan.bound->shape(operand)), anchor.axis);
-  c.line("constexpr Index kOuter = {}, kLen = {}, kInner = {};", kernel.params.at("outer"), kernel.params.at("len"),
-         kernel.params.at("inner"));
-  const bool strided = kernel.params.at("strided") == 1;
+  c.line("constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;");
+  const bool strided = config.variant == RownormVariant::kStrided;
   if (strided) {
-    c.line("constexpr int kThreads = {}, kUnroll = {};", kernel.params.at("threads"), kernel.params.at("unroll"));
+    c.line("constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;");
   } else {
-    c.line("constexpr int kThreads = {}, kGroup = {}, kItems = {};  // a row in registers when kLen <= kGroup * kItems",
-           kernel.params.at("threads"), kernel.params.at("group"), kernel.params.at("items"));
+    c.line("constexpr int kThreads = kConfig.threads, kGroup = kConfig.group, kItems = kConfig.items;  // a row in "
+           "registers when kLen <= kGroup * kItems");
   }
   c.line("constexpr kiln::RowNormKind kKind = kiln::RowNormKind::{};",
          anchor.kind == ir::OpKind::Softmax ? "kSoftmax" : "kLogSoftmax");
@@ -443,25 +500,7 @@ void emit_rownorm(const Plan& plan, const PlannedKernel& kernel, UnitParts& unit
   else
     unit.body = fmt::format("  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C>({}, {}, kOuter, kLen, {});", in,
                             pointer_of_store(plan, kernel), functors(plan, kernel));
-}
-
-const AnchorEmitter kReduction = emit_reduction;
-const AnchorEmitter kReduceFinish = emit_reduce_finish;
-const AnchorEmitter kScan = emit_scan;
-const AnchorEmitter kScanStrided = emit_scan_strided;
-const AnchorEmitter kReduceChain = emit_reduce_chain;
-const AnchorEmitter kRowNorm = emit_rownorm;
-
-}  // namespace
-
-const AnchorEmitter* memory_bound_emitter(const std::string& template_name) {
-  if (template_name == "reduce_inner" || template_name == "reduce_outer") return &kReduction;
-  if (template_name == "reduce_finish") return &kReduceFinish;
-  if (template_name == "scan_rows") return &kScan;
-  if (template_name == "scan_strided" || template_name == "scan_strided_totals") return &kScanStrided;
-  if (template_name == "reduce_chain") return &kReduceChain;
-  if (template_name == "rownorm") return &kRowNorm;
-  return nullptr;
+  unit.launch_check(kernel, "kiln::rownorm_geometry(kConfig)");
 }
 
 }  // namespace kiln

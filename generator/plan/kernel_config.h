@@ -7,13 +7,21 @@
 #include <variant>
 
 #include "kiln/config/elementwise.h"
+#include "kiln/config/reduce.h"
+#include "kiln/config/rownorm.h"
+#include "kiln/config/scan.h"
 
 namespace kiln {
 
 // One alternative per family. std::monostate: the kernel's family has no typed config yet
 // (the transition from PlannedKernel::params; removed when every family has one).
 using KernelConfig = std::variant<std::monostate,
-                                  ElementwiseConfig>;
+                                  ElementwiseConfig,
+                                  ReduceConfig,
+                                  ReduceFinishConfig,
+                                  ReduceChainConfig,
+                                  ScanConfig,
+                                  RownormConfig>;
 
 // "ElementwiseConfig{vec=4 threads=256}" (empty for std::monostate).
 std::string config_text(const KernelConfig& config);

@@ -9,16 +9,19 @@
 // product of the axes the op works along, `outer`/`inner` the products before and
 // after. inner == 1 means the rows are contiguous (reduce_inner, scan_rows,
 // rownorm_rows); else the template walks columns (reduce_outer, rownorm_strided).
-// The geometry rules live in templates/kiln/launch_rules.h so the planner and the
-// hand-written example units agree on every number. Parameters go into
-// PlannedKernel::params (the emitter turns them into named constants) and the
-// reason text says which variant was chosen and why.
+// The rules live beside the configs in templates/kiln/config/{reduce,scan,rownorm}.h so the
+// planner, the templates and the hand-written example units agree on every number. The
+// planner's choice goes into PlannedKernel::config (ReduceConfig, ReduceFinishConfig,
+// ReduceChainConfig, ScanConfig, RownormConfig: the emitter writes it into the unit as kConfig)
+// and the reason text says which variant was chosen and why.
 #include <algorithm>
 #include <unordered_set>
 
 #include "generator/support/assert.h"
 #include "generator/plan/planner.h"
-#include "templates/kiln/launch_rules.h"
+#include "templates/kiln/config/reduce.h"
+#include "templates/kiln/config/rownorm.h"
+#include "templates/kiln/config/scan.h"
 
 namespace kiln {
 
@@ -47,8 +50,6 @@ std::int64_t numel(const std::vector<std::int64_t>& shape) {
   return n;
 }
 
-unsigned narrow(long long v) { return static_cast<unsigned>(v); }
-
 // Bytes of one element of the tensor the template streams (the anchor's operand as stored, or
 // computed when it is an inlined expression: its widest leaf decides the vector width).
 int element_bytes(const Planner& p, ir::NodeId operand) {
@@ -60,12 +61,6 @@ std::string index_reason(PlannedKernel& kn, std::int64_t biggest) {
   kn.index64 = biggest > kInt32Limit;
   return kn.index64 ? fmt::format("int64 indices ({} elements >= 2^31)", biggest)
                     : "int32 indices (every tensor < 2^31 elements)";
-}
-
-void set_geometry(PlannedKernel& kn, const launch::Geometry& g) {
-  kn.grid = {narrow(g.grid.x), narrow(g.grid.y), narrow(g.grid.z)};
-  kn.block = {narrow(g.block.x), narrow(g.block.y), narrow(g.block.z)};
-  kn.shared_bytes = narrow(g.shared_bytes);
 }
 
 // Bytes of the combiner's running state (Op::Acc in reduce_ops.cuh) for a compute type of `c`
@@ -83,8 +78,9 @@ int compute_bytes(DType d) { return d == DType::f64 || d == DType::i64 || d == D
 
 // A split reduction: the anchor kernel writes partial states to a workspace and a follow-up
 // reduce_finish combines them in split order and stores (with the epilogue).
-void add_finish(Planner& p, PlannedKernel& kn, std::int64_t n_out, std::int64_t splits, std::int64_t count,
-                int acc) {
+void add_finish(Planner& p, PlannedKernel& kn, const ReduceConfig& split, std::int64_t n_out) {
+  const std::int64_t splits = split.splits;
+  const int acc = split.acc_bytes;
   const auto& a = p.node(kn.anchor);
   const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_partials";
   // Opaque Acc states, as 4-byte words (every Acc is a multiple of 4 bytes).
@@ -100,12 +96,16 @@ void add_finish(Planner& p, PlannedKernel& kn, std::int64_t n_out, std::int64_t 
   fin.template_name = "reduce_finish";
   fin.stores = std::move(kn.stores);
   kn.stores.clear();
-  fin.params = kn.params;
-  fin.params["finish_threads"] = 256;
-  fin.params["n_out"] = n_out;
-  fin.params["workspace"] = ws;
-  fin.params["count"] = count;
-  set_geometry(fin, launch::reduce_finish_geometry(n_out, 256));
+  ReduceFinishConfig config;
+  config.outer = split.outer;
+  config.red = split.red;
+  config.inner = split.inner;
+  config.threads = 256;
+  config.n_out = n_out;
+  config.splits = splits;
+  config.acc_bytes = acc;
+  fin.config = config;
+  fin.set_launch(reduce_finish_geometry(config));
   fin.index64 = kn.index64;
   fin.reason = fmt::format("combines {} partial states per output in split order (deterministic); {}", splits,
                            fin.index64 ? "int64 indices" : "int32 indices");
@@ -194,13 +194,13 @@ void plan_reduction_chain(Planner& p, PlannedKernel& kn, const std::vector<int>&
     PlannedKernel& k = st == 0 ? kn : stage;
     k.anchor = kn.anchor;
     k.template_name = "reduce_chain";
-    k.params["stage"] = st;
-    k.params["stages"] = stages;
-    k.params["outer"] = b.outer;
-    k.params["red"] = b.len;
-    k.params["inner"] = b.inner;
-    k.params["count"] = count;
-    k.params["src"] = src;
+    ReduceChainConfig config;
+    config.stage = st;
+    config.stages = stages;
+    config.outer = b.outer;
+    config.red = b.len;
+    config.inner = b.inner;
+    config.count = count;
     const int elem = st == 0 ? element_bytes(p, operand) : static_cast<int>(dtype_size(cdt));
     // 16-byte column vectors are sized by the streamed tensor's type: only when it is the operand's.
     const bool vectors = p.target().aligned16 && (st > 0 || leaves_have_width(p, operand, static_cast<std::size_t>(elem)));
@@ -208,33 +208,32 @@ void plan_reduction_chain(Planner& p, PlannedKernel& kn, const std::vector<int>&
     if (b.inner == 1) {
       const bool warp = launch::reduce_inner_use_warp(b.outer, b.len, sms);
       const int threads = warp ? 256 : 512;
-      k.params["variant"] = warp ? 0 : 1;
-      k.params["threads"] = threads;
-      k.params["unroll"] = 4;
-      k.params["vec"] = 1;
-      set_geometry(k, warp ? launch::reduce_inner_warp_geometry(b.outer, threads)
-                           : launch::reduce_inner_block_geometry(b.outer, launch::InnerSplit{1, b.len}, threads, 0));
+      config.variant = warp ? ReduceChainVariant::kInnerWarp : ReduceChainVariant::kInnerBlock;
+      config.threads = threads;
+      config.unroll = 4;
+      config.vec = 1;
       how = fmt::format("reduce_inner {} ({} rows of {})", warp ? "warp" : "block", b.outer, b.len);
     } else {
       const int vec = vectors ? launch::reduce_outer_vec(b.inner, elem) : 1;
       const int threads = launch::reduce_outer_threads(b.inner, vec);
-      k.params["variant"] = 2;
-      k.params["threads"] = threads;
-      k.params["unroll"] = vec == 1 ? 8 : 4;
-      k.params["vec"] = vec;
-      set_geometry(k, launch::reduce_outer_geometry(b.outer, b.inner, launch::OuterSplit{1, b.len}, threads, vec, 0));
+      config.variant = ReduceChainVariant::kOuter;
+      config.threads = threads;
+      config.unroll = vec == 1 ? 8 : 4;
+      config.vec = vec;
       how = fmt::format("reduce_outer ([{}, {}, {}], {} columns per thread)", b.outer, b.len, b.inner, vec);
     }
+    k.config = config;
+    k.set_launch(reduce_chain_geometry(config));
+    // The emitter finds the stage's source and destination among its workspace arguments.
+    const int read = src;
     if (!final_stage) {
       const int dst = p.add_workspace(fmt::format("{}_stage{}", base, st), cdt, cur);
-      k.params["dst"] = dst;
       k.args.push_back(workspace_arg(dst, cdt, true));
       src = dst;
     } else {
-      k.params["dst"] = -1;
       k.stores = stores;
     }
-    if (st > 0) k.args.push_back(workspace_arg(static_cast<int>(k.params["src"]), cdt, false));
+    if (st > 0) k.args.push_back(workspace_arg(read, cdt, false));
     k.reason = fmt::format("stage {} of {} of a reduction over non-adjacent axes (chained, innermost group first, "
                            "unsplit): axes {}..{} by {}",
                            st + 1, stages, first, last, how);
@@ -258,35 +257,39 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   const int acc = acc_bytes(a.kind, compute_bytes(a.kind == ir::OpKind::Argmin || a.kind == ir::OpKind::Argmax
                                                       ? p.node(operand).dtype : a.dtype),
                             kn.index64 ? 8 : 4);
-  kn.params["outer"] = b.outer;
-  kn.params["red"] = b.len;
-  kn.params["inner"] = b.inner;
+  ReduceConfig config;
+  config.outer = b.outer;
+  config.red = b.len;
+  config.inner = b.inner;
+  config.acc_bytes = acc;
+  auto launch_with = [&kn](const ReduceConfig& c) {
+    kn.config = c;
+    kn.set_launch(reduce_geometry(c));
+  };
   if (b.inner == 1) {
     kn.template_name = "reduce_inner";
     if (launch::reduce_inner_use_warp(b.outer, b.len, sms)) {
-      constexpr int kThreads = 256, kUnroll = 4;
-      kn.params["warp"] = 1;
-      kn.params["threads"] = kThreads;
-      kn.params["unroll"] = kUnroll;
-      set_geometry(kn, launch::reduce_inner_warp_geometry(b.outer, kThreads));
+      config.variant = ReduceVariant::kInnerWarp;
+      config.threads = 256;
+      config.unroll = 4;
+      launch_with(config);
       kn.reason = fmt::format("reduced axis contiguous: a warp per row ({} rows of {}; {}), 16-byte loads with "
                               "scalar head/tail; {}",
                               b.outer, b.len, b.len <= 2048 ? "short rows" : "rows fill every SM", idx);
       return;
     }
-    constexpr int kThreads = 512, kUnroll = 4;
-    const auto split = launch::reduce_inner_split(b.outer, b.len, kThreads, kUnroll, elem, sms);
-    kn.params["warp"] = 0;
-    kn.params["threads"] = kThreads;
-    kn.params["unroll"] = kUnroll;
-    kn.params["splits"] = split.splits;
-    kn.params["chunk"] = split.chunk;
-    set_geometry(kn, launch::reduce_inner_block_geometry(b.outer, split, kThreads, acc));
+    config.variant = ReduceVariant::kInnerBlock;
+    config.threads = 512;
+    config.unroll = 4;
+    const auto split = launch::reduce_inner_split(b.outer, b.len, config.threads, config.unroll, elem, sms);
+    config.splits = split.splits;
+    config.chunk = split.chunk;
+    launch_with(config);
     kn.reason = fmt::format("reduced axis contiguous: a block per row ({} rows, fewer than 32 per SM, of {} > 2048){}; {}",
                             b.outer, b.len,
                             split.splits > 1 ? fmt::format(", each row split {} ways + reduce_finish", split.splits) : "",
                             idx);
-    if (split.splits > 1) add_finish(p, kn, b.outer, split.splits, b.len, acc);
+    if (split.splits > 1) add_finish(p, kn, config, b.outer);
     return;
   }
   kn.template_name = "reduce_outer";
@@ -296,13 +299,13 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
     const int threads = launch::reduce_outer_v4_threads(b.inner);
     constexpr int kUnroll = launch::kOuterV4Unroll;
     const auto split = launch::reduce_outer_v4_split(b.outer, b.len, b.inner, threads, sms);
-    kn.params["v4"] = 1;
-    kn.params["threads"] = threads;
-    kn.params["unroll"] = kUnroll;
-    kn.params["vec"] = 4;
-    kn.params["splits"] = split.splits;
-    kn.params["chunk"] = split.chunk;
-    set_geometry(kn, launch::reduce_outer_geometry(b.outer, b.inner, split, threads, 4, acc));
+    config.variant = ReduceVariant::kOuterV4;
+    config.threads = threads;
+    config.unroll = kUnroll;
+    config.vec = 4;
+    config.splits = split.splits;
+    config.chunk = split.chunk;
+    launch_with(config);
     const std::int64_t tile = std::int64_t{threads} * 4;
     kn.reason = fmt::format(
         "reduced axis strided, inner {} % 4 != 0: a block sweeps {} rows {}({} threads x 4 columns) with 16-byte "
@@ -311,20 +314,21 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
         b.inner, split.chunk, b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), threads, kUnroll,
         split.splits > 1 ? fmt::format("reduced axis split {} ways + reduce_finish for ", split.splits) : "",
         kn.grid.x * kn.grid.y, idx);
-    if (split.splits > 1) add_finish(p, kn, b.outer * b.inner, split.splits, b.len, acc);
+    if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner);
     return;
   }
   if (launch::reduce_outer_use_rows(b.inner, vec)) {
     constexpr int kThreads = launch::kOuterRowsThreads, kUnroll = 1;
     const int cols = launch::reduce_outer_rows_cols(b.inner, kThreads);
     const auto split = launch::reduce_outer_rows_split(b.outer, b.len, b.inner, kThreads, cols, sms);
-    kn.params["threads"] = kThreads;
-    kn.params["cols"] = cols;
-    kn.params["unroll"] = kUnroll;
-    kn.params["vec"] = 1;
-    kn.params["splits"] = split.splits;
-    kn.params["chunk"] = split.chunk;
-    set_geometry(kn, launch::reduce_outer_geometry(b.outer, b.inner, split, kThreads, cols, acc));
+    config.variant = ReduceVariant::kOuterRows;
+    config.threads = kThreads;
+    config.cols = cols;
+    config.unroll = kUnroll;
+    config.vec = 1;
+    config.splits = split.splits;
+    config.chunk = split.chunk;
+    launch_with(config);
     const std::int64_t tile = std::int64_t{kThreads} * cols;
     kn.reason = fmt::format(
         "reduced axis strided, inner {} % {} != 0: 4-byte columns; a block sweeps {} rows {}({} threads x {} "
@@ -334,18 +338,19 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
         cols, cols * kUnroll,
         split.splits > 1 ? fmt::format("reduced axis split {} ways + reduce_finish for ", split.splits) : "",
         kn.grid.x * kn.grid.y, idx);
-    if (split.splits > 1) add_finish(p, kn, b.outer * b.inner, split.splits, b.len, acc);
+    if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner);
     return;
   }
   const int threads = launch::reduce_outer_threads(b.inner, vec);
   const int unroll = vec == 1 ? 8 : 4;
   const auto split = launch::reduce_outer_split(b.outer, b.len, b.inner, threads, vec, unroll, sms);
-  kn.params["threads"] = threads;
-  kn.params["unroll"] = unroll;
-  kn.params["vec"] = vec;
-  kn.params["splits"] = split.splits;
-  kn.params["chunk"] = split.chunk;
-  set_geometry(kn, launch::reduce_outer_geometry(b.outer, b.inner, split, threads, vec, acc));
+  config.variant = ReduceVariant::kOuter;
+  config.threads = threads;
+  config.unroll = unroll;
+  config.vec = vec;
+  config.splits = split.splits;
+  config.chunk = split.chunk;
+  launch_with(config);
   kn.reason = fmt::format(
       "reduced axis strided: threads along the contiguous inner axis ({}), {}{}; {}", b.inner,
       vec > 1 ? fmt::format("{}-byte loads", vec * elem)
@@ -354,7 +359,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
                                      kn.grid.x, sms, split.splits)
                        : "",
       idx);
-  if (split.splits > 1) add_finish(p, kn, b.outer * b.inner, split.splits, b.len, acc);
+  if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner);
 }
 
 // Scans along a non-last axis: a thread per column, chunked along the axis when the columns
@@ -366,21 +371,24 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, const std::s
   const int threads = launch::scan_strided_threads(b.inner);
   const auto ch = launch::scan_strided_chunks(b.outer, b.len, b.inner, threads, kUnroll, p.target().sm_count);
   const DType cdt = chain_dtype(a.dtype);
-  kn.params["outer"] = b.outer;
-  kn.params["len"] = b.len;
-  kn.params["inner"] = b.inner;
-  kn.params["threads"] = threads;
-  kn.params["unroll"] = kUnroll;
-  kn.params["chunks"] = ch.chunks;
-  kn.params["chunk"] = ch.chunk;
-  const auto geo = launch::scan_strided_geometry(b.outer, b.inner, ch, threads, static_cast<int>(dtype_size(cdt)));
-  set_geometry(kn, geo);
+  ScanConfig config;
+  config.variant = ch.chunks == 1 ? ScanVariant::kStrided : ScanVariant::kStridedTotals;
+  config.outer = b.outer;
+  config.len = b.len;
+  config.inner = b.inner;
+  config.threads = threads;
+  config.unroll = kUnroll;
+  config.chunks = ch.chunks;
+  config.chunk = ch.chunk;
+  const int elem = element_bytes(p, a.operands[0]);
+  const auto geo = scan_geometry(config, elem, static_cast<int>(dtype_size(cdt)));
+  kn.config = config;
+  kn.set_launch(geo);
   const std::string what = fmt::format(
       "scan along a strided axis ([{}, {}, {}]): a thread per column carrying its running value, {} loads in flight",
       b.outer, b.len, b.inner, kUnroll);
   if (ch.chunks == 1) {
     kn.template_name = "scan_strided";
-    kn.params["workspace"] = -1;
     kn.reason = fmt::format("{}; {} blocks fill the GPU: one pass; {}", what, kn.grid.x, idx);
     return;
   }
@@ -388,16 +396,15 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, const std::s
   const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_chunk_totals";
   const int ws = p.add_workspace(name, cdt, {ch.chunks * b.outer * b.inner});
   kn.template_name = "scan_strided_totals";
-  kn.params["workspace"] = ws;
   kn.args.push_back(workspace_arg(ws, cdt, true));
   PlannedKernel scan;
   scan.anchor = kn.anchor;
   scan.template_name = "scan_strided";
   scan.stores = std::move(kn.stores);
   kn.stores.clear();
-  scan.params = kn.params;
-  scan.grid = kn.grid;
-  scan.block = kn.block;
+  config.variant = ScanVariant::kStrided;
+  scan.config = config;
+  scan.set_launch(scan_geometry(config, elem, static_cast<int>(dtype_size(cdt))));
   scan.args.push_back(workspace_arg(ws, cdt, false));
   kn.reason = fmt::format("{}; {} blocks cannot fill {} SMs: the axis is cut into {} chunks of {}, this kernel "
                           "writes each chunk's total; {}",
@@ -416,34 +423,37 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   if (b.inner > 1) return plan_scan_strided(p, kn, b, idx);
   constexpr int kThreads = 256, kVecs = 2;
   const int elem = element_bytes(p, a.operands[0]);
-  const std::int64_t tile = std::int64_t{kThreads} * kVecs * (16 / elem);
+  const std::int64_t tile = launch::scan_rows_tile(kThreads, kVecs, elem);
   kn.template_name = "scan_rows";
-  kn.params["rows"] = b.outer;
-  kn.params["len"] = b.len;
-  kn.params["threads"] = kThreads;
-  kn.params["vecs"] = kVecs;
+  ScanConfig config;
+  config.outer = b.outer;
+  config.len = b.len;
+  config.threads = kThreads;
+  config.vecs = kVecs;
+  const int value_bytes = static_cast<int>(dtype_size(chain_dtype(a.dtype)));
   const bool prefer = launch::scan_use_lookback(b.outer, b.len, tile, p.target().sm_count);
   // The template derives its tile from the streamed tensor's type: plan the look-back grid
   // only when that is the operand's width.
   const bool lookback = prefer && leaves_have_width(p, a.operands[0], static_cast<std::size_t>(elem));
-  if (!lookback) {   // (no "lookback" param: the block-per-row plans read as they always have)
-    set_geometry(kn, launch::scan_rows_block_geometry(b.outer, kThreads));
+  if (!lookback) {
+    config.variant = ScanVariant::kRowsBlock;
+    kn.config = config;
+    kn.set_launch(scan_geometry(config, elem, value_bytes));
     kn.reason = fmt::format("scan along contiguous rows: a block per row ({} rows of {}, {}-element tiles{}); {}",
                             b.outer, b.len, tile,
                             prefer ? "; look-back skipped: the operand reads tensors of another width" : "", idx);
     return;
   }
-  const int value_bytes = static_cast<int>(dtype_size(chain_dtype(a.dtype)));
-  const auto geo = launch::scan_rows_lookback_geometry(b.outer, b.len, tile, kThreads, value_bytes);
+  config.variant = ScanVariant::kRowsLookback;
+  const auto geo = scan_geometry(config, elem, value_bytes);
   KILN_ASSERT(geo.zero_workspace && geo.workspace_bytes % 4 == 0, "look-back workspace of {} bytes",
               geo.workspace_bytes);
   const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_lookback";
   const int ws = p.add_workspace(name, DType::i32, {geo.workspace_bytes / 4});
-  kn.params["lookback"] = 1;
-  kn.params["workspace"] = ws;
+  kn.config = config;
   kn.args.push_back(workspace_arg(ws, DType::i32, true));
   kn.zero_before.push_back(ws);
-  set_geometry(kn, geo);
+  kn.set_launch(geo);
   kn.reason = fmt::format("scan along contiguous rows, few and long ({} rows of {}: fewer than 2 per SM): decoupled "
                           "look-back, a block per {}-element tile ({} tiles), its flags zeroed before the launch; {}",
                           b.outer, b.len, tile, geo.grid.x, idx);
@@ -457,37 +467,41 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
   const int v = 16 / element_bytes(p, a.operands[0]);
   const int sms = p.target().sm_count;
   kn.template_name = "rownorm";
-  kn.params["outer"] = b.outer;
-  kn.params["len"] = b.len;
-  kn.params["inner"] = b.inner;
+  RownormConfig config;
+  config.outer = b.outer;
+  config.len = b.len;
+  config.inner = b.inner;
+  auto launch_with = [&kn](const RownormConfig& c) {
+    kn.config = c;
+    kn.set_launch(rownorm_geometry(c));
+  };
   if (b.inner > 1) {
-    constexpr int kThreads = 256, kUnroll = 4;
-    kn.params["strided"] = 1;
-    kn.params["threads"] = kThreads;
-    kn.params["unroll"] = kUnroll;
-    set_geometry(kn, launch::rownorm_strided_geometry(b.outer, b.inner, kThreads));
+    config.variant = RownormVariant::kStrided;
+    config.threads = 256;
+    config.group = 0;
+    config.unroll = 4;
+    launch_with(config);
     kn.reason = fmt::format("normalized axis strided (inner {}): a thread per column, two passes; {}", b.inner, idx);
     return;
   }
-  kn.params["strided"] = 0;
   constexpr int kWarpItems = 32;
   if (launch::rownorm_use_warp(b.outer, b.len, kWarpItems, sms)) {
-    constexpr int kThreads = 256;
-    const std::int64_t items = launch::rownorm_warp_items(b.len, v);
-    kn.params["group"] = 32;
-    kn.params["threads"] = kThreads;
-    kn.params["items"] = items;
-    set_geometry(kn, launch::rownorm_warp_geometry(b.outer, kThreads));
+    config.variant = RownormVariant::kWarpRows;
+    config.threads = 256;
+    config.group = 32;
+    config.items = launch::rownorm_warp_items(b.len, v);
+    launch_with(config);
     kn.reason = fmt::format("a warp per row ({} rows of {} in registers: one read, one write); {}", b.outer, b.len, idx);
     return;
   }
   const int threads = launch::rownorm_block_threads(b.outer, b.len, sms);
   const std::int64_t items = launch::rownorm_block_items(b.len, threads, v);
-  kn.params["group"] = threads;
-  kn.params["threads"] = threads;
-  kn.params["items"] = items;
-  set_geometry(kn, launch::rownorm_block_geometry(b.outer, threads));
-  const bool fits = b.len <= threads * items;
+  config.variant = RownormVariant::kBlockRows;
+  config.threads = threads;
+  config.group = threads;
+  config.items = items;
+  launch_with(config);
+  const bool fits = launch::rownorm_row_in_registers(b.len, config.group, items);
   kn.reason = fmt::format("a block of {} per row ({} rows of {}): {}; {}", threads, b.outer, b.len,
                           fits ? fmt::format("row held in registers ({} a thread), one pass: max, exp kept in place "
                                              "and summed, times 1/sum",

@@ -42,7 +42,8 @@
 //   reduce_finish<kThreads, Op>(partials, out, n_out, splits, count, epi)
 //     grid.x = any >= 1 (ideally ceil(n_out/kThreads)), block = kThreads. Combines the splits
 //     of each output in split order: deterministic (no atomics), run to run identical.
-//   The host-side rules that pick the variant and the numbers are in kiln/launch_rules.h.
+//   The planner's config (ReduceConfig, ReduceFinishConfig, ReduceChainConfig) and the host-side
+//   rules that pick the variant and the numbers are in kiln/config/reduce.h.
 //
 // Preconditions: `in` is aligned to sizeof(T). Vector (16-byte) loads are used where the
 // address allows and a scalar path covers the rest, so any alignment is correct; reduce_outer's
@@ -72,13 +73,14 @@
 #pragma once
 
 #include "kiln/common.cuh"
+#include "kiln/config/reduce.h"
 #include "kiln/reduce_ops.cuh"
 
 namespace kiln {
 namespace detail {
 
 // Elements of T in one 16-byte vector.
-template <class T> inline constexpr int kVecOf = 16 / int(sizeof(T));
+template <class T> inline constexpr int kVecOf = launch::vec_elems(int(sizeof(T)));
 
 // Folds the contiguous segment p[0, n) into `acc`, cooperatively: the calling
 // thread has `rank` in a group of `group` threads that all call with the same

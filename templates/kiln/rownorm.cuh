@@ -21,7 +21,7 @@
 //     in/out viewed as [outer, len, inner], normalizing along len: one thread per (o, c) column,
 //     consecutive threads on consecutive c (coalesced). Two passes (the second mostly from L2
 //     for moderate len*inner). grid.x = ceil(outer*inner / kThreads), block = kThreads.
-//   Geometry rules: kiln/launch_rules.h (rownorm_*).
+//   Config and geometry rules: kiln/config/rownorm.h (RownormConfig, launch::rownorm_*).
 //
 // NaN anywhere in a row makes the whole row NaN; an all -inf row gives NaN (0/0), as PyTorch.
 //
@@ -39,6 +39,7 @@
 #pragma once
 
 #include "kiln/common.cuh"
+#include "kiln/config/rownorm.h"
 #include "kiln/reduce.cuh"
 #include "kiln/reduce_ops.cuh"
 
@@ -278,7 +279,7 @@ __device__ __forceinline__ void rownorm_rows(const T* __restrict__ in, Out* __re
     const I flat_row = row * len;
     const T* row_in = in + flat_row;
     Out* row_out = out + flat_row;
-    if (len <= I(kGroup) * kItems) {
+    if (launch::rownorm_row_in_registers(len, kGroup, kItems)) {   // the planner's rule too
       if (len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V)))
         detail::rownorm_row_registers<kThreads, kGroup, kItems, V, kKind, C>(row_in, row_out, len, flat_row, rank, pro, epi);
       else

@@ -22,7 +22,7 @@
 //     `workspace` has launch::scan_lookback_workspace_bytes(rows, len, tile, sizeof(C)) bytes,
 //     16-byte aligned, and MUST be zeroed before every launch (tile counter and flags).
 //     Needs fewer than 2^32 tiles.
-//   Geometry rules: kiln/launch_rules.h (scan_use_lookback, scan_rows_*_geometry).
+//   Config and geometry rules: kiln/config/scan.h (ScanConfig, scan_use_lookback, scan_rows_*_geometry).
 //
 //   Strided axis (in viewed as [outer, len, inner] row-major, inner > 1, scan along len):
 //   scan_strided_totals<kThreads, kUnroll, kReverse, Op>(in, totals, outer, len, inner, chunk, pro)
@@ -33,7 +33,8 @@
 //     Same grid. Each thread scans its column's chunk s sequentially, starting from the
 //     combination of totals of chunks 0..s-1 taken in chunk order (totals == nullptr: one chunk,
 //     grid.y == 1, start from the identity). Deterministic: no atomics, fixed orders.
-//   Geometry rules: launch::scan_strided_threads / scan_strided_chunks / scan_strided_geometry.
+//   Geometry rules (kiln/config/scan.h): launch::scan_strided_threads / scan_strided_chunks /
+//   scan_strided_geometry.
 //
 // Preconditions: in/out aligned to their element size; in and out do not overlap. 16-byte loads
 // and streaming 16-byte stores are used for a row when len % (16/sizeof(T)) == 0, the row of `in`
@@ -76,6 +77,7 @@
 #pragma once
 
 #include "kiln/common.cuh"
+#include "kiln/config/scan.h"
 #include "kiln/reduce_ops.cuh"
 
 namespace kiln {
@@ -257,8 +259,8 @@ struct LookbackWorkspace {
 template <class C>
 __device__ __forceinline__ LookbackWorkspace lookback_workspace(void* ws, unsigned long long tiles) {
   unsigned char* base = static_cast<unsigned char*>(ws);
-  const unsigned long long flag_bytes = (tiles * 4 + 15) / 16 * 16;
-  const unsigned long long value_bytes = (tiles * sizeof(C) + 15) / 16 * 16;
+  const unsigned long long flag_bytes = launch::scan_lookback_flag_bytes((long long)tiles);
+  const unsigned long long value_bytes = launch::scan_lookback_value_bytes((long long)tiles, int(sizeof(C)));
   return LookbackWorkspace{reinterpret_cast<unsigned*>(base), reinterpret_cast<unsigned*>(base + 16),
                            base + 16 + flag_bytes, base + 16 + flag_bytes + value_bytes};
 }
@@ -361,8 +363,8 @@ __device__ __forceinline__ void scan_rows_lookback(const T* __restrict__ in, Out
                                                    I rows, I len, Pro pro, Epi epi) {
   static_assert(kThreads % 32 == 0 && kThreads <= 1024, "block size must be a multiple of 32, <= 1024");
   using C = typename Op::Value;
-  constexpr int V = 16 / int(sizeof(T));
-  constexpr I kTile = I(kThreads) * kVecs * V;
+  constexpr int V = launch::vec_elems(int(sizeof(T)));
+  constexpr I kTile = I(launch::scan_rows_tile(kThreads, kVecs, int(sizeof(T))));   // the planner's tile
   const long long tiles_per_row = (len + kTile - 1) / kTile;
   const unsigned long long tiles = (unsigned long long)rows * tiles_per_row;
   const detail::LookbackWorkspace ws = detail::lookback_workspace<C>(workspace, tiles);

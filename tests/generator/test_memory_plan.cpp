@@ -88,13 +88,13 @@ TEST_CASE("memory plans: template choices") {
     CHECK(plan.kernels[0].template_name == "reduce_outer");
     // 4095 % 4 != 0: rows start at every residue mod 4, yet 16-byte aligned vectors + lane shuffles
     // (4-byte loads measured 3.5-3.9 ms on an H100 against 2.84 ms for a copy).
-    CHECK(plan.kernels[0].params.at("v4") == 1);
-    CHECK(plan.kernels[0].params.at("vec") == 4);
-    CHECK(plan.kernels[0].params.count("cols") == 0);
+    CHECK(std::get<kiln::ReduceConfig>(plan.kernels[0].config).variant == kiln::ReduceVariant::kOuterV4);
+    CHECK(std::get<kiln::ReduceConfig>(plan.kernels[0].config).vec == 4);
+    CHECK(std::get<kiln::ReduceConfig>(plan.kernels[0].config).cols == 1);
     // A block owns all 4095 columns (1024 threads x 4) of its slice.
-    CHECK(plan.kernels[0].params.at("threads") == 1024);
+    CHECK(std::get<kiln::ReduceConfig>(plan.kernels[0].config).threads == 1024);
     CHECK(plan.kernels[0].block.x == 1024);
-    CHECK(plan.kernels[0].params.at("splits") == 4);
+    CHECK(std::get<kiln::ReduceConfig>(plan.kernels[0].config).splits == 4);
     CHECK(plan.kernels[0].grid.x * plan.kernels[0].grid.y == 512);
     // 128*4096*4095 = 2146959360 < 2^31 - 1: int32 indices still suffice.
     CHECK(!plan.kernels[0].index64);
@@ -108,14 +108,14 @@ TEST_CASE("memory plans: template choices") {
     target.aligned16 = false;   // e.g. a view at an odd offset: 16-byte vectors are not allowed
     const auto plan = plan_of({"min_reduce", "min_reduce", "", {}, {}}, target);
     REQUIRE(!plan.kernels.empty());
-    CHECK(plan.kernels[0].params.count("v4") == 0);
-    CHECK(plan.kernels[0].params.at("cols") == 16);
+    CHECK(std::get<kiln::ReduceConfig>(plan.kernels[0].config).variant == kiln::ReduceVariant::kOuterRows);
+    CHECK(std::get<kiln::ReduceConfig>(plan.kernels[0].config).cols == 16);
     CHECK(contains(sources_of(plan)[0].text, "kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>"));
   }
   SUBCASE("min over axis 1 of 3x1001x4097: v4 in two balanced tiles of 544 threads") {
     const auto plan = plan_of({"min_reduce", "min_reduce", "", {{"B", 3}, {"M", 1001}, {"N", 4097}}, {}});
     REQUIRE(!plan.kernels.empty());
-    CHECK(plan.kernels[0].params.at("v4") == 1);
+    CHECK(std::get<kiln::ReduceConfig>(plan.kernels[0].config).variant == kiln::ReduceVariant::kOuterV4);
     CHECK(plan.kernels[0].block.x == 544);
     CHECK(plan.kernels[0].grid.x == 3 * 2);
   }
@@ -123,16 +123,16 @@ TEST_CASE("memory plans: template choices") {
     const auto plan = plan_of({"min_reduce", "min_reduce", "", {}, {{"axis", 2}}});
     REQUIRE(plan.kernels.size() == 1);
     CHECK(plan.kernels[0].template_name == "reduce_inner");
-    CHECK(plan.kernels[0].params.at("warp") == 1);   // 524288 rows: a warp each fills the GPU
+    CHECK(std::get<kiln::ReduceConfig>(plan.kernels[0].config).variant == kiln::ReduceVariant::kInnerWarp);   // 524288 rows: a warp each fills the GPU
     CHECK(contains(sources_of(plan)[0].text, "kiln::reduce_inner_warp<kThreads, kUnroll, Op>"));
   }
   SUBCASE("max over axis 0 of 4096x4096: the outer reduction loads 16 bytes") {
     const auto plan = plan_of({"reductions", "max_cols", "", {}, {}});
     REQUIRE(!plan.kernels.empty());
     CHECK(plan.kernels[0].template_name == "reduce_outer");
-    CHECK(plan.kernels[0].params.at("vec") == 4);   // 4096 % 4 == 0: 16-byte vectors of columns
+    CHECK(std::get<kiln::ReduceConfig>(plan.kernels[0].config).vec == 4);   // 4096 % 4 == 0: 16-byte vectors of columns
     // 4 column tiles cannot fill 132 SMs: the reduced axis is split and reduce_finish follows.
-    CHECK(plan.kernels[0].params.at("splits") > 1);
+    CHECK(std::get<kiln::ReduceConfig>(plan.kernels[0].config).splits > 1);
     REQUIRE(plan.kernels.size() == 2);
     CHECK(plan.kernels[1].template_name == "reduce_finish");
     const auto srcs = sources_of(plan);
@@ -148,8 +148,8 @@ TEST_CASE("memory plans: template choices") {
   SUBCASE("mean over two adjacent axes with keepdims is one reduce_inner over rows of M*N") {
     const auto plan = plan_of({"reductions", "mean_keepdims", "", {}, {}});
     REQUIRE(!plan.kernels.empty());
-    CHECK(plan.kernels[0].params.at("red") == 512 * 512);
-    CHECK(plan.kernels[0].params.at("inner") == 1);
+    CHECK(std::get<kiln::ReduceConfig>(plan.kernels[0].config).red == 512 * 512);
+    CHECK(std::get<kiln::ReduceConfig>(plan.kernels[0].config).inner == 1);
     CHECK(contains(sources_of(plan)[0].text, "kiln::MeanOp<float>"));
   }
   SUBCASE("exclusive cumsum of 32768 rows: a block per row") {
@@ -191,7 +191,7 @@ TEST_CASE("memory plans: template choices") {
   SUBCASE("sqrt(mean(x*x)) * 2 over all axes: prologue and epilogue fused into one kernel") {
     const auto plan = plan_of_text("op a {\n  dims B = 33, N = 7\n  in x: f32[B, N]\n  out y = sqrt(mean(x * x)) * 2.0\n}\n", "a");
     REQUIRE(plan.kernels.size() == 1);
-    CHECK(plan.kernels[0].params.at("red") == 33 * 7);   // every axis: one row of 231
+    CHECK(std::get<kiln::ReduceConfig>(plan.kernels[0].config).red == 33 * 7);   // every axis: one row of 231
     const auto src = sources_of(plan)[0].text;
     CHECK(contains(src, "sqrtf(anchor_value)"));   // the epilogue reads the reduced value, not a buffer
   }
@@ -249,7 +249,7 @@ TEST_CASE("memory plans: every generated unit compiles with NVRTC for sm_80 and 
       auto spec = kiln::parse_spec(v4_specs, "v4_specs.kiln");
       auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), {}));
       const kiln::Plan plan = kiln::make_plan(bound, kiln::Target::for_arch(arch));
-      CHECK(plan.kernels[0].params.count("v4") == 1);
+      CHECK(std::get<kiln::ReduceConfig>(plan.kernels[0].config).variant == kiln::ReduceVariant::kOuterV4);
       add_units(plan, arch, op);
     }
   int failures = 0;

@@ -62,8 +62,8 @@ TEST_CASE("strided scans: template choices") {
     const auto plan = plan_of({"scans", "cummin_mid_reverse", "", {}, {}});
     REQUIRE(plan.kernels.size() == 1);
     CHECK(plan.kernels[0].template_name == "scan_strided");
-    CHECK(plan.kernels[0].params.at("chunks") == 1);   // 64 * 32 blocks of 256 columns fill 132 SMs
-    CHECK(plan.kernels[0].params.at("inner") == 8192);
+    CHECK(std::get<kiln::ScanConfig>(plan.kernels[0].config).chunks == 1);   // 64 * 32 blocks of 256 columns fill 132 SMs
+    CHECK(std::get<kiln::ScanConfig>(plan.kernels[0].config).inner == 8192);
     const auto src = sources_of(plan)[0].text;
     CHECK(contains(src, "kiln::scan_strided<kThreads, kUnroll, kExclusive, kReverse, Op>(in_x, out_y, "
                         "static_cast<const C*>(nullptr)"));
@@ -71,7 +71,7 @@ TEST_CASE("strided scans: template choices") {
   SUBCASE("cumsum over axis 0 of 8192x4096: 4096 columns cannot fill the GPU, so the axis is chunked") {
     const auto plan = plan_of({"scans", "cumsum_cols", "", {}, {}});
     REQUIRE(plan.kernels.size() == 2);
-    CHECK(plan.kernels[0].params.at("chunks") > 1);
+    CHECK(std::get<kiln::ScanConfig>(plan.kernels[0].config).chunks > 1);
     CHECK(plan.kernels[0].grid.x * plan.kernels[0].grid.y >= 132u * 8u);   // a full wave of 256-thread blocks
   }
   SUBCASE("few columns down a long axis: chunk totals, then the scan reads them") {
@@ -79,7 +79,7 @@ TEST_CASE("strided scans: template choices") {
     REQUIRE(plan.kernels.size() == 2);
     CHECK(plan.kernels[0].template_name == "scan_strided_totals");
     CHECK(plan.kernels[1].template_name == "scan_strided");
-    CHECK(plan.kernels[0].params.at("chunks") > 1);
+    CHECK(std::get<kiln::ScanConfig>(plan.kernels[0].config).chunks > 1);
     CHECK(plan.kernels[0].grid.y == plan.kernels[1].grid.y);
     CHECK(plan.kernels[0].stores.empty());         // the totals kernel stores no output
     CHECK(plan.kernels[1].stores.size() == 1);
@@ -101,7 +101,7 @@ TEST_CASE("look-back scans: planned for few long rows, with the workspace zeroed
   REQUIRE(plan.kernels.size() == 1);
   const auto& k = plan.kernels[0];
   CHECK(k.template_name == "scan_rows");
-  CHECK(k.params.at("lookback") == 1);
+  CHECK(std::get<kiln::ScanConfig>(k.config).variant == kiln::ScanVariant::kRowsLookback);
   // 2 rows of 4194304 in tiles of 256 * 2 * 4: a block per tile.
   CHECK(k.grid.x == 2u * 4194304u / 2048u);
   REQUIRE(k.zero_before.size() == 1);
@@ -114,11 +114,11 @@ TEST_CASE("look-back scans: planned for few long rows, with the workspace zeroed
   CHECK(contains(src, "kiln::scan_rows_lookback<kThreads, kVecs, kExclusive, kReverse, Op>(in_x, out_y, ws_y_lookback"));
   // Many rows keep the block-per-row path and need no zeroing.
   const auto many = plan_of({"scans", "cumsum_reverse", "", {}, {}});
-  CHECK(many.kernels[0].params.count("lookback") == 0);
+  CHECK(std::get<kiln::ScanConfig>(many.kernels[0].config).variant == kiln::ScanVariant::kRowsBlock);
   CHECK(many.kernels[0].zero_before.empty());
   // An operand reading a tensor of another width: the template's tile would differ, so no look-back.
   const auto mixed = plan_of_text("op m {\n  dims B = 2, N = 4194304\n  in x: f16[B, N]\n  out y = cumsum(f32(x), axis=1)\n}\n", "m");
-  CHECK(mixed.kernels[0].params.count("lookback") == 0);
+  CHECK(std::get<kiln::ScanConfig>(mixed.kernels[0].config).variant == kiln::ScanVariant::kRowsBlock);
   CHECK(mixed.kernels[0].zero_before.empty());
 }
 
@@ -127,10 +127,10 @@ TEST_CASE("reductions over non-adjacent axes: a chain of box reductions") {
     const auto plan = plan_of({"reductions", "sum_outer_inner", "", {}, {}});
     REQUIRE(plan.kernels.size() == 2);
     CHECK(plan.kernels[0].template_name == "reduce_chain");
-    CHECK(plan.kernels[0].params.at("inner") == 1);        // the innermost group first
-    CHECK(plan.kernels[0].params.at("red") == 512);
-    CHECK(plan.kernels[1].params.at("red") == 64);
-    CHECK(plan.kernels[1].params.at("inner") == 512);
+    CHECK(std::get<kiln::ReduceChainConfig>(plan.kernels[0].config).inner == 1);        // the innermost group first
+    CHECK(std::get<kiln::ReduceChainConfig>(plan.kernels[0].config).red == 512);
+    CHECK(std::get<kiln::ReduceChainConfig>(plan.kernels[1].config).red == 64);
+    CHECK(std::get<kiln::ReduceChainConfig>(plan.kernels[1].config).inner == 512);
     CHECK(plan.kernels[0].stores.empty());
     REQUIRE(plan.kernels[1].stores.size() == 1);
     const auto srcs = sources_of(plan);
@@ -142,7 +142,9 @@ TEST_CASE("reductions over non-adjacent axes: a chain of box reductions") {
     const auto srcs = sources_of(plan);
     REQUIRE(srcs.size() == 2);
     CHECK(contains(srcs[0].text, "using Op = kiln::SumOp<C>;"));
-    CHECK(contains(srcs[1].text, "constexpr Index kCount = 8481;"));   // 33 * 257
+    CHECK(std::get<kiln::ReduceChainConfig>(plan.kernels[1].config).count == 8481);   // 33 * 257
+    CHECK(contains(srcs[1].text, "/*count=*/8481"));
+    CHECK(contains(srcs[1].text, "constexpr Index kCount = kConfig.count;"));
     CHECK(contains(srcs[1].text, "return a / C(kCount);"));
   }
   SUBCASE("a prologue runs in the first stage, an epilogue in the last") {

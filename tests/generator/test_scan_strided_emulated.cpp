@@ -6,7 +6,7 @@
 
 #include "kiln/reduce.cuh"
 #include "kiln/scan.cuh"
-#include "templates/kiln/launch_rules.h"
+#include "templates/kiln/config/scan.h"
 
 #include <doctest/doctest.h>
 

@@ -14,7 +14,9 @@
 #include <unistd.h>
 #include <vector>
 
-#include "templates/kiln/launch_rules.h"   // plain C++: the planner includes it the same way
+#include "templates/kiln/config/reduce.h"    // plain C++: the planner includes them the same way
+#include "templates/kiln/config/rownorm.h"
+#include "templates/kiln/config/scan.h"
 
 namespace {
 

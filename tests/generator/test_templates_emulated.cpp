@@ -7,7 +7,8 @@
 #include "kiln/reduce.cuh"
 #include "kiln/rownorm.cuh"
 #include "kiln/scan.cuh"
-#include "templates/kiln/launch_rules.h"
+#include "templates/kiln/config/reduce.h"
+#include "templates/kiln/config/scan.h"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // Example instantiation: y = argmax(x, axis=1), x: f32[8, 16777219] -> i64[8].
 // Few, very long rows: reduce_inner_block split along the row (blockIdx.y), partial
 // (value, index) states to a workspace, then reduce_finish (k1) picks the winner per row.
-#include "kiln/launch_rules.h"
+#include "kiln/config/reduce.h"
 #include "kiln/reduce.cuh"
 
 namespace kiln_argmax_long {

@@ -1,7 +1,7 @@
 // Example instantiation: y = argmax(x, axis=1), x: f32[1048576, 7] -> i64[1048576].
 // Rows shorter than a warp: reduce_inner_warp (lanes 0..6 of each warp load one float each,
 // as head and tail elements; no vector body).
-#include "kiln/launch_rules.h"
+#include "kiln/config/reduce.h"
 #include "kiln/reduce.cuh"
 
 namespace kiln_argmax_short {

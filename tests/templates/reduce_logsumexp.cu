@@ -1,6 +1,6 @@
 // Example instantiation: y = logsumexp(x, axis=1), x: f32[16384, 2048].
 // reduce_inner_warp with the online (max, sum) state: one exp per element.
-#include "kiln/launch_rules.h"
+#include "kiln/config/reduce.h"
 #include "kiln/reduce.cuh"
 
 namespace kiln_logsumexp {

@@ -1,7 +1,7 @@
 // Example instantiation, as the emitter writes it: y = min(x, axis=1), x: f32[128, 4096, 4095].
 // Reduced axis strided: reduce_outer over [outer=128, red=4096, inner=4095]. inner % 4 != 0,
 // so kVec = 1 (coalesced 4-byte loads, kUnroll deep per thread).
-#include "kiln/launch_rules.h"
+#include "kiln/config/reduce.h"
 #include "kiln/reduce.cuh"
 
 namespace kiln_min_reduce_axis1 {

@@ -1,7 +1,7 @@
 // Example instantiation: y = min(x, axis=2), x: f32[128, 4096, 4095].
 // Reduced axis contiguous: reduce_inner_warp over rows = 524288 of len 4095 (rows are not
 // 16-byte aligned: scalar head, 16-byte body, scalar tail).
-#include "kiln/launch_rules.h"
+#include "kiln/config/reduce.h"
 #include "kiln/reduce.cuh"
 
 namespace kiln_min_reduce_axis2 {

@@ -2,7 +2,7 @@
 // Reduced axis strided with outer = 1: reduce_outer over [1, 4096, 8192] with 16-byte loads
 // (inner % 4 == 0). 8 column tiles cannot fill 132 SMs, so the reduced axis is split over
 // blockIdx.y and a second kernel (k1) combines the partial sums in split order.
-#include "kiln/launch_rules.h"
+#include "kiln/config/reduce.h"
 #include "kiln/reduce.cuh"
 
 namespace kiln_sumsq_axis0 {

@@ -1,7 +1,7 @@
 // Example instantiation: y = sum(x * x, axis=1), x: f32[4096, 8192].
 // Reduced axis contiguous, rows too few for a warp each to fill the GPU (4096 < 32*132) and
 // long: reduce_inner_block, a 512-thread block per row, no split (4096 rows >= 2*132 blocks).
-#include "kiln/launch_rules.h"
+#include "kiln/config/reduce.h"
 #include "kiln/reduce.cuh"
 
 namespace kiln_sumsq_axis1 {

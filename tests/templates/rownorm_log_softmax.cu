@@ -1,7 +1,7 @@
 // Example instantiation: y = log_softmax(x, axis=1), x: f32[8192, 1000].
 // A warp per row, 32 floats per lane in registers (1000 <= 32*32); rows are 4000 bytes long,
 // so every row starts 16-byte aligned and loads/stores are 16 bytes.
-#include "kiln/launch_rules.h"
+#include "kiln/config/rownorm.h"
 #include "kiln/rownorm.cuh"
 
 namespace kiln_log_softmax {

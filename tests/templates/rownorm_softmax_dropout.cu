@@ -6,7 +6,7 @@
 // kiln/philox.cuh (kiln::dropout_keep) was not on main when this was written: DropoutStub below
 // stands in with the same shape of interface (a pure function of seed and flat index), and is
 // what bench/standalone/memtpl_check.cu checks against. Swap in kiln::dropout_keep when it lands.
-#include "kiln/launch_rules.h"
+#include "kiln/config/rownorm.h"
 #include "kiln/rownorm.cuh"
 
 namespace kiln_softmax_dropout {

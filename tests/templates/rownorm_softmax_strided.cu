@@ -1,6 +1,6 @@
 // Example instantiation: y = softmax(x, axis=1), x: f32[64, 333, 1024] (normalized axis strided).
 // rownorm_strided: a thread per (o, c) column, coalesced along c, two passes over the column.
-#include "kiln/launch_rules.h"
+#include "kiln/config/rownorm.h"
 #include "kiln/rownorm.cuh"
 
 namespace kiln_softmax_strided {

@@ -1,6 +1,6 @@
 // Example instantiation: y = cummax(x, axis=1), x: f32[8, 4000000].
 // Few long rows: scan_rows_lookback, one block per 4096-element tile, decoupled look-back.
-#include "kiln/launch_rules.h"
+#include "kiln/config/scan.h"
 #include "kiln/scan.cuh"
 
 namespace kiln_cummax_lookback {

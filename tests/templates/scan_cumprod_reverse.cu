@@ -1,6 +1,6 @@
 // Example instantiation: y = cumprod(x, axis=1, reverse=true), x: f32[1000, 5003].
 // Odd row length: rows are not 16-byte aligned, so every row takes the scalar path.
-#include "kiln/launch_rules.h"
+#include "kiln/config/scan.h"
 #include "kiln/scan.cuh"
 
 namespace kiln_cumprod_reverse {

@@ -1,6 +1,6 @@
 // Example instantiation: y = cumsum(x, axis=1, exclusive=true), x: f32[32768, 32768].
 // Many rows: scan_rows_block, a block per row carrying the prefix over 2048-element tiles.
-#include "kiln/launch_rules.h"
+#include "kiln/config/scan.h"
 #include "kiln/scan.cuh"
 
 namespace kiln_cumsum_exclusive {

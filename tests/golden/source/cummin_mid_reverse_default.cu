@@ -7,7 +7,7 @@ kernels:
       anchor %1 cummin (line 39)
       stores %1 -> #1 y
       reads #0 x
-      params chunk=128 chunks=1 inner=8192 len=128 outer=64 threads=256 unroll=8 workspace=-1
+      config ScanConfig{variant=kStrided outer=64 len=128 inner=8192 threads=256 vecs=1 unroll=8 chunks=1 chunk=128}
       why: scan along a strided axis ([64, 128, 8192]): a thread per column carrying its running value, 8 loads in flight; 2048 blocks fill the GPU: one pass; int32 indices (every tensor < 2^31 elements)
 
 // ==== cummin_mid_reverse_k0.cu
@@ -19,10 +19,11 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
+constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStrided, /*outer=*/64, /*len=*/128, /*inner=*/8192, /*threads=*/256, /*vecs=*/1, /*unroll=*/8, /*chunks=*/1, /*chunk=*/128};  // the planner's config
 // cummin of [64, 128, 8192] along axis 1, reverse, viewed as [outer, len, inner]
-constexpr Index kOuter = 64, kLen = 128, kInner = 8192;
-constexpr int kThreads = 256, kUnroll = 8;  // a thread per column, kUnroll loads in flight
-constexpr Index kChunk = 128;  // 1 chunk(s) along the axis
+constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
+constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;  // a thread per column, kUnroll loads in flight
+constexpr Index kChunk = kConfig.chunk;  // 1 chunk(s) along the axis
 constexpr bool kExclusive = false, kReverse = true;
 using C = float;
 using Op = kiln::MinOp<float>;
@@ -61,4 +62,7 @@ struct Store {
 extern "C" __global__ void __launch_bounds__(256) kiln_cummin_mid_reverse_k0_scan_strided(const float* __restrict__ in_x, float* __restrict__ out_y) {
   kiln::scan_strided<kThreads, kUnroll, kExclusive, kReverse, Op>(in_x, out_y, static_cast<const C*>(nullptr), kOuter, kLen, kInner, kChunk, Load{in_x, out_y}, Store{in_x, out_y});
 }
+
+static_assert(kiln::launch::same_launch(kiln::scan_geometry(kConfig, sizeof(float), sizeof(C)), true, 2048, 1, 1, 256, 1, 1, 0),
+              "the template library's launch rule differs from the planner's");
 

@@ -7,7 +7,7 @@ kernels:
       anchor %1 cumprod (line 45)
       stores %1 -> #1 y
       reads #0 x
-      params chunk=37 chunks=1 inner=3000 len=37 outer=1 threads=256 unroll=8 workspace=-1
+      config ScanConfig{variant=kStrided outer=1 len=37 inner=3000 threads=256 vecs=1 unroll=8 chunks=1 chunk=37}
       why: scan along a strided axis ([1, 37, 3000]): a thread per column carrying its running value, 8 loads in flight; 12 blocks fill the GPU: one pass; int32 indices (every tensor < 2^31 elements)
 
 // ==== cumprod_cols_exclusive_reverse_k0.cu
@@ -19,10 +19,11 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
+constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStrided, /*outer=*/1, /*len=*/37, /*inner=*/3000, /*threads=*/256, /*vecs=*/1, /*unroll=*/8, /*chunks=*/1, /*chunk=*/37};  // the planner's config
 // cumprod of [37, 3000] along axis 0, exclusive, reverse, viewed as [outer, len, inner]
-constexpr Index kOuter = 1, kLen = 37, kInner = 3000;
-constexpr int kThreads = 256, kUnroll = 8;  // a thread per column, kUnroll loads in flight
-constexpr Index kChunk = 37;  // 1 chunk(s) along the axis
+constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
+constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;  // a thread per column, kUnroll loads in flight
+constexpr Index kChunk = kConfig.chunk;  // 1 chunk(s) along the axis
 constexpr bool kExclusive = true, kReverse = true;
 using C = float;
 using Op = kiln::ProdOp<float>;
@@ -59,4 +60,7 @@ struct Store {
 extern "C" __global__ void __launch_bounds__(256) kiln_cumprod_cols_exclusive_reverse_k0_scan_strided(const float* __restrict__ in_x, float* __restrict__ out_y) {
   kiln::scan_strided<kThreads, kUnroll, kExclusive, kReverse, Op>(in_x, out_y, static_cast<const C*>(nullptr), kOuter, kLen, kInner, kChunk, Load{in_x, out_y}, Store{in_x, out_y});
 }
+
+static_assert(kiln::launch::same_launch(kiln::scan_geometry(kConfig, sizeof(float), sizeof(C)), true, 12, 1, 1, 256, 1, 1, 0),
+              "the template library's launch rule differs from the planner's");
 

@@ -9,7 +9,7 @@ kernels:
       stores %1 -> #1 y
       reads #0 x
       zeroes #2 y_lookback (1.8 KiB) on the stream before the launch (cuMemsetD32Async)
-      params len=100003 lookback=1 rows=3 threads=256 vecs=2 workspace=2
+      config ScanConfig{variant=kRowsLookback outer=3 len=100003 inner=1 threads=256 vecs=2 unroll=1 chunks=1 chunk=0}
       why: scan along contiguous rows, few and long (3 rows of 100003: fewer than 2 per SM): decoupled look-back, a block per 2048-element tile (147 tiles), its flags zeroed before the launch; int32 indices (every tensor < 2^31 elements)
 
 // ==== cumsum_long_rows_k0.cu
@@ -21,9 +21,10 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
+constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kRowsLookback, /*outer=*/3, /*len=*/100003, /*inner=*/1, /*threads=*/256, /*vecs=*/2, /*unroll=*/1, /*chunks=*/1, /*chunk=*/0};  // the planner's config
 // cumsum of [3, 100003] along axis 1
-constexpr Index kRows = 3, kLen = 100003;
-constexpr int kThreads = 256, kVecs = 2;  // 16-byte vectors per thread per tile
+constexpr Index kRows = kConfig.outer, kLen = kConfig.len;
+constexpr int kThreads = kConfig.threads, kVecs = kConfig.vecs;  // 16-byte vectors per thread per tile
 constexpr bool kExclusive = false, kReverse = false;
 using C = float;
 using Op = kiln::SumOp<float>;
@@ -63,4 +64,9 @@ extern "C" __global__ void __launch_bounds__(256) kiln_cumsum_long_rows_k0_scan_
   // ws_y_lookback (tile counter and flags) was zeroed on this stream before the launch
   kiln::scan_rows_lookback<kThreads, kVecs, kExclusive, kReverse, Op>(in_x, out_y, ws_y_lookback, kRows, kLen, Load{in_x, out_y, ws_y_lookback}, Store{in_x, out_y, ws_y_lookback});
 }
+
+static_assert(kiln::launch::same_launch(kiln::scan_geometry(kConfig, sizeof(float), sizeof(C)), true, 147, 1, 1, 256, 1, 1, 0),
+              "the template library's launch rule differs from the planner's");
+static_assert(kiln::scan_geometry(kConfig, sizeof(float), sizeof(C)).workspace_bytes == 1792,
+              "the planner's workspace differs from the template library's layout");
 

@@ -7,7 +7,7 @@ kernels:
       anchor %1 mean (line 12)
       stores %1 -> #1 y
       reads #0 x
-      params inner=1 outer=3 red=35 threads=256 unroll=4 warp=1
+      config ReduceConfig{variant=kInnerWarp outer=3 red=35 inner=1 threads=256 unroll=4 vec=1 cols=1 splits=1 chunk=0 acc_bytes=4}
       why: reduced axis contiguous: a warp per row (3 rows of 35; short rows), 16-byte loads with scalar head/tail; int32 indices (every tensor < 2^31 elements)
 
 // ==== mean_keepdims_k0.cu
@@ -19,11 +19,12 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerWarp, /*outer=*/3, /*red=*/35, /*inner=*/1, /*threads=*/256, /*unroll=*/4, /*vec=*/1, /*cols=*/1, /*splits=*/1, /*chunk=*/0, /*acc_bytes=*/4};  // the planner's config
 // mean of [3, 5, 7] (keepdims) over axes viewed as [outer, red, inner]
-constexpr Index kOuter = 3, kRed = 35, kInner = 1;
+constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type
 using Op = kiln::MeanOp<float>;
-constexpr int kThreads = 256, kUnroll = 4;
+constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;
 
 // spec line 11: the mean operand, per loaded element
 struct Load {
@@ -59,4 +60,7 @@ struct Store {
 extern "C" __global__ void __launch_bounds__(256) kiln_mean_keepdims_k0_reduce_inner(const float* __restrict__ in_x, float* __restrict__ out_y) {
   kiln::reduce_inner_warp<kThreads, kUnroll, Op>(in_x, out_y, kOuter, kRed, Load{in_x, out_y}, Store{in_x, out_y});
 }
+
+static_assert(kiln::launch::same_launch(kiln::reduce_geometry(kConfig), true, 1, 1, 1, 256, 1, 1, 0),
+              "the template library's launch rule differs from the planner's");
 

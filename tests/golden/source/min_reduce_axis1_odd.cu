@@ -7,7 +7,7 @@ kernels:
       anchor %1 min (line 6)
       stores %1 -> #1 y
       reads #0 x
-      params chunk=7 inner=5 outer=1 red=7 splits=1 threads=32 unroll=8 vec=1
+      config ReduceConfig{variant=kOuter outer=1 red=7 inner=5 threads=32 unroll=8 vec=1 cols=1 splits=1 chunk=7 acc_bytes=4}
       why: reduced axis strided: threads along the contiguous inner axis (5), inner % 4 != 0: 4-byte loads, 8 in flight per thread; int32 indices (every tensor < 2^31 elements)
 
 // ==== min_reduce_k0.cu
@@ -19,13 +19,14 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kOuter, /*outer=*/1, /*red=*/7, /*inner=*/5, /*threads=*/32, /*unroll=*/8, /*vec=*/1, /*cols=*/1, /*splits=*/1, /*chunk=*/7, /*acc_bytes=*/4};  // the planner's config
 // min of [1, 7, 5] over axes viewed as [outer, red, inner]
-constexpr Index kOuter = 1, kRed = 7, kInner = 5;
+constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type
 using Op = kiln::MinOp<float>;
-constexpr int kThreads = 32, kUnroll = 8;
-constexpr int kVec = 1;  // columns per thread (16-byte loads when > 1)
-constexpr Index kSplits = 1, kChunk = 7;  // no split
+constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;
+constexpr int kVec = kConfig.vec;  // columns per thread (16-byte loads when > 1)
+constexpr Index kSplits = kConfig.splits, kChunk = kConfig.chunk;  // no split
 
 // spec line 5: the min operand, per loaded element
 struct Load {
@@ -60,4 +61,7 @@ struct Store {
 extern "C" __global__ void __launch_bounds__(32) kiln_min_reduce_k0_reduce_outer(const float* __restrict__ in_x, float* __restrict__ out_y) {
   kiln::reduce_outer<kThreads, kUnroll, kVec, Op>(in_x, out_y, static_cast<Op::Acc*>(nullptr), kOuter, kRed, kInner, kSplits, kChunk, Load{in_x, out_y}, Store{in_x, out_y});
 }
+
+static_assert(kiln::launch::same_launch(kiln::reduce_geometry(kConfig), true, 1, 1, 1, 32, 1, 1, 0),
+              "the template library's launch rule differs from the planner's");
 

@@ -7,7 +7,7 @@ kernels:
       anchor %1 min (line 6)
       stores %1 -> #1 y
       reads #0 x
-      params chunk=4096 inner=1 outer=3 red=4095 splits=1 threads=512 unroll=4 warp=0
+      config ReduceConfig{variant=kInnerBlock outer=3 red=4095 inner=1 threads=512 unroll=4 vec=1 cols=1 splits=1 chunk=4096 acc_bytes=4}
       why: reduced axis contiguous: a block per row (3 rows, fewer than 32 per SM, of 4095 > 2048); int32 indices (every tensor < 2^31 elements)
 
 // ==== min_reduce_k0.cu
@@ -19,12 +19,13 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerBlock, /*outer=*/3, /*red=*/4095, /*inner=*/1, /*threads=*/512, /*unroll=*/4, /*vec=*/1, /*cols=*/1, /*splits=*/1, /*chunk=*/4096, /*acc_bytes=*/4};  // the planner's config
 // min of [3, 1, 4095] over axes viewed as [outer, red, inner]
-constexpr Index kOuter = 3, kRed = 4095, kInner = 1;
+constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type
 using Op = kiln::MinOp<float>;
-constexpr int kThreads = 512, kUnroll = 4;
-constexpr Index kSplits = 1, kChunk = 4096;  // no split
+constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;
+constexpr Index kSplits = kConfig.splits, kChunk = kConfig.chunk;  // no split
 
 // spec line 5: the min operand, per loaded element
 struct Load {
@@ -59,4 +60,7 @@ struct Store {
 extern "C" __global__ void __launch_bounds__(512) kiln_min_reduce_k0_reduce_inner(const float* __restrict__ in_x, float* __restrict__ out_y) {
   kiln::reduce_inner_block<kThreads, kUnroll, Op>(in_x, out_y, static_cast<Op::Acc*>(nullptr), kOuter, kRed, kSplits, kChunk, Load{in_x, out_y}, Store{in_x, out_y});
 }
+
+static_assert(kiln::launch::same_launch(kiln::reduce_geometry(kConfig), true, 3, 1, 1, 512, 1, 1, 0),
+              "the template library's launch rule differs from the planner's");
 

@@ -7,7 +7,7 @@ kernels:
       anchor %1 sum (line 6)
       stores %1 -> #1 y
       reads #0 x
-      params chunk=4096 inner=1 outer=4096 red=4096 splits=1 threads=512 unroll=4 warp=0
+      config ReduceConfig{variant=kInnerBlock outer=4096 red=4096 inner=1 threads=512 unroll=4 vec=1 cols=1 splits=1 chunk=4096 acc_bytes=4}
       why: reduced axis contiguous: a block per row (4096 rows, fewer than 32 per SM, of 4096 > 2048); int32 indices (every tensor < 2^31 elements)
 
 // ==== sum_rows_k0.cu
@@ -19,12 +19,13 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerBlock, /*outer=*/4096, /*red=*/4096, /*inner=*/1, /*threads=*/512, /*unroll=*/4, /*vec=*/1, /*cols=*/1, /*splits=*/1, /*chunk=*/4096, /*acc_bytes=*/4};  // the planner's config
 // sum of [4096, 4096] over axes viewed as [outer, red, inner]
-constexpr Index kOuter = 4096, kRed = 4096, kInner = 1;
+constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type
 using Op = kiln::SumOp<float>;
-constexpr int kThreads = 512, kUnroll = 4;
-constexpr Index kSplits = 1, kChunk = 4096;  // no split
+constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;
+constexpr Index kSplits = kConfig.splits, kChunk = kConfig.chunk;  // no split
 
 // spec line 5: the sum operand, per loaded element
 struct Load {
@@ -57,4 +58,7 @@ struct Store {
 extern "C" __global__ void __launch_bounds__(512) kiln_sum_rows_k0_reduce_inner(const float* __restrict__ in_x, float* __restrict__ out_y) {
   kiln::reduce_inner_block<kThreads, kUnroll, Op>(in_x, out_y, static_cast<Op::Acc*>(nullptr), kOuter, kRed, kSplits, kChunk, Load{in_x, out_y}, Store{in_x, out_y});
 }
+
+static_assert(kiln::launch::same_launch(kiln::reduce_geometry(kConfig), true, 4096, 1, 1, 512, 1, 1, 0),
+              "the template library's launch rule differs from the planner's");
 

@@ -1,0 +1,100 @@
+// kiln/config/rownorm.h — the row-normalization family (rownorm.cuh: softmax, log_softmax): its
+// typed config and the launch rules that pick the variant and its numbers. See config.h.
+#pragma once
+
+#include "kiln/config/config.h"
+#include "kiln/config/reduce.h"   // launch::reduce_inner_warp_geometry (a warp per row)
+
+namespace kiln {
+
+enum class RownormVariant {
+  kWarpRows,    // rownorm_rows with kGroup = 32: a warp per contiguous row
+  kBlockRows,   // rownorm_rows with kGroup = kThreads: a block per contiguous row
+  kStrided,     // rownorm_strided: a thread per column of [outer, len, inner]
+};
+
+#if !defined(__CUDACC_RTC__)
+inline const char* enum_name(RownormVariant v) {
+  switch (v) {
+    case RownormVariant::kWarpRows: return "kWarpRows";
+    case RownormVariant::kBlockRows: return "kBlockRows";
+    case RownormVariant::kStrided: return "kStrided";
+  }
+  return "?";
+}
+#endif
+
+// The normalized tensor viewed as [outer, len, inner] (inner == 1: contiguous rows).
+#define KILN_ROWNORM_FIELDS(X)                                                                         \
+  X(RownormVariant, variant, RownormVariant::kWarpRows)                                                \
+  X(long long, outer, 1)                                                                               \
+  X(long long, len, 1)                                                                                 \
+  X(long long, inner, 1)                                                                               \
+  X(int, threads, 256)     /* block size */                                                            \
+  X(int, group, 32)        /* rows: threads a row (32 or threads); 0 for kStrided */                   \
+  X(long long, items, 0)   /* rows: elements a thread holds in registers; 0 for kStrided */            \
+  X(int, unroll, 1)        /* kStrided: loads in flight a thread */
+KILN_CONFIG(RownormConfig, KILN_ROWNORM_FIELDS);
+
+namespace launch {
+
+// ---------------------------------------------------------------- rownorm
+// Contiguous rows: a warp per row when the row fits in a warp's registers
+// (32 * items) and rows are plentiful; else a block per row (registers when the
+// row fits in threads*items, else the streaming two-pass path, chosen inside).
+KILN_RULE constexpr bool rownorm_use_warp(long long rows, long long len, int warp_items, int sm_count) {
+  return len <= 32LL * warp_items && rows >= 8LL * sm_count;
+}
+KILN_RULE constexpr Geometry rownorm_warp_geometry(long long rows, int threads) {
+  return reduce_inner_warp_geometry(rows, threads);
+}
+// Items (elements a lane holds) of a warp per row: the row spread over 32 lanes, whole vectors.
+KILN_RULE constexpr long long rownorm_warp_items(long long len, int vec) {
+  return max_ll(vec, round_up_ll(ceil_div(len, 32), vec));
+}
+// Block per row: at most kRowNormMaxItems elements a thread in registers (16 floats: 54
+// registers on sm_90 for softmax, two 512-thread blocks an SM, 64 KB of loads in flight).
+// The fewest threads (256, 512, 1024) that hold the row, so each thread has many loads in
+// flight and the two block reductions span few warps. When rows are too few to give each SM
+// two blocks, the row is spread wider (4 a thread) since no other block hides its latency.
+// Longer rows take the two-pass path with 1024 threads.
+constexpr int kRowNormMaxItems = 16;
+KILN_RULE constexpr int rownorm_block_threads(long long rows, long long len, int sm_count) {
+  const long long per_thread = rows < 2LL * sm_count ? 4 : kRowNormMaxItems;
+  for (int t = 256; t < 1024; t *= 2)
+    if (len <= t * per_thread) return t;
+  return 1024;
+}
+KILN_RULE constexpr long long rownorm_block_items(long long len, int threads, int vec) {
+  return min_ll(max_ll(kRowNormMaxItems, vec), max_ll(vec, round_up_ll(ceil_div(len, threads), vec)));
+}
+// A row is held in registers (one read, one write) when its group's items cover it; rownorm.cuh
+// branches on this rule, the planner's reason text reports it.
+KILN_RULE constexpr bool rownorm_row_in_registers(long long len, int group, long long items) {
+  return len <= group * items;
+}
+KILN_RULE constexpr Geometry rownorm_block_geometry(long long rows, int threads) {
+  Geometry g;
+  g.block.x = threads;
+  g.grid.x = min_ll(rows, kMaxGridX);
+  return g;
+}
+// Strided rows ([outer, len, inner], normalize along len): one thread per column.
+KILN_RULE constexpr Geometry rownorm_strided_geometry(long long outer, long long inner, int threads) {
+  Geometry g;
+  g.block.x = threads;
+  g.grid.x = min_ll(ceil_div(outer * inner, threads), kMaxGridX);
+  return g;
+}
+
+}  // namespace launch
+
+KILN_RULE constexpr launch::Geometry rownorm_geometry(const RownormConfig& c) {
+  switch (c.variant) {
+    case RownormVariant::kWarpRows: return launch::rownorm_warp_geometry(c.outer, c.threads);
+    case RownormVariant::kBlockRows: return launch::rownorm_block_geometry(c.outer, c.threads);
+    default: return launch::rownorm_strided_geometry(c.outer, c.inner, c.threads);
+  }
+}
+
+}  // namespace kiln
