@@ -18,21 +18,45 @@ namespace kiln {
 
 namespace {
 
-std::string b(std::int64_t v) { return v ? "true" : "false"; }
-
-const char* precision_type(std::int64_t code) {
-  return code == 0 ? "kiln::Ieee" : code == 1 ? "kiln::Tf32" : "kiln::Tf32x3";
+// The tag type of a precision (mma.cuh).
+const char* precision_type(MmaPrecision p) {
+  return p == MmaPrecision::Ieee ? "kiln::Ieee" : p == MmaPrecision::Tf32 ? "kiln::Tf32" : "kiln::Tf32x3";
 }
 
-const char* layout_name(std::int64_t col_major) { return col_major ? "kiln::gemm::kColMajor" : "kiln::gemm::kRowMajor"; }
-
-std::int64_t param(const PlannedKernel& k, const char* name) {
-  auto it = k.params.find(name);
-  KILN_ASSERT(it != k.params.end(), "kernel {} has no parameter {}", k.template_name, name);
-  return it->second;
+const char* layout_name(GemmLayout l) {
+  return l == GemmLayout::ColMajor ? "kiln::gemm::kColMajor" : "kiln::gemm::kRowMajor";
 }
 
 std::string pointer_of(const Plan& plan, ir::NodeId leaf) { return UnitParts::pointer_name(plan, plan.leaves.at(leaf)); }
+
+// The leaf a matmul operand is read from: the operand, or the Input under a transposed view.
+ir::NodeId operand_leaf(const Plan& plan, const PlannedKernel& k, int i, GemmLayout layout) {
+  const ir::NodeId op = plan.ir().node(k.anchor).operands[static_cast<std::size_t>(i)];
+  return layout == GemmLayout::ColMajor ? plan.ir().node(op).operands[0] : op;
+}
+
+// The pointer of the kernel's workspace (split-K partial sums, row statistics, SmallK's parts).
+std::string workspace_pointer(const Plan& plan, const PlannedKernel& k) {
+  std::string name;
+  for (const auto& arg : k.args) {
+    if (arg.kind != KernelArg::Kind::Buffer || plan.buffers[static_cast<std::size_t>(arg.buffer)].kind != BufferKind::Workspace)
+      continue;
+    KILN_ASSERT(name.empty(), "kernel {} has more than one workspace", k.template_name);
+    name = UnitParts::pointer_name(plan, arg.buffer);
+  }
+  KILN_ASSERT(!name.empty(), "kernel {} has no workspace", k.template_name);
+  return name;
+}
+
+// The checks every unit ends with: the template's own block size and shared memory against the
+// planner's (`type` the instantiated template), then the launch from the family's rule.
+void template_checks(const PlannedKernel& k, UnitParts& unit, const std::string& type, bool dynamic_smem,
+                     const std::string& geometry) {
+  unit.checks += fmt::format("static_assert({}::kThreads == {}{}, \"the template's block size or shared memory differs "
+                             "from the planner's\");\n", type, k.block.x,
+                             dynamic_smem ? fmt::format(" && {}::kSmemBytes == {}", type, k.shared_bytes) : "");
+  unit.launch_check(k, geometry);
+}
 
 std::string index_line(const PlannedKernel& k) {
   return fmt::format("using Index = {};  // {}\n", k.index64 ? "long long" : "int",
@@ -125,170 +149,162 @@ Coords matmul_coords(const Plan& plan, const PlannedKernel& k, std::vector<std::
   return c;
 }
 
-void emit_gemm_family(const Plan& plan, const PlannedKernel& k, UnitParts& unit) {
-  const std::string& t = k.template_name;
-  const bool reduce = t == "gemm_split_k_reduce";
-  const ir::NodeId a = param(k, "a_leaf"), bl = param(k, "b_leaf");
-  const char* elem = storage_type(plan.ir().node(a).dtype);
-  const char* prec = precision_type(param(k, "precision"));
+}  // namespace
+
+void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& config, UnitParts& unit) {
+  const GemmKind kind = config.kind;
   CodeWriter c;
   c.raw_line(index_line(k).substr(0, index_line(k).size() - 1));
-  c.line("constexpr long long kM = {}, kN = {}, kK = {}, kBatch = {};", param(k, "m"), param(k, "n"), param(k, "k"),
-         param(k, "batch"));
-  const std::string ws = k.params.count("workspace") ? UnitParts::pointer_name(plan, static_cast<int>(param(k, "workspace"))) : "";
-  std::string sig = "float acc, Index batch, Index row, Index col";
+  c.line("{}", UnitParts::config_line(config));
+  if (kind == GemmKind::SoftmaxFinalize) {
+    c.line("// rows of all batches: {} x {}", config.batch, config.m);
+    c.line("using Finalize = kiln::gemm::SoftmaxFinalize<Index, kConfig.batch * kConfig.m, kConfig.n, "
+           "/*tiles per row*/ kConfig.tiles_n, kConfig.threads>;");
+    unit.constants = c.str();
+    unit.includes = "#include \"kiln/gemm.cuh\"";
+    unit.body = fmt::format("  Finalize::run({}, {});", UnitParts::pointer_name(plan, k.stores[0].buffer),
+                            workspace_pointer(plan, k));
+    template_checks(k, unit, "Finalize", false, fmt::format("kiln::gemm_geometry(kConfig, {}, {})",
+                                                            plan.target.sm_count, k.min_blocks));
+    return;
+  }
+  const ir::NodeId a = operand_leaf(plan, k, 0, config.layout_a), bl = operand_leaf(plan, k, 1, config.layout_b);
+  const char* elem = storage_type(plan.ir().node(a).dtype);
+  const char* prec = precision_type(config.precision);
+  c.line("constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;");
+  const bool split = kind == GemmKind::SplitK || kind == GemmKind::WgmmaSplitK;
+  const std::string out = split || kind == GemmKind::SmallKPrep ? "" : UnitParts::pointer_name(plan, k.stores[0].buffer);
+  const std::string sig = "float acc, Index batch, Index row, Index col";
   std::vector<std::string> lines;
   Coords coords;
-  if (t != "gemm_split_k" && t != "gemm_wgmma_split_k") coords = matmul_coords(plan, k, lines);
-  if (t == "gemm_small_k") {
-    c.line("using Kernel = kiln::gemm::SmallK<{}, Index, kM, kN, kK, /*lda*/ {}, /*ldb*/ {}, /*ldc*/ {},", prec,
-           param(k, "lda"), param(k, "ldb"), param(k, "ldc"));
-    c.line("                                  /*BM*/ {}, /*BN*/ {}, /*WM*/ {}, /*WN*/ {}>;", param(k, "bm"),
-           param(k, "bn"), param(k, "wm"), param(k, "wn"));
-    const std::string epi = epilogue(plan, k, unit, "float acc, Index, Index row, Index col", lines, coords);
-    unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl),
-                            UnitParts::pointer_name(plan, k.stores[0].buffer), epi);
-  } else if (t == "gemm_small_k_prep") {
-    c.line("// A and B^T to k-contiguous tf32 hi/lo parts in the workspace (B is n-contiguous)");
-    c.line("using Prep = kiln::sm90::SmallKPrep<{}, Index, kM, kN, kK, /*lda*/ {}, /*ldb*/ {}>;", prec,
-           param(k, "lda"), param(k, "ldb"));
-    unit.body = fmt::format("  Prep::run({}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), ws);
-  } else if (t == "gemm_small_k_wgmma") {
-    c.line("// sm_90a: persistent wgmma over the pre-pass's workspace, two accumulator sets");
-    c.line("using Kernel = kiln::sm90::WgSmallK<{}, Index, kM, kN, kK, /*ldc*/ {}, /*BM*/ {}, /*BN*/ {}, "
-           "/*BStages*/ {}, /*streamC*/ {}>;", prec, param(k, "ldc"), param(k, "bm"), param(k, "bn"),
-           param(k, "b_stages"), b(param(k, "stream_c")));
-    const std::string epi = epilogue(plan, k, unit, "float acc, Index, Index row, Index col", lines, coords);
-    unit.body = fmt::format("  Kernel::run({}, {}, {});", ws, UnitParts::pointer_name(plan, k.stores[0].buffer), epi);
-  } else if (t == "gemm" || t == "gemm_split_k") {
-    const bool split = t == "gemm_split_k";
-    c.line("using Kernel = kiln::gemm::{}<{}, {},{} Index, kM, kN, kK, kBatch,", split ? "GemmSplitK" : "Gemm", elem,
-           prec, split ? "" : fmt::format(" {},", storage_type(plan.ir().node(epilogue_end(plan, k)).dtype)));
-    c.line("    {}, {}, /*lda*/ {}, /*ldb*/ {},{} /*strides*/ {}, {},{}", layout_name(param(k, "layout_a")),
-           layout_name(param(k, "layout_b")), param(k, "lda"), param(k, "ldb"),
-           split ? "" : fmt::format(" /*ldc*/ {},", param(k, "ldc")), param(k, "stride_a"), param(k, "stride_b"),
-           split ? "" : fmt::format(" {},", param(k, "stride_c")));
-    c.line("    /*BM*/ {}, /*BN*/ {}, /*BK*/ {}, /*WM*/ {}, /*WN*/ {}, /*Stages*/ {}, /*vecA*/ {}, /*vecB*/ {},",
-           param(k, "bm"), param(k, "bn"), param(k, "bk"), param(k, "wm"), param(k, "wn"), param(k, "stages"),
-           b(param(k, "vec_a")), b(param(k, "vec_b")));
-    if (split) {
-      c.line("    /*SplitK*/ {}>;", param(k, "split_k"));
-      unit.body = fmt::format("  Kernel::run({}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), ws);
-    } else {
-      c.line("    /*vecC*/ {}, /*streamC*/ {}, /*rowStats*/ {}>;", b(param(k, "vec_c")), b(param(k, "stream_c")),
-             b(param(k, "row_stats")));
-      const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
-      unit.body = fmt::format("  Kernel::run({}, {}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl),
-                              UnitParts::pointer_name(plan, k.stores[0].buffer), epi,
-                              param(k, "row_stats") ? ws : "nullptr");
+  if (!split && kind != GemmKind::SmallKPrep) coords = matmul_coords(plan, k, lines);
+  std::string type = "Kernel";   // the instantiated template's alias
+  bool dynamic_smem = true;
+  switch (kind) {
+    case GemmKind::SmallK: {
+      c.line("using Kernel = kiln::gemm::SmallK<{}, Index, kM, kN, kK, kConfig.lda, kConfig.ldb, kConfig.ldc,", prec);
+      c.line("                                  kConfig.bm, kConfig.bn, kConfig.wm, kConfig.wn>;");
+      const std::string epi = epilogue(plan, k, unit, "float acc, Index, Index row, Index col", lines, coords);
+      unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), out, epi);
+      break;
     }
-  } else if (t == "gemm_wgmma" || t == "gemm_wgmma_split_k") {
-    const bool split = t == "gemm_wgmma_split_k";
-    c.line("// sm_90a: wgmma on 128-byte-swizzled shared memory; A row-major, B k-contiguous");
-    c.line("using Kernel = kiln::sm90::{}<{}, Index, kM, kN, kK, kBatch, /*lda*/ {}, /*ldb*/ {}, /*strides*/ {}, {},",
-           split ? "WgGemmSplitK" : "WgGemm", prec, param(k, "lda"), param(k, "ldb"), param(k, "stride_a"),
-           param(k, "stride_b"));
-    if (split) {
-      c.line("    /*BM*/ {}, /*BN*/ {}, /*Stages*/ {}, /*BKMajor*/ true, /*SplitK*/ {}>;", param(k, "bm"),
-             param(k, "bn"), param(k, "stages"), param(k, "split_k"));
-      unit.body = fmt::format("  Kernel::run({}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), ws);
-    } else {
-      c.line("    /*ldc*/ {}, /*strideC*/ {}, /*BM*/ {}, /*BN*/ {}, /*Stages*/ {}, /*BKMajor*/ true, /*vecC*/ {}, "
-             "/*streamC*/ {}>;", param(k, "ldc"), param(k, "stride_c"), param(k, "bm"), param(k, "bn"),
-             param(k, "stages"), b(param(k, "vec_c")), b(param(k, "stream_c")));
-      const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
-      unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl),
-                              UnitParts::pointer_name(plan, k.stores[0].buffer), epi);
+    case GemmKind::SmallKPrep:
+      c.line("// A and B^T to k-contiguous tf32 hi/lo parts in the workspace (B is n-contiguous)");
+      c.line("using Prep = kiln::sm90::SmallKPrep<{}, Index, kM, kN, kK, kConfig.lda, kConfig.ldb>;", prec);
+      unit.body = fmt::format("  Prep::run({}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl),
+                              workspace_pointer(plan, k));
+      type = "Prep";
+      dynamic_smem = false;
+      break;
+    case GemmKind::SmallKWgmma: {
+      c.line("// sm_90a: persistent wgmma over the pre-pass's workspace, two accumulator sets");
+      c.line("using Kernel = kiln::sm90::WgSmallK<{}, Index, kM, kN, kK, kConfig.ldc, kConfig.bm, kConfig.bn, "
+             "kConfig.b_stages, kConfig.stream_c>;", prec);
+      const std::string epi = epilogue(plan, k, unit, "float acc, Index, Index row, Index col", lines, coords);
+      unit.body = fmt::format("  Kernel::run({}, {}, {});", workspace_pointer(plan, k), out, epi);
+      break;
     }
-  } else if (t == "gemm_split_k_softmax") {
-    c.line("// one CTA per row of all batches; the softmax over the last axis is fused");
-    c.line("using Reduce = kiln::gemm::SplitKSoftmax<Index, kM, kN, kBatch, /*SplitK*/ {}, {}>;", param(k, "split_k"),
-           k.block.x);
-    const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
-    unit.body = fmt::format("  Reduce::run({}, {}, {});", ws, UnitParts::pointer_name(plan, k.stores[0].buffer), epi);
-  } else {
-    KILN_ASSERT(reduce, "unknown gemm template {}", t);
-    c.line("using Reduce = kiln::gemm::SplitKReduce<{}, Index, kM, kN, kBatch, /*SplitK*/ {}, /*ldc*/ {}, /*strideC*/ "
-           "{}, /*streamC*/ {}, {}>;", storage_type(plan.ir().node(k.stores[0].node).dtype), param(k, "split_k"),
-           param(k, "ldc"), param(k, "stride_c"), b(param(k, "stream_c")), k.block.x);
-    const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
-    unit.body = fmt::format("  Reduce::run({}, {}, {});", ws, UnitParts::pointer_name(plan, k.stores[0].buffer), epi);
+    case GemmKind::Gemm:
+    case GemmKind::SplitK: {
+      c.line("using Kernel = kiln::gemm::{}<{}, {},{} Index, kM, kN, kK, kBatch,", split ? "GemmSplitK" : "Gemm", elem,
+             prec, split ? "" : fmt::format(" {},", storage_type(plan.ir().node(epilogue_end(plan, k)).dtype)));
+      c.line("    {}, {}, kConfig.lda, kConfig.ldb,{} kConfig.stride_a, kConfig.stride_b,{}", layout_name(config.layout_a),
+             layout_name(config.layout_b), split ? "" : " kConfig.ldc,", split ? "" : " kConfig.stride_c,");
+      c.line("    kConfig.bm, kConfig.bn, kConfig.bk, kConfig.wm, kConfig.wn, kConfig.stages, kConfig.vec_a, "
+             "kConfig.vec_b,");
+      if (split) {
+        c.line("    kConfig.split_k>;");
+        unit.body = fmt::format("  Kernel::run({}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl),
+                                workspace_pointer(plan, k));
+      } else {
+        c.line("    kConfig.vec_c, kConfig.stream_c, kConfig.row_stats>;");
+        const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
+        unit.body = fmt::format("  Kernel::run({}, {}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), out,
+                                epi, config.row_stats ? workspace_pointer(plan, k) : "nullptr");
+      }
+      break;
+    }
+    case GemmKind::Wgmma:
+    case GemmKind::WgmmaSplitK: {
+      c.line("// sm_90a: wgmma on 128-byte-swizzled shared memory; A row-major, B k-contiguous");
+      c.line("using Kernel = kiln::sm90::{}<{}, Index, kM, kN, kK, kBatch, kConfig.lda, kConfig.ldb, kConfig.stride_a, "
+             "kConfig.stride_b,", split ? "WgGemmSplitK" : "WgGemm", prec);
+      if (split) {
+        c.line("    kConfig.bm, kConfig.bn, kConfig.stages, /*BKMajor*/ true, kConfig.split_k>;");
+        unit.body = fmt::format("  Kernel::run({}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl),
+                                workspace_pointer(plan, k));
+      } else {
+        c.line("    kConfig.ldc, kConfig.stride_c, kConfig.bm, kConfig.bn, kConfig.stages, /*BKMajor*/ true, "
+               "kConfig.vec_c, kConfig.stream_c>;");
+        const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
+        unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), out, epi);
+      }
+      break;
+    }
+    case GemmKind::SplitKSoftmax: {
+      c.line("// one CTA per row of all batches; the softmax over the last axis is fused");
+      c.line("using Reduce = kiln::gemm::SplitKSoftmax<Index, kM, kN, kBatch, kConfig.split_k, kConfig.threads>;");
+      const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
+      unit.body = fmt::format("  Reduce::run({}, {}, {});", workspace_pointer(plan, k), out, epi);
+      type = "Reduce";
+      dynamic_smem = false;
+      break;
+    }
+    case GemmKind::SplitKReduce: {
+      c.line("using Reduce = kiln::gemm::SplitKReduce<{}, Index, kM, kN, kBatch, kConfig.split_k, kConfig.ldc, "
+             "kConfig.stride_c, kConfig.stream_c, kConfig.threads>;", storage_type(plan.ir().node(k.stores[0].node).dtype));
+      const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
+      unit.body = fmt::format("  Reduce::run({}, {}, {});", workspace_pointer(plan, k), out, epi);
+      type = "Reduce";
+      dynamic_smem = false;
+      break;
+    }
+    case GemmKind::SoftmaxFinalize: KILN_ASSERT(false, "SoftmaxFinalize is emitted above");
   }
   unit.constants = c.str();
-  const bool sm90 = t == "gemm_wgmma" || t == "gemm_wgmma_split_k" || t == "gemm_small_k_prep" ||
-                    t == "gemm_small_k_wgmma";
+  const bool sm90 = kind == GemmKind::Wgmma || kind == GemmKind::WgmmaSplitK || kind == GemmKind::SmallKPrep ||
+                    kind == GemmKind::SmallKWgmma;
   unit.includes = includes(plan, k, sm90 ? "gemm_sm90.cuh" : "gemm.cuh");
+  template_checks(k, unit, type, dynamic_smem,
+                  fmt::format("kiln::gemm_geometry(kConfig, {}, {})", plan.target.sm_count, k.min_blocks));
 }
 
-void emit_softmax_finalize(const Plan& plan, const PlannedKernel& k, UnitParts& unit) {
-  CodeWriter c;
-  c.raw_line(index_line(k).substr(0, index_line(k).size() - 1));
-  c.line("// rows of all batches: {} x {}", param(k, "batch"), param(k, "m"));
-  c.line("using Finalize = kiln::gemm::SoftmaxFinalize<Index, {}, {}, /*tiles per row*/ {}, {}>;",
-         param(k, "batch") * param(k, "m"), param(k, "n"), param(k, "tiles_n"), param(k, "threads"));
-  unit.constants = c.str();
-  unit.includes = "#include \"kiln/gemm.cuh\"";
-  unit.body = fmt::format("  Finalize::run({}, {});", UnitParts::pointer_name(plan, k.stores[0].buffer),
-                          UnitParts::pointer_name(plan, static_cast<int>(param(k, "workspace"))));
-}
-
-void emit_conv(const Plan& plan, const PlannedKernel& k, UnitParts& unit) {
+void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& config, UnitParts& unit) {
   const auto& node = plan.ir().node(k.anchor);
   const ir::NodeId x = node.operands[0], w = node.operands[1];
   const char* elem = storage_type(plan.ir().node(x).dtype);
   const char* out = storage_type(plan.ir().node(k.stores[0].node).dtype);
-  const bool nhwc = param(k, "nhwc") != 0;
   CodeWriter c;
   c.raw_line(index_line(k).substr(0, index_line(k).size() - 1));
-  c.line("// N, C, H, W, K, R, S, stride, padding, dilation, groups");
-  c.line("using Shape = kiln::conv::ConvShape<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>;", param(k, "n"),
-         param(k, "c"), param(k, "h"), param(k, "w"), param(k, "k"), param(k, "r"), param(k, "s"), param(k, "stride_h"),
-         param(k, "stride_w"), param(k, "pad_h"), param(k, "pad_w"), param(k, "dil_h"), param(k, "dil_w"),
-         param(k, "groups"));
-  if (k.template_name == "conv_depthwise") {
-    c.line("using Kernel = kiln::conv::DepthwiseDirect<{}, {}, Index, Shape, /*nhwc*/ {}, {}>;", elem, out, b(nhwc),
-           param(k, "threads"));
-  } else if (k.template_name == "conv_wgmma") {
-    c.line("// sm_90a: wgmma on 128-byte-swizzled shared memory, im2col gathered by 4-byte cp.async");
-    c.line("using Kernel = kiln::sm90::WgConvNchw<{}, Index, Shape, /*BM*/ {}, /*BN*/ {}, /*Stages*/ {}, /*vecY*/ {}, "
-           "/*stream*/ {}>;", precision_type(param(k, "precision")), param(k, "bm"), param(k, "bn"),
-           param(k, "stages"), b(param(k, "vec_y")), b(param(k, "stream")));
-  } else {
-    c.line("using Kernel = kiln::conv::ConvNchw<{}, {}, {}, Index, Shape, /*BM*/ {}, /*BN*/ {}, /*BK*/ {}, /*WM*/ {},",
-           elem, precision_type(param(k, "precision")), out, param(k, "bm"), param(k, "bn"), param(k, "bk"),
-           param(k, "wm"));
-    c.line("                                    /*WN*/ {}, /*Stages*/ {}, /*vecW*/ {}, /*stream*/ {}>;", param(k, "wn"),
-           param(k, "stages"), b(param(k, "vec_w")), b(param(k, "stream")));
+  c.line("{}", UnitParts::config_line(config));
+  c.line("using Shape = kiln::conv::ConvShape<kConfig.n, kConfig.c, kConfig.h, kConfig.w, kConfig.k, kConfig.r, "
+         "kConfig.s,");
+  c.line("                                    kConfig.stride_h, kConfig.stride_w, kConfig.pad_h, kConfig.pad_w, "
+         "kConfig.dil_h, kConfig.dil_w, kConfig.groups>;");
+  switch (config.kind) {
+    case ConvKind::Depthwise:
+      c.line("using Kernel = kiln::conv::DepthwiseDirect<{}, {}, Index, Shape, kConfig.nhwc, kConfig.threads>;", elem, out);
+      break;
+    case ConvKind::Wgmma:
+      c.line("// sm_90a: wgmma on 128-byte-swizzled shared memory, im2col gathered by 4-byte cp.async");
+      c.line("using Kernel = kiln::sm90::WgConvNchw<{}, Index, Shape, kConfig.bm, kConfig.bn, kConfig.stages, "
+             "kConfig.vec_y, kConfig.stream>;", precision_type(config.precision));
+      break;
+    case ConvKind::Nchw:
+      c.line("using Kernel = kiln::conv::ConvNchw<{}, {}, {}, Index, Shape, kConfig.bm, kConfig.bn, kConfig.bk, "
+             "kConfig.wm,", elem, precision_type(config.precision), out);
+      c.line("                                    kConfig.wn, kConfig.stages, kConfig.vec_w, kConfig.stream>;");
+      break;
   }
   unit.constants = c.str();
-  std::vector<std::string> lines = {fmt::format("const Index ho = hw / {0}, wo = hw % {0};", param(k, "wo"))};
-  const Coords coords = nhwc ? Coords{"n", "ho", "wo", "k"} : Coords{"n", "k", "ho", "wo"};
+  std::vector<std::string> lines = {fmt::format("const Index ho = hw / {0}, wo = hw % {0};", config.wo)};
+  const Coords coords = config.nhwc ? Coords{"n", "ho", "wo", "k"} : Coords{"n", "k", "ho", "wo"};
   const std::string epi = epilogue(plan, k, unit, "float acc, Index n, Index k, Index hw", lines, coords);
   unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, x), pointer_of(plan, w),
                           UnitParts::pointer_name(plan, k.stores[0].buffer), epi);
-  unit.includes = includes(plan, k, k.template_name == "conv_wgmma" ? "conv_sm90.cuh" : "conv_igemm.cuh");
-}
-
-}  // namespace
-
-const AnchorEmitter* contraction_emitter(const std::string& template_name) {
-  static const std::map<std::string, AnchorEmitter> kEmitters = {
-      {"gemm", emit_gemm_family},
-      {"gemm_small_k", emit_gemm_family},
-      {"gemm_split_k", emit_gemm_family},
-      {"gemm_split_k_reduce", emit_gemm_family},
-      {"gemm_wgmma", emit_gemm_family},
-      {"gemm_wgmma_split_k", emit_gemm_family},
-      {"gemm_small_k_prep", emit_gemm_family},
-      {"gemm_small_k_wgmma", emit_gemm_family},
-      {"gemm_split_k_softmax", emit_gemm_family},
-      {"gemm_softmax_finalize", emit_softmax_finalize},
-      {"conv_nchw", emit_conv},
-      {"conv_depthwise", emit_conv},
-      {"conv_wgmma", emit_conv},
-  };
-  auto it = kEmitters.find(template_name);
-  return it == kEmitters.end() ? nullptr : &it->second;
+  unit.includes = includes(plan, k, config.kind == ConvKind::Wgmma ? "conv_sm90.cuh" : "conv_igemm.cuh");
+  template_checks(k, unit, "Kernel", config.kind != ConvKind::Depthwise,
+                  fmt::format("kiln::conv_geometry(kConfig, {})", plan.target.sm_count));
 }
 
 }  // namespace kiln

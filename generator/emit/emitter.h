@@ -46,6 +46,8 @@ struct UnitParts {
 // One emitter per family config (emit.cpp, emit_memory.cpp, emit_contraction.cpp, ...): the
 // emitter is chosen by overload on the planner's config, so a family without one does not build.
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const ElementwiseConfig& config, UnitParts& unit);
+void emit_family(const Plan& plan, const PlannedKernel& kernel, const GemmConfig& config, UnitParts& unit);   // emit_contraction.cpp
+void emit_family(const Plan& plan, const PlannedKernel& kernel, const ConvConfig& config, UnitParts& unit);   // emit_contraction.cpp
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConfig& config, UnitParts& unit);        // emit_memory.cpp
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceFinishConfig& config, UnitParts& unit);  // emit_memory.cpp
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceChainConfig& config, UnitParts& unit);   // emit_memory.cpp
@@ -56,6 +58,5 @@ using AnchorEmitter = std::function<void(const Plan&, const PlannedKernel&, Unit
 // nullptr when no emitter is registered for the template. Dispatches to the
 // families below, each defined in its own file.
 const AnchorEmitter* anchor_emitter(const std::string& template_name);
-const AnchorEmitter* contraction_emitter(const std::string& template_name);    // emit_contraction.cpp
 
 }  // namespace kiln

@@ -7,6 +7,8 @@
 #include <variant>
 
 #include "kiln/config/elementwise.h"
+#include "kiln/config/gemm.h"
+#include "kiln/config/conv.h"
 #include "kiln/config/reduce.h"
 #include "kiln/config/rownorm.h"
 #include "kiln/config/scan.h"
@@ -17,6 +19,8 @@ namespace kiln {
 // (the transition from PlannedKernel::params; removed when every family has one).
 using KernelConfig = std::variant<std::monostate,
                                   ElementwiseConfig,
+                                  GemmConfig,
+                                  ConvConfig,
                                   ReduceConfig,
                                   ReduceFinishConfig,
                                   ReduceChainConfig,

@@ -75,6 +75,7 @@ struct PlannedKernel {
   std::vector<KernelArg> args;
   Dim3 grid, block;
   unsigned shared_bytes = 0;
+  int min_blocks = 1;             // CTAs per SM the registers must allow (__launch_bounds__'s 2nd argument)
   bool index64 = false;          // some tensor of the kernel has >= 2^31 elements
   bool args_done = false;        // a follow-up whose rule filled args and index64 itself
   // Workspace buffers the runtime zeroes on the launch stream right before this kernel (a

@@ -29,8 +29,9 @@
 // __launch_bounds__ argument so the registers allow that many resident CTAs.
 // Conv2d: DepthwiseDirect when groups == C (memory-bound), else ConvNchw (implicit GEMM), or on
 // sm_90a for f32 tf32 / 3xTF32 with one group WgConvNchw (the same implicit GEMM on wgmma).
-// Every template parameter goes into PlannedKernel::params, which the emitter reads back;
-// shared memory is computed here with the templates' own formulas so the launch matches.
+// Every template parameter goes into the kernel's GemmConfig / ConvConfig (kiln/config/gemm.h,
+// conv.h), which the emitter writes into the unit; shared memory and the launch come from the
+// rules in those headers, the same functions that size the templates' shared memory.
 #include <algorithm>
 
 #include "generator/support/assert.h"
@@ -70,44 +71,28 @@ std::int64_t ctas_by_smem(const Target& t, std::int64_t bytes, std::int64_t want
   return std::clamp<std::int64_t>(per_sm / (bytes + 1024), 1, want);
 }
 
-// gemm.cuh's SmemTile<E, MN, BK, KContig>::kBytes.
-std::int64_t tile_bytes(std::int64_t elem, std::int64_t mn, std::int64_t bk, bool k_contig) {
-  const std::int64_t pad = k_contig ? (elem == 4 ? 4 : 8) : (elem == 4 ? 8 : 16);
-  const std::int64_t ld = (k_contig ? bk : mn) + pad;
-  const std::int64_t lines = k_contig ? mn : bk;
-  return lines * ld * elem;
-}
-
-// gemm.cuh's TileEngine<...>::kSmemBytes.
-std::int64_t engine_smem(std::int64_t elem, std::int64_t bm, std::int64_t bn, std::int64_t bk, std::int64_t wn,
-                         std::int64_t stages, bool a_k_contig, bool b_k_contig) {
-  const std::int64_t stage = tile_bytes(elem, bm, bk, a_k_contig) + tile_bytes(elem, bn, bk, b_k_contig);
-  const std::int64_t stats = bm * (bn / wn) * 2 * 4;
-  return std::max(stages * stage, stats);
-}
-
-// The deepest pipeline (2..4 stages) that fits.
-std::int64_t pick_stages(const Target& t, std::int64_t elem, std::int64_t bm, std::int64_t bn, std::int64_t bk,
-                         std::int64_t wn, bool a_k_contig, bool b_k_contig, std::int64_t extra = 0) {
-  std::int64_t stages = 4;
-  while (stages > 2 && engine_smem(elem, bm, bn, bk, wn, stages, a_k_contig, b_k_contig) + extra > smem_limit(t))
+// The deepest pipeline (2..4 stages) whose TileEngine (plus `extra` bytes) fits.
+int pick_stages(const Target& t, int elem, int bm, int bn, int bk, int wn, bool a_k_contig, bool b_k_contig,
+                std::int64_t extra = 0) {
+  int stages = 4;
+  while (stages > 2 && tile_engine_smem(elem, bm, bn, bk, wn, stages, a_k_contig, b_k_contig) + extra > smem_limit(t))
     --stages;
   return stages;
 }
 
 bool contraction_dtype(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
 
-// 0 Ieee, 1 Tf32, 2 Tf32x3 (the emitter's numbering); f16/bf16 ignore it.
-std::int64_t precision_code(const Planner& p, const ir::Node& node, std::string& why) {
+// The f32 products of an op (f16/bf16 ignore it).
+MmaPrecision mma_precision(const Planner& p, const ir::Node& node, std::string& why) {
   const Precision want = node.precision ? *node.precision : p.target().precision;
   why = fmt::format("precision {}{}", precision_name(want), node.precision ? " (op)" : " (target)");
   switch (want) {
-    case Precision::ieee: return 0;
-    case Precision::tf32: return 1;
+    case Precision::ieee: return MmaPrecision::Ieee;
+    case Precision::tf32: return MmaPrecision::Tf32;
     case Precision::fp32_accurate:
-    case Precision::tf32x3: return 2;
+    case Precision::tf32x3: return MmaPrecision::Tf32x3;
   }
-  return 2;
+  return MmaPrecision::Tf32x3;
 }
 
 // A Permute swapping exactly the last two dims of an Input: a transposed view.
@@ -171,41 +156,43 @@ KernelArg buffer_arg(const Planner& p, int buffer, bool writes) {
   return a;
 }
 
-unsigned as_grid(std::int64_t v) {
-  KILN_ASSERT(v >= 1 && v <= 0x7fffffff, "grid extent {} out of range", v);
-  return static_cast<unsigned>(v);
+// grid, block and shared memory from the family's rule; every grid extent is 1 .. 2^31 - 1.
+void set_launch(PlannedKernel& kn, const launch::Geometry& g) {
+  for (long long v : {g.grid.x, g.grid.y, g.grid.z})
+    KILN_ASSERT(v >= 1 && v <= 0x7fffffff, "{}: grid extent {} out of range", kn.template_name, v);
+  kn.set_launch(g);
 }
 
-// The kernel after a GemmSplitK (kn, whose params hold m, n, batch, split_k, workspace): the
-// reduce kernel takes over kn's stores and epilogue. With a softmax over rows, SplitKSoftmax
-// (one CTA per row); otherwise SplitKReduce (one thread per output).
-void add_split_k_reduce(Planner& p, PlannedKernel& kn, bool softmax, bool vec_c, bool stream_c) {
-  const std::int64_t M = kn.params.at("m"), N = kn.params.at("n"), batch = kn.params.at("batch");
-  const std::int64_t splits = kn.params.at("split_k");
-  const int ws = static_cast<int>(kn.params.at("workspace"));
+void set_launch(Planner& p, PlannedKernel& kn, const GemmConfig& c) {
+  kn.config = c;
+  set_launch(kn, gemm_geometry(c, p.target().sm_count, kn.min_blocks));
+}
+
+// The kernel after a GemmSplitK (kn, its config complete, `ws` its workspace): the reduce
+// kernel takes over kn's stores and epilogue. With a softmax over rows, SplitKSoftmax (one CTA
+// per row); otherwise SplitKReduce (one thread per output).
+void add_split_k_reduce(Planner& p, PlannedKernel& kn, int ws, bool softmax, bool vec_c, bool stream_c) {
+  GemmConfig c = std::get<GemmConfig>(kn.config);
   PlannedKernel reduce;
   reduce.anchor = kn.anchor;
   reduce.stores = std::move(kn.stores);
-  reduce.params = kn.params;
-  reduce.params.erase("min_blocks");
   reduce.args.push_back(buffer_arg(p, ws, false));
   if (softmax) {
     reduce.template_name = "gemm_split_k_softmax";
+    c.kind = GemmKind::SplitKSoftmax;
     // A float4 per thread per 2 KB of row keeps N <= 16384 in registers with 512 threads.
-    const std::int64_t threads = N >= 8192 ? 512 : N >= 2048 ? 256 : 128;
-    reduce.params["threads"] = threads;
-    reduce.block = {static_cast<unsigned>(threads), 1, 1};
-    reduce.grid = {as_grid(batch * M), 1, 1};
+    c.threads = c.n >= 8192 ? 512 : c.n >= 2048 ? 256 : 128;
     reduce.reason = fmt::format("one CTA per row: sums the {} split-K slices in a fixed order, epilogue, softmax over "
-                                "{} columns, one write", splits, N);
+                                "{} columns, one write", c.split_k, c.n);
   } else {
     reduce.template_name = "gemm_split_k_reduce";
-    reduce.params["vec_c"] = vec_c;
-    reduce.params["stream_c"] = stream_c;
-    reduce.block = {256, 1, 1};
-    reduce.grid = {as_grid(ceil_div(batch * M * N, 256)), 1, 1};
-    reduce.reason = fmt::format("sums the {} split-K slices in a fixed order, then the epilogue", splits);
+    c.kind = GemmKind::SplitKReduce;
+    c.vec_c = vec_c;
+    c.stream_c = stream_c;
+    c.threads = kSplitKReduceThreads;
+    reduce.reason = fmt::format("sums the {} split-K slices in a fixed order, then the epilogue", c.split_k);
   }
+  set_launch(p, reduce, c);
   kn.stores.clear();
   kn.args.push_back(buffer_arg(p, ws, true));
   p.add_followup(std::move(reduce));
@@ -220,54 +207,44 @@ void add_split_k_reduce(Planner& p, PlannedKernel& kn, bool softmax, bool vec_c,
 //   tf32: 8 warps of 64x32, 3 stages (110 KB), 2 CTAs per SM (registers capped at 128);
 //   3xTF32: 8 warps of 64x32, 4 stages, 1 CTA per SM (acc + part: 204 registers);
 //   ieee: 16 warps of 32x32, 4 stages, 1 CTA per SM. Splits: as many as fill one wave of resident CTAs (at least 2).
-void plan_split_k_wide(Planner& p, PlannedKernel& kn, std::int64_t M, std::int64_t N, std::int64_t K,
-                       std::int64_t batch, std::int64_t tiles, bool a_k, bool b_k, const std::string& why,
+void plan_split_k_wide(Planner& p, PlannedKernel& kn, GemmConfig g, std::int64_t tiles, const std::string& why,
                        bool softmax, bool vec_c, bool stream_c) {
-  auto& P = kn.params;
   const std::int64_t sms = p.target().sm_count;
-  const bool tf32 = P["precision"] == 1;
+  const bool tf32 = g.precision == MmaPrecision::Tf32;
   // 3xTF32 with 8 warps of 64x32 (204 registers, 1 CTA per SM) measured 1.292 ms on the linear
   // seed against 1.394 for 16 warps of 32x32 (bench/results/2026-11-22-h100-run5).
-  const bool x3 = P["precision"] == 2;
-  const std::int64_t bm = 128, bn = 128, bk = 32, wm = tf32 || x3 ? 64 : 32, wn = 32;
-  const std::int64_t threads = 32 * (bm / wm) * (bn / wn);
-  std::int64_t stages = tf32 ? 3 : 4;
-  while (stages > 2 && engine_smem(4, bm, bn, bk, wn, stages, a_k, b_k) > smem_limit(p.target())) --stages;
-  const std::int64_t smem = engine_smem(4, bm, bn, bk, wn, stages, a_k, b_k);
-  const std::int64_t per_sm = tf32 ? ctas_by_smem(p.target(), smem, 2) : 1;
-  const std::int64_t splits =
-      std::clamp<std::int64_t>(per_sm * sms / tiles, 2, std::max<std::int64_t>(2, std::min<std::int64_t>(16, K / 512)));
-  P["bm"] = bm, P["bn"] = bn, P["bk"] = bk, P["wm"] = wm, P["wn"] = wn, P["stages"] = stages;
-  P["split_k"] = splits;
-  P["min_blocks"] = per_sm;
+  const bool x3 = g.precision == MmaPrecision::Tf32x3;
+  g.bm = 128, g.bn = 128, g.bk = 32, g.wm = tf32 || x3 ? 64 : 32, g.wn = 32;
+  const bool a_k = gemm_a_k_contig(g), b_k = gemm_b_k_contig(g);
+  g.stages = tf32 ? 3 : 4;
+  while (g.stages > 2 && tile_engine_smem(4, g.bm, g.bn, g.bk, g.wn, g.stages, a_k, b_k) > smem_limit(p.target()))
+    --g.stages;
+  const std::int64_t per_sm = tf32 ? ctas_by_smem(p.target(), tile_engine_smem(4, g.bm, g.bn, g.bk, g.wn, g.stages,
+                                                                                  a_k, b_k), 2)
+                                   : 1;
+  g.split_k = static_cast<int>(std::clamp<std::int64_t>(
+      per_sm * sms / tiles, 2, std::max<std::int64_t>(2, std::min<std::int64_t>(16, g.k / 512))));
+  g.kind = GemmKind::SplitK;
+  kn.min_blocks = static_cast<int>(per_sm);
   kn.template_name = "gemm_split_k";
-  const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {splits, batch, M, N});
-  P["workspace"] = ws;
-  kn.block = {static_cast<unsigned>(threads), 1, 1};
-  kn.shared_bytes = static_cast<unsigned>(smem);
-  kn.grid = {as_grid(ceil_div(N, bn)), as_grid(ceil_div(M, bm)), as_grid(batch * splits)};
+  const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {g.split_k, g.batch, g.m, g.n});
+  set_launch(p, kn, g);
   kn.reason = fmt::format("matmul {}x{}x{} batch {}: only {} 128x128 tiles for {} SMs and K is long: split-K into {} "
                           "slices ({} CTAs, {} per SM resident, {}x{} warp tiles, BK {}, {} stages); {}; {}",
-                          M, N, K, batch, tiles, sms, splits, tiles * splits, per_sm, wm, wn, bk, stages,
+                          g.m, g.n, g.k, g.batch, tiles, sms, g.split_k, tiles * g.split_k, per_sm, g.wm, g.wn, g.bk,
+                          g.stages,
                           softmax ? fmt::format("the softmax on line {} is fused into the reduce kernel (epilogue, row "
                                                 "statistics, normalize)", p.node(kn.stores[0].node).loc.line)
                                   : std::string("a deterministic reduce kernel applies the epilogue"),
                           why);
-  add_split_k_reduce(p, kn, softmax, vec_c, stream_c);
-}
-
-// gemm_sm90.cuh's WgEngine<...>::kSmemBytes: the cp.async ring of [rows][32 f32] tiles, a lo
-// buffer for 3xTF32, and 1 KB to align the ring to the swizzle period.
-std::int64_t wgmma_smem(std::int64_t bm, std::int64_t bn, std::int64_t stages, bool x3) {
-  return (stages + (x3 ? 1 : 0)) * (bm + bn) * 128 + 1024;
+  add_split_k_reduce(p, kn, ws, softmax, vec_c, stream_c);
 }
 
 // The Hopper path (sm_90a only): wgmma reads both operands from 128-byte-swizzled shared memory,
 // which for f32 (tf32 / 3xTF32) needs k contiguous in both, 16-byte rows and aligned bases.
-bool wgmma_fits(const Planner& p, const PlannedKernel& kn, bool a_k, bool b_k) {
-  const auto& P = kn.params;
-  return p.target().arch == "sm_90a" && (P.at("precision") == 1 || P.at("precision") == 2) && a_k && b_k &&
-         P.at("vec_a") && P.at("vec_b");
+bool wgmma_fits(const Planner& p, const GemmConfig& g) {
+  return p.target().arch == "sm_90a" && g.precision != MmaPrecision::Ieee && gemm_a_k_contig(g) &&
+         gemm_b_k_contig(g) && g.vec_a && g.vec_b;
 }
 
 // A wgmma GEMM: 128x128 tiles (two warpgroups of m64n128), 1 CTA per SM, split along K so one
@@ -278,50 +255,39 @@ bool wgmma_fits(const Planner& p, const PlannedKernel& kn, bool a_k, bool b_k) {
 //   3xTF32: 2 splits, 4 stages 1.042 ms, 1 split 1.045; 2 or 3 CTAs per SM of 64x128 no better.
 // With one split and no softmax the GEMM stores through the epilogue itself; otherwise the
 // partial sums go to the workspace and the split-K reduce (or SplitKSoftmax) finishes.
-void plan_wgmma(Planner& p, PlannedKernel& kn, std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batch,
-                const std::string& why, bool softmax, bool vec_c, bool stream_c) {
-  auto& P = kn.params;
+void plan_wgmma(Planner& p, PlannedKernel& kn, GemmConfig g, const std::string& why, bool softmax, bool vec_c,
+                bool stream_c) {
   const std::int64_t sms = p.target().sm_count;
-  const bool x3 = P["precision"] == 2;
-  const std::int64_t bm = 128, bn = 128;
-  const std::int64_t tiles = ceil_div(M, bm) * ceil_div(N, bn) * batch;
-  const std::int64_t max_splits = K >= kLongK ? std::min<std::int64_t>(16, K / 512) : 1;
+  const bool x3 = g.precision == MmaPrecision::Tf32x3;
+  g.bm = 128, g.bn = 128;
+  const std::int64_t tiles = ceil_div(g.m, g.bm) * ceil_div(g.n, g.bn) * g.batch;
+  const std::int64_t max_splits = g.k >= kLongK ? std::min<std::int64_t>(16, g.k / 512) : 1;
   const std::int64_t splits = std::clamp<std::int64_t>((sms + tiles / 2) / tiles, 1, std::max<std::int64_t>(1, max_splits));
-  std::int64_t stages = x3 ? 4 : 6;
-  while (stages > 3 && wgmma_smem(bm, bn, stages, x3) > smem_limit(p.target())) --stages;
-  const std::int64_t smem = wgmma_smem(bm, bn, stages, x3);
-  P["bm"] = bm, P["bn"] = bn, P["stages"] = stages;
-  P["min_blocks"] = 1;
-  kn.block = {static_cast<unsigned>(128 * bm / 64), 1, 1};
-  kn.shared_bytes = static_cast<unsigned>(smem);
-  kn.grid = {as_grid(ceil_div(N, bn)), as_grid(ceil_div(M, bm)), as_grid(batch * splits)};
+  g.stages = x3 ? 4 : 6;
+  while (g.stages > 3 && wg_engine_smem(g.bm, g.bn, g.stages, x3) > smem_limit(p.target())) --g.stages;
   const std::string head = fmt::format("matmul {}x{}x{} batch {}: sm_90a wgmma, {}x{} tiles (2 warpgroups of m64n{}), "
                                        "BK 32, {} stages of 128-byte-swizzled cp.async, 1 CTA per SM",
-                                       M, N, K, batch, bm, bn, bn, stages);
+                                       g.m, g.n, g.k, g.batch, g.bm, g.bn, g.bn, g.stages);
   if (splits == 1 && !softmax) {
     kn.template_name = "gemm_wgmma";
-    P["vec_c"] = vec_c;
-    P["stream_c"] = stream_c;
+    g.kind = GemmKind::Wgmma;
+    g.vec_c = vec_c;
+    g.stream_c = stream_c;
+    set_launch(p, kn, g);
     kn.reason = fmt::format("{}, {} tiles{}; {}", head, tiles, stream_c ? ", streaming stores" : "", why);
     return;
   }
   kn.template_name = "gemm_wgmma_split_k";
-  P["split_k"] = splits;
-  const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {splits, batch, M, N});
-  P["workspace"] = ws;
+  g.kind = GemmKind::WgmmaSplitK;
+  g.split_k = static_cast<int>(splits);
+  const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {splits, g.batch, g.m, g.n});
+  set_launch(p, kn, g);
   kn.reason = fmt::format("{}, {} tiles x {} K slices for {} SMs; {}; {}", head, tiles, splits, sms,
                           softmax ? fmt::format("the softmax on line {} is fused into the reduce kernel (epilogue, row "
                                                 "statistics, normalize)", p.node(kn.stores[0].node).loc.line)
                                   : std::string("a deterministic reduce kernel applies the epilogue"),
                           why);
-  add_split_k_reduce(p, kn, softmax, vec_c, stream_c);
-}
-
-// gemm_sm90.cuh's WgSmallK<...>::kSmemBytes: the A block and a BStages-deep ring of B blocks,
-// each all of K in 32-wide k tiles (hi and lo parts for 3xTF32), and 1 KB for the alignment.
-std::int64_t wg_small_k_smem(std::int64_t bm, std::int64_t bn, std::int64_t b_stages, std::int64_t K, bool x3) {
-  const std::int64_t parts = x3 ? 2 : 1, ktiles = ceil_div(K, 32);
-  return parts * ktiles * 128 * (bm + b_stages * bn) + 1024;
+  add_split_k_reduce(p, kn, ws, softmax, vec_c, stream_c);
 }
 
 // 3xTF32 small K on sm_90a: a pre-pass writes A and Bᵀ as k-contiguous tf32 hi/lo parts to a
@@ -333,46 +299,41 @@ std::int64_t wg_small_k_smem(std::int64_t bm, std::int64_t bn, std::int64_t b_st
 // For tf32 the same kernel measured 1.61 ms, no faster than the mma.sync SmallK (both store-bound
 // at 84% of the write ceiling), which therefore stays the tf32 plan. Returns false (nothing
 // planned) when no tile shape fits in shared memory.
-bool plan_small_k_wgmma(Planner& p, PlannedKernel& kn, std::int64_t M, std::int64_t N, std::int64_t K,
-                        const std::string& why, bool stream_c) {
-  const std::int64_t shapes[][3] = {{256, 64, 3}, {256, 64, 2}, {128, 128, 2}, {128, 64, 2}};
-  const std::int64_t* pick = nullptr;
+bool plan_small_k_wgmma(Planner& p, PlannedKernel& kn, GemmConfig g, const std::string& why, bool stream_c) {
+  const int shapes[][3] = {{256, 64, 3}, {256, 64, 2}, {128, 128, 2}, {128, 64, 2}};
+  const int* pick = nullptr;
   for (const auto& s : shapes)
-    if (wg_small_k_smem(s[0], s[1], s[2], K, true) <= smem_limit(p.target())) {
+    if (wg_small_k_smem(s[0], s[1], s[2], static_cast<int>(g.k), true) <= smem_limit(p.target())) {
       pick = s;
       break;
     }
   if (pick == nullptr) return false;
-  const std::int64_t bm = pick[0], bn = pick[1], b_stages = pick[2];
-  const std::int64_t sms = p.target().sm_count;
+  const std::int64_t M = g.m, N = g.n, K = g.k;
   const std::int64_t ws_floats = 2 * (M + N) * K;
   const int ws = p.add_workspace(fmt::format("smallk{}", kn.anchor), DType::f32, {ws_floats});
-  auto& P = kn.params;
-  P["workspace"] = ws;
 
   PlannedKernel main;
   main.anchor = kn.anchor;
   main.stores = std::move(kn.stores);
-  main.params = P;
   main.template_name = "gemm_small_k_wgmma";
-  main.params["bm"] = bm, main.params["bn"] = bn, main.params["b_stages"] = b_stages;
-  main.params["stream_c"] = stream_c;
+  GemmConfig mc = g;
+  mc.kind = GemmKind::SmallKWgmma;
+  mc.bm = pick[0], mc.bn = pick[1], mc.b_stages = pick[2];
+  mc.stream_c = stream_c;
   main.args.push_back(buffer_arg(p, ws, false));
-  const std::int64_t tiles = ceil_div(M, bm) * ceil_div(N, bn);
-  main.block = {static_cast<unsigned>(128 * bm / 64), 1, 1};
-  main.grid = {as_grid(std::min(tiles, sms)), 1, 1};
-  main.shared_bytes = static_cast<unsigned>(wg_small_k_smem(bm, bn, b_stages, K, true));
+  set_launch(p, main, mc);
+  const std::int64_t tiles = ceil_div(M, mc.bm) * ceil_div(N, mc.bn);
   main.reason = fmt::format("matmul {}x{}x{}: K = {} fits one tile: sm_90a wgmma SmallK, {} persistent CTAs of {} "
                             "warpgroups over {} {}x{} tiles, a B ring of {}, two accumulator sets (the stores of one "
-                            "tile overlap the wgmma of the next); {}", M, N, K, K, main.grid.x, bm / 64, tiles, bm, bn,
-                            b_stages, why);
+                            "tile overlap the wgmma of the next); {}", M, N, K, K, main.grid.x, mc.bm / 64, tiles, mc.bm,
+                            mc.bn, mc.b_stages, why);
 
   kn.template_name = "gemm_small_k_prep";
+  g.kind = GemmKind::SmallKPrep;
+  g.threads = kSmallKPrepThreads;
   kn.stores.clear();
   kn.args.push_back(buffer_arg(p, ws, true));
-  const std::int64_t prep_threads = 256, cols = 32;
-  kn.block = {static_cast<unsigned>(prep_threads), 1, 1};
-  kn.grid = {as_grid(ceil_div(N, cols) + ceil_div(M * K, prep_threads * 8)), 1, 1};
+  set_launch(p, kn, g);
   kn.reason = fmt::format("operand pre-pass for the wgmma SmallK: A and Bᵀ to k-contiguous tf32 hi and lo parts "
                           "({:.1f} MB workspace)", static_cast<double>(ws_floats) * 4 / 1e6);
   p.add_followup(std::move(main));
@@ -399,19 +360,20 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   const bool aligned = p.target().aligned16;
   const bool f32 = et == DType::f32;
   std::string why;
-  const std::int64_t precision = f32 ? precision_code(p, node, why) : 1;
+  const MmaPrecision precision = f32 ? mma_precision(p, node, why) : MmaPrecision::Tf32;
   if (!f32) why = fmt::format("{} tensor cores, f32 accumulation", dtype_name(et));
   const bool softmax = p.node(kn.stores[0].node).kind == OpKind::Softmax;
   const std::int64_t sms = p.target().sm_count;
   const std::int64_t out_bytes = batch * M * N * static_cast<std::int64_t>(dtype_size(stored));
 
-  auto& P = kn.params;
-  P["m"] = M, P["n"] = N, P["k"] = K, P["batch"] = batch;
-  P["a_leaf"] = a.leaf, P["b_leaf"] = b.leaf;
-  P["layout_a"] = a.col_major, P["layout_b"] = b.col_major;
-  P["lda"] = a.ld, P["ldb"] = b.ld, P["ldc"] = N;
-  P["stride_a"] = a.batch_stride, P["stride_b"] = b.batch_stride, P["stride_c"] = batch > 1 ? M * N : 0;
-  P["precision"] = precision;
+  GemmConfig g;
+  g.precision = precision;
+  g.elem_bytes = static_cast<int>(elem);
+  g.m = M, g.n = N, g.k = K, g.batch = batch;
+  g.layout_a = a.col_major ? GemmLayout::ColMajor : GemmLayout::RowMajor;
+  g.layout_b = b.col_major ? GemmLayout::ColMajor : GemmLayout::RowMajor;
+  g.lda = a.ld, g.ldb = b.ld, g.ldc = N;
+  g.stride_a = a.batch_stride, g.stride_b = b.batch_stride, g.stride_c = batch > 1 ? M * N : 0;
   const bool vec_c = aligned && N % 4 == 0;
   const bool stream_c = out_bytes > kStreamBytes && !softmax;
 
@@ -427,105 +389,96 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   //   3xTF32 (twice the registers per warp tile): 128x128 tiles of 8 warps of 64x32 at 1 per SM
   //     2.677 ms; 2 per SM was slower (2.944) and 3 per SM spills.
   //   A target whose shared memory cannot hold a 128x128 tile (sm_86) takes 128x64 in any precision.
-  const bool sk_tf32 = precision == 1;
-  auto small_k_bytes = [&](std::int64_t bm, std::int64_t bn) {
-    return tile_bytes(4, bm, K, true) + 2 * tile_bytes(4, bn, K, false);
-  };
-  const bool sk_tall = sk_tf32 && small_k_bytes(256, 64) <= smem_limit(p.target());
-  const std::int64_t sk_bm = sk_tall ? 256 : 128;
-  const std::int64_t sk_bn = sk_tf32 || small_k_bytes(128, 128) > smem_limit(p.target()) ? 64 : 128;
-  const std::int64_t sk_wm = 64, sk_wn = 32;
-  const std::int64_t sk_threads = 32 * (sk_bm / sk_wm) * (sk_bn / sk_wn);
-  const std::int64_t small_k_smem = small_k_bytes(sk_bm, sk_bn);
+  const bool sk_tf32 = precision == MmaPrecision::Tf32;
+  // Only K <= 128 takes SmallK; the clamp keeps the sizes of longer K (never used) in range.
+  const int sk_k = static_cast<int>(std::min<std::int64_t>(K, 4096));
+  const bool sk_tall = sk_tf32 && small_k_smem(256, 64, sk_k, false) <= smem_limit(p.target());
+  const int sk_bm = sk_tall ? 256 : 128;
+  const int sk_bn = sk_tf32 || small_k_smem(128, 128, sk_k, false) > smem_limit(p.target()) ? 64 : 128;
+  const std::int64_t small_k_bytes = small_k_smem(sk_bm, sk_bn, sk_k, false);
   if (f32 && stored == DType::f32 && !softmax && batch == 1 && !a.col_major && !b.col_major && K <= 128 && K % 8 == 0 && aligned &&
       a.ld % 4 == 0 && b.ld % 4 == 0 && N % 4 == 0 && ceil_div(M, sk_bm) * ceil_div(N, sk_bn) >= 8 * sms &&
-      small_k_smem <= smem_limit(p.target())) {
-    if (precision == 2 && p.target().arch == "sm_90a" && plan_small_k_wgmma(p, kn, M, N, K, why, stream_c)) return;
+      small_k_bytes <= smem_limit(p.target())) {
+    if (precision == MmaPrecision::Tf32x3 && p.target().arch == "sm_90a" && plan_small_k_wgmma(p, kn, g, why, stream_c))
+      return;
     kn.template_name = "gemm_small_k";
-    P["bm"] = sk_bm, P["bn"] = sk_bn, P["wm"] = sk_wm, P["wn"] = sk_wn;
+    g.kind = GemmKind::SmallK;
+    g.bm = sk_bm, g.bn = sk_bn, g.wm = 64, g.wn = 32;
     const std::int64_t tiles = ceil_div(M, sk_bm) * ceil_div(N, sk_bn);
-    const std::int64_t per_sm = ctas_by_smem(p.target(), small_k_smem, sk_tf32 && !sk_tall ? 3 : 1);
-    P["min_blocks"] = per_sm;
-    kn.block = {static_cast<unsigned>(sk_threads), 1, 1};
-    kn.grid = {as_grid(std::min(tiles, per_sm * sms)), 1, 1};
-    kn.shared_bytes = static_cast<unsigned>(small_k_smem);
+    kn.min_blocks = static_cast<int>(ctas_by_smem(p.target(), small_k_bytes, sk_tf32 && !sk_tall ? 3 : 1));
+    set_launch(p, kn, g);
     kn.reason = fmt::format("matmul {}x{}x{}: K = {} fits one tile: SmallK (no K loop), {} persistent CTAs ({} per "
-                            "SM) over {} {}x{} tiles; {}", M, N, K, K, kn.grid.x, per_sm, tiles, sk_bm, sk_bn, why);
+                            "SM) over {} {}x{} tiles; {}", M, N, K, K, kn.grid.x, kn.min_blocks, tiles, sk_bm, sk_bn,
+                            why);
     return;
   }
 
-  const bool a_k = !a.col_major, b_k = b.col_major;   // is k the contiguous dim of the operand
-  P["vec_a"] = aligned && a.ld % vec_elems == 0 && a.batch_stride % vec_elems == 0;
-  P["vec_b"] = aligned && b.ld % vec_elems == 0 && b.batch_stride % vec_elems == 0;
-  std::int64_t bm = 128, bn = 128, wm = 64, wn = 32;
+  g.vec_a = aligned && a.ld % vec_elems == 0 && a.batch_stride % vec_elems == 0;
+  g.vec_b = aligned && b.ld % vec_elems == 0 && b.batch_stride % vec_elems == 0;
+  int bm = 128, bn = 128, wm = 64, wn = 32;
   std::string tiles_why = "128x128 tiles";
   if (!softmax && ceil_div(M, 128) * ceil_div(N, 128) * batch < sms / 2) {
     bm = bn = 64, wm = wn = 32;
     tiles_why = fmt::format("64x64 tiles ({} 128x128 tiles would leave most of {} SMs idle)",
                             ceil_div(M, 128) * ceil_div(N, 128) * batch, sms);
   }
-  const std::int64_t bk = 32;
+  const int bk = 32;
   const std::int64_t tiles = ceil_div(M, bm) * ceil_div(N, bn) * batch;
-  if (wgmma_fits(p, kn, a_k, b_k) && (!softmax || tiles < 2 * sms)) {
-    plan_wgmma(p, kn, M, N, K, batch, why, softmax, vec_c, stream_c);
+  if (wgmma_fits(p, g) && (!softmax || tiles < 2 * sms)) {
+    plan_wgmma(p, kn, g, why, softmax, vec_c, stream_c);
     return;
   }
   if (f32 && bm == 128 && tiles < 2 * sms && K >= kLongK) {
-    plan_split_k_wide(p, kn, M, N, K, batch, tiles, a_k, b_k, why, softmax, vec_c, stream_c);
+    plan_split_k_wide(p, kn, g, tiles, why, softmax, vec_c, stream_c);
     return;
   }
-  const std::int64_t threads = 32 * (bm / wm) * (bn / wn);
-  P["bm"] = bm, P["bn"] = bn, P["bk"] = bk, P["wm"] = wm, P["wn"] = wn;
-  const std::int64_t stages = pick_stages(p.target(), elem, bm, bn, bk, wn, a_k, b_k);
-  P["stages"] = stages;
-  kn.block = {static_cast<unsigned>(threads), 1, 1};
-  kn.shared_bytes = static_cast<unsigned>(engine_smem(elem, bm, bn, bk, wn, stages, a_k, b_k));
+  g.bm = bm, g.bn = bn, g.bk = bk, g.wm = wm, g.wn = wn;
+  g.stages = pick_stages(p.target(), g.elem_bytes, bm, bn, bk, wn, gemm_a_k_contig(g), gemm_b_k_contig(g));
 
   // Split K when the tiles still cannot fill the GPU and K is long.
   if (!softmax && tiles < sms / 2 && K >= kLongK) {
-    const std::int64_t splits = std::clamp<std::int64_t>(sms / tiles, 2, std::min<std::int64_t>(16, K / (4 * bk)));
+    g.split_k = static_cast<int>(std::clamp<std::int64_t>(sms / tiles, 2, std::min<std::int64_t>(16, K / (4 * bk))));
     kn.template_name = "gemm_split_k";
-    P["split_k"] = splits;
-    const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {splits, batch, M, N});
-    P["workspace"] = ws;
-    kn.grid = {as_grid(ceil_div(N, bn)), as_grid(ceil_div(M, bm)), as_grid(batch * splits)};
+    g.kind = GemmKind::SplitK;
+    const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {g.split_k, batch, M, N});
+    set_launch(p, kn, g);
     kn.reason = fmt::format("matmul {}x{}x{} batch {}: {} tiles, K long: split-K into {} slices (workspace, "
-                            "deterministic reduce kernel applies the epilogue); {}; {}", M, N, K, batch, tiles, splits,
-                            tiles_why, why);
-    add_split_k_reduce(p, kn, false, vec_c, stream_c);
+                            "deterministic reduce kernel applies the epilogue); {}; {}", M, N, K, batch, tiles,
+                            g.split_k, tiles_why, why);
+    add_split_k_reduce(p, kn, ws, false, vec_c, stream_c);
     return;
   }
 
   kn.template_name = "gemm";
-  P["vec_c"] = vec_c;
-  P["stream_c"] = stream_c;
-  P["row_stats"] = softmax;
-  kn.grid = {as_grid(ceil_div(N, bn)), as_grid(ceil_div(M, bm)), as_grid(batch)};
+  g.kind = GemmKind::Gemm;
+  g.vec_c = vec_c;
+  g.stream_c = stream_c;
+  g.row_stats = softmax;
+  set_launch(p, kn, g);
   kn.reason = fmt::format("matmul {}x{}x{} batch {} ({}{}): Gemm, {}, BK {}, {} stages{}; {}", M, N, K, batch,
                           a.col_major ? "A col-major" : "A row-major", b.col_major ? ", B col-major" : ", B row-major",
-                          tiles_why, bk, stages, stream_c ? ", streaming stores" : "", why);
+                          tiles_why, bk, g.stages, stream_c ? ", streaming stores" : "", why);
   if (!softmax) return;
 
   // Softmax over rows: the Gemm also writes per-tile (max, sum exp) of what it stores.
   const std::int64_t tiles_n = ceil_div(N, bn);
   const int stats = p.add_workspace(fmt::format("rowstats{}", kn.anchor), DType::f32, {batch * M, tiles_n, 2});
-  P["workspace"] = stats;
   kn.args.push_back(buffer_arg(p, stats, true));
   kn.reason += fmt::format("; the softmax on line {} becomes row statistics in the epilogue + SoftmaxFinalize",
                            p.node(kn.stores[0].node).loc.line);
   PlannedKernel fin;
   fin.anchor = kn.stores[0].node;
   fin.template_name = "gemm_softmax_finalize";
-  fin.params = {{"m", M}, {"n", N}, {"batch", batch}, {"tiles_n", tiles_n}, {"workspace", stats}};
-  const std::int64_t fin_threads = N >= 4096 ? 512 : 128;
-  fin.params["threads"] = fin_threads;
+  GemmConfig fc = g;
+  fc.kind = GemmKind::SoftmaxFinalize;
+  fc.tiles_n = tiles_n;
+  fc.threads = N >= 4096 ? 512 : 128;
   for (const auto& s : kn.stores) fin.stores.push_back(s);
   fin.args.push_back(buffer_arg(p, stats, false));
   fin.args.push_back(buffer_arg(p, kn.stores[0].buffer, true));
   fin.args_done = true;
   fin.index64 = batch * M * N > (std::int64_t{1} << 31) - 1;
-  fin.block = {static_cast<unsigned>(fin_threads), 1, 1};
-  fin.grid = {as_grid(batch * M), 1, 1};
+  set_launch(p, fin, fc);
   fin.reason = fmt::format("softmax rows of {} from {} tile statistics each, in place", N, tiles_n);
   p.add_followup(std::move(fin));
 }
@@ -548,20 +501,24 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   const std::int64_t N = xs[0], C = nhwc ? xs[3] : xs[1], H = nhwc ? xs[1] : xs[2], W = nhwc ? xs[2] : xs[3];
   const std::int64_t K = ws[0], R = ws[2], S = ws[3], G = c.groups;
   const std::int64_t Ho = nhwc ? ys[1] : ys[2], Wo = nhwc ? ys[2] : ys[3];
-  auto& P = kn.params;
-  P["n"] = N, P["c"] = C, P["h"] = H, P["w"] = W, P["k"] = K, P["r"] = R, P["s"] = S;
-  P["stride_h"] = c.stride[0], P["stride_w"] = c.stride[1], P["pad_h"] = c.padding[0], P["pad_w"] = c.padding[1];
-  P["dil_h"] = c.dilation[0], P["dil_w"] = c.dilation[1], P["groups"] = G, P["nhwc"] = nhwc;
-  P["ho"] = Ho, P["wo"] = Wo;
+  ConvConfig cc;
+  cc.elem_bytes = static_cast<int>(dtype_size(et));
+  cc.nhwc = nhwc;
+  cc.n = N, cc.c = C, cc.h = H, cc.w = W, cc.k = K, cc.r = static_cast<int>(R), cc.s = static_cast<int>(S);
+  cc.stride_h = c.stride[0], cc.stride_w = c.stride[1], cc.pad_h = c.padding[0], cc.pad_w = c.padding[1];
+  cc.dil_h = c.dilation[0], cc.dil_w = c.dilation[1], cc.groups = static_cast<int>(G);
+  cc.ho = Ho, cc.wo = Wo;
+  const int sms = p.target().sm_count;
   const std::int64_t out_bytes = N * K * Ho * Wo * static_cast<std::int64_t>(dtype_size(stored));
   const std::string shape_why = fmt::format("conv2d {}x{}x{}x{} -> {} filters {}x{}, stride {}x{}, pad {}x{}, dil {}x{}, "
                                             "groups {}, {}", N, C, H, W, K, R, S, c.stride[0], c.stride[1], c.padding[0],
                                             c.padding[1], c.dilation[0], c.dilation[1], G, nhwc ? "NHWC" : "NCHW");
   if (G == C && C > 1) {
     kn.template_name = "conv_depthwise";
-    P["threads"] = 256;
-    kn.block = {256, 1, 1};
-    kn.grid = {as_grid(ceil_div(N * K * Ho * Wo, 256)), 1, 1};
+    cc.kind = ConvKind::Depthwise;
+    cc.threads = 256;
+    kn.config = cc;
+    set_launch(kn, conv_geometry(cc, sms));
     kn.reason = shape_why + ": groups == C: DepthwiseDirect, one thread per output, f32 FMA (memory-bound)";
     return;
   }
@@ -570,51 +527,46 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
              "the implicit-GEMM NHWC template needs channels-last filters [K, R, S, C/groups], and w is "
              "[K, C/groups, R, S]",
              op_name, node.loc.line, G);
-  const std::int64_t elem = static_cast<std::int64_t>(dtype_size(et));
   const bool f32 = et == DType::f32;
   std::string why;
-  const std::int64_t precision = f32 ? precision_code(p, node, why) : 1;
+  cc.precision = f32 ? mma_precision(p, node, why) : MmaPrecision::Tf32;
   if (!f32) why = fmt::format("{} tensor cores, f32 accumulation", dtype_name(et));
-  const std::int64_t Kg = K / G, kdim = (C / G) * R * S;
-  P["precision"] = precision;
-  P["stream"] = out_bytes > kStreamBytes;
+  const std::int64_t Kg = K / G, kdim = conv_gemm_k(cc);
+  cc.stream = out_bytes > kStreamBytes;
   // sm_90a, f32 in tf32 / 3xTF32, one group, 16-byte filter rows: WgConvNchw (conv_sm90.cuh), the
   // wgmma engine with an im2col gather, one persistent CTA per SM walking the tiles (the next
   // tile's loads overlap the last one's stores). Measured on the seed (8x64x512x1024 -> 128,
   // 3x3, H100, bench/standalone/gemm_check.cu): tf32 128x256 tiles, 4 stages 3.58 ms persistent,
   // 3.79 one CTA per tile (128x128: 4.41; 2 CTAs per SM of 128x128: 4.41); 3xTF32 128x128,
   // 4 stages 10.13 ms (128x64 at 2 per SM 11.78); ConvNchw 6.40 / 13.68.
-  if (p.target().arch == "sm_90a" && f32 && (precision == 1 || precision == 2) && G == 1 && kdim % 4 == 0 &&
+  if (p.target().arch == "sm_90a" && f32 && cc.precision != MmaPrecision::Ieee && G == 1 && kdim % 4 == 0 &&
       p.target().aligned16 && Ho * Wo < (std::int64_t{1} << 31)) {
-    const bool x3 = precision == 2;
-    const std::int64_t bm = K <= 64 ? 64 : 128, bn = x3 ? 128 : 256, stages = 4;
-    P["bm"] = bm, P["bn"] = bn, P["stages"] = stages;
-    P["vec_y"] = p.target().aligned16 && (Ho * Wo) % 4 == 0;
-    P["min_blocks"] = 1;
+    const bool x3 = cc.precision == MmaPrecision::Tf32x3;
+    cc.kind = ConvKind::Wgmma;
+    cc.bm = K <= 64 ? 64 : 128, cc.bn = x3 ? 128 : 256, cc.stages = 4;
+    cc.vec_y = p.target().aligned16 && (Ho * Wo) % 4 == 0;
     kn.template_name = "conv_wgmma";
-    kn.block = {static_cast<unsigned>(128 * bm / 64), 1, 1};
-    const std::int64_t tiles = ceil_div(Ho * Wo, bn) * ceil_div(K, bm) * N;
-    kn.grid = {as_grid(std::min<std::int64_t>(tiles, p.target().sm_count)), 1, 1};
-    kn.shared_bytes = static_cast<unsigned>(wgmma_smem(bm, bn, stages, x3));
+    kn.config = cc;
+    set_launch(kn, conv_geometry(cc, sms));
+    const std::int64_t tiles = ceil_div(Ho * Wo, cc.bn) * ceil_div(K, cc.bm) * N;
     kn.reason = fmt::format("{}: sm_90a implicit GEMM on wgmma (WgConvNchw), {} out channels x {} pixels per image x "
                             "K {}, {} {}x{} tiles over {} persistent CTAs, {} stages, im2col gathered by 4-byte "
-                            "cp.async{}; {}", shape_why, K, Ho * Wo, kdim, tiles, bm, bn, kn.grid.x, stages,
-                            P["stream"] ? ", streaming stores" : "", why);
+                            "cp.async{}; {}", shape_why, K, Ho * Wo, kdim, tiles, cc.bm, cc.bn, kn.grid.x, cc.stages,
+                            cc.stream ? ", streaming stores" : "", why);
     return;
   }
   // Rows = out channels of a group: a 64-row tile when there are at most 64.
-  const std::int64_t bm = Kg <= 64 ? 64 : 128, wm = bm / 2, bn = 128, wn = 32, bk = 32;
-  const std::int64_t table = ceil_div(kdim, bk) * bk * 8;
-  const std::int64_t stages = pick_stages(p.target(), elem, bm, bn, bk, wn, true, false, table);
-  P["bm"] = bm, P["bn"] = bn, P["bk"] = bk, P["wm"] = wm, P["wn"] = wn, P["stages"] = stages;
-  P["vec_w"] = p.target().aligned16 && kdim % (16 / elem) == 0;
+  cc.kind = ConvKind::Nchw;
+  cc.bm = Kg <= 64 ? 64 : 128, cc.wm = cc.bm / 2, cc.bn = 128, cc.wn = 32, cc.bk = 32;
+  cc.stages = pick_stages(p.target(), cc.elem_bytes, cc.bm, cc.bn, cc.bk, cc.wn, true, false,
+                          conv_table_bytes(kdim, cc.bk));
+  cc.vec_w = p.target().aligned16 && kdim % (16 / cc.elem_bytes) == 0;
   kn.template_name = "conv_nchw";
-  kn.block = {static_cast<unsigned>(32 * (bm / wm) * (bn / wn)), 1, 1};
-  kn.grid = {as_grid(ceil_div(N * Ho * Wo, bn)), as_grid(ceil_div(Kg, bm)), as_grid(G)};
-  kn.shared_bytes = static_cast<unsigned>(engine_smem(elem, bm, bn, bk, wn, stages, true, false) + table);
+  kn.config = cc;
+  set_launch(kn, conv_geometry(cc, sms));
   kn.reason = fmt::format("{}: implicit GEMM ConvNchw, {} out channels x {} pixels x K {} per group, {}x{} tiles, {} "
-                          "stages{}; {}", shape_why, Kg, N * Ho * Wo, kdim, bm, bn, stages,
-                          P["stream"] ? ", streaming stores" : "", why);
+                          "stages{}; {}", shape_why, Kg, N * Ho * Wo, kdim, cc.bm, cc.bn, cc.stages,
+                          cc.stream ? ", streaming stores" : "", why);
 }
 
 }  // namespace

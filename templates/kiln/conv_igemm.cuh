@@ -48,6 +48,7 @@
 // ============================================================================================
 #pragma once
 
+#include "kiln/config/conv.h"
 #include "kiln/gemm.cuh"
 
 namespace kiln {
@@ -93,7 +94,7 @@ struct Im2colNchwLoader {
   static constexpr int kLinesPerPass = Threads / BN;
   static_assert(BK % kLinesPerPass == 0, "BK must be a multiple of kThreads / BN");
   static constexpr int kTableEntries = int((Sh::Kdim + BK - 1) / BK * BK);
-  static constexpr int kTableBytes = kTableEntries * 8;
+  static constexpr int kTableBytes = conv_table_bytes(Sh::Kdim, BK);   // config/conv.h
   static_assert(Sh::R * Sh::kDilH < 32768 && Sh::S * Sh::kDilW < 32768, "filter extent");
   const E* x;       // offset to the group's first channel
   const int2* table;

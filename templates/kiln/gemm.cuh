@@ -95,6 +95,7 @@
 #pragma once
 
 #include "kiln/common.cuh"
+#include "kiln/config/gemm.h"   // the shared-memory rules the planner launches with
 #include "kiln/mma.cuh"
 
 namespace kiln {
@@ -145,7 +146,8 @@ struct SmemTile {
   static constexpr int kLd = (KContig ? BK : MN) + kPad;
   static constexpr int kLines = KContig ? MN : BK;
   static constexpr int kElems = kLines * kLd;
-  static constexpr int kBytes = kElems * int(sizeof(E));
+  static constexpr int kBytes = smem_tile_bytes(int(sizeof(E)), MN, BK, KContig);
+  static_assert(kBytes == kElems * int(sizeof(E)), "smem_tile_bytes (config/gemm.h) is this layout");
   static __device__ __forceinline__ E at(const E* s, int mn, int k) {
     return KContig ? s[mn * kLd + k] : s[k * kLd + mn];
   }
@@ -493,8 +495,9 @@ struct TileEngine {
   using Warp = WarpMma<E, Precision, WM, WN, BK, TileA, TileB>;
   static constexpr int kStageBytes = TileA::kBytes + TileB::kBytes;
   static constexpr int kStatsBytes = BM * kWarpsN * 2 * 4;
-  static constexpr int kSmemBytes = Stages * kStageBytes > kStatsBytes ? Stages * kStageBytes
-                                                                        : kStatsBytes;
+  // The ring, or the row statistics' exchange if larger (config/gemm.h).
+  static constexpr int kSmemBytes = tile_engine_smem(int(sizeof(E)), BM, BN, BK, WN, Stages, AKContig, BKContig);
+  static_assert(kSmemBytes >= Stages * kStageBytes && kSmemBytes >= kStatsBytes, "tile_engine_smem");
   static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "tile shape");
   static_assert(BK % (IsF32<E>::value ? 8 : 16) == 0, "BK must be a multiple of the mma k");
   static_assert(Stages >= 2, "Stages >= 2");
@@ -701,7 +704,7 @@ struct SmallK {
   static constexpr bool kPrepA = kPrepA_ && !SameType<Precision, Ieee>::value;
   static constexpr bool kALo = kPrepA && SameType<Precision, Tf32x3>::value;
   using Warp = WarpMma<float, Precision, WM, WN, K_, TileA, TileB, (K_ > 128), kPrepA>;
-  static constexpr int kSmemBytes = (kALo ? 2 : 1) * TileA::kBytes + 2 * TileB::kBytes;
+  static constexpr int kSmemBytes = small_k_smem(BM, BN, K_, kALo);   // config/gemm.h
 
   // In place: A -> tf32_rna(A) (as f32 bits), and A - that into sa_lo for 3xTF32.
   static __device__ __forceinline__ void prep_a(float* sa, float* sa_lo) {

@@ -246,7 +246,7 @@ struct WgEngine {
   static constexpr int kABytes = BM * 128, kBBytes = BN * 128;
   static constexpr int kStageBytes = kABytes + kBBytes;
   static constexpr int kStages = Stages;
-  static constexpr int kSmemBytes = (Stages + (k3x ? 1 : 0)) * kStageBytes + 1024;
+  static constexpr int kSmemBytes = wg_engine_smem(BM, BN, Stages, k3x);   // config/gemm.h
   // Tf32 keeps one wgmma batch in flight (unless InFlight says 0), so the stage refilled is the
   // one read two steps back; 3xTF32 promotes every step, so nothing stays in flight.
   static constexpr int kInFlight = k3x ? 0 : InFlight >= 0 ? InFlight : 1;
@@ -536,7 +536,8 @@ struct WgSmallK {
   static constexpr int kAhead = BStages - 1;                // B blocks loaded ahead of the one used
   static constexpr int kAPart = kKTiles * BM * 128, kBPart = kKTiles * BN * 128;  // bytes
   static constexpr int kABytes = kParts * kAPart, kBBytes = kParts * kBPart;
-  static constexpr int kSmemBytes = kABytes + BStages * kBBytes + 1024;  // + alignment to 1024
+  static constexpr int kSmemBytes = wg_small_k_smem(BM, BN, BStages, K_, k3x);   // config/gemm.h
+  static_assert(kSmemBytes == kABytes + BStages * kBBytes + 1024, "wg_small_k_smem: + alignment to 1024");
   static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
   static constexpr long long kTiles = kTilesM * kTilesN;
   using Layout = SmallKWorkspace<M_, N_, K_>;  // what SmallKPrep wrote

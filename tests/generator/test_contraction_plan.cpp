@@ -8,6 +8,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -92,6 +93,14 @@ Generated generate(const char* op, const char* tag) {
 
 bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
+// The typed configs the planner chose for kernel k.
+const kiln::GemmConfig& gemm_config(const Generated& g, std::size_t k) {
+  return std::get<kiln::GemmConfig>(g.plan.kernels.at(k).config);
+}
+const kiln::ConvConfig& conv_config(const Generated& g, std::size_t k) {
+  return std::get<kiln::ConvConfig>(g.plan.kernels.at(k).config);
+}
+
 }  // namespace
 
 TEST_CASE("contraction plans and sources match their goldens") {
@@ -110,6 +119,92 @@ TEST_CASE("contraction plans and sources match their goldens") {
   }
 }
 
+TEST_CASE("GemmConfig and ConvConfig: text, equality, hash") {
+  kiln::GemmConfig a;
+  a.kind = kiln::GemmKind::SplitK;
+  a.m = 128, a.n = 16384, a.bm = 128, a.split_k = 2, a.vec_a = true;
+  kiln::GemmConfig b = a;
+  CHECK(a == b);
+  CHECK(a.hash() == b.hash());
+  CHECK(a.to_string() == b.to_string());
+  CHECK(has(a.to_string(), "GemmConfig{kind=SplitK precision=Tf32x3 elem_bytes=4 layout_a=RowMajor"));
+  CHECK(has(a.to_string(), " split_k=2 vec_a=1 "));
+  CHECK(has(a.literal(), "/*kind=*/kiln::GemmKind::SplitK, /*precision=*/kiln::MmaPrecision::Tf32x3"));
+  b.split_k = 3;   // one field differs
+  CHECK_FALSE(a == b);
+  CHECK(a.hash() != b.hash());
+  b = a;
+  b.layout_b = kiln::GemmLayout::ColMajor;   // an enum field differs
+  CHECK_FALSE(a == b);
+  CHECK(a.hash() != b.hash());
+
+  kiln::ConvConfig c;
+  c.kind = kiln::ConvKind::Depthwise;
+  c.threads = 256;
+  kiln::ConvConfig d = c;
+  CHECK(c == d);
+  CHECK(c.hash() == d.hash());
+  CHECK(has(c.to_string(), "ConvConfig{kind=Depthwise "));
+  d.pad_w = 1;
+  CHECK_FALSE(c == d);
+  CHECK(c.hash() != d.hash());
+  // The variant holds them apart from other families.
+  const kiln::KernelConfig kc = a;
+  CHECK(kiln::config_text(kc) == a.to_string());
+}
+
+TEST_CASE("every contraction kernel: the planner's launch is its config's rule, and the unit asserts it") {
+  std::set<std::string> kinds;
+  auto check = [&](const Generated& g) {
+    for (std::size_t k = 0; k < g.plan.kernels.size(); ++k) {
+      const auto& kn = g.plan.kernels[k];
+      const auto& src = g.sources[k].text;
+      CAPTURE(kn.entry);
+      kiln::launch::Geometry want;
+      bool dynamic = true;
+      if (const auto* c = std::get_if<kiln::GemmConfig>(&kn.config)) {
+        kinds.insert(std::string("gemm ") + enum_name(c->kind));
+        want = kiln::gemm_geometry(*c, g.plan.target.sm_count, kn.min_blocks);
+        CHECK(want.shared_bytes == kiln::gemm_smem(*c));
+        dynamic = c->kind == kiln::GemmKind::Gemm || c->kind == kiln::GemmKind::SplitK ||
+                  c->kind == kiln::GemmKind::SmallK || c->kind == kiln::GemmKind::SmallKWgmma ||
+                  c->kind == kiln::GemmKind::Wgmma || c->kind == kiln::GemmKind::WgmmaSplitK;
+      } else if (const auto* c = std::get_if<kiln::ConvConfig>(&kn.config)) {
+        kinds.insert(std::string("conv ") + enum_name(c->kind));
+        want = kiln::conv_geometry(*c, g.plan.target.sm_count);
+        CHECK(want.shared_bytes == kiln::conv_smem(*c));
+        dynamic = c->kind != kiln::ConvKind::Depthwise;
+      } else {
+        continue;   // an elementwise prologue kernel
+      }
+      CHECK(kn.shared_bytes == want.shared_bytes);
+      CHECK(dynamic == (kn.shared_bytes > 0));
+      CHECK((kn.grid.x == want.grid.x && kn.grid.y == want.grid.y && kn.grid.z == want.grid.z));
+      CHECK((kn.block.x == want.block.x && kn.block.y == 1 && kn.block.z == 1));
+      // The unit checks the template's own constants against the planner's numbers, and the
+      // launch against its copy of the rule.
+      CHECK(has(src, "constexpr kiln::"));
+      CHECK(has(src, fmt::format("::kThreads == {}", kn.block.x)));
+      if (dynamic) CHECK(has(src, fmt::format("::kSmemBytes == {}, \"the template's", kn.shared_bytes)));
+      CHECK(has(src, "static_assert(kiln::launch::same_launch(kiln::"));
+    }
+  };
+  for (const auto& c : kCases) {
+    CAPTURE(c.op);
+    CAPTURE(c.tag);
+    for (const char* arch : {"sm_80", "sm_86", "sm_90", "sm_90a"})
+      for (auto precision : {kiln::Precision::fp32_accurate, kiln::Precision::tf32, kiln::Precision::ieee})
+        check(generate(c, arch, precision));
+  }
+  // Every kind of both families was seen.
+  for (const char* kind : {"gemm Gemm", "gemm SplitK", "gemm SplitKReduce", "gemm SplitKSoftmax", "gemm SoftmaxFinalize",
+                           "gemm SmallK", "gemm SmallKPrep", "gemm SmallKWgmma", "gemm Wgmma", "gemm WgmmaSplitK",
+                           "conv Nchw", "conv Depthwise", "conv Wgmma"}) {
+    CAPTURE(kind);
+    CHECK(kinds.count(kind) == 1);
+  }
+}
+
 TEST_CASE("matmul_small_k: SmallK, persistent, no K loop") {
   const auto g = generate("matmul_small_k", "default");
   REQUIRE(g.sources.size() == 1);
@@ -124,17 +219,21 @@ TEST_CASE("matmul_small_k: SmallK, persistent, no K loop") {
   // fastest 3xTF32 configuration).
   CHECK(g.plan.kernels[0].grid.x == 132);
   CHECK(has(src, "__launch_bounds__(256)"));
-  CHECK(has(src, "/*BM*/ 128, /*BN*/ 128, /*WM*/ 64, /*WN*/ 32>"));
+  const auto& sk = gemm_config(g, 0);
+  CHECK(sk.kind == kiln::GemmKind::SmallK);
+  CHECK((sk.bm == 128 && sk.bn == 128 && sk.wm == 64 && sk.wn == 32));
   // tf32: 256x64 tiles of 8 warps of 64x32 (104 KB of shared memory), one CTA per SM: the tall
   // tile halves the B blocks re-read from L2, which share the memory system with C's writes.
   const auto t = generate(kCases[0], "sm_90", kiln::Precision::tf32);
   CHECK(t.plan.kernels[0].grid.x == 132);
   CHECK(t.plan.kernels[0].shared_bytes == 256 * 68 * 4 + 2 * 64 * 72 * 4);
   CHECK(has(t.sources[0].text, "__launch_bounds__(256)"));
-  CHECK(has(t.sources[0].text, "/*BM*/ 256, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32>"));
+  CHECK((gemm_config(t, 0).bm == 256 && gemm_config(t, 0).bn == 64 && gemm_config(t, 0).wm == 64 &&
+         gemm_config(t, 0).wn == 32));
   // sm_86 cannot hold it (100 KB per SM): 128x64 tiles of 4 warps, as many CTAs as fit.
   const auto t86 = generate(kCases[0], "sm_86", kiln::Precision::tf32);
-  CHECK(has(t86.sources[0].text, "/*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32>"));
+  CHECK((gemm_config(t86, 0).bm == 128 && gemm_config(t86, 0).bn == 64 && gemm_config(t86, 0).wm == 64 &&
+         gemm_config(t86, 0).wn == 32));
   // sm_86 has 100 KB per SM: no room for a 128x128 tile, so 128x64, one CTA per SM, plain bounds.
   const auto g86 = generate(kCases[0], "sm_86");
   CHECK(g86.plan.kernels[0].template_name == "gemm_small_k");
@@ -157,8 +256,14 @@ TEST_CASE("matmul_small_k: SmallK, persistent, no K loop") {
     CHECK(w.plan.kernels[1].grid.x == 132);
     CHECK(w.plan.kernels[1].block.x == 512);
     CHECK(w.plan.kernels[1].shared_bytes == 2 * 2 * 128 * (256 + 3 * 64) + 1024);
-    CHECK(has(w.sources[0].text, "kiln::sm90::SmallKPrep<kiln::Tf32x3, Index, kM, kN, kK, /*lda*/ 64, /*ldb*/ 32768>"));
-    CHECK(has(w.sources[1].text, "/*BM*/ 256, /*BN*/ 64, /*BStages*/ 3, /*streamC*/ true>"));
+    CHECK(has(w.sources[0].text, "kiln::sm90::SmallKPrep<kiln::Tf32x3, Index, kM, kN, kK, kConfig.lda, kConfig.ldb>"));
+    CHECK((gemm_config(w, 0).kind == kiln::GemmKind::SmallKPrep && gemm_config(w, 0).lda == 64 &&
+           gemm_config(w, 0).ldb == 32768));
+    const auto& wk = gemm_config(w, 1);
+    CHECK((wk.kind == kiln::GemmKind::SmallKWgmma && wk.bm == 256 && wk.bn == 64 && wk.b_stages == 3 && wk.stream_c));
+    // The planner's shared bytes are the rule's, and the unit asserts the template agrees.
+    CHECK(w.plan.kernels[1].shared_bytes == kiln::wg_small_k_smem(256, 64, 3, 64, true));
+    CHECK(has(w.sources[1].text, "static_assert(Kernel::kThreads == 512 && Kernel::kSmemBytes == 230400,"));
     // The workspace: A and B^T, hi and lo: 2 * (M + N) * K floats, written by k0, read by k1.
     const auto& ws = w.plan.buffers.back();
     CHECK(ws.bytes == 2 * (32768 + 32768) * 64 * 4);
@@ -172,7 +277,7 @@ TEST_CASE("matmul_small_k: SmallK, persistent, no K loop") {
     const Case k96{"matmul_small_k.kiln", "matmul_small_k", {{"K", 96}}, "k96"};
     const auto w96 = generate(k96, "sm_90a", kiln::Precision::fp32_accurate);
     REQUIRE(w96.plan.kernels.size() == 2);
-    CHECK(has(w96.sources[1].text, "/*BM*/ 128, /*BN*/ 64, /*BStages*/ 2"));
+    CHECK((gemm_config(w96, 1).bm == 128 && gemm_config(w96, 1).bn == 64 && gemm_config(w96, 1).b_stages == 2));
     const Case k128{"matmul_small_k.kiln", "matmul_small_k", {{"K", 128}}, "k128"};
     CHECK(generate(k128, "sm_90a", kiln::Precision::fp32_accurate).plan.kernels[0].template_name == "gemm_small_k");
   }
@@ -192,14 +297,15 @@ TEST_CASE("linear_dropout_softmax: split-K, transposed W as a view, dropout epil
   const auto& red = g.sources[1].text;
   // W [OUT, IN] is B = W^T read column-major in place.
   CHECK(has(gemm, "kiln::gemm::kRowMajor, kiln::gemm::kColMajor"));
+  CHECK(gemm_config(g, 0).layout_b == kiln::GemmLayout::ColMajor);
   // The linear layer streams W once: one row of M tiles, so every W column tile (of one K slice)
   // is read by one CTA; 2 slices: 256 CTAs.
   CHECK(g.plan.kernels[0].grid.y == 1);
   CHECK(g.plan.kernels[0].grid.z == 2);
-  CHECK(has(gemm, "/*SplitK*/ 2>"));
+  CHECK(gemm_config(g, 0).split_k == 2);
   // fp32-accurate: 8 warps of 64x32 (acc + part: ~204 registers), 4 stages, one CTA per SM.
   CHECK(g.plan.kernels[0].block.x == 256);
-  CHECK(has(gemm, "/*WM*/ 64, /*WN*/ 32, /*Stages*/ 4"));
+  CHECK((gemm_config(g, 0).wm == 64 && gemm_config(g, 0).wn == 32 && gemm_config(g, 0).stages == 4));
   CHECK(has(gemm, "__launch_bounds__(256)"));
   // The GEMM kernel has no epilogue: dropout and bias live in the reduce kernel.
   CHECK(!has(gemm, "dropout_keep"));
@@ -209,7 +315,9 @@ TEST_CASE("linear_dropout_softmax: split-K, transposed W as a view, dropout epil
   CHECK(has(red, "#include \"kiln/philox.cuh\""));
   // The bias is loaded by column.
   CHECK(has(red, "in_b[col]"));
-  CHECK(has(red, "kiln::gemm::SplitKSoftmax<Index, kM, kN, kBatch, /*SplitK*/ 2, 512>"));
+  CHECK(has(red, "kiln::gemm::SplitKSoftmax<Index, kM, kN, kBatch, kConfig.split_k, kConfig.threads>"));
+  CHECK((gemm_config(g, 1).kind == kiln::GemmKind::SplitKSoftmax && gemm_config(g, 1).split_k == 2 &&
+         gemm_config(g, 1).threads == 512));
   CHECK(g.plan.kernels[1].grid.x == 128);
   CHECK(has(g.plan.kernels[0].reason, "split-K into 2 slices"));
 
@@ -217,7 +325,8 @@ TEST_CASE("linear_dropout_softmax: split-K, transposed W as a view, dropout epil
   const auto t = generate(kCases[2], "sm_90", kiln::Precision::tf32);
   REQUIRE(t.plan.kernels.size() == 2);
   CHECK(t.plan.kernels[0].template_name == "gemm_split_k");
-  CHECK(has(t.sources[0].text, "/*WM*/ 64, /*WN*/ 32, /*Stages*/ 3"));
+  CHECK((gemm_config(t, 0).wm == 64 && gemm_config(t, 0).wn == 32 && gemm_config(t, 0).stages == 3));
+  CHECK(t.plan.kernels[0].min_blocks == 2);
   CHECK(has(t.sources[0].text, "__launch_bounds__(256, 2)"));
   CHECK(t.plan.kernels[0].grid.z == 2);
 
@@ -225,7 +334,7 @@ TEST_CASE("linear_dropout_softmax: split-K, transposed W as a view, dropout epil
   const auto odd = generate("linear_dropout_softmax", "odd");
   REQUIRE(odd.plan.kernels.size() == 2);
   CHECK(odd.plan.kernels[0].template_name == "gemm");
-  CHECK(has(odd.sources[0].text, "/*rowStats*/ true>"));
+  CHECK(gemm_config(odd, 0).row_stats);
   CHECK(odd.plan.kernels[1].template_name == "gemm_softmax_finalize");
 }
 
@@ -246,14 +355,15 @@ TEST_CASE("sm_90a: k-contiguous f32 matmuls and conv2d take the wgmma templates 
     const auto& gemm = g.sources[0].text;
     CHECK(has(gemm, "#include \"kiln/gemm_sm90.cuh\""));
     CHECK(has(gemm, tf32 ? "kiln::sm90::WgGemmSplitK<kiln::Tf32," : "kiln::sm90::WgGemmSplitK<kiln::Tf32x3,"));
-    CHECK(has(gemm, fmt::format("/*Stages*/ {}, /*BKMajor*/ true, /*SplitK*/ 1>", tf32 ? 6 : 4)));
+    CHECK((gemm_config(g, 0).stages == (tf32 ? 6 : 4) && gemm_config(g, 0).split_k == 1));
     CHECK(has(gemm, "__launch_bounds__(256)"));
     CHECK(g.plan.kernels[0].block.x == 256);
     CHECK(g.plan.kernels[0].grid.x == 128);
     CHECK(g.plan.kernels[0].grid.z == 1);
     // 6 (tf32) or 4 + the lo buffer (3xTF32) stages of 32 KB, plus 1 KB of alignment slack.
     CHECK(g.plan.kernels[0].shared_bytes == (tf32 ? 6 : 5) * 32768 + 1024);
-    CHECK(has(g.sources[1].text, "kiln::gemm::SplitKSoftmax<Index, kM, kN, kBatch, /*SplitK*/ 1, 512>"));
+    CHECK((gemm_config(g, 1).kind == kiln::GemmKind::SplitKSoftmax && gemm_config(g, 1).split_k == 1 &&
+           gemm_config(g, 1).threads == 512));
     CHECK(has(g.plan.kernels[0].reason, "sm_90a wgmma"));
   }
   // A linear layer with a long K and few tiles: K slices so one wave covers the SMs, the bias and
@@ -287,8 +397,9 @@ TEST_CASE("sm_90a: k-contiguous f32 matmuls and conv2d take the wgmma templates 
     REQUIRE(g.plan.kernels.size() == 1);
     CHECK(g.plan.kernels[0].template_name == "conv_wgmma");
     CHECK(has(g.sources[0].text, "#include \"kiln/conv_sm90.cuh\""));
-    CHECK(has(g.sources[0].text, tf32 ? "/*BM*/ 128, /*BN*/ 256, /*Stages*/ 4, /*vecY*/ true"
-                                      : "/*BM*/ 128, /*BN*/ 128, /*Stages*/ 4, /*vecY*/ true"));
+    const auto& wc = conv_config(g, 0);
+    CHECK((wc.kind == kiln::ConvKind::Wgmma && wc.bm == 128 && wc.bn == (tf32 ? 256 : 128) && wc.stages == 4 &&
+           wc.vec_y));
     CHECK(g.plan.kernels[0].grid.x == 132);   // persistent: one CTA per SM walks the tiles
     CHECK(has(g.plan.kernels[0].reason, fmt::format("{} 128x{} tiles over 132 persistent CTAs",
                                                     (510 * 1022 + (tf32 ? 255 : 127)) / (tf32 ? 256 : 128) * 8,
@@ -325,7 +436,8 @@ TEST_CASE("precision: per op, per target, and ignored for 16-bit inputs") {
 TEST_CASE("matmul shapes: batch broadcast, transposes, split-K, permuted operands") {
   // b [K, N] is shared by every batch: batch stride 0.
   const auto batched = generate("matmul_batched", "default");
-  CHECK(has(batched.sources[0].text, "/*strides*/ 131072, 0, 262144,"));
+  CHECK((gemm_config(batched, 0).stride_a == 131072 && gemm_config(batched, 0).stride_b == 0 &&
+         gemm_config(batched, 0).stride_c == 262144));
   // a^T b^T: both operands are views.
   const auto tr = generate("matmul_transposed", "default");
   REQUIRE(tr.plan.kernels.size() == 1);
@@ -367,12 +479,17 @@ TEST_CASE("conv2d: implicit GEMM, depthwise, grouped, and NHWC's limit") {
   REQUIRE(g.plan.kernels.size() == 1);
   // The seed conv is an implicit GEMM over NCHW with fp32-level accuracy.
   CHECK(has(g.sources[0].text, "kiln::conv::ConvNchw<float, kiln::Tf32x3, float, Index, Shape"));
-  CHECK(has(g.sources[0].text, "ConvShape<8, 64, 512, 1024, 128, 3, 3, 1, 1, 0, 0, 1, 1, 1>"));
+  const kiln::ConvConfig& cc = conv_config(g, 0);
+  CHECK((cc.n == 8 && cc.c == 64 && cc.h == 512 && cc.w == 1024 && cc.k == 128 && cc.r == 3 && cc.s == 3));
+  CHECK((cc.stride_h == 1 && cc.stride_w == 1 && cc.pad_h == 0 && cc.pad_w == 0 && cc.dil_h == 1 && cc.dil_w == 1 &&
+         cc.groups == 1));
   // y (2.1 GB) is much larger than L2: streaming stores.
-  CHECK(has(g.sources[0].text, "/*stream*/ true>"));
+  CHECK(cc.stream);
   // groups == C: the direct depthwise kernel (tensor cores do not pay).
   const auto dw = generate("conv2d_depthwise", "default");
-  CHECK(has(dw.sources[0].text, "kiln::conv::DepthwiseDirect<float, float, Index, Shape, /*nhwc*/ false, 256>"));
+  CHECK(has(dw.sources[0].text, "kiln::conv::DepthwiseDirect<float, float, Index, Shape, kConfig.nhwc, kConfig.threads>"));
+  CHECK((conv_config(dw, 0).kind == kiln::ConvKind::Depthwise && !conv_config(dw, 0).nhwc &&
+         conv_config(dw, 0).threads == 256));
   const auto grouped = generate("conv2d_dilated_grouped", "default");
   CHECK(grouped.plan.kernels[0].grid.z == 4);
   // NHWC with KCRS filters has no template yet: a clear error, not wrong code.
@@ -442,7 +559,7 @@ op conv_f16 {
   // bf16 operands, bf16 output; precision is meaningless for 16-bit inputs.
   CHECK(has(all[0].text, "kiln::gemm::Gemm<__nv_bfloat16, kiln::Tf32, __nv_bfloat16, Index"));
   // b is shared by the 4 batches: batch stride 0.
-  CHECK(has(all[0].text, "/*strides*/ 1320, 0, 2112,"));
+  CHECK(has(all[0].text, "/*stride_a=*/1320, /*stride_b=*/0, /*stride_c=*/2112,"));
   CHECK(has(all[1].text, "kiln::conv::ConvNchw<__half, kiln::Tf32, __half, Index, Shape"));
   std::string why;
   if (!kiln::nvrtc_available(&why)) {

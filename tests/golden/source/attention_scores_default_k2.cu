@@ -6,8 +6,9 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
+constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::SoftmaxFinalize, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/1024, /*n=*/1024, /*k=*/64, /*batch=*/128, /*lda=*/64, /*ldb=*/1024, /*ldc=*/1024, /*stride_a=*/65536, /*stride_b=*/65536, /*stride_c=*/1048576, /*bm=*/128, /*bn=*/128, /*bk=*/32, /*wm=*/64, /*wn=*/32, /*stages=*/4, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/true, /*vec_b=*/true, /*vec_c=*/true, /*stream_c=*/false, /*row_stats=*/true, /*threads=*/128, /*tiles_n=*/8};  // the planner's config
 // rows of all batches: 128 x 1024
-using Finalize = kiln::gemm::SoftmaxFinalize<Index, 131072, 1024, /*tiles per row*/ 8, 128>;
+using Finalize = kiln::gemm::SoftmaxFinalize<Index, kConfig.batch * kConfig.m, kConfig.n, /*tiles per row*/ kConfig.tiles_n, kConfig.threads>;
 
 
 
@@ -16,3 +17,7 @@ using Finalize = kiln::gemm::SoftmaxFinalize<Index, 131072, 1024, /*tiles per ro
 extern "C" __global__ void __launch_bounds__(128) kiln_attention_scores_k2_gemm_softmax_finalize(const float* __restrict__ ws_rowstats3, float* __restrict__ out_s) {
   Finalize::run(out_s, ws_rowstats3);
 }
+
+static_assert(Finalize::kThreads == 128, "the template's block size or shared memory differs from the planner's");
+static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 131072, 1, 1, 128, 1, 1, 0),
+              "the template library's launch rule differs from the planner's");

@@ -6,11 +6,12 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-constexpr long long kM = 33, kN = 33, kK = 7, kBatch = 3;
+constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::Gemm, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/33, /*n=*/33, /*k=*/7, /*batch=*/3, /*lda=*/7, /*ldb=*/33, /*ldc=*/33, /*stride_a=*/231, /*stride_b=*/231, /*stride_c=*/1089, /*bm=*/128, /*bn=*/128, /*bk=*/32, /*wm=*/64, /*wn=*/32, /*stages=*/4, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/false, /*vec_b=*/false, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/true, /*threads=*/0, /*tiles_n=*/0};  // the planner's config
+constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 using Kernel = kiln::gemm::Gemm<float, kiln::Tf32x3, float, Index, kM, kN, kK, kBatch,
-    kiln::gemm::kRowMajor, kiln::gemm::kRowMajor, /*lda*/ 7, /*ldb*/ 33, /*ldc*/ 33, /*strides*/ 231, 231, 1089,
-    /*BM*/ 128, /*BN*/ 128, /*BK*/ 32, /*WM*/ 64, /*WN*/ 32, /*Stages*/ 4, /*vecA*/ false, /*vecB*/ false,
-    /*vecC*/ false, /*streamC*/ false, /*rowStats*/ true>;
+    kiln::gemm::kRowMajor, kiln::gemm::kRowMajor, kConfig.lda, kConfig.ldb, kConfig.ldc, kConfig.stride_a, kConfig.stride_b, kConfig.stride_c,
+    kConfig.bm, kConfig.bn, kConfig.bk, kConfig.wm, kConfig.wn, kConfig.stages, kConfig.vec_a, kConfig.vec_b,
+    kConfig.vec_c, kConfig.stream_c, kConfig.row_stats>;
 
 struct Epilogue {
   const float* __restrict__ in_q;  // in q: f32[1, 3, 33, 7]
@@ -32,3 +33,7 @@ struct Epilogue {
 extern "C" __global__ void __launch_bounds__(256) kiln_attention_scores_k1_gemm(const float* __restrict__ in_q, const float* __restrict__ tmp_t2, float* __restrict__ out_s, float* __restrict__ ws_rowstats3) {
   Kernel::run(in_q, tmp_t2, out_s, Epilogue{in_q, tmp_t2, out_s, ws_rowstats3}, ws_rowstats3);
 }
+
+static_assert(Kernel::kThreads == 256 && Kernel::kSmemBytes == 143360, "the template's block size or shared memory differs from the planner's");
+static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 1, 1, 3, 256, 1, 1, 143360),
+              "the template library's launch rule differs from the planner's");

@@ -6,8 +6,9 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
+constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::SoftmaxFinalize, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/33, /*n=*/33, /*k=*/7, /*batch=*/3, /*lda=*/7, /*ldb=*/33, /*ldc=*/33, /*stride_a=*/231, /*stride_b=*/231, /*stride_c=*/1089, /*bm=*/128, /*bn=*/128, /*bk=*/32, /*wm=*/64, /*wn=*/32, /*stages=*/4, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/false, /*vec_b=*/false, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/true, /*threads=*/128, /*tiles_n=*/1};  // the planner's config
 // rows of all batches: 3 x 33
-using Finalize = kiln::gemm::SoftmaxFinalize<Index, 99, 33, /*tiles per row*/ 1, 128>;
+using Finalize = kiln::gemm::SoftmaxFinalize<Index, kConfig.batch * kConfig.m, kConfig.n, /*tiles per row*/ kConfig.tiles_n, kConfig.threads>;
 
 
 
@@ -16,3 +17,7 @@ using Finalize = kiln::gemm::SoftmaxFinalize<Index, 99, 33, /*tiles per row*/ 1,
 extern "C" __global__ void __launch_bounds__(128) kiln_attention_scores_k2_gemm_softmax_finalize(const float* __restrict__ ws_rowstats3, float* __restrict__ out_s) {
   Finalize::run(out_s, ws_rowstats3);
 }
+
+static_assert(Finalize::kThreads == 128, "the template's block size or shared memory differs from the planner's");
+static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 99, 1, 1, 128, 1, 1, 0),
+              "the template library's launch rule differs from the planner's");

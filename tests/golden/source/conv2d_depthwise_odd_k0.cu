@@ -6,9 +6,10 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-// N, C, H, W, K, R, S, stride, padding, dilation, groups
-using Shape = kiln::conv::ConvShape<1, 64, 5, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64>;
-using Kernel = kiln::conv::DepthwiseDirect<float, float, Index, Shape, /*nhwc*/ false, 256>;
+constexpr kiln::ConvConfig kConfig = kiln::ConvConfig{/*kind=*/kiln::ConvKind::Depthwise, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*nhwc=*/false, /*n=*/1, /*c=*/64, /*h=*/5, /*w=*/9, /*k=*/64, /*r=*/3, /*s=*/3, /*stride_h=*/1, /*stride_w=*/1, /*pad_h=*/1, /*pad_w=*/1, /*dil_h=*/1, /*dil_w=*/1, /*groups=*/64, /*ho=*/5, /*wo=*/9, /*bm=*/0, /*bn=*/0, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/0, /*vec_w=*/false, /*vec_y=*/false, /*stream=*/false, /*threads=*/256};  // the planner's config
+using Shape = kiln::conv::ConvShape<kConfig.n, kConfig.c, kConfig.h, kConfig.w, kConfig.k, kConfig.r, kConfig.s,
+                                    kConfig.stride_h, kConfig.stride_w, kConfig.pad_h, kConfig.pad_w, kConfig.dil_h, kConfig.dil_w, kConfig.groups>;
+using Kernel = kiln::conv::DepthwiseDirect<float, float, Index, Shape, kConfig.nhwc, kConfig.threads>;
 
 
 
@@ -17,3 +18,7 @@ using Kernel = kiln::conv::DepthwiseDirect<float, float, Index, Shape, /*nhwc*/ 
 extern "C" __global__ void __launch_bounds__(256) kiln_conv2d_depthwise_k0_conv_depthwise(const float* __restrict__ in_x, const float* __restrict__ in_w, float* __restrict__ out_y) {
   Kernel::run(in_x, in_w, out_y, kiln::gemm::Identity{});
 }
+
+static_assert(Kernel::kThreads == 256, "the template's block size or shared memory differs from the planner's");
+static_assert(kiln::launch::same_launch(kiln::conv_geometry(kConfig, 132), true, 12, 1, 1, 256, 1, 1, 0),
+              "the template library's launch rule differs from the planner's");

@@ -6,10 +6,11 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-// N, C, H, W, K, R, S, stride, padding, dilation, groups
-using Shape = kiln::conv::ConvShape<1, 128, 11, 7, 256, 3, 3, 1, 1, 2, 2, 2, 2, 4>;
-using Kernel = kiln::conv::ConvNchw<float, kiln::Tf32x3, float, Index, Shape, /*BM*/ 64, /*BN*/ 128, /*BK*/ 32, /*WM*/ 32,
-                                    /*WN*/ 32, /*Stages*/ 4, /*vecW*/ true, /*stream*/ false>;
+constexpr kiln::ConvConfig kConfig = kiln::ConvConfig{/*kind=*/kiln::ConvKind::Nchw, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*nhwc=*/false, /*n=*/1, /*c=*/128, /*h=*/11, /*w=*/7, /*k=*/256, /*r=*/3, /*s=*/3, /*stride_h=*/1, /*stride_w=*/1, /*pad_h=*/2, /*pad_w=*/2, /*dil_h=*/2, /*dil_w=*/2, /*groups=*/4, /*ho=*/11, /*wo=*/7, /*bm=*/64, /*bn=*/128, /*bk=*/32, /*wm=*/32, /*wn=*/32, /*stages=*/4, /*vec_w=*/true, /*vec_y=*/false, /*stream=*/false, /*threads=*/0};  // the planner's config
+using Shape = kiln::conv::ConvShape<kConfig.n, kConfig.c, kConfig.h, kConfig.w, kConfig.k, kConfig.r, kConfig.s,
+                                    kConfig.stride_h, kConfig.stride_w, kConfig.pad_h, kConfig.pad_w, kConfig.dil_h, kConfig.dil_w, kConfig.groups>;
+using Kernel = kiln::conv::ConvNchw<float, kiln::Tf32x3, float, Index, Shape, kConfig.bm, kConfig.bn, kConfig.bk, kConfig.wm,
+                                    kConfig.wn, kConfig.stages, kConfig.vec_w, kConfig.stream>;
 
 
 
@@ -18,3 +19,7 @@ using Kernel = kiln::conv::ConvNchw<float, kiln::Tf32x3, float, Index, Shape, /*
 extern "C" __global__ void __launch_bounds__(256) kiln_conv2d_dilated_grouped_k0_conv_nchw(const float* __restrict__ in_x, const float* __restrict__ in_w, float* __restrict__ out_y) {
   Kernel::run(in_x, in_w, out_y, kiln::gemm::Identity{});
 }
+
+static_assert(Kernel::kThreads == 256 && Kernel::kSmemBytes == 108800, "the template's block size or shared memory differs from the planner's");
+static_assert(kiln::launch::same_launch(kiln::conv_geometry(kConfig, 132), true, 1, 1, 4, 256, 1, 1, 108800),
+              "the template library's launch rule differs from the planner's");

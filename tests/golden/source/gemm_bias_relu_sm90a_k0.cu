@@ -6,10 +6,11 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-constexpr long long kM = 4096, kN = 4096, kK = 4096, kBatch = 1;
+constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::Wgmma, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::ColMajor, /*m=*/4096, /*n=*/4096, /*k=*/4096, /*batch=*/1, /*lda=*/4096, /*ldb=*/4096, /*ldc=*/4096, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/128, /*bn=*/128, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/6, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/true, /*vec_b=*/true, /*vec_c=*/true, /*stream_c=*/true, /*row_stats=*/false, /*threads=*/0, /*tiles_n=*/0};  // the planner's config
+constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 // sm_90a: wgmma on 128-byte-swizzled shared memory; A row-major, B k-contiguous
-using Kernel = kiln::sm90::WgGemm<kiln::Tf32, Index, kM, kN, kK, kBatch, /*lda*/ 4096, /*ldb*/ 4096, /*strides*/ 0, 0,
-    /*ldc*/ 4096, /*strideC*/ 0, /*BM*/ 128, /*BN*/ 128, /*Stages*/ 6, /*BKMajor*/ true, /*vecC*/ true, /*streamC*/ true>;
+using Kernel = kiln::sm90::WgGemm<kiln::Tf32, Index, kM, kN, kK, kBatch, kConfig.lda, kConfig.ldb, kConfig.stride_a, kConfig.stride_b,
+    kConfig.ldc, kConfig.stride_c, kConfig.bm, kConfig.bn, kConfig.stages, /*BKMajor*/ true, kConfig.vec_c, kConfig.stream_c>;
 
 struct Epilogue {
   const float* __restrict__ in_x;  // in x: f32[4096, 4096]
@@ -32,3 +33,7 @@ struct Epilogue {
 extern "C" __global__ void __launch_bounds__(256) kiln_gemm_bias_relu_k0_gemm_wgmma(const float* __restrict__ in_x, const float* __restrict__ in_w, const float* __restrict__ in_bias, float* __restrict__ out_y) {
   Kernel::run(in_x, in_w, out_y, Epilogue{in_x, in_w, in_bias, out_y});
 }
+
+static_assert(Kernel::kThreads == 256 && Kernel::kSmemBytes == 197632, "the template's block size or shared memory differs from the planner's");
+static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 32, 32, 1, 256, 1, 1, 197632),
+              "the template library's launch rule differs from the planner's");

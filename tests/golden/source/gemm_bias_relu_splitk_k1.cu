@@ -6,8 +6,9 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-constexpr long long kM = 33, kN = 7, kK = 4000, kBatch = 1;
-using Reduce = kiln::gemm::SplitKReduce<float, Index, kM, kN, kBatch, /*SplitK*/ 16, /*ldc*/ 7, /*strideC*/ 0, /*streamC*/ false, 256>;
+constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::SplitKReduce, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::ColMajor, /*m=*/33, /*n=*/7, /*k=*/4000, /*batch=*/1, /*lda=*/4000, /*ldb=*/4000, /*ldc=*/7, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/64, /*bn=*/64, /*bk=*/32, /*wm=*/32, /*wn=*/32, /*stages=*/4, /*b_stages=*/0, /*split_k=*/16, /*vec_a=*/true, /*vec_b=*/true, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/256, /*tiles_n=*/0};  // the planner's config
+constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
+using Reduce = kiln::gemm::SplitKReduce<float, Index, kM, kN, kBatch, kConfig.split_k, kConfig.ldc, kConfig.stride_c, kConfig.stream_c, kConfig.threads>;
 
 struct Epilogue {
   const float* __restrict__ in_x;  // in x: f32[33, 4000]
@@ -31,3 +32,7 @@ struct Epilogue {
 extern "C" __global__ void __launch_bounds__(256) kiln_gemm_bias_relu_k1_gemm_split_k_reduce(const float* __restrict__ in_x, const float* __restrict__ in_w, const float* __restrict__ in_bias, const float* __restrict__ ws_splitk4, float* __restrict__ out_y) {
   Reduce::run(ws_splitk4, out_y, Epilogue{in_x, in_w, in_bias, ws_splitk4, out_y});
 }
+
+static_assert(Reduce::kThreads == 256, "the template's block size or shared memory differs from the planner's");
+static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 1, 1, 1, 256, 1, 1, 0),
+              "the template library's launch rule differs from the planner's");

@@ -6,11 +6,12 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-constexpr long long kM = 128, kN = 16384, kK = 16384, kBatch = 1;
+constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::SplitK, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::ColMajor, /*m=*/128, /*n=*/16384, /*k=*/16384, /*batch=*/1, /*lda=*/16384, /*ldb=*/16384, /*ldc=*/16384, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/128, /*bn=*/128, /*bk=*/32, /*wm=*/64, /*wn=*/32, /*stages=*/4, /*b_stages=*/0, /*split_k=*/2, /*vec_a=*/true, /*vec_b=*/true, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/0, /*tiles_n=*/0};  // the planner's config
+constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 using Kernel = kiln::gemm::GemmSplitK<float, kiln::Tf32x3, Index, kM, kN, kK, kBatch,
-    kiln::gemm::kRowMajor, kiln::gemm::kColMajor, /*lda*/ 16384, /*ldb*/ 16384, /*strides*/ 0, 0,
-    /*BM*/ 128, /*BN*/ 128, /*BK*/ 32, /*WM*/ 64, /*WN*/ 32, /*Stages*/ 4, /*vecA*/ true, /*vecB*/ true,
-    /*SplitK*/ 2>;
+    kiln::gemm::kRowMajor, kiln::gemm::kColMajor, kConfig.lda, kConfig.ldb, kConfig.stride_a, kConfig.stride_b,
+    kConfig.bm, kConfig.bn, kConfig.bk, kConfig.wm, kConfig.wn, kConfig.stages, kConfig.vec_a, kConfig.vec_b,
+    kConfig.split_k>;
 
 
 
@@ -19,3 +20,7 @@ using Kernel = kiln::gemm::GemmSplitK<float, kiln::Tf32x3, Index, kM, kN, kK, kB
 extern "C" __global__ void __launch_bounds__(256) kiln_linear_dropout_softmax_k0_gemm_split_k(const float* __restrict__ in_x, const float* __restrict__ in_w, float* __restrict__ ws_splitk5) {
   Kernel::run(in_x, in_w, ws_splitk5);
 }
+
+static_assert(Kernel::kThreads == 256 && Kernel::kSmemBytes == 147456, "the template's block size or shared memory differs from the planner's");
+static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 128, 1, 2, 256, 1, 1, 147456),
+              "the template library's launch rule differs from the planner's");

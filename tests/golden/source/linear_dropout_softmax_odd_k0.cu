@@ -7,11 +7,12 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-constexpr long long kM = 7, kN = 33, kK = 127, kBatch = 1;
+constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::Gemm, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::ColMajor, /*m=*/7, /*n=*/33, /*k=*/127, /*batch=*/1, /*lda=*/127, /*ldb=*/127, /*ldc=*/33, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/128, /*bn=*/128, /*bk=*/32, /*wm=*/64, /*wn=*/32, /*stages=*/4, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/false, /*vec_b=*/false, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/true, /*threads=*/0, /*tiles_n=*/0};  // the planner's config
+constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 using Kernel = kiln::gemm::Gemm<float, kiln::Tf32x3, float, Index, kM, kN, kK, kBatch,
-    kiln::gemm::kRowMajor, kiln::gemm::kColMajor, /*lda*/ 127, /*ldb*/ 127, /*ldc*/ 33, /*strides*/ 0, 0, 0,
-    /*BM*/ 128, /*BN*/ 128, /*BK*/ 32, /*WM*/ 64, /*WN*/ 32, /*Stages*/ 4, /*vecA*/ false, /*vecB*/ false,
-    /*vecC*/ false, /*streamC*/ false, /*rowStats*/ true>;
+    kiln::gemm::kRowMajor, kiln::gemm::kColMajor, kConfig.lda, kConfig.ldb, kConfig.ldc, kConfig.stride_a, kConfig.stride_b, kConfig.stride_c,
+    kConfig.bm, kConfig.bn, kConfig.bk, kConfig.wm, kConfig.wn, kConfig.stages, kConfig.vec_a, kConfig.vec_b,
+    kConfig.vec_c, kConfig.stream_c, kConfig.row_stats>;
 
 struct Epilogue {
   const float* __restrict__ in_x;  // in x: f32[7, 127]
@@ -37,3 +38,7 @@ struct Epilogue {
 extern "C" __global__ void __launch_bounds__(256) kiln_linear_dropout_softmax_k0_gemm(const float* __restrict__ in_x, const float* __restrict__ in_w, const float* __restrict__ in_b, float* __restrict__ out_y, float* __restrict__ ws_rowstats5, unsigned long long seed) {
   Kernel::run(in_x, in_w, out_y, Epilogue{in_x, in_w, in_b, out_y, ws_rowstats5, seed}, ws_rowstats5);
 }
+
+static_assert(Kernel::kThreads == 256 && Kernel::kSmemBytes == 147456, "the template's block size or shared memory differs from the planner's");
+static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 1, 1, 1, 256, 1, 1, 147456),
+              "the template library's launch rule differs from the planner's");

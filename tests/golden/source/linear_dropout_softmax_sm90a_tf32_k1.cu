@@ -7,9 +7,10 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-constexpr long long kM = 128, kN = 16384, kK = 16384, kBatch = 1;
+constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::SplitKSoftmax, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::ColMajor, /*m=*/128, /*n=*/16384, /*k=*/16384, /*batch=*/1, /*lda=*/16384, /*ldb=*/16384, /*ldc=*/16384, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/128, /*bn=*/128, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/6, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/true, /*vec_b=*/true, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/512, /*tiles_n=*/0};  // the planner's config
+constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 // one CTA per row of all batches; the softmax over the last axis is fused
-using Reduce = kiln::gemm::SplitKSoftmax<Index, kM, kN, kBatch, /*SplitK*/ 1, 512>;
+using Reduce = kiln::gemm::SplitKSoftmax<Index, kM, kN, kBatch, kConfig.split_k, kConfig.threads>;
 
 struct Epilogue {
   const float* __restrict__ in_x;  // in x: f32[128, 16384]
@@ -35,3 +36,7 @@ struct Epilogue {
 extern "C" __global__ void __launch_bounds__(512) kiln_linear_dropout_softmax_k1_gemm_split_k_softmax(const float* __restrict__ in_x, const float* __restrict__ in_w, const float* __restrict__ in_b, const float* __restrict__ ws_splitk5, float* __restrict__ out_y, unsigned long long seed) {
   Reduce::run(ws_splitk5, out_y, Epilogue{in_x, in_w, in_b, ws_splitk5, out_y, seed});
 }
+
+static_assert(Reduce::kThreads == 512, "the template's block size or shared memory differs from the planner's");
+static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 128, 1, 1, 512, 1, 1, 0),
+              "the template library's launch rule differs from the planner's");

@@ -6,11 +6,12 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-constexpr long long kM = 512, kN = 512, kK = 256, kBatch = 32;
+constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::Gemm, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/512, /*n=*/512, /*k=*/256, /*batch=*/32, /*lda=*/256, /*ldb=*/512, /*ldc=*/512, /*stride_a=*/131072, /*stride_b=*/0, /*stride_c=*/262144, /*bm=*/128, /*bn=*/128, /*bk=*/32, /*wm=*/64, /*wn=*/32, /*stages=*/4, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/true, /*vec_b=*/true, /*vec_c=*/true, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/0, /*tiles_n=*/0};  // the planner's config
+constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 using Kernel = kiln::gemm::Gemm<float, kiln::Tf32x3, float, Index, kM, kN, kK, kBatch,
-    kiln::gemm::kRowMajor, kiln::gemm::kRowMajor, /*lda*/ 256, /*ldb*/ 512, /*ldc*/ 512, /*strides*/ 131072, 0, 262144,
-    /*BM*/ 128, /*BN*/ 128, /*BK*/ 32, /*WM*/ 64, /*WN*/ 32, /*Stages*/ 4, /*vecA*/ true, /*vecB*/ true,
-    /*vecC*/ true, /*streamC*/ false, /*rowStats*/ false>;
+    kiln::gemm::kRowMajor, kiln::gemm::kRowMajor, kConfig.lda, kConfig.ldb, kConfig.ldc, kConfig.stride_a, kConfig.stride_b, kConfig.stride_c,
+    kConfig.bm, kConfig.bn, kConfig.bk, kConfig.wm, kConfig.wn, kConfig.stages, kConfig.vec_a, kConfig.vec_b,
+    kConfig.vec_c, kConfig.stream_c, kConfig.row_stats>;
 
 
 
@@ -19,3 +20,7 @@ using Kernel = kiln::gemm::Gemm<float, kiln::Tf32x3, float, Index, kM, kN, kK, k
 extern "C" __global__ void __launch_bounds__(256) kiln_matmul_batched_k0_gemm(const float* __restrict__ in_a, const float* __restrict__ in_b, float* __restrict__ out_c) {
   Kernel::run(in_a, in_b, out_c, kiln::gemm::Identity{}, nullptr);
 }
+
+static_assert(Kernel::kThreads == 256 && Kernel::kSmemBytes == 143360, "the template's block size or shared memory differs from the planner's");
+static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 4, 4, 32, 256, 1, 1, 143360),
+              "the template library's launch rule differs from the planner's");

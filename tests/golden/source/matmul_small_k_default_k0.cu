@@ -6,9 +6,10 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-constexpr long long kM = 32768, kN = 32768, kK = 64, kBatch = 1;
-using Kernel = kiln::gemm::SmallK<kiln::Tf32x3, Index, kM, kN, kK, /*lda*/ 64, /*ldb*/ 32768, /*ldc*/ 32768,
-                                  /*BM*/ 128, /*BN*/ 128, /*WM*/ 64, /*WN*/ 32>;
+constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::SmallK, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/32768, /*n=*/32768, /*k=*/64, /*batch=*/1, /*lda=*/64, /*ldb=*/32768, /*ldc=*/32768, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/128, /*bn=*/128, /*bk=*/0, /*wm=*/64, /*wn=*/32, /*stages=*/0, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/false, /*vec_b=*/false, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/0, /*tiles_n=*/0};  // the planner's config
+constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
+using Kernel = kiln::gemm::SmallK<kiln::Tf32x3, Index, kM, kN, kK, kConfig.lda, kConfig.ldb, kConfig.ldc,
+                                  kConfig.bm, kConfig.bn, kConfig.wm, kConfig.wn>;
 
 
 
@@ -17,3 +18,7 @@ using Kernel = kiln::gemm::SmallK<kiln::Tf32x3, Index, kM, kN, kK, /*lda*/ 64, /
 extern "C" __global__ void __launch_bounds__(256) kiln_matmul_small_k_k0_gemm_small_k(const float* __restrict__ in_a, const float* __restrict__ in_b, float* __restrict__ out_c) {
   Kernel::run(in_a, in_b, out_c, kiln::gemm::Identity{});
 }
+
+static_assert(Kernel::kThreads == 256 && Kernel::kSmemBytes == 104448, "the template's block size or shared memory differs from the planner's");
+static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 132, 1, 1, 256, 1, 1, 104448),
+              "the template library's launch rule differs from the planner's");

@@ -6,11 +6,12 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-constexpr long long kM = 1000, kN = 33, kK = 64, kBatch = 1;
+constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::Gemm, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/1000, /*n=*/33, /*k=*/64, /*batch=*/1, /*lda=*/64, /*ldb=*/33, /*ldc=*/33, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/64, /*bn=*/64, /*bk=*/32, /*wm=*/32, /*wn=*/32, /*stages=*/4, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/true, /*vec_b=*/false, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/0, /*tiles_n=*/0};  // the planner's config
+constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 using Kernel = kiln::gemm::Gemm<float, kiln::Tf32x3, float, Index, kM, kN, kK, kBatch,
-    kiln::gemm::kRowMajor, kiln::gemm::kRowMajor, /*lda*/ 64, /*ldb*/ 33, /*ldc*/ 33, /*strides*/ 0, 0, 0,
-    /*BM*/ 64, /*BN*/ 64, /*BK*/ 32, /*WM*/ 32, /*WN*/ 32, /*Stages*/ 4, /*vecA*/ true, /*vecB*/ false,
-    /*vecC*/ false, /*streamC*/ false, /*rowStats*/ false>;
+    kiln::gemm::kRowMajor, kiln::gemm::kRowMajor, kConfig.lda, kConfig.ldb, kConfig.ldc, kConfig.stride_a, kConfig.stride_b, kConfig.stride_c,
+    kConfig.bm, kConfig.bn, kConfig.bk, kConfig.wm, kConfig.wn, kConfig.stages, kConfig.vec_a, kConfig.vec_b,
+    kConfig.vec_c, kConfig.stream_c, kConfig.row_stats>;
 
 
 
@@ -19,3 +20,7 @@ using Kernel = kiln::gemm::Gemm<float, kiln::Tf32x3, float, Index, kM, kN, kK, k
 extern "C" __global__ void __launch_bounds__(128) kiln_matmul_small_k_k0_gemm(const float* __restrict__ in_a, const float* __restrict__ in_b, float* __restrict__ out_c) {
   Kernel::run(in_a, in_b, out_c, kiln::gemm::Identity{}, nullptr);
 }
+
+static_assert(Kernel::kThreads == 128 && Kernel::kSmemBytes == 73728, "the template's block size or shared memory differs from the planner's");
+static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 1, 16, 1, 128, 1, 1, 73728),
+              "the template library's launch rule differs from the planner's");

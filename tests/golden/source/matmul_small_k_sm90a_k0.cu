@@ -6,9 +6,10 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-constexpr long long kM = 32768, kN = 32768, kK = 64, kBatch = 1;
+constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::SmallKPrep, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/32768, /*n=*/32768, /*k=*/64, /*batch=*/1, /*lda=*/64, /*ldb=*/32768, /*ldc=*/32768, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/0, /*bn=*/0, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/0, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/false, /*vec_b=*/false, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/256, /*tiles_n=*/0};  // the planner's config
+constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 // A and B^T to k-contiguous tf32 hi/lo parts in the workspace (B is n-contiguous)
-using Prep = kiln::sm90::SmallKPrep<kiln::Tf32x3, Index, kM, kN, kK, /*lda*/ 64, /*ldb*/ 32768>;
+using Prep = kiln::sm90::SmallKPrep<kiln::Tf32x3, Index, kM, kN, kK, kConfig.lda, kConfig.ldb>;
 
 
 
@@ -17,3 +18,7 @@ using Prep = kiln::sm90::SmallKPrep<kiln::Tf32x3, Index, kM, kN, kK, /*lda*/ 64,
 extern "C" __global__ void __launch_bounds__(256) kiln_matmul_small_k_k0_gemm_small_k_prep(const float* __restrict__ in_a, const float* __restrict__ in_b, float* __restrict__ ws_smallk2) {
   Prep::run(in_a, in_b, ws_smallk2);
 }
+
+static_assert(Prep::kThreads == 256, "the template's block size or shared memory differs from the planner's");
+static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 2048, 1, 1, 256, 1, 1, 0),
+              "the template library's launch rule differs from the planner's");

@@ -6,9 +6,10 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-constexpr long long kM = 32768, kN = 32768, kK = 64, kBatch = 1;
+constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::SmallKWgmma, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/32768, /*n=*/32768, /*k=*/64, /*batch=*/1, /*lda=*/64, /*ldb=*/32768, /*ldc=*/32768, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/256, /*bn=*/64, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/0, /*b_stages=*/3, /*split_k=*/1, /*vec_a=*/false, /*vec_b=*/false, /*vec_c=*/false, /*stream_c=*/true, /*row_stats=*/false, /*threads=*/0, /*tiles_n=*/0};  // the planner's config
+constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 // sm_90a: persistent wgmma over the pre-pass's workspace, two accumulator sets
-using Kernel = kiln::sm90::WgSmallK<kiln::Tf32x3, Index, kM, kN, kK, /*ldc*/ 32768, /*BM*/ 256, /*BN*/ 64, /*BStages*/ 3, /*streamC*/ true>;
+using Kernel = kiln::sm90::WgSmallK<kiln::Tf32x3, Index, kM, kN, kK, kConfig.ldc, kConfig.bm, kConfig.bn, kConfig.b_stages, kConfig.stream_c>;
 
 
 
@@ -17,3 +18,7 @@ using Kernel = kiln::sm90::WgSmallK<kiln::Tf32x3, Index, kM, kN, kK, /*ldc*/ 327
 extern "C" __global__ void __launch_bounds__(512) kiln_matmul_small_k_k1_gemm_small_k_wgmma(const float* __restrict__ in_a, const float* __restrict__ in_b, const float* __restrict__ ws_smallk2, float* __restrict__ out_c) {
   Kernel::run(ws_smallk2, out_c, kiln::gemm::Identity{});
 }
+
+static_assert(Kernel::kThreads == 512 && Kernel::kSmemBytes == 230400, "the template's block size or shared memory differs from the planner's");
+static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 132, 1, 1, 512, 1, 1, 230400),
+              "the template library's launch rule differs from the planner's");

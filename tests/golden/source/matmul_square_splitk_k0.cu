@@ -6,11 +6,12 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-constexpr long long kM = 96, kN = 200, kK = 5000, kBatch = 1;
+constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::SplitK, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/96, /*n=*/200, /*k=*/5000, /*batch=*/1, /*lda=*/5000, /*ldb=*/200, /*ldc=*/200, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/64, /*bn=*/64, /*bk=*/32, /*wm=*/32, /*wn=*/32, /*stages=*/4, /*b_stages=*/0, /*split_k=*/16, /*vec_a=*/true, /*vec_b=*/true, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/0, /*tiles_n=*/0};  // the planner's config
+constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 using Kernel = kiln::gemm::GemmSplitK<float, kiln::Tf32x3, Index, kM, kN, kK, kBatch,
-    kiln::gemm::kRowMajor, kiln::gemm::kRowMajor, /*lda*/ 5000, /*ldb*/ 200, /*strides*/ 0, 0,
-    /*BM*/ 64, /*BN*/ 64, /*BK*/ 32, /*WM*/ 32, /*WN*/ 32, /*Stages*/ 4, /*vecA*/ true, /*vecB*/ true,
-    /*SplitK*/ 16>;
+    kiln::gemm::kRowMajor, kiln::gemm::kRowMajor, kConfig.lda, kConfig.ldb, kConfig.stride_a, kConfig.stride_b,
+    kConfig.bm, kConfig.bn, kConfig.bk, kConfig.wm, kConfig.wn, kConfig.stages, kConfig.vec_a, kConfig.vec_b,
+    kConfig.split_k>;
 
 
 
@@ -19,3 +20,7 @@ using Kernel = kiln::gemm::GemmSplitK<float, kiln::Tf32x3, Index, kM, kN, kK, kB
 extern "C" __global__ void __launch_bounds__(128) kiln_matmul_square_k0_gemm_split_k(const float* __restrict__ in_a, const float* __restrict__ in_b, float* __restrict__ ws_splitk2) {
   Kernel::run(in_a, in_b, ws_splitk2);
 }
+
+static_assert(Kernel::kThreads == 128 && Kernel::kSmemBytes == 73728, "the template's block size or shared memory differs from the planner's");
+static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 4, 2, 16, 128, 1, 1, 73728),
+              "the template library's launch rule differs from the planner's");

@@ -6,8 +6,9 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-constexpr long long kM = 96, kN = 200, kK = 5000, kBatch = 1;
-using Reduce = kiln::gemm::SplitKReduce<float, Index, kM, kN, kBatch, /*SplitK*/ 16, /*ldc*/ 200, /*strideC*/ 0, /*streamC*/ false, 256>;
+constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::SplitKReduce, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/96, /*n=*/200, /*k=*/5000, /*batch=*/1, /*lda=*/5000, /*ldb=*/200, /*ldc=*/200, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/64, /*bn=*/64, /*bk=*/32, /*wm=*/32, /*wn=*/32, /*stages=*/4, /*b_stages=*/0, /*split_k=*/16, /*vec_a=*/true, /*vec_b=*/true, /*vec_c=*/true, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/256, /*tiles_n=*/0};  // the planner's config
+constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
+using Reduce = kiln::gemm::SplitKReduce<float, Index, kM, kN, kBatch, kConfig.split_k, kConfig.ldc, kConfig.stride_c, kConfig.stream_c, kConfig.threads>;
 
 
 
@@ -16,3 +17,7 @@ using Reduce = kiln::gemm::SplitKReduce<float, Index, kM, kN, kBatch, /*SplitK*/
 extern "C" __global__ void __launch_bounds__(256) kiln_matmul_square_k1_gemm_split_k_reduce(const float* __restrict__ in_a, const float* __restrict__ in_b, const float* __restrict__ ws_splitk2, float* __restrict__ out_c) {
   Reduce::run(ws_splitk2, out_c, kiln::gemm::Identity{});
 }
+
+static_assert(Reduce::kThreads == 256, "the template's block size or shared memory differs from the planner's");
+static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 75, 1, 1, 256, 1, 1, 0),
+              "the template library's launch rule differs from the planner's");

@@ -1,0 +1,207 @@
+// kiln/config/gemm.h — the gemm family (gemm.cuh, gemm_sm90.cuh): every kernel a matmul is planned
+// as. See config.h for the pattern.
+//
+// One GemmConfig for the whole family, `kind` naming the template. The follow-up kernels
+// (SplitKReduce, SplitKSoftmax, SoftmaxFinalize) and the SmallK pre-pass read a subset of the
+// same fields (the shape, ldc, strideC, the split count, their own `threads`), and the planner
+// builds them by copying the main kernel's config and changing `kind`: separate structs would
+// repeat most of the fields and lose that copy. Fields a kind does not read keep their defaults
+// (which kind reads what: the table at gemm_geometry). Buffers (operands, the workspace) are not
+// here: they are the kernel's arguments.
+//
+// The shared-memory sizes are written once, below: the templates' kSmemBytes / kBytes are
+// these functions, the planner sizes its launches (and picks its stages) with them, and every
+// generated unit static_asserts that its Kernel::kSmemBytes equals the planner's shared bytes.
+#pragma once
+
+#include "kiln/config/config.h"
+
+namespace kiln {
+
+// Which template of the family.
+enum class GemmKind : int {
+  Gemm,             // gemm::Gemm: tiles of mma.sync, epilogue fused (and row statistics)
+  SplitK,           // gemm::GemmSplitK: partial sums per K slice into the workspace
+  SplitKReduce,     // gemm::SplitKReduce: adds the slices, applies the epilogue
+  SplitKSoftmax,    // gemm::SplitKSoftmax: adds the slices, epilogue, softmax over rows
+  SoftmaxFinalize,  // gemm::SoftmaxFinalize: normalizes rows from Gemm's row statistics
+  SmallK,           // gemm::SmallK: all of K in one tile, persistent CTAs
+  SmallKPrep,       // sm90::SmallKPrep: A and B^T to k-contiguous tf32 parts (workspace)
+  SmallKWgmma,      // sm90::WgSmallK: persistent wgmma over SmallKPrep's workspace
+  Wgmma,            // sm90::WgGemm
+  WgmmaSplitK,      // sm90::WgGemmSplitK
+};
+
+// f32 products (kiln::Ieee / Tf32 / Tf32x3 in mma.cuh); 16-bit inputs ignore it.
+enum class MmaPrecision : int { Ieee, Tf32, Tf32x3 };
+
+// How an operand is stored (gemm::kRowMajor / kColMajor, same numbering).
+enum class GemmLayout : int { RowMajor, ColMajor };
+
+#if !defined(__CUDACC_RTC__)
+inline const char* enum_name(GemmKind k) {
+  switch (k) {
+    case GemmKind::Gemm: return "Gemm";
+    case GemmKind::SplitK: return "SplitK";
+    case GemmKind::SplitKReduce: return "SplitKReduce";
+    case GemmKind::SplitKSoftmax: return "SplitKSoftmax";
+    case GemmKind::SoftmaxFinalize: return "SoftmaxFinalize";
+    case GemmKind::SmallK: return "SmallK";
+    case GemmKind::SmallKPrep: return "SmallKPrep";
+    case GemmKind::SmallKWgmma: return "SmallKWgmma";
+    case GemmKind::Wgmma: return "Wgmma";
+    case GemmKind::WgmmaSplitK: return "WgmmaSplitK";
+  }
+  return "?";
+}
+inline const char* enum_name(MmaPrecision p) {
+  return p == MmaPrecision::Ieee ? "Ieee" : p == MmaPrecision::Tf32 ? "Tf32" : "Tf32x3";
+}
+inline const char* enum_name(GemmLayout l) { return l == GemmLayout::RowMajor ? "RowMajor" : "ColMajor"; }
+#endif
+
+#define KILN_GEMM_FIELDS(X)                                                                       \
+  X(GemmKind, kind, GemmKind::Gemm)                                                               \
+  X(MmaPrecision, precision, MmaPrecision::Tf32x3)                                                \
+  X(int, elem_bytes, 4)             /* operand element size: 4 (f32) or 2 (f16, bf16) */          \
+  X(GemmLayout, layout_a, GemmLayout::RowMajor)                                                   \
+  X(GemmLayout, layout_b, GemmLayout::RowMajor)                                                   \
+  X(long long, m, 1)                                                                              \
+  X(long long, n, 1)                                                                              \
+  X(long long, k, 1)                                                                              \
+  X(long long, batch, 1)            /* all batch dims, flattened */                               \
+  X(long long, lda, 0)                                                                            \
+  X(long long, ldb, 0)                                                                            \
+  X(long long, ldc, 0)                                                                            \
+  X(long long, stride_a, 0)         /* batch strides; 0 broadcasts */                             \
+  X(long long, stride_b, 0)                                                                       \
+  X(long long, stride_c, 0)                                                                       \
+  X(int, bm, 0)                     /* CTA tile */                                                \
+  X(int, bn, 0)                                                                                   \
+  X(int, bk, 0)                                                                                   \
+  X(int, wm, 0)                     /* warp tile (mma.sync kinds) */                              \
+  X(int, wn, 0)                                                                                   \
+  X(int, stages, 0)                 /* cp.async ring depth */                                     \
+  X(int, b_stages, 0)               /* SmallKWgmma: the ring of B blocks */                       \
+  X(int, split_k, 1)                /* K slices (split-K kinds and their reduce) */               \
+  X(bool, vec_a, false)             /* 16-byte loads of A / B, 16-byte stores of C */             \
+  X(bool, vec_b, false)                                                                           \
+  X(bool, vec_c, false)                                                                           \
+  X(bool, stream_c, false)          /* streaming (evict-first) stores of C */                     \
+  X(bool, row_stats, false)         /* Gemm: per-tile softmax row statistics */                   \
+  X(int, threads, 0)                /* block of the follow-ups and the pre-pass */                \
+  X(long long, tiles_n, 0)          /* SoftmaxFinalize: statistics per row */
+KILN_CONFIG(GemmConfig, KILN_GEMM_FIELDS);
+
+// ---------------------------------------------------------------- shared memory
+
+// gemm.cuh's SmemTile<E, MN, BK, KContig>::kBytes: an MN x BK operand tile, rows padded so
+// fragment loads are conflict-free and rows stay 16-byte aligned.
+KILN_RULE constexpr int smem_tile_bytes(int elem_bytes, int mn, int bk, bool k_contig) {
+  const int pad = k_contig ? (elem_bytes == 4 ? 4 : 8) : (elem_bytes == 4 ? 8 : 16);
+  const int ld = (k_contig ? bk : mn) + pad;
+  const int lines = k_contig ? mn : bk;
+  return lines * ld * elem_bytes;
+}
+
+// gemm.cuh's TileEngine<...>::kSmemBytes: the Stages-deep ring of A and B tiles, or the row
+// statistics' exchange buffer (BM rows x warps along N x (max, sum)) if that is larger.
+KILN_RULE constexpr int tile_engine_smem(int elem_bytes, int bm, int bn, int bk, int wn, int stages, bool a_k_contig,
+                                         bool b_k_contig) {
+  const int stage = smem_tile_bytes(elem_bytes, bm, bk, a_k_contig) + smem_tile_bytes(elem_bytes, bn, bk, b_k_contig);
+  const int stats = bm * (bn / wn) * 2 * 4;
+  return stages * stage > stats ? stages * stage : stats;
+}
+
+// gemm.cuh's SmallK<...>::kSmemBytes: the A block [BM][K] (twice with a lo part) and two B
+// blocks [K][BN], f32.
+KILN_RULE constexpr int small_k_smem(int bm, int bn, int k, bool a_lo) {
+  return (a_lo ? 2 : 1) * smem_tile_bytes(4, bm, k, true) + 2 * smem_tile_bytes(4, bn, k, false);
+}
+
+// gemm_sm90.cuh's WgEngine<...>::kSmemBytes: the cp.async ring of [rows][32 f32] tiles, a lo
+// buffer for 3xTF32, and 1 KB to align the ring to the swizzle period.
+KILN_RULE constexpr int wg_engine_smem(int bm, int bn, int stages, bool x3) {
+  return (stages + (x3 ? 1 : 0)) * (bm + bn) * 128 + 1024;
+}
+
+// gemm_sm90.cuh's WgSmallK<...>::kSmemBytes: the A block and a BStages-deep ring of B blocks,
+// each all of K in 32-wide k tiles (hi and lo parts for 3xTF32), and 1 KB for the alignment.
+KILN_RULE constexpr int wg_small_k_smem(int bm, int bn, int b_stages, int k, bool x3) {
+  return (x3 ? 2 : 1) * ((k + 31) / 32) * 128 * (bm + b_stages * bn) + 1024;
+}
+
+// Is k the contiguous dim of A (row-major) / of B (column-major)?
+KILN_RULE constexpr bool gemm_a_k_contig(const GemmConfig& c) { return c.layout_a == GemmLayout::RowMajor; }
+KILN_RULE constexpr bool gemm_b_k_contig(const GemmConfig& c) { return c.layout_b == GemmLayout::ColMajor; }
+
+// The dynamic shared memory of the config's kernel.
+KILN_RULE constexpr long long gemm_smem(const GemmConfig& c) {
+  switch (c.kind) {
+    case GemmKind::Gemm:
+    case GemmKind::SplitK:
+      return tile_engine_smem(c.elem_bytes, c.bm, c.bn, c.bk, c.wn, c.stages, gemm_a_k_contig(c), gemm_b_k_contig(c));
+    case GemmKind::SmallK: return small_k_smem(c.bm, c.bn, static_cast<int>(c.k), false);
+    case GemmKind::SmallKWgmma:
+      return wg_small_k_smem(c.bm, c.bn, c.b_stages, static_cast<int>(c.k), c.precision == MmaPrecision::Tf32x3);
+    case GemmKind::Wgmma:
+    case GemmKind::WgmmaSplitK: return wg_engine_smem(c.bm, c.bn, c.stages, c.precision == MmaPrecision::Tf32x3);
+    default: return 0;   // the follow-ups and the pre-pass use static shared memory only
+  }
+}
+
+// ---------------------------------------------------------------- launch
+
+constexpr int kSmallKPrepThreads = 256;   // SmallKPrep::kThreads
+constexpr int kSmallKPrepCols = 32;       // SmallKPrep::kCols: B columns per CTA
+constexpr int kSplitKReduceThreads = 256;
+
+// The launch of the config's kernel. Persistent kinds (SmallK, SmallKWgmma) run at most
+// `ctas_per_sm` CTAs on each of `sm_count` SMs.
+//   Gemm, SplitK:          grid (tiles N, tiles M, batch * split_k), 32 * warps threads
+//   Wgmma, WgmmaSplitK:    the same grid, a warpgroup per 64 rows
+//   SmallK, SmallKWgmma:   min(tiles, ctas_per_sm * sm_count) persistent CTAs
+//   SmallKPrep:            B column blocks, then A blocks of 8 elements a thread
+//   SplitKReduce:          a thread per output; SplitKSoftmax, SoftmaxFinalize: a CTA per row
+KILN_RULE constexpr launch::Geometry gemm_geometry(const GemmConfig& c, int sm_count, int ctas_per_sm) {
+  launch::Geometry g;
+  g.shared_bytes = gemm_smem(c);
+  const long long tiles_m = c.bm > 0 ? launch::ceil_div(c.m, c.bm) : 0;
+  const long long tiles_n = c.bn > 0 ? launch::ceil_div(c.n, c.bn) : 0;
+  switch (c.kind) {
+    case GemmKind::Gemm:
+    case GemmKind::SplitK:
+      g.block.x = 32LL * (c.bm / c.wm) * (c.bn / c.wn);
+      g.grid = {tiles_n, tiles_m, c.batch * c.split_k};
+      break;
+    case GemmKind::Wgmma:
+    case GemmKind::WgmmaSplitK:
+      g.block.x = 128LL * c.bm / 64;
+      g.grid = {tiles_n, tiles_m, c.batch * c.split_k};
+      break;
+    case GemmKind::SmallK:
+      g.block.x = 32LL * (c.bm / c.wm) * (c.bn / c.wn);
+      g.grid.x = launch::min_ll(tiles_m * tiles_n, 1LL * ctas_per_sm * sm_count);
+      break;
+    case GemmKind::SmallKWgmma:
+      g.block.x = 128LL * c.bm / 64;
+      g.grid.x = launch::min_ll(tiles_m * tiles_n, 1LL * ctas_per_sm * sm_count);
+      break;
+    case GemmKind::SmallKPrep:
+      g.block.x = kSmallKPrepThreads;
+      g.grid.x = launch::ceil_div(c.n, kSmallKPrepCols) + launch::ceil_div(c.m * c.k, kSmallKPrepThreads * 8LL);
+      break;
+    case GemmKind::SplitKReduce:
+      g.block.x = c.threads;
+      g.grid.x = launch::ceil_div(c.batch * c.m * c.n, c.threads);
+      break;
+    case GemmKind::SplitKSoftmax:
+    case GemmKind::SoftmaxFinalize:
+      g.block.x = c.threads;
+      g.grid.x = c.batch * c.m;
+      break;
+  }
+  return g;
+}
+
+}  // namespace kiln
