@@ -254,6 +254,7 @@ class Interpreter {
   Value elementwise(const Node& n, const Shape& out);
   Value reduce(const Node& n, const Shape& out);
   Value scan(const Node& n, const Shape& out);
+  Value iota(const Node& n, const Shape& out);
   Value rownorm(const Node& n, const Shape& out);
   Value dropout(const Node& n, const Shape& out);
   Value permute(const Node& n, const Shape& out);
@@ -385,6 +386,7 @@ Value Interpreter::eval(NodeId id, const Node& n) {
     case OpKind::Permute: return permute(n, out);
     case OpKind::Matmul: return matmul(n, out);
     case OpKind::Conv2d: return conv2d(n, out);
+    case OpKind::Iota: return iota(n, out);
     default:
       return elementwise(n, out);
   }
@@ -632,6 +634,21 @@ Value Interpreter::scan(const Node& n, const Shape& out) {
     }
   });
   store_all(n.dtype, v.data);
+  return v;
+}
+
+// iota: element (o, k, i) of [outer, len, inner] is k.
+Value Interpreter::iota(const Node& n, const Shape& out) {
+  const Lines l = lines_of(out, n.axis);
+  Value v;
+  v.shape = out;
+  v.data.resize(static_cast<std::size_t>(l.outer * l.len * l.inner));
+  parallel_for(l.outer, [&](std::int64_t o) {
+    for (std::int64_t k = 0; k < l.len; ++k) {
+      const std::size_t base = static_cast<std::size_t>((o * l.len + k) * l.inner);
+      for (std::int64_t j = 0; j < l.inner; ++j) v.data[base + static_cast<std::size_t>(j)] = static_cast<double>(k);
+    }
+  });
   return v;
 }
 

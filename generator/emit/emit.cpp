@@ -104,11 +104,38 @@ std::string UnitParts::member_inits(const Plan& plan, const PlannedKernel& kerne
   return s;
 }
 
+// ---------------------------------------------------------------- anchors' stores
+
+ir::NodeId store_node(const PlannedKernel& kernel) {
+  return kernel.stores.empty() ? kernel.anchor : kernel.stores[0].node;
+}
+
+// struct Store: the end of the epilogue chain at output index `flat`, given the anchor's value r.
+void write_store(const Plan& plan, const PlannedKernel& kernel, const std::string& result_type, CodeWriter& w) {
+  const auto& bound = *plan.bound;
+  const ir::NodeId end = store_node(kernel);
+  const DType out = bound.node(end).dtype;
+  ExprEmitter ex(plan, w);
+  w.line("// spec line {}: {}", bound.node(end).loc.line,
+         end == kernel.anchor ? "the result as is" : "the result through the fused epilogue");
+  w.open_block("struct Store");
+  UnitParts::declare_members(plan, kernel, w, ex);
+  w.open_block(fmt::format("__device__ __forceinline__ {} operator()({} result, Index flat) const", storage_type(out),
+                           result_type));
+  Coords coords = ex.declare_coords(kernel.anchor, "flat", "o");
+  w.line("const {} anchor_value = result;  // %{} {}", compute_type(bound.node(kernel.anchor).dtype), kernel.anchor,
+         ir::op_kind_name(bound.node(kernel.anchor).kind));
+  ex.bind_value(kernel.anchor, coords, "anchor_value");
+  if (end != kernel.anchor) ex.compute_here(end);
+  const std::string v = ex.value(end, coords);
+  w.line("(void)flat;");
+  if (out == DType::f16 || out == DType::bf16) w.line("return kiln::from_float<{}>({});", storage_type(out), v);
+  else w.line("return {};", v);
+  w.close_block();
+  w.close_block(";");
+}
+
 // ---------------------------------------------------------------- elementwise
-
-namespace {
-
-}  // namespace
 
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const ElementwiseConfig& config, UnitParts& unit) {
   const auto& bound = *plan.bound;
@@ -245,11 +272,6 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const Elementwis
 
 // ---------------------------------------------------------------- driver
 
-const AnchorEmitter* anchor_emitter(const std::string& template_name) {
-  (void)template_name;   // every family now has a typed config (emit_family)
-  return nullptr;
-}
-
 std::vector<KernelSource> emit(const Plan& plan, const TemplateLibrary& templates) {
   const TemplateFile* entry_template = templates.find("entry/kernel.cu.in");
   KILN_ASSERT(entry_template != nullptr, "entry/kernel.cu.in is missing from the template library");
@@ -264,9 +286,8 @@ std::vector<KernelSource> emit(const Plan& plan, const TemplateLibrary& template
     std::visit(
         [&](const auto& config) {
           if constexpr (std::is_same_v<std::decay_t<decltype(config)>, std::monostate>) {
-            const AnchorEmitter* emitter = anchor_emitter(kernel.template_name);
-            KILN_ASSERT(emitter != nullptr, "no emitter for template {}", kernel.template_name);
-            (*emitter)(plan, kernel, unit);
+            KILN_ASSERT(false, "kernel {} ({}) has no config: its plan rule did not set one", kernel.entry,
+                        kernel.template_name);
           } else {
             emit_family(plan, kernel, config, unit);
           }

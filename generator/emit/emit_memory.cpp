@@ -32,9 +32,6 @@ std::string dims_text(const std::vector<std::int64_t>& shape) {
 
 const ir::Node& anchor_of(const Plan& plan, const PlannedKernel& kernel) { return plan.ir().node(kernel.anchor); }
 
-ir::NodeId store_node(const PlannedKernel& kernel) {
-  return kernel.stores.empty() ? kernel.anchor : kernel.stores[0].node;
-}
 
 // The stored tensor the template streams as `in`: the operand itself when it is stored, else a
 // leaf of the operand's expression with the operand's shape (same flat index, so Load reads it
@@ -112,31 +109,6 @@ void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primar
   const std::string v = ex.value(operand, coords);
   w.line("(void)elem;");
   w.line("return static_cast<C>({});", v);
-  w.close_block();
-  w.close_block(";");
-}
-
-// struct Store: the end of the epilogue chain at output index `flat`, given the anchor's value r.
-void write_store(const Plan& plan, const PlannedKernel& kernel, const std::string& result_type, CodeWriter& w) {
-  const auto& bound = *plan.bound;
-  const ir::NodeId end = store_node(kernel);
-  const DType out = bound.node(end).dtype;
-  ExprEmitter ex(plan, w);
-  w.line("// spec line {}: {}", bound.node(end).loc.line,
-         end == kernel.anchor ? "the result as is" : "the result through the fused epilogue");
-  w.open_block("struct Store");
-  UnitParts::declare_members(plan, kernel, w, ex);
-  w.open_block(fmt::format("__device__ __forceinline__ {} operator()({} result, Index flat) const", storage_type(out),
-                           result_type));
-  Coords coords = ex.declare_coords(kernel.anchor, "flat", "o");
-  w.line("const {} anchor_value = result;  // %{} {}", compute_type(bound.node(kernel.anchor).dtype), kernel.anchor,
-         ir::op_kind_name(bound.node(kernel.anchor).kind));
-  ex.bind_value(kernel.anchor, coords, "anchor_value");
-  if (end != kernel.anchor) ex.compute_here(end);
-  const std::string v = ex.value(end, coords);
-  w.line("(void)flat;");
-  if (out == DType::f16 || out == DType::bf16) w.line("return kiln::from_float<{}>({});", storage_type(out), v);
-  else w.line("return {};", v);
   w.close_block();
   w.close_block(";");
 }

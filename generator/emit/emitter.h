@@ -1,7 +1,6 @@
 // Internals of the emitter shared by the per-template emitters (emit_*.cpp).
 #pragma once
 
-#include <functional>
 #include <string>
 
 #include "generator/emit/code_writer.h"
@@ -43,20 +42,23 @@ struct UnitParts {
   void launch_check(const PlannedKernel& kernel, const std::string& geometry, bool with_grid = true);
 };
 
+// The node an anchor kernel stores: the end of its fused epilogue chain, or the anchor itself.
+ir::NodeId store_node(const PlannedKernel& kernel);
+// struct Store { ...; Out operator()(<result_type> result, Index flat) const; }: the anchor's
+// value `result` at output index `flat` through the fused epilogue chain, as stored (a
+// functor the memory-bound and iota templates call per output element).
+void write_store(const Plan& plan, const PlannedKernel& kernel, const std::string& result_type, CodeWriter& w);
+
 // One emitter per family config (emit.cpp, emit_memory.cpp, emit_contraction.cpp, ...): the
 // emitter is chosen by overload on the planner's config, so a family without one does not build.
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const ElementwiseConfig& config, UnitParts& unit);
-void emit_family(const Plan& plan, const PlannedKernel& kernel, const GemmConfig& config, UnitParts& unit);   // emit_contraction.cpp
-void emit_family(const Plan& plan, const PlannedKernel& kernel, const ConvConfig& config, UnitParts& unit);   // emit_contraction.cpp
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConfig& config, UnitParts& unit);        // emit_memory.cpp
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceFinishConfig& config, UnitParts& unit);  // emit_memory.cpp
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceChainConfig& config, UnitParts& unit);   // emit_memory.cpp
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const ScanConfig& config, UnitParts& unit);          // emit_memory.cpp
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormConfig& config, UnitParts& unit);       // emit_memory.cpp
-
-using AnchorEmitter = std::function<void(const Plan&, const PlannedKernel&, UnitParts&)>;
-// nullptr when no emitter is registered for the template. Dispatches to the
-// families below, each defined in its own file.
-const AnchorEmitter* anchor_emitter(const std::string& template_name);
+void emit_family(const Plan& plan, const PlannedKernel& kernel, const GemmConfig& config, UnitParts& unit);   // emit_contraction.cpp
+void emit_family(const Plan& plan, const PlannedKernel& kernel, const ConvConfig& config, UnitParts& unit);   // emit_contraction.cpp
+void emit_family(const Plan& plan, const PlannedKernel& kernel, const IotaConfig& config, UnitParts& unit);
 
 }  // namespace kiln

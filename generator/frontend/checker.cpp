@@ -161,7 +161,7 @@ const std::vector<std::string> kFunctions = {
     "f32", "f16", "bf16", "f64", "i32", "i64", "u64", "bool", "abs", "exp", "log", "sqrt", "rsqrt", "tanh",
     "sigmoid", "relu", "gelu", "silu", "not", "pow", "min", "max", "minimum", "maximum", "and", "or", "sum",
     "mean", "prod", "argmin", "argmax", "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "softmax",
-    "log_softmax", "where", "dropout", "matmul", "transpose", "permute", "conv2d"};
+    "log_softmax", "where", "dropout", "matmul", "transpose", "permute", "conv2d", "iota"};
 
 class Checker {
  public:
@@ -850,6 +850,7 @@ class Checker {
     if (f == "transpose") return transpose(e);
     if (f == "permute") return permute(e);
     if (f == "conv2d") return conv2d(e);
+    if (f == "iota") return iota(e);
     fail(e.loc, fmt::format("unknown function '{}'{}", f, did_you_mean(f, kFunctions)));
   }
 
@@ -982,6 +983,36 @@ class Checker {
     n.exclusive = bool_kw(e, "exclusive").value_or(false);
     n.reverse = bool_kw(e, "reverse").value_or(false);
     n.operands = {x};
+    n.loc = e.loc;
+    return node_value(add_node(std::move(n), true), e.loc);
+  }
+
+  // iota(d0, d1, ..., axis=k): an i64 tensor of shape [d0, d1, ...] whose element is its
+  // coordinate along axis k (default -1): torch.arange(dk) broadcast over the shape. The
+  // positional arguments are the shape, written as in a declaration: dim names or integers.
+  Value iota(const Expr& e) {
+    expect_args(e, 1, e.args.size() + 1, {"axis"}, "d0, d1, ...");
+    ast::TypeRef shape_ref;
+    shape_ref.loc = e.loc;
+    shape_ref.has_shape = true;
+    for (const auto& arg : e.args) {
+      ast::TypeRef::Entry entry;
+      entry.loc = arg->loc;
+      if (arg->kind == ast::ExprKind::Name) {
+        entry.name = arg->text;
+      } else if (arg->kind == ast::ExprKind::Int && arg->int_value <= static_cast<std::uint64_t>(INT64_MAX)) {
+        entry.is_name = false;
+        entry.value = static_cast<std::int64_t>(arg->int_value);
+      } else {
+        fail(arg->loc, "iota() takes the shape of its result: dim names or integers >= 1 (iota(M, N, axis=1))");
+      }
+      shape_ref.shape.push_back(std::move(entry));
+    }
+    Node n;
+    n.kind = OpKind::Iota;
+    n.dtype = DType::i64;
+    n.shape = resolve_shape(shape_ref, "iota()");
+    n.axis = normalize_axis(int_kw(e, "axis").value_or(-1), n.shape.size(), kw_loc(e, "axis"), e.text);
     n.loc = e.loc;
     return node_value(add_node(std::move(n), true), e.loc);
   }

@@ -350,6 +350,7 @@ const char* op_kind_name(OpKind kind) {
     case OpKind::Matmul: return "matmul";
     case OpKind::Permute: return "permute";
     case OpKind::Conv2d: return "conv2d";
+    case OpKind::Iota: return "iota";
   }
   return "?";
 }
@@ -430,7 +431,7 @@ std::string node_text(const Ir& ir, const Node& n, NodeId id, const ShapeText& s
     attrs.push_back(fmt::format("axis={}", n.axis));
     if (n.exclusive) attrs.push_back("exclusive");
     if (n.reverse) attrs.push_back("reverse");
-  } else if (is_rownorm(n.kind)) {
+  } else if (is_rownorm(n.kind) || n.kind == OpKind::Iota) {
     attrs.push_back(fmt::format("axis={}", n.axis));
   } else if (n.kind == OpKind::Dropout) {
     attrs.push_back("p=" + number(n.p));

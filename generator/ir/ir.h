@@ -96,6 +96,8 @@ enum class OpKind : std::uint8_t {
   Permute,
   // conv2d(x, w): `conv`
   Conv2d,
+  // iota(d0, d1, ..., axis=k): no operands; an i64 tensor whose element is its coordinate along `axis`
+  Iota,
 };
 
 const char* op_kind_name(OpKind kind);   // "add", "sum", "conv2d", ...
@@ -126,7 +128,7 @@ struct Node {
   ConstValue literal;                // Literal: an integer for integer dtypes (exact), a float for float dtypes
   std::vector<int> axes;             // reductions
   bool keepdims = false;
-  int axis = 0;                      // scans, rownorms
+  int axis = 0;                      // scans, rownorms, iota
   bool exclusive = false, reverse = false;
   double p = 0;                      // Dropout
   std::vector<int> perm;             // Permute

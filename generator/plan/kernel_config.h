@@ -7,27 +7,29 @@
 #include <variant>
 
 #include "kiln/config/elementwise.h"
-#include "kiln/config/gemm.h"
-#include "kiln/config/conv.h"
 #include "kiln/config/reduce.h"
 #include "kiln/config/rownorm.h"
 #include "kiln/config/scan.h"
+#include "kiln/config/gemm.h"
+#include "kiln/config/conv.h"
+#include "kiln/config/iota.h"
 
 namespace kiln {
 
-// One alternative per family. std::monostate: the kernel's family has no typed config yet
-// (the transition from PlannedKernel::params; removed when every family has one).
+// One alternative per family. std::monostate: not set yet (a plan rule that forgets to set its
+// config is an internal error at emission, not a kernel of some default family).
 using KernelConfig = std::variant<std::monostate,
                                   ElementwiseConfig,
-                                  GemmConfig,
-                                  ConvConfig,
                                   ReduceConfig,
                                   ReduceFinishConfig,
                                   ReduceChainConfig,
                                   ScanConfig,
-                                  RownormConfig>;
+                                  RownormConfig,
+                                  GemmConfig,
+                                  ConvConfig,
+                                  IotaConfig>;
 
-// "ElementwiseConfig{vec=4 threads=256}" (empty for std::monostate).
+// "ElementwiseConfig{vec=4 threads=256}" ("(no config)" for std::monostate).
 std::string config_text(const KernelConfig& config);
 
 }  // namespace kiln

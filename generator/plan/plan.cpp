@@ -98,7 +98,7 @@ void PlannedKernel::set_launch(const launch::Geometry& g) {
 std::string config_text(const KernelConfig& config) {
   return std::visit(
       [](const auto& c) -> std::string {
-        if constexpr (std::is_same_v<std::decay_t<decltype(c)>, std::monostate>) return "";
+        if constexpr (std::is_same_v<std::decay_t<decltype(c)>, std::monostate>) return "(no config)";
         else return c.to_string();
       },
       config);
@@ -129,9 +129,10 @@ std::string Plan::text() const {
   out += "kernels:\n";
   for (std::size_t k = 0; k < kernels.size(); ++k) {
     const auto& kn = kernels[k];
-    out += fmt::format("  {} {}: {}  grid ({}, {}, {}) block ({}, {}, {}) smem {} index {}\n", k, kn.entry,
+    out += fmt::format("  {} {}: {}  grid ({}, {}, {}) block ({}, {}, {}) smem {} index {}{}\n", k, kn.entry,
                        kn.template_name, kn.grid.x, kn.grid.y, kn.grid.z, kn.block.x, kn.block.y, kn.block.z,
-                       kn.shared_bytes, kn.index64 ? "int64" : "int32");
+                       kn.shared_bytes, kn.index64 ? "int64" : "int32",
+                       kn.min_blocks > 1 ? fmt::format(" min_blocks {}", kn.min_blocks) : "");
     if (kn.anchor >= 0) {
       const auto& a = ir().node(kn.anchor);
       out += fmt::format("      anchor %{} {} (line {})\n", kn.anchor, ir::op_kind_name(a.kind), a.loc.line);
@@ -148,12 +149,7 @@ std::string Plan::text() const {
     for (int b : kn.zero_before)
       out += fmt::format("      zeroes #{} {} ({}) on the stream before the launch (cuMemsetD32Async)\n", b,
                          buffers[static_cast<std::size_t>(b)].name, bytes_text(buffers[static_cast<std::size_t>(b)].bytes));
-    if (!std::holds_alternative<std::monostate>(kn.config)) out += "      config " + config_text(kn.config) + "\n";
-    if (!kn.params.empty()) {
-      std::string ps;
-      for (const auto& [key, value] : kn.params) ps += fmt::format("{}{}={}", ps.empty() ? "" : " ", key, value);
-      out += "      params " + ps + "\n";
-    }
+    out += "      config " + config_text(kn.config) + "\n";
     if (!kn.reason.empty()) out += "      why: " + kn.reason + "\n";
   }
   return out;
@@ -604,6 +600,7 @@ Plan make_plan(std::shared_ptr<const ir::BoundIr> bound, const Target& target) {
 
 const AnchorRule* anchor_rule(ir::OpKind kind) {
   if (const AnchorRule* r = memory_bound_rule(kind)) return r;
+  if (const AnchorRule* r = iota_rule(kind)) return r;
   return contraction_rule(kind);
 }
 

@@ -70,7 +70,6 @@ struct PlannedKernel {
     int buffer;
   };
   std::vector<Store> stores;
-  std::map<std::string, std::int64_t> params;   // template parameters chosen by the planner
   KernelConfig config;           // the family's typed config (kiln/config/<family>.h)
   std::vector<KernelArg> args;
   Dim3 grid, block;

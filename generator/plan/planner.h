@@ -35,6 +35,7 @@ struct AnchorRule {
 const AnchorRule* anchor_rule(ir::OpKind kind);
 const AnchorRule* memory_bound_rule(ir::OpKind kind);   // plan_memory.cpp: reductions, scans, rownorms
 const AnchorRule* contraction_rule(ir::OpKind kind);    // plan_contraction.cpp: matmul, conv2d
+const AnchorRule* iota_rule(ir::OpKind kind);           // plan_iota.cpp: iota
 
 class Planner {
  public:

@@ -6,14 +6,13 @@
 // launch depends on. It is declared once, in templates/kiln/config/<family>.h, with
 // KILN_CONFIG:
 //
-//     #define KILN_IOTA_FIELDS(X)            \
-//       X(int, vec, 1)      /* elements a thread step */ \
-//       X(long long, numel, 0)
-//     KILN_CONFIG(IotaConfig, KILN_IOTA_FIELDS)
+//     #define KILN_IOTA_FIELDS(X) X(int, threads, 256) X(long long, len, 1) X(long long, inner, 1)
+//     KILN_CONFIG(IotaConfig, KILN_IOTA_FIELDS);
 //
-// which gives a literal aggregate (usable in constant expressions by the planner on the host
-// and by the template under NVRTC), and on the host: `visit` over (name, value) pairs in
-// declaration order, `==` (defaulted), to_string() ("IotaConfig{vec=4 numel=1000}"),
+// (one X(type, name, default) per field, usually one per line with a comment), which gives a
+// literal aggregate (usable in constant expressions by the planner on the host and by the
+// template under NVRTC), and on the host: `visit` over (name, value) pairs in
+// declaration order, `==` (defaulted), to_string() ("IotaConfig{threads=256 len=8 inner=1}"),
 // hash() and literal() (the C++ initializer the emitter writes into a unit). The fields are
 // listed once, so none of these can forget one.
 //

@@ -81,11 +81,12 @@ static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNum
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerWarp, /*outer=*/8, /*red=*/8, /*inner=*/1, /*threads=*/256, /*unroll=*/4, /*vec=*/1, /*cols=*/1, /*splits=*/1, /*chunk=*/0, /*acc_bytes=*/4};  // the planner's config
 // sum of [8, 8] over axes viewed as [outer, red, inner]
-constexpr Index kOuter = 8, kRed = 8, kInner = 1;
+constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type
 using Op = kiln::SumOp<float>;
-constexpr int kThreads = 256, kUnroll = 4;
+constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;
 
 // spec line 9: the sum operand, per loaded element
 struct Load {
@@ -143,4 +144,7 @@ struct Store {
 extern "C" __global__ void __launch_bounds__(256) kiln_small_chain_k1_reduce_inner(const float* __restrict__ in_x, const float* __restrict__ in_b, const float* __restrict__ in_sq, float* __restrict__ out_r, float alpha) {
   kiln::reduce_inner_warp<kThreads, kUnroll, Op>(in_x, out_r, kOuter, kRed, Load{in_x, in_b, in_sq, out_r, alpha}, Store{in_x, in_b, in_sq, out_r, alpha});
 }
+
+static_assert(kiln::launch::same_launch(kiln::reduce_geometry(kConfig), true, 1, 1, 1, 256, 1, 1, 0),
+              "the template library's launch rule differs from the planner's");
 
