@@ -21,15 +21,17 @@ std::string launch_bounds(const PlannedKernel& kernel) {
   return s;
 }
 
+
+}  // namespace
+
+// ---------------------------------------------------------------- UnitParts
+
 std::string dims_text(const std::vector<std::int64_t>& shape) {
   std::string s;
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return "[" + s + "]";
 }
 
-}  // namespace
-
-// ---------------------------------------------------------------- UnitParts
 
 void UnitParts::launch_check(const PlannedKernel& kernel, const std::string& geometry, bool with_grid) {
   const auto& g = kernel.grid;

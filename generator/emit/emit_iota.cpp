@@ -14,9 +14,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const IotaConfig
   CodeWriter c;
   c.line("using Index = {};", kernel.index64 ? "long long" : "int");
   c.line("{}", UnitParts::config_line(config));
-  std::string dims;
-  for (std::size_t d = 0; d < shape.size(); ++d) dims += (d ? ", " : "") + std::to_string(shape[d]);
-  c.line("constexpr Index kNumel = {};  // [{}], the coordinate along axis {}", numel, dims,
+  c.line("constexpr Index kNumel = {};  // {}, the coordinate along axis {}", numel, dims_text(shape),
          plan.ir().node(kernel.anchor).axis);
   unit.constants = c.str();
 

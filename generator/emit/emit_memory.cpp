@@ -24,12 +24,6 @@ namespace kiln {
 
 namespace {
 
-std::string dims_text(const std::vector<std::int64_t>& shape) {
-  std::string s;
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return "[" + s + "]";
-}
-
 const ir::Node& anchor_of(const Plan& plan, const PlannedKernel& kernel) { return plan.ir().node(kernel.anchor); }
 
 

@@ -42,6 +42,9 @@ struct UnitParts {
   void launch_check(const PlannedKernel& kernel, const std::string& geometry, bool with_grid = true);
 };
 
+// "[8, 16, 64]": a bound shape in generated comments.
+std::string dims_text(const std::vector<std::int64_t>& shape);
+
 // The node an anchor kernel stores: the end of its fused epilogue chain, or the anchor itself.
 ir::NodeId store_node(const PlannedKernel& kernel);
 // struct Store { ...; Out operator()(<result_type> result, Index flat) const; }: the anchor's

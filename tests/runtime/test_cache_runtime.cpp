@@ -11,11 +11,14 @@
 
 #include "kiln/kiln.h"
 #include "runtime/child_process.h"
+#include "runtime/nvrtc_skip.h"
 #include "runtime/nvrtc.h"
 
 namespace fs = std::filesystem;
 
 namespace {
+
+using kiln_test::skip_without_nvrtc;
 
 std::string cache_dir(const std::string& name) {
   const std::string dir = std::string(KILN_BINARY_DIR) + "/test_cache_runtime/" + name;
@@ -38,13 +41,6 @@ void specialize_axpby(kiln::Runtime& rt, std::int64_t n) {
                      .kernels();
   REQUIRE(kernels.size() == 1);
   CHECK(kernels[0].registers > 0);
-}
-
-bool skip_without_nvrtc() {
-  std::string why;
-  if (kiln::nvrtc_available(&why)) return false;
-  MESSAGE("skipped: NVRTC is not available: " << why);
-  return true;
 }
 
 std::string child_dir() {

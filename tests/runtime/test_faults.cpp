@@ -20,12 +20,15 @@
 
 #include "kiln/kiln.h"
 #include "runtime/child_process.h"
+#include "runtime/nvrtc_skip.h"
 #include "runtime/disk_cache.h"
 #include "runtime/nvrtc.h"
 
 namespace fs = std::filesystem;
 
 namespace {
+
+using kiln_test::skip_without_nvrtc;
 
 std::string fault_dir(const std::string& name) { return std::string(KILN_BINARY_DIR) + "/test_faults/" + name; }
 
@@ -90,13 +93,6 @@ std::string run_faulty_child(const std::string& dir, const std::string& test_cas
   CHECK(child.output.find("1 passed") != std::string::npos);
   CHECK(count(child.output, "kiln: warning:") == 1);
   return child.output;
-}
-
-bool skip_without_nvrtc() {
-  std::string why;
-  if (kiln::nvrtc_available(&why)) return false;
-  MESSAGE("skipped: NVRTC is not available: " << why);
-  return true;
 }
 
 }  // namespace

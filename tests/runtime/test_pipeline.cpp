@@ -9,12 +9,15 @@
 #include "generator/frontend/frontend.h"
 #include "kiln/kiln.h"
 #include "runtime/child_process.h"
+#include "runtime/nvrtc_skip.h"
 #include "runtime/nvrtc.h"
 #include "runtime/pipeline.h"
 
 namespace fs = std::filesystem;
 
 namespace {
+
+using kiln_test::skip_without_nvrtc;
 
 const char* kRelu = "op relu {\n  dims N = 1000\n  in x: f32[N]\n  out y = relu(x)\n}\n";
 
@@ -34,13 +37,6 @@ std::string cache_dir(const std::string& name) {
   const std::string dir = std::string(KILN_BINARY_DIR) + "/test_pipeline/" + name;
   fs::remove_all(dir);
   return dir;
-}
-
-bool skip_without_nvrtc() {
-  std::string why;
-  if (kiln::nvrtc_available(&why)) return false;
-  MESSAGE("skipped: NVRTC is not available: " << why);
-  return true;
 }
 
 }  // namespace
