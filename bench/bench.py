@@ -1,7 +1,8 @@
 """kiln against PyTorch eager and torch.compile, in one process, on one GPU.
 
-Usage (on a machine with a GPU and PyTorch):
-    python3 bench/bench.py [--quick] [--only NAME[,NAME]] [--out DIR] [--lib build/lib/libkiln_capi.so]
+Usage (on a machine with a GPU, PyTorch and Triton):
+    python3 bench/bench.py [--quick] [--only NAME[,NAME]] [--precision P[,P]] [--out DIR]
+                           [--lib build/lib/libkiln_capi.so] [--no-compile] [--no-ceilings]
 
 For each problem: kiln's output is checked first (against a float64 computation
 on the GPU); a wrong kernel is reported as wrong and not timed. Then kiln,
@@ -9,7 +10,20 @@ PyTorch eager and torch.compile are timed on the same inputs with device events
 (triton.testing.do_bench: warm-up, then the median of many runs). Ceilings
 measured in the same run: device-to-device copy bandwidth and an 8192^3 cuBLAS
 matmul per precision. Results: JSON + markdown table (+ PNG chart when
-matplotlib is there) under --out, and the table printed last.
+matplotlib is there) under --out, rewritten after every row (a run cut short keeps
+what it measured), and the table printed last.
+
+The GEMM sweep (issue 18; `--only gemm` runs it alone, `--quick` a smaller set) adds a row per
+case, named `matmul MxNxK <layout>` (layouts `a·b`, `a·bᵀ`, `aᵀ·b`, `aᵀ·bᵀ`: `aᵀ` means A is
+stored [K, M] and read transposed), `matmul BxMxNxK a·b` when batched, and `matmul Mx1xK a·b`
+for a GEMV (B stored [K, 1]). Its precision is `tf32`, `3xTF32` or `fp32` (f32 operands;
+`fp32` is kiln's default, fp32-accurate) or `bf16` / `f16` (fp32 accumulation, an output in the
+input dtype). eager_ms is torch.matmul (cuBLAS) with TF32 allowed only on tf32 rows, so the
+3xTF32 and fp32 rows meet cuBLAS fp32; triton_ms is the plain Triton matmul of
+bench/triton_matmul.py on the same views (3xTF32 / fp32 rows: Triton's tf32x3). kiln's and
+Triton's outputs are filled with NaN first and checked against a float64 product of the same
+inputs; a wrong one is not timed. `--precision bf16,f16` (etc.) picks sweep rows by precision,
+and `--only` by a piece of their name (`--only 8192x8192x8192`).
 """
 import argparse
 import datetime
@@ -21,13 +35,19 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-import torch
-import torch.nn.functional as F
-from triton.testing import do_bench
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kiln_ctypes import Kiln, KilnError  # noqa: E402
+try:
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    from triton.testing import do_bench
+
+    from kiln_ctypes import Kiln, KilnError
+    from triton_matmul import best_config as triton_best_config, triton_matmul
+except ImportError as e:   # reported by main(), after --help had its chance
+    _MISSING = e
+else:
+    _MISSING = None
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEV = "cuda"
@@ -283,6 +303,322 @@ def problems():
     return ps
 
 
+# ---------------------------------------------------------------- the GEMM sweep (issue 18)
+# [Note: how a sweep row is measured]
+# Every case is one kiln op of a spec written by gemm_spec_text() (dims bound from the
+# tensors at the call; a transposed operand is stored transposed and read through
+# transpose(), never copied). kiln, cuBLAS (torch.matmul), torch.compile and Triton all see
+# the same stored tensors. The check compares against a float64 product of the very inputs
+# (so input rounding is no error) and asks for three things: no NaN left from the poison;
+# the norm-wise ‖got − ref‖/‖ref‖ under `norm`; every element within
+# 1.5·u_out·|ref| + `elem`·rms(ref) (u_out: the output dtype's unit roundoff, the rounding
+# of an fp32 result to bf16 / f16). bf16 / f16 rows: `norm` just above u_out (what rounding
+# the output can cost at most) and `elem` 2e-3 (fp32 accumulation costs ~1e-5; a K block
+# lost from one tile costs ~√(BK/K) ≥ 1e-2). tf32: 5e-3 and 2e-2 (TF32's own rounding is
+# ~1e-3 per element). fp32-accurate: the design's 1e-5, widened to 2·√K·2⁻²⁴ where K makes
+# plain fp32 accumulation need more (K = 262144), and `elem` 10·norm. Inputs are uniform in
+# [-1, 1): sums cancel, so a wrong tile cannot hide behind a large positive mean.
+GEMM_LAYOUTS = {"a·b": (False, False), "a·bᵀ": (False, True), "aᵀ·b": (True, False), "aᵀ·bᵀ": (True, True)}
+GEMM_LAYOUT_TAGS = {"a·b": "ab", "a·bᵀ": "abt", "aᵀ·b": "atb", "aᵀ·bᵀ": "atbt"}
+
+
+class GemmPrecision:
+    """A sweep row's precision: the kiln dtype, the spec's precision= (None: the runtime's
+    default, fp32-accurate), cuBLAS's TF32 switch, Triton's input_precision and the check's
+    bounds (elem None: 10·norm)."""
+
+    def __init__(self, dtype, spec_precision, kiln_precision, cublas_tf32, triton_precision, norm, elem, out_eps):
+        self.__dict__.update(locals())
+        del self.__dict__["self"]
+
+
+GEMM_PRECISIONS = {
+    "tf32": GemmPrecision("f32", "tf32", "tf32", True, "tf32", 5e-3, 2e-2, 2.0**-24),
+    "3xTF32": GemmPrecision("f32", "3xtf32", "3xtf32", False, "tf32x3", 1e-5, None, 2.0**-24),
+    "fp32": GemmPrecision("f32", None, "fp32", False, "tf32x3", 1e-5, None, 2.0**-24),
+    "bf16": GemmPrecision("bf16", None, "fp32", False, "tf32", 5e-3, 2e-3, 2.0**-8),
+    "f16": GemmPrecision("f16", None, "fp32", False, "tf32", 1e-3, 2e-3, 2.0**-11),
+}
+
+
+class GemmCase:
+    """One sweep row: C[batch, m, n] = op(A) · op(B) with K = k, in one precision and layout.
+    target: None (context), ("cublas", x): at least x times cuBLAS's speed, or ("copy", x):
+    A read at x of the copy bandwidth (the GEMV)."""
+
+    def __init__(self, m, n, k, layout, precision, batch=0, quick=False, target=("cublas", 0.9)):
+        assert layout in GEMM_LAYOUTS and precision in GEMM_PRECISIONS
+        self.__dict__.update(locals())
+        del self.__dict__["self"]
+
+    @property
+    def name(self):
+        dims = ([self.batch] if self.batch else []) + [self.m, self.n, self.k]
+        return f"matmul {'x'.join(str(d) for d in dims)} {self.layout}"
+
+    @property
+    def op_name(self):
+        p = GEMM_PRECISIONS[self.precision]
+        suffix = f"_{p.spec_precision}" if p.spec_precision else ""
+        return f"gemm_{GEMM_LAYOUT_TAGS[self.layout]}_{p.dtype}{'_batched' if self.batch else ''}{suffix}"
+
+    @property
+    def flops(self):
+        return 2 * max(self.batch, 1) * self.m * self.n * self.k
+
+    @property
+    def target_text(self):
+        if self.target is None:
+            return ""
+        kind, x = self.target
+        return f"≥ {x:.2f}× cuBLAS" if kind == "cublas" else f"≥ {100 * x:.0f}% of copy"
+
+
+def gemm_cases():
+    """The sweep, in run order. quick=True marks the --quick subset: 4096³ in tf32 / bf16 / f16 and
+    the issue's three layouts, 3xTF32 at 4096³, the GEMV, large K in tf32, 1000³ in bf16 and the
+    batched row (no 8192³, no 6007×3331×4799, no aᵀ·bᵀ)."""
+    cases = []
+    for n in (4096, 8192):
+        for precision in ("tf32", "bf16", "f16"):
+            for layout in ("a·b", "a·bᵀ", "aᵀ·b"):
+                cases.append(GemmCase(n, n, n, layout, precision, quick=n == 4096))
+    # aᵀ·bᵀ is not in the issue's list: context rows, no target.
+    for precision in ("tf32", "bf16"):
+        cases.append(GemmCase(4096, 4096, 4096, "aᵀ·bᵀ", precision, quick=False, target=None))
+    # fp32-accurate on tensor cores against cuBLAS fp32 (TF32 off): the target is at 8192³.
+    cases.append(GemmCase(4096, 4096, 4096, "a·b", "3xTF32", quick=True, target=None))
+    for layout in ("a·b", "a·bᵀ", "aᵀ·b"):
+        cases.append(GemmCase(8192, 8192, 8192, layout, "3xTF32", target=("cublas", 1.5)))
+    cases.append(GemmCase(4096, 1, 262144, "a·b", "fp32", quick=True, target=("copy", 0.9)))   # GEMV
+    for precision in ("tf32", "bf16"):
+        cases.append(GemmCase(512, 512, 262144, "a·b", precision, quick=precision == "tf32"))
+        cases.append(GemmCase(6007, 3331, 4799, "a·b", precision))
+        cases.append(GemmCase(1000, 1000, 1000, "a·b", precision, quick=precision == "bf16"))
+    cases.append(GemmCase(1024, 1024, 1024, "a·b", "bf16", batch=32, quick=True))
+    return cases
+
+
+def gemm_selected(case, only, precisions, quick):
+    """--only: "gemm" (or "matmul") takes the whole sweep, another word the cases whose name
+    holds it; --precision: the rows' precision labels; --quick drops the cases not marked
+    quick unless --only named them."""
+    generic = ("gemm", "matmul")
+    if precisions and case.precision not in precisions:
+        return False
+    if only and not any(o in generic or o in case.name for o in only):
+        return False
+    named = any(o not in generic and o in case.name for o in only)
+    return case.quick or not quick or named
+
+
+def gemm_spec_text(cases):
+    """One op per distinct (layout, dtype, batched, precision) of `cases`, dims bound at the call."""
+    ops = {}
+    for case in cases:
+        if case.op_name in ops:
+            continue
+        p = GEMM_PRECISIONS[case.precision]
+        ta, tb = GEMM_LAYOUTS[case.layout]
+        batch_dim, batch_idx = ("B = 32, ", "B, ") if case.batch else ("", "")
+        a_shape = f"{p.dtype}[{batch_idx}{'K, M' if ta else 'M, K'}]"
+        b_shape = f"{p.dtype}[{batch_idx}{'N, K' if tb else 'K, N'}]"
+        a_arg = "transpose(a)" if ta else "a"
+        b_arg = "transpose(b)" if tb else "b"
+        prec = f', precision="{p.spec_precision}"' if p.spec_precision else ""
+        ops[case.op_name] = (f"# {case.layout}, {case.precision}{', batched' if case.batch else ''}\n"
+                             f"op {case.op_name} {{\n"
+                             f"  dims {batch_dim}M = 4096, N = 4096, K = 4096\n"
+                             f"  in  a: {a_shape}\n"
+                             f"  in  b: {b_shape}\n"
+                             f"  out c = matmul({a_arg}, {b_arg}{prec})\n"
+                             "}\n")
+    return "# The GEMM sweep's ops, written by bench/bench.py (gemm_spec_text).\n\n" + "\n".join(ops.values())
+
+
+def gemm_tolerance(precision, k):
+    """(norm-wise bound, element bound in units of rms(ref)) of a sweep row (see the note above)."""
+    p = GEMM_PRECISIONS[precision]
+    norm = p.norm
+    if p.dtype == "f32" and precision != "tf32":
+        norm = max(norm, 2 * math.sqrt(k) * 2.0**-24)
+    return norm, (p.elem if p.elem is not None else 10 * norm)
+
+
+def gemm_make(case):
+    """The stored operands (transposed ones stored [.., K, M] / [.., N, K]), their views as
+    A[.., M, K] and B[.., K, N], and the float64 reference."""
+    p = GEMM_PRECISIONS[case.precision]
+    dtype = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[p.dtype]
+    ta, tb = GEMM_LAYOUTS[case.layout]
+    lead = (case.batch,) if case.batch else ()
+
+    def uniform(*shape):
+        return torch.rand(*lead, *shape, device=DEV).mul_(2).sub_(1).to(dtype)
+    a_s = uniform(case.k, case.m) if ta else uniform(case.m, case.k)
+    b_s = uniform(case.n, case.k) if tb else uniform(case.k, case.n)
+    a_v = a_s.transpose(-1, -2) if ta else a_s
+    b_v = b_s.transpose(-1, -2) if tb else b_s
+    return a_s, b_s, a_v, b_v, gemm_reference(a_v, b_v)
+
+
+def gemm_reference(a, b):
+    """a @ b in float64; 2-D in row chunks of at most 2^27 elements of A (1 GiB as float64)."""
+    if a.dim() == 3:
+        return torch.matmul(a.double(), b.double())
+    m, k = a.shape
+    b64 = b.double()
+    ref = torch.empty(m, b.shape[1], dtype=torch.float64, device=a.device)
+    rows = max(1, (1 << 27) // k)
+    for i in range(0, m, rows):
+        ref[i:i + rows] = a[i:i + rows].double() @ b64
+    return ref
+
+
+def gemm_check(got, ref, precision, k):
+    """(ok, norm-wise relative error, non-finite count, max |error| / rms(ref))."""
+    norm_tol, elem_tol = gemm_tolerance(precision, k)
+    g = got.double()
+    finite = torch.isfinite(g)
+    bad = int((~finite).sum())
+    d = torch.where(finite, g - ref, torch.zeros_like(g))
+    del g
+    ref_norm = float(ref.norm())
+    rms = max(ref_norm / math.sqrt(ref.numel()), 1e-300)
+    norm = float(d.norm()) / max(ref_norm, 1e-300)
+    bound = ref.abs().mul_(1.5 * GEMM_PRECISIONS[precision].out_eps).add_(elem_tol * rms)
+    d.abs_()
+    elem_ok = bool((d <= bound).all())
+    worst = float(d.max()) / rms
+    return bad == 0 and norm <= norm_tol and elem_ok, norm, bad, worst
+
+
+def gemm_eager(case):
+    """torch.matmul on the stored operands, transposing as the layout says (also torch.compile's input)."""
+    ta, tb = GEMM_LAYOUTS[case.layout]
+
+    def mm(a, b):
+        return torch.matmul(a.transpose(-1, -2) if ta else a, b.transpose(-1, -2) if tb else b)
+    return mm
+
+
+def first_line(e, limit=300):
+    text = str(e).strip()
+    return (text.splitlines()[0] if text else type(e).__name__)[:limit]
+
+
+def run_gemm_case(case, kiln, spec_path, res, args):
+    """One sweep row (see the note above); a failure of one engine is recorded, not raised."""
+    p = GEMM_PRECISIONS[case.precision]
+    row = {"problem": case.name, "precision": case.precision, "sweep": "gemm",
+           "shape": [case.batch or 1, case.m, case.n, case.k], "layout": case.layout, "dtype": p.dtype,
+           "kiln_op": case.op_name, "kiln_precision": p.kiln_precision, "target": case.target_text,
+           "correct": None, "error": None, "kiln_ms": None, "eager_ms": None, "compile_ms": None,
+           "triton_ms": None}
+    set_tf32(p.cublas_tf32)
+    a_s, b_s, a_v, b_v, ref = gemm_make(case)
+    out_shape = ((case.batch,) if case.batch else ()) + (case.m, case.n)
+    c = torch.empty(out_shape, device=DEV, dtype=a_s.dtype)
+
+    # kiln: plan + NVRTC happen at the first call, so both are inside the try.
+    try:
+        op = kiln.op(spec_path, case.op_name, precision=p.kiln_precision)
+        c.fill_(float("nan"))
+        t0 = time.perf_counter()
+        op(a_s, b_s, c)
+        torch.cuda.synchronize()
+        row["first_call_ms"] = (time.perf_counter() - t0) * 1e3
+        ok, err, bad, worst = gemm_check(c, ref, case.precision, case.k)
+        row.update(correct=ok, error=err, max_err_over_rms=worst)
+        if bad:
+            row["nonfinite"] = bad
+        if ok:
+            row["kiln_ms"] = bench(lambda: op(a_s, b_s, c), args.quick)
+    except KilnError as e:   # a spec, plan, NVRTC or launch failure: the row says which
+        note = first_line(e)
+        row["note"] = note if note.startswith("kiln") else "kiln: " + note
+        row["kiln_error"] = str(e)[:4000]
+
+    mm = gemm_eager(case)
+    with torch.no_grad():
+        got = mm(a_s, b_s)
+        row["eager_error"] = gemm_check(got, ref, case.precision, case.k)[1]
+        del got
+        row["eager_ms"] = bench(lambda: mm(a_s, b_s), args.quick)
+        if not args.no_compile:
+            torch._dynamo.reset()
+            cf = torch.compile(mm)
+            cf(a_s, b_s)
+            row["compile_ms"] = bench(lambda: cf(a_s, b_s), args.quick)
+
+    # Triton on the views; its first call autotunes (eight tiles, pruned by shared memory).
+    try:
+        out = torch.empty_like(c)
+        out.fill_(float("nan"))
+        triton_matmul(a_v, b_v, out=out, precision=p.triton_precision)
+        torch.cuda.synchronize()
+        row["triton_config"] = triton_best_config()
+        ok, err, _, _ = gemm_check(out, ref, case.precision, case.k)
+        row.update(triton_correct=ok, triton_error=err)
+        if ok:
+            row["triton_ms"] = bench(lambda: triton_matmul(a_v, b_v, out=out, precision=p.triton_precision),
+                                     args.quick)
+    except Exception as e:  # noqa: BLE001  (a Triton compile error must not end the sweep)
+        row["triton_correct"] = None
+        row["triton_note"] = f"{type(e).__name__}: {first_line(e)}"
+
+    gemm_ratios(row, case, res)
+    return row
+
+
+def gemm_ratios(row, case, res):
+    """Speed ratios (> 1: the first is faster) and the achieved rate of a sweep row."""
+    kiln_ms, eager_ms, compile_ms, triton_ms = (row.get(k) for k in ("kiln_ms", "eager_ms", "compile_ms",
+                                                                      "triton_ms"))
+    if eager_ms and triton_ms:
+        row["triton_vs_eager"] = eager_ms / triton_ms
+    if eager_ms and case.n == 1:
+        row["eager_TBps"] = case.m * case.k * 4 / eager_ms / 1e9
+    if not kiln_ms:
+        return
+    row["speedup_vs_eager"] = eager_ms / kiln_ms
+    if compile_ms:
+        row["speedup_vs_compile"] = compile_ms / kiln_ms
+    if triton_ms:
+        row["speedup_vs_triton"] = triton_ms / kiln_ms
+    row["TFLOPs"] = case.flops / kiln_ms / 1e9
+    if case.n == 1:   # a GEMV: the bytes of A (read once) over kiln's time
+        row["TBps"] = case.m * case.k * 4 / kiln_ms / 1e9
+        row["copy_fraction"] = row["TBps"] / res["copy_TBps"]
+    if case.target:
+        kind, x = case.target
+        got = row["speedup_vs_eager"] if kind == "cublas" else row["copy_fraction"]
+        row["meets_target"] = bool(got >= x)
+
+
+def run_gemm_sweep(res, args, kiln, only, precisions, save):
+    cases = [c for c in gemm_cases() if gemm_selected(c, only, precisions, args.quick)]
+    if not cases:
+        return
+    spec_dir = tempfile.mkdtemp(prefix="kiln-bench-gemm-")
+    spec_path = os.path.join(spec_dir, "gemm_sweep.kiln")
+    with open(spec_path, "w") as f:
+        f.write(gemm_spec_text(cases))
+    res["gemm_spec"] = gemm_spec_text(cases)
+    for case in cases:
+        try:
+            row = run_gemm_case(case, kiln, spec_path, res, args)
+        except Exception as e:  # noqa: BLE001  (out of memory, a broken context: say so, go on)
+            row = {"problem": case.name, "precision": case.precision, "sweep": "gemm", "correct": None,
+                   "error": None, "kiln_ms": None, "eager_ms": None, "compile_ms": None, "triton_ms": None,
+                   "target": case.target_text, "note": f"sweep: {type(e).__name__}: {first_line(e)}"}
+        res["rows"].append(row)
+        print(json.dumps(row), flush=True)
+        save()
+        torch.cuda.empty_cache()
+    shutil.rmtree(spec_dir, ignore_errors=True)
+
+
 # ---------------------------------------------------------------- main
 def measure_ceilings(res, quick):
     """Copy bandwidth and cuBLAS 8192^3 throughput in this run, the yardsticks of every row."""
@@ -307,15 +643,26 @@ def measure_ceilings(res, quick):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="")
+    ap.add_argument("--quick", action="store_true", help="shorter timing, fewer problems and sweep cases")
+    ap.add_argument("--only", default="",
+                    help="problems whose name holds one of these words (or whose op is one); 'gemm' = the sweep")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--lib", default=os.path.join(ROOT, "build", "lib", "libkiln_capi.so"))
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
-    ap.add_argument("--precision", default="", help="only these precisions (fp32,tf32)")
+    ap.add_argument("--precision", default="",
+                    help="only these precisions (fp32,tf32; sweep rows: tf32,3xTF32,fp32,bf16,f16)")
     ap.add_argument("--no-ceilings", action="store_true",
                     help="skip the copy and cuBLAS ceilings (for profiling one row)")
     args = ap.parse_args()
+    if _MISSING is not None:
+        sys.exit(f"bench.py: {_MISSING}. It needs NumPy, PyTorch with CUDA and Triton, and a GPU: run it on "
+                 "the GPU machine (scripts/gpu_suite.sh runs it there).")
+    if not torch.cuda.is_available():
+        sys.exit("bench.py: PyTorch sees no CUDA GPU (torch.cuda.is_available() is False); run it on the GPU "
+                 "machine (scripts/gpu_suite.sh runs it there).")
+    if not os.path.exists(args.lib):
+        sys.exit(f"bench.py: no kiln C library at {args.lib}; build it (scripts/gpu_build.sh makes "
+                 ".gpu/lib/libkiln_capi.so) and pass --lib.")
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(0)
     props = torch.cuda.get_device_properties(0)
@@ -328,6 +675,19 @@ def main():
                                        capture_output=True, text=True).stdout.strip()
     except Exception:  # noqa: BLE001
         res["driver"] = "?"
+    try:
+        import triton
+        res["triton"] = triton.__version__
+    except Exception:  # noqa: BLE001
+        res["triton"] = "?"
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    base = os.path.join(args.out, f"bench-{stamp}")
+
+    def save():
+        with open(base + ".json", "w") as f:
+            json.dump(res, f, indent=1)
+        with open(base + ".md", "w") as f:
+            f.write(markdown_table(res))
 
     if args.no_ceilings:
         res.update(copy_TBps=float("nan"), gemm8192_fp32_TFLOPs=float("nan"),
@@ -338,17 +698,19 @@ def main():
     cache_dir = tempfile.mkdtemp(prefix="kiln-bench-cache-")
     kiln = Kiln(args.lib, cache_dir=cache_dir)
     only = [s for s in args.only.split(",") if s]
+    precisions = [s for s in args.precision.split(",") if s]
     for prob in problems():
         if only and not any(o in prob.name or o == prob.op for o in only):
             continue
         if args.quick and not prob.quick_ok and not only:
             continue
+        modes = [m for m in prob.modes if not precisions or m in precisions]
+        if not modes:
+            continue
         inputs, outs = prob.make()
-        precisions = [s for s in args.precision.split(",") if s]
-        for mode in prob.modes:
-            if precisions and mode not in precisions:
-                continue
-            row = {"problem": prob.name, "precision": prob.label or ("fp32-accurate" if mode == "fp32" else mode)}
+        for mode in modes:
+            row = {"problem": prob.name, "precision": prob.label or ("fp32-accurate" if mode == "fp32" else mode),
+                   "triton_ms": None}   # the Triton column belongs to the GEMM sweep
             set_tf32(mode == "tf32")
             try:
                 op = kiln.op(os.path.join(ROOT, prob.spec), prob.op, precision=mode, consts=prob.consts)
@@ -396,18 +758,20 @@ def main():
                     row["flop_fraction"] = row["TFLOPs"] / res[f"gemm8192_{ceiling}_TFLOPs"]
             res["rows"].append(row)
             print(json.dumps(row), flush=True)
+            save()
         del inputs, outs
         torch.cuda.empty_cache()
+
+    run_gemm_sweep(res, args, kiln, only, precisions, save)
     shutil.rmtree(cache_dir, ignore_errors=True)
 
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    with open(os.path.join(args.out, f"bench-{stamp}.json"), "w") as f:
-        json.dump(res, f, indent=1)
-    table = markdown_table(res)
-    with open(os.path.join(args.out, f"bench-{stamp}.md"), "w") as f:
-        f.write(table)
-    chart(res, os.path.join(args.out, f"bench-{stamp}.png"))
-    print("\n" + table)
+    save()
+    if res.get("gemm_spec"):
+        with open(base + "-gemm.kiln", "w") as f:
+            f.write(res["gemm_spec"])
+    chart(res, base + ".png")
+    gemm_chart(res, base + "-gemm.png")
+    print("\n" + markdown_table(res))
 
 
 def fmt_ms(v):
@@ -418,10 +782,12 @@ def markdown_table(res):
     lines = [f"{res['gpu']} ({res['sms']} SMs), driver {res.get('driver', '?')}, CUDA {res['cuda']}, "
              f"PyTorch {res['torch']}, {res['date']}. Copy ceiling {res['copy_TBps']:.2f} TB/s; cuBLAS 8192³ "
              f"fp32 {res['gemm8192_fp32_TFLOPs']:.1f} / tf32 {res['gemm8192_tf32_TFLOPs']:.1f} / bf16 "
-             f"{res['gemm8192_bf16_TFLOPs']:.1f} TFLOP/s.", "",
-             "| problem | precision | correct | kiln ms | eager ms | compile ms | vs eager | vs compile | achieved |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in res["rows"]:
+             f"{res['gemm8192_bf16_TFLOPs']:.1f} TFLOP/s.", ""]
+    rows = [r for r in res["rows"] if r.get("sweep") != "gemm"]
+    if rows:
+        lines += ["| problem | precision | correct | kiln ms | eager ms | compile ms | vs eager | vs compile | achieved |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
         correct = {True: "yes", False: "NO (not timed)", None: "n/a"}[r.get("correct")]
         if r.get("note"):
             correct += f": {r['note']}"
@@ -434,7 +800,45 @@ def markdown_table(res):
         lines.append(f"| {r['problem']} | {r['precision']} | {correct} | {fmt_ms(r.get('kiln_ms'))} | "
                      f"{fmt_ms(r.get('eager_ms'))} | {fmt_ms(r.get('compile_ms'))} | {ratio('speedup_vs_eager')} | "
                      f"{ratio('speedup_vs_compile')} | {achieved} |")
+    sweep = [r for r in res["rows"] if r.get("sweep") == "gemm"]
+    if sweep:
+        if rows:
+            lines.append("")
+        lines += gemm_table(sweep, res)
     return "\n".join(lines) + "\n"
+
+
+def gemm_table(rows, res):
+    """The sweep's own table: speeds as ratios to cuBLAS (> 1: faster than cuBLAS)."""
+    lines = [f"GEMM sweep (issue 18): cuBLAS = torch.matmul (TF32 only on tf32 rows), Triton = "
+             f"bench/triton_matmul.py (Triton {res.get('triton', '?')}); ratios are speeds, eager ms / "
+             "other ms (> 1: faster than cuBLAS); kiln / Triton = Triton ms / kiln ms.", "",
+             "| problem | precision | correct | kiln ms | cuBLAS ms | compile ms | Triton ms | kiln / cuBLAS | "
+             "Triton / cuBLAS | kiln / Triton | achieved | target |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        correct = {True: "yes", False: "NO (not timed)", None: "n/a"}[r.get("correct")]
+        if r.get("note"):
+            correct += f": {r['note'][:120]}"
+        triton = fmt_ms(r.get("triton_ms"))
+        if r.get("triton_correct") is False:
+            triton = "wrong"
+        elif r.get("triton_note"):
+            triton = "failed"
+        ratio = lambda k: f"{r[k]:.2f}×" if r.get(k) is not None else "—"  # noqa: E731
+        achieved = ""
+        if r.get("copy_fraction") is not None:
+            achieved = f"{r['TBps']:.2f} TB/s = {100 * r['copy_fraction']:.0f}% of copy"
+        elif r.get("TFLOPs") is not None:
+            achieved = f"{r['TFLOPs']:.1f} TFLOP/s"
+        target = r.get("target") or ""
+        if target and "meets_target" in r:
+            target += " ✓" if r["meets_target"] else " ✗"
+        lines.append(f"| {r['problem']} | {r['precision']} | {correct} | {fmt_ms(r.get('kiln_ms'))} | "
+                     f"{fmt_ms(r.get('eager_ms'))} | {fmt_ms(r.get('compile_ms'))} | {triton} | "
+                     f"{ratio('speedup_vs_eager')} | {ratio('triton_vs_eager')} | {ratio('speedup_vs_triton')} | "
+                     f"{achieved} | {target} |")
+    return lines
 
 
 def chart(res, path):
@@ -444,7 +848,7 @@ def chart(res, path):
         import matplotlib.pyplot as plt
     except Exception:  # noqa: BLE001
         return
-    rows = [r for r in res["rows"] if "speedup_vs_eager" in r]
+    rows = [r for r in res["rows"] if "speedup_vs_eager" in r and r.get("sweep") != "gemm"]
     if not rows:
         return
     labels = [f"{r['problem'].split()[0]}\n{r['precision']}" for r in rows]
@@ -456,6 +860,32 @@ def chart(res, path):
     ax.set_xticks(xs, labels, fontsize=7)
     ax.set_ylabel("speedup (higher is better)")
     ax.set_title(f"kiln on {res['gpu']}, {res['date']}")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def gemm_chart(res, path):
+    """The sweep's speeds relative to cuBLAS: kiln and Triton, one pair of bars per row."""
+    rows = [r for r in res["rows"] if r.get("sweep") == "gemm" and r.get("eager_ms")]
+    if not rows:
+        return
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception:  # noqa: BLE001
+        return
+    labels = [f"{r['problem'][len('matmul '):]}\n{r['precision']}" for r in rows]
+    fig, ax = plt.subplots(figsize=(max(8, 0.5 * len(rows)), 6))
+    xs = np.arange(len(rows))
+    ax.bar(xs - 0.2, [r.get("speedup_vs_eager") or 0 for r in rows], 0.4, label="kiln")
+    ax.bar(xs + 0.2, [r.get("triton_vs_eager") or 0 for r in rows], 0.4, label="Triton (plain matmul)")
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.axhline(0.9, color="r", lw=0.6, ls="--")
+    ax.set_xticks(xs, labels, fontsize=7, rotation=60, ha="right")
+    ax.set_ylabel("speed relative to cuBLAS (higher is better)")
+    ax.set_title(f"GEMM sweep on {res['gpu']}, {res['date']}")
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
