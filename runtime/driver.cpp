@@ -35,6 +35,12 @@ void resolve(Driver& d, Fn& out, std::initializer_list<const char*> names) {
                   *names.begin(), static_cast<int>(CUDA_ERROR_NOT_FOUND), "CUDA_ERROR_NOT_FOUND");
 }
 
+// Resolves an entry point kiln can do without (null when the library lacks it).
+template <class Fn>
+void resolve_optional(Driver& d, Fn& out, const char* name) {
+  out = reinterpret_cast<Fn>(dlsym(d.handle, name));
+}
+
 Driver load_driver() {
   Driver d;
   d.library_path = driver_library();
@@ -89,6 +95,7 @@ Driver load_driver() {
   // CUDA 13's cuda.h maps cuEventElapsedTime to _v2; drivers before 12.8 only
   // have the unversioned symbol, which has the same signature.
   resolve(d, d.event_elapsed_time, {"cuEventElapsedTime_v2", "cuEventElapsedTime"});
+  resolve_optional(d, d.tensor_map_encode_tiled, "cuTensorMapEncodeTiled");
 
   CUresult r = d.init(0);
   if (r != CUDA_SUCCESS) {

@@ -70,6 +70,9 @@ struct Driver {
   decltype(&::cuEventRecord) event_record = nullptr;
   decltype(&::cuEventSynchronize) event_synchronize = nullptr;
   decltype(&::cuEventElapsedTime) event_elapsed_time = nullptr;   // _v2 (CUDA 13), else the unversioned one
+  // Optional: drivers before CUDA 12.0 lack it, and then it stays null (runtime/tensor_map.h says so
+  // when a kernel needs a TMA tensor map); cuda.h maps the name to no versioned symbol.
+  decltype(&::cuTensorMapEncodeTiled) tensor_map_encode_tiled = nullptr;
 };
 
 // Loads the driver and calls cuInit once per process; throws kiln::CudaError

@@ -41,6 +41,7 @@
 #include "runtime/pack.h"
 #include "runtime/pipeline.h"
 #include "runtime/runtime_internal.h"
+#include "runtime/tensor_map.h"
 
 namespace kiln {
 
@@ -257,26 +258,46 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count) {
     }
   } guard{base, s};
   const std::size_t outputs_at = ir.params.size();
+  auto address_of = [&](int buffer) -> unsigned long long {
+    const auto& buf = plan.buffers[static_cast<std::size_t>(buffer)];
+    if (buf.kind == BufferKind::Input)
+      return reinterpret_cast<unsigned long long>(args[static_cast<std::size_t>(buf.slot)].tensor().data);
+    if (buf.kind == BufferKind::Output)
+      return reinterpret_cast<unsigned long long>(args[outputs_at + static_cast<std::size_t>(buf.slot)].tensor().data);
+    return scratch[static_cast<std::size_t>(buffer)];
+  };
   for (std::size_t k = 0; k < sources.size(); ++k) {
-    const auto& src = sources[k];
+    const auto& src = sources[k];   // src.args is plan.kernels[k].args, copied by the emitter
     std::vector<ArgValue> values(src.args.size());
     std::vector<void*> pointers(src.args.size());
+    // TMA maps, sized up front: pointers[] holds their addresses until cuLaunchKernel copies them.
+    std::vector<TensorMapBytes> maps(static_cast<std::size_t>(std::count_if(
+        src.args.begin(), src.args.end(), [](const KernelArg& arg) { return arg.kind == KernelArg::Kind::TensorMap; })));
+    std::size_t next_map = 0;
     for (std::size_t a = 0; a < src.args.size(); ++a) {
       const auto& arg = src.args[a];
+      pointers[a] = &values[a];
       if (arg.kind == KernelArg::Kind::Buffer) {
-        const auto& buf = plan.buffers[static_cast<std::size_t>(arg.buffer)];
-        if (buf.kind == BufferKind::Input)
-          values[a].ptr = reinterpret_cast<unsigned long long>(args[static_cast<std::size_t>(buf.slot)].tensor().data);
-        else if (buf.kind == BufferKind::Output)
-          values[a].ptr = reinterpret_cast<unsigned long long>(args[outputs_at + static_cast<std::size_t>(buf.slot)].tensor().data);
-        else
-          values[a].ptr = scratch[static_cast<std::size_t>(arg.buffer)];
+        values[a].ptr = address_of(arg.buffer);
       } else if (arg.kind == KernelArg::Kind::Scalar) {
         values[a] = scalar_value(args[static_cast<std::size_t>(arg.param)].scalar(), arg.dtype);
-      } else {
+      } else if (arg.kind == KernelArg::Kind::DynDim) {
         values[a].i64 = plan.bound->dims.at(arg.dim);
+      } else {
+        const unsigned long long address = address_of(arg.buffer);
+        TensorMapBytes& map = maps[next_map++];
+        map = tensor_maps.get(k, a, address, [&] {
+          const auto& buf = plan.buffers[static_cast<std::size_t>(arg.buffer)];
+          check_tensor_map(arg.tensor_map, arg.dtype);
+          // A map reaching past its buffer would let the TMA unit read or write another allocation.
+          KILN_ASSERT(tensor_map_reach_bytes(arg.tensor_map, arg.dtype) <= buf.bytes,
+                      "{}: kernel {} maps #{} {} ({} bytes) as {} of {}, which reaches {} bytes", ir.op_name, k,
+                      arg.buffer, buf.name, buf.bytes, arg.tensor_map.text(), dtype_name(arg.dtype),
+                      tensor_map_reach_bytes(arg.tensor_map, arg.dtype));
+          return encode_tensor_map(arg.tensor_map, arg.dtype, address, fmt::format("{}: '{}'", ir.op_name, buf.name));
+        });
+        pointers[a] = &map;
       }
-      pointers[a] = &values[a];
     }
     // Workspaces the kernel needs zeroed (look-back flags): on the same stream, just before it.
     for (int b : plan.kernels[k].zero_before) {

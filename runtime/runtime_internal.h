@@ -19,6 +19,7 @@
 #include "runtime/device.h"
 #include "runtime/env.h"
 #include "runtime/pipeline.h"
+#include "runtime/tensor_map.h"
 
 namespace kiln {
 
@@ -68,6 +69,7 @@ struct ExecutableImpl {
   Plan plan;
   std::vector<KernelSource> sources;
   std::string bindings;   // "B=128 N=4096 p=0.2", for messages and cache metadata
+  TensorMapCache tensor_maps;   // encoded TMA maps by (kernel, argument, address)
 
  private:
   const std::vector<CUfunction>& functions_for_current_context();

@@ -19,7 +19,8 @@ std::int64_t product(const std::vector<std::int64_t>& shape) {
   return n;
 }
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
+template <class Int>
+std::string shape_text(const std::vector<Int>& shape) {
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
@@ -71,6 +72,13 @@ int Target::sm_version() const {
   for (char c : arch)
     if (c >= '0' && c <= '9') v = v * 10 + (c - '0');
   return v;
+}
+
+// ---------------------------------------------------------------- TensorMapSpec
+
+std::string TensorMapSpec::text() const {
+  return fmt::format("dims {} strides {} box {} swizzle {}", shape_text(dims), shape_text(strides), shape_text(box),
+                     swizzle);
 }
 
 // ---------------------------------------------------------------- Plan
@@ -139,13 +147,21 @@ std::string Plan::text() const {
     }
     for (const auto& s : kn.stores)
       out += fmt::format("      stores %{} -> #{} {}\n", s.node, s.buffer, buffers[static_cast<std::size_t>(s.buffer)].name);
-    std::string reads;
+    std::string reads, map_writes;
     for (const auto& arg : kn.args) {
+      const std::string_view sep = reads.empty() ? "" : ", ";
       if (arg.kind == KernelArg::Kind::Buffer && !arg.writes)
-        reads += fmt::format("{}#{} {}", reads.empty() ? "" : ", ", arg.buffer, buffers[static_cast<std::size_t>(arg.buffer)].name);
-      if (arg.kind == KernelArg::Kind::Scalar) reads += fmt::format("{}scalar {}", reads.empty() ? "" : ", ", arg.name);
+        reads += fmt::format("{}#{} {}", sep, arg.buffer, buffers[static_cast<std::size_t>(arg.buffer)].name);
+      if (arg.kind == KernelArg::Kind::Scalar) reads += fmt::format("{}scalar {}", sep, arg.name);
+      if (arg.kind != KernelArg::Kind::TensorMap) continue;
+      // A map the kernel stores through (TMA store) is listed apart from those it loads through.
+      std::string& list = arg.writes ? map_writes : reads;
+      list += fmt::format("{}tensor map #{} {} (box {}, swizzle {})", list.empty() ? "" : ", ", arg.buffer,
+                          buffers[static_cast<std::size_t>(arg.buffer)].name, fmt::join(arg.tensor_map.box, "x"),
+                          arg.tensor_map.swizzle);
     }
     if (!reads.empty()) out += "      reads " + reads + "\n";
+    if (!map_writes.empty()) out += "      writes " + map_writes + "\n";
     for (int b : kn.zero_before)
       out += fmt::format("      zeroes #{} {} ({}) on the stream before the launch (cuMemsetD32Async)\n", b,
                          buffers[static_cast<std::size_t>(b)].name, bytes_text(buffers[static_cast<std::size_t>(b)].bytes));
