@@ -14,10 +14,11 @@ const char* generator_version() { return "generator 1"; }
 namespace {
 
 // __launch_bounds__ arguments: the block size, and the CTAs per SM a plan asks for
-// (min_blocks > 1), which caps the registers so that many fit.
+// (min_blocks > 1), which caps the registers so that many fit; a kernel that reallocates
+// registers between warpgroups (setmaxnreg) always names it, for the cap at entry.
 std::string launch_bounds(const PlannedKernel& kernel) {
   std::string s = std::to_string(kernel.block.x * kernel.block.y * kernel.block.z);
-  if (kernel.min_blocks > 1) s += ", " + std::to_string(kernel.min_blocks);
+  if (kernel.min_blocks > 1 || kernel.setmaxnreg) s += ", " + std::to_string(kernel.min_blocks);
   return s;
 }
 
@@ -53,6 +54,9 @@ std::string UnitParts::param_list(const Plan& plan, const PlannedKernel& kernel)
         break;
       case KernelArg::Kind::Scalar: params += fmt::format("{} {}", compute_type(arg.dtype), arg.name); break;
       case KernelArg::Kind::DynDim: params += fmt::format("long long {}", arg.name); break;
+      case KernelArg::Kind::TensorMap:
+        params += fmt::format("const __grid_constant__ kiln::TensorMap {}", arg.name);
+        break;
     }
   }
   return params;
@@ -90,6 +94,7 @@ void UnitParts::declare_members(const Plan& plan, const PlannedKernel& kernel, C
         ex.set_scalar(arg.param, arg.name);
         break;
       case KernelArg::Kind::DynDim: w.line("Index {};  // dyn dim {}", arg.name, arg.dim); break;
+      case KernelArg::Kind::TensorMap: break;   // read by the template's copies, not by functors
     }
   }
   ex.dyn_dim_name = [](const std::string& dim) { return "dim_" + dim; };
@@ -98,6 +103,7 @@ void UnitParts::declare_members(const Plan& plan, const PlannedKernel& kernel, C
 std::string UnitParts::member_inits(const Plan& plan, const PlannedKernel& kernel) {
   std::string s;
   for (const auto& arg : kernel.args) {
+    if (arg.kind == KernelArg::Kind::TensorMap) continue;   // not a functor member (declare_members)
     if (!s.empty()) s += ", ";
     s += arg.kind == KernelArg::Kind::Buffer ? pointer_name(plan, arg.buffer)
          : arg.kind == KernelArg::Kind::DynDim ? fmt::format("static_cast<Index>({})", arg.name)

@@ -241,6 +241,16 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       }
       break;
     }
+    case GemmKind::Tma: {
+      c.line("// sm_90a: TMA ring, a producer warpgroup, wgmma consumer warpgroups, persistent CTAs");
+      c.line("using Kernel = kiln::sm90::TmaGemm<{}, Index, kM, kN, kK, kBatch, kiln::gemm_a_k_contig(kConfig),", elem);
+      c.line("    kiln::gemm_b_k_contig(kConfig), kConfig.stride_a != 0, kConfig.stride_b != 0, kConfig.ldc, "
+             "kConfig.stride_c,");
+      c.line("    kConfig.bm, kConfig.bn, kConfig.bk, kConfig.stages, kConfig.group_m, kConfig.vec_c, kConfig.stream_c>;");
+      const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
+      unit.body = fmt::format("  Kernel::run(tmap_a, tmap_b, {}, {});", out, epi);
+      break;
+    }
     case GemmKind::SplitKSoftmax: {
       c.line("// one CTA per row of all batches; the softmax over the last axis is fused");
       c.line("using Reduce = kiln::gemm::SplitKSoftmax<Index, kM, kN, kBatch, kConfig.split_k, kConfig.threads>;");
@@ -264,7 +274,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
   unit.constants = c.str();
   const bool sm90 = kind == GemmKind::Wgmma || kind == GemmKind::WgmmaSplitK || kind == GemmKind::SmallKPrep ||
                     kind == GemmKind::SmallKWgmma;
-  unit.includes = includes(plan, k, sm90 ? "gemm_sm90.cuh" : "gemm.cuh");
+  unit.includes = includes(plan, k, kind == GemmKind::Tma ? "gemm_tma.cuh" : sm90 ? "gemm_sm90.cuh" : "gemm.cuh");
   template_checks(k, unit, type, dynamic_smem,
                   fmt::format("kiln::gemm_geometry(kConfig, {}, {})", plan.target.sm_count, k.min_blocks));
 }

@@ -439,6 +439,8 @@ void Planner::finish_args(PlannedKernel& kernel) const {
       arg.name = "dim_" + d.name;
       args.push_back(arg);
     }
+  for (const auto& a : kernel.args)   // tensor maps the rule added (over buffers listed above), last
+    if (a.kind == KernelArg::Kind::TensorMap) args.push_back(a);
   kernel.args = std::move(args);
 
   bool big = false;

@@ -49,15 +49,30 @@ struct Buffer {
   std::int64_t bytes = 0;
 };
 
+// A TMA tensor map over a buffer (sm_90): the kernel takes it by value (a
+// `const __grid_constant__ kiln::TensorMap`, kiln/tma.cuh) and the runtime encodes it over the
+// buffer's address at launch (cuTensorMapEncodeTiled, runtime/tensor_map.h). The element type is
+// the KernelArg's dtype; out-of-bounds elements of a box read as zero.
+struct TensorMapSpec {
+  std::vector<std::int64_t> dims;      // extents, innermost (contiguous) first, in elements
+  std::vector<std::int64_t> strides;   // bytes between consecutive indices of dims 1..rank-1
+  std::vector<int> box;                // elements one copy moves, per dim (1..256)
+  int swizzle = 128;                   // shared-memory swizzle span in bytes: 0 (none), 32, 64, 128
+
+  bool operator==(const TensorMapSpec&) const = default;
+  std::string text() const;            // "dims [4096, 4096] strides [8192] box [64, 128] swizzle 128"
+};
+
 // One parameter of a kernel entry, in order.
 struct KernelArg {
-  enum class Kind { Buffer, Scalar, DynDim } kind = Kind::Buffer;
-  int buffer = -1;               // Kind::Buffer
+  enum class Kind { Buffer, Scalar, DynDim, TensorMap } kind = Kind::Buffer;
+  int buffer = -1;               // Kind::Buffer, Kind::TensorMap (the tensor mapped)
   int param = -1;                // Kind::Scalar: index into Ir::params
   std::string dim;               // Kind::DynDim
   DType dtype = DType::f32;
   bool writes = false;           // Kind::Buffer: the kernel stores into it
   std::string name;              // C++ parameter name
+  TensorMapSpec tensor_map;      // Kind::TensorMap
 };
 
 struct PlannedKernel {
@@ -75,6 +90,7 @@ struct PlannedKernel {
   Dim3 grid, block;
   unsigned shared_bytes = 0;
   int min_blocks = 1;             // CTAs per SM the registers must allow (__launch_bounds__'s 2nd argument)
+  bool setmaxnreg = false;        // names min_blocks in __launch_bounds__ even when 1: setmaxnreg needs that cap
   bool index64 = false;          // some tensor of the kernel has >= 2^31 elements
   bool args_done = false;        // a follow-up whose rule filled args and index64 itself
   // Workspace buffers the runtime zeroes on the launch stream right before this kernel (a

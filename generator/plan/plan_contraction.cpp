@@ -240,10 +240,12 @@ void plan_split_k_wide(Planner& p, PlannedKernel& kn, GemmConfig g, std::int64_t
   add_split_k_reduce(p, kn, ws, softmax, vec_c, stream_c);
 }
 
-// The Hopper path (sm_90a only): wgmma reads both operands from 128-byte-swizzled shared memory,
-// which for f32 (tf32 / 3xTF32) needs k contiguous in both, 16-byte rows and aligned bases.
+// The Hopper cp.async path (sm_90a only, f32 operands: WgGemm is tf32 / 3xTF32): wgmma reads both
+// operands from 128-byte-swizzled shared memory, which for f32 needs k contiguous in both,
+// 16-byte rows and aligned bases. (16-bit operands that the TMA engine cannot take, rows not a
+// multiple of 16 bytes, stay on the mma.sync Gemm.)
 bool wgmma_fits(const Planner& p, const GemmConfig& g) {
-  return p.target().arch == "sm_90a" && g.precision != MmaPrecision::Ieee && gemm_a_k_contig(g) &&
+  return p.target().arch == "sm_90a" && g.elem_bytes == 4 && g.precision != MmaPrecision::Ieee && gemm_a_k_contig(g) &&
          gemm_b_k_contig(g) && g.vec_a && g.vec_b;
 }
 
@@ -288,6 +290,70 @@ void plan_wgmma(Planner& p, PlannedKernel& kn, GemmConfig g, const std::string& 
                                   : std::string("a deterministic reduce kernel applies the epilogue"),
                           why);
   add_split_k_reduce(p, kn, ws, softmax, vec_c, stream_c);
+}
+
+// The TMA engine (gemm_tma.cuh, sm_90a): f16 / bf16 in any layout, or f32 as tf32 with k
+// contiguous in both operands (wgmma reads f32 only k-major), every row and batch stride a
+// multiple of 16 bytes (a tensor map's strides), no softmax to fuse (the engine keeps no row
+// statistics). 3xTF32 stays on WgGemm (its split pass needs the stage in registers).
+bool tma_fits(const Planner& p, const GemmConfig& g, const Operand& a, const Operand& b, bool softmax) {
+  if (p.target().arch != "sm_90a" || !p.target().aligned16 || softmax) return false;
+  const bool half = g.elem_bytes == 2;
+  if (!half && !(g.precision == MmaPrecision::Tf32 && gemm_a_k_contig(g) && gemm_b_k_contig(g))) return false;
+  const std::int64_t e = g.elem_bytes;
+  return a.ld * e % 16 == 0 && b.ld * e % 16 == 0 && a.batch_stride * e % 16 == 0 && b.batch_stride * e % 16 == 0;
+}
+
+// A tensor map over a matmul operand (R rows of m or n; k_contig: k is the stored inner dim),
+// 3-D: inner, outer, batch, with the box the template loads (config/gemm.h's tma_box).
+KernelArg operand_map(const Planner& p, const Operand& o, const char* name, DType dtype, std::int64_t rows,
+                      std::int64_t k, std::int64_t batch, bool k_contig, const TmaBox& box) {
+  const std::int64_t e = static_cast<std::int64_t>(dtype_size(dtype));
+  KernelArg arg;
+  arg.kind = KernelArg::Kind::TensorMap;
+  arg.buffer = p.leaf_buffer(o.leaf);
+  arg.dtype = dtype;
+  arg.name = name;
+  const std::int64_t inner = k_contig ? k : rows, outer = k_contig ? rows : k;
+  const std::int64_t batches = o.batch_stride != 0 ? batch : 1;
+  arg.tensor_map.dims = {inner, outer, batches};
+  arg.tensor_map.strides = {o.ld * e, (o.batch_stride != 0 ? o.batch_stride : outer * o.ld) * e};
+  arg.tensor_map.box = {box.inner, box.outer, 1};
+  arg.tensor_map.swizzle = 128;
+  return arg;
+}
+
+// The TMA engine's tiles: 128x256 (two consumer warpgroups of m64n256) while those tiles give
+// every SM at least two; 128x128 while they fill the SMs; else 64x128 (one consumer). BK is one
+// 128-byte swizzle atom of k (64 f16 / bf16, 32 f32); as many stages as fit, at most 8.
+void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, const Operand& b, DType et,
+              const std::string& why, bool vec_c, bool stream_c) {
+  const std::int64_t sms = p.target().sm_count;
+  auto tiles = [&](int bm, int bn) { return ceil_div(g.m, bm) * ceil_div(g.n, bn) * g.batch; };
+  if (tiles(128, 256) >= 2 * sms) g.bm = 128, g.bn = 256;
+  else if (tiles(128, 128) >= sms) g.bm = 128, g.bn = 128;
+  else g.bm = 64, g.bn = 128;
+  g.bk = 128 / g.elem_bytes;
+  g.stages = 8;
+  while (g.stages > 2 && tma_gemm_smem(g.elem_bytes, g.bm, g.bn, g.bk, g.stages) > smem_limit(p.target())) --g.stages;
+  g.group_m = 8;
+  g.kind = GemmKind::Tma;
+  g.vec_c = vec_c;
+  g.stream_c = stream_c;
+  kn.template_name = "gemm_tma";
+  kn.setmaxnreg = true;
+  kn.args.push_back(operand_map(p, a, "tmap_a", et, g.m, g.k, g.batch, gemm_a_k_contig(g),
+                                tma_box(g.elem_bytes, g.bm, g.bk, gemm_a_k_contig(g))));
+  kn.args.push_back(operand_map(p, b, "tmap_b", et, g.n, g.k, g.batch, gemm_b_k_contig(g),
+                                tma_box(g.elem_bytes, g.bn, g.bk, gemm_b_k_contig(g))));
+  set_launch(p, kn, g);
+  kn.reason = fmt::format("matmul {}x{}x{} batch {} (A {}, B {}): sm_90a TMA engine, {}x{}x{} tiles ({} consumer "
+                          "warpgroup{} of m64n{} + a TMA producer warpgroup), {} stages, {} persistent CTAs over {} "
+                          "tiles in groups of {} tile rows{}; {}",
+                          g.m, g.n, g.k, g.batch, gemm_a_k_contig(g) ? "k-contiguous" : "m-contiguous",
+                          gemm_b_k_contig(g) ? "k-contiguous" : "n-contiguous", g.bm, g.bn, g.bk, g.bm / 64,
+                          g.bm > 64 ? "s" : "", g.bn, g.stages, kn.grid.x, tiles(g.bm, g.bn), g.group_m,
+                          stream_c ? ", streaming stores" : "", why);
 }
 
 // 3xTF32 small K on sm_90a: a pre-pass writes A and Bᵀ as k-contiguous tf32 hi/lo parts to a
@@ -424,6 +490,10 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   }
   const int bk = 32;
   const std::int64_t tiles = ceil_div(M, bm) * ceil_div(N, bn) * batch;
+  if (tma_fits(p, g, a, b, softmax)) {
+    plan_tma(p, kn, g, a, b, et, why, vec_c, stream_c);
+    return;
+  }
   if (wgmma_fits(p, g) && (!softmax || tiles < 2 * sms)) {
     plan_wgmma(p, kn, g, why, softmax, vec_c, stream_c);
     return;

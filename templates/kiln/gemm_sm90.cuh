@@ -79,6 +79,7 @@
 #include "kiln/common.cuh"
 #include "kiln/mma.cuh"
 #include "kiln/gemm.cuh"
+#include "kiln/wgmma.cuh"
 
 // (ptxas rejects wgmma for sm_90 without the "a"; this catches the older targets early.)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -88,108 +89,9 @@
 namespace kiln {
 namespace sm90 {
 
-// Byte offset of 16-byte chunk `chunk` (0..7) of row `row` in a 128-byte-swizzled tile.
-__device__ __forceinline__ int swizzled(int row, int chunk) {
-  return row * 128 + ((chunk ^ (row & 7)) << 4);
-}
-
-// wgmma shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row groups 1024 bytes
-// apart (stride byte offset), leading byte offset unused for swizzled K-major (1 by convention).
-__device__ __forceinline__ u64 descriptor(u32 smem_byte_addr) {
-  return u64((smem_byte_addr & 0x3FFFF) >> 4) | (u64(1) << 16) | (u64(1024 >> 4) << 32) |
-         (u64(1) << 62);
-}
-
-__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wg_commit() {
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
+// d (m64 x N) = A · B (+ d) in tf32, both operands K-major (kiln/wgmma.cuh).
 template <int N>
-__device__ __forceinline__ void wg_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-// The first 1024-byte boundary at or after a shared address: swizzled tiles start there (the
-// 128-byte swizzle repeats every 8 rows).
-__device__ __forceinline__ u32 align_1024(u32 smem) { return (smem + 1023u) & ~1023u; }
-
-template <int NT>
-__device__ __forceinline__ void clear(float (&acc)[NT][4]) {
-#pragma unroll
-  for (int j = 0; j < NT; ++j)
-#pragma unroll
-    for (int r = 0; r < 4; ++r) acc[j][r] = 0.f;
-}
-// Keeps the compiler from moving accumulator reads or writes across an in-flight wgmma.
-template <int NT>
-__device__ __forceinline__ void fence_accumulators(float (&d)[NT][4]) {
-#pragma unroll
-  for (int j = 0; j < NT; ++j)
-#pragma unroll
-    for (int r = 0; r < 4; ++r) asm volatile("" : "+f"(d[j][r])::"memory");
-}
-
-// d (m64 x N, f32, the mma.sync C-fragment layout per warp and n8 block) = A · B + (scale_d ? d
-// : 0), both operands from descriptors. d[j][r]: warp w of the warpgroup, lane (g, t): row 16w + g + 8 (r >> 1),
-// column 8j + 2t + (r & 1).
-template <int N>
-struct Mma;
-#define KILN_WG_D4(j) "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])
-template <>
-struct Mma<64> {
-  static __device__ __forceinline__ void run(float (&d)[8][4], u64 da, u64 db, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, %32, %33, p, 1, 1;\n}\n"
-        : KILN_WG_D4(0), KILN_WG_D4(1), KILN_WG_D4(2), KILN_WG_D4(3), KILN_WG_D4(4), KILN_WG_D4(5),
-        KILN_WG_D4(6), KILN_WG_D4(7)
-        : "l"(da), "l"(db), "r"(scale_d));
-  }
-};
-template <>
-struct Mma<128> {
-  static __device__ __forceinline__ void run(float (&d)[16][4], u64 da, u64 db, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1;\n}\n"
-        : KILN_WG_D4(0), KILN_WG_D4(1), KILN_WG_D4(2), KILN_WG_D4(3), KILN_WG_D4(4), KILN_WG_D4(5),
-        KILN_WG_D4(6), KILN_WG_D4(7), KILN_WG_D4(8), KILN_WG_D4(9), KILN_WG_D4(10), KILN_WG_D4(11),
-        KILN_WG_D4(12), KILN_WG_D4(13), KILN_WG_D4(14), KILN_WG_D4(15)
-        : "l"(da), "l"(db), "r"(scale_d));
-  }
-};
-template <>
-struct Mma<256> {
-  static __device__ __forceinline__ void run(float (&d)[32][4], u64 da, u64 db, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-        "}, %128, %129, p, 1, 1;\n}\n"
-        : KILN_WG_D4(0), KILN_WG_D4(1), KILN_WG_D4(2), KILN_WG_D4(3), KILN_WG_D4(4), KILN_WG_D4(5),
-        KILN_WG_D4(6), KILN_WG_D4(7), KILN_WG_D4(8), KILN_WG_D4(9), KILN_WG_D4(10), KILN_WG_D4(11),
-        KILN_WG_D4(12), KILN_WG_D4(13), KILN_WG_D4(14), KILN_WG_D4(15), KILN_WG_D4(16),
-        KILN_WG_D4(17), KILN_WG_D4(18), KILN_WG_D4(19), KILN_WG_D4(20), KILN_WG_D4(21),
-        KILN_WG_D4(22), KILN_WG_D4(23), KILN_WG_D4(24), KILN_WG_D4(25), KILN_WG_D4(26),
-        KILN_WG_D4(27), KILN_WG_D4(28), KILN_WG_D4(29), KILN_WG_D4(30), KILN_WG_D4(31)
-        : "l"(da), "l"(db), "r"(scale_d));
-  }
-};
-#undef KILN_WG_D4
+using Mma = Wgmma<N, float>;
 
 // ---------------------------------------------------------------------------------------------
 // The tile engine: the cp.async ring, the split pass and the wgmma issue.

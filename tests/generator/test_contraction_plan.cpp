@@ -55,6 +55,14 @@ const std::vector<Case> kCases = {
     {"conv.kiln", "conv2d_depthwise", {{"N", 1}, {"H", 5}, {"W", 9}}, "odd"},
     {"conv.kiln", "conv2d_dilated_grouped", {}, "default"},
     {"conv.kiln", "conv2d_dilated_grouped", {{"N", 1}, {"H", 11}, {"W", 7}}, "odd"},
+    // 24..: 16-bit and tf32 products in every layout (specs/gemm.kiln; the TMA engine on sm_90a).
+    {"gemm.kiln", "mm_bf16", {}, "default"},
+    {"gemm.kiln", "mm_bf16_tn", {{"M", 4096}, {"N", 4096}, {"K", 4096}}, "4096"},
+    {"gemm.kiln", "mm_f16_tt", {{"M", 8}, {"N", 120}, {"K", 33}}, "odd"},
+    {"gemm.kiln", "mm_f16_batched", {}, "default"},
+    {"gemm.kiln", "linear_bf16_gelu", {}, "default"},
+    {"gemm.kiln", "mm_tf32_nt", {}, "default"},
+    {"gemm.kiln", "mm_bf16_nt", {{"M", 7}, {"N", 33}, {"K", 1001}}, "misaligned"},
 };
 
 std::shared_ptr<const kiln::ir::BoundIr> bound_op(const Case& c) {
@@ -168,7 +176,8 @@ TEST_CASE("every contraction kernel: the planner's launch is its config's rule, 
         CHECK(want.shared_bytes == kiln::gemm_smem(*c));
         dynamic = c->kind == kiln::GemmKind::Gemm || c->kind == kiln::GemmKind::SplitK ||
                   c->kind == kiln::GemmKind::SmallK || c->kind == kiln::GemmKind::SmallKWgmma ||
-                  c->kind == kiln::GemmKind::Wgmma || c->kind == kiln::GemmKind::WgmmaSplitK;
+                  c->kind == kiln::GemmKind::Wgmma || c->kind == kiln::GemmKind::WgmmaSplitK ||
+                  c->kind == kiln::GemmKind::Tma;
       } else if (const auto* c = std::get_if<kiln::ConvConfig>(&kn.config)) {
         kinds.insert(std::string("conv ") + enum_name(c->kind));
         want = kiln::conv_geometry(*c, g.plan.target.sm_count);
@@ -198,7 +207,7 @@ TEST_CASE("every contraction kernel: the planner's launch is its config's rule, 
   }
   // Every kind of both families was seen.
   for (const char* kind : {"gemm Gemm", "gemm SplitK", "gemm SplitKReduce", "gemm SplitKSoftmax", "gemm SoftmaxFinalize",
-                           "gemm SmallK", "gemm SmallKPrep", "gemm SmallKWgmma", "gemm Wgmma", "gemm WgmmaSplitK",
+                           "gemm SmallK", "gemm SmallKPrep", "gemm SmallKWgmma", "gemm Wgmma", "gemm WgmmaSplitK", "gemm Tma",
                            "conv Nchw", "conv Depthwise", "conv Wgmma"}) {
     CAPTURE(kind);
     CHECK(kinds.count(kind) == 1);
@@ -376,16 +385,19 @@ TEST_CASE("sm_90a: k-contiguous f32 matmuls and conv2d take the wgmma templates 
     CHECK(g.plan.kernels[0].grid.z == 7);   // min(132 / 1 tile, 16, 4000 / 512)
     CHECK(g.plan.kernels[1].template_name == "gemm_split_k_reduce");
   }
-  // Many tiles: one split, the epilogue (bias, relu) in the wgmma GEMM itself.
+  // Many tiles, tf32 on the op, both operands k-contiguous: the TMA engine, the epilogue (bias,
+  // relu) in its consumers. In 3xTF32 the same layer stays on WgGemm (one split).
   {
     const auto g = generate(kCases[14], "sm_90a", kiln::Precision::fp32_accurate);
     check_golden("plan/gemm_bias_relu_sm90a.txt", g.plan.text());
     for (std::size_t k = 0; k < g.sources.size(); ++k)
       check_golden("source/gemm_bias_relu_sm90a_k" + std::to_string(k) + ".cu", g.sources[k].text);
     REQUIRE(g.plan.kernels.size() == 1);
-    CHECK(g.plan.kernels[0].template_name == "gemm_wgmma");
-    CHECK(has(g.sources[0].text, "kiln::sm90::WgGemm<kiln::Tf32,"));   // precision="tf32" on the op
+    CHECK(g.plan.kernels[0].template_name == "gemm_tma");
+    CHECK(has(g.sources[0].text, "kiln::sm90::TmaGemm<float,"));   // precision="tf32" on the op
     CHECK(has(g.sources[0].text, "struct Epilogue"));
+    const auto x3 = generate(kCases[6], "sm_90a", kiln::Precision::fp32_accurate);   // a·b, B n-contiguous
+    CHECK(x3.plan.kernels[0].template_name == "gemm");
   }
   // conv2d: the wgmma implicit GEMM in both precisions (128 out channels x 256 or 128 pixels).
   for (const auto precision : {kiln::Precision::fp32_accurate, kiln::Precision::tf32}) {
@@ -572,4 +584,68 @@ op conv_f16 {
       CAPTURE(arch);
       CHECK(!kiln::compile({s.text, s.file_name, arch, {}, &templates}).cubin.empty());
     }
+}
+
+TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contiguous tf32 (tiles, maps, launch)") {
+  // 4096^3 bf16 aᵀ·b: 128x256 tiles (512 of them, two per SM and more), two consumer warpgroups
+  // + the producer, 4 stages of 48 KB, persistent CTAs, both operands m- / n-contiguous.
+  {
+    const auto g = generate(kCases[25], "sm_90a");
+    check_golden("plan/mm_bf16_tn_4096_sm90a.txt", g.plan.text());
+    check_golden("source/mm_bf16_tn_4096_sm90a_k0.cu", g.sources[0].text);
+    REQUIRE(g.plan.kernels.size() == 1);
+    const auto& kn = g.plan.kernels[0];
+    CHECK(kn.template_name == "gemm_tma");
+    const auto& c = gemm_config(g, 0);
+    CHECK((c.kind == kiln::GemmKind::Tma && c.bm == 128 && c.bn == 256 && c.bk == 64 && c.stages == 4 &&
+           c.group_m == 8));
+    CHECK((kn.block.x == 384 && kn.grid.x == 132 && kn.grid.y == 1));
+    CHECK(kn.shared_bytes == 4 * (128 + 256) * 64 * 2 + 1024 + 4 * 16);
+    CHECK(has(g.sources[0].text, "__launch_bounds__(384, 1)"));   // setmaxnreg needs the cap
+    CHECK(has(g.sources[0].text, "const __grid_constant__ kiln::TensorMap tmap_a"));
+    CHECK(has(g.sources[0].text, "Kernel::run(tmap_a, tmap_b, out_c, kiln::gemm::Identity{});"));
+    // A is [K, M] (m contiguous): dims {M, K, 1}, a box of 64 m x 64 k; B is [K, N]: {N, K, 1}.
+    std::vector<const kiln::KernelArg*> maps;
+    for (const auto& a : kn.args)
+      if (a.kind == kiln::KernelArg::Kind::TensorMap) maps.push_back(&a);
+    REQUIRE(maps.size() == 2);
+    CHECK(maps[0]->name == "tmap_a");
+    CHECK(maps[0]->tensor_map.dims == std::vector<std::int64_t>{4096, 4096, 1});
+    CHECK(maps[0]->tensor_map.strides == std::vector<std::int64_t>{8192, 4096LL * 8192});
+    CHECK(maps[0]->tensor_map.box == std::vector<int>{64, 64, 1});
+    CHECK(maps[1]->tensor_map.box == std::vector<int>{64, 64, 1});
+    CHECK(maps[0]->tensor_map.swizzle == 128);
+  }
+  // k-contiguous A (row-major), n-contiguous B: A's box is 64 k x BM rows; a small problem takes
+  // 64x128 tiles (one consumer) and as many stages as fit (8).
+  {
+    const auto g = generate(kCases[24], "sm_90a");
+    const auto& c = gemm_config(g, 0);
+    CHECK((c.kind == kiln::GemmKind::Tma && c.bm == 64 && c.bn == 128 && c.stages == 8));
+    CHECK(g.plan.kernels[0].block.x == 256);
+    CHECK(g.plan.kernels[0].args.back().tensor_map.box == std::vector<int>{64, 64, 1});   // B: 64 n x 64 k
+    bool a_box = false;
+    for (const auto& a : g.plan.kernels[0].args)
+      if (a.kind == kiln::KernelArg::Kind::TensorMap && a.name == "tmap_a")
+        a_box = a.tensor_map.box == std::vector<int>{64, 64, 1} && a.tensor_map.dims[0] == 1000;
+    CHECK(a_box);
+  }
+  // Batched with a broadcast B: A's map has the batch dim, B's has one batch.
+  {
+    const auto g = generate(kCases[27], "sm_90a");
+    REQUIRE(g.plan.kernels[0].template_name == "gemm_tma");
+    std::map<std::string, std::vector<std::int64_t>> dims;
+    for (const auto& a : g.plan.kernels[0].args)
+      if (a.kind == kiln::KernelArg::Kind::TensorMap) dims[a.name] = a.tensor_map.dims;
+    CHECK(dims["tmap_a"] == std::vector<std::int64_t>{256, 512, 4});
+    CHECK(dims["tmap_b"] == std::vector<std::int64_t>{512, 256, 1});
+  }
+  // An epilogue (bias, gelu) in the consumers; tf32 with both operands k-contiguous: 32-wide k tiles.
+  CHECK(has(generate(kCases[28], "sm_90a").sources[0].text, "struct Epilogue"));
+  CHECK(gemm_config(generate(kCases[29], "sm_90a", kiln::Precision::tf32), 0).bk == 32);
+  // Rows that are not a multiple of 16 bytes (K = 1001 bf16), the portable sm_90 target, or sm_80:
+  // the mma.sync Gemm. 16-bit operands never go to the f32-only WgGemm.
+  CHECK(generate(kCases[30], "sm_90a").plan.kernels[0].template_name == "gemm");
+  CHECK(generate(kCases[24], "sm_90").plan.kernels[0].template_name == "gemm");
+  CHECK(generate(kCases[24], "sm_80").plan.kernels[0].template_name == "gemm");
 }

@@ -30,6 +30,7 @@ enum class GemmKind : int {
   SmallKWgmma,      // sm90::WgSmallK: persistent wgmma over SmallKPrep's workspace
   Wgmma,            // sm90::WgGemm
   WgmmaSplitK,      // sm90::WgGemmSplitK
+  Tma,              // sm90::TmaGemm: TMA ring, a producer warpgroup, wgmma consumers, persistent
 };
 
 // f32 products (kiln::Ieee / Tf32 / Tf32x3 in mma.cuh); 16-bit inputs ignore it.
@@ -51,6 +52,7 @@ inline const char* enum_name(GemmKind k) {
     case GemmKind::SmallKWgmma: return "SmallKWgmma";
     case GemmKind::Wgmma: return "Wgmma";
     case GemmKind::WgmmaSplitK: return "WgmmaSplitK";
+    case GemmKind::Tma: return "Tma";
   }
   return "?";
 }
@@ -90,7 +92,8 @@ inline const char* enum_name(GemmLayout l) { return l == GemmLayout::RowMajor ? 
   X(bool, stream_c, false)          /* streaming (evict-first) stores of C */                     \
   X(bool, row_stats, false)         /* Gemm: per-tile softmax row statistics */                   \
   X(int, threads, 0)                /* block of the follow-ups and the pre-pass */                \
-  X(long long, tiles_n, 0)          /* SoftmaxFinalize: statistics per row */
+  X(long long, tiles_n, 0)          /* SoftmaxFinalize: statistics per row */                     \
+  X(int, group_m, 0)                /* Tma: tile rows per group of the rasterization */
 KILN_CONFIG(GemmConfig, KILN_GEMM_FIELDS);
 
 // ---------------------------------------------------------------- shared memory
@@ -131,6 +134,25 @@ KILN_RULE constexpr int wg_small_k_smem(int bm, int bn, int b_stages, int k, boo
   return (x3 ? 2 : 1) * ((k + 31) / 32) * 128 * (bm + b_stages * bn) + 1024;
 }
 
+// gemm_tma.cuh's TmaGemm<...>::kSmemBytes: the Stages-deep ring of A (BM x BK) and B (BN x BK)
+// tiles as the TMA unit writes them, 1 KB to align the ring to the swizzle period, and the full
+// and empty mbarriers of every stage.
+KILN_RULE constexpr int tma_gemm_smem(int elem_bytes, int bm, int bn, int bk, int stages) {
+  return stages * (bm + bn) * bk * elem_bytes + 1024 + stages * 2 * 8;
+}
+// TmaGemm's block: a producer warpgroup and a consumer warpgroup per 64 rows of the tile.
+KILN_RULE constexpr int tma_gemm_threads(int bm) { return 128 * (bm / 64 + 1); }
+
+// One TMA box of an operand tile (elements: `inner` along the contiguous dim, `outer` along the
+// other). A k-contiguous operand tile of R rows is BK * elem / 128 boxes of 128 bytes of k x R
+// rows; an m- or n-contiguous one (f16 / bf16) is R / 64 boxes of 64 elements x BK rows of k.
+struct TmaBox {
+  int inner, outer;
+};
+KILN_RULE constexpr TmaBox tma_box(int elem_bytes, int rows, int bk, bool k_contig) {
+  return k_contig ? TmaBox{128 / elem_bytes, rows} : TmaBox{128 / elem_bytes, bk};
+}
+
 // Is k the contiguous dim of A (row-major) / of B (column-major)?
 KILN_RULE constexpr bool gemm_a_k_contig(const GemmConfig& c) { return c.layout_a == GemmLayout::RowMajor; }
 KILN_RULE constexpr bool gemm_b_k_contig(const GemmConfig& c) { return c.layout_b == GemmLayout::ColMajor; }
@@ -146,6 +168,7 @@ KILN_RULE constexpr long long gemm_smem(const GemmConfig& c) {
       return wg_small_k_smem(c.bm, c.bn, c.b_stages, static_cast<int>(c.k), c.precision == MmaPrecision::Tf32x3);
     case GemmKind::Wgmma:
     case GemmKind::WgmmaSplitK: return wg_engine_smem(c.bm, c.bn, c.stages, c.precision == MmaPrecision::Tf32x3);
+    case GemmKind::Tma: return tma_gemm_smem(c.elem_bytes, c.bm, c.bn, c.bk, c.stages);
     default: return 0;   // the follow-ups and the pre-pass use static shared memory only
   }
 }
@@ -161,6 +184,7 @@ constexpr int kSplitKReduceThreads = 256;
 //   Gemm, SplitK:          grid (tiles N, tiles M, batch * split_k), 32 * warps threads
 //   Wgmma, WgmmaSplitK:    the same grid, a warpgroup per 64 rows
 //   SmallK, SmallKWgmma:   min(tiles, ctas_per_sm * sm_count) persistent CTAs
+//   Tma:                   min(tiles of all batches, sm_count) persistent CTAs
 //   SmallKPrep:            B column blocks, then A blocks of 8 elements a thread
 //   SplitKReduce:          a thread per output; SplitKSoftmax, SoftmaxFinalize: a CTA per row
 KILN_RULE constexpr launch::Geometry gemm_geometry(const GemmConfig& c, int sm_count, int ctas_per_sm) {
@@ -178,6 +202,10 @@ KILN_RULE constexpr launch::Geometry gemm_geometry(const GemmConfig& c, int sm_c
     case GemmKind::WgmmaSplitK:
       g.block.x = 128LL * c.bm / 64;
       g.grid = {tiles_n, tiles_m, c.batch * c.split_k};
+      break;
+    case GemmKind::Tma:
+      g.block.x = tma_gemm_threads(c.bm);
+      g.grid.x = launch::min_ll(tiles_m * tiles_n * c.batch, 1LL * sm_count);
       break;
     case GemmKind::SmallK:
       g.block.x = 32LL * (c.bm / c.wm) * (c.bn / c.wn);

@@ -1,0 +1,200 @@
+// kiln/gemm_tma.cuh — the Hopper GEMM engine: TMA loads into an mbarrier-guarded ring, a producer
+// warpgroup, wgmma consumer warpgroups, persistent CTAs over grouped tiles (sm_90a only).
+//
+// ============================================================================================
+// CONTRACT (what the emitter instantiates)
+// --------------------------------------------------------------------------------------------
+// kiln::sm90::TmaGemm<E, Index, M, N, K, Batch, kAKMajor, kBKMajor, kBatchA, kBatchB, ldc, strideC,
+//                     BM, BN, BK, Stages, GroupM, kVecC, kStreamC>
+//   template <class OutT, class Epi>
+//   static __device__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi);
+// C[batch](row, col) = epi(sum_k A(row, k) B(k, col), batch, row, col) for every batch, f32
+// accumulation, stored through gemm::store_fragments (16-byte stores where kVecC).
+// E: __half or __nv_bfloat16 (any layout), or float read as tf32 (kAKMajor and kBKMajor only:
+// wgmma reads f32 operands k-major). The tensor maps (3-D, 128-byte swizzle, boxes from
+// config/gemm.h's tma_box, the same the planner encodes):
+//   a: kAKMajor ? dims {K, M, batches of A} : {M, K, batches of A}
+//   b: kBKMajor ? dims {K, N, batches of B} : {N, K, batches of B}
+// where an operand broadcast over the batch (kBatchX false) has one batch. Out-of-range rows,
+// columns and k read as zeros, so any M, N, K works.
+// Tiles: BM = 64 * consumer warpgroups (64 or 128), BN in {64, 128, 256}, BK * sizeof(E) a
+// multiple of 128 (one or more swizzle atoms of k). Launch: kThreads = 128 * (BM / 64 + 1),
+// dynamic shared memory kSmemBytes, any grid (persistent: CTA i takes tiles i, i + grid, ...),
+// __launch_bounds__(kThreads, 1) so that setmaxnreg applies.
+//
+// [Note: the TMA engine]
+// - Roles. Warpgroup 0 is the producer: it gives up registers (setmaxnreg.dec to 40) and one of
+//   its threads issues every TMA copy. Warpgroups 1.. are consumers: they claim the registers
+//   (232 each with two) and each issues wgmma m64nBNk* for its 64 rows of the tile, operands
+//   straight from the ring's shared memory ([Note: wgmma operands in shared memory] in
+//   wgmma.cuh). The stage handshake is [Note: the stage handshake] in tma.cuh.
+// - Overlap. A consumer keeps one wgmma batch in flight: it waits for the batch of the previous
+//   k tile (wait_group 1) and only then releases that stage to the producer. The producer runs up
+//   to Stages k tiles ahead, across tile boundaries, so the next tile's operands load while the
+//   consumers store this one.
+// - Persistent CTAs, grouped rasterization. Tile t of all batches: batch t / (tiles per batch);
+//   within a batch, GroupM rows of tiles are walked column by column, so the CTAs that run at
+//   once share A row blocks and B column blocks in L2.
+// ============================================================================================
+#pragma once
+
+#include "kiln/common.cuh"
+#include "kiln/config/gemm.h"
+#include "kiln/gemm.cuh"
+#include "kiln/tma.cuh"
+#include "kiln/wgmma.cuh"
+
+namespace kiln {
+namespace sm90 {
+
+template <class E, class Index, long long M_, long long N_, long long K_, long long Batch, bool kAKMajor,
+          bool kBKMajor, bool kBatchA, bool kBatchB, long long ldc, long long strideC, int BM, int BN, int BK,
+          int Stages, int GroupM, bool kVecC, bool kStreamC>
+struct TmaGemm {
+  static constexpr int kE = int(sizeof(E));
+  static constexpr int kConsumers = BM / 64;
+  static constexpr int kThreads = tma_gemm_threads(BM);   // config/gemm.h
+  static constexpr int kSmemBytes = tma_gemm_smem(kE, BM, BN, BK, Stages);
+  static constexpr int kABytes = BM * BK * kE, kBBytes = BN * BK * kE;
+  static constexpr int kStageBytes = kABytes + kBBytes;
+  static constexpr TmaBox kBoxA = tma_box(kE, BM, BK, kAKMajor), kBoxB = tma_box(kE, BN, BK, kBKMajor);
+  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
+  static constexpr long long kTilesPerBatch = kTilesM * kTilesN, kTiles = kTilesPerBatch * Batch;
+  static constexpr int kKTiles = int((K_ + BK - 1) / BK);
+  static constexpr int NT = BN / 8;
+  using Mma = Wgmma<BN, E, !kAKMajor, !kBKMajor>;
+  static constexpr int kSteps = BK / Mma::kK;        // wgmma instructions per k tile
+  static constexpr int kStepBytes = Mma::kK * kE;    // k-major: bytes of k per instruction
+  static constexpr int kChunkBytes = BK * 128;       // mn-major: 64 elements of m or n x BK rows
+  static constexpr int kConsumerRegs = kConsumers == 2 ? 232 : 240, kProducerRegs = 40;
+
+  static_assert(BM == 64 || BM == 128, "BM: one or two consumer warpgroups");
+  static_assert(BN == 64 || BN == 128 || BN == 256, "BN");
+  static_assert((BK * kE) % 128 == 0 && BK % Mma::kK == 0, "BK: whole 128-byte swizzle atoms of k");
+  static_assert(kE == 2 || (kAKMajor && kBKMajor), "tf32 wgmma reads both operands k-major");
+  static_assert(kSmemBytes >= 1024 + Stages * kStageBytes + Stages * 16, "tma_gemm_smem");
+  static_assert(kBoxA.inner * kE == 128 && kBoxB.inner * kE == 128, "one swizzle atom per box row");
+
+  // Tile t -> (batch, first row, first column), grouped rasterization within a batch.
+  static __device__ __forceinline__ void tile_origin(long long t, Index& batch, int& m0, int& n0) {
+    batch = Index(t / kTilesPerBatch);
+    const long long r = t % kTilesPerBatch;
+    const long long per_group = GroupM * kTilesN;
+    const long long first = r / per_group * GroupM;
+    const long long rows = kTilesM - first < GroupM ? kTilesM - first : GroupM;
+    m0 = int((first + r % per_group % rows) * BM);
+    n0 = int(r % per_group / rows * BN);
+  }
+
+  // The producer: k tile kt of tile t into stage `stage`, completing on `full`.
+  static __device__ __forceinline__ void load_stage(const TensorMap& a, const TensorMap& b, u32 stage, u32 full,
+                                                    long long t, int kt) {
+    Index batch;
+    int m0, n0;
+    tile_origin(t, batch, m0, n0);
+    const int ba = kBatchA ? int(batch) : 0, bb = kBatchB ? int(batch) : 0;
+    const int k0 = kt * BK;
+    mbar_arrive_expect_tx(full, kStageBytes);
+    if constexpr (kAKMajor) {
+#pragma unroll
+      for (int p = 0; p < BK * kE / 128; ++p) tma_load(stage + p * BM * 128, a, full, k0 + p * kBoxA.inner, m0, ba);
+    } else {
+#pragma unroll
+      for (int j = 0; j < BM / 64; ++j) tma_load(stage + j * kChunkBytes, a, full, m0 + 64 * j, k0, ba);
+    }
+    const u32 sb = stage + kABytes;
+    if constexpr (kBKMajor) {
+#pragma unroll
+      for (int p = 0; p < BK * kE / 128; ++p) tma_load(sb + p * BN * 128, b, full, k0 + p * kBoxB.inner, n0, bb);
+    } else {
+#pragma unroll
+      for (int j = 0; j < BN / 64; ++j) tma_load(sb + j * kChunkBytes, b, full, n0 + 64 * j, k0, bb);
+    }
+  }
+
+  // The descriptors of wgmma step `kk` of a stage, for consumer warpgroup `c`.
+  static __device__ __forceinline__ u64 desc_a(u32 stage, int c, int kk) {
+    if constexpr (kAKMajor) {
+      const int byte = kk * kStepBytes;
+      return descriptor(stage + (byte / 128) * BM * 128 + c * 64 * 128 + byte % 128);
+    } else {
+      return descriptor_mn(stage + c * kChunkBytes + kk * (Mma::kK / 8) * 1024, kChunkBytes);
+    }
+  }
+  static __device__ __forceinline__ u64 desc_b(u32 stage, int kk) {
+    const u32 sb = stage + kABytes;
+    if constexpr (kBKMajor) {
+      const int byte = kk * kStepBytes;
+      return descriptor(sb + (byte / 128) * BN * 128 + byte % 128);
+    } else {
+      return descriptor_mn(sb + kk * (Mma::kK / 8) * 1024, kChunkBytes);
+    }
+  }
+
+  template <class OutT, class Epi>
+  static __device__ __forceinline__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi) {
+    extern __shared__ __align__(16) char smem_raw[];
+    const u32 base = align_1024(smem_addr(smem_raw));
+    const u32 bars = base + Stages * kStageBytes;   // full[Stages], then empty[Stages]
+    const int wg = threadIdx.x >> 7;
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < Stages; ++s) {
+        mbar_init(bars + 8 * s, 1);
+        mbar_init(bars + 8 * (Stages + s), kConsumers * 4);
+      }
+      mbar_init_fence();
+      prefetch_tensor_map(a);
+      prefetch_tensor_map(b);
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+      regs_release<kProducerRegs>();
+      if (threadIdx.x != 0) return;
+      int use = 0;   // stage uses so far: stage use % Stages, phase use / Stages
+      for (long long t = blockIdx.x; t < kTiles; t += gridDim.x)
+        for (int kt = 0; kt < kKTiles; ++kt, ++use) {
+          const int s = use % Stages;
+          mbar_wait(bars + 8 * (Stages + s), ((use / Stages) & 1) ^ 1);
+          load_stage(a, b, base + s * kStageBytes, bars + 8 * s, t, kt);
+        }
+      return;
+    }
+
+    regs_claim<kConsumerRegs>();
+    const int c = wg - 1;
+    const int warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+    float acc[NT][4];
+    float rmax[1][2], rsum[1][2];   // row statistics: not kept by this template
+    int use = 0;
+    for (long long t = blockIdx.x; t < kTiles; t += gridDim.x) {
+      for (int kt = 0; kt < kKTiles; ++kt, ++use) {
+        const int s = use % Stages;
+        mbar_wait(bars + 8 * s, (use / Stages) & 1);
+        const u32 stage = base + s * kStageBytes;
+        wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < kSteps; ++kk) Mma::run(acc, desc_a(stage, c, kk), desc_b(stage, kk), kt > 0 || kk > 0);
+        wg_commit();
+        if (kt > 0) {   // the previous k tile's batch is done: its stage goes back to the producer
+          wg_wait<1>();
+          if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
+        }
+      }
+      wg_wait<0>();
+      if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
+      fence_accumulators(acc);
+      Index batch;
+      int m0, n0;
+      tile_origin(t, batch, m0, n0);
+      const gemm::MatrixOut<OutT, Index, kVecC, kStreamC> out{C + batch * Index(strideC), Index(ldc), Index(M_),
+                                                              Index(N_), batch};
+      const float (&frag)[1][NT][4] = reinterpret_cast<const float (&)[1][NT][4]>(acc);
+      gemm::store_fragments<Index, 1, NT, false>(frag, out, Index(m0 + 64 * c + 16 * warp), Index(n0), epi, rmax,
+                                                 rsum);
+    }
+  }
+};
+
+}  // namespace sm90
+}  // namespace kiln

@@ -1,0 +1,87 @@
+// kiln/tma.cuh — the Hopper bulk tensor copy (TMA), mbarriers and register reallocation (sm_90).
+//
+// A kernel takes each tensor map by value, `const __grid_constant__ kiln::TensorMap map` (the
+// runtime encodes it with cuTensorMapEncodeTiled over the buffer's address at launch, from the
+// plan's TensorMapSpec), and passes its address to tma_load: the copy engine reads the map from
+// the kernel's parameter space.
+//
+// [Note: the stage handshake]
+// A ring of shared-memory stages, each with two mbarriers:
+// - full[s]: the producer arms it with the bytes it expects (arrive.expect_tx, one arrival),
+//   the TMA unit completes those bytes; a consumer waits on it before reading stage s;
+// - empty[s]: every consumer warp arrives once it no longer reads stage s; the producer waits
+//   on it before overwriting the stage.
+// Both sides walk the stages in the same order, so use u of stage s is phase u of its barriers
+// and a waiter needs only the parity (u & 1). A fresh barrier is in phase 0, and a wait for
+// parity 1 returns at once: so the producer's first pass over the ring (u = 0) waits for
+// parity 1 on empty[] and does not block.
+#pragma once
+
+#include "kiln/common.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "kiln/tma.cuh needs sm_90 (the bulk tensor copy)"
+#endif
+
+namespace kiln {
+
+// CUtensorMap: 128 opaque bytes, 64-byte aligned (cuda.h is not available to NVRTC).
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];
+};
+
+namespace sm90 {
+
+__device__ __forceinline__ void mbar_init(u32 bar, u32 arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(arrivals) : "memory");
+}
+// Makes the initialized barriers visible to the async proxy (the TMA unit) and the other threads;
+// a __syncthreads() must follow.
+__device__ __forceinline__ void mbar_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+// One arrival that also announces `bytes` the TMA unit will complete on this phase.
+__device__ __forceinline__ void mbar_arrive_expect_tx(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(u32 bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Blocks until the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
+  u32 done;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+__device__ __forceinline__ void prefetch_tensor_map(const TensorMap& map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(&map)) : "memory");
+}
+// One box of a 3-D map at coordinates (c0 innermost, c1, c2) into shared memory at `dst`,
+// completing its bytes on `bar`. Elements outside the tensor are written as zeros.
+__device__ __forceinline__ void tma_load(u32 dst, const TensorMap& map, u32 bar, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+      "[%5];\n" ::"r"(dst),
+      "l"(reinterpret_cast<u64>(&map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+
+// Register reallocation between warpgroups (sm_90a; the kernel needs a register cap at entry,
+// __launch_bounds__(threads, 1)).
+template <int N>
+__device__ __forceinline__ void regs_release() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void regs_claim() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+}  // namespace sm90
+}  // namespace kiln
