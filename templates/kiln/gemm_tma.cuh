@@ -73,7 +73,9 @@ struct TmaGemm {
   static_assert((BK * kE) % 128 == 0 && BK % Mma::kK == 0, "BK: whole 128-byte swizzle atoms of k");
   static_assert(kE == 2 || (kAKMajor && kBKMajor), "tf32 wgmma reads both operands k-major");
   static_assert(kSmemBytes >= 1024 + Stages * kStageBytes + Stages * 16, "tma_gemm_smem");
+  // The planner encodes the maps with these boxes; load_operand's copies move exactly them.
   static_assert(kBoxA.inner * kE == 128 && kBoxB.inner * kE == 128, "one swizzle atom per box row");
+  static_assert(kBoxA.outer == (kAKMajor ? BM : BK) && kBoxB.outer == (kBKMajor ? BN : BK), "box rows");
 
   // Tile t -> (batch, first row, first column), grouped rasterization within a batch.
   static __device__ __forceinline__ void tile_origin(long long t, Index& batch, int& m0, int& n0) {
@@ -86,30 +88,29 @@ struct TmaGemm {
     n0 = int(r % per_group / rows * BN);
   }
 
+  // One operand's k tile (ROWS rows of m or n from mn0) into `dst`: k-contiguous, BK * E / 128
+  // boxes of 128 bytes of k x ROWS rows; otherwise ROWS / 64 boxes of 64 elements x BK rows of k.
+  template <bool kKMajor, int ROWS>
+  static __device__ __forceinline__ void load_operand(u32 dst, const TensorMap& map, u32 full, int mn0, int k0,
+                                                      int batch) {
+    if constexpr (kKMajor) {
+#pragma unroll
+      for (int p = 0; p < BK * kE / 128; ++p) tma_load(dst + p * ROWS * 128, map, full, k0 + p * kBoxA.inner, mn0, batch);
+    } else {
+#pragma unroll
+      for (int j = 0; j < ROWS / 64; ++j) tma_load(dst + j * kChunkBytes, map, full, mn0 + 64 * j, k0, batch);
+    }
+  }
+
   // The producer: k tile kt of tile t into stage `stage`, completing on `full`.
   static __device__ __forceinline__ void load_stage(const TensorMap& a, const TensorMap& b, u32 stage, u32 full,
                                                     long long t, int kt) {
     Index batch;
     int m0, n0;
     tile_origin(t, batch, m0, n0);
-    const int ba = kBatchA ? int(batch) : 0, bb = kBatchB ? int(batch) : 0;
-    const int k0 = kt * BK;
     mbar_arrive_expect_tx(full, kStageBytes);
-    if constexpr (kAKMajor) {
-#pragma unroll
-      for (int p = 0; p < BK * kE / 128; ++p) tma_load(stage + p * BM * 128, a, full, k0 + p * kBoxA.inner, m0, ba);
-    } else {
-#pragma unroll
-      for (int j = 0; j < BM / 64; ++j) tma_load(stage + j * kChunkBytes, a, full, m0 + 64 * j, k0, ba);
-    }
-    const u32 sb = stage + kABytes;
-    if constexpr (kBKMajor) {
-#pragma unroll
-      for (int p = 0; p < BK * kE / 128; ++p) tma_load(sb + p * BN * 128, b, full, k0 + p * kBoxB.inner, n0, bb);
-    } else {
-#pragma unroll
-      for (int j = 0; j < BN / 64; ++j) tma_load(sb + j * kChunkBytes, b, full, n0 + 64 * j, k0, bb);
-    }
+    load_operand<kAKMajor, BM>(stage, a, full, m0, kt * BK, kBatchA ? int(batch) : 0);
+    load_operand<kBKMajor, BN>(stage + kABytes, b, full, n0, kt * BK, kBatchB ? int(batch) : 0);
   }
 
   // The descriptors of wgmma step `kk` of a stage, for consumer warpgroup `c`.

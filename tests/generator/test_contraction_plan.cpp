@@ -63,6 +63,8 @@ const std::vector<Case> kCases = {
     {"gemm.kiln", "linear_bf16_gelu", {}, "default"},
     {"gemm.kiln", "mm_tf32_nt", {}, "default"},
     {"gemm.kiln", "mm_bf16_nt", {{"M", 7}, {"N", 33}, {"K", 1001}}, "misaligned"},
+    // 31: a 3xTF32 linear layer (WgGemm on sm_90a: the TMA engine takes tf32 only).
+    {"matmul.kiln", "linear_bias", {}, "default"},
 };
 
 std::shared_ptr<const kiln::ir::BoundIr> bound_op(const Case& c) {
