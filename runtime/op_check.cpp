@@ -41,6 +41,13 @@ void sprinkle_special_values(std::vector<ref::HostValue>& inputs, double fractio
 // exact, tf32 contractions are held to tf32's accuracy, everything else to its
 // dtype's. A selection of computed values (min(exp(x))) inherits their rounding.
 Tolerance tolerance_for(const ir::Ir& ir, const ir::Node& node, DType dtype, bool tf32) {
+  // A widening cast of an f16 / bf16 value (f32 of an f16 matmul) holds that value's rounding:
+  // one ulp of the 16-bit sum, which no f32 tolerance covers. It inherits the value's tolerance.
+  if (node.kind == ir::OpKind::Cast && !node.operands.empty()) {
+    const auto& from = ir.node(node.operands[0]);
+    if ((from.dtype == DType::f16 || from.dtype == DType::bf16) && dtype_size(dtype) > dtype_size(from.dtype))
+      return tolerance_for(ir, from, from.dtype, tf32);
+  }
   const bool of_input = !node.operands.empty() && ir.node(node.operands[0]).kind == ir::OpKind::Input;
   // A row normalization of f16/bf16 values that a contraction computed: the
   // contraction's f32 sum is rounded to 8 (bf16) or 11 (f16) bits, and a sum

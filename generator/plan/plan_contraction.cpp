@@ -295,12 +295,15 @@ void plan_wgmma(Planner& p, PlannedKernel& kn, GemmConfig g, const std::string& 
 // The TMA engine (gemm_tma.cuh, sm_90a): f16 / bf16 in any layout, or f32 as tf32 with k
 // contiguous in both operands (wgmma reads f32 only k-major), every row and batch stride a
 // multiple of 16 bytes (a tensor map's strides), no softmax to fuse (the engine keeps no row
-// statistics), and enough tiles or a short K (the engine has no split-K yet). 3xTF32 stays on
+// statistics), and for f32 enough tiles or a short K (the engine has no split-K yet). 3xTF32 stays on
 // WgGemm (its split pass rewrites each stage in shared memory).
 bool tma_fits(const Planner& p, const GemmConfig& g, const Operand& a, const Operand& b, bool softmax) {
   if (p.target().arch != "sm_90a" || !p.target().aligned16 || softmax) return false;
-  // No split-K on the engine yet: few tiles and a long K keep the split-K plans below.
-  if (ceil_div(g.m, 64) * ceil_div(g.n, 128) * g.batch < p.target().sm_count / 2 && g.k >= kLongK) return false;
+  // No split-K on the engine yet: for f32, few tiles and a long K keep WgGemmSplitK. 16-bit
+  // operands stay on the engine: 512x512x262144 bf16 took 0.726 ms there and 1.508 on the
+  // mma.sync split-K (bench/results/2026-11-25-h100-run2 and run3).
+  if (g.elem_bytes == 4 && ceil_div(g.m, 64) * ceil_div(g.n, 128) * g.batch < p.target().sm_count / 2 && g.k >= kLongK)
+    return false;
   const bool half = g.elem_bytes == 2;
   if (!half && !(g.precision == MmaPrecision::Tf32 && gemm_a_k_contig(g) && gemm_b_k_contig(g))) return false;
   const std::int64_t e = g.elem_bytes;
