@@ -307,6 +307,13 @@ bool tma_fits(const Planner& p, const GemmConfig& g, const Operand& a, const Ope
   const bool half = g.elem_bytes == 2;
   if (!half && !(g.precision == MmaPrecision::Tf32 && gemm_a_k_contig(g) && gemm_b_k_contig(g))) return false;
   const std::int64_t e = g.elem_bytes;
+  // The template's tile coordinates are int (a TMA coordinate is 32-bit) and a map's strides stay
+  // below 2^40 bytes (runtime/tensor_map.h checks the rest).
+  constexpr std::int64_t kCoord = std::int64_t{1} << 31, kStride = std::int64_t{1} << 40;
+  for (std::int64_t extent : {g.m, g.n, g.k, g.batch})
+    if (extent >= kCoord) return false;
+  for (const Operand* o : {&a, &b})
+    if (o->ld * e >= kStride || o->batch_stride * e >= kStride) return false;
   return a.ld * e % 16 == 0 && b.ld * e % 16 == 0 && a.batch_stride * e % 16 == 0 && b.batch_stride * e % 16 == 0;
 }
 
