@@ -29,10 +29,12 @@ const char* layout_name(GemmLayout l) {
 
 std::string pointer_of(const Plan& plan, ir::NodeId leaf) { return UnitParts::pointer_name(plan, plan.leaves.at(leaf)); }
 
-// The leaf a matmul operand is read from: the operand, or the Input under a transposed view.
-ir::NodeId operand_leaf(const Plan& plan, const PlannedKernel& k, int i, GemmLayout layout) {
+// The leaf a matmul operand is read from: the operand, or the Input under a transposed view. (Not
+// from the config's layout: the TMA engine's config describes what it maps, which after a
+// TransposePrep is the workspace, not the operand.)
+ir::NodeId operand_leaf(const Plan& plan, const PlannedKernel& k, int i) {
   const ir::NodeId op = plan.ir().node(k.anchor).operands[static_cast<std::size_t>(i)];
-  return layout == GemmLayout::ColMajor ? plan.ir().node(op).operands[0] : op;
+  return plan.leaves.count(op) ? op : plan.ir().node(op).operands[0];
 }
 
 // The pointer of the kernel's workspace (split-K partial sums, row statistics, SmallK's parts).
@@ -174,16 +176,17 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
                                                             plan.target.sm_count, k.min_blocks));
     return;
   }
-  const ir::NodeId a = operand_leaf(plan, k, 0, config.layout_a), bl = operand_leaf(plan, k, 1, config.layout_b);
+  const ir::NodeId a = operand_leaf(plan, k, 0), bl = operand_leaf(plan, k, 1);
   const char* elem = storage_type(plan.ir().node(a).dtype);
   const char* prec = precision_type(config.precision);
   c.line("constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;");
   const bool split = kind == GemmKind::SplitK || kind == GemmKind::WgmmaSplitK;
-  const std::string out = split || kind == GemmKind::SmallKPrep ? "" : UnitParts::pointer_name(plan, k.stores[0].buffer);
+  const bool prep = kind == GemmKind::SmallKPrep || kind == GemmKind::TransposePrep;
+  const std::string out = split || prep ? "" : UnitParts::pointer_name(plan, k.stores[0].buffer);
   const std::string sig = "float acc, Index batch, Index row, Index col";
   std::vector<std::string> lines;
   Coords coords;
-  if (!split && kind != GemmKind::SmallKPrep) coords = matmul_coords(plan, k, lines);
+  if (!split && !prep) coords = matmul_coords(plan, k, lines);
   std::string type = "Kernel";   // the instantiated template's alias
   bool dynamic_smem = true;
   switch (kind) {
@@ -255,6 +258,18 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       c.line("    kConfig.bm, kConfig.bn, kConfig.bk, kConfig.stages, kConfig.group_m, kConfig.vec_c, kConfig.stream_c>;");
       const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
       unit.body = fmt::format("  Kernel::run(tmap_a, tmap_b, {}, {});", out, epi);
+      break;
+    }
+    case GemmKind::TransposePrep: {
+      const int which = config.prep - 1;
+      c.line("// operand {} ([K, {}], k not contiguous) to k-contiguous rows in the workspace (the tf32 TMA engine)",
+             which == 0 ? "A" : "B", which == 0 ? "M" : "N");
+      c.line("using Prep = kiln::gemm::TransposePrep<Index, kK, kiln::prep_cols(kConfig), kiln::prep_batches(kConfig), "
+             "kiln::prep_ld(kConfig), kiln::prep_stride(kConfig), kConfig.threads>;");
+      unit.body = fmt::format("  Prep::run({}, {});", pointer_of(plan, operand_leaf(plan, k, which)),
+                              workspace_pointer(plan, k));
+      type = "Prep";
+      dynamic_smem = false;
       break;
     }
     case GemmKind::SplitKSoftmax: {

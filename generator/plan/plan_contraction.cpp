@@ -292,39 +292,59 @@ void plan_wgmma(Planner& p, PlannedKernel& kn, GemmConfig g, const std::string& 
   add_split_k_reduce(p, kn, ws, softmax, vec_c, stream_c);
 }
 
-// The TMA engine (gemm_tma.cuh, sm_90a): f16 / bf16 in any layout, or f32 as tf32 with k
-// contiguous in both operands (wgmma reads f32 only k-major), every row and batch stride a
-// multiple of 16 bytes (a tensor map's strides), no softmax to fuse (the engine keeps no row
-// statistics), and for f32 enough tiles or a short K (the engine has no split-K yet). 3xTF32 stays on
-// WgGemm (its split pass rewrites each stage in shared memory).
+// The TMA engine (gemm_tma.cuh, sm_90a): f16 / bf16 in any layout, or f32 as tf32, where every
+// row and batch stride the engine maps is a multiple of 16 bytes (a tensor map's strides) and no
+// softmax is to be fused (the engine keeps no row statistics), and for f32 enough tiles or a short
+// K (the engine has no split-K yet). wgmma reads f32 only k-major, so an f32 operand whose k is
+// not contiguous (B row-major, A transposed) goes through TransposePrep into a k-contiguous
+// workspace first (its rows then need K % 4 == 0). 3xTF32 stays on WgGemm (its split pass
+// rewrites each stage in shared memory).
+bool tma_needs_transpose(const GemmConfig& g, int which) {
+  return g.elem_bytes == 4 && !(which == 1 ? gemm_a_k_contig(g) : gemm_b_k_contig(g));
+}
+
 bool tma_fits(const Planner& p, const GemmConfig& g, const Operand& a, const Operand& b, bool softmax) {
   if (p.target().arch != "sm_90a" || !p.target().aligned16 || softmax) return false;
+  if (g.elem_bytes == 4 && g.precision != MmaPrecision::Tf32) return false;
   // No split-K on the engine yet: for f32, few tiles and a long K keep WgGemmSplitK. 16-bit
   // operands stay on the engine: 512x512x262144 bf16 took 0.726 ms there and 1.508 on the
   // mma.sync split-K (bench/results/2026-11-25-h100-run2 and run3).
   if (g.elem_bytes == 4 && ceil_div(g.m, 64) * ceil_div(g.n, 128) * g.batch < p.target().sm_count / 2 && g.k >= kLongK)
     return false;
-  const bool half = g.elem_bytes == 2;
-  if (!half && !(g.precision == MmaPrecision::Tf32 && gemm_a_k_contig(g) && gemm_b_k_contig(g))) return false;
   const std::int64_t e = g.elem_bytes;
   // The template's tile coordinates are int (a TMA coordinate is 32-bit) and a map's strides stay
   // below 2^40 bytes (runtime/tensor_map.h checks the rest).
   constexpr std::int64_t kCoord = std::int64_t{1} << 31, kStride = std::int64_t{1} << 40;
   for (std::int64_t extent : {g.m, g.n, g.k, g.batch})
     if (extent >= kCoord) return false;
-  for (const Operand* o : {&a, &b})
-    if (o->ld * e >= kStride || o->batch_stride * e >= kStride) return false;
-  return a.ld * e % 16 == 0 && b.ld * e % 16 == 0 && a.batch_stride * e % 16 == 0 && b.batch_stride * e % 16 == 0;
+  for (int which : {1, 2}) {
+    const Operand& o = which == 1 ? a : b;
+    const std::int64_t rows = which == 1 ? g.m : g.n;
+    if (tma_needs_transpose(g, which)) {
+      // The workspace [batches][rows][K] is what the engine maps; the pre-pass's grid.y is K / 32.
+      if (g.k % 4 != 0 || ceil_div(g.k, kTransposeTile) > 65535 || rows * g.k * e >= kStride) return false;
+    } else if (o.ld * e >= kStride || o.batch_stride * e >= kStride || o.ld * e % 16 != 0 ||
+               o.batch_stride * e % 16 != 0) {
+      return false;
+    }
+  }
+  return true;
 }
+
+// What the engine maps for one operand: a leaf, or the pre-pass's workspace.
+struct MappedOperand {
+  int buffer = -1;
+  std::int64_t ld = 0, batch_stride = 0;
+};
 
 // A tensor map over a matmul operand (R rows of m or n; k_contig: k is the stored inner dim),
 // 3-D: inner, outer, batch, with the box the template loads (config/gemm.h's tma_box).
-KernelArg operand_map(const Planner& p, const Operand& o, const char* name, DType dtype, std::int64_t rows,
+KernelArg operand_map(const Planner& p, const MappedOperand& o, const char* name, DType dtype, std::int64_t rows,
                       std::int64_t k, std::int64_t batch, bool k_contig, const TmaBox& box) {
   const std::int64_t e = static_cast<std::int64_t>(dtype_size(dtype));
   KernelArg arg;
   arg.kind = KernelArg::Kind::TensorMap;
-  arg.buffer = p.leaf_buffer(o.leaf);
+  arg.buffer = o.buffer;
   arg.dtype = dtype;
   arg.name = name;
   const std::int64_t inner = k_contig ? k : rows, outer = k_contig ? rows : k;
@@ -333,40 +353,93 @@ KernelArg operand_map(const Planner& p, const Operand& o, const char* name, DTyp
   arg.tensor_map.strides = {o.ld * e, (o.batch_stride != 0 ? o.batch_stride : outer * o.ld) * e};
   arg.tensor_map.box = {box.inner, box.outer, 1};
   arg.tensor_map.swizzle = 128;
+  (void)p;
   return arg;
 }
 
 // The TMA engine's tiles: 128x256 (two consumer warpgroups of m64n256) while those tiles give
 // every SM at least two; 128x128 while they fill the SMs; else 64x128 (one consumer). BK is one
-// 128-byte swizzle atom of k (64 f16 / bf16, 32 f32); as many stages as fit, at most 8.
+// 128-byte swizzle atom of k (64 f16 / bf16, 32 f32); as many stages as fit, at most 8. f32
+// operands that are not k-contiguous get a TransposePrep kernel each first (kn becomes the first
+// of them; the engine is the last follow-up).
 void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, const Operand& b, DType et,
               const std::string& why, bool vec_c, bool stream_c) {
   const std::int64_t sms = p.target().sm_count;
   auto tiles = [&](int bm, int bn) { return ceil_div(g.m, bm) * ceil_div(g.n, bn) * g.batch; };
-  if (tiles(128, 256) >= 2 * sms) g.bm = 128, g.bn = 256;
-  else if (tiles(128, 128) >= sms) g.bm = 128, g.bn = 128;
-  else g.bm = 64, g.bn = 128;
-  g.bk = 128 / g.elem_bytes;
-  g.stages = 8;
-  while (g.stages > 2 && tma_gemm_smem(g.elem_bytes, g.bm, g.bn, g.bk, g.stages) > smem_limit(p.target())) --g.stages;
-  g.group_m = 8;
-  g.kind = GemmKind::Tma;
-  g.vec_c = vec_c;
-  g.stream_c = stream_c;
-  kn.template_name = "gemm_tma";
-  kn.setmaxnreg = true;
-  kn.args.push_back(operand_map(p, a, "tmap_a", et, g.m, g.k, g.batch, gemm_a_k_contig(g),
-                                tma_box(g.elem_bytes, g.bm, g.bk, gemm_a_k_contig(g))));
-  kn.args.push_back(operand_map(p, b, "tmap_b", et, g.n, g.k, g.batch, gemm_b_k_contig(g),
-                                tma_box(g.elem_bytes, g.bn, g.bk, gemm_b_k_contig(g))));
-  set_launch(p, kn, g);
-  kn.reason = fmt::format("matmul {}x{}x{} batch {} (A {}, B {}): sm_90a TMA engine, {}x{}x{} tiles ({} consumer "
-                          "warpgroup{} of m64n{} + a TMA producer warpgroup), {} stages, {} persistent CTAs over {} "
-                          "tiles in groups of {} tile rows{}; {}",
-                          g.m, g.n, g.k, g.batch, gemm_a_k_contig(g) ? "k-contiguous" : "m-contiguous",
-                          gemm_b_k_contig(g) ? "k-contiguous" : "n-contiguous", g.bm, g.bn, g.bk, g.bm / 64,
-                          g.bm > 64 ? "s" : "", g.bn, g.stages, kn.grid.x, tiles(g.bm, g.bn), g.group_m,
-                          stream_c ? ", streaming stores" : "", why);
+  MappedOperand ma{p.leaf_buffer(a.leaf), a.ld, a.batch_stride}, mb{p.leaf_buffer(b.leaf), b.ld, b.batch_stride};
+  GemmConfig mg = g;   // the engine's config: what it maps
+  std::vector<PlannedKernel> preps;
+  for (int which : {1, 2}) {
+    if (!tma_needs_transpose(g, which)) continue;
+    MappedOperand& m = which == 1 ? ma : mb;
+    const std::int64_t rows = which == 1 ? g.m : g.n;
+    const std::int64_t batches = m.batch_stride != 0 ? g.batch : 1;
+    GemmConfig pc = g;   // the operand as stored
+    pc.kind = GemmKind::TransposePrep;
+    pc.prep = which;
+    pc.threads = kTransposePrepThreads;
+    const int ws = p.add_workspace(fmt::format("kmajor_{}{}", which == 1 ? "a" : "b", kn.anchor), DType::f32,
+                                   {batches, rows, g.k});
+    PlannedKernel prep;
+    prep.anchor = kn.anchor;
+    prep.template_name = "gemm_transpose_prep";
+    prep.args.push_back(buffer_arg(p, ws, true));
+    set_launch(p, prep, pc);
+    prep.reason = fmt::format("operand {} (stored [{}, {}], {} contiguous) to k-contiguous rows in a workspace ({:.1f} "
+                              "MB) for the tf32 TMA engine: wgmma reads f32 operands only k-major",
+                              which == 1 ? "A" : "B", g.k, rows, which == 1 ? "m" : "n",
+                              static_cast<double>(batches * rows * g.k) * 4 / 1e6);
+    preps.push_back(std::move(prep));
+    m = {ws, g.k, m.batch_stride != 0 ? rows * g.k : 0};
+    if (which == 1) mg.layout_a = GemmLayout::RowMajor, mg.lda = m.ld, mg.stride_a = m.batch_stride;
+    else mg.layout_b = GemmLayout::ColMajor, mg.ldb = m.ld, mg.stride_b = m.batch_stride;
+  }
+  if (tiles(128, 256) >= 2 * sms) mg.bm = 128, mg.bn = 256;
+  else if (tiles(128, 128) >= sms) mg.bm = 128, mg.bn = 128;
+  else mg.bm = 64, mg.bn = 128;
+  mg.bk = 128 / mg.elem_bytes;
+  mg.stages = 8;
+  while (mg.stages > 2 && tma_gemm_smem(mg.elem_bytes, mg.bm, mg.bn, mg.bk, mg.stages) > smem_limit(p.target()))
+    --mg.stages;
+  mg.group_m = 8;
+  mg.kind = GemmKind::Tma;
+  mg.vec_c = vec_c;
+  mg.stream_c = stream_c;
+  PlannedKernel engine;
+  PlannedKernel& main = preps.empty() ? kn : engine;
+  if (!preps.empty()) {
+    main.anchor = kn.anchor;
+    main.stores = std::move(kn.stores);
+    kn.stores.clear();
+  }
+  main.template_name = "gemm_tma";
+  main.setmaxnreg = true;
+  main.args.push_back(operand_map(p, ma, "tmap_a", et, mg.m, mg.k, mg.batch, gemm_a_k_contig(mg),
+                                  tma_box(mg.elem_bytes, mg.bm, mg.bk, gemm_a_k_contig(mg))));
+  main.args.push_back(operand_map(p, mb, "tmap_b", et, mg.n, mg.k, mg.batch, gemm_b_k_contig(mg),
+                                  tma_box(mg.elem_bytes, mg.bn, mg.bk, gemm_b_k_contig(mg))));
+  set_launch(p, main, mg);
+  main.reason = fmt::format("matmul {}x{}x{} batch {} (A {}, B {}): sm_90a TMA engine, {}x{}x{} tiles ({} consumer "
+                            "warpgroup{} of m64n{} + a TMA producer warpgroup), {} stages, {} persistent CTAs over {} "
+                            "tiles in groups of {} tile rows{}; {}",
+                            g.m, g.n, g.k, g.batch,
+                            gemm_a_k_contig(g)          ? "k-contiguous"
+                            : tma_needs_transpose(g, 1) ? "k-contiguous after the pre-pass"
+                                                        : "m-contiguous",
+                            gemm_b_k_contig(g)          ? "k-contiguous"
+                            : tma_needs_transpose(g, 2) ? "k-contiguous after the pre-pass"
+                                                        : "n-contiguous",
+                            mg.bm, mg.bn, mg.bk, mg.bm / 64, mg.bm > 64 ? "s" : "", mg.bn, mg.stages, main.grid.x,
+                            tiles(mg.bm, mg.bn), mg.group_m, stream_c ? ", streaming stores" : "", why);
+  if (preps.empty()) return;
+  // kn (the anchor's slot in launch order) becomes the first pre-pass; the rest follow it.
+  const std::vector<KernelArg> ws_args = std::move(preps[0].args);
+  kn.template_name = preps[0].template_name;
+  kn.reason = preps[0].reason;
+  kn.args.insert(kn.args.end(), ws_args.begin(), ws_args.end());
+  set_launch(p, kn, std::get<GemmConfig>(preps[0].config));
+  for (std::size_t i = 1; i < preps.size(); ++i) p.add_followup(std::move(preps[i]));
+  p.add_followup(std::move(engine));
 }
 
 // 3xTF32 small K on sm_90a: a pre-pass writes A and Bᵀ as k-contiguous tf32 hi/lo parts to a

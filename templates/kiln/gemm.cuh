@@ -669,6 +669,38 @@ struct GemmSplitK {
   }
 };
 
+// dst[b][c][r] = src[b * kStride + r * kLd + c] for r < Rows, c < Cols: an f32 operand whose k
+// (r) is not contiguous, written k-contiguous for the tf32 TMA engine (wgmma reads f32 only
+// k-major). grid = (ceil(Cols / 32), ceil(Rows / 32), Batches), block = Threads (a multiple of 32):
+// a 32 x 32 tile through shared memory (rows padded to 33: conflict-free both ways), coalesced
+// 128-byte reads and writes per warp.
+template <class Index, long long Rows, long long Cols, long long Batches, long long kLd, long long kStride,
+          int Threads>
+struct TransposePrep {
+  static constexpr int kThreads = Threads;
+  static constexpr int kTile = kTransposeTile;   // config/gemm.h
+  static_assert(Threads % kTile == 0 && Threads <= kTile * kTile, "whole rows of the tile per pass");
+
+  static __device__ __forceinline__ void run(const float* src, float* dst) {
+    __shared__ float tile[kTile][kTile + 1];
+    const long long c0 = (long long)blockIdx.x * kTile, r0 = (long long)blockIdx.y * kTile;
+    const int lane = threadIdx.x % kTile, row = threadIdx.x / kTile;
+    const float* s = src + Index(blockIdx.z) * Index(kStride);
+#pragma unroll
+    for (int i = row; i < kTile; i += Threads / kTile) {
+      const long long r = r0 + i, c = c0 + lane;
+      tile[i][lane] = r < Rows && c < Cols ? s[Index(r) * Index(kLd) + Index(c)] : 0.f;
+    }
+    __syncthreads();
+    float* d = dst + Index(blockIdx.z) * Index(Rows * Cols);
+#pragma unroll
+    for (int i = row; i < kTile; i += Threads / kTile) {
+      const long long c = c0 + i, r = r0 + lane;
+      if (c < Cols && r < Rows) d[Index(c) * Index(Rows) + Index(r)] = tile[lane][i];
+    }
+  }
+};
+
 // C[b](m, n) = epi(sum over splits); grid = ceil(Batch * M * N / Threads), block = Threads.
 template <class OutT, class Index, long long M_, long long N_, long long Batch, int SplitK,
           long long ldc, long long strideC, bool kStreamC, int Threads>

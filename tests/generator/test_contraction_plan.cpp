@@ -65,6 +65,9 @@ const std::vector<Case> kCases = {
     {"gemm.kiln", "mm_bf16_nt", {{"M", 7}, {"N", 33}, {"K", 1001}}, "misaligned"},
     // 31: a 3xTF32 linear layer (WgGemm on sm_90a: the TMA engine takes tf32 only).
     {"matmul.kiln", "linear_bias", {}, "default"},
+    // 32, 33: tf32 with operands whose k is not contiguous: TransposePrep, then the engine.
+    {"gemm.kiln", "mm_tf32", {}, "default"},
+    {"gemm.kiln", "mm_tf32_tn_batched", {}, "default"},
 };
 
 std::shared_ptr<const kiln::ir::BoundIr> bound_op(const Case& c) {
@@ -209,7 +212,7 @@ TEST_CASE("every contraction kernel: the planner's launch is its config's rule, 
   }
   // Every kind of both families was seen.
   for (const char* kind : {"gemm Gemm", "gemm SplitK", "gemm SplitKReduce", "gemm SplitKSoftmax", "gemm SoftmaxFinalize",
-                           "gemm SmallK", "gemm SmallKPrep", "gemm SmallKWgmma", "gemm Wgmma", "gemm WgmmaSplitK", "gemm Tma",
+                           "gemm SmallK", "gemm SmallKPrep", "gemm SmallKWgmma", "gemm Wgmma", "gemm WgmmaSplitK", "gemm Tma", "gemm TransposePrep",
                            "conv Nchw", "conv Depthwise", "conv Wgmma"}) {
     CAPTURE(kind);
     CHECK(kinds.count(kind) == 1);
@@ -645,6 +648,32 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
   // An epilogue (bias, gelu) in the consumers; tf32 with both operands k-contiguous: 32-wide k tiles.
   CHECK(has(generate(kCases[28], "sm_90a").sources[0].text, "struct Epilogue"));
   CHECK(gemm_config(generate(kCases[29], "sm_90a", kiln::Precision::tf32), 0).bk == 32);
+  // tf32 a·b: B (n-contiguous) goes through TransposePrep into a k-contiguous workspace, which the
+  // engine maps; aᵀ·b batched: both operands, each batch (the first pre-pass takes the anchor's
+  // slot, the engine comes last and stores).
+  {
+    const auto g = generate(kCases[32], "sm_90a");
+    check_golden("plan/mm_tf32_sm90a.txt", g.plan.text());
+    for (std::size_t k = 0; k < g.sources.size(); ++k)
+      check_golden("source/mm_tf32_sm90a_k" + std::to_string(k) + ".cu", g.sources[k].text);
+    REQUIRE(g.plan.kernels.size() == 2);
+    CHECK(g.plan.kernels[0].template_name == "gemm_transpose_prep");
+    CHECK(g.plan.kernels[0].stores.empty());
+    CHECK((gemm_config(g, 0).prep == 2 && g.plan.kernels[0].grid.x == 32 && g.plan.kernels[0].grid.y == 32));
+    CHECK(g.plan.kernels[1].template_name == "gemm_tma");
+    CHECK(g.plan.kernels[1].stores.size() == 1);
+    const auto& mc = gemm_config(g, 1);
+    CHECK((mc.layout_b == kiln::GemmLayout::ColMajor && mc.ldb == 1000 && mc.bk == 32));
+    const auto& map_b = g.plan.kernels[1].args.back();
+    CHECK(map_b.name == "tmap_b");
+    CHECK(g.plan.buffers[static_cast<std::size_t>(map_b.buffer)].kind == kiln::BufferKind::Workspace);
+    CHECK(map_b.tensor_map.dims == std::vector<std::int64_t>{1000, 1003, 1});
+    CHECK(has(g.sources[0].text, "Prep::run(in_b, ws_kmajor_b"));
+    const auto t = generate(kCases[33], "sm_90a");
+    REQUIRE(t.plan.kernels.size() == 3);
+    CHECK((gemm_config(t, 0).prep == 1 && gemm_config(t, 1).prep == 2 && t.plan.kernels[0].grid.z == 3));
+    CHECK(t.plan.kernels[2].template_name == "gemm_tma");
+  }
   // Rows that are not a multiple of 16 bytes (K = 1001 bf16), the portable sm_90 target, or sm_80:
   // the mma.sync Gemm. 16-bit operands never go to the f32-only WgGemm.
   CHECK(generate(kCases[30], "sm_90a").plan.kernels[0].template_name == "gemm");

@@ -31,6 +31,7 @@ enum class GemmKind : int {
   Wgmma,            // sm90::WgGemm
   WgmmaSplitK,      // sm90::WgGemmSplitK
   Tma,              // sm90::TmaGemm: TMA ring, a producer warpgroup, wgmma consumers, persistent
+  TransposePrep,    // gemm::TransposePrep: an f32 operand made k-contiguous (workspace) for Tma
 };
 
 // f32 products (kiln::Ieee / Tf32 / Tf32x3 in mma.cuh); 16-bit inputs ignore it.
@@ -53,6 +54,7 @@ inline const char* enum_name(GemmKind k) {
     case GemmKind::Wgmma: return "Wgmma";
     case GemmKind::WgmmaSplitK: return "WgmmaSplitK";
     case GemmKind::Tma: return "Tma";
+    case GemmKind::TransposePrep: return "TransposePrep";
   }
   return "?";
 }
@@ -93,7 +95,8 @@ inline const char* enum_name(GemmLayout l) { return l == GemmLayout::RowMajor ? 
   X(bool, row_stats, false)         /* Gemm: per-tile softmax row statistics */                   \
   X(int, threads, 0)                /* block of the follow-ups and the pre-pass */                \
   X(long long, tiles_n, 0)          /* SoftmaxFinalize: statistics per row */                     \
-  X(int, group_m, 0)                /* Tma: tile rows per group of the rasterization */
+  X(int, group_m, 0)                /* Tma: tile rows per group of the rasterization */          \
+  X(int, prep, 0)                   /* TransposePrep: the operand, 1 (A) or 2 (B) */
 KILN_CONFIG(GemmConfig, KILN_GEMM_FIELDS);
 
 // ---------------------------------------------------------------- shared memory
@@ -173,11 +176,20 @@ KILN_RULE constexpr long long gemm_smem(const GemmConfig& c) {
   }
 }
 
+// TransposePrep's operand, stored [K, cols] (A transposed: cols = M; B row-major: cols = N): its
+// columns, row stride, batch stride and batches (1 when broadcast). It writes [batches][cols][K].
+KILN_RULE constexpr long long prep_cols(const GemmConfig& c) { return c.prep == 1 ? c.m : c.n; }
+KILN_RULE constexpr long long prep_ld(const GemmConfig& c) { return c.prep == 1 ? c.lda : c.ldb; }
+KILN_RULE constexpr long long prep_stride(const GemmConfig& c) { return c.prep == 1 ? c.stride_a : c.stride_b; }
+KILN_RULE constexpr long long prep_batches(const GemmConfig& c) { return prep_stride(c) != 0 ? c.batch : 1; }
+
 // ---------------------------------------------------------------- launch
 
 constexpr int kSmallKPrepThreads = 256;   // SmallKPrep::kThreads
 constexpr int kSmallKPrepCols = 32;       // SmallKPrep::kCols: B columns per CTA
 constexpr int kSplitKReduceThreads = 256;
+constexpr int kTransposeTile = 32;            // TransposePrep::kTile: a 32 x 32 tile per CTA
+constexpr int kTransposePrepThreads = 256;
 
 // The launch of the config's kernel. Persistent kinds (SmallK, SmallKWgmma) run at most
 // `ctas_per_sm` CTAs on each of `sm_count` SMs.
@@ -187,6 +199,7 @@ constexpr int kSplitKReduceThreads = 256;
 //   Tma:                   min(tiles of all batches, sm_count) persistent CTAs
 //   SmallKPrep:            B column blocks, then A blocks of 8 elements a thread
 //   SplitKReduce:          a thread per output; SplitKSoftmax, SoftmaxFinalize: a CTA per row
+//   TransposePrep:         (column tiles, K tiles, batches of the operand) of 32 x 32
 KILN_RULE constexpr launch::Geometry gemm_geometry(const GemmConfig& c, int sm_count, int ctas_per_sm) {
   launch::Geometry g;
   g.shared_bytes = gemm_smem(c);
@@ -206,6 +219,10 @@ KILN_RULE constexpr launch::Geometry gemm_geometry(const GemmConfig& c, int sm_c
     case GemmKind::Tma:
       g.block.x = tma_gemm_threads(c.bm);
       g.grid.x = launch::min_ll(tiles_m * tiles_n * c.batch, 1LL * sm_count);
+      break;
+    case GemmKind::TransposePrep:
+      g.block.x = c.threads;
+      g.grid = {launch::ceil_div(prep_cols(c), kTransposeTile), launch::ceil_div(c.k, kTransposeTile), prep_batches(c)};
       break;
     case GemmKind::SmallK:
       g.block.x = 32LL * (c.bm / c.wm) * (c.bn / c.wn);
