@@ -2,7 +2,8 @@
 # The GEMM engine on the GPU machine, in one call (expects .gpu/ from scripts/gpu_build.sh):
 #   1. every op of specs/gemm.kiln checked against the float64 reference (NaN-poisoned outputs),
 #      at its default dims and at shapes that pick each tile configuration of the TMA engine
-#      (64x128, 128x128, 128x256) with ragged M, N and K; the tf32 linear layer of specs/matmul.kiln;
+#      (64x128, 128x128, 128x256) with ragged M, N and K, tf32 through the transposing pre-pass;
+#      the tf32 linear layer of specs/matmul.kiln;
 #   2. the GEMM sweep of bench/bench.py (kiln beside cuBLAS, torch.compile and a Triton matmul).
 # Usage: bash scripts/gpu_gemm.sh [checks] [sweep] [bench.py options...]   (default: both parts)
 # $OUT (when set) receives gemm_checks.log and the sweep's JSON, markdown and PNG.
@@ -27,12 +28,13 @@ check() {   # kiln run ARGS --check, counted
 
 if [[ "$parts" == *checks* ]]; then
   check specs/gemm.kiln
-  for op in mm_bf16 mm_bf16_nt mm_bf16_tn mm_f16_tt mm_tf32_nt; do
+  for op in mm_bf16 mm_bf16_nt mm_bf16_tn mm_f16_tt mm_tf32_nt mm_tf32; do
     check specs/gemm.kiln --op "$op" -D M=4096 -D N=4096 -D K=200     # 128x256 tiles, K not a multiple of 64
     check specs/gemm.kiln --op "$op" -D M=2047 -D N=4096 -D K=136     # 128x128 tiles, ragged M
     check specs/gemm.kiln --op "$op" -D M=1 -D N=8 -D K=8             # one row, one k tile mostly zeros
   done
   check specs/gemm.kiln --op mm_f16_batched -D B=3 -D M=1000 -D N=264 -D K=520
+  check specs/gemm.kiln --op mm_tf32_tn_batched -D B=2 -D M=2048 -D N=4096 -D K=200
   check specs/gemm.kiln --op linear_bf16_gelu -D B=4096 -D IN=136 -D OUT=4096
   check specs/matmul.kiln --op gemm_bias_relu -D B=1000 -D IN=1000 -D OUT=1000
   echo "gemm checks: $failed failed" | tee -a "$out/gemm_checks.log"
