@@ -97,44 +97,10 @@
 #include "kiln/common.cuh"
 #include "kiln/config/gemm.h"   // the shared-memory rules the planner launches with
 #include "kiln/mma.cuh"
+#include "kiln/gemm_store.cuh"   // Identity, MatrixOut, store_fragments (the epilogue)
 
 namespace kiln {
 namespace gemm {
-
-enum Layout : int { kRowMajor = 0, kColMajor = 1 };
-
-struct Identity {
-  template <class Index>
-  __device__ __forceinline__ float operator()(float acc, Index, Index, Index) const {
-    return acc;
-  }
-};
-
-template <class T>
-struct IsF32 {
-  static constexpr bool value = false;
-};
-template <>
-struct IsF32<float> {
-  static constexpr bool value = true;
-};
-template <class A, class B>
-struct SameType {
-  static constexpr bool value = false;
-};
-template <class A>
-struct SameType<A, A> {
-  static constexpr bool value = true;
-};
-
-// -infinity without <cmath> (NVRTC has no INFINITY macro).
-__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
-
-template <class T>
-__device__ __forceinline__ T min_(T a, T b) {
-  return a < b ? a : b;
-}
-
 // ---------------------------------------------------------------------------------------------
 // A shared-memory operand tile of MN x BK. KContig: stored [MN][kLd] with k contiguous;
 // otherwise [BK][kLd] with mn contiguous. Padding keeps fragment loads conflict-free and rows
@@ -366,120 +332,6 @@ struct WarpMma {
     }
   }
 };
-
-// ---------------------------------------------------------------------------------------------
-// Stores of four consecutive outputs.
-template <class OutT, bool kStream>
-__device__ __forceinline__ void store4(OutT* p, const float (&v)[4]) {
-  if constexpr (IsF32<OutT>::value) {
-    if constexpr (kStream) store_f4_stream(p, v[0], v[1], v[2], v[3]);
-    else *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
-  } else {
-    uint2 w;
-    w.x = pack2<OutT>(from_float<OutT>(v[0]), from_float<OutT>(v[1]));
-    w.y = pack2<OutT>(from_float<OutT>(v[2]), from_float<OutT>(v[3]));
-    if constexpr (kStream) __stcs(reinterpret_cast<uint2*>(p), w);
-    else *reinterpret_cast<uint2*>(p) = w;
-  }
-}
-template <class OutT, bool kStream>
-__device__ __forceinline__ void store1(OutT* p, float v) {
-  if constexpr (kStream) __stcs(p, from_float<OutT>(v));
-  else *p = from_float<OutT>(v);
-}
-
-// Online (max, sum of exp) update; -inf max means "no element yet".
-__device__ __forceinline__ void stats_merge(float& m, float& s, float m2, float s2) {
-  const float mn = fmaxf(m, m2);
-  if (mn == neg_inf()) return;
-  s = (m == neg_inf() ? 0.f : s * expf(m - mn)) + (m2 == neg_inf() ? 0.f : s2 * expf(m2 - mn));
-  m = mn;
-}
-
-// Output placement of a plain (batched) row-major matrix C(row, col) = C[row * ldc + col].
-// Every output policy provides: rows, cols (bounds); apply(epi, v, row, col) -> the stored
-// value; put4(row, col, v[4]) for four in-bounds consecutive columns; put1(row, col, v).
-template <class OutT, class Index, bool kVec, bool kStream>
-struct MatrixOut {
-  OutT* c;  // already offset to the batch
-  Index ldc, rows, cols, batch;
-  template <class Epi>
-  __device__ __forceinline__ float apply(const Epi& epi, float v, Index row, Index col) const {
-    return epi(v, batch, row, col);
-  }
-  __device__ __forceinline__ void put4(Index row, Index col, const float (&v)[4]) const {
-    OutT* dst = c + row * ldc + col;
-    if constexpr (kVec) {
-      store4<OutT, kStream>(dst, v);
-    } else {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) store1<OutT, kStream>(dst + i, v[i]);
-    }
-  }
-  __device__ __forceinline__ void put1(Index row, Index col, float v) const {
-    store1<OutT, kStream>(c + row * ldc + col, v);
-  }
-};
-
-// The warp's C fragments -> epilogue functor -> global memory (16-byte stores where allowed).
-// row0/col0: the warp tile's first GEMM row/column. rmax/rsum: per-row running statistics of
-// the stored values (only with kRowStats).
-template <class Index, int MT, int NT, bool kRowStats, class Out, class Epi>
-__device__ __forceinline__ void store_fragments(const float (&acc)[MT][NT][4], const Out& out,
-                                                Index row0, Index col0, const Epi& epi,
-                                                float (&rmax)[MT][2], float (&rsum)[MT][2]) {
-  static_assert(NT % 2 == 0, "warp tile N must be a multiple of 16");
-  const int lane = threadIdx.x & 31;
-  const int g = lane >> 2, t = lane & 3;
-  const int odd = t & 1;
-  const int src01 = (lane & ~3) | ((odd << 1) | (t >> 1));
-  const int src23 = src01 ^ 1;
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const Index row = row0 + mt * 16 + h * 8 + g;
-#pragma unroll
-      for (int p = 0; p < NT / 2; ++p) {
-        // Quad exchange: lane t ends up with columns 16p + 4t .. 4t+3 of this row. Rounds 0-1
-        // read lane {0,2,1,3}[t] which sends n-tile 2p + (its t & 1); rounds 2-3 read the
-        // neighbour (lane ^ 1) which sends the other n-tile.
-        const float sa0 = odd ? acc[mt][2 * p + 1][2 * h] : acc[mt][2 * p][2 * h];
-        const float sa1 = odd ? acc[mt][2 * p + 1][2 * h + 1] : acc[mt][2 * p][2 * h + 1];
-        const float sb0 = odd ? acc[mt][2 * p][2 * h] : acc[mt][2 * p + 1][2 * h];
-        const float sb1 = odd ? acc[mt][2 * p][2 * h + 1] : acc[mt][2 * p + 1][2 * h + 1];
-        const float r0 = __shfl_sync(0xffffffffu, sa0, src01);
-        const float r1 = __shfl_sync(0xffffffffu, sa1, src01);
-        const float r2 = __shfl_sync(0xffffffffu, sb0, src23);
-        const float r3 = __shfl_sync(0xffffffffu, sb1, src23);
-        float v[4];
-        if (t < 2) { v[0] = r0; v[1] = r1; v[2] = r2; v[3] = r3; }
-        else       { v[0] = r2; v[1] = r3; v[2] = r0; v[3] = r1; }
-        const Index col = col0 + p * 16 + 4 * t;
-        if (row < out.rows) {
-          if (col + 3 < out.cols) {
-#pragma unroll
-            for (int i = 0; i < 4; ++i) v[i] = out.apply(epi, v[i], row, col + i);
-            out.put4(row, col, v);
-            if constexpr (kRowStats) {
-              const float m4 = fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3]));
-              const float s4 = expf(v[0] - m4) + expf(v[1] - m4) + expf(v[2] - m4) +
-                               expf(v[3] - m4);
-              stats_merge(rmax[mt][h], rsum[mt][h], m4, s4);
-            }
-          } else {
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-              if (col + i < out.cols) {
-                const float x = out.apply(epi, v[i], row, col + i);
-                out.put1(row, col + i, x);
-                if constexpr (kRowStats) stats_merge(rmax[mt][h], rsum[mt][h], x, 1.f);
-              }
-          }
-        }
-      }
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The tile engine shared by Gemm and conv_igemm: a Stages-deep cp.async ring over the K tiles,

@@ -40,7 +40,7 @@
 
 #include "kiln/common.cuh"
 #include "kiln/config/gemm.h"
-#include "kiln/gemm.cuh"
+#include "kiln/gemm_store.cuh"
 #include "kiln/tma.cuh"
 #include "kiln/wgmma.cuh"
 
