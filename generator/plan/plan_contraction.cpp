@@ -321,8 +321,11 @@ bool tma_fits(const Planner& p, const GemmConfig& g, const Operand& a, const Ope
     const Operand& o = which == 1 ? a : b;
     const std::int64_t rows = which == 1 ? g.m : g.n;
     if (tma_needs_transpose(g, which)) {
-      // The workspace [batches][rows][K] is what the engine maps; the pre-pass's grid.y is K / 32.
-      if (g.k % 4 != 0 || ceil_div(g.k, kTransposeTile) > 65535 || rows * g.k * e >= kStride) return false;
+      // The workspace [batches][rows][K] is what the engine maps; the pre-pass's grid is (rows / 32,
+      // K / 32, batches of the operand), and y and z stop at 65535.
+      const std::int64_t batches = o.batch_stride != 0 ? g.batch : 1;
+      if (g.k % 4 != 0 || ceil_div(g.k, kTransposeTile) > 65535 || batches > 65535 || rows * g.k * e >= kStride)
+        return false;
     } else if (o.ld * e >= kStride || o.batch_stride * e >= kStride || o.ld * e % 16 != 0 ||
                o.batch_stride * e % 16 != 0) {
       return false;
@@ -339,8 +342,8 @@ struct MappedOperand {
 
 // A tensor map over a matmul operand (R rows of m or n; k_contig: k is the stored inner dim),
 // 3-D: inner, outer, batch, with the box the template loads (config/gemm.h's tma_box).
-KernelArg operand_map(const Planner& p, const MappedOperand& o, const char* name, DType dtype, std::int64_t rows,
-                      std::int64_t k, std::int64_t batch, bool k_contig, const TmaBox& box) {
+KernelArg operand_map(const MappedOperand& o, const char* name, DType dtype, std::int64_t rows, std::int64_t k,
+                      std::int64_t batch, bool k_contig, const TmaBox& box) {
   const std::int64_t e = static_cast<std::int64_t>(dtype_size(dtype));
   KernelArg arg;
   arg.kind = KernelArg::Kind::TensorMap;
@@ -353,7 +356,6 @@ KernelArg operand_map(const Planner& p, const MappedOperand& o, const char* name
   arg.tensor_map.strides = {o.ld * e, (o.batch_stride != 0 ? o.batch_stride : outer * o.ld) * e};
   arg.tensor_map.box = {box.inner, box.outer, 1};
   arg.tensor_map.swizzle = 128;
-  (void)p;
   return arg;
 }
 
@@ -414,9 +416,9 @@ void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, con
   }
   main.template_name = "gemm_tma";
   main.setmaxnreg = true;
-  main.args.push_back(operand_map(p, ma, "tmap_a", et, mg.m, mg.k, mg.batch, gemm_a_k_contig(mg),
+  main.args.push_back(operand_map(ma, "tmap_a", et, mg.m, mg.k, mg.batch, gemm_a_k_contig(mg),
                                   tma_box(mg.elem_bytes, mg.bm, mg.bk, gemm_a_k_contig(mg))));
-  main.args.push_back(operand_map(p, mb, "tmap_b", et, mg.n, mg.k, mg.batch, gemm_b_k_contig(mg),
+  main.args.push_back(operand_map(mb, "tmap_b", et, mg.n, mg.k, mg.batch, gemm_b_k_contig(mg),
                                   tma_box(mg.elem_bytes, mg.bn, mg.bk, gemm_b_k_contig(mg))));
   set_launch(p, main, mg);
   main.reason = fmt::format("matmul {}x{}x{} batch {} (A {}, B {}): sm_90a TMA engine, {}x{}x{} tiles ({} consumer "
