@@ -322,9 +322,10 @@ bool tma_fits(const Planner& p, const GemmConfig& g, const Operand& a, const Ope
     const std::int64_t rows = which == 1 ? g.m : g.n;
     if (tma_needs_transpose(g, which)) {
       // The workspace [batches][rows][K] is what the engine maps; the pre-pass's grid is (rows / 32,
-      // K / 32, batches of the operand), and y and z stop at 65535.
+      // K / 32, batches of the operand), and y and z stop at 65535 (launch::kMaxGridY).
       const std::int64_t batches = o.batch_stride != 0 ? g.batch : 1;
-      if (g.k % 4 != 0 || ceil_div(g.k, kTransposeTile) > 65535 || batches > 65535 || rows * g.k * e >= kStride)
+      if (g.k % 4 != 0 || ceil_div(g.k, kTransposeTile) > launch::kMaxGridY || batches > launch::kMaxGridY ||
+          rows * g.k * e >= kStride)
         return false;
     } else if (o.ld * e >= kStride || o.batch_stride * e >= kStride || o.ld * e % 16 != 0 ||
                o.batch_stride * e % 16 != 0) {
