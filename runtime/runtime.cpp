@@ -130,6 +130,19 @@ ExecutableImpl::ExecutableImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared
   plan = rt->pipeline.plan(std::move(bound), target);
   sources = rt->pipeline.emit(plan);
   bindings = bindings_text(*plan.bound, consts);
+  // A TMA map's spec is fixed per specialization: checked here once, so a launch only encodes it
+  // over a new address. A map reaching past its buffer would let the TMA unit touch another
+  // allocation.
+  for (std::size_t k = 0; k < plan.kernels.size(); ++k)
+    for (const auto& arg : plan.kernels[k].args) {
+      if (arg.kind != KernelArg::Kind::TensorMap) continue;
+      const auto& buf = plan.buffers[static_cast<std::size_t>(arg.buffer)];
+      check_tensor_map(arg.tensor_map, arg.dtype);
+      KILN_ASSERT(tensor_map_reach_bytes(arg.tensor_map, arg.dtype) <= buf.bytes,
+                  "{}: kernel {} maps #{} {} ({} bytes) as {} of {}, which reaches {} bytes", plan.ir().op_name, k,
+                  arg.buffer, buf.name, buf.bytes, arg.tensor_map.text(), dtype_name(arg.dtype),
+                  tensor_map_reach_bytes(arg.tensor_map, arg.dtype));
+    }
   if (rt->dump.any()) dump_files();
 }
 
@@ -286,14 +299,8 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count) {
       } else {
         const unsigned long long address = address_of(arg.buffer);
         TensorMapBytes& map = maps[next_map++];
-        map = tensor_maps.get(k, a, address, [&] {
+        map = tensor_maps.get(k, a, address, [&] {   // the spec was checked at construction
           const auto& buf = plan.buffers[static_cast<std::size_t>(arg.buffer)];
-          check_tensor_map(arg.tensor_map, arg.dtype);
-          // A map reaching past its buffer would let the TMA unit read or write another allocation.
-          KILN_ASSERT(tensor_map_reach_bytes(arg.tensor_map, arg.dtype) <= buf.bytes,
-                      "{}: kernel {} maps #{} {} ({} bytes) as {} of {}, which reaches {} bytes", ir.op_name, k,
-                      arg.buffer, buf.name, buf.bytes, arg.tensor_map.text(), dtype_name(arg.dtype),
-                      tensor_map_reach_bytes(arg.tensor_map, arg.dtype));
           return encode_tensor_map(arg.tensor_map, arg.dtype, address, fmt::format("{}: '{}'", ir.op_name, buf.name));
         });
         pointers[a] = &map;

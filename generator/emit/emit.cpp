@@ -22,7 +22,6 @@ std::string launch_bounds(const PlannedKernel& kernel) {
   return s;
 }
 
-
 }  // namespace
 
 // ---------------------------------------------------------------- UnitParts
@@ -32,7 +31,6 @@ std::string dims_text(const std::vector<std::int64_t>& shape) {
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return "[" + s + "]";
 }
-
 
 void UnitParts::launch_check(const PlannedKernel& kernel, const std::string& geometry, bool with_grid) {
   const auto& g = kernel.grid;

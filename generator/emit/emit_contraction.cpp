@@ -103,12 +103,8 @@ std::string epilogue(const Plan& plan, const PlannedKernel& k, UnitParts& unit, 
   w.open_block(fmt::format("__device__ __forceinline__ float operator()({}) const", signature));
   for (const auto& l : coord_lines) w.line("{}", l);
   // An f16 / bf16 product is that dtype's value before the chain reads it (rounded as every
-  // 16-bit node is, [Note] in expr_emitter.cpp); the f32 accumulator is not.
-  const DType at = plan.ir().node(k.anchor).dtype;
-  ex.bind_value(k.anchor, coords,
-                at == DType::f16   ? "__half2float(__float2half_rn(acc))"
-                : at == DType::bf16 ? "__bfloat162float(__float2bfloat16_rn(acc))"
-                                    : "acc");
+  // 16-bit node is); the f32 accumulator is not.
+  ex.bind_value(k.anchor, coords, rounded_to(plan.ir().node(k.anchor).dtype, "acc"));
   ex.compute_here(end);
   const std::string v = ex.value(end, coords);
   if (extra_stores) {

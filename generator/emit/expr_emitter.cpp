@@ -300,10 +300,13 @@ std::string ExprEmitter::apply(const ir::Node& n, ir::NodeId id, const std::vect
     }
     default: KILN_ASSERT(false, "op {} is not elementwise", ir::op_kind_name(n.kind));
   }
-  // f16/bf16 results are rounded per op, as PyTorch does.
-  if (t == DType::f16) r = fmt::format("__half2float(__float2half_rn({}))", r);
-  if (t == DType::bf16) r = fmt::format("__bfloat162float(__float2bfloat16_rn({}))", r);
-  return r;
+  return rounded_to(t, r);   // f16/bf16 results are rounded per op, as PyTorch does
+}
+
+std::string rounded_to(DType dtype, const std::string& expr) {
+  if (dtype == DType::f16) return fmt::format("__half2float(__float2half_rn({}))", expr);
+  if (dtype == DType::bf16) return fmt::format("__bfloat162float(__float2bfloat16_rn({}))", expr);
+  return expr;
 }
 
 }  // namespace kiln

@@ -31,6 +31,9 @@ const char* compute_type(DType dtype);
 // C++ spelling of the type `dtype` is stored as in memory.
 const char* storage_type(DType dtype);
 // A literal of `dtype` spelled so that it means the same on every machine.
+// `expr` (an f32 value) as a value of `dtype`: f16/bf16 round to their bits, as PyTorch eager
+// materializes every 16-bit op result; other types are unchanged.
+std::string rounded_to(DType dtype, const std::string& expr);
 std::string literal(DType dtype, double value);
 // An IR literal (Node::literal): integers exact over the whole i64/u64 range.
 std::string literal(DType dtype, const ConstValue& value);

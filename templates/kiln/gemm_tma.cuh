@@ -66,6 +66,7 @@ struct TmaGemm {
   static constexpr int kSteps = BK / Mma::kK;        // wgmma instructions per k tile
   static constexpr int kStepBytes = Mma::kK * kE;    // k-major: bytes of k per instruction
   static constexpr int kChunkBytes = BK * 128;       // mn-major: 64 elements of m or n x BK rows
+  static constexpr int kAtom = 128 / kE;            // elements in one 128-byte swizzle atom row
   static constexpr int kConsumerRegs = kConsumers == 2 ? 232 : 240, kProducerRegs = 40;
 
   static_assert(BM == 64 || BM == 128, "BM: one or two consumer warpgroups");
@@ -74,7 +75,7 @@ struct TmaGemm {
   static_assert(kE == 2 || (kAKMajor && kBKMajor), "tf32 wgmma reads both operands k-major");
   static_assert(kSmemBytes >= 1024 + Stages * kStageBytes + Stages * 16, "tma_gemm_smem");
   // The planner encodes the maps with these boxes; load_operand's copies move exactly them.
-  static_assert(kBoxA.inner * kE == 128 && kBoxB.inner * kE == 128, "one swizzle atom per box row");
+  static_assert(kBoxA.inner == kAtom && kBoxB.inner == kAtom, "one swizzle atom per box row");
   static_assert(kBoxA.outer == (kAKMajor ? BM : BK) && kBoxB.outer == (kBKMajor ? BN : BK), "box rows");
 
   // Tile t -> (batch, first row, first column), grouped rasterization within a batch.
@@ -95,7 +96,7 @@ struct TmaGemm {
                                                       int batch) {
     if constexpr (kKMajor) {
 #pragma unroll
-      for (int p = 0; p < BK * kE / 128; ++p) tma_load(dst + p * ROWS * 128, map, full, k0 + p * kBoxA.inner, mn0, batch);
+      for (int p = 0; p < BK * kE / 128; ++p) tma_load(dst + p * ROWS * 128, map, full, k0 + p * kAtom, mn0, batch);
     } else {
 #pragma unroll
       for (int j = 0; j < ROWS / 64; ++j) tma_load(dst + j * kChunkBytes, map, full, mn0 + 64 * j, k0, batch);
