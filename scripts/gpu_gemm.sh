@@ -33,6 +33,14 @@ if [[ "$parts" == *checks* ]]; then
     check specs/gemm.kiln --op "$op" -D M=2047 -D N=4096 -D K=136     # 128x128 tiles, ragged M
     check specs/gemm.kiln --op "$op" -D M=1 -D N=8 -D K=8             # one row, one k tile mostly zeros
   done
+  # split-K on the engine: (slice, tile) units, the reduce applies the epilogue; K not a multiple
+  # of the slices, ragged tiles, batched with the tf32 pre-passes, a fused bias + gelu
+  check specs/gemm.kiln --op mm_bf16 -D M=300 -D N=520 -D K=40008
+  check specs/gemm.kiln --op mm_f16_tt -D M=136 -D N=64 -D K=20000
+  check specs/gemm.kiln --op mm_tf32_nt -D M=256 -D N=264 -D K=9000
+  check specs/gemm.kiln --op mm_tf32_tn_batched -D B=2 -D M=100 -D N=264 -D K=8200
+  check specs/gemm.kiln --op linear_bf16_gelu -D B=64 -D IN=30000 -D OUT=1000
+  check specs/linear_dropout_softmax.kiln --precision tf32 -D B=33 -D IN=5000 -D OUT=1000
   check specs/gemm.kiln --op mm_f16_batched -D B=3 -D M=1000 -D N=264 -D K=520
   check specs/gemm.kiln --op mm_tf32_tn_batched -D B=2 -D M=2048 -D N=4096 -D K=200
   check specs/gemm.kiln --op linear_bf16_gelu -D B=4096 -D IN=136 -D OUT=4096

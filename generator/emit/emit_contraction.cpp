@@ -37,17 +37,23 @@ ir::NodeId operand_leaf(const Plan& plan, const PlannedKernel& k, int i) {
   return plan.leaves.count(op) ? op : plan.ir().node(op).operands[0];
 }
 
-// The pointer of the kernel's workspace (split-K partial sums, row statistics, SmallK's parts).
-std::string workspace_pointer(const Plan& plan, const PlannedKernel& k) {
-  std::string name;
+// The kernel's workspace buffer passed by pointer (split-K partial sums, row statistics, SmallK's
+// parts), or -1.
+int workspace_arg(const Plan& plan, const PlannedKernel& k) {
+  int found = -1;
   for (const auto& arg : k.args) {
     if (arg.kind != KernelArg::Kind::Buffer || plan.buffers[static_cast<std::size_t>(arg.buffer)].kind != BufferKind::Workspace)
       continue;
-    KILN_ASSERT(name.empty(), "kernel {} has more than one workspace", k.template_name);
-    name = UnitParts::pointer_name(plan, arg.buffer);
+    KILN_ASSERT(found < 0, "kernel {} has more than one workspace", k.template_name);
+    found = arg.buffer;
   }
-  KILN_ASSERT(!name.empty(), "kernel {} has no workspace", k.template_name);
-  return name;
+  return found;
+}
+
+std::string workspace_pointer(const Plan& plan, const PlannedKernel& k) {
+  const int b = workspace_arg(plan, k);
+  KILN_ASSERT(b >= 0, "kernel {} has no workspace", k.template_name);
+  return UnitParts::pointer_name(plan, b);
 }
 
 // The checks every unit ends with: the template's own block size and shared memory against the
@@ -176,7 +182,9 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
   const char* elem = storage_type(plan.ir().node(a).dtype);
   const char* prec = precision_type(config.precision);
   c.line("constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;");
-  const bool split = kind == GemmKind::SplitK || kind == GemmKind::WgmmaSplitK;
+  // The TMA engine writes partial sums to a workspace (one slice or more) when a reduce follows.
+  const bool tma_split = kind == GemmKind::Tma && workspace_arg(plan, k) >= 0;
+  const bool split = kind == GemmKind::SplitK || kind == GemmKind::WgmmaSplitK || tma_split;
   const bool prep = kind == GemmKind::SmallKPrep || kind == GemmKind::TransposePrep;
   const std::string out = split || prep ? "" : UnitParts::pointer_name(plan, k.stores[0].buffer);
   const std::string sig = "float acc, Index batch, Index row, Index col";
@@ -251,9 +259,14 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       c.line("using Kernel = kiln::sm90::TmaGemm<{}, Index, kM, kN, kK, kBatch, kiln::gemm_a_k_contig(kConfig),", elem);
       c.line("    kiln::gemm_b_k_contig(kConfig), kConfig.stride_a != 0, kConfig.stride_b != 0, kConfig.ldc, "
              "kConfig.stride_c,");
-      c.line("    kConfig.bm, kConfig.bn, kConfig.bk, kConfig.stages, kConfig.group_m, kConfig.vec_c, kConfig.stream_c>;");
-      const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
-      unit.body = fmt::format("  Kernel::run(tmap_a, tmap_b, {}, {});", out, epi);
+      c.line("    kConfig.bm, kConfig.bn, kConfig.bk, kConfig.stages, kConfig.group_m, kConfig.split_k, kConfig.vec_c, "
+             "kConfig.stream_c>;");
+      if (tma_split) {   // partial sums into the workspace; the reduce kernel finishes
+        unit.body = fmt::format("  Kernel::run(tmap_a, tmap_b, {}, kiln::gemm::Identity{{}});", workspace_pointer(plan, k));
+      } else {
+        const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
+        unit.body = fmt::format("  Kernel::run(tmap_a, tmap_b, {}, {});", out, epi);
+      }
       break;
     }
     case GemmKind::TransposePrep: {

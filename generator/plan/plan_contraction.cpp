@@ -33,6 +33,7 @@
 // conv.h), which the emitter writes into the unit; shared memory and the launch come from the
 // rules in those headers, the same functions that size the templates' shared memory.
 #include <algorithm>
+#include <optional>
 
 #include "generator/support/assert.h"
 #include "generator/plan/planner.h"
@@ -168,10 +169,10 @@ void set_launch(Planner& p, PlannedKernel& kn, const GemmConfig& c) {
   set_launch(kn, gemm_geometry(c, p.target().sm_count, kn.min_blocks));
 }
 
-// The kernel after a GemmSplitK (kn, its config complete, `ws` its workspace): the reduce
+// The kernel after a split-K GEMM (kn, its config complete, `ws` its workspace): the reduce
 // kernel takes over kn's stores and epilogue. With a softmax over rows, SplitKSoftmax (one CTA
-// per row); otherwise SplitKReduce (one thread per output).
-void add_split_k_reduce(Planner& p, PlannedKernel& kn, int ws, bool softmax, bool vec_c, bool stream_c) {
+// per row); otherwise SplitKReduce (one thread per output). The caller adds it as a follow-up.
+PlannedKernel split_k_reduce(Planner& p, PlannedKernel& kn, int ws, bool softmax, bool vec_c, bool stream_c) {
   GemmConfig c = std::get<GemmConfig>(kn.config);
   PlannedKernel reduce;
   reduce.anchor = kn.anchor;
@@ -195,7 +196,11 @@ void add_split_k_reduce(Planner& p, PlannedKernel& kn, int ws, bool softmax, boo
   set_launch(p, reduce, c);
   kn.stores.clear();
   kn.args.push_back(buffer_arg(p, ws, true));
-  p.add_followup(std::move(reduce));
+  return reduce;
+}
+
+void add_split_k_reduce(Planner& p, PlannedKernel& kn, int ws, bool softmax, bool vec_c, bool stream_c) {
+  p.add_followup(split_k_reduce(p, kn, ws, softmax, vec_c, stream_c));
 }
 
 // An f32 matmul whose 128x128 tiles cannot give every SM two CTAs while K is long (a linear
@@ -293,24 +298,21 @@ void plan_wgmma(Planner& p, PlannedKernel& kn, GemmConfig g, const std::string& 
 }
 
 // The TMA engine (gemm_tma.cuh, sm_90a): f16 / bf16 in any layout, or f32 as tf32, where every
-// row and batch stride the engine maps is a multiple of 16 bytes (a tensor map's strides) and no
-// softmax is to be fused (the engine keeps no row statistics), and for f32 enough tiles or a short
-// K (the engine has no split-K yet). wgmma reads f32 only k-major, so an f32 operand whose k is
-// not contiguous (B row-major, A transposed) goes through TransposePrep into a k-contiguous
-// workspace first (its rows then need K % 4 == 0). 3xTF32 stays on WgGemm (its split pass
-// rewrites each stage in shared memory).
+// row and batch stride the engine maps is a multiple of 16 bytes (a tensor map's strides). A
+// softmax over the rows (f32) is fused into the split-K reduce (SplitKSoftmax) where the tiles
+// are few (fewer than two per SM); with more, the row-statistics Gemm keeps it (the engine keeps
+// no row statistics). wgmma reads f32 only k-major, so an f32 operand whose k is not contiguous
+// (B row-major, A transposed) goes through TransposePrep into a k-contiguous workspace first (its
+// rows then need K % 4 == 0). 3xTF32 stays on WgGemm (its split pass rewrites each stage in
+// shared memory).
 bool tma_needs_transpose(const GemmConfig& g, int which) {
   return g.elem_bytes == 4 && !(which == 1 ? gemm_a_k_contig(g) : gemm_b_k_contig(g));
 }
 
 bool tma_fits(const Planner& p, const GemmConfig& g, const Operand& a, const Operand& b, bool softmax) {
-  if (p.target().arch != "sm_90a" || !p.target().aligned16 || softmax) return false;
+  if (p.target().arch != "sm_90a" || !p.target().aligned16) return false;
   if (g.elem_bytes == 4 && g.precision != MmaPrecision::Tf32) return false;
-  // No split-K on the engine yet: for f32, few tiles and a long K keep WgGemmSplitK. 16-bit
-  // operands stay on the engine: 512x512x262144 bf16 took 0.726 ms there and 1.508 on the
-  // mma.sync split-K (bench/results/2026-11-25-h100-run2 and run3).
-  if (g.elem_bytes == 4 && ceil_div(g.m, 64) * ceil_div(g.n, 128) * g.batch < p.target().sm_count / 2 && g.k >= kLongK)
-    return false;
+  if (softmax && ceil_div(g.m, 128) * ceil_div(g.n, 128) * g.batch >= 2 * p.target().sm_count) return false;
   const std::int64_t e = g.elem_bytes;
   // The template's tile coordinates are int (a TMA coordinate is 32-bit) and a map's strides stay
   // below 2^40 bytes (runtime/tensor_map.h checks the rest).
@@ -360,13 +362,25 @@ KernelArg operand_map(const MappedOperand& o, const char* name, DType dtype, std
   return arg;
 }
 
+// How many K slices the engine splits a product into: one where its tiles fill the SMs or K is
+// short; otherwise as many as make one wave of (slice, tile) units, each slice at least 4 k tiles
+// (the workspace is then at most one wave of tiles: 132 x 128 x 256 floats, 17 MB). A fused
+// softmax always takes the split-K reduce (SplitKSoftmax), with one slice or more.
+std::int64_t tma_splits(std::int64_t sms, std::int64_t tiles, std::int64_t k_tiles, std::int64_t k, bool softmax) {
+  if (!softmax && (2 * tiles > sms || k < kLongK)) return 1;
+  return std::clamp<std::int64_t>(sms / tiles, 1, std::max<std::int64_t>(1, k_tiles / 4));
+}
+
 // The TMA engine's tiles: 128x256 (two consumer warpgroups of m64n256) while those tiles give
-// every SM at least two; 128x128 while they fill the SMs; else 64x128 (one consumer). BK is one
+// every SM at least two; 128x128 while they fill the SMs; else 64x128 (one consumer). A long K
+// whose 128x128 tiles cannot fill half the SMs is split instead (tma_splits): 128x256 tiles where
+// there are still at least 4 slices per tile, else 128x128; the slices' partial sums go to a
+// workspace and SplitKReduce (or SplitKSoftmax) adds them and applies the epilogue. BK is one
 // 128-byte swizzle atom of k (64 f16 / bf16, 32 f32); as many stages as fit, at most 8. f32
 // operands that are not k-contiguous get a TransposePrep kernel each first (kn becomes the first
-// of them; the engine is the last follow-up).
+// of them; the engine follows, then the reduce).
 void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, const Operand& b, DType et,
-              const std::string& why, bool vec_c, bool stream_c) {
+              const std::string& why, bool softmax, bool vec_c, bool stream_c) {
   const std::int64_t sms = p.target().sm_count;
   auto tiles = [&](int bm, int bn) { return ceil_div(g.m, bm) * ceil_div(g.n, bn) * g.batch; };
   MappedOperand ma{p.leaf_buffer(a.leaf), a.ld, a.batch_stride}, mb{p.leaf_buffer(b.leaf), b.ld, b.batch_stride};
@@ -397,17 +411,28 @@ void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, con
     if (which == 1) mg.layout_a = GemmLayout::RowMajor, mg.lda = m.ld, mg.stride_a = m.batch_stride;
     else mg.layout_b = GemmLayout::ColMajor, mg.ldb = m.ld, mg.stride_b = m.batch_stride;
   }
-  if (tiles(128, 256) >= 2 * sms) mg.bm = 128, mg.bn = 256;
-  else if (tiles(128, 128) >= sms) mg.bm = 128, mg.bn = 128;
-  else mg.bm = 64, mg.bn = 128;
   mg.bk = 128 / mg.elem_bytes;
+  const std::int64_t k_tiles = ceil_div(g.k, mg.bk);
+  const std::int64_t splits = tma_splits(sms, tiles(128, 128), k_tiles, g.k, softmax);
+  if (splits > 1 || softmax) {
+    const bool wide = g.n > 128 && tma_splits(sms, tiles(128, 256), k_tiles, g.k, softmax) >= 4;
+    mg.bm = 128, mg.bn = wide ? 256 : 128;
+    mg.split_k = static_cast<int>(tma_splits(sms, tiles(mg.bm, mg.bn), k_tiles, g.k, softmax));
+  } else if (tiles(128, 256) >= 2 * sms) {
+    mg.bm = 128, mg.bn = 256;
+  } else if (tiles(128, 128) >= sms) {
+    mg.bm = 128, mg.bn = 128;
+  } else {
+    mg.bm = 64, mg.bn = 128;
+  }
+  const bool split = mg.split_k > 1 || softmax;
   mg.stages = 8;
   while (mg.stages > 2 && tma_gemm_smem(mg.elem_bytes, mg.bm, mg.bn, mg.bk, mg.stages) > smem_limit(p.target()))
     --mg.stages;
   mg.group_m = 8;
   mg.kind = GemmKind::Tma;
-  mg.vec_c = vec_c;
-  mg.stream_c = stream_c;
+  mg.vec_c = split ? g.n % 4 == 0 : vec_c;   // the workspace is 16-byte aligned
+  mg.stream_c = !split && stream_c;            // the reduce re-reads the workspace from L2
   PlannedKernel engine;
   PlannedKernel& main = preps.empty() ? kn : engine;
   if (!preps.empty()) {
@@ -422,9 +447,15 @@ void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, con
   main.args.push_back(operand_map(mb, "tmap_b", et, mg.n, mg.k, mg.batch, gemm_b_k_contig(mg),
                                   tma_box(mg.elem_bytes, mg.bn, mg.bk, gemm_b_k_contig(mg))));
   set_launch(p, main, mg);
+  const std::string split_why =
+      !split ? std::string()
+             : fmt::format(" x {} K slices (partial sums to a workspace; {})", mg.split_k,
+                           softmax ? fmt::format("the softmax on line {} is fused into the reduce kernel (epilogue, "
+                                                 "row statistics, normalize)", p.node(main.stores[0].node).loc.line)
+                                   : std::string("a deterministic reduce kernel applies the epilogue"));
   main.reason = fmt::format("matmul {}x{}x{} batch {} (A {}, B {}): sm_90a TMA engine, {}x{}x{} tiles ({} consumer "
                             "warpgroup{} of m64n{} + a TMA producer warpgroup), {} stages, {} persistent CTAs over {} "
-                            "tiles in groups of {} tile rows{}; {}",
+                            "tiles{} in groups of {} tile rows{}; {}",
                             g.m, g.n, g.k, g.batch,
                             gemm_a_k_contig(g)          ? "k-contiguous"
                             : tma_needs_transpose(g, 1) ? "k-contiguous after the pre-pass"
@@ -433,8 +464,16 @@ void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, con
                             : tma_needs_transpose(g, 2) ? "k-contiguous after the pre-pass"
                                                         : "n-contiguous",
                             mg.bm, mg.bn, mg.bk, mg.bm / 64, mg.bm > 64 ? "s" : "", mg.bn, mg.stages, main.grid.x,
-                            tiles(mg.bm, mg.bn), mg.group_m, stream_c ? ", streaming stores" : "", why);
-  if (preps.empty()) return;
+                            tiles(mg.bm, mg.bn), split_why, mg.group_m, mg.stream_c ? ", streaming stores" : "", why);
+  std::optional<PlannedKernel> reduce;
+  if (split) {
+    const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {mg.split_k, g.batch, g.m, g.n});
+    reduce = split_k_reduce(p, main, ws, softmax, vec_c, stream_c);
+  }
+  if (preps.empty()) {
+    if (reduce) p.add_followup(std::move(*reduce));
+    return;
+  }
   // kn (the anchor's slot in launch order) becomes the first pre-pass; the rest follow it.
   const std::vector<KernelArg> ws_args = std::move(preps[0].args);
   kn.template_name = preps[0].template_name;
@@ -443,6 +482,7 @@ void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, con
   set_launch(p, kn, std::get<GemmConfig>(preps[0].config));
   for (std::size_t i = 1; i < preps.size(); ++i) p.add_followup(std::move(preps[i]));
   p.add_followup(std::move(engine));
+  if (reduce) p.add_followup(std::move(*reduce));
 }
 
 // 3xTF32 small K on sm_90a: a pre-pass writes A and Bᵀ as k-contiguous tf32 hi/lo parts to a
@@ -580,7 +620,7 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   const int bk = 32;
   const std::int64_t tiles = ceil_div(M, bm) * ceil_div(N, bn) * batch;
   if (tma_fits(p, g, a, b, softmax)) {
-    plan_tma(p, kn, g, a, b, et, why, vec_c, stream_c);
+    plan_tma(p, kn, g, a, b, et, why, softmax, vec_c, stream_c);
     return;
   }
   if (wgmma_fits(p, g) && (!softmax || tiles < 2 * sms)) {

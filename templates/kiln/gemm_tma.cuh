@@ -5,11 +5,15 @@
 // CONTRACT (what the emitter instantiates)
 // --------------------------------------------------------------------------------------------
 // kiln::sm90::TmaGemm<E, Index, M, N, K, Batch, kAKMajor, kBKMajor, kBatchA, kBatchB, ldc, strideC,
-//                     BM, BN, BK, Stages, GroupM, kVecC, kStreamC>
+//                     BM, BN, BK, Stages, GroupM, SplitK, kVecC, kStreamC>
 //   template <class OutT, class Epi>
 //   static __device__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi);
 // C[batch](row, col) = epi(sum_k A(row, k) B(k, col), batch, row, col) for every batch, f32
 // accumulation, stored through gemm::store_fragments (16-byte stores where kVecC).
+// Split-K: split s of K (k tiles s * kKTiles / SplitK up to (s + 1) * kKTiles / SplitK, none
+// empty) goes to C + s * Batch * M * N. The caller passes the f32 workspace as C, ldc = N,
+// strideC = M * N and gemm::Identity, and a split-K reduce kernel adds the slices and applies the
+// epilogue (also with SplitK = 1, where a softmax is fused into that reduce).
 // E: __half or __nv_bfloat16 (any layout), or float read as tf32 (kAKMajor and kBKMajor only:
 // wgmma reads f32 operands k-major). The tensor maps (3-D, 128-byte swizzle, boxes from
 // config/gemm.h's tma_box, the same the planner encodes):
@@ -34,7 +38,9 @@
 //   consumers store this one.
 // - Persistent CTAs, grouped rasterization. Tile t of all batches: batch t / (tiles per batch);
 //   within a batch, GroupM rows of tiles are walked column by column, so the CTAs that run at
-//   once share A row blocks and B column blocks in L2.
+//   once share A row blocks and B column blocks in L2. With split-K, work unit u is split
+//   u / kTiles of tile u % kTiles: the CTAs that run at once cover every tile of one k range, so
+//   they share that range's A rows and B columns in L2.
 // ============================================================================================
 #pragma once
 
@@ -49,7 +55,7 @@ namespace sm90 {
 
 template <class E, class Index, long long M_, long long N_, long long K_, long long Batch, bool kAKMajor,
           bool kBKMajor, bool kBatchA, bool kBatchB, long long ldc, long long strideC, int BM, int BN, int BK,
-          int Stages, int GroupM, bool kVecC, bool kStreamC>
+          int Stages, int GroupM, int SplitK, bool kVecC, bool kStreamC>
 struct TmaGemm {
   static constexpr int kE = int(sizeof(E));
   static constexpr int kConsumers = BM / 64;
@@ -61,6 +67,8 @@ struct TmaGemm {
   static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
   static constexpr long long kTilesPerBatch = kTilesM * kTilesN, kTiles = kTilesPerBatch * Batch;
   static constexpr int kKTiles = int((K_ + BK - 1) / BK);
+  static constexpr long long kUnits = kTiles * SplitK;   // (split, tile) pairs
+  static constexpr long long kSplitStride = SplitK > 1 ? Batch * M_ * N_ : 0;   // workspace slices
   static constexpr int NT = BN / 8;
   using Mma = Wgmma<BN, E, !kAKMajor, !kBKMajor>;
   static constexpr int kSteps = BK / Mma::kK;        // wgmma instructions per k tile
@@ -73,6 +81,7 @@ struct TmaGemm {
   static_assert(BN == 64 || BN == 128 || BN == 256, "BN");
   static_assert((BK * kE) % 128 == 0 && BK % Mma::kK == 0, "BK: whole 128-byte swizzle atoms of k");
   static_assert(kE == 2 || (kAKMajor && kBKMajor), "tf32 wgmma reads both operands k-major");
+  static_assert(SplitK >= 1 && SplitK <= kKTiles, "every split has at least one k tile");
   static_assert(kSmemBytes >= 1024 + Stages * kStageBytes + Stages * 16, "tma_gemm_smem");
   // The planner encodes the maps with these boxes; load_operand's copies move exactly them.
   static_assert(kBoxA.inner == kAtom && kBoxB.inner == kAtom, "one swizzle atom per box row");
@@ -88,6 +97,11 @@ struct TmaGemm {
     m0 = int((first + r % per_group % rows) * BM);
     n0 = int(r % per_group / rows * BN);
   }
+
+  // Work unit u: its tile and its k tiles [kt0, kt1).
+  static __device__ __forceinline__ long long unit_tile(long long u) { return SplitK > 1 ? u % kTiles : u; }
+  static __device__ __forceinline__ int unit_split(long long u) { return SplitK > 1 ? int(u / kTiles) : 0; }
+  static __device__ __forceinline__ int split_begin(int s) { return int((long long)s * kKTiles / SplitK); }
 
   // One operand's k tile (ROWS rows of m or n from mn0) into `dst`: k-contiguous, BK * E / 128
   // boxes of 128 bytes of k x ROWS rows; otherwise ROWS / 64 boxes of 64 elements x BK rows of k.
@@ -154,12 +168,15 @@ struct TmaGemm {
       regs_release<kProducerRegs>();
       if (threadIdx.x != 0) return;
       int use = 0;   // stage uses so far: stage use % Stages, phase use / Stages
-      for (long long t = blockIdx.x; t < kTiles; t += gridDim.x)
-        for (int kt = 0; kt < kKTiles; ++kt, ++use) {
+      for (long long u = blockIdx.x; u < kUnits; u += gridDim.x) {
+        const long long t = unit_tile(u);
+        const int split = unit_split(u);
+        for (int kt = split_begin(split); kt < split_begin(split + 1); ++kt, ++use) {
           const int s = use % Stages;
           mbar_wait(bars + 8 * (Stages + s), ((use / Stages) & 1) ^ 1);
           load_stage(a, b, base + s * kStageBytes, bars + 8 * s, t, kt);
         }
+      }
       return;
     }
 
@@ -169,16 +186,19 @@ struct TmaGemm {
     float acc[NT][4];
     float rmax[1][2], rsum[1][2];   // row statistics: not kept by this template
     int use = 0;
-    for (long long t = blockIdx.x; t < kTiles; t += gridDim.x) {
-      for (int kt = 0; kt < kKTiles; ++kt, ++use) {
+    for (long long u = blockIdx.x; u < kUnits; u += gridDim.x) {
+      const long long t = unit_tile(u);
+      const int split = unit_split(u);
+      const int kt0 = split_begin(split), kt1 = split_begin(split + 1);
+      for (int kt = kt0; kt < kt1; ++kt, ++use) {
         const int s = use % Stages;
         mbar_wait(bars + 8 * s, (use / Stages) & 1);
         const u32 stage = base + s * kStageBytes;
         wg_fence();
 #pragma unroll
-        for (int kk = 0; kk < kSteps; ++kk) Mma::run(acc, desc_a(stage, c, kk), desc_b(stage, kk), kt > 0 || kk > 0);
+        for (int kk = 0; kk < kSteps; ++kk) Mma::run(acc, desc_a(stage, c, kk), desc_b(stage, kk), kt > kt0 || kk > 0);
         wg_commit();
-        if (kt > 0) {   // the previous k tile's batch is done: its stage goes back to the producer
+        if (kt > kt0) {   // the previous k tile's batch is done: its stage goes back to the producer
           wg_wait<1>();
           if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
         }
@@ -189,8 +209,8 @@ struct TmaGemm {
       Index batch;
       int m0, n0;
       tile_origin(t, batch, m0, n0);
-      const gemm::MatrixOut<OutT, Index, kVecC, kStreamC> out{C + batch * Index(strideC), Index(ldc), Index(M_),
-                                                              Index(N_), batch};
+      const gemm::MatrixOut<OutT, Index, kVecC, kStreamC> out{
+          C + Index(split) * Index(kSplitStride) + batch * Index(strideC), Index(ldc), Index(M_), Index(N_), batch};
       const float (&frag)[1][NT][4] = reinterpret_cast<const float (&)[1][NT][4]>(acc);
       gemm::store_fragments<Index, 1, NT, false>(frag, out, Index(m0 + 64 * c + 16 * warp), Index(n0), epi, rmax,
                                                  rsum);

@@ -68,6 +68,10 @@ const std::vector<Case> kCases = {
     // 32, 33: tf32 with operands whose k is not contiguous: TransposePrep, then the engine.
     {"gemm.kiln", "mm_tf32", {}, "default"},
     {"gemm.kiln", "mm_tf32_tn_batched", {}, "default"},
+    // 34, 35: a long K whose tiles cannot fill the SMs: split-K on the engine (bf16; tf32 after the
+    // pre-pass, batched).
+    {"gemm.kiln", "mm_bf16", {{"M", 512}, {"N", 512}, {"K", 262144}}, "longk"},
+    {"gemm.kiln", "mm_tf32_tn_batched", {{"B", 2}, {"M", 100}, {"N", 264}, {"K", 8200}}, "longk"},
 };
 
 std::shared_ptr<const kiln::ir::BoundIr> bound_op(const Case& c) {
@@ -353,8 +357,8 @@ TEST_CASE("linear_dropout_softmax: split-K, transposed W as a view, dropout epil
 }
 
 TEST_CASE("sm_90a: k-contiguous f32 matmuls and conv2d take the wgmma templates (goldens, plan choices)") {
-  // The linear seed: 128 tiles of 128x128 for 132 SMs: one K slice in tf32 (the GEMM reads W
-  // once at ~2.8 TB/s), also one in fp32 (3xTF32), then the fused split-K softmax.
+  // The linear seed: 128 tiles of 128x128 for 132 SMs: one K slice, then the fused split-K
+  // softmax. tf32 on the TMA engine (7 stages of 32 KB); fp32 (3xTF32) on WgGemmSplitK.
   for (const auto precision : {kiln::Precision::fp32_accurate, kiln::Precision::tf32}) {
     const bool tf32 = precision == kiln::Precision::tf32;
     CAPTURE(tf32);
@@ -364,30 +368,32 @@ TEST_CASE("sm_90a: k-contiguous f32 matmuls and conv2d take the wgmma templates 
     for (std::size_t k = 0; k < g.sources.size(); ++k)
       check_golden("source/" + name + "_k" + std::to_string(k) + ".cu", g.sources[k].text);
     REQUIRE(g.plan.kernels.size() == 2);
-    CHECK(g.plan.kernels[0].template_name == "gemm_wgmma_split_k");
+    CHECK(g.plan.kernels[0].template_name == (tf32 ? "gemm_tma" : "gemm_wgmma_split_k"));
     CHECK(g.plan.kernels[1].template_name == "gemm_split_k_softmax");
     const auto& gemm = g.sources[0].text;
-    CHECK(has(gemm, "#include \"kiln/gemm_sm90.cuh\""));
-    CHECK(has(gemm, tf32 ? "kiln::sm90::WgGemmSplitK<kiln::Tf32," : "kiln::sm90::WgGemmSplitK<kiln::Tf32x3,"));
-    CHECK((gemm_config(g, 0).stages == (tf32 ? 6 : 4) && gemm_config(g, 0).split_k == 1));
-    CHECK(has(gemm, "__launch_bounds__(256)"));
-    CHECK(g.plan.kernels[0].block.x == 256);
+    CHECK(has(gemm, tf32 ? "#include \"kiln/gemm_tma.cuh\"" : "#include \"kiln/gemm_sm90.cuh\""));
+    CHECK(has(gemm, tf32 ? "kiln::sm90::TmaGemm<float," : "kiln::sm90::WgGemmSplitK<kiln::Tf32x3,"));
+    CHECK((gemm_config(g, 0).stages == (tf32 ? 7 : 4) && gemm_config(g, 0).split_k == 1));
+    CHECK(has(gemm, tf32 ? "__launch_bounds__(384, 1)" : "__launch_bounds__(256)"));
+    CHECK(g.plan.kernels[0].block.x == (tf32 ? 384 : 256));
     CHECK(g.plan.kernels[0].grid.x == 128);
     CHECK(g.plan.kernels[0].grid.z == 1);
-    // 6 (tf32) or 4 + the lo buffer (3xTF32) stages of 32 KB, plus 1 KB of alignment slack.
-    CHECK(g.plan.kernels[0].shared_bytes == (tf32 ? 6 : 5) * 32768 + 1024);
+    // tf32: 7 stages of 32 KB + the alignment slack and barriers; 3xTF32: 4 + the lo buffer.
+    CHECK(g.plan.kernels[0].shared_bytes == (tf32 ? 7 * 32768 + 1024 + 7 * 16 : 5 * 32768 + 1024));
     CHECK((gemm_config(g, 1).kind == kiln::GemmKind::SplitKSoftmax && gemm_config(g, 1).split_k == 1 &&
            gemm_config(g, 1).threads == 512));
-    CHECK(has(g.plan.kernels[0].reason, "sm_90a wgmma"));
+    CHECK(has(g.plan.kernels[0].reason, tf32 ? "TMA engine" : "sm_90a wgmma"));
+    if (tf32) CHECK(has(gemm, "Kernel::run(tmap_a, tmap_b, ws_splitk5, kiln::gemm::Identity{});"));
   }
-  // A linear layer with a long K and few tiles: K slices so one wave covers the SMs, the bias and
-  // relu in the reduce kernel; M = 33 and N = 7 are tails of one tile.
+  // A tf32 linear layer with a long K and few tiles: K slices on the TMA engine so one wave covers
+  // the SMs, the bias and relu in the reduce kernel; M = 33 and N = 7 are tails of one tile.
   {
     const auto g = generate(kCases[9], "sm_90a", kiln::Precision::fp32_accurate);
     check_golden("plan/gemm_bias_relu_splitk_sm90a.txt", g.plan.text());
     REQUIRE(g.plan.kernels.size() == 2);
-    CHECK(g.plan.kernels[0].template_name == "gemm_wgmma_split_k");
-    CHECK(g.plan.kernels[0].grid.z == 7);   // min(132 / 1 tile, 16, 4000 / 512)
+    CHECK(g.plan.kernels[0].template_name == "gemm_tma");
+    CHECK(gemm_config(g, 0).split_k == 31);   // min(132 / 1 tile, 125 k tiles / 4)
+    CHECK(g.plan.kernels[0].grid.x == 31);
     CHECK(g.plan.kernels[1].template_name == "gemm_split_k_reduce");
   }
   // Many tiles, tf32 on the op, both operands k-contiguous: the TMA engine, the epilogue (bias,
@@ -673,6 +679,32 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
     REQUIRE(t.plan.kernels.size() == 3);
     CHECK((gemm_config(t, 0).prep == 1 && gemm_config(t, 1).prep == 2 && t.plan.kernels[0].grid.z == 3));
     CHECK(t.plan.kernels[2].template_name == "gemm_tma");
+  }
+  // A long K with few tiles: (slice, tile) units on the engine, partial sums to a workspace
+  // [splits][batch][M][N], and the split-K reduce stores through the epilogue.
+  {
+    const auto g = generate(kCases[34], "sm_90a");
+    check_golden("plan/mm_bf16_longk_sm90a.txt", g.plan.text());
+    check_golden("source/mm_bf16_longk_sm90a_k0.cu", g.sources[0].text);
+    REQUIRE(g.plan.kernels.size() == 2);
+    const auto& c = gemm_config(g, 0);
+    // 8 tiles of 128x256, 16 slices of 256 k tiles each: 128 units for 132 SMs.
+    CHECK((c.kind == kiln::GemmKind::Tma && c.bm == 128 && c.bn == 256 && c.split_k == 16 && !c.stream_c));
+    CHECK(g.plan.kernels[0].grid.x == 128);
+    CHECK(g.plan.kernels[0].stores.empty());
+    CHECK(has(g.sources[0].text, "Kernel::run(tmap_a, tmap_b, ws_splitk2, kiln::gemm::Identity{});"));
+    CHECK(g.plan.kernels[1].template_name == "gemm_split_k_reduce");
+    CHECK(g.plan.kernels[1].stores.size() == 1);
+    CHECK(gemm_config(g, 1).split_k == 16);
+    const auto t = generate(kCases[35], "sm_90a", kiln::Precision::tf32);
+    REQUIRE(t.plan.kernels.size() == 4);   // two pre-passes, the engine, the reduce
+    CHECK((t.plan.kernels[2].template_name == "gemm_tma" && t.plan.kernels[3].template_name == "gemm_split_k_reduce"));
+    const auto& tc = gemm_config(t, 2);
+    // 2 batches x 1 x 2 tiles of 128x256, 33 slices of 7 or 8 k tiles of 32: 132 units
+    CHECK((tc.bn == 256 && tc.split_k == 33 && tc.batch == 2 && t.plan.kernels[2].grid.x == 132));
+    CHECK(t.plan.kernels[3].stores.size() == 1);
+    // A short K (1000) with few tiles keeps one slice.
+    CHECK(gemm_config(generate(kCases[24], "sm_90a"), 0).split_k == 1);
   }
   // Rows that are not a multiple of 16 bytes (K = 1001 bf16), the portable sm_90 target, or sm_80:
   // the mma.sync Gemm. 16-bit operands never go to the f32-only WgGemm.

@@ -87,7 +87,7 @@ inline const char* enum_name(GemmLayout l) { return l == GemmLayout::RowMajor ? 
   X(int, wn, 0)                                                                                   \
   X(int, stages, 0)                 /* cp.async ring depth */                                     \
   X(int, b_stages, 0)               /* SmallKWgmma: the ring of B blocks */                       \
-  X(int, split_k, 1)                /* K slices (split-K kinds and their reduce) */               \
+  X(int, split_k, 1)                /* K slices (split-K kinds, Tma, and their reduce) */         \
   X(bool, vec_a, false)             /* 16-byte loads of A / B, 16-byte stores of C */             \
   X(bool, vec_b, false)                                                                           \
   X(bool, vec_c, false)                                                                           \
@@ -196,7 +196,7 @@ constexpr int kTransposePrepThreads = 256;
 //   Gemm, SplitK:          grid (tiles N, tiles M, batch * split_k), 32 * warps threads
 //   Wgmma, WgmmaSplitK:    the same grid, a warpgroup per 64 rows
 //   SmallK, SmallKWgmma:   min(tiles, ctas_per_sm * sm_count) persistent CTAs
-//   Tma:                   min(tiles of all batches, sm_count) persistent CTAs
+//   Tma:                   min(tiles of all batches x split_k, sm_count) persistent CTAs
 //   SmallKPrep:            B column blocks, then A blocks of 8 elements a thread
 //   SplitKReduce:          a thread per output; SplitKSoftmax, SoftmaxFinalize: a CTA per row
 //   TransposePrep:         (column tiles, K tiles, batches of the operand) of 32 x 32
@@ -218,7 +218,7 @@ KILN_RULE constexpr launch::Geometry gemm_geometry(const GemmConfig& c, int sm_c
       break;
     case GemmKind::Tma:
       g.block.x = tma_gemm_threads(c.bm);
-      g.grid.x = launch::min_ll(tiles_m * tiles_n * c.batch, 1LL * sm_count);
+      g.grid.x = launch::min_ll(tiles_m * tiles_n * c.batch * c.split_k, 1LL * sm_count);
       break;
     case GemmKind::TransposePrep:
       g.block.x = c.threads;
