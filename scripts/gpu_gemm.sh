@@ -2,7 +2,8 @@
 # The GEMM engine on the GPU machine, in one call (expects .gpu/ from scripts/gpu_build.sh):
 #   1. every op of specs/gemm.kiln checked against the float64 reference (NaN-poisoned outputs),
 #      at its default dims and at shapes that pick each tile configuration of the TMA engine
-#      (64x128, 128x128, 128x256) with ragged M, N and K, tf32 through the transposing pre-pass;
+#      (64x128, 128x128, 128x256) with ragged M, N and K, tf32 through the transposing pre-pass,
+#      and rows that are not a multiple of 16 bytes through the padding pre-pass (OperandPrep);
 #      the tf32 linear layer of specs/matmul.kiln;
 #   2. the GEMM sweep of bench/bench.py (kiln beside cuBLAS, torch.compile and a Triton matmul).
 # Usage: bash scripts/gpu_gemm.sh [checks] [sweep] [bench.py options...]   (default: both parts)
@@ -45,6 +46,17 @@ if [[ "$parts" == *checks* ]]; then
   check specs/gemm.kiln --op mm_tf32_tn_batched -D B=2 -D M=2048 -D N=4096 -D K=200
   check specs/gemm.kiln --op linear_bf16_gelu -D B=4096 -D IN=136 -D OUT=4096
   check specs/matmul.kiln --op gemm_bias_relu -D B=1000 -D IN=1000 -D OUT=1000
+  # rows that are not a multiple of 16 bytes: OperandPrep copies (k contiguous) or transposes the
+  # operand into a k-major workspace with rows padded to 16 bytes, and the engine maps that
+  check specs/gemm.kiln --op mm_bf16 -D M=1001 -D N=1003 -D K=1999            # both padded, then split-K
+  check specs/gemm.kiln --op mm_f16_tt -D M=1003 -D N=2000 -D K=777            # A transposed, B copied
+  check specs/gemm.kiln --op mm_bf16_tn -D M=1001 -D N=1024 -D K=1000          # A transposed, B in place
+  check specs/gemm.kiln --op mm_tf32 -D M=1000 -D N=1001 -D K=999              # tf32 k-strided B, K % 4 != 0
+  check specs/gemm.kiln --op mm_tf32_nt -D M=1000 -D N=1000 -D K=999           # both copied
+  check specs/gemm.kiln --op mm_tf32_tn_batched -D B=3 -D M=1000 -D N=520 -D K=999   # batched transposes
+  check specs/gemm.kiln --op mm_f16_batched -D B=3 -D M=1000 -D N=264 -D K=1001      # batched copy, B broadcast
+  check specs/gemm.kiln --op mm_bf16 -D M=300 -D N=520 -D K=20001              # padded A, split-K
+  check specs/gemm.kiln --op linear_bf16_gelu -D B=1000 -D IN=1001 -D OUT=1000 # padded, bias + gelu epilogue
   echo "gemm checks: $failed failed" | tee -a "$out/gemm_checks.log"
 fi
 

@@ -31,7 +31,7 @@ std::string pointer_of(const Plan& plan, ir::NodeId leaf) { return UnitParts::po
 
 // The leaf a matmul operand is read from: the operand, or the Input under a transposed view. (Not
 // from the config's layout: the TMA engine's config describes what it maps, which after a
-// TransposePrep is the workspace, not the operand.)
+// OperandPrep is the workspace, not the operand.)
 ir::NodeId operand_leaf(const Plan& plan, const PlannedKernel& k, int i) {
   const ir::NodeId op = plan.ir().node(k.anchor).operands[static_cast<std::size_t>(i)];
   return plan.leaves.count(op) ? op : plan.ir().node(op).operands[0];
@@ -185,7 +185,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
   // The TMA engine writes partial sums to a workspace (one slice or more) when a reduce follows.
   const bool tma_split = kind == GemmKind::Tma && workspace_arg(plan, k) >= 0;
   const bool split = kind == GemmKind::SplitK || kind == GemmKind::WgmmaSplitK || tma_split;
-  const bool prep = kind == GemmKind::SmallKPrep || kind == GemmKind::TransposePrep;
+  const bool prep = kind == GemmKind::SmallKPrep || kind == GemmKind::OperandPrep;
   const std::string out = split || prep ? "" : UnitParts::pointer_name(plan, k.stores[0].buffer);
   const std::string sig = "float acc, Index batch, Index row, Index col";
   std::vector<std::string> lines;
@@ -269,12 +269,16 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       }
       break;
     }
-    case GemmKind::TransposePrep: {
+    case GemmKind::OperandPrep: {
       const int which = config.prep - 1;
-      c.line("// operand {} ([K, {}], k not contiguous) to k-contiguous rows in the workspace (the tf32 TMA engine)",
-             which == 0 ? "A" : "B", which == 0 ? "M" : "N");
-      c.line("using Prep = kiln::gemm::TransposePrep<Index, kK, kiln::prep_cols(kConfig), kiln::prep_batches(kConfig), "
-             "kiln::prep_ld(kConfig), kiln::prep_stride(kConfig), kConfig.threads>;");
+      const bool k_contig = prep_k_contig(config);
+      c.line("// operand {} ([{}], {}) to k-contiguous rows of {} elements in the workspace (the TMA engine)",
+             which == 0 ? "A" : "B", k_contig ? (which == 0 ? "M, K" : "N, K") : (which == 0 ? "K, M" : "K, N"),
+             k_contig ? "a pitched copy" : "a transpose", prep_ldw(config));
+      c.line("using Prep = kiln::gemm::OperandPrep<{}, Index, kiln::prep_rows(kConfig), kK, "
+             "kiln::prep_batches(kConfig), kiln::prep_ld(kConfig),", elem);
+      c.line("    kiln::prep_stride(kConfig), kiln::prep_k_contig(kConfig), kiln::prep_ldw(kConfig), "
+             "kConfig.threads>;");
       unit.body = fmt::format("  Prep::run({}, {});", pointer_of(plan, operand_leaf(plan, k, which)),
                               workspace_pointer(plan, k));
       type = "Prep";

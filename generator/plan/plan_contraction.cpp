@@ -2,7 +2,8 @@
 //
 // [Note: how a contraction is planned]
 // Operands are read in place: a leaf, or a Permute of a leaf that swaps the last two dims
-// (transpose(w)) and becomes a column-major flag (takes_view), never a copy. Any other
+// (transpose(w)) and becomes a column-major flag (takes_view), never a copy (but for the TMA
+// engine's pre-pass, below). Any other
 // elementwise operand is stored first by the planner (prologue = false). Batch dims
 // flatten to one batch index: an operand either has all of the output's batch dims
 // (batch stride M*K) or none of them / only extent 1 (stride 0, broadcast).
@@ -24,7 +25,14 @@
 //     transposed view: a linear layer) and 16-byte rows takes the wgmma templates of
 //     gemm_sm90.cuh instead (WgGemm, or WgGemmSplitK + the same reduce kernels; a following
 //     softmax always takes the fused SplitKSoftmax, even with one K slice), unless a softmax
-//     follows with enough tiles for the row-statistics Gemm.
+//     follows with enough tiles for the row-statistics Gemm;
+//   - before those, on sm_90a: f16 / bf16 in any layout and f32 in tf32 take the TMA engine
+//     (TmaGemm, split-K on it for a long K with few tiles). It reads operands through tensor
+//     maps, which need 16-byte strides, and wgmma reads f32 only k-major, so an operand that is
+//     neither (f32 with k strided, or a row of 4799 bf16) is first copied by OperandPrep into a
+//     k-major workspace whose rows are padded to 16 bytes (prep_ldw), and the engine maps that.
+//     The copy is a pass over the operand and a launch: padding is only planned where the
+//     product is large (kPadMinFlops), else the mma.sync Gemm reads the operand in place.
 // SmallK and split-K kernels set `min_blocks` (CTAs per SM), which becomes the second
 // __launch_bounds__ argument so the registers allow that many resident CTAs.
 // Conv2d: DepthwiseDirect when groups == C (memory-bound), else ConvNchw (implicit GEMM), or on
@@ -297,16 +305,50 @@ void plan_wgmma(Planner& p, PlannedKernel& kn, GemmConfig g, const std::string& 
   add_split_k_reduce(p, kn, ws, softmax, vec_c, stream_c);
 }
 
-// The TMA engine (gemm_tma.cuh, sm_90a): f16 / bf16 in any layout, or f32 as tf32, where every
-// row and batch stride the engine maps is a multiple of 16 bytes (a tensor map's strides). A
-// softmax over the rows (f32) is fused into the split-K reduce (SplitKSoftmax) where the tiles
-// are few (fewer than two per SM); with more, the row-statistics Gemm keeps it (the engine keeps
-// no row statistics). wgmma reads f32 only k-major, so an f32 operand whose k is not contiguous
-// (B row-major, A transposed) goes through TransposePrep into a k-contiguous workspace first (its
-// rows then need K % 4 == 0). 3xTF32 stays on WgGemm (its split pass rewrites each stage in
+// The TMA engine (gemm_tma.cuh, sm_90a): f16 / bf16 in any layout, or f32 as tf32, read through
+// tensor maps, whose row and batch strides must be multiples of 16 bytes. A softmax over the rows
+// (f32) is fused into the split-K reduce (SplitKSoftmax) where the tiles are few (fewer than two
+// per SM); with more, the row-statistics Gemm keeps it (the engine keeps no row statistics).
+// An operand the engine cannot map as stored goes through OperandPrep first, into a k-major
+// workspace [batches][rows][prep_ldw] (rows padded to 16 bytes) that the engine maps instead:
+//   - f32 whose k is not contiguous (B row-major, A transposed): wgmma reads f32 only k-major, so
+//     it is transposed;
+//   - any operand whose row or batch stride is not a multiple of 16 bytes (bf16 with K = 4799):
+//     copied (k contiguous) or transposed (k strided) to padded rows.
+// 16-bit operands with 16-byte strides are read in place in any layout. A pre-pass that pads
+// (the copy exists only to pad, or the transposed rows are not 16 bytes long) must pay for its
+// launch and its pass over the operand: the product needs kPadMinFlops, else the mma.sync Gemm
+// reads the operand in place. 3xTF32 stays on WgGemm (its split pass rewrites each stage in
 // shared memory).
-bool tma_needs_transpose(const GemmConfig& g, int which) {
+// 2^30 flops is ~2 µs of the engine at full rate, about one launch: below it the padded path's
+// extra launch and pass over the operand cost what the engine saves over the mma.sync Gemm's one
+// launch (an estimate, not a measurement).
+constexpr double kPadMinFlops = 1073741824.0;
+
+bool tma_transposes(const GemmConfig& g, int which) {
   return g.elem_bytes == 4 && !(which == 1 ? gemm_a_k_contig(g) : gemm_b_k_contig(g));
+}
+
+bool tma_misaligned(const GemmConfig& g, const Operand& o) {
+  return o.ld * g.elem_bytes % 16 != 0 || o.batch_stride * g.elem_bytes % 16 != 0;
+}
+
+bool tma_needs_prep(const GemmConfig& g, int which, const Operand& o) {
+  return tma_transposes(g, which) || tma_misaligned(g, o);
+}
+
+// The pre-pass of operand `which` (1: A, 2: B): the operand as stored.
+GemmConfig prep_config(const GemmConfig& g, int which) {
+  GemmConfig pc = g;
+  pc.kind = GemmKind::OperandPrep;
+  pc.prep = which;
+  pc.threads = kOperandPrepThreads;
+  return pc;
+}
+
+// Does the pre-pass pad (rather than transpose an f32 operand into rows that need no padding)?
+bool tma_pads(const GemmConfig& g, int which, const Operand& o) {
+  return tma_needs_prep(g, which, o) && (!tma_transposes(g, which) || prep_ldw(prep_config(g, which)) != g.k);
 }
 
 bool tma_fits(const Planner& p, const GemmConfig& g, const Operand& a, const Operand& b, bool softmax) {
@@ -319,22 +361,42 @@ bool tma_fits(const Planner& p, const GemmConfig& g, const Operand& a, const Ope
   constexpr std::int64_t kCoord = std::int64_t{1} << 31, kStride = std::int64_t{1} << 40;
   for (std::int64_t extent : {g.m, g.n, g.k, g.batch})
     if (extent >= kCoord) return false;
+  const double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) *
+                       static_cast<double>(g.batch);
   for (int which : {1, 2}) {
     const Operand& o = which == 1 ? a : b;
-    const std::int64_t rows = which == 1 ? g.m : g.n;
-    if (tma_needs_transpose(g, which)) {
-      // The workspace [batches][rows][K] is what the engine maps; the pre-pass's grid is (rows / 32,
-      // K / 32, batches of the operand), and y and z stop at 65535 (launch::kMaxGridY).
-      const std::int64_t batches = o.batch_stride != 0 ? g.batch : 1;
-      if (g.k % 4 != 0 || ceil_div(g.k, kTransposeTile) > launch::kMaxGridY || batches > launch::kMaxGridY ||
-          rows * g.k * e >= kStride)
-        return false;
-    } else if (o.ld * e >= kStride || o.batch_stride * e >= kStride || o.ld * e % 16 != 0 ||
-               o.batch_stride * e % 16 != 0) {
-      return false;
+    if (!tma_needs_prep(g, which, o)) {
+      if (o.ld * e >= kStride || o.batch_stride * e >= kStride) return false;
+      continue;
     }
+    if (tma_pads(g, which, o) && flops < kPadMinFlops) return false;
+    // The workspace [batches][rows][ldw] is what the engine maps; the pre-pass's grid y and z stop
+    // at 65535 (launch::kMaxGridY).
+    const GemmConfig pc = prep_config(g, which);
+    const launch::Geometry geo = gemm_geometry(pc, p.target().sm_count, 1);
+    if (geo.grid.y > launch::kMaxGridY || geo.grid.z > launch::kMaxGridY || prep_rows(pc) * prep_ldw(pc) * e >= kStride)
+      return false;
   }
   return true;
+}
+
+// Why operand `which` has a pre-pass, and what it writes (`ws_elems` elements of the workspace).
+std::string prep_reason(const GemmConfig& g, int which, const Operand& o, DType et, std::int64_t ws_elems) {
+  const GemmConfig pc = prep_config(g, which);
+  const std::int64_t e = g.elem_bytes, rows = prep_rows(pc), ldw = prep_ldw(pc);
+  const bool k_contig = prep_k_contig(pc);
+  // A transposed operand's stored strides do not matter (the engine maps the workspace), its row length does.
+  const bool transposes = tma_transposes(g, which);
+  const char* strides = "a tensor map's strides must be multiples of 16 bytes";
+  const std::string because = !transposes ? std::string(strides)
+                              : ldw != g.k ? fmt::format("wgmma reads f32 operands only k-major; {}", strides)
+                                           : std::string("wgmma reads f32 operands only k-major");
+  return fmt::format("operand {} ({} stored [{}, {}], {} contiguous, rows of {} bytes) {} to k-contiguous rows of {} "
+                     "bytes{} in a workspace ({:.1f} MB) for the TMA engine: {}",
+                     which == 1 ? "A" : "B", dtype_name(et), k_contig ? rows : g.k, k_contig ? g.k : rows,
+                     k_contig ? "k" : which == 1 ? "m" : "n", o.ld * e, k_contig ? "copied" : "transposed", g.k * e,
+                     ldw != g.k ? fmt::format(" padded to {}", ldw * e) : std::string(),
+                     static_cast<double>(ws_elems * e) / 1e6, because);
 }
 
 // What the engine maps for one operand: a leaf, or the pre-pass's workspace.
@@ -376,9 +438,9 @@ std::int64_t tma_splits(std::int64_t sms, std::int64_t tiles, std::int64_t k_til
 // whose 128x128 tiles cannot fill half the SMs is split instead (tma_splits): 128x256 tiles where
 // there are still at least 4 slices per tile, else 128x128; the slices' partial sums go to a
 // workspace and SplitKReduce (or SplitKSoftmax) adds them and applies the epilogue. BK is one
-// 128-byte swizzle atom of k (64 f16 / bf16, 32 f32); as many stages as fit, at most 8. f32
-// operands that are not k-contiguous get a TransposePrep kernel each first (kn becomes the first
-// of them; the engine follows, then the reduce).
+// 128-byte swizzle atom of k (64 f16 / bf16, 32 f32); as many stages as fit, at most 8. Operands
+// the engine cannot map as stored (tma_fits) get an OperandPrep kernel each first, and the engine
+// maps its workspace (kn becomes the first of them; the engine follows, then the reduce).
 void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, const Operand& b, DType et,
               const std::string& why, bool softmax, bool vec_c, bool stream_c) {
   const std::int64_t sms = p.target().sm_count;
@@ -387,27 +449,21 @@ void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, con
   GemmConfig mg = g;   // the engine's config: what it maps
   std::vector<PlannedKernel> preps;
   for (int which : {1, 2}) {
-    if (!tma_needs_transpose(g, which)) continue;
+    const Operand& o = which == 1 ? a : b;
+    if (!tma_needs_prep(g, which, o)) continue;
     MappedOperand& m = which == 1 ? ma : mb;
-    const std::int64_t rows = which == 1 ? g.m : g.n;
-    const std::int64_t batches = m.batch_stride != 0 ? g.batch : 1;
-    GemmConfig pc = g;   // the operand as stored
-    pc.kind = GemmKind::TransposePrep;
-    pc.prep = which;
-    pc.threads = kTransposePrepThreads;
-    const int ws = p.add_workspace(fmt::format("kmajor_{}{}", which == 1 ? "a" : "b", kn.anchor), DType::f32,
-                                   {batches, rows, g.k});
+    const GemmConfig pc = prep_config(g, which);
+    const std::int64_t rows = prep_rows(pc), ldw = prep_ldw(pc), batches = prep_batches(pc);
+    const int ws = p.add_workspace(fmt::format("kmajor_{}{}", which == 1 ? "a" : "b", kn.anchor), et,
+                                   {batches, rows, ldw});
     PlannedKernel prep;
     prep.anchor = kn.anchor;
-    prep.template_name = "gemm_transpose_prep";
+    prep.template_name = "gemm_operand_prep";
     prep.args.push_back(buffer_arg(p, ws, true));
     set_launch(p, prep, pc);
-    prep.reason = fmt::format("operand {} (stored [{}, {}], {} contiguous) to k-contiguous rows in a workspace ({:.1f} "
-                              "MB) for the tf32 TMA engine: wgmma reads f32 operands only k-major",
-                              which == 1 ? "A" : "B", g.k, rows, which == 1 ? "m" : "n",
-                              static_cast<double>(batches * rows * g.k) * 4 / 1e6);
+    prep.reason = prep_reason(g, which, o, et, batches * rows * ldw);
     preps.push_back(std::move(prep));
-    m = {ws, g.k, m.batch_stride != 0 ? rows * g.k : 0};
+    m = {ws, ldw, o.batch_stride != 0 ? rows * ldw : 0};
     if (which == 1) mg.layout_a = GemmLayout::RowMajor, mg.lda = m.ld, mg.stride_a = m.batch_stride;
     else mg.layout_b = GemmLayout::ColMajor, mg.ldb = m.ld, mg.stride_b = m.batch_stride;
   }
@@ -457,12 +513,12 @@ void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, con
                             "warpgroup{} of m64n{} + a TMA producer warpgroup), {} stages, {} persistent CTAs over {} "
                             "tiles{} in groups of {} tile rows{}; {}",
                             g.m, g.n, g.k, g.batch,
-                            gemm_a_k_contig(g)          ? "k-contiguous"
-                            : tma_needs_transpose(g, 1) ? "k-contiguous after the pre-pass"
-                                                        : "m-contiguous",
-                            gemm_b_k_contig(g)          ? "k-contiguous"
-                            : tma_needs_transpose(g, 2) ? "k-contiguous after the pre-pass"
-                                                        : "n-contiguous",
+                            tma_needs_prep(g, 1, a) ? "k-contiguous after the pre-pass"
+                            : gemm_a_k_contig(g)    ? "k-contiguous"
+                                                    : "m-contiguous",
+                            tma_needs_prep(g, 2, b) ? "k-contiguous after the pre-pass"
+                            : gemm_b_k_contig(g)    ? "k-contiguous"
+                                                    : "n-contiguous",
                             mg.bm, mg.bn, mg.bk, mg.bm / 64, mg.bm > 64 ? "s" : "", mg.bn, mg.stages, main.grid.x,
                             tiles(mg.bm, mg.bn), split_why, mg.group_m, mg.stream_c ? ", streaming stores" : "", why);
   std::optional<PlannedKernel> reduce;

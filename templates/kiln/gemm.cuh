@@ -65,6 +65,12 @@
 //    applies the epilogue, merges the row's (max, sum exp) in the block and writes
 //    Y = softmax(epi(A·B)) once. f32 output, Y 16-byte aligned for the vector path (N % 4 == 0).
 //
+// 2d) kiln::gemm::OperandPrep<E, Index, Rows, K, Batches, ld, stride, kKContig, ldw, Threads>
+//       static __device__ void run(const E* operand, E* workspace);
+//    The TMA engine's pre-pass (gemm_tma.cuh): one operand (f32 whose k is not contiguous, or any
+//    operand whose strides are not multiples of 16 bytes) into workspace[Batches][Rows][ldw], k
+//    contiguous, rows padded to 16 bytes. Launch and pad columns: at the struct.
+//
 // 3) kiln::gemm::SoftmaxFinalize<Index, M, N, NumTiles, Threads>
 //      static __device__ void run(float* Y, const float* row_stats);
 //    In place: Y[row, :] = exp(Y - rowmax) / rowsum, rowmax/rowsum combined from the kRowStats
@@ -521,34 +527,65 @@ struct GemmSplitK {
   }
 };
 
-// dst[b][c][r] = src[b * kStride + r * kLd + c] for r < Rows, c < Cols: an f32 operand whose k
-// (r) is not contiguous, written k-contiguous for the tf32 TMA engine (wgmma reads f32 only
-// k-major). grid = (ceil(Cols / 32), ceil(Rows / 32), Batches), block = Threads (a multiple of 32):
-// a 32 x 32 tile through shared memory (rows padded to 33: conflict-free both ways), coalesced
-// 128-byte reads and writes per warp.
-template <class Index, long long Rows, long long Cols, long long Batches, long long kLd, long long kStride,
-          int Threads>
-struct TransposePrep {
+// One operand of the TMA engine copied k-major into a workspace the engine can map:
+//   dst[b][r][k] = src[b * kStride + (kKContig ? r * kLd + k : k * kLd + r)]   r < Rows, k < K
+// (r: the operand's m or n), with dst rows kLdw elements apart (config/gemm.h's prep_ldw: K
+// rounded up to 16 bytes, a tensor map's stride rule). Two things bring an operand here: wgmma
+// reads f32 only k-major (a k-strided f32 operand is transposed), and a tensor map needs every
+// stride to be a multiple of 16 bytes (an operand whose rows are not is copied to padded rows).
+// The pad columns K <= k < kLdw need not be written: the engine's map has the true K as its
+// inner extent, so TMA zero-fills a box past it and never reads them (the copy's last vector of a
+// row happens to cover them and writes zeros; the transpose leaves them alone).
+// grid = (ceil(Rows / 32), ceil(kLdw / kKBlock), Batches), block = Threads (whole warps, <= 1024):
+//   k-strided ([K][Rows]): a 32 x 32 tile through shared memory, rows padded by one 4-byte word
+//     (conflict-free both ways), reads coalesced along the rows, writes along k;
+//   k-contiguous ([Rows][K], kLd the pitch): a warp per row reads 32 16-byte vectors' worth of k
+//     element by element (coalesced; the rows are not 16-byte aligned, that is why we are here),
+//     stages them in shared memory and writes them as 16-byte stores (512 bytes per warp).
+template <class E, class Index, long long Rows, long long K_, long long Batches, long long kLd, long long kStride,
+          bool kKContig, long long kLdw, int Threads>
+struct OperandPrep {
   static constexpr int kThreads = Threads;
-  static constexpr int kTile = kTransposeTile;   // config/gemm.h
-  static_assert(Threads % kTile == 0 && Threads <= kTile * kTile, "whole rows of the tile per pass");
+  static constexpr int kTile = kPrepTile;              // config/gemm.h: rows of the operand per CTA
+  static constexpr int kWarps = Threads / 32;
+  static constexpr int kVec = 16 / int(sizeof(E));     // elements per 16-byte store
+  static constexpr long long kKBlock = kKContig ? 32 * kVec : kTile;   // config/gemm.h's prep_k_block
+  static_assert(Threads % 32 == 0 && kWarps <= kTile, "whole warps, at most one per row of the block");
+  static_assert(kLdw >= K_ && kLdw % kVec == 0, "rows of whole 16-byte vectors (prep_ldw)");
 
-  static __device__ __forceinline__ void run(const float* src, float* dst) {
-    __shared__ float tile[kTile][kTile + 1];
-    const long long c0 = (long long)blockIdx.x * kTile, r0 = (long long)blockIdx.y * kTile;
-    const int lane = threadIdx.x % kTile, row = threadIdx.x / kTile;
-    const float* s = src + Index(blockIdx.z) * Index(kStride);
+  static __device__ __forceinline__ void run(const E* src, E* dst) {
+    const long long r0 = (long long)blockIdx.x * kTile, k0 = (long long)blockIdx.y * kKBlock;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const E zero = from_float<E>(0.f);
+    const E* s = src + Index(blockIdx.z) * Index(kStride);
+    E* d = dst + Index(blockIdx.z) * Index(Rows * kLdw);
+    if constexpr (kKContig) {
+      __shared__ __align__(16) E line[kWarps][32 * kVec];   // one row's block of k per warp
+      for (int i = warp; i < kTile && r0 + i < Rows; i += kWarps) {
+        const E* row = s + Index(r0 + i) * Index(kLd);
 #pragma unroll
-    for (int i = row; i < kTile; i += Threads / kTile) {
-      const long long r = r0 + i, c = c0 + lane;
-      tile[i][lane] = r < Rows && c < Cols ? s[Index(r) * Index(kLd) + Index(c)] : 0.f;
-    }
-    __syncthreads();
-    float* d = dst + Index(blockIdx.z) * Index(Rows * Cols);
-#pragma unroll
-    for (int i = row; i < kTile; i += Threads / kTile) {
-      const long long c = c0 + i, r = r0 + lane;
-      if (c < Cols && r < Rows) d[Index(c) * Index(Rows) + Index(r)] = tile[lane][i];
+        for (int j = 0; j < kVec; ++j) {
+          const long long k = k0 + j * 32 + lane;
+          line[warp][j * 32 + lane] = k < K_ ? row[Index(k)] : zero;
+        }
+        __syncwarp();
+        const long long k = k0 + lane * kVec;
+        if (k < kLdw)
+          store_vec<E, kVec>(d + Index(r0 + i) * Index(kLdw) + Index(k), load_vec<E, kVec>(&line[warp][lane * kVec]));
+        __syncwarp();   // the line is rewritten for the warp's next row
+      }
+    } else {
+      constexpr int kPad = 4 / int(sizeof(E));   // one 4-byte word: rows land on distinct banks
+      __shared__ E tile[kTile][kTile + kPad];
+      for (int i = warp; i < kTile; i += kWarps) {   // source row k0 + i, operand rows r0 + lane
+        const long long k = k0 + i, r = r0 + lane;
+        tile[i][lane] = k < K_ && r < Rows ? s[Index(k) * Index(kLd) + Index(r)] : zero;
+      }
+      __syncthreads();
+      for (int i = warp; i < kTile; i += kWarps) {   // operand row r0 + i, k0 + lane
+        const long long r = r0 + i, k = k0 + lane;
+        if (r < Rows && k < K_) d[Index(r) * Index(kLdw) + Index(k)] = tile[lane][i];
+      }
     }
   }
 };

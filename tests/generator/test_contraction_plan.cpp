@@ -65,13 +65,17 @@ const std::vector<Case> kCases = {
     {"gemm.kiln", "mm_bf16_nt", {{"M", 7}, {"N", 33}, {"K", 1001}}, "misaligned"},
     // 31: a 3xTF32 linear layer (WgGemm on sm_90a: the TMA engine takes tf32 only).
     {"matmul.kiln", "linear_bias", {}, "default"},
-    // 32, 33: tf32 with operands whose k is not contiguous: TransposePrep, then the engine.
+    // 32, 33: tf32 with operands whose k is not contiguous: OperandPrep (a transpose), then the engine.
     {"gemm.kiln", "mm_tf32", {}, "default"},
     {"gemm.kiln", "mm_tf32_tn_batched", {}, "default"},
     // 34, 35: a long K whose tiles cannot fill the SMs: split-K on the engine (bf16; tf32 after the
     // pre-pass, batched).
     {"gemm.kiln", "mm_bf16", {{"M", 512}, {"N", 512}, {"K", 262144}}, "longk"},
     {"gemm.kiln", "mm_tf32_tn_batched", {{"B", 2}, {"M", 100}, {"N", 264}, {"K", 8200}}, "longk"},
+    // 36, 37: rows that are not a multiple of 16 bytes (bf16 K = 4799, N = 3331; tf32 K = 999): on
+    // sm_90a both operands are copied k-major into padded rows, then the engine.
+    {"gemm.kiln", "mm_bf16", {{"M", 6007}, {"N", 3331}, {"K", 4799}}, "pad"},
+    {"gemm.kiln", "mm_tf32_nt", {{"M", 1000}, {"N", 1000}, {"K", 999}}, "pad"},
 };
 
 std::shared_ptr<const kiln::ir::BoundIr> bound_op(const Case& c) {
@@ -216,7 +220,7 @@ TEST_CASE("every contraction kernel: the planner's launch is its config's rule, 
   }
   // Every kind of both families was seen.
   for (const char* kind : {"gemm Gemm", "gemm SplitK", "gemm SplitKReduce", "gemm SplitKSoftmax", "gemm SoftmaxFinalize",
-                           "gemm SmallK", "gemm SmallKPrep", "gemm SmallKWgmma", "gemm Wgmma", "gemm WgmmaSplitK", "gemm Tma", "gemm TransposePrep",
+                           "gemm SmallK", "gemm SmallKPrep", "gemm SmallKWgmma", "gemm Wgmma", "gemm WgmmaSplitK", "gemm Tma", "gemm OperandPrep",
                            "conv Nchw", "conv Depthwise", "conv Wgmma"}) {
     CAPTURE(kind);
     CHECK(kinds.count(kind) == 1);
@@ -654,7 +658,7 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
   // An epilogue (bias, gelu) in the consumers; tf32 with both operands k-contiguous: 32-wide k tiles.
   CHECK(has(generate(kCases[28], "sm_90a").sources[0].text, "struct Epilogue"));
   CHECK(gemm_config(generate(kCases[29], "sm_90a", kiln::Precision::tf32), 0).bk == 32);
-  // tf32 a·b: B (n-contiguous) goes through TransposePrep into a k-contiguous workspace, which the
+  // tf32 a·b: B (n-contiguous) goes through OperandPrep into a k-contiguous workspace, which the
   // engine maps; aᵀ·b batched: both operands, each batch (the first pre-pass takes the anchor's
   // slot, the engine comes last and stores).
   {
@@ -663,7 +667,7 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
     for (std::size_t k = 0; k < g.sources.size(); ++k)
       check_golden("source/mm_tf32_sm90a_k" + std::to_string(k) + ".cu", g.sources[k].text);
     REQUIRE(g.plan.kernels.size() == 2);
-    CHECK(g.plan.kernels[0].template_name == "gemm_transpose_prep");
+    CHECK(g.plan.kernels[0].template_name == "gemm_operand_prep");
     CHECK(g.plan.kernels[0].stores.empty());
     CHECK((gemm_config(g, 0).prep == 2 && g.plan.kernels[0].grid.x == 32 && g.plan.kernels[0].grid.y == 32));
     CHECK(g.plan.kernels[1].template_name == "gemm_tma");
@@ -706,8 +710,102 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
     // A short K (1000) with few tiles keeps one slice.
     CHECK(gemm_config(generate(kCases[24], "sm_90a"), 0).split_k == 1);
   }
-  // Rows that are not a multiple of 16 bytes (K = 1001 bf16), the portable sm_90 target, or sm_80:
-  // the mma.sync Gemm. 16-bit operands never go to the f32-only WgGemm.
+  // Rows that are not a multiple of 16 bytes in a large product: each such operand is copied k-major
+  // by OperandPrep into a workspace whose rows are padded to 16 bytes (prep_ldw), and the engine
+  // maps the workspace with the true K (TMA zero-fills past it; the pad columns are never read).
+  {
+    auto maps_of = [](const kiln::PlannedKernel& kn) {
+      std::map<std::string, kiln::TensorMapSpec> maps;
+      for (const auto& a : kn.args)
+        if (a.kind == kiln::KernelArg::Kind::TensorMap) maps[a.name] = a.tensor_map;
+      return maps;
+    };
+    auto workspace_bytes = [](const Generated& g, const char* prefix) {   // kmajor_a / kmajor_b + the anchor
+      for (const auto& b : g.plan.buffers)
+        if (b.kind == kiln::BufferKind::Workspace && b.name.rfind(prefix, 0) == 0) return b.bytes;
+      return std::int64_t{-1};
+    };
+    // 6007x3331x4799 bf16 a·b: A [M, K] rows of 9598 bytes (a pitched copy, 32 rows x 32 16-byte
+    // vectors per CTA), B [K, N] rows of 6662 bytes (transposed in 32 x 32 tiles); both to rows of
+    // 4800 bf16 (9600 bytes). The engine then reads both k-major: 128x256 tiles, 4 stages.
+    const auto g = generate(kCases[36], "sm_90a");
+    check_golden("plan/mm_bf16_pad_sm90a.txt", g.plan.text());
+    for (std::size_t k = 0; k < 2; ++k)
+      check_golden("source/mm_bf16_pad_sm90a_k" + std::to_string(k) + ".cu", g.sources[k].text);
+    REQUIRE(g.plan.kernels.size() == 3);
+    CHECK((g.plan.kernels[0].template_name == "gemm_operand_prep" &&
+           g.plan.kernels[1].template_name == "gemm_operand_prep" && g.plan.kernels[2].template_name == "gemm_tma"));
+    const auto& pa = gemm_config(g, 0);
+    const auto& pb = gemm_config(g, 1);
+    CHECK((pa.kind == kiln::GemmKind::OperandPrep && pa.prep == 1 && kiln::prep_k_contig(pa) &&
+           kiln::prep_ldw(pa) == 4800 && pa.threads == 256));
+    CHECK((pb.kind == kiln::GemmKind::OperandPrep && pb.prep == 2 && !kiln::prep_k_contig(pb) &&
+           kiln::prep_ldw(pb) == 4800));
+    CHECK((g.plan.kernels[0].grid.x == 188 && g.plan.kernels[0].grid.y == 19 && g.plan.kernels[0].grid.z == 1));
+    CHECK((g.plan.kernels[1].grid.x == 105 && g.plan.kernels[1].grid.y == 150 && g.plan.kernels[1].grid.z == 1));
+    CHECK(has(g.sources[0].text, "kiln::gemm::OperandPrep<__nv_bfloat16, Index, kiln::prep_rows(kConfig), kK,"));
+    CHECK(has(g.sources[0].text, "Prep::run(in_a, ws_kmajor_a2);"));
+    CHECK(has(g.sources[1].text, "Prep::run(in_b, ws_kmajor_b2);"));
+    // The reasons say why each copy exists.
+    CHECK(has(g.plan.kernels[0].reason, "copied to k-contiguous rows of 9598 bytes padded to 9600"));
+    CHECK(has(g.plan.kernels[1].reason, "n contiguous, rows of 6662 bytes) transposed"));
+    CHECK(has(g.plan.kernels[1].reason, "a tensor map's strides must be multiples of 16 bytes"));
+    CHECK(workspace_bytes(g, "kmajor_a") == 6007LL * 4800 * 2);
+    CHECK(workspace_bytes(g, "kmajor_b") == 3331LL * 4800 * 2);
+    const auto& mc = gemm_config(g, 2);
+    CHECK((mc.kind == kiln::GemmKind::Tma && mc.layout_a == kiln::GemmLayout::RowMajor &&
+           mc.layout_b == kiln::GemmLayout::ColMajor && mc.lda == 4800 && mc.ldb == 4800 && mc.bm == 128 &&
+           mc.bn == 256 && mc.bk == 64 && mc.stages == 4 && mc.split_k == 1));
+    CHECK(g.plan.kernels[2].stores.size() == 1);
+    auto maps = maps_of(g.plan.kernels[2]);
+    CHECK(maps["tmap_a"].dims == std::vector<std::int64_t>{4799, 6007, 1});
+    CHECK(maps["tmap_a"].strides == std::vector<std::int64_t>{4800 * 2, 6007LL * 4800 * 2});
+    CHECK(maps["tmap_b"].dims == std::vector<std::int64_t>{4799, 3331, 1});
+    CHECK(maps["tmap_b"].strides == std::vector<std::int64_t>{4800 * 2, 3331LL * 4800 * 2});
+    CHECK(maps["tmap_b"].box == std::vector<int>{64, 256, 1});
+
+    // tf32 a·bᵀ with K = 999: both operands k-contiguous but rows of 3996 bytes: two pitched copies
+    // to rows of 1000 f32 (32 rows x 32 vectors of 4 per CTA), then the engine with 32-wide k tiles.
+    const auto t = generate(kCases[37], "sm_90a");
+    check_golden("plan/mm_tf32_nt_pad_sm90a.txt", t.plan.text());
+    REQUIRE(t.plan.kernels.size() == 3);
+    for (std::size_t k = 0; k < 2; ++k) {
+      const auto& pc = gemm_config(t, k);
+      CHECK((pc.kind == kiln::GemmKind::OperandPrep && pc.prep == int(k) + 1 && kiln::prep_k_contig(pc) &&
+             kiln::prep_ldw(pc) == 1000));
+      CHECK((t.plan.kernels[k].grid.x == 32 && t.plan.kernels[k].grid.y == 8 && t.plan.kernels[k].grid.z == 1));
+      CHECK(has(t.sources[k].text, "kiln::gemm::OperandPrep<float, Index,"));
+      CHECK(has(t.plan.kernels[k].reason, "rows of 3996 bytes padded to 4000"));
+    }
+    CHECK(workspace_bytes(t, "kmajor_a") == 1000LL * 1000 * 4);
+    CHECK(workspace_bytes(t, "kmajor_b") == 1000LL * 1000 * 4);
+    const auto& tc = gemm_config(t, 2);
+    CHECK((tc.kind == kiln::GemmKind::Tma && tc.lda == 1000 && tc.ldb == 1000 && tc.bk == 32));
+    maps = maps_of(t.plan.kernels[2]);
+    CHECK(maps["tmap_a"].dims == std::vector<std::int64_t>{999, 1000, 1});
+    CHECK(maps["tmap_a"].strides == std::vector<std::int64_t>{1000 * 4, 1000LL * 1000 * 4});
+    CHECK(maps["tmap_b"].strides == std::vector<std::int64_t>{1000 * 4, 1000LL * 1000 * 4});
+
+    // Batched aᵀ·b in tf32 with K = 999: both operands transposed (as before), now into padded rows,
+    // each batch of the workspace rows x ldw apart.
+    const Case batched{"gemm.kiln", "mm_tf32_tn_batched", {{"B", 3}, {"M", 1000}, {"N", 520}, {"K", 999}}, "pad"};
+    const auto tb = generate(batched, "sm_90a");
+    REQUIRE(tb.plan.kernels.size() == 3);
+    CHECK((!kiln::prep_k_contig(gemm_config(tb, 0)) && tb.plan.kernels[0].grid.z == 3 &&
+           tb.plan.kernels[0].grid.y == 32));
+    CHECK(has(tb.plan.kernels[0].reason, "transposed to k-contiguous rows of 3996 bytes padded to 4000"));
+    CHECK(has(tb.plan.kernels[0].reason, "wgmma reads f32 operands only k-major"));
+    CHECK(workspace_bytes(tb, "kmajor_b") == 3LL * 520 * 1000 * 4);
+    maps = maps_of(tb.plan.kernels[2]);
+    CHECK(maps["tmap_b"].dims == std::vector<std::int64_t>{999, 520, 3});
+    CHECK(maps["tmap_b"].strides == std::vector<std::int64_t>{1000 * 4, 520LL * 1000 * 4});
+    // A small product pads nothing (kPadMinFlops): tf32 a·b with K = 99 stays on the mma.sync path.
+    const Case small{"gemm.kiln", "mm_tf32", {{"M", 100}, {"N", 100}, {"K", 99}}, "small"};
+    for (const auto& kn : generate(small, "sm_90a").plan.kernels) CHECK(kn.template_name == "gemm");
+  }
+  // Rows that are not a multiple of 16 bytes in a small product (K = 1001 bf16, 7x33: the copy would
+  // not pay), the portable sm_90 target, or sm_80: the mma.sync Gemm. 16-bit operands never go to
+  // the f32-only WgGemm.
   CHECK(generate(kCases[30], "sm_90a").plan.kernels[0].template_name == "gemm");
   CHECK(generate(kCases[24], "sm_90").plan.kernels[0].template_name == "gemm");
   CHECK(generate(kCases[24], "sm_80").plan.kernels[0].template_name == "gemm");

@@ -31,7 +31,7 @@ enum class GemmKind : int {
   Wgmma,            // sm90::WgGemm
   WgmmaSplitK,      // sm90::WgGemmSplitK
   Tma,              // sm90::TmaGemm: TMA ring, a producer warpgroup, wgmma consumers, persistent
-  TransposePrep,    // gemm::TransposePrep: an f32 operand made k-contiguous (workspace) for Tma
+  OperandPrep,      // gemm::OperandPrep: an operand copied k-major, rows padded to 16 bytes, for Tma
 };
 
 // f32 products (kiln::Ieee / Tf32 / Tf32x3 in mma.cuh); 16-bit inputs ignore it.
@@ -54,7 +54,7 @@ inline const char* enum_name(GemmKind k) {
     case GemmKind::Wgmma: return "Wgmma";
     case GemmKind::WgmmaSplitK: return "WgmmaSplitK";
     case GemmKind::Tma: return "Tma";
-    case GemmKind::TransposePrep: return "TransposePrep";
+    case GemmKind::OperandPrep: return "OperandPrep";
   }
   return "?";
 }
@@ -96,7 +96,7 @@ inline const char* enum_name(GemmLayout l) { return l == GemmLayout::RowMajor ? 
   X(int, threads, 0)                /* block of the follow-ups and the pre-pass */                \
   X(long long, tiles_n, 0)          /* SoftmaxFinalize: statistics per row */                     \
   X(int, group_m, 0)                /* Tma: tile rows per group of the rasterization */          \
-  X(int, prep, 0)                   /* TransposePrep: the operand, 1 (A) or 2 (B) */
+  X(int, prep, 0)                   /* OperandPrep: the operand, 1 (A) or 2 (B) */
 KILN_CONFIG(GemmConfig, KILN_GEMM_FIELDS);
 
 // ---------------------------------------------------------------- shared memory
@@ -176,20 +176,38 @@ KILN_RULE constexpr long long gemm_smem(const GemmConfig& c) {
   }
 }
 
-// TransposePrep's operand, stored [K, cols] (A transposed: cols = M; B row-major: cols = N): its
-// columns, row stride, batch stride and batches (1 when broadcast). It writes [batches][cols][K].
-KILN_RULE constexpr long long prep_cols(const GemmConfig& c) { return c.prep == 1 ? c.m : c.n; }
+// OperandPrep's operand as stored (prep 1: A, whose rows are m; prep 2: B, whose rows are n): its
+// rows, row stride, batch stride, batches (1 when broadcast), and whether k is its contiguous
+// dim ([rows][K]) or not ([K][rows]). It writes [batches][rows][prep_ldw] (k contiguous), which
+// the TMA engine maps.
+KILN_RULE constexpr long long prep_rows(const GemmConfig& c) { return c.prep == 1 ? c.m : c.n; }
 KILN_RULE constexpr long long prep_ld(const GemmConfig& c) { return c.prep == 1 ? c.lda : c.ldb; }
 KILN_RULE constexpr long long prep_stride(const GemmConfig& c) { return c.prep == 1 ? c.stride_a : c.stride_b; }
 KILN_RULE constexpr long long prep_batches(const GemmConfig& c) { return prep_stride(c) != 0 ? c.batch : 1; }
+KILN_RULE constexpr bool prep_k_contig(const GemmConfig& c) {
+  return c.prep == 1 ? gemm_a_k_contig(c) : gemm_b_k_contig(c);
+}
+// The workspace's row length in elements: K rounded up to a multiple of 16 bytes (a tensor map's
+// row stride must be one). The pre-pass writes rows this far apart, the planner sizes the
+// workspace and the engine's map stride with it, and the launch covers it.
+KILN_RULE constexpr long long prep_ldw(const GemmConfig& c) {
+  const long long per_16_bytes = 16 / c.elem_bytes;
+  return (c.k + per_16_bytes - 1) / per_16_bytes * per_16_bytes;
+}
 
 // ---------------------------------------------------------------- launch
 
 constexpr int kSmallKPrepThreads = 256;   // SmallKPrep::kThreads
 constexpr int kSmallKPrepCols = 32;       // SmallKPrep::kCols: B columns per CTA
 constexpr int kSplitKReduceThreads = 256;
-constexpr int kTransposeTile = 32;            // TransposePrep::kTile: a 32 x 32 tile per CTA
-constexpr int kTransposePrepThreads = 256;
+constexpr int kPrepTile = 32;             // OperandPrep::kTile: 32 rows of the operand per CTA
+constexpr int kOperandPrepThreads = 256;
+
+// The k extent of one OperandPrep CTA: a 32 x 32 tile through shared memory when k is not the
+// stored contiguous dim, otherwise 32 16-byte vectors of k per row (a warp's coalesced 512 bytes).
+KILN_RULE constexpr long long prep_k_block(const GemmConfig& c) {
+  return prep_k_contig(c) ? kPrepTile * (16 / c.elem_bytes) : kPrepTile;
+}
 
 // The launch of the config's kernel. Persistent kinds (SmallK, SmallKWgmma) run at most
 // `ctas_per_sm` CTAs on each of `sm_count` SMs.
@@ -199,7 +217,8 @@ constexpr int kTransposePrepThreads = 256;
 //   Tma:                   min(tiles of all batches x split_k, sm_count) persistent CTAs
 //   SmallKPrep:            B column blocks, then A blocks of 8 elements a thread
 //   SplitKReduce:          a thread per output; SplitKSoftmax, SoftmaxFinalize: a CTA per row
-//   TransposePrep:         (column tiles, K tiles, batches of the operand) of 32 x 32
+//   OperandPrep:           (32-row blocks, k blocks over the padded row, batches of the operand);
+//                          a k block is 32 k (transpose) or 32 16-byte vectors (pitched copy)
 KILN_RULE constexpr launch::Geometry gemm_geometry(const GemmConfig& c, int sm_count, int ctas_per_sm) {
   launch::Geometry g;
   g.shared_bytes = gemm_smem(c);
@@ -220,9 +239,10 @@ KILN_RULE constexpr launch::Geometry gemm_geometry(const GemmConfig& c, int sm_c
       g.block.x = tma_gemm_threads(c.bm);
       g.grid.x = launch::min_ll(tiles_m * tiles_n * c.batch * c.split_k, 1LL * sm_count);
       break;
-    case GemmKind::TransposePrep:
+    case GemmKind::OperandPrep:
       g.block.x = c.threads;
-      g.grid = {launch::ceil_div(prep_cols(c), kTransposeTile), launch::ceil_div(c.k, kTransposeTile), prep_batches(c)};
+      g.grid = {launch::ceil_div(prep_rows(c), kPrepTile), launch::ceil_div(prep_ldw(c), prep_k_block(c)),
+                prep_batches(c)};
       break;
     case GemmKind::SmallK:
       g.block.x = 32LL * (c.bm / c.wm) * (c.bn / c.wn);
