@@ -42,6 +42,12 @@ if [[ "$parts" == *checks* ]]; then
   check specs/gemm.kiln --op mm_tf32_tn_batched -D B=2 -D M=100 -D N=264 -D K=8200
   check specs/gemm.kiln --op linear_bf16_gelu -D B=64 -D IN=30000 -D OUT=1000
   check specs/linear_dropout_softmax.kiln --precision tf32 -D B=33 -D IN=5000 -D OUT=1000
+  # skinny products (Gemv): vector and element loads, split K, the column sweep, M or N of 1..16
+  check specs/gemm.kiln --op gemv_f32 -D M=4096 -D K=65536
+  check specs/gemm.kiln --op gemv_f32 -D M=3 -D K=100001
+  check specs/gemm.kiln --op linear_bf16_skinny -D B=16 -D IN=4096 -D OUT=5000
+  check specs/gemm.kiln --op linear_bf16_skinny -D B=1 -D IN=1001 -D OUT=7
+  check specs/gemm.kiln --op mm_skinny_tn_batched -D B=3 -D M=4096 -D N=16 -D K=2000
   check specs/gemm.kiln --op mm_f16_batched -D B=3 -D M=1000 -D N=264 -D K=520
   check specs/gemm.kiln --op mm_tf32_tn_batched -D B=2 -D M=2048 -D N=4096 -D K=200
   check specs/gemm.kiln --op linear_bf16_gelu -D B=4096 -D IN=136 -D OUT=4096

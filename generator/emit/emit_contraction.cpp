@@ -182,9 +182,10 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
   const char* elem = storage_type(plan.ir().node(a).dtype);
   const char* prec = precision_type(config.precision);
   c.line("constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;");
-  // The TMA engine writes partial sums to a workspace (one slice or more) when a reduce follows.
-  const bool tma_split = kind == GemmKind::Tma && workspace_arg(plan, k) >= 0;
-  const bool split = kind == GemmKind::SplitK || kind == GemmKind::WgmmaSplitK || tma_split;
+  // The TMA engine and Gemv write partial sums to a workspace (one slice or more) when a reduce
+  // follows.
+  const bool ws_split = (kind == GemmKind::Tma || kind == GemmKind::Gemv) && workspace_arg(plan, k) >= 0;
+  const bool split = kind == GemmKind::SplitK || kind == GemmKind::WgmmaSplitK || ws_split;
   const bool prep = kind == GemmKind::SmallKPrep || kind == GemmKind::OperandPrep;
   const std::string out = split || prep ? "" : UnitParts::pointer_name(plan, k.stores[0].buffer);
   const std::string sig = "float acc, Index batch, Index row, Index col";
@@ -261,7 +262,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
              "kConfig.stride_c,");
       c.line("    kConfig.bm, kConfig.bn, kConfig.bk, kConfig.stages, kConfig.group_m, kConfig.split_k, kConfig.vec_c, "
              "kConfig.stream_c>;");
-      if (tma_split) {   // partial sums into the workspace; the reduce kernel finishes
+      if (ws_split) {   // partial sums into the workspace; the reduce kernel finishes
         unit.body = fmt::format("  Kernel::run(tmap_a, tmap_b, {}, kiln::gemm::Identity{{}});", workspace_pointer(plan, k));
       } else {
         const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
@@ -282,6 +283,23 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       unit.body = fmt::format("  Prep::run({}, {});", pointer_of(plan, operand_leaf(plan, k, which)),
                               workspace_pointer(plan, k));
       type = "Prep";
+      dynamic_smem = false;
+      break;
+    }
+    case GemmKind::Gemv: {
+      c.line("// a skinny product: the big operand streamed once (16-byte loads where vec), f32 FMA");
+      c.line("using Kernel = kiln::gemm::Gemv<{}, Index, kiln::gemv_rows(kConfig), kiln::gemv_p(kConfig), kK, kBatch,", elem);
+      c.line("    kiln::gemv_big_is_a(kConfig), kiln::gemv_big_k_contig(kConfig), kiln::gemv_ld_big(kConfig),");
+      c.line("    kiln::gemv_stride_big(kConfig), kiln::gemv_x_k(kConfig), kiln::gemv_x_p(kConfig), kiln::gemv_stride_x(kConfig),");
+      c.line("    kConfig.ldc, kConfig.stride_c, int(kiln::gemv_block_rows(kConfig)), kiln::gemv_vec(kConfig),");
+      c.line("    kiln::gemv_vec_x(kConfig), kConfig.split_k, kConfig.threads>;");
+      if (ws_split) {
+        unit.body = fmt::format("  Kernel::run({}, {}, {}, kiln::gemm::Identity{{}});", pointer_of(plan, a),
+                                pointer_of(plan, bl), workspace_pointer(plan, k));
+      } else {
+        const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
+        unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), out, epi);
+      }
       dynamic_smem = false;
       break;
     }
@@ -308,7 +326,10 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
   unit.constants = c.str();
   const bool sm90 = kind == GemmKind::Wgmma || kind == GemmKind::WgmmaSplitK || kind == GemmKind::SmallKPrep ||
                     kind == GemmKind::SmallKWgmma;
-  unit.includes = includes(plan, k, kind == GemmKind::Tma ? "gemm_tma.cuh" : sm90 ? "gemm_sm90.cuh" : "gemm.cuh");
+  unit.includes = includes(plan, k, kind == GemmKind::Tma    ? "gemm_tma.cuh"
+                                    : kind == GemmKind::Gemv ? "gemv.cuh"
+                                    : sm90                   ? "gemm_sm90.cuh"
+                                                             : "gemm.cuh");
   template_checks(k, unit, type, dynamic_smem,
                   fmt::format("kiln::gemm_geometry(kConfig, {}, {})", plan.target.sm_count, k.min_blocks));
 }

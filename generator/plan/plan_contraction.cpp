@@ -591,6 +591,64 @@ bool plan_small_k_wgmma(Planner& p, PlannedKernel& kn, GemmConfig g, const std::
   return true;
 }
 
+// The skinny product (gemv.cuh, any target): M or N at most kGemvMaxP, so the product is bound
+// by reading the larger operand once; tensor-core tiles of 64 or more rows would waste most of
+// their work and re-read it. No fused softmax (a row of at most 16 is not worth a kernel of its
+// own; the general path keeps it). f32 FMA in every precision: the products of tf32-rounded or
+// 16-bit inputs are exact in f32, so the result is at least as accurate as the tensor cores'.
+//   Row dot (the big operand k-contiguous): 8 rows per block of 8 warps when there are at least
+//   64 rows per SM, else one row per block, its 8 warps splitting k.
+//   Column sweep (k strided): 32 vectors of rows per block, the 8 warps splitting k.
+// The k range splits across blocks (grid y) until one wave of 8 blocks per SM is covered, each
+// slice at least one unrolled step of loads; the slices go to a workspace and SplitKReduce adds
+// them in order and applies the epilogue. Returns false where the grid does not fit.
+bool plan_gemv(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, const Operand& b, const std::string& why,
+               bool vec_c, bool stream_c) {
+  const std::int64_t sms = p.target().sm_count;
+  const std::int64_t v = 16 / g.elem_bytes;
+  const bool aligned = p.target().aligned16;
+  g.kind = GemmKind::Gemv;
+  g.threads = kGemvThreads;
+  const bool big_a = gemv_big_is_a(g);
+  const Operand& big = big_a ? a : b;
+  const Operand& x = big_a ? b : a;
+  (big_a ? g.vec_a : g.vec_b) = aligned && big.ld % v == 0 && big.batch_stride % v == 0;
+  (big_a ? g.vec_b : g.vec_a) = aligned && gemv_x_k(g) == 1 && (gemv_p(g) == 1 || gemv_x_p(g) % v == 0) &&
+                                x.batch_stride % v == 0;
+  const std::int64_t rows = gemv_rows(g);
+  const bool row_dot = gemv_big_k_contig(g);
+  g.bm = row_dot && rows * g.batch >= 64 * sms ? 8 : 1;
+  const std::int64_t blocks = ceil_div(rows, gemv_block_rows(g)) * g.batch;
+  const std::int64_t min_chunk = row_dot ? (kGemvThreads / 32 / g.bm) * 32LL * gemv_vec(g) * 4 : 8LL * 16;
+  const std::int64_t splits = std::clamp<std::int64_t>(ceil_div(8 * sms, blocks), 1,
+                                                       std::max<std::int64_t>(1, std::min<std::int64_t>(
+                                                           launch::kMaxGridY, g.k / min_chunk)));
+  if (g.batch > launch::kMaxGridY) return false;
+  g.split_k = static_cast<int>(splits);
+  kn.template_name = "gemv";
+  const std::string head = fmt::format(
+      "matmul {}x{}x{} batch {}: {} <= {}: Gemv, {} ({} {} rows, {}{}) against {} column{} of {}, f32 FMA, {} "
+      "blocks x {} K slices{}",
+      g.m, g.n, g.k, g.batch, big_a ? "N" : "M", kGemvMaxP,
+      row_dot ? fmt::format("row dot, {} row{} per block", g.bm, g.bm > 1 ? "s" : "")
+              : std::string("column sweep, 32 lanes of rows per block"),
+      rows, big_a ? "A" : "B", row_dot ? "k-contiguous" : "k-strided",
+      gemv_vec(g) > 1 ? ", 16-byte loads" : ", element loads", gemv_p(g), gemv_p(g) > 1 ? "s" : "", big_a ? "B" : "A",
+      blocks, splits, splits > 1 ? " (partial sums to a workspace; a deterministic reduce kernel applies the epilogue)"
+                                 : "");
+  // `why` names the f32 precision asked for; 16-bit inputs are widened to f32 (no tensor cores).
+  kn.reason = g.elem_bytes == 4 ? fmt::format("{}; {}", head, why)
+                                : fmt::format("{}; 16-bit inputs widened to f32", head);
+  if (splits == 1) {
+    set_launch(p, kn, g);
+    return true;
+  }
+  const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {g.split_k, g.batch, g.m, g.n});
+  set_launch(p, kn, g);
+  add_split_k_reduce(p, kn, ws, false, vec_c, stream_c);
+  return true;
+}
+
 void plan_matmul(Planner& p, PlannedKernel& kn) {
   const auto& node = p.node(kn.anchor);
   const auto& out = p.shape(kn.anchor);
@@ -627,6 +685,8 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   g.stride_a = a.batch_stride, g.stride_b = b.batch_stride, g.stride_c = batch > 1 ? M * N : 0;
   const bool vec_c = aligned && N % 4 == 0;
   const bool stream_c = out_bytes > kStreamBytes && !softmax;
+
+  if (!softmax && std::min(M, N) <= kGemvMaxP && plan_gemv(p, kn, g, a, b, why, vec_c, stream_c)) return;
 
   // Small K: the whole K in one tile, persistent CTAs; bound by the stores of C. What the H100
   // harness (bench/standalone/gemm_check.cu, bench/results/2026-11-22-h100-run5) measured on

@@ -390,9 +390,10 @@ TEST_CASE("sm_90a: k-contiguous f32 matmuls and conv2d take the wgmma templates 
     if (tf32) CHECK(has(gemm, "Kernel::run(tmap_a, tmap_b, ws_splitk5, kiln::gemm::Identity{});"));
   }
   // A tf32 linear layer with a long K and few tiles: K slices on the TMA engine so one wave covers
-  // the SMs, the bias and relu in the reduce kernel; M = 33 and N = 7 are tails of one tile.
+  // the SMs, the bias and relu in the reduce kernel; M = 33 and N = 40 are tails of one tile.
   {
-    const auto g = generate(kCases[9], "sm_90a", kiln::Precision::fp32_accurate);
+    const Case c{"matmul.kiln", "gemm_bias_relu", {{"B", 33}, {"IN", 4000}, {"OUT", 40}}, "splitk40"};
+    const auto g = generate(c, "sm_90a", kiln::Precision::fp32_accurate);
     check_golden("plan/gemm_bias_relu_splitk_sm90a.txt", g.plan.text());
     REQUIRE(g.plan.kernels.size() == 2);
     CHECK(g.plan.kernels[0].template_name == "gemm_tma");
@@ -487,8 +488,8 @@ TEST_CASE("matmul shapes: batch broadcast, transposes, split-K, permuted operand
   CHECK(has(lin.sources[0].text, "__launch_bounds__(256, 2)"));
   CHECK(lin.plan.kernels[1].template_name == "gemm_split_k_reduce");
   CHECK(has(lin.sources[1].text, "in_bias[col]"));
-  // With a bias + relu epilogue, the reduce kernel applies it.
-  const auto skb = generate("gemm_bias_relu", "splitk");
+  // With a bias + relu epilogue, the reduce kernel applies it (N = 40: not a skinny product).
+  const auto skb = generate(Case{"matmul.kiln", "gemm_bias_relu", {{"B", 33}, {"IN", 4000}, {"OUT", 40}}, "splitk40"});
   REQUIRE(skb.plan.kernels.size() == 2);
   CHECK(has(skb.sources[1].text, "in_bias[col]"));
   // attention_scores permutes k's batch dims too: not a transposed view, stored first.
@@ -803,10 +804,62 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
     const Case small{"gemm.kiln", "mm_tf32", {{"M", 100}, {"N", 100}, {"K", 99}}, "small"};
     for (const auto& kn : generate(small, "sm_90a").plan.kernels) CHECK(kn.template_name == "gemm");
   }
-  // Rows that are not a multiple of 16 bytes in a small product (K = 1001 bf16, 7x33: the copy would
-  // not pay), the portable sm_90 target, or sm_80: the mma.sync Gemm. 16-bit operands never go to
-  // the f32-only WgGemm.
-  CHECK(generate(kCases[30], "sm_90a").plan.kernels[0].template_name == "gemm");
+  // Rows that are not a multiple of 16 bytes in a small product (K = 1001 bf16, 7x33: skinny, M = 7):
+  // Gemv; the portable sm_90 target, or sm_80: the mma.sync Gemm. 16-bit operands never go to the
+  // f32-only WgGemm.
+  CHECK(generate(kCases[30], "sm_90a").plan.kernels[0].template_name == "gemv");
   CHECK(generate(kCases[24], "sm_90").plan.kernels[0].template_name == "gemm");
   CHECK(generate(kCases[24], "sm_80").plan.kernels[0].template_name == "gemm");
+}
+
+TEST_CASE("skinny products (M or N at most 16) take Gemv on every target: row dot, column sweep, split K") {
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    CAPTURE(arch);
+    // The GEMV of the benchmark: 4096 rows of A, k-contiguous, 16-byte loads; one row per block
+    // (fewer than 64 rows per SM), its 8 warps splitting K; 4096 blocks fill the GPU: one slice.
+    const auto g = generate(Case{"gemm.kiln", "gemv_f32", {{"M", 4096}, {"K", 262144}}, "bench"}, arch);
+    REQUIRE(g.plan.kernels.size() == 1);
+    CHECK(g.plan.kernels[0].template_name == "gemv");
+    const auto& c = gemm_config(g, 0);
+    CHECK((c.kind == kiln::GemmKind::Gemv && c.bm == 1 && c.split_k == 1 && c.vec_a && c.vec_b));
+    CHECK((kiln::gemv_big_is_a(c) && kiln::gemv_big_k_contig(c) && kiln::gemv_vec(c) == 4 && kiln::gemv_p(c) == 1));
+    CHECK((g.plan.kernels[0].grid.x == 4096 && g.plan.kernels[0].grid.y == 1 && g.plan.kernels[0].block.x == 256));
+    CHECK(has(g.sources[0].text, "#include \"kiln/gemv.cuh\""));
+    CHECK(has(g.sources[0].text, "Kernel::run(in_a, in_x, out_y,"));
+  }
+  // K = 4099 (not a multiple of 4): element loads; 1000 blocks leave room: 2 K slices, then the
+  // reduce. Golden plan and sources.
+  {
+    const auto g = generate(Case{"gemm.kiln", "gemv_f32", {}, "default"}, "sm_90a");
+    check_golden("plan/gemv_f32_sm90a.txt", g.plan.text());
+    for (std::size_t k = 0; k < g.sources.size(); ++k)
+      check_golden("source/gemv_f32_sm90a_k" + std::to_string(k) + ".cu", g.sources[k].text);
+    REQUIRE(g.plan.kernels.size() == 2);
+    CHECK((gemm_config(g, 0).split_k == 2 && !gemm_config(g, 0).vec_a));
+    CHECK(has(g.sources[0].text, "Kernel::run(in_a, in_x, ws_splitk2, kiln::gemm::Identity{});"));
+    CHECK(g.plan.kernels[1].template_name == "gemm_split_k_reduce");
+  }
+  // M = 4: B (W stored [OUT, IN], k-contiguous) is the big operand; x = A, k-contiguous with rows
+  // of 1000 bf16 (16 bytes apart): vector loads of both; the bias in the epilogue.
+  {
+    const auto g = generate(Case{"gemm.kiln", "linear_bf16_skinny", {}, "default"}, "sm_90a");
+    REQUIRE(g.plan.kernels.size() == 1);
+    const auto& c = gemm_config(g, 0);
+    CHECK((!kiln::gemv_big_is_a(c) && kiln::gemv_p(c) == 4 && kiln::gemv_rows(c) == 1003 && kiln::gemv_vec(c) == 8 &&
+           kiln::gemv_vec_x(c) && kiln::gemv_x_k(c) == 1 && kiln::gemv_x_p(c) == 1000));
+    CHECK(has(g.sources[0].text, "struct Epilogue"));
+    CHECK(has(g.plan.kernels[0].reason, "16-bit inputs widened to f32"));
+  }
+  // The big operand m-contiguous (A transposed): the column sweep, 32 lanes of rows per block,
+  // batched (grid z), x = B(k, n) n-contiguous: element loads of x.
+  {
+    const auto g = generate(Case{"gemm.kiln", "mm_skinny_tn_batched", {}, "default"}, "sm_80");
+    const auto& c = gemm_config(g, 0);
+    CHECK((kiln::gemv_big_is_a(c) && !kiln::gemv_big_k_contig(c) && kiln::gemv_block_rows(c) == 32 &&
+           kiln::gemv_x_k(c) == 8 && kiln::gemv_x_p(c) == 1));
+    CHECK((g.plan.kernels[0].grid.x == 32 && g.plan.kernels[0].grid.z == 2));
+  }
+  // 17 columns: not skinny, the tensor-core paths.
+  CHECK(generate(Case{"gemm.kiln", "mm_skinny_tn_batched", {{"N", 17}}, "n17"}, "sm_80").plan.kernels[0].template_name !=
+        "gemv");
 }

@@ -32,6 +32,7 @@ enum class GemmKind : int {
   WgmmaSplitK,      // sm90::WgGemmSplitK
   Tma,              // sm90::TmaGemm: TMA ring, a producer warpgroup, wgmma consumers, persistent
   OperandPrep,      // gemm::OperandPrep: an operand copied k-major, rows padded to 16 bytes, for Tma
+  Gemv,             // gemm::Gemv (gemv.cuh): M or N <= kGemvMaxP, a memory-bound stream, f32 FMA
 };
 
 // f32 products (kiln::Ieee / Tf32 / Tf32x3 in mma.cuh); 16-bit inputs ignore it.
@@ -55,6 +56,7 @@ inline const char* enum_name(GemmKind k) {
     case GemmKind::WgmmaSplitK: return "WgmmaSplitK";
     case GemmKind::Tma: return "Tma";
     case GemmKind::OperandPrep: return "OperandPrep";
+    case GemmKind::Gemv: return "Gemv";
   }
   return "?";
 }
@@ -195,6 +197,39 @@ KILN_RULE constexpr long long prep_ldw(const GemmConfig& c) {
   return (c.k + per_16_bytes - 1) / per_16_bytes * per_16_bytes;
 }
 
+// ---------------------------------------------------------------- the skinny product (Gemv)
+
+constexpr int kGemvMaxP = 16;      // Gemv: the skinny side (M or N) at most this
+constexpr int kGemvThreads = 256;  // Gemv::kThreads: 8 warps
+
+// Gemv streams the larger operand ("big": A when N <= M, else B) against the small one ("x").
+KILN_RULE constexpr bool gemv_big_is_a(const GemmConfig& c) { return c.n <= c.m; }
+KILN_RULE constexpr long long gemv_rows(const GemmConfig& c) { return gemv_big_is_a(c) ? c.m : c.n; }
+KILN_RULE constexpr int gemv_p(const GemmConfig& c) { return int(gemv_big_is_a(c) ? c.n : c.m); }
+KILN_RULE constexpr bool gemv_big_k_contig(const GemmConfig& c) {
+  return gemv_big_is_a(c) ? gemm_a_k_contig(c) : gemm_b_k_contig(c);
+}
+KILN_RULE constexpr long long gemv_ld_big(const GemmConfig& c) { return gemv_big_is_a(c) ? c.lda : c.ldb; }
+KILN_RULE constexpr long long gemv_stride_big(const GemmConfig& c) { return gemv_big_is_a(c) ? c.stride_a : c.stride_b; }
+KILN_RULE constexpr long long gemv_stride_x(const GemmConfig& c) { return gemv_big_is_a(c) ? c.stride_b : c.stride_a; }
+// x(k, p) = X[k * gemv_x_k(c) + p * gemv_x_p(c)]: A(p, k) when x is A, B(k, p) when x is B.
+KILN_RULE constexpr long long gemv_x_k(const GemmConfig& c) {
+  return gemv_big_is_a(c) ? (gemm_b_k_contig(c) ? 1 : c.ldb) : (gemm_a_k_contig(c) ? 1 : c.lda);
+}
+KILN_RULE constexpr long long gemv_x_p(const GemmConfig& c) {
+  return gemv_big_is_a(c) ? (gemm_b_k_contig(c) ? c.ldb : 1) : (gemm_a_k_contig(c) ? c.lda : 1);
+}
+// Elements per load of the big operand (vec_a / vec_b of the big one: 16 bytes, else 1) and of x.
+KILN_RULE constexpr int gemv_vec(const GemmConfig& c) {
+  return (gemv_big_is_a(c) ? c.vec_a : c.vec_b) ? 16 / c.elem_bytes : 1;
+}
+KILN_RULE constexpr bool gemv_vec_x(const GemmConfig& c) { return gemv_big_is_a(c) ? c.vec_b : c.vec_a; }
+// Rows of the big operand per block: bm for the row dot (k contiguous), one warp of vectors for
+// the column sweep.
+KILN_RULE constexpr long long gemv_block_rows(const GemmConfig& c) {
+  return gemv_big_k_contig(c) ? c.bm : 32LL * gemv_vec(c);
+}
+
 // ---------------------------------------------------------------- launch
 
 constexpr int kSmallKPrepThreads = 256;   // SmallKPrep::kThreads
@@ -219,6 +254,7 @@ KILN_RULE constexpr long long prep_k_block(const GemmConfig& c) {
 //   SplitKReduce:          a thread per output; SplitKSoftmax, SoftmaxFinalize: a CTA per row
 //   OperandPrep:           (32-row blocks, k blocks over the padded row, batches of the operand);
 //                          a k block is 32 k (transpose) or 32 16-byte vectors (pitched copy)
+//   Gemv:                  (blocks of the big operand's rows, split_k, batch)
 KILN_RULE constexpr launch::Geometry gemm_geometry(const GemmConfig& c, int sm_count, int ctas_per_sm) {
   launch::Geometry g;
   g.shared_bytes = gemm_smem(c);
@@ -264,6 +300,10 @@ KILN_RULE constexpr launch::Geometry gemm_geometry(const GemmConfig& c, int sm_c
     case GemmKind::SoftmaxFinalize:
       g.block.x = c.threads;
       g.grid.x = c.batch * c.m;
+      break;
+    case GemmKind::Gemv:
+      g.block.x = c.threads;
+      g.grid = {launch::ceil_div(gemv_rows(c), gemv_block_rows(c)), c.split_k, c.batch};
       break;
   }
   return g;
