@@ -48,6 +48,12 @@ if [[ "$parts" == *checks* ]]; then
   check specs/gemm.kiln --op linear_bf16_skinny -D B=16 -D IN=4096 -D OUT=5000
   check specs/gemm.kiln --op linear_bf16_skinny -D B=1 -D IN=1001 -D OUT=7
   check specs/gemm.kiln --op mm_skinny_tn_batched -D B=3 -D M=4096 -D N=16 -D K=2000
+  # 3xTF32 on the engine (fp32 accuracy): the splitting pre-passes, every layout, batched, padded K
+  check specs/matmul.kiln --op matmul_square --precision fp32 -D M=2047 -D N=1100 -D K=1000
+  check specs/matmul.kiln --op matmul_square --precision fp32 -D M=1100 -D N=2047 -D K=999
+  check specs/matmul.kiln --op matmul_transposed --precision fp32 -D M=1500 -D N=1500 -D K=700
+  check specs/matmul.kiln --op matmul_batched --precision fp32 -D B=2 -D M=1024 -D N=1100 -D K=700
+  check specs/matmul.kiln --op linear_bias --precision fp32 -D B=1100 -D IN=900 -D OUT=2000
   check specs/gemm.kiln --op mm_f16_batched -D B=3 -D M=1000 -D N=264 -D K=520
   check specs/gemm.kiln --op mm_tf32_tn_batched -D B=2 -D M=2048 -D N=4096 -D K=200
   check specs/gemm.kiln --op linear_bf16_gelu -D B=4096 -D IN=136 -D OUT=4096

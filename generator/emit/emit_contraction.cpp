@@ -260,8 +260,9 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       c.line("using Kernel = kiln::sm90::TmaGemm<{}, Index, kM, kN, kK, kBatch, kiln::gemm_a_k_contig(kConfig),", elem);
       c.line("    kiln::gemm_b_k_contig(kConfig), kConfig.stride_a != 0, kConfig.stride_b != 0, kConfig.ldc, "
              "kConfig.stride_c,");
-      c.line("    kConfig.bm, kConfig.bn, kConfig.bk, kConfig.stages, kConfig.group_m, kConfig.split_k, kConfig.vec_c, "
-             "kConfig.stream_c>;");
+      c.line("    kConfig.bm, kConfig.bn, kConfig.bk, kConfig.stages, kConfig.group_m, kConfig.split_k, "
+             "kiln::gemm_x3(kConfig),");
+      c.line("    kConfig.vec_c, kConfig.stream_c>;");
       if (ws_split) {   // partial sums into the workspace; the reduce kernel finishes
         unit.body = fmt::format("  Kernel::run(tmap_a, tmap_b, {}, kiln::gemm::Identity{{}});", workspace_pointer(plan, k));
       } else {
@@ -279,7 +280,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       c.line("using Prep = kiln::gemm::OperandPrep<{}, Index, kiln::prep_rows(kConfig), kK, "
              "kiln::prep_batches(kConfig), kiln::prep_ld(kConfig),", elem);
       c.line("    kiln::prep_stride(kConfig), kiln::prep_k_contig(kConfig), kiln::prep_ldw(kConfig), "
-             "kConfig.threads>;");
+             "kiln::gemm_x3(kConfig), kConfig.threads>;");
       unit.body = fmt::format("  Prep::run({}, {});", pointer_of(plan, operand_leaf(plan, k, which)),
                               workspace_pointer(plan, k));
       type = "Prep";

@@ -318,12 +318,18 @@ void plan_wgmma(Planner& p, PlannedKernel& kn, GemmConfig g, const std::string& 
 // 16-bit operands with 16-byte strides are read in place in any layout. A pre-pass that pads
 // (the copy exists only to pad, or the transposed rows are not 16 bytes long) must pay for its
 // launch and its pass over the operand: the product needs kPadMinFlops, else the mma.sync Gemm
-// reads the operand in place. 3xTF32 stays on WgGemm (its split pass rewrites each stage in
-// shared memory).
+// reads the operand in place.
+// 3xTF32 (f32 at fp32 accuracy) takes the engine where the GPU is full and both sides are long
+// (kX3MinSide): every operand then goes through the pre-pass, which also splits it into tf32 hi
+// and lo parts (gemm_x3), and the engine runs three tf32 products per k step. The pre-pass reads
+// the operand once and writes it twice (~6% of the product's time at 8192^3, ~13% at 4096^3; for
+// a linear layer with a small batch it would cost more than the product: WgGemm keeps those, its
+// split pass rewrites each stage in shared memory).
 // 2^30 flops is ~2 µs of the engine at full rate, about one launch: below it the padded path's
 // extra launch and pass over the operand cost what the engine saves over the mma.sync Gemm's one
 // launch (an estimate, not a measurement).
 constexpr double kPadMinFlops = 1073741824.0;
+constexpr std::int64_t kX3MinSide = 1024;
 
 bool tma_transposes(const GemmConfig& g, int which) {
   return g.elem_bytes == 4 && !(which == 1 ? gemm_a_k_contig(g) : gemm_b_k_contig(g));
@@ -334,7 +340,7 @@ bool tma_misaligned(const GemmConfig& g, const Operand& o) {
 }
 
 bool tma_needs_prep(const GemmConfig& g, int which, const Operand& o) {
-  return tma_transposes(g, which) || tma_misaligned(g, o);
+  return gemm_x3(g) || tma_transposes(g, which) || tma_misaligned(g, o);
 }
 
 // The pre-pass of operand `which` (1: A, 2: B): the operand as stored.
@@ -353,7 +359,10 @@ bool tma_pads(const GemmConfig& g, int which, const Operand& o) {
 
 bool tma_fits(const Planner& p, const GemmConfig& g, const Operand& a, const Operand& b, bool softmax) {
   if (p.target().arch != "sm_90a" || !p.target().aligned16) return false;
-  if (g.elem_bytes == 4 && g.precision != MmaPrecision::Tf32) return false;
+  if (g.elem_bytes == 4 && g.precision == MmaPrecision::Ieee) return false;
+  if (gemm_x3(g) && (softmax || std::min(g.m, g.n) < kX3MinSide ||
+                     ceil_div(g.m, 128) * ceil_div(g.n, 128) * g.batch < p.target().sm_count))
+    return false;
   if (softmax && ceil_div(g.m, 128) * ceil_div(g.n, 128) * g.batch >= 2 * p.target().sm_count) return false;
   const std::int64_t e = g.elem_bytes;
   // The template's tile coordinates are int (a TMA coordinate is 32-bit) and a map's strides stay
@@ -374,7 +383,8 @@ bool tma_fits(const Planner& p, const GemmConfig& g, const Operand& a, const Ope
     // at 65535 (launch::kMaxGridY).
     const GemmConfig pc = prep_config(g, which);
     const launch::Geometry geo = gemm_geometry(pc, p.target().sm_count, 1);
-    if (geo.grid.y > launch::kMaxGridY || geo.grid.z > launch::kMaxGridY || prep_rows(pc) * prep_ldw(pc) * e >= kStride)
+    if (geo.grid.y > launch::kMaxGridY || geo.grid.z > launch::kMaxGridY || prep_rows(pc) * prep_ldw(pc) * e >= kStride ||
+        2 * prep_batches(pc) >= kCoord)
       return false;
   }
   return true;
@@ -388,15 +398,16 @@ std::string prep_reason(const GemmConfig& g, int which, const Operand& o, DType 
   // A transposed operand's stored strides do not matter (the engine maps the workspace), its row length does.
   const bool transposes = tma_transposes(g, which);
   const char* strides = "a tensor map's strides must be multiples of 16 bytes";
-  const std::string because = !transposes ? std::string(strides)
+  const std::string because = gemm_x3(g)  ? std::string("3xTF32: tf32 hi and lo parts, three products per k step")
+                              : !transposes ? std::string(strides)
                               : ldw != g.k ? fmt::format("wgmma reads f32 operands only k-major; {}", strides)
                                            : std::string("wgmma reads f32 operands only k-major");
   return fmt::format("operand {} ({} stored [{}, {}], {} contiguous, rows of {} bytes) {} to k-contiguous rows of {} "
-                     "bytes{} in a workspace ({:.1f} MB) for the TMA engine: {}",
+                     "bytes{}{} in a workspace ({:.1f} MB) for the TMA engine: {}",
                      which == 1 ? "A" : "B", dtype_name(et), k_contig ? rows : g.k, k_contig ? g.k : rows,
                      k_contig ? "k" : which == 1 ? "m" : "n", o.ld * e, k_contig ? "copied" : "transposed", g.k * e,
                      ldw != g.k ? fmt::format(" padded to {}", ldw * e) : std::string(),
-                     static_cast<double>(ws_elems * e) / 1e6, because);
+                     gemm_x3(g) ? ", split into hi and lo parts" : "", static_cast<double>(ws_elems * e) / 1e6, because);
 }
 
 // What the engine maps for one operand: a leaf, or the pre-pass's workspace.
@@ -407,8 +418,9 @@ struct MappedOperand {
 
 // A tensor map over a matmul operand (R rows of m or n; k_contig: k is the stored inner dim),
 // 3-D: inner, outer, batch, with the box the template loads (config/gemm.h's tma_box).
+// parts: 2 where the lo parts of 3xTF32 follow the hi parts (2 x the batches).
 KernelArg operand_map(const MappedOperand& o, const char* name, DType dtype, std::int64_t rows, std::int64_t k,
-                      std::int64_t batch, bool k_contig, const TmaBox& box) {
+                      std::int64_t batch, bool k_contig, const TmaBox& box, int parts) {
   const std::int64_t e = static_cast<std::int64_t>(dtype_size(dtype));
   KernelArg arg;
   arg.kind = KernelArg::Kind::TensorMap;
@@ -417,7 +429,7 @@ KernelArg operand_map(const MappedOperand& o, const char* name, DType dtype, std
   arg.name = name;
   const std::int64_t inner = k_contig ? k : rows, outer = k_contig ? rows : k;
   const std::int64_t batches = o.batch_stride != 0 ? batch : 1;
-  arg.tensor_map.dims = {inner, outer, batches};
+  arg.tensor_map.dims = {inner, outer, batches * parts};
   arg.tensor_map.strides = {o.ld * e, (o.batch_stride != 0 ? o.batch_stride : outer * o.ld) * e};
   arg.tensor_map.box = {box.inner, box.outer, 1};
   arg.tensor_map.swizzle = 128;
@@ -434,7 +446,8 @@ std::int64_t tma_splits(std::int64_t sms, std::int64_t tiles, std::int64_t k_til
 }
 
 // The TMA engine's tiles: 128x256 (two consumer warpgroups of m64n256) while those tiles give
-// every SM at least two; 128x128 while they fill the SMs; else 64x128 (one consumer). A long K
+// every SM at least two and three stages of them fit; 128x128 while they fill the SMs; else
+// 64x128 (one consumer). A long K
 // whose 128x128 tiles cannot fill half the SMs is split instead (tma_splits): 128x256 tiles where
 // there are still at least 4 slices per tile, else 128x128; the slices' partial sums go to a
 // workspace and SplitKReduce (or SplitKSoftmax) adds them and applies the epilogue. BK is one
@@ -454,14 +467,15 @@ void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, con
     MappedOperand& m = which == 1 ? ma : mb;
     const GemmConfig pc = prep_config(g, which);
     const std::int64_t rows = prep_rows(pc), ldw = prep_ldw(pc), batches = prep_batches(pc);
+    const std::int64_t parts = gemm_x3(g) ? 2 : 1;
     const int ws = p.add_workspace(fmt::format("kmajor_{}{}", which == 1 ? "a" : "b", kn.anchor), et,
-                                   {batches, rows, ldw});
+                                   {parts * batches, rows, ldw});
     PlannedKernel prep;
     prep.anchor = kn.anchor;
     prep.template_name = "gemm_operand_prep";
     prep.args.push_back(buffer_arg(p, ws, true));
     set_launch(p, prep, pc);
-    prep.reason = prep_reason(g, which, o, et, batches * rows * ldw);
+    prep.reason = prep_reason(g, which, o, et, parts * batches * rows * ldw);
     preps.push_back(std::move(prep));
     m = {ws, ldw, o.batch_stride != 0 ? rows * ldw : 0};
     if (which == 1) mg.layout_a = GemmLayout::RowMajor, mg.lda = m.ld, mg.stride_a = m.batch_stride;
@@ -474,8 +488,9 @@ void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, con
     const bool wide = g.n > 128 && tma_splits(sms, tiles(128, 256), k_tiles, g.k, softmax) >= 4;
     mg.bm = 128, mg.bn = wide ? 256 : 128;
     mg.split_k = static_cast<int>(tma_splits(sms, tiles(mg.bm, mg.bn), k_tiles, g.k, softmax));
-  } else if (tiles(128, 256) >= 2 * sms) {
-    mg.bm = 128, mg.bn = 256;
+  } else if (tiles(128, 256) >= 2 * sms &&
+             tma_gemm_smem(mg.elem_bytes, 128, 256, mg.bk, 3, gemm_x3(mg)) <= smem_limit(p.target())) {
+    mg.bm = 128, mg.bn = 256;   // (3xTF32's hi and lo tiles leave 128x256 two stages: 128x128 keeps three)
   } else if (tiles(128, 128) >= sms) {
     mg.bm = 128, mg.bn = 128;
   } else {
@@ -483,7 +498,7 @@ void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, con
   }
   const bool split = mg.split_k > 1 || softmax;
   mg.stages = 8;
-  while (mg.stages > 2 && tma_gemm_smem(mg.elem_bytes, mg.bm, mg.bn, mg.bk, mg.stages) > smem_limit(p.target()))
+  while (mg.stages > 2 && tma_gemm_smem(mg.elem_bytes, mg.bm, mg.bn, mg.bk, mg.stages, gemm_x3(mg)) > smem_limit(p.target()))
     --mg.stages;
   mg.group_m = 8;
   mg.kind = GemmKind::Tma;
@@ -499,9 +514,9 @@ void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, con
   main.template_name = "gemm_tma";
   main.setmaxnreg = true;
   main.args.push_back(operand_map(ma, "tmap_a", et, mg.m, mg.k, mg.batch, gemm_a_k_contig(mg),
-                                  tma_box(mg.elem_bytes, mg.bm, mg.bk, gemm_a_k_contig(mg))));
+                                  tma_box(mg.elem_bytes, mg.bm, mg.bk, gemm_a_k_contig(mg)), gemm_x3(mg) ? 2 : 1));
   main.args.push_back(operand_map(mb, "tmap_b", et, mg.n, mg.k, mg.batch, gemm_b_k_contig(mg),
-                                  tma_box(mg.elem_bytes, mg.bn, mg.bk, gemm_b_k_contig(mg))));
+                                  tma_box(mg.elem_bytes, mg.bn, mg.bk, gemm_b_k_contig(mg)), gemm_x3(mg) ? 2 : 1));
   set_launch(p, main, mg);
   const std::string split_why =
       !split ? std::string()

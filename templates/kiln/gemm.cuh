@@ -536,6 +536,8 @@ struct GemmSplitK {
 // The pad columns K <= k < kLdw need not be written: the engine's map has the true K as its
 // inner extent, so TMA zero-fills a box past it and never reads them (the copy's last vector of a
 // row happens to cover them and writes zeros; the transpose leaves them alone).
+// kSplit (3xTF32, f32): each value x is written as its tf32 part hi = tf32_rna(x) at dst and
+// lo = x - hi (exact in f32) at dst + Batches * Rows * kLdw (config/gemm.h's prep_split).
 // grid = (ceil(Rows / 32), ceil(kLdw / kKBlock), Batches), block = Threads (whole warps, <= 1024):
 //   k-strided ([K][Rows]): a 32 x 32 tile through shared memory, rows padded by one 4-byte word
 //     (conflict-free both ways), reads coalesced along the rows, writes along k;
@@ -543,7 +545,7 @@ struct GemmSplitK {
 //     element by element (coalesced; the rows are not 16-byte aligned, that is why we are here),
 //     stages them in shared memory and writes them as 16-byte stores (512 bytes per warp).
 template <class E, class Index, long long Rows, long long K_, long long Batches, long long kLd, long long kStride,
-          bool kKContig, long long kLdw, int Threads>
+          bool kKContig, long long kLdw, bool kSplit, int Threads>
 struct OperandPrep {
   static constexpr int kThreads = Threads;
   static constexpr int kTile = kPrepTile;              // config/gemm.h: rows of the operand per CTA
@@ -552,6 +554,20 @@ struct OperandPrep {
   static constexpr long long kKBlock = kKContig ? 32 * kVec : kTile;   // config/gemm.h's prep_k_block
   static_assert(Threads % 32 == 0 && kWarps <= kTile, "whole warps, at most one per row of the block");
   static_assert(kLdw >= K_ && kLdw % kVec == 0, "rows of whole 16-byte vectors (prep_ldw)");
+  static_assert(!kSplit || sizeof(E) == 4, "3xTF32 splits f32 operands");
+  static constexpr long long kLoOffset = Batches * Rows * kLdw;   // the lo parts after the hi parts
+
+  // dst[i] = x (or its hi part, and the lo part kLoOffset further on).
+  static __device__ __forceinline__ void put(E* dst, Index i, E x) {
+    if constexpr (kSplit) {
+      float hi, lo;
+      tf32_split(x, hi, lo);
+      dst[i] = hi;
+      dst[i + Index(kLoOffset)] = lo;
+    } else {
+      dst[i] = x;
+    }
+  }
 
   static __device__ __forceinline__ void run(const E* src, E* dst) {
     const long long r0 = (long long)blockIdx.x * kTile, k0 = (long long)blockIdx.y * kKBlock;
@@ -570,8 +586,17 @@ struct OperandPrep {
         }
         __syncwarp();
         const long long k = k0 + lane * kVec;
-        if (k < kLdw)
-          store_vec<E, kVec>(d + Index(r0 + i) * Index(kLdw) + Index(k), load_vec<E, kVec>(&line[warp][lane * kVec]));
+        if (k < kLdw) {
+          Vec<E, kVec> v = load_vec<E, kVec>(&line[warp][lane * kVec]);
+          E* out = d + Index(r0 + i) * Index(kLdw) + Index(k);
+          if constexpr (kSplit) {
+            Vec<E, kVec> lo;
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) tf32_split(v.v[j], v.v[j], lo.v[j]);
+            store_vec<E, kVec>(out + Index(kLoOffset), lo);
+          }
+          store_vec<E, kVec>(out, v);
+        }
         __syncwarp();   // the line is rewritten for the warp's next row
       }
     } else {
@@ -584,7 +609,7 @@ struct OperandPrep {
       __syncthreads();
       for (int i = warp; i < kTile; i += kWarps) {   // operand row r0 + i, k0 + lane
         const long long r = r0 + i, k = k0 + lane;
-        if (r < Rows && k < K_) d[Index(r) * Index(kLdw) + Index(k)] = tile[lane][i];
+        if (r < Rows && k < K_) put(d, Index(r) * Index(kLdw) + Index(k), tile[lane][i]);
       }
     }
   }

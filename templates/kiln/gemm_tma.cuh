@@ -5,11 +5,14 @@
 // CONTRACT (what the emitter instantiates)
 // --------------------------------------------------------------------------------------------
 // kiln::sm90::TmaGemm<E, Index, M, N, K, Batch, kAKMajor, kBKMajor, kBatchA, kBatchB, ldc, strideC,
-//                     BM, BN, BK, Stages, GroupM, SplitK, kVecC, kStreamC>
+//                     BM, BN, BK, Stages, GroupM, SplitK, kX3, kVecC, kStreamC>
 //   template <class OutT, class Epi>
 //   static __device__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi);
 // C[batch](row, col) = epi(sum_k A(row, k) B(k, col), batch, row, col) for every batch, f32
 // accumulation, stored through gemm::store_fragments (16-byte stores where kVecC).
+// kX3 (3xTF32, E = float): both maps hold tf32 hi parts at batch index b and lo parts at
+// b + (batches of the operand) (gemm::OperandPrep with kSplit writes them so); every stage holds
+// the hi and lo tiles of both, and acc += a_lo b_hi + a_hi b_lo + a_hi b_hi (small terms first).
 // Split-K: split s of K (k tiles s * kKTiles / SplitK up to (s + 1) * kKTiles / SplitK, none
 // empty) goes to C + s * Batch * M * N. The caller passes the f32 workspace as C, ldc = N,
 // strideC = M * N and gemm::Identity, and a split-K reduce kernel adds the slices and applies the
@@ -55,14 +58,17 @@ namespace sm90 {
 
 template <class E, class Index, long long M_, long long N_, long long K_, long long Batch, bool kAKMajor,
           bool kBKMajor, bool kBatchA, bool kBatchB, long long ldc, long long strideC, int BM, int BN, int BK,
-          int Stages, int GroupM, int SplitK, bool kVecC, bool kStreamC>
+          int Stages, int GroupM, int SplitK, bool kX3, bool kVecC, bool kStreamC>
 struct TmaGemm {
   static constexpr int kE = int(sizeof(E));
   static constexpr int kConsumers = BM / 64;
   static constexpr int kThreads = tma_gemm_threads(BM);   // config/gemm.h
-  static constexpr int kSmemBytes = tma_gemm_smem(kE, BM, BN, BK, Stages);
+  static constexpr int kSmemBytes = tma_gemm_smem(kE, BM, BN, BK, Stages, kX3);
   static constexpr int kABytes = BM * BK * kE, kBBytes = BN * BK * kE;
-  static constexpr int kStageBytes = kABytes + kBBytes;
+  static constexpr int kPartBytes = kABytes + kBBytes;            // A and B tiles (hi parts with kX3)
+  static constexpr int kStageBytes = kPartBytes * (kX3 ? 2 : 1);  // then the lo parts
+  // kX3: the lo parts' batch index is the hi parts' + the operand's batches.
+  static constexpr int kLoBatchA = kBatchA ? int(Batch) : 1, kLoBatchB = kBatchB ? int(Batch) : 1;
   static constexpr TmaBox kBoxA = tma_box(kE, BM, BK, kAKMajor), kBoxB = tma_box(kE, BN, BK, kBKMajor);
   static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
   static constexpr long long kTilesPerBatch = kTilesM * kTilesN, kTiles = kTilesPerBatch * Batch;
@@ -81,6 +87,7 @@ struct TmaGemm {
   static_assert(BN == 64 || BN == 128 || BN == 256, "BN");
   static_assert((BK * kE) % 128 == 0 && BK % Mma::kK == 0, "BK: whole 128-byte swizzle atoms of k");
   static_assert(kE == 2 || (kAKMajor && kBKMajor), "tf32 wgmma reads both operands k-major");
+  static_assert(!kX3 || kE == 4, "3xTF32: f32 operands");
   static_assert(SplitK >= 1 && SplitK <= kKTiles, "every split has at least one k tile");
   static_assert(kSmemBytes >= 1024 + Stages * kStageBytes + Stages * 16, "tma_gemm_smem");
   // The planner encodes the maps with these boxes; load_operand's copies move exactly them.
@@ -124,8 +131,13 @@ struct TmaGemm {
     int m0, n0;
     tile_origin(t, batch, m0, n0);
     mbar_arrive_expect_tx(full, kStageBytes);
-    load_operand<kAKMajor, BM>(stage, a, full, m0, kt * BK, kBatchA ? int(batch) : 0);
-    load_operand<kBKMajor, BN>(stage + kABytes, b, full, n0, kt * BK, kBatchB ? int(batch) : 0);
+    const int ba = kBatchA ? int(batch) : 0, bb = kBatchB ? int(batch) : 0;
+    load_operand<kAKMajor, BM>(stage, a, full, m0, kt * BK, ba);
+    load_operand<kBKMajor, BN>(stage + kABytes, b, full, n0, kt * BK, bb);
+    if constexpr (kX3) {
+      load_operand<kAKMajor, BM>(stage + kPartBytes, a, full, m0, kt * BK, ba + kLoBatchA);
+      load_operand<kBKMajor, BN>(stage + kPartBytes + kABytes, b, full, n0, kt * BK, bb + kLoBatchB);
+    }
   }
 
   // The descriptors of wgmma step `kk` of a stage, for consumer warpgroup `c`.
@@ -196,7 +208,15 @@ struct TmaGemm {
         const u32 stage = base + s * kStageBytes;
         wg_fence();
 #pragma unroll
-        for (int kk = 0; kk < kSteps; ++kk) Mma::run(acc, desc_a(stage, c, kk), desc_b(stage, kk), kt > kt0 || kk > 0);
+        for (int kk = 0; kk < kSteps; ++kk) {
+          if constexpr (kX3) {   // small terms first: a_lo b_hi, a_hi b_lo, then a_hi b_hi
+            Mma::run(acc, desc_a(stage + kPartBytes, c, kk), desc_b(stage, kk), kt > kt0 || kk > 0);
+            Mma::run(acc, desc_a(stage, c, kk), desc_b(stage + kPartBytes, kk), true);
+            Mma::run(acc, desc_a(stage, c, kk), desc_b(stage, kk), true);
+          } else {
+            Mma::run(acc, desc_a(stage, c, kk), desc_b(stage, kk), kt > kt0 || kk > 0);
+          }
+        }
         wg_commit();
         if (kt > kt0) {   // the previous k tile's batch is done: its stage goes back to the producer
           wg_wait<1>();

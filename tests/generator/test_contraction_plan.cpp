@@ -63,7 +63,7 @@ const std::vector<Case> kCases = {
     {"gemm.kiln", "linear_bf16_gelu", {}, "default"},
     {"gemm.kiln", "mm_tf32_nt", {}, "default"},
     {"gemm.kiln", "mm_bf16_nt", {{"M", 7}, {"N", 33}, {"K", 1001}}, "misaligned"},
-    // 31: a 3xTF32 linear layer (WgGemm on sm_90a: the TMA engine takes tf32 only).
+    // 31: a 3xTF32 linear layer, 4096^3 (on sm_90a the TMA engine: hi / lo pre-passes, three products).
     {"matmul.kiln", "linear_bias", {}, "default"},
     // 32, 33: tf32 with operands whose k is not contiguous: OperandPrep (a transpose), then the engine.
     {"gemm.kiln", "mm_tf32", {}, "default"},
@@ -76,6 +76,8 @@ const std::vector<Case> kCases = {
     // sm_90a both operands are copied k-major into padded rows, then the engine.
     {"gemm.kiln", "mm_bf16", {{"M", 6007}, {"N", 3331}, {"K", 4799}}, "pad"},
     {"gemm.kiln", "mm_tf32_nt", {{"M", 1000}, {"N", 1000}, {"K", 999}}, "pad"},
+    // 38: a 3xTF32 linear layer with a batch of 512 (below kX3MinSide): WgGemm on sm_90a.
+    {"matmul.kiln", "linear_bias", {{"B", 512}}, "b512"},
 };
 
 std::shared_ptr<const kiln::ir::BoundIr> bound_op(const Case& c) {
@@ -220,7 +222,7 @@ TEST_CASE("every contraction kernel: the planner's launch is its config's rule, 
   }
   // Every kind of both families was seen.
   for (const char* kind : {"gemm Gemm", "gemm SplitK", "gemm SplitKReduce", "gemm SplitKSoftmax", "gemm SoftmaxFinalize",
-                           "gemm SmallK", "gemm SmallKPrep", "gemm SmallKWgmma", "gemm Wgmma", "gemm WgmmaSplitK", "gemm Tma", "gemm OperandPrep",
+                           "gemm SmallK", "gemm SmallKPrep", "gemm SmallKWgmma", "gemm Wgmma", "gemm WgmmaSplitK", "gemm Tma", "gemm OperandPrep", "gemm Gemv",
                            "conv Nchw", "conv Depthwise", "conv Wgmma"}) {
     CAPTURE(kind);
     CHECK(kinds.count(kind) == 1);
@@ -412,8 +414,10 @@ TEST_CASE("sm_90a: k-contiguous f32 matmuls and conv2d take the wgmma templates 
     CHECK(g.plan.kernels[0].template_name == "gemm_tma");
     CHECK(has(g.sources[0].text, "kiln::sm90::TmaGemm<float,"));   // precision="tf32" on the op
     CHECK(has(g.sources[0].text, "struct Epilogue"));
-    const auto x3 = generate(kCases[6], "sm_90a", kiln::Precision::fp32_accurate);   // a·b, B n-contiguous
-    CHECK(x3.plan.kernels[0].template_name == "gemm");
+    // In 3xTF32 a large a·b (B n-contiguous) goes through the splitting pre-passes to the engine.
+    const auto x3 = generate(kCases[6], "sm_90a", kiln::Precision::fp32_accurate);
+    REQUIRE(x3.plan.kernels.size() == 3);
+    CHECK((x3.plan.kernels[0].template_name == "gemm_operand_prep" && x3.plan.kernels[2].template_name == "gemm_tma"));
   }
   // conv2d: the wgmma implicit GEMM in both precisions (128 out channels x 256 or 128 pixels).
   for (const auto precision : {kiln::Precision::fp32_accurate, kiln::Precision::tf32}) {
@@ -438,10 +442,9 @@ TEST_CASE("sm_90a: k-contiguous f32 matmuls and conv2d take the wgmma templates 
   CHECK(generate(kCases[22], "sm_90a", kiln::Precision::fp32_accurate).plan.kernels[0].template_name == "conv_nchw");
   CHECK(generate(kCases[20], "sm_90a", kiln::Precision::fp32_accurate).plan.kernels[0].template_name ==
         "conv_depthwise");
-  // Not k-contiguous (A^T, or B row-major), misaligned rows, or the portable sm_90 target: the
-  // sm_80 templates.
-  CHECK(generate(kCases[12], "sm_90a", kiln::Precision::fp32_accurate).plan.kernels[0].template_name == "gemm");
-  CHECK(generate(kCases[6], "sm_90a", kiln::Precision::fp32_accurate).plan.kernels[0].template_name == "gemm");
+  // 3xTF32 not k-contiguous (Aᵀ·Bᵀ) but large: the engine after the splitting pre-passes; misaligned
+  // rows, or the portable sm_90 target: the sm_80 templates.
+  CHECK(generate(kCases[12], "sm_90a", kiln::Precision::fp32_accurate).plan.kernels.back().template_name == "gemm_tma");
   CHECK(generate(kCases[15], "sm_90a", kiln::Precision::fp32_accurate).plan.kernels[0].template_name != "gemm_wgmma");
   CHECK(generate(kCases[2], "sm_90", kiln::Precision::tf32).plan.kernels[0].template_name == "gemm_split_k");
   // Ieee stays on FFMA.
@@ -684,6 +687,33 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
     REQUIRE(t.plan.kernels.size() == 3);
     CHECK((gemm_config(t, 0).prep == 1 && gemm_config(t, 1).prep == 2 && t.plan.kernels[0].grid.z == 3));
     CHECK(t.plan.kernels[2].template_name == "gemm_tma");
+  }
+  // 3xTF32 on the engine: both operands through OperandPrep, split into tf32 hi and lo parts
+  // ([2][rows][K] workspaces, mapped as 2 batches), 128x128 tiles with 3 stages of hi and lo tiles
+  // (128x256 would leave two), three products per k step. A batch of 512 stays on WgGemm.
+  {
+    const auto g = generate(kCases[31], "sm_90a", kiln::Precision::fp32_accurate);
+    check_golden("plan/linear_bias_x3_sm90a.txt", g.plan.text());
+    for (std::size_t k = 0; k < g.sources.size(); ++k)
+      check_golden("source/linear_bias_x3_sm90a_k" + std::to_string(k) + ".cu", g.sources[k].text);
+    REQUIRE(g.plan.kernels.size() == 3);
+    for (std::size_t k = 0; k < 2; ++k) {
+      CHECK(g.plan.kernels[k].template_name == "gemm_operand_prep");
+      CHECK(kiln::gemm_x3(gemm_config(g, k)));
+      CHECK(has(g.plan.kernels[k].reason, "split into hi and lo parts"));
+    }
+    CHECK(has(g.sources[0].text, "kiln::gemm_x3(kConfig), kConfig.threads>;"));
+    const auto& c = gemm_config(g, 2);
+    CHECK((c.kind == kiln::GemmKind::Tma && kiln::gemm_x3(c) && c.bm == 128 && c.bn == 128 && c.stages == 3));
+    CHECK(g.plan.kernels[2].shared_bytes == 3 * 2 * (128 + 128) * 32 * 4 + 1024 + 3 * 16);
+    for (const auto& a : g.plan.kernels[2].args)
+      if (a.kind == kiln::KernelArg::Kind::TensorMap)
+        CHECK(a.tensor_map.dims == std::vector<std::int64_t>{4096, 4096, 2});   // hi, then lo
+    for (const auto& b : g.plan.buffers)
+      if (b.kind == kiln::BufferKind::Workspace) CHECK(b.bytes == 2LL * 4096 * 4096 * 4);
+    CHECK(generate(kCases[38], "sm_90a", kiln::Precision::fp32_accurate).plan.kernels[0].template_name == "gemm_wgmma");
+    // tf32 on the same layer: no pre-pass (k-contiguous, aligned), one product per k step.
+    CHECK(generate(kCases[31], "sm_90a", kiln::Precision::tf32).plan.kernels.size() == 1);
   }
   // A long K with few tiles: (slice, tile) units on the engine, partial sums to a workspace
   // [splits][batch][M][N], and the split-K reduce stores through the epilogue.

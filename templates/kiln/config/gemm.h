@@ -140,10 +140,10 @@ KILN_RULE constexpr int wg_small_k_smem(int bm, int bn, int b_stages, int k, boo
 }
 
 // gemm_tma.cuh's TmaGemm<...>::kSmemBytes: the Stages-deep ring of A (BM x BK) and B (BN x BK)
-// tiles as the TMA unit writes them, 1 KB to align the ring to the swizzle period, and the full
-// and empty mbarriers of every stage.
-KILN_RULE constexpr int tma_gemm_smem(int elem_bytes, int bm, int bn, int bk, int stages) {
-  return stages * (bm + bn) * bk * elem_bytes + 1024 + stages * 2 * 8;
+// tiles as the TMA unit writes them (3xTF32: hi and lo tiles of both), 1 KB to align the ring to
+// the swizzle period, and the full and empty mbarriers of every stage.
+KILN_RULE constexpr int tma_gemm_smem(int elem_bytes, int bm, int bn, int bk, int stages, bool x3) {
+  return stages * (bm + bn) * bk * elem_bytes * (x3 ? 2 : 1) + 1024 + stages * 2 * 8;
 }
 // TmaGemm's block: a producer warpgroup and a consumer warpgroup per 64 rows of the tile.
 KILN_RULE constexpr int tma_gemm_threads(int bm) { return 128 * (bm / 64 + 1); }
@@ -161,6 +161,12 @@ KILN_RULE constexpr TmaBox tma_box(int elem_bytes, int rows, int bk, bool k_cont
 // Is k the contiguous dim of A (row-major) / of B (column-major)?
 KILN_RULE constexpr bool gemm_a_k_contig(const GemmConfig& c) { return c.layout_a == GemmLayout::RowMajor; }
 KILN_RULE constexpr bool gemm_b_k_contig(const GemmConfig& c) { return c.layout_b == GemmLayout::ColMajor; }
+// 3xTF32 (f32 operands) on the TMA engine: the pre-pass splits each value into tf32 hi and
+// lo = x - hi, hi parts first ([batches][rows][prep_ldw]), the lo parts after them (the same
+// layout); the engine maps both as one tensor of 2 x batches, lo at batch index b + prep_batches.
+KILN_RULE constexpr bool gemm_x3(const GemmConfig& c) {
+  return c.elem_bytes == 4 && c.precision == MmaPrecision::Tf32x3;
+}
 
 // The dynamic shared memory of the config's kernel.
 KILN_RULE constexpr long long gemm_smem(const GemmConfig& c) {
@@ -173,7 +179,8 @@ KILN_RULE constexpr long long gemm_smem(const GemmConfig& c) {
       return wg_small_k_smem(c.bm, c.bn, c.b_stages, static_cast<int>(c.k), c.precision == MmaPrecision::Tf32x3);
     case GemmKind::Wgmma:
     case GemmKind::WgmmaSplitK: return wg_engine_smem(c.bm, c.bn, c.stages, c.precision == MmaPrecision::Tf32x3);
-    case GemmKind::Tma: return tma_gemm_smem(c.elem_bytes, c.bm, c.bn, c.bk, c.stages);
+    case GemmKind::Tma:
+      return tma_gemm_smem(c.elem_bytes, c.bm, c.bn, c.bk, c.stages, gemm_x3(c));
     default: return 0;   // the follow-ups and the pre-pass use static shared memory only
   }
 }

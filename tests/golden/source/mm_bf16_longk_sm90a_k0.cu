@@ -11,7 +11,8 @@ constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kCo
 // sm_90a: TMA ring, a producer warpgroup, wgmma consumer warpgroups, persistent CTAs
 using Kernel = kiln::sm90::TmaGemm<__nv_bfloat16, Index, kM, kN, kK, kBatch, kiln::gemm_a_k_contig(kConfig),
     kiln::gemm_b_k_contig(kConfig), kConfig.stride_a != 0, kConfig.stride_b != 0, kConfig.ldc, kConfig.stride_c,
-    kConfig.bm, kConfig.bn, kConfig.bk, kConfig.stages, kConfig.group_m, kConfig.split_k, kConfig.vec_c, kConfig.stream_c>;
+    kConfig.bm, kConfig.bn, kConfig.bk, kConfig.stages, kConfig.group_m, kConfig.split_k, kiln::gemm_x3(kConfig),
+    kConfig.vec_c, kConfig.stream_c>;
 
 
 
