@@ -12,7 +12,11 @@
 // accumulation, stored through gemm::store_fragments (16-byte stores where kVecC).
 // kX3 (3xTF32, E = float): both maps hold tf32 hi parts at batch index b and lo parts at
 // b + (batches of the operand) (gemm::OperandPrep with kSplit writes them so); every stage holds
-// the hi and lo tiles of both, and acc += a_lo b_hi + a_hi b_lo + a_hi b_hi (small terms first).
+// the hi and lo tiles of both, and each k tile's d = a_lo b_hi + a_hi b_lo + a_hi b_hi (small
+// terms first) starts from zero and is added to the f32 accumulator with ordinary adds once its
+// batch completes (the tensor cores' own accumulation over a long K is not f32-exact: the same
+// promotion as WgGemm's, [Note: promotion] in gemm_sm90.cuh). Two d sets alternate so one batch
+// stays in flight while the other is added.
 // Split-K: split s of K (k tiles s * kKTiles / SplitK up to (s + 1) * kKTiles / SplitK, none
 // empty) goes to C + s * Batch * M * N. The caller passes the f32 workspace as C, ldc = N,
 // strideC = M * N and gemm::Identity, and a split-K reduce kernel adds the slices and applies the
@@ -87,7 +91,7 @@ struct TmaGemm {
   static_assert(BN == 64 || BN == 128 || BN == 256, "BN");
   static_assert((BK * kE) % 128 == 0 && BK % Mma::kK == 0, "BK: whole 128-byte swizzle atoms of k");
   static_assert(kE == 2 || (kAKMajor && kBKMajor), "tf32 wgmma reads both operands k-major");
-  static_assert(!kX3 || kE == 4, "3xTF32: f32 operands");
+  static_assert(!kX3 || (kE == 4 && BN <= 128), "3xTF32: f32 operands; acc + two k-tile sets in registers");
   static_assert(SplitK >= 1 && SplitK <= kKTiles, "every split has at least one k tile");
   static_assert(kSmemBytes >= 1024 + Stages * kStageBytes + Stages * 16, "tma_gemm_smem");
   // The planner encodes the maps with these boxes; load_operand's copies move exactly them.
@@ -159,6 +163,52 @@ struct TmaGemm {
     }
   }
 
+  // 3xTF32: one k tile's three products into d (from zero).
+  static __device__ __forceinline__ void issue_x3(float (&d)[NT][4], u32 stage, int c) {
+#pragma unroll
+    for (int kk = 0; kk < kSteps; ++kk) {   // small terms first: a_lo b_hi, a_hi b_lo, then a_hi b_hi
+      Mma::run(d, desc_a(stage + kPartBytes, c, kk), desc_b(stage, kk), kk > 0);
+      Mma::run(d, desc_a(stage, c, kk), desc_b(stage + kPartBytes, kk), true);
+      Mma::run(d, desc_a(stage, c, kk), desc_b(stage, kk), true);
+    }
+  }
+  static __device__ __forceinline__ void promote(float (&acc)[NT][4], float (&d)[NT][4]) {
+    fence_accumulators(d);
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) acc[j][r] += d[j][r];
+  }
+  // 3xTF32: the k tiles [kt0, kt1) of one unit into acc (zeroed here), d sets alternating.
+  static __device__ __forceinline__ void run_x3_tile(u32 base, u32 bars, int c, int lane, int kt0, int kt1, int& use,
+                                                     float (&acc)[NT][4]) {
+    float d[2][NT][4];
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) acc[j][r] = 0.f;
+    for (int kt = kt0; kt < kt1; ++kt, ++use) {
+      const int s = use % Stages;
+      mbar_wait(bars + 8 * s, (use / Stages) & 1);
+      const u32 stage = base + s * kStageBytes;
+      const bool odd = (kt - kt0) & 1;
+      wg_fence();
+      if (odd) issue_x3(d[1], stage, c);
+      else issue_x3(d[0], stage, c);
+      wg_commit();
+      if (kt > kt0) {   // the previous k tile's batch is done: add it, give its stage back
+        wg_wait<1>();
+        if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
+        if (odd) promote(acc, d[0]);
+        else promote(acc, d[1]);
+      }
+    }
+    wg_wait<0>();
+    if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
+    if ((kt1 - 1 - kt0) & 1) promote(acc, d[1]);
+    else promote(acc, d[0]);
+  }
+
   template <class OutT, class Epi>
   static __device__ __forceinline__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi) {
     extern __shared__ __align__(16) char smem_raw[];
@@ -202,29 +252,25 @@ struct TmaGemm {
       const long long t = unit_tile(u);
       const int split = unit_split(u);
       const int kt0 = split_begin(split), kt1 = split_begin(split + 1);
-      for (int kt = kt0; kt < kt1; ++kt, ++use) {
-        const int s = use % Stages;
-        mbar_wait(bars + 8 * s, (use / Stages) & 1);
-        const u32 stage = base + s * kStageBytes;
-        wg_fence();
+      if constexpr (kX3) {
+        run_x3_tile(base, bars, c, lane, kt0, kt1, use, acc);
+      } else {
+        for (int kt = kt0; kt < kt1; ++kt, ++use) {
+          const int s = use % Stages;
+          mbar_wait(bars + 8 * s, (use / Stages) & 1);
+          const u32 stage = base + s * kStageBytes;
+          wg_fence();
 #pragma unroll
-        for (int kk = 0; kk < kSteps; ++kk) {
-          if constexpr (kX3) {   // small terms first: a_lo b_hi, a_hi b_lo, then a_hi b_hi
-            Mma::run(acc, desc_a(stage + kPartBytes, c, kk), desc_b(stage, kk), kt > kt0 || kk > 0);
-            Mma::run(acc, desc_a(stage, c, kk), desc_b(stage + kPartBytes, kk), true);
-            Mma::run(acc, desc_a(stage, c, kk), desc_b(stage, kk), true);
-          } else {
-            Mma::run(acc, desc_a(stage, c, kk), desc_b(stage, kk), kt > kt0 || kk > 0);
+          for (int kk = 0; kk < kSteps; ++kk) Mma::run(acc, desc_a(stage, c, kk), desc_b(stage, kk), kt > kt0 || kk > 0);
+          wg_commit();
+          if (kt > kt0) {   // the previous k tile's batch is done: its stage goes back to the producer
+            wg_wait<1>();
+            if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
           }
         }
-        wg_commit();
-        if (kt > kt0) {   // the previous k tile's batch is done: its stage goes back to the producer
-          wg_wait<1>();
-          if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
-        }
+        wg_wait<0>();
+        if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
       }
-      wg_wait<0>();
-      if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
       fence_accumulators(acc);
       Index batch;
       int m0, n0;
