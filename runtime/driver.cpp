@@ -96,6 +96,7 @@ Driver load_driver() {
   // have the unversioned symbol, which has the same signature.
   resolve(d, d.event_elapsed_time, {"cuEventElapsedTime_v2", "cuEventElapsedTime"});
   resolve_optional(d, d.tensor_map_encode_tiled, "cuTensorMapEncodeTiled");
+  resolve_optional(d, d.tensor_map_encode_im2col, "cuTensorMapEncodeIm2col");
 
   CUresult r = d.init(0);
   if (r != CUDA_SUCCESS) {

@@ -73,6 +73,7 @@ struct Driver {
   // Optional: drivers before CUDA 12.0 lack it, and then it stays null (runtime/tensor_map.h says so
   // when a kernel needs a TMA tensor map); cuda.h maps the name to no versioned symbol.
   decltype(&::cuTensorMapEncodeTiled) tensor_map_encode_tiled = nullptr;
+  decltype(&::cuTensorMapEncodeIm2col) tensor_map_encode_im2col = nullptr;   // likewise
 };
 
 // Loads the driver and calls cuInit once per process; throws kiln::CudaError

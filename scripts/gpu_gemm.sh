@@ -5,8 +5,11 @@
 #      (64x128, 128x128, 128x256) with ragged M, N and K, tf32 through the transposing pre-pass,
 #      and rows that are not a multiple of 16 bytes through the padding pre-pass (OperandPrep);
 #      the tf32 linear layer of specs/matmul.kiln;
-#   2. the GEMM sweep of bench/bench.py (kiln beside cuBLAS, torch.compile and a Triton matmul).
-# Usage: bash scripts/gpu_gemm.sh [checks] [sweep] [bench.py options...]   (default: both parts)
+#   2. conv2d on the TMA engine (TmaConv: OperandPrep copies, TMA im2col) in tf32 and 3xTF32, at
+#      shapes that pick each of its tile sizes, with padding, strides, dilation, ragged channels
+#      and pixels, small images whose tiles span several output rows and images, and an epilogue;
+#   3. the GEMM sweep of bench/bench.py (kiln beside cuBLAS, torch.compile and a Triton matmul).
+# Usage: bash scripts/gpu_gemm.sh [checks] [conv] [sweep] [bench.py options...]   (default: all)
 # $OUT (when set) receives gemm_checks.log and the sweep's JSON, markdown and PNG.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -15,8 +18,8 @@ export PATH=/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 out=${OUT:-$(mktemp -d /tmp/kiln-gemm.XXXX)}
 parts=""
-while [ $# -gt 0 ] && { [ "$1" = checks ] || [ "$1" = sweep ]; }; do parts="$parts $1"; shift; done
-[ -z "$parts" ] && parts=" checks sweep"
+while [ $# -gt 0 ] && { [ "$1" = checks ] || [ "$1" = conv ] || [ "$1" = sweep ]; }; do parts="$parts $1"; shift; done
+[ -z "$parts" ] && parts=" checks conv sweep"
 failed=0
 
 check() {   # kiln run ARGS --check, counted
@@ -70,6 +73,19 @@ if [[ "$parts" == *checks* ]]; then
   check specs/gemm.kiln --op mm_bf16 -D M=300 -D N=520 -D K=20001              # padded A, split-K
   check specs/gemm.kiln --op linear_bf16_gelu -D B=1000 -D IN=1001 -D OUT=1000 # padded, bias + gelu epilogue
   echo "gemm checks: $failed failed" | tee -a "$out/gemm_checks.log"
+fi
+
+if [[ "$parts" == *conv* ]]; then
+  # Each shape is planned on the TMA engine (over 2^30 flops) and small enough for the float64
+  # reference (under 4e9 multiply-adds).
+  for precision in tf32 fp32; do
+    check specs/conv2d_3x3.kiln --precision $precision -D N=1 -D H=130 -D W=250                  # 128x256 (tf32) tiles
+    check specs/conv.kiln --op conv2d_asym_bias_relu --precision $precision                      # every parameter asymmetric
+    check specs/conv.kiln --op conv2d_stride2_pad1 --precision $precision -D N=4                 # stride 2, padding 1
+    check specs/conv2d_3x3.kiln --precision $precision -D N=16 -D C=512 -D H=10 -D W=10 -D K=256 # 8x8 images: 64-pixel tiles
+    check specs/conv2d_3x3.kiln --precision $precision -D N=2 -D C=30 -D H=100 -D W=201 -D K=200 # C, K, Ho*Wo ragged
+  done
+  echo "conv checks: $failed failed (with the checks before them)" | tee -a "$out/gemm_checks.log"
 fi
 
 if [[ "$parts" == *sweep* ]]; then

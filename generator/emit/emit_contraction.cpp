@@ -356,6 +356,11 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& con
       c.line("using Kernel = kiln::sm90::WgConvNchw<{}, Index, Shape, kConfig.bm, kConfig.bn, kConfig.stages, "
              "kConfig.vec_y, kConfig.stream>;", precision_type(config.precision));
       break;
+    case ConvKind::Tma:
+      c.line("// sm_90a: the TMA engine over OperandPrep's k-major copies (x NHWC, read by im2col copies)");
+      c.line("using Kernel = kiln::sm90::TmaConv<Index, Shape, kConfig.bm, kConfig.bn, kConfig.stages, "
+             "kiln::conv_x3(kConfig), kConfig.vec_y, kConfig.stream>;");
+      break;
     case ConvKind::Nchw:
       c.line("using Kernel = kiln::conv::ConvNchw<{}, {}, {}, Index, Shape, kConfig.bm, kConfig.bn, kConfig.bk, "
              "kConfig.wm,", elem, precision_type(config.precision), out);
@@ -366,9 +371,13 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& con
   std::vector<std::string> lines = {fmt::format("const Index ho = hw / {0}, wo = hw % {0};", config.wo)};
   const Coords coords = config.nhwc ? Coords{"n", "ho", "wo", "k"} : Coords{"n", "k", "ho", "wo"};
   const std::string epi = epilogue(plan, k, unit, "float acc, Index n, Index k, Index hw", lines, coords);
-  unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, x), pointer_of(plan, w),
-                          UnitParts::pointer_name(plan, k.stores[0].buffer), epi);
-  unit.includes = includes(plan, k, config.kind == ConvKind::Wgmma ? "conv_sm90.cuh" : "conv_igemm.cuh");
+  const std::string y = UnitParts::pointer_name(plan, k.stores[0].buffer);
+  unit.body = config.kind == ConvKind::Tma
+                  ? fmt::format("  Kernel::run(tmap_w, tmap_x, {}, {});", y, epi)
+                  : fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, x), pointer_of(plan, w), y, epi);
+  unit.includes = includes(plan, k, config.kind == ConvKind::Wgmma ? "conv_sm90.cuh"
+                                    : config.kind == ConvKind::Tma ? "conv_tma.cuh"
+                                                                   : "conv_igemm.cuh");
   template_checks(k, unit, "Kernel", config.kind != ConvKind::Depthwise,
                   fmt::format("kiln::conv_geometry(kConfig, {})", plan.target.sm_count));
 }

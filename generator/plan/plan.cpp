@@ -77,8 +77,12 @@ int Target::sm_version() const {
 // ---------------------------------------------------------------- TensorMapSpec
 
 std::string TensorMapSpec::text() const {
-  return fmt::format("dims {} strides {} box {} swizzle {}", shape_text(dims), shape_text(strides), shape_text(box),
-                     swizzle);
+  std::string s = fmt::format("dims {} strides {} box {} swizzle {}", shape_text(dims), shape_text(strides),
+                              shape_text(box), swizzle);
+  if (im2col)
+    s += fmt::format(" im2col lower {} upper {} element strides {}", shape_text(lower), shape_text(upper),
+                     shape_text(element_strides));
+  return s;
 }
 
 // ---------------------------------------------------------------- Plan
@@ -156,9 +160,14 @@ std::string Plan::text() const {
       if (arg.kind != KernelArg::Kind::TensorMap) continue;
       // A map the kernel stores through (TMA store) is listed apart from those it loads through.
       std::string& list = arg.writes ? map_writes : reads;
-      list += fmt::format("{}tensor map #{} {} (box {}, swizzle {})", list.empty() ? "" : ", ", arg.buffer,
-                          buffers[static_cast<std::size_t>(arg.buffer)].name, fmt::join(arg.tensor_map.box, "x"),
-                          arg.tensor_map.swizzle);
+      const TensorMapSpec& m = arg.tensor_map;
+      list += fmt::format("{}tensor map #{} {} ({}, swizzle {})", list.empty() ? "" : ", ", arg.buffer,
+                          buffers[static_cast<std::size_t>(arg.buffer)].name,
+                          m.im2col ? fmt::format("im2col: {} channels x {} pixels, pixel box {} .. {}, strides {}",
+                                                 m.box[0], m.box[1], shape_text(m.lower), shape_text(m.upper),
+                                                 shape_text(m.element_strides))
+                                   : fmt::format("box {}", fmt::join(m.box, "x")),
+                          m.swizzle);
     }
     if (!reads.empty()) out += "      reads " + reads + "\n";
     if (!map_writes.empty()) out += "      writes " + map_writes + "\n";

@@ -53,14 +53,22 @@ struct Buffer {
 // `const __grid_constant__ kiln::TensorMap`, kiln/tma.cuh) and the runtime encodes it over the
 // buffer's address at launch (cuTensorMapEncodeTiled, runtime/tensor_map.h). The element type is
 // the KernelArg's dtype; out-of-bounds elements of a box read as zero.
+// im2col mode (cuTensorMapEncodeIm2col, an NHWC-style tensor: dims C, W, [H, [D,]] N): a copy
+// moves box[0] channels of each of box[1] pixels, walked inside the pixel box given by the lower
+// and upper corners (spatial dims innermost first, rank - 2 of each), `element_strides` apart.
 struct TensorMapSpec {
   std::vector<std::int64_t> dims;      // extents, innermost (contiguous) first, in elements
   std::vector<std::int64_t> strides;   // bytes between consecutive indices of dims 1..rank-1
-  std::vector<int> box;                // elements one copy moves, per dim (1..256)
+  std::vector<int> box;                // elements one copy moves, per dim (1..256); im2col: {channels, pixels}
   int swizzle = 128;                   // shared-memory swizzle span in bytes: 0 (none), 32, 64, 128
+  bool im2col = false;                 // cuTensorMapEncodeIm2col instead of ...Tiled
+  std::vector<int> lower, upper;       // im2col: the pixel box's corners
+  std::vector<int> element_strides;    // im2col: the traversal step of each dim (tiled maps: all 1)
 
   bool operator==(const TensorMapSpec&) const = default;
-  std::string text() const;            // "dims [4096, 4096] strides [8192] box [64, 128] swizzle 128"
+  // "dims [4096, 4096] strides [8192] box [64, 128] swizzle 128"; an im2col map adds
+  // "im2col lower [..] upper [..] element strides [..]" and its box is [channels, pixels].
+  std::string text() const;
 };
 
 // One parameter of a kernel entry, in order.

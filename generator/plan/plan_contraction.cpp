@@ -813,6 +813,119 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   p.add_followup(std::move(fin));
 }
 
+// Conv2d on the TMA engine (conv_tma.cuh, sm_90a): f32 in tf32 / 3xTF32, NCHW, one group. Two
+// OperandPrep passes first write k-major copies the TMA unit can read: x as NHWC ([N][H][W][ldc],
+// the transpose of each image's [C][H*W]) and the filters as [K][R*S][ldc] (the transpose of each
+// filter's [C][R*S]), channel rows padded to 16 bytes (conv_tma_ldc), for 3xTF32 split into hi and
+// lo parts. The engine then maps the filters as a tiled 3-D tensor and x in im2col mode, so each k
+// tile's B operand (BN output pixels x 32 channels of one filter tap) is one TMA copy, padding
+// included. It needs the im2col mode's limits (conv_tma_im2col_fits), int coordinates, map
+// strides below 2^40, and work enough to pay for the copies (kPadMinFlops).
+// Tiles: BM = 64 for at most 64 out channels, else 128; BN = 256 pixels in tf32 while an image has
+// at least 8 such tiles (128 for 3xTF32, whose hi and lo tiles double the registers, and for
+// small images), 64 for images of at most 64 pixels.
+bool conv_tma_fits(const Planner& p, const ConvConfig& cc) {
+  if (p.target().arch != "sm_90a" || !p.target().aligned16 || cc.elem_bytes != 4 || cc.nhwc || cc.groups != 1 ||
+      cc.precision == MmaPrecision::Ieee || !conv_tma_im2col_fits(cc))
+    return false;
+  constexpr std::int64_t kCoord = std::int64_t{1} << 31, kStride = std::int64_t{1} << 40;
+  const std::int64_t parts = conv_x3(cc) ? 2 : 1, ldc = conv_tma_ldc(cc);
+  for (std::int64_t extent : {parts * cc.n, parts * cc.k + 128, cc.h * cc.stride_h, cc.w * cc.stride_w, cc.ho * cc.wo})
+    if (extent >= kCoord) return false;
+  if (cc.h * cc.w * ldc * 4 >= kStride || cc.h * cc.w >= kCoord) return false;
+  // OperandPrep's grid: (pixels or taps / 32, ldc / 32, images or filters); y and z stop at 65535.
+  if (ceil_div(ldc, kPrepTile) > launch::kMaxGridY || cc.n > launch::kMaxGridY || cc.k > launch::kMaxGridY) return false;
+  const double flops = 2.0 * static_cast<double>(cc.n * cc.k) * static_cast<double>(cc.ho * cc.wo) *
+                       static_cast<double>(conv_gemm_k(cc));
+  return flops >= kPadMinFlops;
+}
+
+// The OperandPrep pass that writes one conv operand k-major (which 1: x as [N][H*W][ldc], 2: the
+// filters as [K][R*S][ldc]): a transpose of each [C][rows] block, described as a GEMM operand.
+GemmConfig conv_prep_config(const ConvConfig& cc, int which) {
+  GemmConfig g;
+  g.kind = GemmKind::OperandPrep;
+  g.precision = cc.precision;
+  g.elem_bytes = 4;
+  g.prep = which;
+  g.k = cc.c;
+  g.threads = kOperandPrepThreads;
+  const std::int64_t rows = which == 1 ? cc.h * cc.w : static_cast<std::int64_t>(cc.r) * cc.s;
+  if (which == 1) {
+    g.m = rows, g.layout_a = GemmLayout::ColMajor, g.lda = rows, g.stride_a = cc.c * rows, g.batch = cc.n;
+  } else {
+    g.n = rows, g.layout_b = GemmLayout::RowMajor, g.ldb = rows, g.stride_b = cc.c * rows, g.batch = cc.k;
+  }
+  return g;
+}
+
+void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::string& shape_why, const std::string& why) {
+  const std::int64_t parts = conv_x3(cc) ? 2 : 1, ldc = conv_tma_ldc(cc), rs = std::int64_t{cc.r} * cc.s;
+  const std::int64_t howo = cc.ho * cc.wo;
+  cc.kind = ConvKind::Tma;
+  cc.bm = cc.k <= 64 ? 64 : 128;
+  cc.bn = howo <= 64 ? 64 : !conv_x3(cc) && howo >= 8 * 256 ? 256 : 128;
+  cc.stages = 8;
+  while (cc.stages > 2 && conv_smem(cc) > smem_limit(p.target())) --cc.stages;
+  cc.vec_y = howo % 4 == 0;
+  const int x_ws = p.add_workspace(fmt::format("nhwc_x{}", kn.anchor), DType::f32, {parts * cc.n, cc.h * cc.w, ldc});
+  const int w_ws = p.add_workspace(fmt::format("kmajor_w{}", kn.anchor), DType::f32, {parts * cc.k, rs, ldc});
+  const char* split = conv_x3(cc) ? ", split into tf32 hi and lo parts" : "";
+  // kn (the anchor's slot) becomes the pass over x; the filters' pass and the engine follow.
+  const GemmConfig xc = conv_prep_config(cc, 1), wc = conv_prep_config(cc, 2);
+  kn.template_name = "gemm_operand_prep";
+  kn.args.push_back(buffer_arg(p, x_ws, true));
+  set_launch(p, kn, xc);
+  kn.reason = fmt::format("x [{}, {}, {}, {}] (NCHW) transposed to NHWC with channel rows of {} bytes{} in a workspace "
+                          "({:.1f} MB) for the TMA engine's im2col copies", cc.n, cc.c, cc.h, cc.w, ldc * 4, split,
+                          static_cast<double>(parts * cc.n * cc.h * cc.w * ldc * 4) / 1e6);
+  PlannedKernel wprep;
+  wprep.anchor = kn.anchor;
+  wprep.template_name = "gemm_operand_prep";
+  wprep.args.push_back(buffer_arg(p, w_ws, true));
+  set_launch(p, wprep, wc);
+  wprep.reason = fmt::format("filters [{}, {}, {}, {}] to [{}, {}, {}] (channels innermost, rows of {} bytes){} in a "
+                             "workspace", cc.k, cc.c, cc.r, cc.s, cc.k, rs, cc.c, ldc * 4, split);
+  PlannedKernel engine;
+  engine.anchor = kn.anchor;
+  engine.stores = std::move(kn.stores);
+  kn.stores.clear();
+  engine.template_name = "conv_tma";
+  engine.setmaxnreg = true;
+  KernelArg wmap;
+  wmap.kind = KernelArg::Kind::TensorMap;
+  wmap.buffer = w_ws;
+  wmap.dtype = DType::f32;
+  wmap.name = "tmap_w";
+  wmap.tensor_map.dims = {cc.c, rs, parts * cc.k};
+  wmap.tensor_map.strides = {ldc * 4, rs * ldc * 4};
+  wmap.tensor_map.box = {kConvTmaChannels, 1, cc.bm};
+  KernelArg xmap;
+  xmap.kind = KernelArg::Kind::TensorMap;
+  xmap.buffer = x_ws;
+  xmap.dtype = DType::f32;
+  xmap.name = "tmap_x";
+  xmap.tensor_map.dims = {cc.c, cc.w, cc.h, parts * cc.n};
+  xmap.tensor_map.strides = {ldc * 4, cc.w * ldc * 4, cc.h * cc.w * ldc * 4};
+  xmap.tensor_map.box = {kConvTmaChannels, cc.bn};
+  xmap.tensor_map.im2col = true;
+  xmap.tensor_map.lower = {conv_tma_lower_w(cc), conv_tma_lower_h(cc)};
+  xmap.tensor_map.upper = {conv_tma_upper_w(cc), conv_tma_upper_h(cc)};
+  xmap.tensor_map.element_strides = {1, cc.stride_w, cc.stride_h, 1};
+  engine.args = {wmap, xmap};
+  engine.config = cc;
+  set_launch(engine, conv_geometry(cc, p.target().sm_count));
+  const std::int64_t units = ceil_div(cc.k, cc.bm) * ceil_div(howo, cc.bn) * cc.n;
+  engine.reason = fmt::format("{}: sm_90a TMA engine, implicit GEMM of {} out channels x {} pixels per image x K {} "
+                              "(taps x channels in 32-channel k tiles), {}x{} tiles ({} consumer warpgroup{} + a TMA "
+                              "producer warpgroup, im2col by the TMA unit), {} stages, {} persistent CTAs over {} "
+                              "tiles{}; {}", shape_why, cc.k, howo, conv_gemm_k(cc), cc.bm, cc.bn, cc.bm / 64,
+                              cc.bm > 64 ? "s" : "", cc.stages, engine.grid.x, units,
+                              cc.stream ? ", streaming stores" : "", why);
+  p.add_followup(std::move(wprep));
+  p.add_followup(std::move(engine));
+}
+
 void plan_conv(Planner& p, PlannedKernel& kn) {
   const auto& node = p.node(kn.anchor);
   const std::string& op_name = p.bound().ir->op_name;
@@ -863,6 +976,10 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   if (!f32) why = fmt::format("{} tensor cores, f32 accumulation", dtype_name(et));
   const std::int64_t Kg = K / G, kdim = conv_gemm_k(cc);
   cc.stream = out_bytes > kStreamBytes;
+  if (conv_tma_fits(p, cc)) {
+    plan_conv_tma(p, kn, cc, shape_why, why);
+    return;
+  }
   // sm_90a, f32 in tf32 / 3xTF32, one group, 16-byte filter rows: WgConvNchw (conv_sm90.cuh), the
   // wgmma engine with an im2col gather, one persistent CTA per SM walking the tiles (the next
   // tile's loads overlap the last one's stores). Measured on the seed (8x64x512x1024 -> 128,

@@ -60,10 +60,19 @@
 namespace kiln {
 namespace sm90 {
 
-template <class E, class Index, long long M_, long long N_, long long K_, long long Batch, bool kAKMajor,
-          bool kBKMajor, bool kBatchA, bool kBatchB, long long ldc, long long strideC, int BM, int BN, int BK,
-          int Stages, int GroupM, int SplitK, bool kX3, bool kVecC, bool kStreamC>
-struct TmaGemm {
+// The mainloop every TMA-engine kernel shares (TmaGemm below, TmaConv in conv_tma.cuh): the ring,
+// the producer warpgroup, the wgmma consumers, the 3xTF32 promotion. A Problem says what a work
+// unit is and where its tiles come from:
+//   kUnits;                                        work units (persistent CTA b: b, b + grid, ...)
+//   int k_begin(long long u), k_end(long long u);  the unit's k tiles [begin, end), never empty
+//   void prefetch();                               its tensor maps into the descriptor cache
+//   void load(u32 stage, u32 full, long long u, int kt);   one stage: A tile at `stage`, B at
+//       stage + kABytes (3xTF32: the lo tiles kPartBytes further on), all on `full`, which the
+//       engine has armed with kStageBytes
+// and `store(u, acc, c, warp)` stores consumer warpgroup c's accumulators of unit u (its 64 rows,
+// warp's 16 of them).
+template <class E, int BM, int BN, int BK, int Stages, bool kAKMajor, bool kBKMajor, bool kX3>
+struct TmaEngine {
   static constexpr int kE = int(sizeof(E));
   static constexpr int kConsumers = BM / 64;
   static constexpr int kThreads = tma_gemm_threads(BM);   // config/gemm.h
@@ -71,14 +80,6 @@ struct TmaGemm {
   static constexpr int kABytes = BM * BK * kE, kBBytes = BN * BK * kE;
   static constexpr int kPartBytes = kABytes + kBBytes;            // A and B tiles (hi parts with kX3)
   static constexpr int kStageBytes = kPartBytes * (kX3 ? 2 : 1);  // then the lo parts
-  // kX3: the lo parts' batch index is the hi parts' + the operand's batches.
-  static constexpr int kLoBatchA = kBatchA ? int(Batch) : 1, kLoBatchB = kBatchB ? int(Batch) : 1;
-  static constexpr TmaBox kBoxA = tma_box(kE, BM, BK, kAKMajor), kBoxB = tma_box(kE, BN, BK, kBKMajor);
-  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
-  static constexpr long long kTilesPerBatch = kTilesM * kTilesN, kTiles = kTilesPerBatch * Batch;
-  static constexpr int kKTiles = int((K_ + BK - 1) / BK);
-  static constexpr long long kUnits = kTiles * SplitK;   // (split, tile) pairs
-  static constexpr long long kSplitStride = SplitK > 1 ? Batch * M_ * N_ : 0;   // workspace slices
   static constexpr int NT = BN / 8;
   using Mma = Wgmma<BN, E, !kAKMajor, !kBKMajor>;
   static constexpr int kSteps = BK / Mma::kK;        // wgmma instructions per k tile
@@ -92,57 +93,7 @@ struct TmaGemm {
   static_assert((BK * kE) % 128 == 0 && BK % Mma::kK == 0, "BK: whole 128-byte swizzle atoms of k");
   static_assert(kE == 2 || (kAKMajor && kBKMajor), "tf32 wgmma reads both operands k-major");
   static_assert(!kX3 || (kE == 4 && BN <= 128), "3xTF32: f32 operands; acc + two k-tile sets in registers");
-  static_assert(SplitK >= 1 && SplitK <= kKTiles, "every split has at least one k tile");
   static_assert(kSmemBytes >= 1024 + Stages * kStageBytes + Stages * 16, "tma_gemm_smem");
-  // The planner encodes the maps with these boxes; load_operand's copies move exactly them.
-  static_assert(kBoxA.inner == kAtom && kBoxB.inner == kAtom, "one swizzle atom per box row");
-  static_assert(kBoxA.outer == (kAKMajor ? BM : BK) && kBoxB.outer == (kBKMajor ? BN : BK), "box rows");
-
-  // Tile t -> (batch, first row, first column), grouped rasterization within a batch.
-  static __device__ __forceinline__ void tile_origin(long long t, Index& batch, int& m0, int& n0) {
-    batch = Index(t / kTilesPerBatch);
-    const long long r = t % kTilesPerBatch;
-    const long long per_group = GroupM * kTilesN;
-    const long long first = r / per_group * GroupM;
-    const long long rows = kTilesM - first < GroupM ? kTilesM - first : GroupM;
-    m0 = int((first + r % per_group % rows) * BM);
-    n0 = int(r % per_group / rows * BN);
-  }
-
-  // Work unit u: its tile and its k tiles [kt0, kt1).
-  static __device__ __forceinline__ long long unit_tile(long long u) { return SplitK > 1 ? u % kTiles : u; }
-  static __device__ __forceinline__ int unit_split(long long u) { return SplitK > 1 ? int(u / kTiles) : 0; }
-  static __device__ __forceinline__ int split_begin(int s) { return int((long long)s * kKTiles / SplitK); }
-
-  // One operand's k tile (ROWS rows of m or n from mn0) into `dst`: k-contiguous, BK * E / 128
-  // boxes of 128 bytes of k x ROWS rows; otherwise ROWS / 64 boxes of 64 elements x BK rows of k.
-  template <bool kKMajor, int ROWS>
-  static __device__ __forceinline__ void load_operand(u32 dst, const TensorMap& map, u32 full, int mn0, int k0,
-                                                      int batch) {
-    if constexpr (kKMajor) {
-#pragma unroll
-      for (int p = 0; p < BK * kE / 128; ++p) tma_load(dst + p * ROWS * 128, map, full, k0 + p * kAtom, mn0, batch);
-    } else {
-#pragma unroll
-      for (int j = 0; j < ROWS / 64; ++j) tma_load(dst + j * kChunkBytes, map, full, mn0 + 64 * j, k0, batch);
-    }
-  }
-
-  // The producer: k tile kt of tile t into stage `stage`, completing on `full`.
-  static __device__ __forceinline__ void load_stage(const TensorMap& a, const TensorMap& b, u32 stage, u32 full,
-                                                    long long t, int kt) {
-    Index batch;
-    int m0, n0;
-    tile_origin(t, batch, m0, n0);
-    mbar_arrive_expect_tx(full, kStageBytes);
-    const int ba = kBatchA ? int(batch) : 0, bb = kBatchB ? int(batch) : 0;
-    load_operand<kAKMajor, BM>(stage, a, full, m0, kt * BK, ba);
-    load_operand<kBKMajor, BN>(stage + kABytes, b, full, n0, kt * BK, bb);
-    if constexpr (kX3) {
-      load_operand<kAKMajor, BM>(stage + kPartBytes, a, full, m0, kt * BK, ba + kLoBatchA);
-      load_operand<kBKMajor, BN>(stage + kPartBytes + kABytes, b, full, n0, kt * BK, bb + kLoBatchB);
-    }
-  }
 
   // The descriptors of wgmma step `kk` of a stage, for consumer warpgroup `c`.
   static __device__ __forceinline__ u64 desc_a(u32 stage, int c, int kk) {
@@ -209,8 +160,28 @@ struct TmaGemm {
     else promote(acc, d[0]);
   }
 
-  template <class OutT, class Epi>
-  static __device__ __forceinline__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi) {
+  // The k tiles [kt0, kt1) of one unit into acc: one wgmma batch in flight.
+  static __device__ __forceinline__ void run_tile(u32 base, u32 bars, int c, int lane, int kt0, int kt1, int& use,
+                                                  float (&acc)[NT][4]) {
+    for (int kt = kt0; kt < kt1; ++kt, ++use) {
+      const int s = use % Stages;
+      mbar_wait(bars + 8 * s, (use / Stages) & 1);
+      const u32 stage = base + s * kStageBytes;
+      wg_fence();
+#pragma unroll
+      for (int kk = 0; kk < kSteps; ++kk) Mma::run(acc, desc_a(stage, c, kk), desc_b(stage, kk), kt > kt0 || kk > 0);
+      wg_commit();
+      if (kt > kt0) {   // the previous k tile's batch is done: its stage goes back to the producer
+        wg_wait<1>();
+        if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
+      }
+    }
+    wg_wait<0>();
+    if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
+  }
+
+  template <class Problem, class Store>
+  static __device__ __forceinline__ void run(Problem& prob, Store&& store) {
     extern __shared__ __align__(16) char smem_raw[];
     const u32 base = align_1024(smem_addr(smem_raw));
     const u32 bars = base + Stages * kStageBytes;   // full[Stages], then empty[Stages]
@@ -221,8 +192,7 @@ struct TmaGemm {
         mbar_init(bars + 8 * (Stages + s), kConsumers * 4);
       }
       mbar_init_fence();
-      prefetch_tensor_map(a);
-      prefetch_tensor_map(b);
+      prob.prefetch();
     }
     __syncthreads();
 
@@ -230,13 +200,14 @@ struct TmaGemm {
       regs_release<kProducerRegs>();
       if (threadIdx.x != 0) return;
       int use = 0;   // stage uses so far: stage use % Stages, phase use / Stages
-      for (long long u = blockIdx.x; u < kUnits; u += gridDim.x) {
-        const long long t = unit_tile(u);
-        const int split = unit_split(u);
-        for (int kt = split_begin(split); kt < split_begin(split + 1); ++kt, ++use) {
+      for (long long u = blockIdx.x; u < Problem::kUnits; u += gridDim.x) {
+        const int kt1 = prob.k_end(u);
+        for (int kt = prob.k_begin(u); kt < kt1; ++kt, ++use) {
           const int s = use % Stages;
           mbar_wait(bars + 8 * (Stages + s), ((use / Stages) & 1) ^ 1);
-          load_stage(a, b, base + s * kStageBytes, bars + 8 * s, t, kt);
+          const u32 full = bars + 8 * s;
+          mbar_arrive_expect_tx(full, kStageBytes);
+          prob.load(base + s * kStageBytes, full, u, kt);
         }
       }
       return;
@@ -246,41 +217,114 @@ struct TmaGemm {
     const int c = wg - 1;
     const int warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
     float acc[NT][4];
-    float rmax[1][2], rsum[1][2];   // row statistics: not kept by this template
     int use = 0;
-    for (long long u = blockIdx.x; u < kUnits; u += gridDim.x) {
-      const long long t = unit_tile(u);
-      const int split = unit_split(u);
-      const int kt0 = split_begin(split), kt1 = split_begin(split + 1);
-      if constexpr (kX3) {
-        run_x3_tile(base, bars, c, lane, kt0, kt1, use, acc);
-      } else {
-        for (int kt = kt0; kt < kt1; ++kt, ++use) {
-          const int s = use % Stages;
-          mbar_wait(bars + 8 * s, (use / Stages) & 1);
-          const u32 stage = base + s * kStageBytes;
-          wg_fence();
-#pragma unroll
-          for (int kk = 0; kk < kSteps; ++kk) Mma::run(acc, desc_a(stage, c, kk), desc_b(stage, kk), kt > kt0 || kk > 0);
-          wg_commit();
-          if (kt > kt0) {   // the previous k tile's batch is done: its stage goes back to the producer
-            wg_wait<1>();
-            if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
-          }
-        }
-        wg_wait<0>();
-        if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
-      }
+    for (long long u = blockIdx.x; u < Problem::kUnits; u += gridDim.x) {
+      const int kt0 = prob.k_begin(u), kt1 = prob.k_end(u);
+      if constexpr (kX3) run_x3_tile(base, bars, c, lane, kt0, kt1, use, acc);
+      else run_tile(base, bars, c, lane, kt0, kt1, use, acc);
       fence_accumulators(acc);
+      store(u, acc, c, warp);
+    }
+  }
+};
+
+// A consumer warp's accumulators (its 16 rows of a 64-row slab, BN columns) through the epilogue.
+template <class Index, int NT, class Out, class Epi>
+__device__ __forceinline__ void store_accumulators(const float (&acc)[NT][4], const Out& out, Index row0, Index col0,
+                                                   const Epi& epi) {
+  float rmax[1][2], rsum[1][2];   // row statistics: not kept by the TMA engine
+  const float (&frag)[1][NT][4] = reinterpret_cast<const float (&)[1][NT][4]>(acc);
+  gemm::store_fragments<Index, 1, NT, false>(frag, out, row0, col0, epi, rmax, rsum);
+}
+
+template <class E, class Index, long long M_, long long N_, long long K_, long long Batch, bool kAKMajor,
+          bool kBKMajor, bool kBatchA, bool kBatchB, long long ldc, long long strideC, int BM, int BN, int BK,
+          int Stages, int GroupM, int SplitK, bool kX3, bool kVecC, bool kStreamC>
+struct TmaGemm {
+  using Engine = TmaEngine<E, BM, BN, BK, Stages, kAKMajor, kBKMajor, kX3>;
+  static constexpr int kThreads = Engine::kThreads;
+  static constexpr int kSmemBytes = Engine::kSmemBytes;
+  // kX3: the lo parts' batch index is the hi parts' + the operand's batches.
+  static constexpr int kLoBatchA = kBatchA ? int(Batch) : 1, kLoBatchB = kBatchB ? int(Batch) : 1;
+  static constexpr TmaBox kBoxA = tma_box(Engine::kE, BM, BK, kAKMajor), kBoxB = tma_box(Engine::kE, BN, BK, kBKMajor);
+  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
+  static constexpr long long kTilesPerBatch = kTilesM * kTilesN, kTiles = kTilesPerBatch * Batch;
+  static constexpr int kKTiles = int((K_ + BK - 1) / BK);
+  static constexpr long long kUnits = kTiles * SplitK;   // (split, tile) pairs
+  static constexpr long long kSplitStride = SplitK > 1 ? Batch * M_ * N_ : 0;   // workspace slices
+
+  static_assert(SplitK >= 1 && SplitK <= kKTiles, "every split has at least one k tile");
+  // The planner encodes the maps with these boxes; load_operand's copies move exactly them.
+  static_assert(kBoxA.inner == Engine::kAtom && kBoxB.inner == Engine::kAtom, "one swizzle atom per box row");
+  static_assert(kBoxA.outer == (kAKMajor ? BM : BK) && kBoxB.outer == (kBKMajor ? BN : BK), "box rows");
+
+  // Tile t -> (batch, first row, first column), grouped rasterization within a batch.
+  static __device__ __forceinline__ void tile_origin(long long t, Index& batch, int& m0, int& n0) {
+    batch = Index(t / kTilesPerBatch);
+    const long long r = t % kTilesPerBatch;
+    const long long per_group = GroupM * kTilesN;
+    const long long first = r / per_group * GroupM;
+    const long long rows = kTilesM - first < GroupM ? kTilesM - first : GroupM;
+    m0 = int((first + r % per_group % rows) * BM);
+    n0 = int(r % per_group / rows * BN);
+  }
+
+  // Work unit u: its tile and its k tiles [kt0, kt1).
+  static __device__ __forceinline__ long long unit_tile(long long u) { return SplitK > 1 ? u % kTiles : u; }
+  static __device__ __forceinline__ int unit_split(long long u) { return SplitK > 1 ? int(u / kTiles) : 0; }
+  static __device__ __forceinline__ int split_begin(int s) { return int((long long)s * kKTiles / SplitK); }
+
+  // One operand's k tile (ROWS rows of m or n from mn0) into `dst`: k-contiguous, BK * E / 128
+  // boxes of 128 bytes of k x ROWS rows; otherwise ROWS / 64 boxes of 64 elements x BK rows of k.
+  template <bool kKMajor, int ROWS>
+  static __device__ __forceinline__ void load_operand(u32 dst, const TensorMap& map, u32 full, int mn0, int k0,
+                                                      int batch) {
+    if constexpr (kKMajor) {
+#pragma unroll
+      for (int p = 0; p < BK * Engine::kE / 128; ++p)
+        tma_load(dst + p * ROWS * 128, map, full, k0 + p * Engine::kAtom, mn0, batch);
+    } else {
+#pragma unroll
+      for (int j = 0; j < ROWS / 64; ++j) tma_load(dst + j * Engine::kChunkBytes, map, full, mn0 + 64 * j, k0, batch);
+    }
+  }
+
+  struct Problem {
+    static constexpr long long kUnits = TmaGemm::kUnits;
+    const TensorMap& a;
+    const TensorMap& b;
+    __device__ __forceinline__ int k_begin(long long u) const { return split_begin(unit_split(u)); }
+    __device__ __forceinline__ int k_end(long long u) const { return split_begin(unit_split(u) + 1); }
+    __device__ __forceinline__ void prefetch() const {
+      prefetch_tensor_map(a);
+      prefetch_tensor_map(b);
+    }
+    __device__ __forceinline__ void load(u32 stage, u32 full, long long u, int kt) const {
       Index batch;
       int m0, n0;
-      tile_origin(t, batch, m0, n0);
-      const gemm::MatrixOut<OutT, Index, kVecC, kStreamC> out{
-          C + Index(split) * Index(kSplitStride) + batch * Index(strideC), Index(ldc), Index(M_), Index(N_), batch};
-      const float (&frag)[1][NT][4] = reinterpret_cast<const float (&)[1][NT][4]>(acc);
-      gemm::store_fragments<Index, 1, NT, false>(frag, out, Index(m0 + 64 * c + 16 * warp), Index(n0), epi, rmax,
-                                                 rsum);
+      tile_origin(unit_tile(u), batch, m0, n0);
+      const int ba = kBatchA ? int(batch) : 0, bb = kBatchB ? int(batch) : 0;
+      load_operand<kAKMajor, BM>(stage, a, full, m0, kt * BK, ba);
+      load_operand<kBKMajor, BN>(stage + Engine::kABytes, b, full, n0, kt * BK, bb);
+      if constexpr (kX3) {
+        load_operand<kAKMajor, BM>(stage + Engine::kPartBytes, a, full, m0, kt * BK, ba + kLoBatchA);
+        load_operand<kBKMajor, BN>(stage + Engine::kPartBytes + Engine::kABytes, b, full, n0, kt * BK, bb + kLoBatchB);
+      }
     }
+  };
+
+  template <class OutT, class Epi>
+  static __device__ __forceinline__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi) {
+    Problem prob{a, b};
+    Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
+      Index batch;
+      int m0, n0;
+      tile_origin(unit_tile(u), batch, m0, n0);
+      const gemm::MatrixOut<OutT, Index, kVecC, kStreamC> out{
+          C + Index(unit_split(u)) * Index(kSplitStride) + batch * Index(strideC), Index(ldc), Index(M_), Index(N_),
+          batch};
+      store_accumulators<Index>(acc, out, Index(m0 + 64 * c + 16 * warp), Index(n0), epi);
+    });
   }
 };
 

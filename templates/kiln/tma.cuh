@@ -72,6 +72,20 @@ __device__ __forceinline__ void tma_load(u32 dst, const TensorMap& map, u32 bar,
       : "memory");
 }
 
+// im2col mode (a 4-D NHWC map from cuTensorMapEncodeIm2col): the map's channelsPerPixel channels
+// from c0 of each of its pixelsPerColumn pixels, walked from (w, h, n) along W, then H, then N
+// inside the map's pixel box (its lower and upper corners), each read at the pixel's position
+// plus (off_w, off_h), one 128-byte row per pixel. Elements outside the tensor are zeros.
+// Coordinates and offsets are innermost first, as the map's dims are.
+__device__ __forceinline__ void tma_load_im2col(u32 dst, const TensorMap& map, u32 bar, int c0, int w, int h, int n,
+                                                unsigned short off_w, unsigned short off_h) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
+      "%5}], [%6], {%7, %8};\n" ::"r"(dst),
+      "l"(reinterpret_cast<u64>(&map)), "r"(c0), "r"(w), "r"(h), "r"(n), "r"(bar), "h"(off_w), "h"(off_h)
+      : "memory");
+}
+
 // Register reallocation between warpgroups (sm_90a; the kernel needs a register cap at entry,
 // __launch_bounds__(threads, 1)).
 template <int N>

@@ -78,6 +78,11 @@ const std::vector<Case> kCases = {
     {"gemm.kiln", "mm_tf32_nt", {{"M", 1000}, {"N", 1000}, {"K", 999}}, "pad"},
     // 38: a 3xTF32 linear layer with a batch of 512 (below kX3MinSide): WgGemm on sm_90a.
     {"matmul.kiln", "linear_bias", {{"B", 512}}, "b512"},
+    // 39: a conv too small to pay for the TMA engine's copies (2^30 flops): WgConvNchw on sm_90a.
+    {"conv2d_3x3.kiln", "conv2d_3x3", {{"N", 1}, {"C", 16}, {"H", 64}, {"W", 64}, {"K", 32}}, "small"},
+    // 40: every conv parameter asymmetric, C and K not multiples of a tile, bias + relu: on sm_90a
+    // the TMA engine with an im2col map.
+    {"conv.kiln", "conv2d_asym_bias_relu", {}, "default"},
 };
 
 std::shared_ptr<const kiln::ir::BoundIr> bound_op(const Case& c) {
@@ -122,6 +127,14 @@ const kiln::GemmConfig& gemm_config(const Generated& g, std::size_t k) {
 }
 const kiln::ConvConfig& conv_config(const Generated& g, std::size_t k) {
   return std::get<kiln::ConvConfig>(g.plan.kernels.at(k).config);
+}
+// The tensor map kernel k takes as parameter `name`.
+const kiln::TensorMapSpec& tensor_map(const Generated& g, std::size_t k, const std::string& name) {
+  for (const auto& arg : g.plan.kernels.at(k).args)
+    if (arg.kind == kiln::KernelArg::Kind::TensorMap && arg.name == name) return arg.tensor_map;
+  FAIL("kernel " << k << " has no tensor map " << name);
+  static const kiln::TensorMapSpec none;
+  return none;
 }
 
 }  // namespace
@@ -223,7 +236,7 @@ TEST_CASE("every contraction kernel: the planner's launch is its config's rule, 
   // Every kind of both families was seen.
   for (const char* kind : {"gemm Gemm", "gemm SplitK", "gemm SplitKReduce", "gemm SplitKSoftmax", "gemm SoftmaxFinalize",
                            "gemm SmallK", "gemm SmallKPrep", "gemm SmallKWgmma", "gemm Wgmma", "gemm WgmmaSplitK", "gemm Tma", "gemm OperandPrep", "gemm Gemv",
-                           "conv Nchw", "conv Depthwise", "conv Wgmma"}) {
+                           "conv Nchw", "conv Depthwise", "conv Wgmma", "conv Tma"}) {
     CAPTURE(kind);
     CHECK(kinds.count(kind) == 1);
   }
@@ -419,23 +432,62 @@ TEST_CASE("sm_90a: k-contiguous f32 matmuls and conv2d take the wgmma templates 
     REQUIRE(x3.plan.kernels.size() == 3);
     CHECK((x3.plan.kernels[0].template_name == "gemm_operand_prep" && x3.plan.kernels[2].template_name == "gemm_tma"));
   }
-  // conv2d: the wgmma implicit GEMM in both precisions (128 out channels x 256 or 128 pixels).
+  // conv2d: the TMA engine in both precisions, after two OperandPrep passes (x to NHWC, the
+  // filters to [K][R*S][C]); 128 out channels x 256 (tf32) or 128 (3xTF32) pixels.
   for (const auto precision : {kiln::Precision::fp32_accurate, kiln::Precision::tf32}) {
     const bool tf32 = precision == kiln::Precision::tf32;
+    CAPTURE(tf32);
     const auto g = generate(kCases[4], "sm_90a", precision);
     const std::string name = std::string("conv2d_3x3_sm90a") + (tf32 ? "_tf32" : "");
     check_golden("plan/" + name + ".txt", g.plan.text());
-    check_golden("source/" + name + "_k0.cu", g.sources[0].text);
+    for (std::size_t k = 0; k < g.sources.size(); ++k)
+      check_golden("source/" + name + "_k" + std::to_string(k) + ".cu", g.sources[k].text);
+    REQUIRE(g.plan.kernels.size() == 3);
+    CHECK(g.plan.kernels[0].template_name == "gemm_operand_prep");
+    CHECK(g.plan.kernels[1].template_name == "gemm_operand_prep");
+    CHECK(g.plan.kernels[2].template_name == "conv_tma");
+    // x [8][64][512 * 1024] -> [8 (x2 for the lo parts)][512 * 1024][64]: a transpose per image.
+    const auto& xp = gemm_config(g, 0);
+    CHECK((xp.prep == 1 && xp.m == 512 * 1024 && xp.k == 64 && xp.batch == 8 && !kiln::prep_k_contig(xp)));
+    const auto& wp = gemm_config(g, 1);
+    CHECK((wp.prep == 2 && wp.n == 9 && wp.k == 64 && wp.batch == 128 && !kiln::prep_k_contig(wp)));
+    CHECK(has(g.sources[2].text, "#include \"kiln/conv_tma.cuh\""));
+    CHECK(has(g.sources[2].text, "Kernel::run(tmap_w, tmap_x, out_y, kiln::gemm::Identity{});"));
+    const auto& tc = conv_config(g, 2);
+    CHECK((tc.kind == kiln::ConvKind::Tma && tc.bm == 128 && tc.bn == (tf32 ? 256 : 128) && tc.vec_y && tc.stream));
+    CHECK(g.plan.kernels[2].grid.x == 132);   // persistent: one CTA per SM walks the tiles
+    CHECK(g.plan.kernels[2].setmaxnreg);
+    // The filters: a tiled 3-D map (c, tap, filter); x: a 4-D im2col map (c, w, h, image).
+    const int parts = tf32 ? 1 : 2;
+    const auto& wm = tensor_map(g, 2, "tmap_w");
+    CHECK((!wm.im2col && wm.dims == std::vector<std::int64_t>{64, 9, 128 * parts} && wm.box == std::vector<int>{32, 1, 128}));
+    const auto& xm = tensor_map(g, 2, "tmap_x");
+    CHECK((xm.im2col && xm.dims == std::vector<std::int64_t>{64, 1024, 512, 8 * parts}));
+    CHECK((xm.box == std::vector<int>{32, tf32 ? 256 : 128} && xm.lower == std::vector<int>{0, 0} &&
+           xm.upper == std::vector<int>{-2, -2} && xm.element_strides == std::vector<int>{1, 1, 1, 1}));
+    CHECK(xm.strides == std::vector<std::int64_t>{256, 1024 * 256, 512LL * 1024 * 256});
+  }
+  // Every parameter asymmetric: the pixel box and the traversal strides are per dim (W first).
+  {
+    const auto g = generate(kCases[40], "sm_90a", kiln::Precision::fp32_accurate);
+    REQUIRE(g.plan.kernels.size() == 3);
+    const auto& xm = tensor_map(g, 2, "tmap_x");
+    CHECK(xm.dims == std::vector<std::int64_t>{40, 131, 67, 8});
+    CHECK(xm.strides == std::vector<std::int64_t>{160, 131 * 160, 67 * 131 * 160});   // C padded to 16 bytes
+    CHECK(xm.lower == std::vector<int>{-2, -1});                 // -pad_w, -pad_h
+    CHECK(xm.upper == std::vector<int>{2 - 2 * 4, 1 - 1 * 2});   // pad - dil * (filter - 1)
+    CHECK(xm.element_strides == std::vector<int>{1, 1, 2, 1});   // stride_w 1, stride_h 2
+    CHECK(has(g.sources[2].text, "struct Epilogue"));
+  }
+  // Too small to pay for the copies: the wgmma implicit GEMM with its cp.async gather.
+  {
+    const auto g = generate(kCases[39], "sm_90a", kiln::Precision::tf32);
     REQUIRE(g.plan.kernels.size() == 1);
     CHECK(g.plan.kernels[0].template_name == "conv_wgmma");
     CHECK(has(g.sources[0].text, "#include \"kiln/conv_sm90.cuh\""));
     const auto& wc = conv_config(g, 0);
-    CHECK((wc.kind == kiln::ConvKind::Wgmma && wc.bm == 128 && wc.bn == (tf32 ? 256 : 128) && wc.stages == 4 &&
-           wc.vec_y));
-    CHECK(g.plan.kernels[0].grid.x == 132);   // persistent: one CTA per SM walks the tiles
-    CHECK(has(g.plan.kernels[0].reason, fmt::format("{} 128x{} tiles over 132 persistent CTAs",
-                                                    (510 * 1022 + (tf32 ? 255 : 127)) / (tf32 ? 256 : 128) * 8,
-                                                    tf32 ? 256 : 128)));
+    CHECK((wc.kind == kiln::ConvKind::Wgmma && wc.bm == 64 && wc.bn == 256 && wc.stages == 4 && wc.vec_y));
+    CHECK(has(g.plan.kernels[0].reason, "sm_90a implicit GEMM on wgmma"));
   }
   // A conv whose C*R*S is not a multiple of 4 (27), grouped or depthwise: the sm_80 templates.
   CHECK(generate(kCases[5], "sm_90a", kiln::Precision::fp32_accurate).plan.kernels[0].template_name == "conv_nchw");

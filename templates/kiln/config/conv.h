@@ -1,5 +1,5 @@
-// kiln/config/conv.h — the conv family (conv_igemm.cuh, conv_sm90.cuh): every kernel a conv2d is
-// planned as. See config.h for the pattern.
+// kiln/config/conv.h — the conv family (conv_igemm.cuh, conv_sm90.cuh, conv_tma.cuh): every kernel
+// a conv2d is planned as. See config.h for the pattern.
 //
 // One ConvConfig, `kind` naming the template: the three share the problem shape (ConvShape's
 // fields) and differ only in the tiling fields, which a kind that does not read them leaves at
@@ -15,11 +15,12 @@ enum class ConvKind : int {
   Nchw,        // conv::ConvNchw: implicit GEMM on the mma.sync tile engine
   Depthwise,   // conv::DepthwiseDirect: one thread per output, f32 FMA
   Wgmma,       // sm90::WgConvNchw: implicit GEMM on wgmma, persistent CTAs
+  Tma,         // sm90::TmaConv: implicit GEMM on the TMA engine, TMA im2col over an NHWC copy of x
 };
 
 #if !defined(__CUDACC_RTC__)
 inline const char* enum_name(ConvKind k) {
-  return k == ConvKind::Nchw ? "Nchw" : k == ConvKind::Depthwise ? "Depthwise" : "Wgmma";
+  return k == ConvKind::Nchw ? "Nchw" : k == ConvKind::Depthwise ? "Depthwise" : k == ConvKind::Wgmma ? "Wgmma" : "Tma";
 }
 #endif
 
@@ -65,20 +66,48 @@ KILN_RULE constexpr int conv_table_bytes(long long kdim, int bk) {
   return static_cast<int>((kdim + bk - 1) / bk * bk * 8);
 }
 
+// ---------------------------------------------------------------- TmaConv (conv_tma.cuh)
+// A k tile is 32 channels of one filter tap: one 128-byte swizzle row of f32 per pixel.
+constexpr int kConvTmaChannels = 32;
+// 3xTF32: the copies hold tf32 hi and lo parts (lo after hi), and the engine loads both.
+KILN_RULE constexpr bool conv_x3(const ConvConfig& c) { return c.precision == MmaPrecision::Tf32x3; }
+// The k-major copies OperandPrep makes for it: filters [K][R*S][ldc] and x [N][H][W][ldc], the
+// channel rows padded to 16 bytes (a tensor map's stride rule); the maps' channel extent stays C,
+// so TMA zero-fills the pad and the channels past C of the last k tile.
+KILN_RULE constexpr long long conv_tma_ldc(const ConvConfig& c) { return (c.c + 3) / 4 * 4; }
+// The im2col map's pixel box, innermost (W) first: the positions of a filter window's first tap
+// (r = s = 0) that the output pixels take, from -pad to the last one whose window ends at the far
+// pad (exclusive upper bound: extent + upper corner).
+KILN_RULE constexpr int conv_tma_lower_w(const ConvConfig& c) { return -c.pad_w; }
+KILN_RULE constexpr int conv_tma_lower_h(const ConvConfig& c) { return -c.pad_h; }
+KILN_RULE constexpr int conv_tma_upper_w(const ConvConfig& c) { return c.pad_w - c.dil_w * (c.s - 1); }
+KILN_RULE constexpr int conv_tma_upper_h(const ConvConfig& c) { return c.pad_h - c.dil_h * (c.r - 1); }
+// A rank-4 im2col map's corners are signed 8-bit, its element strides 1..8, an offset (tap
+// position) 16-bit: the conv fits the TMA unit's im2col mode only within these.
+KILN_RULE constexpr bool conv_tma_im2col_fits(const ConvConfig& c) {
+  const int corners[4] = {conv_tma_lower_w(c), conv_tma_lower_h(c), conv_tma_upper_w(c), conv_tma_upper_h(c)};
+  for (int v : corners)
+    if (v < -128 || v > 127) return false;
+  return c.stride_h >= 1 && c.stride_h <= 8 && c.stride_w >= 1 && c.stride_w <= 8 &&
+         c.dil_h * (c.r - 1) < 65536 && c.dil_w * (c.s - 1) < 65536;
+}
+
 // The dynamic shared memory of the config's kernel: ConvNchw's tile ring (A: filters, k
-// contiguous; B: im2col pixels, pixel contiguous) then the im2col table; WgConvNchw's ring.
+// contiguous; B: im2col pixels, pixel contiguous) then the im2col table; WgConvNchw's ring;
+// TmaConv's the TMA engine's.
 KILN_RULE constexpr long long conv_smem(const ConvConfig& c) {
   switch (c.kind) {
     case ConvKind::Nchw:
       return tile_engine_smem(c.elem_bytes, c.bm, c.bn, c.bk, c.wn, c.stages, true, false) +
              conv_table_bytes(conv_gemm_k(c), c.bk);
     case ConvKind::Wgmma: return wg_engine_smem(c.bm, c.bn, c.stages, c.precision == MmaPrecision::Tf32x3);
+    case ConvKind::Tma: return tma_gemm_smem(4, c.bm, c.bn, kConvTmaChannels, c.stages, conv_x3(c));
     default: return 0;
   }
 }
 
-// The launch: Nchw one CTA per (pixel tile, channel tile, group); Wgmma at most one persistent CTA
-// per SM over (pixel tile, channel tile, image); Depthwise one thread per output.
+// The launch: Nchw one CTA per (pixel tile, channel tile, group); Wgmma and Tma at most one
+// persistent CTA per SM over (pixel tile, channel tile, image); Depthwise one thread per output.
 KILN_RULE constexpr launch::Geometry conv_geometry(const ConvConfig& c, int sm_count) {
   launch::Geometry g;
   g.shared_bytes = conv_smem(c);
@@ -91,6 +120,12 @@ KILN_RULE constexpr launch::Geometry conv_geometry(const ConvConfig& c, int sm_c
       g.block.x = 128LL * c.bm / 64;
       const long long tiles = launch::ceil_div(c.ho * c.wo, c.bn) * launch::ceil_div(c.k, c.bm) * c.n;
       g.grid.x = launch::min_ll(tiles, sm_count);
+      break;
+    }
+    case ConvKind::Tma: {
+      g.block.x = tma_gemm_threads(c.bm);
+      const long long units = launch::ceil_div(c.k, c.bm) * launch::ceil_div(c.ho * c.wo, c.bn) * c.n;
+      g.grid.x = launch::min_ll(units, sm_count);
       break;
     }
     case ConvKind::Depthwise:

@@ -1,0 +1,111 @@
+// kiln/conv_tma.cuh — conv2d (f32 as tf32 or 3xTF32, groups 1) as an implicit GEMM on the TMA
+// engine of gemm_tma.cuh, its im2col done by the TMA unit (sm_90a only).
+//
+// ============================================================================================
+// CONTRACT (what the emitter instantiates)
+// --------------------------------------------------------------------------------------------
+// kiln::sm90::TmaConv<Index, Shape, BM, BN, Stages, kX3, kVecY, kStreamY>
+//   template <class OutT, class Epi>
+//   static __device__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi);
+// y [N][K][Ho][Wo] (NCHW) = epi(conv2d(x, w), n, k, ho * Wo + wo), Shape a conv::ConvShape with
+// groups 1, f32 accumulation. The operands are not the caller's tensors but gemm::OperandPrep's
+// k-major copies of them (config/conv.h's conv_tma_ldc: C padded to 16 bytes):
+//   w: [K][R*S][ldc] (the filters with c innermost), mapped 3-D: dims {C, R*S, K * parts},
+//      box {32, 1, BM} (tiled, 128-byte swizzle);
+//   x: [N][H][W][ldc] (NHWC), mapped 4-D in im2col mode: dims {C, W, H, N * parts}, 32 channels
+//      per pixel, BN pixels per column, pixel box corners {-pad_w, -pad_h} and
+//      {pad_w - dil_w * (S - 1), pad_h - dil_h * (R - 1)}, element strides {1, stride_w,
+//      stride_h, 1} (config/conv.h's conv_tma_* rules, the planner encodes the maps with them).
+// kX3 (3xTF32): parts = 2, the lo parts after the hi parts (filter rows K.. and images N..).
+// Launch: kThreads, dynamic shared memory kSmemBytes, any grid (persistent).
+//
+// [Note: the TMA im2col]
+// The GEMM per image: rows = the K out channels, columns = the Ho*Wo output pixels, k' = (tap
+// (r, s), c) with c fastest, in k tiles of 32 channels of one tap (C is zero-filled up to a
+// multiple of 32 by the maps' bounds). A tile is BM out channels x BN consecutive output pixels of
+// one image (p0 .. p0 + BN - 1 in ho * Wo + wo order, across output rows). For k tile (tap, c0)
+// the producer issues one tiled copy of the filters and one im2col copy: the TMA unit walks BN
+// pixel positions from (wo0 * stride_w - pad_w, ho0 * stride_h - pad_h, n) inside the pixel box,
+// wrapping from the end of a row to the next row (and from the last row to the next image), and
+// loads the 32 channels at each position + (s * dil_w, r * dil_h), zeros outside the input: the
+// padding costs nothing, and every row of the B tile is one pixel's 128 bytes, the layout the
+// k-major wgmma descriptor reads. Pixels past the image's end load the next image's (or zeros):
+// their columns are never stored. Tiles: out-channel tiles fastest (they share the pixels' x
+// window in L2), then pixel tiles, then images.
+// ============================================================================================
+#pragma once
+
+#include "kiln/config/conv.h"
+#include "kiln/conv_shape.cuh"
+#include "kiln/gemm_tma.cuh"
+
+namespace kiln {
+namespace sm90 {
+
+template <class Index, class Shape, int BM, int BN, int Stages, bool kX3, bool kVecY, bool kStreamY>
+struct TmaConv {
+  static constexpr int BK = kConvTmaChannels;   // config/conv.h: channels per k tile (one 128-byte row)
+  using Engine = TmaEngine<float, BM, BN, BK, Stages, true, true, kX3>;
+  static constexpr int kThreads = Engine::kThreads;
+  static constexpr int kSmemBytes = Engine::kSmemBytes;
+  static constexpr int kCTiles = int((Shape::C + BK - 1) / BK), kTaps = Shape::R * Shape::S;
+  static constexpr long long kTilesM = (Shape::K + BM - 1) / BM, kTilesP = (Shape::HoWo + BN - 1) / BN;
+  static constexpr long long kUnits = kTilesM * kTilesP * Shape::N;
+  static_assert(Shape::kGroups == 1, "TmaConv is for groups == 1");
+  static_assert(Engine::kAtom == BK, "a k tile is one 128-byte row of channels");
+
+  // Unit u -> (image, first out channel, first output pixel of the image).
+  static __device__ __forceinline__ void tile_origin(long long u, Index& n, int& m0, long long& p0) {
+    m0 = int(u % kTilesM) * BM;
+    p0 = u / kTilesM % kTilesP * BN;
+    n = Index(u / kTilesM / kTilesP);
+  }
+
+  struct Problem {
+    static constexpr long long kUnits = TmaConv::kUnits;
+    const TensorMap& w;
+    const TensorMap& x;
+    __device__ __forceinline__ int k_begin(long long) const { return 0; }
+    __device__ __forceinline__ int k_end(long long) const { return kTaps * kCTiles; }
+    __device__ __forceinline__ void prefetch() const {
+      prefetch_tensor_map(w);
+      prefetch_tensor_map(x);
+    }
+    __device__ __forceinline__ void load(u32 stage, u32 full, long long u, int kt) const {
+      Index n;
+      int m0;
+      long long p0;
+      tile_origin(u, n, m0, p0);
+      const int tap = kt / kCTiles, c0 = kt % kCTiles * BK;
+      const int r = tap / Shape::S, s = tap % Shape::S;
+      const int ho = int(p0 / Shape::Wo), wo = int(p0 % Shape::Wo);
+      const int h = ho * Shape::kStrideH - Shape::kPadH, wi = wo * Shape::kStrideW - Shape::kPadW;
+      const auto off_w = static_cast<unsigned short>(s * Shape::kDilW);
+      const auto off_h = static_cast<unsigned short>(r * Shape::kDilH);
+      tma_load(stage, w, full, c0, tap, m0);
+      tma_load_im2col(stage + Engine::kABytes, x, full, c0, wi, h, int(n), off_w, off_h);
+      if constexpr (kX3) {   // the lo parts: filter rows K.., images N..
+        tma_load(stage + Engine::kPartBytes, w, full, c0, tap, m0 + int(Shape::K));
+        tma_load_im2col(stage + Engine::kPartBytes + Engine::kABytes, x, full, c0, wi, h, int(n + Shape::N), off_w,
+                        off_h);
+      }
+    }
+  };
+
+  template <class OutT, class Epi>
+  static __device__ __forceinline__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi) {
+    Problem prob{w, x};
+    Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
+      Index n;
+      int m0;
+      long long p0;
+      tile_origin(u, n, m0, p0);
+      const gemm::MatrixOut<OutT, Index, kVecY, kStreamY> out{y + n * Index(Shape::K * Shape::HoWo),
+                                                              Index(Shape::HoWo), Index(Shape::K), Index(Shape::HoWo), n};
+      store_accumulators<Index>(acc, out, Index(m0 + 64 * c + 16 * warp), Index(p0), epi);
+    });
+  }
+};
+
+}  // namespace sm90
+}  // namespace kiln
