@@ -8,8 +8,11 @@
 #   2. conv2d on the TMA engine (TmaConv: OperandPrep copies, TMA im2col) in tf32 and 3xTF32, at
 #      shapes that pick each of its tile sizes, with padding, strides, dilation, ragged channels
 #      and pixels, small images whose tiles span several output rows and images, and an epilogue;
-#   3. the GEMM sweep of bench/bench.py (kiln beside cuBLAS, torch.compile and a Triton matmul).
-# Usage: bash scripts/gpu_gemm.sh [checks] [conv] [sweep] [bench.py options...]   (default: all)
+#   3. sizes: every dtype and layout (bf16 a·b, a·bᵀ, aᵀ·b, f16 aᵀ·bᵀ, tf32 a·b, a·bᵀ, 3xTF32 and
+#      ieee f32) at M, N, K drawn from 1, 7, 33, 127, 1000 and 4097, one "size OP MxNxK ok|FAIL"
+#      line each (the correctness table of issue 18);
+#   4. the GEMM sweep of bench/bench.py (kiln beside cuBLAS, torch.compile and a Triton matmul).
+# Usage: bash scripts/gpu_gemm.sh [checks] [conv] [sizes] [sweep] [bench.py options...]   (default: all)
 # $OUT (when set) receives gemm_checks.log and the sweep's JSON, markdown and PNG.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -18,8 +21,10 @@ export PATH=/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 out=${OUT:-$(mktemp -d /tmp/kiln-gemm.XXXX)}
 parts=""
-while [ $# -gt 0 ] && { [ "$1" = checks ] || [ "$1" = conv ] || [ "$1" = sweep ]; }; do parts="$parts $1"; shift; done
-[ -z "$parts" ] && parts=" checks conv sweep"
+while [ $# -gt 0 ] && { [ "$1" = checks ] || [ "$1" = conv ] || [ "$1" = sizes ] || [ "$1" = sweep ]; }; do
+  parts="$parts $1"; shift
+done
+[ -z "$parts" ] && parts=" checks conv sizes sweep"
 failed=0
 
 check() {   # kiln run ARGS --check, counted
@@ -86,6 +91,23 @@ if [[ "$parts" == *conv* ]]; then
     check specs/conv2d_3x3.kiln --precision $precision -D N=2 -D C=30 -D H=100 -D W=201 -D K=200 # C, K, Ho*Wo ragged
   done
   echo "conv checks: $failed failed (with the checks before them)" | tee -a "$out/gemm_checks.log"
+fi
+
+if [[ "$parts" == *sizes* ]]; then
+  shapes="1x4097x127 7x1000x4097 33x127x1000 127x33x4097 1000x7x33 4097x1x1000 4097x4097x7 1000x1000x1 127x4097x33 33x33x33"
+  ops="gemm.kiln:mm_bf16 gemm.kiln:mm_bf16_nt gemm.kiln:mm_bf16_tn gemm.kiln:mm_f16_tt gemm.kiln:mm_tf32 gemm.kiln:mm_tf32_nt
+       matmul.kiln:matmul_square:fp32 matmul.kiln:matmul_square:ieee"
+  for entry in $ops; do
+    IFS=: read -r file op precision <<<"$entry"
+    for shape in $shapes; do
+      IFS=x read -r m n k <<<"$shape"
+      args=(specs/$file --op "$op" -D M="$m" -D N="$n" -D K="$k")
+      [ -n "$precision" ] && args+=(--precision "$precision")
+      if timeout 120 .gpu/bin/kiln run "${args[@]}" --check >>"$out/gemm_sizes.log" 2>&1; then r=ok; else r=FAIL; failed=$((failed + 1)); fi
+      echo "size $op${precision:+ ($precision)} ${m}x${n}x${k} $r" | tee -a "$out/gemm_sizes.log"
+    done
+  done
+  echo "size checks: $failed failed (with the checks before them)" | tee -a "$out/gemm_sizes.log"
 fi
 
 if [[ "$parts" == *sweep* ]]; then

@@ -833,7 +833,7 @@ bool conv_tma_fits(const Planner& p, const ConvConfig& cc) {
   for (std::int64_t extent : {parts * cc.n, parts * cc.k + 128, cc.h * cc.stride_h, cc.w * cc.stride_w, cc.ho * cc.wo})
     if (extent >= kCoord) return false;
   if (cc.h * cc.w * ldc * 4 >= kStride || cc.h * cc.w >= kCoord) return false;
-  // OperandPrep's grid: (pixels or taps / 32, ldc / 32, images or filters); y and z stop at 65535.
+  // OperandPrep's grid: (pixel or tap blocks, ldc / 32, images or filters); y and z stop at 65535.
   if (ceil_div(ldc, kPrepTile) > launch::kMaxGridY || cc.n > launch::kMaxGridY || cc.k > launch::kMaxGridY) return false;
   const double flops = 2.0 * static_cast<double>(cc.n * cc.k) * static_cast<double>(cc.ho * cc.wo) *
                        static_cast<double>(conv_gemm_k(cc));
@@ -842,7 +842,7 @@ bool conv_tma_fits(const Planner& p, const ConvConfig& cc) {
 
 // The OperandPrep pass that writes one conv operand k-major (which 1: x as [N][H*W][ldc], 2: the
 // filters as [K][R*S][ldc]): a transpose of each [C][rows] block, described as a GEMM operand.
-GemmConfig conv_prep_config(const ConvConfig& cc, int which) {
+GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16) {
   GemmConfig g;
   g.kind = GemmKind::OperandPrep;
   g.precision = cc.precision;
@@ -851,10 +851,12 @@ GemmConfig conv_prep_config(const ConvConfig& cc, int which) {
   g.k = cc.c;
   g.threads = kOperandPrepThreads;
   const std::int64_t rows = which == 1 ? cc.h * cc.w : static_cast<std::int64_t>(cc.r) * cc.s;
+  // 16-byte loads of the operand where its rows (and so its strides, multiples of them) are.
+  const bool vec = aligned16 && rows % 4 == 0;
   if (which == 1) {
-    g.m = rows, g.layout_a = GemmLayout::ColMajor, g.lda = rows, g.stride_a = cc.c * rows, g.batch = cc.n;
+    g.m = rows, g.layout_a = GemmLayout::ColMajor, g.lda = rows, g.stride_a = cc.c * rows, g.batch = cc.n, g.vec_a = vec;
   } else {
-    g.n = rows, g.layout_b = GemmLayout::RowMajor, g.ldb = rows, g.stride_b = cc.c * rows, g.batch = cc.k;
+    g.n = rows, g.layout_b = GemmLayout::RowMajor, g.ldb = rows, g.stride_b = cc.c * rows, g.batch = cc.k, g.vec_b = vec;
   }
   return g;
 }
@@ -872,7 +874,8 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   const int w_ws = p.add_workspace(fmt::format("kmajor_w{}", kn.anchor), DType::f32, {parts * cc.k, rs, ldc});
   const char* split = conv_x3(cc) ? ", split into tf32 hi and lo parts" : "";
   // kn (the anchor's slot) becomes the pass over x; the filters' pass and the engine follow.
-  const GemmConfig xc = conv_prep_config(cc, 1), wc = conv_prep_config(cc, 2);
+  const bool aligned = p.target().aligned16;
+  const GemmConfig xc = conv_prep_config(cc, 1, aligned), wc = conv_prep_config(cc, 2, aligned);
   kn.template_name = "gemm_operand_prep";
   kn.args.push_back(buffer_arg(p, x_ws, true));
   set_launch(p, kn, xc);

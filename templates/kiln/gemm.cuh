@@ -65,7 +65,7 @@
 //    applies the epilogue, merges the row's (max, sum exp) in the block and writes
 //    Y = softmax(epi(A·B)) once. f32 output, Y 16-byte aligned for the vector path (N % 4 == 0).
 //
-// 2d) kiln::gemm::OperandPrep<E, Index, Rows, K, Batches, ld, stride, kKContig, ldw, Threads>
+// 2d) kiln::gemm::OperandPrep<E, Index, Rows, K, Batches, ld, stride, kKContig, ldw, kSplit, kVecT, Threads>
 //       static __device__ void run(const E* operand, E* workspace);
 //    The TMA engine's pre-pass (gemm_tma.cuh): one operand (f32 whose k is not contiguous, or any
 //    operand whose strides are not multiples of 16 bytes) into workspace[Batches][Rows][ldw], k
@@ -538,17 +538,26 @@ struct GemmSplitK {
 // row happens to cover them and writes zeros; the transpose leaves them alone).
 // kSplit (3xTF32, f32): each value x is written as its tf32 part hi = tf32_rna(x) at dst and
 // lo = x - hi (exact in f32) at dst + Batches * Rows * kLdw (config/gemm.h's prep_split).
-// grid = (ceil(Rows / 32), ceil(kLdw / kKBlock), Batches), block = Threads (whole warps, <= 1024):
+// grid = (ceil(Rows / kRowBlock), ceil(kLdw / kKBlock), Batches), block = Threads (whole warps, <= 1024):
 //   k-strided ([K][Rows]): a 32 x 32 tile through shared memory, rows padded by one 4-byte word
 //     (conflict-free both ways), reads coalesced along the rows, writes along k;
+//   k-strided with kVecT (f32; Rows, kLd and kStride multiples of 4, the operand 16-byte aligned:
+//     config/gemm.h's prep_vec_transpose): a 32 k x 64 row tile, read as 16-byte vectors of 4
+//     rows and written as 16-byte vectors of 4 k (4x fewer memory instructions and index
+//     computations than the scalar transpose, which the index arithmetic kept ALU-bound at ~80%
+//     of DRAM bandwidth on the conv seed's x); the tile's rows are 65 words apart, so the
+//     column reads of the write phase hit 32 distinct banks (the row writes conflict 2-way);
 //   k-contiguous ([Rows][K], kLd the pitch): a warp per row reads 32 16-byte vectors' worth of k
 //     element by element (coalesced; the rows are not 16-byte aligned, that is why we are here),
 //     stages them in shared memory and writes them as 16-byte stores (512 bytes per warp).
 template <class E, class Index, long long Rows, long long K_, long long Batches, long long kLd, long long kStride,
-          bool kKContig, long long kLdw, bool kSplit, int Threads>
+          bool kKContig, long long kLdw, bool kSplit, bool kVecT, int Threads>
 struct OperandPrep {
   static constexpr int kThreads = Threads;
   static constexpr int kTile = kPrepTile;              // config/gemm.h: rows of the operand per CTA
+  static constexpr int kVecRows = kPrepVecRows;        // config/gemm.h: the same for the vector transpose
+  static_assert(!kVecT || (!kKContig && sizeof(E) == 4 && Rows % 4 == 0 && kLd % 4 == 0 && kStride % 4 == 0 &&
+                           Threads == 256), "the vector transpose: f32, 4-row vectors, 256 threads");
   static constexpr int kWarps = Threads / 32;
   static constexpr int kVec = 16 / int(sizeof(E));     // elements per 16-byte store
   static constexpr long long kKBlock = kKContig ? 32 * kVec : kTile;   // config/gemm.h's prep_k_block
@@ -569,13 +578,49 @@ struct OperandPrep {
     }
   }
 
+  // The vector transpose (kVecT): the CTA's 32 k x 64 rows, k0 and r0 its first.
+  static __device__ __forceinline__ void run_vec(const E* s, E* d, long long r0, long long k0) {
+    __shared__ float tile[kTile][kVecRows + 1];
+    const int t = threadIdx.x;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {   // read: k row t / 16 (+ 16), rows r0 + 4 (t % 16) .. + 3
+      const int kk = t / 16 + 16 * h, rr = 4 * (t % 16);
+      const long long k = k0 + kk, r = r0 + rr;
+      Vec<float, 4> v;
+      if (k < K_ && r < Rows) v = load_vec<float, 4>(s + Index(k) * Index(kLd) + Index(r));
+      else v.v[0] = v.v[1] = v.v[2] = v.v[3] = 0.f;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) tile[kk][rr + j] = v.v[j];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {   // write: row r0 + t / 8 (+ 32), k0 + 4 (t % 8) .. + 3
+      const int rr = t / 8 + 32 * h, kk = 4 * (t % 8);
+      const long long r = r0 + rr, k = k0 + kk;
+      if (r >= Rows || k >= kLdw) continue;
+      Vec<float, 4> v;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) v.v[j] = tile[kk + j][rr];   // zeros past K (pad columns)
+      float* out = d + Index(r) * Index(kLdw) + Index(k);
+      if constexpr (kSplit) {
+        Vec<float, 4> lo;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) tf32_split(v.v[j], v.v[j], lo.v[j]);
+        store_vec<float, 4>(out + Index(kLoOffset), lo);
+      }
+      store_vec<float, 4>(out, v);
+    }
+  }
+
   static __device__ __forceinline__ void run(const E* src, E* dst) {
-    const long long r0 = (long long)blockIdx.x * kTile, k0 = (long long)blockIdx.y * kKBlock;
+    const long long r0 = (long long)blockIdx.x * (kVecT ? kVecRows : kTile), k0 = (long long)blockIdx.y * kKBlock;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const E zero = from_float<E>(0.f);
     const E* s = src + Index(blockIdx.z) * Index(kStride);
     E* d = dst + Index(blockIdx.z) * Index(Rows * kLdw);
-    if constexpr (kKContig) {
+    if constexpr (kVecT) {
+      run_vec(s, d, r0, k0);
+    } else if constexpr (kKContig) {
       __shared__ __align__(16) E line[kWarps][32 * kVec];   // one row's block of k per warp
       for (int i = warp; i < kTile && r0 + i < Rows; i += kWarps) {
         const E* row = s + Index(r0 + i) * Index(kLd);

@@ -449,8 +449,13 @@ TEST_CASE("sm_90a: k-contiguous f32 matmuls and conv2d take the wgmma templates 
     // x [8][64][512 * 1024] -> [8 (x2 for the lo parts)][512 * 1024][64]: a transpose per image.
     const auto& xp = gemm_config(g, 0);
     CHECK((xp.prep == 1 && xp.m == 512 * 1024 && xp.k == 64 && xp.batch == 8 && !kiln::prep_k_contig(xp)));
+    // x's rows (pixels) are 16-byte vectors: the vector transpose, 64 pixels per CTA; the filters'
+    // rows of 9 taps are not.
+    CHECK((kiln::prep_vec_transpose(xp) && g.plan.kernels[0].grid.x == 512 * 1024 / 64));
+    CHECK(has(g.sources[0].text, "a 16-byte vector transpose"));
     const auto& wp = gemm_config(g, 1);
     CHECK((wp.prep == 2 && wp.n == 9 && wp.k == 64 && wp.batch == 128 && !kiln::prep_k_contig(wp)));
+    CHECK((!kiln::prep_vec_transpose(wp) && g.plan.kernels[1].grid.x == 1));
     CHECK(has(g.sources[2].text, "#include \"kiln/conv_tma.cuh\""));
     CHECK(has(g.sources[2].text, "Kernel::run(tmap_w, tmap_x, out_y, kiln::gemm::Identity{});"));
     const auto& tc = conv_config(g, 2);
@@ -754,7 +759,7 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
       CHECK(kiln::gemm_x3(gemm_config(g, k)));
       CHECK(has(g.plan.kernels[k].reason, "split into hi and lo parts"));
     }
-    CHECK(has(g.sources[0].text, "kiln::gemm_x3(kConfig), kConfig.threads>;"));
+    CHECK(has(g.sources[0].text, "kiln::gemm_x3(kConfig),\n    kiln::prep_vec_transpose(kConfig), kConfig.threads>;"));
     const auto& c = gemm_config(g, 2);
     CHECK((c.kind == kiln::GemmKind::Tma && kiln::gemm_x3(c) && c.bm == 128 && c.bn == 128 && c.stages == 3));
     CHECK(g.plan.kernels[2].shared_bytes == 3 * 2 * (128 + 128) * 32 * 4 + 1024 + 3 * 16);

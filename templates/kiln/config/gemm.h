@@ -250,6 +250,17 @@ constexpr int kOperandPrepThreads = 256;
 KILN_RULE constexpr long long prep_k_block(const GemmConfig& c) {
   return prep_k_contig(c) ? kPrepTile * (16 / c.elem_bytes) : kPrepTile;
 }
+// OperandPrep's vector transpose: an f32 operand whose k is strided, read 4 rows (16 bytes) at a
+// time and written 4 k at a time, where its rows, row stride and batch stride are multiples of 4
+// elements and it is 16-byte aligned (vec_a / vec_b of the operand). It moves kPrepVecRows rows
+// of the operand per CTA; the scalar transpose moves kPrepTile.
+constexpr int kPrepVecRows = 64;
+KILN_RULE constexpr bool prep_vec_transpose(const GemmConfig& c) {
+  return !prep_k_contig(c) && c.elem_bytes == 4 && (c.prep == 1 ? c.vec_a : c.vec_b) && prep_rows(c) % 4 == 0;
+}
+KILN_RULE constexpr long long prep_row_block(const GemmConfig& c) {
+  return prep_vec_transpose(c) ? kPrepVecRows : kPrepTile;
+}
 
 // The launch of the config's kernel. Persistent kinds (SmallK, SmallKWgmma) run at most
 // `ctas_per_sm` CTAs on each of `sm_count` SMs.
@@ -259,8 +270,9 @@ KILN_RULE constexpr long long prep_k_block(const GemmConfig& c) {
 //   Tma:                   min(tiles of all batches x split_k, sm_count) persistent CTAs
 //   SmallKPrep:            B column blocks, then A blocks of 8 elements a thread
 //   SplitKReduce:          a thread per output; SplitKSoftmax, SoftmaxFinalize: a CTA per row
-//   OperandPrep:           (32-row blocks, k blocks over the padded row, batches of the operand);
-//                          a k block is 32 k (transpose) or 32 16-byte vectors (pitched copy)
+//   OperandPrep:           (row blocks of 32, or 64 for the vector transpose, k blocks over the
+//                          padded row, batches of the operand); a k block is 32 k (transpose) or
+//                          32 16-byte vectors (pitched copy)
 //   Gemv:                  (blocks of the big operand's rows, split_k, batch)
 KILN_RULE constexpr launch::Geometry gemm_geometry(const GemmConfig& c, int sm_count, int ctas_per_sm) {
   launch::Geometry g;
@@ -284,7 +296,7 @@ KILN_RULE constexpr launch::Geometry gemm_geometry(const GemmConfig& c, int sm_c
       break;
     case GemmKind::OperandPrep:
       g.block.x = c.threads;
-      g.grid = {launch::ceil_div(prep_rows(c), kPrepTile), launch::ceil_div(prep_ldw(c), prep_k_block(c)),
+      g.grid = {launch::ceil_div(prep_rows(c), prep_row_block(c)), launch::ceil_div(prep_ldw(c), prep_k_block(c)),
                 prep_batches(c)};
       break;
     case GemmKind::SmallK:

@@ -6,11 +6,12 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::OperandPrep, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::ColMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/524288, /*n=*/1, /*k=*/64, /*batch=*/8, /*lda=*/524288, /*ldb=*/0, /*ldc=*/0, /*stride_a=*/33554432, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/0, /*bn=*/0, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/0, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/false, /*vec_b=*/false, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/256, /*tiles_n=*/0, /*group_m=*/0, /*prep=*/1};  // the planner's config
+constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::OperandPrep, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::ColMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/524288, /*n=*/1, /*k=*/64, /*batch=*/8, /*lda=*/524288, /*ldb=*/0, /*ldc=*/0, /*stride_a=*/33554432, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/0, /*bn=*/0, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/0, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/true, /*vec_b=*/false, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/256, /*tiles_n=*/0, /*group_m=*/0, /*prep=*/1};  // the planner's config
 constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
-// operand A ([K, M], a transpose) to k-contiguous rows of 64 elements in the workspace (the TMA engine)
+// operand A ([K, M], a 16-byte vector transpose) to k-contiguous rows of 64 elements in the workspace (the TMA engine)
 using Prep = kiln::gemm::OperandPrep<float, Index, kiln::prep_rows(kConfig), kK, kiln::prep_batches(kConfig), kiln::prep_ld(kConfig),
-    kiln::prep_stride(kConfig), kiln::prep_k_contig(kConfig), kiln::prep_ldw(kConfig), kiln::gemm_x3(kConfig), kConfig.threads>;
+    kiln::prep_stride(kConfig), kiln::prep_k_contig(kConfig), kiln::prep_ldw(kConfig), kiln::gemm_x3(kConfig),
+    kiln::prep_vec_transpose(kConfig), kConfig.threads>;
 
 
 
@@ -21,5 +22,5 @@ extern "C" __global__ void __launch_bounds__(256) kiln_conv2d_3x3_k0_gemm_operan
 }
 
 static_assert(Prep::kThreads == 256, "the template's block size or shared memory differs from the planner's");
-static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 16384, 2, 8, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 8192, 2, 8, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");

@@ -10,7 +10,8 @@ constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::O
 constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 // operand B ([K, N], a transpose) to k-contiguous rows of 4800 elements in the workspace (the TMA engine)
 using Prep = kiln::gemm::OperandPrep<__nv_bfloat16, Index, kiln::prep_rows(kConfig), kK, kiln::prep_batches(kConfig), kiln::prep_ld(kConfig),
-    kiln::prep_stride(kConfig), kiln::prep_k_contig(kConfig), kiln::prep_ldw(kConfig), kiln::gemm_x3(kConfig), kConfig.threads>;
+    kiln::prep_stride(kConfig), kiln::prep_k_contig(kConfig), kiln::prep_ldw(kConfig), kiln::gemm_x3(kConfig),
+    kiln::prep_vec_transpose(kConfig), kConfig.threads>;
 
 
 
