@@ -221,18 +221,20 @@ TEST_CASE("gpu: every covered spec's wgmma path (sm_90a): tails, split-K, both p
   const Case cases[] = {
       // A softmax follows: one K slice (K is short) in the workspace, then SplitKSoftmax; M and N
       // tails, a last k tile of 4 columns. (Longer K with a softmax in f32: see the note above.)
+      // tf32 takes the TMA engine's split-K (its partial sums, then the same SplitKSoftmax).
       {"linear_dropout_softmax.kiln", "linear_dropout_softmax", {{"B", 33}, {"IN", 644}, {"OUT", 200}},
-       "gemm_wgmma_split_k"},
+       "gemm_wgmma_split_k", "gemm_tma"},
       {"linear_dropout_softmax.kiln", "linear_dropout_softmax", {{"B", 130}, {"IN", 516}, {"OUT", 1000}},
-       "gemm_wgmma_split_k"},
-      // Bias and relu in the split-K reduce; 7 K slices of 576 with a shorter last one.
-      {"matmul.kiln", "gemm_bias_relu", {{"B", 33}, {"IN", 4000}, {"OUT", 200}}, "gemm_wgmma_split_k"},
-      {"matmul.kiln", "gemm_bias_relu", {{"B", 300}, {"IN", 1028}, {"OUT", 520}}, "gemm_wgmma_split_k"},
+       "gemm_wgmma_split_k", "gemm_tma"},
+      // Bias and relu in the split-K reduce. gemm_bias_relu asks for tf32 on the op, so both
+      // target precisions take split-K on the TMA engine.
+      {"matmul.kiln", "gemm_bias_relu", {{"B", 33}, {"IN", 4000}, {"OUT", 200}}, "gemm_tma"},
+      {"matmul.kiln", "gemm_bias_relu", {{"B", 300}, {"IN", 1028}, {"OUT", 520}}, "gemm_tma"},
       // Many tiles: one split, the epilogue in the GEMM itself: tf32 (on the op, or the target's)
       // takes the TMA engine, 3xTF32 the cp.async WgGemm.
       {"matmul.kiln", "gemm_bias_relu", {{"B", 1000}, {"IN", 516}, {"OUT", 1000}}, "gemm_tma"},
       {"matmul.kiln", "linear_bias", {{"B", 1000}, {"IN", 516}, {"OUT", 1000}}, "gemm_wgmma", "gemm_tma"},
-      {"matmul.kiln", "linear_bias", {{"B", 257}, {"IN", 2052}, {"OUT", 129}}, "gemm_wgmma_split_k"},
+      {"matmul.kiln", "linear_bias", {{"B", 257}, {"IN", 2052}, {"OUT", 129}}, "gemm_wgmma_split_k", "gemm_tma"},
       // conv2d on wgmma: 130 out channels (two row tiles, the second of 2), odd spatial sizes,
       // 72 = 8 x 3 x 3 k' (a short last k tile); stride 2 + padding 1 with 7 out channels
       // (one 64-row tile) and 35 pixels (scalar stores).
