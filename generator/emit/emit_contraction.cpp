@@ -329,8 +329,9 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
   unit.constants = c.str();
   const bool sm90 = kind == GemmKind::Wgmma || kind == GemmKind::WgmmaSplitK || kind == GemmKind::SmallKPrep ||
                     kind == GemmKind::SmallKWgmma;
-  unit.includes = includes(plan, k, kind == GemmKind::Tma    ? "gemm_tma.cuh"
-                                    : kind == GemmKind::Gemv ? "gemv.cuh"
+  unit.includes = includes(plan, k, kind == GemmKind::Tma           ? "gemm_tma.cuh"
+                                    : kind == GemmKind::OperandPrep ? "gemm_prep.cuh"
+                                    : kind == GemmKind::Gemv        ? "gemv.cuh"
                                     : sm90                   ? "gemm_sm90.cuh"
                                                              : "gemm.cuh");
   template_checks(k, unit, type, dynamic_smem,
