@@ -89,6 +89,11 @@ if [[ "$parts" == *conv* ]]; then
     check specs/conv.kiln --op conv2d_stride2_pad1 --precision $precision -D N=4                 # stride 2, padding 1
     check specs/conv2d_3x3.kiln --precision $precision -D N=16 -D C=512 -D H=10 -D W=10 -D K=256 # 8x8 images: 64-pixel tiles
     check specs/conv2d_3x3.kiln --precision $precision -D N=2 -D C=30 -D H=100 -D W=201 -D K=200 # C, K, Ho*Wo ragged
+    # NHWC (rows = output pixels across images, columns = out channels; tf32 reads x in place
+    # where its channel rows are 16-byte multiples): the spec's shape, a tiny ragged one, K > 128
+    check specs/conv.kiln --op conv2d_nhwc_bias_relu --precision $precision
+    check specs/conv.kiln --op conv2d_nhwc_bias_relu --precision $precision -D N=1 -D H=5 -D W=7 -D C=3 -D K=5
+    check specs/conv.kiln --op conv2d_nhwc_bias_relu --precision $precision -D N=2 -D H=30 -D W=31 -D C=40 -D K=200
   done
   echo "conv checks: $failed failed (with the checks before them)" | tee -a "$out/gemm_checks.log"
 fi

@@ -825,7 +825,7 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
 // at least 8 such tiles (128 for 3xTF32, whose hi and lo tiles double the registers, and for
 // small images), 64 for images of at most 64 pixels.
 bool conv_tma_fits(const Planner& p, const ConvConfig& cc) {
-  if (p.target().arch != "sm_90a" || !p.target().aligned16 || cc.elem_bytes != 4 || cc.nhwc || cc.groups != 1 ||
+  if (p.target().arch != "sm_90a" || !p.target().aligned16 || cc.elem_bytes != 4 || cc.groups != 1 ||
       cc.precision == MmaPrecision::Ieee || !conv_tma_im2col_fits(cc))
     return false;
   constexpr std::int64_t kCoord = std::int64_t{1} << 31, kStride = std::int64_t{1} << 40;
@@ -835,10 +835,14 @@ bool conv_tma_fits(const Planner& p, const ConvConfig& cc) {
   if (cc.h * cc.w * ldc * 4 >= kStride || cc.h * cc.w >= kCoord) return false;
   // OperandPrep's grid: (pixel or tap blocks, ldc / 32, images or filters); y and z stop at 65535.
   if (ceil_div(ldc, kPrepTile) > launch::kMaxGridY || cc.n > launch::kMaxGridY || cc.k > launch::kMaxGridY) return false;
+  if (cc.nhwc) return cc.n * cc.ho * cc.wo < kCoord;   // x needs no transpose, and no other template takes NHWC
   const double flops = 2.0 * static_cast<double>(cc.n * cc.k) * static_cast<double>(cc.ho * cc.wo) *
                        static_cast<double>(conv_gemm_k(cc));
   return flops >= kPadMinFlops;
 }
+
+// NHWC x is read in place when its channel rows are 16-byte multiples and tf32 needs no split.
+bool conv_tma_x_in_place(const ConvConfig& cc) { return cc.nhwc && !conv_x3(cc) && cc.c % 4 == 0; }
 
 // The OperandPrep pass that writes one conv operand k-major (which 1: x as [N][H*W][ldc], 2: the
 // filters as [K][R*S][ldc]): a transpose of each [C][rows] block, described as a GEMM operand.
@@ -853,7 +857,9 @@ GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16) {
   const std::int64_t rows = which == 1 ? cc.h * cc.w : static_cast<std::int64_t>(cc.r) * cc.s;
   // 16-byte loads of the operand where its rows (and so its strides, multiples of them) are.
   const bool vec = aligned16 && rows % 4 == 0;
-  if (which == 1) {
+  if (which == 1 && cc.nhwc) {   // x [N*H*W][C]: a pitched copy to 16-byte rows (and the split)
+    g.m = cc.n * rows, g.layout_a = GemmLayout::RowMajor, g.lda = cc.c, g.stride_a = 0, g.batch = 1;
+  } else if (which == 1) {
     g.m = rows, g.layout_a = GemmLayout::ColMajor, g.lda = rows, g.stride_a = cc.c * rows, g.batch = cc.n, g.vec_a = vec;
   } else {
     g.n = rows, g.layout_b = GemmLayout::RowMajor, g.ldb = rows, g.stride_b = cc.c * rows, g.batch = cc.k, g.vec_b = vec;
@@ -863,32 +869,50 @@ GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16) {
 
 void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::string& shape_why, const std::string& why) {
   const std::int64_t parts = conv_x3(cc) ? 2 : 1, ldc = conv_tma_ldc(cc), rs = std::int64_t{cc.r} * cc.s;
-  const std::int64_t howo = cc.ho * cc.wo;
+  const std::int64_t howo = cc.ho * cc.wo, pixels = cc.n * howo;
+  const bool nhwc = cc.nhwc, x_in_place = conv_tma_x_in_place(cc);
   cc.kind = ConvKind::Tma;
-  cc.bm = cc.k <= 64 ? 64 : 128;
-  cc.bn = howo <= 64 ? 64 : !conv_x3(cc) && howo >= 8 * 256 ? 256 : 128;
+  if (nhwc) {   // rows = all output pixels, columns = out channels
+    cc.bm = pixels <= 64 ? 64 : 128;
+    cc.bn = cc.k <= 64 ? 64 : cc.k <= 128 || conv_x3(cc) ? 128 : 256;
+    cc.vec_y = cc.k % 4 == 0;
+  } else {      // rows = out channels, columns = an image's output pixels
+    cc.bm = cc.k <= 64 ? 64 : 128;
+    cc.bn = howo <= 64 ? 64 : !conv_x3(cc) && howo >= 8 * 256 ? 256 : 128;
+    cc.vec_y = howo % 4 == 0;
+  }
   cc.stages = 8;
   while (cc.stages > 2 && conv_smem(cc) > smem_limit(p.target())) --cc.stages;
-  cc.vec_y = howo % 4 == 0;
-  const int x_ws = p.add_workspace(fmt::format("nhwc_x{}", kn.anchor), DType::f32, {parts * cc.n, cc.h * cc.w, ldc});
-  const int w_ws = p.add_workspace(fmt::format("kmajor_w{}", kn.anchor), DType::f32, {parts * cc.k, rs, ldc});
   const char* split = conv_x3(cc) ? ", split into tf32 hi and lo parts" : "";
-  // kn (the anchor's slot) becomes the pass over x; the filters' pass and the engine follow.
   const bool aligned = p.target().aligned16;
-  const GemmConfig xc = conv_prep_config(cc, 1, aligned), wc = conv_prep_config(cc, 2, aligned);
-  kn.template_name = "gemm_operand_prep";
-  kn.args.push_back(buffer_arg(p, x_ws, true));
-  set_launch(p, kn, xc);
-  kn.reason = fmt::format("x [{}, {}, {}, {}] (NCHW) transposed to NHWC with channel rows of {} bytes{} in a workspace "
-                          "({:.1f} MB) for the TMA engine's im2col copies", cc.n, cc.c, cc.h, cc.w, ldc * 4, split,
-                          static_cast<double>(parts * cc.n * cc.h * cc.w * ldc * 4) / 1e6);
+  // The passes: x (unless read in place), then the filters; kn (the anchor's slot) is the first.
+  std::vector<PlannedKernel> preps;
+  int x_buf = p.leaf_buffer(p.node(kn.anchor).operands[0]);
+  std::int64_t x_ld = cc.c;   // elements between pixels of the x the engine maps
+  if (!x_in_place) {
+    x_buf = p.add_workspace(fmt::format("{}_x{}", nhwc ? "padded" : "nhwc", kn.anchor), DType::f32,
+                            {parts * cc.n, cc.h * cc.w, ldc});
+    x_ld = ldc;
+    PlannedKernel xp;
+    xp.template_name = "gemm_operand_prep";
+    xp.args.push_back(buffer_arg(p, x_buf, true));
+    set_launch(p, xp, conv_prep_config(cc, 1, aligned));
+    xp.reason = nhwc ? fmt::format("x [{}, {}, {}, {}] (NHWC) copied to channel rows of {} bytes{} in a workspace "
+                                   "({:.1f} MB) for the TMA engine's im2col copies", cc.n, cc.h, cc.w, cc.c, ldc * 4,
+                                   split, static_cast<double>(parts * cc.n * cc.h * cc.w * ldc * 4) / 1e6)
+                     : fmt::format("x [{}, {}, {}, {}] (NCHW) transposed to NHWC with channel rows of {} bytes{} in a "
+                                   "workspace ({:.1f} MB) for the TMA engine's im2col copies", cc.n, cc.c, cc.h, cc.w,
+                                   ldc * 4, split, static_cast<double>(parts * cc.n * cc.h * cc.w * ldc * 4) / 1e6);
+    preps.push_back(std::move(xp));
+  }
+  const int w_ws = p.add_workspace(fmt::format("kmajor_w{}", kn.anchor), DType::f32, {parts * cc.k, rs, ldc});
   PlannedKernel wprep;
-  wprep.anchor = kn.anchor;
   wprep.template_name = "gemm_operand_prep";
   wprep.args.push_back(buffer_arg(p, w_ws, true));
-  set_launch(p, wprep, wc);
+  set_launch(p, wprep, conv_prep_config(cc, 2, aligned));
   wprep.reason = fmt::format("filters [{}, {}, {}, {}] to [{}, {}, {}] (channels innermost, rows of {} bytes){} in a "
                              "workspace", cc.k, cc.c, cc.r, cc.s, cc.k, rs, cc.c, ldc * 4, split);
+  preps.push_back(std::move(wprep));
   PlannedKernel engine;
   engine.anchor = kn.anchor;
   engine.stores = std::move(kn.stores);
@@ -902,15 +926,15 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   wmap.name = "tmap_w";
   wmap.tensor_map.dims = {cc.c, rs, parts * cc.k};
   wmap.tensor_map.strides = {ldc * 4, rs * ldc * 4};
-  wmap.tensor_map.box = {kConvTmaChannels, 1, cc.bm};
+  wmap.tensor_map.box = {kConvTmaChannels, 1, nhwc ? cc.bn : cc.bm};
   KernelArg xmap;
   xmap.kind = KernelArg::Kind::TensorMap;
-  xmap.buffer = x_ws;
+  xmap.buffer = x_buf;
   xmap.dtype = DType::f32;
   xmap.name = "tmap_x";
   xmap.tensor_map.dims = {cc.c, cc.w, cc.h, parts * cc.n};
-  xmap.tensor_map.strides = {ldc * 4, cc.w * ldc * 4, cc.h * cc.w * ldc * 4};
-  xmap.tensor_map.box = {kConvTmaChannels, cc.bn};
+  xmap.tensor_map.strides = {x_ld * 4, cc.w * x_ld * 4, cc.h * cc.w * x_ld * 4};
+  xmap.tensor_map.box = {kConvTmaChannels, nhwc ? cc.bm : cc.bn};
   xmap.tensor_map.im2col = true;
   xmap.tensor_map.lower = {conv_tma_lower_w(cc), conv_tma_lower_h(cc)};
   xmap.tensor_map.upper = {conv_tma_upper_w(cc), conv_tma_upper_h(cc)};
@@ -918,14 +942,25 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   engine.args = {wmap, xmap};
   engine.config = cc;
   set_launch(engine, conv_geometry(cc, p.target().sm_count));
-  const std::int64_t units = ceil_div(cc.k, cc.bm) * ceil_div(howo, cc.bn) * cc.n;
-  engine.reason = fmt::format("{}: sm_90a TMA engine, implicit GEMM of {} out channels x {} pixels per image x K {} "
-                              "(taps x channels in 32-channel k tiles), {}x{} tiles ({} consumer warpgroup{} + a TMA "
-                              "producer warpgroup, im2col by the TMA unit), {} stages, {} persistent CTAs over {} "
-                              "tiles{}; {}", shape_why, cc.k, howo, conv_gemm_k(cc), cc.bm, cc.bn, cc.bm / 64,
+  const std::int64_t units = nhwc ? ceil_div(pixels, cc.bm) * ceil_div(cc.k, cc.bn)
+                                  : ceil_div(cc.k, cc.bm) * ceil_div(howo, cc.bn) * cc.n;
+  engine.reason = fmt::format("{}: sm_90a TMA engine, implicit GEMM of {} x {} x K {} (taps x channels in 32-channel "
+                              "k tiles{}), {}x{} tiles ({} consumer warpgroup{} + a TMA producer warpgroup, im2col by "
+                              "the TMA unit), {} stages, {} persistent CTAs over {} tiles{}; {}", shape_why,
+                              nhwc ? fmt::format("{} output pixels", pixels) : fmt::format("{} out channels", cc.k),
+                              nhwc ? fmt::format("{} out channels", cc.k) : fmt::format("{} pixels per image", howo),
+                              conv_gemm_k(cc), x_in_place ? ", x read in place" : "", cc.bm, cc.bn, cc.bm / 64,
                               cc.bm > 64 ? "s" : "", cc.stages, engine.grid.x, units,
                               cc.stream ? ", streaming stores" : "", why);
-  p.add_followup(std::move(wprep));
+  // kn takes the first pass's place in launch order; the other passes and the engine follow it.
+  kn.template_name = preps[0].template_name;
+  kn.reason = preps[0].reason;
+  kn.args.insert(kn.args.end(), preps[0].args.begin(), preps[0].args.end());
+  set_launch(p, kn, std::get<GemmConfig>(preps[0].config));
+  for (std::size_t i = 1; i < preps.size(); ++i) {
+    preps[i].anchor = kn.anchor;
+    p.add_followup(std::move(preps[i]));
+  }
   p.add_followup(std::move(engine));
 }
 
@@ -968,11 +1003,6 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     kn.reason = shape_why + ": groups == C: DepthwiseDirect, one thread per output, f32 FMA (memory-bound)";
     return;
   }
-  KILN_CHECK(!nhwc, UnsupportedError,
-             "{}: op 'conv2d' (line {}) has no kernel template in this version of kiln for NHWC with groups {} != C: "
-             "the implicit-GEMM NHWC template needs channels-last filters [K, R, S, C/groups], and w is "
-             "[K, C/groups, R, S]",
-             op_name, node.loc.line, G);
   const bool f32 = et == DType::f32;
   std::string why;
   cc.precision = f32 ? mma_precision(p, node, why) : MmaPrecision::Tf32;
@@ -983,6 +1013,11 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     plan_conv_tma(p, kn, cc, shape_why, why);
     return;
   }
+  KILN_CHECK(!nhwc, UnsupportedError,
+             "{}: op 'conv2d' (line {}) has no kernel template in this version of kiln for NHWC with groups {} != C "
+             "here: NHWC runs on the sm_90a TMA engine for f32 (tf32 or fp32-accurate) with one group; this is {}, {} "
+             "with precision {}",
+             op_name, node.loc.line, G, p.target().arch, dtype_name(et), enum_name(cc.precision));
   // sm_90a, f32 in tf32 / 3xTF32, one group, 16-byte filter rows: WgConvNchw (conv_sm90.cuh), the
   // wgmma engine with an im2col gather, one persistent CTA per SM walking the tiles (the next
   // tile's loads overlap the last one's stores). Measured on the seed (8x64x512x1024 -> 128,

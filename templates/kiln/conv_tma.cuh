@@ -4,7 +4,8 @@
 // ============================================================================================
 // CONTRACT (what the emitter instantiates)
 // --------------------------------------------------------------------------------------------
-// kiln::sm90::TmaConv<Index, Shape, BM, BN, Stages, kX3, kVecY, kStreamY>
+// kiln::sm90::TmaConv<Index, Shape, BM, BN, Stages, kX3, kVecY, kStreamY>     (NCHW)
+// kiln::sm90::TmaConvNhwc<Index, Shape, BM, BN, Stages, kX3, kVecY, kStreamY> (NHWC; at its struct)
 //   template <class OutT, class Epi>
 //   static __device__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi);
 // y [N][K][Ho][Wo] (NCHW) = epi(conv2d(x, w), n, k, ho * Wo + wo), Shape a conv::ConvShape with
@@ -103,6 +104,85 @@ struct TmaConv {
       const gemm::MatrixOut<OutT, Index, kVecY, kStreamY> out{y + n * Index(Shape::K * Shape::HoWo),
                                                               Index(Shape::HoWo), Index(Shape::K), Index(Shape::HoWo), n};
       store_accumulators<Index>(acc, out, Index(m0 + 64 * c + 16 * warp), Index(p0), epi);
+    });
+  }
+};
+
+// NHWC output placement: y [N*Ho*Wo][K] is a row-major matrix of (flat output pixel, out channel);
+// the epilogue gets the pixel's image and its ho * Wo + wo, as the NCHW template gives it.
+template <class OutT, class Index, long long HoWo, bool kVec, bool kStream>
+struct NhwcOut : gemm::MatrixOut<OutT, Index, kVec, kStream> {
+  template <class Epi>
+  __device__ __forceinline__ float apply(const Epi& epi, float v, Index row, Index col) const {
+    return epi(v, row / Index(HoWo), col, row % Index(HoWo));
+  }
+};
+
+// kiln::sm90::TmaConvNhwc<Index, Shape, BM, BN, Stages, kX3, kVecY, kStreamY>: the same conv with
+// x and y channels-last (layout="NHWC"): x [N][H][W][C] is read in place (or its 16-byte-row or
+// hi/lo copy), the filters as for TmaConv. The GEMM is transposed: rows = the N*Ho*Wo output pixels
+// (A, the im2col copies: BM pixels, flat across rows and images), columns = the K out channels
+// (B, the filters), so y [N*Ho*Wo][K] is stored along contiguous channels. Maps as above, with
+// BM pixels per column; the lo parts of x are images N.. of the copy.
+template <class Index, class Shape, int BM, int BN, int Stages, bool kX3, bool kVecY, bool kStreamY>
+struct TmaConvNhwc {
+  static constexpr int BK = kConvTmaChannels;
+  using Engine = TmaEngine<float, BM, BN, BK, Stages, true, true, kX3>;
+  static constexpr int kThreads = Engine::kThreads;
+  static constexpr int kSmemBytes = Engine::kSmemBytes;
+  static constexpr int kCTiles = int((Shape::C + BK - 1) / BK), kTaps = Shape::R * Shape::S;
+  static constexpr long long kTilesN = (Shape::K + BN - 1) / BN, kTilesP = (Shape::P + BM - 1) / BM;
+  static constexpr long long kUnits = kTilesN * kTilesP;
+  static_assert(Shape::kGroups == 1, "TmaConvNhwc is for groups == 1");
+  static_assert(Engine::kAtom == BK, "a k tile is one 128-byte row of channels");
+
+  // Unit u -> (first output pixel over all images, first out channel): channel tiles fastest.
+  static __device__ __forceinline__ void tile_origin(long long u, long long& p0, int& n0) {
+    n0 = int(u % kTilesN) * BN;
+    p0 = u / kTilesN * BM;
+  }
+
+  struct Problem {
+    static constexpr long long kUnits = TmaConvNhwc::kUnits;
+    const TensorMap& w;
+    const TensorMap& x;
+    __device__ __forceinline__ int k_begin(long long) const { return 0; }
+    __device__ __forceinline__ int k_end(long long) const { return kTaps * kCTiles; }
+    __device__ __forceinline__ void prefetch() const {
+      prefetch_tensor_map(w);
+      prefetch_tensor_map(x);
+    }
+    __device__ __forceinline__ void load(u32 stage, u32 full, long long u, int kt) const {
+      long long p0;
+      int n0;
+      tile_origin(u, p0, n0);
+      const int tap = kt / kCTiles, c0 = kt % kCTiles * BK;
+      const int r = tap / Shape::S, s = tap % Shape::S;
+      const int n = int(p0 / Shape::HoWo);
+      const long long hw = p0 % Shape::HoWo;
+      const int ho = int(hw / Shape::Wo), wo = int(hw % Shape::Wo);
+      const int h = ho * Shape::kStrideH - Shape::kPadH, wi = wo * Shape::kStrideW - Shape::kPadW;
+      const auto off_w = static_cast<unsigned short>(s * Shape::kDilW);
+      const auto off_h = static_cast<unsigned short>(r * Shape::kDilH);
+      tma_load_im2col(stage, x, full, c0, wi, h, n, off_w, off_h);
+      tma_load(stage + Engine::kABytes, w, full, c0, tap, n0);
+      if constexpr (kX3) {   // the lo parts: images N.., filter rows K..
+        tma_load_im2col(stage + Engine::kPartBytes, x, full, c0, wi, h, n + int(Shape::N), off_w, off_h);
+        tma_load(stage + Engine::kPartBytes + Engine::kABytes, w, full, c0, tap, n0 + int(Shape::K));
+      }
+    }
+  };
+
+  template <class OutT, class Epi>
+  static __device__ __forceinline__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi) {
+    Problem prob{w, x};
+    Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
+      long long p0;
+      int n0;
+      tile_origin(u, p0, n0);
+      const NhwcOut<OutT, Index, Shape::HoWo, kVecY, kStreamY> out{
+          {y, Index(Shape::K), Index(Shape::P), Index(Shape::K), Index(0)}};
+      store_accumulators<Index>(acc, out, Index(p0 + 64 * c + 16 * warp), Index(n0), epi);
     });
   }
 };

@@ -580,9 +580,35 @@ TEST_CASE("conv2d: implicit GEMM, depthwise, grouped, and NHWC's limit") {
          conv_config(dw, 0).threads == 256));
   const auto grouped = generate("conv2d_dilated_grouped", "default");
   CHECK(grouped.plan.kernels[0].grid.z == 4);
-  // NHWC with KCRS filters has no template yet: a clear error, not wrong code.
+  // NHWC (groups != C) has a template only on sm_90a: elsewhere a clear error, not wrong code.
   Case nhwc{"conv.kiln", "conv2d_nhwc_bias_relu", {}, "default"};
-  CHECK_THROWS_WITH_AS(generate(nhwc), doctest::Contains("channels-last filters"), kiln::Error);
+  CHECK_THROWS_WITH_AS(generate(nhwc), doctest::Contains("NHWC runs on the sm_90a TMA engine"), kiln::UnsupportedError);
+  CHECK_THROWS_WITH_AS(generate(nhwc, "sm_90a", kiln::Precision::ieee), doctest::Contains("with precision Ieee"),
+                       kiln::UnsupportedError);
+  // On sm_90a: the TMA engine, rows = the 32 x 56 x 56 output pixels, columns = the 64 out
+  // channels. tf32 reads x in place (its rows of 64 channels are 16-byte multiples) and only the
+  // filters are copied; 3xTF32 also copies x (its hi and lo parts) first.
+  for (const auto precision : {kiln::Precision::tf32, kiln::Precision::fp32_accurate}) {
+    const bool tf32 = precision == kiln::Precision::tf32;
+    CAPTURE(tf32);
+    const auto g = generate(nhwc, "sm_90a", precision);
+    check_golden(std::string("plan/conv2d_nhwc_bias_relu_sm90a") + (tf32 ? "_tf32" : "") + ".txt", g.plan.text());
+    REQUIRE(g.plan.kernels.size() == (tf32 ? 2u : 3u));
+    const std::size_t e = g.plan.kernels.size() - 1;
+    CHECK(g.plan.kernels[e].template_name == "conv_tma");
+    CHECK(has(g.sources[e].text, "kiln::sm90::TmaConvNhwc<Index, Shape,"));
+    CHECK(has(g.sources[e].text, "struct Epilogue"));   // bias + relu
+    const auto& c = conv_config(g, e);
+    CHECK((c.nhwc && c.bm == 128 && c.bn == 64 && c.vec_y));
+    const auto& xm = tensor_map(g, e, "tmap_x");
+    CHECK((xm.im2col && xm.box == std::vector<int>{32, 128} && xm.lower == std::vector<int>{-1, -1} &&
+           xm.upper == std::vector<int>{-1, -1}));
+    CHECK(xm.dims == std::vector<std::int64_t>{64, 56, 56, tf32 ? 32 : 64});
+    // In place, the map is over the input x itself (buffer #0).
+    for (const auto& arg : g.plan.kernels[e].args)
+      if (arg.name == "tmap_x") CHECK((arg.buffer == 0) == tf32);
+    if (!tf32) CHECK(kiln::prep_k_contig(gemm_config(g, 0)));   // x [N*H*W][C]: a pitched copy
+  }
 }
 
 TEST_CASE("every generated contraction unit compiles with NVRTC for sm_80, sm_90 and sm_90a") {

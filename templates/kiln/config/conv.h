@@ -28,7 +28,7 @@ inline const char* enum_name(ConvKind k) {
   X(ConvKind, kind, ConvKind::Nchw)                                                                 \
   X(MmaPrecision, precision, MmaPrecision::Tf32x3)                                                  \
   X(int, elem_bytes, 4)          /* element size of x and w: 4 (f32) or 2 (f16, bf16) */            \
-  X(bool, nhwc, false)           /* x and y channels-last (Depthwise only) */                       \
+  X(bool, nhwc, false)           /* x and y channels-last (Depthwise, Tma) */                       \
   X(long long, n, 1)             /* x: N x C x H x W, w: K x C/groups x R x S, y: N x K x Ho x Wo */ \
   X(long long, c, 1)                                                                                \
   X(long long, h, 1)                                                                                \
@@ -122,9 +122,10 @@ KILN_RULE constexpr launch::Geometry conv_geometry(const ConvConfig& c, int sm_c
       g.grid.x = launch::min_ll(tiles, sm_count);
       break;
     }
-    case ConvKind::Tma: {
+    case ConvKind::Tma: {   // NCHW: (out-channel tile, pixel tile of an image, image); NHWC: (pixel tile, channel tile)
       g.block.x = tma_gemm_threads(c.bm);
-      const long long units = launch::ceil_div(c.k, c.bm) * launch::ceil_div(c.ho * c.wo, c.bn) * c.n;
+      const long long units = c.nhwc ? launch::ceil_div(c.n * c.ho * c.wo, c.bm) * launch::ceil_div(c.k, c.bn)
+                                     : launch::ceil_div(c.k, c.bm) * launch::ceil_div(c.ho * c.wo, c.bn) * c.n;
       g.grid.x = launch::min_ll(units, sm_count);
       break;
     }
