@@ -35,8 +35,12 @@ struct Driver;
 // interleave none, element strides 1), with no driver: rank 1..5; dims 1..2^32; rank - 1
 // strides, each a positive multiple of 16 bytes below 2^40; rank box entries, each 1..256;
 // box[0] * element bytes a multiple of 16 and, with a swizzle, at most the swizzle span;
-// swizzle 0, 32, 64 or 128. A broken rule is kiln's bug (the planner made the spec):
-// InternalError naming the rule and the values. A dtype other than f32, f16 or bf16 is an
+// swizzle 0, 32, 64 or 128. An im2col spec (spec.im2col) is held to cuTensorMapEncodeIm2col's
+// rules instead of the box ones: rank 3..5; box = {channels per pixel 1..256, pixels per column
+// 1..1024}; rank - 2 pixel-box corners each, within +-2^15, +-2^7 or +-2^4 for rank 3, 4, 5, the
+// box non-empty in every spatial dim; rank element strides, each 1..8. A tiled spec carrying
+// corners or element strides is rejected. A broken rule is kiln's bug (the planner made the
+// spec): InternalError naming the rule and the values. A dtype other than f32, f16 or bf16 is an
 // UnsupportedError. (f32 maps are FLOAT32 maps; the tensor cores read them as tf32.)
 void check_tensor_map(const TensorMapSpec& spec, DType dtype);
 
@@ -51,9 +55,11 @@ struct alignas(64) TensorMapBytes {
 
 // Checks the spec, then that `address` is 16-byte aligned (else ArgumentError naming
 // `tensor_name` and the address: the caller passed an offset view), then encodes with
-// cuTensorMapEncodeTiled: interleave none, the spec's swizzle, L2 promotion 256 B, out-of-bounds
-// elements read as zero, element strides 1. `tensor_name` reads as in a message: "matmul: 'a'".
-// CudaError when the driver fails it, or lacks cuTensorMapEncodeTiled (a driver before CUDA 12).
+// cuTensorMapEncodeTiled (or cuTensorMapEncodeIm2col for an im2col spec, with its corners,
+// channels, pixels and element strides): interleave none, the spec's swizzle, L2 promotion
+// 256 B, out-of-bounds elements read as zero, element strides 1 for a tiled map. `tensor_name`
+// reads as in a message: "matmul: 'a'". CudaError when the driver fails it, or lacks the entry
+// point (a driver before CUDA 12).
 TensorMapBytes encode_tensor_map(const TensorMapSpec& spec, DType dtype, unsigned long long address,
                                  const std::string& tensor_name);
 // The same through `driver`'s entry points (tests give one whose encoder is missing).
