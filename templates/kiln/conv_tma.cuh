@@ -43,13 +43,43 @@
 namespace kiln {
 namespace sm90 {
 
+// k tile kt of a conv on the engine for output pixel hw (= ho * Wo + wo) of an image: the filter
+// tap and first channel it covers, where the im2col walk starts (the pixel's window origin in
+// input coordinates) and the tap's offset from there.
+template <class Shape>
+struct ConvTap {
+  static constexpr int kCTiles = int((Shape::C + kConvTmaChannels - 1) / kConvTmaChannels);
+  static constexpr int kKTiles = Shape::R * Shape::S * kCTiles;
+  int tap, c0, wi, h;
+  unsigned short off_w, off_h;
+  __device__ __forceinline__ ConvTap(int kt, long long hw)
+      : tap(kt / kCTiles), c0(kt % kCTiles * kConvTmaChannels),
+        wi(int(hw % Shape::Wo) * Shape::kStrideW - Shape::kPadW),
+        h(int(hw / Shape::Wo) * Shape::kStrideH - Shape::kPadH),
+        off_w(static_cast<unsigned short>(tap % Shape::S * Shape::kDilW)),
+        off_h(static_cast<unsigned short>(tap / Shape::S * Shape::kDilH)) {}
+};
+
+// What both conv problems share: the two maps, every unit's k tiles (all taps x channel tiles).
+template <class Shape, long long Units>
+struct ConvProblem {
+  static constexpr long long kUnits = Units;
+  const TensorMap& w;
+  const TensorMap& x;
+  __device__ __forceinline__ int k_begin(long long) const { return 0; }
+  __device__ __forceinline__ int k_end(long long) const { return ConvTap<Shape>::kKTiles; }
+  __device__ __forceinline__ void prefetch() const {
+    prefetch_tensor_map(w);
+    prefetch_tensor_map(x);
+  }
+};
+
 template <class Index, class Shape, int BM, int BN, int Stages, bool kX3, bool kVecY, bool kStreamY>
 struct TmaConv {
   static constexpr int BK = kConvTmaChannels;   // config/conv.h: channels per k tile (one 128-byte row)
   using Engine = TmaEngine<float, BM, BN, BK, Stages, true, true, kX3>;
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
-  static constexpr int kCTiles = int((Shape::C + BK - 1) / BK), kTaps = Shape::R * Shape::S;
   static constexpr long long kTilesM = (Shape::K + BM - 1) / BM, kTilesP = (Shape::HoWo + BN - 1) / BN;
   static constexpr long long kUnits = kTilesM * kTilesP * Shape::N;
   static_assert(Shape::kGroups == 1, "TmaConv is for groups == 1");
@@ -62,40 +92,26 @@ struct TmaConv {
     n = Index(u / kTilesM / kTilesP);
   }
 
-  struct Problem {
-    static constexpr long long kUnits = TmaConv::kUnits;
-    const TensorMap& w;
-    const TensorMap& x;
-    __device__ __forceinline__ int k_begin(long long) const { return 0; }
-    __device__ __forceinline__ int k_end(long long) const { return kTaps * kCTiles; }
-    __device__ __forceinline__ void prefetch() const {
-      prefetch_tensor_map(w);
-      prefetch_tensor_map(x);
-    }
+  struct Problem : ConvProblem<Shape, kUnits> {
     __device__ __forceinline__ void load(u32 stage, u32 full, long long u, int kt) const {
       Index n;
       int m0;
       long long p0;
       tile_origin(u, n, m0, p0);
-      const int tap = kt / kCTiles, c0 = kt % kCTiles * BK;
-      const int r = tap / Shape::S, s = tap % Shape::S;
-      const int ho = int(p0 / Shape::Wo), wo = int(p0 % Shape::Wo);
-      const int h = ho * Shape::kStrideH - Shape::kPadH, wi = wo * Shape::kStrideW - Shape::kPadW;
-      const auto off_w = static_cast<unsigned short>(s * Shape::kDilW);
-      const auto off_h = static_cast<unsigned short>(r * Shape::kDilH);
-      tma_load(stage, w, full, c0, tap, m0);
-      tma_load_im2col(stage + Engine::kABytes, x, full, c0, wi, h, int(n), off_w, off_h);
+      const ConvTap<Shape> t(kt, p0);
+      tma_load(stage, this->w, full, t.c0, t.tap, m0);
+      tma_load_im2col(stage + Engine::kABytes, this->x, full, t.c0, t.wi, t.h, int(n), t.off_w, t.off_h);
       if constexpr (kX3) {   // the lo parts: filter rows K.., images N..
-        tma_load(stage + Engine::kPartBytes, w, full, c0, tap, m0 + int(Shape::K));
-        tma_load_im2col(stage + Engine::kPartBytes + Engine::kABytes, x, full, c0, wi, h, int(n + Shape::N), off_w,
-                        off_h);
+        tma_load(stage + Engine::kPartBytes, this->w, full, t.c0, t.tap, m0 + int(Shape::K));
+        tma_load_im2col(stage + Engine::kPartBytes + Engine::kABytes, this->x, full, t.c0, t.wi, t.h,
+                        int(n + Shape::N), t.off_w, t.off_h);
       }
     }
   };
 
   template <class OutT, class Epi>
   static __device__ __forceinline__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi) {
-    Problem prob{w, x};
+    Problem prob{{w, x}};
     Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
       Index n;
       int m0;
@@ -130,7 +146,6 @@ struct TmaConvNhwc {
   using Engine = TmaEngine<float, BM, BN, BK, Stages, true, true, kX3>;
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
-  static constexpr int kCTiles = int((Shape::C + BK - 1) / BK), kTaps = Shape::R * Shape::S;
   static constexpr long long kTilesN = (Shape::K + BN - 1) / BN, kTilesP = (Shape::P + BM - 1) / BM;
   static constexpr long long kUnits = kTilesN * kTilesP;
   static_assert(Shape::kGroups == 1, "TmaConvNhwc is for groups == 1");
@@ -142,40 +157,26 @@ struct TmaConvNhwc {
     p0 = u / kTilesN * BM;
   }
 
-  struct Problem {
-    static constexpr long long kUnits = TmaConvNhwc::kUnits;
-    const TensorMap& w;
-    const TensorMap& x;
-    __device__ __forceinline__ int k_begin(long long) const { return 0; }
-    __device__ __forceinline__ int k_end(long long) const { return kTaps * kCTiles; }
-    __device__ __forceinline__ void prefetch() const {
-      prefetch_tensor_map(w);
-      prefetch_tensor_map(x);
-    }
+  struct Problem : ConvProblem<Shape, kUnits> {
     __device__ __forceinline__ void load(u32 stage, u32 full, long long u, int kt) const {
       long long p0;
       int n0;
       tile_origin(u, p0, n0);
-      const int tap = kt / kCTiles, c0 = kt % kCTiles * BK;
-      const int r = tap / Shape::S, s = tap % Shape::S;
       const int n = int(p0 / Shape::HoWo);
-      const long long hw = p0 % Shape::HoWo;
-      const int ho = int(hw / Shape::Wo), wo = int(hw % Shape::Wo);
-      const int h = ho * Shape::kStrideH - Shape::kPadH, wi = wo * Shape::kStrideW - Shape::kPadW;
-      const auto off_w = static_cast<unsigned short>(s * Shape::kDilW);
-      const auto off_h = static_cast<unsigned short>(r * Shape::kDilH);
-      tma_load_im2col(stage, x, full, c0, wi, h, n, off_w, off_h);
-      tma_load(stage + Engine::kABytes, w, full, c0, tap, n0);
+      const ConvTap<Shape> t(kt, p0 % Shape::HoWo);
+      tma_load_im2col(stage, this->x, full, t.c0, t.wi, t.h, n, t.off_w, t.off_h);
+      tma_load(stage + Engine::kABytes, this->w, full, t.c0, t.tap, n0);
       if constexpr (kX3) {   // the lo parts: images N.., filter rows K..
-        tma_load_im2col(stage + Engine::kPartBytes, x, full, c0, wi, h, n + int(Shape::N), off_w, off_h);
-        tma_load(stage + Engine::kPartBytes + Engine::kABytes, w, full, c0, tap, n0 + int(Shape::K));
+        tma_load_im2col(stage + Engine::kPartBytes, this->x, full, t.c0, t.wi, t.h, n + int(Shape::N), t.off_w,
+                        t.off_h);
+        tma_load(stage + Engine::kPartBytes + Engine::kABytes, this->w, full, t.c0, t.tap, n0 + int(Shape::K));
       }
     }
   };
 
   template <class OutT, class Epi>
   static __device__ __forceinline__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi) {
-    Problem prob{w, x};
+    Problem prob{{w, x}};
     Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
       long long p0;
       int n0;
