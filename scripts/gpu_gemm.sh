@@ -5,12 +5,13 @@
 #      (64x128, 128x128, 128x256) with ragged M, N and K, tf32 through the transposing pre-pass,
 #      and rows that are not a multiple of 16 bytes through the padding pre-pass (OperandPrep);
 #      the tf32 linear layer of specs/matmul.kiln;
-#   2. conv2d on the TMA engine (TmaConv: OperandPrep copies, TMA im2col) in tf32 and 3xTF32, at
+#   2. conv2d on the TMA engine (TmaConv, TmaConvNhwc: OperandPrep copies, TMA im2col) in tf32 and 3xTF32, at
 #      shapes that pick each of its tile sizes, with padding, strides, dilation, ragged channels
 #      and pixels, small images whose tiles span several output rows and images, and an epilogue;
 #   3. sizes: every dtype and layout (bf16 a·b, a·bᵀ, aᵀ·b, f16 aᵀ·bᵀ, tf32 a·b, a·bᵀ, 3xTF32 and
 #      ieee f32) at M, N, K drawn from 1, 7, 33, 127, 1000 and 4097, one "size OP MxNxK ok|FAIL"
 #      line each (the correctness table of issue 18);
+#   every part logs into the one gemm_checks.log (the device tool brings back at most 8 files);
 #   4. the GEMM sweep of bench/bench.py (kiln beside cuBLAS, torch.compile and a Triton matmul).
 # Usage: bash scripts/gpu_gemm.sh [checks] [conv] [sizes] [sweep] [bench.py options...]   (default: all)
 # $OUT (when set) receives gemm_checks.log and the sweep's JSON, markdown and PNG.
@@ -108,11 +109,11 @@ if [[ "$parts" == *sizes* ]]; then
       IFS=x read -r m n k <<<"$shape"
       args=(specs/$file --op "$op" -D M="$m" -D N="$n" -D K="$k")
       [ -n "$precision" ] && args+=(--precision "$precision")
-      if timeout 120 .gpu/bin/kiln run "${args[@]}" --check >>"$out/gemm_sizes.log" 2>&1; then r=ok; else r=FAIL; failed=$((failed + 1)); fi
-      echo "size $op${precision:+ ($precision)} ${m}x${n}x${k} $r" | tee -a "$out/gemm_sizes.log"
+      if timeout 120 .gpu/bin/kiln run "${args[@]}" --check >>"$out/gemm_checks.log" 2>&1; then r=ok; else r=FAIL; failed=$((failed + 1)); fi
+      echo "size $op${precision:+ ($precision)} ${m}x${n}x${k} $r" | tee -a "$out/gemm_checks.log"
     done
   done
-  echo "size checks: $failed failed (with the checks before them)" | tee -a "$out/gemm_sizes.log"
+  echo "size checks: $failed failed (with the checks before them)" | tee -a "$out/gemm_checks.log"
 fi
 
 if [[ "$parts" == *sweep* ]]; then
