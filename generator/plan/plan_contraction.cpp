@@ -1015,9 +1015,9 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   }
   KILN_CHECK(!nhwc, UnsupportedError,
              "{}: op 'conv2d' (line {}) has no kernel template in this version of kiln for NHWC with groups {} != C "
-             "here: NHWC runs on the sm_90a TMA engine for f32 (tf32 or fp32-accurate) with one group; this is {}, {} "
-             "with precision {}",
-             op_name, node.loc.line, G, p.target().arch, dtype_name(et), enum_name(cc.precision));
+             "here: NHWC runs on the sm_90a TMA engine for f32 (tf32 or fp32-accurate) with one group; this is {}, {}{}",
+             op_name, node.loc.line, G, p.target().arch, dtype_name(et),
+             f32 ? fmt::format(" with precision {}", enum_name(cc.precision)) : std::string());
   // sm_90a, f32 in tf32 / 3xTF32, one group, 16-byte filter rows: WgConvNchw (conv_sm90.cuh), the
   // wgmma engine with an im2col gather, one persistent CTA per SM walking the tiles (the next
   // tile's loads overlap the last one's stores). Measured on the seed (8x64x512x1024 -> 128,
