@@ -633,6 +633,12 @@ TEST_CASE("every generated contraction unit compiles with NVRTC for sm_80, sm_90
     add(kCases[0], arch, kiln::Precision::tf32, " tf32");
     add(kCases[2], arch, kiln::Precision::tf32, " tf32");
   }
+  // NHWC conv2d has a template on sm_90a only (TmaConvNhwc): x in place (tf32) or copied (3xTF32).
+  const Case nhwc{"conv.kiln", "conv2d_nhwc_bias_relu", {}, "default"};
+  add(nhwc, "sm_90a", kiln::Precision::tf32, " tf32");
+  add(nhwc, "sm_90a", kiln::Precision::fp32_accurate, "");
+  // The conv seed in tf32 (TmaConv with 128x256 tiles; 3xTF32 takes 128x128 above).
+  add(kCases[4], "sm_90a", kiln::Precision::tf32, " tf32");
   const auto results = kiln::compile_all(reqs, 2);
   for (std::size_t i = 0; i < results.size(); ++i) {
     CAPTURE(names[i]);
