@@ -484,6 +484,26 @@ TEST_CASE("sm_90a: k-contiguous f32 matmuls and conv2d take the wgmma templates 
     CHECK(xm.element_strides == std::vector<int>{1, 1, 2, 1});   // stride_w 1, stride_h 2
     CHECK(has(g.sources[2].text, "struct Epilogue"));
   }
+  // Past the TMA im2col mode's limits (a rank-4 map's corners are signed 8-bit, its element
+  // strides at most 8) the engine declines and the wgmma implicit GEMM plans it; at them it fits.
+  {
+    // conv2d of x [N, C, H, W] with 3x3 filters and the given keyword arguments, tf32, on sm_90a.
+    auto planned = [](const std::string& args, int n, int c, int h, int w) {
+      const std::string text = fmt::format("op c {{\n  dims N = {}, C = {}, H = {}, W = {}, K = 128\n  in x: f32[N, C, H, W]\n"
+                                           "  in w: f32[K, C, 3, 3]\n  out y = conv2d(x, w, {})\n}}\n", n, c, h, w, args);
+      auto ir = kiln::check_op(kiln::parse_spec(text, "limits.kiln"), "c");
+      auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(ir, {}));
+      auto target = kiln::Target::for_arch("sm_90a");
+      target.precision = kiln::Precision::tf32;
+      return kiln::make_plan(bound, target).kernels.back().template_name;
+    };
+    CHECK(planned("padding=130", 1, 64, 64, 64) == "conv_wgmma");         // lower corner -130
+    CHECK(planned("padding=127", 1, 64, 64, 64) == "conv_tma");
+    CHECK(planned("dilation=70", 1, 64, 512, 1024) == "conv_wgmma");      // upper corner -140
+    CHECK(planned("dilation=64", 1, 64, 512, 1024) == "conv_tma");        // -128
+    CHECK(planned("stride=9", 8, 64, 512, 1024) == "conv_wgmma");
+    CHECK(planned("stride=8", 8, 256, 512, 1024) == "conv_tma");
+  }
   // Too small to pay for the copies: the wgmma implicit GEMM with its cp.async gather.
   {
     const auto g = generate(kCases[39], "sm_90a", kiln::Precision::tf32);
