@@ -416,24 +416,44 @@ struct MappedOperand {
   std::int64_t ld = 0, batch_stride = 0;
 };
 
+// The kernel parameter `name`: a tensor map over `buffer` (128-byte swizzle unless `spec` says).
+KernelArg tensor_map_arg(int buffer, const char* name, DType dtype, TensorMapSpec spec) {
+  KernelArg arg;
+  arg.kind = KernelArg::Kind::TensorMap;
+  arg.buffer = buffer;
+  arg.dtype = dtype;
+  arg.name = name;
+  arg.tensor_map = std::move(spec);
+  return arg;
+}
+
 // A tensor map over a matmul operand (R rows of m or n; k_contig: k is the stored inner dim),
 // 3-D: inner, outer, batch, with the box the template loads (config/gemm.h's tma_box).
 // parts: 2 where the lo parts of 3xTF32 follow the hi parts (2 x the batches).
 KernelArg operand_map(const MappedOperand& o, const char* name, DType dtype, std::int64_t rows, std::int64_t k,
                       std::int64_t batch, bool k_contig, const TmaBox& box, int parts) {
   const std::int64_t e = static_cast<std::int64_t>(dtype_size(dtype));
-  KernelArg arg;
-  arg.kind = KernelArg::Kind::TensorMap;
-  arg.buffer = o.buffer;
-  arg.dtype = dtype;
-  arg.name = name;
   const std::int64_t inner = k_contig ? k : rows, outer = k_contig ? rows : k;
   const std::int64_t batches = o.batch_stride != 0 ? batch : 1;
-  arg.tensor_map.dims = {inner, outer, batches * parts};
-  arg.tensor_map.strides = {o.ld * e, (o.batch_stride != 0 ? o.batch_stride : outer * o.ld) * e};
-  arg.tensor_map.box = {box.inner, box.outer, 1};
-  arg.tensor_map.swizzle = 128;
-  return arg;
+  TensorMapSpec m;
+  m.dims = {inner, outer, batches * parts};
+  m.strides = {o.ld * e, (o.batch_stride != 0 ? o.batch_stride : outer * o.ld) * e};
+  m.box = {box.inner, box.outer, 1};
+  return tensor_map_arg(o.buffer, name, dtype, std::move(m));
+}
+
+// Pre-passes ahead of a kernel: kn, the anchor's slot in launch order, becomes the first pass (it
+// keeps the reads the planner gives it and gains the pass's workspace), and the others follow it
+// as follow-ups; the caller adds the kernel they prepare after them.
+void place_passes(Planner& p, PlannedKernel& kn, std::vector<PlannedKernel>& passes) {
+  kn.template_name = passes[0].template_name;
+  kn.reason = passes[0].reason;
+  kn.args.insert(kn.args.end(), passes[0].args.begin(), passes[0].args.end());
+  set_launch(p, kn, std::get<GemmConfig>(passes[0].config));
+  for (std::size_t i = 1; i < passes.size(); ++i) {
+    passes[i].anchor = kn.anchor;
+    p.add_followup(std::move(passes[i]));
+  }
 }
 
 // How many K slices the engine splits a product into: one where its tiles fill the SMs or K is
@@ -471,7 +491,6 @@ void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, con
     const int ws = p.add_workspace(fmt::format("kmajor_{}{}", which == 1 ? "a" : "b", kn.anchor), et,
                                    {parts * batches, rows, ldw});
     PlannedKernel prep;
-    prep.anchor = kn.anchor;
     prep.template_name = "gemm_operand_prep";
     prep.args.push_back(buffer_arg(p, ws, true));
     set_launch(p, prep, pc);
@@ -545,13 +564,7 @@ void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, con
     if (reduce) p.add_followup(std::move(*reduce));
     return;
   }
-  // kn (the anchor's slot in launch order) becomes the first pre-pass; the rest follow it.
-  const std::vector<KernelArg> ws_args = std::move(preps[0].args);
-  kn.template_name = preps[0].template_name;
-  kn.reason = preps[0].reason;
-  kn.args.insert(kn.args.end(), ws_args.begin(), ws_args.end());
-  set_launch(p, kn, std::get<GemmConfig>(preps[0].config));
-  for (std::size_t i = 1; i < preps.size(); ++i) p.add_followup(std::move(preps[i]));
+  place_passes(p, kn, preps);
   p.add_followup(std::move(engine));
   if (reduce) p.add_followup(std::move(*reduce));
 }
@@ -897,12 +910,12 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
     xp.template_name = "gemm_operand_prep";
     xp.args.push_back(buffer_arg(p, x_buf, true));
     set_launch(p, xp, conv_prep_config(cc, 1, aligned));
-    xp.reason = nhwc ? fmt::format("x [{}, {}, {}, {}] (NHWC) copied to channel rows of {} bytes{} in a workspace "
-                                   "({:.1f} MB) for the TMA engine's im2col copies", cc.n, cc.h, cc.w, cc.c, ldc * 4,
-                                   split, static_cast<double>(parts * cc.n * cc.h * cc.w * ldc * 4) / 1e6)
-                     : fmt::format("x [{}, {}, {}, {}] (NCHW) transposed to NHWC with channel rows of {} bytes{} in a "
-                                   "workspace ({:.1f} MB) for the TMA engine's im2col copies", cc.n, cc.c, cc.h, cc.w,
-                                   ldc * 4, split, static_cast<double>(parts * cc.n * cc.h * cc.w * ldc * 4) / 1e6);
+    xp.reason = fmt::format("x {} {} channel rows of {} bytes{} in a workspace ({:.1f} MB) for the TMA engine's "
+                            "im2col copies",
+                            nhwc ? fmt::format("[{}, {}, {}, {}] (NHWC)", cc.n, cc.h, cc.w, cc.c)
+                                 : fmt::format("[{}, {}, {}, {}] (NCHW)", cc.n, cc.c, cc.h, cc.w),
+                            nhwc ? "copied to" : "transposed to NHWC with", ldc * 4, split,
+                            static_cast<double>(parts * cc.n * cc.h * cc.w * ldc * 4) / 1e6);
     preps.push_back(std::move(xp));
   }
   const int w_ws = p.add_workspace(fmt::format("kmajor_w{}", kn.anchor), DType::f32, {parts * cc.k, rs, ldc});
@@ -919,48 +932,31 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   kn.stores.clear();
   engine.template_name = "conv_tma";
   engine.setmaxnreg = true;
-  KernelArg wmap;
-  wmap.kind = KernelArg::Kind::TensorMap;
-  wmap.buffer = w_ws;
-  wmap.dtype = DType::f32;
-  wmap.name = "tmap_w";
-  wmap.tensor_map.dims = {cc.c, rs, parts * cc.k};
-  wmap.tensor_map.strides = {ldc * 4, rs * ldc * 4};
-  wmap.tensor_map.box = {kConvTmaChannels, 1, nhwc ? cc.bn : cc.bm};
-  KernelArg xmap;
-  xmap.kind = KernelArg::Kind::TensorMap;
-  xmap.buffer = x_buf;
-  xmap.dtype = DType::f32;
-  xmap.name = "tmap_x";
-  xmap.tensor_map.dims = {cc.c, cc.w, cc.h, parts * cc.n};
-  xmap.tensor_map.strides = {x_ld * 4, cc.w * x_ld * 4, cc.h * cc.w * x_ld * 4};
-  xmap.tensor_map.box = {kConvTmaChannels, nhwc ? cc.bm : cc.bn};
-  xmap.tensor_map.im2col = true;
-  xmap.tensor_map.lower = {conv_tma_lower_w(cc), conv_tma_lower_h(cc)};
-  xmap.tensor_map.upper = {conv_tma_upper_w(cc), conv_tma_upper_h(cc)};
-  xmap.tensor_map.element_strides = {1, cc.stride_w, cc.stride_h, 1};
-  engine.args = {wmap, xmap};
+  TensorMapSpec wmap;   // the filters, tiled: (channel, tap, filter)
+  wmap.dims = {cc.c, rs, parts * cc.k};
+  wmap.strides = {ldc * 4, rs * ldc * 4};
+  wmap.box = {kConvTmaChannels, 1, nhwc ? cc.bn : cc.bm};
+  TensorMapSpec xmap;   // x in NHWC, im2col: (channel, w, h, image)
+  xmap.dims = {cc.c, cc.w, cc.h, parts * cc.n};
+  xmap.strides = {x_ld * 4, cc.w * x_ld * 4, cc.h * cc.w * x_ld * 4};
+  xmap.box = {kConvTmaChannels, nhwc ? cc.bm : cc.bn};
+  xmap.im2col = true;
+  xmap.lower = {conv_tma_lower_w(cc), conv_tma_lower_h(cc)};
+  xmap.upper = {conv_tma_upper_w(cc), conv_tma_upper_h(cc)};
+  xmap.element_strides = {1, cc.stride_w, cc.stride_h, 1};
+  engine.args = {tensor_map_arg(w_ws, "tmap_w", DType::f32, std::move(wmap)),
+                 tensor_map_arg(x_buf, "tmap_x", DType::f32, std::move(xmap))};
   engine.config = cc;
   set_launch(engine, conv_geometry(cc, p.target().sm_count));
-  const std::int64_t units = nhwc ? ceil_div(pixels, cc.bm) * ceil_div(cc.k, cc.bn)
-                                  : ceil_div(cc.k, cc.bm) * ceil_div(howo, cc.bn) * cc.n;
   engine.reason = fmt::format("{}: sm_90a TMA engine, implicit GEMM of {} x {} x K {} (taps x channels in 32-channel "
                               "k tiles{}), {}x{} tiles ({} consumer warpgroup{} + a TMA producer warpgroup, im2col by "
                               "the TMA unit), {} stages, {} persistent CTAs over {} tiles{}; {}", shape_why,
                               nhwc ? fmt::format("{} output pixels", pixels) : fmt::format("{} out channels", cc.k),
                               nhwc ? fmt::format("{} out channels", cc.k) : fmt::format("{} pixels per image", howo),
                               conv_gemm_k(cc), x_in_place ? ", x read in place" : "", cc.bm, cc.bn, cc.bm / 64,
-                              cc.bm > 64 ? "s" : "", cc.stages, engine.grid.x, units,
+                              cc.bm > 64 ? "s" : "", cc.stages, engine.grid.x, conv_tma_units(cc),
                               cc.stream ? ", streaming stores" : "", why);
-  // kn takes the first pass's place in launch order; the other passes and the engine follow it.
-  kn.template_name = preps[0].template_name;
-  kn.reason = preps[0].reason;
-  kn.args.insert(kn.args.end(), preps[0].args.begin(), preps[0].args.end());
-  set_launch(p, kn, std::get<GemmConfig>(preps[0].config));
-  for (std::size_t i = 1; i < preps.size(); ++i) {
-    preps[i].anchor = kn.anchor;
-    p.add_followup(std::move(preps[i]));
-  }
+  place_passes(p, kn, preps);
   p.add_followup(std::move(engine));
 }
 

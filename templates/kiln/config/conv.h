@@ -92,6 +92,13 @@ KILN_RULE constexpr bool conv_tma_im2col_fits(const ConvConfig& c) {
          c.dil_h * (c.r - 1) < 65536 && c.dil_w * (c.s - 1) < 65536;
 }
 
+// TmaConv's tiles: (out-channel tile, pixel tile of an image, image) in NCHW; TmaConvNhwc's:
+// (pixel tile over all images, out-channel tile).
+KILN_RULE constexpr long long conv_tma_units(const ConvConfig& c) {
+  return c.nhwc ? launch::ceil_div(c.n * c.ho * c.wo, c.bm) * launch::ceil_div(c.k, c.bn)
+                : launch::ceil_div(c.k, c.bm) * launch::ceil_div(c.ho * c.wo, c.bn) * c.n;
+}
+
 // The dynamic shared memory of the config's kernel: ConvNchw's tile ring (A: filters, k
 // contiguous; B: im2col pixels, pixel contiguous) then the im2col table; WgConvNchw's ring;
 // TmaConv's the TMA engine's.
@@ -122,13 +129,10 @@ KILN_RULE constexpr launch::Geometry conv_geometry(const ConvConfig& c, int sm_c
       g.grid.x = launch::min_ll(tiles, sm_count);
       break;
     }
-    case ConvKind::Tma: {   // NCHW: (out-channel tile, pixel tile of an image, image); NHWC: (pixel tile, channel tile)
+    case ConvKind::Tma:
       g.block.x = tma_gemm_threads(c.bm);
-      const long long units = c.nhwc ? launch::ceil_div(c.n * c.ho * c.wo, c.bm) * launch::ceil_div(c.k, c.bn)
-                                     : launch::ceil_div(c.k, c.bm) * launch::ceil_div(c.ho * c.wo, c.bn) * c.n;
-      g.grid.x = launch::min_ll(units, sm_count);
+      g.grid.x = launch::min_ll(conv_tma_units(c), sm_count);
       break;
-    }
     case ConvKind::Depthwise:
       g.block.x = c.threads;
       g.grid.x = launch::ceil_div(c.n * c.k * c.ho * c.wo, c.threads);
