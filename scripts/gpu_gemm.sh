@@ -78,6 +78,17 @@ if [[ "$parts" == *checks* ]]; then
   check specs/gemm.kiln --op mm_f16_batched -D B=3 -D M=1000 -D N=264 -D K=1001      # batched copy, B broadcast
   check specs/gemm.kiln --op mm_bf16 -D M=300 -D N=520 -D K=20001              # padded A, split-K
   check specs/gemm.kiln --op linear_bf16_gelu -D B=1000 -D IN=1001 -D OUT=1000 # padded, bias + gelu epilogue
+  # tf32 with an m-major operand through registers: a·b as Cᵀ = Bᵀ·Aᵀ (16-byte rows) with ragged
+  # tiles, one row, a bias + relu over a batch, split-K; aᵀ·bᵀ and batched aᵀ·b with A as stored
+  check specs/gemm.kiln --op mm_tf32 -D M=4096 -D N=4096 -D K=200
+  check specs/gemm.kiln --op mm_tf32 -D M=2047 -D N=4096 -D K=136
+  check specs/gemm.kiln --op mm_tf32 -D M=1 -D N=8 -D K=8
+  check specs/gemm.kiln --op mm_tf32_bias_batched
+  check specs/gemm.kiln --op mm_tf32_bias_batched -D B=3 -D M=1001 -D N=1004 -D K=1000
+  check specs/gemm.kiln --op mm_tf32_bias_batched -D B=1 -D M=256 -D N=264 -D K=9000
+  check specs/gemm.kiln --op mm_tf32_tt
+  check specs/gemm.kiln --op mm_tf32_tt -D M=4096 -D N=4096 -D K=200
+  check specs/gemm.kiln --op mm_tf32_tn_batched -D B=2 -D M=1000 -D N=520 -D K=999
   echo "gemm checks: $failed failed" | tee -a "$out/gemm_checks.log"
 fi
 
@@ -111,6 +122,15 @@ if [[ "$parts" == *sizes* ]]; then
       [ -n "$precision" ] && args+=(--precision "$precision")
       if timeout 120 .gpu/bin/kiln run "${args[@]}" --check >>"$out/gemm_checks.log" 2>&1; then r=ok; else r=FAIL; failed=$((failed + 1)); fi
       echo "size $op${precision:+ ($precision)} ${m}x${n}x${k} $r" | tee -a "$out/gemm_checks.log"
+    done
+  done
+  # tf32 operands read in place through registers need 16-byte rows: sizes with N and K (and M
+  # for the m-major A of aᵀ·bᵀ) multiples of 4 beside ragged ones
+  for op in mm_tf32 mm_tf32_tt; do
+    for shape in 4x4x4 1x1000x1000 7x4096x1000 33x1000x4096 127x4x1000 1000x1000x1000 4097x1000x4 1000x4096x128; do
+      IFS=x read -r m n k <<<"$shape"
+      if timeout 120 .gpu/bin/kiln run specs/gemm.kiln --op "$op" -D M="$m" -D N="$n" -D K="$k" --check >>"$out/gemm_checks.log" 2>&1; then r=ok; else r=FAIL; failed=$((failed + 1)); fi
+      echo "size $op ${m}x${n}x${k} $r" | tee -a "$out/gemm_checks.log"
     done
   done
   echo "size checks: $failed failed (with the checks before them)" | tee -a "$out/gemm_checks.log"

@@ -182,6 +182,7 @@ void set_launch(Planner& p, PlannedKernel& kn, const GemmConfig& c) {
 // per row); otherwise SplitKReduce (one thread per output). The caller adds it as a follow-up.
 PlannedKernel split_k_reduce(Planner& p, PlannedKernel& kn, int ws, bool softmax, bool vec_c, bool stream_c) {
   GemmConfig c = std::get<GemmConfig>(kn.config);
+  if (c.swap_ab) c = swap_operands(c);   // the workspace holds the op's C, not its transpose
   PlannedKernel reduce;
   reduce.anchor = kn.anchor;
   reduce.stores = std::move(kn.stores);
@@ -331,8 +332,10 @@ void plan_wgmma(Planner& p, PlannedKernel& kn, GemmConfig g, const std::string& 
 constexpr double kPadMinFlops = 1073741824.0;
 constexpr std::int64_t kX3MinSide = 1024;
 
+// f32 operands wgmma cannot read as stored: B when not k-major, A when not k-major under 3xTF32
+// (tf32 takes an m-major A through registers: [Note: tf32 A through registers] in gemm_tma.cuh).
 bool tma_transposes(const GemmConfig& g, int which) {
-  return g.elem_bytes == 4 && !(which == 1 ? gemm_a_k_contig(g) : gemm_b_k_contig(g));
+  return g.elem_bytes == 4 && !(which == 1 ? gemm_a_k_contig(g) || !gemm_x3(g) : gemm_b_k_contig(g));
 }
 
 bool tma_misaligned(const GemmConfig& g, const Operand& o) {
@@ -357,8 +360,28 @@ bool tma_pads(const GemmConfig& g, int which, const Operand& o) {
   return tma_needs_prep(g, which, o) && (!tma_transposes(g, which) || prep_ldw(prep_config(g, which)) != g.k);
 }
 
-bool tma_fits(const Planner& p, const GemmConfig& g, const Operand& a, const Operand& b, bool softmax) {
+// The product as the engine runs it. tf32 a·b (A k-major, B n-major, both with 16-byte strides)
+// runs as Cᵀ = Bᵀ·Aᵀ (swap_ab): the engine's A is the op's B, m-major, taken through registers,
+// its B the op's A, k-major, and the tile's C is stored transposed; no operand needs a pre-pass.
+// (The op's B transposed by OperandPrep instead costs a pass over B: 0.87-0.91x cuBLAS at
+// 4096^3 and 8192^3, 0.80x at 512x512x262144, bench/results/2026-11-26-h100-run1.)
+struct TmaView {
+  GemmConfig g;
+  Operand a, b;
+};
+bool tma_misaligned(const GemmConfig& g, const Operand& o);
+TmaView tma_view(const GemmConfig& g, const Operand& a, const Operand& b) {
+  const bool swap = g.elem_bytes == 4 && g.precision == MmaPrecision::Tf32 && gemm_a_k_contig(g) &&
+                    !gemm_b_k_contig(g) && !tma_misaligned(g, a) && !tma_misaligned(g, b);
+  if (!swap) return {g, a, b};
+  return {swap_operands(g), b, a};
+}
+
+bool tma_fits(const Planner& p, const GemmConfig& op, const Operand& op_a, const Operand& op_b, bool softmax) {
   if (p.target().arch != "sm_90a" || !p.target().aligned16) return false;
+  const TmaView v = tma_view(op, op_a, op_b);
+  const GemmConfig& g = v.g;
+  const Operand &a = v.a, &b = v.b;
   if (g.elem_bytes == 4 && g.precision == MmaPrecision::Ieee) return false;
   if (gemm_x3(g) && (softmax || std::min(g.m, g.n) < kX3MinSide ||
                      ceil_div(g.m, 128) * ceil_div(g.n, 128) * g.batch < p.target().sm_count))
@@ -474,9 +497,12 @@ std::int64_t tma_splits(std::int64_t sms, std::int64_t tiles, std::int64_t k_til
 // 128-byte swizzle atom of k (64 f16 / bf16, 32 f32); as many stages as fit, at most 8. Operands
 // the engine cannot map as stored (tma_fits) get an OperandPrep kernel each first, and the engine
 // maps its workspace (kn becomes the first of them; the engine follows, then the reduce).
-void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, const Operand& b, DType et,
+void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand& op_a, const Operand& op_b, DType et,
               const std::string& why, bool softmax, bool vec_c, bool stream_c) {
   const std::int64_t sms = p.target().sm_count;
+  const TmaView v = tma_view(op, op_a, op_b);
+  const GemmConfig& g = v.g;
+  const Operand &a = v.a, &b = v.b;
   auto tiles = [&](int bm, int bn) { return ceil_div(g.m, bm) * ceil_div(g.n, bn) * g.batch; };
   MappedOperand ma{p.leaf_buffer(a.leaf), a.ld, a.batch_stride}, mb{p.leaf_buffer(b.leaf), b.ld, b.batch_stride};
   GemmConfig mg = g;   // the engine's config: what it maps
@@ -521,7 +547,7 @@ void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, con
     --mg.stages;
   mg.group_m = 8;
   mg.kind = GemmKind::Tma;
-  mg.vec_c = split ? g.n % 4 == 0 : vec_c;   // the workspace is 16-byte aligned
+  mg.vec_c = split ? op.n % 4 == 0 : vec_c && !g.swap_ab;   // the workspace is 16-byte aligned; swap_ab stores by element
   mg.stream_c = !split && stream_c;            // the reduce re-reads the workspace from L2
   PlannedKernel engine;
   PlannedKernel& main = preps.empty() ? kn : engine;
@@ -543,21 +569,23 @@ void plan_tma(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, con
                            softmax ? fmt::format("the softmax on line {} is fused into the reduce kernel (epilogue, "
                                                  "row statistics, normalize)", p.node(main.stores[0].node).loc.line)
                                    : std::string("a deterministic reduce kernel applies the epilogue"));
-  main.reason = fmt::format("matmul {}x{}x{} batch {} (A {}, B {}): sm_90a TMA engine, {}x{}x{} tiles ({} consumer "
+  main.reason = fmt::format("matmul {}x{}x{} batch {} {}({} {}, {} {}): sm_90a TMA engine, {}x{}x{} tiles ({} consumer "
                             "warpgroup{} of m64n{} + a TMA producer warpgroup), {} stages, {} persistent CTAs over {} "
                             "tiles{} in groups of {} tile rows{}; {}",
-                            g.m, g.n, g.k, g.batch,
-                            tma_needs_prep(g, 1, a) ? "k-contiguous after the pre-pass"
+                            op.m, op.n, op.k, op.batch,
+                            g.swap_ab ? fmt::format("as Cᵀ = Bᵀ·Aᵀ, {}x{} ", g.m, g.n) : std::string(),
+                            g.swap_ab ? "Bᵀ" : "A", tma_needs_prep(g, 1, a) ? "k-contiguous after the pre-pass"
                             : gemm_a_k_contig(g)    ? "k-contiguous"
+                            : g.elem_bytes == 4     ? "m-contiguous, through registers"
                                                     : "m-contiguous",
-                            tma_needs_prep(g, 2, b) ? "k-contiguous after the pre-pass"
+                            g.swap_ab ? "Aᵀ" : "B", tma_needs_prep(g, 2, b) ? "k-contiguous after the pre-pass"
                             : gemm_b_k_contig(g)    ? "k-contiguous"
                                                     : "n-contiguous",
                             mg.bm, mg.bn, mg.bk, mg.bm / 64, mg.bm > 64 ? "s" : "", mg.bn, mg.stages, main.grid.x,
                             tiles(mg.bm, mg.bn), split_why, mg.group_m, mg.stream_c ? ", streaming stores" : "", why);
   std::optional<PlannedKernel> reduce;
   if (split) {
-    const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {mg.split_k, g.batch, g.m, g.n});
+    const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {mg.split_k, op.batch, op.m, op.n});
     reduce = split_k_reduce(p, main, ws, softmax, vec_c, stream_c);
   }
   if (preps.empty()) {

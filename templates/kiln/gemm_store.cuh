@@ -98,13 +98,41 @@ struct MatrixOut {
   }
 };
 
+// The transposed placement C(row, col) = C[col * ldc + row]: the TMA engine's output when it
+// computes Cᵀ = Bᵀ·Aᵀ (config swap_ab). Its rows and cols are the engine's (the op's cols and
+// rows); the epilogue still sees the op's (row, col). put4's four values go to four C rows.
+template <class OutT, class Index, bool kStream>
+struct TransposedOut {
+  OutT* c;  // already offset to the batch
+  Index ldc, rows, cols, batch;
+  template <class Epi>
+  __device__ __forceinline__ float apply(const Epi& epi, float v, Index row, Index col) const {
+    return epi(v, batch, col, row);
+  }
+  __device__ __forceinline__ void put4(Index row, Index col, const float (&v)[4]) const {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) store1<OutT, kStream>(c + (col + i) * ldc + row, v[i]);
+  }
+  __device__ __forceinline__ void put1(Index row, Index col, float v) const {
+    store1<OutT, kStream>(c + col * ldc + row, v);
+  }
+};
+
+// Which row of the warp tile fragment row (mt, h, g) holds: the MMA's own order. (The TMA
+// engine's consumers that take A through registers permute their rows: TmaEngine::Rows.)
+struct DenseRows {
+  __device__ __forceinline__ int operator()(int mt, int h, int g) const { return mt * 16 + h * 8 + g; }
+};
+
 // The warp's C fragments -> epilogue functor -> global memory (16-byte stores where allowed).
-// row0/col0: the warp tile's first GEMM row/column. rmax/rsum: per-row running statistics of
-// the stored values (only with kRowStats).
-template <class Index, int MT, int NT, bool kRowStats, class Out, class Epi>
+// row0/col0: the warp tile's first GEMM row/column; fragment row (mt, h, g) is row
+// row0 + rows(mt, h, g). rmax/rsum: per-row running statistics of the stored values (only with
+// kRowStats).
+template <class Index, int MT, int NT, bool kRowStats, class Out, class Epi, class Rows = DenseRows>
 __device__ __forceinline__ void store_fragments(const float (&acc)[MT][NT][4], const Out& out,
                                                 Index row0, Index col0, const Epi& epi,
-                                                float (&rmax)[MT][2], float (&rsum)[MT][2]) {
+                                                float (&rmax)[MT][2], float (&rsum)[MT][2],
+                                                const Rows& rows = Rows{}) {
   static_assert(NT % 2 == 0, "warp tile N must be a multiple of 16");
   const int lane = threadIdx.x & 31;
   const int g = lane >> 2, t = lane & 3;
@@ -115,7 +143,7 @@ __device__ __forceinline__ void store_fragments(const float (&acc)[MT][NT][4], c
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const Index row = row0 + mt * 16 + h * 8 + g;
+      const Index row = row0 + rows(mt, h, g);
 #pragma unroll
       for (int p = 0; p < NT / 2; ++p) {
         // Quad exchange: lane t ends up with columns 16p + 4t .. 4t+3 of this row. Rounds 0-1

@@ -5,7 +5,7 @@
 // CONTRACT (what the emitter instantiates)
 // --------------------------------------------------------------------------------------------
 // kiln::sm90::TmaGemm<E, Index, M, N, K, Batch, kAKMajor, kBKMajor, kBatchA, kBatchB, ldc, strideC,
-//                     BM, BN, BK, Stages, GroupM, SplitK, kX3, kVecC, kStreamC>
+//                     BM, BN, BK, Stages, GroupM, SplitK, kX3, kVecC, kStreamC, kSwapAB>
 //   template <class OutT, class Epi>
 //   static __device__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi);
 // C[batch](row, col) = epi(sum_k A(row, k) B(k, col), batch, row, col) for every batch, f32
@@ -21,8 +21,12 @@
 // empty) goes to C + s * Batch * M * N. The caller passes the f32 workspace as C, ldc = N,
 // strideC = M * N and gemm::Identity, and a split-K reduce kernel adds the slices and applies the
 // epilogue (also with SplitK = 1, where a softmax is fused into that reduce).
-// E: __half or __nv_bfloat16 (any layout), or float read as tf32 (kAKMajor and kBKMajor only:
-// wgmma reads f32 operands k-major). The tensor maps (3-D, 128-byte swizzle, boxes from
+// kSwapAB: the engine's product is the op's Cᵀ (the planner swapped m and n and the operands,
+// config/gemm.h's swap_operands): tile element (row, col) is stored at C[col * ldc + row] and the
+// epilogue sees (col, row), the op's coordinates; split-K slices are the op's C as well.
+// E: __half or __nv_bfloat16 (any layout), or float read as tf32: B k-major only (wgmma reads f32
+// shared-memory operands k-major), A k-major or m-major (then through registers, [Note: tf32 A
+// through registers]); 3xTF32 both k-major. The tensor maps (3-D, 128-byte swizzle, boxes from
 // config/gemm.h's tma_box, the same the planner encodes):
 //   a: kAKMajor ? dims {K, M, batches of A} : {M, K, batches of A}
 //   b: kBKMajor ? dims {K, N, batches of B} : {N, K, batches of B}
@@ -81,18 +85,21 @@ struct TmaEngine {
   static constexpr int kPartBytes = kABytes + kBBytes;            // A and B tiles (hi parts with kX3)
   static constexpr int kStageBytes = kPartBytes * (kX3 ? 2 : 1);  // then the lo parts
   static constexpr int NT = BN / 8;
-  using Mma = Wgmma<BN, E, !kAKMajor, !kBKMajor>;
+  using Mma = Wgmma<BN, E, kE == 2 && !kAKMajor, !kBKMajor>;   // (tf32 with A m-major: MmaRA below)
   static constexpr int kSteps = BK / Mma::kK;        // wgmma instructions per k tile
   static constexpr int kStepBytes = Mma::kK * kE;    // k-major: bytes of k per instruction
   static constexpr int kChunkBytes = BK * 128;       // mn-major: 64 elements of m or n x BK rows
   static constexpr int kAtom = 128 / kE;            // elements in one 128-byte swizzle atom row
   static constexpr int kConsumerRegs = kConsumers == 2 ? 232 : 240, kProducerRegs = 40;
+  // tf32 with A m-major: the consumers load A into registers ([Note: tf32 A through registers]).
+  static constexpr bool kARegs = kE == 4 && !kAKMajor;
+  using MmaRA = WgmmaRegA<BN>;
 
   static_assert(BM == 64 || BM == 128, "BM: one or two consumer warpgroups");
   static_assert(BN == 64 || BN == 128 || BN == 256, "BN");
   static_assert((BK * kE) % 128 == 0 && BK % Mma::kK == 0, "BK: whole 128-byte swizzle atoms of k");
-  static_assert(kE == 2 || (kAKMajor && kBKMajor), "tf32 wgmma reads both operands k-major");
-  static_assert(!kX3 || (kE == 4 && BN <= 128), "3xTF32: f32 operands; acc + two k-tile sets in registers");
+  static_assert(kE == 2 || kBKMajor, "tf32 wgmma reads B k-major (A m-major goes through registers)");
+  static_assert(!kX3 || (kE == 4 && BN <= 128 && kAKMajor), "3xTF32: f32 operands, both k-major; acc + two k-tile sets in registers");
   static_assert(kSmemBytes >= 1024 + Stages * kStageBytes + Stages * 16, "tma_gemm_smem");
 
   // The descriptors of wgmma step `kk` of a stage, for consumer warpgroup `c`.
@@ -111,6 +118,47 @@ struct TmaEngine {
       return descriptor(sb + (byte / 128) * BN * 128 + byte % 128);
     } else {
       return descriptor_mn(sb + kk * (Mma::kK / 8) * 1024, kChunkBytes);
+    }
+  }
+
+  // [Note: tf32 A through registers]
+  // tf32 wgmma reads shared-memory operands only k-major, but A may come from registers in any
+  // order: an m-major f32 A tile (BM / 32 TMA boxes of 32 m x BK k rows, 128-byte swizzled) is
+  // loaded by each consumer into the m16n8k8 fragment of WgmmaRegA, one 32-bit load per element.
+  // Fragment row r = 16 warp + 8 h + g of the consumer's 64-row slab holds slab row a_row(warp,
+  // g, h), a permutation chosen so that every load is free of bank conflicts: the 8 lanes of a
+  // fixed t read two 16-byte chunks x and x ^ 4 of one k row (g < 4: m 4x + g, else 16 + 4x +
+  // g - 4, in box q / 4 of the slab, x = q % 4 for q = 2 warp + h), and the rows of t = 0..3
+  // (k & 7 = t, the swizzle's xor) put the four lane groups on the 8 distinct chunks, 32 banks.
+  // The product does not care which rows the fragment holds; the store puts each row back where
+  // it belongs (Rows). Two register sets alternate between k tiles: a wgmma in flight still reads
+  // its set.
+  static __device__ __forceinline__ int a_row(int warp, int g, int h) {
+    const int q = 2 * warp + h;
+    return 32 * (q >> 2) + 4 * (q & 3) + (g & 3) + 16 * (g >> 2);
+  }
+  // Rows of the consumer's slab, in fragment order (gemm::store_fragments' Rows).
+  struct Rows {
+    int warp;
+    __device__ __forceinline__ int operator()(int, int h, int g) const {
+      return kARegs ? a_row(warp, g, h) : 16 * warp + 8 * h + g;
+    }
+  };
+  // One k tile's A fragments of consumer c, from the stage's m-major A tile.
+  static __device__ __forceinline__ void load_a(u32 stage, int c, int warp, int lane, u32 (&a)[kSteps][4]) {
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int p = a_row(warp, g, h);
+      const u32 box = stage + (2 * c + (p >> 5)) * kChunkBytes + (p & 3) * 4;
+      const int chunk = (p & 31) >> 2;
+#pragma unroll
+      for (int kk = 0; kk < kSteps; ++kk)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int k = kk * 8 + t + 4 * half;
+          a[kk][h + 2 * half] = ld_shared_u32(box + k * 128 + ((chunk ^ (k & 7)) << 4));
+        }
     }
   }
 
@@ -158,6 +206,39 @@ struct TmaEngine {
     if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
     if ((kt1 - 1 - kt0) & 1) promote(acc, d[1]);
     else promote(acc, d[0]);
+  }
+
+  // The k tiles [kt0, kt1) of one unit into acc, A through registers: one wgmma batch in flight,
+  // its register set kept live (keep_live) until the batch has completed.
+  static __device__ __forceinline__ void step_ra(u32 stage, int c, int warp, int lane, bool first, u32 (&cur)[kSteps][4],
+                                                 float (&acc)[NT][4]) {
+    load_a(stage, c, warp, lane, cur);
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < kSteps; ++kk) MmaRA::run(acc, cur[kk], desc_b(stage, kk), !first || kk > 0);
+    wg_commit();
+  }
+  static __device__ __forceinline__ void run_tile_ra(u32 base, u32 bars, int c, int warp, int lane, int kt0, int kt1,
+                                                     int& use, float (&acc)[NT][4]) {
+    u32 a[2][kSteps][4];
+    for (int kt = kt0; kt < kt1; ++kt, ++use) {
+      const int s = use % Stages;
+      mbar_wait(bars + 8 * s, (use / Stages) & 1);
+      const u32 stage = base + s * kStageBytes;
+      const bool odd = (kt - kt0) & 1;
+      if (odd) step_ra(stage, c, warp, lane, kt == kt0, a[1], acc);
+      else step_ra(stage, c, warp, lane, kt == kt0, a[0], acc);
+      if (kt > kt0) {   // the previous k tile's batch is done: its stage and registers are free
+        wg_wait<1>();
+        if (odd) keep_live(a[0]);
+        else keep_live(a[1]);
+        if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
+      }
+    }
+    wg_wait<0>();
+    keep_live(a[0]);
+    keep_live(a[1]);
+    if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
   }
 
   // The k tiles [kt0, kt1) of one unit into acc: one wgmma batch in flight.
@@ -221,6 +302,7 @@ struct TmaEngine {
     for (long long u = blockIdx.x; u < Problem::kUnits; u += gridDim.x) {
       const int kt0 = prob.k_begin(u), kt1 = prob.k_end(u);
       if constexpr (kX3) run_x3_tile(base, bars, c, lane, kt0, kt1, use, acc);
+      else if constexpr (kARegs) run_tile_ra(base, bars, c, warp, lane, kt0, kt1, use, acc);
       else run_tile(base, bars, c, lane, kt0, kt1, use, acc);
       fence_accumulators(acc);
       store(u, acc, c, warp);
@@ -228,18 +310,19 @@ struct TmaEngine {
   }
 };
 
-// A consumer warp's accumulators (its 16 rows of a 64-row slab, BN columns) through the epilogue.
-template <class Index, int NT, class Out, class Epi>
+// A consumer warp's accumulators (16 rows of a 64-row slab, BN columns) through the epilogue:
+// fragment row (h, g) is row row0 + rows(0, h, g).
+template <class Index, int NT, class Out, class Epi, class Rows = gemm::DenseRows>
 __device__ __forceinline__ void store_accumulators(const float (&acc)[NT][4], const Out& out, Index row0, Index col0,
-                                                   const Epi& epi) {
+                                                   const Epi& epi, const Rows& rows = Rows{}) {
   float rmax[1][2], rsum[1][2];   // row statistics: not kept by the TMA engine
   const float (&frag)[1][NT][4] = reinterpret_cast<const float (&)[1][NT][4]>(acc);
-  gemm::store_fragments<Index, 1, NT, false>(frag, out, row0, col0, epi, rmax, rsum);
+  gemm::store_fragments<Index, 1, NT, false>(frag, out, row0, col0, epi, rmax, rsum, rows);
 }
 
 template <class E, class Index, long long M_, long long N_, long long K_, long long Batch, bool kAKMajor,
           bool kBKMajor, bool kBatchA, bool kBatchB, long long ldc, long long strideC, int BM, int BN, int BK,
-          int Stages, int GroupM, int SplitK, bool kX3, bool kVecC, bool kStreamC>
+          int Stages, int GroupM, int SplitK, bool kX3, bool kVecC, bool kStreamC, bool kSwapAB>
 struct TmaGemm {
   using Engine = TmaEngine<E, BM, BN, BK, Stages, kAKMajor, kBKMajor, kX3>;
   static constexpr int kThreads = Engine::kThreads;
@@ -285,7 +368,8 @@ struct TmaGemm {
         tma_load(dst + p * ROWS * 128, map, full, k0 + p * Engine::kAtom, mn0, batch);
     } else {
 #pragma unroll
-      for (int j = 0; j < ROWS / 64; ++j) tma_load(dst + j * Engine::kChunkBytes, map, full, mn0 + 64 * j, k0, batch);
+      for (int j = 0; j < ROWS / Engine::kAtom; ++j)
+        tma_load(dst + j * Engine::kChunkBytes, map, full, mn0 + Engine::kAtom * j, k0, batch);
     }
   }
 
@@ -320,10 +404,14 @@ struct TmaGemm {
       Index batch;
       int m0, n0;
       tile_origin(unit_tile(u), batch, m0, n0);
-      const gemm::MatrixOut<OutT, Index, kVecC, kStreamC> out{
-          C + Index(unit_split(u)) * Index(kSplitStride) + batch * Index(strideC), Index(ldc), Index(M_), Index(N_),
-          batch};
-      store_accumulators<Index>(acc, out, Index(m0 + 64 * c + 16 * warp), Index(n0), epi);
+      OutT* const c0 = C + Index(unit_split(u)) * Index(kSplitStride) + batch * Index(strideC);
+      if constexpr (kSwapAB) {
+        const gemm::TransposedOut<OutT, Index, kStreamC> out{c0, Index(ldc), Index(M_), Index(N_), batch};
+        store_accumulators<Index>(acc, out, Index(m0 + 64 * c), Index(n0), epi, typename Engine::Rows{warp});
+      } else {
+        const gemm::MatrixOut<OutT, Index, kVecC, kStreamC> out{c0, Index(ldc), Index(M_), Index(N_), batch};
+        store_accumulators<Index>(acc, out, Index(m0 + 64 * c), Index(n0), epi, typename Engine::Rows{warp});
+      }
     });
   }
 };

@@ -73,6 +73,22 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[NT][4]) {
     for (int r = 0; r < 4; ++r) asm volatile("" : "+f"(d[j][r])::"memory");
 }
 
+// A 32-bit load from shared memory (volatile: it stays after the mbarrier wait that guards it).
+__device__ __forceinline__ u32 ld_shared_u32(u32 smem_byte_addr) {
+  u32 v;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(smem_byte_addr));
+  return v;
+}
+// Keeps an A register set alive (its registers unreused) up to this point: a wgmma in flight
+// reads its A registers until its batch completes.
+template <int S>
+__device__ __forceinline__ void keep_live(u32 (&a)[S][4]) {
+#pragma unroll
+  for (int i = 0; i < S; ++i)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) asm volatile("" ::"r"(a[i][r]) : "memory");
+}
+
 // d (m64 x N, f32) = A · B + (scale_d ? d : 0), both operands from descriptors.
 //   E = float: tf32 inputs, k8, both operands K-major;
 //   E = __half / __nv_bfloat16: k16; kTA / kTB say A / B are MN-major (the transpose bits).
@@ -135,9 +151,32 @@ struct Wgmma;
     }                                                                                             \
   };
 
+// d (m64 x N, f32) = A · B + (scale_d ? d : 0), tf32, A from registers (four .b32 per thread:
+// a[0] = A(16w + g, t), a[1] = A(16w + g + 8, t), a[2] = A(16w + g, t + 4), a[3] = A(16w + g + 8,
+// t + 4) for warp w, g = lane / 4, t = lane % 4: the mma.sync m16n8k8 A fragment per warp), B
+// k-major from its descriptor. The registers must not change until the instruction's batch has
+// completed (wgmma.wait_group).
+template <int N>
+struct WgmmaRegA;
+#define KILN_WGMMA_TF32_RA(N, A0, A1, A2, A3, DB, SC)                                                            \
+  template <>                                                                                     \
+  struct WgmmaRegA<N> {                                                                           \
+    static constexpr int kK = 8;                                                                  \
+    static __device__ __forceinline__ void run(float (&d)[N / 8][4], const u32 (&a)[4], u64 db, int scale_d) { \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #SC ", 0;\n"                              \
+                   "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 {" KILN_WG_REGS_##N       \
+                   "}, {%" #A0 ", %" #A1 ", %" #A2 ", %" #A3 "}, %" #DB ", p, 1, 1;\n}\n"                                                    \
+                   : KILN_WG_OUTS_##N                                                             \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));          \
+    }                                                                                             \
+  };
+
 KILN_WGMMA_TF32(64, 32, 33, 34)
 KILN_WGMMA_TF32(128, 64, 65, 66)
 KILN_WGMMA_TF32(256, 128, 129, 130)
+KILN_WGMMA_TF32_RA(64, 32, 33, 34, 35, 36, 37)
+KILN_WGMMA_TF32_RA(128, 64, 65, 66, 67, 68, 69)
+KILN_WGMMA_TF32_RA(256, 128, 129, 130, 131, 132, 133)
 KILN_WGMMA_16(64, __half, "f16", 32, 33, 34, 35, 36)
 KILN_WGMMA_16(128, __half, "f16", 64, 65, 66, 67, 68)
 KILN_WGMMA_16(256, __half, "f16", 128, 129, 130, 131, 132)
@@ -146,6 +185,7 @@ KILN_WGMMA_16(128, __nv_bfloat16, "bf16", 64, 65, 66, 67, 68)
 KILN_WGMMA_16(256, __nv_bfloat16, "bf16", 128, 129, 130, 131, 132)
 
 #undef KILN_WGMMA_TF32
+#undef KILN_WGMMA_TF32_RA
 #undef KILN_WGMMA_16
 #undef KILN_WG_D4
 #undef KILN_WG_REGS_64

@@ -83,6 +83,11 @@ const std::vector<Case> kCases = {
     // 40: every conv parameter asymmetric, C and K not multiples of a tile, bias + relu: on sm_90a
     // the TMA engine with an im2col map.
     {"conv.kiln", "conv2d_asym_bias_relu", {}, "default"},
+    // 41-43: tf32 on sm_90a with an m-major operand that has 16-byte rows: a·b runs as Cᵀ = Bᵀ·Aᵀ
+    // (bias + relu, batched; a long K split), aᵀ·bᵀ takes A through registers as stored.
+    {"gemm.kiln", "mm_tf32_bias_batched", {}, "default"},
+    {"gemm.kiln", "mm_tf32_bias_batched", {{"B", 1}, {"M", 512}, {"N", 512}, {"K", 262144}}, "longk"},
+    {"gemm.kiln", "mm_tf32_tt", {}, "default"},
 };
 
 std::shared_ptr<const kiln::ir::BoundIr> bound_op(const Case& c) {
@@ -792,10 +797,44 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
     CHECK(g.plan.buffers[static_cast<std::size_t>(map_b.buffer)].kind == kiln::BufferKind::Workspace);
     CHECK(map_b.tensor_map.dims == std::vector<std::int64_t>{1000, 1003, 1});
     CHECK(has(g.sources[0].text, "Prep::run(in_b, ws_kmajor_b"));
+    // tf32 a·b with 16-byte rows: the engine computes Cᵀ = Bᵀ·Aᵀ, one kernel, no pre-pass. Its A
+    // is the op's B (m-major: through registers), its B the op's A (k-major); the epilogue's bias
+    // is still indexed by the op's column.
+    {
+      const auto w = generate(kCases[41], "sm_90a");
+      check_golden("plan/mm_tf32_bias_batched_sm90a.txt", w.plan.text());
+      check_golden("source/mm_tf32_bias_batched_sm90a_k0.cu", w.sources[0].text);
+      REQUIRE(w.plan.kernels.size() == 1);
+      const auto& c = gemm_config(w, 0);
+      CHECK((c.kind == kiln::GemmKind::Tma && c.swap_ab && c.m == 520 && c.n == 1000 && c.k == 264));
+      CHECK((c.layout_a == kiln::GemmLayout::ColMajor && c.layout_b == kiln::GemmLayout::ColMajor));
+      CHECK((c.lda == 520 && c.ldb == 264 && c.stride_a == 0 && c.stride_b == 1000 * 264 && c.ldc == 520));
+      CHECK(has(w.plan.kernels[0].reason, "as Cᵀ = Bᵀ·Aᵀ, 520x1000 (Bᵀ m-contiguous, through registers"));
+      // tmap_a maps b ([K, N]: dims {N, K, 1}, a box of 32 n x 32 k); tmap_b maps a ({K, M, B}).
+      CHECK(tensor_map(w, 0, "tmap_a").dims == std::vector<std::int64_t>{520, 264, 1});
+      CHECK(tensor_map(w, 0, "tmap_a").box == std::vector<int>{32, 32, 1});
+      CHECK(tensor_map(w, 0, "tmap_b").dims == std::vector<std::int64_t>{264, 1000, 2});
+      CHECK(has(w.sources[0].text, "kConfig.stream_c, kConfig.swap_ab>"));
+      CHECK(has(w.sources[0].text, "bias"));
+      // split-K: the slices hold the op's C ([1, 512, 512] per slice), the reduce is unswapped
+      const auto l = generate(kCases[42], "sm_90a");
+      REQUIRE(l.plan.kernels.size() == 2);
+      CHECK((gemm_config(l, 0).swap_ab && gemm_config(l, 0).split_k > 1));
+      CHECK((gemm_config(l, 1).kind == kiln::GemmKind::SplitKReduce && !gemm_config(l, 1).swap_ab &&
+             gemm_config(l, 1).m == 512 && gemm_config(l, 1).n == 512));
+      // aᵀ·bᵀ: no swap, A through registers, no pre-pass
+      const auto t = generate(kCases[43], "sm_90a");
+      REQUIRE(t.plan.kernels.size() == 1);
+      CHECK((!gemm_config(t, 0).swap_ab && gemm_config(t, 0).layout_a == kiln::GemmLayout::ColMajor));
+      static_assert(kiln::swap_operands(kiln::swap_operands(kiln::GemmConfig{})) == kiln::GemmConfig{});
+    }
+    // aᵀ·b batched: tf32 takes the m-major A through registers as stored; only B is transposed
     const auto t = generate(kCases[33], "sm_90a");
-    REQUIRE(t.plan.kernels.size() == 3);
-    CHECK((gemm_config(t, 0).prep == 1 && gemm_config(t, 1).prep == 2 && t.plan.kernels[0].grid.z == 3));
-    CHECK(t.plan.kernels[2].template_name == "gemm_tma");
+    REQUIRE(t.plan.kernels.size() == 2);
+    CHECK((gemm_config(t, 0).prep == 2 && t.plan.kernels[0].grid.z == 3));
+    CHECK(t.plan.kernels[1].template_name == "gemm_tma");
+    CHECK((!gemm_config(t, 1).swap_ab && gemm_config(t, 1).layout_a == kiln::GemmLayout::ColMajor));
+    CHECK(has(t.plan.kernels[1].reason, "A m-contiguous, through registers"));
   }
   // 3xTF32 on the engine: both operands through OperandPrep, split into tf32 hi and lo parts
   // ([2][rows][K] workspaces, mapped as 2 batches), 128x128 tiles with 3 stages of hi and lo tiles
@@ -841,12 +880,12 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
     CHECK(g.plan.kernels[1].stores.size() == 1);
     CHECK(gemm_config(g, 1).split_k == 16);
     const auto t = generate(kCases[35], "sm_90a", kiln::Precision::tf32);
-    REQUIRE(t.plan.kernels.size() == 4);   // two pre-passes, the engine, the reduce
-    CHECK((t.plan.kernels[2].template_name == "gemm_tma" && t.plan.kernels[3].template_name == "gemm_split_k_reduce"));
-    const auto& tc = gemm_config(t, 2);
+    REQUIRE(t.plan.kernels.size() == 3);   // B's pre-pass (A goes through registers), the engine, the reduce
+    CHECK((t.plan.kernels[1].template_name == "gemm_tma" && t.plan.kernels[2].template_name == "gemm_split_k_reduce"));
+    const auto& tc = gemm_config(t, 1);
     // 2 batches x 1 x 2 tiles of 128x256, 33 slices of 7 or 8 k tiles of 32: 132 units
-    CHECK((tc.bn == 256 && tc.split_k == 33 && tc.batch == 2 && t.plan.kernels[2].grid.x == 132));
-    CHECK(t.plan.kernels[3].stores.size() == 1);
+    CHECK((tc.bn == 256 && tc.split_k == 33 && tc.batch == 2 && t.plan.kernels[1].grid.x == 132));
+    CHECK(t.plan.kernels[2].stores.size() == 1);
     // A short K (1000) with few tiles keeps one slice.
     CHECK(gemm_config(generate(kCases[24], "sm_90a"), 0).split_k == 1);
   }
@@ -926,17 +965,18 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
     CHECK(maps["tmap_a"].strides == std::vector<std::int64_t>{1000 * 4, 1000LL * 1000 * 4});
     CHECK(maps["tmap_b"].strides == std::vector<std::int64_t>{1000 * 4, 1000LL * 1000 * 4});
 
-    // Batched aᵀ·b in tf32 with K = 999: both operands transposed (as before), now into padded rows,
-    // each batch of the workspace rows x ldw apart.
+    // Batched aᵀ·b in tf32 with K = 999: B transposed into padded rows, each batch of the workspace
+    // rows x ldw apart; A (m-major, rows of 4000 bytes) goes through registers as stored.
     const Case batched{"gemm.kiln", "mm_tf32_tn_batched", {{"B", 3}, {"M", 1000}, {"N", 520}, {"K", 999}}, "pad"};
     const auto tb = generate(batched, "sm_90a");
-    REQUIRE(tb.plan.kernels.size() == 3);
+    REQUIRE(tb.plan.kernels.size() == 2);
     CHECK((!kiln::prep_k_contig(gemm_config(tb, 0)) && tb.plan.kernels[0].grid.z == 3 &&
            tb.plan.kernels[0].grid.y == 32));
     CHECK(has(tb.plan.kernels[0].reason, "transposed to k-contiguous rows of 3996 bytes padded to 4000"));
     CHECK(has(tb.plan.kernels[0].reason, "wgmma reads f32 operands only k-major"));
     CHECK(workspace_bytes(tb, "kmajor_b") == 3LL * 520 * 1000 * 4);
-    maps = maps_of(tb.plan.kernels[2]);
+    maps = maps_of(tb.plan.kernels[1]);
+    CHECK(maps["tmap_a"].dims == std::vector<std::int64_t>{1000, 999, 3});
     CHECK(maps["tmap_b"].dims == std::vector<std::int64_t>{999, 520, 3});
     CHECK(maps["tmap_b"].strides == std::vector<std::int64_t>{1000 * 4, 520LL * 1000 * 4});
     // A small product pads nothing (kPadMinFlops): tf32 a·b with K = 99 stays on the mma.sync path.

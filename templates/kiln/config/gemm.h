@@ -98,7 +98,8 @@ inline const char* enum_name(GemmLayout l) { return l == GemmLayout::RowMajor ? 
   X(int, threads, 0)                /* block of the follow-ups and the pre-pass */                \
   X(long long, tiles_n, 0)          /* SoftmaxFinalize: statistics per row */                     \
   X(int, group_m, 0)                /* Tma: tile rows per group of the rasterization */          \
-  X(int, prep, 0)                   /* OperandPrep: the operand, 1 (A) or 2 (B) */
+  X(int, prep, 0)                   /* OperandPrep: the operand, 1 (A) or 2 (B) */                \
+  X(bool, swap_ab, false)           /* Tma: the engine computes Cᵀ = Bᵀ·Aᵀ (m, n, A, B swapped) */
 KILN_CONFIG(GemmConfig, KILN_GEMM_FIELDS);
 
 // ---------------------------------------------------------------- shared memory
@@ -166,6 +167,23 @@ KILN_RULE constexpr bool gemm_b_k_contig(const GemmConfig& c) { return c.layout_
 // layout); the engine maps both as one tensor of 2 x batches, lo at batch index b + prep_batches.
 KILN_RULE constexpr bool gemm_x3(const GemmConfig& c) {
   return c.elem_bytes == 4 && c.precision == MmaPrecision::Tf32x3;
+}
+
+// The same product with the operands' roles exchanged: Cᵀ = Bᵀ·Aᵀ (m and n, the operands'
+// layouts, leading dims and batch strides swapped, swap_ab toggled). The TMA engine runs tf32
+// a·b so (the planner's tma_view); applied twice it gives the product back.
+KILN_RULE constexpr GemmLayout flip(GemmLayout l) {
+  return l == GemmLayout::RowMajor ? GemmLayout::ColMajor : GemmLayout::RowMajor;
+}
+KILN_RULE constexpr GemmConfig swap_operands(const GemmConfig& c) {
+  GemmConfig s = c;
+  s.m = c.n, s.n = c.m;
+  s.layout_a = flip(c.layout_b), s.layout_b = flip(c.layout_a);
+  s.lda = c.ldb, s.ldb = c.lda;
+  s.stride_a = c.stride_b, s.stride_b = c.stride_a;
+  s.vec_a = c.vec_b, s.vec_b = c.vec_a;
+  s.swap_ab = !c.swap_ab;
+  return s;
 }
 
 // The dynamic shared memory of the config's kernel.
