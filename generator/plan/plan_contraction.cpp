@@ -548,7 +548,9 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
   mg.group_m = 8;
   mg.kind = GemmKind::Tma;
   mg.vec_c = split ? op.n % 4 == 0 : vec_c && !g.swap_ab;   // the workspace is 16-byte aligned; swap_ab stores by element
-  mg.stream_c = !split && stream_c;            // the reduce re-reads the workspace from L2
+  // The reduce re-reads the workspace from L2. swap_ab's transposed stores fill each 32-byte sector
+  // of C from two instructions (16 bytes each): evict-first would send half sectors to DRAM.
+  mg.stream_c = !split && stream_c && !g.swap_ab;
   PlannedKernel engine;
   PlannedKernel& main = preps.empty() ? kn : engine;
   if (!preps.empty()) {

@@ -75,7 +75,8 @@ namespace sm90 {
 //       engine has armed with kStageBytes
 // and `store(u, acc, c, warp)` stores consumer warpgroup c's accumulators of unit u (its 64 rows,
 // warp's 16 of them).
-template <class E, int BM, int BN, int BK, int Stages, bool kAKMajor, bool kBKMajor, bool kX3>
+template <class E, int BM, int BN, int BK, int Stages, bool kAKMajor, bool kBKMajor, bool kX3,
+          bool kDenseRows = false>
 struct TmaEngine {
   static constexpr int kE = int(sizeof(E));
   static constexpr int kConsumers = BM / 64;
@@ -132,8 +133,11 @@ struct TmaEngine {
   // (k & 7 = t, the swizzle's xor) put the four lane groups on the 8 distinct chunks, 32 banks.
   // The product does not care which rows the fragment holds; the store puts each row back where
   // it belongs (Rows). Two register sets alternate between k tiles: a wgmma in flight still reads
-  // its set.
+  // its set. kDenseRows keeps the fragment's own row order instead (8 consecutive rows per lane
+  // group: two-way bank conflicts on the loads, but TransposedOut's stores then fill whole
+  // 32-byte sectors of C).
   static __device__ __forceinline__ int a_row(int warp, int g, int h) {
+    if constexpr (kDenseRows) return 16 * warp + 8 * h + g;
     const int q = 2 * warp + h;
     return 32 * (q >> 2) + 4 * (q & 3) + (g & 3) + 16 * (g >> 2);
   }
@@ -324,7 +328,7 @@ template <class E, class Index, long long M_, long long N_, long long K_, long l
           bool kBKMajor, bool kBatchA, bool kBatchB, long long ldc, long long strideC, int BM, int BN, int BK,
           int Stages, int GroupM, int SplitK, bool kX3, bool kVecC, bool kStreamC, bool kSwapAB>
 struct TmaGemm {
-  using Engine = TmaEngine<E, BM, BN, BK, Stages, kAKMajor, kBKMajor, kX3>;
+  using Engine = TmaEngine<E, BM, BN, BK, Stages, kAKMajor, kBKMajor, kX3, kSwapAB>;
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
   // kX3: the lo parts' batch index is the hi parts' + the operand's batches.
