@@ -179,6 +179,25 @@ def problems():
                       conv_make, lambda x, w: F.conv2d(x, w), conv_check,
                       flops=2 * 8 * 128 * 510 * 1022 * 64 * 9, quick_ok=False))
 
+    # NHWC (channels-last), padding 1, bias + relu fused: kiln's NHWC conv on the TMA engine beside
+    # cuDNN on a channels_last tensor (the permutes are views: x and y stay NHWC in memory).
+    def nhwc_make():
+        x = torch.rand(8, 512, 1024, 64, device=DEV)
+        w = torch.randn(128, 64, 3, 3, device=DEV) * 0.05
+        b = torch.randn(128, device=DEV)
+        return (x, w, b), [torch.empty(8, 512, 1024, 128, device=DEV)]
+
+    def nhwc_eager(x, w, b):
+        return torch.relu(F.conv2d(x.permute(0, 3, 1, 2), w, b, padding=1)).permute(0, 2, 3, 1)
+
+    def nhwc_check(args, outs, mode):
+        x, w, b = args
+        ref = nhwc_eager(x[:1].double(), w.double(), b.double())   # first image, in float64
+        return check_close(outs[0][:1], ref, tf32=(mode == "tf32"))
+    ps.append(Problem("conv2d_nhwc 3x3 pad 1 + bias + relu 8x512x1024x64 -> 128", "specs/conv.kiln",
+                      "conv2d_nhwc_bias_relu", ["fp32", "tf32"], nhwc_make, nhwc_eager, nhwc_check,
+                      flops=2 * 8 * 128 * 512 * 1024 * 64 * 9, quick_ok=False))
+
     seed = 0x1234_5678_9ABC_DEF0
     p = 0.2
 
