@@ -74,6 +74,7 @@ struct Driver {
   // when a kernel needs a TMA tensor map); cuda.h maps the name to no versioned symbol.
   decltype(&::cuTensorMapEncodeTiled) tensor_map_encode_tiled = nullptr;
   decltype(&::cuTensorMapEncodeIm2col) tensor_map_encode_im2col = nullptr;   // likewise
+  decltype(&::cuOccupancyMaxActiveClusters) occupancy_max_active_clusters = nullptr;   // likewise
 };
 
 // Loads the driver and calls cuInit once per process; throws kiln::CudaError
@@ -109,6 +110,11 @@ CUfunction get_function(CUmodule module, const std::string& name);
 // must raise it (up to the device's opt-in maximum). No-op at or under 48 KB.
 void set_dynamic_shared(CUfunction function, unsigned bytes);
 
+// Launches `function`. A kernel compiled with a cluster size (__cluster_dims__) is persistent by
+// kiln's contract (the TMA engine's CTAs walk their work units in a grid-stride loop): it is
+// launched with at most as many clusters as the device runs at once (cuOccupancyMaxActiveClusters,
+// asked once per function), since a cluster that must wait for a free pair of SMs would run its
+// share of the units after the others finish theirs. Any other kernel gets `grid` as is.
 void launch_kernel(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, CUstream stream, void** args);
 
 // Device memory owned by the object (tests, `kiln run`, benchmarks).

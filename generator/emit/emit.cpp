@@ -316,6 +316,7 @@ std::vector<KernelSource> emit(const Plan& plan, const TemplateLibrary& template
         {"constants", trimmed(unit.constants)},
         {"functors", trimmed(unit.functors)},
         {"threads", launch_bounds(kernel)},
+        {"cluster", kernel.cluster > 1 ? fmt::format("__cluster_dims__({}, 1, 1) ", kernel.cluster) : ""},
         {"entry", kernel.entry},
         {"params", UnitParts::param_list(plan, kernel)},
         {"body", unit.body},

@@ -141,9 +141,10 @@ std::string Plan::text() const {
   out += "kernels:\n";
   for (std::size_t k = 0; k < kernels.size(); ++k) {
     const auto& kn = kernels[k];
-    out += fmt::format("  {} {}: {}  grid ({}, {}, {}) block ({}, {}, {}) smem {} index {}{}\n", k, kn.entry,
+    out += fmt::format("  {} {}: {}  grid ({}, {}, {}) block ({}, {}, {}){} smem {} index {}{}\n", k, kn.entry,
                        kn.template_name, kn.grid.x, kn.grid.y, kn.grid.z, kn.block.x, kn.block.y, kn.block.z,
-                       kn.shared_bytes, kn.index64 ? "int64" : "int32",
+                       kn.cluster > 1 ? fmt::format(" cluster ({}, 1, 1)", kn.cluster) : "", kn.shared_bytes,
+                       kn.index64 ? "int64" : "int32",
                        kn.min_blocks > 1 ? fmt::format(" min_blocks {}", kn.min_blocks) : "");
     if (kn.anchor >= 0) {
       const auto& a = ir().node(kn.anchor);

@@ -99,6 +99,7 @@ struct PlannedKernel {
   unsigned shared_bytes = 0;
   int min_blocks = 1;             // CTAs per SM the registers must allow (__launch_bounds__'s 2nd argument)
   bool setmaxnreg = false;        // names min_blocks in __launch_bounds__ even when 1: setmaxnreg needs that cap
+  int cluster = 1;                // CTAs per thread-block cluster along x (__cluster_dims__); grid.x a multiple
   bool index64 = false;          // some tensor of the kernel has >= 2^31 elements
   bool args_done = false;        // a follow-up whose rule filled args and index64 itself
   // Workspace buffers the runtime zeroes on the launch stream right before this kernel (a

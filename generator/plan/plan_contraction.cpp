@@ -479,6 +479,19 @@ void place_passes(Planner& p, PlannedKernel& kn, std::vector<PlannedKernel>& pas
   }
 }
 
+// Clusters of two CTAs along M share each B tile: each loads half and the TMA unit multicasts it
+// into both, so L2 serves B once per pair. Measured against the same kernels without clusters in
+// one run (bench/results/2026-11-26-h100-run8): bf16 1000³ (128 tiles, one per CTA: latency- and
+// L2-bound) 0.016 → 0.014 ms; the large 16-bit and tf32 products unchanged within the noise;
+// split-K (512x512x262144: bf16 0.212 → 0.239 ms), batched bf16 32x1024³ (0.117 → 0.121) and tf32
+// 1000³ through registers (0.017 → 0.019) slower. So: 16-bit operands, one K slice, at most one
+// wave of tiles, two tile rows or more, and a B tile that halves into whole swizzle groups or
+// boxes (BN >= 128).
+int tma_cluster_m(const GemmConfig& mg, std::int64_t sms) {
+  const std::int64_t tiles = ceil_div(mg.m, mg.bm) * ceil_div(mg.n, mg.bn) * mg.batch;
+  return mg.elem_bytes == 2 && mg.split_k == 1 && tiles <= sms && ceil_div(mg.m, mg.bm) >= 2 && mg.bn >= 128 ? 2 : 1;
+}
+
 // How many K slices the engine splits a product into: one where its tiles fill the SMs or K is
 // short; otherwise as many as make one wave of (slice, tile) units, each slice at least 4 k tiles
 // (the workspace is then at most one wave of tiles: 132 x 128 x 256 floats, 17 MB). A fused
@@ -547,6 +560,7 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
     --mg.stages;
   mg.group_m = 8;
   mg.kind = GemmKind::Tma;
+  mg.cluster_m = tma_cluster_m(mg, sms);
   mg.vec_c = split ? op.n % 4 == 0 : vec_c && !g.swap_ab;   // the workspace is 16-byte aligned; swap_ab stores by element
   // The reduce re-reads the workspace from L2. swap_ab's transposed stores fill each 32-byte sector
   // of C from two instructions (16 bytes each): evict-first would send half sectors to DRAM.
@@ -560,10 +574,12 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
   }
   main.template_name = "gemm_tma";
   main.setmaxnreg = true;
+  main.cluster = mg.cluster_m;
   main.args.push_back(operand_map(ma, "tmap_a", et, mg.m, mg.k, mg.batch, gemm_a_k_contig(mg),
                                   tma_box(mg.elem_bytes, mg.bm, mg.bk, gemm_a_k_contig(mg)), gemm_x3(mg) ? 2 : 1));
   main.args.push_back(operand_map(mb, "tmap_b", et, mg.n, mg.k, mg.batch, gemm_b_k_contig(mg),
-                                  tma_box(mg.elem_bytes, mg.bn, mg.bk, gemm_b_k_contig(mg)), gemm_x3(mg) ? 2 : 1));
+                                  tma_box(mg.elem_bytes, mg.bn / mg.cluster_m, mg.bk, gemm_b_k_contig(mg)),
+                                  gemm_x3(mg) ? 2 : 1));
   set_launch(p, main, mg);
   const std::string split_why =
       !split ? std::string()
@@ -573,7 +589,7 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
                                    : std::string("a deterministic reduce kernel applies the epilogue"));
   main.reason = fmt::format("matmul {}x{}x{} batch {} {}({} {}, {} {}): sm_90a TMA engine, {}x{}x{} tiles ({} consumer "
                             "warpgroup{} of m64n{} + a TMA producer warpgroup), {} stages, {} persistent CTAs over {} "
-                            "tiles{} in groups of {} tile rows{}; {}",
+                            "tiles{} in groups of {} tile rows{}{}; {}",
                             op.m, op.n, op.k, op.batch,
                             g.swap_ab ? fmt::format("as Cᵀ = Bᵀ·Aᵀ, {}x{} ", g.m, g.n) : std::string(),
                             g.swap_ab ? "Bᵀ" : "A", tma_needs_prep(g, 1, a) ? "k-contiguous after the pre-pass"
@@ -584,7 +600,11 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
                             : gemm_b_k_contig(g)    ? "k-contiguous"
                                                     : "n-contiguous",
                             mg.bm, mg.bn, mg.bk, mg.bm / 64, mg.bm > 64 ? "s" : "", mg.bn, mg.stages, main.grid.x,
-                            tiles(mg.bm, mg.bn), split_why, mg.group_m, mg.stream_c ? ", streaming stores" : "", why);
+                            tiles(mg.bm, mg.bn), split_why, mg.group_m, mg.stream_c ? ", streaming stores" : "",
+                            mg.cluster_m > 1 ? fmt::format(", clusters of {} CTAs along M sharing each B tile (TMA "
+                                                           "multicast)", mg.cluster_m)
+                                             : std::string(),
+                            why);
   std::optional<PlannedKernel> reduce;
   if (split) {
     const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {mg.split_k, op.batch, op.m, op.n});

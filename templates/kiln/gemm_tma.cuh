@@ -76,7 +76,7 @@ namespace sm90 {
 // and `store(u, acc, c, warp)` stores consumer warpgroup c's accumulators of unit u (its 64 rows,
 // warp's 16 of them).
 template <class E, int BM, int BN, int BK, int Stages, bool kAKMajor, bool kBKMajor, bool kX3,
-          bool kDenseRows = false>
+          bool kDenseRows = false, int kCM = 1>
 struct TmaEngine {
   static constexpr int kE = int(sizeof(E));
   static constexpr int kConsumers = BM / 64;
@@ -97,6 +97,7 @@ struct TmaEngine {
   using MmaRA = WgmmaRegA<BN>;
 
   static_assert(BM == 64 || BM == 128, "BM: one or two consumer warpgroups");
+  static_assert(kCM == 1 || kCM == 2, "a cluster of one or two CTAs along M");
   static_assert(BN == 64 || BN == 128 || BN == 256, "BN");
   static_assert((BK * kE) % 128 == 0 && BK % Mma::kK == 0, "BK: whole 128-byte swizzle atoms of k");
   static_assert(kE == 2 || kBKMajor, "tf32 wgmma reads B k-major (A m-major goes through registers)");
@@ -166,6 +167,17 @@ struct TmaEngine {
     }
   }
 
+  // A consumer warp no longer reads a stage: with a cluster, the stage's B tile came from every
+  // CTA's producer (multicast), so every CTA's empty barrier hears of it.
+  static __device__ __forceinline__ void release(u32 empty) {
+    if constexpr (kCM == 1) {
+      mbar_arrive(empty);
+    } else {
+#pragma unroll
+      for (int r = 0; r < kCM; ++r) mbar_arrive_cluster(empty, u32(r));
+    }
+  }
+
   // 3xTF32: one k tile's three products into d (from zero).
   static __device__ __forceinline__ void issue_x3(float (&d)[NT][4], u32 stage, int c) {
 #pragma unroll
@@ -201,13 +213,13 @@ struct TmaEngine {
       wg_commit();
       if (kt > kt0) {   // the previous k tile's batch is done: add it, give its stage back
         wg_wait<1>();
-        if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
+        if (lane == 0) release(bars + 8 * (Stages + (use - 1) % Stages));
         if (odd) promote(acc, d[0]);
         else promote(acc, d[1]);
       }
     }
     wg_wait<0>();
-    if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
+    if (lane == 0) release(bars + 8 * (Stages + (use - 1) % Stages));
     if ((kt1 - 1 - kt0) & 1) promote(acc, d[1]);
     else promote(acc, d[0]);
   }
@@ -236,13 +248,13 @@ struct TmaEngine {
         wg_wait<1>();
         if (odd) keep_live(a[0]);
         else keep_live(a[1]);
-        if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
+        if (lane == 0) release(bars + 8 * (Stages + (use - 1) % Stages));
       }
     }
     wg_wait<0>();
     keep_live(a[0]);
     keep_live(a[1]);
-    if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
+    if (lane == 0) release(bars + 8 * (Stages + (use - 1) % Stages));
   }
 
   // The k tiles [kt0, kt1) of one unit into acc: one wgmma batch in flight.
@@ -258,11 +270,11 @@ struct TmaEngine {
       wg_commit();
       if (kt > kt0) {   // the previous k tile's batch is done: its stage goes back to the producer
         wg_wait<1>();
-        if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
+        if (lane == 0) release(bars + 8 * (Stages + (use - 1) % Stages));
       }
     }
     wg_wait<0>();
-    if (lane == 0) mbar_arrive(bars + 8 * (Stages + (use - 1) % Stages));
+    if (lane == 0) release(bars + 8 * (Stages + (use - 1) % Stages));
   }
 
   template <class Problem, class Store>
@@ -274,43 +286,50 @@ struct TmaEngine {
     if (threadIdx.x == 0) {
       for (int s = 0; s < Stages; ++s) {
         mbar_init(bars + 8 * s, 1);
-        mbar_init(bars + 8 * (Stages + s), kConsumers * 4);
+        mbar_init(bars + 8 * (Stages + s), kConsumers * 4 * kCM);
       }
       mbar_init_fence();
       prob.prefetch();
     }
-    __syncthreads();
+    // With a cluster, every CTA's barriers are initialized before any peer multicasts into this
+    // one or arrives on them.
+    if constexpr (kCM == 1) __syncthreads();
+    else cluster_sync();
 
+    // The CTAs of a cluster walk the same units (unit u: the cluster's tiles, one per CTA).
+    const long long first = blockIdx.x / kCM, step = gridDim.x / kCM;
     if (wg == 0) {
       regs_release<kProducerRegs>();
-      if (threadIdx.x != 0) return;
-      int use = 0;   // stage uses so far: stage use % Stages, phase use / Stages
-      for (long long u = blockIdx.x; u < Problem::kUnits; u += gridDim.x) {
-        const int kt1 = prob.k_end(u);
-        for (int kt = prob.k_begin(u); kt < kt1; ++kt, ++use) {
-          const int s = use % Stages;
-          mbar_wait(bars + 8 * (Stages + s), ((use / Stages) & 1) ^ 1);
-          const u32 full = bars + 8 * s;
-          mbar_arrive_expect_tx(full, kStageBytes);
-          prob.load(base + s * kStageBytes, full, u, kt);
+      if (threadIdx.x == 0) {
+        int use = 0;   // stage uses so far: stage use % Stages, phase use / Stages
+        for (long long u = first; u < Problem::kUnits; u += step) {
+          const int kt1 = prob.k_end(u);
+          for (int kt = prob.k_begin(u); kt < kt1; ++kt, ++use) {
+            const int s = use % Stages;
+            mbar_wait(bars + 8 * (Stages + s), ((use / Stages) & 1) ^ 1);
+            const u32 full = bars + 8 * s;
+            mbar_arrive_expect_tx(full, kStageBytes);
+            prob.load(base + s * kStageBytes, full, u, kt);
+          }
         }
       }
-      return;
+    } else {
+      regs_claim<kConsumerRegs>();
+      const int c = wg - 1;
+      const int warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+      float acc[NT][4];
+      int use = 0;
+      for (long long u = first; u < Problem::kUnits; u += step) {
+        const int kt0 = prob.k_begin(u), kt1 = prob.k_end(u);
+        if constexpr (kX3) run_x3_tile(base, bars, c, lane, kt0, kt1, use, acc);
+        else if constexpr (kARegs) run_tile_ra(base, bars, c, warp, lane, kt0, kt1, use, acc);
+        else run_tile(base, bars, c, lane, kt0, kt1, use, acc);
+        fence_accumulators(acc);
+        store(u, acc, c, warp);
+      }
     }
-
-    regs_claim<kConsumerRegs>();
-    const int c = wg - 1;
-    const int warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
-    float acc[NT][4];
-    int use = 0;
-    for (long long u = blockIdx.x; u < Problem::kUnits; u += gridDim.x) {
-      const int kt0 = prob.k_begin(u), kt1 = prob.k_end(u);
-      if constexpr (kX3) run_x3_tile(base, bars, c, lane, kt0, kt1, use, acc);
-      else if constexpr (kARegs) run_tile_ra(base, bars, c, warp, lane, kt0, kt1, use, acc);
-      else run_tile(base, bars, c, lane, kt0, kt1, use, acc);
-      fence_accumulators(acc);
-      store(u, acc, c, warp);
-    }
+    // No CTA leaves while a peer may still multicast into it or arrive on its barriers.
+    if constexpr (kCM > 1) cluster_sync();
   }
 };
 
@@ -326,15 +345,18 @@ __device__ __forceinline__ void store_accumulators(const float (&acc)[NT][4], co
 
 template <class E, class Index, long long M_, long long N_, long long K_, long long Batch, bool kAKMajor,
           bool kBKMajor, bool kBatchA, bool kBatchB, long long ldc, long long strideC, int BM, int BN, int BK,
-          int Stages, int GroupM, int SplitK, bool kX3, bool kVecC, bool kStreamC, bool kSwapAB>
+          int Stages, int GroupM, int SplitK, bool kX3, bool kVecC, bool kStreamC, bool kSwapAB, int kCM>
 struct TmaGemm {
-  using Engine = TmaEngine<E, BM, BN, BK, Stages, kAKMajor, kBKMajor, kX3, kSwapAB>;
+  using Engine = TmaEngine<E, BM, BN, BK, Stages, kAKMajor, kBKMajor, kX3, kSwapAB, kCM>;
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
   // kX3: the lo parts' batch index is the hi parts' + the operand's batches.
   static constexpr int kLoBatchA = kBatchA ? int(Batch) : 1, kLoBatchB = kBatchB ? int(Batch) : 1;
-  static constexpr TmaBox kBoxA = tma_box(Engine::kE, BM, BK, kAKMajor), kBoxB = tma_box(Engine::kE, BN, BK, kBKMajor);
-  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
+  // With a cluster (kCM CTAs along M) each CTA loads 1 / kCM of the B tile and multicasts it.
+  static constexpr TmaBox kBoxA = tma_box(Engine::kE, BM, BK, kAKMajor),
+                          kBoxB = tma_box(Engine::kE, BN / kCM, BK, kBKMajor);
+  // Tiles of the schedule: a cluster's kCM tiles along M count as one (BM * kCM rows).
+  static constexpr long long kTilesM = (M_ + BM * kCM - 1) / (BM * kCM), kTilesN = (N_ + BN - 1) / BN;
   static constexpr long long kTilesPerBatch = kTilesM * kTilesN, kTiles = kTilesPerBatch * Batch;
   static constexpr int kKTiles = int((K_ + BK - 1) / BK);
   static constexpr long long kUnits = kTiles * SplitK;   // (split, tile) pairs
@@ -343,7 +365,9 @@ struct TmaGemm {
   static_assert(SplitK >= 1 && SplitK <= kKTiles, "every split has at least one k tile");
   // The planner encodes the maps with these boxes; load_operand's copies move exactly them.
   static_assert(kBoxA.inner == Engine::kAtom && kBoxB.inner == Engine::kAtom, "one swizzle atom per box row");
-  static_assert(kBoxA.outer == (kAKMajor ? BM : BK) && kBoxB.outer == (kBKMajor ? BN : BK), "box rows");
+  static_assert(kBoxA.outer == (kAKMajor ? BM : BK) && kBoxB.outer == (kBKMajor ? BN / kCM : BK), "box rows");
+  static_assert(kCM == 1 || (kBKMajor ? BN / kCM % 8 == 0 : BN / Engine::kAtom % kCM == 0),
+                "a cluster splits the B tile into whole swizzle groups or boxes");
 
   // Tile t -> (batch, first row, first column), grouped rasterization within a batch.
   static __device__ __forceinline__ void tile_origin(long long t, Index& batch, int& m0, int& n0) {
@@ -352,7 +376,7 @@ struct TmaGemm {
     const long long per_group = GroupM * kTilesN;
     const long long first = r / per_group * GroupM;
     const long long rows = kTilesM - first < GroupM ? kTilesM - first : GroupM;
-    m0 = int((first + r % per_group % rows) * BM);
+    m0 = int((first + r % per_group % rows) * BM * kCM);
     n0 = int(r % per_group / rows * BN);
   }
 
@@ -377,6 +401,29 @@ struct TmaGemm {
     }
   }
 
+  // This CTA's 1 / kCM of the B tile (rows of n if k-major, else boxes of 64 n), multicast into
+  // every CTA of the cluster.
+  static __device__ __forceinline__ void load_b_shared(u32 dst, const TensorMap& map, u32 full, int n0, int k0,
+                                                       int batch, int rank) {
+    constexpr unsigned short kMask = (1u << kCM) - 1;
+    if constexpr (kBKMajor) {
+      constexpr int kRows = BN / kCM;
+#pragma unroll
+      for (int p = 0; p < BK * Engine::kE / 128; ++p)
+        tma_load_multicast(dst + p * BN * 128 + rank * kRows * 128, map, full, k0 + p * Engine::kAtom,
+                           n0 + rank * kRows, batch, kMask);
+    } else {
+#pragma unroll
+      for (int j = 0; j < BN / Engine::kAtom; ++j)
+        if (j % kCM == rank)
+          tma_load_multicast(dst + j * Engine::kChunkBytes, map, full, n0 + Engine::kAtom * j, k0, batch, kMask);
+    }
+  }
+  static __device__ __forceinline__ int rank() {
+    if constexpr (kCM == 1) return 0;
+    else return int(cluster_rank());
+  }
+
   struct Problem {
     static constexpr long long kUnits = TmaGemm::kUnits;
     const TensorMap& a;
@@ -392,11 +439,16 @@ struct TmaGemm {
       int m0, n0;
       tile_origin(unit_tile(u), batch, m0, n0);
       const int ba = kBatchA ? int(batch) : 0, bb = kBatchB ? int(batch) : 0;
+      const int r = rank();
+      m0 += r * BM;
       load_operand<kAKMajor, BM>(stage, a, full, m0, kt * BK, ba);
-      load_operand<kBKMajor, BN>(stage + Engine::kABytes, b, full, n0, kt * BK, bb);
+      if constexpr (kCM == 1) load_operand<kBKMajor, BN>(stage + Engine::kABytes, b, full, n0, kt * BK, bb);
+      else load_b_shared(stage + Engine::kABytes, b, full, n0, kt * BK, bb, r);
       if constexpr (kX3) {
         load_operand<kAKMajor, BM>(stage + Engine::kPartBytes, a, full, m0, kt * BK, ba + kLoBatchA);
-        load_operand<kBKMajor, BN>(stage + Engine::kPartBytes + Engine::kABytes, b, full, n0, kt * BK, bb + kLoBatchB);
+        if constexpr (kCM == 1)
+          load_operand<kBKMajor, BN>(stage + Engine::kPartBytes + Engine::kABytes, b, full, n0, kt * BK, bb + kLoBatchB);
+        else load_b_shared(stage + Engine::kPartBytes + Engine::kABytes, b, full, n0, kt * BK, bb + kLoBatchB, r);
       }
     }
   };
@@ -408,6 +460,7 @@ struct TmaGemm {
       Index batch;
       int m0, n0;
       tile_origin(unit_tile(u), batch, m0, n0);
+      m0 += rank() * BM;
       OutT* const c0 = C + Index(unit_split(u)) * Index(kSplitStride) + batch * Index(strideC);
       if constexpr (kSwapAB) {
         const gemm::TransposedOut<OutT, Index, kStreamC> out{c0, Index(ldc), Index(M_), Index(N_), batch};

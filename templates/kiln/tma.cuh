@@ -86,6 +86,40 @@ __device__ __forceinline__ void tma_load_im2col(u32 dst, const TensorMap& map, u
       : "memory");
 }
 
+// Clusters (sm_90). A kernel declared with __cluster_dims__ runs its CTAs in groups that can read
+// each other's shared memory: the TMA unit multicasts one box into every CTA of `cta_mask` (at the
+// same shared-memory offset, completing the bytes on the mbarrier at the same offset in each), and
+// a thread can arrive on a peer CTA's mbarrier.
+__device__ __forceinline__ u32 cluster_rank() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+// Every (non-exited) thread of every CTA of the cluster arrives, then waits for the others:
+// shared-memory writes and mbarrier initializations before it are visible cluster-wide after it.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+// One arrival on the mbarrier at offset `bar` of cluster CTA `cta` (this CTA included), with the
+// default (CTA-scope) release: the consumers arrive once their reads of a stage have completed,
+// and a cluster-scope release would wait on this thread's outstanding global stores besides.
+__device__ __forceinline__ void mbar_arrive_cluster(u32 bar, u32 cta) {
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "r"(cta)
+      : "memory");
+}
+// tma_load into every CTA of `cta_mask` (bit r: cluster rank r).
+__device__ __forceinline__ void tma_load_multicast(u32 dst, const TensorMap& map, u32 bar, int c0, int c1, int c2,
+                                                   unsigned short cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, "
+      "{%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
+      "l"(reinterpret_cast<u64>(&map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(cta_mask)
+      : "memory");
+}
+
 // Register reallocation between warpgroups (sm_90a; the kernel needs a register cap at entry,
 // __launch_bounds__(threads, 1)).
 template <int N>

@@ -814,7 +814,7 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
       CHECK(tensor_map(w, 0, "tmap_a").dims == std::vector<std::int64_t>{520, 264, 1});
       CHECK(tensor_map(w, 0, "tmap_a").box == std::vector<int>{32, 32, 1});
       CHECK(tensor_map(w, 0, "tmap_b").dims == std::vector<std::int64_t>{264, 1000, 2});
-      CHECK(has(w.sources[0].text, "kConfig.stream_c, kConfig.swap_ab>"));
+      CHECK(has(w.sources[0].text, "kConfig.stream_c, kConfig.swap_ab, kConfig.cluster_m>"));
       CHECK(has(w.sources[0].text, "bias"));
       // split-K: the slices hold the op's C ([1, 512, 512] per slice), the reduce is unswapped
       const auto l = generate(kCases[42], "sm_90a");
@@ -941,6 +941,7 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
     CHECK(maps["tmap_a"].strides == std::vector<std::int64_t>{4800 * 2, 6007LL * 4800 * 2});
     CHECK(maps["tmap_b"].dims == std::vector<std::int64_t>{4799, 3331, 1});
     CHECK(maps["tmap_b"].strides == std::vector<std::int64_t>{4800 * 2, 3331LL * 4800 * 2});
+    CHECK((mc.cluster_m == 1 && g.plan.kernels[2].cluster == 1));   // 658 tiles: more than a wave
     CHECK(maps["tmap_b"].box == std::vector<int>{64, 256, 1});
 
     // tf32 a·bᵀ with K = 999: both operands k-contiguous but rows of 3996 bytes: two pitched copies
@@ -1041,4 +1042,30 @@ TEST_CASE("skinny products (M or N at most 16) take Gemv on every target: row do
   // 17 columns: not skinny, the tensor-core paths.
   CHECK(generate(Case{"gemm.kiln", "mm_skinny_tn_batched", {{"N", 17}}, "n17"}, "sm_80").plan.kernels[0].template_name !=
         "gemv");
+}
+
+TEST_CASE("sm_90a: 16-bit products of at most one wave of tiles run in clusters of two sharing B (TMA multicast)") {
+  // 1001x1000x1000 bf16 a·b: 16 x 8 tiles of 64x128, one per CTA: clusters of 2 along M, 64 units
+  // (pairs of tile rows; the last pair's second tile starts past M and loads zeros), 128 CTAs.
+  // B is n-major: each CTA multicasts one of the tile's two 64-column boxes.
+  const auto g = generate(kCases[24], "sm_90a");
+  REQUIRE(g.plan.kernels.size() == 1);
+  const auto& c = gemm_config(g, 0);
+  CHECK((c.cluster_m == 2 && c.bm == 64 && c.bn == 128 && kiln::tma_gemm_units(c) == 64));
+  CHECK((g.plan.kernels[0].cluster == 2 && g.plan.kernels[0].grid.x == 128));
+  CHECK(tensor_map(g, 0, "tmap_b").box == std::vector<int>{64, 64, 1});
+  CHECK(has(g.sources[0].text, "extern \"C\" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1)"));
+  CHECK(has(g.plan.kernels[0].reason, "clusters of 2 CTAs along M sharing each B tile (TMA multicast)"));
+  CHECK(has(g.plan.text(), "cluster (2, 1, 1)"));
+  // k-major B (a·bᵀ): each CTA multicasts half of the tile's rows, so the box has BN / 2 rows.
+  const Case nt{"gemm.kiln", "mm_bf16_nt", {{"M", 1000}, {"N", 1000}, {"K", 1000}}, "cluster"};
+  const auto t = generate(nt, "sm_90a");
+  CHECK(gemm_config(t, 0).cluster_m == 2);
+  CHECK(tensor_map(t, 0, "tmap_b").box == std::vector<int>{64, 64, 1});
+  // Not in clusters: more than a wave of tiles (4096^3), split-K, tf32, and a single tile row.
+  CHECK(gemm_config(generate(kCases[25], "sm_90a"), 0).cluster_m == 1);
+  CHECK(gemm_config(generate(kCases[34], "sm_90a"), 0).cluster_m == 1);
+  CHECK(gemm_config(generate(kCases[41], "sm_90a"), 0).cluster_m == 1);
+  const Case row{"gemm.kiln", "mm_bf16", {{"M", 64}, {"N", 4096}, {"K", 4096}}, "row"};
+  for (const auto& kn : generate(row, "sm_90a").plan.kernels) CHECK(kn.cluster == 1);
 }

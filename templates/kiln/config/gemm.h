@@ -99,7 +99,8 @@ inline const char* enum_name(GemmLayout l) { return l == GemmLayout::RowMajor ? 
   X(long long, tiles_n, 0)          /* SoftmaxFinalize: statistics per row */                     \
   X(int, group_m, 0)                /* Tma: tile rows per group of the rasterization */          \
   X(int, prep, 0)                   /* OperandPrep: the operand, 1 (A) or 2 (B) */                \
-  X(bool, swap_ab, false)           /* Tma: the engine computes Cᵀ = Bᵀ·Aᵀ (m, n, A, B swapped) */
+  X(bool, swap_ab, false)           /* Tma: the engine computes Cᵀ = Bᵀ·Aᵀ (m, n, A, B swapped) */ \
+  X(int, cluster_m, 1)              /* Tma: CTAs per cluster along M, sharing each B tile (multicast) */
 KILN_CONFIG(GemmConfig, KILN_GEMM_FIELDS);
 
 // ---------------------------------------------------------------- shared memory
@@ -145,6 +146,16 @@ KILN_RULE constexpr int wg_small_k_smem(int bm, int bn, int b_stages, int k, boo
 // the swizzle period, and the full and empty mbarriers of every stage.
 KILN_RULE constexpr int tma_gemm_smem(int elem_bytes, int bm, int bn, int bk, int stages, bool x3) {
   return stages * (bm + bn) * bk * elem_bytes * (x3 ? 2 : 1) + 1024 + stages * 2 * 8;
+}
+// TmaGemm's persistent grid: one CTA per work unit up to one per SM, in whole clusters. A unit is
+// a cluster's cluster_m tiles along M (of one K slice, one batch).
+KILN_RULE constexpr long long tma_gemm_units(const GemmConfig& c) {
+  const long long rows = 1LL * c.bm * c.cluster_m;
+  return (c.m + rows - 1) / rows * ((c.n + c.bn - 1) / c.bn) * c.batch * c.split_k;
+}
+KILN_RULE constexpr long long tma_gemm_ctas(const GemmConfig& c, int sm_count) {
+  const long long clusters = sm_count / c.cluster_m;
+  return (tma_gemm_units(c) < clusters ? tma_gemm_units(c) : clusters) * c.cluster_m;
 }
 // TmaGemm's block: a producer warpgroup and a consumer warpgroup per 64 rows of the tile.
 KILN_RULE constexpr int tma_gemm_threads(int bm) { return 128 * (bm / 64 + 1); }
@@ -310,7 +321,7 @@ KILN_RULE constexpr launch::Geometry gemm_geometry(const GemmConfig& c, int sm_c
       break;
     case GemmKind::Tma:
       g.block.x = tma_gemm_threads(c.bm);
-      g.grid.x = launch::min_ll(tiles_m * tiles_n * c.batch * c.split_k, 1LL * sm_count);
+      g.grid.x = tma_gemm_ctas(c, sm_count);
       break;
     case GemmKind::OperandPrep:
       g.block.x = c.threads;
