@@ -254,46 +254,33 @@ void set_dynamic_shared(CUfunction function, unsigned bytes) {
         "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
 }
 
-namespace {
-
-// The most CTAs along x a clustered persistent kernel launches (0: not clustered, launch as
-// planned), per function: its cluster width times the clusters the device runs at once.
-unsigned cluster_grid_cap(CUfunction function, Dim3 block, unsigned shared_bytes) {
-  static std::mutex mutex;
-  static std::map<CUfunction, unsigned> caps;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (auto it = caps.find(function); it != caps.end()) return it->second;
+Dim3 resident_grid(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes) {
   int width = 0;
   check(driver().func_get_attribute(&width, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, function),
         "cuFuncGetAttribute(REQUIRED_CLUSTER_WIDTH)");
-  unsigned cap = 0;
-  if (width > 1) {
-    if (driver().occupancy_max_active_clusters == nullptr)
-      throw CudaError("kiln: a kernel runs in thread-block clusters but this CUDA driver lacks "
-                      "cuOccupancyMaxActiveClusters (CUDA 12.0 or newer is needed)",
-                      "cuOccupancyMaxActiveClusters", CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED");
-    CUlaunchConfig config{};
-    config.gridDimX = static_cast<unsigned>(width);
-    config.gridDimY = config.gridDimZ = 1;
-    config.blockDimX = block.x, config.blockDimY = block.y, config.blockDimZ = block.z;
-    config.sharedMemBytes = shared_bytes;
-    int clusters = 0;
-    check(driver().occupancy_max_active_clusters(&clusters, function, &config), "cuOccupancyMaxActiveClusters");
-    if (clusters < 1)
-      throw CudaError(fmt::format("kiln: not one cluster of {} CTAs ({} threads, {} bytes of shared memory each) "
-                                  "fits on this device at once", width, block.x * block.y * block.z, shared_bytes),
-                      "cuOccupancyMaxActiveClusters", CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE");
-    cap = static_cast<unsigned>(clusters) * static_cast<unsigned>(width);
-    log_debug(fmt::format("a kernel in clusters of {}: {} clusters fit at once, grid.x at most {}", width, clusters, cap));
-  }
-  caps.emplace(function, cap);
-  return cap;
+  if (width <= 1) return grid;
+  if (driver().occupancy_max_active_clusters == nullptr)
+    throw CudaError("kiln: a kernel runs in thread-block clusters but this CUDA driver lacks "
+                    "cuOccupancyMaxActiveClusters (CUDA 12.0 or newer is needed)",
+                    "cuOccupancyMaxActiveClusters", CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED");
+  CUlaunchConfig config{};
+  config.gridDimX = static_cast<unsigned>(width);
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = block.x, config.blockDimY = block.y, config.blockDimZ = block.z;
+  config.sharedMemBytes = shared_bytes;
+  int clusters = 0;
+  check(driver().occupancy_max_active_clusters(&clusters, function, &config), "cuOccupancyMaxActiveClusters");
+  if (clusters < 1)
+    throw CudaError(fmt::format("kiln: not one cluster of {} CTAs ({} threads, {} bytes of shared memory each) "
+                                "fits on this device at once", width, block.x * block.y * block.z, shared_bytes),
+                    "cuOccupancyMaxActiveClusters", CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE");
+  const unsigned cap = static_cast<unsigned>(clusters) * static_cast<unsigned>(width);
+  log_debug(fmt::format("a kernel in clusters of {}: {} clusters fit at once, grid.x at most {}", width, clusters, cap));
+  if (grid.x > cap) grid.x = cap;
+  return grid;
 }
 
-}  // namespace
-
 void launch_kernel(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, CUstream stream, void** args) {
-  if (const unsigned cap = cluster_grid_cap(function, block, shared_bytes); cap != 0 && grid.x > cap) grid.x = cap;
   check(driver().launch_kernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes, stream, args,
                                nullptr),
         "cuLaunchKernel");

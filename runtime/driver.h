@@ -110,11 +110,14 @@ CUfunction get_function(CUmodule module, const std::string& name);
 // must raise it (up to the device's opt-in maximum). No-op at or under 48 KB.
 void set_dynamic_shared(CUfunction function, unsigned bytes);
 
-// Launches `function`. A kernel compiled with a cluster size (__cluster_dims__) is persistent by
-// kiln's contract (the TMA engine's CTAs walk their work units in a grid-stride loop): it is
-// launched with at most as many clusters as the device runs at once (cuOccupancyMaxActiveClusters,
-// asked once per function), since a cluster that must wait for a free pair of SMs would run its
-// share of the units after the others finish theirs. Any other kernel gets `grid` as is.
+// The grid to launch `function` with. A kernel compiled with a cluster size (__cluster_dims__) is
+// persistent by kiln's contract (the TMA engine's CTAs walk their work units in a grid-stride
+// loop): it gets at most as many clusters as the device runs at once (cuOccupancyMaxActiveClusters),
+// since a cluster that must wait for a free pair of SMs would run its share of the units after
+// the others finish theirs. Any other kernel gets `grid` as is. Asks the driver: call it when the
+// function is loaded, not per launch.
+Dim3 resident_grid(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes);
+
 void launch_kernel(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, CUstream stream, void** args);
 
 // Device memory owned by the object (tests, `kiln run`, benchmarks).

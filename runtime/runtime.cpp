@@ -193,21 +193,25 @@ std::string ExecutableImpl::sass_of(std::size_t k) {
   return disassemble(compiled(k).kernel.entry.cubin);
 }
 
-const std::vector<CUfunction>& ExecutableImpl::functions_for_current_context() {
+const ExecutableImpl::Loaded& ExecutableImpl::functions_for_current_context() {
   void* context = current_context(nullptr);
   {
     std::lock_guard<std::mutex> lock(mutex);
-    for (const auto& [ctx, fns] : loaded)
-      if (ctx == context) return fns;
+    for (const auto& l : loaded)
+      if (l.context == context) return l;
   }
   compile_all_kernels();
-  std::vector<CUfunction> fns;
-  for (std::size_t k = 0; k < sources.size(); ++k) fns.push_back(rt->function(compiled(k), sources[k].entry, context));
+  Loaded fresh{context, {}, {}};
+  for (std::size_t k = 0; k < sources.size(); ++k) {
+    const auto& src = sources[k];
+    fresh.functions.push_back(rt->function(compiled(k), src.entry, context));
+    fresh.grids.push_back(resident_grid(fresh.functions.back(), src.grid, src.block, src.shared_bytes));
+  }
   std::lock_guard<std::mutex> lock(mutex);
-  for (const auto& [ctx, existing] : loaded)
-    if (ctx == context) return existing;
-  loaded.emplace_back(context, std::move(fns));
-  return loaded.back().second;
+  for (const auto& l : loaded)
+    if (l.context == context) return l;
+  loaded.push_back(std::move(fresh));
+  return loaded.back();
 }
 
 namespace {
@@ -246,7 +250,7 @@ ArgValue scalar_value(const Scalar& s, DType want) {
 
 void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count) {
   validate_arguments(*plan.bound->ir, args, count, plan.bound.get());
-  const auto& fns = functions_for_current_context();
+  const Loaded& fns = functions_for_current_context();
   const auto& ir = plan.ir();
   CUstream s = static_cast<CUstream>(stream);
   // Scratch (intermediates and workspaces) from the stream-ordered pool.
@@ -312,7 +316,7 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count) {
       check(driver().memset_d32_async(scratch[static_cast<std::size_t>(b)], 0u, static_cast<std::size_t>(buf.bytes / 4), s),
             "cuMemsetD32Async");
     }
-    kiln::launch_kernel(fns[k], src.grid, src.block, src.shared_bytes, s, pointers.data());
+    kiln::launch_kernel(fns.functions[k], fns.grids[k], src.block, src.shared_bytes, s, pointers.data());
   }
   rt->launches.fetch_add(1);
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -72,11 +73,17 @@ struct ExecutableImpl {
   TensorMapCache tensor_maps;   // encoded TMA maps by (kernel, argument, address)
 
  private:
-  const std::vector<CUfunction>& functions_for_current_context();
+  // The kernels as loaded into one context, with the grids they launch with (resident_grid).
+  struct Loaded {
+    void* context;
+    std::vector<CUfunction> functions;
+    std::vector<Dim3> grids;
+  };
+  const Loaded& functions_for_current_context();
   void dump_files();
 
   std::mutex mutex;
-  std::vector<std::pair<void*, std::vector<CUfunction>>> loaded;   // per context
+  std::deque<Loaded> loaded;   // per context (a deque: a launch's reference outlives another context's load)
 };
 
 struct CallKey {

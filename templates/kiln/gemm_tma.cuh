@@ -5,7 +5,7 @@
 // CONTRACT (what the emitter instantiates)
 // --------------------------------------------------------------------------------------------
 // kiln::sm90::TmaGemm<E, Index, M, N, K, Batch, kAKMajor, kBKMajor, kBatchA, kBatchB, ldc, strideC,
-//                     BM, BN, BK, Stages, GroupM, SplitK, kX3, kVecC, kStreamC, kSwapAB>
+//                     BM, BN, BK, Stages, GroupM, SplitK, kX3, kVecC, kStreamC, kSwapAB, kCM>
 //   template <class OutT, class Epi>
 //   static __device__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi);
 // C[batch](row, col) = epi(sum_k A(row, k) B(k, col), batch, row, col) for every batch, f32
@@ -24,6 +24,9 @@
 // kSwapAB: the engine's product is the op's Cᵀ (the planner swapped m and n and the operands,
 // config/gemm.h's swap_operands): tile element (row, col) is stored at C[col * ldc + row] and the
 // epilogue sees (col, row), the op's coordinates; split-K slices are the op's C as well.
+// kCM: CTAs per cluster along M (1 or 2; the kernel is declared __cluster_dims__(kCM, 1, 1)). A
+// unit is then the cluster's kCM tiles along M, one per CTA, and each CTA loads 1 / kCM of the
+// shared B tile and multicasts it (the B map's box has BN / kCM rows when k-major).
 // E: __half or __nv_bfloat16 (any layout), or float read as tf32: B k-major only (wgmma reads f32
 // shared-memory operands k-major), A k-major or m-major (then through registers, [Note: tf32 A
 // through registers]); 3xTF32 both k-major. The tensor maps (3-D, 128-byte swizzle, boxes from
@@ -401,12 +404,14 @@ struct TmaGemm {
     }
   }
 
-  // This CTA's 1 / kCM of the B tile (rows of n if k-major, else boxes of 64 n), multicast into
-  // every CTA of the cluster.
-  static __device__ __forceinline__ void load_b_shared(u32 dst, const TensorMap& map, u32 full, int n0, int k0,
-                                                       int batch, int rank) {
+  // The B tile: alone, all of it; in a cluster, this CTA's 1 / kCM of it (rows of n if k-major,
+  // else boxes of 64 n), multicast into every CTA of the cluster.
+  static __device__ __forceinline__ void load_b(u32 dst, const TensorMap& map, u32 full, int n0, int k0, int batch,
+                                                int rank) {
     constexpr unsigned short kMask = (1u << kCM) - 1;
-    if constexpr (kBKMajor) {
+    if constexpr (kCM == 1) {
+      load_operand<kBKMajor, BN>(dst, map, full, n0, k0, batch);
+    } else if constexpr (kBKMajor) {
       constexpr int kRows = BN / kCM;
 #pragma unroll
       for (int p = 0; p < BK * Engine::kE / 128; ++p)
@@ -442,13 +447,10 @@ struct TmaGemm {
       const int r = rank();
       m0 += r * BM;
       load_operand<kAKMajor, BM>(stage, a, full, m0, kt * BK, ba);
-      if constexpr (kCM == 1) load_operand<kBKMajor, BN>(stage + Engine::kABytes, b, full, n0, kt * BK, bb);
-      else load_b_shared(stage + Engine::kABytes, b, full, n0, kt * BK, bb, r);
+      load_b(stage + Engine::kABytes, b, full, n0, kt * BK, bb, r);
       if constexpr (kX3) {
         load_operand<kAKMajor, BM>(stage + Engine::kPartBytes, a, full, m0, kt * BK, ba + kLoBatchA);
-        if constexpr (kCM == 1)
-          load_operand<kBKMajor, BN>(stage + Engine::kPartBytes + Engine::kABytes, b, full, n0, kt * BK, bb + kLoBatchB);
-        else load_b_shared(stage + Engine::kPartBytes + Engine::kABytes, b, full, n0, kt * BK, bb + kLoBatchB, r);
+        load_b(stage + Engine::kPartBytes + Engine::kABytes, b, full, n0, kt * BK, bb + kLoBatchB, r);
       }
     }
   };
@@ -462,13 +464,11 @@ struct TmaGemm {
       tile_origin(unit_tile(u), batch, m0, n0);
       m0 += rank() * BM;
       OutT* const c0 = C + Index(unit_split(u)) * Index(kSplitStride) + batch * Index(strideC);
-      if constexpr (kSwapAB) {
-        const gemm::TransposedOut<OutT, Index, kStreamC> out{c0, Index(ldc), Index(M_), Index(N_), batch};
+      auto put = [&](const auto& out) {
         store_accumulators<Index>(acc, out, Index(m0 + 64 * c), Index(n0), epi, typename Engine::Rows{warp});
-      } else {
-        const gemm::MatrixOut<OutT, Index, kVecC, kStreamC> out{c0, Index(ldc), Index(M_), Index(N_), batch};
-        store_accumulators<Index>(acc, out, Index(m0 + 64 * c), Index(n0), epi, typename Engine::Rows{warp});
-      }
+      };
+      if constexpr (kSwapAB) put(gemm::TransposedOut<OutT, Index, kStreamC>{c0, Index(ldc), Index(M_), Index(N_), batch});
+      else put(gemm::MatrixOut<OutT, Index, kVecC, kStreamC>{c0, Index(ldc), Index(M_), Index(N_), batch});
     });
   }
 };
