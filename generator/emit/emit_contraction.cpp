@@ -262,7 +262,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
              "kConfig.stride_c,");
       c.line("    kConfig.bm, kConfig.bn, kConfig.bk, kConfig.stages, kConfig.group_m, kConfig.split_k, "
              "kiln::gemm_x3(kConfig),");
-      c.line("    kConfig.vec_c, kConfig.stream_c, kConfig.swap_ab, kConfig.cluster_m>;");
+      c.line("    kConfig.vec_c, kConfig.stream_c, kConfig.swap_ab, kConfig.cluster_m, kConfig.consumers_n>;");
       if (ws_split) {   // partial sums into the workspace; the reduce kernel finishes
         unit.body = fmt::format("  Kernel::run(tmap_a, tmap_b, {}, kiln::gemm::Identity{{}});", workspace_pointer(plan, k));
       } else {

@@ -503,13 +503,18 @@ std::int64_t tma_splits(std::int64_t sms, std::int64_t tiles, std::int64_t k_til
 
 // The TMA engine's tiles: 128x256 (two consumer warpgroups of m64n256) while those tiles give
 // every SM at least two and three stages of them fit; 128x128 while they fill the SMs; else
-// 64x128 (one consumer). A long K
+// 64x128: for 16-bit operands two consumers of m64n64 with BK of two swizzle atoms (128), for
+// tf32 one consumer of m64n128. (bf16 1000³, one tile per CTA, four runs each in one device call,
+// bench/results/2026-11-26-h100-run10: one m64n128 consumer with BK 64 0.83-0.91x cuBLAS, two
+// m64n64 0.88-0.92x, two with BK 128 0.89-0.93x; cuBLAS runs 64x128 tiles, 8 stages, clusters of
+// 2 and three warpgroups. tf32 1000³ through registers was 1.03-1.06x with two, 1.07-1.11x with
+// one.) A long K
 // whose 128x128 tiles cannot fill half the SMs is split instead (tma_splits): 128x256 tiles where
 // there are still at least 4 slices per tile, else 128x128; the slices' partial sums go to a
 // workspace and SplitKReduce (or SplitKSoftmax) adds them and applies the epilogue. BK is one
-// 128-byte swizzle atom of k (64 f16 / bf16, 32 f32); as many stages as fit, at most 8. Operands
-// the engine cannot map as stored (tma_fits) get an OperandPrep kernel each first, and the engine
-// maps its workspace (kn becomes the first of them; the engine follows, then the reduce).
+// 128-byte swizzle atom of k (64 f16 / bf16, 32 f32; two on those 64x128 tiles); as many stages
+// as fit, at most 8. Operands the engine cannot map as stored (tma_fits) get an OperandPrep kernel
+// each first, and the engine maps its workspace (kn becomes the first of them; the engine follows, then the reduce).
 void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand& op_a, const Operand& op_b, DType et,
               const std::string& why, bool softmax, bool vec_c, bool stream_c) {
   const std::int64_t sms = p.target().sm_count;
@@ -553,6 +558,7 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
     mg.bm = 128, mg.bn = 128;
   } else {
     mg.bm = 64, mg.bn = 128;
+    if (mg.elem_bytes == 2) mg.consumers_n = 2, mg.bk = 2 * 128 / mg.elem_bytes;
   }
   const bool split = mg.split_k > 1 || softmax;
   mg.stages = 8;
@@ -599,7 +605,8 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
                             g.swap_ab ? "Aᵀ" : "B", tma_needs_prep(g, 2, b) ? "k-contiguous after the pre-pass"
                             : gemm_b_k_contig(g)    ? "k-contiguous"
                                                     : "n-contiguous",
-                            mg.bm, mg.bn, mg.bk, mg.bm / 64, mg.bm > 64 ? "s" : "", mg.bn, mg.stages, main.grid.x,
+                            mg.bm, mg.bn, mg.bk, mg.bm / 64 * mg.consumers_n, mg.bm / 64 * mg.consumers_n > 1 ? "s" : "",
+                            mg.bn / mg.consumers_n, mg.stages, main.grid.x,
                             tiles(mg.bm, mg.bn), split_why, mg.group_m, mg.stream_c ? ", streaming stores" : "",
                             mg.cluster_m > 1 ? fmt::format(", clusters of {} CTAs along M sharing each B tile (TMA "
                                                            "multicast)", mg.cluster_m)

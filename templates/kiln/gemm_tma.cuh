@@ -5,7 +5,7 @@
 // CONTRACT (what the emitter instantiates)
 // --------------------------------------------------------------------------------------------
 // kiln::sm90::TmaGemm<E, Index, M, N, K, Batch, kAKMajor, kBKMajor, kBatchA, kBatchB, ldc, strideC,
-//                     BM, BN, BK, Stages, GroupM, SplitK, kX3, kVecC, kStreamC, kSwapAB, kCM>
+//                     BM, BN, BK, Stages, GroupM, SplitK, kX3, kVecC, kStreamC, kSwapAB, kCM, kCN>
 //   template <class OutT, class Epi>
 //   static __device__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi);
 // C[batch](row, col) = epi(sum_k A(row, k) B(k, col), batch, row, col) for every batch, f32
@@ -35,8 +35,9 @@
 //   b: kBKMajor ? dims {K, N, batches of B} : {N, K, batches of B}
 // where an operand broadcast over the batch (kBatchX false) has one batch. Out-of-range rows,
 // columns and k read as zeros, so any M, N, K works.
-// Tiles: BM = 64 * consumer warpgroups (64 or 128), BN in {64, 128, 256}, BK * sizeof(E) a
-// multiple of 128 (one or more swizzle atoms of k). Launch: kThreads = 128 * (BM / 64 + 1),
+// kCN: consumer warpgroups along N (1, or 2 with BM = 64: each computes 64 x BN / 2 of the tile).
+// Tiles: BM = 64 * consumer warpgroups along M (64 or 128), BN in {64, 128, 256}, BK * sizeof(E) a
+// multiple of 128 (one or more swizzle atoms of k). Launch: kThreads = 128 * (BM / 64 * kCN + 1),
 // dynamic shared memory kSmemBytes, any grid (persistent: CTA i takes tiles i, i + grid, ...),
 // __launch_bounds__(kThreads, 1) so that setmaxnreg applies.
 //
@@ -76,20 +77,22 @@ namespace sm90 {
 //   void load(u32 stage, u32 full, long long u, int kt);   one stage: A tile at `stage`, B at
 //       stage + kABytes (3xTF32: the lo tiles kPartBytes further on), all on `full`, which the
 //       engine has armed with kStageBytes
-// and `store(u, acc, c, warp)` stores consumer warpgroup c's accumulators of unit u (its 64 rows,
-// warp's 16 of them).
+// and `store(u, acc, row0, col0, warp)` stores a consumer warpgroup's accumulators of unit u: its
+// 64 x WN slab at (row0, col0) of the tile, warp's 16 rows of it.
+// kCN consumer warpgroups split the tile's columns (each m64nWN, WN = BN / kCN), BM / 64 its rows;
+// consumer c takes row slab c % (BM / 64) and column slab c / (BM / 64).
 template <class E, int BM, int BN, int BK, int Stages, bool kAKMajor, bool kBKMajor, bool kX3,
-          bool kDenseRows = false, int kCM = 1>
+          bool kDenseRows = false, int kCM = 1, int kCN = 1>
 struct TmaEngine {
   static constexpr int kE = int(sizeof(E));
-  static constexpr int kConsumers = BM / 64;
-  static constexpr int kThreads = tma_gemm_threads(BM);   // config/gemm.h
+  static constexpr int kConsumersM = BM / 64, kConsumers = kConsumersM * kCN, WN = BN / kCN;
+  static constexpr int kThreads = tma_gemm_threads(BM, kCN);   // config/gemm.h
   static constexpr int kSmemBytes = tma_gemm_smem(kE, BM, BN, BK, Stages, kX3);
   static constexpr int kABytes = BM * BK * kE, kBBytes = BN * BK * kE;
   static constexpr int kPartBytes = kABytes + kBBytes;            // A and B tiles (hi parts with kX3)
   static constexpr int kStageBytes = kPartBytes * (kX3 ? 2 : 1);  // then the lo parts
-  static constexpr int NT = BN / 8;
-  using Mma = Wgmma<BN, E, kE == 2 && !kAKMajor, !kBKMajor>;   // (tf32 with A m-major: MmaRA below)
+  static constexpr int NT = WN / 8;
+  using Mma = Wgmma<WN, E, kE == 2 && !kAKMajor, !kBKMajor>;   // (tf32 with A m-major: MmaRA below)
   static constexpr int kSteps = BK / Mma::kK;        // wgmma instructions per k tile
   static constexpr int kStepBytes = Mma::kK * kE;    // k-major: bytes of k per instruction
   static constexpr int kChunkBytes = BK * 128;       // mn-major: 64 elements of m or n x BK rows
@@ -97,32 +100,38 @@ struct TmaEngine {
   static constexpr int kConsumerRegs = kConsumers == 2 ? 232 : 240, kProducerRegs = 40;
   // tf32 with A m-major: the consumers load A into registers ([Note: tf32 A through registers]).
   static constexpr bool kARegs = kE == 4 && !kAKMajor;
-  using MmaRA = WgmmaRegA<BN>;
+  using MmaRA = WgmmaRegA<WN>;
 
   static_assert(BM == 64 || BM == 128, "BM: one or two consumer warpgroups");
   static_assert(kCM == 1 || kCM == 2, "a cluster of one or two CTAs along M");
   static_assert(BN == 64 || BN == 128 || BN == 256, "BN");
+  static_assert((kCN == 1 || kCN == 2) && kConsumers <= 2 && WN >= 64, "at most two consumers of m64n64 or wider");
+  static_assert(kBKMajor ? WN % 8 == 0 : WN % kAtom == 0, "a consumer's columns: whole swizzle groups or boxes of B");
   static_assert((BK * kE) % 128 == 0 && BK % Mma::kK == 0, "BK: whole 128-byte swizzle atoms of k");
   static_assert(kE == 2 || kBKMajor, "tf32 wgmma reads B k-major (A m-major goes through registers)");
-  static_assert(!kX3 || (kE == 4 && BN <= 128 && kAKMajor), "3xTF32: f32 operands, both k-major; acc + two k-tile sets in registers");
+  static_assert(!kX3 || (kE == 4 && WN <= 128 && kAKMajor), "3xTF32: f32 operands, both k-major; acc + two k-tile sets in registers");
   static_assert(kSmemBytes >= 1024 + Stages * kStageBytes + Stages * 16, "tma_gemm_smem");
+
+  // Consumer c's row slab (of 64 rows) and column slab (of WN columns) of the tile.
+  static __device__ __forceinline__ int slab_m(int c) { return c % kConsumersM; }
+  static __device__ __forceinline__ int slab_n(int c) { return c / kConsumersM; }
 
   // The descriptors of wgmma step `kk` of a stage, for consumer warpgroup `c`.
   static __device__ __forceinline__ u64 desc_a(u32 stage, int c, int kk) {
     if constexpr (kAKMajor) {
       const int byte = kk * kStepBytes;
-      return descriptor(stage + (byte / 128) * BM * 128 + c * 64 * 128 + byte % 128);
+      return descriptor(stage + (byte / 128) * BM * 128 + slab_m(c) * 64 * 128 + byte % 128);
     } else {
-      return descriptor_mn(stage + c * kChunkBytes + kk * (Mma::kK / 8) * 1024, kChunkBytes);
+      return descriptor_mn(stage + slab_m(c) * kChunkBytes + kk * (Mma::kK / 8) * 1024, kChunkBytes);
     }
   }
-  static __device__ __forceinline__ u64 desc_b(u32 stage, int kk) {
+  static __device__ __forceinline__ u64 desc_b(u32 stage, int c, int kk) {
     const u32 sb = stage + kABytes;
     if constexpr (kBKMajor) {
       const int byte = kk * kStepBytes;
-      return descriptor(sb + (byte / 128) * BN * 128 + byte % 128);
+      return descriptor(sb + (byte / 128) * BN * 128 + slab_n(c) * WN * 128 + byte % 128);
     } else {
-      return descriptor_mn(sb + kk * (Mma::kK / 8) * 1024, kChunkBytes);
+      return descriptor_mn(sb + slab_n(c) * (WN / kAtom) * kChunkBytes + kk * (Mma::kK / 8) * 1024, kChunkBytes);
     }
   }
 
@@ -158,7 +167,7 @@ struct TmaEngine {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int p = a_row(warp, g, h);
-      const u32 box = stage + (2 * c + (p >> 5)) * kChunkBytes + (p & 3) * 4;
+      const u32 box = stage + (2 * slab_m(c) + (p >> 5)) * kChunkBytes + (p & 3) * 4;
       const int chunk = (p & 31) >> 2;
 #pragma unroll
       for (int kk = 0; kk < kSteps; ++kk)
@@ -185,9 +194,9 @@ struct TmaEngine {
   static __device__ __forceinline__ void issue_x3(float (&d)[NT][4], u32 stage, int c) {
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk) {   // small terms first: a_lo b_hi, a_hi b_lo, then a_hi b_hi
-      Mma::run(d, desc_a(stage + kPartBytes, c, kk), desc_b(stage, kk), kk > 0);
-      Mma::run(d, desc_a(stage, c, kk), desc_b(stage + kPartBytes, kk), true);
-      Mma::run(d, desc_a(stage, c, kk), desc_b(stage, kk), true);
+      Mma::run(d, desc_a(stage + kPartBytes, c, kk), desc_b(stage, c, kk), kk > 0);
+      Mma::run(d, desc_a(stage, c, kk), desc_b(stage + kPartBytes, c, kk), true);
+      Mma::run(d, desc_a(stage, c, kk), desc_b(stage, c, kk), true);
     }
   }
   static __device__ __forceinline__ void promote(float (&acc)[NT][4], float (&d)[NT][4]) {
@@ -234,7 +243,7 @@ struct TmaEngine {
     load_a(stage, c, warp, lane, cur);
     wg_fence();
 #pragma unroll
-    for (int kk = 0; kk < kSteps; ++kk) MmaRA::run(acc, cur[kk], desc_b(stage, kk), !first || kk > 0);
+    for (int kk = 0; kk < kSteps; ++kk) MmaRA::run(acc, cur[kk], desc_b(stage, c, kk), !first || kk > 0);
     wg_commit();
   }
   static __device__ __forceinline__ void run_tile_ra(u32 base, u32 bars, int c, int warp, int lane, int kt0, int kt1,
@@ -269,7 +278,7 @@ struct TmaEngine {
       const u32 stage = base + s * kStageBytes;
       wg_fence();
 #pragma unroll
-      for (int kk = 0; kk < kSteps; ++kk) Mma::run(acc, desc_a(stage, c, kk), desc_b(stage, kk), kt > kt0 || kk > 0);
+      for (int kk = 0; kk < kSteps; ++kk) Mma::run(acc, desc_a(stage, c, kk), desc_b(stage, c, kk), kt > kt0 || kk > 0);
       wg_commit();
       if (kt > kt0) {   // the previous k tile's batch is done: its stage goes back to the producer
         wg_wait<1>();
@@ -328,7 +337,7 @@ struct TmaEngine {
         else if constexpr (kARegs) run_tile_ra(base, bars, c, warp, lane, kt0, kt1, use, acc);
         else run_tile(base, bars, c, lane, kt0, kt1, use, acc);
         fence_accumulators(acc);
-        store(u, acc, c, warp);
+        store(u, acc, 64 * slab_m(c), WN * slab_n(c), warp);
       }
     }
     // No CTA leaves while a peer may still multicast into it or arrive on its barriers.
@@ -348,9 +357,9 @@ __device__ __forceinline__ void store_accumulators(const float (&acc)[NT][4], co
 
 template <class E, class Index, long long M_, long long N_, long long K_, long long Batch, bool kAKMajor,
           bool kBKMajor, bool kBatchA, bool kBatchB, long long ldc, long long strideC, int BM, int BN, int BK,
-          int Stages, int GroupM, int SplitK, bool kX3, bool kVecC, bool kStreamC, bool kSwapAB, int kCM>
+          int Stages, int GroupM, int SplitK, bool kX3, bool kVecC, bool kStreamC, bool kSwapAB, int kCM, int kCN>
 struct TmaGemm {
-  using Engine = TmaEngine<E, BM, BN, BK, Stages, kAKMajor, kBKMajor, kX3, kSwapAB, kCM>;
+  using Engine = TmaEngine<E, BM, BN, BK, Stages, kAKMajor, kBKMajor, kX3, kSwapAB, kCM, kCN>;
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
   // kX3: the lo parts' batch index is the hi parts' + the operand's batches.
@@ -458,14 +467,14 @@ struct TmaGemm {
   template <class OutT, class Epi>
   static __device__ __forceinline__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi) {
     Problem prob{a, b};
-    Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
+    Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int row0, int col0, int warp) {
       Index batch;
       int m0, n0;
       tile_origin(unit_tile(u), batch, m0, n0);
       m0 += rank() * BM;
       OutT* const c0 = C + Index(unit_split(u)) * Index(kSplitStride) + batch * Index(strideC);
       auto put = [&](const auto& out) {
-        store_accumulators<Index>(acc, out, Index(m0 + 64 * c), Index(n0), epi, typename Engine::Rows{warp});
+        store_accumulators<Index>(acc, out, Index(m0 + row0), Index(n0 + col0), epi, typename Engine::Rows{warp});
       };
       if constexpr (kSwapAB) put(gemm::TransposedOut<OutT, Index, kStreamC>{c0, Index(ldc), Index(M_), Index(N_), batch});
       else put(gemm::MatrixOut<OutT, Index, kVecC, kStreamC>{c0, Index(ldc), Index(M_), Index(N_), batch});

@@ -750,13 +750,16 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
     CHECK(maps[0]->tensor_map.swizzle == 128);
   }
   // k-contiguous A (row-major), n-contiguous B: A's box is 64 k x BM rows; a small problem takes
-  // 64x128 tiles (one consumer) and as many stages as fit (8).
+  // 64x128 tiles split between two consumers of m64n64, BK 128 (two boxes of k per A tile) and
+  // as many stages as fit (4).
   {
     const auto g = generate(kCases[24], "sm_90a");
     const auto& c = gemm_config(g, 0);
-    CHECK((c.kind == kiln::GemmKind::Tma && c.bm == 64 && c.bn == 128 && c.stages == 8));
-    CHECK(g.plan.kernels[0].block.x == 256);
-    CHECK(g.plan.kernels[0].args.back().tensor_map.box == std::vector<int>{64, 64, 1});   // B: 64 n x 64 k
+    CHECK((c.kind == kiln::GemmKind::Tma && c.bm == 64 && c.bn == 128 && c.bk == 128 && c.stages == 4));
+    CHECK(c.consumers_n == 2);
+    CHECK(g.plan.kernels[0].block.x == 384);
+    CHECK(has(g.plan.kernels[0].reason, "64x128x128 tiles (2 consumer warpgroups of m64n64 + a TMA producer"));
+    CHECK(g.plan.kernels[0].args.back().tensor_map.box == std::vector<int>{64, 128, 1});   // B: 64 n x 128 k
     bool a_box = false;
     for (const auto& a : g.plan.kernels[0].args)
       if (a.kind == kiln::KernelArg::Kind::TensorMap && a.name == "tmap_a")
@@ -814,7 +817,7 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
       CHECK(tensor_map(w, 0, "tmap_a").dims == std::vector<std::int64_t>{520, 264, 1});
       CHECK(tensor_map(w, 0, "tmap_a").box == std::vector<int>{32, 32, 1});
       CHECK(tensor_map(w, 0, "tmap_b").dims == std::vector<std::int64_t>{264, 1000, 2});
-      CHECK(has(w.sources[0].text, "kConfig.stream_c, kConfig.swap_ab, kConfig.cluster_m>"));
+      CHECK(has(w.sources[0].text, "kConfig.stream_c, kConfig.swap_ab, kConfig.cluster_m, kConfig.consumers_n>"));
       CHECK(has(w.sources[0].text, "bias"));
       // split-K: the slices hold the op's C ([1, 512, 512] per slice), the reduce is unswapped
       const auto l = generate(kCases[42], "sm_90a");
@@ -1053,8 +1056,8 @@ TEST_CASE("sm_90a: 16-bit products of at most one wave of tiles run in clusters 
   const auto& c = gemm_config(g, 0);
   CHECK((c.cluster_m == 2 && c.bm == 64 && c.bn == 128 && kiln::tma_gemm_units(c) == 64));
   CHECK((g.plan.kernels[0].cluster == 2 && g.plan.kernels[0].grid.x == 128));
-  CHECK(tensor_map(g, 0, "tmap_b").box == std::vector<int>{64, 64, 1});
-  CHECK(has(g.sources[0].text, "extern \"C\" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1)"));
+  CHECK(tensor_map(g, 0, "tmap_b").box == std::vector<int>{64, 128, 1});
+  CHECK(has(g.sources[0].text, "extern \"C\" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)"));
   CHECK(has(g.plan.kernels[0].reason, "clusters of 2 CTAs along M sharing each B tile (TMA multicast)"));
   CHECK(has(g.plan.text(), "cluster (2, 1, 1)"));
   // k-major B (a·bᵀ): each CTA multicasts half of the tile's rows, so the box has BN / 2 rows.
@@ -1066,6 +1069,11 @@ TEST_CASE("sm_90a: 16-bit products of at most one wave of tiles run in clusters 
   CHECK(gemm_config(generate(kCases[25], "sm_90a"), 0).cluster_m == 1);
   CHECK(gemm_config(generate(kCases[34], "sm_90a"), 0).cluster_m == 1);
   CHECK(gemm_config(generate(kCases[41], "sm_90a"), 0).cluster_m == 1);
+  // tf32's 64x128 tiles keep one consumer of m64n128 and BK of one swizzle atom (32).
+  const Case tf{"gemm.kiln", "mm_tf32_nt", {{"M", 1000}, {"N", 1000}, {"K", 1000}}, "tf32"};
+  const auto tg = generate(tf, "sm_90a");
+  CHECK((gemm_config(tg, 0).bm == 64 && gemm_config(tg, 0).consumers_n == 1 && gemm_config(tg, 0).bk == 32));
+  CHECK(tg.plan.kernels[0].block.x == 256);
   const Case row{"gemm.kiln", "mm_bf16", {{"M", 64}, {"N", 4096}, {"K", 4096}}, "row"};
   for (const auto& kn : generate(row, "sm_90a").plan.kernels) CHECK(kn.cluster == 1);
 }

@@ -130,7 +130,7 @@ KILN_RULE constexpr launch::Geometry conv_geometry(const ConvConfig& c, int sm_c
       break;
     }
     case ConvKind::Tma:
-      g.block.x = tma_gemm_threads(c.bm);
+      g.block.x = tma_gemm_threads(c.bm, 1);   // (consumers along M only)
       g.grid.x = launch::min_ll(conv_tma_units(c), sm_count);
       break;
     case ConvKind::Depthwise:

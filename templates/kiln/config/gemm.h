@@ -100,7 +100,8 @@ inline const char* enum_name(GemmLayout l) { return l == GemmLayout::RowMajor ? 
   X(int, group_m, 0)                /* Tma: tile rows per group of the rasterization */          \
   X(int, prep, 0)                   /* OperandPrep: the operand, 1 (A) or 2 (B) */                \
   X(bool, swap_ab, false)           /* Tma: the engine computes Cᵀ = Bᵀ·Aᵀ (m, n, A, B swapped) */ \
-  X(int, cluster_m, 1)              /* Tma: CTAs per cluster along M, sharing each B tile (multicast) */
+  X(int, cluster_m, 1)              /* Tma: CTAs per cluster along M, sharing each B tile (multicast) */ \
+  X(int, consumers_n, 1)            /* Tma: consumer warpgroups splitting the tile's columns (1, 2) */
 KILN_CONFIG(GemmConfig, KILN_GEMM_FIELDS);
 
 // ---------------------------------------------------------------- shared memory
@@ -157,8 +158,9 @@ KILN_RULE constexpr long long tma_gemm_ctas(const GemmConfig& c, int sm_count) {
   const long long clusters = sm_count / c.cluster_m;
   return (tma_gemm_units(c) < clusters ? tma_gemm_units(c) : clusters) * c.cluster_m;
 }
-// TmaGemm's block: a producer warpgroup and a consumer warpgroup per 64 rows of the tile.
-KILN_RULE constexpr int tma_gemm_threads(int bm) { return 128 * (bm / 64 + 1); }
+// TmaGemm's block: a producer warpgroup and a consumer warpgroup per 64 rows of the tile and
+// per 1 / consumers_n of its columns.
+KILN_RULE constexpr int tma_gemm_threads(int bm, int consumers_n) { return 128 * (bm / 64 * consumers_n + 1); }
 
 // One TMA box of an operand tile (elements: `inner` along the contiguous dim, `outer` along the
 // other). A k-contiguous operand tile of R rows is BK * elem / 128 boxes of 128 bytes of k x R
@@ -320,7 +322,7 @@ KILN_RULE constexpr launch::Geometry gemm_geometry(const GemmConfig& c, int sm_c
       g.grid = {tiles_n, tiles_m, c.batch * c.split_k};
       break;
     case GemmKind::Tma:
-      g.block.x = tma_gemm_threads(c.bm);
+      g.block.x = tma_gemm_threads(c.bm, c.consumers_n);
       g.grid.x = tma_gemm_ctas(c, sm_count);
       break;
     case GemmKind::OperandPrep:
