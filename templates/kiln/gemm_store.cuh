@@ -186,5 +186,28 @@ __device__ __forceinline__ void store_fragments(const float (&acc)[MT][NT][4], c
     }
 }
 
+// The fragments of one 16-row slab straight to TransposedOut, each value on its own: the quad
+// exchange of store_fragments only serves 16-byte row stores, and a transposed C takes none. A
+// store instruction (fixed h, j, i) covers 8 consecutive C rows (the lanes' g, DenseRows) of 4
+// C columns (the lanes' t): four whole 32-byte sectors, as with the exchange, in less code.
+template <class Index, int NT, class Out, class Epi, class Rows>
+__device__ __forceinline__ void store_fragments_direct(const float (&acc)[NT][4], const Out& out, Index row0,
+                                                       Index col0, const Epi& epi, const Rows& rows) {
+  const int lane = threadIdx.x & 31;
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const Index row = row0 + rows(0, h, g);
+    if (row >= out.rows) continue;
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const Index col = col0 + 8 * j + 2 * t + i;
+        if (col < out.cols) out.put1(row, col, out.apply(epi, acc[j][2 * h + i], row, col));
+      }
+  }
+}
+
 }  // namespace gemm
 }  // namespace kiln

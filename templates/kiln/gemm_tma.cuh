@@ -473,11 +473,14 @@ struct TmaGemm {
       tile_origin(unit_tile(u), batch, m0, n0);
       m0 += rank() * BM;
       OutT* const c0 = C + Index(unit_split(u)) * Index(kSplitStride) + batch * Index(strideC);
-      auto put = [&](const auto& out) {
-        store_accumulators<Index>(acc, out, Index(m0 + row0), Index(n0 + col0), epi, typename Engine::Rows{warp});
-      };
-      if constexpr (kSwapAB) put(gemm::TransposedOut<OutT, Index, kStreamC>{c0, Index(ldc), Index(M_), Index(N_), batch});
-      else put(gemm::MatrixOut<OutT, Index, kVecC, kStreamC>{c0, Index(ldc), Index(M_), Index(N_), batch});
+      const typename Engine::Rows rows{warp};
+      if constexpr (kSwapAB) {
+        const gemm::TransposedOut<OutT, Index, kStreamC> out{c0, Index(ldc), Index(M_), Index(N_), batch};
+        gemm::store_fragments_direct<Index>(acc, out, Index(m0 + row0), Index(n0 + col0), epi, rows);
+      } else {
+        const gemm::MatrixOut<OutT, Index, kVecC, kStreamC> out{c0, Index(ldc), Index(M_), Index(N_), batch};
+        store_accumulators<Index>(acc, out, Index(m0 + row0), Index(n0 + col0), epi, rows);
+      }
     });
   }
 };
