@@ -112,14 +112,14 @@ struct TmaConv {
   template <class OutT, class Epi>
   static __device__ __forceinline__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi) {
     Problem prob{{w, x}};
-    Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int row0, int col0, int warp) {
+    Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
       Index n;
       int m0;
       long long p0;
       tile_origin(u, n, m0, p0);
       const gemm::MatrixOut<OutT, Index, kVecY, kStreamY> out{y + n * Index(Shape::K * Shape::HoWo),
                                                               Index(Shape::HoWo), Index(Shape::K), Index(Shape::HoWo), n};
-      store_accumulators<Index>(acc, out, Index(m0 + row0 + 16 * warp), Index(p0 + col0), epi);
+      store_accumulators<Index>(acc, out, Index(m0 + 64 * c + 16 * warp), Index(p0), epi);
     });
   }
 };
@@ -177,13 +177,13 @@ struct TmaConvNhwc {
   template <class OutT, class Epi>
   static __device__ __forceinline__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi) {
     Problem prob{{w, x}};
-    Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int row0, int col0, int warp) {
+    Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
       long long p0;
       int n0;
       tile_origin(u, p0, n0);
       const NhwcOut<OutT, Index, Shape::HoWo, kVecY, kStreamY> out{
           {y, Index(Shape::K), Index(Shape::P), Index(Shape::K), Index(0)}};
-      store_accumulators<Index>(acc, out, Index(p0 + row0 + 16 * warp), Index(n0 + col0), epi);
+      store_accumulators<Index>(acc, out, Index(p0 + 64 * c + 16 * warp), Index(n0), epi);
     });
   }
 };

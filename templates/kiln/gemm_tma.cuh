@@ -77,8 +77,8 @@ namespace sm90 {
 //   void load(u32 stage, u32 full, long long u, int kt);   one stage: A tile at `stage`, B at
 //       stage + kABytes (3xTF32: the lo tiles kPartBytes further on), all on `full`, which the
 //       engine has armed with kStageBytes
-// and `store(u, acc, row0, col0, warp)` stores a consumer warpgroup's accumulators of unit u: its
-// 64 x WN slab at (row0, col0) of the tile, warp's 16 rows of it.
+// and `store(u, acc, c, warp)` stores consumer warpgroup c's accumulators of unit u: its 64 x WN
+// slab at (64 slab_m(c), WN slab_n(c)) of the tile, warp's 16 rows of it.
 // kCN consumer warpgroups split the tile's columns (each m64nWN, WN = BN / kCN), BM / 64 its rows;
 // consumer c takes row slab c % (BM / 64) and column slab c / (BM / 64).
 template <class E, int BM, int BN, int BK, int Stages, bool kAKMajor, bool kBKMajor, bool kX3,
@@ -112,9 +112,17 @@ struct TmaEngine {
   static_assert(!kX3 || (kE == 4 && WN <= 128 && kAKMajor), "3xTF32: f32 operands, both k-major; acc + two k-tile sets in registers");
   static_assert(kSmemBytes >= 1024 + Stages * kStageBytes + Stages * 16, "tma_gemm_smem");
 
-  // Consumer c's row slab (of 64 rows) and column slab (of WN columns) of the tile.
-  static __device__ __forceinline__ int slab_m(int c) { return c % kConsumersM; }
-  static __device__ __forceinline__ int slab_n(int c) { return c / kConsumersM; }
+  // Consumer c's row slab (of 64 rows) and column slab (of WN columns) of the tile. With one
+  // consumer along N the column slab is a compile-time 0: a runtime one costs the 3xTF32 conv 3%
+  // (descriptors recomputed in its register-bound k loop; measured, run 10).
+  static __device__ __forceinline__ int slab_m(int c) {
+    if constexpr (kCN == 1) return c;
+    else return c % kConsumersM;
+  }
+  static __device__ __forceinline__ int slab_n(int c) {
+    if constexpr (kCN == 1) return 0;
+    else return c / kConsumersM;
+  }
 
   // The descriptors of wgmma step `kk` of a stage, for consumer warpgroup `c`.
   static __device__ __forceinline__ u64 desc_a(u32 stage, int c, int kk) {
@@ -337,7 +345,7 @@ struct TmaEngine {
         else if constexpr (kARegs) run_tile_ra(base, bars, c, warp, lane, kt0, kt1, use, acc);
         else run_tile(base, bars, c, lane, kt0, kt1, use, acc);
         fence_accumulators(acc);
-        store(u, acc, 64 * slab_m(c), WN * slab_n(c), warp);
+        store(u, acc, c, warp);
       }
     }
     // No CTA leaves while a peer may still multicast into it or arrive on its barriers.
@@ -467,20 +475,23 @@ struct TmaGemm {
   template <class OutT, class Epi>
   static __device__ __forceinline__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi) {
     Problem prob{a, b};
-    Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int row0, int col0, int warp) {
+    Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
       Index batch;
       int m0, n0;
       tile_origin(unit_tile(u), batch, m0, n0);
       m0 += rank() * BM;
       OutT* const c0 = C + Index(unit_split(u)) * Index(kSplitStride) + batch * Index(strideC);
-      const typename Engine::Rows rows{warp};
-      if constexpr (kSwapAB) {
-        const gemm::TransposedOut<OutT, Index, kStreamC> out{c0, Index(ldc), Index(M_), Index(N_), batch};
-        gemm::store_fragments_direct<Index>(acc, out, Index(m0 + row0), Index(n0 + col0), epi, rows);
-      } else {
-        const gemm::MatrixOut<OutT, Index, kVecC, kStreamC> out{c0, Index(ldc), Index(M_), Index(N_), batch};
-        store_accumulators<Index>(acc, out, Index(m0 + row0), Index(n0 + col0), epi, rows);
-      }
+      // (The column offset only with consumers along N: even a constant 0 there changes NVVM's
+      // register allocation, +28% PTX for the tf32 aᵀ·bᵀ 1000³ unit.)
+      auto put = [&](const auto& out) {
+        const Index row0 = Index(m0 + 64 * Engine::slab_m(c));
+        Index col0 = Index(n0);
+        if constexpr (kCN > 1) col0 += Index(Engine::WN * Engine::slab_n(c));
+        if constexpr (kSwapAB) gemm::store_fragments_direct<Index>(acc, out, row0, col0, epi, typename Engine::Rows{warp});
+        else store_accumulators<Index>(acc, out, row0, col0, epi, typename Engine::Rows{warp});
+      };
+      if constexpr (kSwapAB) put(gemm::TransposedOut<OutT, Index, kStreamC>{c0, Index(ldc), Index(M_), Index(N_), batch});
+      else put(gemm::MatrixOut<OutT, Index, kVecC, kStreamC>{c0, Index(ldc), Index(M_), Index(N_), batch});
     });
   }
 };
