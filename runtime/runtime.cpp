@@ -366,7 +366,40 @@ void validate_arguments(const ir::Ir& ir, const Arg* args, std::size_t count, co
 
 // ---------------------------------------------------------------- public classes
 
-Runtime::Runtime(Options options) : impl_(std::make_shared<RuntimeImpl>(std::move(options))) {}
+namespace {
+// Packs compiled into the program (kiln_add_pack(... EMBED)), registered by static initializers.
+struct EmbeddedPack {
+  std::string name;
+  const unsigned char* data;
+  std::size_t size;
+};
+std::mutex& embedded_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<EmbeddedPack>& embedded_packs() {
+  static std::vector<EmbeddedPack> packs;
+  return packs;
+}
+}  // namespace
+
+bool register_embedded_pack(const char* name, const unsigned char* data, std::size_t size) {
+  std::lock_guard<std::mutex> lock(embedded_mutex());
+  embedded_packs().push_back({name, data, size});
+  return true;
+}
+
+Runtime::Runtime(Options options) : impl_(std::make_shared<RuntimeImpl>(std::move(options))) {
+  std::vector<EmbeddedPack> packs;
+  {
+    std::lock_guard<std::mutex> lock(embedded_mutex());
+    packs = embedded_packs();
+  }
+  for (const auto& e : packs) {
+    const std::string bytes(reinterpret_cast<const char*>(e.data), e.size);
+    impl_->pipeline.add_pack(std::make_unique<Pack>(Pack::parse(bytes, fmt::format("<embedded pack {}>", e.name))));
+  }
+}
 Runtime::~Runtime() = default;
 
 Program Runtime::load_file(const std::string& path) {

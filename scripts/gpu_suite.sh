@@ -43,6 +43,10 @@ if want tests; then
 echo "=== examples/host_app"
 if [ -x .gpu/bin/host_app ] && .gpu/bin/host_app examples/host_app/app.kiln 2>&1 | tee "$out/host_app.log"; then
   summary+=("host_app example: PASS"); else summary+=("host_app example: FAIL"); fi
+# Its kernels compiled into it (kiln_add_pack EMBED): no NVRTC, an empty cache.
+if [ -x .gpu/bin/host_app ] && KILN_NVRTC_LIB=/nonexistent KILN_CACHE_DIR="$(mktemp -d)" \
+    .gpu/bin/host_app examples/host_app/app.kiln 2>&1 | tee "$out/host_app_embedded.log"; then
+  summary+=("host_app, embedded pack, NVRTC unloadable: PASS"); else summary+=("host_app, embedded pack, NVRTC unloadable: FAIL"); fi
 fi
 
 if want pack; then

@@ -1,5 +1,6 @@
 #include "generator/emit/emit.h"
 
+#include <filesystem>
 #include <set>
 
 #include "generator/support/assert.h"
@@ -309,7 +310,9 @@ std::vector<KernelSource> emit(const Plan& plan, const TemplateLibrary& template
         {"op_name", plan.ir().op_name},
         {"kernel_index", std::to_string(k)},
         {"template_name", kernel.template_name},
-        {"spec_file", plan.ir().source ? plan.ir().source->name : "<unknown>"},
+        // The spec by its file name only: the source is the kernel's cache and pack key, so a
+        // pack built from app/app.kiln serves a program that loads its copy from anywhere.
+        {"spec_file", plan.ir().source ? std::filesystem::path(plan.ir().source->name).filename().string() : "<unknown>"},
         {"spec_line", std::to_string(plan.ir().node(where).loc.line)},
         {"reason", kernel.reason},
         {"includes", unit.includes},

@@ -387,6 +387,12 @@ class Program {
   std::shared_ptr<ProgramImpl> impl_;
 };
 
+// Registers a .kilnpack compiled into the program (`data` stays valid for the program's life):
+// every Runtime constructed afterwards preloads it, and a damaged one makes that construction
+// throw ArgumentError naming it. The source kiln_add_pack(... EMBED) generates calls this from a
+// static initializer; returns true.
+bool register_embedded_pack(const char* name, const unsigned char* data, std::size_t size);
+
 class Runtime {
  public:
   explicit Runtime(Options options = {});
@@ -398,7 +404,8 @@ class Runtime {
   Program load_string(std::string_view text, std::string name = "<string>");
 
   // Loads a bundle written by `kiln build -o FILE.kilnpack`; its cubins are
-  // used before the disk cache and NVRTC.
+  // used before the disk cache and NVRTC. (Packs compiled into the program with
+  // kiln_add_pack(... EMBED) are preloaded by every Runtime on construction.)
   void preload(const std::string& pack_path);
 
   Stats stats() const;

@@ -30,7 +30,7 @@ run_consumers() {
 check_install() {
   local prefix=$1 f
   for f in bin/kiln include/kiln/kiln.h include/kiln/kiln_capi.h lib/cmake/kiln/kilnConfig.cmake \
-           lib/cmake/kiln/kilnConfigVersion.cmake lib/libkiln_capi.so share/doc/kiln/README.md \
+           lib/cmake/kiln/kilnConfigVersion.cmake lib/cmake/kiln/kilnPack.cmake lib/libkiln_capi.so share/doc/kiln/README.md \
            share/doc/kiln/api.md; do
     [ -e "$prefix/$f" ] || fail "$prefix/$f is not installed"
   done
@@ -49,6 +49,27 @@ check_install "$work/static"
 cmake -S "$src/tests/consumer" -B pkg-static -G Ninja -DCMAKE_PREFIX_PATH="$work/static" >/dev/null
 cmake --build pkg-static >/dev/null
 run_consumers pkg-static "$work/static"
+
+# ---- kiln_add_pack against the static install (tests/consumer_pack): packs built at build time,
+# one embedded, one preloaded from its file, both serving every kernel with NVRTC unloadable;
+# a rebuild with nothing changed runs nothing; an edit to the spec rebuilds the packs. The
+# programs load the spec from another directory than the one the packs were built from.
+mkdir -p app moved
+cp scale.kiln app/scale.kiln && echo 'scale N=1000' > app/shapes.txt
+cmake -S "$src/tests/consumer_pack" -B pkg-pack -G Ninja -DCMAKE_PREFIX_PATH="$work/static" \
+  -DKILN_SPEC="$work/app/scale.kiln" -DKILN_SHAPES="$work/app/shapes.txt" >/dev/null
+log=$(cmake --build pkg-pack) || fail "kiln_add_pack: the first build failed"
+grep -q 'kiln build: scale_embedded.kilnpack for sm_80,sm_90a' <<<"$log" || fail "kiln_add_pack: the first build did not run kiln build"
+cp app/scale.kiln moved/scale.kiln
+for exe in embedded preloaded; do
+  log=$(KILN_NVRTC_LIB=/nonexistent "pkg-pack/$exe" moved/scale.kiln) && [ "$log" = '1 kernels, 1 from a pack, 0 compiled' ] ||
+    fail "kiln_add_pack: pkg-pack/$exe did not take its kernel from the pack: $log"
+done
+log=$(cmake --build pkg-pack) && grep -q 'no work to do' <<<"$log" || fail "kiln_add_pack: a rebuild with nothing changed ran something"
+printf '# scaled by two\n' >> app/scale.kiln
+log=$(cmake --build pkg-pack) && grep -q 'kiln build: scale_file.kilnpack' <<<"$log" || fail "kiln_add_pack: a spec edit did not rebuild the pack"
+printf 'op broken {\n  out y = \n}\n' > app/scale.kiln
+! cmake --build pkg-pack >/dev/null 2>&1 || fail "kiln_add_pack: a spec with errors built"
 
 # ---- shared: a subdirectory build, then its install
 cmake -S "$src/tests/consumer" -B sub -G Ninja -DKILN_CONSUME=subdirectory -DKILN_SOURCE="$src" \
@@ -75,4 +96,4 @@ cmake -S "$src/tests/consumer" -B sub-defaults -G Ninja -DKILN_CONSUME=subdirect
 for o in KILN_BUILD_TOOLS KILN_BUILD_TESTS KILN_INSTALL BUILD_SHARED_LIBS; do
   grep -q "^$o:BOOL=OFF" sub-defaults/CMakeCache.txt || fail "as a subdirectory, $o is not OFF"
 done
-echo "consumer builds: static and shared installs (find_package; C++ and C), add_subdirectory (shared) OK"
+echo "consumer builds: static and shared installs (find_package; C++ and C), kiln_add_pack (embedded and file packs), add_subdirectory (shared) OK"
