@@ -65,6 +65,7 @@ for exe in embedded preloaded; do
   log=$(KILN_NVRTC_LIB=/nonexistent "pkg-pack/$exe" moved/scale.kiln) && [ "$log" = '1 kernels, 1 from a pack, 0 compiled' ] ||
     fail "kiln_add_pack: pkg-pack/$exe did not take its kernel from the pack: $log"
 done
+log=$(pkg-pack/damaged) || fail "kiln_add_pack: a damaged embedded pack was not an ArgumentError naming it: $log"
 log=$(cmake --build pkg-pack) && grep -q 'no work to do' <<<"$log" || fail "kiln_add_pack: a rebuild with nothing changed ran something"
 printf '# scaled by two\n' >> app/scale.kiln
 log=$(cmake --build pkg-pack) && grep -q 'kiln build: scale_file.kilnpack' <<<"$log" || fail "kiln_add_pack: a spec edit did not rebuild the pack"
