@@ -605,8 +605,9 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
                             g.swap_ab ? "Aᵀ" : "B", tma_needs_prep(g, 2, b) ? "k-contiguous after the pre-pass"
                             : gemm_b_k_contig(g)    ? "k-contiguous"
                                                     : "n-contiguous",
-                            mg.bm, mg.bn, mg.bk, mg.bm / 64 * mg.consumers_n, mg.bm / 64 * mg.consumers_n > 1 ? "s" : "",
-                            mg.bn / mg.consumers_n, mg.stages, main.grid.x,
+                            mg.bm, mg.bn, mg.bk, tma_gemm_consumers(mg.bm, mg.consumers_n),
+                            tma_gemm_consumers(mg.bm, mg.consumers_n) > 1 ? "s" : "", mg.bn / mg.consumers_n, mg.stages,
+                            main.grid.x,
                             tiles(mg.bm, mg.bn), split_why, mg.group_m, mg.stream_c ? ", streaming stores" : "",
                             mg.cluster_m > 1 ? fmt::format(", clusters of {} CTAs along M sharing each B tile (TMA "
                                                            "multicast)", mg.cluster_m)

@@ -85,7 +85,8 @@ template <class E, int BM, int BN, int BK, int Stages, bool kAKMajor, bool kBKMa
           bool kDenseRows = false, int kCM = 1, int kCN = 1>
 struct TmaEngine {
   static constexpr int kE = int(sizeof(E));
-  static constexpr int kConsumersM = BM / 64, kConsumers = kConsumersM * kCN, WN = BN / kCN;
+  static constexpr int kConsumersM = BM / 64, WN = BN / kCN;
+  static constexpr int kConsumers = tma_gemm_consumers(BM, kCN);   // config/gemm.h
   static constexpr int kThreads = tma_gemm_threads(BM, kCN);   // config/gemm.h
   static constexpr int kSmemBytes = tma_gemm_smem(kE, BM, BN, BK, Stages, kX3);
   static constexpr int kABytes = BM * BK * kE, kBBytes = BN * BK * kE;

@@ -158,9 +158,10 @@ KILN_RULE constexpr long long tma_gemm_ctas(const GemmConfig& c, int sm_count) {
   const long long clusters = sm_count / c.cluster_m;
   return (tma_gemm_units(c) < clusters ? tma_gemm_units(c) : clusters) * c.cluster_m;
 }
-// TmaGemm's block: a producer warpgroup and a consumer warpgroup per 64 rows of the tile and
-// per 1 / consumers_n of its columns.
-KILN_RULE constexpr int tma_gemm_threads(int bm, int consumers_n) { return 128 * (bm / 64 * consumers_n + 1); }
+// TmaGemm's consumer warpgroups: one per 64 rows of the tile and per 1 / consumers_n of its
+// columns; its block: those and a producer warpgroup.
+KILN_RULE constexpr int tma_gemm_consumers(int bm, int consumers_n) { return bm / 64 * consumers_n; }
+KILN_RULE constexpr int tma_gemm_threads(int bm, int consumers_n) { return 128 * (tma_gemm_consumers(bm, consumers_n) + 1); }
 
 // One TMA box of an operand tile (elements: `inner` along the contiguous dim, `outer` along the
 // other). A k-contiguous operand tile of R rows is BK * elem / 128 boxes of 128 bytes of k x R
