@@ -884,24 +884,26 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   p.add_followup(std::move(fin));
 }
 
-// Conv2d on the TMA engine (conv_tma.cuh, sm_90a): f32 in tf32 / 3xTF32, NCHW, one group. Two
+// Conv2d on the TMA engine (conv_tma.cuh, sm_90a): f32 in tf32 / 3xTF32, NCHW or NHWC, one group.
 // OperandPrep passes first write k-major copies the TMA unit can read: x as NHWC ([N][H][W][ldc],
-// the transpose of each image's [C][H*W]) and the filters as [K][R*S][ldc] (the transpose of each
-// filter's [C][R*S]), channel rows padded to 16 bytes (conv_tma_ldc), for 3xTF32 split into hi and
-// lo parts. The engine then maps the filters as a tiled 3-D tensor and x in im2col mode, so each k
-// tile's B operand (BN output pixels x 32 channels of one filter tap) is one TMA copy, padding
-// included. It needs the im2col mode's limits (conv_tma_im2col_fits), int coordinates, map
-// strides below 2^40, and work enough to pay for the copies (kPadMinFlops).
-// Tiles: BM = 64 for at most 64 out channels, else 128; BN = 256 pixels in tf32 while an image has
-// at least 8 such tiles (128 for 3xTF32, whose hi and lo tiles double the registers, and for
-// small images), 64 for images of at most 64 pixels.
+// the transpose of each image's [C][H*W]; NHWC x is read in place when its rows are 16-byte
+// multiples) and the filters as [K][R*S][ldc] (the transpose of each filter's [C][R*S]), channel
+// rows padded to 16 bytes (conv_tma_ldc), the filters for 3xTF32 split into hi and lo parts (x is
+// split by the engine's consumers in registers). The engine then maps the filters as a tiled 3-D
+// tensor and x in im2col mode, so each k tile's x operand (a tile's output pixels x 32 channels of
+// one filter tap) is one TMA copy, padding included. It needs the im2col mode's limits
+// (conv_tma_im2col_fits), int coordinates, map strides below 2^40, and work enough to pay for the
+// copies (kPadMinFlops).
+// Tiles (conv_tma_pixel_rows says which are rows): out channels 64 when there are at most 64, else
+// 128 (256 in tf32 NHWC); pixels 64 when there are at most 64; else 128, or 256 in tf32 NCHW while
+// an image has at least 8 such tiles (3xTF32's B hi and lo tiles double its registers).
 bool conv_tma_fits(const Planner& p, const ConvConfig& cc) {
   if (p.target().arch != "sm_90a" || !p.target().aligned16 || cc.elem_bytes != 4 || cc.groups != 1 ||
       cc.precision == MmaPrecision::Ieee || !conv_tma_im2col_fits(cc))
     return false;
   constexpr std::int64_t kCoord = std::int64_t{1} << 31, kStride = std::int64_t{1} << 40;
   const std::int64_t parts = conv_x3(cc) ? 2 : 1, ldc = conv_tma_ldc(cc);
-  for (std::int64_t extent : {parts * cc.n, parts * cc.k + 128, cc.h * cc.stride_h, cc.w * cc.stride_w, cc.ho * cc.wo})
+  for (std::int64_t extent : {cc.n, parts * cc.k + 128, cc.h * cc.stride_h, cc.w * cc.stride_w, cc.ho * cc.wo})
     if (extent >= kCoord) return false;
   if (cc.h * cc.w * ldc * 4 >= kStride || cc.h * cc.w >= kCoord) return false;
   // OperandPrep's grid: (pixel or tap blocks, ldc / 32, images or filters); y and z stop at 65535.
@@ -912,15 +914,17 @@ bool conv_tma_fits(const Planner& p, const ConvConfig& cc) {
   return flops >= kPadMinFlops;
 }
 
-// NHWC x is read in place when its channel rows are 16-byte multiples and tf32 needs no split.
-bool conv_tma_x_in_place(const ConvConfig& cc) { return cc.nhwc && !conv_x3(cc) && cc.c % 4 == 0; }
+// NHWC x is read in place when its channel rows are 16-byte multiples (3xTF32 included: the
+// engine's consumers split x).
+bool conv_tma_x_in_place(const ConvConfig& cc) { return cc.nhwc && cc.c % 4 == 0; }
 
 // The OperandPrep pass that writes one conv operand k-major (which 1: x as [N][H*W][ldc], 2: the
 // filters as [K][R*S][ldc]): a transpose of each [C][rows] block, described as a GEMM operand.
 GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16) {
   GemmConfig g;
   g.kind = GemmKind::OperandPrep;
-  g.precision = cc.precision;
+  // x is never split into tf32 hi and lo parts: with 3xTF32 the engine's consumers split it.
+  g.precision = which == 1 && cc.precision == MmaPrecision::Tf32x3 ? MmaPrecision::Tf32 : cc.precision;
   g.elem_bytes = 4;
   g.prep = which;
   g.k = cc.c;
@@ -941,12 +945,12 @@ GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16) {
 void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::string& shape_why, const std::string& why) {
   const std::int64_t parts = conv_x3(cc) ? 2 : 1, ldc = conv_tma_ldc(cc), rs = std::int64_t{cc.r} * cc.s;
   const std::int64_t howo = cc.ho * cc.wo, pixels = cc.n * howo;
-  const bool nhwc = cc.nhwc, x_in_place = conv_tma_x_in_place(cc);
+  const bool nhwc = cc.nhwc, x_in_place = conv_tma_x_in_place(cc), pixel_rows = conv_tma_pixel_rows(cc);
   cc.kind = ConvKind::Tma;
-  if (nhwc) {   // rows = all output pixels, columns = out channels
-    cc.bm = pixels <= 64 ? 64 : 128;
+  if (pixel_rows) {   // rows = output pixels (of all images in NHWC, of one in NCHW), columns = out channels
+    cc.bm = (nhwc ? pixels : howo) <= 64 ? 64 : 128;
     cc.bn = cc.k <= 64 ? 64 : cc.k <= 128 || conv_x3(cc) ? 128 : 256;
-    cc.vec_y = cc.k % 4 == 0;
+    cc.vec_y = nhwc && cc.k % 4 == 0;   // (NCHW: the transposed store takes no 16-byte stores)
   } else {      // rows = out channels, columns = an image's output pixels
     cc.bm = cc.k <= 64 ? 64 : 128;
     cc.bn = howo <= 64 ? 64 : !conv_x3(cc) && howo >= 8 * 256 ? 256 : 128;
@@ -954,7 +958,7 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   }
   cc.stages = 8;
   while (cc.stages > 2 && conv_smem(cc) > smem_limit(p.target())) --cc.stages;
-  const char* split = conv_x3(cc) ? ", split into tf32 hi and lo parts" : "";
+  const char* split = conv_x3(cc) ? ", split into tf32 hi and lo parts" : "";   // (the filters only)
   const bool aligned = p.target().aligned16;
   // The passes: x (unless read in place), then the filters; kn (the anchor's slot) is the first.
   std::vector<PlannedKernel> preps;
@@ -962,18 +966,18 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   std::int64_t x_ld = cc.c;   // elements between pixels of the x the engine maps
   if (!x_in_place) {
     x_buf = p.add_workspace(fmt::format("{}_x{}", nhwc ? "padded" : "nhwc", kn.anchor), DType::f32,
-                            {parts * cc.n, cc.h * cc.w, ldc});
+                            {cc.n, cc.h * cc.w, ldc});
     x_ld = ldc;
     PlannedKernel xp;
     xp.template_name = "gemm_operand_prep";
     xp.args.push_back(buffer_arg(p, x_buf, true));
     set_launch(p, xp, conv_prep_config(cc, 1, aligned));
-    xp.reason = fmt::format("x {} {} channel rows of {} bytes{} in a workspace ({:.1f} MB) for the TMA engine's "
+    xp.reason = fmt::format("x {} {} channel rows of {} bytes in a workspace ({:.1f} MB) for the TMA engine's "
                             "im2col copies",
                             nhwc ? fmt::format("[{}, {}, {}, {}] (NHWC)", cc.n, cc.h, cc.w, cc.c)
                                  : fmt::format("[{}, {}, {}, {}] (NCHW)", cc.n, cc.c, cc.h, cc.w),
-                            nhwc ? "copied to" : "transposed to NHWC with", ldc * 4, split,
-                            static_cast<double>(parts * cc.n * cc.h * cc.w * ldc * 4) / 1e6);
+                            nhwc ? "copied to" : "transposed to NHWC with", ldc * 4,
+                            static_cast<double>(cc.n * cc.h * cc.w * ldc * 4) / 1e6);
     preps.push_back(std::move(xp));
   }
   const int w_ws = p.add_workspace(fmt::format("kmajor_w{}", kn.anchor), DType::f32, {parts * cc.k, rs, ldc});
@@ -993,11 +997,11 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   TensorMapSpec wmap;   // the filters, tiled: (channel, tap, filter)
   wmap.dims = {cc.c, rs, parts * cc.k};
   wmap.strides = {ldc * 4, rs * ldc * 4};
-  wmap.box = {kConvTmaChannels, 1, nhwc ? cc.bn : cc.bm};
+  wmap.box = {kConvTmaChannels, 1, pixel_rows ? cc.bn : cc.bm};
   TensorMapSpec xmap;   // x in NHWC, im2col: (channel, w, h, image)
-  xmap.dims = {cc.c, cc.w, cc.h, parts * cc.n};
+  xmap.dims = {cc.c, cc.w, cc.h, cc.n};
   xmap.strides = {x_ld * 4, cc.w * x_ld * 4, cc.h * cc.w * x_ld * 4};
-  xmap.box = {kConvTmaChannels, nhwc ? cc.bm : cc.bn};
+  xmap.box = {kConvTmaChannels, pixel_rows ? cc.bm : cc.bn};
   xmap.im2col = true;
   xmap.lower = {conv_tma_lower_w(cc), conv_tma_lower_h(cc)};
   xmap.upper = {conv_tma_upper_w(cc), conv_tma_upper_h(cc)};
@@ -1006,12 +1010,14 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
                  tensor_map_arg(x_buf, "tmap_x", DType::f32, std::move(xmap))};
   engine.config = cc;
   set_launch(engine, conv_geometry(cc, p.target().sm_count));
+  const std::string pixel_text = nhwc ? fmt::format("{} output pixels", pixels) : fmt::format("{} pixels per image", howo);
+  const std::string channel_text = fmt::format("{} out channels", cc.k);
   engine.reason = fmt::format("{}: sm_90a TMA engine, implicit GEMM of {} x {} x K {} (taps x channels in 32-channel "
-                              "k tiles{}), {}x{} tiles ({} consumer warpgroup{} + a TMA producer warpgroup, im2col by "
+                              "k tiles{}{}), {}x{} tiles ({} consumer warpgroup{} + a TMA producer warpgroup, im2col by "
                               "the TMA unit), {} stages, {} persistent CTAs over {} tiles{}; {}", shape_why,
-                              nhwc ? fmt::format("{} output pixels", pixels) : fmt::format("{} out channels", cc.k),
-                              nhwc ? fmt::format("{} out channels", cc.k) : fmt::format("{} pixels per image", howo),
-                              conv_gemm_k(cc), x_in_place ? ", x read in place" : "", cc.bm, cc.bn, cc.bm / 64,
+                              pixel_rows ? pixel_text : channel_text, pixel_rows ? channel_text : pixel_text,
+                              conv_gemm_k(cc), x_in_place ? ", x read in place" : "",
+                              conv_x3(cc) ? ", x split into tf32 hi and lo parts by the consumers" : "", cc.bm, cc.bn, cc.bm / 64,
                               cc.bm > 64 ? "s" : "", cc.stages, engine.grid.x, conv_tma_units(cc),
                               cc.stream ? ", streaming stores" : "", why);
   place_passes(p, kn, preps);

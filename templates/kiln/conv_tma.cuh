@@ -4,34 +4,38 @@
 // ============================================================================================
 // CONTRACT (what the emitter instantiates)
 // --------------------------------------------------------------------------------------------
-// kiln::sm90::TmaConv<Index, Shape, BM, BN, Stages, kX3, kVecY, kStreamY>     (NCHW)
-// kiln::sm90::TmaConvNhwc<Index, Shape, BM, BN, Stages, kX3, kVecY, kStreamY> (NHWC; at its struct)
+// kiln::sm90::TmaConv<Index, Shape, BM, BN, Stages, kX3, kPixelRows, kVecY, kStreamY> (NCHW)
+// kiln::sm90::TmaConvNhwc<Index, Shape, BM, BN, Stages, kX3, kVecY, kStreamY>          (NHWC; at its struct)
 //   template <class OutT, class Epi>
 //   static __device__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi);
 // y [N][K][Ho][Wo] (NCHW) = epi(conv2d(x, w), n, k, ho * Wo + wo), Shape a conv::ConvShape with
-// groups 1, f32 accumulation. The operands are not the caller's tensors but gemm::OperandPrep's
-// k-major copies of them (config/conv.h's conv_tma_ldc: C padded to 16 bytes):
+// groups 1, f32 accumulation. The operands are gemm::OperandPrep's k-major copies of the caller's
+// tensors (config/conv.h's conv_tma_ldc: C padded to 16 bytes), or NHWC x itself:
 //   w: [K][R*S][ldc] (the filters with c innermost), mapped 3-D: dims {C, R*S, K * parts},
-//      box {32, 1, BM} (tiled, 128-byte swizzle);
-//   x: [N][H][W][ldc] (NHWC), mapped 4-D in im2col mode: dims {C, W, H, N * parts}, 32 channels
-//      per pixel, BN pixels per column, pixel box corners {-pad_w, -pad_h} and
+//      box {32, 1, out channels of a tile} (tiled, 128-byte swizzle);
+//   x: [N][H][W][ldc] (NHWC), mapped 4-D in im2col mode: dims {C, W, H, N}, 32 channels per
+//      pixel, the tile's pixels per column, pixel box corners {-pad_w, -pad_h} and
 //      {pad_w - dil_w * (S - 1), pad_h - dil_h * (R - 1)}, element strides {1, stride_w,
 //      stride_h, 1} (config/conv.h's conv_tma_* rules, the planner encodes the maps with them).
-// kX3 (3xTF32): parts = 2, the lo parts after the hi parts (filter rows K.. and images N..).
+// kX3 (3xTF32): the filters' copy has parts = 2, the lo parts after the hi parts (filter rows
+// K..); x stays f32, the engine's A operand, split by its consumers ([Note: 3xTF32 with A split in
+// registers] in gemm_tma.cuh). kPixelRows (config/conv.h's conv_tma_pixel_rows, required with kX3):
+// the engine's rows are BM output pixels (A = x) and its columns BN out channels (B = the filters),
+// stored transposed into y; otherwise rows are BM out channels (A = the filters), columns BN pixels.
 // Launch: kThreads, dynamic shared memory kSmemBytes, any grid (persistent).
 //
 // [Note: the TMA im2col]
-// The GEMM per image: rows = the K out channels, columns = the Ho*Wo output pixels, k' = (tap
-// (r, s), c) with c fastest, in k tiles of 32 channels of one tap (C is zero-filled up to a
-// multiple of 32 by the maps' bounds). A tile is BM out channels x BN consecutive output pixels of
-// one image (p0 .. p0 + BN - 1 in ho * Wo + wo order, across output rows). For k tile (tap, c0)
-// the producer issues one tiled copy of the filters and one im2col copy: the TMA unit walks BN
+// The GEMM per image: the K out channels x the Ho*Wo output pixels (or its transpose, kPixelRows),
+// k' = (tap (r, s), c) with c fastest, in k tiles of 32 channels of one tap (C is zero-filled up to
+// a multiple of 32 by the maps' bounds). A tile is a block of out channels x a block of consecutive
+// output pixels of one image (p0 .. in ho * Wo + wo order, across output rows). For k tile (tap, c0)
+// the producer issues one tiled copy of the filters and one im2col copy: the TMA unit walks the tile's
 // pixel positions from (wo0 * stride_w - pad_w, ho0 * stride_h - pad_h, n) inside the pixel box,
 // wrapping from the end of a row to the next row (and from the last row to the next image), and
 // loads the 32 channels at each position + (s * dil_w, r * dil_h), zeros outside the input: the
-// padding costs nothing, and every row of the B tile is one pixel's 128 bytes, the layout the
-// k-major wgmma descriptor reads. Pixels past the image's end load the next image's (or zeros):
-// their columns are never stored. Tiles: out-channel tiles fastest (they share the pixels' x
+// padding costs nothing, and every row of the x tile is one pixel's 128 bytes, the k-major layout
+// wgmma's descriptor (or the split's loads) reads. Pixels past the image's end load the next
+// image's (or zeros): they are never stored. Tiles: out-channel tiles fastest (they share the pixels' x
 // window in L2), then pixel tiles, then images.
 // ============================================================================================
 #pragma once
@@ -74,38 +78,40 @@ struct ConvProblem {
   }
 };
 
-template <class Index, class Shape, int BM, int BN, int Stages, bool kX3, bool kVecY, bool kStreamY>
+template <class Index, class Shape, int BM, int BN, int Stages, bool kX3, bool kPixelRows, bool kVecY, bool kStreamY>
 struct TmaConv {
   static constexpr int BK = kConvTmaChannels;   // config/conv.h: channels per k tile (one 128-byte row)
-  using Engine = TmaEngine<float, BM, BN, BK, Stages, true, true, kX3>;
+  // 3xTF32 splits A in registers (kSplitA), so x must be A: the rows are pixels.
+  using Engine = TmaEngine<float, BM, BN, BK, Stages, true, true, kX3, false, 1, 1, kX3>;
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
-  static constexpr long long kTilesM = (Shape::K + BM - 1) / BM, kTilesP = (Shape::HoWo + BN - 1) / BN;
-  static constexpr long long kUnits = kTilesM * kTilesP * Shape::N;
+  static constexpr int kChannelTile = kPixelRows ? BN : BM, kPixelTile = kPixelRows ? BM : BN;
+  static constexpr long long kTilesK = (Shape::K + kChannelTile - 1) / kChannelTile;
+  static constexpr long long kTilesP = (Shape::HoWo + kPixelTile - 1) / kPixelTile;
+  static constexpr long long kUnits = kTilesK * kTilesP * Shape::N;
   static_assert(Shape::kGroups == 1, "TmaConv is for groups == 1");
   static_assert(Engine::kAtom == BK, "a k tile is one 128-byte row of channels");
+  static_assert(kPixelRows || !kX3, "3xTF32 splits x, the A operand, in registers (conv_tma_pixel_rows)");
 
   // Unit u -> (image, first out channel, first output pixel of the image).
-  static __device__ __forceinline__ void tile_origin(long long u, Index& n, int& m0, long long& p0) {
-    m0 = int(u % kTilesM) * BM;
-    p0 = u / kTilesM % kTilesP * BN;
-    n = Index(u / kTilesM / kTilesP);
+  static __device__ __forceinline__ void tile_origin(long long u, Index& n, int& k0, long long& p0) {
+    k0 = int(u % kTilesK) * kChannelTile;
+    p0 = u / kTilesK % kTilesP * kPixelTile;
+    n = Index(u / kTilesK / kTilesP);
   }
 
   struct Problem : ConvProblem<Shape, kUnits> {
     __device__ __forceinline__ void load(u32 stage, u32 full, long long u, int kt) const {
       Index n;
-      int m0;
+      int k0;
       long long p0;
-      tile_origin(u, n, m0, p0);
+      tile_origin(u, n, k0, p0);
       const ConvTap<Shape> t(kt, p0);
-      tma_load(stage, this->w, full, t.c0, t.tap, m0);
-      tma_load_im2col(stage + Engine::kABytes, this->x, full, t.c0, t.wi, t.h, int(n), t.off_w, t.off_h);
-      if constexpr (kX3) {   // the lo parts: filter rows K.., images N..
-        tma_load(stage + Engine::kPartBytes, this->w, full, t.c0, t.tap, m0 + int(Shape::K));
-        tma_load_im2col(stage + Engine::kPartBytes + Engine::kABytes, this->x, full, t.c0, t.wi, t.h,
-                        int(n + Shape::N), t.off_w, t.off_h);
-      }
+      const u32 sw = kPixelRows ? stage + Engine::kABytes : stage, sx = kPixelRows ? stage : stage + Engine::kABytes;
+      tma_load(sw, this->w, full, t.c0, t.tap, k0);
+      tma_load_im2col(sx, this->x, full, t.c0, t.wi, t.h, int(n), t.off_w, t.off_h);
+      // 3xTF32: the filters' lo parts (rows K..); x is split by the consumers.
+      if constexpr (kX3) tma_load(stage + Engine::kBLo, this->w, full, t.c0, t.tap, k0 + int(Shape::K));
     }
   };
 
@@ -114,12 +120,19 @@ struct TmaConv {
     Problem prob{{w, x}};
     Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
       Index n;
-      int m0;
+      int k0;
       long long p0;
-      tile_origin(u, n, m0, p0);
-      const gemm::MatrixOut<OutT, Index, kVecY, kStreamY> out{y + n * Index(Shape::K * Shape::HoWo),
-                                                              Index(Shape::HoWo), Index(Shape::K), Index(Shape::HoWo), n};
-      store_accumulators<Index>(acc, out, Index(m0 + 64 * c + 16 * warp), Index(p0), epi);
+      tile_origin(u, n, k0, p0);
+      OutT* const yn = y + n * Index(Shape::K * Shape::HoWo);
+      if constexpr (kPixelRows) {   // tile (pixel, channel) -> y[n][channel][pixel]
+        const gemm::TransposedOut<OutT, Index, kStreamY> out{yn, Index(Shape::HoWo), Index(Shape::HoWo),
+                                                             Index(Shape::K), n};
+        gemm::store_fragments_direct<Index>(acc, out, Index(p0 + 64 * c), Index(k0), epi, typename Engine::Rows{warp});
+      } else {
+        const gemm::MatrixOut<OutT, Index, kVecY, kStreamY> out{yn, Index(Shape::HoWo), Index(Shape::K),
+                                                                Index(Shape::HoWo), n};
+        store_accumulators<Index>(acc, out, Index(k0 + 64 * c + 16 * warp), Index(p0), epi);
+      }
     });
   }
 };
@@ -135,15 +148,14 @@ struct NhwcOut : gemm::MatrixOut<OutT, Index, kVec, kStream> {
 };
 
 // kiln::sm90::TmaConvNhwc<Index, Shape, BM, BN, Stages, kX3, kVecY, kStreamY>: the same conv with
-// x and y channels-last (layout="NHWC"): x [N][H][W][C] is read in place (or its 16-byte-row or
-// hi/lo copy), the filters as for TmaConv. The GEMM is transposed: rows = the N*Ho*Wo output pixels
-// (A, the im2col copies: BM pixels, flat across rows and images), columns = the K out channels
-// (B, the filters), so y [N*Ho*Wo][K] is stored along contiguous channels. Maps as above, with
-// BM pixels per column; the lo parts of x are images N.. of the copy.
+// x and y channels-last (layout="NHWC"): x [N][H][W][C] is read in place (or its 16-byte-row
+// copy), the filters as for TmaConv. Rows = the N*Ho*Wo output pixels (A, the im2col copies: BM
+// pixels, flat across rows and images), columns = the K out channels (B, the filters), so y
+// [N*Ho*Wo][K] is stored along contiguous channels. Maps as above, with BM pixels per column.
 template <class Index, class Shape, int BM, int BN, int Stages, bool kX3, bool kVecY, bool kStreamY>
 struct TmaConvNhwc {
   static constexpr int BK = kConvTmaChannels;
-  using Engine = TmaEngine<float, BM, BN, BK, Stages, true, true, kX3>;
+  using Engine = TmaEngine<float, BM, BN, BK, Stages, true, true, kX3, false, 1, 1, kX3>;   // (x split by the consumers)
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
   static constexpr long long kTilesN = (Shape::K + BN - 1) / BN, kTilesP = (Shape::P + BM - 1) / BM;
@@ -166,11 +178,8 @@ struct TmaConvNhwc {
       const ConvTap<Shape> t(kt, p0 % Shape::HoWo);
       tma_load_im2col(stage, this->x, full, t.c0, t.wi, t.h, n, t.off_w, t.off_h);
       tma_load(stage + Engine::kABytes, this->w, full, t.c0, t.tap, n0);
-      if constexpr (kX3) {   // the lo parts: images N.., filter rows K..
-        tma_load_im2col(stage + Engine::kPartBytes, this->x, full, t.c0, t.wi, t.h, n + int(Shape::N), t.off_w,
-                        t.off_h);
-        tma_load(stage + Engine::kPartBytes + Engine::kABytes, this->w, full, t.c0, t.tap, n0 + int(Shape::K));
-      }
+      // 3xTF32: the filters' lo parts (rows K..); x is split by the consumers.
+      if constexpr (kX3) tma_load(stage + Engine::kBLo, this->w, full, t.c0, t.tap, n0 + int(Shape::K));
     }
   };
 

@@ -81,17 +81,21 @@ namespace sm90 {
 // slab at (64 slab_m(c), WN slab_n(c)) of the tile, warp's 16 rows of it.
 // kCN consumer warpgroups split the tile's columns (each m64nWN, WN = BN / kCN), BM / 64 its rows;
 // consumer c takes row slab c % (BM / 64) and column slab c / (BM / 64).
+// kSplitA (3xTF32 only): the A tile is the raw f32 operand, split by the consumers ([Note: 3xTF32
+// with A split in registers]); a stage is then A, B hi, B lo (kBLo).
 template <class E, int BM, int BN, int BK, int Stages, bool kAKMajor, bool kBKMajor, bool kX3,
-          bool kDenseRows = false, int kCM = 1, int kCN = 1>
+          bool kDenseRows = false, int kCM = 1, int kCN = 1, bool kSplitA = false>
 struct TmaEngine {
   static constexpr int kE = int(sizeof(E));
   static constexpr int kConsumersM = BM / 64, WN = BN / kCN;
   static constexpr int kConsumers = tma_gemm_consumers(BM, kCN);   // config/gemm.h
   static constexpr int kThreads = tma_gemm_threads(BM, kCN);   // config/gemm.h
-  static constexpr int kSmemBytes = tma_gemm_smem(kE, BM, BN, BK, Stages, kX3);
+  static constexpr int kSmemBytes = tma_gemm_smem(kE, BM, BN, BK, Stages, kX3, kSplitA);
   static constexpr int kABytes = BM * BK * kE, kBBytes = BN * BK * kE;
-  static constexpr int kPartBytes = kABytes + kBBytes;            // A and B tiles (hi parts with kX3)
-  static constexpr int kStageBytes = kPartBytes * (kX3 ? 2 : 1);  // then the lo parts
+  static constexpr int kPartBytes = kABytes + kBBytes;   // A and B tiles (hi parts with kX3)
+  // kX3: the lo tiles after them (B's alone with kSplitA, whose A tile is the raw f32 operand).
+  static constexpr int kALo = kPartBytes, kBLo = kSplitA ? kPartBytes : kPartBytes + kABytes;
+  static constexpr int kStageBytes = tma_stage_bytes(kE, BM, BN, BK, kX3, kSplitA);
   static constexpr int NT = WN / 8;
   using Mma = Wgmma<WN, E, kE == 2 && !kAKMajor, !kBKMajor>;   // (tf32 with A m-major: MmaRA below)
   static constexpr int kSteps = BK / Mma::kK;        // wgmma instructions per k tile
@@ -111,7 +115,9 @@ struct TmaEngine {
   static_assert((BK * kE) % 128 == 0 && BK % Mma::kK == 0, "BK: whole 128-byte swizzle atoms of k");
   static_assert(kE == 2 || kBKMajor, "tf32 wgmma reads B k-major (A m-major goes through registers)");
   static_assert(!kX3 || (kE == 4 && WN <= 128 && kAKMajor), "3xTF32: f32 operands, both k-major; acc + two k-tile sets in registers");
+  static_assert(!kSplitA || (kX3 && kCN == 1), "kSplitA: 3xTF32 with A split in registers, one consumer along N");
   static_assert(kSmemBytes >= 1024 + Stages * kStageBytes + Stages * 16, "tma_gemm_smem");
+  static_assert(kStageBytes == kPartBytes + (kX3 ? kBBytes + (kSplitA ? 0 : kABytes) : 0), "tma_stage_bytes");
 
   // Consumer c's row slab (of 64 rows) and column slab (of WN columns) of the tile. With one
   // consumer along N the column slab is a compile-time 0: a runtime one costs the 3xTF32 conv 3%
@@ -134,8 +140,8 @@ struct TmaEngine {
       return descriptor_mn(stage + slab_m(c) * kChunkBytes + kk * (Mma::kK / 8) * 1024, kChunkBytes);
     }
   }
-  static __device__ __forceinline__ u64 desc_b(u32 stage, int c, int kk) {
-    const u32 sb = stage + kABytes;
+  static __device__ __forceinline__ u64 desc_b(u32 stage, int c, int kk, int offset = kABytes) {
+    const u32 sb = stage + offset;
     if constexpr (kBKMajor) {
       const int byte = kk * kStepBytes;
       return descriptor(sb + (byte / 128) * BN * 128 + slab_n(c) * WN * 128 + byte % 128);
@@ -203,8 +209,8 @@ struct TmaEngine {
   static __device__ __forceinline__ void issue_x3(float (&d)[NT][4], u32 stage, int c) {
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk) {   // small terms first: a_lo b_hi, a_hi b_lo, then a_hi b_hi
-      Mma::run(d, desc_a(stage + kPartBytes, c, kk), desc_b(stage, c, kk), kk > 0);
-      Mma::run(d, desc_a(stage, c, kk), desc_b(stage + kPartBytes, c, kk), true);
+      Mma::run(d, desc_a(stage + kALo, c, kk), desc_b(stage, c, kk), kk > 0);
+      Mma::run(d, desc_a(stage, c, kk), desc_b(stage, c, kk, kBLo), true);
       Mma::run(d, desc_a(stage, c, kk), desc_b(stage, c, kk), true);
     }
   }
@@ -243,6 +249,60 @@ struct TmaEngine {
     if (lane == 0) release(bars + 8 * (Stages + (use - 1) % Stages));
     if ((kt1 - 1 - kt0) & 1) promote(acc, d[1]);
     else promote(acc, d[0]);
+  }
+
+  // [Note: 3xTF32 with A split in registers]
+  // kSplitA: the stage's A tile is the raw f32 operand (k-major, 128-byte swizzled); only B comes
+  // as tf32 hi and lo tiles. Each consumer loads its 64 rows of A into WgmmaRegA's m16n8k8
+  // fragments (fragment row 16 warp + 8 h + g is slab row p, so p & 7 = g: the 8 lanes of a fixed
+  // t read 8 rows whose swizzle puts them on 8 distinct 16-byte chunks, 32 banks in all) and
+  // splits each value as OperandPrep would (tf32_split). So A needs no pass before the engine, and
+  // wgmma reads only B from shared memory. The registers hold one k tile's d and A parts beside acc
+  // (64 + 64 + 32 for m64n128), so a consumer waits for its own batch before loading the next k
+  // tile; the other consumer's batch keeps the tensor cores busy meanwhile.
+  static __device__ __forceinline__ void load_a_split(u32 stage, int c, int warp, int lane, u32 (&hi)[kSteps][4],
+                                                      u32 (&lo)[kSteps][4]) {
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const u32 row = stage + (64 * slab_m(c) + 16 * warp + 8 * h + g) * 128 + 4 * t;
+#pragma unroll
+      for (int kk = 0; kk < kSteps; ++kk)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int k4 = kk * 8 + 4 * half;   // the lanes' k: k4 + t, in one 16-byte chunk
+          const u32 x = ld_shared_u32(row + (k4 / 32) * BM * 128 + (((k4 % 32 / 4) ^ g) << 4));
+          tf32_split(__uint_as_float(x), hi[kk][h + 2 * half], lo[kk][h + 2 * half]);
+        }
+    }
+  }
+  static __device__ __forceinline__ void run_split_tile(u32 base, u32 bars, int c, int warp, int lane, int kt0,
+                                                        int kt1, int& use, float (&acc)[NT][4]) {
+    float d[NT][4];
+    u32 hi[kSteps][4], lo[kSteps][4];
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) acc[j][r] = 0.f;
+    for (int kt = kt0; kt < kt1; ++kt, ++use) {
+      const int s = use % Stages;
+      mbar_wait(bars + 8 * s, (use / Stages) & 1);
+      const u32 stage = base + s * kStageBytes;
+      load_a_split(stage, c, warp, lane, hi, lo);
+      wg_fence();
+#pragma unroll
+      for (int kk = 0; kk < kSteps; ++kk) {   // small terms first: a_lo b_hi, a_hi b_lo, then a_hi b_hi
+        MmaRA::run(d, lo[kk], desc_b(stage, c, kk), kk > 0);
+        MmaRA::run(d, hi[kk], desc_b(stage, c, kk, kBLo), true);
+        MmaRA::run(d, hi[kk], desc_b(stage, c, kk), true);
+      }
+      wg_commit();
+      wg_wait<0>();
+      keep_live(hi);
+      keep_live(lo);
+      if (lane == 0) release(bars + 8 * (Stages + s));
+      promote(acc, d);
+    }
   }
 
   // The k tiles [kt0, kt1) of one unit into acc, A through registers: one wgmma batch in flight,
@@ -342,7 +402,8 @@ struct TmaEngine {
       int use = 0;
       for (long long u = first; u < Problem::kUnits; u += step) {
         const int kt0 = prob.k_begin(u), kt1 = prob.k_end(u);
-        if constexpr (kX3) run_x3_tile(base, bars, c, lane, kt0, kt1, use, acc);
+        if constexpr (kSplitA) run_split_tile(base, bars, c, warp, lane, kt0, kt1, use, acc);
+        else if constexpr (kX3) run_x3_tile(base, bars, c, lane, kt0, kt1, use, acc);
         else if constexpr (kARegs) run_tile_ra(base, bars, c, warp, lane, kt0, kt1, use, acc);
         else run_tile(base, bars, c, lane, kt0, kt1, use, acc);
         fence_accumulators(acc);

@@ -464,15 +464,23 @@ TEST_CASE("sm_90a: k-contiguous f32 matmuls and conv2d take the wgmma templates 
     CHECK(has(g.sources[2].text, "#include \"kiln/conv_tma.cuh\""));
     CHECK(has(g.sources[2].text, "Kernel::run(tmap_w, tmap_x, out_y, kiln::gemm::Identity{});"));
     const auto& tc = conv_config(g, 2);
-    CHECK((tc.kind == kiln::ConvKind::Tma && tc.bm == 128 && tc.bn == (tf32 ? 256 : 128) && tc.vec_y && tc.stream));
+    // tf32: rows = out channels, columns = 256 pixels, 16-byte stores along y's pixel rows.
+    // 3xTF32: rows = 128 pixels (x is A, split by the consumers), columns = out channels, y stored
+    // transposed (conv_tma_pixel_rows).
+    CHECK((tc.kind == kiln::ConvKind::Tma && tc.bm == 128 && tc.bn == (tf32 ? 256 : 128) && tc.vec_y == tf32 &&
+           tc.stream && kiln::conv_tma_pixel_rows(tc) == !tf32));
+    CHECK(has(g.sources[2].text, "kiln::conv_x3(kConfig), kiln::conv_tma_pixel_rows(kConfig), kConfig.vec_y"));
     CHECK(g.plan.kernels[2].grid.x == 132);   // persistent: one CTA per SM walks the tiles
     CHECK(g.plan.kernels[2].setmaxnreg);
-    // The filters: a tiled 3-D map (c, tap, filter); x: a 4-D im2col map (c, w, h, image).
+    // The filters: a tiled 3-D map (c, tap, filter), with 3xTF32 hi and lo parts; x: a 4-D im2col
+    // map (c, w, h, image) of f32, never split in memory.
     const int parts = tf32 ? 1 : 2;
     const auto& wm = tensor_map(g, 2, "tmap_w");
     CHECK((!wm.im2col && wm.dims == std::vector<std::int64_t>{64, 9, 128 * parts} && wm.box == std::vector<int>{32, 1, 128}));
     const auto& xm = tensor_map(g, 2, "tmap_x");
-    CHECK((xm.im2col && xm.dims == std::vector<std::int64_t>{64, 1024, 512, 8 * parts}));
+    CHECK((xm.im2col && xm.dims == std::vector<std::int64_t>{64, 1024, 512, 8}));
+    CHECK(kiln::gemm_x3(xp) == false);
+    CHECK(kiln::gemm_x3(wp) == !tf32);
     CHECK((xm.box == std::vector<int>{32, tf32 ? 256 : 128} && xm.lower == std::vector<int>{0, 0} &&
            xm.upper == std::vector<int>{-2, -2} && xm.element_strides == std::vector<int>{1, 1, 1, 1}));
     CHECK(xm.strides == std::vector<std::int64_t>{256, 1024 * 256, 512LL * 1024 * 256});
@@ -482,7 +490,7 @@ TEST_CASE("sm_90a: k-contiguous f32 matmuls and conv2d take the wgmma templates 
     const auto g = generate(kCases[40], "sm_90a", kiln::Precision::fp32_accurate);
     REQUIRE(g.plan.kernels.size() == 3);
     const auto& xm = tensor_map(g, 2, "tmap_x");
-    CHECK(xm.dims == std::vector<std::int64_t>{40, 131, 67, 8});
+    CHECK(xm.dims == std::vector<std::int64_t>{40, 131, 67, 4});   // (4 images: x is never split in memory)
     CHECK(xm.strides == std::vector<std::int64_t>{160, 131 * 160, 67 * 131 * 160});   // C padded to 16 bytes
     CHECK(xm.lower == std::vector<int>{-2, -1});                 // -pad_w, -pad_h
     CHECK(xm.upper == std::vector<int>{2 - 2 * 4, 1 - 1 * 2});   // pad - dil * (filter - 1)
@@ -611,14 +619,14 @@ TEST_CASE("conv2d: implicit GEMM, depthwise, grouped, and NHWC's limit") {
   CHECK_THROWS_WITH_AS(generate(nhwc, "sm_90a", kiln::Precision::ieee), doctest::Contains("with precision Ieee"),
                        kiln::UnsupportedError);
   // On sm_90a: the TMA engine, rows = the 32 x 56 x 56 output pixels, columns = the 64 out
-  // channels. tf32 reads x in place (its rows of 64 channels are 16-byte multiples) and only the
-  // filters are copied; 3xTF32 also copies x (its hi and lo parts) first.
+  // channels. x is read in place (its rows of 64 channels are 16-byte multiples; 3xTF32 splits it
+  // in the engine's consumers) and only the filters are copied.
   for (const auto precision : {kiln::Precision::tf32, kiln::Precision::fp32_accurate}) {
     const bool tf32 = precision == kiln::Precision::tf32;
     CAPTURE(tf32);
     const auto g = generate(nhwc, "sm_90a", precision);
     check_golden(std::string("plan/conv2d_nhwc_bias_relu_sm90a") + (tf32 ? "_tf32" : "") + ".txt", g.plan.text());
-    REQUIRE(g.plan.kernels.size() == (tf32 ? 2u : 3u));
+    REQUIRE(g.plan.kernels.size() == 2u);
     const std::size_t e = g.plan.kernels.size() - 1;
     CHECK(g.plan.kernels[e].template_name == "conv_tma");
     CHECK(has(g.sources[e].text, "kiln::sm90::TmaConvNhwc<Index, Shape,"));
@@ -628,11 +636,11 @@ TEST_CASE("conv2d: implicit GEMM, depthwise, grouped, and NHWC's limit") {
     const auto& xm = tensor_map(g, e, "tmap_x");
     CHECK((xm.im2col && xm.box == std::vector<int>{32, 128} && xm.lower == std::vector<int>{-1, -1} &&
            xm.upper == std::vector<int>{-1, -1}));
-    CHECK(xm.dims == std::vector<std::int64_t>{64, 56, 56, tf32 ? 32 : 64});
+    CHECK(xm.dims == std::vector<std::int64_t>{64, 56, 56, 32});
     // In place, the map is over the input x itself (buffer #0).
     for (const auto& arg : g.plan.kernels[e].args)
-      if (arg.name == "tmap_x") CHECK((arg.buffer == 0) == tf32);
-    if (!tf32) CHECK(kiln::prep_k_contig(gemm_config(g, 0)));   // x [N*H*W][C]: a pitched copy
+      if (arg.name == "tmap_x") CHECK(arg.buffer == 0);
+    CHECK(gemm_config(g, 0).prep == 2);   // the one pass: the filters
   }
 }
 

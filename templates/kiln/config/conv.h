@@ -45,7 +45,7 @@ inline const char* enum_name(ConvKind k) {
   X(int, groups, 1)                                                                                 \
   X(long long, ho, 1)                                                                               \
   X(long long, wo, 1)                                                                               \
-  X(int, bm, 0)                  /* CTA tile: out channels x pixels */                              \
+  X(int, bm, 0)                  /* CTA tile rows x columns (which: conv_tma_pixel_rows) */         \
   X(int, bn, 0)                                                                                     \
   X(int, bk, 0)                                                                                     \
   X(int, wm, 0)                  /* warp tile (Nchw) */                                             \
@@ -69,8 +69,14 @@ KILN_RULE constexpr int conv_table_bytes(long long kdim, int bk) {
 // ---------------------------------------------------------------- TmaConv (conv_tma.cuh)
 // A k tile is 32 channels of one filter tap: one 128-byte swizzle row of f32 per pixel.
 constexpr int kConvTmaChannels = 32;
-// 3xTF32: the copies hold tf32 hi and lo parts (lo after hi), and the engine loads both.
+// 3xTF32: the filters' copy holds tf32 hi and lo parts (lo after hi), and the engine loads both;
+// x stays f32 and is the engine's A operand, which its consumers split into tf32 hi and lo parts
+// in registers (tma_stage_bytes' split_a).
 KILN_RULE constexpr bool conv_x3(const ConvConfig& c) { return c.precision == MmaPrecision::Tf32x3; }
+// The engine's GEMM rows are output pixels (A = x by im2col, B = the filters) for NHWC, where y's
+// rows are pixels, and for 3xTF32, whose A operand is split in registers; otherwise (NCHW tf32)
+// out channels (A = the filters, B = x), so that y's pixel rows take 16-byte stores.
+KILN_RULE constexpr bool conv_tma_pixel_rows(const ConvConfig& c) { return c.nhwc || conv_x3(c); }
 // The k-major copies OperandPrep makes for it: filters [K][R*S][ldc] and x [N][H][W][ldc], the
 // channel rows padded to 16 bytes (a tensor map's stride rule); the maps' channel extent stays C,
 // so TMA zero-fills the pad and the channels past C of the last k tile.
@@ -92,11 +98,12 @@ KILN_RULE constexpr bool conv_tma_im2col_fits(const ConvConfig& c) {
          c.dil_h * (c.r - 1) < 65536 && c.dil_w * (c.s - 1) < 65536;
 }
 
-// TmaConv's tiles: (out-channel tile, pixel tile of an image, image) in NCHW; TmaConvNhwc's:
-// (pixel tile over all images, out-channel tile).
+// TmaConv's tiles: (out-channel tile, pixel tile of an image, image) in NCHW, BM x BN of rows x
+// columns (conv_tma_pixel_rows); TmaConvNhwc's: (pixel tile over all images, out-channel tile).
 KILN_RULE constexpr long long conv_tma_units(const ConvConfig& c) {
-  return c.nhwc ? launch::ceil_div(c.n * c.ho * c.wo, c.bm) * launch::ceil_div(c.k, c.bn)
-                : launch::ceil_div(c.k, c.bm) * launch::ceil_div(c.ho * c.wo, c.bn) * c.n;
+  if (c.nhwc) return launch::ceil_div(c.n * c.ho * c.wo, c.bm) * launch::ceil_div(c.k, c.bn);
+  const long long pixel_tile = conv_tma_pixel_rows(c) ? c.bm : c.bn, channel_tile = conv_tma_pixel_rows(c) ? c.bn : c.bm;
+  return launch::ceil_div(c.k, channel_tile) * launch::ceil_div(c.ho * c.wo, pixel_tile) * c.n;
 }
 
 // The dynamic shared memory of the config's kernel: ConvNchw's tile ring (A: filters, k
@@ -108,7 +115,7 @@ KILN_RULE constexpr long long conv_smem(const ConvConfig& c) {
       return tile_engine_smem(c.elem_bytes, c.bm, c.bn, c.bk, c.wn, c.stages, true, false) +
              conv_table_bytes(conv_gemm_k(c), c.bk);
     case ConvKind::Wgmma: return wg_engine_smem(c.bm, c.bn, c.stages, c.precision == MmaPrecision::Tf32x3);
-    case ConvKind::Tma: return tma_gemm_smem(4, c.bm, c.bn, kConvTmaChannels, c.stages, conv_x3(c));
+    case ConvKind::Tma: return tma_gemm_smem(4, c.bm, c.bn, kConvTmaChannels, c.stages, conv_x3(c), conv_x3(c));
     default: return 0;
   }
 }

@@ -10,7 +10,7 @@ constexpr kiln::ConvConfig kConfig = kiln::ConvConfig{/*kind=*/kiln::ConvKind::T
 using Shape = kiln::conv::ConvShape<kConfig.n, kConfig.c, kConfig.h, kConfig.w, kConfig.k, kConfig.r, kConfig.s,
                                     kConfig.stride_h, kConfig.stride_w, kConfig.pad_h, kConfig.pad_w, kConfig.dil_h, kConfig.dil_w, kConfig.groups>;
 // sm_90a: the TMA engine over OperandPrep's k-major copies (x NHWC, read by im2col copies)
-using Kernel = kiln::sm90::TmaConv<Index, Shape, kConfig.bm, kConfig.bn, kConfig.stages, kiln::conv_x3(kConfig), kConfig.vec_y, kConfig.stream>;
+using Kernel = kiln::sm90::TmaConv<Index, Shape, kConfig.bm, kConfig.bn, kConfig.stages, kiln::conv_x3(kConfig), kiln::conv_tma_pixel_rows(kConfig), kConfig.vec_y, kConfig.stream>;
 
 
 
