@@ -321,11 +321,12 @@ void plan_wgmma(Planner& p, PlannedKernel& kn, GemmConfig g, const std::string& 
 // launch and its pass over the operand: the product needs kPadMinFlops, else the mma.sync Gemm
 // reads the operand in place.
 // 3xTF32 (f32 at fp32 accuracy) takes the engine where the GPU is full and both sides are long
-// (kX3MinSide): every operand then goes through the pre-pass, which also splits it into tf32 hi
-// and lo parts (gemm_x3), and the engine runs three tf32 products per k step. The pre-pass reads
-// the operand once and writes it twice (~6% of the product's time at 8192^3, ~13% at 4096^3; for
-// a linear layer with a small batch it would cost more than the product: WgGemm keeps those, its
-// split pass rewrites each stage in shared memory).
+// (kX3MinSide): B then goes through the pre-pass, which also splits it into tf32 hi and lo parts
+// (gemm_x3), A is split by the engine's consumers in registers ([Note: 3xTF32 with A split in
+// registers] in gemm_tma.cuh; A has a pre-pass only to be made k-major or aligned), and the
+// engine runs three tf32 products per k step. B's pre-pass reads it once and writes it twice (for
+// a linear layer with a small batch that would cost more than the product: WgGemm keeps those,
+// its split pass rewrites each stage in shared memory).
 // 2^30 flops is ~2 µs of the engine at full rate, about one launch: below it the padded path's
 // extra launch and pass over the operand cost what the engine saves over the mma.sync Gemm's one
 // launch (an estimate, not a measurement).
@@ -342,16 +343,21 @@ bool tma_misaligned(const GemmConfig& g, const Operand& o) {
   return o.ld * g.elem_bytes % 16 != 0 || o.batch_stride * g.elem_bytes % 16 != 0;
 }
 
+// 3xTF32 splits B in its pre-pass, A in the engine (tma_split_parts).
 bool tma_needs_prep(const GemmConfig& g, int which, const Operand& o) {
-  return gemm_x3(g) || tma_transposes(g, which) || tma_misaligned(g, o);
+  return (gemm_x3(g) && which == 2) || tma_transposes(g, which) || tma_misaligned(g, o);
 }
+// The parts of operand `which` the engine maps: 3xTF32's B as tf32 hi and lo parts (lo after hi),
+// A always as stored (the consumers split it).
+std::int64_t tma_split_parts(const GemmConfig& g, int which) { return gemm_x3(g) && which == 2 ? 2 : 1; }
 
-// The pre-pass of operand `which` (1: A, 2: B): the operand as stored.
+// The pre-pass of operand `which` (1: A, 2: B): the operand as stored. It splits only B.
 GemmConfig prep_config(const GemmConfig& g, int which) {
   GemmConfig pc = g;
   pc.kind = GemmKind::OperandPrep;
   pc.prep = which;
   pc.threads = kOperandPrepThreads;
+  if (tma_split_parts(g, which) == 1 && gemm_x3(g)) pc.precision = MmaPrecision::Tf32;
   return pc;
 }
 
@@ -421,7 +427,8 @@ std::string prep_reason(const GemmConfig& g, int which, const Operand& o, DType 
   // A transposed operand's stored strides do not matter (the engine maps the workspace), its row length does.
   const bool transposes = tma_transposes(g, which);
   const char* strides = "a tensor map's strides must be multiples of 16 bytes";
-  const std::string because = gemm_x3(g)  ? std::string("3xTF32: tf32 hi and lo parts, three products per k step")
+  const bool split = tma_split_parts(g, which) == 2;
+  const std::string because = split       ? std::string("3xTF32: tf32 hi and lo parts, three products per k step")
                               : !transposes ? std::string(strides)
                               : ldw != g.k ? fmt::format("wgmma reads f32 operands only k-major; {}", strides)
                                            : std::string("wgmma reads f32 operands only k-major");
@@ -430,7 +437,7 @@ std::string prep_reason(const GemmConfig& g, int which, const Operand& o, DType 
                      which == 1 ? "A" : "B", dtype_name(et), k_contig ? rows : g.k, k_contig ? g.k : rows,
                      k_contig ? "k" : which == 1 ? "m" : "n", o.ld * e, k_contig ? "copied" : "transposed", g.k * e,
                      ldw != g.k ? fmt::format(" padded to {}", ldw * e) : std::string(),
-                     gemm_x3(g) ? ", split into hi and lo parts" : "", static_cast<double>(ws_elems * e) / 1e6, because);
+                     split ? ", split into hi and lo parts" : "", static_cast<double>(ws_elems * e) / 1e6, because);
 }
 
 // What the engine maps for one operand: a leaf, or the pre-pass's workspace.
@@ -531,7 +538,7 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
     MappedOperand& m = which == 1 ? ma : mb;
     const GemmConfig pc = prep_config(g, which);
     const std::int64_t rows = prep_rows(pc), ldw = prep_ldw(pc), batches = prep_batches(pc);
-    const std::int64_t parts = gemm_x3(g) ? 2 : 1;
+    const std::int64_t parts = tma_split_parts(g, which);
     const int ws = p.add_workspace(fmt::format("kmajor_{}{}", which == 1 ? "a" : "b", kn.anchor), et,
                                    {parts * batches, rows, ldw});
     PlannedKernel prep;
@@ -552,7 +559,7 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
     mg.bm = 128, mg.bn = wide ? 256 : 128;
     mg.split_k = static_cast<int>(tma_splits(sms, tiles(mg.bm, mg.bn), k_tiles, g.k, softmax));
   } else if (tiles(128, 256) >= 2 * sms &&
-             tma_gemm_smem(mg.elem_bytes, 128, 256, mg.bk, 3, gemm_x3(mg)) <= smem_limit(p.target())) {
+             tma_gemm_smem(mg.elem_bytes, 128, 256, mg.bk, 3, gemm_x3(mg), gemm_x3(mg)) <= smem_limit(p.target())) {
     mg.bm = 128, mg.bn = 256;   // (3xTF32's hi and lo tiles leave 128x256 two stages: 128x128 keeps three)
   } else if (tiles(128, 128) >= sms) {
     mg.bm = 128, mg.bn = 128;
@@ -562,7 +569,8 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
   }
   const bool split = mg.split_k > 1 || softmax;
   mg.stages = 8;
-  while (mg.stages > 2 && tma_gemm_smem(mg.elem_bytes, mg.bm, mg.bn, mg.bk, mg.stages, gemm_x3(mg)) > smem_limit(p.target()))
+  while (mg.stages > 2 &&
+         tma_gemm_smem(mg.elem_bytes, mg.bm, mg.bn, mg.bk, mg.stages, gemm_x3(mg), gemm_x3(mg)) > smem_limit(p.target()))
     --mg.stages;
   mg.group_m = 8;
   mg.kind = GemmKind::Tma;
@@ -582,10 +590,10 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
   main.setmaxnreg = true;
   main.cluster = mg.cluster_m;
   main.args.push_back(operand_map(ma, "tmap_a", et, mg.m, mg.k, mg.batch, gemm_a_k_contig(mg),
-                                  tma_box(mg.elem_bytes, mg.bm, mg.bk, gemm_a_k_contig(mg)), gemm_x3(mg) ? 2 : 1));
+                                  tma_box(mg.elem_bytes, mg.bm, mg.bk, gemm_a_k_contig(mg)), tma_split_parts(mg, 1)));
   main.args.push_back(operand_map(mb, "tmap_b", et, mg.n, mg.k, mg.batch, gemm_b_k_contig(mg),
                                   tma_box(mg.elem_bytes, mg.bn / mg.cluster_m, mg.bk, gemm_b_k_contig(mg)),
-                                  gemm_x3(mg) ? 2 : 1));
+                                  tma_split_parts(mg, 2)));
   set_launch(p, main, mg);
   const std::string split_why =
       !split ? std::string()

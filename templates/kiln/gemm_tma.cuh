@@ -10,13 +10,13 @@
 //   static __device__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi);
 // C[batch](row, col) = epi(sum_k A(row, k) B(k, col), batch, row, col) for every batch, f32
 // accumulation, stored through gemm::store_fragments (16-byte stores where kVecC).
-// kX3 (3xTF32, E = float): both maps hold tf32 hi parts at batch index b and lo parts at
-// b + (batches of the operand) (gemm::OperandPrep with kSplit writes them so); every stage holds
-// the hi and lo tiles of both, and each k tile's d = a_lo b_hi + a_hi b_lo + a_hi b_hi (small
-// terms first) starts from zero and is added to the f32 accumulator with ordinary adds once its
-// batch completes (the tensor cores' own accumulation over a long K is not f32-exact: the same
-// promotion as WgGemm's, [Note: promotion] in gemm_sm90.cuh). Two d sets alternate so one batch
-// stays in flight while the other is added.
+// kX3 (3xTF32, E = float): the B map holds tf32 hi parts at batch index b and lo parts at
+// b + (batches of B) (gemm::OperandPrep with kSplit writes them so); A is f32 as stored, split
+// into hi and lo parts by the consumers ([Note: 3xTF32 with A split in registers]). Each k tile's
+// d = a_lo b_hi + a_hi b_lo + a_hi b_hi (small terms first) starts from zero and is added to the
+// f32 accumulator with ordinary adds once its batch completes (the tensor cores' own
+// accumulation over a long K is not f32-exact: the same promotion as WgGemm's, [Note: promotion]
+// in gemm_sm90.cuh).
 // Split-K: split s of K (k tiles s * kKTiles / SplitK up to (s + 1) * kKTiles / SplitK, none
 // empty) goes to C + s * Batch * M * N. The caller passes the f32 workspace as C, ldc = N,
 // strideC = M * N and gemm::Identity, and a split-K reduce kernel adds the slices and applies the
@@ -429,11 +429,11 @@ template <class E, class Index, long long M_, long long N_, long long K_, long l
           bool kBKMajor, bool kBatchA, bool kBatchB, long long ldc, long long strideC, int BM, int BN, int BK,
           int Stages, int GroupM, int SplitK, bool kX3, bool kVecC, bool kStreamC, bool kSwapAB, int kCM, int kCN>
 struct TmaGemm {
-  using Engine = TmaEngine<E, BM, BN, BK, Stages, kAKMajor, kBKMajor, kX3, kSwapAB, kCM, kCN>;
+  using Engine = TmaEngine<E, BM, BN, BK, Stages, kAKMajor, kBKMajor, kX3, kSwapAB, kCM, kCN, kX3>;   // (kX3: A split by the consumers)
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
-  // kX3: the lo parts' batch index is the hi parts' + the operand's batches.
-  static constexpr int kLoBatchA = kBatchA ? int(Batch) : 1, kLoBatchB = kBatchB ? int(Batch) : 1;
+  // kX3: B's lo parts' batch index is its hi parts' + B's batches.
+  static constexpr int kLoBatchB = kBatchB ? int(Batch) : 1;
   // With a cluster (kCM CTAs along M) each CTA loads 1 / kCM of the B tile and multicasts it.
   static constexpr TmaBox kBoxA = tma_box(Engine::kE, BM, BK, kAKMajor),
                           kBoxB = tma_box(Engine::kE, BN / kCM, BK, kBKMajor);
@@ -527,10 +527,7 @@ struct TmaGemm {
       m0 += r * BM;
       load_operand<kAKMajor, BM>(stage, a, full, m0, kt * BK, ba);
       load_b(stage + Engine::kABytes, b, full, n0, kt * BK, bb, r);
-      if constexpr (kX3) {
-        load_operand<kAKMajor, BM>(stage + Engine::kPartBytes, a, full, m0, kt * BK, ba + kLoBatchA);
-        load_b(stage + Engine::kPartBytes + Engine::kABytes, b, full, n0, kt * BK, bb + kLoBatchB, r);
-      }
+      if constexpr (kX3) load_b(stage + Engine::kBLo, b, full, n0, kt * BK, bb + kLoBatchB, r);
     }
   };
 

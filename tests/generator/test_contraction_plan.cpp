@@ -432,10 +432,12 @@ TEST_CASE("sm_90a: k-contiguous f32 matmuls and conv2d take the wgmma templates 
     CHECK(g.plan.kernels[0].template_name == "gemm_tma");
     CHECK(has(g.sources[0].text, "kiln::sm90::TmaGemm<float,"));   // precision="tf32" on the op
     CHECK(has(g.sources[0].text, "struct Epilogue"));
-    // In 3xTF32 a large a·b (B n-contiguous) goes through the splitting pre-passes to the engine.
+    // In 3xTF32 a large a·b (B n-contiguous) goes through B's transposing and splitting pre-pass to
+    // the engine; A (k-contiguous, aligned) is read as stored and split by the engine's consumers.
     const auto x3 = generate(kCases[6], "sm_90a", kiln::Precision::fp32_accurate);
-    REQUIRE(x3.plan.kernels.size() == 3);
-    CHECK((x3.plan.kernels[0].template_name == "gemm_operand_prep" && x3.plan.kernels[2].template_name == "gemm_tma"));
+    REQUIRE(x3.plan.kernels.size() == 2);
+    CHECK((x3.plan.kernels[0].template_name == "gemm_operand_prep" && x3.plan.kernels[1].template_name == "gemm_tma"));
+    CHECK((gemm_config(x3, 0).prep == 2 && kiln::gemm_x3(gemm_config(x3, 0))));
   }
   // conv2d: the TMA engine in both precisions, after two OperandPrep passes (x to NHWC, the
   // filters to [K][R*S][C]); 128 out channels x 256 (tf32) or 128 (3xTF32) pixels.
@@ -847,27 +849,26 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
     CHECK((!gemm_config(t, 1).swap_ab && gemm_config(t, 1).layout_a == kiln::GemmLayout::ColMajor));
     CHECK(has(t.plan.kernels[1].reason, "A m-contiguous, through registers"));
   }
-  // 3xTF32 on the engine: both operands through OperandPrep, split into tf32 hi and lo parts
-  // ([2][rows][K] workspaces, mapped as 2 batches), 128x128 tiles with 3 stages of hi and lo tiles
-  // (128x256 would leave two), three products per k step. A batch of 512 stays on WgGemm.
+  // 3xTF32 on the engine: B through OperandPrep, split into tf32 hi and lo parts ([2][rows][K],
+  // mapped as 2 batches), A (k-contiguous, aligned) as stored, split by the consumers in registers;
+  // 128x128 tiles with 4 stages of A, B hi and B lo tiles (128x256 would leave two), three
+  // products per k step. A batch of 512 stays on WgGemm.
   {
     const auto g = generate(kCases[31], "sm_90a", kiln::Precision::fp32_accurate);
     check_golden("plan/linear_bias_x3_sm90a.txt", g.plan.text());
     for (std::size_t k = 0; k < g.sources.size(); ++k)
       check_golden("source/linear_bias_x3_sm90a_k" + std::to_string(k) + ".cu", g.sources[k].text);
-    REQUIRE(g.plan.kernels.size() == 3);
-    for (std::size_t k = 0; k < 2; ++k) {
-      CHECK(g.plan.kernels[k].template_name == "gemm_operand_prep");
-      CHECK(kiln::gemm_x3(gemm_config(g, k)));
-      CHECK(has(g.plan.kernels[k].reason, "split into hi and lo parts"));
-    }
+    REQUIRE(g.plan.kernels.size() == 2);
+    CHECK(g.plan.kernels[0].template_name == "gemm_operand_prep");
+    CHECK((gemm_config(g, 0).prep == 2 && kiln::gemm_x3(gemm_config(g, 0))));
+    CHECK(has(g.plan.kernels[0].reason, "split into hi and lo parts"));
     CHECK(has(g.sources[0].text, "kiln::gemm_x3(kConfig),\n    kiln::prep_vec_transpose(kConfig), kConfig.threads>;"));
-    const auto& c = gemm_config(g, 2);
-    CHECK((c.kind == kiln::GemmKind::Tma && kiln::gemm_x3(c) && c.bm == 128 && c.bn == 128 && c.stages == 3));
-    CHECK(g.plan.kernels[2].shared_bytes == 3 * 2 * (128 + 128) * 32 * 4 + 1024 + 3 * 16);
-    for (const auto& a : g.plan.kernels[2].args)
-      if (a.kind == kiln::KernelArg::Kind::TensorMap)
-        CHECK(a.tensor_map.dims == std::vector<std::int64_t>{4096, 4096, 2});   // hi, then lo
+    const auto& c = gemm_config(g, 1);
+    CHECK((c.kind == kiln::GemmKind::Tma && kiln::gemm_x3(c) && c.bm == 128 && c.bn == 128 && c.stages == 4));
+    CHECK(g.plan.kernels[1].shared_bytes == 4 * (128 + 2 * 128) * 32 * 4 + 1024 + 4 * 16);
+    for (const auto& a : g.plan.kernels[1].args)
+      if (a.kind == kiln::KernelArg::Kind::TensorMap)   // A as stored; B hi, then lo
+        CHECK(a.tensor_map.dims == std::vector<std::int64_t>{4096, 4096, a.name == "tmap_a" ? 1 : 2});
     for (const auto& b : g.plan.buffers)
       if (b.kind == kiln::BufferKind::Workspace) CHECK(b.bytes == 2LL * 4096 * 4096 * 4);
     CHECK(generate(kCases[38], "sm_90a", kiln::Precision::fp32_accurate).plan.kernels[0].template_name == "gemm_wgmma");

@@ -218,7 +218,7 @@ KILN_RULE constexpr long long gemm_smem(const GemmConfig& c) {
     case GemmKind::Wgmma:
     case GemmKind::WgmmaSplitK: return wg_engine_smem(c.bm, c.bn, c.stages, c.precision == MmaPrecision::Tf32x3);
     case GemmKind::Tma:
-      return tma_gemm_smem(c.elem_bytes, c.bm, c.bn, c.bk, c.stages, gemm_x3(c));
+      return tma_gemm_smem(c.elem_bytes, c.bm, c.bn, c.bk, c.stages, gemm_x3(c), gemm_x3(c));
     default: return 0;   // the follow-ups and the pre-pass use static shared memory only
   }
 }
