@@ -559,7 +559,7 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
     mg.bm = 128, mg.bn = wide ? 256 : 128;
     mg.split_k = static_cast<int>(tma_splits(sms, tiles(mg.bm, mg.bn), k_tiles, g.k, softmax));
   } else if (tiles(128, 256) >= 2 * sms &&
-             tma_gemm_smem(mg.elem_bytes, 128, 256, mg.bk, 3, gemm_x3(mg), gemm_x3(mg)) <= smem_limit(p.target())) {
+             tma_gemm_smem(mg.elem_bytes, 128, 256, mg.bk, 3, gemm_x3(mg)) <= smem_limit(p.target())) {
     mg.bm = 128, mg.bn = 256;   // (3xTF32's hi and lo tiles leave 128x256 two stages: 128x128 keeps three)
   } else if (tiles(128, 128) >= sms) {
     mg.bm = 128, mg.bn = 128;
@@ -569,8 +569,7 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
   }
   const bool split = mg.split_k > 1 || softmax;
   mg.stages = 8;
-  while (mg.stages > 2 &&
-         tma_gemm_smem(mg.elem_bytes, mg.bm, mg.bn, mg.bk, mg.stages, gemm_x3(mg), gemm_x3(mg)) > smem_limit(p.target()))
+  while (mg.stages > 2 && tma_gemm_smem(mg.elem_bytes, mg.bm, mg.bn, mg.bk, mg.stages, gemm_x3(mg)) > smem_limit(p.target()))
     --mg.stages;
   mg.group_m = 8;
   mg.kind = GemmKind::Tma;

@@ -81,8 +81,8 @@ struct ConvProblem {
 template <class Index, class Shape, int BM, int BN, int Stages, bool kX3, bool kPixelRows, bool kVecY, bool kStreamY>
 struct TmaConv {
   static constexpr int BK = kConvTmaChannels;   // config/conv.h: channels per k tile (one 128-byte row)
-  // 3xTF32 splits A in registers (kSplitA), so x must be A: the rows are pixels.
-  using Engine = TmaEngine<float, BM, BN, BK, Stages, true, true, kX3, false, 1, 1, kX3>;
+  // 3xTF32 splits A in registers, so x must be A: the rows are pixels.
+  using Engine = TmaEngine<float, BM, BN, BK, Stages, true, true, kX3>;
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
   static constexpr int kChannelTile = kPixelRows ? BN : BM, kPixelTile = kPixelRows ? BM : BN;
@@ -155,7 +155,7 @@ struct NhwcOut : gemm::MatrixOut<OutT, Index, kVec, kStream> {
 template <class Index, class Shape, int BM, int BN, int Stages, bool kX3, bool kVecY, bool kStreamY>
 struct TmaConvNhwc {
   static constexpr int BK = kConvTmaChannels;
-  using Engine = TmaEngine<float, BM, BN, BK, Stages, true, true, kX3, false, 1, 1, kX3>;   // (x split by the consumers)
+  using Engine = TmaEngine<float, BM, BN, BK, Stages, true, true, kX3>;   // (3xTF32: x split by the consumers)
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
   static constexpr long long kTilesN = (Shape::K + BN - 1) / BN, kTilesP = (Shape::P + BM - 1) / BM;

@@ -75,27 +75,24 @@ namespace sm90 {
 //   int k_begin(long long u), k_end(long long u);  the unit's k tiles [begin, end), never empty
 //   void prefetch();                               its tensor maps into the descriptor cache
 //   void load(u32 stage, u32 full, long long u, int kt);   one stage: A tile at `stage`, B at
-//       stage + kABytes (3xTF32: the lo tiles kPartBytes further on), all on `full`, which the
-//       engine has armed with kStageBytes
+//       stage + kABytes (3xTF32: B's lo tile at stage + kBLo), all on `full`, which the engine
+//       has armed with kStageBytes
 // and `store(u, acc, c, warp)` stores consumer warpgroup c's accumulators of unit u: its 64 x WN
 // slab at (64 slab_m(c), WN slab_n(c)) of the tile, warp's 16 rows of it.
 // kCN consumer warpgroups split the tile's columns (each m64nWN, WN = BN / kCN), BM / 64 its rows;
 // consumer c takes row slab c % (BM / 64) and column slab c / (BM / 64).
-// kSplitA (3xTF32 only): the A tile is the raw f32 operand, split by the consumers ([Note: 3xTF32
-// with A split in registers]); a stage is then A, B hi, B lo (kBLo).
 template <class E, int BM, int BN, int BK, int Stages, bool kAKMajor, bool kBKMajor, bool kX3,
-          bool kDenseRows = false, int kCM = 1, int kCN = 1, bool kSplitA = false>
+          bool kDenseRows = false, int kCM = 1, int kCN = 1>
 struct TmaEngine {
   static constexpr int kE = int(sizeof(E));
   static constexpr int kConsumersM = BM / 64, WN = BN / kCN;
   static constexpr int kConsumers = tma_gemm_consumers(BM, kCN);   // config/gemm.h
   static constexpr int kThreads = tma_gemm_threads(BM, kCN);   // config/gemm.h
-  static constexpr int kSmemBytes = tma_gemm_smem(kE, BM, BN, BK, Stages, kX3, kSplitA);
+  static constexpr int kSmemBytes = tma_gemm_smem(kE, BM, BN, BK, Stages, kX3);
   static constexpr int kABytes = BM * BK * kE, kBBytes = BN * BK * kE;
-  static constexpr int kPartBytes = kABytes + kBBytes;   // A and B tiles (hi parts with kX3)
-  // kX3: the lo tiles after them (B's alone with kSplitA, whose A tile is the raw f32 operand).
-  static constexpr int kALo = kPartBytes, kBLo = kSplitA ? kPartBytes : kPartBytes + kABytes;
-  static constexpr int kStageBytes = tma_stage_bytes(kE, BM, BN, BK, kX3, kSplitA);
+  // A and B tiles, then (kX3) B's lo tile: A is the f32 operand, split by the consumers.
+  static constexpr int kBLo = kABytes + kBBytes;
+  static constexpr int kStageBytes = tma_stage_bytes(kE, BM, BN, BK, kX3);
   static constexpr int NT = WN / 8;
   using Mma = Wgmma<WN, E, kE == 2 && !kAKMajor, !kBKMajor>;   // (tf32 with A m-major: MmaRA below)
   static constexpr int kSteps = BK / Mma::kK;        // wgmma instructions per k tile
@@ -114,10 +111,10 @@ struct TmaEngine {
   static_assert(kBKMajor ? WN % 8 == 0 : WN % kAtom == 0, "a consumer's columns: whole swizzle groups or boxes of B");
   static_assert((BK * kE) % 128 == 0 && BK % Mma::kK == 0, "BK: whole 128-byte swizzle atoms of k");
   static_assert(kE == 2 || kBKMajor, "tf32 wgmma reads B k-major (A m-major goes through registers)");
-  static_assert(!kX3 || (kE == 4 && WN <= 128 && kAKMajor), "3xTF32: f32 operands, both k-major; acc + two k-tile sets in registers");
-  static_assert(!kSplitA || (kX3 && kCN == 1), "kSplitA: 3xTF32 with A split in registers, one consumer along N");
+  static_assert(!kX3 || (kE == 4 && WN <= 128 && kAKMajor), "3xTF32: f32 operands, both k-major; acc, d and the A parts in registers");
+  static_assert(!kX3 || kCN == 1, "3xTF32: one consumer along N");
   static_assert(kSmemBytes >= 1024 + Stages * kStageBytes + Stages * 16, "tma_gemm_smem");
-  static_assert(kStageBytes == kPartBytes + (kX3 ? kBBytes + (kSplitA ? 0 : kABytes) : 0), "tma_stage_bytes");
+  static_assert(kStageBytes == kBLo + (kX3 ? kBBytes : 0), "tma_stage_bytes");
 
   // Consumer c's row slab (of 64 rows) and column slab (of WN columns) of the tile. With one
   // consumer along N the column slab is a compile-time 0: a runtime one costs the 3xTF32 conv 3%
@@ -205,15 +202,7 @@ struct TmaEngine {
     }
   }
 
-  // 3xTF32: one k tile's three products into d (from zero).
-  static __device__ __forceinline__ void issue_x3(float (&d)[NT][4], u32 stage, int c) {
-#pragma unroll
-    for (int kk = 0; kk < kSteps; ++kk) {   // small terms first: a_lo b_hi, a_hi b_lo, then a_hi b_hi
-      Mma::run(d, desc_a(stage + kALo, c, kk), desc_b(stage, c, kk), kk > 0);
-      Mma::run(d, desc_a(stage, c, kk), desc_b(stage, c, kk, kBLo), true);
-      Mma::run(d, desc_a(stage, c, kk), desc_b(stage, c, kk), true);
-    }
-  }
+  // 3xTF32: a completed k tile's d into the f32 accumulators.
   static __device__ __forceinline__ void promote(float (&acc)[NT][4], float (&d)[NT][4]) {
     fence_accumulators(d);
 #pragma unroll
@@ -221,38 +210,8 @@ struct TmaEngine {
 #pragma unroll
       for (int r = 0; r < 4; ++r) acc[j][r] += d[j][r];
   }
-  // 3xTF32: the k tiles [kt0, kt1) of one unit into acc (zeroed here), d sets alternating.
-  static __device__ __forceinline__ void run_x3_tile(u32 base, u32 bars, int c, int lane, int kt0, int kt1, int& use,
-                                                     float (&acc)[NT][4]) {
-    float d[2][NT][4];
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) acc[j][r] = 0.f;
-    for (int kt = kt0; kt < kt1; ++kt, ++use) {
-      const int s = use % Stages;
-      mbar_wait(bars + 8 * s, (use / Stages) & 1);
-      const u32 stage = base + s * kStageBytes;
-      const bool odd = (kt - kt0) & 1;
-      wg_fence();
-      if (odd) issue_x3(d[1], stage, c);
-      else issue_x3(d[0], stage, c);
-      wg_commit();
-      if (kt > kt0) {   // the previous k tile's batch is done: add it, give its stage back
-        wg_wait<1>();
-        if (lane == 0) release(bars + 8 * (Stages + (use - 1) % Stages));
-        if (odd) promote(acc, d[0]);
-        else promote(acc, d[1]);
-      }
-    }
-    wg_wait<0>();
-    if (lane == 0) release(bars + 8 * (Stages + (use - 1) % Stages));
-    if ((kt1 - 1 - kt0) & 1) promote(acc, d[1]);
-    else promote(acc, d[0]);
-  }
-
   // [Note: 3xTF32 with A split in registers]
-  // kSplitA: the stage's A tile is the raw f32 operand (k-major, 128-byte swizzled); only B comes
+  // kX3: the stage's A tile is the raw f32 operand (k-major, 128-byte swizzled); only B comes
   // as tf32 hi and lo tiles. Each consumer loads its 64 rows of A into WgmmaRegA's m16n8k8
   // fragments (fragment row 16 warp + 8 h + g is slab row p, so p & 7 = g: the 8 lanes of a fixed
   // t read 8 rows whose swizzle puts them on 8 distinct 16-byte chunks, 32 banks in all) and
@@ -402,8 +361,7 @@ struct TmaEngine {
       int use = 0;
       for (long long u = first; u < Problem::kUnits; u += step) {
         const int kt0 = prob.k_begin(u), kt1 = prob.k_end(u);
-        if constexpr (kSplitA) run_split_tile(base, bars, c, warp, lane, kt0, kt1, use, acc);
-        else if constexpr (kX3) run_x3_tile(base, bars, c, lane, kt0, kt1, use, acc);
+        if constexpr (kX3) run_split_tile(base, bars, c, warp, lane, kt0, kt1, use, acc);
         else if constexpr (kARegs) run_tile_ra(base, bars, c, warp, lane, kt0, kt1, use, acc);
         else run_tile(base, bars, c, lane, kt0, kt1, use, acc);
         fence_accumulators(acc);
@@ -429,7 +387,7 @@ template <class E, class Index, long long M_, long long N_, long long K_, long l
           bool kBKMajor, bool kBatchA, bool kBatchB, long long ldc, long long strideC, int BM, int BN, int BK,
           int Stages, int GroupM, int SplitK, bool kX3, bool kVecC, bool kStreamC, bool kSwapAB, int kCM, int kCN>
 struct TmaGemm {
-  using Engine = TmaEngine<E, BM, BN, BK, Stages, kAKMajor, kBKMajor, kX3, kSwapAB, kCM, kCN, kX3>;   // (kX3: A split by the consumers)
+  using Engine = TmaEngine<E, BM, BN, BK, Stages, kAKMajor, kBKMajor, kX3, kSwapAB, kCM, kCN>;
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
   // kX3: B's lo parts' batch index is its hi parts' + B's batches.

@@ -71,7 +71,7 @@ KILN_RULE constexpr int conv_table_bytes(long long kdim, int bk) {
 constexpr int kConvTmaChannels = 32;
 // 3xTF32: the filters' copy holds tf32 hi and lo parts (lo after hi), and the engine loads both;
 // x stays f32 and is the engine's A operand, which its consumers split into tf32 hi and lo parts
-// in registers (tma_stage_bytes' split_a).
+// in registers ([Note: 3xTF32 with A split in registers] in gemm_tma.cuh).
 KILN_RULE constexpr bool conv_x3(const ConvConfig& c) { return c.precision == MmaPrecision::Tf32x3; }
 // The engine's GEMM rows are output pixels (A = x by im2col, B = the filters) for NHWC, where y's
 // rows are pixels, and for 3xTF32, whose A operand is split in registers; otherwise (NCHW tf32)
@@ -115,7 +115,7 @@ KILN_RULE constexpr long long conv_smem(const ConvConfig& c) {
       return tile_engine_smem(c.elem_bytes, c.bm, c.bn, c.bk, c.wn, c.stages, true, false) +
              conv_table_bytes(conv_gemm_k(c), c.bk);
     case ConvKind::Wgmma: return wg_engine_smem(c.bm, c.bn, c.stages, c.precision == MmaPrecision::Tf32x3);
-    case ConvKind::Tma: return tma_gemm_smem(4, c.bm, c.bn, kConvTmaChannels, c.stages, conv_x3(c), conv_x3(c));
+    case ConvKind::Tma: return tma_gemm_smem(4, c.bm, c.bn, kConvTmaChannels, c.stages, conv_x3(c));
     default: return 0;
   }
 }

@@ -143,16 +143,14 @@ KILN_RULE constexpr int wg_small_k_smem(int bm, int bn, int b_stages, int k, boo
 }
 
 // One stage of gemm_tma.cuh's TmaEngine: an A (BM x BK) and a B (BN x BK) tile as the TMA unit
-// writes them; 3xTF32 adds B's lo part, and A's unless the consumers split A themselves (split_a:
-// A is the raw f32 operand, split into tf32 hi and lo parts in registers).
-KILN_RULE constexpr int tma_stage_bytes(int elem_bytes, int bm, int bn, int bk, bool x3, bool split_a) {
-  return (bm * (x3 && !split_a ? 2 : 1) + bn * (x3 ? 2 : 1)) * bk * elem_bytes;
+// writes them; 3xTF32 adds B's lo part (A is the f32 operand, split by the consumers).
+KILN_RULE constexpr int tma_stage_bytes(int elem_bytes, int bm, int bn, int bk, bool x3) {
+  return (bm + bn * (x3 ? 2 : 1)) * bk * elem_bytes;
 }
 // TmaEngine's kSmemBytes: the Stages-deep ring, 1 KB to align it to the swizzle period, and the
 // full and empty mbarriers of every stage.
-KILN_RULE constexpr int tma_gemm_smem(int elem_bytes, int bm, int bn, int bk, int stages, bool x3,
-                                      bool split_a = false) {
-  return stages * tma_stage_bytes(elem_bytes, bm, bn, bk, x3, split_a) + 1024 + stages * 2 * 8;
+KILN_RULE constexpr int tma_gemm_smem(int elem_bytes, int bm, int bn, int bk, int stages, bool x3) {
+  return stages * tma_stage_bytes(elem_bytes, bm, bn, bk, x3) + 1024 + stages * 2 * 8;
 }
 // TmaGemm's persistent grid: one CTA per work unit up to one per SM, in whole clusters. A unit is
 // a cluster's cluster_m tiles along M (of one K slice, one batch).
@@ -218,7 +216,7 @@ KILN_RULE constexpr long long gemm_smem(const GemmConfig& c) {
     case GemmKind::Wgmma:
     case GemmKind::WgmmaSplitK: return wg_engine_smem(c.bm, c.bn, c.stages, c.precision == MmaPrecision::Tf32x3);
     case GemmKind::Tma:
-      return tma_gemm_smem(c.elem_bytes, c.bm, c.bn, c.bk, c.stages, gemm_x3(c), gemm_x3(c));
+      return tma_gemm_smem(c.elem_bytes, c.bm, c.bn, c.bk, c.stages, gemm_x3(c));
     default: return 0;   // the follow-ups and the pre-pass use static shared memory only
   }
 }
