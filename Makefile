@@ -1,14 +1,22 @@
 # kiln — the two quick-start commands. Both install what is missing, configure and build.
 BUILD ?= build
 JOBS ?= $(shell nproc)
+PYTHON ?= python3
+# The Python package is built in the same build (KILN_PYTHON), against a virtual environment
+# that holds its build and test tools (nanobind, pytest), made once per build folder.
+PYENV := $(abspath $(BUILD))/pyenv
 
 .PHONY: deps configure build demo test sanitize fuzz clean
 
 deps:
 	@bash scripts/install-deps.sh
 
-configure: deps
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+$(PYENV)/bin/python:
+	@$(PYTHON) -m venv $(PYENV) && $(PYENV)/bin/python -m pip install -q nanobind pytest
+
+configure: deps $(PYENV)/bin/python
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_PYTHON=ON \
+	  -DPython_EXECUTABLE=$(PYENV)/bin/python >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)

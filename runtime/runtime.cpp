@@ -323,10 +323,8 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count) {
 
 // ---------------------------------------------------------------- argument checks
 
-void validate_arguments(const ir::Ir& ir, const Arg* args, std::size_t count, const ir::BoundIr* bound) {
-  const std::size_t expected = ir.params.size() + ir.outputs.size();
-  KILN_CHECK(count == expected, ArgumentError, "{}: got {} arguments, expected {} ({})", ir.op_name, count, expected,
-             ir.signature());
+namespace {
+void validate_each(const ir::Ir& ir, const Arg* args, std::size_t count, const ir::BoundIr* bound) {
   for (std::size_t i = 0; i < count; ++i) {
     const bool is_output = i >= ir.params.size();
     const std::string& name = is_output ? ir.outputs[i - ir.params.size()].name : ir.params[i].name;
@@ -362,6 +360,22 @@ void validate_arguments(const ir::Ir& ir, const Arg* args, std::size_t count, co
                  ir.op_name, name, fmt::join(t.shape, "x"), fmt::join(want_shape, "x"));
     }
   }
+}
+
+// What a bound op's arguments are (Executable::arguments, Op::arguments_for).
+std::vector<ArgumentInfo> arguments_of(const ir::BoundIr& bound) {
+  std::vector<ArgumentInfo> out;
+  for (const auto& p : bound.ir->params) out.push_back({p.name, p.is_tensor, false, p.dtype, p.is_tensor ? bound.shape(p.node) : std::vector<std::int64_t>{}});
+  for (const auto& o : bound.ir->outputs) out.push_back({o.name, true, true, bound.node(o.node).dtype, bound.shape(o.node)});
+  return out;
+}
+}  // namespace
+
+void validate_arguments(const ir::Ir& ir, const Arg* args, std::size_t count, const ir::BoundIr* bound) {
+  const std::size_t expected = ir.params.size() + ir.outputs.size();
+  KILN_CHECK(count == expected, ArgumentError, "{}: got {} arguments, expected {} ({})", ir.op_name, count, expected,
+             ir.signature());
+  validate_each(ir, args, count, bound);
 }
 
 // ---------------------------------------------------------------- public classes
@@ -497,6 +511,16 @@ Op Op::with_consts(const Consts& consts) const {
   return Op(o);
 }
 
+std::vector<ArgumentInfo> Op::arguments_for(const std::vector<Arg>& inputs) const {
+  const ir::Ir& ir = *impl_->ir;
+  KILN_CHECK(inputs.size() == ir.params.size(), ArgumentError, "{}: got {} inputs, expected {} ({})", ir.op_name,
+             inputs.size(), ir.params.size(), ir.signature());
+  validate_each(ir, inputs.data(), inputs.size(), nullptr);
+  std::vector<std::vector<std::int64_t>> shapes;
+  for (const auto& a : inputs) shapes.push_back(a.is_tensor() ? a.tensor().shape : std::vector<std::int64_t>{});
+  return arguments_of(*impl_->program->runtime->pipeline.bind(impl_->ir, shapes, {}));
+}
+
 Op Op::with_precision(Precision precision) const {
   auto o = std::make_shared<OpImpl>();
   o->program = impl_->program;
@@ -593,11 +617,7 @@ std::string Executable::sass() const {
 std::string Executable::signature() const { return impl_->plan.ir().signature(); }
 
 std::vector<ArgumentInfo> Executable::arguments() const {
-  const auto& bound = *impl_->plan.bound;
-  std::vector<ArgumentInfo> out;
-  for (const auto& p : bound.ir->params) out.push_back({p.name, p.is_tensor, false, p.dtype, p.is_tensor ? bound.shape(p.node) : std::vector<std::int64_t>{}});
-  for (const auto& o : bound.ir->outputs) out.push_back({o.name, true, true, bound.node(o.node).dtype, bound.shape(o.node)});
-  return out;
+  return arguments_of(*impl_->plan.bound);
 }
 
 std::vector<KernelInfo> Executable::kernels() const {

@@ -14,6 +14,7 @@ packages=(
   nlohmann-json3-dev               # the disk cache's metadata files
   clang libclang-rt-14-dev         # libFuzzer and the sanitizers' runtimes
   python3 file                     # scripts; check-deps.sh reads ELF files with `file`
+  python3-dev python3-venv         # the Python extension (headers) and its build environment
 )
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }

@@ -143,3 +143,22 @@ TEST_CASE("bad input: wrong argument count, kind, dtype, rank, null and misalign
   CHECK(error_of([&] { op(nullptr, {good, kiln::TensorRef(fake_pointer(2), kiln::f32, {8}), good}); })
             .find("axpby: 'y0' at 0x100002 is not aligned to its element size (4 bytes)") != std::string::npos);
 }
+
+TEST_CASE("Op::arguments_for: the outputs' shapes from the inputs', the inputs checked as a call checks them") {
+  kiln::Runtime rt = make_runtime();
+  kiln::Op op = program(rt).op("relu_add");
+  const auto args = op.arguments_for({kiln::TensorRef(fake_pointer(), kiln::f32, {5, 7}),
+                                      kiln::TensorRef(fake_pointer(), kiln::f32, {7})});
+  REQUIRE(args.size() == 3);
+  CHECK((args[2].name == "y" && args[2].is_output && args[2].dtype == kiln::f32));
+  CHECK(args[2].shape == std::vector<std::int64_t>{5, 7});
+  CHECK((args[0].name == "a" && !args[0].is_output && args[0].shape == std::vector<std::int64_t>{5, 7}));
+  CHECK(error_of([&] { op.arguments_for({kiln::TensorRef(fake_pointer(), kiln::f32, {5, 7})}); }) ==
+        "relu_add: got 1 inputs, expected 2 (relu_add(a: f32[B, N], b: f32[N]) -> y: f32[B, N])");
+  CHECK(error_of([&] {
+          op.arguments_for({kiln::TensorRef(fake_pointer(), kiln::f16, {5, 7}), kiln::TensorRef(fake_pointer(), kiln::f32, {7})});
+        }) == "relu_add: 'a' has dtype f16, expected f32");
+  CHECK(error_of([&] {
+          op.arguments_for({kiln::TensorRef(fake_pointer(), kiln::f32, {5, 7}), kiln::TensorRef(fake_pointer(), kiln::f32, {6})});
+        }).find("dim N is 7 from a.shape[1] but 6 from b.shape[0]") != std::string::npos);
+}

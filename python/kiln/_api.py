@@ -1,0 +1,240 @@
+"""The Python API: Options, load/loads, Program, Op, Executable (over kiln._kiln)."""
+
+import dataclasses
+import threading
+
+from . import _kiln
+from ._tensors import as_tensor, empty, stream_handle
+from .errors import ArgumentError
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """Runtime options (include/kiln/kiln.h's kiln::Options). None means kiln's default:
+    cache_dir $KILN_CACHE_DIR, else ~/.cache/kiln; arch the current GPU's, else $KILN_ARCH, else
+    sm_90. precision: "fp32" (fp32-accurate, the default), "ieee", "tf32" or "3xtf32"."""
+
+    cache_dir: str = None
+    disk_cache: bool = True
+    arch: str = None
+    precision: str = "fp32"
+    template_dir: str = None
+    use_environment: bool = True
+
+
+_runtimes = {}
+_runtimes_lock = threading.Lock()
+
+
+def _runtime(options):
+    """One runtime (memory cache, disk cache, loaded modules) per distinct Options."""
+    options = options or Options()
+    if not isinstance(options, Options):
+        raise ArgumentError(f"options must be a kiln.Options, not {type(options).__name__}")
+    with _runtimes_lock:
+        rt = _runtimes.get(options)
+        if rt is None:
+            rt = _kiln.Runtime(options.cache_dir or "", options.disk_cache, options.arch or "", options.precision,
+                               options.template_dir or "", options.use_environment)
+            _runtimes[options] = rt
+        return rt
+
+
+def load(path, options=None):
+    """The ops of a spec file."""
+    return Program(_runtime(options).load_file(str(path)))
+
+
+def loads(text, name="inline", options=None):
+    """The ops of a spec given as text; `name` stands for its file in messages and sources."""
+    return Program(_runtime(options).load_string(text, name))
+
+
+class Program:
+    """A loaded spec: its ops are attributes (prog.relu_add) and items (prog["relu_add"])."""
+
+    def __init__(self, impl):
+        self._impl = impl
+        self._ops = {}
+
+    @property
+    def ops(self):
+        return list(self._impl.op_names())
+
+    @property
+    def file(self):
+        return self._impl.file()
+
+    @property
+    def warnings(self):
+        return list(self._impl.warnings())
+
+    def __getitem__(self, name):
+        op = self._ops.get(name)
+        if op is None:
+            op = self._ops[name] = Op(self._impl.op(name))
+        return op
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self[name]
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self.ops))
+
+    def __repr__(self):
+        return f"<kiln.Program {self.file}: {', '.join(self.ops)}>"
+
+
+def _split_signature(signature):
+    """The input names of "op(a: f32[M, K], s: f32) -> y: f32[M]", in order."""
+    inside = signature[signature.index("(") + 1:signature.rindex(") ->")]
+    names, depth, start = [], 0, 0
+    for i, ch in enumerate(inside + ","):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            part = inside[start:i].strip()
+            if part:
+                names.append(part.split(":")[0].strip())
+            start = i + 1
+    return names
+
+
+class Op:
+    """One op of a program. Call it with its inputs (tensors and scalars, in signature order);
+    consts are keyword arguments. Returns the outputs (a tuple when there are several)."""
+
+    def __init__(self, impl):
+        self._impl = impl
+        self._inputs = _split_signature(impl.signature())
+        self._with = {}
+
+    @property
+    def name(self):
+        return self._impl.name()
+
+    @property
+    def signature(self):
+        return self._impl.signature()
+
+    @property
+    def dims(self):
+        return list(self._impl.dim_names())
+
+    @property
+    def consts(self):
+        return list(self._impl.const_names())
+
+    def _op(self, consts, precision=None):
+        key = (tuple(sorted(consts.items())), precision)
+        impl = self._with.get(key)
+        if impl is None:
+            impl = self._impl.with_consts(dict(consts)) if consts else self._impl
+            if precision is not None:
+                impl = impl.with_precision(precision)
+            self._with[key] = impl
+        return impl
+
+    def _inputs_of(self, args):
+        if len(args) != len(self._inputs):
+            raise ArgumentError(f"{self.name}: got {len(args)} inputs, expected {len(self._inputs)} ({self.signature})")
+        items, tensors = [], []
+        for name, a in zip(self._inputs, args):
+            if isinstance(a, (bool, int, float)):
+                items.append(a)
+            else:
+                t = as_tensor(a, name)
+                tensors.append(t)
+                items.append(t.arg())
+        return items, tensors
+
+    def output_specs(self, *inputs, **consts):
+        """What a call with these inputs returns: [{"name", "dtype", "shape"}], one per output."""
+        items, _ = self._inputs_of(inputs)
+        return [{"name": a["name"], "dtype": a["dtype"], "shape": a["shape"]}
+                for a in self._op(consts).arguments_for(items) if a["is_output"]]
+
+    def __call__(self, *inputs, out=None, stream=None, precision=None, **consts):
+        op = self._op(consts, precision)
+        items, tensors = self._inputs_of(inputs)
+        proto = tensors[0] if tensors else None
+        if out is None:
+            if proto is None:
+                raise ArgumentError(f"{self.name}: no tensor input to allocate the outputs like: pass out=")
+            specs = [a for a in op.arguments_for(items) if a["is_output"]]
+            outs = [empty(proto, s["dtype"], s["shape"], s["name"]) for s in specs]
+        else:
+            outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        out_names = [f"output {i}" for i in range(len(outs))]
+        items += [as_tensor(o, n).arg() for o, n in zip(outs, out_names)]
+        op.call(stream_handle(stream, proto), items)
+        if out is not None:
+            return out
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def specialize(self, precision=None, **values):
+        """The op at concrete dims (and consts): an Executable with its plan, source, PTX and kernels."""
+        const_names = set(self.consts)
+        consts = {k: v for k, v in values.items() if k in const_names}
+        dims = {k: v for k, v in values.items() if k not in const_names}
+        impl = self._impl if precision is None else self._impl.with_precision(precision)
+        return Executable(impl.specialize(dims, consts))
+
+    def __repr__(self):
+        return f"<kiln.Op {self.signature}>"
+
+
+class Executable:
+    """An op specialized at concrete dims: what kiln generates for it, compiled on demand."""
+
+    def __init__(self, impl):
+        self._impl = impl
+
+    @property
+    def plan(self):
+        return self._impl.plan_text()
+
+    @property
+    def source(self):
+        return self._impl.source()
+
+    @property
+    def ptx(self):
+        return self._impl.ptx()
+
+    @property
+    def sass(self):
+        return self._impl.sass()
+
+    @property
+    def kernels(self):
+        return list(self._impl.kernels())
+
+    @property
+    def arguments(self):
+        return list(self._impl.arguments())
+
+    @property
+    def signature(self):
+        return self._impl.signature()
+
+    def __call__(self, *args, stream=None):
+        """Launches on every argument, inputs then outputs (shapes as specialized)."""
+        items, proto = [], None
+        for a, info in zip(args, self.arguments):
+            if isinstance(a, (bool, int, float)):
+                items.append(a)
+            else:
+                t = as_tensor(a, info["name"])
+                proto = proto or t
+                items.append(t.arg())
+        if len(args) != len(self.arguments):
+            raise ArgumentError(f"got {len(args)} arguments, expected {len(self.arguments)} ({self.signature})")
+        self._impl.launch(stream_handle(stream, proto), items)
+
+    def __repr__(self):
+        return f"<kiln.Executable {self.signature}>"

@@ -1,0 +1,157 @@
+"""Tensors from any framework: what kiln reads from them, how it allocates outputs, which stream.
+
+A tensor argument is a PyTorch tensor (read directly), an object with ``__cuda_array_interface__``
+(CuPy, Numba, PyTorch) or one with ``__dlpack__`` (JAX, CuPy, PyTorch, ...). It must live on a CUDA
+device; its dtype, rank and shape are checked by the runtime against the op's signature. A strided
+(non-contiguous) PyTorch or CuPy tensor is copied to a contiguous one, with a warning the first
+time; other frameworks' strided arrays are an ArgumentError.
+"""
+
+import warnings
+
+from . import _kiln
+from .errors import ArgumentError
+
+# __cuda_array_interface__ typestrs (little-endian) to kiln's dtype names. bf16 has no typestr.
+_TYPESTR = {"<f4": "f32", "<f2": "f16", "<f8": "f64", "<i4": "i32", "<i8": "i64", "<u8": "u64", "|b1": "bool"}
+_ITEMSIZE = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i32": 4, "i64": 8, "u64": 8, "bool": 1}
+_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
+
+_warned_strided = set()
+
+
+class Tensor:
+    """One tensor argument as kiln passes it: the object (kept alive), its device pointer, dtype
+    name and shape, and the framework that made it (for allocating outputs and picking streams)."""
+
+    __slots__ = ("obj", "ptr", "dtype", "shape", "framework", "device")
+
+    def __init__(self, obj, ptr, dtype, shape, framework, device):
+        self.obj, self.ptr, self.dtype, self.shape, self.framework, self.device = obj, ptr, dtype, shape, framework, device
+
+    def arg(self):
+        return (self.ptr, self.dtype, list(self.shape))
+
+
+def _torch_module(obj):
+    mod = type(obj).__module__
+    if mod.startswith("torch"):
+        import torch
+
+        if isinstance(obj, torch.Tensor):
+            return torch
+    return None
+
+
+def _torch_dtypes(torch):
+    return {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64",
+            torch.int32: "i32", torch.int64: "i64", torch.uint64: "u64", torch.bool: "bool"}
+
+
+def _warn_strided(name, framework):
+    if framework not in _warned_strided:
+        _warned_strided.add(framework)
+        warnings.warn(f"kiln: argument '{name}' is not contiguous; it is copied to a contiguous {framework} tensor "
+                      "(this version of kiln's templates read row-major contiguous tensors only; warned once per "
+                      "framework)", stacklevel=4)
+
+
+def _contiguous_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= extent
+    return tuple(reversed(strides))
+
+
+def as_tensor(obj, name):
+    """`obj` as a Tensor, or an ArgumentError naming the argument."""
+    torch = _torch_module(obj)
+    if torch is not None:
+        if not obj.is_cuda:
+            raise ArgumentError(f"argument '{name}' is a PyTorch tensor on {obj.device}; kiln runs on CUDA devices")
+        if not obj.is_contiguous():
+            _warn_strided(name, "torch")
+            obj = obj.contiguous()
+        dtype = _torch_dtypes(torch).get(obj.dtype)
+        if dtype is None:
+            raise ArgumentError(f"argument '{name}' has dtype {obj.dtype}, which kiln does not support")
+        return Tensor(obj, obj.data_ptr(), dtype, tuple(obj.shape), "torch", obj.device)
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        dtype = _TYPESTR.get(cai["typestr"])
+        if dtype is None:
+            raise ArgumentError(f"argument '{name}' has typestr {cai['typestr']!r}, which kiln does not support")
+        shape = tuple(int(e) for e in cai["shape"])
+        strides = cai.get("strides")
+        framework = type(obj).__module__.split(".")[0]
+        if strides is not None and tuple(strides) != _contiguous_strides(shape, _ITEMSIZE[dtype]):
+            if framework != "cupy":
+                raise ArgumentError(f"argument '{name}' is not contiguous (strides {tuple(strides)} bytes); pass a "
+                                    "contiguous array")
+            _warn_strided(name, "cupy")
+            import cupy
+
+            return as_tensor(cupy.ascontiguousarray(obj), name)
+        return Tensor(obj, int(cai["data"][0]), dtype, shape, framework, None)
+    if hasattr(obj, "__dlpack__"):
+        device_type, device_id = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (_DL_CUDA, 0)
+        if device_type not in (_DL_CUDA, _DL_CUDA_MANAGED):
+            where = "on the CPU" if device_type in (_DL_CPU, _DL_CUDA_HOST) else f"on DLPack device type {device_type}"
+            raise ArgumentError(f"argument '{name}' is {where}; kiln runs on CUDA devices")
+        ptr, dtype, shape, strides, _, _ = _kiln.dlpack_info(obj)
+        if dtype not in _ITEMSIZE:
+            raise ArgumentError(f"argument '{name}' has dtype {dtype}, which kiln does not support")
+        if tuple(strides) != tuple(s // _ITEMSIZE[dtype] for s in _contiguous_strides(shape, _ITEMSIZE[dtype])):
+            raise ArgumentError(f"argument '{name}' is not contiguous (strides {tuple(strides)} elements)")
+        return Tensor(obj, ptr, dtype, tuple(shape), type(obj).__module__.split(".")[0], device_id)
+    if hasattr(obj, "__array_interface__"):
+        raise ArgumentError(f"argument '{name}' is a host (CPU) array; kiln runs on CUDA devices (pass a CuPy, "
+                            "PyTorch or JAX array on the GPU)")
+    raise ArgumentError(f"argument '{name}' is a {type(obj).__name__}, not a tensor (an object with "
+                        "__cuda_array_interface__ or __dlpack__ on a CUDA device)")
+
+
+def empty(proto, dtype, shape, name):
+    """A new output tensor of `proto`'s framework and device."""
+    if proto.framework == "torch":
+        import torch
+
+        torch_dtype = {v: k for k, v in _torch_dtypes(torch).items()}[dtype]
+        return torch.empty(shape, dtype=torch_dtype, device=proto.device)
+    if proto.framework == "cupy":
+        import cupy
+
+        if dtype == "bf16":
+            raise ArgumentError(f"output '{name}' is bf16, which CuPy has no dtype for: pass out=")
+        np_dtype = {"f32": "float32", "f16": "float16", "f64": "float64", "i32": "int32", "i64": "int64",
+                    "u64": "uint64", "bool": "bool"}[dtype]
+        with cupy.cuda.Device(proto.obj.device.id):
+            return cupy.empty(shape, dtype=np_dtype)
+    raise ArgumentError(f"output '{name}': kiln allocates outputs for PyTorch and CuPy inputs; the inputs here come "
+                        f"from '{proto.framework}', so pass out=")
+
+
+def stream_handle(stream, proto):
+    """The CUstream of a call: `stream` (an int handle, or an object with __cuda_stream__, a
+    PyTorch or a CuPy stream), else the inputs' framework's current stream, else 0 (the legacy
+    default stream)."""
+    if stream is None:
+        if proto is not None and proto.framework == "torch":
+            import torch
+
+            return torch.cuda.current_stream(proto.device).cuda_stream
+        if proto is not None and proto.framework == "cupy":
+            import cupy
+
+            return cupy.cuda.get_current_stream().ptr
+        return 0
+    if isinstance(stream, int):
+        return stream
+    if hasattr(stream, "__cuda_stream__"):
+        value = stream.__cuda_stream__()
+        return int(value[1] if isinstance(value, tuple) else value)
+    for attr in ("cuda_stream", "ptr"):   # torch.cuda.Stream, cupy.cuda.Stream
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr))
+    raise ArgumentError(f"stream= must be an int handle or a stream object (__cuda_stream__), not {type(stream).__name__}")

@@ -1,0 +1,47 @@
+"""kiln's exceptions: the C++ runtime's error classes (include/kiln/kiln.h), as Python classes.
+
+Every one derives from kiln.Error. The extension raises them with their details as attributes.
+"""
+
+
+class Error(Exception):
+    """Anything kiln reports."""
+
+
+class SpecError(Error):
+    """A spec that does not parse or check; `file`, `line` and `column` locate the first error."""
+
+    file = ""
+    line = 0
+    column = 0
+
+
+class ArgumentError(Error, ValueError):
+    """A wrong argument: an op, dim or const name, a tensor's dtype, rank, shape or device."""
+
+
+class CompileError(Error):
+    """NVRTC failed, or is missing; `log` is its log and `source` the unit it compiled."""
+
+    log = ""
+    source = ""
+
+
+class CudaError(Error):
+    """The driver failed; `call`, `code` and `code_name` say which call and how."""
+
+    call = ""
+    code = 0
+    code_name = ""
+
+
+class IoError(Error, OSError):
+    """A file kiln reads or writes (a spec, a pack, the cache)."""
+
+
+class UnsupportedError(Error):
+    """A valid spec that this version of kiln has no kernel template for."""
+
+
+class InternalError(Error):
+    """kiln itself is wrong: a bug to report."""

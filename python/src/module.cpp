@@ -1,0 +1,267 @@
+// kiln._kiln — the Python extension: a thin nanobind layer over the C++ API (include/kiln/kiln.h).
+// Everything framework-specific (DLPack and __cuda_array_interface__ objects, output allocation,
+// streams, warnings) lives in python/kiln/*.py; this file takes tensors as (pointer, dtype,
+// shape) triples and returns plain Python values. kiln's C++ exceptions become the classes of
+// kiln.errors, with their details as attributes (SpecError's file, line and column, CompileError's
+// log, CudaError's call and code). NVRTC and libcuda stay dlopen'ed by the runtime, so the module
+// imports, checks, plans and generates on a machine without a GPU.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/kiln.h"
+
+namespace nb = nanobind;
+
+namespace {
+
+// ---------------------------------------------------------------- errors
+// kiln.errors, imported when the module loads (kiln/__init__.py imports it first). A strong
+// reference kept for the process's life: a static nb::object would be released after the
+// interpreter has shut down.
+PyObject* g_errors = nullptr;
+
+// Raises kiln.errors.<name>(message) with `attrs` set on the instance.
+void raise_kiln(const char* name, const std::exception& e, std::initializer_list<std::pair<const char*, nb::object>> attrs) {
+  nb::object type = nb::borrow(g_errors).attr(name);
+  nb::object value = type(nb::str(e.what()));
+  for (const auto& [key, v] : attrs) nb::setattr(value, key, v);
+  PyErr_SetObject(type.ptr(), value.ptr());
+}
+
+void translate(const std::exception_ptr& p, void*) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const kiln::SpecError& e) {
+    raise_kiln("SpecError", e, {{"file", nb::str(e.file().c_str())}, {"line", nb::int_(e.line())}, {"column", nb::int_(e.column())}});
+  } catch (const kiln::CompileError& e) {
+    raise_kiln("CompileError", e, {{"log", nb::str(e.log().c_str())}, {"source", nb::str(e.source().c_str())}});
+  } catch (const kiln::CudaError& e) {
+    raise_kiln("CudaError", e, {{"call", nb::str(e.call().c_str())}, {"code", nb::int_(e.code())},
+                                {"code_name", nb::str(e.code_name().c_str())}});
+  } catch (const kiln::ArgumentError& e) {
+    raise_kiln("ArgumentError", e, {});
+  } catch (const kiln::IoError& e) {
+    raise_kiln("IoError", e, {});
+  } catch (const kiln::UnsupportedError& e) {
+    raise_kiln("UnsupportedError", e, {});
+  } catch (const kiln::InternalError& e) {
+    raise_kiln("InternalError", e, {});
+  } catch (const kiln::Error& e) {
+    raise_kiln("Error", e, {});
+  }
+}
+
+// ---------------------------------------------------------------- values
+kiln::DType dtype_of(const std::string& name) {
+  static const std::map<std::string, kiln::DType> names = {
+      {"f32", kiln::DType::f32}, {"f16", kiln::DType::f16}, {"bf16", kiln::DType::bf16}, {"f64", kiln::DType::f64},
+      {"i32", kiln::DType::i32}, {"i64", kiln::DType::i64}, {"u64", kiln::DType::u64}, {"bool", kiln::DType::boolean}};
+  auto it = names.find(name);
+  if (it == names.end()) throw kiln::ArgumentError("kiln has no dtype named '" + name + "'");
+  return it->second;
+}
+
+kiln::Precision precision_of(const std::string& name) {
+  if (name == "fp32" || name == "fp32_accurate") return kiln::Precision::fp32_accurate;
+  if (name == "ieee") return kiln::Precision::ieee;
+  if (name == "tf32") return kiln::Precision::tf32;
+  if (name == "3xtf32" || name == "tf32x3") return kiln::Precision::tf32x3;
+  throw kiln::ArgumentError("precision '" + name + "' is not one of fp32, ieee, tf32, 3xtf32");
+}
+
+// A call's arguments from Python: a tensor is a tuple (pointer, dtype name, shape); anything else
+// is a scalar (bool, int or float).
+std::vector<kiln::Arg> args_of(const nb::list& items) {
+  std::vector<kiln::Arg> args;
+  args.reserve(items.size());
+  for (nb::handle h : items) {
+    if (nb::isinstance<nb::tuple>(h)) {
+      auto [ptr, dtype, shape] = nb::cast<std::tuple<std::uintptr_t, std::string, std::vector<std::int64_t>>>(h);
+      args.emplace_back(kiln::TensorRef(reinterpret_cast<void*>(ptr), dtype_of(dtype), std::move(shape)));
+    } else if (nb::isinstance<nb::bool_>(h)) {
+      args.emplace_back(nb::cast<bool>(h));
+    } else if (nb::isinstance<nb::int_>(h)) {
+      args.emplace_back(nb::cast<long long>(h));
+    } else if (nb::isinstance<nb::float_>(h)) {
+      args.emplace_back(nb::cast<double>(h));
+    } else {
+      throw kiln::ArgumentError("an argument is neither a tensor nor a number: " + nb::cast<std::string>(nb::repr(h)));
+    }
+  }
+  return args;
+}
+
+kiln::Consts consts_of(const nb::dict& d) {
+  kiln::Consts consts;
+  for (auto [k, v] : d) {
+    const std::string name = nb::cast<std::string>(k);
+    if (nb::isinstance<nb::bool_>(v)) consts[name] = nb::cast<bool>(v);
+    else if (nb::isinstance<nb::int_>(v)) consts[name] = nb::cast<long long>(v);
+    else if (nb::isinstance<nb::float_>(v)) consts[name] = nb::cast<double>(v);
+    else throw kiln::ArgumentError("const '" + name + "' must be a bool, an int or a float");
+  }
+  return consts;
+}
+
+nb::list arguments_list(const std::vector<kiln::ArgumentInfo>& infos) {
+  nb::list out;
+  for (const auto& a : infos) {
+    nb::dict d;
+    d["name"] = a.name;
+    d["is_tensor"] = a.is_tensor;
+    d["is_output"] = a.is_output;
+    d["dtype"] = std::string(kiln::dtype_name(a.dtype));
+    d["shape"] = nb::tuple(nb::cast(a.shape));
+    out.append(d);
+  }
+  return out;
+}
+
+nb::list kernels_list(const std::vector<kiln::KernelInfo>& infos) {
+  nb::list out;
+  for (const auto& k : infos) {
+    nb::dict d;
+    d["name"] = k.name;
+    d["template"] = k.template_name;
+    d["grid"] = nb::make_tuple(k.grid.x, k.grid.y, k.grid.z);
+    d["block"] = nb::make_tuple(k.block.x, k.block.y, k.block.z);
+    d["shared_bytes"] = k.shared_bytes;
+    d["registers"] = k.registers;
+    d["spill_bytes"] = k.spill_bytes;
+    d["compile_ms"] = k.compile_ms;
+    out.append(d);
+  }
+  return out;
+}
+
+kiln::Stream stream_of(std::uintptr_t handle) { return reinterpret_cast<kiln::Stream>(handle); }
+
+// A DLPack object (anything nanobind's ndarray accepts: __dlpack__ or a capsule) as the
+// (pointer, dtype, shape, strides, device type, device id) the Python layer checks and passes on.
+nb::tuple dlpack_info(nb::ndarray<> a) {
+  const auto dt = a.dtype();
+  std::string name;
+  using Code = nb::dlpack::dtype_code;
+  if (dt.lanes != 1) name = "?";
+  else if (dt.code == uint8_t(Code::Float) && dt.bits == 32) name = "f32";
+  else if (dt.code == uint8_t(Code::Float) && dt.bits == 16) name = "f16";
+  else if (dt.code == uint8_t(Code::Float) && dt.bits == 64) name = "f64";
+  else if (dt.code == uint8_t(Code::Bfloat) && dt.bits == 16) name = "bf16";
+  else if (dt.code == uint8_t(Code::Int) && dt.bits == 32) name = "i32";
+  else if (dt.code == uint8_t(Code::Int) && dt.bits == 64) name = "i64";
+  else if (dt.code == uint8_t(Code::UInt) && dt.bits == 64) name = "u64";
+  else if (dt.code == uint8_t(Code::Bool) && dt.bits == 8) name = "bool";
+  else name = "code " + std::to_string(dt.code) + " of " + std::to_string(dt.bits) + " bits";
+  std::vector<std::int64_t> shape, strides;
+  for (std::size_t i = 0; i < a.ndim(); ++i) {
+    shape.push_back(a.shape(i));
+    strides.push_back(a.stride(i));
+  }
+  return nb::make_tuple(reinterpret_cast<std::uintptr_t>(a.data()), name, shape, strides, a.device_type(), a.device_id());
+}
+
+}  // namespace
+
+NB_MODULE(_kiln, m) {
+  m.doc() = "kiln's C++ runtime (use the kiln package, not this module)";
+  g_errors = nb::module_::import_("kiln.errors").release().ptr();
+  nb::register_exception_translator(translate);
+
+  m.attr("__version__") = KILN_VERSION;
+  m.def("dlpack_info", &dlpack_info, nb::arg("array"));
+
+  nb::class_<kiln::Runtime>(m, "Runtime")
+      .def(
+          "__init__",
+          [](kiln::Runtime* self, const std::string& cache_dir, bool disk_cache, const std::string& arch,
+             const std::string& precision, const std::string& template_dir, bool use_environment) {
+            kiln::Options o;
+            o.cache_dir = cache_dir;
+            o.disk_cache = disk_cache;
+            o.arch = arch;
+            o.precision = precision_of(precision);
+            o.template_dir = template_dir;
+            o.use_environment = use_environment;
+            new (self) kiln::Runtime(o);
+          },
+          nb::arg("cache_dir"), nb::arg("disk_cache"), nb::arg("arch"), nb::arg("precision"), nb::arg("template_dir"),
+          nb::arg("use_environment"))
+      .def("load_file", &kiln::Runtime::load_file, nb::arg("path"))
+      .def("load_string", &kiln::Runtime::load_string, nb::arg("text"), nb::arg("name"))
+      .def("preload", &kiln::Runtime::preload, nb::arg("pack_path"))
+      .def("arch", &kiln::Runtime::arch)
+      .def("stats", [](const kiln::Runtime& rt) {
+        const kiln::Stats s = rt.stats();
+        nb::dict d;
+        d["memory_hits"] = s.memory_hits;
+        d["disk_hits"] = s.disk_hits;
+        d["compiles"] = s.compiles;
+        d["launches"] = s.launches;
+        return d;
+      });
+
+  nb::class_<kiln::Program>(m, "Program")
+      .def("op", &kiln::Program::op, nb::arg("name"))
+      .def("op_names", &kiln::Program::op_names)
+      .def("file", &kiln::Program::file)
+      .def("warnings", &kiln::Program::warnings);
+
+  nb::class_<kiln::Op>(m, "Op")
+      .def("name", &kiln::Op::name)
+      .def("signature", &kiln::Op::signature)
+      .def("dim_names", &kiln::Op::dim_names)
+      .def("const_names", &kiln::Op::const_names)
+      .def("with_consts", [](const kiln::Op& op, const nb::dict& consts) { return op.with_consts(consts_of(consts)); })
+      .def("with_precision", [](const kiln::Op& op, const std::string& p) { return op.with_precision(precision_of(p)); })
+      .def("specialize",
+           [](const kiln::Op& op, const std::map<std::string, std::int64_t>& dims, const nb::dict& consts) {
+             kiln::Bindings b;
+             b.dims = dims;
+             b.consts = consts_of(consts);
+             return op.specialize(b);
+           })
+      .def("arguments_for", [](const kiln::Op& op, const nb::list& inputs) { return arguments_list(op.arguments_for(args_of(inputs))); })
+      .def("call", [](const kiln::Op& op, std::uintptr_t stream, const nb::list& items) {
+        const std::vector<kiln::Arg> args = args_of(items);
+        nb::gil_scoped_release release;   // compiles and launches without holding the GIL
+        op(stream_of(stream), args);
+      });
+
+  nb::class_<kiln::Executable>(m, "Executable")
+      .def("plan_text", &kiln::Executable::plan_text)
+      .def("source", &kiln::Executable::source)
+      .def("ptx", [](const kiln::Executable& e) {
+        nb::gil_scoped_release release;
+        return e.ptx();
+      })
+      .def("sass", [](const kiln::Executable& e) {
+        nb::gil_scoped_release release;
+        return e.sass();
+      })
+      .def("kernels", [](const kiln::Executable& e) {
+        std::vector<kiln::KernelInfo> infos;
+        {
+          nb::gil_scoped_release release;
+          infos = e.kernels();
+        }
+        return kernels_list(infos);
+      })
+      .def("arguments", [](const kiln::Executable& e) { return arguments_list(e.arguments()); })
+      .def("signature", &kiln::Executable::signature)
+      .def("launch", [](const kiln::Executable& e, std::uintptr_t stream, const nb::list& items) {
+        const std::vector<kiln::Arg> args = args_of(items);
+        nb::gil_scoped_release release;
+        e.launch(stream_of(stream), args);
+      });
+}

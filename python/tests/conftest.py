@@ -1,0 +1,30 @@
+import os
+import pathlib
+
+import pytest
+
+import kiln
+
+SPECS = pathlib.Path(os.environ.get("KILN_SPECS", pathlib.Path(__file__).resolve().parents[2] / "specs"))
+
+
+@pytest.fixture
+def options(tmp_path):
+    """sm_90a without a GPU (NVRTC compiles for it anywhere), a private cache, no KILN_* variables."""
+    return kiln.Options(arch="sm_90a", cache_dir=str(tmp_path / "cache"), use_environment=False)
+
+
+class FakeCuda:
+    """An object that says it lives on a CUDA device (__cuda_array_interface__), at an address
+    nothing reads: enough for everything kiln does before a launch."""
+
+    def __init__(self, shape, typestr="<f4", strides=None):
+        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": typestr, "data": (1 << 20, False),
+                                         "strides": strides, "version": 3}
+
+
+class FakeHost:
+    """A host (CPU) array, as numpy presents one."""
+
+    def __init__(self, shape):
+        self.__array_interface__ = {"shape": tuple(shape), "typestr": "<f4", "data": (1 << 20, False), "version": 3}

@@ -1,0 +1,91 @@
+"""The kiln package on a GPU (label `gpu`): PyTorch tensors in and out, out=, streams, consts,
+several outputs, strided inputs, CuPy; each against a float64 reference. Skips where there is no
+GPU or no PyTorch."""
+
+import warnings
+
+import pytest
+
+import kiln
+from conftest import SPECS
+
+torch = pytest.importorskip("torch", reason="the GPU tests use PyTorch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA GPU here: the GPU tests of the kiln package need one", allow_module_level=True)
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture
+def prog(tmp_path):
+    return kiln.load(SPECS / "elementwise.kiln", kiln.Options(cache_dir=str(tmp_path / "cache")))
+
+
+def randn(*shape, dtype=torch.float32):
+    return torch.randn(*shape, device="cuda", dtype=torch.float64).to(dtype)
+
+
+def test_relu_add_allocates_its_output(prog):
+    a, b = randn(1000, 333), randn(333)
+    y = prog.relu_add(a, b)
+    assert y.shape == (1000, 333) and y.dtype == torch.float32 and y.device == a.device
+    torch.testing.assert_close(y.double(), torch.relu(a.double() + b.double()), rtol=1e-6, atol=1e-6)
+
+
+def test_out_is_written_in_place(prog):
+    a, b = randn(64, 48), randn(48)
+    y = torch.full((64, 48), float("nan"), device="cuda")
+    assert prog.relu_add(a, b, out=y) is y
+    torch.testing.assert_close(y.double(), torch.relu(a.double() + b.double()), rtol=1e-6, atol=1e-6)
+
+
+def test_consts_and_the_current_stream(prog):
+    x, y0 = randn(4097), randn(4097)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        y = prog.axpby(x, y0, alpha=3.0, beta=-1.0)
+    s.synchronize()
+    torch.testing.assert_close(y.double(), 3.0 * x.double() - y0.double(), rtol=1e-6, atol=1e-6)
+
+
+def test_a_strided_input_is_copied_with_one_warning(prog):
+    a, b = randn(48, 64).t(), randn(48)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y = prog.relu_add(a, b)
+    assert any("not contiguous" in str(w.message) for w in caught)
+    torch.testing.assert_close(y.double(), torch.relu(a.double() + b.double()), rtol=1e-6, atol=1e-6)
+
+
+def test_wrong_device_and_dtype_name_the_argument(prog):
+    with pytest.raises(kiln.ArgumentError, match="argument 'a' is a PyTorch tensor on cpu"):
+        prog.relu_add(torch.zeros(4, 4), randn(4))
+    with pytest.raises(kiln.ArgumentError, match="'b' has dtype f16, expected f32"):
+        prog.relu_add(randn(4, 4), randn(4, dtype=torch.float16))
+
+
+def test_specialized_executable_launches(prog):
+    ex = prog.relu_add.specialize(B=32, N=16)
+    a, b, y = randn(32, 16), randn(16), torch.empty(32, 16, device="cuda")
+    ex(a, b, y)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y.double(), torch.relu(a.double() + b.double()), rtol=1e-6, atol=1e-6)
+    with pytest.raises(kiln.ArgumentError, match="specialized for 32x16"):
+        ex(randn(31, 16), b, y)
+
+
+def test_matmul_bf16(tmp_path):
+    prog = kiln.load(SPECS / "gemm.kiln", kiln.Options(cache_dir=str(tmp_path / "cache")))
+    op = prog["mm_bf16"]
+    a, b = randn(257, 130, dtype=torch.bfloat16), randn(130, 99, dtype=torch.bfloat16)
+    c = op(a, b)
+    ref = a.double() @ b.double()
+    assert (c.double() - ref).abs().max().item() <= 2e-2 * ref.abs().max().item()
+
+
+def test_cupy_arrays_in_and_out(prog):
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
+    a, b = cupy.random.randn(100, 30).astype("float32"), cupy.random.randn(30).astype("float32")
+    y = prog.relu_add(a, b)
+    assert isinstance(y, cupy.ndarray)
+    assert float(abs(y - cupy.maximum(a + b, 0)).max()) <= 1e-6

@@ -1,0 +1,117 @@
+"""The kiln package without a GPU: loading, specializing, generated code, errors, argument checks."""
+
+import pytest
+
+import kiln
+from conftest import SPECS, FakeCuda, FakeHost
+
+RELU_ADD = """
+op relu_add {
+  dims B = 4, N = 8
+  in  a: f32[B, N]
+  in  b: f32[N]
+  out y = relu(a + b)
+}
+op scale {
+  const alpha: f32 = 2.0
+  dims N = 16
+  in  x: f32[N]
+  out y = alpha * x
+  out z = x
+}
+"""
+
+
+def test_load_file_lists_ops_and_signatures(options):
+    prog = kiln.load(SPECS / "elementwise.kiln", options)
+    assert "relu_add" in prog.ops and "axpby" in prog.ops
+    assert prog.relu_add.signature == "relu_add(a: f32[B, N], b: f32[N]) -> y: f32[B, N]"
+    assert prog["relu_add"] is prog.relu_add
+    assert prog.relu_add.dims == ["B", "N"]
+    assert prog.axpby.consts == ["alpha", "beta"]
+    assert "relu_add" in dir(prog)
+
+
+def test_specialize_gives_plan_source_ptx_and_kernels(options):
+    ex = kiln.loads(RELU_ADD, name="inline", options=options).relu_add.specialize(B=64, N=32)
+    assert ex.plan.startswith("plan relu_add [B=64 N=32] for sm_90a")
+    assert 'extern "C" __global__' in ex.source and "// spec: inline:" in ex.source
+    assert ".entry kiln_relu_add_k0_elementwise" in ex.ptx
+    (k,) = ex.kernels
+    assert k["name"] == "kiln_relu_add_k0_elementwise" and k["template"] == "elementwise"
+    assert k["registers"] > 0 and k["spill_bytes"] == 0
+    assert [(a["name"], a["is_output"], a["shape"]) for a in ex.arguments] == [
+        ("a", False, (64, 32)), ("b", False, (32,)), ("y", True, (64, 32))]
+
+
+def test_consts_are_keyword_arguments(options):
+    op = kiln.loads(RELU_ADD, options=options).scale
+    assert "2.0" in op.specialize().source or "2.0f" in op.specialize().source
+    assert "0.5" in op.specialize(alpha=0.5).source
+    with pytest.raises(kiln.ArgumentError, match="no const named 'alpah'"):
+        op.output_specs(FakeCuda((16,)), alpah=1.0)
+
+
+def test_output_specs_bind_dims_from_the_inputs(options):
+    prog = kiln.loads(RELU_ADD, options=options)
+    assert prog.relu_add.output_specs(FakeCuda((5, 7)), FakeCuda((7,))) == [{"name": "y", "dtype": "f32", "shape": (5, 7)}]
+    assert [s["name"] for s in prog.scale.output_specs(FakeCuda((3,)))] == ["y", "z"]
+
+
+def test_spec_errors_carry_their_location(options):
+    with pytest.raises(kiln.SpecError) as err:
+        kiln.loads("op x {\n  in a: f32[N]\n  out y = a +\n}\n", name="broken.kiln", options=options)
+    assert (err.value.file, err.value.line, err.value.column) == ("broken.kiln", 4, 1)
+    assert "expected an expression" in str(err.value)
+
+
+def test_a_missing_spec_file_names_it(options, tmp_path):
+    # As in the C++ API and the CLI (exit code 1): a wrong path is the caller's input.
+    with pytest.raises(kiln.ArgumentError, match="cannot read spec file .*missing.kiln.*no such file"):
+        kiln.load(tmp_path / "missing.kiln", options)
+
+
+def test_unknown_op_dim_and_precision(options):
+    prog = kiln.loads(RELU_ADD, options=options)
+    with pytest.raises(kiln.ArgumentError, match="no op named 'relu'"):
+        prog.relu
+    with pytest.raises(kiln.ArgumentError, match="no dim named 'M'"):
+        prog.relu_add.specialize(M=3)
+    with pytest.raises(kiln.ArgumentError, match="precision 'fp16'"):
+        prog.relu_add.specialize(precision="fp16")
+    with pytest.raises(AttributeError):
+        prog._private
+
+
+def test_arguments_are_checked_by_name(options):
+    op = kiln.loads(RELU_ADD, options=options).relu_add
+    with pytest.raises(kiln.ArgumentError, match="dim N is 7 from a.shape\\[1\\] but 6 from b.shape\\[0\\]"):
+        op.output_specs(FakeCuda((5, 7)), FakeCuda((6,)))
+    with pytest.raises(kiln.ArgumentError, match="'a' has dtype i32, expected f32"):
+        op.output_specs(FakeCuda((5, 7), "<i4"), FakeCuda((7,)))
+    with pytest.raises(kiln.ArgumentError, match="'b' has rank 2, expected 1"):
+        op.output_specs(FakeCuda((5, 7)), FakeCuda((1, 7)))
+    with pytest.raises(kiln.ArgumentError, match="argument 'a' is a host \\(CPU\\) array"):
+        op(FakeHost((5, 7)), FakeCuda((7,)))
+    with pytest.raises(kiln.ArgumentError, match="argument 'b' is a str, not a tensor"):
+        op(FakeCuda((5, 7)), "b")
+    with pytest.raises(kiln.ArgumentError, match="got 1 inputs, expected 2"):
+        op(FakeCuda((5, 7)))
+    with pytest.raises(kiln.ArgumentError, match="argument 'a' is not contiguous"):
+        op(FakeCuda((5, 7), strides=(4, 20)), FakeCuda((7,)))
+    with pytest.raises(kiln.ArgumentError, match="pass out="):
+        op(FakeCuda((5, 7)), FakeCuda((7,)))   # a framework kiln does not allocate for
+
+
+def test_options_pick_the_runtime(tmp_path):
+    a = kiln.Options(arch="sm_80", cache_dir=str(tmp_path), use_environment=False)
+    assert "for sm_80" in kiln.loads(RELU_ADD, options=a).relu_add.specialize().plan
+    with pytest.raises(kiln.ArgumentError):
+        kiln.loads(RELU_ADD, options={"arch": "sm_80"})
+
+
+def test_errors_form_one_hierarchy():
+    for cls in (kiln.SpecError, kiln.ArgumentError, kiln.CompileError, kiln.CudaError, kiln.IoError,
+                kiln.UnsupportedError, kiln.InternalError):
+        assert issubclass(cls, kiln.Error)
+    assert issubclass(kiln.ArgumentError, ValueError)
