@@ -2,7 +2,10 @@
 
 Usage (on a machine with a GPU, PyTorch and Triton):
     python3 bench/bench.py [--quick] [--only NAME[,NAME]] [--precision P[,P]] [--out DIR]
-                           [--lib build/lib/libkiln_capi.so] [--no-compile] [--no-ceilings]
+                           [--kiln DIR] [--no-compile] [--no-ceilings]
+
+kiln is the Python package (python/kiln): installed (`pip install .`), or the folder holding it
+given as --kiln (default: the first of .gpu/python, build/python that exists).
 
 For each problem: kiln's output is checked first (against a float64 computation
 on the GPU); a wrong kernel is reported as wrong and not timed. Then kiln,
@@ -42,7 +45,6 @@ try:
     import torch.nn.functional as F
     from triton.testing import do_bench
 
-    from kiln_ctypes import Kiln, KilnError
     from triton_matmul import best_config as triton_best_config, triton_matmul
 except ImportError as e:   # reported by main(), after --help had its chance
     _MISSING = e
@@ -51,6 +53,34 @@ else:
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEV = "cuda"
+kiln_pkg = None   # the kiln package, imported by main() (--kiln says from where)
+
+
+class Kiln:
+    """The benchmark's way into kiln: the package, one runtime per cache folder. op() returns a
+    callable taking the op's inputs then its outputs, as the rows' make() functions give them."""
+
+    def __init__(self, cache_dir):
+        self.options = kiln_pkg.Options(cache_dir=cache_dir)
+
+    def op(self, spec, name, precision="fp32", consts=None):
+        op = kiln_pkg.load(spec, self.options)[name]
+        n, consts = len(op.inputs), dict(consts or {})
+
+        def call(*args):
+            op(*args[:n], out=tuple(args[n:]), precision=precision, **consts)
+
+        return call
+
+    def stats(self):
+        return kiln_pkg.stats(self.options)
+
+
+def fresh_kiln(cache_dir):
+    """A Kiln whose runtime is new (empty memory cache, nothing loaded): its first call of an op
+    reads the disk cache."""
+    kiln_pkg.reset()
+    return Kiln(cache_dir)
 
 
 def set_tf32(on):
@@ -204,7 +234,7 @@ def problems():
     def mds_make():
         x = torch.rand(128, 16384, device=DEV)
         lin = torch.nn.Linear(16384, 16384).to(DEV)
-        return (x, lin.weight.detach().contiguous(), lin.bias.detach().contiguous(), (seed, "u64")), \
+        return (x, lin.weight.detach().contiguous(), lin.bias.detach().contiguous(), seed), \
             [torch.empty(128, 16384, device=DEV)]
 
     def mds_eager(x, w, b, s):
@@ -553,7 +583,7 @@ def run_gemm_case(case, kiln, spec_path, res, args):
             row["nonfinite"] = bad
         if ok:
             row["kiln_ms"] = bench(lambda: op(a_s, b_s, c), args.quick)
-    except KilnError as e:   # a spec, plan, NVRTC or launch failure: the row says which
+    except kiln_pkg.Error as e:   # a spec, plan, NVRTC or launch failure: the row says which
         note = first_line(e)
         row["note"] = note if note.startswith("kiln") else "kiln: " + note
         row["kiln_error"] = str(e)[:4000]
@@ -666,7 +696,8 @@ def main():
     ap.add_argument("--only", default="",
                     help="problems whose name holds one of these words (or whose op is one); 'gemm' = the sweep")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
-    ap.add_argument("--lib", default=os.path.join(ROOT, "build", "lib", "libkiln_capi.so"))
+    ap.add_argument("--kiln", default="", help="the folder holding the kiln package (default: .gpu/python or "
+                    "build/python, else the installed one)")
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     ap.add_argument("--precision", default="",
                     help="only these precisions (fp32,tf32; sweep rows: tf32,3xTF32,fp32,bf16,f16)")
@@ -679,9 +710,17 @@ def main():
     if not torch.cuda.is_available():
         sys.exit("bench.py: PyTorch sees no CUDA GPU (torch.cuda.is_available() is False); run it on the GPU "
                  "machine (scripts/gpu_suite.sh runs it there).")
-    if not os.path.exists(args.lib):
-        sys.exit(f"bench.py: no kiln C library at {args.lib}; build it (scripts/gpu_build.sh makes "
-                 ".gpu/lib/libkiln_capi.so) and pass --lib.")
+    global kiln_pkg
+    for folder in [args.kiln] if args.kiln else [os.path.join(ROOT, ".gpu", "python"), os.path.join(ROOT, "build", "python")]:
+        if os.path.isdir(os.path.join(folder, "kiln")):
+            sys.path.insert(0, os.path.abspath(folder))
+            break
+    try:
+        import kiln as kiln_pkg
+    except ImportError as e:
+        sys.exit(f"bench.py: cannot import the kiln package ({e}); pip install . or build it (scripts/gpu_build.sh "
+                 "makes .gpu/python for the GPU machine) and pass --kiln")
+    print(f"kiln {kiln_pkg.__version__} from {os.path.dirname(kiln_pkg.__file__)}", flush=True)
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(0)
     props = torch.cuda.get_device_properties(0)
@@ -715,7 +754,7 @@ def main():
         measure_ceilings(res, args.quick)
 
     cache_dir = tempfile.mkdtemp(prefix="kiln-bench-cache-")
-    kiln = Kiln(args.lib, cache_dir=cache_dir)
+    kiln = Kiln(cache_dir)
     only = [s for s in args.only.split(",") if s]
     precisions = [s for s in args.precision.split(",") if s]
     for prob in problems():
@@ -745,14 +784,14 @@ def main():
                 if ok:
                     row["kiln_ms"] = bench(lambda: op(*inputs, *outs), args.quick)
                     # Second runtime, same cache dir: the first call is a disk hit.
-                    k2 = Kiln(args.lib, cache_dir=cache_dir)
+                    k2 = fresh_kiln(cache_dir)
                     op2 = k2.op(os.path.join(ROOT, prob.spec), prob.op, precision=mode, consts=prob.consts)
                     t0 = time.perf_counter()
                     op2(*inputs, *outs)
                     torch.cuda.synchronize()
                     row["disk_hit_first_call_ms"] = (time.perf_counter() - t0) * 1e3
                     row["disk_hits"] = k2.stats()["disk_hits"]
-            except KilnError as e:
+            except kiln_pkg.Error as e:
                 row["correct"] = None
                 row["note"] = str(e).splitlines()[0][:200]
             with torch.no_grad():

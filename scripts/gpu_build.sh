@@ -5,12 +5,31 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build-gpu -j "$(nproc)" --target kiln_cli kiln_test_gpu kiln_capi
+# The Python package for the GPU machine's Python (3.12; it has no compiler headers for kiln's
+# dependencies, so the extension is built here): a 3.12 interpreter with its headers, from
+# KILN_GPU_PYTHON or python3.12 on PATH or pyenv, and a venv beside the build with nanobind.
+gpu_python=${KILN_GPU_PYTHON:-}
+if [ -z "$gpu_python" ]; then
+  for candidate in $(ls -d "$HOME"/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null) $(command -v python3.12 || true); do
+    "$candidate" -c 'import sys' 2>/dev/null && { gpu_python=$candidate; break; }
+  done
+fi
+python_args=()
+if [ -n "$gpu_python" ]; then
+  [ -x build-gpu/pyenv/bin/python ] || { "$gpu_python" -m venv build-gpu/pyenv && build-gpu/pyenv/bin/python -m pip install -q nanobind; }
+  python_args=(-DKILN_PYTHON=ON -DPython_EXECUTABLE="$PWD/build-gpu/pyenv/bin/python")
+else
+  echo "gpu_build: no Python 3.12 here (set KILN_GPU_PYTHON): .gpu/python is not built" >&2
+fi
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release "${python_args[@]}" >/dev/null
+cmake --build build-gpu -j "$(nproc)" --target kiln_cli kiln_test_gpu kiln_capi $([ -n "$gpu_python" ] && echo kiln_python)
 rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib
 cp build-gpu/bin/kiln build-gpu/bin/kiln_test_gpu .gpu/bin/
 cp build-gpu/lib/libkiln_capi.so .gpu/lib/
 strip .gpu/bin/* .gpu/lib/*
+if [ -n "$gpu_python" ]; then   # PYTHONPATH=.gpu/python on the GPU machine
+  mkdir -p .gpu/python && cp -r build-gpu/python/kiln .gpu/python/ && strip .gpu/python/kiln/*.so
+fi
 # The example host application, against an installed kiln (links libcuda's stub here).
 cmake --install build-gpu --prefix build-gpu/prefix >/dev/null
 cmake -S examples/host_app -B build-gpu/host_app -G Ninja -DCMAKE_BUILD_TYPE=Release \

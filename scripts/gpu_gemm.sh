@@ -137,7 +137,7 @@ if [[ "$parts" == *sizes* ]]; then
 fi
 
 if [[ "$parts" == *sweep* ]]; then
-  timeout 420 python3 bench/bench.py --lib .gpu/lib/libkiln_capi.so --only gemm --out "$out" "$@" 2>&1 |
+  timeout 420 python3 bench/bench.py --only gemm --out "$out" "$@" 2>&1 |
     tee "$out/gemm_sweep.log" | tail -60
 fi
 [ "$failed" -eq 0 ]

@@ -20,7 +20,7 @@ for row in "$@"; do
   # shellcheck disable=SC2046
   timeout 300 ncu --target-processes all --kernel-name regex:'^kiln_' --launch-count "${launches:-2}" \
     $(printf -- '--section %s ' "${sections[@]}") "${details[@]}" --metrics "$stalls" \
-    python3 bench/bench.py --lib .gpu/lib/libkiln_capi.so --quick --no-compile --no-ceilings \
+    python3 bench/bench.py --quick --no-compile --no-ceilings \
       --only "$only" --precision "$precision" --out /tmp/kiln-prof >"$out/prof_$name.txt" 2>&1
   echo "exit $?"; grep -E '^  kiln_|Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Compute \(SM\) Throughput|Block Limit' "$out/prof_$name.txt" | head -60
 done

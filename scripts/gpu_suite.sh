@@ -113,5 +113,5 @@ fi
 
 if want bench; then
 echo "=== benchmarks (kiln vs PyTorch, same process)"
-PYTHONUNBUFFERED=1 timeout ${BENCH_TIMEOUT:-450} python3 bench/bench.py --lib .gpu/lib/libkiln_capi.so --out "$out" "$@" 2>&1 | tee "$out/bench.log"
+PYTHONUNBUFFERED=1 timeout ${BENCH_TIMEOUT:-450} python3 bench/bench.py --out "$out" "$@" 2>&1 | tee "$out/bench.log"
 fi

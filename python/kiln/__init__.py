@@ -13,11 +13,11 @@ Tensors are anything with ``__cuda_array_interface__`` or ``__dlpack__`` on a CU
 from .errors import (ArgumentError, CompileError, CudaError, Error, InternalError, IoError, SpecError,
                      UnsupportedError)
 from . import _kiln
-from ._api import Executable, Op, Options, Program, load, loads
+from ._api import Executable, Op, Options, Program, load, loads, reset, stats
 
 __version__ = _kiln.__version__
 
 __all__ = [
     "ArgumentError", "CompileError", "CudaError", "Error", "Executable", "InternalError", "IoError", "Op",
-    "Options", "Program", "SpecError", "UnsupportedError", "load", "loads",
+    "Options", "Program", "SpecError", "UnsupportedError", "load", "loads", "reset", "stats",
 ]

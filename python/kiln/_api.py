@@ -40,6 +40,18 @@ def _runtime(options):
         return rt
 
 
+def reset():
+    """Drops every runtime kiln holds (memory caches, loaded modules): the next load starts a new
+    one, which finds compiled kernels in the disk cache. Programs loaded before keep theirs."""
+    with _runtimes_lock:
+        _runtimes.clear()
+
+
+def stats(options=None):
+    """The counters of the runtime for `options`: memory_hits, disk_hits, compiles, launches."""
+    return dict(_runtime(options).stats())
+
+
 def load(path, options=None):
     """The ops of a spec file."""
     return Program(_runtime(options).load_file(str(path)))
@@ -73,6 +85,7 @@ class Program:
         op = self._ops.get(name)
         if op is None:
             op = self._ops[name] = Op(self._impl.op(name))
+            op._program_file = self.file
         return op
 
     def __getattr__(self, name):
@@ -87,21 +100,31 @@ class Program:
         return f"<kiln.Program {self.file}: {', '.join(self.ops)}>"
 
 
-def _split_signature(signature):
-    """The input names of "op(a: f32[M, K], s: f32) -> y: f32[M]", in order."""
-    inside = signature[signature.index("(") + 1:signature.rindex(") ->")]
-    names, depth, start = [], 0, 0
-    for i, ch in enumerate(inside + ","):
+def _decls(text):
+    """[(name, type)] of "a: f32[M, K], s: f32" (commas inside brackets do not split)."""
+    decls, depth, start = [], 0, 0
+    for i, ch in enumerate(text + ","):
         if ch == "[":
             depth += 1
         elif ch == "]":
             depth -= 1
         elif ch == "," and depth == 0:
-            part = inside[start:i].strip()
+            part = text[start:i].strip()
             if part:
-                names.append(part.split(":")[0].strip())
+                name, _, typ = part.partition(":")
+                decls.append((name.strip(), typ.strip()))
             start = i + 1
-    return names
+    return decls
+
+
+def split_signature(signature):
+    """The inputs and outputs of "op(a: f32[M, K], s: f32) -> y: f32[M]" (or "-> (y: ..., z: ...)"),
+    each a list of (name, type)."""
+    head, _, tail = signature.partition(") -> ")
+    tail = tail.strip()
+    if tail.startswith("(") and tail.endswith(")"):
+        tail = tail[1:-1]
+    return _decls(head[head.index("(") + 1:]), _decls(tail)
 
 
 class Op:
@@ -110,8 +133,10 @@ class Op:
 
     def __init__(self, impl):
         self._impl = impl
-        self._inputs = _split_signature(impl.signature())
+        self._inputs = [name for name, _ in split_signature(impl.signature())[0]]
+        self._program_file = ""   # the spec it came from (Program sets it; kiln.torch names operators by it)
         self._with = {}
+        self._specs = {}   # (op variant, input dtypes and shapes) -> the outputs' specs
 
     @property
     def name(self):
@@ -120,6 +145,16 @@ class Op:
     @property
     def signature(self):
         return self._impl.signature()
+
+    @property
+    def inputs(self):
+        """The input names, in call order."""
+        return list(self._inputs)
+
+    @property
+    def outputs(self):
+        """The output names, in the order a call returns them."""
+        return [name for name, _ in split_signature(self.signature)[1]]
 
     @property
     def dims(self):
@@ -165,7 +200,12 @@ class Op:
         if out is None:
             if proto is None:
                 raise ArgumentError(f"{self.name}: no tensor input to allocate the outputs like: pass out=")
-            specs = [a for a in op.arguments_for(items) if a["is_output"]]
+            key = (id(op), tuple((t.dtype, t.shape) for t in tensors))
+            specs = self._specs.get(key)
+            if specs is None:
+                specs = [a for a in op.arguments_for(items) if a["is_output"]]
+                if len(self._specs) < 1024:
+                    self._specs[key] = specs
             outs = [empty(proto, s["dtype"], s["shape"], s["name"]) for s in specs]
         else:
             outs = list(out) if isinstance(out, (tuple, list)) else [out]

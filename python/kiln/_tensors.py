@@ -33,19 +33,29 @@ class Tensor:
         return (self.ptr, self.dtype, list(self.shape))
 
 
+_torch = None          # the torch module, once a torch tensor has been seen
+_torch_dtypes = {}     # torch dtype -> kiln dtype name
+_torch_raw_stream = None
+
+
 def _torch_module(obj):
-    mod = type(obj).__module__
-    if mod.startswith("torch"):
-        import torch
+    global _torch, _torch_dtypes, _torch_raw_stream
+    if _torch is not None:
+        return _torch if isinstance(obj, _torch.Tensor) else None
+    if not type(obj).__module__.startswith("torch"):
+        return None
+    import torch
 
-        if isinstance(obj, torch.Tensor):
-            return torch
-    return None
-
-
-def _torch_dtypes(torch):
-    return {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64",
-            torch.int32: "i32", torch.int64: "i64", torch.uint64: "u64", torch.bool: "bool"}
+    if not isinstance(obj, torch.Tensor):
+        return None
+    _torch_dtypes = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64",
+                     torch.int32: "i32", torch.int64: "i64", torch.uint64: "u64", torch.bool: "bool"}
+    # The current stream's handle without building a torch.cuda.Stream object (a call's largest
+    # host cost otherwise); the public path where this private function is missing.
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    _torch_raw_stream = raw if raw is not None else (lambda index: torch.cuda.current_stream(index).cuda_stream)
+    _torch = torch
+    return torch
 
 
 def _warn_strided(name, framework):
@@ -73,7 +83,7 @@ def as_tensor(obj, name):
         if not obj.is_contiguous():
             _warn_strided(name, "torch")
             obj = obj.contiguous()
-        dtype = _torch_dtypes(torch).get(obj.dtype)
+        dtype = _torch_dtypes.get(obj.dtype)
         if dtype is None:
             raise ArgumentError(f"argument '{name}' has dtype {obj.dtype}, which kiln does not support")
         return Tensor(obj, obj.data_ptr(), dtype, tuple(obj.shape), "torch", obj.device)
@@ -117,7 +127,7 @@ def empty(proto, dtype, shape, name):
     if proto.framework == "torch":
         import torch
 
-        torch_dtype = {v: k for k, v in _torch_dtypes(torch).items()}[dtype]
+        torch_dtype = {v: k for k, v in _torch_dtypes.items()}[dtype]
         return torch.empty(shape, dtype=torch_dtype, device=proto.device)
     if proto.framework == "cupy":
         import cupy
@@ -138,9 +148,7 @@ def stream_handle(stream, proto):
     default stream)."""
     if stream is None:
         if proto is not None and proto.framework == "torch":
-            import torch
-
-            return torch.cuda.current_stream(proto.device).cuda_stream
+            return _torch_raw_stream(proto.device.index)
         if proto is not None and proto.framework == "cupy":
             import cupy
 

@@ -91,8 +91,10 @@ std::vector<kiln::Arg> args_of(const nb::list& items) {
       args.emplace_back(kiln::TensorRef(reinterpret_cast<void*>(ptr), dtype_of(dtype), std::move(shape)));
     } else if (nb::isinstance<nb::bool_>(h)) {
       args.emplace_back(nb::cast<bool>(h));
-    } else if (nb::isinstance<nb::int_>(h)) {
-      args.emplace_back(nb::cast<long long>(h));
+    } else if (nb::isinstance<nb::int_>(h)) {   // i64, or u64 above its range (a seed)
+      long long v;
+      if (nb::try_cast(h, v)) args.emplace_back(v);
+      else args.emplace_back(nb::cast<unsigned long long>(h));
     } else if (nb::isinstance<nb::float_>(h)) {
       args.emplace_back(nb::cast<double>(h));
     } else {
@@ -176,6 +178,9 @@ nb::tuple dlpack_info(nb::ndarray<> a) {
 NB_MODULE(_kiln, m) {
   m.doc() = "kiln's C++ runtime (use the kiln package, not this module)";
   g_errors = nb::module_::import_("kiln.errors").release().ptr();
+  // Runtimes, programs and ops live as long as the process: kiln's runtime cache holds them, and
+  // so do operators registered with torch.library. nanobind would report them as leaks at exit.
+  nb::set_leak_warnings(false);
   nb::register_exception_translator(translate);
 
   m.attr("__version__") = KILN_VERSION;

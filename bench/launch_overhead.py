@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Host time per call from Python (issue 19): a small relu(a + b) through the kiln package beside
+PyTorch eager, a Triton kernel and a CuPy ElementwiseKernel, on the same tensors.
+
+The tensors are tiny (64 x 64 f32), so a call's time is its host path: argument handling, the
+cache lookup and the launch. Each row is the median over `--repeats` batches of `--calls` calls
+(time.perf_counter around the batch, the stream synchronized before and after), after a warm-up
+that compiles and fills the caches. Every result is checked against PyTorch first.
+
+    PYTHONPATH=.gpu/python python3 bench/launch_overhead.py [--calls 2000] [--repeats 15]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+import kiln
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def per_call_us(fn, calls, repeats):
+    for _ in range(50):
+        fn()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        samples.append((time.perf_counter() - t0) / calls * 1e6)
+    return statistics.median(samples)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+
+    a = torch.randn(64, 64, device="cuda")
+    b = torch.randn(64, device="cuda")
+    y = torch.empty(64, 64, device="cuda")
+    ref = torch.relu(a + b)
+
+    prog = kiln.load(os.path.join(ROOT, "specs", "elementwise.kiln"))
+    op = prog.relu_add
+    ex = op.specialize(B=64, N=64)
+    rows = {}
+
+    def check(name, got):
+        torch.cuda.synchronize()
+        if not torch.equal(torch.as_tensor(got, device="cuda"), ref):
+            sys.exit(f"launch_overhead: {name} computed a wrong result")
+
+    check("kiln op", op(a, b))
+    rows["kiln op(a, b) (allocates y)"] = per_call_us(lambda: op(a, b), args.calls, args.repeats)
+    y.fill_(float("nan"))
+    op(a, b, out=y)
+    check("kiln out=", y)
+    rows["kiln op(a, b, out=y)"] = per_call_us(lambda: op(a, b, out=y), args.calls, args.repeats)
+    y.fill_(float("nan"))
+    ex(a, b, y)
+    check("kiln Executable", y)
+    rows["kiln Executable(a, b, y)"] = per_call_us(lambda: ex(a, b, y), args.calls, args.repeats)
+    check("torch", torch.relu(a + b))
+    rows["PyTorch eager torch.relu(a + b)"] = per_call_us(lambda: torch.relu(a + b), args.calls, args.repeats)
+
+    try:
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def relu_add_kernel(a_ptr, b_ptr, y_ptr, n, cols, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            mask = offs < n
+            x = tl.load(a_ptr + offs, mask=mask) + tl.load(b_ptr + offs % cols, mask=mask)
+            tl.store(y_ptr + offs, tl.maximum(x, 0.0), mask=mask)
+
+        def triton_call():
+            relu_add_kernel[(4,)](a, b, y, a.numel(), 64, BLOCK=1024)
+
+        y.fill_(float("nan"))
+        triton_call()
+        check("Triton", y)
+        rows[f"Triton {triton.__version__} kernel launch"] = per_call_us(triton_call, args.calls, args.repeats)
+    except ImportError:
+        print("launch_overhead: no Triton here", file=sys.stderr)
+
+    try:
+        import cupy
+
+        kernel = cupy.ElementwiseKernel("float32 a, float32 b", "float32 y", "y = max(a + b, 0.0f)", "relu_add_cp")
+        ca, cb, cy = cupy.asarray(a), cupy.asarray(b), cupy.asarray(y)
+        kernel(ca, cb, cy)
+        check("CuPy", cy)
+        rows[f"CuPy {cupy.__version__} ElementwiseKernel(a, b, y)"] = per_call_us(lambda: kernel(ca, cb, cy), args.calls,
+                                                                                  args.repeats)
+        cy.fill(float("nan"))
+        prog.relu_add(ca, cb, out=cy)
+        check("kiln on CuPy", cy)
+        rows["kiln op on CuPy arrays, out=y"] = per_call_us(lambda: op(ca, cb, out=cy), args.calls, args.repeats)
+    except ImportError:
+        print("launch_overhead: no CuPy here", file=sys.stderr)
+
+    print(f"{torch.cuda.get_device_name()}, Python {sys.version.split()[0]}, PyTorch {torch.__version__}, "
+          f"kiln {kiln.__version__}: host µs per call, median of {args.repeats} batches of {args.calls}")
+    print("| call | µs per call |\n|---|---|")
+    for name, us in rows.items():
+        print(f"| {name} | {us:.2f} |")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

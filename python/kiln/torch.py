@@ -1,0 +1,109 @@
+"""kiln ops as PyTorch custom operators, which torch.compile and torch.export keep in the graph.
+
+    import kiln, kiln.torch
+    prog = kiln.load("specs/elementwise.kiln")
+    relu_add = kiln.torch.library_op(prog.relu_add)       # torch.ops.kiln.elementwise_relu_add
+    y = torch.compile(lambda a, b: relu_add(a, b) * 2, fullgraph=True)(a, b)
+
+Each op becomes one operator in the "kiln" namespace, defined with torch.library: a schema from
+the op's signature (tensors, scalars; one or several outputs), a CUDA implementation that calls
+kiln on PyTorch's current stream, and a fake (meta) implementation that computes the outputs'
+shapes and dtypes from the inputs' with kiln's own shape binding, so tracing needs no GPU work.
+Consts are fixed when the operator is made (a distinct operator per set of consts). There is no
+autograd formula: calling one on tensors that require grad raises in backward.
+"""
+
+import hashlib
+import re
+
+import torch
+
+from ._api import Op, split_signature
+from .errors import ArgumentError
+
+_SCALARS = {"f32": "float", "f64": "float", "f16": "float", "bf16": "float", "i32": "int", "i64": "int",
+            "u64": "int", "bool": "bool"}
+_DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "f64": torch.float64,
+           "i32": torch.int32, "i64": torch.int64, "u64": torch.uint64, "bool": torch.bool}
+_FAKE_ADDRESS = 1 << 20   # what the fake implementation passes as a data pointer: only shapes are read
+
+_library = None
+_made = {}
+
+
+def _lib():
+    global _library
+    if _library is None:
+        _library = torch.library.Library("kiln", "FRAGMENT")
+    return _library
+
+
+def _input_kinds(op):
+    """(name, dtype, is_tensor) of each input: "a: f32[M]" is a tensor, "s: f32" a scalar."""
+    return [(name, typ.split("[")[0], "[" in typ) for name, typ in split_signature(op.signature)[0]]
+
+
+def _operator_name(op, consts):
+    base = re.sub(r"[^0-9A-Za-z_]", "_", f"{_program_stem(op)}_{op.name}")
+    if not consts:
+        return base
+    digest = hashlib.sha1(repr(sorted(consts.items())).encode()).hexdigest()[:10]
+    return f"{base}_{digest}"
+
+
+def _program_stem(op):
+    file = getattr(op, "_program_file", "") or "spec"
+    return file.rsplit("/", 1)[-1].split(".")[0]
+
+
+def library_op(op, name=None, **consts):
+    """`op` (a kiln.Op) as torch.ops.kiln.<name>: callable on CUDA tensors, traceable by
+    torch.compile and torch.export. `consts` fix the op's consts for this operator. `name`
+    defaults to <spec file stem>_<op>[_<digest of the consts>]; asking again for an operator of
+    the same op returns it, and a name taken by another op is an ArgumentError."""
+    if not isinstance(op, Op):
+        raise ArgumentError(f"library_op takes a kiln.Op (prog.<name>), not {type(op).__name__}")
+    unknown = set(consts) - set(op.consts)
+    if unknown:
+        raise ArgumentError(f"op {op.name} has no const named {sorted(unknown)} (its consts: {op.consts or 'none'})")
+    name = name or _operator_name(op, consts)
+    if not re.fullmatch(r"[A-Za-z_][0-9A-Za-z_]*", name):
+        raise ArgumentError(f"'{name}' is not an operator name (letters, digits and _)")
+    made = _made.get(name)
+    if made is not None:
+        if made[0] is not op or made[1] != consts:
+            raise ArgumentError(f"torch.ops.kiln.{name} is already defined by another kiln op or consts; pass name=")
+        return made[2]
+    kinds = _input_kinds(op)
+    outputs = split_signature(op.signature)[1]
+    args = ", ".join(f"{'Tensor' if is_tensor else _SCALARS[dtype]} {arg}" for arg, dtype, is_tensor in kinds)
+    returns = "Tensor" if len(outputs) == 1 else "(" + ", ".join("Tensor" for _ in outputs) + ")"
+    lib = _lib()
+    lib.define(f"{name}({args}) -> {returns}")
+    variant = op._op(dict(consts))
+
+    def fake_inputs(values):
+        items = []
+        for (arg, dtype, is_tensor), v in zip(kinds, values):
+            items.append((_FAKE_ADDRESS, dtype, list(v.shape)) if is_tensor else v)
+        return items
+
+    def specs(values):
+        return [a for a in variant.arguments_for(fake_inputs(values)) if a["is_output"]]
+
+    def cuda_impl(*values):
+        first = next(v for v, (_, _, t) in zip(values, kinds) if t)
+        outs = [torch.empty(s["shape"], dtype=_DTYPES[s["dtype"]], device=first.device) for s in specs(values)]
+        result = op(*values, out=tuple(outs), **consts)
+        return result[0] if len(outs) == 1 else tuple(result)
+
+    def fake_impl(*values):
+        first = next(v for v, (_, _, t) in zip(values, kinds) if t)
+        outs = [first.new_empty(s["shape"], dtype=_DTYPES[s["dtype"]]) for s in specs(values)]
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    lib.impl(name, cuda_impl, "CUDA")
+    torch.library.register_fake(f"kiln::{name}", fake_impl, lib=lib)
+    operator = getattr(torch.ops.kiln, name)
+    _made[name] = (op, dict(consts), operator)
+    return operator
