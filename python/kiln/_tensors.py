@@ -80,6 +80,9 @@ def as_tensor(obj, name):
     if torch is not None:
         if not obj.is_cuda:
             raise ArgumentError(f"argument '{name}' is a PyTorch tensor on {obj.device}; kiln runs on CUDA devices")
+        if obj.requires_grad and torch.is_grad_enabled():
+            raise ArgumentError(f"argument '{name}' requires grad, and kiln ops have no autograd formula: the gradient "
+                                "would be dropped silently (call under torch.no_grad(), or pass .detach())")
         if not obj.is_contiguous():
             _warn_strided(name, "torch")
             obj = obj.contiguous()

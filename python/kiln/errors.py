@@ -8,12 +8,17 @@ class Error(Exception):
     """Anything kiln reports."""
 
 
-class SpecError(Error):
-    """A spec that does not parse or check; `file`, `line` and `column` locate the first error."""
+class SpecError(Error, ValueError):
+    """A spec that does not parse or check; `file`, `line` and `column` (also `col`) locate the
+    first error, and str() shows the line with a caret under it."""
 
     file = ""
     line = 0
     column = 0
+
+    @property
+    def col(self):
+        return self.column
 
 
 class ArgumentError(Error, ValueError):
@@ -39,7 +44,7 @@ class IoError(Error, OSError):
     """A file kiln reads or writes (a spec, a pack, the cache)."""
 
 
-class UnsupportedError(Error):
+class UnsupportedError(Error, NotImplementedError):
     """A valid spec that this version of kiln has no kernel template for."""
 
 

@@ -62,6 +62,10 @@ def test_wrong_device_and_dtype_name_the_argument(prog):
         prog.relu_add(torch.zeros(4, 4), randn(4))
     with pytest.raises(kiln.ArgumentError, match="'b' has dtype f16, expected f32"):
         prog.relu_add(randn(4, 4), randn(4, dtype=torch.float16))
+    with pytest.raises(kiln.ArgumentError, match="'a' requires grad, and kiln ops have no autograd formula"):
+        prog.relu_add(randn(4, 4).requires_grad_(), randn(4))
+    with torch.no_grad():
+        prog.relu_add(randn(4, 4).requires_grad_(), randn(4))
 
 
 def test_specialized_executable_launches(prog):

@@ -61,8 +61,9 @@ def test_output_specs_bind_dims_from_the_inputs(options):
 def test_spec_errors_carry_their_location(options):
     with pytest.raises(kiln.SpecError) as err:
         kiln.loads("op x {\n  in a: f32[N]\n  out y = a +\n}\n", name="broken.kiln", options=options)
-    assert (err.value.file, err.value.line, err.value.column) == ("broken.kiln", 4, 1)
-    assert "expected an expression" in str(err.value)
+    assert (err.value.file, err.value.line, err.value.column, err.value.col) == ("broken.kiln", 4, 1, 1)
+    assert "expected an expression" in str(err.value) and "\n}\n^" in str(err.value)   # the line, a caret
+    assert isinstance(err.value, ValueError)
 
 
 def test_a_missing_spec_file_names_it(options, tmp_path):
@@ -114,4 +115,5 @@ def test_errors_form_one_hierarchy():
     for cls in (kiln.SpecError, kiln.ArgumentError, kiln.CompileError, kiln.CudaError, kiln.IoError,
                 kiln.UnsupportedError, kiln.InternalError):
         assert issubclass(cls, kiln.Error)
-    assert issubclass(kiln.ArgumentError, ValueError)
+    assert issubclass(kiln.ArgumentError, ValueError) and issubclass(kiln.SpecError, ValueError)
+    assert issubclass(kiln.UnsupportedError, NotImplementedError) and issubclass(kiln.IoError, OSError)
