@@ -3,7 +3,11 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <string_view>
+
+#include "kiln/kiln.h"
 
 namespace kiln {
 
@@ -19,10 +23,30 @@ std::atomic<int>& level_slot() {
   return slot;
 }
 
+// set_log_handler's handler, when one is set: shared so that a line being handled keeps the
+// handler alive while another thread replaces it.
+std::mutex g_handler_mutex;
+std::shared_ptr<const LogHandler> g_handler;
+
+std::shared_ptr<const LogHandler> current_handler() {
+  std::lock_guard<std::mutex> lock(g_handler_mutex);
+  return g_handler;
+}
+
+// To the handler if there is one (message without the "kiln: tag: " prefix), else stderr.
+void deliver(LogLevel at, const std::string& message, const char* stderr_prefix_tag) {
+  if (auto handler = current_handler()) {
+    (*handler)(static_cast<int>(at), message);
+    return;
+  }
+  // One fprintf per line so lines from several threads do not interleave.
+  if (stderr_prefix_tag != nullptr) std::fprintf(stderr, "kiln: %s: %s\n", stderr_prefix_tag, message.c_str());
+  else std::fprintf(stderr, "%s%s", message.c_str(), !message.empty() && message.back() == '\n' ? "" : "\n");
+}
+
 void emit(LogLevel at, const char* tag, const std::string& message) {
   if (static_cast<int>(at) > level_slot().load(std::memory_order_relaxed)) return;
-  // One fprintf per line so lines from several threads do not interleave.
-  std::fprintf(stderr, "kiln: %s: %s\n", tag, message.c_str());
+  deliver(at, message, tag);
 }
 
 }  // namespace
@@ -41,8 +65,18 @@ void set_log_level(LogLevel level) { level_slot().store(static_cast<int>(level))
 void log_warning(const std::string& message) { emit(LogLevel::warning, "warning", message); }
 void log_spec_warning(const std::string& rendered) {
   if (static_cast<int>(LogLevel::warning) > level_slot().load(std::memory_order_relaxed)) return;
-  const bool ends_line = !rendered.empty() && rendered.back() == '\n';
-  std::fprintf(stderr, "%s%s", rendered.c_str(), ends_line ? "" : "\n");
+  deliver(LogLevel::warning, rendered, nullptr);
+}
+
+void set_log_handler(LogHandler handler) {
+  std::lock_guard<std::mutex> lock(g_handler_mutex);
+  g_handler = handler ? std::make_shared<const LogHandler>(std::move(handler)) : nullptr;
+}
+
+bool set_log_level_name(std::string_view name) {
+  const auto level = parse_log_level(name);
+  if (level) set_log_level(*level);
+  return level.has_value();
 }
 void log_info(const std::string& message) { emit(LogLevel::info, "info", message); }
 void log_debug(const std::string& message) { emit(LogLevel::debug, "debug", message); }

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -396,6 +397,16 @@ class Program {
 // throw ArgumentError naming it. The source kiln_add_pack(... EMBED) generates calls this from a
 // static initializer; returns true.
 bool register_embedded_pack(const char* name, const unsigned char* data, std::size_t size);
+
+// Where kiln's diagnostics go (the KILN_LOG lines, docs/api.md "Logging"): stderr, unless a
+// handler is set. The handler gets each line kiln emits at the current level, with its level
+// (1 warning, 2 info, 3 debug) and without the "kiln: warning: " prefix, from any thread; an
+// empty function restores stderr. The Python package sends them to the `kiln` logger.
+using LogHandler = std::function<void(int level, const std::string& message)>;
+void set_log_handler(LogHandler handler);
+// The level (KILN_LOG's names: quiet, warning, info, debug), as KILN_LOG would set it; false
+// (nothing changed) for another name.
+bool set_log_level_name(std::string_view name);
 
 class Runtime {
  public:

@@ -149,6 +149,35 @@ nb::list kernels_list(const std::vector<kiln::KernelInfo>& infos) {
 
 kiln::Stream stream_of(std::uintptr_t handle) { return reinterpret_cast<kiln::Stream>(handle); }
 
+// ---------------------------------------------------------------- logging
+// kiln's diagnostics go to a Python callable (kiln/__init__.py passes the `kiln` logger's log
+// method) with Python's levels; None gives them back to stderr. The handler may run on any thread:
+// it takes the GIL. Every entry point below that can block on the runtime's locks releases the
+// GIL first, so a thread that logs while holding one of those locks never waits for a thread that
+// holds the GIL while it waits for that lock.
+PyObject* g_log = nullptr;   // a strong reference, kept until replaced
+
+void route_logs(nb::object log) {
+  if (log.is_none()) {
+    kiln::set_log_handler({});
+    return;
+  }
+  PyObject* previous = g_log;
+  g_log = log.release().ptr();
+  Py_XDECREF(previous);
+  kiln::set_log_handler([](int level, const std::string& message) {
+    if (!Py_IsInitialized()) return;
+    nb::gil_scoped_acquire gil;
+    const int py_level = level <= 1 ? 30 : level == 2 ? 20 : 10;   // WARNING, INFO, DEBUG
+    try {
+      nb::handle log(g_log);
+      log(py_level, "%s", message);   // (the message is an argument, not a format)
+    } catch (nb::python_error& e) {
+      e.discard_as_unraisable("kiln's log handler");
+    }
+  });
+}
+
 // A DLPack object (anything nanobind's ndarray accepts: __dlpack__ or a capsule) as the
 // (pointer, dtype, shape, strides, device type, device id) the Python layer checks and passes on.
 nb::tuple dlpack_info(nb::ndarray<> a) {
@@ -185,6 +214,12 @@ NB_MODULE(_kiln, m) {
 
   m.attr("__version__") = KILN_VERSION;
   m.def("dlpack_info", &dlpack_info, nb::arg("array"));
+  m.def("route_logs", &route_logs, nb::arg("log").none());
+  m.def("set_log_level", [](const std::string& name) {
+    if (!kiln::set_log_level_name(name))
+      throw kiln::ArgumentError("log level '" + name + "' is not one of quiet, warning, info, debug");
+  });
+  using release = nb::call_guard<nb::gil_scoped_release>;
 
   nb::class_<kiln::Runtime>(m, "Runtime")
       .def(
@@ -202,9 +237,9 @@ NB_MODULE(_kiln, m) {
           },
           nb::arg("cache_dir"), nb::arg("disk_cache"), nb::arg("arch"), nb::arg("precision"), nb::arg("template_dir"),
           nb::arg("use_environment"))
-      .def("load_file", &kiln::Runtime::load_file, nb::arg("path"))
-      .def("load_string", &kiln::Runtime::load_string, nb::arg("text"), nb::arg("name"))
-      .def("preload", &kiln::Runtime::preload, nb::arg("pack_path"))
+      .def("load_file", &kiln::Runtime::load_file, nb::arg("path"), release())
+      .def("load_string", &kiln::Runtime::load_string, nb::arg("text"), nb::arg("name"), release())
+      .def("preload", &kiln::Runtime::preload, nb::arg("pack_path"), release())
       .def("arch", &kiln::Runtime::arch)
       .def("stats", [](const kiln::Runtime& rt) {
         const kiln::Stats s = rt.stats();
@@ -217,7 +252,7 @@ NB_MODULE(_kiln, m) {
       });
 
   nb::class_<kiln::Program>(m, "Program")
-      .def("op", &kiln::Program::op, nb::arg("name"))
+      .def("op", &kiln::Program::op, nb::arg("name"), release())
       .def("op_names", &kiln::Program::op_names)
       .def("file", &kiln::Program::file)
       .def("warnings", &kiln::Program::warnings);
@@ -227,16 +262,36 @@ NB_MODULE(_kiln, m) {
       .def("signature", &kiln::Op::signature)
       .def("dim_names", &kiln::Op::dim_names)
       .def("const_names", &kiln::Op::const_names)
-      .def("with_consts", [](const kiln::Op& op, const nb::dict& consts) { return op.with_consts(consts_of(consts)); })
-      .def("with_precision", [](const kiln::Op& op, const std::string& p) { return op.with_precision(precision_of(p)); })
+      .def("with_consts",
+           [](const kiln::Op& op, const nb::dict& consts) {
+             const kiln::Consts c = consts_of(consts);
+             nb::gil_scoped_release unlocked;
+             return op.with_consts(c);
+           })
+      .def("with_precision",
+           [](const kiln::Op& op, const std::string& p) {
+             const kiln::Precision precision = precision_of(p);
+             nb::gil_scoped_release unlocked;
+             return op.with_precision(precision);
+           })
       .def("specialize",
            [](const kiln::Op& op, const std::map<std::string, std::int64_t>& dims, const nb::dict& consts) {
              kiln::Bindings b;
              b.dims = dims;
              b.consts = consts_of(consts);
+             nb::gil_scoped_release unlocked;
              return op.specialize(b);
            })
-      .def("arguments_for", [](const kiln::Op& op, const nb::list& inputs) { return arguments_list(op.arguments_for(args_of(inputs))); })
+      .def("arguments_for",
+           [](const kiln::Op& op, const nb::list& inputs) {
+             const std::vector<kiln::Arg> args = args_of(inputs);
+             std::vector<kiln::ArgumentInfo> infos;
+             {
+               nb::gil_scoped_release unlocked;
+               infos = op.arguments_for(args);
+             }
+             return arguments_list(infos);
+           })
       .def("call", [](const kiln::Op& op, std::uintptr_t stream, const nb::list& items) {
         const std::vector<kiln::Arg> args = args_of(items);
         nb::gil_scoped_release release;   // compiles and launches without holding the GIL
@@ -244,8 +299,8 @@ NB_MODULE(_kiln, m) {
       });
 
   nb::class_<kiln::Executable>(m, "Executable")
-      .def("plan_text", &kiln::Executable::plan_text)
-      .def("source", &kiln::Executable::source)
+      .def("plan_text", &kiln::Executable::plan_text, release())
+      .def("source", &kiln::Executable::source, release())
       .def("ptx", [](const kiln::Executable& e) {
         nb::gil_scoped_release release;
         return e.ptx();

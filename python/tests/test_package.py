@@ -117,3 +117,26 @@ def test_errors_form_one_hierarchy():
         assert issubclass(cls, kiln.Error)
     assert issubclass(kiln.ArgumentError, ValueError) and issubclass(kiln.SpecError, ValueError)
     assert issubclass(kiln.UnsupportedError, NotImplementedError) and issubclass(kiln.IoError, OSError)
+
+
+def test_diagnostics_go_to_the_kiln_logger(options):
+    import logging
+
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record)
+
+    keep = Keep()
+    kiln.logger.addHandler(keep)
+    try:
+        kiln.set_log_level("info")
+        kiln.loads(RELU_ADD, name="logged.kiln", options=options).relu_add.specialize(B=3, N=5).kernels
+    finally:
+        kiln.set_log_level("warning")
+        kiln.logger.removeHandler(keep)
+    infos = [r.getMessage() for r in records if r.levelno == logging.INFO]
+    assert any("relu_add" in m for m in infos), infos
+    with pytest.raises(kiln.ArgumentError, match="log level 'loud'"):
+        kiln.set_log_level("loud")

@@ -4,10 +4,13 @@
 // (KILN_NVRTC_LIB, KILN_LOG) run in a child process.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kiln/kiln.h"
 #include "runtime/child_process.h"
@@ -141,4 +144,34 @@ TEST_CASE("KILN_LOG=info logs each compile, disk miss and hit; debug adds keys a
   INFO(quiet);
   CHECK(quiet.find("kiln: info:") == std::string::npos);
   CHECK(quiet.find("kiln: debug:") == std::string::npos);
+}
+
+// Child half: the same compile with a log handler set and the level raised through the API.
+TEST_CASE("child: a log handler gets the lines instead of stderr") {
+  if (!kiln_test::in_child()) return;
+  std::vector<std::pair<int, std::string>> lines;
+  kiln::set_log_handler([&](int level, const std::string& message) { lines.emplace_back(level, message); });
+  CHECK(kiln::set_log_level_name("info"));
+  CHECK_FALSE(kiln::set_log_level_name("loud"));
+  {
+    kiln::Runtime rt = make_runtime(child_dir());
+    specialize_axpby(rt, 1000);
+  }
+  kiln::set_log_handler({});
+  bool compiled = false;
+  for (const auto& [level, message] : lines) compiled |= level == 2 && message.rfind("compiled axpby (N=1000)", 0) == 0;
+  CHECK(compiled);
+  std::fprintf(stderr, "handler lines: %zu\n", lines.size());
+}
+
+TEST_CASE("set_log_handler: kiln's lines go to the handler (level and message), not to stderr; an empty one restores stderr") {
+  if (skip_without_nvrtc()) return;
+  const std::string dir = cache_dir("log_handler");
+  fs::remove_all(dir);
+  auto child = kiln_test::run_test_case_in_child("KILN_TEST_CACHE_DIR=" + dir, "child: a log handler gets the lines instead of stderr");
+  fs::remove_all(dir);
+  INFO(child.output);
+  CHECK(child.exit_code == 0);
+  CHECK(child.output.find("kiln: info:") == std::string::npos);   // nothing printed by kiln itself
+  CHECK(child.output.find("handler lines: 2\n") != std::string::npos);   // the disk miss and the compile
 }
