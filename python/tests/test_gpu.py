@@ -93,3 +93,31 @@ def test_cupy_arrays_in_and_out(prog):
     y = prog.relu_add(a, b)
     assert isinstance(y, cupy.ndarray)
     assert float(abs(y - cupy.maximum(a + b, 0)).max()) <= 1e-6
+
+
+def test_sixteen_threads_compile_one_kernel_once(tmp_path):
+    import threading
+
+    options = kiln.Options(cache_dir=str(tmp_path / "threads"))
+    prog = kiln.load(SPECS / "elementwise.kiln", options)
+    a, b = randn(100, 10), randn(10)
+    ref = torch.relu(a + b)
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(20):
+                results.append(prog.relu_add(a, b))
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    torch.cuda.synchronize()
+    assert not errors, errors
+    assert len(results) == 320 and all(torch.equal(r, ref) for r in results)
+    stats = kiln.stats(options)
+    assert stats["compiles"] == 1 and stats["launches"] == 320
