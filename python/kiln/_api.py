@@ -1,7 +1,11 @@
 """The Python API: Options, load/loads, Program, Op, Executable (over kiln._kiln)."""
 
+from __future__ import annotations
+
 import dataclasses
+import os
 import threading
+from typing import Any, Optional, Union
 
 from . import _kiln
 from ._tensors import as_tensor, empty, stream_handle
@@ -14,11 +18,11 @@ class Options:
     cache_dir $KILN_CACHE_DIR, else ~/.cache/kiln; arch the current GPU's, else $KILN_ARCH, else
     sm_90. precision: "fp32" (fp32-accurate, the default), "ieee", "tf32" or "3xtf32"."""
 
-    cache_dir: str = None
+    cache_dir: Optional[str] = None
     disk_cache: bool = True
-    arch: str = None
+    arch: Optional[str] = None
     precision: str = "fp32"
-    template_dir: str = None
+    template_dir: Optional[str] = None
     use_environment: bool = True
 
 
@@ -40,24 +44,24 @@ def _runtime(options):
         return rt
 
 
-def reset():
+def reset() -> None:
     """Drops every runtime kiln holds (memory caches, loaded modules): the next load starts a new
     one, which finds compiled kernels in the disk cache. Programs loaded before keep theirs."""
     with _runtimes_lock:
         _runtimes.clear()
 
 
-def stats(options=None):
+def stats(options: Optional[Options] = None) -> dict[str, int]:
     """The counters of the runtime for `options`: memory_hits, disk_hits, compiles, launches."""
     return dict(_runtime(options).stats())
 
 
-def load(path, options=None):
+def load(path: Union[str, os.PathLike], options: Optional[Options] = None) -> Program:
     """The ops of a spec file."""
     return Program(_runtime(options).load_file(str(path)))
 
 
-def loads(text, name="inline", options=None):
+def loads(text: str, name: str = "inline", options: Optional[Options] = None) -> Program:
     """The ops of a spec given as text; `name` stands for its file in messages and sources."""
     return Program(_runtime(options).load_string(text, name))
 
@@ -70,25 +74,25 @@ class Program:
         self._ops = {}
 
     @property
-    def ops(self):
+    def ops(self) -> list[str]:
         return list(self._impl.op_names())
 
     @property
-    def file(self):
+    def file(self) -> str:
         return self._impl.file()
 
     @property
-    def warnings(self):
+    def warnings(self) -> list[str]:
         return list(self._impl.warnings())
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> Op:
         op = self._ops.get(name)
         if op is None:
             op = self._ops[name] = Op(self._impl.op(name))
             op._program_file = self.file
         return op
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Op:
         if name.startswith("_"):
             raise AttributeError(name)
         return self[name]
@@ -117,7 +121,7 @@ def _decls(text):
     return decls
 
 
-def split_signature(signature):
+def split_signature(signature: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """The inputs and outputs of "op(a: f32[M, K], s: f32) -> y: f32[M]" (or "-> (y: ..., z: ...)"),
     each a list of (name, type)."""
     head, _, tail = signature.partition(") -> ")
@@ -139,29 +143,29 @@ class Op:
         self._specs = {}   # (op variant, input dtypes and shapes) -> the outputs' specs
 
     @property
-    def name(self):
+    def name(self) -> str:
         return self._impl.name()
 
     @property
-    def signature(self):
+    def signature(self) -> str:
         return self._impl.signature()
 
     @property
-    def inputs(self):
+    def inputs(self) -> list[str]:
         """The input names, in call order."""
         return list(self._inputs)
 
     @property
-    def outputs(self):
+    def outputs(self) -> list[str]:
         """The output names, in the order a call returns them."""
         return [name for name, _ in split_signature(self.signature)[1]]
 
     @property
-    def dims(self):
+    def dims(self) -> list[str]:
         return list(self._impl.dim_names())
 
     @property
-    def consts(self):
+    def consts(self) -> list[str]:
         return list(self._impl.const_names())
 
     def _op(self, consts, precision=None):
@@ -187,13 +191,14 @@ class Op:
                 items.append(t.arg())
         return items, tensors
 
-    def output_specs(self, *inputs, **consts):
+    def output_specs(self, *inputs: Any, **consts: Union[bool, int, float]) -> list[dict[str, Any]]:
         """What a call with these inputs returns: [{"name", "dtype", "shape"}], one per output."""
         items, _ = self._inputs_of(inputs)
         return [{"name": a["name"], "dtype": a["dtype"], "shape": a["shape"]}
                 for a in self._op(consts).arguments_for(items) if a["is_output"]]
 
-    def __call__(self, *inputs, out=None, stream=None, precision=None, **consts):
+    def __call__(self, *inputs: Any, out: Any = None, stream: Any = None, precision: Optional[str] = None,
+                 **consts: Union[bool, int, float]) -> Any:
         op = self._op(consts, precision)
         items, tensors = self._inputs_of(inputs)
         proto = tensors[0] if tensors else None
@@ -216,7 +221,7 @@ class Op:
             return out
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def specialize(self, precision=None, **values):
+    def specialize(self, precision: Optional[str] = None, **values: Union[bool, int, float]) -> Executable:
         """The op at concrete dims (and consts): an Executable with its plan, source, PTX and kernels."""
         const_names = set(self.consts)
         consts = {k: v for k, v in values.items() if k in const_names}
@@ -235,34 +240,34 @@ class Executable:
         self._impl = impl
 
     @property
-    def plan(self):
+    def plan(self) -> str:
         return self._impl.plan_text()
 
     @property
-    def source(self):
+    def source(self) -> str:
         return self._impl.source()
 
     @property
-    def ptx(self):
+    def ptx(self) -> str:
         return self._impl.ptx()
 
     @property
-    def sass(self):
+    def sass(self) -> str:
         return self._impl.sass()
 
     @property
-    def kernels(self):
+    def kernels(self) -> list[dict[str, Any]]:
         return list(self._impl.kernels())
 
     @property
-    def arguments(self):
+    def arguments(self) -> list[dict[str, Any]]:
         return list(self._impl.arguments())
 
     @property
-    def signature(self):
+    def signature(self) -> str:
         return self._impl.signature()
 
-    def __call__(self, *args, stream=None):
+    def __call__(self, *args: Any, stream: Any = None) -> None:
         """Launches on every argument, inputs then outputs (shapes as specialized)."""
         items, proto = [], None
         for a, info in zip(args, self.arguments):

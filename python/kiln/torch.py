@@ -13,8 +13,11 @@ Consts are fixed when the operator is made (a distinct operator per set of const
 autograd formula: calling one on tensors that require grad raises in backward.
 """
 
+from __future__ import annotations
+
 import hashlib
 import re
+from typing import Any, Optional
 
 import torch
 
@@ -56,7 +59,7 @@ def _program_stem(op):
     return file.rsplit("/", 1)[-1].split(".")[0]
 
 
-def library_op(op, name=None, **consts):
+def library_op(op: Op, name: Optional[str] = None, **consts: Any) -> Any:
     """`op` (a kiln.Op) as torch.ops.kiln.<name>: callable on CUDA tensors, traceable by
     torch.compile and torch.export. `consts` fix the op's consts for this operator. `name`
     defaults to <spec file stem>_<op>[_<digest of the consts>]; asking again for an operator of
