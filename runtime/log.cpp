@@ -67,6 +67,8 @@ void log_spec_warning(const std::string& rendered) {
   if (static_cast<int>(LogLevel::warning) > level_slot().load(std::memory_order_relaxed)) return;
   deliver(LogLevel::warning, rendered, nullptr);
 }
+void log_info(const std::string& message) { emit(LogLevel::info, "info", message); }
+void log_debug(const std::string& message) { emit(LogLevel::debug, "debug", message); }
 
 void set_log_handler(LogHandler handler) {
   std::lock_guard<std::mutex> lock(g_handler_mutex);
@@ -78,7 +80,5 @@ bool set_log_level_name(std::string_view name) {
   if (level) set_log_level(*level);
   return level.has_value();
 }
-void log_info(const std::string& message) { emit(LogLevel::info, "info", message); }
-void log_debug(const std::string& message) { emit(LogLevel::debug, "debug", message); }
 
 }  // namespace kiln

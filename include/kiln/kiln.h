@@ -359,11 +359,11 @@ class Op {
   Executable specialize(const std::map<std::string, std::int64_t>& dims) const {
     return specialize(Bindings{dims, {}});
   }
-  // Consts fixed for every later call of the returned op.
   // The arguments of a call with these inputs (inputs, then outputs), the outputs' shapes bound
   // from the inputs': what a caller that allocates the outputs needs. The inputs are checked as
   // a call checks them (ArgumentError naming the argument).
   std::vector<ArgumentInfo> arguments_for(const std::vector<Arg>& inputs) const;
+  // Consts fixed for every later call of the returned op.
   Op with_consts(const Consts& consts) const;
   Op with_precision(Precision precision) const;
 

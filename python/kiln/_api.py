@@ -269,16 +269,17 @@ class Executable:
 
     def __call__(self, *args: Any, stream: Any = None) -> None:
         """Launches on every argument, inputs then outputs (shapes as specialized)."""
+        infos = self.arguments
+        if len(args) != len(infos):
+            raise ArgumentError(f"got {len(args)} arguments, expected {len(infos)} ({self.signature})")
         items, proto = [], None
-        for a, info in zip(args, self.arguments):
+        for a, info in zip(args, infos):
             if isinstance(a, (bool, int, float)):
                 items.append(a)
             else:
                 t = as_tensor(a, info["name"])
                 proto = proto or t
                 items.append(t.arg())
-        if len(args) != len(self.arguments):
-            raise ArgumentError(f"got {len(args)} arguments, expected {len(self.arguments)} ({self.signature})")
         self._impl.launch(stream_handle(stream, proto), items)
 
     def __repr__(self):

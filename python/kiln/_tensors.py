@@ -33,29 +33,42 @@ class Tensor:
         return (self.ptr, self.dtype, list(self.shape))
 
 
-_torch = None          # the torch module, once a torch tensor has been seen
+_torch = None          # the torch module, once a torch tensor has been seen (or torch_dtype asked)
 _torch_dtypes = {}     # torch dtype -> kiln dtype name
+_kiln_to_torch = {}    # kiln dtype name -> torch dtype
 _torch_raw_stream = None
 
 
+def _init_torch():
+    """Imports torch and builds what a call on torch tensors reads, once."""
+    global _torch, _torch_dtypes, _kiln_to_torch, _torch_raw_stream
+    if _torch is None:
+        import torch
+
+        _torch_dtypes = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64",
+                         torch.int32: "i32", torch.int64: "i64", torch.uint64: "u64", torch.bool: "bool"}
+        _kiln_to_torch = {name: dtype for dtype, name in _torch_dtypes.items()}
+        # The current stream's handle without building a torch.cuda.Stream object (a call's largest
+        # host cost otherwise); the public path where this private function is missing.
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        _torch_raw_stream = raw if raw is not None else (lambda index: torch.cuda.current_stream(index).cuda_stream)
+        _torch = torch
+    return _torch
+
+
+def torch_dtype(name):
+    """The torch dtype of a kiln dtype name."""
+    _init_torch()
+    return _kiln_to_torch[name]
+
+
 def _torch_module(obj):
-    global _torch, _torch_dtypes, _torch_raw_stream
     if _torch is not None:
         return _torch if isinstance(obj, _torch.Tensor) else None
     if not type(obj).__module__.startswith("torch"):
         return None
-    import torch
-
-    if not isinstance(obj, torch.Tensor):
-        return None
-    _torch_dtypes = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64",
-                     torch.int32: "i32", torch.int64: "i64", torch.uint64: "u64", torch.bool: "bool"}
-    # The current stream's handle without building a torch.cuda.Stream object (a call's largest
-    # host cost otherwise); the public path where this private function is missing.
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    _torch_raw_stream = raw if raw is not None else (lambda index: torch.cuda.current_stream(index).cuda_stream)
-    _torch = torch
-    return torch
+    torch = _init_torch()
+    return torch if isinstance(obj, torch.Tensor) else None
 
 
 def _warn_strided(name, framework):
@@ -128,10 +141,7 @@ def as_tensor(obj, name):
 def empty(proto, dtype, shape, name):
     """A new output tensor of `proto`'s framework and device."""
     if proto.framework == "torch":
-        import torch
-
-        torch_dtype = {v: k for k, v in _torch_dtypes.items()}[dtype]
-        return torch.empty(shape, dtype=torch_dtype, device=proto.device)
+        return _torch.empty(shape, dtype=_kiln_to_torch[dtype], device=proto.device)
     if proto.framework == "cupy":
         import cupy
 

@@ -22,12 +22,11 @@ from typing import Any, Optional
 import torch
 
 from ._api import Op, split_signature
+from ._tensors import torch_dtype
 from .errors import ArgumentError
 
 _SCALARS = {"f32": "float", "f64": "float", "f16": "float", "bf16": "float", "i32": "int", "i64": "int",
             "u64": "int", "bool": "bool"}
-_DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "f64": torch.float64,
-           "i32": torch.int32, "i64": torch.int64, "u64": torch.uint64, "bool": torch.bool}
 _FAKE_ADDRESS = 1 << 20   # what the fake implementation passes as a data pointer: only shapes are read
 
 _library = None
@@ -55,7 +54,7 @@ def _operator_name(op, consts):
 
 
 def _program_stem(op):
-    file = getattr(op, "_program_file", "") or "spec"
+    file = op._program_file or "spec"
     return file.rsplit("/", 1)[-1].split(".")[0]
 
 
@@ -96,13 +95,13 @@ def library_op(op: Op, name: Optional[str] = None, **consts: Any) -> Any:
 
     def cuda_impl(*values):
         first = next(v for v, (_, _, t) in zip(values, kinds) if t)
-        outs = [torch.empty(s["shape"], dtype=_DTYPES[s["dtype"]], device=first.device) for s in specs(values)]
+        outs = [torch.empty(s["shape"], dtype=torch_dtype(s["dtype"]), device=first.device) for s in specs(values)]
         result = op(*values, out=tuple(outs), **consts)
         return result[0] if len(outs) == 1 else tuple(result)
 
     def fake_impl(*values):
         first = next(v for v, (_, _, t) in zip(values, kinds) if t)
-        outs = [first.new_empty(s["shape"], dtype=_DTYPES[s["dtype"]]) for s in specs(values)]
+        outs = [first.new_empty(s["shape"], dtype=torch_dtype(s["dtype"])) for s in specs(values)]
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     lib.impl(name, cuda_impl, "CUDA")
