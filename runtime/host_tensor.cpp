@@ -106,6 +106,43 @@ ref::HostTensor from_device_bytes(DType dtype, std::vector<std::int64_t> shape, 
   return t;
 }
 
+namespace {
+// A scalar argument as the reference reads the param: converted as a launch converts it
+// (runtime.cpp's scalar_value), with i64 and u64 bit patterns kept exact.
+ref::HostValue host_scalar(const Scalar& s, DType want) {
+  const bool from_float = dtype_is_float(s.dtype);
+  const double as_double = from_float ? s.value.f : s.dtype == DType::u64 ? static_cast<double>(s.value.u)
+                                                                            : static_cast<double>(s.value.i);
+  if (want == DType::u64 || want == DType::i64)
+    return ref::make_scalar_bits(want, from_float ? static_cast<std::uint64_t>(static_cast<std::int64_t>(s.value.f))
+                                                  : s.value.u);
+  return ref::make_scalar(want, want == DType::boolean ? (as_double != 0 ? 1.0 : 0.0) : as_double);
+}
+}  // namespace
+
+void evaluate_on_host(const ir::BoundIr& bound, const Arg* args, std::size_t count) {
+  const ir::Ir& ir = *bound.ir;
+  KILN_ASSERT(count == ir.params.size() + ir.outputs.size(), "{} arguments for {}", count, ir.op_name);
+  std::vector<ref::HostValue> inputs;
+  for (std::size_t i = 0; i < ir.params.size(); ++i) {
+    if (!args[i].is_tensor()) {
+      inputs.push_back(host_scalar(args[i].scalar(), ir.params[i].dtype));
+      continue;
+    }
+    const TensorRef& t = args[i].tensor();
+    const char* bytes = static_cast<const char*>(t.data);
+    const std::vector<char> copy(bytes, bytes + t.numel() * static_cast<std::int64_t>(dtype_size(t.dtype)));
+    ref::HostValue v;
+    v.tensor = from_device_bytes(t.dtype, t.shape, copy);
+    inputs.push_back(std::move(v));
+  }
+  const std::vector<ref::HostTensor> outputs = ref::evaluate(bound, inputs);
+  for (std::size_t o = 0; o < outputs.size(); ++o) {
+    const std::vector<char> bytes = to_device_bytes(outputs[o]);
+    std::memcpy(args[ir.params.size() + o].tensor().data, bytes.data(), bytes.size());
+  }
+}
+
 Tolerance Tolerance::for_dtype(DType dtype) {
   switch (dtype) {
     case DType::f32: return {1e-4, 1e-4, 1e-5};

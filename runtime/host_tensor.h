@@ -20,6 +20,11 @@ float half_bits_to_float(std::uint16_t h);
 std::uint16_t float_to_bf16_bits(float v);
 float bf16_bits_to_float(std::uint16_t h);
 
+// The float64 reference of `bound` on host arguments, as a launch takes them (inputs, then
+// outputs; every tensor in host memory, contiguous, already checked against the op): reads the
+// inputs, evaluates, and writes each output in its dtype. Executable::reference, Op::reference.
+void evaluate_on_host(const ir::BoundIr& bound, const Arg* args, std::size_t count);
+
 // How close a result must be to the float64 reference, per output dtype:
 // f32: every element within atol = rtol = 1e-4 (KernelBench's check) and
 // norm-wise relative error under 1e-5; f16/bf16: 1e-2; f64: 1e-9; integers and

@@ -36,6 +36,7 @@
 #include "runtime/driver.h"
 #include "runtime/env.h"
 #include "runtime/hash.h"
+#include "runtime/host_tensor.h"
 #include "runtime/log.h"
 #include "runtime/nvrtc.h"
 #include "runtime/pack.h"
@@ -340,10 +341,10 @@ void validate_each(const ir::Ir& ir, const Arg* args, std::size_t count, const i
     const std::size_t rank = is_output ? (bound ? bound->shape(ir.outputs[i - ir.params.size()].node).size()
                                                 : ir.node(ir.outputs[i - ir.params.size()].node).shape.size())
                                        : ir.params[i].shape.size();
-    KILN_CHECK(t.shape.size() == rank, ArgumentError, "{}: '{}' has rank {}, expected {}", ir.op_name, name,
+    KILN_CHECK(t.shape.size() == rank, ShapeError, "{}: '{}' has rank {}, expected {}", ir.op_name, name,
                t.shape.size(), rank);
     for (std::size_t d = 0; d < t.shape.size(); ++d)
-      KILN_CHECK(t.shape[d] >= 1, ArgumentError, "{}: '{}' has extent {} in dim {}; every extent must be >= 1",
+      KILN_CHECK(t.shape[d] >= 1, ShapeError, "{}: '{}' has extent {} in dim {}; every extent must be >= 1",
                  ir.op_name, name, t.shape[d], d);
     KILN_CHECK(t.data != nullptr, ArgumentError, "{}: '{}' is a null pointer", ir.op_name, name);
     KILN_CHECK(reinterpret_cast<std::uintptr_t>(t.data) % dtype_size(t.dtype) == 0, ArgumentError,
@@ -356,7 +357,7 @@ void validate_each(const ir::Ir& ir, const Arg* args, std::size_t count, const i
     if (bound) {
       const auto& want_shape = is_output ? bound->shape(ir.outputs[i - ir.params.size()].node)
                                          : bound->shape(ir.params[i].node);
-      KILN_CHECK(t.shape == want_shape, ArgumentError, "{}: '{}' has shape {}, but this executable was specialized for {}",
+      KILN_CHECK(t.shape == want_shape, ShapeError, "{}: '{}' has shape {}, but this executable was specialized for {}",
                  ir.op_name, name, fmt::join(t.shape, "x"), fmt::join(want_shape, "x"));
     }
   }
@@ -578,18 +579,31 @@ void OpImpl::call(Stream stream, const Arg* args, std::size_t count) {
   if (exe) {
     program->runtime->memory_hits.fetch_add(1);
   } else {
-    std::vector<std::vector<std::int64_t>> param_shapes, output_shapes;
-    for (std::size_t i = 0; i < count; ++i) {
-      std::vector<std::int64_t> shape = args[i].is_tensor() ? args[i].tensor().shape : std::vector<std::int64_t>{};
-      (i < ir->params.size() ? param_shapes : output_shapes).push_back(std::move(shape));
-    }
-    auto bound = program->runtime->pipeline.bind(ir, param_shapes, output_shapes);
-    auto created = std::make_shared<ExecutableImpl>(program->runtime, bound, consts, precision, aligned);
+    auto created = std::make_shared<ExecutableImpl>(program->runtime, bind(args, count), consts, precision, aligned);
     std::unique_lock<std::shared_mutex> lock(mutex);
     auto [it, inserted] = executables.emplace(key, created);
     exe = it->second;
   }
   exe->launch(stream, args, count);
+}
+
+std::shared_ptr<const ir::BoundIr> OpImpl::bind(const Arg* args, std::size_t count) const {
+  std::vector<std::vector<std::int64_t>> param_shapes, output_shapes;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::vector<std::int64_t> shape = args[i].is_tensor() ? args[i].tensor().shape : std::vector<std::int64_t>{};
+    (i < ir->params.size() ? param_shapes : output_shapes).push_back(std::move(shape));
+  }
+  return program->runtime->pipeline.bind(ir, param_shapes, output_shapes);
+}
+
+void Op::reference(const std::vector<Arg>& args) const {
+  validate_arguments(*impl_->ir, args.data(), args.size(), nullptr);
+  evaluate_on_host(*impl_->bind(args.data(), args.size()), args.data(), args.size());
+}
+
+void Executable::reference(const std::vector<Arg>& args) const {
+  validate_arguments(*impl_->plan.bound->ir, args.data(), args.size(), impl_->plan.bound.get());
+  evaluate_on_host(*impl_->plan.bound, args.data(), args.size());
 }
 
 void Executable::launch(Stream stream, std::initializer_list<Arg> args) const {

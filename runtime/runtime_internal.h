@@ -102,6 +102,8 @@ struct CallKeyHash {
 
 struct OpImpl {
   void call(Stream stream, const Arg* args, std::size_t count);
+  // The dims bound from every argument's shape (a call's miss path, Op::reference).
+  std::shared_ptr<const ir::BoundIr> bind(const Arg* args, std::size_t count) const;
 
   std::shared_ptr<ProgramImpl> program;
   std::string name;

@@ -582,17 +582,17 @@ namespace {
 void bind_shape(const std::string& who, const Shape& declared, DType dtype, const std::vector<std::int64_t>& actual,
                 std::map<std::string, DimValue>& given, std::vector<std::pair<std::string, std::int64_t>>& deferred,
                 std::vector<const DimExpr*>& deferred_exprs) {
-  KILN_CHECK(actual.size() == declared.size(), ArgumentError,
+  KILN_CHECK(actual.size() == declared.size(), ShapeError,
              "{} must have rank {} ({}[{}]) but has shape [{}]", who, declared.size(), dtype_name(dtype),
              symbolic_shape(declared), concrete_shape(actual));
   for (std::size_t i = 0; i < declared.size(); ++i) {
     std::string source = fmt::format("{}.shape[{}]", who, i);
     const DimExpr& e = declared[i];
     if (auto c = e.as_constant()) {
-      KILN_CHECK(actual[i] == *c, ArgumentError, "{} must be {}, got {}", source, *c, actual[i]);
+      KILN_CHECK(actual[i] == *c, ShapeError, "{} must be {}, got {}", source, *c, actual[i]);
     } else if (e.kind() == DimExpr::Kind::Dim) {
       auto [it, inserted] = given.try_emplace(e.name(), DimValue{actual[i], source});
-      KILN_CHECK(inserted || it->second.value == actual[i], ArgumentError, "dim {} is {} from {} but {} from {}",
+      KILN_CHECK(inserted || it->second.value == actual[i], ShapeError, "dim {} is {} from {} but {} from {}",
                  e.name(), it->second.value, it->second.source, actual[i], source);
     } else {
       deferred.emplace_back(source, actual[i]);
@@ -625,7 +625,7 @@ BoundIr bind_from_shapes(std::shared_ptr<const Ir> ir, const std::vector<std::ve
   BoundIr bound = ir::bind(std::move(ir), given);
   for (std::size_t i = 0; i < deferred.size(); ++i) {
     std::int64_t want = deferred_exprs[i]->evaluate(bound.dims);
-    KILN_CHECK(want == deferred[i].second, ArgumentError, "{} must be {} = {}, got {}", deferred[i].first,
+    KILN_CHECK(want == deferred[i].second, ShapeError, "{} must be {} = {}, got {}", deferred[i].first,
                deferred_exprs[i]->str(), want, deferred[i].second);
   }
   return bound;

@@ -220,9 +220,9 @@ struct DimValue {
 
 // A binding error that has a place in the spec (the dim's declaration, the node whose
 // size is wrong): `kiln check --ir` shows it as `file:line:col: error: ...`.
-class BindError : public ArgumentError {
+class BindError : public ShapeError {
  public:
-  BindError(const std::string& message, SourceLoc loc) : ArgumentError(message), loc_(loc) {}
+  BindError(const std::string& message, SourceLoc loc) : ShapeError(message), loc_(loc) {}
   SourceLoc loc() const { return loc_; }
 
  private:

@@ -112,6 +112,14 @@ class ArgumentError : public Error {
   using Error::Error;
 };
 
+// The ArgumentError of a tensor whose rank or extents do not fit the op: a rank or a constant
+// extent other than declared, a dim bound to two values, a size constraint that fails, a shape
+// other than the one an executable was specialized for, a dim below 1.
+class ShapeError : public ArgumentError {
+ public:
+  using ArgumentError::ArgumentError;
+};
+
 // A file or directory could not be read or written for a reason outside the user's input:
 // an output directory that is not writable, a disk that is full, a read that failed.
 // (A missing or wrong input file is an ArgumentError: the user named the wrong thing.)
@@ -341,6 +349,11 @@ class Executable {
   std::vector<KernelInfo> kernels() const;   // compiles (or loads) the binaries first
   std::vector<ArgumentInfo> arguments() const;
   std::string signature() const;
+  // The float64 CPU reference of this specialization (docs/semantics.md; what kiln's GPU tests
+  // compare with): `args` as launch() takes them, except that every tensor is in host memory.
+  // Writes each output in its dtype. Checked as launch() checks; ops whose reference would need
+  // more host memory than KILN_REF_MAX_BYTES (default 96 GiB) throw Error. No GPU is used.
+  void reference(const std::vector<Arg>& args) const;
 
  private:
   friend class Op;
@@ -363,6 +376,9 @@ class Op {
   // from the inputs': what a caller that allocates the outputs needs. The inputs are checked as
   // a call checks them (ArgumentError naming the argument).
   std::vector<ArgumentInfo> arguments_for(const std::vector<Arg>& inputs) const;
+  // The float64 CPU reference of a call (Executable::reference), its dims bound from the
+  // host tensors as a call binds them from device ones.
+  void reference(const std::vector<Arg>& args) const;
   // Consts fixed for every later call of the returned op.
   Op with_consts(const Consts& consts) const;
   Op with_precision(Precision precision) const;

@@ -13,7 +13,7 @@ Tensors are anything with ``__cuda_array_interface__`` or ``__dlpack__`` on a CU
 import atexit
 import logging
 
-from .errors import (ArgumentError, CompileError, CudaError, Error, InternalError, IoError, SpecError,
+from .errors import (ArgumentError, CompileError, CudaError, Error, InternalError, IoError, ShapeError, SpecError,
                      UnsupportedError)
 from . import _kiln
 from ._api import Executable, Op, Options, Program, load, loads, reset, stats
@@ -47,6 +47,6 @@ def set_log_level(name):
 
 __all__ = [
     "ArgumentError", "CompileError", "CudaError", "Error", "Executable", "InternalError", "IoError", "Op",
-    "Options", "Program", "SpecError", "UnsupportedError", "load", "loads", "logger", "reset", "set_log_level",
+    "Options", "Program", "ShapeError", "SpecError", "UnsupportedError", "load", "loads", "logger", "reset", "set_log_level",
     "stats",
 ]

@@ -25,6 +25,12 @@ class ArgumentError(Error, ValueError):
     """A wrong argument: an op, dim or const name, a tensor's dtype, rank, shape or device."""
 
 
+class ShapeError(ArgumentError):
+    """A tensor whose rank or extents do not fit the op: a rank or constant extent other than
+    declared, a dim bound to two values ("dim N is 7 from a.shape[1] but 6 from b.shape[0]"), a
+    size constraint that fails, a shape other than the one an Executable was specialized for."""
+
+
 class CompileError(Error):
     """NVRTC failed, or is missing; `log` is its log and `source` the unit it compiled."""
 

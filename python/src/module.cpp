@@ -49,6 +49,8 @@ void translate(const std::exception_ptr& p, void*) {
   } catch (const kiln::CudaError& e) {
     raise_kiln("CudaError", e, {{"call", nb::str(e.call().c_str())}, {"code", nb::int_(e.code())},
                                 {"code_name", nb::str(e.code_name().c_str())}});
+  } catch (const kiln::ShapeError& e) {
+    raise_kiln("ShapeError", e, {});
   } catch (const kiln::ArgumentError& e) {
     raise_kiln("ArgumentError", e, {});
   } catch (const kiln::IoError& e) {

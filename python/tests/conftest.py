@@ -5,6 +5,16 @@ import pytest
 
 import kiln
 
+def import_torch(reason):
+    """PyTorch, or a skip saying why; where KILN_TEST_TORCH=1 (CI, which installs it) its absence
+    fails the tests instead of skipping them."""
+    if os.environ.get("KILN_TEST_TORCH") == "1":
+        import torch
+
+        return torch
+    return pytest.importorskip("torch", reason=reason)
+
+
 SPECS = pathlib.Path(os.environ.get("KILN_SPECS", pathlib.Path(__file__).resolve().parents[2] / "specs"))
 
 

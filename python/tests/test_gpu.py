@@ -7,9 +7,9 @@ import warnings
 import pytest
 
 import kiln
-from conftest import SPECS
+from conftest import SPECS, import_torch
 
-torch = pytest.importorskip("torch", reason="the GPU tests use PyTorch")
+torch = import_torch("the GPU tests use PyTorch")
 if not torch.cuda.is_available():
     pytest.skip("no CUDA GPU here: the GPU tests of the kiln package need one", allow_module_level=True)
 

@@ -86,11 +86,11 @@ def test_unknown_op_dim_and_precision(options):
 
 def test_arguments_are_checked_by_name(options):
     op = kiln.loads(RELU_ADD, options=options).relu_add
-    with pytest.raises(kiln.ArgumentError, match="dim N is 7 from a.shape\\[1\\] but 6 from b.shape\\[0\\]"):
+    with pytest.raises(kiln.ShapeError, match="dim N is 7 from a.shape\\[1\\] but 6 from b.shape\\[0\\]"):
         op.output_specs(FakeCuda((5, 7)), FakeCuda((6,)))
     with pytest.raises(kiln.ArgumentError, match="'a' has dtype i32, expected f32"):
         op.output_specs(FakeCuda((5, 7), "<i4"), FakeCuda((7,)))
-    with pytest.raises(kiln.ArgumentError, match="'b' has rank 2, expected 1"):
+    with pytest.raises(kiln.ShapeError, match="'b' has rank 2, expected 1"):
         op.output_specs(FakeCuda((5, 7)), FakeCuda((1, 7)))
     with pytest.raises(kiln.ArgumentError, match="argument 'a' is a host \\(CPU\\) array"):
         op(FakeHost((5, 7)), FakeCuda((7,)))
@@ -112,7 +112,8 @@ def test_options_pick_the_runtime(tmp_path):
 
 
 def test_errors_form_one_hierarchy():
-    for cls in (kiln.SpecError, kiln.ArgumentError, kiln.CompileError, kiln.CudaError, kiln.IoError,
+    assert issubclass(kiln.ShapeError, kiln.ArgumentError)
+    for cls in (kiln.SpecError, kiln.ArgumentError, kiln.ShapeError, kiln.CompileError, kiln.CudaError, kiln.IoError,
                 kiln.UnsupportedError, kiln.InternalError):
         assert issubclass(cls, kiln.Error)
     assert issubclass(kiln.ArgumentError, ValueError) and issubclass(kiln.SpecError, ValueError)

@@ -1,13 +1,14 @@
-"""kiln ops as torch custom operators (kiln.torch.library_op): torch.library's own checks, the
-fake implementation's shapes, torch.compile with fullgraph (no graph break) and torch.export.
-The GPU parts skip where there is no GPU or no PyTorch."""
+"""kiln ops as torch custom operators (kiln.torch.library, library_op): torch.library's own
+checks, the fake implementation's shapes for every op in specs/, torch.compile with fullgraph (no
+graph break) and torch.export, on meta tensors without a GPU and on CUDA tensors with one. Skips
+where there is no PyTorch (fails instead under KILN_TEST_TORCH=1, as in CI)."""
 
 import pytest
 
 import kiln
-from conftest import SPECS
+from conftest import SPECS, import_torch
 
-torch = pytest.importorskip("torch", reason="kiln.torch needs PyTorch")
+torch = import_torch("kiln.torch needs PyTorch")
 import kiln.torch  # noqa: E402
 
 TWO_OUTPUTS = """
@@ -37,6 +38,75 @@ def test_schema_and_fake_shapes_without_a_gpu(tmp_path):
         kiln.torch.library_op(kiln.loads(TWO_OUTPUTS, options=options).scale2, beta=1.0)
     with pytest.raises(kiln.ArgumentError, match="already defined by another kiln op"):
         kiln.torch.library_op(kiln.load(SPECS / "elementwise.kiln", options).relu_add, name="relu_add_fake")
+
+
+SCALAR_VALUES = {"f32": 0.5, "f64": 0.5, "f16": 0.5, "bf16": 0.5, "i32": 3, "i64": 3, "u64": 7, "bool": True}
+
+
+@pytest.mark.parametrize("spec", sorted(p.name for p in SPECS.glob("*.kiln")))
+def test_fake_shapes_of_every_spec_op_match_the_binder(spec, tmp_path):
+    """Each op of specs/ at its default dims: the torch operator's fake implementation gives the
+    outputs the C++ binder gives the specialization (names, shapes, dtypes)."""
+    options = kiln.Options(arch="sm_90a", cache_dir=str(tmp_path), use_environment=False)
+    prog = kiln.load(SPECS / spec, options)
+    ops = kiln.torch.library(prog, namespace="kiln_" + spec.split(".")[0])
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    for name in prog.ops:
+        args = prog[name].specialize().arguments
+        inputs = [a for a in args if not a["is_output"]]
+        expected = [(tuple(a["shape"]), a["dtype"]) for a in args if a["is_output"]]
+        with FakeTensorMode():
+            values = [torch.empty(a["shape"], dtype=kiln.torch.torch_dtype(a["dtype"]), device="cuda")
+                      if a["is_tensor"] else SCALAR_VALUES[a["dtype"]] for a in inputs]
+            got = getattr(ops, name)(*values)
+        got = got if isinstance(got, tuple) else (got,)
+        assert [(tuple(t.shape), t.dtype) for t in got] == [(s, kiln.torch.torch_dtype(d)) for s, d in expected], name
+        assert all(t.device.type == "cuda" for t in got), name
+
+
+def test_a_program_in_one_namespace(tmp_path):
+    options = kiln.Options(arch="sm_90a", cache_dir=str(tmp_path), use_environment=False)
+    prog = kiln.load(SPECS / "elementwise.kiln", options)
+    ops = kiln.torch.library(prog, namespace="kiln_ns_test")
+    assert ops.relu_add is torch.ops.kiln_ns_test.relu_add
+    assert sorted(vars(ops)) == sorted(prog.ops)
+    assert kiln.torch.library(prog, namespace="kiln_ns_test").relu_add is ops.relu_add   # asking again: the same
+    other = kiln.loads("op relu_add {\n  dims N = 4\n  in a: f32[N]\n  out y = a\n}\n", options=options)
+    with pytest.raises(kiln.ArgumentError, match="torch.ops.kiln_ns_test.relu_add is already defined"):
+        kiln.torch.library(other, namespace="kiln_ns_test")
+    with pytest.raises(kiln.ArgumentError, match="'kiln-x' is not a namespace"):
+        kiln.torch.library(prog, namespace="kiln-x")
+    with pytest.raises(kiln.ArgumentError, match="takes a kiln.Program"):
+        kiln.torch.library(prog.relu_add)
+
+
+def test_compile_fullgraph_and_export_on_meta_tensors(tmp_path):
+    """Tracing needs no GPU: the operator stays one node of the Dynamo graph (no graph break) and
+    of the exported program."""
+    options = kiln.Options(arch="sm_90a", cache_dir=str(tmp_path), use_environment=False)
+    relu_add = kiln.torch.library_op(kiln.load(SPECS / "elementwise.kiln", options).relu_add, name="relu_add_meta")
+    a, b = torch.empty(300, 70, device="meta"), torch.empty(70, device="meta")
+    graphs = []
+
+    def keep_graph(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    compiled = torch.compile(lambda a, b: relu_add(a, b) * 2 + 1, fullgraph=True, backend=keep_graph)
+    y = compiled(a, b)
+    assert tuple(y.shape) == (300, 70) and y.device.type == "meta"
+    (graph,) = graphs
+    assert [n.target for n in graph.graph.nodes if n.op == "call_function"][0] is relu_add
+
+    class Model(torch.nn.Module):
+        def forward(self, a, b):
+            return relu_add(a, b).sum(dim=1)
+
+    exported = torch.export.export(Model(), (a, b))
+    targets = [str(n.target) for n in exported.graph.nodes if n.op == "call_function"]
+    assert targets[0] == "kiln.relu_add_meta.default", targets
+    assert tuple(exported.graph_signature.user_outputs) and len(targets) == 2
 
 
 gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU here: these need one")

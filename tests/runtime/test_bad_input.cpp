@@ -162,3 +162,25 @@ TEST_CASE("Op::arguments_for: the outputs' shapes from the inputs', the inputs c
           op.arguments_for({kiln::TensorRef(fake_pointer(), kiln::f32, {5, 7}), kiln::TensorRef(fake_pointer(), kiln::f32, {6})});
         }).find("dim N is 7 from a.shape[1] but 6 from b.shape[0]") != std::string::npos);
 }
+
+TEST_CASE("bad input: rank, extent and dim-binding errors are ShapeErrors (an ArgumentError); a dtype is not") {
+  kiln::Runtime rt = make_runtime();
+  kiln::Op op = program(rt).op("relu_add");
+  auto ref = [](std::vector<std::int64_t> shape, kiln::DType dtype = kiln::f32) {
+    return kiln::TensorRef(fake_pointer(), dtype, std::move(shape));
+  };
+  CHECK_THROWS_AS(op.arguments_for({ref({5, 7}), ref({6})}), kiln::ShapeError);        // N bound twice
+  CHECK_THROWS_AS(op.arguments_for({ref({5, 7}), ref({1, 7})}), kiln::ShapeError);     // rank
+  CHECK_THROWS_AS(op(nullptr, {ref({4, 0}), ref({8}), ref({4, 8})}), kiln::ShapeError);   // extent 0
+  CHECK_THROWS_AS(op.specialize({{"N", 0}}), kiln::ShapeError);                         // a dim below 1
+  kiln::Executable exe = op.specialize({{"B", 4}, {"N", 8}});
+  CHECK_THROWS_AS(exe.launch(nullptr, {ref({4, 8}), ref({9}), ref({4, 8})}), kiln::ShapeError);
+  CHECK_NOTHROW(op.arguments_for({ref({5, 7}), ref({7})}));
+  try {
+    op.arguments_for({ref({5, 7}, kiln::f16), ref({7})});
+    FAIL("a wrong dtype was accepted");
+  } catch (const kiln::ShapeError&) {
+    FAIL("a wrong dtype is not a ShapeError");
+  } catch (const kiln::ArgumentError&) {
+  }
+}
