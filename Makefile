@@ -3,8 +3,12 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 PYTHON ?= python3
 # The Python package is built in the same build (KILN_PYTHON), against a virtual environment
-# that holds its build and test tools (nanobind, pytest), made once per build folder.
+# that holds its build and test tools (nanobind, pytest, numpy), made once per build folder.
+# KILN_TEST_TORCH=1 (CI sets it) adds PyTorch from PyPI (about 5 GB with its CUDA libraries; a
+# minute to install) for kiln.torch's tests, which need no GPU: fake shapes, torch.compile and
+# torch.export on meta tensors. Without it those tests skip, saying why; with it they must run.
 PYENV := $(abspath $(BUILD))/pyenv
+PYENV_TORCH := $(if $(filter 1,$(KILN_TEST_TORCH)),$(PYENV)/.torch)
 
 .PHONY: deps configure build demo test sanitize fuzz clean
 
@@ -12,9 +16,12 @@ deps:
 	@bash scripts/install-deps.sh
 
 $(PYENV)/bin/python:
-	@$(PYTHON) -m venv $(PYENV) && $(PYENV)/bin/python -m pip install -q nanobind pytest
+	@$(PYTHON) -m venv $(PYENV) && $(PYENV)/bin/python -m pip install -q nanobind pytest numpy
 
-configure: deps $(PYENV)/bin/python
+$(PYENV)/.torch: $(PYENV)/bin/python
+	@$(PYENV)/bin/python -m pip install -q torch && touch $@
+
+configure: deps $(PYENV)/bin/python $(PYENV_TORCH)
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_PYTHON=ON \
 	  -DPython_EXECUTABLE=$(PYENV)/bin/python >/dev/null
 

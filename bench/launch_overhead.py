@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Host time per call from Python (issue 19): a small relu(a + b) through the kiln package beside
-PyTorch eager, a Triton kernel and a CuPy ElementwiseKernel, on the same tensors.
+PyTorch eager (a bare torch.add(out=) too), a Triton kernel and CuPy's ElementwiseKernel and
+RawKernel, on the same tensors. One row times the extension's call alone, on arguments prepared
+once: the C++ side (cache hit, checks, cuLaunchKernel) without the package's Python.
 
 The tensors are tiny (64 x 64 f32), so a call's time is its host path: argument handling, the
 cache lookup and the launch. Each row is the median over `--repeats` batches of `--calls` calls
@@ -71,8 +73,19 @@ def main():
     ex(a, b, y)
     check("kiln Executable", y)
     rows["kiln Executable(a, b, y)"] = per_call_us(lambda: ex(a, b, y), args.calls, args.repeats)
+    items = [(a.data_ptr(), kiln._kiln.DTYPE_CODES["f32"], a.shape), (b.data_ptr(), kiln._kiln.DTYPE_CODES["f32"], b.shape),
+             (y.data_ptr(), kiln._kiln.DTYPE_CODES["f32"], y.shape)]
+    stream = torch.cuda.current_stream().cuda_stream
+    y.fill_(float("nan"))
+    op._impl.call(stream, items)
+    check("kiln extension call", y)
+    rows["kiln extension call alone (arguments prepared once)"] = per_call_us(lambda: op._impl.call(stream, items),
+                                                                             args.calls, args.repeats)
     check("torch", torch.relu(a + b))
-    rows["PyTorch eager torch.relu(a + b)"] = per_call_us(lambda: torch.relu(a + b), args.calls, args.repeats)
+    rows["PyTorch eager torch.relu(a + b) (two kernels)"] = per_call_us(lambda: torch.relu(a + b), args.calls,
+                                                                        args.repeats)
+    rows["PyTorch eager torch.add(a, b) (allocates)"] = per_call_us(lambda: torch.add(a, b), args.calls, args.repeats)
+    rows["PyTorch eager torch.add(a, b, out=y)"] = per_call_us(lambda: torch.add(a, b, out=y), args.calls, args.repeats)
 
     try:
         import triton
@@ -104,6 +117,16 @@ def main():
         check("CuPy", cy)
         rows[f"CuPy {cupy.__version__} ElementwiseKernel(a, b, y)"] = per_call_us(lambda: kernel(ca, cb, cy), args.calls,
                                                                                   args.repeats)
+        raw = cupy.RawKernel(r'''
+extern "C" __global__ void relu_add_raw(const float* a, const float* b, float* y, int n, int cols) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = fmaxf(a[i] + b[i % cols], 0.0f);
+}''', "relu_add_raw")
+        cy.fill(float("nan"))
+        raw((16,), (256,), (ca, cb, cy, cupy.int32(4096), cupy.int32(64)))
+        check("CuPy RawKernel", cy)
+        rows[f"CuPy {cupy.__version__} RawKernel(a, b, y)"] = per_call_us(
+            lambda: raw((16,), (256,), (ca, cb, cy, cupy.int32(4096), cupy.int32(64))), args.calls, args.repeats)
         cy.fill(float("nan"))
         prog.relu_add(ca, cb, out=cy)
         check("kiln on CuPy", cy)

@@ -60,7 +60,9 @@ struct ExecutableImpl {
   ExecutableImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared_ptr<const ir::BoundIr> bound,
                  const Consts& consts, Precision precision, bool aligned);
 
-  void launch(Stream stream, const Arg* args, std::size_t count);
+  // `checked`: the caller has validated the arguments against this executable's shapes already
+  // (a call whose key holds every tensor's shape); otherwise launch validates them.
+  void launch(Stream stream, const Arg* args, std::size_t count, bool checked = false);
   const CubinSlot& compiled(std::size_t kernel);
   void compile_all_kernels();
   std::string ptx_of(std::size_t kernel) const;

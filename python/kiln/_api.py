@@ -8,7 +8,7 @@ import threading
 from typing import Any, Optional, Union
 
 from . import _kiln
-from ._tensors import as_tensor, empty, stream_handle
+from ._tensors import arguments, as_host_tensor, as_tensor, empty, finish, host_empty, stream_handle
 from .errors import ArgumentError
 
 
@@ -140,7 +140,7 @@ class Op:
         self._inputs = [name for name, _ in split_signature(impl.signature())[0]]
         self._program_file = ""   # the spec it came from (Program sets it; kiln.torch names operators by it)
         self._with = {}
-        self._specs = {}   # (op variant, input dtypes and shapes) -> the outputs' specs
+        self._specs = {}   # (op variant, input dtype codes and shapes) -> the outputs' (dtype, shape, name)
 
     @property
     def name(self) -> str:
@@ -178,47 +178,67 @@ class Op:
             self._with[key] = impl
         return impl
 
-    def _inputs_of(self, args):
-        if len(args) != len(self._inputs):
-            raise ArgumentError(f"{self.name}: got {len(args)} inputs, expected {len(self._inputs)} ({self.signature})")
-        items, tensors = [], []
-        for name, a in zip(self._inputs, args):
-            if isinstance(a, (bool, int, float)):
-                items.append(a)
-            else:
-                t = as_tensor(a, name)
-                tensors.append(t)
-                items.append(t.arg())
-        return items, tensors
+    def _inputs_of(self, values, items):
+        """Appends the inputs' arguments to `items`; returns the first tensor (see _tensors.arguments)."""
+        if len(values) != len(self._inputs):
+            raise ArgumentError(f"{self.name}: got {len(values)} inputs, expected {len(self._inputs)} ({self.signature})")
+        return arguments(self._inputs, values, items)
 
     def output_specs(self, *inputs: Any, **consts: Union[bool, int, float]) -> list[dict[str, Any]]:
         """What a call with these inputs returns: [{"name", "dtype", "shape"}], one per output."""
-        items, _ = self._inputs_of(inputs)
+        items = []
+        self._inputs_of(inputs, items)
         return [{"name": a["name"], "dtype": a["dtype"], "shape": a["shape"]}
                 for a in self._op(consts).arguments_for(items) if a["is_output"]]
 
+    def _outputs_for(self, op, items):
+        """The outputs' specs of a call (cached by the tensors' dtypes and shapes)."""
+        key = (id(op), tuple(item[1:] if type(item) is tuple else type(item) for item in items))
+        specs = self._specs.get(key)
+        if specs is None:
+            specs = [(a["dtype"], a["shape"], a["name"]) for a in op.arguments_for(items) if a["is_output"]]
+            if len(self._specs) < 1024:
+                self._specs[key] = specs
+        return specs
+
     def __call__(self, *inputs: Any, out: Any = None, stream: Any = None, precision: Optional[str] = None,
                  **consts: Union[bool, int, float]) -> Any:
-        op = self._op(consts, precision)
-        items, tensors = self._inputs_of(inputs)
-        proto = tensors[0] if tensors else None
+        op = self._impl if not consts and precision is None else self._op(consts, precision)
+        items = []
+        first = self._inputs_of(inputs, items)
         if out is None:
-            if proto is None:
+            if first is None:
                 raise ArgumentError(f"{self.name}: no tensor input to allocate the outputs like: pass out=")
-            key = (id(op), tuple((t.dtype, t.shape) for t in tensors))
-            specs = self._specs.get(key)
-            if specs is None:
-                specs = [a for a in op.arguments_for(items) if a["is_output"]]
-                if len(self._specs) < 1024:
-                    self._specs[key] = specs
-            outs = [empty(proto, s["dtype"], s["shape"], s["name"]) for s in specs]
-        else:
-            outs = list(out) if isinstance(out, (tuple, list)) else [out]
-        out_names = [f"output {i}" for i in range(len(outs))]
-        items += [as_tensor(o, n).arg() for o, n in zip(outs, out_names)]
-        op.call(stream_handle(stream, proto), items)
-        if out is not None:
-            return out
+            outs = [empty(first, dtype, shape, name) for dtype, shape, name in self._outputs_for(op, items)]
+            arguments([f"output {i}" for i in range(len(outs))], outs, items)
+            op.call(stream_handle(stream, first), items)
+            outs = finish(first, outs)
+            return outs[0] if len(outs) == 1 else tuple(outs)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        arguments([f"output {i}" for i in range(len(outs))], outs, items)
+        op.call(stream_handle(stream, first), items)
+        return out
+
+    def reference(self, *inputs: Any, **consts: Union[bool, int, float]) -> Any:
+        """The float64 CPU reference of a call (docs/semantics.md; what kiln's GPU tests compare
+        with), on host arrays: CPU PyTorch tensors or NumPy arrays. Returns the outputs in their
+        dtypes, allocated like the first input (a tuple when there are several). No GPU is used."""
+        op = self._op(consts)
+        if len(inputs) != len(self._inputs):
+            raise ArgumentError(f"{self.name}: got {len(inputs)} inputs, expected {len(self._inputs)} ({self.signature})")
+        items, first = [], None
+        for name, v in zip(self._inputs, inputs):
+            if isinstance(v, (bool, int, float)):
+                items.append(v)
+                continue
+            t = as_host_tensor(v, name)
+            first = first or t
+            items.append(t.arg())
+        if first is None:
+            raise ArgumentError(f"{self.name}: no tensor input to allocate the outputs like")
+        outs = [host_empty(first, a["dtype"], a["shape"], a["name"]) for a in op.arguments_for(items) if a["is_output"]]
+        items += [as_host_tensor(o, f"output {i}").arg() for i, o in enumerate(outs)]
+        op.reference(items)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def specialize(self, precision: Optional[str] = None, **values: Union[bool, int, float]) -> Executable:
@@ -238,6 +258,7 @@ class Executable:
 
     def __init__(self, impl):
         self._impl = impl
+        self._names = [a["name"] for a in impl.arguments()]
 
     @property
     def plan(self) -> str:
@@ -269,18 +290,28 @@ class Executable:
 
     def __call__(self, *args: Any, stream: Any = None) -> None:
         """Launches on every argument, inputs then outputs (shapes as specialized)."""
-        infos = self.arguments
-        if len(args) != len(infos):
-            raise ArgumentError(f"got {len(args)} arguments, expected {len(infos)} ({self.signature})")
-        items, proto = [], None
-        for a, info in zip(args, infos):
-            if isinstance(a, (bool, int, float)):
-                items.append(a)
-            else:
-                t = as_tensor(a, info["name"])
-                proto = proto or t
-                items.append(t.arg())
-        self._impl.launch(stream_handle(stream, proto), items)
+        if len(args) != len(self._names):
+            raise ArgumentError(f"got {len(args)} arguments, expected {len(self._names)} ({self.signature})")
+        items = []
+        first = arguments(self._names, args, items)
+        self._impl.launch(stream_handle(stream, first), items)
+
+    def reference(self, *args: Any) -> None:
+        """The float64 CPU reference (Op.reference) into the given host outputs: every argument,
+        inputs then outputs, a CPU PyTorch tensor or a NumPy array of the specialized shape."""
+        if len(args) != len(self._names):
+            raise ArgumentError(f"got {len(args)} arguments, expected {len(self._names)} ({self.signature})")
+        outputs_at = len(self._names) - sum(a["is_output"] for a in self.arguments)
+        items = []
+        for i, (name, v) in enumerate(zip(self._names, args)):
+            if isinstance(v, (bool, int, float)):
+                items.append(v)
+                continue
+            t = as_host_tensor(v, name)
+            if i >= outputs_at and t.obj is not v:
+                raise ArgumentError(f"output '{name}' must be a contiguous host array (it is written in place)")
+            items.append(t.arg())
+        self._impl.reference(items)
 
     def __repr__(self):
         return f"<kiln.Executable {self.signature}>"

@@ -4,7 +4,10 @@ A tensor argument is a PyTorch tensor (read directly), an object with ``__cuda_a
 (CuPy, Numba, PyTorch) or one with ``__dlpack__`` (JAX, CuPy, PyTorch, ...). It must live on a CUDA
 device; its dtype, rank and shape are checked by the runtime against the op's signature. A strided
 (non-contiguous) PyTorch or CuPy tensor is copied to a contiguous one, with a warning the first
-time; other frameworks' strided arrays are an ArgumentError.
+time; other frameworks' strided arrays are an ArgumentError. What the extension receives for a
+tensor is (pointer, dtype code, shape).
+
+The host reference (Op.reference) takes host arrays instead: CPU PyTorch tensors and NumPy arrays.
 """
 
 import warnings
@@ -14,7 +17,9 @@ from .errors import ArgumentError
 
 # __cuda_array_interface__ typestrs (little-endian) to kiln's dtype names. bf16 has no typestr.
 _TYPESTR = {"<f4": "f32", "<f2": "f16", "<f8": "f64", "<i4": "i32", "<i8": "i64", "<u8": "u64", "|b1": "bool"}
+_NUMPY = {name: typestr for typestr, name in _TYPESTR.items()}
 _ITEMSIZE = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i32": 4, "i64": 8, "u64": 8, "bool": 1}
+CODES = _kiln.DTYPE_CODES   # dtype name -> the code the extension takes
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
 
 _warned_strided = set()
@@ -30,29 +35,37 @@ class Tensor:
         self.obj, self.ptr, self.dtype, self.shape, self.framework, self.device = obj, ptr, dtype, shape, framework, device
 
     def arg(self):
-        return (self.ptr, self.dtype, list(self.shape))
+        return (self.ptr, CODES[self.dtype], self.shape)
 
 
-_torch = None          # the torch module, once a torch tensor has been seen (or torch_dtype asked)
+class _NotYet:
+    """Stands for torch.Tensor until PyTorch is imported: nothing has this exact type."""
+
+
+TorchTensor = _NotYet  # torch.Tensor, once a torch tensor has been seen (the calls' fast path tests type(x) is)
+_torch = None          # the torch module, then
 _torch_dtypes = {}     # torch dtype -> kiln dtype name
+_torch_codes = {}      # torch dtype -> dtype code
 _kiln_to_torch = {}    # kiln dtype name -> torch dtype
 _torch_raw_stream = None
 
 
 def _init_torch():
     """Imports torch and builds what a call on torch tensors reads, once."""
-    global _torch, _torch_dtypes, _kiln_to_torch, _torch_raw_stream
+    global _torch, _torch_dtypes, _torch_codes, _kiln_to_torch, _torch_raw_stream, TorchTensor
     if _torch is None:
         import torch
 
         _torch_dtypes = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64",
                          torch.int32: "i32", torch.int64: "i64", torch.uint64: "u64", torch.bool: "bool"}
+        _torch_codes = {dtype: CODES[name] for dtype, name in _torch_dtypes.items()}
         _kiln_to_torch = {name: dtype for dtype, name in _torch_dtypes.items()}
         # The current stream's handle without building a torch.cuda.Stream object (a call's largest
         # host cost otherwise); the public path where this private function is missing.
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         _torch_raw_stream = raw if raw is not None else (lambda index: torch.cuda.current_stream(index).cuda_stream)
         _torch = torch
+        TorchTensor = torch.Tensor
     return _torch
 
 
@@ -85,6 +98,30 @@ def _contiguous_strides(shape, itemsize):
         strides.append(step)
         step *= extent
     return tuple(reversed(strides))
+
+
+def arguments(names, values, items):
+    """Appends each value's argument to `items`: a tensor's (pointer, dtype code, shape), a number
+    as itself. Returns the first tensor (a torch.Tensor on the fast path, else a Tensor), or None.
+    The fast path is a contiguous CUDA torch.Tensor (of that exact type) that needs no grad check;
+    everything else goes through as_tensor's checks and conversions."""
+    first = None
+    for name, v in zip(names, values):
+        if type(v) is TorchTensor and v.is_cuda and not v.requires_grad and v.is_contiguous():
+            code = _torch_codes.get(v.dtype)
+            if code is not None:
+                items.append((v.data_ptr(), code, v.shape))
+                if first is None:
+                    first = v
+                continue
+        if isinstance(v, (bool, int, float)):
+            items.append(v)
+            continue
+        t = as_tensor(v, name)
+        items.append(t.arg())
+        if first is None:
+            first = t
+    return first
 
 
 def as_tensor(obj, name):
@@ -125,12 +162,16 @@ def as_tensor(obj, name):
         if device_type not in (_DL_CUDA, _DL_CUDA_MANAGED):
             where = "on the CPU" if device_type in (_DL_CPU, _DL_CUDA_HOST) else f"on DLPack device type {device_type}"
             raise ArgumentError(f"argument '{name}' is {where}; kiln runs on CUDA devices")
+        framework = type(obj).__module__.split(".")[0]
+        if framework in ("jax", "jaxlib"):
+            framework = "jax"
+            obj.block_until_ready()   # kiln's stream does not wait for JAX's: the input must be computed
         ptr, dtype, shape, strides, _, _ = _kiln.dlpack_info(obj)
         if dtype not in _ITEMSIZE:
             raise ArgumentError(f"argument '{name}' has dtype {dtype}, which kiln does not support")
         if tuple(strides) != tuple(s // _ITEMSIZE[dtype] for s in _contiguous_strides(shape, _ITEMSIZE[dtype])):
             raise ArgumentError(f"argument '{name}' is not contiguous (strides {tuple(strides)} elements)")
-        return Tensor(obj, ptr, dtype, tuple(shape), type(obj).__module__.split(".")[0], device_id)
+        return Tensor(obj, ptr, dtype, tuple(shape), framework, device_id)
     if hasattr(obj, "__array_interface__"):
         raise ArgumentError(f"argument '{name}' is a host (CPU) array; kiln runs on CUDA devices (pass a CuPy, "
                             "PyTorch or JAX array on the GPU)")
@@ -139,9 +180,12 @@ def as_tensor(obj, name):
 
 
 def empty(proto, dtype, shape, name):
-    """A new output tensor of `proto`'s framework and device."""
-    if proto.framework == "torch":
+    """A new output tensor of `proto`'s framework and device (`proto` a torch.Tensor or a Tensor).
+    For JAX, kiln's own device memory: finish() hands it to JAX once the op has written it."""
+    if type(proto) is TorchTensor or proto.framework == "torch":
         return _torch.empty(shape, dtype=_kiln_to_torch[dtype], device=proto.device)
+    if proto.framework == "jax":
+        return _kiln.device_empty(list(shape), CODES[dtype])
     if proto.framework == "cupy":
         import cupy
 
@@ -151,8 +195,55 @@ def empty(proto, dtype, shape, name):
                     "u64": "uint64", "bool": "bool"}[dtype]
         with cupy.cuda.Device(proto.obj.device.id):
             return cupy.empty(shape, dtype=np_dtype)
-    raise ArgumentError(f"output '{name}': kiln allocates outputs for PyTorch and CuPy inputs; the inputs here come "
-                        f"from '{proto.framework}', so pass out=")
+    raise ArgumentError(f"output '{name}': kiln allocates outputs for PyTorch, CuPy and JAX inputs; the inputs here "
+                        f"come from '{proto.framework}', so pass out=")
+
+
+def finish(proto, outs):
+    """The outputs as the caller gets them: for JAX inputs, kiln's arrays become JAX arrays
+    (through DLPack, no copy) after the launch has completed; others as they are."""
+    if type(proto) is TorchTensor or proto.framework != "jax":
+        return outs
+    import jax.dlpack
+
+    _kiln.synchronize()   # JAX's streams do not wait for kiln's
+    return [jax.dlpack.from_dlpack(o) for o in outs]
+
+
+def as_host_tensor(obj, name):
+    """A host (CPU) array for the reference: a CPU PyTorch tensor or a NumPy array, contiguous
+    (copied when not)."""
+    torch = _torch_module(obj)
+    if torch is not None:
+        if obj.is_cuda:
+            raise ArgumentError(f"argument '{name}' is on {obj.device}; the reference takes host (CPU) tensors "
+                                "(pass .cpu())")
+        obj = obj.detach().contiguous()
+        dtype = _torch_dtypes.get(obj.dtype)
+        if dtype is None:
+            raise ArgumentError(f"argument '{name}' has dtype {obj.dtype}, which kiln does not support")
+        return Tensor(obj, obj.data_ptr(), dtype, tuple(obj.shape), "torch", obj.device)
+    if hasattr(obj, "__array_interface__"):
+        import numpy
+
+        obj = numpy.ascontiguousarray(obj)
+        dtype = _TYPESTR.get(obj.__array_interface__["typestr"])
+        if dtype is None:
+            raise ArgumentError(f"argument '{name}' has dtype {obj.dtype}, which kiln does not support")
+        return Tensor(obj, obj.__array_interface__["data"][0], dtype, tuple(obj.shape), "numpy", None)
+    raise ArgumentError(f"argument '{name}' is a {type(obj).__name__}, not a host array (a CPU PyTorch tensor or a "
+                        "NumPy array)")
+
+
+def host_empty(proto, dtype, shape, name):
+    """A new host output like `proto` (a Tensor from as_host_tensor)."""
+    if proto.framework == "torch":
+        return _torch.empty(shape, dtype=_kiln_to_torch[dtype])
+    import numpy
+
+    if dtype == "bf16":
+        raise ArgumentError(f"output '{name}' is bf16, which NumPy has no dtype for: pass CPU PyTorch tensors")
+    return numpy.empty(shape, dtype=_NUMPY[dtype])
 
 
 def stream_handle(stream, proto):
@@ -160,6 +251,8 @@ def stream_handle(stream, proto):
     PyTorch or a CuPy stream), else the inputs' framework's current stream, else 0 (the legacy
     default stream)."""
     if stream is None:
+        if type(proto) is TorchTensor:
+            return _torch_raw_stream(proto.get_device())
         if proto is not None and proto.framework == "torch":
             return _torch_raw_stream(proto.device.index)
         if proto is not None and proto.framework == "cupy":

@@ -25,7 +25,7 @@ from typing import Any, Optional
 import torch
 
 from ._api import Op, Program, split_signature
-from ._tensors import torch_dtype
+from ._tensors import CODES, torch_dtype
 from .errors import ArgumentError
 
 _SCALARS = {"f32": "float", "f64": "float", "f16": "float", "bf16": "float", "i32": "int", "i64": "int",
@@ -104,7 +104,7 @@ def library_op(op: Op, name: Optional[str] = None, namespace: str = "kiln", **co
     def fake_inputs(values):
         items = []
         for (arg, dtype, is_tensor), v in zip(kinds, values):
-            items.append((_FAKE_ADDRESS, dtype, list(v.shape)) if is_tensor else v)
+            items.append((_FAKE_ADDRESS, CODES[dtype], tuple(v.shape)) if is_tensor else v)
         return items
 
     def specs(values):

@@ -1,7 +1,7 @@
 // kiln._kiln — the Python extension: a thin nanobind layer over the C++ API (include/kiln/kiln.h).
 // Everything framework-specific (DLPack and __cuda_array_interface__ objects, output allocation,
 // streams, warnings) lives in python/kiln/*.py; this file takes tensors as (pointer, dtype,
-// shape) triples and returns plain Python values. kiln's C++ exceptions become the classes of
+// shape) triples (the dtype as a code of DTYPE_CODES) and returns plain Python values. kiln's C++ exceptions become the classes of
 // kiln.errors, with their details as attributes (SpecError's file, line and column, CompileError's
 // log, CudaError's call and code). NVRTC and libcuda stay dlopen'ed by the runtime, so the module
 // imports, checks, plans and generates on a machine without a GPU.
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kiln/kiln.h"
+#include "runtime/device.h"   // kiln's own device memory and synchronize, for JAX outputs
 
 namespace nb = nanobind;
 
@@ -65,13 +66,15 @@ void translate(const std::exception_ptr& p, void*) {
 }
 
 // ---------------------------------------------------------------- values
-kiln::DType dtype_of(const std::string& name) {
-  static const std::map<std::string, kiln::DType> names = {
-      {"f32", kiln::DType::f32}, {"f16", kiln::DType::f16}, {"bf16", kiln::DType::bf16}, {"f64", kiln::DType::f64},
-      {"i32", kiln::DType::i32}, {"i64", kiln::DType::i64}, {"u64", kiln::DType::u64}, {"bool", kiln::DType::boolean}};
-  auto it = names.find(name);
-  if (it == names.end()) throw kiln::ArgumentError("kiln has no dtype named '" + name + "'");
-  return it->second;
+// Every dtype; a code is the enum's value (0 .. boolean).
+constexpr kiln::DType kDTypes[] = {kiln::DType::f32, kiln::DType::f16, kiln::DType::bf16, kiln::DType::f64,
+                                   kiln::DType::i32, kiln::DType::i64, kiln::DType::u64, kiln::DType::boolean};
+
+// kiln.DTYPE_CODES: dtype name -> the code a tensor argument carries (DType's value).
+nb::dict dtype_codes() {
+  nb::dict codes;
+  for (kiln::DType d : kDTypes) codes[nb::str(std::string(kiln::dtype_name(d)).c_str())] = static_cast<int>(d);
+  return codes;
 }
 
 kiln::Precision precision_of(const std::string& name) {
@@ -82,15 +85,38 @@ kiln::Precision precision_of(const std::string& name) {
   throw kiln::ArgumentError("precision '" + name + "' is not one of fp32, ieee, tf32, 3xtf32");
 }
 
-// A call's arguments from Python: a tensor is a tuple (pointer, dtype name, shape); anything else
-// is a scalar (bool, int or float).
+// A tensor argument from Python: the tuple (pointer, dtype code, shape), the shape any tuple of
+// ints (torch.Size is one). This is every call's hot path: raw CPython calls, no strings.
+kiln::TensorRef tensor_of(PyObject* item) {
+  if (PyTuple_GET_SIZE(item) != 3) throw kiln::ArgumentError("a tensor argument must be (pointer, dtype code, shape)");
+  const unsigned long long ptr = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(item, 0));
+  const long code = PyLong_AsLong(PyTuple_GET_ITEM(item, 1));
+  PyObject* shape = PyTuple_GET_ITEM(item, 2);
+  if (PyErr_Occurred() || !PyTuple_Check(shape)) {
+    PyErr_Clear();
+    throw kiln::ArgumentError("a tensor argument must be (pointer, dtype code, shape)");
+  }
+  if (code < 0 || code > static_cast<long>(kiln::DType::boolean))
+    throw kiln::ArgumentError("no dtype has code " + std::to_string(code));
+  std::vector<std::int64_t> extents(static_cast<std::size_t>(PyTuple_GET_SIZE(shape)));
+  for (std::size_t d = 0; d < extents.size(); ++d) {
+    extents[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, static_cast<Py_ssize_t>(d)));
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      throw kiln::ArgumentError("a tensor's shape must hold integers");
+    }
+  }
+  return kiln::TensorRef(reinterpret_cast<void*>(static_cast<std::uintptr_t>(ptr)), static_cast<kiln::DType>(code),
+                         std::move(extents));
+}
+
+// A call's arguments from Python: tensors as above; anything else is a scalar (bool, int or float).
 std::vector<kiln::Arg> args_of(const nb::list& items) {
   std::vector<kiln::Arg> args;
   args.reserve(items.size());
   for (nb::handle h : items) {
-    if (nb::isinstance<nb::tuple>(h)) {
-      auto [ptr, dtype, shape] = nb::cast<std::tuple<std::uintptr_t, std::string, std::vector<std::int64_t>>>(h);
-      args.emplace_back(kiln::TensorRef(reinterpret_cast<void*>(ptr), dtype_of(dtype), std::move(shape)));
+    if (PyTuple_Check(h.ptr())) {
+      args.emplace_back(tensor_of(h.ptr()));
     } else if (nb::isinstance<nb::bool_>(h)) {
       args.emplace_back(nb::cast<bool>(h));
     } else if (nb::isinstance<nb::int_>(h)) {   // i64, or u64 above its range (a seed)
@@ -204,6 +230,30 @@ nb::tuple dlpack_info(nb::ndarray<> a) {
   return nb::make_tuple(reinterpret_cast<std::uintptr_t>(a.data()), name, shape, strides, a.device_type(), a.device_id());
 }
 
+// A new device array for a framework kiln does not allocate through (JAX): kiln's own memory in the
+// current context (device 0's primary one when none is current), returned as an ndarray that
+// exports DLPack; the buffer is freed when the last owner (the importing framework) lets go.
+nb::ndarray<> device_empty(const std::vector<std::int64_t>& shape, int code) {
+  if (code < 0 || code > static_cast<int>(kiln::DType::boolean)) throw kiln::ArgumentError("no dtype has code " + std::to_string(code));
+  const auto dtype = static_cast<kiln::DType>(code);
+  using Code = nb::dlpack::dtype_code;
+  const std::uint8_t bits = static_cast<std::uint8_t>(kiln::dtype_size(dtype) * 8);
+  const Code type = dtype == kiln::DType::bf16                                          ? Code::Bfloat
+                    : dtype == kiln::DType::boolean                                     ? Code::Bool
+                    : dtype == kiln::DType::i32 || dtype == kiln::DType::i64            ? Code::Int
+                    : dtype == kiln::DType::u64                                         ? Code::UInt
+                                                                                        : Code::Float;
+  std::size_t numel = 1;
+  for (auto e : shape) numel *= static_cast<std::size_t>(e);
+  auto* buffer = new kiln::DeviceBuffer(std::max<std::size_t>(numel * kiln::dtype_size(dtype), 16));
+  nb::capsule owner(buffer, [](void* p) noexcept { delete static_cast<kiln::DeviceBuffer*>(p); });
+  int device = 0;
+  kiln::current_context(&device);
+  std::vector<std::size_t> extents(shape.begin(), shape.end());
+  return nb::ndarray<>(buffer->data(), extents.size(), extents.data(), owner, nullptr,
+                       nb::dlpack::dtype{static_cast<std::uint8_t>(type), bits, 1}, nb::device::cuda::value, device);
+}
+
 }  // namespace
 
 NB_MODULE(_kiln, m) {
@@ -215,12 +265,21 @@ NB_MODULE(_kiln, m) {
   nb::register_exception_translator(translate);
 
   m.attr("__version__") = KILN_VERSION;
+  m.attr("DTYPE_CODES") = dtype_codes();
   m.def("dlpack_info", &dlpack_info, nb::arg("array"));
-  m.def("route_logs", &route_logs, nb::arg("log").none());
-  m.def("set_log_level", [](const std::string& name) {
-    if (!kiln::set_log_level_name(name))
-      throw kiln::ArgumentError("log level '" + name + "' is not one of quiet, warning, info, debug");
+  m.def("device_empty", &device_empty, nb::arg("shape"), nb::arg("dtype_code"));
+  m.def("synchronize", [] {
+    nb::gil_scoped_release release;
+    kiln::synchronize();
   });
+  m.def("route_logs", &route_logs, nb::arg("log").none());
+  m.def(
+      "set_log_level",
+      [](const std::string& name) {
+        if (!kiln::set_log_level_name(name))
+          throw kiln::ArgumentError("log level '" + name + "' is not one of quiet, warning, info, debug");
+      },
+      nb::arg("name"));
   using release = nb::call_guard<nb::gil_scoped_release>;
 
   nb::class_<kiln::Runtime>(m, "Runtime")
@@ -264,41 +323,60 @@ NB_MODULE(_kiln, m) {
       .def("signature", &kiln::Op::signature)
       .def("dim_names", &kiln::Op::dim_names)
       .def("const_names", &kiln::Op::const_names)
-      .def("with_consts",
-           [](const kiln::Op& op, const nb::dict& consts) {
-             const kiln::Consts c = consts_of(consts);
-             nb::gil_scoped_release unlocked;
-             return op.with_consts(c);
-           })
-      .def("with_precision",
-           [](const kiln::Op& op, const std::string& p) {
-             const kiln::Precision precision = precision_of(p);
-             nb::gil_scoped_release unlocked;
-             return op.with_precision(precision);
-           })
-      .def("specialize",
-           [](const kiln::Op& op, const std::map<std::string, std::int64_t>& dims, const nb::dict& consts) {
-             kiln::Bindings b;
-             b.dims = dims;
-             b.consts = consts_of(consts);
-             nb::gil_scoped_release unlocked;
-             return op.specialize(b);
-           })
-      .def("arguments_for",
-           [](const kiln::Op& op, const nb::list& inputs) {
-             const std::vector<kiln::Arg> args = args_of(inputs);
-             std::vector<kiln::ArgumentInfo> infos;
-             {
-               nb::gil_scoped_release unlocked;
-               infos = op.arguments_for(args);
-             }
-             return arguments_list(infos);
-           })
-      .def("call", [](const kiln::Op& op, std::uintptr_t stream, const nb::list& items) {
-        const std::vector<kiln::Arg> args = args_of(items);
-        nb::gil_scoped_release release;   // compiles and launches without holding the GIL
-        op(stream_of(stream), args);
-      });
+      .def(
+          "with_consts",
+          [](const kiln::Op& op, const nb::dict& consts) {
+            const kiln::Consts c = consts_of(consts);
+            nb::gil_scoped_release unlocked;
+            return op.with_consts(c);
+          },
+          nb::arg("consts"))
+      .def(
+          "with_precision",
+          [](const kiln::Op& op, const std::string& p) {
+            const kiln::Precision precision = precision_of(p);
+            nb::gil_scoped_release unlocked;
+            return op.with_precision(precision);
+          },
+          nb::arg("precision"))
+      .def(
+          "specialize",
+          [](const kiln::Op& op, const std::map<std::string, std::int64_t>& dims, const nb::dict& consts) {
+            kiln::Bindings b;
+            b.dims = dims;
+            b.consts = consts_of(consts);
+            nb::gil_scoped_release unlocked;
+            return op.specialize(b);
+          },
+          nb::arg("dims"), nb::arg("consts"))
+      .def(
+          "arguments_for",
+          [](const kiln::Op& op, const nb::list& inputs) {
+            const std::vector<kiln::Arg> args = args_of(inputs);
+            std::vector<kiln::ArgumentInfo> infos;
+            {
+              nb::gil_scoped_release unlocked;
+              infos = op.arguments_for(args);
+            }
+            return arguments_list(infos);
+          },
+          nb::arg("inputs"))
+      .def(
+          "call",
+          [](const kiln::Op& op, std::uintptr_t stream, const nb::list& items) {
+            const std::vector<kiln::Arg> args = args_of(items);
+            nb::gil_scoped_release release;   // compiles and launches without holding the GIL
+            op(stream_of(stream), args);
+          },
+          nb::arg("stream"), nb::arg("arguments"))
+      .def(
+          "reference",
+          [](const kiln::Op& op, const nb::list& items) {
+            const std::vector<kiln::Arg> args = args_of(items);
+            nb::gil_scoped_release release;
+            op.reference(args);
+          },
+          nb::arg("host_arguments"));
 
   nb::class_<kiln::Executable>(m, "Executable")
       .def("plan_text", &kiln::Executable::plan_text, release())
@@ -321,9 +399,20 @@ NB_MODULE(_kiln, m) {
       })
       .def("arguments", [](const kiln::Executable& e) { return arguments_list(e.arguments()); })
       .def("signature", &kiln::Executable::signature)
-      .def("launch", [](const kiln::Executable& e, std::uintptr_t stream, const nb::list& items) {
-        const std::vector<kiln::Arg> args = args_of(items);
-        nb::gil_scoped_release release;
-        e.launch(stream_of(stream), args);
-      });
+      .def(
+          "launch",
+          [](const kiln::Executable& e, std::uintptr_t stream, const nb::list& items) {
+            const std::vector<kiln::Arg> args = args_of(items);
+            nb::gil_scoped_release release;
+            e.launch(stream_of(stream), args);
+          },
+          nb::arg("stream"), nb::arg("arguments"))
+      .def(
+          "reference",
+          [](const kiln::Executable& e, const nb::list& items) {
+            const std::vector<kiln::Arg> args = args_of(items);
+            nb::gil_scoped_release release;
+            e.reference(args);
+          },
+          nb::arg("host_arguments"));
 }

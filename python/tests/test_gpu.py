@@ -121,3 +121,88 @@ def test_sixteen_threads_compile_one_kernel_once(tmp_path):
     assert len(results) == 320 and all(torch.equal(r, ref) for r in results)
     stats = kiln.stats(options)
     assert stats["compiles"] == 1 and stats["launches"] == 320
+
+
+# ---------------------------------------------------------------- every op of specs/ from Python
+ODD = (7, 33, 127, 65)
+SCALARS = {"f32": 0.75, "f64": 0.75, "f16": 0.75, "bf16": 0.75, "i32": 3, "i64": 3, "u64": 12345, "bool": True}
+# runtime/host_tensor.h's element-wise tolerances; integers and bools exact
+TOLERANCE = {torch.float32: 1e-4, torch.float64: 1e-9, torch.float16: 1e-2, torch.bfloat16: 1e-2}
+
+
+def random_input(dtype, shape):
+    """As the reference's random inputs: floats in [0, 1), integers in [-8, 8), bools 50/50."""
+    import kiln.torch
+
+    if dtype in ("f32", "f64", "f16", "bf16"):
+        return torch.rand(shape, dtype=torch.float64, device="cuda").to(kiln.torch.torch_dtype(dtype))
+    if dtype == "bool":
+        return torch.rand(shape, device="cuda") < 0.5
+    return torch.randint(-8, 8, shape, device="cuda", dtype=kiln.torch.torch_dtype(dtype))
+
+
+def small_specialization(op):
+    """The op at odd sizes under each dim's default (7, 33, 127, 65 in turn), else at 5s, else at
+    its defaults: the first set its constraints accept. The defaults come from the plan's header,
+    "plan NAME [B=4096 N=4096] for ARCH"."""
+    header = op.specialize().plan.split("\n", 1)[0]
+    defaults = [kv.split("=") for kv in header[header.index("[") + 1:header.index("]")].split() if "=" in kv]
+    for pick in (lambda i, d: min(d, ODD[i % 4]), lambda i, d: min(d, 5), lambda i, d: d):
+        dims = {name: pick(i, int(value)) for i, (name, value) in enumerate(defaults) if name in op.dims}
+        try:
+            return op.specialize(**dims), dims
+        except kiln.ShapeError:
+            continue
+    raise AssertionError(f"{op.name}: no shape set fits")
+
+
+@pytest.mark.parametrize("spec", sorted(p.name for p in SPECS.glob("*.kiln")))
+def test_every_spec_op_matches_the_float64_reference(spec, tmp_path):
+    """Each op of specs/ called from Python on torch tensors (outputs allocated, then out= poisoned
+    with NaN) against Op.reference on the same inputs copied to the host."""
+    options = kiln.Options(cache_dir=str(tmp_path / "cache"))
+    prog = kiln.load(SPECS / spec, options)
+    uncovered = []
+    for name in prog.ops:
+        op = prog[name]
+        ex, dims = small_specialization(op)
+        inputs = [random_input(a["dtype"], a["shape"]) if a["is_tensor"] else SCALARS[a["dtype"]]
+                  for a in ex.arguments if not a["is_output"]]
+        try:
+            got = op(*inputs)
+        except kiln.UnsupportedError as e:
+            uncovered.append(f"{name}: {e}")
+            continue
+        got = got if isinstance(got, tuple) else (got,)
+        poisoned = tuple(torch.full_like(g, float("nan")) if g.is_floating_point() else torch.full_like(g, -1)
+                         for g in got)
+        op(*inputs, out=poisoned)
+        expected = op.reference(*[x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs])
+        expected = expected if isinstance(expected, tuple) else (expected,)
+        torch.cuda.synchronize()
+        for out_name, g, p, e in zip(op.outputs, got, poisoned, expected):
+            where = f"{spec} {name} {dims} output {out_name}"
+            assert g.dtype == e.dtype and tuple(g.shape) == tuple(e.shape), where
+            tol = TOLERANCE.get(g.dtype, 0)
+            torch.testing.assert_close(g.cpu().double(), e.double(), rtol=tol, atol=tol, equal_nan=True, msg=where)
+            torch.testing.assert_close(p.cpu().double(), e.double(), rtol=tol, atol=tol, equal_nan=True, msg=where)
+    if uncovered:
+        print(f"{spec}: not covered by a template yet: {uncovered}")
+
+
+# ---------------------------------------------------------------- JAX
+def test_jax_arrays_in_and_out(prog):
+    import os
+
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")   # beside PyTorch in one process
+    jax = pytest.importorskip("jax", reason="JAX is not installed")
+    jnp = jax.numpy
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        pytest.skip("JAX has no GPU backend here")
+    a = jax.random.normal(jax.random.PRNGKey(0), (100, 30), dtype=jnp.float32)
+    b = jax.random.normal(jax.random.PRNGKey(1), (30,), dtype=jnp.float32)
+    y = prog.relu_add(a, b)   # inputs computed by JAX asynchronously; the output allocated for JAX
+    assert isinstance(y, jax.Array) and y.shape == (100, 30) and y.dtype == jnp.float32
+    assert float(jnp.abs(y - jnp.maximum(a + b, 0)).max()) <= 1e-6
+    z = prog.relu_add(y * 2, b)   # a kiln output feeds JAX, which feeds kiln again
+    assert float(jnp.abs(z - jnp.maximum(2 * y + b, 0)).max()) <= 1e-6

@@ -141,3 +141,37 @@ def test_diagnostics_go_to_the_kiln_logger(options):
     assert any("relu_add" in m for m in infos), infos
     with pytest.raises(kiln.ArgumentError, match="log level 'loud'"):
         kiln.set_log_level("loud")
+
+
+def test_reference_on_host_arrays(options):
+    """The float64 reference from Python, on NumPy arrays (no GPU): dims bind from the arrays."""
+    import numpy
+
+    prog = kiln.loads(RELU_ADD, options=options)
+    a = numpy.array([[1, -2, 3], [-4, 5, -6]], dtype=numpy.float32)
+    b = numpy.full(3, 0.5, dtype=numpy.float32)
+    y = prog.relu_add.reference(a, b)
+    assert y.dtype == numpy.float32 and y.shape == (2, 3)
+    assert y.tolist() == [[1.5, 0, 3.5], [0, 5.5, 0]]
+    y2, z2 = prog.scale.reference(numpy.arange(5, dtype=numpy.float32), alpha=3.0)
+    assert y2.tolist() == [0, 3, 6, 9, 12] and z2.tolist() == [0, 1, 2, 3, 4]
+    ex = prog.relu_add.specialize(B=2, N=3)
+    out = numpy.zeros((2, 3), dtype=numpy.float32)
+    ex.reference(a, b, out)
+    assert out.tolist() == y.tolist()
+    with pytest.raises(kiln.ShapeError, match="specialized for 2x3"):
+        ex.reference(a.T.copy(), b, numpy.zeros((3, 2), dtype=numpy.float32))
+    with pytest.raises(kiln.ArgumentError, match="'b' has dtype f64, expected f32"):
+        prog.relu_add.reference(a, b.astype(numpy.float64))
+    with pytest.raises(kiln.ArgumentError, match="argument 'a' is a FakeCuda, not a host array"):
+        prog.relu_add.reference(FakeCuda((2, 3)), b)
+
+
+def test_the_extension_ships_typed_stubs():
+    import pathlib
+
+    stub = pathlib.Path(kiln._kiln.__file__).with_name("_kiln.pyi")
+    text = stub.read_text()
+    assert "class Op:" in text and "def call(self, stream: int, arguments: list) -> None" in text
+    assert kiln._kiln.DTYPE_CODES["f32"] == 0 and sorted(kiln._kiln.DTYPE_CODES) == sorted(
+        ["f32", "f16", "bf16", "f64", "i32", "i64", "u64", "bool"])
