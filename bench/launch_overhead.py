@@ -73,14 +73,15 @@ def main():
     ex(a, b, y)
     check("kiln Executable", y)
     rows["kiln Executable(a, b, y)"] = per_call_us(lambda: ex(a, b, y), args.calls, args.repeats)
-    items = [(a.data_ptr(), kiln._kiln.DTYPE_CODES["f32"], a.shape), (b.data_ptr(), kiln._kiln.DTYPE_CODES["f32"], b.shape),
-             (y.data_ptr(), kiln._kiln.DTYPE_CODES["f32"], y.shape)]
-    stream = torch.cuda.current_stream().cuda_stream
-    y.fill_(float("nan"))
-    op._impl.call(stream, items)
-    check("kiln extension call", y)
-    rows["kiln extension call alone (arguments prepared once)"] = per_call_us(lambda: op._impl.call(stream, items),
-                                                                             args.calls, args.repeats)
+    codes = getattr(kiln._kiln, "DTYPE_CODES", None)   # (kiln before 2026-11-26's run 19 had none: A/B runs)
+    if codes is not None:
+        items = [(t.data_ptr(), codes["f32"], t.shape) for t in (a, b, y)]
+        stream = torch.cuda.current_stream().cuda_stream
+        y.fill_(float("nan"))
+        op._impl.call(stream, items)
+        check("kiln extension call", y)
+        rows["kiln extension call alone (arguments prepared once)"] = per_call_us(lambda: op._impl.call(stream, items),
+                                                                                 args.calls, args.repeats)
     check("torch", torch.relu(a + b))
     rows["PyTorch eager torch.relu(a + b) (two kernels)"] = per_call_us(lambda: torch.relu(a + b), args.calls,
                                                                         args.repeats)

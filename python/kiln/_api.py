@@ -137,7 +137,9 @@ class Op:
 
     def __init__(self, impl):
         self._impl = impl
-        self._inputs = [name for name, _ in split_signature(impl.signature())[0]]
+        inputs, outputs = split_signature(impl.signature())
+        self._inputs = [name for name, _ in inputs]
+        self._outputs = [name for name, _ in outputs]
         self._program_file = ""   # the spec it came from (Program sets it; kiln.torch names operators by it)
         self._with = {}
         self._specs = {}   # (op variant, input dtype codes and shapes) -> the outputs' (dtype, shape, name)
@@ -158,7 +160,7 @@ class Op:
     @property
     def outputs(self) -> list[str]:
         """The output names, in the order a call returns them."""
-        return [name for name, _ in split_signature(self.signature)[1]]
+        return list(self._outputs)
 
     @property
     def dims(self) -> list[str]:
@@ -192,8 +194,13 @@ class Op:
                 for a in self._op(consts).arguments_for(items) if a["is_output"]]
 
     def _outputs_for(self, op, items):
-        """The outputs' specs of a call (cached by the tensors' dtypes and shapes)."""
-        key = (id(op), tuple(item[1:] if type(item) is tuple else type(item) for item in items))
+        """The outputs' (dtype, shape, name) for a call, cached by the op variant and the inputs'
+        dtype codes and shapes (an output's shape depends on no scalar's value)."""
+        key = [id(op)]
+        for item in items:
+            if type(item) is tuple:
+                key += item[1:]
+        key = tuple(key)
         specs = self._specs.get(key)
         if specs is None:
             specs = [(a["dtype"], a["shape"], a["name"]) for a in op.arguments_for(items) if a["is_output"]]
@@ -210,19 +217,23 @@ class Op:
             if first is None:
                 raise ArgumentError(f"{self.name}: no tensor input to allocate the outputs like: pass out=")
             outs = [empty(first, dtype, shape, name) for dtype, shape, name in self._outputs_for(op, items)]
-            arguments([f"output {i}" for i in range(len(outs))], outs, items)
+            arguments(self._outputs, outs, items)
             op.call(stream_handle(stream, first), items)
             outs = finish(first, outs)
             return outs[0] if len(outs) == 1 else tuple(outs)
         outs = out if isinstance(out, (tuple, list)) else (out,)
-        arguments([f"output {i}" for i in range(len(outs))], outs, items)
+        if len(outs) != len(self._outputs):
+            raise ArgumentError(f"{self.name}: out= has {len(outs)} tensors, expected {len(self._outputs)} ({self.signature})")
+        arguments(self._outputs, outs, items)
         op.call(stream_handle(stream, first), items)
         return out
 
-    def reference(self, *inputs: Any, **consts: Union[bool, int, float]) -> Any:
+    def reference(self, *inputs: Any, out: Any = None, **consts: Union[bool, int, float]) -> Any:
         """The float64 CPU reference of a call (docs/semantics.md; what kiln's GPU tests compare
         with), on host arrays: CPU PyTorch tensors or NumPy arrays. Returns the outputs in their
-        dtypes, allocated like the first input (a tuple when there are several). No GPU is used."""
+        dtypes, allocated like the first input (NumPy arrays for an op without tensor inputs), a
+        tuple when there are several; or writes them into `out=` (contiguous host arrays, whose
+        shapes bind dims as a call's outputs do). No GPU is used."""
         op = self._op(consts)
         if len(inputs) != len(self._inputs):
             raise ArgumentError(f"{self.name}: got {len(inputs)} inputs, expected {len(self._inputs)} ({self.signature})")
@@ -234,11 +245,21 @@ class Op:
             t = as_host_tensor(v, name)
             first = first or t
             items.append(t.arg())
-        if first is None:
-            raise ArgumentError(f"{self.name}: no tensor input to allocate the outputs like")
-        outs = [host_empty(first, a["dtype"], a["shape"], a["name"]) for a in op.arguments_for(items) if a["is_output"]]
-        items += [as_host_tensor(o, f"output {i}").arg() for i, o in enumerate(outs)]
+        if out is None:
+            outs = [host_empty(first, a["dtype"], a["shape"], a["name"])
+                    for a in op.arguments_for(items) if a["is_output"]]
+        else:
+            outs = list(out) if isinstance(out, (tuple, list)) else [out]
+            if len(outs) != len(self._outputs):
+                raise ArgumentError(f"{self.name}: out= has {len(outs)} arrays, expected {len(self._outputs)}")
+        for name, o in zip(self._outputs, outs):
+            t = as_host_tensor(o, name)
+            if t.obj is not o:
+                raise ArgumentError(f"output '{name}' must be a contiguous host array (it is written in place)")
+            items.append(t.arg())
         op.reference(items)
+        if out is not None:
+            return out
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def specialize(self, precision: Optional[str] = None, **values: Union[bool, int, float]) -> Executable:

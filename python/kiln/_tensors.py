@@ -124,8 +124,20 @@ def arguments(names, values, items):
     return first
 
 
+def _framework(obj):
+    """The framework that made `obj` ("cupy", "jax", ...), from its type's module. A JAX array is
+    waited for here: kiln's stream does not wait for JAX's, so its values must exist first."""
+    framework = type(obj).__module__.split(".")[0]
+    if framework in ("jax", "jaxlib"):
+        obj.block_until_ready()
+        return "jax"
+    return framework
+
+
 def as_tensor(obj, name):
     """`obj` as a Tensor, or an ArgumentError naming the argument."""
+    if type(obj) is KilnArray:
+        return Tensor(obj, obj.ptr, obj.dtype, obj.shape, "kiln", obj.device)
     torch = _torch_module(obj)
     if torch is not None:
         if not obj.is_cuda:
@@ -147,7 +159,7 @@ def as_tensor(obj, name):
             raise ArgumentError(f"argument '{name}' has typestr {cai['typestr']!r}, which kiln does not support")
         shape = tuple(int(e) for e in cai["shape"])
         strides = cai.get("strides")
-        framework = type(obj).__module__.split(".")[0]
+        framework = _framework(obj)
         if strides is not None and tuple(strides) != _contiguous_strides(shape, _ITEMSIZE[dtype]):
             if framework != "cupy":
                 raise ArgumentError(f"argument '{name}' is not contiguous (strides {tuple(strides)} bytes); pass a "
@@ -162,10 +174,7 @@ def as_tensor(obj, name):
         if device_type not in (_DL_CUDA, _DL_CUDA_MANAGED):
             where = "on the CPU" if device_type in (_DL_CPU, _DL_CUDA_HOST) else f"on DLPack device type {device_type}"
             raise ArgumentError(f"argument '{name}' is {where}; kiln runs on CUDA devices")
-        framework = type(obj).__module__.split(".")[0]
-        if framework in ("jax", "jaxlib"):
-            framework = "jax"
-            obj.block_until_ready()   # kiln's stream does not wait for JAX's: the input must be computed
+        framework = _framework(obj)
         ptr, dtype, shape, strides, _, _ = _kiln.dlpack_info(obj)
         if dtype not in _ITEMSIZE:
             raise ArgumentError(f"argument '{name}' has dtype {dtype}, which kiln does not support")
@@ -185,7 +194,7 @@ def empty(proto, dtype, shape, name):
     if type(proto) is TorchTensor or proto.framework == "torch":
         return _torch.empty(shape, dtype=_kiln_to_torch[dtype], device=proto.device)
     if proto.framework == "jax":
-        return _kiln.device_empty(list(shape), CODES[dtype])
+        return KilnArray(dtype, shape)
     if proto.framework == "cupy":
         import cupy
 
@@ -197,6 +206,24 @@ def empty(proto, dtype, shape, name):
             return cupy.empty(shape, dtype=np_dtype)
     raise ArgumentError(f"output '{name}': kiln allocates outputs for PyTorch, CuPy and JAX inputs; the inputs here "
                         f"come from '{proto.framework}', so pass out=")
+
+
+class KilnArray:
+    """A device array in kiln's own memory, for a framework kiln does not allocate through (JAX):
+    a call writes it, then finish() hands it over through DLPack (__dlpack__ gives the capsule,
+    once)."""
+
+    __slots__ = ("capsule", "ptr", "device", "dtype", "shape")
+
+    def __init__(self, dtype, shape):
+        self.capsule, self.ptr, self.device = _kiln.device_empty(list(shape), CODES[dtype])
+        self.dtype, self.shape = dtype, tuple(shape)
+
+    def __dlpack__(self, stream=None, **_):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (_DL_CUDA, self.device)
 
 
 def finish(proto, outs):
@@ -218,7 +245,10 @@ def as_host_tensor(obj, name):
         if obj.is_cuda:
             raise ArgumentError(f"argument '{name}' is on {obj.device}; the reference takes host (CPU) tensors "
                                 "(pass .cpu())")
-        obj = obj.detach().contiguous()
+        if obj.requires_grad:
+            obj = obj.detach()
+        if not obj.is_contiguous():
+            obj = obj.contiguous()
         dtype = _torch_dtypes.get(obj.dtype)
         if dtype is None:
             raise ArgumentError(f"argument '{name}' has dtype {obj.dtype}, which kiln does not support")
@@ -236,8 +266,8 @@ def as_host_tensor(obj, name):
 
 
 def host_empty(proto, dtype, shape, name):
-    """A new host output like `proto` (a Tensor from as_host_tensor)."""
-    if proto.framework == "torch":
+    """A new host output like `proto` (a Tensor from as_host_tensor; None: NumPy)."""
+    if proto is not None and proto.framework == "torch":
         return _torch.empty(shape, dtype=_kiln_to_torch[dtype])
     import numpy
 

@@ -231,9 +231,9 @@ nb::tuple dlpack_info(nb::ndarray<> a) {
 }
 
 // A new device array for a framework kiln does not allocate through (JAX): kiln's own memory in the
-// current context (device 0's primary one when none is current), returned as an ndarray that
-// exports DLPack; the buffer is freed when the last owner (the importing framework) lets go.
-nb::ndarray<> device_empty(const std::vector<std::int64_t>& shape, int code) {
+// current context (device 0's primary one when none is current). Returns (DLPack capsule, address,
+// device); the buffer is freed when the framework that consumes the capsule lets go of it.
+nb::tuple device_empty(const std::vector<std::int64_t>& shape, int code) {
   if (code < 0 || code > static_cast<int>(kiln::DType::boolean)) throw kiln::ArgumentError("no dtype has code " + std::to_string(code));
   const auto dtype = static_cast<kiln::DType>(code);
   using Code = nb::dlpack::dtype_code;
@@ -250,8 +250,9 @@ nb::ndarray<> device_empty(const std::vector<std::int64_t>& shape, int code) {
   int device = 0;
   kiln::current_context(&device);
   std::vector<std::size_t> extents(shape.begin(), shape.end());
-  return nb::ndarray<>(buffer->data(), extents.size(), extents.data(), owner, nullptr,
-                       nb::dlpack::dtype{static_cast<std::uint8_t>(type), bits, 1}, nb::device::cuda::value, device);
+  nb::ndarray<> array(buffer->data(), extents.size(), extents.data(), owner, nullptr,
+                      nb::dlpack::dtype{static_cast<std::uint8_t>(type), bits, 1}, nb::device::cuda::value, device);
+  return nb::make_tuple(nb::cast(array), reinterpret_cast<std::uintptr_t>(buffer->data()), device);
 }
 
 }  // namespace

@@ -175,3 +175,20 @@ def test_the_extension_ships_typed_stubs():
     assert "class Op:" in text and "def call(self, stream: int, arguments: list) -> None" in text
     assert kiln._kiln.DTYPE_CODES["f32"] == 0 and sorted(kiln._kiln.DTYPE_CODES) == sorted(
         ["f32", "f16", "bf16", "f64", "i32", "i64", "u64", "bool"])
+
+
+def test_out_must_match_the_outputs(options):
+    op = kiln.loads(RELU_ADD, options=options).relu_add
+    with pytest.raises(kiln.ArgumentError, match="out= has 2 tensors, expected 1"):
+        op(FakeCuda((5, 7)), FakeCuda((7,)), out=(FakeCuda((5, 7)), FakeCuda((5, 7))))
+
+
+def test_reference_of_an_op_without_tensor_inputs(options):
+    import numpy
+
+    op = kiln.loads("op cols {\n  dims B = 3, N = 4\n  out y = iota(B, N, axis=1)\n}\n", options=options).cols
+    assert op.reference().tolist() == [[0, 1, 2, 3]] * 3             # the default dims, NumPy arrays
+    y = numpy.full((2, 5), -1, dtype=numpy.int64)
+    assert op.reference(out=y) is y and y.tolist() == [[0, 1, 2, 3, 4]] * 2   # dims bound from out=
+    with pytest.raises(kiln.ArgumentError, match="must be a contiguous host array"):
+        op.reference(out=numpy.zeros((5, 2), dtype=numpy.int64).T)

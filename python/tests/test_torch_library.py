@@ -154,3 +154,16 @@ def test_export_and_two_outputs(tmp_path):
     exported = torch.export.export(M(), (x,))
     assert any("kiln." in str(n.target) for n in exported.graph.nodes)
     torch.testing.assert_close(exported.module()(x), 1.5 * x + torch.relu(x), rtol=1e-6, atol=1e-6)
+
+
+def test_reference_on_cpu_tensors(tmp_path):
+    """Op.reference on CPU PyTorch tensors (bf16 too, which NumPy lacks): outputs allocated by
+    PyTorch, or written into out= in place."""
+    options = kiln.Options(arch="sm_90a", cache_dir=str(tmp_path), use_environment=False)
+    prog = kiln.load(SPECS / "gemm.kiln", options)
+    a, b = torch.rand(5, 7, dtype=torch.float64).bfloat16(), torch.rand(7, 3, dtype=torch.float64).bfloat16()
+    c = prog.mm_bf16.reference(a, b)
+    assert c.dtype == torch.bfloat16 and tuple(c.shape) == (5, 3)
+    torch.testing.assert_close(c.double(), (a.double() @ b.double()).bfloat16().double(), rtol=0, atol=0)
+    out = torch.full((5, 3), float("nan"), dtype=torch.bfloat16)
+    assert prog.mm_bf16.reference(a, b, out=out) is out and torch.equal(out, c)
