@@ -191,6 +191,8 @@ def test_every_spec_op_matches_the_float64_reference(spec, tmp_path):
             e = torch.as_tensor(e)
             assert g.dtype == e.dtype and tuple(g.shape) == tuple(e.shape), where
             tol = TOLERANCE.get(g.dtype, 0)
+            if g.dtype == torch.float32 and "precision=Tf32" in ex.plan:
+                tol = 1e-2   # a contraction in tf32 (the spec's precision=): 10 mantissa bits
             if any(isinstance(x, torch.Tensor) and x.dtype in (torch.float16, torch.bfloat16) for x in inputs):
                 # A wider output of 16-bit values (f32 of an f16 matmul) holds their rounding: the
                 # GPU's f32 sum and the reference's exact one can round one 16-bit ulp apart
