@@ -377,6 +377,26 @@ void validate_arguments(const ir::Ir& ir, const Arg* args, std::size_t count, co
   KILN_CHECK(count == expected, ArgumentError, "{}: got {} arguments, expected {} ({})", ir.op_name, count, expected,
              ir.signature());
   validate_each(ir, args, count, bound);
+  // An output that shares memory with another argument would be read while it is written (or
+  // written twice): refused, whatever the kernels' order would make of it.
+  auto range_of = [&](std::size_t i) {
+    const TensorRef& t = args[i].tensor();
+    const auto begin = reinterpret_cast<std::uintptr_t>(t.data);
+    return std::pair{begin, begin + static_cast<std::uintptr_t>(t.numel()) * dtype_size(t.dtype)};
+  };
+  auto name_of = [&](std::size_t i) -> const std::string& {
+    return i < ir.params.size() ? ir.params[i].name : ir.outputs[i - ir.params.size()].name;
+  };
+  for (std::size_t o = ir.params.size(); o < count; ++o) {
+    const auto [out_begin, out_end] = range_of(o);
+    for (std::size_t i = 0; i < count; ++i) {
+      if (i == o || !args[i].is_tensor()) continue;
+      const auto [begin, end] = range_of(i);
+      KILN_CHECK(out_end <= begin || end <= out_begin, ArgumentError,
+                 "{}: output '{}' overlaps {} '{}' in memory; outputs must not alias other arguments", ir.op_name,
+                 name_of(o), i < ir.params.size() ? "input" : "output", name_of(i));
+    }
+  }
 }
 
 // ---------------------------------------------------------------- public classes

@@ -28,9 +28,12 @@ class FakeCuda:
     """An object that says it lives on a CUDA device (__cuda_array_interface__), at an address
     nothing reads: enough for everything kiln does before a launch."""
 
+    next_address = 1 << 20   # each one its own 1 MiB, so that they do not overlap
+
     def __init__(self, shape, typestr="<f4", strides=None):
-        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": typestr, "data": (1 << 20, False),
-                                         "strides": strides, "version": 3}
+        FakeCuda.next_address += 1 << 20
+        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": typestr,
+                                         "data": (FakeCuda.next_address, False), "strides": strides, "version": 3}
 
 
 class FakeHost:

@@ -68,6 +68,16 @@ def test_wrong_device_and_dtype_name_the_argument(prog):
         prog.relu_add(randn(4, 4).requires_grad_(), randn(4))
     with torch.no_grad():
         prog.relu_add(randn(4, 4).requires_grad_(), randn(4))
+    a, b = randn(5, 7), randn(7)
+    y = torch.full((4, 7), float("nan"), device="cuda")
+    with pytest.raises(kiln.ShapeError, match="dim B is 5 from a.shape\\[0\\] but 4 from y.shape\\[0\\]"):
+        prog.relu_add(a, b, out=y)
+    with pytest.raises(kiln.ArgumentError, match="output 'y' overlaps input 'a' in memory"):
+        prog.relu_add(a, b, out=a)
+    with pytest.raises(kiln.ShapeError, match="'a' has extent 0 in dim 0"):
+        prog.relu_add(torch.empty(0, 7, device="cuda"), b)
+    torch.cuda.synchronize()
+    assert torch.isnan(y).all()   # nothing was launched
 
 
 def test_specialized_executable_launches(prog):

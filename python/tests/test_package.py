@@ -192,3 +192,13 @@ def test_reference_of_an_op_without_tensor_inputs(options):
     assert op.reference(out=y) is y and y.tolist() == [[0, 1, 2, 3, 4]] * 2   # dims bound from out=
     with pytest.raises(kiln.ArgumentError, match="must be a contiguous host array"):
         op.reference(out=numpy.zeros((5, 2), dtype=numpy.int64).T)
+
+
+def test_bad_tensors_are_refused_before_a_launch(options):
+    """Each is an error from the argument checks, before kiln touches a GPU (none is here)."""
+    op = kiln.loads(RELU_ADD, options=options).relu_add
+    a, b = FakeCuda((5, 7)), FakeCuda((7,))
+    with pytest.raises(kiln.ArgumentError, match="output 'y' overlaps input 'a' in memory"):
+        op(a, b, out=a)
+    with pytest.raises(kiln.ShapeError, match="'a' has extent 0 in dim 0"):
+        op(FakeCuda((0, 7)), b, out=FakeCuda((0, 7)))
