@@ -7,7 +7,8 @@ once: the C++ side (cache hit, checks, cuLaunchKernel) without the package's Pyt
 The tensors are tiny (64 x 64 f32), so a call's time is its host path: argument handling, the
 cache lookup and the launch. Each row is the median over `--repeats` batches of `--calls` calls
 (time.perf_counter around the batch, the stream synchronized before and after), after a warm-up
-that compiles and fills the caches. Every result is checked against PyTorch first.
+that compiles and fills the caches, and 2 s of launches first so that the GPU runs at its
+clocks. Every result is checked against PyTorch first.
 
     PYTHONPATH=.gpu/python python3 bench/launch_overhead.py [--calls 2000] [--repeats 15]
 """
@@ -26,10 +27,19 @@ import kiln
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def warm(fn, seconds):
+    """Calls fn for `seconds`: the caches fill and the GPU leaves its idle clocks (a row measured
+    while it ramps up times the GPU, not the host: one batch of tiny kernels can then take 20 µs
+    each)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        for _ in range(100):
+            fn()
+        torch.cuda.synchronize()
+
+
 def per_call_us(fn, calls, repeats):
-    for _ in range(50):
-        fn()
-    torch.cuda.synchronize()
+    warm(fn, 0.2)
     samples = []
     for _ in range(repeats):
         torch.cuda.synchronize()
@@ -64,6 +74,7 @@ def main():
             sys.exit(f"launch_overhead: {name} computed a wrong result")
 
     check("kiln op", op(a, b))
+    warm(lambda: torch.add(a, b, out=y), 2.0)
     rows["kiln op(a, b) (allocates y)"] = per_call_us(lambda: op(a, b), args.calls, args.repeats)
     y.fill_(float("nan"))
     op(a, b, out=y)
@@ -135,14 +146,55 @@ extern "C" __global__ void relu_add_raw(const float* a, const float* b, float* y
     except ImportError:
         print("launch_overhead: no CuPy here", file=sys.stderr)
 
+    model_rows = compiled_model(prog)
+
     print(f"{torch.cuda.get_device_name()}, Python {sys.version.split()[0]}, PyTorch {torch.__version__}, "
           f"kiln {kiln.__version__}: host µs per call, median of {args.repeats} batches of {args.calls}")
     print("| call | µs per call |\n|---|---|")
     for name, us in rows.items():
         print(f"| {name} | {us:.2f} |")
+    print("\nA model with a kiln operator (kiln.torch.library): relu_add(a, b) * 2 + 1 on 4096 x 4096 f32, "
+          "eager against torch.compile(fullgraph=True); device ms, median of 50 after warm-up")
+    print("| model | ms | max abs difference to eager |\n|---|---|---|")
+    for name, (ms, diff) in model_rows.items():
+        print(f"| {name} | {ms:.4f} | {diff:.3g} |")
     if args.out:
         with open(args.out, "w") as f:
-            json.dump(rows, f, indent=1)
+            json.dump({"per_call_us": rows, "model_ms": {k: v[0] for k, v in model_rows.items()}}, f, indent=1)
+
+
+def compiled_model(prog):
+    """The same small model eager and compiled, with the kiln op inside the graph: device time
+    (CUDA events) and the compiled result's difference to eager."""
+    import kiln.torch
+
+    ops = kiln.torch.library(prog, namespace="kiln_bench")
+    a = torch.randn(4096, 4096, device="cuda")
+    b = torch.randn(4096, device="cuda")
+
+    def model(a, b):
+        return ops.relu_add(a, b) * 2 + 1
+
+    compiled = torch.compile(model, fullgraph=True)
+    eager_out = model(a, b)
+    out = {}
+    for name, fn in (("eager (kiln op, then PyTorch's mul and add)", model),
+                     ("torch.compile fullgraph (kiln op, then one Inductor kernel)", compiled),
+                     ("PyTorch only, eager: torch.relu(a + b) * 2 + 1", lambda a, b: torch.relu(a + b) * 2 + 1)):
+        got = fn(a, b)
+        diff = float((got - eager_out).abs().max())
+        times = []
+        for _ in range(10):
+            fn(a, b)
+        for _ in range(50):
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn(a, b)
+            stop.record()
+            stop.synchronize()
+            times.append(start.elapsed_time(stop))
+        out[name] = (statistics.median(times), diff)
+    return out
 
 
 if __name__ == "__main__":
