@@ -161,6 +161,27 @@ extern "C" __global__ void relu_add_raw(const float* a, const float* b, float* y
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"per_call_us": rows, "model_ms": {k: v[0] for k, v in model_rows.items()}}, f, indent=1)
+        chart(rows, os.path.splitext(args.out)[0] + ".png", torch.cuda.get_device_name())
+
+
+def chart(rows, path, gpu):
+    """A bar per call (µs, lower is better), where matplotlib is installed."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception:  # noqa: BLE001
+        return
+    names = list(rows)
+    fig, ax = plt.subplots(figsize=(8, 0.4 * len(names) + 1))
+    ax.barh(range(len(names)), [rows[n] for n in names],
+            color=["tab:orange" if n.startswith("kiln") else "tab:blue" for n in names])
+    ax.set_yticks(range(len(names)), names, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("host µs per call (lower is better)")
+    ax.set_title(f"Call overhead from Python, {gpu}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
 
 
 def compiled_model(prog):
