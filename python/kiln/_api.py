@@ -217,14 +217,14 @@ class Op:
             if first is None:
                 raise ArgumentError(f"{self.name}: no tensor input to allocate the outputs like: pass out=")
             outs = [empty(first, dtype, shape, name) for dtype, shape, name in self._outputs_for(op, items)]
-            arguments(self._outputs, outs, items)
+            arguments(self._outputs, outs, items, first)
             op.call(stream_handle(stream, first), items)
             outs = finish(first, outs)
             return outs[0] if len(outs) == 1 else tuple(outs)
         outs = out if isinstance(out, (tuple, list)) else (out,)
         if len(outs) != len(self._outputs):
             raise ArgumentError(f"{self.name}: out= has {len(outs)} tensors, expected {len(self._outputs)} ({self.signature})")
-        arguments(self._outputs, outs, items)
+        first = arguments(self._outputs, outs, items, first)
         op.call(stream_handle(stream, first), items)
         return out
 

@@ -48,11 +48,12 @@ _torch_dtypes = {}     # torch dtype -> kiln dtype name
 _torch_codes = {}      # torch dtype -> dtype code
 _kiln_to_torch = {}    # kiln dtype name -> torch dtype
 _torch_raw_stream = None
+_torch_current_device = None
 
 
 def _init_torch():
     """Imports torch and builds what a call on torch tensors reads, once."""
-    global _torch, _torch_dtypes, _torch_codes, _kiln_to_torch, _torch_raw_stream, TorchTensor
+    global _torch, _torch_dtypes, _torch_codes, _kiln_to_torch, _torch_raw_stream, _torch_current_device, TorchTensor
     if _torch is None:
         import torch
 
@@ -64,6 +65,7 @@ def _init_torch():
         # host cost otherwise); the public path where this private function is missing.
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         _torch_raw_stream = raw if raw is not None else (lambda index: torch.cuda.current_stream(index).cuda_stream)
+        _torch_current_device = getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
         _torch = torch
         TorchTensor = torch.Tensor
     return _torch
@@ -100,28 +102,49 @@ def _contiguous_strides(shape, itemsize):
     return tuple(reversed(strides))
 
 
-def arguments(names, values, items):
+def arguments(names, values, items, first=None):
     """Appends each value's argument to `items`: a tensor's (pointer, dtype code, shape), a number
-    as itself. Returns the first tensor (a torch.Tensor on the fast path, else a Tensor), or None.
-    The fast path is a contiguous CUDA torch.Tensor (of that exact type) that needs no grad check;
-    everything else goes through as_tensor's checks and conversions."""
-    first = None
+    as itself. Returns the first tensor (`first` if given: the inputs' first, when these are the
+    outputs), a torch.Tensor on the fast path, else a Tensor, or None. The fast path is a
+    contiguous CUDA torch.Tensor (of that exact type) that needs no grad check; everything else
+    goes through as_tensor's checks and conversions. PyTorch tensors must all be on one device,
+    PyTorch's current one: kiln launches in the current context."""
     for name, v in zip(names, values):
         if type(v) is TorchTensor and v.is_cuda and not v.requires_grad and v.is_contiguous():
             code = _torch_codes.get(v.dtype)
             if code is not None:
                 items.append((v.data_ptr(), code, v.shape))
                 if first is None:
+                    _check_current_device(v.get_device(), name)
                     first = v
+                elif type(first) is TorchTensor and v.get_device() != first.get_device():
+                    _different_devices(name, v.get_device(), first.get_device())
                 continue
         if isinstance(v, (bool, int, float)):
             items.append(v)
             continue
         t = as_tensor(v, name)
         items.append(t.arg())
+        if t.framework == "torch":
+            if first is None:
+                _check_current_device(t.device.index, name)
+            elif type(first) is TorchTensor and t.device.index != first.get_device():
+                _different_devices(name, t.device.index, first.get_device())
         if first is None:
             first = t
     return first
+
+
+def _check_current_device(index, name):
+    current = _torch_current_device()
+    if index != current:
+        raise ArgumentError(f"argument '{name}' is on cuda:{index} but PyTorch's current device is cuda:{current}: kiln "
+                            f"launches on the current device (call under `with torch.cuda.device({index}):`)")
+
+
+def _different_devices(name, index, first):
+    raise ArgumentError(f"argument '{name}' is on cuda:{index} and the first tensor argument on cuda:{first}: a call's "
+                        "tensors must share one device")
 
 
 def _framework(obj):

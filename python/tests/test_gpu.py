@@ -232,3 +232,22 @@ def test_jax_arrays_in_and_out(prog):
     assert float(jnp.abs(y - jnp.maximum(a + b, 0)).max()) <= 1e-6
     z = prog.relu_add(y * 2, b)   # a kiln output feeds JAX, which feeds kiln again
     assert float(jnp.abs(z - jnp.maximum(2 * y + b, 0)).max()) <= 1e-6
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs (tensors on another device than the current)")
+def test_tensors_on_another_device(prog):
+    """kiln launches on the current device: tensors elsewhere are refused before anything runs,
+    and a call under `torch.cuda.device(1)` runs on device 1."""
+    a1, b1 = randn(4, 8).to("cuda:1"), randn(8).to("cuda:1")
+    with pytest.raises(kiln.ArgumentError, match="'a' is on cuda:1 but PyTorch's current device is cuda:0"):
+        prog.relu_add(a1, b1)
+    with pytest.raises(kiln.ArgumentError, match="'b' is on cuda:1 and the first tensor argument on cuda:0"):
+        prog.relu_add(randn(4, 8), b1)
+    y0 = torch.empty(4, 8, device="cuda:0")
+    with pytest.raises(kiln.ArgumentError, match="'y' is on cuda:0 and the first tensor argument on cuda:1"):
+        with torch.cuda.device(1):
+            prog.relu_add(a1, b1, out=y0)
+    with torch.cuda.device(1):
+        y = prog.relu_add(a1, b1)
+        torch.cuda.synchronize()
+    assert y.device.index == 1 and torch.equal(y, torch.relu(a1 + b1))
