@@ -202,3 +202,47 @@ def test_bad_tensors_are_refused_before_a_launch(options):
         op(a, b, out=a)
     with pytest.raises(kiln.ShapeError, match="'a' has extent 0 in dim 0"):
         op(FakeCuda((0, 7)), b, out=FakeCuda((0, 7)))
+
+
+NHWC_F16 = """
+op conv_nhwc_f16 {
+  dims N = 2, H = 8, W = 8, C = 16, K = 16
+  in  x: f16[N, H, W, C]
+  in  w: f16[K, C, 3, 3]
+  out y = conv2d(x, w, padding=[1, 1], layout="NHWC")
+}
+"""
+
+
+def test_unsupported_and_compile_errors_carry_their_details(options, tmp_path):
+    # A valid spec that no template covers yet: UnsupportedError, a NotImplementedError.
+    with pytest.raises(kiln.UnsupportedError, match="no kernel template") as err:
+        kiln.loads(NHWC_F16, options=options).conv_nhwc_f16.specialize().source
+    assert isinstance(err.value, NotImplementedError)
+    # A template that does not compile (a template directory overrides the built-in one): NVRTC's
+    # log and the unit's source come with the CompileError.
+    broken = tmp_path / "templates" / "kiln"
+    broken.mkdir(parents=True)
+    (broken / "elementwise.cuh").write_text('#error "broken on purpose"\n')
+    overridden = kiln.Options(arch="sm_90a", cache_dir=str(tmp_path / "cache2"), use_environment=False,
+                              template_dir=str(tmp_path / "templates"))
+    with pytest.raises(kiln.CompileError) as err:
+        kiln.loads(RELU_ADD, options=overridden).relu_add.specialize(B=3, N=5).ptx
+    assert "broken on purpose" in err.value.log and 'extern "C" __global__' in err.value.source
+
+
+def test_cuda_errors_carry_the_call_and_the_code(options):
+    """Without a GPU driver, a launch is a CudaError naming the failure (where a driver exists the
+    launch would run: this test is for machines without one, as CI's)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libcuda.so.1")   # what kiln's runtime loads
+        pytest.skip("a CUDA driver is installed here: a launch on fake pointers would run")
+    except OSError:
+        pass
+    op = kiln.loads(RELU_ADD, options=options).relu_add
+    with pytest.raises(kiln.CudaError) as err:
+        op(FakeCuda((4, 8)), FakeCuda((8,)), out=FakeCuda((4, 8)))
+    assert "cannot load the CUDA driver" in str(err.value)
+    assert (err.value.call, err.value.code_name, err.value.code) == ("dlopen", "CUDA_ERROR_NO_DEVICE", 100)
