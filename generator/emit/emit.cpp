@@ -34,7 +34,9 @@ std::string dims_text(const std::vector<std::int64_t>& shape) {
 }
 
 void UnitParts::launch_check(const PlannedKernel& kernel, const std::string& geometry, bool with_grid) {
-  const auto& g = kernel.grid;
+  // Without the grid (a dyn dim sizes it at launch) its extents are written as 0: the source must
+  // not hold the grid of the binding it was planned at.
+  const Dim3 g = with_grid ? kernel.grid : Dim3{0, 0, 0};
   const auto& b = kernel.block;
   checks += fmt::format(
       "static_assert(kiln::launch::same_launch({}, {}, {}, {}, {}, {}, {}, {}, {}),\n"
@@ -75,7 +77,17 @@ std::string UnitParts::pointer_name(const Plan& plan, int buffer) {
 std::string UnitParts::buffer_comment(const Plan& plan, int buffer) {
   const auto& b = plan.buffers[static_cast<std::size_t>(buffer)];
   static const char* kKinds[] = {"in", "out", "intermediate", "workspace"};
-  return fmt::format("{} {}: {}{}", kKinds[static_cast<int>(b.kind)], b.name, dtype_name(b.dtype), dims_text(b.shape));
+  // A dyn dim's extent is written as its name, as the code reads it: the source (and with it the
+  // cache key) must not hold the value one call happened to bind.
+  std::vector<std::string> extents;
+  for (std::size_t d = 0; d < b.shape.size(); ++d) {
+    const bool dyn = b.node >= 0 && d < plan.ir().node(b.node).shape.size() &&
+                     plan.ir().node(b.node).shape[d].kind() == ir::DimExpr::Kind::Dim &&
+                     plan.bound->is_dynamic(plan.ir().node(b.node).shape[d].name());
+    extents.push_back(dyn ? plan.ir().node(b.node).shape[d].name() : std::to_string(b.shape[d]));
+  }
+  return fmt::format("{} {}: {}[{}]", kKinds[static_cast<int>(b.kind)], b.name, dtype_name(b.dtype),
+                     fmt::join(extents, ", "));
 }
 
 void UnitParts::declare_members(const Plan& plan, const PlannedKernel& kernel, CodeWriter& w, ExprEmitter& ex) {
@@ -183,7 +195,9 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const Elementwis
   }();
   Coords base;
   if (rows && rank > 0) {
-    w.line("// coordinates of element i of {}", dims_text(shape));
+    std::vector<std::string> extents;   // a dyn dim by its name: the source must not hold its value
+    for (std::size_t d = 0; d < rank; ++d) extents.push_back(ex.extent(root, d));
+    w.line("// coordinates of element i of [{}]", fmt::join(extents, ", "));
     base = ex.declare_coords(root, "i", "b");
   }
   std::map<ir::NodeId, std::string> vector_leaf;   // leaf -> register array name

@@ -56,3 +56,30 @@ TEST_CASE("kiln build: an op the planner cannot cover is recognised by its error
   CHECK(skipped.output.find("1 specializations, 1 kernels for sm_80") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+// A dyn dim is an argument of the kernel, so its value must not reach the source (comments, the
+// launch check's grid): every value of one bucket is one source, one compile, one cache entry.
+// The bucket here is the index width: past 2^31 elements the source changes, and so does the key.
+TEST_CASE("kiln build: values of a dyn dim in one bucket share one kernel") {
+  const auto dir = std::filesystem::temp_directory_path() / "kiln-test-build-dyn";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto spec = dir / "dyn.kiln";
+  std::ofstream(spec) << "op scale {\n  dims dyn N = 1024\n  in  x: f32[N]\n  out y = x * 2.0\n}\n";
+  const std::string build = "build " + spec.string() + " --arch sm_90a -o " + (dir / "cache").string() + " -D N=";
+  auto first = kiln_test::run_kiln(build + "1000");
+  INFO(first.output);
+  REQUIRE(first.exit_code == 0);
+  CHECK(first.output.find("1 compiled") != std::string::npos);
+  for (const char* n : {"2000", "1001", "7"}) {
+    auto again = kiln_test::run_kiln(build + n);
+    INFO(n << ": " << again.output);
+    CHECK(again.exit_code == 0);
+    CHECK(again.output.find("0 compiled (0 ms of NVRTC), 1 already in") != std::string::npos);
+  }
+  auto wide = kiln_test::run_kiln(build + "3000000000");
+  INFO(wide.output);
+  CHECK(wide.exit_code == 0);
+  CHECK(wide.output.find("1 compiled") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
