@@ -15,6 +15,7 @@ packages=(
   clang libclang-rt-14-dev         # libFuzzer and the sanitizers' runtimes
   python3 file                     # scripts; check-deps.sh reads ELF files with `file`
   python3-dev python3-venv         # the Python extension (headers) and its build environment
+  libquadmath0                     # PyTorch's wheel (KILN_TEST_TORCH=1) loads a libgfortran that needs it
 )
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
