@@ -81,10 +81,8 @@ std::string UnitParts::buffer_comment(const Plan& plan, int buffer) {
   // cache key) must not hold the value one call happened to bind.
   std::vector<std::string> extents;
   for (std::size_t d = 0; d < b.shape.size(); ++d) {
-    const bool dyn = b.node >= 0 && d < plan.ir().node(b.node).shape.size() &&
-                     plan.ir().node(b.node).shape[d].kind() == ir::DimExpr::Kind::Dim &&
-                     plan.bound->is_dynamic(plan.ir().node(b.node).shape[d].name());
-    extents.push_back(dyn ? plan.ir().node(b.node).shape[d].name() : std::to_string(b.shape[d]));
+    const std::string* dyn = b.node >= 0 ? dyn_extent(plan, b.node, d) : nullptr;
+    extents.push_back(dyn ? *dyn : std::to_string(b.shape[d]));
   }
   return fmt::format("{} {}: {}[{}]", kKinds[static_cast<int>(b.kind)], b.name, dtype_name(b.dtype),
                      fmt::join(extents, ", "));

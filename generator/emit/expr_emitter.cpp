@@ -84,12 +84,17 @@ void ExprEmitter::bind_value(ir::NodeId node, const Coords& coords, std::string 
   memo_[{node, coords}] = std::move(var);
 }
 
+const std::string* dyn_extent(const Plan& plan, ir::NodeId node, std::size_t dim) {
+  const auto& shape = plan.ir().node(node).shape;
+  if (dim < shape.size() && shape[dim].kind() == ir::DimExpr::Kind::Dim && plan.bound->is_dynamic(shape[dim].name()))
+    return &shape[dim].name();
+  return nullptr;
+}
+
 std::string ExprEmitter::extent(ir::NodeId node, std::size_t dim) const {
-  const auto& n = plan_.ir().node(node);
-  if (dim < n.shape.size() && n.shape[dim].kind() == ir::DimExpr::Kind::Dim &&
-      plan_.bound->is_dynamic(n.shape[dim].name())) {
-    KILN_ASSERT(dyn_dim_name, "dyn dim {} in a kernel that takes none", n.shape[dim].name());
-    return dyn_dim_name(n.shape[dim].name());
+  if (const std::string* dyn = dyn_extent(plan_, node, dim)) {
+    KILN_ASSERT(dyn_dim_name, "dyn dim {} in a kernel that takes none", *dyn);
+    return dyn_dim_name(*dyn);
   }
   return std::to_string(plan_.bound->shape(node)[dim]);
 }

@@ -38,6 +38,10 @@ std::string literal(DType dtype, double value);
 // An IR literal (Node::literal): integers exact over the whole i64/u64 range.
 std::string literal(DType dtype, const ConstValue& value);
 
+// The dyn dim that extent `dim` of `node` is, when it is exactly one (the kernel reads it as an
+// argument, so the source must not hold its value), else nullptr.
+const std::string* dyn_extent(const Plan& plan, ir::NodeId node, std::size_t dim);
+
 class ExprEmitter {
  public:
   ExprEmitter(const Plan& plan, CodeWriter& out);
@@ -66,6 +70,7 @@ class ExprEmitter {
 
   // Flat row-major index of `coords` in the shape of `node`.
   std::string flat_index(ir::NodeId node, const Coords& coords) const;
+  // Extent `dim` of `node` in C++: the bound number, or dyn_dim_name's for a dyn dim.
   std::string extent(ir::NodeId node, std::size_t dim) const;
   // Coordinates of an operand of `user` evaluated at `coords`.
   Coords operand_coords(ir::NodeId user, ir::NodeId operand, const Coords& coords) const;

@@ -8,7 +8,7 @@ import threading
 from typing import Any, Optional, Union
 
 from . import _kiln
-from ._tensors import arguments, as_host_tensor, as_tensor, empty, finish, host_empty, stream_handle
+from ._tensors import arguments, empty, finish, host_arguments, host_empty, stream_handle
 from .errors import ArgumentError
 
 
@@ -180,10 +180,13 @@ class Op:
             self._with[key] = impl
         return impl
 
-    def _inputs_of(self, values, items):
-        """Appends the inputs' arguments to `items`; returns the first tensor (see _tensors.arguments)."""
+    def _check_count(self, values):
         if len(values) != len(self._inputs):
             raise ArgumentError(f"{self.name}: got {len(values)} inputs, expected {len(self._inputs)} ({self.signature})")
+
+    def _inputs_of(self, values, items):
+        """Appends the inputs' arguments to `items`; returns the first tensor (see _tensors.arguments)."""
+        self._check_count(values)
         return arguments(self._inputs, values, items)
 
     def output_specs(self, *inputs: Any, **consts: Union[bool, int, float]) -> list[dict[str, Any]]:
@@ -235,16 +238,9 @@ class Op:
         tuple when there are several; or writes them into `out=` (contiguous host arrays, whose
         shapes bind dims as a call's outputs do). No GPU is used."""
         op = self._op(consts)
-        if len(inputs) != len(self._inputs):
-            raise ArgumentError(f"{self.name}: got {len(inputs)} inputs, expected {len(self._inputs)} ({self.signature})")
-        items, first = [], None
-        for name, v in zip(self._inputs, inputs):
-            if isinstance(v, (bool, int, float)):
-                items.append(v)
-                continue
-            t = as_host_tensor(v, name)
-            first = first or t
-            items.append(t.arg())
+        self._check_count(inputs)
+        items = []
+        first = host_arguments(self._inputs, inputs, items, len(self._inputs))
         if out is None:
             outs = [host_empty(first, a["dtype"], a["shape"], a["name"])
                     for a in op.arguments_for(items) if a["is_output"]]
@@ -252,11 +248,7 @@ class Op:
             outs = list(out) if isinstance(out, (tuple, list)) else [out]
             if len(outs) != len(self._outputs):
                 raise ArgumentError(f"{self.name}: out= has {len(outs)} arrays, expected {len(self._outputs)}")
-        for name, o in zip(self._outputs, outs):
-            t = as_host_tensor(o, name)
-            if t.obj is not o:
-                raise ArgumentError(f"output '{name}' must be a contiguous host array (it is written in place)")
-            items.append(t.arg())
+        host_arguments(self._outputs, outs, items, 0)
         op.reference(items)
         if out is not None:
             return out
@@ -322,16 +314,8 @@ class Executable:
         inputs then outputs, a CPU PyTorch tensor or a NumPy array of the specialized shape."""
         if len(args) != len(self._names):
             raise ArgumentError(f"got {len(args)} arguments, expected {len(self._names)} ({self.signature})")
-        outputs_at = len(self._names) - sum(a["is_output"] for a in self.arguments)
         items = []
-        for i, (name, v) in enumerate(zip(self._names, args)):
-            if isinstance(v, (bool, int, float)):
-                items.append(v)
-                continue
-            t = as_host_tensor(v, name)
-            if i >= outputs_at and t.obj is not v:
-                raise ArgumentError(f"output '{name}' must be a contiguous host array (it is written in place)")
-            items.append(t.arg())
+        host_arguments(self._names, args, items, len(self._names) - sum(a["is_output"] for a in self.arguments))
         self._impl.reference(items)
 
     def __repr__(self):

@@ -288,6 +288,24 @@ def as_host_tensor(obj, name):
                         "NumPy array)")
 
 
+def host_arguments(names, values, items, outputs_at):
+    """Appends each host value's argument to `items` (as arguments() does for device ones); the
+    values from index `outputs_at` on are outputs, written in place, so they must be contiguous
+    host arrays as given. Returns the first input tensor (a Tensor), or None."""
+    first = None
+    for i, (name, v) in enumerate(zip(names, values)):
+        if isinstance(v, (bool, int, float)):
+            items.append(v)
+            continue
+        t = as_host_tensor(v, name)
+        if i >= outputs_at and t.obj is not v:
+            raise ArgumentError(f"output '{name}' must be a contiguous host array (it is written in place)")
+        if first is None and i < outputs_at:
+            first = t
+        items.append(t.arg())
+    return first
+
+
 def host_empty(proto, dtype, shape, name):
     """A new host output like `proto` (a Tensor from as_host_tensor; None: NumPy)."""
     if proto is not None and proto.framework == "torch":

@@ -1,9 +1,9 @@
 // kiln._kiln — the Python extension: a thin nanobind layer over the C++ API (include/kiln/kiln.h).
 // Everything framework-specific (DLPack and __cuda_array_interface__ objects, output allocation,
 // streams, warnings) lives in python/kiln/*.py; this file takes tensors as (pointer, dtype,
-// shape) triples (the dtype as a code of DTYPE_CODES) and returns plain Python values. kiln's C++ exceptions become the classes of
-// kiln.errors, with their details as attributes (SpecError's file, line and column, CompileError's
-// log, CudaError's call and code). NVRTC and libcuda stay dlopen'ed by the runtime, so the module
+// shape) triples (the dtype as a code of DTYPE_CODES) and returns plain Python values. kiln's C++
+// exceptions become the classes of kiln.errors, with their details as attributes (SpecError's
+// file, line and column, CompileError's log, CudaError's call and code). NVRTC and libcuda stay dlopen'ed by the runtime, so the module
 // imports, checks, plans and generates on a machine without a GPU.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -85,6 +85,12 @@ kiln::Precision precision_of(const std::string& name) {
   throw kiln::ArgumentError("precision '" + name + "' is not one of fp32, ieee, tf32, 3xtf32");
 }
 
+kiln::DType dtype_of_code(long code) {
+  if (code < 0 || code > static_cast<long>(kiln::DType::boolean))
+    throw kiln::ArgumentError("no dtype has code " + std::to_string(code));
+  return static_cast<kiln::DType>(code);
+}
+
 // A tensor argument from Python: the tuple (pointer, dtype code, shape), the shape any tuple of
 // ints (torch.Size is one). This is every call's hot path: raw CPython calls, no strings.
 kiln::TensorRef tensor_of(PyObject* item) {
@@ -96,8 +102,7 @@ kiln::TensorRef tensor_of(PyObject* item) {
     PyErr_Clear();
     throw kiln::ArgumentError("a tensor argument must be (pointer, dtype code, shape)");
   }
-  if (code < 0 || code > static_cast<long>(kiln::DType::boolean))
-    throw kiln::ArgumentError("no dtype has code " + std::to_string(code));
+  const kiln::DType dtype = dtype_of_code(code);
   std::vector<std::int64_t> extents(static_cast<std::size_t>(PyTuple_GET_SIZE(shape)));
   for (std::size_t d = 0; d < extents.size(); ++d) {
     extents[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, static_cast<Py_ssize_t>(d)));
@@ -106,8 +111,7 @@ kiln::TensorRef tensor_of(PyObject* item) {
       throw kiln::ArgumentError("a tensor's shape must hold integers");
     }
   }
-  return kiln::TensorRef(reinterpret_cast<void*>(static_cast<std::uintptr_t>(ptr)), static_cast<kiln::DType>(code),
-                         std::move(extents));
+  return kiln::TensorRef(reinterpret_cast<void*>(static_cast<std::uintptr_t>(ptr)), dtype, std::move(extents));
 }
 
 // A call's arguments from Python: tensors as above; anything else is a scalar (bool, int or float).
@@ -234,8 +238,7 @@ nb::tuple dlpack_info(nb::ndarray<> a) {
 // current context (device 0's primary one when none is current). Returns (DLPack capsule, address,
 // device); the buffer is freed when the framework that consumes the capsule lets go of it.
 nb::tuple device_empty(const std::vector<std::int64_t>& shape, int code) {
-  if (code < 0 || code > static_cast<int>(kiln::DType::boolean)) throw kiln::ArgumentError("no dtype has code " + std::to_string(code));
-  const auto dtype = static_cast<kiln::DType>(code);
+  const kiln::DType dtype = dtype_of_code(code);
   using Code = nb::dlpack::dtype_code;
   const std::uint8_t bits = static_cast<std::uint8_t>(kiln::dtype_size(dtype) * 8);
   const Code type = dtype == kiln::DType::bf16                                          ? Code::Bfloat
