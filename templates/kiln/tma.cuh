@@ -15,6 +15,11 @@
 // and a waiter needs only the parity (u & 1). A fresh barrier is in phase 0, and a wait for
 // parity 1 returns at once: so the producer's first pass over the ring (u = 0) waits for
 // parity 1 on empty[] and does not block.
+// The tail: after its last load the producer goes on waiting on empty[] for Stages more uses
+// without loading. When those waits return, every consumer that reads this CTA's stages has
+// released them; with a cluster that includes the peers' consumers, whose arrivals come from
+// other SMs, and the peers' multicasts into this CTA (each was waited for on full[] before its
+// release). So the CTA may exit without a cluster barrier at the end.
 #pragma once
 
 #include "kiln/common.cuh"
