@@ -144,7 +144,67 @@ ExecutableImpl::ExecutableImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared
                   arg.buffer, buf.name, buf.bytes, arg.tensor_map.text(), dtype_name(arg.dtype),
                   tensor_map_reach_bytes(arg.tensor_map, arg.dtype));
     }
+  // Where each dyn dim is read at a launch: the first tensor that has it as a whole extent.
+  for (const auto& [dim, bucket] : plan.dyn_buckets) {
+    const auto& ir = plan.ir();
+    std::optional<DynSource> found;
+    for (std::size_t i = 0; i < ir.params.size() + ir.outputs.size() && !found; ++i) {
+      if (i < ir.params.size() && !ir.params[i].is_tensor) continue;
+      const ir::Shape& shape = i < ir.params.size() ? ir.params[i].shape : ir.node(ir.outputs[i - ir.params.size()].node).shape;
+      for (std::size_t d = 0; d < shape.size() && !found; ++d)
+        if (shape[d].kind() == ir::DimExpr::Kind::Dim && shape[d].name() == dim) found = DynSource{dim, i, d};
+    }
+    KILN_CHECK(found.has_value(), UnsupportedError,
+               "{}: dim '{}' is dyn but no argument has it as a whole extent, so a launch cannot read its value; "
+               "make it a dim of some input or output",
+               ir.op_name, dim);
+    dyn_sources.push_back(*found);
+  }
   if (rt->dump.any()) dump_files();
+}
+
+std::map<std::string, std::int64_t> ExecutableImpl::launch_dims(const Arg* args, std::size_t count) const {
+  const auto& ir = plan.ir();
+  std::map<std::string, std::int64_t> dims = plan.bound->dims;
+  for (const auto& s : dyn_sources) {
+    const std::int64_t value = args[s.arg].tensor().shape[s.axis];
+    const DynBucket want = plan.dyn_buckets.at(s.dim);
+    KILN_CHECK(dyn_bucket(value) == want, ShapeError,
+               "{}: dyn dim {}={} is outside this executable's bucket ({}: {}); specialize another value, or call the "
+               "op, which keeps one executable per bucket",
+               ir.op_name, s.dim, value, s.dim, dyn_bucket_text(want));
+    dims[s.dim] = value;
+  }
+  bool large = false;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!args[i].is_tensor()) continue;
+    const bool output = i >= ir.params.size();
+    const ir::Shape& shape = output ? ir.node(ir.outputs[i - ir.params.size()].node).shape : ir.params[i].shape;
+    const auto& got = args[i].tensor().shape;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      const std::int64_t want = shape[d].kind() == ir::DimExpr::Kind::Dim ? dims.at(shape[d].name())
+                                : shape[d].as_constant() ? *shape[d].as_constant()
+                                                         : shape[d].evaluate(dims);
+      if (got[d] == want) continue;
+      std::vector<std::int64_t> expected;
+      for (const auto& e : shape) expected.push_back(e.evaluate(dims));
+      std::vector<std::string> bound;
+      for (const auto& [name, value] : dims) bound.push_back(fmt::format("{}={}", name, value));
+      throw ShapeError(fmt::format("{}: '{}' has shape {}, expected {} ({})", ir.op_name,
+                                   output ? ir.outputs[i - ir.params.size()].name : ir.params[i].name,
+                                   fmt::join(got, "x"), fmt::join(expected, "x"), fmt::join(bound, " ")));
+    }
+    large |= args[i].tensor().numel() > kIndex32Limit;
+  }
+  for (const auto& c : ir.constraints)
+    KILN_CHECK(c.lhs.evaluate(dims) == c.rhs.evaluate(dims), ShapeError, "{}: the sizes break {} == {} ({} against {})",
+               ir.op_name, c.lhs.str(), c.rhs.str(), c.lhs.evaluate(dims), c.rhs.evaluate(dims));
+  const bool planned_large = std::any_of(plan.kernels.begin(), plan.kernels.end(), [](const PlannedKernel& k) { return k.index64; });
+  KILN_CHECK(!large || planned_large, ShapeError,
+             "{}: a tensor has 2^31 elements or more, but this executable was planned with 32-bit indexing; "
+             "specialize with those sizes, or call the op",
+             ir.op_name);
+  return dims;
 }
 
 void ExecutableImpl::dump_files() {
@@ -250,7 +310,13 @@ ArgValue scalar_value(const Scalar& s, DType want) {
 }  // namespace
 
 void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, bool checked) {
-  if (!checked) validate_arguments(*plan.bound->ir, args, count, plan.bound.get());
+  std::map<std::string, std::int64_t> dyn_dims;   // with dyn dims: this launch's
+  if (!dyn_sources.empty()) {
+    if (!checked) validate_arguments(*plan.bound->ir, args, count, nullptr);
+    dyn_dims = launch_dims(args, count);
+  } else if (!checked) {
+    validate_arguments(*plan.bound->ir, args, count, plan.bound.get());
+  }
   const Loaded& fns = functions_for_current_context();
   const auto& ir = plan.ir();
   CUstream s = static_cast<CUstream>(stream);
@@ -300,7 +366,7 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
       } else if (arg.kind == KernelArg::Kind::Scalar) {
         values[a] = scalar_value(args[static_cast<std::size_t>(arg.param)].scalar(), arg.dtype);
       } else if (arg.kind == KernelArg::Kind::DynDim) {
-        values[a].i64 = plan.bound->dims.at(arg.dim);
+        values[a].i64 = dyn_dims.at(arg.dim);
       } else {
         const unsigned long long address = address_of(arg.buffer);
         TensorMapBytes& map = maps[next_map++];
@@ -317,7 +383,12 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
       check(driver().memset_d32_async(scratch[static_cast<std::size_t>(b)], 0u, static_cast<std::size_t>(buf.bytes / 4), s),
             "cuMemsetD32Async");
     }
-    kiln::launch_kernel(fns.functions[k], fns.grids[k], src.block, src.shared_bytes, s, pointers.data());
+    Dim3 grid = fns.grids[k];
+    if (!dyn_sources.empty()) {   // the grid over this launch's extents (a dyn kernel has no clusters)
+      const launch::Geometry g = launch_for(plan, k, dyn_dims);
+      grid = {static_cast<unsigned>(g.grid.x), static_cast<unsigned>(g.grid.y), static_cast<unsigned>(g.grid.z)};
+    }
+    kiln::launch_kernel(fns.functions[k], grid, src.block, src.shared_bytes, s, pointers.data());
   }
   rt->launches.fetch_add(1);
 }
@@ -484,6 +555,7 @@ Op Program::op(std::string_view name) const {
   o->name = std::string(name);
   o->precision = impl_->runtime->options.precision;
   o->ir = impl_->runtime->pipeline.check(*impl_->spec, name);
+  o->dynamic = !o->ir->dyn_dims().empty();
   return Op(o);
 }
 
@@ -529,6 +601,7 @@ Op Op::with_consts(const Consts& consts) const {
   o->consts = impl_->consts;
   for (const auto& [k, v] : consts) o->consts[k] = v;
   o->ir = o->program->runtime->pipeline.check(*o->program->spec, o->name, o->consts);
+  o->dynamic = !o->ir->dyn_dims().empty();
   return Op(o);
 }
 
@@ -548,6 +621,7 @@ Op Op::with_precision(Precision precision) const {
   o->name = impl_->name;
   o->consts = impl_->consts;
   o->ir = impl_->ir;
+  o->dynamic = impl_->dynamic;
   o->precision = precision;
   return Op(o);
 }
@@ -581,14 +655,24 @@ void OpImpl::call(Stream stream, const Arg* args, std::size_t count) {
   validate_arguments(*ir, args, count, nullptr);
   CallKey key;
   key.context = current_context(nullptr);
-  bool aligned = true;
+  bool aligned = true, large = false;
   for (std::size_t i = 0; i < count; ++i) {
     if (!args[i].is_tensor()) continue;
     const auto& t = args[i].tensor();
     key.shape.push_back(static_cast<std::int64_t>(t.shape.size()));
-    key.shape.insert(key.shape.end(), t.shape.begin(), t.shape.end());
+    if (!dynamic) {
+      key.shape.insert(key.shape.end(), t.shape.begin(), t.shape.end());
+    } else {   // an extent that is a dyn dim keys by its bucket (a negative code), not its value
+      const ir::Shape& decl = i < ir->params.size() ? ir->params[i].shape : ir->node(ir->outputs[i - ir->params.size()].node).shape;
+      for (std::size_t d = 0; d < t.shape.size(); ++d) {
+        const bool dyn = decl[d].kind() == ir::DimExpr::Kind::Dim && ir->find_dim(decl[d].name())->dynamic;
+        key.shape.push_back(dyn ? -static_cast<std::int64_t>(dyn_bucket(t.shape[d])) : t.shape[d]);
+      }
+      large |= t.numel() > kIndex32Limit;
+    }
     aligned &= reinterpret_cast<std::uintptr_t>(t.data) % 16 == 0;
   }
+  if (dynamic) key.shape.push_back(large);
   key.aligned = aligned;
   std::shared_ptr<ExecutableImpl> exe;
   {
@@ -604,7 +688,7 @@ void OpImpl::call(Stream stream, const Arg* args, std::size_t count) {
     auto [it, inserted] = executables.emplace(key, created);
     exe = it->second;
   }
-  // validated above, and the key holds every tensor's shape: they are the executable's
+  // validated above; without dyn dims the key holds every tensor's shape: they are the executable's
   exe->launch(stream, args, count, /*checked=*/true);
 }
 
@@ -623,8 +707,17 @@ void Op::reference(const std::vector<Arg>& args) const {
 }
 
 void Executable::reference(const std::vector<Arg>& args) const {
-  validate_arguments(*impl_->plan.bound->ir, args.data(), args.size(), impl_->plan.bound.get());
-  evaluate_on_host(*impl_->plan.bound, args.data(), args.size());
+  const auto& bound = impl_->plan.bound;
+  if (impl_->dyn_sources.empty()) {
+    validate_arguments(*bound->ir, args.data(), args.size(), bound.get());
+    evaluate_on_host(*bound, args.data(), args.size());
+    return;
+  }
+  // Dyn dims: the arguments' values, as a launch takes them.
+  validate_arguments(*bound->ir, args.data(), args.size(), nullptr);
+  std::map<std::string, ir::DimValue> given;
+  for (const auto& [name, value] : impl_->launch_dims(args.data(), args.size())) given[name] = {value, "the arguments"};
+  evaluate_on_host(*impl_->rt->pipeline.bind(bound->ir, given), args.data(), args.size());
 }
 
 void Executable::launch(Stream stream, std::initializer_list<Arg> args) const {

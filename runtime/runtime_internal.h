@@ -72,6 +72,16 @@ struct ExecutableImpl {
   Plan plan;
   std::vector<KernelSource> sources;
   std::string bindings;   // "B=128 N=4096 p=0.2", for messages and cache metadata
+  // Dyn dims ([Note: dyn buckets] in generator/plan/plan.h): the argument and axis each one is
+  // read from at a launch; empty when the op has none.
+  struct DynSource {
+    std::string dim;
+    std::size_t arg = 0, axis = 0;
+  };
+  std::vector<DynSource> dyn_sources;
+  // A launch's dims: the planned binding with the dyn dims read from `args`, after checking each
+  // dyn value against its planned bucket and every tensor's shape against them (ShapeError).
+  std::map<std::string, std::int64_t> launch_dims(const Arg* args, std::size_t count) const;
   TensorMapCache tensor_maps;   // encoded TMA maps by (kernel, argument, address)
 
  private:
@@ -112,6 +122,7 @@ struct OpImpl {
   std::shared_ptr<const ir::Ir> ir;
   Consts consts;
   Precision precision = Precision::fp32_accurate;
+  bool dynamic = false;   // some dim is `dyn`: executables are keyed by its bucket
   std::shared_mutex mutex;
   std::unordered_map<CallKey, std::shared_ptr<ExecutableImpl>, CallKeyHash> executables;
 };

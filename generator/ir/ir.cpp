@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "generator/support/assert.h"
 #include "generator/support/diagnostics.h"
@@ -258,6 +259,27 @@ std::int64_t evaluate_shared(const DimExpr& root, const std::map<std::string, st
 
 }  // namespace
 
+bool DimExpr::mentions(const std::set<std::string>& names) const {
+  std::vector<const DimExpr*> stack{this};
+  std::unordered_set<const DimExpr*> seen;   // shared nodes once each (see the note above)
+  while (!stack.empty()) {
+    const DimExpr* e = stack.back();
+    stack.pop_back();
+    if (!seen.insert(e).second) continue;
+    if (e->kind() == Kind::Dim && names.count(e->name())) return true;
+    if (e->lhs_) stack.push_back(e->lhs_.get());
+    if (e->rhs_) stack.push_back(e->rhs_.get());
+  }
+  return false;
+}
+
+bool mentions(const Shape& shape, const std::set<std::string>& dims) {
+  if (dims.empty()) return false;
+  for (const auto& e : shape)
+    if (e.mentions(dims)) return true;
+  return false;
+}
+
 std::int64_t DimExpr::evaluate(const std::map<std::string, std::int64_t>& dims) const {
   std::unordered_map<const DimExpr*, std::int64_t> memo;
   return evaluate_shared(*this, dims, memo);
@@ -367,6 +389,13 @@ const DimDecl* Ir::find_dim(const std::string& name) const {
   for (const auto& d : dims)
     if (d.name == name) return &d;
   return nullptr;
+}
+
+std::set<std::string> Ir::dyn_dims() const {
+  std::set<std::string> out;
+  for (const auto& d : dims)
+    if (d.dynamic) out.insert(d.name);
+  return out;
 }
 
 namespace {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,6 +60,8 @@ class DimExpr {
   // Evaluates with every dim bound; throws kiln::ArgumentError naming an unbound dim.
   std::int64_t evaluate(const std::map<std::string, std::int64_t>& dims) const;
   std::string str() const;   // "N", "1", "((H - 2) / 1 + 1)" style, stable
+  // Whether the expression reads any of `names` (iterative, like evaluate).
+  bool mentions(const std::set<std::string>& names) const;
 
  private:
   friend struct DimExprAccess;   // generator/ir/ir.cpp builds and inspects nodes
@@ -70,6 +73,8 @@ class DimExpr {
 };
 
 using Shape = std::vector<DimExpr>;
+// Whether any extent of `shape` reads one of `dims`.
+bool mentions(const Shape& shape, const std::set<std::string>& dims);
 
 enum class OpKind : std::uint8_t {
   // leaves
@@ -188,6 +193,7 @@ struct Ir {
 
   const Node& node(NodeId id) const { return nodes.at(static_cast<std::size_t>(id)); }
   const DimDecl* find_dim(const std::string& name) const;
+  std::set<std::string> dyn_dims() const;     // the names of the `dyn` dims
   // "cumsum_exclusive(x: f32[B, N]) -> y: f32[B, N]"
   std::string signature() const;
 };

@@ -11,8 +11,6 @@ namespace kiln {
 
 namespace {
 
-constexpr std::int64_t kInt32Limit = (std::int64_t{1} << 31) - 1;
-
 std::int64_t product(const std::vector<std::int64_t>& shape) {
   std::int64_t n = 1;
   for (auto d : shape) n *= d;
@@ -127,7 +125,9 @@ std::string Plan::text() const {
   std::string out = fmt::format("plan {} [", ir().op_name);
   bool first = true;
   for (const auto& [name, value] : bound->dims) {
-    out += fmt::format("{}{}={}{}", first ? "" : " ", name, value, bound->is_dynamic(name) ? " (dyn)" : "");
+    auto bucket = dyn_buckets.find(name);
+    out += fmt::format("{}{}={}{}", first ? "" : " ", name, value,
+                       bucket != dyn_buckets.end() ? fmt::format(" (dyn, {})", dyn_bucket_text(bucket->second)) : "");
     first = false;
   }
   out += fmt::format("] for {} ({} SMs), f32 contractions {}{}\n", target.arch, target.sm_count,
@@ -353,7 +353,11 @@ int Planner::add_elementwise_root(ir::NodeId node, int buffer) {
   const auto& shape = plan_.bound->shape(node);
   // The latest elementwise kernel of this shape, when it runs after what the node reads.
   auto last = last_elementwise_.find(shape);
-  if (last != last_elementwise_.end() && last->second > dep) {
+  // With dyn dims, equal extents now need not be equal at the next call: the shapes must match.
+  if (last != last_elementwise_.end() && last->second > dep &&
+      (plan_.dyn_buckets.empty() ||
+       plan_.ir().node(plan_.kernels[static_cast<std::size_t>(last->second)].stores[0].node).shape ==
+           plan_.ir().node(node).shape)) {
     plan_.kernels[static_cast<std::size_t>(last->second)].stores.push_back({node, buffer});
     return last->second;
   }
@@ -440,8 +444,20 @@ void Planner::finish_args(PlannedKernel& kernel) const {
     arg.name = ir.params[static_cast<std::size_t>(p)].name;
     args.push_back(arg);
   }
+  // A dyn dim is an argument of the kernels whose tensors it sizes (only elementwise kernels: an
+  // anchor that uses one is refused in run()).
+  auto sized_by = [&](const std::string& dim) {
+    const std::set<std::string> names{dim};
+    for (const auto& s : kernel.stores)
+      if (ir::mentions(ir.node(s.node).shape, names)) return true;
+    for (int b : read_buffers) {
+      const ir::NodeId n = plan_.buffers[static_cast<std::size_t>(b)].node;
+      if (n >= 0 && ir::mentions(ir.node(n).shape, names)) return true;
+    }
+    return false;
+  };
   for (const auto& d : ir.dims)
-    if (d.dynamic) {
+    if (d.dynamic && kernel.anchor < 0 && sized_by(d.name)) {
       KernelArg arg;
       arg.kind = KernelArg::Kind::DynDim;
       arg.dim = d.name;
@@ -455,11 +471,11 @@ void Planner::finish_args(PlannedKernel& kernel) const {
 
   bool big = false;
   for (const auto& a : kernel.args)
-    if (a.kind == KernelArg::Kind::Buffer && product(plan_.buffers[static_cast<std::size_t>(a.buffer)].shape) > kInt32Limit)
+    if (a.kind == KernelArg::Kind::Buffer && product(plan_.buffers[static_cast<std::size_t>(a.buffer)].shape) > kIndex32Limit)
       big = true;
   if (kernel.anchor >= 0)
     for (ir::NodeId op : ir.node(kernel.anchor).operands)
-      if (product(plan_.bound->shape(op)) > kInt32Limit) big = true;
+      if (product(plan_.bound->shape(op)) > kIndex32Limit) big = true;
   kernel.index64 = big;
 }
 
@@ -478,13 +494,28 @@ void plan_elementwise(const Plan& plan, PlannedKernel& kn) {
   const std::int64_t inner = shape.empty() ? 1 : shape.back();
   bool dynamic = false;
   for (const auto& a : kn.args) dynamic |= a.kind == KernelArg::Kind::DynDim;
+  // With dyn dims the choice reads buckets only ([Note: dyn buckets]): a dyn innermost extent
+  // allows vectors in the bucket "multiple of 16"; flat vectors across rows need equal sizes, which
+  // values of a bucket do not promise.
+  const ir::Shape& inner_expr = bound.node(kn.stores[0].node).shape;
+  const ir::DimExpr* dyn_inner = nullptr;
+  if (!inner_expr.empty() && !inner_expr.back().as_constant() &&
+      inner_expr.back().mentions(bound.ir->dyn_dims()))
+    dyn_inner = &inner_expr.back();
   std::string why = "only elementwise nodes";
   if (!plan.target.aligned16) {
     vec = 1;
     why += "; some pointer is not 16-byte aligned: scalar loop";
-  } else if (dynamic) {
+  } else if (dyn_inner != nullptr) {
+    const bool whole = dyn_inner->kind() == ir::DimExpr::Kind::Dim &&
+                       plan.dyn_buckets.at(dyn_inner->name()) == DynBucket::Div16;
+    if (!whole) vec = 1;
+    why += whole ? fmt::format("; innermost extent {} (dyn, a multiple of 16): {}-byte vectors ({} x {} bytes)",
+                               dyn_inner->str(), vec * static_cast<std::int64_t>(widest), vec, widest)
+                 : fmt::format("; innermost extent {} (dyn, not a multiple of 16): scalar loop", dyn_inner->str());
+  } else if (dynamic && vec > 1 && inner % vec != 0) {
     vec = 1;
-    why += "; dyn dims: scalar loop";
+    why += fmt::format("; innermost extent {} % {} != 0 and dyn outer extents: scalar loop", inner, 16 / widest);
   } else if (vec > 1 && inner % vec != 0) {
     // Vectors would cross rows: only fine when every tensor is indexed by the flat index.
     bool flat = true;
@@ -507,6 +538,7 @@ void plan_elementwise(const Plan& plan, PlannedKernel& kn) {
 
 Plan Planner::run() {
   const auto& ir = plan_.ir();
+  for (const auto& name : ir.dyn_dims()) plan_.dyn_buckets[name] = dyn_bucket(plan_.bound->dims.at(name));
   find_consumers();
   param_of_node_.assign(ir.nodes.size(), -1);
   for (std::size_t p = 0; p < ir.params.size(); ++p) param_of_node_[static_cast<std::size_t>(ir.params[p].node)] = static_cast<int>(p);
@@ -562,14 +594,14 @@ Plan Planner::run() {
       const AnchorRule* rule = anchor_rule(node.kind);
       KILN_CHECK(rule != nullptr, UnsupportedError, "{}: op '{}' (line {}) has no kernel template in this version of kiln",
                  ir.op_name, ir::op_kind_name(node.kind), node.loc.line);
-      for (const auto& d : ir.dims)
-        KILN_CHECK(!d.dynamic, UnsupportedError,
+      ir::NodeId end = epilogue_end_[i];
+      if (const ir::DimDecl* d = dyn_dim_of_anchor(id, end))
+        KILN_CHECK(false, UnsupportedError,
                    "{}:{}:{}: op {}: dim '{}' is dyn, but the {} template (for line {}) needs every dim baked in",
-                   ir.source ? ir.source->name : ir.op_name, d.loc.line, d.loc.column, ir.op_name, d.name,
+                   ir.source ? ir.source->name : ir.op_name, d->loc.line, d->loc.column, ir.op_name, d->name,
                    rule->template_family, node.loc.line);
       PlannedKernel kn;
       kn.anchor = id;
-      ir::NodeId end = epilogue_end_[i];
       for (ir::NodeId c = id; c != end;) {
         c = consumers_[static_cast<std::size_t>(c)][0];
         fused[static_cast<std::size_t>(c)] = true;
@@ -620,6 +652,53 @@ Plan Planner::run() {
     kn.entry = fmt::format("kiln_{}_k{}_{}", ir.op_name, k, kn.template_name);
   }
   return std::move(plan_);
+}
+
+const char* dyn_bucket_text(DynBucket b) {
+  switch (b) {
+    case DynBucket::One: return "one";
+    case DynBucket::Div16: return "multiple of 16";
+    case DynBucket::General: return "general";
+  }
+  return "?";
+}
+
+launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std::string, std::int64_t>& dims) {
+  const PlannedKernel& kn = plan.kernels.at(k);
+  launch::Geometry g;
+  g.grid = {kn.grid.x, kn.grid.y, kn.grid.z};
+  g.block = {kn.block.x, kn.block.y, kn.block.z};
+  g.shared_bytes = kn.shared_bytes;
+  const bool dynamic = std::any_of(kn.args.begin(), kn.args.end(),
+                                   [](const KernelArg& a) { return a.kind == KernelArg::Kind::DynDim; });
+  if (!dynamic) return g;
+  const auto* config = std::get_if<ElementwiseConfig>(&kn.config);
+  KILN_ASSERT(config != nullptr, "{}: a kernel with dyn dims that is not elementwise", kn.entry);
+  std::int64_t numel = 1;
+  for (const auto& e : plan.ir().node(kn.stores[0].node).shape) numel *= e.evaluate(dims);
+  return elementwise_geometry(*config, numel, plan.target.sm_count);
+}
+
+// The first dyn dim that sizes a tensor the anchor's kernel touches (its node, operands and the
+// fused epilogue with its side operands, and the elementwise expressions inlined into them).
+const ir::DimDecl* Planner::dyn_dim_of_anchor(ir::NodeId anchor, ir::NodeId end) const {
+  const auto& ir = plan_.ir();
+  const std::set<std::string> dyn = ir.dyn_dims();
+  if (dyn.empty()) return nullptr;
+  std::vector<ir::NodeId> stack{anchor};
+  for (ir::NodeId c = anchor; c != end;) stack.push_back(c = consumers_[static_cast<std::size_t>(c)][0]);
+  std::unordered_set<ir::NodeId> seen;
+  while (!stack.empty()) {
+    const ir::NodeId id = stack.back();
+    stack.pop_back();
+    if (!seen.insert(id).second) continue;
+    const auto& n = ir.node(id);
+    for (const auto& name : dyn)
+      if (ir::mentions(n.shape, {name})) return ir.find_dim(name);
+    if (id == anchor || !is_anchor(n.kind))
+      for (ir::NodeId op : n.operands) stack.push_back(op);
+  }
+  return nullptr;
 }
 
 Plan make_plan(std::shared_ptr<const ir::BoundIr> bound, const Target& target) {

@@ -14,6 +14,14 @@
 //
 // Shapes and consts are baked into the source; a `dyn` dim stays a kernel
 // argument (only the elementwise template supports that so far).
+//
+// [Note: dyn buckets]
+// A plan for an op with `dyn` dims is made for one binding of them, but may depend only on each
+// dyn dim's *bucket* (dyn_bucket below), never on its value: the generated source, the configs
+// and the kernels' argument lists are the same for every value of a bucket, so one compile serves
+// them all. What does depend on the values is computed at launch (launch_for: the grid; the
+// kernels read the dims as arguments). The runtime keys its executables by the buckets and by
+// whether some tensor needs 64-bit indexing (kIndex32Limit), and so does the plan (index64).
 #pragma once
 
 #include <map>
@@ -25,6 +33,17 @@
 #include "generator/plan/kernel_config.h"
 
 namespace kiln {
+
+// A dyn dim's value class: the plan may assume it and nothing finer ([Note: dyn buckets]).
+// Divisible by 16 covers every family's vector width (16 bytes of 1-byte elements at most).
+enum class DynBucket : std::uint8_t { One = 1, Div16 = 2, General = 3 };
+constexpr DynBucket dyn_bucket(std::int64_t value) {
+  return value == 1 ? DynBucket::One : value % 16 == 0 ? DynBucket::Div16 : DynBucket::General;
+}
+const char* dyn_bucket_text(DynBucket b);   // "one", "multiple of 16", "general" (no '=': plan headers are parsed)
+
+// The largest element count a kernel indexes with 32-bit integers.
+constexpr std::int64_t kIndex32Limit = (std::int64_t{1} << 31) - 1;
 
 // What the code is generated for. Part of every cache key.
 struct Target {
@@ -117,6 +136,7 @@ struct Plan {
   std::vector<Buffer> buffers;
   std::vector<PlannedKernel> kernels;     // launch order
   std::map<ir::NodeId, int> leaves;       // node -> buffer that kernels load it from
+  std::map<std::string, DynBucket> dyn_buckets;   // each dyn dim's bucket: all the plan assumed of it
 
   const ir::Ir& ir() const { return *bound->ir; }
   std::int64_t scratch_bytes() const;     // intermediates + workspaces, each 256-byte aligned
@@ -124,5 +144,10 @@ struct Plan {
 };
 
 Plan make_plan(std::shared_ptr<const ir::BoundIr> bound, const Target& target);
+
+// The launch of kernel k of a plan with dyn dims for the dims `dims` (every dim of the op, the
+// dyn ones at a launch's values, each in its planned bucket): the family's geometry rule over
+// the run-time extents. A kernel without dyn dims keeps its planned launch.
+launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std::string, std::int64_t>& dims);
 
 }  // namespace kiln

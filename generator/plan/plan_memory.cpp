@@ -27,8 +27,6 @@ namespace kiln {
 
 namespace {
 
-constexpr std::int64_t kInt32Limit = (std::int64_t{1} << 31) - 1;
-
 struct Box {
   std::int64_t outer = 1, len = 1, inner = 1;
 };
@@ -58,7 +56,7 @@ int element_bytes(const Planner& p, ir::NodeId operand) {
 
 // int32 indices unless some tensor the kernel touches has 2^31 elements or more.
 std::string index_reason(PlannedKernel& kn, std::int64_t biggest) {
-  kn.index64 = biggest > kInt32Limit;
+  kn.index64 = biggest > kIndex32Limit;
   return kn.index64 ? fmt::format("int64 indices ({} elements >= 2^31)", biggest)
                     : "int32 indices (every tensor < 2^31 elements)";
 }

@@ -68,6 +68,7 @@ class Planner {
   bool is_leaf(ir::NodeId id) const;   // loaded from a buffer, or a scalar argument
   void collect_leaves(ir::NodeId node, std::vector<ir::NodeId>& out, std::unordered_set<ir::NodeId>& seen) const;
   int dependency_position(ir::NodeId node);
+  const ir::DimDecl* dyn_dim_of_anchor(ir::NodeId anchor, ir::NodeId end) const;
 
   Plan plan_;
   std::vector<std::vector<ir::NodeId>> consumers_;

@@ -135,6 +135,20 @@ def test_sixteen_threads_compile_one_kernel_once(tmp_path):
     assert stats["compiles"] == 1 and stats["launches"] == 320
 
 
+def test_a_dyn_dim_compiles_once_per_bucket(tmp_path):
+    # issue 20: sizes of one bucket share a kernel and the grid follows each call. N is innermost:
+    # the general bucket runs a scalar loop, multiples of 16 run 16-byte vectors (two compiles).
+    options = kiln.Options(cache_dir=str(tmp_path / "dyn"))
+    prog = kiln.loads("op scale {\n  dims dyn N = 1000\n  in x: f32[N]\n  in z: f32[N]\n"
+                      "  out y = x * 2.0 - z\n}\n", name="dyn", options=options)
+    for n in (1000, 7, 1, 123457, 2048, 16, 65536):
+        x, z = randn(n), randn(n)
+        y = torch.full((n,), float("nan"), device="cuda")
+        prog.scale(x, z, out=y)
+        assert torch.equal(y, x * 2.0 - z), n
+    assert kiln.stats(options)["compiles"] == 2
+
+
 # ---------------------------------------------------------------- every op of specs/ from Python
 ODD = (7, 33, 127, 65)
 SCALARS = {"f32": 0.75, "f64": 0.75, "f16": 0.75, "bf16": 0.75, "i32": 3, "i64": 3, "u64": 12345, "bool": True}

@@ -32,6 +32,13 @@ inline constexpr const char* kSkipMarker = "[kiln gpu skipped]";
 
 // The repository root: $KILN_SOURCE_DIR (set by scripts/gpu_suite.sh on the GPU
 // machine, where the build's compiled-in path does not exist), else the build's.
+// Options with the disk cache off: every kernel a test needs is an NVRTC compile in stats().
+inline Options without_disk_cache() {
+  Options options;
+  options.disk_cache = false;
+  return options;
+}
+
 inline std::string source_dir() {
   if (const char* env = std::getenv("KILN_SOURCE_DIR")) return env;
   return KILN_SOURCE_DIR;

@@ -59,7 +59,8 @@ TEST_CASE("kiln build: an op the planner cannot cover is recognised by its error
 
 // A dyn dim is an argument of the kernel, so its value must not reach the source (comments, the
 // launch check's grid): every value of one bucket is one source, one compile, one cache entry.
-// The bucket here is the index width: past 2^31 elements the source changes, and so does the key.
+// Buckets ([Note: dyn buckets]): 1000, 1001, 7 are "general" (scalar loop); 2000 and 4096 are
+// "% 16 == 0" (16-byte vectors); past 2^31 elements the index width changes the source too.
 TEST_CASE("kiln build: values of a dyn dim in one bucket share one kernel") {
   const auto dir = std::filesystem::temp_directory_path() / "kiln-test-build-dyn";
   std::filesystem::remove_all(dir);
@@ -71,12 +72,18 @@ TEST_CASE("kiln build: values of a dyn dim in one bucket share one kernel") {
   INFO(first.output);
   REQUIRE(first.exit_code == 0);
   CHECK(first.output.find("1 compiled") != std::string::npos);
-  for (const char* n : {"2000", "1001", "7"}) {
+  auto shared = [&](const char* n) {
     auto again = kiln_test::run_kiln(build + n);
     INFO(n << ": " << again.output);
     CHECK(again.exit_code == 0);
     CHECK(again.output.find("0 compiled (0 ms of NVRTC), 1 already in") != std::string::npos);
-  }
+  };
+  for (const char* n : {"1001", "7"}) shared(n);
+  auto vectors = kiln_test::run_kiln(build + "2000");
+  INFO(vectors.output);
+  CHECK(vectors.exit_code == 0);
+  CHECK(vectors.output.find("1 compiled") != std::string::npos);
+  shared("4096");
   auto wide = kiln_test::run_kiln(build + "3000000000");
   INFO(wide.output);
   CHECK(wide.exit_code == 0);
