@@ -201,3 +201,23 @@ TEST_CASE("bad input: an output that overlaps another argument is refused, namin
   CHECK(error_of([&] { op(nullptr, {ref(4096, {4, 8}), ref(128, {8}), ref(0, {4, 8})}); }).find("overlaps") ==
         std::string::npos);
 }
+
+TEST_CASE("bad input: a dyn executable checks each launch's bucket and shapes before the driver") {
+  kiln::Runtime rt = make_runtime();
+  kiln::Program p = rt.load_string("op rows {\n  dims dyn N = 64, C = 8\n  in x: f32[N, C]\n  in z: f32[N]\n"
+                                   "  out y = x * 2.0\n  out w = z + 1.0\n}\n",
+                                   "rows.kiln");
+  kiln::Executable exe = p.op("rows").specialize({{"N", 1024}});
+  auto launch = [&](std::int64_t nx, std::int64_t nz, std::int64_t c) {
+    return error_of([&] {
+      exe.launch(nullptr, {kiln::TensorRef(fake_pointer(), kiln::f32, {nx, c}), kiln::TensorRef(fake_pointer(1 << 12), kiln::f32, {nz}),
+                           kiln::TensorRef(fake_pointer(1 << 16), kiln::f32, {nx, c}),
+                           kiln::TensorRef(fake_pointer(1 << 18), kiln::f32, {nz})});
+    });
+  };
+  CHECK(launch(1000, 1000, 8) ==
+        "rows: dyn dim N=1000 is outside this executable's bucket (N: multiple of 16); specialize another value, or "
+        "call the op, which keeps one executable per bucket");
+  CHECK(launch(32, 48, 8) == "rows: 'z' has shape 48, expected 32 (C=8 N=32)");
+  CHECK(launch(32, 32, 9) == "rows: 'x' has shape 32x9, expected 32x8 (C=8 N=32)");
+}

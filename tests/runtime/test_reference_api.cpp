@@ -72,3 +72,18 @@ TEST_CASE("Executable::reference checks the arguments against the specialization
                   kiln::ShapeError);
   CHECK_THROWS_AS(exe.reference({kiln::TensorRef(a.data(), kiln::f32, {2, 3})}), kiln::ArgumentError);
 }
+
+TEST_CASE("Executable::reference of a dyn op takes any value of its bucket, as a launch does") {
+  kiln::Runtime rt = make_runtime();
+  kiln::Program p = rt.load_string("op twice {\n  dims dyn N = 16\n  in x: f32[N]\n  out y = x * 2.0\n}\n", "twice.kiln");
+  kiln::Executable exe = p.op("twice").specialize({{"N", 1024}});
+  for (std::int64_t n : {16, 48}) {
+    std::vector<float> x(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(n), -1.0f);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) - 3.0f;
+    exe.reference({kiln::TensorRef(x.data(), kiln::f32, {n}), kiln::TensorRef(y.data(), kiln::f32, {n})});
+    for (std::size_t i = 0; i < x.size(); ++i) CHECK(y[i] == 2 * x[i]);
+  }
+  std::vector<float> x(17), y(17);
+  CHECK_THROWS_AS(exe.reference({kiln::TensorRef(x.data(), kiln::f32, {17}), kiln::TensorRef(y.data(), kiln::f32, {17})}),
+                  kiln::ShapeError);
+}
