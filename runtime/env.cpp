@@ -42,12 +42,16 @@ Options resolve_options(Options o) {
     if (o.dump_dir.empty()) o.dump_dir = env("KILN_DUMP_DIR");
     if (o.override_dir.empty()) o.override_dir = env("KILN_OVERRIDE_DIR");
     if (o.template_dir.empty()) o.template_dir = env("KILN_TEMPLATE_PATH");
+    if (o.shapes.empty()) o.shapes = env("KILN_SHAPES");
     const std::string level = env("KILN_LOG");
     if (!level.empty()) {
       if (auto parsed = parse_log_level(level)) set_log_level(*parsed);
       else log_warning(fmt::format("KILN_LOG='{}' is not one of quiet, warning, info, debug; ignored", level));
     }
   }
+  if (o.shapes.empty()) o.shapes = "declared";
+  KILN_CHECK(o.shapes == "declared" || o.shapes == "generic" || o.shapes == "specialized", ArgumentError,
+             "shapes '{}' (Options::shapes or KILN_SHAPES) is not one of declared, generic, specialized", o.shapes);
   if (o.cache_dir.empty()) o.cache_dir = default_cache_dir();
   if (o.dump_dir.empty()) o.dump_dir = "kiln_dump";
   return o;

@@ -83,13 +83,20 @@ std::string bindings_text(const ir::BoundIr& bound, const Consts& consts) {
 }
 
 Pipeline::Pipeline(const PipelineOptions& options)
-    : templates_(options.template_dir), override_dir_(options.override_dir) {
+    : templates_(options.template_dir), override_dir_(options.override_dir), shapes_(options.shapes) {
   if (!options.cache_dir.empty()) disk_ = std::make_unique<DiskCache>(options.cache_dir);
 }
 
 std::shared_ptr<const ir::Ir> Pipeline::check(const SpecFile& spec, std::string_view op, const Consts& consts,
                                               std::vector<std::string>* warnings) const {
-  return check_op(spec, op, consts, warnings);
+  auto ir = check_op(spec, op, consts, warnings);
+  if (shapes_ == "declared") return ir;
+  // Options::shapes: "specialized" bakes every dim in; "generic" also makes dyn every dim that
+  // sizes only elementwise kernels (generic_dims).
+  const std::set<std::string> generic = shapes_ == "generic" ? generic_dims(*ir) : std::set<std::string>{};
+  auto changed = std::make_shared<ir::Ir>(*ir);
+  for (auto& d : changed->dims) d.dynamic = shapes_ == "generic" ? d.dynamic || generic.count(d.name) > 0 : false;
+  return changed;
 }
 
 void Pipeline::check_all(const SpecFile& spec, std::vector<std::string>* warnings) const {

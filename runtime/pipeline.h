@@ -55,6 +55,7 @@ struct PipelineOptions {
   std::string template_dir;   // adds to / overrides the built-in templates (KILN_TEMPLATE_PATH)
   std::string cache_dir;      // the disk tier; empty: none
   std::string override_dir;   // <dir>/<file_name> replaces a generated source (KILN_OVERRIDE_DIR)
+  std::string shapes = "declared";   // Options::shapes: which dims check() leaves `dyn`
 };
 
 // Where a Cubin came from.
@@ -144,6 +145,7 @@ class Pipeline {
   TemplateLibrary templates_;
   std::unique_ptr<DiskCache> disk_;
   std::string override_dir_;
+  std::string shapes_;
   mutable std::mutex mutex_;   // packs_
   std::vector<std::shared_ptr<const Pack>> packs_;
   std::atomic<std::uint64_t> cache_hits_{0}, compiles_{0};

@@ -57,6 +57,7 @@ PipelineOptions pipeline_options(const Options& options) {
   p.template_dir = options.template_dir;
   if (options.disk_cache) p.cache_dir = options.cache_dir;
   p.override_dir = options.override_dir;
+  p.shapes = options.shapes;
   return p;
 }
 

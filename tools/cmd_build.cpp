@@ -170,7 +170,9 @@ int run_build(const BuildArgs& a) {
   // The runtime's template library, KILN_TEMPLATE_PATH included, so the keys match the runtime's;
   // into a directory, the pipeline's disk tier is that directory.
   PipelineOptions pipeline_options;
-  pipeline_options.template_dir = resolve_options(Options{}).template_dir;
+  const Options resolved = resolve_options(Options{});
+  pipeline_options.template_dir = resolved.template_dir;
+  pipeline_options.shapes = resolved.shapes;   // KILN_SHAPES
   if (!output.to_pack) pipeline_options.cache_dir = a.output;
   Pipeline pipeline(pipeline_options);
 

@@ -654,6 +654,31 @@ Plan Planner::run() {
   return std::move(plan_);
 }
 
+std::set<std::string> generic_dims(const ir::Ir& ir) {
+  std::set<std::string> all, used_by_anchors, whole;
+  for (const auto& d : ir.dims) all.insert(d.name);
+  auto collect = [&](const ir::Shape& shape, std::set<std::string>& into) {
+    for (const auto& name : all)
+      if (ir::mentions(shape, {name})) into.insert(name);
+  };
+  for (const auto& n : ir.nodes) {
+    if (!is_anchor(n.kind)) continue;
+    collect(n.shape, used_by_anchors);
+    for (ir::NodeId op : n.operands) collect(ir.node(op).shape, used_by_anchors);
+  }
+  for (const auto& c : ir.constraints) collect({c.lhs, c.rhs}, used_by_anchors);
+  auto whole_extents = [&](const ir::Shape& shape) {
+    for (const auto& e : shape)
+      if (e.kind() == ir::DimExpr::Kind::Dim) whole.insert(e.name());
+  };
+  for (const auto& p : ir.params) whole_extents(p.shape);
+  for (const auto& o : ir.outputs) whole_extents(ir.node(o.node).shape);
+  std::set<std::string> out;
+  for (const auto& name : whole)
+    if (!used_by_anchors.count(name)) out.insert(name);
+  return out;
+}
+
 const char* dyn_bucket_text(DynBucket b) {
   switch (b) {
     case DynBucket::One: return "one";

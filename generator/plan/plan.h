@@ -26,6 +26,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -144,6 +145,11 @@ struct Plan {
 };
 
 Plan make_plan(std::shared_ptr<const ir::BoundIr> bound, const Target& target);
+
+// The dims that can be `dyn` without changing what the planner may do: those that size no
+// anchor's tensors (only elementwise kernels read them) and are a whole extent of some input or
+// output (where a launch reads the value). Options::shapes = "generic" makes them dyn.
+std::set<std::string> generic_dims(const ir::Ir& ir);
 
 // The launch of kernel k of a plan with dyn dims for the dims `dims` (every dim of the op, the
 // dyn ones at a launch's values, each in its planned bucket): the family's geometry rule over

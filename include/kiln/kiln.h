@@ -231,6 +231,10 @@ struct Options {
   std::string dump_dir;        // empty: $KILN_DUMP_DIR, else ./kiln_dump
   std::string override_dir;    // empty: $KILN_OVERRIDE_DIR
   std::string template_dir;    // empty: $KILN_TEMPLATE_PATH; adds to / overrides the built-in templates
+  // Which dims stay run-time values (docs/language.md, "dyn"): "declared" (the spec's `dyn`
+  // marks), "generic" (also every dim that sizes only elementwise kernels: one compile per
+  // bucket), "specialized" (every dim baked in, `dyn` ignored). Empty: $KILN_SHAPES, else declared.
+  std::string shapes;
   bool use_environment = true; // false: ignore every KILN_* variable (tests)
 };
 

@@ -16,7 +16,10 @@ from .errors import ArgumentError
 class Options:
     """Runtime options (include/kiln/kiln.h's kiln::Options). None means kiln's default:
     cache_dir $KILN_CACHE_DIR, else ~/.cache/kiln; arch the current GPU's, else $KILN_ARCH, else
-    sm_90. precision: "fp32" (fp32-accurate, the default), "ieee", "tf32" or "3xtf32"."""
+    sm_90. precision: "fp32" (fp32-accurate, the default), "ieee", "tf32" or "3xtf32". shapes:
+    which dims stay run-time values, "declared" (the spec's `dyn` marks), "generic" (also every dim
+    that sizes only elementwise kernels: one compile per bucket of sizes) or "specialized" (every
+    dim baked in); None: $KILN_SHAPES, else "declared"."""
 
     cache_dir: Optional[str] = None
     disk_cache: bool = True
@@ -24,6 +27,7 @@ class Options:
     precision: str = "fp32"
     template_dir: Optional[str] = None
     use_environment: bool = True
+    shapes: Optional[str] = None
 
 
 _runtimes = {}
@@ -39,7 +43,7 @@ def _runtime(options):
         rt = _runtimes.get(options)
         if rt is None:
             rt = _kiln.Runtime(options.cache_dir or "", options.disk_cache, options.arch or "", options.precision,
-                               options.template_dir or "", options.use_environment)
+                               options.template_dir or "", options.use_environment, options.shapes or "")
             _runtimes[options] = rt
         return rt
 

@@ -111,6 +111,17 @@ def test_options_pick_the_runtime(tmp_path):
         kiln.loads(RELU_ADD, options={"arch": "sm_80"})
 
 
+def test_shapes_option_makes_elementwise_dims_generic(tmp_path):
+    generic = kiln.Options(arch="sm_90", cache_dir=str(tmp_path), use_environment=False, shapes="generic")
+    ex = kiln.loads(RELU_ADD, options=generic).relu_add.specialize(B=100, N=64)
+    assert "long long dim_B, long long dim_N" in ex.source
+    assert "B=100 (dyn, general) N=64 (dyn, multiple of 16)" in ex.plan
+    declared = kiln.Options(arch="sm_90", cache_dir=str(tmp_path), use_environment=False)
+    assert "dim_" not in kiln.loads(RELU_ADD, options=declared).relu_add.specialize().source
+    with pytest.raises(kiln.ArgumentError, match="not one of declared, generic, specialized"):
+        kiln.loads(RELU_ADD, options=kiln.Options(cache_dir=str(tmp_path), shapes="dynamic"))
+
+
 def test_errors_form_one_hierarchy():
     assert issubclass(kiln.ShapeError, kiln.ArgumentError)
     for cls in (kiln.SpecError, kiln.ArgumentError, kiln.ShapeError, kiln.CompileError, kiln.CudaError, kiln.IoError,

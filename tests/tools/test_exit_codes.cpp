@@ -83,6 +83,19 @@ TEST_CASE("exit codes: kiln gen honours KILN_ARCH when --arch is not given") {
   CHECK_EXIT(kiln_test::run_kiln_env("KILN_ARCH=sm_12", "gen " + kElementwise + " --op relu_add"), 1);
 }
 
+TEST_CASE("exit codes: KILN_SHAPES picks the dyn dims of kiln gen and kiln build; a bad value is input error 1") {
+  const auto generic = kiln_test::run_kiln_env("KILN_SHAPES=generic", "gen " + kElementwise + " --op relu_add");
+  INFO(generic.output);
+  REQUIRE(generic.exit_code == 0);
+  CHECK(generic.output.find("B=4096 (dyn, multiple of 16) N=4096 (dyn, multiple of 16)") != std::string::npos);
+  const auto bad = kiln_test::run_kiln_env("KILN_SHAPES=bogus", "gen " + kElementwise + " --op relu_add");
+  CHECK_EXIT(bad, 1);
+  CHECK(bad.output.find("shapes 'bogus' (Options::shapes or KILN_SHAPES) is not one of declared, generic, specialized") !=
+        std::string::npos);
+  TempDir t("kiln-exit-shapes");
+  CHECK_EXIT(kiln_test::run_kiln_env("KILN_SHAPES=bogus", "build " + kElementwise + " --arch sm_90a -o " + t / "cache"), 1);
+}
+
 TEST_CASE("exit codes: kiln ref") {
   CHECK_EXIT(run_kiln("ref " + kElementwise + " --op relu_add -D B=8 -D N=8"), 0);
   CHECK_EXIT(run_kiln("ref " + kElementwise + " --op nope"), 1);

@@ -1,0 +1,65 @@
+// Options::shapes (issue 20): "declared" keeps the spec's `dyn` marks, "specialized" bakes every
+// dim in, "generic" also makes dyn every dim that sizes only elementwise kernels. Sources only,
+// no GPU.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "kiln/kiln.h"
+
+namespace {
+
+kiln::Runtime runtime_with(const std::string& shapes) {
+  kiln::Options options;
+  options.arch = "sm_90";
+  options.disk_cache = false;
+  options.use_environment = false;
+  options.shapes = shapes;
+  return kiln::Runtime(options);
+}
+
+const char* kMixed =
+    "op mixed {\n"
+    "  dims N = 1000, M = 64, K = 8\n"
+    "  in  x: f32[N]\n"
+    "  in  w: f32[M, K]\n"
+    "  out y = x + 1.0\n"
+    "  out s = sum(w, axis=1)\n"
+    "}\n";
+
+bool has(const std::string& text, const std::string& piece) { return text.find(piece) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("shapes: declared, generic and specialized") {
+  const std::string spec = std::string(KILN_SOURCE_DIR) + "/specs/elementwise.kiln";
+  {
+    kiln::Runtime rt = runtime_with("declared");
+    auto p = rt.load_file(spec);
+    CHECK(!has(p.op("relu_add").specialize(kiln::Bindings{}).source(), "dim_"));
+    CHECK(has(p.op("scale_cast_f16").specialize(kiln::Bindings{}).source(), "long long dim_N"));
+  }
+  {
+    kiln::Runtime rt = runtime_with("specialized");
+    auto p = rt.load_file(spec);
+    const auto ex = p.op("scale_cast_f16").specialize(kiln::Bindings{});
+    CHECK(!has(ex.source(), "dim_"));
+    CHECK(!has(ex.plan_text(), "(dyn"));
+  }
+  {
+    kiln::Runtime rt = runtime_with("generic");
+    auto p = rt.load_file(spec);
+    const auto ex = p.op("relu_add").specialize({{"B", 100}, {"N", 4096}});
+    CHECK(has(ex.source(), "long long dim_B, long long dim_N"));
+    CHECK(has(ex.plan_text(), "B=100 (dyn, general) N=4096 (dyn, multiple of 16)"));
+    // Only the elementwise part of an op with a reduction: K and M size the reduction.
+    auto mixed = rt.load_string(kMixed, "mixed.kiln").op("mixed").specialize(kiln::Bindings{});
+    CHECK(has(mixed.plan_text(), "K=8 M=64 N=1000 (dyn, general)"));
+  }
+}
+
+TEST_CASE("shapes: an unknown mode is an ArgumentError naming the choices") {
+  CHECK_THROWS_WITH_AS(runtime_with("dynamic"),
+                       "shapes 'dynamic' (Options::shapes or KILN_SHAPES) is not one of declared, generic, specialized",
+                       kiln::ArgumentError);
+}
