@@ -259,18 +259,23 @@ std::int64_t evaluate_shared(const DimExpr& root, const std::map<std::string, st
 
 }  // namespace
 
-bool DimExpr::mentions(const std::set<std::string>& names) const {
+bool DimExpr::walk_dims(std::unordered_set<const DimExpr*>& seen,
+                        const std::function<bool(const std::string&)>& visit) const {
   std::vector<const DimExpr*> stack{this};
-  std::unordered_set<const DimExpr*> seen;   // shared nodes once each (see the note above)
   while (!stack.empty()) {
     const DimExpr* e = stack.back();
     stack.pop_back();
-    if (!seen.insert(e).second) continue;
-    if (e->kind() == Kind::Dim && names.count(e->name())) return true;
+    if (!seen.insert(e).second) continue;   // shared nodes once each (see the note above)
+    if (e->kind() == Kind::Dim && visit(e->name())) return true;
     if (e->lhs_) stack.push_back(e->lhs_.get());
     if (e->rhs_) stack.push_back(e->rhs_.get());
   }
   return false;
+}
+
+bool DimExpr::mentions(const std::set<std::string>& names) const {
+  std::unordered_set<const DimExpr*> seen;
+  return walk_dims(seen, [&](const std::string& name) { return names.count(name) > 0; });
 }
 
 bool mentions(const Shape& shape, const std::set<std::string>& dims) {

@@ -12,7 +12,9 @@
 
 #include <cstdint>
 #include <map>
+#include <functional>
 #include <set>
+#include <unordered_set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,6 +64,9 @@ class DimExpr {
   std::string str() const;   // "N", "1", "((H - 2) / 1 + 1)" style, stable
   // Whether the expression reads any of `names` (iterative, like evaluate).
   bool mentions(const std::set<std::string>& names) const;
+  // Calls visit(name) for each dim node not in `seen` (adding every node it walks), so callers
+  // that share `seen` walk each shared node once in all; stops and returns true when visit does.
+  bool walk_dims(std::unordered_set<const DimExpr*>& seen, const std::function<bool(const std::string&)>& visit) const;
 
  private:
   friend struct DimExprAccess;   // generator/ir/ir.cpp builds and inspects nodes

@@ -655,11 +655,10 @@ Plan Planner::run() {
 }
 
 std::set<std::string> generic_dims(const ir::Ir& ir) {
-  std::set<std::string> all, used_by_anchors, whole;
-  for (const auto& d : ir.dims) all.insert(d.name);
+  std::set<std::string> used_by_anchors, whole;
+  std::unordered_set<const ir::DimExpr*> seen;   // one walk of each shared size node in all
   auto collect = [&](const ir::Shape& shape, std::set<std::string>& into) {
-    for (const auto& name : all)
-      if (ir::mentions(shape, {name})) into.insert(name);
+    for (const auto& e : shape) e.walk_dims(seen, [&](const std::string& name) { return into.insert(name), false; });
   };
   for (const auto& n : ir.nodes) {
     if (!is_anchor(n.kind)) continue;
@@ -710,6 +709,14 @@ const ir::DimDecl* Planner::dyn_dim_of_anchor(ir::NodeId anchor, ir::NodeId end)
   const auto& ir = plan_.ir();
   const std::set<std::string> dyn = ir.dyn_dims();
   if (dyn.empty()) return nullptr;
+  // dyn_free_ holds the size nodes walked so far without finding a dyn dim (a find is refused at
+  // once), so the anchors of a long chain walk their nested sizes once in all.
+  auto reads_dyn = [&](const ir::Shape& shape, std::string& found) {
+    for (const auto& e : shape)
+      if (e.walk_dims(dyn_free_, [&](const std::string& name) { return dyn.count(name) ? (found = name, true) : false; }))
+        return true;
+    return false;
+  };
   std::vector<ir::NodeId> stack{anchor};
   for (ir::NodeId c = anchor; c != end;) stack.push_back(c = consumers_[static_cast<std::size_t>(c)][0]);
   std::unordered_set<ir::NodeId> seen;
@@ -718,8 +725,8 @@ const ir::DimDecl* Planner::dyn_dim_of_anchor(ir::NodeId anchor, ir::NodeId end)
     stack.pop_back();
     if (!seen.insert(id).second) continue;
     const auto& n = ir.node(id);
-    for (const auto& name : dyn)
-      if (ir::mentions(n.shape, {name})) return ir.find_dim(name);
+    std::string found;
+    if (reads_dyn(n.shape, found)) return ir.find_dim(found);
     if (id == anchor || !is_anchor(n.kind))
       for (ir::NodeId op : n.operands) stack.push_back(op);
   }

@@ -80,6 +80,7 @@ class Planner {
   std::vector<int> param_of_node_;         // Input/Scalar node -> index into Ir::params (-1: none)
   std::map<std::vector<std::int64_t>, int> last_elementwise_;   // shape -> latest elementwise kernel
   std::vector<PlannedKernel> followups_;
+  mutable std::unordered_set<const ir::DimExpr*> dyn_free_;   // dyn_dim_of_anchor's walked size nodes
 };
 
 }  // namespace kiln

@@ -5,6 +5,7 @@
 // before the walks became iterative: the order of emitted values did not change.
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
 
 #include "generator/emit/emit.h"
@@ -145,6 +146,21 @@ TEST_CASE("long chains of anchors: one kernel each, planned and emitted in linea
     const auto& deep = ir->node(ir->outputs[0].node).shape[2];
     CHECK(deep == deep);
     CHECK(deep.str().size() > 40000u);
+  }
+  SUBCASE("5,000 chained convs beside a dyn elementwise output: each nested size node walked once") {
+    // dyn_dim_of_anchor and generic_dims share their walks: quadratic would be 10^8 node visits.
+    std::string body = "  let t0 = conv2d(x, w, padding=1)\n";
+    for (int i = 1; i < 5000; ++i) body += "  let t" + std::to_string(i) + " = conv2d(t" + std::to_string(i - 1) + ", w, padding=1)\n";
+    auto file = kiln::parse_spec(spec("convs", "N = 1, C = 4, H = 8, W = 8, R = 3, dyn M = 100",
+                                      "  in x: f32[N, C, H, W]\n  in w: f32[C, C, R, R]\n  in v: f32[M]\n",
+                                      body + "  out y = t4999\n  out z = v * 2.0\n"),
+                                 "convs.kiln");
+    auto ir = kiln::check_op(file, "convs");
+    CHECK(kiln::generic_dims(*ir) == std::set<std::string>{"M"});
+    const auto plan = kiln::make_plan(std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(ir, {})),
+                                      kiln::Target::for_arch("sm_90"));
+    CHECK(plan.kernels.size() >= 5001u);
+    CHECK(plan.dyn_buckets.at("M") == kiln::DynBucket::General);
   }
 }
 
