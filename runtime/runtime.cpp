@@ -161,6 +161,15 @@ ExecutableImpl::ExecutableImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared
                ir.op_name, dim);
     dyn_sources.push_back(*found);
   }
+  // Scratch is sized at plan time: no intermediate may have a dyn extent (the planner refuses
+  // anchors over dyn dims, and elementwise values inline into the kernels that store them).
+  if (!dyn_sources.empty()) {
+    const auto dyn = plan.ir().dyn_dims();
+    for (const auto& b : plan.buffers)
+      KILN_ASSERT(b.kind == BufferKind::Input || b.kind == BufferKind::Output || b.node < 0 ||
+                      !ir::mentions(plan.ir().node(b.node).shape, dyn),
+                  "{}: scratch buffer {} has a dyn extent", plan.ir().op_name, b.name);
+  }
   if (rt->dump.any()) dump_files();
 }
 
