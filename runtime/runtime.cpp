@@ -394,7 +394,7 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
             "cuMemsetD32Async");
     }
     Dim3 grid = fns.grids[k];
-    if (!dyn_sources.empty()) {   // the grid over this launch's extents (a dyn kernel has no clusters)
+    if (plan.kernels[k].reads_dyn_dims()) {   // the grid over this launch's extents (no clusters)
       const launch::Geometry g = launch_for(plan, k, dyn_dims);
       grid = {static_cast<unsigned>(g.grid.x), static_cast<unsigned>(g.grid.y), static_cast<unsigned>(g.grid.z)};
     }
@@ -564,8 +564,7 @@ Op Program::op(std::string_view name) const {
   o->program = impl_;
   o->name = std::string(name);
   o->precision = impl_->runtime->options.precision;
-  o->ir = impl_->runtime->pipeline.check(*impl_->spec, name);
-  o->dynamic = !o->ir->dyn_dims().empty();
+  o->set_ir(impl_->runtime->pipeline.check(*impl_->spec, name));
   return Op(o);
 }
 
@@ -610,8 +609,7 @@ Op Op::with_consts(const Consts& consts) const {
   o->precision = impl_->precision;
   o->consts = impl_->consts;
   for (const auto& [k, v] : consts) o->consts[k] = v;
-  o->ir = o->program->runtime->pipeline.check(*o->program->spec, o->name, o->consts);
-  o->dynamic = !o->ir->dyn_dims().empty();
+  o->set_ir(o->program->runtime->pipeline.check(*o->program->spec, o->name, o->consts));
   return Op(o);
 }
 
@@ -630,8 +628,7 @@ Op Op::with_precision(Precision precision) const {
   o->program = impl_->program;
   o->name = impl_->name;
   o->consts = impl_->consts;
-  o->ir = impl_->ir;
-  o->dynamic = impl_->dynamic;
+  o->set_ir(impl_->ir);
   o->precision = precision;
   return Op(o);
 }
@@ -670,19 +667,16 @@ void OpImpl::call(Stream stream, const Arg* args, std::size_t count) {
     if (!args[i].is_tensor()) continue;
     const auto& t = args[i].tensor();
     key.shape.push_back(static_cast<std::int64_t>(t.shape.size()));
-    if (!dynamic) {
+    if (dyn_axes.empty()) {
       key.shape.insert(key.shape.end(), t.shape.begin(), t.shape.end());
     } else {   // an extent that is a dyn dim keys by its bucket (a negative code), not its value
-      const ir::Shape& decl = i < ir->params.size() ? ir->params[i].shape : ir->node(ir->outputs[i - ir->params.size()].node).shape;
-      for (std::size_t d = 0; d < t.shape.size(); ++d) {
-        const bool dyn = decl[d].kind() == ir::DimExpr::Kind::Dim && ir->find_dim(decl[d].name())->dynamic;
-        key.shape.push_back(dyn ? -static_cast<std::int64_t>(dyn_bucket(t.shape[d])) : t.shape[d]);
-      }
+      for (std::size_t d = 0; d < t.shape.size(); ++d)
+        key.shape.push_back(dyn_axes[i][d] ? -static_cast<std::int64_t>(dyn_bucket(t.shape[d])) : t.shape[d]);
       large |= t.numel() > kIndex32Limit;
     }
     aligned &= reinterpret_cast<std::uintptr_t>(t.data) % 16 == 0;
   }
-  if (dynamic) key.shape.push_back(large);
+  if (!dyn_axes.empty()) key.shape.push_back(large);
   key.aligned = aligned;
   std::shared_ptr<ExecutableImpl> exe;
   {
@@ -700,6 +694,20 @@ void OpImpl::call(Stream stream, const Arg* args, std::size_t count) {
   }
   // validated above; without dyn dims the key holds every tensor's shape: they are the executable's
   exe->launch(stream, args, count, /*checked=*/true);
+}
+
+void OpImpl::set_ir(std::shared_ptr<const ir::Ir> checked) {
+  ir = std::move(checked);
+  dyn_axes.clear();
+  const std::set<std::string> dyn = ir->dyn_dims();
+  if (dyn.empty()) return;
+  auto axes_of = [&](const ir::Shape& shape) {
+    std::vector<bool> axes;
+    for (const auto& e : shape) axes.push_back(e.kind() == ir::DimExpr::Kind::Dim && dyn.count(e.name()) > 0);
+    return axes;
+  };
+  for (const auto& p : ir->params) dyn_axes.push_back(p.is_tensor ? axes_of(p.shape) : std::vector<bool>{});
+  for (const auto& o : ir->outputs) dyn_axes.push_back(axes_of(ir->node(o.node).shape));
 }
 
 std::shared_ptr<const ir::BoundIr> OpImpl::bind(const Arg* args, std::size_t count) const {

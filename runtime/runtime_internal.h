@@ -122,7 +122,9 @@ struct OpImpl {
   std::shared_ptr<const ir::Ir> ir;
   Consts consts;
   Precision precision = Precision::fp32_accurate;
-  bool dynamic = false;   // some dim is `dyn`: executables are keyed by its bucket
+  // Per argument, per axis: the extent is a dyn dim, keyed by its bucket (empty: no dyn dims).
+  std::vector<std::vector<bool>> dyn_axes;
+  void set_ir(std::shared_ptr<const ir::Ir> checked);   // ir and dyn_axes
   std::shared_mutex mutex;
   std::unordered_map<CallKey, std::shared_ptr<ExecutableImpl>, CallKeyHash> executables;
 };

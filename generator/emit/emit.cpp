@@ -173,8 +173,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const Elementwis
   c.line("{}", UnitParts::config_line(config));
   c.line("constexpr int kVec = kConfig.vec;  // elements per thread step ({}-byte accesses)",
          vec * static_cast<std::int64_t>(dtype_size(bound.node(root).dtype)));
-  bool dynamic = false;
-  for (const auto& a : kernel.args) dynamic |= a.kind == KernelArg::Kind::DynDim;
+  const bool dynamic = kernel.reads_dyn_dims();
   if (!dynamic) c.line("constexpr Index kNumel = {};  // {}", numel, dims_text(shape));
   unit.constants = c.str();
 

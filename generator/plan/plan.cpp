@@ -105,6 +105,10 @@ void PlannedKernel::set_launch(const launch::Geometry& g) {
   shared_bytes = narrow(g.shared_bytes, "shared_bytes");
 }
 
+bool PlannedKernel::reads_dyn_dims() const {
+  return std::any_of(args.begin(), args.end(), [](const KernelArg& a) { return a.kind == KernelArg::Kind::DynDim; });
+}
+
 std::string config_text(const KernelConfig& config) {
   return std::visit(
       [](const auto& c) -> std::string {
@@ -492,8 +496,7 @@ void plan_elementwise(const Plan& plan, PlannedKernel& kn) {
   for (const auto& s : kn.stores) widest = std::max(widest, dtype_size(bound.node(s.node).dtype));
   std::int64_t vec = static_cast<std::int64_t>(16 / widest);
   const std::int64_t inner = shape.empty() ? 1 : shape.back();
-  bool dynamic = false;
-  for (const auto& a : kn.args) dynamic |= a.kind == KernelArg::Kind::DynDim;
+  const bool dynamic = kn.reads_dyn_dims();
   // With dyn dims the choice reads buckets only ([Note: dyn buckets]): a dyn innermost extent
   // allows vectors in the bucket "multiple of 16"; flat vectors across rows need equal sizes, which
   // values of a bucket do not promise.
@@ -595,11 +598,11 @@ Plan Planner::run() {
       KILN_CHECK(rule != nullptr, UnsupportedError, "{}: op '{}' (line {}) has no kernel template in this version of kiln",
                  ir.op_name, ir::op_kind_name(node.kind), node.loc.line);
       ir::NodeId end = epilogue_end_[i];
-      if (const ir::DimDecl* d = dyn_dim_of_anchor(id, end))
-        KILN_CHECK(false, UnsupportedError,
-                   "{}:{}:{}: op {}: dim '{}' is dyn, but the {} template (for line {}) needs every dim baked in",
-                   ir.source ? ir.source->name : ir.op_name, d->loc.line, d->loc.column, ir.op_name, d->name,
-                   rule->template_family, node.loc.line);
+      const ir::DimDecl* d = dyn_dim_of_anchor(id, end);
+      KILN_CHECK(d == nullptr, UnsupportedError,
+                 "{}:{}:{}: op {}: dim '{}' is dyn, but the {} template (for line {}) needs every dim baked in",
+                 ir.source ? ir.source->name : ir.op_name, d->loc.line, d->loc.column, ir.op_name, d->name,
+                 rule->template_family, node.loc.line);
       PlannedKernel kn;
       kn.anchor = id;
       for (ir::NodeId c = id; c != end;) {
@@ -693,9 +696,7 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
   g.grid = {kn.grid.x, kn.grid.y, kn.grid.z};
   g.block = {kn.block.x, kn.block.y, kn.block.z};
   g.shared_bytes = kn.shared_bytes;
-  const bool dynamic = std::any_of(kn.args.begin(), kn.args.end(),
-                                   [](const KernelArg& a) { return a.kind == KernelArg::Kind::DynDim; });
-  if (!dynamic) return g;
+  if (!kn.reads_dyn_dims()) return g;
   const auto* config = std::get_if<ElementwiseConfig>(&kn.config);
   KILN_ASSERT(config != nullptr, "{}: a kernel with dyn dims that is not elementwise", kn.entry);
   std::int64_t numel = 1;

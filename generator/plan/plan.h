@@ -129,6 +129,8 @@ struct PlannedKernel {
 
   // grid, block and shared_bytes from a family's geometry rule (kiln/config/<family>.h).
   void set_launch(const launch::Geometry& g);
+  // Whether a dyn dim is among the arguments (its extents and grid are a launch's).
+  bool reads_dyn_dims() const;
 };
 
 struct Plan {
