@@ -162,7 +162,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const Elementwis
   const std::int64_t vec = config.vec;
   std::int64_t numel = 1;
   for (auto d : shape) numel *= d;
-  const bool rows = rank > 0 && shape.back() % vec == 0;   // vectors never cross a row
+  const bool rows = rank > 0 && !config.flat;   // vectors never cross a row (the planner's choice)
 
   unit.includes = "#include \"kiln/elementwise.cuh\"";
   if (unit.op_has_dropout) unit.includes += "\n#include \"kiln/philox.cuh\"";

@@ -498,9 +498,19 @@ void plan_elementwise(const Plan& plan, PlannedKernel& kn) {
   const std::int64_t inner = shape.empty() ? 1 : shape.back();
   const bool dynamic = kn.reads_dyn_dims();
   // With dyn dims the choice reads buckets only ([Note: dyn buckets]): a dyn innermost extent
-  // allows vectors in the bucket "multiple of 16"; flat vectors across rows need equal sizes, which
-  // values of a bucket do not promise.
+  // allows row vectors in the bucket "multiple of 16". Flat vectors (across rows, a scalar tail)
+  // need every tensor to have the output's shape: for dyn dims that is the same shape expression,
+  // which holds for every value, so they serve any bucket.
   const ir::Shape& inner_expr = bound.node(kn.stores[0].node).shape;
+  const auto all_flat = [&] {
+    for (const auto& a : kn.args) {
+      if (a.kind != KernelArg::Kind::Buffer) continue;
+      const Buffer& b = plan.buffers[static_cast<std::size_t>(a.buffer)];
+      if (dynamic ? b.node < 0 || bound.node(b.node).shape != inner_expr : product(b.shape) != numel) return false;
+    }
+    return true;
+  };
+  ElementwiseConfig config;
   const ir::DimExpr* dyn_inner = nullptr;
   if (!inner_expr.empty() && !inner_expr.back().as_constant() &&
       inner_expr.back().mentions(bound.ir->dyn_dims()))
@@ -512,25 +522,26 @@ void plan_elementwise(const Plan& plan, PlannedKernel& kn) {
   } else if (dyn_inner != nullptr) {
     const bool whole = dyn_inner->kind() == ir::DimExpr::Kind::Dim &&
                        plan.dyn_buckets.at(dyn_inner->name()) == DynBucket::Div16;
-    if (!whole) vec = 1;
-    why += whole ? fmt::format("; innermost extent {} (dyn, a multiple of 16): {}-byte vectors ({} x {} bytes)",
-                               dyn_inner->str(), vec * static_cast<std::int64_t>(widest), vec, widest)
-                 : fmt::format("; innermost extent {} (dyn, not a multiple of 16): scalar loop", dyn_inner->str());
-  } else if (dynamic && vec > 1 && inner % vec != 0) {
-    vec = 1;
-    why += fmt::format("; innermost extent {} % {} != 0 and dyn outer extents: scalar loop", inner, 16 / widest);
+    if (whole) {
+      why += fmt::format("; innermost extent {} (dyn, a multiple of 16): {}-byte vectors ({} x {} bytes)",
+                         dyn_inner->str(), vec * static_cast<std::int64_t>(widest), vec, widest);
+    } else {
+      config.flat = vec > 1 && all_flat();
+      if (!config.flat) vec = 1;
+      why += fmt::format("; innermost extent {} (dyn, not a multiple of 16): {}", dyn_inner->str(),
+                         config.flat ? "flat vectors with a scalar tail (every tensor has the output's shape)"
+                                     : "scalar loop");
+    }
   } else if (vec > 1 && inner % vec != 0) {
     // Vectors would cross rows: only fine when every tensor is indexed by the flat index.
-    bool flat = true;
-    for (const auto& a : kn.args)
-      if (a.kind == KernelArg::Kind::Buffer) flat &= product(plan.buffers[static_cast<std::size_t>(a.buffer)].shape) == numel;
-    if (!flat) vec = 1;
-    why += fmt::format("; innermost extent {} % {} != 0: {}", inner, vec == 1 ? 16 / widest : vec,
-                       flat ? "flat vectors with a scalar tail" : "scalar loop");
+    config.flat = all_flat();
+    if (!config.flat) vec = 1;
+    why += fmt::format("; innermost extent {} % {} != 0{}: {}", inner, vec == 1 ? 16 / widest : vec,
+                       dynamic ? " and dyn outer extents" : "",
+                       config.flat ? "flat vectors with a scalar tail" : "scalar loop");
   } else if (vec > 1) {
     why += fmt::format("; {}-byte vectors ({} x {} bytes)", vec * static_cast<std::int64_t>(widest), vec, widest);
   }
-  ElementwiseConfig config;
   config.vec = static_cast<int>(vec);
   kn.set_launch(elementwise_geometry(config, numel, plan.target.sm_count));
   kn.config = config;

@@ -26,6 +26,12 @@ const char* kSpec =
     "  in  x: f32[N]\n"
     "  out y = x * x\n"
     "}\n"
+    "op bias_rows {\n"
+    "  dims dyn B = 8, dyn N = 1000\n"
+    "  in  x: f32[B, N]\n"
+    "  in  b: f32[N]\n"
+    "  out y = x + b\n"
+    "}\n"
     "op mixed {\n"
     "  dims dyn N = 1000, M = 64, K = 8\n"
     "  in  x: f32[N]\n"
@@ -52,6 +58,10 @@ int vec_of(const kiln::Plan& plan, std::size_t k = 0) {
   return std::get<kiln::ElementwiseConfig>(plan.kernels.at(k).config).vec;
 }
 
+bool flat_of(const kiln::Plan& plan, std::size_t k = 0) {
+  return std::get<kiln::ElementwiseConfig>(plan.kernels.at(k).config).flat;
+}
+
 }  // namespace
 
 TEST_CASE("dyn buckets: the rule") {
@@ -74,11 +84,21 @@ TEST_CASE("dyn buckets: one source per bucket, values only at launch") {
   CHECK(kiln::launch_for(a, 0, {{"N", 2048}, {"C", 64}}).grid.x == 2048 * 64 / 4 / 256);
   CHECK(kiln::launch_for(a, 0, {{"N", 1}, {"C", 64}}).grid.x == 1);
 
-  // A dyn innermost extent: vectors only in the bucket "multiple of 16".
+  // A dyn innermost extent: row vectors in the bucket "multiple of 16"; in the others, flat vectors
+  // with a scalar tail when every tensor has the output's shape expression, else a scalar loop.
   const auto g1 = plan_at("rows", {{"N", 1000}}), g2 = plan_at("rows", {{"N", 1001}}), d1 = plan_at("rows", {{"N", 4096}}),
              d2 = plan_at("rows", {{"N", 16}});
-  CHECK(vec_of(g1) == 1);
+  CHECK(vec_of(g1) == 4);
+  CHECK(flat_of(g1));
   CHECK(vec_of(d1) == 4);
+  CHECK_FALSE(flat_of(d1));
+  const auto r1 = plan_at("bias_rows", {{"B", 8}, {"N", 1000}}), r2 = plan_at("bias_rows", {{"B", 3}, {"N", 1002}}),
+             r3 = plan_at("bias_rows", {{"B", 8}, {"N", 1024}});
+  CHECK(vec_of(r1) == 1);   // b is broadcast: its rows are not the flat index
+  CHECK(vec_of(r3) == 4);
+  CHECK(all_sources(sources_of(r1)) == all_sources(sources_of(r2)));
+  CHECK(r1.text().find("scalar loop") != std::string::npos);
+  CHECK(g1.text().find("flat vectors with a scalar tail") != std::string::npos);
   CHECK(all_sources(sources_of(g1)) == all_sources(sources_of(g2)));
   CHECK(all_sources(sources_of(d1)) == all_sources(sources_of(d2)));
   CHECK(all_sources(sources_of(g1)) != all_sources(sources_of(d1)));
@@ -112,6 +132,6 @@ TEST_CASE("dyn buckets: an anchor that does not use a dyn dim plans beside a dyn
     plan_at("mm", {});
     FAIL("planned a matmul over a dyn dim");
   } catch (const kiln::UnsupportedError& e) {
-    CHECK(std::string(e.what()).find("dyn.kiln:20:12: op mm: dim 'M' is dyn, but the gemm template") != std::string::npos);
+    CHECK(std::string(e.what()).find("dyn.kiln:26:12: op mm: dim 'M' is dyn, but the gemm template") != std::string::npos);
   }
 }

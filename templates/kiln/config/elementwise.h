@@ -8,7 +8,8 @@ namespace kiln {
 
 #define KILN_ELEMENTWISE_FIELDS(X)                                                        \
   X(int, vec, 1)        /* elements a thread step: a 16-byte vector of the widest type, or 1 */ \
-  X(int, threads, 256)  /* block size */
+  X(int, threads, 256)  /* block size */                                                  \
+  X(bool, flat, false)  /* vectors run along the flat index across rows: every tensor has the output's shape */
 KILN_CONFIG(ElementwiseConfig, KILN_ELEMENTWISE_FIELDS);
 
 // Enough resident blocks to cover latency (8 per SM, 4 waves), grid-stride beyond that.

@@ -14,7 +14,7 @@ kernels:
   1 kiln_rmsnorm_k1_elementwise: elementwise  grid (4224, 1, 1) block (256, 1, 1) smem 0 index int32
       stores %8 -> #2 y
       reads #0 x, #1 gamma, #3 t6
-      config ElementwiseConfig{vec=4 threads=256}
+      config ElementwiseConfig{vec=4 threads=256 flat=0}
       why: only elementwise nodes; 16-byte vectors (4 x 4 bytes)
 
 // ==== rmsnorm_k0.cu
@@ -84,7 +84,7 @@ static_assert(kiln::launch::same_launch(kiln::reduce_geometry(kConfig), true, 40
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 elements
-constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256};  // the planner's config
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/false};  // the planner's config
 constexpr int kVec = kConfig.vec;  // elements per thread step (16-byte accesses)
 constexpr Index kNumel = 16777216;  // [4096, 4096]
 

@@ -1,0 +1,179 @@
+"""What baking a dim into a kernel buys (issue 20): each op run with kiln.Options(shapes="generic")
+(one kernel per bucket of sizes) and with shapes="specialized" (every dim a constant), side by side
+with PyTorch eager, in one process on one GPU.
+
+Usage (on the GPU machine): python3 bench/shapes_bench.py [--quick] [--kiln DIR] [--out DIR]
+
+For each case, both of kiln's outputs are filled with NaN, computed, and checked against
+Op.reference (kiln's float64 CPU reference) on the same inputs; a wrong one is reported and not
+timed. Then specialized, generic and eager are timed in turns (three rounds of
+triton.testing.do_bench medians; the row keeps the median of the rounds), so clock drift
+touches all three alike. The row schema is bench.py's (problem, precision, kiln_ms = the generic
+kernel, eager_ms, compile_ms = null here, correct) plus specialized_ms and generic_over_specialized.
+Only ops whose plan under "generic" has a dyn dim are rows: today that is the elementwise family
+(docs/runtime.md, "Shapes").
+"""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# (spec, op, dims, input makers, eager). Shapes: the benchmark's elementwise row (16384², a row
+# bias), each elementwise op of specs/elementwise.kiln at 8192², and sizes in the buckets
+# "general" (an innermost extent not a multiple of 16) to show what losing the vectors costs.
+CASES = [
+    ("specs/elementwise.kiln", "relu_add", dict(B=16384, N=16384), "relu(a + b)"),
+    ("specs/elementwise.kiln", "relu_add", dict(B=16384, N=16383), "relu(a + b)"),
+    ("specs/elementwise.kiln", "relu_add", dict(B=16384, N=16388), "relu(a + b)"),
+    ("specs/elementwise.kiln", "relu_add", dict(B=8192, N=8192), "relu(a + b)"),
+    ("specs/elementwise.kiln", "axpby", dict(N=1 << 26), "2 x + 0.5 y0"),
+    ("specs/elementwise.kiln", "axpby", dict(N=(1 << 26) - 3), "2 x + 0.5 y0"),
+    ("specs/elementwise.kiln", "where_clamp", dict(B=8192, N=8192), "clamp"),
+    ("specs/elementwise.kiln", "gelu", dict(B=8192, N=8192), "gelu"),
+    ("specs/elementwise.kiln", "silu", dict(B=8192, N=8192), "silu"),
+    ("specs/elementwise.kiln", "scale_cast_f16", dict(B=8192, N=8192), "f32(x) * scale"),
+    ("specs/elementwise.kiln", "sigmoid_tanh_mix", dict(B=8192, N=8192), "two outputs"),
+    ("specs/elementwise.kiln", "sigmoid_tanh_mix", dict(B=8192, N=8190), "two outputs"),
+]
+QUICK = {0, 1, 4}
+
+
+def eager_of(op_name, torch, F):
+    return {
+        "relu_add": lambda a, b: torch.relu(a + b),
+        "axpby": lambda x, y0: 2.0 * x + 0.5 * y0,
+        "where_clamp": lambda x: torch.clamp(x, -1.0, 1.0),
+        "gelu": lambda x: F.gelu(x),
+        "silu": lambda x: F.silu(x),
+        "scale_cast_f16": lambda x, s: x.float() * s,
+        "sigmoid_tanh_mix": lambda x, g: (torch.sigmoid(g) * torch.tanh(x) + (1 - torch.sigmoid(g)) * x,
+                                          torch.maximum(x.abs(), g.abs().sqrt())),
+    }[op_name]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--kiln", default="", help="the folder holding the kiln package (default: .gpu/python)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    args = ap.parse_args()
+    try:
+        import torch
+        import torch.nn.functional as F
+        from triton.testing import do_bench
+    except ImportError as e:
+        sys.exit(f"shapes_bench.py: {e}; it needs PyTorch with CUDA and Triton: run it on the GPU machine")
+    if not torch.cuda.is_available():
+        sys.exit("shapes_bench.py: PyTorch sees no CUDA GPU; run it on the GPU machine")
+    sys.path.insert(0, os.path.abspath(args.kiln or os.path.join(ROOT, ".gpu", "python")))
+    import kiln
+    import kiln.torch
+
+    cache = tempfile.mkdtemp(prefix="kiln-shapes-cache-")
+    generic = kiln.Options(cache_dir=cache, shapes="generic")
+    special = kiln.Options(cache_dir=cache, shapes="specialized")
+    res = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "kiln": kiln.__version__,
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "rows": []}
+    torch.manual_seed(0)
+    failures = 0
+    for i, (spec, name, dims, what) in enumerate(CASES):
+        if args.quick and i not in QUICK:
+            continue
+        path = os.path.join(ROOT, spec)
+        op_g, op_s = kiln.load(path, generic)[name], kiln.load(path, special)[name]
+        ex_g = op_g.specialize(**dims)
+        header = ex_g.plan.split("\n", 1)[0]
+        row = {"problem": f"{name} {'x'.join(str(v) for v in dims.values())} ({what})", "precision": "fp32-accurate",
+               "plan_generic": header, "compile_ms": None}
+        if "(dyn" not in header:
+            row.update(correct=None, note="generic mode leaves every dim baked in for this op")
+            res["rows"].append(row)
+            print(json.dumps(row), flush=True)
+            continue
+        inputs = []
+        for a in ex_g.arguments:
+            if a["is_output"]:
+                continue
+            if a["is_tensor"]:
+                t = kiln.torch.torch_dtype(a["dtype"])
+                inputs.append((torch.rand(a["shape"], dtype=torch.float32, device="cuda") * 4 - 2).to(t))
+            else:
+                inputs.append(1.75)
+        host = [x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs]
+        first = op_g(*inputs)
+        first = first if isinstance(first, tuple) else (first,)
+        expected = [torch.as_tensor(e).double() for e in
+                    (lambda r: r if isinstance(r, tuple) else (r,))(op_g.reference(*host))]
+        outs = {}
+        ok = True
+        worst = 0.0
+        for key, op in (("generic", op_g), ("specialized", op_s)):
+            o = tuple(torch.full_like(f, float("nan")) for f in first)
+            op(*inputs, out=o)
+            torch.cuda.synchronize()
+            outs[key] = o
+            for g, e in zip(o, expected):
+                gd = g.cpu().double()
+                err = float(((gd - e).abs() / (e.abs() + 1e-6)).nan_to_num(float("inf")).max())
+                worst = max(worst, err)
+                ok = ok and bool(torch.allclose(gd, e, rtol=1e-4, atol=1e-4))
+        row["correct"] = ok
+        row["max_rel_error"] = worst
+        stats_g = kiln.stats(generic)
+        row["generic_compiles"] = stats_g["compiles"]
+        if not ok:
+            failures += 1
+            res["rows"].append(row)
+            print(json.dumps(row), flush=True)
+            continue
+        eager = eager_of(name, torch, F)
+        runs = {"specialized": [], "generic": [], "eager": []}
+        fns = {"specialized": lambda: op_s(*inputs, out=outs["specialized"]),
+               "generic": lambda: op_g(*inputs, out=outs["generic"]),
+               "eager": lambda: eager(*inputs)}
+        for _ in range(1 if args.quick else 3):
+            for key, fn in fns.items():
+                fn()
+                torch.cuda.synchronize()
+                runs[key].append(do_bench(fn, warmup=25, rep=100 if args.quick else 200, return_mode="median"))
+        row["specialized_ms"] = statistics.median(runs["specialized"])
+        row["kiln_ms"] = statistics.median(runs["generic"])
+        row["eager_ms"] = statistics.median(runs["eager"])
+        row["rounds"] = runs
+        row["generic_over_specialized"] = row["kiln_ms"] / row["specialized_ms"]
+        row["speedup_vs_eager"] = row["eager_ms"] / row["kiln_ms"]
+        res["rows"].append(row)
+        print(json.dumps(row), flush=True)
+        del inputs, first, outs
+        torch.cuda.empty_cache()
+
+    os.makedirs(args.out, exist_ok=True)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    base = os.path.join(args.out, f"shapes-{stamp}")
+    with open(base + ".json", "w") as f:
+        json.dump(res, f, indent=1)
+    table = markdown(res)
+    with open(base + ".md", "w") as f:
+        f.write(table)
+    print("\n" + table)
+    sys.exit(1 if failures else 0)
+
+
+def markdown(res):
+    lines = [f"{res['gpu']}, torch {res['torch']}, kiln {res['kiln']}, {res['date']}; medians of 3 rounds", "",
+             "| problem | specialized ms | generic ms | generic/specialized | eager ms | eager/generic | correct | generic plan |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in res["rows"]:
+        f = lambda k: "—" if r.get(k) is None else f"{r[k]:.3f}"  # noqa: E731
+        lines.append(f"| {r['problem']} | {f('specialized_ms')} | {f('kiln_ms')} | {f('generic_over_specialized')} | "
+                     f"{f('eager_ms')} | {f('speedup_vs_eager')} | {r['correct']} | `{r['plan_generic']}` |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
