@@ -1,6 +1,7 @@
 #include "generator/plan/plan.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 #include "generator/support/assert.h"
@@ -116,6 +117,20 @@ std::string config_text(const KernelConfig& config) {
         else return c.to_string();
       },
       config);
+}
+
+std::string TmaPick::text() const {
+  return fmt::format("{}x{}x{} c{} st{} k{} cl{} g{}", bm, bn, bk, consumers_n, stages, split_k, cluster_m, group_m);
+}
+
+std::optional<TmaPick> TmaPick::parse(std::string_view text) {
+  TmaPick t;
+  char tail = 0;
+  const std::string s(text);
+  const int n = std::sscanf(s.c_str(), "%dx%dx%d c%d st%d k%d cl%d g%d%c", &t.bm, &t.bn, &t.bk, &t.consumers_n,
+                            &t.stages, &t.split_k, &t.cluster_m, &t.group_m, &tail);
+  if (n != 8 || t.text() != s) return std::nullopt;
+  return t;
 }
 
 std::int64_t Plan::scratch_bytes() const {

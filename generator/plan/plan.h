@@ -25,9 +25,11 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "generator/ir/ir.h"
@@ -47,11 +49,33 @@ const char* dyn_bucket_text(DynBucket b);   // "one", "multiple of 16", "general
 constexpr std::int64_t kIndex32Limit = (std::int64_t{1} << 31) - 1;
 
 // What the code is generated for. Part of every cache key.
+// [Note: tuned picks]
+// The TMA engine's choices that the tuner varies (kiln tune, Options::tuning): the fields of
+// GemmConfig that plan_tma picks by heuristic. A pick is a subset of the family's one config, not
+// a second copy of its limits: tma_candidates() lists the legal picks for a product (the
+// heuristic's is always one of them), and plan_tma applies a pick from Target::tma_picks only if
+// it is among them; otherwise it keeps its own and says why in the kernel's reason.
+struct TmaPick {
+  int bm = 0, bn = 0, bk = 0, consumers_n = 1, stages = 0, split_k = 1, cluster_m = 1, group_m = 8;
+
+  std::string text() const;   // "128x256x64 c1 st4 k1 cl1 g8": tile, consumers, stages, K slices, cluster, group
+  static std::optional<TmaPick> parse(std::string_view text);
+  friend bool operator==(const TmaPick&, const TmaPick&) = default;
+};
+
+// A pick for one anchor and where it came from ("tuned: 0.412 ms, heuristic 0.450 ms, NVIDIA
+// H100 80GB HBM3"), which the kernel's reason quotes.
+struct TunedPick {
+  TmaPick pick;
+  std::string origin;
+};
+
 struct Target {
   std::string arch = "sm_90";    // sm_80, sm_86, sm_89, sm_90, sm_90a
   int sm_count = 132;            // for grid sizing
   Precision precision = Precision::fp32_accurate;   // default for f32 matmul/conv
   bool aligned16 = true;         // every tensor pointer is 16-byte aligned (cudaMalloc's are)
+  std::map<int, TunedPick> tma_picks;   // by anchor node: picks that override plan_tma's heuristic
 
   static Target for_arch(const std::string& arch);  // known SM counts per arch; validates the name
   int sm_version() const;                           // 80, 86, 89, 90
@@ -140,6 +164,15 @@ struct Plan {
   std::vector<PlannedKernel> kernels;     // launch order
   std::map<ir::NodeId, int> leaves;       // node -> buffer that kernels load it from
   std::map<std::string, DynBucket> dyn_buckets;   // each dyn dim's bucket: all the plan assumed of it
+  // One per TMA engine product: what the tuner may vary ([Note: tuned picks]).
+  struct Tunable {
+    int anchor = -1;                     // the matmul's node
+    std::string what;                    // "matmul 4096x4096x4096 batch 1"
+    TmaPick heuristic, chosen;           // chosen: the heuristic's, or the applied pick
+    std::string origin;                  // "heuristic", or the applied pick's origin
+    std::vector<TmaPick> candidates;     // every legal pick (the heuristic's among them)
+  };
+  std::vector<Tunable> tunables;
 
   const ir::Ir& ir() const { return *bound->ir; }
   std::int64_t scratch_bytes() const;     // intermediates + workspaces, each 256-byte aligned

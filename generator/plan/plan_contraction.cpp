@@ -486,6 +486,23 @@ void place_passes(Planner& p, PlannedKernel& kn, std::vector<PlannedKernel>& pas
   }
 }
 
+// The pick's fields of an engine config, and back ([Note: tuned picks] in plan.h).
+TmaPick tma_pick_of(const GemmConfig& c) {
+  return {c.bm, c.bn, c.bk, c.consumers_n, c.stages, c.split_k, c.cluster_m, c.group_m};
+}
+
+void tma_apply(GemmConfig& c, const TmaPick& t) {
+  c.bm = t.bm, c.bn = t.bn, c.bk = t.bk, c.consumers_n = t.consumers_n, c.stages = t.stages, c.split_k = t.split_k;
+  c.cluster_m = t.cluster_m, c.group_m = t.group_m;
+}
+
+// As many stages as fit in shared memory, at most 8 (fewer than 2: the tile does not fit).
+int tma_max_stages(const GemmConfig& c, int smem) {
+  int stages = 8;
+  while (stages > 1 && tma_gemm_smem(c.elem_bytes, c.bm, c.bn, c.bk, stages, gemm_x3(c)) > smem) --stages;
+  return stages;
+}
+
 // Clusters of two CTAs along M share each B tile: each loads half and the TMA unit multicasts it
 // into both, so L2 serves B once per pair. Measured against the same kernels without clusters in
 // one run (bench/results/2026-11-26-h100-run8): bf16 1000³ (128 tiles, one per CTA: latency- and
@@ -520,8 +537,70 @@ std::int64_t tma_splits(std::int64_t sms, std::int64_t tiles, std::int64_t k_til
 // there are still at least 4 slices per tile, else 128x128; the slices' partial sums go to a
 // workspace and SplitKReduce (or SplitKSoftmax) adds them and applies the epilogue. BK is one
 // 128-byte swizzle atom of k (64 f16 / bf16, 32 f32; two on those 64x128 tiles); as many stages
-// as fit, at most 8. Operands the engine cannot map as stored (tma_fits) get an OperandPrep kernel
-// each first, and the engine maps its workspace (kn becomes the first of them; the engine follows, then the reduce).
+// as fit, at most 8. `mg` is the engine's config with everything but the pick set.
+TmaPick tma_heuristic(const GemmConfig& mg, std::int64_t sms, int smem, bool softmax) {
+  auto tiles = [&](int bm, int bn) { return ceil_div(mg.m, bm) * ceil_div(mg.n, bn) * mg.batch; };
+  GemmConfig c = mg;
+  c.bk = 128 / c.elem_bytes;
+  const std::int64_t k_tiles = ceil_div(c.k, c.bk);
+  const std::int64_t splits = tma_splits(sms, tiles(128, 128), k_tiles, c.k, softmax);
+  if (splits > 1 || softmax) {
+    const bool wide = c.n > 128 && tma_splits(sms, tiles(128, 256), k_tiles, c.k, softmax) >= 4;
+    c.bm = 128, c.bn = wide ? 256 : 128;
+    c.split_k = static_cast<int>(tma_splits(sms, tiles(c.bm, c.bn), k_tiles, c.k, softmax));
+  } else if (tiles(128, 256) >= 2 * sms && tma_gemm_smem(c.elem_bytes, 128, 256, c.bk, 3, gemm_x3(c)) <= smem) {
+    c.bm = 128, c.bn = 256;   // (3xTF32's hi and lo tiles leave 128x256 two stages: 128x128 keeps three)
+  } else if (tiles(128, 128) >= sms) {
+    c.bm = 128, c.bn = 128;
+  } else {
+    c.bm = 64, c.bn = 128;
+    if (c.elem_bytes == 2) c.consumers_n = 2, c.bk = 2 * 128 / c.elem_bytes;
+  }
+  c.stages = tma_max_stages(c, smem);
+  c.group_m = 8;
+  c.cluster_m = tma_cluster_m(c, sms);
+  return tma_pick_of(c);
+}
+
+// Every legal pick for the product: each tile shape (64x128 with one consumer, and with two and
+// BK of two atoms for 16-bit operands; 128x128; 128x256 where N > 128) with as many stages as fit
+// (two at least), one K slice or as many as make one wave of units with at least 4 k tiles each,
+// and clusters of 2 where tma_cluster_m's preconditions hold. The heuristic's pick is one of them.
+std::vector<TmaPick> tma_candidates(const GemmConfig& mg, std::int64_t sms, int smem, bool softmax) {
+  const int atom = 128 / mg.elem_bytes;
+  struct Tile { int bm, bn, consumers_n, bk; };
+  std::vector<Tile> tiles_list = {{64, 128, 1, atom}};
+  if (mg.elem_bytes == 2) tiles_list.push_back({64, 128, 2, 2 * atom});
+  tiles_list.push_back({128, 128, 1, atom});
+  if (mg.n > 128) tiles_list.push_back({128, 256, 1, atom});
+  std::vector<TmaPick> out;
+  for (const Tile& t : tiles_list) {
+    GemmConfig c = mg;
+    c.bm = t.bm, c.bn = t.bn, c.consumers_n = t.consumers_n, c.bk = t.bk, c.group_m = 8;
+    c.stages = tma_max_stages(c, smem);
+    if (c.stages < 2) continue;
+    const std::int64_t tiles = ceil_div(c.m, c.bm) * ceil_div(c.n, c.bn) * c.batch;
+    const std::int64_t k_tiles = ceil_div(c.k, c.bk);
+    std::vector<int> splits = {1};
+    const std::int64_t wave = std::clamp<std::int64_t>(sms / tiles, 1, std::max<std::int64_t>(1, k_tiles / 4));
+    if (wave > 1) splits.push_back(static_cast<int>(wave));
+    for (int s : splits) {
+      c.split_k = s;
+      c.cluster_m = 1;
+      out.push_back(tma_pick_of(c));
+      if (tma_cluster_m(c, sms) == 2) {
+        c.cluster_m = 2;
+        out.push_back(tma_pick_of(c));
+      }
+    }
+  }
+  return out;
+}
+
+// Each operand the engine cannot map as stored (tma_fits) gets an OperandPrep kernel first, and the
+// engine maps its workspace (kn becomes the first of them; the engine follows, then the reduce).
+// The tiles, stages, K slices, cluster and rasterization group come from tma_heuristic, or from a
+// legal pick in Target::tma_picks ([Note: tuned picks]).
 void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand& op_a, const Operand& op_b, DType et,
               const std::string& why, bool softmax, bool vec_c, bool stream_c) {
   const std::int64_t sms = p.target().sm_count;
@@ -551,29 +630,31 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
     if (which == 1) mg.layout_a = GemmLayout::RowMajor, mg.lda = m.ld, mg.stride_a = m.batch_stride;
     else mg.layout_b = GemmLayout::ColMajor, mg.ldb = m.ld, mg.stride_b = m.batch_stride;
   }
-  mg.bk = 128 / mg.elem_bytes;
-  const std::int64_t k_tiles = ceil_div(g.k, mg.bk);
-  const std::int64_t splits = tma_splits(sms, tiles(128, 128), k_tiles, g.k, softmax);
-  if (splits > 1 || softmax) {
-    const bool wide = g.n > 128 && tma_splits(sms, tiles(128, 256), k_tiles, g.k, softmax) >= 4;
-    mg.bm = 128, mg.bn = wide ? 256 : 128;
-    mg.split_k = static_cast<int>(tma_splits(sms, tiles(mg.bm, mg.bn), k_tiles, g.k, softmax));
-  } else if (tiles(128, 256) >= 2 * sms &&
-             tma_gemm_smem(mg.elem_bytes, 128, 256, mg.bk, 3, gemm_x3(mg)) <= smem_limit(p.target())) {
-    mg.bm = 128, mg.bn = 256;   // (3xTF32's hi and lo tiles leave 128x256 two stages: 128x128 keeps three)
-  } else if (tiles(128, 128) >= sms) {
-    mg.bm = 128, mg.bn = 128;
-  } else {
-    mg.bm = 64, mg.bn = 128;
-    if (mg.elem_bytes == 2) mg.consumers_n = 2, mg.bk = 2 * 128 / mg.elem_bytes;
-  }
-  const bool split = mg.split_k > 1 || softmax;
-  mg.stages = 8;
-  while (mg.stages > 2 && tma_gemm_smem(mg.elem_bytes, mg.bm, mg.bn, mg.bk, mg.stages, gemm_x3(mg)) > smem_limit(p.target()))
-    --mg.stages;
-  mg.group_m = 8;
   mg.kind = GemmKind::Tma;
-  mg.cluster_m = tma_cluster_m(mg, sms);
+  const int smem = smem_limit(p.target());
+  Plan::Tunable tunable;
+  tunable.anchor = kn.anchor;
+  tunable.what = fmt::format("matmul {}x{}x{} batch {}", op.m, op.n, op.k, op.batch);
+  tunable.heuristic = tunable.chosen = tma_heuristic(mg, sms, smem, softmax);
+  tunable.candidates = tma_candidates(mg, sms, smem, softmax);
+  tunable.origin = "heuristic";
+  KILN_ASSERT(std::find(tunable.candidates.begin(), tunable.candidates.end(), tunable.heuristic) !=
+                  tunable.candidates.end(),
+              "the TMA heuristic's pick {} is not among the candidates", tunable.heuristic.text());
+  std::string pick_note = "; config: heuristic";
+  if (auto it = p.target().tma_picks.find(kn.anchor); it != p.target().tma_picks.end()) {
+    if (std::find(tunable.candidates.begin(), tunable.candidates.end(), it->second.pick) != tunable.candidates.end()) {
+      tunable.chosen = it->second.pick;
+      tunable.origin = it->second.origin;
+      pick_note = fmt::format("; config: {}", it->second.origin);
+    } else {
+      pick_note = fmt::format("; config: heuristic (the pick {}, {}, is not legal for this product)",
+                              it->second.pick.text(), it->second.origin);
+    }
+  }
+  tma_apply(mg, tunable.chosen);
+  p.add_tunable(tunable);
+  const bool split = mg.split_k > 1 || softmax;
   mg.vec_c = split ? op.n % 4 == 0 : vec_c && !g.swap_ab;   // the workspace is 16-byte aligned; swap_ab stores by element
   // The reduce re-reads the workspace from L2. swap_ab's transposed stores fill each 32-byte sector
   // of C from two instructions (16 bytes each): evict-first would send half sectors to DRAM.
@@ -619,7 +700,7 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
                             mg.cluster_m > 1 ? fmt::format(", clusters of {} CTAs along M sharing each B tile (TMA "
                                                            "multicast)", mg.cluster_m)
                                              : std::string(),
-                            why);
+                            why) + pick_note;
   std::optional<PlannedKernel> reduce;
   if (split) {
     const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {mg.split_k, op.batch, op.m, op.n});

@@ -59,6 +59,8 @@ class Planner {
   PlannedKernel& add_followup(PlannedKernel kernel);
   // The kernel's argument list from its stores and the leaves its expressions read.
   void finish_args(PlannedKernel& kernel) const;
+  // Records what the tuner may vary for a product ([Note: tuned picks]).
+  void add_tunable(Plan::Tunable t) { plan_.tunables.push_back(std::move(t)); }
 
  private:
   void find_consumers();

@@ -1,0 +1,138 @@
+// The TMA engine's tunable picks ([Note: tuned picks] in generator/plan/plan.h): the candidate
+// space in the plan, a pick in the Target overriding the heuristic (and saying so in the reason),
+// an illegal pick ignored with a reason, and every candidate of two products compiling through
+// NVRTC for sm_90a (the templates static_assert the planner's geometry, so an illegal pick that
+// slipped into the list would fail here, not on the GPU).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "generator/plan/plan.h"
+#include "memory_plan_util.h"
+#include "runtime/nvrtc.h"
+
+namespace {
+
+using namespace memory_plan_test;
+
+const char* kSpec =
+    "op mm16 {\n"
+    "  dims M = 1000, N = 1000, K = 1000\n"
+    "  in  a: bf16[M, K]\n"
+    "  in  b: bf16[K, N]\n"
+    "  out c = matmul(a, b)\n"
+    "}\n"
+    "op long_k {\n"
+    "  dims M = 512, N = 512, K = 65536\n"
+    "  in  a: f32[M, K]\n"
+    "  in  b: f32[K, N]\n"
+    "  out c = relu(matmul(a, b, precision=\"tf32\"))\n"
+    "}\n";
+
+kiln::Plan plan_with(const std::string& op, const std::map<int, kiln::TunedPick>& picks = {}) {
+  auto spec = kiln::parse_spec(kSpec, "picks.kiln");
+  auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), {}));
+  kiln::Target target = kiln::Target::for_arch("sm_90a");
+  target.tma_picks = picks;
+  return kiln::make_plan(bound, target);
+}
+
+const kiln::PlannedKernel& engine(const kiln::Plan& plan) {
+  for (const auto& k : plan.kernels)
+    if (k.template_name == "gemm_tma") return k;
+  FAIL("no gemm_tma kernel in the plan");
+  return plan.kernels.front();
+}
+
+}  // namespace
+
+TEST_CASE("TMA picks: text round trip, malformed text refused") {
+  const kiln::TmaPick p{128, 256, 64, 1, 4, 1, 2, 8};
+  CHECK(p.text() == "128x256x64 c1 st4 k1 cl2 g8");
+  REQUIRE(kiln::TmaPick::parse(p.text()).has_value());
+  CHECK(*kiln::TmaPick::parse(p.text()) == p);
+  for (const char* bad : {"", "128x256x64", "128x256x64 c1 st4 k1 cl2", "128x256x64 c1 st4 k1 cl2 g8 x",
+                          "128x256x64 c1 st4 k1 cl2 g08", "a28x256x64 c1 st4 k1 cl2 g8"})
+    CHECK_FALSE(kiln::TmaPick::parse(bad).has_value());
+}
+
+TEST_CASE("TMA picks: the plan lists the candidates, the heuristic's among them") {
+  for (const char* op : {"mm16", "long_k"}) {
+    CAPTURE(op);
+    const auto plan = plan_with(op);
+    REQUIRE(plan.tunables.size() == 1);
+    const auto& t = plan.tunables[0];
+    CHECK(t.chosen == t.heuristic);
+    CHECK(t.origin == "heuristic");
+    CHECK(std::count(t.candidates.begin(), t.candidates.end(), t.heuristic) == 1);
+    CHECK(t.candidates.size() >= 4);
+    CHECK(engine(plan).reason.find("; config: heuristic") != std::string::npos);
+    const auto& g = std::get<kiln::GemmConfig>(engine(plan).config);
+    CHECK(kiln::TmaPick{g.bm, g.bn, g.bk, g.consumers_n, g.stages, g.split_k, g.cluster_m, g.group_m} == t.heuristic);
+    for (const auto& c : t.candidates) {
+      CAPTURE(c.text());
+      CHECK(c.stages >= 2);
+      CHECK(c.stages <= 8);
+      CHECK((c.cluster_m == 1 || c.split_k == 1));
+    }
+  }
+  // 16-bit operands: clusters and two-consumer tiles are in the space; f32: neither.
+  const auto c16 = plan_with("mm16").tunables[0].candidates;
+  CHECK(std::any_of(c16.begin(), c16.end(), [](const kiln::TmaPick& p) { return p.cluster_m == 2; }));
+  CHECK(std::any_of(c16.begin(), c16.end(), [](const kiln::TmaPick& p) { return p.consumers_n == 2; }));
+  const auto c32 = plan_with("long_k").tunables[0].candidates;
+  CHECK(std::none_of(c32.begin(), c32.end(), [](const kiln::TmaPick& p) { return p.cluster_m == 2 || p.consumers_n == 2; }));
+  CHECK(std::any_of(c32.begin(), c32.end(), [](const kiln::TmaPick& p) { return p.split_k > 1; }));
+}
+
+TEST_CASE("TMA picks: a legal pick overrides the heuristic, an illegal one is ignored with a reason") {
+  const auto base = plan_with("mm16");
+  const auto& t = base.tunables[0];
+  for (const auto& pick : t.candidates) {
+    CAPTURE(pick.text());
+    const auto plan = plan_with("mm16", {{t.anchor, {pick, "tuned: 0.010 ms (test)"}}});
+    const auto& g = std::get<kiln::GemmConfig>(engine(plan).config);
+    CHECK(kiln::TmaPick{g.bm, g.bn, g.bk, g.consumers_n, g.stages, g.split_k, g.cluster_m, g.group_m} == pick);
+    CHECK(plan.tunables[0].chosen == pick);
+    CHECK(engine(plan).reason.find("; config: tuned: 0.010 ms (test)") != std::string::npos);
+    CHECK(engine(plan).cluster == pick.cluster_m);
+    // A split pick adds the reduce kernel; one slice has none.
+    const bool reduce = std::any_of(plan.kernels.begin(), plan.kernels.end(),
+                                    [](const kiln::PlannedKernel& k) { return k.template_name == "gemm_split_k_reduce"; });
+    CHECK(reduce == (pick.split_k > 1));
+  }
+  kiln::TmaPick bad = t.heuristic;
+  bad.stages = 9;
+  const auto plan = plan_with("mm16", {{t.anchor, {bad, "tuned: stale"}}});
+  CHECK(plan.tunables[0].chosen == t.heuristic);
+  CHECK(engine(plan).reason.find("config: heuristic (the pick " + bad.text() + ", tuned: stale, is not legal") !=
+        std::string::npos);
+  // A pick for another anchor changes nothing.
+  CHECK(all_sources(sources_of(plan_with("mm16", {{t.anchor + 100, {t.candidates[0], "x"}}}))) ==
+        all_sources(sources_of(base)));
+}
+
+TEST_CASE("TMA picks: every candidate of two products compiles with NVRTC for sm_90a") {
+  std::string why;
+  if (!kiln::nvrtc_available(&why)) {
+    MESSAGE("NVRTC not loadable (" << why << "): skipping the compile checks");
+    return;
+  }
+  std::vector<kiln::CompileRequest> reqs;
+  std::vector<std::string> names;
+  for (const char* op : {"mm16", "long_k"}) {
+    const auto t = plan_with(op).tunables.at(0);
+    for (const auto& pick : t.candidates)
+      for (const auto& s : sources_of(plan_with(op, {{t.anchor, {pick, "test"}}}))) {
+        reqs.push_back({s.text, s.file_name, "sm_90a", {}, &library()});
+        names.push_back(std::string(op) + " " + pick.text() + " " + s.entry);
+      }
+  }
+  const auto results = kiln::compile_all(reqs, 2);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    CAPTURE(names[i]);
+    CHECK(!results[i].cubin.empty());
+  }
+}
