@@ -3,6 +3,7 @@
 with PyTorch eager, in one process on one GPU.
 
 Usage (on the GPU machine): python3 bench/shapes_bench.py [--quick] [--kiln DIR] [--out DIR]
+       python3 bench/shapes_bench.py --chart RESULT.json   (redraws a result's chart)
 
 For each case, both of kiln's outputs are filled with NaN, computed, and checked against
 Op.reference (kiln's float64 CPU reference) on the same inputs; a wrong one is reported and not
@@ -11,7 +12,7 @@ triton.testing.do_bench medians; the row keeps the median of the rounds), so clo
 touches all three alike. The row schema is bench.py's (problem, precision, kiln_ms = the generic
 kernel, eager_ms, compile_ms = null here, correct) plus specialized_ms and generic_over_specialized.
 Only ops whose plan under "generic" has a dyn dim are rows: today that is the elementwise family
-(docs/runtime.md, "Shapes").
+(docs/api.md, KILN_SHAPES; docs/language.md, "dyn").
 """
 import argparse
 import datetime
@@ -61,7 +62,12 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--kiln", default="", help="the folder holding the kiln package (default: .gpu/python)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    ap.add_argument("--chart", default="", help="only draw the chart of this result JSON (beside it, .png)")
     args = ap.parse_args()
+    if args.chart:
+        with open(args.chart) as f:
+            chart(json.load(f), os.path.splitext(args.chart)[0] + ".png")
+        return
     try:
         import torch
         import torch.nn.functional as F
@@ -160,8 +166,29 @@ def main():
     table = markdown(res)
     with open(base + ".md", "w") as f:
         f.write(table)
+    chart(res, base + ".png")
     print("\n" + table)
     sys.exit(1 if failures else 0)
+
+
+def chart(res, path):
+    """generic/specialized per row (a PNG; skipped without matplotlib)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    rows = [r for r in res["rows"] if r.get("generic_over_specialized")]
+    fig, ax = plt.subplots(figsize=(9, 0.4 * len(rows) + 1.5))
+    ax.barh([r["problem"] for r in rows], [r["generic_over_specialized"] for r in rows])
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.axvline(1.1, color="red", linewidth=0.8, linestyle="--")
+    ax.set_xlabel("generic kernel time / specialized kernel time (lower is better; red: +10%)")
+    ax.set_title(f"{res['gpu']}, {res['date']}")
+    ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 def markdown(res):

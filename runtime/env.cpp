@@ -43,6 +43,7 @@ Options resolve_options(Options o) {
     if (o.override_dir.empty()) o.override_dir = env("KILN_OVERRIDE_DIR");
     if (o.template_dir.empty()) o.template_dir = env("KILN_TEMPLATE_PATH");
     if (o.shapes.empty()) o.shapes = env("KILN_SHAPES");
+    if (o.tuning.empty()) o.tuning = env("KILN_TUNING");
     const std::string level = env("KILN_LOG");
     if (!level.empty()) {
       if (auto parsed = parse_log_level(level)) set_log_level(*parsed);
@@ -52,9 +53,16 @@ Options resolve_options(Options o) {
   if (o.shapes.empty()) o.shapes = "declared";
   KILN_CHECK(o.shapes == "declared" || o.shapes == "generic" || o.shapes == "specialized", ArgumentError,
              "shapes '{}' (Options::shapes or KILN_SHAPES) is not one of declared, generic, specialized", o.shapes);
+  if (o.tuning.empty()) o.tuning = "stored";
+  KILN_CHECK(o.tuning == "off" || o.tuning == "stored" || o.tuning == "on-first-call", ArgumentError,
+             "tuning '{}' (Options::tuning or KILN_TUNING) is not one of off, stored, on-first-call", o.tuning);
   if (o.cache_dir.empty()) o.cache_dir = default_cache_dir();
   if (o.dump_dir.empty()) o.dump_dir = "kiln_dump";
   return o;
+}
+
+std::string tuning_device_override(const Options& options) {
+  return options.use_environment ? env("KILN_TUNING_DEVICE") : std::string();
 }
 
 }  // namespace kiln

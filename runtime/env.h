@@ -7,6 +7,9 @@
 //   KILN_OVERRIDE_DIR   <dir>/<op>_k<i>.cu replaces the generated source of that kernel
 //   KILN_TEMPLATE_PATH  a directory of .cuh / .cu.in files adding to or overriding the built-in templates
 //   KILN_LOG            quiet | warning (default) | info | debug
+//   KILN_SHAPES         Options::shapes: declared (default) | generic | specialized
+//   KILN_TUNING         Options::tuning: off | stored (default) | on-first-call
+//   KILN_TUNING_DEVICE  the device name tuned picks are looked up for (default: the current GPU's)
 //   KILN_NVRTC_LIB, KILN_CUDA_DRIVER_LIB   library overrides (read by nvrtc.cpp / driver.cpp)
 #pragma once
 
@@ -28,5 +31,8 @@ DumpFlags parse_dump_flags(const std::string& text);
 // options.use_environment) and the defaults. Arch stays empty when neither
 // the options nor KILN_ARCH name one: the runtime then asks the device.
 Options resolve_options(Options options);
+
+// KILN_TUNING_DEVICE when options.use_environment, else "".
+std::string tuning_device_override(const Options& options);
 
 }  // namespace kiln

@@ -74,6 +74,90 @@ Tolerance tolerance_for(const ir::Ir& ir, const ir::Node& node, DType dtype, boo
 
 }  // namespace
 
+DeviceCase make_device_case(const ir::BoundIr& bound, const OpCheckOptions& options) {
+  DeviceCase c;
+  c.inputs = ref::random_inputs(bound, options.seed);
+  if (options.special_fraction > 0)
+    sprinkle_special_values(c.inputs, options.special_fraction, options.special_infinities, options.seed);
+  const ir::Ir& ir = *bound.ir;
+  c.memory.reserve(c.inputs.size() + ir.outputs.size());
+  for (const auto& v : c.inputs) {
+    if (!v.is_tensor) {
+      const auto& s = v.scalar;
+      if (dtype_is_float(s.dtype)) c.args.emplace_back(Scalar::of_f64(s.f, s.dtype));
+      else if (s.dtype == DType::u64) c.args.emplace_back(Scalar::of_u64(s.u));
+      else c.args.emplace_back(Scalar::of_i64(static_cast<std::int64_t>(s.u), s.dtype));
+      continue;
+    }
+    const auto bytes = to_device_bytes(v.tensor);
+    c.memory.emplace_back(std::max<std::size_t>(bytes.size(), 16));
+    c.memory.back().upload(bytes.data(), bytes.size());
+    c.args.emplace_back(TensorRef(c.memory.back().data(), v.tensor.dtype, v.tensor.shape));
+  }
+  for (const auto& o : ir.outputs) {
+    const auto& shape = bound.shape(o.node);
+    const DType dtype = ir.node(o.node).dtype;
+    std::int64_t numel = 1;
+    for (auto d : shape) numel *= d;
+    c.memory.emplace_back(std::max<std::size_t>(static_cast<std::size_t>(numel) * dtype_size(dtype), 16));
+    c.output_memory.push_back(c.memory.size() - 1);
+    c.args.emplace_back(TensorRef(c.memory.back().data(), dtype, shape));
+  }
+  c.poison();
+  return c;
+}
+
+void DeviceCase::poison() {
+  for (std::size_t m : output_memory) memory[m].memset8(0xFF);
+}
+
+std::vector<ref::HostTensor> DeviceCase::outputs(const ir::BoundIr& bound) const {
+  std::vector<ref::HostTensor> out;
+  const ir::Ir& ir = *bound.ir;
+  for (std::size_t o = 0; o < ir.outputs.size(); ++o) {
+    const auto& shape = bound.shape(ir.outputs[o].node);
+    const DType dtype = ir.node(ir.outputs[o].node).dtype;
+    std::int64_t numel = 1;
+    for (auto d : shape) numel *= d;
+    auto bytes = memory[output_memory[o]].download_as<char>();
+    bytes.resize(static_cast<std::size_t>(numel) * dtype_size(dtype));
+    out.push_back(from_device_bytes(dtype, shape, bytes));
+  }
+  return out;
+}
+
+bool runs_tf32(const ir::Ir& ir, Precision runtime_default) {
+  bool tf32 = false;
+  for (const auto& n : ir.nodes)
+    if ((n.kind == ir::OpKind::Matmul || n.kind == ir::OpKind::Conv2d) && n.dtype == DType::f32)
+      tf32 |= n.precision.value_or(runtime_default) == Precision::tf32;
+  return tf32;
+}
+
+std::vector<Comparison> compare_outputs(const ir::Ir& ir, const std::vector<ref::HostTensor>& got,
+                                        const std::vector<ref::HostTensor>& expected, bool tf32, bool* ok) {
+  std::vector<Comparison> out;
+  for (std::size_t o = 0; o < expected.size(); ++o) {
+    const Tolerance tol = tolerance_for(ir, ir.node(ir.outputs[o].node), expected[o].dtype, tf32);
+    out.push_back(compare(got[o], expected[o], tol));
+    *ok &= out.back().ok;
+  }
+  return out;
+}
+
+std::vector<double> time_launches(const std::function<void()>& launch, int warmup, int iters) {
+  for (int i = 0; i < warmup; ++i) launch();
+  EventTimer timer;
+  std::vector<double> times;
+  for (int i = 0; i < iters; ++i) {
+    timer.start();
+    launch();
+    timer.stop();
+    times.push_back(timer.elapsed_ms());
+  }
+  return times;
+}
+
 OpCheck run_and_check(Runtime& rt, const std::string& spec_path, const std::string& op_name, const Bindings& bindings,
                       const OpCheckOptions& options) {
   OpCheck r;
@@ -97,67 +181,19 @@ OpCheck run_and_check(Runtime& rt, const std::string& spec_path, const std::stri
   const auto& ir = oracle.ir;
   const ir::BoundIr& bound = *oracle.bound;
   for (const auto& o : ir->outputs) r.output_names.push_back(o.name);
-  // Does an f32 contraction run in tf32 (the op's own choice, else the runtime's)?
-  bool tf32 = false;
-  for (const auto& n : ir->nodes)
-    if ((n.kind == ir::OpKind::Matmul || n.kind == ir::OpKind::Conv2d) && n.dtype == DType::f32)
-      tf32 |= n.precision.value_or(rt.options().precision) == Precision::tf32;
-  auto inputs = ref::random_inputs(bound, options.seed);
-  if (options.special_fraction > 0) sprinkle_special_values(inputs, options.special_fraction, options.special_infinities, options.seed);
+  DeviceCase c = make_device_case(bound, options);
   const bool compare_now = options.compare && ref::work_estimate(bound) <= options.max_reference_work;
   if (options.compare && !compare_now)
     r.note = fmt::format("not compared: the CPU reference would take {:.2g} operations", ref::work_estimate(bound));
-
-  std::vector<DeviceBuffer> memory;
-  memory.reserve(inputs.size() + ir->outputs.size());
-  std::vector<Arg> args;
-  for (const auto& v : inputs) {
-    if (!v.is_tensor) {
-      const auto& s = v.scalar;
-      if (dtype_is_float(s.dtype)) args.emplace_back(Scalar::of_f64(s.f, s.dtype));
-      else if (s.dtype == DType::u64) args.emplace_back(Scalar::of_u64(s.u));
-      else args.emplace_back(Scalar::of_i64(static_cast<std::int64_t>(s.u), s.dtype));
-      continue;
-    }
-    const auto bytes = to_device_bytes(v.tensor);
-    memory.emplace_back(std::max<std::size_t>(bytes.size(), 16));
-    memory.back().upload(bytes.data(), bytes.size());
-    args.emplace_back(TensorRef(memory.back().data(), v.tensor.dtype, v.tensor.shape));
-  }
-  std::vector<std::size_t> output_memory;
-  for (const auto& o : ir->outputs) {
-    const auto& shape = bound.shape(o.node);
-    const DType dtype = ir->node(o.node).dtype;
-    std::int64_t numel = 1;
-    for (auto d : shape) numel *= d;
-    memory.emplace_back(std::max<std::size_t>(static_cast<std::size_t>(numel) * dtype_size(dtype), 16));
-    memory.back().memset8(0xFF);   // poison: an unwritten float reads as NaN, an integer as -1
-    output_memory.push_back(memory.size() - 1);
-    args.emplace_back(TensorRef(memory.back().data(), dtype, shape));
-  }
-  exe->launch(nullptr, args);
+  exe->launch(nullptr, c.args);
   synchronize();
   r.ok = true;
   if (compare_now) {
-    const auto expected = ref::evaluate(bound, inputs);
     r.checked = true;
-    for (std::size_t o = 0; o < expected.size(); ++o) {
-      const auto& e = expected[o];
-      auto bytes = memory[output_memory[o]].download_as<char>();
-      bytes.resize(static_cast<std::size_t>(e.numel()) * dtype_size(e.dtype));
-      const Tolerance tol = tolerance_for(*ir, ir->node(ir->outputs[o].node), e.dtype, tf32);
-      r.outputs.push_back(compare(from_device_bytes(e.dtype, e.shape, bytes), e, tol));
-      r.ok &= r.outputs.back().ok;
-    }
+    r.outputs = compare_outputs(*ir, c.outputs(bound), ref::evaluate(bound, c.inputs), runs_tf32(*ir, rt.options().precision),
+                                &r.ok);
   }
-  for (int i = 0; i < options.warmup; ++i) exe->launch(nullptr, args);
-  EventTimer timer;
-  for (int i = 0; i < options.iters; ++i) {
-    timer.start();
-    exe->launch(nullptr, args);
-    timer.stop();
-    r.times_ms.push_back(timer.elapsed_ms());
-  }
+  r.times_ms = time_launches([&] { exe->launch(nullptr, c.args); }, options.warmup, options.iters);
   return r;
 }
 

@@ -4,10 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "kiln/kiln.h"
+#include "generator/ir/ir.h"
+#include "runtime/device.h"
 #include "runtime/host_tensor.h"
 
 namespace kiln {
@@ -36,5 +39,27 @@ struct OpCheckOptions {
 
 OpCheck run_and_check(Runtime& rt, const std::string& spec_path, const std::string& op_name, const Bindings& bindings,
                       const OpCheckOptions& options);
+
+// The pieces run_and_check is made of, shared with Op::tune (runtime/tuner.cpp).
+//
+// Seeded random inputs uploaded to the device and poisoned outputs, as a launch takes them.
+struct DeviceCase {
+  std::vector<ref::HostValue> inputs;        // the host copies (the reference's arguments)
+  std::vector<DeviceBuffer> memory;
+  std::vector<Arg> args;                     // inputs, then outputs
+  std::vector<std::size_t> output_memory;    // each output's index into memory
+
+  void poison();                             // every output byte 0xFF: a float reads NaN, an integer -1
+  std::vector<ref::HostTensor> outputs(const ir::BoundIr& bound) const;   // downloaded
+};
+DeviceCase make_device_case(const ir::BoundIr& bound, const OpCheckOptions& options);
+// Does an f32 contraction of the op run in tf32 (its own precision=, else `runtime_default`)?
+bool runs_tf32(const ir::Ir& ir, Precision runtime_default);
+// Each output against the expected one, within docs/semantics.md's tolerance; *ok &= each result.
+std::vector<Comparison> compare_outputs(const ir::Ir& ir, const std::vector<ref::HostTensor>& got,
+                                        const std::vector<ref::HostTensor>& expected, bool tf32, bool* ok);
+// `warmup` launches, then `iters` timed one by one with device events (the current context's
+// default stream).
+std::vector<double> time_launches(const std::function<void()>& launch, int warmup, int iters);
 
 }  // namespace kiln

@@ -41,6 +41,7 @@
 #include "runtime/nvrtc.h"
 #include "runtime/pack.h"
 #include "runtime/pipeline.h"
+#include "runtime/tuner.h"
 #include "runtime/runtime_internal.h"
 #include "runtime/tensor_map.h"
 
@@ -109,6 +110,23 @@ CUfunction RuntimeImpl::function(const CubinSlot& slot, const std::string& entry
   return f;
 }
 
+std::string RuntimeImpl::device_name_for_tuning() {
+  std::call_once(device_name_once, [&] {
+    // KILN_TUNING_DEVICE names the device instead: picks tuned on a GPU serve `kiln gen` and
+    // `kiln build` on a machine without one (and the CPU tests).
+    device_name = tuning_device_override(options);
+    if (!device_name.empty()) return;
+    try {
+      std::string why;
+      int device = -1;
+      if (gpu_available(&why) && (device = current_device()) >= 0) device_name = kiln::device_name(device);
+    } catch (const Error& e) {
+      log_debug(fmt::format("no device name for the tuned store: {}", e.what()));
+    }
+  });
+  return device_name;
+}
+
 // ---------------------------------------------------------------- ExecutableImpl
 
 namespace {
@@ -124,12 +142,18 @@ void write_file(const fs::path& path, const std::string& text) {
 }  // namespace
 
 ExecutableImpl::ExecutableImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared_ptr<const ir::BoundIr> bound,
-                               const Consts& consts, Precision precision, bool aligned)
+                               const Consts& consts, Precision precision, bool aligned,
+                               const std::map<int, TunedPick>* forced)
     : rt(std::move(runtime)) {
   Target target = rt->target;
   target.precision = precision;
   target.aligned16 = aligned;
-  plan = rt->pipeline.plan(std::move(bound), target);
+  if (forced != nullptr) target.tma_picks = *forced;
+  plan = rt->pipeline.plan(bound, target);
+  if (forced == nullptr && !plan.tunables.empty()) {   // Options::tuning: a stored pick re-plans
+    target.tma_picks = stored_picks(rt, plan, consts);
+    if (!target.tma_picks.empty()) plan = rt->pipeline.plan(std::move(bound), target);
+  }
   sources = rt->pipeline.emit(plan);
   bindings = bindings_text(*plan.bound, consts);
   // A TMA map's spec is fixed per specialization: checked here once, so a launch only encodes it
@@ -633,20 +657,32 @@ Op Op::with_precision(Precision precision) const {
   return Op(o);
 }
 
-Executable Op::specialize(const Bindings& bindings) const {
-  require_known(bindings.consts, impl_->ir->consts, "const", impl_->name);
-  require_known(bindings.dims, impl_->ir->dims, "dim", impl_->name);
-  const auto& runtime = impl_->program->runtime;
-  std::shared_ptr<const ir::Ir> ir = impl_->ir;
-  Consts consts = impl_->consts;
+std::shared_ptr<const ir::BoundIr> OpImpl::bind_named(const Bindings& bindings, const char* caller,
+                                                      Consts* bound_consts) const {
+  require_known(bindings.consts, ir->consts, "const", name);
+  require_known(bindings.dims, ir->dims, "dim", name);
+  const auto& runtime = program->runtime;
+  std::shared_ptr<const ir::Ir> checked = ir;
+  *bound_consts = consts;
   if (!bindings.consts.empty()) {
-    for (const auto& [k, v] : bindings.consts) consts[k] = v;
-    ir = runtime->pipeline.check(*impl_->program->spec, impl_->name, consts);
+    for (const auto& [k, v] : bindings.consts) (*bound_consts)[k] = v;
+    checked = runtime->pipeline.check(*program->spec, name, *bound_consts);
   }
   std::map<std::string, ir::DimValue> given;
-  for (const auto& [k, v] : bindings.dims) given[k] = {v, fmt::format("specialize({}={})", k, v)};
-  auto bound = runtime->pipeline.bind(ir, given);
-  return Executable(std::make_shared<ExecutableImpl>(runtime, bound, consts, impl_->precision, true));
+  for (const auto& [k, v] : bindings.dims) given[k] = {v, fmt::format("{}({}={})", caller, k, v)};
+  return runtime->pipeline.bind(checked, given);
+}
+
+Executable Op::specialize(const Bindings& bindings) const {
+  Consts consts;
+  auto bound = impl_->bind_named(bindings, "specialize", &consts);
+  return Executable(std::make_shared<ExecutableImpl>(impl_->program->runtime, bound, consts, impl_->precision, true));
+}
+
+TuneResult Op::tune(const Bindings& bindings, const TuneOptions& options) const {
+  Consts consts;
+  auto bound = impl_->bind_named(bindings, "tune", &consts);
+  return tune_bound(impl_->program->runtime, bound, consts, impl_->precision, options);
 }
 
 void Op::operator()(Stream stream, std::initializer_list<Arg> args) const {

@@ -38,6 +38,9 @@ struct RuntimeImpl {
                          const std::string& bindings);
   CUfunction function(const CubinSlot& slot, const std::string& entry, void* context);
 
+  // The current device's name, the tuned store's key ("" without a GPU); looked up once.
+  std::string device_name_for_tuning();
+
   Options options;
   DumpFlags dump;
   Target target;
@@ -47,6 +50,8 @@ struct RuntimeImpl {
   std::map<std::string, std::shared_ptr<CubinSlot>> slots;
   std::map<std::pair<void*, const CubinSlot*>, CUfunction> functions;
   std::atomic<std::uint64_t> memory_hits{0}, launches{0};
+  std::once_flag device_name_once;
+  std::string device_name;
 };
 
 struct ProgramImpl {
@@ -57,8 +62,11 @@ struct ProgramImpl {
 };
 
 struct ExecutableImpl {
+  // `forced`: the TMA picks to plan with, as given (the tuner's candidates; none: the heuristic);
+  // null: Options::tuning decides (runtime/tuner.h, stored_picks).
   ExecutableImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared_ptr<const ir::BoundIr> bound,
-                 const Consts& consts, Precision precision, bool aligned);
+                 const Consts& consts, Precision precision, bool aligned,
+                 const std::map<int, TunedPick>* forced = nullptr);
 
   // `checked`: the caller has validated the arguments against this executable's shapes already
   // (a call whose key holds every tensor's shape); otherwise launch validates them.
@@ -116,6 +124,9 @@ struct OpImpl {
   void call(Stream stream, const Arg* args, std::size_t count);
   // The dims bound from every argument's shape (a call's miss path, Op::reference).
   std::shared_ptr<const ir::BoundIr> bind(const Arg* args, std::size_t count) const;
+  // The dims and consts named by the caller (Op::specialize, Op::tune): the bound op and, in
+  // *consts, the op's consts with the given ones applied. ArgumentError for an unknown name.
+  std::shared_ptr<const ir::BoundIr> bind_named(const Bindings& bindings, const char* caller, Consts* consts) const;
 
   std::shared_ptr<ProgramImpl> program;
   std::string name;

@@ -14,5 +14,6 @@ void add_build_command(CLI::App& app, int& exit_code);   // tools/cmd_build.cpp
 void add_run_command(CLI::App& app, int& exit_code);     // tools/cmd_run.cpp
 void add_cache_command(CLI::App& app, int& exit_code);   // tools/cmd_cache.cpp
 void add_bench_command(CLI::App& app, int& exit_code);   // tools/cmd_bench.cpp
+void add_tune_command(CLI::App& app, int& exit_code);    // tools/cmd_tune.cpp
 
 }  // namespace kiln::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_run_command(app, exit_code);
   kiln::cli::add_cache_command(app, exit_code);
   kiln::cli::add_bench_command(app, exit_code);
+  kiln::cli::add_tune_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -235,7 +235,47 @@ struct Options {
   // marks), "generic" (also every dim that sizes only elementwise kernels: one compile per
   // bucket), "specialized" (every dim baked in, `dyn` ignored). Empty: $KILN_SHAPES, else declared.
   std::string shapes;
+  // Measured configs of the sm_90a TMA GEMM engine (docs/api.md, "Tuning"): "off" (the
+  // planner's heuristic), "stored" (a pick that `kiln tune` or Op::tune stored in the cache
+  // directory for this op, shape, arch, device and kiln version; else the heuristic),
+  // "on-first-call" (as stored; on a miss, tune in-process first and store the winner: the first
+  // call takes seconds). Empty: $KILN_TUNING, else stored.
+  std::string tuning;
   bool use_environment = true; // false: ignore every KILN_* variable (tests)
+};
+
+// Op::tune: how long and how to time.
+struct TuneOptions {
+  double budget_s = 120;   // no new candidate is started after this many seconds (the heuristic's always runs)
+  int warmup = 10;         // launches before timing, per candidate
+  int iters = 50;          // timed launches (device events); the median counts
+  bool store = true;       // write the winner to <cache_dir>/tuned/ (where the runtime looks it up)
+  std::uint64_t seed = 1;  // the inputs' seed
+  std::function<void(const std::string& line)> progress;   // one line per candidate (kiln tune: stderr)
+};
+
+// One candidate of one product as Op::tune measured it.
+struct TuneCandidate {
+  std::string config;        // "128x256x64 c1 st4 k1 cl1 g8" (generator/plan/plan.h, TmaPick)
+  bool heuristic = false;    // the planner's own pick
+  bool correct = false;      // outputs matched (see TuneResult::checked_against)
+  double median_ms = -1;     // the whole op's device time; -1 when not timed (wrong, or over budget)
+  std::string note;          // why it was not timed, or the mismatch
+};
+
+// Op::tune's result: per tunable product (a matmul on the TMA engine), every candidate.
+struct TuneResult {
+  struct Product {
+    int anchor = -1;
+    std::string what;              // "matmul 4096x4096x4096 batch 1"
+    std::string heuristic, best;   // configs
+    double heuristic_ms = -1, best_ms = -1;
+    std::vector<TuneCandidate> candidates;
+  };
+  std::string op, bindings, device, arch;
+  std::string checked_against;     // "the float64 reference", or "the heuristic kernel's output (...)"
+  std::string stored_path;         // empty: not stored (TuneOptions::store false, or the heuristic won)
+  std::vector<Product> products;
 };
 
 // The value of a const (a compile-time parameter), given by the caller: an exact
@@ -373,6 +413,11 @@ class Op {
   void operator()(Stream stream, const std::vector<Arg>& args) const;
 
   Executable specialize(const Bindings& bindings) const;
+  // Times every legal config of each tunable product of the op at these bindings on the current
+  // GPU (docs/api.md, "Tuning"): each candidate's outputs are checked first, then its median
+  // is measured; the fastest correct one is stored for Options::tuning. UnsupportedError when the
+  // op has nothing to tune for the runtime's arch; CudaError without a GPU.
+  TuneResult tune(const Bindings& bindings, const TuneOptions& options = {}) const;
   Executable specialize(const std::map<std::string, std::int64_t>& dims) const {
     return specialize(Bindings{dims, {}});
   }

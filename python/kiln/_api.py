@@ -19,7 +19,9 @@ class Options:
     sm_90. precision: "fp32" (fp32-accurate, the default), "ieee", "tf32" or "3xtf32". shapes:
     which dims stay run-time values, "declared" (the spec's `dyn` marks), "generic" (also every dim
     that sizes only elementwise kernels: one compile per bucket of sizes) or "specialized" (every
-    dim baked in); None: $KILN_SHAPES, else "declared"."""
+    dim baked in); None: $KILN_SHAPES, else "declared". tuning: measured GEMM configs, "off",
+    "stored" (what `kiln tune` stored for this op, shape and device) or "on-first-call" (tune on a
+    miss, then store); None: $KILN_TUNING, else "stored"."""
 
     cache_dir: Optional[str] = None
     disk_cache: bool = True
@@ -28,6 +30,7 @@ class Options:
     template_dir: Optional[str] = None
     use_environment: bool = True
     shapes: Optional[str] = None
+    tuning: Optional[str] = None
 
 
 _runtimes = {}
@@ -43,7 +46,8 @@ def _runtime(options):
         rt = _runtimes.get(options)
         if rt is None:
             rt = _kiln.Runtime(options.cache_dir or "", options.disk_cache, options.arch or "", options.precision,
-                               options.template_dir or "", options.use_environment, options.shapes or "")
+                               options.template_dir or "", options.use_environment, options.shapes or "",
+                               options.tuning or "")
             _runtimes[options] = rt
         return rt
 

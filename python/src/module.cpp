@@ -291,7 +291,7 @@ NB_MODULE(_kiln, m) {
           "__init__",
           [](kiln::Runtime* self, const std::string& cache_dir, bool disk_cache, const std::string& arch,
              const std::string& precision, const std::string& template_dir, bool use_environment,
-             const std::string& shapes) {
+             const std::string& shapes, const std::string& tuning) {
             kiln::Options o;
             o.cache_dir = cache_dir;
             o.disk_cache = disk_cache;
@@ -300,10 +300,11 @@ NB_MODULE(_kiln, m) {
             o.template_dir = template_dir;
             o.use_environment = use_environment;
             o.shapes = shapes;
+            o.tuning = tuning;
             new (self) kiln::Runtime(o);
           },
           nb::arg("cache_dir"), nb::arg("disk_cache"), nb::arg("arch"), nb::arg("precision"), nb::arg("template_dir"),
-          nb::arg("use_environment"), nb::arg("shapes"))
+          nb::arg("use_environment"), nb::arg("shapes"), nb::arg("tuning") = "")
       .def("load_file", &kiln::Runtime::load_file, nb::arg("path"), release())
       .def("load_string", &kiln::Runtime::load_string, nb::arg("text"), nb::arg("name"), release())
       .def("preload", &kiln::Runtime::preload, nb::arg("pack_path"), release())

@@ -207,6 +207,14 @@ TEST_CASE("exit codes: kiln run and kiln bench without a GPU") {
                                      "bench " + kElementwise + " --op relu_add"),
              4);
   CHECK_EXIT(run_kiln("run " + kElementwise + " --iters 0"), 2);
+  CHECK_EXIT(kiln_test::run_kiln_env("KILN_CUDA_DRIVER_LIB=/nonexistent/libcuda.so.1",
+                                     "tune " + kElementwise + " --op relu_add"),
+             4);
+  CHECK_EXIT(run_kiln("tune " + kElementwise + " --op relu_add --budget 0"), 2);
+  CHECK_EXIT(run_kiln("tune " + kElementwise + " --op relu_add --iters -3"), 2);
+  CHECK_EXIT(run_kiln("tune " + kElementwise), 2);   // --op is required
+  // A bad KILN_TUNING is the user's input, for every command that makes a runtime.
+  CHECK_EXIT(kiln_test::run_kiln_env("KILN_TUNING=always", "gen " + kElementwise + " --op relu_add"), 1);
 }
 
 TEST_CASE("exit codes: non-regular files never hang or exhaust memory") {

@@ -1,0 +1,267 @@
+// The tuner and its store (issue 20; docs/api.md, "Tuning").
+//
+// [Note: the tuned store]
+// A measured pick lives in <cache_dir>/tuned/<hash>.tune, one file per (op, shape, arch, device,
+// kiln version). The hash is XXH3-128 of the key text (tuning_key_text), and the file repeats the
+// key text, so a lookup that lands on another key's file (a collision, a hand-edited file) is
+// told apart and ignored. The key text holds:
+//   - the op's checked IR, printed (consts included): a spec edit that changes the op changes it,
+//     one that only moves it does not;
+//   - every dim's value, or for a dyn dim its bucket (a plan depends on nothing finer);
+//   - the precision, the 16-byte alignment, the arch and SM count, the device's name and kiln's
+//     version.
+// Files are written like cache entries (a temporary file renamed over the entry), so concurrent
+// tuners of one key leave one whole file. A file that does not parse is a warning once per path
+// and is ignored (the heuristic serves); tuning again replaces it.
+//
+// Op::tune (and Options::tuning = on-first-call) runs every candidate of each tunable product in
+// turn, the others held at their best so far: compile, launch on seeded inputs into NaN-poisoned
+// outputs, compare (the float64 reference where the CPU can afford it, else the heuristic's
+// output), then time the correct ones with device events. The winner is the fastest correct one.
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "generator/support/assert.h"
+#include "runtime/binary_io.h"
+#include "runtime/driver.h"
+#include "runtime/hash.h"
+#include "runtime/log.h"
+#include "runtime/op_check.h"
+#include "runtime/runtime_internal.h"
+#include "runtime/tuner.h"
+
+namespace kiln {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kMagic = "kiln-tuned 1";
+constexpr double kMaxReferenceWork = 4e9;   // as `kiln run --check`: above this, compare with the heuristic
+
+std::string today() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? -1 : v[v.size() / 2];
+}
+
+bool warn_once(const std::string& path) {
+  static std::mutex m;
+  static std::set<std::string> warned;
+  std::lock_guard lock(m);
+  return warned.insert(path).second;
+}
+
+}  // namespace
+
+std::string tuning_key_text(const Plan& plan, const std::string& device) {
+  std::string dims;
+  for (const auto& [name, value] : plan.bound->dims) {
+    auto b = plan.dyn_buckets.find(name);
+    dims += b == plan.dyn_buckets.end() ? fmt::format(" {}={}", name, value)
+                                        : fmt::format(" {}=dyn({})", name, dyn_bucket_text(b->second));
+  }
+  return fmt::format("op {}\nir {}\ndims{}\nprecision {} aligned16 {}\narch {} sms {}\ndevice {}\nkiln {}",
+                     plan.ir().op_name, hex128(ir::print(plan.ir())), dims, precision_name(plan.target.precision),
+                     plan.target.aligned16 ? 1 : 0, plan.target.arch, plan.target.sm_count, device, KILN_VERSION);
+}
+
+std::string tuned_path(const std::string& cache_dir, const std::string& key_text) {
+  return (fs::path(cache_dir) / "tuned" / (hex128(key_text) + ".tune")).string();
+}
+
+std::map<int, TunedPick> load_tuned(const std::string& path, const std::string& key_text) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return {};
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::istringstream lines(text.str());
+  std::string line, key;
+  std::map<int, TunedPick> picks;
+  bool ok = static_cast<bool>(std::getline(lines, line)) && line == kMagic;
+  int key_lines = 0;
+  if (ok && std::getline(lines, line) && std::sscanf(line.c_str(), "key %d", &key_lines) == 1 && key_lines > 0 &&
+      key_lines < 64) {
+    for (int i = 0; i < key_lines && ok; ++i) {
+      ok = static_cast<bool>(std::getline(lines, line));
+      key += (i ? "\n" : "") + line;
+    }
+  } else {
+    ok = false;
+  }
+  while (ok && std::getline(lines, line)) {
+    // "pick <anchor> <TmaPick text> | <origin>"
+    int anchor = -1, used = 0;
+    const auto bar = line.find(" | ");
+    if (std::sscanf(line.c_str(), "pick %d %n", &anchor, &used) != 1 || bar == std::string::npos || anchor < 0) {
+      ok = false;
+      break;
+    }
+    auto pick = TmaPick::parse(std::string_view(line).substr(static_cast<std::size_t>(used), bar - static_cast<std::size_t>(used)));
+    if (!pick) {
+      ok = false;
+      break;
+    }
+    picks[anchor] = {*pick, line.substr(bar + 3)};
+  }
+  if (!ok || picks.empty()) {
+    if (warn_once(path))
+      log_warning(fmt::format("tuned pick {} is damaged; ignored (the heuristic serves; `kiln tune` rewrites it)", path));
+    return {};
+  }
+  if (key != key_text) {
+    if (warn_once(path)) log_warning(fmt::format("tuned pick {} belongs to another key; ignored", path));
+    return {};
+  }
+  return picks;
+}
+
+bool store_tuned(const std::string& path, const std::string& key_text, const std::map<int, TunedPick>& picks,
+                 std::string* error) {
+  const int key_lines = static_cast<int>(std::count(key_text.begin(), key_text.end(), '\n')) + 1;
+  std::string text = fmt::format("{}\nkey {}\n{}\n", kMagic, key_lines, key_text);
+  for (const auto& [anchor, p] : picks) text += fmt::format("pick {} {} | {}\n", anchor, p.pick.text(), p.origin);
+  return write_file_atomic(path, text.data(), text.size(), error);
+}
+
+std::map<int, TunedPick> stored_picks(const std::shared_ptr<RuntimeImpl>& rt, const Plan& plan, const Consts& consts) {
+  if (rt->options.tuning == "off" || !rt->options.disk_cache || plan.tunables.empty()) return {};
+  const std::string device = rt->device_name_for_tuning();
+  if (device.empty()) return {};
+  const std::string key = tuning_key_text(plan, device);
+  const std::string path = tuned_path(rt->options.cache_dir, key);
+  auto picks = load_tuned(path, key);
+  if (!picks.empty() || rt->options.tuning != "on-first-call") {
+    if (!picks.empty()) log_debug(fmt::format("{}: tuned picks from {}", plan.ir().op_name, path));
+    return picks;
+  }
+  log_info(fmt::format("{}: no tuned pick for {} on {}: tuning now (Options::tuning = on-first-call)",
+                       plan.ir().op_name, bindings_text(*plan.bound, consts), device));
+  TuneOptions o;
+  o.progress = [](const std::string& line) { log_info(line); };
+  const TuneResult r = tune_bound(rt, plan.bound, consts, plan.target.precision, o);
+  return load_tuned(r.stored_path, key);
+}
+
+TuneResult tune_bound(const std::shared_ptr<RuntimeImpl>& rt, std::shared_ptr<const ir::BoundIr> bound,
+                      const Consts& consts, Precision precision, const TuneOptions& o) {
+  std::string why;
+  if (!gpu_available(&why)) throw CudaError(fmt::format("tuning needs a GPU: {}", why), "cuInit", 0, "no GPU");
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::map<int, TunedPick> none;
+  ExecutableImpl base(rt, bound, consts, precision, true, &none);
+  const Plan& plan = base.plan;
+  TuneResult r;
+  r.op = plan.ir().op_name;
+  r.bindings = bindings_text(*bound, consts);
+  r.arch = plan.target.arch;
+  r.device = rt->device_name_for_tuning();
+  KILN_CHECK(!plan.tunables.empty(), UnsupportedError,
+             "{} ({}): nothing to tune for {}: only matmuls on the sm_90a TMA engine have a candidate space today "
+             "(this op's kernels: {})",
+             r.op, r.bindings, plan.target.arch, [&] {
+               std::string names;
+               for (const auto& k : plan.kernels) names += (names.empty() ? "" : ", ") + k.template_name;
+               return names;
+             }());
+
+  OpCheckOptions co;
+  co.seed = o.seed;
+  DeviceCase c = make_device_case(*bound, co);
+  const bool tf32 = runs_tf32(plan.ir(), precision);
+  std::vector<ref::HostTensor> expected;
+  const double work = ref::work_estimate(*bound);
+  if (work <= kMaxReferenceWork) {
+    expected = ref::evaluate(*bound, c.inputs);
+    r.checked_against = "the float64 reference";
+  } else {
+    base.launch(nullptr, c.args.data(), c.args.size());
+    synchronize();
+    expected = c.outputs(*bound);
+    r.checked_against = fmt::format("the heuristic kernel's output (the CPU reference would take {:.2g} operations; "
+                                    "the GPU suite checks the heuristic's kernels against it)", work);
+  }
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+
+  std::map<int, TunedPick> best;   // the products tuned so far, at their winners
+  for (const auto& t : plan.tunables) {
+    TuneResult::Product prod;
+    prod.anchor = t.anchor;
+    prod.what = t.what;
+    prod.heuristic = t.heuristic.text();
+    std::vector<TmaPick> order = {t.heuristic};
+    for (const auto& cand : t.candidates)
+      if (!(cand == t.heuristic)) order.push_back(cand);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      TuneCandidate tc;
+      tc.config = order[i].text();
+      tc.heuristic = i == 0;
+      if (i > 0 && elapsed() > o.budget_s) {
+        tc.note = fmt::format("not run: the {:.0f} s budget was spent", o.budget_s);
+      } else {
+        auto forced = best;
+        forced[t.anchor] = {order[i], "tuning"};
+        try {
+          ExecutableImpl exe(rt, bound, consts, precision, true, &forced);
+          c.poison();
+          exe.launch(nullptr, c.args.data(), c.args.size());
+          synchronize();
+          tc.correct = true;
+          const auto cmp = compare_outputs(plan.ir(), c.outputs(*bound), expected, tf32, &tc.correct);
+          for (const auto& x : cmp)
+            if (!x.ok) tc.note = x.detail;
+          if (tc.correct)
+            tc.median_ms = median(time_launches([&] { exe.launch(nullptr, c.args.data(), c.args.size()); }, o.warmup, o.iters));
+        } catch (const CompileError& e) {
+          tc.note = fmt::format("does not compile: {}", std::string(e.what()).substr(0, 300));
+        }
+      }
+      if (o.progress)
+        o.progress(fmt::format("tune {} {}: [{}/{}] {}{}: {}", r.op, t.what, i + 1, order.size(), tc.config,
+                               tc.heuristic ? " (heuristic)" : "",
+                               tc.median_ms >= 0 ? fmt::format("{:.4f} ms", tc.median_ms)
+                               : tc.note.empty() ? std::string("wrong") : tc.note));
+      if (tc.heuristic) {
+        KILN_CHECK(tc.correct, InternalError, "{} ({}): the heuristic's config {} gives a wrong result: {}", r.op,
+                   r.bindings, tc.config, tc.note);
+        prod.heuristic_ms = tc.median_ms;
+      }
+      if (tc.median_ms >= 0 && (prod.best_ms < 0 || tc.median_ms < prod.best_ms)) {
+        prod.best_ms = tc.median_ms;
+        prod.best = tc.config;
+        best[t.anchor] = {order[i], ""};
+      }
+      prod.candidates.push_back(std::move(tc));
+    }
+    best[t.anchor].origin = fmt::format("tuned {:.4f} ms (heuristic {} {:.4f} ms) on {}, {}", prod.best_ms,
+                                        prod.heuristic, prod.heuristic_ms, r.device, today());
+    r.products.push_back(std::move(prod));
+  }
+  if (o.store && rt->options.disk_cache) {
+    const std::string key = tuning_key_text(plan, r.device);
+    const std::string path = tuned_path(rt->options.cache_dir, key);
+    std::string error;
+    if (store_tuned(path, key, best, &error)) r.stored_path = path;
+    else log_warning(fmt::format("could not store the tuned pick in {}: {}", path, error));
+  }
+  return r;
+}
+
+}  // namespace kiln

@@ -1,0 +1,112 @@
+// The tuner on the GPU (issue 20; docs/api.md, "Tuning"): Op::tune runs every candidate of a
+// bf16 product, each checked against the float64 reference before it is timed, and stores the
+// winner; a new runtime (tuning = stored) plans with it and its output still matches the
+// reference; on-first-call tunes a long-K tf32 product (split-K candidates) on the first
+// specialization.
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "gpu_test_util.h"
+#include "runtime/op_check.h"
+
+namespace kiln::test {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kSpec = R"(
+op mm16 {
+  dims M = 1000, N = 1000, K = 1000
+  in  a: bf16[M, K]
+  in  b: bf16[K, N]
+  out c = matmul(a, b)
+}
+op long_k {
+  dims M = 256, N = 256, K = 16384
+  in  a: f32[M, K]
+  in  b: f32[K, N]
+  out c = relu(matmul(a, b, precision="tf32"))
+}
+)";
+
+Options with_cache(const std::string& dir, const std::string& tuning) {
+  Options o;
+  o.cache_dir = dir;
+  o.tuning = tuning;
+  o.use_environment = false;
+  return o;
+}
+
+std::string spec_file(const fs::path& dir) {
+  const fs::path p = dir / "tune.kiln";
+  std::FILE* f = std::fopen(p.c_str(), "w");
+  std::fputs(kSpec, f);
+  std::fclose(f);
+  return p.string();
+}
+
+}  // namespace
+
+TEST_CASE("gpu: Op::tune checks and times every candidate, stores the winner, and the runtime plans with it") {
+  KILN_REQUIRE_GPU();
+  const fs::path dir = fs::temp_directory_path() / fmt::format("kiln-tune-gpu-{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string spec = spec_file(dir);
+  TuneResult r;
+  {
+    Runtime rt(with_cache((dir / "cache").string(), "off"));
+    TuneOptions o;
+    o.iters = 20;
+    o.progress = [](const std::string& line) { std::printf("%s\n", line.c_str()); };
+    r = rt.load_file(spec).op("mm16").tune(Bindings{}, o);
+  }
+  CHECK(r.checked_against == "the float64 reference");
+  REQUIRE(r.products.size() == 1);
+  const auto& p = r.products[0];
+  CHECK(p.candidates.size() >= 4);
+  for (const auto& c : p.candidates) {
+    CAPTURE(c.config);
+    CHECK_MESSAGE(c.correct, c.note);
+    CHECK(c.median_ms > 0);
+  }
+  CHECK(p.best_ms <= p.heuristic_ms);
+  std::printf("tuned mm16: best %s %.4f ms, heuristic %s %.4f ms\n", p.best.c_str(), p.best_ms, p.heuristic.c_str(),
+              p.heuristic_ms);
+  REQUIRE(!r.stored_path.empty());
+  CHECK(fs::is_regular_file(r.stored_path));
+
+  Runtime stored(with_cache((dir / "cache").string(), "stored"));
+  const std::string plan = stored.load_file(spec).op("mm16").specialize(Bindings{}).plan_text();
+  CHECK(plan.find("config: tuned") != std::string::npos);
+  CHECK(plan.find(p.best.substr(0, p.best.find(' '))) != std::string::npos);   // the winner's tile
+  OpCheckOptions co;
+  co.seed = 7;
+  const OpCheck check = run_and_check(stored, spec, "mm16", Bindings{}, co);
+  CHECK(check.checked);
+  CHECK(check.ok);
+
+  Runtime off(with_cache((dir / "cache").string(), "off"));
+  CHECK(off.load_file(spec).op("mm16").specialize(Bindings{}).plan_text().find("config: heuristic") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("gpu: tuning = on-first-call tunes a split-K product on its first specialization") {
+  KILN_REQUIRE_GPU();
+  const fs::path dir = fs::temp_directory_path() / fmt::format("kiln-tune-first-{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string spec = spec_file(dir);
+  Runtime rt(with_cache((dir / "cache").string(), "on-first-call"));
+  const std::string plan = rt.load_file(spec).op("long_k").specialize(Bindings{}).plan_text();
+  std::printf("%s\n", plan.c_str());
+  CHECK(plan.find("config: tuned") != std::string::npos);
+  CHECK(fs::exists(dir / "cache" / "tuned"));
+  const OpCheck check = run_and_check(rt, spec, "long_k", Bindings{}, OpCheckOptions{});
+  CHECK(check.ok);
+  fs::remove_all(dir);
+}
+
+}  // namespace kiln::test

@@ -1,0 +1,137 @@
+// The tuned store ([Note: the tuned store] in runtime/tuner.cpp) and Options::tuning, without a
+// GPU: KILN_TUNING_DEVICE names the device the picks were tuned on, as `kiln gen` on a machine
+// without a GPU would. Round trip, damaged and foreign files, the key (dyn buckets, not values),
+// and the runtime applying a stored pick (or not: tuning off, an illegal pick).
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "generator/frontend/frontend.h"
+#include "generator/plan/plan.h"
+#include "kiln/kiln.h"
+#include "runtime/tuner.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kSpec =
+    "op mm16 {\n"
+    "  dims M = 1000, N = 1000, K = 1000\n"
+    "  in  a: bf16[M, K]\n"
+    "  in  b: bf16[K, N]\n"
+    "  out c = matmul(a, b)\n"
+    "}\n"
+    "op scale {\n"
+    "  dims dyn N = 1000, C = 64\n"
+    "  in  x: f32[N, C]\n"
+    "  out y = x * 2.0\n"
+    "}\n";
+
+kiln::Plan plan_of(const std::string& op, std::map<std::string, std::int64_t> dims = {}) {
+  auto spec = kiln::parse_spec(kSpec, "tuned.kiln");
+  std::map<std::string, kiln::ir::DimValue> given;
+  for (const auto& [k, v] : dims) given[k] = {v, "test"};
+  auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), given));
+  return kiln::make_plan(bound, kiln::Target::for_arch("sm_90a"));
+}
+
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("kiln-tuned-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+std::string plan_text_with(const std::string& cache, const std::string& tuning) {
+  kiln::Options o;
+  o.arch = "sm_90a";
+  o.cache_dir = cache;
+  o.tuning = tuning;
+  ::setenv("KILN_TUNING_DEVICE", "Test GPU 80GB", 1);
+  kiln::Runtime rt(o);   // use_environment: KILN_TUNING_DEVICE
+  auto text = rt.load_string(kSpec, "tuned.kiln").op("mm16").specialize(kiln::Bindings{}).plan_text();
+  ::unsetenv("KILN_TUNING_DEVICE");
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("tuned store: round trip, foreign key and damaged files ignored") {
+  TempDir dir;
+  const auto plan = plan_of("mm16");
+  REQUIRE(plan.tunables.size() == 1);
+  const std::string key = kiln::tuning_key_text(plan, "Test GPU");
+  const std::string path = kiln::tuned_path(dir.path.string(), key);
+  CHECK(kiln::load_tuned(path, key).empty());   // no file
+  const auto pick = plan.tunables[0].candidates.back();
+  std::string error;
+  REQUIRE(kiln::store_tuned(path, key, {{plan.tunables[0].anchor, {pick, "tuned 0.0100 ms (test)"}}}, &error));
+  const auto back = kiln::load_tuned(path, key);
+  REQUIRE(back.size() == 1);
+  CHECK(back.at(plan.tunables[0].anchor).pick == pick);
+  CHECK(back.at(plan.tunables[0].anchor).origin == "tuned 0.0100 ms (test)");
+  // The same file read for another key (a collision, a copied file): ignored.
+  CHECK(kiln::load_tuned(path, kiln::tuning_key_text(plan, "Other GPU")).empty());
+  // Damaged: truncated, a bad pick, garbage.
+  std::ifstream in(path);
+  const std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const std::string& bad : {whole.substr(0, whole.size() / 2), whole.substr(0, whole.find("pick")) + "pick 3 12x | x\n",
+                                 std::string("\x7f" "ELF garbage"), std::string()}) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bad;
+    CHECK(kiln::load_tuned(path, key).empty());
+  }
+}
+
+TEST_CASE("tuned store: the key holds dims or dyn buckets, the device and the version") {
+  const auto k1 = kiln::tuning_key_text(plan_of("mm16"), "Test GPU");
+  CHECK(k1.find("dims K=1000 M=1000 N=1000") != std::string::npos);
+  CHECK(k1.find("device Test GPU") != std::string::npos);
+  CHECK(k1.find("arch sm_90a sms 132") != std::string::npos);
+  CHECK(k1.find("\nkiln ") != std::string::npos);
+  CHECK(k1 != kiln::tuning_key_text(plan_of("mm16", {{"M", 1024}}), "Test GPU"));
+  const auto a = kiln::tuning_key_text(plan_of("scale", {{"N", 1000}}), "Test GPU");
+  CHECK(a == kiln::tuning_key_text(plan_of("scale", {{"N", 1001}}), "Test GPU"));
+  CHECK(a != kiln::tuning_key_text(plan_of("scale", {{"N", 1024}}), "Test GPU"));
+  CHECK(a.find("N=dyn(general)") != std::string::npos);
+  CHECK(kiln::tuned_path("/c", a).rfind("/c/tuned/", 0) == 0);
+}
+
+TEST_CASE("Options::tuning: a stored pick re-plans the op; off and illegal picks keep the heuristic") {
+  TempDir dir;
+  const auto plan = plan_of("mm16");
+  const auto& t = plan.tunables.at(0);
+  kiln::TmaPick pick = t.candidates.front();
+  if (pick == t.heuristic) pick = t.candidates.back();
+  const std::string key = kiln::tuning_key_text(plan, "Test GPU 80GB");
+  std::string error;
+  REQUIRE(kiln::store_tuned(kiln::tuned_path(dir.path.string(), key), key, {{t.anchor, {pick, "tuned 0.0100 ms (test)"}}},
+                            &error));
+  const std::string tuned = plan_text_with(dir.path.string(), "stored");
+  CHECK(tuned.find("config: tuned 0.0100 ms (test)") != std::string::npos);
+  CHECK(tuned.find(std::to_string(pick.bm) + "x" + std::to_string(pick.bn) + "x" + std::to_string(pick.bk) + " tiles") !=
+        std::string::npos);
+  CHECK(plan_text_with(dir.path.string(), "off").find("config: heuristic") != std::string::npos);
+  // A pick that is not legal for the product (a hand edit, an older kiln's file) is named and ignored.
+  kiln::TmaPick bad = t.heuristic;
+  bad.stages = 9;
+  REQUIRE(kiln::store_tuned(kiln::tuned_path(dir.path.string(), key), key, {{t.anchor, {bad, "tuned (stale)"}}}, &error));
+  const std::string stale = plan_text_with(dir.path.string(), "stored");
+  CHECK(stale.find("config: heuristic (the pick " + bad.text() + ", tuned (stale), is not legal") != std::string::npos);
+}
+
+TEST_CASE("Options::tuning: a bad value is an ArgumentError naming it") {
+  kiln::Options o;
+  o.use_environment = false;
+  o.disk_cache = false;
+  o.tuning = "always";
+  try {
+    kiln::Runtime rt(o);
+    FAIL("no error");
+  } catch (const kiln::ArgumentError& e) {
+    CHECK(std::string(e.what()).find("tuning 'always' (Options::tuning or KILN_TUNING) is not one of off, stored, on-first-call") !=
+          std::string::npos);
+  }
+}
