@@ -37,6 +37,15 @@ void PackWriter::write(const std::string& path) const {
   out.bytes(kPackMagic);
   out.u32(kPackFormatVersion);
   out.str(compiler_id_);
+  ByteWriter tuned;
+  tuned.u32(static_cast<std::uint32_t>(tuned_.size()));
+  for (const auto& [name, text] : tuned_) {
+    tuned.str(name);
+    tuned.str(text);
+  }
+  out.u64(tuned.size());
+  out.u64(checksum64(tuned.buffer().data(), tuned.size()));
+  out.bytes(tuned.buffer());
   out.u32(static_cast<std::uint32_t>(entries_.size()));
   out.u64(index.size());
   out.u64(checksum64(index.buffer().data(), index.size()));
@@ -64,12 +73,26 @@ Pack Pack::parse(const std::string& bytes, const std::string& path) {
     throw fail("not a kiln pack (bad magic); packs are written by `kiln build -o FILE.kilnpack`");
   std::uint32_t version = in.u32();
   if (!in.ok()) throw fail("truncated header");
-  if (version != kPackFormatVersion)
-    throw fail(fmt::format("pack format version {}, this kiln reads version {}; rebuild the pack", version,
+  if (version != 1 && version != kPackFormatVersion)
+    throw fail(fmt::format("pack format version {}, this kiln reads versions 1 and {}; rebuild the pack", version,
                            kPackFormatVersion));
   Pack pack;
   pack.path_ = path;
   pack.compiler_id_ = in.str();
+  if (version >= 2) {
+    const std::uint64_t length = in.u64(), checksum = in.u64();
+    if (!in.ok()) throw fail("truncated header");
+    std::string_view section = in.bytes(length);
+    if (!in.ok()) throw fail(fmt::format("truncated: the tuned section needs {} bytes, {} remain", length, in.remaining()));
+    if (checksum64(section.data(), section.size()) != checksum) throw fail("tuned section checksum mismatch (corrupted)");
+    ByteReader t(section.data(), section.size());
+    const std::uint32_t n = t.u32();
+    for (std::uint32_t i = 0; i < n && t.ok(); ++i) {
+      std::string name = t.str(), text = t.str();
+      if (t.ok()) pack.tuned_[std::move(name)] = std::move(text);
+    }
+    if (!t.ok() || t.remaining() != 0) throw fail("tuned section is malformed (corrupted)");
+  }
   std::uint32_t count = in.u32();
   std::uint64_t index_length = in.u64();
   std::uint64_t index_checksum = in.u64();

@@ -9,8 +9,13 @@
 //   if (const CacheEntry* e = pack.find(key)) load_module(e->cubin);
 //
 // File format (little-endian), validated completely by Pack::open:
-//   magic "KILNPACK" (8) | u32 version (1) | str compiler_id | u32 entry count |
+//   magic "KILNPACK" (8) | u32 version (2) | str compiler_id | tuned section | u32 entry count |
 //   u64 index length L | u64 XXH64(index) | index (L bytes) | blobs
+// where the tuned section (version 2; version 1 packs have none and still load) is
+//   u64 length T | u64 XXH64(section) | section (T bytes) = u32 count | (str name | str text)...
+// one record per tuned pick the build planned with: the .tune file's name and text
+// ([Note: the tuned store] in runtime/tuner.cpp), so a runtime that preloads the pack plans
+// the same configs, whose cubins the pack holds.
 // where str = u32 length + bytes, and each index record is
 //   str key | str arch | str metadata JSON | u64 blob offset | u64 blob length | u64 XXH64(blob)
 // with blob offsets relative to the start of the blob region, which must end
@@ -26,7 +31,7 @@
 
 namespace kiln {
 
-inline constexpr std::uint32_t kPackFormatVersion = 1;
+inline constexpr std::uint32_t kPackFormatVersion = 2;
 // What names a pack rather than a cache directory (kiln build -o, kiln cache --dir).
 inline constexpr const char* kPackExtension = ".kilnpack";
 
@@ -42,6 +47,8 @@ class PackWriter {
   explicit PackWriter(std::string compiler_id);
   // A second add of the same key replaces the first (the same inputs gave it).
   void add(const std::string& key, const std::string& arch, const CacheEntry& entry);
+  // A tuned pick's file (name "<hash>.tune", its text).
+  void add_tuned(const std::string& name, const std::string& text) { tuned_[name] = text; }
   std::size_t size() const { return entries_.size(); }
   // Atomically (temp file + rename); throws kiln::Error naming the file.
   void write(const std::string& path) const;
@@ -49,6 +56,7 @@ class PackWriter {
  private:
   std::string compiler_id_;
   std::map<std::string, std::pair<std::string, CacheEntry>> entries_;   // key -> (arch, entry), sorted: stable files
+  std::map<std::string, std::string> tuned_;
 };
 
 class Pack {
@@ -70,6 +78,8 @@ class Pack {
   const CacheEntry* find(const std::string& key) const;
   // Listing in key order.
   const std::vector<PackItem>& entries() const { return items_; }
+  // The tuned picks' files, by name ("<hash>.tune").
+  const std::map<std::string, std::string>& tuned() const { return tuned_; }
   // "op (bindings) arch" per entry, sorted, at most max_lines then "... and N more":
   // for an error saying what the pack holds when a wanted kernel is missing.
   std::string describe_contents(std::size_t max_lines = 20) const;
@@ -79,6 +89,7 @@ class Pack {
   std::string compiler_id_;
   std::vector<PackItem> items_;
   std::map<std::string, CacheEntry> by_key_;
+  std::map<std::string, std::string> tuned_;
 };
 
 }  // namespace kiln

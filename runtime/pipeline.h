@@ -135,13 +135,12 @@ class Pipeline {
   std::string content_key(const KernelSource& source, const std::string& arch) const;
 
   void add_pack(std::unique_ptr<Pack> pack);
+  std::vector<std::shared_ptr<const Pack>> packs() const;   // preloaded, in order
   const TemplateLibrary& templates() const { return templates_; }
   DiskCache* disk() const { return disk_.get(); }
   PipelineCounters counters() const { return {cache_hits_.load(), compiles_.load()}; }
 
  private:
-  std::vector<std::shared_ptr<const Pack>> packs() const;
-
   TemplateLibrary templates_;
   std::unique_ptr<DiskCache> disk_;
   std::string override_dir_;

@@ -35,6 +35,8 @@
 #include "runtime/hash.h"
 #include "runtime/log.h"
 #include "runtime/op_check.h"
+#include "runtime/pack.h"
+#include "runtime/pipeline.h"
 #include "runtime/runtime_internal.h"
 #include "runtime/tuner.h"
 
@@ -86,13 +88,8 @@ std::string tuned_path(const std::string& cache_dir, const std::string& key_text
   return (fs::path(cache_dir) / "tuned" / (hex128(key_text) + ".tune")).string();
 }
 
-std::map<int, TunedPick> load_tuned(const std::string& path, const std::string& key_text) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return {};
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::istringstream lines(text.str());
+std::map<int, TunedPick> parse_tuned(const std::string& text, const std::string& where, const std::string& key_text) {
+  std::istringstream lines(text);
   std::string line, key;
   std::map<int, TunedPick> picks;
   bool ok = static_cast<bool>(std::getline(lines, line)) && line == kMagic;
@@ -122,42 +119,78 @@ std::map<int, TunedPick> load_tuned(const std::string& path, const std::string& 
     picks[anchor] = {*pick, line.substr(bar + 3)};
   }
   if (!ok || picks.empty()) {
-    if (warn_once(path))
-      log_warning(fmt::format("tuned pick {} is damaged; ignored (the heuristic serves; `kiln tune` rewrites it)", path));
+    if (warn_once(where))
+      log_warning(fmt::format("tuned pick {} is damaged; ignored (the heuristic serves; `kiln tune` rewrites it)", where));
     return {};
   }
   if (key != key_text) {
-    if (warn_once(path)) log_warning(fmt::format("tuned pick {} belongs to another key; ignored", path));
+    if (warn_once(where)) log_warning(fmt::format("tuned pick {} belongs to another key; ignored", where));
     return {};
   }
   return picks;
 }
 
-bool store_tuned(const std::string& path, const std::string& key_text, const std::map<int, TunedPick>& picks,
-                 std::string* error) {
+std::map<int, TunedPick> load_tuned(const std::string& path, const std::string& key_text) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return {};
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_tuned(text.str(), path, key_text);
+}
+
+std::optional<TunedLookup> lookup_tuned(const std::string& cache_dir, const std::vector<std::shared_ptr<const Pack>>& packs,
+                                        const Plan& plan, const std::string& device) {
+  if (plan.tunables.empty() || device.empty()) return std::nullopt;
+  TunedLookup r;
+  r.key_text = tuning_key_text(plan, device);
+  r.name = fs::path(tuned_path("", r.key_text)).filename().string();
+  if (!cache_dir.empty()) {
+    r.where = tuned_path(cache_dir, r.key_text);
+    r.picks = load_tuned(r.where, r.key_text);
+    if (!r.picks.empty()) return r;
+  }
+  for (const auto& pack : packs) {
+    auto it = pack->tuned().find(r.name);
+    if (it == pack->tuned().end()) continue;
+    r.where = fmt::format("{} ({})", pack->path(), r.name);
+    r.picks = parse_tuned(it->second, r.where, r.key_text);
+    if (!r.picks.empty()) return r;
+  }
+  r.picks.clear();
+  return r;
+}
+
+std::string tuned_file_text(const std::string& key_text, const std::map<int, TunedPick>& picks) {
   const int key_lines = static_cast<int>(std::count(key_text.begin(), key_text.end(), '\n')) + 1;
   std::string text = fmt::format("{}\nkey {}\n{}\n", kMagic, key_lines, key_text);
   for (const auto& [anchor, p] : picks) text += fmt::format("pick {} {} | {}\n", anchor, p.pick.text(), p.origin);
+  return text;
+}
+
+bool store_tuned(const std::string& path, const std::string& key_text, const std::map<int, TunedPick>& picks,
+                 std::string* error) {
+  const std::string text = tuned_file_text(key_text, picks);
   return write_file_atomic(path, text.data(), text.size(), error);
 }
 
 std::map<int, TunedPick> stored_picks(const std::shared_ptr<RuntimeImpl>& rt, const Plan& plan, const Consts& consts) {
-  if (rt->options.tuning == "off" || !rt->options.disk_cache || plan.tunables.empty()) return {};
+  if (rt->options.tuning == "off" || plan.tunables.empty()) return {};
   const std::string device = rt->device_name_for_tuning();
-  if (device.empty()) return {};
-  const std::string key = tuning_key_text(plan, device);
-  const std::string path = tuned_path(rt->options.cache_dir, key);
-  auto picks = load_tuned(path, key);
-  if (!picks.empty() || rt->options.tuning != "on-first-call") {
-    if (!picks.empty()) log_debug(fmt::format("{}: tuned picks from {}", plan.ir().op_name, path));
-    return picks;
+  // The store is read even without the disk tier of cubins (kiln gen plans without it); only
+  // on-first-call's write needs it.
+  auto found = lookup_tuned(rt->options.cache_dir, rt->pipeline.packs(), plan, device);
+  if (!found) return {};
+  if (!found->picks.empty() || rt->options.tuning != "on-first-call" || !rt->options.disk_cache) {
+    if (!found->picks.empty()) log_debug(fmt::format("{}: tuned picks from {}", plan.ir().op_name, found->where));
+    return found->picks;
   }
   log_info(fmt::format("{}: no tuned pick for {} on {}: tuning now (Options::tuning = on-first-call)",
                        plan.ir().op_name, bindings_text(*plan.bound, consts), device));
   TuneOptions o;
   o.progress = [](const std::string& line) { log_info(line); };
   const TuneResult r = tune_bound(rt, plan.bound, consts, plan.target.precision, o);
-  return load_tuned(r.stored_path, key);
+  return r.stored_path.empty() ? std::map<int, TunedPick>{} : load_tuned(r.stored_path, found->key_text);
 }
 
 TuneResult tune_bound(const std::shared_ptr<RuntimeImpl>& rt, std::shared_ptr<const ir::BoundIr> bound,

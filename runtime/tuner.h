@@ -2,6 +2,8 @@
 #pragma once
 
 #include <map>
+#include <optional>
+#include <vector>
 #include <memory>
 #include <string>
 
@@ -11,6 +13,7 @@
 namespace kiln {
 
 struct RuntimeImpl;
+class Pack;
 
 // What a stored pick is keyed by (op IR, dims or dyn buckets, precision, alignment, arch, SMs,
 // device, kiln version), as text; the file name is its hash.
@@ -21,6 +24,22 @@ std::string tuned_path(const std::string& cache_dir, const std::string& key_text
 std::map<int, TunedPick> load_tuned(const std::string& path, const std::string& key_text);
 bool store_tuned(const std::string& path, const std::string& key_text, const std::map<int, TunedPick>& picks,
                  std::string* error);
+// A .tune file's text, and its picks (empty, with a warning once per `where`, when damaged or of
+// another key).
+std::string tuned_file_text(const std::string& key_text, const std::map<int, TunedPick>& picks);
+std::map<int, TunedPick> parse_tuned(const std::string& text, const std::string& where, const std::string& key_text);
+
+// Where the picks for a plan on `device` are: the cache directory's store first (empty: none),
+// then each pack's tuned section. nullopt when there is nothing to look up (no tunable
+// product, no device name); otherwise picks is empty on a miss.
+struct TunedLookup {
+  std::string key_text;
+  std::string name;                  // "<hash>.tune"
+  std::string where;                 // the file, or "PACK (<hash>.tune)"
+  std::map<int, TunedPick> picks;
+};
+std::optional<TunedLookup> lookup_tuned(const std::string& cache_dir, const std::vector<std::shared_ptr<const Pack>>& packs,
+                                        const Plan& plan, const std::string& device);
 
 // Options::tuning for a plan the runtime just made: the stored picks for its key (none when
 // tuning is off, there is no disk cache, no GPU, or nothing to tune); with on-first-call, a miss

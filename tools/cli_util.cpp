@@ -4,12 +4,15 @@
 #include <charconv>
 #include <cctype>
 #include <cmath>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "generator/support/assert.h"
 #include "generator/ir/ir.h"
+#include "generator/support/file_read.h"
+#include "generator/frontend/frontend.h"
 
 namespace kiln::cli {
 
@@ -107,6 +110,33 @@ Precision parse_precision(const std::string& text) {
   if (text == "3xtf32" || text == "tf32x3") return Precision::tf32x3;
   if (text == "fp32" || text == "fp32-accurate" || text.empty()) return Precision::fp32_accurate;
   throw CLI::ValidationError("--precision", fmt::format("'{}' is not one of ieee, tf32, 3xtf32, fp32", text));
+}
+
+std::vector<ShapeLine> read_shapes(const std::string& path) {
+  const std::string file = read_regular_file(path, kMaxSpecBytes, "--shapes file");
+  std::vector<ShapeLine> out;
+  std::size_t begin = 0;
+  for (int n = 1; begin < file.size(); ++n) {
+    // A line ends at \n, \r\n or a lone \r.
+    std::size_t end = file.find_first_of("\r\n", begin);
+    if (end == std::string::npos) end = file.size();
+    std::string text = file.substr(begin, end - begin);
+    begin = end + (file.compare(end, 2, "\r\n") == 0 ? 2 : 1);
+    if (auto hash = text.find('#'); hash != std::string::npos) text.resize(hash);
+    std::istringstream words(text);
+    ShapeLine line;
+    line.line = n;
+    if (!(words >> line.op)) continue;
+    std::vector<std::string> items;
+    for (std::string w; words >> w;) items.push_back(w);
+    try {
+      line.values = parse_defines(items);
+    } catch (const CLI::ValidationError& e) {
+      throw ArgumentError(fmt::format("{}:{}: {}", path, n, e.what()));
+    }
+    out.push_back(std::move(line));
+  }
+  return out;
 }
 
 }  // namespace kiln::cli

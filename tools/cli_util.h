@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,5 +37,17 @@ inline Bindings bindings_for(const Op& op, const std::map<std::string, std::stri
 void check_all_used(const std::map<std::string, std::string>& defines, const std::map<std::string, bool>& used);
 
 Precision parse_precision(const std::string& text);   // ieee, tf32, 3xtf32, fp32 (accurate)
+
+// One line of a --shapes file (kiln build, kiln tune): "OP NAME=VALUE ..." ("*" for every op);
+// '#' starts a comment.
+struct ShapeLine {
+  std::string op;
+  std::map<std::string, std::string> values;
+  int line = 0;
+  bool selected = false;          // an op being built is this line's op (or it is "*")
+  std::set<std::string> known;    // the dims and consts of the ops it selects
+};
+// Throws ArgumentError naming the file and line for a malformed item.
+std::vector<ShapeLine> read_shapes(const std::string& path);
 
 }  // namespace kiln::cli

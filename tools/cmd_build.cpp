@@ -23,12 +23,16 @@
 #include "generator/support/assert.h"
 #include "generator/support/diagnostics.h"
 #include "generator/support/file_read.h"
+#include "runtime/binary_io.h"
 #include "runtime/disk_cache.h"
+#include "runtime/device.h"
+#include "runtime/driver.h"
 #include "runtime/env.h"
 #include "runtime/log.h"
 #include "runtime/nvrtc.h"
 #include "runtime/pack.h"
 #include "runtime/pipeline.h"
+#include "runtime/tuner.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 
@@ -52,42 +56,6 @@ struct BuildArgs {
 };
 
 constexpr int kMaxJobs = 1024;
-
-// One --shapes line: "OP NAME=VALUE ..." ("*" for every op); '#' starts a comment.
-struct ShapeLine {
-  std::string op;
-  std::map<std::string, std::string> values;
-  int line = 0;
-  bool selected = false;          // an op being built is this line's op (or it is "*")
-  std::set<std::string> known;    // the dims and consts of the ops it selects
-};
-
-std::vector<ShapeLine> read_shapes(const std::string& path) {
-  const std::string file = read_regular_file(path, kMaxSpecBytes, "--shapes file");
-  std::vector<ShapeLine> out;
-  std::size_t begin = 0;
-  for (int n = 1; begin < file.size(); ++n) {
-    // A line ends at \n, \r\n or a lone \r.
-    std::size_t end = file.find_first_of("\r\n", begin);
-    if (end == std::string::npos) end = file.size();
-    std::string text = file.substr(begin, end - begin);
-    begin = end + (file.compare(end, 2, "\r\n") == 0 ? 2 : 1);
-    if (auto hash = text.find('#'); hash != std::string::npos) text.resize(hash);
-    std::istringstream words(text);
-    ShapeLine line;
-    line.line = n;
-    if (!(words >> line.op)) continue;
-    std::vector<std::string> items;
-    for (std::string w; words >> w;) items.push_back(w);
-    try {
-      line.values = parse_defines(items);
-    } catch (const CLI::ValidationError& e) {
-      throw ArgumentError(fmt::format("{}:{}: {}", path, n, e.what()));
-    }
-    out.push_back(std::move(line));
-  }
-  return out;
-}
 
 std::vector<std::string> split_archs(const std::string& list) {
   std::vector<std::string> archs;
@@ -175,6 +143,16 @@ int run_build(const BuildArgs& a) {
   pipeline_options.shapes = resolved.shapes;   // KILN_SHAPES
   if (!output.to_pack) pipeline_options.cache_dir = a.output;
   Pipeline pipeline(pipeline_options);
+  // Tuned picks (docs/api.md, "Tuning"): the store of the runtime's cache directory, for the
+  // device KILN_TUNING_DEVICE names, else the GPU here; the pack carries each one it planned with.
+  std::string tuning_device;
+  if (resolved.tuning != "off") {
+    tuning_device = tuning_device_override(resolved);
+    std::string no_gpu;
+    if (tuning_device.empty() && gpu_available(&no_gpu) && current_device() >= 0)
+      tuning_device = device_name(current_device());
+  }
+  std::map<std::string, std::string> tuned_files;   // name -> text, the picks the build planned with
 
   std::vector<Job> jobs;
   std::set<std::string> keys;
@@ -225,7 +203,14 @@ int run_build(const BuildArgs& a) {
           target.precision = parse_precision(a.precision);
           std::vector<KernelSource> sources;
           try {
-            sources = pipeline.emit(pipeline.plan(bound, target));
+            Plan plan = pipeline.plan(bound, target);
+            auto found = lookup_tuned(resolved.cache_dir, {}, plan, tuning_device);
+            if (found && !found->picks.empty()) {
+              target.tma_picks = found->picks;
+              plan = pipeline.plan(bound, target);
+              tuned_files[found->name] = tuned_file_text(found->key_text, found->picks);
+            }
+            sources = pipeline.emit(plan);
           } catch (const UnsupportedError& e) {   // by type: the one "no template" error
             uncovered.push_back(fmt::format("{} ({}) for {}: {}", op, bindings, arch, e.what()));
             continue;
@@ -317,7 +302,18 @@ int run_build(const BuildArgs& a) {
                                                      uncovered.size() == 1 ? "has" : "have")});
   KILN_CHECK(specializations > 0 || !failures.empty(), ArgumentError,
              "kiln build: nothing to build: every selected specialization lacks a kernel template");
-  if (pack && failures.empty()) pack->write(output.pack_path);
+  if (pack && failures.empty()) {
+    for (const auto& [name, text] : tuned_files) pack->add_tuned(name, text);
+    pack->write(output.pack_path);
+  }
+  // Into a cache directory other than the store read above: the picks go with the kernels.
+  if (!pack && failures.empty() && fs::absolute(a.output) != fs::absolute(resolved.cache_dir))
+    for (const auto& [name, text] : tuned_files) {
+      std::string error;
+      const std::string path = (fs::path(a.output) / "tuned" / name).string();
+      if (!write_file_atomic(path, text.data(), text.size(), &error))
+        failures.push_back({ExitCode::device, fmt::format("kiln build: cannot write the tuned pick {}: {}", path, error)});
+    }
 
   for (const auto& f : failures) std::fprintf(stderr, "%s\n", f.message.c_str());
   if (!failures.empty()) {
@@ -328,9 +324,11 @@ int run_build(const BuildArgs& a) {
                       : fmt::format("{} kernels stored in {}", stored, a.output).c_str());
     return static_cast<int>(worst);
   }
-  std::printf("kiln build: %d specializations, %zu kernels for %s: %zu compiled (%.0f ms of NVRTC), %zu already in %s\n",
+  std::printf("kiln build: %d specializations, %zu kernels for %s: %zu compiled (%.0f ms of NVRTC), %zu already in %s%s\n",
               specializations, total, fmt::format("{}", fmt::join(archs, ",")).c_str(), done - cached,
-              compile_ms_total, cached, a.output.c_str());
+              compile_ms_total, cached, a.output.c_str(),
+              tuned_files.empty() ? ""
+                                  : fmt::format("; {} with tuned picks for {}", tuned_files.size(), tuning_device).c_str());
   return 0;
 }
 

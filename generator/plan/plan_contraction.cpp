@@ -41,6 +41,7 @@
 // conv.h), which the emitter writes into the unit; shared memory and the launch come from the
 // rules in those headers, the same functions that size the templates' shared memory.
 #include <algorithm>
+#include <set>
 #include <optional>
 
 #include "generator/support/assert.h"
@@ -564,8 +565,9 @@ TmaPick tma_heuristic(const GemmConfig& mg, std::int64_t sms, int smem, bool sof
 
 // Every legal pick for the product: each tile shape (64x128 with one consumer, and with two and
 // BK of two atoms for 16-bit operands; 128x128; 128x256 where N > 128) with as many stages as fit
-// (two at least), one K slice or as many as make one wave of units with at least 4 k tiles each,
-// and clusters of 2 where tma_cluster_m's preconditions hold. The heuristic's pick is one of them.
+// (two at least); one K slice, the one wave of units tma_splits takes, or a power of two up to two
+// waves, each slice at least 4 k tiles; and clusters of 2 where tma_cluster_m's preconditions
+// hold. The heuristic's pick is one of them.
 std::vector<TmaPick> tma_candidates(const GemmConfig& mg, std::int64_t sms, int smem, bool softmax) {
   const int atom = 128 / mg.elem_bytes;
   struct Tile { int bm, bn, consumers_n, bk; };
@@ -581,9 +583,12 @@ std::vector<TmaPick> tma_candidates(const GemmConfig& mg, std::int64_t sms, int 
     if (c.stages < 2) continue;
     const std::int64_t tiles = ceil_div(c.m, c.bm) * ceil_div(c.n, c.bn) * c.batch;
     const std::int64_t k_tiles = ceil_div(c.k, c.bk);
-    std::vector<int> splits = {1};
-    const std::int64_t wave = std::clamp<std::int64_t>(sms / tiles, 1, std::max<std::int64_t>(1, k_tiles / 4));
-    if (wave > 1) splits.push_back(static_cast<int>(wave));
+    // K slices: one; the one wave tma_splits would take; and powers of two up to two waves of
+    // (slice, tile) units, each slice at least 4 k tiles.
+    const std::int64_t most = std::max<std::int64_t>(1, k_tiles / 4);
+    const std::int64_t wave = std::clamp<std::int64_t>(sms / tiles, 1, most);
+    std::set<int> splits = {1, static_cast<int>(wave)};
+    for (std::int64_t s = 2; s <= most && s * tiles <= 2 * sms; s *= 2) splits.insert(static_cast<int>(s));
     for (int s : splits) {
       c.split_k = s;
       c.cluster_m = 1;

@@ -270,6 +270,18 @@ class Op:
         impl = self._impl if precision is None else self._impl.with_precision(precision)
         return Executable(impl.specialize(dims, consts))
 
+    def tune(self, precision: Optional[str] = None, budget_s: float = 120.0, iters: int = 50, store: bool = True,
+             **values: Union[bool, int, float]) -> dict[str, Any]:
+        """Times every legal config of the op's tunable GEMMs at these dims (and consts) on the
+        current GPU, each checked before it is timed, and stores the fastest in the cache
+        directory, where calls with Options(tuning="stored") (the default) find it; `kiln tune`
+        from Python (docs/api.md, "Tuning"). Returns every candidate's median per product."""
+        const_names = set(self.consts)
+        consts = {k: v for k, v in values.items() if k in const_names}
+        dims = {k: v for k, v in values.items() if k not in const_names}
+        impl = self._impl if precision is None else self._impl.with_precision(precision)
+        return impl.tune(dims, consts, budget_s, iters, store)
+
     def __repr__(self):
         return f"<kiln.Op {self.signature}>"
 

@@ -357,6 +357,54 @@ NB_MODULE(_kiln, m) {
           },
           nb::arg("dims"), nb::arg("consts"))
       .def(
+          "tune",
+          [](const kiln::Op& op, const std::map<std::string, std::int64_t>& dims, const nb::dict& consts,
+             double budget_s, int iters, bool store) {
+            kiln::Bindings b;
+            b.dims = dims;
+            b.consts = consts_of(consts);
+            kiln::TuneOptions o;
+            o.budget_s = budget_s;
+            o.iters = iters;
+            o.store = store;
+            kiln::TuneResult r;
+            {
+              nb::gil_scoped_release unlocked;
+              r = op.tune(b, o);
+            }
+            nb::list products;
+            for (const auto& p : r.products) {
+              nb::list candidates;
+              for (const auto& c : p.candidates) {
+                nb::dict d;
+                d["config"] = c.config;
+                d["heuristic"] = c.heuristic;
+                d["correct"] = c.correct;
+                d["median_ms"] = c.median_ms >= 0 ? nb::cast(c.median_ms) : nb::none();
+                d["note"] = c.note;
+                candidates.append(d);
+              }
+              nb::dict d;
+              d["what"] = p.what;
+              d["heuristic"] = p.heuristic;
+              d["heuristic_ms"] = p.heuristic_ms;
+              d["best"] = p.best;
+              d["best_ms"] = p.best_ms;
+              d["candidates"] = candidates;
+              products.append(d);
+            }
+            nb::dict out;
+            out["op"] = r.op;
+            out["bindings"] = r.bindings;
+            out["device"] = r.device;
+            out["arch"] = r.arch;
+            out["checked_against"] = r.checked_against;
+            out["stored_path"] = r.stored_path.empty() ? nb::none() : nb::cast(r.stored_path);
+            out["products"] = products;
+            return out;
+          },
+          nb::arg("dims"), nb::arg("consts"), nb::arg("budget_s"), nb::arg("iters"), nb::arg("store"))
+      .def(
           "arguments_for",
           [](const kiln::Op& op, const nb::list& inputs) {
             const std::vector<kiln::Arg> args = args_of(inputs);

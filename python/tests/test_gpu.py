@@ -2,6 +2,7 @@
 several outputs, strided inputs, CuPy; each against a float64 reference. Skips where there is no
 GPU or no PyTorch."""
 
+import os
 import warnings
 
 import pytest
@@ -97,6 +98,30 @@ def test_matmul_bf16(tmp_path):
     c = op(a, b)
     ref = a.double() @ b.double()
     assert (c.double() - ref).abs().max().item() <= 2e-2 * ref.abs().max().item()
+
+
+def test_tune_stores_a_pick_that_later_calls_use(tmp_path):
+    """Op.tune (kiln tune from Python): every candidate checked and timed, the winner stored; a
+    call with tuning="stored" plans with it and still matches torch."""
+    text = """op mm {
+  dims M = 1000, N = 1000, K = 1000
+  in  a: bf16[M, K]
+  in  b: bf16[K, N]
+  out c = matmul(a, b)
+}
+"""
+    options = kiln.Options(cache_dir=str(tmp_path / "cache"))
+    op = kiln.loads(text, "mm.kiln", options)["mm"]
+    r = op.tune(M=1000, N=1000, K=1000, iters=10)
+    assert r["checked_against"] == "the float64 reference"
+    (product,) = r["products"]
+    assert all(c["correct"] and c["median_ms"] > 0 for c in product["candidates"])
+    assert product["best_ms"] <= product["heuristic_ms"]
+    assert r["stored_path"] and os.path.isfile(r["stored_path"])
+    assert "config: tuned" in op.specialize(M=1000, N=1000, K=1000).plan
+    a = torch.rand(1000, 1000, device="cuda", dtype=torch.bfloat16)
+    b = torch.rand(1000, 1000, device="cuda", dtype=torch.bfloat16)
+    torch.testing.assert_close(op(a, b).float(), (a.double() @ b.double()).float(), rtol=2e-2, atol=2e-2)
 
 
 def test_cupy_arrays_in_and_out(prog):

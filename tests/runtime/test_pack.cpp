@@ -84,6 +84,36 @@ TEST_CASE("pack: write, open, find, list") {
   CHECK(bytes_of(write_sample("roundtrip2")) == bytes_of(path));
 }
 
+TEST_CASE("pack: tuned picks travel in their own section; version 1 packs still load") {
+  const std::string path = pack_path("tuned");
+  kiln::PackWriter w("nvrtc x");
+  w.add(key_for("relu", "sm_90"), "sm_90", entry_for("relu", "N=1024", "sm_90", 100));
+  w.add_tuned("00ff.tune", "kiln-tuned 1\nkey 1\nop x\npick 2 128x128x64 c1 st7 k1 cl1 g8 | test\n");
+  w.write(path);
+  const kiln::Pack pack = kiln::Pack::open(path);
+  REQUIRE(pack.tuned().size() == 1);
+  CHECK(pack.tuned().at("00ff.tune").find("pick 2 128x128x64") != std::string::npos);
+  CHECK(pack.find(key_for("relu", "sm_90")) != nullptr);
+  // A flipped byte of the section is caught by its checksum.
+  auto bytes = bytes_of(path);
+  const std::string text(bytes.begin(), bytes.end());
+  auto flipped = bytes;
+  flipped[text.find("pick 2")] ^= 0x01;
+  overwrite(path, flipped);
+  CHECK_THROWS_WITH_AS(kiln::Pack::open(path), doctest::Contains("tuned section checksum mismatch"), kiln::ArgumentError);
+  // Version 1 (no tuned section): the same pack without it.
+  const std::string v1_path = pack_path("v1");
+  kiln::PackWriter("nvrtc x").write(v1_path);   // an empty v2 pack: its tuned section is 20 bytes
+  auto v1 = bytes_of(v1_path);
+  const std::size_t section = 8 + 4 + 4 + std::string("nvrtc x").size();
+  v1.erase(v1.begin() + static_cast<std::ptrdiff_t>(section), v1.begin() + static_cast<std::ptrdiff_t>(section + 20));
+  v1[8] = 1;
+  overwrite(v1_path, v1);
+  const kiln::Pack old = kiln::Pack::open(v1_path);
+  CHECK(old.size() == 0);
+  CHECK(old.tuned().empty());
+}
+
 TEST_CASE("pack: an empty pack is valid") {
   std::string path = pack_path("empty");
   kiln::PackWriter("nvrtc x").write(path);
@@ -114,8 +144,8 @@ TEST_CASE("pack: damaged files are clear errors naming the file") {
   magic[1] = 'x';
   cases.push_back({"bad magic", magic, "not a kiln pack"});
   auto version = good;
-  version[8] = 2;
-  cases.push_back({"newer version", version, "pack format version 2"});
+  version[8] = 3;
+  cases.push_back({"newer version", version, "pack format version 3"});
   auto trailing = good;
   trailing.push_back('!');
   cases.push_back({"trailing bytes", trailing, "after the last entry"});

@@ -4,9 +4,15 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
+#include "generator/frontend/frontend.h"
+#include "generator/plan/plan.h"
+#include "kiln/kiln.h"
+#include "runtime/pack.h"
+#include "runtime/tuner.h"
 #include "tools/cli_run.h"
 
 TEST_CASE("kiln build --small builds the specialization at dims capped at 64") {
@@ -89,4 +95,60 @@ TEST_CASE("kiln build: values of a dyn dim in one bucket share one kernel") {
   CHECK(wide.exit_code == 0);
   CHECK(wide.output.find("1 compiled") != std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+// Tuned picks travel with a build (docs/api.md, "Tuning"): `kiln build` plans with the picks
+// stored for the device KILN_TUNING_DEVICE names, the .kilnpack carries them, and a runtime that
+// preloads the pack (with an empty cache of its own) plans the same tuned config.
+TEST_CASE("kiln build: a pack carries the tuned picks it planned with") {
+  namespace fs = std::filesystem;
+  const auto dir = fs::temp_directory_path() / "kiln-test-build-tuned";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string text =
+      "op mm16 {\n  dims M = 1000, N = 1000, K = 1000\n  in  a: bf16[M, K]\n  in  b: bf16[K, N]\n"
+      "  out c = matmul(a, b)\n}\n";
+  const std::string spec = (dir / "mm.kiln").string();
+  std::ofstream(spec) << text;
+  auto parsed = kiln::parse_spec(text, spec);
+  auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(parsed, "mm16"), {}));
+  const kiln::Plan plan = kiln::make_plan(bound, kiln::Target::for_arch("sm_90a"));
+  const auto& t = plan.tunables.at(0);
+  const kiln::TmaPick pick = t.candidates.back() == t.heuristic ? t.candidates.front() : t.candidates.back();
+  const std::string key = kiln::tuning_key_text(plan, "Test GPU");
+  std::string error;
+  REQUIRE(kiln::store_tuned(kiln::tuned_path((dir / "store").string(), key), key, {{t.anchor, {pick, "tuned (test)"}}},
+                            &error));
+  const std::string env = "env 'KILN_CACHE_DIR=" + (dir / "store").string() + "' 'KILN_TUNING_DEVICE=Test GPU'";
+  auto built = kiln_test::run_kiln_with(env, "build " + spec + " --arch sm_90a -o " + (dir / "p.kilnpack").string(), 300);
+  INFO(built.output);
+  REQUIRE(built.exit_code == 0);
+  CHECK(built.output.find("; 1 with tuned picks for Test GPU") != std::string::npos);
+  const kiln::Pack pack = kiln::Pack::open((dir / "p.kilnpack").string());
+  CHECK(pack.tuned().size() == 1);
+  // kiln gen (no disk tier of cubins) reads the store too and says where the config came from.
+  auto gen = kiln_test::run_kiln_with(env, "gen " + spec + " --op mm16 --arch sm_90a", 120);
+  REQUIRE(gen.exit_code == 0);
+  CHECK(gen.output.find("config: tuned (test)") != std::string::npos);
+  // Into a cache directory: the pick's file goes with the kernels.
+  auto into_dir = kiln_test::run_kiln_with(env, "build " + spec + " --arch sm_90a -o " + (dir / "out").string(), 300);
+  REQUIRE(into_dir.exit_code == 0);
+  CHECK(fs::exists(fs::path(kiln::tuned_path((dir / "out").string(), key))));
+  // Without the device name (and no GPU here) the build plans the heuristic: no picks in the pack.
+  auto plain = kiln_test::run_kiln_with("env 'KILN_CACHE_DIR=" + (dir / "store").string() + "'",
+                                        "build " + spec + " --arch sm_90a -o " + (dir / "q.kilnpack").string(), 300);
+  REQUIRE(plain.exit_code == 0);
+  if (plain.output.find("tuned picks") == std::string::npos)   // a GPU of another name would find none either
+    CHECK(kiln::Pack::open((dir / "q.kilnpack").string()).tuned().empty());
+
+  kiln::Options o;
+  o.arch = "sm_90a";
+  o.cache_dir = (dir / "empty-cache").string();
+  ::setenv("KILN_TUNING_DEVICE", "Test GPU", 1);
+  kiln::Runtime rt(o);
+  rt.preload((dir / "p.kilnpack").string());
+  const std::string planned = rt.load_file(spec).op("mm16").specialize(kiln::Bindings{}).plan_text();
+  ::unsetenv("KILN_TUNING_DEVICE");
+  CHECK(planned.find("config: tuned (test)") != std::string::npos);
+  fs::remove_all(dir);
 }

@@ -213,6 +213,18 @@ TEST_CASE("exit codes: kiln run and kiln bench without a GPU") {
   CHECK_EXIT(run_kiln("tune " + kElementwise + " --op relu_add --budget 0"), 2);
   CHECK_EXIT(run_kiln("tune " + kElementwise + " --op relu_add --iters -3"), 2);
   CHECK_EXIT(run_kiln("tune " + kElementwise), 2);   // --op is required
+  // The input is checked before the GPU is asked for: a shapes line naming no dim of the op.
+  {
+    TempDir t("kiln-exit-tune");
+    std::ofstream(t / "shapes.txt") << "relu_add B=64 Q=3\n";
+    auto r = run_kiln("tune " + kElementwise + " --op relu_add --shapes " + t / "shapes.txt");
+    CHECK_EXIT(r, 1);
+    CHECK(r.output.find("shapes.txt:1: Q=3: op relu_add has no dim or const named 'Q'") != std::string::npos);
+    std::ofstream(t / "other.txt") << "gelu B=64\n";
+    r = run_kiln("tune " + kElementwise + " --op relu_add --shapes " + t / "other.txt");
+    CHECK_EXIT(r, 1);
+    CHECK(r.output.find("has no line for op relu_add") != std::string::npos);
+  }
   // A bad KILN_TUNING is the user's input, for every command that makes a runtime.
   CHECK_EXIT(kiln_test::run_kiln_env("KILN_TUNING=always", "gen " + kElementwise + " --op relu_add"), 1);
 }
