@@ -79,14 +79,6 @@ constexpr std::uint64_t kMaxCompilersBytes = 1 << 20;
 // One warning per process, however many DiskCache objects fail.
 std::atomic<bool> g_warned_unwritable{false};
 
-// True the first time a path is named in this process: one warning per damaged entry.
-bool warn_once_per_path(const std::string& path) {
-  static std::mutex mutex;
-  static std::set<std::string> warned;
-  std::lock_guard lock(mutex);
-  return warned.insert(path).second;
-}
-
 std::string memory_key(const std::string& key, const std::string& arch) { return arch + "/" + key; }
 
 std::string compilers_path(const std::string& dir) { return fmt::format("{}/{}/compilers", dir, kCacheVersionDir); }

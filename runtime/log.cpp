@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <string>
 #include <string_view>
 
 #include "kiln/kiln.h"
@@ -79,6 +81,13 @@ bool set_log_level_name(std::string_view name) {
   const auto level = parse_log_level(name);
   if (level) set_log_level(*level);
   return level.has_value();
+}
+
+bool warn_once_per_path(const std::string& path) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::lock_guard lock(mutex);
+  return warned.insert(path).second;
 }
 
 }  // namespace kiln

@@ -33,5 +33,8 @@ void log_warning(const std::string& message);
 void log_spec_warning(const std::string& rendered);
 void log_info(const std::string& message);
 void log_debug(const std::string& message);
+// True the first time a path is named in this process: one warning per damaged file (cache
+// entries, tuned picks), however often it is read.
+bool warn_once_per_path(const std::string& path);
 
 }  // namespace kiln

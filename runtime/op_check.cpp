@@ -14,12 +14,13 @@
 
 namespace kiln {
 
-double OpCheck::median_ms() const {
-  if (times_ms.empty()) return -1;
-  auto t = times_ms;
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+double median_of(std::vector<double> times) {
+  if (times.empty()) return -1;
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
 }
+
+double OpCheck::median_ms() const { return median_of(times_ms); }
 
 namespace {
 

@@ -26,6 +26,9 @@ struct OpCheck {
   double median_ms() const;
 };
 
+// The median of a series of times (the upper one of an even count); -1 for none.
+double median_of(std::vector<double> times);
+
 struct OpCheckOptions {
   std::uint64_t seed = 1;
   bool compare = true;

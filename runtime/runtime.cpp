@@ -111,19 +111,7 @@ CUfunction RuntimeImpl::function(const CubinSlot& slot, const std::string& entry
 }
 
 std::string RuntimeImpl::device_name_for_tuning() {
-  std::call_once(device_name_once, [&] {
-    // KILN_TUNING_DEVICE names the device instead: picks tuned on a GPU serve `kiln gen` and
-    // `kiln build` on a machine without one (and the CPU tests).
-    device_name = tuning_device_override(options);
-    if (!device_name.empty()) return;
-    try {
-      std::string why;
-      int device = -1;
-      if (gpu_available(&why) && (device = current_device()) >= 0) device_name = kiln::device_name(device);
-    } catch (const Error& e) {
-      log_debug(fmt::format("no device name for the tuned store: {}", e.what()));
-    }
-  });
+  std::call_once(device_name_once, [&] { device_name = tuning_device_name(options); });
   return device_name;
 }
 

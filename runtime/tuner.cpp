@@ -23,15 +23,15 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
-#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "generator/support/assert.h"
 #include "runtime/binary_io.h"
+#include "runtime/device.h"
 #include "runtime/driver.h"
+#include "runtime/env.h"
 #include "runtime/hash.h"
 #include "runtime/log.h"
 #include "runtime/op_check.h"
@@ -47,7 +47,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kMagic = "kiln-tuned 1";
-constexpr double kMaxReferenceWork = 4e9;   // as `kiln run --check`: above this, compare with the heuristic
 
 std::string today() {
   const std::time_t t = std::time(nullptr);
@@ -58,19 +57,20 @@ std::string today() {
   return buf;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? -1 : v[v.size() / 2];
-}
-
-bool warn_once(const std::string& path) {
-  static std::mutex m;
-  static std::set<std::string> warned;
-  std::lock_guard lock(m);
-  return warned.insert(path).second;
-}
-
 }  // namespace
+
+std::string tuning_device_name(const Options& options) {
+  std::string name = tuning_device_override(options);
+  if (!name.empty()) return name;
+  try {
+    std::string why;
+    int device = -1;
+    if (gpu_available(&why) && (device = current_device()) >= 0) name = device_name(device);
+  } catch (const Error& e) {
+    log_debug(fmt::format("no device name for the tuned store: {}", e.what()));
+  }
+  return name;
+}
 
 std::string tuning_key_text(const Plan& plan, const std::string& device) {
   std::string dims;
@@ -84,8 +84,10 @@ std::string tuning_key_text(const Plan& plan, const std::string& device) {
                      plan.target.aligned16 ? 1 : 0, plan.target.arch, plan.target.sm_count, device, KILN_VERSION);
 }
 
+std::string tuned_file_name(const std::string& key_text) { return hex128(key_text) + ".tune"; }
+
 std::string tuned_path(const std::string& cache_dir, const std::string& key_text) {
-  return (fs::path(cache_dir) / "tuned" / (hex128(key_text) + ".tune")).string();
+  return (fs::path(cache_dir) / "tuned" / tuned_file_name(key_text)).string();
 }
 
 std::map<int, TunedPick> parse_tuned(const std::string& text, const std::string& where, const std::string& key_text) {
@@ -119,12 +121,12 @@ std::map<int, TunedPick> parse_tuned(const std::string& text, const std::string&
     picks[anchor] = {*pick, line.substr(bar + 3)};
   }
   if (!ok || picks.empty()) {
-    if (warn_once(where))
+    if (warn_once_per_path(where))
       log_warning(fmt::format("tuned pick {} is damaged; ignored (the heuristic serves; `kiln tune` rewrites it)", where));
     return {};
   }
   if (key != key_text) {
-    if (warn_once(where)) log_warning(fmt::format("tuned pick {} belongs to another key; ignored", where));
+    if (warn_once_per_path(where)) log_warning(fmt::format("tuned pick {} belongs to another key; ignored", where));
     return {};
   }
   return picks;
@@ -144,7 +146,7 @@ std::optional<TunedLookup> lookup_tuned(const std::string& cache_dir, const std:
   if (plan.tunables.empty() || device.empty()) return std::nullopt;
   TunedLookup r;
   r.key_text = tuning_key_text(plan, device);
-  r.name = fs::path(tuned_path("", r.key_text)).filename().string();
+  r.name = tuned_file_name(r.key_text);
   if (!cache_dir.empty()) {
     r.where = tuned_path(cache_dir, r.key_text);
     r.picks = load_tuned(r.where, r.key_text);
@@ -157,7 +159,6 @@ std::optional<TunedLookup> lookup_tuned(const std::string& cache_dir, const std:
     r.picks = parse_tuned(it->second, r.where, r.key_text);
     if (!r.picks.empty()) return r;
   }
-  r.picks.clear();
   return r;
 }
 
@@ -221,7 +222,7 @@ TuneResult tune_bound(const std::shared_ptr<RuntimeImpl>& rt, std::shared_ptr<co
   const bool tf32 = runs_tf32(plan.ir(), precision);
   std::vector<ref::HostTensor> expected;
   const double work = ref::work_estimate(*bound);
-  if (work <= kMaxReferenceWork) {
+  if (work <= co.max_reference_work) {   // as `kiln run --check`; above it, compare with the heuristic
     expected = ref::evaluate(*bound, c.inputs);
     r.checked_against = "the float64 reference";
   } else {
@@ -261,7 +262,7 @@ TuneResult tune_bound(const std::shared_ptr<RuntimeImpl>& rt, std::shared_ptr<co
           for (const auto& x : cmp)
             if (!x.ok) tc.note = x.detail;
           if (tc.correct)
-            tc.median_ms = median(time_launches([&] { exe.launch(nullptr, c.args.data(), c.args.size()); }, o.warmup, o.iters));
+            tc.median_ms = median_of(time_launches([&] { exe.launch(nullptr, c.args.data(), c.args.size()); }, o.warmup, o.iters));
         } catch (const CompileError& e) {
           tc.note = fmt::format("does not compile: {}", std::string(e.what()).substr(0, 300));
         }

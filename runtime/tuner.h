@@ -18,7 +18,11 @@ class Pack;
 // What a stored pick is keyed by (op IR, dims or dyn buckets, precision, alignment, arch, SMs,
 // device, kiln version), as text; the file name is its hash.
 std::string tuning_key_text(const Plan& plan, const std::string& device);
+std::string tuned_file_name(const std::string& key_text);   // "<hash>.tune"
 std::string tuned_path(const std::string& cache_dir, const std::string& key_text);
+// The device name picks are keyed by: KILN_TUNING_DEVICE (with options.use_environment), else the
+// current GPU's, else "" (no lookups).
+std::string tuning_device_name(const Options& options);
 // The picks stored at `path` for `key_text`; empty when there is no file, or (with a warning
 // once per path) when it is damaged or holds another key.
 std::map<int, TunedPick> load_tuned(const std::string& path, const std::string& key_text);

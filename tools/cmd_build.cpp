@@ -25,8 +25,6 @@
 #include "generator/support/file_read.h"
 #include "runtime/binary_io.h"
 #include "runtime/disk_cache.h"
-#include "runtime/device.h"
-#include "runtime/driver.h"
 #include "runtime/env.h"
 #include "runtime/log.h"
 #include "runtime/nvrtc.h"
@@ -145,13 +143,7 @@ int run_build(const BuildArgs& a) {
   Pipeline pipeline(pipeline_options);
   // Tuned picks (docs/api.md, "Tuning"): the store of the runtime's cache directory, for the
   // device KILN_TUNING_DEVICE names, else the GPU here; the pack carries each one it planned with.
-  std::string tuning_device;
-  if (resolved.tuning != "off") {
-    tuning_device = tuning_device_override(resolved);
-    std::string no_gpu;
-    if (tuning_device.empty() && gpu_available(&no_gpu) && current_device() >= 0)
-      tuning_device = device_name(current_device());
-  }
+  const std::string tuning_device = resolved.tuning != "off" ? tuning_device_name(resolved) : std::string();
   std::map<std::string, std::string> tuned_files;   // name -> text, the picks the build planned with
 
   std::vector<Job> jobs;

@@ -497,6 +497,9 @@ void tma_apply(GemmConfig& c, const TmaPick& t) {
   c.cluster_m = t.cluster_m, c.group_m = t.group_m;
 }
 
+// Tile rows per rasterization group of the persistent schedule (the heuristic's and every candidate's).
+constexpr int kTmaGroupM = 8;
+
 // As many stages as fit in shared memory, at most 8 (fewer than 2: the tile does not fit).
 int tma_max_stages(const GemmConfig& c, int smem) {
   int stages = 8;
@@ -521,9 +524,17 @@ int tma_cluster_m(const GemmConfig& mg, std::int64_t sms) {
 // short; otherwise as many as make one wave of (slice, tile) units, each slice at least 4 k tiles
 // (the workspace is then at most one wave of tiles: 132 x 128 x 256 floats, 17 MB). A fused
 // softmax always takes the split-K reduce (SplitKSoftmax), with one slice or more.
+// The most K slices a product takes: each slice at least 4 k tiles.
+std::int64_t tma_max_splits(std::int64_t k_tiles) { return std::max<std::int64_t>(1, k_tiles / 4); }
+
+// As many slices as make one wave of (slice, tile) units, within tma_max_splits.
+std::int64_t tma_wave_splits(std::int64_t sms, std::int64_t tiles, std::int64_t k_tiles) {
+  return std::clamp<std::int64_t>(sms / tiles, 1, tma_max_splits(k_tiles));
+}
+
 std::int64_t tma_splits(std::int64_t sms, std::int64_t tiles, std::int64_t k_tiles, std::int64_t k, bool softmax) {
   if (!softmax && (2 * tiles > sms || k < kLongK)) return 1;
-  return std::clamp<std::int64_t>(sms / tiles, 1, std::max<std::int64_t>(1, k_tiles / 4));
+  return tma_wave_splits(sms, tiles, k_tiles);
 }
 
 // The TMA engine's tiles: 128x256 (two consumer warpgroups of m64n256) while those tiles give
@@ -558,7 +569,7 @@ TmaPick tma_heuristic(const GemmConfig& mg, std::int64_t sms, int smem, bool sof
     if (c.elem_bytes == 2) c.consumers_n = 2, c.bk = 2 * 128 / c.elem_bytes;
   }
   c.stages = tma_max_stages(c, smem);
-  c.group_m = 8;
+  c.group_m = kTmaGroupM;
   c.cluster_m = tma_cluster_m(c, sms);
   return tma_pick_of(c);
 }
@@ -578,16 +589,15 @@ std::vector<TmaPick> tma_candidates(const GemmConfig& mg, std::int64_t sms, int 
   std::vector<TmaPick> out;
   for (const Tile& t : tiles_list) {
     GemmConfig c = mg;
-    c.bm = t.bm, c.bn = t.bn, c.consumers_n = t.consumers_n, c.bk = t.bk, c.group_m = 8;
+    c.bm = t.bm, c.bn = t.bn, c.consumers_n = t.consumers_n, c.bk = t.bk, c.group_m = kTmaGroupM;
     c.stages = tma_max_stages(c, smem);
     if (c.stages < 2) continue;
     const std::int64_t tiles = ceil_div(c.m, c.bm) * ceil_div(c.n, c.bn) * c.batch;
     const std::int64_t k_tiles = ceil_div(c.k, c.bk);
     // K slices: one; the one wave tma_splits would take; and powers of two up to two waves of
     // (slice, tile) units, each slice at least 4 k tiles.
-    const std::int64_t most = std::max<std::int64_t>(1, k_tiles / 4);
-    const std::int64_t wave = std::clamp<std::int64_t>(sms / tiles, 1, most);
-    std::set<int> splits = {1, static_cast<int>(wave)};
+    const std::int64_t most = tma_max_splits(k_tiles);
+    std::set<int> splits = {1, static_cast<int>(tma_wave_splits(sms, tiles, k_tiles))};
     for (std::int64_t s = 2; s <= most && s * tiles <= 2 * sms; s *= 2) splits.insert(static_cast<int>(s));
     for (int s : splits) {
       c.split_k = s;
