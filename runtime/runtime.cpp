@@ -173,15 +173,6 @@ ExecutableImpl::ExecutableImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared
                ir.op_name, dim);
     dyn_sources.push_back(*found);
   }
-  // Scratch is sized at plan time: no intermediate may have a dyn extent (the planner refuses
-  // anchors over dyn dims, and elementwise values inline into the kernels that store them).
-  if (!dyn_sources.empty()) {
-    const auto dyn = plan.ir().dyn_dims();
-    for (const auto& b : plan.buffers)
-      KILN_ASSERT(b.kind == BufferKind::Input || b.kind == BufferKind::Output || b.node < 0 ||
-                      !ir::mentions(plan.ir().node(b.node).shape, dyn),
-                  "{}: scratch buffer {} has a dyn extent", plan.ir().op_name, b.name);
-  }
   if (rt->dump.any()) dump_files();
 }
 
@@ -195,6 +186,14 @@ std::map<std::string, std::int64_t> ExecutableImpl::launch_dims(const Arg* args,
                "{}: dyn dim {}={} is outside this executable's bucket ({}: {}); specialize another value, or call the "
                "op, which keeps one executable per bucket",
                ir.op_name, s.dim, value, s.dim, dyn_bucket_text(want));
+    if (auto classes = plan.dyn_thresholds.find(s.dim); classes != plan.dyn_thresholds.end()) {
+      const auto& t = classes->second;
+      const int want_class = dyn_class(t, plan.bound->dims.at(s.dim));
+      KILN_CHECK(dyn_class(t, value) == want_class, ShapeError,
+                 "{}: dyn dim {}={} is outside this executable's size class ({} in {}); specialize another value, or "
+                 "call the op, which keeps one executable per bucket and class",
+                 ir.op_name, s.dim, value, s.dim, dyn_class_text(t, want_class));
+    }
     dims[s.dim] = value;
   }
   bool large = false;
@@ -342,19 +341,22 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
   const Loaded& fns = functions_for_current_context();
   const auto& ir = plan.ir();
   CUstream s = static_cast<CUstream>(stream);
-  // Scratch (intermediates and workspaces) from the stream-ordered pool.
+  // Scratch (intermediates and workspaces) from the stream-ordered pool; with dyn dims an
+  // intermediate is sized by this launch (workspaces never are: see [Note: dyn rows]).
   std::vector<unsigned long long> scratch(plan.buffers.size(), 0);
+  std::vector<std::int64_t> offsets(plan.buffers.size(), -1);
+  std::int64_t scratch_bytes = 0;
+  for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
+    const auto kind = plan.buffers[b].kind;
+    if (kind != BufferKind::Intermediate && kind != BufferKind::Workspace) continue;
+    offsets[b] = scratch_bytes;
+    scratch_bytes += (plan.buffer_bytes(b, dyn_dims) + 255) / 256 * 256;
+  }
   unsigned long long base = 0;
-  const std::int64_t scratch_bytes = plan.scratch_bytes();
   if (scratch_bytes > 0) {
     base = allocate_async(static_cast<std::size_t>(scratch_bytes), s);
-    std::int64_t offset = 0;
-    for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
-      const auto& buf = plan.buffers[b];
-      if (buf.kind != BufferKind::Intermediate && buf.kind != BufferKind::Workspace) continue;
-      scratch[b] = base + static_cast<unsigned long long>(offset);
-      offset += (buf.bytes + 255) / 256 * 256;
-    }
+    for (std::size_t b = 0; b < plan.buffers.size(); ++b)
+      if (offsets[b] >= 0) scratch[b] = base + static_cast<unsigned long long>(offsets[b]);
   }
   struct ScratchGuard {
     unsigned long long ptr;
@@ -702,17 +704,45 @@ void OpImpl::call(Stream stream, const Arg* args, std::size_t count) {
   }
   if (!dyn_axes.empty()) key.shape.push_back(large);
   key.aligned = aligned;
+  // With size classes, the executable's key adds each class; the thresholds come from the bucket
+  // key's first plan (they hold for every value of the buckets).
+  const std::size_t bucket_key_size = key.shape.size();
+  auto add_classes = [&](const std::vector<ClassProbe>& probes) {
+    for (const auto& p : probes) key.shape.push_back(dyn_class(p.thresholds, args[p.arg].tensor().shape[p.axis]));
+  };
   std::shared_ptr<ExecutableImpl> exe;
+  bool classes_known = dyn_axes.empty();
   {
     std::shared_lock<std::shared_mutex> lock(mutex);
-    auto it = executables.find(key);
-    if (it != executables.end()) exe = it->second;
+    if (!classes_known) {
+      auto probes = class_probes.find(key);
+      if (probes != class_probes.end()) {
+        add_classes(probes->second);
+        classes_known = true;
+      }
+    }
+    if (classes_known) {
+      auto it = executables.find(key);
+      if (it != executables.end()) exe = it->second;
+    }
   }
   if (exe) {
     program->runtime->memory_hits.fetch_add(1);
   } else {
     auto created = std::make_shared<ExecutableImpl>(program->runtime, bind(args, count), consts, precision, aligned);
     std::unique_lock<std::shared_mutex> lock(mutex);
+    if (!classes_known) {
+      std::vector<ClassProbe> probes;
+      for (const auto& [dim, thresholds] : created->plan.dyn_thresholds) {
+        const auto source = std::find_if(created->dyn_sources.begin(), created->dyn_sources.end(),
+                                         [&](const auto& s) { return s.dim == dim; });
+        KILN_ASSERT(source != created->dyn_sources.end(), "{}: dyn dim {} has classes but no source", name, dim);
+        probes.push_back({source->arg, source->axis, thresholds});
+      }
+      CallKey bucket_key = key;
+      bucket_key.shape.resize(bucket_key_size);
+      add_classes(class_probes.emplace(std::move(bucket_key), std::move(probes)).first->second);
+    }
     auto [it, inserted] = executables.emplace(key, created);
     exe = it->second;
   }

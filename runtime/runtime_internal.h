@@ -138,6 +138,14 @@ struct OpImpl {
   void set_ir(std::shared_ptr<const ir::Ir> checked);   // ir and dyn_axes
   std::shared_mutex mutex;
   std::unordered_map<CallKey, std::shared_ptr<ExecutableImpl>, CallKeyHash> executables;
+  // Per bucket key (dyn dims by bucket): where each dim with size classes is read and its
+  // thresholds, learned from the key's first plan ([Note: dyn size classes] in plan.h). The
+  // executables' keys add each such dim's class.
+  struct ClassProbe {
+    std::size_t arg = 0, axis = 0;
+    std::vector<std::int64_t> thresholds;
+  };
+  std::unordered_map<CallKey, std::vector<ClassProbe>, CallKeyHash> class_probes;
 };
 
 // Checks count, kinds, dtypes, ranks, extents, null and misaligned pointers and

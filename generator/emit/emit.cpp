@@ -33,6 +33,16 @@ std::string dims_text(const std::vector<std::int64_t>& shape) {
   return "[" + s + "]";
 }
 
+std::string dims_text(const Plan& plan, ir::NodeId node) {
+  const auto& shape = plan.bound->shape(node);
+  std::vector<std::string> extents;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    const std::string* dyn = dyn_extent(plan, node, d);
+    extents.push_back(dyn ? *dyn : std::to_string(shape[d]));
+  }
+  return fmt::format("[{}]", fmt::join(extents, ", "));
+}
+
 void UnitParts::launch_check(const PlannedKernel& kernel, const std::string& geometry, bool with_grid) {
   // Without the grid (a dyn dim sizes it at launch) its extents are written as 0: the source must
   // not hold the grid of the binding it was planned at.
@@ -79,13 +89,8 @@ std::string UnitParts::buffer_comment(const Plan& plan, int buffer) {
   static const char* kKinds[] = {"in", "out", "intermediate", "workspace"};
   // A dyn dim's extent is written as its name, as the code reads it: the source (and with it the
   // cache key) must not hold the value one call happened to bind.
-  std::vector<std::string> extents;
-  for (std::size_t d = 0; d < b.shape.size(); ++d) {
-    const std::string* dyn = b.node >= 0 ? dyn_extent(plan, b.node, d) : nullptr;
-    extents.push_back(dyn ? *dyn : std::to_string(b.shape[d]));
-  }
-  return fmt::format("{} {}: {}[{}]", kKinds[static_cast<int>(b.kind)], b.name, dtype_name(b.dtype),
-                     fmt::join(extents, ", "));
+  return fmt::format("{} {}: {}{}", kKinds[static_cast<int>(b.kind)], b.name, dtype_name(b.dtype),
+                     b.node >= 0 ? dims_text(plan, b.node) : dims_text(b.shape));
 }
 
 void UnitParts::declare_members(const Plan& plan, const PlannedKernel& kernel, CodeWriter& w, ExprEmitter& ex) {

@@ -141,6 +141,24 @@ void workspace_check(const Plan& plan, const PlannedKernel& kernel, const std::s
 // The element type the template streams as `in` (its T).
 std::string streamed_type(const Plan& plan, ir::NodeId primary) { return storage_type(plan.bound->node(primary).dtype); }
 
+// [Note: dyn rows] (plan_memory.cpp): a kernel whose rows are dyn computes them at the top of its
+// body from its dim_ arguments (the config's outer is 0); otherwise they are kConfig's.
+bool dyn_rows(const PlannedKernel& kernel) { return !kernel.dyn_outer.empty(); }
+std::string rows_name(const PlannedKernel& kernel, const char* constant) { return dyn_rows(kernel) ? "rows" : constant; }
+std::string rows_statement(const Plan& plan, const PlannedKernel& kernel) {
+  if (!dyn_rows(kernel)) return "";
+  std::vector<std::string> factors;
+  for (const auto& e : kernel.dyn_outer)
+    factors.push_back(e.kind() == ir::DimExpr::Kind::Dim && plan.bound->is_dynamic(e.name())
+                          ? fmt::format("static_cast<Index>(dim_{})", e.name())
+                          : fmt::format("Index({})", e.evaluate(plan.bound->dims)));
+  return fmt::format("  const Index rows = {};  // dyn rows: this launch's\n", fmt::join(factors, " * "));
+}
+// The launch check: the grid too unless the rows are dyn.
+void rows_launch_check(const PlannedKernel& kernel, const std::string& geometry, UnitParts& unit) {
+  unit.launch_check(kernel, geometry, !dyn_rows(kernel));
+}
+
 std::string functors(const Plan& plan, const PlannedKernel& kernel) {
   return fmt::format("Load{{{0}}}, Store{{{0}}}", UnitParts::member_inits(plan, kernel));
 }
@@ -157,8 +175,11 @@ void reduction_constants(const Plan& plan, const PlannedKernel& kernel, const Co
   const std::string cty = compute_type(plan.bound->node(operand).dtype);
   c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {}{} over axes viewed as [outer, red, inner]", ir::op_kind_name(anchor.kind),
-         dims_text(plan.bound->shape(operand)), anchor.keepdims ? " (keepdims)" : "");
-  c.line("constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;");
+         dims_text(plan, operand), anchor.keepdims ? " (keepdims)" : "");
+  if (dyn_rows(kernel))
+    c.line("constexpr Index kRed = kConfig.red, kInner = kConfig.inner;  // outer: dyn, the body's `rows`");
+  else
+    c.line("constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;");
   c.line("using C = {};  // accumulation type", cty);
   c.line("using Op = {};", combiner(anchor.kind, cty));
 }
@@ -209,26 +230,28 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConf
   const std::string out = split ? fmt::format("static_cast<{}*>(nullptr)", out_type) : pointer_of_store(plan, kernel);
   const std::string partials = split ? fmt::format("reinterpret_cast<Op::Acc*>({})", workspace_pointer(plan, kernel, true))
                                      : "static_cast<Op::Acc*>(nullptr)";
+  const std::string n = rows_name(kernel, "kOuter");
   if (warp) {
-    unit.body = fmt::format("  kiln::reduce_inner_warp<kThreads, kUnroll, Op>({}, {}, kOuter, kRed, {});", in, out,
+    unit.body = fmt::format("  kiln::reduce_inner_warp<kThreads, kUnroll, Op>({}, {}, {}, kRed, {});", in, out, n,
                             functors(plan, kernel));
   } else if (config.variant == ReduceVariant::kInnerBlock) {
-    unit.body = fmt::format("  kiln::reduce_inner_block<kThreads, kUnroll, Op>({}, {}, {}, kOuter, kRed, kSplits, kChunk, {});",
-                            in, out, partials, functors(plan, kernel));
+    unit.body = fmt::format("  kiln::reduce_inner_block<kThreads, kUnroll, Op>({}, {}, {}, {}, kRed, kSplits, kChunk, {});",
+                            in, out, partials, n, functors(plan, kernel));
   } else if (v4) {
     unit.body = fmt::format(
-        "  kiln::reduce_outer_rows_v4<kThreads, kUnroll, Op>({}, {}, {}, kOuter, kRed, kInner, kSplits, kChunk, {});",
-        in, out, partials, functors(plan, kernel));
+        "  kiln::reduce_outer_rows_v4<kThreads, kUnroll, Op>({}, {}, {}, {}, kRed, kInner, kSplits, kChunk, {});", in,
+        out, partials, n, functors(plan, kernel));
   } else if (rows) {
     unit.body = fmt::format(
-        "  kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>({}, {}, {}, kOuter, kRed, kInner, kSplits, kChunk, {});",
-        in, out, partials, functors(plan, kernel));
+        "  kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>({}, {}, {}, {}, kRed, kInner, kSplits, kChunk, {});",
+        in, out, partials, n, functors(plan, kernel));
   } else {
     unit.body = fmt::format(
-        "  kiln::reduce_outer<kThreads, kUnroll, kVec, Op>({}, {}, {}, kOuter, kRed, kInner, kSplits, kChunk, {});", in,
-        out, partials, functors(plan, kernel));
+        "  kiln::reduce_outer<kThreads, kUnroll, kVec, Op>({}, {}, {}, {}, kRed, kInner, kSplits, kChunk, {});", in, out,
+        partials, n, functors(plan, kernel));
   }
-  unit.launch_check(kernel, "kiln::reduce_geometry(kConfig)");
+  unit.body = rows_statement(plan, kernel) + unit.body;
+  rows_launch_check(kernel, "kiln::reduce_geometry(kConfig)", unit);
   if (split) {
     acc_check(unit);
     workspace_check(plan, kernel, "kiln::reduce_geometry(kConfig)", true, unit);
@@ -273,9 +296,10 @@ void emit_scan_rows(const Plan& plan, const PlannedKernel& kernel, const ScanCon
   CodeWriter c;
   begin_unit(plan, kernel, "scan.cuh", unit, c);
   c.line("{}", UnitParts::config_line(config));
-  c.line("// {} of {} along axis {}{}{}", ir::op_kind_name(anchor.kind), dims_text(plan.bound->shape(operand)),
-         anchor.axis, anchor.exclusive ? ", exclusive" : "", anchor.reverse ? ", reverse" : "");
-  c.line("constexpr Index kRows = kConfig.outer, kLen = kConfig.len;");
+  c.line("// {} of {} along axis {}{}{}", ir::op_kind_name(anchor.kind), dims_text(plan, operand), anchor.axis,
+         anchor.exclusive ? ", exclusive" : "", anchor.reverse ? ", reverse" : "");
+  if (dyn_rows(kernel)) c.line("constexpr Index kLen = kConfig.len;  // rows: dyn, the body's `rows`");
+  else c.line("constexpr Index kRows = kConfig.outer, kLen = kConfig.len;");
   c.line("constexpr int kThreads = kConfig.threads, kVecs = kConfig.vecs;  // 16-byte vectors per thread per tile");
   scan_op_constants(anchor, c);
   unit.constants = c.str();
@@ -287,7 +311,7 @@ void emit_scan_rows(const Plan& plan, const PlannedKernel& kernel, const ScanCon
   const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
   // The template's tile follows its T: the launch check holds the planner to the same width.
   const std::string geometry = fmt::format("kiln::scan_geometry(kConfig, sizeof({}), sizeof(C))", streamed_type(plan, primary));
-  unit.launch_check(kernel, geometry);
+  rows_launch_check(kernel, geometry, unit);
   if (config.variant == ScanVariant::kRowsLookback) {
     workspace_check(plan, kernel, geometry, true, unit);
     // The workspace (tile counter, flags, values) is zeroed by the runtime right before this launch.
@@ -298,8 +322,9 @@ void emit_scan_rows(const Plan& plan, const PlannedKernel& kernel, const ScanCon
         functors(plan, kernel));
     return;
   }
-  unit.body = fmt::format("  kiln::scan_rows_block<kThreads, kVecs, kExclusive, kReverse, Op>({}, {}, kRows, kLen, {});",
-                          in, pointer_of_store(plan, kernel), functors(plan, kernel));
+  unit.body = rows_statement(plan, kernel) +
+              fmt::format("  kiln::scan_rows_block<kThreads, kVecs, kExclusive, kReverse, Op>({}, {}, {}, kLen, {});", in,
+                          pointer_of_store(plan, kernel), rows_name(kernel, "kRows"), functors(plan, kernel));
 }
 
 // scan_strided_totals (phase 1 of a chunked strided scan) and scan_strided.
@@ -312,9 +337,11 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, const Scan
   begin_unit(plan, kernel, "scan.cuh", unit, c);
   c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {} along axis {}{}{}, viewed as [outer, len, inner]", ir::op_kind_name(anchor.kind),
-         dims_text(plan.bound->shape(operand)), anchor.axis, anchor.exclusive ? ", exclusive" : "",
-         anchor.reverse ? ", reverse" : "");
-  c.line("constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;");
+         dims_text(plan, operand), anchor.axis, anchor.exclusive ? ", exclusive" : "", anchor.reverse ? ", reverse" : "");
+  if (dyn_rows(kernel))
+    c.line("constexpr Index kLen = kConfig.len, kInner = kConfig.inner;  // outer: dyn, the body's `rows`");
+  else
+    c.line("constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;");
   c.line("constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;  // a thread per column, kUnroll loads "
          "in flight");
   c.line("constexpr Index kChunk = kConfig.chunk;  // {} chunk(s) along the axis{}", config.chunks,
@@ -331,7 +358,7 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, const Scan
   const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
   const std::string inits = UnitParts::member_inits(plan, kernel);
   const std::string geometry = fmt::format("kiln::scan_geometry(kConfig, sizeof({}), sizeof(C))", streamed_type(plan, primary));
-  unit.launch_check(kernel, geometry);
+  rows_launch_check(kernel, geometry, unit);
   if (config.chunks > 1) workspace_check(plan, kernel, geometry, totals, unit);   // the chunk totals
   if (totals) {
     unit.body = fmt::format(
@@ -340,10 +367,11 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, const Scan
     return;
   }
   const std::string ws = workspace_pointer(plan, kernel, false);
-  unit.body = fmt::format(
-      "  kiln::scan_strided<kThreads, kUnroll, kExclusive, kReverse, Op>({}, {}, {}, kOuter, kLen, kInner, kChunk, "
-      "{});",
-      in, pointer_of_store(plan, kernel), ws.empty() ? "static_cast<const C*>(nullptr)" : ws, functors(plan, kernel));
+  unit.body = rows_statement(plan, kernel) +
+              fmt::format("  kiln::scan_strided<kThreads, kUnroll, kExclusive, kReverse, Op>({}, {}, {}, {}, kLen, "
+                          "kInner, kChunk, {});",
+                          in, pointer_of_store(plan, kernel), ws.empty() ? "static_cast<const C*>(nullptr)" : ws,
+                          rows_name(kernel, "kOuter"), functors(plan, kernel));
 }
 
 }  // namespace
@@ -374,7 +402,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceChai
   for (int a : anchor.axes) axes += (axes.empty() ? "" : ", ") + std::to_string(a);
   c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {} over axes ({}){}: stage {} of {}, viewed as [outer, red, inner]", ir::op_kind_name(anchor.kind),
-         dims_text(bound.shape(operand)), axes, anchor.keepdims ? " (keepdims)" : "", stage + 1, stages);
+         dims_text(plan, operand), axes, anchor.keepdims ? " (keepdims)" : "", stage + 1, stages);
   c.line("constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;");
   c.line("constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll, kVec = kConfig.vec;");
   c.line("using C = {};  // accumulation type, and the type stages hand over", cty);
@@ -441,8 +469,11 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
   CodeWriter c;
   begin_unit(plan, kernel, "rownorm.cuh", unit, c);
   c.line("{}", UnitParts::config_line(config));
-  c.line("// {} of {} along axis {}", ir::op_kind_name(anchor.kind), dims_text(plan.bound->shape(operand)), anchor.axis);
-  c.line("constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;");
+  c.line("// {} of {} along axis {}", ir::op_kind_name(anchor.kind), dims_text(plan, operand), anchor.axis);
+  if (dyn_rows(kernel))
+    c.line("constexpr Index kLen = kConfig.len, kInner = kConfig.inner;  // outer: dyn, the body's `rows`");
+  else
+    c.line("constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;");
   const bool strided = config.variant == RownormVariant::kStrided;
   if (strided) {
     c.line("constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;");
@@ -460,13 +491,15 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
   write_store(plan, kernel, "C", w);
   unit.functors = w.str();
   const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
+  const std::string n = rows_name(kernel, "kOuter");
   if (strided)
-    unit.body = fmt::format("  kiln::rownorm_strided<kThreads, kUnroll, kKind, C>({}, {}, kOuter, kLen, kInner, {});", in,
-                            pointer_of_store(plan, kernel), functors(plan, kernel));
+    unit.body = fmt::format("  kiln::rownorm_strided<kThreads, kUnroll, kKind, C>({}, {}, {}, kLen, kInner, {});", in,
+                            pointer_of_store(plan, kernel), n, functors(plan, kernel));
   else
-    unit.body = fmt::format("  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C>({}, {}, kOuter, kLen, {});", in,
-                            pointer_of_store(plan, kernel), functors(plan, kernel));
-  unit.launch_check(kernel, "kiln::rownorm_geometry(kConfig)");
+    unit.body = fmt::format("  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C>({}, {}, {}, kLen, {});", in,
+                            pointer_of_store(plan, kernel), n, functors(plan, kernel));
+  unit.body = rows_statement(plan, kernel) + unit.body;
+  rows_launch_check(kernel, "kiln::rownorm_geometry(kConfig)", unit);
 }
 
 }  // namespace kiln

@@ -44,6 +44,9 @@ struct UnitParts {
 
 // "[8, 16, 64]": a bound shape in generated comments.
 std::string dims_text(const std::vector<std::int64_t>& shape);
+// "[B, 16, 64]": a node's bound shape with each dyn extent by its name (the source must not hold
+// the value one call bound).
+std::string dims_text(const Plan& plan, ir::NodeId node);
 
 // The node an anchor kernel stores: the end of its fused epilogue chain, or the anchor itself.
 ir::NodeId store_node(const PlannedKernel& kernel);

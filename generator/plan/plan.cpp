@@ -133,11 +133,12 @@ std::optional<TmaPick> TmaPick::parse(std::string_view text) {
   return t;
 }
 
-std::int64_t Plan::scratch_bytes() const {
-  std::int64_t total = 0;
-  for (const auto& b : buffers)
-    if (b.kind == BufferKind::Intermediate || b.kind == BufferKind::Workspace) total += (b.bytes + 255) / 256 * 256;
-  return total;
+std::int64_t Plan::buffer_bytes(std::size_t b, const std::map<std::string, std::int64_t>& dims) const {
+  const Buffer& buf = buffers.at(b);
+  if (buf.kind != BufferKind::Intermediate || buf.node < 0 || dyn_buckets.empty()) return buf.bytes;
+  std::int64_t n = 1;
+  for (const auto& e : ir().node(buf.node).shape) n *= e.evaluate(dims);
+  return n * static_cast<std::int64_t>(dtype_size(buf.dtype));
 }
 
 std::string Plan::text() const {
@@ -145,8 +146,14 @@ std::string Plan::text() const {
   bool first = true;
   for (const auto& [name, value] : bound->dims) {
     auto bucket = dyn_buckets.find(name);
-    out += fmt::format("{}{}={}{}", first ? "" : " ", name, value,
-                       bucket != dyn_buckets.end() ? fmt::format(" (dyn, {})", dyn_bucket_text(bucket->second)) : "");
+    auto classes = dyn_thresholds.find(name);
+    std::string dyn;
+    if (bucket != dyn_buckets.end())
+      dyn = fmt::format(" (dyn, {}{})", dyn_bucket_text(bucket->second),
+                        classes == dyn_thresholds.end()
+                            ? ""
+                            : ", class " + dyn_class_text(classes->second, dyn_class(classes->second, value)));
+    out += fmt::format("{}{}={}{}", first ? "" : " ", name, value, dyn);
     first = false;
   }
   out += fmt::format("] for {} ({} SMs), f32 contractions {}{}\n", target.arch, target.sm_count,
@@ -463,8 +470,16 @@ void Planner::finish_args(PlannedKernel& kernel) const {
     arg.name = ir.params[static_cast<std::size_t>(p)].name;
     args.push_back(arg);
   }
-  // A dyn dim is an argument of the kernels whose tensors it sizes (only elementwise kernels: an
-  // anchor that uses one is refused in run()).
+  // A dyn dim is an argument of the kernels whose tensors it sizes (elementwise kernels, and the
+  // anchors whose rule takes dyn dims: AnchorRule::dyn; run() refuses the others).
+  auto anchor_sized_by = [&](const std::string& dim) {
+    const std::set<std::string> names{dim};
+    const auto& a = ir.node(kernel.anchor);
+    if (ir::mentions(a.shape, names)) return true;
+    for (ir::NodeId op : a.operands)
+      if (ir::mentions(ir.node(op).shape, names)) return true;
+    return false;
+  };
   auto sized_by = [&](const std::string& dim) {
     const std::set<std::string> names{dim};
     for (const auto& s : kernel.stores)
@@ -476,7 +491,7 @@ void Planner::finish_args(PlannedKernel& kernel) const {
     return false;
   };
   for (const auto& d : ir.dims)
-    if (d.dynamic && kernel.anchor < 0 && sized_by(d.name)) {
+    if (d.dynamic && (sized_by(d.name) || (kernel.anchor >= 0 && anchor_sized_by(d.name)))) {
       KernelArg arg;
       arg.kind = KernelArg::Kind::DynDim;
       arg.dim = d.name;
@@ -624,11 +639,9 @@ Plan Planner::run() {
       KILN_CHECK(rule != nullptr, UnsupportedError, "{}: op '{}' (line {}) has no kernel template in this version of kiln",
                  ir.op_name, ir::op_kind_name(node.kind), node.loc.line);
       ir::NodeId end = epilogue_end_[i];
-      const ir::DimDecl* d = dyn_dim_of_anchor(id, end);
-      KILN_CHECK(d == nullptr, UnsupportedError,
-                 "{}:{}:{}: op {}: dim '{}' is dyn, but the {} template (for line {}) needs every dim baked in",
-                 ir.source ? ir.source->name : ir.op_name, d->loc.line, d->loc.column, ir.op_name, d->name,
-                 rule->template_family, node.loc.line);
+      if (!rule->dyn)
+        if (const ir::DimDecl* d = dyn_dim_of_anchor(id, end))
+          refuse_dyn(d->name, id, fmt::format("the {} template", rule->template_family), "needs every dim baked in");
       PlannedKernel kn;
       kn.anchor = id;
       for (ir::NodeId c = id; c != end;) {
@@ -689,10 +702,34 @@ std::set<std::string> generic_dims(const ir::Ir& ir) {
   auto collect = [&](const ir::Shape& shape, std::set<std::string>& into) {
     for (const auto& e : shape) e.walk_dims(seen, [&](const std::string& name) { return into.insert(name), false; });
   };
+  // The memory-bound family takes dyn dims among its rows, the axes before the first one it works
+  // along ([Note: dyn rows] in plan_memory.cpp), as whole extents: those are free; its other axes
+  // and every axis of other anchors are not.
+  auto first_worked_axis = [](const ir::Node& n) -> std::size_t {
+    if (ir::is_scan(n.kind) || ir::is_rownorm(n.kind)) return static_cast<std::size_t>(n.axis);
+    if (!ir::is_reduction(n.kind) || n.axes.empty()) return 0;
+    std::vector<int> axes = n.axes;
+    std::sort(axes.begin(), axes.end());
+    for (std::size_t i = 1; i < axes.size(); ++i)
+      if (axes[i] != axes[i - 1] + 1) return 0;   // a chain: no dyn dims
+    return static_cast<std::size_t>(axes.front());
+  };
   for (const auto& n : ir.nodes) {
     if (!is_anchor(n.kind)) continue;
-    collect(n.shape, used_by_anchors);
-    for (ir::NodeId op : n.operands) collect(ir.node(op).shape, used_by_anchors);
+    const bool memory = ir::is_reduction(n.kind) || ir::is_scan(n.kind) || ir::is_rownorm(n.kind);
+    auto collect_worked = [&](const ir::Shape& shape, std::size_t first) {
+      for (std::size_t d = 0; d < shape.size(); ++d)
+        if (d >= first || shape[d].kind() != ir::DimExpr::Kind::Dim)
+          shape[d].walk_dims(seen, [&](const std::string& name) { return used_by_anchors.insert(name), false; });
+    };
+    if (!memory) {
+      collect(n.shape, used_by_anchors);
+      for (ir::NodeId op : n.operands) collect(ir.node(op).shape, used_by_anchors);
+      continue;
+    }
+    const std::size_t first = first_worked_axis(n);
+    collect_worked(ir.node(n.operands[0]).shape, first);
+    collect_worked(n.shape, ir::is_reduction(n.kind) ? std::min(first, n.shape.size()) : first);
   }
   for (const auto& c : ir.constraints) collect({c.lhs, c.rhs}, used_by_anchors);
   auto whole_extents = [&](const ir::Shape& shape) {
@@ -705,6 +742,20 @@ std::set<std::string> generic_dims(const ir::Ir& ir) {
   for (const auto& name : whole)
     if (!used_by_anchors.count(name)) out.insert(name);
   return out;
+}
+
+int dyn_class(const std::vector<std::int64_t>& thresholds, std::int64_t value) {
+  return static_cast<int>(std::upper_bound(thresholds.begin(), thresholds.end(), value) - thresholds.begin());
+}
+
+std::int64_t dyn_class_low(const std::vector<std::int64_t>& thresholds, int klass) {
+  return klass == 0 ? 1 : thresholds.at(static_cast<std::size_t>(klass - 1));
+}
+
+std::string dyn_class_text(const std::vector<std::int64_t>& thresholds, int klass) {
+  const auto n = static_cast<int>(thresholds.size());
+  if (klass == n) return fmt::format(">= {}", dyn_class_low(thresholds, klass));
+  return fmt::format("[{}, {})", dyn_class_low(thresholds, klass), thresholds[static_cast<std::size_t>(klass)]);
 }
 
 const char* dyn_bucket_text(DynBucket b) {
@@ -723,11 +774,54 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
   g.block = {kn.block.x, kn.block.y, kn.block.z};
   g.shared_bytes = kn.shared_bytes;
   if (!kn.reads_dyn_dims()) return g;
-  const auto* config = std::get_if<ElementwiseConfig>(&kn.config);
-  KILN_ASSERT(config != nullptr, "{}: a kernel with dyn dims that is not elementwise", kn.entry);
-  std::int64_t numel = 1;
-  for (const auto& e : plan.ir().node(kn.stores[0].node).shape) numel *= e.evaluate(dims);
-  return elementwise_geometry(*config, numel, plan.target.sm_count);
+  if (const auto* config = std::get_if<ElementwiseConfig>(&kn.config)) {
+    std::int64_t numel = 1;
+    for (const auto& e : plan.ir().node(kn.stores[0].node).shape) numel *= e.evaluate(dims);
+    return elementwise_geometry(*config, numel, plan.target.sm_count);
+  }
+  if (kn.dyn_outer.empty()) return g;   // dyn dims read only by its functors (a side operand's)
+  std::int64_t outer = 1;
+  for (const auto& e : kn.dyn_outer) outer *= e.evaluate(dims);
+  // The memory family's rules over the launch's rows ([Note: dyn rows] in plan_memory.cpp).
+  return std::visit(
+      [&](const auto& c) -> launch::Geometry {
+        using C = std::decay_t<decltype(c)>;
+        if constexpr (std::is_same_v<C, ReduceConfig> || std::is_same_v<C, RownormConfig>) {
+          C at = c;
+          at.outer = outer;
+          if constexpr (std::is_same_v<C, ReduceConfig>) return reduce_geometry(at);
+          else return rownorm_geometry(at);
+        } else if constexpr (std::is_same_v<C, ScanConfig>) {
+          // Element and value sizes size the look-back tile and the workspaces, which a dyn scan has none of.
+          KILN_ASSERT(c.variant == ScanVariant::kRowsBlock || c.variant == ScanVariant::kStrided,
+                      "{}: a dyn {} scan", kn.entry, enum_name(c.variant));
+          C at = c;
+          at.outer = outer;
+          return scan_geometry(at, 4, 4);
+        } else {
+          KILN_ASSERT(false, "{}: dyn rows for a kernel of another family", kn.entry);
+          return g;
+        }
+      },
+      kn.config);
+}
+
+void Planner::add_dyn_thresholds(const std::string& dim, const std::vector<std::int64_t>& values) {
+  auto& t = plan_.dyn_thresholds[dim];
+  for (std::int64_t v : values)
+    if (v > 1) t.push_back(v);   // every value reaches 1: no class below it
+  std::sort(t.begin(), t.end());
+  t.erase(std::unique(t.begin(), t.end()), t.end());
+  if (t.empty()) plan_.dyn_thresholds.erase(dim);
+}
+
+void Planner::refuse_dyn(const std::string& dim, ir::NodeId at, const std::string& what, const std::string& why) const {
+  const auto& ir = plan_.ir();
+  const ir::DimDecl* d = ir.find_dim(dim);
+  KILN_ASSERT(d != nullptr, "no dim {}", dim);
+  throw UnsupportedError(fmt::format("{}:{}:{}: op {}: dim '{}' is dyn, but {} (for line {}) {}",
+                                     ir.source ? ir.source->name : ir.op_name, d->loc.line, d->loc.column, ir.op_name,
+                                     d->name, what, ir.node(at).loc.line, why));
 }
 
 // The first dyn dim that sizes a tensor the anchor's kernel touches (its node, operands and the

@@ -13,7 +13,8 @@
 // changes the indexing of whatever reads it, never a copy.
 //
 // Shapes and consts are baked into the source; a `dyn` dim stays a kernel
-// argument (only the elementwise template supports that so far).
+// argument (elementwise kernels anywhere; the memory-bound family among its rows, see
+// [Note: dyn rows] in plan_memory.cpp; the contraction families not yet).
 //
 // [Note: dyn buckets]
 // A plan for an op with `dyn` dims is made for one binding of them, but may depend only on each
@@ -44,6 +45,19 @@ constexpr DynBucket dyn_bucket(std::int64_t value) {
   return value == 1 ? DynBucket::One : value % 16 == 0 ? DynBucket::Div16 : DynBucket::General;
 }
 const char* dyn_bucket_text(DynBucket b);   // "one", "multiple of 16", "general" (no '=': plan headers are parsed)
+
+// [Note: dyn size classes]
+// Some families plan few rows differently from many (a block per row against a warp per row).
+// When a dyn dim counts such rows, the family declares the values of that dim at which its plan
+// changes: the dim's thresholds (Plan::dyn_thresholds). A value's *class* is how many thresholds
+// it reaches, and the plan may depend on the class as it does on the bucket: the family's rules
+// are evaluated at the class's lowest value, so every value of a class gets the same plan and
+// source. Thresholds depend on static dims, consts and the target only, never on a dyn value, so
+// the runtime learns them from the first plan of an op's bucket key and then keys executables by
+// bucket and class before planning.
+int dyn_class(const std::vector<std::int64_t>& thresholds, std::int64_t value);    // thresholds reached
+std::int64_t dyn_class_low(const std::vector<std::int64_t>& thresholds, int klass);   // a class's lowest value
+std::string dyn_class_text(const std::vector<std::int64_t>& thresholds, int klass);  // "[264, 1056)", ">= 4224"
 
 // The largest element count a kernel indexes with 32-bit integers.
 constexpr std::int64_t kIndex32Limit = (std::int64_t{1} << 31) - 1;
@@ -151,6 +165,10 @@ struct PlannedKernel {
   // buffer whose byte size is a multiple of 4. See [Note: zeroed workspaces] in plan.cpp.
   std::vector<int> zero_before;
 
+  // A memory-family kernel whose rows are dyn ([Note: dyn rows] in plan_memory.cpp): the factors
+  // of its outer extent. Its config's outer is 0 and launch_for evaluates these at each launch.
+  std::vector<ir::DimExpr> dyn_outer;
+
   // grid, block and shared_bytes from a family's geometry rule (kiln/config/<family>.h).
   void set_launch(const launch::Geometry& g);
   // Whether a dyn dim is among the arguments (its extents and grid are a launch's).
@@ -164,6 +182,9 @@ struct Plan {
   std::vector<PlannedKernel> kernels;     // launch order
   std::map<ir::NodeId, int> leaves;       // node -> buffer that kernels load it from
   std::map<std::string, DynBucket> dyn_buckets;   // each dyn dim's bucket: all the plan assumed of it
+  // Per dyn dim that some kernel's plan changes with, ascending ([Note: dyn size classes]); the
+  // dim's class is dyn_class(thresholds, its bound value).
+  std::map<std::string, std::vector<std::int64_t>> dyn_thresholds;
   // One per TMA engine product: what the tuner may vary ([Note: tuned picks]).
   struct Tunable {
     int anchor = -1;                     // the matmul's node
@@ -175,15 +196,18 @@ struct Plan {
   std::vector<Tunable> tunables;
 
   const ir::Ir& ir() const { return *bound->ir; }
-  std::int64_t scratch_bytes() const;     // intermediates + workspaces, each 256-byte aligned
+  // Bytes of buffer b at a launch's dims (every dim of the op; see launch_for): an intermediate
+  // with a dyn extent is sized by the launch, every other buffer as planned.
+  std::int64_t buffer_bytes(std::size_t b, const std::map<std::string, std::int64_t>& dims) const;
   std::string text() const;               // readable, stable
 };
 
 Plan make_plan(std::shared_ptr<const ir::BoundIr> bound, const Target& target);
 
-// The dims that can be `dyn` without changing what the planner may do: those that size no
-// anchor's tensors (only elementwise kernels read them) and are a whole extent of some input or
-// output (where a launch reads the value). Options::shapes = "generic" makes them dyn.
+// The dims that can be `dyn` without the planner refusing the op: those that size no anchor's
+// tensors, or only the rows of memory-bound anchors ([Note: dyn rows] in plan_memory.cpp), and are
+// a whole extent of some input or output (where a launch reads the value). Options::shapes =
+// "generic" makes them dyn.
 std::set<std::string> generic_dims(const ir::Ir& ir);
 
 // The launch of kernel k of a plan with dyn dims for the dims `dims` (every dim of the op, the

@@ -54,11 +54,100 @@ int element_bytes(const Planner& p, ir::NodeId operand) {
   return static_cast<int>(dtype_size(p.node(operand).dtype == DType::boolean ? DType::f32 : p.node(operand).dtype));
 }
 
-// int32 indices unless some tensor the kernel touches has 2^31 elements or more.
-std::string index_reason(PlannedKernel& kn, std::int64_t biggest) {
+// [Note: dyn rows]
+// The memory-bound templates take their [outer, len, inner] extents as run-time arguments, so a
+// dyn dim may size the rows: the axes before those the op works along (a batch, a sequence). It
+// may not size the reduced, scanned or normalized axes or those after them, since the variant,
+// vector width and tile follow from them (a located error says so). With dyn rows the config's
+// outer is 0, the kernel computes its rows from its dim_ arguments, and each launch takes its
+// grid from the family's geometry rule over that launch's rows (launch_for). What a rule decides
+// from the row count (warp or block per row, threads a row) is planned at the lowest value of the
+// dim's size class, and the rule declares the thresholds ([Note: dyn size classes]); with two or
+// more dyn dims among the rows there are no classes and the rules see the static rows alone (as
+// if every dyn dim were 1). A split of the reduced axis, a chunked strided scan and the look-back
+// scan size their workspaces by the row count, so kernels with dyn rows do without them.
+struct Rows {
+  bool dynamic = false;
+  std::vector<ir::DimExpr> factors;   // the operand's outer extents (when dynamic)
+  std::string dim;                    // the one dyn dim among them ("" when none or several)
+  std::int64_t fixed = 1;             // the product of the static outer extents
+  std::int64_t planned = 1;           // the row count the rules see
+  std::string text;                   // "4096", or "B*12 (dyn)"
+
+  long long config_outer() const { return dynamic ? 0 : planned; }
+  // With one dyn dim: declares the row counts at which the rule's choice changes (as values of
+  // the dim), and plans at the lowest row count of the bound value's class.
+  void thresholds(Planner& p, const std::vector<std::int64_t>& row_counts) {
+    if (dim.empty()) return;
+    std::vector<std::int64_t> at;
+    for (std::int64_t t : row_counts) at.push_back((t + fixed - 1) / fixed);
+    p.add_dyn_thresholds(dim, at);
+    std::sort(at.begin(), at.end());
+    planned = fixed * dyn_class_low(at, dyn_class(at, p.bound().dims.at(dim)));
+  }
+};
+
+// The rows of `node` viewed as [outer, len, inner] with len starting at axis `first`; refuses a
+// dyn dim in axis `first` or later, and a dyn dim inside a compound extent.
+Rows rows_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, std::int64_t outer, const char* family) {
+  const auto& ir = *p.bound().ir;
+  const std::set<std::string> dyn = ir.dyn_dims();
+  Rows r;
+  r.planned = outer;
+  r.text = std::to_string(outer);
+  if (dyn.empty()) return r;
+  const ir::Shape& shape = ir.node(node).shape;
+  const std::string what = fmt::format("the {} template", family);
+  auto dyn_in = [&](const ir::DimExpr& e) {
+    std::string found;
+    std::unordered_set<const ir::DimExpr*> seen;
+    e.walk_dims(seen, [&](const std::string& n) { return dyn.count(n) ? (found = n, true) : false; });
+    return found;
+  };
+  int dyn_factors = 0;
+  for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
+    const auto& e = shape[static_cast<std::size_t>(d)];
+    const std::string found = dyn_in(e);
+    if (found.empty()) {
+      if (d < first) r.fixed *= p.bound().shape(node)[static_cast<std::size_t>(d)];
+      continue;
+    }
+    if (d >= first)
+      p.refuse_dyn(found, kn.anchor, what,
+                   fmt::format("takes dyn dims only among the rows, the axes before those it works along (axis {} "
+                               "here is one it works along or one after them)",
+                               d));
+    if (e.kind() != ir::DimExpr::Kind::Dim)
+      p.refuse_dyn(found, kn.anchor, what, fmt::format("takes a dyn dim among the rows only as a whole extent, not "
+                                                       "inside {}", e.str()));
+    r.dynamic = true;
+    r.dim = found;
+    ++dyn_factors;
+  }
+  if (!r.dynamic) return r;
+  if (dyn_factors > 1) r.dim.clear();
+  std::vector<std::string> names;
+  for (int d = 0; d < first; ++d) {
+    r.factors.push_back(shape[static_cast<std::size_t>(d)]);
+    names.push_back(shape[static_cast<std::size_t>(d)].str());
+  }
+  r.planned = r.fixed;
+  r.text = fmt::format("{} (dyn)", fmt::join(names, "*"));
+  return r;
+}
+
+// int32 indices unless some tensor the kernel touches has 2^31 elements or more (with dyn rows,
+// the runtime keys executables by that too, so the count stays out of the text).
+std::string index_reason(PlannedKernel& kn, std::int64_t biggest, bool dynamic = false) {
   kn.index64 = biggest > kIndex32Limit;
-  return kn.index64 ? fmt::format("int64 indices ({} elements >= 2^31)", biggest)
-                    : "int32 indices (every tensor < 2^31 elements)";
+  if (!kn.index64) return "int32 indices (every tensor < 2^31 elements)";
+  return dynamic ? "int64 indices (some tensor has >= 2^31 elements)"
+                 : fmt::format("int64 indices ({} elements >= 2^31)", biggest);
+}
+
+// A kernel with dyn rows: the factors launch_for multiplies.
+void set_rows(PlannedKernel& kn, const Rows& rows) {
+  if (rows.dynamic) kn.dyn_outer = rows.factors;
 }
 
 // Bytes of the combiner's running state (Op::Acc in reduce_ops.cuh) for a compute type of `c`
@@ -168,6 +257,7 @@ void plan_reduction_chain(Planner& p, PlannedKernel& kn, const std::vector<int>&
              "{}: line {}: {} over several non-adjacent axes is not supported (its index does not chain); reduce "
              "over one axis, or over all of them", p.bound().ir->op_name, a.loc.line, ir::op_kind_name(a.kind));
   const ir::NodeId operand = a.operands[0];
+  rows_of(p, kn, operand, 0, 1, "reduce (a chain over non-adjacent axes)");   // refuses every dyn dim
   std::vector<std::pair<int, int>> groups;   // [first, last] runs of adjacent axes, ascending
   for (int ax : axes) {
     if (!groups.empty() && groups.back().second + 1 == ax) groups.back().second = ax;
@@ -249,54 +339,67 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   for (std::size_t i = 1; i < axes.size(); ++i)
     if (axes[i] != axes[i - 1] + 1) return plan_reduction_chain(p, kn, axes);
   const Box b = axes.empty() ? Box{1, numel(shape), 1} : box_of(shape, axes.front(), axes.back());
+  Rows rows = rows_of(p, kn, operand, axes.empty() ? 0 : axes.front(), b.outer, "reduce");
+  set_rows(kn, rows);
   const int elem = element_bytes(p, operand);
   const int sms = p.target().sm_count;
-  std::string idx = index_reason(kn, std::max(numel(shape), numel(p.shape(kn.anchor))));
+  std::string idx = index_reason(kn, std::max(numel(shape), numel(p.shape(kn.anchor))), rows.dynamic);
   const int acc = acc_bytes(a.kind, compute_bytes(a.kind == ir::OpKind::Argmin || a.kind == ir::OpKind::Argmax
                                                       ? p.node(operand).dtype : a.dtype),
                             kn.index64 ? 8 : 4);
+  // The split rules read the row count; a kernel with dyn rows is never split ([Note: dyn rows]).
+  const bool may_split = !rows.dynamic;
+  const std::string unsplit = rows.dynamic ? "; dyn rows: never split" : "";
   ReduceConfig config;
-  config.outer = b.outer;
+  config.outer = rows.config_outer();
   config.red = b.len;
   config.inner = b.inner;
   config.acc_bytes = acc;
-  auto launch_with = [&kn](const ReduceConfig& c) {
-    kn.config = c;
+  // The plan's launch (shown by kiln gen) is at the bound rows; a dyn config's outer stays 0.
+  auto launch_with = [&kn, &rows, &b](ReduceConfig c) {
+    c.outer = b.outer;
     kn.set_launch(reduce_geometry(c));
+    c.outer = rows.config_outer();
+    kn.config = c;
   };
   if (b.inner == 1) {
     kn.template_name = "reduce_inner";
-    if (launch::reduce_inner_use_warp(b.outer, b.len, sms)) {
+    if (b.len > 2048) rows.thresholds(p, {32LL * sms});   // reduce_inner_use_warp's step
+    if (launch::reduce_inner_use_warp(rows.planned, b.len, sms)) {
       config.variant = ReduceVariant::kInnerWarp;
       config.threads = 256;
       config.unroll = 4;
       launch_with(config);
       kn.reason = fmt::format("reduced axis contiguous: a warp per row ({} rows of {}; {}), 16-byte loads with "
                               "scalar head/tail; {}",
-                              b.outer, b.len, b.len <= 2048 ? "short rows" : "rows fill every SM", idx);
+                              rows.text, b.len, b.len <= 2048 ? "short rows" : "rows fill every SM", idx);
       return;
     }
     config.variant = ReduceVariant::kInnerBlock;
     config.threads = 512;
     config.unroll = 4;
-    const auto split = launch::reduce_inner_split(b.outer, b.len, config.threads, config.unroll, elem, sms);
+    const auto split = may_split ? launch::reduce_inner_split(b.outer, b.len, config.threads, config.unroll, elem, sms)
+                                 : launch::InnerSplit{1, launch::round_up_ll(b.len, launch::vec_elems(elem))};
     config.splits = split.splits;
     config.chunk = split.chunk;
     launch_with(config);
-    kn.reason = fmt::format("reduced axis contiguous: a block per row ({} rows, fewer than 32 per SM, of {} > 2048){}; {}",
-                            b.outer, b.len,
+    kn.reason = fmt::format("reduced axis contiguous: a block per row ({} rows, fewer than 32 per SM, of {} > 2048){}{}; {}",
+                            rows.text, b.len,
                             split.splits > 1 ? fmt::format(", each row split {} ways + reduce_finish", split.splits) : "",
-                            idx);
+                            unsplit, idx);
     if (split.splits > 1) add_finish(p, kn, config, b.outer);
     return;
   }
   kn.template_name = "reduce_outer";
   const int vec = p.target().aligned16 ? launch::reduce_outer_vec(b.inner, elem) : 1;
+  auto grid_text = [&] { return rows.dynamic ? std::string("blocks over the launch's rows")
+                                             : fmt::format("{} blocks", kn.grid.x * kn.grid.y); };
   // The streamed tensor itself must be 4-byte (a cast prologue from f16 streams 2-byte elements).
   if (launch::reduce_outer_use_v4(b.inner, elem, p.target().aligned16) && leaves_have_width(p, operand, 4)) {
     const int threads = launch::reduce_outer_v4_threads(b.inner);
     constexpr int kUnroll = launch::kOuterV4Unroll;
-    const auto split = launch::reduce_outer_v4_split(b.outer, b.len, b.inner, threads, sms);
+    const auto split = may_split ? launch::reduce_outer_v4_split(b.outer, b.len, b.inner, threads, sms)
+                                 : launch::outer_split_of(b.len, 1);
     config.variant = ReduceVariant::kOuterV4;
     config.threads = threads;
     config.unroll = kUnroll;
@@ -308,17 +411,18 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
     kn.reason = fmt::format(
         "reduced axis strided, inner {} % 4 != 0: a block sweeps {} rows {}({} threads x 4 columns) with 16-byte "
         "aligned loads + lane shuffles (rows start misaligned; 4-byte loads stay under copy speed), {} rows of "
-        "loads in flight; {}{} blocks; {}",
+        "loads in flight; {}{}{}; {}",
         b.inner, split.chunk, b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), threads, kUnroll,
         split.splits > 1 ? fmt::format("reduced axis split {} ways + reduce_finish for ", split.splits) : "",
-        kn.grid.x * kn.grid.y, idx);
+        grid_text(), unsplit, idx);
     if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner);
     return;
   }
   if (launch::reduce_outer_use_rows(b.inner, vec)) {
     constexpr int kThreads = launch::kOuterRowsThreads, kUnroll = 1;
     const int cols = launch::reduce_outer_rows_cols(b.inner, kThreads);
-    const auto split = launch::reduce_outer_rows_split(b.outer, b.len, b.inner, kThreads, cols, sms);
+    const auto split = may_split ? launch::reduce_outer_rows_split(b.outer, b.len, b.inner, kThreads, cols, sms)
+                                 : launch::outer_split_of(b.len, 1);
     config.variant = ReduceVariant::kOuterRows;
     config.threads = kThreads;
     config.cols = cols;
@@ -331,17 +435,18 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
     kn.reason = fmt::format(
         "reduced axis strided, inner {} % {} != 0: 4-byte columns; a block sweeps {} rows {}({} threads x {} "
         "columns, {} loads in flight a thread), so its reads are contiguous and no sector is shared between column "
-        "strips; {}{} blocks; {}",
+        "strips; {}{}{}; {}",
         b.inner, 16 / elem, split.chunk, b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), kThreads,
         cols, cols * kUnroll,
         split.splits > 1 ? fmt::format("reduced axis split {} ways + reduce_finish for ", split.splits) : "",
-        kn.grid.x * kn.grid.y, idx);
+        grid_text(), unsplit, idx);
     if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner);
     return;
   }
   const int threads = launch::reduce_outer_threads(b.inner, vec);
   const int unroll = vec == 1 ? 8 : 4;
-  const auto split = launch::reduce_outer_split(b.outer, b.len, b.inner, threads, vec, unroll, sms);
+  const auto split = may_split ? launch::reduce_outer_split(b.outer, b.len, b.inner, threads, vec, unroll, sms)
+                               : launch::outer_split_of(b.len, 1);
   config.variant = ReduceVariant::kOuter;
   config.threads = threads;
   config.unroll = unroll;
@@ -350,24 +455,26 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   config.chunk = split.chunk;
   launch_with(config);
   kn.reason = fmt::format(
-      "reduced axis strided: threads along the contiguous inner axis ({}), {}{}; {}", b.inner,
+      "reduced axis strided: threads along the contiguous inner axis ({}), {}{}{}; {}", b.inner,
       vec > 1 ? fmt::format("{}-byte loads", vec * elem)
               : fmt::format("inner % {} != 0: {}-byte loads, {} in flight per thread", 16 / elem, elem, unroll),
       split.splits > 1 ? fmt::format(", {} blocks cannot fill {} SMs: reduced axis split {} ways + reduce_finish",
                                      kn.grid.x, sms, split.splits)
                        : "",
-      idx);
+      unsplit, idx);
   if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner);
 }
 
 // Scans along a non-last axis: a thread per column, chunked along the axis when the columns
 // cannot fill the GPU (then scan_strided_totals runs first). See [Note: the strided-axis scan]
 // in templates/kiln/scan.cuh.
-void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, const std::string& idx) {
+void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, const Rows& rows, const std::string& idx) {
   const auto& a = p.node(kn.anchor);
   constexpr int kUnroll = 8;
   const int threads = launch::scan_strided_threads(b.inner);
-  const auto ch = launch::scan_strided_chunks(b.outer, b.len, b.inner, threads, kUnroll, p.target().sm_count);
+  // Chunks read the row count, and their totals' workspace is sized by it: none with dyn rows.
+  const auto ch = rows.dynamic ? launch::ScanChunks{1, b.len}
+                               : launch::scan_strided_chunks(b.outer, b.len, b.inner, threads, kUnroll, p.target().sm_count);
   const DType cdt = chain_dtype(a.dtype);
   ScanConfig config;
   config.variant = ch.chunks == 1 ? ScanVariant::kStrided : ScanVariant::kStridedTotals;
@@ -380,14 +487,16 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, const std::s
   config.chunk = ch.chunk;
   const int elem = element_bytes(p, a.operands[0]);
   const auto geo = scan_geometry(config, elem, static_cast<int>(dtype_size(cdt)));
+  config.outer = rows.config_outer();
   kn.config = config;
   kn.set_launch(geo);
   const std::string what = fmt::format(
       "scan along a strided axis ([{}, {}, {}]): a thread per column carrying its running value, {} loads in flight",
-      b.outer, b.len, b.inner, kUnroll);
+      rows.text, b.len, b.inner, kUnroll);
   if (ch.chunks == 1) {
     kn.template_name = "scan_strided";
-    kn.reason = fmt::format("{}; {} blocks fill the GPU: one pass; {}", what, kn.grid.x, idx);
+    kn.reason = rows.dynamic ? fmt::format("{}; dyn rows: one pass, never chunked; {}", what, idx)
+                             : fmt::format("{}; {} blocks fill the GPU: one pass; {}", what, kn.grid.x, idx);
     return;
   }
   // Chunked: this kernel writes the chunk totals, a follow-up scans with them.
@@ -417,8 +526,10 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   const auto& a = p.node(kn.anchor);
   const auto& shape = p.shape(kn.anchor);
   const Box b = shape.empty() ? Box{} : box_of(shape, a.axis, a.axis);
-  const std::string idx = index_reason(kn, numel(shape));
-  if (b.inner > 1) return plan_scan_strided(p, kn, b, idx);
+  const Rows rows = rows_of(p, kn, kn.anchor, a.axis, b.outer, "scan");
+  set_rows(kn, rows);
+  const std::string idx = index_reason(kn, numel(shape), rows.dynamic);
+  if (b.inner > 1) return plan_scan_strided(p, kn, b, rows, idx);
   constexpr int kThreads = 256, kVecs = 2;
   const int elem = element_bytes(p, a.operands[0]);
   const std::int64_t tile = launch::scan_rows_tile(kThreads, kVecs, elem);
@@ -429,17 +540,20 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   config.threads = kThreads;
   config.vecs = kVecs;
   const int value_bytes = static_cast<int>(dtype_size(chain_dtype(a.dtype)));
-  const bool prefer = launch::scan_use_lookback(b.outer, b.len, tile, p.target().sm_count);
+  // The look-back workspace is sized by the row count: not with dyn rows.
+  const bool prefer = !rows.dynamic && launch::scan_use_lookback(b.outer, b.len, tile, p.target().sm_count);
   // The template derives its tile from the streamed tensor's type: plan the look-back grid
   // only when that is the operand's width.
   const bool lookback = prefer && leaves_have_width(p, a.operands[0], static_cast<std::size_t>(elem));
   if (!lookback) {
     config.variant = ScanVariant::kRowsBlock;
-    kn.config = config;
     kn.set_launch(scan_geometry(config, elem, value_bytes));
-    kn.reason = fmt::format("scan along contiguous rows: a block per row ({} rows of {}, {}-element tiles{}); {}",
-                            b.outer, b.len, tile,
-                            prefer ? "; look-back skipped: the operand reads tensors of another width" : "", idx);
+    config.outer = rows.config_outer();
+    kn.config = config;
+    kn.reason = fmt::format("scan along contiguous rows: a block per row ({} rows of {}, {}-element tiles{}{}); {}",
+                            rows.text, b.len, tile,
+                            prefer ? "; look-back skipped: the operand reads tensors of another width" : "",
+                            rows.dynamic ? "; dyn rows: no look-back" : "", idx);
     return;
   }
   config.variant = ScanVariant::kRowsLookback;
@@ -461,17 +575,22 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
   const auto& a = p.node(kn.anchor);
   const auto& shape = p.shape(kn.anchor);
   const Box b = box_of(shape, a.axis, a.axis);
-  const std::string idx = index_reason(kn, numel(shape));
+  Rows rows = rows_of(p, kn, kn.anchor, a.axis, b.outer, "rownorm");
+  set_rows(kn, rows);
+  const std::string idx = index_reason(kn, numel(shape), rows.dynamic);
   const int v = 16 / element_bytes(p, a.operands[0]);
   const int sms = p.target().sm_count;
   kn.template_name = "rownorm";
   RownormConfig config;
-  config.outer = b.outer;
+  config.outer = rows.config_outer();
   config.len = b.len;
   config.inner = b.inner;
-  auto launch_with = [&kn](const RownormConfig& c) {
-    kn.config = c;
+  // The plan's launch (shown by kiln gen) is at the bound rows; a dyn config's outer stays 0.
+  auto launch_with = [&kn, &rows, &b](RownormConfig c) {
+    c.outer = b.outer;
     kn.set_launch(rownorm_geometry(c));
+    c.outer = rows.config_outer();
+    kn.config = c;
   };
   if (b.inner > 1) {
     config.variant = RownormVariant::kStrided;
@@ -483,16 +602,19 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
     return;
   }
   constexpr int kWarpItems = 32;
-  if (launch::rownorm_use_warp(b.outer, b.len, kWarpItems, sms)) {
+  // The steps of rownorm_use_warp and rownorm_block_threads in the row count.
+  rows.thresholds(p, b.len <= 32LL * kWarpItems ? std::vector<std::int64_t>{2LL * sms, 8LL * sms}
+                                                 : std::vector<std::int64_t>{2LL * sms});
+  if (launch::rownorm_use_warp(rows.planned, b.len, kWarpItems, sms)) {
     config.variant = RownormVariant::kWarpRows;
     config.threads = 256;
     config.group = 32;
     config.items = launch::rownorm_warp_items(b.len, v);
     launch_with(config);
-    kn.reason = fmt::format("a warp per row ({} rows of {} in registers: one read, one write); {}", b.outer, b.len, idx);
+    kn.reason = fmt::format("a warp per row ({} rows of {} in registers: one read, one write); {}", rows.text, b.len, idx);
     return;
   }
-  const int threads = launch::rownorm_block_threads(b.outer, b.len, sms);
+  const int threads = launch::rownorm_block_threads(rows.planned, b.len, sms);
   const std::int64_t items = launch::rownorm_block_items(b.len, threads, v);
   config.variant = RownormVariant::kBlockRows;
   config.threads = threads;
@@ -500,7 +622,7 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
   config.items = items;
   launch_with(config);
   const bool fits = launch::rownorm_row_in_registers(b.len, config.group, items);
-  kn.reason = fmt::format("a block of {} per row ({} rows of {}): {}; {}", threads, b.outer, b.len,
+  kn.reason = fmt::format("a block of {} per row ({} rows of {}): {}; {}", threads, rows.text, b.len,
                           fits ? fmt::format("row held in registers ({} a thread), one pass: max, exp kept in place "
                                              "and summed, times 1/sum",
                                              items)
@@ -509,9 +631,10 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
                           idx);
 }
 
-const AnchorRule kReduceRule{"reduce", true, true, plan_reduction};
-const AnchorRule kScanRule{"scan", true, true, plan_scan};
-const AnchorRule kRowNormRule{"rownorm", true, true, plan_rownorm};
+// dyn: each rule takes dyn rows ([Note: dyn rows]) and refuses other dyn dims.
+const AnchorRule kReduceRule{"reduce", true, true, plan_reduction, nullptr, nullptr, true};
+const AnchorRule kScanRule{"scan", true, true, plan_scan, nullptr, nullptr, true};
+const AnchorRule kRowNormRule{"rownorm", true, true, plan_rownorm, nullptr, nullptr, true};
 
 }  // namespace
 

@@ -28,6 +28,9 @@ struct AnchorRule {
   // chain and an anchor itself (a softmax after a matmul): return true when this
   // rule plans it in its own kernels (then the kernel's stores[0].node is `next`).
   std::function<bool(const class Planner&, ir::NodeId anchor, ir::NodeId next)> claims;
+  // The rule plans anchors whose tensors a dyn dim sizes (and refuses, located, the dyn dims it
+  // cannot take); false: run() refuses every such anchor.
+  bool dyn = false;
 };
 
 // Returns nullptr when no template handles this anchor kind yet. Dispatches to
@@ -59,6 +62,11 @@ class Planner {
   PlannedKernel& add_followup(PlannedKernel kernel);
   // The kernel's argument list from its stores and the leaves its expressions read.
   void finish_args(PlannedKernel& kernel) const;
+  // Declares values of dyn dim `dim` at which a kernel's plan changes ([Note: dyn size classes]).
+  void add_dyn_thresholds(const std::string& dim, const std::vector<std::int64_t>& values);
+  // A located UnsupportedError: "<dim's declaration>: op O: dim 'D' is dyn, but <what> (for line
+  // <at's line>) <why>".
+  [[noreturn]] void refuse_dyn(const std::string& dim, ir::NodeId at, const std::string& what, const std::string& why) const;
   // Records what the tuner may vary for a product ([Note: tuned picks]).
   void add_tunable(Plan::Tunable t) { plan_.tunables.push_back(std::move(t)); }
 

@@ -1,6 +1,6 @@
 // Options::shapes (issue 20): "declared" keeps the spec's `dyn` marks, "specialized" bakes every
-// dim in, "generic" also makes dyn every dim that sizes only elementwise kernels. Sources only,
-// no GPU.
+// dim in, "generic" also makes dyn every dim that sizes only elementwise kernels or the rows of
+// memory-bound ones. Sources only, no GPU.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -52,9 +52,17 @@ TEST_CASE("shapes: declared, generic and specialized") {
     const auto ex = p.op("relu_add").specialize({{"B", 100}, {"N", 4096}});
     CHECK(has(ex.source(), "long long dim_B, long long dim_N"));
     CHECK(has(ex.plan_text(), "B=100 (dyn, general) N=4096 (dyn, multiple of 16)"));
-    // Only the elementwise part of an op with a reduction: K and M size the reduction.
+    // An op with a reduction: K is the reduced axis and stays baked in; M counts its rows, which
+    // the reduce template takes as dyn ([Note: dyn rows]).
     auto mixed = rt.load_string(kMixed, "mixed.kiln").op("mixed").specialize(kiln::Bindings{});
-    CHECK(has(mixed.plan_text(), "K=8 M=64 N=1000 (dyn, general)"));
+    CHECK(has(mixed.plan_text(), "K=8 M=64 (dyn, multiple of 16) N=1000 (dyn, general)"));
+    // A matmul keeps every dim it uses.
+    auto mm = rt.load_string("op mm {\n  dims M = 64, K = 8, N = 16\n  in a: f32[M, K]\n  in b: f32[K, N]\n"
+                             "  out c = relu(matmul(a, b))\n}\n",
+                             "mm.kiln")
+                  .op("mm")
+                  .specialize(kiln::Bindings{});
+    CHECK(!has(mm.plan_text(), "(dyn"));
   }
 }
 

@@ -1,0 +1,202 @@
+// dyn rows for the memory-bound family ([Note: dyn rows] in generator/plan/plan_memory.cpp, [Note:
+// dyn size classes] in generator/plan/plan.h): reductions, scans and row normalizations take a dyn
+// dim among the axes before those they work along. Within a bucket and size class every value
+// gives the same source, free of the value; the launch follows the values through the family's
+// geometry rule; other dyn dims are refused where they are declared; the units compile.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+
+#include "generator/plan/plan.h"
+#include "memory_plan_util.h"
+#include "runtime/nvrtc.h"
+
+namespace {
+
+using namespace memory_plan_test;
+
+// Each op twice: `dims dyn B` and, for the comparison of launches, B baked in (the "_static" ops).
+std::string spec_text(const std::string& b_decl) {
+  return "op sm {\n  dims " + b_decl + ", N = 1000\n  in  x: f32[B, N]\n  out y = softmax(x, axis=-1)\n}\n" +
+         "op rsum {\n  dims " + b_decl + ", S = 12, N = 4096\n  in  x: f32[B, S, N]\n  out y = sum(x, axis=2) * 2.0\n}\n" +
+         "op csum {\n  dims " + b_decl + ", N = 3000\n  in  x: f32[B, N]\n  out y = cumsum(x, axis=1)\n}\n" +
+         "op colsum {\n  dims " + b_decl + ", R = 64, C = 1000\n  in  x: f32[B, R, C]\n  out y = sum(x, axis=1)\n}\n" +
+         "op cs_strided {\n  dims " + b_decl + ", L = 100, C = 300\n  in  x: f32[B, L, C]\n" +
+         "  out y = cumsum(x, axis=1)\n}\n" +
+         "op sm_strided {\n  dims " + b_decl + ", L = 100, C = 300\n  in  x: f32[B, L, C]\n" +
+         "  out y = softmax(x, axis=1)\n}\n" +
+         "op layernorm {\n  const eps: f32 = 1e-5\n  dims " + b_decl + ", N = 4096\n  in  x: f32[B, N]\n" +
+         "  in  g: f32[B]\n  let mu = mean(x, axis=1, keepdims=true)\n  let d = x - mu\n" +
+         "  let var = mean(d * d, axis=1, keepdims=true)\n  out y = d * rsqrt(var + eps)\n" +
+         "  out s = sum(x, axis=1) * g\n}\n";
+}
+
+const char* kRefused =
+    "op reduced {\n"
+    "  dims B = 8, dyn N\n"
+    "  in  x: f32[B, N]\n"
+    "  out y = sum(x, axis=1)\n"
+    "}\n"
+    "op inner {\n"
+    "  dims dyn B, L = 8, dyn C\n"
+    "  in  x: f32[B, L, C]\n"
+    "  out y = cumsum(x, axis=1)\n"
+    "}\n"
+    "op chain {\n"
+    "  dims dyn B, M = 8, N = 64\n"
+    "  in  x: f32[B, M, N]\n"
+    "  out y = sum(x, axis=[0, 2])\n"
+    "}\n";
+
+kiln::Plan plan_text_at(const std::string& text, const std::string& op, std::int64_t b, const std::string& arch = "sm_90a") {
+  auto spec = kiln::parse_spec(text, "rows.kiln");
+  std::map<std::string, kiln::ir::DimValue> given{{"B", {b, "test"}}};
+  for (const char* dim : {"N", "C"})   // the refused ops' other dyn dims
+    if (text.find(std::string("dyn ") + dim) != std::string::npos) given[dim] = {100, "test"};
+  auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), given));
+  return kiln::make_plan(bound, kiln::Target::for_arch(arch));
+}
+kiln::Plan dyn_at(const std::string& op, std::int64_t b, const std::string& arch = "sm_90a") {
+  return plan_text_at(spec_text("dyn B"), op, b, arch);
+}
+kiln::Plan static_at(const std::string& op, std::int64_t b) {
+  return plan_text_at(spec_text("B = " + std::to_string(b)), op, b);
+}
+
+const std::vector<std::string> kOps{"sm", "rsum", "csum", "colsum", "cs_strided", "sm_strided", "layernorm"};
+
+}  // namespace
+
+TEST_CASE("dyn rows: one source per bucket and class, values only at launch") {
+  // 1037, 1077 and 3313 are in the bucket "general"; 272 and 1040 multiples of 16. For every op
+  // the class is the same for the values of one group (sm: [264, 1056); rsum: B < 352).
+  for (const auto& op : kOps) {
+    CAPTURE(op);
+    const auto a = dyn_at(op, 299), b = dyn_at(op, 301), c = dyn_at(op, 303);
+    CHECK(all_sources(sources_of(a)) == all_sources(sources_of(b)));
+    CHECK(all_sources(sources_of(a)) == all_sources(sources_of(c)));
+    for (const auto* p : {&a, &b, &c})
+      for (const auto& src : sources_of(*p)) {
+        INFO(src.text);
+        CHECK(src.text.find("299") == std::string::npos);
+        CHECK(src.text.find("301") == std::string::npos);
+        CHECK(src.text.find("303") == std::string::npos);
+        if (src.text.find("kiln/elementwise.cuh") == std::string::npos)
+          CHECK(src.text.find("const Index rows = ") != std::string::npos);
+      }
+    // Every anchor kernel takes B and computes its rows from it.
+    for (const auto& kn : a.kernels)
+      if (kn.anchor >= 0) CHECK(!kn.dyn_outer.empty());
+  }
+}
+
+TEST_CASE("dyn rows: size classes where the plan changes with the row count") {
+  // softmax over rows of 1000 floats on 132 SMs: a block per row with 4 or 16 items a thread below
+  // 2 rows an SM and below 8, a warp per row from 8 rows an SM (rownorm_use_warp, _block_threads).
+  const auto few = dyn_at("sm", 100), some = dyn_at("sm", 1000), many = dyn_at("sm", 5000);
+  CHECK(few.dyn_thresholds.at("B") == std::vector<std::int64_t>{264, 1056});
+  CHECK(std::get<kiln::RownormConfig>(few.kernels[0].config).variant == kiln::RownormVariant::kBlockRows);
+  CHECK(std::get<kiln::RownormConfig>(many.kernels[0].config).variant == kiln::RownormVariant::kWarpRows);
+  CHECK(some.text().find("B=1000 (dyn, general, class [264, 1056))") != std::string::npos);
+  CHECK(many.text().find("B=5000 (dyn, general, class >= 1056)") != std::string::npos);
+  CHECK(all_sources(sources_of(some)) != all_sources(sources_of(many)));
+  // Each class plans as the static op at the class's lowest row count.
+  CHECK(std::get<kiln::RownormConfig>(dyn_at("sm", 1055).kernels[0].config).variant ==
+        std::get<kiln::RownormConfig>(static_at("sm", 264).kernels[0].config).variant);
+  CHECK(std::get<kiln::RownormConfig>(dyn_at("sm", 1056).kernels[0].config).variant == kiln::RownormVariant::kWarpRows);
+  // sum over rows of 4096 (S = 12 rows per B): a warp per row from 32 rows an SM, 4224 rows, so
+  // B >= 352; below, a block per row, never split with dyn rows.
+  const auto r_few = dyn_at("rsum", 351), r_many = dyn_at("rsum", 352);
+  CHECK(r_few.dyn_thresholds.at("B") == std::vector<std::int64_t>{352});
+  CHECK(std::get<kiln::ReduceConfig>(r_few.kernels[0].config).variant == kiln::ReduceVariant::kInnerBlock);
+  CHECK(std::get<kiln::ReduceConfig>(r_few.kernels[0].config).splits == 1);
+  CHECK(r_few.kernels.size() == 1);
+  CHECK(std::get<kiln::ReduceConfig>(r_many.kernels[0].config).variant == kiln::ReduceVariant::kInnerWarp);
+  // Scans and strided kernels have no classes.
+  CHECK(dyn_at("csum", 7).dyn_thresholds.empty());
+  CHECK(dyn_at("colsum", 7).dyn_thresholds.empty());
+  // The rules of each class: dyn_class and its texts.
+  const std::vector<std::int64_t> t{264, 1056};
+  CHECK(kiln::dyn_class(t, 1) == 0);
+  CHECK(kiln::dyn_class(t, 263) == 0);
+  CHECK(kiln::dyn_class(t, 264) == 1);
+  CHECK(kiln::dyn_class(t, 1056) == 2);
+  CHECK(kiln::dyn_class_low(t, 0) == 1);
+  CHECK(kiln::dyn_class_low(t, 2) == 1056);
+  CHECK(kiln::dyn_class_text(t, 0) == "[1, 264)");
+  CHECK(kiln::dyn_class_text(t, 2) == ">= 1056");
+}
+
+TEST_CASE("dyn rows: the launch is the family's rule at the launch's rows") {
+  // For values in the class a plan was made in, launch_for equals the static plan's launch (at
+  // row counts where the static plan does not split or chunk, which a dyn plan never does).
+  const std::map<std::string, std::vector<std::int64_t>> values{
+      {"sm", {300, 700, 1055}}, {"rsum", {400, 5000}}, {"csum", {1, 17, 4000}}, {"colsum", {2000, 3001}},
+      {"cs_strided", {600, 999}}, {"sm_strided", {2, 333}}, {"layernorm", {5000, 9999}}};
+  for (const auto& [op, bs] : values) {
+    const auto plan = dyn_at(op, bs.front());
+    for (std::int64_t b : bs) {
+      CAPTURE(op);
+      CAPTURE(b);
+      const auto fixed = static_at(op, b);
+      REQUIRE(fixed.kernels.size() == plan.kernels.size());
+      std::map<std::string, std::int64_t> dims = plan.bound->dims;
+      dims["B"] = b;
+      for (std::size_t k = 0; k < plan.kernels.size(); ++k) {
+        const auto g = kiln::launch_for(plan, k, dims);
+        CHECK(g.grid.x == fixed.kernels[k].grid.x);
+        CHECK(g.grid.y == fixed.kernels[k].grid.y);
+        CHECK(g.block.x == fixed.kernels[k].block.x);
+        // Intermediates (layernorm's mu and var) are sized by the launch.
+        for (std::size_t i = 0; i < plan.buffers.size(); ++i)
+          if (plan.buffers[i].kind == kiln::BufferKind::Intermediate)
+            CHECK(plan.buffer_bytes(i, dims) == fixed.buffers[i].bytes);
+      }
+    }
+  }
+}
+
+TEST_CASE("dyn rows: other dyn dims are refused where they are declared") {
+  auto refused = [](const std::string& op) {
+    try {
+      plan_text_at(kRefused, op, 4);
+    } catch (const kiln::UnsupportedError& e) {
+      return std::string(e.what());
+    }
+    return std::string("planned");
+  };
+  CHECK(refused("reduced") ==
+        "rows.kiln:2:19: op reduced: dim 'N' is dyn, but the reduce template (for line 4) takes dyn dims only among "
+        "the rows, the axes before those it works along (axis 1 here is one it works along or one after them)");
+  CHECK(refused("inner").find("rows.kiln:7:26: op inner: dim 'C' is dyn, but the scan template (for line 9) takes dyn "
+                              "dims only among the rows") == 0);
+  CHECK(refused("chain").find("rows.kiln:12:12: op chain: dim 'B' is dyn, but the reduce (a chain over non-adjacent "
+                              "axes) template (for line 14)") == 0);
+}
+
+TEST_CASE("dyn rows: every unit compiles with NVRTC for sm_80 and sm_90a") {
+  std::string why;
+  if (!kiln::nvrtc_available(&why)) {
+    MESSAGE("skipped: NVRTC not loadable (" << why << ")");
+    return;
+  }
+  int units = 0;
+  for (const auto& op : kOps)
+    for (const char* arch : {"sm_80", "sm_90a"})
+      for (std::int64_t b : {7, 5000}) {
+        for (const auto& src : sources_of(dyn_at(op, b, arch))) {
+          CAPTURE(op);
+          CAPTURE(arch);
+          CAPTURE(src.file_name);
+          kiln::CompileRequest r;
+          r.source = src.text;
+          r.file_name = src.file_name;
+          r.arch = arch;
+          r.templates = &library();
+          CHECK_NOTHROW(CHECK(!kiln::compile(r).cubin.empty()));
+          ++units;
+        }
+      }
+  MESSAGE(units << " units compiled");
+}
