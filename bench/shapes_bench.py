@@ -11,8 +11,8 @@ timed. Then specialized, generic and eager are timed in turns (three rounds of
 triton.testing.do_bench medians; the row keeps the median of the rounds), so clock drift
 touches all three alike. The row schema is bench.py's (problem, precision, kiln_ms = the generic
 kernel, eager_ms, compile_ms = null here, correct) plus specialized_ms and generic_over_specialized.
-Only ops whose plan under "generic" has a dyn dim are rows: today that is the elementwise family
-(docs/api.md, KILN_SHAPES; docs/language.md, "dyn").
+Only ops whose plan under "generic" has a dyn dim are rows: the elementwise family, and the rows
+of reductions, scans and row norms (docs/api.md, KILN_SHAPES; docs/language.md, "dyn").
 """
 import argparse
 import datetime
@@ -40,8 +40,26 @@ CASES = [
     ("specs/elementwise.kiln", "scale_cast_f16", dict(B=8192, N=8192), "f32(x) * scale"),
     ("specs/elementwise.kiln", "sigmoid_tanh_mix", dict(B=8192, N=8192), "two outputs"),
     ("specs/elementwise.kiln", "sigmoid_tanh_mix", dict(B=8192, N=8190), "two outputs"),
+    # The memory-bound family with dyn rows ([Note: dyn rows]): the benchmark's 4096² rows, and few
+    # rows, where a specialized plan splits, chunks or looks back and a dyn one does not.
+    ("specs/norms.kiln", "softmax", dict(B=4096, N=4096), "softmax"),
+    ("specs/norms.kiln", "softmax", dict(B=1000, N=1000), "softmax"),
+    ("specs/norms.kiln", "log_softmax", dict(B=4096, N=4096), "log_softmax"),
+    ("specs/norms.kiln", "layernorm", dict(B=4096, N=4096), "layer norm"),
+    ("specs/norms.kiln", "rmsnorm", dict(B=4096, N=4096), "RMS norm"),
+    ("specs/reductions.kiln", "sum_rows", dict(B=4096, N=4096), "sum over rows"),
+    ("specs/reductions.kiln", "sum_rows", dict(B=16, N=1 << 20), "sum, few long rows"),
+    ("specs/reductions.kiln", "argmax_rows", dict(B=4096, N=4096), "argmax"),
+    ("specs/reductions.kiln", "logsumexp_rows", dict(B=4096, N=4096), "logsumexp"),
+    ("specs/scans.kiln", "cumsum_reverse", dict(B=4096, N=4096), "reverse cumsum"),
+    ("specs/scans.kiln", "cumsum_long_rows", dict(B=2, N=4194304), "cumsum, few long rows"),
+    ("specs/scans.kiln", "cumsum_mid_exclusive", dict(B=4, M=65536, N=32), "cumsum, middle axis"),
+    ("specs/scans.kiln", "cummin_mid_reverse", dict(B=64, M=128, N=8192), "cummin, middle axis"),
 ]
-QUICK = {0, 1, 4}
+QUICK = {0, 1, 4, 12, 17}
+# Scans and sums add thousands of f32 values: their error grows with the row (docs/semantics.md).
+TOLERANCE = {"cumsum_reverse": 2e-3, "cumsum_long_rows": 2e-2, "cumsum_mid_exclusive": 2e-3, "sum_rows": 1e-3,
+             "logsumexp_rows": 1e-3}
 
 
 def eager_of(op_name, torch, F):
@@ -54,6 +72,17 @@ def eager_of(op_name, torch, F):
         "scale_cast_f16": lambda x, s: x.float() * s,
         "sigmoid_tanh_mix": lambda x, g: (torch.sigmoid(g) * torch.tanh(x) + (1 - torch.sigmoid(g)) * x,
                                           torch.maximum(x.abs(), g.abs().sqrt())),
+        "softmax": lambda x: torch.softmax(x, dim=-1),
+        "log_softmax": lambda x: torch.log_softmax(x, dim=1),
+        "layernorm": lambda x, g, b: F.layer_norm(x, x.shape[-1:], g, b, 1e-5),
+        "rmsnorm": lambda x, g: x * torch.rsqrt((x * x).mean(dim=-1, keepdim=True) + 1e-6) * g,
+        "sum_rows": lambda x: x.sum(dim=-1),
+        "argmax_rows": lambda x: x.argmax(dim=1),
+        "logsumexp_rows": lambda x: torch.logsumexp(x, dim=1),
+        "cumsum_reverse": lambda x: x.flip(-1).cumsum(-1).flip(-1),
+        "cumsum_long_rows": lambda x: x.cumsum(1),
+        "cumsum_mid_exclusive": lambda x: x.cumsum(1) - x,
+        "cummin_mid_reverse": lambda x: x.flip(1).cummin(1).values.flip(1),
     }[op_name]
 
 
@@ -119,7 +148,7 @@ def main():
         ok = True
         worst = 0.0
         for key, op in (("generic", op_g), ("specialized", op_s)):
-            o = tuple(torch.full_like(f, float("nan")) for f in first)
+            o = tuple(torch.full_like(f, float("nan") if f.is_floating_point() else -1) for f in first)
             op(*inputs, out=o)
             torch.cuda.synchronize()
             outs[key] = o
@@ -127,7 +156,8 @@ def main():
                 gd = g.cpu().double()
                 err = float(((gd - e).abs() / (e.abs() + 1e-6)).nan_to_num(float("inf")).max())
                 worst = max(worst, err)
-                ok = ok and bool(torch.allclose(gd, e, rtol=1e-4, atol=1e-4))
+                tol = TOLERANCE.get(name, 1e-4)
+                ok = ok and bool(torch.allclose(gd, e, rtol=tol, atol=tol))
         row["correct"] = ok
         row["max_rel_error"] = worst
         stats_g = kiln.stats(generic)

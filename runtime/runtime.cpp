@@ -401,16 +401,20 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
         pointers[a] = &map;
       }
     }
-    // Workspaces the kernel needs zeroed (look-back flags): on the same stream, just before it.
-    for (int b : plan.kernels[k].zero_before) {
-      const auto& buf = plan.buffers[static_cast<std::size_t>(b)];
-      check(driver().memset_d32_async(scratch[static_cast<std::size_t>(b)], 0u, static_cast<std::size_t>(buf.bytes / 4), s),
-            "cuMemsetD32Async");
-    }
     Dim3 grid = fns.grids[k];
+    std::int64_t launch_workspace = -1;   // dyn rows: the bytes of its workspace this launch uses
     if (plan.kernels[k].reads_dyn_dims()) {   // the grid over this launch's extents (no clusters)
       const launch::Geometry g = launch_for(plan, k, dyn_dims);
       grid = {static_cast<unsigned>(g.grid.x), static_cast<unsigned>(g.grid.y), static_cast<unsigned>(g.grid.z)};
+      if (!plan.kernels[k].dyn_outer.empty()) launch_workspace = g.workspace_bytes;
+    }
+    // Workspaces the kernel needs zeroed (look-back flags): on the same stream, just before it;
+    // with dyn rows the part this launch lays out (the buffer is sized for its class's most rows).
+    for (int b : plan.kernels[k].zero_before) {
+      const auto& buf = plan.buffers[static_cast<std::size_t>(b)];
+      const std::int64_t bytes = launch_workspace >= 0 ? std::min(launch_workspace, buf.bytes) : buf.bytes;
+      check(driver().memset_d32_async(scratch[static_cast<std::size_t>(b)], 0u, static_cast<std::size_t>(bytes / 4), s),
+            "cuMemsetD32Async");
     }
     kiln::launch_kernel(fns.functions[k], grid, src.block, src.shared_bytes, s, pointers.data());
   }

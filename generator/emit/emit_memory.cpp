@@ -254,7 +254,8 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConf
   rows_launch_check(kernel, "kiln::reduce_geometry(kConfig)", unit);
   if (split) {
     acc_check(unit);
-    workspace_check(plan, kernel, "kiln::reduce_geometry(kConfig)", true, unit);
+    // With dyn rows the workspace is sized for the class's most rows, not kConfig's (0).
+    if (!dyn_rows(kernel)) workspace_check(plan, kernel, "kiln::reduce_geometry(kConfig)", true, unit);
   }
 }
 
@@ -263,16 +264,18 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceFini
   begin_unit(plan, kernel, "reduce.cuh", unit, c);
   reduction_constants(plan, kernel, config, c);
   c.line("constexpr int kFinishThreads = kConfig.threads;");
-  c.line("constexpr Index kNumOut = kConfig.n_out, kSplits = kConfig.splits;");
+  if (dyn_rows(kernel)) c.line("constexpr Index kSplits = kConfig.splits;  // outputs: the body's rows * kInner");
+  else c.line("constexpr Index kNumOut = kConfig.n_out, kSplits = kConfig.splits;");
   unit.constants = c.str();
   CodeWriter w;
   write_store(plan, kernel, result_type(plan, kernel), w);
   unit.functors = w.str();
-  unit.body = fmt::format(
-      "  kiln::reduce_finish<kFinishThreads, Op>(reinterpret_cast<const Op::Acc*>({}), {}, kNumOut, kSplits, kRed, "
-      "Store{{{}}});",
-      workspace_pointer(plan, kernel, false), pointer_of_store(plan, kernel), UnitParts::member_inits(plan, kernel));
-  unit.launch_check(kernel, "kiln::reduce_finish_geometry(kConfig)");
+  unit.body = rows_statement(plan, kernel) +
+              fmt::format("  kiln::reduce_finish<kFinishThreads, Op>(reinterpret_cast<const Op::Acc*>({}), {}, {}, kSplits, "
+                          "kRed, Store{{{}}});",
+                          workspace_pointer(plan, kernel, false), pointer_of_store(plan, kernel),
+                          dyn_rows(kernel) ? "rows * kInner" : "kNumOut", UnitParts::member_inits(plan, kernel));
+  rows_launch_check(kernel, "kiln::reduce_finish_geometry(kConfig)", unit);
   acc_check(unit);
 }
 
@@ -313,13 +316,14 @@ void emit_scan_rows(const Plan& plan, const PlannedKernel& kernel, const ScanCon
   const std::string geometry = fmt::format("kiln::scan_geometry(kConfig, sizeof({}), sizeof(C))", streamed_type(plan, primary));
   rows_launch_check(kernel, geometry, unit);
   if (config.variant == ScanVariant::kRowsLookback) {
-    workspace_check(plan, kernel, geometry, true, unit);
+    // With dyn rows the workspace is sized for the class's most rows, and the launch's part zeroed.
+    if (!dyn_rows(kernel)) workspace_check(plan, kernel, geometry, true, unit);
     // The workspace (tile counter, flags, values) is zeroed by the runtime right before this launch.
     unit.body = fmt::format(
         "  // {} (tile counter and flags) was zeroed on this stream before the launch\n"
-        "  kiln::scan_rows_lookback<kThreads, kVecs, kExclusive, kReverse, Op>({}, {}, {}, kRows, kLen, {});",
-        workspace_pointer(plan, kernel, true), in, pointer_of_store(plan, kernel), workspace_pointer(plan, kernel, true),
-        functors(plan, kernel));
+        "{}  kiln::scan_rows_lookback<kThreads, kVecs, kExclusive, kReverse, Op>({}, {}, {}, {}, kLen, {});",
+        workspace_pointer(plan, kernel, true), rows_statement(plan, kernel), in, pointer_of_store(plan, kernel),
+        workspace_pointer(plan, kernel, true), rows_name(kernel, "kRows"), functors(plan, kernel));
     return;
   }
   unit.body = rows_statement(plan, kernel) +

@@ -782,28 +782,7 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
   if (kn.dyn_outer.empty()) return g;   // dyn dims read only by its functors (a side operand's)
   std::int64_t outer = 1;
   for (const auto& e : kn.dyn_outer) outer *= e.evaluate(dims);
-  // The memory family's rules over the launch's rows ([Note: dyn rows] in plan_memory.cpp).
-  return std::visit(
-      [&](const auto& c) -> launch::Geometry {
-        using C = std::decay_t<decltype(c)>;
-        if constexpr (std::is_same_v<C, ReduceConfig> || std::is_same_v<C, RownormConfig>) {
-          C at = c;
-          at.outer = outer;
-          if constexpr (std::is_same_v<C, ReduceConfig>) return reduce_geometry(at);
-          else return rownorm_geometry(at);
-        } else if constexpr (std::is_same_v<C, ScanConfig>) {
-          // Element and value sizes size the look-back tile and the workspaces, which a dyn scan has none of.
-          KILN_ASSERT(c.variant == ScanVariant::kRowsBlock || c.variant == ScanVariant::kStrided,
-                      "{}: a dyn {} scan", kn.entry, enum_name(c.variant));
-          C at = c;
-          at.outer = outer;
-          return scan_geometry(at, 4, 4);
-        } else {
-          KILN_ASSERT(false, "{}: dyn rows for a kernel of another family", kn.entry);
-          return g;
-        }
-      },
-      kn.config);
+  return memory_launch(plan, kn, outer);   // the family's rules over the launch's rows
 }
 
 void Planner::add_dyn_thresholds(const std::string& dim, const std::vector<std::int64_t>& values) {

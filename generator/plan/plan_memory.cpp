@@ -50,9 +50,8 @@ std::int64_t numel(const std::vector<std::int64_t>& shape) {
 
 // Bytes of one element of the tensor the template streams (the anchor's operand as stored, or
 // computed when it is an inlined expression: its widest leaf decides the vector width).
-int element_bytes(const Planner& p, ir::NodeId operand) {
-  return static_cast<int>(dtype_size(p.node(operand).dtype == DType::boolean ? DType::f32 : p.node(operand).dtype));
-}
+int element_bytes(DType operand) { return static_cast<int>(dtype_size(operand == DType::boolean ? DType::f32 : operand)); }
+int element_bytes(const Planner& p, ir::NodeId operand) { return element_bytes(p.node(operand).dtype); }
 
 // [Note: dyn rows]
 // The memory-bound templates take their [outer, len, inner] extents as run-time arguments, so a
@@ -64,17 +63,26 @@ int element_bytes(const Planner& p, ir::NodeId operand) {
 // from the row count (warp or block per row, threads a row) is planned at the lowest value of the
 // dim's size class, and the rule declares the thresholds ([Note: dyn size classes]); with two or
 // more dyn dims among the rows there are no classes and the rules see the static rows alone (as
-// if every dyn dim were 1). A split of the reduced axis, a chunked strided scan and the look-back
-// scan size their workspaces by the row count, so kernels with dyn rows do without them.
+// if every dyn dim were 1). A split of the reduced axis (reduce_inner) and the look-back scan size
+// their workspaces by the row count: with dyn rows they are planned only in a class that has a
+// largest value (below the rule's threshold), at the class's lowest row count, with the workspace
+// sized for its largest (a reduce_finish and the zeroing then cover the launch's rows). The
+// strided splits and chunks would need workspaces of up to a wave of columns per row, so kernels
+// with dyn rows do without them.
 struct Rows {
   bool dynamic = false;
   std::vector<ir::DimExpr> factors;   // the operand's outer extents (when dynamic)
   std::string dim;                    // the one dyn dim among them ("" when none or several)
   std::int64_t fixed = 1;             // the product of the static outer extents
   std::int64_t planned = 1;           // the row count the rules see
+  std::int64_t most = 0;              // dyn: the class's largest row count (0: no largest)
   std::string text;                   // "4096", or "B*12 (dyn)"
 
   long long config_outer() const { return dynamic ? 0 : planned; }
+  // Workspaces sized by the row count are possible: static rows, or a class with a largest value.
+  bool bounded() const { return !dynamic || most > 0; }
+  // The row count a workspace is sized for.
+  std::int64_t workspace_rows() const { return dynamic ? most : planned; }
   // With one dyn dim: declares the row counts at which the rule's choice changes (as values of
   // the dim), and plans at the lowest row count of the bound value's class.
   void thresholds(Planner& p, const std::vector<std::int64_t>& row_counts) {
@@ -83,7 +91,9 @@ struct Rows {
     for (std::int64_t t : row_counts) at.push_back((t + fixed - 1) / fixed);
     p.add_dyn_thresholds(dim, at);
     std::sort(at.begin(), at.end());
-    planned = fixed * dyn_class_low(at, dyn_class(at, p.bound().dims.at(dim)));
+    const int klass = dyn_class(at, p.bound().dims.at(dim));
+    planned = fixed * dyn_class_low(at, klass);
+    most = klass < static_cast<int>(at.size()) ? fixed * (at[static_cast<std::size_t>(klass)] - 1) : 0;
   }
 };
 
@@ -165,7 +175,9 @@ int compute_bytes(DType d) { return d == DType::f64 || d == DType::i64 || d == D
 
 // A split reduction: the anchor kernel writes partial states to a workspace and a follow-up
 // reduce_finish combines them in split order and stores (with the epilogue).
-void add_finish(Planner& p, PlannedKernel& kn, const ReduceConfig& split, std::int64_t n_out) {
+// With dyn rows, `n_out` is the most outputs of the class (the workspace's size) and `bound_out`
+// the outputs of the bound rows (the plan's launch); reduce_finish counts its outputs at launch.
+void add_finish(Planner& p, PlannedKernel& kn, const ReduceConfig& split, std::int64_t n_out, std::int64_t bound_out) {
   const std::int64_t splits = split.splits;
   const int acc = split.acc_bytes;
   const auto& a = p.node(kn.anchor);
@@ -188,11 +200,15 @@ void add_finish(Planner& p, PlannedKernel& kn, const ReduceConfig& split, std::i
   config.red = split.red;
   config.inner = split.inner;
   config.threads = 256;
-  config.n_out = n_out;
+  config.n_out = bound_out;
   config.splits = splits;
   config.acc_bytes = acc;
-  fin.config = config;
   fin.set_launch(reduce_finish_geometry(config));
+  if (!kn.dyn_outer.empty()) {
+    config.n_out = 0;   // the launch's outer * inner
+    fin.dyn_outer = kn.dyn_outer;
+  }
+  fin.config = config;
   fin.index64 = kn.index64;
   fin.reason = fmt::format("combines {} partial states per output in split order (deterministic); {}", splits,
                            fin.index64 ? "int64 indices" : "int32 indices");
@@ -347,7 +363,8 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   const int acc = acc_bytes(a.kind, compute_bytes(a.kind == ir::OpKind::Argmin || a.kind == ir::OpKind::Argmax
                                                       ? p.node(operand).dtype : a.dtype),
                             kn.index64 ? 8 : 4);
-  // The split rules read the row count; a kernel with dyn rows is never split ([Note: dyn rows]).
+  // The strided split rules read the row count: a kernel with dyn rows is not split there ([Note:
+  // dyn rows]); reduce_inner_block splits in a class with a largest row count.
   const bool may_split = !rows.dynamic;
   const std::string unsplit = rows.dynamic ? "; dyn rows: never split" : "";
   ReduceConfig config;
@@ -364,7 +381,8 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   };
   if (b.inner == 1) {
     kn.template_name = "reduce_inner";
-    if (b.len > 2048) rows.thresholds(p, {32LL * sms});   // reduce_inner_use_warp's step
+    // The steps of reduce_inner_use_warp and of reduce_inner_split (which splits under 2 rows an SM).
+    if (b.len > 2048) rows.thresholds(p, {2LL * sms, 32LL * sms});
     if (launch::reduce_inner_use_warp(rows.planned, b.len, sms)) {
       config.variant = ReduceVariant::kInnerWarp;
       config.threads = 256;
@@ -378,16 +396,22 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
     config.variant = ReduceVariant::kInnerBlock;
     config.threads = 512;
     config.unroll = 4;
-    const auto split = may_split ? launch::reduce_inner_split(b.outer, b.len, config.threads, config.unroll, elem, sms)
-                                 : launch::InnerSplit{1, launch::round_up_ll(b.len, launch::vec_elems(elem))};
+    const auto split = rows.bounded()
+                           ? launch::reduce_inner_split(rows.planned, b.len, config.threads, config.unroll, elem, sms)
+                           : launch::InnerSplit{1, launch::round_up_ll(b.len, launch::vec_elems(elem))};
     config.splits = split.splits;
     config.chunk = split.chunk;
     launch_with(config);
-    kn.reason = fmt::format("reduced axis contiguous: a block per row ({} rows, fewer than 32 per SM, of {} > 2048){}{}; {}",
-                            rows.text, b.len,
-                            split.splits > 1 ? fmt::format(", each row split {} ways + reduce_finish", split.splits) : "",
-                            unsplit, idx);
-    if (split.splits > 1) add_finish(p, kn, config, b.outer);
+    kn.reason = fmt::format(
+        "reduced axis contiguous: a block per row ({} rows, fewer than 32 per SM, of {} > 2048){}{}; {}", rows.text,
+        b.len,
+        split.splits > 1 ? fmt::format(", each row split {} ways + reduce_finish{}", split.splits,
+                                       rows.dynamic ? fmt::format(" (planned for {} rows, partial states for up to {})",
+                                                                  rows.planned, rows.most)
+                                                    : "")
+                         : "",
+        rows.bounded() ? "" : "; dyn rows without a largest class: never split", idx);
+    if (split.splits > 1) add_finish(p, kn, config, rows.workspace_rows(), b.outer);
     return;
   }
   kn.template_name = "reduce_outer";
@@ -415,7 +439,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
         b.inner, split.chunk, b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), threads, kUnroll,
         split.splits > 1 ? fmt::format("reduced axis split {} ways + reduce_finish for ", split.splits) : "",
         grid_text(), unsplit, idx);
-    if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner);
+    if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner, b.outer * b.inner);
     return;
   }
   if (launch::reduce_outer_use_rows(b.inner, vec)) {
@@ -440,7 +464,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
         cols, cols * kUnroll,
         split.splits > 1 ? fmt::format("reduced axis split {} ways + reduce_finish for ", split.splits) : "",
         grid_text(), unsplit, idx);
-    if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner);
+    if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner, b.outer * b.inner);
     return;
   }
   const int threads = launch::reduce_outer_threads(b.inner, vec);
@@ -462,7 +486,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
                                      kn.grid.x, sms, split.splits)
                        : "",
       unsplit, idx);
-  if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner);
+  if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner, b.outer * b.inner);
 }
 
 // Scans along a non-last axis: a thread per column, chunked along the axis when the columns
@@ -526,7 +550,7 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   const auto& a = p.node(kn.anchor);
   const auto& shape = p.shape(kn.anchor);
   const Box b = shape.empty() ? Box{} : box_of(shape, a.axis, a.axis);
-  const Rows rows = rows_of(p, kn, kn.anchor, a.axis, b.outer, "scan");
+  Rows rows = rows_of(p, kn, kn.anchor, a.axis, b.outer, "scan");
   set_rows(kn, rows);
   const std::string idx = index_reason(kn, numel(shape), rows.dynamic);
   if (b.inner > 1) return plan_scan_strided(p, kn, b, rows, idx);
@@ -540,8 +564,9 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   config.threads = kThreads;
   config.vecs = kVecs;
   const int value_bytes = static_cast<int>(dtype_size(chain_dtype(a.dtype)));
-  // The look-back workspace is sized by the row count: not with dyn rows.
-  const bool prefer = !rows.dynamic && launch::scan_use_lookback(b.outer, b.len, tile, p.target().sm_count);
+  // scan_use_lookback's step; the look-back workspace is sized by the class's largest row count.
+  if (launch::ceil_div(b.len, tile) >= 4) rows.thresholds(p, {2LL * p.target().sm_count});
+  const bool prefer = rows.bounded() && launch::scan_use_lookback(rows.planned, b.len, tile, p.target().sm_count);
   // The template derives its tile from the streamed tensor's type: plan the look-back grid
   // only when that is the operand's width.
   const bool lookback = prefer && leaves_have_width(p, a.operands[0], static_cast<std::size_t>(elem));
@@ -553,11 +578,15 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
     kn.reason = fmt::format("scan along contiguous rows: a block per row ({} rows of {}, {}-element tiles{}{}); {}",
                             rows.text, b.len, tile,
                             prefer ? "; look-back skipped: the operand reads tensors of another width" : "",
-                            rows.dynamic ? "; dyn rows: no look-back" : "", idx);
+                            rows.bounded() ? "" : "; dyn rows without a largest class: no look-back", idx);
     return;
   }
   config.variant = ScanVariant::kRowsLookback;
+  config.outer = rows.workspace_rows();   // the workspace's size
   const auto geo = scan_geometry(config, elem, value_bytes);
+  config.outer = b.outer;                 // the plan's launch
+  const auto launch_geo = scan_geometry(config, elem, value_bytes);
+  config.outer = rows.config_outer();
   KILN_ASSERT(geo.zero_workspace && geo.workspace_bytes % 4 == 0, "look-back workspace of {} bytes",
               geo.workspace_bytes);
   const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_lookback";
@@ -565,10 +594,13 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   kn.config = config;
   kn.args.push_back(workspace_arg(ws, DType::i32, true));
   kn.zero_before.push_back(ws);
-  kn.set_launch(geo);
+  kn.set_launch(launch_geo);
   kn.reason = fmt::format("scan along contiguous rows, few and long ({} rows of {}: fewer than 2 per SM): decoupled "
-                          "look-back, a block per {}-element tile ({} tiles), its flags zeroed before the launch; {}",
-                          b.outer, b.len, tile, geo.grid.x, idx);
+                          "look-back, a block per {}-element tile ({}), its flags zeroed before the launch; {}",
+                          rows.text, b.len, tile,
+                          rows.dynamic ? fmt::format("workspace for up to {} rows", rows.most)
+                                       : fmt::format("{} tiles", launch_geo.grid.x),
+                          idx);
 }
 
 void plan_rownorm(Planner& p, PlannedKernel& kn) {
@@ -637,6 +669,35 @@ const AnchorRule kScanRule{"scan", true, true, plan_scan, nullptr, nullptr, true
 const AnchorRule kRowNormRule{"rownorm", true, true, plan_rownorm, nullptr, nullptr, true};
 
 }  // namespace
+
+launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kn, std::int64_t outer) {
+  const ir::Node& a = plan.bound->node(kn.anchor);
+  return std::visit(
+      [&](const auto& c) -> launch::Geometry {
+        using C = std::decay_t<decltype(c)>;
+        C at = c;
+        if constexpr (std::is_same_v<C, ReduceConfig>) {
+          at.outer = outer;
+          return reduce_geometry(at);
+        } else if constexpr (std::is_same_v<C, ReduceFinishConfig>) {
+          at.outer = outer;
+          at.n_out = outer * c.inner;
+          return reduce_finish_geometry(at);
+        } else if constexpr (std::is_same_v<C, RownormConfig>) {
+          at.outer = outer;
+          return rownorm_geometry(at);
+        } else if constexpr (std::is_same_v<C, ScanConfig>) {
+          // The sizes plan_scan gives the rule: the streamed operand's elements and the values scanned.
+          at.outer = outer;
+          return scan_geometry(at, element_bytes(plan.bound->node(a.operands[0]).dtype),
+                               static_cast<int>(dtype_size(chain_dtype(a.dtype))));
+        } else {
+          KILN_ASSERT(false, "{}: dyn rows for a kernel of another family", kn.entry);
+          return launch::Geometry{};
+        }
+      },
+      kn.config);
+}
 
 const AnchorRule* memory_bound_rule(ir::OpKind kind) {
   if (ir::is_reduction(kind)) return &kReduceRule;

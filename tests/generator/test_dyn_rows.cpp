@@ -29,7 +29,9 @@ std::string spec_text(const std::string& b_decl) {
          "op layernorm {\n  const eps: f32 = 1e-5\n  dims " + b_decl + ", N = 4096\n  in  x: f32[B, N]\n" +
          "  in  g: f32[B]\n  let mu = mean(x, axis=1, keepdims=true)\n  let d = x - mu\n" +
          "  let var = mean(d * d, axis=1, keepdims=true)\n  out y = d * rsqrt(var + eps)\n" +
-         "  out s = sum(x, axis=1) * g\n}\n";
+         "  out s = sum(x, axis=1) * g\n}\n" +
+         "op lsum {\n  dims " + b_decl + ", N = 1048576\n  in  x: f32[B, N]\n  out y = sum(x, axis=1)\n}\n" +
+         "op lcs {\n  dims " + b_decl + ", N = 1048576\n  in  x: f32[B, N]\n  out y = cumsum(x, axis=1)\n}\n";
 }
 
 const char* kRefused =
@@ -64,7 +66,8 @@ kiln::Plan static_at(const std::string& op, std::int64_t b) {
   return plan_text_at(spec_text("B = " + std::to_string(b)), op, b);
 }
 
-const std::vector<std::string> kOps{"sm", "rsum", "csum", "colsum", "cs_strided", "sm_strided", "layernorm"};
+const std::vector<std::string> kOps{"sm",         "rsum",       "csum",      "colsum", "cs_strided",
+                                    "sm_strided", "layernorm", "lsum",      "lcs"};
 
 }  // namespace
 
@@ -85,6 +88,8 @@ TEST_CASE("dyn rows: one source per bucket and class, values only at launch") {
         if (src.text.find("kiln/elementwise.cuh") == std::string::npos)
           CHECK(src.text.find("const Index rows = ") != std::string::npos);
       }
+    // The small class too (split reductions, the look-back scan): 7 and 100 share a source.
+    CHECK(all_sources(sources_of(dyn_at(op, 7))) == all_sources(sources_of(dyn_at(op, 100))));
     // Every anchor kernel takes B and computes its rows from it.
     for (const auto& kn : a.kernels)
       if (kn.anchor >= 0) CHECK(!kn.dyn_outer.empty());
@@ -108,12 +113,37 @@ TEST_CASE("dyn rows: size classes where the plan changes with the row count") {
   // sum over rows of 4096 (S = 12 rows per B): a warp per row from 32 rows an SM, 4224 rows, so
   // B >= 352; below, a block per row, never split with dyn rows.
   const auto r_few = dyn_at("rsum", 351), r_many = dyn_at("rsum", 352);
-  CHECK(r_few.dyn_thresholds.at("B") == std::vector<std::int64_t>{352});
+  CHECK(r_few.dyn_thresholds.at("B") == std::vector<std::int64_t>{22, 352});
   CHECK(std::get<kiln::ReduceConfig>(r_few.kernels[0].config).variant == kiln::ReduceVariant::kInnerBlock);
   CHECK(std::get<kiln::ReduceConfig>(r_few.kernels[0].config).splits == 1);
   CHECK(r_few.kernels.size() == 1);
   CHECK(std::get<kiln::ReduceConfig>(r_many.kernels[0].config).variant == kiln::ReduceVariant::kInnerWarp);
-  // Scans and strided kernels have no classes.
+  // Rows of 2^20 floats: under 2 rows an SM each row is split 128 ways (planned for 1 row), the
+  // partial states sized for the class's most rows (263), and reduce_finish counts its outputs at
+  // launch; from 264 rows, a block per row.
+  const auto l_few = dyn_at("lsum", 100), l_some = dyn_at("lsum", 300);
+  REQUIRE(l_few.kernels.size() == 2);
+  CHECK(std::get<kiln::ReduceConfig>(l_few.kernels[0].config).splits == 128);
+  CHECK(std::get<kiln::ReduceFinishConfig>(l_few.kernels[1].config).n_out == 0);
+  CHECK(!l_few.kernels[1].dyn_outer.empty());
+  for (const auto& b : l_few.buffers)
+    if (b.kind == kiln::BufferKind::Workspace) CHECK(b.bytes == 128 * 263 * 4);
+  const std::map<std::string, std::int64_t> at7{{"B", 7}, {"N", 1 << 20}};
+  CHECK(kiln::launch_for(l_few, 0, at7).grid.x == 7);
+  CHECK(kiln::launch_for(l_few, 0, at7).grid.y == 128);
+  CHECK(kiln::launch_for(l_few, 1, at7).grid.x == 1);   // 7 outputs, a thread each
+  CHECK(l_some.kernels.size() == 1);
+  // A cumsum of such rows: the look-back scan under 2 rows an SM, its flags sized for 263 rows and
+  // zeroed at each launch as far as that launch's rows reach (the launch's workspace_bytes).
+  const auto c_few = dyn_at("lcs", 3);
+  CHECK(std::get<kiln::ScanConfig>(c_few.kernels[0].config).variant == kiln::ScanVariant::kRowsLookback);
+  CHECK(kiln::launch_for(c_few, 0, {{"B", 3}, {"N", 1 << 20}}).workspace_bytes <
+        kiln::launch_for(c_few, 0, {{"B", 263}, {"N", 1 << 20}}).workspace_bytes);
+  for (const auto& b : c_few.buffers)
+    if (b.kind == kiln::BufferKind::Workspace)
+      CHECK(b.bytes == kiln::launch_for(c_few, 0, {{"B", 263}, {"N", 1 << 20}}).workspace_bytes);
+  CHECK(std::get<kiln::ScanConfig>(dyn_at("lcs", 264).kernels[0].config).variant == kiln::ScanVariant::kRowsBlock);
+  // Scans over short rows and strided kernels have no classes.
   CHECK(dyn_at("csum", 7).dyn_thresholds.empty());
   CHECK(dyn_at("colsum", 7).dyn_thresholds.empty());
   // The rules of each class: dyn_class and its texts.
@@ -133,7 +163,8 @@ TEST_CASE("dyn rows: the launch is the family's rule at the launch's rows") {
   // row counts where the static plan does not split or chunk, which a dyn plan never does).
   const std::map<std::string, std::vector<std::int64_t>> values{
       {"sm", {300, 700, 1055}}, {"rsum", {400, 5000}}, {"csum", {1, 17, 4000}}, {"colsum", {2000, 3001}},
-      {"cs_strided", {600, 999}}, {"sm_strided", {2, 333}}, {"layernorm", {5000, 9999}}};
+      {"cs_strided", {600, 999}}, {"sm_strided", {2, 333}}, {"layernorm", {5000, 9999}}, {"lsum", {1, 2}},
+      {"lcs", {1, 2, 100}}};
   for (const auto& [op, bs] : values) {
     const auto plan = dyn_at(op, bs.front());
     for (std::int64_t b : bs) {
