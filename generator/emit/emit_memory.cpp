@@ -363,11 +363,13 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, const Scan
   const std::string inits = UnitParts::member_inits(plan, kernel);
   const std::string geometry = fmt::format("kiln::scan_geometry(kConfig, sizeof({}), sizeof(C))", streamed_type(plan, primary));
   rows_launch_check(kernel, geometry, unit);
-  if (config.chunks > 1) workspace_check(plan, kernel, geometry, totals, unit);   // the chunk totals
+  // The chunk totals (with dyn rows sized for the class's most rows, not kConfig's 0).
+  if (config.chunks > 1 && !dyn_rows(kernel)) workspace_check(plan, kernel, geometry, totals, unit);
   if (totals) {
-    unit.body = fmt::format(
-        "  kiln::scan_strided_totals<kThreads, kUnroll, kReverse, Op>({}, {}, kOuter, kLen, kInner, kChunk, Load{{{}}});",
-        in, workspace_pointer(plan, kernel, true), inits);
+    unit.body = rows_statement(plan, kernel) +
+                fmt::format("  kiln::scan_strided_totals<kThreads, kUnroll, kReverse, Op>({}, {}, {}, kLen, kInner, "
+                            "kChunk, Load{{{}}});",
+                            in, workspace_pointer(plan, kernel, true), rows_name(kernel, "kOuter"), inits);
     return;
   }
   const std::string ws = workspace_pointer(plan, kernel, false);

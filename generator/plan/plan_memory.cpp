@@ -88,9 +88,11 @@ struct Rows {
   void thresholds(Planner& p, const std::vector<std::int64_t>& row_counts) {
     if (dim.empty()) return;
     std::vector<std::int64_t> at;
-    for (std::int64_t t : row_counts) at.push_back((t + fixed - 1) / fixed);
+    for (std::int64_t t : row_counts)
+      if ((t + fixed - 1) / fixed > 1) at.push_back((t + fixed - 1) / fixed);   // every value reaches 1
     p.add_dyn_thresholds(dim, at);
     std::sort(at.begin(), at.end());
+    at.erase(std::unique(at.begin(), at.end()), at.end());
     const int klass = dyn_class(at, p.bound().dims.at(dim));
     planned = fixed * dyn_class_low(at, klass);
     most = klass < static_cast<int>(at.size()) ? fixed * (at[static_cast<std::size_t>(klass)] - 1) : 0;
@@ -492,13 +494,19 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
 // Scans along a non-last axis: a thread per column, chunked along the axis when the columns
 // cannot fill the GPU (then scan_strided_totals runs first). See [Note: the strided-axis scan]
 // in templates/kiln/scan.cuh.
-void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, const Rows& rows, const std::string& idx) {
+void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, const std::string& idx) {
   const auto& a = p.node(kn.anchor);
   constexpr int kUnroll = 8;
   const int threads = launch::scan_strided_threads(b.inner);
-  // Chunks read the row count, and their totals' workspace is sized by it: none with dyn rows.
-  const auto ch = rows.dynamic ? launch::ScanChunks{1, b.len}
-                               : launch::scan_strided_chunks(b.outer, b.len, b.inner, threads, kUnroll, p.target().sm_count);
+  // Chunks read the row count (none from a full wave of blocks, `full` rows on), and the totals'
+  // workspace is sized by it: with dyn rows, classes 8 times apart below `full`, so the workspace
+  // for a class's most rows is at most 8 times what its lowest needs.
+  const std::int64_t full = launch::ceil_div(std::int64_t{p.target().sm_count} * (2048 / threads),
+                                             launch::ceil_div(b.inner, threads));
+  rows.thresholds(p, {launch::ceil_div(full, 64), launch::ceil_div(full, 8), full});
+  const auto ch = rows.bounded()
+                      ? launch::scan_strided_chunks(rows.planned, b.len, b.inner, threads, kUnroll, p.target().sm_count)
+                      : launch::ScanChunks{1, b.len};
   const DType cdt = chain_dtype(a.dtype);
   ScanConfig config;
   config.variant = ch.chunks == 1 ? ScanVariant::kStrided : ScanVariant::kStridedTotals;
@@ -519,13 +527,16 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, const Rows& 
       rows.text, b.len, b.inner, kUnroll);
   if (ch.chunks == 1) {
     kn.template_name = "scan_strided";
-    kn.reason = rows.dynamic ? fmt::format("{}; dyn rows: one pass, never chunked; {}", what, idx)
+    kn.reason = rows.dynamic ? fmt::format("{}; dyn rows: one pass{}; {}", what,
+                                           rows.bounded() ? " (a full wave of blocks from this class on)"
+                                                          : ", never chunked (no largest class)",
+                                           idx)
                              : fmt::format("{}; {} blocks fill the GPU: one pass; {}", what, kn.grid.x, idx);
     return;
   }
   // Chunked: this kernel writes the chunk totals, a follow-up scans with them.
   const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_chunk_totals";
-  const int ws = p.add_workspace(name, cdt, {ch.chunks * b.outer * b.inner});
+  const int ws = p.add_workspace(name, cdt, {ch.chunks * rows.workspace_rows() * b.inner});
   kn.template_name = "scan_strided_totals";
   kn.args.push_back(workspace_arg(ws, cdt, true));
   PlannedKernel scan;
@@ -535,11 +546,16 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, const Rows& 
   kn.stores.clear();
   config.variant = ScanVariant::kStrided;
   scan.config = config;
-  scan.set_launch(scan_geometry(config, elem, static_cast<int>(dtype_size(cdt))));
+  scan.set_launch(geo);   // the same grid
+  scan.dyn_outer = kn.dyn_outer;
   scan.args.push_back(workspace_arg(ws, cdt, false));
-  kn.reason = fmt::format("{}; {} blocks cannot fill {} SMs: the axis is cut into {} chunks of {}, this kernel "
+  kn.reason = fmt::format("{}; {} cannot fill {} SMs: the axis is cut into {} chunks of {}, this kernel "
                           "writes each chunk's total; {}",
-                          what, geo.grid.x, p.target().sm_count, ch.chunks, ch.chunk, idx);
+                          what,
+                          rows.dynamic ? fmt::format("this class's rows (planned for {}, totals for up to {})",
+                                                     rows.planned, rows.most)
+                                       : fmt::format("{} blocks", geo.grid.x),
+                          p.target().sm_count, ch.chunks, ch.chunk, idx);
   scan.reason = fmt::format("scans each chunk from the combination of the totals before it (chunk order: "
                             "deterministic); {}",
                             idx);

@@ -31,7 +31,9 @@ std::string spec_text(const std::string& b_decl) {
          "  let var = mean(d * d, axis=1, keepdims=true)\n  out y = d * rsqrt(var + eps)\n" +
          "  out s = sum(x, axis=1) * g\n}\n" +
          "op lsum {\n  dims " + b_decl + ", N = 1048576\n  in  x: f32[B, N]\n  out y = sum(x, axis=1)\n}\n" +
-         "op lcs {\n  dims " + b_decl + ", N = 1048576\n  in  x: f32[B, N]\n  out y = cumsum(x, axis=1)\n}\n";
+         "op lcs {\n  dims " + b_decl + ", N = 1048576\n  in  x: f32[B, N]\n  out y = cumsum(x, axis=1)\n}\n" +
+         "op cs_mid {\n  dims " + b_decl + ", M = 65536, N = 32\n  in  x: f32[B, M, N]\n" +
+         "  out y = cumsum(x, axis=1, exclusive=true)\n}\n";
 }
 
 const char* kRefused =
@@ -66,8 +68,8 @@ kiln::Plan static_at(const std::string& op, std::int64_t b) {
   return plan_text_at(spec_text("B = " + std::to_string(b)), op, b);
 }
 
-const std::vector<std::string> kOps{"sm",         "rsum",       "csum",      "colsum", "cs_strided",
-                                    "sm_strided", "layernorm", "lsum",      "lcs"};
+const std::vector<std::string> kOps{"sm",         "rsum",      "csum", "colsum", "cs_strided",
+                                    "sm_strided", "layernorm", "lsum", "lcs",    "cs_mid"};
 
 }  // namespace
 
@@ -143,7 +145,22 @@ TEST_CASE("dyn rows: size classes where the plan changes with the row count") {
     if (b.kind == kiln::BufferKind::Workspace)
       CHECK(b.bytes == kiln::launch_for(c_few, 0, {{"B", 263}, {"N", 1 << 20}}).workspace_bytes);
   CHECK(std::get<kiln::ScanConfig>(dyn_at("lcs", 264).kernels[0].config).variant == kiln::ScanVariant::kRowsBlock);
-  // Scans over short rows and strided kernels have no classes.
+  // A scan along a middle axis of 65536 with rows of 32 columns: chunked below a full wave of
+  // blocks (132 SMs x 64 blocks of 32 threads: 8448 rows), in classes 8 times apart, the chunk
+  // totals sized for each class's most rows.
+  const auto m_few = dyn_at("cs_mid", 4), m_more = dyn_at("cs_mid", 500), m_full = dyn_at("cs_mid", 8448);
+  CHECK(m_few.dyn_thresholds.at("B") == std::vector<std::int64_t>{132, 1056, 8448});
+  REQUIRE(m_few.kernels.size() == 2);
+  const auto few_chunks = std::get<kiln::ScanConfig>(m_few.kernels[0].config).chunks;
+  CHECK(few_chunks == 128);
+  for (const auto& b : m_few.buffers)
+    if (b.kind == kiln::BufferKind::Workspace) CHECK(b.bytes == few_chunks * 131 * 32 * 4);
+  REQUIRE(m_more.kernels.size() == 2);
+  CHECK(std::get<kiln::ScanConfig>(m_more.kernels[0].config).chunks == 64);   // planned for 132 rows
+  CHECK(m_full.kernels.size() == 1);
+  CHECK(kiln::launch_for(m_few, 0, {{"B", 100}, {"M", 65536}, {"N", 32}}).grid.x == 100);
+  CHECK(kiln::launch_for(m_few, 1, {{"B", 100}, {"M", 65536}, {"N", 32}}).grid.y == 128);
+  // Scans over short rows and reductions along a strided axis have no classes.
   CHECK(dyn_at("csum", 7).dyn_thresholds.empty());
   CHECK(dyn_at("colsum", 7).dyn_thresholds.empty());
   // The rules of each class: dyn_class and its texts.

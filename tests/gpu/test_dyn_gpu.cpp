@@ -65,7 +65,8 @@ std::int64_t run_scale(const Op& op, std::int64_t n) {
 // Reductions, scans and row norms with a dyn batch B (rows), the values each is called at: every
 // bucket, and both sides of each size class's thresholds on 132 SMs (softmax rows of 1000: 264
 // and 1056; sums over rows of 4096 with 12 rows per B: 22 and 352; layernorm's means: 264 and
-// 4224; sums and cumsums of rows of 2^18: 264).
+// 4224; sums and cumsums of rows of 2^18: 264; a cumsum along a middle axis of 65536 with 8 columns:
+// 132, 1056 and 8448).
 constexpr const char* kRowsSpec = R"(
 op sm {
   dims dyn B, N = 1000
@@ -118,6 +119,11 @@ op lcs {
   in  x: f32[B, N]
   out y = cumsum(x, axis=1)
 }
+op cs_mid {
+  dims dyn B, M = 65536, N = 8
+  in  x: f32[B, M, N]
+  out y = cumsum(x, axis=1, exclusive=true)
+}
 )";
 
 const std::map<std::string, std::vector<std::int64_t>>& rows_values() {
@@ -131,6 +137,7 @@ const std::map<std::string, std::vector<std::int64_t>>& rows_values() {
       {"layernorm", {1, 7, 16, 300, 4223, 4224, 4225}},
       {"lsum", {1, 7, 16, 263, 264, 300}},   // split under 264 rows (reduce_finish), a block per row above
       {"lcs", {1, 7, 16, 263, 264, 300}},    // the look-back scan under 264 rows
+      {"cs_mid", {1, 4, 16, 131, 132, 140}}, // chunked strided scans in classes from 132 and 1056 rows
   };
   return values;
 }
