@@ -30,7 +30,12 @@ def main():
     ap.add_argument("--specialized-calls", type=int, default=40)
     ap.add_argument("--kiln", default="", help="the folder holding the kiln package (default: .gpu/python)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    ap.add_argument("--chart", default="", help="only draw the chart of this result JSON (beside it, .png)")
     args = ap.parse_args()
+    if args.chart:
+        with open(args.chart) as f:
+            chart(json.load(f), os.path.splitext(args.chart)[0] + ".png")
+        return
     try:
         import torch
         import torch.nn.functional as F
@@ -110,8 +115,38 @@ def main():
     table = markdown(res)
     with open(base + ".md", "w") as f:
         f.write(table)
+    chart(res, base + ".png")
     print("\n" + table)
     sys.exit(1 if failures else 0)
+
+
+def chart(res, path):
+    """NVRTC compiles per mode, and generic/specialized at each steady M (a PNG; skipped without
+    matplotlib)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    sc = res["scenario"]
+    left.bar([f"{r['op']}\n{r['mode']}\n({r['calls']} calls)" for r in sc], [r["compiles"] for r in sc])
+    left.set_ylabel("NVRTC compiles")
+    left.set_title("calls with M from 1..4096")
+    for name in sorted({r["problem"].split()[0] for r in res["steady"]}):
+        rows = [r for r in res["steady"] if r["problem"].startswith(name + " ") and r.get("generic_over_specialized")]
+        right.plot([int(r["problem"].split()[1].split("x")[0]) for r in rows],
+                   [r["generic_over_specialized"] for r in rows], marker="o", label=name)
+    right.axhline(1.0, color="black", linewidth=0.8)
+    right.axhline(1.1, color="red", linewidth=0.8, linestyle="--")
+    right.set_xscale("log")
+    right.set_xlabel("M (rows of 4096)")
+    right.set_ylabel("generic / specialized time")
+    right.legend()
+    fig.suptitle(f"{res['gpu']}, {res['date']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 def markdown(res):
