@@ -737,11 +737,12 @@ void OpImpl::call(Stream stream, const Arg* args, std::size_t count) {
     std::unique_lock<std::shared_mutex> lock(mutex);
     if (!classes_known) {
       std::vector<ClassProbe> probes;
-      for (const auto& [dim, thresholds] : created->plan.dyn_thresholds) {
+      for (const auto& entry : created->plan.dyn_thresholds) {
+        const std::string& dim = entry.first;
         const auto source = std::find_if(created->dyn_sources.begin(), created->dyn_sources.end(),
                                          [&](const auto& s) { return s.dim == dim; });
         KILN_ASSERT(source != created->dyn_sources.end(), "{}: dyn dim {} has classes but no source", name, dim);
-        probes.push_back({source->arg, source->axis, thresholds});
+        probes.push_back({source->arg, source->axis, entry.second});
       }
       CallKey bucket_key = key;
       bucket_key.shape.resize(bucket_key_size);

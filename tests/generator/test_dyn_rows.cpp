@@ -182,7 +182,9 @@ TEST_CASE("dyn rows: the launch is the family's rule at the launch's rows") {
       {"sm", {300, 700, 1055}}, {"rsum", {400, 5000}}, {"csum", {1, 17, 4000}}, {"colsum", {2000, 3001}},
       {"cs_strided", {600, 999}}, {"sm_strided", {2, 333}}, {"layernorm", {5000, 9999}}, {"lsum", {1, 2}},
       {"lcs", {1, 2, 100}}};
-  for (const auto& [op, bs] : values) {
+  for (const auto& entry : values) {
+    const std::string& op = entry.first;   // not a structured binding: CAPTURE's lambda reads it
+    const auto& bs = entry.second;
     const auto plan = dyn_at(op, bs.front());
     for (std::int64_t b : bs) {
       CAPTURE(op);

@@ -149,7 +149,9 @@ TEST_CASE("gpu: dyn rows of reductions, scans and row norms, against the float64
   Runtime rt(without_disk_cache());
   Program program = rt.load_string(kRowsSpec, "rows.kiln");
   const SpecFile spec = parse_spec(kRowsSpec, "rows.kiln");
-  for (const auto& [name, values] : rows_values()) {
+  for (const auto& entry : rows_values()) {
+    const std::string& name = entry.first;   // not a structured binding: CAPTURE's lambda reads it
+    const auto& values = entry.second;
     const Op op = program.op(name);
     const auto before = rt.stats().compiles;
     std::set<std::string> sources;
