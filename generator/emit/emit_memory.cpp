@@ -154,6 +154,13 @@ std::string rows_statement(const Plan& plan, const PlannedKernel& kernel) {
                           : fmt::format("Index({})", e.evaluate(plan.bound->dims)));
   return fmt::format("  const Index rows = {};  // dyn rows: this launch's\n", fmt::join(factors, " * "));
 }
+// The unit's extent constants: `outer` (kOuter or kRows) from kConfig, then `rest`; with dyn rows
+// only `rest`, and a comment that the body's `rows` stands for `what`.
+void extent_constants(const PlannedKernel& kernel, CodeWriter& c, const char* outer, const char* what,
+                      const std::string& rest) {
+  if (dyn_rows(kernel)) c.line("constexpr Index {};  // {}: dyn, the body's `rows`", rest, what);
+  else c.line("constexpr Index {} = kConfig.outer, {};", outer, rest);
+}
 // The launch check: the grid too unless the rows are dyn.
 void rows_launch_check(const PlannedKernel& kernel, const std::string& geometry, UnitParts& unit) {
   unit.launch_check(kernel, geometry, !dyn_rows(kernel));
@@ -176,10 +183,7 @@ void reduction_constants(const Plan& plan, const PlannedKernel& kernel, const Co
   c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {}{} over axes viewed as [outer, red, inner]", ir::op_kind_name(anchor.kind),
          dims_text(plan, operand), anchor.keepdims ? " (keepdims)" : "");
-  if (dyn_rows(kernel))
-    c.line("constexpr Index kRed = kConfig.red, kInner = kConfig.inner;  // outer: dyn, the body's `rows`");
-  else
-    c.line("constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;");
+  extent_constants(kernel, c, "kOuter", "outer", "kRed = kConfig.red, kInner = kConfig.inner");
   c.line("using C = {};  // accumulation type", cty);
   c.line("using Op = {};", combiner(anchor.kind, cty));
 }
@@ -301,8 +305,7 @@ void emit_scan_rows(const Plan& plan, const PlannedKernel& kernel, const ScanCon
   c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {} along axis {}{}{}", ir::op_kind_name(anchor.kind), dims_text(plan, operand), anchor.axis,
          anchor.exclusive ? ", exclusive" : "", anchor.reverse ? ", reverse" : "");
-  if (dyn_rows(kernel)) c.line("constexpr Index kLen = kConfig.len;  // rows: dyn, the body's `rows`");
-  else c.line("constexpr Index kRows = kConfig.outer, kLen = kConfig.len;");
+  extent_constants(kernel, c, "kRows", "rows", "kLen = kConfig.len");
   c.line("constexpr int kThreads = kConfig.threads, kVecs = kConfig.vecs;  // 16-byte vectors per thread per tile");
   scan_op_constants(anchor, c);
   unit.constants = c.str();
@@ -342,10 +345,7 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, const Scan
   c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {} along axis {}{}{}, viewed as [outer, len, inner]", ir::op_kind_name(anchor.kind),
          dims_text(plan, operand), anchor.axis, anchor.exclusive ? ", exclusive" : "", anchor.reverse ? ", reverse" : "");
-  if (dyn_rows(kernel))
-    c.line("constexpr Index kLen = kConfig.len, kInner = kConfig.inner;  // outer: dyn, the body's `rows`");
-  else
-    c.line("constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;");
+  extent_constants(kernel, c, "kOuter", "outer", "kLen = kConfig.len, kInner = kConfig.inner");
   c.line("constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;  // a thread per column, kUnroll loads "
          "in flight");
   c.line("constexpr Index kChunk = kConfig.chunk;  // {} chunk(s) along the axis{}", config.chunks,
@@ -476,10 +476,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
   begin_unit(plan, kernel, "rownorm.cuh", unit, c);
   c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {} along axis {}", ir::op_kind_name(anchor.kind), dims_text(plan, operand), anchor.axis);
-  if (dyn_rows(kernel))
-    c.line("constexpr Index kLen = kConfig.len, kInner = kConfig.inner;  // outer: dyn, the body's `rows`");
-  else
-    c.line("constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;");
+  extent_constants(kernel, c, "kOuter", "outer", "kLen = kConfig.len, kInner = kConfig.inner");
   const bool strided = config.variant == RownormVariant::kStrided;
   if (strided) {
     c.line("constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;");

@@ -744,6 +744,12 @@ std::set<std::string> generic_dims(const ir::Ir& ir) {
   return out;
 }
 
+void normalize_thresholds(std::vector<std::int64_t>& t) {
+  t.erase(std::remove_if(t.begin(), t.end(), [](std::int64_t v) { return v <= 1; }), t.end());
+  std::sort(t.begin(), t.end());
+  t.erase(std::unique(t.begin(), t.end()), t.end());
+}
+
 int dyn_class(const std::vector<std::int64_t>& thresholds, std::int64_t value) {
   return static_cast<int>(std::upper_bound(thresholds.begin(), thresholds.end(), value) - thresholds.begin());
 }
@@ -787,10 +793,8 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
 
 void Planner::add_dyn_thresholds(const std::string& dim, const std::vector<std::int64_t>& values) {
   auto& t = plan_.dyn_thresholds[dim];
-  for (std::int64_t v : values)
-    if (v > 1) t.push_back(v);   // every value reaches 1: no class below it
-  std::sort(t.begin(), t.end());
-  t.erase(std::unique(t.begin(), t.end()), t.end());
+  t.insert(t.end(), values.begin(), values.end());
+  normalize_thresholds(t);
   if (t.empty()) plan_.dyn_thresholds.erase(dim);
 }
 

@@ -55,6 +55,8 @@ const char* dyn_bucket_text(DynBucket b);   // "one", "multiple of 16", "general
 // source. Thresholds depend on static dims, consts and the target only, never on a dyn value, so
 // the runtime learns them from the first plan of an op's bucket key and then keys executables by
 // bucket and class before planning.
+// Thresholds as dyn_class takes them: ascending and distinct, each above 1 (every value reaches 1).
+void normalize_thresholds(std::vector<std::int64_t>& thresholds);
 int dyn_class(const std::vector<std::int64_t>& thresholds, std::int64_t value);    // thresholds reached
 std::int64_t dyn_class_low(const std::vector<std::int64_t>& thresholds, int klass);   // a class's lowest value
 std::string dyn_class_text(const std::vector<std::int64_t>& thresholds, int klass);  // "[264, 1056)", ">= 4224"

@@ -88,11 +88,9 @@ struct Rows {
   void thresholds(Planner& p, const std::vector<std::int64_t>& row_counts) {
     if (dim.empty()) return;
     std::vector<std::int64_t> at;
-    for (std::int64_t t : row_counts)
-      if ((t + fixed - 1) / fixed > 1) at.push_back((t + fixed - 1) / fixed);   // every value reaches 1
+    for (std::int64_t t : row_counts) at.push_back((t + fixed - 1) / fixed);
+    normalize_thresholds(at);
     p.add_dyn_thresholds(dim, at);
-    std::sort(at.begin(), at.end());
-    at.erase(std::unique(at.begin(), at.end()), at.end());
     const int klass = dyn_class(at, p.bound().dims.at(dim));
     planned = fixed * dyn_class_low(at, klass);
     most = klass < static_cast<int>(at.size()) ? fixed * (at[static_cast<std::size_t>(klass)] - 1) : 0;
@@ -160,6 +158,16 @@ std::string index_reason(PlannedKernel& kn, std::int64_t biggest, bool dynamic =
 // A kernel with dyn rows: the factors launch_for multiplies.
 void set_rows(PlannedKernel& kn, const Rows& rows) {
   if (rows.dynamic) kn.dyn_outer = rows.factors;
+}
+
+// The kernel's config and its launch as planned: the launch at the bound rows (kiln gen shows
+// it), the config with rows.config_outer() (0 with dyn rows).
+template <class Config, class GeometryRule>
+void set_config(PlannedKernel& kn, Config c, const Rows& rows, std::int64_t bound_outer, GeometryRule geometry) {
+  c.outer = bound_outer;
+  kn.set_launch(geometry(c));
+  c.outer = rows.config_outer();
+  kn.config = c;
 }
 
 // Bytes of the combiner's running state (Op::Acc in reduce_ops.cuh) for a compute type of `c`
@@ -374,13 +382,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   config.red = b.len;
   config.inner = b.inner;
   config.acc_bytes = acc;
-  // The plan's launch (shown by kiln gen) is at the bound rows; a dyn config's outer stays 0.
-  auto launch_with = [&kn, &rows, &b](ReduceConfig c) {
-    c.outer = b.outer;
-    kn.set_launch(reduce_geometry(c));
-    c.outer = rows.config_outer();
-    kn.config = c;
-  };
+  auto launch_with = [&](const ReduceConfig& c) { set_config(kn, c, rows, b.outer, reduce_geometry); };
   if (b.inner == 1) {
     kn.template_name = "reduce_inner";
     // The steps of reduce_inner_use_warp and of reduce_inner_split (which splits under 2 rows an SM).
@@ -588,9 +590,7 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   const bool lookback = prefer && leaves_have_width(p, a.operands[0], static_cast<std::size_t>(elem));
   if (!lookback) {
     config.variant = ScanVariant::kRowsBlock;
-    kn.set_launch(scan_geometry(config, elem, value_bytes));
-    config.outer = rows.config_outer();
-    kn.config = config;
+    set_config(kn, config, rows, b.outer, [&](const ScanConfig& c) { return scan_geometry(c, elem, value_bytes); });
     kn.reason = fmt::format("scan along contiguous rows: a block per row ({} rows of {}, {}-element tiles{}{}); {}",
                             rows.text, b.len, tile,
                             prefer ? "; look-back skipped: the operand reads tensors of another width" : "",
@@ -633,13 +633,7 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
   config.outer = rows.config_outer();
   config.len = b.len;
   config.inner = b.inner;
-  // The plan's launch (shown by kiln gen) is at the bound rows; a dyn config's outer stays 0.
-  auto launch_with = [&kn, &rows, &b](RownormConfig c) {
-    c.outer = b.outer;
-    kn.set_launch(rownorm_geometry(c));
-    c.outer = rows.config_outer();
-    kn.config = c;
-  };
+  auto launch_with = [&](const RownormConfig& c) { set_config(kn, c, rows, b.outer, rownorm_geometry); };
   if (b.inner > 1) {
     config.variant = RownormVariant::kStrided;
     config.threads = 256;
