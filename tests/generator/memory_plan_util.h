@@ -13,6 +13,7 @@
 #include "generator/frontend/frontend.h"
 #include "generator/plan/plan.h"
 #include "generator/emit/templates.h"
+#include "runtime/nvrtc.h"
 
 namespace memory_plan_test {
 
@@ -51,6 +52,16 @@ inline const kiln::TemplateLibrary& library() {
 }
 
 inline std::vector<kiln::KernelSource> sources_of(const kiln::Plan& plan) { return kiln::emit(plan, library()); }
+
+// The NVRTC request for one generated unit, against the template library.
+inline kiln::CompileRequest compile_request(const kiln::KernelSource& src, const std::string& arch) {
+  kiln::CompileRequest r;
+  r.source = src.text;
+  r.file_name = src.file_name;
+  r.arch = arch;
+  r.templates = &library();
+  return r;
+}
 
 inline std::string all_sources(const std::vector<kiln::KernelSource>& sources) {
   std::string s;

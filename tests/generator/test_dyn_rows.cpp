@@ -239,12 +239,7 @@ TEST_CASE("dyn rows: every unit compiles with NVRTC for sm_80 and sm_90a") {
           CAPTURE(op);
           CAPTURE(arch);
           CAPTURE(src.file_name);
-          kiln::CompileRequest r;
-          r.source = src.text;
-          r.file_name = src.file_name;
-          r.arch = arch;
-          r.templates = &library();
-          CHECK_NOTHROW(CHECK(!kiln::compile(r).cubin.empty()));
+          CHECK_NOTHROW(CHECK(!kiln::compile(compile_request(src, arch)).cubin.empty()));
           ++units;
         }
       }

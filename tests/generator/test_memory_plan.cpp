@@ -227,12 +227,7 @@ TEST_CASE("memory plans: every generated unit compiles with NVRTC for sm_80 and 
   std::vector<std::string> names;
   auto add_units = [&](const kiln::Plan& plan, const std::string& arch, const std::string& name) {
     for (const auto& src : sources_of(plan)) {
-      kiln::CompileRequest r;
-      r.source = src.text;
-      r.file_name = src.file_name;
-      r.arch = arch;
-      r.templates = &library();
-      requests.push_back(std::move(r));
+      requests.push_back(compile_request(src, arch));
       names.push_back(name + " " + arch + " " + src.file_name);
     }
   };

@@ -174,13 +174,8 @@ TEST_CASE("strided scans, look-back scans, chained reductions: every unit compil
     for (const char* arch : {"sm_80", "sm_90"})
       for (const auto& src : sources_of(plan_of(c, arch))) {
         CAPTURE(c.op + "_" + c.tag + " " + arch + " " + src.file_name);
-        kiln::CompileRequest r;
-        r.source = src.text;
-        r.file_name = src.file_name;
-        r.arch = arch;
-        r.templates = &library();
         try {
-          const auto result = kiln::compile(r);
+          const auto result = kiln::compile(compile_request(src, arch));
           CHECK(!result.cubin.empty());
           for (const auto& res : result.resources) CHECK(res.spill_stores == 0);
           ++units;
@@ -197,13 +192,8 @@ TEST_CASE("strided scans, look-back scans, chained reductions: every unit compil
   for (const char* op : {"h", "g", "l"})
     for (const auto& src : sources_of(plan_of_text(text, op))) {
       CAPTURE(src.file_name);
-      kiln::CompileRequest r;
-      r.source = src.text;
-      r.file_name = src.file_name;
-      r.arch = "sm_80";
-      r.templates = &library();
       try {
-        CHECK(!kiln::compile(r).cubin.empty());
+        CHECK(!kiln::compile(compile_request(src, "sm_80")).cubin.empty());
       } catch (const kiln::Error& e) {
         FAIL_CHECK(e.what());
       }
