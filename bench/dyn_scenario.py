@@ -36,16 +36,9 @@ def main():
         with open(args.chart) as f:
             chart(json.load(f), os.path.splitext(args.chart)[0] + ".png")
         return
-    try:
-        import torch
-        import torch.nn.functional as F
-        from triton.testing import do_bench
-    except ImportError as e:
-        sys.exit(f"dyn_scenario.py: {e}; it needs PyTorch with CUDA and Triton: run it on the GPU machine")
-    if not torch.cuda.is_available():
-        sys.exit("dyn_scenario.py: PyTorch sees no CUDA GPU; run it on the GPU machine")
-    sys.path.insert(0, os.path.abspath(args.kiln or os.path.join(ROOT, ".gpu", "python")))
-    import kiln
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from gpu_setup import gpu_modules
+    torch, F, do_bench, kiln = gpu_modules("dyn_scenario.py", args.kiln)
 
     spec = os.path.join(ROOT, "specs", "norms.kiln")
     modes = {m: kiln.Options(cache_dir=tempfile.mkdtemp(prefix=f"kiln-scenario-{m}-"), shapes=m)

@@ -97,16 +97,9 @@ def main():
         with open(args.chart) as f:
             chart(json.load(f), os.path.splitext(args.chart)[0] + ".png")
         return
-    try:
-        import torch
-        import torch.nn.functional as F
-        from triton.testing import do_bench
-    except ImportError as e:
-        sys.exit(f"shapes_bench.py: {e}; it needs PyTorch with CUDA and Triton: run it on the GPU machine")
-    if not torch.cuda.is_available():
-        sys.exit("shapes_bench.py: PyTorch sees no CUDA GPU; run it on the GPU machine")
-    sys.path.insert(0, os.path.abspath(args.kiln or os.path.join(ROOT, ".gpu", "python")))
-    import kiln
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from gpu_setup import gpu_modules
+    torch, F, do_bench, kiln = gpu_modules("shapes_bench.py", args.kiln)
     import kiln.torch
 
     cache = tempfile.mkdtemp(prefix="kiln-shapes-cache-")
