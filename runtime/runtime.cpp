@@ -146,7 +146,8 @@ ExecutableImpl::ExecutableImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared
   bindings = bindings_text(*plan.bound, consts);
   // A TMA map's spec is fixed per specialization: checked here once, so a launch only encodes it
   // over a new address. A map reaching past its buffer would let the TMA unit touch another
-  // allocation.
+  // allocation. (A map's dyn extent, KernelArg::map_dyn_dim, is checked here at the planned value
+  // and set at a launch to the extent of that launch's own, validated, tensors.)
   for (std::size_t k = 0; k < plan.kernels.size(); ++k)
     for (const auto& arg : plan.kernels[k].args) {
       if (arg.kind != KernelArg::Kind::TensorMap) continue;
@@ -382,6 +383,12 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
     std::vector<TensorMapBytes> maps(static_cast<std::size_t>(std::count_if(
         src.args.begin(), src.args.end(), [](const KernelArg& arg) { return arg.kind == KernelArg::Kind::TensorMap; })));
     std::size_t next_map = 0;
+    // The kernel's dyn extent (a matmul's M or batches), which its maps' map_dyn_dim extents take.
+    long long extent = 0;
+    if (!plan.kernels[k].dyn_outer.empty()) {
+      extent = 1;
+      for (const auto& e : plan.kernels[k].dyn_outer) extent *= e.evaluate(dyn_dims);
+    }
     for (std::size_t a = 0; a < src.args.size(); ++a) {
       const auto& arg = src.args[a];
       pointers[a] = &values[a];
@@ -394,16 +401,19 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
       } else {
         const unsigned long long address = address_of(arg.buffer);
         TensorMapBytes& map = maps[next_map++];
+        const long long map_extent = arg.map_dyn_dim >= 0 ? extent : 0;
         map = tensor_maps.get(k, a, address, [&] {   // the spec was checked at construction
           const auto& buf = plan.buffers[static_cast<std::size_t>(arg.buffer)];
-          return encode_tensor_map(arg.tensor_map, arg.dtype, address, fmt::format("{}: '{}'", ir.op_name, buf.name));
-        });
+          TensorMapSpec spec = arg.tensor_map;
+          if (arg.map_dyn_dim >= 0) spec.dims[static_cast<std::size_t>(arg.map_dyn_dim)] = map_extent;
+          return encode_tensor_map(spec, arg.dtype, address, fmt::format("{}: '{}'", ir.op_name, buf.name));
+        }, map_extent);
         pointers[a] = &map;
       }
     }
     Dim3 grid = fns.grids[k];
     std::int64_t launch_workspace = -1;   // dyn rows: the bytes of its workspace this launch uses
-    if (plan.kernels[k].reads_dyn_dims()) {   // the grid over this launch's extents (no clusters)
+    if (plan.kernels[k].reads_dyn_dims()) {   // the grid over this launch's extents
       const launch::Geometry g = launch_for(plan, k, dyn_dims);
       grid = {static_cast<unsigned>(g.grid.x), static_cast<unsigned>(g.grid.y), static_cast<unsigned>(g.grid.z)};
       if (!plan.kernels[k].dyn_outer.empty()) launch_workspace = g.workspace_bytes;

@@ -9,8 +9,8 @@
 // A map holds its tensor's address, so it is encoded per launch, not per plan. Encoding is a
 // driver call of a few microseconds; a host loop calling one executable on the same buffers
 // would pay it every time. TensorMapCache keeps the encoded bytes per (kernel, argument,
-// address): the spec and dtype are fixed for a given kernel argument of one executable, so
-// these three name the map exactly, and no CUDA context enters (an encoding is plain host data
+// address, dyn extent): the spec and dtype are fixed for a given kernel argument of one
+// executable but for a dyn extent (KernelArg::map_dyn_dim), so these four name the map exactly, and no CUDA context enters (an encoding is plain host data
 // over a unified virtual address). Scratch buffers move between launches (stream-ordered
 // allocation), so the cache is bounded: it starts over when it would pass kMaxEntries.
 // Lookups return the bytes by value (128 of them): a map another thread evicts meanwhile is
@@ -71,10 +71,12 @@ class TensorMapCache {
  public:
   static constexpr std::size_t kMaxEntries = 256;
 
-  // The map of argument `arg` of kernel `kernel` over `address`: encode() on a miss.
+  // The map of argument `arg` of kernel `kernel` over `address` (and, for a map with a dyn extent,
+  // the launch's `extent`; 0 otherwise): encode() on a miss.
   template <class Encode>
-  TensorMapBytes get(std::size_t kernel, std::size_t arg, unsigned long long address, Encode&& encode) {
-    const Key key{kernel, arg, address};
+  TensorMapBytes get(std::size_t kernel, std::size_t arg, unsigned long long address, Encode&& encode,
+                     long long extent = 0) {
+    const Key key{kernel, arg, address, extent};
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (auto it = entries_.find(key); it != entries_.end()) return it->second;
@@ -93,7 +95,7 @@ class TensorMapCache {
   }
 
  private:
-  using Key = std::tuple<std::size_t, std::size_t, unsigned long long>;
+  using Key = std::tuple<std::size_t, std::size_t, unsigned long long, long long>;
   mutable std::mutex mutex_;
   std::map<Key, TensorMapBytes> entries_;
 };

@@ -43,6 +43,17 @@ std::string dims_text(const Plan& plan, ir::NodeId node) {
   return fmt::format("[{}]", fmt::join(extents, ", "));
 }
 
+std::string dyn_extent_statement(const Plan& plan, const PlannedKernel& kernel, const char* type, const char* name,
+                                 const char* what) {
+  if (kernel.dyn_outer.empty()) return "";
+  std::vector<std::string> factors;
+  for (const auto& e : kernel.dyn_outer)
+    factors.push_back(e.kind() == ir::DimExpr::Kind::Dim && plan.bound->is_dynamic(e.name())
+                          ? fmt::format("static_cast<{}>(dim_{})", type, e.name())
+                          : fmt::format("{}({})", type, e.evaluate(plan.bound->dims)));
+  return fmt::format("  const {} {} = {};  // {}: this launch's\n", type, name, fmt::join(factors, " * "), what);
+}
+
 void UnitParts::launch_check(const PlannedKernel& kernel, const std::string& geometry, bool with_grid) {
   // Without the grid (a dyn dim sizes it at launch) its extents are written as 0: the source must
   // not hold the grid of the binding it was planned at.

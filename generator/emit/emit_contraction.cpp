@@ -63,7 +63,14 @@ void template_checks(const PlannedKernel& k, UnitParts& unit, const std::string&
   unit.checks += fmt::format("static_assert({}::kThreads == {}{}, \"the template's block size or shared memory differs "
                              "from the planner's\");\n", type, k.block.x,
                              dynamic_smem ? fmt::format(" && {}::kSmemBytes == {}", type, k.shared_bytes) : "");
-  unit.launch_check(k, geometry);
+  unit.launch_check(k, geometry, k.dyn_outer.empty());   // a dyn extent's grid is a launch's
+}
+
+// [Note: dyn matmul] (plan_contraction.cpp): a kernel whose M or batches are dyn (its config holds
+// 0) passes them to the template's run() as a gemm::DynShape; "" for a static kernel.
+std::string dyn_shape_arg(const PlannedKernel& k, const GemmConfig& config) {
+  if (k.dyn_outer.empty()) return "";
+  return config.m == 0 ? ", kiln::gemm::DynShape{dyn_extent, 0}" : ", kiln::gemm::DynShape{0, dyn_extent}";
 }
 
 std::string index_line(const PlannedKernel& k) {
@@ -151,7 +158,9 @@ Coords matmul_coords(const Plan& plan, const PlannedKernel& k, std::vector<std::
       break;
     }
     const std::string name = fmt::format("b{}", d);
-    lines.push_back(fmt::format("const Index {} = batch / {} % {};", name, below, out[d]));
+    // (A dyn outermost batch dim, [Note: dyn matmul]: its extent is the launch's, and batch / below is below it.)
+    if (d == 0 && !k.dyn_outer.empty()) lines.push_back(fmt::format("const Index {} = batch / {};", name, below));
+    else lines.push_back(fmt::format("const Index {} = batch / {} % {};", name, below, out[d]));
     c.push_back(name);
   }
   c.push_back("row");
@@ -178,6 +187,10 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
                                                             plan.target.sm_count, k.min_blocks));
     return;
   }
+  KILN_ASSERT(k.dyn_outer.empty() || kind == GemmKind::Tma || kind == GemmKind::Gemm || kind == GemmKind::SplitK ||
+                  kind == GemmKind::SplitKReduce,
+              "a {} kernel with a dyn extent", enum_name(kind));
+  const std::string dyn = dyn_shape_arg(k, config);
   const ir::NodeId a = operand_leaf(plan, k, 0), bl = operand_leaf(plan, k, 1);
   const char* elem = storage_type(plan.ir().node(a).dtype);
   const char* prec = precision_type(config.precision);
@@ -228,13 +241,13 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
              "kConfig.vec_b,");
       if (split) {
         c.line("    kConfig.split_k>;");
-        unit.body = fmt::format("  Kernel::run({}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl),
-                                workspace_pointer(plan, k));
+        unit.body = fmt::format("  Kernel::run({}, {}, {}{});", pointer_of(plan, a), pointer_of(plan, bl),
+                                workspace_pointer(plan, k), dyn);
       } else {
         c.line("    kConfig.vec_c, kConfig.stream_c, kConfig.row_stats>;");
         const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
-        unit.body = fmt::format("  Kernel::run({}, {}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), out,
-                                epi, config.row_stats ? workspace_pointer(plan, k) : "nullptr");
+        unit.body = fmt::format("  Kernel::run({}, {}, {}, {}, {}{});", pointer_of(plan, a), pointer_of(plan, bl), out,
+                                epi, config.row_stats ? workspace_pointer(plan, k) : "nullptr", dyn);
       }
       break;
     }
@@ -264,10 +277,11 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
              "kiln::gemm_x3(kConfig),");
       c.line("    kConfig.vec_c, kConfig.stream_c, kConfig.swap_ab, kConfig.cluster_m, kConfig.consumers_n>;");
       if (ws_split) {   // partial sums into the workspace; the reduce kernel finishes
-        unit.body = fmt::format("  Kernel::run(tmap_a, tmap_b, {}, kiln::gemm::Identity{{}});", workspace_pointer(plan, k));
+        unit.body = fmt::format("  Kernel::run(tmap_a, tmap_b, {}, kiln::gemm::Identity{{}}{});", workspace_pointer(plan, k),
+                                dyn);
       } else {
         const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
-        unit.body = fmt::format("  Kernel::run(tmap_a, tmap_b, {}, {});", out, epi);
+        unit.body = fmt::format("  Kernel::run(tmap_a, tmap_b, {}, {}{});", out, epi, dyn);
       }
       break;
     }
@@ -319,7 +333,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       c.line("using Reduce = kiln::gemm::SplitKReduce<{}, Index, kM, kN, kBatch, kConfig.split_k, kConfig.ldc, "
              "kConfig.stride_c, kConfig.stream_c, kConfig.threads>;", storage_type(plan.ir().node(k.stores[0].node).dtype));
       const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
-      unit.body = fmt::format("  Reduce::run({}, {}, {});", workspace_pointer(plan, k), out, epi);
+      unit.body = fmt::format("  Reduce::run({}, {}, {}{});", workspace_pointer(plan, k), out, epi, dyn);
       type = "Reduce";
       dynamic_smem = false;
       break;
@@ -327,6 +341,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
     case GemmKind::SoftmaxFinalize: KILN_ASSERT(false, "SoftmaxFinalize is emitted above");
   }
   unit.constants = c.str();
+  unit.body = dyn_extent_statement(plan, k, "Index", "dyn_extent", config.m == 0 ? "dyn M" : "dyn batches") + unit.body;
   const bool sm90 = kind == GemmKind::Wgmma || kind == GemmKind::WgmmaSplitK || kind == GemmKind::SmallKPrep ||
                     kind == GemmKind::SmallKWgmma;
   unit.includes = includes(plan, k, kind == GemmKind::Tma           ? "gemm_tma.cuh"

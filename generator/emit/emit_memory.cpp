@@ -146,13 +146,7 @@ std::string streamed_type(const Plan& plan, ir::NodeId primary) { return storage
 bool dyn_rows(const PlannedKernel& kernel) { return !kernel.dyn_outer.empty(); }
 std::string rows_name(const PlannedKernel& kernel, const char* constant) { return dyn_rows(kernel) ? "rows" : constant; }
 std::string rows_statement(const Plan& plan, const PlannedKernel& kernel) {
-  if (!dyn_rows(kernel)) return "";
-  std::vector<std::string> factors;
-  for (const auto& e : kernel.dyn_outer)
-    factors.push_back(e.kind() == ir::DimExpr::Kind::Dim && plan.bound->is_dynamic(e.name())
-                          ? fmt::format("static_cast<Index>(dim_{})", e.name())
-                          : fmt::format("Index({})", e.evaluate(plan.bound->dims)));
-  return fmt::format("  const Index rows = {};  // dyn rows: this launch's\n", fmt::join(factors, " * "));
+  return dyn_extent_statement(plan, kernel, "Index", "rows", "dyn rows");
 }
 // The unit's extent constants: `outer` (kOuter or kRows) from kConfig, then `rest`; with dyn rows
 // only `rest`, and a comment that the body's `rows` stands for `what`.

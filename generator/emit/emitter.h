@@ -48,6 +48,14 @@ std::string dims_text(const std::vector<std::int64_t>& shape);
 // the value one call bound).
 std::string dims_text(const Plan& plan, ir::NodeId node);
 
+// A kernel with a dyn extent (PlannedKernel::dyn_outer: a memory family's rows, a matmul's M or
+// batches) computes it at the top of its body from its dim_ arguments:
+// "  const Index rows = static_cast<Index>(dim_B) * Index(12);  // dyn rows: this launch's\n" (`type`
+// a one-word type: Index, whose width the executable's key holds);
+// "" for a kernel without one.
+std::string dyn_extent_statement(const Plan& plan, const PlannedKernel& kernel, const char* type, const char* name,
+                                 const char* what);
+
 // The node an anchor kernel stores: the end of its fused epilogue chain, or the anchor itself.
 ir::NodeId store_node(const PlannedKernel& kernel);
 // struct Store { ...; Out operator()(<result_type> result, Index flat) const; }: the anchor's

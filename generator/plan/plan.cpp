@@ -788,6 +788,7 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
   if (kn.dyn_outer.empty()) return g;   // dyn dims read only by its functors (a side operand's)
   std::int64_t outer = 1;
   for (const auto& e : kn.dyn_outer) outer *= e.evaluate(dims);
+  if (std::holds_alternative<GemmConfig>(kn.config)) return gemm_launch(plan, kn, outer);   // M or batches
   return memory_launch(plan, kn, outer);   // the family's rules over the launch's rows
 }
 

@@ -14,7 +14,8 @@
 //
 // Shapes and consts are baked into the source; a `dyn` dim stays a kernel
 // argument (elementwise kernels anywhere; the memory-bound family among its rows, see
-// [Note: dyn rows] in plan_memory.cpp; the contraction families not yet).
+// [Note: dyn rows] in plan_memory.cpp; a matmul's M or outermost batch dim, see [Note: dyn
+// matmul] in plan_contraction.cpp; conv not yet).
 //
 // [Note: dyn buckets]
 // A plan for an op with `dyn` dims is made for one binding of them, but may depend only on each
@@ -141,6 +142,9 @@ struct KernelArg {
   bool writes = false;           // Kind::Buffer: the kernel stores into it
   std::string name;              // C++ parameter name
   TensorMapSpec tensor_map;      // Kind::TensorMap
+  // Kind::TensorMap of a kernel with a dyn extent (dyn_outer): the index into tensor_map.dims that
+  // a launch sets to that extent, -1 none ([Note: dyn matmul] in plan_contraction.cpp).
+  int map_dyn_dim = -1;
 };
 
 struct PlannedKernel {
@@ -167,8 +171,9 @@ struct PlannedKernel {
   // buffer whose byte size is a multiple of 4. See [Note: zeroed workspaces] in plan.cpp.
   std::vector<int> zero_before;
 
-  // A memory-family kernel whose rows are dyn ([Note: dyn rows] in plan_memory.cpp): the factors
-  // of its outer extent. Its config's outer is 0 and launch_for evaluates these at each launch.
+  // The factors of a kernel's dyn extent, which its config holds as 0 and launch_for evaluates
+  // at each launch: a memory-family kernel's rows ([Note: dyn rows] in plan_memory.cpp), a
+  // matmul's M or batches ([Note: dyn matmul] in plan_contraction.cpp).
   std::vector<ir::DimExpr> dyn_outer;
 
   // grid, block and shared_bytes from a family's geometry rule (kiln/config/<family>.h).

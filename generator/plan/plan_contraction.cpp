@@ -146,10 +146,100 @@ Operand matmul_operand(const Planner& p, NodeId anchor, NodeId op, const char* w
 
 bool takes_transposed_view(const Planner& p, NodeId, NodeId operand) { return transposed_leaf(p, operand); }
 
+// [Note: dyn matmul]
+// A matmul takes one dyn dim (AnchorRule::dyn): its M (the rows of A and C) in an unbatched
+// product with A stored k-contiguous, or its outermost batch dim; either as a whole extent. N and
+// K, the weights' extents, stay baked in. Every other dyn dim is refused at its declaration, with
+// the reason (a dyn N or K, a dyn dim inside a compound extent, a second dyn dim, a dyn M whose
+// batch strides or leading dim would be dyn, an inner batch dim).
+// - Bucket one: the value is 1, and the product is planned as a static one (any template).
+// - Otherwise only templates that read the extent at run time are planned ([Note: dyn matmul
+//   extents] in gemm_store.cuh): the TMA engine (sm_90a), where no operand that the dyn extent
+//   sizes needs a pre-pass and (dyn M) without swap_ab, which would make M the engine's N; else
+//   the mma.sync Gemm. Split-K (GemmSplitK or the engine's K slices, then SplitKReduce) only in a
+//   size class with a largest value, whose workspace is sized for it. Not planned with a dyn
+//   extent: Gemv, SmallK, WgGemm and the row-statistics softmax (claims_softmax declines, and the
+//   row-norm family plans the softmax with dyn rows); the TMA picks are not tuned.
+// - Size classes ([Note: dyn size classes] in plan.h): the powers of two 2 .. kDynMatmulTop of
+//   the dim, merged where the route (template, tiles, K slices: dyn_route) at the lower power is
+//   the route at the next. A class is planned at its lowest value; the top class, which has no
+//   largest value, has no K slices.
+// - The kernels' GemmConfig holds 0 for the dyn extent and PlannedKernel::dyn_outer its factors:
+//   gemm_launch runs gemm_geometry at a launch's extent, and a tensor map's KernelArg::map_dyn_dim
+//   names the map extent a launch sets.
+constexpr std::int64_t kDynMatmulTop = std::int64_t{1} << 16;
+
+struct DynMatmul {
+  std::string dim;                    // the dyn dim
+  bool batch = false;                 // the outermost batch dim (else M)
+  std::vector<ir::DimExpr> factors;   // the dyn extent: M, or the product of every batch dim
+  std::int64_t fixed = 1;             // batch: the other batch dims' product
+  std::int64_t low = 0, high = 0;     // the class's lowest and largest extent (high 0: no largest)
+  std::string text;                   // what the kernels' reasons start with
+
+  bool bounded() const { return high > 0; }
+  long long& of(GemmConfig& c) const { return batch ? c.batch : c.m; }
+  GemmConfig at(GemmConfig c, std::int64_t extent) const {
+    of(c) = extent;
+    return c;
+  }
+};
+
+// The matmul's dyn dim, or nothing (no dyn dim, or one in the bucket one); refuses, located, every
+// dyn dim a matmul cannot take.
+std::optional<DynMatmul> dyn_matmul(const Planner& p, NodeId anchor, const Operand& a, const Operand& b) {
+  const auto& ir = *p.bound().ir;
+  const std::set<std::string> dyn = ir.dyn_dims();
+  if (dyn.empty()) return std::nullopt;
+  const char* what = "the gemm template";
+  auto dyn_in = [&](const ir::DimExpr& e) {
+    std::string found;
+    std::unordered_set<const ir::DimExpr*> seen;
+    e.walk_dims(seen, [&](const std::string& n) { return dyn.count(n) ? (found = n, true) : false; });
+    return found;
+  };
+  const ir::Shape& out = ir.node(anchor).shape;
+  const ir::Shape& sa = ir.node(a.leaf).shape;
+  const ir::Shape& sb = ir.node(b.leaf).shape;
+  const std::size_t r = out.size();
+  for (const ir::DimExpr* e : {&sa[sa.size() - (a.col_major ? 2 : 1)], &sb[sb.size() - 2], &sb[sb.size() - 1], &out[r - 1]})
+    if (const std::string d = dyn_in(*e); !d.empty())
+      p.refuse_dyn(d, anchor, what, "takes a dyn M (the rows of A and C) or a dyn outermost batch dim; K and N are baked in");
+  std::optional<DynMatmul> dm;
+  for (std::size_t d = 0; d + 1 < r; ++d) {
+    const std::string found = dyn_in(out[d]);
+    if (found.empty()) continue;
+    if (out[d].kind() != ir::DimExpr::Kind::Dim)
+      p.refuse_dyn(found, anchor, what, fmt::format("takes a dyn dim only as a whole extent, not inside {}", out[d].str()));
+    if (dm) p.refuse_dyn(found, anchor, what, fmt::format("takes one dyn dim, and '{}' is dyn too", dm->dim));
+    if (d != 0 && d + 2 != r)
+      p.refuse_dyn(found, anchor, what, fmt::format("takes a dyn batch dim only as the outermost one (here axis {})", d));
+    dm = DynMatmul{};
+    dm->dim = found;
+    dm->batch = d + 2 != r;
+  }
+  if (!dm) return std::nullopt;
+  const auto& bound_out = p.shape(anchor);
+  if (!dm->batch) {
+    if (product(bound_out, 0, r - 2) != 1)
+      p.refuse_dyn(dm->dim, anchor, what, "takes a dyn M only in an unbatched product (the batch strides would be dyn); "
+                                          "a dyn outermost batch dim is taken");
+    if (a.col_major)
+      p.refuse_dyn(dm->dim, anchor, what, "takes a dyn M only with A stored [M, K] (transpose(a) makes M its leading dim)");
+    dm->factors = {out[r - 2]};
+  } else {
+    dm->factors.assign(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(r - 2));
+    dm->fixed = product(bound_out, 1, r - 2);
+  }
+  if (dyn_bucket(p.bound().dims.at(dm->dim)) == DynBucket::One) return std::nullopt;   // the value is 1
+  return dm;
+}
+
 // A softmax over the last axis of an f32 matmul result: planned as row statistics + finalize.
 bool claims_softmax(const Planner& p, NodeId anchor, NodeId next) {
   const auto& n = p.node(next);
   if (n.kind != OpKind::Softmax) return false;
+  if (ir::mentions(p.node(anchor).shape, p.bound().ir->dyn_dims())) return false;   // [Note: dyn matmul]
   const auto& shape = p.shape(next);
   const int axis = n.axis < 0 ? n.axis + static_cast<int>(shape.size()) : n.axis;
   return axis == static_cast<int>(shape.size()) - 1 && n.dtype == DType::f32 && shape == p.shape(anchor) &&
@@ -377,16 +467,18 @@ struct TmaView {
   Operand a, b;
 };
 bool tma_misaligned(const GemmConfig& g, const Operand& o);
-TmaView tma_view(const GemmConfig& g, const Operand& a, const Operand& b) {
-  const bool swap = g.elem_bytes == 4 && g.precision == MmaPrecision::Tf32 && gemm_a_k_contig(g) &&
+// may_swap false: a dyn M, which the engine's N cannot be ([Note: dyn matmul]).
+TmaView tma_view(const GemmConfig& g, const Operand& a, const Operand& b, bool may_swap = true) {
+  const bool swap = may_swap && g.elem_bytes == 4 && g.precision == MmaPrecision::Tf32 && gemm_a_k_contig(g) &&
                     !gemm_b_k_contig(g) && !tma_misaligned(g, a) && !tma_misaligned(g, b);
   if (!swap) return {g, a, b};
   return {swap_operands(g), b, a};
 }
 
-bool tma_fits(const Planner& p, const GemmConfig& op, const Operand& op_a, const Operand& op_b, bool softmax) {
+bool tma_fits(const Planner& p, const GemmConfig& op, const Operand& op_a, const Operand& op_b, bool softmax,
+              bool may_swap = true) {
   if (p.target().arch != "sm_90a" || !p.target().aligned16) return false;
-  const TmaView v = tma_view(op, op_a, op_b);
+  const TmaView v = tma_view(op, op_a, op_b, may_swap);
   const GemmConfig& g = v.g;
   const Operand &a = v.a, &b = v.b;
   if (g.elem_bytes == 4 && g.precision == MmaPrecision::Ieee) return false;
@@ -537,7 +629,7 @@ std::int64_t tma_splits(std::int64_t sms, std::int64_t tiles, std::int64_t k_til
   return tma_wave_splits(sms, tiles, k_tiles);
 }
 
-// The TMA engine's tiles: 128x256 (two consumer warpgroups of m64n256) while those tiles give
+// The TMA engine's tiles: 128x256 (two consumer warpgroups of m64n256) where N > 128 and those tiles give
 // every SM at least two and three stages of them fit; 128x128 while they fill the SMs; else
 // 64x128: for 16-bit operands two consumers of m64n64 with BK of two swizzle atoms (128), for
 // tf32 one consumer of m64n128. (bf16 1000³, one tile per CTA, four runs each in one device call,
@@ -560,7 +652,7 @@ TmaPick tma_heuristic(const GemmConfig& mg, std::int64_t sms, int smem, bool sof
     const bool wide = c.n > 128 && tma_splits(sms, tiles(128, 256), k_tiles, c.k, softmax) >= 4;
     c.bm = 128, c.bn = wide ? 256 : 128;
     c.split_k = static_cast<int>(tma_splits(sms, tiles(c.bm, c.bn), k_tiles, c.k, softmax));
-  } else if (tiles(128, 256) >= 2 * sms && tma_gemm_smem(c.elem_bytes, 128, 256, c.bk, 3, gemm_x3(c)) <= smem) {
+  } else if (c.n > 128 && tiles(128, 256) >= 2 * sms && tma_gemm_smem(c.elem_bytes, 128, 256, c.bk, 3, gemm_x3(c)) <= smem) {
     c.bm = 128, c.bn = 256;   // (3xTF32's hi and lo tiles leave 128x256 two stages: 128x128 keeps three)
   } else if (tiles(128, 128) >= sms) {
     c.bm = 128, c.bn = 128;
@@ -617,9 +709,9 @@ std::vector<TmaPick> tma_candidates(const GemmConfig& mg, std::int64_t sms, int 
 // The tiles, stages, K slices, cluster and rasterization group come from tma_heuristic, or from a
 // legal pick in Target::tma_picks ([Note: tuned picks]).
 void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand& op_a, const Operand& op_b, DType et,
-              const std::string& why, bool softmax, bool vec_c, bool stream_c) {
+              const std::string& why, bool softmax, bool vec_c, bool stream_c, const DynMatmul* dyn = nullptr) {
   const std::int64_t sms = p.target().sm_count;
-  const TmaView v = tma_view(op, op_a, op_b);
+  const TmaView v = tma_view(op, op_a, op_b, dyn == nullptr || dyn->batch);
   const GemmConfig& g = v.g;
   const Operand &a = v.a, &b = v.b;
   auto tiles = [&](int bm, int bn) { return ceil_div(g.m, bm) * ceil_div(g.n, bn) * g.batch; };
@@ -657,7 +749,13 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
                   tunable.candidates.end(),
               "the TMA heuristic's pick {} is not among the candidates", tunable.heuristic.text());
   std::string pick_note = "; config: heuristic";
-  if (auto it = p.target().tma_picks.find(kn.anchor); it != p.target().tma_picks.end()) {
+  if (dyn != nullptr) {   // [Note: dyn matmul]: not tuned; no K slices without a largest extent
+    pick_note += " (dyn: not tuned)";
+    if (!dyn->bounded() && tunable.chosen.split_k > 1) {
+      tunable.chosen.split_k = 1;
+      pick_note += ", one K slice (the size class has no largest value to size a workspace for)";
+    }
+  } else if (auto it = p.target().tma_picks.find(kn.anchor); it != p.target().tma_picks.end()) {
     if (std::find(tunable.candidates.begin(), tunable.candidates.end(), it->second.pick) != tunable.candidates.end()) {
       tunable.chosen = it->second.pick;
       tunable.origin = it->second.origin;
@@ -668,7 +766,7 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
     }
   }
   tma_apply(mg, tunable.chosen);
-  p.add_tunable(tunable);
+  if (dyn == nullptr) p.add_tunable(tunable);
   const bool split = mg.split_k > 1 || softmax;
   mg.vec_c = split ? op.n % 4 == 0 : vec_c && !g.swap_ab;   // the workspace is 16-byte aligned; swap_ab stores by element
   // The reduce re-reads the workspace from L2. swap_ab's transposed stores fill each 32-byte sector
@@ -689,6 +787,14 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
   main.args.push_back(operand_map(mb, "tmap_b", et, mg.n, mg.k, mg.batch, gemm_b_k_contig(mg),
                                   tma_box(mg.elem_bytes, mg.bn / mg.cluster_m, mg.bk, gemm_b_k_contig(mg)),
                                   tma_split_parts(mg, 2)));
+  if (dyn != nullptr) {   // the map extents a launch sets: A's rows (k-major: dims {K, M, batches}), or the batches
+    KernelArg& map_a = main.args[main.args.size() - 2];
+    KernelArg& map_b = main.args.back();
+    KILN_ASSERT(dyn->batch || (gemm_a_k_contig(mg) && !g.swap_ab), "dyn M: A maps k-major, unswapped");
+    if (!dyn->batch) map_a.map_dyn_dim = 1;
+    if (dyn->batch && ma.batch_stride != 0) map_a.map_dyn_dim = 2;
+    if (dyn->batch && mb.batch_stride != 0) map_b.map_dyn_dim = 2;
+  }
   set_launch(p, main, mg);
   const std::string split_why =
       !split ? std::string()
@@ -718,7 +824,10 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
                             why) + pick_note;
   std::optional<PlannedKernel> reduce;
   if (split) {
-    const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {mg.split_k, op.batch, op.m, op.n});
+    GemmConfig sized = op;   // a dyn extent's workspace holds its class's largest
+    if (dyn != nullptr) sized = dyn->at(op, dyn->high);
+    const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32,
+                                   {mg.split_k, sized.batch, sized.m, sized.n});
     reduce = split_k_reduce(p, main, ws, softmax, vec_c, stream_c);
   }
   if (preps.empty()) {
@@ -838,6 +947,121 @@ bool plan_gemv(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, co
   return true;
 }
 
+// The mma.sync Gemm's tiles: 128x128, or 64x64 where fewer than half the SMs would get a 128x128
+// tile (never with a fused softmax, whose row statistics are per 128-wide tile).
+constexpr int kMmaBk = 32;
+struct MmaTiles {
+  int bm = 128, bn = 128, wm = 64, wn = 32;
+  std::string why = "128x128 tiles";
+};
+MmaTiles mma_tiles(const GemmConfig& g, std::int64_t sms, bool softmax) {
+  MmaTiles t;
+  const std::int64_t big = ceil_div(g.m, 128) * ceil_div(g.n, 128) * g.batch;
+  if (softmax || big >= sms / 2) return t;
+  t.bm = t.bn = 64, t.wm = t.wn = 32;
+  t.why = fmt::format("64x64 tiles ({} 128x128 tiles would leave most of {} SMs idle)", big, sms);
+  return t;
+}
+// K slices of the mma.sync path: split where the tiles still cannot fill half the GPU and K is long.
+int mma_splits(const GemmConfig& g, const MmaTiles& t, std::int64_t sms, bool softmax) {
+  const std::int64_t tiles = ceil_div(g.m, t.bm) * ceil_div(g.n, t.bn) * g.batch;
+  if (softmax || tiles >= sms / 2 || g.k < kLongK) return 1;
+  return static_cast<int>(std::clamp<std::int64_t>(sms / tiles, 2, std::min<std::int64_t>(16, g.k / (4 * kMmaBk))));
+}
+
+// The mma.sync Gemm (any target) with tiles `t`: GemmSplitK + SplitKReduce where mma_splits splits
+// (a dyn extent: only in a class with a largest value, which sizes the workspace), else Gemm with
+// the epilogue (and, with `softmax`, row statistics: the caller adds the finalize).
+void plan_mma(Planner& p, PlannedKernel& kn, GemmConfig g, const MmaTiles& t, const Operand& a, const Operand& b,
+              const std::string& why, bool softmax, bool vec_c, bool stream_c, const DynMatmul* dyn = nullptr) {
+  const std::int64_t sms = p.target().sm_count;
+  const std::int64_t tiles = ceil_div(g.m, t.bm) * ceil_div(g.n, t.bn) * g.batch;
+  g.bm = t.bm, g.bn = t.bn, g.bk = kMmaBk, g.wm = t.wm, g.wn = t.wn;
+  g.stages = pick_stages(p.target(), g.elem_bytes, g.bm, g.bn, g.bk, g.wn, gemm_a_k_contig(g), gemm_b_k_contig(g));
+  const int splits = dyn != nullptr && !dyn->bounded() ? 1 : mma_splits(g, t, sms, softmax);
+  if (splits > 1) {
+    g.split_k = splits;
+    kn.template_name = "gemm_split_k";
+    g.kind = GemmKind::SplitK;
+    const GemmConfig sized = dyn != nullptr ? dyn->at(g, dyn->high) : g;   // a dyn extent: its class's largest
+    const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32,
+                                   {g.split_k, sized.batch, sized.m, sized.n});
+    set_launch(p, kn, g);
+    kn.reason = fmt::format("matmul {}x{}x{} batch {}: {} tiles, K long: split-K into {} slices (workspace, "
+                            "deterministic reduce kernel applies the epilogue); {}; {}", g.m, g.n, g.k, g.batch, tiles,
+                            g.split_k, t.why, why);
+    add_split_k_reduce(p, kn, ws, false, vec_c, stream_c);
+    return;
+  }
+  kn.template_name = "gemm";
+  g.kind = GemmKind::Gemm;
+  g.vec_c = vec_c;
+  g.stream_c = stream_c;
+  g.row_stats = softmax;
+  set_launch(p, kn, g);
+  kn.reason = fmt::format("matmul {}x{}x{} batch {} ({}{}): Gemm, {}, BK {}, {} stages{}; {}", g.m, g.n, g.k, g.batch,
+                          a.col_major ? "A col-major" : "A row-major", b.col_major ? ", B col-major" : ", B row-major",
+                          t.why, g.bk, g.stages, stream_c ? ", streaming stores" : "", why);
+}
+
+// Whether the TMA engine takes the product with a dyn extent: as tma_fits, without swap_ab for a
+// dyn M, and without a pre-pass over an operand the extent sizes ([Note: dyn matmul]).
+bool dyn_tma_fits(const Planner& p, const GemmConfig& g, const Operand& a, const Operand& b, const DynMatmul& dm) {
+  if (!tma_fits(p, g, a, b, false, dm.batch)) return false;
+  const TmaView v = tma_view(g, a, b, dm.batch);
+  if (!dm.batch) return !tma_needs_prep(v.g, 1, v.a);
+  return !(v.a.batch_stride != 0 && tma_needs_prep(v.g, 1, v.a)) && !(v.b.batch_stride != 0 && tma_needs_prep(v.g, 2, v.b));
+}
+
+// What a dyn product is planned as at extent `extent`: the template, tiles and K slices (the size
+// classes are where this changes).
+std::string dyn_route(const Planner& p, const GemmConfig& g, const Operand& a, const Operand& b, const DynMatmul& dm,
+                      std::int64_t extent) {
+  const std::int64_t sms = p.target().sm_count;
+  const GemmConfig c = dm.at(g, extent);
+  if (dyn_tma_fits(p, c, a, b, dm))
+    return "tma " + tma_heuristic(tma_view(c, a, b, dm.batch).g, sms, static_cast<int>(smem_limit(p.target())), false).text();
+  const MmaTiles t = mma_tiles(c, sms, false);
+  return fmt::format("gemm {}x{} k{}", t.bm, t.bn, mma_splits(c, t, sms, false));
+}
+
+// A matmul with a dyn M or batch dim ([Note: dyn matmul]): the size classes, then the plan at the
+// bound value's class's lowest extent, then the kernels' configs made dyn.
+void plan_matmul_dyn(Planner& p, PlannedKernel& kn, const GemmConfig& bound_g, const Operand& a, const Operand& b,
+                     DType et, const std::string& why, bool vec_c, std::int64_t out_elem, DynMatmul dm) {
+  std::vector<std::int64_t> thresholds;
+  std::string route = dyn_route(p, bound_g, a, b, dm, dm.fixed);
+  for (std::int64_t v = 2; v <= kDynMatmulTop; v *= 2) {
+    std::string next = dyn_route(p, bound_g, a, b, dm, dm.fixed * v);
+    if (next != route) thresholds.push_back(v), route = std::move(next);
+  }
+  p.add_dyn_thresholds(dm.dim, thresholds);
+  const int klass = dyn_class(thresholds, p.bound().dims.at(dm.dim));
+  dm.low = dm.fixed * dyn_class_low(thresholds, klass);
+  dm.high = klass < static_cast<int>(thresholds.size()) ? dm.fixed * (thresholds[static_cast<std::size_t>(klass)] - 1) : 0;
+  dm.text = fmt::format("dyn {}: {} in the size class {} of {}, planned at its lowest value", dm.dim,
+                        dm.batch ? "the batches" : "M", dyn_class_text(thresholds, klass), dm.dim);
+  const GemmConfig g = dm.at(bound_g, dm.low);
+  const bool stream_c = g.batch * g.m * g.n * out_elem > kStreamBytes;
+  if (dyn_tma_fits(p, g, a, b, dm)) plan_tma(p, kn, g, a, b, et, why, false, vec_c, stream_c, &dm);
+  else plan_mma(p, kn, g, mma_tiles(g, p.target().sm_count, false), a, b, why, false, vec_c, stream_c, &dm);
+  auto make_dyn = [&](PlannedKernel& k) {
+    auto* c = std::get_if<GemmConfig>(&k.config);
+    if (c == nullptr || c->kind == GemmKind::OperandPrep) return;   // a pre-pass reads only a static operand
+    dm.of(*c) = 0;
+    k.dyn_outer = dm.factors;
+    k.reason = fmt::format("{}; {}", dm.text, k.reason);
+  };
+  make_dyn(kn);
+  for (auto& f : p.pending_followups()) make_dyn(f);
+}
+
+launch::Geometry gemm_launch_at(const GemmConfig& config, const PlannedKernel& kernel, int sms, std::int64_t extent) {
+  GemmConfig c = config;
+  (c.m == 0 ? c.m : c.batch) = extent;
+  return gemm_geometry(c, sms, kernel.min_blocks);
+}
+
 void plan_matmul(Planner& p, PlannedKernel& kn) {
   const auto& node = p.node(kn.anchor);
   const auto& out = p.shape(kn.anchor);
@@ -853,6 +1077,7 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   const Operand a = matmul_operand(p, kn.anchor, node.operands[0], "a");
   const Operand b = matmul_operand(p, kn.anchor, node.operands[1], "b");
   const std::int64_t K = p.shape(a.leaf)[p.shape(a.leaf).size() - (a.col_major ? 2 : 1)];
+  const std::optional<DynMatmul> dm = dyn_matmul(p, kn.anchor, a, b);
   const std::int64_t elem = static_cast<std::int64_t>(dtype_size(et));
   const std::int64_t vec_elems = 16 / elem;
   const bool aligned = p.target().aligned16;
@@ -875,7 +1100,7 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   const bool vec_c = aligned && N % 4 == 0;
   const bool stream_c = out_bytes > kStreamBytes && !softmax;
 
-  if (!softmax && std::min(M, N) <= kGemvMaxP && plan_gemv(p, kn, g, a, b, why, vec_c, stream_c)) return;
+  if (!dm && !softmax && std::min(M, N) <= kGemvMaxP && plan_gemv(p, kn, g, a, b, why, vec_c, stream_c)) return;
 
   // Small K: the whole K in one tile, persistent CTAs; bound by the stores of C. What the H100
   // harness (bench/standalone/gemm_check.cu, bench/results/2026-11-22-h100-run5) measured on
@@ -896,7 +1121,7 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   const int sk_bm = sk_tall ? 256 : 128;
   const int sk_bn = sk_tf32 || small_k_smem(128, 128, sk_k, false) > smem_limit(p.target()) ? 64 : 128;
   const std::int64_t small_k_bytes = small_k_smem(sk_bm, sk_bn, sk_k, false);
-  if (f32 && stored == DType::f32 && !softmax && batch == 1 && !a.col_major && !b.col_major && K <= 128 && K % 8 == 0 && aligned &&
+  if (!dm && f32 && stored == DType::f32 && !softmax && batch == 1 && !a.col_major && !b.col_major && K <= 128 && K % 8 == 0 && aligned &&
       a.ld % 4 == 0 && b.ld % 4 == 0 && N % 4 == 0 && ceil_div(M, sk_bm) * ceil_div(N, sk_bn) >= 8 * sms &&
       small_k_bytes <= smem_limit(p.target())) {
     if (precision == MmaPrecision::Tf32x3 && p.target().arch == "sm_90a" && plan_small_k_wgmma(p, kn, g, why, stream_c))
@@ -915,15 +1140,12 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
 
   g.vec_a = aligned && a.ld % vec_elems == 0 && a.batch_stride % vec_elems == 0;
   g.vec_b = aligned && b.ld % vec_elems == 0 && b.batch_stride % vec_elems == 0;
-  int bm = 128, bn = 128, wm = 64, wn = 32;
-  std::string tiles_why = "128x128 tiles";
-  if (!softmax && ceil_div(M, 128) * ceil_div(N, 128) * batch < sms / 2) {
-    bm = bn = 64, wm = wn = 32;
-    tiles_why = fmt::format("64x64 tiles ({} 128x128 tiles would leave most of {} SMs idle)",
-                            ceil_div(M, 128) * ceil_div(N, 128) * batch, sms);
+  if (dm) {
+    plan_matmul_dyn(p, kn, g, a, b, et, why, vec_c, static_cast<std::int64_t>(dtype_size(stored)), *dm);
+    return;
   }
-  const int bk = 32;
-  const std::int64_t tiles = ceil_div(M, bm) * ceil_div(N, bn) * batch;
+  const MmaTiles t = mma_tiles(g, sms, softmax);
+  const std::int64_t tiles = ceil_div(M, t.bm) * ceil_div(N, t.bn) * batch;
   if (tma_fits(p, g, a, b, softmax)) {
     plan_tma(p, kn, g, a, b, et, why, softmax, vec_c, stream_c);
     return;
@@ -932,40 +1154,15 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
     plan_wgmma(p, kn, g, why, softmax, vec_c, stream_c);
     return;
   }
-  if (f32 && bm == 128 && tiles < 2 * sms && K >= kLongK) {
+  if (f32 && t.bm == 128 && tiles < 2 * sms && K >= kLongK) {
     plan_split_k_wide(p, kn, g, tiles, why, softmax, vec_c, stream_c);
     return;
   }
-  g.bm = bm, g.bn = bn, g.bk = bk, g.wm = wm, g.wn = wn;
-  g.stages = pick_stages(p.target(), g.elem_bytes, bm, bn, bk, wn, gemm_a_k_contig(g), gemm_b_k_contig(g));
-
-  // Split K when the tiles still cannot fill the GPU and K is long.
-  if (!softmax && tiles < sms / 2 && K >= kLongK) {
-    g.split_k = static_cast<int>(std::clamp<std::int64_t>(sms / tiles, 2, std::min<std::int64_t>(16, K / (4 * bk))));
-    kn.template_name = "gemm_split_k";
-    g.kind = GemmKind::SplitK;
-    const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {g.split_k, batch, M, N});
-    set_launch(p, kn, g);
-    kn.reason = fmt::format("matmul {}x{}x{} batch {}: {} tiles, K long: split-K into {} slices (workspace, "
-                            "deterministic reduce kernel applies the epilogue); {}; {}", M, N, K, batch, tiles,
-                            g.split_k, tiles_why, why);
-    add_split_k_reduce(p, kn, ws, false, vec_c, stream_c);
-    return;
-  }
-
-  kn.template_name = "gemm";
-  g.kind = GemmKind::Gemm;
-  g.vec_c = vec_c;
-  g.stream_c = stream_c;
-  g.row_stats = softmax;
-  set_launch(p, kn, g);
-  kn.reason = fmt::format("matmul {}x{}x{} batch {} ({}{}): Gemm, {}, BK {}, {} stages{}; {}", M, N, K, batch,
-                          a.col_major ? "A col-major" : "A row-major", b.col_major ? ", B col-major" : ", B row-major",
-                          tiles_why, bk, g.stages, stream_c ? ", streaming stores" : "", why);
+  plan_mma(p, kn, g, t, a, b, why, softmax, vec_c, stream_c);
   if (!softmax) return;
 
   // Softmax over rows: the Gemm also writes per-tile (max, sum exp) of what it stores.
-  const std::int64_t tiles_n = ceil_div(N, bn);
+  const std::int64_t tiles_n = ceil_div(N, t.bn);
   const int stats = p.add_workspace(fmt::format("rowstats{}", kn.anchor), DType::f32, {batch * M, tiles_n, 2});
   kn.args.push_back(buffer_arg(p, stats, true));
   kn.reason += fmt::format("; the softmax on line {} becomes row statistics in the epilogue + SoftmaxFinalize",
@@ -973,7 +1170,7 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   PlannedKernel fin;
   fin.anchor = kn.stores[0].node;
   fin.template_name = "gemm_softmax_finalize";
-  GemmConfig fc = g;
+  GemmConfig fc = std::get<GemmConfig>(kn.config);   // the Gemm's
   fc.kind = GemmKind::SoftmaxFinalize;
   fc.tiles_n = tiles_n;
   fc.threads = N >= 4096 ? 512 : 128;
@@ -1220,11 +1417,19 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
 }  // namespace
 
 const AnchorRule* contraction_rule(ir::OpKind kind) {
-  static const AnchorRule kMatmul{"gemm", false, true, plan_matmul, takes_transposed_view, claims_softmax};
+  static const AnchorRule kMatmul{"gemm", false, true, plan_matmul, takes_transposed_view, claims_softmax, true};
   static const AnchorRule kConv{"conv_igemm", false, true, plan_conv, nullptr, nullptr};
   if (kind == OpKind::Matmul) return &kMatmul;
   if (kind == OpKind::Conv2d) return &kConv;
   return nullptr;
+}
+
+}  // namespace kiln
+
+namespace kiln {
+
+launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t extent) {
+  return gemm_launch_at(std::get<GemmConfig>(kernel.config), kernel, plan.target.sm_count, extent);
 }
 
 }  // namespace kiln

@@ -42,6 +42,9 @@ const AnchorRule* iota_rule(ir::OpKind kind);           // plan_iota.cpp: iota
 // plan_memory.cpp: the launch (and workspace bytes) of a memory-family kernel with dyn rows at a
 // launch's row count ([Note: dyn rows]).
 launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t outer);
+// plan_contraction.cpp: the launch of a matmul kernel whose M or batches are dyn at a launch's
+// extent ([Note: dyn matmul]).
+launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t extent);
 
 class Planner {
  public:
@@ -63,6 +66,8 @@ class Planner {
   // Appends a kernel after the one being planned (a second pass, say). Its
   // arguments come from finish_args unless the rule set args_done.
   PlannedKernel& add_followup(PlannedKernel kernel);
+  // The follow-ups the running rule has added so far (it may revise them before run() places them).
+  std::vector<PlannedKernel>& pending_followups() { return followups_; }
   // The kernel's argument list from its stores and the leaves its expressions read.
   void finish_args(PlannedKernel& kernel) const;
   // Declares values of dyn dim `dim` at which a kernel's plan changes ([Note: dyn size classes]).

@@ -69,6 +69,7 @@ template <class Shape, long long Units>
 struct ConvProblem {
   static constexpr long long kUnits = Units;
   const TensorMap& w;
+  __device__ __forceinline__ long long units() const { return kUnits; }
   const TensorMap& x;
   __device__ __forceinline__ int k_begin(long long) const { return 0; }
   __device__ __forceinline__ int k_end(long long) const { return ConvTap<Shape>::kKTiles; }

@@ -464,23 +464,26 @@ struct Gemm {
                             LayoutB == kColMajor>;
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
-  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
+  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;   // (0: M dyn)
 
+  // M or Batch 0: dyn, read from `dyn` ([Note: dyn matmul extents] in gemm_store.cuh); the grid
+  // covers the launch's tiles and batches.
   template <class Epi>
   static __device__ __forceinline__ void run(const E* A, const E* B, OutT* C, Epi epi,
-                                             float* row_stats) {
+                                             float* row_stats, DynShape dyn = {}) {
     extern __shared__ __align__(16) char smem[];
+    const long long m = extent<M_>(dyn.m);
     const Index batch = blockIdx.z;
     const int tile_n = blockIdx.x, tile_m = blockIdx.y;
     const int m0 = tile_m * BM, n0 = tile_n * BN;
     MatrixLoader<E, typename Engine::TileA, BM, BK, kThreads, kVecA, Index> la{
-        A + batch * Index(strideA), Index(lda), int(M_), int(K_)};
+        A + batch * Index(strideA), Index(lda), int(m), int(K_)};
     MatrixLoader<E, typename Engine::TileB, BN, BK, kThreads, kVecB, Index> lb{
         B + batch * Index(strideB), Index(ldb), int(N_), int(K_)};
     float acc[Engine::MT][Engine::NT][4];
     Engine::mainloop(smem, la, lb, m0, n0, int(K_), acc);
     const MatrixOut<OutT, Index, kVecC, kStreamC> out{C + batch * Index(strideC), Index(ldc),
-                                                      Index(M_), Index(N_), batch};
+                                                      Index(m), Index(N_), batch};
     Engine::template epilogue<Index, kRowStats>(smem, acc, out, Index(m0), Index(n0), epi,
                                                 row_stats, batch, Index(kTilesN), Index(tile_n));
   }
@@ -498,16 +501,17 @@ struct GemmSplitK {
                             LayoutB == kColMajor>;
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
-  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;
+  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;   // (0: M dyn)
   // Each split covers a whole number of k tiles, so 16-byte copies stay aligned.
   static constexpr long long kKChunk = ((K_ + SplitK - 1) / SplitK + BK - 1) / BK * BK;
-  static constexpr long long kWorkspaceFloats = SplitK * Batch * M_ * N_;
 
-  // grid = (kTilesN, kTilesM, Batch * SplitK); workspace: kWorkspaceFloats f32.
-  static __device__ __forceinline__ void run(const E* A, const E* B, float* workspace) {
+  // grid = (tiles N, tiles M, batches * SplitK); workspace: SplitK * batches * M * N f32. M or
+  // Batch 0: dyn, as Gemm's.
+  static __device__ __forceinline__ void run(const E* A, const E* B, float* workspace, DynShape dyn = {}) {
     extern __shared__ __align__(16) char smem[];
-    const Index batch = blockIdx.z % Batch;
-    const Index split = blockIdx.z / Batch;
+    const long long m = extent<M_>(dyn.m), batches = extent<Batch>(dyn.batch);
+    const Index batch = blockIdx.z % batches;
+    const Index split = blockIdx.z / batches;
     const int tile_n = blockIdx.x, tile_m = blockIdx.y;
     const int m0 = tile_m * BM, n0 = tile_n * BN;
     const long long k_begin = split * kKChunk;
@@ -515,35 +519,35 @@ struct GemmSplitK {
     const Index a_off = Index(LayoutA == kRowMajor ? k_begin : k_begin * lda);
     const Index b_off = Index(LayoutB == kColMajor ? k_begin : k_begin * ldb);
     MatrixLoader<E, typename Engine::TileA, BM, BK, kThreads, kVecA, Index> la{
-        A + batch * Index(strideA) + a_off, Index(lda), int(M_), k_len};
+        A + batch * Index(strideA) + a_off, Index(lda), int(m), k_len};
     MatrixLoader<E, typename Engine::TileB, BN, BK, kThreads, kVecB, Index> lb{
         B + batch * Index(strideB) + b_off, Index(ldb), int(N_), k_len};
     float acc[Engine::MT][Engine::NT][4];
     Engine::mainloop(smem, la, lb, m0, n0, k_len > 0 ? k_len : 0, acc);
     const MatrixOut<float, Index, N_ % 4 == 0, false> out{
-        workspace + (split * Index(Batch) + batch) * Index(M_ * N_), Index(N_), Index(M_),
+        workspace + (split * Index(batches) + batch) * Index(m * N_), Index(N_), Index(m),
         Index(N_), batch};
     Engine::template epilogue<Index, false>(smem, acc, out, Index(m0), Index(n0), Identity{},
                                             nullptr, batch, Index(0), Index(0));
   }
 };
 
-// C[b](m, n) = epi(sum over splits); grid = ceil(Batch * M * N / Threads), block = Threads.
+// C[b](m, n) = epi(sum over splits); grid = ceil(Batch * M * N / Threads), block = Threads. M or
+// Batch 0: dyn, as Gemm's.
 template <class OutT, class Index, long long M_, long long N_, long long Batch, int SplitK,
           long long ldc, long long strideC, bool kStreamC, int Threads>
 struct SplitKReduce {
   static constexpr int kThreads = Threads;
-  static constexpr long long kTotal = Batch * M_ * N_;
-  static constexpr long long kGridX = (kTotal + Threads - 1) / Threads;
 
   template <class Epi>
-  static __device__ __forceinline__ void run(const float* workspace, OutT* C, Epi epi) {
+  static __device__ __forceinline__ void run(const float* workspace, OutT* C, Epi epi, DynShape dyn = {}) {
+    const long long rows = extent<M_>(dyn.m), total = extent<Batch>(dyn.batch) * rows * N_;
     const Index i = Index(blockIdx.x) * Threads + threadIdx.x;
-    if (i >= Index(kTotal)) return;
+    if (i >= Index(total)) return;
     float acc = 0.f;
 #pragma unroll
-    for (int s = 0; s < SplitK; ++s) acc += workspace[Index(s) * Index(kTotal) + i];
-    const Index n = i % Index(N_), m = (i / Index(N_)) % Index(M_), b = i / Index(M_ * N_);
+    for (int s = 0; s < SplitK; ++s) acc += workspace[Index(s) * Index(total) + i];
+    const Index n = i % Index(N_), m = (i / Index(N_)) % Index(rows), b = i / Index(rows * N_);
     store1<OutT, kStreamC>(C + b * Index(strideC) + m * Index(ldc) + n, epi(acc, b, m, n));
   }
 };

@@ -73,6 +73,19 @@ __device__ __forceinline__ void stats_merge(float& m, float& s, float m2, float 
   m = mn;
 }
 
+// [Note: dyn matmul extents] (plan_contraction.cpp's [Note: dyn matmul]): a matmul template
+// whose M or Batch template argument is 0 reads that extent at run time from the DynShape its
+// run() is given (the kernel's dyn dim arguments); every other extent stays a template argument.
+// extent() folds to the constant where the argument is not 0, so a static kernel is unchanged.
+struct DynShape {
+  long long m = 0, batch = 0;
+};
+template <long long kStatic>
+__device__ __forceinline__ long long extent(long long dyn) {
+  if constexpr (kStatic > 0) return kStatic;
+  else return dyn;
+}
+
 // Output placement of a plain (batched) row-major matrix C(row, col) = C[row * ldc + col].
 // Every output policy provides: rows, cols (bounds); apply(epi, v, row, col) -> the stored
 // value; put4(row, col, v[4]) for four in-bounds consecutive columns; put1(row, col, v).

@@ -7,7 +7,10 @@
 // kiln::sm90::TmaGemm<E, Index, M, N, K, Batch, kAKMajor, kBKMajor, kBatchA, kBatchB, ldc, strideC,
 //                     BM, BN, BK, Stages, GroupM, SplitK, kX3, kVecC, kStreamC, kSwapAB, kCM, kCN>
 //   template <class OutT, class Epi>
-//   static __device__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi);
+//   static __device__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi,
+//                              gemm::DynShape dyn = {});
+// M or Batch 0: a dyn extent, read from `dyn` ([Note: dyn matmul extents] in gemm_store.cuh); the
+// maps' extents are then the launch's, and the grid is any.
 // C[batch](row, col) = epi(sum_k A(row, k) B(k, col), batch, row, col) for every batch, f32
 // accumulation, stored through gemm::store_fragments (16-byte stores where kVecC).
 // kX3 (3xTF32, E = float): the B map holds tf32 hi parts at batch index b and lo parts at
@@ -71,7 +74,7 @@ namespace sm90 {
 // The mainloop every TMA-engine kernel shares (TmaGemm below, TmaConv in conv_tma.cuh): the ring,
 // the producer warpgroup, the wgmma consumers, the 3xTF32 promotion. A Problem says what a work
 // unit is and where its tiles come from:
-//   kUnits;                                        work units (persistent CTA b: b, b + grid, ...)
+//   long long units();                             work units (persistent CTA b: b, b + grid, ...)
 //   int k_begin(long long u), k_end(long long u);  the unit's k tiles [begin, end), never empty
 //   void prefetch();                               its tensor maps into the descriptor cache
 //   void load(u32 stage, u32 full, long long u, int kt);   one stage: A tile at `stage`, B at
@@ -337,12 +340,12 @@ struct TmaEngine {
     else cluster_sync();
 
     // The CTAs of a cluster walk the same units (unit u: the cluster's tiles, one per CTA).
-    const long long first = blockIdx.x / kCM, step = gridDim.x / kCM;
+    const long long first = blockIdx.x / kCM, step = gridDim.x / kCM, units = prob.units();
     if (wg == 0) {
       regs_release<kProducerRegs>();
       if (threadIdx.x == 0) {
         int use = 0;   // stage uses so far: stage use % Stages, phase use / Stages
-        for (long long u = first; u < Problem::kUnits; u += step) {
+        for (long long u = first; u < units; u += step) {
           const int kt1 = prob.k_end(u);
           for (int kt = prob.k_begin(u); kt < kt1; ++kt, ++use) {
             const int s = use % Stages;
@@ -365,7 +368,7 @@ struct TmaEngine {
       const int warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
       float acc[NT][4];
       int use = 0;
-      for (long long u = first; u < Problem::kUnits; u += step) {
+      for (long long u = first; u < units; u += step) {
         const int kt0 = prob.k_begin(u), kt1 = prob.k_end(u);
         if constexpr (kX3) run_split_tile(base, bars, c, warp, lane, kt0, kt1, use, acc);
         else if constexpr (kARegs) run_tile_ra(base, bars, c, warp, lane, kt0, kt1, use, acc);
@@ -399,16 +402,23 @@ struct TmaGemm {
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
   // kX3: B's lo parts' batch index is its hi parts' + B's batches.
+  // (Batch is static wherever B is batched under 3xTF32: the planner gives dyn batches no pre-pass.)
   static constexpr int kLoBatchB = kBatchB ? int(Batch) : 1;
   // With a cluster (kCM CTAs along M) each CTA loads 1 / kCM of the B tile and multicasts it.
   static constexpr TmaBox kBoxA = tma_box(Engine::kE, BM, BK, kAKMajor),
                           kBoxB = tma_box(Engine::kE, BN / kCM, BK, kBKMajor);
-  // Tiles of the schedule: a cluster's kCM tiles along M count as one (BM * kCM rows).
-  static constexpr long long kTilesM = (M_ + BM * kCM - 1) / (BM * kCM), kTilesN = (N_ + BN - 1) / BN;
-  static constexpr long long kTilesPerBatch = kTilesM * kTilesN, kTiles = kTilesPerBatch * Batch;
+  // Tiles of the schedule: a cluster's kCM tiles along M count as one (BM * kCM rows). M and
+  // Batch may be dyn (0: [Note: dyn matmul extents] in gemm_store.cuh), so the schedule is a value.
+  static constexpr long long kTilesN = (N_ + BN - 1) / BN;
   static constexpr int kKTiles = int((K_ + BK - 1) / BK);
-  static constexpr long long kUnits = kTiles * SplitK;   // (split, tile) pairs
-  static constexpr long long kSplitStride = SplitK > 1 ? Batch * M_ * N_ : 0;   // workspace slices
+  struct Schedule {
+    long long m, batch, tiles_m, tiles_per_batch, tiles;
+    __device__ __forceinline__ explicit Schedule(gemm::DynShape d)
+        : m(gemm::extent<M_>(d.m)), batch(gemm::extent<Batch>(d.batch)), tiles_m((m + BM * kCM - 1) / (BM * kCM)),
+          tiles_per_batch(tiles_m * kTilesN), tiles(tiles_per_batch * batch) {}
+    __device__ __forceinline__ long long units() const { return tiles * SplitK; }   // (split, tile) pairs
+    __device__ __forceinline__ long long split_stride() const { return SplitK > 1 ? batch * m * N_ : 0; }  // workspace slices
+  };
 
   static_assert(SplitK >= 1 && SplitK <= kKTiles, "every split has at least one k tile");
   // The planner encodes the maps with these boxes; load_operand's copies move exactly them.
@@ -418,19 +428,23 @@ struct TmaGemm {
                 "a cluster splits the B tile into whole swizzle groups or boxes");
 
   // Tile t -> (batch, first row, first column), grouped rasterization within a batch.
-  static __device__ __forceinline__ void tile_origin(long long t, Index& batch, int& m0, int& n0) {
-    batch = Index(t / kTilesPerBatch);
-    const long long r = t % kTilesPerBatch;
+  static __device__ __forceinline__ void tile_origin(const Schedule& sc, long long t, Index& batch, int& m0, int& n0) {
+    batch = Index(t / sc.tiles_per_batch);
+    const long long r = t % sc.tiles_per_batch;
     const long long per_group = GroupM * kTilesN;
     const long long first = r / per_group * GroupM;
-    const long long rows = kTilesM - first < GroupM ? kTilesM - first : GroupM;
+    const long long rows = sc.tiles_m - first < GroupM ? sc.tiles_m - first : GroupM;
     m0 = int((first + r % per_group % rows) * BM * kCM);
     n0 = int(r % per_group / rows * BN);
   }
 
   // Work unit u: its tile and its k tiles [kt0, kt1).
-  static __device__ __forceinline__ long long unit_tile(long long u) { return SplitK > 1 ? u % kTiles : u; }
-  static __device__ __forceinline__ int unit_split(long long u) { return SplitK > 1 ? int(u / kTiles) : 0; }
+  static __device__ __forceinline__ long long unit_tile(const Schedule& sc, long long u) {
+    return SplitK > 1 ? u % sc.tiles : u;
+  }
+  static __device__ __forceinline__ int unit_split(const Schedule& sc, long long u) {
+    return SplitK > 1 ? int(u / sc.tiles) : 0;
+  }
   static __device__ __forceinline__ int split_begin(int s) { return int((long long)s * kKTiles / SplitK); }
 
   // One operand's k tile (ROWS rows of m or n from mn0) into `dst`: k-contiguous, BK * E / 128
@@ -475,11 +489,12 @@ struct TmaGemm {
   }
 
   struct Problem {
-    static constexpr long long kUnits = TmaGemm::kUnits;
     const TensorMap& a;
     const TensorMap& b;
-    __device__ __forceinline__ int k_begin(long long u) const { return split_begin(unit_split(u)); }
-    __device__ __forceinline__ int k_end(long long u) const { return split_begin(unit_split(u) + 1); }
+    Schedule sc;
+    __device__ __forceinline__ long long units() const { return sc.units(); }
+    __device__ __forceinline__ int k_begin(long long u) const { return split_begin(unit_split(sc, u)); }
+    __device__ __forceinline__ int k_end(long long u) const { return split_begin(unit_split(sc, u) + 1); }
     __device__ __forceinline__ void prefetch() const {
       prefetch_tensor_map(a);
       prefetch_tensor_map(b);
@@ -487,7 +502,7 @@ struct TmaGemm {
     __device__ __forceinline__ void load(u32 stage, u32 full, long long u, int kt) const {
       Index batch;
       int m0, n0;
-      tile_origin(unit_tile(u), batch, m0, n0);
+      tile_origin(sc, unit_tile(sc, u), batch, m0, n0);
       const int ba = kBatchA ? int(batch) : 0, bb = kBatchB ? int(batch) : 0;
       const int r = rank();
       m0 += r * BM;
@@ -498,14 +513,16 @@ struct TmaGemm {
   };
 
   template <class OutT, class Epi>
-  static __device__ __forceinline__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi) {
-    Problem prob{a, b};
+  static __device__ __forceinline__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi,
+                                             gemm::DynShape dyn = {}) {
+    Problem prob{a, b, Schedule(dyn)};
+    const Schedule& sc = prob.sc;
     Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
       Index batch;
       int m0, n0;
-      tile_origin(unit_tile(u), batch, m0, n0);
+      tile_origin(sc, unit_tile(sc, u), batch, m0, n0);
       m0 += rank() * BM;
-      OutT* const c0 = C + Index(unit_split(u)) * Index(kSplitStride) + batch * Index(strideC);
+      OutT* const c0 = C + Index(unit_split(sc, u)) * Index(sc.split_stride()) + batch * Index(strideC);
       // (The column offset only with consumers along N: even a constant 0 there changes NVVM's
       // register allocation, +28% PTX for the tf32 aᵀ·bᵀ 1000³ unit.)
       auto put = [&](const auto& out) {
@@ -515,8 +532,8 @@ struct TmaGemm {
         if constexpr (kSwapAB) gemm::store_fragments_direct<Index>(acc, out, row0, col0, epi, typename Engine::Rows{warp});
         else store_accumulators<Index>(acc, out, row0, col0, epi, typename Engine::Rows{warp});
       };
-      if constexpr (kSwapAB) put(gemm::TransposedOut<OutT, Index, kStreamC>{c0, Index(ldc), Index(M_), Index(N_), batch});
-      else put(gemm::MatrixOut<OutT, Index, kVecC, kStreamC>{c0, Index(ldc), Index(M_), Index(N_), batch});
+      if constexpr (kSwapAB) put(gemm::TransposedOut<OutT, Index, kStreamC>{c0, Index(ldc), Index(sc.m), Index(N_), batch});
+      else put(gemm::MatrixOut<OutT, Index, kVecC, kStreamC>{c0, Index(ldc), Index(sc.m), Index(N_), batch});
     });
   }
 };
