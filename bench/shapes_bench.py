@@ -13,6 +13,11 @@ touches all three alike. The row schema is bench.py's (problem, precision, kiln_
 kernel, eager_ms, compile_ms = null here, correct) plus specialized_ms and generic_over_specialized.
 Only ops whose plan under "generic" has a dyn dim are rows: the elementwise family, and the rows
 of reductions, scans and row norms (docs/api.md, KILN_SHAPES; docs/language.md, "dyn").
+
+Matmul rows (MATMUL_CASES; generic mode leaves a matmul's dims baked in): each product written
+twice, with `dims dyn M` (or `dyn B`) and with the value baked in, both checked against a float64
+product on the GPU, then timed side by side with torch.matmul (cuBLAS) and the plain Triton
+matmul of bench/triton_matmul.py (autotuned per shape, its tuning outside the timing).
 """
 import argparse
 import datetime
@@ -62,6 +67,101 @@ TOLERANCE = {"cumsum_reverse": 2e-3, "cumsum_long_rows": 2e-2, "cumsum_mid_exclu
              "logsumexp_rows": 1e-3}
 
 
+# Matmuls with a dyn M or batch dim ([Note: dyn matmul]): (name, spec text with {D} where the dyn
+# dim is declared, the dim, its value, what, precision, tolerance). The issue's benchmark shapes
+# (4096³ in bf16 and tf32, a·b and a·bᵀ), an irregular M, a batched product, and the linear seed
+# at fp32 accuracy (static: WgGemm split-K; dyn: the mma.sync split-K).
+MATMUL_CASES = [
+    ("lin_bf16", "op p {{\n  dims {D}, N = 4096, K = 4096\n  in a: bf16[M, K]\n  in w: bf16[N, K]\n"
+                 "  out c = matmul(a, transpose(w))\n}}\n", "M", 4096, "bf16 a·bᵀ", "bf16", 2e-2),
+    ("mm_bf16", "op p {{\n  dims {D}, N = 4096, K = 4096\n  in a: bf16[M, K]\n  in b: bf16[K, N]\n"
+                "  out c = matmul(a, b)\n}}\n", "M", 4096, "bf16 a·b", "bf16", 2e-2),
+    ("lin_bf16", "op p {{\n  dims {D}, N = 4096, K = 4096\n  in a: bf16[M, K]\n  in w: bf16[N, K]\n"
+                 "  out c = matmul(a, transpose(w))\n}}\n", "M", 1000, "bf16 a·bᵀ, irregular M", "bf16", 2e-2),
+    ("lin_bf16", "op p {{\n  dims {D}, N = 8192, K = 8192\n  in a: bf16[M, K]\n  in w: bf16[N, K]\n"
+                 "  out c = matmul(a, transpose(w))\n}}\n", "M", 8192, "bf16 a·bᵀ", "bf16", 2e-2),
+    ("lin_tf32", "op p {{\n  dims {D}, N = 4096, K = 4096\n  in a: f32[M, K]\n  in w: f32[N, K]\n"
+                 "  out c = matmul(a, transpose(w), precision=\"tf32\")\n}}\n", "M", 4096, "tf32 a·bᵀ", "tf32", 1e-2),
+    ("mm_tf32", "op p {{\n  dims {D}, N = 4096, K = 4096\n  in a: f32[M, K]\n  in b: f32[K, N]\n"
+                "  out c = matmul(a, b, precision=\"tf32\")\n}}\n", "M", 4096, "tf32 a·b", "tf32", 1e-2),
+    ("bmm_f16", "op p {{\n  dims {D}, M = 1024, N = 1024, K = 1024\n  in a: f16[B, M, K]\n  in b: f16[B, K, N]\n"
+                "  out c = matmul(a, b)\n}}\n", "B", 32, "f16 batched", "f16", 2e-2),
+    ("lin_f32", "op p {{\n  dims {D}, N = 16384, K = 16384\n  in a: f32[M, K]\n  in w: f32[N, K]\n"
+                "  out c = matmul(a, transpose(w))\n}}\n", "M", 128, "fp32 a·bᵀ, the linear seed", "fp32-accurate",
+     1e-4),
+]
+
+
+def matmul_rows(args, torch, do_bench, kiln, cache, res):
+    """The MATMUL_CASES rows; returns how many were wrong."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from triton_matmul import triton_matmul
+    opts = kiln.Options(cache_dir=cache)
+    failures = 0
+    for name, text, dim, value, what, precision, tol in MATMUL_CASES:
+        if args.quick and value != 4096:
+            continue
+        op_d = kiln.loads(text.format(D=f"dyn {dim}"), name=name + "_dyn.kiln", options=opts)["p"]
+        op_s = kiln.loads(text.format(D=f"{dim} = {value}"), name=name + ".kiln", options=opts)["p"]
+        ex_d = op_d.specialize(**{dim: value})
+        header = ex_d.plan.split("\n", 1)[0]
+        args_info = [a for a in ex_d.arguments if not a["is_output"]]
+        dims = "x".join(str(v) for v in args_info[0]["shape"]) + " · " + "x".join(str(v) for v in args_info[1]["shape"])
+        row = {"problem": f"matmul {name} {dims} ({what}; dyn {dim})", "precision": precision, "plan_generic": header,
+               "compile_ms": None}
+        inputs = [(torch.rand(a["shape"], dtype=torch.float32, device="cuda") * 2 - 1).to(
+            kiln.torch.torch_dtype(a["dtype"])) for a in args_info]
+        a, b = inputs
+        b_mat = b.transpose(-1, -2) if "transpose(w)" in text else b
+        want = torch.matmul(a.double(), b_mat.double())
+        first = op_d(*inputs)
+        outs = {}
+        ok = True
+        worst = 0.0
+        for key, op in (("generic", op_d), ("specialized", op_s)):
+            o = torch.full_like(first, float("nan"))
+            op(*inputs, out=o)
+            torch.cuda.synchronize()
+            outs[key] = o
+            scale = float(want.abs().max())   # products of K terms: relative to the largest output
+            err = float(((o.double() - want).abs() / scale).nan_to_num(float("inf")).max())
+            worst = max(worst, err)
+            ok = ok and err <= tol
+        row["correct"] = ok
+        row["max_rel_error"] = worst
+        if not ok:
+            failures += 1
+            res["rows"].append(row)
+            print(json.dumps(row), flush=True)
+            continue
+        tri_prec = {"tf32": "tf32", "fp32-accurate": "tf32x3"}.get(precision, "tf32")
+        triton_matmul(a, b_mat, precision=tri_prec)   # autotunes this shape, outside the timing
+        torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+        fns = {"specialized": lambda: op_s(*inputs, out=outs["specialized"]),
+               "generic": lambda: op_d(*inputs, out=outs["generic"]),
+               "eager": lambda: torch.matmul(a, b_mat),
+               "triton": lambda: triton_matmul(a, b_mat, precision=tri_prec)}
+        runs = {k: [] for k in fns}
+        for _ in range(1 if args.quick else 3):
+            for key, fn in fns.items():
+                fn()
+                torch.cuda.synchronize()
+                runs[key].append(do_bench(fn, warmup=25, rep=100 if args.quick else 200, return_mode="median"))
+        torch.backends.cuda.matmul.allow_tf32 = False
+        row["specialized_ms"] = statistics.median(runs["specialized"])
+        row["kiln_ms"] = statistics.median(runs["generic"])
+        row["eager_ms"] = statistics.median(runs["eager"])
+        row["triton_ms"] = statistics.median(runs["triton"])
+        row["rounds"] = runs
+        row["generic_over_specialized"] = row["kiln_ms"] / row["specialized_ms"]
+        row["speedup_vs_eager"] = row["eager_ms"] / row["kiln_ms"]
+        res["rows"].append(row)
+        print(json.dumps(row), flush=True)
+        del inputs, first, outs, want, a, b, b_mat
+        torch.cuda.empty_cache()
+    return failures
+
+
 def eager_of(op_name, torch, F):
     return {
         "relu_add": lambda a, b: torch.relu(a + b),
@@ -92,6 +192,8 @@ def main():
     ap.add_argument("--kiln", default="", help="the folder holding the kiln package (default: .gpu/python)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--chart", default="", help="only draw the chart of this result JSON (beside it, .png)")
+    ap.add_argument("--only", choices=["all", "memory", "matmul"], default="all",
+                    help="the elementwise and memory-bound rows, the matmul rows, or both")
     args = ap.parse_args()
     if args.chart:
         with open(args.chart) as f:
@@ -110,7 +212,7 @@ def main():
     torch.manual_seed(0)
     failures = 0
     for i, (spec, name, dims, what) in enumerate(CASES):
-        if args.quick and i not in QUICK:
+        if args.only == "matmul" or (args.quick and i not in QUICK):
             continue
         path = os.path.join(ROOT, spec)
         op_g, op_s = kiln.load(path, generic)[name], kiln.load(path, special)[name]
@@ -181,6 +283,9 @@ def main():
         del inputs, first, outs
         torch.cuda.empty_cache()
 
+    if args.only != "memory":
+        failures += matmul_rows(args, torch, do_bench, kiln, cache, res)
+
     os.makedirs(args.out, exist_ok=True)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
     base = os.path.join(args.out, f"shapes-{stamp}")
@@ -216,12 +321,15 @@ def chart(res, path):
 
 def markdown(res):
     lines = [f"{res['gpu']}, torch {res['torch']}, kiln {res['kiln']}, {res['date']}; medians of 3 rounds", "",
-             "| problem | specialized ms | generic ms | generic/specialized | eager ms | eager/generic | correct | generic plan |",
-             "|---|---|---|---|---|---|---|---|"]
+             "(matmul rows: generic = the `dyn` op, eager = torch.matmul (cuBLAS), Triton = bench/triton_matmul.py)", "",
+             "| problem | specialized ms | generic ms | generic/specialized | eager ms | eager/generic | Triton ms | "
+             "correct | generic plan |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
         f = lambda k: "—" if r.get(k) is None else f"{r[k]:.3f}"  # noqa: E731
         lines.append(f"| {r['problem']} | {f('specialized_ms')} | {f('kiln_ms')} | {f('generic_over_specialized')} | "
-                     f"{f('eager_ms')} | {f('speedup_vs_eager')} | {r['correct']} | `{r['plan_generic']}` |")
+                     f"{f('eager_ms')} | {f('speedup_vs_eager')} | {f('triton_ms')} | {r['correct']} | "
+                     f"`{r['plan_generic']}` |")
     return "\n".join(lines) + "\n"
 
 
