@@ -160,10 +160,13 @@ bool takes_transposed_view(const Planner& p, NodeId, NodeId operand) { return tr
 //   size class with a largest value, whose workspace is sized for it. Not planned with a dyn
 //   extent: Gemv, SmallK, WgGemm and the row-statistics softmax (claims_softmax declines, and the
 //   row-norm family plans the softmax with dyn rows); the TMA picks are not tuned.
-// - Size classes ([Note: dyn size classes] in plan.h): the powers of two 2 .. kDynMatmulTop of
-//   the dim, merged where the route (template, tiles, K slices: dyn_route) at the lower power is
-//   the route at the next. A class is planned at its lowest value; the top class, which has no
-//   largest value, has no K slices.
+// - Size classes ([Note: dyn size classes] in plan.h): the values of the dim at which the route
+//   (template, tiles, K slices: dyn_route) changes, up to kDynMatmulTop: the route is sampled at
+//   the powers of two, and each change found is bisected to its first value. So a class takes one
+//   route throughout (where the route changes once between two powers of two), and is planned at
+//   its lowest value; the top class, which has no largest value, has no K slices. (Classes at the
+//   powers of two alone put bf16 M = 1000 x 4096² in [512, 1024), planned with 512's 64x128
+//   tiles: 1.52x the specialized kernel, bench/results/2026-11-27-h100-run13.)
 // - The kernels' GemmConfig holds 0 for the dyn extent and PlannedKernel::dyn_outer its factors:
 //   gemm_launch runs gemm_geometry at a launch's extent, and a tensor map's KernelArg::map_dyn_dim
 //   names the map extent a launch sets.
@@ -1029,11 +1032,25 @@ std::string dyn_route(const Planner& p, const GemmConfig& g, const Operand& a, c
 // bound value's class's lowest extent, then the kernels' configs made dyn.
 void plan_matmul_dyn(Planner& p, PlannedKernel& kn, const GemmConfig& bound_g, const Operand& a, const Operand& b,
                      DType et, const std::string& why, bool vec_c, std::int64_t out_elem, DynMatmul dm) {
+  // The first value after each route change: powers of two find a change, bisection its value.
+  auto route_at = [&](std::int64_t v) { return dyn_route(p, bound_g, a, b, dm, dm.fixed * v); };
   std::vector<std::int64_t> thresholds;
-  std::string route = dyn_route(p, bound_g, a, b, dm, dm.fixed);
-  for (std::int64_t v = 2; v <= kDynMatmulTop; v *= 2) {
-    std::string next = dyn_route(p, bound_g, a, b, dm, dm.fixed * v);
-    if (next != route) thresholds.push_back(v), route = std::move(next);
+  std::string route = route_at(1);
+  std::int64_t same = 1;   // the largest value known to take `route`
+  for (std::int64_t v = 2; v <= kDynMatmulTop;) {
+    if (route_at(v) == route) {
+      same = v;
+      v *= 2;
+      continue;
+    }
+    std::int64_t lo = same, hi = v;   // route_at(lo) == route != route_at(hi)
+    while (hi - lo > 1) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      (route_at(mid) == route ? lo : hi) = mid;
+    }
+    thresholds.push_back(hi);
+    route = route_at(hi);
+    same = hi;
   }
   p.add_dyn_thresholds(dm.dim, thresholds);
   const int klass = dyn_class(thresholds, p.bound().dims.at(dm.dim));
