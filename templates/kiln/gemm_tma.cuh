@@ -499,10 +499,31 @@ struct TmaGemm {
       prefetch_tensor_map(a);
       prefetch_tensor_map(b);
     }
+    // With a dyn extent, tile_origin divides by run-time values (tens of instructions each, on the
+    // one producer thread that every k tile waits for): it runs once per unit, and load() reuses
+    // it. (Per k tile, a bf16 1000x4096x4096 product took 1.27x the specialized kernel's time,
+    // bench/results/2026-11-27-h100-run14.) A static kernel's divisions by constants stay inline.
+    struct Origin {
+      long long unit = -1;
+      Index batch = 0;
+      int m0 = 0, n0 = 0;
+    };
+    mutable Origin last;
+    __device__ __forceinline__ void origin(long long u, Index& batch, int& m0, int& n0) const {
+      if constexpr (M_ > 0 && Batch > 0) {
+        tile_origin(sc, unit_tile(sc, u), batch, m0, n0);
+      } else {
+        if (last.unit != u) {
+          tile_origin(sc, unit_tile(sc, u), last.batch, last.m0, last.n0);
+          last.unit = u;
+        }
+        batch = last.batch, m0 = last.m0, n0 = last.n0;
+      }
+    }
     __device__ __forceinline__ void load(u32 stage, u32 full, long long u, int kt) const {
       Index batch;
       int m0, n0;
-      tile_origin(sc, unit_tile(sc, u), batch, m0, n0);
+      origin(u, batch, m0, n0);
       const int ba = kBatchA ? int(batch) : 0, bb = kBatchB ? int(batch) : 0;
       const int r = rank();
       m0 += r * BM;
