@@ -72,10 +72,10 @@ inline const char* enum_name(GemmLayout l) { return l == GemmLayout::RowMajor ? 
   X(int, elem_bytes, 4)             /* operand element size: 4 (f32) or 2 (f16, bf16) */          \
   X(GemmLayout, layout_a, GemmLayout::RowMajor)                                                   \
   X(GemmLayout, layout_b, GemmLayout::RowMajor)                                                   \
-  X(long long, m, 1)                                                                              \
+  X(long long, m, 1)                /* 0: dyn, read at run time (gemm_store.cuh's DynShape) */    \
   X(long long, n, 1)                                                                              \
   X(long long, k, 1)                                                                              \
-  X(long long, batch, 1)            /* all batch dims, flattened */                               \
+  X(long long, batch, 1)            /* all batch dims, flattened; 0: dyn, as m */                 \
   X(long long, lda, 0)                                                                            \
   X(long long, ldb, 0)                                                                            \
   X(long long, ldc, 0)                                                                            \
