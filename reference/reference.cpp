@@ -410,6 +410,9 @@ double unary(OpKind kind, DType dtype, DType from, double x) {
     case OpKind::Relu: return std::isnan(x) ? x : (x > 0 ? x : 0.0);
     case OpKind::Gelu: return gelu(x);
     case OpKind::Silu: return x * sigmoid(x);
+    case OpKind::Log1p: return std::log1p(x);
+    case OpKind::Expm1: return std::expm1(x);
+    case OpKind::Erf: return std::erf(x);
     case OpKind::Cast:
       // Integer to i32 wraps (two's complement, as a C++/CUDA cast); the rest is cast_to.
       if (dtype == DType::i32 && (is_int(from) || from == DType::boolean)) return wrap_i32(x);

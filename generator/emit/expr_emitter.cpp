@@ -272,6 +272,9 @@ std::string ExprEmitter::apply(const ir::Node& n, ir::NodeId id, const std::vect
                       literal(t, 0.7071067811865476));
       break;
     case K::Silu: r = fmt::format("({0} / ({1} + exp{2}(-{0})))", a[0], one, dbl ? "" : "f"); break;
+    case K::Log1p: r = fn("log1p"); break;
+    case K::Expm1: r = fn("expm1"); break;
+    case K::Erf: r = fn("erf"); break;
     case K::Cast: {
       const DType from = plan_.ir().node(n.operands[0]).dtype;
       if (t == DType::boolean) r = fmt::format("({} != 0)", a[0]);

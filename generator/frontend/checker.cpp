@@ -154,12 +154,34 @@ ConstValue const_value_of(Int128 v) {
   return ConstValue::integer(v < 0, static_cast<std::uint64_t>(v < 0 ? -v : v));
 }
 
-const std::set<std::string> kFloatUnary = {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "gelu", "silu"};
+const std::set<std::string> kFloatUnary = {"exp",  "log",  "sqrt",  "rsqrt", "tanh", "sigmoid",
+                                           "gelu", "silu", "log1p", "expm1", "erf"};
+
+// [Note: activation functions]
+// PyTorch's activations are written in the IR's own elementwise ops (activation() below), so the
+// reference, the emitter and fusion take them with nothing new. f16 and bf16 inputs are cast to
+// f32 first and the result back once (PyTorch computes them in f32, its "opmath", and rounds once;
+// kiln rounds every 16-bit node, so computing the steps in the 16-bit type would round each).
+// Each is docs/semantics.md's formula, which is PyTorch's CUDA kernel's:
+//   leaky_relu(x, negative_slope=0.01)  where(x > 0, x, x * negative_slope)
+//   elu(x, alpha=1.0)                   where(x > 0, x, alpha * expm1(x))
+//   selu(x)                             where(x > 0, x * scale, expm1(x) * (alpha * scale)), PyTorch's
+//                                       alpha and scale
+//   softplus(x, beta=1.0, threshold=20.0)  where(x * beta > threshold, x, log1p(exp(x * beta)) / beta)
+//   mish(x)                             x * tanh(log1p(exp(x)))
+//   hardtanh(x, min_val=-1.0, max_val=1.0), relu6(x) = hardtanh(x, 0, 6), clamp(x, min=, max=)
+//                                       minimum(maximum(x, min), max): NaN stays NaN
+//   hardsigmoid(x)                      minimum(maximum(x + 3, 0), 6) / 6
+//   hardswish(x)                        x * minimum(maximum(x + 3, 0), 6) / 6
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+constexpr double kSeluScale = 1.0507009873554804934193349852946;
 
 // Every function call() knows, for did-you-mean (keep in step with call()).
 const std::vector<std::string> kFunctions = {
     "f32", "f16", "bf16", "f64", "i32", "i64", "u64", "bool", "abs", "exp", "log", "sqrt", "rsqrt", "tanh",
-    "sigmoid", "relu", "gelu", "silu", "not", "pow", "min", "max", "minimum", "maximum", "and", "or", "sum",
+    "sigmoid", "relu", "gelu", "silu", "log1p", "expm1", "erf", "leaky_relu", "elu", "selu", "softplus", "mish",
+    "hardtanh", "relu6", "hardsigmoid", "hardswish", "clamp", "not", "pow", "min", "max", "minimum", "maximum",
+    "and", "or", "sum",
     "mean", "prod", "argmin", "argmax", "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "softmax",
     "log_softmax", "where", "dropout", "matmul", "transpose", "permute", "conv2d", "iota"};
 
@@ -829,8 +851,13 @@ class Checker {
     static const std::map<std::string, OpKind> unary = {
         {"abs", OpKind::Abs},     {"exp", OpKind::Exp},         {"log", OpKind::Log},   {"sqrt", OpKind::Sqrt},
         {"rsqrt", OpKind::Rsqrt}, {"tanh", OpKind::Tanh},       {"sigmoid", OpKind::Sigmoid},
-        {"relu", OpKind::Relu},   {"gelu", OpKind::Gelu},       {"silu", OpKind::Silu}, {"not", OpKind::Not}};
+        {"relu", OpKind::Relu},   {"gelu", OpKind::Gelu},       {"silu", OpKind::Silu}, {"not", OpKind::Not},
+        {"log1p", OpKind::Log1p}, {"expm1", OpKind::Expm1},     {"erf", OpKind::Erf}};
     if (auto it = unary.find(f); it != unary.end()) return elementwise_unary(e, it->second);
+    if (f == "clamp") return clamp(e);
+    static const std::set<std::string> activations = {"leaky_relu", "elu",      "selu",        "softplus", "mish",
+                                                      "hardtanh",   "relu6",    "hardsigmoid", "hardswish"};
+    if (activations.count(f)) return activation(e);
     static const std::map<std::string, OpKind> binary_fns = {
         {"pow", OpKind::Pow}, {"minimum", OpKind::Minimum}, {"maximum", OpKind::Maximum},
         {"and", OpKind::And}, {"or", OpKind::Or}};
@@ -898,6 +925,132 @@ class Checker {
     if ((kind == OpKind::Minimum || kind == OpKind::Maximum) && t == DType::boolean)
       fail(e.loc, fmt::format("{}() is not defined on bool", e.text));
     return binary_node(kind, a, b, t, e.loc, what, ids);
+  }
+
+  // ------------------------------------------------------------ activations ([Note: activation functions])
+  Value weak_real(double v, SourceLoc loc) {
+    Value c;
+    c.kind = Value::Kind::Float;
+    c.real = v;
+    c.text = fmt::format("{}", v);
+    c.loc = loc;
+    return c;
+  }
+  Value un(OpKind kind, const Value& x, SourceLoc loc) { return unary_node(kind, x.node, node(x.node).dtype, loc); }
+  Value bin(ast::BinaryOp op, const Value& a, const Value& b, SourceLoc loc) { return binary(op, a, b, loc); }
+  Value fn2(OpKind kind, const Value& a, const Value& b, SourceLoc loc, const std::string& what) {
+    auto ids = unify(a, b, what, loc);
+    return binary_node(kind, a, b, node(ids.first).dtype, loc, what, ids);
+  }
+  Value select(const Value& c, const Value& a, const Value& b, SourceLoc loc) {
+    auto ids = unify(a, b, "where()", loc);
+    Node n;
+    n.kind = OpKind::Where;
+    n.dtype = node(ids.first).dtype;
+    n.shape = broadcast(broadcast(node(c.node).shape, node(ids.first).shape, loc, "where()"), node(ids.second).shape,
+                        loc, "where()");
+    n.operands = {c.node, ids.first, ids.second};
+    n.loc = loc;
+    bool from_tensor = from_tensor_[static_cast<std::size_t>(c.node)] ||
+                       from_tensor_[static_cast<std::size_t>(ids.first)] || from_tensor_[static_cast<std::size_t>(ids.second)];
+    return node_value(add_node(std::move(n), from_tensor), loc);
+  }
+  // A float keyword argument's value, or `fallback` when it is not given.
+  double real_kw(const Expr& e, const char* name, double fallback) {
+    const ast::KeywordArg* kw = keyword(e, name);
+    if (!kw) return fallback;
+    Constant c = const_eval(*kw->value, fmt::format("{}=", name));
+    if (c.kind == Value::Kind::Bool) fail(kw->value->loc, fmt::format("{}= expects a number, got a bool", name));
+    return to_double(c);
+  }
+  Value softplus_of(const Value& x, double beta, double threshold, SourceLoc loc) {
+    using ast::BinaryOp;
+    const Value bx = beta == 1.0 ? x : bin(BinaryOp::Mul, x, weak_real(beta, loc), loc);
+    const Value soft = un(OpKind::Log1p, un(OpKind::Exp, bx, loc), loc);
+    return select(bin(BinaryOp::Gt, bx, weak_real(threshold, loc), loc), x,
+                  beta == 1.0 ? soft : bin(BinaryOp::Div, soft, weak_real(beta, loc), loc), loc);
+  }
+  Value clamp_of(const Value& x, const std::optional<Value>& lo, const std::optional<Value>& hi, SourceLoc loc,
+                 const std::string& what) {
+    Value v = x;
+    if (lo) v = fn2(OpKind::Maximum, v, *lo, loc, what);
+    if (hi) v = fn2(OpKind::Minimum, v, *hi, loc, what);
+    return v;
+  }
+  // A float tensor in the type its activation computes in (f32 for f16 / bf16), and back.
+  Value to_opmath(const Value& x, SourceLoc loc) {
+    const DType t = node(x.node).dtype;
+    return t == DType::f16 || t == DType::bf16 ? unary_node(OpKind::Cast, x.node, DType::f32, loc) : x;
+  }
+  Value from_opmath(const Value& v, DType t, SourceLoc loc) {
+    return node(v.node).dtype == t ? v : unary_node(OpKind::Cast, v.node, t, loc);
+  }
+
+  Value activation(const Expr& e) {
+    using ast::BinaryOp;
+    const std::string& f = e.text;
+    std::vector<std::string> keywords;
+    if (f == "leaky_relu") keywords = {"negative_slope"};
+    if (f == "elu") keywords = {"alpha"};
+    if (f == "softplus") keywords = {"beta", "threshold"};
+    if (f == "hardtanh") keywords = {"min_val", "max_val"};
+    expect_args(e, 1, 1, keywords, "x");
+    const NodeId xn = tensor_arg(e, 0);
+    need_float(e, xn);
+    const DType t = node(xn).dtype;
+    const SourceLoc loc = e.loc;
+    const Value x = to_opmath(node_value(xn, loc), loc);
+    const Value zero = weak_real(0, loc);
+    auto negative_branch = [&](double alpha) {   // alpha * expm1(x)
+      return bin(BinaryOp::Mul, weak_real(alpha, loc), un(OpKind::Expm1, x, loc), loc);
+    };
+    Value r;
+    if (f == "leaky_relu") {
+      const double slope = real_kw(e, "negative_slope", 0.01);
+      r = select(bin(BinaryOp::Gt, x, zero, loc), x, bin(BinaryOp::Mul, x, weak_real(slope, loc), loc), loc);
+    } else if (f == "elu") {
+      r = select(bin(BinaryOp::Gt, x, zero, loc), x, negative_branch(real_kw(e, "alpha", 1.0)), loc);
+    } else if (f == "selu") {
+      r = select(bin(BinaryOp::Gt, x, zero, loc), bin(BinaryOp::Mul, x, weak_real(kSeluScale, loc), loc),
+                 bin(BinaryOp::Mul, un(OpKind::Expm1, x, loc), weak_real(kSeluAlpha * kSeluScale, loc), loc), loc);
+    } else if (f == "softplus") {
+      const double beta = real_kw(e, "beta", 1.0);
+      if (beta == 0) fail(kw_loc(e, "beta"), "softplus() needs beta != 0 (it divides by beta)");
+      r = softplus_of(x, beta, real_kw(e, "threshold", 20.0), loc);
+    } else if (f == "mish") {   // (PyTorch's kernel: log1p(exp(x)), no softplus threshold)
+      r = bin(BinaryOp::Mul, x, un(OpKind::Tanh, un(OpKind::Log1p, un(OpKind::Exp, x, loc), loc), loc), loc);
+    } else if (f == "hardtanh" || f == "relu6") {
+      const double lo = f == "relu6" ? 0.0 : real_kw(e, "min_val", -1.0);
+      const double hi = f == "relu6" ? 6.0 : real_kw(e, "max_val", 1.0);
+      if (lo > hi) fail(loc, fmt::format("hardtanh() needs min_val <= max_val, got {} > {}", lo, hi));
+      r = clamp_of(x, weak_real(lo, loc), weak_real(hi, loc), loc, fmt::format("{}()", f));
+    } else {   // hardsigmoid, hardswish: relu6(x + 3) / 6 (times x)
+      const Value six = weak_real(6, loc);
+      const Value relu6 = clamp_of(bin(BinaryOp::Add, x, weak_real(3, loc), loc), zero, six, loc, fmt::format("{}()", f));
+      r = f == "hardsigmoid" ? bin(BinaryOp::Div, relu6, six, loc)
+                             : bin(BinaryOp::Div, bin(BinaryOp::Mul, x, relu6, loc), six, loc);
+    }
+    return from_opmath(r, t, loc);
+  }
+
+  // clamp(x, min, max) / clamp(x, min=, max=): torch.clamp; a bound may be a tensor or a number,
+  // and one may be left out. NaN stays NaN (minimum and maximum keep it).
+  Value clamp(const Expr& e) {
+    expect_args(e, 1, 3, {"min", "max"}, "x, min, max");
+    Value x = expr(*e.args[0]);
+    if (!x.is_node()) fail(e.loc, "clamp() needs a tensor or scalar input as x");
+    if (node(x.node).dtype == DType::boolean) fail(e.loc, "clamp() is not defined on bool");
+    auto bound = [&](std::size_t position, const char* name) -> std::optional<Value> {
+      const ast::KeywordArg* kw = keyword(e, name);
+      if (e.args.size() > position && kw)
+        fail(kw->value->loc, fmt::format("clamp() got {} twice (argument {} and {}=)", name, position + 1, name));
+      if (e.args.size() > position) return expr(*e.args[position]);
+      if (kw) return expr(*kw->value);
+      return std::nullopt;
+    };
+    const std::optional<Value> lo = bound(1, "min"), hi = bound(2, "max");
+    if (!lo && !hi) fail(e.loc, "clamp() needs min, max or both");
+    return clamp_of(x, lo, hi, e.loc, "clamp()");
   }
 
   Value where(const Expr& e) {

@@ -342,6 +342,9 @@ const char* op_kind_name(OpKind kind) {
     case OpKind::Relu: return "relu";
     case OpKind::Gelu: return "gelu";
     case OpKind::Silu: return "silu";
+    case OpKind::Log1p: return "log1p";
+    case OpKind::Expm1: return "expm1";
+    case OpKind::Erf: return "erf";
     case OpKind::Cast: return "cast";
     case OpKind::Add: return "add";
     case OpKind::Sub: return "sub";

@@ -87,7 +87,7 @@ enum class OpKind : std::uint8_t {
   Scalar,     // scalar input: a run-time argument (Param)
   Literal,    // numeric literal, value in `literal`, dtype fixed by the checker
   // elementwise, unary
-  Neg, Not, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Gelu, Silu, Cast,
+  Neg, Not, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Gelu, Silu, Log1p, Expm1, Erf, Cast,
   // elementwise, binary (numpy broadcasting)
   Add, Sub, Mul, Div, Pow, Minimum, Maximum, Eq, Ne, Lt, Le, Gt, Ge, And, Or,
   // elementwise, ternary: where(cond, a, b)

@@ -162,6 +162,23 @@ const Case kCases[] = {
      "t.kiln:5:31: error: layout= expects \"NCHW\" or \"NHWC\", got \"CHWN\""},
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = transpose(x)\n}",
      "t.kiln:4:21: error: transpose() swaps the last two dims and needs rank >= 2, got f32[N]"},
+    // ---- activations and clamp ([Note: activation functions] in checker.cpp)
+    {"op a {\n  dims N = 4\n  in x: i32[N]\n  out y = mish(x)\n}",
+     "t.kiln:4:11: error: mish() needs a float type (f32, f16, bf16, f64), got i32; cast first, e.g. f32(x)"},
+    {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = hardtanh(x, min_val=1.0, max_val=0.5)\n}",
+     "t.kiln:4:11: error: hardtanh() needs min_val <= max_val, got 1 > 0.5"},
+    {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = clamp(x)\n}", "t.kiln:4:11: error: clamp() needs min, max or both"},
+    {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = clamp(x, 0.0, min=1.0)\n}",
+     "t.kiln:4:29: error: clamp() got min twice (argument 2 and min=)"},
+    {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = leaky_relu(x, slope=0.1)\n}",
+     "t.kiln:4:25: error: leaky_relu() has no argument 'slope'; expected one of: negative_slope"},
+    {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = softplus(x, beta=0)\n}",
+     "t.kiln:4:28: error: softplus() needs beta != 0 (it divides by beta)"},
+    {"op a {\n  dims N = 4\n  in x: bool[N]\n  out y = clamp(x, max=1)\n}", "t.kiln:4:11: error: clamp() is not defined on bool"},
+    {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = elu(x, alpha=true)\n}",
+     "t.kiln:4:24: error: alpha= expects a number, got a bool"},
+    {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = mish(2.0)\n}",
+     "t.kiln:4:16: error: mish() expects a tensor, got the constant 2.0"},
 };
 
 }  // namespace

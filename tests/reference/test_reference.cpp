@@ -48,10 +48,18 @@ TEST_CASE("unary elementwise ops match their formulas") {
       {OpKind::Relu, [](double v) { return v > 0 ? v : 0.0; }},
       {OpKind::Gelu, [](double v) { return v * 0.5 * std::erfc(-v / std::sqrt(2.0)); }},
       {OpKind::Silu, [](double v) { return v / (1 + std::exp(-v)); }},
+      {OpKind::Log1p, [](double v) { return std::log(1 + v); }},
+      {OpKind::Expm1, [](double v) { return std::exp(v) - 1; }},
+      {OpKind::Erf, [](double v) { return 1 - std::erfc(v); }},
   };
   for (const auto& c : cases) {
     const auto y = unary(c.kind, x);
-    for (std::size_t i = 0; i < x.size(); ++i) CHECK(y[i] == doctest::Approx(c.f(x[i])).epsilon(1e-14));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double want = c.f(x[i]);   // log1p(-2.5) is NaN, log1p(-1) is -inf
+      if (std::isnan(want)) CHECK(std::isnan(y[i]));
+      else if (std::isinf(want)) CHECK(y[i] == want);
+      else CHECK(y[i] == doctest::Approx(want).epsilon(1e-14));
+    }
   }
   // Hand values: gelu(1) = Phi(1) = 0.841344746..., silu(1) = 0.731058578...
   CHECK(unary(OpKind::Gelu, {1.0})[0] == doctest::Approx(0.8413447460685429).epsilon(1e-15));
@@ -61,6 +69,11 @@ TEST_CASE("unary elementwise ops match their formulas") {
   CHECK(unary(OpKind::Log, {1.0})[0] == 0.0);
   CHECK(std::isnan(unary(OpKind::Log, {-1.0})[0]));
   CHECK(std::isnan(unary(OpKind::Relu, {kNaN})[0]));  // relu propagates NaN, as PyTorch
+  // log1p and expm1 keep the digits near 0 that log(1 + x) and exp(x) - 1 lose.
+  CHECK(unary(OpKind::Log1p, {1e-12})[0] == doctest::Approx(9.999999999995e-13).epsilon(1e-15));
+  CHECK(unary(OpKind::Expm1, {1e-12})[0] == doctest::Approx(1.0000000000005e-12).epsilon(1e-15));
+  CHECK(std::isinf(unary(OpKind::Log1p, {-1.0})[0]));
+  CHECK(unary(OpKind::Erf, {1.0})[0] == doctest::Approx(0.8427007929497149).epsilon(1e-15));
   CHECK(unary(OpKind::Not, {0, 1}, DType::boolean, DType::boolean) == std::vector<double>{1, 0});
 }
 
