@@ -89,6 +89,25 @@ std::optional<DType> parse_dtype(const std::string& s) {
 
 bool is_integer(DType t) { return t == DType::i32 || t == DType::i64 || t == DType::u64; }
 
+// [Note: type promotion]
+// Where two typed operands of an elementwise op differ, PyTorch's promotion for bool and for
+// integers meeting floats (docs/semantics.md, "Type promotion"): a bool meets a number as that
+// number's type (`mask * x`), an integer meets a float as the float (`i32 + f32` is f32), and i32
+// meets i64 as i64. Floats of different types (f16 + f32), and u64 with a signed integer, stay an
+// error that asks for a cast: kiln keeps a 16-bit computation 16-bit unless the spec says
+// otherwise, and PyTorch has no u64 promotion either. A weak literal takes the type it meets; a
+// float literal meeting an integer or bool tensor makes it f32 (PyTorch's default float type), an
+// integer literal meeting a bool tensor makes it i64.
+std::optional<DType> promoted(DType a, DType b) {
+  if (a == b) return a;
+  if (a == DType::boolean) return b;
+  if (b == DType::boolean) return a;
+  if (is_integer(a) && dtype_is_float(b)) return b;
+  if (dtype_is_float(a) && is_integer(b)) return a;
+  if ((a == DType::i32 && b == DType::i64) || (a == DType::i64 && b == DType::i32)) return DType::i64;
+  return std::nullopt;
+}
+
 std::string shape_text(const Shape& shape) {
   std::string out;
   for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + shape[i].str();
@@ -679,21 +698,34 @@ class Checker {
     return out;
   }
 
-  // Brings two operands to one dtype (weak values take the other's).
+  // A tensor in dtype t: itself, or a cast of it.
+  NodeId as_type(NodeId id, DType t, SourceLoc loc) {
+    return node(id).dtype == t ? id : unary_node(OpKind::Cast, id, t, loc).node;
+  }
+  // The type a tensor takes to meet a weak value ([Note: type promotion]).
+  NodeId meet_weak(NodeId id, const Value& weak, SourceLoc loc) {
+    const DType t = node(id).dtype;
+    if (weak.kind == Value::Kind::Float && (is_integer(t) || t == DType::boolean)) return as_type(id, DType::f32, loc);
+    if (weak.kind == Value::Kind::Int && t == DType::boolean) return as_type(id, DType::i64, loc);
+    return id;
+  }
+  // Brings two operands to one dtype: weak values take the other's, typed ones promote
+  // ([Note: type promotion]).
   std::pair<NodeId, NodeId> unify(const Value& a, const Value& b, const std::string& what, SourceLoc loc) {
     if (!a.is_node()) {
-      NodeId nb = b.node;
+      NodeId nb = meet_weak(b.node, a, loc);
       return {materialize(a, node(nb).dtype, fmt::format(" in {}", what)), nb};
     }
     if (!b.is_node()) {
-      NodeId na = a.node;
+      NodeId na = meet_weak(a.node, b, loc);
       return {na, materialize(b, node(na).dtype, fmt::format(" in {}", what))};
     }
     DType ta = node(a.node).dtype, tb = node(b.node).dtype;
-    if (ta != tb)
+    const std::optional<DType> t = promoted(ta, tb);
+    if (!t)
       fail(loc, fmt::format("mismatched types in {}: {} and {}; cast one side explicitly, e.g. {}(x)", what,
                             dtype_name(ta), dtype_name(tb), dtype_name(ta)));
-    return {a.node, b.node};
+    return {as_type(a.node, *t, loc), as_type(b.node, *t, loc)};
   }
 
   Value binary_node(OpKind kind, const Value& a, const Value& b, DType result, SourceLoc loc, const std::string& what,

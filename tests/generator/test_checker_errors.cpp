@@ -87,8 +87,10 @@ const Case kCases[] = {
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = frob(x)\n}", "t.kiln:4:11: error: unknown function 'frob'"},
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  in h: f16[N]\n  out y = x + h\n}",
      "t.kiln:5:13: error: mismatched types in '+': f32 and f16; cast one side explicitly, e.g. f32(x)"},
-    {"op a {\n  dims N = 4\n  in x: i32[N]\n  out y = x * 2.5\n}",
-     "t.kiln:4:15: error: float 2.5 cannot meet an integer i32 value in '*'; cast the tensor to a float type, e.g. f32(x)"},
+    {"op a {\n  dims N = 4\n  in x: u64[N]\n  in i: i32[N]\n  out y = x + i\n}",
+     "t.kiln:5:13: error: mismatched types in '+': u64 and i32; cast one side explicitly, e.g. u64(x)"},
+    {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = sum(x) + true\n}",
+     "t.kiln:4:20: error: bool true cannot meet a f32 value in '+'"},
     {"op a {\n  dims N = 4\n  in x: i32[N]\n  out y = x / x\n}",
      "t.kiln:4:13: error: '/' on integer type i32 is not supported; cast to a float type first, e.g. f32(x)"},
     {"op a {\n  dims N = 4\n  in x: i64[N]\n  out y = exp(x)\n}",
@@ -99,7 +101,7 @@ const Case kCases[] = {
      "t.kiln:4:17: error: where() needs a bool tensor as its condition, got f32[N]"},
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = not(x)\n}", "t.kiln:4:11: error: not() needs a bool value, got f32"},
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = and(x > 0, x)\n}",
-     "t.kiln:4:11: error: mismatched types in and(): bool and f32; cast one side explicitly, e.g. bool(x)"},
+     "t.kiln:4:11: error: and() needs bool values, got f32; compare first, e.g. x > 0"},
     {"op a {\n  dims N = 4\n  in b: bool[N]\n  out y = sum(b)\n}",
      "t.kiln:4:11: error: sum() of bool is not supported; cast first, e.g. sum(i64(x))"},
     {"op a {\n  dims N = 4\n  in x: u64[N]\n  out y = -x\n}",
@@ -255,6 +257,49 @@ TEST_CASE("checker: typing of literals, casts and comparisons") {
   CHECK(out_dtype(3) == kiln::DType::f32);
   CHECK(out_dtype(4) == kiln::DType::i64);
   CHECK(ir->node(ir->outputs[5].node).shape.empty());   // a full reduction is rank 0
+}
+
+TEST_CASE("checker: PyTorch's promotion of bool and of integers meeting floats") {
+  // [Note: type promotion] in checker.cpp: the promoted operand gets a cast node.
+  auto spec = kiln::parse_spec(R"(op a {
+  dims N = 8
+  in x: f32[N]
+  in h: bf16[N]
+  in i: i32[N]
+  in l: i64[N]
+  in m: bool[N]
+  out masked = (x > 0) * x
+  out mixed = i + x
+  out wide = i + l
+  out half_mask = h * m
+  out scaled = i * 2.5
+  out count = m + 1
+  out picked = where(m, i, 0.5)
+  out compared = i > 0.5
+})",
+                               "t.kiln");
+  auto ir = kiln::check_op(spec, "a");
+  auto out = [&](const char* name) -> const kiln::ir::Node& {
+    for (const auto& o : ir->outputs)
+      if (o.name == name) return ir->node(o.node);
+    FAIL("no output " << name);
+    return ir->node(0);
+  };
+  CHECK(out("masked").dtype == kiln::DType::f32);
+  CHECK(out("mixed").dtype == kiln::DType::f32);
+  CHECK(out("wide").dtype == kiln::DType::i64);
+  CHECK(out("half_mask").dtype == kiln::DType::bf16);   // bool meets bf16 as bf16: no f32
+  CHECK(out("scaled").dtype == kiln::DType::f32);       // a float literal makes an integer f32
+  CHECK(out("count").dtype == kiln::DType::i64);        // an integer literal makes a bool i64
+  CHECK(out("picked").dtype == kiln::DType::f32);
+  CHECK(out("compared").dtype == kiln::DType::boolean);
+  // The bool operand of `masked` is a cast of the comparison, to f32.
+  const auto& masked = out("masked");
+  REQUIRE(masked.operands.size() == 2);
+  const auto& cast = ir->node(masked.operands[0]);
+  CHECK(cast.kind == kiln::ir::OpKind::Cast);
+  CHECK(cast.dtype == kiln::DType::f32);
+  CHECK(ir->node(cast.operands[0]).dtype == kiln::DType::boolean);
 }
 
 TEST_CASE("checker: robustness on hostile input") {
