@@ -207,10 +207,14 @@ TuneResult tune_bound(const std::shared_ptr<RuntimeImpl>& rt, std::shared_ptr<co
   r.bindings = bindings_text(*bound, consts);
   r.arch = plan.target.arch;
   r.device = rt->device_name_for_tuning();
+  const bool dyn_matmul = std::any_of(plan.kernels.begin(), plan.kernels.end(), [](const PlannedKernel& k) {
+    return !k.dyn_outer.empty() && std::holds_alternative<GemmConfig>(k.config);
+  });
   KILN_CHECK(!plan.tunables.empty(), UnsupportedError,
-             "{} ({}): nothing to tune for {}: only matmuls on the sm_90a TMA engine have a candidate space today "
+             "{} ({}): nothing to tune for {}: only matmuls on the sm_90a TMA engine have a candidate space today{} "
              "(this op's kernels: {})",
-             r.op, r.bindings, plan.target.arch, [&] {
+             r.op, r.bindings, plan.target.arch,
+             dyn_matmul ? ", and a matmul with a dyn dim is not tuned (its plan serves a size class)" : "", [&] {
                std::string names;
                for (const auto& k : plan.kernels) names += (names.empty() ? "" : ", ") + k.template_name;
                return names;
