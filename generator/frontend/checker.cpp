@@ -192,6 +192,13 @@ const std::set<std::string> kFloatUnary = {"exp",  "log",  "sqrt",  "rsqrt", "ta
 //                                       minimum(maximum(x, min), max): NaN stays NaN
 //   hardsigmoid(x)                      minimum(maximum(x + 3, 0), 6) / 6
 //   hardswish(x)                        x * minimum(maximum(x + 3, 0), 6) / 6
+//   celu(x, alpha=1.0)                  where(x > 0, x, expm1(x * (1 / alpha)) * alpha)
+//   logsigmoid(x)                       minimum(0, x) - log1p(exp(-abs(x)))
+//   hardshrink(x, lambd=0.5)            where(x >= -lambd and x <= lambd, 0, x)
+//   softshrink(x, lambd=0.5)            where(x > lambd, x - lambd, where(x < -lambd, x + lambd, x * 0))
+//   softsign(x), tanhshrink(x)          x / (abs(x) + 1), x - tanh(x): PyTorch composes these of
+//                                       tensor ops, each rounded to a 16-bit input's type, and so
+//                                       does kiln (no f32 step for them)
 constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
 constexpr double kSeluScale = 1.0507009873554804934193349852946;
 
@@ -199,7 +206,8 @@ constexpr double kSeluScale = 1.0507009873554804934193349852946;
 const std::vector<std::string> kFunctions = {
     "f32", "f16", "bf16", "f64", "i32", "i64", "u64", "bool", "abs", "exp", "log", "sqrt", "rsqrt", "tanh",
     "sigmoid", "relu", "gelu", "silu", "log1p", "expm1", "erf", "leaky_relu", "elu", "selu", "softplus", "mish",
-    "hardtanh", "relu6", "hardsigmoid", "hardswish", "clamp", "not", "pow", "min", "max", "minimum", "maximum",
+    "hardtanh", "relu6", "hardsigmoid", "hardswish", "celu", "logsigmoid", "hardshrink", "softshrink", "softsign",
+    "tanhshrink", "clamp", "not", "pow", "min", "max", "minimum", "maximum",
     "and", "or", "sum",
     "mean", "prod", "argmin", "argmax", "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "softmax",
     "log_softmax", "where", "dropout", "matmul", "transpose", "permute", "conv2d", "iota"};
@@ -887,8 +895,9 @@ class Checker {
         {"log1p", OpKind::Log1p}, {"expm1", OpKind::Expm1},     {"erf", OpKind::Erf}};
     if (auto it = unary.find(f); it != unary.end()) return elementwise_unary(e, it->second);
     if (f == "clamp") return clamp(e);
-    static const std::set<std::string> activations = {"leaky_relu", "elu",      "selu",        "softplus", "mish",
-                                                      "hardtanh",   "relu6",    "hardsigmoid", "hardswish"};
+    static const std::set<std::string> activations = {
+        "leaky_relu", "elu",        "selu",       "softplus",   "mish",     "hardtanh",  "relu6",     "hardsigmoid",
+        "hardswish",  "celu",       "logsigmoid", "hardshrink", "softshrink", "softsign", "tanhshrink"};
     if (activations.count(f)) return activation(e);
     static const std::map<std::string, OpKind> binary_fns = {
         {"pow", OpKind::Pow}, {"minimum", OpKind::Minimum}, {"maximum", OpKind::Maximum},
@@ -1026,12 +1035,15 @@ class Checker {
     if (f == "elu") keywords = {"alpha"};
     if (f == "softplus") keywords = {"beta", "threshold"};
     if (f == "hardtanh") keywords = {"min_val", "max_val"};
+    if (f == "celu") keywords = {"alpha"};
+    if (f == "hardshrink" || f == "softshrink") keywords = {"lambd"};
     expect_args(e, 1, 1, keywords, "x");
     const NodeId xn = tensor_arg(e, 0);
     need_float(e, xn);
     const DType t = node(xn).dtype;
     const SourceLoc loc = e.loc;
-    const Value x = to_opmath(node_value(xn, loc), loc);
+    const bool composite = f == "softsign" || f == "tanhshrink";   // PyTorch's tensor ops: no f32 step
+    const Value x = composite ? node_value(xn, loc) : to_opmath(node_value(xn, loc), loc);
     const Value zero = weak_real(0, loc);
     auto negative_branch = [&](double alpha) {   // alpha * expm1(x)
       return bin(BinaryOp::Mul, weak_real(alpha, loc), un(OpKind::Expm1, x, loc), loc);
@@ -1051,6 +1063,34 @@ class Checker {
       r = softplus_of(x, beta, real_kw(e, "threshold", 20.0), loc);
     } else if (f == "mish") {   // (PyTorch's kernel: log1p(exp(x)), no softplus threshold)
       r = bin(BinaryOp::Mul, x, un(OpKind::Tanh, un(OpKind::Log1p, un(OpKind::Exp, x, loc), loc), loc), loc);
+    } else if (f == "celu") {
+      const double alpha = real_kw(e, "alpha", 1.0);
+      if (alpha == 0) fail(kw_loc(e, "alpha"), "celu() needs alpha != 0 (it divides by alpha)");
+      r = select(bin(BinaryOp::Gt, x, zero, loc), x,
+                 bin(BinaryOp::Mul, un(OpKind::Expm1, bin(BinaryOp::Mul, x, weak_real(1.0 / alpha, loc), loc), loc),
+                     weak_real(alpha, loc), loc),
+                 loc);
+    } else if (f == "logsigmoid") {
+      r = bin(BinaryOp::Sub, fn2(OpKind::Minimum, zero, x, loc, "logsigmoid()"),
+              un(OpKind::Log1p, un(OpKind::Exp, un(OpKind::Neg, un(OpKind::Abs, x, loc), loc), loc), loc), loc);
+    } else if (f == "hardshrink" || f == "softshrink") {
+      const double lambd = real_kw(e, "lambd", 0.5);
+      if (lambd < 0) fail(kw_loc(e, "lambd"), fmt::format("{}() needs lambd >= 0, got {}", f, lambd));
+      const Value l = weak_real(lambd, loc), minus_l = weak_real(-lambd, loc);
+      if (f == "hardshrink") {
+        const Value inside = fn2(OpKind::And, bin(BinaryOp::Ge, x, minus_l, loc), bin(BinaryOp::Le, x, l, loc), loc,
+                                 "hardshrink()");
+        r = select(inside, zero, x, loc);
+      } else {
+        r = select(bin(BinaryOp::Gt, x, l, loc), bin(BinaryOp::Sub, x, l, loc),
+                   select(bin(BinaryOp::Lt, x, minus_l, loc), bin(BinaryOp::Add, x, l, loc),
+                          bin(BinaryOp::Mul, x, zero, loc), loc),
+                   loc);
+      }
+    } else if (f == "softsign") {
+      r = bin(BinaryOp::Div, x, bin(BinaryOp::Add, un(OpKind::Abs, x, loc), weak_real(1, loc), loc), loc);
+    } else if (f == "tanhshrink") {
+      r = bin(BinaryOp::Sub, x, un(OpKind::Tanh, x, loc), loc);
     } else if (f == "hardtanh" || f == "relu6") {
       const double lo = f == "relu6" ? 0.0 : real_kw(e, "min_val", -1.0);
       const double hi = f == "relu6" ? 6.0 : real_kw(e, "max_val", 1.0);

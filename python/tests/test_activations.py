@@ -52,6 +52,23 @@ def test_bf16_activations_compute_in_f32_and_round_once(tmp_path):
         check(g, w, rtol=2 ** -8, atol=1e-6, name=name)
 
 
+def test_shrinks_and_log_sigmoid_match_torch(tmp_path):
+    x = inputs(torch.float32)
+    got = program(tmp_path).activations_shrink.reference(x)
+    want = (F.celu(x, alpha=2.0), F.logsigmoid(x), F.hardshrink(x, lambd=0.75), F.softshrink(x), F.softsign(x),
+            F.tanhshrink(x))
+    for name, g, w in zip(("celu", "logsigmoid", "hardshrink", "softshrink", "softsign", "tanhshrink"), got, want):
+        check(g, w, rtol=2e-6, atol=1e-6, name=name)
+
+
+def test_bf16_composites_round_each_step(tmp_path):
+    x = inputs(torch.bfloat16)
+    got = program(tmp_path).softsign_bf16.reference(x)
+    want = (F.softsign(x), F.tanhshrink(x), F.logsigmoid(x))
+    for name, g, w in zip(("softsign", "tanhshrink", "logsigmoid"), got, want):
+        check(g, w, rtol=2 ** -8, atol=1e-6, name=name)
+
+
 def test_clamp_with_a_tensor_bound_and_a_number(tmp_path):
     x = inputs(torch.float32, rows=3, cols=1000)
     lo = torch.linspace(-1, 0.5, 1000)

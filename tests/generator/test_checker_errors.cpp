@@ -179,6 +179,10 @@ const Case kCases[] = {
     {"op a {\n  dims N = 4\n  in x: bool[N]\n  out y = clamp(x, max=1)\n}", "t.kiln:4:11: error: clamp() is not defined on bool"},
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = elu(x, alpha=true)\n}",
      "t.kiln:4:24: error: alpha= expects a number, got a bool"},
+    {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = celu(x, alpha=0.0)\n}",
+     "t.kiln:4:25: error: celu() needs alpha != 0 (it divides by alpha)"},
+    {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = hardshrink(x, lambd=-1.0)\n}",
+     "t.kiln:4:31: error: hardshrink() needs lambd >= 0, got -1"},
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = mish(2.0)\n}",
      "t.kiln:4:16: error: mish() expects a tensor, got the constant 2.0"},
 };
