@@ -384,11 +384,7 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
         src.args.begin(), src.args.end(), [](const KernelArg& arg) { return arg.kind == KernelArg::Kind::TensorMap; })));
     std::size_t next_map = 0;
     // The kernel's dyn extent (a matmul's M or batches), which its maps' map_dyn_dim extents take.
-    long long extent = 0;
-    if (!plan.kernels[k].dyn_outer.empty()) {
-      extent = 1;
-      for (const auto& e : plan.kernels[k].dyn_outer) extent *= e.evaluate(dyn_dims);
-    }
+    const long long extent = plan.kernels[k].dyn_outer.empty() ? 0 : plan.kernels[k].dyn_extent(dyn_dims);
     for (std::size_t a = 0; a < src.args.size(); ++a) {
       const auto& arg = src.args[a];
       pointers[a] = &values[a];

@@ -10,8 +10,9 @@
 // driver call of a few microseconds; a host loop calling one executable on the same buffers
 // would pay it every time. TensorMapCache keeps the encoded bytes per (kernel, argument,
 // address, dyn extent): the spec and dtype are fixed for a given kernel argument of one
-// executable but for a dyn extent (KernelArg::map_dyn_dim), so these four name the map exactly, and no CUDA context enters (an encoding is plain host data
-// over a unified virtual address). Scratch buffers move between launches (stream-ordered
+// executable but for a dyn extent (KernelArg::map_dyn_dim), so these four name the map
+// exactly, and no CUDA context enters (an encoding is plain host data over a unified virtual
+// address). Scratch buffers move between launches (stream-ordered
 // allocation), so the cache is bounded: it starts over when it would pass kMaxEntries.
 // Lookups return the bytes by value (128 of them): a map another thread evicts meanwhile is
 // never read after it is gone.

@@ -978,11 +978,11 @@ class Checker {
     return c;
   }
   Value un(OpKind kind, const Value& x, SourceLoc loc) { return unary_node(kind, x.node, node(x.node).dtype, loc); }
-  Value bin(ast::BinaryOp op, const Value& a, const Value& b, SourceLoc loc) { return binary(op, a, b, loc); }
   Value fn2(OpKind kind, const Value& a, const Value& b, SourceLoc loc, const std::string& what) {
     auto ids = unify(a, b, what, loc);
     return binary_node(kind, a, b, node(ids.first).dtype, loc, what, ids);
   }
+  // where(c, a, b) of a bool node and two values (one of them a node): they unify, all three broadcast.
   Value select(const Value& c, const Value& a, const Value& b, SourceLoc loc) {
     auto ids = unify(a, b, "where()", loc);
     Node n;
@@ -1006,10 +1006,10 @@ class Checker {
   }
   Value softplus_of(const Value& x, double beta, double threshold, SourceLoc loc) {
     using ast::BinaryOp;
-    const Value bx = beta == 1.0 ? x : bin(BinaryOp::Mul, x, weak_real(beta, loc), loc);
+    const Value bx = beta == 1.0 ? x : binary(BinaryOp::Mul, x, weak_real(beta, loc), loc);
     const Value soft = un(OpKind::Log1p, un(OpKind::Exp, bx, loc), loc);
-    return select(bin(BinaryOp::Gt, bx, weak_real(threshold, loc), loc), x,
-                  beta == 1.0 ? soft : bin(BinaryOp::Div, soft, weak_real(beta, loc), loc), loc);
+    return select(binary(BinaryOp::Gt, bx, weak_real(threshold, loc), loc), x,
+                  beta == 1.0 ? soft : binary(BinaryOp::Div, soft, weak_real(beta, loc), loc), loc);
   }
   Value clamp_of(const Value& x, const std::optional<Value>& lo, const std::optional<Value>& hi, SourceLoc loc,
                  const std::string& what) {
@@ -1046,51 +1046,51 @@ class Checker {
     const Value x = composite ? node_value(xn, loc) : to_opmath(node_value(xn, loc), loc);
     const Value zero = weak_real(0, loc);
     auto negative_branch = [&](double alpha) {   // alpha * expm1(x)
-      return bin(BinaryOp::Mul, weak_real(alpha, loc), un(OpKind::Expm1, x, loc), loc);
+      return binary(BinaryOp::Mul, weak_real(alpha, loc), un(OpKind::Expm1, x, loc), loc);
     };
     Value r;
     if (f == "leaky_relu") {
       const double slope = real_kw(e, "negative_slope", 0.01);
-      r = select(bin(BinaryOp::Gt, x, zero, loc), x, bin(BinaryOp::Mul, x, weak_real(slope, loc), loc), loc);
+      r = select(binary(BinaryOp::Gt, x, zero, loc), x, binary(BinaryOp::Mul, x, weak_real(slope, loc), loc), loc);
     } else if (f == "elu") {
-      r = select(bin(BinaryOp::Gt, x, zero, loc), x, negative_branch(real_kw(e, "alpha", 1.0)), loc);
+      r = select(binary(BinaryOp::Gt, x, zero, loc), x, negative_branch(real_kw(e, "alpha", 1.0)), loc);
     } else if (f == "selu") {
-      r = select(bin(BinaryOp::Gt, x, zero, loc), bin(BinaryOp::Mul, x, weak_real(kSeluScale, loc), loc),
-                 bin(BinaryOp::Mul, un(OpKind::Expm1, x, loc), weak_real(kSeluAlpha * kSeluScale, loc), loc), loc);
+      r = select(binary(BinaryOp::Gt, x, zero, loc), binary(BinaryOp::Mul, x, weak_real(kSeluScale, loc), loc),
+                 binary(BinaryOp::Mul, un(OpKind::Expm1, x, loc), weak_real(kSeluAlpha * kSeluScale, loc), loc), loc);
     } else if (f == "softplus") {
       const double beta = real_kw(e, "beta", 1.0);
       if (beta == 0) fail(kw_loc(e, "beta"), "softplus() needs beta != 0 (it divides by beta)");
       r = softplus_of(x, beta, real_kw(e, "threshold", 20.0), loc);
     } else if (f == "mish") {   // (PyTorch's kernel: log1p(exp(x)), no softplus threshold)
-      r = bin(BinaryOp::Mul, x, un(OpKind::Tanh, un(OpKind::Log1p, un(OpKind::Exp, x, loc), loc), loc), loc);
+      r = binary(BinaryOp::Mul, x, un(OpKind::Tanh, un(OpKind::Log1p, un(OpKind::Exp, x, loc), loc), loc), loc);
     } else if (f == "celu") {
       const double alpha = real_kw(e, "alpha", 1.0);
       if (alpha == 0) fail(kw_loc(e, "alpha"), "celu() needs alpha != 0 (it divides by alpha)");
-      r = select(bin(BinaryOp::Gt, x, zero, loc), x,
-                 bin(BinaryOp::Mul, un(OpKind::Expm1, bin(BinaryOp::Mul, x, weak_real(1.0 / alpha, loc), loc), loc),
+      r = select(binary(BinaryOp::Gt, x, zero, loc), x,
+                 binary(BinaryOp::Mul, un(OpKind::Expm1, binary(BinaryOp::Mul, x, weak_real(1.0 / alpha, loc), loc), loc),
                      weak_real(alpha, loc), loc),
                  loc);
     } else if (f == "logsigmoid") {
-      r = bin(BinaryOp::Sub, fn2(OpKind::Minimum, zero, x, loc, "logsigmoid()"),
+      r = binary(BinaryOp::Sub, fn2(OpKind::Minimum, zero, x, loc, "logsigmoid()"),
               un(OpKind::Log1p, un(OpKind::Exp, un(OpKind::Neg, un(OpKind::Abs, x, loc), loc), loc), loc), loc);
     } else if (f == "hardshrink" || f == "softshrink") {
       const double lambd = real_kw(e, "lambd", 0.5);
       if (lambd < 0) fail(kw_loc(e, "lambd"), fmt::format("{}() needs lambd >= 0, got {}", f, lambd));
       const Value l = weak_real(lambd, loc), minus_l = weak_real(-lambd, loc);
       if (f == "hardshrink") {
-        const Value inside = fn2(OpKind::And, bin(BinaryOp::Ge, x, minus_l, loc), bin(BinaryOp::Le, x, l, loc), loc,
+        const Value inside = fn2(OpKind::And, binary(BinaryOp::Ge, x, minus_l, loc), binary(BinaryOp::Le, x, l, loc), loc,
                                  "hardshrink()");
         r = select(inside, zero, x, loc);
       } else {
-        r = select(bin(BinaryOp::Gt, x, l, loc), bin(BinaryOp::Sub, x, l, loc),
-                   select(bin(BinaryOp::Lt, x, minus_l, loc), bin(BinaryOp::Add, x, l, loc),
-                          bin(BinaryOp::Mul, x, zero, loc), loc),
+        r = select(binary(BinaryOp::Gt, x, l, loc), binary(BinaryOp::Sub, x, l, loc),
+                   select(binary(BinaryOp::Lt, x, minus_l, loc), binary(BinaryOp::Add, x, l, loc),
+                          binary(BinaryOp::Mul, x, zero, loc), loc),
                    loc);
       }
     } else if (f == "softsign") {
-      r = bin(BinaryOp::Div, x, bin(BinaryOp::Add, un(OpKind::Abs, x, loc), weak_real(1, loc), loc), loc);
+      r = binary(BinaryOp::Div, x, binary(BinaryOp::Add, un(OpKind::Abs, x, loc), weak_real(1, loc), loc), loc);
     } else if (f == "tanhshrink") {
-      r = bin(BinaryOp::Sub, x, un(OpKind::Tanh, x, loc), loc);
+      r = binary(BinaryOp::Sub, x, un(OpKind::Tanh, x, loc), loc);
     } else if (f == "hardtanh" || f == "relu6") {
       const double lo = f == "relu6" ? 0.0 : real_kw(e, "min_val", -1.0);
       const double hi = f == "relu6" ? 6.0 : real_kw(e, "max_val", 1.0);
@@ -1098,9 +1098,9 @@ class Checker {
       r = clamp_of(x, weak_real(lo, loc), weak_real(hi, loc), loc, fmt::format("{}()", f));
     } else {   // hardsigmoid, hardswish: relu6(x + 3) / 6 (times x)
       const Value six = weak_real(6, loc);
-      const Value relu6 = clamp_of(bin(BinaryOp::Add, x, weak_real(3, loc), loc), zero, six, loc, fmt::format("{}()", f));
-      r = f == "hardsigmoid" ? bin(BinaryOp::Div, relu6, six, loc)
-                             : bin(BinaryOp::Div, bin(BinaryOp::Mul, x, relu6, loc), six, loc);
+      const Value relu6 = clamp_of(binary(BinaryOp::Add, x, weak_real(3, loc), loc), zero, six, loc, fmt::format("{}()", f));
+      r = f == "hardsigmoid" ? binary(BinaryOp::Div, relu6, six, loc)
+                             : binary(BinaryOp::Div, binary(BinaryOp::Mul, x, relu6, loc), six, loc);
     }
     return from_opmath(r, t, loc);
   }
@@ -1133,23 +1133,11 @@ class Checker {
     if (!c.is_node() || node(c.node).dtype != DType::boolean)
       fail(e.args[0]->loc, fmt::format("where() needs a bool tensor as its condition, got {}",
                                        c.is_node() ? type_text(node(c.node).dtype, node(c.node).shape) : c.text));
-    NodeId ia, ib;
     if (!a.is_node() && !b.is_node()) {
       // Both branches constant: they take the type of... nothing. Ask for one typed side.
       fail(e.loc, "where() needs a tensor in at least one of its value arguments; cast a constant, e.g. f32(0)");
     }
-    std::tie(ia, ib) = unify(a, b, "where()", e.loc);
-    Shape shape = broadcast(node(c.node).shape, node(ia).shape, e.loc, "where()");
-    shape = broadcast(shape, node(ib).shape, e.loc, "where()");
-    Node n;
-    n.kind = OpKind::Where;
-    n.dtype = node(ia).dtype;
-    n.shape = shape;
-    n.operands = {c.node, ia, ib};
-    n.loc = e.loc;
-    bool from_tensor = from_tensor_[static_cast<std::size_t>(c.node)] || from_tensor_[static_cast<std::size_t>(ia)] ||
-                       from_tensor_[static_cast<std::size_t>(ib)];
-    return node_value(add_node(std::move(n), from_tensor), e.loc);
+    return select(c, a, b, e.loc);
   }
 
   Value reduction(const Expr& e, OpKind kind) {

@@ -106,6 +106,12 @@ void PlannedKernel::set_launch(const launch::Geometry& g) {
   shared_bytes = narrow(g.shared_bytes, "shared_bytes");
 }
 
+std::int64_t PlannedKernel::dyn_extent(const std::map<std::string, std::int64_t>& dims) const {
+  std::int64_t extent = 1;
+  for (const auto& e : dyn_outer) extent *= e.evaluate(dims);
+  return extent;
+}
+
 bool PlannedKernel::reads_dyn_dims() const {
   return std::any_of(args.begin(), args.end(), [](const KernelArg& a) { return a.kind == KernelArg::Kind::DynDim; });
 }
@@ -786,8 +792,7 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
     return elementwise_geometry(*config, numel, plan.target.sm_count);
   }
   if (kn.dyn_outer.empty()) return g;   // dyn dims read only by its functors (a side operand's)
-  std::int64_t outer = 1;
-  for (const auto& e : kn.dyn_outer) outer *= e.evaluate(dims);
+  const std::int64_t outer = kn.dyn_extent(dims);
   if (std::holds_alternative<GemmConfig>(kn.config)) return gemm_launch(plan, kn, outer);   // M or batches
   return memory_launch(plan, kn, outer);   // the family's rules over the launch's rows
 }

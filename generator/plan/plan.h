@@ -175,6 +175,8 @@ struct PlannedKernel {
   // at each launch: a memory-family kernel's rows ([Note: dyn rows] in plan_memory.cpp), a
   // matmul's M or batches ([Note: dyn matmul] in plan_contraction.cpp).
   std::vector<ir::DimExpr> dyn_outer;
+  // The dyn extent at a launch's dims: the product of dyn_outer (a kernel that has one).
+  std::int64_t dyn_extent(const std::map<std::string, std::int64_t>& dims) const;
 
   // grid, block and shared_bytes from a family's geometry rule (kiln/config/<family>.h).
   void set_launch(const launch::Geometry& g);

@@ -1073,12 +1073,6 @@ void plan_matmul_dyn(Planner& p, PlannedKernel& kn, const GemmConfig& bound_g, c
   for (auto& f : p.pending_followups()) make_dyn(f);
 }
 
-launch::Geometry gemm_launch_at(const GemmConfig& config, const PlannedKernel& kernel, int sms, std::int64_t extent) {
-  GemmConfig c = config;
-  (c.m == 0 ? c.m : c.batch) = extent;
-  return gemm_geometry(c, sms, kernel.min_blocks);
-}
-
 void plan_matmul(Planner& p, PlannedKernel& kn) {
   const auto& node = p.node(kn.anchor);
   const auto& out = p.shape(kn.anchor);
@@ -1446,7 +1440,9 @@ const AnchorRule* contraction_rule(ir::OpKind kind) {
 namespace kiln {
 
 launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t extent) {
-  return gemm_launch_at(std::get<GemmConfig>(kernel.config), kernel, plan.target.sm_count, extent);
+  GemmConfig c = std::get<GemmConfig>(kernel.config);
+  (c.m == 0 ? c.m : c.batch) = extent;   // the dyn one ([Note: dyn matmul])
+  return gemm_geometry(c, plan.target.sm_count, kernel.min_blocks);
 }
 
 }  // namespace kiln

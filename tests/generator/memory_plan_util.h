@@ -2,6 +2,8 @@
 // test_scan_reduce_plan.cpp): plan a spec of specs/ or given as text, emit its units.
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <fstream>
 #include <map>
 #include <memory>
@@ -61,6 +63,18 @@ inline kiln::CompileRequest compile_request(const kiln::KernelSource& src, const
   r.arch = arch;
   r.templates = &library();
   return r;
+}
+
+// Checks that every unit of `plan` compiles with NVRTC for `arch`; returns how many there are.
+inline int check_units_compile(const kiln::Plan& plan, const std::string& arch) {
+  int units = 0;
+  for (const auto& src : sources_of(plan)) {
+    CAPTURE(arch);
+    CAPTURE(src.file_name);
+    CHECK_NOTHROW(CHECK(!kiln::compile(compile_request(src, arch)).cubin.empty()));
+    ++units;
+  }
+  return units;
 }
 
 inline std::string all_sources(const std::vector<kiln::KernelSource>& sources) {
