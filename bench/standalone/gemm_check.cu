@@ -1062,7 +1062,7 @@ void bench_general() {
   }
   {
     using namespace splitk;
-    DevBuf<float> a(size_t(kM) * kK), b(size_t(kK) * kN), ws(size_t(Kernel::kWorkspaceFloats)),
+    DevBuf<float> a(size_t(kM) * kK), b(size_t(kK) * kN), ws(size_t(kSplits) * kM * kN),
         c(size_t(kM) * kN);
     a.fill(67);
     b.fill(68);
@@ -1073,7 +1073,7 @@ void bench_general() {
     kiln_gemm_splitk<<<dim3(unsigned(Kernel::kTilesN), unsigned(Kernel::kTilesM), kSplits),
                        Kernel::kThreads, Kernel::kSmemBytes>>>(a.p, b.p, ws.p);
     CK(cudaGetLastError());
-    kiln_gemm_splitk_reduce<<<unsigned(Reduce::kGridX), Reduce::kThreads>>>(ws.p, c.p);
+    kiln_gemm_splitk_reduce<<<unsigned((kM * kN + Reduce::kThreads - 1) / Reduce::kThreads), Reduce::kThreads>>>(ws.p, c.p);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     const auto out = c.to_host();

@@ -27,31 +27,12 @@ namespace {
 const ir::Node& anchor_of(const Plan& plan, const PlannedKernel& kernel) { return plan.ir().node(kernel.anchor); }
 
 
-// The stored tensor the template streams as `in`: the operand itself when it is stored, else a
-// leaf of the operand's expression with the operand's shape (same flat index, so Load reads it
-// as `x`), else one with as many elements.
+// The stored tensor the template streams as `in` (Plan::streamed_leaf).
 ir::NodeId primary_leaf(const Plan& plan, ir::NodeId operand) {
-  const auto& bound = *plan.bound;
-  std::vector<ir::NodeId> stack{operand}, leaves;
-  std::set<ir::NodeId> seen;
-  while (!stack.empty()) {
-    const ir::NodeId n = stack.back();
-    stack.pop_back();
-    if (!seen.insert(n).second) continue;
-    if (plan.leaves.count(n)) {
-      leaves.push_back(n);
-      continue;
-    }
-    const auto& node = bound.node(n);
-    for (auto it = node.operands.rbegin(); it != node.operands.rend(); ++it) stack.push_back(*it);
-  }
-  for (ir::NodeId l : leaves)
-    if (bound.shape(l) == bound.shape(operand)) return l;
-  for (ir::NodeId l : leaves)
-    if (bound.numel(l) == bound.numel(operand)) return l;
-  KILN_CHECK(false, UnsupportedError, "{}: line {}: the operand of this op reads no stored tensor of its own size; "
-             "kiln cannot stream it yet", plan.ir().op_name, bound.node(operand).loc.line);
-  return -1;
+  const ir::NodeId leaf = plan.streamed_leaf(operand);
+  KILN_CHECK(leaf >= 0, UnsupportedError, "{}: line {}: the operand of this op reads no stored tensor of its own size; "
+             "kiln cannot stream it yet", plan.ir().op_name, plan.bound->node(operand).loc.line);
+  return leaf;
 }
 
 std::string combiner(ir::OpKind kind, const std::string& c) {

@@ -139,6 +139,27 @@ std::optional<TmaPick> TmaPick::parse(std::string_view text) {
   return t;
 }
 
+ir::NodeId Plan::streamed_leaf(ir::NodeId operand) const {
+  std::vector<ir::NodeId> stack{operand}, found;
+  std::set<ir::NodeId> seen;
+  while (!stack.empty()) {
+    const ir::NodeId n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (leaves.count(n)) {
+      found.push_back(n);
+      continue;
+    }
+    const auto& node = bound->node(n);
+    for (auto it = node.operands.rbegin(); it != node.operands.rend(); ++it) stack.push_back(*it);
+  }
+  for (ir::NodeId l : found)
+    if (bound->shape(l) == bound->shape(operand)) return l;
+  for (ir::NodeId l : found)
+    if (bound->numel(l) == bound->numel(operand)) return l;
+  return -1;
+}
+
 std::int64_t Plan::buffer_bytes(std::size_t b, const std::map<std::string, std::int64_t>& dims) const {
   const Buffer& buf = buffers.at(b);
   if (buf.kind != BufferKind::Intermediate || buf.node < 0 || dyn_buckets.empty()) return buf.bytes;

@@ -205,6 +205,11 @@ struct Plan {
   std::vector<Tunable> tunables;
 
   const ir::Ir& ir() const { return *bound->ir; }
+  // The stored tensor a memory-family template streams for the anchor operand `operand` (its
+  // `in`, whose element type sizes the template's vectors and tiles): the operand itself when it
+  // is a leaf, else a leaf of its expression with its shape (same flat index), else one with as
+  // many elements; -1 when none is. The planner sizes vectors by it, the emitter passes it.
+  ir::NodeId streamed_leaf(ir::NodeId operand) const;
   // Bytes of buffer b at a launch's dims (every dim of the op; see launch_for): an intermediate
   // with a dyn extent is sized by the launch, every other buffer as planned.
   std::int64_t buffer_bytes(std::size_t b, const std::map<std::string, std::int64_t>& dims) const;

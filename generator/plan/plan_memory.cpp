@@ -48,10 +48,14 @@ std::int64_t numel(const std::vector<std::int64_t>& shape) {
   return n;
 }
 
-// Bytes of one element of the tensor the template streams (the anchor's operand as stored, or
-// computed when it is an inlined expression: its widest leaf decides the vector width).
-int element_bytes(DType operand) { return static_cast<int>(dtype_size(operand == DType::boolean ? DType::f32 : operand)); }
-int element_bytes(const Planner& p, ir::NodeId operand) { return element_bytes(p.node(operand).dtype); }
+// Bytes of one element of the tensor the template streams for the anchor's operand
+// (Plan::streamed_leaf): its type is the template's T, which sizes its vectors and tiles. An
+// operand with no such leaf is refused by the emitter; its own type stands in until then.
+int element_bytes(const Plan& plan, ir::NodeId operand) {
+  const ir::NodeId leaf = plan.streamed_leaf(operand);
+  return static_cast<int>(dtype_size(plan.bound->node(leaf >= 0 ? leaf : operand).dtype));
+}
+int element_bytes(const Planner& p, ir::NodeId operand) { return element_bytes(p.plan(), operand); }
 
 // [Note: dyn rows]
 // The memory-bound templates take their [outer, len, inner] extents as run-time arguments, so a
@@ -461,10 +465,10 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
     launch_with(config);
     const std::int64_t tile = std::int64_t{kThreads} * cols;
     kn.reason = fmt::format(
-        "reduced axis strided, inner {} % {} != 0: 4-byte columns; a block sweeps {} rows {}({} threads x {} "
+        "reduced axis strided, inner {} % {} != 0: {}-byte columns; a block sweeps {} rows {}({} threads x {} "
         "columns, {} loads in flight a thread), so its reads are contiguous and no sector is shared between column "
         "strips; {}{}{}; {}",
-        b.inner, 16 / elem, split.chunk, b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), kThreads,
+        b.inner, 16 / elem, elem, split.chunk, b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), kThreads,
         cols, cols * kUnroll,
         split.splits > 1 ? fmt::format("reduced axis split {} ways + reduce_finish for ", split.splits) : "",
         grid_text(), unsplit, idx);
@@ -699,7 +703,7 @@ launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kn, std::i
         } else if constexpr (std::is_same_v<C, ScanConfig>) {
           // The sizes plan_scan gives the rule: the streamed operand's elements and the values scanned.
           at.outer = outer;
-          return scan_geometry(at, element_bytes(plan.bound->node(a.operands[0]).dtype),
+          return scan_geometry(at, element_bytes(plan, a.operands[0]),
                                static_cast<int>(dtype_size(chain_dtype(a.dtype))));
         } else {
           KILN_ASSERT(false, "{}: dyn rows for a kernel of another family", kn.entry);

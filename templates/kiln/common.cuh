@@ -93,6 +93,12 @@ __device__ __forceinline__ double log_acc(double x) { return log(x); }
 // the caller guarantees 16-byte alignment and that nothing writes the data during the kernel.
 __device__ __forceinline__ uint4 ldg16(const void* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
 
+// Read-only element load through the non-coherent path for every element type kiln stores.
+// CUDA has no __ldg overload for bool, so a bool is read as its byte (kiln's bool is one byte,
+// 0 or 1, as PyTorch's).
+template <class T> __device__ __forceinline__ T ldg(const T* p) { return __ldg(p); }
+__device__ __forceinline__ bool ldg(const bool* p) { return __ldg(reinterpret_cast<const unsigned char*>(p)) != 0; }
+
 // Reinterprets the bytes of one trivially copyable value as another of the same size.
 template <class To, class From>
 __device__ __forceinline__ To bit_cast_dev(const From& f) {

@@ -54,8 +54,9 @@
 //     + kiln::gemm::SplitKReduce<OutT, Index, M, N, Batch, SplitK, ldc, strideC, kStreamC, Threads>
 //       template <class Epi> static __device__ void run(const float* workspace, OutT* C, Epi epi);
 //    For M x N tiles too few to fill the GPU: each split sums a contiguous, BK-aligned K range
-//    into workspace[SplitK][Batch][M][N] (kWorkspaceFloats f32; grid (kTilesN, kTilesM,
-//    Batch * SplitK), smem kSmemBytes), then the reduce kernel (grid kGridX, block Threads)
+//    into workspace[SplitK][Batch][M][N] (SplitK * Batch * M * N f32; grid (kTilesN, kTilesM,
+//    Batch * SplitK), smem kSmemBytes), then the reduce kernel (grid ceil(Batch * M * N /
+//    Threads), block Threads)
 //    adds the splits in a fixed order (deterministic) and applies the epilogue. No kRowStats.
 //
 // 2c) kiln::gemm::SplitKSoftmax<Index, M, N, Batch, SplitK, Threads>

@@ -81,7 +81,7 @@ struct Gemv {
       load_floats<E, V>(x + Index(k) + Index(p) * Index(xP), f);
     } else {
 #pragma unroll
-      for (int i = 0; i < V; ++i) f[i] = to_float(__ldg(x + Index(k + i) * Index(xK) + Index(p) * Index(xP)));
+      for (int i = 0; i < V; ++i) f[i] = to_float(ldg(x + Index(k + i) * Index(xK) + Index(p) * Index(xP)));
     }
   }
 
@@ -140,7 +140,7 @@ struct Gemv {
       for (long long t = tail + part * 32LL + lane; t < k_end; t += 32LL * kParts)
 #pragma unroll
         for (int p = 0; p < P; ++p)
-          acc[p] = fmaf(to_float(row[Index(t)]), to_float(__ldg(x + Index(t) * Index(xK) + Index(p) * Index(xP))),
+          acc[p] = fmaf(to_float(row[Index(t)]), to_float(ldg(x + Index(t) * Index(xK) + Index(p) * Index(xP))),
                         acc[p]);
     }
 #pragma unroll
@@ -185,7 +185,7 @@ struct Gemv {
         }
 #pragma unroll
         for (int p = 0; p < P; ++p) {
-          const float xv = to_float(__ldg(x + Index(k) * Index(xK) + Index(p) * Index(xP)));
+          const float xv = to_float(ldg(x + Index(k) * Index(xK) + Index(p) * Index(xP)));
 #pragma unroll
           for (int i = 0; i < V; ++i) acc[p][i] = fmaf(b[i], xv, acc[p][i]);
         }

@@ -96,7 +96,7 @@ __device__ __forceinline__ typename Op::Acc fold_segment(typename Op::Acc acc, c
   const unsigned misalign = unsigned(reinterpret_cast<unsigned long long>(p) & 15u);
   I head = I(((16u - misalign) & 15u) / unsigned(sizeof(T)));
   if (head > n) head = n;
-  if (I(rank) < head) acc = Op::accumulate(acc, pro(__ldg(p + rank), flat0 + rank), index0 + rank);
+  if (I(rank) < head) acc = Op::accumulate(acc, pro(ldg(p + rank), flat0 + rank), index0 + rank);
 
   const T* body = p + head;
   const I nvec = (n - head) / V;
@@ -123,7 +123,7 @@ __device__ __forceinline__ typename Op::Acc fold_segment(typename Op::Acc acc, c
   const I tail0 = head + nvec * V;   // n - tail0 < V
   if (I(rank) < n - tail0) {
     const I i = tail0 + rank;
-    acc = Op::accumulate(acc, pro(__ldg(p + i), flat0 + i), index0 + i);
+    acc = Op::accumulate(acc, pro(ldg(p + i), flat0 + i), index0 + i);
   }
   return acc;
 }
@@ -235,7 +235,7 @@ __device__ __forceinline__ void reduce_outer(const T* __restrict__ in, Out* __re
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) raw[u][j] = __ldg(p + I(u) * inner + j);
+        for (int j = 0; j < kVec; ++j) raw[u][j] = ldg(p + I(u) * inner + j);
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const I f = flat_base + (r - r_begin + u) * inner;
@@ -246,7 +246,7 @@ __device__ __forceinline__ void reduce_outer(const T* __restrict__ in, Out* __re
     for (; r < r_end; ++r, p += inner) {
       const I f = flat_base + (r - r_begin) * inner;
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) acc[j] = Op::accumulate(acc[j], pro(__ldg(p + j), f + j), r);
+      for (int j = 0; j < kVec; ++j) acc[j] = Op::accumulate(acc[j], pro(ldg(p + j), f + j), r);
     }
   }
 
@@ -297,7 +297,7 @@ __device__ __forceinline__ void reduce_outer_rows(const T* __restrict__ in, Out*
     for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
       for (int k = 0; k < kCols; ++k)
-        if (k < owned) raw[u][k] = __ldg(p + I(u) * inner + k * kThreads);
+        if (k < owned) raw[u][k] = ldg(p + I(u) * inner + k * kThreads);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const I f = flat_base + (r - r_begin + u) * inner;
@@ -310,7 +310,7 @@ __device__ __forceinline__ void reduce_outer_rows(const T* __restrict__ in, Out*
     const I f = flat_base + (r - r_begin) * inner;
 #pragma unroll
     for (int k = 0; k < kCols; ++k)
-      if (k < owned) acc[k] = Op::accumulate(acc[k], pro(__ldg(p + k * kThreads), f + k * kThreads), r);
+      if (k < owned) acc[k] = Op::accumulate(acc[k], pro(ldg(p + k * kThreads), f + k * kThreads), r);
   }
 
   const I o_base = o * inner + c0;
@@ -352,7 +352,7 @@ __device__ __forceinline__ Vec<T, 4> load_vec4_bounded(const T* __restrict__ in,
   if (a + 4 <= n) return bit_cast_dev<Vec<T, 4>>(ldg16(in + a));
   Vec<T, 4> v;
 #pragma unroll
-  for (int j = 0; j < 4; ++j) v.v[j] = a + j < n ? __ldg(in + a + j) : T(0);   // never selected when >= n
+  for (int j = 0; j < 4; ++j) v.v[j] = a + j < n ? ldg(in + a + j) : T(0);   // never selected when >= n
   return v;
 }
 }  // namespace detail
@@ -396,7 +396,7 @@ __device__ __forceinline__ void reduce_outer_rows_v4(const T* __restrict__ in, O
       s[u] = int(R & 3);
       if (!vectors) {
 #pragma unroll
-        for (int j = 0; j < 4; ++j) a[u].v[j] = j < owned ? __ldg(in + R + c4 + j) : T(0);
+        for (int j = 0; j < 4; ++j) a[u].v[j] = j < owned ? ldg(in + R + c4 + j) : T(0);
         continue;
       }
       const I row_end = R + tile_len;

@@ -150,7 +150,7 @@ __device__ __forceinline__ void rownorm_row_registers(const T* __restrict__ row_
 #pragma unroll
         for (int j = 0; j < V; ++j) raw[j] = e.v[j];
       } else {
-        raw[0] = __ldg(row_in + e0);
+        raw[0] = ldg(row_in + e0);
       }
 #pragma unroll
       for (int j = 0; j < V; ++j) {
@@ -223,7 +223,7 @@ __device__ __forceinline__ LseAcc<C> rownorm_fold(const T* __restrict__ row_in, 
       T raw[kScalarChunk];
 #pragma unroll
       for (int u = 0; u < kScalarChunk; ++u)
-        if (i + I(u) * kGroup < len) raw[u] = __ldg(row_in + i + I(u) * kGroup);
+        if (i + I(u) * kGroup < len) raw[u] = ldg(row_in + i + I(u) * kGroup);
       C vals[kScalarChunk];
 #pragma unroll
       for (int u = 0; u < kScalarChunk; ++u) {
@@ -257,7 +257,7 @@ __device__ __forceinline__ void rownorm_row_two_pass(const T* __restrict__ row_i
   } else {
     for (I e = rank; e < len; e += kGroup) {
       Vec<Out, 1> o;
-      o.v[0] = epi(norm(pro(__ldg(row_in + e), flat_row + e)), flat_row + e);
+      o.v[0] = epi(norm(pro(ldg(row_in + e), flat_row + e)), flat_row + e);
       store_cs<Out, 1>(row_out + e, o);
     }
   }
@@ -280,10 +280,16 @@ __device__ __forceinline__ void rownorm_rows(const T* __restrict__ in, Out* __re
     const T* row_in = in + flat_row;
     Out* row_out = out + flat_row;
     if (launch::rownorm_row_in_registers(len, kGroup, kItems)) {   // the planner's rule too
-      if (len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V)))
-        detail::rownorm_row_registers<kThreads, kGroup, kItems, V, kKind, C>(row_in, row_out, len, flat_row, rank, pro, epi);
-      else
-        detail::rownorm_row_registers<kThreads, kGroup, kItems, 1, kKind, C>(row_in, row_out, len, flat_row, rank, pro, epi);
+      // The planner counts items in vectors of the operand's type; a narrower streamed tensor (a
+      // cast prologue from bool or f16) has wider vectors, which need not divide them: scalar then.
+      if constexpr (kItems % V == 0) {
+        if (len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V))) {
+          detail::rownorm_row_registers<kThreads, kGroup, kItems, V, kKind, C>(row_in, row_out, len, flat_row, rank, pro,
+                                                                               epi);
+          continue;
+        }
+      }
+      detail::rownorm_row_registers<kThreads, kGroup, kItems, 1, kKind, C>(row_in, row_out, len, flat_row, rank, pro, epi);
     } else {
       detail::rownorm_row_two_pass<kThreads, kGroup, kKind, C>(row_in, row_out, len, flat_row, rank, pro, epi);
     }
@@ -303,18 +309,18 @@ __device__ __forceinline__ void rownorm_strided(const T* __restrict__ in, Out* _
     for (; l + kUnroll <= len; l += kUnroll) {
       T raw[kUnroll];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) raw[u] = __ldg(in + base + (l + u) * inner);
+      for (int u = 0; u < kUnroll; ++u) raw[u] = ldg(in + base + (l + u) * inner);
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) acc = Op::accumulate(acc, pro(raw[u], base + (l + u) * inner), 0);
     }
-    for (; l < len; ++l) acc = Op::accumulate(acc, pro(__ldg(in + base + l * inner), base + l * inner), 0);
+    for (; l < len; ++l) acc = Op::accumulate(acc, pro(ldg(in + base + l * inner), base + l * inner), 0);
     // LogSumExpOp's sum is relative to acc.max (an all -inf column: max -inf, so NaN, as asked).
     // A +inf makes the whole column NaN (docs/semantics.md), where LogSumExpOp would count it as 1.
     const C sum = acc.max == Limits<C>::highest() ? C(0) / C(0) : acc.sum;
     const detail::RowNormer<kKind, C> norm(acc.max, sum);
     for (l = 0; l < len; ++l) {
       const I f = base + l * inner;
-      out[f] = epi(norm(pro(__ldg(in + f), f)), f);
+      out[f] = epi(norm(pro(ldg(in + f), f)), f);
     }
   }
 }

@@ -100,7 +100,7 @@ __device__ __forceinline__ void scan_load_tile(T (&x)[K][V], const T* __restrict
 #pragma unroll
         for (int j = 0; j < V; ++j) x[k][j] = e.v[kReverse ? V - 1 - j : j];
       } else {
-        x[k][0] = __ldg(row + (kReverse ? len - 1 - q0 : q0));
+        x[k][0] = ldg(row + (kReverse ? len - 1 - q0 : q0));
       }
     }
   }
@@ -416,11 +416,11 @@ __device__ __forceinline__ void scan_strided_totals(const T* __restrict__ in, ty
   for (; i + kUnroll <= n; i += kUnroll) {
     T raw[kUnroll];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) raw[u] = __ldg(in + base + (p_begin + i + u) * inner);
+    for (int u = 0; u < kUnroll; ++u) raw[u] = ldg(in + base + (p_begin + i + u) * inner);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) acc = Op::combine(acc, pro(raw[u], base + (p_begin + i + u) * inner));
   }
-  for (; i < n; ++i) acc = Op::combine(acc, pro(__ldg(in + base + (p_begin + i) * inner), base + (p_begin + i) * inner));
+  for (; i < n; ++i) acc = Op::combine(acc, pro(ldg(in + base + (p_begin + i) * inner), base + (p_begin + i) * inner));
   totals[(s * outer + o) * inner + c] = acc;
 }
 
@@ -457,11 +457,11 @@ __device__ __forceinline__ void scan_strided(const T* __restrict__ in, Out* __re
   for (; q + kUnroll <= q_end; q += kUnroll) {
     T raw[kUnroll];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) raw[u] = __ldg(in + flat_of(q + u));   // kUnroll loads in flight
+    for (int u = 0; u < kUnroll; ++u) raw[u] = ldg(in + flat_of(q + u));   // kUnroll loads in flight
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) step(pro(raw[u], flat_of(q + u)), flat_of(q + u));
   }
-  for (; q < q_end; ++q) step(pro(__ldg(in + flat_of(q)), flat_of(q)), flat_of(q));
+  for (; q < q_end; ++q) step(pro(ldg(in + flat_of(q)), flat_of(q)), flat_of(q));
 }
 
 }  // namespace kiln

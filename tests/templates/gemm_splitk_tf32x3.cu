@@ -1,8 +1,8 @@
 // Split-K f32 GEMM (3xTF32) for a shape with few output tiles and a long K, scale epilogue:
 // C[96,200] = 0.5 * A[96,5000] · B[5000,200]; 2 x 4 tiles, 8 splits of 640 (the last shorter).
 // Geometry: kiln_gemm_splitk: grid (Kernel::kTilesN, Kernel::kTilesM, 8), block Kernel::kThreads,
-// dynamic smem Kernel::kSmemBytes, workspace Kernel::kWorkspaceFloats f32;
-// kiln_gemm_splitk_reduce: grid (Reduce::kGridX), block Reduce::kThreads.
+// dynamic smem Kernel::kSmemBytes, workspace kSplits * kM * kN f32;
+// kiln_gemm_splitk_reduce: grid (ceil(kM * kN / Reduce::kThreads)), block Reduce::kThreads.
 #include "kiln/gemm.cuh"
 
 namespace splitk {
