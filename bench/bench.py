@@ -349,7 +349,70 @@ def problems():
                       one_gib(out_shape=(8192,)), lambda x: x.sum(dim=0),
                       lambda args, outs, mode: check_close(outs[0], args[0].double().sum(dim=0)),
                       bytes_moved=32768 * 8192 * 4))
+    # KernelBench level 1's six pooling problems (41-46) at their own shapes and settings
+    # (issue 21): one kiln/pool.cuh kernel each; bytes_moved is the input read once and the
+    # output written once. The check: the first image in float64 against PyTorch's pool of it.
+    pool_spec = temp_spec("kernelbench_pool.kiln", KERNELBENCH_POOL_SPEC)
+    for name, op, in_shape, torch_pool in KERNELBENCH_POOLS:
+        def pool_make(in_shape=in_shape, torch_pool=torch_pool):
+            x = torch.randn(*in_shape, device=DEV)
+            return (x,), [torch.empty(in_shape[0], *torch_pool(x[:1]).shape[1:], device=DEV)]
+
+        def pool_check(args, outs, mode, torch_pool=torch_pool):
+            return check_close(outs[0][:1], torch_pool(args[0][:1].double()))
+        out_elems = torch_pool(torch.empty(1, *in_shape[1:], device="meta")).numel() * in_shape[0]
+        ps.append(Problem(name, pool_spec, op, ["fp32"], pool_make, torch_pool, pool_check,
+                          bytes_moved=4 * (math.prod(in_shape) + out_elems), quick_ok=False))
     return ps
+
+
+# KernelBench level 1, problems 41-46: the pooling layers at their default shapes.
+KERNELBENCH_POOL_SPEC = """
+op kb41_max_pool1d {
+  dims N = 64, C = 192, L = 65536
+  in  x: f32[N, C, L]
+  out y = max_pool1d(x, 8, stride=1, padding=4, dilation=3)
+}
+op kb42_max_pool2d {
+  dims N = 32, C = 64, H = 512, W = 512
+  in  x: f32[N, C, H, W]
+  out y = max_pool2d(x, 4, stride=1, padding=1, dilation=1)
+}
+op kb43_max_pool3d {
+  dims N = 16, C = 32, D = 128, H = 128, W = 128
+  in  x: f32[N, C, D, H, W]
+  out y = max_pool3d(x, 3, stride=2, padding=1, dilation=3)
+}
+op kb44_avg_pool1d {
+  dims N = 64, C = 128, L = 65536
+  in  x: f32[N, C, L]
+  out y = avg_pool1d(x, 8, stride=1, padding=4)
+}
+op kb45_avg_pool2d {
+  dims N = 16, C = 64, H = 2048, W = 2048
+  in  x: f32[N, C, H, W]
+  out y = avg_pool2d(x, 11)
+}
+op kb46_avg_pool3d {
+  dims N = 16, C = 32, D = 128, H = 128, W = 256
+  in  x: f32[N, C, D, H, W]
+  out y = avg_pool3d(x, 3, stride=2, padding=1)
+}
+"""
+KERNELBENCH_POOLS = [
+    ("max_pool1d k8 s1 p4 d3, 64x192x65536 (KernelBench 41)", "kb41_max_pool1d", (64, 192, 65536),
+     lambda x: F.max_pool1d(x, 8, stride=1, padding=4, dilation=3)),
+    ("max_pool2d k4 s1 p1, 32x64x512x512 (KernelBench 42)", "kb42_max_pool2d", (32, 64, 512, 512),
+     lambda x: F.max_pool2d(x, 4, stride=1, padding=1, dilation=1)),
+    ("max_pool3d k3 s2 p1 d3, 16x32x128^3 (KernelBench 43)", "kb43_max_pool3d", (16, 32, 128, 128, 128),
+     lambda x: F.max_pool3d(x, 3, stride=2, padding=1, dilation=3)),
+    ("avg_pool1d k8 s1 p4, 64x128x65536 (KernelBench 44)", "kb44_avg_pool1d", (64, 128, 65536),
+     lambda x: F.avg_pool1d(x, 8, stride=1, padding=4)),
+    ("avg_pool2d k11, 16x64x2048x2048 (KernelBench 45)", "kb45_avg_pool2d", (16, 64, 2048, 2048),
+     lambda x: F.avg_pool2d(x, 11)),
+    ("avg_pool3d k3 s2 p1, 16x32x128x128x256 (KernelBench 46)", "kb46_avg_pool3d", (16, 32, 128, 128, 256),
+     lambda x: F.avg_pool3d(x, 3, stride=2, padding=1)),
+]
 
 
 # ---------------------------------------------------------------- the GEMM sweep (issue 18)

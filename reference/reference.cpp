@@ -260,6 +260,7 @@ class Interpreter {
   Value permute(const Node& n, const Shape& out);
   Value matmul(const Node& n, const Shape& out);
   Value conv2d(const Node& n, const Shape& out);
+  Value pool(const Node& n, const Shape& out);
 
   const ir::BoundIr& bound_;
   const ir::Ir& ir_;
@@ -387,6 +388,7 @@ Value Interpreter::eval(NodeId id, const Node& n) {
     case OpKind::Matmul: return matmul(n, out);
     case OpKind::Conv2d: return conv2d(n, out);
     case OpKind::Iota: return iota(n, out);
+    case OpKind::MaxPool: case OpKind::AvgPool: return pool(n, out);
     default:
       return elementwise(n, out);
   }
@@ -900,6 +902,82 @@ Value Interpreter::conv2d(const Node& n, const Shape& out) {
   Value v;
   v.shape = out;
   v.data = nhwc ? permute_data(y, nchw_out, {0, 2, 3, 1}) : std::move(y);
+  store_all(n.dtype, v.data);
+  return v;
+}
+
+// ---------------------------------------------------------------- pooling
+// max_pool / avg_pool over the last d axes, PyTorch's loops ([Note: pooling] in checker.cpp).
+// Window positions along an axis: o * stride - padding + j * dilation, j < kernel; those outside
+// [0, L) are padding. max: NaN-propagating, -inf where every position is padding (a dilated
+// window can skip the whole input). avg: the window [start, start + kernel) clipped to
+// [-padding, L + padding) counts `pool_size` positions, clipped to [0, L) the in-bounds ones;
+// the sum is divided by divisor_override, else pool_size (count_include_pad), else the
+// in-bounds count; a window with no in-bounds position is 0.
+Value Interpreter::pool(const Node& n, const Shape& out) {
+  const Value& xv = operand(n, 0);
+  const ir::PoolAttrs& a = n.pool;
+  const std::size_t d = static_cast<std::size_t>(a.dims), rank = xv.shape.size();
+  KILN_ASSERT(rank > d && out.size() == rank, "pool of rank {} over {} axes into rank {}", rank, d, out.size());
+  std::int64_t planes = 1;
+  for (std::size_t i = 0; i + d < rank; ++i) planes *= xv.shape[i];
+  std::array<std::int64_t, 3> in{1, 1, 1}, o{1, 1, 1}, k{1, 1, 1}, st{1, 1, 1}, pad{0, 0, 0}, dil{1, 1, 1};
+  for (std::size_t i = 0; i < d; ++i) {   // right-aligned into 3 axes: a 1-d pool is [1, 1, L]
+    const std::size_t j = 3 - d + i;
+    in[j] = xv.shape[rank - d + i];
+    o[j] = out[rank - d + i];
+    k[j] = a.kernel[i];
+    st[j] = a.stride[i];
+    pad[j] = a.padding[i];
+    dil[j] = a.dilation[i];
+  }
+  const bool is_max = n.kind == OpKind::MaxPool;
+  const double* x = xv.values().data();
+  Value v;
+  v.shape = out;
+  v.data.resize(static_cast<std::size_t>(planes * o[0] * o[1] * o[2]));
+  parallel_for(planes, [&](std::int64_t plane) {
+    const double* xp = x + plane * in[0] * in[1] * in[2];
+    double* yp = v.data.data() + plane * o[0] * o[1] * o[2];
+    for (std::int64_t o0 = 0; o0 < o[0]; ++o0)
+      for (std::int64_t o1 = 0; o1 < o[1]; ++o1)
+        for (std::int64_t o2 = 0; o2 < o[2]; ++o2) {
+          const std::int64_t at[3] = {o0, o1, o2};
+          double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
+          std::int64_t lo[3], hi[3], pool_size = 1, inside = 1;
+          for (int j = 0; j < 3; ++j) {
+            lo[j] = at[j] * st[j] - pad[j];
+            if (!is_max) {
+              hi[j] = std::min(lo[j] + k[j], in[j] + pad[j]);
+              pool_size *= hi[j] - lo[j];
+              lo[j] = std::max<std::int64_t>(lo[j], 0);
+              hi[j] = std::min(hi[j], in[j]);
+              inside *= std::max<std::int64_t>(hi[j] - lo[j], 0);
+            }
+          }
+          if (is_max) {
+            for (std::int64_t j0 = 0; j0 < k[0]; ++j0) {
+              const std::int64_t i0 = lo[0] + j0 * dil[0];
+              if (i0 < 0 || i0 >= in[0]) continue;
+              for (std::int64_t j1 = 0; j1 < k[1]; ++j1) {
+                const std::int64_t i1 = lo[1] + j1 * dil[1];
+                if (i1 < 0 || i1 >= in[1]) continue;
+                for (std::int64_t j2 = 0; j2 < k[2]; ++j2) {
+                  const std::int64_t i2 = lo[2] + j2 * dil[2];
+                  if (i2 < 0 || i2 >= in[2]) continue;
+                  acc = nan_max(xp[(i0 * in[1] + i1) * in[2] + i2], acc);
+                }
+              }
+            }
+          } else if (inside > 0) {
+            for (std::int64_t i0 = lo[0]; i0 < hi[0]; ++i0)
+              for (std::int64_t i1 = lo[1]; i1 < hi[1]; ++i1)
+                for (std::int64_t i2 = lo[2]; i2 < hi[2]; ++i2) acc += xp[(i0 * in[1] + i1) * in[2] + i2];
+            acc /= static_cast<double>(a.divisor ? a.divisor : a.count_include_pad ? pool_size : inside);
+          }
+          yp[(o0 * o[1] + o1) * o[2] + o2] = acc;
+        }
+  });
   store_all(n.dtype, v.data);
   return v;
 }

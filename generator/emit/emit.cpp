@@ -144,6 +144,13 @@ ir::NodeId store_node(const PlannedKernel& kernel) {
 }
 
 // struct Store: the end of the epilogue chain at output index `flat`, given the anchor's value r.
+void begin_unit(const PlannedKernel& kernel, const char* header, UnitParts& unit, CodeWriter& c) {
+  unit.includes = fmt::format("#include \"kiln/{}\"", header);
+  if (unit.op_has_dropout) unit.includes += "\n#include \"kiln/philox.cuh\"";
+  c.line("using Index = {};  // {}", kernel.index64 ? "long long" : "int",
+         kernel.index64 ? "some tensor has 2^31 elements or more" : "every tensor has fewer than 2^31 elements");
+}
+
 void write_store(const Plan& plan, const PlannedKernel& kernel, const std::string& result_type, CodeWriter& w) {
   const auto& bound = *plan.bound;
   const ir::NodeId end = store_node(kernel);

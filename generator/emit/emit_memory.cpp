@@ -27,6 +27,8 @@ namespace {
 const ir::Node& anchor_of(const Plan& plan, const PlannedKernel& kernel) { return plan.ir().node(kernel.anchor); }
 
 
+}  // namespace
+
 // The stored tensor the template streams as `in` (Plan::streamed_leaf).
 ir::NodeId primary_leaf(const Plan& plan, ir::NodeId operand) {
   const ir::NodeId leaf = plan.streamed_leaf(operand);
@@ -34,6 +36,8 @@ ir::NodeId primary_leaf(const Plan& plan, ir::NodeId operand) {
              "kiln cannot stream it yet", plan.ir().op_name, plan.bound->node(operand).loc.line);
   return leaf;
 }
+
+namespace {
 
 std::string combiner(ir::OpKind kind, const std::string& c) {
   switch (kind) {
@@ -54,13 +58,8 @@ std::string combiner(ir::OpKind kind, const std::string& c) {
   return "";
 }
 
-// Writes the common head of the unit: includes, Index, shapes; returns the constants writer.
-void begin_unit(const Plan& plan, const PlannedKernel& kernel, const char* header, UnitParts& unit, CodeWriter& c) {
-  unit.includes = fmt::format("#include \"kiln/{}\"", header);
-  if (unit.op_has_dropout) unit.includes += "\n#include \"kiln/philox.cuh\"";
-  c.line("using Index = {};  // {}", kernel.index64 ? "long long" : "int",
-         kernel.index64 ? "some tensor has 2^31 elements or more" : "every tensor has fewer than 2^31 elements");
-}
+
+}  // namespace
 
 // struct Load: the operand at the coordinates of flat index `flat` of `in`.
 void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primary, CodeWriter& w) {
@@ -87,6 +86,17 @@ void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primar
   w.close_block();
   w.close_block(";");
 }
+
+std::string load_store_functors(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primary,
+                                const std::string& result_type) {
+  CodeWriter w;
+  write_load(plan, kernel, primary, w);
+  w.blank();
+  write_store(plan, kernel, result_type, w);
+  return w.str();
+}
+
+namespace {
 
 std::string pointer_of_store(const Plan& plan, const PlannedKernel& kernel) {
   KILN_CHECK(kernel.stores.size() == 1, UnsupportedError, "{}: line {}: an anchor stored to {} outputs is not supported yet",
@@ -179,7 +189,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConf
   const ir::NodeId operand = anchor_of(plan, kernel).operands[0];
   const ir::NodeId primary = primary_leaf(plan, operand);
   CodeWriter c;
-  begin_unit(plan, kernel, "reduce.cuh", unit, c);
+  begin_unit(kernel, "reduce.cuh", unit, c);
   reduction_constants(plan, kernel, config, c);
   const bool warp = config.variant == ReduceVariant::kInnerWarp;
   const bool outer = config.variant == ReduceVariant::kOuter;
@@ -197,11 +207,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConf
            config.splits > 1 ? "split: partial states to the workspace, reduce_finish follows" : "no split");
   unit.constants = c.str();
 
-  CodeWriter w;
-  write_load(plan, kernel, primary, w);
-  w.blank();
-  write_store(plan, kernel, result_type(plan, kernel), w);
-  unit.functors = w.str();
+  unit.functors = load_store_functors(plan, kernel, primary, result_type(plan, kernel));
 
   const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
   const bool split = !warp && config.splits > 1;
@@ -240,7 +246,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConf
 
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceFinishConfig& config, UnitParts& unit) {
   CodeWriter c;
-  begin_unit(plan, kernel, "reduce.cuh", unit, c);
+  begin_unit(kernel, "reduce.cuh", unit, c);
   reduction_constants(plan, kernel, config, c);
   c.line("constexpr int kFinishThreads = kConfig.threads;");
   if (dyn_rows(kernel)) c.line("constexpr Index kSplits = kConfig.splits;  // outputs: the body's rows * kInner");
@@ -276,7 +282,7 @@ void emit_scan_rows(const Plan& plan, const PlannedKernel& kernel, const ScanCon
   const ir::NodeId operand = anchor.operands[0];
   const ir::NodeId primary = primary_leaf(plan, operand);
   CodeWriter c;
-  begin_unit(plan, kernel, "scan.cuh", unit, c);
+  begin_unit(kernel, "scan.cuh", unit, c);
   c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {} along axis {}{}{}", ir::op_kind_name(anchor.kind), dims_text(plan, operand), anchor.axis,
          anchor.exclusive ? ", exclusive" : "", anchor.reverse ? ", reverse" : "");
@@ -284,11 +290,7 @@ void emit_scan_rows(const Plan& plan, const PlannedKernel& kernel, const ScanCon
   c.line("constexpr int kThreads = kConfig.threads, kVecs = kConfig.vecs;  // 16-byte vectors per thread per tile");
   scan_op_constants(anchor, c);
   unit.constants = c.str();
-  CodeWriter w;
-  write_load(plan, kernel, primary, w);
-  w.blank();
-  write_store(plan, kernel, "C", w);
-  unit.functors = w.str();
+  unit.functors = load_store_functors(plan, kernel, primary, "C");
   const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
   // The template's tile follows its T: the launch check holds the planner to the same width.
   const std::string geometry = fmt::format("kiln::scan_geometry(kConfig, sizeof({}), sizeof(C))", streamed_type(plan, primary));
@@ -316,7 +318,7 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, const Scan
   const ir::NodeId primary = primary_leaf(plan, operand);
   const bool totals = config.variant == ScanVariant::kStridedTotals;
   CodeWriter c;
-  begin_unit(plan, kernel, "scan.cuh", unit, c);
+  begin_unit(kernel, "scan.cuh", unit, c);
   c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {} along axis {}{}{}, viewed as [outer, len, inner]", ir::op_kind_name(anchor.kind),
          dims_text(plan, operand), anchor.axis, anchor.exclusive ? ", exclusive" : "", anchor.reverse ? ", reverse" : "");
@@ -378,7 +380,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceChai
   const bool first = stage == 0, last = stage == stages - 1;
   const std::string cty = compute_type(bound.node(operand).dtype);
   CodeWriter c;
-  begin_unit(plan, kernel, "reduce.cuh", unit, c);
+  begin_unit(kernel, "reduce.cuh", unit, c);
   std::string axes;
   for (int a : anchor.axes) axes += (axes.empty() ? "" : ", ") + std::to_string(a);
   c.line("{}", UnitParts::config_line(config));
@@ -448,7 +450,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
   const ir::NodeId operand = anchor.operands[0];
   const ir::NodeId primary = primary_leaf(plan, operand);
   CodeWriter c;
-  begin_unit(plan, kernel, "rownorm.cuh", unit, c);
+  begin_unit(kernel, "rownorm.cuh", unit, c);
   c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {} along axis {}", ir::op_kind_name(anchor.kind), dims_text(plan, operand), anchor.axis);
   extent_constants(kernel, c, "kOuter", "outer", "kLen = kConfig.len, kInner = kConfig.inner");
@@ -463,11 +465,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
          anchor.kind == ir::OpKind::Softmax ? "kSoftmax" : "kLogSoftmax");
   c.line("using C = {};", compute_type(anchor.dtype));
   unit.constants = c.str();
-  CodeWriter w;
-  write_load(plan, kernel, primary, w);
-  w.blank();
-  write_store(plan, kernel, "C", w);
-  unit.functors = w.str();
+  unit.functors = load_store_functors(plan, kernel, primary, "C");
   const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
   const std::string n = rows_name(kernel, "kOuter");
   if (strided)

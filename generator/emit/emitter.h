@@ -63,6 +63,20 @@ ir::NodeId store_node(const PlannedKernel& kernel);
 // functor the memory-bound and iota templates call per output element).
 void write_store(const Plan& plan, const PlannedKernel& kernel, const std::string& result_type, CodeWriter& w);
 
+// The head of a template unit: `#include "kiln/<header>"` (and philox.cuh where the op has a
+// dropout) into unit.includes, `using Index = ...;` into `c`.
+void begin_unit(const PlannedKernel& kernel, const char* header, UnitParts& unit, CodeWriter& c);
+// The stored tensor a template streams for the anchor's operand (Plan::streamed_leaf); an
+// UnsupportedError, located, when the operand reads none of its size.
+ir::NodeId primary_leaf(const Plan& plan, ir::NodeId operand);
+// struct Load { ...; C operator()(T elem, Index flat) const; }: the anchor's operand at flat index
+// `flat` of its shape, `elem` being the streamed tensor `primary`'s element there (emit_memory.cpp;
+// the memory-bound and pooling templates call it per loaded element).
+void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primary, CodeWriter& w);
+// write_load, a blank line and write_store(result_type): the two functors of a streaming template.
+std::string load_store_functors(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primary,
+                                const std::string& result_type);
+
 // One emitter per family config (emit.cpp, emit_memory.cpp, emit_contraction.cpp, ...): the
 // emitter is chosen by overload on the planner's config, so a family without one does not build.
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const ElementwiseConfig& config, UnitParts& unit);
@@ -74,5 +88,6 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const GemmConfig& config, UnitParts& unit);   // emit_contraction.cpp
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const ConvConfig& config, UnitParts& unit);   // emit_contraction.cpp
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const IotaConfig& config, UnitParts& unit);
+void emit_family(const Plan& plan, const PlannedKernel& kernel, const PoolConfig& config, UnitParts& unit);   // emit_pool.cpp
 
 }  // namespace kiln

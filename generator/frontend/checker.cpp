@@ -210,7 +210,8 @@ const std::vector<std::string> kFunctions = {
     "tanhshrink", "clamp", "not", "pow", "min", "max", "minimum", "maximum",
     "and", "or", "sum",
     "mean", "prod", "argmin", "argmax", "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "softmax",
-    "log_softmax", "where", "dropout", "matmul", "transpose", "permute", "conv2d", "iota"};
+    "log_softmax", "where", "dropout", "matmul", "transpose", "permute", "conv2d", "iota", "max_pool1d", "max_pool2d",
+    "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d"};
 
 class Checker {
  public:
@@ -919,6 +920,10 @@ class Checker {
     if (f == "permute") return permute(e);
     if (f == "conv2d") return conv2d(e);
     if (f == "iota") return iota(e);
+    for (int d = 1; d <= 3; ++d) {
+      if (f == fmt::format("max_pool{}d", d)) return pool(e, OpKind::MaxPool, d);
+      if (f == fmt::format("avg_pool{}d", d)) return pool(e, OpKind::AvgPool, d);
+    }
     fail(e.loc, fmt::format("unknown function '{}'{}", f, did_you_mean(f, kFunctions)));
   }
 
@@ -1449,6 +1454,104 @@ class Checker {
     n.operands = {x, w};
     n.conv = c;
     n.precision = precision_kw(e, nx.dtype);
+    n.loc = e.loc;
+    return node_value(add_node(std::move(n), true), e.loc);
+  }
+
+  // [Note: pooling]
+  // max_pool{1,2,3}d(x, kernel_size, stride=, padding=, dilation=, ceil_mode=) and
+  // avg_pool{1,2,3}d(x, kernel_size, stride=, padding=, ceil_mode=, count_include_pad=,
+  // divisor_override=) are PyTorch's F.max_pool*d / F.avg_pool*d: a window over the last d axes
+  // of a rank d+1 or d+2 float tensor, with PyTorch's checks and output size (docs/semantics.md,
+  // "Pooling"). Per spatial axis, with e = dilation * (kernel - 1) + 1 and A = L + 2 * padding - e:
+  //   out = A / stride + 1                                   (floor division)
+  //   out = min(ceil(A / stride), (L + padding - 1) / stride) + 1         (ceil_mode)
+  // The min is PyTorch's "drop the last window when it starts in the right padding", written as
+  // one expression so a symbolic L keeps a symbolic size (it never drops more than one window,
+  // since padding <= kernel / 2).
+  void pool_axes(const Expr& e, const Expr* value, SourceLoc loc, const char* name, int dims, std::int64_t min,
+                 std::int64_t out[3]) {
+    if (!value) return;
+    const std::vector<std::int64_t> v = int_list(*value, fmt::format("{} of {}()", name, e.text));
+    if (v.size() != 1 && v.size() != static_cast<std::size_t>(dims))
+      fail(loc, fmt::format("{} of {}() is an int or a list of {}, got {} values", name, e.text, dims, v.size()));
+    for (int i = 0; i < dims; ++i) {
+      out[i] = v.size() == 1 ? v[0] : v[static_cast<std::size_t>(i)];
+      if (out[i] < min || out[i] >= (std::int64_t{1} << 31))
+        fail(loc, fmt::format("{} of {}() must be in {}..2147483647, got {}", name, e.text, min, out[i]));
+    }
+  }
+
+  Value pool(const Expr& e, OpKind kind, int dims) {
+    const bool is_max = kind == OpKind::MaxPool;
+    expect_args(e, 1, 2,
+                is_max ? std::vector<std::string>{"kernel_size", "stride", "padding", "dilation", "ceil_mode"}
+                       : std::vector<std::string>{"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+                                                  "divisor_override"},
+                "x, kernel_size");
+    const ast::KeywordArg* kernel_kw = keyword(e, "kernel_size");
+    if ((e.args.size() == 2) == (kernel_kw != nullptr))
+      fail(kernel_kw ? kernel_kw->loc : e.loc,
+           fmt::format("{}() needs its kernel_size once: as the second argument or as kernel_size=", e.text));
+    const Expr& kernel_value = kernel_kw ? *kernel_kw->value : *e.args[1];
+    NodeId x = tensor_arg(e, 0);
+    need_float(e, x);
+    const Node& nx = node(x);
+    const std::size_t rank = nx.shape.size();
+    if (rank != static_cast<std::size_t>(dims) + 1 && rank != static_cast<std::size_t>(dims) + 2) {
+      static const char* const kAxes[] = {"L", "H, W", "D, H, W"};
+      fail(e.args[0]->loc, fmt::format("{}() needs a rank-{} or rank-{} input ([C, {}] or [N, C, {}]), got {}", e.text,
+                                       dims + 1, dims + 2, kAxes[dims - 1], kAxes[dims - 1], type_text(nx.dtype, nx.shape)));
+    }
+    ir::PoolAttrs a;
+    a.dims = dims;
+    pool_axes(e, &kernel_value, kernel_value.loc, "kernel_size", dims, 1, a.kernel);
+    std::copy(a.kernel, a.kernel + 3, a.stride);   // PyTorch: stride defaults to the kernel size
+    auto kw_value = [&](const char* name) -> const Expr* {
+      const ast::KeywordArg* kw = keyword(e, name);
+      return kw ? kw->value.get() : nullptr;
+    };
+    pool_axes(e, kw_value("stride"), kw_loc(e, "stride"), "stride", dims, 1, a.stride);
+    pool_axes(e, kw_value("padding"), kw_loc(e, "padding"), "padding", dims, 0, a.padding);
+    if (is_max) pool_axes(e, kw_value("dilation"), kw_loc(e, "dilation"), "dilation", dims, 1, a.dilation);
+    a.ceil_mode = bool_kw(e, "ceil_mode").value_or(false);
+    if (!is_max) {
+      a.count_include_pad = bool_kw(e, "count_include_pad").value_or(true);
+      if (auto d = int_kw(e, "divisor_override")) {
+        if (*d == 0 || *d <= -(std::int64_t{1} << 31) || *d >= (std::int64_t{1} << 31))
+          fail(kw_loc(e, "divisor_override"),
+               fmt::format("divisor_override of {}() must be a nonzero int32, got {}", e.text, *d));
+        a.divisor = *d;
+      }
+    }
+    for (int i = 0; i < dims; ++i)
+      if (a.padding[i] > a.kernel[i] / 2)
+        fail(keyword(e, "padding") ? kw_loc(e, "padding") : e.loc,
+             fmt::format("padding of {}() must be at most half the kernel size (kernel {}: padding <= {}), got {}",
+                         e.text, a.kernel[i], a.kernel[i] / 2, a.padding[i]));
+    Node n;
+    n.kind = kind;
+    n.dtype = nx.dtype;
+    n.shape = Shape(nx.shape.begin(), nx.shape.end() - dims);
+    for (int i = 0; i < dims; ++i) {
+      const DimExpr& len = nx.shape[rank - static_cast<std::size_t>(dims) + static_cast<std::size_t>(i)];
+      const std::int64_t span = a.dilation[i] * (a.kernel[i] - 1) + 1;
+      const DimExpr stride = DimExpr::constant(a.stride[i]);
+      const DimExpr room = len + DimExpr::constant(2 * a.padding[i] - span);
+      DimExpr out = a.ceil_mode ? min(floor_div(room + DimExpr::constant(a.stride[i] - 1), stride),
+                                      floor_div(len + DimExpr::constant(a.padding[i] - 1), stride)) +
+                                      DimExpr::constant(1)
+                                : floor_div(room, stride) + DimExpr::constant(1);
+      if (auto v = out.as_constant(); v && *v < 1)
+        fail(e.loc, fmt::format("{}() output size along spatial axis {} would be {} (< 1): the {}input ({}{}) is "
+                                "smaller than the {}window ({})",
+                                e.text, i, *v, a.padding[i] ? "padded " : "", len.str(),
+                                a.padding[i] ? fmt::format(" + 2 * {}", a.padding[i]) : "",
+                                a.dilation[i] > 1 ? "dilated " : "", span));
+      n.shape.push_back(std::move(out));
+    }
+    n.operands = {x};
+    n.pool = a;
     n.loc = e.loc;
     return node_value(add_node(std::move(n), true), e.loc);
   }

@@ -177,6 +177,14 @@ DimExpr floor_div(const DimExpr& a, const DimExpr& b) {
   return make_node(DimExpr::Kind::FloorDiv, a, b);
 }
 
+DimExpr min(const DimExpr& a, const DimExpr& b) {
+  if (a == b) return a;
+  auto ca = a.as_constant();
+  auto cb = b.as_constant();
+  if (ca && cb) return DimExpr::constant(std::min(*ca, *cb));
+  return make_node(DimExpr::Kind::Min, a, b);
+}
+
 // [Note: DimExpr walks use a work stack]
 // A chain of convs through lets nests each output size in the next (100,000 convs is a legal
 // spec), and the same subexpression is shared by pointer wherever it was copied (a conv whose
@@ -249,6 +257,7 @@ std::int64_t evaluate_shared(const DimExpr& root, const std::map<std::string, st
         ok = !(a == std::numeric_limits<std::int64_t>::min() && b == -1);
         if (ok) r = floor_div_values(a, b);
         break;
+      case DimExpr::Kind::Min: r = std::min(a, b); break;
       default: break;
     }
     KILN_CHECK(ok, ArgumentError, "dim expression {} overflows 64 bits ({} and {})", e->str(), a, b);
@@ -314,12 +323,13 @@ std::string DimExpr::str() const {
       case Kind::Sub: op = " - "; break;
       case Kind::Mul: op = " * "; break;
       case Kind::FloorDiv: op = " / "; break;
+      case Kind::Min: op = ", "; break;
     }
     stack.push_back({nullptr, ")"});
     stack.push_back({&DimExprAccess::rhs(e), nullptr});
     stack.push_back({nullptr, op});
     stack.push_back({&DimExprAccess::lhs(e), nullptr});
-    out += "(";
+    out += e.kind() == Kind::Min ? "min(" : "(";
   }
   return out;
 }
@@ -381,6 +391,8 @@ const char* op_kind_name(OpKind kind) {
     case OpKind::Permute: return "permute";
     case OpKind::Conv2d: return "conv2d";
     case OpKind::Iota: return "iota";
+    case OpKind::MaxPool: return "max_pool";
+    case OpKind::AvgPool: return "avg_pool";
   }
   return "?";
 }
@@ -391,6 +403,7 @@ bool is_elementwise(OpKind kind) {
 bool is_reduction(OpKind kind) { return kind >= OpKind::Sum && kind <= OpKind::Logsumexp; }
 bool is_scan(OpKind kind) { return kind >= OpKind::Cumsum && kind <= OpKind::Cummin; }
 bool is_rownorm(OpKind kind) { return kind == OpKind::Softmax || kind == OpKind::LogSoftmax; }
+bool is_pool(OpKind kind) { return kind == OpKind::MaxPool || kind == OpKind::AvgPool; }
 
 // ---------------------------------------------------------------- Ir
 const DimDecl* Ir::find_dim(const std::string& name) const {
@@ -481,6 +494,21 @@ std::string node_text(const Ir& ir, const Node& n, NodeId id, const ShapeText& s
     attrs.push_back(fmt::format("dilation=[{}, {}]", c.dilation[0], c.dilation[1]));
     attrs.push_back(fmt::format("groups={}", c.groups));
     attrs.push_back(c.layout == Layout::NCHW ? "layout=NCHW" : "layout=NHWC");
+  } else if (is_pool(n.kind)) {
+    const PoolAttrs& a = n.pool;
+    auto list = [&](const std::int64_t* v) {
+      std::string t;
+      for (int i = 0; i < a.dims; ++i) t += fmt::format("{}{}", i ? ", " : "", v[i]);
+      return "[" + t + "]";
+    };
+    attrs.push_back(fmt::format("dims={}", a.dims));
+    attrs.push_back("kernel=" + list(a.kernel));
+    attrs.push_back("stride=" + list(a.stride));
+    attrs.push_back("padding=" + list(a.padding));
+    if (n.kind == OpKind::MaxPool) attrs.push_back("dilation=" + list(a.dilation));
+    if (a.ceil_mode) attrs.push_back("ceil_mode");
+    if (n.kind == OpKind::AvgPool && !a.count_include_pad) attrs.push_back("exclude_pad");
+    if (a.divisor) attrs.push_back(fmt::format("divisor={}", a.divisor));
   }
   if ((n.kind == OpKind::Matmul || n.kind == OpKind::Conv2d) && n.precision)
     attrs.push_back(fmt::format("precision={}", precision_name(*n.precision)));

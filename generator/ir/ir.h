@@ -37,7 +37,7 @@ using kiln::SourceLoc;   // generator/support/source.h
 // operators, which fold constants.
 class DimExpr {
  public:
-  enum class Kind : std::uint8_t { Const, Dim, Add, Sub, Mul, FloorDiv };
+  enum class Kind : std::uint8_t { Const, Dim, Add, Sub, Mul, FloorDiv, Min };
 
   DimExpr() : DimExpr(constant(0)) {}
   DimExpr(const DimExpr&) = default;
@@ -52,6 +52,7 @@ class DimExpr {
   friend DimExpr operator-(const DimExpr& a, const DimExpr& b);
   friend DimExpr operator*(const DimExpr& a, const DimExpr& b);
   friend DimExpr floor_div(const DimExpr& a, const DimExpr& b);
+  friend DimExpr min(const DimExpr& a, const DimExpr& b);   // ceil_mode pooling's output size
   // Structural equality after constant folding ("N" == "N", "(H - 2)" == "(H - 2)").
   friend bool operator==(const DimExpr& a, const DimExpr& b);
   friend bool operator!=(const DimExpr& a, const DimExpr& b) { return !(a == b); }
@@ -61,7 +62,7 @@ class DimExpr {
   const std::string& name() const { return name_; }   // Kind::Dim
   // Evaluates with every dim bound; throws kiln::ArgumentError naming an unbound dim.
   std::int64_t evaluate(const std::map<std::string, std::int64_t>& dims) const;
-  std::string str() const;   // "N", "1", "((H - 2) / 1 + 1)" style, stable
+  std::string str() const;   // "N", "1", "((H - 2) / 1 + 1)", "min(a, b)" style, stable
   // Whether the expression reads any of `names` (iterative, like evaluate).
   bool mentions(const std::set<std::string>& names) const;
   // Calls visit(name) for each dim node not in `seen` (adding every node it walks), so callers
@@ -108,6 +109,9 @@ enum class OpKind : std::uint8_t {
   Conv2d,
   // iota(d0, d1, ..., axis=k): no operands; an i64 tensor whose element is its coordinate along `axis`
   Iota,
+  // max_pool{1,2,3}d(x, kernel) / avg_pool{1,2,3}d(x, kernel): a window over the last `pool.dims`
+  // axes; `pool`
+  MaxPool, AvgPool,
 };
 
 const char* op_kind_name(OpKind kind);   // "add", "sum", "conv2d", ...
@@ -115,6 +119,7 @@ bool is_elementwise(OpKind kind);        // unary, binary, Where, Cast, Dropout
 bool is_reduction(OpKind kind);
 bool is_scan(OpKind kind);
 bool is_rownorm(OpKind kind);            // Softmax, LogSoftmax
+bool is_pool(OpKind kind);               // MaxPool, AvgPool
 
 enum class Layout : std::uint8_t { NCHW, NHWC };
 
@@ -124,6 +129,19 @@ struct ConvAttrs {
   std::int64_t dilation[2] = {1, 1};
   std::int64_t groups = 1;
   Layout layout = Layout::NCHW;   // x is [N,C,H,W] or [N,H,W,C]; w is always [K, C/groups, R, S]
+};
+
+// A pooling window over the last `dims` axes of x (docs/semantics.md, "Pooling"); entries past
+// `dims` are unused. Index i is spatial axis i (outermost first).
+struct PoolAttrs {
+  int dims = 2;                          // 1, 2 or 3
+  std::int64_t kernel[3] = {1, 1, 1};
+  std::int64_t stride[3] = {1, 1, 1};
+  std::int64_t padding[3] = {0, 0, 0};
+  std::int64_t dilation[3] = {1, 1, 1};  // max_pool only (avg_pool has none: 1)
+  bool ceil_mode = false;
+  bool count_include_pad = true;         // avg_pool only
+  std::int64_t divisor = 0;              // avg_pool's divisor_override; 0: none
 };
 
 // Per-op precision request for f32 matmul/conv; nullopt = the runtime's default.
@@ -143,6 +161,7 @@ struct Node {
   double p = 0;                      // Dropout
   std::vector<int> perm;             // Permute
   ConvAttrs conv;                    // Conv2d
+  PoolAttrs pool;                    // MaxPool, AvgPool
   PrecisionChoice precision;         // Matmul, Conv2d
   SourceLoc loc;                     // the expression this node came from
 };

@@ -13,6 +13,7 @@
 #include "kiln/config/gemm.h"
 #include "kiln/config/conv.h"
 #include "kiln/config/iota.h"
+#include "kiln/config/pool.h"
 
 namespace kiln {
 
@@ -27,7 +28,8 @@ using KernelConfig = std::variant<std::monostate,
                                   RownormConfig,
                                   GemmConfig,
                                   ConvConfig,
-                                  IotaConfig>;
+                                  IotaConfig,
+                                  PoolConfig>;
 
 // "ElementwiseConfig{vec=4 threads=256}" ("(no config)" for std::monostate).
 std::string config_text(const KernelConfig& config);

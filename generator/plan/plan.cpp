@@ -871,6 +871,7 @@ Plan make_plan(std::shared_ptr<const ir::BoundIr> bound, const Target& target) {
 const AnchorRule* anchor_rule(ir::OpKind kind) {
   if (const AnchorRule* r = memory_bound_rule(kind)) return r;
   if (const AnchorRule* r = iota_rule(kind)) return r;
+  if (const AnchorRule* r = pool_rule(kind)) return r;
   return contraction_rule(kind);
 }
 

@@ -116,10 +116,12 @@ TEST_CASE("look-back scans: planned for few long rows, with the workspace zeroed
   const auto many = plan_of({"scans", "cumsum_reverse", "", {}, {}});
   CHECK(std::get<kiln::ScanConfig>(many.kernels[0].config).variant == kiln::ScanVariant::kRowsBlock);
   CHECK(many.kernels[0].zero_before.empty());
-  // An operand reading a tensor of another width: the template's tile would differ, so no look-back.
+  // An operand computed from a tensor of another width: the tile is the streamed tensor's (f16:
+  // 8 a vector, so 256 * 2 * 8 elements), as the template derives it (Plan::streamed_leaf).
   const auto mixed = plan_of_text("op m {\n  dims B = 2, N = 4194304\n  in x: f16[B, N]\n  out y = cumsum(f32(x), axis=1)\n}\n", "m");
-  CHECK(std::get<kiln::ScanConfig>(mixed.kernels[0].config).variant == kiln::ScanVariant::kRowsBlock);
-  CHECK(mixed.kernels[0].zero_before.empty());
+  CHECK(std::get<kiln::ScanConfig>(mixed.kernels[0].config).variant == kiln::ScanVariant::kRowsLookback);
+  CHECK(mixed.kernels[0].grid.x == 2u * 4194304u / 4096u);
+  CHECK(mixed.kernels[0].zero_before.size() == 1);
 }
 
 TEST_CASE("reductions over non-adjacent axes: a chain of box reductions") {

@@ -1,0 +1,33 @@
+// Emission of the pooling family (kiln/pool.cuh): the config, the compute type, the Load functor
+// (the operand at an input index: the streamed tensor's element, or an inlined expression) and
+// the Store functor (the fused epilogue), then the call.
+#include "generator/emit/emitter.h"
+#include "generator/support/assert.h"
+
+namespace kiln {
+
+void emit_family(const Plan& plan, const PlannedKernel& kernel, const PoolConfig& config, UnitParts& unit) {
+  const auto& bound = *plan.bound;
+  const auto& anchor = bound.node(kernel.anchor);
+  const ir::NodeId operand = anchor.operands[0];
+  const ir::NodeId primary = primary_leaf(plan, operand);
+  KILN_CHECK(kernel.stores.size() == 1, UnsupportedError, "{}: line {}: a pooled value stored to {} outputs is not "
+             "supported yet", plan.ir().op_name, anchor.loc.line, kernel.stores.size());
+  CodeWriter c;
+  begin_unit(kernel, "pool.cuh", unit, c);
+  c.line("{}", UnitParts::config_line(config));
+  c.line("// {} of {} over its last {} axes into {}", ir::op_kind_name(anchor.kind), dims_text(plan, operand),
+         anchor.pool.dims, dims_text(plan, kernel.anchor));
+  c.line("using C = {};  // {}", compute_type(anchor.dtype),
+         config.max ? "compared in" : "summed and divided in");
+  unit.constants = c.str();
+
+  unit.functors = load_store_functors(plan, kernel, primary, "C");
+
+  unit.body = fmt::format("  kiln::pool<kConfig, C, Index>({0}, {1}, Load{{{2}}}, Store{{{2}}});",
+                          UnitParts::pointer_name(plan, plan.leaves.at(primary)),
+                          UnitParts::pointer_name(plan, kernel.stores[0].buffer), UnitParts::member_inits(plan, kernel));
+  unit.launch_check(kernel, fmt::format("kiln::pool_geometry(kConfig, {})", plan.target.sm_count));
+}
+
+}  // namespace kiln

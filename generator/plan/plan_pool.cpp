@@ -1,0 +1,58 @@
+// Planning of the pooling family: max_pool{1,2,3}d / avg_pool{1,2,3}d -> pool.cuh. One kernel
+// writes the pooled tensor: the operand may be an inlined elementwise expression (read per window
+// position), and the elementwise chain after it is fused into its store, so
+// `relu(max_pool2d(x * s + b, 2))` is one kernel.
+#include "generator/plan/planner.h"
+
+namespace kiln {
+
+namespace {
+
+void plan_pool(Planner& p, PlannedKernel& kn) {
+  const auto& node = p.node(kn.anchor);
+  const ir::PoolAttrs& a = node.pool;
+  const auto& in = p.shape(node.operands[0]);
+  const auto& out = p.shape(kn.anchor);
+  const std::size_t d = static_cast<std::size_t>(a.dims), rank = in.size();
+  PoolConfig config;
+  config.max = node.kind == ir::OpKind::MaxPool;
+  for (std::size_t i = 0; i + d < rank; ++i) config.planes *= in[i];
+  // Right-aligned into (d, h, w): spatial axis i of a d-axis pool is slot 3 - d + i.
+  long long* in_ext[3] = {&config.in_d, &config.in_h, &config.in_w};
+  long long* out_ext[3] = {&config.out_d, &config.out_h, &config.out_w};
+  int* kernel[3] = {&config.kernel_d, &config.kernel_h, &config.kernel_w};
+  int* stride[3] = {&config.stride_d, &config.stride_h, &config.stride_w};
+  int* padding[3] = {&config.padding_d, &config.padding_h, &config.padding_w};
+  int* dilation[3] = {&config.dilation_d, &config.dilation_h, &config.dilation_w};
+  std::string window;
+  for (std::size_t i = 0; i < d; ++i) {
+    const std::size_t slot = 3 - d + i;
+    *in_ext[slot] = in[rank - d + i];
+    *out_ext[slot] = out[rank - d + i];
+    // The checker keeps every window parameter below 2^31.
+    *kernel[slot] = static_cast<int>(a.kernel[i]);
+    *stride[slot] = static_cast<int>(a.stride[i]);
+    *padding[slot] = static_cast<int>(a.padding[i]);
+    *dilation[slot] = static_cast<int>(a.dilation[i]);
+    window += fmt::format("{}{}", i ? "x" : "", a.kernel[i]);
+  }
+  config.include_pad = a.count_include_pad;
+  config.divisor = static_cast<int>(a.divisor);
+  kn.template_name = "pool";
+  kn.config = config;
+  kn.set_launch(pool_geometry(config, p.target().sm_count));
+  kn.reason = fmt::format("{} {} window over [{}, ...] planes: a thread per output element ({}), the window read "
+                          "through L1/L2{}",
+                          config.max ? "max" : "average", window, config.planes, pool_outputs(config),
+                          config.max ? "" : config.divisor ? fmt::format(", divided by {}", config.divisor)
+                                        : config.include_pad ? ", divided by the padded window's size"
+                                                             : ", divided by the in-bounds count");
+}
+
+const AnchorRule kPool{"pool", /*prologue=*/true, /*epilogue=*/true, plan_pool, nullptr, nullptr};
+
+}  // namespace
+
+const AnchorRule* pool_rule(ir::OpKind kind) { return ir::is_pool(kind) ? &kPool : nullptr; }
+
+}  // namespace kiln

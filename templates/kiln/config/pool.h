@@ -1,0 +1,36 @@
+// kiln/config/pool.h — the pooling family (pool.cuh): max_pool / avg_pool over the last 1, 2 or 3
+// axes, one output element a thread step, through an optional prologue (the operand inlined
+// per load) and the fused epilogue. See config.h for the pattern.
+#pragma once
+
+#include "kiln/config/elementwise.h"
+
+namespace kiln {
+
+// The input seen as [planes, in_d, in_h, in_w] and the output as [planes, out_d, out_h, out_w],
+// right-aligned: a 2-d pool has in_d = out_d = 1 (and kernel_d = stride_d = dilation_d = 1,
+// padding_d = 0), a 1-d pool also in_h = out_h = 1. Window positions along an axis:
+// o * stride - padding + j * dilation for j < kernel ([Note: pooling] in checker.cpp).
+#define KILN_POOL_FIELDS(X)                                                                          \
+  X(int, threads, 256)         /* block size */                                                      \
+  X(bool, max, true)           /* max_pool (NaN-propagating), else avg_pool */                       \
+  X(long long, planes, 1)      /* elements of the leading (batch, channel) axes */                   \
+  X(long long, in_d, 1) X(long long, in_h, 1) X(long long, in_w, 1)                                  \
+  X(long long, out_d, 1) X(long long, out_h, 1) X(long long, out_w, 1)                               \
+  X(int, kernel_d, 1) X(int, kernel_h, 1) X(int, kernel_w, 1)                                        \
+  X(int, stride_d, 1) X(int, stride_h, 1) X(int, stride_w, 1)                                        \
+  X(int, padding_d, 0) X(int, padding_h, 0) X(int, padding_w, 0)                                    \
+  X(int, dilation_d, 1) X(int, dilation_h, 1) X(int, dilation_w, 1)                                  \
+  X(bool, include_pad, true)   /* avg: divide by the window clipped to the padded input */           \
+  X(int, divisor, 0)           /* avg: divisor_override, 0 for none */
+KILN_CONFIG(PoolConfig, KILN_POOL_FIELDS);
+
+KILN_RULE constexpr long long pool_outputs(const PoolConfig& c) { return c.planes * c.out_d * c.out_h * c.out_w; }
+
+// The launch: a thread step per output element, grid-stride, sized as the elementwise family's
+// scalar loop (a gather of one window per output; overlapping windows hit in L1/L2).
+KILN_RULE constexpr launch::Geometry pool_geometry(const PoolConfig& c, int sm_count) {
+  return elementwise_geometry(ElementwiseConfig{1, c.threads}, pool_outputs(c), sm_count);
+}
+
+}  // namespace kiln

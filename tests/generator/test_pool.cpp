@@ -1,0 +1,117 @@
+// The pooling family: max_pool / avg_pool in 1-3 dims, evaluated by the reference (values
+// computed by hand here; python/tests/test_pooling.py holds the reference to PyTorch over many
+// random settings), planned as one kiln/pool.cuh kernel with the operand inlined and the epilogue
+// fused, emitted with the config and the launch check, and compiled by NVRTC.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "golden.h"
+#include "memory_plan_util.h"
+#include "reference/reference.h"
+
+namespace {
+
+using memory_plan_test::all_sources;
+using memory_plan_test::Case;
+using memory_plan_test::plan_of;
+using memory_plan_test::sources_of;
+
+// Evaluates `out y = <expr>` over x: f64[shape...] holding `values`.
+std::vector<double> pool_ref(const std::string& shape, const std::string& expr, const std::vector<std::int64_t>& dims,
+                             const std::vector<double>& values, std::vector<std::int64_t>* out_shape = nullptr) {
+  auto spec = kiln::parse_spec("op a {\n  in x: f64[" + shape + "]\n  out y = " + expr + "\n}\n", "t.kiln");
+  auto bound = kiln::ir::bind(kiln::check_op(spec, "a"), {});
+  const auto out = kiln::ref::evaluate(bound, {kiln::ref::make_tensor(kiln::DType::f64, dims, values)});
+  if (out_shape) *out_shape = out.at(0).shape;
+  return out.at(0).data;
+}
+
+}  // namespace
+
+TEST_CASE("pooling: the reference's windows, padding, divisors and ceil_mode") {
+  const std::vector<double> x = {1, 2, 3, 4, 5};
+  std::vector<std::int64_t> shape;
+  // Windows [-1, 1), [1, 3), [3, 5) of x padded by one on each side.
+  CHECK(pool_ref("1, 5", "avg_pool1d(x, 2, padding=1)", {1, 5}, x, &shape) == std::vector<double>{0.5, 2.5, 4.5});
+  CHECK(shape == std::vector<std::int64_t>{1, 3});
+  CHECK(pool_ref("1, 5", "avg_pool1d(x, 2, padding=1, count_include_pad=false)", {1, 5}, x) ==
+        std::vector<double>{1, 2.5, 4.5});
+  CHECK(pool_ref("1, 5", "avg_pool1d(x, 2, padding=1, divisor_override=4)", {1, 5}, x) ==
+        std::vector<double>{0.25, 1.25, 2.25});
+  // ceil_mode keeps the last, partial window [4, 6) (clipped to the padded input, it counts 1).
+  CHECK(pool_ref("1, 5", "avg_pool1d(x, 2, ceil_mode=true)", {1, 5}, x, &shape) == std::vector<double>{1.5, 3.5, 5});
+  CHECK(shape == std::vector<std::int64_t>{1, 3});
+  CHECK(pool_ref("1, 5", "avg_pool1d(x, 2)", {1, 5}, x, &shape) == std::vector<double>{1.5, 3.5});
+  // ... but never a window that starts in the right padding: L = 4, k = 2, s = 2, p = 1 gives
+  // ceil(4 / 2) + 1 = 3 windows, the last starting at 3 (inside), not 4.
+  CHECK(pool_ref("1, 4", "max_pool1d(x, 2, padding=1, ceil_mode=true)", {1, 4}, {1, 2, 3, 4}, &shape) ==
+        std::vector<double>{1, 3, 4});
+  // A dilated max window (span 5, so (5 + 2 - 5) / 1 + 1 = 3 windows): positions {-1, 1, 3},
+  // {0, 2, 4}, {1, 3, 5}, the padding and 5 outside.
+  CHECK(pool_ref("1, 5", "max_pool1d(x, 3, stride=1, padding=1, dilation=2)", {1, 5}, {5, 1, 4, 2, 3}) ==
+        std::vector<double>{2, 5, 2});
+  // NaN propagates through max; a 2-d window over [2, 3] rows.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto m = pool_ref("1, 2, 3", "max_pool2d(x, [2, 2], stride=1)", {1, 2, 3}, {1, nan, 3, 4, 5, 6});
+  REQUIRE(m.size() == 2);
+  CHECK(std::isnan(m[0]));
+  CHECK(std::isnan(m[1]));
+  CHECK(pool_ref("1, 2, 3", "avg_pool2d(x, [2, 2], stride=1)", {1, 2, 3}, {1, 2, 3, 4, 5, 6}) ==
+        std::vector<double>{3, 4});
+  // 3-d: one window over a 2x2x2 cube, and the ceil_mode symbolic size's two bounds.
+  CHECK(pool_ref("1, 2, 2, 2", "avg_pool3d(x, 2)", {1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}) == std::vector<double>{4.5});
+}
+
+TEST_CASE("pooling: PoolConfig's text, equality, hash and literal follow its fields") {
+  kiln::PoolConfig a;
+  a.kernel_h = 3;
+  kiln::PoolConfig b = a;
+  CHECK(a == b);
+  CHECK(a.hash() == b.hash());
+  b.divisor = 5;
+  CHECK_FALSE(a == b);
+  CHECK(a.hash() != b.hash());
+  CHECK(a.to_string().rfind("PoolConfig{threads=256 max=1 planes=1 in_d=1", 0) == 0);
+  CHECK(a.literal().find("/*kernel_h=*/3") != std::string::npos);
+}
+
+TEST_CASE("pooling: one kernel per pool, operand inlined and epilogue fused; plan and source goldens") {
+  const Case cases[] = {
+      {"pooling", "max_pool2d_relu", "default", {}, {}},
+      {"pooling", "avg_pool2d_pads", "odd", {{"N", 3}, {"C", 5}, {"H", 7}, {"W", 9}}, {}},
+      {"pooling", "pool1d", "default", {}, {}},
+      {"pooling", "pool3d", "default", {}, {}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.op);
+    const kiln::Plan plan = plan_of(c);
+    for (const auto& k : plan.kernels) {
+      CHECK(k.template_name == "pool");
+      CHECK(std::holds_alternative<kiln::PoolConfig>(k.config));
+    }
+    for (const auto& src : sources_of(plan))
+      CHECK(src.text.find("static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig") != std::string::npos);
+    check_golden("source/" + c.op + "_" + c.tag + ".cu", plan.text() + "\n" + all_sources(sources_of(plan)));
+  }
+  // max_pool2d_relu: the scale (a broadcast input) in the Load, the relu in the Store: one kernel.
+  const kiln::Plan fused = plan_of(Case{"pooling", "max_pool2d_relu", "default", {}, {}});
+  REQUIRE(fused.kernels.size() == 1);
+  const auto& config = std::get<kiln::PoolConfig>(fused.kernels[0].config);
+  CHECK(config.max);
+  CHECK(config.planes == 16 * 32);
+  CHECK(config.in_d == 1);
+  CHECK(config.out_h == 64);
+  CHECK(config.kernel_h == 3);
+  CHECK(config.padding_w == 1);
+  // pool3d: three spatial axes right-aligned into (d, h, w).
+  const kiln::Plan three = plan_of(Case{"pooling", "pool3d", "default", {}, {}});
+  REQUIRE(three.kernels.size() == 2);
+  const auto& avg = std::get<kiln::PoolConfig>(three.kernels[1].config);
+  CHECK_FALSE(avg.max);
+  CHECK(avg.in_d == 17);
+  CHECK(avg.kernel_d == 2);
+  CHECK(avg.stride_w == 1);
+  CHECK_FALSE(avg.include_pad);
+}
