@@ -17,64 +17,68 @@
 #include "kiln/config/pool.h"
 
 namespace kiln {
+namespace detail {
+template <bool kNarrow, class Wide> struct PlaneIndex { using type = Wide; };
+template <class Wide> struct PlaneIndex<true, Wide> { using type = int; };
+template <class I> __device__ __forceinline__ I least(I a, I b) { return a < b ? a : b; }
+template <class I> __device__ __forceinline__ I most(I a, I b) { return a < b ? b : a; }
+}  // namespace detail
 
+// Window loops run over the kernel's positions with compile-time trip counts (unrolled: every
+// load of a window in flight at once), skipping positions outside the input; offsets within a
+// plane are 32-bit where a plane has fewer than 2^31 elements (the plane's base stays Index).
 template <const PoolConfig& kC, class C, class Index, class T, class Out, class Load, class Store>
 __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__ out, const Load& load,
                                      const Store& store) {
-  constexpr Index kPlaneIn = Index(kC.in_d * kC.in_h * kC.in_w);
+  constexpr long long kPlaneIn = kC.in_d * kC.in_h * kC.in_w;
+  using P = typename detail::PlaneIndex<(kPlaneIn < (1LL << 31)), Index>::type;
   const Index total = Index(pool_outputs(kC));
   const Index step = Index(gridDim.x) * Index(blockDim.x);
   for (Index e = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x); e < total; e += step) {
     Index r = e;
-    const Index ow = r % Index(kC.out_w);
+    const P ow = P(r % Index(kC.out_w));
     r /= Index(kC.out_w);
-    const Index oh = r % Index(kC.out_h);
+    const P oh = P(r % Index(kC.out_h));
     r /= Index(kC.out_h);
-    const Index od = r % Index(kC.out_d);
-    const Index plane = r / Index(kC.out_d);
-    const Index base = plane * kPlaneIn;
-    const Index d0 = od * kC.stride_d - kC.padding_d, h0 = oh * kC.stride_h - kC.padding_h,
-                w0 = ow * kC.stride_w - kC.padding_w;
-    C acc;
-    if constexpr (kC.max) {
-      acc = Limits<C>::lowest();
+    const P od = P(r % Index(kC.out_d));
+    const Index base = (r / Index(kC.out_d)) * Index(kPlaneIn);
+    const P d0 = od * kC.stride_d - kC.padding_d, h0 = oh * kC.stride_h - kC.padding_h,
+            w0 = ow * kC.stride_w - kC.padding_w;
+    C acc = kC.max ? Limits<C>::lowest() : C(0);
 #pragma unroll
-      for (int jd = 0; jd < kC.kernel_d; ++jd) {
-        const Index id = d0 + Index(jd) * kC.dilation_d;
-        if (id < 0 || id >= Index(kC.in_d)) continue;
+    for (int jd = 0; jd < kC.kernel_d; ++jd) {
+      const P id = d0 + P(jd) * kC.dilation_d;
+      if (id < 0 || id >= P(kC.in_d)) continue;
 #pragma unroll
-        for (int jh = 0; jh < kC.kernel_h; ++jh) {
-          const Index ih = h0 + Index(jh) * kC.dilation_h;
-          if (ih < 0 || ih >= Index(kC.in_h)) continue;
+      for (int jh = 0; jh < kC.kernel_h; ++jh) {
+        const P ih = h0 + P(jh) * kC.dilation_h;
+        if (ih < 0 || ih >= P(kC.in_h)) continue;
 #pragma unroll
-          for (int jw = 0; jw < kC.kernel_w; ++jw) {
-            const Index iw = w0 + Index(jw) * kC.dilation_w;
-            if (iw < 0 || iw >= Index(kC.in_w)) continue;
-            const Index f = base + (id * Index(kC.in_h) + ih) * Index(kC.in_w) + iw;
-            const C v = load(ldg(in + f), f);
+        for (int jw = 0; jw < kC.kernel_w; ++jw) {
+          const P iw = w0 + P(jw) * kC.dilation_w;
+          if (iw < 0 || iw >= P(kC.in_w)) continue;
+          const Index f = base + Index((id * P(kC.in_h) + ih) * P(kC.in_w) + iw);
+          const C v = load(ldg(in + f), f);
+          if constexpr (kC.max) {
             if (v > acc || is_nan(v)) acc = v;
+          } else {
+            acc += v;
           }
         }
       }
-    } else {
-      // The window clipped to the padded input (its size is include_pad's divisor), then to the input.
-      const Index d1 = min(d0 + kC.kernel_d, Index(kC.in_d + kC.padding_d));
-      const Index h1 = min(h0 + kC.kernel_h, Index(kC.in_h + kC.padding_h));
-      const Index w1 = min(w0 + kC.kernel_w, Index(kC.in_w + kC.padding_w));
-      const Index padded = (d1 - d0) * (h1 - h0) * (w1 - w0);
-      const Index ds = max(d0, Index(0)), hs = max(h0, Index(0)), ws = max(w0, Index(0));
-      const Index de = min(d1, Index(kC.in_d)), he = min(h1, Index(kC.in_h)), we = min(w1, Index(kC.in_w));
-      acc = C(0);
-      if (ds < de && hs < he && ws < we) {
-        for (Index id = ds; id < de; ++id)
-          for (Index ih = hs; ih < he; ++ih)
-            for (Index iw = ws; iw < we; ++iw) {
-              const Index f = base + (id * Index(kC.in_h) + ih) * Index(kC.in_w) + iw;
-              acc += load(ldg(in + f), f);
-            }
-        const Index inside = (de - ds) * (he - hs) * (we - ws);
-        acc /= C(kC.divisor != 0 ? Index(kC.divisor) : kC.include_pad ? padded : inside);
-      }
+    }
+    if constexpr (!kC.max) {
+      // The divisor: the window clipped to the padded input (include_pad), or to the input.
+      using detail::least;
+      using detail::most;
+      const P d1 = least(d0 + P(kC.kernel_d), P(kC.in_d + kC.padding_d));
+      const P h1 = least(h0 + P(kC.kernel_h), P(kC.in_h + kC.padding_h));
+      const P w1 = least(w0 + P(kC.kernel_w), P(kC.in_w + kC.padding_w));
+      const P inside = most(least(d1, P(kC.in_d)) - most(d0, P(0)), P(0)) *
+                       most(least(h1, P(kC.in_h)) - most(h0, P(0)), P(0)) *
+                       most(least(w1, P(kC.in_w)) - most(w0, P(0)), P(0));
+      const P divisor = kC.divisor != 0 ? P(kC.divisor) : kC.include_pad ? (d1 - d0) * (h1 - h0) * (w1 - w0) : inside;
+      acc = inside > 0 ? acc / C(divisor) : C(0);
     }
     out[e] = store(acc, e);
   }

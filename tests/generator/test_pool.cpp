@@ -30,6 +30,14 @@ std::vector<double> pool_ref(const std::string& shape, const std::string& expr, 
 
 }  // namespace
 
+// Used by test_pool_emulated.cpp, whose translation unit holds the templates.
+std::vector<double> pool_reference(const std::string& shape, const std::string& expr,
+                                   const std::vector<std::int64_t>& dims, const std::vector<double>& values) {
+  auto spec = kiln::parse_spec("op a {\n  in x: f32[" + shape + "]\n  out y = " + expr + "\n}\n", "t.kiln");
+  auto bound = kiln::ir::bind(kiln::check_op(spec, "a"), {});
+  return kiln::ref::evaluate(bound, {kiln::ref::make_tensor(kiln::DType::f32, dims, values)}).at(0).data;
+}
+
 TEST_CASE("pooling: the reference's windows, padding, divisors and ceil_mode") {
   const std::vector<double> x = {1, 2, 3, 4, 5};
   std::vector<std::int64_t> shape;

@@ -1,0 +1,95 @@
+// Runs the pooling template (kiln/pool.cuh) on the CPU through cuda_emulator.h for window
+// settings that exercise each edge (padding on both sides, ceil_mode's partial last window, a
+// dilated window, count_include_pad off, divisor_override, 1-3 spatial axes, NaN and
+// infinities) and holds it to the float64 reference of the same spec text. The GPU runs the
+// same template against PyTorch (python/tests/test_pooling.py).
+#include "cuda_emulator.h"   // first: compiles the templates as host code
+
+#include "kiln/pool.cuh"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+// tests/generator/test_pool.cpp: the float64 reference of `out y = <expr>` over x: f32[<shape>]
+// (kiln.h and the templates cannot share a translation unit).
+std::vector<double> pool_reference(const std::string& shape, const std::string& expr,
+                                   const std::vector<std::int64_t>& dims, const std::vector<double>& values);
+
+namespace {
+
+struct Identity {
+  float operator()(float x, int) const { return x; }
+};
+struct Keep {
+  float operator()(float x, int) const { return x; }
+};
+
+// kiln::PoolConfig{threads, max, planes, in_d, in_h, in_w, out_d, out_h, out_w, kernel_{d,h,w},
+// stride_{d,h,w}, padding_{d,h,w}, dilation_{d,h,w}, include_pad, divisor}, as the planner gives
+// them for the spec beside each (tests/generator/test_pool.cpp checks the planner's side).
+constexpr kiln::PoolConfig kMaxCeil{64, true, 6, 1, 9, 7, 1, 4, 3, 1, 3, 2, 1, 2, 3, 0, 1, 1, 1, 2, 1, true, 0};
+constexpr kiln::PoolConfig kAvgExclude{64, false, 4, 1, 1, 11, 1, 1, 4, 1, 1, 3, 1, 1, 3, 0, 0, 1, 1, 1, 1, false, 0};
+constexpr kiln::PoolConfig kAvg3d{64, false, 2, 5, 6, 7, 3, 3, 4, 2, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1, true, 0};
+constexpr kiln::PoolConfig kAvgDivisor{64, false, 3, 1, 5, 6, 1, 3, 3, 1, 2, 4, 1, 2, 3, 0, 1, 2, 1, 1, 1, true, 5};
+
+struct Case {
+  const kiln::PoolConfig* config;
+  std::string shape, expr;
+  std::vector<std::int64_t> dims;
+};
+
+template <const kiln::PoolConfig& kC>
+std::vector<float> emulate(const std::vector<float>& x) {
+  std::vector<float> y(static_cast<std::size_t>(kiln::pool_outputs(kC)), -7.f);
+  emu::launch({2, 1, 0}, kC.threads, [&] { kiln::pool<kC, float, int>(x.data(), y.data(), Identity{}, Keep{}); });
+  return y;
+}
+
+std::vector<double> reference(const Case& c, const std::vector<float>& x) {
+  return pool_reference(c.shape, c.expr, c.dims, std::vector<double>(x.begin(), x.end()));
+}
+
+}  // namespace
+
+TEST_CASE("emulated pool: max, avg (include and exclude padding, divisor), 1-3 axes, ceil_mode, NaN and inf") {
+  const Case cases[] = {
+      {&kMaxCeil, "2, 3, 9, 7", "max_pool2d(x, [3, 2], stride=[2, 3], padding=[1, 1], dilation=[2, 1], ceil_mode=true)",
+       {2, 3, 9, 7}},
+      {&kAvgExclude, "4, 11", "avg_pool1d(x, 3, stride=3, padding=1, ceil_mode=true, count_include_pad=false)", {4, 11}},
+      {&kAvg3d, "2, 5, 6, 7", "avg_pool3d(x, [2, 3, 3], stride=2, padding=1)", {2, 5, 6, 7}},
+      {&kAvgDivisor, "3, 5, 6", "avg_pool2d(x, [2, 4], stride=[2, 3], padding=[1, 2], divisor_override=5)", {3, 5, 6}},
+  };
+  std::mt19937 gen(5);
+  std::normal_distribution<float> normal;
+  for (const auto& c : cases) {
+    CAPTURE(c.expr);
+    std::size_t n = 1;
+    for (auto d : c.dims) n *= static_cast<std::size_t>(d);
+    std::vector<float> x(n);
+    for (auto& v : x) v = normal(gen);
+    x[3] = std::numeric_limits<float>::quiet_NaN();
+    x[n / 2] = std::numeric_limits<float>::infinity();
+    x[n - 2] = -std::numeric_limits<float>::infinity();
+    const std::vector<double> want = reference(c, x);
+    const std::vector<float> got = c.config == &kMaxCeil      ? emulate<kMaxCeil>(x)
+                                   : c.config == &kAvgExclude ? emulate<kAvgExclude>(x)
+                                   : c.config == &kAvg3d      ? emulate<kAvg3d>(x)
+                                                              : emulate<kAvgDivisor>(x);
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      CAPTURE(i);
+      if (std::isnan(want[i])) {
+        CHECK(std::isnan(got[i]));
+      } else if (std::isinf(want[i])) {
+        CHECK(double(got[i]) == want[i]);
+      } else {
+        CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-5));
+      }
+    }
+  }
+}
