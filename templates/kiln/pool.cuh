@@ -27,24 +27,35 @@ template <class I> __device__ __forceinline__ I most(I a, I b) { return a < b ? 
 // Window loops run over the kernel's positions with compile-time trip counts (unrolled: every
 // load of a window in flight at once), skipping positions outside the input; offsets within a
 // plane are 32-bit where a plane has fewer than 2^31 elements (the plane's base stays Index).
+// A thread step computes a run of kC.run adjacent outputs along w (pool_run): per (d, h) row of
+// the windows it loads the run's pool_run_span(kC) input columns once into registers (padding as
+// the identity: -inf for max, 0 for avg), and each output folds its own kernel_w of them.
 template <const PoolConfig& kC, class C, class Index, class T, class Out, class Load, class Store>
 __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__ out, const Load& load,
                                      const Store& store) {
   constexpr long long kPlaneIn = kC.in_d * kC.in_h * kC.in_w;
+  constexpr int kRun = kC.run, kSpan = pool_run_span(kC);
+  constexpr Index kRunsW = Index(launch::ceil_div(kC.out_w, kC.run));
   using P = typename detail::PlaneIndex<(kPlaneIn < (1LL << 31)), Index>::type;
-  const Index total = Index(pool_outputs(kC));
+  using detail::least;
+  using detail::most;
+  const Index total = Index(pool_steps(kC));
   const Index step = Index(gridDim.x) * Index(blockDim.x);
   for (Index e = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x); e < total; e += step) {
     Index r = e;
-    const P ow = P(r % Index(kC.out_w));
-    r /= Index(kC.out_w);
+    const P ow0 = P(r % kRunsW) * kRun;
+    r /= kRunsW;
     const P oh = P(r % Index(kC.out_h));
     r /= Index(kC.out_h);
     const P od = P(r % Index(kC.out_d));
+    const Index row_out = r * Index(kC.out_h) + Index(oh);   // the output row (plane, d, h): r = plane * out_d + d
     const Index base = (r / Index(kC.out_d)) * Index(kPlaneIn);
     const P d0 = od * kC.stride_d - kC.padding_d, h0 = oh * kC.stride_h - kC.padding_h,
-            w0 = ow * kC.stride_w - kC.padding_w;
-    C acc = kC.max ? Limits<C>::lowest() : C(0);
+            w0 = ow0 * kC.stride_w - kC.padding_w;   // the run's first window
+    const C identity = kC.max ? Limits<C>::lowest() : C(0);
+    C acc[kRun];
+#pragma unroll
+    for (int v = 0; v < kRun; ++v) acc[v] = identity;
 #pragma unroll
     for (int jd = 0; jd < kC.kernel_d; ++jd) {
       const P id = d0 + P(jd) * kC.dilation_d;
@@ -53,34 +64,47 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
       for (int jh = 0; jh < kC.kernel_h; ++jh) {
         const P ih = h0 + P(jh) * kC.dilation_h;
         if (ih < 0 || ih >= P(kC.in_h)) continue;
+        const P row = (id * P(kC.in_h) + ih) * P(kC.in_w);
+        C col[kSpan];
 #pragma unroll
-        for (int jw = 0; jw < kC.kernel_w; ++jw) {
-          const P iw = w0 + P(jw) * kC.dilation_w;
-          if (iw < 0 || iw >= P(kC.in_w)) continue;
-          const Index f = base + Index((id * P(kC.in_h) + ih) * P(kC.in_w) + iw);
-          const C v = load(ldg(in + f), f);
-          if constexpr (kC.max) {
-            if (v > acc || is_nan(v)) acc = v;
-          } else {
-            acc += v;
-          }
+        for (int t = 0; t < kSpan; ++t) {
+          const P iw = w0 + P(t);
+          const Index f = base + Index(row + iw);
+          col[t] = iw >= 0 && iw < P(kC.in_w) ? C(load(ldg(in + f), f)) : identity;
         }
+#pragma unroll
+        for (int v = 0; v < kRun; ++v)
+#pragma unroll
+          for (int jw = 0; jw < kC.kernel_w; ++jw) {
+            const C x = col[v * kC.stride_w + jw * kC.dilation_w];
+            if constexpr (kC.max) {
+              if (x > acc[v] || is_nan(x)) acc[v] = x;
+            } else {
+              acc[v] += x;
+            }
+          }
       }
     }
-    if constexpr (!kC.max) {
-      // The divisor: the window clipped to the padded input (include_pad), or to the input.
-      using detail::least;
-      using detail::most;
-      const P d1 = least(d0 + P(kC.kernel_d), P(kC.in_d + kC.padding_d));
-      const P h1 = least(h0 + P(kC.kernel_h), P(kC.in_h + kC.padding_h));
-      const P w1 = least(w0 + P(kC.kernel_w), P(kC.in_w + kC.padding_w));
-      const P inside = most(least(d1, P(kC.in_d)) - most(d0, P(0)), P(0)) *
-                       most(least(h1, P(kC.in_h)) - most(h0, P(0)), P(0)) *
-                       most(least(w1, P(kC.in_w)) - most(w0, P(0)), P(0));
-      const P divisor = kC.divisor != 0 ? P(kC.divisor) : kC.include_pad ? (d1 - d0) * (h1 - h0) * (w1 - w0) : inside;
-      acc = inside > 0 ? acc / C(divisor) : C(0);
+#pragma unroll
+    for (int v = 0; v < kRun; ++v) {
+      const P ow = ow0 + v;
+      if (kRun > 1 && ow >= P(kC.out_w)) break;   // the row's last run may be short
+      C result = acc[v];
+      if constexpr (!kC.max) {
+        // The divisor: the window clipped to the padded input (include_pad), or to the input.
+        const P wv = w0 + P(v) * kC.stride_w;
+        const P d1 = least(d0 + P(kC.kernel_d), P(kC.in_d + kC.padding_d));
+        const P h1 = least(h0 + P(kC.kernel_h), P(kC.in_h + kC.padding_h));
+        const P w1 = least(wv + P(kC.kernel_w), P(kC.in_w + kC.padding_w));
+        const P inside = most(least(d1, P(kC.in_d)) - most(d0, P(0)), P(0)) *
+                         most(least(h1, P(kC.in_h)) - most(h0, P(0)), P(0)) *
+                         most(least(w1, P(kC.in_w)) - most(wv, P(0)), P(0));
+        const P divisor = kC.divisor != 0 ? P(kC.divisor) : kC.include_pad ? (d1 - d0) * (h1 - h0) * (w1 - wv) : inside;
+        result = inside > 0 ? result / C(divisor) : C(0);
+      }
+      const Index o = row_out * Index(kC.out_w) + Index(ow);
+      out[o] = store(result, o);
     }
-    out[e] = store(acc, e);
   }
 }
 

@@ -34,8 +34,11 @@ struct Keep {
 // them for the spec beside each (tests/generator/test_pool.cpp checks the planner's side).
 constexpr kiln::PoolConfig kMaxCeil{64, true, 6, 1, 9, 7, 1, 4, 3, 1, 3, 2, 1, 2, 3, 0, 1, 1, 1, 2, 1, true, 0};
 constexpr kiln::PoolConfig kAvgExclude{64, false, 4, 1, 1, 11, 1, 1, 4, 1, 1, 3, 1, 1, 3, 0, 0, 1, 1, 1, 1, false, 0};
-constexpr kiln::PoolConfig kAvg3d{64, false, 2, 5, 6, 7, 3, 3, 4, 2, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1, true, 0};
+constexpr kiln::PoolConfig kAvg3d{64, false, 2, 5, 6, 7, 3, 3, 4, 2, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1, true, 0, 4};
 constexpr kiln::PoolConfig kAvgDivisor{64, false, 3, 1, 5, 6, 1, 3, 3, 1, 2, 4, 1, 2, 3, 0, 1, 2, 1, 1, 1, true, 5};
+// Runs of 4 outputs along w (pool_run): rows of 10 and 7 outputs end in a short run.
+constexpr kiln::PoolConfig kMaxRun{64, true, 2, 1, 6, 12, 1, 6, 10, 1, 3, 4, 1, 1, 1, 0, 1, 2, 1, 1, 2, true, 0, 4};
+constexpr kiln::PoolConfig kAvgRun{64, false, 3, 1, 1, 13, 1, 1, 7, 1, 1, 5, 1, 1, 2, 0, 0, 2, 1, 1, 1, false, 0, 4};
 
 struct Case {
   const kiln::PoolConfig* config;
@@ -47,6 +50,8 @@ template <const kiln::PoolConfig& kC>
 std::vector<float> emulate(const std::vector<float>& x) {
   std::vector<float> y(static_cast<std::size_t>(kiln::pool_outputs(kC)), -7.f);
   emu::launch({2, 1, 0}, kC.threads, [&] { kiln::pool<kC, float, int>(x.data(), y.data(), Identity{}, Keep{}); });
+  // The planner's rule gives the same run for these settings.
+  CHECK(kiln::pool_run(kC.out_w, kC.kernel_w, kC.stride_w, kC.dilation_w) == kC.run);
   return y;
 }
 
@@ -63,6 +68,8 @@ TEST_CASE("emulated pool: max, avg (include and exclude padding, divisor), 1-3 a
       {&kAvgExclude, "4, 11", "avg_pool1d(x, 3, stride=3, padding=1, ceil_mode=true, count_include_pad=false)", {4, 11}},
       {&kAvg3d, "2, 5, 6, 7", "avg_pool3d(x, [2, 3, 3], stride=2, padding=1)", {2, 5, 6, 7}},
       {&kAvgDivisor, "3, 5, 6", "avg_pool2d(x, [2, 4], stride=[2, 3], padding=[1, 2], divisor_override=5)", {3, 5, 6}},
+      {&kMaxRun, "2, 6, 12", "max_pool2d(x, [3, 4], stride=1, padding=[1, 2], dilation=[1, 2])", {2, 6, 12}},
+      {&kAvgRun, "3, 13", "avg_pool1d(x, 5, stride=2, padding=2, ceil_mode=true, count_include_pad=false)", {3, 13}},
   };
   std::mt19937 gen(5);
   std::normal_distribution<float> normal;
@@ -79,6 +86,8 @@ TEST_CASE("emulated pool: max, avg (include and exclude padding, divisor), 1-3 a
     const std::vector<float> got = c.config == &kMaxCeil      ? emulate<kMaxCeil>(x)
                                    : c.config == &kAvgExclude ? emulate<kAvgExclude>(x)
                                    : c.config == &kAvg3d      ? emulate<kAvg3d>(x)
+                                   : c.config == &kMaxRun     ? emulate<kMaxRun>(x)
+                                   : c.config == &kAvgRun     ? emulate<kAvgRun>(x)
                                                               : emulate<kAvgDivisor>(x);
     REQUIRE(got.size() == want.size());
     for (std::size_t i = 0; i < got.size(); ++i) {

@@ -22,15 +22,31 @@ namespace kiln {
   X(int, padding_d, 0) X(int, padding_h, 0) X(int, padding_w, 0)                                    \
   X(int, dilation_d, 1) X(int, dilation_h, 1) X(int, dilation_w, 1)                                  \
   X(bool, include_pad, true)   /* avg: divide by the window clipped to the padded input */           \
-  X(int, divisor, 0)           /* avg: divisor_override, 0 for none */
+  X(int, divisor, 0)           /* avg: divisor_override, 0 for none */                               \
+  X(int, run, 1)               /* adjacent outputs along w a thread step computes (pool_run) */
 KILN_CONFIG(PoolConfig, KILN_POOL_FIELDS);
 
 KILN_RULE constexpr long long pool_outputs(const PoolConfig& c) { return c.planes * c.out_d * c.out_h * c.out_w; }
 
-// The launch: a thread step per output element, grid-stride, sized as the elementwise family's
+// Outputs along w per thread step: where windows overlap along w (stride < the dilated window),
+// a run of 4 adjacent outputs loads each input column of its windows once, in registers, instead
+// of once per window (max_pool1d k8 s1 d3: 3 + 21 + 1 = 25 loads a row for 4 outputs, not 32).
+KILN_RULE constexpr int pool_run(long long out_w, int kernel_w, int stride_w, int dilation_w) {
+  return stride_w < dilation_w * (kernel_w - 1) + 1 && out_w >= 4 ? 4 : 1;
+}
+// Input columns a run's windows span: (run - 1) * stride + dilation * (kernel - 1) + 1.
+KILN_RULE constexpr int pool_run_span(const PoolConfig& c) {
+  return (c.run - 1) * c.stride_w + c.dilation_w * (c.kernel_w - 1) + 1;
+}
+// Thread steps: one per run of outputs along w (the last run of a row may be short).
+KILN_RULE constexpr long long pool_steps(const PoolConfig& c) {
+  return c.planes * c.out_d * c.out_h * launch::ceil_div(c.out_w, c.run);
+}
+
+// The launch: a thread step per run of outputs, grid-stride, sized as the elementwise family's
 // scalar loop (a gather of one window per output; overlapping windows hit in L1/L2).
 KILN_RULE constexpr launch::Geometry pool_geometry(const PoolConfig& c, int sm_count) {
-  return elementwise_geometry(ElementwiseConfig{1, c.threads}, pool_outputs(c), sm_count);
+  return elementwise_geometry(ElementwiseConfig{1, c.threads}, pool_steps(c), sm_count);
 }
 
 }  // namespace kiln
