@@ -38,14 +38,14 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
   }
   config.include_pad = a.count_include_pad;
   config.divisor = static_cast<int>(a.divisor);
-  config.run = pool_run(config.out_w, config.kernel_w, config.stride_w, config.dilation_w);
+  config.run = pool_run(config.max, config.out_w, config.stride_w);
   kn.template_name = "pool";
   kn.config = config;
   kn.set_launch(pool_geometry(config, p.target().sm_count));
   kn.reason = fmt::format("{} {} window over [{}, ...] planes: {} ({} outputs), the windows read through L1/L2{}",
                           config.max ? "max" : "average", window, config.planes,
                           config.run > 1 ? fmt::format("a thread per {} adjacent outputs along w, which share {} input "
-                                                       "columns a row in registers (windows overlap along w)",
+                                                       "columns a row in registers (stride 1 along w)",
                                                        config.run, pool_run_span(config))
                                          : std::string("a thread per output element"),
                           pool_outputs(config),

@@ -28,12 +28,14 @@ KILN_CONFIG(PoolConfig, KILN_POOL_FIELDS);
 
 KILN_RULE constexpr long long pool_outputs(const PoolConfig& c) { return c.planes * c.out_d * c.out_h * c.out_w; }
 
-// Outputs along w per thread step: where windows overlap along w (stride < the dilated window),
-// a run of 4 adjacent outputs loads each input column of its windows once, in registers, instead
-// of once per window (max_pool1d k8 s1 d3: 3 + 21 + 1 = 25 loads a row for 4 outputs, not 32).
-KILN_RULE constexpr int pool_run(long long out_w, int kernel_w, int stride_w, int dilation_w) {
-  return stride_w < dilation_w * (kernel_w - 1) + 1 && out_w >= 4 ? 4 : 1;
-}
+// Outputs along w per thread step: a run of 4 adjacent outputs loads each input column of its
+// windows once a row, in registers, instead of once per window. Measured on an H100
+// (bench/results/2026-11-27-h100-run17/): max pools with stride 1 along w gain (KernelBench 42,
+// 2-d k4: 4.70 -> 2.36 ms; 41, 1-d k8 d3: 3.66 -> 3.32), while avg pools and strided windows
+// lose (44, avg 1-d k8 s1: 2.21 -> 3.47; 43, max 3-d s2 d3: 2.46 -> 3.05; 46, avg 3-d s2: 4.46 ->
+// 5.44): a run's loads are 16 bytes apart across a warp, not contiguous. So runs for stride-1
+// max pools only; the template takes any run.
+KILN_RULE constexpr int pool_run(bool max, long long out_w, int stride_w) { return max && stride_w == 1 && out_w >= 4 ? 4 : 1; }
 // Input columns a run's windows span: (run - 1) * stride + dilation * (kernel - 1) + 1.
 KILN_RULE constexpr int pool_run_span(const PoolConfig& c) {
   return (c.run - 1) * c.stride_w + c.dilation_w * (c.kernel_w - 1) + 1;
