@@ -30,7 +30,7 @@ KILN_RULE constexpr long long pool_outputs(const PoolConfig& c) { return c.plane
 
 // Outputs along w per thread step: a run of 4 adjacent outputs loads each input column of its
 // windows once a row, in registers, instead of once per window. Measured on an H100
-// (bench/results/2026-11-27-h100-run17/): max pools with stride 1 along w gain (KernelBench 42,
+// (bench/results/2026-11-27-h100-run18/ and -run19/): max pools with stride 1 along w gain (KernelBench 42,
 // 2-d k4: 4.70 -> 2.36 ms; 41, 1-d k8 d3: 3.66 -> 3.32), while avg pools and strided windows
 // lose (44, avg 1-d k8 s1: 2.21 -> 3.47; 43, max 3-d s2 d3: 2.46 -> 3.05; 46, avg 3-d s2: 4.46 ->
 // 5.44): a run's loads are 16 bytes apart across a warp, not contiguous. So runs for stride-1
