@@ -30,6 +30,14 @@ std::vector<double> pool_ref(const std::string& shape, const std::string& expr, 
 
 }  // namespace
 
+// test_pool_emulated.cpp's settings, each with the config it runs pool.cuh with.
+struct EmulatedPoolCase {
+  const kiln::PoolConfig* config;
+  std::string shape, expr;
+  std::vector<std::int64_t> dims;
+};
+const std::vector<EmulatedPoolCase>& emulated_pool_cases();
+
 // Used by test_pool_emulated.cpp, whose translation unit holds the templates.
 std::vector<double> pool_reference(const std::string& shape, const std::string& expr,
                                    const std::vector<std::int64_t>& dims, const std::vector<double>& values) {
@@ -122,4 +130,19 @@ TEST_CASE("pooling: one kernel per pool, operand inlined and epilogue fused; pla
   CHECK(avg.kernel_d == 2);
   CHECK(avg.stride_w == 1);
   CHECK_FALSE(avg.include_pad);
+}
+
+TEST_CASE("pooling: the planner gives the configs the emulated template runs with (their run aside)") {
+  for (const auto& c : emulated_pool_cases()) {
+    CAPTURE(c.expr);
+    auto spec = kiln::parse_spec("op a {\n  in x: f32[" + c.shape + "]\n  out y = " + c.expr + "\n}\n", "t.kiln");
+    auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, "a"), {}));
+    const kiln::Plan plan = kiln::make_plan(bound, kiln::Target::for_arch("sm_90a"));
+    REQUIRE(plan.kernels.size() == 1);
+    kiln::PoolConfig planned = std::get<kiln::PoolConfig>(plan.kernels[0].config);
+    CHECK(planned.run == kiln::pool_run(planned.max, planned.out_w, planned.stride_w));
+    planned.run = c.config->run;         // the emulation also runs avg pools in runs
+    planned.threads = c.config->threads;
+    CHECK(planned.to_string() == c.config->to_string());
+  }
 }

@@ -41,11 +41,19 @@ constexpr kiln::PoolConfig kAvgDivisor{64, false, 3, 1, 5, 6, 1, 3, 3, 1, 2, 4, 
 constexpr kiln::PoolConfig kMaxRun{64, true, 2, 1, 6, 12, 1, 6, 10, 1, 3, 4, 1, 1, 1, 0, 1, 2, 1, 1, 2, true, 0, 4};
 constexpr kiln::PoolConfig kAvgRun{64, false, 3, 1, 1, 13, 1, 1, 7, 1, 1, 5, 1, 1, 2, 0, 0, 2, 1, 1, 1, false, 0, 4};
 
-struct Case {
+}  // namespace
+
+// The settings below as test_pool.cpp plans them (it checks the planner gives these configs).
+struct EmulatedPoolCase {
   const kiln::PoolConfig* config;
   std::string shape, expr;
   std::vector<std::int64_t> dims;
 };
+const std::vector<EmulatedPoolCase>& emulated_pool_cases();
+
+namespace {
+
+using Case = EmulatedPoolCase;
 
 template <const kiln::PoolConfig& kC>
 std::vector<float> emulate(const std::vector<float>& x) {
@@ -60,8 +68,8 @@ std::vector<double> reference(const Case& c, const std::vector<float>& x) {
 
 }  // namespace
 
-TEST_CASE("emulated pool: max, avg (include and exclude padding, divisor), 1-3 axes, ceil_mode, NaN and inf") {
-  const Case cases[] = {
+const std::vector<EmulatedPoolCase>& emulated_pool_cases() {
+  static const std::vector<EmulatedPoolCase> cases = {
       {&kMaxCeil, "2, 3, 9, 7", "max_pool2d(x, [3, 2], stride=[2, 3], padding=[1, 1], dilation=[2, 1], ceil_mode=true)",
        {2, 3, 9, 7}},
       {&kAvgExclude, "4, 11", "avg_pool1d(x, 3, stride=3, padding=1, ceil_mode=true, count_include_pad=false)", {4, 11}},
@@ -70,9 +78,13 @@ TEST_CASE("emulated pool: max, avg (include and exclude padding, divisor), 1-3 a
       {&kMaxRun, "2, 6, 12", "max_pool2d(x, [3, 4], stride=1, padding=[1, 2], dilation=[1, 2])", {2, 6, 12}},
       {&kAvgRun, "3, 13", "avg_pool1d(x, 5, stride=2, padding=2, ceil_mode=true, count_include_pad=false)", {3, 13}},
   };
+  return cases;
+}
+
+TEST_CASE("emulated pool: max, avg (include and exclude padding, divisor), 1-3 axes, ceil_mode, NaN and inf") {
   std::mt19937 gen(5);
   std::normal_distribution<float> normal;
-  for (const auto& c : cases) {
+  for (const auto& c : emulated_pool_cases()) {
     CAPTURE(c.expr);
     std::size_t n = 1;
     for (auto d : c.dims) n *= static_cast<std::size_t>(d);
