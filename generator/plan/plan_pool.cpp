@@ -38,7 +38,7 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
   }
   config.include_pad = a.count_include_pad;
   config.divisor = static_cast<int>(a.divisor);
-  config.run = pool_run(config.max, config.out_w, config.stride_w);
+  config.run = pool_run(config.max, config.out_w, config.kernel_w, config.stride_w, config.dilation_w);
   kn.template_name = "pool";
   kn.config = config;
   kn.set_launch(pool_geometry(config, p.target().sm_count));

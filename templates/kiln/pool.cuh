@@ -5,7 +5,7 @@
 //     struct Load  { __device__ C operator()(T elem, Index flat) const; };    // the operand at input flat index
 //     struct Store { __device__ Out operator()(C result, Index flat) const; };  // the fused epilogue at output flat
 // `in` is the stored tensor the operand streams (T its element); Load returns the operand's value
-// at `flat` (elem is in[flat]). Each thread step computes one output element: max keeps the
+// at `flat` (elem is in[flat]). Each output element: max keeps the
 // first NaN it meets (PyTorch's `val > max || isnan(val)`), -inf where the window holds no input
 // position; avg sums in C the in-bounds positions of the window and divides by divisor_override,
 // else the window clipped to the padded input (include_pad), else the in-bounds count; a window
@@ -24,17 +24,24 @@ template <class I> __device__ __forceinline__ I least(I a, I b) { return a < b ?
 template <class I> __device__ __forceinline__ I most(I a, I b) { return a < b ? b : a; }
 }  // namespace detail
 
-// Window loops run over the kernel's positions with compile-time trip counts (unrolled: every
-// load of a window in flight at once), skipping positions outside the input; offsets within a
-// plane are 32-bit where a plane has fewer than 2^31 elements (the plane's base stays Index).
-// A thread step computes a run of kC.run adjacent outputs along w (pool_run): per (d, h) row of
-// the windows it loads the run's pool_run_span(kC) input columns once into registers (padding as
-// the identity: -inf for max, 0 for avg), and each output folds its own kernel_w of them.
+// Window loops run over the kernel's positions with compile-time trip counts, unrolled whole up
+// to kPoolUnrolled positions an axis (every load of a window in flight at once), skipping
+// positions outside the input; offsets within a plane are 32-bit where a plane has fewer than
+// 2^31 elements (the plane's base stays Index). A thread step computes a run of kC.run adjacent
+// outputs along w (pool_run): per (d, h) row of the windows it loads the run's pool_run_span(kC)
+// input columns once into registers (padding as the identity: -inf for max, 0 for avg), and each
+// output folds its own kernel_w of them. A row wider than kPoolUnrolled is folded as it is
+// loaded, 4 positions a step (run 1).
 template <const PoolConfig& kC, class C, class Index, class T, class Out, class Load, class Store>
 __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__ out, const Load& load,
                                      const Store& store) {
   constexpr long long kPlaneIn = kC.in_d * kC.in_h * kC.in_w;
-  constexpr int kRun = kC.run, kSpan = pool_run_span(kC);
+  constexpr int kRun = kC.run;
+  constexpr bool kColumns = pool_run_span(kC) <= kPoolUnrolled;   // the row's columns in registers
+  constexpr int kSpan = kColumns ? int(pool_run_span(kC)) : 1;
+  static_assert(kColumns || kRun == 1, "a run's columns are held in registers");
+  constexpr int kUnrollD = pool_unroll(kC.kernel_d), kUnrollH = pool_unroll(kC.kernel_h),
+                kUnrollW = pool_unroll(kC.kernel_w);
   constexpr Index kRunsW = Index(launch::ceil_div(kC.out_w, kC.run));
   using P = typename detail::PlaneIndex<(kPlaneIn < (1LL << 31)), Index>::type;
   using detail::least;
@@ -56,33 +63,43 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
     C acc[kRun];
 #pragma unroll
     for (int v = 0; v < kRun; ++v) acc[v] = identity;
-#pragma unroll
+#pragma unroll kUnrollD
     for (int jd = 0; jd < kC.kernel_d; ++jd) {
       const P id = d0 + P(jd) * kC.dilation_d;
       if (id < 0 || id >= P(kC.in_d)) continue;
-#pragma unroll
+#pragma unroll kUnrollH
       for (int jh = 0; jh < kC.kernel_h; ++jh) {
         const P ih = h0 + P(jh) * kC.dilation_h;
         if (ih < 0 || ih >= P(kC.in_h)) continue;
         const P row = (id * P(kC.in_h) + ih) * P(kC.in_w);
-        C col[kSpan];
-#pragma unroll
-        for (int t = 0; t < kSpan; ++t) {
-          const P iw = w0 + P(t);
-          const Index f = base + Index(row + iw);
-          col[t] = iw >= 0 && iw < P(kC.in_w) ? C(load(ldg(in + f), f)) : identity;
-        }
-#pragma unroll
-        for (int v = 0; v < kRun; ++v)
-#pragma unroll
-          for (int jw = 0; jw < kC.kernel_w; ++jw) {
-            const C x = col[v * kC.stride_w + jw * kC.dilation_w];
-            if constexpr (kC.max) {
-              if (x > acc[v] || is_nan(x)) acc[v] = x;
-            } else {
-              acc[v] += x;
-            }
+        auto fold = [&](C& a, C x) {
+          if constexpr (kC.max) {
+            if (x > a || is_nan(x)) a = x;
+          } else {
+            a += x;
           }
+        };
+        if constexpr (kColumns) {
+          C col[kSpan];
+#pragma unroll
+          for (int t = 0; t < kSpan; ++t) {
+            const P iw = w0 + P(t);
+            const Index f = base + Index(row + iw);
+            col[t] = iw >= 0 && iw < P(kC.in_w) ? C(load(ldg(in + f), f)) : identity;
+          }
+#pragma unroll
+          for (int v = 0; v < kRun; ++v)
+#pragma unroll
+            for (int jw = 0; jw < kC.kernel_w; ++jw) fold(acc[v], col[v * kC.stride_w + jw * kC.dilation_w]);
+        } else {
+#pragma unroll kUnrollW
+          for (int jw = 0; jw < kC.kernel_w; ++jw) {
+            const P iw = w0 + P(jw) * kC.dilation_w;
+            if (iw < 0 || iw >= P(kC.in_w)) continue;
+            const Index f = base + Index(row + iw);
+            fold(acc[0], C(load(ldg(in + f), f)));
+          }
+        }
       }
     }
 #pragma unroll

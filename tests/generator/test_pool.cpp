@@ -140,7 +140,7 @@ TEST_CASE("pooling: the planner gives the configs the emulated template runs wit
     const kiln::Plan plan = kiln::make_plan(bound, kiln::Target::for_arch("sm_90a"));
     REQUIRE(plan.kernels.size() == 1);
     kiln::PoolConfig planned = std::get<kiln::PoolConfig>(plan.kernels[0].config);
-    CHECK(planned.run == kiln::pool_run(planned.max, planned.out_w, planned.stride_w));
+    CHECK(planned.run == kiln::pool_run(planned.max, planned.out_w, planned.kernel_w, planned.stride_w, planned.dilation_w));
     planned.run = c.config->run;         // the emulation also runs avg pools in runs
     planned.threads = c.config->threads;
     CHECK(planned.to_string() == c.config->to_string());

@@ -39,6 +39,8 @@ constexpr kiln::PoolConfig kAvgDivisor{64, false, 3, 1, 5, 6, 1, 3, 3, 1, 2, 4, 
 // Runs of 4 outputs along w (the planner's pool_run gives them to stride-1 max pools; the
 // template takes a run for any pool): rows of 10 and 7 outputs end in a short run.
 constexpr kiln::PoolConfig kMaxRun{64, true, 2, 1, 6, 12, 1, 6, 10, 1, 3, 4, 1, 1, 1, 0, 1, 2, 1, 1, 2, true, 0, 4};
+// A window wider than kPoolUnrolled: folded as it is loaded, 4 positions a step.
+constexpr kiln::PoolConfig kAvgWide{64, false, 2, 1, 1, 200, 1, 1, 28, 1, 1, 70, 1, 1, 5, 0, 0, 3, 1, 1, 1, false, 0, 1};
 constexpr kiln::PoolConfig kAvgRun{64, false, 3, 1, 1, 13, 1, 1, 7, 1, 1, 5, 1, 1, 2, 0, 0, 2, 1, 1, 1, false, 0, 4};
 
 }  // namespace
@@ -77,6 +79,7 @@ const std::vector<EmulatedPoolCase>& emulated_pool_cases() {
       {&kAvgDivisor, "3, 5, 6", "avg_pool2d(x, [2, 4], stride=[2, 3], padding=[1, 2], divisor_override=5)", {3, 5, 6}},
       {&kMaxRun, "2, 6, 12", "max_pool2d(x, [3, 4], stride=1, padding=[1, 2], dilation=[1, 2])", {2, 6, 12}},
       {&kAvgRun, "3, 13", "avg_pool1d(x, 5, stride=2, padding=2, ceil_mode=true, count_include_pad=false)", {3, 13}},
+      {&kAvgWide, "2, 200", "avg_pool1d(x, 70, stride=5, padding=3, count_include_pad=false)", {2, 200}},
   };
   return cases;
 }
@@ -99,6 +102,7 @@ TEST_CASE("emulated pool: max, avg (include and exclude padding, divisor), 1-3 a
                                    : c.config == &kAvg3d      ? emulate<kAvg3d>(x)
                                    : c.config == &kMaxRun     ? emulate<kMaxRun>(x)
                                    : c.config == &kAvgRun     ? emulate<kAvgRun>(x)
+                                   : c.config == &kAvgWide    ? emulate<kAvgWide>(x)
                                                               : emulate<kAvgDivisor>(x);
     REQUIRE(got.size() == want.size());
     for (std::size_t i = 0; i < got.size(); ++i) {

@@ -35,10 +35,20 @@ KILN_RULE constexpr long long pool_outputs(const PoolConfig& c) { return c.plane
 // lose (44, avg 1-d k8 s1: 2.21 -> 3.47; 43, max 3-d s2 d3: 2.46 -> 3.05; 46, avg 3-d s2: 4.46 ->
 // 5.44): a run's loads are 16 bytes apart across a warp, not contiguous. So runs for stride-1
 // max pools only; the template takes any run.
-KILN_RULE constexpr int pool_run(bool max, long long out_w, int stride_w) { return max && stride_w == 1 && out_w >= 4 ? 4 : 1; }
-// Input columns a run's windows span: (run - 1) * stride + dilation * (kernel - 1) + 1.
-KILN_RULE constexpr int pool_run_span(const PoolConfig& c) {
-  return (c.run - 1) * c.stride_w + c.dilation_w * (c.kernel_w - 1) + 1;
+// Window extents up to kPoolUnrolled are unrolled whole (every load of a window in flight);
+// longer ones loop, 4 positions a step: NVRTC took 4 minutes to unroll a 16384-wide window.
+// A run's columns are held in registers only up to kPoolUnrolled of them.
+constexpr int kPoolUnrolled = 64;
+KILN_RULE constexpr int pool_unroll(int extent) { return extent <= kPoolUnrolled ? extent : 4; }
+// Input columns a run of `run` outputs spans: (run - 1) * stride + dilation * (kernel - 1) + 1.
+KILN_RULE constexpr long long pool_span(int run, int kernel_w, int stride_w, int dilation_w) {
+  return (run - 1) * (long long)stride_w + dilation_w * (long long)(kernel_w - 1) + 1;
+}
+KILN_RULE constexpr int pool_run(bool max, long long out_w, int kernel_w, int stride_w, int dilation_w) {
+  return max && stride_w == 1 && out_w >= 4 && pool_span(4, kernel_w, stride_w, dilation_w) <= kPoolUnrolled ? 4 : 1;
+}
+KILN_RULE constexpr long long pool_run_span(const PoolConfig& c) {
+  return pool_span(c.run, c.kernel_w, c.stride_w, c.dilation_w);
 }
 // Thread steps: one per run of outputs along w (the last run of a row may be short).
 KILN_RULE constexpr long long pool_steps(const PoolConfig& c) {
