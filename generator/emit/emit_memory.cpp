@@ -26,19 +26,6 @@ namespace {
 
 const ir::Node& anchor_of(const Plan& plan, const PlannedKernel& kernel) { return plan.ir().node(kernel.anchor); }
 
-
-}  // namespace
-
-// The stored tensor the template streams as `in` (Plan::streamed_leaf).
-ir::NodeId primary_leaf(const Plan& plan, ir::NodeId operand) {
-  const ir::NodeId leaf = plan.streamed_leaf(operand);
-  KILN_CHECK(leaf >= 0, UnsupportedError, "{}: line {}: the operand of this op reads no stored tensor of its own size; "
-             "kiln cannot stream it yet", plan.ir().op_name, plan.bound->node(operand).loc.line);
-  return leaf;
-}
-
-namespace {
-
 std::string combiner(ir::OpKind kind, const std::string& c) {
   switch (kind) {
     case ir::OpKind::Sum:
@@ -58,8 +45,15 @@ std::string combiner(ir::OpKind kind, const std::string& c) {
   return "";
 }
 
-
 }  // namespace
+
+// The stored tensor the template streams as `in` (Plan::streamed_leaf).
+ir::NodeId primary_leaf(const Plan& plan, ir::NodeId operand) {
+  const ir::NodeId leaf = plan.streamed_leaf(operand);
+  KILN_CHECK(leaf >= 0, UnsupportedError, "{}: line {}: the operand of this op reads no stored tensor of its own size; "
+             "kiln cannot stream it yet", plan.ir().op_name, plan.bound->node(operand).loc.line);
+  return leaf;
+}
 
 // struct Load: the operand at the coordinates of flat index `flat` of `in`.
 void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primary, CodeWriter& w) {

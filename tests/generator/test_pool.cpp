@@ -9,6 +9,7 @@
 
 #include "golden.h"
 #include "memory_plan_util.h"
+#include "pool_cases.h"
 #include "reference/reference.h"
 
 namespace {
@@ -18,32 +19,28 @@ using memory_plan_test::Case;
 using memory_plan_test::plan_of;
 using memory_plan_test::sources_of;
 
-// Evaluates `out y = <expr>` over x: f64[shape...] holding `values`.
-std::vector<double> pool_ref(const std::string& shape, const std::string& expr, const std::vector<std::int64_t>& dims,
-                             const std::vector<double>& values, std::vector<std::int64_t>* out_shape = nullptr) {
-  auto spec = kiln::parse_spec("op a {\n  in x: f64[" + shape + "]\n  out y = " + expr + "\n}\n", "t.kiln");
+// Evaluates `out y = <expr>` over x: <dtype>[shape...] holding `values`.
+std::vector<double> evaluate_pool(kiln::DType dtype, const std::string& shape, const std::string& expr,
+                                  const std::vector<std::int64_t>& dims, const std::vector<double>& values,
+                                  std::vector<std::int64_t>* out_shape = nullptr) {
+  auto spec = kiln::parse_spec(fmt::format("op a {{\n  in x: {}[{}]\n  out y = {}\n}}\n", kiln::dtype_name(dtype), shape,
+                                           expr), "t.kiln");
   auto bound = kiln::ir::bind(kiln::check_op(spec, "a"), {});
-  const auto out = kiln::ref::evaluate(bound, {kiln::ref::make_tensor(kiln::DType::f64, dims, values)});
+  const auto out = kiln::ref::evaluate(bound, {kiln::ref::make_tensor(dtype, dims, values)});
   if (out_shape) *out_shape = out.at(0).shape;
   return out.at(0).data;
 }
 
+std::vector<double> pool_ref(const std::string& shape, const std::string& expr, const std::vector<std::int64_t>& dims,
+                             const std::vector<double>& values, std::vector<std::int64_t>* out_shape = nullptr) {
+  return evaluate_pool(kiln::DType::f64, shape, expr, dims, values, out_shape);
+}
+
 }  // namespace
 
-// test_pool_emulated.cpp's settings, each with the config it runs pool.cuh with.
-struct EmulatedPoolCase {
-  const kiln::PoolConfig* config;
-  std::string shape, expr;
-  std::vector<std::int64_t> dims;
-};
-const std::vector<EmulatedPoolCase>& emulated_pool_cases();
-
-// Used by test_pool_emulated.cpp, whose translation unit holds the templates.
 std::vector<double> pool_reference(const std::string& shape, const std::string& expr,
                                    const std::vector<std::int64_t>& dims, const std::vector<double>& values) {
-  auto spec = kiln::parse_spec("op a {\n  in x: f32[" + shape + "]\n  out y = " + expr + "\n}\n", "t.kiln");
-  auto bound = kiln::ir::bind(kiln::check_op(spec, "a"), {});
-  return kiln::ref::evaluate(bound, {kiln::ref::make_tensor(kiln::DType::f32, dims, values)}).at(0).data;
+  return evaluate_pool(kiln::DType::f32, shape, expr, dims, values);
 }
 
 TEST_CASE("pooling: the reference's windows, padding, divisors and ceil_mode") {

@@ -15,10 +15,7 @@
 #include <string>
 #include <vector>
 
-// tests/generator/test_pool.cpp: the float64 reference of `out y = <expr>` over x: f32[<shape>]
-// (kiln.h and the templates cannot share a translation unit).
-std::vector<double> pool_reference(const std::string& shape, const std::string& expr,
-                                   const std::vector<std::int64_t>& dims, const std::vector<double>& values);
+#include "pool_cases.h"
 
 namespace {
 
@@ -42,18 +39,6 @@ constexpr kiln::PoolConfig kMaxRun{64, true, 2, 1, 6, 12, 1, 6, 10, 1, 3, 4, 1, 
 // A window wider than kPoolUnrolled: folded as it is loaded, 4 positions a step.
 constexpr kiln::PoolConfig kAvgWide{64, false, 2, 1, 1, 200, 1, 1, 28, 1, 1, 70, 1, 1, 5, 0, 0, 3, 1, 1, 1, false, 0, 1};
 constexpr kiln::PoolConfig kAvgRun{64, false, 3, 1, 1, 13, 1, 1, 7, 1, 1, 5, 1, 1, 2, 0, 0, 2, 1, 1, 1, false, 0, 4};
-
-}  // namespace
-
-// The settings below as test_pool.cpp plans them (it checks the planner gives these configs).
-struct EmulatedPoolCase {
-  const kiln::PoolConfig* config;
-  std::string shape, expr;
-  std::vector<std::int64_t> dims;
-};
-const std::vector<EmulatedPoolCase>& emulated_pool_cases();
-
-namespace {
 
 using Case = EmulatedPoolCase;
 
