@@ -363,7 +363,46 @@ def problems():
         out_elems = torch_pool(torch.empty(1, *in_shape[1:], device="meta")).numel() * in_shape[0]
         ps.append(Problem(name, pool_spec, op, ["fp32"], pool_make, torch_pool, pool_check,
                           bytes_moved=4 * (math.prod(in_shape) + out_elems), quick_ok=False))
+    # KernelBench level 1's 1-d, 3-d and transposed convolutions at their shapes (issue 21): the
+    # ops of specs/conv_nd.kiln at their default dims. The check: the first image in float64
+    # against PyTorch's conv of it.
+    for name, op, x_shape, w_shape, torch_conv in KERNELBENCH_CONVS:
+        def conv_make(x_shape=x_shape, w_shape=w_shape, torch_conv=torch_conv):
+            x = torch.randn(*x_shape, device=DEV)
+            w = torch.randn(*w_shape, device=DEV) / math.sqrt(math.prod(w_shape[1:]))
+            out = torch_conv(torch.empty(1, *x_shape[1:], device="meta"), torch.empty(*w_shape, device="meta"))
+            return (x, w), [torch.empty(x_shape[0], *out.shape[1:], device=DEV)]
+
+        def conv_check(args, outs, mode, torch_conv=torch_conv):
+            return check_close(outs[0][:1], torch_conv(args[0][:1].double(), args[1].double()), tf32=(mode == "tf32"))
+        out_elems = math.prod(torch_conv(torch.empty(*x_shape, device="meta"), torch.empty(*w_shape, device="meta")).shape)
+        ps.append(Problem(name, "specs/conv_nd.kiln", op, ["fp32", "tf32"], conv_make, torch_conv, conv_check,
+                          bytes_moved=4 * (math.prod(x_shape) + math.prod(w_shape) + out_elems), quick_ok=False))
     return ps
+
+
+# KernelBench level 1's 1-d, 3-d and transposed convolutions: (row name, op in specs/conv_nd.kiln,
+# x shape, w shape, PyTorch's call).
+KERNELBENCH_CONVS = [
+    ("conv1d k3, 32x64x131072 -> 128 (KernelBench 67)", "conv1d_k3", (32, 64, 131072), (128, 64, 3),
+     lambda x, w: F.conv1d(x, w)),
+    ("conv3d k3, 16x3x64^3 -> 64 (KernelBench 54)", "conv3d_k3", (16, 3, 64, 64, 64), (64, 3, 3, 3, 3),
+     lambda x, w: F.conv3d(x, w)),
+    ("conv_transpose1d k3, 64x128x65536 -> 128 (KernelBench 64)", "conv_transpose1d_k3", (64, 128, 65536),
+     (128, 128, 3), lambda x, w: F.conv_transpose1d(x, w)),
+    ("conv_transpose1d k3 s2 p1 d2, 16x32x131072 -> 64 (KernelBench 79)", "conv_transpose1d_strided_dilated",
+     (16, 32, 131072), (32, 64, 3), lambda x, w: F.conv_transpose1d(x, w, stride=2, padding=1, dilation=2)),
+    ("conv_transpose2d k3, 4x64x1024^2 -> 64 (KernelBench 57, half its batch)", "conv_transpose2d_k3",
+     (4, 64, 1024, 1024), (64, 64, 3, 3), lambda x, w: F.conv_transpose2d(x, w)),
+    ("conv_transpose2d k3x5 s2x3 p1x2 d2x1 g4, 16x32x128x256 -> 64 (KernelBench 75)",
+     "conv_transpose2d_grouped_dilated", (16, 32, 128, 256), (32, 16, 3, 5),
+     lambda x, w: F.conv_transpose2d(x, w, stride=[2, 3], padding=[1, 2], dilation=[2, 1], groups=4)),
+    ("conv_transpose3d k3x5x7 s2 g4 op1, 8x32x12x24x48 -> 32 (KernelBench 72)", "conv_transpose3d_grouped",
+     (8, 32, 12, 24, 48), (32, 8, 3, 5, 7),
+     lambda x, w: F.conv_transpose3d(x, w, stride=2, padding=[1, 2, 3], output_padding=1, groups=4)),
+    ("conv_transpose3d k3 s2 p1 d2, 16x32x16x32x32 -> 64 (KernelBench 77)", "conv_transpose3d_dilated",
+     (16, 32, 16, 32, 32), (32, 64, 3, 3, 3), lambda x, w: F.conv_transpose3d(x, w, stride=2, padding=1, dilation=2)),
+]
 
 
 # KernelBench level 1, problems 41-46: the pooling layers at their default shapes.

@@ -10,7 +10,7 @@
 //  - integer nodes hold exact integers; i32 wraps modulo 2^32; bool is 0/1;
 //  - outputs are rounded to their dtype (what the output tensor would hold).
 // Shapes come only from BoundIr::shapes (Node::shape is symbolic and unused here).
-// Intermediates are freed after their last use. matmul, conv2d and the large
+// Intermediates are freed after their last use. matmul, conv and the large
 // elementwise walks run on thread_count() threads; every result is independent of the
 // thread count (each output element is computed by exactly one thread, in a fixed order).
 #include "reference/reference.h"
@@ -259,7 +259,7 @@ class Interpreter {
   Value dropout(const Node& n, const Shape& out);
   Value permute(const Node& n, const Shape& out);
   Value matmul(const Node& n, const Shape& out);
-  Value conv2d(const Node& n, const Shape& out);
+  Value conv(const Node& n, const Shape& out);
   Value pool(const Node& n, const Shape& out);
 
   const ir::BoundIr& bound_;
@@ -386,7 +386,7 @@ Value Interpreter::eval(NodeId id, const Node& n) {
     case OpKind::Dropout: return dropout(n, out);
     case OpKind::Permute: return permute(n, out);
     case OpKind::Matmul: return matmul(n, out);
-    case OpKind::Conv2d: return conv2d(n, out);
+    case OpKind::Conv: return conv(n, out);
     case OpKind::Iota: return iota(n, out);
     case OpKind::MaxPool: case OpKind::AvgPool: return pool(n, out);
     default:
@@ -814,12 +814,16 @@ Value Interpreter::matmul(const Node& n, const Shape& out) {
   return v;
 }
 
-// ---------------------------------------------------------------- conv2d
-// Direct convolution, NCHW. NHWC input is transposed to NCHW first and the result back
-// (O(size) work, one code path for the arithmetic). Output size per spatial dim:
-//   P = floor((H + 2*pad - dilation*(R-1) - 1) / stride) + 1
-// with zeros outside the input. Threads take (n, k) planes; within a plane the loop
-// order is p, c, r, s, q, so an output row stays in L1 while it accumulates.
+// ---------------------------------------------------------------- convolution
+// Direct convolution over 1, 2 or 3 spatial axes, NCHW ([Note: convolution] in checker.cpp). The
+// axes are right-aligned into (D, H, W): a conv1d is [N, C, 1, 1, L]. NHWC input (conv2d) is
+// transposed to NCHW first and the result back (O(size) work, one code path for the arithmetic).
+// Forward, per axis: P = floor((L + 2*pad - dilation*(k-1) - 1) / stride) + 1, zeros outside the
+// input, y[n][k][p] = sum over (c in k's group, taps) of x[p*stride - pad + tap*dilation] * w.
+// Transposed: P = (L-1)*stride - 2*pad + dilation*(k-1) + output_padding + 1, and every input
+// position i adds x[i] * w[c][k][tap] to y[i*stride - pad + tap*dilation] where that is inside.
+// Threads take (n, k) output planes, so each output element is summed by one thread in a fixed
+// order; within a plane the loop order keeps an output row in L1 while it accumulates.
 Shape permuted_shape(const Shape& s, const std::vector<int>& perm) {
   Shape out(perm.size());
   for (std::size_t i = 0; i < perm.size(); ++i) out[i] = s[static_cast<std::size_t>(perm[i])];
@@ -838,70 +842,108 @@ std::vector<double> permute_data(const std::vector<double>& data, const Shape& s
   return result;
 }
 
-Value Interpreter::conv2d(const Node& n, const Shape& out) {
+Value Interpreter::conv(const Node& n, const Shape& out) {
   const Value& xv = operand(n, 0);
   const Value& wv = operand(n, 1);
   const ir::ConvAttrs& cv = n.conv;
   const bool nhwc = cv.layout == ir::Layout::NHWC;
-  KILN_ASSERT(xv.shape.size() == 4 && wv.shape.size() == 4, "conv2d of rank {} and {}", xv.shape.size(),
-              wv.shape.size());
+  const std::size_t d = static_cast<std::size_t>(cv.dims);
+  KILN_ASSERT(xv.shape.size() == d + 2 && wv.shape.size() == d + 2 && out.size() == d + 2, "{} of rank {} and {}",
+              ir::conv_name(cv), xv.shape.size(), wv.shape.size());
   const Shape xs = nhwc ? permuted_shape(xv.shape, {0, 3, 1, 2}) : xv.shape;
+  const Shape ys = nhwc ? permuted_shape(out, {0, 3, 1, 2}) : out;
   std::vector<double> x_nhwc_copy;
   const double* x = xv.values().data();
   if (nhwc) {
     x_nhwc_copy = permute_data(xv.values(), xv.shape, {0, 3, 1, 2});
     x = x_nhwc_copy.data();
   }
-  const std::int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
-  const std::int64_t K = wv.shape[0], Cg = wv.shape[1], R = wv.shape[2], S = wv.shape[3];
-  const std::int64_t G = cv.groups;
-  const std::int64_t sh = cv.stride[0], sw = cv.stride[1], ph = cv.padding[0], pw = cv.padding[1];
-  const std::int64_t dh = cv.dilation[0], dw = cv.dilation[1];
-  KILN_ASSERT(G >= 1 && C == Cg * G && K % G == 0, "conv2d channels C={} K={} w[1]={} groups={}", C, K, Cg, G);
-  const std::int64_t P = (H + 2 * ph - dh * (R - 1) - 1) / sh + 1;
-  const std::int64_t Q = (W + 2 * pw - dw * (S - 1) - 1) / sw + 1;
-  const Shape nchw_out = {N, K, P, Q};
-  KILN_ASSERT((nhwc ? Shape{N, P, Q, K} : nchw_out) == out, "conv2d result {} but the formula gives {}",
-              shape_str(out), shape_str(nhwc ? Shape{N, P, Q, K} : nchw_out));
-  const std::int64_t k_per_group = K / G;
+  const std::int64_t N = xs[0], C = xs[1], K = ys[1], G = cv.groups;
+  // (D, H, W) of x, y and the kernel, stride, padding, dilation: right-aligned, 1 (or 0) before.
+  std::array<std::int64_t, 3> in{1, 1, 1}, o{1, 1, 1}, kn{1, 1, 1}, st{1, 1, 1}, pad{0, 0, 0}, dil{1, 1, 1};
+  for (std::size_t i = 0; i < d; ++i) {
+    const std::size_t a = 3 - d + i;
+    in[a] = xs[2 + i], o[a] = ys[2 + i], kn[a] = wv.shape[2 + i];
+    st[a] = cv.stride[i], pad[a] = cv.padding[i], dil[a] = cv.dilation[i];
+    const std::int64_t span = dil[a] * (kn[a] - 1);
+    const std::int64_t expect = cv.transposed ? (in[a] - 1) * st[a] - 2 * pad[a] + span + cv.output_padding[i] + 1
+                                              : (in[a] + 2 * pad[a] - span - 1) / st[a] + 1;
+    KILN_ASSERT(o[a] == expect, "{} output axis {} is {} but the formula gives {}", ir::conv_name(cv), i, o[a], expect);
+  }
+  const std::int64_t Cg = C / G, Kg = K / G;
+  KILN_ASSERT(G >= 1 && C % G == 0 && K % G == 0 && wv.shape[0] == (cv.transposed ? C : K) &&
+                  wv.shape[1] == (cv.transposed ? Kg : Cg),
+              "{} channels C={} K={} w=[{}, {}] groups={}", ir::conv_name(cv), C, K, wv.shape[0], wv.shape[1], G);
+  const std::int64_t taps = kn[0] * kn[1] * kn[2], in_plane = in[0] * in[1] * in[2], out_plane = o[0] * o[1] * o[2];
   const double* w = wv.values().data();
-
-  std::vector<double> y(static_cast<std::size_t>(N * K * P * Q), 0.0);
+  std::vector<double> y(static_cast<std::size_t>(N * K * out_plane), 0.0);
+  // The filter taps of (c, k): w[k][c % Cg][taps] forward, w[c][k % Kg][taps] transposed.
+  auto filter = [&](std::int64_t c, std::int64_t ki) {
+    return w + (cv.transposed ? c * Kg + ki % Kg : ki * Cg + c % Cg) * taps;
+  };
   parallel_for(N * K, [&](std::int64_t task) {
-    const std::int64_t ni = task / K, ki = task % K, g = ki / k_per_group;
-    double* plane = y.data() + task * P * Q;
-    // Output columns q whose input column q*sw - pw + s*dw lies in [0, W), per s.
-    std::vector<std::int64_t> q_lo(static_cast<std::size_t>(S)), q_hi(static_cast<std::size_t>(S));
-    for (std::int64_t s = 0; s < S; ++s) {
-      const std::int64_t shift = s * dw - pw;  // iw = q*sw + shift
-      std::int64_t lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
-      std::int64_t hi = W - 1 - shift < 0 ? 0 : (W - 1 - shift) / sw + 1;  // first q past the edge
-      q_lo[static_cast<std::size_t>(s)] = std::min(lo, Q);
-      q_hi[static_cast<std::size_t>(s)] = std::max(std::min(hi, Q), q_lo[static_cast<std::size_t>(s)]);
-    }
-    for (std::int64_t p = 0; p < P; ++p) {
-      double* row = plane + p * Q;
-      for (std::int64_t cg = 0; cg < Cg; ++cg) {
-        const std::int64_t c = g * Cg + cg;
-        const double* xc = x + (ni * C + c) * H * W;
-        const double* wk = w + (ki * Cg + cg) * R * S;
-        for (std::int64_t r = 0; r < R; ++r) {
-          const std::int64_t ih = p * sh - ph + r * dh;
-          if (ih < 0 || ih >= H) continue;
-          const double* xrow = xc + ih * W;
-          for (std::int64_t s = 0; s < S; ++s) {
-            const double wt = wk[r * S + s];
-            const std::int64_t shift = s * dw - pw;
-            for (std::int64_t q = q_lo[static_cast<std::size_t>(s)]; q < q_hi[static_cast<std::size_t>(s)]; ++q)
-              row[q] += wt * xrow[q * sw + shift];
+    const std::int64_t ni = task / K, ki = task % K, g = ki / Kg;
+    double* plane = y.data() + task * out_plane;
+    if (cv.transposed) {   // input (i0, i1, i2) adds to output i * stride - pad + tap * dilation
+      for (std::int64_t c = g * Cg; c < (g + 1) * Cg; ++c) {
+        const double* xc = x + (ni * C + c) * in_plane;
+        const double* wk = filter(c, ki);
+        for (std::int64_t tap = 0; tap < taps; ++tap) {
+          const std::int64_t t = tap / (kn[1] * kn[2]), r = tap / kn[2] % kn[1], s = tap % kn[2];
+          for (std::int64_t i0 = 0; i0 < in[0]; ++i0) {
+            const std::int64_t p0 = i0 * st[0] - pad[0] + t * dil[0];
+            if (p0 < 0 || p0 >= o[0]) continue;
+            for (std::int64_t i1 = 0; i1 < in[1]; ++i1) {
+              const std::int64_t p1 = i1 * st[1] - pad[1] + r * dil[1];
+              if (p1 < 0 || p1 >= o[1]) continue;
+              const double* xrow = xc + (i0 * in[1] + i1) * in[2];
+              double* row = plane + (p0 * o[1] + p1) * o[2];
+              for (std::int64_t i2 = 0; i2 < in[2]; ++i2) {
+                const std::int64_t p2 = i2 * st[2] - pad[2] + s * dil[2];
+                if (p2 >= 0 && p2 < o[2]) row[p2] += wk[tap] * xrow[i2];
+              }
+            }
           }
         }
       }
+      return;
     }
+    // Forward: per s, the output columns q whose input column q*stride - pad + s*dilation is inside.
+    std::vector<std::int64_t> q_lo(static_cast<std::size_t>(kn[2])), q_hi(static_cast<std::size_t>(kn[2]));
+    for (std::int64_t s = 0; s < kn[2]; ++s) {
+      const std::int64_t shift = s * dil[2] - pad[2];
+      const std::int64_t lo = shift >= 0 ? 0 : (-shift + st[2] - 1) / st[2];
+      const std::int64_t hi = in[2] - 1 - shift < 0 ? 0 : (in[2] - 1 - shift) / st[2] + 1;   // first q past the edge
+      q_lo[static_cast<std::size_t>(s)] = std::min(lo, o[2]);
+      q_hi[static_cast<std::size_t>(s)] = std::max(std::min(hi, o[2]), q_lo[static_cast<std::size_t>(s)]);
+    }
+    for (std::int64_t p0 = 0; p0 < o[0]; ++p0)
+      for (std::int64_t p1 = 0; p1 < o[1]; ++p1) {
+        double* row = plane + (p0 * o[1] + p1) * o[2];
+        for (std::int64_t c = g * Cg; c < (g + 1) * Cg; ++c) {
+          const double* xc = x + (ni * C + c) * in_plane;
+          const double* wk = filter(c, ki);
+          for (std::int64_t t = 0; t < kn[0]; ++t) {
+            const std::int64_t i0 = p0 * st[0] - pad[0] + t * dil[0];
+            if (i0 < 0 || i0 >= in[0]) continue;
+            for (std::int64_t r = 0; r < kn[1]; ++r) {
+              const std::int64_t i1 = p1 * st[1] - pad[1] + r * dil[1];
+              if (i1 < 0 || i1 >= in[1]) continue;
+              const double* xrow = xc + (i0 * in[1] + i1) * in[2];
+              for (std::int64_t s = 0; s < kn[2]; ++s) {
+                const double wt = wk[(t * kn[1] + r) * kn[2] + s];
+                const std::int64_t shift = s * dil[2] - pad[2];
+                for (std::int64_t q = q_lo[static_cast<std::size_t>(s)]; q < q_hi[static_cast<std::size_t>(s)]; ++q)
+                  row[q] += wt * xrow[q * st[2] + shift];
+              }
+            }
+          }
+        }
+      }
   });
   Value v;
   v.shape = out;
-  v.data = nhwc ? permute_data(y, nchw_out, {0, 2, 3, 1}) : std::move(y);
+  v.data = nhwc ? permute_data(y, ys, {0, 2, 3, 1}) : std::move(y);
   store_all(n.dtype, v.data);
   return v;
 }
@@ -1074,10 +1116,12 @@ double work_estimate(const ir::BoundIr& bound) {
     if (n.kind == OpKind::Matmul && n.operands.size() == 2) {
       const Shape& a = bound.shape(n.operands[0]);
       work += numel_double(out) * static_cast<double>(a.empty() ? 1 : a.back());
-    } else if (n.kind == OpKind::Conv2d && n.operands.size() == 2) {
+    } else if (n.kind == OpKind::Conv && n.operands.size() == 2) {
       const Shape& w = bound.shape(n.operands[1]);
-      double per_output = 1;
-      for (std::size_t d = 1; d < w.size(); ++d) per_output *= static_cast<double>(w[d]);
+      // Multiply-adds per output: C/groups times the taps (a transposed conv does fewer, by its
+      // strides; an estimate is enough here).
+      double per_output = static_cast<double>(n.conv.transposed ? w[0] / n.conv.groups : w[1]);
+      for (std::size_t d = 2; d < w.size(); ++d) per_output *= static_cast<double>(w[d]);
       work += numel_double(out) * per_output;
     } else {
       double touched = numel_double(out);

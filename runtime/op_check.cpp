@@ -56,7 +56,7 @@ Tolerance tolerance_for(const ir::Ir& ir, const ir::Node& node, DType dtype, boo
   // other way. A logit of magnitude ~10 moves by 2^-4 (bf16) or 2^-7 (f16), and
   // exp() turns that into a relative change of the output of that size.
   const bool after_contraction = std::any_of(ir.nodes.begin(), ir.nodes.end(), [](const ir::Node& n) {
-    return n.kind == ir::OpKind::Matmul || n.kind == ir::OpKind::Conv2d;
+    return n.kind == ir::OpKind::Matmul || n.kind == ir::OpKind::Conv;
   });
   if (after_contraction && (node.kind == ir::OpKind::Softmax || node.kind == ir::OpKind::LogSoftmax)) {
     if (dtype == DType::bf16) return {2e-2, 1.5e-1, 6e-2};
@@ -130,7 +130,7 @@ std::vector<ref::HostTensor> DeviceCase::outputs(const ir::BoundIr& bound) const
 bool runs_tf32(const ir::Ir& ir, Precision runtime_default) {
   bool tf32 = false;
   for (const auto& n : ir.nodes)
-    if ((n.kind == ir::OpKind::Matmul || n.kind == ir::OpKind::Conv2d) && n.dtype == DType::f32)
+    if ((n.kind == ir::OpKind::Matmul || n.kind == ir::OpKind::Conv) && n.dtype == DType::f32)
       tf32 |= n.precision.value_or(runtime_default) == Precision::tf32;
   return tf32;
 }

@@ -363,8 +363,16 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& con
   c.line("{}", UnitParts::config_line(config));
   c.line("using Shape = kiln::conv::ConvShape<kConfig.n, kConfig.c, kConfig.h, kConfig.w, kConfig.k, kConfig.r, "
          "kConfig.s,");
-  c.line("                                    kConfig.stride_h, kConfig.stride_w, kConfig.pad_h, kConfig.pad_w, "
-         "kConfig.dil_h, kConfig.dil_w, kConfig.groups>;");
+  if (!conv_im2col_general(config.d, config.t, config.dout, config.transposed)) {
+    c.line("                                    kConfig.stride_h, kConfig.stride_w, kConfig.pad_h, kConfig.pad_w, "
+           "kConfig.dil_h, kConfig.dil_w, kConfig.groups>;");
+  } else {   // a depth axis or a transposed conv
+    c.line("                                    kConfig.stride_h, kConfig.stride_w, kConfig.pad_h, kConfig.pad_w, "
+           "kConfig.dil_h, kConfig.dil_w, kConfig.groups,");
+    c.line("                                    kConfig.d, kConfig.t, kConfig.stride_d, kConfig.pad_d, kConfig.dil_d, "
+           "kConfig.transposed,");
+    c.line("                                    kConfig.opad_d, kConfig.opad_h, kConfig.opad_w>;");
+  }
   switch (config.kind) {
     case ConvKind::Depthwise:
       c.line("using Kernel = kiln::conv::DepthwiseDirect<{}, {}, Index, Shape, kConfig.nhwc, kConfig.threads>;", elem, out);
@@ -387,8 +395,20 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& con
       break;
   }
   unit.constants = c.str();
-  std::vector<std::string> lines = {fmt::format("const Index ho = hw / {0}, wo = hw % {0};", config.wo)};
-  const Coords coords = config.nhwc ? Coords{"n", "ho", "wo", "k"} : Coords{"n", "k", "ho", "wo"};
+  // The epilogue's coordinates: hw is the output position within an image, split by axis.
+  const int dims = node.conv.dims;
+  std::vector<std::string> lines;
+  Coords coords;
+  if (dims == 1) {
+    coords = {"n", "k", "hw"};
+  } else if (dims == 2) {
+    lines = {fmt::format("const Index ho = hw / {0}, wo = hw % {0};", config.wo)};
+    coords = config.nhwc ? Coords{"n", "ho", "wo", "k"} : Coords{"n", "k", "ho", "wo"};
+  } else {
+    lines = {fmt::format("const Index od = hw / {0}, ho = hw / {1} % {2}, wo = hw % {1};", config.ho * config.wo, config.wo,
+                         config.ho)};
+    coords = {"n", "k", "od", "ho", "wo"};
+  }
   const std::string epi = epilogue(plan, k, unit, "float acc, Index n, Index k, Index hw", lines, coords);
   const std::string y = UnitParts::pointer_name(plan, k.stores[0].buffer);
   unit.body = config.kind == ConvKind::Tma

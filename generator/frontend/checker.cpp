@@ -210,7 +210,8 @@ const std::vector<std::string> kFunctions = {
     "tanhshrink", "clamp", "not", "pow", "min", "max", "minimum", "maximum",
     "and", "or", "sum",
     "mean", "prod", "argmin", "argmax", "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "softmax",
-    "log_softmax", "where", "dropout", "matmul", "transpose", "permute", "conv2d", "iota", "max_pool1d", "max_pool2d",
+    "log_softmax", "where", "dropout", "matmul", "transpose", "permute", "conv1d", "conv2d", "conv3d",
+    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "iota", "max_pool1d", "max_pool2d",
     "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d"};
 
 class Checker {
@@ -918,7 +919,10 @@ class Checker {
     if (f == "matmul") return matmul(e);
     if (f == "transpose") return transpose(e);
     if (f == "permute") return permute(e);
-    if (f == "conv2d") return conv2d(e);
+    for (int d = 1; d <= 3; ++d) {
+      if (f == fmt::format("conv{}d", d)) return conv(e, d, false);
+      if (f == fmt::format("conv_transpose{}d", d)) return conv(e, d, true);
+    }
     if (f == "iota") return iota(e);
     for (int d = 1; d <= 3; ++d) {
       if (f == fmt::format("max_pool{}d", d)) return pool(e, OpKind::MaxPool, d);
@@ -1364,43 +1368,62 @@ class Checker {
     return permute_node(x, std::move(perm), e.loc);
   }
 
-  // A conv parameter: an int or [h, w], each within [min, 2^31).
-  void conv_pair(const Expr& e, const char* name, std::int64_t min, std::int64_t out[2]) {
+  // [Note: convolution]
+  // conv{1,2,3}d(x, w, stride=, padding=, dilation=, groups=) and conv_transpose{1,2,3}d(x, w,
+  // stride=, padding=, output_padding=, dilation=, groups=) are PyTorch's F.conv*d and
+  // F.conv_transpose*d over the last d axes of a rank d+2 x [N, C, spatial...] (docs/semantics.md,
+  // "Convolution"). conv2d alone also takes layout="NHWC". Per spatial axis, with kernel k:
+  //   forward:    out = (L + 2 * padding - dilation * (k - 1) - 1) / stride + 1   (floor division)
+  //   transposed: out = (L - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1
+  // The filters are w [K, C/groups, k...] (forward) and w [C, K/groups, k...] (transposed). A
+  // relation between dims that is not decidable symbolically is recorded and checked at bind.
+  // A conv parameter: an int or a list of `dims`, each within [min, 2^31).
+  void conv_axes(const Expr& e, const char* name, int dims, std::int64_t min, std::int64_t out[3]) {
     SourceLoc loc = e.loc;
     auto v = ints_kw(e, name, &loc);
     if (!v) return;
-    if (v->size() != 1 && v->size() != 2)
-      fail(loc, fmt::format("{}= of conv2d() is an int or [h, w], got {} values", name, v->size()));
-    out[0] = (*v)[0];
-    out[1] = v->back();
-    for (int i = 0; i < 2; ++i)
+    static const char* const kLists[] = {"[l]", "[h, w]", "[d, h, w]"};
+    if (v->size() != 1 && v->size() != static_cast<std::size_t>(dims))
+      fail(loc, fmt::format("{}= of {}() is an int or {}, got {} values", name, e.text, kLists[dims - 1], v->size()));
+    for (int i = 0; i < dims; ++i) {
+      out[i] = v->size() == 1 ? (*v)[0] : (*v)[static_cast<std::size_t>(i)];
       if (out[i] < min || out[i] >= (std::int64_t{1} << 31))
-        fail(loc, fmt::format("{} of conv2d() must be in {}..2147483647, got {}", name, min, out[i]));
+        fail(loc, fmt::format("{} of {}() must be in {}..2147483647, got {}", name, e.text, min, out[i]));
+    }
   }
 
-  Value conv2d(const Expr& e) {
-    expect_args(e, 2, 2, {"stride", "padding", "dilation", "groups", "layout", "precision"}, "x, w");
+  Value conv(const Expr& e, int dims, bool transposed) {
+    std::vector<std::string> keywords = {"stride", "padding", "dilation", "groups", "precision"};
+    if (transposed) keywords.push_back("output_padding");
+    if (dims == 2 && !transposed) keywords.push_back("layout");
+    expect_args(e, 2, 2, keywords, "x, w");
     NodeId x = tensor_arg(e, 0);
     NodeId w = tensor_arg(e, 1);
     const Node& nx = node(x);
     const Node& nw = node(w);
-    if (nx.shape.size() != 4)
-      fail(e.args[0]->loc, fmt::format("conv2d() needs a rank-4 input x, got {}", type_text(nx.dtype, nx.shape)));
-    if (nw.shape.size() != 4)
-      fail(e.args[1]->loc, fmt::format("conv2d() needs a rank-4 weight w [K, C/groups, R, S], got {}",
+    static const char* const kKernel[] = {"S", "R, S", "T, R, S"};
+    const std::size_t rank = static_cast<std::size_t>(dims) + 2;
+    if (nx.shape.size() != rank)
+      fail(e.args[0]->loc, fmt::format("{}() needs a rank-{} input x, got {}", e.text, rank, type_text(nx.dtype, nx.shape)));
+    if (nw.shape.size() != rank)
+      fail(e.args[1]->loc, fmt::format("{}() needs a rank-{} weight w [{}, {}], got {}", e.text, rank,
+                                       transposed ? "C, K/groups" : "K, C/groups", kKernel[dims - 1],
                                        type_text(nw.dtype, nw.shape)));
     if (nx.dtype != nw.dtype)
-      fail(e.loc, fmt::format("mismatched types in conv2d(): {} and {}; cast one side explicitly, e.g. {}(w)",
+      fail(e.loc, fmt::format("mismatched types in {}(): {} and {}; cast one side explicitly, e.g. {}(w)", e.text,
                               dtype_name(nx.dtype), dtype_name(nw.dtype), dtype_name(nx.dtype)));
     if (!dtype_is_float(nx.dtype))
-      fail(e.loc, fmt::format("conv2d() needs a float type (f32, f16, bf16, f64), got {}", dtype_name(nx.dtype)));
+      fail(e.loc, fmt::format("{}() needs a float type (f32, f16, bf16, f64), got {}", e.text, dtype_name(nx.dtype)));
     ir::ConvAttrs c;
-    conv_pair(e, "stride", 1, c.stride);
-    conv_pair(e, "padding", 0, c.padding);
-    conv_pair(e, "dilation", 1, c.dilation);
+    c.dims = dims;
+    c.transposed = transposed;
+    conv_axes(e, "stride", dims, 1, c.stride);
+    conv_axes(e, "padding", dims, 0, c.padding);
+    conv_axes(e, "dilation", dims, 1, c.dilation);
+    if (transposed) conv_axes(e, "output_padding", dims, 0, c.output_padding);
     if (auto g = int_kw(e, "groups")) {
       if (*g < 1 || *g >= (std::int64_t{1} << 31))
-        fail(kw_loc(e, "groups"), fmt::format("groups of conv2d() must be in 1..2147483647, got {}", *g));
+        fail(kw_loc(e, "groups"), fmt::format("groups of {}() must be in 1..2147483647, got {}", e.text, *g));
       c.groups = *g;
     }
     if (auto layout = string_kw(e, "layout")) {
@@ -1408,49 +1431,70 @@ class Checker {
       else if (*layout == "NHWC") c.layout = ir::Layout::NHWC;
       else fail(kw_loc(e, "layout"), fmt::format("layout= expects \"NCHW\" or \"NHWC\", got \"{}\"", *layout));
     }
-    bool nhwc = c.layout == ir::Layout::NHWC;
+    for (int i = 0; i < dims; ++i)
+      if (c.output_padding[i] >= std::max(c.stride[i], c.dilation[i]))
+        fail(kw_loc(e, "output_padding"),
+             fmt::format("output_padding of {}() must be smaller than the stride or the dilation (axis {}: stride {}, "
+                         "dilation {}), got {}", e.text, i, c.stride[i], c.dilation[i], c.output_padding[i]));
+    const bool nhwc = c.layout == ir::Layout::NHWC;
     const DimExpr& batch = nx.shape[0];
     const DimExpr& channels = nx.shape[nhwc ? 3 : 1];
-    const DimExpr& height = nx.shape[nhwc ? 1 : 2];
-    const DimExpr& width = nx.shape[nhwc ? 2 : 3];
-    const DimExpr& k = nw.shape[0];
-    const DimExpr& cg = nw.shape[1];
-    DimExpr groups = DimExpr::constant(c.groups);
-    DimExpr expected_c = cg * groups;
+    const DimExpr groups = DimExpr::constant(c.groups);
+    // Forward: x's channels are w.shape[1] * groups and K = w.shape[0] (divisible by groups).
+    // Transposed: x's channels are w.shape[0] (divisible by groups) and K = w.shape[1] * groups.
+    const DimExpr& w_in = nw.shape[transposed ? 0 : 1];
+    const DimExpr& w_split = nw.shape[0];   // divisible by groups
+    const DimExpr expected_c = transposed ? w_in : w_in * groups;
     if (expected_c != channels) {
       auto cc = channels.as_constant();
       auto ec = expected_c.as_constant();
-      if ((cc && ec) || c.groups == 1)
-        fail(e.loc, fmt::format("conv2d() channels do not match: x has {} channels but w.shape[1] * groups = {} * {} = {}",
-                                channels.str(), cg.str(), c.groups, expected_c.str()));
+      const std::string rule = transposed ? "w.shape[0]" : fmt::format("w.shape[1] * groups = {} * {}", w_in.str(), c.groups);
+      // Without groups the two must be the same dim, as a matmul's inner dims must.
+      if ((cc && ec) || c.groups == 1 || transposed)
+        fail(e.loc, fmt::format("{}() channels do not match: x has {} channels but {} = {}", e.text, channels.str(), rule,
+                                expected_c.str()));
       ir_->constraints.push_back({channels, expected_c,
-                                  fmt::format("conv2d() at {} needs x's channels to equal w.shape[1] * groups", at(e.loc)),
+                                  fmt::format("{}() at {} needs x's channels to equal {}", e.text, at(e.loc),
+                                              transposed ? "w.shape[0]" : "w.shape[1] * groups"),
                                   e.loc});
     }
     if (c.groups > 1) {
-      if (auto kc = k.as_constant()) {
+      const char* what = transposed ? "input channels w.shape[0]" : "output channels w.shape[0]";
+      if (auto kc = w_split.as_constant()) {
         if (*kc % c.groups != 0)
-          fail(e.loc, fmt::format("conv2d() output channels w.shape[0] = {} are not divisible by groups = {}", *kc, c.groups));
+          fail(e.loc, fmt::format("{}() {} = {} are not divisible by groups = {}", e.text, what, *kc, c.groups));
       } else {
-        ir_->constraints.push_back({floor_div(k, groups) * groups, k,
-                                    fmt::format("conv2d() at {} needs w.shape[0] divisible by groups = {}", at(e.loc), c.groups),
+        ir_->constraints.push_back({floor_div(w_split, groups) * groups, w_split,
+                                    fmt::format("{}() at {} needs w.shape[0] divisible by groups = {}", e.text,
+                                                at(e.loc), c.groups),
                                     e.loc});
       }
     }
-    auto out_size = [&](const DimExpr& in, const DimExpr& kernel, int i) {
-      DimExpr span = DimExpr::constant(c.dilation[i]) * (kernel - DimExpr::constant(1));
-      DimExpr numer = in + DimExpr::constant(2 * c.padding[i]) - span - DimExpr::constant(1);
-      return floor_div(numer, DimExpr::constant(c.stride[i])) + DimExpr::constant(1);
-    };
-    DimExpr ho = out_size(height, nw.shape[2], 0);
-    DimExpr wo = out_size(width, nw.shape[3], 1);
-    for (auto [size, label] : {std::pair{ho, "height"}, std::pair{wo, "width"}})
-      if (auto v = size.as_constant(); v && *v < 1)
-        fail(e.loc, fmt::format("conv2d() output {} would be {} (< 1): the input is smaller than the dilated kernel", label, *v));
+    const DimExpr k = transposed ? nw.shape[1] * groups : nw.shape[0];
+    static const char* const kLabels[3][3] = {{"length"}, {"height", "width"}, {"depth", "height", "width"}};
+    Shape spatial;
+    for (int i = 0; i < dims; ++i) {
+      const DimExpr& in = nx.shape[nhwc ? 1 + static_cast<std::size_t>(i) : 2 + static_cast<std::size_t>(i)];
+      const DimExpr& kernel = nw.shape[2 + static_cast<std::size_t>(i)];
+      const DimExpr span = DimExpr::constant(c.dilation[i]) * (kernel - DimExpr::constant(1));
+      DimExpr out = transposed ? (in - DimExpr::constant(1)) * DimExpr::constant(c.stride[i]) + span +
+                                     DimExpr::constant(c.output_padding[i] + 1 - 2 * c.padding[i])
+                               : floor_div(in + DimExpr::constant(2 * c.padding[i]) - span - DimExpr::constant(1),
+                                           DimExpr::constant(c.stride[i])) +
+                                     DimExpr::constant(1);
+      if (auto v = out.as_constant(); v && *v < 1)
+        fail(e.loc, fmt::format("{}() output {} would be {} (< 1): {}", e.text, kLabels[dims - 1][i], *v,
+                                transposed ? "the padding removes more than the transposed conv produces"
+                                           : "the input is smaller than the dilated kernel"));
+      spatial.push_back(std::move(out));
+    }
     Node n;
-    n.kind = OpKind::Conv2d;
+    n.kind = OpKind::Conv;
     n.dtype = nx.dtype;
-    n.shape = nhwc ? Shape{batch, ho, wo, k} : Shape{batch, k, ho, wo};
+    n.shape = {batch};
+    if (!nhwc) n.shape.push_back(k);
+    n.shape.insert(n.shape.end(), spatial.begin(), spatial.end());
+    if (nhwc) n.shape.push_back(k);
     n.operands = {x, w};
     n.conv = c;
     n.precision = precision_kw(e, nx.dtype);

@@ -389,13 +389,22 @@ const char* op_kind_name(OpKind kind) {
     case OpKind::Dropout: return "dropout";
     case OpKind::Matmul: return "matmul";
     case OpKind::Permute: return "permute";
-    case OpKind::Conv2d: return "conv2d";
+    case OpKind::Conv: return "conv";
     case OpKind::Iota: return "iota";
     case OpKind::MaxPool: return "max_pool";
     case OpKind::AvgPool: return "avg_pool";
   }
   return "?";
 }
+
+const char* conv_name(const ConvAttrs& c) {
+  static const char* const kNames[2][3] = {{"conv1d", "conv2d", "conv3d"},
+                                           {"conv_transpose1d", "conv_transpose2d", "conv_transpose3d"}};
+  KILN_ASSERT(c.dims >= 1 && c.dims <= 3, "a conv over {} axes", c.dims);
+  return kNames[c.transposed ? 1 : 0][c.dims - 1];
+}
+
+const char* node_kind_name(const Node& n) { return n.kind == OpKind::Conv ? conv_name(n.conv) : op_kind_name(n.kind); }
 
 bool is_elementwise(OpKind kind) {
   return (kind >= OpKind::Neg && kind <= OpKind::Where) || kind == OpKind::Dropout;
@@ -487,13 +496,19 @@ std::string node_text(const Ir& ir, const Node& n, NodeId id, const ShapeText& s
     attrs.push_back("p=" + number(n.p));
   } else if (n.kind == OpKind::Permute) {
     attrs.push_back("perm=" + int_list(n.perm));
-  } else if (n.kind == OpKind::Conv2d) {
+  } else if (n.kind == OpKind::Conv) {
     const ConvAttrs& c = n.conv;
-    attrs.push_back(fmt::format("stride=[{}, {}]", c.stride[0], c.stride[1]));
-    attrs.push_back(fmt::format("padding=[{}, {}]", c.padding[0], c.padding[1]));
-    attrs.push_back(fmt::format("dilation=[{}, {}]", c.dilation[0], c.dilation[1]));
+    auto list = [&](const std::int64_t* v) {
+      std::string t;
+      for (int i = 0; i < c.dims; ++i) t += fmt::format("{}{}", i ? ", " : "", v[i]);
+      return "[" + t + "]";
+    };
+    attrs.push_back("stride=" + list(c.stride));
+    attrs.push_back("padding=" + list(c.padding));
+    if (c.transposed) attrs.push_back("output_padding=" + list(c.output_padding));
+    attrs.push_back("dilation=" + list(c.dilation));
     attrs.push_back(fmt::format("groups={}", c.groups));
-    attrs.push_back(c.layout == Layout::NCHW ? "layout=NCHW" : "layout=NHWC");
+    if (c.dims == 2) attrs.push_back(c.layout == Layout::NCHW ? "layout=NCHW" : "layout=NHWC");
   } else if (is_pool(n.kind)) {
     const PoolAttrs& a = n.pool;
     auto list = [&](const std::int64_t* v) {
@@ -510,11 +525,11 @@ std::string node_text(const Ir& ir, const Node& n, NodeId id, const ShapeText& s
     if (n.kind == OpKind::AvgPool && !a.count_include_pad) attrs.push_back("exclude_pad");
     if (a.divisor) attrs.push_back(fmt::format("divisor={}", a.divisor));
   }
-  if ((n.kind == OpKind::Matmul || n.kind == OpKind::Conv2d) && n.precision)
+  if ((n.kind == OpKind::Matmul || n.kind == OpKind::Conv) && n.precision)
     attrs.push_back(fmt::format("precision={}", precision_name(*n.precision)));
   for (const auto& a : attrs) args += (args.empty() ? "" : ", ") + a;
   const char* sep = n.kind == OpKind::Input || n.kind == OpKind::Scalar || n.kind == OpKind::Literal ? " " : "(";
-  std::string text = fmt::format("  %{} = {}{}{}{} : {}", id, op_kind_name(n.kind), sep, args,
+  std::string text = fmt::format("  %{} = {}{}{}{} : {}", id, node_kind_name(n), sep, args,
                                  *sep == '(' ? ")" : "", type_text(n.dtype, shape_of(id), n.shape.empty()));
   bool named = !n.name.empty() && n.kind != OpKind::Input && n.kind != OpKind::Scalar;
   if (n.loc.line > 0)
@@ -568,7 +583,7 @@ namespace {
 
 std::string node_description(const Ir& ir, NodeId id) {
   const Node& n = ir.node(id);
-  std::string what = n.name.empty() ? op_kind_name(n.kind) : fmt::format("{} '{}'", op_kind_name(n.kind), n.name);
+  std::string what = n.name.empty() ? node_kind_name(n) : fmt::format("{} '{}'", node_kind_name(n), n.name);
   if (n.loc.line > 0) what += fmt::format(" at {}:{}", n.loc.line, n.loc.column);
   return what;
 }

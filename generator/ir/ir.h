@@ -105,8 +105,8 @@ enum class OpKind : std::uint8_t {
   Matmul,
   // a view: output dim i is input dim perm[i]; transpose(x) = swap of the last two
   Permute,
-  // conv2d(x, w): `conv`
-  Conv2d,
+  // conv{1,2,3}d(x, w) and conv_transpose{1,2,3}d(x, w): `conv` (ir::conv_name gives the full name)
+  Conv,
   // iota(d0, d1, ..., axis=k): no operands; an i64 tensor whose element is its coordinate along `axis`
   Iota,
   // max_pool{1,2,3}d(x, kernel) / avg_pool{1,2,3}d(x, kernel): a window over the last `pool.dims`
@@ -123,13 +123,21 @@ bool is_pool(OpKind kind);               // MaxPool, AvgPool
 
 enum class Layout : std::uint8_t { NCHW, NHWC };
 
+// A convolution over the last `dims` axes of x (docs/semantics.md, "Convolution"); entries past
+// `dims` are unused. Index i is spatial axis i (outermost first), as in PoolAttrs.
 struct ConvAttrs {
-  std::int64_t stride[2] = {1, 1};
-  std::int64_t padding[2] = {0, 0};
-  std::int64_t dilation[2] = {1, 1};
+  int dims = 2;                                // 1, 2 or 3
+  bool transposed = false;                     // conv_transpose: w is [C, K/groups, kernel...]
+  std::int64_t stride[3] = {1, 1, 1};
+  std::int64_t padding[3] = {0, 0, 0};
+  std::int64_t dilation[3] = {1, 1, 1};
+  std::int64_t output_padding[3] = {0, 0, 0};  // transposed only
   std::int64_t groups = 1;
-  Layout layout = Layout::NCHW;   // x is [N,C,H,W] or [N,H,W,C]; w is always [K, C/groups, R, S]
+  Layout layout = Layout::NCHW;   // conv2d only: x is [N,C,H,W] or [N,H,W,C]; w is always [K, C/groups, R, S]
 };
+// "conv2d", "conv_transpose3d", ...
+const char* conv_name(const ConvAttrs& c);
+
 
 // A pooling window over the last `dims` axes of x (docs/semantics.md, "Pooling"); entries past
 // `dims` are unused. Index i is spatial axis i (outermost first).
@@ -160,11 +168,14 @@ struct Node {
   bool exclusive = false, reverse = false;
   double p = 0;                      // Dropout
   std::vector<int> perm;             // Permute
-  ConvAttrs conv;                    // Conv2d
+  ConvAttrs conv;                    // Conv
   PoolAttrs pool;                    // MaxPool, AvgPool
-  PrecisionChoice precision;         // Matmul, Conv2d
+  PrecisionChoice precision;         // Matmul, Conv
   SourceLoc loc;                     // the expression this node came from
 };
+
+// op_kind_name, but a conv names its dims and direction ("conv_transpose3d")
+const char* node_kind_name(const Node& n);
 
 struct DimDecl {
   std::string name;

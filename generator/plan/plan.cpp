@@ -201,7 +201,7 @@ std::string Plan::text() const {
                        kn.min_blocks > 1 ? fmt::format(" min_blocks {}", kn.min_blocks) : "");
     if (kn.anchor >= 0) {
       const auto& a = ir().node(kn.anchor);
-      out += fmt::format("      anchor %{} {} (line {})\n", kn.anchor, ir::op_kind_name(a.kind), a.loc.line);
+      out += fmt::format("      anchor %{} {} (line {})\n", kn.anchor, ir::node_kind_name(a), a.loc.line);
     }
     for (const auto& s : kn.stores)
       out += fmt::format("      stores %{} -> #{} {}\n", s.node, s.buffer, buffers[static_cast<std::size_t>(s.buffer)].name);

@@ -1,4 +1,4 @@
-// Planning of the contraction template family: matmul -> gemm.cuh, conv2d -> conv_igemm.cuh.
+// Planning of the contraction template family: matmul -> gemm.cuh, conv -> conv_igemm.cuh.
 //
 // [Note: how a contraction is planned]
 // Operands are read in place: a leaf, or a Permute of a leaf that swaps the last two dims
@@ -35,8 +35,11 @@
 //     product is large (kPadMinFlops), else the mma.sync Gemm reads the operand in place.
 // SmallK and split-K kernels set `min_blocks` (CTAs per SM), which becomes the second
 // __launch_bounds__ argument so the registers allow that many resident CTAs.
-// Conv2d: DepthwiseDirect when groups == C (memory-bound), else ConvNchw (implicit GEMM), or on
-// sm_90a for f32 tf32 / 3xTF32 with one group WgConvNchw (the same implicit GEMM on wgmma).
+// Conv (conv1d/2d/3d, conv_transpose1d/2d/3d): the spatial axes right-aligned into (d, h, w).
+// A 1-d or 2-d forward conv: DepthwiseDirect when groups == C (memory-bound), the TMA engine or
+// WgConvNchw on sm_90a where they fit, else ConvNchw (implicit GEMM). A depth axis or a
+// transposed conv: ConvNchw with its general im2col (conv_im2col_general), which maps each output
+// pixel and filter tap to its input position, the transposed mapping included.
 // Every template parameter goes into the kernel's GemmConfig / ConvConfig (kiln/config/gemm.h,
 // conv.h), which the emitter writes into the unit; shared memory and the launch come from the
 // rules in those headers, the same functions that size the templates' shared memory.
@@ -1195,7 +1198,7 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   p.add_followup(std::move(fin));
 }
 
-// Conv2d on the TMA engine (conv_tma.cuh, sm_90a): f32 in tf32 / 3xTF32, NCHW or NHWC, one group.
+// A 2-d (or 1-d) forward conv on the TMA engine (conv_tma.cuh, sm_90a): f32 in tf32 / 3xTF32, NCHW or NHWC, one group.
 // OperandPrep passes first write k-major copies the TMA unit can read: x as NHWC ([N][H][W][ldc],
 // the transpose of each image's [C][H*W]; NHWC x is read in place when its rows are 16-byte
 // multiples) and the filters as [K][R*S][ldc] (the transpose of each filter's [C][R*S]), channel
@@ -1338,34 +1341,57 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
 void plan_conv(Planner& p, PlannedKernel& kn) {
   const auto& node = p.node(kn.anchor);
   const std::string& op_name = p.bound().ir->op_name;
+  const auto& c = node.conv;
+  const char* conv = ir::conv_name(c);
   const NodeId x = node.operands[0], w = node.operands[1];
   const DType et = p.node(x).dtype;
   KILN_CHECK(contraction_dtype(et) && p.node(w).dtype == et, UnsupportedError,
-             "{}: conv2d (line {}) of {} has no conv template (f32, f16, bf16)", op_name, node.loc.line, dtype_name(et));
+             "{}: {} (line {}) of {} has no conv template (f32, f16, bf16)", op_name, conv, node.loc.line, dtype_name(et));
   const DType stored = p.node(kn.stores[0].node).dtype;
-  KILN_CHECK(contraction_dtype(stored), UnsupportedError, "{}: the epilogue of the conv2d on line {} ends in {}, which the conv "
-             "template cannot store", op_name, node.loc.line, dtype_name(stored));
+  KILN_CHECK(contraction_dtype(stored), UnsupportedError, "{}: the epilogue of the {} on line {} ends in {}, which the conv "
+             "template cannot store", op_name, conv, node.loc.line, dtype_name(stored));
   const auto& xs = p.shape(x);
   const auto& ws = p.shape(w);
   const auto& ys = p.shape(kn.anchor);
-  const auto& c = node.conv;
   const bool nhwc = c.layout == ir::Layout::NHWC;
-  const std::int64_t N = xs[0], C = nhwc ? xs[3] : xs[1], H = nhwc ? xs[1] : xs[2], W = nhwc ? xs[2] : xs[3];
-  const std::int64_t K = ws[0], R = ws[2], S = ws[3], G = c.groups;
-  const std::int64_t Ho = nhwc ? ys[1] : ys[2], Wo = nhwc ? ys[2] : ys[3];
+  // The spatial axes right-aligned into (d, h, w): index a of these is spatial axis a - (3 - dims).
+  const std::size_t dims = static_cast<std::size_t>(c.dims), first = nhwc ? 1 : 2;
+  std::int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, kernel[3] = {1, 1, 1};
+  int stride[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, dil[3] = {1, 1, 1}, opad[3] = {0, 0, 0};
+  for (std::size_t i = 0; i < dims; ++i) {
+    const std::size_t a = 3 - dims + i;
+    in[a] = xs[first + i], out[a] = ys[first + i], kernel[a] = ws[2 + i];
+    stride[a] = static_cast<int>(c.stride[i]), pad[a] = static_cast<int>(c.padding[i]);
+    dil[a] = static_cast<int>(c.dilation[i]), opad[a] = static_cast<int>(c.output_padding[i]);
+  }
+  const std::int64_t N = xs[0], C = nhwc ? xs[3] : xs[1], D = in[0], H = in[1], W = in[2];
+  const std::int64_t K = nhwc ? ys[3] : ys[1], T = kernel[0], R = kernel[1], S = kernel[2], G = c.groups;
+  const std::int64_t Do = out[0], Ho = out[1], Wo = out[2];
   ConvConfig cc;
   cc.elem_bytes = static_cast<int>(dtype_size(et));
   cc.nhwc = nhwc;
   cc.n = N, cc.c = C, cc.h = H, cc.w = W, cc.k = K, cc.r = static_cast<int>(R), cc.s = static_cast<int>(S);
-  cc.stride_h = c.stride[0], cc.stride_w = c.stride[1], cc.pad_h = c.padding[0], cc.pad_w = c.padding[1];
-  cc.dil_h = c.dilation[0], cc.dil_w = c.dilation[1], cc.groups = static_cast<int>(G);
+  cc.stride_h = stride[1], cc.stride_w = stride[2], cc.pad_h = pad[1], cc.pad_w = pad[2];
+  cc.dil_h = dil[1], cc.dil_w = dil[2], cc.groups = static_cast<int>(G);
   cc.ho = Ho, cc.wo = Wo;
+  cc.transposed = c.transposed;
+  cc.d = D, cc.t = static_cast<int>(T), cc.stride_d = stride[0], cc.pad_d = pad[0], cc.dil_d = dil[0], cc.dout = Do;
+  cc.opad_d = opad[0], cc.opad_h = opad[1], cc.opad_w = opad[2];
+  auto axes_text = [&](const auto& v) {
+    std::string t;
+    for (std::size_t i = 0; i < dims; ++i) t += fmt::format("{}{}", i ? "x" : "", v[3 - dims + i]);
+    return t;
+  };
+  const std::string shape_why =
+      fmt::format("{} {}x{}x{} -> {} filters {}, stride {}, pad {}{}, dil {}, groups {}, {}", conv, N, C, axes_text(in), K,
+                  axes_text(kernel), axes_text(stride), axes_text(pad),
+                  c.transposed ? fmt::format(", output_padding {}", axes_text(opad)) : std::string(), axes_text(dil), G,
+                  nhwc ? "NHWC" : "NCHW");
+  // A depth axis or a transposed conv: only ConvNchw's general im2col takes them.
+  const bool general = conv_im2col_general(D, cc.t, Do, c.transposed);
   const int sms = p.target().sm_count;
-  const std::int64_t out_bytes = N * K * Ho * Wo * static_cast<std::int64_t>(dtype_size(stored));
-  const std::string shape_why = fmt::format("conv2d {}x{}x{}x{} -> {} filters {}x{}, stride {}x{}, pad {}x{}, dil {}x{}, "
-                                            "groups {}, {}", N, C, H, W, K, R, S, c.stride[0], c.stride[1], c.padding[0],
-                                            c.padding[1], c.dilation[0], c.dilation[1], G, nhwc ? "NHWC" : "NCHW");
-  if (G == C && C > 1) {
+  const std::int64_t out_bytes = N * K * Do * Ho * Wo * static_cast<std::int64_t>(dtype_size(stored));
+  if (G == C && C > 1 && !general) {
     kn.template_name = "conv_depthwise";
     cc.kind = ConvKind::Depthwise;
     cc.threads = 256;
@@ -1380,14 +1406,14 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   if (!f32) why = fmt::format("{} tensor cores, f32 accumulation", dtype_name(et));
   const std::int64_t Kg = K / G, kdim = conv_gemm_k(cc);
   cc.stream = out_bytes > kStreamBytes;
-  if (conv_tma_fits(p, cc)) {
+  if (!general && conv_tma_fits(p, cc)) {
     plan_conv_tma(p, kn, cc, shape_why, why);
     return;
   }
   KILN_CHECK(!nhwc, UnsupportedError,
-             "{}: op 'conv2d' (line {}) has no kernel template in this version of kiln for NHWC with groups {} != C "
+             "{}: op '{}' (line {}) has no kernel template in this version of kiln for NHWC with groups {} != C "
              "here: NHWC runs on the sm_90a TMA engine for f32 (tf32 or fp32-accurate) with one group; this is {}, {}{}",
-             op_name, node.loc.line, G, p.target().arch, dtype_name(et),
+             op_name, conv, node.loc.line, G, p.target().arch, dtype_name(et),
              f32 ? fmt::format(" with precision {}", enum_name(cc.precision)) : std::string());
   // sm_90a, f32 in tf32 / 3xTF32, one group, 16-byte filter rows: WgConvNchw (conv_sm90.cuh), the
   // wgmma engine with an im2col gather, one persistent CTA per SM walking the tiles (the next
@@ -1395,7 +1421,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   // 3x3, H100, bench/standalone/gemm_check.cu): tf32 128x256 tiles, 4 stages 3.58 ms persistent,
   // 3.79 one CTA per tile (128x128: 4.41; 2 CTAs per SM of 128x128: 4.41); 3xTF32 128x128,
   // 4 stages 10.13 ms (128x64 at 2 per SM 11.78); ConvNchw 6.40 / 13.68.
-  if (p.target().arch == "sm_90a" && f32 && cc.precision != MmaPrecision::Ieee && G == 1 && kdim % 4 == 0 &&
+  if (!general && p.target().arch == "sm_90a" && f32 && cc.precision != MmaPrecision::Ieee && G == 1 && kdim % 4 == 0 &&
       p.target().aligned16 && Ho * Wo < (std::int64_t{1} << 31)) {
     const bool x3 = cc.precision == MmaPrecision::Tf32x3;
     cc.kind = ConvKind::Wgmma;
@@ -1415,13 +1441,15 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   cc.kind = ConvKind::Nchw;
   cc.bm = Kg <= 64 ? 64 : 128, cc.wm = cc.bm / 2, cc.bn = 128, cc.wn = 32, cc.bk = 32;
   cc.stages = pick_stages(p.target(), cc.elem_bytes, cc.bm, cc.bn, cc.bk, cc.wn, true, false,
-                          conv_table_bytes(kdim, cc.bk));
-  cc.vec_w = p.target().aligned16 && kdim % (16 / cc.elem_bytes) == 0;
+                          conv_table_bytes(kdim, cc.bk, general));
+  // (a transposed conv's filters are gathered: w [C][K/groups][taps] is not k-contiguous)
+  cc.vec_w = !c.transposed && p.target().aligned16 && kdim % (16 / cc.elem_bytes) == 0;
   kn.template_name = "conv_nchw";
   kn.config = cc;
   set_launch(kn, conv_geometry(cc, sms));
   kn.reason = fmt::format("{}: implicit GEMM ConvNchw, {} out channels x {} pixels x K {} per group, {}x{} tiles, {} "
-                          "stages{}; {}", shape_why, Kg, N * Ho * Wo, kdim, cc.bm, cc.bn, cc.stages,
+                          "stages{}{}; {}", shape_why, Kg, N * Do * Ho * Wo, kdim, cc.bm, cc.bn, cc.stages,
+                          c.transposed ? ", the transposed index mapping in the im2col gather, filters gathered" : "",
                           cc.stream ? ", streaming stores" : "", why);
 }
 
@@ -1431,7 +1459,7 @@ const AnchorRule* contraction_rule(ir::OpKind kind) {
   static const AnchorRule kMatmul{"gemm", false, true, plan_matmul, takes_transposed_view, claims_softmax, true};
   static const AnchorRule kConv{"conv_igemm", false, true, plan_conv, nullptr, nullptr};
   if (kind == OpKind::Matmul) return &kMatmul;
-  if (kind == OpKind::Conv2d) return &kConv;
+  if (kind == OpKind::Conv) return &kConv;
   return nullptr;
 }
 

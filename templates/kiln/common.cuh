@@ -20,6 +20,11 @@ using u64 = unsigned long long;
 __device__ __forceinline__ float to_float(float x) { return x; }
 __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+// std::conditional_t without <type_traits> (NVRTC compiles these headers with no standard library).
+template <bool kFirst, class A, class B> struct Choose { using type = A; };
+template <class A, class B> struct Choose<false, A, B> { using type = B; };
+template <bool kFirst, class A, class B> using choose_t = typename Choose<kFirst, A, B>::type;
+
 template <class T> __device__ __forceinline__ T from_float(float x);
 template <> __device__ __forceinline__ float from_float<float>(float x) { return x; }
 template <> __device__ __forceinline__ __half from_float<__half>(float x) { return __float2half_rn(x); }

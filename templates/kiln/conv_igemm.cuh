@@ -79,7 +79,8 @@ struct Im2colNchwLoader {
   static constexpr int kLinesPerPass = Threads / BN;
   static_assert(BK % kLinesPerPass == 0, "BK must be a multiple of kThreads / BN");
   static constexpr int kTableEntries = int((Sh::Kdim + BK - 1) / BK * BK);
-  static constexpr int kTableBytes = conv_table_bytes(Sh::Kdim, BK);   // config/conv.h
+  static constexpr int kTableBytes = conv_table_bytes(Sh::Kdim, BK, false);   // config/conv.h
+  static_assert(!conv_im2col_general(Sh::D, Sh::T, Sh::Do, Sh::kTransposed), "a 2-d forward conv");
   static_assert(Sh::R * Sh::kDilH < 32768 && Sh::S * Sh::kDilW < 32768, "filter extent");
   const E* x;       // offset to the group's first channel
   const int2* table;
@@ -117,6 +118,106 @@ struct Im2colNchwLoader {
                       unsigned(hi) < unsigned(Sh::H) && unsigned(wi) < unsigned(Sh::W);
       const E* src = ok ? x + (pix + e.x) : x;
       copy_elems<E, 1>(s + line * Tile::kLd + pos, src, ok);
+    }
+  }
+};
+
+// The general NCHW im2col (conv_im2col_general): a depth axis, or a transposed conv. B'(k', p)
+// with k' = (c, t, r, s), p = (n, od, oh, ow); the same shared tile as Im2colNchwLoader. A table
+// entry holds the channel's offset (forward: plus the tap's), the packed (r*dil_h, s*dil_w) and
+// t*dil_d. Forward reads x[o*stride - pad + tap*dil] along each axis; transposed reads
+// x[(o + pad - tap*dil) / stride] where the division is exact and the result inside the input.
+template <class E, class Tile, class Sh, int BN, int BK, int Threads, class Index>
+struct Im2colGeneralLoader {
+  static_assert(Threads % BN == 0, "kThreads must be a multiple of BN");
+  static constexpr int kLinesPerPass = Threads / BN;
+  static_assert(BK % kLinesPerPass == 0, "BK must be a multiple of kThreads / BN");
+  static constexpr int kTableEntries = int((Sh::Kdim + BK - 1) / BK * BK);
+  static constexpr int kTableBytes = conv_table_bytes(Sh::Kdim, BK, true);   // config/conv.h
+  static_assert(Sh::R * Sh::kDilH < 32768 && Sh::S * Sh::kDilW < 32768, "filter extent");
+  static constexpr long long kHW = Sh::H * Sh::W, kDHW = Sh::D * kHW;
+  const E* x;       // offset to the group's first channel
+  const int4* table;
+  Index pix;        // forward: x offset of (n, channel 0, dbase, hbase, wbase) (may be < 0); transposed: of (n, 0)
+  int dbase, hbase, wbase;
+  bool pvalid;
+
+  // Fills the table (all threads; a __syncthreads must follow before the first load).
+  static __device__ __forceinline__ void build_table(int4* t) {
+    constexpr int kTaps = Sh::T * Sh::R * Sh::S;
+    for (int i = threadIdx.x; i < kTableEntries; i += Threads) {
+      const int c = i / kTaps, trs = i % kTaps;
+      const int dd = (trs / (Sh::R * Sh::S)) * Sh::kDilD, dh = (trs / Sh::S % Sh::R) * Sh::kDilH,
+                dw = (trs % Sh::S) * Sh::kDilW;
+      const long long tap = Sh::kTransposed ? 0 : dd * kHW + dh * Sh::W + dw;
+      t[i] = make_int4(int(c * kDHW + tap), (dh << 16) | dw, dd, 0);
+    }
+  }
+  __device__ __forceinline__ void init(long long n0) {
+    const long long p = n0 + threadIdx.x % BN;
+    pvalid = p < Sh::P;
+    const long long n = p / Sh::HoWo, sp = p % Sh::HoWo;
+    const int od = int(sp / (Sh::Ho * Sh::Wo)), oh = int(sp / Sh::Wo % Sh::Ho), ow = int(sp % Sh::Wo);
+    if constexpr (Sh::kTransposed) {
+      dbase = od + Sh::kPadD, hbase = oh + Sh::kPadH, wbase = ow + Sh::kPadW;
+      pix = Index(n) * Index(Sh::C * kDHW);
+    } else {
+      dbase = od * Sh::kStrideD - Sh::kPadD, hbase = oh * Sh::kStrideH - Sh::kPadH, wbase = ow * Sh::kStrideW - Sh::kPadW;
+      pix = Index(n) * Index(Sh::C * kDHW) + (Index(dbase) * Index(Sh::H) + Index(hbase)) * Index(Sh::W) + wbase;
+    }
+  }
+  // The input index along one axis of a transposed conv: (o + pad - tap) / stride, or -1 (none).
+  template <int kStride, long long kLen>
+  static __device__ __forceinline__ int transposed_index(int shifted) {
+    if (shifted < 0 || shifted % kStride != 0) return -1;
+    const int i = shifted / kStride;
+    return i < kLen ? i : -1;
+  }
+  __device__ __forceinline__ void load(E* s, int /*n0: fixed by init*/, int k0) const {
+    const int pos = threadIdx.x % BN;
+    const int line0 = threadIdx.x / BN;
+#pragma unroll
+    for (int i = 0; i < BK / kLinesPerPass; ++i) {
+      const int line = line0 + i * kLinesPerPass;
+      const int kp = k0 + line;
+      const int4 e = table[kp];  // same address across the warp: broadcast
+      bool ok = pvalid && (Sh::Kdim % BK == 0 || kp < Sh::Kdim);
+      Index off;
+      if constexpr (Sh::kTransposed) {
+        const int di = transposed_index<Sh::kStrideD, Sh::D>(dbase - e.z);
+        const int hi = transposed_index<Sh::kStrideH, Sh::H>(hbase - (e.y >> 16));
+        const int wi = transposed_index<Sh::kStrideW, Sh::W>(wbase - (e.y & 0xffff));
+        ok = ok && (di | hi | wi) >= 0;
+        off = pix + e.x + (Index(di) * Index(Sh::H) + Index(hi)) * Index(Sh::W) + wi;
+      } else {
+        const int di = dbase + e.z, hi = hbase + (e.y >> 16), wi = wbase + (e.y & 0xffff);
+        ok = ok && unsigned(di) < unsigned(Sh::D) && unsigned(hi) < unsigned(Sh::H) && unsigned(wi) < unsigned(Sh::W);
+        off = pix + e.x;
+      }
+      copy_elems<E, 1>(s + line * Tile::kLd + pos, ok ? x + off : x, ok);
+    }
+  }
+};
+
+// A transposed conv's filters as the GEMM's A operand: A(k_out, k') = w[c][k_out][t][r][s] with
+// k' = (c, t, r, s) of the group, k contiguous in the tile ([BM][BK + pad]). Consecutive threads
+// take consecutive k', so a filter's taps are read contiguously; the block is small and stays in L2.
+template <class E, class Tile, class Sh, int BM, int BK, int Threads, class Index>
+struct TransposedFilterLoader {
+  const E* w;   // offset to the group's first input channel
+  __device__ __forceinline__ void load(E* s, int m0, int k0) const {
+    constexpr int kTaps = Sh::T * Sh::R * Sh::S;
+#pragma unroll 4
+    for (int c = threadIdx.x; c < BM * BK; c += Threads) {
+      const int line = c / BK, pos = c % BK;
+      const int row = m0 + line, kp = k0 + pos;
+      const bool ok = row < Sh::Kg && kp < Sh::Kdim;
+      const E* src = ok ? w + (Index(kp / kTaps) * Index(Sh::Kg) + row) * kTaps + kp % kTaps : w;
+      if constexpr (sizeof(E) == 4) {
+        cp_async4(s + line * Tile::kLd + pos, src, ok ? 4 : 0);
+      } else {
+        s[line * Tile::kLd + pos] = ok ? *src : from_float<E>(0.f);   // (cp.async has no 2-byte form)
+      }
     }
   }
 };
@@ -226,11 +327,15 @@ template <class E, class Precision, class OutT, class Index, class Sh, int BM, i
           int WM, int WN, int Stages, bool kVecW, bool kStream>
 struct ConvNchw {
   using Engine = gemm::TileEngine<E, Precision, BM, BN, BK, WM, WN, Stages, true, false>;
-  using LoaderB = Im2colNchwLoader<E, typename Engine::TileB, Sh, BN, BK, Engine::kThreads, Index>;
+  static constexpr bool kGeneral = conv_im2col_general(Sh::D, Sh::T, Sh::Do, Sh::kTransposed);
+  using LoaderB = choose_t<kGeneral, Im2colGeneralLoader<E, typename Engine::TileB, Sh, BN, BK, Engine::kThreads, Index>,
+                                     Im2colNchwLoader<E, typename Engine::TileB, Sh, BN, BK, Engine::kThreads, Index>>;
+  using Entry = choose_t<kGeneral, int4, int2>;
   static constexpr int kThreads = Engine::kThreads;
   // The pipeline ring, then the im2col table.
   static constexpr int kSmemBytes = Engine::kSmemBytes + LoaderB::kTableBytes;
   static constexpr long long kGridX = (Sh::P + BN - 1) / BN, kGridY = (Sh::Kg + BM - 1) / BM;
+  static_assert(!(Sh::kTransposed && kVecW), "a transposed conv's filters are gathered (TransposedFilterLoader)");
 
   template <class Epi>
   static __device__ __forceinline__ void run(const E* x, const E* w, OutT* y, Epi epi) {
@@ -238,17 +343,23 @@ struct ConvNchw {
     const Index g = blockIdx.z;
     const long long n0 = static_cast<long long>(blockIdx.x) * BN;
     const int m0 = blockIdx.y * BM;
-    gemm::MatrixLoader<E, typename Engine::TileA, BM, BK, kThreads, kVecW, Index> la{
-        w + g * Index(Sh::Kg * Sh::Kdim), Index(Sh::Kdim), int(Sh::Kg), int(Sh::Kdim)};
-    int2* table = reinterpret_cast<int2*>(smem + Engine::kSmemBytes);
+    Entry* table = reinterpret_cast<Entry*>(smem + Engine::kSmemBytes);
     LoaderB::build_table(table);
     LoaderB lb;
-    lb.x = x + g * Index(Sh::Cg * Sh::H * Sh::W);
+    lb.x = x + g * Index(Sh::Cg * Sh::D * Sh::H * Sh::W);
     lb.table = table;
     lb.init(n0);
     __syncthreads();  // the table is complete before the prologue copies read it
     float acc[Engine::MT][Engine::NT][4];
-    Engine::mainloop(smem, la, lb, m0, 0, int(Sh::Kdim), acc);
+    if constexpr (Sh::kTransposed) {   // w [C][Kg][taps]: the group's Cg input channels
+      const TransposedFilterLoader<E, typename Engine::TileA, Sh, BM, BK, kThreads, Index> la{
+          w + g * Index(Sh::Cg * Sh::Kg * Sh::T * Sh::R * Sh::S)};
+      Engine::mainloop(smem, la, lb, m0, 0, int(Sh::Kdim), acc);
+    } else {
+      const gemm::MatrixLoader<E, typename Engine::TileA, BM, BK, kThreads, kVecW, Index> la{
+          w + g * Index(Sh::Kg * Sh::Kdim), Index(Sh::Kdim), int(Sh::Kg), int(Sh::Kdim)};
+      Engine::mainloop(smem, la, lb, m0, 0, int(Sh::Kdim), acc);
+    }
     const NchwOut<OutT, Index, Sh, kStream> out{y, g, Index(Sh::Kg), Index(Sh::P)};
     Engine::template epilogue<Index, false>(smem, acc, out, Index(m0), Index(n0), epi, nullptr,
                                             Index(0), Index(0), Index(0));
@@ -258,6 +369,7 @@ struct ConvNchw {
 template <class E, class Precision, class OutT, class Index, class Sh, int BM, int BN, int BK,
           int WM, int WN, int Stages, bool kStream>
 struct ConvNhwc {
+  static_assert(!conv_im2col_general(Sh::D, Sh::T, Sh::Do, Sh::kTransposed), "a 2-d forward conv");
   using Engine = gemm::TileEngine<E, Precision, BM, BN, BK, WM, WN, Stages, true, true>;
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
@@ -291,6 +403,7 @@ struct ConvNhwc {
 template <class E, class OutT, class Index, class Sh, bool kNhwc, int Threads>
 struct DepthwiseDirect {
   static_assert(Sh::kGroups == Sh::C && Sh::Cg == 1, "depthwise: groups == C");
+  static_assert(!conv_im2col_general(Sh::D, Sh::T, Sh::Do, Sh::kTransposed), "a 2-d forward conv");
   static constexpr int kThreads = Threads;
   static constexpr long long kTotal = Sh::N * Sh::K * Sh::HoWo;
   static constexpr long long kGridX = (kTotal + Threads - 1) / Threads;

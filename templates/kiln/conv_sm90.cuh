@@ -40,6 +40,7 @@ namespace sm90 {
 
 template <class Engine, class Index, class Shape>
 struct ConvGather {
+  static_assert(!conv_im2col_general(Shape::D, Shape::T, Shape::Do, Shape::kTransposed), "a 2-d forward conv");
   static constexpr int kThreads = Engine::kThreads, BM = Engine::kWarpGroups * 64, BN = Engine::NT * 8;
   static constexpr int kWarps = kThreads / 32;
   static constexpr int kPix = BN / (8 * kWarps);  // pixels per thread
@@ -136,6 +137,7 @@ struct ConvGather {
 template <class Precision, class Index, class Shape, int BM, int BN, int Stages, bool kVecY, bool kStream,
           int InFlight = -1>
 struct WgConvNchw {
+  static_assert(!conv_im2col_general(Shape::D, Shape::T, Shape::Do, Shape::kTransposed), "a 2-d forward conv");
   using Engine = WgEngine<Precision, BM, BN, Stages, InFlight>;
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;

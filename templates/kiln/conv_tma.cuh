@@ -67,6 +67,7 @@ struct ConvTap {
 // What both conv problems share: the two maps, every unit's k tiles (all taps x channel tiles).
 template <class Shape, long long Units>
 struct ConvProblem {
+  static_assert(!conv_im2col_general(Shape::D, Shape::T, Shape::Do, Shape::kTransposed), "a 2-d forward conv");
   static constexpr long long kUnits = Units;
   const TensorMap& w;
   __device__ __forceinline__ long long units() const { return kUnits; }

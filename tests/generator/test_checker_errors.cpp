@@ -187,6 +187,33 @@ const Case kCases[] = {
     {"op a {\n  dims N = 1, H = 8, W = 8\n  in x: f32[N, 8, H, W]\n  in w: f32[4, 8, 3, 3]\n"
      "  out y = conv2d(x, w, layout=\"CHWN\")\n}",
      "t.kiln:5:31: error: layout= expects \"NCHW\" or \"NHWC\", got \"CHWN\""},
+    // conv1d/3d and the transposed convs ([Note: convolution] in checker.cpp)
+    {"op a {\n  dims N = 1, L = 9\n  in x: f32[N, 4, L]\n  in w: f32[4, 4, 3, 3]\n  out y = conv1d(x, w)\n}",
+     "t.kiln:5:21: error: conv1d() needs a rank-3 weight w [K, C/groups, S], got f32[4, 4, 3, 3]"},
+    {"op a {\n  dims N = 1, L = 9\n  in x: f32[N, 4, 2, L]\n  in w: f32[4, 4, 3]\n  out y = conv1d(x, w)\n}",
+     "t.kiln:5:18: error: conv1d() needs a rank-3 input x, got f32[N, 4, 2, L]"},
+    {"op a {\n  dims N = 1\n  in x: f32[N, 4, 2, 9, 9]\n  in w: f32[8, 4, 3, 3, 3]\n  out y = conv3d(x, w)\n}",
+     "t.kiln:5:11: error: conv3d() output depth would be 0 (< 1): the input is smaller than the dilated kernel"},
+    {"op a {\n  dims N = 1\n  in x: f32[N, 4, 9, 9, 9]\n  in w: f32[8, 4, 3, 3, 3]\n"
+     "  out y = conv3d(x, w, stride=[1, 2])\n}",
+     "t.kiln:5:31: error: stride= of conv3d() is an int or [d, h, w], got 2 values"},
+    {"op a {\n  dims N = 1, H = 8\n  in x: f32[N, 6, H, H]\n  in w: f32[4, 2, 3, 3]\n"
+     "  out y = conv_transpose2d(x, w)\n}",
+     "t.kiln:5:11: error: conv_transpose2d() channels do not match: x has 6 channels but w.shape[0] = 4"},
+    {"op a {\n  dims N = 1, H = 8\n  in x: f32[N, 6, H, H]\n  in w: f32[6, 2, 3, 3]\n"
+     "  out y = conv_transpose2d(x, w, groups=4)\n}",
+     "t.kiln:5:11: error: conv_transpose2d() input channels w.shape[0] = 6 are not divisible by groups = 4"},
+    {"op a {\n  dims N = 1, H = 8\n  in x: f32[N, 6, H, H]\n  in w: f32[6, 2, 3, 3]\n"
+     "  out y = conv_transpose2d(x, w, stride=2, output_padding=[0, 2])\n}",
+     "t.kiln:5:59: error: output_padding of conv_transpose2d() must be smaller than the stride or the dilation "
+     "(axis 1: stride 2, dilation 1), got 2"},
+    {"op a {\n  dims N = 1\n  in x: f32[N, 6, 1]\n  in w: f32[6, 2, 1]\n  out y = conv_transpose1d(x, w, padding=1)\n}",
+     "t.kiln:5:11: error: conv_transpose1d() output length would be -1 (< 1): the padding removes more than the "
+     "transposed conv produces"},
+    {"op a {\n  dims N = 1, L = 8\n  in x: f32[N, 6, L]\n  in w: f32[6, 2, 3]\n"
+     "  out y = conv_transpose1d(x, w, layout=\"NHWC\")\n}",
+     "t.kiln:5:34: error: conv_transpose1d() has no argument 'layout'; expected one of: stride, padding, dilation, "
+     "groups, precision, output_padding"},
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = transpose(x)\n}",
      "t.kiln:4:21: error: transpose() swaps the last two dims and needs rank >= 2, got f32[N]"},
     // ---- activations and clamp ([Note: activation functions] in checker.cpp)

@@ -166,7 +166,7 @@ ref::HostTensor conv_ref(const ConvCase& c, const std::vector<double>& x, const 
   IrBuilder g;
   auto xi = g.input("x", DType::f64, xs);
   auto wi = g.input("w", DType::f64, ws);
-  auto y = g.add(OpKind::Conv2d, DType::f64, {xi, wi}, os);
+  auto y = g.add(OpKind::Conv, DType::f64, {xi, wi}, os);
   auto& attrs = g.last().conv;
   attrs.stride[0] = c.stride_h, attrs.stride[1] = c.stride_w;
   attrs.padding[0] = c.pad_h, attrs.padding[1] = c.pad_w;

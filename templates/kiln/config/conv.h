@@ -1,5 +1,8 @@
 // kiln/config/conv.h — the conv family (conv_igemm.cuh, conv_sm90.cuh, conv_tma.cuh): every kernel
-// a conv2d is planned as. See config.h for the pattern.
+// a conv (1-3 spatial axes, forward or transposed) is planned as. See config.h for the pattern.
+//
+// The spatial axes are right-aligned into (d, h, w): a conv1d is d = h = 1, a conv2d d = 1. Only
+// Nchw takes a depth (d, t, dout > 1) or a transposed conv; the others are 2-d forward kernels.
 //
 // One ConvConfig, `kind` naming the template: the three share the problem shape (ConvShape's
 // fields) and differ only in the tiling fields, which a kind that does not read them leaves at
@@ -45,6 +48,16 @@ inline const char* enum_name(ConvKind k) {
   X(int, groups, 1)                                                                                 \
   X(long long, ho, 1)                                                                               \
   X(long long, wo, 1)                                                                               \
+  X(bool, transposed, false)     /* Nchw: conv_transpose, w [C, K/groups, T, R, S] */               \
+  X(long long, d, 1)             /* Nchw, 3-d: x depth, filter depth, its stride, padding, */       \
+  X(int, t, 1)                   /* dilation, and y depth */                                        \
+  X(int, stride_d, 1)                                                                               \
+  X(int, pad_d, 0)                                                                                  \
+  X(int, dil_d, 1)                                                                                  \
+  X(long long, dout, 1)                                                                             \
+  X(int, opad_d, 0)              /* transposed: output_padding per axis */                          \
+  X(int, opad_h, 0)                                                                                 \
+  X(int, opad_w, 0)                                                                                 \
   X(int, bm, 0)                  /* CTA tile rows x columns (which: conv_tma_pixel_rows) */         \
   X(int, bn, 0)                                                                                     \
   X(int, bk, 0)                                                                                     \
@@ -57,13 +70,24 @@ inline const char* enum_name(ConvKind k) {
   X(int, threads, 0)             /* Depthwise: block size */
 KILN_CONFIG(ConvConfig, KILN_CONV_FIELDS);
 
-// The GEMM a group of the conv is: rows = out channels of the group, k' = C/groups * R * S.
-KILN_RULE constexpr long long conv_gemm_k(const ConvConfig& c) { return c.c / c.groups * c.r * c.s; }
+// One spatial axis's output size (docs/semantics.md, "Convolution"): ConvShape's Do, Ho, Wo.
+KILN_RULE constexpr long long conv_out_size(long long in, int k, int stride, int pad, int dil, int opad, bool transposed) {
+  return transposed ? (in - 1) * stride - 2 * pad + dil * (k - 1) + opad + 1 : (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+}
 
-// conv_igemm.cuh's Im2colNchwLoader::kTableBytes: one 8-byte (c, r, s) entry per k' of the
-// padded K tiles.
-KILN_RULE constexpr int conv_table_bytes(long long kdim, int bk) {
-  return static_cast<int>((kdim + bk - 1) / bk * bk * 8);
+// The GEMM a group of the conv is: rows = out channels of the group, k' = C/groups * T * R * S.
+KILN_RULE constexpr long long conv_gemm_k(const ConvConfig& c) { return c.c / c.groups * c.t * c.r * c.s; }
+
+// Whether conv_igemm.cuh's Im2colNchwLoader takes its general path: a depth axis or a transposed
+// conv (16-byte table entries, the depth tap and the transposed index mapping) rather than the
+// 2-d forward one (8-byte entries).
+KILN_RULE constexpr bool conv_im2col_general(long long d, int t, long long dout, bool transposed) {
+  return d > 1 || t > 1 || dout > 1 || transposed;
+}
+
+// Im2colNchwLoader::kTableBytes: one (c, t, r, s) entry per k' of the padded K tiles.
+KILN_RULE constexpr int conv_table_bytes(long long kdim, int bk, bool general) {
+  return static_cast<int>((kdim + bk - 1) / bk * bk * (general ? 16 : 8));
 }
 
 // ---------------------------------------------------------------- TmaConv (conv_tma.cuh)
@@ -113,7 +137,7 @@ KILN_RULE constexpr long long conv_smem(const ConvConfig& c) {
   switch (c.kind) {
     case ConvKind::Nchw:
       return tile_engine_smem(c.elem_bytes, c.bm, c.bn, c.bk, c.wn, c.stages, true, false) +
-             conv_table_bytes(conv_gemm_k(c), c.bk);
+             conv_table_bytes(conv_gemm_k(c), c.bk, conv_im2col_general(c.d, c.t, c.dout, c.transposed));
     case ConvKind::Wgmma: return wg_engine_smem(c.bm, c.bn, c.stages, c.precision == MmaPrecision::Tf32x3);
     case ConvKind::Tma: return tma_gemm_smem(4, c.bm, c.bn, kConvTmaChannels, c.stages, conv_x3(c));
     default: return 0;
@@ -128,7 +152,7 @@ KILN_RULE constexpr launch::Geometry conv_geometry(const ConvConfig& c, int sm_c
   switch (c.kind) {
     case ConvKind::Nchw:
       g.block.x = 32LL * (c.bm / c.wm) * (c.bn / c.wn);
-      g.grid = {launch::ceil_div(c.n * c.ho * c.wo, c.bn), launch::ceil_div(c.k / c.groups, c.bm), c.groups};
+      g.grid = {launch::ceil_div(c.n * c.dout * c.ho * c.wo, c.bn), launch::ceil_div(c.k / c.groups, c.bm), c.groups};
       break;
     case ConvKind::Wgmma: {
       g.block.x = 128LL * c.bm / 64;
