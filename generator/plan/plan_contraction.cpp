@@ -1437,6 +1437,11 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
                             cc.stream ? ", streaming stores" : "", why);
     return;
   }
+  // conv_igemm.cuh's im2col tables pack the (h, w) tap offsets in 16 bits each.
+  KILN_CHECK(R * dil[1] + pad[1] + stride[1] < 32768 && S * dil[2] + pad[2] + stride[2] < 32768, UnsupportedError,
+             "{}: the {} on line {} needs filter extent + padding + stride under 32768 along h and w for the implicit "
+             "GEMM's im2col tables (this one: {} and {})", op_name, conv, node.loc.line, R * dil[1] + pad[1] + stride[1],
+             S * dil[2] + pad[2] + stride[2]);
   // Rows = out channels of a group: a 64-row tile when there are at most 64.
   cc.kind = ConvKind::Nchw;
   cc.bm = Kg <= 64 ? 64 : 128, cc.wm = cc.bm / 2, cc.bn = 128, cc.wn = 32, cc.bk = 32;
@@ -1449,7 +1454,10 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   set_launch(kn, conv_geometry(cc, sms));
   kn.reason = fmt::format("{}: implicit GEMM ConvNchw, {} out channels x {} pixels x K {} per group, {}x{} tiles, {} "
                           "stages{}{}; {}", shape_why, Kg, N * Do * Ho * Wo, kdim, cc.bm, cc.bn, cc.stages,
-                          c.transposed ? ", the transposed index mapping in the im2col gather, filters gathered" : "",
+                          c.transposed ? fmt::format(", one GEMM per stride phase ({} phases: only the taps that reach "
+                                                     "a phase are multiplied), filters gathered",
+                                                     conv_phases(true, cc.stride_d, cc.stride_h, cc.stride_w))
+                                       : std::string(),
                           cc.stream ? ", streaming stores" : "", why);
 }
 

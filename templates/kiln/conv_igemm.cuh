@@ -122,11 +122,41 @@ struct Im2colNchwLoader {
   }
 };
 
+// [Note: transposed convs by stride phase]
+// A transposed conv's output position o along an axis takes tap j from input position
+// (o + pad - j*dil) / stride, where the division is exact. Which taps those are depends only on
+// the phase o % stride, so the outputs of one phase (o = i*stride + phase) are a dense conv of
+// stride 1 over i: its taps are the valid j, each reading input i + delta_j with
+// delta_j = (phase + pad - j*dil) / stride (exact, may be negative). ConvNchw runs one such GEMM
+// per phase (blockIdx.z = phase * groups + group) with K = C/groups * (the phase's valid taps),
+// so no zero tap is multiplied. A phase's pixel grid is ceil(out / stride) per axis for every
+// phase (constant extents: divisions by constants); positions past the output are masked.
+// Stride 1 is one phase with every tap valid.
+template <int K, int Stride, int Pad, int Dil>
+struct PhaseTaps {
+  static __device__ __forceinline__ bool valid(int phase, int j) { return (phase + Pad - j * Dil) % Stride == 0; }
+  static __device__ __forceinline__ int count(int phase) {
+    int n = 0;
+#pragma unroll
+    for (int j = 0; j < K; ++j) n += valid(phase, j);
+    return n;
+  }
+  // The q-th valid tap: its index j and input offset delta.
+  static __device__ __forceinline__ void tap(int phase, int q, int& j, int& delta) {
+    j = 0;
+    for (int seen = -1; j < K; ++j)
+      if (valid(phase, j) && ++seen == q) break;
+    delta = (phase + Pad - j * Dil) / Stride;
+  }
+};
+
 // The general NCHW im2col (conv_im2col_general): a depth axis, or a transposed conv. B'(k', p)
-// with k' = (c, t, r, s), p = (n, od, oh, ow); the same shared tile as Im2colNchwLoader. A table
-// entry holds the channel's offset (forward: plus the tap's), the packed (r*dil_h, s*dil_w) and
-// t*dil_d. Forward reads x[o*stride - pad + tap*dil] along each axis; transposed reads
-// x[(o + pad - tap*dil) / stride] where the division is exact and the result inside the input.
+// with k' = (c, taps), p an output pixel; the same shared tile as Im2colNchwLoader. A table entry
+// holds x's offset for (c, tap) (channel plus tap offset, relative to the pixel's base position),
+// the packed signed (h, w) and the d tap offsets, and (transposed) the filter's offset for the
+// A loader. Forward: p = (n, od, oh, ow), base o*stride - pad, tap offsets j*dil. Transposed
+// ([Note: transposed convs by stride phase]): p = (n, i) on the phase's grid, base i, tap
+// offsets delta_j, K = the phase's k'.
 template <class E, class Tile, class Sh, int BN, int BK, int Threads, class Index>
 struct Im2colGeneralLoader {
   static_assert(Threads % BN == 0, "kThreads must be a multiple of BN");
@@ -134,44 +164,77 @@ struct Im2colGeneralLoader {
   static_assert(BK % kLinesPerPass == 0, "BK must be a multiple of kThreads / BN");
   static constexpr int kTableEntries = int((Sh::Kdim + BK - 1) / BK * BK);
   static constexpr int kTableBytes = conv_table_bytes(Sh::Kdim, BK, true);   // config/conv.h
-  static_assert(Sh::R * Sh::kDilH < 32768 && Sh::S * Sh::kDilW < 32768, "filter extent");
+  // The packed (h, w) tap offsets are signed 16-bit: j*dil forward, (phase + pad - j*dil) / stride
+  // transposed.
+  static_assert(Sh::R * Sh::kDilH + Sh::kPadH + Sh::kStrideH < 32768 && Sh::S * Sh::kDilW + Sh::kPadW + Sh::kStrideW < 32768,
+                "tap offsets are 16-bit");
   static constexpr long long kHW = Sh::H * Sh::W, kDHW = Sh::D * kHW;
+  static constexpr int kTaps = Sh::T * Sh::R * Sh::S;
+  static_assert(Sh::C * kDHW < (1LL << 31) && Sh::C * Sh::Kg * kTaps < (1LL << 31), "table offsets are 32-bit");
+  // The pixel grid: the output (forward) or one stride phase of it (transposed).
+  static constexpr long long kGd = Sh::kTransposed ? conv_phase_extent(Sh::Do, Sh::kStrideD) : Sh::Do;
+  static constexpr long long kGh = Sh::kTransposed ? conv_phase_extent(Sh::Ho, Sh::kStrideH) : Sh::Ho;
+  static constexpr long long kGw = Sh::kTransposed ? conv_phase_extent(Sh::Wo, Sh::kStrideW) : Sh::Wo;
+  static constexpr long long kPixels = Sh::N * kGd * kGh * kGw;
+  using TapsD = PhaseTaps<Sh::T, Sh::kStrideD, Sh::kPadD, Sh::kDilD>;
+  using TapsH = PhaseTaps<Sh::R, Sh::kStrideH, Sh::kPadH, Sh::kDilH>;
+  using TapsW = PhaseTaps<Sh::S, Sh::kStrideW, Sh::kPadW, Sh::kDilW>;
   const E* x;       // offset to the group's first channel
   const int4* table;
-  Index pix;        // forward: x offset of (n, channel 0, dbase, hbase, wbase) (may be < 0); transposed: of (n, 0)
+  int kdim;         // this CTA's GEMM K
+  Index pix;        // x offset of (n, channel 0, dbase, hbase, wbase) (may be < 0)
   int dbase, hbase, wbase;
   bool pvalid;
 
-  // Fills the table (all threads; a __syncthreads must follow before the first load).
-  static __device__ __forceinline__ void build_table(int4* t) {
-    constexpr int kTaps = Sh::T * Sh::R * Sh::S;
-    for (int i = threadIdx.x; i < kTableEntries; i += Threads) {
-      const int c = i / kTaps, trs = i % kTaps;
-      const int dd = (trs / (Sh::R * Sh::S)) * Sh::kDilD, dh = (trs / Sh::S % Sh::R) * Sh::kDilH,
-                dw = (trs % Sh::S) * Sh::kDilW;
-      const long long tap = Sh::kTransposed ? 0 : dd * kHW + dh * Sh::W + dw;
-      t[i] = make_int4(int(c * kDHW + tap), (dh << 16) | dw, dd, 0);
-    }
+  // The (d, h, w) phase of blockIdx.z's phase index (0 for a forward conv).
+  static __device__ __forceinline__ int3 phase_of(int phase) {
+    return make_int3(phase / (Sh::kStrideH * Sh::kStrideW), phase / Sh::kStrideW % Sh::kStrideH, phase % Sh::kStrideW);
   }
-  __device__ __forceinline__ void init(long long n0) {
-    const long long p = n0 + threadIdx.x % BN;
-    pvalid = p < Sh::P;
-    const long long n = p / Sh::HoWo, sp = p % Sh::HoWo;
-    const int od = int(sp / (Sh::Ho * Sh::Wo)), oh = int(sp / Sh::Wo % Sh::Ho), ow = int(sp % Sh::Wo);
-    if constexpr (Sh::kTransposed) {
-      dbase = od + Sh::kPadD, hbase = oh + Sh::kPadH, wbase = ow + Sh::kPadW;
-      pix = Index(n) * Index(Sh::C * kDHW);
+  // Fills the table (all threads; a __syncthreads must follow before the first load) and returns
+  // the GEMM K of this CTA's phase.
+  static __device__ __forceinline__ int build_table(int4* t, int phase) {
+    if constexpr (!Sh::kTransposed) {
+      for (int i = threadIdx.x; i < kTableEntries; i += Threads) {
+        const int c = i / kTaps, trs = i % kTaps;
+        const int dd = (trs / (Sh::R * Sh::S)) * Sh::kDilD, dh = (trs / Sh::S % Sh::R) * Sh::kDilH,
+                  dw = (trs % Sh::S) * Sh::kDilW;
+        t[i] = make_int4(int(c * kDHW + (dd * Sh::H + dh) * Sh::W + dw), (dh << 16) | dw, dd, 0);
+      }
+      return int(Sh::Kdim);
     } else {
-      dbase = od * Sh::kStrideD - Sh::kPadD, hbase = oh * Sh::kStrideH - Sh::kPadH, wbase = ow * Sh::kStrideW - Sh::kPadW;
-      pix = Index(n) * Index(Sh::C * kDHW) + (Index(dbase) * Index(Sh::H) + Index(hbase)) * Index(Sh::W) + wbase;
+      const int3 ph = phase_of(phase);
+      const int vd = TapsD::count(ph.x), vh = TapsH::count(ph.y), vw = TapsW::count(ph.z);
+      const int taps = vd * vh * vw, kdim = int(Sh::Cg) * taps;
+      for (int i = threadIdx.x; i < kTableEntries; i += Threads) {
+        if (i >= kdim) {
+          t[i] = make_int4(0, 0, 0, 0);
+          continue;
+        }
+        const int c = i / taps, q = i % taps;
+        int jd, jh, jw, dd, dh, dw;
+        TapsD::tap(ph.x, q / (vh * vw), jd, dd);
+        TapsH::tap(ph.y, q / vw % vh, jh, dh);
+        TapsW::tap(ph.z, q % vw, jw, dw);
+        t[i] = make_int4(int(c * kDHW + (dd * Sh::H + dh) * Sh::W + dw), (dh << 16) | (dw & 0xffff), dd,
+                         int(c * Sh::Kg * kTaps + (jd * Sh::R + jh) * Sh::S + jw));
+      }
+      return kdim;
     }
   }
-  // The input index along one axis of a transposed conv: (o + pad - tap) / stride, or -1 (none).
-  template <int kStride, long long kLen>
-  static __device__ __forceinline__ int transposed_index(int shifted) {
-    if (shifted < 0 || shifted % kStride != 0) return -1;
-    const int i = shifted / kStride;
-    return i < kLen ? i : -1;
+  __device__ __forceinline__ void init(long long n0, int phase) {
+    const long long p = n0 + threadIdx.x % BN;
+    const long long n = p / (kGd * kGh * kGw), sp = p % (kGd * kGh * kGw);
+    const int i = int(sp / (kGh * kGw)), j = int(sp / kGw % kGh), k = int(sp % kGw);
+    if constexpr (Sh::kTransposed) {
+      const int3 ph = phase_of(phase);
+      pvalid = p < kPixels && i * Sh::kStrideD + ph.x < Sh::Do && j * Sh::kStrideH + ph.y < Sh::Ho &&
+               k * Sh::kStrideW + ph.z < Sh::Wo;
+      dbase = i, hbase = j, wbase = k;
+    } else {
+      pvalid = p < kPixels;
+      dbase = i * Sh::kStrideD - Sh::kPadD, hbase = j * Sh::kStrideH - Sh::kPadH, wbase = k * Sh::kStrideW - Sh::kPadW;
+    }
+    pix = Index(n) * Index(Sh::C * kDHW) + (Index(dbase) * Index(Sh::H) + Index(hbase)) * Index(Sh::W) + wbase;
   }
   __device__ __forceinline__ void load(E* s, int /*n0: fixed by init*/, int k0) const {
     const int pos = threadIdx.x % BN;
@@ -181,38 +244,30 @@ struct Im2colGeneralLoader {
       const int line = line0 + i * kLinesPerPass;
       const int kp = k0 + line;
       const int4 e = table[kp];  // same address across the warp: broadcast
-      bool ok = pvalid && (Sh::Kdim % BK == 0 || kp < Sh::Kdim);
-      Index off;
-      if constexpr (Sh::kTransposed) {
-        const int di = transposed_index<Sh::kStrideD, Sh::D>(dbase - e.z);
-        const int hi = transposed_index<Sh::kStrideH, Sh::H>(hbase - (e.y >> 16));
-        const int wi = transposed_index<Sh::kStrideW, Sh::W>(wbase - (e.y & 0xffff));
-        ok = ok && (di | hi | wi) >= 0;
-        off = pix + e.x + (Index(di) * Index(Sh::H) + Index(hi)) * Index(Sh::W) + wi;
-      } else {
-        const int di = dbase + e.z, hi = hbase + (e.y >> 16), wi = wbase + (e.y & 0xffff);
-        ok = ok && unsigned(di) < unsigned(Sh::D) && unsigned(hi) < unsigned(Sh::H) && unsigned(wi) < unsigned(Sh::W);
-        off = pix + e.x;
-      }
-      copy_elems<E, 1>(s + line * Tile::kLd + pos, ok ? x + off : x, ok);
+      const int di = dbase + e.z, hi = hbase + (e.y >> 16), wi = wbase + int(static_cast<short>(e.y & 0xffff));
+      const bool ok = pvalid && kp < kdim && unsigned(di) < unsigned(Sh::D) && unsigned(hi) < unsigned(Sh::H) &&
+                      unsigned(wi) < unsigned(Sh::W);
+      copy_elems<E, 1>(s + line * Tile::kLd + pos, ok ? x + (pix + e.x) : x, ok);
     }
   }
 };
 
-// A transposed conv's filters as the GEMM's A operand: A(k_out, k') = w[c][k_out][t][r][s] with
-// k' = (c, t, r, s) of the group, k contiguous in the tile ([BM][BK + pad]). Consecutive threads
-// take consecutive k', so a filter's taps are read contiguously; the block is small and stays in L2.
+// A transposed conv's filters as the GEMM's A operand: A(k_out, k') = w[c][k_out][tap], with
+// (c, tap) of k' from the im2col table's fourth field (the phase's valid taps), k contiguous in
+// the tile ([BM][BK + pad]). The block is small and stays in L2.
 template <class E, class Tile, class Sh, int BM, int BK, int Threads, class Index>
 struct TransposedFilterLoader {
-  const E* w;   // offset to the group's first input channel
+  const E* w;         // offset to the group's first input channel
+  const int4* table;
+  int kdim;
   __device__ __forceinline__ void load(E* s, int m0, int k0) const {
     constexpr int kTaps = Sh::T * Sh::R * Sh::S;
 #pragma unroll 4
     for (int c = threadIdx.x; c < BM * BK; c += Threads) {
       const int line = c / BK, pos = c % BK;
       const int row = m0 + line, kp = k0 + pos;
-      const bool ok = row < Sh::Kg && kp < Sh::Kdim;
-      const E* src = ok ? w + (Index(kp / kTaps) * Index(Sh::Kg) + row) * kTaps + kp % kTaps : w;
+      const bool ok = row < Sh::Kg && kp < kdim;
+      const E* src = ok ? w + table[kp].w + Index(row) * kTaps : w;
       if constexpr (sizeof(E) == 4) {
         cp_async4(s + line * Tile::kLd + pos, src, ok ? 4 : 0);
       } else {
@@ -304,6 +359,51 @@ struct NchwOut : ConvOutStores<NchwOut<OutT, Index, Sh, kStream>, OutT, Index, k
   }
 };
 
+// A transposed conv's output, one stride phase of it ([Note: transposed convs by stride phase]):
+// GEMM rows = out channels of group g, columns = the phase's pixel grid (n, i, j, k), output
+// position (i*stride_d + phase_d, ...). Grid positions past the output are not stored, and the
+// epilogue sees them at a clamped position (its result is dropped), so it reads nothing outside.
+template <class OutT, class Index, class Sh, class Grid, bool kStream>
+struct PhasedOut : ConvOutStores<PhasedOut<OutT, Index, Sh, Grid, kStream>, OutT, Index, kStream> {
+  static constexpr bool kVec = false;   // a phase's pixels are strided in y
+  OutT* y;
+  Index g;
+  Index rows, cols;
+  int3 phase;
+  __device__ __forceinline__ PhasedOut(OutT* y_, Index g_, Index rows_, Index cols_, int3 phase_)
+      : y(y_), g(g_), rows(rows_), cols(cols_), phase(phase_) {}
+  // (n, the output position within the image), and whether it is inside the output.
+  __device__ __forceinline__ bool locate(Index col, Index& n, Index& hw) const {
+    constexpr long long kPlane = Grid::kGd * Grid::kGh * Grid::kGw;
+    n = col / Index(kPlane);
+    const Index sp = col % Index(kPlane);
+    const Index od = sp / Index(Grid::kGh * Grid::kGw) * Sh::kStrideD + phase.x;
+    const Index oh = sp / Index(Grid::kGw) % Index(Grid::kGh) * Sh::kStrideH + phase.y;
+    const Index ow = sp % Index(Grid::kGw) * Sh::kStrideW + phase.z;
+    const bool inside = od < Index(Sh::Do) && oh < Index(Sh::Ho) && ow < Index(Sh::Wo);
+    hw = ((inside ? od : 0) * Index(Sh::Ho) + (inside ? oh : 0)) * Index(Sh::Wo) + (inside ? ow : 0);
+    return inside;
+  }
+  __device__ __forceinline__ OutT* at(Index row, Index col) const {
+    Index n, hw;
+    const bool inside = locate(col, n, hw);
+    return inside ? y + (n * Index(Sh::K) + g * Index(Sh::Kg) + row) * Index(Sh::HoWo) + hw : nullptr;
+  }
+  __device__ __forceinline__ void put4(Index row, Index col, const float (&v)[4]) const {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) put1(row, col + i, v[i]);
+  }
+  __device__ __forceinline__ void put1(Index row, Index col, float v) const {
+    if (OutT* p = at(row, col)) gemm::store1<OutT, kStream>(p, v);
+  }
+  template <class Epi>
+  __device__ __forceinline__ float apply(const Epi& epi, float v, Index row, Index col) const {
+    Index n, hw;
+    locate(col, n, hw);
+    return epi(v, n, g * Index(Sh::Kg) + row, hw);
+  }
+};
+
 template <class OutT, class Index, class Sh, bool kStream>
 struct NhwcOut : ConvOutStores<NhwcOut<OutT, Index, Sh, kStream>, OutT, Index, kStream> {
   // GEMM rows = pixels, columns = out channels of group g.
@@ -328,41 +428,57 @@ template <class E, class Precision, class OutT, class Index, class Sh, int BM, i
 struct ConvNchw {
   using Engine = gemm::TileEngine<E, Precision, BM, BN, BK, WM, WN, Stages, true, false>;
   static constexpr bool kGeneral = conv_im2col_general(Sh::D, Sh::T, Sh::Do, Sh::kTransposed);
-  using LoaderB = choose_t<kGeneral, Im2colGeneralLoader<E, typename Engine::TileB, Sh, BN, BK, Engine::kThreads, Index>,
-                                     Im2colNchwLoader<E, typename Engine::TileB, Sh, BN, BK, Engine::kThreads, Index>>;
+  using General = Im2colGeneralLoader<E, typename Engine::TileB, Sh, BN, BK, Engine::kThreads, Index>;
+  using LoaderB = choose_t<kGeneral, General, Im2colNchwLoader<E, typename Engine::TileB, Sh, BN, BK, Engine::kThreads, Index>>;
   using Entry = choose_t<kGeneral, int4, int2>;
   static constexpr int kThreads = Engine::kThreads;
   // The pipeline ring, then the im2col table.
   static constexpr int kSmemBytes = Engine::kSmemBytes + LoaderB::kTableBytes;
-  static constexpr long long kGridX = (Sh::P + BN - 1) / BN, kGridY = (Sh::Kg + BM - 1) / BM;
+  static constexpr int kPhases = conv_phases(Sh::kTransposed, Sh::kStrideD, Sh::kStrideH, Sh::kStrideW);
+  static constexpr long long kPixels =
+      conv_gemm_pixels(Sh::N, Sh::Do, Sh::Ho, Sh::Wo, Sh::kStrideD, Sh::kStrideH, Sh::kStrideW, Sh::kTransposed);
+  static constexpr long long kGridX = (kPixels + BN - 1) / BN, kGridY = (Sh::Kg + BM - 1) / BM,
+                             kGridZ = Sh::kGroups * kPhases;
   static_assert(!(Sh::kTransposed && kVecW), "a transposed conv's filters are gathered (TransposedFilterLoader)");
 
   template <class Epi>
   static __device__ __forceinline__ void run(const E* x, const E* w, OutT* y, Epi epi) {
     extern __shared__ __align__(16) char smem[];
-    const Index g = blockIdx.z;
+    const Index g = blockIdx.z % Sh::kGroups;
+    const int phase = int(blockIdx.z / Sh::kGroups);
     const long long n0 = static_cast<long long>(blockIdx.x) * BN;
     const int m0 = blockIdx.y * BM;
     Entry* table = reinterpret_cast<Entry*>(smem + Engine::kSmemBytes);
-    LoaderB::build_table(table);
     LoaderB lb;
     lb.x = x + g * Index(Sh::Cg * Sh::D * Sh::H * Sh::W);
     lb.table = table;
-    lb.init(n0);
-    __syncthreads();  // the table is complete before the prologue copies read it
     float acc[Engine::MT][Engine::NT][4];
+    if constexpr (kGeneral) {
+      lb.kdim = LoaderB::build_table(table, phase);
+      lb.init(n0, phase);
+    } else {
+      LoaderB::build_table(table);
+      lb.init(n0);
+    }
+    __syncthreads();  // the table is complete before the prologue copies read it
     if constexpr (Sh::kTransposed) {   // w [C][Kg][taps]: the group's Cg input channels
       const TransposedFilterLoader<E, typename Engine::TileA, Sh, BM, BK, kThreads, Index> la{
-          w + g * Index(Sh::Cg * Sh::Kg * Sh::T * Sh::R * Sh::S)};
-      Engine::mainloop(smem, la, lb, m0, 0, int(Sh::Kdim), acc);
+          w + g * Index(Sh::Cg * Sh::Kg * Sh::T * Sh::R * Sh::S), table, lb.kdim};
+      Engine::mainloop(smem, la, lb, m0, 0, lb.kdim, acc);
     } else {
       const gemm::MatrixLoader<E, typename Engine::TileA, BM, BK, kThreads, kVecW, Index> la{
           w + g * Index(Sh::Kg * Sh::Kdim), Index(Sh::Kdim), int(Sh::Kg), int(Sh::Kdim)};
       Engine::mainloop(smem, la, lb, m0, 0, int(Sh::Kdim), acc);
     }
-    const NchwOut<OutT, Index, Sh, kStream> out{y, g, Index(Sh::Kg), Index(Sh::P)};
-    Engine::template epilogue<Index, false>(smem, acc, out, Index(m0), Index(n0), epi, nullptr,
-                                            Index(0), Index(0), Index(0));
+    if constexpr (kPhases > 1) {
+      const PhasedOut<OutT, Index, Sh, General, kStream> out{y, g, Index(Sh::Kg), Index(kPixels), General::phase_of(phase)};
+      Engine::template epilogue<Index, false>(smem, acc, out, Index(m0), Index(n0), epi, nullptr,
+                                              Index(0), Index(0), Index(0));
+    } else {
+      const NchwOut<OutT, Index, Sh, kStream> out{y, g, Index(Sh::Kg), Index(Sh::P)};
+      Engine::template epilogue<Index, false>(smem, acc, out, Index(m0), Index(n0), epi, nullptr,
+                                              Index(0), Index(0), Index(0));
+    }
   }
 };
 

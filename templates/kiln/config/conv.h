@@ -78,6 +78,20 @@ KILN_RULE constexpr long long conv_out_size(long long in, int k, int stride, int
 // The GEMM a group of the conv is: rows = out channels of the group, k' = C/groups * T * R * S.
 KILN_RULE constexpr long long conv_gemm_k(const ConvConfig& c) { return c.c / c.groups * c.t * c.r * c.s; }
 
+// A transposed conv runs as one implicit GEMM per stride phase ([Note: transposed convs by stride
+// phase] in conv_igemm.cuh), over a pixel grid of ceil(out / stride) per axis.
+KILN_RULE constexpr long long conv_phase_extent(long long out, int stride) { return (out + stride - 1) / stride; }
+KILN_RULE constexpr int conv_phases(bool transposed, int stride_d, int stride_h, int stride_w) {
+  return transposed ? stride_d * stride_h * stride_w : 1;
+}
+// The GEMM's columns (output pixels, or one phase's pixel grid) per group and phase.
+KILN_RULE constexpr long long conv_gemm_pixels(long long n, long long dout, long long ho, long long wo, int stride_d,
+                                               int stride_h, int stride_w, bool transposed) {
+  return transposed ? n * conv_phase_extent(dout, stride_d) * conv_phase_extent(ho, stride_h) *
+                          conv_phase_extent(wo, stride_w)
+                    : n * dout * ho * wo;
+}
+
 // Whether conv_igemm.cuh's Im2colNchwLoader takes its general path: a depth axis or a transposed
 // conv (16-byte table entries, the depth tap and the transposed index mapping) rather than the
 // 2-d forward one (8-byte entries).
@@ -144,7 +158,7 @@ KILN_RULE constexpr long long conv_smem(const ConvConfig& c) {
   }
 }
 
-// The launch: Nchw one CTA per (pixel tile, channel tile, group); Wgmma and Tma at most one
+// The launch: Nchw one CTA per (pixel tile, channel tile, group and stride phase); Wgmma and Tma at most one
 // persistent CTA per SM over (pixel tile, channel tile, image); Depthwise one thread per output.
 KILN_RULE constexpr launch::Geometry conv_geometry(const ConvConfig& c, int sm_count) {
   launch::Geometry g;
@@ -152,7 +166,10 @@ KILN_RULE constexpr launch::Geometry conv_geometry(const ConvConfig& c, int sm_c
   switch (c.kind) {
     case ConvKind::Nchw:
       g.block.x = 32LL * (c.bm / c.wm) * (c.bn / c.wn);
-      g.grid = {launch::ceil_div(c.n * c.dout * c.ho * c.wo, c.bn), launch::ceil_div(c.k / c.groups, c.bm), c.groups};
+      g.grid = {launch::ceil_div(conv_gemm_pixels(c.n, c.dout, c.ho, c.wo, c.stride_d, c.stride_h, c.stride_w, c.transposed),
+                                 c.bn),
+                launch::ceil_div(c.k / c.groups, c.bm),
+                c.groups * conv_phases(c.transposed, c.stride_d, c.stride_h, c.stride_w)};
       break;
     case ConvKind::Wgmma: {
       g.block.x = 128LL * c.bm / 64;
