@@ -391,7 +391,10 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& con
     case ConvKind::Nchw:
       c.line("using Kernel = kiln::conv::ConvNchw<{}, {}, {}, Index, Shape, kConfig.bm, kConfig.bn, kConfig.bk, "
              "kConfig.wm,", elem, precision_type(config.precision), out);
-      c.line("                                    kConfig.wn, kConfig.stages, kConfig.vec_w, kConfig.stream>;");
+      if (!config.transposed)
+        c.line("                                    kConfig.wn, kConfig.stages, kConfig.vec_w, kConfig.stream>;");
+      else
+        c.line("                                    kConfig.wn, kConfig.stages, kConfig.vec_w, kConfig.stream, kConfig.phase_w>;");
       break;
   }
   unit.constants = c.str();

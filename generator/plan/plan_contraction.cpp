@@ -1230,6 +1230,9 @@ bool conv_tma_fits(const Planner& p, const ConvConfig& cc) {
 
 // NHWC x is read in place when its channel rows are 16-byte multiples (3xTF32 included: the
 // engine's consumers split x).
+// The GEMM K from which a transposed conv splits w by stride phase (see plan_conv).
+constexpr std::int64_t kConvPhaseWMinK = 128;
+
 bool conv_tma_x_in_place(const ConvConfig& cc) { return cc.nhwc && cc.c % 4 == 0; }
 
 // The OperandPrep pass that writes one conv operand k-major (which 1: x as [N][H*W][ldc], 2: the
@@ -1442,6 +1445,11 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
              "{}: the {} on line {} needs filter extent + padding + stride under 32768 along h and w for the implicit "
              "GEMM's im2col tables (this one: {} and {})", op_name, conv, node.loc.line, R * dil[1] + pad[1] + stride[1],
              S * dil[2] + pad[2] + stride[2]);
+  // A transposed conv splits w by stride phase too where its GEMM K is long enough that the
+  // zero taps cost more than the phases' strided stores ([Note: transposed convs by stride
+  // phase]). Measured on the H100 (bench/results/2026-11-27-h100-run23/): KernelBench 79 (K 96,
+  // w stride 2) 2.11 ms unsplit, 4.83 split; 72 (K 840) and 77 (K 864) 7.5x and 2.9x faster split.
+  cc.phase_w = c.transposed && cc.stride_w > 1 && kdim >= kConvPhaseWMinK;
   // Rows = out channels of a group: a 64-row tile when there are at most 64.
   cc.kind = ConvKind::Nchw;
   cc.bm = Kg <= 64 ? 64 : 128, cc.wm = cc.bm / 2, cc.bn = 128, cc.wn = 32, cc.bk = 32;
@@ -1455,8 +1463,10 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   kn.reason = fmt::format("{}: implicit GEMM ConvNchw, {} out channels x {} pixels x K {} per group, {}x{} tiles, {} "
                           "stages{}{}; {}", shape_why, Kg, N * Do * Ho * Wo, kdim, cc.bm, cc.bn, cc.stages,
                           c.transposed ? fmt::format(", one GEMM per stride phase ({} phases: only the taps that reach "
-                                                     "a phase are multiplied), filters gathered",
-                                                     conv_phases(true, cc.stride_d, cc.stride_h, cc.stride_w))
+                                                     "a phase are multiplied{}), filters gathered",
+                                                     conv_phases(true, cc.stride_d, cc.stride_h, conv_phases_w(cc)),
+                                                     cc.stride_w > 1 && !cc.phase_w ? "; w unsplit: K under "
+                                                     + std::to_string(kConvPhaseWMinK) : "")
                                        : std::string(),
                           cc.stream ? ", streaming stores" : "", why);
 }

@@ -131,7 +131,10 @@ struct Im2colNchwLoader {
 // per phase (blockIdx.z = phase * groups + group) with K = C/groups * (the phase's valid taps),
 // so no zero tap is multiplied. A phase's pixel grid is ceil(out / stride) per axis for every
 // phase (constant extents: divisions by constants); positions past the output are masked.
-// Stride 1 is one phase with every tap valid.
+// Stride 1 is one phase with every tap valid. The w axis is split by phase only where the
+// planner says so (kPhaseW, ConvConfig::phase_w): a phase's outputs are strided along w, so their
+// stores are scalar and each sector is written by several CTAs, which costs more than it saves
+// for a short GEMM K. Unsplit, w keeps every tap and the gather tests (o + pad - j*dil) % stride.
 template <int K, int Stride, int Pad, int Dil>
 struct PhaseTaps {
   static __device__ __forceinline__ bool valid(int phase, int j) { return (phase + Pad - j * Dil) % Stride == 0; }
@@ -157,7 +160,7 @@ struct PhaseTaps {
 // A loader. Forward: p = (n, od, oh, ow), base o*stride - pad, tap offsets j*dil. Transposed
 // ([Note: transposed convs by stride phase]): p = (n, i) on the phase's grid, base i, tap
 // offsets delta_j, K = the phase's k'.
-template <class E, class Tile, class Sh, int BN, int BK, int Threads, class Index>
+template <class E, class Tile, class Sh, int BN, int BK, int Threads, class Index, bool kPhaseW>
 struct Im2colGeneralLoader {
   static_assert(Threads % BN == 0, "kThreads must be a multiple of BN");
   static constexpr int kLinesPerPass = Threads / BN;
@@ -174,11 +177,13 @@ struct Im2colGeneralLoader {
   // The pixel grid: the output (forward) or one stride phase of it (transposed).
   static constexpr long long kGd = Sh::kTransposed ? conv_phase_extent(Sh::Do, Sh::kStrideD) : Sh::Do;
   static constexpr long long kGh = Sh::kTransposed ? conv_phase_extent(Sh::Ho, Sh::kStrideH) : Sh::Ho;
-  static constexpr long long kGw = Sh::kTransposed ? conv_phase_extent(Sh::Wo, Sh::kStrideW) : Sh::Wo;
+  static constexpr int kPhasesW = Sh::kTransposed && kPhaseW ? Sh::kStrideW : 1;   // w phases
+  static constexpr bool kGatherW = Sh::kTransposed && !kPhaseW;   // w by the divisibility test
+  static constexpr long long kGw = conv_phase_extent(Sh::Wo, kPhasesW);
   static constexpr long long kPixels = Sh::N * kGd * kGh * kGw;
   using TapsD = PhaseTaps<Sh::T, Sh::kStrideD, Sh::kPadD, Sh::kDilD>;
   using TapsH = PhaseTaps<Sh::R, Sh::kStrideH, Sh::kPadH, Sh::kDilH>;
-  using TapsW = PhaseTaps<Sh::S, Sh::kStrideW, Sh::kPadW, Sh::kDilW>;
+  using TapsW = PhaseTaps<Sh::S, kPhasesW, kGatherW ? 0 : Sh::kPadW, Sh::kDilW>;   // (kGatherW: every tap, -j*dil)
   const E* x;       // offset to the group's first channel
   const int4* table;
   int kdim;         // this CTA's GEMM K
@@ -188,7 +193,7 @@ struct Im2colGeneralLoader {
 
   // The (d, h, w) phase of blockIdx.z's phase index (0 for a forward conv).
   static __device__ __forceinline__ int3 phase_of(int phase) {
-    return make_int3(phase / (Sh::kStrideH * Sh::kStrideW), phase / Sh::kStrideW % Sh::kStrideH, phase % Sh::kStrideW);
+    return make_int3(phase / (Sh::kStrideH * kPhasesW), phase / kPhasesW % Sh::kStrideH, phase % kPhasesW);
   }
   // Fills the table (all threads; a __syncthreads must follow before the first load) and returns
   // the GEMM K of this CTA's phase.
@@ -215,7 +220,8 @@ struct Im2colGeneralLoader {
         TapsD::tap(ph.x, q / (vh * vw), jd, dd);
         TapsH::tap(ph.y, q / vw % vh, jh, dh);
         TapsW::tap(ph.z, q % vw, jw, dw);
-        t[i] = make_int4(int(c * kDHW + (dd * Sh::H + dh) * Sh::W + dw), (dh << 16) | (dw & 0xffff), dd,
+        if constexpr (kGatherW) dw = jw * Sh::kDilW;   // the load subtracts it and divides by the stride
+        t[i] = make_int4(int(c * kDHW + (dd * Sh::H + dh) * Sh::W + (kGatherW ? 0 : dw)), (dh << 16) | (dw & 0xffff), dd,
                          int(c * Sh::Kg * kTaps + (jd * Sh::R + jh) * Sh::S + jw));
       }
       return kdim;
@@ -228,13 +234,14 @@ struct Im2colGeneralLoader {
     if constexpr (Sh::kTransposed) {
       const int3 ph = phase_of(phase);
       pvalid = p < kPixels && i * Sh::kStrideD + ph.x < Sh::Do && j * Sh::kStrideH + ph.y < Sh::Ho &&
-               k * Sh::kStrideW + ph.z < Sh::Wo;
-      dbase = i, hbase = j, wbase = k;
+               k * kPhasesW + ph.z < Sh::Wo;
+      dbase = i, hbase = j, wbase = kGatherW ? k + Sh::kPadW : k;
     } else {
       pvalid = p < kPixels;
       dbase = i * Sh::kStrideD - Sh::kPadD, hbase = j * Sh::kStrideH - Sh::kPadH, wbase = k * Sh::kStrideW - Sh::kPadW;
     }
-    pix = Index(n) * Index(Sh::C * kDHW) + (Index(dbase) * Index(Sh::H) + Index(hbase)) * Index(Sh::W) + wbase;
+    pix = Index(n) * Index(Sh::C * kDHW) + (Index(dbase) * Index(Sh::H) + Index(hbase)) * Index(Sh::W) +
+          (kGatherW ? 0 : wbase);
   }
   __device__ __forceinline__ void load(E* s, int /*n0: fixed by init*/, int k0) const {
     const int pos = threadIdx.x % BN;
@@ -244,10 +251,15 @@ struct Im2colGeneralLoader {
       const int line = line0 + i * kLinesPerPass;
       const int kp = k0 + line;
       const int4 e = table[kp];  // same address across the warp: broadcast
-      const int di = dbase + e.z, hi = hbase + (e.y >> 16), wi = wbase + int(static_cast<short>(e.y & 0xffff));
+      const int di = dbase + e.z, hi = hbase + (e.y >> 16), dw = int(static_cast<short>(e.y & 0xffff));
+      int wi = wbase + dw;
+      if constexpr (kGatherW) {   // (o + pad - j*dil) / stride where exact
+        const int shifted = wbase - dw;
+        wi = shifted >= 0 && shifted % Sh::kStrideW == 0 ? shifted / Sh::kStrideW : -1;
+      }
       const bool ok = pvalid && kp < kdim && unsigned(di) < unsigned(Sh::D) && unsigned(hi) < unsigned(Sh::H) &&
                       unsigned(wi) < unsigned(Sh::W);
-      copy_elems<E, 1>(s + line * Tile::kLd + pos, ok ? x + (pix + e.x) : x, ok);
+      copy_elems<E, 1>(s + line * Tile::kLd + pos, ok ? x + (pix + e.x + (kGatherW ? wi : 0)) : x, ok);
     }
   }
 };
@@ -379,7 +391,7 @@ struct PhasedOut : ConvOutStores<PhasedOut<OutT, Index, Sh, Grid, kStream>, OutT
     const Index sp = col % Index(kPlane);
     const Index od = sp / Index(Grid::kGh * Grid::kGw) * Sh::kStrideD + phase.x;
     const Index oh = sp / Index(Grid::kGw) % Index(Grid::kGh) * Sh::kStrideH + phase.y;
-    const Index ow = sp % Index(Grid::kGw) * Sh::kStrideW + phase.z;
+    const Index ow = sp % Index(Grid::kGw) * Grid::kPhasesW + phase.z;
     const bool inside = od < Index(Sh::Do) && oh < Index(Sh::Ho) && ow < Index(Sh::Wo);
     hw = ((inside ? od : 0) * Index(Sh::Ho) + (inside ? oh : 0)) * Index(Sh::Wo) + (inside ? ow : 0);
     return inside;
@@ -424,19 +436,19 @@ struct NhwcOut : ConvOutStores<NhwcOut<OutT, Index, Sh, kStream>, OutT, Index, k
 
 // ---------------------------------------------------------------------------------------------
 template <class E, class Precision, class OutT, class Index, class Sh, int BM, int BN, int BK,
-          int WM, int WN, int Stages, bool kVecW, bool kStream>
+          int WM, int WN, int Stages, bool kVecW, bool kStream, bool kPhaseW = false>
 struct ConvNchw {
   using Engine = gemm::TileEngine<E, Precision, BM, BN, BK, WM, WN, Stages, true, false>;
   static constexpr bool kGeneral = conv_im2col_general(Sh::D, Sh::T, Sh::Do, Sh::kTransposed);
-  using General = Im2colGeneralLoader<E, typename Engine::TileB, Sh, BN, BK, Engine::kThreads, Index>;
+  using General = Im2colGeneralLoader<E, typename Engine::TileB, Sh, BN, BK, Engine::kThreads, Index, kPhaseW>;
   using LoaderB = choose_t<kGeneral, General, Im2colNchwLoader<E, typename Engine::TileB, Sh, BN, BK, Engine::kThreads, Index>>;
   using Entry = choose_t<kGeneral, int4, int2>;
   static constexpr int kThreads = Engine::kThreads;
   // The pipeline ring, then the im2col table.
   static constexpr int kSmemBytes = Engine::kSmemBytes + LoaderB::kTableBytes;
-  static constexpr int kPhases = conv_phases(Sh::kTransposed, Sh::kStrideD, Sh::kStrideH, Sh::kStrideW);
+  static constexpr int kPhases = conv_phases(Sh::kTransposed, Sh::kStrideD, Sh::kStrideH, General::kPhasesW);
   static constexpr long long kPixels =
-      conv_gemm_pixels(Sh::N, Sh::Do, Sh::Ho, Sh::Wo, Sh::kStrideD, Sh::kStrideH, Sh::kStrideW, Sh::kTransposed);
+      conv_gemm_pixels(Sh::N, Sh::Do, Sh::Ho, Sh::Wo, Sh::kStrideD, Sh::kStrideH, General::kPhasesW, Sh::kTransposed);
   static constexpr long long kGridX = (kPixels + BN - 1) / BN, kGridY = (Sh::Kg + BM - 1) / BM,
                              kGridZ = Sh::kGroups * kPhases;
   static_assert(!(Sh::kTransposed && kVecW), "a transposed conv's filters are gathered (TransposedFilterLoader)");

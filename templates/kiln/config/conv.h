@@ -58,6 +58,7 @@ inline const char* enum_name(ConvKind k) {
   X(int, opad_d, 0)              /* transposed: output_padding per axis */                          \
   X(int, opad_h, 0)                                                                                 \
   X(int, opad_w, 0)                                                                                 \
+  X(bool, phase_w, false)        /* transposed: split w by stride phase too (conv_igemm.cuh) */     \
   X(int, bm, 0)                  /* CTA tile rows x columns (which: conv_tma_pixel_rows) */         \
   X(int, bn, 0)                                                                                     \
   X(int, bk, 0)                                                                                     \
@@ -84,7 +85,10 @@ KILN_RULE constexpr long long conv_phase_extent(long long out, int stride) { ret
 KILN_RULE constexpr int conv_phases(bool transposed, int stride_d, int stride_h, int stride_w) {
   return transposed ? stride_d * stride_h * stride_w : 1;
 }
-// The GEMM's columns (output pixels, or one phase's pixel grid) per group and phase.
+// The w phases of a transposed conv: its w stride where w is split by phase (phase_w).
+KILN_RULE constexpr int conv_phases_w(const ConvConfig& c) { return c.transposed && c.phase_w ? c.stride_w : 1; }
+// The GEMM's columns (output pixels, or one phase's pixel grid) per group and phase; stride_w
+// here is the number of w phases (conv_phases_w).
 KILN_RULE constexpr long long conv_gemm_pixels(long long n, long long dout, long long ho, long long wo, int stride_d,
                                                int stride_h, int stride_w, bool transposed) {
   return transposed ? n * conv_phase_extent(dout, stride_d) * conv_phase_extent(ho, stride_h) *
@@ -166,10 +170,10 @@ KILN_RULE constexpr launch::Geometry conv_geometry(const ConvConfig& c, int sm_c
   switch (c.kind) {
     case ConvKind::Nchw:
       g.block.x = 32LL * (c.bm / c.wm) * (c.bn / c.wn);
-      g.grid = {launch::ceil_div(conv_gemm_pixels(c.n, c.dout, c.ho, c.wo, c.stride_d, c.stride_h, c.stride_w, c.transposed),
-                                 c.bn),
+      g.grid = {launch::ceil_div(conv_gemm_pixels(c.n, c.dout, c.ho, c.wo, c.stride_d, c.stride_h, conv_phases_w(c),
+                                                  c.transposed), c.bn),
                 launch::ceil_div(c.k / c.groups, c.bm),
-                c.groups * conv_phases(c.transposed, c.stride_d, c.stride_h, c.stride_w)};
+                c.groups * conv_phases(c.transposed, c.stride_d, c.stride_h, conv_phases_w(c))};
       break;
     case ConvKind::Wgmma: {
       g.block.x = 128LL * c.bm / 64;
