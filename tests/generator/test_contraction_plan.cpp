@@ -88,6 +88,13 @@ const std::vector<Case> kCases = {
     {"gemm.kiln", "mm_tf32_bias_batched", {}, "default"},
     {"gemm.kiln", "mm_tf32_bias_batched", {{"B", 1}, {"M", 512}, {"N", 512}, {"K", 262144}}, "longk"},
     {"gemm.kiln", "mm_tf32_tt", {}, "default"},
+    // 44-48: conv1d (the 2-d templates with H = 1), conv3d and the transposed convs (ConvNchw's
+    // general im2col; one GEMM per stride phase, w split only for a GEMM K >= 128).
+    {"conv_nd.kiln", "conv1d_strided_dilated_bias", {{"N", 2}, {"L", 1000}}, "odd"},
+    {"conv_nd.kiln", "conv3d_asym_grouped_bf16", {}, "default"},
+    {"conv_nd.kiln", "conv_transpose1d_strided_dilated", {{"N", 2}, {"L", 999}}, "odd"},
+    {"conv_nd.kiln", "conv_transpose2d_opad_f16", {}, "default"},
+    {"conv_nd.kiln", "conv_transpose3d_grouped", {}, "default"},
 };
 
 std::shared_ptr<const kiln::ir::BoundIr> bound_op(const Case& c) {
@@ -595,6 +602,37 @@ TEST_CASE("matmul shapes: batch broadcast, transposes, split-K, permuted operand
   // The scale fuses into the epilogue and the softmax becomes row statistics + finalize.
   CHECK(has(att.sources[1].text, "0.125f"));
   CHECK(att.plan.kernels[2].template_name == "gemm_softmax_finalize");
+}
+
+TEST_CASE("conv1d, conv3d and transposed convs: which template, the phases, the w split") {
+  // conv1d is conv2d with H = R = 1: the 2-d forward ConvShape (14 parameters), no general im2col.
+  const auto c1 = generate(Case{"conv_nd.kiln", "conv1d_strided_dilated_bias", {{"N", 2}, {"L", 1000}}, "odd"});
+  CHECK(has(c1.sources[0].text, "kConfig.dil_h, kConfig.dil_w, kConfig.groups>;"));
+  CHECK((conv_config(c1, 0).h == 1 && conv_config(c1, 0).r == 1 && conv_config(c1, 0).stride_w == 3 &&
+         conv_config(c1, 0).dil_w == 4 && !conv_config(c1, 0).transposed));
+  // conv3d: the general ConvShape (depth fields), ConvNchw, groups on grid.z.
+  const auto c3 = generate(Case{"conv_nd.kiln", "conv3d_asym_grouped_bf16", {}, "default"});
+  CHECK(has(c3.sources[0].text, "kConfig.d, kConfig.t, kConfig.stride_d, kConfig.pad_d, kConfig.dil_d"));
+  CHECK((conv_config(c3, 0).kind == kiln::ConvKind::Nchw && conv_config(c3, 0).t == 3 && conv_config(c3, 0).dout == 5));
+  CHECK(c3.plan.kernels[0].grid.z == 2);
+  // A transposed conv of GEMM K 32 * 3 = 96 with w stride 2: w unsplit, so one phase (1-d).
+  const auto t1 = generate(Case{"conv_nd.kiln", "conv_transpose1d_strided_dilated", {{"N", 2}, {"L", 999}}, "odd"});
+  CHECK((conv_config(t1, 0).transposed && !conv_config(t1, 0).phase_w));
+  CHECK(t1.plan.kernels[0].grid.z == 1);
+  CHECK(has(t1.sources[0].text, "kConfig.vec_w, kConfig.stream, kConfig.phase_w>;"));
+  CHECK_FALSE(conv_config(t1, 0).vec_w);   // the filters are gathered
+  // K 48 * 16 = 768, strides 2 x 2: split along h and w, 4 phases.
+  const auto t2 = generate(Case{"conv_nd.kiln", "conv_transpose2d_opad_f16", {}, "default"});
+  CHECK(conv_config(t2, 0).phase_w);
+  CHECK(t2.plan.kernels[0].grid.z == 4);
+  CHECK(has(t2.plan.kernels[0].reason, "one GEMM per stride phase (4 phases"));
+  // Strides 2 x 2 x 2 and 4 groups: 8 phases per group.
+  const auto t3 = generate(Case{"conv_nd.kiln", "conv_transpose3d_grouped", {}, "default"});
+  CHECK(t3.plan.kernels[0].grid.z == 32);
+  // The 16-bit tap offsets bound the filter extent, padding and stride, not W: a first build also
+  // bounded W, and KernelBench 64's W = 65536 failed NVRTC (bench/results/2026-11-27-h100-run23/).
+  const auto wide = generate(Case{"conv_nd.kiln", "conv_transpose1d_k3", {{"N", 1}, {"L", 70000}}, "wide"});
+  CHECK(conv_config(wide, 0).wo == 70002);
 }
 
 TEST_CASE("conv2d: implicit GEMM, depthwise, grouped, and NHWC's limit") {
