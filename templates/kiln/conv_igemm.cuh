@@ -180,7 +180,10 @@ struct Im2colGeneralLoader {
   static constexpr int kPhasesW = Sh::kTransposed && kPhaseW ? Sh::kStrideW : 1;   // w phases
   static constexpr bool kGatherW = Sh::kTransposed && !kPhaseW;   // w by the divisibility test
   static constexpr long long kGw = conv_phase_extent(Sh::Wo, kPhasesW);
-  static constexpr long long kPixels = Sh::N * kGd * kGh * kGw;
+  // The GEMM's columns: config/conv.h's rule, the one the launch geometry uses.
+  static constexpr long long kPixels =
+      conv_gemm_pixels(Sh::N, Sh::Do, Sh::Ho, Sh::Wo, Sh::kStrideD, Sh::kStrideH, kPhasesW, Sh::kTransposed);
+  static_assert(kPixels == Sh::N * kGd * kGh * kGw, "the pixel grid and conv_gemm_pixels agree");
   using TapsD = PhaseTaps<Sh::T, Sh::kStrideD, Sh::kPadD, Sh::kDilD>;
   using TapsH = PhaseTaps<Sh::R, Sh::kStrideH, Sh::kPadH, Sh::kDilH>;
   using TapsW = PhaseTaps<Sh::S, kPhasesW, kGatherW ? 0 : Sh::kPadW, Sh::kDilW>;   // (kGatherW: every tap, -j*dil)
