@@ -797,6 +797,21 @@ def measure_ceilings(res, quick):
           f"tf32 {res['gemm8192_tf32_TFLOPs']:.1f} bf16 {res['gemm8192_bf16_TFLOPs']:.1f} TFLOP/s", flush=True)
 
 
+def import_kiln(folder, who):
+    """The kiln package: from `folder` if given, else .gpu/python or build/python, else the installed one."""
+    for candidate in [folder] if folder else [os.path.join(ROOT, ".gpu", "python"), os.path.join(ROOT, "build", "python")]:
+        if os.path.isdir(os.path.join(candidate, "kiln")):
+            sys.path.insert(0, os.path.abspath(candidate))
+            break
+    try:
+        import kiln
+    except ImportError as e:
+        sys.exit(f"{who}: cannot import the kiln package ({e}); pip install . or build it (scripts/gpu_build.sh "
+                 "makes .gpu/python for the GPU machine) and pass --kiln")
+    print(f"kiln {kiln.__version__} from {os.path.dirname(kiln.__file__)}", flush=True)
+    return kiln
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="shorter timing, fewer problems and sweep cases")
@@ -818,16 +833,7 @@ def main():
         sys.exit("bench.py: PyTorch sees no CUDA GPU (torch.cuda.is_available() is False); run it on the GPU "
                  "machine (scripts/gpu_suite.sh runs it there).")
     global kiln_pkg
-    for folder in [args.kiln] if args.kiln else [os.path.join(ROOT, ".gpu", "python"), os.path.join(ROOT, "build", "python")]:
-        if os.path.isdir(os.path.join(folder, "kiln")):
-            sys.path.insert(0, os.path.abspath(folder))
-            break
-    try:
-        import kiln as kiln_pkg
-    except ImportError as e:
-        sys.exit(f"bench.py: cannot import the kiln package ({e}); pip install . or build it (scripts/gpu_build.sh "
-                 "makes .gpu/python for the GPU machine) and pass --kiln")
-    print(f"kiln {kiln_pkg.__version__} from {os.path.dirname(kiln_pkg.__file__)}", flush=True)
+    kiln_pkg = import_kiln(args.kiln, "bench.py")
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(0)
     props = torch.cuda.get_device_properties(0)

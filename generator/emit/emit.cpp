@@ -148,7 +148,7 @@ void begin_unit(const PlannedKernel& kernel, const char* header, UnitParts& unit
   unit.includes = fmt::format("#include \"kiln/{}\"", header);
   if (unit.op_has_dropout) unit.includes += "\n#include \"kiln/philox.cuh\"";
   c.line("using Index = {};  // {}", kernel.index64 ? "long long" : "int",
-         kernel.index64 ? "some tensor has 2^31 elements or more" : "every tensor has fewer than 2^31 elements");
+         kernel.index64 ? kIndex32Exceeded : kIndex32Fits);
 }
 
 void write_store(const Plan& plan, const PlannedKernel& kernel, const std::string& result_type, CodeWriter& w) {
@@ -192,7 +192,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const Elementwis
 
   CodeWriter c;
   c.line("using Index = {};  // {}", kernel.index64 ? "long long" : "int",
-         kernel.index64 ? "some tensor has 2^31 elements or more" : "every tensor has fewer than 2^31 elements");
+         kernel.index64 ? kIndex32Exceeded : kIndex32Fits);
   c.line("{}", UnitParts::config_line(config));
   c.line("constexpr int kVec = kConfig.vec;  // elements per thread step ({}-byte accesses)",
          vec * static_cast<std::int64_t>(dtype_size(bound.node(root).dtype)));

@@ -75,7 +75,7 @@ std::string dyn_shape_arg(const PlannedKernel& k, const GemmConfig& config) {
 
 std::string index_line(const PlannedKernel& k) {
   return fmt::format("using Index = {};  // {}\n", k.index64 ? "long long" : "int",
-                     k.index64 ? "some tensor has 2^31 elements or more" : "every tensor has fewer than 2^31 elements");
+                     k.index64 ? kIndex32Exceeded : kIndex32Fits);
 }
 
 // Does the value stored by the kernel hash a dropout mask (then philox.cuh is needed)?

@@ -62,8 +62,14 @@ int dyn_class(const std::vector<std::int64_t>& thresholds, std::int64_t value); 
 std::int64_t dyn_class_low(const std::vector<std::int64_t>& thresholds, int klass);   // a class's lowest value
 std::string dyn_class_text(const std::vector<std::int64_t>& thresholds, int klass);  // "[264, 1056)", ">= 4224"
 
-// The largest element count a kernel indexes with 32-bit integers.
-constexpr std::int64_t kIndex32Limit = (std::int64_t{1} << 31) - 1;
+// The largest element count a kernel indexes with 32-bit integers: 2^31 - 2^18 - 1, so that an
+// index past a tensor's end by one loop step inside a block (at most 1024 threads x 16-element
+// vectors x unroll 8 < 2^20) still fits. Grid-stride loops step with kiln::stride_next, which
+// never forms an index past the end (templates/kiln/common.cuh).
+constexpr std::int64_t kIndex32Limit = (std::int64_t{1} << 31) - (std::int64_t{1} << 18) - 1;
+// How the generated code and the plan say the limit.
+inline constexpr const char* kIndex32Fits = "every tensor has fewer than 2^31 - 2^18 elements";
+inline constexpr const char* kIndex32Exceeded = "some tensor has 2^31 - 2^18 elements or more";
 
 // What the code is generated for. Part of every cache key.
 // [Note: tuned picks]

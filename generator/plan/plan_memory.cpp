@@ -150,13 +150,13 @@ Rows rows_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, st
   return r;
 }
 
-// int32 indices unless some tensor the kernel touches has 2^31 elements or more (with dyn rows,
-// the runtime keys executables by that too, so the count stays out of the text).
+// int32 indices unless some tensor the kernel touches has more than kIndex32Limit elements (with
+// dyn rows, the runtime keys executables by that too, so the count stays out of the text).
 std::string index_reason(PlannedKernel& kn, std::int64_t biggest, bool dynamic = false) {
   kn.index64 = biggest > kIndex32Limit;
-  if (!kn.index64) return "int32 indices (every tensor < 2^31 elements)";
-  return dynamic ? "int64 indices (some tensor has >= 2^31 elements)"
-                 : fmt::format("int64 indices ({} elements >= 2^31)", biggest);
+  if (!kn.index64) return "int32 indices (every tensor < 2^31 - 2^18 elements)";
+  return dynamic ? "int64 indices (some tensor has >= 2^31 - 2^18 elements)"
+                 : fmt::format("int64 indices ({} elements >= 2^31 - 2^18)", biggest);
 }
 
 // A kernel with dyn rows: the factors launch_for multiplies.

@@ -21,9 +21,9 @@ __device__ __forceinline__ void elementwise(const Body& body, Index numel) {
   const Index stride = static_cast<Index>(gridDim.x) * static_cast<Index>(blockDim.x);
   const Index thread = static_cast<Index>(blockIdx.x) * static_cast<Index>(blockDim.x) + threadIdx.x;
   const Index vectors = numel / kVec;
-  for (Index v = thread; v < vectors; v += stride) body.template apply<kVec>(v * kVec);
+  for (Index v = thread; v < vectors; v = stride_next(v, stride, vectors)) body.template apply<kVec>(v * kVec);
   // The tail: fewer than kVec elements, one per thread.
-  for (Index e = vectors * kVec + thread; e < numel; e += stride) body.template apply<1>(e);
+  for (Index e = vectors * kVec + thread; e < numel; e = stride_next(e, stride, numel)) body.template apply<1>(e);
 }
 
 }  // namespace kiln

@@ -15,7 +15,8 @@ namespace kiln {
 template <class Index, class T, class Store>
 __device__ __forceinline__ void iota(T* __restrict__ out, Index numel, Index len, Index inner, const Store& store) {
   const Index stride = static_cast<Index>(gridDim.x) * static_cast<Index>(blockDim.x);
-  for (Index e = static_cast<Index>(blockIdx.x) * static_cast<Index>(blockDim.x) + threadIdx.x; e < numel; e += stride)
+  for (Index e = static_cast<Index>(blockIdx.x) * static_cast<Index>(blockDim.x) + threadIdx.x; e < numel;
+       e = stride_next(e, stride, numel))
     out[e] = store(static_cast<long long>((e / inner) % len), e);
 }
 

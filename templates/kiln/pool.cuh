@@ -48,7 +48,7 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
   using detail::most;
   const Index total = Index(pool_steps(kC));
   const Index step = Index(gridDim.x) * Index(blockDim.x);
-  for (Index e = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x); e < total; e += step) {
+  for (Index e = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x); e < total; e = stride_next(e, step, total)) {
     Index r = e;
     const P ow0 = P(r % kRunsW) * kRun;
     r /= kRunsW;

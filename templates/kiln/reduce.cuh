@@ -139,7 +139,7 @@ __device__ __forceinline__ void reduce_inner_warp(const T* __restrict__ in, Out*
   const int lane = threadIdx.x & 31;
   const I first = I(blockIdx.x) * kWarps + I(threadIdx.x >> 5);
   const I stride = I(gridDim.x) * kWarps;
-  for (I row = first; row < rows; row += stride) {
+  for (I row = first; row < rows; row = stride_next(row, stride, rows)) {
     const I flat0 = row * len;
     typename Op::Acc a = detail::fold_segment<Op, kUnroll>(Op::identity(), in + flat0, len, I(0), flat0, lane, 32, pro);
     a = warp_reduce<Op>(a);
@@ -155,7 +155,7 @@ __device__ __forceinline__ void reduce_inner_block(const T* __restrict__ in, Out
   const I split = I(blockIdx.y);
   const I begin = split * chunk;
   const I end = begin + chunk < len ? begin + chunk : len;
-  for (I row = I(blockIdx.x); row < rows; row += I(gridDim.x)) {   // uniform per block: barriers are safe
+  for (I row = I(blockIdx.x); row < rows; row = stride_next(row, I(gridDim.x), rows)) {   // uniform per block: barriers are safe
     const I flat0 = row * len + begin;
     typename Op::Acc a = Op::identity();
     if (begin < end) a = detail::fold_segment<Op, kUnroll>(a, in + flat0, end - begin, begin, flat0, int(threadIdx.x), kThreads, pro);

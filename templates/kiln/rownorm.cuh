@@ -275,7 +275,7 @@ __device__ __forceinline__ void rownorm_rows(const T* __restrict__ in, Out* __re
   const int rank = int(threadIdx.x) % kGroup;
   const I first = I(blockIdx.x) * kGroupsPerBlock + I(threadIdx.x) / kGroup;
   const I stride = I(gridDim.x) * kGroupsPerBlock;
-  for (I row = first; row < rows; row += stride) {   // uniform per group (per block when kGroup == kThreads)
+  for (I row = first; row < rows; row = stride_next(row, stride, rows)) {   // uniform per group (per block when kGroup == kThreads)
     const I flat_row = row * len;
     const T* row_in = in + flat_row;
     Out* row_out = out + flat_row;

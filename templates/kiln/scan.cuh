@@ -303,7 +303,7 @@ __device__ __forceinline__ void scan_rows_block(const T* __restrict__ in, Out* _
   static_assert(kThreads % 32 == 0 && kThreads <= 1024, "block size must be a multiple of 32, <= 1024");
   constexpr int V = 16 / int(sizeof(T));
   unsigned tile_count = 0;   // the vector and scalar paths have separate buffers; sharing the count is still safe
-  for (I row = I(blockIdx.x); row < rows; row += I(gridDim.x)) {   // uniform per block
+  for (I row = I(blockIdx.x); row < rows; row = stride_next(row, I(gridDim.x), rows)) {   // uniform per block
     const I flat_row = row * len;
     if (detail::scan_row_vectorizable<Out, V>(in + flat_row, out + flat_row, len))
       detail::scan_row_block<kThreads, kVecs, V, kExclusive, kReverse, Op>(in + flat_row, out + flat_row, len, flat_row,

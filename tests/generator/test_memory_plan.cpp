@@ -96,7 +96,7 @@ TEST_CASE("memory plans: template choices") {
     CHECK(plan.kernels[0].block.x == 1024);
     CHECK(std::get<kiln::ReduceConfig>(plan.kernels[0].config).splits == 4);
     CHECK(plan.kernels[0].grid.x * plan.kernels[0].grid.y == 512);
-    // 128*4096*4095 = 2146959360 < 2^31 - 1: int32 indices still suffice.
+    // 128*4096*4095 = 2146959360 = 2^31 - 2^19 < kIndex32Limit (2^31 - 2^18 - 1): int32 indices still suffice.
     CHECK(!plan.kernels[0].index64);
     const auto src = sources_of(plan)[0].text;
     CHECK(contains(src, "using Index = int;"));

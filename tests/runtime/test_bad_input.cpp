@@ -68,10 +68,15 @@ TEST_CASE("bad input: a dim of 3e9 binds and the elementwise kernel indexes with
 TEST_CASE("bad input: 2^31 elements from dims that each fit in int32 still index with int64") {
   kiln::Runtime rt = make_runtime();
   kiln::Op op = program(rt).op("relu_add");
-  // 65536 x 32768 = 2^31 elements exactly: one past the largest int index.
+  // 65536 x 32768 = 2^31 elements exactly: past the largest int index.
   CHECK(op.specialize({{"B", 65536}, {"N", 32768}}).source().find(kIndex64) != std::string::npos);
-  // One element row fewer fits: 32-bit.
-  CHECK(op.specialize({{"B", 65535}, {"N", 32768}}).source().find(kIndex32) != std::string::npos);
+  // 32768 x 65535 = 2^31 - 32768 (KernelBench level 1's 38): under 2^31, but a grid-stride step past
+  // its end would not be, so it indexes with int64 too (the limit keeps 2^18 of headroom).
+  CHECK(op.specialize({{"B", 32768}, {"N", 65535}}).source().find(kIndex64) != std::string::npos);
+  // The limit itself, 2^31 - 2^18 - 1 elements, is 32-bit; one more is 64-bit.
+  const std::int64_t limit = (std::int64_t{1} << 31) - (std::int64_t{1} << 18) - 1;
+  CHECK(op.specialize({{"B", 1}, {"N", limit}}).source().find(kIndex32) != std::string::npos);
+  CHECK(op.specialize({{"B", 1}, {"N", limit + 1}}).source().find(kIndex64) != std::string::npos);
 }
 
 TEST_CASE("bad input: extents that do not match a 3e9 specialization are clear errors") {

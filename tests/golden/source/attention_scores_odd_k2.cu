@@ -5,7 +5,7 @@
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::SoftmaxFinalize, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/33, /*n=*/33, /*k=*/7, /*batch=*/3, /*lda=*/7, /*ldb=*/33, /*ldc=*/33, /*stride_a=*/231, /*stride_b=*/231, /*stride_c=*/1089, /*bm=*/128, /*bn=*/128, /*bk=*/32, /*wm=*/64, /*wn=*/32, /*stages=*/4, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/false, /*vec_b=*/false, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/true, /*threads=*/128, /*tiles_n=*/1, /*group_m=*/0, /*prep=*/0, /*swap_ab=*/false, /*cluster_m=*/1, /*consumers_n=*/1};  // the planner's config
 // rows of all batches: 3 x 33
 using Finalize = kiln::gemm::SoftmaxFinalize<Index, kConfig.batch * kConfig.m, kConfig.n, /*tiles per row*/ kConfig.tiles_n, kConfig.threads>;

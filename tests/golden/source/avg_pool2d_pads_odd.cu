@@ -32,7 +32,7 @@ kernels:
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/false, /*planes=*/15, /*in_d=*/1, /*in_h=*/7, /*in_w=*/9, /*out_d=*/1, /*out_h=*/4, /*out_w=*/5, /*kernel_d=*/1, /*kernel_h=*/3, /*kernel_w=*/3, /*stride_d=*/1, /*stride_h=*/2, /*stride_w=*/2, /*padding_d=*/0, /*padding_h=*/1, /*padding_w=*/1, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/true, /*divisor=*/0, /*run=*/1};  // the planner's config
 // avg_pool of [3, 5, 7, 9] over its last 2 axes into [3, 5, 4, 5]
 using C = float;  // summed and divided in
@@ -85,7 +85,7 @@ static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig, 132), true,
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/false, /*planes=*/15, /*in_d=*/1, /*in_h=*/7, /*in_w=*/9, /*out_d=*/1, /*out_h=*/4, /*out_w=*/5, /*kernel_d=*/1, /*kernel_h=*/3, /*kernel_w=*/3, /*stride_d=*/1, /*stride_h=*/2, /*stride_w=*/2, /*padding_d=*/0, /*padding_h=*/1, /*padding_w=*/1, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/false, /*divisor=*/0, /*run=*/1};  // the planner's config
 // avg_pool of [3, 5, 7, 9] over its last 2 axes into [3, 5, 4, 5]
 using C = float;  // summed and divided in
@@ -138,7 +138,7 @@ static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig, 132), true,
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/false, /*planes=*/15, /*in_d=*/1, /*in_h=*/7, /*in_w=*/9, /*out_d=*/1, /*out_h=*/4, /*out_w=*/4, /*kernel_d=*/1, /*kernel_h=*/2, /*kernel_w=*/4, /*stride_d=*/1, /*stride_h=*/2, /*stride_w=*/3, /*padding_d=*/0, /*padding_h=*/1, /*padding_w=*/2, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/true, /*divisor=*/5, /*run=*/1};  // the planner's config
 // avg_pool of [3, 5, 7, 9] over its last 2 axes into [3, 5, 4, 4]
 using C = float;  // summed and divided in

@@ -5,7 +5,7 @@
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::ConvConfig kConfig = kiln::ConvConfig{/*kind=*/kiln::ConvKind::Tma, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*nhwc=*/false, /*n=*/8, /*c=*/64, /*h=*/512, /*w=*/1024, /*k=*/128, /*r=*/3, /*s=*/3, /*stride_h=*/1, /*stride_w=*/1, /*pad_h=*/0, /*pad_w=*/0, /*dil_h=*/1, /*dil_w=*/1, /*groups=*/1, /*ho=*/510, /*wo=*/1022, /*transposed=*/false, /*d=*/1, /*t=*/1, /*stride_d=*/1, /*pad_d=*/0, /*dil_d=*/1, /*dout=*/1, /*opad_d=*/0, /*opad_h=*/0, /*opad_w=*/0, /*phase_w=*/false, /*bm=*/128, /*bn=*/128, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/4, /*vec_w=*/false, /*vec_y=*/false, /*stream=*/true, /*threads=*/0};  // the planner's config
 using Shape = kiln::conv::ConvShape<kConfig.n, kConfig.c, kConfig.h, kConfig.w, kConfig.k, kConfig.r, kConfig.s,
                                     kConfig.stride_h, kConfig.stride_w, kConfig.pad_h, kConfig.pad_w, kConfig.dil_h, kConfig.dil_w, kConfig.groups>;

@@ -5,7 +5,7 @@
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::ConvConfig kConfig = kiln::ConvConfig{/*kind=*/kiln::ConvKind::Nchw, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*nhwc=*/false, /*n=*/4, /*c=*/40, /*h=*/67, /*w=*/131, /*k=*/96, /*r=*/3, /*s=*/5, /*stride_h=*/2, /*stride_w=*/1, /*pad_h=*/1, /*pad_w=*/2, /*dil_h=*/1, /*dil_w=*/2, /*groups=*/1, /*ho=*/34, /*wo=*/127, /*transposed=*/false, /*d=*/1, /*t=*/1, /*stride_d=*/1, /*pad_d=*/0, /*dil_d=*/1, /*dout=*/1, /*opad_d=*/0, /*opad_h=*/0, /*opad_w=*/0, /*phase_w=*/false, /*bm=*/128, /*bn=*/128, /*bk=*/32, /*wm=*/64, /*wn=*/32, /*stages=*/4, /*vec_w=*/true, /*vec_y=*/false, /*stream=*/false, /*threads=*/0};  // the planner's config
 using Shape = kiln::conv::ConvShape<kConfig.n, kConfig.c, kConfig.h, kConfig.w, kConfig.k, kConfig.r, kConfig.s,
                                     kConfig.stride_h, kConfig.stride_w, kConfig.pad_h, kConfig.pad_w, kConfig.dil_h, kConfig.dil_w, kConfig.groups>;

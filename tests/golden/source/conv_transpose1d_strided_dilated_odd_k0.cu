@@ -5,7 +5,7 @@
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::ConvConfig kConfig = kiln::ConvConfig{/*kind=*/kiln::ConvKind::Nchw, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*nhwc=*/false, /*n=*/2, /*c=*/32, /*h=*/1, /*w=*/999, /*k=*/64, /*r=*/1, /*s=*/3, /*stride_h=*/1, /*stride_w=*/2, /*pad_h=*/0, /*pad_w=*/1, /*dil_h=*/1, /*dil_w=*/2, /*groups=*/1, /*ho=*/1, /*wo=*/1999, /*transposed=*/true, /*d=*/1, /*t=*/1, /*stride_d=*/1, /*pad_d=*/0, /*dil_d=*/1, /*dout=*/1, /*opad_d=*/0, /*opad_h=*/0, /*opad_w=*/0, /*phase_w=*/false, /*bm=*/64, /*bn=*/128, /*bk=*/32, /*wm=*/32, /*wn=*/32, /*stages=*/4, /*vec_w=*/false, /*vec_y=*/false, /*stream=*/false, /*threads=*/0};  // the planner's config
 using Shape = kiln::conv::ConvShape<kConfig.n, kConfig.c, kConfig.h, kConfig.w, kConfig.k, kConfig.r, kConfig.s,
                                     kConfig.stride_h, kConfig.stride_w, kConfig.pad_h, kConfig.pad_w, kConfig.dil_h, kConfig.dil_w, kConfig.groups,

@@ -5,7 +5,7 @@
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::ConvConfig kConfig = kiln::ConvConfig{/*kind=*/kiln::ConvKind::Nchw, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*nhwc=*/false, /*n=*/8, /*c=*/32, /*h=*/24, /*w=*/48, /*k=*/32, /*r=*/5, /*s=*/7, /*stride_h=*/2, /*stride_w=*/2, /*pad_h=*/2, /*pad_w=*/3, /*dil_h=*/1, /*dil_w=*/1, /*groups=*/4, /*ho=*/48, /*wo=*/96, /*transposed=*/true, /*d=*/12, /*t=*/3, /*stride_d=*/2, /*pad_d=*/1, /*dil_d=*/1, /*dout=*/24, /*opad_d=*/1, /*opad_h=*/1, /*opad_w=*/1, /*phase_w=*/true, /*bm=*/64, /*bn=*/128, /*bk=*/32, /*wm=*/32, /*wn=*/32, /*stages=*/4, /*vec_w=*/false, /*vec_y=*/false, /*stream=*/true, /*threads=*/0};  // the planner's config
 using Shape = kiln::conv::ConvShape<kConfig.n, kConfig.c, kConfig.h, kConfig.w, kConfig.k, kConfig.r, kConfig.s,
                                     kConfig.stride_h, kConfig.stride_w, kConfig.pad_h, kConfig.pad_w, kConfig.dil_h, kConfig.dil_w, kConfig.groups,

@@ -5,7 +5,7 @@
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::Gemv, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::ColMajor, /*m=*/1, /*n=*/1000, /*k=*/7, /*batch=*/1, /*lda=*/7, /*ldb=*/7, /*ldc=*/1000, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/1, /*bn=*/0, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/0, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/true, /*vec_b=*/false, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/256, /*tiles_n=*/0, /*group_m=*/0, /*prep=*/0, /*swap_ab=*/false, /*cluster_m=*/1, /*consumers_n=*/1};  // the planner's config
 constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 // a skinny product: the big operand streamed once (16-byte loads where vec), f32 FMA

@@ -5,7 +5,7 @@
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::SplitKReduce, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/1000, /*n=*/1, /*k=*/4099, /*batch=*/1, /*lda=*/4099, /*ldb=*/1, /*ldc=*/1, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/1, /*bn=*/0, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/0, /*b_stages=*/0, /*split_k=*/2, /*vec_a=*/false, /*vec_b=*/true, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/256, /*tiles_n=*/0, /*group_m=*/0, /*prep=*/0, /*swap_ab=*/false, /*cluster_m=*/1, /*consumers_n=*/1};  // the planner's config
 constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 using Reduce = kiln::gemm::SplitKReduce<float, Index, kM, kN, kBatch, kConfig.split_k, kConfig.ldc, kConfig.stride_c, kConfig.stream_c, kConfig.threads>;

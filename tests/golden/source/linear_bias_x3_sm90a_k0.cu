@@ -5,7 +5,7 @@
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::OperandPrep, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::ColMajor, /*m=*/4096, /*n=*/4096, /*k=*/4096, /*batch=*/1, /*lda=*/4096, /*ldb=*/4096, /*ldc=*/4096, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/0, /*bn=*/0, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/0, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/true, /*vec_b=*/true, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/256, /*tiles_n=*/0, /*group_m=*/0, /*prep=*/2, /*swap_ab=*/false, /*cluster_m=*/1, /*consumers_n=*/1};  // the planner's config
 constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 // operand B ([N, K], a pitched copy) to k-contiguous rows of 4096 elements in the workspace (the TMA engine)

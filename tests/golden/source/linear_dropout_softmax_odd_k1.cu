@@ -5,7 +5,7 @@
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::SoftmaxFinalize, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::ColMajor, /*m=*/7, /*n=*/33, /*k=*/127, /*batch=*/1, /*lda=*/127, /*ldb=*/127, /*ldc=*/33, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/128, /*bn=*/128, /*bk=*/32, /*wm=*/64, /*wn=*/32, /*stages=*/4, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/false, /*vec_b=*/false, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/true, /*threads=*/128, /*tiles_n=*/1, /*group_m=*/0, /*prep=*/0, /*swap_ab=*/false, /*cluster_m=*/1, /*consumers_n=*/1};  // the planner's config
 // rows of all batches: 1 x 7
 using Finalize = kiln::gemm::SoftmaxFinalize<Index, kConfig.batch * kConfig.m, kConfig.n, /*tiles per row*/ kConfig.tiles_n, kConfig.threads>;

@@ -5,7 +5,7 @@
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::SmallKWgmma, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/32768, /*n=*/32768, /*k=*/64, /*batch=*/1, /*lda=*/64, /*ldb=*/32768, /*ldc=*/32768, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/256, /*bn=*/64, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/0, /*b_stages=*/3, /*split_k=*/1, /*vec_a=*/false, /*vec_b=*/false, /*vec_c=*/false, /*stream_c=*/true, /*row_stats=*/false, /*threads=*/0, /*tiles_n=*/0, /*group_m=*/0, /*prep=*/0, /*swap_ab=*/false, /*cluster_m=*/1, /*consumers_n=*/1};  // the planner's config
 constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 // sm_90a: persistent wgmma over the pre-pass's workspace, two accumulator sets

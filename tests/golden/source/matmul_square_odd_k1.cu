@@ -5,7 +5,7 @@
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::SplitKReduce, /*precision=*/kiln::MmaPrecision::Tf32x3, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/7, /*n=*/33, /*k=*/1000, /*batch=*/1, /*lda=*/1000, /*ldb=*/33, /*ldc=*/33, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/1, /*bn=*/0, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/0, /*b_stages=*/0, /*split_k=*/7, /*vec_a=*/true, /*vec_b=*/false, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/256, /*tiles_n=*/0, /*group_m=*/0, /*prep=*/0, /*swap_ab=*/false, /*cluster_m=*/1, /*consumers_n=*/1};  // the planner's config
 constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 using Reduce = kiln::gemm::SplitKReduce<float, Index, kM, kN, kBatch, kConfig.split_k, kConfig.ldc, kConfig.stride_c, kConfig.stream_c, kConfig.threads>;

@@ -5,7 +5,7 @@
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::SplitKReduce, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/2, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/512, /*n=*/512, /*k=*/262144, /*batch=*/1, /*lda=*/262144, /*ldb=*/512, /*ldc=*/512, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/64, /*bn=*/64, /*bk=*/32, /*wm=*/32, /*wn=*/32, /*stages=*/4, /*b_stages=*/0, /*split_k=*/2, /*vec_a=*/true, /*vec_b=*/true, /*vec_c=*/true, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/256, /*tiles_n=*/0, /*group_m=*/0, /*prep=*/0, /*swap_ab=*/false, /*cluster_m=*/1, /*consumers_n=*/1};  // the planner's config
 constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 using Reduce = kiln::gemm::SplitKReduce<__nv_bfloat16, Index, kM, kN, kBatch, kConfig.split_k, kConfig.ldc, kConfig.stride_c, kConfig.stream_c, kConfig.threads>;

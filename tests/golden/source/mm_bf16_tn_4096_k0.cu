@@ -5,7 +5,7 @@
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::Gemm, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/2, /*layout_a=*/kiln::GemmLayout::ColMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/4096, /*n=*/4096, /*k=*/4096, /*batch=*/1, /*lda=*/4096, /*ldb=*/4096, /*ldc=*/4096, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/128, /*bn=*/128, /*bk=*/32, /*wm=*/64, /*wn=*/32, /*stages=*/4, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/true, /*vec_b=*/true, /*vec_c=*/true, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/0, /*tiles_n=*/0, /*group_m=*/0, /*prep=*/0, /*swap_ab=*/false, /*cluster_m=*/1, /*consumers_n=*/1};  // the planner's config
 constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 using Kernel = kiln::gemm::Gemm<__nv_bfloat16, kiln::Tf32, __nv_bfloat16, Index, kM, kN, kK, kBatch,

@@ -5,7 +5,7 @@
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::Gemm, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/2, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/512, /*n=*/512, /*k=*/256, /*batch=*/4, /*lda=*/256, /*ldb=*/512, /*ldc=*/512, /*stride_a=*/131072, /*stride_b=*/0, /*stride_c=*/262144, /*bm=*/64, /*bn=*/64, /*bk=*/32, /*wm=*/32, /*wn=*/32, /*stages=*/4, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/true, /*vec_b=*/true, /*vec_c=*/true, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/0, /*tiles_n=*/0, /*group_m=*/0, /*prep=*/0, /*swap_ab=*/false, /*cluster_m=*/1, /*consumers_n=*/1};  // the planner's config
 constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 using Kernel = kiln::gemm::Gemm<__half, kiln::Tf32, float, Index, kM, kN, kK, kBatch,

@@ -5,7 +5,7 @@
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::SplitK, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::ColMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/100, /*n=*/264, /*k=*/8200, /*batch=*/2, /*lda=*/100, /*ldb=*/264, /*ldc=*/264, /*stride_a=*/820000, /*stride_b=*/2164800, /*stride_c=*/26400, /*bm=*/64, /*bn=*/64, /*bk=*/32, /*wm=*/32, /*wn=*/32, /*stages=*/4, /*b_stages=*/0, /*split_k=*/6, /*vec_a=*/true, /*vec_b=*/true, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/0, /*tiles_n=*/0, /*group_m=*/0, /*prep=*/0, /*swap_ab=*/false, /*cluster_m=*/1, /*consumers_n=*/1};  // the planner's config
 constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
 using Kernel = kiln::gemm::GemmSplitK<float, kiln::Tf32, Index, kM, kN, kK, kBatch,

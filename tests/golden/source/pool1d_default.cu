@@ -25,7 +25,7 @@ kernels:
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/true, /*planes=*/1024, /*in_d=*/1, /*in_h=*/1, /*in_w=*/4099, /*out_d=*/1, /*out_h=*/1, /*out_w=*/2046, /*kernel_d=*/1, /*kernel_h=*/1, /*kernel_w=*/4, /*stride_d=*/1, /*stride_h=*/1, /*stride_w=*/2, /*padding_d=*/0, /*padding_h=*/0, /*padding_w=*/1, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/3, /*include_pad=*/true, /*divisor=*/0, /*run=*/1};  // the planner's config
 // max_pool of [16, 64, 4099] over its last 1 axes into [16, 64, 2046]
 using C = float;  // compared in
@@ -76,7 +76,7 @@ static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig, 132), true,
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/false, /*planes=*/1024, /*in_d=*/1, /*in_h=*/1, /*in_w=*/4099, /*out_d=*/1, /*out_h=*/1, /*out_w=*/1367, /*kernel_d=*/1, /*kernel_h=*/1, /*kernel_w=*/5, /*stride_d=*/1, /*stride_h=*/1, /*stride_w=*/3, /*padding_d=*/0, /*padding_h=*/0, /*padding_w=*/2, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/true, /*divisor=*/0, /*run=*/1};  // the planner's config
 // avg_pool of [16, 64, 4099] over its last 1 axes into [16, 64, 1367]
 using C = float;  // summed and divided in

@@ -25,7 +25,7 @@ kernels:
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/true, /*planes=*/32, /*in_d=*/17, /*in_h=*/33, /*in_w=*/31, /*out_d=*/9, /*out_h=*/17, /*out_w=*/16, /*kernel_d=*/3, /*kernel_h=*/3, /*kernel_w=*/3, /*stride_d=*/2, /*stride_h=*/2, /*stride_w=*/2, /*padding_d=*/1, /*padding_h=*/1, /*padding_w=*/1, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/true, /*divisor=*/0, /*run=*/1};  // the planner's config
 // max_pool of [4, 8, 17, 33, 31] over its last 3 axes into [4, 8, 9, 17, 16]
 using C = float;  // compared in
@@ -80,7 +80,7 @@ static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig, 132), true,
 
 namespace {
 
-using Index = int;  // every tensor has fewer than 2^31 elements
+using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
 constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/false, /*planes=*/32, /*in_d=*/17, /*in_h=*/33, /*in_w=*/31, /*out_d=*/9, /*out_h=*/17, /*out_w=*/29, /*kernel_d=*/2, /*kernel_h=*/3, /*kernel_w=*/3, /*stride_d=*/2, /*stride_h=*/2, /*stride_w=*/1, /*padding_d=*/1, /*padding_h=*/1, /*padding_w=*/0, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/false, /*divisor=*/0, /*run=*/1};  // the planner's config
 // avg_pool of [4, 8, 17, 33, 31] over its last 3 axes into [4, 8, 9, 17, 29]
 using C = float;  // summed and divided in
