@@ -1206,14 +1206,15 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
 // split by the engine's consumers in registers). The engine then maps the filters as a tiled 3-D
 // tensor and x in im2col mode, so each k tile's x operand (a tile's output pixels x 32 channels of
 // one filter tap) is one TMA copy, padding included. It needs the im2col mode's limits
-// (conv_tma_im2col_fits), int coordinates, map strides below 2^40, and work enough to pay for the
+// (conv_tma_im2col_fits), int coordinates, map strides below 2^40, at least kConvTmaMinChannels
+// input channels (a k tile is 32 channels wide whatever C is), and work enough to pay for the
 // copies (kPadMinFlops).
 // Tiles (conv_tma_pixel_rows says which are rows): out channels 64 when there are at most 64, else
 // 128 (256 in tf32 NHWC); pixels 64 when there are at most 64; else 128, or 256 in tf32 NCHW while
 // an image has at least 8 such tiles (3xTF32's B hi and lo tiles double its registers).
 bool conv_tma_fits(const Planner& p, const ConvConfig& cc) {
   if (p.target().arch != "sm_90a" || !p.target().aligned16 || cc.elem_bytes != 4 || cc.groups != 1 ||
-      cc.precision == MmaPrecision::Ieee || !conv_tma_im2col_fits(cc))
+      cc.precision == MmaPrecision::Ieee || cc.c < kConvTmaMinChannels || !conv_tma_im2col_fits(cc))
     return false;
   constexpr std::int64_t kCoord = std::int64_t{1} << 31, kStride = std::int64_t{1} << 40;
   const std::int64_t parts = conv_x3(cc) ? 2 : 1, ldc = conv_tma_ldc(cc);

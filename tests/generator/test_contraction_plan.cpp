@@ -525,6 +525,12 @@ TEST_CASE("sm_90a: k-contiguous f32 matmuls and conv2d take the wgmma templates 
     CHECK(planned("dilation=64", 1, 64, 512, 1024) == "conv_tma");        // -128
     CHECK(planned("stride=9", 8, 64, 512, 1024) == "conv_wgmma");
     CHECK(planned("stride=8", 8, 256, 512, 1024) == "conv_tma");
+    // Fewer than kConvTmaMinChannels input channels: a tap's 32-channel k tile would be mostly
+    // padding (KernelBench level 1's 50, C = 3: 10.4 ms there, 2.4 ms on ConvNchw).
+    CHECK(kiln::kConvTmaMinChannels == 8);
+    CHECK(planned("padding=1", 64, 8, 256, 256) == "conv_tma");
+    CHECK(planned("padding=1", 64, 4, 256, 256) == "conv_wgmma");   // C*R*S = 36: the wgmma gather
+    CHECK(planned("padding=1", 64, 3, 256, 256) == "conv_nchw");    // 27: not a multiple of 4
   }
   // Too small to pay for the copies: the wgmma implicit GEMM with its cp.async gather.
   {

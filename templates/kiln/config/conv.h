@@ -111,6 +111,11 @@ KILN_RULE constexpr int conv_table_bytes(long long kdim, int bk, bool general) {
 // ---------------------------------------------------------------- TmaConv (conv_tma.cuh)
 // A k tile is 32 channels of one filter tap: one 128-byte swizzle row of f32 per pixel.
 constexpr int kConvTmaChannels = 32;
+// The fewest input channels the planner sends to TmaConv: a tap's k tile is kConvTmaChannels wide
+// whatever C is, so C channels use C / 32 of its MMAs. At C = 8 (25%) it still beat cuDNN on every
+// KernelBench problem (level 2's 21, 57, 65-92: 1.08-2.33x, run 35); at C = 3 (level 1's 50,
+// AlexNet's first layer) it took 10.4 ms against cuDNN's 2.7.
+constexpr int kConvTmaMinChannels = kConvTmaChannels / 4;
 // 3xTF32: the filters' copy holds tf32 hi and lo parts (lo after hi), and the engine loads both;
 // x stays f32 and is the engine's A operand, which its consumers split into tf32 hi and lo parts
 // in registers ([Note: 3xTF32 with A split in registers] in gemm_tma.cuh).
