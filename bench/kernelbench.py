@@ -482,7 +482,8 @@ def main():
 
     def save():
         res["rows"].sort(key=lambda r: (r["level"], r["number"]))
-        res["summary"] = summary(res["rows"], len(entries))
+        res["summary"] = (f"--map-only: {sum(1 for r in res['rows'] if r['expressible'])}/{len(entries)} problems bind "
+                          "to their specs (nothing was run)" if args.map_only else summary(res["rows"], len(entries)))
         res["kiln_cache"] = kiln.stats(options)
         with open(base + ".json", "w") as f:
             json.dump(res, f, indent=1)
