@@ -75,12 +75,9 @@ def problem_files(kb_root, levels, only):
             number = int(m.group(1))
             if only and f"{level}/{number}" not in only and str(number) not in only:
                 continue
-            module = None
-            for sub in ("KernelBench", ""):
-                path = os.path.join(kb_root, sub, f"level{level}", f"{number}_{m.group(2)}.py") if kb_root else ""
-                if path and os.path.isfile(path):
-                    module = path
-                    break
+            candidates = [os.path.join(kb_root, sub, f"level{level}", f"{number}_{m.group(2)}.py")
+                          for sub in ("KernelBench", "")]
+            module = next((path for path in candidates if os.path.isfile(path)), None)
             found.append((level, number, m.group(2), os.path.join(folder, f), module))
     return sorted(found)
 
@@ -286,12 +283,18 @@ def compare(got, want):
     return ok2, ok4, err, "; ".join(notes)
 
 
+def base_row(entry, args):
+    """A problem's row before anything ran: the stable columns, unmeasured."""
+    level, number, name = entry[:3]
+    return {"problem": f"L{level} {number} {name}", "level": level, "number": number,
+            "precision": "fp32-accurate" if args.precision == "fp32" else "tf32",
+            "kiln_ms": None, "eager_ms": None, "compile_ms": None, "correct": None, "correct_1e4": None,
+            "expressible": False}
+
+
 def run_problem(entry, args, options):
     level, number, name, spec_path, module_path = entry
-    row = {"problem": f"L{level} {number} {name}", "level": level, "number": number,
-           "precision": "fp32-accurate" if args.precision == "fp32" else "tf32",
-           "kiln_ms": None, "eager_ms": None, "compile_ms": None, "correct": None, "correct_1e4": None,
-           "expressible": False}
+    row = base_row(entry, args)
     if module_path is None:
         row["note"] = "no KernelBench module at --kernelbench for this spec"
         return row
@@ -502,10 +505,8 @@ def main():
         try:
             row = run_problem(entry, args, options)
         except Exception as e:  # noqa: BLE001  (a broken problem is a row, not the end of the run)
-            row = {"problem": f"L{entry[0]} {entry[1]} {entry[2]}", "level": entry[0], "number": entry[1],
-                   "precision": args.precision, "kiln_ms": None, "eager_ms": None, "compile_ms": None,
-                   "correct": None, "correct_1e4": None, "expressible": False,
-                   "note": f"runner error: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"}
+            row = base_row(entry, args)
+            row["note"] = f"runner error: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
             traceback.print_exc()
         failures += row.get("correct") is False or not row["expressible"]
         res["rows"].append(row)

@@ -147,8 +147,7 @@ ir::NodeId store_node(const PlannedKernel& kernel) {
 void begin_unit(const PlannedKernel& kernel, const char* header, UnitParts& unit, CodeWriter& c) {
   unit.includes = fmt::format("#include \"kiln/{}\"", header);
   if (unit.op_has_dropout) unit.includes += "\n#include \"kiln/philox.cuh\"";
-  c.line("using Index = {};  // {}", kernel.index64 ? "long long" : "int",
-         kernel.index64 ? kIndex32Exceeded : kIndex32Fits);
+  c.line("{}", index_declaration(kernel.index64));
 }
 
 void write_store(const Plan& plan, const PlannedKernel& kernel, const std::string& result_type, CodeWriter& w) {
@@ -191,8 +190,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const Elementwis
   if (unit.op_has_dropout) unit.includes += "\n#include \"kiln/philox.cuh\"";
 
   CodeWriter c;
-  c.line("using Index = {};  // {}", kernel.index64 ? "long long" : "int",
-         kernel.index64 ? kIndex32Exceeded : kIndex32Fits);
+  c.line("{}", index_declaration(kernel.index64));
   c.line("{}", UnitParts::config_line(config));
   c.line("constexpr int kVec = kConfig.vec;  // elements per thread step ({}-byte accesses)",
          vec * static_cast<std::int64_t>(dtype_size(bound.node(root).dtype)));

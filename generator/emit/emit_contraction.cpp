@@ -73,11 +73,6 @@ std::string dyn_shape_arg(const PlannedKernel& k, const GemmConfig& config) {
   return config.m == 0 ? ", kiln::gemm::DynShape{dyn_extent, 0}" : ", kiln::gemm::DynShape{0, dyn_extent}";
 }
 
-std::string index_line(const PlannedKernel& k) {
-  return fmt::format("using Index = {};  // {}\n", k.index64 ? "long long" : "int",
-                     k.index64 ? kIndex32Exceeded : kIndex32Fits);
-}
-
 // Does the value stored by the kernel hash a dropout mask (then philox.cuh is needed)?
 bool chain_has_dropout(const Plan& plan, ir::NodeId end, ir::NodeId anchor) {
   std::vector<ir::NodeId> stack{end};
@@ -173,7 +168,7 @@ Coords matmul_coords(const Plan& plan, const PlannedKernel& k, std::vector<std::
 void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& config, UnitParts& unit) {
   const GemmKind kind = config.kind;
   CodeWriter c;
-  c.raw_line(index_line(k).substr(0, index_line(k).size() - 1));
+  c.raw_line(index_declaration(k.index64));
   c.line("{}", UnitParts::config_line(config));
   if (kind == GemmKind::SoftmaxFinalize) {
     c.line("// rows of all batches: {} x {}", config.batch, config.m);
@@ -359,7 +354,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& con
   const char* elem = storage_type(plan.ir().node(x).dtype);
   const char* out = storage_type(plan.ir().node(k.stores[0].node).dtype);
   CodeWriter c;
-  c.raw_line(index_line(k).substr(0, index_line(k).size() - 1));
+  c.raw_line(index_declaration(k.index64));
   c.line("{}", UnitParts::config_line(config));
   c.line("using Shape = kiln::conv::ConvShape<kConfig.n, kConfig.c, kConfig.h, kConfig.w, kConfig.k, kConfig.r, "
          "kConfig.s,");
@@ -391,10 +386,8 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& con
     case ConvKind::Nchw:
       c.line("using Kernel = kiln::conv::ConvNchw<{}, {}, {}, Index, Shape, kConfig.bm, kConfig.bn, kConfig.bk, "
              "kConfig.wm,", elem, precision_type(config.precision), out);
-      if (!config.transposed)
-        c.line("                                    kConfig.wn, kConfig.stages, kConfig.vec_w, kConfig.stream>;");
-      else
-        c.line("                                    kConfig.wn, kConfig.stages, kConfig.vec_w, kConfig.stream, kConfig.phase_w>;");
+      c.line("                                    kConfig.wn, kConfig.stages, kConfig.vec_w, kConfig.stream{}>;",
+             config.transposed ? ", kConfig.phase_w" : "");
       break;
   }
   unit.constants = c.str();

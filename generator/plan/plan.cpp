@@ -10,6 +10,11 @@
 
 namespace kiln {
 
+std::string index_declaration(bool index64) {
+  return index64 ? fmt::format("using Index = long long;  // some tensor has {} elements or more", kIndex32Bound)
+                 : fmt::format("using Index = int;  // every tensor has fewer than {} elements", kIndex32Bound);
+}
+
 namespace {
 
 std::int64_t product(const std::vector<std::int64_t>& shape) {

@@ -64,12 +64,13 @@ std::string dyn_class_text(const std::vector<std::int64_t>& thresholds, int klas
 
 // The largest element count a kernel indexes with 32-bit integers: 2^31 - 2^18 - 1, so that an
 // index past a tensor's end by one loop step inside a block (at most 1024 threads x 16-element
-// vectors x unroll 8 < 2^20) still fits. Grid-stride loops step with kiln::stride_next, which
+// vectors x unroll 8 = 2^17) still fits. Grid-stride loops step with kiln::stride_next, which
 // never forms an index past the end (templates/kiln/common.cuh).
 constexpr std::int64_t kIndex32Limit = (std::int64_t{1} << 31) - (std::int64_t{1} << 18) - 1;
-// How the generated code and the plan say the limit.
-inline constexpr const char* kIndex32Fits = "every tensor has fewer than 2^31 - 2^18 elements";
-inline constexpr const char* kIndex32Exceeded = "some tensor has 2^31 - 2^18 elements or more";
+// How plans and generated code write the bound kIndex32Limit stays under.
+inline constexpr const char* kIndex32Bound = "2^31 - 2^18";
+// A generated unit's `using Index = ...;` line, with the reason as its comment (no newline).
+std::string index_declaration(bool index64);
 
 // What the code is generated for. Part of every cache key.
 // [Note: tuned picks]

@@ -1229,11 +1229,11 @@ bool conv_tma_fits(const Planner& p, const ConvConfig& cc) {
   return flops >= kPadMinFlops;
 }
 
-// NHWC x is read in place when its channel rows are 16-byte multiples (3xTF32 included: the
-// engine's consumers split x).
 // The GEMM K from which a transposed conv splits w by stride phase (see plan_conv).
 constexpr std::int64_t kConvPhaseWMinK = 128;
 
+// NHWC x is read in place when its channel rows are 16-byte multiples (3xTF32 included: the
+// engine's consumers split x).
 bool conv_tma_x_in_place(const ConvConfig& cc) { return cc.nhwc && cc.c % 4 == 0; }
 
 // The OperandPrep pass that writes one conv operand k-major (which 1: x as [N][H*W][ldc], 2: the

@@ -154,9 +154,9 @@ Rows rows_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, st
 // dyn rows, the runtime keys executables by that too, so the count stays out of the text).
 std::string index_reason(PlannedKernel& kn, std::int64_t biggest, bool dynamic = false) {
   kn.index64 = biggest > kIndex32Limit;
-  if (!kn.index64) return "int32 indices (every tensor < 2^31 - 2^18 elements)";
-  return dynamic ? "int64 indices (some tensor has >= 2^31 - 2^18 elements)"
-                 : fmt::format("int64 indices ({} elements >= 2^31 - 2^18)", biggest);
+  if (!kn.index64) return fmt::format("int32 indices (every tensor < {} elements)", kIndex32Bound);
+  return dynamic ? fmt::format("int64 indices (some tensor has >= {} elements)", kIndex32Bound)
+                 : fmt::format("int64 indices ({} elements >= {})", biggest, kIndex32Bound);
 }
 
 // A kernel with dyn rows: the factors launch_for multiplies.

@@ -20,7 +20,6 @@ using u64 = unsigned long long;
 __device__ __forceinline__ float to_float(float x) { return x; }
 __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-// std::conditional_t without <type_traits> (NVRTC compiles these headers with no standard library).
 // The next index of a grid-stride loop `for (i = first; i < end; i = stride_next(i, step, end))`:
 // i + step, or `end` once that would reach it. It never forms i + step past `end`, so a 32-bit
 // index of a tensor just under 2^31 elements cannot overflow on the loop's last step.
@@ -29,6 +28,7 @@ __device__ __forceinline__ I stride_next(I i, I step, I end) {
   return end - i > step ? i + step : end;
 }
 
+// std::conditional_t without <type_traits> (NVRTC compiles these headers with no standard library).
 template <bool kFirst, class A, class B> struct Choose { using type = A; };
 template <class A, class B> struct Choose<false, A, B> { using type = B; };
 template <bool kFirst, class A, class B> using choose_t = typename Choose<kFirst, A, B>::type;
