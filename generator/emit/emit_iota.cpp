@@ -24,7 +24,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const IotaConfig
 
   unit.body = fmt::format("  kiln::iota<Index>({}, kNumel, Index(kConfig.len), Index(kConfig.inner), Store{{{}}});",
                           UnitParts::pointer_name(plan, kernel.stores[0].buffer), UnitParts::member_inits(plan, kernel));
-  unit.launch_check(kernel, fmt::format("kiln::iota_geometry(kConfig, kNumel, {})", plan.target.sm_count));
+  unit.launch_check(kernel, "kiln::iota_geometry(kConfig, kNumel)");
 }
 
 }  // namespace kiln

@@ -27,7 +27,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const PoolConfig
   unit.body = fmt::format("  kiln::pool<kConfig, C, Index>({0}, {1}, Load{{{2}}}, Store{{{2}}});",
                           UnitParts::pointer_name(plan, plan.leaves.at(primary)),
                           UnitParts::pointer_name(plan, kernel.stores[0].buffer), UnitParts::member_inits(plan, kernel));
-  unit.launch_check(kernel, fmt::format("kiln::pool_geometry(kConfig, {})", plan.target.sm_count));
+  unit.launch_check(kernel, "kiln::pool_geometry(kConfig)");
 }
 
 }  // namespace kiln

@@ -605,6 +605,24 @@ void plan_elementwise(const Plan& plan, PlannedKernel& kn) {
     why += fmt::format("; {}-byte vectors ({} x {} bytes)", vec * static_cast<std::int64_t>(widest), vec, widest);
   }
   config.vec = static_cast<int>(vec);
+  // [Note: one step a thread, or a persistent grid] (config/elementwise.h): a read tensor of
+  // kElementwiseReuseMinElems or more that the output re-reads whole only after a span of at
+  // least its own size (broadcast along an axis outside all of its own).
+  for (const auto& a : kn.args) {
+    if (a.kind != KernelArg::Kind::Buffer || a.writes) continue;
+    const auto& bshape = plan.buffers[static_cast<std::size_t>(a.buffer)].shape;
+    const std::int64_t elems = product(bshape);
+    if (elems < kElementwiseReuseMinElems || elems >= numel || bshape.size() > shape.size()) continue;
+    std::int64_t span = 1;   // output elements between two reads of one element of the tensor
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      const std::size_t from_end = shape.size() - d;
+      const std::int64_t extent = from_end <= bshape.size() ? bshape[bshape.size() - from_end] : 1;
+      if (extent == 1 && shape[d] > 1) break;
+      span *= shape[d];
+    }
+    if (span >= elems) config.persistent = true;
+  }
+  if (config.persistent) why += "; persistent grid (a broadcast operand re-read each sweep stays in L2)";
   kn.set_launch(elementwise_geometry(config, numel, plan.target.sm_count));
   kn.config = config;
   kn.reason = why;

@@ -21,7 +21,7 @@ void plan_iota(Planner& p, PlannedKernel& kn) {
   config.inner = inner;
   kn.template_name = "iota";
   kn.config = config;
-  kn.set_launch(iota_geometry(config, numel, p.target().sm_count));
+  kn.set_launch(iota_geometry(config, numel));
   kn.reason = fmt::format("iota along axis {} of {} elements: coordinate = (e / {}) % {}", axis, numel, inner,
                           config.len);
 }

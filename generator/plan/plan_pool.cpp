@@ -41,7 +41,7 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
   config.run = pool_run(config.max, config.out_w, config.kernel_w, config.stride_w, config.dilation_w);
   kn.template_name = "pool";
   kn.config = config;
-  kn.set_launch(pool_geometry(config, p.target().sm_count));
+  kn.set_launch(pool_geometry(config));
   kn.reason = fmt::format("{} {} window over [{}, ...] planes: {} ({} outputs), the windows read through L1/L2{}",
                           config.max ? "max" : "average", window, config.planes,
                           config.run > 1 ? fmt::format("a thread per {} adjacent outputs along w, which share {} input "

@@ -79,6 +79,41 @@ TEST_CASE("memory plans: plan text and generated source goldens") {
   }
 }
 
+TEST_CASE("memory plans: an elementwise kernel runs a persistent grid only when it re-reads a large broadcast operand") {
+  // [Note: one step a thread, or a persistent grid] (templates/kiln/config/elementwise.h).
+  const auto elementwise = [](const kiln::Plan& plan) {
+    for (const auto& k : plan.kernels)
+      if (k.template_name == "elementwise") return k;
+    FAIL("no elementwise kernel");
+    return plan.kernels[0];
+  };
+  const long long sms = kiln::Target::for_arch("sm_90").sm_count;
+  SUBCASE("gamma and beta of 4096 elements stay in cache either way: one step a thread") {
+    const auto k = elementwise(plan_of({"norms", "layernorm", "", {}, {}}));
+    CHECK(!std::get<kiln::ElementwiseConfig>(k.config).persistent);
+    CHECK(k.grid.x == 4096LL * 4096 / 4 / 256);
+  }
+  SUBCASE("gamma and beta of 2^16 elements stay in L2 between rows: one step a thread") {
+    const auto k = elementwise(plan_of({"norms", "layernorm", "", {{"B", 256}, {"N", 1 << 16}}, {}}));
+    CHECK(!std::get<kiln::ElementwiseConfig>(k.config).persistent);
+  }
+  SUBCASE("RMS norm's statistics over the channels, re-read every row of 2^20: one step a thread") {
+    const auto k = elementwise(plan_of({"kernelbench/level1/36_RMSNorm_", "m", "", {{"N", 4}}, {}}));
+    CHECK(!std::get<kiln::ElementwiseConfig>(k.config).persistent);
+  }
+  SUBCASE("gamma and beta of 2^22 elements, re-read for each of 16 rows: persistent") {
+    const auto k = elementwise(plan_of({"norms", "layernorm", "", {{"B", 16}, {"N", 1 << 22}}, {}}));
+    CHECK(std::get<kiln::ElementwiseConfig>(k.config).persistent);
+    CHECK(k.grid.x == sms * kiln::kElementwiseBlocksPerSm);
+    CHECK(contains(k.reason, "persistent grid"));
+  }
+  SUBCASE("every operand of the output's size: one step a thread however large") {
+    const auto k = elementwise(plan_of({"elementwise", "axpby", "", {}, {}}));
+    CHECK(!std::get<kiln::ElementwiseConfig>(k.config).persistent);
+    CHECK(k.grid.x > sms * kiln::kElementwiseBlocksPerSm);
+  }
+}
+
 TEST_CASE("memory plans: template choices") {
   SUBCASE("min over axis 1 of 128x4096x4095: reduce_outer_rows_v4, 16-byte aligned loads over misaligned rows") {
     const auto plan = plan_of({"min_reduce", "min_reduce", "", {}, {}});

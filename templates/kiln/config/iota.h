@@ -15,8 +15,8 @@ KILN_CONFIG(IotaConfig, KILN_IOTA_FIELDS);
 
 // The launch: one element per thread step, grid-stride, sized as the elementwise family's
 // scalar loop (the same occupancy argument holds: a store stream with no loads).
-KILN_RULE constexpr launch::Geometry iota_geometry(const IotaConfig& c, long long numel, int sm_count) {
-  return elementwise_geometry(ElementwiseConfig{1, c.threads}, numel, sm_count);
+KILN_RULE constexpr launch::Geometry iota_geometry(const IotaConfig& c, long long numel) {
+  return launch::stream_geometry(numel, c.threads);
 }
 
 }  // namespace kiln

@@ -57,8 +57,8 @@ KILN_RULE constexpr long long pool_steps(const PoolConfig& c) {
 
 // The launch: a thread step per run of outputs, grid-stride, sized as the elementwise family's
 // scalar loop (a gather of one window per output; overlapping windows hit in L1/L2).
-KILN_RULE constexpr launch::Geometry pool_geometry(const PoolConfig& c, int sm_count) {
-  return elementwise_geometry(ElementwiseConfig{1, c.threads}, pool_steps(c), sm_count);
+KILN_RULE constexpr launch::Geometry pool_geometry(const PoolConfig& c) {
+  return launch::stream_geometry(pool_steps(c), c.threads);
 }
 
 }  // namespace kiln

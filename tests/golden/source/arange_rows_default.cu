@@ -2,7 +2,7 @@ plan arange_rows [B=1024 N=4096] for sm_90 (132 SMs), f32 contractions fp32-accu
 buffers:
   #0 out y i64[1024, 4096] (32.0 MiB)
 kernels:
-  0 kiln_arange_rows_k0_iota: iota  grid (4224, 1, 1) block (256, 1, 1) smem 0 index int32
+  0 kiln_arange_rows_k0_iota: iota  grid (16384, 1, 1) block (256, 1, 1) smem 0 index int32
       anchor %0 iota (line 7)
       stores %0 -> #0 y
       config IotaConfig{threads=256 len=4096 inner=1}
@@ -38,6 +38,6 @@ extern "C" __global__ void __launch_bounds__(256) kiln_arange_rows_k0_iota(long 
   kiln::iota<Index>(out_y, kNumel, Index(kConfig.len), Index(kConfig.inner), Store{out_y});
 }
 
-static_assert(kiln::launch::same_launch(kiln::iota_geometry(kConfig, kNumel, 132), true, 4224, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::iota_geometry(kConfig, kNumel), true, 16384, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 

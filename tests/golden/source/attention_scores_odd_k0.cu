@@ -6,7 +6,7 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/true};  // the planner's config
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/true, /*persistent=*/false};  // the planner's config
 constexpr int kVec = kConfig.vec;  // elements per thread step (16-byte accesses)
 constexpr Index kNumel = 693;  // [1, 3, 7, 33]
 

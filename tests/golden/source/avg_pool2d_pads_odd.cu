@@ -74,7 +74,7 @@ extern "C" __global__ void __launch_bounds__(256) kiln_avg_pool2d_pads_k0_pool(c
   kiln::pool<kConfig, C, Index>(in_x, out_inc, Load{in_x, out_inc}, Store{in_x, out_inc});
 }
 
-static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig, 132), true, 2, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig), true, 2, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 
 // ==== avg_pool2d_pads_k1.cu
@@ -127,7 +127,7 @@ extern "C" __global__ void __launch_bounds__(256) kiln_avg_pool2d_pads_k1_pool(c
   kiln::pool<kConfig, C, Index>(in_x, out_exc, Load{in_x, out_exc}, Store{in_x, out_exc});
 }
 
-static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig, 132), true, 2, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig), true, 2, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 
 // ==== avg_pool2d_pads_k2.cu
@@ -180,6 +180,6 @@ extern "C" __global__ void __launch_bounds__(256) kiln_avg_pool2d_pads_k2_pool(c
   kiln::pool<kConfig, C, Index>(in_x, out_div, Load{in_x, out_div}, Store{in_x, out_div});
 }
 
-static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig, 132), true, 1, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig), true, 1, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 

@@ -22,7 +22,7 @@ kernels:
   2 kiln_layernorm_k2_elementwise: elementwise  grid (48, 1, 1) block (256, 1, 1) smem 0 index int32
       stores %12 -> #3 y
       reads #0 x, #1 gamma, #2 beta, #4 mu, #5 t9
-      config ElementwiseConfig{vec=1 threads=256 flat=0}
+      config ElementwiseConfig{vec=1 threads=256 flat=0 persistent=0}
       why: only elementwise nodes; innermost extent 4095 % 4 != 0: scalar loop
 
 // ==== layernorm_k0.cu
@@ -151,7 +151,7 @@ static_assert(kiln::launch::same_launch(kiln::reduce_geometry(kConfig), true, 3,
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/1, /*threads=*/256, /*flat=*/false};  // the planner's config
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/1, /*threads=*/256, /*flat=*/false, /*persistent=*/false};  // the planner's config
 constexpr int kVec = kConfig.vec;  // elements per thread step (4-byte accesses)
 constexpr Index kNumel = 12285;  // [3, 4095]
 

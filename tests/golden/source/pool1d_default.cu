@@ -4,13 +4,13 @@ buffers:
   #1 out mx f32[16, 64, 2046] (8.0 MiB)
   #2 out av f32[16, 64, 1367] (5.3 MiB)
 kernels:
-  0 kiln_pool1d_k0_pool: pool  grid (4224, 1, 1) block (256, 1, 1) smem 0 index int32
+  0 kiln_pool1d_k0_pool: pool  grid (8184, 1, 1) block (256, 1, 1) smem 0 index int32
       anchor %1 max_pool (line 30)
       stores %1 -> #1 mx
       reads #0 x
       config PoolConfig{threads=256 max=1 planes=1024 in_d=1 in_h=1 in_w=4099 out_d=1 out_h=1 out_w=2046 kernel_d=1 kernel_h=1 kernel_w=4 stride_d=1 stride_h=1 stride_w=2 padding_d=0 padding_h=0 padding_w=1 dilation_d=1 dilation_h=1 dilation_w=3 include_pad=1 divisor=0 run=1}
       why: max 4 window over [1024, ...] planes: a thread per output element (2095104 outputs), the windows read through L1/L2
-  1 kiln_pool1d_k1_pool: pool  grid (4224, 1, 1) block (256, 1, 1) smem 0 index int32
+  1 kiln_pool1d_k1_pool: pool  grid (5468, 1, 1) block (256, 1, 1) smem 0 index int32
       anchor %2 avg_pool (line 31)
       stores %2 -> #2 av
       reads #0 x
@@ -65,7 +65,7 @@ extern "C" __global__ void __launch_bounds__(256) kiln_pool1d_k0_pool(const floa
   kiln::pool<kConfig, C, Index>(in_x, out_mx, Load{in_x, out_mx}, Store{in_x, out_mx});
 }
 
-static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig, 132), true, 4224, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig), true, 8184, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 
 // ==== pool1d_k1.cu
@@ -116,6 +116,6 @@ extern "C" __global__ void __launch_bounds__(256) kiln_pool1d_k1_pool(const floa
   kiln::pool<kConfig, C, Index>(in_x, out_av, Load{in_x, out_av}, Store{in_x, out_av});
 }
 
-static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig, 132), true, 4224, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig), true, 5468, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 

@@ -48,6 +48,6 @@ extern "C" __global__ void __launch_bounds__(256) kiln_positions_k0_iota(const f
   kiln::iota<Index>(out_p, kNumel, Index(kConfig.len), Index(kConfig.inner), Store{in_offset, out_p});
 }
 
-static_assert(kiln::launch::same_launch(kiln::iota_geometry(kConfig, kNumel, 132), true, 512, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::iota_geometry(kConfig, kNumel), true, 512, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 

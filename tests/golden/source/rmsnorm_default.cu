@@ -11,10 +11,10 @@ kernels:
       reads #0 x
       config ReduceConfig{variant=kInnerBlock outer=4096 red=4096 inner=1 threads=512 unroll=4 vec=1 cols=1 splits=1 chunk=4096 acc_bytes=4}
       why: reduced axis contiguous: a block per row (4096 rows, fewer than 32 per SM, of 4096 > 2048); int32 indices (every tensor < 2^31 - 2^18 elements)
-  1 kiln_rmsnorm_k1_elementwise: elementwise  grid (4224, 1, 1) block (256, 1, 1) smem 0 index int32
+  1 kiln_rmsnorm_k1_elementwise: elementwise  grid (16384, 1, 1) block (256, 1, 1) smem 0 index int32
       stores %8 -> #2 y
       reads #0 x, #1 gamma, #3 t6
-      config ElementwiseConfig{vec=4 threads=256 flat=0}
+      config ElementwiseConfig{vec=4 threads=256 flat=0 persistent=0}
       why: only elementwise nodes; 16-byte vectors (4 x 4 bytes)
 
 // ==== rmsnorm_k0.cu
@@ -84,7 +84,7 @@ static_assert(kiln::launch::same_launch(kiln::reduce_geometry(kConfig), true, 40
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/false};  // the planner's config
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/false, /*persistent=*/false};  // the planner's config
 constexpr int kVec = kConfig.vec;  // elements per thread step (16-byte accesses)
 constexpr Index kNumel = 16777216;  // [4096, 4096]
 
@@ -128,6 +128,6 @@ extern "C" __global__ void __launch_bounds__(256) kiln_rmsnorm_k1_elementwise(co
   kiln::elementwise<Index, kVec>(Body{in_x, in_gamma, tmp_t6, out_y}, kNumel);
 }
 
-static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 132), true, 4224, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 132), true, 16384, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 

@@ -14,7 +14,7 @@ kernels:
   1 kiln_rmsnorm_k1_elementwise: elementwise  grid (1, 1, 1) block (256, 1, 1) smem 0 index int32
       stores %8 -> #2 y
       reads #0 x, #1 gamma, #3 t6
-      config ElementwiseConfig{vec=1 threads=256 flat=0}
+      config ElementwiseConfig{vec=1 threads=256 flat=0 persistent=0}
       why: only elementwise nodes; innermost extent 7 % 4 != 0: scalar loop
 
 // ==== rmsnorm_k0.cu
@@ -83,7 +83,7 @@ static_assert(kiln::launch::same_launch(kiln::reduce_geometry(kConfig), true, 1,
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/1, /*threads=*/256, /*flat=*/false};  // the planner's config
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/1, /*threads=*/256, /*flat=*/false, /*persistent=*/false};  // the planner's config
 constexpr int kVec = kConfig.vec;  // elements per thread step (4-byte accesses)
 constexpr Index kNumel = 7;  // [1, 7]
 

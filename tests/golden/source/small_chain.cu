@@ -7,7 +7,7 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/false};  // the planner's config
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/false, /*persistent=*/false};  // the planner's config
 constexpr int kVec = kConfig.vec;  // elements per thread step (16-byte accesses)
 constexpr Index kNumel = 64;  // [8, 8]
 

@@ -46,7 +46,7 @@ extern "C" __global__ void __launch_bounds__(256) kiln_triu_mask_k0_iota(long lo
   kiln::iota<Index>(tmp_t1, kNumel, Index(kConfig.len), Index(kConfig.inner), Store{tmp_t1});
 }
 
-static_assert(kiln::launch::same_launch(kiln::iota_geometry(kConfig, kNumel, 132), true, 5, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::iota_geometry(kConfig, kNumel), true, 5, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 
 // ==== triu_mask_k1.cu
@@ -88,6 +88,6 @@ extern "C" __global__ void __launch_bounds__(256) kiln_triu_mask_k1_iota(const f
   kiln::iota<Index>(out_y, kNumel, Index(kConfig.len), Index(kConfig.inner), Store{in_x, tmp_t1, out_y});
 }
 
-static_assert(kiln::launch::same_launch(kiln::iota_geometry(kConfig, kNumel, 132), true, 5, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::iota_geometry(kConfig, kNumel), true, 5, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 
