@@ -258,6 +258,7 @@ class Interpreter {
   Value rownorm(const Node& n, const Shape& out);
   Value dropout(const Node& n, const Shape& out);
   Value permute(const Node& n, const Shape& out);
+  Value index_view(const Node& n, const Shape& out);
   Value matmul(const Node& n, const Shape& out);
   Value conv(const Node& n, const Shape& out);
   Value pool(const Node& n, const Shape& out);
@@ -385,6 +386,7 @@ Value Interpreter::eval(NodeId id, const Node& n) {
       return rownorm(n, out);
     case OpKind::Dropout: return dropout(n, out);
     case OpKind::Permute: return permute(n, out);
+    case OpKind::Reshape: case OpKind::Pad: case OpKind::Concat: case OpKind::Gather: return index_view(n, out);
     case OpKind::Matmul: return matmul(n, out);
     case OpKind::Conv: return conv(n, out);
     case OpKind::Iota: return iota(n, out);
@@ -705,6 +707,85 @@ Value Interpreter::dropout(const Node& n, const Shape& out) {
     }
   });
   store_all(n.dtype, v.data);
+  return v;
+}
+
+// Reshape, Pad, Concat and Gather, element by element from docs/semantics.md's definitions: each
+// element of the result is one operand's element (or pad's constant).
+Value Interpreter::index_view(const Node& n, const Shape& out) {
+  Value v;
+  v.shape = out;
+  const std::int64_t total = numel_of(out);
+  v.data.resize(static_cast<std::size_t>(total));
+  const std::size_t rank = out.size();
+  constexpr std::int64_t kChunk = 1 << 14;
+  parallel_for((total + kChunk - 1) / kChunk, [&](std::int64_t chunk) {
+    Shape c(rank);
+    const std::int64_t end = std::min(total, (chunk + 1) * kChunk);
+    for (std::int64_t i = chunk * kChunk; i < end; ++i) {
+      std::int64_t rest = i;   // the coordinates of i
+      for (std::size_t d = rank; d-- > 0;) {
+        c[d] = rest % out[d];
+        rest /= out[d];
+      }
+      // Which operand, and the element's coordinates in it.
+      std::size_t part = 0;
+      Shape at = c;
+      bool constant = false;
+      switch (n.kind) {
+        case OpKind::Reshape: {
+          const Shape& s = operand(n, 0).shape;
+          at.resize(s.size());
+          for (std::size_t d = s.size(), r = static_cast<std::size_t>(i); d-- > 0;) {
+            at[d] = static_cast<std::int64_t>(r) % s[d];
+            r /= static_cast<std::size_t>(s[d]);
+          }
+          break;
+        }
+        case OpKind::Pad: {
+          const Shape& s = operand(n, 0).shape;
+          for (std::size_t d = 0; d < rank; ++d) {
+            std::int64_t k = c[d] - n.pad.before[d];
+            if (k < 0 || k >= s[d]) {
+              if (n.pad.mode == ir::PadMode::Constant) constant = true;
+              else if (n.pad.mode == ir::PadMode::Replicate) k = k < 0 ? 0 : s[d] - 1;
+              else k = k < 0 ? -k : 2 * (s[d] - 1) - k;   // reflect: pads < the extent
+            }
+            at[d] = k;
+          }
+          break;
+        }
+        case OpKind::Concat: {
+          const auto axis = static_cast<std::size_t>(n.axis);
+          while (at[axis] >= operand(n, part).shape[axis]) at[axis] -= operand(n, part++).shape[axis];
+          break;
+        }
+        default: {   // Gather: operands {index, x}
+          const Value& index = operand(n, 0);
+          const Shape& xs = operand(n, 1).shape;
+          Shape ic = c;
+          for (std::size_t d = 0; d < rank; ++d) {
+            if (index.shape[d] == 1) ic[d] = 0;
+            if (xs[d] == 1) at[d] = 0;
+          }
+          std::int64_t flat = 0;
+          for (std::size_t d = 0; d < rank; ++d) flat = flat * index.shape[d] + ic[d];
+          double raw = index.values()[static_cast<std::size_t>(flat)];
+          const auto len = xs[static_cast<std::size_t>(n.axis)];
+          auto k = static_cast<std::int64_t>(raw);
+          if (k < 0) k += len;
+          at[static_cast<std::size_t>(n.axis)] = std::clamp<std::int64_t>(k, 0, len - 1);
+          part = 1;
+          break;
+        }
+      }
+      const Value& src = constant ? operand(n, 1) : operand(n, part);
+      std::int64_t flat = 0;
+      if (!constant)
+        for (std::size_t d = 0; d < src.shape.size(); ++d) flat = flat * src.shape[d] + at[d];
+      v.data[static_cast<std::size_t>(i)] = src.values()[static_cast<std::size_t>(flat)];
+    }
+  });
   return v;
 }
 

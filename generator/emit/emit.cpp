@@ -224,7 +224,13 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const Elementwis
     if (vec == 1 || rank == 0) return std::nullopt;
     const auto& lshape = bound.shape(leaf);
     const bool flat = lshape == shape && coords == identity;
-    const bool row = rows && !lshape.empty() && coords.back() == identity.back() && lshape.back() == shape.back();
+    // A row vector's other coordinates must be fixed along the row: the output's own coordinates
+    // (or 0), which the hoisted load rewrites to the row's base; an index view's expressions are not.
+    const auto plain = [&](const std::string& c) {
+      return c == "0" || std::find(identity.begin(), identity.end(), c) != identity.end();
+    };
+    const bool row = rows && !lshape.empty() && coords.back() == identity.back() && lshape.back() == shape.back() &&
+                     std::all_of(coords.begin(), coords.end(), plain);
     if (!flat && !row) return std::nullopt;
     auto it = vector_leaf.find(leaf);
     if (it == vector_leaf.end()) {

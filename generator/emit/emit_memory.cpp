@@ -68,10 +68,12 @@ void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primar
   const DType t = bound.node(primary).dtype;
   w.open_block(fmt::format("__device__ __forceinline__ C operator()({} elem, Index flat) const", storage_type(t)));
   Coords coords = ex.declare_coords(operand, "flat", "c");
-  // The primary leaf at the operand's own coordinates is the element the template loaded.
+  // The primary leaf at the operand's own coordinates is the element the template loaded, and so
+  // is its element at the same flat index through reshapes (ExprEmitter::flat_of).
   const Coords identity = coords;
   ex.leaf_hook = [&](ir::NodeId leaf, const Coords& at) -> std::optional<std::string> {
-    if (leaf != primary || at != identity || bound.shape(leaf) != bound.shape(operand)) return std::nullopt;
+    const bool same = bound.shape(leaf) == bound.shape(operand) ? at == identity : ex.flat_of(leaf, at) == "flat";
+    if (leaf != primary || !same) return std::nullopt;
     return t == DType::f16 || t == DType::bf16 ? std::string("kiln::to_float(elem)") : std::string("elem");
   };
   const std::string v = ex.value(operand, coords);

@@ -120,6 +120,44 @@ Coords ExprEmitter::operand_coords(ir::NodeId user, ir::NodeId operand, const Co
     for (std::size_t i = 0; i < u.perm.size(); ++i) c[static_cast<std::size_t>(u.perm[i])] = coords[i];
     return c;
   }
+  if (u.kind == ir::OpKind::Reshape) {   // the same flat index, decomposed in the operand's shape
+    const std::string flat = flat_of(user, coords);
+    Coords c(oshape.size());
+    std::string inner = "1";   // the product of the extents after d, as C++
+    for (std::size_t d = oshape.size(); d-- > 0;) {
+      const std::string q = inner == "1" ? flat : fmt::format("({} / {})", flat, inner);
+      c[d] = d == 0 ? q : fmt::format("({} % {})", q, extent(operand, d));
+      inner = inner == "1" ? extent(operand, d) : fmt::format("{} * {}", inner, extent(operand, d));
+    }
+    flat_of_coords_[{c, oshape}] = flat;
+    return c;
+  }
+  if (u.kind == ir::OpKind::Pad) {
+    if (operand != u.operands[0]) return {};   // the constant: a literal
+    Coords c(oshape.size());
+    for (std::size_t d = 0; d < oshape.size(); ++d) {
+      const std::int64_t before = u.pad.before[d];
+      if (before == 0 && u.pad.after[d] == 0) {
+        c[d] = coords[d];
+        continue;
+      }
+      const std::string i = before == 0 ? coords[d] : fmt::format("({} - {})", coords[d], before);
+      c[d] = fmt::format("kiln::{}(Index{}, Index({}))", u.pad.mode == ir::PadMode::Reflect ? "reflect_index" : "clamp_index",
+                         i == coords[d] ? "(" + i + ")" : i, extent(operand, d));
+    }
+    return c;
+  }
+  if (u.kind == ir::OpKind::Concat) {   // the part's slice, clamped into it (Concat's select picks)
+    const auto axis = static_cast<std::size_t>(u.axis);
+    std::int64_t offset = 0;
+    for (ir::NodeId part : u.operands) {
+      if (part == operand) break;
+      offset += plan_.bound->shape(part)[axis];
+    }
+    Coords c = coords;
+    c[axis] = fmt::format("kiln::clamp_index(Index({} - {}), Index({}))", coords[axis], offset, extent(operand, axis));
+    return c;
+  }
   // numpy broadcasting: align on the right; an extent-1 dim against a larger one reads index 0.
   Coords c(oshape.size());
   const std::size_t offset = ushape.size() - oshape.size();
@@ -133,6 +171,11 @@ Coords ExprEmitter::operand_coords(ir::NodeId user, ir::NodeId operand, const Co
     c[k] = pinned ? "0" : coords[uk];
   }
   return c;
+}
+
+std::string ExprEmitter::flat_of(ir::NodeId node, const Coords& coords) const {
+  auto it = flat_of_coords_.find({coords, plan_.bound->shape(node)});
+  return it != flat_of_coords_.end() ? it->second : flat_index(node, coords);
 }
 
 Coords ExprEmitter::declare_coords(ir::NodeId node, const std::string& flat, const std::string& prefix) {
@@ -149,6 +192,7 @@ Coords ExprEmitter::declare_coords(ir::NodeId node, const std::string& flat, con
       rest = fmt::format("({} / {})", rest, ext);
     }
   }
+  flat_of_coords_[{c, plan_.bound->shape(node)}] = flat;
   return c;
 }
 
@@ -195,14 +239,15 @@ std::string ExprEmitter::value(ir::NodeId id, const Coords& coords) {
     const std::size_t done = stack.back().args.size();
     if (done < n.operands.size()) {
       const ir::NodeId op = n.operands[done];
-      if (start(op, operand_coords(top, op, stack.back().coords))) stack.back().args.push_back(std::move(result));
+      Coords at = n.kind == ir::OpKind::Gather && done == 1 ? gathered_coords(top, stack.back().coords, stack.back().args[0])
+                                                           : operand_coords(top, op, stack.back().coords);
+      if (start(op, std::move(at))) stack.back().args.push_back(std::move(result));
       continue;
     }
     Frame f = std::move(stack.back());
     stack.pop_back();
-    if (n.kind == ir::OpKind::Permute) {   // a view: its operand's value at permuted coordinates
-      result = f.args[0];
-      memo_[std::make_pair(top, std::move(f.coords))] = result;
+    if (ir::is_view(n.kind)) {   // [Note: index views]: an operand's value at other coordinates
+      result = view_value(n, top, f.args, f.coords);
     } else {
       result = declare(top, f.coords, apply(n, top, f.args, f.coords));
     }
@@ -227,9 +272,52 @@ std::optional<std::string> ExprEmitter::known_value(ir::NodeId id, const Coords&
     memo_[key] = expr;
     return expr;
   }
-  KILN_ASSERT(n.kind == ir::OpKind::Permute || ir::is_elementwise(n.kind), "node %{} ({}) cannot be inlined", id,
+  KILN_ASSERT(ir::is_view(n.kind) || ir::is_elementwise(n.kind), "node %{} ({}) cannot be inlined", id,
               ir::op_kind_name(n.kind));
   return std::nullopt;
+}
+
+// x of a gather at the coordinates of its result, with the index value `index` along the axis.
+Coords ExprEmitter::gathered_coords(ir::NodeId gather, const Coords& coords, const std::string& index) const {
+  const auto& g = plan_.ir().node(gather);
+  const ir::NodeId x = g.operands[1];
+  Coords c = operand_coords(gather, x, coords);   // broadcasting (take_along_axis) off the axis
+  const auto axis = static_cast<std::size_t>(g.axis);
+  c[axis] = fmt::format("kiln::gather_index({}, Index({}))", index, extent(x, axis));
+  return c;
+}
+
+std::string ExprEmitter::view_value(const ir::Node& n, ir::NodeId id, const std::vector<std::string>& args,
+                                    const Coords& coords) {
+  using K = ir::OpKind;
+  std::string expr;
+  if (n.kind == K::Gather) {
+    expr = args[1];
+  } else if (n.kind == K::Pad && n.pad.mode == ir::PadMode::Constant) {
+    std::vector<std::string> inside;
+    for (std::size_t d = 0; d < coords.size(); ++d) {
+      const std::int64_t before = n.pad.before[d];
+      const std::string ext = extent(n.operands[0], d);
+      if (before > 0) inside.push_back(fmt::format("{} >= {}", coords[d], before));
+      if (n.pad.after[d] > 0) inside.push_back(fmt::format("{} < {} + {}", coords[d], ext, before));
+    }
+    expr = inside.empty() ? args[0] : fmt::format("(({}) ? {} : {})", fmt::join(inside, " && "), args[0], args[1]);
+  } else if (n.kind == K::Concat) {
+    const auto axis = static_cast<std::size_t>(n.axis);
+    expr = args.back();
+    std::int64_t end = 0;
+    std::vector<std::int64_t> ends;
+    for (ir::NodeId part : n.operands) ends.push_back(end += plan_.bound->shape(part)[axis]);
+    for (std::size_t k = args.size() - 1; k-- > 0;)
+      expr = fmt::format("({} < {} ? {} : {})", coords[axis], ends[k], args[k], expr);
+  } else {
+    expr = args[0];   // Permute, Reshape, reflect and replicate Pad: the operand at its coordinates
+  }
+  if (expr == args[0] || (n.kind == K::Gather && expr == args[1])) {
+    memo_[std::make_pair(id, coords)] = expr;
+    return expr;
+  }
+  return declare(id, coords, expr);
 }
 
 std::string ExprEmitter::declare(ir::NodeId id, const Coords& coords, const std::string& expr) {

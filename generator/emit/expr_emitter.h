@@ -75,6 +75,9 @@ class ExprEmitter {
   // Coordinates of an operand of `user` evaluated at `coords`.
   Coords operand_coords(ir::NodeId user, ir::NodeId operand, const Coords& coords) const;
   std::string load(ir::NodeId leaf, const Coords& coords);
+  // The flat index of `coords` in the shape of `node`: the name it was declared from when the
+  // coordinates came from declare_coords or a Reshape's decomposition of it, else flat_index.
+  std::string flat_of(ir::NodeId node, const Coords& coords) const;
 
  private:
   std::string fresh(ir::NodeId node);
@@ -85,6 +88,10 @@ class ExprEmitter {
   std::string declare(ir::NodeId node, const Coords& coords, const std::string& expr);
   std::string apply(const ir::Node& node, ir::NodeId id, const std::vector<std::string>& args,
                     const Coords& coords);
+  // [Note: index views] (ir.h): a view's value from its operands' values.
+  std::string view_value(const ir::Node& node, ir::NodeId id, const std::vector<std::string>& args,
+                         const Coords& coords);
+  Coords gathered_coords(ir::NodeId gather, const Coords& coords, const std::string& index) const;
 
   const Plan& plan_;
   CodeWriter& out_;
@@ -92,6 +99,8 @@ class ExprEmitter {
   std::map<ir::NodeId, std::string> scalars_;   // by the scalar param's node
   std::set<ir::NodeId> computed_here_;
   std::map<std::pair<ir::NodeId, Coords>, std::string> memo_;
+  // Coordinates (in a shape) whose flat index has a name: see flat_of.
+  mutable std::map<std::pair<Coords, std::vector<std::int64_t>>, std::string> flat_of_coords_;
   int counter_ = 0;
   int last_line_ = -1;
 };

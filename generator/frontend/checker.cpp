@@ -29,6 +29,8 @@ using ir::Node;
 using ir::NodeId;
 using ir::OpKind;
 using ir::Shape;
+using ir::PadAttrs;
+using ir::PadMode;
 using ir::SourceLoc;
 
 // Thrown once a statement's error has been reported.
@@ -212,7 +214,8 @@ const std::vector<std::string> kFunctions = {
     "mean", "prod", "argmin", "argmax", "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "softmax",
     "log_softmax", "where", "dropout", "matmul", "transpose", "permute", "conv1d", "conv2d", "conv3d",
     "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "iota", "max_pool1d", "max_pool2d",
-    "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d"};
+    "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "reshape", "view", "flatten", "squeeze", "unsqueeze",
+    "pad", "concat", "cat", "gather", "take_along_axis", "triu", "tril", "group_norm"};
 
 class Checker {
  public:
@@ -924,6 +927,14 @@ class Checker {
       if (f == fmt::format("conv_transpose{}d", d)) return conv(e, d, true);
     }
     if (f == "iota") return iota(e);
+    if (f == "reshape" || f == "view") return reshape(e);
+    if (f == "flatten") return flatten(e);
+    if (f == "squeeze" || f == "unsqueeze") return squeeze(e, f == "unsqueeze");
+    if (f == "pad") return pad(e);
+    if (f == "concat" || f == "cat") return concat(e);
+    if (f == "gather" || f == "take_along_axis") return gather(e, f == "take_along_axis");
+    if (f == "triu" || f == "tril") return triangle(e, f == "triu");
+    if (f == "group_norm") return group_norm(e);
     for (int d = 1; d <= 3; ++d) {
       if (f == fmt::format("max_pool{}d", d)) return pool(e, OpKind::MaxPool, d);
       if (f == fmt::format("avg_pool{}d", d)) return pool(e, OpKind::AvgPool, d);
@@ -1366,6 +1377,341 @@ class Checker {
       perm.push_back(a);
     }
     return permute_node(x, std::move(perm), e.loc);
+  }
+
+  // ------------------------------------------------------------ index views ([Note: index views] in ir.h)
+  static DimExpr numel_of(const Shape& s) {
+    DimExpr n = DimExpr::constant(1);
+    for (const auto& d : s) n = n * d;
+    return n;
+  }
+  Value reshape_node(NodeId x, Shape shape, SourceLoc loc) {
+    if (shape == node(x).shape) return node_value(x, loc);
+    Node n;
+    n.kind = OpKind::Reshape;
+    n.dtype = node(x).dtype;
+    n.shape = std::move(shape);
+    n.operands = {x};
+    n.loc = loc;
+    return node_value(add_node(std::move(n), true), loc);
+  }
+  // Requires numel(shape) == numel(x): now when both are known, else at bind.
+  void same_numel(NodeId x, const Shape& shape, SourceLoc loc, const std::string& fn) {
+    const DimExpr have = numel_of(node(x).shape), want = numel_of(shape);
+    if (have == want) return;
+    const auto h = have.as_constant(), w = want.as_constant();
+    const std::string message = fmt::format("{}() of {} to [{}]: the sizes must multiply out to the same count",
+                                            fn, type_text(node(x).dtype, node(x).shape), shape_text(shape));
+    if (h && w) fail(loc, fmt::format("{} ({} elements, not {})", message, *h, *w));
+    ir_->constraints.push_back({want, have, message, loc});
+  }
+  static std::string shape_text(const Shape& s) {
+    std::string t;
+    for (const auto& d : s) t += (t.empty() ? "" : ", ") + d.str();
+    return t;
+  }
+
+  // reshape(x, [d0, d1, ...]) / view(x, [...]): entries are dim names, integer constants >= 1, or
+  // one -1 (the count left over). The elements keep their row-major order.
+  Value reshape(const Expr& e) {
+    expect_args(e, 2, 2, {}, "x, shape");
+    const NodeId x = tensor_arg(e, 0);
+    const Expr& list = *e.args[1];
+    if (list.kind != ExprKind::List || list.args.empty())
+      fail(list.loc, fmt::format("{}() expects its shape as a non-empty list, e.g. {}(x, [N, -1])", e.text, e.text));
+    Shape shape;
+    std::optional<std::size_t> infer;
+    for (const auto& item : list.args) {
+      if (item->kind == ExprKind::Name) {
+        auto it = symbols_.find(item->text);
+        if (it != symbols_.end() && it->second.kind == Symbol::Kind::Dim) {
+          it->second.used = true;
+          shape.push_back(DimExpr::dim(item->text));
+          continue;
+        }
+      }
+      const std::int64_t v = as_int(const_eval(*item, fmt::format("the shape of {}()", e.text)), item->loc,
+                                    fmt::format("the shape of {}()", e.text));
+      if (v == -1) {
+        if (infer) fail(item->loc, fmt::format("{}() takes at most one -1 in its shape", e.text));
+        infer = shape.size();
+        shape.push_back(DimExpr::constant(1));
+        continue;
+      }
+      if (v < 1) fail(item->loc, fmt::format("a dim in the shape of {}() must be >= 1 (or -1 once), got {}", e.text, v));
+      shape.push_back(DimExpr::constant(v));
+    }
+    if (infer) {
+      const DimExpr known = numel_of(shape);
+      shape[*infer] = floor_div(numel_of(node(x).shape), known);
+      const auto k = known.as_constant(), total = numel_of(node(x).shape).as_constant();
+      if (k && total && *total % *k != 0)
+        fail(list.loc, fmt::format("{}() of {} to [{}]: {} elements do not split into rows of {}", e.text,
+                                   type_text(node(x).dtype, node(x).shape), shape_text(shape), *total, *k));
+    }
+    same_numel(x, shape, list.loc, e.text);
+    return reshape_node(x, std::move(shape), e.loc);
+  }
+
+  // flatten(x, start_dim=0, end_dim=-1): torch.flatten, the axes start..end as one.
+  Value flatten(const Expr& e) {
+    expect_args(e, 1, 1, {"start_dim", "end_dim"}, "x");
+    const NodeId x = tensor_arg(e, 0);
+    const Shape& in = node(x).shape;
+    const int start = normalize_axis(int_kw(e, "start_dim").value_or(0), in.size(), kw_loc(e, "start_dim"), e.text);
+    const int end = normalize_axis(int_kw(e, "end_dim").value_or(-1), in.size(), kw_loc(e, "end_dim"), e.text);
+    if (start > end) fail(e.loc, fmt::format("flatten() needs start_dim <= end_dim, got {} > {}", start, end));
+    Shape shape(in.begin(), in.begin() + start);
+    DimExpr merged = DimExpr::constant(1);
+    for (int d = start; d <= end; ++d) merged = merged * in[static_cast<std::size_t>(d)];
+    shape.push_back(merged);
+    shape.insert(shape.end(), in.begin() + end + 1, in.end());
+    return reshape_node(x, std::move(shape), e.loc);
+  }
+
+  // squeeze(x, axis=k): drops axis k, whose extent must be 1. unsqueeze(x, axis=k): a new axis of
+  // extent 1 at position k of the result (-1: last).
+  Value squeeze(const Expr& e, bool unsqueeze) {
+    expect_args(e, 1, 1, {"axis"}, "x");
+    const NodeId x = tensor_arg(e, 0);
+    if (!keyword(e, "axis")) fail(e.loc, fmt::format("{}() needs axis=", e.text));
+    Shape shape = node(x).shape;
+    const int axis = normalize_axis(*int_kw(e, "axis"), shape.size() + (unsqueeze ? 1 : 0), kw_loc(e, "axis"), e.text);
+    if (unsqueeze) {
+      shape.insert(shape.begin() + axis, DimExpr::constant(1));
+    } else {
+      if (shape[static_cast<std::size_t>(axis)].as_constant() != std::optional<std::int64_t>(1))
+        fail(kw_loc(e, "axis"), fmt::format("squeeze() drops an axis of extent 1; axis {} of {} is {}", axis,
+                                            type_text(node(x).dtype, node(x).shape), shape[static_cast<std::size_t>(axis)].str()));
+      if (shape.size() == 1) fail(e.loc, "squeeze() of a rank-1 tensor would give a scalar; kiln values are tensors");
+      shape.erase(shape.begin() + axis);
+    }
+    return reshape_node(x, std::move(shape), e.loc);
+  }
+
+  // pad(x, [before_last, after_last, before_prev, after_prev, ...], mode="constant", value=0):
+  // F.pad's order, the last axis first. mode "reflect" (each pad < the extent) or "replicate".
+  Value pad(const Expr& e) {
+    expect_args(e, 2, 2, {"mode", "value"}, "x, pads");
+    const NodeId x = tensor_arg(e, 0);
+    const Node& in = node(x);
+    const Expr& list = *e.args[1];
+    const std::vector<std::int64_t> pads = int_list(list, "the pads of pad()");
+    const std::size_t rank = in.shape.size();
+    if (list.kind != ExprKind::List || pads.empty() || pads.size() % 2 != 0 || pads.size() > 2 * rank)
+      fail(list.loc, fmt::format("pad() takes a list of 2 to {} pads (before and after, the last axis first) for {}, got {}",
+                                 2 * rank, type_text(in.dtype, in.shape), pads.size()));
+    PadAttrs a;
+    a.before.assign(rank, 0);
+    a.after.assign(rank, 0);
+    for (std::size_t i = 0; i < pads.size(); ++i) {
+      if (pads[i] < 0)
+        fail(list.args[i]->loc, fmt::format("pad() pads must be >= 0, got {} (crop with a slice instead)", pads[i]));
+      const std::size_t axis = rank - 1 - i / 2;
+      (i % 2 == 0 ? a.before : a.after)[axis] = pads[i];
+    }
+    const std::string mode = string_kw(e, "mode").value_or("constant");
+    if (mode == "constant") a.mode = PadMode::Constant;
+    else if (mode == "reflect") a.mode = PadMode::Reflect;
+    else if (mode == "replicate") a.mode = PadMode::Replicate;
+    else fail(kw_loc(e, "mode"), fmt::format("pad() mode= expects \"constant\", \"reflect\" or \"replicate\", got \"{}\"", mode));
+    if (a.mode != PadMode::Constant && keyword(e, "value"))
+      fail(kw_loc(e, "value"), fmt::format("pad() takes value= in constant mode only, not \"{}\"", mode));
+    Node n;
+    n.kind = OpKind::Pad;
+    n.dtype = in.dtype;
+    for (std::size_t d = 0; d < rank; ++d) {
+      const DimExpr& ext = in.shape[d];
+      const std::int64_t most = std::max(a.before[d], a.after[d]);
+      if (a.mode == PadMode::Reflect && most > 0) {   // each pad < the extent: now, or at bind as min(ext, pad+1) == pad+1
+        const std::string message =
+            fmt::format("pad() in reflect mode needs each pad < the extent: axis {} is {}, pad {}", d, ext.str(), most);
+        const DimExpr need = DimExpr::constant(most + 1);
+        if (const auto c = ext.as_constant(); c && most >= *c) fail(list.loc, message);
+        if (!ext.as_constant()) ir_->constraints.push_back({min(ext, need), need, message, list.loc});
+      }
+      n.shape.push_back(ext + DimExpr::constant(a.before[d] + a.after[d]));
+    }
+    n.operands = {x};
+    if (a.mode == PadMode::Constant) {
+      const ast::KeywordArg* v = keyword(e, "value");
+      Value fill = v ? expr(*v->value) : weak({Value::Kind::Int, 0, 0}, "0", e.loc);
+      if (fill.is_node()) fail(v->value->loc, "pad() value= expects a constant");
+      n.operands.push_back(materialize(fill, in.dtype, " in pad()"));
+    }
+    n.pad = std::move(a);
+    n.loc = e.loc;
+    return node_value(add_node(std::move(n), true), e.loc);
+  }
+
+  // concat([a, b, ...], axis=0) / cat: torch.cat. Same dtype, same extents but along axis.
+  Value concat(const Expr& e) {
+    expect_args(e, 1, 1, {"axis"}, "[a, b, ...]");
+    const Expr& list = *e.args[0];
+    if (list.kind != ExprKind::List || list.args.empty())
+      fail(list.loc, fmt::format("{}() expects a list of tensors, e.g. {}([a, b], axis=1)", e.text, e.text));
+    std::vector<NodeId> parts;
+    for (const auto& item : list.args) {
+      Value v = expr(*item);
+      if (!v.is_node() || node(v.node).shape.empty())
+        fail(item->loc, fmt::format("{}() joins tensors, got {}", e.text, v.is_node() ? type_text(node(v.node).dtype, node(v.node).shape) : v.text));
+      parts.push_back(v.node);
+    }
+    const Node& first = node(parts[0]);
+    const int axis = normalize_axis(int_kw(e, "axis").value_or(0), first.shape.size(), kw_loc(e, "axis"), e.text);
+    Node n;
+    n.kind = OpKind::Concat;
+    n.dtype = first.dtype;
+    n.shape = first.shape;
+    for (std::size_t i = 1; i < parts.size(); ++i) {
+      const Node& p = node(parts[i]);
+      const SourceLoc at = list.args[i]->loc;
+      if (p.dtype != first.dtype)
+        fail(at, fmt::format("{}() joins tensors of one type: {} and {}; cast one, e.g. {}(x)", e.text,
+                             dtype_name(first.dtype), dtype_name(p.dtype), dtype_name(first.dtype)));
+      if (p.shape.size() != first.shape.size())
+        fail(at, fmt::format("{}() joins tensors of one rank: {} and {}", e.text, type_text(first.dtype, first.shape),
+                             type_text(p.dtype, p.shape)));
+      for (std::size_t d = 0; d < p.shape.size(); ++d)
+        if (static_cast<int>(d) != axis && p.shape[d] != first.shape[d])
+          fail(at, fmt::format("{}() along axis {}: {} and {} differ on axis {}", e.text, axis,
+                               type_text(first.dtype, first.shape), type_text(p.dtype, p.shape), d));
+      n.shape[static_cast<std::size_t>(axis)] = n.shape[static_cast<std::size_t>(axis)] + p.shape[static_cast<std::size_t>(axis)];
+    }
+    if (parts.size() == 1) return node_value(parts[0], e.loc);
+    n.operands = parts;
+    n.axis = axis;
+    n.loc = e.loc;
+    return node_value(add_node(std::move(n), true), e.loc);
+  }
+
+  // gather(x, index, axis=k): torch.gather; take_along_axis(x, index, axis=k): numpy's, whose other
+  // axes broadcast. The result has the index's extent along k; index is an integer tensor of x's
+  // rank. Index values count from the end when negative and are clamped into range
+  // (docs/semantics.md).
+  Value gather(const Expr& e, bool broadcasting) {
+    expect_args(e, 2, 2, {"axis"}, "x, index");
+    const NodeId x = tensor_arg(e, 0);
+    const NodeId index = tensor_arg(e, 1, "an integer index tensor");
+    const Node& xn = node(x);
+    const Node& in = node(index);
+    if (in.dtype != DType::i32 && in.dtype != DType::i64)
+      fail(e.args[1]->loc, fmt::format("{}() needs an integer index (i32, i64), got {}", e.text, dtype_name(in.dtype)));
+    if (in.shape.size() != xn.shape.size())
+      fail(e.args[1]->loc, fmt::format("{}() needs an index of x's rank: x is {}, index is {}", e.text,
+                                       type_text(xn.dtype, xn.shape), type_text(in.dtype, in.shape)));
+    if (!keyword(e, "axis")) fail(e.loc, fmt::format("{}() needs axis=", e.text));
+    const int axis = normalize_axis(*int_kw(e, "axis"), xn.shape.size(), kw_loc(e, "axis"), e.text);
+    Node n;
+    n.kind = OpKind::Gather;
+    n.dtype = xn.dtype;
+    for (std::size_t d = 0; d < xn.shape.size(); ++d) {
+      if (static_cast<int>(d) == axis) {
+        n.shape.push_back(in.shape[d]);
+      } else if (broadcasting) {
+        n.shape.push_back(broadcast({xn.shape[d]}, {in.shape[d]}, e.loc, fmt::format("{}() on axis {}", e.text, d))[0]);
+      } else {
+        const auto a = in.shape[d].as_constant(), b = xn.shape[d].as_constant();
+        const std::string message = fmt::format("gather() needs index extents <= x's off the axis: axis {} of index is {}, of x {}",
+                                                d, in.shape[d].str(), xn.shape[d].str());
+        if (a && b && *a > *b) fail(e.args[1]->loc, message);
+        if (in.shape[d] != xn.shape[d] && !(a && b))   // checked at bind: min(x, index) == index
+          ir_->constraints.push_back({min(xn.shape[d], in.shape[d]), in.shape[d], message, e.args[1]->loc});
+        n.shape.push_back(in.shape[d]);
+      }
+    }
+    n.operands = {index, x};
+    n.axis = axis;
+    n.loc = e.loc;
+    return node_value(add_node(std::move(n), true), e.loc);
+  }
+
+  // triu(x, diagonal=0) / tril: torch.triu / tril over the last two axes, as
+  // where(col - row >= diagonal, x, 0) (<= for tril) with iota's coordinates.
+  Value triangle(const Expr& e, bool upper) {
+    expect_args(e, 1, 1, {"diagonal"}, "x");
+    const NodeId x = tensor_arg(e, 0);
+    const Shape s = node(x).shape;   // a copy: add_node below may move the nodes
+    if (s.size() < 2)
+      fail(e.args[0]->loc, fmt::format("{}() needs rank >= 2, got {}", e.text, type_text(node(x).dtype, s)));
+    const std::int64_t k = int_kw(e, "diagonal").value_or(0);
+    auto coordinate = [&](int axis) {
+      Node n;
+      n.kind = OpKind::Iota;
+      n.dtype = DType::i64;
+      n.shape = {s[s.size() - 2], s[s.size() - 1]};
+      n.axis = axis;
+      n.loc = e.loc;
+      return node_value(add_node(std::move(n), true), e.loc);
+    };
+    const Value diff = binary(ast::BinaryOp::Sub, coordinate(1), coordinate(0), e.loc);
+    const Value kv = weak({Value::Kind::Int, k, 0}, std::to_string(k), e.loc);
+    const Value keep = binary(upper ? ast::BinaryOp::Ge : ast::BinaryOp::Le, diff, kv, e.loc);
+    const DType t = node(x).dtype;
+    const Value zero = t == DType::boolean ? weak({Value::Kind::Bool, 0, 0}, "false", e.loc)
+                                           : weak({Value::Kind::Int, 0, 0}, "0", e.loc);
+    return select(keep, node_value(x, e.loc), zero, e.loc);
+  }
+
+  // group_norm(x, groups, weight=, bias=, eps=1e-5): F.group_norm over x [N, C, ...] with C a
+  // multiple of groups, written as views and reductions: x viewed [N, groups, rest], normalized by
+  // its mean and biased variance over the last axis, viewed back, then weight [C] and bias [C] per
+  // channel. f16 and bf16 compute in f32, as PyTorch.
+  Value group_norm(const Expr& e) {
+    using ast::BinaryOp;
+    expect_args(e, 2, 2, {"weight", "bias", "eps"}, "x, groups");
+    const NodeId xn = tensor_arg(e, 0);
+    need_float(e, xn);
+    const Shape in = node(xn).shape;
+    const DType t = node(xn).dtype;
+    const SourceLoc loc = e.loc;
+    if (in.size() < 2)
+      fail(e.args[0]->loc, fmt::format("group_norm() needs x [N, C, ...], got {}", type_text(t, in)));
+    const std::int64_t groups = as_int(const_eval(*e.args[1], "the groups of group_norm()"), e.args[1]->loc,
+                                       "the groups of group_norm()");
+    if (groups < 1) fail(e.args[1]->loc, fmt::format("group_norm() needs groups >= 1, got {}", groups));
+    const DimExpr g = DimExpr::constant(groups);
+    if (const auto c = in[1].as_constant(); c && *c % groups != 0)
+      fail(e.args[1]->loc, fmt::format("group_norm() needs channels divisible by groups: {} channels, {} groups", *c, groups));
+    if (!in[1].as_constant())
+      ir_->constraints.push_back({floor_div(in[1], g) * g, in[1],
+                                  fmt::format("group_norm(): channels {} must be a multiple of groups {}", in[1].str(), groups), loc});
+    const double eps = real_kw(e, "eps", 1e-5);
+    if (!(eps >= 0)) fail(kw_loc(e, "eps"), fmt::format("group_norm() needs eps >= 0, got {}", eps));
+    auto per_channel = [&](const char* name) -> std::optional<Value> {
+      const ast::KeywordArg* kw = keyword(e, name);
+      if (!kw) return std::nullopt;
+      Value v = expr(*kw->value);
+      if (!v.is_node() || node(v.node).shape.size() != 1 || node(v.node).shape[0] != in[1])
+        fail(kw->value->loc, fmt::format("group_norm() {}= must be [C] = [{}], got {}", name, in[1].str(),
+                                         v.is_node() ? type_text(node(v.node).dtype, node(v.node).shape) : v.text));
+      Shape s{in[1]};
+      for (std::size_t d = 2; d < in.size(); ++d) s.push_back(DimExpr::constant(1));
+      return reshape_node(v.node, s, kw->value->loc);
+    };
+    const std::optional<Value> weight = per_channel("weight"), bias = per_channel("bias");
+    const Value x = to_opmath(node_value(xn, loc), loc);
+    DimExpr rest = floor_div(in[1], g);
+    for (std::size_t d = 2; d < in.size(); ++d) rest = rest * in[d];
+    const Value xr = reshape_node(x.node, {in[0], g, rest}, loc);
+    auto mean_last = [&](const Value& v) {
+      Node n;
+      n.kind = OpKind::Mean;
+      n.dtype = node(v.node).dtype;
+      n.shape = {in[0], g, DimExpr::constant(1)};
+      n.operands = {v.node};
+      n.axes = {2};
+      n.keepdims = true;
+      n.loc = loc;
+      return node_value(add_node(std::move(n), true), loc);
+    };
+    const Value d = binary(BinaryOp::Sub, xr, mean_last(xr), loc);
+    const Value var = mean_last(binary(BinaryOp::Mul, d, d, loc));
+    const Value scaled = binary(BinaryOp::Mul, d, un(OpKind::Rsqrt, binary(BinaryOp::Add, var, weak_real(eps, loc), loc), loc), loc);
+    Value y = reshape_node(scaled.node, in, loc);
+    if (weight) y = binary(BinaryOp::Mul, y, *weight, loc);
+    if (bias) y = binary(BinaryOp::Add, y, *bias, loc);
+    return from_opmath(y, t, loc);
   }
 
   // [Note: convolution]

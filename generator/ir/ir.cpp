@@ -393,6 +393,10 @@ const char* op_kind_name(OpKind kind) {
     case OpKind::Iota: return "iota";
     case OpKind::MaxPool: return "max_pool";
     case OpKind::AvgPool: return "avg_pool";
+    case OpKind::Reshape: return "reshape";
+    case OpKind::Pad: return "pad";
+    case OpKind::Concat: return "concat";
+    case OpKind::Gather: return "gather";
   }
   return "?";
 }
@@ -413,6 +417,16 @@ bool is_reduction(OpKind kind) { return kind >= OpKind::Sum && kind <= OpKind::L
 bool is_scan(OpKind kind) { return kind >= OpKind::Cumsum && kind <= OpKind::Cummin; }
 bool is_rownorm(OpKind kind) { return kind == OpKind::Softmax || kind == OpKind::LogSoftmax; }
 bool is_pool(OpKind kind) { return kind == OpKind::MaxPool || kind == OpKind::AvgPool; }
+bool is_view(OpKind kind) { return kind == OpKind::Permute || (kind >= OpKind::Reshape && kind <= OpKind::Gather); }
+
+const char* pad_mode_name(PadMode mode) {
+  switch (mode) {
+    case PadMode::Constant: return "constant";
+    case PadMode::Reflect: return "reflect";
+    case PadMode::Replicate: return "replicate";
+  }
+  return "?";
+}
 
 // ---------------------------------------------------------------- Ir
 const DimDecl* Ir::find_dim(const std::string& name) const {
@@ -490,12 +504,17 @@ std::string node_text(const Ir& ir, const Node& n, NodeId id, const ShapeText& s
     attrs.push_back(fmt::format("axis={}", n.axis));
     if (n.exclusive) attrs.push_back("exclusive");
     if (n.reverse) attrs.push_back("reverse");
-  } else if (is_rownorm(n.kind) || n.kind == OpKind::Iota) {
+  } else if (is_rownorm(n.kind) || n.kind == OpKind::Iota || n.kind == OpKind::Concat || n.kind == OpKind::Gather) {
     attrs.push_back(fmt::format("axis={}", n.axis));
   } else if (n.kind == OpKind::Dropout) {
     attrs.push_back("p=" + number(n.p));
   } else if (n.kind == OpKind::Permute) {
     attrs.push_back("perm=" + int_list(n.perm));
+  } else if (n.kind == OpKind::Pad) {
+    auto list = [](const std::vector<std::int64_t>& v) { return fmt::format("[{}]", fmt::join(v, ", ")); };
+    attrs.push_back("before=" + list(n.pad.before));
+    attrs.push_back("after=" + list(n.pad.after));
+    attrs.push_back(fmt::format("mode={}", pad_mode_name(n.pad.mode)));
   } else if (n.kind == OpKind::Conv) {
     const ConvAttrs& c = n.conv;
     auto list = [&](const std::int64_t* v) {

@@ -112,6 +112,12 @@ enum class OpKind : std::uint8_t {
   // max_pool{1,2,3}d(x, kernel) / avg_pool{1,2,3}d(x, kernel): a window over the last `pool.dims`
   // axes; `pool`
   MaxPool, AvgPool,
+  // Index views ([Note: index views]): each element of the result is an element of an operand
+  // (or pad's constant), found from the result's coordinates.
+  Reshape,   // reshape(x, shape): the same elements in row-major order, another shape
+  Pad,       // pad(x, ...): `pad`
+  Concat,    // concat([a, b, ...], axis): operands along `axis`
+  Gather,    // gather(x, index, axis): operands {index, x}; x at the index's value along `axis`
 };
 
 const char* op_kind_name(OpKind kind);   // "add", "sum", "conv2d", ...
@@ -120,6 +126,29 @@ bool is_reduction(OpKind kind);
 bool is_scan(OpKind kind);
 bool is_rownorm(OpKind kind);            // Softmax, LogSoftmax
 bool is_pool(OpKind kind);               // MaxPool, AvgPool
+bool is_view(OpKind kind);               // Permute, Reshape, Pad, Concat, Gather
+
+// [Note: index views]
+// Permute, Reshape, Pad, Concat and Gather copy no data in a plan: whatever reads them evaluates
+// their operand at other coordinates (generator/emit/expr_emitter.cpp, operand_coords). Reshape
+// keeps the row-major order: the element at flat index f of the result is the operand's element
+// at flat index f. Pad reads its operand at the coordinates less the leading pad (reflected or
+// clamped into range, or its constant outside); Concat reads the operand whose slice holds the
+// coordinate along its axis; Gather reads x at the index's value along its axis (negative values
+// count from the end, then every value is clamped into range: docs/semantics.md). None of them
+// is elementwise, so no anchor takes one into its epilogue; an anchor whose template streams its
+// operand takes a view in its prologue when the operand has a stored tensor of its own size to
+// stream, and the planner stores the operand first otherwise.
+
+enum class PadMode : std::uint8_t { Constant, Reflect, Replicate };
+const char* pad_mode_name(PadMode mode);   // "constant", "reflect", "replicate"
+
+// pad(x, pads, mode=, value=): per axis of x (all of them, outermost first), the elements added
+// before and after. In constant mode the node's second operand is the value (a Literal).
+struct PadAttrs {
+  std::vector<std::int64_t> before, after;
+  PadMode mode = PadMode::Constant;
+};
 
 enum class Layout : std::uint8_t { NCHW, NHWC };
 
@@ -164,12 +193,13 @@ struct Node {
   ConstValue literal;                // Literal: an integer for integer dtypes (exact), a float for float dtypes
   std::vector<int> axes;             // reductions
   bool keepdims = false;
-  int axis = 0;                      // scans, rownorms, iota
+  int axis = 0;                      // scans, rownorms, iota, concat, gather
   bool exclusive = false, reverse = false;
   double p = 0;                      // Dropout
   std::vector<int> perm;             // Permute
   ConvAttrs conv;                    // Conv
   PoolAttrs pool;                    // MaxPool, AvgPool
+  PadAttrs pad;                      // Pad
   PrecisionChoice precision;         // Matmul, Conv
   SourceLoc loc;                     // the expression this node came from
 };

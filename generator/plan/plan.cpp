@@ -39,7 +39,7 @@ std::string bytes_text(std::int64_t bytes) {
 
 // A node kernels may inline: elementwise work, views, literals and scalar arguments.
 bool inlinable(ir::OpKind kind) {
-  return ir::is_elementwise(kind) || kind == ir::OpKind::Permute || kind == ir::OpKind::Literal ||
+  return ir::is_elementwise(kind) || ir::is_view(kind) || kind == ir::OpKind::Literal ||
          kind == ir::OpKind::Scalar;
 }
 
@@ -352,6 +352,27 @@ int Planner::dependency_position(ir::NodeId node) {
   return pos;
 }
 
+// Whether the inlined graph behind `operand` reaches a node that will be stored (an input or an
+// anchor) with the operand's element count: what Plan::streamed_leaf will find to stream.
+bool Planner::has_stream_source(ir::NodeId operand) const {
+  const auto& bound = *plan_.bound;
+  std::vector<ir::NodeId> stack{operand};
+  std::set<ir::NodeId> seen;
+  while (!stack.empty()) {
+    const ir::NodeId n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    const auto& node = bound.node(n);
+    if (node.kind == ir::OpKind::Scalar || node.kind == ir::OpKind::Literal) continue;
+    if (!inlinable(node.kind)) {
+      if (bound.numel(n) == bound.numel(operand)) return true;
+      continue;
+    }
+    for (ir::NodeId op : node.operands) stack.push_back(op);
+  }
+  return false;
+}
+
 void Planner::choose_leaves() {
   const auto& ir = plan_.ir();
   const std::size_t n = ir.nodes.size();
@@ -375,14 +396,16 @@ void Planner::choose_leaves() {
     if (!is_anchor(node.kind)) continue;
     const AnchorRule* rule = anchor_rule(node.kind);
     if (!rule) continue;   // reported when the anchor is planned
-    // Operands a template cannot inline are stored first by an elementwise kernel.
-    if (!rule->prologue)
-      for (ir::NodeId op : node.operands) {
-        const auto& o = ir.node(op);
-        if (inlinable(o.kind) && o.kind != ir::OpKind::Scalar &&
-            !(rule->takes_view && rule->takes_view(*this, static_cast<ir::NodeId>(id), op)))
-          forced_leaf_[static_cast<std::size_t>(op)] = true;
-      }
+    // Operands a template cannot inline are stored first by an elementwise kernel: every one
+    // for a template without a prologue, and for one with a prologue an operand that reads no
+    // stored tensor of its own size (a pad, a concat, a gather's result: nothing to stream).
+    for (ir::NodeId op : node.operands) {
+      const auto& o = ir.node(op);
+      if (!inlinable(o.kind) || o.kind == ir::OpKind::Scalar) continue;
+      const bool store = rule->prologue ? !has_stream_source(op)
+                                        : !(rule->takes_view && rule->takes_view(*this, static_cast<ir::NodeId>(id), op));
+      if (store) forced_leaf_[static_cast<std::size_t>(op)] = true;
+    }
     if (!rule->epilogue) continue;
     // Follow the chain of single-consumer elementwise nodes of the same shape.
     ir::NodeId cur = static_cast<ir::NodeId>(id);
@@ -614,13 +637,16 @@ void plan_elementwise(const Plan& plan, PlannedKernel& kn) {
     const std::int64_t elems = product(bshape);
     if (elems < kElementwiseReuseMinElems || elems >= numel || bshape.size() > shape.size()) continue;
     std::int64_t span = 1;   // output elements between two reads of one element of the tensor
+    bool broadcast = true;   // numpy broadcasting against the output (not a view's other shape)
+    bool found = false;      // the innermost broadcast axis is behind
     for (std::size_t d = shape.size(); d-- > 0;) {
       const std::size_t from_end = shape.size() - d;
       const std::int64_t extent = from_end <= bshape.size() ? bshape[bshape.size() - from_end] : 1;
-      if (extent == 1 && shape[d] > 1) break;
-      span *= shape[d];
+      if (extent != 1 && extent != shape[d]) broadcast = false;
+      if (extent == 1 && shape[d] > 1) found = true;
+      if (!found) span *= shape[d];
     }
-    if (span >= elems) config.persistent = true;
+    if (broadcast && span >= elems) config.persistent = true;
   }
   if (config.persistent) why += "; persistent grid (a broadcast operand re-read each sweep stays in L2)";
   kn.set_launch(elementwise_geometry(config, numel, plan.target.sm_count));

@@ -82,6 +82,7 @@ class Planner {
 
  private:
   void find_consumers();
+  bool has_stream_source(ir::NodeId operand) const;
   void choose_leaves();
   // Stores `node` into `buffer` from an elementwise kernel; returns that kernel's position.
   int add_elementwise_root(ir::NodeId node, int buffer);

@@ -28,6 +28,27 @@ __device__ __forceinline__ I stride_next(I i, I step, I end) {
   return end - i > step ? i + step : end;
 }
 
+// Coordinates of the index views (generator/ir/ir.h, [Note: index views]); n >= 1.
+// i clamped into [0, n): replicate padding, and where a constant pad or a concat's other parts
+// read (their value is then not used, but the load stays in bounds).
+template <class I>
+KILN_HD I clamp_index(I i, I n) {
+  return i < 0 ? I(0) : (i >= n ? n - 1 : i);
+}
+// Reflect padding (the edge element not repeated): -1 -> 1, n -> n - 2; the planner allows pads
+// < n, so one reflection lands in range (the clamp keeps any other input in bounds).
+template <class I>
+KILN_HD I reflect_index(I i, I n) {
+  i = i < 0 ? -i : i;
+  return clamp_index(i >= n ? 2 * (n - 1) - i : i, n);
+}
+// A gather's index value v along an axis of n: negative counts from the end, then clamped.
+template <class I, class V>
+KILN_HD I gather_index(V v, I n) {
+  const long long w = static_cast<long long>(v) < 0 ? static_cast<long long>(v) + n : static_cast<long long>(v);
+  return static_cast<I>(w < 0 ? 0 : (w >= n ? n - 1 : w));
+}
+
 // std::conditional_t without <type_traits> (NVRTC compiles these headers with no standard library).
 template <bool kFirst, class A, class B> struct Choose { using type = A; };
 template <class A, class B> struct Choose<false, A, B> { using type = B; };
