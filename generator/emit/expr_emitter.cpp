@@ -125,9 +125,9 @@ Coords ExprEmitter::operand_coords(ir::NodeId user, ir::NodeId operand, const Co
     Coords c(oshape.size());
     std::string inner = "1";   // the product of the extents after d, as C++
     for (std::size_t d = oshape.size(); d-- > 0;) {
-      const std::string q = inner == "1" ? flat : fmt::format("({} / {})", flat, inner);
+      const std::string q = inner == "1" ? flat : fmt::format("({} / ({}))", flat, inner);
       c[d] = d == 0 ? q : fmt::format("({} % {})", q, extent(operand, d));
-      inner = inner == "1" ? extent(operand, d) : fmt::format("{} * {}", inner, extent(operand, d));
+      inner = inner == "1" ? extent(operand, d) : fmt::format("{} * {}", extent(operand, d), inner);
     }
     flat_of_coords_[{c, oshape}] = flat;
     return c;

@@ -179,11 +179,11 @@ struct Body {
       const Index c1 = ((e / 5) / 3) % 8;
       const Index c0 = (((e / 5) / 3) / 8);
       // line 60: in  x: f32[N, 8, H, W]
-      const float v0_0 = in_x[((((e / 5 * 3 * 8) * 8 + ((e / 5 * 3) % 8)) * 3 + ((e / 5) % 3)) * 5 + (e % 5))];
+      const float v0_0 = in_x[((((e / (8 * 3 * 5)) * 8 + ((e / (3 * 5)) % 8)) * 3 + ((e / (5)) % 3)) * 5 + (e % 5))];
       // line 63: out y = group_norm(x, 4, weight=w, bias=b, eps=1e-5)
-      const float v6_1 = tmp_t6[(((e / 30 * 4) * 4 + ((e / 30) % 4)) * 1 + 0)];
+      const float v6_1 = tmp_t6[(((e / (4 * 30)) * 4 + ((e / (30)) % 4)) * 1 + 0)];
       const float v7_2 = (v0_0 - v6_1);
-      const float v12_3 = tmp_t12[(((e / 30 * 4) * 4 + ((e / 30) % 4)) * 1 + 0)];
+      const float v12_3 = tmp_t12[(((e / (4 * 30)) * 4 + ((e / (30)) % 4)) * 1 + 0)];
       const float v13_4 = (v7_2 * v12_3);
       // line 61: in  w: f32[8]
       const float v1_5 = in_w[((c1 * 1 + 0) * 1 + 0)];

@@ -58,7 +58,7 @@ struct Body {
       const Index c1 = e % 28;
       const Index c0 = (e / 28);
       // line 8: in  x: f32[B, N, 4]
-      const float v0_0 = in_x[(((e / 4 * 7) * 7 + ((e / 4) % 7)) * 4 + (e % 4))];
+      const float v0_0 = in_x[(((e / (7 * 4)) * 7 + ((e / (4)) % 7)) * 4 + (e % 4))];
       // line 9: out y = reshape(x, [B, -1]) * 2.0 + 1.0
       const float v3_1 = (v0_0 * 2.0f);
       const float v5_2 = (v3_1 + 1.0f);
@@ -215,7 +215,7 @@ struct Body {
       const Index c1 = (e / 4) % 3;
       const Index c0 = ((e / 4) / 3);
       // line 11: out u = unsqueeze(squeeze(sum(x, axis=1, keepdims=true), axis=1), axis=0)
-      const float v8_0 = tmp_t8[(((e / 4 * 1) * 1 + ((e / 4) % 1)) * 4 + (e % 4))];
+      const float v8_0 = tmp_t8[(((e / (1 * 4)) * 1 + ((e / (4)) % 1)) * 4 + (e % 4))];
       out_3.v[j] = v8_0;
     }
     kiln::store_vec<float, N>(out_u + i, out_3);
