@@ -49,20 +49,26 @@
 // kStaleTempSeconds is reported by `kiln cache verify` and removed by --fix.
 #include "runtime/disk_cache.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <set>
+#include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "generator/support/file_read.h"
 #include "runtime/binary_io.h"
+#include "runtime/env.h"
 #include "runtime/hash.h"
 #include "runtime/log.h"
 
@@ -473,6 +479,111 @@ bool DiskCache::store(const std::string& key, const std::string& arch, const Cac
     return false;
   } catch (...) {
     return false;   // e.g. bad_alloc: the cache is an optimization, never a failure
+  }
+}
+
+// [Note: one compile per key across processes]
+// N processes that miss the same key at once (the eight ranks of a node starting together) would
+// each compile it and replace the entry in turn. Instead the first to create `<entry>.lock`
+// (O_CREAT | O_EXCL) compiles and stores, and the others poll for the entry, then load it. The
+// lock file holds "pid host". A waiter breaks a lock whose process is gone from this host (a
+// compiler killed by kill -9) at once, and any lock older than KILN_CACHE_LOCK_TIMEOUT_S (another
+// host's, or a hung compiler) once it is that old; a waiter that has waited that long compiles
+// itself, as without a lock. Breaking is a rename to a name of the breaker's own, so of several
+// waiters one wins. The lock is an optimization only: an entry is still published by one rename,
+// so a lock broken too early costs a second compile, never a torn entry. Where no lock file can
+// be made (a read-only cache directory) each process compiles; store() keeps the kernel in memory
+// and warns once per process. `kiln cache` ignores `.lock` files.
+DiskCache::CompileLock& DiskCache::CompileLock::operator=(CompileLock&& other) noexcept {
+  if (this != &other) {
+    if (held()) ::unlink(path_.c_str());
+    path_ = std::exchange(other.path_, {});
+  }
+  return *this;
+}
+
+DiskCache::CompileLock::~CompileLock() {
+  if (held()) ::unlink(path_.c_str());
+}
+
+namespace {
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "?";
+  return name;
+}
+
+// Whether the lock at `path` (read as `text`) was left by a process that no longer runs here.
+bool holder_is_gone(const std::string& text) {
+  std::istringstream in(text);
+  long pid = 0;
+  std::string host;
+  if (!(in >> pid >> host) || pid <= 0) return false;   // half written: judged by its age instead
+  return host == host_name() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+}  // namespace
+
+DiskCache::CompileTurn DiskCache::await_compile_turn(const std::string& key, const std::string& arch,
+                                                     const std::string& label) {
+  CompileTurn turn;
+  if (memory_only_) return turn;
+  const std::string path = entry_path(key, arch) + ".lock";
+  const std::string what = label.empty() ? "key " + key : label;
+  const auto timeout = std::chrono::seconds(cache_lock_timeout_s());
+  const auto start = std::chrono::steady_clock::now();
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  auto sleep_ms = std::chrono::milliseconds(10);
+  bool announced = false;
+  for (;;) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      const std::string mine = fmt::format("{} {}\n", static_cast<long>(::getpid()), host_name());
+      const bool written = ::write(fd, mine.data(), mine.size()) == static_cast<ssize_t>(mine.size());
+      ::close(fd);
+      turn.lock = CompileLock(path);
+      if (!written) return turn;
+      // A compile that finished between our miss and our lock: use it.
+      Outcome outcome;
+      if (auto entry = read_entry(key, arch, &outcome)) {
+        turn.lock = CompileLock();
+        turn.entry = std::move(entry);
+      }
+      return turn;
+    }
+    if (errno != EEXIST) return turn;   // read-only or otherwise unusable: compile without a lock
+    Outcome outcome;
+    if (auto entry = read_entry(key, arch, &outcome)) {
+      log_info(fmt::format("disk cache: {} for {} compiled by another process", what, arch));
+      turn.entry = std::move(entry);
+      return turn;
+    }
+    const FileRead held = try_read_regular_file(path, 4096);
+    const auto age = std::chrono::duration_cast<std::chrono::seconds>(
+        fs::file_time_type::clock::now() - fs::last_write_time(path, ec));
+    const bool gone = held.ok() && holder_is_gone(std::string(held.data.begin(), held.data.end()));
+    if (gone || (!ec && age >= timeout)) {
+      const std::string broken = fmt::format("{}.broken.{}", path, static_cast<long>(::getpid()));
+      if (::rename(path.c_str(), broken.c_str()) == 0) {
+        ::unlink(broken.c_str());
+        log_warning(fmt::format("removed the stale compile lock {} ({}); compiling {} here", path,
+                                gone ? "its process is gone" : fmt::format("{} s old", age.count()), what));
+      }
+      continue;
+    }
+    if (std::chrono::steady_clock::now() - start >= timeout) {
+      log_warning(fmt::format("waited {} s for another process to compile {} for {} (lock {}); compiling it here",
+                              timeout.count(), what, arch, path));
+      return turn;
+    }
+    if (!announced) {
+      log_info(fmt::format("disk cache: waiting for another process to compile {} for {}", what, arch));
+      announced = true;
+    }
+    std::this_thread::sleep_for(sleep_ms);
+    sleep_ms = std::min(sleep_ms * 2, std::chrono::milliseconds(200));
   }
 }
 

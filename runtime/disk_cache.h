@@ -18,6 +18,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kiln/kiln.h"
@@ -155,6 +156,30 @@ class DiskCache {
   // the disk for this object; returns false then. Where only this entry's path
   // is blocked (a directory of that name), keeps just this entry in memory.
   bool store(const std::string& key, const std::string& arch, const CacheEntry& entry) noexcept;
+
+  // [Note: one compile per key across processes] (disk_cache.cpp). The right to compile `key`:
+  // the lock file it holds is removed when it goes out of scope (after store()).
+  class CompileLock {
+   public:
+    CompileLock() = default;
+    explicit CompileLock(std::string path) : path_(std::move(path)) {}
+    CompileLock(CompileLock&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+    CompileLock& operator=(CompileLock&& other) noexcept;
+    CompileLock(const CompileLock&) = delete;
+    CompileLock& operator=(const CompileLock&) = delete;
+    ~CompileLock();
+    bool held() const { return !path_.empty(); }
+
+   private:
+    std::string path_;
+  };
+  struct CompileTurn {
+    std::optional<CacheEntry> entry;   // another process compiled and stored it meanwhile
+    CompileLock lock;                  // else this process compiles (held when a lock file could be made)
+  };
+  // Called after a miss, before compiling: waits while another live process compiles the same
+  // key (up to KILN_CACHE_LOCK_TIMEOUT_S), and returns its entry, or the turn to compile.
+  CompileTurn await_compile_turn(const std::string& key, const std::string& arch, const std::string& label);
   bool memory_only() const { return memory_only_.load(); }
 
   // The compiler ids recorded in v1/compilers (lines that are not ids are skipped).

@@ -34,6 +34,16 @@ DumpFlags parse_dump_flags(const std::string& text) {
   return flags;
 }
 
+int cache_lock_timeout_s() {
+  const std::string v = env("KILN_CACHE_LOCK_TIMEOUT_S");
+  if (v.empty()) return 300;
+  char* end = nullptr;
+  const long s = std::strtol(v.c_str(), &end, 10);
+  if (end == v.c_str() || *end != '\0' || s < 0 || s > 86400)
+    throw ArgumentError(fmt::format("KILN_CACHE_LOCK_TIMEOUT_S: expected whole seconds from 0 to 86400, got '{}'", v));
+  return static_cast<int>(s);
+}
+
 Options resolve_options(Options o) {
   if (o.use_environment) {
     if (o.cache_dir.empty()) o.cache_dir = env("KILN_CACHE_DIR");

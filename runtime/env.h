@@ -10,6 +10,7 @@
 //   KILN_SHAPES         Options::shapes: declared (default) | generic | specialized
 //   KILN_TUNING         Options::tuning: off | stored (default) | on-first-call
 //   KILN_TUNING_DEVICE  the device name tuned picks are looked up for (default: the current GPU's)
+//   KILN_CACHE_LOCK_TIMEOUT_S  how long a process waits for another's compile of the same kernel (300)
 //   KILN_NVRTC_LIB, KILN_CUDA_DRIVER_LIB   library overrides (read by nvrtc.cpp / driver.cpp)
 #pragma once
 
@@ -32,6 +33,9 @@ DumpFlags parse_dump_flags(const std::string& text);
 // the options nor KILN_ARCH name one: the runtime then asks the device.
 Options resolve_options(Options options);
 
+// KILN_CACHE_LOCK_TIMEOUT_S (seconds, >= 0; default 300): [Note: one compile per key across
+// processes] in disk_cache.cpp. Throws kiln::ArgumentError for a value that is not a number.
+int cache_lock_timeout_s();
 // KILN_TUNING_DEVICE when options.use_environment, else "".
 std::string tuning_device_override(const Options& options);
 

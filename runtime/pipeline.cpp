@@ -186,6 +186,17 @@ Cubin Pipeline::compile(const KernelSource& source, const std::string& arch, con
   KILN_CHECK(have_nvrtc, CompileError,
              "kernel {} of op {} ({}) for {} is in no preloaded pack or cache and NVRTC cannot be loaded: {}",
              source.entry, op_name, bindings, arch, why);
+  DiskCache::CompileLock turn;   // held until the entry is stored
+  if (disk_ && !overridden) {
+    auto waited = disk_->await_compile_turn(text_cache_key(text, templates_, compiler_id(), arch), arch, label);
+    if (waited.entry) {
+      out.entry = std::move(*waited.entry);
+      out.origin = CubinOrigin::disk;
+      cache_hits_.fetch_add(1);
+      return out;
+    }
+    turn = std::move(waited.lock);
+  }
   out.entry = build_kernel(source, text, arch, templates_, op_name, bindings, &out.compile_ms);
   compiles_.fetch_add(1);
   if (disk_ && !overridden) out.stored = disk_->store(text_cache_key(text, templates_, compiler_id(), arch), arch, out.entry);
