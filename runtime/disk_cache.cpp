@@ -520,7 +520,14 @@ bool holder_is_gone(const std::string& text) {
   long pid = 0;
   std::string host;
   if (!(in >> pid >> host) || pid <= 0) return false;   // half written: judged by its age instead
-  return host == host_name() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+  if (host != host_name()) return false;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0) return errno == ESRCH;
+  // A killed process its parent has not reaped yet (a zombie) still answers kill(pid, 0).
+  const FileRead stat = try_read_regular_file(fmt::format("/proc/{}/stat", pid), 4096);
+  if (!stat.ok()) return false;
+  const std::string line(stat.data.begin(), stat.data.end());
+  const auto paren = line.rfind(')');   // "pid (name) S ...": the state follows the name
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z';
 }
 
 }  // namespace

@@ -104,19 +104,25 @@ TEST_CASE("kiln build: a compile lock whose process is gone (kill -9 mid-compile
   const fs::path& root = s.root;
   const int kernels = s.kernels;
   {
+    // Half the locks name a reaped process, half a killed one its parent has not reaped yet
+    // (a zombie, which still answers kill(pid, 0)).
     const pid_t dead = fork();
     if (dead == 0) _exit(0);
     waitpid(dead, nullptr, 0);
+    const pid_t zombie = fork();
+    if (zombie == 0) _exit(0);
     const fs::path cache = root / "dead";
+    bool odd = false;
     for (const auto& lock : lock_paths(root / "one")) {
       fs::create_directories((cache / lock).parent_path());
-      std::ofstream(cache / lock) << dead << " " << host() << "\n";
+      std::ofstream(cache / lock) << ((odd = !odd) ? dead : zombie) << " " << host() << "\n";
     }
     const auto start = std::chrono::steady_clock::now();
     const std::string out = shell(build_line(cache, "KILN_CACHE_LOCK_TIMEOUT_S=600"));
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(60));
     CHECK(compiled(out) == kernels);
     CHECK(out.find("its process is gone") != std::string::npos);
+    waitpid(zombie, nullptr, 0);
     CHECK(shell(std::string(KILN_CLI) + " cache --dir " + cache.string() + " verify; echo rc=$?").find("rc=0") != std::string::npos);
   }
 }
