@@ -508,13 +508,16 @@ DiskCache::CompileLock::~CompileLock() {
 
 namespace {
 
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "?";
+// This machine's name, read once per process (a waiter asks on every poll).
+const std::string& host_name() {
+  static const std::string name = [] {
+    char buf[256] = {};
+    return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("?");
+  }();
   return name;
 }
 
-// Whether the lock at `path` (read as `text`) was left by a process that no longer runs here.
+// Whether a lock file holding `text` ("pid host") was left by a process that no longer runs here.
 bool holder_is_gone(const std::string& text) {
   std::istringstream in(text);
   long pid = 0;

@@ -170,36 +170,33 @@ Cubin Pipeline::compile(const KernelSource& source, const std::string& arch, con
     }
   std::string why;
   const bool have_nvrtc = nvrtc_available(&why);
-  // 2. the disk cache.
-  if (disk_ && !overridden) {
-    // Without NVRTC the compiler id is unknown: try those that wrote into the cache.
-    auto key_for = [&](const std::string& id) { return text_cache_key(text, templates_, id, arch); };
-    auto entry = have_nvrtc ? disk_->load(key_for(compiler_id()), arch, label) : disk_->load_any_compiler(key_for, arch, label);
-    if (entry) {
-      out.entry = std::move(*entry);
-      out.origin = CubinOrigin::disk;
-      cache_hits_.fetch_add(1);
-      return out;
-    }
+  // 2. the disk cache. Without NVRTC the compiler id is unknown: try those that wrote into it.
+  const bool use_disk = disk_ && !overridden;
+  auto key_for = [&](const std::string& id) { return text_cache_key(text, templates_, id, arch); };
+  const std::string key = have_nvrtc ? key_for(compiler_id()) : std::string();
+  auto from_disk = [&](CacheEntry entry) {
+    out.entry = std::move(entry);
+    out.origin = CubinOrigin::disk;
+    cache_hits_.fetch_add(1);
+    return out;
+  };
+  if (use_disk) {
+    auto entry = have_nvrtc ? disk_->load(key, arch, label) : disk_->load_any_compiler(key_for, arch, label);
+    if (entry) return from_disk(std::move(*entry));
   }
-  // 3. NVRTC, then the disk.
+  // 3. NVRTC (unless another process compiles the same kernel meanwhile), then the disk.
   KILN_CHECK(have_nvrtc, CompileError,
              "kernel {} of op {} ({}) for {} is in no preloaded pack or cache and NVRTC cannot be loaded: {}",
              source.entry, op_name, bindings, arch, why);
   DiskCache::CompileLock turn;   // held until the entry is stored
-  if (disk_ && !overridden) {
-    auto waited = disk_->await_compile_turn(text_cache_key(text, templates_, compiler_id(), arch), arch, label);
-    if (waited.entry) {
-      out.entry = std::move(*waited.entry);
-      out.origin = CubinOrigin::disk;
-      cache_hits_.fetch_add(1);
-      return out;
-    }
+  if (use_disk) {
+    auto waited = disk_->await_compile_turn(key, arch, label);
+    if (waited.entry) return from_disk(std::move(*waited.entry));
     turn = std::move(waited.lock);
   }
   out.entry = build_kernel(source, text, arch, templates_, op_name, bindings, &out.compile_ms);
   compiles_.fetch_add(1);
-  if (disk_ && !overridden) out.stored = disk_->store(text_cache_key(text, templates_, compiler_id(), arch), arch, out.entry);
+  if (use_disk) out.stored = disk_->store(key, arch, out.entry);
   out.origin = overridden ? CubinOrigin::override_file : CubinOrigin::nvrtc;
   return out;
 }

@@ -141,9 +141,9 @@ Coords ExprEmitter::operand_coords(ir::NodeId user, ir::NodeId operand, const Co
         c[d] = coords[d];
         continue;
       }
-      const std::string i = before == 0 ? coords[d] : fmt::format("({} - {})", coords[d], before);
-      c[d] = fmt::format("kiln::{}(Index{}, Index({}))", u.pad.mode == ir::PadMode::Reflect ? "reflect_index" : "clamp_index",
-                         i == coords[d] ? "(" + i + ")" : i, extent(operand, d));
+      const std::string i = before == 0 ? coords[d] : fmt::format("{} - {}", coords[d], before);
+      c[d] = fmt::format("kiln::{}(Index({}), Index({}))", u.pad.mode == ir::PadMode::Reflect ? "reflect_index" : "clamp_index",
+                         i, extent(operand, d));
     }
     return c;
   }
@@ -291,33 +291,27 @@ std::string ExprEmitter::view_value(const ir::Node& n, ir::NodeId id, const std:
                                     const Coords& coords) {
   using K = ir::OpKind;
   std::string expr;
-  if (n.kind == K::Gather) {
-    expr = args[1];
-  } else if (n.kind == K::Pad && n.pad.mode == ir::PadMode::Constant) {
+  if (n.kind == K::Pad && n.pad.mode == ir::PadMode::Constant) {   // the operand inside, the constant outside
     std::vector<std::string> inside;
     for (std::size_t d = 0; d < coords.size(); ++d) {
       const std::int64_t before = n.pad.before[d];
-      const std::string ext = extent(n.operands[0], d);
       if (before > 0) inside.push_back(fmt::format("{} >= {}", coords[d], before));
-      if (n.pad.after[d] > 0) inside.push_back(fmt::format("{} < {} + {}", coords[d], ext, before));
+      if (n.pad.after[d] > 0) inside.push_back(fmt::format("{} < {} + {}", coords[d], extent(n.operands[0], d), before));
     }
-    expr = inside.empty() ? args[0] : fmt::format("(({}) ? {} : {})", fmt::join(inside, " && "), args[0], args[1]);
-  } else if (n.kind == K::Concat) {
+    if (!inside.empty()) expr = fmt::format("(({}) ? {} : {})", fmt::join(inside, " && "), args[0], args[1]);
+  } else if (n.kind == K::Concat) {   // the part whose slice holds the coordinate
     const auto axis = static_cast<std::size_t>(n.axis);
-    expr = args.back();
-    std::int64_t end = 0;
     std::vector<std::int64_t> ends;
-    for (ir::NodeId part : n.operands) ends.push_back(end += plan_.bound->shape(part)[axis]);
+    for (ir::NodeId part : n.operands) ends.push_back((ends.empty() ? 0 : ends.back()) + plan_.bound->shape(part)[axis]);
+    expr = args.back();
     for (std::size_t k = args.size() - 1; k-- > 0;)
       expr = fmt::format("({} < {} ? {} : {})", coords[axis], ends[k], args[k], expr);
-  } else {
-    expr = args[0];   // Permute, Reshape, reflect and replicate Pad: the operand at its coordinates
   }
-  if (expr == args[0] || (n.kind == K::Gather && expr == args[1])) {
-    memo_[std::make_pair(id, coords)] = expr;
-    return expr;
-  }
-  return declare(id, coords, expr);
+  if (!expr.empty()) return declare(id, coords, expr);
+  // Otherwise the view is one operand's value at its coordinates: x for a gather, else the first.
+  const std::string& alias = n.kind == K::Gather ? args[1] : args[0];
+  memo_[std::make_pair(id, coords)] = alias;
+  return alias;
 }
 
 std::string ExprEmitter::declare(ir::NodeId id, const Coords& coords, const std::string& expr) {

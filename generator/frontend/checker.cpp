@@ -1405,12 +1405,6 @@ class Checker {
     if (h && w) fail(loc, fmt::format("{} ({} elements, not {})", message, *h, *w));
     ir_->constraints.push_back({want, have, message, loc});
   }
-  static std::string shape_text(const Shape& s) {
-    std::string t;
-    for (const auto& d : s) t += (t.empty() ? "" : ", ") + d.str();
-    return t;
-  }
-
   // reshape(x, [d0, d1, ...]) / view(x, [...]): entries are dim names, integer constants >= 1, or
   // one -1 (the count left over). The elements keep their row-major order.
   Value reshape(const Expr& e) {

@@ -1,6 +1,7 @@
 #include "generator/plan/plan.h"
 
 #include <algorithm>
+#include <functional>
 #include <cstdio>
 #include <set>
 
@@ -44,6 +45,25 @@ bool inlinable(ir::OpKind kind) {
 }
 
 bool is_anchor(ir::OpKind kind) { return !inlinable(kind) && kind != ir::OpKind::Input; }
+
+// The nodes where a walk of the graph behind `operand` stops (`stored` says so), in operand order.
+std::vector<ir::NodeId> stored_sources(const ir::BoundIr& bound, ir::NodeId operand,
+                                       const std::function<bool(ir::NodeId)>& stored) {
+  std::vector<ir::NodeId> stack{operand}, found;
+  std::set<ir::NodeId> seen;
+  while (!stack.empty()) {
+    const ir::NodeId n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (stored(n)) {
+      found.push_back(n);
+      continue;
+    }
+    const auto& node = bound.node(n);
+    for (auto it = node.operands.rbegin(); it != node.operands.rend(); ++it) stack.push_back(*it);
+  }
+  return found;
+}
 
 const char* kind_name(BufferKind kind) {
   switch (kind) {
@@ -145,19 +165,7 @@ std::optional<TmaPick> TmaPick::parse(std::string_view text) {
 }
 
 ir::NodeId Plan::streamed_leaf(ir::NodeId operand) const {
-  std::vector<ir::NodeId> stack{operand}, found;
-  std::set<ir::NodeId> seen;
-  while (!stack.empty()) {
-    const ir::NodeId n = stack.back();
-    stack.pop_back();
-    if (!seen.insert(n).second) continue;
-    if (leaves.count(n)) {
-      found.push_back(n);
-      continue;
-    }
-    const auto& node = bound->node(n);
-    for (auto it = node.operands.rbegin(); it != node.operands.rend(); ++it) stack.push_back(*it);
-  }
+  const auto found = stored_sources(*bound, operand, [&](ir::NodeId n) { return leaves.count(n) != 0; });
   for (ir::NodeId l : found)
     if (bound->shape(l) == bound->shape(operand)) return l;
   for (ir::NodeId l : found)
@@ -356,21 +364,8 @@ int Planner::dependency_position(ir::NodeId node) {
 // anchor) with the operand's element count: what Plan::streamed_leaf will find to stream.
 bool Planner::has_stream_source(ir::NodeId operand) const {
   const auto& bound = *plan_.bound;
-  std::vector<ir::NodeId> stack{operand};
-  std::set<ir::NodeId> seen;
-  while (!stack.empty()) {
-    const ir::NodeId n = stack.back();
-    stack.pop_back();
-    if (!seen.insert(n).second) continue;
-    const auto& node = bound.node(n);
-    if (node.kind == ir::OpKind::Scalar || node.kind == ir::OpKind::Literal) continue;
-    if (!inlinable(node.kind)) {
-      if (bound.numel(n) == bound.numel(operand)) return true;
-      continue;
-    }
-    for (ir::NodeId op : node.operands) stack.push_back(op);
-  }
-  return false;
+  const auto found = stored_sources(bound, operand, [&](ir::NodeId n) { return !inlinable(bound.node(n).kind); });
+  return std::any_of(found.begin(), found.end(), [&](ir::NodeId n) { return bound.numel(n) == bound.numel(operand); });
 }
 
 void Planner::choose_leaves() {
@@ -571,6 +566,25 @@ void Planner::finish_args(PlannedKernel& kernel) const {
 namespace {
 
 // Elementwise kernels: 16-byte vectors where every tensor allows it.
+// Whether an elementwise kernel over `out` reads a tensor of shape `in` (numpy-broadcast against
+// it, kElementwiseReuseMinElems elements or more) whole again only after a span of at least its
+// own size: broadcast along an axis outside all of its own ([Note: one step a thread, or a
+// persistent grid] in config/elementwise.h).
+bool rereads_whole_late(const std::vector<std::int64_t>& in, const std::vector<std::int64_t>& out) {
+  const std::int64_t elems = product(in);
+  if (elems < kElementwiseReuseMinElems || elems >= product(out) || in.size() > out.size()) return false;
+  std::int64_t span = 1;   // output elements between two reads of one element of `in`
+  bool behind = false;     // the innermost broadcast axis is passed
+  for (std::size_t d = out.size(); d-- > 0;) {
+    const std::size_t from_end = out.size() - d;
+    const std::int64_t extent = from_end <= in.size() ? in[in.size() - from_end] : 1;
+    if (extent != 1 && extent != out[d]) return false;   // not a broadcast (a view's other shape)
+    if (extent == 1 && out[d] > 1) behind = true;
+    if (!behind) span *= out[d];
+  }
+  return span >= elems;
+}
+
 void plan_elementwise(const Plan& plan, PlannedKernel& kn) {
   const auto& bound = *plan.bound;
   const auto& shape = bound.shape(kn.stores[0].node);
@@ -628,26 +642,11 @@ void plan_elementwise(const Plan& plan, PlannedKernel& kn) {
     why += fmt::format("; {}-byte vectors ({} x {} bytes)", vec * static_cast<std::int64_t>(widest), vec, widest);
   }
   config.vec = static_cast<int>(vec);
-  // [Note: one step a thread, or a persistent grid] (config/elementwise.h): a read tensor of
-  // kElementwiseReuseMinElems or more that the output re-reads whole only after a span of at
-  // least its own size (broadcast along an axis outside all of its own).
-  for (const auto& a : kn.args) {
-    if (a.kind != KernelArg::Kind::Buffer || a.writes) continue;
-    const auto& bshape = plan.buffers[static_cast<std::size_t>(a.buffer)].shape;
-    const std::int64_t elems = product(bshape);
-    if (elems < kElementwiseReuseMinElems || elems >= numel || bshape.size() > shape.size()) continue;
-    std::int64_t span = 1;   // output elements between two reads of one element of the tensor
-    bool broadcast = true;   // numpy broadcasting against the output (not a view's other shape)
-    bool found = false;      // the innermost broadcast axis is behind
-    for (std::size_t d = shape.size(); d-- > 0;) {
-      const std::size_t from_end = shape.size() - d;
-      const std::int64_t extent = from_end <= bshape.size() ? bshape[bshape.size() - from_end] : 1;
-      if (extent != 1 && extent != shape[d]) broadcast = false;
-      if (extent == 1 && shape[d] > 1) found = true;
-      if (!found) span *= shape[d];
-    }
-    if (broadcast && span >= elems) config.persistent = true;
-  }
+  // [Note: one step a thread, or a persistent grid] (config/elementwise.h)
+  for (const auto& a : kn.args)
+    if (a.kind == KernelArg::Kind::Buffer && !a.writes &&
+        rereads_whole_late(plan.buffers[static_cast<std::size_t>(a.buffer)].shape, shape))
+      config.persistent = true;
   if (config.persistent) why += "; persistent grid (a broadcast operand re-read each sweep stays in L2)";
   kn.set_launch(elementwise_geometry(config, numel, plan.target.sm_count));
   kn.config = config;
