@@ -83,6 +83,24 @@ std::string disassemble(const std::vector<char>& cubin) {
   return text;
 }
 
+DeviceGuard::DeviceGuard(int device) {
+  Driver& d = driver();
+  CUcontext wanted = primary_context(device);
+  CUcontext current = nullptr;
+  check(d.ctx_get_current(&current), "cuCtxGetCurrent");
+  previous_ = current;
+  if (current != wanted) {
+    check(d.ctx_set_current(wanted), "cuCtxSetCurrent");
+    switched_ = true;
+  }
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (!switched_) return;
+  const CUresult r = driver().ctx_set_current(static_cast<CUcontext>(previous_));
+  if (r != CUDA_SUCCESS) log_warning(fmt::format("restoring the previous CUDA context failed (CUresult {})", static_cast<int>(r)));
+}
+
 void synchronize() { check(driver().ctx_synchronize(), "cuCtxSynchronize"); }
 
 }  // namespace kiln

@@ -6,8 +6,11 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include <fmt/format.h>
+
+#include "generator/support/assert.h"
 
 #include "runtime/log.h"
 
@@ -168,6 +171,40 @@ void check(CUresult result, const char* call) {
                   call, static_cast<int>(result), code_name);
 }
 
+int device_count() {   // kiln.h
+  if (!gpu_available(nullptr)) return 0;
+  int count = 0;
+  check(driver().device_get_count(&count), "cuDeviceGetCount");
+  return count;
+}
+
+CUcontext primary_context(int device) {
+  Driver& d = driver();
+  int count = 0;
+  check(d.device_get_count(&count), "cuDeviceGetCount");
+  if (count == 0)
+    throw CudaError("kiln: no GPU found", "cuDeviceGetCount", static_cast<int>(CUDA_ERROR_NO_DEVICE),
+                    "CUDA_ERROR_NO_DEVICE");
+  KILN_CHECK(device >= 0 && device < count, ArgumentError,
+             "device {} is out of range: this process sees {} CUDA device{} (0{}){}", device, count,
+             count == 1 ? "" : "s", count == 1 ? "" : fmt::format("-{}", count - 1),
+             std::getenv("CUDA_VISIBLE_DEVICES") != nullptr
+                 ? fmt::format("; CUDA_VISIBLE_DEVICES={}", std::getenv("CUDA_VISIBLE_DEVICES")) : "");
+  // Retained once per device for the life of the process: the context the CUDA runtime API (and
+  // so PyTorch) uses for the device too.
+  static std::mutex mutex;
+  static std::vector<CUcontext> primaries;
+  std::lock_guard lock(mutex);
+  if (primaries.size() < static_cast<std::size_t>(count)) primaries.resize(static_cast<std::size_t>(count), nullptr);
+  CUcontext& primary = primaries[static_cast<std::size_t>(device)];
+  if (primary == nullptr) {
+    CUdevice dev = 0;
+    check(d.device_get(&dev, device), "cuDeviceGet");
+    check(d.primary_ctx_retain(&primary, dev), "cuDevicePrimaryCtxRetain");
+  }
+  return primary;
+}
+
 CUcontext current_context(int* device) {
   Driver& d = driver();
   CUcontext ctx = nullptr;
@@ -178,26 +215,31 @@ CUcontext current_context(int* device) {
     if (device != nullptr) *device = static_cast<int>(dev);
     return ctx;
   }
-  // No current context: use device 0's primary context (the one the CUDA
-  // runtime API would use too), retained once for the life of the process.
-  static std::mutex mutex;
-  static CUcontext primary = nullptr;
-  {
-    std::lock_guard lock(mutex);
-    if (primary == nullptr) {
-      int count = 0;
-      check(d.device_get_count(&count), "cuDeviceGetCount");
-      if (count == 0)
-        throw CudaError("kiln: no GPU found", "cuDeviceGetCount", static_cast<int>(CUDA_ERROR_NO_DEVICE),
-                        "CUDA_ERROR_NO_DEVICE");
-      CUdevice dev = 0;
-      check(d.device_get(&dev, 0), "cuDeviceGet");
-      check(d.primary_ctx_retain(&primary, dev), "cuDevicePrimaryCtxRetain");
-    }
-  }
+  // No current context: use device 0's primary context (the one the CUDA runtime API would use).
+  CUcontext primary = primary_context(0);
   check(d.ctx_set_current(primary), "cuCtxSetCurrent");
   if (device != nullptr) *device = 0;
   return primary;
+}
+
+bool arch_runs_on(std::string_view code_arch, std::string_view device_arch) {
+  // "sm_XY" or "sm_XYa": cubins run on the same major version at the same or a later minor;
+  // arch-specific ("a") code only on exactly its own compute capability.
+  auto parse = [](std::string_view arch, int* major, int* minor, bool* specific) {
+    if (arch.substr(0, 3) != "sm_" || arch.size() < 5) return false;
+    std::string_view digits = arch.substr(3);
+    *specific = !digits.empty() && digits.back() == 'a';
+    if (*specific) digits.remove_suffix(1);
+    if (digits.size() < 2 || digits.find_first_not_of("0123456789") != std::string_view::npos) return false;
+    *minor = digits.back() - '0';
+    *major = std::stoi(std::string(digits.substr(0, digits.size() - 1)));
+    return true;
+  };
+  int cm = 0, cn = 0, dm = 0, dn = 0;
+  bool cs = false, ds = false;
+  if (!parse(code_arch, &cm, &cn, &cs) || !parse(device_arch, &dm, &dn, &ds)) return false;
+  if (cs) return cm == dm && cn == dn;
+  return cm == dm && cn <= dn;
 }
 
 std::string device_arch(int device) {

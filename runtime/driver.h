@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/kiln.h"
@@ -91,8 +92,17 @@ bool gpu_available(std::string* why = nullptr);
 void check(CUresult result, const char* call);
 
 // The caller's current context if it has one, else device 0's primary context,
-// retained once per process and made current. *device gets its ordinal.
+// made current. *device gets its ordinal.
 CUcontext current_context(int* device = nullptr);
+
+// Device `device`'s primary context (the CUDA runtime's, so PyTorch's), retained once per
+// process. ArgumentError naming the range for an ordinal out of it; CudaError without a GPU.
+CUcontext primary_context(int device);
+
+// Whether a cubin built for `code_arch` runs on a device of `device_arch` (both "sm_XY" or
+// "sm_XYa", as device_arch returns them): the same major version at the same or a later minor;
+// arch-specific code ("sm_90a") only on exactly its compute capability.
+bool arch_runs_on(std::string_view code_arch, std::string_view device_arch);
 
 // "sm_80", "sm_86", ... from the device's compute capability; "sm_90a" for 9.0 (H100/H200):
 // code for it runs only on 9.0, which is this device, and may use wgmma. Options::arch or

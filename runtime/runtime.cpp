@@ -110,9 +110,41 @@ CUfunction RuntimeImpl::function(const CubinSlot& slot, const std::string& entry
   return f;
 }
 
+// [Note: several devices]
+// One Runtime serves every device of the process. The memory tier's key holds the CUDA context,
+// so each device gets its own executables, planned for that device's target (its arch, and its
+// SM count, which sizes persistent grids); without Options::arch, a process with an sm_80 and
+// an sm_90a device plans and compiles each its own kernels. Kernels whose source and arch are
+// the same (same-model devices) share one slot, so one compile, loaded once into each context
+// that runs them. Options::arch fixes one target for every device: an executable whose code
+// cannot run on the device it is launched on (arch_runs_on) is an ArgumentError naming both,
+// never a wrong-arch load. The device and arch of every load are logged at KILN_LOG=info.
+Target RuntimeImpl::current_target() {
+  if (!options.arch.empty() || !gpu_available(nullptr)) return target;
+  int device = 0;
+  current_context(&device);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = device_targets.find(device);
+    if (it != device_targets.end()) return it->second;
+  }
+  Target t = Target::for_arch(device_arch(device));
+  t.sm_count = device_sm_count(device);
+  t.precision = options.precision;
+  std::lock_guard<std::mutex> lock(mutex);
+  return device_targets.emplace(device, t).first->second;
+}
+
 std::string RuntimeImpl::device_name_for_tuning() {
-  std::call_once(device_name_once, [&] { device_name = tuning_device_name(options); });
-  return device_name;
+  const int device = gpu_available(nullptr) ? current_device() : -1;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = tuning_names.find(device);
+    if (it != tuning_names.end()) return it->second;
+  }
+  std::string name = tuning_device_name(options);
+  std::lock_guard<std::mutex> lock(mutex);
+  return tuning_names.emplace(device, std::move(name)).first->second;
 }
 
 // ---------------------------------------------------------------- ExecutableImpl
@@ -133,7 +165,7 @@ ExecutableImpl::ExecutableImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared
                                const Consts& consts, Precision precision, bool aligned,
                                const std::map<int, TunedPick>* forced)
     : rt(std::move(runtime)) {
-  Target target = rt->target;
+  Target target = rt->current_target();
   target.precision = precision;
   target.aligned16 = aligned;
   if (forced != nullptr) target.tma_picks = *forced;
@@ -277,12 +309,23 @@ std::string ExecutableImpl::sass_of(std::size_t k) {
 }
 
 const ExecutableImpl::Loaded& ExecutableImpl::functions_for_current_context() {
-  void* context = current_context(nullptr);
+  int device = 0;
+  void* context = current_context(&device);
   {
     std::lock_guard<std::mutex> lock(mutex);
     for (const auto& l : loaded)
       if (l.context == context) return l;
   }
+  // First launch in this context: never load code the device cannot run ([Note: several devices]).
+  const std::string arch = device_arch(device);
+  KILN_CHECK(arch_runs_on(plan.target.arch, arch), ArgumentError,
+             "{} ({}) was planned for {}, but the current device {} ({}) is {}: {}", plan.ir().op_name, bindings,
+             plan.target.arch, device, device_name(device), arch,
+             rt->options.arch.empty()
+                 ? "an Executable is planned for the device current when it was made; specialize it again with this "
+                   "device current"
+                 : fmt::format("Options::arch (or KILN_ARCH) asks for {} on every device; leave it empty to plan for "
+                               "each device its own", rt->options.arch));
   compile_all_kernels();
   Loaded fresh{context, {}, {}};
   for (std::size_t k = 0; k < sources.size(); ++k) {
@@ -293,6 +336,9 @@ const ExecutableImpl::Loaded& ExecutableImpl::functions_for_current_context() {
   std::lock_guard<std::mutex> lock(mutex);
   for (const auto& l : loaded)
     if (l.context == context) return l;
+  if (log_level() >= LogLevel::info)
+    log_info(fmt::format("loaded {} ({}: {} kernel{}, {}) on device {} ({}, {})", plan.ir().op_name, bindings,
+                         sources.size(), sources.size() == 1 ? "" : "s", plan.target.arch, device, device_name(device), arch));
   loaded.push_back(std::move(fresh));
   return loaded.back();
 }

@@ -38,7 +38,11 @@ struct RuntimeImpl {
                          const std::string& bindings);
   CUfunction function(const CubinSlot& slot, const std::string& entry, void* context);
 
-  // The current device's name, the tuned store's key ("" without a GPU); looked up once.
+  // What an executable made now is planned for: Options::arch's target when it is set (or
+  // without a GPU), else the current context's device's own (its arch and SM count), each
+  // looked up once per device ([Note: several devices] in runtime.cpp).
+  Target current_target();
+  // The current device's name, the tuned store's key ("" without a GPU); looked up once per device.
   std::string device_name_for_tuning();
 
   Options options;
@@ -50,8 +54,8 @@ struct RuntimeImpl {
   std::map<std::string, std::shared_ptr<CubinSlot>> slots;
   std::map<std::pair<void*, const CubinSlot*>, CUfunction> functions;
   std::atomic<std::uint64_t> memory_hits{0}, launches{0};
-  std::once_flag device_name_once;
-  std::string device_name;
+  std::map<int, Target> device_targets;          // by device ordinal, under `mutex`
+  std::map<int, std::string> tuning_names;       // by device ordinal, under `mutex`
 };
 
 struct ProgramImpl {

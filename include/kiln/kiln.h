@@ -473,6 +473,26 @@ void set_log_handler(LogHandler handler);
 // (nothing changed) for another name.
 bool set_log_level_name(std::string_view name);
 
+// Devices. A launch runs in the CUDA context current on the calling thread (device 0's primary
+// context when none is); one Runtime serves every device of the process, planning for and
+// loading into each device it is called on (docs/api.md, "Several devices").
+int device_count();   // the CUDA devices this process sees; 0 without a driver or a GPU
+
+// Makes device `device`'s primary context (the one the CUDA runtime and PyTorch use) current on
+// the calling thread for the guard's life, then restores the context that was current before.
+// ArgumentError for an ordinal out of range (naming the range), CudaError without a GPU.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  void* previous_ = nullptr;
+  bool switched_ = false;
+};
+
 class Runtime {
  public:
   explicit Runtime(Options options = {});

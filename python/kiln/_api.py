@@ -8,7 +8,7 @@ import threading
 from typing import Any, Optional, Union
 
 from . import _kiln
-from ._tensors import arguments, empty, finish, host_arguments, host_empty, stream_handle
+from ._tensors import arguments, empty, finish, host_arguments, host_empty, launch_device, stream_handle
 from .errors import ArgumentError
 
 
@@ -220,7 +220,7 @@ class Op:
         return specs
 
     def __call__(self, *inputs: Any, out: Any = None, stream: Any = None, precision: Optional[str] = None,
-                 **consts: Union[bool, int, float]) -> Any:
+                 device: Any = None, **consts: Union[bool, int, float]) -> Any:
         op = self._impl if not consts and precision is None else self._op(consts, precision)
         items = []
         first = self._inputs_of(inputs, items)
@@ -229,14 +229,14 @@ class Op:
                 raise ArgumentError(f"{self.name}: no tensor input to allocate the outputs like: pass out=")
             outs = [empty(first, dtype, shape, name) for dtype, shape, name in self._outputs_for(op, items)]
             arguments(self._outputs, outs, items, first)
-            op.call(stream_handle(stream, first), items)
+            op.call(stream_handle(stream, first), items, launch_device(device, first))
             outs = finish(first, outs)
             return outs[0] if len(outs) == 1 else tuple(outs)
         outs = out if isinstance(out, (tuple, list)) else (out,)
         if len(outs) != len(self._outputs):
             raise ArgumentError(f"{self.name}: out= has {len(outs)} tensors, expected {len(self._outputs)} ({self.signature})")
         first = arguments(self._outputs, outs, items, first)
-        op.call(stream_handle(stream, first), items)
+        op.call(stream_handle(stream, first), items, launch_device(device, first))
         return out
 
     def reference(self, *inputs: Any, out: Any = None, **consts: Union[bool, int, float]) -> Any:
@@ -321,13 +321,14 @@ class Executable:
     def signature(self) -> str:
         return self._impl.signature()
 
-    def __call__(self, *args: Any, stream: Any = None) -> None:
-        """Launches on every argument, inputs then outputs (shapes as specialized)."""
+    def __call__(self, *args: Any, stream: Any = None, device: Any = None) -> None:
+        """Launches on every argument, inputs then outputs (shapes as specialized), on `device` or
+        the tensors' (Op.__call__)."""
         if len(args) != len(self._names):
             raise ArgumentError(f"got {len(args)} arguments, expected {len(self._names)} ({self.signature})")
         items = []
         first = arguments(self._names, args, items)
-        self._impl.launch(stream_handle(stream, first), items)
+        self._impl.launch(stream_handle(stream, first), items, launch_device(device, first))
 
     def reference(self, *args: Any) -> None:
         """The float64 CPU reference (Op.reference) into the given host outputs: every argument,

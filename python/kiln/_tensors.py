@@ -107,15 +107,14 @@ def arguments(names, values, items, first=None):
     as itself. Returns the first tensor (`first` if given: the inputs' first, when these are the
     outputs), a torch.Tensor on the fast path, else a Tensor, or None. The fast path is a
     contiguous CUDA torch.Tensor (of that exact type) that needs no grad check; everything else
-    goes through as_tensor's checks and conversions. PyTorch tensors must all be on one device,
-    PyTorch's current one: kiln launches in the current context."""
+    goes through as_tensor's checks and conversions. PyTorch tensors must all be on one device; the
+    call launches there (launch_device)."""
     for name, v in zip(names, values):
         if type(v) is TorchTensor and v.is_cuda and not v.requires_grad and v.is_contiguous():
             code = _torch_codes.get(v.dtype)
             if code is not None:
                 items.append((v.data_ptr(), code, v.shape))
                 if first is None:
-                    _check_current_device(v.get_device(), name)
                     first = v
                 elif type(first) is TorchTensor and v.get_device() != first.get_device():
                     _different_devices(name, v.get_device(), first.get_device())
@@ -125,21 +124,39 @@ def arguments(names, values, items, first=None):
             continue
         t = as_tensor(v, name)
         items.append(t.arg())
-        if t.framework == "torch":
-            if first is None:
-                _check_current_device(t.device.index, name)
-            elif type(first) is TorchTensor and t.device.index != first.get_device():
-                _different_devices(name, t.device.index, first.get_device())
+        if t.framework == "torch" and first is not None and _torch_index(first) not in (None, t.device.index):
+            _different_devices(name, t.device.index, _torch_index(first))
         if first is None:
             first = t
     return first
 
 
-def _check_current_device(index, name):
-    current = _torch_current_device()
-    if index != current:
-        raise ArgumentError(f"argument '{name}' is on cuda:{index} but PyTorch's current device is cuda:{current}: kiln "
-                            f"launches on the current device (call under `with torch.cuda.device({index}):`)")
+def _torch_index(proto):
+    """The CUDA device index of a PyTorch first tensor (a torch.Tensor or a Tensor); None for others."""
+    if type(proto) is TorchTensor:
+        return proto.get_device()
+    if proto is not None and proto.framework == "torch":
+        return proto.device.index
+    return None
+
+
+def launch_device(device, proto):
+    """The device a call launches on, as the extension takes it: -1 for the current context's (no
+    switch), else an index made current for the launch. `device` (an int, or an object with .index
+    or .id: torch.device, cupy.cuda.Device) when given; else PyTorch tensors' own device, as PyTorch's
+    ops do; else the current context's (CuPy's and the CUDA runtime's current device)."""
+    index = _torch_index(proto)
+    if device is not None:
+        wanted = device if isinstance(device, int) else getattr(device, "index", getattr(device, "id", None))
+        if not isinstance(wanted, int) or isinstance(wanted, bool) or wanted < 0:
+            raise ArgumentError(f"device= must be a CUDA device index (an int, torch.device('cuda:N') or "
+                                f"cupy.cuda.Device), not {device!r}")
+        if index is not None and index != wanted:
+            raise ArgumentError(f"device={wanted} but the tensor arguments are on cuda:{index}")
+        index = wanted
+    elif index is None:
+        return -1
+    return -1 if _torch is not None and index == _torch_current_device() else index
 
 
 def _different_devices(name, index, first):

@@ -181,6 +181,15 @@ nb::list kernels_list(const std::vector<kiln::KernelInfo>& infos) {
 
 kiln::Stream stream_of(std::uintptr_t handle) { return reinterpret_cast<kiln::Stream>(handle); }
 
+// Runs `launch` in the calling thread's current context (device -1), or with device `device`'s
+// primary context made current for it (the Python layer's launch_device).
+template <class F>
+void on_device(int device, F&& launch) {
+  if (device < 0) return launch();
+  kiln::DeviceGuard guard(device);
+  launch();
+}
+
 // ---------------------------------------------------------------- logging
 // kiln's diagnostics go to a Python callable (kiln/__init__.py passes the `kiln` logger's log
 // method) with Python's levels; None gives them back to stderr. The handler may run on any thread:
@@ -272,6 +281,7 @@ NB_MODULE(_kiln, m) {
   m.attr("DTYPE_CODES") = dtype_codes();
   m.def("dlpack_info", &dlpack_info, nb::arg("array"));
   m.def("device_empty", &device_empty, nb::arg("shape"), nb::arg("dtype_code"));
+  m.def("device_count", [] { return kiln::device_count(); });
   m.def("synchronize", [] {
     nb::gil_scoped_release release;
     kiln::synchronize();
@@ -418,12 +428,12 @@ NB_MODULE(_kiln, m) {
           nb::arg("inputs"))
       .def(
           "call",
-          [](const kiln::Op& op, std::uintptr_t stream, const nb::list& items) {
+          [](const kiln::Op& op, std::uintptr_t stream, const nb::list& items, int device) {
             const std::vector<kiln::Arg> args = args_of(items);
             nb::gil_scoped_release release;   // compiles and launches without holding the GIL
-            op(stream_of(stream), args);
+            on_device(device, [&] { op(stream_of(stream), args); });
           },
-          nb::arg("stream"), nb::arg("arguments"))
+          nb::arg("stream"), nb::arg("arguments"), nb::arg("device") = -1)
       .def(
           "reference",
           [](const kiln::Op& op, const nb::list& items) {
@@ -456,12 +466,12 @@ NB_MODULE(_kiln, m) {
       .def("signature", &kiln::Executable::signature)
       .def(
           "launch",
-          [](const kiln::Executable& e, std::uintptr_t stream, const nb::list& items) {
+          [](const kiln::Executable& e, std::uintptr_t stream, const nb::list& items, int device) {
             const std::vector<kiln::Arg> args = args_of(items);
             nb::gil_scoped_release release;
-            e.launch(stream_of(stream), args);
+            on_device(device, [&] { e.launch(stream_of(stream), args); });
           },
-          nb::arg("stream"), nb::arg("arguments"))
+          nb::arg("stream"), nb::arg("arguments"), nb::arg("device") = -1)
       .def(
           "reference",
           [](const kiln::Executable& e, const nb::list& items) {

@@ -275,18 +275,75 @@ def test_jax_arrays_in_and_out(prog):
 
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs (tensors on another device than the current)")
 def test_tensors_on_another_device(prog):
-    """kiln launches on the current device: tensors elsewhere are refused before anything runs,
-    and a call under `torch.cuda.device(1)` runs on device 1."""
+    """A call launches on its tensors' device, as PyTorch's ops do, whatever device is current;
+    tensors on two devices, or device= naming another one, are refused before anything runs."""
     a1, b1 = randn(4, 8).to("cuda:1"), randn(8).to("cuda:1")
-    with pytest.raises(kiln.ArgumentError, match="'a' is on cuda:1 but PyTorch's current device is cuda:0"):
-        prog.relu_add(a1, b1)
+    assert torch.cuda.current_device() == 0
+    y = prog.relu_add(a1, b1)   # launched on device 1, on device 1's current stream
+    torch.cuda.synchronize(1)
+    assert y.device.index == 1 and torch.equal(y, torch.relu(a1 + b1))
+    assert torch.cuda.current_device() == 0   # the caller's device is restored
+    y.fill_(float("nan"))
+    prog.relu_add(a1, b1, out=y, device=torch.device("cuda:1"))
+    torch.cuda.synchronize(1)
+    assert torch.equal(y, torch.relu(a1 + b1))
     with pytest.raises(kiln.ArgumentError, match="'b' is on cuda:1 and the first tensor argument on cuda:0"):
         prog.relu_add(randn(4, 8), b1)
     y0 = torch.empty(4, 8, device="cuda:0")
     with pytest.raises(kiln.ArgumentError, match="'y' is on cuda:0 and the first tensor argument on cuda:1"):
-        with torch.cuda.device(1):
-            prog.relu_add(a1, b1, out=y0)
-    with torch.cuda.device(1):
-        y = prog.relu_add(a1, b1)
-        torch.cuda.synchronize()
-    assert y.device.index == 1 and torch.equal(y, torch.relu(a1 + b1))
+        prog.relu_add(a1, b1, out=y0)
+    with pytest.raises(kiln.ArgumentError, match="device=0 but the tensor arguments are on cuda:1"):
+        prog.relu_add(a1, b1, device=0)
+    with pytest.raises(kiln.ArgumentError, match="device= must be a CUDA device index"):
+        prog.relu_add(a1, b1, device="cuda:1")
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_two_devices_concurrently_one_compile(tmp_path):
+    """Threads launching the same op on two devices at once: one compile (same-model devices share
+    the kernel), loaded into each device's context, every result right."""
+    import threading
+
+    kiln.reset()
+    options = kiln.Options(cache_dir=str(tmp_path))
+    p = kiln.load(SPECS / "elementwise.kiln", options)
+    before = kiln.stats(options)
+    inputs = {d: (randn(1000, 333).to(f"cuda:{d}"), randn(333).to(f"cuda:{d}")) for d in (0, 1)}
+    outputs, errors = {}, []
+
+    def work(d):
+        try:
+            a, b = inputs[d]
+            for _ in range(20):
+                outputs[d] = p.relu_add(a, b)
+            torch.cuda.synchronize(d)
+        except Exception as e:   # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(d,)) for d in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for d in (0, 1):
+        a, b = inputs[d]
+        assert outputs[d].device.index == d and torch.equal(outputs[d], torch.relu(a + b))
+    after = kiln.stats(options)
+    assert after["compiles"] - before["compiles"] == 1   # one kernel, one NVRTC run for both devices
+
+
+def test_two_streams_one_device(prog):
+    """One process, two streams of one device, launches interleaved on both: each result right."""
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    data = [(randn(2048, 257), randn(257)) for _ in streams]
+    outs = [torch.empty(2048, 257, device="cuda") for _ in streams]
+    for s, (a, b) in zip(streams, data):   # the inputs are made on the default stream
+        s.wait_stream(torch.cuda.current_stream())
+    for _ in range(10):
+        for s, (a, b), y in zip(streams, data, outs):
+            with torch.cuda.stream(s):   # a * 2 and relu_add (on the current stream) both on s
+                prog.relu_add(a * 2, b, out=y)
+    torch.cuda.synchronize()
+    for (a, b), y in zip(data, outs):
+        assert torch.equal(y, torch.relu(a * 2 + b))

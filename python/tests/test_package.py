@@ -183,7 +183,7 @@ def test_the_extension_ships_typed_stubs():
 
     stub = pathlib.Path(kiln._kiln.__file__).with_name("_kiln.pyi")
     text = stub.read_text()
-    assert "class Op:" in text and "def call(self, stream: int, arguments: list) -> None" in text
+    assert "class Op:" in text and "def call(self, stream: int, arguments: list, device: int = -1) -> None" in text
     assert kiln._kiln.DTYPE_CODES["f32"] == 0 and sorted(kiln._kiln.DTYPE_CODES) == sorted(
         ["f32", "f16", "bf16", "f64", "i32", "i64", "u64", "bool"])
 

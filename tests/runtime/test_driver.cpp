@@ -27,6 +27,26 @@ TEST_CASE("driver: a missing driver or GPU is a clear CudaError") {
   }
   CHECK_THROWS_AS(kiln::current_context(), kiln::CudaError);
   CHECK_THROWS_AS(kiln::DeviceBuffer(16), kiln::CudaError);
+  CHECK(kiln::device_count() == 0);
+  CHECK_THROWS_AS(kiln::DeviceGuard(0), kiln::CudaError);
+}
+
+TEST_CASE("driver: which code runs on which device (arch_runs_on)") {
+  using kiln::arch_runs_on;
+  CHECK(arch_runs_on("sm_80", "sm_80"));
+  CHECK(arch_runs_on("sm_80", "sm_86"));      // same major, later minor
+  CHECK(arch_runs_on("sm_80", "sm_89"));
+  CHECK_FALSE(arch_runs_on("sm_86", "sm_80"));  // an earlier minor lacks what 8.6 code may use
+  CHECK_FALSE(arch_runs_on("sm_80", "sm_90a"));  // SASS does not cross major versions
+  CHECK_FALSE(arch_runs_on("sm_90", "sm_80"));
+  CHECK(arch_runs_on("sm_90", "sm_90a"));       // portable sm_90 code on an H100
+  CHECK(arch_runs_on("sm_90a", "sm_90a"));
+  CHECK_FALSE(arch_runs_on("sm_90a", "sm_91"));  // arch-specific code: exactly its capability
+  CHECK(arch_runs_on("sm_100", "sm_103"));      // two-digit majors
+  CHECK_FALSE(arch_runs_on("sm_100a", "sm_103"));
+  CHECK_FALSE(arch_runs_on("compute_90", "sm_90"));
+  CHECK_FALSE(arch_runs_on("sm_9", "sm_90"));
+  CHECK_FALSE(arch_runs_on("sm_8x", "sm_80"));
 }
 
 // Child halves of the next test: run only under run_test_case_in_child.
