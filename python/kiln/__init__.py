@@ -16,7 +16,12 @@ import logging
 from .errors import (ArgumentError, CompileError, CudaError, Error, InternalError, IoError, ShapeError, SpecError,
                      UnsupportedError)
 from . import _kiln
-from ._api import Executable, Op, Options, Program, load, loads, reset, stats
+from ._api import Executable, Op, Options, Program, load, loads, preload, reset, stats
+
+
+def device_count() -> int:
+    """The CUDA devices this process sees (0 without a driver or a GPU)."""
+    return _kiln.device_count()
 
 __version__ = _kiln.__version__
 
@@ -47,6 +52,7 @@ def set_log_level(name):
 
 __all__ = [
     "ArgumentError", "CompileError", "CudaError", "Error", "Executable", "InternalError", "IoError", "Op",
-    "Options", "Program", "ShapeError", "SpecError", "UnsupportedError", "load", "loads", "logger", "reset", "set_log_level",
+    "Options", "Program", "ShapeError", "SpecError", "UnsupportedError", "device_count", "load", "loads", "logger", "preload",
+    "reset", "set_log_level",
     "stats",
 ]

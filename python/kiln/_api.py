@@ -64,6 +64,13 @@ def stats(options: Optional[Options] = None) -> dict[str, int]:
     return dict(_runtime(options).stats())
 
 
+def preload(pack: Union[str, os.PathLike], options: Optional[Options] = None) -> None:
+    """Loads a .kilnpack (written by `kiln build -o FILE.kilnpack`) into the runtime for `options`:
+    its cubins serve that runtime's ops before the disk cache and NVRTC. ArgumentError naming the
+    file for a missing or damaged pack."""
+    _runtime(options).preload(str(pack))
+
+
 def load(path: Union[str, os.PathLike], options: Optional[Options] = None) -> Program:
     """The ops of a spec file."""
     return Program(_runtime(options).load_file(str(path)))

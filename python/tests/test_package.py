@@ -257,3 +257,30 @@ def test_cuda_errors_carry_the_call_and_the_code(options):
         op(FakeCuda((4, 8)), FakeCuda((8,)), out=FakeCuda((4, 8)))
     assert "cannot load the CUDA driver" in str(err.value)
     assert (err.value.call, err.value.code_name, err.value.code) == ("dlopen", "CUDA_ERROR_NO_DEVICE", 100)
+
+
+def test_device_count_and_device_argument_without_a_gpu(options):
+    """device_count() is 0 without a driver; a bad device= is refused before anything runs."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        pytest.skip("a CUDA driver is installed here")
+    except OSError:
+        pass
+    assert kiln.device_count() == 0
+    op = kiln.loads(RELU_ADD, options=options).relu_add
+    for bad in ("cuda:1", -1, True, 1.0):
+        with pytest.raises(kiln.ArgumentError, match="device= must be a CUDA device index"):
+            op(FakeCuda((4, 8)), FakeCuda((8,)), out=FakeCuda((4, 8)), device=bad)
+    with pytest.raises(kiln.CudaError, match="cannot load the CUDA driver"):   # a valid index reaches the driver
+        op(FakeCuda((4, 8)), FakeCuda((8,)), out=FakeCuda((4, 8)), device=1)
+
+
+def test_preload_of_a_missing_or_damaged_pack_names_it(options, tmp_path):
+    with pytest.raises(kiln.ArgumentError, match="nothing.kilnpack: cannot read the pack"):
+        kiln.preload(tmp_path / "nothing.kilnpack", options)
+    damaged = tmp_path / "damaged.kilnpack"
+    damaged.write_bytes(b"not a pack at all")
+    with pytest.raises(kiln.ArgumentError, match="not a kiln pack"):
+        kiln.preload(damaged, options)
