@@ -19,7 +19,9 @@ What it shows and checks:
   on the wrong device.
 - The step time: per rank, the median over --steps of the kiln model and of the same model
   with PyTorch's bias + GELU, both under DDP, with CUDA events.
---out FILE writes the figures as JSON (rank 0).
+--out BASE writes the figures (rank 0): BASE.json (with `rows` in the benchmark row schema:
+problem, precision, kiln_ms, eager_ms, compile_ms, correct), BASE.md and, where matplotlib is
+installed, BASE.png.
 """
 
 import argparse
@@ -54,7 +56,7 @@ def parse_args():
     p.add_argument("--pack", default=None, help="a .kilnpack to preload; built by rank 0 when missing")
     p.add_argument("--kiln-cli", default=None, help="the kiln command that builds --pack (default: `kiln` on PATH)")
     p.add_argument("--check", action="store_true", help="compare with a single-process run (rank 0)")
-    p.add_argument("--out", default=None, help="JSON with the figures (rank 0)")
+    p.add_argument("--out", default=None, help="BASE of BASE.json, .md, .png with the figures (rank 0)")
     return p.parse_args()
 
 
@@ -99,22 +101,24 @@ def make_model(args, device, use_kiln):
     return model.to(device)
 
 
-def batch(args, step, device):
-    """The global batch of `step` (the same on every rank, made on the CPU): inputs and targets."""
-    g = torch.Generator().manual_seed(1000 + step)
-    x = torch.randn(args.batch, args.dim, generator=g)
-    target = torch.tanh(x.roll(1, dims=1)) * 0.5
-    return x.to(device), target.to(device)
-
-
-def train(model, args, device, rank, world, steps, time_steps=False):
-    """SGD on this rank's shard of each step's batch; returns the step times (ms) if timed."""
-    opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+def shards(args, device, rank, world, steps):
+    """This rank's shard of each step's global batch (the same global batches on every rank, made
+    on the CPU from the step's seed), moved to the device before any step is timed."""
     shard = args.batch // world
-    times = []
+    out = []
     for step in range(steps):
-        x, target = batch(args, step, device)
-        x, target = x[rank * shard:(rank + 1) * shard], target[rank * shard:(rank + 1) * shard]
+        g = torch.Generator().manual_seed(1000 + step)
+        x = torch.randn(args.batch, args.dim, generator=g)[rank * shard:(rank + 1) * shard]
+        out.append((x.to(device), (torch.tanh(x.roll(1, dims=1)) * 0.5).to(device)))
+    return out
+
+
+def train(model, data):
+    """SGD over the steps' shards; returns each step's device time (ms) and the last loss. The
+    steps are enqueued back to back (no host sync between them), each between two events."""
+    opt = torch.optim.SGD(model.parameters(), lr=ARGS.lr, momentum=0.9)
+    events = []
+    for x, target in data:
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         opt.zero_grad(set_to_none=True)
@@ -122,25 +126,55 @@ def train(model, args, device, rank, world, steps, time_steps=False):
         loss.backward()   # DDP all-reduces (averages) the gradients here
         opt.step()
         stop.record()
-        if time_steps:
-            stop.synchronize()
-            times.append(start.elapsed_time(stop))
-    torch.cuda.synchronize(device)
-    return times, float(loss)
+        events.append((start, stop))
+    torch.cuda.synchronize()
+    return [a.elapsed_time(b) for a, b in events], float(loss)
 
 
-def build_pack(args, pack):
+def build_pack(args, pack, arch):
     cli = args.kiln_cli or shutil.which("kiln")
     if cli is None:
         raise SystemExit("train.py: --pack needs the kiln command (pass --kiln-cli PATH)")
     shard = args.batch // dist.get_world_size()
-    cmd = [cli, "build", str(HERE / "mlp.kiln"), "-D", f"B={shard}", "-D", f"N={args.hidden}", "-o", str(pack)]
+    cmd = [cli, "build", str(HERE / "mlp.kiln"), "-D", f"B={shard}", "-D", f"N={args.hidden}", "--arch", arch,
+           "-o", str(pack)]
     print("rank 0:", " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True)
 
 
+def write_results(base, result, table):
+    """BASE.json (the figures, with rows in the benchmark schema), BASE.md, BASE.png."""
+    label = f"distributed_mlp_step/{result['backend']}/{result['world_size']}ranks"
+    result["rows"] = [{"problem": f"{label}/rank{r['rank']}", "precision": "fp32", "kiln_ms": r["kiln_step_ms"],
+                       "eager_ms": r["torch_step_ms"], "compile_ms": None, "correct": result.get("check_ok")}
+                      for r in result["ranks"]]
+    Path(base + ".json").write_text(json.dumps(result, indent=1) + "\n")
+    Path(base + ".md").write_text("\n".join(table) + "\n")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    ranks = result["ranks"]
+    fig, ax = plt.subplots(figsize=(1.5 + 1.2 * len(ranks), 3.5))
+    xs = range(len(ranks))
+    ax.bar([x - 0.2 for x in xs], [r["kiln_step_ms"] for r in ranks], 0.4, label="kiln bias+GELU")
+    ax.bar([x + 0.2 for x in xs], [r["torch_step_ms"] for r in ranks], 0.4, label="PyTorch bias+GELU")
+    ax.set_xticks(list(xs), [f"rank {r['rank']}\n{r['device']}" for r in ranks], fontsize=8)
+    ax.set_ylabel("median step ms")
+    ax.set_title(f"{label}, {ranks[0]['gpu']}", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(base + ".png", dpi=120)
+
+
+ARGS = None
+
+
 def main():
-    args = parse_args()
+    global ARGS
+    args = ARGS = parse_args()
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local_rank = int(os.environ.get("LOCAL_RANK", rank))
     if args.batch % world:
@@ -154,25 +188,30 @@ def main():
     if args.pack:
         pack = Path(args.pack).resolve()
         if rank == 0 and not pack.exists():
-            build_pack(args, pack)
+            build_pack(args, pack, kiln.arch(options))   # this device's arch (the ranks' devices are one model)
         dist.barrier()
         kiln.preload(pack, options)
     BiasGelu.ops = kiln.load(HERE / "mlp.kiln", options)
 
+    data = shards(args, device, rank, world, args.steps)
     # The kiln model: the first step compiles (or reads) its kernels; the counters say how.
     t0 = time.perf_counter()
     model = DistributedDataParallel(make_model(args, device, use_kiln=True), device_ids=[device.index])
-    _, first_loss = train(model, args, device, rank, world, 1)
+    train(model, data[:1])
     first_step_s = time.perf_counter() - t0
     counts = kiln.stats(options)
-    dist.barrier()
+    if args.pack and counts["compiles"]:
+        print(f"rank {rank}: warning: {counts['compiles']} kernels compiled although {args.pack} was preloaded: it "
+              f"lacks them for {kiln.arch(options)} at these sizes", flush=True)
 
     # Timed: the kiln model, then the same model with PyTorch's bias + GELU, from the same start.
+    dist.barrier()
     kiln_model = DistributedDataParallel(make_model(args, device, use_kiln=True), device_ids=[device.index])
-    kiln_times, kiln_loss = train(kiln_model, args, device, rank, world, args.steps, time_steps=True)
+    kiln_times, kiln_loss = train(kiln_model, data)
+    dist.barrier()
     torch_model = DistributedDataParallel(make_model(args, device, use_kiln=False), device_ids=[device.index])
-    torch_times, torch_loss = train(torch_model, args, device, rank, world, args.steps, time_steps=True)
-    warm = slice(min(5, args.steps - 1), None)   # the first steps warm the allocator and NCCL
+    torch_times, torch_loss = train(torch_model, data)
+    warm = slice(min(5, args.steps - 1), None)   # the first steps warm the allocator and the communicator
     mine = {"rank": rank, "device": str(device), "gpu": torch.cuda.get_device_name(device), "first_step_s": first_step_s,
             "kiln_step_ms": statistics.median(kiln_times[warm]), "torch_step_ms": statistics.median(torch_times[warm]),
             "kiln_loss": kiln_loss, "torch_loss": torch_loss, **{f"kiln_{k}": v for k, v in counts.items()}}
@@ -184,19 +223,21 @@ def main():
         result = {"world_size": world, "backend": args.backend, "batch": args.batch, "dim": args.dim,
                   "hidden": args.hidden, "steps": args.steps, "pack": bool(args.pack), "ranks": everyone,
                   "compiles_all_ranks": sum(r["kiln_compiles"] for r in everyone)}
-        print(f"{world} ranks ({args.backend}), global batch {args.batch}, {args.dim}->{args.hidden}->{args.dim}, "
-              f"{args.steps} steps")
-        print("| rank | device | NVRTC compiles | disk/pack hits | first step s | kiln step ms | PyTorch step ms | ratio |")
-        print("|---|---|---|---|---|---|---|---|")
+        table = [f"{world} ranks ({args.backend}), global batch {args.batch}, {args.dim}->{args.hidden}->{args.dim}, "
+                 f"{args.steps} steps, {everyone[0]['gpu']}", "",
+                 "| rank | device | NVRTC compiles | disk/pack hits | first step s | kiln step ms | PyTorch step ms | ratio |",
+                 "|---|---|---|---|---|---|---|---|"]
         for r in everyone:
-            print(f"| {r['rank']} | {r['device']} | {r['kiln_compiles']} | {r['kiln_disk_hits']} | {r['first_step_s']:.2f} | "
-                  f"{r['kiln_step_ms']:.3f} | {r['torch_step_ms']:.3f} | {r['torch_step_ms'] / r['kiln_step_ms']:.2f}x |")
-        print(f"NVRTC compiles over all ranks: {result['compiles_all_ranks']}")
+            table.append(f"| {r['rank']} | {r['device']} | {r['kiln_compiles']} | {r['kiln_disk_hits']} | "
+                         f"{r['first_step_s']:.2f} | {r['kiln_step_ms']:.3f} | {r['torch_step_ms']:.3f} | "
+                         f"{r['torch_step_ms'] / r['kiln_step_ms']:.2f}x |")
+        table.append(f"\nNVRTC compiles over all ranks: {result['compiles_all_ranks']}")
+        print("\n".join(table))
         if args.check:
             # One process, the whole global batch, PyTorch's GELU: the parameters after the same
             # number of steps must match the all-reduced kiln run's.
             single = make_model(args, device, use_kiln=False)
-            train(single, args, device, 0, 1, args.steps)
+            train(single, shards(args, device, 0, 1, args.steps))
             worst = 0.0
             for (name, p), q in zip(single.named_parameters(), kiln_model.module.parameters()):
                 err = float((p - q).abs().max() / p.abs().max().clamp_min(1e-30))
@@ -207,7 +248,7 @@ def main():
             print("check:", "ok" if result["check_ok"] else "MISMATCH", f"(tolerance 1e-4)")
             status = 0 if result["check_ok"] else 1
         if args.out:
-            Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+            write_results(args.out, result, table)
     dist.barrier()
     dist.destroy_process_group()
     return status

@@ -16,7 +16,7 @@ import logging
 from .errors import (ArgumentError, CompileError, CudaError, Error, InternalError, IoError, ShapeError, SpecError,
                      UnsupportedError)
 from . import _kiln
-from ._api import Executable, Op, Options, Program, load, loads, preload, reset, stats
+from ._api import Executable, Op, Options, Program, arch, load, loads, preload, reset, stats
 
 
 def device_count() -> int:
@@ -52,7 +52,7 @@ def set_log_level(name):
 
 __all__ = [
     "ArgumentError", "CompileError", "CudaError", "Error", "Executable", "InternalError", "IoError", "Op",
-    "Options", "Program", "ShapeError", "SpecError", "UnsupportedError", "device_count", "load", "loads", "logger", "preload",
+    "Options", "Program", "ShapeError", "SpecError", "UnsupportedError", "arch", "device_count", "load", "loads", "logger", "preload",
     "reset", "set_log_level",
     "stats",
 ]

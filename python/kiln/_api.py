@@ -64,6 +64,13 @@ def stats(options: Optional[Options] = None) -> dict[str, int]:
     return dict(_runtime(options).stats())
 
 
+def arch(options: Optional[Options] = None) -> str:
+    """The arch the runtime for `options` plans for: Options.arch, else $KILN_ARCH, else the
+    device current when that runtime was made ("sm_90a" on an H100), else "sm_90". What a pack
+    for this process must be built for (`kiln build --arch`)."""
+    return _runtime(options).arch()
+
+
 def preload(pack: Union[str, os.PathLike], options: Optional[Options] = None) -> None:
     """Loads a .kilnpack (written by `kiln build -o FILE.kilnpack`) into the runtime for `options`:
     its cubins serve that runtime's ops before the disk cache and NVRTC. ArgumentError naming the

@@ -277,6 +277,11 @@ def test_device_count_and_device_argument_without_a_gpu(options):
         op(FakeCuda((4, 8)), FakeCuda((8,)), out=FakeCuda((4, 8)), device=1)
 
 
+def test_arch_is_the_runtime_target(options, tmp_path):
+    assert kiln.arch(options) == "sm_90a"
+    assert kiln.arch(kiln.Options(arch="sm_80", cache_dir=str(tmp_path), use_environment=False)) == "sm_80"
+
+
 def test_preload_of_a_missing_or_damaged_pack_names_it(options, tmp_path):
     with pytest.raises(kiln.ArgumentError, match="nothing.kilnpack: cannot read the pack"):
         kiln.preload(tmp_path / "nothing.kilnpack", options)

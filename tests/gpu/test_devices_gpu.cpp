@@ -124,7 +124,7 @@ TEST_CASE("gpu: a load names its device and arch at KILN_LOG=info") {
   current_context(&device);
   bool found = false;
   for (const auto& l : lines)
-    found |= l.find("loaded scale_add (R=8 C=5: 1 kernel, ") != std::string::npos &&
+    found |= l.find("loaded scale_add (C=5 R=8: 1 kernel, ") != std::string::npos &&
              l.find(fmt::format("on device {} ({}, {})", device, device_name(device), device_arch(device))) != std::string::npos;
   INFO(fmt::format("{}", fmt::join(lines, "\n")));
   CHECK(found);
