@@ -4,11 +4,15 @@
 // (KILN_NVRTC_LIB, KILN_LOG) run in a child process.
 #include <doctest/doctest.h>
 
+#include <grp.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -174,4 +178,72 @@ TEST_CASE("set_log_handler: kiln's lines go to the handler (level and message), 
   CHECK(child.exit_code == 0);
   CHECK(child.output.find("kiln: info:") == std::string::npos);   // nothing printed by kiln itself
   CHECK(child.output.find("handler lines: 2\n") != std::string::npos);   // the disk miss and the compile
+}
+
+// Child half: a process that is not root (root ignores permission bits: a root child drops to
+// nobody first) opens a read-only cache that holds axpby at N=1000 but not at N=1001.
+TEST_CASE("child: a read-only cache serves hits and compiles misses in memory") {
+  if (!kiln_test::in_child()) return;
+  if (::geteuid() == 0) {
+    REQUIRE_MESSAGE(::setgroups(0, nullptr) == 0, "dropping root's groups failed");
+    REQUIRE_MESSAGE(::setgid(65534) == 0, "setgid(nobody) failed");
+    REQUIRE_MESSAGE(::setuid(65534) == 0, "setuid(nobody) failed");
+  }
+  REQUIRE(::access(child_dir().c_str(), W_OK) != 0);   // really read-only for this process
+  kiln::Runtime rt = make_runtime(child_dir());
+  specialize_axpby(rt, 1000);
+  CHECK(rt.stats().disk_hits == 1);
+  CHECK(rt.stats().compiles == 0);
+  for (int i = 0; i < 2; ++i) {   // compiled once, then served from memory; one warning in all
+    specialize_axpby(rt, 1001);
+    specialize_axpby(rt, 1002);
+  }
+  kiln::Runtime second = make_runtime(child_dir());   // another runtime of the process: no second warning
+  specialize_axpby(second, 1003);
+  CHECK(rt.stats().compiles == 2);
+  CHECK(second.stats().compiles == 1);
+}
+
+TEST_CASE("runtime: processes sharing a read-only cache directory serve its hits and compile misses in memory, "
+          "with one warning each") {
+  if (skip_without_nvrtc()) return;
+  const std::string dir = cache_dir("read_only");
+  fs::remove_all(dir);
+  {
+    kiln::Runtime rt = make_runtime(dir);
+    specialize_axpby(rt, 1000);
+    REQUIRE(rt.stats().compiles == 1);
+  }
+  auto set_writable = [&](bool writable) {   // directories 0755 / 0555, files 0644 / 0444
+    const auto dirs = writable ? fs::perms(0755) : fs::perms(0555);
+    const auto files = writable ? fs::perms(0644) : fs::perms(0444);
+    for (const auto& e : fs::recursive_directory_iterator(dir)) fs::permissions(e.path(), e.is_directory() ? dirs : files);
+    fs::permissions(dir, dirs);
+  };
+  set_writable(false);
+  std::size_t files_before = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) files_before += e.is_regular_file();
+  // Two processes at once, as the ranks of a job would open it.
+  std::vector<kiln_test::ChildResult> children(2);
+  std::vector<std::thread> threads;
+  for (auto& child : children)
+    threads.emplace_back([&child, &dir] {
+      child = kiln_test::run_test_case_in_child("KILN_LOG=warning KILN_TEST_CACHE_DIR=" + dir,
+                                                "child: a read-only cache serves hits and compiles misses in memory");
+    });
+  for (auto& t : threads) t.join();
+  std::size_t files_after = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) files_after += e.is_regular_file();
+  set_writable(true);
+  for (const auto& child : children) {
+    INFO(child.output);
+    CHECK(child.exit_code == 0);
+    CHECK(child.output.find("1 passed") != std::string::npos);
+    std::size_t warnings = 0;
+    for (std::size_t at = 0; (at = child.output.find("kiln: warning:", at)) != std::string::npos; ++at) ++warnings;
+    CHECK(warnings == 1);
+    CHECK(child.output.find("not writable") != std::string::npos);
+  }
+  CHECK(files_after == files_before);   // no lock file, no entry, no temporary left behind
+  fs::remove_all(dir);
 }
