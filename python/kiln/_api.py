@@ -8,7 +8,8 @@ import threading
 from typing import Any, Optional, Union
 
 from . import _kiln
-from ._tensors import arguments, empty, finish, host_arguments, host_empty, launch_device, stream_handle
+from ._tensors import (arguments, device_index, empty, finish, host_arguments, host_empty, launch_device,
+                       stream_handle)
 from .errors import ArgumentError
 
 
@@ -206,10 +207,10 @@ class Op:
         if len(values) != len(self._inputs):
             raise ArgumentError(f"{self.name}: got {len(values)} inputs, expected {len(self._inputs)} ({self.signature})")
 
-    def _inputs_of(self, values, items):
+    def _inputs_of(self, values, items, want=None):
         """Appends the inputs' arguments to `items`; returns the first tensor (see _tensors.arguments)."""
         self._check_count(values)
-        return arguments(self._inputs, values, items)
+        return arguments(self._inputs, values, items, None, want)
 
     def output_specs(self, *inputs: Any, **consts: Union[bool, int, float]) -> list[dict[str, Any]]:
         """What a call with these inputs returns: [{"name", "dtype", "shape"}], one per output."""
@@ -237,20 +238,21 @@ class Op:
                  device: Any = None, **consts: Union[bool, int, float]) -> Any:
         op = self._impl if not consts and precision is None else self._op(consts, precision)
         items = []
-        first = self._inputs_of(inputs, items)
+        want = None if device is None else device_index(device)
+        first = self._inputs_of(inputs, items, want)
         if out is None:
             if first is None:
                 raise ArgumentError(f"{self.name}: no tensor input to allocate the outputs like: pass out=")
             outs = [empty(first, dtype, shape, name) for dtype, shape, name in self._outputs_for(op, items)]
             arguments(self._outputs, outs, items, first)
-            op.call(stream_handle(stream, first), items, launch_device(device, first))
+            op.call(stream_handle(stream, first), items, launch_device(want))
             outs = finish(first, outs)
             return outs[0] if len(outs) == 1 else tuple(outs)
         outs = out if isinstance(out, (tuple, list)) else (out,)
         if len(outs) != len(self._outputs):
             raise ArgumentError(f"{self.name}: out= has {len(outs)} tensors, expected {len(self._outputs)} ({self.signature})")
-        first = arguments(self._outputs, outs, items, first)
-        op.call(stream_handle(stream, first), items, launch_device(device, first))
+        first = arguments(self._outputs, outs, items, first, want)
+        op.call(stream_handle(stream, first), items, launch_device(want))
         return out
 
     def reference(self, *inputs: Any, out: Any = None, **consts: Union[bool, int, float]) -> Any:
@@ -336,13 +338,14 @@ class Executable:
         return self._impl.signature()
 
     def __call__(self, *args: Any, stream: Any = None, device: Any = None) -> None:
-        """Launches on every argument, inputs then outputs (shapes as specialized), on `device` or
-        the tensors' (Op.__call__)."""
+        """Launches on every argument, inputs then outputs (shapes as specialized), on the current
+        device or `device` (Op.__call__)."""
         if len(args) != len(self._names):
             raise ArgumentError(f"got {len(args)} arguments, expected {len(self._names)} ({self.signature})")
         items = []
-        first = arguments(self._names, args, items)
-        self._impl.launch(stream_handle(stream, first), items, launch_device(device, first))
+        want = None if device is None else device_index(device)
+        first = arguments(self._names, args, items, None, want)
+        self._impl.launch(stream_handle(stream, first), items, launch_device(want))
 
     def reference(self, *args: Any) -> None:
         """The float64 CPU reference (Op.reference) into the given host outputs: every argument,

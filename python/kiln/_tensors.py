@@ -102,19 +102,21 @@ def _contiguous_strides(shape, itemsize):
     return tuple(reversed(strides))
 
 
-def arguments(names, values, items, first=None):
+def arguments(names, values, items, first=None, want=None):
     """Appends each value's argument to `items`: a tensor's (pointer, dtype code, shape), a number
     as itself. Returns the first tensor (`first` if given: the inputs' first, when these are the
     outputs), a torch.Tensor on the fast path, else a Tensor, or None. The fast path is a
     contiguous CUDA torch.Tensor (of that exact type) that needs no grad check; everything else
-    goes through as_tensor's checks and conversions. PyTorch tensors must all be on one device; the
-    call launches there (launch_device)."""
+    goes through as_tensor's checks and conversions. PyTorch tensors must all be on one device:
+    PyTorch's current one (kiln launches in the current context), or device `want` when the call
+    names one (device_index)."""
     for name, v in zip(names, values):
         if type(v) is TorchTensor and v.is_cuda and not v.requires_grad and v.is_contiguous():
             code = _torch_codes.get(v.dtype)
             if code is not None:
                 items.append((v.data_ptr(), code, v.shape))
                 if first is None:
+                    _check_device(v.get_device(), name, want)
                     first = v
                 elif type(first) is TorchTensor and v.get_device() != first.get_device():
                     _different_devices(name, v.get_device(), first.get_device())
@@ -124,8 +126,11 @@ def arguments(names, values, items, first=None):
             continue
         t = as_tensor(v, name)
         items.append(t.arg())
-        if t.framework == "torch" and first is not None and _torch_index(first) not in (None, t.device.index):
-            _different_devices(name, t.device.index, _torch_index(first))
+        if t.framework == "torch":
+            if first is None:
+                _check_device(t.device.index, name, want)
+            elif _torch_index(first) not in (None, t.device.index):
+                _different_devices(name, t.device.index, _torch_index(first))
         if first is None:
             first = t
     return first
@@ -140,23 +145,35 @@ def _torch_index(proto):
     return None
 
 
-def launch_device(device, proto):
+def _check_device(index, name, want):
+    if want is None:
+        current = _torch_current_device()
+        if index != current:
+            raise ArgumentError(f"argument '{name}' is on cuda:{index} but PyTorch's current device is cuda:{current}: "
+                                f"kiln launches on the current device (call under `with torch.cuda.device({index}):`, "
+                                f"or pass device={index})")
+    elif index != want:
+        raise ArgumentError(f"argument '{name}' is on cuda:{index} but the call names device={want}")
+
+
+def device_index(device):
+    """A call's device= as an index (None: the current device): an int, or an object with .index or
+    .id (torch.device("cuda:N"), cupy.cuda.Device)."""
+    if device is None:
+        return None
+    wanted = device if isinstance(device, int) else getattr(device, "index", getattr(device, "id", None))
+    if not isinstance(wanted, int) or isinstance(wanted, bool) or wanted < 0:
+        raise ArgumentError(f"device= must be a CUDA device index (an int, torch.device('cuda:N') or "
+                            f"cupy.cuda.Device), not {device!r}")
+    return wanted
+
+
+def launch_device(want):
     """The device a call launches on, as the extension takes it: -1 for the current context's (no
-    switch), else an index made current for the launch. `device` (an int, or an object with .index
-    or .id: torch.device, cupy.cuda.Device) when given; else PyTorch tensors' own device, as PyTorch's
-    ops do; else the current context's (CuPy's and the CUDA runtime's current device)."""
-    index = _torch_index(proto)
-    if device is not None:
-        wanted = device if isinstance(device, int) else getattr(device, "index", getattr(device, "id", None))
-        if not isinstance(wanted, int) or isinstance(wanted, bool) or wanted < 0:
-            raise ArgumentError(f"device= must be a CUDA device index (an int, torch.device('cuda:N') or "
-                                f"cupy.cuda.Device), not {device!r}")
-        if index is not None and index != wanted:
-            raise ArgumentError(f"device={wanted} but the tensor arguments are on cuda:{index}")
-        index = wanted
-    elif index is None:
+    switch), else the index of the device whose primary context is made current for the launch."""
+    if want is None or (_torch is not None and want == _torch_current_device()):
         return -1
-    return -1 if _torch is not None and index == _torch_current_device() else index
+    return want
 
 
 def _different_devices(name, index, first):

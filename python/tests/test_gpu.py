@@ -275,27 +275,35 @@ def test_jax_arrays_in_and_out(prog):
 
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs (tensors on another device than the current)")
 def test_tensors_on_another_device(prog):
-    """A call launches on its tensors' device, as PyTorch's ops do, whatever device is current;
-    tensors on two devices, or device= naming another one, are refused before anything runs."""
+    """kiln launches on the current device, or on device=: tensors elsewhere are refused before
+    anything runs; a call under `torch.cuda.device(1)`, or with device=1, runs on device 1 and
+    leaves the caller's current device as it was."""
     a1, b1 = randn(4, 8).to("cuda:1"), randn(8).to("cuda:1")
     assert torch.cuda.current_device() == 0
-    y = prog.relu_add(a1, b1)   # launched on device 1, on device 1's current stream
-    torch.cuda.synchronize(1)
-    assert y.device.index == 1 and torch.equal(y, torch.relu(a1 + b1))
-    assert torch.cuda.current_device() == 0   # the caller's device is restored
-    y.fill_(float("nan"))
-    prog.relu_add(a1, b1, out=y, device=torch.device("cuda:1"))
-    torch.cuda.synchronize(1)
-    assert torch.equal(y, torch.relu(a1 + b1))
+    with pytest.raises(kiln.ArgumentError, match="'a' is on cuda:1 but PyTorch's current device is cuda:0"):
+        prog.relu_add(a1, b1)
     with pytest.raises(kiln.ArgumentError, match="'b' is on cuda:1 and the first tensor argument on cuda:0"):
         prog.relu_add(randn(4, 8), b1)
     y0 = torch.empty(4, 8, device="cuda:0")
     with pytest.raises(kiln.ArgumentError, match="'y' is on cuda:0 and the first tensor argument on cuda:1"):
-        prog.relu_add(a1, b1, out=y0)
-    with pytest.raises(kiln.ArgumentError, match="device=0 but the tensor arguments are on cuda:1"):
+        with torch.cuda.device(1):
+            prog.relu_add(a1, b1, out=y0)
+    with pytest.raises(kiln.ArgumentError, match="'a' is on cuda:1 but the call names device=0"):
         prog.relu_add(a1, b1, device=0)
     with pytest.raises(kiln.ArgumentError, match="device= must be a CUDA device index"):
         prog.relu_add(a1, b1, device="cuda:1")
+    with torch.cuda.device(1):
+        y = prog.relu_add(a1, b1)
+        torch.cuda.synchronize()
+    assert y.device.index == 1 and torch.equal(y, torch.relu(a1 + b1))
+    y.fill_(float("nan"))
+    prog.relu_add(a1, b1, out=y, device=torch.device("cuda:1"))   # on device 1's current stream
+    torch.cuda.synchronize(1)
+    assert torch.equal(y, torch.relu(a1 + b1))
+    z = prog.relu_add(a1, b1, device=1)
+    torch.cuda.synchronize(1)
+    assert z.device.index == 1 and torch.equal(z, y)
+    assert torch.cuda.current_device() == 0   # the caller's device is as it was
 
 
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
@@ -313,6 +321,7 @@ def test_two_devices_concurrently_one_compile(tmp_path):
 
     def work(d):
         try:
+            torch.cuda.set_device(d)   # this thread's current device
             a, b = inputs[d]
             for _ in range(20):
                 outputs[d] = p.relu_add(a, b)
