@@ -60,7 +60,7 @@ std::string dyn_extent_statement(const Plan& plan, const PlannedKernel& kernel, 
 ir::NodeId store_node(const PlannedKernel& kernel);
 // struct Store { ...; Out operator()(<result_type> result, Index flat) const; }: the anchor's
 // value `result` at output index `flat` through the fused epilogue chain, as stored (a
-// functor the memory-bound and iota templates call per output element).
+// functor the memory-bound templates call per output element).
 void write_store(const Plan& plan, const PlannedKernel& kernel, const std::string& result_type, CodeWriter& w);
 
 // The head of a template unit: `#include "kiln/<header>"` (and philox.cuh where the op has a
@@ -87,7 +87,6 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ScanConfig
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormConfig& config, UnitParts& unit);       // emit_memory.cpp
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const GemmConfig& config, UnitParts& unit);   // emit_contraction.cpp
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const ConvConfig& config, UnitParts& unit);   // emit_contraction.cpp
-void emit_family(const Plan& plan, const PlannedKernel& kernel, const IotaConfig& config, UnitParts& unit);
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const PoolConfig& config, UnitParts& unit);   // emit_pool.cpp
 
 }  // namespace kiln

@@ -272,6 +272,11 @@ std::optional<std::string> ExprEmitter::known_value(ir::NodeId id, const Coords&
     memo_[key] = expr;
     return expr;
   }
+  if (n.kind == ir::OpKind::Iota) {   // an element's coordinate along the axis: nothing is loaded
+    std::string expr = fmt::format("static_cast<{}>({})", compute_type(n.dtype), coords[static_cast<std::size_t>(n.axis)]);
+    memo_[key] = expr;
+    return expr;
+  }
   KILN_ASSERT(ir::is_view(n.kind) || ir::is_elementwise(n.kind), "node %{} ({}) cannot be inlined", id,
               ir::op_kind_name(n.kind));
   return std::nullopt;

@@ -12,7 +12,6 @@
 #include "kiln/config/scan.h"
 #include "kiln/config/gemm.h"
 #include "kiln/config/conv.h"
-#include "kiln/config/iota.h"
 #include "kiln/config/pool.h"
 
 namespace kiln {
@@ -28,7 +27,6 @@ using KernelConfig = std::variant<std::monostate,
                                   RownormConfig,
                                   GemmConfig,
                                   ConvConfig,
-                                  IotaConfig,
                                   PoolConfig>;
 
 // "ElementwiseConfig{vec=4 threads=256}" ("(no config)" for std::monostate).

@@ -41,7 +41,7 @@ std::string bytes_text(std::int64_t bytes) {
 // A node kernels may inline: elementwise work, views, literals and scalar arguments.
 bool inlinable(ir::OpKind kind) {
   return ir::is_elementwise(kind) || ir::is_view(kind) || kind == ir::OpKind::Literal ||
-         kind == ir::OpKind::Scalar;
+         kind == ir::OpKind::Scalar || kind == ir::OpKind::Iota;
 }
 
 bool is_anchor(ir::OpKind kind) { return !inlinable(kind) && kind != ir::OpKind::Input; }
@@ -918,7 +918,6 @@ Plan make_plan(std::shared_ptr<const ir::BoundIr> bound, const Target& target) {
 
 const AnchorRule* anchor_rule(ir::OpKind kind) {
   if (const AnchorRule* r = memory_bound_rule(kind)) return r;
-  if (const AnchorRule* r = iota_rule(kind)) return r;
   if (const AnchorRule* r = pool_rule(kind)) return r;
   return contraction_rule(kind);
 }

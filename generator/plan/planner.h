@@ -38,7 +38,6 @@ struct AnchorRule {
 const AnchorRule* anchor_rule(ir::OpKind kind);
 const AnchorRule* memory_bound_rule(ir::OpKind kind);   // plan_memory.cpp: reductions, scans, rownorms
 const AnchorRule* contraction_rule(ir::OpKind kind);    // plan_contraction.cpp: matmul, conv2d
-const AnchorRule* iota_rule(ir::OpKind kind);           // plan_iota.cpp: iota
 const AnchorRule* pool_rule(ir::OpKind kind);           // plan_pool.cpp: max_pool, avg_pool
 // plan_memory.cpp: the launch (and workspace bytes) of a memory-family kernel with dyn rows at a
 // launch's row count ([Note: dyn rows]).

@@ -1,7 +1,10 @@
-// The iota family (docs/adding-a-template.md walks through it): iota(d0, ..., axis=k) checked
-// with located errors, evaluated by the reference, planned as one kiln/iota.cuh kernel with
-// its epilogue fused, and emitted with the config and the launch check.
+// iota(d0, ..., axis=k): checked with located errors, evaluated by the reference, and inlined by
+// the ExprEmitter wherever it is read (an element's coordinate along the axis: no load, no
+// kernel of its own). docs/adding-a-template.md walks through the iota template family it had
+// before it was inlined.
 #include <doctest/doctest.h>
+
+#include <algorithm>
 
 #include "golden.h"
 #include "memory_plan_util.h"
@@ -53,20 +56,7 @@ TEST_CASE("iota: the reference gives each element its coordinate along the axis"
       for (int c = 0; c < 4; ++c) CHECK(out[0].data[static_cast<std::size_t>((a * 3 + b) * 4 + c)] == b);
 }
 
-TEST_CASE("iota: IotaConfig's text, equality, hash and literal follow its fields") {
-  kiln::IotaConfig a;
-  a.len = 8;
-  kiln::IotaConfig b = a;
-  CHECK(a == b);
-  CHECK(a.hash() == b.hash());
-  b.inner = 3;
-  CHECK_FALSE(a == b);
-  CHECK(a.hash() != b.hash());
-  CHECK(a.to_string() == "IotaConfig{threads=256 len=8 inner=1}");
-  CHECK(a.literal() == "kiln::IotaConfig{/*threads=*/256, /*len=*/8, /*inner=*/1}");
-}
-
-TEST_CASE("iota: one kernel per index tensor, the epilogue fused; plan and source goldens") {
+TEST_CASE("iota: inlined where it is read (an element's coordinate), never stored; plan and source goldens") {
   const Case cases[] = {
       {"indices", "arange_rows", "default", {}, {}},
       {"indices", "arange_rows", "odd", {{"B", 3}, {"N", 7}}, {}},
@@ -76,22 +66,14 @@ TEST_CASE("iota: one kernel per index tensor, the epilogue fused; plan and sourc
   for (const auto& c : cases) {
     CAPTURE(c.op);
     const kiln::Plan plan = plan_of(c);
-    for (const auto& k : plan.kernels)
-      if (k.template_name == "iota") CHECK(std::holds_alternative<kiln::IotaConfig>(k.config));
-    const auto sources = sources_of(plan);
-    for (std::size_t i = 0; i < sources.size(); ++i)
-      if (plan.kernels[i].template_name == "iota") {
-        // The unit checks its own copy of iota_geometry against the planner's launch.
-        CHECK(sources[i].text.find("static_assert(kiln::launch::same_launch(kiln::iota_geometry(kConfig") !=
-              std::string::npos);
-      }
-    check_golden("source/" + c.op + "_" + c.tag + ".cu", plan.text() + "\n" + all_sources(sources));
+    // One elementwise kernel: the iota is the coordinate itself, and nothing holds it in memory.
+    REQUIRE(plan.kernels.size() == 1);
+    CHECK(plan.kernels[0].template_name == "elementwise");
+    CHECK(std::none_of(plan.buffers.begin(), plan.buffers.end(),
+                       [](const kiln::Buffer& b) { return b.kind == kiln::BufferKind::Intermediate; }));
+    check_golden("source/" + c.op + "_" + c.tag + ".cu", plan.text() + "\n" + all_sources(sources_of(plan)));
   }
-  // positions: the cast, the scale and the broadcast offset run in the iota kernel's store.
-  const kiln::Plan positions = plan_of(Case{"indices", "positions", "default", {}, {}});
-  REQUIRE(positions.kernels.size() == 1);
-  CHECK(positions.kernels[0].template_name == "iota");
-  const auto& config = std::get<kiln::IotaConfig>(positions.kernels[0].config);
-  CHECK(config.len == 2048);
-  CHECK(config.inner == 64);
+  // triu: the mask is a comparison of the two coordinates, in the kernel that reads x.
+  const auto triu = all_sources(sources_of(plan_of(Case{"indices", "triu_mask", "odd", {{"N", 33}}, {}})));
+  CHECK(triu.find("(static_cast<long long>(c0) <= static_cast<long long>(c1))") != std::string::npos);
 }
