@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <sstream>
 #include <thread>
@@ -610,7 +611,17 @@ Program Runtime::load_string(std::string_view text, std::string name) {
 }
 
 void Runtime::preload(const std::string& pack_path) {
-  impl_->pipeline.add_pack(std::make_unique<Pack>(Pack::open(pack_path)));
+  auto pack = std::make_unique<Pack>(Pack::open(pack_path));
+  // A pack holds kernels per arch; one without the arch this runtime plans for serves nothing
+  // here (a pack from `kiln build`'s default sm_80,sm_90 on an H100, which runs sm_90a): say so.
+  std::set<std::string> archs;
+  for (const auto& item : pack->entries()) archs.insert(item.arch);
+  const std::string arch = impl_->current_target().arch;
+  if (!archs.empty() && !archs.count(arch))
+    log_warning(fmt::format("{} holds kernels for {} only, and this runtime plans for {}: none of them will be "
+                            "used here (build it with `kiln build --arch {}`)",
+                            pack_path, fmt::join(archs, ", "), arch, arch));
+  impl_->pipeline.add_pack(std::move(pack));
 }
 
 Stats Runtime::stats() const {

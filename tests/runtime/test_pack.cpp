@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "runtime/forked.h"
+#include "kiln/kiln.h"
 #include "runtime/pack.h"
 
 namespace fs = std::filesystem;
@@ -199,4 +200,30 @@ TEST_CASE("pack: a FIFO, a device or a directory is refused unread, without hang
     REQUIRE(result.has_value());   // no hang, no crash
     CHECK(result->find("ArgumentError: kiln: " + path + ": cannot read the pack: " + c.message) == 0);
   }
+}
+
+TEST_CASE("pack: preloading a pack without the runtime's arch warns that it serves nothing here") {
+  const std::string path = write_sample("other_archs");   // sm_80 and sm_90 entries
+  std::vector<std::string> warnings;
+  kiln::set_log_handler([&](int level, const std::string& line) {
+    if (level == 1) warnings.push_back(line);
+  });
+  for (const char* arch : {"sm_90a", "sm_90"}) {
+    warnings.clear();
+    kiln::Options options;
+    options.arch = arch;
+    options.disk_cache = false;
+    options.use_environment = false;
+    kiln::Runtime rt(options);
+    rt.preload(path);
+    CAPTURE(arch);
+    if (std::string(arch) == "sm_90a") {
+      REQUIRE(warnings.size() == 1);
+      CHECK(warnings[0] == path + " holds kernels for sm_80, sm_90 only, and this runtime plans for sm_90a: none of "
+                                  "them will be used here (build it with `kiln build --arch sm_90a`)");
+    } else {
+      CHECK(warnings.empty());   // it holds sm_90 kernels
+    }
+  }
+  kiln::set_log_handler({});
 }
