@@ -83,7 +83,7 @@ TEST_CASE("kiln build: processes sharing a cold cache compile each kernel once")
   const Scratch s("kiln_single_flight");
   const fs::path& root = s.root;
   const int kernels = s.kernels;
-  REQUIRE(kernels > 20);
+  REQUIRE(kernels >= 10);   // enough keys for the processes to contend on
   for (int processes : {2, 8}) {
     CAPTURE(processes);
     const fs::path cache = root / std::to_string(processes);
