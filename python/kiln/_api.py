@@ -245,14 +245,14 @@ class Op:
                 raise ArgumentError(f"{self.name}: no tensor input to allocate the outputs like: pass out=")
             outs = [empty(first, dtype, shape, name) for dtype, shape, name in self._outputs_for(op, items)]
             arguments(self._outputs, outs, items, first)
-            op.call(stream_handle(stream, first), items, launch_device(want))
+            op.call(stream_handle(stream, first), items, launch_device(want, first))
             outs = finish(first, outs)
             return outs[0] if len(outs) == 1 else tuple(outs)
         outs = out if isinstance(out, (tuple, list)) else (out,)
         if len(outs) != len(self._outputs):
             raise ArgumentError(f"{self.name}: out= has {len(outs)} tensors, expected {len(self._outputs)} ({self.signature})")
         first = arguments(self._outputs, outs, items, first, want)
-        op.call(stream_handle(stream, first), items, launch_device(want))
+        op.call(stream_handle(stream, first), items, launch_device(want, first))
         return out
 
     def reference(self, *inputs: Any, out: Any = None, **consts: Union[bool, int, float]) -> Any:
@@ -345,7 +345,7 @@ class Executable:
         items = []
         want = None if device is None else device_index(device)
         first = arguments(self._names, args, items, None, want)
-        self._impl.launch(stream_handle(stream, first), items, launch_device(want))
+        self._impl.launch(stream_handle(stream, first), items, launch_device(want, first))
 
     def reference(self, *args: Any) -> None:
         """The float64 CPU reference (Op.reference) into the given host outputs: every argument,

@@ -164,7 +164,7 @@ TEST_CASE("dyn matmul: split-K only in a class with a largest value, its workspa
     }
 }
 
-TEST_CASE("dyn matmul: the launch is gemm_geometry at the launch's extent; maps name the extent they take") {
+TEST_CASE("dyn matmul: the launch is gemm_geometry at the launch's extent, maps name the extent they take") {
   for (const auto& op : kOps) {
     CAPTURE(op);
     const auto p = dyn_at(op, 1000);
@@ -201,7 +201,7 @@ TEST_CASE("dyn matmul: the launch is gemm_geometry at the launch's extent; maps 
     if (a.kind == kiln::KernelArg::Kind::TensorMap) CHECK(a.map_dyn_dim == (a.name == "tmap_a" ? 2 : -1));
 }
 
-TEST_CASE("dyn matmul: the bucket one plans the static product; a softmax after it is the row-norm family's") {
+TEST_CASE("dyn matmul: the bucket one plans the static product, a softmax after it is the row-norm family's") {
   // M = 1: the value is known, so the skinny product (Gemv) with nothing read at run time.
   const auto one = dyn_at("lin_bf16", 1);
   REQUIRE(one.kernels.size() == 1);

@@ -98,7 +98,7 @@ TEST_CASE("consts: int consts are exact over i64 and checked against it") {
                        kiln::SpecError);
 }
 
-TEST_CASE("consts: given values name their source; bools take true/false or 0/1") {
+TEST_CASE("consts: given values name their source, bools take true/false or 0/1") {
   auto spec = kiln::parse_spec(
       "op a {\n  const alpha: f32 = 1.0, flag: bool = false\n  dims N = 4\n  in x: f32[N]\n"
       "  out y = where(x > 0, x * alpha, x)\n}",

@@ -56,7 +56,7 @@ TEST_CASE("iota: the reference gives each element its coordinate along the axis"
       for (int c = 0; c < 4; ++c) CHECK(out[0].data[static_cast<std::size_t>((a * 3 + b) * 4 + c)] == b);
 }
 
-TEST_CASE("iota: inlined where it is read (an element's coordinate), never stored; plan and source goldens") {
+TEST_CASE("iota: inlined where it is read (an element's coordinate), never stored, plan and source goldens") {
   const Case cases[] = {
       {"indices", "arange_rows", "default", {}, {}},
       {"indices", "arange_rows", "odd", {{"B", 3}, {"N", 7}}, {}},

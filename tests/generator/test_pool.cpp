@@ -90,7 +90,7 @@ TEST_CASE("pooling: PoolConfig's text, equality, hash and literal follow its fie
   CHECK(a.literal().find("/*kernel_h=*/3") != std::string::npos);
 }
 
-TEST_CASE("pooling: one kernel per pool, operand inlined and epilogue fused; plan and source goldens") {
+TEST_CASE("pooling: one kernel per pool, operand inlined and epilogue fused, plan and source goldens") {
   const Case cases[] = {
       {"pooling", "max_pool2d_relu", "default", {}, {}},
       {"pooling", "avg_pool2d_pads", "odd", {{"N", 3}, {"C", 5}, {"H", 7}, {"W", 9}}, {}},

@@ -149,7 +149,7 @@ TEST_CASE("views: the reference follows PyTorch's definitions") {
   }
 }
 
-TEST_CASE("views: no copies; plan and source goldens of specs/views.kiln") {
+TEST_CASE("views: no copies, plan and source goldens of specs/views.kiln") {
   const Case cases[] = {
       {"views", "reshape_rows", "odd", {{"B", 3}, {"N", 7}}, {}},
       {"views", "pad_modes", "odd", {{"B", 3}, {"N", 5}}, {}},

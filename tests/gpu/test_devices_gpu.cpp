@@ -51,7 +51,7 @@ struct Case {
 
 }  // namespace
 
-TEST_CASE("gpu: a device out of range is an ArgumentError naming the range; the guard restores the context") {
+TEST_CASE("gpu: a device out of range is an ArgumentError naming the range, and the guard restores the context") {
   KILN_REQUIRE_GPU();
   const int count = device_count();
   REQUIRE(count >= 1);

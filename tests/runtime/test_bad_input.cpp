@@ -168,7 +168,7 @@ TEST_CASE("Op::arguments_for: the outputs' shapes from the inputs', the inputs c
         }).find("dim N is 7 from a.shape[1] but 6 from b.shape[0]") != std::string::npos);
 }
 
-TEST_CASE("bad input: rank, extent and dim-binding errors are ShapeErrors (an ArgumentError); a dtype is not") {
+TEST_CASE("bad input: rank, extent and dim-binding errors are ShapeErrors (an ArgumentError), a dtype is not") {
   kiln::Runtime rt = make_runtime();
   kiln::Op op = program(rt).op("relu_add");
   auto ref = [](std::vector<std::int64_t> shape, kiln::DType dtype = kiln::f32) {

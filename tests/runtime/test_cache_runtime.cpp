@@ -117,7 +117,7 @@ TEST_CASE("child: compile then hit the disk cache") {
   CHECK(again.stats().disk_hits == 1);
 }
 
-TEST_CASE("KILN_LOG=info logs each compile, disk miss and hit; debug adds keys and paths; the default neither") {
+TEST_CASE("KILN_LOG=info logs each compile, disk miss and hit, debug adds keys and paths, the default neither") {
   if (skip_without_nvrtc()) return;
   const std::string kernel = "axpby (N=1000) kernel kiln_axpby_k0_elementwise for sm_90";
   auto run = [&](const std::string& level) {
@@ -168,7 +168,7 @@ TEST_CASE("child: a log handler gets the lines instead of stderr") {
   std::fprintf(stderr, "handler lines: %zu\n", lines.size());
 }
 
-TEST_CASE("set_log_handler: kiln's lines go to the handler (level and message), not to stderr; an empty one restores stderr") {
+TEST_CASE("set_log_handler: kiln's lines go to the handler (level and message), not to stderr, an empty one restores stderr") {
   if (skip_without_nvrtc()) return;
   const std::string dir = cache_dir("log_handler");
   fs::remove_all(dir);

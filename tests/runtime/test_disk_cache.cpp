@@ -533,7 +533,7 @@ TEST_CASE("child: a damaged entry warns once with its path") {
   REQUIRE(cache.load(key, "sm_90", "relu (N=d) kernel kiln_relu").has_value());
 }
 
-TEST_CASE("disk cache: a damaged entry is a warning once per path at the default level; info and debug say more") {
+TEST_CASE("disk cache: a damaged entry is a warning once per path at the default level, info and debug say more") {
   const std::string dir = fresh_dir("damaged_warning");
   std::string path;
   auto damage = [&] {

@@ -85,7 +85,7 @@ TEST_CASE("pack: write, open, find, list") {
   CHECK(bytes_of(write_sample("roundtrip2")) == bytes_of(path));
 }
 
-TEST_CASE("pack: tuned picks travel in their own section; version 1 packs still load") {
+TEST_CASE("pack: tuned picks travel in their own section, version 1 packs still load") {
   const std::string path = pack_path("tuned");
   kiln::PackWriter w("nvrtc x");
   w.add(key_for("relu", "sm_90"), "sm_90", entry_for("relu", "N=1024", "sm_90", 100));

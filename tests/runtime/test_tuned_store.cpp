@@ -99,7 +99,7 @@ TEST_CASE("tuned store: the key holds dims or dyn buckets, the device and the ve
   CHECK(kiln::tuned_path("/c", a).rfind("/c/tuned/", 0) == 0);
 }
 
-TEST_CASE("Options::tuning: a stored pick re-plans the op; off and illegal picks keep the heuristic") {
+TEST_CASE("Options::tuning: a stored pick re-plans the op, off and illegal picks keep the heuristic") {
   TempDir dir;
   const auto plan = plan_of("mm16");
   const auto& t = plan.tunables.at(0);

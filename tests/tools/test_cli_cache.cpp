@@ -173,7 +173,7 @@ TEST_CASE("kiln cache: a path that is not a cache is an error, not an empty list
   CHECK(kiln_cli("cache verify --dir " + dir + "/empty").exit_code == 0);
 }
 
-TEST_CASE("kiln cache ls / verify / stats read a .kilnpack; a damaged one fails verify") {
+TEST_CASE("kiln cache ls / verify / stats read a .kilnpack, a damaged one fails verify") {
   const std::string dir = scratch("pack");
   const std::string pack = dir + "/kernels.kilnpack";
   kiln::PackWriter writer("nvrtc 13.0 (cli test)");
@@ -225,7 +225,7 @@ TEST_CASE("kiln cache ls / verify / stats read a .kilnpack; a damaged one fails 
   CHECK(contains(garbage.output, "not a kiln pack (bad magic)"));
 }
 
-TEST_CASE("kiln cache verify sees non-regular entries, stale temporary files and a damaged v1/compilers; --fix") {
+TEST_CASE("kiln cache verify sees non-regular entries, stale temporary files and a damaged v1/compilers, --fix") {
   const std::string dir = scratch("blind_spots");
   const std::string key = kiln::cache_key("relu", "t", "c", "sm_90", {});
   std::string good;

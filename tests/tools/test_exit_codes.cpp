@@ -83,7 +83,7 @@ TEST_CASE("exit codes: kiln gen honours KILN_ARCH when --arch is not given") {
   CHECK_EXIT(kiln_test::run_kiln_env("KILN_ARCH=sm_12", "gen " + kElementwise + " --op relu_add"), 1);
 }
 
-TEST_CASE("exit codes: KILN_SHAPES picks the dyn dims of kiln gen and kiln build; a bad value is input error 1") {
+TEST_CASE("exit codes: KILN_SHAPES picks the dyn dims of kiln gen and kiln build, a bad value is input error 1") {
   const auto generic = kiln_test::run_kiln_env("KILN_SHAPES=generic", "gen " + kElementwise + " --op relu_add");
   INFO(generic.output);
   REQUIRE(generic.exit_code == 0);
