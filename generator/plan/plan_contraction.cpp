@@ -1212,22 +1212,33 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
 // Tiles (conv_tma_pixel_rows says which are rows): out channels 64 when there are at most 64, else
 // 128 (256 in tf32 NHWC); pixels 64 when there are at most 64; else 128, or 256 in tf32 NCHW while
 // an image has at least 8 such tiles (3xTF32's B hi and lo tiles double its registers).
-bool conv_tma_fits(const Planner& p, const ConvConfig& cc) {
-  if (p.target().arch != "sm_90a" || !p.target().aligned16 || cc.elem_bytes != 4 || cc.groups != 1 ||
-      cc.precision == MmaPrecision::Ieee || cc.c < kConvTmaMinChannels || !conv_tma_im2col_fits(cc))
-    return false;
+// Why the TMA conv engine does not take this conv, as the end of a sentence; "" when it does.
+std::string conv_tma_refusal(const Planner& p, const ConvConfig& cc) {
+  if (p.target().arch != "sm_90a") return fmt::format("it runs on sm_90a only (this is {})", p.target().arch);
+  if (!p.target().aligned16) return "it needs 16-byte aligned tensors";
+  if (cc.elem_bytes != 4) return "it takes f32 tensors only";
+  if (cc.groups != 1) return fmt::format("it takes one group (this conv has {})", cc.groups);
+  if (cc.precision == MmaPrecision::Ieee) return "it computes in tf32 or 3xTF32 (fp32-accurate), not ieee";
+  if (cc.c < kConvTmaMinChannels)
+    return fmt::format("it takes at least {} input channels (this conv has {})", kConvTmaMinChannels, cc.c);
+  if (!conv_tma_im2col_fits(cc))
+    return "the window (padding, stride, dilation) is outside what the TMA unit's im2col mode describes";
   constexpr std::int64_t kCoord = std::int64_t{1} << 31, kStride = std::int64_t{1} << 40;
   const std::int64_t parts = conv_x3(cc) ? 2 : 1, ldc = conv_tma_ldc(cc);
   for (std::int64_t extent : {cc.n, parts * cc.k + 128, cc.h * cc.stride_h, cc.w * cc.stride_w, cc.ho * cc.wo})
-    if (extent >= kCoord) return false;
-  if (cc.h * cc.w * ldc * 4 >= kStride || cc.h * cc.w >= kCoord) return false;
+    if (extent >= kCoord) return "an extent reaches 2^31, past a tensor map's coordinates";
+  if (cc.h * cc.w * ldc * 4 >= kStride || cc.h * cc.w >= kCoord) return "an image reaches a tensor map's 2^40-byte stride";
   // OperandPrep's grid: (pixel or tap blocks, ldc / 32, images or filters); y and z stop at 65535.
-  if (ceil_div(ldc, kPrepTile) > launch::kMaxGridY || cc.n > launch::kMaxGridY || cc.k > launch::kMaxGridY) return false;
-  if (cc.nhwc) return cc.n * cc.ho * cc.wo < kCoord;   // x needs no transpose, and no other template takes NHWC
+  if (ceil_div(ldc, kPrepTile) > launch::kMaxGridY || cc.n > launch::kMaxGridY || cc.k > launch::kMaxGridY)
+    return "its operand copy's grid would pass 65535 blocks in y or z (C, N or K too large)";
+  if (cc.nhwc)   // x needs no transpose, and no other template takes NHWC
+    return cc.n * cc.ho * cc.wo < kCoord ? "" : "N * Ho * Wo reaches 2^31";
   const double flops = 2.0 * static_cast<double>(cc.n * cc.k) * static_cast<double>(cc.ho * cc.wo) *
                        static_cast<double>(conv_gemm_k(cc));
-  return flops >= kPadMinFlops;
+  return flops >= kPadMinFlops ? "" : "it is under the flops where its operand copies pay off";
 }
+
+bool conv_tma_fits(const Planner& p, const ConvConfig& cc) { return conv_tma_refusal(p, cc).empty(); }
 
 // The GEMM K from which a transposed conv splits w by stride phase (see plan_conv).
 constexpr std::int64_t kConvPhaseWMinK = 128;
@@ -1416,9 +1427,9 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   }
   KILN_CHECK(!nhwc, UnsupportedError,
              "{}: op '{}' (line {}) has no kernel template in this version of kiln for NHWC with groups {} != C "
-             "here: NHWC runs on the sm_90a TMA engine for f32 (tf32 or fp32-accurate) with one group; this is {}, {}{}",
-             op_name, conv, node.loc.line, G, p.target().arch, dtype_name(et),
-             f32 ? fmt::format(" with precision {}", enum_name(cc.precision)) : std::string());
+             "here: NHWC runs on the sm_90a TMA engine only, and {}",
+             op_name, conv, node.loc.line, G, general ? "a depth axis or a transposed conv takes the general im2col"
+                                                      : conv_tma_refusal(p, cc));
   // sm_90a, f32 in tf32 / 3xTF32, one group, 16-byte filter rows: WgConvNchw (conv_sm90.cuh), the
   // wgmma engine with an im2col gather, one persistent CTA per SM walking the tiles (the next
   // tile's loads overlap the last one's stores). Measured on the seed (8x64x512x1024 -> 128,

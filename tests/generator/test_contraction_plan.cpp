@@ -661,9 +661,14 @@ TEST_CASE("conv2d: implicit GEMM, depthwise, grouped, and NHWC's limit") {
   CHECK(grouped.plan.kernels[0].grid.z == 4);
   // NHWC (groups != C) has a template only on sm_90a: elsewhere a clear error, not wrong code.
   Case nhwc{"conv.kiln", "conv2d_nhwc_bias_relu", {}, "default"};
-  CHECK_THROWS_WITH_AS(generate(nhwc), doctest::Contains("NHWC runs on the sm_90a TMA engine"), kiln::UnsupportedError);
-  CHECK_THROWS_WITH_AS(generate(nhwc, "sm_90a", kiln::Precision::ieee), doctest::Contains("with precision Ieee"),
+  CHECK_THROWS_WITH_AS(generate(nhwc), doctest::Contains("NHWC runs on the sm_90a TMA engine only, and it runs on sm_90a only (this is sm_90)"),
                        kiln::UnsupportedError);
+  CHECK_THROWS_WITH_AS(generate(nhwc, "sm_90a", kiln::Precision::ieee),
+                       doctest::Contains("and it computes in tf32 or 3xTF32 (fp32-accurate), not ieee"), kiln::UnsupportedError);
+  // Each reason the engine refuses a conv is the one the message gives (here: too few channels).
+  Case few_channels{"conv.kiln", "conv2d_nhwc_bias_relu", {{"C", 7}, {"W", 7}}, "few_channels"};
+  CHECK_THROWS_WITH_AS(generate(few_channels, "sm_90a"),
+                       doctest::Contains("and it takes at least 8 input channels (this conv has 7)"), kiln::UnsupportedError);
   // On sm_90a: the TMA engine, rows = the 32 x 56 x 56 output pixels, columns = the 64 out
   // channels. x is read in place (its rows of 64 channels are 16-byte multiples; 3xTF32 splits it
   // in the engine's consumers) and only the filters are copied.
