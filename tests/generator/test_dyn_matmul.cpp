@@ -195,9 +195,12 @@ TEST_CASE("dyn matmul: the launch is gemm_geometry at the launch's extent, maps 
     }
   CHECK(maps == 2);
   // The batched product maps both operands' batches at launch; the broadcast weights' map does not.
-  for (const auto& a : dyn_at("bmm_f16", 100).kernels[0].args)
+  // (Each plan is named: a range-for over a member of a temporary would outlive the plan.)
+  const auto bmm = dyn_at("bmm_f16", 100);
+  for (const auto& a : bmm.kernels[0].args)
     if (a.kind == kiln::KernelArg::Kind::TensorMap) CHECK(a.map_dyn_dim == 2);
-  for (const auto& a : dyn_at("bmm_bcast", 100).kernels[0].args)
+  const auto bcast = dyn_at("bmm_bcast", 100);
+  for (const auto& a : bcast.kernels[0].args)
     if (a.kind == kiln::KernelArg::Kind::TensorMap) CHECK(a.map_dyn_dim == (a.name == "tmap_a" ? 2 : -1));
 }
 
