@@ -63,24 +63,30 @@ PipelineOptions pipeline_options(const Options& options) {
   return p;
 }
 
+// A device's own target: its arch and SM count ([Note: several devices]).
+Target device_target(int device, Precision precision) {
+  Target t = Target::for_arch(device_arch(device));
+  t.sm_count = device_sm_count(device);
+  t.precision = precision;
+  return t;
+}
+
 }  // namespace
 
 RuntimeImpl::RuntimeImpl(Options given)
     : options(resolve_options(std::move(given))), pipeline(pipeline_options(options)) {
   dump = parse_dump_flags(options.dump);
+  int device = -1;
   if (!options.arch.empty()) {
     target = Target::for_arch(options.arch);
+    target.precision = options.precision;
+  } else if (gpu_available(nullptr) && (device = current_device()) >= 0) {
+    target = device_target(device, options.precision);
+    device_targets.emplace(device, target);
   } else {
-    std::string why;
-    int device = -1;
-    if (gpu_available(&why) && (device = current_device()) >= 0) {
-      target = Target::for_arch(device_arch(device));
-      target.sm_count = device_sm_count(device);
-    } else {
-      target = Target::for_arch("sm_90");
-    }
+    target = Target::for_arch("sm_90");
+    target.precision = options.precision;
   }
-  target.precision = options.precision;
 }
 
 std::shared_ptr<CubinSlot> RuntimeImpl::slot_for(const KernelSource& source, const std::string& arch) {
@@ -129,9 +135,7 @@ Target RuntimeImpl::current_target() {
     auto it = device_targets.find(device);
     if (it != device_targets.end()) return it->second;
   }
-  Target t = Target::for_arch(device_arch(device));
-  t.sm_count = device_sm_count(device);
-  t.precision = options.precision;
+  const Target t = device_target(device, options.precision);
   std::lock_guard<std::mutex> lock(mutex);
   return device_targets.emplace(device, t).first->second;
 }

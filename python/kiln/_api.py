@@ -8,8 +8,7 @@ import threading
 from typing import Any, Optional, Union
 
 from . import _kiln
-from ._tensors import (arguments, device_index, empty, finish, host_arguments, host_empty, launch_device,
-                       stream_handle)
+from ._tensors import arguments, device_index, empty, finish, host_arguments, host_empty, stream_handle
 from .errors import ArgumentError
 
 
@@ -245,14 +244,14 @@ class Op:
                 raise ArgumentError(f"{self.name}: no tensor input to allocate the outputs like: pass out=")
             outs = [empty(first, dtype, shape, name) for dtype, shape, name in self._outputs_for(op, items)]
             arguments(self._outputs, outs, items, first)
-            op.call(stream_handle(stream, first), items, launch_device(want, first))
+            op.call(stream_handle(stream, first), items, -1 if want is None else want)
             outs = finish(first, outs)
             return outs[0] if len(outs) == 1 else tuple(outs)
         outs = out if isinstance(out, (tuple, list)) else (out,)
         if len(outs) != len(self._outputs):
             raise ArgumentError(f"{self.name}: out= has {len(outs)} tensors, expected {len(self._outputs)} ({self.signature})")
         first = arguments(self._outputs, outs, items, first, want)
-        op.call(stream_handle(stream, first), items, launch_device(want, first))
+        op.call(stream_handle(stream, first), items, -1 if want is None else want)
         return out
 
     def reference(self, *inputs: Any, out: Any = None, **consts: Union[bool, int, float]) -> Any:
@@ -345,7 +344,7 @@ class Executable:
         items = []
         want = None if device is None else device_index(device)
         first = arguments(self._names, args, items, None, want)
-        self._impl.launch(stream_handle(stream, first), items, launch_device(want, first))
+        self._impl.launch(stream_handle(stream, first), items, -1 if want is None else want)
 
     def reference(self, *args: Any) -> None:
         """The float64 CPU reference (Op.reference) into the given host outputs: every argument,

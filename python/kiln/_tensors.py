@@ -168,16 +168,6 @@ def device_index(device):
     return wanted
 
 
-def launch_device(want, proto):
-    """The device a call launches on, as the extension takes it: -1 for the current context's (no
-    switch), else the index of the device whose primary context is made current for the launch
-    (for PyTorch tensors on PyTorch's current device no switch is needed; otherwise the extension's
-    guard switches only when that device's context is not already current)."""
-    if want is None or (_torch_index(proto) is not None and want == _torch_current_device()):
-        return -1
-    return want
-
-
 def _different_devices(name, index, first):
     raise ArgumentError(f"argument '{name}' is on cuda:{index} and the first tensor argument on cuda:{first}: a call's "
                         "tensors must share one device")

@@ -182,7 +182,8 @@ nb::list kernels_list(const std::vector<kiln::KernelInfo>& infos) {
 kiln::Stream stream_of(std::uintptr_t handle) { return reinterpret_cast<kiln::Stream>(handle); }
 
 // Runs `launch` in the calling thread's current context (device -1), or with device `device`'s
-// primary context made current for it (the Python layer's launch_device).
+// primary context made current for it (a call's device=; the guard switches only when that
+// context is not already current).
 template <class F>
 void on_device(int device, F&& launch) {
   if (device < 0) return launch();
