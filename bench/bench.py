@@ -346,6 +346,25 @@ def problems():
                       lambda x: torch.softmax(x, dim=-1),
                       lambda args, outs, mode: check_close(outs[0], torch.softmax(args[0].double(), dim=-1)),
                       bytes_moved=2 * 32768 * 8192 * 4))
+    # Norms written as compositions, as users write them (issue 22): bytes_moved is x read once and
+    # y written once (the parameters are a row's worth). The check: the whole output in float64.
+    norm_spec = temp_spec("norms_bench.kiln", NORM_BENCH_SPEC)
+    for rows, cols in NORM_BENCH_SHAPES:
+        def norm_make(rows=rows, cols=cols, rms=False):
+            x = torch.randn(rows, cols, device=DEV) * 2 + 0.5
+            g = torch.rand(cols, device=DEV) + 0.5
+            b = torch.rand(cols, device=DEV) - 0.5
+            return ((x, g) if rms else (x, g, b)), [torch.empty(rows, cols, device=DEV)]
+        ps.append(Problem(f"layernorm {rows}x{cols} (composition)", norm_spec, f"layernorm_{rows}x{cols}", ["fp32"],
+                          norm_make, lambda x, g, b: F.layer_norm(x, x.shape[-1:], g, b, 1e-5),
+                          lambda args, outs, mode: check_close(outs[0], F.layer_norm(
+                              args[0].double(), args[0].shape[-1:], args[1].double(), args[2].double(), 1e-5)),
+                          bytes_moved=2 * rows * cols * 4))
+        ps.append(Problem(f"rmsnorm {rows}x{cols} (composition)", norm_spec, f"rmsnorm_{rows}x{cols}", ["fp32"],
+                          lambda rows=rows, cols=cols: norm_make(rows, cols, rms=True), rms_norm_eager,
+                          lambda args, outs, mode: check_close(outs[0], rms_norm_eager(args[0].double(),
+                                                                                        args[1].double())),
+                          bytes_moved=2 * rows * cols * 4))
     ps.append(Problem("sum over axis 1, 32768x8192", "specs/reductions.kiln", "sum_rows", ["fp32"],
                       one_gib(out_shape=(32768,)), lambda x: x.sum(dim=1),
                       lambda args, outs, mode: check_close(outs[0], args[0].double().sum(dim=1)),
@@ -408,6 +427,34 @@ KERNELBENCH_CONVS = [
     ("conv_transpose3d k3 s2 p1 d2, 16x32x16x32x32 -> 64 (KernelBench 77)", "conv_transpose3d_dilated",
      (16, 32, 16, 32, 32), (32, 64, 3, 3, 3), lambda x, w: F.conv_transpose3d(x, w, stride=2, padding=1, dilation=2)),
 ]
+
+
+# Layer norm and RMS norm as compositions (specs/norms.kiln's, at the benchmark's shapes).
+NORM_BENCH_SHAPES = [(4096, 8192), (32768, 1024)]
+NORM_BENCH_SPEC = "".join(f"""
+op layernorm_{r}x{c} {{
+  const eps: f32 = 1e-5
+  dims B = {r}, N = {c}
+  in  x: f32[B, N]
+  in  gamma: f32[N]
+  in  beta: f32[N]
+  let mu = mean(x, axis=1, keepdims=true)
+  let d = x - mu
+  let var = mean(d * d, axis=1, keepdims=true)
+  out y = d * rsqrt(var + eps) * gamma + beta
+}}
+op rmsnorm_{r}x{c} {{
+  const eps: f32 = 1e-6
+  dims B = {r}, N = {c}
+  in  x: f32[B, N]
+  in  gamma: f32[N]
+  out y = x * rsqrt(mean(x * x, axis=-1, keepdims=true) + eps) * gamma
+}}
+""" for r, c in NORM_BENCH_SHAPES)
+
+
+def rms_norm_eager(x, g):
+    return x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + 1e-6) * g
 
 
 # KernelBench level 1, problems 41-46: the pooling layers at their default shapes.
