@@ -256,6 +256,7 @@ class Interpreter {
   Value scan(const Node& n, const Shape& out);
   Value iota(const Node& n, const Shape& out);
   Value rownorm(const Node& n, const Shape& out);
+  Value normalize(const Node& n, const Shape& out);
   Value dropout(const Node& n, const Shape& out);
   Value permute(const Node& n, const Shape& out);
   Value index_view(const Node& n, const Shape& out);
@@ -384,6 +385,7 @@ Value Interpreter::eval(NodeId id, const Node& n) {
       return scan(n, out);
     case OpKind::Softmax: case OpKind::LogSoftmax:
       return rownorm(n, out);
+    case OpKind::Normalize: return normalize(n, out);
     case OpKind::Dropout: return dropout(n, out);
     case OpKind::Permute: return permute(n, out);
     case OpKind::Reshape: case OpKind::Pad: case OpKind::Concat: case OpKind::Gather: return index_view(n, out);
@@ -680,6 +682,36 @@ Value Interpreter::rownorm(const Node& n, const Shape& out) {
         const double shifted = x.values()[i] - m[j];
         v.data[i] = log_form ? shifted - std::log(s[j]) : std::exp(shifted) / s[j];
       }
+  });
+  store_all(n.dtype, v.data);
+  return v;
+}
+
+// Normalize (ir.h, NormAttrs) over trailing axes, row by row in float64: the mean, then the sum of
+// squared deviations from it, then each element times the scale.
+Value Interpreter::normalize(const Node& n, const Shape& out) {
+  const Value& x = operand(n, 0);
+  KILN_ASSERT(!n.axes.empty() && n.axes.back() + 1 == static_cast<int>(x.shape.size()),
+              "normalize over axes that are not the trailing ones");
+  std::int64_t len = 1;
+  for (int a : n.axes) len *= x.shape[static_cast<std::size_t>(a)];
+  const double eps = n.operands.size() > 1 ? operand(n, 1).values().at(0) : 0.0;
+  Value v;
+  v.shape = out;
+  v.data.resize(x.values().size());
+  const std::int64_t rows = len == 0 ? 0 : static_cast<std::int64_t>(x.values().size()) / len;
+  parallel_for(rows, [&](std::int64_t r) {
+    const double* row = x.values().data() + r * len;
+    double mean = 0;
+    if (n.norm.centered) {
+      for (std::int64_t i = 0; i < len; ++i) mean += row[i];
+      mean /= static_cast<double>(len);
+    }
+    double q = 0;
+    for (std::int64_t i = 0; i < len; ++i) q += (row[i] - mean) * (row[i] - mean);
+    if (n.norm.mean) q /= static_cast<double>(len);
+    const double scale = 1.0 / std::sqrt(q + eps);
+    for (std::int64_t i = 0; i < len; ++i) v.data[static_cast<std::size_t>(r * len + i)] = (row[i] - mean) * scale;
   });
   store_all(n.dtype, v.data);
   return v;

@@ -441,35 +441,76 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceChai
 
 // ---------------------------------------------------------------- rownorm
 
+// struct Scale of a Normalize anchor: the multiplier of a row's deviations from q, their sum of
+// squares, as the composition wrote it (rsqrt(q / len + eps), or 1 / sqrt(...) for a quotient).
+void write_norm_scale(const Plan& plan, const PlannedKernel& kernel, CodeWriter& w) {
+  const auto& anchor = anchor_of(plan, kernel);
+  ExprEmitter ex(plan, w);
+  w.line("// spec line {}: the scale of a row's {} from q, their sum of squares", anchor.loc.line,
+         anchor.norm.centered ? "deviations from its mean" : "values");
+  w.open_block("struct Scale");
+  UnitParts::declare_members(plan, kernel, w, ex);
+  w.open_block("__device__ __forceinline__ C operator()(C q) const");
+  std::string a = anchor.norm.mean ? "q / C(kLen)" : "q";
+  if (anchor.operands.size() > 1) {
+    const ir::NodeId eps = anchor.operands[1];
+    const Coords at(plan.bound->shape(eps).size(), "0");   // one element
+    a += fmt::format(" + static_cast<C>({})", ex.value(eps, at));
+  }
+  const bool dbl = anchor.dtype == DType::f64;
+  if (anchor.norm.divide) w.line("return C(1) / sqrt{}({});", dbl ? "" : "f", a);
+  else w.line("return rsqrt{}({});", dbl ? "" : "f", a);
+  w.close_block();
+  w.close_block(";");
+}
+
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormConfig& config, UnitParts& unit) {
   const auto& anchor = anchor_of(plan, kernel);
   const ir::NodeId operand = anchor.operands[0];
   const ir::NodeId primary = primary_leaf(plan, operand);
+  const bool norm = anchor.kind == ir::OpKind::Normalize;
   CodeWriter c;
   begin_unit(kernel, "rownorm.cuh", unit, c);
   c.line("{}", UnitParts::config_line(config));
-  c.line("// {} of {} along axis {}", ir::op_kind_name(anchor.kind), dims_text(plan, operand), anchor.axis);
+  if (norm) {
+    std::string axes;
+    for (int a : anchor.axes) axes += (axes.empty() ? "" : ", ") + std::to_string(a);
+    c.line("// {} normalize of {} over axes ({}): the composition on line {} (fuse_norms)",
+           anchor.norm.centered ? "centered" : "uncentered", dims_text(plan, operand), axes, anchor.loc.line);
+  } else {
+    c.line("// {} of {} along axis {}", ir::op_kind_name(anchor.kind), dims_text(plan, operand), anchor.axis);
+  }
   extent_constants(kernel, c, "kOuter", "outer", "kLen = kConfig.len, kInner = kConfig.inner");
   const bool strided = config.variant == RownormVariant::kStrided;
+  KILN_ASSERT(!(norm && strided), "a normalize over strided rows");
   if (strided) {
     c.line("constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;");
   } else {
     c.line("constexpr int kThreads = kConfig.threads, kGroup = kConfig.group, kItems = kConfig.items;  // a row in "
            "registers when kLen <= kGroup * kItems");
   }
-  c.line("constexpr kiln::RowNormKind kKind = kiln::RowNormKind::{};",
-         anchor.kind == ir::OpKind::Softmax ? "kSoftmax" : "kLogSoftmax");
+  const char* kind = norm ? (anchor.norm.centered ? "kLayerNorm" : "kRmsNorm")
+                          : anchor.kind == ir::OpKind::Softmax ? "kSoftmax" : "kLogSoftmax";
+  c.line("constexpr kiln::RowNormKind kKind = kiln::RowNormKind::{};", kind);
   c.line("using C = {};", compute_type(anchor.dtype));
   unit.constants = c.str();
   unit.functors = load_store_functors(plan, kernel, primary, "C");
+  std::string fs = functors(plan, kernel);
+  if (norm) {
+    CodeWriter w;
+    w.blank();
+    write_norm_scale(plan, kernel, w);
+    unit.functors += w.str();
+    fs += fmt::format(", Scale{{{}}}", UnitParts::member_inits(plan, kernel));
+  }
   const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
   const std::string n = rows_name(kernel, "kOuter");
   if (strided)
     unit.body = fmt::format("  kiln::rownorm_strided<kThreads, kUnroll, kKind, C>({}, {}, {}, kLen, kInner, {});", in,
-                            pointer_of_store(plan, kernel), n, functors(plan, kernel));
+                            pointer_of_store(plan, kernel), n, fs);
   else
     unit.body = fmt::format("  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C>({}, {}, {}, kLen, {});", in,
-                            pointer_of_store(plan, kernel), n, functors(plan, kernel));
+                            pointer_of_store(plan, kernel), n, fs);
   unit.body = rows_statement(plan, kernel) + unit.body;
   rows_launch_check(kernel, "kiln::rownorm_geometry(kConfig)", unit);
 }

@@ -386,6 +386,7 @@ const char* op_kind_name(OpKind kind) {
     case OpKind::Cummin: return "cummin";
     case OpKind::Softmax: return "softmax";
     case OpKind::LogSoftmax: return "log_softmax";
+    case OpKind::Normalize: return "normalize";
     case OpKind::Dropout: return "dropout";
     case OpKind::Matmul: return "matmul";
     case OpKind::Permute: return "permute";
@@ -504,6 +505,11 @@ std::string node_text(const Ir& ir, const Node& n, NodeId id, const ShapeText& s
     attrs.push_back(fmt::format("axis={}", n.axis));
     if (n.exclusive) attrs.push_back("exclusive");
     if (n.reverse) attrs.push_back("reverse");
+  } else if (n.kind == OpKind::Normalize) {
+    attrs.push_back("axes=" + int_list(n.axes));
+    attrs.push_back(n.norm.centered ? "centered" : "uncentered");
+    attrs.push_back(n.norm.mean ? "mean" : "sum");
+    if (n.norm.divide) attrs.push_back("divide");
   } else if (is_rownorm(n.kind) || n.kind == OpKind::Iota || n.kind == OpKind::Concat || n.kind == OpKind::Gather) {
     attrs.push_back(fmt::format("axis={}", n.axis));
   } else if (n.kind == OpKind::Dropout) {

@@ -99,6 +99,9 @@ enum class OpKind : std::uint8_t {
   Cumsum, Cumprod, Cummax, Cummin,
   // row normalizations along `axis`
   Softmax, LogSoftmax,
+  // normalize(x[, eps]) over the trailing `axes`: never written by a user; the planner's
+  // composition pass makes it from a norm written out ([Note: norm compositions]); `norm`
+  Normalize,
   // dropout(x, p, seed): operands {x, seed scalar}; `p`
   Dropout,
   // matmul(a, b): batched, batch dims broadcast; operands may be Permute views
@@ -181,6 +184,17 @@ struct PoolAttrs {
   std::int64_t divisor = 0;              // avg_pool's divisor_override; 0: none
 };
 
+// A normalization the planner recognized in a composition (generator/plan/fuse_norms.cpp):
+//   centered: y = d * s(sum(d * d) over the axes), d = x - mean(x) over the same axes
+//   else:     y = d * s(...) with d = x itself (RMS and L2 norms)
+// s(q) = rsqrt(q / len + eps) for `mean`, rsqrt(q + eps) for a sum; `divide` is the written form
+// d / sqrt(...), which rounds as 1 / sqrt(...); eps is operand 1 when there is one (a scalar).
+struct NormAttrs {
+  bool centered = true;
+  bool mean = true;
+  bool divide = false;
+};
+
 // Per-op precision request for f32 matmul/conv; nullopt = the runtime's default.
 using PrecisionChoice = std::optional<Precision>;
 
@@ -200,6 +214,7 @@ struct Node {
   ConvAttrs conv;                    // Conv
   PoolAttrs pool;                    // MaxPool, AvgPool
   PadAttrs pad;                      // Pad
+  NormAttrs norm;                    // Normalize (its axes in `axes`)
   PrecisionChoice precision;         // Matmul, Conv
   SourceLoc loc;                     // the expression this node came from
 };

@@ -204,6 +204,8 @@ std::string Plan::text() const {
     out += fmt::format("  #{} {} {} {}{} ({})\n", i, kind_name(b.kind), b.name, dtype_name(b.dtype),
                        shape_text(b.shape), bytes_text(b.bytes));
   }
+  if (!fusions.empty()) out += "fusions:\n";
+  for (const auto& f : fusions) out += "  " + f + "\n";
   out += "kernels:\n";
   for (std::size_t k = 0; k < kernels.size(); ++k) {
     const auto& kn = kernels[k];
@@ -394,7 +396,10 @@ void Planner::choose_leaves() {
     // Operands a template cannot inline are stored first by an elementwise kernel: every one
     // for a template without a prologue, and for one with a prologue an operand that reads no
     // stored tensor of its own size (a pad, a concat, a gather's result: nothing to stream).
-    for (ir::NodeId op : node.operands) {
+    // A Normalize's eps (operand 1) is one element its Scale functor computes: never stored.
+    const std::size_t streamed = node.kind == ir::OpKind::Normalize ? 1 : node.operands.size();
+    for (std::size_t k = 0; k < streamed; ++k) {
+      const ir::NodeId op = node.operands[k];
       const auto& o = ir.node(op);
       if (!inlinable(o.kind) || o.kind == ir::OpKind::Scalar) continue;
       const bool store = rule->prologue ? !has_stream_source(op)
@@ -913,7 +918,11 @@ const ir::DimDecl* Planner::dyn_dim_of_anchor(ir::NodeId anchor, ir::NodeId end)
 }
 
 Plan make_plan(std::shared_ptr<const ir::BoundIr> bound, const Target& target) {
-  return Planner(std::move(bound), target).run();
+  std::vector<std::string> fusions;
+  auto fused = fuse_norms(std::move(bound), target, fusions);
+  Plan plan = Planner(std::move(fused), target).run();
+  plan.fusions = std::move(fusions);
+  return plan;
 }
 
 const AnchorRule* anchor_rule(ir::OpKind kind) {

@@ -210,6 +210,8 @@ struct Plan {
     std::vector<TmaPick> candidates;     // every legal pick (the heuristic's among them)
   };
   std::vector<Tunable> tunables;
+  // What the composition passes did, a line each: a pattern fused into one kernel, or why not.
+  std::vector<std::string> fusions;
 
   const ir::Ir& ir() const { return *bound->ir; }
   // The stored tensor a memory-family template streams for the anchor operand `operand` (its

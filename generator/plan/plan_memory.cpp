@@ -623,11 +623,17 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
                           idx);
 }
 
+// Softmax and log_softmax along `axis`, and Normalize ([Note: norm compositions]) over its trailing
+// axes: the same rows, the same variants; a norm takes the mean and the squared deviations from
+// the registers where softmax takes the max and the exponentials.
 void plan_rownorm(Planner& p, PlannedKernel& kn) {
   const auto& a = p.node(kn.anchor);
   const auto& shape = p.shape(kn.anchor);
-  const Box b = box_of(shape, a.axis, a.axis);
-  Rows rows = rows_of(p, kn, kn.anchor, a.axis, b.outer, "rownorm");
+  const bool norm = a.kind == ir::OpKind::Normalize;
+  const int first = norm ? a.axes.front() : a.axis;
+  const Box b = box_of(shape, first, norm ? a.axes.back() : a.axis);
+  KILN_ASSERT(!norm || b.inner == 1, "normalize over axes that are not the trailing ones");
+  Rows rows = rows_of(p, kn, kn.anchor, first, b.outer, "rownorm");
   set_rows(kn, rows);
   const std::string idx = index_reason(kn, numel(shape), rows.dynamic);
   const int v = 16 / element_bytes(p, a.operands[0]);
@@ -647,6 +653,10 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
     kn.reason = fmt::format("normalized axis strided (inner {}): a thread per column, two passes; {}", b.inner, idx);
     return;
   }
+  const char* in_registers = norm ? (a.norm.centered ? "mean, then squared deviations from the registers, times the "
+                                                       "scale"
+                                                     : "sum of squares, times the scale")
+                                  : "max, exp kept in place and summed, times 1/sum";
   constexpr int kWarpItems = 32;
   // The steps of rownorm_use_warp and rownorm_block_threads in the row count.
   rows.thresholds(p, b.len <= 32LL * kWarpItems ? std::vector<std::int64_t>{2LL * sms, 8LL * sms}
@@ -657,7 +667,8 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
     config.group = 32;
     config.items = launch::rownorm_warp_items(b.len, v);
     launch_with(config);
-    kn.reason = fmt::format("a warp per row ({} rows of {} in registers: one read, one write); {}", rows.text, b.len, idx);
+    kn.reason = fmt::format("a warp per row ({} rows of {} in registers: one read, one write; {}); {}", rows.text,
+                            b.len, in_registers, idx);
     return;
   }
   const int threads = launch::rownorm_block_threads(rows.planned, b.len, sms);
@@ -668,13 +679,14 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
   config.items = items;
   launch_with(config);
   const bool fits = launch::rownorm_row_in_registers(b.len, config.group, items);
-  kn.reason = fmt::format("a block of {} per row ({} rows of {}): {}; {}", threads, rows.text, b.len,
-                          fits ? fmt::format("row held in registers ({} a thread), one pass: max, exp kept in place "
-                                             "and summed, times 1/sum",
-                                             items)
-                               : "row longer than the block's registers, two passes (online max/sum by chunks, "
-                                 "then re-read and write)",
-                          idx);
+  kn.reason = fmt::format(
+      "a block of {} per row ({} rows of {}): {}; {}", threads, rows.text, b.len,
+      fits ? fmt::format("row held in registers ({} a thread), one pass: {}", items, in_registers)
+           : norm ? std::string("row longer than the block's registers, two passes (mean and squared deviations by "
+                                "chunks, combined as Chan's parallel variance; then re-read and write)")
+                  : std::string("row longer than the block's registers, two passes (online max/sum by chunks, then "
+                                "re-read and write)"),
+      idx);
 }
 
 // dyn: each rule takes dyn rows ([Note: dyn rows]) and refuses other dyn dims.
@@ -716,7 +728,7 @@ launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kn, std::i
 const AnchorRule* memory_bound_rule(ir::OpKind kind) {
   if (ir::is_reduction(kind)) return &kReduceRule;
   if (ir::is_scan(kind)) return &kScanRule;
-  if (ir::is_rownorm(kind)) return &kRowNormRule;
+  if (ir::is_rownorm(kind) || kind == ir::OpKind::Normalize) return &kRowNormRule;
   return nullptr;
 }
 

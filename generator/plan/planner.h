@@ -46,6 +46,11 @@ launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kernel, st
 // extent ([Note: dyn matmul]).
 launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t extent);
 
+// fuse_norms.cpp ([Note: norm compositions]): `bound` with each norm written out as a composition
+// made one Normalize node where the rownorm family takes it; a line per match in `fusions`.
+std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr> bound, const Target& target,
+                                              std::vector<std::string>& fusions);
+
 class Planner {
  public:
   Planner(std::shared_ptr<const ir::BoundIr> bound, const Target& target);

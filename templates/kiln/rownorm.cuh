@@ -1,23 +1,29 @@
-// kiln/rownorm.cuh — softmax and log_softmax along a row, with a fused prologue and epilogue.
-// (logsumexp of rows is reduce_inner_* / reduce_outer with LogSumExpOp<C>: the same online state.)
+// kiln/rownorm.cuh — softmax, log_softmax, layer norm and RMS norm along a row, with a fused
+// prologue and epilogue. (logsumexp of rows is reduce_inner_* / reduce_outer with LogSumExpOp<C>:
+// the same online state.)
 //
 // Contract (__device__ functions called by the generated extern "C" __global__ entry):
 //   kKind  RowNormKind::kSoftmax (y = exp(x - m) / s) or kLogSoftmax (y = (x - m) - log(s)),
-//          m = max of the row, s = sum of exp(x - m), computed online (LogSumExpOp<C>).
+//          m = max of the row, s = sum of exp(x - m), computed online (LogSumExpOp<C>);
+//          kLayerNorm (y = (x - mean) * scale(q), q = sum of (x - mean)^2 over the row) or
+//          kRmsNorm (y = x * scale(q), q = sum of x^2): generator/plan/fuse_norms.cpp's Normalize.
 //   C      compute type: float (f32/f16/bf16 inputs) or double.
 //   T / Out / I  raw input type, output type, index type (int or long long).
 //   Pro    __device__ C   operator()(T x, I flat) const   e.g. dropout: keep(seed, flat) ? x*scale : 0.
 //          Called once per element per pass over memory (twice on the two-pass path), so it
 //          must be a pure function of (x, flat) — dropout keyed by the flat index is.
 //   Epi    __device__ Out operator()(C y, I flat) const
+//   Scale  norms only: __device__ C operator()(C q) const, the multiplier of the row's deviations
+//          from q (the emitter's: rsqrt(q / len + eps), say); softmax passes NoScale.
 //
 //   rownorm_rows<kThreads, kGroup, kItems, kKind, C>(in, out, rows, len, pro, epi)
 //     in/out viewed as [rows, len] row-major. kGroup = 32 (a warp per row) or kThreads (a block
 //     per row). Rows with len <= kGroup*kItems are held in registers: one read, one write.
-//     Longer rows take two passes (online max/sum, then re-read and write).
+//     Longer rows take two passes (online max/sum, or for a norm the mean and squared deviations
+//     by chunks combined as Chan's parallel variance; then re-read and write).
 //     block = kThreads; grid.x = ceil(rows / (kThreads/kGroup)), capped at 2^31-1 (grid-strided).
 //     kItems must be a multiple of 16/sizeof(T).
-//   rownorm_strided<kThreads, kUnroll, kKind, C>(in, out, outer, len, inner, pro, epi)
+//   rownorm_strided<kThreads, kUnroll, kKind, C>(in, out, outer, len, inner, pro, epi)   (softmax kinds)
 //     in/out viewed as [outer, len, inner], normalizing along len: one thread per (o, c) column,
 //     consecutive threads on consecutive c (coalesced). Two passes (the second mostly from L2
 //     for moderate len*inner). grid.x = ceil(outer*inner / kThreads), block = kThreads.
@@ -45,7 +51,34 @@
 
 namespace kiln {
 
-enum class RowNormKind { kSoftmax, kLogSoftmax };
+enum class RowNormKind { kSoftmax, kLogSoftmax, kLayerNorm, kRmsNorm };
+
+template <RowNormKind k>
+constexpr bool kIsNorm = k == RowNormKind::kLayerNorm || k == RowNormKind::kRmsNorm;
+
+// The Scale of the softmax kinds, which have none.
+struct NoScale {
+  template <class C> __device__ __forceinline__ C operator()(C q) const { return q; }
+};
+
+// The running (count, mean, sum of squared deviations) of a stretch of a row, combined as Chan et
+// al.'s parallel variance: exact in the mean's rounding, no cancellation of E[x^2] - E[x]^2.
+template <class C>
+struct WelfordAcc {
+  C n, mean, m2;
+};
+template <class C>
+struct WelfordOp {
+  using Acc = WelfordAcc<C>;
+  static __device__ __forceinline__ Acc identity() { return Acc{C(0), C(0), C(0)}; }
+  static __device__ __forceinline__ Acc combine(Acc a, Acc b) {
+    const C n = a.n + b.n;
+    if (b.n == C(0)) return a;   // also keeps an empty side's 0 * inf out of the sum
+    if (a.n == C(0)) return b;
+    const C delta = b.mean - a.mean, fb = b.n / n;
+    return Acc{n, a.mean + delta * fb, a.m2 + b.m2 + delta * delta * (a.n * fb)};
+  }
+};
 
 namespace detail {
 
@@ -128,18 +161,11 @@ __device__ __forceinline__ typename Op::Acc group_reduce(typename Op::Acc a) {
   else return block_reduce<Op, kThreads>(a);
 }
 
-// A row held in registers: element e = (it*kGroup + rank)*V + j. Three cheap steps instead of an
-// online fold per element: the max (one max per element, one group reduction), exp(x - max) kept
-// in the registers and summed (one exp and one add per element, one group reduction), then one
-// multiply by the reciprocal per element (softmax) or one subtraction (log_softmax).
-template <int kThreads, int kGroup, int kItems, int V, RowNormKind kKind, class C, class T, class Out, class I,
-          class Pro, class Epi>
-__device__ __forceinline__ void rownorm_row_registers(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
-                                                      I flat_row, int rank, const Pro& pro, const Epi& epi) {
-  static_assert(kItems % V == 0, "kItems must be a multiple of the vector width");
-  constexpr int kIt = kItems / V;
-  C x[kIt][V];
-  C m = Limits<C>::lowest();
+// A row held in registers: element e = (it*kGroup + rank)*V + j of the row is x[it][j], loaded
+// through the prologue (V elements a load; x[it] is left unset past the row's end).
+template <int kGroup, int kIt, int V, class C, class T, class I, class Pro>
+__device__ __forceinline__ void load_row_registers(C (&x)[kIt][V], const T* __restrict__ row_in, I len, I flat_row,
+                                                   int rank, const Pro& pro) {
 #pragma unroll
   for (int it = 0; it < kIt; ++it) {
     const I e0 = (I(it) * kGroup + rank) * V;
@@ -153,54 +179,120 @@ __device__ __forceinline__ void rownorm_row_registers(const T* __restrict__ row_
         raw[0] = ldg(row_in + e0);
       }
 #pragma unroll
-      for (int j = 0; j < V; ++j) {
-        x[it][j] = pro(raw[j], flat_row + e0 + j);
-        m = max_nan(m, x[it][j]);
-      }
+      for (int j = 0; j < V; ++j) x[it][j] = pro(raw[j], flat_row + e0 + j);
     }
   }
-  m = group_reduce<MaxOp<C>, kThreads, kGroup>(m);
-  const C sh = shift_of(m);
-  C sum = C(0);
+}
+
+// Calls f(x[it][j]) on every element of the row in registers, in order (their sum, say).
+template <int kGroup, int kIt, int V, class C, class I, class F>
+__device__ __forceinline__ void for_row_registers(C (&x)[kIt][V], I len, int rank, F f) {
 #pragma unroll
-  for (int it = 0; it < kIt; ++it) {
-    const I e0 = (I(it) * kGroup + rank) * V;
-    if (e0 < len) {
+  for (int it = 0; it < kIt; ++it)
+    if ((I(it) * kGroup + rank) * V < len) {
 #pragma unroll
-      for (int j = 0; j < V; ++j) {
-        const C e = exp_shifted(x[it][j], sh);
-        if constexpr (kKind == RowNormKind::kSoftmax) x[it][j] = e;   // reused by the store
-        sum += e;
-      }
+      for (int j = 0; j < V; ++j) f(x[it][j]);
     }
-  }
-  sum = group_reduce<SumOp<C>, kThreads, kGroup>(sum);
-  const C inv_sum = C(1) / sum;
-  const C log_sum = kKind == RowNormKind::kLogSoftmax ? log_acc(sum) : C(0);
+}
+
+// Writes the row in registers: y = epi(normalized(x[it][j]), flat), V elements a streaming store.
+template <int kGroup, int kIt, int V, class C, class Out, class I, class Epi, class F>
+__device__ __forceinline__ void store_row_registers(const C (&x)[kIt][V], Out* __restrict__ row_out, I len, I flat_row,
+                                                    int rank, const Epi& epi, F normalized) {
 #pragma unroll
   for (int it = 0; it < kIt; ++it) {
     const I e0 = (I(it) * kGroup + rank) * V;
     if (e0 < len) {
       Vec<Out, V> o;
 #pragma unroll
-      for (int j = 0; j < V; ++j) {
-        // softmax: x holds exp(x - shift); an all -inf row gives 0 * (1/0) = NaN, as PyTorch.
-        const C y = kKind == RowNormKind::kSoftmax ? x[it][j] * inv_sum : (x[it][j] - sh) - log_sum;
-        o.v[j] = epi(y, flat_row + e0 + j);
-      }
+      for (int j = 0; j < V; ++j) o.v[j] = epi(normalized(x[it][j]), flat_row + e0 + j);
       store_cs<Out, V>(row_out + e0, o);
     }
   }
 }
 
-// Pass 1 of a row too long for registers: the online (max, sum) over chunks of kChunk loads.
-template <int kGroup, class C, class T, class I, class Pro>
-__device__ __forceinline__ LseAcc<C> rownorm_fold(const T* __restrict__ row_in, I len, I flat_row, int rank,
-                                                  bool vector, const Pro& pro) {
-  using Op = LseRowOp<C>;
+// Softmax of a row in registers. Three cheap steps instead of an online fold per element: the
+// max (one max per element, one group reduction), exp(x - max) kept in the registers and summed
+// (one exp and one add per element, one group reduction), then one multiply by the reciprocal per
+// element (softmax) or one subtraction (log_softmax).
+template <int kThreads, int kGroup, int kItems, int V, RowNormKind kKind, class C, class T, class Out, class I,
+          class Pro, class Epi>
+__device__ __forceinline__ void rownorm_row_registers(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
+                                                      I flat_row, int rank, const Pro& pro, const Epi& epi) {
+  static_assert(kItems % V == 0, "kItems must be a multiple of the vector width");
+  constexpr int kIt = kItems / V;
+  C x[kIt][V];
+  load_row_registers<kGroup>(x, row_in, len, flat_row, rank, pro);
+  C m = Limits<C>::lowest();
+  for_row_registers<kGroup>(x, len, rank, [&](C& v) { m = max_nan(m, v); });
+  m = group_reduce<MaxOp<C>, kThreads, kGroup>(m);
+  const C sh = shift_of(m);
+  C sum = C(0);
+  for_row_registers<kGroup>(x, len, rank, [&](C& v) {
+    const C e = exp_shifted(v, sh);
+    if constexpr (kKind == RowNormKind::kSoftmax) v = e;   // reused by the store
+    sum += e;
+  });
+  sum = group_reduce<SumOp<C>, kThreads, kGroup>(sum);
+  const C inv_sum = C(1) / sum;
+  const C log_sum = kKind == RowNormKind::kLogSoftmax ? log_acc(sum) : C(0);
+  // softmax: x holds exp(x - shift); an all -inf row gives 0 * (1/0) = NaN, as PyTorch.
+  store_row_registers<kGroup>(x, row_out, len, flat_row, rank, epi, [&](C v) {
+    return kKind == RowNormKind::kSoftmax ? v * inv_sum : (v - sh) - log_sum;
+  });
+}
+
+// A norm's row held in registers: the sum, one group reduction and the mean (layer norm); the
+// deviations kept in place and their squares summed, another reduction; then one multiply by
+// the scale per element.
+template <int kThreads, int kGroup, int kItems, int V, RowNormKind kKind, class C, class T, class Out, class I,
+          class Pro, class Epi, class Scale>
+__device__ __forceinline__ void rownorm_norm_registers(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
+                                                       I flat_row, int rank, const Pro& pro, const Epi& epi,
+                                                       const Scale& scale) {
+  static_assert(kItems % V == 0, "kItems must be a multiple of the vector width");
+  constexpr int kIt = kItems / V;
+  C x[kIt][V];
+  load_row_registers<kGroup>(x, row_in, len, flat_row, rank, pro);
+  if constexpr (kKind == RowNormKind::kLayerNorm) {
+    C sum = C(0);
+    for_row_registers<kGroup>(x, len, rank, [&](C& v) { sum += v; });
+    const C mean = group_reduce<SumOp<C>, kThreads, kGroup>(sum) / C(len);
+    for_row_registers<kGroup>(x, len, rank, [&](C& v) { v -= mean; });
+  }
+  C q = C(0);
+  for_row_registers<kGroup>(x, len, rank, [&](C& v) { q += v * v; });
+  const C s = scale(group_reduce<SumOp<C>, kThreads, kGroup>(q));
+  store_row_registers<kGroup>(x, row_out, len, flat_row, rank, epi, [&](C v) { return v * s; });
+}
+
+// Folds a chunk of values into a norm's running state: vals[0, count) are the row's, the rest 0
+// (indexed by compile-time positions only, so the chunk stays in registers).
+template <RowNormKind kKind, int N, class C>
+__device__ __forceinline__ void norm_fold(WelfordAcc<C>& acc, const C (&vals)[N], int count) {
+  if (count == 0) return;
+  C sum = C(0);
+#pragma unroll
+  for (int j = 0; j < N; ++j) sum += kKind == RowNormKind::kRmsNorm ? vals[j] * vals[j] : vals[j];
+  if constexpr (kKind == RowNormKind::kRmsNorm) {
+    acc.m2 += sum;
+  } else {
+    const C m = sum / C(count);
+    C q = C(0);
+#pragma unroll
+    for (int j = 0; j < N; ++j) q += j < count ? (vals[j] - m) * (vals[j] - m) : C(0);
+    acc = WelfordOp<C>::combine(acc, WelfordAcc<C>{C(count), m, q});
+  }
+}
+
+// Streams a row a chunk of loads at a time (4 16-byte loads a lane, or 8 scalar ones in flight):
+// fold(vals, count) gets each chunk through the prologue, vals[0, count) the row's values and the
+// rest `pad` (the row's values come first: loads past its end are the chunk's last).
+template <int kGroup, class C, class T, class I, class Pro, class Fold>
+__device__ __forceinline__ void fold_row_chunks(const T* __restrict__ row_in, I len, I flat_row, int rank, bool vector,
+                                                const Pro& pro, C pad, Fold fold) {
   constexpr int V = 16 / int(sizeof(T));
   constexpr int kVecChunk = 4, kScalarChunk = 8;
-  typename Op::Acc acc = Op::identity();
   if (vector) {
     const I nvec = len / V;
     for (I v = rank; v < nvec; v += I(kVecChunk) * kGroup) {
@@ -209,14 +301,17 @@ __device__ __forceinline__ LseAcc<C> rownorm_fold(const T* __restrict__ row_in, 
       for (int u = 0; u < kVecChunk; ++u)
         if (v + I(u) * kGroup < nvec) raw[u] = ldg16(row_in + (v + I(u) * kGroup) * V);
       C vals[kVecChunk * V];
+      int count = 0;
 #pragma unroll
       for (int u = 0; u < kVecChunk; ++u) {
         const I i0 = (v + I(u) * kGroup) * V;
         const Vec<T, V> e = bit_cast_dev<Vec<T, V>>(raw[u]);
+        const bool in_row = v + I(u) * kGroup < nvec;   // whole vectors: in the row or past it
+        count += in_row ? V : 0;
 #pragma unroll
-        for (int j = 0; j < V; ++j) vals[u * V + j] = i0 < len ? pro(e.v[j], flat_row + i0 + j) : Limits<C>::lowest();
+        for (int j = 0; j < V; ++j) vals[u * V + j] = in_row ? pro(e.v[j], flat_row + i0 + j) : pad;
       }
-      acc = Op::fold(acc, vals);
+      fold(vals, count);
     }
   } else {
     for (I i = rank; i < len; i += I(kScalarChunk) * kGroup) {
@@ -225,26 +320,73 @@ __device__ __forceinline__ LseAcc<C> rownorm_fold(const T* __restrict__ row_in, 
       for (int u = 0; u < kScalarChunk; ++u)
         if (i + I(u) * kGroup < len) raw[u] = ldg(row_in + i + I(u) * kGroup);
       C vals[kScalarChunk];
+      int count = 0;
 #pragma unroll
       for (int u = 0; u < kScalarChunk; ++u) {
         const I e = i + I(u) * kGroup;
-        vals[u] = e < len ? pro(raw[u], flat_row + e) : Limits<C>::lowest();
+        count += e < len ? 1 : 0;
+        vals[u] = e < len ? pro(raw[u], flat_row + e) : pad;
       }
-      acc = Op::fold(acc, vals);
+      fold(vals, count);
     }
   }
+}
+
+// Pass 1 of a norm's row too long for registers: (count, mean, squared deviations) per chunk of
+// loads, two-pass within the chunk's registers, combined across chunks and the group (WelfordOp).
+// An RMS norm needs only the sum of squares: its mean stays 0 and its count is unused.
+template <int kThreads, int kGroup, RowNormKind kKind, class C, class T, class I, class Pro>
+__device__ __forceinline__ WelfordAcc<C> rownorm_norm_stats(const T* __restrict__ row_in, I len, I flat_row, int rank,
+                                                            bool vector, const Pro& pro) {
+  using Op = WelfordOp<C>;
+  typename Op::Acc acc = Op::identity();
+  fold_row_chunks<kGroup>(row_in, len, flat_row, rank, vector, pro, C(0),
+                          [&](const auto& vals, int count) { norm_fold<kKind>(acc, vals, count); });
+  if constexpr (kKind == RowNormKind::kRmsNorm) {
+    acc.m2 = group_reduce<SumOp<C>, kThreads, kGroup>(acc.m2);
+    return acc;
+  } else {
+    return group_reduce<Op, kThreads, kGroup>(acc);
+  }
+}
+
+// Pass 1 of a softmax row too long for registers: the online (max, sum), one rescale a chunk.
+template <int kGroup, class C, class T, class I, class Pro>
+__device__ __forceinline__ LseAcc<C> rownorm_fold(const T* __restrict__ row_in, I len, I flat_row, int rank,
+                                                  bool vector, const Pro& pro) {
+  using Op = LseRowOp<C>;
+  typename Op::Acc acc = Op::identity();
+  fold_row_chunks<kGroup>(row_in, len, flat_row, rank, vector, pro, Limits<C>::lowest(),
+                          [&](const auto& vals, int) { acc = Op::fold(acc, vals); });
   return acc;
 }
 
-// A row too long for registers: pass 1 folds the online state, pass 2 re-reads and writes.
-template <int kThreads, int kGroup, RowNormKind kKind, class C, class T, class Out, class I, class Pro, class Epi>
+// The normalized value of x given a norm row's mean and scale.
+template <class C>
+struct NormApplier {
+  C mean, scale;
+  __device__ __forceinline__ C operator()(C x) const { return (x - mean) * scale; }
+};
+
+// A row too long for registers: pass 1 folds the online state (softmax) or the statistics (a
+// norm), pass 2 re-reads and writes.
+template <int kThreads, int kGroup, RowNormKind kKind, class C, class T, class Out, class I, class Pro, class Epi,
+          class Scale>
 __device__ __forceinline__ void rownorm_row_two_pass(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
-                                                     I flat_row, int rank, const Pro& pro, const Epi& epi) {
+                                                     I flat_row, int rank, const Pro& pro, const Epi& epi,
+                                                     const Scale& scale) {
   constexpr int V = 16 / int(sizeof(T));
   const bool vector = len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V));
-  const LseAcc<C> a =
-      group_reduce<LseRowOp<C>, kThreads, kGroup>(rownorm_fold<kGroup, C>(row_in, len, flat_row, rank, vector, pro));
-  const RowNormer<kKind, C> norm(shift_of(a.max), a.sum);
+  const auto norm = [&] {
+    if constexpr (kIsNorm<kKind>) {
+      const WelfordAcc<C> a = rownorm_norm_stats<kThreads, kGroup, kKind, C>(row_in, len, flat_row, rank, vector, pro);
+      return NormApplier<C>{a.mean, scale(a.m2)};
+    } else {
+      const LseAcc<C> a =
+          group_reduce<LseRowOp<C>, kThreads, kGroup>(rownorm_fold<kGroup, C>(row_in, len, flat_row, rank, vector, pro));
+      return RowNormer<kKind, C>(shift_of(a.max), a.sum);
+    }
+  }();
   if (vector) {
     const I nvec = len / V;
     for (I v = rank; v < nvec; v += kGroup) {
@@ -263,12 +405,24 @@ __device__ __forceinline__ void rownorm_row_two_pass(const T* __restrict__ row_i
   }
 }
 
+// A row in registers, V elements a load: the softmax kinds or the norms.
+template <int kThreads, int kGroup, int kItems, int V, RowNormKind kKind, class C, class T, class Out, class I,
+          class Pro, class Epi, class Scale>
+__device__ __forceinline__ void rownorm_row_in_registers(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
+                                                         I flat_row, int rank, const Pro& pro, const Epi& epi,
+                                                         const Scale& scale) {
+  if constexpr (kIsNorm<kKind>)
+    rownorm_norm_registers<kThreads, kGroup, kItems, V, kKind, C>(row_in, row_out, len, flat_row, rank, pro, epi, scale);
+  else
+    rownorm_row_registers<kThreads, kGroup, kItems, V, kKind, C>(row_in, row_out, len, flat_row, rank, pro, epi);
+}
+
 }  // namespace detail
 
 template <int kThreads, int kGroup, int kItems, RowNormKind kKind, class C, class T, class Out, class I, class Pro,
-          class Epi>
+          class Epi, class Scale = NoScale>
 __device__ __forceinline__ void rownorm_rows(const T* __restrict__ in, Out* __restrict__ out, I rows, I len, Pro pro,
-                                             Epi epi) {
+                                             Epi epi, Scale scale = Scale{}) {
   static_assert(kThreads % kGroup == 0, "the block holds whole groups");
   constexpr int V = 16 / int(sizeof(T));
   constexpr int kGroupsPerBlock = kThreads / kGroup;
@@ -284,14 +438,15 @@ __device__ __forceinline__ void rownorm_rows(const T* __restrict__ in, Out* __re
       // cast prologue from bool or f16) has wider vectors, which need not divide them: scalar then.
       if constexpr (kItems % V == 0) {
         if (len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V))) {
-          detail::rownorm_row_registers<kThreads, kGroup, kItems, V, kKind, C>(row_in, row_out, len, flat_row, rank, pro,
-                                                                               epi);
+          detail::rownorm_row_in_registers<kThreads, kGroup, kItems, V, kKind, C>(row_in, row_out, len, flat_row, rank,
+                                                                                  pro, epi, scale);
           continue;
         }
       }
-      detail::rownorm_row_registers<kThreads, kGroup, kItems, 1, kKind, C>(row_in, row_out, len, flat_row, rank, pro, epi);
+      detail::rownorm_row_in_registers<kThreads, kGroup, kItems, 1, kKind, C>(row_in, row_out, len, flat_row, rank, pro,
+                                                                              epi, scale);
     } else {
-      detail::rownorm_row_two_pass<kThreads, kGroup, kKind, C>(row_in, row_out, len, flat_row, rank, pro, epi);
+      detail::rownorm_row_two_pass<kThreads, kGroup, kKind, C>(row_in, row_out, len, flat_row, rank, pro, epi, scale);
     }
   }
 }
@@ -299,6 +454,7 @@ __device__ __forceinline__ void rownorm_rows(const T* __restrict__ in, Out* __re
 template <int kThreads, int kUnroll, RowNormKind kKind, class C, class T, class Out, class I, class Pro, class Epi>
 __device__ __forceinline__ void rownorm_strided(const T* __restrict__ in, Out* __restrict__ out, I outer, I len, I inner,
                                                 Pro pro, Epi epi) {
+  static_assert(!kIsNorm<kKind>, "a norm over strided rows is not planned (fuse_norms takes trailing axes only)");
   using Op = LogSumExpOp<C>;
   const I columns = outer * inner;
   for (I col = I(blockIdx.x) * kThreads + I(threadIdx.x); col < columns; col += I(gridDim.x) * kThreads) {

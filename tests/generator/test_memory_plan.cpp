@@ -88,8 +88,8 @@ TEST_CASE("memory plans: an elementwise kernel runs a persistent grid only when 
     return plan.kernels[0];
   };
   const long long sms = kiln::Target::for_arch("sm_90").sm_count;
-  SUBCASE("gamma and beta of 4096 elements stay in cache either way: one step a thread") {
-    const auto k = elementwise(plan_of({"norms", "layernorm", "", {}, {}}));
+  SUBCASE("a bias of 4096 elements stays in cache either way: one step a thread") {
+    const auto k = elementwise(plan_of({"elementwise", "relu_add", "", {}, {}}));
     CHECK(!std::get<kiln::ElementwiseConfig>(k.config).persistent);
     CHECK(k.grid.x == 4096LL * 4096 / 4 / 256);
   }
@@ -194,23 +194,30 @@ TEST_CASE("memory plans: template choices") {
     CHECK(plan.kernels[0].grid.x == 32768);
     CHECK(contains(sources_of(plan)[0].text, "constexpr bool kExclusive = true, kReverse = false;"));
   }
-  SUBCASE("rmsnorm: mean(x*x) takes x*x as its prologue and rsqrt(. + eps) as its epilogue") {
+  SUBCASE("rmsnorm as written is one rownorm kernel: x read once, the scale and gamma in its store") {
     const auto plan = plan_of({"norms", "rmsnorm", "", {}, {}});
-    REQUIRE(plan.kernels.size() == 2);   // the row statistic, then the elementwise scaling
-    CHECK(plan.kernels[0].template_name == "reduce_inner");
-    CHECK(plan.kernels[1].template_name == "elementwise");
+    REQUIRE(plan.kernels.size() == 1);
+    CHECK(plan.kernels[0].template_name == "rownorm");
+    REQUIRE(plan.fusions.size() == 1);
+    CHECK(contains(plan.fusions[0], "RMS norm of x over axes [1] (4096 rows of 4096): one normalize kernel"));
     const auto src = sources_of(plan)[0].text;
-    // x*x is computed from the element the template loaded: no second load of x.
+    CHECK(contains(src, "kiln::RowNormKind::kRmsNorm"));
+    // x is the element the template loaded: no second load of x.
     CHECK(contains(src, "= elem;"));
     CHECK(!contains(src, "in_x["));
-    CHECK(contains(src, "rsqrtf"));         // the epilogue is fused into the store
+    CHECK(contains(src, "return rsqrtf(q / C(kLen) + static_cast<C>(1e-06f));"));   // the Scale, as written
+    CHECK(contains(src, "in_gamma[o1]"));                                            // the epilogue
   }
-  SUBCASE("layernorm: two row statistics and one elementwise kernel") {
+  SUBCASE("layernorm as written is one rownorm kernel; too few long rows keep the reductions") {
     const auto plan = plan_of({"norms", "layernorm", "", {}, {}});
-    REQUIRE(plan.kernels.size() == 3);
-    CHECK(plan.kernels[0].template_name == "reduce_inner");
-    CHECK(plan.kernels[1].template_name == "reduce_inner");
-    CHECK(plan.kernels[2].template_name == "elementwise");
+    REQUIRE(plan.kernels.size() == 1);
+    CHECK(plan.kernels[0].template_name == "rownorm");
+    CHECK(contains(sources_of(plan)[0].text, "kiln::RowNormKind::kLayerNorm"));
+    const auto few = plan_of({"norms", "layernorm", "", {{"B", 16}, {"N", 1 << 22}}, {}});
+    REQUIRE(few.kernels.size() >= 3);
+    CHECK(few.kernels[0].template_name == "reduce_inner");
+    REQUIRE(few.fusions.size() == 1);
+    CHECK(contains(few.fusions[0], "(16 rows of 4194304): not fused, rows longer than a block's registers and too few"));
   }
   SUBCASE("softmax(dropout(x)) is one kernel") {
     const auto plan = plan_of_text(

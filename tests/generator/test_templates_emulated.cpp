@@ -593,3 +593,66 @@ TEST_CASE("emulated rownorm: NaN, +inf, all -inf and leading -inf rows on every 
   CHECK(close(out.data[len + 1499], 1.0 / (1.0 + std::exp(-1.0)), 1e-6));
   CHECK(close(out.data[len + 1400], std::exp(-1.0) / (1.0 + std::exp(-1.0)), 1e-6));
 }
+
+namespace {
+// A norm's Scale as fuse_norms' emitter writes it: rsqrt(q / len + eps) for a mean, rsqrt(q + eps)
+// for a sum.
+struct NormScale {
+  float len, eps;
+  float operator()(float q) const { return 1.f / std::sqrt(q / len + eps); }
+};
+// The composition in float64: mean, deviations, mean of their squares, times rsqrt(... + eps).
+void ref_norm_row(const float* x, int n, bool centered, double eps, std::vector<double>& out) {
+  double mean = 0, q = 0;
+  if (centered) {
+    for (int i = 0; i < n; ++i) mean += x[i];
+    mean /= n;
+  }
+  for (int i = 0; i < n; ++i) q += (x[i] - mean) * (x[i] - mean);
+  const double s = 1.0 / std::sqrt(q / n + eps);
+  out.resize(n);
+  for (int i = 0; i < n; ++i) out[i] = (x[i] - mean) * s;
+}
+}  // namespace
+
+TEST_CASE("emulated rownorm layer and RMS norms: warp and block groups, registers and two-pass, odd and misaligned rows, "
+          "NaN and inf") {
+  // 64 threads x 8 items = 512 in a block's registers, 32 x 8 = 256 in a warp's; longer rows take
+  // the two-pass path (Chan-combined chunks). Offset 1 misaligns the rows: scalar loads.
+  for (int len : {1, 7, 33, 256, 333, 512, 1000, 2000, 4099})
+    for (int offset : {0, 1})
+      for (int centered = 0; centered < 2; ++centered)
+        for (int block = 0; block < 2; ++block) {
+          const int rows = 6;
+          Buffer in(rows * len, offset), out(rows * len, offset);
+          const auto r = random_floats(rows * len, 31 + len);
+          // A large common offset: E[x^2] - E[x]^2 would lose every digit; Chan's combine keeps them.
+          for (int i = 0; i < rows * len; ++i) in.data[i] = 1000.f + 4.f * r[i];
+          if (len > 8) {
+            in.data[3 * len + len / 3] = kNaN;
+            in.data[4 * len + 5] = kInf;
+          }
+          const NormScale scale{float(len), 1e-5f};
+          emu::launch({4, 1, 0}, 64, [&] {
+            constexpr auto kLn = kiln::RowNormKind::kLayerNorm, kRms = kiln::RowNormKind::kRmsNorm;
+            if (block && centered) kiln::rownorm_rows<64, 64, 8, kLn, float>(in.data, out.data, rows, len, Id{}, Id{}, scale);
+            if (block && !centered) kiln::rownorm_rows<64, 64, 8, kRms, float>(in.data, out.data, rows, len, Id{}, Id{}, scale);
+            if (!block && centered) kiln::rownorm_rows<64, 32, 8, kLn, float>(in.data, out.data, rows, len, Id{}, Id{}, scale);
+            if (!block && !centered) kiln::rownorm_rows<64, 32, 8, kRms, float>(in.data, out.data, rows, len, Id{}, Id{}, scale);
+          });
+          INFO("len " << len << " offset " << offset << " centered " << centered << " block " << block);
+          std::vector<double> ref;
+          int bad = 0;
+          for (int row = 0; row < rows; ++row) {
+            ref_norm_row(in.data + row * len, len, centered, 1e-5, ref);
+            for (int i = 0; i < len; ++i) {
+              // Layer norm's outputs are O(1) (deviations from 1000 in f32 carry ~6e-5 absolute, the mean as much);
+              // RMS norm's are ~1 with relative f32 rounding.
+              const double tol = centered ? 2e-4 * std::max(1.0, std::fabs(ref[i])) : 1e-5 * std::fabs(ref[i]) + 1e-6;
+              if (!close(out.data[row * len + i], ref[i], tol) && bad++ < 3)
+                FAIL_CHECK("row " << row << " i " << i << ": " << out.data[row * len + i] << " vs " << ref[i]);
+            }
+          }
+          CHECK(bad == 0);
+        }
+}

@@ -73,6 +73,14 @@ KILN_RULE constexpr long long rownorm_block_items(long long len, int threads, in
 KILN_RULE constexpr bool rownorm_row_in_registers(long long len, int group, long long items) {
   return len <= group * items;
 }
+// A norm composition (mean, variance, scale: generator/plan/fuse_norms.cpp) becomes one rownorm
+// kernel when its row fits a block's registers (one read of x, one write of y), or, for longer
+// rows, when the rows give every SM two blocks (a block per row streams the row twice: the
+// statistics, then the normalized row). Fewer long rows keep the split reductions, which spread
+// a row over many blocks (three reads, but every SM busy). `rows` is 0 when a dyn dim sizes them.
+KILN_RULE constexpr bool rownorm_normalize_fuses(long long rows, long long len, int sm_count) {
+  return len <= 1024LL * kRowNormMaxItems || rows >= 2LL * sm_count;
+}
 KILN_RULE constexpr Geometry rownorm_block_geometry(long long rows, int threads) {
   Geometry g;
   g.block.x = threads;

@@ -1,0 +1,271 @@
+// The planner's composition pass: norms written out become one Normalize node.
+//
+// [Note: norm compositions]
+// Users write a layer norm as `d * rsqrt(mean(d * d) + eps)` with `d = x - mean(x)`, an RMS norm
+// as `x * rsqrt(mean(x * x) + eps)`, an L2 norm as `x / sqrt(sum(x * x))`, and group_norm is
+// desugared by the checker into the first over a reshape. Planned node by node these are two or
+// three kernels (a reduction per mean, then the elementwise rest), reading x three times. This
+// pass finds the pattern and replaces its last node (the product or quotient) by a Normalize
+// node over x (ir.h, NormAttrs), which the rownorm family plans as one kernel: a row is read
+// once, its mean and the sum of squared deviations taken from registers (or from a second
+// streaming pass for rows longer than a block's registers), and y written once, with the
+// affine and whatever else follows fused as its epilogue.
+//
+// What matches (each node of the same float dtype, d of the result's shape):
+//   y = d * rsqrt(a) | rsqrt(a) * d | d / sqrt(a)
+//   a = v + eps | eps + v | v        eps: one element, from literals and scalars only
+//   v = mean(q, axes, keepdims) | sum(q, axes, keepdims)   axes: the trailing ones (other axes
+//                                                          match, and the plan says they are not fused)
+//   q = d * d | pow(d, 2)               each d the same value (written once, or the same expression
+//                                        again: same_value)
+//   d = x - mean(x, axes, keepdims) (centered), else d is x itself (uncentered)
+// Intermediates used elsewhere (an output `mu`, say) keep their own kernels; only the final
+// product is replaced, and nodes nothing reads any more are dropped. The rewritten graph lives
+// in the Plan only: the reference (and `kiln run --check`) evaluates the op as written, so every
+// GPU check compares the fused kernel against the composition.
+//
+// Whether a match is fused is the template library's rule (launch::rownorm_normalize_fuses); a
+// match not fused, and why, is a line of the plan's `fusions` like one fused.
+#include <algorithm>
+
+#include "generator/support/assert.h"
+#include "generator/plan/planner.h"
+#include "templates/kiln/config/rownorm.h"
+
+namespace kiln {
+
+namespace {
+
+using ir::NodeId;
+using ir::OpKind;
+
+struct NormMatch {
+  NodeId x = -1, eps = -1, mean = -1;   // mean: the centering mean node (centered only)
+  std::vector<int> axes;
+  ir::NormAttrs attrs;
+};
+
+bool is_float(DType d) { return d == DType::f16 || d == DType::bf16 || d == DType::f32 || d == DType::f64; }
+
+class Matcher {
+ public:
+  explicit Matcher(const ir::BoundIr& bound) : bound_(bound) {}
+
+  std::optional<NormMatch> match(NodeId id) const {
+    const ir::Node& n = node(id);
+    if (!is_float(n.dtype)) return std::nullopt;
+    if (n.kind == OpKind::Mul) {
+      for (int side = 0; side < 2; ++side) {
+        const NodeId d = n.operands[static_cast<std::size_t>(side)], r = n.operands[static_cast<std::size_t>(1 - side)];
+        if (node(r).kind != OpKind::Rsqrt || !same_type(r, id)) continue;
+        if (auto m = match_scale(id, d, node(r).operands[0])) return m;
+      }
+      return std::nullopt;
+    }
+    if (n.kind == OpKind::Div) {
+      const NodeId d = n.operands[0], s = n.operands[1];
+      if (node(s).kind != OpKind::Sqrt || !same_type(s, id)) return std::nullopt;
+      auto m = match_scale(id, d, node(s).operands[0]);
+      if (m) m->attrs.divide = true;
+      return m;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  const ir::Node& node(NodeId id) const { return bound_.node(id); }
+  bool same_type(NodeId a, NodeId b) const { return node(a).dtype == node(b).dtype; }
+
+  // a = v + eps | eps + v | v, for the product `id` of d.
+  std::optional<NormMatch> match_scale(NodeId id, NodeId d, NodeId a) const {
+    if (!same_type(a, id) || bound_.shape(d) != bound_.shape(id) || !same_type(d, id)) return std::nullopt;
+    if (node(a).kind == OpKind::Add) {
+      for (int side = 0; side < 2; ++side) {
+        const NodeId v = node(a).operands[static_cast<std::size_t>(side)];
+        const NodeId eps = node(a).operands[static_cast<std::size_t>(1 - side)];
+        if (!row_constant(eps)) continue;
+        if (auto m = match_stat(id, d, v)) {
+          m->eps = eps;
+          return m;
+        }
+      }
+      return std::nullopt;
+    }
+    return match_stat(id, d, a);
+  }
+
+  // v = mean|sum(d * d | d ** 2, trailing axes, keepdims).
+  std::optional<NormMatch> match_stat(NodeId id, NodeId d, NodeId v) const {
+    const ir::Node& stat = node(v);
+    if ((stat.kind != OpKind::Mean && stat.kind != OpKind::Sum) || !stat.keepdims || !same_type(v, id)) return std::nullopt;
+    const ir::Node& q = node(stat.operands[0]);
+    const bool square = (q.kind == OpKind::Mul && same_value(q.operands[0], d) && same_value(q.operands[1], d)) ||
+                        (q.kind == OpKind::Pow && same_value(q.operands[0], d) && is_two(q.operands[1]));
+    if (!square || !same_type(stat.operands[0], id)) return std::nullopt;
+    NormMatch m;
+    m.axes = stat.axes;
+    m.attrs.mean = stat.kind == OpKind::Mean;
+    m.x = d;
+    m.attrs.centered = false;
+    // d = x - mean(x, same axes, keepdims): the centered form.
+    const ir::Node& dn = node(d);
+    if (dn.kind == OpKind::Sub) {
+      const NodeId x = dn.operands[0], mu = dn.operands[1];
+      const ir::Node& mn = node(mu);
+      if (mn.kind == OpKind::Mean && mn.keepdims && mn.axes == stat.axes && same_value(mn.operands[0], x) &&
+          bound_.shape(x) == bound_.shape(d) && same_type(x, id) && same_type(mu, id)) {
+        m.x = x;
+        m.mean = mu;
+        m.attrs.centered = true;
+      }
+    }
+    return m;
+  }
+
+  // Whether a and b compute the same value: one node, or the same op on operands that do (a spec
+  // that writes `x - mean(x)` twice). Elementwise ops (not dropout), literals and mean/sum only;
+  // kMaxDepth levels deep, so the walk stays small however deep the graph.
+  bool same_value(NodeId a, NodeId b, int depth = kMaxDepth) const {
+    if (a == b) return true;
+    const ir::Node& na = node(a);
+    const ir::Node& nb = node(b);
+    if (depth == 0 || na.kind != nb.kind || na.dtype != nb.dtype || na.operands.size() != nb.operands.size() ||
+        bound_.shape(a) != bound_.shape(b))
+      return false;
+    if (na.kind == OpKind::Literal) return na.literal.str() == nb.literal.str();
+    const bool reduction = na.kind == OpKind::Mean || na.kind == OpKind::Sum;
+    if (reduction && (na.axes != nb.axes || na.keepdims != nb.keepdims)) return false;
+    if (!reduction && (!ir::is_elementwise(na.kind) || na.kind == OpKind::Dropout)) return false;
+    for (std::size_t k = 0; k < na.operands.size(); ++k)
+      if (!same_value(na.operands[k], nb.operands[k], depth - 1)) return false;
+    return true;
+  }
+  static constexpr int kMaxDepth = 4;
+
+  bool is_two(NodeId id) const {
+    const ir::Node& n = node(id);
+    return n.kind == OpKind::Literal && n.literal.to_double() == 2.0;
+  }
+
+  // One element, computed from literals and scalars only (the same for every row).
+  bool row_constant(NodeId id) const {
+    if (bound_.numel(id) != 1) return false;
+    std::vector<NodeId> stack{id};
+    while (!stack.empty()) {
+      const ir::Node& n = node(stack.back());
+      stack.pop_back();
+      if (n.kind == OpKind::Literal || n.kind == OpKind::Scalar) continue;
+      if (!ir::is_elementwise(n.kind) || n.kind == OpKind::Dropout) return false;
+      stack.insert(stack.end(), n.operands.begin(), n.operands.end());
+    }
+    return true;
+  }
+
+  const ir::BoundIr& bound_;
+};
+
+// Whether sorted `axes` are the last ones of a rank-`rank` shape.
+bool trailing(const std::vector<int>& axes, std::size_t rank) {
+  for (std::size_t i = 0; i < axes.size(); ++i)
+    if (static_cast<std::size_t>(axes[i]) != rank - axes.size() + i) return false;
+  return true;
+}
+
+const char* norm_name(const ir::NormAttrs& a) {
+  if (a.centered) return a.mean ? "layer norm" : "centered L2 norm";
+  return a.mean ? "RMS norm" : "L2 norm";
+}
+
+// The graph with every node nothing reads dropped (inputs stay: they are the op's signature).
+ir::BoundIr without_dead_nodes(const ir::BoundIr& bound, std::shared_ptr<ir::Ir> ir) {
+  const std::size_t n = ir->nodes.size();
+  std::vector<bool> live(n, false);
+  std::vector<NodeId> stack;
+  for (const auto& o : ir->outputs) stack.push_back(o.node);
+  for (const auto& p : ir->params) stack.push_back(p.node);
+  while (!stack.empty()) {
+    const NodeId id = stack.back();
+    stack.pop_back();
+    if (live[static_cast<std::size_t>(id)]) continue;
+    live[static_cast<std::size_t>(id)] = true;
+    for (NodeId op : ir->nodes[static_cast<std::size_t>(id)].operands) stack.push_back(op);
+  }
+  std::vector<NodeId> renumber(n, -1);
+  std::vector<ir::Node> nodes;
+  ir::BoundIr out;
+  out.dims = bound.dims;
+  for (std::size_t id = 0; id < n; ++id) {
+    if (!live[id]) continue;
+    renumber[id] = static_cast<NodeId>(nodes.size());
+    nodes.push_back(std::move(ir->nodes[id]));
+    for (NodeId& op : nodes.back().operands) op = renumber[static_cast<std::size_t>(op)];
+    out.shapes.push_back(bound.shapes[id]);
+  }
+  ir->nodes = std::move(nodes);
+  for (auto& p : ir->params) p.node = renumber[static_cast<std::size_t>(p.node)];
+  for (auto& o : ir->outputs) o.node = renumber[static_cast<std::size_t>(o.node)];
+  out.ir = std::move(ir);
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr> bound, const Target& target,
+                                              std::vector<std::string>& fusions) {
+  const ir::Ir& source = *bound->ir;
+  const std::set<std::string> dyn = source.dyn_dims();
+  const Matcher matcher(*bound);
+  std::shared_ptr<ir::Ir> rewritten;
+  for (std::size_t i = 0; i < source.nodes.size(); ++i) {
+    const auto id = static_cast<NodeId>(i);
+    const std::optional<NormMatch> m = matcher.match(id);
+    if (!m) continue;
+    const ir::Node& n = source.node(id);
+    const auto& shape = bound->shape(id);
+    const ir::Node& x = source.node(m->x);
+    const std::string of = x.name.empty() ? fmt::format("the {} on line {}", ir::node_kind_name(x), x.loc.line) : x.name;
+    std::string what = fmt::format("line {}: {} of {} over axes [{}]", n.loc.line, norm_name(m->attrs), of,
+                                         fmt::join(m->axes, ", "));
+    if (!trailing(m->axes, shape.size())) {
+      fusions.push_back(what + ": not fused, the normalized axes are not the trailing ones (strided rows): the "
+                               "reductions and the elementwise rest plan as written");
+      continue;
+    }
+    const std::size_t first = shape.size() - m->axes.size();
+    std::int64_t rows = 1, len = 1;
+    for (std::size_t d = 0; d < shape.size(); ++d) (d < first ? rows : len) *= shape[d];
+    const ir::Shape lead(n.shape.begin(), n.shape.begin() + static_cast<std::ptrdiff_t>(first));
+    const ir::Shape normalized(n.shape.begin() + static_cast<std::ptrdiff_t>(first), n.shape.end());
+    const bool dyn_rows = ir::mentions(lead, dyn);
+    what += fmt::format(" ({} rows of {})", dyn_rows ? "dyn" : std::to_string(rows), len);
+    if (ir::mentions(normalized, dyn)) {
+      fusions.push_back(what + ": not fused, a dyn dim sizes the normalized axes (the reductions say why they "
+                               "cannot take it)");
+      continue;
+    }
+    if (!launch::rownorm_normalize_fuses(dyn_rows ? 0 : rows, len, target.sm_count)) {
+      fusions.push_back(what + fmt::format(": not fused, rows longer than a block's registers and too few for a "
+                                           "block each ({} < 2 per SM): the {} stay split reductions",
+                                           rows, m->attrs.centered ? "mean and variance" : "sum of squares"));
+      continue;
+    }
+    if (!rewritten) rewritten = std::make_shared<ir::Ir>(source);
+    ir::Node norm;
+    norm.kind = OpKind::Normalize;
+    norm.dtype = n.dtype;
+    norm.shape = n.shape;
+    norm.operands = {m->x};
+    if (m->eps >= 0) norm.operands.push_back(m->eps);
+    norm.name = n.name;
+    norm.axes = m->axes;
+    norm.norm = m->attrs;
+    norm.loc = n.loc;
+    rewritten->nodes[i] = std::move(norm);
+    fusions.push_back(what + fmt::format(": one normalize kernel ({}{}, then the scale)", m->attrs.centered ? "mean, " : "",
+                                         m->attrs.centered ? "squared deviations" : "sum of squares"));
+  }
+  if (!rewritten) return bound;
+  return std::make_shared<const ir::BoundIr>(without_dead_nodes(*bound, std::move(rewritten)));
+}
+
+}  // namespace kiln

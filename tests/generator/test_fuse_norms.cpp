@@ -1,0 +1,202 @@
+// The composition pass of generator/plan/fuse_norms.cpp ([Note: norm compositions]): which
+// written forms become one Normalize node, which do not and what the plan says about them, that
+// the rewritten graph means what the spec wrote (the float64 reference of both), and that every
+// fused unit compiles with NVRTC for sm_80 and sm_90a.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "memory_plan_util.h"
+#include "reference/reference.h"
+
+namespace {
+
+using memory_plan_test::contains;
+using memory_plan_test::plan_of_text;
+using memory_plan_test::sources_of;
+
+// An op `a` over x: f32[B, N] (B = 64, N = 100 unless `dims` says otherwise) with `body`.
+std::string spec(const std::string& body, const std::string& dims = "B = 64, N = 100",
+                 const std::string& x = "f32[B, N]") {
+  return "op a {\n  dims " + dims + "\n  in x: " + x + "\n" + body + "\n}\n";
+}
+
+int kernels_of(const kiln::Plan& plan, const char* template_name) {
+  int n = 0;
+  for (const auto& k : plan.kernels) n += k.template_name == template_name;
+  return n;
+}
+
+// The plan is one rownorm kernel of `kind` and says so in its fusions.
+void check_fused(const std::string& text, const char* kind, const char* fusion) {
+  const kiln::Plan plan = plan_of_text(text, "a");
+  CAPTURE(plan.text());
+  CHECK(plan.kernels.size() == 1);
+  CHECK(kernels_of(plan, "rownorm") == 1);
+  REQUIRE(plan.fusions.size() == 1);
+  CHECK(contains(plan.fusions[0], fusion));
+  CHECK(contains(sources_of(plan).back().text, std::string("kiln::RowNormKind::") + kind));
+}
+
+}  // namespace
+
+TEST_CASE("fuse_norms: the written forms of layer, RMS and L2 norms each plan as one rownorm kernel") {
+  SUBCASE("layer norm with lets, rsqrt and a product") {
+    check_fused(spec("  let d = x - mean(x, axis=1, keepdims=true)\n"
+                     "  out y = d * rsqrt(mean(d * d, axis=1, keepdims=true) + 1e-5)"),
+                "kLayerNorm", "line 5: layer norm of x over axes [1] (64 rows of 100): one normalize kernel");
+  }
+  SUBCASE("layer norm written inline twice, as a quotient of a sqrt, with pow(d, 2)") {
+    // `x - mean(x)` twice is two nodes; same_value sees they are one value.
+    check_fused(spec("  out y = (x - mean(x, axis=1, keepdims=true)) / sqrt(mean(pow(x - mean(x, axis=1, keepdims=true), "
+                     "2), axis=1, keepdims=true) + 1e-5)"),
+                "kLayerNorm", "layer norm of x over axes [1]");
+  }
+  SUBCASE("rsqrt first, eps first") {
+    check_fused(spec("  let d = x - mean(x, axis=-1, keepdims=true)\n"
+                     "  out y = rsqrt(1e-5 + mean(d * d, axis=-1, keepdims=true)) * d"),
+                "kLayerNorm", "one normalize kernel");
+  }
+  SUBCASE("RMS norm") {
+    check_fused(spec("  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-6)"), "kRmsNorm",
+                "RMS norm of x over axes [1]");
+  }
+  SUBCASE("L2 norm: a sum and no eps") {
+    const std::string text = spec("  out y = x / sqrt(sum(x * x, axis=1, keepdims=true))");
+    check_fused(text, "kRmsNorm", "L2 norm of x over axes [1]");
+    // The Scale divides by nothing and adds nothing: 1 / sqrt(q), as written.
+    CHECK(contains(sources_of(plan_of_text(text, "a"))[0].text, "return C(1) / sqrtf(q);"));
+  }
+  SUBCASE("several trailing axes, and x an expression (its prologue)") {
+    check_fused(spec("  let h = relu(x) * 2.0\n  let d = h - mean(h, axis=[1, 2], keepdims=true)\n"
+                     "  out y = d * rsqrt(mean(d * d, axis=[1, 2], keepdims=true) + 1e-5)",
+                     "B = 8, H = 5, W = 30", "f32[B, H, W]"),
+                "kLayerNorm", "layer norm of h over axes [1, 2] (8 rows of 150)");
+  }
+  SUBCASE("eps a scalar argument: a kernel argument the Scale reads") {
+    const kiln::Plan plan = plan_of_text(
+        "op a {\n  dims B = 64, N = 100\n  in x: f32[B, N]\n  in eps: f32\n"
+        "  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + eps)\n}\n", "a");
+    REQUIRE(plan.kernels.size() == 1);
+    CHECK(contains(sources_of(plan)[0].text, "return rsqrtf(q / C(kLen) + static_cast<C>(eps));"));
+  }
+  SUBCASE("f16 and bf16 compute in float") {
+    const kiln::Plan plan =
+        plan_of_text(spec("  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-6)", "B = 64, N = 128", "bf16[B, N]"),
+                     "a");
+    REQUIRE(plan.kernels.size() == 1);
+    CHECK(contains(sources_of(plan)[0].text, "using C = float;"));
+  }
+}
+
+TEST_CASE("fuse_norms: what does not fuse, and what the plan says") {
+  SUBCASE("an eps per row is not a constant of the row: the composition plans as written") {
+    const kiln::Plan plan = plan_of_text(
+        "op a {\n  dims B = 64, N = 100\n  in x: f32[B, N]\n  in e: f32[B, 1]\n"
+        "  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + e)\n}\n", "a");
+    CHECK(plan.fusions.empty());
+    CHECK(kernels_of(plan, "rownorm") == 0);
+  }
+  SUBCASE("the squares of another value") {
+    const kiln::Plan plan = plan_of_text(spec("  in z: f32[B, N]\n  out y = x * rsqrt(mean(z * z, axis=1, keepdims=true))"), "a");
+    CHECK(plan.fusions.empty());
+  }
+  SUBCASE("axes that are not the trailing ones: said, not fused") {
+    const kiln::Plan plan = plan_of_text(spec("  out y = x * rsqrt(mean(x * x, axis=0, keepdims=true) + 1e-6)"), "a");
+    REQUIRE(plan.fusions.size() == 1);
+    CHECK(contains(plan.fusions[0], "RMS norm of x over axes [0]: not fused, the normalized axes are not the trailing ones"));
+    CHECK(kernels_of(plan, "rownorm") == 0);
+  }
+  SUBCASE("centering over other axes: an RMS norm of the centered value") {
+    const kiln::Plan plan = plan_of_text(spec("  let d = x - mean(x, axis=0, keepdims=true)\n"
+                                              "  out y = d * rsqrt(mean(d * d, axis=1, keepdims=true) + 1e-5)"),
+                                         "a");
+    REQUIRE(plan.fusions.size() == 1);
+    CHECK(contains(plan.fusions[0], "RMS norm of d over axes [1]"));
+  }
+  SUBCASE("few long rows keep the split reductions, and the plan says why") {
+    const kiln::Plan plan =
+        plan_of_text(spec("  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-6)", "B = 16, N = 1048576"), "a");
+    REQUIRE(plan.fusions.size() == 1);
+    CHECK(contains(plan.fusions[0], "(16 rows of 1048576): not fused, rows longer than a block's registers and too few "
+                                    "for a block each (16 < 2 per SM): the sum of squares stay split reductions"));
+    CHECK(kernels_of(plan, "rownorm") == 0);
+  }
+  SUBCASE("many long rows: one kernel, a block per row streaming it twice") {
+    const kiln::Plan plan =
+        plan_of_text(spec("  let d = x - mean(x, axis=1, keepdims=true)\n"
+                          "  out y = d * rsqrt(mean(d * d, axis=1, keepdims=true) + 1e-5)",
+                          "B = 512, N = 100000"),
+                     "a");
+    REQUIRE(plan.kernels.size() == 1);
+    CHECK(contains(plan.kernels[0].reason, "two passes (mean and squared deviations by chunks, combined as Chan's"));
+  }
+  SUBCASE("the mean also an output: its own reduction, and the norm still one kernel") {
+    const kiln::Plan plan = plan_of_text(spec("  let mu = mean(x, axis=1, keepdims=true)\n  let d = x - mu\n"
+                                              "  out y = d * rsqrt(mean(d * d, axis=1, keepdims=true) + 1e-5)\n"
+                                              "  out m = mu"),
+                                         "a");
+    CHECK(kernels_of(plan, "rownorm") == 1);
+    CHECK(kernels_of(plan, "reduce_inner") == 1);
+    CHECK(plan.kernels.size() == 2);
+  }
+  SUBCASE("dyn rows fuse where the row fits registers whatever the row count") {
+    const kiln::Plan plan = plan_of_text(spec("  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-6)",
+                                              "dyn B = 64, N = 100"),
+                                         "a");
+    REQUIRE(plan.fusions.size() == 1);
+    CHECK(contains(plan.fusions[0], "(dyn rows of 100): one normalize kernel"));
+    CHECK(!plan.kernels[0].dyn_outer.empty());
+  }
+  SUBCASE("a dyn dim among the normalized axes: not fused (the reductions locate the refusal)") {
+    const std::string text = spec("  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-6)", "B = 64, dyn N = 100");
+    CHECK_THROWS_AS(plan_of_text(text, "a"), kiln::UnsupportedError);
+  }
+}
+
+TEST_CASE("fuse_norms: the rewritten graph means what the spec wrote (float64 reference of both)") {
+  const std::string texts[] = {
+      spec("  let d = x - mean(x, axis=1, keepdims=true)\n"
+           "  out y = d * rsqrt(mean(d * d, axis=1, keepdims=true) + 1e-5)",
+           "B = 7, N = 33"),
+      spec("  out y = x / sqrt(sum(x * x, axis=[1, 2], keepdims=true))", "B = 3, H = 4, W = 9", "f32[B, H, W]"),
+      spec("  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 0.5) * 3.0", "B = 5, N = 17"),
+  };
+  for (const auto& text : texts) {
+    CAPTURE(text);
+    auto parsed = kiln::parse_spec(text, "t.kiln");
+    auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(parsed, "a"), {}));
+    const kiln::Plan plan = kiln::make_plan(bound, kiln::Target::for_arch("sm_90"));
+    REQUIRE(plan.fusions.size() == 1);
+    bool has_normalize = false;
+    for (const auto& n : plan.bound->ir->nodes) has_normalize |= n.kind == kiln::ir::OpKind::Normalize;
+    REQUIRE(has_normalize);
+    CHECK(plan.bound->ir->nodes.size() < bound->ir->nodes.size());   // the statistics' nodes are gone
+    const auto inputs = kiln::ref::random_inputs(*bound, 5);
+    const auto want = kiln::ref::evaluate(*bound, inputs);
+    const auto got = kiln::ref::evaluate(*plan.bound, inputs);
+    REQUIRE(want.size() == got.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < want[0].data.size(); ++i)
+      worst = std::max(worst, std::fabs(want[0].data[i] - got[0].data[i]) / std::max(1.0, std::fabs(want[0].data[i])));
+    CHECK(worst < 1e-5);   // the composition rounds each step to f32; the node rounds once
+  }
+}
+
+TEST_CASE("fuse_norms: every fused unit compiles with NVRTC for sm_80 and sm_90a") {
+  const std::string texts[] = {
+      spec("  let d = x - mean(x, axis=1, keepdims=true)\n"
+           "  out y = d / sqrt(mean(d * d, axis=1, keepdims=true) + 1e-5)",
+           "B = 512, N = 100000"),   // two passes
+      spec("  in eps: f16\n  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + eps)", "B = 4096, N = 1000",
+           "f16[B, N]"),             // a warp per row, f16
+      spec("  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-6)", "dyn B = 64, N = 3000", "bf16[B, N]"),
+  };
+  for (const auto& text : texts)
+    for (const char* arch : {"sm_80", "sm_90a"}) {
+      CAPTURE(text);
+      const kiln::Plan plan = plan_of_text(text, "a");
+      REQUIRE(plan.fusions.size() == 1);
+      CHECK(memory_plan_test::check_units_compile(plan, arch) == 1);
+    }
+}
