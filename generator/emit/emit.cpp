@@ -161,10 +161,12 @@ void write_store(const Plan& plan, const PlannedKernel& kernel, const std::strin
   UnitParts::declare_members(plan, kernel, w, ex);
   w.open_block(fmt::format("__device__ __forceinline__ {} operator()({} result, Index flat) const", storage_type(out),
                            result_type));
-  Coords coords = ex.declare_coords(kernel.anchor, "flat", "o");
+  // The chain is elementwise over the anchor's shape, or reshapes it (AnchorRule::epilogue_reshape):
+  // either way the anchor's element is the one at the output's flat index.
+  Coords coords = ex.declare_coords(end, "flat", "o");
   w.line("const {} anchor_value = result;  // %{} {}", compute_type(bound.node(kernel.anchor).dtype), kernel.anchor,
          ir::op_kind_name(bound.node(kernel.anchor).kind));
-  ex.bind_value(kernel.anchor, coords, "anchor_value");
+  ex.bind_value_at_flat(kernel.anchor, "flat", "anchor_value");
   if (end != kernel.anchor) ex.compute_here(end);
   const std::string v = ex.value(end, coords);
   w.line("(void)flat;");

@@ -266,6 +266,10 @@ std::optional<std::string> ExprEmitter::known_value(ir::NodeId id, const Coords&
     memo_[key] = s->second;
     return s->second;
   }
+  if (auto b = flat_bound_.find(id); b != flat_bound_.end() && flat_of(id, coords) == b->second.first) {
+    memo_[key] = b->second.second;
+    return b->second.second;
+  }
   if (plan_.leaves.count(id) && !computed_here_.count(id)) return declare(id, coords, load(id, coords));
   if (n.kind == ir::OpKind::Literal) {
     std::string expr = literal(n.dtype, n.literal);

@@ -51,6 +51,11 @@ class ExprEmitter {
   void set_scalar(int param, std::string name);
   // Gives a node's value at given coordinates directly (the anchor inside an epilogue).
   void bind_value(ir::NodeId node, const Coords& coords, std::string var);
+  // Gives a node's value wherever its coordinates are those of flat index `flat` (declare_coords'
+  // and a reshape's decomposition of it): the anchor inside an epilogue that reshapes it.
+  void bind_value_at_flat(ir::NodeId node, std::string flat, std::string var) {
+    flat_bound_[node] = {std::move(flat), std::move(var)};
+  }
   // `node` is stored by the kernel being emitted: value() computes it from its
   // operands instead of loading it back from its own buffer.
   // (The end of an anchor's fused epilogue, or an elementwise kernel's own store.)
@@ -99,6 +104,7 @@ class ExprEmitter {
   std::map<ir::NodeId, std::string> scalars_;   // by the scalar param's node
   std::set<ir::NodeId> computed_here_;
   std::map<std::pair<ir::NodeId, Coords>, std::string> memo_;
+  std::map<ir::NodeId, std::pair<std::string, std::string>> flat_bound_;   // node -> (flat, var)
   // Coordinates (in a shape) whose flat index has a name: see flat_of.
   mutable std::map<std::pair<Coords, std::vector<std::int64_t>>, std::string> flat_of_coords_;
   int counter_ = 0;

@@ -407,12 +407,14 @@ void Planner::choose_leaves() {
       if (store) forced_leaf_[static_cast<std::size_t>(op)] = true;
     }
     if (!rule->epilogue) continue;
-    // Follow the chain of single-consumer elementwise nodes of the same shape.
+    // Follow the chain of single-consumer elementwise nodes of the same shape (and reshapes, where
+    // the rule stores by flat index).
     ir::NodeId cur = static_cast<ir::NodeId>(id);
     while (!is_output_[static_cast<std::size_t>(cur)] && consumers_[static_cast<std::size_t>(cur)].size() == 1) {
       ir::NodeId next = consumers_[static_cast<std::size_t>(cur)][0];
       const auto& c = ir.node(next);
-      if (!ir::is_elementwise(c.kind) || plan_.bound->shape(next) != plan_.bound->shape(cur)) break;
+      const bool reshape = rule->epilogue_reshape && c.kind == ir::OpKind::Reshape;
+      if (!reshape && (!ir::is_elementwise(c.kind) || plan_.bound->shape(next) != plan_.bound->shape(cur))) break;
       // Side operands must only read anchors planned before this one.
       bool ok = true;
       for (ir::NodeId side : c.operands)

@@ -227,6 +227,12 @@ struct Plan {
 
 Plan make_plan(std::shared_ptr<const ir::BoundIr> bound, const Target& target);
 
+// The composition pass make_plan runs first (fuse_norms.cpp, [Note: norm compositions]): `bound`
+// with each norm written out made one Normalize node where the rownorm family takes it (the same
+// graph when none is); a line per match in `fusions`.
+std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr> bound, const Target& target,
+                                              std::vector<std::string>& fusions);
+
 // The dims that can be `dyn` without the planner refusing the op: those that size no anchor's
 // tensors, or only the rows of memory-bound anchors ([Note: dyn rows] in plan_memory.cpp), and are
 // a whole extent of some input or output (where a launch reads the value). Options::shapes =

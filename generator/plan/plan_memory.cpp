@@ -692,7 +692,7 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
 // dyn: each rule takes dyn rows ([Note: dyn rows]) and refuses other dyn dims.
 const AnchorRule kReduceRule{"reduce", true, true, plan_reduction, nullptr, nullptr, true};
 const AnchorRule kScanRule{"scan", true, true, plan_scan, nullptr, nullptr, true};
-const AnchorRule kRowNormRule{"rownorm", true, true, plan_rownorm, nullptr, nullptr, true};
+const AnchorRule kRowNormRule{"rownorm", true, true, plan_rownorm, nullptr, nullptr, true, true};
 
 }  // namespace
 

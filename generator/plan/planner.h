@@ -31,6 +31,10 @@ struct AnchorRule {
   // The rule plans anchors whose tensors a dyn dim sizes (and refuses, located, the dyn dims it
   // cannot take); false: run() refuses every such anchor.
   bool dyn = false;
+  // The epilogue chain may pass through a reshape (the same element at the same flat index, so a
+  // template that stores by flat index stores the reshaped value): group_norm's desugaring ends
+  // in one before the affine.
+  bool epilogue_reshape = false;
 };
 
 // Returns nullptr when no template handles this anchor kind yet. Dispatches to
@@ -45,11 +49,6 @@ launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kernel, st
 // plan_contraction.cpp: the launch of a matmul kernel whose M or batches are dyn at a launch's
 // extent ([Note: dyn matmul]).
 launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t extent);
-
-// fuse_norms.cpp ([Note: norm compositions]): `bound` with each norm written out as a composition
-// made one Normalize node where the rownorm family takes it; a line per match in `fusions`.
-std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr> bound, const Target& target,
-                                              std::vector<std::string>& fusions);
 
 class Planner {
  public:

@@ -80,6 +80,16 @@ TEST_CASE("fuse_norms: the written forms of layer, RMS and L2 norms each plan as
     REQUIRE(plan.kernels.size() == 1);
     CHECK(contains(sources_of(plan)[0].text, "return rsqrtf(q / C(kLen) + static_cast<C>(eps));"));
   }
+  SUBCASE("group_norm: the normalize stores through the reshape back to [N, C, H, W] and the affine") {
+    const kiln::Plan plan = plan_of_text(
+        "op a {\n  dims N = 4, C = 32, H = 9, W = 11\n  in x: f32[N, C, H, W]\n  in w: f32[C]\n  in b: f32[C]\n"
+        "  out y = relu(group_norm(x, 8, weight=w, bias=b, eps=1e-5))\n}\n", "a");
+    CAPTURE(plan.text());
+    REQUIRE(plan.kernels.size() == 1);   // no store of the normalized [N, G, L] value
+    CHECK(contains(plan.fusions.at(0), "layer norm of the reshape on line 6 over axes [2] (32 rows of 396)"));
+    const std::string src = sources_of(plan)[0].text;
+    CHECK(contains(src, "in_w[((o1 * 1 + 0) * 1 + 0)]"));   // the channel's weight at the output's coordinates
+  }
   SUBCASE("f16 and bf16 compute in float") {
     const kiln::Plan plan =
         plan_of_text(spec("  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-6)", "B = 64, N = 128", "bf16[B, N]"),
