@@ -97,7 +97,9 @@ class Matcher {
   // v = mean|sum(d * d | d ** 2, trailing axes, keepdims).
   std::optional<NormMatch> match_stat(NodeId id, NodeId d, NodeId v) const {
     const ir::Node& stat = node(v);
-    if ((stat.kind != OpKind::Mean && stat.kind != OpKind::Sum) || !stat.keepdims || !same_type(v, id)) return std::nullopt;
+    if ((stat.kind != OpKind::Mean && stat.kind != OpKind::Sum) || !stat.keepdims || stat.axes.empty() ||
+        !same_type(v, id))
+      return std::nullopt;
     const ir::Node& q = node(stat.operands[0]);
     const bool square = (q.kind == OpKind::Mul && same_value(q.operands[0], d) && same_value(q.operands[1], d)) ||
                         (q.kind == OpKind::Pow && same_value(q.operands[0], d) && is_two(q.operands[1]));
