@@ -21,6 +21,13 @@ int current_device() {
   return device;
 }
 
+Target device_target(int device, Precision precision) {
+  Target t = Target::for_arch(device_arch(device));
+  t.sm_count = device_sm_count(device);
+  t.precision = precision;
+  return t;
+}
+
 int device_sm_count(int device) {
   auto& d = driver();
   CUdevice dev;

@@ -7,12 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "generator/plan/plan.h"   // Target
 #include "runtime/driver.h"
 
 namespace kiln {
 
 int current_device();                                   // the current context's device (-1: no GPU)
 int device_sm_count(int device);
+// A device's own target: its arch and SM count ([Note: several devices] in runtime/runtime.cpp).
+Target device_target(int device, Precision precision);
 unsigned long long allocate_async(std::size_t bytes, CUstream stream);   // CudaError naming the size on failure
 void free_async(unsigned long long ptr, CUstream stream) noexcept;
 std::string disassemble(const std::vector<char>& cubin);  // cuobjdump -sass, or a sentence saying it is absent

@@ -81,9 +81,10 @@ Tolerance tolerance_for(const ir::Ir& ir, const ir::Node& node, DType dtype, boo
 // once (docs/design-notes.md, "Norm compositions"): its oracle is the reference of the graph the
 // planner fused, whose Normalize node computes in float64 and rounds once. That fuse_norms'
 // graph means what the spec wrote is tested on the CPU (tests/generator/test_fuse_norms.cpp).
-std::shared_ptr<const ir::BoundIr> oracle_graph(std::shared_ptr<const ir::BoundIr> bound) {
-  Target target = Target::for_arch("sm_90");
-  target.sm_count = device_sm_count(current_device());   // what the plan's rule saw
+std::shared_ptr<const ir::BoundIr> oracle_graph(std::shared_ptr<const ir::BoundIr> bound, const Options& options) {
+  // The target the runtime planned with (RuntimeImpl::current_target): Options::arch's, else the device's.
+  const Target target = options.arch.empty() ? device_target(current_device(), options.precision)
+                                             : Target::for_arch(options.arch);
   std::vector<std::string> fusions;
   auto fused = fuse_norms(bound, target, fusions);
   for (const auto& n : fused->ir->nodes)
@@ -199,7 +200,7 @@ OpCheck run_and_check(Runtime& rt, const std::string& spec_path, const std::stri
   const Specialization oracle = Pipeline().run(request, Stage::bind);
   const auto& ir = oracle.ir;
   const ir::BoundIr& bound = *oracle.bound;
-  const auto oracle_bound = oracle_graph(oracle.bound);
+  const auto oracle_bound = oracle_graph(oracle.bound, rt.options());
   for (const auto& o : ir->outputs) r.output_names.push_back(o.name);
   DeviceCase c = make_device_case(bound, options);
   const bool compare_now = options.compare && ref::work_estimate(bound) <= options.max_reference_work;

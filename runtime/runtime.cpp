@@ -63,14 +63,6 @@ PipelineOptions pipeline_options(const Options& options) {
   return p;
 }
 
-// A device's own target: its arch and SM count ([Note: several devices]).
-Target device_target(int device, Precision precision) {
-  Target t = Target::for_arch(device_arch(device));
-  t.sm_count = device_sm_count(device);
-  t.precision = precision;
-  return t;
-}
-
 }  // namespace
 
 RuntimeImpl::RuntimeImpl(Options given)

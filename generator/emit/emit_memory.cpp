@@ -473,10 +473,9 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
   begin_unit(kernel, "rownorm.cuh", unit, c);
   c.line("{}", UnitParts::config_line(config));
   if (norm) {
-    std::string axes;
-    for (int a : anchor.axes) axes += (axes.empty() ? "" : ", ") + std::to_string(a);
     c.line("// {} normalize of {} over axes ({}): the composition on line {} (fuse_norms)",
-           anchor.norm.centered ? "centered" : "uncentered", dims_text(plan, operand), axes, anchor.loc.line);
+           anchor.norm.centered ? "centered" : "uncentered", dims_text(plan, operand), fmt::join(anchor.axes, ", "),
+           anchor.loc.line);
   } else {
     c.line("// {} of {} along axis {}", ir::op_kind_name(anchor.kind), dims_text(plan, operand), anchor.axis);
   }

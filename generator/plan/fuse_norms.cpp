@@ -21,8 +21,10 @@
 //   d = x - mean(x, axes, keepdims) (centered), else d is x itself (uncentered)
 // Intermediates used elsewhere (an output `mu`, say) keep their own kernels; only the final
 // product is replaced, and nodes nothing reads any more are dropped. The rewritten graph lives
-// in the Plan only: the reference (and `kiln run --check`) evaluates the op as written, so every
-// GPU check compares the fused kernel against the composition.
+// in the Plan only: the reference (and `kiln run --check`) evaluates the op as written, so a GPU
+// check compares the fused kernel against the composition; for f16 and bf16, whose composition
+// rounds every step, against the fused graph's reference ([Note: the oracle of a fused 16-bit
+// norm] in runtime/op_check.cpp).
 //
 // Whether a match is fused is the template library's rule (launch::rownorm_normalize_fuses); a
 // match not fused, and why, is a line of the plan's `fusions` like one fused.
@@ -40,7 +42,7 @@ using ir::NodeId;
 using ir::OpKind;
 
 struct NormMatch {
-  NodeId x = -1, eps = -1, mean = -1;   // mean: the centering mean node (centered only)
+  NodeId x = -1, eps = -1;
   std::vector<int> axes;
   ir::NormAttrs attrs;
 };
@@ -94,7 +96,7 @@ class Matcher {
     return match_stat(id, d, a);
   }
 
-  // v = mean|sum(d * d | d ** 2, trailing axes, keepdims).
+  // v = mean|sum(d * d | pow(d, 2), axes, keepdims) (the caller checks the axes are trailing).
   std::optional<NormMatch> match_stat(NodeId id, NodeId d, NodeId v) const {
     const ir::Node& stat = node(v);
     if ((stat.kind != OpKind::Mean && stat.kind != OpKind::Sum) || !stat.keepdims || stat.axes.empty() ||
@@ -117,7 +119,6 @@ class Matcher {
       if (mn.kind == OpKind::Mean && mn.keepdims && mn.axes == stat.axes && same_value(mn.operands[0], x) &&
           bound_.shape(x) == bound_.shape(d) && same_type(x, id) && same_type(mu, id)) {
         m.x = x;
-        m.mean = mu;
         m.attrs.centered = true;
       }
     }
