@@ -261,6 +261,7 @@ class Interpreter {
   Value permute(const Node& n, const Shape& out);
   Value index_view(const Node& n, const Shape& out);
   Value matmul(const Node& n, const Shape& out);
+  Value attention(const Node& n, const Shape& out);
   Value conv(const Node& n, const Shape& out);
   Value pool(const Node& n, const Shape& out);
 
@@ -390,6 +391,7 @@ Value Interpreter::eval(NodeId id, const Node& n) {
     case OpKind::Permute: return permute(n, out);
     case OpKind::Reshape: case OpKind::Pad: case OpKind::Concat: case OpKind::Gather: return index_view(n, out);
     case OpKind::Matmul: return matmul(n, out);
+    case OpKind::Attention: return attention(n, out);
     case OpKind::Conv: return conv(n, out);
     case OpKind::Iota: return iota(n, out);
     case OpKind::MaxPool: case OpKind::AvgPool: return pool(n, out);
@@ -868,6 +870,17 @@ void axpy4(std::int64_t n, const double* a, std::int64_t lda, const double* __re
 // a column (B) whose dim is dropped from the result, as torch.matmul. Rows of C are
 // computed in blocks of kRowBlock over column tiles of kColTile: for each k, a row of B
 // is read once and used for the whole row block (i-k-j order, C tile in L1).
+// Each batch's offset of a stack of matrices (`matrix` elements each) whose batch dims `operand`
+// broadcast to `batch` (numpy rules, right-aligned).
+std::vector<std::int64_t> batch_offsets(const Shape& operand, const Shape& batch, std::int64_t matrix) {
+  std::vector<std::int64_t> off(static_cast<std::size_t>(numel_of(batch)));
+  Shape strides = broadcast_strides(operand, batch);
+  for (auto& s : strides) s *= matrix;
+  walk_range<1>(batch, {strides}, 0, numel_of(batch),
+                [&](std::int64_t i, const std::array<std::int64_t, 1>& o) { off[static_cast<std::size_t>(i)] = o[0]; });
+  return off;
+}
+
 Value Interpreter::matmul(const Node& n, const Shape& out) {
   const Value& a = operand(n, 0);
   const Value& b = operand(n, 1);
@@ -891,15 +904,7 @@ Value Interpreter::matmul(const Node& n, const Shape& out) {
               shape_str(a.shape), shape_str(b.shape));
 
   // Each output batch's A and B matrix offsets.
-  std::vector<std::int64_t> a_off(static_cast<std::size_t>(batches)), b_off(static_cast<std::size_t>(batches));
-  Shape a_strides = broadcast_strides(a_batch, batch), b_strides = broadcast_strides(b_batch, batch);
-  for (auto& s : a_strides) s *= m * k;
-  for (auto& s : b_strides) s *= k * nn;
-  walk_range<2>(batch, {a_strides, b_strides}, 0, batches,
-                [&](std::int64_t i, const std::array<std::int64_t, 2>& o) {
-                  a_off[static_cast<std::size_t>(i)] = o[0];
-                  b_off[static_cast<std::size_t>(i)] = o[1];
-                });
+  const std::vector<std::int64_t> a_off = batch_offsets(a_batch, batch, m * k), b_off = batch_offsets(b_batch, batch, k * nn);
 
   Value v;
   v.shape = out;
@@ -925,6 +930,50 @@ Value Interpreter::matmul(const Node& n, const Shape& out) {
   });
   store_all(n.dtype, v.data);
   return v;
+}
+
+// Attention (ir.h, AttentionAttrs) in float64, row by row: the scores q·kt times the scale, the
+// causal mask (key j > query i: excluded), their softmax, times v; rounded once to the node's
+// dtype. A fused attention's meaning; the composition it replaced rounds each step instead.
+Value Interpreter::attention(const Node& n, const Shape& out) {
+  const Value& q = operand(n, 0);
+  const Value& kt = operand(n, 1);
+  const Value& v = operand(n, 2);
+  double scale = n.attention.has_scale ? n.attention.scale : 1.0;
+  if (n.operands.size() > 3) scale = operand(n, 3).values().at(0);
+  if (n.attention.divide) scale = 1.0 / scale;
+  const std::size_t r = out.size();
+  KILN_ASSERT(r >= 2 && q.shape.size() >= 2 && kt.shape.size() >= 2 && v.shape.size() >= 2, "attention of rank < 2");
+  const std::int64_t s = out[r - 2], dv = out[r - 1], d = q.shape.back(), t = kt.shape.back();
+  const Shape batch(out.begin(), out.end() - 2);
+  auto batch_of = [](const Shape& x) { return Shape(x.begin(), x.end() - 2); };
+  const auto q_off = batch_offsets(batch_of(q.shape), batch, s * d), k_off = batch_offsets(batch_of(kt.shape), batch, d * t),
+             v_off = batch_offsets(batch_of(v.shape), batch, t * dv);
+  Value o;
+  o.shape = out;
+  o.data.assign(static_cast<std::size_t>(numel_of(out)), 0.0);
+  parallel_for(numel_of(batch) * s, [&](std::int64_t task) {
+    const std::int64_t b = task / s, i = task % s;
+    const double* qi = q.values().data() + q_off[static_cast<std::size_t>(b)] + i * d;
+    const double* pk = kt.values().data() + k_off[static_cast<std::size_t>(b)];
+    const double* pv = v.values().data() + v_off[static_cast<std::size_t>(b)];
+    std::vector<double> p(static_cast<std::size_t>(t));
+    double mx = -std::numeric_limits<double>::infinity();
+    for (std::int64_t j = 0; j < t; ++j) {
+      double acc = 0;
+      for (std::int64_t e = 0; e < d; ++e) acc += qi[e] * pk[e * t + j];
+      acc *= scale;
+      if (n.attention.causal && j > i) acc = -std::numeric_limits<double>::infinity();
+      p[static_cast<std::size_t>(j)] = acc;
+      mx = std::max(mx, acc);
+    }
+    double sum = 0;
+    for (auto& x : p) sum += (x = std::exp(x - mx));
+    double* oi = o.data.data() + task * dv;
+    for (std::int64_t j = 0; j < t; ++j) axpy(dv, p[static_cast<std::size_t>(j)] / sum, pv + j * dv, oi);
+  });
+  store_all(n.dtype, o.data);
+  return o;
 }
 
 // ---------------------------------------------------------------- convolution

@@ -86,9 +86,11 @@ std::shared_ptr<const ir::BoundIr> oracle_graph(std::shared_ptr<const ir::BoundI
   const Target target = options.arch.empty() ? device_target(current_device(), options.precision)
                                              : Target::for_arch(options.arch);
   std::vector<std::string> fusions;
-  auto fused = fuse_norms(bound, target, fusions);
-  for (const auto& n : fused->ir->nodes)
-    if (n.kind == ir::OpKind::Normalize && (n.dtype == DType::f16 || n.dtype == DType::bf16)) return fused;
+  auto fused = fuse_compositions(bound, target, fusions);
+  for (const auto& n : fused->ir->nodes) {
+    const bool half = n.dtype == DType::f16 || n.dtype == DType::bf16;
+    if (half && (n.kind == ir::OpKind::Normalize || n.kind == ir::OpKind::Attention)) return fused;
+  }
   return bound;
 }
 

@@ -417,4 +417,31 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& con
                   fmt::format("kiln::conv_geometry(kConfig, {})", plan.target.sm_count));
 }
 
+void emit_family(const Plan& plan, const PlannedKernel& k, const AttentionConfig& config, UnitParts& unit) {
+  const auto& node = plan.ir().node(k.anchor);
+  const auto& attrs = node.attention;
+  const char* elem = storage_type(plan.ir().node(node.operands[0]).dtype);
+  CodeWriter c;
+  c.raw_line(index_declaration(k.index64));
+  c.line("{}", UnitParts::config_line(config));
+  c.line("struct Config {{");
+  c.line("  static constexpr kiln::AttentionConfig value = kConfig;");
+  c.line("}};");
+  c.line("// sm_90a: q block once, k and v tiles through a TMA ring; scores and the online softmax in registers");
+  c.line("using Kernel = kiln::sm90::FlashAttention<{}, Index, Config>;", elem);
+  unit.constants = c.str();
+  // The scale: a scalar argument (its name) or the literal, as f32; a divisor inverted.
+  std::string scale = "1.0f";
+  if (node.operands.size() > 3) scale = fmt::format("static_cast<float>({})", plan.ir().node(node.operands[3]).name);
+  else if (attrs.has_scale) scale = fmt::format("static_cast<float>({})", attrs.scale);
+  if (attrs.divide) scale = fmt::format("1.0f / {}", scale);
+  std::vector<std::string> lines;
+  const Coords coords = matmul_coords(plan, k, lines);
+  const std::string epi = epilogue(plan, k, unit, "float acc, Index batch, Index row, Index col", lines, coords);
+  unit.body = fmt::format("  Kernel::run(tmap_q, tmap_k, tmap_v, {}, {}, {});",
+                          UnitParts::pointer_name(plan, k.stores[0].buffer), epi, scale);
+  unit.includes = includes(plan, k, "attention_sm90.cuh");
+  template_checks(k, unit, "Kernel", true, "kiln::attention_geometry(kConfig)");
+}
+
 }  // namespace kiln

@@ -88,5 +88,6 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const GemmConfig& config, UnitParts& unit);   // emit_contraction.cpp
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const ConvConfig& config, UnitParts& unit);   // emit_contraction.cpp
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const PoolConfig& config, UnitParts& unit);   // emit_pool.cpp
+void emit_family(const Plan& plan, const PlannedKernel& kernel, const AttentionConfig& config, UnitParts& unit);   // emit_contraction.cpp
 
 }  // namespace kiln

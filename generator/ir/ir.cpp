@@ -387,6 +387,7 @@ const char* op_kind_name(OpKind kind) {
     case OpKind::Softmax: return "softmax";
     case OpKind::LogSoftmax: return "log_softmax";
     case OpKind::Normalize: return "normalize";
+    case OpKind::Attention: return "attention";
     case OpKind::Dropout: return "dropout";
     case OpKind::Matmul: return "matmul";
     case OpKind::Permute: return "permute";
@@ -510,6 +511,12 @@ std::string node_text(const Ir& ir, const Node& n, NodeId id, const ShapeText& s
     attrs.push_back(n.norm.centered ? "centered" : "uncentered");
     attrs.push_back(n.norm.mean ? "mean" : "sum");
     if (n.norm.divide) attrs.push_back("divide");
+  } else if (n.kind == OpKind::Attention) {
+    if (n.attention.has_scale && n.operands.size() < 4)
+      attrs.push_back(fmt::format("{}={}", n.attention.divide ? "divisor" : "scale", number(n.attention.scale)));
+    else if (n.attention.has_scale)
+      attrs.push_back(n.attention.divide ? "divided" : "scaled");
+    if (n.attention.causal) attrs.push_back("causal");
   } else if (is_rownorm(n.kind) || n.kind == OpKind::Iota || n.kind == OpKind::Concat || n.kind == OpKind::Gather) {
     attrs.push_back(fmt::format("axis={}", n.axis));
   } else if (n.kind == OpKind::Dropout) {

@@ -102,6 +102,10 @@ enum class OpKind : std::uint8_t {
   // normalize(x[, eps]) over the trailing `axes`: never written by a user; the planner's
   // composition pass makes it from a norm written out ([Note: norm compositions]); `norm`
   Normalize,
+  // attention(q, kt, v[, scale]): softmax(q·kt · scale, masked) · v over the last two axes, batch
+  // dims broadcast as matmul's; never written by a user: the planner's composition pass makes it
+  // from the product written out ([Note: attention compositions]); `attention`
+  Attention,
   // dropout(x, p, seed): operands {x, seed scalar}; `p`
   Dropout,
   // matmul(a, b): batched, batch dims broadcast; operands may be Permute views
@@ -195,6 +199,16 @@ struct NormAttrs {
   bool divide = false;
 };
 
+// An attention the planner recognized (generator/plan/fuse_attention.cpp): scores = q·kt, times
+// the scale (a literal `scale`, or operand 3, a scalar; `divide`: divided by it instead), the
+// causal mask (`causal`: key j > query i reads as -inf), softmax over the keys, times v.
+struct AttentionAttrs {
+  bool causal = false;
+  bool divide = false;
+  bool has_scale = false;      // false: scale 1
+  double scale = 1.0;          // the literal scale (operand 3 absent)
+};
+
 // Per-op precision request for f32 matmul/conv; nullopt = the runtime's default.
 using PrecisionChoice = std::optional<Precision>;
 
@@ -215,6 +229,7 @@ struct Node {
   PoolAttrs pool;                    // MaxPool, AvgPool
   PadAttrs pad;                      // Pad
   NormAttrs norm;                    // Normalize (its axes in `axes`)
+  AttentionAttrs attention;          // Attention
   PrecisionChoice precision;         // Matmul, Conv
   SourceLoc loc;                     // the expression this node came from
 };

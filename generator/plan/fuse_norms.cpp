@@ -179,6 +179,8 @@ const char* norm_name(const ir::NormAttrs& a) {
   return a.mean ? "RMS norm" : "L2 norm";
 }
 
+}  // namespace
+
 // The graph with every node nothing reads dropped (inputs stay: they are the op's signature).
 ir::BoundIr without_dead_nodes(const ir::BoundIr& bound, std::shared_ptr<ir::Ir> ir) {
   const std::size_t n = ir->nodes.size();
@@ -210,8 +212,6 @@ ir::BoundIr without_dead_nodes(const ir::BoundIr& bound, std::shared_ptr<ir::Ir>
   out.ir = std::move(ir);
   return out;
 }
-
-}  // namespace
 
 std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr> bound, const Target& target,
                                               std::vector<std::string>& fusions) {

@@ -13,6 +13,7 @@
 #include "kiln/config/gemm.h"
 #include "kiln/config/conv.h"
 #include "kiln/config/pool.h"
+#include "kiln/config/attention.h"
 
 namespace kiln {
 
@@ -27,7 +28,8 @@ using KernelConfig = std::variant<std::monostate,
                                   RownormConfig,
                                   GemmConfig,
                                   ConvConfig,
-                                  PoolConfig>;
+                                  PoolConfig,
+                                  AttentionConfig>;
 
 // "ElementwiseConfig{vec=4 threads=256}" ("(no config)" for std::monostate).
 std::string config_text(const KernelConfig& config);

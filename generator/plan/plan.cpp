@@ -921,7 +921,7 @@ const ir::DimDecl* Planner::dyn_dim_of_anchor(ir::NodeId anchor, ir::NodeId end)
 
 Plan make_plan(std::shared_ptr<const ir::BoundIr> bound, const Target& target) {
   std::vector<std::string> fusions;
-  auto fused = fuse_norms(std::move(bound), target, fusions);
+  auto fused = fuse_compositions(std::move(bound), target, fusions);
   Plan plan = Planner(std::move(fused), target).run();
   plan.fusions = std::move(fusions);
   return plan;

@@ -233,6 +233,15 @@ Plan make_plan(std::shared_ptr<const ir::BoundIr> bound, const Target& target);
 std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr> bound, const Target& target,
                                               std::vector<std::string>& fusions);
 
+// The attention composition pass (fuse_attention.cpp, [Note: attention compositions]): each
+// softmax(q·kᵀ · scale [causal]) · v written out made one Attention node where the attention
+// family takes it; a line per match in `fusions`.
+std::shared_ptr<const ir::BoundIr> fuse_attention(std::shared_ptr<const ir::BoundIr> bound, const Target& target,
+                                                  std::vector<std::string>& fusions);
+// Every composition pass, in make_plan's order: fuse_norms, then fuse_attention.
+std::shared_ptr<const ir::BoundIr> fuse_compositions(std::shared_ptr<const ir::BoundIr> bound, const Target& target,
+                                                     std::vector<std::string>& fusions);
+
 // The dims that can be `dyn` without the planner refusing the op: those that size no anchor's
 // tensors, or only the rows of memory-bound anchors ([Note: dyn rows] in plan_memory.cpp), and are
 // a whole extent of some input or output (where a launch reads the value). Options::shapes =

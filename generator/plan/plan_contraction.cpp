@@ -1483,13 +1483,107 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
                           cc.stream ? ", streaming stores" : "", why);
 }
 
+
+// ---------------------------------------------------------------- fused attention
+// [Note: attention compositions] (fuse_attention.cpp) made the node; attention_sm90.cuh runs it.
+// Each operand is mapped where it is stored (a view of an input: its own strides) or, stored
+// first by the planner, row-major. The maps are 4-D: the head dim (contiguous), the rows (queries
+// or keys), the inner and the outer batch dim; a batch dim an operand broadcasts has extent 1.
+
+// A view the kernel maps in place, or the operand the planner stored first (row-major).
+StridedView attention_operand(const Planner& p, NodeId op, bool kt) {
+  if (attention_reads_in_place(p.bound(), op, kt)) return *strided_view(p.bound(), op);
+  StridedView s;
+  s.leaf = op;
+  s.shape = p.shape(op);
+  s.strides.assign(s.shape.size(), 1);
+  for (std::size_t i = s.shape.size(); i-- > 1;) s.strides[i - 1] = s.strides[i] * s.shape[i];
+  return s;
+}
+
+bool takes_attention_view(const Planner& p, NodeId anchor, NodeId operand) {
+  const auto& ops = p.node(anchor).operands;
+  const bool kt = ops.size() > 1 && ops[1] == operand;
+  const auto kind = p.node(operand).kind;
+  return (kind == OpKind::Permute || kind == OpKind::Reshape) && attention_reads_in_place(p.bound(), operand, kt);
+}
+
+// The operand's 4-D map: {head dim, rows, inner batch, outer batch}; `bcast` gets a bit per
+// batch dim it broadcasts (0 outer, 1 inner). kt's rows are its last dim (the keys).
+KernelArg attention_map(const Planner& p, const StridedView& v, bool kt, std::size_t out_rank, int rows_box,
+                        const char* name, DType et, int& bcast) {
+  const std::int64_t e = static_cast<std::int64_t>(dtype_size(et));
+  const std::size_t r = v.shape.size();
+  const std::size_t row_dim = kt ? r - 1 : r - 2, col_dim = kt ? r - 2 : r - 1;
+  // Bytes a placeholder stride of an extent-1 dim steps: past the whole tensor, a multiple of 16.
+  const std::int64_t whole = (product(p.shape(v.leaf), 0, p.shape(v.leaf).size()) * e + 15) / 16 * 16;
+  TensorMapSpec m;
+  m.dims = {v.shape[col_dim], v.shape[row_dim]};
+  m.strides = {v.shape[row_dim] > 1 ? v.strides[row_dim] * e : whole};
+  bcast = 0;
+  // Output batch dim k (0 outer, 1 inner) of out_rank - 2 <= 2, right-aligned onto the operand's.
+  const std::size_t nb = out_rank - 2, ob = r - 2;
+  for (int k = 1; k >= 0; --k) {   // inner first: map dim 2, then outer: map dim 3
+    const std::ptrdiff_t od = static_cast<std::ptrdiff_t>(nb) - (k == 1 ? 1 : 2);   // output batch dim
+    const std::ptrdiff_t vd = od - static_cast<std::ptrdiff_t>(nb) + static_cast<std::ptrdiff_t>(ob);   // operand's
+    if (od < 0 || vd < 0 || v.shape[static_cast<std::size_t>(vd)] == 1) {
+      bcast |= 1 << k;
+      m.dims.push_back(1);
+      m.strides.push_back(whole);
+    } else {
+      m.dims.push_back(v.shape[static_cast<std::size_t>(vd)]);
+      m.strides.push_back(v.strides[static_cast<std::size_t>(vd)] * e);
+    }
+  }
+  m.box = {64, rows_box, 1, 1};
+  return tensor_map_arg(p.leaf_buffer(v.leaf), name, et, std::move(m));
+}
+
+void plan_attention(Planner& p, PlannedKernel& kn) {
+  const auto& node = p.node(kn.anchor);
+  const auto& out = p.shape(kn.anchor);
+  const DType et = p.node(node.operands[0]).dtype;
+  const std::size_t r = out.size();
+  AttentionConfig c;
+  c.elem_bytes = static_cast<int>(dtype_size(et));
+  c.s = out[r - 2];
+  c.dv = static_cast<int>(out[r - 1]);
+  c.d = static_cast<int>(p.shape(node.operands[0]).back());
+  c.t = p.shape(node.operands[1]).back();
+  c.batch = product(out, 0, r - 2);
+  c.inner = r > 2 ? out[r - 3] : 1;
+  c.causal = node.attention.causal;
+  c.bm = 128;
+  c.bn = attention_bn(c.d, c.dv);
+  c.stages = 2;
+  c.vec_out = p.target().aligned16;
+  KILN_ASSERT(attention_head_dim(c.d) && attention_head_dim(c.dv) && r <= 4, "attention node the kernel does not take");
+  const StridedView q = attention_operand(p, node.operands[0], false), kt = attention_operand(p, node.operands[1], true),
+                    v = attention_operand(p, node.operands[2], false);
+  kn.args.push_back(attention_map(p, q, false, r, c.bm, "tmap_q", et, c.q_bcast));
+  kn.args.push_back(attention_map(p, kt, true, r, c.bn, "tmap_k", et, c.k_bcast));
+  kn.args.push_back(attention_map(p, v, false, r, c.bn, "tmap_v", et, c.v_bcast));
+  kn.template_name = "flash_attention";
+  kn.setmaxnreg = true;
+  kn.config = c;
+  set_launch(kn, attention_geometry(c));
+  const std::int64_t flops = 2 * c.batch * c.s * c.t * (c.d + c.dv) / (c.causal ? 2 : 1);
+  kn.reason = fmt::format("attention {} queries x {} keys, head dims {} and {}, {} batches{}: sm_90a flash kernel, {} "
+                          "query rows a CTA (two consumer warpgroups of 64 + a TMA producer warpgroup), key tiles of "
+                          "{} through a {}-stage ring, scores and the online softmax in registers, P as the A operand "
+                          "of the second wgmma from registers; {} CTAs, {:.1f} GFLOP",
+                          c.s, c.t, c.d, c.dv, c.batch, c.causal ? ", causal" : "", c.bm, c.bn, c.stages, kn.grid.x,
+                          static_cast<double>(flops) * 1e-9);
+}
 }  // namespace
 
 const AnchorRule* contraction_rule(ir::OpKind kind) {
   static const AnchorRule kMatmul{"gemm", false, true, plan_matmul, takes_transposed_view, claims_softmax, true};
   static const AnchorRule kConv{"conv_igemm", false, true, plan_conv, nullptr, nullptr};
   if (kind == OpKind::Matmul) return &kMatmul;
+  static const AnchorRule kAttention{"attention", false, true, plan_attention, takes_attention_view, nullptr};
   if (kind == OpKind::Conv) return &kConv;
+  if (kind == OpKind::Attention) return &kAttention;
   return nullptr;
 }
 

@@ -50,6 +50,23 @@ launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kernel, st
 // extent ([Note: dyn matmul]).
 launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t extent);
 
+// The graph with every node nothing reads dropped (inputs stay: they are the op's signature), ids
+// renumbered: what the composition passes (fuse_norms.cpp, fuse_attention.cpp) return.
+ir::BoundIr without_dead_nodes(const ir::BoundIr& bound, std::shared_ptr<ir::Ir> ir);
+
+// A tensor an Input holds, read in place: the Input itself, a reshape of it that only adds or drops
+// extents of 1, or a Permute of either, as extents and element strides per dim of the view (0 for
+// an extent of 1; fuse_attention.cpp); nullopt for anything else.
+struct StridedView {
+  ir::NodeId leaf = -1;
+  std::vector<std::int64_t> shape, strides;
+};
+std::optional<StridedView> strided_view(const ir::BoundIr& bound, ir::NodeId id);
+// Whether the attention kernel maps an operand where it is (a StridedView with its contiguous dim
+// where the kernel wants it: the head dim, dim r - 2 of kᵀ and r - 1 of q and v); else the planner
+// stores it first, row-major.
+bool attention_reads_in_place(const ir::BoundIr& bound, ir::NodeId operand, bool kt);
+
 class Planner {
  public:
   Planner(std::shared_ptr<const ir::BoundIr> bound, const Target& target);

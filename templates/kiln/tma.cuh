@@ -77,6 +77,15 @@ __device__ __forceinline__ void tma_load(u32 dst, const TensorMap& map, u32 bar,
       : "memory");
 }
 
+// One box of a 4-D map at coordinates (c0 innermost, c1, c2, c3).
+__device__ __forceinline__ void tma_load_4d(u32 dst, const TensorMap& map, u32 bar, int c0, int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
+      "[%6];\n" ::"r"(dst),
+      "l"(reinterpret_cast<u64>(&map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+      : "memory");
+}
+
 // im2col mode (a 4-D NHWC map from cuTensorMapEncodeIm2col): the map's channelsPerPixel channels
 // from c0 of each of its pixelsPerColumn pixels, walked from (w, h, n) along W, then H, then N
 // inside the map's pixel box (its lower and upper corners), each read at the pixel's position

@@ -171,6 +171,25 @@ struct WgmmaRegA;
     }                                                                                             \
   };
 
+// d (m64 x N, f32) += A · B for f16 / bf16 with A from registers (four .b32 per thread, each two
+// elements along k: a[0] = A(16w + g, 2t..2t+1), a[1] = A(16w + g + 8, 2t..), a[2] = A(16w + g,
+// 2t+8..2t+9), a[3] = A(16w + g + 8, 2t+8..): the mma.sync m16n8k16 A fragment per warp), B from
+// its descriptor (kTB: MN-major). The registers must not change until the batch has completed.
+template <int N, class E, bool kTB>
+struct WgmmaRegA16;
+#define KILN_WGMMA_16_RA(N, T, PTX, A0, A1, A2, A3, DB, SC, TB)                                        \
+  template <bool kTB>                                                                             \
+  struct WgmmaRegA16<N, T, kTB> {                                                                 \
+    static constexpr int kK = 16;                                                                 \
+    static __device__ __forceinline__ void run(float (&d)[N / 8][4], const u32 (&a)[4], u64 db, int scale_d) { \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #SC ", 0;\n"                              \
+                   "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." PTX "." PTX " {" KILN_WG_REGS_##N \
+                   "}, {%" #A0 ", %" #A1 ", %" #A2 ", %" #A3 "}, %" #DB ", p, 1, 1, %" #TB ";\n}\n"   \
+                   : KILN_WG_OUTS_##N                                                             \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "n"(int(kTB))); \
+    }                                                                                             \
+  };
+
 KILN_WGMMA_TF32(64, 32, 33, 34)
 KILN_WGMMA_TF32(128, 64, 65, 66)
 KILN_WGMMA_TF32(256, 128, 129, 130)
@@ -184,7 +203,15 @@ KILN_WGMMA_16(64, __nv_bfloat16, "bf16", 32, 33, 34, 35, 36)
 KILN_WGMMA_16(128, __nv_bfloat16, "bf16", 64, 65, 66, 67, 68)
 KILN_WGMMA_16(256, __nv_bfloat16, "bf16", 128, 129, 130, 131, 132)
 
+KILN_WGMMA_16_RA(64, __half, "f16", 32, 33, 34, 35, 36, 37, 38)
+KILN_WGMMA_16_RA(128, __half, "f16", 64, 65, 66, 67, 68, 69, 70)
+KILN_WGMMA_16_RA(256, __half, "f16", 128, 129, 130, 131, 132, 133, 134)
+KILN_WGMMA_16_RA(64, __nv_bfloat16, "bf16", 32, 33, 34, 35, 36, 37, 38)
+KILN_WGMMA_16_RA(128, __nv_bfloat16, "bf16", 64, 65, 66, 67, 68, 69, 70)
+KILN_WGMMA_16_RA(256, __nv_bfloat16, "bf16", 128, 129, 130, 131, 132, 133, 134)
+
 #undef KILN_WGMMA_TF32
+#undef KILN_WGMMA_16_RA
 #undef KILN_WGMMA_TF32_RA
 #undef KILN_WGMMA_16
 #undef KILN_WG_D4

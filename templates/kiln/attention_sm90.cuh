@@ -1,0 +1,263 @@
+// kiln/attention_sm90.cuh — fused attention on the Hopper engine's parts: TMA loads into an
+// mbarrier-guarded ring, a producer warpgroup, wgmma consumer warpgroups (sm_90a only).
+//
+// ============================================================================================
+// CONTRACT (what the emitter instantiates)
+// --------------------------------------------------------------------------------------------
+// kiln::sm90::FlashAttention<E, Index, Config>, Config::value an AttentionConfig
+// (config/attention.h); E: __half or __nv_bfloat16.
+//   template <class OutT, class Epi>
+//   static __device__ void run(const TensorMap& q, const TensorMap& k, const TensorMap& v,
+//                              OutT* out, Epi epi, float scale);
+// out[batch](i, c) = epi(sum_j p(i, j) v(j, c), batch, i, c), p = softmax over j of
+// scale · q(i, :)·k(j, :) (keys j > i excluded when causal), for batch = b0 · inner + b1, query
+// i < s, column c < dv; out is row-major [batch][s][dv].
+// The tensor maps (4-D, 128-byte swizzle, innermost first): q {d, s, inner, outer}, k {d, t,
+// inner, outer}, v {dv, t, inner, outer}, a broadcast batch dim of extent 1 (its bit in
+// q_bcast / k_bcast / v_bcast); boxes {64, bm} for q and {64, bn} for k and v. Rows past s or t
+// read as zeros. Launch: attention_geometry, __launch_bounds__(threads, 1) (setmaxnreg).
+//
+// [Note: the fused attention kernel]
+// - Roles. Warpgroup 0 is the producer: one thread loads the CTA's q block (bm rows, once),
+//   then each key tile's k and v through a `stages`-deep ring. k and v have full barriers of
+//   their own, so the scores of a tile start while its v still loads; one empty barrier per
+//   stage, on which every consumer warp arrives once it has read both.
+// - Consumer c (warpgroup c + 1) owns query rows 64c .. 64c + 63 of the block. Per key tile:
+//   S = q·kᵀ (wgmma m64n{bn}k16, both operands k-major from shared memory: d contiguous), the
+//   mask (keys past t; causal keys past the row), the online softmax in the log2 domain (scores
+//   times scale·log2(e); a row's running max m and the thread's share of its sum l; the output
+//   rescaled by 2^(m_old - m_new) when the max grows), P rounded to E and kept in registers as
+//   the A operand of O += P·v (wgmma m64n{dv}k16, v MN-major: dv contiguous). A thread holds
+//   rows g and g + 8 of its warp's 16 (the accumulator layout, [Note: wgmma operands in shared
+//   memory]); a row's max and sum are combined over the 4 threads that hold it (shuffles).
+// - P is rounded to 16 bits before the second product (as every flash kernel does); the scores,
+//   the statistics and the output accumulate in f32, and the output is rounded once.
+// - Schedule: CTA x takes batch x / row_blocks and query block row_blocks - 1 - x % row_blocks:
+//   a batch's blocks run together (k and v shared in L2), the causal ones longest first.
+// ============================================================================================
+#pragma once
+
+#include "kiln/common.cuh"
+#include "kiln/config/attention.h"
+#include "kiln/gemm_store.cuh"
+#include "kiln/tma.cuh"
+#include "kiln/wgmma.cuh"
+
+namespace kiln {
+namespace sm90 {
+
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+template <class E, class Index, class Config>
+struct FlashAttention {
+  static constexpr AttentionConfig C = Config::value;
+  static constexpr int kConsumers = attention_consumers(C);
+  static constexpr int kThreads = attention_threads(C);
+  static constexpr int kSmemBytes = attention_smem(C);
+  static constexpr int BM = C.bm, BN = C.bn, D = C.d, DV = C.dv, Stages = C.stages;
+  static constexpr int kQBytes = attention_q_bytes(C), kKBytes = attention_k_bytes(C), kVBytes = attention_v_bytes(C);
+  static constexpr int kStageBytes = kKBytes + kVBytes;
+  static constexpr int kConsumerRegs = 232, kProducerRegs = 40;
+  using MmaS = Wgmma<BN, E, false, false>;      // S = q·kᵀ: both k-major
+  using MmaO = WgmmaRegA16<DV, E, true>;        // O += P·v: P in registers, v MN-major
+  static constexpr int NS = BN / 8, NO = DV / 8;
+  // The config's fields as scalars (device code cannot take the address of C).
+  static constexpr long long kS = C.s, kT = C.t, kInner = C.inner, kBlocks = attention_row_blocks(C);
+  static constexpr int kQBcast = C.q_bcast, kKBcast = C.k_bcast, kVBcast = C.v_bcast;
+  static constexpr bool kCausal = C.causal, kVecOut = C.vec_out;
+
+  static_assert(C.elem_bytes == 2 && sizeof(E) == 2, "f16 / bf16 operands");
+  static_assert(attention_head_dim(D) && attention_head_dim(DV), "head dims 64, 128 or 256");
+  static_assert(BM == 128 && (BN == 64 || BN == 128), "tiles");
+  static_assert(kSmemBytes == kQBytes + Stages * kStageBytes + 1024 + 8 * (1 + 3 * Stages), "attention_smem");
+
+  // The batch coordinates an operand reads (0 along the dims it broadcasts).
+  static __device__ __forceinline__ int coord(long long b, int bcast, int bit) { return (bcast >> bit) & 1 ? 0 : int(b); }
+
+  // One operand tile of `rows` rows from `row0`: (cols / 64) boxes of 64 elements x rows.
+  template <int kCols, int kRows>
+  static __device__ __forceinline__ void load_tile(u32 dst, const TensorMap& map, u32 bar, int row0, long long b0,
+                                                   long long b1, int bcast) {
+#pragma unroll
+    for (int p = 0; p < kCols / 64; ++p)
+      tma_load_4d(dst + p * kRows * 128, map, bar, p * 64, row0, coord(b1, bcast, 1), coord(b0, bcast, 0));
+  }
+
+  // Descriptors: q block (k-major, boxes of 64 d x BM rows), k tile (k-major, 64 d x BN keys),
+  // v tile (MN-major: 64 dv x BN keys a box, the boxes kChunk apart).
+  static __device__ __forceinline__ u64 desc_q(u32 q, int c, int kk) {
+    const int byte = kk * 32;
+    return descriptor(q + (byte / 128) * BM * 128 + c * 64 * 128 + byte % 128);
+  }
+  static __device__ __forceinline__ u64 desc_k(u32 k, int kk) {
+    const int byte = kk * 32;
+    return descriptor(k + (byte / 128) * BN * 128 + byte % 128);
+  }
+  static __device__ __forceinline__ u64 desc_v(u32 v, int kk) { return descriptor_mn(v + kk * 2048, BN * 128); }
+
+  template <class OutT, class Epi>
+  static __device__ __forceinline__ void run(const TensorMap& q, const TensorMap& k, const TensorMap& v, OutT* out,
+                                             Epi epi, float scale) {
+    extern __shared__ __align__(16) char smem_raw[];
+    const u32 base = align_1024(smem_addr(smem_raw));
+    const u32 ring = base + kQBytes;
+    const u32 bars = ring + Stages * kStageBytes;   // q full, k full[S], v full[S], empty[S]
+    const u32 q_full = bars;
+    auto k_full = [&](int s) { return bars + 8 * (1 + s); };
+    auto v_full = [&](int s) { return bars + 8 * (1 + Stages + s); };
+    auto empty = [&](int s) { return bars + 8 * (1 + 2 * Stages + s); };
+
+    const long long batch = blockIdx.x / kBlocks;
+    const long long mb = kBlocks - 1 - blockIdx.x % kBlocks;
+    const long long b0 = batch / kInner, b1 = batch % kInner;
+    const int m0 = int(mb * BM);
+    // Key tiles of this block (config/attention.h's attention_key_tiles).
+    const long long keys = kCausal && (mb + 1) * BM < kT ? (mb + 1) * BM : kT;
+    const int tiles = int((keys + BN - 1) / BN);
+    const int wg = threadIdx.x >> 7;
+
+    if (threadIdx.x == 0) {
+      mbar_init(q_full, 1);
+      for (int s = 0; s < Stages; ++s) {
+        mbar_init(k_full(s), 1);
+        mbar_init(v_full(s), 1);
+        mbar_init(empty(s), kConsumers * 4);
+      }
+      mbar_init_fence();
+      prefetch_tensor_map(q);
+      prefetch_tensor_map(k);
+      prefetch_tensor_map(v);
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+      regs_release<kProducerRegs>();
+      if (threadIdx.x == 0) {
+        mbar_arrive_expect_tx(q_full, kQBytes);
+        load_tile<D, BM>(base, q, q_full, m0, b0, b1, kQBcast);
+        for (int j = 0; j < tiles; ++j) {
+          const int s = j % Stages;
+          mbar_wait(empty(s), ((j / Stages) & 1) ^ 1);
+          const u32 stage = ring + s * kStageBytes;
+          mbar_arrive_expect_tx(k_full(s), kKBytes);
+          load_tile<D, BN>(stage, k, k_full(s), j * BN, b0, b1, kKBcast);
+          mbar_arrive_expect_tx(v_full(s), kVBytes);
+          load_tile<DV, BN>(stage + kKBytes, v, v_full(s), j * BN, b0, b1, kVBcast);
+        }
+      }
+      return;
+    }
+
+    regs_claim<kConsumerRegs>();
+    const int c = wg - 1;
+    const int warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+    const int g = lane >> 2, t = lane & 3;
+    // Query rows of this thread's two accumulator rows (h = 0, 1).
+    const int row_base = m0 + 64 * c + 16 * warp + g;
+    const float scale2 = scale * 1.4426950408889634f;   // scores to the log2 domain
+    float o[NO][4];
+    clear(o);
+    float m[2] = {gemm::neg_inf(), gemm::neg_inf()}, l[2] = {0.f, 0.f};
+
+    mbar_wait(q_full, 0);
+    for (int j = 0; j < tiles; ++j) {
+      const int s = j % Stages;
+      const u32 parity = (j / Stages) & 1;
+      const u32 stage = ring + s * kStageBytes;
+      float sc[NS][4];
+      mbar_wait(k_full(s), parity);
+      wg_fence();
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) MmaS::run(sc, desc_q(base, c, kk), desc_k(stage, kk), kk > 0);
+      wg_commit();
+      wg_wait<0>();
+      fence_accumulators(sc);
+
+      // Scores to the log2 domain; keys past t, and causal keys past the row, excluded.
+      const int key0 = j * BN;
+      const bool edge = key0 + BN > kT || (kCausal && key0 + BN - 1 > m0 + 64 * c);
+#pragma unroll
+      for (int n = 0; n < NS; ++n)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          float x = sc[n][r] * scale2;
+          if (edge) {
+            const int key = key0 + 8 * n + 2 * t + (r & 1), row = row_base + 8 * (r >> 1);
+            if (key >= kT || (kCausal && key > row)) x = gemm::neg_inf();
+          }
+          sc[n][r] = x;
+        }
+      // Online softmax: the running max, the rescale of what is summed so far, P = 2^(x - max).
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float mx = m[h];
+#pragma unroll
+        for (int n = 0; n < NS; ++n) mx = fmaxf(mx, fmaxf(sc[n][2 * h], sc[n][2 * h + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        // A row with every key so far excluded keeps max -inf: its terms are 0, not NaN.
+        const float ref = mx == gemm::neg_inf() ? 0.f : mx;
+        const float corr = exp2_approx(m[h] - ref);
+        m[h] = mx;
+        float sum = 0.f;
+#pragma unroll
+        for (int n = 0; n < NS; ++n)
+#pragma unroll
+          for (int r = 2 * h; r < 2 * h + 2; ++r) {
+            const float p = exp2_approx(sc[n][r] - ref);
+            sc[n][r] = p;
+            sum += p;
+          }
+        l[h] = l[h] * corr + sum;
+#pragma unroll
+        for (int n = 0; n < NO; ++n) {
+          o[n][2 * h] *= corr;
+          o[n][2 * h + 1] *= corr;
+        }
+      }
+      // P as the A fragments of k16 steps: step kk covers keys 16kk .. 16kk + 15 of the tile.
+      u32 pa[BN / 16][4];
+#pragma unroll
+      for (int kk = 0; kk < BN / 16; ++kk) {
+        pa[kk][0] = pack2<E>(from_float<E>(sc[2 * kk][0]), from_float<E>(sc[2 * kk][1]));
+        pa[kk][1] = pack2<E>(from_float<E>(sc[2 * kk][2]), from_float<E>(sc[2 * kk][3]));
+        pa[kk][2] = pack2<E>(from_float<E>(sc[2 * kk + 1][0]), from_float<E>(sc[2 * kk + 1][1]));
+        pa[kk][3] = pack2<E>(from_float<E>(sc[2 * kk + 1][2]), from_float<E>(sc[2 * kk + 1][3]));
+      }
+      mbar_wait(v_full(s), parity);
+      wg_fence();
+#pragma unroll
+      for (int kk = 0; kk < BN / 16; ++kk) MmaO::run(o, pa[kk], desc_v(stage + kKBytes, kk), 1);
+      wg_commit();
+      wg_wait<0>();
+      keep_live(pa);
+      fence_accumulators(o);
+      if (lane == 0) mbar_arrive(empty(s));
+    }
+
+    // The row sums over the quad, then the output through the epilogue.
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+      l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+      const float inv = l[h] > 0.f ? 1.f / l[h] : 0.f;
+#pragma unroll
+      for (int n = 0; n < NO; ++n) {
+        o[n][2 * h] *= inv;
+        o[n][2 * h + 1] *= inv;
+      }
+    }
+    OutT* const dst = out + Index(batch) * Index(kS) * Index(DV);
+    const gemm::MatrixOut<OutT, Index, kVecOut, false> put{dst, Index(DV), Index(kS), Index(DV), Index(batch)};
+    float rmax[1][2], rsum[1][2];   // row statistics: unused here
+    const float (&frag)[1][NO][4] = reinterpret_cast<const float (&)[1][NO][4]>(o);
+    gemm::store_fragments<Index, 1, NO, false>(frag, put, Index(m0 + 64 * c + 16 * warp), Index(0), epi, rmax, rsum);
+  }
+};
+
+}  // namespace sm90
+}  // namespace kiln

@@ -1,0 +1,62 @@
+// kiln/config/attention.h — the fused attention family (attention_sm90.cuh): its typed config and
+// the rules the planner, the emitter and the template share. See config.h for the pattern.
+//
+// One kernel computes softmax(q·kᵀ · scale [causal]) · v for every query row block of every
+// batch: a producer warpgroup loads the q block once and the k and v tiles through a ring, two
+// consumer warpgroups each own 64 query rows (scores, online softmax and the output accumulator
+// in registers). Buffers (q, k, v, the output) are the kernel's arguments, not config.
+#pragma once
+
+#include "kiln/config/config.h"
+
+namespace kiln {
+
+#define KILN_ATTENTION_FIELDS(X)                                                                   \
+  X(int, elem_bytes, 2)            /* q, k, v element size: 2 (f16, bf16) */                       \
+  X(long long, s, 1)               /* query rows */                                                \
+  X(long long, t, 1)               /* keys */                                                      \
+  X(int, d, 64)                    /* head dim of q and k (the scores' k) */                       \
+  X(int, dv, 64)                   /* head dim of v and the output */                              \
+  X(long long, batch, 1)           /* output batches, all batch dims flattened */                  \
+  X(long long, inner, 1)           /* extent of the innermost batch dim (batch = outer x inner) */ \
+  X(int, q_bcast, 0)               /* q's broadcast batch dims: bit 0 outer, bit 1 inner */        \
+  X(int, k_bcast, 0)                                                                               \
+  X(int, v_bcast, 0)                                                                               \
+  X(bool, causal, false)           /* key j > query i excluded */                                  \
+  X(int, bm, 128)                  /* query rows a CTA: 64 per consumer warpgroup */               \
+  X(int, bn, 128)                  /* keys a tile */                                               \
+  X(int, stages, 2)                /* k, v tile ring depth */                                      \
+  X(bool, vec_out, false)          /* 8-byte stores of four outputs (dv and the row aligned) */
+KILN_CONFIG(AttentionConfig, KILN_ATTENTION_FIELDS);
+
+// The head dims the kernel takes: whole 128-byte swizzle rows of 16-bit elements, and an
+// accumulator a wgmma shape holds (m64n64, n128, n256).
+KILN_RULE constexpr bool attention_head_dim(long long d) { return d == 64 || d == 128 || d == 256; }
+// Keys a tile: the score accumulator (64 x bn a consumer) and the output's (64 x dv) in registers.
+KILN_RULE constexpr int attention_bn(long long d, long long dv) { return d > 128 || dv > 128 ? 64 : 128; }
+KILN_RULE constexpr int attention_consumers(const AttentionConfig& c) { return c.bm / 64; }
+KILN_RULE constexpr int attention_threads(const AttentionConfig& c) { return 128 * (attention_consumers(c) + 1); }
+// Shared memory: the q block, the ring of k and v tiles, 1 KB to align them to the swizzle period,
+// and the mbarriers (q full; k full, v full and empty per stage).
+KILN_RULE constexpr int attention_q_bytes(const AttentionConfig& c) { return c.bm * c.d * c.elem_bytes; }
+KILN_RULE constexpr int attention_k_bytes(const AttentionConfig& c) { return c.bn * c.d * c.elem_bytes; }
+KILN_RULE constexpr int attention_v_bytes(const AttentionConfig& c) { return c.bn * c.dv * c.elem_bytes; }
+KILN_RULE constexpr int attention_smem(const AttentionConfig& c) {
+  return attention_q_bytes(c) + c.stages * (attention_k_bytes(c) + attention_v_bytes(c)) + 1024 + 8 * (1 + 3 * c.stages);
+}
+KILN_RULE constexpr long long attention_row_blocks(const AttentionConfig& c) { return (c.s + c.bm - 1) / c.bm; }
+// Key tiles of query row block `mb`: all of them, or (causal) those at or left of its last row.
+KILN_RULE constexpr long long attention_key_tiles(const AttentionConfig& c, long long mb) {
+  const long long keys = c.causal && (mb + 1) * c.bm < c.t ? (mb + 1) * c.bm : c.t;
+  return (keys + c.bn - 1) / c.bn;
+}
+// One CTA per (batch, query row block), a batch's blocks adjacent (they share k and v in L2).
+KILN_RULE constexpr launch::Geometry attention_geometry(const AttentionConfig& c) {
+  launch::Geometry g;
+  g.grid.x = attention_row_blocks(c) * c.batch;
+  g.block.x = attention_threads(c);
+  g.shared_bytes = attention_smem(c);
+  return g;
+}
+
+}  // namespace kiln
