@@ -137,7 +137,7 @@ def cumsum_excl(x):
 
 class Problem:
     def __init__(self, name, spec, op, modes, make, eager, check, bytes_moved=0, flops=0, consts=None,
-                 quick_ok=True, label=None):
+                 quick_ok=True, label=None, peers=None):
         self.__dict__.update(locals())
         del self.__dict__["self"]
 
@@ -373,6 +373,42 @@ def problems():
                       one_gib(out_shape=(8192,)), lambda x: x.sum(dim=0),
                       lambda args, outs, mode: check_close(outs[0], args[0].double().sum(dim=0)),
                       bytes_moved=32768 * 8192 * 4))
+    # Attention written out (issue 22): softmax(q·kᵀ·scale [causal]) · v as one flash kernel. eager
+    # is PyTorch's scaled_dot_product_attention with its own backend choice; each backend is a
+    # peer column of the same run (cudnn_ms, flash_ms, efficient_ms). The check: two (batch, head)
+    # slices in float64 against the composition.
+    att_spec = temp_spec("attention_bench.kiln", ATTENTION_BENCH_SPEC)
+    for b, h, s_len, d, dt, causal in ATTENTION_BENCH_SHAPES:
+        torch_dt = torch.float16 if dt == "f16" else torch.bfloat16
+
+        def att_make(b=b, h=h, s_len=s_len, d=d, torch_dt=torch_dt):
+            q, k, v = (torch.randn(b, h, s_len, d, device=DEV, dtype=torch_dt) for _ in range(3))
+            return (q, k, v), [torch.empty(b, h, s_len, d, device=DEV, dtype=torch_dt)]
+
+        def att_check(args, outs, mode, causal=causal, d=d):
+            q, k, v = (a[:1, :2].double() for a in args)
+            sc = q @ k.transpose(-1, -2) / math.sqrt(d)
+            if causal:
+                n = sc.shape[-1]
+                sc = sc.masked_fill(torch.ones(n, n, device=DEV, dtype=torch.bool).triu(1), float("-inf"))
+            ref = torch.softmax(sc, dim=-1) @ v
+            got = outs[0][:1, :2].double()
+            norm = float((got - ref).nan_to_num(1e9).norm() / ref.norm())
+            return norm < 1e-2 and bool(torch.allclose(got, ref, atol=1e-2, rtol=1e-2)), norm
+
+        def sdpa(backend, causal=causal):
+            def run(q, k, v):
+                with torch.nn.attention.sdpa_kernel(backend):
+                    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            return run
+        SB = torch.nn.attention.SDPBackend
+        ps.append(Problem(f"attention {b}x{h}x{s_len}x{d} {dt}{' causal' if causal else ''}", att_spec,
+                          attention_op_name(dt, causal), ["fp32"], att_make,
+                          lambda q, k, v, causal=causal: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
+                          att_check, flops=4 * b * h * s_len * s_len * d // (2 if causal else 1), label=dt,
+                          quick_ok=False,
+                          peers={"cudnn": sdpa(SB.CUDNN_ATTENTION), "flash": sdpa(SB.FLASH_ATTENTION),
+                                 "efficient": sdpa(SB.EFFICIENT_ATTENTION)}))
     # KernelBench level 1's six pooling problems (41-46) at their own shapes and settings
     # (issue 21): one kiln/pool.cuh kernel each; bytes_moved is the input read once and the
     # output written once. The check: the first image in float64 against PyTorch's pool of it.
@@ -451,6 +487,27 @@ op rmsnorm_{r}x{c} {{
   out y = x * rsqrt(mean(x * x, axis=-1, keepdims=true) + eps) * gamma
 }}
 """ for r, c in NORM_BENCH_SHAPES)
+
+
+ATTENTION_BENCH_SHAPES = [(32, 32, 4096, 128, dt, causal) for dt in ("f16", "bf16") for causal in (False, True)]
+
+
+def attention_op_name(dt, causal):
+    return f"attention_{dt}{'_causal' if causal else ''}"
+
+
+# -3.4e38 is -inf in f16 and bf16 (kiln warns that it overflows them): the causal fill.
+ATTENTION_BENCH_SPEC = "".join(f"""
+op {attention_op_name(dt, causal)} {{
+  const scale: f32 = {1 / math.sqrt(d)!r}
+  dims B = {b}, H = {h}, S = {s_len}, D = {d}
+  in  q: {dt}[B, H, S, D]
+  in  k: {dt}[B, H, S, D]
+  in  v: {dt}[B, H, S, D]
+  let s = matmul(q, transpose(k)) * scale
+  out o = matmul(softmax({'where(iota(S, S, axis=1) <= iota(S, S, axis=0), s, -3.4e38)' if causal else 's'}, axis=-1), v)
+}}
+""" for b, h, s_len, d, dt, causal in ATTENTION_BENCH_SHAPES)
 
 
 def rms_norm_eager(x, g):
@@ -962,6 +1019,13 @@ def main():
                     cf = torch.compile(prob.eager)
                     cf(*eager_args)
                     row["compile_ms"] = bench(lambda: cf(*eager_args), args.quick)
+                for peer, fn in (prob.peers or {}).items():   # other implementations, same inputs
+                    try:
+                        row[f"{peer}_ms"] = bench(lambda: fn(*eager_args), args.quick)
+                        if "kiln_ms" in row:
+                            row[f"speedup_vs_{peer}"] = row[f"{peer}_ms"] / row["kiln_ms"]
+                    except Exception as e:  # noqa: BLE001  (a backend this GPU or build lacks)
+                        row[f"{peer}_note"] = f"{type(e).__name__}: {first_line(e)}"
             if "kiln_ms" in row:
                 row["speedup_vs_eager"] = row["eager_ms"] / row["kiln_ms"]
                 if "compile_ms" in row:
@@ -973,6 +1037,7 @@ def main():
                     row["TFLOPs"] = prob.flops / row["kiln_ms"] / 1e9
                     # The matching cuBLAS ceiling: fp32 for fp32-accurate rows, tf32 for tf32 rows.
                     ceiling = prob.label or ("tf32" if mode == "tf32" else "fp32")
+                    ceiling = "bf16" if ceiling == "f16" else ceiling   # the same tensor-core rate
                     row["flop_fraction"] = row["TFLOPs"] / res[f"gemm8192_{ceiling}_TFLOPs"]
             res["rows"].append(row)
             print(json.dumps(row), flush=True)

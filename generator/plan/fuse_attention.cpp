@@ -71,7 +71,7 @@ class Matcher {
       refusal = "the softmax is read elsewhere too (it would have to be stored)";
       return std::nullopt;
     }
-    bool scaled_after_mask = false, masked = false;
+    bool mask_below_scale = false, masked = false;
     NodeId x = pn.operands[0];
     while (node(x).kind != OpKind::Matmul) {
       const ir::Node& n = node(x);
@@ -91,7 +91,6 @@ class Matcher {
         m.attrs.divide = n.kind == OpKind::Div;
         if (node(c).kind == OpKind::Scalar) m.scale = c;
         else m.attrs.scale = node(c).literal.to_double();
-        scaled_after_mask = masked;
         x = n.operands[static_cast<std::size_t>(1 - side)];
         continue;
       }
@@ -108,6 +107,7 @@ class Matcher {
           return std::nullopt;
         }
         masked = true;
+        mask_below_scale = m.attrs.has_scale;   // the walk goes down from the softmax: the scale is outside
         m.attrs.causal = true;
         continue;
       }
@@ -115,7 +115,7 @@ class Matcher {
                             ir::node_kind_name(n), n.loc.line);
       return std::nullopt;
     }
-    if (scaled_after_mask && (m.scale >= 0 || !(m.attrs.scale > 0))) {
+    if (mask_below_scale && (m.scale >= 0 || !(m.attrs.scale > 0))) {
       refusal = "the mask is applied before a scale that is not a positive literal (-inf times it)";
       return std::nullopt;
     }
