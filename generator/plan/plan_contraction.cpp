@@ -1555,7 +1555,9 @@ void plan_attention(Planner& p, PlannedKernel& kn) {
   c.causal = node.attention.causal;
   c.bm = 128;
   c.bn = attention_bn(c.d, c.dv);
-  c.stages = 2;
+  // The deepest ring that fits: a tile's k and v load while the two tiles before it are consumed.
+  c.stages = 3;
+  if (attention_smem(c) > smem_limit(p.target())) c.stages = 2;
   c.vec_out = p.target().aligned16;
   KILN_ASSERT(attention_head_dim(c.d) && attention_head_dim(c.dv) && r <= 4, "attention node the kernel does not take");
   const StridedView q = attention_operand(p, node.operands[0], false), kt = attention_operand(p, node.operands[1], true),

@@ -30,6 +30,10 @@
 //   the A operand of O += P·v (wgmma m64n{dv}k16, v MN-major: dv contiguous). A thread holds
 //   rows g and g + 8 of its warp's 16 (the accumulator layout, [Note: wgmma operands in shared
 //   memory]); a row's max and sum are combined over the 4 threads that hold it (shuffles).
+// - Overlap within a consumer: tile j's scores and tile j - 1's P·v are issued back to back, and
+//   tile j's softmax runs on the CUDA cores while the P·v is on the tensor cores; the stage of
+//   tile j - 1 goes back to the producer when that product completes. The two consumers' wgmmas
+//   interleave on the SM besides.
 // - P is rounded to 16 bits before the second product (as every flash kernel does); the scores,
 //   the statistics and the output accumulate in f32, and the output is rounded once.
 // - Schedule: CTA x takes batch x / row_blocks and query block row_blocks - 1 - x % row_blocks:
@@ -72,7 +76,7 @@ struct FlashAttention {
 
   static_assert(C.elem_bytes == 2 && sizeof(E) == 2, "f16 / bf16 operands");
   static_assert(attention_head_dim(D) && attention_head_dim(DV), "head dims 64, 128 or 256");
-  static_assert(BM == 128 && (BN == 64 || BN == 128), "tiles");
+  static_assert(BM == 128 && (BN == 64 || BN == 128) && Stages >= 2, "tiles");
   static_assert(kSmemBytes == kQBytes + Stages * kStageBytes + 1024 + 8 * (1 + 3 * Stages), "attention_smem");
 
   // The batch coordinates an operand reads (0 along the dims it broadcasts).
@@ -98,6 +102,113 @@ struct FlashAttention {
     return descriptor(k + (byte / 128) * BN * 128 + byte % 128);
   }
   static __device__ __forceinline__ u64 desc_v(u32 v, int kk) { return descriptor_mn(v + kk * 2048, BN * 128); }
+
+  // Issues S = q·kᵀ of key tile j (its k waited for), committed as one batch.
+  template <class KFull>
+  static __device__ __forceinline__ void issue_scores(float (&sc)[NS][4], int j, u32 q, int c, u32 ring,
+                                                      const KFull& k_full) {
+    const int s = j % Stages;
+    mbar_wait(k_full(s), (j / Stages) & 1);
+    const u32 k = ring + s * kStageBytes;
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) MmaS::run(sc, desc_q(q, c, kk), desc_k(k, kk), kk > 0);
+    wg_commit();
+  }
+
+  // Key tile j's scores to P (the A fragments of k16 steps: step kk covers keys 16kk .. 16kk + 15
+  // of the tile), with the online softmax: scores to the log2 domain, keys past t and causal keys
+  // past the row excluded, the running max m, O's rescale corr = 2^(m_old - m_new), and this
+  // thread's share of the row sums l.
+  static __device__ __forceinline__ void softmax_tile(float (&sc)[NS][4], int j, int m0, int c, int row_base, int t,
+                                                      float scale2, float (&m)[2], float (&l)[2], float (&corr)[2],
+                                                      u32 (&p)[BN / 16][4]) {
+    const int key0 = j * BN;
+    const bool edge = key0 + BN > kT || (kCausal && key0 + BN - 1 > m0 + 64 * c);
+#pragma unroll
+    for (int n = 0; n < NS; ++n)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        float x = sc[n][r] * scale2;
+        if (edge) {
+          const int key = key0 + 8 * n + 2 * t + (r & 1), row = row_base + 8 * (r >> 1);
+          if (key >= kT || (kCausal && key > row)) x = gemm::neg_inf();
+        }
+        sc[n][r] = x;
+      }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float mx = m[h];
+#pragma unroll
+      for (int n = 0; n < NS; ++n) mx = fmaxf(mx, fmaxf(sc[n][2 * h], sc[n][2 * h + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      // A row with every key so far excluded keeps max -inf: its terms are 0, not NaN.
+      const float ref = mx == gemm::neg_inf() ? 0.f : mx;
+      corr[h] = exp2_approx(m[h] - ref);
+      m[h] = mx;
+      float sum = 0.f;
+#pragma unroll
+      for (int n = 0; n < NS; ++n)
+#pragma unroll
+        for (int r = 2 * h; r < 2 * h + 2; ++r) {
+          const float e = exp2_approx(sc[n][r] - ref);
+          sc[n][r] = e;
+          sum += e;
+        }
+      l[h] = l[h] * corr[h] + sum;
+    }
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk) {
+      p[kk][0] = pack2<E>(from_float<E>(sc[2 * kk][0]), from_float<E>(sc[2 * kk][1]));
+      p[kk][1] = pack2<E>(from_float<E>(sc[2 * kk][2]), from_float<E>(sc[2 * kk][3]));
+      p[kk][2] = pack2<E>(from_float<E>(sc[2 * kk + 1][0]), from_float<E>(sc[2 * kk + 1][1]));
+      p[kk][3] = pack2<E>(from_float<E>(sc[2 * kk + 1][2]), from_float<E>(sc[2 * kk + 1][3]));
+    }
+  }
+
+  // One key tile j >= 1: its scores issued, then the previous tile's O += P·v (P in `prev`), the
+  // softmax of tile j into `next` while that product runs, then the previous stage released.
+  template <class KFull, class VFull, class Empty>
+  static __device__ __forceinline__ void step(int j, u32 q, int c, u32 ring, const KFull& k_full, const VFull& v_full,
+                                              const Empty& empty, int m0, int row_base, int t, int lane, float scale2,
+                                              float (&m)[2], float (&l)[2], float (&corr)[2], float (&o)[NO][4],
+                                              u32 (&prev)[BN / 16][4], u32 (&next)[BN / 16][4]) {
+    float sc[NS][4];
+    rescale(o, corr);   // nothing in flight: the previous tile's correction, before its P·v
+    issue_scores(sc, j, q, c, ring, k_full);
+    pv(o, prev, j - 1, ring, v_full);
+    wg_wait<1>();   // the scores are done; the previous P·v may still run
+    fence_accumulators(sc);
+    softmax_tile(sc, j, m0, c, row_base, t, scale2, m, l, corr, next);
+    wg_wait<0>();   // the previous P·v has completed: its stage goes back, its P registers are free
+    keep_live(prev);
+    fence_accumulators(o);
+    if (lane == 0) mbar_arrive(empty((j - 1) % Stages));
+  }
+
+  static __device__ __forceinline__ void rescale(float (&o)[NO][4], const float (&corr)[2]) {
+#pragma unroll
+    for (int n = 0; n < NO; ++n) {
+      o[n][0] *= corr[0];
+      o[n][1] *= corr[0];
+      o[n][2] *= corr[1];
+      o[n][3] *= corr[1];
+    }
+  }
+
+  // Issues O += P·v of key tile j (its v waited for), committed as one batch.
+  template <class VFull>
+  static __device__ __forceinline__ void pv(float (&o)[NO][4], const u32 (&pa)[BN / 16][4], int j, u32 ring,
+                                            const VFull& v_full) {
+    const int s = j % Stages;
+    mbar_wait(v_full(s), (j / Stages) & 1);
+    const u32 v = ring + s * kStageBytes + kKBytes;
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk) MmaO::run(o, pa[kk], desc_v(v, kk), 1);
+    wg_commit();
+  }
 
   template <class OutT, class Epi>
   static __device__ __forceinline__ void run(const TensorMap& q, const TensorMap& k, const TensorMap& v, OutT* out,
@@ -164,80 +275,36 @@ struct FlashAttention {
     float m[2] = {gemm::neg_inf(), gemm::neg_inf()}, l[2] = {0.f, 0.f};
 
     mbar_wait(q_full, 0);
-    for (int j = 0; j < tiles; ++j) {
-      const int s = j % Stages;
-      const u32 parity = (j / Stages) & 1;
-      const u32 stage = ring + s * kStageBytes;
+    // [Note: the fused attention kernel]'s overlap: tile j's scores are issued, then the previous
+    // tile's O += P·v, and the softmax of tile j runs while that second product is in flight
+    // (step). pa[j & 1] holds tile j's P, read by the wgmma in flight while the other set is
+    // written; corr is the rescale of O that the latest tile's maximum asks for, applied before
+    // its P·v is issued. The first tile is peeled and the sets alternate by branch, not by copy:
+    // ptxas serializes the wgmmas when a path through the loop might leave a P·v unwaited or
+    // define its registers while it runs (C7513, C7514).
+    u32 pa[2][BN / 16][4];   // P of even and odd tiles: no copies between the sets
+    float corr[2];
+    {
       float sc[NS][4];
-      mbar_wait(k_full(s), parity);
-      wg_fence();
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) MmaS::run(sc, desc_q(base, c, kk), desc_k(stage, kk), kk > 0);
-      wg_commit();
+      issue_scores(sc, 0, base, c, ring, k_full);
       wg_wait<0>();
       fence_accumulators(sc);
-
-      // Scores to the log2 domain; keys past t, and causal keys past the row, excluded.
-      const int key0 = j * BN;
-      const bool edge = key0 + BN > kT || (kCausal && key0 + BN - 1 > m0 + 64 * c);
-#pragma unroll
-      for (int n = 0; n < NS; ++n)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          float x = sc[n][r] * scale2;
-          if (edge) {
-            const int key = key0 + 8 * n + 2 * t + (r & 1), row = row_base + 8 * (r >> 1);
-            if (key >= kT || (kCausal && key > row)) x = gemm::neg_inf();
-          }
-          sc[n][r] = x;
-        }
-      // Online softmax: the running max, the rescale of what is summed so far, P = 2^(x - max).
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float mx = m[h];
-#pragma unroll
-        for (int n = 0; n < NS; ++n) mx = fmaxf(mx, fmaxf(sc[n][2 * h], sc[n][2 * h + 1]));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        // A row with every key so far excluded keeps max -inf: its terms are 0, not NaN.
-        const float ref = mx == gemm::neg_inf() ? 0.f : mx;
-        const float corr = exp2_approx(m[h] - ref);
-        m[h] = mx;
-        float sum = 0.f;
-#pragma unroll
-        for (int n = 0; n < NS; ++n)
-#pragma unroll
-          for (int r = 2 * h; r < 2 * h + 2; ++r) {
-            const float p = exp2_approx(sc[n][r] - ref);
-            sc[n][r] = p;
-            sum += p;
-          }
-        l[h] = l[h] * corr + sum;
-#pragma unroll
-        for (int n = 0; n < NO; ++n) {
-          o[n][2 * h] *= corr;
-          o[n][2 * h + 1] *= corr;
-        }
-      }
-      // P as the A fragments of k16 steps: step kk covers keys 16kk .. 16kk + 15 of the tile.
-      u32 pa[BN / 16][4];
-#pragma unroll
-      for (int kk = 0; kk < BN / 16; ++kk) {
-        pa[kk][0] = pack2<E>(from_float<E>(sc[2 * kk][0]), from_float<E>(sc[2 * kk][1]));
-        pa[kk][1] = pack2<E>(from_float<E>(sc[2 * kk][2]), from_float<E>(sc[2 * kk][3]));
-        pa[kk][2] = pack2<E>(from_float<E>(sc[2 * kk + 1][0]), from_float<E>(sc[2 * kk + 1][1]));
-        pa[kk][3] = pack2<E>(from_float<E>(sc[2 * kk + 1][2]), from_float<E>(sc[2 * kk + 1][3]));
-      }
-      mbar_wait(v_full(s), parity);
-      wg_fence();
-#pragma unroll
-      for (int kk = 0; kk < BN / 16; ++kk) MmaO::run(o, pa[kk], desc_v(stage + kKBytes, kk), 1);
-      wg_commit();
-      wg_wait<0>();
-      keep_live(pa);
-      fence_accumulators(o);
-      if (lane == 0) mbar_arrive(empty(s));
+      softmax_tile(sc, 0, m0, c, row_base, t, scale2, m, l, corr, pa[0]);
     }
+    for (int j = 1; j < tiles; ++j) {
+      if (j & 1) step(j, base, c, ring, k_full, v_full, empty, m0, row_base, t, lane, scale2, m, l, corr, o, pa[0], pa[1]);
+      else step(j, base, c, ring, k_full, v_full, empty, m0, row_base, t, lane, scale2, m, l, corr, o, pa[1], pa[0]);
+    }
+    // The last tile's P·v.
+    rescale(o, corr);
+    const int last = (tiles - 1) & 1;
+    if (last) pv(o, pa[1], tiles - 1, ring, v_full);
+    else pv(o, pa[0], tiles - 1, ring, v_full);
+    wg_wait<0>();
+    keep_live(pa[0]);
+    keep_live(pa[1]);
+    fence_accumulators(o);
+    if (lane == 0) mbar_arrive(empty((tiles - 1) % Stages));
 
     // The row sums over the quad, then the output through the epilogue.
 #pragma unroll
