@@ -32,8 +32,12 @@
 //   memory]); a row's max and sum are combined over the 4 threads that hold it (shuffles).
 // - Overlap within a consumer: tile j's scores and tile j - 1's P·v are issued back to back, and
 //   tile j's softmax runs on the CUDA cores while the P·v is on the tensor cores; the stage of
-//   tile j - 1 goes back to the producer when that product completes. The two consumers' wgmmas
-//   interleave on the SM besides.
+//   tile j - 1 goes back to the producer when that product completes.
+// - Overlap between the consumers: they take turns issuing (two named barriers, 1 + c: consumer
+//   c waits on its own, issues its batch, and arrives on the other's), so one's softmax runs while
+//   the other's products do; without the turns both wait on the same full barriers and run their
+//   softmax at the same time, the tensor cores idle meanwhile. Both take tiles + 1 turns; consumer 1
+//   opens the first turn to consumer 0, and consumer 0 opens consumer 1's last.
 // - P is rounded to 16 bits before the second product (as every flash kernel does); the scores,
 //   the statistics and the output accumulate in f32, and the output is rounded once.
 // - Schedule: CTA x takes batch x / row_blocks and query block row_blocks - 1 - x % row_blocks:
@@ -54,6 +58,15 @@ __device__ __forceinline__ float exp2_approx(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
   return y;
+}
+
+// Named barriers (ids 1..15; 0 is __syncthreads): bar.sync waits until `threads` threads have
+// arrived at barrier `id` (itself included); bar.arrive counts this thread without waiting.
+__device__ __forceinline__ void named_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 template <class E, class Index, class Config>
@@ -176,8 +189,10 @@ struct FlashAttention {
                                               u32 (&prev)[BN / 16][4], u32 (&next)[BN / 16][4]) {
     float sc[NS][4];
     rescale(o, corr);   // nothing in flight: the previous tile's correction, before its P·v
+    my_turn(c);
     issue_scores(sc, j, q, c, ring, k_full);
     pv(o, prev, j - 1, ring, v_full);
+    their_turn(c);
     wg_wait<1>();   // the scores are done; the previous P·v may still run
     fence_accumulators(sc);
     softmax_tile(sc, j, m0, c, row_base, t, scale2, m, l, corr, next);
@@ -186,6 +201,11 @@ struct FlashAttention {
     fence_accumulators(o);
     if (lane == 0) mbar_arrive(empty((j - 1) % Stages));
   }
+
+  // The two consumers take turns issuing their wgmmas ([Note: the fused attention kernel]):
+  // consumer c waits for its turn on barrier 1 + c, issues, then hands the turn over on the other's.
+  static __device__ __forceinline__ void my_turn(int c) { named_sync(1 + c, 256); }
+  static __device__ __forceinline__ void their_turn(int c) { named_arrive(2 - c, 256); }
 
   static __device__ __forceinline__ void rescale(float (&o)[NO][4], const float (&corr)[2]) {
 #pragma unroll
@@ -284,9 +304,12 @@ struct FlashAttention {
     // define its registers while it runs (C7513, C7514).
     u32 pa[2][BN / 16][4];   // P of even and odd tiles: no copies between the sets
     float corr[2];
+    if (c == 1) their_turn(c);   // consumer 0 issues first
     {
       float sc[NS][4];
+      my_turn(c);
       issue_scores(sc, 0, base, c, ring, k_full);
+      their_turn(c);
       wg_wait<0>();
       fence_accumulators(sc);
       softmax_tile(sc, 0, m0, c, row_base, t, scale2, m, l, corr, pa[0]);
@@ -298,8 +321,10 @@ struct FlashAttention {
     // The last tile's P·v.
     rescale(o, corr);
     const int last = (tiles - 1) & 1;
+    my_turn(c);
     if (last) pv(o, pa[1], tiles - 1, ring, v_full);
     else pv(o, pa[0], tiles - 1, ring, v_full);
+    if (c == 0) their_turn(c);   // consumer 1's last turn; consumer 0 has none left to take
     wg_wait<0>();
     keep_live(pa[0]);
     keep_live(pa[1]);
