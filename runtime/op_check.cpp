@@ -81,6 +81,9 @@ Tolerance tolerance_for(const ir::Ir& ir, const ir::Node& node, DType dtype, boo
 // once (docs/design-notes.md, "Norm compositions"): its oracle is the reference of the graph the
 // planner fused, whose Normalize node computes in float64 and rounds once. That fuse_norms'
 // graph means what the spec wrote is tested on the CPU (tests/generator/test_fuse_norms.cpp).
+// A fused 16-bit attention likewise ("Attention compositions"): the composition rounds the
+// scores and P to 16 bits, the Attention node's reference rounds only its output
+// (tests/generator/test_fuse_attention.cpp holds it to the f32 composition).
 std::shared_ptr<const ir::BoundIr> oracle_graph(std::shared_ptr<const ir::BoundIr> bound, const Options& options) {
   // The target the runtime planned with (RuntimeImpl::current_target): Options::arch's, else the device's.
   const Target target = options.arch.empty() ? device_target(current_device(), options.precision)
