@@ -441,7 +441,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const AttentionConfig
   unit.body = fmt::format("  Kernel::run(tmap_q, tmap_k, tmap_v, {}, {}, {});",
                           UnitParts::pointer_name(plan, k.stores[0].buffer), epi, scale);
   unit.includes = includes(plan, k, "attention_sm90.cuh");
-  template_checks(k, unit, "Kernel", true, "kiln::attention_geometry(kConfig)");
+  template_checks(k, unit, "Kernel", true, fmt::format("kiln::attention_geometry(kConfig, {})", plan.target.sm_count));
 }
 
 }  // namespace kiln

@@ -1568,13 +1568,14 @@ void plan_attention(Planner& p, PlannedKernel& kn) {
   kn.template_name = "flash_attention";
   kn.setmaxnreg = true;
   kn.config = c;
-  set_launch(kn, attention_geometry(c));
+  set_launch(kn, attention_geometry(c, static_cast<int>(p.target().sm_count)));
   const std::int64_t flops = 2 * c.batch * c.s * c.t * (c.d + c.dv) / (c.causal ? 2 : 1);
   kn.reason = fmt::format("attention {} queries x {} keys, head dims {} and {}, {} batches{}: sm_90a flash kernel, {} "
                           "query rows a CTA (two consumer warpgroups of 64 + a TMA producer warpgroup), key tiles of "
                           "{} through a {}-stage ring, scores and the online softmax in registers, P as the A operand "
-                          "of the second wgmma from registers; {} CTAs, {:.1f} GFLOP",
+                          "of the second wgmma from registers; {} persistent CTAs over {} blocks, {:.1f} GFLOP",
                           c.s, c.t, c.d, c.dv, c.batch, c.causal ? ", causal" : "", c.bm, c.bn, c.stages, kn.grid.x,
+                          attention_row_blocks(c) * c.batch,
                           static_cast<double>(flops) * 1e-9);
 }
 }  // namespace

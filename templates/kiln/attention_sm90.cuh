@@ -15,7 +15,8 @@
 // The tensor maps (4-D, 128-byte swizzle, innermost first): q {d, s, inner, outer}, k {d, t,
 // inner, outer}, v {dv, t, inner, outer}, a broadcast batch dim of extent 1 (its bit in
 // q_bcast / k_bcast / v_bcast); boxes {64, bm} for q and {64, bn} for k and v. Rows past s or t
-// read as zeros. Launch: attention_geometry, __launch_bounds__(threads, 1) (setmaxnreg).
+// read as zeros. Launch: attention_geometry (persistent: at most one CTA an SM),
+// __launch_bounds__(threads, 1) (setmaxnreg).
 //
 // [Note: the fused attention kernel]
 // - Roles. Warpgroup 0 is the producer: one thread loads the CTA's q block (bm rows, once),
@@ -40,8 +41,12 @@
 //   opens the first turn to consumer 0, and consumer 0 opens consumer 1's last.
 // - P is rounded to 16 bits before the second product (as every flash kernel does); the scores,
 //   the statistics and the output accumulate in f32, and the output is rounded once.
-// - Schedule: CTA x takes batch x / row_blocks and query block row_blocks - 1 - x % row_blocks:
-//   a batch's blocks run together (k and v shared in L2), the causal ones longest first.
+// - Schedule: persistent CTAs (one an SM at most) over the units; unit u is batch u / row_blocks,
+//   query block row_blocks - 1 - u % row_blocks (a batch's blocks run together: k and v shared in
+//   L2; causal ones longest first), CTA i takes units i, i + grid, ... The producer runs ahead
+//   into the next unit: its q block loads once the consumers' last scores of the current one are
+//   done (the q empty barrier), and its k and v tiles continue the ring, so a unit's start and its
+//   output stores overlap the neighbours' loads.
 // ============================================================================================
 #pragma once
 
@@ -83,14 +88,15 @@ struct FlashAttention {
   using MmaO = WgmmaRegA16<DV, E, true>;        // O += P·v: P in registers, v MN-major
   static constexpr int NS = BN / 8, NO = DV / 8;
   // The config's fields as scalars (device code cannot take the address of C).
-  static constexpr long long kS = C.s, kT = C.t, kInner = C.inner, kBlocks = attention_row_blocks(C);
+  static constexpr long long kS = C.s, kT = C.t, kInner = C.inner, kBatch = C.batch,
+                             kBlocks = attention_row_blocks(C);
   static constexpr int kQBcast = C.q_bcast, kKBcast = C.k_bcast, kVBcast = C.v_bcast;
   static constexpr bool kCausal = C.causal, kVecOut = C.vec_out;
 
   static_assert(C.elem_bytes == 2 && sizeof(E) == 2, "f16 / bf16 operands");
   static_assert(attention_head_dim(D) && attention_head_dim(DV), "head dims 64, 128 or 256");
   static_assert(BM == 128 && (BN == 64 || BN == 128) && Stages >= 2, "tiles");
-  static_assert(kSmemBytes == kQBytes + Stages * kStageBytes + 1024 + 8 * (1 + 3 * Stages), "attention_smem");
+  static_assert(kSmemBytes == kQBytes + Stages * kStageBytes + 1024 + 8 * (2 + 3 * Stages), "attention_smem");
 
   // The batch coordinates an operand reads (0 along the dims it broadcasts).
   static __device__ __forceinline__ int coord(long long b, int bcast, int bit) { return (bcast >> bit) & 1 ? 0 : int(b); }
@@ -116,12 +122,12 @@ struct FlashAttention {
   }
   static __device__ __forceinline__ u64 desc_v(u32 v, int kk) { return descriptor_mn(v + kk * 2048, BN * 128); }
 
-  // Issues S = q·kᵀ of key tile j (its k waited for), committed as one batch.
+  // Issues S = q·kᵀ of the key tile in stage use `u` (its k waited for), committed as one batch.
   template <class KFull>
-  static __device__ __forceinline__ void issue_scores(float (&sc)[NS][4], int j, u32 q, int c, u32 ring,
+  static __device__ __forceinline__ void issue_scores(float (&sc)[NS][4], int u, u32 q, int c, u32 ring,
                                                       const KFull& k_full) {
-    const int s = j % Stages;
-    mbar_wait(k_full(s), (j / Stages) & 1);
+    const int s = u % Stages;
+    mbar_wait(k_full(s), (u / Stages) & 1);
     const u32 k = ring + s * kStageBytes;
     wg_fence();
 #pragma unroll
@@ -180,26 +186,29 @@ struct FlashAttention {
     }
   }
 
-  // One key tile j >= 1: its scores issued, then the previous tile's O += P·v (P in `prev`), the
-  // softmax of tile j into `next` while that product runs, then the previous stage released.
+  // One key tile j >= 1 of a unit whose first tile is stage use `use`: its scores issued, then
+  // the previous tile's O += P·v (P in `prev`), the softmax of tile j into `next` while that
+  // product runs, then the previous stage released (and after the unit's last scores, the q block).
   template <class KFull, class VFull, class Empty>
-  static __device__ __forceinline__ void step(int j, u32 q, int c, u32 ring, const KFull& k_full, const VFull& v_full,
-                                              const Empty& empty, int m0, int row_base, int t, int lane, float scale2,
-                                              float (&m)[2], float (&l)[2], float (&corr)[2], float (&o)[NO][4],
+  static __device__ __forceinline__ void step(int j, int use, int tiles, u32 q, int c, u32 ring, const KFull& k_full,
+                                              const VFull& v_full, const Empty& empty, u32 q_empty, int m0,
+                                              int row_base, int t, int lane, float scale2, float (&m)[2],
+                                              float (&l)[2], float (&corr)[2], float (&o)[NO][4],
                                               u32 (&prev)[BN / 16][4], u32 (&next)[BN / 16][4]) {
     float sc[NS][4];
     rescale(o, corr);   // nothing in flight: the previous tile's correction, before its P·v
     my_turn(c);
-    issue_scores(sc, j, q, c, ring, k_full);
-    pv(o, prev, j - 1, ring, v_full);
+    issue_scores(sc, use + j, q, c, ring, k_full);
+    pv(o, prev, use + j - 1, ring, v_full);
     their_turn(c);
     wg_wait<1>();   // the scores are done; the previous P·v may still run
     fence_accumulators(sc);
+    if (j == tiles - 1 && lane == 0) mbar_arrive(q_empty);   // the block's last scores are done
     softmax_tile(sc, j, m0, c, row_base, t, scale2, m, l, corr, next);
     wg_wait<0>();   // the previous P·v has completed: its stage goes back, its P registers are free
     keep_live(prev);
     fence_accumulators(o);
-    if (lane == 0) mbar_arrive(empty((j - 1) % Stages));
+    if (lane == 0) mbar_arrive(empty((use + j - 1) % Stages));
   }
 
   // The two consumers take turns issuing their wgmmas ([Note: the fused attention kernel]):
@@ -217,12 +226,12 @@ struct FlashAttention {
     }
   }
 
-  // Issues O += P·v of key tile j (its v waited for), committed as one batch.
+  // Issues O += P·v of the key tile in stage use `u` (its v waited for), committed as one batch.
   template <class VFull>
-  static __device__ __forceinline__ void pv(float (&o)[NO][4], const u32 (&pa)[BN / 16][4], int j, u32 ring,
+  static __device__ __forceinline__ void pv(float (&o)[NO][4], const u32 (&pa)[BN / 16][4], int u, u32 ring,
                                             const VFull& v_full) {
-    const int s = j % Stages;
-    mbar_wait(v_full(s), (j / Stages) & 1);
+    const int s = u % Stages;
+    mbar_wait(v_full(s), (u / Stages) & 1);
     const u32 v = ring + s * kStageBytes + kKBytes;
     wg_fence();
 #pragma unroll
@@ -230,29 +239,40 @@ struct FlashAttention {
     wg_commit();
   }
 
+  // Work unit u (one CTA's 128 query rows of one batch): a batch's blocks adjacent (they share k
+  // and v in L2), the causal ones longest first.
+  struct Unit {
+    long long batch, b0, b1;
+    int m0, tiles;
+    __device__ __forceinline__ explicit Unit(long long u) {
+      batch = u / kBlocks;
+      const long long mb = kBlocks - 1 - u % kBlocks;
+      b0 = batch / kInner, b1 = batch % kInner;
+      m0 = int(mb * BM);
+      // Key tiles of this block (config/attention.h's attention_key_tiles).
+      const long long keys = kCausal && (mb + 1) * BM < kT ? (mb + 1) * BM : kT;
+      tiles = int((keys + BN - 1) / BN);
+    }
+  };
+
   template <class OutT, class Epi>
   static __device__ __forceinline__ void run(const TensorMap& q, const TensorMap& k, const TensorMap& v, OutT* out,
                                              Epi epi, float scale) {
     extern __shared__ __align__(16) char smem_raw[];
     const u32 base = align_1024(smem_addr(smem_raw));
     const u32 ring = base + kQBytes;
-    const u32 bars = ring + Stages * kStageBytes;   // q full, k full[S], v full[S], empty[S]
-    const u32 q_full = bars;
-    auto k_full = [&](int s) { return bars + 8 * (1 + s); };
-    auto v_full = [&](int s) { return bars + 8 * (1 + Stages + s); };
-    auto empty = [&](int s) { return bars + 8 * (1 + 2 * Stages + s); };
-
-    const long long batch = blockIdx.x / kBlocks;
-    const long long mb = kBlocks - 1 - blockIdx.x % kBlocks;
-    const long long b0 = batch / kInner, b1 = batch % kInner;
-    const int m0 = int(mb * BM);
-    // Key tiles of this block (config/attention.h's attention_key_tiles).
-    const long long keys = kCausal && (mb + 1) * BM < kT ? (mb + 1) * BM : kT;
-    const int tiles = int((keys + BN - 1) / BN);
+    // q full, q empty, k full[S], v full[S], empty[S]
+    const u32 bars = ring + Stages * kStageBytes;
+    const u32 q_full = bars, q_empty = bars + 8;
+    auto k_full = [&](int s) { return bars + 8 * (2 + s); };
+    auto v_full = [&](int s) { return bars + 8 * (2 + Stages + s); };
+    auto empty = [&](int s) { return bars + 8 * (2 + 2 * Stages + s); };
+    const long long units = kBlocks * kBatch;
     const int wg = threadIdx.x >> 7;
 
     if (threadIdx.x == 0) {
       mbar_init(q_full, 1);
+      mbar_init(q_empty, kConsumers * 4);
       for (int s = 0; s < Stages; ++s) {
         mbar_init(k_full(s), 1);
         mbar_init(v_full(s), 1);
@@ -268,16 +288,23 @@ struct FlashAttention {
     if (wg == 0) {
       regs_release<kProducerRegs>();
       if (threadIdx.x == 0) {
-        mbar_arrive_expect_tx(q_full, kQBytes);
-        load_tile<D, BM>(base, q, q_full, m0, b0, b1, kQBcast);
-        for (int j = 0; j < tiles; ++j) {
-          const int s = j % Stages;
-          mbar_wait(empty(s), ((j / Stages) & 1) ^ 1);
-          const u32 stage = ring + s * kStageBytes;
-          mbar_arrive_expect_tx(k_full(s), kKBytes);
-          load_tile<D, BN>(stage, k, k_full(s), j * BN, b0, b1, kKBcast);
-          mbar_arrive_expect_tx(v_full(s), kVBytes);
-          load_tile<DV, BN>(stage + kKBytes, v, v_full(s), j * BN, b0, b1, kVBcast);
+        int use = 0;   // k, v stage uses so far ([Note: the stage handshake] in tma.cuh)
+        int n = 0;     // units so far: the q block's use
+        for (long long u = blockIdx.x; u < units; u += gridDim.x, ++n) {
+          const Unit w(u);
+          // The next q block loads once the consumers' last scores of the previous one are done.
+          mbar_wait(q_empty, (n & 1) ^ 1);
+          mbar_arrive_expect_tx(q_full, kQBytes);
+          load_tile<D, BM>(base, q, q_full, w.m0, w.b0, w.b1, kQBcast);
+          for (int j = 0; j < w.tiles; ++j, ++use) {
+            const int s = use % Stages;
+            mbar_wait(empty(s), ((use / Stages) & 1) ^ 1);
+            const u32 stage = ring + s * kStageBytes;
+            mbar_arrive_expect_tx(k_full(s), kKBytes);
+            load_tile<D, BN>(stage, k, k_full(s), j * BN, w.b0, w.b1, kKBcast);
+            mbar_arrive_expect_tx(v_full(s), kVBytes);
+            load_tile<DV, BN>(stage + kKBytes, v, v_full(s), j * BN, w.b0, w.b1, kVBcast);
+          }
         }
       }
       return;
@@ -287,67 +314,81 @@ struct FlashAttention {
     const int c = wg - 1;
     const int warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
     const int g = lane >> 2, t = lane & 3;
-    // Query rows of this thread's two accumulator rows (h = 0, 1).
-    const int row_base = m0 + 64 * c + 16 * warp + g;
     const float scale2 = scale * 1.4426950408889634f;   // scores to the log2 domain
-    float o[NO][4];
-    clear(o);
-    float m[2] = {gemm::neg_inf(), gemm::neg_inf()}, l[2] = {0.f, 0.f};
-
-    mbar_wait(q_full, 0);
-    // [Note: the fused attention kernel]'s overlap: tile j's scores are issued, then the previous
-    // tile's O += P·v, and the softmax of tile j runs while that second product is in flight
-    // (step). pa[j & 1] holds tile j's P, read by the wgmma in flight while the other set is
-    // written; corr is the rescale of O that the latest tile's maximum asks for, applied before
-    // its P·v is issued. The first tile is peeled and the sets alternate by branch, not by copy:
-    // ptxas serializes the wgmmas when a path through the loop might leave a P·v unwaited or
-    // define its registers while it runs (C7513, C7514).
-    u32 pa[2][BN / 16][4];   // P of even and odd tiles: no copies between the sets
-    float corr[2];
     if (c == 1) their_turn(c);   // consumer 0 issues first
-    {
-      float sc[NS][4];
-      my_turn(c);
-      issue_scores(sc, 0, base, c, ring, k_full);
-      their_turn(c);
-      wg_wait<0>();
-      fence_accumulators(sc);
-      softmax_tile(sc, 0, m0, c, row_base, t, scale2, m, l, corr, pa[0]);
-    }
-    for (int j = 1; j < tiles; ++j) {
-      if (j & 1) step(j, base, c, ring, k_full, v_full, empty, m0, row_base, t, lane, scale2, m, l, corr, o, pa[0], pa[1]);
-      else step(j, base, c, ring, k_full, v_full, empty, m0, row_base, t, lane, scale2, m, l, corr, o, pa[1], pa[0]);
-    }
-    // The last tile's P·v.
-    rescale(o, corr);
-    const int last = (tiles - 1) & 1;
-    my_turn(c);
-    if (last) pv(o, pa[1], tiles - 1, ring, v_full);
-    else pv(o, pa[0], tiles - 1, ring, v_full);
-    if (c == 0) their_turn(c);   // consumer 1's last turn; consumer 0 has none left to take
-    wg_wait<0>();
-    keep_live(pa[0]);
-    keep_live(pa[1]);
-    fence_accumulators(o);
-    if (lane == 0) mbar_arrive(empty((tiles - 1) % Stages));
+    int use = 0, n = 0;
+    for (long long u = blockIdx.x; u < units; u += gridDim.x, ++n) {
+      const Unit w(u);
+      const bool last_unit = u + gridDim.x >= units;
+      // Query rows of this thread's two accumulator rows (h = 0, 1).
+      const int row_base = w.m0 + 64 * c + 16 * warp + g;
+      float o[NO][4];
+      clear(o);
+      float m[2] = {gemm::neg_inf(), gemm::neg_inf()}, l[2] = {0.f, 0.f};
 
-    // The row sums over the quad, then the output through the epilogue.
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
-      l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
-      const float inv = l[h] > 0.f ? 1.f / l[h] : 0.f;
-#pragma unroll
-      for (int n = 0; n < NO; ++n) {
-        o[n][2 * h] *= inv;
-        o[n][2 * h + 1] *= inv;
+      mbar_wait(q_full, n & 1);
+      // [Note: the fused attention kernel]'s overlap: tile j's scores are issued, then the
+      // previous tile's O += P·v, and the softmax of tile j runs while that second product is in
+      // flight (step). pa[j & 1] holds tile j's P, read by the wgmma in flight while the other
+      // set is written; corr is the rescale of O that the latest tile's maximum asks for, applied
+      // before its P·v is issued. The first tile is peeled and the sets alternate by branch, not
+      // by copy: ptxas serializes the wgmmas when a path through the loop might leave a P·v
+      // unwaited or define its registers while it runs (C7513, C7514). Stage uses count across
+      // units (use + j).
+      u32 pa[2][BN / 16][4];   // P of even and odd tiles: no copies between the sets
+      float corr[2];
+      {
+        float sc[NS][4];
+        my_turn(c);
+        issue_scores(sc, use, base, c, ring, k_full);
+        their_turn(c);
+        wg_wait<0>();
+        fence_accumulators(sc);
+        if (w.tiles == 1 && lane == 0) mbar_arrive(q_empty);   // the block's last scores are done
+        softmax_tile(sc, 0, w.m0, c, row_base, t, scale2, m, l, corr, pa[0]);
       }
+      for (int j = 1; j < w.tiles; ++j) {
+        if (j & 1)
+          step(j, use, w.tiles, base, c, ring, k_full, v_full, empty, q_empty, w.m0, row_base, t, lane, scale2, m, l,
+               corr, o, pa[0], pa[1]);
+        else
+          step(j, use, w.tiles, base, c, ring, k_full, v_full, empty, q_empty, w.m0, row_base, t, lane, scale2, m, l,
+               corr, o, pa[1], pa[0]);
+      }
+      // The last tile's P·v. Every turn hands over to the other consumer but consumer 1's very last.
+      rescale(o, corr);
+      const int lj = w.tiles - 1;
+      my_turn(c);
+      if (lj & 1) pv(o, pa[1], use + lj, ring, v_full);
+      else pv(o, pa[0], use + lj, ring, v_full);
+      if (c == 0 || !last_unit) their_turn(c);
+      wg_wait<0>();
+      keep_live(pa[0]);
+      keep_live(pa[1]);
+      fence_accumulators(o);
+      if (lane == 0) mbar_arrive(empty((use + lj) % Stages));
+      use += w.tiles;
+
+      // The row sums over the quad, then the output through the epilogue (the producer already
+      // loads the next unit's q and tiles).
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+        const float inv = l[h] > 0.f ? 1.f / l[h] : 0.f;
+#pragma unroll
+        for (int nn = 0; nn < NO; ++nn) {
+          o[nn][2 * h] *= inv;
+          o[nn][2 * h + 1] *= inv;
+        }
+      }
+      OutT* const dst = out + Index(w.batch) * Index(kS) * Index(DV);
+      const gemm::MatrixOut<OutT, Index, kVecOut, false> put{dst, Index(DV), Index(kS), Index(DV), Index(w.batch)};
+      float rmax[1][2], rsum[1][2];   // row statistics: unused here
+      const float (&frag)[1][NO][4] = reinterpret_cast<const float (&)[1][NO][4]>(o);
+      gemm::store_fragments<Index, 1, NO, false>(frag, put, Index(w.m0 + 64 * c + 16 * warp), Index(0), epi, rmax,
+                                                  rsum);
     }
-    OutT* const dst = out + Index(batch) * Index(kS) * Index(DV);
-    const gemm::MatrixOut<OutT, Index, kVecOut, false> put{dst, Index(DV), Index(kS), Index(DV), Index(batch)};
-    float rmax[1][2], rsum[1][2];   // row statistics: unused here
-    const float (&frag)[1][NO][4] = reinterpret_cast<const float (&)[1][NO][4]>(o);
-    gemm::store_fragments<Index, 1, NO, false>(frag, put, Index(m0 + 64 * c + 16 * warp), Index(0), epi, rmax, rsum);
   }
 };
 

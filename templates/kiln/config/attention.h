@@ -37,12 +37,12 @@ KILN_RULE constexpr int attention_bn(long long d, long long dv) { return d > 128
 KILN_RULE constexpr int attention_consumers(const AttentionConfig& c) { return c.bm / 64; }
 KILN_RULE constexpr int attention_threads(const AttentionConfig& c) { return 128 * (attention_consumers(c) + 1); }
 // Shared memory: the q block, the ring of k and v tiles, 1 KB to align them to the swizzle period,
-// and the mbarriers (q full; k full, v full and empty per stage).
+// and the mbarriers (q full and empty; k full, v full and empty per stage).
 KILN_RULE constexpr int attention_q_bytes(const AttentionConfig& c) { return c.bm * c.d * c.elem_bytes; }
 KILN_RULE constexpr int attention_k_bytes(const AttentionConfig& c) { return c.bn * c.d * c.elem_bytes; }
 KILN_RULE constexpr int attention_v_bytes(const AttentionConfig& c) { return c.bn * c.dv * c.elem_bytes; }
 KILN_RULE constexpr int attention_smem(const AttentionConfig& c) {
-  return attention_q_bytes(c) + c.stages * (attention_k_bytes(c) + attention_v_bytes(c)) + 1024 + 8 * (1 + 3 * c.stages);
+  return attention_q_bytes(c) + c.stages * (attention_k_bytes(c) + attention_v_bytes(c)) + 1024 + 8 * (2 + 3 * c.stages);
 }
 KILN_RULE constexpr long long attention_row_blocks(const AttentionConfig& c) { return (c.s + c.bm - 1) / c.bm; }
 // Key tiles of query row block `mb`: all of them, or (causal) those at or left of its last row.
@@ -50,10 +50,12 @@ KILN_RULE constexpr long long attention_key_tiles(const AttentionConfig& c, long
   const long long keys = c.causal && (mb + 1) * c.bm < c.t ? (mb + 1) * c.bm : c.t;
   return (keys + c.bn - 1) / c.bn;
 }
-// One CTA per (batch, query row block), a batch's blocks adjacent (they share k and v in L2).
-KILN_RULE constexpr launch::Geometry attention_geometry(const AttentionConfig& c) {
+// Persistent CTAs, one per SM at most, over the work units (a batch's 128-query blocks, adjacent:
+// they share k and v in L2); CTA i takes units i, i + grid, ...
+KILN_RULE constexpr launch::Geometry attention_geometry(const AttentionConfig& c, int sm_count) {
   launch::Geometry g;
-  g.grid.x = attention_row_blocks(c) * c.batch;
+  const long long units = attention_row_blocks(c) * c.batch;
+  g.grid.x = units < sm_count ? units : sm_count;
   g.block.x = attention_threads(c);
   g.shared_bytes = attention_smem(c);
   return g;
