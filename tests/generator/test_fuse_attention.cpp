@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "golden.h"
 #include "memory_plan_util.h"
 #include "reference/reference.h"
 
@@ -213,5 +214,23 @@ TEST_CASE("fuse_attention: every fused unit compiles with NVRTC for sm_90a, and 
     const kiln::Plan unfused = plan_for(text, "sm_80");
     CHECK(attention_node(unfused) == nullptr);
     CHECK(memory_plan_test::check_units_compile(unfused, "sm_80") == static_cast<int>(unfused.kernels.size()));
+  }
+}
+
+TEST_CASE("fuse_attention: plan text and generated source goldens of specs/attention.kiln") {
+  // sm_90a, where each op is one flash kernel; the benchmark's shape for the first (batch 32 x 32
+  // heads x 4096 x 128), and the others at their defaults.
+  const memory_plan_test::Case cases[] = {
+      {"attention", "attention_f16", "bench", {{"B", 32}, {"H", 32}, {"S", 4096}, {"T", 4096}}, {}},
+      {"attention", "attention_causal_bf16", "default", {}, {}},
+      {"attention", "attention_bshd_f16", "default", {}, {}},
+      {"attention", "attention_causal_d256", "default", {}, {}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.op);
+    const kiln::Plan plan = memory_plan_test::plan_of(c, "sm_90a");
+    REQUIRE(attention_node(plan) != nullptr);
+    check_golden("source/" + c.op + "_" + c.tag + "_sm90a.cu",
+                 plan.text() + "\n" + memory_plan_test::all_sources(sources_of(plan)));
   }
 }
