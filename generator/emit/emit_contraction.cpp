@@ -438,8 +438,8 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const AttentionConfig
   std::vector<std::string> lines;
   const Coords coords = matmul_coords(plan, k, lines);
   const std::string epi = epilogue(plan, k, unit, "float acc, Index batch, Index row, Index col", lines, coords);
-  unit.body = fmt::format("  Kernel::run(tmap_q, tmap_k, tmap_v, {}, {}, {});",
-                          UnitParts::pointer_name(plan, k.stores[0].buffer), epi, scale);
+  unit.body = fmt::format("  Kernel::run(tmap_q, tmap_k, tmap_v, {}, {}, {}, {});",
+                          UnitParts::pointer_name(plan, k.stores[0].buffer), epi, scale, workspace_pointer(plan, k));
   unit.includes = includes(plan, k, "attention_sm90.cuh");
   template_checks(k, unit, "Kernel", true, fmt::format("kiln::attention_geometry(kConfig, {})", plan.target.sm_count));
 }

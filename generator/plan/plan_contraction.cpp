@@ -1565,6 +1565,10 @@ void plan_attention(Planner& p, PlannedKernel& kn) {
   kn.args.push_back(attention_map(p, q, false, r, c.bm, "tmap_q", et, c.q_bcast));
   kn.args.push_back(attention_map(p, kt, true, r, c.bn, "tmap_k", et, c.k_bcast));
   kn.args.push_back(attention_map(p, v, false, r, c.bn, "tmap_v", et, c.v_bcast));
+  // The unit counter ([Note: the attention unit order]): one int, zeroed before every launch.
+  const int ws = p.add_workspace(fmt::format("units{}", kn.anchor), DType::i32, {1});
+  kn.args.push_back(buffer_arg(p, ws, true));
+  kn.zero_before.push_back(ws);
   kn.template_name = "flash_attention";
   kn.setmaxnreg = true;
   kn.config = c;
@@ -1573,7 +1577,7 @@ void plan_attention(Planner& p, PlannedKernel& kn) {
   kn.reason = fmt::format("attention {} queries x {} keys, head dims {} and {}, {} batches{}: sm_90a flash kernel, {} "
                           "query rows a CTA (two consumer warpgroups of 64 + a TMA producer warpgroup), key tiles of "
                           "{} through a {}-stage ring, scores and the online softmax in registers, P as the A operand "
-                          "of the second wgmma from registers; {} persistent CTAs over {} blocks, {:.1f} GFLOP",
+                          "of the second wgmma from registers; {} persistent CTAs taking {} blocks from a counter, {:.1f} GFLOP",
                           c.s, c.t, c.d, c.dv, c.batch, c.causal ? ", causal" : "", c.bm, c.bn, c.stages, kn.grid.x,
                           attention_row_blocks(c) * c.batch,
                           static_cast<double>(flops) * 1e-9);

@@ -8,7 +8,9 @@
 // (config/attention.h); E: __half or __nv_bfloat16.
 //   template <class OutT, class Epi>
 //   static __device__ void run(const TensorMap& q, const TensorMap& k, const TensorMap& v,
-//                              OutT* out, Epi epi, float scale);
+//                              OutT* out, Epi epi, float scale, int* next_unit);
+// next_unit: one int, zero at launch (the planner's zeroed workspace): the units taken so far
+// past the first grid's ([Note: the attention unit order] in config/attention.h).
 // out[batch](i, c) = epi(sum_j p(i, j) v(j, c), batch, i, c), p = softmax over j of
 // scale · q(i, :)·k(j, :) (keys j > i excluded when causal), for batch = b0 · inner + b1, query
 // i < s, column c < dv; out is row-major [batch][s][dv].
@@ -37,13 +39,15 @@
 // - Overlap between the consumers: they take turns issuing (two named barriers, 1 + c: consumer
 //   c waits on its own, issues its batch, and arrives on the other's), so one's softmax runs while
 //   the other's products do; without the turns both wait on the same full barriers and run their
-//   softmax at the same time, the tensor cores idle meanwhile. Both take tiles + 1 turns; consumer 1
-//   opens the first turn to consumer 0, and consumer 0 opens consumer 1's last.
+//   softmax at the same time, the tensor cores idle meanwhile. Both take tiles + 1 turns a unit;
+//   consumer 1 opens the first turn to consumer 0, every turn hands over, and consumer 0 takes
+//   one more at exit (consumer 1's last hand-over), so no barrier is left half arrived.
 // - P is rounded to 16 bits before the second product (as every flash kernel does); the scores,
 //   the statistics and the output accumulate in f32, and the output is rounded once.
-// - Schedule: persistent CTAs (one an SM at most) over the units; unit u is batch u / row_blocks,
-//   query block row_blocks - 1 - u % row_blocks (a batch's blocks run together: k and v shared in
-//   L2; causal ones longest first), CTA i takes units i, i + grid, ... The producer runs ahead
+// - Schedule: persistent CTAs (one an SM at most) over the units ([Note: the attention unit order]
+//   in config/attention.h: batch by batch, causal blocks longest first); CTA i takes unit i, then
+//   the next one nobody took (an atomic counter in a zeroed workspace), which the producer hands to
+//   the consumers through two shared-memory slots (unit full / empty barriers). The producer runs ahead
 //   into the next unit: its q block loads once the consumers' last scores of the current one are
 //   done (the q empty barrier), and its k and v tiles continue the ring, so a unit's start and its
 //   output stores overlap the neighbours' loads.
@@ -96,7 +100,7 @@ struct FlashAttention {
   static_assert(C.elem_bytes == 2 && sizeof(E) == 2, "f16 / bf16 operands");
   static_assert(attention_head_dim(D) && attention_head_dim(DV), "head dims 64, 128 or 256");
   static_assert(BM == 128 && (BN == 64 || BN == 128) && Stages >= 2, "tiles");
-  static_assert(kSmemBytes == kQBytes + Stages * kStageBytes + 1024 + 8 * (2 + 3 * Stages), "attention_smem");
+  static_assert(kSmemBytes == kQBytes + Stages * kStageBytes + 1024 + 8 * (6 + 3 * Stages) + 16, "attention_smem");
 
   // The batch coordinates an operand reads (0 along the dims it broadcasts).
   static __device__ __forceinline__ int coord(long long b, int bcast, int bit) { return (bcast >> bit) & 1 ? 0 : int(b); }
@@ -239,14 +243,15 @@ struct FlashAttention {
     wg_commit();
   }
 
-  // Work unit u (one CTA's 128 query rows of one batch): a batch's blocks adjacent (they share k
-  // and v in L2), the causal ones longest first.
+  // Work unit u: one CTA's 128 query rows of one batch ([Note: the attention unit order] in
+  // config/attention.h).
   struct Unit {
     long long batch, b0, b1;
     int m0, tiles;
     __device__ __forceinline__ explicit Unit(long long u) {
-      batch = u / kBlocks;
-      const long long mb = kBlocks - 1 - u % kBlocks;
+      const AttentionUnit a = attention_unit(kBlocks, u);
+      batch = a.batch;
+      const long long mb = a.block;
       b0 = batch / kInner, b1 = batch % kInner;
       m0 = int(mb * BM);
       // Key tiles of this block (config/attention.h's attention_key_tiles).
@@ -257,22 +262,31 @@ struct FlashAttention {
 
   template <class OutT, class Epi>
   static __device__ __forceinline__ void run(const TensorMap& q, const TensorMap& k, const TensorMap& v, OutT* out,
-                                             Epi epi, float scale) {
+                                             Epi epi, float scale, int* next_unit) {
     extern __shared__ __align__(16) char smem_raw[];
     const u32 base = align_1024(smem_addr(smem_raw));
     const u32 ring = base + kQBytes;
-    // q full, q empty, k full[S], v full[S], empty[S]
+    // q full, q empty, unit full[2], unit empty[2], k full[S], v full[S], empty[S], the unit slots
     const u32 bars = ring + Stages * kStageBytes;
     const u32 q_full = bars, q_empty = bars + 8;
-    auto k_full = [&](int s) { return bars + 8 * (2 + s); };
-    auto v_full = [&](int s) { return bars + 8 * (2 + Stages + s); };
-    auto empty = [&](int s) { return bars + 8 * (2 + 2 * Stages + s); };
+    auto unit_full = [&](int i) { return bars + 8 * (2 + i); };
+    auto unit_empty = [&](int i) { return bars + 8 * (4 + i); };
+    auto k_full = [&](int s) { return bars + 8 * (6 + s); };
+    auto v_full = [&](int s) { return bars + 8 * (6 + Stages + s); };
+    auto empty = [&](int s) { return bars + 8 * (6 + 2 * Stages + s); };
+    const u32 slots = bars + 8 * (6 + 3 * Stages);
+    volatile long long* const slot = reinterpret_cast<volatile long long*>(
+        smem_raw + (slots - smem_addr(smem_raw)));
     const long long units = kBlocks * kBatch;
     const int wg = threadIdx.x >> 7;
 
     if (threadIdx.x == 0) {
       mbar_init(q_full, 1);
       mbar_init(q_empty, kConsumers * 4);
+      for (int i = 0; i < 2; ++i) {
+        mbar_init(unit_full(i), 1);
+        mbar_init(unit_empty(i), kConsumers * 4);
+      }
       for (int s = 0; s < Stages; ++s) {
         mbar_init(k_full(s), 1);
         mbar_init(v_full(s), 1);
@@ -289,8 +303,13 @@ struct FlashAttention {
       regs_release<kProducerRegs>();
       if (threadIdx.x == 0) {
         int use = 0;   // k, v stage uses so far ([Note: the stage handshake] in tma.cuh)
-        int n = 0;     // units so far: the q block's use
-        for (long long u = blockIdx.x; u < units; u += gridDim.x, ++n) {
+        long long u = blockIdx.x;
+        for (int n = 0;; ++n) {   // n: units so far, the q block's and the unit slots' use
+          // Unit u to the consumers (units or more: none left), through slot n & 1.
+          mbar_wait(unit_empty(n & 1), ((n >> 1) & 1) ^ 1);
+          slot[n & 1] = u;
+          mbar_arrive(unit_full(n & 1));   // (a release: the consumers' wait sees the slot)
+          if (u >= units) break;
           const Unit w(u);
           // The next q block loads once the consumers' last scores of the previous one are done.
           mbar_wait(q_empty, (n & 1) ^ 1);
@@ -305,6 +324,7 @@ struct FlashAttention {
             mbar_arrive_expect_tx(v_full(s), kVBytes);
             load_tile<DV, BN>(stage + kKBytes, v, v_full(s), j * BN, w.b0, w.b1, kVBcast);
           }
+          u = gridDim.x + atomicAdd(next_unit, 1);   // the next unit in the order nobody took yet
         }
       }
       return;
@@ -316,10 +336,14 @@ struct FlashAttention {
     const int g = lane >> 2, t = lane & 3;
     const float scale2 = scale * 1.4426950408889634f;   // scores to the log2 domain
     if (c == 1) their_turn(c);   // consumer 0 issues first
-    int use = 0, n = 0;
-    for (long long u = blockIdx.x; u < units; u += gridDim.x, ++n) {
+    int use = 0;
+    for (int n = 0;; ++n) {
+      mbar_wait(unit_full(n & 1), (n >> 1) & 1);
+      const long long u = slot[n & 1];
+      __syncwarp();
+      if (lane == 0) mbar_arrive(unit_empty(n & 1));
+      if (u >= units) break;
       const Unit w(u);
-      const bool last_unit = u + gridDim.x >= units;
       // Query rows of this thread's two accumulator rows (h = 0, 1).
       const int row_base = w.m0 + 64 * c + 16 * warp + g;
       float o[NO][4];
@@ -355,13 +379,13 @@ struct FlashAttention {
           step(j, use, w.tiles, base, c, ring, k_full, v_full, empty, q_empty, w.m0, row_base, t, lane, scale2, m, l,
                corr, o, pa[1], pa[0]);
       }
-      // The last tile's P·v. Every turn hands over to the other consumer but consumer 1's very last.
+      // The last tile's P·v. Every turn hands over to the other consumer.
       rescale(o, corr);
       const int lj = w.tiles - 1;
       my_turn(c);
       if (lj & 1) pv(o, pa[1], use + lj, ring, v_full);
       else pv(o, pa[0], use + lj, ring, v_full);
-      if (c == 0 || !last_unit) their_turn(c);
+      their_turn(c);
       wg_wait<0>();
       keep_live(pa[0]);
       keep_live(pa[1]);
@@ -389,6 +413,9 @@ struct FlashAttention {
       gemm::store_fragments<Index, 1, NO, false>(frag, put, Index(w.m0 + 64 * c + 16 * warp), Index(0), epi, rmax,
                                                   rsum);
     }
+    // Consumer 1 handed a turn over after its last: consumer 0 takes it, so no barrier is left
+    // half arrived at exit.
+    if (c == 0) my_turn(c);
   }
 };
 

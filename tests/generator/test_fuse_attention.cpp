@@ -4,6 +4,7 @@
 // reference of both), and that the fused units compile with NVRTC for sm_90a.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "golden.h"
@@ -233,4 +234,27 @@ TEST_CASE("fuse_attention: plan text and generated source goldens of specs/atten
     check_golden("source/" + c.op + "_" + c.tag + "_sm90a.cu",
                  plan.text() + "\n" + memory_plan_test::all_sources(sources_of(plan)));
   }
+}
+
+TEST_CASE("fuse_attention: the unit order covers every block once, each batch's longest first") {
+  // [Note: the attention unit order] (config/attention.h).
+  for (const long long blocks : {1LL, 3LL, 32LL}) {
+    const long long batches = 5;
+    std::vector<int> seen(static_cast<std::size_t>(blocks * batches), 0);
+    for (long long u = 0; u < blocks * batches; ++u) {
+      const auto a = kiln::attention_unit(blocks, u);
+      REQUIRE(a.batch >= 0);
+      REQUIRE(a.batch < batches);
+      REQUIRE(a.block >= 0);
+      REQUIRE(a.block < blocks);
+      if (u % blocks == 0) CHECK(a.block == blocks - 1);
+      ++seen[static_cast<std::size_t>(a.batch * blocks + a.block)];
+    }
+    CHECK(std::count(seen.begin(), seen.end(), 1) == blocks * batches);
+  }
+  // The counter is a zeroed workspace of the kernel.
+  const kiln::Plan plan = plan_for(spec(kPlain));
+  REQUIRE(plan.kernels.size() == 1);
+  REQUIRE(plan.kernels[0].zero_before.size() == 1);
+  CHECK(plan.buffers.at(static_cast<std::size_t>(plan.kernels[0].zero_before[0])).bytes == 4);
 }

@@ -37,12 +37,13 @@ KILN_RULE constexpr int attention_bn(long long d, long long dv) { return d > 128
 KILN_RULE constexpr int attention_consumers(const AttentionConfig& c) { return c.bm / 64; }
 KILN_RULE constexpr int attention_threads(const AttentionConfig& c) { return 128 * (attention_consumers(c) + 1); }
 // Shared memory: the q block, the ring of k and v tiles, 1 KB to align them to the swizzle period,
-// and the mbarriers (q full and empty; k full, v full and empty per stage).
+// the mbarriers (q full and empty, unit full and empty of two unit slots; k full, v full and
+// empty per stage) and the two unit slots (8 bytes each).
 KILN_RULE constexpr int attention_q_bytes(const AttentionConfig& c) { return c.bm * c.d * c.elem_bytes; }
 KILN_RULE constexpr int attention_k_bytes(const AttentionConfig& c) { return c.bn * c.d * c.elem_bytes; }
 KILN_RULE constexpr int attention_v_bytes(const AttentionConfig& c) { return c.bn * c.dv * c.elem_bytes; }
 KILN_RULE constexpr int attention_smem(const AttentionConfig& c) {
-  return attention_q_bytes(c) + c.stages * (attention_k_bytes(c) + attention_v_bytes(c)) + 1024 + 8 * (2 + 3 * c.stages);
+  return attention_q_bytes(c) + c.stages * (attention_k_bytes(c) + attention_v_bytes(c)) + 1024 + 8 * (6 + 3 * c.stages) + 16;
 }
 KILN_RULE constexpr long long attention_row_blocks(const AttentionConfig& c) { return (c.s + c.bm - 1) / c.bm; }
 // Key tiles of query row block `mb`: all of them, or (causal) those at or left of its last row.
@@ -50,12 +51,29 @@ KILN_RULE constexpr long long attention_key_tiles(const AttentionConfig& c, long
   const long long keys = c.causal && (mb + 1) * c.bm < c.t ? (mb + 1) * c.bm : c.t;
   return (keys + c.bn - 1) / c.bn;
 }
-// Persistent CTAs, one per SM at most, over the work units (a batch's 128-query blocks, adjacent:
-// they share k and v in L2); CTA i takes units i, i + grid, ...
+// [Note: the attention unit order]
+// Persistent CTAs take work units (one 128-query block of one batch) in a fixed order: batch by
+// batch, within a batch by block, longest (causal) first. CTA i takes unit i first, then whichever
+// comes next when it needs one (a counter in a zeroed workspace): the next unit goes to the CTA
+// that frees first, as longest-first greedy scheduling does, and the units running at once are
+// neighbours, a few batches whose k and v stay in L2. A static round-robin (CTA i: i, i + grid,
+// ...) measured 11.3 ms against 9.7 for one CTA a unit on the causal benchmark
+// (bench/results/2026-11-28-h100-run11): with 132 CTAs over 32 blocks a batch, CTA i saw only
+// blocks of one residue mod 4, and the heaviest residue class did 10% more than the mean.
+struct AttentionUnit {
+  long long batch, block;
+};
+KILN_RULE constexpr AttentionUnit attention_unit(long long row_blocks, long long u) {
+  return {u / row_blocks, row_blocks - 1 - u % row_blocks};
+}
+KILN_RULE constexpr long long attention_grid(const AttentionConfig& c, int sm_count) {
+  const long long units = attention_row_blocks(c) * c.batch;
+  return units < sm_count ? units : sm_count;
+}
+// Persistent CTAs, one per SM at most, over the work units ([Note: the attention unit order]).
 KILN_RULE constexpr launch::Geometry attention_geometry(const AttentionConfig& c, int sm_count) {
   launch::Geometry g;
-  const long long units = attention_row_blocks(c) * c.batch;
-  g.grid.x = units < sm_count ? units : sm_count;
+  g.grid.x = attention_grid(c, sm_count);
   g.block.x = attention_threads(c);
   g.shared_bytes = attention_smem(c);
   return g;
