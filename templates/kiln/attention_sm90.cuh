@@ -310,6 +310,9 @@ struct FlashAttention {
           slot[n & 1] = u;
           mbar_arrive(unit_full(n & 1));   // (a release: the consumers' wait sees the slot)
           if (u >= units) break;
+          // The next unit in the order nobody took yet, asked for now: the atomic's round trip
+          // overlaps this unit's loads instead of delaying the next q block.
+          const long long next = gridDim.x + atomicAdd(next_unit, 1);
           const Unit w(u);
           // The next q block loads once the consumers' last scores of the previous one are done.
           mbar_wait(q_empty, (n & 1) ^ 1);
@@ -324,7 +327,7 @@ struct FlashAttention {
             mbar_arrive_expect_tx(v_full(s), kVBytes);
             load_tile<DV, BN>(stage + kKBytes, v, v_full(s), j * BN, w.b0, w.b1, kVBcast);
           }
-          u = gridDim.x + atomicAdd(next_unit, 1);   // the next unit in the order nobody took yet
+          u = next;
         }
       }
       return;
