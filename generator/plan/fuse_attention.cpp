@@ -228,12 +228,15 @@ std::vector<int> use_counts(const ir::Ir& ir) {
 }  // namespace
 
 std::optional<StridedView> strided_view(const ir::BoundIr& bound, ir::NodeId id) {
-  const ir::Node& n = bound.node(id);
+  // Permutes compose (transpose(permute(k, ...))): view dim i reads dim perm[i] below them.
   std::vector<int> perm;
   ir::NodeId x = id;
-  if (n.kind == OpKind::Permute) {
-    perm = n.perm;
-    x = n.operands[0];
+  while (bound.node(x).kind == OpKind::Permute) {
+    const ir::Node& p = bound.node(x);
+    if (perm.empty())
+      for (std::size_t i = 0; i < p.perm.size(); ++i) perm.push_back(static_cast<int>(i));
+    for (int& d : perm) d = p.perm[static_cast<std::size_t>(d)];
+    x = p.operands[0];
   }
   // A reshape that only adds or drops extents of 1 (reshape(k, [B, 1, S, D])) keeps the strides.
   std::vector<std::int64_t> shape = bound.shape(x);

@@ -55,7 +55,7 @@ launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std:
 ir::BoundIr without_dead_nodes(const ir::BoundIr& bound, std::shared_ptr<ir::Ir> ir);
 
 // A tensor an Input holds, read in place: the Input itself, a reshape of it that only adds or drops
-// extents of 1, or a Permute of either, as extents and element strides per dim of the view (0 for
+// extents of 1, or Permutes of either, as extents and element strides per dim of the view (0 for
 // an extent of 1; fuse_attention.cpp); nullopt for anything else.
 struct StridedView {
   ir::NodeId leaf = -1;

@@ -2,7 +2,8 @@
 against PyTorch's scaled_dot_product_attention. On the CPU: the plan for sm_90a is one
 flash_attention kernel (and says so under `fusions:`), sm_80 plans it unfused, and kiln's float64
 reference of the op as written matches SDPA. Where a CUDA GPU is present, the kernel too, on
-random shapes (odd lengths, queries != keys, causal, heads in the middle with k broadcast).
+random shapes (odd lengths, queries != keys, causal, heads in the middle, one k shared by
+every batch).
 Skips where there is no PyTorch (fails under KILN_TEST_TORCH=1)."""
 
 import math
@@ -68,12 +69,16 @@ def test_the_kernel_matches_sdpa_on_the_gpu(tmp_path, seed):
     q, k, v = (torch.randn(b, h, s, 64, device=dev).bfloat16() for _ in range(3))
     torch.testing.assert_close(prog.attention_causal_bf16(q, k, v).double(), sdpa(q, k, v, True, 0.125),
                                rtol=2e-2, atol=2e-2)
-    # heads in the middle, k shared by the heads, a run-time temperature dividing the scores
+    # heads in the middle (every operand read through its own strides), a run-time temperature
     s = rng.randint(1, 700)
-    q, v = (torch.randn(b, s, h, 64, device=dev).half() for _ in range(2))
-    k = torch.randn(b, s, 64, device=dev).half()
+    q, k, v = (torch.randn(b, s, h, 64, device=dev).half() for _ in range(3))
     temperature = 0.5 + rng.random()
     got = prog.attention_bshd_f16(q, k, v, temperature)
-    want = sdpa(q.transpose(1, 2), k[:, None].expand(b, h, s, 64), v.transpose(1, 2), False,
-                1 / float(torch.tensor(temperature).half()))
+    want = sdpa(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), False, 1 / float(torch.tensor(temperature).half()))
     torch.testing.assert_close(got.double(), want, rtol=1e-2, atol=1e-2)
+    # head dim 256, causal, one k shared by every batch
+    bh, s = rng.randint(1, 6), rng.randint(1, 400)
+    q, v = (torch.randn(bh, s, 256, device=dev).half() for _ in range(2))
+    k = torch.randn(s, 256, device=dev).half()
+    torch.testing.assert_close(prog.attention_causal_d256(q, k, v).double(),
+                               sdpa(q, k.expand(bh, s, 256), v, True, 0.0625), rtol=1e-2, atol=1e-2)

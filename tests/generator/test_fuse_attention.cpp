@@ -99,6 +99,17 @@ TEST_CASE("fuse_attention: the written forms plan as one flash kernel") {
     CHECK(map_q.dims == std::vector<std::int64_t>{64, 77, 4, 2});
     CHECK(map_q.strides == std::vector<std::int64_t>{4 * 64 * 2, 64 * 2, 77 * 4 * 64 * 2});
   }
+  SUBCASE("a transpose of a permute (heads in the middle of k too): the permutes compose") {
+    const kiln::Plan plan = plan_for(
+        "op a {\n  dims B = 2, S = 50, H = 3\n  in q: f16[B, H, S, 128]\n  in k: f16[B, S, H, 128]\n"
+        "  in v: f16[B, H, S, 128]\n"
+        "  out o = matmul(softmax(matmul(q, transpose(permute(k, [0, 2, 1, 3]))), axis=-1), v)\n}\n");
+    check_fused(plan, "50 queries x 50 keys");
+    // k's map: {D, S, H, B}: S steps H * D elements, H steps D.
+    const auto& map_k = plan.kernels[0].args.at(plan.kernels[0].args.size() - 2).tensor_map;
+    CHECK(map_k.dims == std::vector<std::int64_t>{128, 50, 3, 2});
+    CHECK(map_k.strides == std::vector<std::int64_t>{3 * 128 * 2, 128 * 2, 50 * 3 * 128 * 2});
+  }
   SUBCASE("an epilogue after the output is fused into the store") {
     const kiln::Plan plan = plan_for(spec("  out o = relu(matmul(softmax(matmul(q, transpose(k)), axis=-1), v)) * 2.0"));
     check_fused(plan, "one flash attention kernel");
