@@ -35,8 +35,9 @@ const kiln::ir::Node* attention_node(const kiln::Plan& plan) {
   return nullptr;
 }
 
-// The plan is one flash_attention kernel and its fusions line says `fusion`.
-const kiln::ir::Node& check_fused(const kiln::Plan& plan, const char* fusion) {
+// The plan is one flash_attention kernel and its fusions line says `fusion`; its Attention node,
+// copied (the plan may be a temporary).
+kiln::ir::Node check_fused(const kiln::Plan& plan, const char* fusion) {
   CAPTURE(plan.text());
   CHECK(plan.kernels.size() == 1);
   CHECK(plan.kernels.at(0).template_name == "flash_attention");
@@ -53,7 +54,7 @@ const char* kPlain = "  out o = matmul(softmax(matmul(q, transpose(k)) * 0.125, 
 
 TEST_CASE("fuse_attention: the written forms plan as one flash kernel") {
   SUBCASE("scale after the product, f16") {
-    const auto& n = check_fused(plan_for(spec(kPlain)), "line 6: attention, 200 queries x 200 keys, head dims 64 and 64: "
+    const auto n = check_fused(plan_for(spec(kPlain)), "line 6: attention, 200 queries x 200 keys, head dims 64 and 64: "
                                                         "one flash attention kernel");
     CHECK(n.attention.has_scale);
     CHECK(n.attention.scale == 0.125);
@@ -61,7 +62,7 @@ TEST_CASE("fuse_attention: the written forms plan as one flash kernel") {
     CHECK(n.operands.size() == 3);
   }
   SUBCASE("causal, the mask kept where col <= row, bf16, head dim 128") {
-    const auto& n = check_fused(
+    const auto n = check_fused(
         plan_for(spec("  let s = matmul(q, transpose(k)) * 0.1\n"
                       "  out o = matmul(softmax(where(iota(S, S, axis=1) <= iota(S, S, axis=0), s, -3.4e38), axis=-1), v)",
                       "B = 1, H = 2, S = 300, D = 128", "bf16")),
@@ -69,7 +70,7 @@ TEST_CASE("fuse_attention: the written forms plan as one flash kernel") {
     CHECK(n.attention.causal);
   }
   SUBCASE("causal as the complement where(row < col, fill, s), scaled after the mask by a positive literal") {
-    const auto& n = check_fused(
+    const auto n = check_fused(
         plan_for(spec("  let s = matmul(q, transpose(k))\n"
                       "  out o = matmul(softmax(where(iota(S, S, axis=0) < iota(S, S, axis=1), -1e9, s) * 0.5, axis=-1), v)")),
         "causal");
@@ -78,7 +79,7 @@ TEST_CASE("fuse_attention: the written forms plan as one flash kernel") {
   SUBCASE("divided by a scalar argument: a kernel argument") {
     const kiln::Plan plan = plan_for(spec("  out o = matmul(softmax(matmul(q, transpose(k)) / t, axis=-1), v)",
                                           "B = 2, H = 3, S = 200, D = 64", "f16", "  in t: f16\n"));
-    const auto& n = check_fused(plan, "one flash attention kernel");
+    const auto n = check_fused(plan, "one flash attention kernel");
     CHECK(n.attention.divide);
     CHECK(n.operands.size() == 4);
     CHECK(contains(sources_of(plan)[0].text, "1.0f / static_cast<float>(t)"));
