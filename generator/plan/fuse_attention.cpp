@@ -227,6 +227,15 @@ std::vector<int> use_counts(const ir::Ir& ir) {
 
 }  // namespace
 
+StridedView row_major(ir::NodeId leaf, const std::vector<std::int64_t>& shape) {
+  StridedView s;
+  s.leaf = leaf;
+  s.shape = shape;
+  s.strides.assign(shape.size(), 1);
+  for (std::size_t i = shape.size(); i-- > 1;) s.strides[i - 1] = s.strides[i] * shape[i];
+  return s;
+}
+
 std::optional<StridedView> strided_view(const ir::BoundIr& bound, ir::NodeId id) {
   // Permutes compose (transpose(permute(k, ...))): view dim i reads dim perm[i] below them.
   std::vector<int> perm;
@@ -243,8 +252,7 @@ std::optional<StridedView> strided_view(const ir::BoundIr& bound, ir::NodeId id)
   if (bound.node(x).kind == OpKind::Reshape) x = bound.node(x).operands[0];
   if (bound.node(x).kind != OpKind::Input) return std::nullopt;
   const auto& sh = bound.shape(x);
-  std::vector<std::int64_t> st(sh.size(), 1);
-  for (std::size_t i = sh.size(); i-- > 1;) st[i - 1] = st[i] * sh[i];
+  const std::vector<std::int64_t> st = row_major(x, sh).strides;
   std::vector<std::int64_t> view_st(shape.size(), 0);
   std::size_t j = 0;   // the input's dim that view dim i reads
   for (std::size_t i = 0; i < shape.size(); ++i) {

@@ -1493,12 +1493,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
 // A view the kernel maps in place, or the operand the planner stored first (row-major).
 StridedView attention_operand(const Planner& p, NodeId op, bool kt) {
   if (attention_reads_in_place(p.bound(), op, kt)) return *strided_view(p.bound(), op);
-  StridedView s;
-  s.leaf = op;
-  s.shape = p.shape(op);
-  s.strides.assign(s.shape.size(), 1);
-  for (std::size_t i = s.shape.size(); i-- > 1;) s.strides[i - 1] = s.strides[i] * s.shape[i];
-  return s;
+  return row_major(op, p.shape(op));
 }
 
 bool takes_attention_view(const Planner& p, NodeId anchor, NodeId operand) {

@@ -62,6 +62,8 @@ struct StridedView {
   std::vector<std::int64_t> shape, strides;
 };
 std::optional<StridedView> strided_view(const ir::BoundIr& bound, ir::NodeId id);
+// A tensor of `shape` stored row-major at `leaf`.
+StridedView row_major(ir::NodeId leaf, const std::vector<std::int64_t>& shape);
 // Whether the attention kernel maps an operand where it is (a StridedView with its contiguous dim
 // where the kernel wants it: the head dim, dim r - 2 of kᵀ and r - 1 of q and v); else the planner
 // stores it first, row-major.

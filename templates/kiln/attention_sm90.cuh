@@ -254,9 +254,7 @@ struct FlashAttention {
       const long long mb = a.block;
       b0 = batch / kInner, b1 = batch % kInner;
       m0 = int(mb * BM);
-      // Key tiles of this block (config/attention.h's attention_key_tiles).
-      const long long keys = kCausal && (mb + 1) * BM < kT ? (mb + 1) * BM : kT;
-      tiles = int((keys + BN - 1) / BN);
+      tiles = int(attention_key_tiles(kCausal, BM, BN, kT, mb));
     }
   };
 
@@ -411,10 +409,7 @@ struct FlashAttention {
       }
       OutT* const dst = out + Index(w.batch) * Index(kS) * Index(DV);
       const gemm::MatrixOut<OutT, Index, kVecOut, false> put{dst, Index(DV), Index(kS), Index(DV), Index(w.batch)};
-      float rmax[1][2], rsum[1][2];   // row statistics: unused here
-      const float (&frag)[1][NO][4] = reinterpret_cast<const float (&)[1][NO][4]>(o);
-      gemm::store_fragments<Index, 1, NO, false>(frag, put, Index(w.m0 + 64 * c + 16 * warp), Index(0), epi, rmax,
-                                                  rsum);
+      gemm::store_accumulators<Index>(o, put, Index(w.m0 + 64 * c + 16 * warp), Index(0), epi);
     }
     // Consumer 1 handed a turn over after its last: consumer 0 takes it, so no barrier is left
     // half arrived at exit.

@@ -133,7 +133,7 @@ struct TmaConv {
       } else {
         const gemm::MatrixOut<OutT, Index, kVecY, kStreamY> out{yn, Index(Shape::HoWo), Index(Shape::K),
                                                                 Index(Shape::HoWo), n};
-        store_accumulators<Index>(acc, out, Index(k0 + 64 * c + 16 * warp), Index(p0), epi);
+        gemm::store_accumulators<Index>(acc, out, Index(k0 + 64 * c + 16 * warp), Index(p0), epi);
       }
     });
   }
@@ -194,7 +194,7 @@ struct TmaConvNhwc {
       tile_origin(u, p0, n0);
       const NhwcOut<OutT, Index, Shape::HoWo, kVecY, kStreamY> out{
           {y, Index(Shape::K), Index(Shape::P), Index(Shape::K), Index(0)}};
-      store_accumulators<Index>(acc, out, Index(p0 + 64 * c + 16 * warp), Index(n0), epi);
+      gemm::store_accumulators<Index>(acc, out, Index(p0 + 64 * c + 16 * warp), Index(n0), epi);
     });
   }
 };

@@ -222,5 +222,15 @@ __device__ __forceinline__ void store_fragments_direct(const float (&acc)[NT][4]
   }
 }
 
+// A consumer warp's accumulators (16 rows of a 64-row slab, BN columns) through the epilogue:
+// fragment row (h, g) is row row0 + rows(0, h, g).
+template <class Index, int NT, class Out, class Epi, class Rows = DenseRows>
+__device__ __forceinline__ void store_accumulators(const float (&acc)[NT][4], const Out& out, Index row0, Index col0,
+                                                   const Epi& epi, const Rows& rows = Rows{}) {
+  float rmax[1][2], rsum[1][2];   // row statistics: not kept (the TMA engines, attention)
+  const float (&frag)[1][NT][4] = reinterpret_cast<const float (&)[1][NT][4]>(acc);
+  store_fragments<Index, 1, NT, false>(frag, out, row0, col0, epi, rmax, rsum, rows);
+}
+
 }  // namespace gemm
 }  // namespace kiln

@@ -384,16 +384,6 @@ struct TmaEngine {
   }
 };
 
-// A consumer warp's accumulators (16 rows of a 64-row slab, BN columns) through the epilogue:
-// fragment row (h, g) is row row0 + rows(0, h, g).
-template <class Index, int NT, class Out, class Epi, class Rows = gemm::DenseRows>
-__device__ __forceinline__ void store_accumulators(const float (&acc)[NT][4], const Out& out, Index row0, Index col0,
-                                                   const Epi& epi, const Rows& rows = Rows{}) {
-  float rmax[1][2], rsum[1][2];   // row statistics: not kept by the TMA engine
-  const float (&frag)[1][NT][4] = reinterpret_cast<const float (&)[1][NT][4]>(acc);
-  gemm::store_fragments<Index, 1, NT, false>(frag, out, row0, col0, epi, rmax, rsum, rows);
-}
-
 template <class E, class Index, long long M_, long long N_, long long K_, long long Batch, bool kAKMajor,
           bool kBKMajor, bool kBatchA, bool kBatchB, long long ldc, long long strideC, int BM, int BN, int BK,
           int Stages, int GroupM, int SplitK, bool kX3, bool kVecC, bool kStreamC, bool kSwapAB, int kCM, int kCN>
@@ -551,7 +541,7 @@ struct TmaGemm {
         Index col0 = Index(n0);
         if constexpr (kCN > 1) col0 += Index(Engine::WN * Engine::slab_n(c));
         if constexpr (kSwapAB) gemm::store_fragments_direct<Index>(acc, out, row0, col0, epi, typename Engine::Rows{warp});
-        else store_accumulators<Index>(acc, out, row0, col0, epi, typename Engine::Rows{warp});
+        else gemm::store_accumulators<Index>(acc, out, row0, col0, epi, typename Engine::Rows{warp});
       };
       if constexpr (kSwapAB) put(gemm::TransposedOut<OutT, Index, kStreamC>{c0, Index(ldc), Index(sc.m), Index(N_), batch});
       else put(gemm::MatrixOut<OutT, Index, kVecC, kStreamC>{c0, Index(ldc), Index(sc.m), Index(N_), batch});

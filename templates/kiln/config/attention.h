@@ -47,9 +47,10 @@ KILN_RULE constexpr int attention_smem(const AttentionConfig& c) {
 }
 KILN_RULE constexpr long long attention_row_blocks(const AttentionConfig& c) { return (c.s + c.bm - 1) / c.bm; }
 // Key tiles of query row block `mb`: all of them, or (causal) those at or left of its last row.
-KILN_RULE constexpr long long attention_key_tiles(const AttentionConfig& c, long long mb) {
-  const long long keys = c.causal && (mb + 1) * c.bm < c.t ? (mb + 1) * c.bm : c.t;
-  return (keys + c.bn - 1) / c.bn;
+// (Scalars, not the config: the template calls it from device code.)
+KILN_RULE constexpr long long attention_key_tiles(bool causal, long long bm, long long bn, long long t, long long mb) {
+  const long long keys = causal && (mb + 1) * bm < t ? (mb + 1) * bm : t;
+  return (keys + bn - 1) / bn;
 }
 // [Note: the attention unit order]
 // Persistent CTAs take work units (one 128-query block of one batch) in a fixed order: batch by
