@@ -328,10 +328,10 @@ def problems():
                       lin4k_make, lambda x, w, bias: torch.relu(F.linear(x, w, bias)), lin4k_check,
                       flops=2 * 4096**3, bytes_moved=3 * 4096 * 4096 * 4))
     # Memory-bound context rows on tensors of 1 GiB or more (issue 4): fractions of the copy ceiling.
-    def one_gib(rows=32768, cols=8192, out_shape=None):
+    def one_gib(rows=32768, cols=8192, out_shape=None, view=None, dtype=torch.float32):
         def make():
             x = torch.rand(rows, cols, device=DEV)
-            return (x,), [torch.empty(out_shape or (rows, cols), device=DEV)]
+            return (x.view(view) if view else x,), [torch.empty(out_shape or (rows, cols), device=DEV, dtype=dtype)]
         return make
 
     def relu_add_make():
@@ -373,6 +373,58 @@ def problems():
                       one_gib(out_shape=(8192,)), lambda x: x.sum(dim=0),
                       lambda args, outs, mode: check_close(outs[0], args[0].double().sum(dim=0)),
                       bytes_moved=32768 * 8192 * 4))
+    # Issue 22's memory-bound targets at its shapes: elementwise (16384² and 4096x393216), sums,
+    # means, argmax and argmin over each axis of a 3-D tensor, norms over 16x64x256x256, scans on
+    # each axis of 32768² and along 4 x 2^26. bytes_moved: every input read once and the output
+    # written once (for a norm: x and y; its parameters are small). The check: the whole output
+    # against float64, a block of rows at a time (a 6 GiB tensor in float64 does not fit twice).
+    mem_spec = temp_spec("memory_bound_bench.kiln", MEMORY_BENCH_SPEC)
+    for rows, cols in ELEMENTWISE_BENCH_SHAPES:
+        for name, op, n_in, fn in (("relu(a+b)", "relu_add2", 2, lambda a, b: torch.relu(a + b)),
+                                   ("sigmoid", "sigmoid1", 1, torch.sigmoid),
+                                   ("gelu", "gelu1", 1, F.gelu)):
+            def ew_make(rows=rows, cols=cols, n_in=n_in):
+                xs = tuple(torch.randn(rows, cols, device=DEV) for _ in range(n_in))
+                return xs, [torch.empty(rows, cols, device=DEV)]
+            ps.append(Problem(f"{name} {rows}x{cols}", mem_spec, op, ["fp32"], ew_make, fn,
+                              lambda args, outs, mode, fn=fn: check_rows(outs[0], args, fn),
+                              bytes_moved=(n_in + 1) * rows * cols * 4))
+    a, b, c = REDUCE_BENCH_SHAPE
+    for axis in range(3):
+        out_shape = [a, b, c]
+        del out_shape[axis]
+        for red, torch_red in (("sum", torch.sum), ("mean", torch.mean)):
+            ps.append(Problem(f"{red} over axis {axis}, {a}x{b}x{c}", mem_spec, f"{red}_axis{axis}", ["fp32"],
+                              one_gib(a, b * c, out_shape=out_shape, view=(a, b, c)),
+                              lambda x, axis=axis, f=torch_red: f(x, dim=axis),
+                              lambda args, outs, mode, axis=axis, f=torch_red: check_close(
+                                  outs[0], f(args[0].double(), dim=axis)),
+                              bytes_moved=a * b * c * 4))
+    for red, axis, torch_red in (("argmax", 2, torch.argmax), ("argmin", 1, torch.argmin)):
+        out_shape = [a, b, c]
+        del out_shape[axis]
+        ps.append(Problem(f"{red} over axis {axis}, {a}x{b}x{c}", mem_spec, f"{red}_axis{axis}", ["fp32"],
+                          one_gib(a, b * c, out_shape=out_shape, view=(a, b, c), dtype=torch.int64),
+                          lambda x, axis=axis, f=torch_red: f(x, dim=axis),
+                          lambda args, outs, mode, axis=axis, f=torch_red: (
+                              bool(torch.equal(outs[0], f(args[0], dim=axis))), 0.0),
+                          bytes_moved=a * b * c * 4))
+    n, ch, h, w = NORM4D_BENCH_SHAPE
+    for name, op, eager, params in NORM4D_BENCH_ROWS:
+        def norm4_make(params=params):
+            x = torch.randn(n, ch, h, w, device=DEV) * 2 + 0.5
+            ps_ = tuple(torch.rand(*shape, device=DEV) + off for shape, off in params(ch, h, w))
+            return (x, *ps_), [torch.empty_like(x)]
+        ps.append(Problem(f"{name} {n}x{ch}x{h}x{w}", mem_spec, op, ["fp32"], norm4_make, eager,
+                          lambda args, outs, mode, eager=eager: check_close(
+                              outs[0], eager(*(t.double() for t in args))),
+                          bytes_moved=2 * n * ch * h * w * 4))
+    for rows, cols, axis in SCAN_BENCH_ROWS:
+        ps.append(Problem(f"cumsum over axis {axis}, {rows}x{cols}", mem_spec, f"cumsum_{rows}x{cols}_axis{axis}",
+                          ["fp32"], one_gib(rows, cols), lambda x, axis=axis: torch.cumsum(x, dim=axis),
+                          lambda args, outs, mode, axis=axis: check_close(
+                              outs[0], torch.cumsum(args[0].double(), dim=axis)),
+                          bytes_moved=2 * rows * cols * 4))
     # Attention written out (issue 22): softmax(q·kᵀ·scale [causal]) · v as one flash kernel. eager
     # is PyTorch's scaled_dot_product_attention with its own backend choice; each backend is a
     # peer column of the same run (cudnn_ms, flash_ms, efficient_ms). The check: two (batch, head)
@@ -508,6 +560,115 @@ op {attention_op_name(dt, causal)} {{
   out o = matmul(softmax({'where(iota(S, S, axis=1) <= iota(S, S, axis=0), s, -3.4e38)' if causal else 's'}, axis=-1), v)
 }}
 """ for b, h, s_len, d, dt, causal in ATTENTION_BENCH_SHAPES)
+
+
+# Issue 22's memory-bound rows (problems(): "Issue 22's memory-bound targets").
+ELEMENTWISE_BENCH_SHAPES = [(16384, 16384), (4096, 393216)]
+REDUCE_BENCH_SHAPE = (512, 512, 1024)
+NORM4D_BENCH_SHAPE = (16, 64, 256, 256)
+SCAN_BENCH_ROWS = [(32768, 32768, 0), (32768, 32768, 1), (4, 1 << 26, 1)]
+
+
+def layer_norm_chw(x, g, b):
+    return F.layer_norm(x, x.shape[1:], g, b, 1e-5)
+
+
+def rms_norm_channels(x):
+    return x * torch.rsqrt(x.pow(2).mean(dim=1, keepdim=True) + 1e-5)
+
+
+def group_norm8(x, g, b):
+    return F.group_norm(x, 8, g, b, 1e-5)
+
+
+def batch_norm_train(x, g, b):
+    return F.batch_norm(x, None, None, g, b, training=True, eps=1e-5)
+
+
+# (row name, op, eager, the parameters' (shape, offset) for channels c, height h, width w)
+NORM4D_BENCH_ROWS = [
+    ("layer norm over C, H, W", "layernorm_chw", layer_norm_chw, lambda c, h, w: [((c, h, w), 0.5), ((c, h, w), -0.5)]),
+    ("RMS norm over C", "rmsnorm_c", rms_norm_channels, lambda c, h, w: []),
+    ("group norm, 8 groups", "groupnorm8", group_norm8, lambda c, h, w: [((c,), 0.5), ((c,), -0.5)]),
+    ("batch norm (training)", "batchnorm_train", batch_norm_train, lambda c, h, w: [((c,), 0.5), ((c,), -0.5)]),
+]
+
+
+def check_rows(got, args, fn, block=256):
+    """check_close over blocks of rows of a 2-D output: fn's float64 result on the same rows of each
+    input. Ok when every block is; the error is the largest block's."""
+    ok, worst = True, 0.0
+    for r in range(0, got.shape[0], block):
+        good, err = check_close(got[r:r + block], fn(*(a[r:r + block].double() for a in args)))
+        ok, worst = ok and good, max(worst, err)
+    return ok, worst
+
+
+MEMORY_BENCH_SPEC = """
+op relu_add2 {
+  dims M = 16384, N = 16384
+  in  a: f32[M, N]
+  in  b: f32[M, N]
+  out y = relu(a + b)
+}
+op sigmoid1 {
+  dims M = 16384, N = 16384
+  in  x: f32[M, N]
+  out y = sigmoid(x)
+}
+op gelu1 {
+  dims M = 16384, N = 16384
+  in  x: f32[M, N]
+  out y = gelu(x)
+}
+""" + "".join(f"""
+op {red}_axis{axis} {{
+  dims A = 512, B = 512, C = 1024
+  in  x: f32[A, B, C]
+  out y = {red}(x, axis={axis})
+}}
+""" for red in ("sum", "mean", "argmax", "argmin") for axis in range(3)) + """
+op layernorm_chw {
+  dims N = 16, C = 64, H = 256, W = 256
+  in  x: f32[N, C, H, W]
+  in  gamma: f32[C, H, W]
+  in  beta: f32[C, H, W]
+  let mu = mean(x, axis=[1, 2, 3], keepdims=true)
+  let d = x - mu
+  let var = mean(d * d, axis=[1, 2, 3], keepdims=true)
+  out y = d * rsqrt(var + 1e-5) * gamma + beta
+}
+op rmsnorm_c {
+  dims N = 16, C = 64, H = 256, W = 256
+  in  x: f32[N, C, H, W]
+  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-5)
+}
+op groupnorm8 {
+  dims N = 16, C = 64, H = 256, W = 256
+  in  x: f32[N, C, H, W]
+  in  gamma: f32[C]
+  in  beta: f32[C]
+  out y = group_norm(x, 8, weight=gamma, bias=beta, eps=1e-5)
+}
+op batchnorm_train {
+  dims N = 16, C = 64, H = 256, W = 256
+  in  x: f32[N, C, H, W]
+  in  gamma: f32[C]
+  in  beta: f32[C]
+  let g = reshape(gamma, [C, 1, 1])
+  let b = reshape(beta, [C, 1, 1])
+  let mu = mean(x, axis=[0, 2, 3], keepdims=true)
+  let d = x - mu
+  let var = mean(d * d, axis=[0, 2, 3], keepdims=true)
+  out y = d * rsqrt(var + 1e-5) * g + b
+}
+""" + "".join(f"""
+op cumsum_{r}x{c}_axis{axis} {{
+  dims R = {r}, C = {c}
+  in  x: f32[R, C]
+  out y = cumsum(x, axis={axis})
+}}
+""" for r, c, axis in SCAN_BENCH_ROWS)
 
 
 def rms_norm_eager(x, g):
