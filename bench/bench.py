@@ -411,7 +411,7 @@ def problems():
                           bytes_moved=a * b * c * 4))
     n, ch, h, w = NORM4D_BENCH_SHAPE
     for name, op, eager, params in NORM4D_BENCH_ROWS:
-        def norm4_make(params=params):
+        def norm4_make(params=params, n=n, ch=ch, h=h, w=w):   # (bound now: later loops reuse the names)
             x = torch.randn(n, ch, h, w, device=DEV) * 2 + 0.5
             ps_ = tuple(torch.rand(*shape, device=DEV) + off for shape, off in params(ch, h, w))
             return (x, *ps_), [torch.empty_like(x)]
@@ -1150,8 +1150,8 @@ def main():
             set_tf32(mode == "tf32")
             try:
                 op = kiln.op(os.path.join(ROOT, prob.spec), prob.op, precision=mode, consts=prob.consts)
-                for o in outs:
-                    o.fill_(float("nan"))
+                for o in outs:   # poisoned: NaN, or -1 for an index output
+                    o.fill_(float("nan") if o.is_floating_point() else -1)
                 t0 = time.perf_counter()
                 op(*inputs, *outs)
                 torch.cuda.synchronize()

@@ -185,6 +185,12 @@ TEST_CASE("launch rules choose the seed variants (132 SMs)") {
   CHECK(narrow.splits > 1);
   CHECK((narrow.splits - 1) * narrow.chunk < 4096);
   CHECK(narrow.splits * narrow.chunk >= 4096);
+  // Wave quantization: 512 blocks (sum over the middle axis of 512x512x1024) against a wave of
+  // 1056 resident blocks split 2 ways (0.97 of a wave), not 3 (1.45 waves).
+  CHECK(reduce_outer_split(512, 512, 1024, 256, 4, 4, 132).splits == 2);
+  CHECK(reduce_outer_split(1, 512, 512 * 1024, 256, 4, 4, 132).splits == 2);
+  // 8 blocks: 132 splits make exactly one wave.
+  CHECK(reduce_outer_split(1, 32768, 8192, 256, 4, 4, 132).splits == 132);
   CHECK(reduce_outer_threads(7, 1) == 32);
   // Few long rows split along the row; chunks are whole 16-byte vectors and cover the row.
   const InnerSplit long_rows = reduce_inner_split(8, (1 << 24) + 3, 512, 4, 4, 132);
