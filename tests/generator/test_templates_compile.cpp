@@ -191,6 +191,14 @@ TEST_CASE("launch rules choose the seed variants (132 SMs)") {
   CHECK(reduce_outer_split(1, 512, 512 * 1024, 256, 4, 4, 132).splits == 2);
   // 8 blocks: 132 splits make exactly one wave.
   CHECK(reduce_outer_split(1, 32768, 8192, 256, 4, 4, 132).splits == 132);
+  // The shared rule: the best-filled last wave, the fewest parts on a tie, capped, a full wave uncut.
+  CHECK(wave_filling_parts(128, 1056, 128) == 8);     // 1024 blocks, not 9 x 128 = 1152
+  CHECK(wave_filling_parts(100, 1056, 5) == 5);       // the cap: 500 blocks, all in one wave
+  CHECK(wave_filling_parts(1056, 1056, 64) == 1);
+  CHECK(wave_filling_parts(2000, 1056, 64) == 1);
+  CHECK(wave_filling_parts(1, 1056, 4096) == 1056);
+  // cumsum down the columns of 32768²: 128 column blocks, the axis cut 8 ways (one wave).
+  CHECK(scan_strided_chunks(1, 32768, 32768, 256, 8, 132).chunks == 8);
   CHECK(reduce_outer_threads(7, 1) == 32);
   // Few long rows split along the row; chunks are whole 16-byte vectors and cover the row.
   const InnerSplit long_rows = reduce_inner_split(8, (1 << 24) + 3, 512, 4, 4, 132);

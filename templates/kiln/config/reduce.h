@@ -165,24 +165,16 @@ KILN_RULE constexpr OuterSplit outer_split_of(long long red, long long want) {
   return OuterSplit{ceil_div(red, chunk), chunk};
 }
 // Split the reduced axis when outer*tiles blocks are fewer than one full wave (sm_count *
-// 2048/threads resident blocks), into at most enough splits for one wave: the count whose blocks
-// fill the largest share of their last wave's slots (wave quantization), the fewest on a tie; each
-// split keeps >= 8*unroll steps. 512 blocks against a wave of 1056 split 2 ways (0.97 of a wave),
-// not 3 (1.45 waves: sums over the middle axis of 512x512x1024 ran at 96% of copy); 8 blocks split
-// 132 ways, one whole wave.
+// 2048/threads resident blocks), as [Note: cutting an axis against wave quantization]
+// (launch_rules.h) picks; each split keeps >= 8*unroll steps. 512 blocks against a wave of 1056
+// split 2 ways (0.97 of a wave), not 3 (1.45 waves: sums over the middle axis of 512x512x1024
+// ran at 96% of copy, 98% split 2 ways; bench/results/2026-11-28-h100-run16).
 KILN_RULE constexpr OuterSplit reduce_outer_split(long long outer, long long red, long long inner, int threads, int vec,
                                         int unroll, int sm_count) {
-  const long long tiles = ceil_div(inner, (long long)threads * vec);
-  const long long blocks = outer * tiles;
+  const long long blocks = outer * ceil_div(inner, (long long)threads * vec);
   const long long wave = (long long)sm_count * (2048 / threads);
-  const long long most = min_ll(min_ll(kMaxGridY, max_ll(1, red / (8LL * unroll))), ceil_div(wave, blocks));
-  long long splits = 1, best_fill = 0;   // fill: b / slots of its waves, as b * wave / slots (no floats)
-  for (long long s = 1; blocks < wave && s <= most; ++s) {
-    const long long b = blocks * s;
-    const long long fill = b * wave / (ceil_div(b, wave) * wave);
-    if (fill > best_fill) splits = s, best_fill = fill;
-  }
-  return outer_split_of(red, splits);
+  const long long most = min_ll(kMaxGridY, max_ll(1, red / (8LL * unroll)));
+  return outer_split_of(red, wave_filling_parts(blocks, wave, most));
 }
 // `vec`: columns a thread, kVec of reduce_outer or kCols of reduce_outer_rows (a tile is threads*vec wide).
 KILN_RULE constexpr Geometry reduce_outer_geometry(long long outer, long long inner, const OuterSplit& s, int threads, int vec,

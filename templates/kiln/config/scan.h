@@ -94,15 +94,14 @@ struct ScanChunks {
   long long chunks = 1;
   long long chunk = 0;   // scan steps per chunk
 };
-// Cut len into chunks when outer*tiles blocks are fewer than one full wave; each chunk keeps
-// >= 8*unroll steps, and at most 128 chunks (each thread combines the totals before its chunk).
+// Cut len into chunks when outer*tiles blocks are fewer than one full wave, as [Note: cutting an
+// axis against wave quantization] (launch_rules.h) picks; each chunk keeps >= 8*unroll steps, and
+// at most 128 chunks (each thread combines the totals before its chunk).
 KILN_RULE constexpr ScanChunks scan_strided_chunks(long long outer, long long len, long long inner, int threads,
                                                    int unroll, int sm_count) {
   const long long blocks = outer * ceil_div(inner, threads);
   const long long wave = (long long)sm_count * (2048 / threads);
-  long long chunks = blocks >= wave ? 1 : ceil_div(wave, blocks);
-  chunks = min_ll(chunks, max_ll(1, len / (8LL * unroll)));
-  chunks = min_ll(chunks, 128);
+  const long long chunks = wave_filling_parts(blocks, wave, min_ll(128, max_ll(1, len / (8LL * unroll))));
   const long long chunk = ceil_div(len, chunks);
   return ScanChunks{ceil_div(len, chunk), chunk};
 }
