@@ -689,31 +689,35 @@ Value Interpreter::rownorm(const Node& n, const Shape& out) {
   return v;
 }
 
-// Normalize (ir.h, NormAttrs) over trailing axes, row by row in float64: the mean, then the sum of
-// squared deviations from it, then each element times the scale.
+// Normalize (ir.h, NormAttrs) over a run of adjacent axes, in float64: x viewed as [outer, len,
+// inner] (inner 1 when the axes are the trailing ones), per (outer, inner) line the mean, then the
+// sum of squared deviations from it, then each element times the scale.
 Value Interpreter::normalize(const Node& n, const Shape& out) {
   const Value& x = operand(n, 0);
-  KILN_ASSERT(!n.axes.empty() && n.axes.back() + 1 == static_cast<int>(x.shape.size()),
-              "normalize over axes that are not the trailing ones");
-  std::int64_t len = 1;
+  KILN_ASSERT(!n.axes.empty() && n.axes.back() - n.axes.front() + 1 == static_cast<int>(n.axes.size()),
+              "normalize over axes that are not adjacent");
+  std::int64_t len = 1, inner = 1;
   for (int a : n.axes) len *= x.shape[static_cast<std::size_t>(a)];
+  for (std::size_t d = static_cast<std::size_t>(n.axes.back()) + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
   const double eps = n.operands.size() > 1 ? operand(n, 1).values().at(0) : 0.0;
   Value v;
   v.shape = out;
   v.data.resize(x.values().size());
-  const std::int64_t rows = len == 0 ? 0 : static_cast<std::int64_t>(x.values().size()) / len;
-  parallel_for(rows, [&](std::int64_t r) {
-    const double* row = x.values().data() + r * len;
+  const std::int64_t lines = len == 0 ? 0 : static_cast<std::int64_t>(x.values().size()) / len;
+  parallel_for(lines, [&](std::int64_t r) {
+    const std::int64_t o = r / inner, c = r % inner;
+    const double* line = x.values().data() + o * len * inner + c;   // element i at line[i * inner]
+    double* dst = v.data.data() + o * len * inner + c;
     double mean = 0;
     if (n.norm.centered) {
-      for (std::int64_t i = 0; i < len; ++i) mean += row[i];
+      for (std::int64_t i = 0; i < len; ++i) mean += line[i * inner];
       mean /= static_cast<double>(len);
     }
     double q = 0;
-    for (std::int64_t i = 0; i < len; ++i) q += (row[i] - mean) * (row[i] - mean);
+    for (std::int64_t i = 0; i < len; ++i) q += (line[i * inner] - mean) * (line[i * inner] - mean);
     if (n.norm.mean) q /= static_cast<double>(len);
     const double scale = 1.0 / std::sqrt(q + eps);
-    for (std::int64_t i = 0; i < len; ++i) v.data[static_cast<std::size_t>(r * len + i)] = (row[i] - mean) * scale;
+    for (std::int64_t i = 0; i < len; ++i) dst[i * inner] = (line[i * inner] - mean) * scale;
   });
   store_all(n.dtype, v.data);
   return v;

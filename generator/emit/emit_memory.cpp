@@ -481,7 +481,6 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
   }
   extent_constants(kernel, c, "kOuter", "outer", "kLen = kConfig.len, kInner = kConfig.inner");
   const bool strided = config.variant == RownormVariant::kStrided;
-  KILN_ASSERT(!(norm && strided), "a normalize over strided rows");
   if (strided) {
     c.line("constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;");
   } else {

@@ -14,8 +14,10 @@
 // What matches (each node of the same float dtype, d of the result's shape):
 //   y = d * rsqrt(a) | rsqrt(a) * d | d / sqrt(a)
 //   a = v + eps | eps + v | v        eps: one element, from literals and scalars only
-//   v = mean(q, axes, keepdims) | sum(q, axes, keepdims)   axes: the trailing ones (other axes
-//                                                          match, and the plan says they are not fused)
+//   v = mean(q, axes, keepdims) | sum(q, axes, keepdims)   axes: adjacent ones (others match, and
+//                                                          the plan says they are not fused); not
+//                                                          the trailing ones: strided rows, fused
+//                                                          when their columns fill the GPU
 //   q = d * d | pow(d, 2)               each d the same value (written once, or the same expression
 //                                        again: same_value)
 //   d = x - mean(x, axes, keepdims) (centered), else d is x itself (uncentered)
@@ -96,7 +98,7 @@ class Matcher {
     return match_stat(id, d, a);
   }
 
-  // v = mean|sum(d * d | pow(d, 2), axes, keepdims) (the caller checks the axes are trailing).
+  // v = mean|sum(d * d | pow(d, 2), axes, keepdims) (the caller checks the axes are adjacent).
   std::optional<NormMatch> match_stat(NodeId id, NodeId d, NodeId v) const {
     const ir::Node& stat = node(v);
     if ((stat.kind != OpKind::Mean && stat.kind != OpKind::Sum) || !stat.keepdims || stat.axes.empty() ||
@@ -167,10 +169,10 @@ class Matcher {
   const ir::BoundIr& bound_;
 };
 
-// Whether sorted `axes` are the last ones of a rank-`rank` shape.
-bool trailing(const std::vector<int>& axes, std::size_t rank) {
-  for (std::size_t i = 0; i < axes.size(); ++i)
-    if (static_cast<std::size_t>(axes[i]) != rank - axes.size() + i) return false;
+// Whether sorted `axes` are a run of adjacent axes.
+bool adjacent(const std::vector<int>& axes) {
+  for (std::size_t i = 1; i < axes.size(); ++i)
+    if (axes[i] != axes[i - 1] + 1) return false;
   return true;
 }
 
@@ -229,24 +231,45 @@ std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr>
     const std::string of = x.name.empty() ? fmt::format("the {} on line {}", ir::node_kind_name(x), x.loc.line) : x.name;
     std::string what = fmt::format("line {}: {} of {} over axes [{}]", n.loc.line, norm_name(m->attrs), of,
                                          fmt::join(m->axes, ", "));
-    if (!trailing(m->axes, shape.size())) {
-      fusions.push_back(what + ": not fused, the normalized axes are not the trailing ones (strided rows): the "
-                               "reductions and the elementwise rest plan as written");
+    if (!adjacent(m->axes)) {
+      fusions.push_back(what + ": not fused, the normalized axes are not adjacent: the reductions and the "
+                               "elementwise rest plan as written");
       continue;
     }
-    const std::size_t first = shape.size() - m->axes.size();
-    std::int64_t rows = 1, len = 1;
-    for (std::size_t d = 0; d < shape.size(); ++d) (d < first ? rows : len) *= shape[d];
-    const ir::Shape lead(n.shape.begin(), n.shape.begin() + static_cast<std::ptrdiff_t>(first));
-    const ir::Shape normalized(n.shape.begin() + static_cast<std::ptrdiff_t>(first), n.shape.end());
+    // x viewed as [rows, len, inner]: inner > 1 when the axes are not the trailing ones (strided rows).
+    const auto first = static_cast<std::size_t>(m->axes.front()), after = static_cast<std::size_t>(m->axes.back()) + 1;
+    std::int64_t rows = 1, len = 1, inner = 1;
+    for (std::size_t d = 0; d < shape.size(); ++d) (d < first ? rows : d < after ? len : inner) *= shape[d];
+    const auto at = [&](std::size_t d) { return n.shape.begin() + static_cast<std::ptrdiff_t>(d); };
+    const ir::Shape lead(n.shape.begin(), at(first)), normalized(at(first), at(after)), trail(at(after), n.shape.end());
     const bool dyn_rows = ir::mentions(lead, dyn);
-    what += fmt::format(" ({} rows of {})", dyn_rows ? "dyn" : std::to_string(rows), len);
-    if (ir::mentions(normalized, dyn)) {
+    if (inner > 1) {
+      what += fmt::format(" (strided: {} x {} columns of {})", dyn_rows ? "dyn" : std::to_string(rows), inner, len);
+      if (ir::mentions(normalized, dyn) || ir::mentions(trail, dyn)) {
+        fusions.push_back(what + ": not fused, a dyn dim sizes the normalized or the trailing axes (the reductions "
+                                 "say why they cannot take it)");
+        continue;
+      }
+      if (dyn_rows) {
+        fusions.push_back(what + ": not fused, a dyn dim sizes the columns of a strided norm: the reductions and "
+                                 "the elementwise rest plan as written");
+        continue;
+      }
+      if (!launch::rownorm_strided_normalize_fuses(rows * inner, target.sm_count)) {
+        fusions.push_back(what + fmt::format(": not fused, too few columns for a thread each ({}: fewer than 2048 per "
+                                             "SM): the reductions and the elementwise rest plan as written",
+                                             rows * inner));
+        continue;
+      }
+    } else {
+      what += fmt::format(" ({} rows of {})", dyn_rows ? "dyn" : std::to_string(rows), len);
+    }
+    if (inner == 1 && ir::mentions(normalized, dyn)) {
       fusions.push_back(what + ": not fused, a dyn dim sizes the normalized axes (the reductions say why they "
                                "cannot take it)");
       continue;
     }
-    if (!launch::rownorm_normalize_fuses(dyn_rows ? 0 : rows, len, target.sm_count)) {
+    if (inner == 1 && !launch::rownorm_normalize_fuses(dyn_rows ? 0 : rows, len, target.sm_count)) {
       fusions.push_back(what + fmt::format(": not fused, rows longer than a block's registers and too few for a "
                                            "block each ({} < 2 per SM): the {} stay split reductions",
                                            rows, m->attrs.centered ? "mean and variance" : "sum of squares"));
@@ -264,8 +287,10 @@ std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr>
     norm.norm = m->attrs;
     norm.loc = n.loc;
     rewritten->nodes[i] = std::move(norm);
-    fusions.push_back(what + fmt::format(": one normalize kernel ({}{}, then the scale)", m->attrs.centered ? "mean, " : "",
-                                         m->attrs.centered ? "squared deviations" : "sum of squares"));
+    fusions.push_back(what + fmt::format(": one normalize kernel ({}{}, then the scale{})",
+                                         m->attrs.centered ? "mean, " : "",
+                                         m->attrs.centered ? "squared deviations" : "sum of squares",
+                                         inner > 1 ? "; a thread per column, two passes over it" : ""));
   }
   if (!rewritten) return bound;
   return std::make_shared<const ir::BoundIr>(without_dead_nodes(*bound, std::move(rewritten)));

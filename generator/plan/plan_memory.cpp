@@ -623,8 +623,8 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
                           idx);
 }
 
-// Softmax and log_softmax along `axis`, and Normalize ([Note: norm compositions]) over its trailing
-// axes: the same rows, the same variants; a norm takes the mean and the squared deviations from
+// Softmax and log_softmax along `axis`, and Normalize ([Note: norm compositions]) over its adjacent
+// axes (strided rows when they are not the trailing ones): the same rows, the same variants; a norm takes the mean and the squared deviations from
 // the registers where softmax takes the max and the exponentials.
 void plan_rownorm(Planner& p, PlannedKernel& kn) {
   const auto& a = p.node(kn.anchor);
@@ -632,7 +632,6 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
   const bool norm = a.kind == ir::OpKind::Normalize;
   const int first = norm ? a.axes.front() : a.axis;
   const Box b = box_of(shape, first, norm ? a.axes.back() : a.axis);
-  KILN_ASSERT(!norm || b.inner == 1, "normalize over axes that are not the trailing ones");
   Rows rows = rows_of(p, kn, kn.anchor, first, b.outer, "rownorm");
   set_rows(kn, rows);
   const std::string idx = index_reason(kn, numel(shape), rows.dynamic);
@@ -650,7 +649,13 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
     config.group = 0;
     config.unroll = 4;
     launch_with(config);
-    kn.reason = fmt::format("normalized axis strided (inner {}): a thread per column, two passes; {}", b.inner, idx);
+    kn.reason = fmt::format("normalized axis strided (inner {}): a thread per column, two passes ({}; then re-read "
+                            "and write); {}",
+                            b.inner,
+                            norm ? (a.norm.centered ? "mean and squared deviations by chunks, combined as Chan's"
+                                                    : "sum of squares")
+                                 : "online max and sum",
+                            idx);
     return;
   }
   const char* in_registers = norm ? (a.norm.centered ? "mean, then squared deviations from the registers, times the "

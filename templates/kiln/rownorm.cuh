@@ -23,7 +23,7 @@
 //     by chunks combined as Chan's parallel variance; then re-read and write).
 //     block = kThreads; grid.x = ceil(rows / (kThreads/kGroup)), capped at 2^31-1 (grid-strided).
 //     kItems must be a multiple of 16/sizeof(T).
-//   rownorm_strided<kThreads, kUnroll, kKind, C>(in, out, outer, len, inner, pro, epi)   (softmax kinds)
+//   rownorm_strided<kThreads, kUnroll, kKind, C>(in, out, outer, len, inner, pro, epi[, scale])   (every kind)
 //     in/out viewed as [outer, len, inner], normalizing along len: one thread per (o, c) column,
 //     consecutive threads on consecutive c (coalesced). Two passes (the second mostly from L2
 //     for moderate len*inner). grid.x = ceil(outer*inner / kThreads), block = kThreads.
@@ -451,30 +451,47 @@ __device__ __forceinline__ void rownorm_rows(const T* __restrict__ in, Out* __re
   }
 }
 
-template <int kThreads, int kUnroll, RowNormKind kKind, class C, class T, class Out, class I, class Pro, class Epi>
+template <int kThreads, int kUnroll, RowNormKind kKind, class C, class T, class Out, class I, class Pro, class Epi,
+          class Scale = NoScale>
 __device__ __forceinline__ void rownorm_strided(const T* __restrict__ in, Out* __restrict__ out, I outer, I len, I inner,
-                                                Pro pro, Epi epi) {
-  static_assert(!kIsNorm<kKind>, "a norm over strided rows is not planned (fuse_norms takes trailing axes only)");
-  using Op = LogSumExpOp<C>;
+                                                Pro pro, Epi epi, Scale scale = Scale{}) {
   const I columns = outer * inner;
   for (I col = I(blockIdx.x) * kThreads + I(threadIdx.x); col < columns; col += I(gridDim.x) * kThreads) {
     const I o = col / inner;
     const I base = o * len * inner + (col - o * inner);   // flat index of (o, 0, c)
-    typename Op::Acc acc = Op::identity();
-    I l = 0;
-    for (; l + kUnroll <= len; l += kUnroll) {
-      T raw[kUnroll];
+    // Pass 1: the column's statistics, kUnroll loads in flight; pass 2 re-reads and writes.
+    const auto norm = [&] {
+      if constexpr (kIsNorm<kKind>) {
+        // A norm: (count, mean, squared deviations) a chunk of kUnroll at a time (norm_fold; the
+        // tail's missing values are 0, which norm_fold leaves out), combined as Chan's.
+        WelfordAcc<C> acc = WelfordOp<C>::identity();
+        for (I l = 0; l < len; l += kUnroll) {
+          C vals[kUnroll];
+          const int count = len - l < kUnroll ? int(len - l) : kUnroll;
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) raw[u] = ldg(in + base + (l + u) * inner);
+          for (int u = 0; u < kUnroll; ++u) vals[u] = u < count ? pro(ldg(in + base + (l + u) * inner), base + (l + u) * inner) : C(0);
+          detail::norm_fold<kKind>(acc, vals, count);
+        }
+        return detail::NormApplier<C>{acc.mean, scale(acc.m2)};
+      } else {
+        using Op = LogSumExpOp<C>;
+        typename Op::Acc acc = Op::identity();
+        I l = 0;
+        for (; l + kUnroll <= len; l += kUnroll) {
+          T raw[kUnroll];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) acc = Op::accumulate(acc, pro(raw[u], base + (l + u) * inner), 0);
-    }
-    for (; l < len; ++l) acc = Op::accumulate(acc, pro(ldg(in + base + l * inner), base + l * inner), 0);
-    // LogSumExpOp's sum is relative to acc.max (an all -inf column: max -inf, so NaN, as asked).
-    // A +inf makes the whole column NaN (docs/semantics.md), where LogSumExpOp would count it as 1.
-    const C sum = acc.max == Limits<C>::highest() ? C(0) / C(0) : acc.sum;
-    const detail::RowNormer<kKind, C> norm(acc.max, sum);
-    for (l = 0; l < len; ++l) {
+          for (int u = 0; u < kUnroll; ++u) raw[u] = ldg(in + base + (l + u) * inner);
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u) acc = Op::accumulate(acc, pro(raw[u], base + (l + u) * inner), 0);
+        }
+        for (; l < len; ++l) acc = Op::accumulate(acc, pro(ldg(in + base + l * inner), base + l * inner), 0);
+        // LogSumExpOp's sum is relative to acc.max (an all -inf column: max -inf, so NaN, as asked).
+        // A +inf makes the whole column NaN (docs/semantics.md), where LogSumExpOp would count it as 1.
+        const C sum = acc.max == Limits<C>::highest() ? C(0) / C(0) : acc.sum;
+        return detail::RowNormer<kKind, C>(acc.max, sum);
+      }
+    }();
+    for (I l = 0; l < len; ++l) {
       const I f = base + l * inner;
       out[f] = epi(norm(pro(ldg(in + f), f)), f);
     }

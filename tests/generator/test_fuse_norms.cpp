@@ -111,10 +111,33 @@ TEST_CASE("fuse_norms: what does not fuse, and what the plan says") {
     const kiln::Plan plan = plan_of_text(spec("  in z: f32[B, N]\n  out y = x * rsqrt(mean(z * z, axis=1, keepdims=true))"), "a");
     CHECK(plan.fusions.empty());
   }
-  SUBCASE("axes that are not the trailing ones: said, not fused") {
+  SUBCASE("strided rows with too few columns for a thread each: said, not fused") {
     const kiln::Plan plan = plan_of_text(spec("  out y = x * rsqrt(mean(x * x, axis=0, keepdims=true) + 1e-6)"), "a");
     REQUIRE(plan.fusions.size() == 1);
-    CHECK(contains(plan.fusions[0], "RMS norm of x over axes [0]: not fused, the normalized axes are not the trailing ones"));
+    CHECK(contains(plan.fusions[0], "RMS norm of x over axes [0] (strided: 1 x 100 columns of 64): not fused, too few "
+                                    "columns for a thread each (100: fewer than 2048 per SM)"));
+    CHECK(kernels_of(plan, "rownorm") == 0);
+  }
+  SUBCASE("strided rows with columns for the whole GPU: one rownorm kernel, a thread per column") {
+    const kiln::Plan plan = plan_of_text(
+        spec("  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-6)", "N = 8, C = 64, H = 256, W = 256",
+             "f32[N, C, H, W]"),
+        "a");
+    REQUIRE(plan.fusions.size() == 1);
+    CHECK(contains(plan.fusions[0], "RMS norm of x over axes [1] (strided: 8 x 65536 columns of 64): one normalize "
+                                    "kernel (sum of squares, then the scale; a thread per column, two passes over it)"));
+    REQUIRE(plan.kernels.size() == 1);
+    CHECK(plan.kernels[0].template_name == "rownorm");
+    CHECK(std::get<kiln::RownormConfig>(plan.kernels[0].config).variant == kiln::RownormVariant::kStrided);
+  }
+  SUBCASE("axes that are not adjacent (batch norm's 0, 2, 3): said, not fused") {
+    const kiln::Plan plan = plan_of_text(
+        spec("  let d = x - mean(x, axis=[0, 2, 3], keepdims=true)\n"
+             "  out y = d * rsqrt(mean(d * d, axis=[0, 2, 3], keepdims=true) + 1e-5)",
+             "N = 8, C = 64, H = 32, W = 32", "f32[N, C, H, W]"),
+        "a");
+    REQUIRE(plan.fusions.size() == 1);
+    CHECK(contains(plan.fusions[0], "layer norm of x over axes [0, 2, 3]: not fused, the normalized axes are not adjacent"));
     CHECK(kernels_of(plan, "rownorm") == 0);
   }
   SUBCASE("centering over other axes: an RMS norm of the centered value") {
@@ -171,6 +194,10 @@ TEST_CASE("fuse_norms: the rewritten graph means what the spec wrote (float64 re
            "B = 7, N = 33"),
       spec("  out y = x / sqrt(sum(x * x, axis=[1, 2], keepdims=true))", "B = 3, H = 4, W = 9", "f32[B, H, W]"),
       spec("  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 0.5) * 3.0", "B = 5, N = 17"),
+      // strided rows (the middle axis: 280000 columns of 3, enough to fuse)
+      spec("  let d = x - mean(x, axis=1, keepdims=true)\n"
+           "  out y = d * rsqrt(mean(d * d, axis=1, keepdims=true) + 1e-5)",
+           "B = 2, M = 3, N = 140000", "f32[B, M, N]"),
   };
   for (const auto& text : texts) {
     CAPTURE(text);
@@ -201,6 +228,12 @@ TEST_CASE("fuse_norms: every fused unit compiles with NVRTC for sm_80 and sm_90a
       spec("  in eps: f16\n  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + eps)", "B = 4096, N = 1000",
            "f16[B, N]"),             // a warp per row, f16
       spec("  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-6)", "dyn B = 64, N = 3000", "bf16[B, N]"),
+      // strided rows: an RMS norm over the channels with a per-channel gain; a centered f16 one
+      spec("  in g: f32[C, 1, 1]\n  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-5) * g",
+           "N = 8, C = 64, H = 256, W = 256", "f32[N, C, H, W]"),
+      spec("  let d = x - mean(x, axis=[1, 2], keepdims=true)\n"
+           "  out y = d / sqrt(mean(d * d, axis=[1, 2], keepdims=true) + 1e-5)",
+           "A = 3, B = 7, C = 5, D = 300, E = 347", "f16[A, B, C, D, E]"),
   };
   for (const auto& text : texts)
     for (const char* arch : {"sm_80", "sm_90a"}) {

@@ -87,6 +87,15 @@ KILN_RULE constexpr Geometry rownorm_block_geometry(long long rows, int threads)
   g.grid.x = min_ll(rows, kMaxGridX);
   return g;
 }
+// A norm over strided rows ([outer, len, inner], inner > 1, the normalized axes adjacent but not
+// the trailing ones: an RMS norm over the channels of NCHW) is fused into kStrided when its
+// columns give every SM a full complement of threads (2048 an SM): a thread per column streams its
+// column twice (the statistics, then the normalized values) and the unfused plan, a reduce_outer
+// then an elementwise kernel, moves the same bytes in two launches. Fewer columns keep the split
+// reduction, which spreads a column over several blocks.
+KILN_RULE constexpr bool rownorm_strided_normalize_fuses(long long columns, int sm_count) {
+  return columns >= 2048LL * sm_count;
+}
 // Strided rows ([outer, len, inner], normalize along len): one thread per column.
 KILN_RULE constexpr Geometry rownorm_strided_geometry(long long outer, long long inner, int threads) {
   Geometry g;
