@@ -282,6 +282,51 @@ TEST_CASE("emulated scan_rows_block and scan_rows_lookback: every direction, bot
     }
 }
 
+// The Scale a Normalize anchor's unit emits (emit_memory.cpp, write_norm_scale): rsqrt(q / len + eps).
+struct MeanScale {
+  float len, eps;
+  float operator()(float q) const { return 1.f / std::sqrt(q / len + eps); }
+};
+
+TEST_CASE("emulated rownorm_strided: layer and RMS norms down strided columns, a tail past the unroll") {
+  // [outer, len, inner] with len 17 (4 chunks of kUnroll 4, then 1) and 10 columns an outer index;
+  // the values offset from 0 so that the centered and uncentered norms differ.
+  const int outer = 3, len = 17, inner = 10;
+  Buffer in(outer * len * inner, 1);
+  const auto r = random_floats(outer * len * inner, 29);
+  for (std::size_t i = 0; i < r.size(); ++i) in.data[i] = 3.f + 2.f * r[i];
+  for (int centered = 0; centered < 2; ++centered) {
+    INFO("centered " << centered);
+    Buffer out(outer * len * inner, 0);
+    const MeanScale scale{float(len), 1e-5f};
+    emu::launch({2, 1, 0}, 32, [&] {
+      if (centered)
+        kiln::rownorm_strided<32, 4, kiln::RowNormKind::kLayerNorm, float>(in.data, out.data, outer, len, inner, Id{},
+                                                                          Id{}, scale);
+      else
+        kiln::rownorm_strided<32, 4, kiln::RowNormKind::kRmsNorm, float>(in.data, out.data, outer, len, inner, Id{},
+                                                                        Id{}, scale);
+    });
+    int bad = 0;
+    for (int o = 0; o < outer; ++o)
+      for (int c = 0; c < inner; ++c) {
+        const float* x = in.data + o * len * inner + c;
+        double mean = 0, q = 0;
+        if (centered) {
+          for (int l = 0; l < len; ++l) mean += x[l * inner];
+          mean /= len;
+        }
+        for (int l = 0; l < len; ++l) q += (x[l * inner] - mean) * (x[l * inner] - mean);
+        const double s = 1.0 / std::sqrt(q / len + 1e-5);
+        for (int l = 0; l < len; ++l) {
+          const double want = (x[l * inner] - mean) * s;
+          if (!close(out.data[(o * len + l) * inner + c], want, 1e-5 * std::max(1.0, std::fabs(want)))) ++bad;
+        }
+      }
+    CHECK(bad == 0);
+  }
+}
+
 TEST_CASE("emulated rownorm: warp and block groups, registers and two-pass, strided") {
   auto ref_row = [](const float* x, long long n, long long stride, bool log, std::vector<double>& out) {
     double m = -kInf, s = 0;
