@@ -263,17 +263,17 @@ std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr>
       }
     } else {
       what += fmt::format(" ({} rows of {})", dyn_rows ? "dyn" : std::to_string(rows), len);
-    }
-    if (inner == 1 && ir::mentions(normalized, dyn)) {
-      fusions.push_back(what + ": not fused, a dyn dim sizes the normalized axes (the reductions say why they "
-                               "cannot take it)");
-      continue;
-    }
-    if (inner == 1 && !launch::rownorm_normalize_fuses(dyn_rows ? 0 : rows, len, target.sm_count)) {
-      fusions.push_back(what + fmt::format(": not fused, rows longer than a block's registers and too few for a "
-                                           "block each ({} < 2 per SM): the {} stay split reductions",
-                                           rows, m->attrs.centered ? "mean and variance" : "sum of squares"));
-      continue;
+      if (ir::mentions(normalized, dyn)) {
+        fusions.push_back(what + ": not fused, a dyn dim sizes the normalized axes (the reductions say why they "
+                                 "cannot take it)");
+        continue;
+      }
+      if (!launch::rownorm_normalize_fuses(dyn_rows ? 0 : rows, len, target.sm_count)) {
+        fusions.push_back(what + fmt::format(": not fused, rows longer than a block's registers and too few for a "
+                                             "block each ({} < 2 per SM): the {} stay split reductions",
+                                             rows, m->attrs.centered ? "mean and variance" : "sum of squares"));
+        continue;
+      }
     }
     if (!rewritten) rewritten = std::make_shared<ir::Ir>(source);
     ir::Node norm;

@@ -624,8 +624,9 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
 }
 
 // Softmax and log_softmax along `axis`, and Normalize ([Note: norm compositions]) over its adjacent
-// axes (strided rows when they are not the trailing ones): the same rows, the same variants; a norm takes the mean and the squared deviations from
-// the registers where softmax takes the max and the exponentials.
+// axes (strided rows when they are not the trailing ones): the same rows, the same variants; a norm
+// takes the mean and the squared deviations from the registers where softmax takes the max and the
+// exponentials.
 void plan_rownorm(Planner& p, PlannedKernel& kn) {
   const auto& a = p.node(kn.anchor);
   const auto& shape = p.shape(kn.anchor);
