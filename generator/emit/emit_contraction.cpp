@@ -281,17 +281,17 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       break;
     }
     case GemmKind::OperandPrep: {
-      const int which = config.prep - 1;
+      const int which = prep_is_a(config) ? 0 : 1;
       const bool k_contig = prep_k_contig(config);
-      c.line("// operand {} ([{}], {}) to k-contiguous rows of {} elements in the workspace (the TMA engine)",
+      c.line("// operand {} ([{}], {}{}) to k-contiguous rows of {} elements in the workspace (the TMA engine)",
              which == 0 ? "A" : "B", k_contig ? (which == 0 ? "M, K" : "N, K") : (which == 0 ? "K, M" : "K, N"),
              k_contig ? "a pitched copy" : prep_vec_transpose(config) ? "a 16-byte vector transpose" : "a transpose",
-             prep_ldw(config));
+             prep_reversed(config) ? ", its rows in reverse order" : "", prep_ldw(config));
       c.line("using Prep = kiln::gemm::OperandPrep<{}, Index, kiln::prep_rows(kConfig), kK, "
              "kiln::prep_batches(kConfig), kiln::prep_ld(kConfig),", elem);
       c.line("    kiln::prep_stride(kConfig), kiln::prep_k_contig(kConfig), kiln::prep_ldw(kConfig), "
              "kiln::gemm_x3(kConfig),");
-      c.line("    kiln::prep_vec_transpose(kConfig), kConfig.threads>;");
+      c.line("    kiln::prep_vec_transpose(kConfig), kiln::prep_reversed(kConfig), kConfig.threads>;");
       unit.body = fmt::format("  Prep::run({}, {});", pointer_of(plan, operand_leaf(plan, k, which)),
                               workspace_pointer(plan, k));
       type = "Prep";

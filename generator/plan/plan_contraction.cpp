@@ -1249,7 +1249,9 @@ bool conv_tma_x_in_place(const ConvConfig& cc) { return cc.nhwc && cc.c % 4 == 0
 
 // The OperandPrep pass that writes one conv operand k-major (which 1: x as [N][H*W][ldc], 2: the
 // filters as [K][R*S][ldc]): a transpose of each [C][rows] block, described as a GEMM operand.
-GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16) {
+// `flipped`: the filters are a transposed conv's, w [C][K][R*S], each filter's taps reversed
+// ([Note: a stride-1 transposed conv as a forward conv]).
+GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16, bool flipped) {
   GemmConfig g;
   g.kind = GemmKind::OperandPrep;
   // x is never split into tf32 hi and lo parts: with 3xTF32 the engine's consumers split it.
@@ -1265,13 +1267,17 @@ GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16) {
     g.m = cc.n * rows, g.layout_a = GemmLayout::RowMajor, g.lda = cc.c, g.stride_a = 0, g.batch = 1;
   } else if (which == 1) {
     g.m = rows, g.layout_a = GemmLayout::ColMajor, g.lda = rows, g.stride_a = cc.c * rows, g.batch = cc.n, g.vec_a = vec;
+  } else if (flipped) {   // filter k's channel c, tap t at w[c][k][R*S - 1 - t]
+    g.prep = kPrepBReversed;
+    g.n = rows, g.layout_b = GemmLayout::RowMajor, g.ldb = cc.k * rows, g.stride_b = rows, g.batch = cc.k;
   } else {
     g.n = rows, g.layout_b = GemmLayout::RowMajor, g.ldb = rows, g.stride_b = cc.c * rows, g.batch = cc.k, g.vec_b = vec;
   }
   return g;
 }
 
-void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::string& shape_why, const std::string& why) {
+void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::string& shape_why, const std::string& why,
+                   bool flipped) {
   const std::int64_t parts = conv_x3(cc) ? 2 : 1, ldc = conv_tma_ldc(cc), rs = std::int64_t{cc.r} * cc.s;
   const std::int64_t howo = cc.ho * cc.wo, pixels = cc.n * howo;
   const bool nhwc = cc.nhwc, x_in_place = conv_tma_x_in_place(cc), pixel_rows = conv_tma_pixel_rows(cc);
@@ -1300,7 +1306,7 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
     PlannedKernel xp;
     xp.template_name = "gemm_operand_prep";
     xp.args.push_back(buffer_arg(p, x_buf, true));
-    set_launch(p, xp, conv_prep_config(cc, 1, aligned));
+    set_launch(p, xp, conv_prep_config(cc, 1, aligned, false));
     xp.reason = fmt::format("x {} {} channel rows of {} bytes in a workspace ({:.1f} MB) for the TMA engine's "
                             "im2col copies",
                             nhwc ? fmt::format("[{}, {}, {}, {}] (NHWC)", cc.n, cc.h, cc.w, cc.c)
@@ -1313,9 +1319,10 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   PlannedKernel wprep;
   wprep.template_name = "gemm_operand_prep";
   wprep.args.push_back(buffer_arg(p, w_ws, true));
-  set_launch(p, wprep, conv_prep_config(cc, 2, aligned));
-  wprep.reason = fmt::format("filters [{}, {}, {}, {}] to [{}, {}, {}] (channels innermost, rows of {} bytes){} in a "
-                             "workspace", cc.k, cc.c, cc.r, cc.s, cc.k, rs, cc.c, ldc * 4, split);
+  set_launch(p, wprep, conv_prep_config(cc, 2, aligned, flipped));
+  wprep.reason = fmt::format("filters [{}, {}, {}, {}] to [{}, {}, {}] (channels innermost, rows of {} bytes{}){} in a "
+                             "workspace", flipped ? cc.c : cc.k, flipped ? cc.k : cc.c, cc.r, cc.s, cc.k, rs, cc.c,
+                             ldc * 4, flipped ? ", taps reversed" : "", split);
   preps.push_back(std::move(wprep));
   PlannedKernel engine;
   engine.anchor = kn.anchor;
@@ -1351,6 +1358,33 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
                               cc.stream ? ", streaming stores" : "", why);
   place_passes(p, kn, preps);
   p.add_followup(std::move(engine));
+}
+
+// [Note: a stride-1 transposed conv as a forward conv]
+// With stride 1, y = conv_transpose(x, w) (padding p, dilation d, filter extent R along an axis)
+// takes y[o] = sum over i, r of x[i] w[r] where o = i - p + d r. Substituting r' = R - 1 - r gives
+// y[o] = sum over r' of x[o - P + d r'] w[R - 1 - r'] with P = d (R - 1) - p: the forward conv of
+// x with padding P on both sides and the filters flipped, in and out channels exchanged
+// (w'[k][c][r'][s'] = w[c][k][R - 1 - r'][S - 1 - s']; reversing the flattened taps r * S + s
+// flips both axes at once). So the TMA engine runs it like any forward conv; only its filter
+// pass differs (OperandPrep's reversed rows, kPrepBReversed). Not taken: a stride over 1 (its
+// phases are strided stores the engine does not make), output_padding (a pad on one side only),
+// p > d (R - 1) (a negative pad), groups or a depth axis (the engine takes neither).
+// The forward conv a transposed one is, or nullopt where the rewrite does not apply (`why_not`
+// then says why, as the end of a sentence).
+std::optional<ConvConfig> transposed_as_forward(const ConvConfig& cc, std::string& why_not) {
+  ConvConfig f = cc;
+  f.transposed = false;
+  f.pad_h = cc.dil_h * (cc.r - 1) - cc.pad_h;
+  f.pad_w = cc.dil_w * (cc.s - 1) - cc.pad_w;
+  why_not = cc.groups != 1 ? "it has groups"
+            : conv_im2col_general(cc.d, cc.t, cc.dout, false) ? "it has a depth axis"
+            : cc.stride_h != 1 || cc.stride_w != 1 ? "its stride is over 1"
+            : cc.opad_h != 0 || cc.opad_w != 0 ? "it has output_padding"
+            : f.pad_h < 0 || f.pad_w < 0 ? "its padding passes dilation x (filter extent - 1)"
+                                         : "";
+  if (!why_not.empty()) return std::nullopt;
+  return f;
 }
 
 void plan_conv(Planner& p, PlannedKernel& kn) {
@@ -1422,8 +1456,21 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   const std::int64_t Kg = K / G, kdim = conv_gemm_k(cc);
   cc.stream = out_bytes > kStreamBytes;
   if (!general && conv_tma_fits(p, cc)) {
-    plan_conv_tma(p, kn, cc, shape_why, why);
+    plan_conv_tma(p, kn, cc, shape_why, why, false);
     return;
+  }
+  // A transposed conv: the TMA engine as a forward conv where it can, else ConvNchw (why not: `tma_why_not`).
+  std::string tma_why_not;
+  if (c.transposed) {
+    const auto fwd = transposed_as_forward(cc, tma_why_not);
+    if (fwd && (tma_why_not = conv_tma_refusal(p, *fwd)).empty()) {
+      plan_conv_tma(p, kn, *fwd,
+                    fmt::format("{} as the forward conv of its flipped filters (pad {}; [Note: a stride-1 "
+                                "transposed conv as a forward conv])", shape_why,
+                                dims == 1 ? std::to_string(fwd->pad_w) : fmt::format("{}x{}", fwd->pad_h, fwd->pad_w)),
+                    why, true);
+      return;
+    }
   }
   KILN_CHECK(!nhwc, UnsupportedError,
              "{}: op '{}' (line {}) has no kernel template in this version of kiln for NHWC with groups {} != C "
@@ -1479,6 +1526,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
                                                      conv_phases(true, cc.stride_d, cc.stride_h, conv_phases_w(cc)),
                                                      cc.stride_w > 1 && !cc.phase_w ? "; w unsplit: K under "
                                                      + std::to_string(kConvPhaseWMinK) : "")
+                                           + "; not on the TMA engine as a forward conv: " + tma_why_not
                                        : std::string(),
                           cc.stream ? ", streaming stores" : "", why);
 }

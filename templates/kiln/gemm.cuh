@@ -66,7 +66,8 @@
 //    applies the epilogue, merges the row's (max, sum exp) in the block and writes
 //    Y = softmax(epi(A·B)) once. f32 output, Y 16-byte aligned for the vector path (N % 4 == 0).
 //
-// 2d) kiln::gemm::OperandPrep<E, Index, Rows, K, Batches, ld, stride, kKContig, ldw, kSplit, kVecT, Threads>
+// 2d) kiln::gemm::OperandPrep<E, Index, Rows, K, Batches, ld, stride, kKContig, ldw, kSplit, kVecT, kReversed,
+//                               Threads>
 //       static __device__ void run(const E* operand, E* workspace);
 //    The TMA engine's pre-pass (gemm_tma.cuh): one operand (f32 whose k is not contiguous, or any
 //    operand whose strides are not multiples of 16 bytes) into workspace[Batches][Rows][ldw], k

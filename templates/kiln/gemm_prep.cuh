@@ -11,8 +11,9 @@ namespace kiln {
 namespace gemm {
 
 // One operand of the TMA engine copied k-major into a workspace the engine can map:
-//   dst[b][r][k] = src[b * kStride + (kKContig ? r * kLd + k : k * kLd + r)]   r < Rows, k < K
-// (r: the operand's m or n), with dst rows kLdw elements apart (config/gemm.h's prep_ldw: K
+//   dst[b][r][k] = src[b * kStride + (kKContig ? q * kLd + k : k * kLd + q)]   r < Rows, k < K
+// (r: the operand's m or n; q = r, or Rows - 1 - r with kReversed: a transposed conv's filters,
+// flipped for the forward conv the engine runs), with dst rows kLdw elements apart (config/gemm.h's prep_ldw: K
 // rounded up to 16 bytes, a tensor map's stride rule). Two things bring an operand here: wgmma
 // reads f32 only k-major (a k-strided f32 operand is transposed), and a tensor map needs every
 // stride to be a multiple of 16 bytes (an operand whose rows are not is copied to padded rows).
@@ -34,13 +35,14 @@ namespace gemm {
 //     element by element (coalesced; the rows are not 16-byte aligned, that is why we are here),
 //     stages them in shared memory and writes them as 16-byte stores (512 bytes per warp).
 template <class E, class Index, long long Rows, long long K_, long long Batches, long long kLd, long long kStride,
-          bool kKContig, long long kLdw, bool kSplit, bool kVecT, int Threads>
+          bool kKContig, long long kLdw, bool kSplit, bool kVecT, bool kReversed, int Threads>
 struct OperandPrep {
   static constexpr int kThreads = Threads;
   static constexpr int kTile = kPrepTile;              // config/gemm.h: rows of the operand per CTA
   static constexpr int kVecRows = kPrepVecRows;        // config/gemm.h: the same for the vector transpose
   static_assert(!kVecT || (!kKContig && sizeof(E) == 4 && Rows % 4 == 0 && kLd % 4 == 0 && kStride % 4 == 0 &&
                            Threads == 256), "the vector transpose: f32, 4-row vectors, 256 threads");
+  static_assert(!(kVecT && kReversed), "reversed rows take the scalar transpose (prep_vec_transpose)");
   static constexpr int kWarps = Threads / 32;
   static constexpr int kVec = 16 / int(sizeof(E));     // elements per 16-byte store
   static constexpr long long kKBlock = kKContig ? 32 * kVec : kTile;   // config/gemm.h's prep_k_block
@@ -48,6 +50,9 @@ struct OperandPrep {
   static_assert(kLdw >= K_ && kLdw % kVec == 0, "rows of whole 16-byte vectors (prep_ldw)");
   static_assert(!kSplit || sizeof(E) == 4, "3xTF32 splits f32 operands");
   static constexpr long long kLoOffset = Batches * Rows * kLdw;   // the lo parts after the hi parts
+
+  // The stored row that row r of the copy comes from.
+  static __device__ __forceinline__ long long source_row(long long r) { return kReversed ? Rows - 1 - r : r; }
 
   // dst[i] = x (or its hi part, and the lo part kLoOffset further on).
   static __device__ __forceinline__ void put(E* dst, Index i, E x) {
@@ -106,7 +111,7 @@ struct OperandPrep {
     } else if constexpr (kKContig) {
       __shared__ __align__(16) E line[kWarps][32 * kVec];   // one row's block of k per warp
       for (int i = warp; i < kTile && r0 + i < Rows; i += kWarps) {
-        const E* row = s + Index(r0 + i) * Index(kLd);
+        const E* row = s + Index(source_row(r0 + i)) * Index(kLd);
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
           const long long k = k0 + j * 32 + lane;
@@ -132,7 +137,7 @@ struct OperandPrep {
       __shared__ E tile[kTile][kTile + kPad];
       for (int i = warp; i < kTile; i += kWarps) {   // source row k0 + i, operand rows r0 + lane
         const long long k = k0 + i, r = r0 + lane;
-        tile[i][lane] = k < K_ && r < Rows ? s[Index(k) * Index(kLd) + Index(r)] : zero;
+        tile[i][lane] = k < K_ && r < Rows ? s[Index(k) * Index(kLd) + Index(source_row(r))] : zero;
       }
       __syncthreads();
       for (int i = warp; i < kTile; i += kWarps) {   // operand row r0 + i, k0 + lane

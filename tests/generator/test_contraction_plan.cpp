@@ -641,6 +641,55 @@ TEST_CASE("conv1d, conv3d and transposed convs: which template, the phases, the 
   CHECK(conv_config(wide, 0).wo == 70002);
 }
 
+TEST_CASE("sm_90a: a stride-1 transposed conv runs on the TMA engine as a forward conv of flipped filters") {
+  // padding 1, dilation 2: forward padding 2 * (3 - 1) - 1 = 3 on both sides; the filters' pass
+  // reads w [C][K][3 * 3] per filter k (channel stride K * 9, filter stride 9), taps reversed.
+  for (const auto precision : {kiln::Precision::fp32_accurate, kiln::Precision::tf32}) {
+    const auto g = generate(Case{"conv_nd.kiln", "conv_transpose2d_s1_dilated_bias", {}, "default"}, "sm_90a", precision);
+    REQUIRE(g.plan.kernels.size() == 3);
+    CHECK((gemm_config(g, 0).prep == kiln::kPrepA && !kiln::prep_reversed(gemm_config(g, 0))));
+    const auto& wp = gemm_config(g, 1);
+    CHECK((wp.prep == kiln::kPrepBReversed && kiln::prep_reversed(wp) && !kiln::prep_vec_transpose(wp)));
+    CHECK((wp.n == 9 && wp.k == 32 && wp.batch == 48 && wp.ldb == 48 * 9 && wp.stride_b == 9 && !kiln::prep_k_contig(wp)));
+    CHECK(kiln::gemm_x3(wp) == (precision == kiln::Precision::fp32_accurate));
+    CHECK(has(g.plan.kernels[1].reason, "filters [32, 48, 3, 3] to [48, 9, 32]"));
+    CHECK(has(g.plan.kernels[1].reason, "taps reversed"));
+    CHECK(has(g.sources[1].text, "its rows in reverse order"));
+    CHECK(g.plan.kernels[2].template_name == "conv_tma");
+    const auto& cc = conv_config(g, 2);
+    CHECK((!cc.transposed && cc.pad_h == 3 && cc.pad_w == 3 && cc.dil_h == 2 && cc.ho == 162 && cc.wo == 194));
+    CHECK((cc.c == 32 && cc.k == 48 && cc.r == 3 && cc.s == 3));
+    CHECK(has(g.plan.kernels[2].reason, "as the forward conv of its flipped filters (pad 3x3"));
+    CHECK(has(g.sources[2].text, "in_b"));   // the bias and relu epilogue stays on the engine
+  }
+  // 1-d (KernelBench 64's shape at one image): padding 0 becomes 2 along w, none along h.
+  const auto k64 = generate(Case{"conv_nd.kiln", "conv_transpose1d_k3", {{"N", 1}}, "one"}, "sm_90a");
+  REQUIRE(k64.plan.kernels.size() == 3);
+  CHECK((conv_config(k64, 2).pad_w == 2 && conv_config(k64, 2).pad_h == 0 && conv_config(k64, 2).wo == 65538));
+  CHECK(has(k64.plan.kernels[2].reason, "flipped filters (pad 2;"));
+  // Not rewritten, each with its reason: a stride of 2 (KernelBench 79), output_padding, groups.
+  const auto s2 = generate(Case{"conv_nd.kiln", "conv_transpose1d_strided_dilated", {}, "default"}, "sm_90a");
+  CHECK(s2.plan.kernels[0].template_name == "conv_nchw");
+  CHECK(has(s2.plan.kernels[0].reason, "not on the TMA engine as a forward conv: its stride is over 1"));
+  const auto grouped = generate(Case{"conv_nd.kiln", "conv_transpose2d_grouped_dilated", {}, "default"}, "sm_90a");
+  CHECK(has(grouped.plan.kernels[0].reason, "not on the TMA engine as a forward conv: it has groups"));
+  // Padding past dilation x (extent - 1) would be a negative forward padding (a crop).
+  {
+    const auto spec = kiln::parse_spec("op crop {\n  in x: f32[2, 32, 200, 200]\n  in w: f32[32, 48, 3, 3]\n"
+                                       "  out y = conv_transpose2d(x, w, padding=3)\n}\n", "t.kiln");
+    auto target = kiln::Target::for_arch("sm_90a");
+    const auto plan = kiln::make_plan(std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, "crop"), {})),
+                                      target);
+    REQUIRE(plan.kernels.size() == 1);
+    CHECK(has(plan.kernels[0].reason, "not on the TMA engine as a forward conv: its padding passes dilation"));
+  }
+  // Under the engine's flops floor: ConvNchw, with the engine's own refusal as the reason.
+  const auto small = generate(Case{"conv_nd.kiln", "conv_transpose2d_s1_dilated_bias", {{"H", 9}, {"W", 11}}, "small"},
+                              "sm_90a");
+  REQUIRE(small.plan.kernels.size() == 1);
+  CHECK(has(small.plan.kernels[0].reason, "not on the TMA engine as a forward conv: it is under the flops"));
+}
+
 TEST_CASE("conv2d: implicit GEMM, depthwise, grouped, and NHWC's limit") {
   const auto g = generate("conv2d_3x3", "default");
   REQUIRE(g.plan.kernels.size() == 1);
@@ -911,7 +960,7 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
     CHECK(g.plan.kernels[0].template_name == "gemm_operand_prep");
     CHECK((gemm_config(g, 0).prep == 2 && kiln::gemm_x3(gemm_config(g, 0))));
     CHECK(has(g.plan.kernels[0].reason, "split into hi and lo parts"));
-    CHECK(has(g.sources[0].text, "kiln::gemm_x3(kConfig),\n    kiln::prep_vec_transpose(kConfig), kConfig.threads>;"));
+    CHECK(has(g.sources[0].text, "kiln::gemm_x3(kConfig),\n    kiln::prep_vec_transpose(kConfig), kiln::prep_reversed(kConfig), kConfig.threads>;"));
     const auto& c = gemm_config(g, 1);
     CHECK((c.kind == kiln::GemmKind::Tma && kiln::gemm_x3(c) && c.bm == 128 && c.bn == 128 && c.stages == 4));
     CHECK(g.plan.kernels[1].shared_bytes == 4 * (128 + 2 * 128) * 32 * 4 + 1024 + 4 * 16);

@@ -241,6 +241,12 @@ TEST_CASE("gpu: every covered spec's wgmma path (sm_90a): tails, split-K, both p
       {"conv2d_3x3.kiln", "conv2d_3x3", {{"N", 2}, {"C", 8}, {"H", 17}, {"W", 35}, {"K", 130}}, "conv_wgmma"},
       {"conv.kiln", "conv2d_stride2_pad1", {{"N", 3}, {"C", 4}, {"H", 9}, {"W", 13}, {"K", 7}}, "conv_wgmma"},
       {"conv.kiln", "conv2d_stride2_pad1", {{"N", 2}, {"C", 12}, {"H", 64}, {"W", 66}, {"K", 64}}, "conv_wgmma"},
+      // Stride-1 transposed convs on the TMA engine as forward convs of flipped filters: 36 input
+      // channels (a 4-channel second k tile), 130 out channels (a tail tile), odd lengths; in 2-d
+      // with padding 1 and dilation 2 (forward padding 3), 20 channels, a bias and relu.
+      {"conv_nd.kiln", "conv_transpose1d_k3", {{"N", 3}, {"C", 36}, {"L", 20001}, {"K", 130}}, "conv_tma"},
+      {"conv_nd.kiln", "conv_transpose2d_s1_dilated_bias", {{"N", 2}, {"C", 20}, {"H", 99}, {"W", 301}, {"K", 70}},
+       "conv_tma"},
       // Small K, fp32-accurate: the operand pre-pass and the persistent wgmma SmallK (tf32 keeps
       // the mma.sync SmallK). 4100 = 16 x 256 + 4 rows and 64 x 64 + 4 columns: tail tiles both
       // ways; each CTA's range of ~8 tiles crosses row blocks (the A refill). K = 40 ends in a

@@ -98,7 +98,7 @@ inline const char* enum_name(GemmLayout l) { return l == GemmLayout::RowMajor ? 
   X(int, threads, 0)                /* block of the follow-ups and the pre-pass */                \
   X(long long, tiles_n, 0)          /* SoftmaxFinalize: statistics per row */                     \
   X(int, group_m, 0)                /* Tma: tile rows per group of the rasterization */          \
-  X(int, prep, 0)                   /* OperandPrep: the operand, 1 (A) or 2 (B) */                \
+  X(int, prep, 0)                   /* OperandPrep: the operand, kPrepA, kPrepB or kPrepBReversed */ \
   X(bool, swap_ab, false)           /* Tma: the engine computes Cᵀ = Bᵀ·Aᵀ (m, n, A, B swapped) */ \
   X(int, cluster_m, 1)              /* Tma: CTAs per cluster along M, sharing each B tile (multicast) */ \
   X(int, consumers_n, 1)            /* Tma: consumer warpgroups splitting the tile's columns (1, 2) */
@@ -221,16 +221,22 @@ KILN_RULE constexpr long long gemm_smem(const GemmConfig& c) {
   }
 }
 
-// OperandPrep's operand as stored (prep 1: A, whose rows are m; prep 2: B, whose rows are n): its
-// rows, row stride, batch stride, batches (1 when broadcast), and whether k is its contiguous
-// dim ([rows][K]) or not ([K][rows]). It writes [batches][rows][prep_ldw] (k contiguous), which
-// the TMA engine maps.
-KILN_RULE constexpr long long prep_rows(const GemmConfig& c) { return c.prep == 1 ? c.m : c.n; }
-KILN_RULE constexpr long long prep_ld(const GemmConfig& c) { return c.prep == 1 ? c.lda : c.ldb; }
-KILN_RULE constexpr long long prep_stride(const GemmConfig& c) { return c.prep == 1 ? c.stride_a : c.stride_b; }
+// OperandPrep's operand (GemmConfig::prep): A, whose rows are m; B, whose rows are n; or B with its
+// rows taken in reverse order (row r of the copy is row n - 1 - r of B): a transposed conv's
+// filters, whose taps run backwards in the forward conv the TMA engine computes instead
+// ([Note: a stride-1 transposed conv as a forward conv] in plan_contraction.cpp).
+constexpr int kPrepA = 1, kPrepB = 2, kPrepBReversed = 3;
+KILN_RULE constexpr bool prep_is_a(const GemmConfig& c) { return c.prep == kPrepA; }
+KILN_RULE constexpr bool prep_reversed(const GemmConfig& c) { return c.prep == kPrepBReversed; }
+// The operand as stored: its rows, row stride, batch stride, batches (1 when broadcast), and
+// whether k is its contiguous dim ([rows][K]) or not ([K][rows]). It writes
+// [batches][rows][prep_ldw] (k contiguous), which the TMA engine maps.
+KILN_RULE constexpr long long prep_rows(const GemmConfig& c) { return prep_is_a(c) ? c.m : c.n; }
+KILN_RULE constexpr long long prep_ld(const GemmConfig& c) { return prep_is_a(c) ? c.lda : c.ldb; }
+KILN_RULE constexpr long long prep_stride(const GemmConfig& c) { return prep_is_a(c) ? c.stride_a : c.stride_b; }
 KILN_RULE constexpr long long prep_batches(const GemmConfig& c) { return prep_stride(c) != 0 ? c.batch : 1; }
 KILN_RULE constexpr bool prep_k_contig(const GemmConfig& c) {
-  return c.prep == 1 ? gemm_a_k_contig(c) : gemm_b_k_contig(c);
+  return prep_is_a(c) ? gemm_a_k_contig(c) : gemm_b_k_contig(c);
 }
 // The workspace's row length in elements: K rounded up to a multiple of 16 bytes (a tensor map's
 // row stride must be one). The pre-pass writes rows this far apart, the planner sizes the
@@ -289,10 +295,12 @@ KILN_RULE constexpr long long prep_k_block(const GemmConfig& c) {
 // OperandPrep's vector transpose: an f32 operand whose k is strided, read 4 rows (16 bytes) at a
 // time and written 4 k at a time, where its rows, row stride and batch stride are multiples of 4
 // elements and it is 16-byte aligned (vec_a / vec_b of the operand). It moves kPrepVecRows rows
-// of the operand per CTA; the scalar transpose moves kPrepTile.
+// of the operand per CTA; the scalar transpose moves kPrepTile. (Reversed rows take the scalar
+// transpose: a 4-row vector would land backwards.)
 constexpr int kPrepVecRows = 64;
 KILN_RULE constexpr bool prep_vec_transpose(const GemmConfig& c) {
-  return !prep_k_contig(c) && c.elem_bytes == 4 && (c.prep == 1 ? c.vec_a : c.vec_b) && prep_rows(c) % 4 == 0;
+  return !prep_k_contig(c) && !prep_reversed(c) && c.elem_bytes == 4 && (prep_is_a(c) ? c.vec_a : c.vec_b) &&
+         prep_rows(c) % 4 == 0;
 }
 KILN_RULE constexpr long long prep_row_block(const GemmConfig& c) {
   return prep_vec_transpose(c) ? kPrepVecRows : kPrepTile;
