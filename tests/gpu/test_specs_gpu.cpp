@@ -118,12 +118,16 @@ struct Checker {
 };
 
 // A copy of `file` with every f32 tensor type turned into `dtype` (in, let and
-// out declarations alike), written next to the other temporary files.
+// out declarations alike), and every f32 scalar input too (`in eps: f32`: kiln does not
+// mix an f32 scalar with a 16-bit tensor without a cast), written next to the other
+// temporary files. Consts (`const eps: f32 = ...`) keep their type.
 std::string retyped_copy(const std::string& file, const std::string& dtype) {
   std::ifstream in(file);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   for (std::size_t at = 0; (at = text.find("f32[", at)) != std::string::npos; at += dtype.size())
     text.replace(at, 3, dtype);
+  for (std::size_t at = 0; (at = text.find(": f32\n", at)) != std::string::npos; at += dtype.size())
+    text.replace(at + 2, 3, dtype);
   // `precision=` is for f32 operands: the half-type form of such an op is the op without it.
   for (std::size_t at; (at = text.find(", precision=\"")) != std::string::npos;)
     text.erase(at, text.find('"', at + 13) + 1 - at);
