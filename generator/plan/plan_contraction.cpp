@@ -1464,10 +1464,10 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   if (c.transposed) {
     const auto fwd = transposed_as_forward(cc, tma_why_not);
     if (fwd && (tma_why_not = conv_tma_refusal(p, *fwd)).empty()) {
+      const int fwd_pad[3] = {0, fwd->pad_h, fwd->pad_w};
       plan_conv_tma(p, kn, *fwd,
                     fmt::format("{} as the forward conv of its flipped filters (pad {}; [Note: a stride-1 "
-                                "transposed conv as a forward conv])", shape_why,
-                                dims == 1 ? std::to_string(fwd->pad_w) : fmt::format("{}x{}", fwd->pad_h, fwd->pad_w)),
+                                "transposed conv as a forward conv])", shape_why, axes_text(fwd_pad)),
                     why, true);
       return;
     }

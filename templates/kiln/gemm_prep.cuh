@@ -13,8 +13,8 @@ namespace gemm {
 // One operand of the TMA engine copied k-major into a workspace the engine can map:
 //   dst[b][r][k] = src[b * kStride + (kKContig ? q * kLd + k : k * kLd + q)]   r < Rows, k < K
 // (r: the operand's m or n; q = r, or Rows - 1 - r with kReversed: a transposed conv's filters,
-// flipped for the forward conv the engine runs), with dst rows kLdw elements apart (config/gemm.h's prep_ldw: K
-// rounded up to 16 bytes, a tensor map's stride rule). Two things bring an operand here: wgmma
+// flipped for the forward conv the engine runs), with dst rows kLdw elements apart
+// (config/gemm.h's prep_ldw: K rounded up to 16 bytes, a tensor map's stride rule). Two things bring an operand here: wgmma
 // reads f32 only k-major (a k-strided f32 operand is transposed), and a tensor map needs every
 // stride to be a multiple of 16 bytes (an operand whose rows are not is copied to padded rows).
 // The pad columns K <= k < kLdw need not be written: the engine's map has the true K as its
