@@ -394,6 +394,13 @@ Value Interpreter::eval(NodeId id, const Node& n) {
     case OpKind::Attention: return attention(n, out);
     case OpKind::Conv: return conv(n, out);
     case OpKind::Iota: return iota(n, out);
+    case OpKind::DimValue: {   // the extent the dim is bound to ([Note: dims as values]), as a literal
+      const DType compute = (n.dtype == DType::f16 || n.dtype == DType::bf16) ? DType::f32 : n.dtype;
+      Value v;
+      v.shape = out;
+      v.data.assign(static_cast<std::size_t>(numel_of(out)), cast_to(compute, static_cast<double>(bound_.dim_value(id))));
+      return v;
+    }
     case OpKind::MaxPool: case OpKind::AvgPool: return pool(n, out);
     default:
       return elementwise(n, out);

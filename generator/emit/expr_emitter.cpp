@@ -276,6 +276,11 @@ std::optional<std::string> ExprEmitter::known_value(ir::NodeId id, const Coords&
     memo_[key] = expr;
     return expr;
   }
+  if (n.kind == ir::OpKind::DimValue) {   // the bound extent ([Note: dims as values])
+    std::string expr = literal(n.dtype, ConstValue(plan_.bound->dim_value(id)));
+    memo_[key] = expr;
+    return expr;
+  }
   if (n.kind == ir::OpKind::Iota) {   // an element's coordinate along the axis: nothing is loaded
     std::string expr = fmt::format("static_cast<{}>({})", compute_type(n.dtype), coords[static_cast<std::size_t>(n.axis)]);
     memo_[key] = expr;

@@ -616,13 +616,36 @@ class Checker {
     if (it == symbols_.end()) fail(e.loc, fmt::format("unknown name '{}'{}", e.text, suggest_symbol(e.text, std::nullopt)));
     Symbol& s = it->second;
     if (s.poisoned) throw Abort{};
-    if (s.kind == Symbol::Kind::Dim)
-      fail(e.loc, fmt::format("'{}' is a dim; dims are sizes, not values usable in expressions", e.text));
+    if (s.kind == Symbol::Kind::Dim) return dim_value(e);
     s.used = true;
     Value v = s.value;
     v.loc = e.loc;
     if (!v.is_node()) v.text = e.text;
     return v;
+  }
+
+  // [Note: dims as values]
+  // A dim written in an expression is the extent it is bound to: `sum(x, axis=1) / N` is
+  // PyTorch's `x.sum(1) / x.shape[1]`. It is a value of the op, not a constant: the checker folds
+  // nothing with it (dims bind after checking). Like the Python int it stands for, a bare dim is
+  // weak (unify): it takes the type of the typed operand it meets (`h * N` is f16, computed with
+  // N as an f32 constant as literals are; `i * N` is i32), and is i64 on its own or beside a bool
+  // or a literal (`N - 1` is i64, which then promotes as an i64 scalar does). The emitter writes the
+  // bound extent as a literal, so only a specialized dim can be a value: a dyn dim's would be a
+  // kernel argument of every kernel that reads it, which no family takes yet (generic_dims keeps
+  // a dim used as a value specialized).
+  Value dim_value(const Expr& e) {
+    const auto decl = std::find_if(ir_->dims.begin(), ir_->dims.end(), [&](const ir::DimDecl& d) { return d.name == e.text; });
+    if (decl == ir_->dims.end()) throw Abort{};   // its declaration failed and said why
+    if (decl->dynamic)
+      fail(e.loc, fmt::format("'{}' is a dyn dim; only a specialized dim can be used as a value (its extent) "
+                              "yet; declare it without dyn", e.text));
+    Node n;
+    n.kind = OpKind::DimValue;
+    n.dtype = DType::i64;
+    n.dim = e.text;
+    n.loc = e.loc;
+    return node_value(add_node(std::move(n), false), e.loc);
   }
 
   Value negate(Value v, SourceLoc loc) {
@@ -715,10 +738,26 @@ class Checker {
   NodeId as_type(NodeId id, DType t, SourceLoc loc) {
     return node(id).dtype == t ? id : unary_node(OpKind::Cast, id, t, loc).node;
   }
+  bool is_dim_value(NodeId id) const { return node(id).kind == OpKind::DimValue; }
+  // A dim's value of type t ([Note: dims as values]): the node itself where it has that type, or
+  // is the newest node and no let names it (the name just read), else a copy.
+  NodeId dim_value_as(NodeId id, DType t) {
+    if (node(id).dtype == t) return id;
+    Node& n = ir_->nodes[static_cast<std::size_t>(id)];
+    if (static_cast<std::size_t>(id) + 1 == ir_->nodes.size() && n.name.empty()) {
+      n.dtype = t;
+      return id;
+    }
+    Node copy = n;
+    copy.dtype = t;
+    copy.name.clear();
+    return add_node(std::move(copy), false);
+  }
   // The type a tensor takes to meet a weak value ([Note: type promotion]).
   NodeId meet_weak(NodeId id, const Value& weak, SourceLoc loc) {
     const DType t = node(id).dtype;
-    if (weak.kind == Value::Kind::Float && (is_integer(t) || t == DType::boolean)) return as_type(id, DType::f32, loc);
+    if (weak.kind == Value::Kind::Float && (is_integer(t) || t == DType::boolean))
+      return is_dim_value(id) ? dim_value_as(id, DType::f32) : as_type(id, DType::f32, loc);
     if (weak.kind == Value::Kind::Int && t == DType::boolean) return as_type(id, DType::i64, loc);
     return id;
   }
@@ -732,6 +771,14 @@ class Checker {
     if (!b.is_node()) {
       NodeId na = meet_weak(a.node, b, loc);
       return {na, materialize(b, node(na).dtype, fmt::format(" in {}", what))};
+    }
+    const bool dim_a = is_dim_value(a.node), dim_b = is_dim_value(b.node);
+    if (dim_a != dim_b) {   // a dim's value is weak, as PyTorch's Python int x.shape[1]
+      Value weak_int;
+      weak_int.kind = Value::Kind::Int;
+      const NodeId other = meet_weak(dim_a ? b.node : a.node, weak_int, loc);
+      const NodeId dim = dim_value_as(dim_a ? a.node : b.node, node(other).dtype);
+      return dim_a ? std::pair{dim, other} : std::pair{other, dim};
     }
     DType ta = node(a.node).dtype, tb = node(b.node).dtype;
     const std::optional<DType> t = promoted(ta, tb);

@@ -393,6 +393,7 @@ const char* op_kind_name(OpKind kind) {
     case OpKind::Permute: return "permute";
     case OpKind::Conv: return "conv";
     case OpKind::Iota: return "iota";
+    case OpKind::DimValue: return "dim";
     case OpKind::MaxPool: return "max_pool";
     case OpKind::AvgPool: return "avg_pool";
     case OpKind::Reshape: return "reshape";
@@ -497,6 +498,7 @@ std::string node_text(const Ir& ir, const Node& n, NodeId id, const ShapeText& s
     case OpKind::Input: args = n.name; break;
     case OpKind::Scalar: args = n.name; break;
     case OpKind::Literal: args = n.literal.is_bool() ? (n.literal.magnitude() ? "1" : "0") : n.literal.str(); break;
+    case OpKind::DimValue: args = n.dim; break;
     default: break;
   }
   if (is_reduction(n.kind)) {
@@ -560,7 +562,8 @@ std::string node_text(const Ir& ir, const Node& n, NodeId id, const ShapeText& s
   if ((n.kind == OpKind::Matmul || n.kind == OpKind::Conv) && n.precision)
     attrs.push_back(fmt::format("precision={}", precision_name(*n.precision)));
   for (const auto& a : attrs) args += (args.empty() ? "" : ", ") + a;
-  const char* sep = n.kind == OpKind::Input || n.kind == OpKind::Scalar || n.kind == OpKind::Literal ? " " : "(";
+  const char* sep =
+      n.kind == OpKind::Input || n.kind == OpKind::Scalar || n.kind == OpKind::Literal || n.kind == OpKind::DimValue ? " " : "(";
   std::string text = fmt::format("  %{} = {}{}{}{} : {}", id, node_kind_name(n), sep, args,
                                  *sep == '(' ? ")" : "", type_text(n.dtype, shape_of(id), n.shape.empty()));
   bool named = !n.name.empty() && n.kind != OpKind::Input && n.kind != OpKind::Scalar;
@@ -609,6 +612,16 @@ std::int64_t BoundIr::numel(NodeId id) const {
 bool BoundIr::is_dynamic(const std::string& dim) const {
   const DimDecl* d = ir->find_dim(dim);
   return d != nullptr && d->dynamic;
+}
+
+std::int64_t BoundIr::dim_value(NodeId id) const {
+  const Node& n = node(id);
+  KILN_ASSERT(n.kind == OpKind::DimValue, "node %{} is not a dim's value", id);
+  KILN_CHECK(!is_dynamic(n.dim), UnsupportedError, "{}: line {}: dim '{}' is dyn; only a specialized dim can be used as a value",
+             ir->op_name, n.loc.line, n.dim);
+  const std::int64_t v = dims.at(n.dim);
+  KILN_ASSERT(n.dtype != DType::i32 || v <= INT32_MAX, "dim {} = {} as an i32 value (bind() refuses it)", n.dim, v);
+  return v;
 }
 
 namespace {
@@ -682,6 +695,9 @@ BoundIr bind(std::shared_ptr<const Ir> ir, const std::map<std::string, DimValue>
     if (__builtin_mul_overflow(numel, static_cast<std::int64_t>(dtype_size(n.dtype)), &bytes))
       fail(n.loc, fmt::format("the {} has {} elements of {}: more than 2^63 bytes",
                               node_description(*ir, static_cast<NodeId>(i)), numel, dtype_name(n.dtype)));
+    if (n.kind == OpKind::DimValue && n.dtype == DType::i32 && bound.dims.at(n.dim) > INT32_MAX)
+      fail(n.loc, fmt::format("dim {} = {} is used as a value beside an i32 tensor, but does not fit i32; cast the "
+                              "tensor to i64 first", n.dim, bound.dims.at(n.dim)));
     bound.shapes.push_back(std::move(shape));
   }
   bound.ir = std::move(ir);

@@ -116,6 +116,9 @@ enum class OpKind : std::uint8_t {
   Conv,
   // iota(d0, d1, ..., axis=k): no operands; an i64 tensor whose element is its coordinate along `axis`
   Iota,
+  // a dim written as a value (`sum(x) / N`): no operands; a 0-d i64 whose value is the extent the
+  // dim `dim` is bound to ([Note: dims as values] in checker.cpp)
+  DimValue,
   // max_pool{1,2,3}d(x, kernel) / avg_pool{1,2,3}d(x, kernel): a window over the last `pool.dims`
   // axes; `pool`
   MaxPool, AvgPool,
@@ -222,6 +225,7 @@ struct Node {
   std::vector<int> axes;             // reductions
   bool keepdims = false;
   int axis = 0;                      // scans, rownorms, iota, concat, gather
+  std::string dim;                   // DimValue: the dim's name
   bool exclusive = false, reverse = false;
   double p = 0;                      // Dropout
   std::vector<int> perm;             // Permute
@@ -310,6 +314,9 @@ struct BoundIr {
   const std::vector<std::int64_t>& shape(NodeId id) const { return shapes.at(static_cast<std::size_t>(id)); }
   std::int64_t numel(NodeId id) const;
   bool is_dynamic(const std::string& dim) const;
+  // The extent a DimValue node stands for ([Note: dims as values]); an UnsupportedError for a dyn
+  // dim (bind() has refused an extent past the i32 the dim took).
+  std::int64_t dim_value(NodeId id) const;
 };
 
 // Where a dim's value came from, for conflict messages:

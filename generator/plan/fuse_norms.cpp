@@ -152,14 +152,14 @@ class Matcher {
     return n.kind == OpKind::Literal && n.literal.to_double() == 2.0;
   }
 
-  // One element, computed from literals and scalars only (the same for every row).
+  // One element, computed from literals, scalars and dims' values only (the same for every row).
   bool row_constant(NodeId id) const {
     if (bound_.numel(id) != 1) return false;
     std::vector<NodeId> stack{id};
     while (!stack.empty()) {
       const ir::Node& n = node(stack.back());
       stack.pop_back();
-      if (n.kind == OpKind::Literal || n.kind == OpKind::Scalar) continue;
+      if (n.kind == OpKind::Literal || n.kind == OpKind::Scalar || n.kind == OpKind::DimValue) continue;
       if (!ir::is_elementwise(n.kind) || n.kind == OpKind::Dropout) return false;
       stack.insert(stack.end(), n.operands.begin(), n.operands.end());
     }

@@ -41,7 +41,7 @@ std::string bytes_text(std::int64_t bytes) {
 // A node kernels may inline: elementwise work, views, literals and scalar arguments.
 bool inlinable(ir::OpKind kind) {
   return ir::is_elementwise(kind) || ir::is_view(kind) || kind == ir::OpKind::Literal ||
-         kind == ir::OpKind::Scalar || kind == ir::OpKind::Iota;
+         kind == ir::OpKind::Scalar || kind == ir::OpKind::Iota || kind == ir::OpKind::DimValue;
 }
 
 bool is_anchor(ir::OpKind kind) { return !inlinable(kind) && kind != ir::OpKind::Input; }
@@ -797,6 +797,7 @@ std::set<std::string> generic_dims(const ir::Ir& ir) {
     return static_cast<std::size_t>(axes.front());
   };
   for (const auto& n : ir.nodes) {
+    if (n.kind == ir::OpKind::DimValue) used_by_anchors.insert(n.dim);   // a value is a literal ([Note: dims as values])
     if (!is_anchor(n.kind)) continue;
     const bool memory = ir::is_reduction(n.kind) || ir::is_scan(n.kind) || ir::is_rownorm(n.kind);
     auto collect_worked = [&](const ir::Shape& shape, std::size_t first) {

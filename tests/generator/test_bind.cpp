@@ -129,3 +129,18 @@ TEST_CASE("bind: a tensor over 2^63 bytes is a located error, never a wrapped si
   CHECK_THROWS_WITH_AS(kiln::ir::bind(wide, {}), doctest::Contains("t.kiln:3:6: error: op f: the input 'x' at 3:6 has more than 2^63 elements"),
                        kiln::ArgumentError);
 }
+
+TEST_CASE("bind: a dim's value is the bound extent, and one that does not fit the i32 it met is a located error") {
+  // [Note: dims as values]: `i + N` beside an i32 tensor makes N an i32, as PyTorch's Python int.
+  auto ir = checked("op f {\n  dims N = 4\n  in i: i32[N]\n  in x: f32[N]\n  out y = i + N\n  out z = x / N\n}", "f");
+  auto bound = kiln::ir::bind(ir, {{"N", {7, "-D N=7"}}});
+  for (kiln::ir::NodeId id = 0; id < static_cast<kiln::ir::NodeId>(ir->nodes.size()); ++id)
+    if (ir->node(id).kind == kiln::ir::OpKind::DimValue) CHECK(bound.dim_value(id) == 7);
+  CHECK_THROWS_WITH_AS(kiln::ir::bind(ir, {{"N", {std::int64_t{1} << 31, "-D N=2147483648"}}}),
+                       "t.kiln:5:15: error: op f: dim N = 2147483648 is used as a value beside an i32 tensor, but does "
+                       "not fit i32; cast the tensor to i64 first\n"
+                       "  out y = i + N\n"
+                       "              ^",
+                       kiln::ArgumentError);
+  CHECK_NOTHROW(kiln::ir::bind(ir, {{"N", {INT32_MAX, "-D"}}}));
+}

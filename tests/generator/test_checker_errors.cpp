@@ -82,8 +82,15 @@ const Case kCases[] = {
      "t.kiln:3:13: error: output 'y' is a scalar computed from scalar inputs; outputs must be tensors"},
     // ---- names and types
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = x + z\n}", "t.kiln:4:15: error: unknown name 'z'"},
-    {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = x * N\n}",
-     "t.kiln:4:15: error: 'N' is a dim; dims are sizes, not values usable in expressions"},
+    {"op a {\n  dims dyn N = 4\n  in x: f32[N]\n  out y = x * N\n}",
+     "t.kiln:4:15: error: 'N' is a dyn dim; only a specialized dim can be used as a value (its extent) yet; declare "
+     "it without dyn"},
+    {"op a {\n  dims N = 4\n  in x: f32[N]\n  const k: int = N\n  out y = x\n}",
+     "t.kiln:4:18: error: the default of const k needs a compile-time value (a literal or a const), but 'N' is a dim"},
+    {"op a {\n  dims N = 4\n  in x: i32[N]\n  out y = x / N\n}",
+     "t.kiln:4:13: error: '/' on integer type i32 is not supported; cast to a float type first, e.g. f32(x)"},
+    {"op a {\n  dims N = 4\n  in s: f32\n  in x: f32[N]\n  out y = s * N\n}",
+     "t.kiln:5:13: error: output 'y' is a scalar computed from scalar inputs; outputs must be tensors"},
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = frob(x)\n}", "t.kiln:4:11: error: unknown function 'frob'"},
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  in h: f16[N]\n  out y = x + h\n}",
      "t.kiln:5:13: error: mismatched types in '+': f32 and f16; cast one side explicitly, e.g. f32(x)"},
@@ -239,6 +246,14 @@ const Case kCases[] = {
      "t.kiln:4:16: error: mish() expects a tensor, got the constant 2.0"},
 };
 
+// The node an output of `ir` names.
+const kiln::ir::Node& output_node(const kiln::ir::Ir& ir, const std::string& name) {
+  for (const auto& o : ir.outputs)
+    if (o.name == name) return ir.node(o.node);
+  FAIL("no output " << name);
+  return ir.node(0);
+}
+
 }  // namespace
 
 TEST_CASE("checker: a table of malformed and ill-typed specs") {
@@ -335,12 +350,7 @@ TEST_CASE("checker: PyTorch's promotion of bool and of integers meeting floats")
 })",
                                "t.kiln");
   auto ir = kiln::check_op(spec, "a");
-  auto out = [&](const char* name) -> const kiln::ir::Node& {
-    for (const auto& o : ir->outputs)
-      if (o.name == name) return ir->node(o.node);
-    FAIL("no output " << name);
-    return ir->node(0);
-  };
+  auto out = [&](const char* name) -> const kiln::ir::Node& { return output_node(*ir, name); };
   CHECK(out("masked").dtype == kiln::DType::f32);
   CHECK(out("mixed").dtype == kiln::DType::f32);
   CHECK(out("wide").dtype == kiln::DType::i64);
@@ -356,6 +366,51 @@ TEST_CASE("checker: PyTorch's promotion of bool and of integers meeting floats")
   CHECK(cast.kind == kiln::ir::OpKind::Cast);
   CHECK(cast.dtype == kiln::DType::f32);
   CHECK(ir->node(cast.operands[0]).dtype == kiln::DType::boolean);
+}
+
+TEST_CASE("checker: a dim written as a value is its extent, weak as a Python int") {
+  // [Note: dims as values] in checker.cpp.
+  auto spec = kiln::parse_spec(R"(op a {
+  dims B = 8, N = 16
+  in x: f32[B, N]
+  in h: f16[B, N]
+  in i: i32[B, N]
+  in m: bool[B, N]
+  let n = N
+  out mean_rows = sum(x, axis=1) / N
+  out half = h * N
+  out shifted = i + B
+  out counted = m + N
+  out scaled = i * (N * 0.5)
+  out wide = i + (B * N)
+  out shared = h * n + f16(i * n)
+})",
+                               "t.kiln");
+  auto ir = kiln::check_op(spec, "a");
+  auto out = [&](const char* name) -> const kiln::ir::Node& { return output_node(*ir, name); };
+  auto operand = [&](const kiln::ir::Node& n, std::size_t k) -> const kiln::ir::Node& { return ir->node(n.operands.at(k)); };
+  CHECK(out("mean_rows").dtype == kiln::DType::f32);
+  // A bare dim takes the type it meets, with no cast node: N is an f16 value (an f32 constant in
+  // kernels, as literals are), B an i32, and beside a bool it is i64.
+  CHECK(out("half").dtype == kiln::DType::f16);
+  CHECK(operand(out("half"), 1).kind == kiln::ir::OpKind::DimValue);
+  CHECK(operand(out("half"), 1).dtype == kiln::DType::f16);
+  CHECK(out("shifted").dtype == kiln::DType::i32);
+  CHECK(operand(out("shifted"), 1).kind == kiln::ir::OpKind::DimValue);
+  CHECK(out("counted").dtype == kiln::DType::i64);
+  // With a float literal it is f32; a product of dims is an i64 node that promotes as one.
+  CHECK(out("scaled").dtype == kiln::DType::f32);
+  CHECK(out("wide").dtype == kiln::DType::i64);
+  for (const auto& n : ir->nodes)
+    if (n.kind == kiln::ir::OpKind::DimValue) {
+      CHECK(n.shape.empty());
+      CHECK((n.dim == "B" || n.dim == "N"));
+    }
+  // A let keeps its i64 node; each use that needs another type gets a copy.
+  const std::string text = kiln::ir::print(*ir);
+  CHECK(text.find("= dim N : i64  # n, line") != std::string::npos);
+  CHECK(text.find("= dim N : f16") != std::string::npos);
+  CHECK(text.find("= dim B : i32") != std::string::npos);
 }
 
 TEST_CASE("checker: robustness on hostile input") {
