@@ -63,6 +63,13 @@ TEST_CASE("shapes: declared, generic and specialized") {
                   .op("mm")
                   .specialize(kiln::Bindings{});
     CHECK(!has(mm.plan_text(), "(dyn"));
+    // A dim written as a value is a literal in the kernel ([Note: dims as values]): it stays baked
+    // in, and the other dims still go dyn.
+    auto valued = rt.load_string("op v {\n  dims B = 100, N = 4096\n  in x: f32[B, N]\n  out y = x / N\n}\n", "v.kiln")
+                      .op("v")
+                      .specialize(kiln::Bindings{});
+    CHECK(has(valued.plan_text(), "[B=100 (dyn, general) N=4096]"));
+    CHECK(has(valued.source(), "4096.0f"));
   }
 }
 
