@@ -369,14 +369,17 @@ Value Interpreter::eval(NodeId id, const Node& n) {
       KILN_ASSERT(p >= 0, "node %{} is an input but no param names it", id);
       return load_param(id, n, (*params_)[static_cast<std::size_t>(p)]);
     }
-    case OpKind::Literal: {
+    case OpKind::Literal:
+    case OpKind::DimValue: {
       // A literal holds what its compute type can: f16/bf16/f32 literals are f32
       // constants (PyTorch's opmath); integers are exact in the IR, and exact here up
-      // to 2^53 (the reference holds doubles; beyond that they round to nearest).
+      // to 2^53 (the reference holds doubles; beyond that they round to nearest). A dim's
+      // value is the extent it is bound to, as a literal ([Note: dims as values]).
+      const double value = n.kind == OpKind::Literal ? n.literal.to_double() : static_cast<double>(bound_.dim_value(id));
       DType compute = (n.dtype == DType::f16 || n.dtype == DType::bf16) ? DType::f32 : n.dtype;
       Value v;
       v.shape = out;
-      v.data.assign(static_cast<std::size_t>(numel_of(out)), cast_to(compute, n.literal.to_double()));
+      v.data.assign(static_cast<std::size_t>(numel_of(out)), cast_to(compute, value));
       return v;
     }
     case OpKind::Sum: case OpKind::Mean: case OpKind::Min: case OpKind::Max: case OpKind::Prod:
@@ -394,13 +397,6 @@ Value Interpreter::eval(NodeId id, const Node& n) {
     case OpKind::Attention: return attention(n, out);
     case OpKind::Conv: return conv(n, out);
     case OpKind::Iota: return iota(n, out);
-    case OpKind::DimValue: {   // the extent the dim is bound to ([Note: dims as values]), as a literal
-      const DType compute = (n.dtype == DType::f16 || n.dtype == DType::bf16) ? DType::f32 : n.dtype;
-      Value v;
-      v.shape = out;
-      v.data.assign(static_cast<std::size_t>(numel_of(out)), cast_to(compute, static_cast<double>(bound_.dim_value(id))));
-      return v;
-    }
     case OpKind::MaxPool: case OpKind::AvgPool: return pool(n, out);
     default:
       return elementwise(n, out);

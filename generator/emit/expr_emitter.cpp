@@ -271,13 +271,8 @@ std::optional<std::string> ExprEmitter::known_value(ir::NodeId id, const Coords&
     return b->second.second;
   }
   if (plan_.leaves.count(id) && !computed_here_.count(id)) return declare(id, coords, load(id, coords));
-  if (n.kind == ir::OpKind::Literal) {
-    std::string expr = literal(n.dtype, n.literal);
-    memo_[key] = expr;
-    return expr;
-  }
-  if (n.kind == ir::OpKind::DimValue) {   // the bound extent ([Note: dims as values])
-    std::string expr = literal(n.dtype, ConstValue(plan_.bound->dim_value(id)));
+  if (n.kind == ir::OpKind::Literal || n.kind == ir::OpKind::DimValue) {   // a dim's value: the bound extent
+    std::string expr = literal(n.dtype, n.kind == ir::OpKind::Literal ? n.literal : ConstValue(plan_.bound->dim_value(id)));
     memo_[key] = expr;
     return expr;
   }

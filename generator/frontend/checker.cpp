@@ -635,8 +635,8 @@ class Checker {
   // kernel argument of every kernel that reads it, which no family takes yet (generic_dims keeps
   // a dim used as a value specialized).
   Value dim_value(const Expr& e) {
-    const auto decl = std::find_if(ir_->dims.begin(), ir_->dims.end(), [&](const ir::DimDecl& d) { return d.name == e.text; });
-    if (decl == ir_->dims.end()) throw Abort{};   // its declaration failed and said why
+    const ir::DimDecl* decl = ir_->find_dim(e.text);
+    if (decl == nullptr) throw Abort{};   // its declaration failed and said why
     if (decl->dynamic)
       fail(e.loc, fmt::format("'{}' is a dyn dim; only a specialized dim can be used as a value (its extent) "
                               "yet; declare it without dyn", e.text));
