@@ -48,13 +48,6 @@ std::int64_t numel(const std::vector<std::int64_t>& shape) {
   return n;
 }
 
-// Bytes of one element of the tensor the template streams for the anchor's operand
-// (Plan::streamed_leaf): its type is the template's T, which sizes its vectors and tiles. An
-// operand with no such leaf is refused by the emitter; its own type stands in until then.
-int element_bytes(const Plan& plan, ir::NodeId operand) {
-  const ir::NodeId leaf = plan.streamed_leaf(operand);
-  return static_cast<int>(dtype_size(plan.bound->node(leaf >= 0 ? leaf : operand).dtype));
-}
 int element_bytes(const Planner& p, ir::NodeId operand) { return element_bytes(p.plan(), operand); }
 
 // [Note: dyn rows]
@@ -701,6 +694,11 @@ const AnchorRule kScanRule{"scan", true, true, plan_scan, nullptr, nullptr, true
 const AnchorRule kRowNormRule{"rownorm", true, true, plan_rownorm, nullptr, nullptr, true, true};
 
 }  // namespace
+
+int element_bytes(const Plan& plan, ir::NodeId operand) {
+  const ir::NodeId leaf = plan.streamed_leaf(operand);
+  return static_cast<int>(dtype_size(plan.bound->node(leaf >= 0 ? leaf : operand).dtype));
+}
 
 launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kn, std::int64_t outer) {
   const ir::Node& a = plan.bound->node(kn.anchor);

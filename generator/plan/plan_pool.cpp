@@ -38,15 +38,19 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
   }
   config.include_pad = a.count_include_pad;
   config.divisor = static_cast<int>(a.divisor);
-  config.run = pool_run(config.max, config.out_w, config.kernel_w, config.stride_w, config.dilation_w);
+  config.vec = pool_vec(element_bytes(p.plan(), node.operands[0]), p.target().aligned16, config.in_w, config.out_w,
+                        config.kernel_w, config.stride_w, config.dilation_w);
+  config.run = pool_run(config.vec, config.max, config.out_w, config.kernel_w, config.stride_w, config.dilation_w);
   kn.template_name = "pool";
   kn.config = config;
   kn.set_launch(pool_geometry(config));
   kn.reason = fmt::format("{} {} window over [{}, ...] planes: {} ({} outputs), the windows read through L1/L2{}",
                           config.max ? "max" : "average", window, config.planes,
-                          config.run > 1 ? fmt::format("a thread per {} adjacent outputs along w, which share {} input "
-                                                       "columns a row in registers (stride 1 along w)",
-                                                       config.run, pool_run_span(config))
+                          config.run > 1 ? fmt::format("a thread per {} adjacent outputs along w, which load their {} input "
+                                                       "columns a row once, {}",
+                                                       config.run, pool_run_span(config),
+                                                       config.vec > 1 ? "in aligned 16-byte vectors"
+                                                                      : "element by element (stride 1 along w)")
                                          : std::string("a thread per output element"),
                           pool_outputs(config),
                           config.max ? "" : config.divisor ? fmt::format(", divided by {}", config.divisor)

@@ -49,6 +49,10 @@ launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kernel, st
 // plan_contraction.cpp: the launch of a matmul kernel whose M or batches are dyn at a launch's
 // extent ([Note: dyn matmul]).
 launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t extent);
+// plan_memory.cpp: bytes of one element of the tensor a template streams for an anchor's operand
+// (Plan::streamed_leaf): its type is the template's T, which sizes its vectors and tiles. An
+// operand with no such leaf is refused by the emitter; its own type stands in until then.
+int element_bytes(const Plan& plan, ir::NodeId operand);
 
 // The graph with every node nothing reads dropped (inputs stay: they are the op's signature), ids
 // renumbered: what the composition passes (fuse_norms.cpp, fuse_attention.cpp) return.

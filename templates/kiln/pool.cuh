@@ -29,14 +29,17 @@ template <class I> __device__ __forceinline__ I most(I a, I b) { return a < b ? 
 // positions outside the input; offsets within a plane are 32-bit where a plane has fewer than
 // 2^31 elements (the plane's base stays Index). A thread step computes a run of kC.run adjacent
 // outputs along w (pool_run): per (d, h) row of the windows it loads the run's pool_run_span(kC)
-// input columns once into registers (padding as the identity: -inf for max, 0 for avg), and each
-// output folds its own kernel_w of them. A row wider than kPoolUnrolled is folded as it is
+// input columns once into registers (padding as the identity: -inf for max, 0 for avg), element
+// by element or as aligned 16-byte vectors (kC.vec, pool_vec), and each output folds its own
+// kernel_w of them. A row wider than kPoolUnrolled is folded as it is
 // loaded, 4 positions a step (run 1).
 template <const PoolConfig& kC, class C, class Index, class T, class Out, class Load, class Store>
 __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__ out, const Load& load,
                                      const Store& store) {
   constexpr long long kPlaneIn = kC.in_d * kC.in_h * kC.in_w;
   constexpr int kRun = kC.run;
+  constexpr int kVec = kC.vec;
+  static_assert(kVec == 1 || (kRun == kVec && int(sizeof(T)) * kVec == 16), "a vector run is 16 bytes of outputs");
   constexpr bool kColumns = pool_run_span(kC) <= kPoolUnrolled;   // the row's columns in registers
   constexpr int kSpan = kColumns ? int(pool_run_span(kC)) : 1;
   static_assert(kColumns || kRun == 1, "a run's columns are held in registers");
@@ -81,11 +84,30 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
         };
         if constexpr (kColumns) {
           C col[kSpan];
+          if constexpr (kVec > 1) {
+            // [Note: pool runs] in config/pool.h: aligned 16-byte vectors, each wholly inside the
+            // row or wholly outside it (in_w is a multiple of kVec).
+            constexpr int kMis = pool_vec_misalignment(kC);
+            constexpr int kVectors = (kMis + kSpan + kVec - 1) / kVec;
 #pragma unroll
-          for (int t = 0; t < kSpan; ++t) {
-            const P iw = w0 + P(t);
-            const Index f = base + Index(row + iw);
-            col[t] = iw >= 0 && iw < P(kC.in_w) ? C(load(ldg(in + f), f)) : identity;
+            for (int q = 0; q < kVectors; ++q) {
+              const P c0 = w0 - P(kMis) + P(q * kVec);
+              const bool inside = c0 >= 0 && c0 < P(kC.in_w);
+              const Index f0 = base + Index(row + c0);
+              const Vec<T, kVec> v = inside ? bit_cast_dev<Vec<T, kVec>>(ldg16(in + f0)) : Vec<T, kVec>{};
+#pragma unroll
+              for (int i = 0; i < kVec; ++i) {
+                const int t = q * kVec + i - kMis;
+                if (t >= 0 && t < kSpan) col[t] = inside ? C(load(v.v[i], f0 + Index(i))) : identity;
+              }
+            }
+          } else {
+#pragma unroll
+            for (int t = 0; t < kSpan; ++t) {
+              const P iw = w0 + P(t);
+              const Index f = base + Index(row + iw);
+              col[t] = iw >= 0 && iw < P(kC.in_w) ? C(load(ldg(in + f), f)) : identity;
+            }
           }
 #pragma unroll
           for (int v = 0; v < kRun; ++v)

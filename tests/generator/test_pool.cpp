@@ -129,7 +129,7 @@ TEST_CASE("pooling: one kernel per pool, operand inlined and epilogue fused, pla
   CHECK_FALSE(avg.include_pad);
 }
 
-TEST_CASE("pooling: the planner gives the configs the emulated template runs with (their run aside)") {
+TEST_CASE("pooling: the planner gives the configs the emulated template runs with (their run and vector aside)") {
   for (const auto& c : emulated_pool_cases()) {
     CAPTURE(c.expr);
     auto spec = kiln::parse_spec("op a {\n  in x: f32[" + c.shape + "]\n  out y = " + c.expr + "\n}\n", "t.kiln");
@@ -137,8 +137,12 @@ TEST_CASE("pooling: the planner gives the configs the emulated template runs wit
     const kiln::Plan plan = kiln::make_plan(bound, kiln::Target::for_arch("sm_90a"));
     REQUIRE(plan.kernels.size() == 1);
     kiln::PoolConfig planned = std::get<kiln::PoolConfig>(plan.kernels[0].config);
-    CHECK(planned.run == kiln::pool_run(planned.max, planned.out_w, planned.kernel_w, planned.stride_w, planned.dilation_w));
-    planned.run = c.config->run;         // the emulation also runs avg pools in runs
+    CHECK(planned.vec == kiln::pool_vec(4, true, planned.in_w, planned.out_w, planned.kernel_w, planned.stride_w,
+                                        planned.dilation_w));
+    CHECK(planned.run == kiln::pool_run(planned.vec, planned.max, planned.out_w, planned.kernel_w, planned.stride_w,
+                                        planned.dilation_w));
+    planned.run = c.config->run;   // the emulation also runs pools in runs the planner would not give them
+    planned.vec = c.config->vec;
     planned.threads = c.config->threads;
     CHECK(planned.to_string() == c.config->to_string());
   }

@@ -39,6 +39,13 @@ constexpr kiln::PoolConfig kMaxRun{64, true, 2, 1, 6, 12, 1, 6, 10, 1, 3, 4, 1, 
 // A window wider than kPoolUnrolled: folded as it is loaded, 4 positions a step.
 constexpr kiln::PoolConfig kAvgWide{64, false, 2, 1, 1, 200, 1, 1, 28, 1, 1, 70, 1, 1, 5, 0, 0, 3, 1, 1, 1, false, 0, 1};
 constexpr kiln::PoolConfig kAvgRun{64, false, 3, 1, 1, 13, 1, 1, 7, 1, 1, 5, 1, 1, 2, 0, 0, 2, 1, 1, 1, false, 0, 4};
+// Vector runs (pool_vec): 16-byte loads of a run's columns, each vector wholly inside a row or
+// outside it. Padding 1 puts a run's first column 3 past an aligned one; a 2-d stride-1 max pool
+// whose rows (11 outputs) end in a short run, a strided 3-d avg pool (padding 2 along w), and a
+// dilated 1-d max pool.
+constexpr kiln::PoolConfig kMaxVec{64, true, 2, 1, 5, 12, 1, 5, 11, 1, 3, 4, 1, 1, 1, 0, 1, 1, 1, 1, 1, true, 0, 4, 4};
+constexpr kiln::PoolConfig kAvgVec{64, false, 2, 5, 6, 16, 3, 3, 9, 2, 3, 4, 2, 2, 2, 1, 1, 2, 1, 1, 1, true, 0, 4, 4};
+constexpr kiln::PoolConfig kMaxVecDilated{64, true, 3, 1, 1, 24, 1, 1, 19, 1, 1, 4, 1, 1, 1, 0, 0, 2, 1, 1, 3, true, 0, 4, 4};
 
 using Case = EmulatedPoolCase;
 
@@ -65,6 +72,9 @@ const std::vector<EmulatedPoolCase>& emulated_pool_cases() {
       {&kMaxRun, "2, 6, 12", "max_pool2d(x, [3, 4], stride=1, padding=[1, 2], dilation=[1, 2])", {2, 6, 12}},
       {&kAvgRun, "3, 13", "avg_pool1d(x, 5, stride=2, padding=2, ceil_mode=true, count_include_pad=false)", {3, 13}},
       {&kAvgWide, "2, 200", "avg_pool1d(x, 70, stride=5, padding=3, count_include_pad=false)", {2, 200}},
+      {&kMaxVec, "2, 5, 12", "max_pool2d(x, [3, 4], stride=1, padding=[1, 1])", {2, 5, 12}},
+      {&kAvgVec, "2, 5, 6, 16", "avg_pool3d(x, [2, 3, 4], stride=2, padding=[1, 1, 2])", {2, 5, 6, 16}},
+      {&kMaxVecDilated, "3, 24", "max_pool1d(x, 4, stride=1, padding=2, dilation=3)", {3, 24}},
   };
   return cases;
 }
@@ -88,6 +98,9 @@ TEST_CASE("emulated pool: max, avg (include and exclude padding, divisor), 1-3 a
                                    : c.config == &kMaxRun     ? emulate<kMaxRun>(x)
                                    : c.config == &kAvgRun     ? emulate<kAvgRun>(x)
                                    : c.config == &kAvgWide    ? emulate<kAvgWide>(x)
+                                   : c.config == &kMaxVec     ? emulate<kMaxVec>(x)
+                                   : c.config == &kAvgVec     ? emulate<kAvgVec>(x)
+                                   : c.config == &kMaxVecDilated ? emulate<kMaxVecDilated>(x)
                                                               : emulate<kAvgDivisor>(x);
     REQUIRE(got.size() == want.size());
     for (std::size_t i = 0; i < got.size(); ++i) {

@@ -85,6 +85,8 @@ const Unit kUnits[] = {
     {"rownorm_softmax_dropout.cu", true, true},
     {"rownorm_log_softmax.cu", true, true},
     {"rownorm_softmax_strided.cu", false, false},   // one column per thread along the strided axis
+    {"pool_max2d_vec.cu", true, false},          // vector runs: a window row's columns as 16-byte loads
+    {"pool_avg3d_vec_half.cu", true, false},     // ... 8 halves a load; a run's 8 outputs stored one by one
 };
 
 fs::path scratch_dir() {

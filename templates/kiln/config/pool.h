@@ -23,18 +23,12 @@ namespace kiln {
   X(int, dilation_d, 1) X(int, dilation_h, 1) X(int, dilation_w, 1)                                  \
   X(bool, include_pad, true)   /* avg: divide by the window clipped to the padded input */           \
   X(int, divisor, 0)           /* avg: divisor_override, 0 for none */                               \
-  X(int, run, 1)               /* adjacent outputs along w a thread step computes (pool_run) */
+  X(int, run, 1)               /* adjacent outputs along w a thread step computes (pool_run) */   \
+  X(int, vec, 1)               /* elements of one 16-byte load of a run's columns (pool_vec); 1: element loads */
 KILN_CONFIG(PoolConfig, KILN_POOL_FIELDS);
 
 KILN_RULE constexpr long long pool_outputs(const PoolConfig& c) { return c.planes * c.out_d * c.out_h * c.out_w; }
 
-// Outputs along w per thread step: a run of 4 adjacent outputs loads each input column of its
-// windows once a row, in registers, instead of once per window. Measured on an H100
-// (bench/results/2026-11-27-h100-run18/ and -run19/): max pools with stride 1 along w gain (KernelBench 42,
-// 2-d k4: 4.70 -> 2.36 ms; 41, 1-d k8 d3: 3.66 -> 3.32), while avg pools and strided windows
-// lose (44, avg 1-d k8 s1: 2.21 -> 3.47; 43, max 3-d s2 d3: 2.46 -> 3.05; 46, avg 3-d s2: 4.46 ->
-// 5.44): a run's loads are 16 bytes apart across a warp, not contiguous. So runs for stride-1
-// max pools only; the template takes any run.
 // Window extents up to kPoolUnrolled are unrolled whole (every load of a window in flight);
 // longer ones loop, 4 positions a step: NVRTC took 4 minutes to unroll a 16384-wide window.
 // A run's columns are held in registers only up to kPoolUnrolled of them.
@@ -44,8 +38,33 @@ KILN_RULE constexpr int pool_unroll(int extent) { return extent <= kPoolUnrolled
 KILN_RULE constexpr long long pool_span(int run, int kernel_w, int stride_w, int dilation_w) {
   return (run - 1) * (long long)stride_w + dilation_w * (long long)(kernel_w - 1) + 1;
 }
-KILN_RULE constexpr int pool_run(bool max, long long out_w, int kernel_w, int stride_w, int dilation_w) {
+// [Note: pool runs] Outputs along w per thread step, and how a run's columns are loaded.
+// A run of adjacent outputs loads each input column of its windows once a row, into registers,
+// instead of once per window. Loaded element by element, a run's loads are run * stride * 4 bytes
+// apart across a warp, not contiguous; measured on an H100 (bench/results/2026-11-27-h100-run18/
+// and -run19/), that paid for stride-1 max pools only (KernelBench 42, 2-d k4: 4.70 -> 2.36 ms;
+// 41, 1-d k8 d3: 3.66 -> 3.32) and lost for avg pools and strided windows (44, avg 1-d k8 s1:
+// 2.21 -> 3.47; 43, max 3-d s2 d3: 2.46 -> 3.05; 46, avg 3-d s2: 4.46 -> 5.44).
+// pool_vec: where every row starts 16-byte aligned (aligned pointers, in_w a multiple of the
+// vector), a run is 16 bytes of outputs (vec elements) and loads its columns as aligned 16-byte
+// vectors: a run's first column is ow0 * stride - padding with ow0 a multiple of vec, so it sits
+// the same (-padding mod vec) columns past an aligned one in every run, and a vector is wholly
+// inside a row or wholly outside. A warp then reads 512 contiguous bytes a load, as a copy does,
+// and each thread keeps several 16-byte loads in flight.
+KILN_RULE constexpr int pool_vec(int elem_bytes, bool aligned16, long long in_w, long long out_w, int kernel_w,
+                                 int stride_w, int dilation_w) {
+  const int v = 16 / elem_bytes;
+  return aligned16 && v > 1 && in_w % v == 0 && out_w >= v && pool_span(v, kernel_w, stride_w, dilation_w) <= kPoolUnrolled
+             ? v
+             : 1;
+}
+KILN_RULE constexpr int pool_run(int vec, bool max, long long out_w, int kernel_w, int stride_w, int dilation_w) {
+  if (vec > 1) return vec;
   return max && stride_w == 1 && out_w >= 4 && pool_span(4, kernel_w, stride_w, dilation_w) <= kPoolUnrolled ? 4 : 1;
+}
+// The columns a vector run's first vector holds before the run's first one: -padding mod vec.
+KILN_RULE constexpr int pool_vec_misalignment(const PoolConfig& c) {
+  return c.vec > 1 ? ((-c.padding_w) % c.vec + c.vec) % c.vec : 0;
 }
 KILN_RULE constexpr long long pool_run_span(const PoolConfig& c) {
   return pool_span(c.run, c.kernel_w, c.stride_w, c.dilation_w);
