@@ -111,14 +111,22 @@ def test_kernels_match_torch_on_the_gpu(tmp_path, dtype):
     tol = {"f32": 1e-5, "f16": 2e-3, "bf16": 1.6e-2}[dtype]
     rng = random.Random(77 + len(dtype))
     options = kiln.Options(cache_dir=str(tmp_path), use_environment=False)
+    vector_runs = 0
     for d in (1, 2, 3):
         for is_max in (True, False):
-            for _ in range(6):
+            for i in range(6):
                 sizes, case = random_case(rng, d, is_max)
                 rank = d + rng.choice([1, 2])
                 shape = [rng.randint(1, 5) for _ in range(rank - d)] + [s + rng.randint(0, 40) for s in sizes]
+                if i % 2:   # rows of a multiple of 16 bytes: the vector runs (config/pool.h, pool_vec)
+                    shape[-1] += -shape[-1] % 8
                 x = inputs(shape, tdt, rng).cuda()
                 text = spec_text(d, is_max, dtype, case, rank)
-                got = kiln.loads(text, name="pool", options=options).p(x)
+                prog = kiln.loads(text, name="pool", options=options)
+                got = prog.p(x)
                 want = torch_pool(x, d, is_max, case)
                 check(got, want, text, tol, tol)
+                names = ["N", "C"][: rank - d] + AXES[d]
+                plan = prog.p.specialize(**dict(zip(names, shape))).plan
+                vector_runs += "aligned 16-byte vectors" in plan
+    assert vector_runs >= 6, f"only {vector_runs} of 36 cases planned vector runs"
