@@ -1,5 +1,5 @@
 // pool_check — checks and times kiln/pool.cuh on KernelBench level 1's six pooling problems
-// (41-46, at their default shapes) in each way the template can load a window row's columns:
+// (41-46, at their default shapes) and four common CNN pools in each way the template can load a window row's columns:
 // a thread per output (run 1), runs of 4 outputs loaded element by element (run 4), and vector
 // runs (16-byte aligned loads, config/pool.h's pool_vec). For choosing the planner's rule
 // (pool_run / pool_vec, [Note: pool runs]); issue 21's target is 90% of a copy.
@@ -190,6 +190,12 @@ namespace kb42 { KILN_POOL_CASE(c, int, 256, true, 32 * 64, 1, 512, 512, 1, 511,
 namespace kb43 { KILN_POOL_CASE(c, int, 256, true, 16 * 32, 128, 128, 128, 62, 62, 62, 3, 3, 3, 2, 2, 2, 1, 1, 1, 3, 3, 3, true, 0) }
 namespace kb44 { KILN_POOL_CASE(c, int, 256, false, 64 * 128, 1, 1, 65536, 1, 1, 65537, 1, 1, 8, 1, 1, 1, 0, 0, 4, 1, 1, 1, true, 0) }
 namespace kb45 { KILN_POOL_CASE(c, long long, 256, false, 16 * 64, 1, 2048, 2048, 1, 186, 186, 1, 11, 11, 1, 11, 11, 0, 0, 0, 1, 1, 1, true, 0) }
+// Common CNN pools on 4096 planes of 256 x 256 (1 GiB), for the rule's edges: no overlap along w
+// with short (k2 s2, k4 s4) and long (k8 s8) windows, and overlapping ones (k3 s2 p1).
+namespace cnn_max2 { KILN_POOL_CASE(c, int, 256, true, 4096, 1, 256, 256, 1, 128, 128, 1, 2, 2, 1, 2, 2, 0, 0, 0, 1, 1, 1, true, 0) }
+namespace cnn_max3 { KILN_POOL_CASE(c, int, 256, true, 4096, 1, 256, 256, 1, 128, 128, 1, 3, 3, 1, 2, 2, 0, 1, 1, 1, 1, 1, true, 0) }
+namespace cnn_avg4 { KILN_POOL_CASE(c, int, 256, false, 4096, 1, 256, 256, 1, 64, 64, 1, 4, 4, 1, 4, 4, 0, 0, 0, 1, 1, 1, true, 0) }
+namespace cnn_avg8 { KILN_POOL_CASE(c, int, 256, false, 4096, 1, 256, 256, 1, 32, 32, 1, 8, 8, 1, 8, 8, 0, 0, 0, 1, 1, 1, true, 0) }
 namespace kb46 { KILN_POOL_CASE(c, int, 256, false, 16 * 32, 128, 128, 256, 64, 64, 128, 3, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1, true, 0) }
 
 int main(int argc, char** argv) {
@@ -205,6 +211,10 @@ int main(int argc, char** argv) {
       {"44 avg_pool1d k8 s1 p4", &kb44::c_base, &kb44::c_variants},
       {"45 avg_pool2d k11", &kb45::c_base, &kb45::c_variants},
       {"46 avg_pool3d k3 s2 p1", &kb46::c_base, &kb46::c_variants},
+      {"max_pool2d k2 s2, 4096x256x256", &cnn_max2::c_base, &cnn_max2::c_variants},
+      {"max_pool2d k3 s2 p1, 4096x256x256", &cnn_max3::c_base, &cnn_max3::c_variants},
+      {"avg_pool2d k4 s4, 4096x256x256", &cnn_avg4::c_base, &cnn_avg4::c_variants},
+      {"avg_pool2d k8 s8, 4096x256x256", &cnn_avg8::c_base, &cnn_avg8::c_variants},
   };
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
@@ -225,8 +235,8 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&bad, sizeof(unsigned long long)));
     fill<<<4096, 256>>>(x, in_n);
     CK(cudaGetLastError());
-    const int vec = kiln::pool_vec(4, true, c.in_w, c.out_w, c.kernel_w, c.stride_w, c.dilation_w);
-    const int run = kiln::pool_run(vec, c.max, c.out_w, c.kernel_w, c.stride_w, c.dilation_w);
+    const int vec = kiln::pool_vec(4, true, c.in_w, c.out_w, c.kernel_w, c.stride_w, c.dilation_w, c.padding_w);
+    const int run = kiln::pool_run(vec, c.out_w, c.kernel_w, c.stride_w, c.dilation_w);
     const double bytes = double(in_n + out_n) * sizeof(float);
     for (const Variant& v : *p.variants) {
       const bool fits = kiln::pool_run_span(*v.config) <= kiln::kPoolUnrolled || v.config->run == 1;

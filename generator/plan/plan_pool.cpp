@@ -39,8 +39,8 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
   config.include_pad = a.count_include_pad;
   config.divisor = static_cast<int>(a.divisor);
   config.vec = pool_vec(element_bytes(p.plan(), node.operands[0]), p.target().aligned16, config.in_w, config.out_w,
-                        config.kernel_w, config.stride_w, config.dilation_w);
-  config.run = pool_run(config.vec, config.max, config.out_w, config.kernel_w, config.stride_w, config.dilation_w);
+                        config.kernel_w, config.stride_w, config.dilation_w, config.padding_w);
+  config.run = pool_run(config.vec, config.out_w, config.kernel_w, config.stride_w, config.dilation_w);
   kn.template_name = "pool";
   kn.config = config;
   kn.set_launch(pool_geometry(config));

@@ -87,8 +87,8 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
           if constexpr (kVec > 1) {
             // [Note: pool runs] in config/pool.h: aligned 16-byte vectors, each wholly inside the
             // row or wholly outside it (in_w is a multiple of kVec).
-            constexpr int kMis = pool_vec_misalignment(kC);
-            constexpr int kVectors = (kMis + kSpan + kVec - 1) / kVec;
+            constexpr int kMis = pool_misalignment(kVec, kC.padding_w);
+            constexpr int kVectors = int(pool_row_vectors(kVec, kC.padding_w, kSpan));
 #pragma unroll
             for (int q = 0; q < kVectors; ++q) {
               const P c0 = w0 - P(kMis) + P(q * kVec);
@@ -124,11 +124,14 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
         }
       }
     }
+    // The run's outputs that exist (the row's last run may be short), all computed before the
+    // first is stored: [Note: pool runs] in config/pool.h.
+    const int valid = int(least(P(kRun), P(kC.out_w) - ow0));
+    const Index o0 = row_out * Index(kC.out_w) + Index(ow0);   // the run's first output
+    Out result[kRun];
 #pragma unroll
     for (int v = 0; v < kRun; ++v) {
-      const P ow = ow0 + v;
-      if (kRun > 1 && ow >= P(kC.out_w)) break;   // the row's last run may be short
-      C result = acc[v];
+      C value = acc[v];
       if constexpr (!kC.max) {
         // The divisor: the window clipped to the padded input (include_pad), or to the input.
         const P wv = w0 + P(v) * kC.stride_w;
@@ -139,11 +142,13 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
                          most(least(h1, P(kC.in_h)) - most(h0, P(0)), P(0)) *
                          most(least(w1, P(kC.in_w)) - most(wv, P(0)), P(0));
         const P divisor = kC.divisor != 0 ? P(kC.divisor) : kC.include_pad ? (d1 - d0) * (h1 - h0) * (w1 - wv) : inside;
-        result = inside > 0 ? result / C(divisor) : C(0);
+        value = inside > 0 ? value / C(divisor) : C(0);
       }
-      const Index o = row_out * Index(kC.out_w) + Index(ow);
-      out[o] = store(result, o);
+      if (v < valid) result[v] = store(value, o0 + Index(v));
     }
+#pragma unroll
+    for (int v = 0; v < kRun; ++v)
+      if (v < valid) out[o0 + Index(v)] = result[v];
   }
 }
 

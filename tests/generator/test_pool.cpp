@@ -138,8 +138,8 @@ TEST_CASE("pooling: the planner gives the configs the emulated template runs wit
     REQUIRE(plan.kernels.size() == 1);
     kiln::PoolConfig planned = std::get<kiln::PoolConfig>(plan.kernels[0].config);
     CHECK(planned.vec == kiln::pool_vec(4, true, planned.in_w, planned.out_w, planned.kernel_w, planned.stride_w,
-                                        planned.dilation_w));
-    CHECK(planned.run == kiln::pool_run(planned.vec, planned.max, planned.out_w, planned.kernel_w, planned.stride_w,
+                                        planned.dilation_w, planned.padding_w));
+    CHECK(planned.run == kiln::pool_run(planned.vec, planned.out_w, planned.kernel_w, planned.stride_w,
                                         planned.dilation_w));
     planned.run = c.config->run;   // the emulation also runs pools in runs the planner would not give them
     planned.vec = c.config->vec;

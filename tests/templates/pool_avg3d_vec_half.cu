@@ -10,7 +10,7 @@ namespace kiln_pool_avg3d {
 using Index = long long;
 constexpr kiln::PoolConfig kC{256, false, 16 * 32, 128, 128, 256, 64, 64, 128, 3, 3, 3, 2, 2, 2,
                               1,   1,     1,       1,   1,   1,   true, 0, 8, 8};
-static_assert(kiln::pool_vec(2, true, kC.in_w, kC.out_w, kC.kernel_w, kC.stride_w, kC.dilation_w) == kC.vec,
+static_assert(kiln::pool_vec(2, true, kC.in_w, kC.out_w, kC.kernel_w, kC.stride_w, kC.dilation_w, kC.padding_w) == kC.vec,
               "the planner's vector");
 
 struct Load {

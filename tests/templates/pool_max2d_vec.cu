@@ -8,9 +8,9 @@ namespace kiln_pool_max2d {
 using Index = long long;
 constexpr kiln::PoolConfig kC{256,  true, 32 * 64, 1, 512, 512, 1, 511, 511, 1, 4, 4, 1, 1, 1,
                               0,    1,    1,       1, 1,   1,   true, 0, 4, 4};
-static_assert(kiln::pool_vec(4, true, kC.in_w, kC.out_w, kC.kernel_w, kC.stride_w, kC.dilation_w) == kC.vec,
+static_assert(kiln::pool_vec(4, true, kC.in_w, kC.out_w, kC.kernel_w, kC.stride_w, kC.dilation_w, kC.padding_w) == kC.vec,
               "the planner's vector");
-static_assert(kiln::pool_run(kC.vec, kC.max, kC.out_w, kC.kernel_w, kC.stride_w, kC.dilation_w) == kC.run,
+static_assert(kiln::pool_run(kC.vec, kC.out_w, kC.kernel_w, kC.stride_w, kC.dilation_w) == kC.run,
               "the planner's run");
 
 struct Load {

@@ -41,30 +41,46 @@ KILN_RULE constexpr long long pool_span(int run, int kernel_w, int stride_w, int
 // [Note: pool runs] Outputs along w per thread step, and how a run's columns are loaded.
 // A run of adjacent outputs loads each input column of its windows once a row, into registers,
 // instead of once per window. Loaded element by element, a run's loads are run * stride * 4 bytes
-// apart across a warp, not contiguous; measured on an H100 (bench/results/2026-11-27-h100-run18/
-// and -run19/), that paid for stride-1 max pools only (KernelBench 42, 2-d k4: 4.70 -> 2.36 ms;
-// 41, 1-d k8 d3: 3.66 -> 3.32) and lost for avg pools and strided windows (44, avg 1-d k8 s1:
-// 2.21 -> 3.47; 43, max 3-d s2 d3: 2.46 -> 3.05; 46, avg 3-d s2: 4.46 -> 5.44).
-// pool_vec: where every row starts 16-byte aligned (aligned pointers, in_w a multiple of the
-// vector), a run is 16 bytes of outputs (vec elements) and loads its columns as aligned 16-byte
-// vectors: a run's first column is ow0 * stride - padding with ow0 a multiple of vec, so it sits
-// the same (-padding mod vec) columns past an aligned one in every run, and a vector is wholly
-// inside a row or wholly outside. A warp then reads 512 contiguous bytes a load, as a copy does,
-// and each thread keeps several 16-byte loads in flight.
+// apart across a warp, not contiguous. pool_vec: where every row starts 16-byte aligned (aligned
+// pointers, in_w a multiple of the vector), a run is 16 bytes of outputs (vec elements) and loads
+// its columns as aligned 16-byte vectors: a run's first column is ow0 * stride - padding with ow0
+// a multiple of vec, so it sits the same (-padding mod vec) columns past an aligned one in every
+// run, and a vector is wholly inside a row or wholly outside. A run computes all its outputs
+// before it stores the first, so its stores issue back to back.
+// Measured on an H200 (bench/standalone/pool_check.cu, 2026-11-28; ms, against a copy at 4.23
+// TB/s; docs/notes/session-28.md has the whole table):
+//   problem                         thread per output   run 4 by element   vector run 4
+//   KB 41 max 1-d k8 s1 p4 d3             3.704              3.194              2.274
+//   KB 42 max 2-d k4 s1 p1                4.834              2.274              2.262
+//   KB 43 max 3-d k3 s2 p1 d3             2.054              3.055              1.329
+//   KB 44 avg 1-d k8 s1 p4                2.342              1.187              1.116
+//   KB 45 avg 2-d k11 s11                 4.042              9.237             13.853
+//   KB 46 avg 3-d k3 s2 p1                4.103              5.410              2.509
+//   max 2-d k3 s2 p1, 4096 x 256²         0.459              0.502              0.308
+//   avg 2-d k8 s8, 4096 x 256²            0.274              1.078              0.375
+// So vector runs wherever a row of a run loads at most kPoolRunVectors vectors (KB 41 loads 7
+// and wins, avg k8 s8 loads 8 and KB 45 11, and lose: a warp's runs then spread over 32 lines a
+// row), runs by element for stride 1 along w otherwise, and a thread per output for the rest.
+// Storing each output as it was computed (between the divisions), KB 44's vector runs took
+// 2.63 ms and held L2 at 97% of its throughput (4-byte stores 16 bytes apart, not merged).
+constexpr int kPoolRunVectors = 7;
+// The columns a vector run's first vector holds before the run's first one: -padding mod vec.
+KILN_RULE constexpr int pool_misalignment(int vec, int padding_w) { return ((-padding_w) % vec + vec) % vec; }
+// The vectors one row of a run loads: its misalignment, then its span, rounded up to whole vectors.
+KILN_RULE constexpr long long pool_row_vectors(int vec, int padding_w, long long span) {
+  return (pool_misalignment(vec, padding_w) + span + vec - 1) / vec;
+}
 KILN_RULE constexpr int pool_vec(int elem_bytes, bool aligned16, long long in_w, long long out_w, int kernel_w,
-                                 int stride_w, int dilation_w) {
+                                 int stride_w, int dilation_w, int padding_w) {
   const int v = 16 / elem_bytes;
-  return aligned16 && v > 1 && in_w % v == 0 && out_w >= v && pool_span(v, kernel_w, stride_w, dilation_w) <= kPoolUnrolled
+  return aligned16 && v > 1 && in_w % v == 0 && out_w >= v &&
+                 pool_row_vectors(v, padding_w, pool_span(v, kernel_w, stride_w, dilation_w)) <= kPoolRunVectors
              ? v
              : 1;
 }
-KILN_RULE constexpr int pool_run(int vec, bool max, long long out_w, int kernel_w, int stride_w, int dilation_w) {
+KILN_RULE constexpr int pool_run(int vec, long long out_w, int kernel_w, int stride_w, int dilation_w) {
   if (vec > 1) return vec;
-  return max && stride_w == 1 && out_w >= 4 && pool_span(4, kernel_w, stride_w, dilation_w) <= kPoolUnrolled ? 4 : 1;
-}
-// The columns a vector run's first vector holds before the run's first one: -padding mod vec.
-KILN_RULE constexpr int pool_vec_misalignment(const PoolConfig& c) {
-  return c.vec > 1 ? ((-c.padding_w) % c.vec + c.vec) % c.vec : 0;
+  return stride_w == 1 && out_w >= 4 && pool_span(4, kernel_w, stride_w, dilation_w) <= kPoolUnrolled ? 4 : 1;
 }
 KILN_RULE constexpr long long pool_run_span(const PoolConfig& c) {
   return pool_span(c.run, c.kernel_w, c.stride_w, c.dilation_w);
