@@ -1,7 +1,8 @@
 // pool_check — checks and times kiln/pool.cuh on KernelBench level 1's six pooling problems
 // (41-46, at their default shapes) and four common CNN pools in each way the template can load a window row's columns:
 // a thread per output (run 1), runs of 4 outputs loaded element by element (run 4), and vector
-// runs (16-byte aligned loads, config/pool.h's pool_vec). For choosing the planner's rule
+// runs (16-byte aligned loads, config/pool.h's pool_vec), and for max pools the last two in runs
+// of 4 output rows (pool_rows). For choosing the planner's rule
 // (pool_run / pool_vec, [Note: pool runs]); issue 21's target is 90% of a copy.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90a -I templates bench/standalone/pool_check.cu -o /tmp/pool_check
@@ -165,20 +166,25 @@ void launch_pool(const float* x, float* y) {
 // A problem's config in each variant: run 1, run 4 by element (where a run's columns fit in
 // registers), vector runs (where pool_vec allows them), and the planner's rule.
 #define KILN_POOL_CASE(ID, INDEX, ...)                                                                \
-  constexpr kiln::PoolConfig with(int run, int vec) {                                               \
+  constexpr kiln::PoolConfig with(int run, int vec, int rows) {                                     \
     kiln::PoolConfig r{__VA_ARGS__};                                                                \
     r.run = run;                                                                                    \
     r.vec = vec;                                                                                    \
+    r.rows = r.max ? rows : 1; /* runs of rows are for max pools only (pool.cuh asserts it) */       \
     return r;                                                                                       \
   }                                                                                                 \
-  struct R1 { static constexpr kiln::PoolConfig value = with(1, 1); };                              \
-  struct R4 { static constexpr kiln::PoolConfig value = with(4, 1); };                              \
-  struct V4 { static constexpr kiln::PoolConfig value = with(4, 4); };                              \
-  inline const kiln::PoolConfig ID##_base = with(1, 1);                                             \
+  struct R1 { static constexpr kiln::PoolConfig value = with(1, 1, 1); };                           \
+  struct R4 { static constexpr kiln::PoolConfig value = with(4, 1, 1); };                           \
+  struct V4 { static constexpr kiln::PoolConfig value = with(4, 4, 1); };                           \
+  struct R4H { static constexpr kiln::PoolConfig value = with(4, 1, kiln::kPoolRows); };            \
+  struct V4H { static constexpr kiln::PoolConfig value = with(4, 4, kiln::kPoolRows); };            \
+  inline const kiln::PoolConfig ID##_base = with(1, 1, 1);                                          \
   inline const std::vector<Variant> ID##_variants = {                                               \
       {"run 1", &R1::value, launch_pool<R1, INDEX>},                                                \
       {"run 4 by element", &R4::value, launch_pool<R4, INDEX>},                                     \
       {"vector run 4", &V4::value, launch_pool<V4, INDEX>},                                         \
+      {"run 4 by element, 4 rows", &R4H::value, launch_pool<R4H, INDEX>},                           \
+      {"vector run 4, 4 rows", &V4H::value, launch_pool<V4H, INDEX>},                               \
   };
 
 }  // namespace
@@ -237,9 +243,14 @@ int main(int argc, char** argv) {
     CK(cudaGetLastError());
     const int vec = kiln::pool_vec(4, true, c.in_w, c.out_w, c.kernel_w, c.stride_w, c.dilation_w, c.padding_w);
     const int run = kiln::pool_run(vec, c.out_w, c.kernel_w, c.stride_w, c.dilation_w);
+    kiln::PoolConfig planned = c;
+    planned.run = run;
+    planned.vec = vec;
+    const int rows = kiln::pool_rows(c.max, c.out_h, c.kernel_h, c.stride_h, c.dilation_h, kiln::pool_run_span(planned));
     const double bytes = double(in_n + out_n) * sizeof(float);
     for (const Variant& v : *p.variants) {
-      const bool fits = kiln::pool_run_span(*v.config) <= kiln::kPoolUnrolled || v.config->run == 1;
+      const bool rows_ok = v.config->rows > 1 || std::strstr(v.name, "rows") == nullptr;   // avg pools have no runs of rows
+      const bool fits = rows_ok && (kiln::pool_run_span(*v.config) <= kiln::kPoolUnrolled || v.config->run == 1);
       const bool vec_ok = v.config->vec == 1 || (c.in_w % 4 == 0 && kiln::pool_run_span(*v.config) <= kiln::kPoolUnrolled);
       if (!fits || !vec_ok) {
         std::printf("| %s | %s | | not possible | | | |\n", p.name, v.name);
@@ -257,7 +268,7 @@ int main(int argc, char** argv) {
       const float ms = time_ms([&] { v.launch(x, y); });
       CK(cudaGetLastError());
       const double tbps = bytes / (ms * 1e-3) / 1e12;
-      const bool picked = v.config->run == run && v.config->vec == vec;
+      const bool picked = v.config->run == run && v.config->vec == vec && v.config->rows == rows;
       std::printf("| %s | %s | %s | %.3f | %.2f | %.0f%% | %s |\n", p.name, v.name, picked ? "yes" : "", ms, tbps,
                   100.0 * tbps / copy, nbad ? "FAIL" : "ok");
       if (nbad) std::printf("  %llu of %lld outputs wrong\n", nbad, out_n);

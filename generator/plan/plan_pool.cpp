@@ -41,14 +41,20 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
   config.vec = pool_vec(element_bytes(p.plan(), node.operands[0]), p.target().aligned16, config.in_w, config.out_w,
                         config.kernel_w, config.stride_w, config.dilation_w, config.padding_w);
   config.run = pool_run(config.vec, config.out_w, config.kernel_w, config.stride_w, config.dilation_w);
+  config.rows = pool_rows(config.max, config.out_h, config.kernel_h, config.stride_h, config.dilation_h,
+                          pool_run_span(config));
+  const std::string rows_text =
+      config.rows > 1 ? fmt::format(" x {} rows along h (their {} input rows each loaded once)", config.rows,
+                                    pool_rows_loaded(config.rows, config.kernel_h, config.stride_h, config.dilation_h))
+                      : std::string();
   kn.template_name = "pool";
   kn.config = config;
   kn.set_launch(pool_geometry(config));
   kn.reason = fmt::format("{} {} window over [{}, ...] planes: {} ({} outputs), the windows read through L1/L2{}",
                           config.max ? "max" : "average", window, config.planes,
-                          config.run > 1 ? fmt::format("a thread per {} adjacent outputs along w, which load their {} input "
+                          config.run > 1 || config.rows > 1 ? fmt::format("a thread per {} adjacent outputs along w{}, which load their {} input "
                                                        "columns a row once, {}",
-                                                       config.run, pool_run_span(config),
+                                                       config.run, rows_text, pool_run_span(config),
                                                        config.vec > 1 ? "in aligned 16-byte vectors"
                                                                       : "element by element (stride 1 along w)")
                                          : std::string("a thread per output element"),

@@ -141,6 +141,8 @@ TEST_CASE("pooling: the planner gives the configs the emulated template runs wit
                                         planned.dilation_w, planned.padding_w));
     CHECK(planned.run == kiln::pool_run(planned.vec, planned.out_w, planned.kernel_w, planned.stride_w,
                                         planned.dilation_w));
+    CHECK(planned.rows == kiln::pool_rows(planned.max, planned.out_h, planned.kernel_h, planned.stride_h,
+                                          planned.dilation_h, kiln::pool_run_span(planned)));
     planned.run = c.config->run;   // the emulation also runs pools in runs the planner would not give them
     planned.vec = c.config->vec;
     planned.threads = c.config->threads;

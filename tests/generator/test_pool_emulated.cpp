@@ -27,15 +27,17 @@ struct Keep {
 };
 
 // kiln::PoolConfig{threads, max, planes, in_d, in_h, in_w, out_d, out_h, out_w, kernel_{d,h,w},
-// stride_{d,h,w}, padding_{d,h,w}, dilation_{d,h,w}, include_pad, divisor}, as the planner gives
-// them for the spec beside each (tests/generator/test_pool.cpp checks the planner's side).
-constexpr kiln::PoolConfig kMaxCeil{64, true, 6, 1, 9, 7, 1, 4, 3, 1, 3, 2, 1, 2, 3, 0, 1, 1, 1, 2, 1, true, 0};
+// stride_{d,h,w}, padding_{d,h,w}, dilation_{d,h,w}, include_pad, divisor, run, vec, rows}, as
+// the planner gives them for the spec beside each (tests/generator/test_pool.cpp checks the
+// planner's side). The three max pools with rows = 4 (pool_rows) end in a short run of rows
+// (out_h 4, 6 and 5), one with a dilation along h equal to its stride.
+constexpr kiln::PoolConfig kMaxCeil{64, true, 6, 1, 9, 7, 1, 4, 3, 1, 3, 2, 1, 2, 3, 0, 1, 1, 1, 2, 1, true, 0, 1, 1, 4};
 constexpr kiln::PoolConfig kAvgExclude{64, false, 4, 1, 1, 11, 1, 1, 4, 1, 1, 3, 1, 1, 3, 0, 0, 1, 1, 1, 1, false, 0};
 constexpr kiln::PoolConfig kAvg3d{64, false, 2, 5, 6, 7, 3, 3, 4, 2, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1, true, 0, 4};
 constexpr kiln::PoolConfig kAvgDivisor{64, false, 3, 1, 5, 6, 1, 3, 3, 1, 2, 4, 1, 2, 3, 0, 1, 2, 1, 1, 1, true, 5};
 // Runs of 4 outputs along w (the planner's pool_run gives them to stride-1 max pools; the
 // template takes a run for any pool): rows of 10 and 7 outputs end in a short run.
-constexpr kiln::PoolConfig kMaxRun{64, true, 2, 1, 6, 12, 1, 6, 10, 1, 3, 4, 1, 1, 1, 0, 1, 2, 1, 1, 2, true, 0, 4};
+constexpr kiln::PoolConfig kMaxRun{64, true, 2, 1, 6, 12, 1, 6, 10, 1, 3, 4, 1, 1, 1, 0, 1, 2, 1, 1, 2, true, 0, 4, 1, 4};
 // A window wider than kPoolUnrolled: folded as it is loaded, 4 positions a step.
 constexpr kiln::PoolConfig kAvgWide{64, false, 2, 1, 1, 200, 1, 1, 28, 1, 1, 70, 1, 1, 5, 0, 0, 3, 1, 1, 1, false, 0, 1};
 constexpr kiln::PoolConfig kAvgRun{64, false, 3, 1, 1, 13, 1, 1, 7, 1, 1, 5, 1, 1, 2, 0, 0, 2, 1, 1, 1, false, 0, 4};
@@ -43,7 +45,7 @@ constexpr kiln::PoolConfig kAvgRun{64, false, 3, 1, 1, 13, 1, 1, 7, 1, 1, 5, 1, 
 // outside it. Padding 1 puts a run's first column 3 past an aligned one; a 2-d stride-1 max pool
 // whose rows (11 outputs) end in a short run, a strided 3-d avg pool (padding 2 along w), and a
 // dilated 1-d max pool.
-constexpr kiln::PoolConfig kMaxVec{64, true, 2, 1, 5, 12, 1, 5, 11, 1, 3, 4, 1, 1, 1, 0, 1, 1, 1, 1, 1, true, 0, 4, 4};
+constexpr kiln::PoolConfig kMaxVec{64, true, 2, 1, 5, 12, 1, 5, 11, 1, 3, 4, 1, 1, 1, 0, 1, 1, 1, 1, 1, true, 0, 4, 4, 4};
 constexpr kiln::PoolConfig kAvgVec{64, false, 2, 5, 6, 16, 3, 3, 9, 2, 3, 4, 2, 2, 2, 1, 1, 2, 1, 1, 1, true, 0, 4, 4};
 constexpr kiln::PoolConfig kMaxVecDilated{64, true, 3, 1, 1, 24, 1, 1, 19, 1, 1, 4, 1, 1, 1, 0, 0, 2, 1, 1, 3, true, 0, 4, 4};
 

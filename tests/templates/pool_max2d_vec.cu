@@ -1,17 +1,20 @@
 // Example instantiation: y = max_pool2d(x, 4, stride=1, padding=1), x: f32[32, 64, 512, 512]
-// (KernelBench level 1, problem 42). A vector run (pool_vec): 4 outputs along w a thread step,
-// each window row's columns loaded as aligned 16-byte vectors.
+// (KernelBench level 1, problem 42). A vector run (pool_vec) of 4 rows (pool_rows): 4 x 4 outputs
+// a thread step, each of the 7 input rows they read loaded once as aligned 16-byte vectors.
 #include "kiln/config/pool.h"
 #include "kiln/pool.cuh"
 
 namespace kiln_pool_max2d {
 using Index = long long;
 constexpr kiln::PoolConfig kC{256,  true, 32 * 64, 1, 512, 512, 1, 511, 511, 1, 4, 4, 1, 1, 1,
-                              0,    1,    1,       1, 1,   1,   true, 0, 4, 4};
+                              0,    1,    1,       1, 1,   1,   true, 0, 4, 4, 4};
 static_assert(kiln::pool_vec(4, true, kC.in_w, kC.out_w, kC.kernel_w, kC.stride_w, kC.dilation_w, kC.padding_w) == kC.vec,
               "the planner's vector");
 static_assert(kiln::pool_run(kC.vec, kC.out_w, kC.kernel_w, kC.stride_w, kC.dilation_w) == kC.run,
               "the planner's run");
+static_assert(kiln::pool_rows(kC.max, kC.out_h, kC.kernel_h, kC.stride_h, kC.dilation_h, kiln::pool_run_span(kC)) ==
+                  kC.rows,
+              "the planner's rows");
 
 struct Load {
   __device__ float operator()(float x, Index) const { return x; }

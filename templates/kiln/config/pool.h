@@ -24,7 +24,8 @@ namespace kiln {
   X(bool, include_pad, true)   /* avg: divide by the window clipped to the padded input */           \
   X(int, divisor, 0)           /* avg: divisor_override, 0 for none */                               \
   X(int, run, 1)               /* adjacent outputs along w a thread step computes (pool_run) */   \
-  X(int, vec, 1)               /* elements of one 16-byte load of a run's columns (pool_vec); 1: element loads */
+  X(int, vec, 1)               /* elements of one 16-byte load of a run's columns (pool_vec); 1: element loads */ \
+  X(int, rows, 1)              /* adjacent output rows along h a thread step computes (pool_rows) */
 KILN_CONFIG(PoolConfig, KILN_POOL_FIELDS);
 
 KILN_RULE constexpr long long pool_outputs(const PoolConfig& c) { return c.planes * c.out_d * c.out_h * c.out_w; }
@@ -85,9 +86,46 @@ KILN_RULE constexpr int pool_run(int vec, long long out_w, int kernel_w, int str
 KILN_RULE constexpr long long pool_run_span(const PoolConfig& c) {
   return pool_span(c.run, c.kernel_w, c.stride_w, c.dilation_w);
 }
-// Thread steps: one per run of outputs along w (the last run of a row may be short).
+// [Note: pool rows] Where the windows of adjacent output rows overlap along h (KernelBench 42:
+// k4 s1), a thread step computes `rows` output rows of its run: each input row they read is loaded
+// once, folded along w per output, and folded into each output row whose window holds it. For max
+// pools only: a max fold gives the same value in any grouping (the first maximum, the last NaN,
+// of the window in row-major order, both ways), where a sum's rounding would change. Taken where
+// it loads at most half the rows a thread per output row would.
+constexpr int kPoolRows = 4;
+// Whether row t of the input rows a run of `rows` output rows spans (t = u * stride + j * dilation)
+// is a window row of one of them.
+KILN_RULE constexpr bool pool_row_used(int rows, int kernel_h, int stride_h, int dilation_h, int t) {
+  for (int u = 0; u < rows; ++u)
+    for (int j = 0; j < kernel_h; ++j)
+      if (u * stride_h + j * dilation_h == t) return true;
+  return false;
+}
+KILN_RULE constexpr long long pool_rows_span(int rows, int kernel_h, int stride_h, int dilation_h) {
+  return (rows - 1) * (long long)stride_h + dilation_h * (long long)(kernel_h - 1) + 1;
+}
+KILN_RULE constexpr long long pool_row_span(const PoolConfig& c) {
+  return pool_rows_span(c.rows, c.kernel_h, c.stride_h, c.dilation_h);
+}
+// The input rows a run of `rows` output rows loads.
+KILN_RULE constexpr int pool_rows_loaded(int rows, int kernel_h, int stride_h, int dilation_h) {
+  int n = 0;
+  for (int t = 0; t < pool_rows_span(rows, kernel_h, stride_h, dilation_h); ++t)
+    n += pool_row_used(rows, kernel_h, stride_h, dilation_h, t) ? 1 : 0;
+  return n;
+}
+KILN_RULE constexpr int pool_rows(bool max, long long out_h, int kernel_h, int stride_h, int dilation_h,
+                                  long long run_span) {
+  return max && out_h >= kPoolRows && run_span <= kPoolUnrolled && kernel_h <= kPoolUnrolled &&
+                 pool_rows_span(kPoolRows, kernel_h, stride_h, dilation_h) <= kPoolUnrolled &&
+                 2 * pool_rows_loaded(kPoolRows, kernel_h, stride_h, dilation_h) <= kPoolRows * kernel_h
+             ? kPoolRows
+             : 1;
+}
+// Thread steps: one per run of outputs along w and rows along h (the last of a row or a plane may
+// be short).
 KILN_RULE constexpr long long pool_steps(const PoolConfig& c) {
-  return c.planes * c.out_d * c.out_h * launch::ceil_div(c.out_w, c.run);
+  return c.planes * c.out_d * launch::ceil_div(c.out_h, c.rows) * launch::ceil_div(c.out_w, c.run);
 }
 
 // The launch: a thread step per run of outputs, grid-stride, sized as the elementwise family's
