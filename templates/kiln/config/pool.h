@@ -91,7 +91,10 @@ KILN_RULE constexpr long long pool_run_span(const PoolConfig& c) {
 // once, folded along w per output, and folded into each output row whose window holds it. For max
 // pools only: a max fold gives the same value in any grouping (the first maximum, the last NaN,
 // of the window in row-major order, both ways), where a sum's rounding would change. Taken where
-// it loads at most half the rows a thread per output row would.
+// it loads at most half the rows a thread per output row would. Measured on an H200
+// (bench/results/2026-11-28-h200-run10/pool_check.txt, ms, vector runs of 1 row against 4):
+// KB 42 (7 rows loaded for 16 read) 2.320 -> 1.492; max k3 s2 p1 (9 for 12) 0.308 -> 0.348 and
+// KB 43 (11 for 12) 1.339 -> 1.891, both left at 1 row.
 constexpr int kPoolRows = 4;
 // Whether row t of the input rows a run of `rows` output rows spans (t = u * stride + j * dilation)
 // is a window row of one of them.
