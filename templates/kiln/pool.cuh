@@ -31,8 +31,9 @@ template <class I> __device__ __forceinline__ I most(I a, I b) { return a < b ? 
 // outputs along w (pool_run): per (d, h) row of the windows it loads the run's pool_run_span(kC)
 // input columns once into registers (padding as the identity: -inf for max, 0 for avg), element
 // by element or as aligned 16-byte vectors (kC.vec, pool_vec), and each output folds its own
-// kernel_w of them. A row wider than kPoolUnrolled is folded as it is
-// loaded, 4 positions a step (run 1).
+// kernel_w of them. A max pool whose windows overlap along h computes kC.rows output rows of
+// its run (pool_rows), which load each of their input rows once. A row wider than
+// kPoolUnrolled is folded as it is loaded, 4 positions a step (run 1).
 template <const PoolConfig& kC, class C, class Index, class T, class Out, class Load, class Store>
 __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__ out, const Load& load,
                                      const Store& store) {

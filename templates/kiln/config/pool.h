@@ -1,6 +1,7 @@
 // kiln/config/pool.h — the pooling family (pool.cuh): max_pool / avg_pool over the last 1, 2 or 3
-// axes, one output element a thread step, through an optional prologue (the operand inlined
-// per load) and the fused epilogue. See config.h for the pattern.
+// axes, a run of outputs a thread step ([Note: pool runs], [Note: pool rows]), through an
+// optional prologue (the operand inlined per load) and the fused epilogue. See config.h for the
+// pattern.
 #pragma once
 
 #include "kiln/config/elementwise.h"
