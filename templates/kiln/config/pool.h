@@ -36,7 +36,7 @@ KILN_RULE constexpr long long pool_outputs(const PoolConfig& c) { return c.plane
 // A run's columns are held in registers only up to kPoolUnrolled of them.
 constexpr int kPoolUnrolled = 64;
 KILN_RULE constexpr int pool_unroll(int extent) { return extent <= kPoolUnrolled ? extent : 4; }
-// Input columns a run of `run` outputs spans: (run - 1) * stride + dilation * (kernel - 1) + 1.
+// Input columns (or rows) a run of `run` outputs along an axis spans: (run - 1) * stride + dilation * (kernel - 1) + 1.
 KILN_RULE constexpr long long pool_span(int run, int kernel_w, int stride_w, int dilation_w) {
   return (run - 1) * (long long)stride_w + dilation_w * (long long)(kernel_w - 1) + 1;
 }
@@ -105,23 +105,20 @@ KILN_RULE constexpr bool pool_row_used(int rows, int kernel_h, int stride_h, int
       if (u * stride_h + j * dilation_h == t) return true;
   return false;
 }
-KILN_RULE constexpr long long pool_rows_span(int rows, int kernel_h, int stride_h, int dilation_h) {
-  return (rows - 1) * (long long)stride_h + dilation_h * (long long)(kernel_h - 1) + 1;
-}
 KILN_RULE constexpr long long pool_row_span(const PoolConfig& c) {
-  return pool_rows_span(c.rows, c.kernel_h, c.stride_h, c.dilation_h);
+  return pool_span(c.rows, c.kernel_h, c.stride_h, c.dilation_h);
 }
 // The input rows a run of `rows` output rows loads.
 KILN_RULE constexpr int pool_rows_loaded(int rows, int kernel_h, int stride_h, int dilation_h) {
   int n = 0;
-  for (int t = 0; t < pool_rows_span(rows, kernel_h, stride_h, dilation_h); ++t)
+  for (int t = 0; t < pool_span(rows, kernel_h, stride_h, dilation_h); ++t)
     n += pool_row_used(rows, kernel_h, stride_h, dilation_h, t) ? 1 : 0;
   return n;
 }
 KILN_RULE constexpr int pool_rows(bool max, long long out_h, int kernel_h, int stride_h, int dilation_h,
                                   long long run_span) {
   return max && out_h >= kPoolRows && run_span <= kPoolUnrolled && kernel_h <= kPoolUnrolled &&
-                 pool_rows_span(kPoolRows, kernel_h, stride_h, dilation_h) <= kPoolUnrolled &&
+                 pool_span(kPoolRows, kernel_h, stride_h, dilation_h) <= kPoolUnrolled &&
                  2 * pool_rows_loaded(kPoolRows, kernel_h, stride_h, dilation_h) <= kPoolRows * kernel_h
              ? kPoolRows
              : 1;
