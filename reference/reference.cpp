@@ -692,35 +692,53 @@ Value Interpreter::rownorm(const Node& n, const Shape& out) {
   return v;
 }
 
-// Normalize (ir.h, NormAttrs) over a run of adjacent axes, in float64: x viewed as [outer, len,
-// inner] (inner 1 when the axes are the trailing ones), per (outer, inner) line the mean, then the
-// sum of squared deviations from it, then each element times the scale.
+// Normalize (ir.h, NormAttrs) over any set of axes, in float64: per line (an index of the kept
+// axes) the mean of its elements, then the sum of squared deviations from it, then each element
+// times the scale. A line's elements are at base + offsets[i]: the offsets of the normalized axes'
+// indices, the base that of the kept ones (adjacent axes, a batch norm's 0, 2, 3: the same walk).
 Value Interpreter::normalize(const Node& n, const Shape& out) {
   const Value& x = operand(n, 0);
-  KILN_ASSERT(!n.axes.empty() && n.axes.back() - n.axes.front() + 1 == static_cast<int>(n.axes.size()),
-              "normalize over axes that are not adjacent");
-  std::int64_t len = 1, inner = 1;
-  for (int a : n.axes) len *= x.shape[static_cast<std::size_t>(a)];
-  for (std::size_t d = static_cast<std::size_t>(n.axes.back()) + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+  const std::size_t rank = x.shape.size();
+  std::vector<bool> normalized(rank, false);
+  for (int a : n.axes) normalized[static_cast<std::size_t>(a)] = true;
+  std::vector<std::int64_t> stride(rank, 1);
+  for (std::size_t d = rank; d-- > 1;) stride[d - 1] = stride[d] * x.shape[d];
+  // The flat offsets of every index of the axes in `which` (row-major over them).
+  const auto offsets_of = [&](bool which) {
+    std::vector<std::int64_t> offs{0};
+    for (std::size_t d = 0; d < rank; ++d) {
+      if (normalized[d] != which) continue;
+      std::vector<std::int64_t> next;
+      next.reserve(offs.size() * static_cast<std::size_t>(x.shape[d]));
+      for (std::int64_t o : offs)
+        for (std::int64_t i = 0; i < x.shape[d]; ++i) next.push_back(o + i * stride[d]);
+      offs = std::move(next);
+    }
+    return offs;
+  };
+  const std::vector<std::int64_t> within = offsets_of(true), bases = offsets_of(false);
+  const auto len = static_cast<std::int64_t>(within.size());
   const double eps = n.operands.size() > 1 ? operand(n, 1).values().at(0) : 0.0;
   Value v;
   v.shape = out;
   v.data.resize(x.values().size());
-  const std::int64_t lines = len == 0 ? 0 : static_cast<std::int64_t>(x.values().size()) / len;
-  parallel_for(lines, [&](std::int64_t r) {
-    const std::int64_t o = r / inner, c = r % inner;
-    const double* line = x.values().data() + o * len * inner + c;   // element i at line[i * inner]
-    double* dst = v.data.data() + o * len * inner + c;
+  if (x.values().empty()) {
+    store_all(n.dtype, v.data);
+    return v;
+  }
+  parallel_for(static_cast<std::int64_t>(bases.size()), [&](std::int64_t r) {
+    const double* line = x.values().data() + bases[static_cast<std::size_t>(r)];
+    double* dst = v.data.data() + bases[static_cast<std::size_t>(r)];
     double mean = 0;
     if (n.norm.centered) {
-      for (std::int64_t i = 0; i < len; ++i) mean += line[i * inner];
+      for (std::int64_t off : within) mean += line[off];
       mean /= static_cast<double>(len);
     }
     double q = 0;
-    for (std::int64_t i = 0; i < len; ++i) q += (line[i * inner] - mean) * (line[i * inner] - mean);
+    for (std::int64_t off : within) q += (line[off] - mean) * (line[off] - mean);
     if (n.norm.mean) q /= static_cast<double>(len);
     const double scale = 1.0 / std::sqrt(q + eps);
-    for (std::int64_t i = 0; i < len; ++i) dst[i * inner] = (line[i * inner] - mean) * scale;
+    for (std::int64_t off : within) dst[off] = (line[off] - mean) * scale;
   });
   store_all(n.dtype, v.data);
   return v;

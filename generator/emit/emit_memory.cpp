@@ -451,7 +451,7 @@ void write_norm_scale(const Plan& plan, const PlannedKernel& kernel, CodeWriter&
   w.open_block("struct Scale");
   UnitParts::declare_members(plan, kernel, w, ex);
   w.open_block("__device__ __forceinline__ C operator()(C q) const");
-  std::string a = anchor.norm.mean ? "q / C(kLen)" : "q";
+  std::string a = anchor.norm.mean ? "q / C(kCount)" : "q";
   if (anchor.operands.size() > 1) {
     const ir::NodeId eps = anchor.operands[1];
     const Coords at(plan.bound->shape(eps).size(), "0");   // one element
@@ -479,9 +479,16 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
   } else {
     c.line("// {} of {} along axis {}", ir::op_kind_name(anchor.kind), dims_text(plan, operand), anchor.axis);
   }
-  extent_constants(kernel, c, "kOuter", "outer", "kLen = kConfig.len, kInner = kConfig.inner");
+  const bool split = config.variant == RownormVariant::kSplitStats || config.variant == RownormVariant::kSplitApply;
+  extent_constants(kernel, c, "kOuter", "outer",
+                   split ? "kLead = kConfig.lead, kLen = kConfig.len, kSplits = kConfig.splits, kChunk = kConfig.chunk"
+                         : "kLen = kConfig.len, kInner = kConfig.inner");
+  if (norm)
+    c.line("constexpr Index kCount = {};  // elements a row is normalized over", split ? "kLead * kLen" : "kLen");
   const bool strided = config.variant == RownormVariant::kStrided;
-  if (strided) {
+  if (split) {
+    c.line("constexpr int kThreads = kConfig.threads;  // a block a chunk of a segment of kLen");
+  } else if (strided) {
     c.line("constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;");
   } else {
     c.line("constexpr int kThreads = kConfig.threads, kGroup = kConfig.group, kItems = kConfig.items;  // a row in "
@@ -503,7 +510,20 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
   }
   const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
   const std::string n = rows_name(kernel, "kOuter");
-  if (strided)
+  const std::string partials =
+      split ? fmt::format("reinterpret_cast<{}kiln::WelfordAcc<C>*>({})",
+                          config.variant == RownormVariant::kSplitApply ? "const " : "",
+                          workspace_pointer(plan, kernel, config.variant == RownormVariant::kSplitStats))
+            : std::string();
+  if (config.variant == RownormVariant::kSplitStats)
+    unit.body = fmt::format("  kiln::rownorm_split_stats<kThreads, kKind, C>({}, {}, kOuter, kLead, kLen, kSplits, kChunk, "
+                            "Load{{{}}});",
+                            in, partials, UnitParts::member_inits(plan, kernel));
+  else if (config.variant == RownormVariant::kSplitApply)
+    unit.body = fmt::format("  kiln::rownorm_split_apply<kThreads, kKind, C>({}, {}, {}, kOuter, kLead, kLen, kSplits, "
+                            "kChunk, {});",
+                            in, pointer_of_store(plan, kernel), partials, fs);
+  else if (strided)
     unit.body = fmt::format("  kiln::rownorm_strided<kThreads, kUnroll, kKind, C>({}, {}, {}, kLen, kInner, {});", in,
                             pointer_of_store(plan, kernel), n, fs);
   else

@@ -14,9 +14,12 @@
 // What matches (each node of the same float dtype, d of the result's shape):
 //   y = d * rsqrt(a) | rsqrt(a) * d | d / sqrt(a)
 //   a = v + eps | eps + v | v        eps: one element, from literals and scalars only
-//   v = mean(q, axes, keepdims) | sum(q, axes, keepdims)   axes: adjacent ones (others match, and
-//                                                          the plan says they are not fused); not
-//                                                          the trailing ones: strided rows, fused
+//   v = mean(q, axes, keepdims) | sum(q, axes, keepdims)   axes: adjacent ones, or a leading and
+//                                                          a trailing run around the kept ones (a
+//                                                          batch norm's 0, 2, 3: a split norm; any
+//                                                          other set matches, and the plan says it
+//                                                          is not fused); adjacent but not the
+//                                                          trailing ones: strided rows, fused
 //                                                          when their columns fill the GPU
 //   q = d * d | pow(d, 2)               each d the same value (written once, or the same expression
 //                                        again: same_value)
@@ -28,8 +31,11 @@
 // rounds every step, against the fused graph's reference ([Note: the oracle of a fused 16-bit
 // norm] in runtime/op_check.cpp).
 //
-// Whether a match is fused is the template library's rule (launch::rownorm_normalize_fuses); a
-// match not fused, and why, is a line of the plan's `fusions` like one fused.
+// Whether a match is fused, and how, is norm_layout's answer from the template library's rules
+// (launch::rownorm_normalize_fuses, rownorm_strided_normalize_fuses, rownorm_split_fuses); a match
+// not fused, and why, is a line of the plan's `fusions` like one fused. Few long rows, and the
+// leading-and-trailing form, become a split norm: two kernels, x read twice ([Note: split norms]
+// in kiln/config/rownorm.h).
 #include <algorithm>
 
 #include "generator/support/assert.h"
@@ -183,6 +189,60 @@ const char* norm_name(const ir::NormAttrs& a) {
 
 }  // namespace
 
+NormLayout norm_layout(const std::vector<std::int64_t>& shape, const std::vector<int>& axes, bool rows_known,
+                       int sm_count) {
+  NormLayout l;
+  const int rank = static_cast<int>(shape.size());
+  const auto product = [&](int from, int to) {
+    std::int64_t e = 1;
+    for (int d = from; d < to; ++d) e *= shape[static_cast<std::size_t>(d)];
+    return e;
+  };
+  l.adjacent = adjacent(axes);
+  if (!l.adjacent) {
+    // A leading run 0..p-1 and a trailing run q..rank-1 around the kept axes p..q-1.
+    std::size_t p = 0;
+    while (p < axes.size() && axes[p] == static_cast<int>(p)) ++p;
+    const std::vector<int> rest(axes.begin() + static_cast<std::ptrdiff_t>(p), axes.end());
+    if (p == 0 || rest.empty() || !adjacent(rest) || rest.back() != rank - 1) {
+      l.why_not = "the normalized axes are not adjacent, nor a leading and a trailing run around the kept ones: the "
+                  "reductions and the elementwise rest plan as written";
+      return l;
+    }
+    l.lead = product(0, static_cast<int>(p));
+    l.rows = product(static_cast<int>(p), rest.front());
+    l.len = product(rest.front(), rank);
+    l.split = true;
+    l.fuses = launch::rownorm_split_fuses(l.len);
+    if (!l.fuses)
+      l.why_not = fmt::format("the normalized axes are not adjacent and their trailing run is short ({} elements, "
+                              "under {}: a block a segment would idle): the reductions and the elementwise rest plan "
+                              "as written",
+                              l.len, launch::kRowNormSplitMinLen);
+    return l;
+  }
+  l.rows = product(0, axes.front());
+  l.len = product(axes.front(), axes.back() + 1);
+  l.inner = product(axes.back() + 1, rank);
+  if (l.inner > 1) {
+    l.fuses = launch::rownorm_strided_normalize_fuses(l.rows * l.inner, sm_count);
+    if (!l.fuses)
+      l.why_not = fmt::format("too few columns for a thread each ({}: fewer than 2048 per SM): the reductions and the "
+                              "elementwise rest plan as written",
+                              l.rows * l.inner);
+    return l;
+  }
+  if (launch::rownorm_normalize_fuses(rows_known ? l.rows : 0, l.len, sm_count)) {
+    l.fuses = true;
+  } else if (!rows_known) {
+    l.why_not = "rows longer than a block's registers and a dyn dim sizes them (a split norm needs its rows baked in): "
+                "the statistics stay split reductions";
+  } else {
+    l.split = l.fuses = true;
+  }
+  return l;
+}
+
 // The graph with every node nothing reads dropped (inputs stay: they are the op's signature).
 ir::BoundIr without_dead_nodes(const ir::BoundIr& bound, std::shared_ptr<ir::Ir> ir) {
   const std::size_t n = ir->nodes.size();
@@ -230,22 +290,24 @@ std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr>
     const ir::Node& x = source.node(m->x);
     const std::string of = x.name.empty() ? fmt::format("the {} on line {}", ir::node_kind_name(x), x.loc.line) : x.name;
     std::string what = fmt::format("line {}: {} of {} over axes [{}]", n.loc.line, norm_name(m->attrs), of,
-                                         fmt::join(m->axes, ", "));
-    if (!adjacent(m->axes)) {
-      fusions.push_back(what + ": not fused, the normalized axes are not adjacent: the reductions and the "
-                               "elementwise rest plan as written");
+                                   fmt::join(m->axes, ", "));
+    // The axes before the first normalized one (the rows, for adjacent axes).
+    const auto first = static_cast<std::size_t>(m->axes.front());
+    const ir::Shape lead_dims(n.shape.begin(), n.shape.begin() + static_cast<std::ptrdiff_t>(first));
+    const bool dyn_rows = ir::mentions(lead_dims, dyn);
+    const bool dyn_rest = ir::mentions(ir::Shape(n.shape.begin() + static_cast<std::ptrdiff_t>(first), n.shape.end()), dyn);
+    if (!adjacent(m->axes) && (dyn_rows || dyn_rest)) {
+      fusions.push_back(what + ": not fused, a dyn dim sizes a norm over axes that are not adjacent: the reductions "
+                               "and the elementwise rest plan as written");
       continue;
     }
-    // x viewed as [rows, len, inner]: inner > 1 when the axes are not the trailing ones (strided rows).
-    const auto first = static_cast<std::size_t>(m->axes.front()), after = static_cast<std::size_t>(m->axes.back()) + 1;
-    std::int64_t rows = 1, len = 1, inner = 1;
-    for (std::size_t d = 0; d < shape.size(); ++d) (d < first ? rows : d < after ? len : inner) *= shape[d];
-    const auto at = [&](std::size_t d) { return n.shape.begin() + static_cast<std::ptrdiff_t>(d); };
-    const ir::Shape lead(n.shape.begin(), at(first)), normalized(at(first), at(after)), trail(at(after), n.shape.end());
-    const bool dyn_rows = ir::mentions(lead, dyn);
-    if (inner > 1) {
-      what += fmt::format(" (strided: {} x {} columns of {})", dyn_rows ? "dyn" : std::to_string(rows), inner, len);
-      if (ir::mentions(normalized, dyn) || ir::mentions(trail, dyn)) {
+    const NormLayout layout = norm_layout(shape, m->axes, !dyn_rows, target.sm_count);
+    if (!layout.adjacent) {
+      if (layout.split) what += fmt::format(" ({} rows of {} segments of {})", layout.rows, layout.lead, layout.len);
+    } else if (layout.inner > 1) {
+      what += fmt::format(" (strided: {} x {} columns of {})", dyn_rows ? "dyn" : std::to_string(layout.rows),
+                          layout.inner, layout.len);
+      if (dyn_rest) {
         fusions.push_back(what + ": not fused, a dyn dim sizes the normalized or the trailing axes (the reductions "
                                  "say why they cannot take it)");
         continue;
@@ -255,25 +317,17 @@ std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr>
                                  "the elementwise rest plan as written");
         continue;
       }
-      if (!launch::rownorm_strided_normalize_fuses(rows * inner, target.sm_count)) {
-        fusions.push_back(what + fmt::format(": not fused, too few columns for a thread each ({}: fewer than 2048 per "
-                                             "SM): the reductions and the elementwise rest plan as written",
-                                             rows * inner));
-        continue;
-      }
     } else {
-      what += fmt::format(" ({} rows of {})", dyn_rows ? "dyn" : std::to_string(rows), len);
-      if (ir::mentions(normalized, dyn)) {
+      what += fmt::format(" ({} rows of {})", dyn_rows ? "dyn" : std::to_string(layout.rows), layout.len);
+      if (dyn_rest) {
         fusions.push_back(what + ": not fused, a dyn dim sizes the normalized axes (the reductions say why they "
                                  "cannot take it)");
         continue;
       }
-      if (!launch::rownorm_normalize_fuses(dyn_rows ? 0 : rows, len, target.sm_count)) {
-        fusions.push_back(what + fmt::format(": not fused, rows longer than a block's registers and too few for a "
-                                             "block each ({} < 2 per SM): the {} stay split reductions",
-                                             rows, m->attrs.centered ? "mean and variance" : "sum of squares"));
-        continue;
-      }
+    }
+    if (!layout.fuses) {
+      fusions.push_back(what + ": not fused, " + layout.why_not);
+      continue;
     }
     if (!rewritten) rewritten = std::make_shared<ir::Ir>(source);
     ir::Node norm;
@@ -287,10 +341,15 @@ std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr>
     norm.norm = m->attrs;
     norm.loc = n.loc;
     rewritten->nodes[i] = std::move(norm);
-    fusions.push_back(what + fmt::format(": one normalize kernel ({}{}, then the scale{})",
-                                         m->attrs.centered ? "mean, " : "",
-                                         m->attrs.centered ? "squared deviations" : "sum of squares",
-                                         inner > 1 ? "; a thread per column, two passes over it" : ""));
+    if (layout.split)
+      fusions.push_back(what + fmt::format(": a split normalize, two kernels over chunks of each row (the {} of each "
+                                           "chunk; then the row's combined, the scale, y): x read twice",
+                                           m->attrs.centered ? "mean and squared deviations" : "sum of squares"));
+    else
+      fusions.push_back(what + fmt::format(": one normalize kernel ({}{}, then the scale{})",
+                                           m->attrs.centered ? "mean, " : "",
+                                           m->attrs.centered ? "squared deviations" : "sum of squares",
+                                           layout.inner > 1 ? "; a thread per column, two passes over it" : ""));
   }
   if (!rewritten) return bound;
   return std::make_shared<const ir::BoundIr>(without_dead_nodes(*bound, std::move(rewritten)));

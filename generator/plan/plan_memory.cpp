@@ -180,6 +180,27 @@ int acc_bytes(ir::OpKind kind, int c, int index) {
 
 int compute_bytes(DType d) { return d == DType::f64 || d == DType::i64 || d == DType::u64 ? 8 : 4; }
 
+KernelArg workspace_arg(int buffer, DType dtype, bool writes) {
+  KernelArg arg;
+  arg.kind = KernelArg::Kind::Buffer;
+  arg.buffer = buffer;
+  arg.dtype = dtype;
+  arg.writes = writes;
+  return arg;
+}
+
+// A follow-up of kn's anchor that takes over kn's stores: kn then writes only a workspace, which
+// the follow-up reads (`ws` of `dtype`) to store the anchor's values.
+PlannedKernel storing_followup(PlannedKernel& kn, const char* template_name, int ws, DType dtype) {
+  PlannedKernel f;
+  f.anchor = kn.anchor;
+  f.template_name = template_name;
+  f.stores = std::move(kn.stores);
+  kn.stores.clear();
+  f.args.push_back(workspace_arg(ws, dtype, false));
+  return f;
+}
+
 // A split reduction: the anchor kernel writes partial states to a workspace and a follow-up
 // reduce_finish combines them in split order and stores (with the epilogue).
 // With dyn rows, `n_out` is the most outputs of the class (the workspace's size) and `bound_out`
@@ -191,17 +212,8 @@ void add_finish(Planner& p, PlannedKernel& kn, const ReduceConfig& split, std::i
   const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_partials";
   // Opaque Acc states, as 4-byte words (every Acc is a multiple of 4 bytes).
   const int ws = p.add_workspace(name, DType::f32, {splits * n_out * acc / 4});
-  KernelArg arg;
-  arg.kind = KernelArg::Kind::Buffer;
-  arg.buffer = ws;
-  arg.dtype = DType::f32;
-  arg.writes = true;
-  kn.args.push_back(arg);
-  PlannedKernel fin;
-  fin.anchor = kn.anchor;
-  fin.template_name = "reduce_finish";
-  fin.stores = std::move(kn.stores);
-  kn.stores.clear();
+  kn.args.push_back(workspace_arg(ws, DType::f32, true));
+  PlannedKernel fin = storing_followup(kn, "reduce_finish", ws, DType::f32);
   ReduceFinishConfig config;
   config.outer = split.outer;
   config.red = split.red;
@@ -219,9 +231,6 @@ void add_finish(Planner& p, PlannedKernel& kn, const ReduceConfig& split, std::i
   fin.index64 = kn.index64;
   fin.reason = fmt::format("combines {} partial states per output in split order (deterministic); {}", splits,
                            fin.index64 ? "int64 indices" : "int32 indices");
-  KernelArg read = arg;
-  read.writes = false;
-  fin.args.push_back(read);
   p.add_followup(std::move(fin));
 }
 
@@ -250,14 +259,6 @@ bool leaves_have_width(const Planner& p, ir::NodeId root, std::size_t bytes) {
 // The type of the values a chained stage hands to the next (the combiner's C).
 DType chain_dtype(DType operand) { return operand == DType::f16 || operand == DType::bf16 ? DType::f32 : operand; }
 
-KernelArg workspace_arg(int buffer, DType dtype, bool writes) {
-  KernelArg arg;
-  arg.kind = KernelArg::Kind::Buffer;
-  arg.buffer = buffer;
-  arg.dtype = dtype;
-  arg.writes = writes;
-  return arg;
-}
 
 // [Note: reductions over non-adjacent axes]
 // sum over axes (0, 2) of [A, B, C] cannot be one [outer, red, inner] box. kiln plans it as a
@@ -538,16 +539,11 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
   const int ws = p.add_workspace(name, cdt, {ch.chunks * rows.workspace_rows() * b.inner});
   kn.template_name = "scan_strided_totals";
   kn.args.push_back(workspace_arg(ws, cdt, true));
-  PlannedKernel scan;
-  scan.anchor = kn.anchor;
-  scan.template_name = "scan_strided";
-  scan.stores = std::move(kn.stores);
-  kn.stores.clear();
+  PlannedKernel scan = storing_followup(kn, "scan_strided", ws, cdt);
   config.variant = ScanVariant::kStrided;
   scan.config = config;
   scan.set_launch(geo);   // the same grid
   scan.dyn_outer = kn.dyn_outer;
-  scan.args.push_back(workspace_arg(ws, cdt, false));
   kn.reason = fmt::format("{}; {} cannot fill {} SMs: the axis is cut into {} chunks of {}, this kernel "
                           "writes each chunk's total; {}",
                           what,
@@ -620,10 +616,60 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
 // axes (strided rows when they are not the trailing ones): the same rows, the same variants; a norm
 // takes the mean and the squared deviations from the registers where softmax takes the max and the
 // exponentials.
+// A split norm ([Note: split norms]): this kernel writes each chunk's statistics to a workspace, a
+// follow-up over the same chunks combines a row's and writes y (with the epilogue).
+void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
+  const auto& a = p.node(kn.anchor);
+  const int elem = element_bytes(p, a.operands[0]);
+  const int c = compute_bytes(a.dtype);
+  kn.template_name = "rownorm";
+  RownormConfig config;
+  config.variant = RownormVariant::kSplitStats;
+  config.outer = layout.rows;
+  config.lead = layout.lead;
+  config.len = layout.len;
+  config.inner = 1;
+  config.threads = launch::kRowNormSplitThreads;
+  config.group = 0;
+  config.chunk = launch::rownorm_split_chunk(layout.lead * layout.rows, layout.len, 16 / elem, p.target().sm_count);
+  config.splits = launch::rownorm_split_splits(layout.len, config.chunk);
+  kn.config = config;
+  kn.set_launch(rownorm_geometry(config));
+  const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_partials";
+  const std::int64_t bytes = launch::rownorm_split_workspace_bytes(layout.lead, layout.rows, config.splits, c);
+  const int ws = p.add_workspace(name, DType::f32, {bytes / 4});
+  kn.args.push_back(workspace_arg(ws, DType::f32, true));
+  const std::string idx = index_reason(kn, numel(p.shape(kn.anchor)), false);
+  const std::string chunks = fmt::format(
+      "{} rows{} of {}, chunks of {} ({} a row{}): a block a chunk", layout.rows,
+      layout.lead > 1 ? fmt::format(" of {} segments", layout.lead) : "", layout.len, config.chunk,
+      layout.lead * config.splits, layout.lead > 1 ? fmt::format(", {} a segment", config.splits) : "");
+  kn.reason = fmt::format("split norm, pass 1 of 2: {}, each chunk's {} to the workspace; {}", chunks,
+                          a.norm.centered ? "(count, mean, squared deviations)" : "sum of squares", idx);
+  PlannedKernel apply = storing_followup(kn, "rownorm", ws, DType::f32);
+  config.variant = RownormVariant::kSplitApply;
+  apply.config = config;
+  apply.set_launch(rownorm_geometry(config));
+  apply.index64 = kn.index64;
+  apply.reason = fmt::format("split norm, pass 2 of 2: the same chunks in reverse (the last read still in L2), each "
+                             "block combining its row's {} partial states in order, then y; {}",
+                             layout.lead * config.splits, idx);
+  p.add_followup(std::move(apply));
+}
+
 void plan_rownorm(Planner& p, PlannedKernel& kn) {
   const auto& a = p.node(kn.anchor);
   const auto& shape = p.shape(kn.anchor);
   const bool norm = a.kind == ir::OpKind::Normalize;
+  if (norm) {
+    // The layout fuse_norms fused it by; dyn rows were fused only where no split is needed.
+    const ir::Shape& dims = a.shape;
+    const bool dyn_rows =
+        ir::mentions(ir::Shape(dims.begin(), dims.begin() + a.axes.front()), p.bound().ir->dyn_dims());
+    const NormLayout layout = norm_layout(shape, a.axes, !dyn_rows, p.target().sm_count);
+    KILN_ASSERT(layout.fuses, "a Normalize the rownorm family does not take: {}", layout.why_not);
+    if (layout.split) return plan_split_norm(p, kn, layout);
+  }
   const int first = norm ? a.axes.front() : a.axis;
   const Box b = box_of(shape, first, norm ? a.axes.back() : a.axis);
   Rows rows = rows_of(p, kn, kn.anchor, first, b.outer, "rownorm");

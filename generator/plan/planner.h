@@ -54,6 +54,20 @@ launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std:
 // operand with no such leaf is refused by the emitter; its own type stands in until then.
 int element_bytes(const Plan& plan, ir::NodeId operand);
 
+// How the rownorm family lays out a norm over sorted `axes` of `shape` (fuse_norms.cpp, [Note: norm
+// compositions]; [Note: split norms] in kiln/config/rownorm.h): rows of `len` ([rows, len, inner],
+// inner > 1 for strided rows) for adjacent axes; for axes that are a leading and a trailing run
+// around the kept ones, [lead, rows, len]. `split` when the family takes it as a split norm (rows
+// long and too few for a block each, or the leading-and-trailing form); `fuses` when the family
+// takes it at all (`why_not` says why not). rows_known: false when a dyn dim sizes the rows.
+struct NormLayout {
+  std::int64_t lead = 1, rows = 1, len = 1, inner = 1;
+  bool adjacent = true, split = false, fuses = false;
+  std::string why_not;
+};
+NormLayout norm_layout(const std::vector<std::int64_t>& shape, const std::vector<int>& axes, bool rows_known,
+                       int sm_count);
+
 // The graph with every node nothing reads dropped (inputs stay: they are the op's signature), ids
 // renumbered: what the composition passes (fuse_norms.cpp, fuse_attention.cpp) return.
 ir::BoundIr without_dead_nodes(const ir::BoundIr& bound, std::shared_ptr<ir::Ir> ir);

@@ -27,6 +27,12 @@
 //     in/out viewed as [outer, len, inner], normalizing along len: one thread per (o, c) column,
 //     consecutive threads on consecutive c (coalesced). Two passes (the second mostly from L2
 //     for moderate len*inner). grid.x = ceil(outer*inner / kThreads), block = kThreads.
+//   rownorm_split_stats<kThreads, kKind, C>(in, partials, outer, lead, len, splits, chunk, pro)
+//   rownorm_split_apply<kThreads, kKind, C>(in, out, partials, outer, lead, len, splits, chunk, pro, epi, scale)
+//     norms only, two launches over in viewed as [lead, outer, len], normalizing each row of outer
+//     over its lead * len elements: a block per chunk of `chunk` elements of a segment, the first
+//     writing each chunk's WelfordAcc<C> to partials (lead * outer * splits of them), the second
+//     combining a row's and writing y. grid.x = lead * outer * splits, block = kThreads.
 //   Config and geometry rules: kiln/config/rownorm.h (RownormConfig, launch::rownorm_*).
 //
 // NaN anywhere in a row makes the whole row NaN; an all -inf row gives NaN (0/0), as PyTorch.
@@ -368,6 +374,31 @@ struct NormApplier {
   __device__ __forceinline__ C operator()(C x) const { return (x - mean) * scale; }
 };
 
+// Writes y = epi(norm(pro(x))) over a stretch of a row, the group's threads a 16-byte vector (or,
+// not `vector`, an element) each in turn, with streaming stores.
+template <int kGroup, class T, class Out, class I, class Pro, class Epi, class Norm>
+__device__ __forceinline__ void normalize_stream(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
+                                                 I flat_row, int rank, bool vector, const Pro& pro, const Epi& epi,
+                                                 const Norm& norm) {
+  constexpr int V = 16 / int(sizeof(T));
+  if (vector) {
+    const I nvec = len / V;
+    for (I v = rank; v < nvec; v += kGroup) {
+      const Vec<T, V> e = bit_cast_dev<Vec<T, V>>(ldg16(row_in + v * V));
+      Vec<Out, V> o;
+#pragma unroll
+      for (int j = 0; j < V; ++j) o.v[j] = epi(norm(pro(e.v[j], flat_row + v * V + j)), flat_row + v * V + j);
+      store_cs<Out, V>(row_out + v * V, o);
+    }
+  } else {
+    for (I e = rank; e < len; e += kGroup) {
+      Vec<Out, 1> o;
+      o.v[0] = epi(norm(pro(ldg(row_in + e), flat_row + e)), flat_row + e);
+      store_cs<Out, 1>(row_out + e, o);
+    }
+  }
+}
+
 // A row too long for registers: pass 1 folds the online state (softmax) or the statistics (a
 // norm), pass 2 re-reads and writes.
 template <int kThreads, int kGroup, RowNormKind kKind, class C, class T, class Out, class I, class Pro, class Epi,
@@ -387,22 +418,7 @@ __device__ __forceinline__ void rownorm_row_two_pass(const T* __restrict__ row_i
       return RowNormer<kKind, C>(shift_of(a.max), a.sum);
     }
   }();
-  if (vector) {
-    const I nvec = len / V;
-    for (I v = rank; v < nvec; v += kGroup) {
-      const Vec<T, V> e = bit_cast_dev<Vec<T, V>>(ldg16(row_in + v * V));
-      Vec<Out, V> o;
-#pragma unroll
-      for (int j = 0; j < V; ++j) o.v[j] = epi(norm(pro(e.v[j], flat_row + v * V + j)), flat_row + v * V + j);
-      store_cs<Out, V>(row_out + v * V, o);
-    }
-  } else {
-    for (I e = rank; e < len; e += kGroup) {
-      Vec<Out, 1> o;
-      o.v[0] = epi(norm(pro(ldg(row_in + e), flat_row + e)), flat_row + e);
-      store_cs<Out, 1>(row_out + e, o);
-    }
-  }
+  normalize_stream<kGroup>(row_in, row_out, len, flat_row, rank, vector, pro, epi, norm);
 }
 
 // A row in registers, V elements a load: the softmax kinds or the norms.
@@ -495,6 +511,85 @@ __device__ __forceinline__ void rownorm_strided(const T* __restrict__ in, Out* _
       const I f = base + l * inner;
       out[f] = epi(norm(pro(ldg(in + f), f)), f);
     }
+  }
+}
+
+// ---------------------------------------------------------------- split norms
+// [Note: split norms] in kiln/config/rownorm.h. x is viewed as [lead, outer, len]: row r of outer
+// is normalized over its lead segments of len elements (lead 1: the row is one segment). Block s
+// of lead * outer * splits takes chunk s % splits of segment s / splits (segments in memory order).
+namespace detail {
+
+template <class I>
+struct SplitChunk {
+  I flat;    // the chunk's first element
+  I count;   // its elements (the last chunk of a segment may be shorter)
+  I row;     // the row of outer it belongs to
+  I slot;    // its partial state: partials[(row * lead + l) * splits + c]
+};
+template <class I>
+__device__ __forceinline__ SplitChunk<I> split_chunk(I s, I outer, I lead, I len, I splits, I chunk) {
+  const I segment = s / splits, c = s - segment * splits;
+  const I l = segment / outer, row = segment - l * outer;
+  const I begin = c * chunk;
+  return SplitChunk<I>{segment * len + begin, len - begin < chunk ? len - begin : chunk, row, (row * lead + l) * splits + c};
+}
+
+}  // namespace detail
+
+// Pass 1: each chunk's (count, mean, squared deviations), a norm's statistics as rownorm_rows' two-pass
+// path folds them (an RMS norm: the sum of squares in m2 only), written to partials[slot].
+// block = kThreads; grid.x = lead * outer * splits (grid-strided past 2^31 - 1).
+template <int kThreads, RowNormKind kKind, class C, class T, class I, class Pro>
+__device__ __forceinline__ void rownorm_split_stats(const T* __restrict__ in, WelfordAcc<C>* __restrict__ partials,
+                                                    I outer, I lead, I len, I splits, I chunk, Pro pro) {
+  static_assert(kIsNorm<kKind>, "split rows are a norm's");
+  constexpr int V = 16 / int(sizeof(T));
+  const I blocks = lead * outer * splits;
+  for (I s = I(blockIdx.x); s < blocks; s = stride_next(s, I(gridDim.x), blocks)) {
+    const detail::SplitChunk<I> k = detail::split_chunk(s, outer, lead, len, splits, chunk);
+    const T* p = in + k.flat;
+    const bool vector = k.count % V == 0 && is_aligned(p, 16);
+    const WelfordAcc<C> a =
+        detail::rownorm_norm_stats<kThreads, kThreads, kKind, C>(p, k.count, k.flat, int(threadIdx.x), vector, pro);
+    if (threadIdx.x == 0) partials[k.slot] = a;
+  }
+}
+
+// Pass 2: each chunk's row statistics from the row's lead * splits partial states (each thread
+// folds its share in slot order, then the block reduces; thread 0's result is every thread's, so
+// every element of the row sees the same mean and scale), then y = epi(((x - mean) * scale(m2)))
+// over the chunk. The chunks are taken in reverse of pass 1's order ([Note: split norms]).
+template <int kThreads, RowNormKind kKind, class C, class T, class Out, class I, class Pro, class Epi, class Scale>
+__device__ __forceinline__ void rownorm_split_apply(const T* __restrict__ in, Out* __restrict__ out,
+                                                    const WelfordAcc<C>* __restrict__ partials, I outer, I lead, I len,
+                                                    I splits, I chunk, Pro pro, Epi epi, Scale scale) {
+  static_assert(kIsNorm<kKind>, "split rows are a norm's");
+  constexpr int V = 16 / int(sizeof(T));
+  using Op = WelfordOp<C>;
+  __shared__ C row_stats[2];
+  const I blocks = lead * outer * splits, states = lead * splits;
+  for (I t = I(blockIdx.x); t < blocks; t = stride_next(t, I(gridDim.x), blocks)) {
+    const detail::SplitChunk<I> k = detail::split_chunk(blocks - 1 - t, outer, lead, len, splits, chunk);
+    const WelfordAcc<C>* row_states = partials + k.row * states;
+    typename Op::Acc a = Op::identity();
+    for (I i = I(threadIdx.x); i < states; i += kThreads) {
+      if constexpr (kKind == RowNormKind::kRmsNorm) a.m2 += row_states[i].m2;
+      else a = Op::combine(a, row_states[i]);
+    }
+    if constexpr (kKind == RowNormKind::kRmsNorm) a.m2 = block_reduce<SumOp<C>, kThreads>(a.m2);
+    else a = block_reduce<Op, kThreads>(a);
+    if (threadIdx.x == 0) {
+      row_stats[0] = a.mean;
+      row_stats[1] = scale(a.m2);
+    }
+    __syncthreads();
+    const detail::NormApplier<C> norm{row_stats[0], row_stats[1]};
+    __syncthreads();   // every thread has read row_stats before the next chunk's thread 0 writes it
+    const T* p = in + k.flat;
+    Out* q = out + k.flat;
+    const bool vector = k.count % V == 0 && is_aligned(p, 16) && is_aligned(q, unsigned(sizeof(Out) * V));
+    detail::normalize_stream<kThreads>(p, q, k.count, k.flat, int(threadIdx.x), vector, pro, epi, norm);
   }
 }
 

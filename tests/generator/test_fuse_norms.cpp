@@ -78,7 +78,7 @@ TEST_CASE("fuse_norms: the written forms of layer, RMS and L2 norms each plan as
         "op a {\n  dims B = 64, N = 100\n  in x: f32[B, N]\n  in eps: f32\n"
         "  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + eps)\n}\n", "a");
     REQUIRE(plan.kernels.size() == 1);
-    CHECK(contains(sources_of(plan)[0].text, "return rsqrtf(q / C(kLen) + static_cast<C>(eps));"));
+    CHECK(contains(sources_of(plan)[0].text, "return rsqrtf(q / C(kCount) + static_cast<C>(eps));"));
   }
   SUBCASE("group_norm: the normalize stores through the reshape back to [N, C, H, W] and the affine") {
     const kiln::Plan plan = plan_of_text(
@@ -130,15 +130,49 @@ TEST_CASE("fuse_norms: what does not fuse, and what the plan says") {
     CHECK(plan.kernels[0].template_name == "rownorm");
     CHECK(std::get<kiln::RownormConfig>(plan.kernels[0].config).variant == kiln::RownormVariant::kStrided);
   }
-  SUBCASE("axes that are not adjacent (batch norm's 0, 2, 3): said, not fused") {
+  SUBCASE("batch norm's axes 0, 2, 3 with short images: said, not fused") {
     const kiln::Plan plan = plan_of_text(
         spec("  let d = x - mean(x, axis=[0, 2, 3], keepdims=true)\n"
              "  out y = d * rsqrt(mean(d * d, axis=[0, 2, 3], keepdims=true) + 1e-5)",
              "N = 8, C = 64, H = 32, W = 32", "f32[N, C, H, W]"),
         "a");
     REQUIRE(plan.fusions.size() == 1);
-    CHECK(contains(plan.fusions[0], "layer norm of x over axes [0, 2, 3]: not fused, the normalized axes are not adjacent"));
+    CHECK(contains(plan.fusions[0], "layer norm of x over axes [0, 2, 3] (64 rows of 8 segments of 1024): not fused, "
+                                    "the normalized axes are not adjacent and their trailing run is short (1024 "
+                                    "elements, under 2048"));
     CHECK(kernels_of(plan, "rownorm") == 0);
+  }
+  SUBCASE("axes neither adjacent nor around the kept ones: said, not fused") {
+    const kiln::Plan plan = plan_of_text(
+        spec("  out y = x * rsqrt(mean(x * x, axis=[1, 3], keepdims=true) + 1e-5)", "N = 8, C = 64, H = 32, W = 64",
+             "f32[N, C, H, W]"),
+        "a");
+    REQUIRE(plan.fusions.size() == 1);
+    CHECK(contains(plan.fusions[0], "RMS norm of x over axes [1, 3]: not fused, the normalized axes are not adjacent, "
+                                    "nor a leading and a trailing run around the kept ones"));
+    CHECK(kernels_of(plan, "rownorm") == 0);
+  }
+  SUBCASE("batch norm's axes 0, 2, 3 with images of 2048 or more: a split norm, two kernels") {
+    const kiln::Plan plan = plan_of_text(
+        spec("  let d = x - mean(x, axis=[0, 2, 3], keepdims=true)\n"
+             "  out y = d * rsqrt(mean(d * d, axis=[0, 2, 3], keepdims=true) + 1e-5)",
+             "N = 8, C = 64, H = 64, W = 64", "f32[N, C, H, W]"),
+        "a");
+    REQUIRE(plan.fusions.size() == 1);
+    CHECK(contains(plan.fusions[0], "layer norm of x over axes [0, 2, 3] (64 rows of 8 segments of 4096): a split "
+                                    "normalize, two kernels"));
+    REQUIRE(plan.kernels.size() == 2);
+    const auto& stats = std::get<kiln::RownormConfig>(plan.kernels[0].config);
+    const auto& apply = std::get<kiln::RownormConfig>(plan.kernels[1].config);
+    CHECK(stats.variant == kiln::RownormVariant::kSplitStats);
+    CHECK(apply.variant == kiln::RownormVariant::kSplitApply);
+    CHECK((stats.lead == 8 && stats.outer == 64 && stats.len == 4096));
+    // Every SM gets two waves of blocks: 512 segments in chunks of whole vectors.
+    CHECK(stats.chunk % 4 == 0);
+    CHECK(stats.splits == (4096 + stats.chunk - 1) / stats.chunk);
+    CHECK(plan.kernels[0].stores.empty());
+    CHECK(plan.kernels[1].stores.size() == 1);
+    CHECK(std::get<kiln::RownormConfig>(plan.kernels[1].config).chunk == stats.chunk);
   }
   SUBCASE("centering over other axes: an RMS norm of the centered value") {
     const kiln::Plan plan = plan_of_text(spec("  let d = x - mean(x, axis=0, keepdims=true)\n"
@@ -147,12 +181,31 @@ TEST_CASE("fuse_norms: what does not fuse, and what the plan says") {
     REQUIRE(plan.fusions.size() == 1);
     CHECK(contains(plan.fusions[0], "RMS norm of d over axes [1]"));
   }
-  SUBCASE("few long rows keep the split reductions, and the plan says why") {
+  SUBCASE("few long rows: a split norm, two kernels over the same chunks") {
     const kiln::Plan plan =
         plan_of_text(spec("  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-6)", "B = 16, N = 1048576"), "a");
     REQUIRE(plan.fusions.size() == 1);
-    CHECK(contains(plan.fusions[0], "(16 rows of 1048576): not fused, rows longer than a block's registers and too few "
-                                    "for a block each (16 < 2 per SM): the sum of squares stay split reductions"));
+    CHECK(contains(plan.fusions[0], "(16 rows of 1048576): a split normalize, two kernels over chunks of each row (the "
+                                    "sum of squares of each chunk"));
+    REQUIRE(plan.kernels.size() == 2);
+    const auto& stats = std::get<kiln::RownormConfig>(plan.kernels[0].config);
+    CHECK(stats.variant == kiln::RownormVariant::kSplitStats);
+    CHECK((stats.lead == 1 && stats.outer == 16 && stats.len == 1048576));
+    // 512 chunks of the most a block takes would be under two waves (2 x 4 blocks on each of 132 SMs):
+    // 66 chunks a row.
+    CHECK(stats.chunk == 15888);   // 66 chunks of 16M / 1056, evened out: ceil(2^20 / 66) in whole vectors
+    CHECK(stats.splits == 66);
+    CHECK(contains(plan.kernels[1].reason, "combining its row's 66 partial states in order"));
+    const auto ws = plan.buffers.back();
+    CHECK(ws.kind == kiln::BufferKind::Workspace);
+    CHECK(ws.bytes == 16 * 66 * 3 * 4);
+  }
+  SUBCASE("few long dyn rows: not fused, the plan says why") {
+    const kiln::Plan plan = plan_of_text(
+        spec("  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-6)", "dyn B = 16, N = 1048576"), "a");
+    REQUIRE(plan.fusions.size() == 1);
+    CHECK(contains(plan.fusions[0], "(dyn rows of 1048576): not fused, rows longer than a block's registers and a dyn "
+                                    "dim sizes them"));
     CHECK(kernels_of(plan, "rownorm") == 0);
   }
   SUBCASE("many long rows: one kernel, a block per row streaming it twice") {
@@ -194,6 +247,13 @@ TEST_CASE("fuse_norms: the rewritten graph means what the spec wrote (float64 re
            "B = 7, N = 33"),
       spec("  out y = x / sqrt(sum(x * x, axis=[1, 2], keepdims=true))", "B = 3, H = 4, W = 9", "f32[B, H, W]"),
       spec("  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 0.5) * 3.0", "B = 5, N = 17"),
+      // split norms: few long rows; batch norm's leading and trailing axes
+      spec("  let d = x - mean(x, axis=1, keepdims=true)\n"
+           "  out y = d * rsqrt(mean(d * d, axis=1, keepdims=true) + 1e-5)",
+           "B = 2, N = 40000"),
+      spec("  let d = x - mean(x, axis=[0, 2, 3], keepdims=true)\n"
+           "  out y = d * rsqrt(mean(d * d, axis=[0, 2, 3], keepdims=true) + 1e-5)",
+           "N = 3, C = 2, H = 32, W = 65", "f32[N, C, H, W]"),
       // strided rows (the middle axis: 280000 columns of 3, enough to fuse)
       spec("  let d = x - mean(x, axis=1, keepdims=true)\n"
            "  out y = d * rsqrt(mean(d * d, axis=1, keepdims=true) + 1e-5)",

@@ -63,6 +63,9 @@ const std::vector<Case>& cases() {
       {"norms", "rmsnorm", "odd", {{"B", 1}, {"N", 7}}, {}},
       {"norms", "rmsnorm_channels", "default", {}, {}},     // strided rows: one rownorm kernel
       {"norms", "layernorm_mid_f16", "default", {}, {}},
+      {"norms", "layernorm_long", "default", {}, {}},          // split norms: two kernels
+      {"norms", "rmsnorm_long_bf16", "default", {}, {}},
+      {"norms", "batchnorm_train", "default", {}, {}},
   };
   return all;
 }
@@ -95,8 +98,14 @@ TEST_CASE("memory plans: an elementwise kernel runs a persistent grid only when 
     CHECK(!std::get<kiln::ElementwiseConfig>(k.config).persistent);
     CHECK(k.grid.x == 4096LL * 4096 / 4 / 256);
   }
+  // An affine tail over rows (a norm's, unfused): x [B, N] times gamma plus beta, both [N].
+  const auto affine = [](long long b, long long n) {
+    return plan_of_text("op a {\n  dims B = " + std::to_string(b) + ", N = " + std::to_string(n) +
+                            "\n  in x: f32[B, N]\n  in g: f32[N]\n  in b: f32[N]\n  out y = x * g + b\n}\n",
+                        "a");
+  };
   SUBCASE("gamma and beta of 2^16 elements stay in L2 between rows: one step a thread") {
-    const auto k = elementwise(plan_of({"norms", "layernorm", "", {{"B", 256}, {"N", 1 << 16}}, {}}));
+    const auto k = elementwise(affine(256, 1 << 16));
     CHECK(!std::get<kiln::ElementwiseConfig>(k.config).persistent);
   }
   SUBCASE("per-pixel statistics over the channels [N, 1, H, W], re-read every 2^18 outputs: one step a thread") {
@@ -107,7 +116,7 @@ TEST_CASE("memory plans: an elementwise kernel runs a persistent grid only when 
     CHECK(!std::get<kiln::ElementwiseConfig>(k.config).persistent);
   }
   SUBCASE("gamma and beta of 2^22 elements, re-read for each of 16 rows: persistent") {
-    const auto k = elementwise(plan_of({"norms", "layernorm", "", {{"B", 16}, {"N", 1 << 22}}, {}}));
+    const auto k = elementwise(affine(16, 1 << 22));
     CHECK(std::get<kiln::ElementwiseConfig>(k.config).persistent);
     CHECK(k.grid.x == sms * kiln::kElementwiseBlocksPerSm);
     CHECK(contains(k.reason, "persistent grid"));
@@ -210,19 +219,25 @@ TEST_CASE("memory plans: template choices") {
     // x is the element the template loaded: no second load of x.
     CHECK(contains(src, "= elem;"));
     CHECK(!contains(src, "in_x["));
-    CHECK(contains(src, "return rsqrtf(q / C(kLen) + static_cast<C>(1e-06f));"));   // the Scale, as written
+    CHECK(contains(src, "return rsqrtf(q / C(kCount) + static_cast<C>(1e-06f));"));   // the Scale, as written
     CHECK(contains(src, "in_gamma[o1]"));                                            // the epilogue
   }
-  SUBCASE("layernorm as written is one rownorm kernel; too few long rows keep the reductions") {
+  SUBCASE("layernorm as written is one rownorm kernel; too few long rows make a split norm") {
     const auto plan = plan_of({"norms", "layernorm", "", {}, {}});
     REQUIRE(plan.kernels.size() == 1);
     CHECK(plan.kernels[0].template_name == "rownorm");
     CHECK(contains(sources_of(plan)[0].text, "kiln::RowNormKind::kLayerNorm"));
     const auto few = plan_of({"norms", "layernorm", "", {{"B", 16}, {"N", 1 << 22}}, {}});
-    REQUIRE(few.kernels.size() >= 3);
-    CHECK(few.kernels[0].template_name == "reduce_inner");
+    REQUIRE(few.kernels.size() == 2);
     REQUIRE(few.fusions.size() == 1);
-    CHECK(contains(few.fusions[0], "(16 rows of 4194304): not fused, rows longer than a block's registers and too few"));
+    CHECK(contains(few.fusions[0], "(16 rows of 4194304): a split normalize"));
+    const auto sources = sources_of(few);
+    REQUIRE(sources.size() == 2);
+    CHECK(contains(sources[0].text, "kiln::rownorm_split_stats<kThreads, kKind, C>("));
+    CHECK(contains(sources[1].text, "kiln::rownorm_split_apply<kThreads, kKind, C>("));
+    CHECK(contains(sources[1].text, "return rsqrtf(q / C(kCount) + static_cast<C>(1e-05f));"));
+    CHECK(contains(sources[1].text, "constexpr Index kCount = kLead * kLen;"));
+    CHECK(contains(sources[1].text, "in_gamma["));   // the affine in the apply pass's epilogue
   }
   SUBCASE("softmax(dropout(x)) is one kernel") {
     const auto plan = plan_of_text(

@@ -327,6 +327,65 @@ TEST_CASE("emulated rownorm_strided: layer and RMS norms down strided columns, a
   }
 }
 
+TEST_CASE("emulated rownorm_split_stats/apply: rows over leading and trailing segments, short last chunks") {
+  // x viewed as [lead, outer, len]: row r normalized over its lead segments of len. Chunks of 24
+  // (whole vectors of 4) leave a last chunk of 3 or 4 vectors (len 100) or of one scalar tail
+  // (len 99, scalar); the grid (3 blocks) strides over the lead * outer * splits chunks.
+  struct Case {
+    int lead, outer, len, chunk, offset;
+  };
+  for (const Case k : {Case{1, 3, 100, 24, 0}, Case{3, 2, 100, 24, 0}, Case{2, 3, 99, 24, 1}, Case{4, 1, 33, 40, 0}}) {
+    const int n = k.lead * k.outer * k.len, splits = (k.len + k.chunk - 1) / k.chunk;
+    Buffer in(n, k.offset);
+    const auto r = random_floats(n, 31);
+    for (int i = 0; i < n; ++i) in.data[i] = 3.f + 2.f * r[i];
+    for (int centered = 0; centered < 2; ++centered) {
+      INFO("lead " << k.lead << " outer " << k.outer << " len " << k.len << " centered " << centered);
+      std::vector<kiln::WelfordAcc<float>> partials(static_cast<std::size_t>(k.lead * k.outer * splits),
+                                                    kiln::WelfordAcc<float>{kNaN, kNaN, kNaN});
+      Buffer out(n, k.offset);
+      const MeanScale scale{float(k.lead * k.len), 1e-5f};
+      emu::launch({3, 1, 0}, 32, [&] {
+        if (centered)
+          kiln::rownorm_split_stats<32, kiln::RowNormKind::kLayerNorm, float>(in.data, partials.data(), k.outer, k.lead,
+                                                                              k.len, splits, k.chunk, Id{});
+        else
+          kiln::rownorm_split_stats<32, kiln::RowNormKind::kRmsNorm, float>(in.data, partials.data(), k.outer, k.lead,
+                                                                            k.len, splits, k.chunk, Id{});
+      });
+      emu::launch({3, 1, 0}, 32, [&] {
+        if (centered)
+          kiln::rownorm_split_apply<32, kiln::RowNormKind::kLayerNorm, float>(
+              in.data, out.data, partials.data(), k.outer, k.lead, k.len, splits, k.chunk, Id{}, Id{}, scale);
+        else
+          kiln::rownorm_split_apply<32, kiln::RowNormKind::kRmsNorm, float>(
+              in.data, out.data, partials.data(), k.outer, k.lead, k.len, splits, k.chunk, Id{}, Id{}, scale);
+      });
+      int bad = 0;
+      for (int row = 0; row < k.outer; ++row) {
+        const auto at = [&](int l, int i) { return (l * k.outer + row) * k.len + i; };
+        double mean = 0, q = 0;
+        if (centered) {
+          for (int l = 0; l < k.lead; ++l)
+            for (int i = 0; i < k.len; ++i) mean += in.data[at(l, i)];
+          mean /= k.lead * k.len;
+        }
+        for (int l = 0; l < k.lead; ++l)
+          for (int i = 0; i < k.len; ++i) q += (in.data[at(l, i)] - mean) * (in.data[at(l, i)] - mean);
+        const double sc = 1.0 / std::sqrt(q / (k.lead * k.len) + 1e-5);
+        for (int l = 0; l < k.lead; ++l)
+          for (int i = 0; i < k.len; ++i) {
+            const double want = (in.data[at(l, i)] - mean) * sc;
+            if (!close(out.data[at(l, i)], want, 1e-5 * std::max(1.0, std::fabs(want))) && bad++ < 3)
+              FAIL_CHECK("row " << row << " segment " << l << " i " << i << ": " << out.data[at(l, i)] << " vs " << want);
+          }
+      }
+      CHECK(bad == 0);
+      CHECK(out.storage.back() == -12345.f);   // nothing written past the end
+    }
+  }
+}
+
 TEST_CASE("emulated rownorm: warp and block groups, registers and two-pass, strided") {
   auto ref_row = [](const float* x, long long n, long long stride, bool log, std::vector<double>& out) {
     double m = -kInf, s = 0;

@@ -11,6 +11,8 @@ enum class RownormVariant {
   kWarpRows,    // rownorm_rows with kGroup = 32: a warp per contiguous row
   kBlockRows,   // rownorm_rows with kGroup = kThreads: a block per contiguous row
   kStrided,     // rownorm_strided: a thread per column of [outer, len, inner]
+  kSplitStats,  // rownorm_split_stats: a block per chunk of a long row, its partial statistics
+  kSplitApply,  // rownorm_split_apply: the same chunks, the row's statistics combined, then y
 };
 
 #if !defined(__CUDACC_RTC__)
@@ -19,12 +21,17 @@ inline const char* enum_name(RownormVariant v) {
     case RownormVariant::kWarpRows: return "kWarpRows";
     case RownormVariant::kBlockRows: return "kBlockRows";
     case RownormVariant::kStrided: return "kStrided";
+    case RownormVariant::kSplitStats: return "kSplitStats";
+    case RownormVariant::kSplitApply: return "kSplitApply";
   }
   return "?";
 }
 #endif
 
-// The normalized tensor viewed as [outer, len, inner] (inner == 1: contiguous rows).
+// The normalized tensor viewed as [outer, len, inner] (inner == 1: contiguous rows). The split
+// variants view it as [lead, outer, len] instead: a norm over the leading `lead` and the trailing
+// `len` of a row of outer (a batch norm over N, H, W of NCHW: lead N, outer C, len H*W); lead 1
+// for a norm over trailing axes ([Note: split norms]).
 #define KILN_ROWNORM_FIELDS(X)                                                                         \
   X(RownormVariant, variant, RownormVariant::kWarpRows)                                                \
   X(long long, outer, 1)                                                                               \
@@ -33,7 +40,10 @@ inline const char* enum_name(RownormVariant v) {
   X(int, threads, 256)     /* block size */                                                            \
   X(int, group, 32)        /* rows: threads a row (32 or threads); 0 for kStrided */                   \
   X(long long, items, 0)   /* rows: elements a thread holds in registers; 0 for kStrided */            \
-  X(int, unroll, 1)        /* kStrided: loads in flight a thread */
+  X(int, unroll, 1)        /* kStrided: loads in flight a thread */                                    \
+  X(long long, lead, 1)    /* split: the leading normalized extent */                                  \
+  X(long long, splits, 1)  /* split: chunks a segment of len */                                        \
+  X(long long, chunk, 0)   /* split: elements a chunk (the last one of a segment may be shorter) */
 KILN_CONFIG(RownormConfig, KILN_ROWNORM_FIELDS);
 
 namespace launch {
@@ -96,6 +106,48 @@ KILN_RULE constexpr Geometry rownorm_block_geometry(long long rows, int threads)
 KILN_RULE constexpr bool rownorm_strided_normalize_fuses(long long columns, int sm_count) {
   return columns >= 2048LL * sm_count;
 }
+// [Note: split norms]
+// A norm whose rows are long and few (KernelBench's layer norm over C, H, W: 16 rows of 4M; a
+// group norm: 128 rows of 512K) or whose normalized axes are the leading and the trailing ones
+// around the kept ones (a batch norm over N, H, W) cannot give every SM a block per row. It takes
+// two kernels over the same chunks instead, each a block: rownorm_split_stats reads its chunk once
+// for its (count, mean, squared deviations) and writes them to a workspace; rownorm_split_apply
+// combines the row's partial states in a fixed order (every block of a row gets the same mean and
+// scale, whatever the launch order) and writes its chunk of y. That is two reads of x and one
+// write, where the unfused plan (a split reduction for the mean, another for the variance, then
+// the elementwise rest) reads x three times. The apply pass walks the chunks in reverse, so the
+// first it reads are the last the stats pass read, still in L2.
+// A chunk is at most kRowNormSplitItems elements a thread of kRowNormSplitThreads, fewer where that
+// leaves under two waves of blocks (kRowNormSplitBlocksPerSm an SM, each twice; not under one
+// 16-byte vector of f32 a thread), then evened out over the segment's chunks (2400 is two of 1200,
+// not 2048 and 352), in whole vectors: a segment that is a multiple of the vector width streams
+// vectors in every chunk.
+constexpr int kRowNormSplitThreads = 512;
+constexpr long long kRowNormSplitItems = 64;
+constexpr int kRowNormSplitBlocksPerSm = 4;   // 2048 threads an SM
+// The shortest segment a split norm takes: one 16-byte vector of f32 a thread. Shorter segments
+// (a batch norm over 7x7 images) keep the unfused plan.
+constexpr long long kRowNormSplitMinLen = 4LL * kRowNormSplitThreads;
+KILN_RULE constexpr bool rownorm_split_fuses(long long len) { return len >= kRowNormSplitMinLen; }
+KILN_RULE constexpr long long rownorm_split_chunk(long long segments, long long len, int vec, int sm_count) {
+  const long long most = kRowNormSplitThreads * kRowNormSplitItems, least = kRowNormSplitThreads * 4LL;
+  const long long even = round_up_ll(ceil_div(segments * len, 2LL * kRowNormSplitBlocksPerSm * sm_count), vec);
+  const long long target = max_ll(least, min_ll(most, even));
+  // As many chunks a segment as the target asks, of one size (not a full one and a sliver).
+  return round_up_ll(ceil_div(len, ceil_div(len, target)), vec);
+}
+KILN_RULE constexpr long long rownorm_split_splits(long long len, long long chunk) { return ceil_div(len, chunk); }
+KILN_RULE constexpr Geometry rownorm_split_geometry(long long lead, long long outer, long long splits) {
+  Geometry g;
+  g.block.x = kRowNormSplitThreads;
+  g.grid.x = min_ll(lead * outer * splits, kMaxGridX);
+  return g;
+}
+// Bytes of the partial states: (count, mean, squared deviations) of `c`-byte values a chunk.
+KILN_RULE constexpr long long rownorm_split_workspace_bytes(long long lead, long long outer, long long splits, int c) {
+  return lead * outer * splits * 3LL * c;
+}
+
 // Strided rows ([outer, len, inner], normalize along len): one thread per column.
 KILN_RULE constexpr Geometry rownorm_strided_geometry(long long outer, long long inner, int threads) {
   Geometry g;
@@ -110,6 +162,8 @@ KILN_RULE constexpr launch::Geometry rownorm_geometry(const RownormConfig& c) {
   switch (c.variant) {
     case RownormVariant::kWarpRows: return launch::rownorm_warp_geometry(c.outer, c.threads);
     case RownormVariant::kBlockRows: return launch::rownorm_block_geometry(c.outer, c.threads);
+    case RownormVariant::kSplitStats:
+    case RownormVariant::kSplitApply: return launch::rownorm_split_geometry(c.lead, c.outer, c.splits);
     default: return launch::rownorm_strided_geometry(c.outer, c.inner, c.threads);
   }
 }

@@ -10,7 +10,7 @@ kernels:
       anchor %3 normalize (line 32)
       stores %4 -> #2 y
       reads #0 x, #1 gamma
-      config RownormConfig{variant=kBlockRows outer=4096 len=4096 inner=1 threads=256 group=256 items=16 unroll=1}
+      config RownormConfig{variant=kBlockRows outer=4096 len=4096 inner=1 threads=256 group=256 items=16 unroll=1 lead=1 splits=1 chunk=0}
       why: a block of 256 per row (4096 rows of 4096): row held in registers (16 a thread), one pass: sum of squares, times the scale; int32 indices (every tensor < 2^31 - 2^18 elements)
 
 // ==== rmsnorm_k0.cu
@@ -22,9 +22,10 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/4096, /*len=*/4096, /*inner=*/1, /*threads=*/256, /*group=*/256, /*items=*/16, /*unroll=*/1};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/4096, /*len=*/4096, /*inner=*/1, /*threads=*/256, /*group=*/256, /*items=*/16, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0};  // the planner's config
 // uncentered normalize of [4096, 4096] over axes (1): the composition on line 32 (fuse_norms)
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
+constexpr Index kCount = kLen;  // elements a row is normalized over
 constexpr int kThreads = kConfig.threads, kGroup = kConfig.group, kItems = kConfig.items;  // a row in registers when kLen <= kGroup * kItems
 constexpr kiln::RowNormKind kKind = kiln::RowNormKind::kRmsNorm;
 using C = float;
@@ -68,7 +69,7 @@ struct Scale {
   const float* __restrict__ in_gamma;  // in gamma: f32[4096]
   float* __restrict__ out_y;  // out y: f32[4096, 4096]
   __device__ __forceinline__ C operator()(C q) const {
-    return rsqrtf(q / C(kLen) + static_cast<C>(1e-06f));
+    return rsqrtf(q / C(kCount) + static_cast<C>(1e-06f));
   }
 };
 
