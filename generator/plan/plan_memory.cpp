@@ -651,7 +651,7 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
   apply.config = config;
   apply.set_launch(rownorm_geometry(config));
   apply.index64 = kn.index64;
-  apply.reason = fmt::format("split norm, pass 2 of 2: the same chunks in reverse (the last read still in L2), each "
+  apply.reason = fmt::format("split norm, pass 2 of 2: the same chunks in reverse (the last read may still be in L2), each "
                              "block combining its row's {} partial states in order, then y; {}",
                              layout.lead * config.splits, idx);
   p.add_followup(std::move(apply));

@@ -55,8 +55,9 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
                           config.run > 1 || config.rows > 1 ? fmt::format("a thread per {} adjacent outputs along w{}, which load their {} input "
                                                        "columns a row once, {}",
                                                        config.run, rows_text, pool_run_span(config),
-                                                       config.vec > 1 ? "in aligned 16-byte vectors"
-                                                                      : "element by element (stride 1 along w)")
+                                                       config.vec > 1  ? "in aligned 16-byte vectors"
+                                                       : config.run > 1 ? "element by element (stride 1 along w)"
+                                                                        : "element by element")
                                          : std::string("a thread per output element"),
                           pool_outputs(config),
                           config.max ? "" : config.divisor ? fmt::format(", divided by {}", config.divisor)
