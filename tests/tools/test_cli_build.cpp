@@ -15,8 +15,18 @@
 #include "runtime/tuner.h"
 #include "tools/cli_run.h"
 
+#include <unistd.h>
+
+namespace {
+// A scratch directory of this process: two test runs on one machine (a developer's and CI's)
+// must not remove each other's files.
+std::filesystem::path scratch(const std::string& name) {
+  return std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()));
+}
+}  // namespace
+
 TEST_CASE("kiln build --small builds the specialization at dims capped at 64") {
-  const auto dir = std::filesystem::temp_directory_path() / "kiln-test-build-small";
+  const auto dir = scratch("kiln-test-build-small");
   std::filesystem::remove_all(dir);
   const std::string spec = std::string(KILN_SOURCE_DIR) + "/specs/elementwise.kiln --op relu_add --arch sm_90";
   auto small = kiln_test::run_kiln("build " + spec + " --small -o " + dir.string());
@@ -41,7 +51,7 @@ TEST_CASE("kiln build --small builds the specialization at dims capped at 64") {
 // with NVRTC for sm_80 and sm_90a. The one specialization without a template is NHWC conv on
 // sm_80 (docs/semantics.md, "conv2d"); anything else skipped or failed fails the test.
 TEST_CASE("kiln build: every spec op compiles for sm_80 and sm_90a at default and --small dims") {
-  const auto dir = std::filesystem::temp_directory_path() / "kiln-test-build-every-spec";
+  const auto dir = scratch("kiln-test-build-every-spec");
   std::filesystem::remove_all(dir);
   std::string specs;
   for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(KILN_SOURCE_DIR) / "specs"))
@@ -68,7 +78,7 @@ TEST_CASE("kiln build: every spec op compiles for sm_80 and sm_90a at default an
 // 1 (the user's input); with it the rest is built and the build succeeds. Were the error not
 // recognised, --skip-unsupported could not turn it into a skip and the build would fail.
 TEST_CASE("kiln build: an op the planner cannot cover is recognised by its error type") {
-  const auto dir = std::filesystem::temp_directory_path() / "kiln-test-build-unsupported";
+  const auto dir = scratch("kiln-test-build-unsupported");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const auto spec = (dir / "mixed.kiln").string();
@@ -95,7 +105,7 @@ TEST_CASE("kiln build: an op the planner cannot cover is recognised by its error
 // Buckets ([Note: dyn buckets]): 1000, 1001, 7 are "general" (scalar loop); 2000 and 4096 are
 // "% 16 == 0" (16-byte vectors); past 2^31 elements the index width changes the source too.
 TEST_CASE("kiln build: values of a dyn dim in one bucket share one kernel") {
-  const auto dir = std::filesystem::temp_directory_path() / "kiln-test-build-dyn";
+  const auto dir = scratch("kiln-test-build-dyn");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const auto spec = dir / "dyn.kiln";
@@ -129,7 +139,7 @@ TEST_CASE("kiln build: values of a dyn dim in one bucket share one kernel") {
 // preloads the pack (with an empty cache of its own) plans the same tuned config.
 TEST_CASE("kiln build: a pack carries the tuned picks it planned with") {
   namespace fs = std::filesystem;
-  const auto dir = fs::temp_directory_path() / "kiln-test-build-tuned";
+  const auto dir = scratch("kiln-test-build-tuned");
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string text =
