@@ -544,6 +544,8 @@ template <int kThreads, RowNormKind kKind, class C, class T, class I, class Pro>
 __device__ __forceinline__ void rownorm_split_stats(const T* __restrict__ in, WelfordAcc<C>* __restrict__ partials,
                                                     I outer, I lead, I len, I splits, I chunk, Pro pro) {
   static_assert(kIsNorm<kKind>, "split rows are a norm's");
+  static_assert(launch::rownorm_split_workspace_bytes(1, 1, 1, int(sizeof(C))) == sizeof(WelfordAcc<C>),
+                "the planner sizes the workspace by launch::rownorm_split_workspace_bytes");
   constexpr int V = 16 / int(sizeof(T));
   const I blocks = lead * outer * splits;
   for (I s = I(blockIdx.x); s < blocks; s = stride_next(s, I(gridDim.x), blocks)) {
