@@ -481,13 +481,14 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
   }
   const bool split = config.variant == RownormVariant::kSplitStats || config.variant == RownormVariant::kSplitApply;
   extent_constants(kernel, c, "kOuter", "outer",
-                   split ? "kLead = kConfig.lead, kLen = kConfig.len, kSplits = kConfig.splits, kChunk = kConfig.chunk"
+                   split ? "kLead = kConfig.lead, kLen = kConfig.len, kGang = kConfig.gang, kSplits = kConfig.splits, "
+                           "kChunk = kConfig.chunk"
                          : "kLen = kConfig.len, kInner = kConfig.inner");
   if (norm)
     c.line("constexpr Index kCount = {};  // elements a row is normalized over", split ? "kLead * kLen" : "kLen");
   const bool strided = config.variant == RownormVariant::kStrided;
   if (split) {
-    c.line("constexpr int kThreads = kConfig.threads;  // a block a chunk of a segment of kLen");
+    c.line("constexpr int kThreads = kConfig.threads;  // a block a chunk: kChunk of a segment, or kGang segments");
   } else if (strided) {
     c.line("constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;");
   } else {
@@ -516,12 +517,12 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
                           workspace_pointer(plan, kernel, config.variant == RownormVariant::kSplitStats))
             : std::string();
   if (config.variant == RownormVariant::kSplitStats)
-    unit.body = fmt::format("  kiln::rownorm_split_stats<kThreads, kKind, C>({}, {}, kOuter, kLead, kLen, kSplits, kChunk, "
-                            "Load{{{}}});",
+    unit.body = fmt::format("  kiln::rownorm_split_stats<kThreads, kKind, C>({}, {}, kOuter, kLead, kLen, kGang, "
+                            "kSplits, kChunk, Load{{{}}});",
                             in, partials, UnitParts::member_inits(plan, kernel));
   else if (config.variant == RownormVariant::kSplitApply)
-    unit.body = fmt::format("  kiln::rownorm_split_apply<kThreads, kKind, C>({}, {}, {}, kOuter, kLead, kLen, kSplits, "
-                            "kChunk, {});",
+    unit.body = fmt::format("  kiln::rownorm_split_apply<kThreads, kKind, C>({}, {}, {}, kOuter, kLead, kLen, kGang, "
+                            "kSplits, kChunk, {});",
                             in, pointer_of_store(plan, kernel), partials, fs);
   else if (strided)
     unit.body = fmt::format("  kiln::rownorm_strided<kThreads, kUnroll, kKind, C>({}, {}, {}, kLen, kInner, {});", in,

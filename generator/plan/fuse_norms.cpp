@@ -216,9 +216,9 @@ NormLayout norm_layout(const std::vector<std::int64_t>& shape, const std::vector
     l.fuses = launch::rownorm_split_fuses(l.len);
     if (!l.fuses)
       l.why_not = fmt::format("the normalized axes are not adjacent and their trailing run is short ({} elements, "
-                              "under {}: a block a segment would idle): the reductions and the elementwise rest plan "
-                              "as written",
-                              l.len, launch::kRowNormSplitMinLen);
+                              "under {}: chunks of whole segments would fetch more of their neighbours than of "
+                              "their own): the reductions and the elementwise rest plan as written",
+                              l.len, launch::kRowNormGangMinLen);
     return l;
   }
   l.rows = product(0, axes.front());

@@ -631,19 +631,31 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
   config.inner = 1;
   config.threads = launch::kRowNormSplitThreads;
   config.group = 0;
-  config.chunk = launch::rownorm_split_chunk(layout.lead * layout.rows, layout.len, 16 / elem, p.target().sm_count);
+  const int sms = p.target().sm_count;
+  config.gang = launch::rownorm_split_gang(layout.lead, layout.rows, layout.len, sms);
+  config.chunk = launch::rownorm_split_chunk(layout.lead * layout.rows, layout.len, 16 / elem, sms);
   config.splits = launch::rownorm_split_splits(layout.len, config.chunk);
   kn.config = config;
   kn.set_launch(rownorm_geometry(config));
+  const std::int64_t blocks = launch::rownorm_split_blocks(layout.lead, config.gang, layout.rows, config.splits);
+  const std::int64_t states = blocks / layout.rows;   // partial states a row
   const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_partials";
-  const std::int64_t bytes = launch::rownorm_split_workspace_bytes(layout.lead, layout.rows, config.splits, c);
+  const std::int64_t bytes = launch::rownorm_split_workspace_bytes(blocks, c);
   const int ws = p.add_workspace(name, DType::f32, {bytes / 4});
   kn.args.push_back(workspace_arg(ws, DType::f32, true));
   const std::string idx = index_reason(kn, numel(p.shape(kn.anchor)), false);
-  const std::string chunks = fmt::format(
-      "{} rows{} of {}, chunks of {} ({} a row{}): a block a chunk", layout.rows,
-      layout.lead > 1 ? fmt::format(" of {} segments", layout.lead) : "", layout.len, config.chunk,
-      layout.lead * config.splits, layout.lead > 1 ? fmt::format(", {} a segment", config.splits) : "");
+  std::string chunks;
+  if (config.gang > 1) {
+    const std::int64_t last = layout.lead - (states - 1) * config.gang;
+    chunks = fmt::format("{} rows of {} segments of {}, short segments ganged: chunks of {} whole segments ({} a "
+                         "row{}): a block a chunk",
+                         layout.rows, layout.lead, layout.len, config.gang, states,
+                         last < config.gang ? fmt::format(", the last of {}", last) : "");
+  } else {
+    chunks = fmt::format("{} rows{} of {}, chunks of {} ({} a row{}): a block a chunk", layout.rows,
+                         layout.lead > 1 ? fmt::format(" of {} segments", layout.lead) : "", layout.len, config.chunk,
+                         states, layout.lead > 1 ? fmt::format(", {} a segment", config.splits) : "");
+  }
   kn.reason = fmt::format("split norm, pass 1 of 2: {}, each chunk's {} to the workspace; {}", chunks,
                           a.norm.centered ? "(count, mean, squared deviations)" : "sum of squares", idx);
   PlannedKernel apply = storing_followup(kn, "rownorm", ws, DType::f32);
@@ -652,8 +664,8 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
   apply.set_launch(rownorm_geometry(config));
   apply.index64 = kn.index64;
   apply.reason = fmt::format("split norm, pass 2 of 2: the same chunks in reverse (the last read may still be in L2), each "
-                             "block combining its row's {} partial states in order, then y; {}",
-                             layout.lead * config.splits, idx);
+                             "block combining its row's {} partial state{} in order, then y; {}",
+                             states, states == 1 ? "" : "s", idx);
   p.add_followup(std::move(apply));
 }
 

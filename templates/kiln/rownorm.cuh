@@ -27,12 +27,13 @@
 //     in/out viewed as [outer, len, inner], normalizing along len: one thread per (o, c) column,
 //     consecutive threads on consecutive c (coalesced). Two passes (the second mostly from L2
 //     for moderate len*inner). grid.x = ceil(outer*inner / kThreads), block = kThreads.
-//   rownorm_split_stats<kThreads, kKind, C>(in, partials, outer, lead, len, splits, chunk, pro)
-//   rownorm_split_apply<kThreads, kKind, C>(in, out, partials, outer, lead, len, splits, chunk, pro, epi, scale)
+//   rownorm_split_stats<kThreads, kKind, C>(in, partials, outer, lead, len, gang, splits, chunk, pro)
+//   rownorm_split_apply<kThreads, kKind, C>(in, out, partials, outer, lead, len, gang, splits, chunk, pro, epi, scale)
 //     norms only, two launches over in viewed as [lead, outer, len], normalizing each row of outer
-//     over its lead * len elements: a block per chunk of `chunk` elements of a segment, the first
-//     writing each chunk's WelfordAcc<C> to partials (lead * outer * splits of them), the second
-//     combining a row's and writing y. grid.x = lead * outer * splits, block = kThreads.
+//     over its lead * len elements: a block per chunk of `chunk` elements of a segment (or, gang
+//     > 1, of `gang` whole segments), the first writing each chunk's WelfordAcc<C> to partials
+//     (launch::rownorm_split_blocks of them), the second combining a row's and writing y.
+//     grid.x = launch::rownorm_split_blocks(lead, gang, outer, splits), block = kThreads.
 //   Config and geometry rules: kiln/config/rownorm.h (RownormConfig, launch::rownorm_*).
 //
 // NaN anywhere in a row makes the whole row NaN; an all -inf row gives NaN (0/0), as PyTorch.
@@ -272,6 +273,21 @@ __device__ __forceinline__ void rownorm_norm_registers(const T* __restrict__ row
   store_row_registers<kGroup>(x, row_out, len, flat_row, rank, epi, [&](C v) { return v * s; });
 }
 
+// Where element i of a stretch lies, counted from the stretch's first: in order (Contiguous), or
+// in runs of `run` elements `stride` apart (Runs: a split norm's ganged segments).
+struct Contiguous {
+  template <class I>
+  __device__ __forceinline__ I operator()(I i) const { return i; }
+};
+template <class I>
+struct Runs {
+  I run, stride;
+  __device__ __forceinline__ I operator()(I i) const {
+    const I r = i / run;
+    return r * stride + (i - r * run);
+  }
+};
+
 // Folds a chunk of values into a norm's running state: vals[0, count) are the row's, the rest 0
 // (indexed by compile-time positions only, so the chunk stays in registers).
 template <RowNormKind kKind, int N, class C>
@@ -293,10 +309,11 @@ __device__ __forceinline__ void norm_fold(WelfordAcc<C>& acc, const C (&vals)[N]
 
 // Streams a row a chunk of loads at a time (4 16-byte loads a lane, or 8 scalar ones in flight):
 // fold(vals, count) gets each chunk through the prologue, vals[0, count) the row's values and the
-// rest `pad` (the row's values come first: loads past its end are the chunk's last).
-template <int kGroup, class C, class T, class I, class Pro, class Fold>
+// rest `pad` (the row's values come first: loads past its end are the chunk's last). Element i of
+// the row is at row_in + map(i) (whole vectors within a run where `vector`).
+template <int kGroup, class C, class T, class I, class Pro, class Fold, class Map = Contiguous>
 __device__ __forceinline__ void fold_row_chunks(const T* __restrict__ row_in, I len, I flat_row, int rank, bool vector,
-                                                const Pro& pro, C pad, Fold fold) {
+                                                const Pro& pro, C pad, Fold fold, const Map& map = Map{}) {
   constexpr int V = 16 / int(sizeof(T));
   constexpr int kVecChunk = 4, kScalarChunk = 8;
   if (vector) {
@@ -305,12 +322,12 @@ __device__ __forceinline__ void fold_row_chunks(const T* __restrict__ row_in, I 
       uint4 raw[kVecChunk];
 #pragma unroll
       for (int u = 0; u < kVecChunk; ++u)
-        if (v + I(u) * kGroup < nvec) raw[u] = ldg16(row_in + (v + I(u) * kGroup) * V);
+        if (v + I(u) * kGroup < nvec) raw[u] = ldg16(row_in + map((v + I(u) * kGroup) * V));
       C vals[kVecChunk * V];
       int count = 0;
 #pragma unroll
       for (int u = 0; u < kVecChunk; ++u) {
-        const I i0 = (v + I(u) * kGroup) * V;
+        const I i0 = map((v + I(u) * kGroup) * V);
         const Vec<T, V> e = bit_cast_dev<Vec<T, V>>(raw[u]);
         const bool in_row = v + I(u) * kGroup < nvec;   // whole vectors: in the row or past it
         count += in_row ? V : 0;
@@ -324,14 +341,14 @@ __device__ __forceinline__ void fold_row_chunks(const T* __restrict__ row_in, I 
       T raw[kScalarChunk];
 #pragma unroll
       for (int u = 0; u < kScalarChunk; ++u)
-        if (i + I(u) * kGroup < len) raw[u] = ldg(row_in + i + I(u) * kGroup);
+        if (i + I(u) * kGroup < len) raw[u] = ldg(row_in + map(i + I(u) * kGroup));
       C vals[kScalarChunk];
       int count = 0;
 #pragma unroll
       for (int u = 0; u < kScalarChunk; ++u) {
         const I e = i + I(u) * kGroup;
         count += e < len ? 1 : 0;
-        vals[u] = e < len ? pro(raw[u], flat_row + e) : pad;
+        vals[u] = e < len ? pro(raw[u], flat_row + map(e)) : pad;
       }
       fold(vals, count);
     }
@@ -341,13 +358,14 @@ __device__ __forceinline__ void fold_row_chunks(const T* __restrict__ row_in, I 
 // Pass 1 of a norm's row too long for registers: (count, mean, squared deviations) per chunk of
 // loads, two-pass within the chunk's registers, combined across chunks and the group (WelfordOp).
 // An RMS norm needs only the sum of squares: its mean stays 0 and its count is unused.
-template <int kThreads, int kGroup, RowNormKind kKind, class C, class T, class I, class Pro>
+template <int kThreads, int kGroup, RowNormKind kKind, class C, class T, class I, class Pro, class Map = Contiguous>
 __device__ __forceinline__ WelfordAcc<C> rownorm_norm_stats(const T* __restrict__ row_in, I len, I flat_row, int rank,
-                                                            bool vector, const Pro& pro) {
+                                                            bool vector, const Pro& pro, const Map& map = Map{}) {
   using Op = WelfordOp<C>;
   typename Op::Acc acc = Op::identity();
-  fold_row_chunks<kGroup>(row_in, len, flat_row, rank, vector, pro, C(0),
-                          [&](const auto& vals, int count) { norm_fold<kKind>(acc, vals, count); });
+  fold_row_chunks<kGroup>(
+      row_in, len, flat_row, rank, vector, pro, C(0),
+      [&](const auto& vals, int count) { norm_fold<kKind>(acc, vals, count); }, map);
   if constexpr (kKind == RowNormKind::kRmsNorm) {
     acc.m2 = group_reduce<SumOp<C>, kThreads, kGroup>(acc.m2);
     return acc;
@@ -375,26 +393,28 @@ struct NormApplier {
 };
 
 // Writes y = epi(norm(pro(x))) over a stretch of a row, the group's threads a 16-byte vector (or,
-// not `vector`, an element) each in turn, with streaming stores.
-template <int kGroup, class T, class Out, class I, class Pro, class Epi, class Norm>
+// not `vector`, an element) each in turn, with streaming stores. Element i is at offset map(i).
+template <int kGroup, class T, class Out, class I, class Pro, class Epi, class Norm, class Map = Contiguous>
 __device__ __forceinline__ void normalize_stream(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
                                                  I flat_row, int rank, bool vector, const Pro& pro, const Epi& epi,
-                                                 const Norm& norm) {
+                                                 const Norm& norm, const Map& map = Map{}) {
   constexpr int V = 16 / int(sizeof(T));
   if (vector) {
     const I nvec = len / V;
     for (I v = rank; v < nvec; v += kGroup) {
-      const Vec<T, V> e = bit_cast_dev<Vec<T, V>>(ldg16(row_in + v * V));
+      const I at = map(v * V);
+      const Vec<T, V> e = bit_cast_dev<Vec<T, V>>(ldg16(row_in + at));
       Vec<Out, V> o;
 #pragma unroll
-      for (int j = 0; j < V; ++j) o.v[j] = epi(norm(pro(e.v[j], flat_row + v * V + j)), flat_row + v * V + j);
-      store_cs<Out, V>(row_out + v * V, o);
+      for (int j = 0; j < V; ++j) o.v[j] = epi(norm(pro(e.v[j], flat_row + at + j)), flat_row + at + j);
+      store_cs<Out, V>(row_out + at, o);
     }
   } else {
     for (I e = rank; e < len; e += kGroup) {
+      const I at = map(e);
       Vec<Out, 1> o;
-      o.v[0] = epi(norm(pro(ldg(row_in + e), flat_row + e)), flat_row + e);
-      store_cs<Out, 1>(row_out + e, o);
+      o.v[0] = epi(norm(pro(ldg(row_in + at), flat_row + at)), flat_row + at);
+      store_cs<Out, 1>(row_out + at, o);
     }
   }
 }
@@ -516,63 +536,80 @@ __device__ __forceinline__ void rownorm_strided(const T* __restrict__ in, Out* _
 
 // ---------------------------------------------------------------- split norms
 // [Note: split norms] in kiln/config/rownorm.h. x is viewed as [lead, outer, len]: row r of outer
-// is normalized over its lead segments of len elements (lead 1: the row is one segment). Block s
-// of lead * outer * splits takes chunk s % splits of segment s / splits (segments in memory order).
+// is normalized over its lead segments of len elements (lead 1: the row is one segment). The
+// row's segments go in gangs of `gang` (the last may hold fewer), each gang's segments in `splits`
+// chunks of `chunk` elements (gang > 1: splits 1, chunk len, a chunk the gang's whole segments).
+// Block s of ceil(lead / gang) * outer * splits takes chunk s % splits of gang s / splits (gangs
+// in memory order: gang g of row r is the (g * outer + r)-th).
 namespace detail {
 
 template <class I>
 struct SplitChunk {
   I flat;    // the chunk's first element
-  I count;   // its elements (the last chunk of a segment may be shorter)
+  I count;   // its elements (the last chunk of a segment, or the last gang, may be shorter)
   I row;     // the row of outer it belongs to
-  I slot;    // its partial state: partials[(row * lead + l) * splits + c]
+  I slot;    // its partial state: partials[(row * gangs + g) * splits + c]
 };
 template <class I>
-__device__ __forceinline__ SplitChunk<I> split_chunk(I s, I outer, I lead, I len, I splits, I chunk) {
-  const I segment = s / splits, c = s - segment * splits;
-  const I l = segment / outer, row = segment - l * outer;
+__device__ __forceinline__ SplitChunk<I> split_chunk(I s, I outer, I lead, I len, I gang, I splits, I chunk) {
+  const I gangs = (lead + gang - 1) / gang;
+  const I ganged = s / splits, c = s - ganged * splits;
+  const I g = ganged / outer, row = ganged - g * outer;
+  const I l0 = g * gang, segments = lead - l0 < gang ? lead - l0 : gang;
   const I begin = c * chunk;
-  return SplitChunk<I>{segment * len + begin, len - begin < chunk ? len - begin : chunk, row, (row * lead + l) * splits + c};
+  return SplitChunk<I>{(l0 * outer + row) * len + begin, (segments - 1) * len + (len - begin < chunk ? len - begin : chunk),
+                       row, (row * gangs + g) * splits + c};
+}
+
+// Calls f(map, vector) with where a chunk's elements lie (a gang's segments: runs of len, outer *
+// len apart; else in order) and whether it streams 16-byte vectors (every run whole vectors, and
+// the chunk's pointers aligned to them).
+template <int V, class I, class F>
+__device__ __forceinline__ void with_chunk_map(I outer, I len, I gang, I count, bool aligned, const F& f) {
+  if (gang > 1) f(Runs<I>{len, outer * len}, len % V == 0 && aligned);
+  else f(Contiguous{}, count % V == 0 && aligned);
 }
 
 }  // namespace detail
 
 // Pass 1: each chunk's (count, mean, squared deviations), a norm's statistics as rownorm_rows' two-pass
 // path folds them (an RMS norm: the sum of squares in m2 only), written to partials[slot].
-// block = kThreads; grid.x = lead * outer * splits (grid-strided past 2^31 - 1).
+// block = kThreads; grid.x = launch::rownorm_split_blocks (grid-strided past 2^31 - 1).
 template <int kThreads, RowNormKind kKind, class C, class T, class I, class Pro>
 __device__ __forceinline__ void rownorm_split_stats(const T* __restrict__ in, WelfordAcc<C>* __restrict__ partials,
-                                                    I outer, I lead, I len, I splits, I chunk, Pro pro) {
+                                                    I outer, I lead, I len, I gang, I splits, I chunk, Pro pro) {
   static_assert(kIsNorm<kKind>, "split rows are a norm's");
-  static_assert(launch::rownorm_split_workspace_bytes(1, 1, 1, int(sizeof(C))) == sizeof(WelfordAcc<C>),
+  static_assert(launch::rownorm_split_workspace_bytes(1, int(sizeof(C))) == sizeof(WelfordAcc<C>),
                 "the planner sizes the workspace by launch::rownorm_split_workspace_bytes");
   constexpr int V = 16 / int(sizeof(T));
-  const I blocks = lead * outer * splits;
+  const I blocks = I(launch::rownorm_split_blocks(lead, gang, outer, splits));
   for (I s = I(blockIdx.x); s < blocks; s = stride_next(s, I(gridDim.x), blocks)) {
-    const detail::SplitChunk<I> k = detail::split_chunk(s, outer, lead, len, splits, chunk);
+    const detail::SplitChunk<I> k = detail::split_chunk(s, outer, lead, len, gang, splits, chunk);
     const T* p = in + k.flat;
-    const bool vector = k.count % V == 0 && is_aligned(p, 16);
-    const WelfordAcc<C> a =
-        detail::rownorm_norm_stats<kThreads, kThreads, kKind, C>(p, k.count, k.flat, int(threadIdx.x), vector, pro);
-    if (threadIdx.x == 0) partials[k.slot] = a;
+    detail::with_chunk_map<V>(outer, len, gang, k.count, is_aligned(p, 16), [&](const auto& map, bool vector) {
+      const WelfordAcc<C> a = detail::rownorm_norm_stats<kThreads, kThreads, kKind, C>(p, k.count, k.flat,
+                                                                                      int(threadIdx.x), vector, pro, map);
+      if (threadIdx.x == 0) partials[k.slot] = a;
+    });
   }
 }
 
-// Pass 2: each chunk's row statistics from the row's lead * splits partial states (each thread
-// folds its share in slot order, then the block reduces; thread 0's result is every thread's, so
-// every element of the row sees the same mean and scale), then y = epi(((x - mean) * scale(m2)))
-// over the chunk. The chunks are taken in reverse of pass 1's order ([Note: split norms]).
+// Pass 2: each chunk's row statistics from the row's ceil(lead / gang) * splits partial states
+// (each thread folds its share in slot order, then the block reduces; thread 0's result is every
+// thread's, so every element of the row sees the same mean and scale), then
+// y = epi(((x - mean) * scale(m2))) over the chunk. The chunks are taken in reverse of pass 1's
+// order ([Note: split norms]).
 template <int kThreads, RowNormKind kKind, class C, class T, class Out, class I, class Pro, class Epi, class Scale>
 __device__ __forceinline__ void rownorm_split_apply(const T* __restrict__ in, Out* __restrict__ out,
                                                     const WelfordAcc<C>* __restrict__ partials, I outer, I lead, I len,
-                                                    I splits, I chunk, Pro pro, Epi epi, Scale scale) {
+                                                    I gang, I splits, I chunk, Pro pro, Epi epi, Scale scale) {
   static_assert(kIsNorm<kKind>, "split rows are a norm's");
   constexpr int V = 16 / int(sizeof(T));
   using Op = WelfordOp<C>;
   __shared__ C row_stats[2];
-  const I blocks = lead * outer * splits, states = lead * splits;
+  const I blocks = I(launch::rownorm_split_blocks(lead, gang, outer, splits)), states = blocks / outer;
   for (I t = I(blockIdx.x); t < blocks; t = stride_next(t, I(gridDim.x), blocks)) {
-    const detail::SplitChunk<I> k = detail::split_chunk(blocks - 1 - t, outer, lead, len, splits, chunk);
+    const detail::SplitChunk<I> k = detail::split_chunk(blocks - 1 - t, outer, lead, len, gang, splits, chunk);
     const WelfordAcc<C>* row_states = partials + k.row * states;
     typename Op::Acc a = Op::identity();
     for (I i = I(threadIdx.x); i < states; i += kThreads) {
@@ -590,8 +627,10 @@ __device__ __forceinline__ void rownorm_split_apply(const T* __restrict__ in, Ou
     __syncthreads();   // every thread has read row_stats before the next chunk's thread 0 writes it
     const T* p = in + k.flat;
     Out* q = out + k.flat;
-    const bool vector = k.count % V == 0 && is_aligned(p, 16) && is_aligned(q, unsigned(sizeof(Out) * V));
-    detail::normalize_stream<kThreads>(p, q, k.count, k.flat, int(threadIdx.x), vector, pro, epi, norm);
+    const bool aligned = is_aligned(p, 16) && is_aligned(q, unsigned(sizeof(Out) * V));
+    detail::with_chunk_map<V>(outer, len, gang, k.count, aligned, [&](const auto& map, bool vector) {
+      detail::normalize_stream<kThreads>(p, q, k.count, k.flat, int(threadIdx.x), vector, pro, epi, norm, map);
+    });
   }
 }
 

@@ -130,16 +130,48 @@ TEST_CASE("fuse_norms: what does not fuse, and what the plan says") {
     CHECK(plan.kernels[0].template_name == "rownorm");
     CHECK(std::get<kiln::RownormConfig>(plan.kernels[0].config).variant == kiln::RownormVariant::kStrided);
   }
-  SUBCASE("batch norm's axes 0, 2, 3 with short images: said, not fused") {
+  SUBCASE("batch norm's axes 0, 2, 3 with short images: a split norm, chunks of whole segments") {
     const kiln::Plan plan = plan_of_text(
         spec("  let d = x - mean(x, axis=[0, 2, 3], keepdims=true)\n"
              "  out y = d * rsqrt(mean(d * d, axis=[0, 2, 3], keepdims=true) + 1e-5)",
-             "N = 8, C = 64, H = 32, W = 32", "f32[N, C, H, W]"),
+             "N = 20, C = 64, H = 32, W = 32", "f32[N, C, H, W]"),
         "a");
     REQUIRE(plan.fusions.size() == 1);
-    CHECK(contains(plan.fusions[0], "layer norm of x over axes [0, 2, 3] (64 rows of 8 segments of 1024): not fused, "
-                                    "the normalized axes are not adjacent and their trailing run is short (1024 "
-                                    "elements, under 2048"));
+    CHECK(contains(plan.fusions[0], "layer norm of x over axes [0, 2, 3] (64 rows of 20 segments of 1024): a split "
+                                    "normalize, two kernels"));
+    REQUIRE(plan.kernels.size() == 2);
+    const auto& stats = std::get<kiln::RownormConfig>(plan.kernels[0].config);
+    // 1.3M elements ask for chunks of the least, 2048 (two waves would be 1242): 2 segments a chunk,
+    // 10 chunks a row.
+    CHECK((stats.gang == 2 && stats.splits == 1 && stats.chunk == 1024));
+    CHECK(plan.kernels[0].grid.x == 640);
+    CHECK(contains(plan.kernels[0].reason, "short segments ganged: chunks of 2 whole segments (10 a row)"));
+    CHECK(contains(plan.kernels[1].reason, "combining its row's 10 partial states in order"));
+    CHECK(std::get<kiln::RownormConfig>(plan.kernels[1].config).gang == 2);
+    CHECK(plan.buffers.back().bytes == 640 * 3 * 4);
+  }
+  SUBCASE("batch norm over 7x7 images: gangs evened out, the last gang shorter") {
+    const kiln::Plan plan = plan_of_text(
+        spec("  let d = x - mean(x, axis=[0, 2, 3], keepdims=true)\n"
+             "  out y = d * rsqrt(mean(d * d, axis=[0, 2, 3], keepdims=true) + 1e-5)",
+             "N = 100, C = 512, H = 7, W = 7", "f32[N, C, H, W]"),
+        "a");
+    REQUIRE(plan.kernels.size() == 2);
+    const auto& stats = std::get<kiln::RownormConfig>(plan.kernels[0].config);
+    // 2.5M elements: two waves ask for 2376 a chunk, 49 segments of 49; 100 segments in 3 gangs of 34.
+    CHECK((stats.gang == 34 && stats.chunk == 49));
+    CHECK(contains(plan.kernels[0].reason, "chunks of 34 whole segments (3 a row, the last of 32)"));
+  }
+  SUBCASE("batch norm over segments under 32 elements: said, not fused") {
+    const kiln::Plan plan = plan_of_text(
+        spec("  let d = x - mean(x, axis=[0, 2, 3], keepdims=true)\n"
+             "  out y = d * rsqrt(mean(d * d, axis=[0, 2, 3], keepdims=true) + 1e-5)",
+             "N = 8, C = 64, H = 4, W = 4", "f32[N, C, H, W]"),
+        "a");
+    REQUIRE(plan.fusions.size() == 1);
+    CHECK(contains(plan.fusions[0], "layer norm of x over axes [0, 2, 3] (64 rows of 8 segments of 16): not fused, "
+                                    "the normalized axes are not adjacent and their trailing run is short (16 "
+                                    "elements, under 32"));
     CHECK(kernels_of(plan, "rownorm") == 0);
   }
   SUBCASE("axes neither adjacent nor around the kept ones: said, not fused") {
@@ -254,6 +286,10 @@ TEST_CASE("fuse_norms: the rewritten graph means what the spec wrote (float64 re
       spec("  let d = x - mean(x, axis=[0, 2, 3], keepdims=true)\n"
            "  out y = d * rsqrt(mean(d * d, axis=[0, 2, 3], keepdims=true) + 1e-5)",
            "N = 3, C = 2, H = 32, W = 65", "f32[N, C, H, W]"),
+      // short segments in gangs (scalar: 7 x 7 is not whole vectors)
+      spec("  let d = x - mean(x, axis=[0, 2, 3], keepdims=true)\n"
+           "  out y = d * rsqrt(mean(d * d, axis=[0, 2, 3], keepdims=true) + 1e-5)",
+           "N = 9, C = 3, H = 7, W = 7", "f32[N, C, H, W]"),
       // strided rows (the middle axis: 280000 columns of 3, enough to fuse)
       spec("  let d = x - mean(x, axis=1, keepdims=true)\n"
            "  out y = d * rsqrt(mean(d * d, axis=1, keepdims=true) + 1e-5)",

@@ -327,39 +327,45 @@ TEST_CASE("emulated rownorm_strided: layer and RMS norms down strided columns, a
   }
 }
 
-TEST_CASE("emulated rownorm_split_stats/apply: rows over leading and trailing segments, short last chunks") {
+TEST_CASE("emulated rownorm_split_stats/apply: rows over leading and trailing segments, short last chunks, gangs") {
   // x viewed as [lead, outer, len]: row r normalized over its lead segments of len. Chunks of 24
   // (whole vectors of 4) leave a last chunk of 3 or 4 vectors (len 100) or of one scalar tail
-  // (len 99, scalar); the grid (3 blocks) strides over the lead * outer * splits chunks.
+  // (len 99, scalar); the grid (3 blocks) strides over the chunks. gang > 1 takes whole short
+  // segments a chunk (splits 1, chunk len): 7 segments in gangs of 3, 3 and 1 (vectors of 12),
+  // scalar segments of 9, and one misaligned gang of every segment.
   struct Case {
-    int lead, outer, len, chunk, offset;
+    int lead, outer, len, chunk, offset, gang;
   };
-  for (const Case k : {Case{1, 3, 100, 24, 0}, Case{3, 2, 100, 24, 0}, Case{2, 3, 99, 24, 1}, Case{4, 1, 33, 40, 0}}) {
+  for (const Case k : {Case{1, 3, 100, 24, 0, 1}, Case{3, 2, 100, 24, 0, 1}, Case{2, 3, 99, 24, 1, 1},
+                       Case{4, 1, 33, 40, 0, 1}, Case{7, 3, 12, 12, 0, 3}, Case{5, 2, 9, 9, 0, 2},
+                       Case{6, 2, 8, 8, 1, 6}}) {
     const int n = k.lead * k.outer * k.len, splits = (k.len + k.chunk - 1) / k.chunk;
+    const auto blocks = kiln::launch::rownorm_split_blocks(k.lead, k.gang, k.outer, splits);
     Buffer in(n, k.offset);
     const auto r = random_floats(n, 31);
     for (int i = 0; i < n; ++i) in.data[i] = 3.f + 2.f * r[i];
     for (int centered = 0; centered < 2; ++centered) {
-      INFO("lead " << k.lead << " outer " << k.outer << " len " << k.len << " centered " << centered);
-      std::vector<kiln::WelfordAcc<float>> partials(static_cast<std::size_t>(k.lead * k.outer * splits),
+      INFO("lead " << k.lead << " outer " << k.outer << " len " << k.len << " gang " << k.gang << " centered "
+                   << centered);
+      std::vector<kiln::WelfordAcc<float>> partials(static_cast<std::size_t>(blocks),
                                                     kiln::WelfordAcc<float>{kNaN, kNaN, kNaN});
       Buffer out(n, k.offset);
       const MeanScale scale{float(k.lead * k.len), 1e-5f};
       emu::launch({3, 1, 0}, 32, [&] {
         if (centered)
           kiln::rownorm_split_stats<32, kiln::RowNormKind::kLayerNorm, float>(in.data, partials.data(), k.outer, k.lead,
-                                                                              k.len, splits, k.chunk, Id{});
+                                                                              k.len, k.gang, splits, k.chunk, Id{});
         else
           kiln::rownorm_split_stats<32, kiln::RowNormKind::kRmsNorm, float>(in.data, partials.data(), k.outer, k.lead,
-                                                                            k.len, splits, k.chunk, Id{});
+                                                                            k.len, k.gang, splits, k.chunk, Id{});
       });
       emu::launch({3, 1, 0}, 32, [&] {
         if (centered)
           kiln::rownorm_split_apply<32, kiln::RowNormKind::kLayerNorm, float>(
-              in.data, out.data, partials.data(), k.outer, k.lead, k.len, splits, k.chunk, Id{}, Id{}, scale);
+              in.data, out.data, partials.data(), k.outer, k.lead, k.len, k.gang, splits, k.chunk, Id{}, Id{}, scale);
         else
           kiln::rownorm_split_apply<32, kiln::RowNormKind::kRmsNorm, float>(
-              in.data, out.data, partials.data(), k.outer, k.lead, k.len, splits, k.chunk, Id{}, Id{}, scale);
+              in.data, out.data, partials.data(), k.outer, k.lead, k.len, k.gang, splits, k.chunk, Id{}, Id{}, scale);
       });
       int bad = 0;
       for (int row = 0; row < k.outer; ++row) {

@@ -43,7 +43,8 @@ inline const char* enum_name(RownormVariant v) {
   X(int, unroll, 1)        /* kStrided: loads in flight a thread */                                    \
   X(long long, lead, 1)    /* split: the leading normalized extent */                                  \
   X(long long, splits, 1)  /* split: chunks a segment of len */                                        \
-  X(long long, chunk, 0)   /* split: elements a chunk (the last one of a segment may be shorter) */
+  X(long long, chunk, 0)   /* split: elements of a segment a chunk (the last one may be shorter) */    \
+  X(long long, gang, 1)    /* split: whole segments a chunk (> 1: short segments; splits 1, chunk len) */
 KILN_CONFIG(RownormConfig, KILN_ROWNORM_FIELDS);
 
 namespace launch {
@@ -123,31 +124,54 @@ KILN_RULE constexpr bool rownorm_strided_normalize_fuses(long long columns, int 
 // 16-byte vector of f32 a thread), then evened out over the segment's chunks (2400 is two of 1200,
 // not 2048 and 352), in whole vectors: a segment that is a multiple of the vector width streams
 // vectors in every chunk.
+// A segment shorter than that least chunk (kRowNormSplitMinLen: a batch norm over 28x28 images)
+// is not split; a chunk gangs `gang` whole segments of its row instead (the segments l0 .. l0 +
+// gang - 1, outer * len apart in memory), as many as the target asks, evened out over the row's
+// lead segments (20 segments where the target asks for 8: chunks of 7, 7 and 6, not 8, 8 and 4).
+// A thread walks the chunk's elements in order, each mapped to its segment: 16-byte vectors where
+// a segment is whole vectors, so a warp's loads cover a few whole segments. Segments under
+// kRowNormGangMinLen elements (a batch norm over [N, C, 16]) would fetch more of each 32-byte
+// sector's neighbours than of their own at the segment edges: they keep the unfused plan (a
+// bound chosen, not measured).
 constexpr int kRowNormSplitThreads = 512;
 constexpr long long kRowNormSplitItems = 64;
 constexpr int kRowNormSplitBlocksPerSm = 4;   // 2048 threads an SM
-// The shortest segment a split norm takes: one 16-byte vector of f32 a thread. Shorter segments
-// (a batch norm over 7x7 images) keep the unfused plan.
+// The least chunk: one 16-byte vector of f32 a thread. Shorter segments are ganged.
 constexpr long long kRowNormSplitMinLen = 4LL * kRowNormSplitThreads;
-KILN_RULE constexpr bool rownorm_split_fuses(long long len) { return len >= kRowNormSplitMinLen; }
+constexpr long long kRowNormGangMinLen = 32;
+KILN_RULE constexpr bool rownorm_split_fuses(long long len) { return len >= kRowNormGangMinLen; }
+// The elements a chunk aims at, of `elements` in all: two waves of blocks, within [least, most].
+KILN_RULE constexpr long long rownorm_split_target(long long elements, int sm_count) {
+  const long long most = kRowNormSplitThreads * kRowNormSplitItems, least = kRowNormSplitMinLen;
+  return max_ll(least, min_ll(most, ceil_div(elements, 2LL * kRowNormSplitBlocksPerSm * sm_count)));
+}
+// Whole segments a chunk: 1 for segments of at least kRowNormSplitMinLen (split instead).
+KILN_RULE constexpr long long rownorm_split_gang(long long lead, long long outer, long long len, int sm_count) {
+  if (len >= kRowNormSplitMinLen) return 1;
+  const long long want = min_ll(lead, ceil_div(rownorm_split_target(lead * outer * len, sm_count), len));
+  return ceil_div(lead, ceil_div(lead, want));
+}
+// Elements of a segment a chunk (the whole segment where segments are ganged).
 KILN_RULE constexpr long long rownorm_split_chunk(long long segments, long long len, int vec, int sm_count) {
-  const long long most = kRowNormSplitThreads * kRowNormSplitItems, least = kRowNormSplitThreads * 4LL;
-  const long long even = round_up_ll(ceil_div(segments * len, 2LL * kRowNormSplitBlocksPerSm * sm_count), vec);
-  const long long target = max_ll(least, min_ll(most, even));
+  if (len < kRowNormSplitMinLen) return len;
+  const long long target = round_up_ll(rownorm_split_target(segments * len, sm_count), vec);
   // As many chunks a segment as the target asks, of one size (not a full one and a sliver).
   return round_up_ll(ceil_div(len, ceil_div(len, target)), vec);
 }
 KILN_RULE constexpr long long rownorm_split_splits(long long len, long long chunk) { return ceil_div(len, chunk); }
-KILN_RULE constexpr Geometry rownorm_split_geometry(long long lead, long long outer, long long splits) {
+// Chunks in all, a block each (and a partial state each): the row's lead segments in gangs, each
+// segment in splits.
+KILN_RULE constexpr long long rownorm_split_blocks(long long lead, long long gang, long long outer, long long splits) {
+  return ceil_div(lead, gang) * outer * splits;
+}
+KILN_RULE constexpr Geometry rownorm_split_geometry(long long blocks) {
   Geometry g;
   g.block.x = kRowNormSplitThreads;
-  g.grid.x = min_ll(lead * outer * splits, kMaxGridX);
+  g.grid.x = min_ll(blocks, kMaxGridX);
   return g;
 }
 // Bytes of the partial states: (count, mean, squared deviations) of `c`-byte values a chunk.
-KILN_RULE constexpr long long rownorm_split_workspace_bytes(long long lead, long long outer, long long splits, int c) {
-  return lead * outer * splits * 3LL * c;
-}
+KILN_RULE constexpr long long rownorm_split_workspace_bytes(long long blocks, int c) { return blocks * 3LL * c; }
 
 // Strided rows ([outer, len, inner], normalize along len): one thread per column.
 KILN_RULE constexpr Geometry rownorm_strided_geometry(long long outer, long long inner, int threads) {
@@ -164,7 +188,8 @@ KILN_RULE constexpr launch::Geometry rownorm_geometry(const RownormConfig& c) {
     case RownormVariant::kWarpRows: return launch::rownorm_warp_geometry(c.outer, c.threads);
     case RownormVariant::kBlockRows: return launch::rownorm_block_geometry(c.outer, c.threads);
     case RownormVariant::kSplitStats:
-    case RownormVariant::kSplitApply: return launch::rownorm_split_geometry(c.lead, c.outer, c.splits);
+    case RownormVariant::kSplitApply:
+      return launch::rownorm_split_geometry(launch::rownorm_split_blocks(c.lead, c.gang, c.outer, c.splits));
     default: return launch::rownorm_strided_geometry(c.outer, c.inner, c.threads);
   }
 }
