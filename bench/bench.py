@@ -409,8 +409,11 @@ def problems():
                           lambda args, outs, mode, axis=axis, f=torch_red: (
                               bool(torch.equal(outs[0], f(args[0], dim=axis))), 0.0),
                           bytes_moved=a * b * c * 4))
-    n, ch, h, w = NORM4D_BENCH_SHAPE
-    for name, op, eager, params in NORM4D_BENCH_ROWS:
+    # The 4-D norms at one large shape, then batch norm at the short images of a CNN (segments under
+    # 2048 elements: the ganged split norm).
+    norm4_rows = [(row, NORM4D_BENCH_SHAPE) for row in NORM4D_BENCH_ROWS]
+    norm4_rows += [(NORM4D_BENCH_ROWS[-1], shape) for shape in BATCHNORM_SHORT_BENCH_SHAPES]
+    for (name, op, eager, params), (n, ch, h, w) in norm4_rows:
         def norm4_make(params=params, n=n, ch=ch, h=h, w=w):   # (bound now: later loops reuse the names)
             x = torch.randn(n, ch, h, w, device=DEV) * 2 + 0.5
             ps_ = tuple(torch.rand(*shape, device=DEV) + off for shape, off in params(ch, h, w))
@@ -566,6 +569,7 @@ op {attention_op_name(dt, causal)} {{
 ELEMENTWISE_BENCH_SHAPES = [(16384, 16384), (4096, 393216)]
 REDUCE_BENCH_SHAPE = (512, 512, 1024)
 NORM4D_BENCH_SHAPE = (16, 64, 256, 256)
+BATCHNORM_SHORT_BENCH_SHAPES = [(128, 128, 28, 28), (128, 256, 14, 14), (128, 512, 7, 7)]
 SCAN_BENCH_ROWS = [(32768, 32768, 0), (32768, 32768, 1), (4, 1 << 26, 1)]
 
 

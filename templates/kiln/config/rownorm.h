@@ -164,9 +164,9 @@ KILN_RULE constexpr long long rownorm_split_splits(long long len, long long chun
 KILN_RULE constexpr long long rownorm_split_blocks(long long lead, long long gang, long long outer, long long splits) {
   return ceil_div(lead, gang) * outer * splits;
 }
-KILN_RULE constexpr Geometry rownorm_split_geometry(long long blocks) {
+KILN_RULE constexpr Geometry rownorm_split_geometry(long long blocks, int threads) {
   Geometry g;
-  g.block.x = kRowNormSplitThreads;
+  g.block.x = threads;
   g.grid.x = min_ll(blocks, kMaxGridX);
   return g;
 }
@@ -189,7 +189,7 @@ KILN_RULE constexpr launch::Geometry rownorm_geometry(const RownormConfig& c) {
     case RownormVariant::kBlockRows: return launch::rownorm_block_geometry(c.outer, c.threads);
     case RownormVariant::kSplitStats:
     case RownormVariant::kSplitApply:
-      return launch::rownorm_split_geometry(launch::rownorm_split_blocks(c.lead, c.gang, c.outer, c.splits));
+      return launch::rownorm_split_geometry(launch::rownorm_split_blocks(c.lead, c.gang, c.outer, c.splits), c.threads);
     default: return launch::rownorm_strided_geometry(c.outer, c.inner, c.threads);
   }
 }
