@@ -629,7 +629,7 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
   config.lead = layout.lead;
   config.len = layout.len;
   config.inner = 1;
-  config.threads = launch::kRowNormSplitThreads;
+  config.threads = launch::rownorm_split_threads(layout.len);
   config.group = 0;
   const int sms = p.target().sm_count;
   config.gang = launch::rownorm_split_gang(layout.lead, layout.rows, layout.len, sms);

@@ -141,9 +141,9 @@ TEST_CASE("fuse_norms: what does not fuse, and what the plan says") {
                                     "normalize, two kernels"));
     REQUIRE(plan.kernels.size() == 2);
     const auto& stats = std::get<kiln::RownormConfig>(plan.kernels[0].config);
-    // 1.3M elements ask for chunks of the least, 2048 (two waves would be 1242): 2 segments a chunk,
-    // 10 chunks a row.
-    CHECK((stats.gang == 2 && stats.splits == 1 && stats.chunk == 1024));
+    // 1.3M elements in one wave of 256-thread blocks (8 an SM) ask for 1242 a chunk: 2 segments a
+    // chunk, 10 chunks a row, in blocks of 256.
+    CHECK((stats.gang == 2 && stats.splits == 1 && stats.chunk == 1024 && stats.threads == 256));
     CHECK(plan.kernels[0].grid.x == 640);
     CHECK(contains(plan.kernels[0].reason, "short segments ganged: chunks of 2 whole segments (10 a row)"));
     CHECK(contains(plan.kernels[1].reason, "combining its row's 10 partial states in order"));
@@ -158,7 +158,8 @@ TEST_CASE("fuse_norms: what does not fuse, and what the plan says") {
         "a");
     REQUIRE(plan.kernels.size() == 2);
     const auto& stats = std::get<kiln::RownormConfig>(plan.kernels[0].config);
-    // 2.5M elements: two waves ask for 2376 a chunk, 49 segments of 49; 100 segments in 3 gangs of 34.
+    // 2.5M elements: one wave of 256-thread blocks asks for 2376 a chunk, 49 segments of 49; 100
+    // segments in 3 gangs of 34.
     CHECK((stats.gang == 34 && stats.chunk == 49));
     CHECK(contains(plan.kernels[0].reason, "chunks of 34 whole segments (3 a row, the last of 32)"));
   }

@@ -120,7 +120,7 @@ KILN_RULE constexpr bool rownorm_strided_normalize_fuses(long long columns, int 
 // first it reads are the last the stats pass read, which L2 may still hold (tens of MiB out of
 // the hundreds these norms stream: a few percent at most; not measured apart).
 // A chunk is at most kRowNormSplitItems elements a thread of kRowNormSplitThreads, fewer where that
-// leaves under two waves of blocks (kRowNormSplitBlocksPerSm an SM, each twice; not under one
+// leaves under two waves of blocks (kRowNormSplitThreadsPerSm an SM, each twice; not under one
 // 16-byte vector of f32 a thread), then evened out over the segment's chunks (2400 is two of 1200,
 // not 2048 and 352), in whole vectors: a segment that is a multiple of the vector width streams
 // vectors in every chunk.
@@ -128,33 +128,45 @@ KILN_RULE constexpr bool rownorm_strided_normalize_fuses(long long columns, int 
 // is not split; a chunk gangs `gang` whole segments of its row instead (the segments l0 .. l0 +
 // gang - 1, outer * len apart in memory), as many as the target asks, evened out over the row's
 // lead segments (20 segments where the target asks for 8: chunks of 7, 7 and 6, not 8, 8 and 4).
+// These norms are small (a 7x7 batch norm of 128 x 512 is 12.8 MB), so the target is one wave of
+// blocks of kRowNormGangThreads: on an H200 (bench/results/2026-11-29-h200-run2) that took 0.054 /
+// 0.034 / 0.029 ms on 128 x 128 x 28 x 28, 128 x 256 x 14 x 14, 128 x 512 x 7 x 7 where two waves
+// of 512 took 0.060 / 0.038 / 0.038 (each block reads its chunk in one or two rounds of loads,
+// then reduces: fewer, fuller blocks hide that latency better).
 // A thread walks the chunk's elements in order, each mapped to its segment: 16-byte vectors where
 // a segment is whole vectors, so a warp's loads cover a few whole segments. Segments under
 // kRowNormGangMinLen elements (a batch norm over [N, C, 16]) would fetch more of each 32-byte
 // sector's neighbours than of their own at the segment edges: they keep the unfused plan (a
 // bound chosen, not measured).
 constexpr int kRowNormSplitThreads = 512;
+constexpr int kRowNormGangThreads = 256;
 constexpr long long kRowNormSplitItems = 64;
-constexpr int kRowNormSplitBlocksPerSm = 4;   // 2048 threads an SM
+constexpr int kRowNormSplitThreadsPerSm = 2048;
 // The least chunk: one 16-byte vector of f32 a thread. Shorter segments are ganged.
 constexpr long long kRowNormSplitMinLen = 4LL * kRowNormSplitThreads;
 constexpr long long kRowNormGangMinLen = 32;
 KILN_RULE constexpr bool rownorm_split_fuses(long long len) { return len >= kRowNormGangMinLen; }
-// The elements a chunk aims at, of `elements` in all: two waves of blocks, within [least, most].
-KILN_RULE constexpr long long rownorm_split_target(long long elements, int sm_count) {
-  const long long most = kRowNormSplitThreads * kRowNormSplitItems, least = kRowNormSplitMinLen;
-  return max_ll(least, min_ll(most, ceil_div(elements, 2LL * kRowNormSplitBlocksPerSm * sm_count)));
+KILN_RULE constexpr bool rownorm_split_ganged(long long len) { return len < kRowNormSplitMinLen; }
+KILN_RULE constexpr int rownorm_split_threads(long long len) {
+  return rownorm_split_ganged(len) ? kRowNormGangThreads : kRowNormSplitThreads;
+}
+// The elements a chunk aims at, of `elements` in all: `waves` waves of blocks of `threads`, from 4
+// to kRowNormSplitItems elements a thread.
+KILN_RULE constexpr long long rownorm_split_target(long long elements, int threads, int waves, int sm_count) {
+  const long long blocks = 1LL * waves * (kRowNormSplitThreadsPerSm / threads) * sm_count;
+  return max_ll(4LL * threads, min_ll(kRowNormSplitItems * threads, ceil_div(elements, blocks)));
 }
 // Whole segments a chunk: 1 for segments of at least kRowNormSplitMinLen (split instead).
 KILN_RULE constexpr long long rownorm_split_gang(long long lead, long long outer, long long len, int sm_count) {
-  if (len >= kRowNormSplitMinLen) return 1;
-  const long long want = min_ll(lead, ceil_div(rownorm_split_target(lead * outer * len, sm_count), len));
+  if (!rownorm_split_ganged(len)) return 1;
+  const long long target = rownorm_split_target(lead * outer * len, kRowNormGangThreads, 1, sm_count);
+  const long long want = min_ll(lead, ceil_div(target, len));
   return ceil_div(lead, ceil_div(lead, want));
 }
 // Elements of a segment a chunk (the whole segment where segments are ganged).
 KILN_RULE constexpr long long rownorm_split_chunk(long long segments, long long len, int vec, int sm_count) {
-  if (len < kRowNormSplitMinLen) return len;
-  const long long target = round_up_ll(rownorm_split_target(segments * len, sm_count), vec);
+  if (rownorm_split_ganged(len)) return len;
+  const long long target = round_up_ll(rownorm_split_target(segments * len, kRowNormSplitThreads, 2, sm_count), vec);
   // As many chunks a segment as the target asks, of one size (not a full one and a sliver).
   return round_up_ll(ceil_div(len, ceil_div(len, target)), vec);
 }
