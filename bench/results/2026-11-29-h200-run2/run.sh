@@ -20,7 +20,7 @@ K=.gpu/bin/kiln
 } > $OUT/norm_check.txt 2>&1
 cat $OUT/norm_check.txt
 echo "== bench"
-PYTHONPATH=.gpu/python timeout 200 python3 bench/bench.py --only batchnorm_train --out $OUT/bench > $OUT/bench.log 2>&1
+PYTHONPATH=.gpu/python timeout 200 python3 bench/bench.py --only batchnorm_train,layernorm_chw,groupnorm8 --out $OUT/bench > $OUT/bench.log 2>&1
 echo "bench rc=$?"
 tail -12 $OUT/bench.log
 echo "== kernelbench"
@@ -28,3 +28,6 @@ PYTHONPATH=.gpu/python timeout 200 python3 bench/kernelbench.py --kernelbench .g
   --only 2/11,1/33 --budget-s 170 --out $OUT/kb --cache-dir /tmp/kbcache > $OUT/kb.log 2>&1
 echo "kernelbench rc=$?"
 tail -12 $OUT/kb.log
+echo "== every spec"
+timeout 290 .gpu/bin/kiln_test_gpu -tc="*every covered spec matches*,*dyn rows of reductions*" > $OUT/gpu_tests.log 2>&1; echo "rc=$?"
+tail -6 $OUT/gpu_tests.log
