@@ -66,7 +66,7 @@ const std::vector<Case>& cases() {
       {"norms", "layernorm_long", "default", {}, {}},          // split norms: two kernels
       {"norms", "rmsnorm_long_bf16", "default", {}, {}},
       {"norms", "batchnorm_train", "default", {}, {}},
-      {"norms", "batchnorm_short_bf16", "default", {}, {}},   // short segments in gangs
+      {"norms", "batchnorm_short_f16", "default", {}, {}},   // short segments in gangs
       {"norms", "batchnorm_relu_7x7", "default", {}, {}},
   };
   return all;
