@@ -552,7 +552,7 @@ struct SplitChunk {
 };
 template <class I>
 __device__ __forceinline__ SplitChunk<I> split_chunk(I s, I outer, I lead, I len, I gang, I splits, I chunk) {
-  const I gangs = (lead + gang - 1) / gang;
+  const I gangs = I(launch::ceil_div(lead, gang));
   const I ganged = s / splits, c = s - ganged * splits;
   const I g = ganged / outer, row = ganged - g * outer;
   const I l0 = g * gang, segments = lead - l0 < gang ? lead - l0 : gang;

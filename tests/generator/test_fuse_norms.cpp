@@ -21,6 +21,13 @@ std::string spec(const std::string& body, const std::string& dims = "B = 64, N =
   return "op a {\n  dims " + dims + "\n  in x: " + x + "\n" + body + "\n}\n";
 }
 
+// Batch norm in training mode, written out: x: f32[N, C, H, W] normalized over N, H and W.
+std::string batch_norm_spec(const std::string& dims) {
+  return spec("  let d = x - mean(x, axis=[0, 2, 3], keepdims=true)\n"
+              "  out y = d * rsqrt(mean(d * d, axis=[0, 2, 3], keepdims=true) + 1e-5)",
+              dims, "f32[N, C, H, W]");
+}
+
 int kernels_of(const kiln::Plan& plan, const char* template_name) {
   int n = 0;
   for (const auto& k : plan.kernels) n += k.template_name == template_name;
@@ -131,11 +138,7 @@ TEST_CASE("fuse_norms: what does not fuse, and what the plan says") {
     CHECK(std::get<kiln::RownormConfig>(plan.kernels[0].config).variant == kiln::RownormVariant::kStrided);
   }
   SUBCASE("batch norm's axes 0, 2, 3 with short images: a split norm, chunks of whole segments") {
-    const kiln::Plan plan = plan_of_text(
-        spec("  let d = x - mean(x, axis=[0, 2, 3], keepdims=true)\n"
-             "  out y = d * rsqrt(mean(d * d, axis=[0, 2, 3], keepdims=true) + 1e-5)",
-             "N = 20, C = 64, H = 32, W = 32", "f32[N, C, H, W]"),
-        "a");
+    const kiln::Plan plan = plan_of_text(batch_norm_spec("N = 20, C = 64, H = 32, W = 32"), "a");
     REQUIRE(plan.fusions.size() == 1);
     CHECK(contains(plan.fusions[0], "layer norm of x over axes [0, 2, 3] (64 rows of 20 segments of 1024): a split "
                                     "normalize, two kernels"));
@@ -151,11 +154,7 @@ TEST_CASE("fuse_norms: what does not fuse, and what the plan says") {
     CHECK(plan.buffers.back().bytes == 640 * 3 * 4);
   }
   SUBCASE("batch norm over 7x7 images: gangs evened out, the last gang shorter") {
-    const kiln::Plan plan = plan_of_text(
-        spec("  let d = x - mean(x, axis=[0, 2, 3], keepdims=true)\n"
-             "  out y = d * rsqrt(mean(d * d, axis=[0, 2, 3], keepdims=true) + 1e-5)",
-             "N = 100, C = 512, H = 7, W = 7", "f32[N, C, H, W]"),
-        "a");
+    const kiln::Plan plan = plan_of_text(batch_norm_spec("N = 100, C = 512, H = 7, W = 7"), "a");
     REQUIRE(plan.kernels.size() == 2);
     const auto& stats = std::get<kiln::RownormConfig>(plan.kernels[0].config);
     // 2.5M elements: one wave of 256-thread blocks asks for 2376 a chunk, 49 segments of 49; 100
@@ -164,11 +163,7 @@ TEST_CASE("fuse_norms: what does not fuse, and what the plan says") {
     CHECK(contains(plan.kernels[0].reason, "chunks of 34 whole segments (3 a row, the last of 32)"));
   }
   SUBCASE("batch norm over segments under 32 elements: said, not fused") {
-    const kiln::Plan plan = plan_of_text(
-        spec("  let d = x - mean(x, axis=[0, 2, 3], keepdims=true)\n"
-             "  out y = d * rsqrt(mean(d * d, axis=[0, 2, 3], keepdims=true) + 1e-5)",
-             "N = 8, C = 64, H = 4, W = 4", "f32[N, C, H, W]"),
-        "a");
+    const kiln::Plan plan = plan_of_text(batch_norm_spec("N = 8, C = 64, H = 4, W = 4"), "a");
     REQUIRE(plan.fusions.size() == 1);
     CHECK(contains(plan.fusions[0], "layer norm of x over axes [0, 2, 3] (64 rows of 8 segments of 16): not fused, "
                                     "the normalized axes are not adjacent and their trailing run is short (16 "
@@ -186,11 +181,7 @@ TEST_CASE("fuse_norms: what does not fuse, and what the plan says") {
     CHECK(kernels_of(plan, "rownorm") == 0);
   }
   SUBCASE("batch norm's axes 0, 2, 3 with images of 2048 or more: a split norm, two kernels") {
-    const kiln::Plan plan = plan_of_text(
-        spec("  let d = x - mean(x, axis=[0, 2, 3], keepdims=true)\n"
-             "  out y = d * rsqrt(mean(d * d, axis=[0, 2, 3], keepdims=true) + 1e-5)",
-             "N = 8, C = 64, H = 64, W = 64", "f32[N, C, H, W]"),
-        "a");
+    const kiln::Plan plan = plan_of_text(batch_norm_spec("N = 8, C = 64, H = 64, W = 64"), "a");
     REQUIRE(plan.fusions.size() == 1);
     CHECK(contains(plan.fusions[0], "layer norm of x over axes [0, 2, 3] (64 rows of 8 segments of 4096): a split "
                                     "normalize, two kernels"));
@@ -284,13 +275,9 @@ TEST_CASE("fuse_norms: the rewritten graph means what the spec wrote (float64 re
       spec("  let d = x - mean(x, axis=1, keepdims=true)\n"
            "  out y = d * rsqrt(mean(d * d, axis=1, keepdims=true) + 1e-5)",
            "B = 2, N = 40000"),
-      spec("  let d = x - mean(x, axis=[0, 2, 3], keepdims=true)\n"
-           "  out y = d * rsqrt(mean(d * d, axis=[0, 2, 3], keepdims=true) + 1e-5)",
-           "N = 3, C = 2, H = 32, W = 65", "f32[N, C, H, W]"),
+      batch_norm_spec("N = 3, C = 2, H = 32, W = 65"),
       // short segments in gangs (scalar: 7 x 7 is not whole vectors)
-      spec("  let d = x - mean(x, axis=[0, 2, 3], keepdims=true)\n"
-           "  out y = d * rsqrt(mean(d * d, axis=[0, 2, 3], keepdims=true) + 1e-5)",
-           "N = 9, C = 3, H = 7, W = 7", "f32[N, C, H, W]"),
+      batch_norm_spec("N = 9, C = 3, H = 7, W = 7"),
       // strided rows (the middle axis: 280000 columns of 3, enough to fuse)
       spec("  let d = x - mean(x, axis=1, keepdims=true)\n"
            "  out y = d * rsqrt(mean(d * d, axis=1, keepdims=true) + 1e-5)",
