@@ -3,8 +3,12 @@
 //
 // Build (from the repository root; scripts/gpu_build.sh builds every *_check.cu):
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I templates bench/standalone/scan_check.cu -o scan_check
-// Run: ./scan_check            (every case, a few seconds on an H100)
+// Run: ./scan_check            (every case, about 20 seconds on an H200)
 //      ./scan_check strided    (only the cases whose name contains a word)
+//
+// Look-back cases run each tile in kLookTiles (the planner's pick first) and, for sums whose rows
+// are whole tiles of 256 x 8 vectors, the same tiles without the look-back (every tile from the
+// identity: unchecked, the ceiling of the tile pipeline alone).
 //
 // Each case: inputs uniform [0,1) (cumprod: 1 +- 0.5%) from a host PRNG with a NaN and an inf
 // planted, outputs poisoned with 0xFF bytes (NaN), the launch sequence the planner produces
@@ -60,12 +64,41 @@ __global__ void __launch_bounds__(kThreads) strided_scan(const float* __restrict
   kiln::scan_strided<kThreads, kUnroll, kExclusive, kReverse, Op>(in, out, totals, outer, len, inner, chunk, Pass{},
                                                                  Pass{});
 }
-constexpr int kLookThreads = 256, kLookVecs = 2, kLookTile = kLookThreads * kLookVecs * 4;
-template <bool kExclusive, bool kReverse, class Op>
-__global__ void __launch_bounds__(kLookThreads) lookback_scan(const float* __restrict__ in, float* __restrict__ out,
-                                                               void* ws, int rows, int len) {
-  kiln::scan_rows_lookback<kLookThreads, kLookVecs, kExclusive, kReverse, Op>(in, out, ws, rows, len, Pass{}, Pass{});
+template <int kThreads, int kVecs, int kMinBlocks, bool kExclusive, bool kReverse, class Op>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) lookback_scan(const float* __restrict__ in, float* __restrict__ out,
+                                                          void* ws, int rows, int len) {
+  kiln::scan_rows_lookback<kThreads, kVecs, kExclusive, kReverse, Op>(in, out, ws, rows, len, Pass{}, Pass{});
 }
+// The look-back tiles every look-back case runs with (threads, 16-byte vectors a thread, blocks
+// an SM in __launch_bounds__): first the planner's pick for f32 (kScanLookbackThreads,
+// scan_lookback_vecs, scan_lookback_blocks_per_sm), then others for comparison.
+struct LookTile {
+  int threads, vecs, min_blocks;
+};
+constexpr LookTile kLookTiles[] = {
+    {kiln::launch::kScanLookbackThreads, kiln::launch::scan_lookback_vecs(4, 4), kiln::launch::scan_lookback_blocks_per_sm(4)},
+    {256, 8, 4},
+    {256, 4, 6},
+    {256, 2, 1}};
+// The look-back kernel's work without the look-back (every tile starts from the identity):
+// the ceiling the tile pipeline alone reaches (its outputs are not a scan of the row, unchecked).
+template <int kThreads, int kVecs, class Op>
+__global__ void __launch_bounds__(kThreads) tiles_only(const float* __restrict__ in, float* __restrict__ out, int len) {
+  constexpr int V = 4;
+  constexpr int kTile = kThreads * kVecs * V;
+  __shared__ float totals[kThreads / 32];
+  float raw[kVecs][V], c[kVecs][V], prefix[kVecs], total;
+  const int tile0 = 0;
+  const float* row_in = in + (long long)blockIdx.x * kTile;
+  float* row_out = out + (long long)blockIdx.x * kTile;
+  kiln::detail::scan_load_tile<kThreads, kVecs, V, false>(raw, row_in, len, tile0);
+  kiln::detail::scan_convert_tile<Op, kThreads, kVecs, V, false>(c, raw, len, tile0, 0, Pass{});
+  kiln::detail::scan_tile_prefixes<Op, kThreads, kVecs, V>(c, prefix, total, totals);
+  kiln::detail::scan_store_tile<Op, kThreads, kVecs, V, false, false>(row_out, c, prefix, 0.f, len, tile0, 0, Pass{});
+}
+template <int kI> struct TileTag {
+  static constexpr LookTile value = kLookTiles[kI];
+};
 
 enum class Kind { kSum, kProd, kMax, kMin };
 
@@ -142,19 +175,21 @@ std::function<void(cudaStream_t)> strided_sequence(const Case& c, const float* i
   };
 }
 
-template <bool E, bool R, class Op>
+template <int kThreads, int kVecs, int kMinBlocks, bool E, bool R, class Op>
 std::function<void(cudaStream_t)> lookback_sequence(const Case& c, const float* in, float* out, void* ws,
                                                     std::string& geometry) {
-  const auto geo = kiln::launch::scan_rows_lookback_geometry(c.outer, c.len, kLookTile, kLookThreads, 4);
+  const long long tile = kiln::launch::scan_rows_tile(kThreads, kVecs, 4);
+  const long long tiles = c.outer * kiln::launch::ceil_div(c.len, tile);
+  const auto geo = kiln::launch::scan_rows_lookback_geometry(c.outer, c.len, tile, kThreads, 4);
   char text[160];
-  std::snprintf(text, sizeof text, "%lld tiles, %lld-byte workspace zeroed first", geo.grid.x, geo.workspace_bytes);
+  std::snprintf(text, sizeof text, "%dx%d, >=%d/SM: %lld tiles", kThreads, kVecs, kMinBlocks, tiles);
   geometry = text;
   const int rows = int(c.outer), len = int(c.len);
   const unsigned blocks = unsigned(geo.grid.x);
   const size_t ws_bytes = size_t(geo.workspace_bytes);
   return [=](cudaStream_t s) {
     CUDA_OK(cudaMemsetAsync(ws, 0, ws_bytes, s));   // as the runtime's cuMemsetD32Async
-    lookback_scan<E, R, Op><<<blocks, kLookThreads, 0, s>>>(in, out, ws, rows, len);
+    lookback_scan<kThreads, kVecs, kMinBlocks, E, R, Op><<<blocks, kThreads, 0, s>>>(in, out, ws, rows, len);
   };
 }
 
@@ -199,6 +234,7 @@ int main(int argc, char** argv) {
       {"lookback cumsum 2x4194304", Kind::kSum, false, false, 2, 4194304, 1},
       {"lookback cumsum 1x33554432 excl rev", Kind::kSum, true, true, 1, 33554432, 1},
       {"lookback cummax 4x1000003", Kind::kMax, false, false, 4, 1000003, 1},
+      {"lookback cumsum 4x67108864", Kind::kSum, false, false, 4, 67108864, 1},   // issue 22's row
   };
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreate(&stream));
@@ -222,37 +258,65 @@ int main(int argc, char** argv) {
     CUDA_OK(cudaMalloc(&copy, n * 4));
     CUDA_OK(cudaMalloc(&ws, std::max<std::size_t>(n * 4 / 8, 1 << 20)));   // totals or look-back state
     CUDA_OK(cudaMemcpy(in, x.data(), n * 4, cudaMemcpyHostToDevice));
-    CUDA_OK(cudaMemset(out, 0xFF, n * 4));
+    // One run of the case: the checked launch on poisoned outputs, then the timing.
+    auto measure = [&](const std::function<void(cudaStream_t)>& run, const std::string& geometry) {
+      CUDA_OK(cudaMemset(out, 0xFF, n * 4));
+      run(stream);
+      CUDA_OK(cudaGetLastError());
+      CUDA_OK(cudaStreamSynchronize(stream));
+      std::vector<float> y(n);
+      CUDA_OK(cudaMemcpy(y.data(), out, n * 4, cudaMemcpyDeviceToHost));
+      const long long bad = check(c, x, y);
+      if (bad) ++failed;
+      const float ms = median_ms(run, stream);
+      const float copy_ms = median_ms(
+          [&](cudaStream_t s) { CUDA_OK(cudaMemcpyAsync(copy, in, n * 4, cudaMemcpyDeviceToDevice, s)); }, stream);
+      const double gbs = 2.0 * n * 4 / (ms * 1e6);
+      std::printf("%-42s %-44s %9.4f %9.1f %7.0f%% %s\n", c.name.c_str(), geometry.c_str(), ms, gbs,
+                  100.0 * copy_ms / ms, bad ? "FAIL" : "ok");
+      std::fflush(stdout);
+    };
     std::string geometry;
-    std::function<void(cudaStream_t)> run;
     float* totals = static_cast<float*>(ws);
     if (c.inner == 1) {
-      if (c.kind == Kind::kMax) run = lookback_sequence<false, false, kiln::MaxOp<float>>(c, in, out, ws, geometry);
-      else if (c.exclusive) run = lookback_sequence<true, true, kiln::SumOp<float>>(c, in, out, ws, geometry);
-      else run = lookback_sequence<false, false, kiln::SumOp<float>>(c, in, out, ws, geometry);
-    } else if (c.inner < 256) {
-      run = strided_sequence<32, true, false, kiln::SumOp<float>>(c, in, out, totals, sms, geometry);
-    } else if (c.kind == Kind::kMin) {
-      run = strided_sequence<256, false, true, kiln::MinOp<float>>(c, in, out, totals, sms, geometry);
-    } else if (c.kind == Kind::kMax) {
-      run = strided_sequence<256, false, false, kiln::MaxOp<float>>(c, in, out, totals, sms, geometry);
-    } else if (c.kind == Kind::kProd) {
-      run = strided_sequence<256, true, true, kiln::ProdOp<float>>(c, in, out, totals, sms, geometry);
+      auto sweep = [&](auto tile_tag) {
+        constexpr LookTile t = decltype(tile_tag)::value;
+        std::function<void(cudaStream_t)> run;
+        if (c.kind == Kind::kMax)
+          run = lookback_sequence<t.threads, t.vecs, t.min_blocks, false, false, kiln::MaxOp<float>>(c, in, out, ws, geometry);
+        else if (c.exclusive)
+          run = lookback_sequence<t.threads, t.vecs, t.min_blocks, true, true, kiln::SumOp<float>>(c, in, out, ws, geometry);
+        else
+          run = lookback_sequence<t.threads, t.vecs, t.min_blocks, false, false, kiln::SumOp<float>>(c, in, out, ws, geometry);
+        measure(run, geometry);
+      };
+      sweep(TileTag<0>{});
+      sweep(TileTag<1>{});
+      sweep(TileTag<2>{});
+      sweep(TileTag<3>{});
+
+      if (c.kind == Kind::kSum && c.len % kiln::launch::scan_rows_tile(256, 8, 4) == 0) {
+        constexpr int kTile = int(kiln::launch::scan_rows_tile(256, 8, 4));
+        const unsigned blocks = unsigned(n / kTile);
+        const float ms = median_ms([&](cudaStream_t s) { tiles_only<256, 8, kiln::SumOp<float>><<<blocks, 256, 0, s>>>(in, out, kTile); }, stream);
+        std::printf("%-42s %-44s %9.4f %9.1f   (tile pipeline alone, unchecked)\n", c.name.c_str(), "256x8 no look-back", ms,
+                    2.0 * n * 4 / (ms * 1e6));
+      }
     } else {
-      run = strided_sequence<256, false, false, kiln::SumOp<float>>(c, in, out, totals, sms, geometry);
+      std::function<void(cudaStream_t)> run;
+      if (c.inner < 256) {
+        run = strided_sequence<32, true, false, kiln::SumOp<float>>(c, in, out, totals, sms, geometry);
+      } else if (c.kind == Kind::kMin) {
+        run = strided_sequence<256, false, true, kiln::MinOp<float>>(c, in, out, totals, sms, geometry);
+      } else if (c.kind == Kind::kMax) {
+        run = strided_sequence<256, false, false, kiln::MaxOp<float>>(c, in, out, totals, sms, geometry);
+      } else if (c.kind == Kind::kProd) {
+        run = strided_sequence<256, true, true, kiln::ProdOp<float>>(c, in, out, totals, sms, geometry);
+      } else {
+        run = strided_sequence<256, false, false, kiln::SumOp<float>>(c, in, out, totals, sms, geometry);
+      }
+      measure(run, geometry);
     }
-    run(stream);
-    CUDA_OK(cudaGetLastError());
-    CUDA_OK(cudaStreamSynchronize(stream));
-    std::vector<float> y(n);
-    CUDA_OK(cudaMemcpy(y.data(), out, n * 4, cudaMemcpyDeviceToHost));
-    const long long bad = check(c, x, y);
-    if (bad) ++failed;
-    const float ms = median_ms(run, stream);
-    const float copy_ms = median_ms([&](cudaStream_t s) { CUDA_OK(cudaMemcpyAsync(copy, in, n * 4, cudaMemcpyDeviceToDevice, s)); }, stream);
-    const double gbs = 2.0 * n * 4 / (ms * 1e6);
-    std::printf("%-42s %-44s %9.4f %9.1f %7.0f%% %s\n", c.name.c_str(), geometry.c_str(), ms, gbs, 100.0 * copy_ms / ms,
-                bad ? "FAIL" : "ok");
     CUDA_OK(cudaFree(in));
     CUDA_OK(cudaFree(out));
     CUDA_OK(cudaFree(copy));

@@ -122,6 +122,55 @@ __device__ __forceinline__ double exp_acc(double x) { return exp(x); }
 __device__ __forceinline__ float log_acc(float x) { return logf(x); }
 __device__ __forceinline__ double log_acc(double x) { return log(x); }
 
+// ---- shared-memory addresses and cp.async (sm_80+)
+// (Without __CUDA_ARCH__ — the CPU emulation test compiling the templates as host C++ — a copy
+// is a plain copy, done at once, and waiting is a no-op.)
+__device__ __forceinline__ u32 smem_addr(const void* p) {
+#ifdef __CUDA_ARCH__
+  return static_cast<u32>(__cvta_generic_to_shared(p));
+#else
+  return static_cast<u32>(reinterpret_cast<unsigned long long>(p));
+#endif
+}
+// N = 16, 8 or 4 bytes global -> shared (16 bypass L1); `src_bytes` < N zero-fills the rest
+// (tails and padding).
+template <int N>
+__device__ __forceinline__ void cp_async(void* smem, const void* gmem, int src_bytes = N) {
+  static_assert(N == 16 || N == 8 || N == 4, "cp.async copies 4, 8 or 16 bytes");
+#ifdef __CUDA_ARCH__
+  if constexpr (N == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(src_bytes));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_addr(smem)), "l"(gmem), "n"(N),
+                 "r"(src_bytes));
+#else
+  memcpy(smem, gmem, static_cast<unsigned long>(src_bytes));
+  memset(static_cast<char*>(smem) + src_bytes, 0, static_cast<unsigned long>(N - src_bytes));
+#endif
+}
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src_bytes = 16) {
+  cp_async<16>(smem, gmem, src_bytes);
+}
+__device__ __forceinline__ void cp_async8(void* smem, const void* gmem, int src_bytes = 8) {
+  cp_async<8>(smem, gmem, src_bytes);
+}
+__device__ __forceinline__ void cp_async4(void* smem, const void* gmem, int src_bytes = 4) {
+  cp_async<4>(smem, gmem, src_bytes);
+}
+__device__ __forceinline__ void cp_async_commit() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+// Waits until at most N of this thread's committed groups are in flight (its own copies only:
+// another thread's copies need a barrier after their wait).
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+
 // ---- raw 16-byte (and smaller) global accesses, independent of the element type.
 // 16-byte read-only load through the non-coherent path (LDG.E.128.CONSTANT in SASS);
 // the caller guarantees 16-byte alignment and that nothing writes the data during the kernel.

@@ -1,4 +1,4 @@
-// kiln/mma.cuh — tensor-core fragment helpers, tf32 splitting, cp.async wrappers.
+// kiln/mma.cuh — tensor-core fragment helpers, tf32 splitting (cp.async wrappers: kiln/common.cuh).
 //
 // [Note: fragment layouts]
 // Every tensor-core path in kiln uses the warp-level mma.sync shapes of sm_80+:
@@ -26,29 +26,6 @@ namespace kiln {
 struct Ieee {};    // plain FFMA, f32 all the way
 struct Tf32 {};    // one tf32 product (round-to-nearest inputs), ~1e-3 relative error
 struct Tf32x3 {};  // split-precision, three tf32 products, f32-level accuracy
-
-__device__ __forceinline__ u32 smem_addr(const void* p) {
-  return static_cast<u32>(__cvta_generic_to_shared(p));
-}
-
-// ---- cp.async (sm_80+). `src_bytes` < size zero-fills the rest (used for tails and padding).
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src_bytes = 16) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem),
-               "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async8(void* smem, const void* gmem, int src_bytes = 8) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem),
-               "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async4(void* smem, const void* gmem, int src_bytes = 4) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem),
-               "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 
 // ---- proxy fence (sm_90+).
 // Makes this thread's completed generic-proxy shared stores (st.shared, cp.async) visible to

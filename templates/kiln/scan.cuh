@@ -18,10 +18,11 @@
 //     kThreads. Carries the row's running prefix across tiles; loads the next tile while scanning
 //     the current one. Static shared memory only.
 //   scan_rows_lookback<kThreads, kVecs, kExclusive, kReverse, Op>(in, out, workspace, rows, len, pro, epi)
-//     For few, long rows: one block per tile, grid.x = rows * ceil(len / tile), block = kThreads.
-//     `workspace` has launch::scan_lookback_workspace_bytes(rows, len, tile, sizeof(C)) bytes,
-//     16-byte aligned, and MUST be zeroed before every launch (tile counter and flags).
-//     Needs fewer than 2^32 tiles.
+//     For few, long rows: tile b is block b, grid.x = rows * ceil(len / tile) (at most 2^31-1),
+//     block = kThreads. `workspace` has launch::scan_lookback_workspace_bytes(rows, len, tile,
+//     sizeof(C)) bytes, 16-byte aligned, and MUST be zeroed before every launch (the statuses).
+//     Static shared memory: the tile's converted values (kThreads * kVecs * (16/sizeof(T)) of C;
+//     the planner's tile makes it launch::kScanLookbackStageBytes).
 //   Config and geometry rules: kiln/config/scan.h (ScanConfig, scan_use_lookback, scan_rows_*_geometry).
 //
 //   Strided axis (in viewed as [outer, len, inner] row-major, inner > 1, scan along len):
@@ -58,8 +59,10 @@
 // push the input out of L2. For few long rows a block per row would leave SMs idle, so the
 // row is cut into tiles handled by independent blocks that chain their prefixes with a
 // decoupled look-back: a tile publishes its aggregate at once, then walks back over its
-// predecessors 32 at a time with one warp, stopping at the first inclusive prefix, so the
-// serial dependency costs a few L2 round trips instead of a pass over the row.
+// predecessors 128 at a time with one warp, stopping at the closest inclusive prefix, so the
+// serial dependency costs a few L2 round trips instead of a pass over the row. A block holds
+// its tile through those round trips, so the tile waits in shared memory, not in registers
+// ([Note: look-back tiles in shared memory] in config/scan.h).
 //
 // [Note: the strided-axis scan]
 // Along a non-last axis the elements of one scan line are `inner` apart, but neighbouring
@@ -106,29 +109,28 @@ __device__ __forceinline__ void scan_load_tile(T (&x)[K][V], const T* __restrict
   }
 }
 
-// Scans one tile that is already in registers (c: converted values, identity outside the row).
-// Returns through `prefix[k]` each slice's exclusive prefix within the tile and `total` the
-// tile's combination. One __syncthreads; `totals` is this tile's half of a double buffer.
-template <class Op, int kThreads, int K, int V, class C>
-__device__ __forceinline__ void scan_tile_prefixes(const C (&c)[K][V], C (&prefix)[K], C& total, C* totals) {
+// Scans one tile from its slices' combinations: t[k] is the calling lane's slice k (its V
+// elements combined in order). Returns through `prefix[k]` each slice's exclusive prefix within
+// the tile and `total` the tile's combination. One __syncthreads; `totals` is this tile's half of
+// a double buffer.
+template <class Op, int kThreads, int K, class C>
+__device__ __forceinline__ void scan_slice_prefixes(const C (&t)[K], C (&prefix)[K], C& total, C* totals) {
   constexpr int kWarps = kThreads / 32;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   C warp_run = Op::identity();
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    C t = c[k][0];
-#pragma unroll
-    for (int j = 1; j < V; ++j) t = Op::combine(t, c[k][j]);
     // In-order inclusive warp scan (Hillis-Steele).
+    C s = t[k];
 #pragma unroll
     for (int d = 1; d < 32; d <<= 1) {
-      const C o = shfl_up_any(t, d);
-      if (lane >= d) t = Op::combine(o, t);
+      const C o = shfl_up_any(s, d);
+      if (lane >= d) s = Op::combine(o, s);
     }
-    C excl = shfl_up_any(t, 1);
+    C excl = shfl_up_any(s, 1);
     if (lane == 0) excl = Op::identity();
     prefix[k] = Op::combine(warp_run, excl);
-    warp_run = Op::combine(warp_run, shfl_any(t, 31));
+    warp_run = Op::combine(warp_run, shfl_any(s, 31));
   }
   if (lane == 0) totals[warp] = warp_run;
   __syncthreads();
@@ -144,6 +146,25 @@ __device__ __forceinline__ void scan_tile_prefixes(const C (&c)[K][V], C (&prefi
   total = shfl_any(w, kWarps - 1);
 #pragma unroll
   for (int k = 0; k < K; ++k) prefix[k] = Op::combine(warp_prefix, prefix[k]);
+}
+
+// A lane's slice of V values combined in order.
+template <class Op, int V, class C>
+__device__ __forceinline__ C scan_slice_total(const C (&c)[V]) {
+  C t = c[0];
+#pragma unroll
+  for (int j = 1; j < V; ++j) t = Op::combine(t, c[j]);
+  return t;
+}
+
+// Scans one tile that is already in registers (c: converted values, identity outside the row);
+// scan_slice_prefixes's results.
+template <class Op, int kThreads, int K, int V, class C>
+__device__ __forceinline__ void scan_tile_prefixes(const C (&c)[K][V], C (&prefix)[K], C& total, C* totals) {
+  C t[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) t[k] = scan_slice_total<Op, V>(c[k]);
+  scan_slice_prefixes<Op, kThreads, K>(t, prefix, total, totals);
 }
 
 // Converts a raw tile with the prologue (identity outside the row).
@@ -163,15 +184,20 @@ __device__ __forceinline__ void scan_convert_tile(typename Op::Value (&c)[K][V],
 }
 
 // Writes a scanned tile: element results are op(tile_prefix, prefix[k], c[k][0..j]) (inclusive)
-// or the same without c[k][j] (exclusive).
-template <class Op, int kThreads, int K, int V, bool kExclusive, bool kReverse, class C, class Out, class I, class Epi>
-__device__ __forceinline__ void scan_store_tile(Out* __restrict__ row_out, const C (&c)[K][V], const C (&prefix)[K],
-                                                C tile_prefix, I len, I tile0, I flat_row, const Epi& epi) {
+// or the same without c[k][j] (exclusive). `slice(k, c)` gives the lane's converted slice k.
+// kVector: the slices are whole 16-byte vectors (streaming vector stores); else element stores of
+// the slice's elements inside the row.
+template <class Op, int kThreads, int K, int V, bool kExclusive, bool kReverse, bool kVector = true, class C, class Out,
+          class I, class Slice, class Epi>
+__device__ __forceinline__ void scan_store_slices(Out* __restrict__ row_out, const Slice& slice, const C (&prefix)[K],
+                                                  C tile_prefix, I len, I tile0, I flat_row, const Epi& epi) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const I q0 = tile0 + I(warp) * (32 * K * V) + I(k) * (32 * V) + I(lane) * V;
     if (q0 >= len) continue;
+    C c[V];
+    slice(k, c);
     C run = Op::combine(tile_prefix, prefix[k]);
     Vec<Out, V> o;
 #pragma unroll
@@ -181,15 +207,29 @@ __device__ __forceinline__ void scan_store_tile(Out* __restrict__ row_out, const
       C y;
       if constexpr (kExclusive) {
         y = run;
-        run = Op::combine(run, c[k][j]);
+        run = Op::combine(run, c[j]);
       } else {
-        run = Op::combine(run, c[k][j]);
+        run = Op::combine(run, c[j]);
         y = run;
       }
-      o.v[kReverse ? V - 1 - j : j] = epi(y, flat_row + p);
+      if constexpr (kVector) {
+        o.v[kReverse ? V - 1 - j : j] = epi(y, flat_row + p);
+      } else if (q < len) {
+        row_out[p] = epi(y, flat_row + p);
+      }
     }
-    store_cs<Out, V>(row_out + (kReverse ? len - q0 - V : q0), o);
+    if constexpr (kVector) store_cs<Out, V>(row_out + (kReverse ? len - q0 - V : q0), o);
   }
+}
+template <class Op, int kThreads, int K, int V, bool kExclusive, bool kReverse, class C, class Out, class I, class Epi>
+__device__ __forceinline__ void scan_store_tile(Out* __restrict__ row_out, const C (&c)[K][V], const C (&prefix)[K],
+                                                C tile_prefix, I len, I tile0, I flat_row, const Epi& epi) {
+  auto slice = [&](int k, C (&x)[V]) {
+#pragma unroll
+    for (int j = 0; j < V; ++j) x[j] = c[k][j];
+  };
+  scan_store_slices<Op, kThreads, K, V, kExclusive, kReverse>(row_out, slice, prefix, tile_prefix, len, tile0, flat_row,
+                                                              epi);
 }
 
 // One row, block-wide, tiles in order with the carry in registers. `tile_count` counts the
@@ -229,7 +269,7 @@ __device__ __forceinline__ bool scan_row_vectorizable(const void* row_in, const 
   return V > 1 && len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V));
 }
 
-// ---- look-back publication (PTX memory model: release/acquire at GPU scope)
+// ---- look-back tile status ([Note: look-back tile status] in config/scan.h)
 // (Without __CUDA_ARCH__ — the CPU emulation test compiling these templates as host C++ with
 // one OS thread — plain accesses are enough.)
 __device__ __forceinline__ void store_release_gpu(unsigned* p, unsigned v) {
@@ -248,48 +288,107 @@ __device__ __forceinline__ unsigned load_acquire_gpu(const unsigned* p) {
   return *p;
 #endif
 }
+__device__ __forceinline__ void store_relaxed_gpu(unsigned long long* p, unsigned long long v) {
+#ifdef __CUDA_ARCH__
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+  *p = v;
+#endif
+}
+__device__ __forceinline__ unsigned long long load_relaxed_gpu(const unsigned long long* p) {
+#ifdef __CUDA_ARCH__
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return *p;
+#endif
+}
 enum : unsigned { kTileEmpty = 0, kTileAggregate = 1, kTilePrefix = 2 };
 
-struct LookbackWorkspace {
-  unsigned* counter;
-  unsigned* flags;
-  unsigned char* aggregates;   // C[tiles]
-  unsigned char* prefixes;     // C[tiles]
+// The tiles' published values, laid out in the workspace as launch::scan_lookback_workspace_bytes
+// sizes it. Packed (values of at most 4
+// bytes): one 8-byte word a tile, the value's bits above the flag, written and read whole, so a
+// walk reads each tile once. Wide: a 4-byte flag a tile, then the aggregates and the inclusive
+// prefixes; the value is stored before the flag is released and read after it is acquired.
+template <class C, bool kPacked = launch::scan_lookback_packed(int(sizeof(C)))>
+struct TileStatus {
+  unsigned long long* words;
+  __device__ static TileStatus at(void* ws, unsigned long long) {
+    return TileStatus{static_cast<unsigned long long*>(ws)};
+  }
+  __device__ __forceinline__ void publish(long long k, unsigned flag, C v) const {
+    unsigned bits = 0;
+    memcpy(&bits, &v, sizeof(C));
+    store_relaxed_gpu(words + k, (static_cast<unsigned long long>(bits) << 32) | flag);
+  }
+  // The tile's flag; v its value once the flag is not kTileEmpty.
+  __device__ __forceinline__ unsigned read(long long k, C& v) const {
+    const unsigned long long w = load_relaxed_gpu(words + k);
+    const unsigned bits = static_cast<unsigned>(w >> 32);
+    memcpy(&v, &bits, sizeof(C));
+    return static_cast<unsigned>(w);
+  }
 };
 template <class C>
-__device__ __forceinline__ LookbackWorkspace lookback_workspace(void* ws, unsigned long long tiles) {
-  unsigned char* base = static_cast<unsigned char*>(ws);
-  const unsigned long long flag_bytes = launch::scan_lookback_flag_bytes((long long)tiles);
-  const unsigned long long value_bytes = launch::scan_lookback_value_bytes((long long)tiles, int(sizeof(C)));
-  return LookbackWorkspace{reinterpret_cast<unsigned*>(base), reinterpret_cast<unsigned*>(base + 16),
-                           base + 16 + flag_bytes, base + 16 + flag_bytes + value_bytes};
-}
+struct TileStatus<C, false> {
+  unsigned* flags;
+  C* aggregates;
+  C* prefixes;
+  __device__ static TileStatus at(void* ws, unsigned long long tiles) {
+    unsigned char* base = static_cast<unsigned char*>(ws);
+    const unsigned long long flag_bytes = launch::scan_lookback_flag_bytes((long long)tiles);
+    const unsigned long long value_bytes = launch::scan_lookback_value_bytes((long long)tiles, int(sizeof(C)));
+    return TileStatus{reinterpret_cast<unsigned*>(base), reinterpret_cast<C*>(base + flag_bytes),
+                      reinterpret_cast<C*>(base + flag_bytes + value_bytes)};
+  }
+  __device__ __forceinline__ void publish(long long k, unsigned flag, C v) const {
+    __stcg((flag == kTilePrefix ? prefixes : aggregates) + k, v);
+    store_release_gpu(flags + k, flag);
+  }
+  __device__ __forceinline__ unsigned read(long long k, C& v) const {
+    const unsigned flag = load_acquire_gpu(flags + k);
+    if (flag != kTileEmpty) v = __ldcg((flag == kTilePrefix ? prefixes : aggregates) + k);
+    return flag;
+  }
+};
 
 // Warp 0 of tile `id` (the t-th tile of its row, t >= 1): the combination of every earlier
-// tile of the row. Lane l inspects tile id-1-l-32*round; the closest tile with a published
-// inclusive prefix ends the walk. Returns the same value in every lane.
+// tile of the row. A round inspects the 32 * kScanLookbackDepth tiles before the last one
+// inspected, lane l the tiles j - l - 32 * i (every load of a round in flight at once, each
+// spun on until its tile has published); the closest tile with an inclusive prefix ends the walk,
+// and the aggregates of the tiles after it are combined in. Returns the same value in every lane.
 template <class Op, class C>
-__device__ __forceinline__ C lookback(const LookbackWorkspace& ws, long long id, long long t) {
+__device__ __forceinline__ C lookback(const TileStatus<C>& status, long long id, long long t) {
+  constexpr int kDepth = launch::kScanLookbackDepth;
   const int lane = threadIdx.x & 31;
   const long long first = id - t;   // the row's first tile always ends with a prefix
-  const C* agg = reinterpret_cast<const C*>(ws.aggregates);
-  const C* inc = reinterpret_cast<const C*>(ws.prefixes);
   C exclusive = Op::identity();
-  for (long long j = id - 1;; j -= 32) {
-    const long long k = j - lane;
-    unsigned flag = kTilePrefix;
-    C v = Op::identity();
-    if (k >= first) {
-      do {
-        flag = load_acquire_gpu(ws.flags + k);
-      } while (flag == kTileEmpty);
-      v = flag == kTilePrefix ? __ldcg(inc + k) : __ldcg(agg + k);
+  for (long long j = id - 1;; j -= 32 * kDepth) {
+    unsigned flag[kDepth];
+    C v[kDepth];
+#pragma unroll
+    for (int i = 0; i < kDepth; ++i) {
+      const long long k = j - lane - 32 * i;
+      v[i] = Op::identity();
+      flag[i] = k >= first ? status.read(k, v[i]) : unsigned(kTilePrefix);   // before the row: the identity
     }
-    const unsigned prefix_lanes = __ballot_sync(0xffffffffu, flag == kTilePrefix);
-    const int stop = prefix_lanes ? __ffs(prefix_lanes) - 1 : 32;
-    if (lane > stop) v = Op::identity();   // older than the closest prefix: already inside it
-    exclusive = Op::combine(warp_reduce<Op>(v), exclusive);
-    if (prefix_lanes) return exclusive;
+#pragma unroll
+    for (int i = 0; i < kDepth; ++i)
+      while (flag[i] == kTileEmpty) flag[i] = status.read(j - lane - 32 * i, v[i]);
+    // The closest prefix: the first of the round's tiles, in the order i * 32 + lane, that has one.
+    int stop = 32 * kDepth;
+#pragma unroll
+    for (int i = kDepth - 1; i >= 0; --i) {
+      const unsigned prefix_lanes = __ballot_sync(0xffffffffu, flag[i] == kTilePrefix);
+      if (prefix_lanes) stop = 32 * i + __ffs(prefix_lanes) - 1;
+    }
+    C mine = Op::identity();
+#pragma unroll
+    for (int i = 0; i < kDepth; ++i)
+      if (32 * i + lane <= stop) mine = Op::combine(mine, v[i]);   // older than the closest prefix: inside it
+    exclusive = Op::combine(warp_reduce<Op>(mine), exclusive);
+    if (stop < 32 * kDepth) return exclusive;
   }
 }
 
@@ -316,44 +415,108 @@ __device__ __forceinline__ void scan_rows_block(const T* __restrict__ in, Out* _
 
 // ---------------------------------------------------------------- decoupled look-back, few long rows
 namespace detail {
-template <int kThreads, int K, int V, bool kExclusive, bool kReverse, class Op, class T, class Out, class I, class Pro,
-          class Epi>
-__device__ __forceinline__ void scan_tile_lookback(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
-                                                   I flat_row, I tile0, long long id, long long t,
-                                                   const LookbackWorkspace& ws, const Pro& pro, const Epi& epi) {
-  using C = typename Op::Value;
-  constexpr int kWarps = kThreads / 32;
-  __shared__ C totals[kWarps];
+// The tile's status after its scan: publishes its aggregate (its prefix, for a row's first tile),
+// walks back for the combination of the row's earlier tiles, publishes its inclusive prefix, and
+// returns that exclusive prefix in every thread. One __syncthreads.
+template <class Op, class C>
+__device__ __forceinline__ C scan_tile_publish(const TileStatus<C>& status, long long id, long long t, C total) {
   __shared__ C tile_prefix;
-  T raw[K][V];
-  scan_load_tile<kThreads, K, V, kReverse>(raw, row_in, len, tile0);
-  C c[K][V], prefix[K], total;
-  scan_convert_tile<Op, kThreads, K, V, kReverse>(c, raw, len, tile0, flat_row, pro);
-  scan_tile_prefixes<Op, kThreads, K, V>(c, prefix, total, totals);
-  C* agg = reinterpret_cast<C*>(ws.aggregates);
-  C* inc = reinterpret_cast<C*>(ws.prefixes);
   if (threadIdx.x < 32) {
     C exclusive = Op::identity();
     if (t == 0) {
-      if (threadIdx.x == 0) {
-        __stcg(inc + id, total);
-        store_release_gpu(ws.flags + id, kTilePrefix);
-      }
+      if (threadIdx.x == 0) status.publish(id, kTilePrefix, total);
     } else {
-      if (threadIdx.x == 0) {   // publish the aggregate first so successors need not wait for our walk
-        __stcg(agg + id, total);
-        store_release_gpu(ws.flags + id, kTileAggregate);
-      }
-      exclusive = lookback<Op, C>(ws, id, t);
-      if (threadIdx.x == 0) {
-        __stcg(inc + id, Op::combine(exclusive, total));
-        store_release_gpu(ws.flags + id, kTilePrefix);
-      }
+      // The aggregate first, so that successors need not wait for this tile's walk.
+      if (threadIdx.x == 0) status.publish(id, kTileAggregate, total);
+      exclusive = lookback<Op, C>(status, id, t);
+      if (threadIdx.x == 0) status.publish(id, kTilePrefix, Op::combine(exclusive, total));
     }
     if (threadIdx.x == 0) tile_prefix = exclusive;
   }
   __syncthreads();
-  scan_store_tile<Op, kThreads, K, V, kExclusive, kReverse>(row_out, c, prefix, tile_prefix, len, tile0, flat_row, epi);
+  return tile_prefix;
+}
+
+// [Note: look-back tiles in shared memory] in config/scan.h: a tile whose converted values wait in
+// shared memory through the walk. Lane slice k (its V elements) has a chunk of V values of C.
+// kVector (16-byte vectorizable rows): the slice's 16 raw bytes are copied (cp.async) to the
+// chunk's start and converted there in place, so each thread converts only bytes it copied and
+// reads back only what it wrote. Otherwise elements of 4 or 8 bytes are copied one by one the
+// same way, and narrower ones loaded one by one and converted on the way in. `stage` holds kThreads * K * V values (16-byte aligned),
+// `totals` one a warp: the caller's, shared by both paths.
+template <int kThreads, int K, int V, bool kVector, bool kExclusive, bool kReverse, class Op, class T, class Out,
+          class I, class Pro, class Epi>
+__device__ __forceinline__ void scan_tile_lookback(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
+                                                   I flat_row, I tile0, long long id, long long t,
+                                                   const TileStatus<typename Op::Value>& status,
+                                                   typename Op::Value* stage, typename Op::Value* totals,
+                                                   const Pro& pro, const Epi& epi) {
+  using C = typename Op::Value;
+  static_assert(sizeof(C) % sizeof(T) == 0, "a converted slice is at least as wide as its raw bytes");
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  auto chunk = [&](int k) { return stage + ((warp * K + k) * 32 + lane) * V; };
+  auto first = [&](int k) { return tile0 + I(warp) * (32 * K * V) + I(k) * (32 * V) + I(lane) * V; };
+  auto at = [&](I q) { return kReverse ? len - 1 - q : q; };   // logical position -> the row's element
+  // Elements of 4 or 8 bytes are copied element by element (cp.async), into the chunk's start as
+  // a vector would be; narrower ones are loaded into registers slice by slice below.
+  constexpr bool kElementCopies = !kVector && (sizeof(T) == 4 || sizeof(T) == 8);
+  if constexpr (kVector) {
+#pragma unroll
+    for (int k = 0; k < K; ++k)   // len % V == 0: a vector is wholly in the row or wholly past it
+      if (first(k) < len) cp_async16(chunk(k), row_in + (kReverse ? len - first(k) - V : first(k)));
+  } else if constexpr (kElementCopies) {
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        T* dst = reinterpret_cast<T*>(chunk(k)) + j;
+        if (first(k) + j < len) {
+          cp_async<int(sizeof(T))>(dst, row_in + at(first(k) + j));
+        }
+      }
+  }
+  cp_async_commit();
+  cp_async_wait<0>();
+  C slice_total[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    C c[V];
+    if constexpr (kVector) {
+      if (first(k) < len) {
+        const Vec<T, V> raw = *reinterpret_cast<const Vec<T, V>*>(chunk(k));
+#pragma unroll
+        for (int j = 0; j < V; ++j) c[j] = pro(raw.v[kReverse ? V - 1 - j : j], flat_row + at(first(k) + j));
+      } else {
+#pragma unroll
+        for (int j = 0; j < V; ++j) c[j] = Op::identity();
+      }
+    } else if constexpr (kElementCopies) {
+      const T* raw = reinterpret_cast<const T*>(chunk(k));
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        const I q = first(k) + j;
+        c[j] = q < len ? pro(raw[j], flat_row + at(q)) : Op::identity();
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        const I q = first(k) + j;
+        c[j] = q < len ? pro(ldg(row_in + at(q)), flat_row + at(q)) : Op::identity();
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < V; ++j) chunk(k)[j] = c[j];
+    slice_total[k] = scan_slice_total<Op, V>(c);
+  }
+  C prefix[K], total;
+  scan_slice_prefixes<Op, kThreads, K>(slice_total, prefix, total, totals);
+  const C tile_prefix = scan_tile_publish<Op>(status, id, t, total);
+  auto slice = [&](int k, C (&x)[V]) {
+#pragma unroll
+    for (int j = 0; j < V; ++j) x[j] = chunk(k)[j];
+  };
+  scan_store_slices<Op, kThreads, K, V, kExclusive, kReverse, kVector>(row_out, slice, prefix, tile_prefix, len, tile0,
+                                                                       flat_row, epi);
 }
 }  // namespace detail
 
@@ -367,23 +530,23 @@ __device__ __forceinline__ void scan_rows_lookback(const T* __restrict__ in, Out
   constexpr I kTile = I(launch::scan_rows_tile(kThreads, kVecs, int(sizeof(T))));   // the planner's tile
   const long long tiles_per_row = (len + kTile - 1) / kTile;
   const unsigned long long tiles = (unsigned long long)rows * tiles_per_row;
-  const detail::LookbackWorkspace ws = detail::lookback_workspace<C>(workspace, tiles);
-  // Tiles are numbered in the order blocks start, not by blockIdx: a block only ever waits on
-  // tiles with smaller numbers, which running (or finished) blocks hold, so the wait ends.
-  __shared__ unsigned tile_id;
-  if (threadIdx.x == 0) tile_id = atomicAdd(ws.counter, 1u);
-  __syncthreads();
-  const long long id = tile_id;
+  const detail::TileStatus<C> status = detail::TileStatus<C>::at(workspace, tiles);
+  // Tile `id` is block `id`: blocks start in blockIdx order, so a block waits only on tiles of
+  // blocks that started before it ([Note: look-back tile status] in config/scan.h).
+  const long long id = blockIdx.x;
   const I row = I(id / tiles_per_row);
   const long long t = id - (long long)row * tiles_per_row;
   const I flat_row = row * len;
   const I tile0 = I(t) * kTile;
-  if (detail::scan_row_vectorizable<Out, V>(in + flat_row, out + flat_row, len))
-    detail::scan_tile_lookback<kThreads, kVecs, V, kExclusive, kReverse, Op>(in + flat_row, out + flat_row, len, flat_row,
-                                                                            tile0, id, t, ws, pro, epi);
+  alignas(16) __shared__ C stage[kTile];   // kScanLookbackStageBytes at the planner's vecs
+  __shared__ C totals[kThreads / 32];
+  // Every row is 16-byte vectorizable or none is (len % V == 0 and aligned bases align every row).
+  if (detail::scan_row_vectorizable<Out, V>(in, out, len))
+    detail::scan_tile_lookback<kThreads, kVecs, V, true, kExclusive, kReverse, Op>(
+        in + flat_row, out + flat_row, len, flat_row, tile0, id, t, status, stage, totals, pro, epi);
   else
-    detail::scan_tile_lookback<kThreads, kVecs * V, 1, kExclusive, kReverse, Op>(in + flat_row, out + flat_row, len,
-                                                                                flat_row, tile0, id, t, ws, pro, epi);
+    detail::scan_tile_lookback<kThreads, kVecs, V, false, kExclusive, kReverse, Op>(
+        in + flat_row, out + flat_row, len, flat_row, tile0, id, t, status, stage, totals, pro, epi);
 }
 
 // ---------------------------------------------------------------- strided axis, a thread per column

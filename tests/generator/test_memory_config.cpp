@@ -90,8 +90,20 @@ TEST_CASE("memory configs: to_string, ==, hash, literal") {
 
 TEST_CASE("memory configs: the rules the planner and the templates share") {
   // scan.cuh's look-back workspace layout is the planner's: header, flags, then two value arrays.
-  CHECK(kiln::launch::scan_lookback_workspace_bytes(2, 4096, 2048, 4) ==
-        16 + kiln::launch::scan_lookback_flag_bytes(4) + 2 * kiln::launch::scan_lookback_value_bytes(4, 4));
+  // [Note: look-back tile status]: an 8-byte word a tile for 4-byte values, else a flag and two values.
+  CHECK(kiln::launch::scan_lookback_workspace_bytes(2, 4096, 2048, 4) == 32);
+  CHECK(kiln::launch::scan_lookback_workspace_bytes(2, 4096 + 1, 2048, 4) == 48);   // 6 tiles, 16-byte multiple
+  CHECK(kiln::launch::scan_lookback_workspace_bytes(2, 4096, 2048, 8) ==
+        kiln::launch::scan_lookback_flag_bytes(4) + 2 * kiln::launch::scan_lookback_value_bytes(4, 8));
+  CHECK(kiln::launch::scan_lookback_workspace_bytes(2, 4096, 2048, 8) == 16 + 2 * 32);
+  // [Note: look-back tiles in shared memory]: a tile of converted values fills the stage.
+  CHECK(kiln::launch::scan_lookback_vecs(4, 4) == 8);   // f32
+  CHECK(kiln::launch::scan_lookback_vecs(2, 4) == 4);   // f16 / bf16, f32 values
+  CHECK(kiln::launch::scan_lookback_vecs(8, 8) == 8);   // f64
+  CHECK(kiln::launch::scan_lookback_vecs(1, 8) == 1);   // i8 / bool, i64 values
+  for (const auto& [elem, value] : {std::pair{4, 4}, std::pair{2, 4}, std::pair{8, 8}, std::pair{4, 8}})
+    CHECK(kiln::launch::scan_rows_tile(kiln::launch::kScanLookbackThreads, kiln::launch::scan_lookback_vecs(elem, value),
+                                       elem) * value == kiln::launch::kScanLookbackStageBytes);
   CHECK(kiln::launch::scan_rows_tile(256, 2, 4) == 2048);
   CHECK(kiln::launch::scan_rows_tile(256, 2, 2) == 4096);
   CHECK(kiln::launch::rownorm_row_in_registers(8192, 512, 16));

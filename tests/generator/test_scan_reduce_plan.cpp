@@ -102,8 +102,11 @@ TEST_CASE("look-back scans: planned for few long rows, with the workspace zeroed
   const auto& k = plan.kernels[0];
   CHECK(k.template_name == "scan_rows");
   CHECK(std::get<kiln::ScanConfig>(k.config).variant == kiln::ScanVariant::kRowsLookback);
-  // 2 rows of 4194304 in tiles of 256 * 2 * 4: a block per tile.
-  CHECK(k.grid.x == 2u * 4194304u / 2048u);
+  // 2 rows of 4194304 in tiles of 256 * 8 * 4 (32 KiB of f32 in shared memory): a block per tile,
+  // 6 blocks an SM ([Note: look-back tiles in shared memory]).
+  CHECK(k.grid.x == 2u * 4194304u / 8192u);
+  CHECK(k.min_blocks == 6);
+  CHECK(contains(k.reason, "each tile copied into shared memory (16-byte copies), 6 blocks an SM"));
   REQUIRE(k.zero_before.size() == 1);
   const auto& ws = plan.buffers[static_cast<std::size_t>(k.zero_before[0])];
   CHECK(ws.kind == kiln::BufferKind::Workspace);
@@ -117,11 +120,22 @@ TEST_CASE("look-back scans: planned for few long rows, with the workspace zeroed
   CHECK(std::get<kiln::ScanConfig>(many.kernels[0].config).variant == kiln::ScanVariant::kRowsBlock);
   CHECK(many.kernels[0].zero_before.empty());
   // An operand computed from a tensor of another width: the tile is the streamed tensor's (f16:
-  // 8 a vector, so 256 * 2 * 8 elements), as the template derives it (Plan::streamed_leaf).
+  // 8 a vector, 4 vectors a thread so that 32 KiB of f32 values fill the stage: 256 * 4 * 8
+  // elements), as the template derives it (Plan::streamed_leaf).
   const auto mixed = plan_of_text("op m {\n  dims B = 2, N = 4194304\n  in x: f16[B, N]\n  out y = cumsum(f32(x), axis=1)\n}\n", "m");
   CHECK(std::get<kiln::ScanConfig>(mixed.kernels[0].config).variant == kiln::ScanVariant::kRowsLookback);
-  CHECK(mixed.kernels[0].grid.x == 2u * 4194304u / 4096u);
+  CHECK(mixed.kernels[0].grid.x == 2u * 4194304u / 8192u);
   CHECK(mixed.kernels[0].zero_before.size() == 1);
+  // Rows that are not whole vectors: f32 and f64 elements are copied one by one (registers capped,
+  // f64 for 4 blocks an SM); f16 ones loaded through registers, uncapped.
+  const auto odd = plan_of_text("op o {\n  dims B = 2, N = 4194301\n  in x: f32[B, N]\n  out y = cumsum(x, axis=1)\n}\n", "o");
+  CHECK(odd.kernels[0].min_blocks == 6);
+  CHECK(contains(odd.kernels[0].reason, "element copies: the rows are not whole 16-byte vectors"));
+  const auto wide = plan_of_text("op w {\n  dims B = 2, N = 4194301\n  in x: f64[B, N]\n  out y = cumsum(x, axis=1)\n}\n", "w");
+  CHECK(wide.kernels[0].min_blocks == 4);
+  const auto half = plan_of_text("op h {\n  dims B = 2, N = 4194301\n  in x: f16[B, N]\n  out y = cumsum(x, axis=1)\n}\n", "h");
+  CHECK(half.kernels[0].min_blocks == 1);
+  CHECK(contains(half.kernels[0].reason, "registers uncapped"));
 }
 
 TEST_CASE("reductions over non-adjacent axes: a chain of box reductions") {

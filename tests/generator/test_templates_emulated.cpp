@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -279,6 +280,110 @@ TEST_CASE("emulated scan_rows_block and scan_rows_lookback: every direction, bot
         }
         CHECK(bad == 0);
       }
+    }
+}
+
+namespace {
+// Seeds a row of tile statuses (one row, tiles 0..n-1) and walks back from its last tile.
+template <class C>
+C walk_seeded(const std::vector<unsigned>& flags, const std::vector<C>& values) {
+  const long long n = static_cast<long long>(flags.size());
+  std::vector<unsigned long long> ws(kiln::launch::scan_lookback_workspace_bytes(1, n, 1, int(sizeof(C))) / 8, 0);
+  const auto status = kiln::detail::TileStatus<C>::at(ws.data(), static_cast<unsigned long long>(n));
+  for (long long k = 0; k + 1 < n; ++k)
+    if (flags[k] != kiln::detail::kTileEmpty) status.publish(k, flags[k], values[k]);
+  std::vector<C> got(32);
+  emu::launch({1, 1, 0}, 32, [&] {
+    got[threadIdx.x] = kiln::detail::lookback<kiln::SumOp<C>, C>(status, n - 1, n - 1);
+  });
+  for (int lane = 1; lane < 32; ++lane) CHECK(got[lane] == got[0]);   // the same value in every lane
+  return got[0];
+}
+template <class C>
+void check_walks() {
+  using kiln::detail::kTileAggregate;
+  using kiln::detail::kTilePrefix;
+  // 300 tiles: the row's first tile has its prefix, then aggregates k; the closest prefix of the
+  // last tile's walk is tile `p` (its value `base`), and only the aggregates after it count.
+  for (long long p : {0LL, 100LL, 170LL, 233LL, 297LL, 298LL}) {
+    INFO("closest prefix at tile " << p);
+    std::vector<unsigned> flags(300, kTileAggregate);
+    std::vector<C> values(300);
+    for (long long k = 0; k < 300; ++k) values[k] = C(k % 7);
+    flags[0] = kTilePrefix;
+    values[0] = C(1000);   // older than every other prefix: never counted when p > 0
+    const C base = C(5000);
+    flags[p] = kTilePrefix;
+    values[p] = p == 0 ? C(1000) : base;
+    C want = p == 0 ? C(1000) : base;
+    for (long long k = p + 1; k < 299; ++k) want += C(k % 7);
+    CHECK(walk_seeded<C>(flags, values) == want);   // small integers: exact in any order
+  }
+}
+}  // namespace
+
+TEST_CASE("emulated look-back walk: rounds of 128 tiles, the closest prefix ends it (packed and wide statuses)") {
+  static_assert(kiln::launch::scan_lookback_packed(4) && !kiln::launch::scan_lookback_packed(8));
+  check_walks<float>();    // an 8-byte word a tile
+  check_walks<double>();   // a flag, then the value
+  check_walks<int>();
+  check_walks<long long>();
+}
+
+namespace {
+struct HalfToFloat {
+  float operator()(__half x, int) const { return __half2float(x); }
+};
+struct FloatOut {
+  float operator()(float y, int) const { return y; }
+};
+struct DoubleId {
+  double operator()(double x, int) const { return x; }
+};
+}  // namespace
+
+// Both staged paths of scan_rows_lookback beyond f32: 16-byte copies (len a multiple of the
+// vector), 8-byte element copies (f64 rows of odd length: wide statuses too), and f16 elements
+// loaded one by one (odd length), forward and reverse.
+TEST_CASE("emulated scan_rows_lookback: f64 and f16 rows, whole vectors and not") {
+  constexpr int kThreads = 64, kVecs = 2;
+  for (int len : {1000, 999})
+    for (int reverse = 0; reverse < 2; ++reverse) {
+      INFO("len " << len << " reverse " << reverse);
+      const int rows = 3;
+      const auto r = random_floats(size_t(rows) * len, 31);
+      std::vector<double> x64(r.begin(), r.end());
+      std::vector<__half> x16(r.size());
+      for (size_t i = 0; i < r.size(); ++i) x16[i] = __float2half(r[i]);
+      std::vector<double> y64(r.size(), -1.0);
+      std::vector<float> y16(r.size(), -1.f);
+      auto launch = [&](auto elem_tag, auto* in, auto* out, auto pro, auto epi) {
+        using T = decltype(elem_tag);
+        using C = std::remove_pointer_t<decltype(out)>;
+        const long long tile = kiln::launch::scan_rows_tile(kThreads, kVecs, int(sizeof(T)));
+        std::vector<unsigned long long> ws(kiln::launch::scan_lookback_workspace_bytes(rows, len, tile, int(sizeof(C))) / 8 + 2, 0);
+        const unsigned grid = unsigned(rows * kiln::launch::ceil_div(len, tile));
+        emu::launch({grid, 1, 0}, kThreads, [&] {
+          if (reverse)
+            kiln::scan_rows_lookback<kThreads, kVecs, false, true, kiln::SumOp<C>>(in, out, ws.data(), rows, len, pro, epi);
+          else
+            kiln::scan_rows_lookback<kThreads, kVecs, false, false, kiln::SumOp<C>>(in, out, ws.data(), rows, len, pro, epi);
+        });
+      };
+      launch(double{}, x64.data(), y64.data(), DoubleId{}, DoubleId{});
+      launch(__half{}, x16.data(), y16.data(), HalfToFloat{}, FloatOut{});
+      int bad = 0;
+      for (int row = 0; row < rows; ++row) {
+        double run64 = 0, run16 = 0;
+        for (int q = 0; q < len; ++q) {
+          const size_t i = size_t(row) * len + size_t(reverse ? len - 1 - q : q);
+          run64 += x64[i];
+          run16 += double(__half2float(x16[i]));
+          if (std::fabs(y64[i] - run64) > 1e-12 * (1 + run64) && bad++ < 3) FAIL_CHECK("f64 " << i << ": " << y64[i] << " vs " << run64);
+          if (std::fabs(y16[i] - run16) > 1e-5 * (1 + run16) && bad++ < 3) FAIL_CHECK("f16 " << i << ": " << y16[i] << " vs " << run16);
+        }
+      }
+      CHECK(bad == 0);
     }
 }
 

@@ -62,23 +62,60 @@ KILN_RULE constexpr Geometry scan_rows_block_geometry(long long rows, int thread
   g.grid.x = min_ll(rows, kMaxGridX);
   return g;
 }
-// Workspace of the look-back scan: a 16-byte header (tile counter), then per tile a
-// 4-byte flag, then the aggregates and inclusive prefixes (value_bytes each).
-// Zero it (cudaMemsetAsync / cuMemsetD8Async) before every launch.
-// scan.cuh's lookback_workspace lays the workspace out with the same two functions.
+// [Note: look-back tile status]
+// The look-back workspace holds each tile's status; zero it (cuMemsetD32Async) before every
+// launch. For values of at most 4 bytes (f32, i32 and the half types' f32) a status is one
+// 8-byte word, the value's bits above a 4-byte flag, written and read whole
+// (st/ld.relaxed.gpu.u64: a single access, so the value comes with its flag). Wider values keep a
+// 4-byte flag a tile, then the aggregates and the inclusive prefixes (value_bytes each), the flag
+// released after its value is stored and acquired before it is read: a second dependent load.
+// scan.cuh's TileStatus lays the workspace out with these functions.
+// Tile `id` is block `id`. Blocks start in blockIdx order, so the tiles a block waits on belong
+// to blocks that started before it and publish without waiting: the walk ends. CUB's single-pass
+// scan relies on the same order. Before 2026-11-29 a block took its tile number from a counter
+// in the workspace (an atomicAdd, then a barrier): on an H200 under a full-bandwidth scan that
+// round trip took 1.6 us (median) of a block's 9.6 us, before its first load.
+// A walking warp reads kScanLookbackDepth tiles a lane a round (128 tiles a round trip). Deeper
+// rounds (8, 16) and a __nanosleep back-off between reads of an empty status were slower or no
+// faster (bench/results/2026-11-29-h200-run3/).
+constexpr int kScanLookbackDepth = 4;
+KILN_RULE constexpr bool scan_lookback_packed(int value_bytes) { return value_bytes <= 4; }
 KILN_RULE constexpr long long scan_lookback_flag_bytes(long long tiles) { return ceil_div(tiles * 4, 16) * 16; }
 KILN_RULE constexpr long long scan_lookback_value_bytes(long long tiles, int value_bytes) {
   return ceil_div(tiles * value_bytes, 16) * 16;
 }
 KILN_RULE constexpr long long scan_lookback_workspace_bytes(long long rows, long long len, long long tile, int value_bytes) {
   const long long tiles = rows * ceil_div(len, tile);
-  return 16 + scan_lookback_flag_bytes(tiles) + 2 * scan_lookback_value_bytes(tiles, value_bytes);
+  return scan_lookback_packed(value_bytes) ? ceil_div(tiles * 8, 16) * 16
+                                           : scan_lookback_flag_bytes(tiles) + 2 * scan_lookback_value_bytes(tiles, value_bytes);
+}
+// [Note: look-back tiles in shared memory]
+// A look-back block holds its tile from its loads until its stores, through the walk (a few L2
+// round trips, each 1-2 us while the scan streams at full bandwidth). So its bandwidth is the
+// tile bytes an SM holds divided by a block's lifetime. Held in registers (a 32 KiB tile, 2 blocks
+// an SM at 128 registers a thread) the scan ran at 32-61% of copy on an H200; the same blocks
+// without the walk at 96%. So the tile of 16-byte vectorizable rows is copied into shared
+// memory with cp.async (no registers while in flight), converted there in place, and a thread
+// holds only one slice in registers at a time: kScanLookbackStageBytes of shared memory a block,
+// scan_lookback_blocks_per_sm blocks an SM (__launch_bounds__ caps the registers to fit them).
+// Measured on an H200, cumsum of 4 x 2^26 f32 (bench/results/2026-11-29-h200-run3/scan_check.txt,
+// against a copy at 4.24 TB/s): 0.729 ms (70% of copy) at 6 blocks of 256 x 8 vectors, 0.843 at
+// 4, 0.934 with 256 x 4 vectors; the tiles in registers took 1.51-1.70 ms (256 x 2, before),
+// 0.83-1.04 (256 x 8, 2-3 blocks an SM); the same tiles without the walk 0.524 (96%).
+// 8-byte values (f64, i64) need more registers a slice: 4 blocks an SM (64 registers) keep them
+// unspilled, where 6 (40 registers) spilled 128 bytes.
+constexpr int kScanLookbackThreads = 256;
+constexpr int kScanLookbackStageBytes = 32768;
+KILN_RULE constexpr int scan_lookback_blocks_per_sm(int value_bytes) { return value_bytes <= 4 ? 6 : 4; }
+// Vectors a thread: a tile of converted values fills kScanLookbackStageBytes (at least 1).
+KILN_RULE constexpr int scan_lookback_vecs(int elem_bytes, int value_bytes) {
+  return int(max_ll(1, kScanLookbackStageBytes / ((long long)kScanLookbackThreads * vec_elems(elem_bytes) * value_bytes)));
 }
 KILN_RULE constexpr Geometry scan_rows_lookback_geometry(long long rows, long long len, long long tile, int threads,
-                                               int value_bytes) {
+                                                         int value_bytes) {
   Geometry g;
   g.block.x = threads;
-  g.grid.x = rows * ceil_div(len, tile);
+  g.grid.x = rows * ceil_div(len, tile);   // at most kMaxGridX: tile id = blockIdx.x
   g.workspace_bytes = scan_lookback_workspace_bytes(rows, len, tile, value_bytes);
   g.zero_workspace = true;
   return g;
