@@ -307,10 +307,10 @@ __device__ __forceinline__ unsigned long long load_relaxed_gpu(const unsigned lo
 enum : unsigned { kTileEmpty = 0, kTileAggregate = 1, kTilePrefix = 2 };
 
 // The tiles' published values, laid out in the workspace as launch::scan_lookback_workspace_bytes
-// sizes it. Packed (values of at most 4
-// bytes): one 8-byte word a tile, the value's bits above the flag, written and read whole, so a
-// walk reads each tile once. Wide: a 4-byte flag a tile, then the aggregates and the inclusive
-// prefixes; the value is stored before the flag is released and read after it is acquired.
+// sizes it. Packed (values of at most 4 bytes): one 8-byte word a tile, the value's bits above
+// the flag, written and read whole, so a walk reads each tile once. Wide: a 4-byte flag a tile,
+// then the aggregates and the inclusive prefixes; the value is stored before the flag is
+// released and read after it is acquired.
 template <class C, bool kPacked = launch::scan_lookback_packed(int(sizeof(C)))>
 struct TileStatus {
   unsigned long long* words;
