@@ -442,8 +442,9 @@ __device__ __forceinline__ C scan_tile_publish(const TileStatus<C>& status, long
 // kVector (16-byte vectorizable rows): the slice's 16 raw bytes are copied (cp.async) to the
 // chunk's start and converted there in place, so each thread converts only bytes it copied and
 // reads back only what it wrote. Otherwise elements of 4 or 8 bytes are copied one by one the
-// same way, and narrower ones loaded one by one and converted on the way in. `stage` holds kThreads * K * V values (16-byte aligned),
-// `totals` one a warp: the caller's, shared by both paths.
+// same way, and narrower ones loaded one by one and converted on the way in. `stage` holds
+// kThreads * K * V values (16-byte aligned), `totals` one a warp: the caller's, shared by both
+// paths.
 template <int kThreads, int K, int V, bool kVector, bool kExclusive, bool kReverse, class Op, class T, class Out,
           class I, class Pro, class Epi>
 __device__ __forceinline__ void scan_tile_lookback(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
