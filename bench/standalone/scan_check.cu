@@ -1,11 +1,15 @@
-// scan_check — checks and times the strided-axis scan (scan_strided[_totals]) and the
-// decoupled look-back scan (scan_rows_lookback) on a GPU, without the kiln runtime.
+// scan_check — checks and times the strided-axis scans (scan_strided[_totals] and
+// scan_strided_lookback) and the decoupled look-back scan (scan_rows_lookback) on a GPU, without
+// the kiln runtime.
 //
 // Build (from the repository root; scripts/gpu_build.sh builds every *_check.cu):
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I templates bench/standalone/scan_check.cu -o scan_check
 // Run: ./scan_check            (every case, about 20 seconds on an H200)
 //      ./scan_check strided    (only the cases whose name contains a word)
 //
+// Strided cases run the strided look-back at the planner's tile (kScanStridedLookbackThreads x
+// scan_strided_lookback_rows, kScanStridedLookbackBlocksPerSm) and others, then the scan the
+// planner used before it (chunked where the columns cannot fill the GPU).
 // Look-back cases run each tile in kLookTiles (the planner's pick first) and, for sums whose rows
 // are whole tiles of 256 x 8 vectors, the same tiles without the look-back (every tile from the
 // identity: unchecked, the ceiling of the tile pipeline alone).
@@ -30,6 +34,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kiln/config/scan.h"
@@ -68,6 +73,13 @@ template <int kThreads, int kVecs, int kMinBlocks, bool kExclusive, bool kRevers
 __global__ void __launch_bounds__(kThreads, kMinBlocks) lookback_scan(const float* __restrict__ in, float* __restrict__ out,
                                                           void* ws, int rows, int len) {
   kiln::scan_rows_lookback<kThreads, kVecs, kExclusive, kReverse, Op>(in, out, ws, rows, len, Pass{}, Pass{});
+}
+template <int kThreads, int kRows, int kMinBlocks, bool kExclusive, bool kReverse, class Op>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) strided_lookback(const float* __restrict__ in,
+                                                                         float* __restrict__ out, void* flags,
+                                                                         void* values, int outer, int len, int inner) {
+  kiln::scan_strided_lookback<kThreads, kRows, kExclusive, kReverse, Op>(in, out, flags, values, outer, len, inner,
+                                                                         Pass{}, Pass{});
 }
 // The look-back tiles every look-back case runs with (threads, 16-byte vectors a thread, blocks
 // an SM in __launch_bounds__): first the planner's pick for f32 (kScanLookbackThreads,
@@ -122,38 +134,43 @@ struct Case {
   long long outer, len, inner;   // inner == 1: look-back over rows
 };
 
-// Returns the number of mismatches.
+// Returns the number of mismatches. Row by row of the axis, every column's running value side
+// by side (the order of memory: a 4 GiB case checks in seconds).
 long long check(const Case& c, const std::vector<float>& x, const std::vector<float>& y) {
   long long bad = 0;
-  for (long long o = 0; o < c.outer; ++o)
-    for (long long col = 0; col < c.inner; ++col) {
-      double run = identity(c.kind), mag = 0;
-      for (long long q = 0; q < c.len; ++q) {
-        const long long p = c.reverse ? c.len - 1 - q : q;
+  std::vector<double> run(std::size_t(c.inner)), mag(std::size_t(c.inner));
+  for (long long o = 0; o < c.outer; ++o) {
+    std::fill(run.begin(), run.end(), identity(c.kind));
+    std::fill(mag.begin(), mag.end(), 0.0);
+    for (long long q = 0; q < c.len; ++q) {
+      const long long p = c.reverse ? c.len - 1 - q : q;
+      for (long long col = 0; col < c.inner; ++col) {
         const std::size_t i = std::size_t((o * c.len + p) * c.inner + col);
         double ref;
+        double& r = run[std::size_t(col)];
         if (c.exclusive) {
-          ref = run;
-          run = combine(c.kind, run, x[i]);
+          ref = r;
+          r = combine(c.kind, r, x[i]);
         } else {
-          run = combine(c.kind, run, x[i]);
-          ref = run;
+          r = combine(c.kind, r, x[i]);
+          ref = r;
         }
         // An exclusive scan's output at the NaN (or inf) element itself is still finite: only
         // finite inputs scale the tolerance (a NaN here made every later bound NaN, failing
         // the comparison although the kernel was right).
-        if (std::isfinite(x[i])) mag += std::fabs(double(x[i]));
+        if (std::isfinite(x[i])) mag[std::size_t(col)] += std::fabs(double(x[i]));
         const double out = y[i];
         bool ok;
         if (std::isnan(ref)) ok = std::isnan(out);
         else if (std::isinf(ref)) ok = out == ref;
         else if (c.kind == Kind::kMax || c.kind == Kind::kMin) ok = out == ref;
-        else if (c.kind == Kind::kSum) ok = std::fabs(out - ref) <= 1e-4 * (1 + mag);
+        else if (c.kind == Kind::kSum) ok = std::fabs(out - ref) <= 1e-4 * (1 + mag[std::size_t(col)]);
         else ok = std::fabs(out - ref) <= 1e-4 * std::fabs(ref) + 1e-30;
         if (!ok && bad++ < 5)
           std::printf("  MISMATCH %s at (%lld, %lld, %lld): %.9g vs %.9g\n", c.name.c_str(), o, p, col, out, ref);
       }
     }
+  }
   return bad;
 }
 
@@ -190,6 +207,26 @@ std::function<void(cudaStream_t)> lookback_sequence(const Case& c, const float* 
   return [=](cudaStream_t s) {
     CUDA_OK(cudaMemsetAsync(ws, 0, ws_bytes, s));   // as the runtime's cuMemsetD32Async
     lookback_scan<kThreads, kVecs, kMinBlocks, E, R, Op><<<blocks, kThreads, 0, s>>>(in, out, ws, rows, len);
+  };
+}
+
+// The strided look-back at kRows rows a tile (the planner's: scan_strided_lookback_rows), its
+// flags zeroed before each launch as the runtime does.
+template <int kThreads, int kRows, int kMinBlocks, bool E, bool R, class Op>
+std::function<void(cudaStream_t)> strided_lookback_sequence(const Case& c, const float* in, float* out, void* flags,
+                                                            void* values, std::string& geometry) {
+  const auto geo = kiln::launch::scan_strided_lookback_geometry(c.outer, c.len, c.inner, kThreads, kRows);
+  char text[160];
+  std::snprintf(text, sizeof text, "look-back %dx%d rows, >=%d/SM: %lld tiles", kThreads, kRows, kMinBlocks,
+                geo.grid.x);
+  geometry = text;
+  const int outer = int(c.outer), len = int(c.len), inner = int(c.inner);
+  const unsigned blocks = unsigned(geo.grid.x);
+  const size_t flag_bytes = size_t(geo.workspace_bytes);
+  return [=](cudaStream_t s) {
+    CUDA_OK(cudaMemsetAsync(flags, 0, flag_bytes, s));
+    strided_lookback<kThreads, kRows, kMinBlocks, E, R, Op><<<blocks, kThreads, 0, s>>>(in, out, flags, values, outer,
+                                                                                       len, inner);
   };
 }
 
@@ -231,6 +268,8 @@ int main(int argc, char** argv) {
       {"strided cummax axis0 2048x1000", Kind::kMax, false, false, 1, 2048, 1000},
       {"strided cumprod axis0 513x3000 excl rev", Kind::kProd, true, true, 1, 513, 3000},
       {"strided cumsum axis1 256x1024x1024", Kind::kSum, false, false, 256, 1024, 1024},
+      {"strided cumsum axis0 32768x32768", Kind::kSum, false, false, 1, 32768, 32768},   // the bench row
+      {"strided cumsum axis1 8x3000x999 excl rev", Kind::kSum, true, true, 8, 3000, 999},
       {"lookback cumsum 2x4194304", Kind::kSum, false, false, 2, 4194304, 1},
       {"lookback cumsum 1x33554432 excl rev", Kind::kSum, true, true, 1, 33554432, 1},
       {"lookback cummax 4x1000003", Kind::kMax, false, false, 4, 1000003, 1},
@@ -256,7 +295,12 @@ int main(int argc, char** argv) {
     CUDA_OK(cudaMalloc(&in, n * 4));
     CUDA_OK(cudaMalloc(&out, n * 4));
     CUDA_OK(cudaMalloc(&copy, n * 4));
-    CUDA_OK(cudaMalloc(&ws, std::max<std::size_t>(n * 4 / 8, 1 << 20)));   // totals or look-back state
+    // Totals or look-back state; the strided look-back's values: 2 a column of a 256-wide tile of
+    // at least 16 rows (8 bytes a column of each 16 rows: n / 2 bytes for whole tiles).
+    const std::size_t ws_bytes = c.inner == 1 ? n * 4 / 8 : n * 4 * 2 * 256 / std::min<long long>(c.inner, 256) / 16 + n;
+    CUDA_OK(cudaMalloc(&ws, std::max<std::size_t>(ws_bytes, 1 << 20)));
+    void* flags = nullptr;   // the strided look-back's flags
+    CUDA_OK(cudaMalloc(&flags, std::max<std::size_t>(n * 4 / 256, 1 << 20)));
     CUDA_OK(cudaMemcpy(in, x.data(), n * 4, cudaMemcpyHostToDevice));
     // One run of the case: the checked launch on poisoned outputs, then the timing.
     auto measure = [&](const std::function<void(cudaStream_t)>& run, const std::string& geometry) {
@@ -303,8 +347,34 @@ int main(int argc, char** argv) {
                     2.0 * n * 4 / (ms * 1e6));
       }
     } else {
+      // The strided look-back: the planner's rows and blocks an SM for f32, then others.
+      constexpr int kRows = kiln::launch::scan_strided_lookback_rows(kiln::launch::kScanStridedLookbackThreads, 4, 4);
+      constexpr int kBlocks = kiln::launch::kScanStridedLookbackBlocksPerSm;
+      auto lookback = [&](auto rows_tag, auto blocks_tag) {
+        constexpr int rows = decltype(rows_tag)::value, blocks = decltype(blocks_tag)::value;
+        std::function<void(cudaStream_t)> run;
+        if (c.kind == Kind::kMin)
+          run = strided_lookback_sequence<256, rows, blocks, false, true, kiln::MinOp<float>>(c, in, out, flags, ws, geometry);
+        else if (c.kind == Kind::kMax)
+          run = strided_lookback_sequence<256, rows, blocks, false, false, kiln::MaxOp<float>>(c, in, out, flags, ws, geometry);
+        else if (c.kind == Kind::kProd)
+          run = strided_lookback_sequence<256, rows, blocks, true, true, kiln::ProdOp<float>>(c, in, out, flags, ws, geometry);
+        else if (c.exclusive && c.reverse)
+          run = strided_lookback_sequence<256, rows, blocks, true, true, kiln::SumOp<float>>(c, in, out, flags, ws, geometry);
+        else if (c.exclusive)
+          run = strided_lookback_sequence<256, rows, blocks, true, false, kiln::SumOp<float>>(c, in, out, flags, ws, geometry);
+        else
+          run = strided_lookback_sequence<256, rows, blocks, false, false, kiln::SumOp<float>>(c, in, out, flags, ws, geometry);
+        measure(run, geometry);
+      };
+      lookback(std::integral_constant<int, kRows>{}, std::integral_constant<int, kBlocks>{});
+      lookback(std::integral_constant<int, kRows>{}, std::integral_constant<int, 1>{});
+      lookback(std::integral_constant<int, 32>{}, std::integral_constant<int, 6>{});
+      lookback(std::integral_constant<int, 16>{}, std::integral_constant<int, 1>{});
       std::function<void(cudaStream_t)> run;
-      if (c.inner < 256) {
+      if (c.exclusive && c.reverse && c.kind == Kind::kSum) {
+        run = strided_sequence<256, true, true, kiln::SumOp<float>>(c, in, out, totals, sms, geometry);
+      } else if (c.inner < 256) {
         run = strided_sequence<32, true, false, kiln::SumOp<float>>(c, in, out, totals, sms, geometry);
       } else if (c.kind == Kind::kMin) {
         run = strided_sequence<256, false, true, kiln::MinOp<float>>(c, in, out, totals, sms, geometry);
@@ -321,6 +391,7 @@ int main(int argc, char** argv) {
     CUDA_OK(cudaFree(out));
     CUDA_OK(cudaFree(copy));
     CUDA_OK(cudaFree(ws));
+    CUDA_OK(cudaFree(flags));
   }
   std::printf("%s\n", failed ? "scan_check: FAILED" : "scan_check: all cases match the float64 reference");
   return failed ? 1 : 0;

@@ -491,9 +491,45 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner, b.outer * b.inner);
 }
 
+// The strided look-back ([Note: the strided look-back] in templates/kiln/config/scan.h): a block
+// per tile of `tile_rows` rows by kScanStridedLookbackThreads columns, the tiles chained down each
+// column through a zeroed flags buffer and a values buffer.
+void plan_scan_strided_lookback(Planner& p, PlannedKernel& kn, const Box& b, int tile_rows, const std::string& what,
+                                const std::string& idx) {
+  const auto& a = p.node(kn.anchor);
+  const int elem = element_bytes(p, a.operands[0]);
+  const int value_bytes = static_cast<int>(dtype_size(chain_dtype(a.dtype)));
+  ScanConfig config;
+  config.variant = ScanVariant::kStridedLookback;
+  config.outer = b.outer;
+  config.len = b.len;
+  config.inner = b.inner;
+  config.threads = launch::kScanStridedLookbackThreads;
+  config.chunk = tile_rows;
+  config.chunks = launch::ceil_div(b.len, tile_rows);
+  const auto geo = scan_geometry(config, elem, value_bytes);
+  KILN_ASSERT(geo.zero_workspace && geo.grid.x <= launch::kMaxGridX, "strided look-back of {} tiles", geo.grid.x);
+  const std::string name = a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name;
+  const int flags = p.add_workspace(name + "_tile_flags", DType::i32, {geo.workspace_bytes / 4});
+  const std::int64_t value_bytes_total =
+      launch::scan_strided_lookback_value_bytes(geo.grid.x, config.threads, value_bytes);
+  const int values = p.add_workspace(name + "_tile_values", DType::i32, {value_bytes_total / 4});
+  kn.template_name = "scan_strided_lookback";
+  kn.config = config;
+  kn.args.push_back(workspace_arg(flags, DType::i32, true));
+  kn.args.push_back(workspace_arg(values, DType::i32, true));
+  kn.zero_before.push_back(flags);
+  kn.min_blocks = launch::kScanStridedLookbackBlocksPerSm;
+  kn.set_launch(geo);
+  kn.reason = fmt::format("{}; the columns cannot fill {} SMs, and a chunked scan reads x twice: decoupled look-back "
+                          "down the columns instead, a block per tile of {} rows x {} columns ({} tiles), each copied "
+                          "into shared memory, {} blocks an SM; the tile flags zeroed before the launch; {}",
+                          what, p.target().sm_count, tile_rows, config.threads, geo.grid.x, kn.min_blocks, idx);
+}
+
 // Scans along a non-last axis: a thread per column, chunked along the axis when the columns
-// cannot fill the GPU (then scan_strided_totals runs first). See [Note: the strided-axis scan]
-// in templates/kiln/scan.cuh.
+// cannot fill the GPU (then scan_strided_totals runs first), or the strided look-back where the
+// tensor is large enough for it. See [Note: the strided-axis scan] in templates/kiln/scan.cuh.
 void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, const std::string& idx) {
   const auto& a = p.node(kn.anchor);
   constexpr int kUnroll = 8;
@@ -525,6 +561,15 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
   const std::string what = fmt::format(
       "scan along a strided axis ([{}, {}, {}]): a thread per column carrying its running value, {} loads in flight",
       rows.text, b.len, b.inner, kUnroll);
+  if (ch.chunks > 1 && !rows.dynamic) {   // the look-back instead of the chunks, where it pays
+    const int tile_rows = launch::scan_strided_lookback_rows(launch::kScanStridedLookbackThreads, elem,
+                                                             static_cast<int>(dtype_size(cdt)));
+    if (launch::scan_strided_use_lookback(b.outer, b.len, b.inner, tile_rows, p.target().sm_count) &&
+        leaves_have_width(p, a.operands[0], static_cast<std::size_t>(elem)))
+      return plan_scan_strided_lookback(
+          p, kn, b, tile_rows,
+          fmt::format("scan along a strided axis ([{}, {}, {}])", rows.text, b.len, b.inner), idx);
+  }
   if (ch.chunks == 1) {
     kn.template_name = "scan_strided";
     kn.reason = rows.dynamic ? fmt::format("{}; dyn rows: one pass{}; {}", what,

@@ -75,7 +75,9 @@
 // the combination of the totals before it (read in chunk order: deterministic; the second and
 // third phases of the textbook three-phase scan are fused, since there are at most a few
 // hundred totals per column). The chunked form reads the input twice; it is only chosen
-// when a single pass would leave most SMs idle. f32 cumsum accumulates sequentially within a
+// when a single pass would leave most SMs idle and the tensor is too small for the strided
+// look-back (scan_strided_lookback, [Note: the strided look-back] in config/scan.h), which
+// reads it once. f32 cumsum accumulates sequentially within a
 // chunk: the error of out[i] is about min(i, chunk) * eps * sum|x| in the worst case.
 #pragma once
 
@@ -552,6 +554,15 @@ __device__ __forceinline__ void scan_rows_lookback(const T* __restrict__ in, Out
 
 // ---------------------------------------------------------------- strided axis, a thread per column
 namespace detail {
+// One step down a column: the output for v (the running value before it when exclusive, after it
+// otherwise); `run` moves past v.
+template <class Op, bool kExclusive, class C>
+__device__ __forceinline__ C scan_step(C& run, C v) {
+  const C before = run;
+  run = Op::combine(run, v);
+  return kExclusive ? before : run;
+}
+
 // Column (o, c) and chunk s of the calling thread; false when the thread has no column.
 template <int kThreads, class I>
 __device__ __forceinline__ bool scan_strided_column(I inner, I& o, I& c) {
@@ -606,17 +617,7 @@ __device__ __forceinline__ void scan_strided(const T* __restrict__ in, Out* __re
   const I base = o * len * inner + c;
   // Logical position q is physical row q (forward) or len - 1 - q (reverse).
   auto flat_of = [&](I q) { return base + (kReverse ? len - 1 - q : q) * inner; };
-  auto step = [&](C v, I flat) {
-    C y;
-    if constexpr (kExclusive) {
-      y = run;
-      run = Op::combine(run, v);
-    } else {
-      run = Op::combine(run, v);
-      y = run;
-    }
-    out[flat] = epi(y, flat);
-  };
+  auto step = [&](C v, I flat) { out[flat] = epi(detail::scan_step<Op, kExclusive>(run, v), flat); };
   I q = q_begin;
   for (; q + kUnroll <= q_end; q += kUnroll) {
     T raw[kUnroll];
@@ -626,6 +627,147 @@ __device__ __forceinline__ void scan_strided(const T* __restrict__ in, Out* __re
     for (int u = 0; u < kUnroll; ++u) step(pro(raw[u], flat_of(q + u)), flat_of(q + u));
   }
   for (; q < q_end; ++q) step(pro(ldg(in + flat_of(q)), flat_of(q)), flat_of(q));
+}
+
+
+// ---------------------------------------------------------------- strided axis, decoupled look-back
+// [Note: the strided look-back] in config/scan.h.
+namespace detail {
+// Warp 0 of tile `id`, at row tile r >= 1 of its columns, whose predecessors down the columns are
+// `step` ids apart: how many tiles back the closest one with an inclusive prefix is, every tile
+// in between having published at least its aggregate. Lane l reads the flags of the tiles
+// l + 32 * i + 1 back in a round (kScanLookbackDepth a lane, all in flight), as `lookback` does
+// for a row. Returns the same value in every lane.
+__device__ __forceinline__ long long lookback_prefix_distance(const unsigned* flags, long long id, long long r,
+                                                              long long step) {
+  constexpr int kDepth = launch::kScanLookbackDepth;
+  const int lane = threadIdx.x & 31;
+  for (long long d0 = 1;; d0 += 32 * kDepth) {
+    unsigned flag[kDepth];
+#pragma unroll
+    for (int i = 0; i < kDepth; ++i) {
+      const long long d = d0 + lane + 32 * i;   // the first row tile (d == r) always has a prefix
+      flag[i] = d <= r ? load_acquire_gpu(flags + (id - d * step)) : unsigned(kTilePrefix);
+    }
+#pragma unroll
+    for (int i = 0; i < kDepth; ++i)
+      while (flag[i] == kTileEmpty) flag[i] = load_acquire_gpu(flags + (id - (d0 + lane + 32 * i) * step));
+    int stop = 32 * kDepth;
+#pragma unroll
+    for (int i = kDepth - 1; i >= 0; --i) {
+      const unsigned prefix_lanes = __ballot_sync(0xffffffffu, flag[i] == kTilePrefix);
+      if (prefix_lanes) stop = 32 * i + __ffs(prefix_lanes) - 1;
+    }
+    if (stop < 32 * kDepth) return d0 + stop;
+  }
+}
+
+// Every thread stores its column's value of tile `id`, then thread 0 releases the tile's flag:
+// the barrier puts the block's stores before the release, which carries them (as a grid
+// barrier's arrival does).
+template <class C>
+__device__ __forceinline__ void publish_columns(unsigned* flags, C* slots, long long id, int threads, C v,
+                                                unsigned flag) {
+  __stcg(slots + id * threads + threadIdx.x, v);
+  __syncthreads();
+  if (threadIdx.x == 0) store_release_gpu(flags + id, flag);
+}
+}  // namespace detail
+
+// Tile (o, r, ct): logical rows [r * kRows, +kRows) of the axis, columns [ct * kThreads, +kThreads)
+// of outer slice o; it is block (o * row_tiles + r) * col_tiles + ct. `flags` (zeroed) holds a
+// flag a tile, `values` an aggregate and an inclusive prefix a thread of each tile
+// (launch::scan_strided_lookback_value_bytes).
+template <int kThreads, int kRows, bool kExclusive, bool kReverse, class Op, class T, class Out, class I, class Pro,
+          class Epi>
+__device__ __forceinline__ void scan_strided_lookback(const T* __restrict__ in, Out* __restrict__ out, void* flags_ws,
+                                                      void* values_ws, I outer, I len, I inner, Pro pro, Epi epi) {
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "block size must be a multiple of 32, <= 1024");
+  using C = typename Op::Value;
+  static_assert(kRows * launch::scan_strided_lookback_row_bytes(kThreads, int(sizeof(T)), int(sizeof(C))) <= 49152,
+                "the tile fits in static shared memory (the planner's rows: scan_strided_lookback_rows)");
+  constexpr bool kInPlace = sizeof(T) == sizeof(C);   // converted where it was copied
+  constexpr long long kRawBytes = (long long)kRows * kThreads * sizeof(T);
+  alignas(16) __shared__ unsigned char stage[kRows * launch::scan_strided_lookback_row_bytes(
+                                                          kThreads, int(sizeof(T)), int(sizeof(C)))];
+  T(*raw)[kThreads] = reinterpret_cast<T(*)[kThreads]>(stage);
+  C(*val)[kThreads] = reinterpret_cast<C(*)[kThreads]>(stage + (kInPlace ? 0 : kRawBytes));
+  const I col_tiles = (inner + kThreads - 1) / kThreads;
+  const I row_tiles = (len + kRows - 1) / kRows;
+  const long long id = blockIdx.x;
+  const I ct = I(id % col_tiles);
+  const I r = I((id / col_tiles) % row_tiles);
+  const I o = I(id / ((long long)col_tiles * row_tiles));
+  const I c0 = ct * kThreads, q0 = r * kRows;
+  const int n = len - q0 < kRows ? int(len - q0) : kRows;                 // rows of this tile
+  const int w = inner - c0 < kThreads ? int(inner - c0) : kThreads;       // columns of this tile
+  const int tid = threadIdx.x;
+  auto flat = [&](int k, I c) { return (o * len + (kReverse ? len - 1 - (q0 + k) : q0 + k)) * inner + c; };
+  // The tile into shared memory: 16-byte copies when every row is whole 16-byte vectors; else a
+  // thread copies its column, 4- and 8-byte elements with cp.async, narrower ones through registers.
+  if (is_aligned(in, 16) && (inner * I(sizeof(T))) % 16 == 0) {
+    constexpr int VE = 16 / int(sizeof(T));
+    constexpr int kPerRow = kThreads / VE;   // vectors a tile row
+    constexpr int kRounds = (kRows * kPerRow + kThreads - 1) / kThreads;
+#pragma unroll
+    for (int j = 0; j < kRounds; ++j) {
+      const int i = j * kThreads + tid, k = i / kPerRow, v = i - k * kPerRow;
+      if (i < kRows * kPerRow && k < n && v * VE < w) cp_async16(&raw[k][v * VE], in + flat(k, c0 + v * VE));
+    }
+  } else if (tid < w) {
+#pragma unroll
+    for (int k = 0; k < kRows; ++k)
+      if (k < n) {
+        if constexpr (sizeof(T) == 4 || sizeof(T) == 8) cp_async<int(sizeof(T))>(&raw[k][tid], in + flat(k, c0 + tid));
+        else raw[k][tid] = ldg(in + flat(k, c0 + tid));
+      }
+  }
+  cp_async_commit();
+  cp_async_wait<0>();
+  __syncthreads();
+  // Each thread converts its column in place (or beside) and folds its aggregate.
+  C aggregate = Op::identity();
+  if (tid < w) {
+#pragma unroll
+    for (int k = 0; k < kRows; ++k)
+      if (k < n) {
+        const C v = pro(raw[k][tid], flat(k, c0 + tid));
+        val[k][tid] = v;
+        aggregate = Op::combine(aggregate, v);
+      }
+  }
+  // The chain down the columns: the aggregate at once, the walk, then the inclusive prefix.
+  const long long tiles = gridDim.x;
+  unsigned* flags = static_cast<unsigned*>(flags_ws);
+  C* aggregates = static_cast<C*>(values_ws);
+  C* prefixes = reinterpret_cast<C*>(static_cast<unsigned char*>(values_ws) +
+                                     launch::scan_strided_lookback_value_bytes(tiles, kThreads, int(sizeof(C))) / 2);
+  C run = Op::identity();
+  if (r == 0) {
+    detail::publish_columns(flags, prefixes, id, kThreads, aggregate, detail::kTilePrefix);
+  } else {
+    detail::publish_columns(flags, aggregates, id, kThreads, aggregate, detail::kTileAggregate);
+    __shared__ long long distance;
+    if (tid < 32) {
+      const long long d = detail::lookback_prefix_distance(flags, id, r, col_tiles);
+      if (tid == 0) distance = d;
+    }
+    __syncthreads();
+    const long long d = distance, step = (long long)col_tiles * kThreads;
+    const long long slot = id * kThreads + tid;
+    run = __ldcg(prefixes + (slot - d * step));
+    for (long long j = d - 1; j >= 1; --j) run = Op::combine(run, __ldcg(aggregates + (slot - j * step)));
+    detail::publish_columns(flags, prefixes, id, kThreads, Op::combine(run, aggregate), detail::kTilePrefix);
+  }
+  // The scan of the column from its exclusive prefix, out of shared memory.
+  if (tid < w) {
+#pragma unroll
+    for (int k = 0; k < kRows; ++k)
+      if (k < n) {
+        const I f = flat(k, c0 + tid);
+        out[f] = epi(detail::scan_step<Op, kExclusive>(run, val[k][tid]), f);
+      }
+  }
 }
 
 }  // namespace kiln

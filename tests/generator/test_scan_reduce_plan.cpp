@@ -68,11 +68,11 @@ TEST_CASE("strided scans: template choices") {
     CHECK(contains(src, "kiln::scan_strided<kThreads, kUnroll, kExclusive, kReverse, Op>(in_x, out_y, "
                         "static_cast<const C*>(nullptr)"));
   }
-  SUBCASE("cumsum over axis 0 of 8192x4096: 4096 columns cannot fill the GPU, so the axis is chunked") {
-    const auto plan = plan_of({"scans", "cumsum_cols", "", {}, {}});
+  SUBCASE("cumsum over axis 0 of 2048x1000: 1000 columns cannot fill the GPU, too few tiles for the look-back: chunked") {
+    const auto plan = plan_of({"scans", "cummax_cols_epilogue", "", {}, {}});
     REQUIRE(plan.kernels.size() == 2);
-    CHECK(std::get<kiln::ScanConfig>(plan.kernels[0].config).chunks > 1);
-    CHECK(plan.kernels[0].grid.x * plan.kernels[0].grid.y >= 132u * 8u);   // a full wave of 256-thread blocks
+    CHECK(std::get<kiln::ScanConfig>(plan.kernels[0].config).chunks == 32);   // at most len / (8 * unroll)
+    CHECK(plan.kernels[0].grid.y == 32u);
   }
   SUBCASE("few columns down a long axis: chunk totals, then the scan reads them") {
     const auto plan = plan_of({"scans", "cumsum_mid_exclusive", "", {}, {}});
@@ -136,6 +136,72 @@ TEST_CASE("look-back scans: planned for few long rows, with the workspace zeroed
   const auto half = plan_of_text("op h {\n  dims B = 2, N = 4194301\n  in x: f16[B, N]\n  out y = cumsum(x, axis=1)\n}\n", "h");
   CHECK(half.kernels[0].min_blocks == 1);
   CHECK(contains(half.kernels[0].reason, "registers uncapped"));
+}
+
+TEST_CASE("strided look-back: planned where the columns cannot fill the GPU and the tiles fill two waves") {
+  // cumsum down 8192 x 4096 f32: tiles of 40 rows x 256 columns ([Note: the strided look-back]),
+  // 205 x 16 of them, the flags zeroed before the launch, the values not.
+  const auto plan = plan_of({"scans", "cumsum_cols", "", {}, {}});
+  REQUIRE(plan.kernels.size() == 1);
+  const auto& k = plan.kernels[0];
+  CHECK(k.template_name == "scan_strided_lookback");
+  const auto& config = std::get<kiln::ScanConfig>(k.config);
+  CHECK(config.variant == kiln::ScanVariant::kStridedLookback);
+  CHECK(config.chunk == 40);
+  CHECK(config.chunks == 205);
+  CHECK(k.grid.x == 205u * 16u);
+  CHECK(k.block.x == 256u);
+  CHECK(k.min_blocks == 5);
+  CHECK(contains(k.reason, "a block per tile of 40 rows x 256 columns (3280 tiles)"));
+  REQUIRE(k.zero_before.size() == 1);
+  const auto& flags = plan.buffers[static_cast<std::size_t>(k.zero_before[0])];
+  CHECK(flags.name == "y_tile_flags");
+  CHECK(flags.bytes == 3280 * 4);
+  std::int64_t values = 0;
+  for (const auto& b : plan.buffers)
+    if (b.name == "y_tile_values") values = b.bytes;
+  CHECK(values == 2 * 3280 * 256 * 4);
+  const auto src = sources_of(plan)[0].text;
+  CHECK(contains(src, "kiln::scan_strided_lookback<kThreads, kRows, kExclusive, kReverse, Op>(in_x, out_y, "
+                      "ws_y_tile_flags, ws_y_tile_values, kOuter, kLen, kInner"));
+  CHECK(contains(src, "__launch_bounds__(256, 5)"));
+  // The rows follow the widths: f16 in, f32 values beside the raw ones (256 x 6 bytes a row: 26
+  // rows); f64 20 rows.
+  const auto half = plan_of_text("op h {\n  dims R = 8192, C = 2048\n  in x: f16[R, C]\n  out y = cumsum(x, axis=0)\n}\n", "h");
+  CHECK(std::get<kiln::ScanConfig>(half.kernels[0].config).chunk == 26);
+  const auto wide = plan_of_text("op w {\n  dims R = 8192, C = 1024\n  in x: f64[R, C]\n  out y = cumsum(x, axis=0)\n}\n", "w");
+  CHECK(std::get<kiln::ScanConfig>(wide.kernels[0].config).chunk == 20);
+  CHECK(wide.kernels[0].template_name == "scan_strided_lookback");
+  // Too few tiles (2048 x 1000: 52 x 4), or narrow columns (4 x 65536 x 32): the chunked scan.
+  CHECK(plan_of({"scans", "cummax_cols_epilogue", "", {}, {}}).kernels[0].template_name == "scan_strided_totals");
+  CHECK(plan_of({"scans", "cumsum_mid_exclusive", "", {}, {}}).kernels[0].template_name == "scan_strided_totals");
+  // Columns that fill the GPU: one scan_strided pass.
+  CHECK(plan_of({"scans", "cummin_mid_reverse", "", {}, {}}).kernels[0].template_name == "scan_strided");
+  // Dyn rows keep the chunked scan (its workspace follows the class's rows).
+  const auto dyn = plan_of_text(
+      "op d {\n  dims dyn B = 1, M = 8192, N = 4096\n  in x: f32[B, M, N]\n  out y = cumsum(x, axis=1)\n}\n", "d");
+  CHECK(dyn.kernels[0].template_name != "scan_strided_lookback");
+}
+
+TEST_CASE("strided look-back rules") {
+  using namespace kiln::launch;
+  CHECK(scan_strided_lookback_rows(256, 4, 4) == 40);   // 40 KiB of f32, converted in place
+  CHECK(scan_strided_lookback_rows(256, 2, 4) == 26);   // f16 raw beside f32
+  CHECK(scan_strided_lookback_rows(256, 8, 8) == 20);
+  CHECK(scan_strided_lookback_rows(256, 1, 8) == 17);   // bool -> i64
+  CHECK(scan_strided_lookback_rows(32, 4, 4) == kScanStridedLookbackMaxRows);
+  CHECK(scan_strided_lookback_row_bytes(256, 4, 4) * 40 <= kScanStridedLookbackStageBytes);
+  // 5 blocks of the stage (and 1 KiB each the hardware reserves) fit an SM's 228 KiB.
+  CHECK(kScanStridedLookbackBlocksPerSm * (kScanStridedLookbackStageBytes + 1024 + 64) <= 228 * 1024);
+  const auto g = scan_strided_lookback_geometry(2, 1001, 300, 256, 40);
+  CHECK(g.grid.x == 2 * 26 * 2);
+  CHECK(g.workspace_bytes == 104 * 4);   // a flag a tile (a multiple of 16 bytes already)
+  CHECK(scan_strided_lookback_geometry(1, 40, 300, 256, 40).workspace_bytes == 16);   // 2 flags, rounded up
+  CHECK(g.zero_workspace);
+  CHECK(scan_strided_lookback_value_bytes(104, 256, 4) == 2 * 104 * 256 * 4);
+  CHECK(scan_strided_use_lookback(1, 32768, 32768, 40, 132));
+  CHECK(!scan_strided_use_lookback(1, 2048, 1000, 40, 132));    // 208 tiles
+  CHECK(!scan_strided_use_lookback(4, 65536, 32, 40, 132));     // narrower than a block
 }
 
 TEST_CASE("reductions over non-adjacent axes: a chain of box reductions") {
@@ -204,12 +270,18 @@ TEST_CASE("strided scans, look-back scans, chained reductions: every unit compil
   const char* text =
       "op h {\n  dims B = 3, M = 2000, N = 40\n  in x: f16[B, M, N]\n  out y = cumsum(x, axis=1, reverse=true)\n}\n"
       "op g {\n  dims B = 3, M = 20, N = 40\n  in x: bf16[B, M, N]\n  out y = mean(x, axis=[0, 2])\n}\n"
-      "op l {\n  dims B = 2, N = 1000000\n  in x: f16[B, N]\n  out y = cummax(x, axis=1, exclusive=true)\n}\n";
-  for (const char* op : {"h", "g", "l"})
+      "op l {\n  dims B = 2, N = 1000000\n  in x: f16[B, N]\n  out y = cummax(x, axis=1, exclusive=true)\n}\n"
+      // The strided look-back in every copy path: f16 beside f32, bool through registers, f64.
+      "op sh {\n  dims R = 8192, C = 2048\n  in x: f16[R, C]\n  out y = cumsum(x, axis=0, reverse=true)\n}\n"
+      "op sb {\n  dims R = 8192, C = 1024\n  in x: bool[R, C]\n  out y = cumsum(i64(x), axis=0)\n}\n"
+      "op sd {\n  dims B = 8, M = 3001, N = 999\n  in x: f64[B, M, N]\n  out y = cummin(x, axis=1, exclusive=true)\n}\n";
+  for (const char* op : {"h", "g", "l", "sh", "sb", "sd"})
     for (const auto& src : sources_of(plan_of_text(text, op))) {
       CAPTURE(src.file_name);
       try {
-        CHECK(!kiln::compile(compile_request(src, "sm_80")).cubin.empty());
+        const auto result = kiln::compile(compile_request(src, "sm_80"));
+        CHECK(!result.cubin.empty());
+        for (const auto& res : result.resources) CHECK(res.spill_stores == 0);
       } catch (const kiln::Error& e) {
         FAIL_CHECK(e.what());
       }

@@ -1,5 +1,5 @@
-// The strided-axis scan (scan_strided_totals + scan_strided), the look-back scan with every
-// combiner, and chained reductions over non-adjacent axes, run on the CPU through
+// The strided-axis scan (scan_strided_totals + scan_strided), the strided look-back, the
+// look-back scan with every combiner, and chained reductions over non-adjacent axes, run on the CPU through
 // cuda_emulator.h on odd shapes, every scan kind and direction, one and several chunks, with
 // NaN and +-inf, against float64 references that follow docs/semantics.md.
 #include "cuda_emulator.h"   // first: compiles the templates as host code
@@ -190,6 +190,28 @@ TEST_CASE("emulated scan_strided: the planner's chunk rule on a narrow, long axi
 }
 
 namespace {
+// The strided look-back as the planner launches it (its rows rule at 32 threads: 64 rows a tile),
+// flags zeroed and values poisoned; `offset` elements shifts the input off 16-byte alignment
+// (element copies instead of 16-byte ones).
+template <bool kExclusive, bool kReverse, class Op>
+void run_strided_lookback(const std::vector<float>& in, std::vector<float>& out, int outer, int len, int inner,
+                          int offset) {
+  constexpr int kLookThreads = 32;
+  constexpr int kRows = kiln::launch::scan_strided_lookback_rows(kLookThreads, 4, 4);
+  const auto geo = kiln::launch::scan_strided_lookback_geometry(outer, len, inner, kLookThreads, kRows);
+  CHECK(geo.zero_workspace);
+  std::vector<unsigned> flags(std::size_t(geo.workspace_bytes / 4), 0u);
+  std::vector<float> values(
+      std::size_t(kiln::launch::scan_strided_lookback_value_bytes(geo.grid.x, kLookThreads, 4) / 4), kNaN);
+  std::vector<float> shifted(in.size() + 8);
+  std::copy(in.begin(), in.end(), shifted.begin() + offset);
+  emu::launch({unsigned(geo.grid.x), 1, 0}, kLookThreads, [&] {
+    kiln::scan_strided_lookback<kLookThreads, kRows, kExclusive, kReverse, Op>(
+        shifted.data() + offset, out.data(), flags.data(), values.data(), outer, len, inner, Pass{}, Pass{});
+  });
+  for (long long t = 0; t < geo.grid.x; ++t) CHECK(flags[std::size_t(t)] == kiln::detail::kTilePrefix);   // every tile's prefix
+}
+
 template <bool kExclusive, bool kReverse, class Op>
 void run_lookback(const std::vector<float>& in, std::vector<float>& out, int rows, int len) {
   constexpr int kLookThreads = 64, kVecs = 1, kTile = kLookThreads * kVecs * 4;
@@ -236,6 +258,52 @@ TEST_CASE("emulated scan_rows_lookback: cumprod, cummin and cummax in every dire
         CHECK(bad == 0);
       }
   }
+}
+
+TEST_CASE("emulated scan_strided_lookback: every kind and direction, partial tiles, element and 16-byte copies") {
+  struct Shape {
+    int outer, len, inner, offset;
+  };
+  // 200 rows: 4 tiles of 64 down a column, the last partial; 45 columns: two tiles of 32, the
+  // second partial, and rows that are not whole vectors (element copies); 64 columns with a
+  // 16-byte aligned input (16-byte copies) and the same off alignment; a single row.
+  const Shape shapes[] = {{2, 200, 45, 0}, {1, 130, 64, 0}, {1, 130, 64, 1}, {3, 1, 40, 0}};
+  for (const Shape& sh : shapes)
+    for (Kind kind : {Kind::kSum, Kind::kProd, Kind::kMax, Kind::kMin}) {
+      const std::size_t n = std::size_t(sh.outer) * sh.len * sh.inner;
+      std::vector<float> in = inputs(n, 11 + unsigned(sh.len), kind == Kind::kProd ? 0.9f : -1.f, 1.1f);
+      if (sh.len > 100) {
+        auto at = [&](int o, int p, int c) -> float& { return in[(std::size_t(o) * sh.len + p) * sh.inner + c]; };
+        at(0, sh.len / 2, 1) = kNaN;
+        at(sh.outer - 1, 70, 33) = kInf;   // the second tile down column 33
+        at(sh.outer - 1, 5, 4) = -kInf;
+      }
+      for (int variant = 0; variant < 4; ++variant) {
+        const bool exclusive = variant & 1, reverse = variant & 2;
+        std::vector<float> out(n, -12345.f);
+        auto go = [&](auto op) {
+          using Op = decltype(op);
+          if (variant == 0) run_strided_lookback<false, false, Op>(in, out, sh.outer, sh.len, sh.inner, sh.offset);
+          if (variant == 1) run_strided_lookback<true, false, Op>(in, out, sh.outer, sh.len, sh.inner, sh.offset);
+          if (variant == 2) run_strided_lookback<false, true, Op>(in, out, sh.outer, sh.len, sh.inner, sh.offset);
+          if (variant == 3) run_strided_lookback<true, true, Op>(in, out, sh.outer, sh.len, sh.inner, sh.offset);
+        };
+        if (kind == Kind::kSum) go(kiln::SumOp<float>{});
+        if (kind == Kind::kProd) go(kiln::ProdOp<float>{});
+        if (kind == Kind::kMax) go(kiln::MaxOp<float>{});
+        if (kind == Kind::kMin) go(kiln::MinOp<float>{});
+        const auto ref = ref_scan(in, sh.outer, sh.len, sh.inner, kind, exclusive, reverse);
+        INFO(std::string(kind_name(kind)) << " [" << sh.outer << ", " << sh.len << ", " << sh.inner << "] offset "
+                                          << sh.offset << " exclusive " << exclusive << " reverse " << reverse);
+        int bad = 0;
+        for (std::size_t i = 0; i < n; ++i)
+          if (!(kind == Kind::kProd && std::isfinite(ref[i]) ? std::fabs(out[i] - ref[i]) <= 1e-4 * (1 + std::fabs(ref[i]))
+                                                              : matches(out[i], ref[i], kind)) &&
+              bad++ < 3)
+            FAIL_CHECK("element " << i << ": " << out[i] << " vs " << ref[i]);
+        CHECK(bad == 0);
+      }
+    }
 }
 
 namespace {

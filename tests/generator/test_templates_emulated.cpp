@@ -330,6 +330,26 @@ TEST_CASE("emulated look-back walk: rounds of 128 tiles, the closest prefix ends
   check_walks<long long>();
 }
 
+TEST_CASE("emulated strided look-back walk: the distance to the closest prefix down a column of tiles") {
+  using kiln::detail::kTileAggregate;
+  using kiln::detail::kTilePrefix;
+  // 3 column tiles (step 3): the walking tile is id = 3 * 299 + 1 (row tile 299 of column tile 1).
+  // Its column's tiles 1, 4, 7, ... hold aggregates except the first (a prefix) and the one `p`
+  // rows down; the other columns' tiles hold prefixes that must not end the walk.
+  const long long step = 3, rows = 300, id = step * (rows - 1) + 1;
+  for (long long p : {0LL, 100LL, 170LL, 171LL, 297LL, 298LL}) {
+    INFO("closest prefix at row tile " << p);
+    std::vector<unsigned> flags(std::size_t(step * rows), kTilePrefix);
+    for (long long r = 0; r < rows; ++r) flags[std::size_t(r * step + 1)] = r == 0 || r == p ? kTilePrefix : kTileAggregate;
+    flags[std::size_t(id)] = kTileAggregate;   // the walking tile's own aggregate
+    std::vector<long long> got(32);
+    emu::launch({1, 1, 0}, 32, [&] {
+      got[threadIdx.x] = kiln::detail::lookback_prefix_distance(flags.data(), id, rows - 1, step);
+    });
+    for (int lane = 0; lane < 32; ++lane) CHECK(got[lane] == rows - 1 - p);
+  }
+}
+
 namespace {
 struct HalfToFloat {
   float operator()(__half x, int) const { return __half2float(x); }

@@ -1,10 +1,12 @@
 // kiln/config/scan.h — the scan family (scan.cuh): its typed config and the launch rules that
 // pick the variant and its numbers. See config.h for the pattern.
 //
-// One ScanConfig for all four kernels: a contiguous-row scan (block per row or decoupled
-// look-back) and the strided-axis scan with its optional first phase (scan_strided_totals, then
-// scan_strided with the same config but the kStrided variant). The fields a variant does not
-// use keep their defaults (vecs for the strided scans, unroll and chunks for the row scans).
+// One ScanConfig for all five kernels: a contiguous-row scan (block per row or decoupled
+// look-back), the strided-axis scan with its optional first phase (scan_strided_totals, then
+// scan_strided with the same config but the kStrided variant), and the strided look-back
+// (scan_strided_lookback: chunk is its tile's rows, chunks its tiles down a column). The fields a
+// variant does not use keep their defaults (vecs for the strided scans, unroll and chunks for the
+// row scans).
 #pragma once
 
 #include "kiln/config/config.h"
@@ -16,6 +18,7 @@ enum class ScanVariant {
   kRowsLookback,    // scan_rows_lookback: a block per tile, decoupled look-back (zeroed workspace)
   kStridedTotals,   // scan_strided_totals: phase 1 of a chunked strided scan, the chunk totals
   kStrided,         // scan_strided: a thread per column (after kStridedTotals when chunks > 1)
+  kStridedLookback, // scan_strided_lookback: a block per tile of rows x columns, look-back per column
 };
 
 #if !defined(__CUDACC_RTC__)
@@ -25,6 +28,7 @@ inline const char* enum_name(ScanVariant v) {
     case ScanVariant::kRowsLookback: return "kRowsLookback";
     case ScanVariant::kStridedTotals: return "kStridedTotals";
     case ScanVariant::kStrided: return "kStrided";
+    case ScanVariant::kStridedLookback: return "kStridedLookback";
   }
   return "?";
 }
@@ -39,8 +43,8 @@ inline const char* enum_name(ScanVariant v) {
   X(int, threads, 256)     /* block size */                                                            \
   X(int, vecs, 1)          /* rows: 16-byte vectors a thread per tile */                               \
   X(int, unroll, 1)        /* strided: loads in flight a thread */                                     \
-  X(long long, chunks, 1)  /* strided: chunks along the axis (grid.y) */                               \
-  X(long long, chunk, 0)   /* strided: scan steps a chunk */
+  X(long long, chunks, 1)  /* strided: chunks along the axis (grid.y; look-back: tiles a column) */    \
+  X(long long, chunk, 0)   /* strided: scan steps a chunk (look-back: a tile's rows) */
 KILN_CONFIG(ScanConfig, KILN_SCAN_FIELDS);
 
 namespace launch {
@@ -154,6 +158,73 @@ KILN_RULE constexpr Geometry scan_strided_geometry(long long outer, long long in
   return g;
 }
 
+
+// ---------------------------------------------------------------- scan_strided_lookback
+// [Note: the strided look-back]
+// The chunked strided scan reads x twice (chunk totals, then the scan): at most 2/3 of copy,
+// 57% measured on an H200 for cumsum down the columns of 32768^2. The strided look-back reads it
+// once: a block owns a tile of `chunk` rows by `threads` columns (a thread a column), copies it
+// into shared memory (16-byte cp.async where every row is whole 16-byte vectors, else element by
+// element), folds each column's aggregate, and chains the tiles down each column with the
+// decoupled look-back of the row scan, per column: the values are a column's (one a thread),
+// the flags a tile's (one a block, released after every thread's value is stored). Tile
+// (o, r, ct) is block (o * chunks + r) * col_tiles + ct, so a tile's predecessors down its
+// columns started before it. The workspace is two buffers: the flags (zeroed before each
+// launch) and the values, an aggregate and an inclusive prefix a column of each tile, written
+// before their flag and never zeroed.
+// A tile's rows fill kScanStridedLookbackStageBytes with its converted values (and the raw ones
+// beside them where the conversion widens), at most kScanStridedLookbackMaxRows: fewer rows mean
+// more workspace traffic (2 values written, >= 1 read, a column of each tile), and registers are
+// capped for kScanStridedLookbackBlocksPerSm blocks an SM (what the stage lets 228 KiB hold).
+// Measured on an H200 (bench/results/2026-11-29-h200-run4/scan_check.txt), cumsum down the
+// columns of 32768^2 f32 against a copy: 80% at 40 rows and 5 blocks an SM, 77% at 32 rows and 6,
+// 59% at 16; the chunked scan 57%. A __threadfence before each flag's release cost 2-4 points.
+// The look-back replaces the chunked scan only where its tiles are a whole block wide (inner >=
+// 256) and fill two waves: the chunked scan was faster on 2048 x 1000 (208 tiles; 56% of copy
+// against 51%), 513 x 3000 (156 tiles; 75% against 67%) and 4 x 65536 x 32 (tiles 32 columns
+// wide; 34% against 7%), the look-back on 8 x 3000 x 999 (58% against 50%) and 8192 x 4096
+// (69% against 59%).
+constexpr int kScanStridedLookbackThreads = 256;
+constexpr int kScanStridedLookbackStageBytes = 40960;
+constexpr int kScanStridedLookbackMaxRows = 64;
+constexpr int kScanStridedLookbackBlocksPerSm = 5;
+// Shared-memory bytes a tile row of `threads` columns takes: the converted values, plus the raw
+// ones where they differ in width (converted in place where they do not).
+KILN_RULE constexpr long long scan_strided_lookback_row_bytes(int threads, int elem_bytes, int value_bytes) {
+  return (long long)threads * (value_bytes + (elem_bytes == value_bytes ? 0 : elem_bytes));
+}
+KILN_RULE constexpr int scan_strided_lookback_rows(int threads, int elem_bytes, int value_bytes) {
+  return int(max_ll(1, min_ll(kScanStridedLookbackMaxRows,
+                              kScanStridedLookbackStageBytes /
+                                  scan_strided_lookback_row_bytes(threads, elem_bytes, value_bytes))));
+}
+KILN_RULE constexpr long long scan_strided_lookback_tiles(long long outer, long long len, long long inner, int threads,
+                                                          long long rows) {
+  return outer * ceil_div(len, rows) * ceil_div(inner, threads);
+}
+KILN_RULE constexpr bool scan_strided_use_lookback(long long outer, long long len, long long inner, long long rows,
+                                                   int sm_count) {
+  return inner >= kScanStridedLookbackThreads &&
+         scan_strided_lookback_tiles(outer, len, inner, kScanStridedLookbackThreads, rows) >=
+             2LL * sm_count * kScanStridedLookbackBlocksPerSm;
+}
+// The values' buffer: an aggregate and a prefix a thread of each tile.
+KILN_RULE constexpr long long scan_strided_lookback_value_bytes(long long tiles, int threads, int value_bytes) {
+  return 2 * round_up_ll(tiles * threads * value_bytes, 16);
+}
+// The grid, and the flags' buffer as the (zeroed) workspace; the values' buffer is
+// scan_strided_lookback_value_bytes.
+KILN_RULE constexpr Geometry scan_strided_lookback_geometry(long long outer, long long len, long long inner, int threads,
+                                                            long long rows) {
+  Geometry g;
+  const long long tiles = scan_strided_lookback_tiles(outer, len, inner, threads, rows);
+  g.block.x = threads;
+  g.grid.x = tiles;
+  g.workspace_bytes = scan_lookback_flag_bytes(tiles);
+  g.zero_workspace = true;
+  return g;
+}
+
 }  // namespace launch
 
 // The launch of a ScanConfig's kernel, for a streamed tensor of elem_bytes elements (it sets the
@@ -164,6 +235,8 @@ KILN_RULE constexpr launch::Geometry scan_geometry(const ScanConfig& c, int elem
     case ScanVariant::kRowsLookback:
       return launch::scan_rows_lookback_geometry(c.outer, c.len, launch::scan_rows_tile(c.threads, c.vecs, elem_bytes),
                                                  c.threads, value_bytes);
+    case ScanVariant::kStridedLookback:
+      return launch::scan_strided_lookback_geometry(c.outer, c.len, c.inner, c.threads, c.chunk);
     default:   // kStridedTotals, kStrided: the same grid
       return launch::scan_strided_geometry(c.outer, c.inner, launch::ScanChunks{c.chunks, c.chunk}, c.threads,
                                            value_bytes);
