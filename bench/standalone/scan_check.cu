@@ -76,10 +76,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) lookback_scan(const floa
 }
 template <int kThreads, int kRows, int kMinBlocks, bool kExclusive, bool kReverse, class Op>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) strided_lookback(const float* __restrict__ in,
-                                                                         float* __restrict__ out, void* flags,
-                                                                         void* values, int outer, int len, int inner) {
-  kiln::scan_strided_lookback<kThreads, kRows, kExclusive, kReverse, Op>(in, out, flags, values, outer, len, inner,
-                                                                         Pass{}, Pass{});
+                                                                         float* __restrict__ out, void* ws, int outer,
+                                                                         int len, int inner) {
+  kiln::scan_strided_lookback<kThreads, kRows, kExclusive, kReverse, Op>(in, out, ws, outer, len, inner, Pass{}, Pass{});
 }
 // The look-back tiles every look-back case runs with (threads, 16-byte vectors a thread, blocks
 // an SM in __launch_bounds__): first the planner's pick for f32 (kScanLookbackThreads,
@@ -211,22 +210,21 @@ std::function<void(cudaStream_t)> lookback_sequence(const Case& c, const float* 
 }
 
 // The strided look-back at kRows rows a tile (the planner's: scan_strided_lookback_rows), its
-// flags zeroed before each launch as the runtime does.
+// statuses zeroed before each launch as the runtime does.
 template <int kThreads, int kRows, int kMinBlocks, bool E, bool R, class Op>
-std::function<void(cudaStream_t)> strided_lookback_sequence(const Case& c, const float* in, float* out, void* flags,
-                                                            void* values, std::string& geometry) {
-  const auto geo = kiln::launch::scan_strided_lookback_geometry(c.outer, c.len, c.inner, kThreads, kRows);
+std::function<void(cudaStream_t)> strided_lookback_sequence(const Case& c, const float* in, float* out, void* ws,
+                                                            std::string& geometry) {
+  const auto geo = kiln::launch::scan_strided_lookback_geometry(c.outer, c.len, c.inner, kThreads, kRows, 4);
   char text[160];
   std::snprintf(text, sizeof text, "look-back %dx%d rows, >=%d/SM: %lld tiles", kThreads, kRows, kMinBlocks,
                 geo.grid.x);
   geometry = text;
   const int outer = int(c.outer), len = int(c.len), inner = int(c.inner);
   const unsigned blocks = unsigned(geo.grid.x);
-  const size_t flag_bytes = size_t(geo.workspace_bytes);
+  const size_t ws_bytes = size_t(geo.workspace_bytes);
   return [=](cudaStream_t s) {
-    CUDA_OK(cudaMemsetAsync(flags, 0, flag_bytes, s));
-    strided_lookback<kThreads, kRows, kMinBlocks, E, R, Op><<<blocks, kThreads, 0, s>>>(in, out, flags, values, outer,
-                                                                                       len, inner);
+    CUDA_OK(cudaMemsetAsync(ws, 0, ws_bytes, s));
+    strided_lookback<kThreads, kRows, kMinBlocks, E, R, Op><<<blocks, kThreads, 0, s>>>(in, out, ws, outer, len, inner);
   };
 }
 
@@ -295,12 +293,10 @@ int main(int argc, char** argv) {
     CUDA_OK(cudaMalloc(&in, n * 4));
     CUDA_OK(cudaMalloc(&out, n * 4));
     CUDA_OK(cudaMalloc(&copy, n * 4));
-    // Totals or look-back state; the strided look-back's values: 2 a column of a 256-wide tile of
-    // at least 16 rows (8 bytes a column of each 16 rows: n / 2 bytes for whole tiles).
-    const std::size_t ws_bytes = c.inner == 1 ? n * 4 / 8 : n * 4 * 2 * 256 / std::min<long long>(c.inner, 256) / 16 + n;
+    // Totals or look-back state; the strided look-back's statuses: 8 bytes a column of a
+    // 256-wide tile of at least 16 rows (n / 2 bytes for whole tiles).
+    const std::size_t ws_bytes = c.inner == 1 ? n * 4 / 8 : n * 8 * 256 / std::min<long long>(c.inner, 256) / 16 + n;
     CUDA_OK(cudaMalloc(&ws, std::max<std::size_t>(ws_bytes, 1 << 20)));
-    void* flags = nullptr;   // the strided look-back's flags
-    CUDA_OK(cudaMalloc(&flags, std::max<std::size_t>(n * 4 / 256, 1 << 20)));
     CUDA_OK(cudaMemcpy(in, x.data(), n * 4, cudaMemcpyHostToDevice));
     // One run of the case: the checked launch on poisoned outputs, then the timing.
     auto measure = [&](const std::function<void(cudaStream_t)>& run, const std::string& geometry) {
@@ -354,17 +350,17 @@ int main(int argc, char** argv) {
         constexpr int rows = decltype(rows_tag)::value, blocks = decltype(blocks_tag)::value;
         std::function<void(cudaStream_t)> run;
         if (c.kind == Kind::kMin)
-          run = strided_lookback_sequence<256, rows, blocks, false, true, kiln::MinOp<float>>(c, in, out, flags, ws, geometry);
+          run = strided_lookback_sequence<256, rows, blocks, false, true, kiln::MinOp<float>>(c, in, out, ws, geometry);
         else if (c.kind == Kind::kMax)
-          run = strided_lookback_sequence<256, rows, blocks, false, false, kiln::MaxOp<float>>(c, in, out, flags, ws, geometry);
+          run = strided_lookback_sequence<256, rows, blocks, false, false, kiln::MaxOp<float>>(c, in, out, ws, geometry);
         else if (c.kind == Kind::kProd)
-          run = strided_lookback_sequence<256, rows, blocks, true, true, kiln::ProdOp<float>>(c, in, out, flags, ws, geometry);
+          run = strided_lookback_sequence<256, rows, blocks, true, true, kiln::ProdOp<float>>(c, in, out, ws, geometry);
         else if (c.exclusive && c.reverse)
-          run = strided_lookback_sequence<256, rows, blocks, true, true, kiln::SumOp<float>>(c, in, out, flags, ws, geometry);
+          run = strided_lookback_sequence<256, rows, blocks, true, true, kiln::SumOp<float>>(c, in, out, ws, geometry);
         else if (c.exclusive)
-          run = strided_lookback_sequence<256, rows, blocks, true, false, kiln::SumOp<float>>(c, in, out, flags, ws, geometry);
+          run = strided_lookback_sequence<256, rows, blocks, true, false, kiln::SumOp<float>>(c, in, out, ws, geometry);
         else
-          run = strided_lookback_sequence<256, rows, blocks, false, false, kiln::SumOp<float>>(c, in, out, flags, ws, geometry);
+          run = strided_lookback_sequence<256, rows, blocks, false, false, kiln::SumOp<float>>(c, in, out, ws, geometry);
         measure(run, geometry);
       };
       lookback(std::integral_constant<int, kRows>{}, std::integral_constant<int, kBlocks>{});
@@ -391,7 +387,6 @@ int main(int argc, char** argv) {
     CUDA_OK(cudaFree(out));
     CUDA_OK(cudaFree(copy));
     CUDA_OK(cudaFree(ws));
-    CUDA_OK(cudaFree(flags));
   }
   std::printf("%s\n", failed ? "scan_check: FAILED" : "scan_check: all cases match the float64 reference");
   return failed ? 1 : 0;

@@ -353,8 +353,7 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, const Scan
                           rows_name(kernel, "kOuter"), functors(plan, kernel));
 }
 
-// scan_strided_lookback: its flags (zeroed, the geometry's workspace) and values buffers, in
-// the order the planner added them.
+// scan_strided_lookback: its zeroed workspace holds a status a column of each tile.
 void emit_scan_strided_lookback(const Plan& plan, const PlannedKernel& kernel, const ScanConfig& config,
                                 UnitParts& unit) {
   const auto& anchor = anchor_of(plan, kernel);
@@ -372,28 +371,20 @@ void emit_scan_strided_lookback(const Plan& plan, const PlannedKernel& kernel, c
   scan_op_constants(anchor, c);
   unit.constants = c.str();
   unit.functors = load_store_functors(plan, kernel, primary, "C");
-  std::vector<int> buffers;
-  for (const auto& a : kernel.args)
-    if (a.kind == KernelArg::Kind::Buffer && plan.buffers[static_cast<std::size_t>(a.buffer)].kind == BufferKind::Workspace)
-      buffers.push_back(a.buffer);
-  KILN_ASSERT(buffers.size() == 2, "scan_strided_lookback: {} workspaces, not flags and values", buffers.size());
   const std::string streamed = streamed_type(plan, primary);
   const std::string geometry = fmt::format("kiln::scan_geometry(kConfig, sizeof({}), sizeof(C))", streamed);
   rows_launch_check(kernel, geometry, unit);
-  workspace_check(plan, kernel, geometry, true, unit);   // the flags
+  workspace_check(plan, kernel, geometry, true, unit);
   unit.checks += fmt::format(
-      "static_assert(kiln::launch::scan_strided_lookback_value_bytes({}.grid.x, kThreads, sizeof(C)) == {},\n"
-      "              \"the planner's values buffer differs from the template library's layout\");\n"
       "static_assert(kRows == kiln::launch::scan_strided_lookback_rows(kThreads, sizeof({}), sizeof(C)),\n"
       "              \"the planner's tile rows differ from the template library's rule\");\n",
-      geometry, plan.buffers[static_cast<std::size_t>(buffers[1])].bytes, streamed);
-  const std::string flags = UnitParts::pointer_name(plan, buffers[0]);
+      streamed);
+  const std::string ws = workspace_pointer(plan, kernel, true);
   unit.body = fmt::format(
-      "  // {} (a flag a tile) was zeroed on this stream before the launch\n"
-      "  kiln::scan_strided_lookback<kThreads, kRows, kExclusive, kReverse, Op>({}, {}, {}, {}, kOuter, kLen, kInner, "
-      "{});",
-      flags, UnitParts::pointer_name(plan, plan.leaves.at(primary)), pointer_of_store(plan, kernel), flags,
-      UnitParts::pointer_name(plan, buffers[1]), functors(plan, kernel));
+      "  // {} (a status a column of each tile) was zeroed on this stream before the launch\n"
+      "  kiln::scan_strided_lookback<kThreads, kRows, kExclusive, kReverse, Op>({}, {}, {}, kOuter, kLen, kInner, {});",
+      ws, UnitParts::pointer_name(plan, plan.leaves.at(primary)), pointer_of_store(plan, kernel), ws,
+      functors(plan, kernel));
 }
 
 }  // namespace

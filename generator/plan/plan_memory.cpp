@@ -493,7 +493,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
 
 // The strided look-back ([Note: the strided look-back] in templates/kiln/config/scan.h): a block
 // per tile of `tile_rows` rows by kScanStridedLookbackThreads columns, the tiles chained down each
-// column through a zeroed flags buffer and a values buffer.
+// column through a status a column of each tile, zeroed before the launch.
 void plan_scan_strided_lookback(Planner& p, PlannedKernel& kn, const Box& b, int tile_rows, const std::string& what,
                                 const std::string& idx) {
   const auto& a = p.node(kn.anchor);
@@ -509,21 +509,18 @@ void plan_scan_strided_lookback(Planner& p, PlannedKernel& kn, const Box& b, int
   config.chunks = launch::ceil_div(b.len, tile_rows);
   const auto geo = scan_geometry(config, elem, value_bytes);
   KILN_ASSERT(geo.zero_workspace && geo.grid.x <= launch::kMaxGridX, "strided look-back of {} tiles", geo.grid.x);
-  const std::string name = a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name;
-  const int flags = p.add_workspace(name + "_tile_flags", DType::i32, {geo.workspace_bytes / 4});
-  const std::int64_t value_bytes_total =
-      launch::scan_strided_lookback_value_bytes(geo.grid.x, config.threads, value_bytes);
-  const int values = p.add_workspace(name + "_tile_values", DType::i32, {value_bytes_total / 4});
+  const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_column_statuses";
+  const int ws = p.add_workspace(name, DType::i32, {geo.workspace_bytes / 4});
   kn.template_name = "scan_strided_lookback";
   kn.config = config;
-  kn.args.push_back(workspace_arg(flags, DType::i32, true));
-  kn.args.push_back(workspace_arg(values, DType::i32, true));
-  kn.zero_before.push_back(flags);
+  kn.args.push_back(workspace_arg(ws, DType::i32, true));
+  kn.zero_before.push_back(ws);
   kn.min_blocks = launch::kScanStridedLookbackBlocksPerSm;
   kn.set_launch(geo);
   kn.reason = fmt::format("{}; the columns cannot fill {} SMs, and a chunked scan reads x twice: decoupled look-back "
                           "down the columns instead, a block per tile of {} rows x {} columns ({} tiles), each copied "
-                          "into shared memory, {} blocks an SM; the tile flags zeroed before the launch; {}",
+                          "into shared memory, {} blocks an SM; a status a column of each tile, zeroed before the "
+                          "launch; {}",
                           what, p.target().sm_count, tile_rows, config.threads, geo.grid.x, kn.min_blocks, idx);
 }
 

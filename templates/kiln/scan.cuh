@@ -633,55 +633,42 @@ __device__ __forceinline__ void scan_strided(const T* __restrict__ in, Out* __re
 // ---------------------------------------------------------------- strided axis, decoupled look-back
 // [Note: the strided look-back] in config/scan.h.
 namespace detail {
-// Warp 0 of tile `id`, at row tile r >= 1 of its columns, whose predecessors down the columns are
-// `step` ids apart: how many tiles back the closest one with an inclusive prefix is, every tile
-// in between having published at least its aggregate. Lane l reads the flags of the tiles
-// l + 32 * i + 1 back in a round (kScanLookbackDepth a lane, all in flight), as `lookback` does
-// for a row. Returns the same value in every lane.
-__device__ __forceinline__ long long lookback_prefix_distance(const unsigned* flags, long long id, long long r,
-                                                              long long step) {
+// The calling thread's column of tile r >= 1, whose status is `slot`, the same column of the tile
+// above `step` slots up: the combination of the column's earlier tiles. A round reads the
+// kScanLookbackDepth statuses above the last one read (all in flight, each spun on until its tile
+// has published); the closest inclusive prefix ends the walk, the aggregates below it are
+// combined in.
+template <class Op, class C>
+__device__ __forceinline__ C column_lookback(const TileStatus<C>& status, long long slot, long long r, long long step) {
   constexpr int kDepth = launch::kScanLookbackDepth;
-  const int lane = threadIdx.x & 31;
-  for (long long d0 = 1;; d0 += 32 * kDepth) {
+  C exclusive = Op::identity();
+  for (long long d0 = 1;; d0 += kDepth) {
     unsigned flag[kDepth];
+    C v[kDepth];
 #pragma unroll
-    for (int i = 0; i < kDepth; ++i) {
-      const long long d = d0 + lane + 32 * i;   // the first row tile (d == r) always has a prefix
-      flag[i] = d <= r ? load_acquire_gpu(flags + (id - d * step)) : unsigned(kTilePrefix);
+    for (int i = 0; i < kDepth; ++i) {   // the column's first tile (d == r) always has a prefix
+      v[i] = Op::identity();
+      flag[i] = d0 + i <= r ? status.read(slot - (d0 + i) * step, v[i]) : unsigned(kTilePrefix);
     }
 #pragma unroll
     for (int i = 0; i < kDepth; ++i)
-      while (flag[i] == kTileEmpty) flag[i] = load_acquire_gpu(flags + (id - (d0 + lane + 32 * i) * step));
-    int stop = 32 * kDepth;
+      while (flag[i] == kTileEmpty) flag[i] = status.read(slot - (d0 + i) * step, v[i]);
 #pragma unroll
-    for (int i = kDepth - 1; i >= 0; --i) {
-      const unsigned prefix_lanes = __ballot_sync(0xffffffffu, flag[i] == kTilePrefix);
-      if (prefix_lanes) stop = 32 * i + __ffs(prefix_lanes) - 1;
+    for (int i = 0; i < kDepth; ++i) {
+      exclusive = Op::combine(v[i], exclusive);   // v[i] is older than everything combined so far
+      if (flag[i] == kTilePrefix) return exclusive;
     }
-    if (stop < 32 * kDepth) return d0 + stop;
   }
-}
-
-// Every thread stores its column's value of tile `id`, then thread 0 releases the tile's flag:
-// the barrier puts the block's stores before the release, which carries them (as a grid
-// barrier's arrival does).
-template <class C>
-__device__ __forceinline__ void publish_columns(unsigned* flags, C* slots, long long id, int threads, C v,
-                                                unsigned flag) {
-  __stcg(slots + id * threads + threadIdx.x, v);
-  __syncthreads();
-  if (threadIdx.x == 0) store_release_gpu(flags + id, flag);
 }
 }  // namespace detail
 
 // Tile (o, r, ct): logical rows [r * kRows, +kRows) of the axis, columns [ct * kThreads, +kThreads)
-// of outer slice o; it is block (o * row_tiles + r) * col_tiles + ct. `flags` (zeroed) holds a
-// flag a tile, `values` an aggregate and an inclusive prefix a thread of each tile
-// (launch::scan_strided_lookback_value_bytes).
+// of outer slice o; it is block (o * row_tiles + r) * col_tiles + ct. `workspace` (zeroed) holds
+// a status for every column of every tile (launch::scan_strided_lookback_geometry).
 template <int kThreads, int kRows, bool kExclusive, bool kReverse, class Op, class T, class Out, class I, class Pro,
           class Epi>
-__device__ __forceinline__ void scan_strided_lookback(const T* __restrict__ in, Out* __restrict__ out, void* flags_ws,
-                                                      void* values_ws, I outer, I len, I inner, Pro pro, Epi epi) {
+__device__ __forceinline__ void scan_strided_lookback(const T* __restrict__ in, Out* __restrict__ out, void* workspace,
+                                                      I outer, I len, I inner, Pro pro, Epi epi) {
   static_assert(kThreads % 32 == 0 && kThreads <= 1024, "block size must be a multiple of 32, <= 1024");
   using C = typename Op::Value;
   static_assert(kRows * launch::scan_strided_lookback_row_bytes(kThreads, int(sizeof(T)), int(sizeof(C))) <= 49152,
@@ -725,49 +712,34 @@ __device__ __forceinline__ void scan_strided_lookback(const T* __restrict__ in, 
   cp_async_commit();
   cp_async_wait<0>();
   __syncthreads();
-  // Each thread converts its column in place (or beside) and folds its aggregate.
+  if (tid >= w) return;   // no column: its status is never read (the tiles above have none either)
+  // The thread's column: converted in place (or beside), its aggregate folded.
   C aggregate = Op::identity();
-  if (tid < w) {
 #pragma unroll
-    for (int k = 0; k < kRows; ++k)
-      if (k < n) {
-        const C v = pro(raw[k][tid], flat(k, c0 + tid));
-        val[k][tid] = v;
-        aggregate = Op::combine(aggregate, v);
-      }
-  }
-  // The chain down the columns: the aggregate at once, the walk, then the inclusive prefix.
-  const long long tiles = gridDim.x;
-  unsigned* flags = static_cast<unsigned*>(flags_ws);
-  C* aggregates = static_cast<C*>(values_ws);
-  C* prefixes = reinterpret_cast<C*>(static_cast<unsigned char*>(values_ws) +
-                                     launch::scan_strided_lookback_value_bytes(tiles, kThreads, int(sizeof(C))) / 2);
+  for (int k = 0; k < kRows; ++k)
+    if (k < n) {
+      const C v = pro(raw[k][tid], flat(k, c0 + tid));
+      val[k][tid] = v;
+      aggregate = Op::combine(aggregate, v);
+    }
+  // The chain down the column: the aggregate at once, the walk, then the inclusive prefix.
+  const detail::TileStatus<C> status = detail::TileStatus<C>::at(workspace, (unsigned long long)gridDim.x * kThreads);
+  const long long slot = id * kThreads + tid;
   C run = Op::identity();
   if (r == 0) {
-    detail::publish_columns(flags, prefixes, id, kThreads, aggregate, detail::kTilePrefix);
+    status.publish(slot, detail::kTilePrefix, aggregate);
   } else {
-    detail::publish_columns(flags, aggregates, id, kThreads, aggregate, detail::kTileAggregate);
-    __shared__ long long distance;
-    if (tid < 32) {
-      const long long d = detail::lookback_prefix_distance(flags, id, r, col_tiles);
-      if (tid == 0) distance = d;
-    }
-    __syncthreads();
-    const long long d = distance, step = (long long)col_tiles * kThreads;
-    const long long slot = id * kThreads + tid;
-    run = __ldcg(prefixes + (slot - d * step));
-    for (long long j = d - 1; j >= 1; --j) run = Op::combine(run, __ldcg(aggregates + (slot - j * step)));
-    detail::publish_columns(flags, prefixes, id, kThreads, Op::combine(run, aggregate), detail::kTilePrefix);
+    status.publish(slot, detail::kTileAggregate, aggregate);
+    run = detail::column_lookback<Op>(status, slot, r, (long long)col_tiles * kThreads);
+    status.publish(slot, detail::kTilePrefix, Op::combine(run, aggregate));
   }
   // The scan of the column from its exclusive prefix, out of shared memory.
-  if (tid < w) {
 #pragma unroll
-    for (int k = 0; k < kRows; ++k)
-      if (k < n) {
-        const I f = flat(k, c0 + tid);
-        out[f] = epi(detail::scan_step<Op, kExclusive>(run, val[k][tid]), f);
-      }
-  }
+  for (int k = 0; k < kRows; ++k)
+    if (k < n) {
+      const I f = flat(k, c0 + tid);
+      out[f] = epi(detail::scan_step<Op, kExclusive>(run, val[k][tid]), f);
+    }
 }
 
 }  // namespace kiln

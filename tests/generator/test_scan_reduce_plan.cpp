@@ -140,7 +140,7 @@ TEST_CASE("look-back scans: planned for few long rows, with the workspace zeroed
 
 TEST_CASE("strided look-back: planned where the columns cannot fill the GPU and the tiles fill two waves") {
   // cumsum down 8192 x 4096 f32: tiles of 40 rows x 256 columns ([Note: the strided look-back]),
-  // 205 x 16 of them, the flags zeroed before the launch, the values not.
+  // 205 x 16 of them, a status a column of each tile zeroed before the launch.
   const auto plan = plan_of({"scans", "cumsum_cols", "", {}, {}});
   REQUIRE(plan.kernels.size() == 1);
   const auto& k = plan.kernels[0];
@@ -154,16 +154,12 @@ TEST_CASE("strided look-back: planned where the columns cannot fill the GPU and 
   CHECK(k.min_blocks == 5);
   CHECK(contains(k.reason, "a block per tile of 40 rows x 256 columns (3280 tiles)"));
   REQUIRE(k.zero_before.size() == 1);
-  const auto& flags = plan.buffers[static_cast<std::size_t>(k.zero_before[0])];
-  CHECK(flags.name == "y_tile_flags");
-  CHECK(flags.bytes == 3280 * 4);
-  std::int64_t values = 0;
-  for (const auto& b : plan.buffers)
-    if (b.name == "y_tile_values") values = b.bytes;
-  CHECK(values == 2 * 3280 * 256 * 4);
+  const auto& statuses = plan.buffers[static_cast<std::size_t>(k.zero_before[0])];
+  CHECK(statuses.name == "y_column_statuses");
+  CHECK(statuses.bytes == 3280 * 256 * 8);   // an 8-byte status (flag and f32 value) a column of each tile
   const auto src = sources_of(plan)[0].text;
   CHECK(contains(src, "kiln::scan_strided_lookback<kThreads, kRows, kExclusive, kReverse, Op>(in_x, out_y, "
-                      "ws_y_tile_flags, ws_y_tile_values, kOuter, kLen, kInner"));
+                      "ws_y_column_statuses, kOuter, kLen, kInner"));
   CHECK(contains(src, "__launch_bounds__(256, 5)"));
   // The rows follow the widths: f16 in, f32 values beside the raw ones (256 x 6 bytes a row: 26
   // rows); f64 20 rows.
@@ -193,12 +189,13 @@ TEST_CASE("strided look-back rules") {
   CHECK(scan_strided_lookback_row_bytes(256, 4, 4) * 40 <= kScanStridedLookbackStageBytes);
   // 5 blocks of the stage (and 1 KiB each the hardware reserves) fit an SM's 228 KiB.
   CHECK(kScanStridedLookbackBlocksPerSm * (kScanStridedLookbackStageBytes + 1024 + 64) <= 228 * 1024);
-  const auto g = scan_strided_lookback_geometry(2, 1001, 300, 256, 40);
+  const auto g = scan_strided_lookback_geometry(2, 1001, 300, 256, 40, 4);
   CHECK(g.grid.x == 2 * 26 * 2);
-  CHECK(g.workspace_bytes == 104 * 4);   // a flag a tile (a multiple of 16 bytes already)
-  CHECK(scan_strided_lookback_geometry(1, 40, 300, 256, 40).workspace_bytes == 16);   // 2 flags, rounded up
+  CHECK(g.workspace_bytes == 104 * 256 * 8);   // packed: a word a column of each tile
   CHECK(g.zero_workspace);
-  CHECK(scan_strided_lookback_value_bytes(104, 256, 4) == 2 * 104 * 256 * 4);
+  // 8-byte values: a flag, an aggregate and a prefix a column of each tile.
+  CHECK(scan_strided_lookback_geometry(2, 1001, 300, 256, 20, 8).workspace_bytes ==
+        scan_lookback_flag_bytes(2 * 51 * 2 * 256) + 2 * scan_lookback_value_bytes(2 * 51 * 2 * 256, 8));
   CHECK(scan_strided_use_lookback(1, 32768, 32768, 40, 132));
   CHECK(!scan_strided_use_lookback(1, 2048, 1000, 40, 132));    // 208 tiles
   CHECK(!scan_strided_use_lookback(4, 65536, 32, 40, 132));     // narrower than a block

@@ -191,25 +191,30 @@ TEST_CASE("emulated scan_strided: the planner's chunk rule on a narrow, long axi
 
 namespace {
 // The strided look-back as the planner launches it (its rows rule at 32 threads: 64 rows a tile),
-// flags zeroed and values poisoned; `offset` elements shifts the input off 16-byte alignment
-// (element copies instead of 16-byte ones).
+// its statuses zeroed; `offset` elements shifts the input off 16-byte alignment (element copies
+// instead of 16-byte ones).
 template <bool kExclusive, bool kReverse, class Op>
 void run_strided_lookback(const std::vector<float>& in, std::vector<float>& out, int outer, int len, int inner,
                           int offset) {
   constexpr int kLookThreads = 32;
   constexpr int kRows = kiln::launch::scan_strided_lookback_rows(kLookThreads, 4, 4);
-  const auto geo = kiln::launch::scan_strided_lookback_geometry(outer, len, inner, kLookThreads, kRows);
+  const auto geo = kiln::launch::scan_strided_lookback_geometry(outer, len, inner, kLookThreads, kRows, 4);
   CHECK(geo.zero_workspace);
-  std::vector<unsigned> flags(std::size_t(geo.workspace_bytes / 4), 0u);
-  std::vector<float> values(
-      std::size_t(kiln::launch::scan_strided_lookback_value_bytes(geo.grid.x, kLookThreads, 4) / 4), kNaN);
+  std::vector<unsigned long long> statuses(std::size_t(geo.workspace_bytes / 8), 0ull);
   std::vector<float> shifted(in.size() + 8);
   std::copy(in.begin(), in.end(), shifted.begin() + offset);
   emu::launch({unsigned(geo.grid.x), 1, 0}, kLookThreads, [&] {
     kiln::scan_strided_lookback<kLookThreads, kRows, kExclusive, kReverse, Op>(
-        shifted.data() + offset, out.data(), flags.data(), values.data(), outer, len, inner, Pass{}, Pass{});
+        shifted.data() + offset, out.data(), statuses.data(), outer, len, inner, Pass{}, Pass{});
   });
-  for (long long t = 0; t < geo.grid.x; ++t) CHECK(flags[std::size_t(t)] == kiln::detail::kTilePrefix);   // every tile's prefix
+  // Every column of every tile ends with its prefix (a column past `inner` publishes nothing).
+  const int col_tiles = int(kiln::launch::ceil_div(inner, kLookThreads));
+  for (long long t = 0; t < geo.grid.x; ++t)
+    for (int c = 0; c < kLookThreads; ++c) {
+      const bool column = (t % col_tiles) * kLookThreads + c < inner;
+      CHECK(unsigned(statuses[std::size_t(t * kLookThreads + c)]) ==
+            (column ? unsigned(kiln::detail::kTilePrefix) : unsigned(kiln::detail::kTileEmpty)));
+    }
 }
 
 template <bool kExclusive, bool kReverse, class Op>

@@ -330,24 +330,42 @@ TEST_CASE("emulated look-back walk: rounds of 128 tiles, the closest prefix ends
   check_walks<long long>();
 }
 
-TEST_CASE("emulated strided look-back walk: the distance to the closest prefix down a column of tiles") {
+namespace {
+// Seeds the statuses of one column down 300 tiles (every other column's statuses 3 slots apart
+// in between) and walks from its last tile, in one thread a lane as scan_strided_lookback does.
+template <class C>
+void check_column_walks() {
   using kiln::detail::kTileAggregate;
   using kiln::detail::kTilePrefix;
-  // 3 column tiles (step 3): the walking tile is id = 3 * 299 + 1 (row tile 299 of column tile 1).
-  // Its column's tiles 1, 4, 7, ... hold aggregates except the first (a prefix) and the one `p`
-  // rows down; the other columns' tiles hold prefixes that must not end the walk.
-  const long long step = 3, rows = 300, id = step * (rows - 1) + 1;
-  for (long long p : {0LL, 100LL, 170LL, 171LL, 297LL, 298LL}) {
+  const long long step = 3, rows = 300, column = 1;
+  for (long long p : {0LL, 100LL, 170LL, 171LL, 296LL, 297LL, 298LL}) {
     INFO("closest prefix at row tile " << p);
-    std::vector<unsigned> flags(std::size_t(step * rows), kTilePrefix);
-    for (long long r = 0; r < rows; ++r) flags[std::size_t(r * step + 1)] = r == 0 || r == p ? kTilePrefix : kTileAggregate;
-    flags[std::size_t(id)] = kTileAggregate;   // the walking tile's own aggregate
-    std::vector<long long> got(32);
+    const unsigned long long slots = (unsigned long long)(step * rows);
+    std::vector<unsigned long long> ws(kiln::launch::scan_lookback_workspace_bytes(1, (long long)slots, 1, int(sizeof(C))) / 8, 0);
+    const auto status = kiln::detail::TileStatus<C>::at(ws.data(), slots);
+    C want = C(0);
+    for (long long r = 0; r + 1 < rows; ++r) {
+      for (long long c = 0; c < step; ++c)   // the other columns: prefixes that must not count
+        if (c != column) status.publish(r * step + c, kTilePrefix, C(7000));
+      const bool prefix = r == 0 || r == p;
+      const C v = r == 0 ? C(1000) : r == p ? C(5000) : C(r % 7);
+      status.publish(r * step + column, prefix ? kTilePrefix : kTileAggregate, v);
+      if (r >= p) want += v;   // the closest prefix and the aggregates after it
+    }
+    std::vector<C> got(32);
     emu::launch({1, 1, 0}, 32, [&] {
-      got[threadIdx.x] = kiln::detail::lookback_prefix_distance(flags.data(), id, rows - 1, step);
+      got[threadIdx.x] = kiln::detail::column_lookback<kiln::SumOp<C>, C>(status, (rows - 1) * step + column, rows - 1, step);
     });
-    for (int lane = 0; lane < 32; ++lane) CHECK(got[lane] == rows - 1 - p);
+    for (int lane = 0; lane < 32; ++lane) CHECK(got[lane] == want);   // small integers: exact in any order
   }
+}
+}  // namespace
+
+TEST_CASE("emulated strided look-back walk: down one column, the closest prefix ends it (packed and wide statuses)") {
+  check_column_walks<float>();
+  check_column_walks<double>();
+  check_column_walks<int>();
+  check_column_walks<long long>();
 }
 
 namespace {

@@ -165,25 +165,32 @@ KILN_RULE constexpr Geometry scan_strided_geometry(long long outer, long long in
 // 57% measured on an H200 for cumsum down the columns of 32768^2. The strided look-back reads it
 // once: a block owns a tile of `chunk` rows by `threads` columns (a thread a column), copies it
 // into shared memory (16-byte cp.async where every row is whole 16-byte vectors, else element by
-// element), folds each column's aggregate, and chains the tiles down each column with the
-// decoupled look-back of the row scan, per column: the values are a column's (one a thread),
-// the flags a tile's (one a block, released after every thread's value is stored). Tile
-// (o, r, ct) is block (o * chunks + r) * col_tiles + ct, so a tile's predecessors down its
-// columns started before it. The workspace is two buffers: the flags (zeroed before each
-// launch) and the values, an aggregate and an inclusive prefix a column of each tile, written
-// before their flag and never zeroed.
+// element), folds each column's aggregate, and chains the tiles down each column with a decoupled
+// look-back per column: every column of every tile has its own status (TileStatus, the row
+// look-back's: one 8-byte word, flag and value, for values of at most 4 bytes), so a thread
+// publishes and walks its own column with no barrier, reading kScanLookbackDepth statuses down
+// its column a round. Tile (o, r, ct) is block (o * chunks + r) * col_tiles + ct, so a tile's
+// predecessors down its columns started before it. The workspace (the statuses of tiles *
+// threads columns, scan_lookback_workspace_bytes) is zeroed before each launch.
+// Statuses a tile rather than a column (a flag released by one thread after a barrier, a value
+// a column, read after warp 0 found the flags: two round trips, two barriers, 12 bytes a column
+// of each tile against 24 and an 8-byte memset here) ran at 80% of copy on 32768^2 and 69% on
+// 8192 x 4096, against 86% and 77% with the packed column statuses (run 4, experiments/4); the
+// tile pipeline without any look-back 97-98%.
 // A tile's rows fill kScanStridedLookbackStageBytes with its converted values (and the raw ones
 // beside them where the conversion widens), at most kScanStridedLookbackMaxRows: fewer rows mean
-// more workspace traffic (2 values written, >= 1 read, a column of each tile), and registers are
-// capped for kScanStridedLookbackBlocksPerSm blocks an SM (what the stage lets 228 KiB hold).
+// more status traffic (two statuses written, at least one read, a column of each tile), and
+// registers are capped for kScanStridedLookbackBlocksPerSm blocks an SM (what the stage lets
+// 228 KiB hold).
 // Measured on an H200 (bench/results/2026-11-29-h200-run4/scan_check.txt), cumsum down the
-// columns of 32768^2 f32 against a copy: 80% at 40 rows and 5 blocks an SM, 77% at 32 rows and 6,
-// 59% at 16; the chunked scan 57%. A __threadfence before each flag's release cost 2-4 points.
+// columns of 32768^2 f32 against a copy: 86% at 40 rows and 5 blocks an SM, 83% at 32 rows and 6,
+// 72% at 16; the chunked scan 58%. (With the tile statuses: 80%, 77%, 59%; a __threadfence before
+// each flag's release cost 2-4 points more.)
 // The look-back replaces the chunked scan only where its tiles are a whole block wide (inner >=
-// 256) and fill two waves: the chunked scan was faster on 2048 x 1000 (208 tiles; 56% of copy
-// against 51%), 513 x 3000 (156 tiles; 75% against 67%) and 4 x 65536 x 32 (tiles 32 columns
-// wide; 34% against 7%), the look-back on 8 x 3000 x 999 (58% against 50%) and 8192 x 4096
-// (69% against 59%).
+// 256) and fill two waves: the chunked scan was faster on 2048 x 1000 (208 tiles; 59% of copy
+// against 51%), 513 x 3000 (156 tiles; 70% against 62%) and 4 x 65536 x 32 (tiles 32 columns
+// wide; 34% against 27%), the look-back on 8 x 3000 x 999 (64% against 50%) and 8192 x 4096
+// (75% against 59%).
 constexpr int kScanStridedLookbackThreads = 256;
 constexpr int kScanStridedLookbackStageBytes = 40960;
 constexpr int kScanStridedLookbackMaxRows = 64;
@@ -208,19 +215,14 @@ KILN_RULE constexpr bool scan_strided_use_lookback(long long outer, long long le
          scan_strided_lookback_tiles(outer, len, inner, kScanStridedLookbackThreads, rows) >=
              2LL * sm_count * kScanStridedLookbackBlocksPerSm;
 }
-// The values' buffer: an aggregate and a prefix a thread of each tile.
-KILN_RULE constexpr long long scan_strided_lookback_value_bytes(long long tiles, int threads, int value_bytes) {
-  return 2 * round_up_ll(tiles * threads * value_bytes, 16);
-}
-// The grid, and the flags' buffer as the (zeroed) workspace; the values' buffer is
-// scan_strided_lookback_value_bytes.
+// The grid, and the statuses of every column of every tile as the (zeroed) workspace.
 KILN_RULE constexpr Geometry scan_strided_lookback_geometry(long long outer, long long len, long long inner, int threads,
-                                                            long long rows) {
+                                                            long long rows, int value_bytes) {
   Geometry g;
   const long long tiles = scan_strided_lookback_tiles(outer, len, inner, threads, rows);
   g.block.x = threads;
   g.grid.x = tiles;
-  g.workspace_bytes = scan_lookback_flag_bytes(tiles);
+  g.workspace_bytes = scan_lookback_workspace_bytes(1, tiles * threads, 1, value_bytes);
   g.zero_workspace = true;
   return g;
 }
@@ -236,7 +238,7 @@ KILN_RULE constexpr launch::Geometry scan_geometry(const ScanConfig& c, int elem
       return launch::scan_rows_lookback_geometry(c.outer, c.len, launch::scan_rows_tile(c.threads, c.vecs, elem_bytes),
                                                  c.threads, value_bytes);
     case ScanVariant::kStridedLookback:
-      return launch::scan_strided_lookback_geometry(c.outer, c.len, c.inner, c.threads, c.chunk);
+      return launch::scan_strided_lookback_geometry(c.outer, c.len, c.inner, c.threads, c.chunk, value_bytes);
     default:   // kStridedTotals, kStrided: the same grid
       return launch::scan_strided_geometry(c.outer, c.inner, launch::ScanChunks{c.chunks, c.chunk}, c.threads,
                                            value_bytes);
