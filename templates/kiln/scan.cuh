@@ -629,7 +629,6 @@ __device__ __forceinline__ void scan_strided(const T* __restrict__ in, Out* __re
   for (; q < q_end; ++q) step(pro(ldg(in + flat_of(q)), flat_of(q)), flat_of(q));
 }
 
-
 // ---------------------------------------------------------------- strided axis, decoupled look-back
 // [Note: the strided look-back] in config/scan.h.
 namespace detail {
