@@ -294,10 +294,11 @@ void emit_scan_rows(const Plan& plan, const PlannedKernel& kernel, const ScanCon
   if (config.variant == ScanVariant::kRowsLookback) {
     // With dyn rows the workspace is sized for the class's most rows, and the launch's part zeroed.
     if (!dyn_rows(kernel)) workspace_check(plan, kernel, geometry, true, unit);
-    // The workspace (tile counter, flags, values) is zeroed by the runtime right before this launch.
+    // The workspace (statuses, then the tile counter) is zeroed by the runtime right before this launch.
     unit.body = fmt::format(
-        "  // {} (tile counter and flags) was zeroed on this stream before the launch\n"
-        "{}  kiln::scan_rows_lookback<kThreads, kVecs, kExclusive, kReverse, Op>({}, {}, {}, {}, kLen, {});",
+        "  // {} (tile statuses and counter) was zeroed on this stream before the launch\n"
+        "{}  kiln::scan_rows_lookback<kThreads, kVecs, kiln::launch::kScanLookbackStages, kExclusive, kReverse, "
+        "Op>({}, {}, {}, {}, kLen, {});",
         workspace_pointer(plan, kernel, true), rows_statement(plan, kernel), in, pointer_of_store(plan, kernel),
         workspace_pointer(plan, kernel, true), rows_name(kernel, "kRows"), functors(plan, kernel));
     return;

@@ -633,16 +633,17 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
     return;
   }
   config.variant = ScanVariant::kRowsLookback;
-  // [Note: look-back tiles in shared memory]: a tile fills the block's stage, and the registers
-  // are capped for scan_lookback_blocks_per_sm blocks an SM where the rows are whole vectors.
+  // [Note: the warp-specialized look-back]: a persistent grid of data warps and a walker warp,
+  // each tile's converted values filling a shared stage.
   config.threads = launch::kScanLookbackThreads;
   config.vecs = launch::scan_lookback_vecs(elem, value_bytes);
+  config.chunks = static_cast<std::int64_t>(p.target().sm_count) * launch::scan_lookback_blocks_per_sm(value_bytes);
   const std::int64_t look_tile = launch::scan_rows_tile(config.threads, config.vecs, elem);
   // How the rows reach shared memory: 16-byte copies (whole vectors), 4- or 8-byte element copies,
-  // else narrower elements loaded one at a time through registers (left uncapped).
+  // else narrower elements loaded one at a time through registers.
   const bool vectors = b.len % launch::vec_elems(elem) == 0;
   const bool copies = vectors || elem >= 4;
-  kn.min_blocks = copies ? launch::scan_lookback_blocks_per_sm(value_bytes) : 1;
+  kn.min_blocks = launch::scan_lookback_blocks_per_sm(value_bytes);
   config.outer = rows.workspace_rows();   // the workspace's size
   const auto geo = scan_geometry(config, elem, value_bytes);
   config.outer = b.outer;                 // the plan's launch
@@ -656,18 +657,18 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   kn.args.push_back(workspace_arg(ws, DType::i32, true));
   kn.zero_before.push_back(ws);
   kn.set_launch(launch_geo);
-  kn.reason = fmt::format("scan along contiguous rows, few and long ({} rows of {}: fewer than 2 per SM): decoupled "
-                          "look-back, a block per {}-element tile ({}), {}, its statuses zeroed before the launch; {}",
-                          rows.text, b.len, look_tile,
-                          rows.dynamic ? fmt::format("workspace for up to {} rows", rows.most)
-                                       : fmt::format("{} tiles", launch_geo.grid.x),
-                          copies ? fmt::format("each tile copied into shared memory ({}), {} blocks an SM",
-                                               vectors ? "16-byte copies" : "element copies: the rows are not whole "
-                                                                            "16-byte vectors",
-                                               kn.min_blocks)
-                                 : "the rows are not whole 16-byte vectors: each tile loaded element by element into "
-                                   "shared memory, registers uncapped",
-                          idx);
+  kn.reason = fmt::format(
+      "scan along contiguous rows, few and long ({} rows of {}: fewer than 2 per SM): decoupled look-back over "
+      "{}-element tiles ({}), a persistent grid of at most {} blocks ({} an SM) claiming tiles in order, each block "
+      "{} data threads copying tiles into {} shared stages ({}) and a walker warp, its statuses and tile counter "
+      "zeroed before the launch; {}",
+      rows.text, b.len, look_tile,
+      rows.dynamic ? fmt::format("workspace for up to {} rows", rows.most)
+                   : fmt::format("{} tiles", b.outer * launch::ceil_div(b.len, look_tile)),
+      config.chunks, kn.min_blocks, config.threads, launch::kScanLookbackStages,
+      copies ? (vectors ? "16-byte copies" : "element copies: the rows are not whole 16-byte vectors")
+             : "the rows are not whole 16-byte vectors: loaded element by element",
+      idx);
 }
 
 // Softmax and log_softmax along `axis`, and Normalize ([Note: norm compositions]) over its adjacent

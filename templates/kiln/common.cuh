@@ -171,6 +171,37 @@ __device__ __forceinline__ void cp_async_wait() {
 #endif
 }
 
+// ---- named barriers and dynamic shared memory (warp-specialized kernels)
+// bar.sync / bar.arrive on barrier `id` (1-15; 0 is __syncthreads's) counting `threads` threads
+// (a multiple of 32): a consumer syncs, a producer arrives without waiting, and the consumer sees
+// the producer's shared-memory writes from before its arrive. Without __CUDA_ARCH__ (the CPU
+// emulation) the emulator's KILN_EMU_NAMED_BARRIER(id, threads, wait) stands in.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+#ifdef __CUDA_ARCH__
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+#elif defined(KILN_EMU_NAMED_BARRIER)
+  KILN_EMU_NAMED_BARRIER(id, threads, true);
+#endif
+}
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+#ifdef __CUDA_ARCH__
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+#elif defined(KILN_EMU_NAMED_BARRIER)
+  KILN_EMU_NAMED_BARRIER(id, threads, false);
+#endif
+}
+// The block's dynamic shared memory (the launch's shared_bytes), 16-byte aligned.
+__device__ __forceinline__ unsigned char* dynamic_smem() {
+#ifdef __CUDA_ARCH__
+  extern __shared__ __align__(16) unsigned char kiln_dynamic_smem[];
+  return kiln_dynamic_smem;
+#elif defined(KILN_EMU_DYNAMIC_SMEM)
+  return KILN_EMU_DYNAMIC_SMEM();
+#else
+  return nullptr;
+#endif
+}
+
 // ---- raw 16-byte (and smaller) global accesses, independent of the element type.
 // 16-byte read-only load through the non-coherent path (LDG.E.128.CONSTANT in SASS);
 // the caller guarantees 16-byte alignment and that nothing writes the data during the kernel.

@@ -17,12 +17,14 @@
 //     One block per row, grid.x = min(rows, 2^31-1) (rows beyond are grid-strided), block =
 //     kThreads. Carries the row's running prefix across tiles; loads the next tile while scanning
 //     the current one. Static shared memory only.
-//   scan_rows_lookback<kThreads, kVecs, kExclusive, kReverse, Op>(in, out, workspace, rows, len, pro, epi)
-//     For few, long rows: tile b is block b, grid.x = rows * ceil(len / tile) (at most 2^31-1),
-//     block = kThreads. `workspace` has launch::scan_lookback_workspace_bytes(rows, len, tile,
-//     sizeof(C)) bytes, 16-byte aligned, and MUST be zeroed before every launch (the statuses).
-//     Static shared memory: the tile's converted values (kThreads * kVecs * (16/sizeof(T)) of C;
-//     the planner's tile makes it launch::kScanLookbackStageBytes).
+//   scan_rows_lookback<kThreads, kVecs, kStages, kExclusive, kReverse, Op>(in, out, workspace, rows, len, pro, epi)
+//     For few, long rows: a persistent grid (any grid.x >= 1) whose blocks claim tiles in order,
+//     block = kThreads data threads + one walker warp. `workspace` has
+//     launch::scan_lookback_workspace_bytes(rows, len, tile, sizeof(C)) bytes, 16-byte aligned,
+//     and MUST be zeroed before every launch (the statuses and the tile counter). Dynamic shared
+//     memory: kStages tiles of converted values (kThreads * kVecs * (16/sizeof(T)) of C each; the
+//     planner's tile makes one launch::kScanLookbackStageBytes). Uses named barriers 1 to
+//     1 + 2 * kStages ([Note: the warp-specialized look-back] in config/scan.h).
 //   Config and geometry rules: kiln/config/scan.h (ScanConfig, scan_use_lookback, scan_rows_*_geometry).
 //
 //   Strided axis (in viewed as [outer, len, inner] row-major, inner > 1, scan along len):
@@ -57,12 +59,12 @@
 // The in-tile scan needs one barrier per tile (warp totals go through double-buffered shared
 // memory). Stores are st.global.cs (evict-first): the output is not re-read and should not
 // push the input out of L2. For few long rows a block per row would leave SMs idle, so the
-// row is cut into tiles handled by independent blocks that chain their prefixes with a
-// decoupled look-back: a tile publishes its aggregate at once, then walks back over its
-// predecessors 128 at a time with one warp, stopping at the closest inclusive prefix, so the
-// serial dependency costs a few L2 round trips instead of a pass over the row. A block holds
-// its tile through those round trips, so the tile waits in shared memory, not in registers
-// ([Note: look-back tiles in shared memory] in config/scan.h).
+// row is cut into tiles that chain their prefixes with a decoupled look-back: a tile publishes
+// its aggregate at once, then walks back over its predecessors 128 at a time with one warp,
+// stopping at the closest inclusive prefix, so the serial dependency costs a few L2 round trips
+// instead of a pass over the row. The walk has a warp of its own while the block's other warps
+// copy the next tiles into shared stages ([Note: the warp-specialized look-back] in
+// config/scan.h).
 //
 // [Note: the strided-axis scan]
 // Along a non-last axis the elements of one scan line are `inner` apart, but neighbouring
@@ -111,15 +113,22 @@ __device__ __forceinline__ void scan_load_tile(T (&x)[K][V], const T* __restrict
   }
 }
 
-// Scans one tile from its slices' combinations: t[k] is the calling lane's slice k (its V
-// elements combined in order). Returns through `prefix[k]` each slice's exclusive prefix within
-// the tile and `total` the tile's combination. One __syncthreads; `totals` is this tile's half of
-// a double buffer.
-template <class Op, int kThreads, int K, class C>
-__device__ __forceinline__ void scan_slice_prefixes(const C (&t)[K], C (&prefix)[K], C& total, C* totals) {
-  constexpr int kWarps = kThreads / 32;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  C warp_run = Op::identity();
+// The barrier of a whole block, and that of a warp-specialized block's data warps (named barrier 1
+// over their kThreads threads: the walker warp of scan_rows_lookback is not among them).
+struct BlockSync {
+  __device__ __forceinline__ void operator()() const { __syncthreads(); }
+};
+template <int kThreads>
+struct DataSync {
+  __device__ __forceinline__ void operator()() const { named_barrier_sync(1, kThreads); }
+};
+
+// The warp's part of scan_slice_prefixes: in_warp[k] is slice k's exclusive prefix among the
+// warp's slices (slice k of every lane, then slice k + 1), warp_run the warp's combination.
+template <class Op, int K, class C>
+__device__ __forceinline__ void scan_warp_slices(const C (&t)[K], C (&in_warp)[K], C& warp_run) {
+  const int lane = threadIdx.x & 31;
+  warp_run = Op::identity();
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     // In-order inclusive warp scan (Hillis-Steele).
@@ -131,11 +140,19 @@ __device__ __forceinline__ void scan_slice_prefixes(const C (&t)[K], C (&prefix)
     }
     C excl = shfl_up_any(s, 1);
     if (lane == 0) excl = Op::identity();
-    prefix[k] = Op::combine(warp_run, excl);
+    in_warp[k] = Op::combine(warp_run, excl);
     warp_run = Op::combine(warp_run, shfl_any(s, 31));
   }
+}
+
+// The block's part: the combination of the warps before this one (warp_prefix) and of them all
+// (total), from each warp's warp_run. One `sync`; `totals` holds a value a warp.
+template <class Op, int kThreads, class C, class Sync>
+__device__ __forceinline__ void scan_block_warps(C warp_run, C* totals, const Sync& sync, C& warp_prefix, C& total) {
+  constexpr int kWarps = kThreads / 32;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (lane == 0) totals[warp] = warp_run;
-  __syncthreads();
+  sync();
   C w = lane < kWarps ? totals[lane] : Op::identity();
 #pragma unroll
   for (int d = 1; d < 32; d <<= 1) {
@@ -144,8 +161,20 @@ __device__ __forceinline__ void scan_slice_prefixes(const C (&t)[K], C (&prefix)
   }
   C wexcl = shfl_up_any(w, 1);
   if (lane == 0) wexcl = Op::identity();
-  const C warp_prefix = shfl_any(wexcl, warp);
+  warp_prefix = shfl_any(wexcl, warp);
   total = shfl_any(w, kWarps - 1);
+}
+
+// Scans one tile from its slices' combinations: t[k] is the calling lane's slice k (its V
+// elements combined in order). Returns through `prefix[k]` each slice's exclusive prefix within
+// the tile and `total` the tile's combination. One `sync` (the block's barrier by default);
+// `totals` is this tile's half of a double buffer.
+template <class Op, int kThreads, int K, class C, class Sync = BlockSync>
+__device__ __forceinline__ void scan_slice_prefixes(const C (&t)[K], C (&prefix)[K], C& total, C* totals,
+                                                    const Sync& sync = Sync{}) {
+  C warp_run, warp_prefix;
+  scan_warp_slices<Op, K>(t, prefix, warp_run);
+  scan_block_warps<Op, kThreads>(warp_run, totals, sync, warp_prefix, total);
 #pragma unroll
   for (int k = 0; k < K; ++k) prefix[k] = Op::combine(warp_prefix, prefix[k]);
 }
@@ -417,48 +446,40 @@ __device__ __forceinline__ void scan_rows_block(const T* __restrict__ in, Out* _
 
 // ---------------------------------------------------------------- decoupled look-back, few long rows
 namespace detail {
-// The tile's status after its scan: publishes its aggregate (its prefix, for a row's first tile),
-// walks back for the combination of the row's earlier tiles, publishes its inclusive prefix, and
-// returns that exclusive prefix in every thread. One __syncthreads.
-template <class Op, class C>
-__device__ __forceinline__ C scan_tile_publish(const TileStatus<C>& status, long long id, long long t, C total) {
-  __shared__ C tile_prefix;
-  if (threadIdx.x < 32) {
-    C exclusive = Op::identity();
-    if (t == 0) {
-      if (threadIdx.x == 0) status.publish(id, kTilePrefix, total);
-    } else {
-      // The aggregate first, so that successors need not wait for this tile's walk.
-      if (threadIdx.x == 0) status.publish(id, kTileAggregate, total);
-      exclusive = lookback<Op, C>(status, id, t);
-      if (threadIdx.x == 0) status.publish(id, kTilePrefix, Op::combine(exclusive, total));
-    }
-    if (threadIdx.x == 0) tile_prefix = exclusive;
+// [Note: the warp-specialized look-back] in config/scan.h. A stage holds one tile of converted
+// values: lane slice k (its V elements) has a chunk of V values of C. kVector (16-byte
+// vectorizable rows): the slice's 16 raw bytes are copied (cp.async) to the chunk's start and
+// converted there in place, so each thread converts only bytes it copied and reads back only
+// what it wrote. Otherwise elements of 4 or 8 bytes are copied one by one the same way, and
+// narrower ones loaded one by one and converted on the way in. Every data thread touches only
+// its own chunks, so a stage is reused with no barrier.
+template <int kThreads, int K, int V>
+struct LookbackSlices {
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  template <class C>
+  __device__ __forceinline__ C* chunk(C* stage, int k) const {
+    return stage + ((warp * K + k) * 32 + lane) * V;
   }
-  __syncthreads();
-  return tile_prefix;
-}
+  template <class I>
+  __device__ __forceinline__ I first(I tile0, int k) const {
+    return tile0 + I(warp) * (32 * K * V) + I(k) * (32 * V) + I(lane) * V;
+  }
+};
 
-// [Note: look-back tiles in shared memory] in config/scan.h: a tile whose converted values wait in
-// shared memory through the walk. Lane slice k (its V elements) has a chunk of V values of C.
-// kVector (16-byte vectorizable rows): the slice's 16 raw bytes are copied (cp.async) to the
-// chunk's start and converted there in place, so each thread converts only bytes it copied and
-// reads back only what it wrote. Otherwise elements of 4 or 8 bytes are copied one by one the
-// same way, and narrower ones loaded one by one and converted on the way in. `stage` holds
-// kThreads * K * V values (16-byte aligned), `totals` one a warp: the caller's, shared by both
-// paths.
-template <int kThreads, int K, int V, bool kVector, bool kExclusive, bool kReverse, class Op, class T, class Out,
-          class I, class Pro, class Epi>
-__device__ __forceinline__ void scan_tile_lookback(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
-                                                   I flat_row, I tile0, long long id, long long t,
-                                                   const TileStatus<typename Op::Value>& status,
-                                                   typename Op::Value* stage, typename Op::Value* totals,
-                                                   const Pro& pro, const Epi& epi) {
+// The first half of a look-back tile: copies the tile at tile0 of the row into `stage`, converts
+// it there, and returns the tile's combination; the calling warp's lane 0 writes the combination
+// of the warps before it to *warp_prefix (the store recomputes the rest of each slice's prefix
+// from the stage, in the same order, so no register holds a prefix while the tile waits). One
+// `sync` (the data warps' barrier) for the warp totals.
+template <int kThreads, int K, int V, bool kVector, bool kReverse, class Op, class T, class I, class Pro, class Sync>
+__device__ __forceinline__ typename Op::Value lookback_stage_tile(const T* __restrict__ row_in, I len, I flat_row,
+                                                                  I tile0, typename Op::Value* stage,
+                                                                  typename Op::Value* warp_prefix,
+                                                                  typename Op::Value* totals, const Pro& pro,
+                                                                  const Sync& sync) {
   using C = typename Op::Value;
   static_assert(sizeof(C) % sizeof(T) == 0, "a converted slice is at least as wide as its raw bytes");
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  auto chunk = [&](int k) { return stage + ((warp * K + k) * 32 + lane) * V; };
-  auto first = [&](int k) { return tile0 + I(warp) * (32 * K * V) + I(k) * (32 * V) + I(lane) * V; };
+  const LookbackSlices<kThreads, K, V> sl;
   auto at = [&](I q) { return kReverse ? len - 1 - q : q; };   // logical position -> the row's element
   // Elements of 4 or 8 bytes are copied element by element (cp.async), into the chunk's start as
   // a vector would be; narrower ones are loaded into registers slice by slice below.
@@ -466,16 +487,16 @@ __device__ __forceinline__ void scan_tile_lookback(const T* __restrict__ row_in,
   if constexpr (kVector) {
 #pragma unroll
     for (int k = 0; k < K; ++k)   // len % V == 0: a vector is wholly in the row or wholly past it
-      if (first(k) < len) cp_async16(chunk(k), row_in + (kReverse ? len - first(k) - V : first(k)));
+      if (sl.first(tile0, k) < len)
+        cp_async16(sl.chunk(stage, k), row_in + (kReverse ? len - sl.first(tile0, k) - V : sl.first(tile0, k)));
   } else if constexpr (kElementCopies) {
-#pragma unroll
+    // A slice at a time: unrolled over the whole tile, ptxas kept every copy's address live at once.
+#pragma unroll 1
     for (int k = 0; k < K; ++k)
 #pragma unroll
       for (int j = 0; j < V; ++j) {
-        T* dst = reinterpret_cast<T*>(chunk(k)) + j;
-        if (first(k) + j < len) {
-          cp_async<int(sizeof(T))>(dst, row_in + at(first(k) + j));
-        }
+        T* dst = reinterpret_cast<T*>(sl.chunk(stage, k)) + j;
+        if (sl.first(tile0, k) + j < len) cp_async<int(sizeof(T))>(dst, row_in + at(sl.first(tile0, k) + j));
       }
   }
   cp_async_commit();
@@ -483,73 +504,199 @@ __device__ __forceinline__ void scan_tile_lookback(const T* __restrict__ row_in,
   C slice_total[K];
 #pragma unroll
   for (int k = 0; k < K; ++k) {
+    C* chunk = sl.chunk(stage, k);
+    const I q0 = sl.first(tile0, k);
     C c[V];
     if constexpr (kVector) {
-      if (first(k) < len) {
-        const Vec<T, V> raw = *reinterpret_cast<const Vec<T, V>*>(chunk(k));
+      if (q0 < len) {
+        const Vec<T, V> raw = *reinterpret_cast<const Vec<T, V>*>(chunk);
 #pragma unroll
-        for (int j = 0; j < V; ++j) c[j] = pro(raw.v[kReverse ? V - 1 - j : j], flat_row + at(first(k) + j));
+        for (int j = 0; j < V; ++j) c[j] = pro(raw.v[kReverse ? V - 1 - j : j], flat_row + at(q0 + j));
       } else {
 #pragma unroll
         for (int j = 0; j < V; ++j) c[j] = Op::identity();
       }
     } else if constexpr (kElementCopies) {
-      const T* raw = reinterpret_cast<const T*>(chunk(k));
+      const T* raw = reinterpret_cast<const T*>(chunk);
 #pragma unroll
-      for (int j = 0; j < V; ++j) {
-        const I q = first(k) + j;
-        c[j] = q < len ? pro(raw[j], flat_row + at(q)) : Op::identity();
-      }
+      for (int j = 0; j < V; ++j) c[j] = q0 + j < len ? pro(raw[j], flat_row + at(q0 + j)) : Op::identity();
     } else {
 #pragma unroll
-      for (int j = 0; j < V; ++j) {
-        const I q = first(k) + j;
-        c[j] = q < len ? pro(ldg(row_in + at(q)), flat_row + at(q)) : Op::identity();
-      }
+      for (int j = 0; j < V; ++j) c[j] = q0 + j < len ? pro(ldg(row_in + at(q0 + j)), flat_row + at(q0 + j)) : Op::identity();
     }
 #pragma unroll
-    for (int j = 0; j < V; ++j) chunk(k)[j] = c[j];
+    for (int j = 0; j < V; ++j) chunk[j] = c[j];
     slice_total[k] = scan_slice_total<Op, V>(c);
   }
-  C prefix[K], total;
-  scan_slice_prefixes<Op, kThreads, K>(slice_total, prefix, total, totals);
-  const C tile_prefix = scan_tile_publish<Op>(status, id, t, total);
-  auto slice = [&](int k, C (&x)[V]) {
+  C in_warp[K], warp_run, before, total;
+  scan_warp_slices<Op, K>(slice_total, in_warp, warp_run);
+  scan_block_warps<Op, kThreads>(warp_run, totals, sync, before, total);
+  if (sl.lane == 0) *warp_prefix = before;
+  return total;
+}
+
+// The second half: writes the staged tile, each element combined after tile_prefix (the
+// combination of the row's earlier tiles) and its slice's prefix within the tile: warp_prefix
+// (lookback_stage_tile's) and the warp's part, recomputed from the staged values.
+template <int kThreads, int K, int V, bool kVector, bool kExclusive, bool kReverse, class Op, class Out, class I,
+          class Epi>
+__device__ __forceinline__ void lookback_store_tile(Out* __restrict__ row_out, I len, I flat_row, I tile0,
+                                                    const typename Op::Value* stage, typename Op::Value warp_prefix,
+                                                    typename Op::Value tile_prefix, const Epi& epi) {
+  using C = typename Op::Value;
+  const LookbackSlices<kThreads, K, V> sl;
+  C slice_total[K], prefix[K], warp_run;
 #pragma unroll
-    for (int j = 0; j < V; ++j) x[j] = chunk(k)[j];
+  for (int k = 0; k < K; ++k) {
+    C c[V];
+    const C* chunk = sl.chunk(stage, k);
+#pragma unroll
+    for (int j = 0; j < V; ++j) c[j] = chunk[j];
+    slice_total[k] = scan_slice_total<Op, V>(c);
+  }
+  scan_warp_slices<Op, K>(slice_total, prefix, warp_run);
+#pragma unroll
+  for (int k = 0; k < K; ++k) prefix[k] = Op::combine(warp_prefix, prefix[k]);
+  auto slice = [&](int k, C (&x)[V]) {
+    const C* chunk = sl.chunk(stage, k);
+#pragma unroll
+    for (int j = 0; j < V; ++j) x[j] = chunk[j];
   };
   scan_store_slices<Op, kThreads, K, V, kExclusive, kReverse, kVector>(row_out, slice, prefix, tile_prefix, len, tile0,
                                                                        flat_row, epi);
 }
+
+// Calls f(IntTag<S>) for S = 0 .. N-1 in order (the stage index a compile-time constant, so a
+// stage's registers stay registers).
+template <int S>
+struct IntTag {
+  static constexpr int value = S;
+};
+template <int S, int N, class F>
+__device__ __forceinline__ void for_each_stage(F& f) {
+  if constexpr (S < N) {
+    f(IntTag<S>{});
+    for_each_stage<S + 1, N>(f);
+  }
+}
+
+// [Note: the warp-specialized look-back] in config/scan.h: warps 0 .. kThreads/32 - 1 move the
+// data, warp kThreads/32 walks.
+// `vector`: the rows are 16-byte vectorizable (every row or none: len % V == 0 and aligned bases
+// align every row); only the copies and stores branch on it.
+template <int kThreads, int K, int V, int kStages, bool kExclusive, bool kReverse, class Op, class T, class Out,
+          class I, class Pro, class Epi>
+__device__ __forceinline__ void scan_rows_lookback_ws(const T* __restrict__ in, Out* __restrict__ out,
+                                                      const TileStatus<typename Op::Value>& status,
+                                                      unsigned* __restrict__ counter, I len, long long tiles_per_row,
+                                                      long long tiles, bool vector, const Pro& pro, const Epi& epi) {
+  using C = typename Op::Value;
+  constexpr I kTile = I(kThreads) * K * V;
+  constexpr int kAll = kThreads + 32;   // the data warps and the walker
+  constexpr int kBarData = 1, kBarAgg = 2, kBarPrefix = 2 + kStages;
+  static_assert(kBarPrefix + kStages <= 16, "named barriers 1-15");
+  C* stages = reinterpret_cast<C*>(dynamic_smem());   // kStages tiles of converted values
+  __shared__ long long tile_id[kStages];   // the stage's tile, -1: no more tiles
+  __shared__ C tile_total[kStages], tile_prefix[kStages];
+  __shared__ C totals[kThreads / 32];
+  __shared__ C warp_prefix[kStages][kThreads / 32];   // a stage's tile: the combination of the warps before each
+  __shared__ unsigned claim;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+  if (warp == kThreads / 32) {   // the walker: the stages' tiles in claim order
+    for (long long k = 0;; ++k) {
+      const int s = int(k % kStages);
+      named_barrier_sync(kBarAgg + s, kAll);
+      const long long id = tile_id[s];
+      if (id < 0) return;
+      const long long t = id % tiles_per_row;
+      C exclusive = Op::identity();
+      if (t > 0) {
+        exclusive = lookback<Op, C>(status, id, t);
+        if (lane == 0) status.publish(id, kTilePrefix, Op::combine(exclusive, tile_total[s]));
+      }
+      if (lane == 0) tile_prefix[s] = exclusive;
+      named_barrier_arrive(kBarPrefix + s, kAll);
+    }
+  }
+
+  bool held[kStages] = {};   // the stage holds a published tile (its id in tile_id) not yet stored
+  bool done = false;
+  auto step = [&](auto tag) {
+    constexpr int S = decltype(tag)::value;
+    C* stage = stages + S * kTile;
+    if (held[S]) {   // the walker has this tile's prefix once it arrives
+      named_barrier_sync(kBarPrefix + S, kAll);
+      const long long id = tile_id[S];   // written by this thread's block before its arrive
+      const I row = I(id / tiles_per_row);
+      const I tile0 = I(id - (long long)row * tiles_per_row) * kTile;
+      const C before = warp_prefix[S][warp];
+      if (vector)
+        lookback_store_tile<kThreads, K, V, true, kExclusive, kReverse, Op>(out + row * len, len, row * len, tile0,
+                                                                           stage, before, tile_prefix[S], epi);
+      else
+        lookback_store_tile<kThreads, K, V, false, kExclusive, kReverse, Op>(out + row * len, len, row * len, tile0,
+                                                                            stage, before, tile_prefix[S], epi);
+      held[S] = false;
+    }
+    if (done) return;
+    if (threadIdx.x == 0) claim = atomicAdd(counter, 1u);
+    named_barrier_sync(kBarData, kThreads);
+    const long long id = claim;
+    if (id >= tiles) {   // the walker stops at this stage
+      done = true;
+      if (threadIdx.x == 0) tile_id[S] = -1;
+      named_barrier_arrive(kBarAgg + S, kAll);
+      return;
+    }
+    const I row = I(id / tiles_per_row);
+    const long long t = id - (long long)row * tiles_per_row;
+    const I tile0 = I(t) * kTile;
+    const C total =
+        vector ? lookback_stage_tile<kThreads, K, V, true, kReverse, Op>(in + row * len, len, row * len, tile0, stage,
+                                                                        &warp_prefix[S][warp], totals, pro,
+                                                                        DataSync<kThreads>{})
+               : lookback_stage_tile<kThreads, K, V, false, kReverse, Op>(in + row * len, len, row * len, tile0, stage,
+                                                                         &warp_prefix[S][warp], totals, pro,
+                                                                         DataSync<kThreads>{});
+    if (threadIdx.x == 0) {
+      // A row's first tile publishes its prefix at once; the others their aggregate, so that no
+      // successor waits on this tile's walk.
+      status.publish(id, t == 0 ? kTilePrefix : kTileAggregate, total);
+      tile_id[S] = id;
+      tile_total[S] = total;
+    }
+    named_barrier_arrive(kBarAgg + S, kAll);
+    held[S] = true;
+  };
+  for (;;) {
+    for_each_stage<0, kStages>(step);
+    bool any = false;
+#pragma unroll
+    for (int s = 0; s < kStages; ++s) any |= held[s];
+    if (done && !any) return;
+  }
+}
 }  // namespace detail
 
-template <int kThreads, int kVecs, bool kExclusive, bool kReverse, class Op, class T, class Out, class I, class Pro,
-          class Epi>
+// A persistent grid; block = kThreads data threads + one walker warp; dynamic shared memory of
+// kStages tiles (launch::scan_rows_lookback_geometry).
+template <int kThreads, int kVecs, int kStages, bool kExclusive, bool kReverse, class Op, class T, class Out, class I,
+          class Pro, class Epi>
 __device__ __forceinline__ void scan_rows_lookback(const T* __restrict__ in, Out* __restrict__ out, void* workspace,
                                                    I rows, I len, Pro pro, Epi epi) {
-  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "block size must be a multiple of 32, <= 1024");
+  static_assert(kThreads % 32 == 0 && kThreads + 32 <= 1024, "data threads a multiple of 32, one walker warp");
   using C = typename Op::Value;
   constexpr int V = launch::vec_elems(int(sizeof(T)));
   constexpr I kTile = I(launch::scan_rows_tile(kThreads, kVecs, int(sizeof(T))));   // the planner's tile
   const long long tiles_per_row = (len + kTile - 1) / kTile;
-  const unsigned long long tiles = (unsigned long long)rows * tiles_per_row;
-  const detail::TileStatus<C> status = detail::TileStatus<C>::at(workspace, tiles);
-  // Tile `id` is block `id`: blocks start in blockIdx order, so a block waits only on tiles of
-  // blocks that started before it ([Note: look-back tile status] in config/scan.h).
-  const long long id = blockIdx.x;
-  const I row = I(id / tiles_per_row);
-  const long long t = id - (long long)row * tiles_per_row;
-  const I flat_row = row * len;
-  const I tile0 = I(t) * kTile;
-  alignas(16) __shared__ C stage[kTile];   // kScanLookbackStageBytes at the planner's vecs
-  __shared__ C totals[kThreads / 32];
-  // Every row is 16-byte vectorizable or none is (len % V == 0 and aligned bases align every row).
-  if (detail::scan_row_vectorizable<Out, V>(in, out, len))
-    detail::scan_tile_lookback<kThreads, kVecs, V, true, kExclusive, kReverse, Op>(
-        in + flat_row, out + flat_row, len, flat_row, tile0, id, t, status, stage, totals, pro, epi);
-  else
-    detail::scan_tile_lookback<kThreads, kVecs, V, false, kExclusive, kReverse, Op>(
-        in + flat_row, out + flat_row, len, flat_row, tile0, id, t, status, stage, totals, pro, epi);
+  const long long tiles = (long long)rows * tiles_per_row;
+  const detail::TileStatus<C> status = detail::TileStatus<C>::at(workspace, (unsigned long long)tiles);
+  unsigned* counter = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(workspace) +
+                                                  launch::scan_lookback_status_bytes(tiles, int(sizeof(C))));
+  detail::scan_rows_lookback_ws<kThreads, kVecs, V, kStages, kExclusive, kReverse, Op>(
+      in, out, status, counter, len, tiles_per_row, tiles, detail::scan_row_vectorizable<Out, V>(in, out, len), pro,
+      epi);
 }
 
 // ---------------------------------------------------------------- strided axis, a thread per column

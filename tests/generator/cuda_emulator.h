@@ -12,7 +12,10 @@
 // (a real deadlock or a divergent collective) aborts with a message. Blocks run one after
 // another in blockIdx order, so a look-back scan's predecessors are always finished.
 // Memory-model intrinsics become plain accesses; vector loads become plain loads (alignment
-// is still asserted, so a misaligned 16-byte access is caught).
+// is still asserted, so a misaligned 16-byte access is caught). Named barriers
+// (kiln::named_barrier_sync / _arrive) count arrivals per barrier id: a sync waits until the
+// count reaches its thread count, an arrive does not wait. Dynamic shared memory is a buffer of
+// the launch's shared_bytes, zero-filled for each block.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -20,6 +23,7 @@
 #include <vector_types.h>
 #include <ucontext.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -47,13 +51,19 @@ struct Dim {
   unsigned x = 0, y = 0, z = 0;
 };
 
-enum class State { kRun, kWarpWait, kBlockWait, kDone };
+enum class State { kRun, kWarpWait, kBlockWait, kNamedWait, kDone };
 
 struct Fiber {
   ucontext_t ctx{};
   Dim tid;
   State state = State::kRun;
+  int named = -1;              // kNamedWait: the barrier id
+  unsigned named_phase = 0;    // kNamedWait: that barrier's phase when the fiber began to wait
   std::vector<char> stack;
+};
+
+struct NamedBarrier {
+  unsigned count = 0, phase = 0;
 };
 
 struct Machine {
@@ -63,6 +73,8 @@ struct Machine {
   ucontext_t scheduler{};
   std::function<void()> body;
   std::vector<unsigned long long> slots;   // one exchange slot per thread
+  NamedBarrier named[16];
+  std::vector<unsigned char> dynamic_smem;   // the launch's shared_bytes (16-byte aligned start)
 };
 
 inline Machine& machine() {
@@ -87,8 +99,9 @@ inline void fiber_entry() {
 inline unsigned thread_rank() { return machine().current->tid.x; }
 
 // Runs `body` for every thread of every block of a 1-D block grid (grid may be 2-D).
-inline void launch(Dim grid, unsigned threads, const std::function<void()>& body) {
+inline void launch(Dim grid, unsigned threads, const std::function<void()>& body, unsigned shared_bytes = 0) {
   Machine& m = machine();
+  m.dynamic_smem.assign(shared_bytes + 16, 0);
   m.grid_dim = grid;
   m.block_dim = Dim{threads, 1, 1};
   m.body = body;
@@ -98,6 +111,8 @@ inline void launch(Dim grid, unsigned threads, const std::function<void()>& body
   for (unsigned by = 0; by < (grid.y ? grid.y : 1); ++by)
     for (unsigned bx = 0; bx < grid.x; ++bx) {
       m.block_idx = Dim{bx, by, 0};
+      std::fill(m.dynamic_smem.begin(), m.dynamic_smem.end(), 0);
+      for (auto& b : m.named) b = NamedBarrier{};
       for (unsigned t = 0; t < threads; ++t) {
         Fiber& f = m.fibers[t];
         f.tid = Dim{t, 0, 0};
@@ -138,7 +153,8 @@ inline void launch(Dim grid, unsigned threads, const std::function<void()>& body
         }
         if (all_done) break;
         if (!all_block) {
-          std::fprintf(stderr, "emu: deadlock in block (%u, %u): mixed warp/block barriers\n", bx, by);
+          std::fprintf(stderr, "emu: deadlock in block (%u, %u): mixed warp/block/named barriers, or a named "
+                       "barrier that never fills\n", bx, by);
           std::abort();
         }
         for (auto& f : m.fibers)
@@ -164,7 +180,36 @@ inline T shuffle(T v, int src_lane, bool valid_src) {
   return r;
 }
 
+// bar.sync (wait) / bar.arrive on barrier `id` of `threads` threads.
+inline void named_barrier(int id, int threads, bool wait_here) {
+  Machine& m = machine();
+  if (id < 1 || id > 15 || threads % 32 != 0) {
+    std::fprintf(stderr, "emu: named barrier %d of %d threads: ids 1-15, a multiple of 32 threads\n", id, threads);
+    std::abort();
+  }
+  NamedBarrier& b = m.named[id];
+  if (++b.count == unsigned(threads)) {   // the barrier opens: its waiting fibers run
+    b.count = 0;
+    ++b.phase;
+    for (auto& f : m.fibers)
+      if (f.state == State::kNamedWait && f.named == id) f.state = State::kRun;
+    return;
+  }
+  if (!wait_here) return;
+  Fiber* self = m.current;
+  self->named = id;
+  self->named_phase = b.phase;
+  wait(State::kNamedWait);
+}
+inline unsigned char* dynamic_smem() {
+  unsigned char* p = machine().dynamic_smem.data();
+  return p + ((16 - reinterpret_cast<unsigned long long>(p) % 16) % 16);
+}
+
 }  // namespace emu
+
+#define KILN_EMU_NAMED_BARRIER(id, threads, wait) emu::named_barrier(id, threads, wait)
+#define KILN_EMU_DYNAMIC_SMEM() emu::dynamic_smem()
 
 #define threadIdx (emu::machine().current->tid)
 #define blockIdx (emu::machine().block_idx)

@@ -89,14 +89,18 @@ TEST_CASE("memory configs: to_string, ==, hash, literal") {
 }
 
 TEST_CASE("memory configs: the rules the planner and the templates share") {
-  // scan.cuh's look-back workspace layout is the planner's: header, flags, then two value arrays.
-  // [Note: look-back tile status]: an 8-byte word a tile for 4-byte values, else a flag and two values.
-  CHECK(kiln::launch::scan_lookback_workspace_bytes(2, 4096, 2048, 4) == 32);
-  CHECK(kiln::launch::scan_lookback_workspace_bytes(2, 4096 + 1, 2048, 4) == 48);   // 6 tiles, 16-byte multiple
-  CHECK(kiln::launch::scan_lookback_workspace_bytes(2, 4096, 2048, 8) ==
+  // scan.cuh's look-back workspace layout is the planner's: the statuses, then the tile counter.
+  // [Note: look-back tile status]: an 8-byte word a tile for 4-byte values, else flags and two
+  // value arrays.
+  CHECK(kiln::launch::scan_lookback_status_bytes(4, 4) == 32);
+  CHECK(kiln::launch::scan_lookback_status_bytes(6, 4) == 48);   // 6 tiles, 16-byte multiple
+  CHECK(kiln::launch::scan_lookback_status_bytes(4, 8) ==
         kiln::launch::scan_lookback_flag_bytes(4) + 2 * kiln::launch::scan_lookback_value_bytes(4, 8));
-  CHECK(kiln::launch::scan_lookback_workspace_bytes(2, 4096, 2048, 8) == 16 + 2 * 32);
-  // [Note: look-back tiles in shared memory]: a tile of converted values fills the stage.
+  CHECK(kiln::launch::scan_lookback_status_bytes(4, 8) == 16 + 2 * 32);
+  CHECK(kiln::launch::scan_lookback_workspace_bytes(2, 4096, 2048, 4) == 32 + 16);
+  CHECK(kiln::launch::scan_lookback_workspace_bytes(2, 4096 + 1, 2048, 4) == 48 + 16);
+  CHECK(kiln::launch::scan_lookback_workspace_bytes(2, 4096, 2048, 8) == 16 + 2 * 32 + 16);
+  // [Note: the warp-specialized look-back]: a tile of converted values fills a stage.
   CHECK(kiln::launch::scan_lookback_vecs(4, 4) == 8);   // f32
   CHECK(kiln::launch::scan_lookback_vecs(2, 4) == 4);   // f16 / bf16, f32 values
   CHECK(kiln::launch::scan_lookback_vecs(8, 8) == 8);   // f64

@@ -102,11 +102,15 @@ TEST_CASE("look-back scans: planned for few long rows, with the workspace zeroed
   const auto& k = plan.kernels[0];
   CHECK(k.template_name == "scan_rows");
   CHECK(std::get<kiln::ScanConfig>(k.config).variant == kiln::ScanVariant::kRowsLookback);
-  // 2 rows of 4194304 in tiles of 256 * 8 * 4 (32 KiB of f32 in shared memory): a block per tile,
-  // 6 blocks an SM ([Note: look-back tiles in shared memory]).
-  CHECK(k.grid.x == 2u * 4194304u / 8192u);
-  CHECK(k.min_blocks == 6);
-  CHECK(contains(k.reason, "each tile copied into shared memory (16-byte copies), 6 blocks an SM"));
+  // 2 rows of 4194304 in tiles of 256 * 8 * 4 (32 KiB of f32 a stage): a persistent grid of 2
+  // blocks an SM (the test target's 132 SMs), 256 data threads and a walker warp, 3 stages
+  // ([Note: the warp-specialized look-back]).
+  CHECK(k.grid.x == 2u * 132u);
+  CHECK(k.block.x == 256u + 32u);
+  CHECK(k.shared_bytes == 3u * 32768u);
+  CHECK(k.min_blocks == 2);
+  CHECK(contains(k.reason, "a persistent grid of at most 264 blocks (2 an SM) claiming tiles in order"));
+  CHECK(contains(k.reason, "3 shared stages (16-byte copies)"));
   REQUIRE(k.zero_before.size() == 1);
   const auto& ws = plan.buffers[static_cast<std::size_t>(k.zero_before[0])];
   CHECK(ws.kind == kiln::BufferKind::Workspace);
@@ -114,7 +118,8 @@ TEST_CASE("look-back scans: planned for few long rows, with the workspace zeroed
   CHECK(contains(plan.text(), "zeroes #"));
   CHECK(contains(plan.text(), "cuMemsetD32Async"));
   const auto src = sources_of(plan)[0].text;
-  CHECK(contains(src, "kiln::scan_rows_lookback<kThreads, kVecs, kExclusive, kReverse, Op>(in_x, out_y, ws_y_lookback"));
+  CHECK(contains(src, "kiln::scan_rows_lookback<kThreads, kVecs, kiln::launch::kScanLookbackStages, kExclusive, "
+                     "kReverse, Op>(in_x, out_y, ws_y_lookback"));
   // Many rows keep the block-per-row path and need no zeroing.
   const auto many = plan_of({"scans", "cumsum_reverse", "", {}, {}});
   CHECK(std::get<kiln::ScanConfig>(many.kernels[0].config).variant == kiln::ScanVariant::kRowsBlock);
@@ -124,18 +129,19 @@ TEST_CASE("look-back scans: planned for few long rows, with the workspace zeroed
   // elements), as the template derives it (Plan::streamed_leaf).
   const auto mixed = plan_of_text("op m {\n  dims B = 2, N = 4194304\n  in x: f16[B, N]\n  out y = cumsum(f32(x), axis=1)\n}\n", "m");
   CHECK(std::get<kiln::ScanConfig>(mixed.kernels[0].config).variant == kiln::ScanVariant::kRowsLookback);
-  CHECK(mixed.kernels[0].grid.x == 2u * 4194304u / 8192u);
+  CHECK(std::get<kiln::ScanConfig>(mixed.kernels[0].config).vecs == 4);
   CHECK(mixed.kernels[0].zero_before.size() == 1);
-  // Rows that are not whole vectors: f32 and f64 elements are copied one by one (registers capped,
-  // f64 for 4 blocks an SM); f16 ones loaded through registers, uncapped.
+  // Rows that are not whole vectors: f32 and f64 elements are copied one by one, f16 ones loaded
+  // through registers; every kind at 2 blocks an SM (the no-spill compile test below holds them).
   const auto odd = plan_of_text("op o {\n  dims B = 2, N = 4194301\n  in x: f32[B, N]\n  out y = cumsum(x, axis=1)\n}\n", "o");
-  CHECK(odd.kernels[0].min_blocks == 6);
+  CHECK(odd.kernels[0].min_blocks == 2);
   CHECK(contains(odd.kernels[0].reason, "element copies: the rows are not whole 16-byte vectors"));
   const auto wide = plan_of_text("op w {\n  dims B = 2, N = 4194301\n  in x: f64[B, N]\n  out y = cumsum(x, axis=1)\n}\n", "w");
-  CHECK(wide.kernels[0].min_blocks == 4);
+  CHECK(wide.kernels[0].min_blocks == 2);
+  CHECK(wide.kernels[0].shared_bytes == 3u * 32768u);   // 256 x 8 f64 values a stage
   const auto half = plan_of_text("op h {\n  dims B = 2, N = 4194301\n  in x: f16[B, N]\n  out y = cumsum(x, axis=1)\n}\n", "h");
-  CHECK(half.kernels[0].min_blocks == 1);
-  CHECK(contains(half.kernels[0].reason, "registers uncapped"));
+  CHECK(half.kernels[0].min_blocks == 2);
+  CHECK(contains(half.kernels[0].reason, "loaded element by element"));
 }
 
 TEST_CASE("strided look-back: planned where the columns cannot fill the GPU and the tiles fill two waves") {

@@ -222,12 +222,17 @@ void run_lookback(const std::vector<float>& in, std::vector<float>& out, int row
   constexpr int kLookThreads = 64, kVecs = 1, kTile = kLookThreads * kVecs * 4;
   // Zeroed, as the runtime's cuMemsetD32Async does before every launch.
   std::vector<unsigned long long> ws(kiln::launch::scan_lookback_workspace_bytes(rows, len, kTile, 4) / 8 + 2, 0);
-  const auto geo = kiln::launch::scan_rows_lookback_geometry(rows, len, kTile, kLookThreads, 4);
+  // Two blocks: the first claims every tile (the emulator runs blocks one after another), the
+  // second claims none and its walker stops at once.
+  const auto geo = kiln::launch::scan_rows_lookback_geometry(rows, len, kTile, kLookThreads, 4, 2);
   CHECK(geo.zero_workspace);
-  emu::launch({unsigned(geo.grid.x), 1, 0}, kLookThreads, [&] {
-    kiln::scan_rows_lookback<kLookThreads, kVecs, kExclusive, kReverse, Op>(in.data(), out.data(), ws.data(), rows, len,
-                                                                          Pass{}, Pass{});
-  });
+  emu::launch(
+      {unsigned(geo.grid.x), 1, 0}, unsigned(geo.block.x),
+      [&] {
+        kiln::scan_rows_lookback<kLookThreads, kVecs, kiln::launch::kScanLookbackStages, kExclusive, kReverse, Op>(
+            in.data(), out.data(), ws.data(), rows, len, Pass{}, Pass{});
+      },
+      unsigned(geo.shared_bytes));
 }
 }  // namespace
 

@@ -214,10 +214,13 @@ TEST_CASE("launch rules choose the seed variants (132 SMs)") {
   // cumsum 32768x32768: block per row; cummax 8x4000000: decoupled look-back.
   CHECK_FALSE(scan_use_lookback(32768, 32768, 2048, 132));
   CHECK(scan_use_lookback(8, 4000000, 4096, 132));
-  const Geometry lb = scan_rows_lookback_geometry(8, 4000000, 4096, 256, 4);
-  CHECK(lb.grid.x == 8 * 977);
+  const Geometry lb = scan_rows_lookback_geometry(8, 4000000, 4096, 256, 4, 264);
+  CHECK(lb.grid.x == 264);            // a persistent grid: at most the blocks given
+  CHECK(lb.block.x == 256 + 32);      // the data threads and the walker warp
+  CHECK(lb.shared_bytes == kScanLookbackStages * 4096 * 4);
   CHECK(lb.zero_workspace);
-  CHECK(lb.workspace_bytes == 8 * 977 * 8);   // 7816 tiles, an 8-byte status each (a multiple of 16 already)
+  CHECK(lb.workspace_bytes == 8 * 977 * 8 + 16);   // 7816 tiles, an 8-byte status each, then the counter
+  CHECK(scan_rows_lookback_geometry(1, 5000, 4096, 256, 4, 264).grid.x == 2);   // no more blocks than tiles
   // softmax 128x16384: block per row (few rows); log_softmax 8192x1000: warp per row.
   CHECK_FALSE(rownorm_use_warp(128, 16384, 32, 132));
   CHECK(rownorm_use_warp(8192, 1000, 32, 132));

@@ -232,10 +232,12 @@ template <bool kExclusive, bool kReverse, class Op>
 void run_scan_lookback(const float* in, float* out, int rows, int len) {
   constexpr int kTile = 64 * 1 * 4;
   std::vector<unsigned long long> ws(kiln::launch::scan_lookback_workspace_bytes(rows, len, kTile, 4) / 8 + 2, 0);
-  const unsigned grid = unsigned(rows * kiln::launch::ceil_div(len, kTile));
-  emu::launch({grid, 1, 0}, 64, [&] {
-    kiln::scan_rows_lookback<64, 1, kExclusive, kReverse, Op>(in, out, ws.data(), rows, len, Id{}, Id{});
-  });
+  // Two stages (every stage reused many times), one block: the walker and the stores alternate.
+  const auto geo = kiln::launch::scan_rows_lookback_geometry(rows, len, kTile, 64, 4, 1);
+  emu::launch(
+      {unsigned(geo.grid.x), 1, 0}, unsigned(geo.block.x),
+      [&] { kiln::scan_rows_lookback<64, 1, 2, kExclusive, kReverse, Op>(in, out, ws.data(), rows, len, Id{}, Id{}); },
+      unsigned(geo.shared_bytes));
 }
 }  // namespace
 
@@ -400,13 +402,19 @@ TEST_CASE("emulated scan_rows_lookback: f64 and f16 rows, whole vectors and not"
         using C = std::remove_pointer_t<decltype(out)>;
         const long long tile = kiln::launch::scan_rows_tile(kThreads, kVecs, int(sizeof(T)));
         std::vector<unsigned long long> ws(kiln::launch::scan_lookback_workspace_bytes(rows, len, tile, int(sizeof(C))) / 8 + 2, 0);
-        const unsigned grid = unsigned(rows * kiln::launch::ceil_div(len, tile));
-        emu::launch({grid, 1, 0}, kThreads, [&] {
-          if (reverse)
-            kiln::scan_rows_lookback<kThreads, kVecs, false, true, kiln::SumOp<C>>(in, out, ws.data(), rows, len, pro, epi);
-          else
-            kiln::scan_rows_lookback<kThreads, kVecs, false, false, kiln::SumOp<C>>(in, out, ws.data(), rows, len, pro, epi);
-        });
+        const auto geo = kiln::launch::scan_rows_lookback_geometry(rows, len, tile, kThreads, int(sizeof(C)), 3);
+        constexpr int kStages = kiln::launch::kScanLookbackStages;
+        emu::launch(
+            {unsigned(geo.grid.x), 1, 0}, unsigned(geo.block.x),
+            [&] {
+              if (reverse)
+                kiln::scan_rows_lookback<kThreads, kVecs, kStages, false, true, kiln::SumOp<C>>(in, out, ws.data(), rows,
+                                                                                               len, pro, epi);
+              else
+                kiln::scan_rows_lookback<kThreads, kVecs, kStages, false, false, kiln::SumOp<C>>(in, out, ws.data(), rows,
+                                                                                                len, pro, epi);
+            },
+            unsigned(geo.shared_bytes));
       };
       launch(double{}, x64.data(), y64.data(), DoubleId{}, DoubleId{});
       launch(__half{}, x16.data(), y16.data(), HalfToFloat{}, FloatOut{});

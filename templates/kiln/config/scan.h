@@ -15,7 +15,7 @@ namespace kiln {
 
 enum class ScanVariant {
   kRowsBlock,       // scan_rows_block: a block per contiguous row
-  kRowsLookback,    // scan_rows_lookback: a block per tile, decoupled look-back (zeroed workspace)
+  kRowsLookback,    // scan_rows_lookback: a persistent grid claiming tiles, decoupled look-back (zeroed workspace)
   kStridedTotals,   // scan_strided_totals: phase 1 of a chunked strided scan, the chunk totals
   kStrided,         // scan_strided: a thread per column (after kStridedTotals when chunks > 1)
   kStridedLookback, // scan_strided_lookback: a block per tile of rows x columns, look-back per column
@@ -43,7 +43,8 @@ inline const char* enum_name(ScanVariant v) {
   X(int, threads, 256)     /* block size */                                                            \
   X(int, vecs, 1)          /* rows: 16-byte vectors a thread per tile */                               \
   X(int, unroll, 1)        /* strided: loads in flight a thread */                                     \
-  X(long long, chunks, 1)  /* strided: chunks along the axis (grid.y; look-back: tiles a column) */    \
+  X(long long, chunks, 1)  /* strided: chunks along the axis (grid.y; look-back: tiles a column); */  \
+                           /* rows look-back: the persistent grid's most blocks */                      \
   X(long long, chunk, 0)   /* strided: scan steps a chunk (look-back: a tile's rows) */
 KILN_CONFIG(ScanConfig, KILN_SCAN_FIELDS);
 
@@ -74,11 +75,10 @@ KILN_RULE constexpr Geometry scan_rows_block_geometry(long long rows, int thread
 // 4-byte flag a tile, then the aggregates and the inclusive prefixes (value_bytes each), the flag
 // released after its value is stored and acquired before it is read: a second dependent load.
 // scan.cuh's TileStatus lays the workspace out with these functions.
-// Tile `id` is block `id`. Blocks start in blockIdx order, so the tiles a block waits on belong
-// to blocks that started before it and publish without waiting: the walk ends. CUB's single-pass
-// scan relies on the same order. Before 2026-11-29 a block took its tile number from a counter
-// in the workspace (an atomicAdd, then a barrier): on an H200 under a full-bandwidth scan that
-// round trip took 1.6 us (median) of a block's 9.6 us, before its first load.
+// Tiles are numbered in the order they are claimed from a counter after the statuses (row
+// look-back: [Note: the warp-specialized look-back]), or by blockIdx (the strided look-back:
+// blocks start in blockIdx order, as CUB's single-pass scan relies on). Either way the tiles a
+// tile waits on were claimed (started) before it, and publish without waiting: the walk ends.
 // A walking warp reads kScanLookbackDepth tiles a lane a round (128 tiles a round trip). Deeper
 // rounds (8, 16) and a __nanosleep back-off between reads of an empty status were slower or no
 // faster (bench/results/2026-11-29-h200-run3/).
@@ -88,38 +88,53 @@ KILN_RULE constexpr long long scan_lookback_flag_bytes(long long tiles) { return
 KILN_RULE constexpr long long scan_lookback_value_bytes(long long tiles, int value_bytes) {
   return ceil_div(tiles * value_bytes, 16) * 16;
 }
-KILN_RULE constexpr long long scan_lookback_workspace_bytes(long long rows, long long len, long long tile, int value_bytes) {
-  const long long tiles = rows * ceil_div(len, tile);
+KILN_RULE constexpr long long scan_lookback_status_bytes(long long tiles, int value_bytes) {
   return scan_lookback_packed(value_bytes) ? ceil_div(tiles * 8, 16) * 16
                                            : scan_lookback_flag_bytes(tiles) + 2 * scan_lookback_value_bytes(tiles, value_bytes);
 }
-// [Note: look-back tiles in shared memory]
-// A look-back block holds its tile from its loads until its stores, through the walk (a few L2
-// round trips, each 1-2 us while the scan streams at full bandwidth). So its bandwidth is the
-// tile bytes an SM holds divided by a block's lifetime. Held in registers (a 32 KiB tile, 2 blocks
-// an SM at 128 registers a thread) the scan ran at 32-61% of copy on an H200; the same blocks
-// without the walk at 96%. So the tile of 16-byte vectorizable rows is copied into shared
-// memory with cp.async (no registers while in flight), converted there in place, and a thread
-// holds only one slice in registers at a time: kScanLookbackStageBytes of shared memory a block,
-// scan_lookback_blocks_per_sm blocks an SM (__launch_bounds__ caps the registers to fit them).
-// Measured on an H200, cumsum of 4 x 2^26 f32 (bench/results/2026-11-29-h200-run3/scan_check.txt,
-// against a copy at 4.24 TB/s): 0.729 ms (70% of copy) at 6 blocks of 256 x 8 vectors, 0.843 at
-// 4, 0.934 with 256 x 4 vectors; the tiles in registers took 1.51-1.70 ms (256 x 2, before),
-// 0.83-1.04 (256 x 8, 2-3 blocks an SM); the same tiles without the walk 0.524 (96%).
-// 8-byte values (f64, i64) need more registers a slice: 4 blocks an SM (64 registers) keep them
-// unspilled, where 6 (40 registers) spilled 128 bytes.
-constexpr int kScanLookbackThreads = 256;
-constexpr int kScanLookbackStageBytes = 32768;
-KILN_RULE constexpr int scan_lookback_blocks_per_sm(int value_bytes) { return value_bytes <= 4 ? 6 : 4; }
+// The row look-back's workspace: the statuses, then the 4-byte tile counter (16 bytes).
+KILN_RULE constexpr long long scan_lookback_workspace_bytes(long long rows, long long len, long long tile, int value_bytes) {
+  return scan_lookback_status_bytes(rows * ceil_div(len, tile), value_bytes) + 16;
+}
+// [Note: the warp-specialized look-back]
+// A look-back tile must wait through its walk (a few L2 round trips, each 1-2 us while the scan
+// streams at full bandwidth) before its stores, and a block that holds the tile through the walk
+// holds its shared memory idle: at 6 blocks of 32 KiB an SM that scan ran at 69-70% of copy
+// along 4 x 2^26 f32 on an H200 (CUB's DeviceScan::InclusiveSum 73-74% on 2^28 floats, the same
+// GPU). So the walk has its own warp and the data warps go on:
+// - A persistent grid (at most `chunks` blocks: the SMs times scan_lookback_blocks_per_sm) of
+//   kScanLookbackThreads data threads and one walker warp, with kScanLookbackStages stages of
+//   one tile each in dynamic shared memory (a tile's converted values fill
+//   kScanLookbackStageBytes).
+// - The data warps claim a tile from the workspace's counter (an atomicAdd, claims in order),
+//   copy it into the next stage (16-byte cp.async where the rows are whole vectors, else 4- and
+//   8-byte element copies, else loads through registers), convert it there in place, reduce it,
+//   publish its aggregate (a row's first tile its prefix), and hand it to the walker (named
+//   barriers, one pair a stage). They store a stage's tile when they come back to that stage, its
+//   prefix by then walked and published.
+// - A tile is claimed only when its stage is free, so a tile's aggregate never waits on a walk
+//   and walks never chain. Letting it wait (a second copy in flight, or claiming a step early),
+//   or several walkers, were slower.
+// Measured (bench/results/2026-11-29-h200-run5/, standalone, H200): 78-79% of copy along 4 x 2^26
+// and 1 x 2^28 f32 (kiln's block-per-tile scan 69-70%, CUB 73-74%), 73-76% on 2^25, 59-65% on
+// 2 x 2^22 (55-60%), 61-63% on 3 x 10^6 (60-61%); 256 x 8 vectors with 3 stages at 2 blocks an SM
+// was the best of the tiles and stages tried (2-6 stages, 128-512 data threads, 4-8 vectors).
+constexpr int kScanLookbackThreads = 256;       // data threads; the block has a walker warp more
+constexpr int kScanLookbackStages = 3;
+constexpr int kScanLookbackStageBytes = 32768;  // a stage: one tile of converted values
+KILN_RULE constexpr int scan_lookback_blocks_per_sm(int) { return 2; }
 // Vectors a thread: a tile of converted values fills kScanLookbackStageBytes (at least 1).
 KILN_RULE constexpr int scan_lookback_vecs(int elem_bytes, int value_bytes) {
   return int(max_ll(1, kScanLookbackStageBytes / ((long long)kScanLookbackThreads * vec_elems(elem_bytes) * value_bytes)));
 }
+// `threads` data threads; at most `blocks` blocks (a persistent grid: every block claims tiles
+// until none is left).
 KILN_RULE constexpr Geometry scan_rows_lookback_geometry(long long rows, long long len, long long tile, int threads,
-                                                         int value_bytes) {
+                                                         int value_bytes, long long blocks) {
   Geometry g;
-  g.block.x = threads;
-  g.grid.x = rows * ceil_div(len, tile);   // at most kMaxGridX: tile id = blockIdx.x
+  g.block.x = threads + 32;
+  g.grid.x = min_ll(min_ll(rows * ceil_div(len, tile), blocks), kMaxGridX);
+  g.shared_bytes = kScanLookbackStages * tile * value_bytes;
   g.workspace_bytes = scan_lookback_workspace_bytes(rows, len, tile, value_bytes);
   g.zero_workspace = true;
   return g;
@@ -222,7 +237,7 @@ KILN_RULE constexpr Geometry scan_strided_lookback_geometry(long long outer, lon
   const long long tiles = scan_strided_lookback_tiles(outer, len, inner, threads, rows);
   g.block.x = threads;
   g.grid.x = tiles;
-  g.workspace_bytes = scan_lookback_workspace_bytes(1, tiles * threads, 1, value_bytes);
+  g.workspace_bytes = scan_lookback_status_bytes(tiles * threads, value_bytes);
   g.zero_workspace = true;
   return g;
 }
@@ -236,7 +251,7 @@ KILN_RULE constexpr launch::Geometry scan_geometry(const ScanConfig& c, int elem
     case ScanVariant::kRowsBlock: return launch::scan_rows_block_geometry(c.outer, c.threads);
     case ScanVariant::kRowsLookback:
       return launch::scan_rows_lookback_geometry(c.outer, c.len, launch::scan_rows_tile(c.threads, c.vecs, elem_bytes),
-                                                 c.threads, value_bytes);
+                                                 c.threads, value_bytes, c.chunks);
     case ScanVariant::kStridedLookback:
       return launch::scan_strided_lookback_geometry(c.outer, c.len, c.inner, c.threads, c.chunk, value_bytes);
     default:   // kStridedTotals, kStrided: the same grid
