@@ -209,11 +209,11 @@ extern "C" __global__ void __launch_bounds__(256) cover_cumsum_rev_excl(const fl
 extern "C" __global__ void __launch_bounds__(256) cover_cummin_odd_excl(const float* x, float* y) {
   kiln::scan_rows_block<256, 2, true, false, kiln::MinOp<float>>(x, y, cover::kScanOddRows, cover::kScanOddLen, cover::Id{}, cover::IdOut{});
 }
-extern "C" __global__ void __launch_bounds__(256) cover_lookback_cumsum_rev_excl(const float* x, float* y, void* ws) {
-  kiln::scan_rows_lookback<256, 4, true, true, kiln::SumOp<float>>(x, y, ws, cover::kLbRows, cover::kLbLen, cover::Id{}, cover::IdOut{});
+extern "C" __global__ void __launch_bounds__(256 + 32, 2) cover_lookback_cumsum_rev_excl(const float* x, float* y, void* ws) {
+  kiln::scan_rows_lookback<256, 4, kiln::launch::kScanLookbackStages, true, true, kiln::SumOp<float>>(x, y, ws, cover::kLbRows, cover::kLbLen, cover::Id{}, cover::IdOut{});
 }
-extern "C" __global__ void __launch_bounds__(256) cover_lookback_cumsum_vec(const float* x, float* y, void* ws) {
-  kiln::scan_rows_lookback<256, 4, false, false, kiln::SumOp<float>>(x, y, ws, cover::kLbVRows, cover::kLbVLen, cover::Id{}, cover::IdOut{});
+extern "C" __global__ void __launch_bounds__(256 + 32, 2) cover_lookback_cumsum_vec(const float* x, float* y, void* ws) {
+  kiln::scan_rows_lookback<256, 4, kiln::launch::kScanLookbackStages, false, false, kiln::SumOp<float>>(x, y, ws, cover::kLbVRows, cover::kLbVLen, cover::Id{}, cover::IdOut{});
 }
 extern "C" __global__ void __launch_bounds__(1024) cover_softmax_two_pass_odd(const float* x, float* y) {
   kiln::rownorm_rows<1024, 1024, 16, kiln::RowNormKind::kSoftmax, float>(x, y, cover::kSmRows, cover::kSmLen, cover::Id{}, cover::IdOut{});
@@ -310,6 +310,7 @@ struct Row {
 };
 std::vector<Row> g_rows;
 double g_copy_gbps = 0;
+int g_sms = 132;   // this device's, set in main
 
 void report(const std::string& variant, const std::string& shape, double bytes, float ms, bool ok) {
   g_rows.push_back(Row{variant, shape, ms, bytes, ok});
@@ -716,9 +717,11 @@ void check_cummax_lookback() {
   set_value(x, 5 * L + 2000000, inf);   // row 5: +inf from here on
   set_value(x, 6 * L + 0, 5.0f);        // row 6: the first element dominates the whole row
   poison(y, n * 4);
+  const int smem = int(k::kGeometry.shared_bytes);
+  CUDA_OK(cudaFuncSetAttribute(kiln_cummax_lookback_k0, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   auto run = [&] {
-    CUDA_OK(cudaMemsetAsync(ws, 0, ws_bytes));   // counter and flags start at zero every launch
-    kiln_cummax_lookback_k0<<<grid_of(k::kGeometry), block_of(k::kGeometry)>>>(x, y, ws);
+    CUDA_OK(cudaMemsetAsync(ws, 0, ws_bytes));   // statuses and tile counter start at zero every launch
+    kiln_cummax_lookback_k0<<<grid_of(k::kGeometry), block_of(k::kGeometry), smem>>>(x, y, ws);
   };
   run_checked(run);
   auto verify = [&] {
@@ -894,8 +897,12 @@ void check_scan_cover() {
   // Look-back: reverse exclusive on odd rows (scalar), inclusive forward on aligned rows (vector).
   for (int vec = 0; vec < 2; ++vec) {
     const long long R = vec ? kLbVRows : kLbRows, L = vec ? kLbVLen : kLbLen, n = R * L;
-    const size_t ws_bytes = size_t(kiln::launch::scan_lookback_workspace_bytes(R, L, kLbTile, 4));
-    const unsigned grid = unsigned(R * kiln::launch::ceil_div(L, kLbTile));
+    const auto geo = kiln::launch::scan_rows_lookback_geometry(R, L, kLbTile, 256, 4, 2LL * g_sms);
+    const size_t ws_bytes = size_t(geo.workspace_bytes);
+    const unsigned grid = unsigned(geo.grid.x), block = unsigned(geo.block.x);
+    const int smem = int(geo.shared_bytes);
+    CUDA_OK(cudaFuncSetAttribute(cover_lookback_cumsum_vec, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CUDA_OK(cudaFuncSetAttribute(cover_lookback_cumsum_rev_excl, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     float *x, *y;
     void* ws;
     CUDA_OK(cudaMalloc(&x, n * 4));
@@ -905,8 +912,8 @@ void check_scan_cover() {
     poison(y, n * 4);
     auto run = [&] {
       CUDA_OK(cudaMemsetAsync(ws, 0, ws_bytes));
-      if (vec) cover_lookback_cumsum_vec<<<grid, 256>>>(x, y, ws);
-      else cover_lookback_cumsum_rev_excl<<<grid, 256>>>(x, y, ws);
+      if (vec) cover_lookback_cumsum_vec<<<grid, block, smem>>>(x, y, ws);
+      else cover_lookback_cumsum_rev_excl<<<grid, block, smem>>>(x, y, ws);
     };
     run_checked(run);
     auto verify = [&] {
@@ -988,7 +995,6 @@ void check_rownorm_reduce_cover() {
 }
 
 // ------------------------------------------------------------------ issue 4: candidates, one table
-int g_sms = 132;
 
 // A device-to-device copy moving the same bytes as the kernel (half read, half written).
 void report_copy(const std::string& shape, double bytes) {

@@ -69,10 +69,11 @@ __global__ void __launch_bounds__(kThreads) strided_scan(const float* __restrict
   kiln::scan_strided<kThreads, kUnroll, kExclusive, kReverse, Op>(in, out, totals, outer, len, inner, chunk, Pass{},
                                                                  Pass{});
 }
-template <int kThreads, int kVecs, int kMinBlocks, bool kExclusive, bool kReverse, class Op>
-__global__ void __launch_bounds__(kThreads, kMinBlocks) lookback_scan(const float* __restrict__ in, float* __restrict__ out,
-                                                          void* ws, int rows, int len) {
-  kiln::scan_rows_lookback<kThreads, kVecs, kExclusive, kReverse, Op>(in, out, ws, rows, len, Pass{}, Pass{});
+template <int kThreads, int kVecs, int kMinBlocks, int kStages, bool kExclusive, bool kReverse, class Op>
+__global__ void __launch_bounds__(kThreads + 32, kMinBlocks) lookback_scan(const float* __restrict__ in,
+                                                                           float* __restrict__ out, void* ws, int rows,
+                                                                           int len) {
+  kiln::scan_rows_lookback<kThreads, kVecs, kStages, kExclusive, kReverse, Op>(in, out, ws, rows, len, Pass{}, Pass{});
 }
 template <int kThreads, int kRows, int kMinBlocks, bool kExclusive, bool kReverse, class Op>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) strided_lookback(const float* __restrict__ in,
@@ -80,17 +81,19 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) strided_lookback(const f
                                                                          int len, int inner) {
   kiln::scan_strided_lookback<kThreads, kRows, kExclusive, kReverse, Op>(in, out, ws, outer, len, inner, Pass{}, Pass{});
 }
-// The look-back tiles every look-back case runs with (threads, 16-byte vectors a thread, blocks
-// an SM in __launch_bounds__): first the planner's pick for f32 (kScanLookbackThreads,
-// scan_lookback_vecs, scan_lookback_blocks_per_sm), then others for comparison.
+// The look-back tiles every look-back case runs with (data threads, 16-byte vectors a thread,
+// blocks an SM: the persistent grid and __launch_bounds__, shared stages a block): first the
+// planner's pick for f32 (kScanLookbackThreads, scan_lookback_vecs, scan_lookback_blocks_per_sm,
+// kScanLookbackStages), then others for comparison.
 struct LookTile {
-  int threads, vecs, min_blocks;
+  int threads, vecs, min_blocks, stages;
 };
 constexpr LookTile kLookTiles[] = {
-    {kiln::launch::kScanLookbackThreads, kiln::launch::scan_lookback_vecs(4, 4), kiln::launch::scan_lookback_blocks_per_sm(4)},
-    {256, 8, 4},
-    {256, 4, 6},
-    {256, 2, 1}};
+    {kiln::launch::kScanLookbackThreads, kiln::launch::scan_lookback_vecs(4, 4), kiln::launch::scan_lookback_blocks_per_sm(4),
+     kiln::launch::kScanLookbackStages},
+    {256, 8, 3, 2},
+    {256, 8, 5, 1},
+    {256, 4, 4, 3}};
 // The look-back kernel's work without the look-back (every tile starts from the identity):
 // the ceiling the tile pipeline alone reaches (its outputs are not a scan of the row, unchecked).
 template <int kThreads, int kVecs, class Op>
@@ -191,21 +194,28 @@ std::function<void(cudaStream_t)> strided_sequence(const Case& c, const float* i
   };
 }
 
-template <int kThreads, int kVecs, int kMinBlocks, bool E, bool R, class Op>
+template <int kThreads, int kVecs, int kMinBlocks, int kStages, bool E, bool R, class Op>
 std::function<void(cudaStream_t)> lookback_sequence(const Case& c, const float* in, float* out, void* ws,
                                                     std::string& geometry) {
   const long long tile = kiln::launch::scan_rows_tile(kThreads, kVecs, 4);
   const long long tiles = c.outer * kiln::launch::ceil_div(c.len, tile);
-  const auto geo = kiln::launch::scan_rows_lookback_geometry(c.outer, c.len, tile, kThreads, 4);
+  int sms = 0;
+  CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const auto geo =
+      kiln::launch::scan_rows_lookback_geometry(c.outer, c.len, tile, kThreads, 4, (long long)kMinBlocks * sms, kStages);
+  const int smem = int(geo.shared_bytes);
+  CUDA_OK(cudaFuncSetAttribute(lookback_scan<kThreads, kVecs, kMinBlocks, kStages, E, R, Op>,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   char text[160];
-  std::snprintf(text, sizeof text, "%dx%d, >=%d/SM: %lld tiles", kThreads, kVecs, kMinBlocks, tiles);
+  std::snprintf(text, sizeof text, "%dx%d x%d stages, %d/SM (grid %lld): %lld tiles", kThreads, kVecs, kStages,
+                kMinBlocks, geo.grid.x, tiles);
   geometry = text;
   const int rows = int(c.outer), len = int(c.len);
-  const unsigned blocks = unsigned(geo.grid.x);
+  const unsigned blocks = unsigned(geo.grid.x), block = unsigned(geo.block.x);
   const size_t ws_bytes = size_t(geo.workspace_bytes);
   return [=](cudaStream_t s) {
     CUDA_OK(cudaMemsetAsync(ws, 0, ws_bytes, s));   // as the runtime's cuMemsetD32Async
-    lookback_scan<kThreads, kVecs, kMinBlocks, E, R, Op><<<blocks, kThreads, 0, s>>>(in, out, ws, rows, len);
+    lookback_scan<kThreads, kVecs, kMinBlocks, kStages, E, R, Op><<<blocks, block, smem, s>>>(in, out, ws, rows, len);
   };
 }
 
@@ -271,6 +281,8 @@ int main(int argc, char** argv) {
       {"lookback cumsum 2x4194304", Kind::kSum, false, false, 2, 4194304, 1},
       {"lookback cumsum 1x33554432 excl rev", Kind::kSum, true, true, 1, 33554432, 1},
       {"lookback cummax 4x1000003", Kind::kMax, false, false, 4, 1000003, 1},
+      {"lookback cumsum 2x1048576", Kind::kSum, false, false, 2, 1048576, 1},
+      {"lookback cumsum 16x1000000", Kind::kSum, false, false, 16, 1000000, 1},
       {"lookback cumsum 4x67108864", Kind::kSum, false, false, 4, 67108864, 1},   // issue 22's row
   };
   cudaStream_t stream;
@@ -323,11 +335,11 @@ int main(int argc, char** argv) {
         constexpr LookTile t = decltype(tile_tag)::value;
         std::function<void(cudaStream_t)> run;
         if (c.kind == Kind::kMax)
-          run = lookback_sequence<t.threads, t.vecs, t.min_blocks, false, false, kiln::MaxOp<float>>(c, in, out, ws, geometry);
+          run = lookback_sequence<t.threads, t.vecs, t.min_blocks, t.stages, false, false, kiln::MaxOp<float>>(c, in, out, ws, geometry);
         else if (c.exclusive)
-          run = lookback_sequence<t.threads, t.vecs, t.min_blocks, true, true, kiln::SumOp<float>>(c, in, out, ws, geometry);
+          run = lookback_sequence<t.threads, t.vecs, t.min_blocks, t.stages, true, true, kiln::SumOp<float>>(c, in, out, ws, geometry);
         else
-          run = lookback_sequence<t.threads, t.vecs, t.min_blocks, false, false, kiln::SumOp<float>>(c, in, out, ws, geometry);
+          run = lookback_sequence<t.threads, t.vecs, t.min_blocks, t.stages, false, false, kiln::SumOp<float>>(c, in, out, ws, geometry);
         measure(run, geometry);
       };
       sweep(TileTag<0>{});

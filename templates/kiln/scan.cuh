@@ -490,8 +490,9 @@ __device__ __forceinline__ typename Op::Value lookback_stage_tile(const T* __res
       if (sl.first(tile0, k) < len)
         cp_async16(sl.chunk(stage, k), row_in + (kReverse ? len - sl.first(tile0, k) - V : sl.first(tile0, k)));
   } else if constexpr (kElementCopies) {
-    // A slice at a time: unrolled over the whole tile, ptxas kept every copy's address live at once.
-#pragma unroll 1
+    // Four slices at a time: unrolled over the whole tile, ptxas kept every copy's address live at
+    // once and spilled; one at a time ran 10% slower (bench/results/2026-11-29-h200-run6/).
+#pragma unroll 4
     for (int k = 0; k < K; ++k)
 #pragma unroll
       for (int j = 0; j < V; ++j) {

@@ -115,10 +115,12 @@ KILN_RULE constexpr long long scan_lookback_workspace_bytes(long long rows, long
 // - A tile is claimed only when its stage is free, so a tile's aggregate never waits on a walk
 //   and walks never chain. Letting it wait (a second copy in flight, or claiming a step early),
 //   or several walkers, were slower.
-// Measured (bench/results/2026-11-29-h200-run5/, standalone, H200): 78-79% of copy along 4 x 2^26
-// and 1 x 2^28 f32 (kiln's block-per-tile scan 69-70%, CUB 73-74%), 73-76% on 2^25, 59-65% on
-// 2 x 2^22 (55-60%), 61-63% on 3 x 10^6 (60-61%); 256 x 8 vectors with 3 stages at 2 blocks an SM
-// was the best of the tiles and stages tried (2-6 stages, 128-512 data threads, 4-8 vectors).
+// Measured on an H200 (the prototype: bench/results/2026-11-29-h200-run5/; this template:
+// -run6/): 78% of copy along 4 x 2^26 f32 (the block-per-tile scan before it 69%, CUB 73-74% on
+// 2^28), 73% on 2^25 (64%), 63% on 2 x 2^22 (57%); 47% for cummax of 4 rows of 1000003 (element
+// copies; 49% before: 492 tiles on 264 blocks take two rounds). 256 x 8 vectors with 3 stages at
+// 2 blocks an SM was the best of the tiles and stages tried (1-6 stages, 128-512 data threads,
+// 4-8 vectors).
 constexpr int kScanLookbackThreads = 256;       // data threads; the block has a walker warp more
 constexpr int kScanLookbackStages = 3;
 constexpr int kScanLookbackStageBytes = 32768;  // a stage: one tile of converted values
@@ -128,13 +130,14 @@ KILN_RULE constexpr int scan_lookback_vecs(int elem_bytes, int value_bytes) {
   return int(max_ll(1, kScanLookbackStageBytes / ((long long)kScanLookbackThreads * vec_elems(elem_bytes) * value_bytes)));
 }
 // `threads` data threads; at most `blocks` blocks (a persistent grid: every block claims tiles
-// until none is left).
+// until none is left); `stages` tiles of shared memory a block.
 KILN_RULE constexpr Geometry scan_rows_lookback_geometry(long long rows, long long len, long long tile, int threads,
-                                                         int value_bytes, long long blocks) {
+                                                         int value_bytes, long long blocks,
+                                                         int stages = kScanLookbackStages) {
   Geometry g;
   g.block.x = threads + 32;
   g.grid.x = min_ll(min_ll(rows * ceil_div(len, tile), blocks), kMaxGridX);
-  g.shared_bytes = kScanLookbackStages * tile * value_bytes;
+  g.shared_bytes = stages * tile * value_bytes;
   g.workspace_bytes = scan_lookback_workspace_bytes(rows, len, tile, value_bytes);
   g.zero_workspace = true;
   return g;

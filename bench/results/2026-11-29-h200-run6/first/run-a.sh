@@ -1,0 +1,28 @@
+#!/bin/bash
+# Session 33: the warp-specialized row look-back scan (issue 22) on the GPU. Correctness first
+# (the standalone harnesses against float64 on poisoned outputs; kiln run --check over widths,
+# copy paths, partial tiles, fewer tiles than blocks, prologue and epilogue), then the bench rows
+# beside PyTorch eager and torch.compile. Copied to .gpu/ and run from there
+# (scripts/gpu_build.sh first).
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/out}; mkdir -p $OUT
+export KILN_CACHE_DIR=/tmp/kiln-cache
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $OUT/gpu.txt
+K=.gpu/bin/kiln
+.gpu/bin/scan_check lookback > $OUT/scan_check.txt 2>&1; echo "scan_check rc=$?" >> $OUT/scan_check.txt
+.gpu/bin/memtpl_check cummax cover_scan > $OUT/memtpl_check.txt 2>&1; echo "memtpl_check rc=$?" >> $OUT/memtpl_check.txt
+{
+  for op in $(grep -o '^op [a-z0-9_]*' .gpu/lookback_dtypes.kiln | cut -d' ' -f2); do
+    echo "-- lookback_dtypes.kiln $op"
+    $K gen .gpu/lookback_dtypes.kiln --op $op 2>&1 | grep -m1 "scan_rows" 
+    $K run .gpu/lookback_dtypes.kiln --op $op --check 2>&1 | tail -3
+  done
+  for op in cumsum_long_rows cumsum_cols cumsum_exclusive; do
+    echo "-- specs/scans.kiln $op"
+    $K run specs/scans.kiln --op $op --check 2>&1 | tail -3
+  done
+} > $OUT/run_checks.txt 2>&1
+cat $OUT/scan_check.txt $OUT/memtpl_check.txt $OUT/run_checks.txt | grep -v "^strided" 
+PYTHONPATH=.gpu/python timeout 300 python3 bench/bench.py --only cumsum --out $OUT/bench > $OUT/bench.log 2>&1
+echo "bench rc=$?"
+tail -14 $OUT/bench.log
