@@ -15,7 +15,8 @@
 // is still asserted, so a misaligned 16-byte access is caught). Named barriers
 // (kiln::named_barrier_sync / _arrive) count arrivals per barrier id: a sync waits until the
 // count reaches its thread count, an arrive does not wait. Dynamic shared memory is a buffer of
-// the launch's shared_bytes, zero-filled for each block.
+// the launch's shared_bytes, filled with 0xFF bytes (NaN for floats) for each block, so that a
+// template reading what it never wrote gets garbage, as on a GPU.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -57,13 +58,12 @@ struct Fiber {
   ucontext_t ctx{};
   Dim tid;
   State state = State::kRun;
-  int named = -1;              // kNamedWait: the barrier id
-  unsigned named_phase = 0;    // kNamedWait: that barrier's phase when the fiber began to wait
+  int named = -1;   // kNamedWait: the barrier id
   std::vector<char> stack;
 };
 
 struct NamedBarrier {
-  unsigned count = 0, phase = 0;
+  unsigned count = 0;   // arrivals since it last opened
 };
 
 struct Machine {
@@ -111,7 +111,7 @@ inline void launch(Dim grid, unsigned threads, const std::function<void()>& body
   for (unsigned by = 0; by < (grid.y ? grid.y : 1); ++by)
     for (unsigned bx = 0; bx < grid.x; ++bx) {
       m.block_idx = Dim{bx, by, 0};
-      std::fill(m.dynamic_smem.begin(), m.dynamic_smem.end(), 0);
+      std::fill(m.dynamic_smem.begin(), m.dynamic_smem.end(), static_cast<unsigned char>(0xFF));
       for (auto& b : m.named) b = NamedBarrier{};
       for (unsigned t = 0; t < threads; ++t) {
         Fiber& f = m.fibers[t];
@@ -190,15 +190,12 @@ inline void named_barrier(int id, int threads, bool wait_here) {
   NamedBarrier& b = m.named[id];
   if (++b.count == unsigned(threads)) {   // the barrier opens: its waiting fibers run
     b.count = 0;
-    ++b.phase;
     for (auto& f : m.fibers)
       if (f.state == State::kNamedWait && f.named == id) f.state = State::kRun;
     return;
   }
   if (!wait_here) return;
-  Fiber* self = m.current;
-  self->named = id;
-  self->named_phase = b.phase;
+  m.current->named = id;
   wait(State::kNamedWait);
 }
 inline unsigned char* dynamic_smem() {

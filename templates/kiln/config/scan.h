@@ -4,9 +4,10 @@
 // One ScanConfig for all five kernels: a contiguous-row scan (block per row or decoupled
 // look-back), the strided-axis scan with its optional first phase (scan_strided_totals, then
 // scan_strided with the same config but the kStrided variant), and the strided look-back
-// (scan_strided_lookback: chunk is its tile's rows, chunks its tiles down a column). The fields a
-// variant does not use keep their defaults (vecs for the strided scans, unroll and chunks for the
-// row scans).
+// (scan_strided_lookback: chunk is its tile's rows, chunks its tiles down a column; the rows
+// look-back: chunks is its persistent grid's most blocks). The fields a variant does not use keep
+// their defaults (vecs for the strided scans, unroll and chunk for the row scans, chunks for the
+// block-per-row scan).
 #pragma once
 
 #include "kiln/config/config.h"
