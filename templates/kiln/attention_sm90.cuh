@@ -69,15 +69,6 @@ __device__ __forceinline__ float exp2_approx(float x) {
   return y;
 }
 
-// Named barriers (ids 1..15; 0 is __syncthreads): bar.sync waits until `threads` threads have
-// arrived at barrier `id` (itself included); bar.arrive counts this thread without waiting.
-__device__ __forceinline__ void named_sync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void named_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
 template <class E, class Index, class Config>
 struct FlashAttention {
   static constexpr AttentionConfig C = Config::value;
@@ -229,8 +220,8 @@ struct FlashAttention {
 
   // The two consumers take turns issuing their wgmmas ([Note: the fused attention kernel]):
   // consumer c waits for its turn on barrier 1 + c, issues, then hands the turn over on the other's.
-  static __device__ __forceinline__ void my_turn(int c) { named_sync(1 + c, 256); }
-  static __device__ __forceinline__ void their_turn(int c) { named_arrive(2 - c, 256); }
+  static __device__ __forceinline__ void my_turn(int c) { named_barrier_sync(1 + c, 256); }
+  static __device__ __forceinline__ void their_turn(int c) { named_barrier_arrive(2 - c, 256); }
 
   static __device__ __forceinline__ void rescale(float (&o)[NO][4], const float (&corr)[2]) {
 #pragma unroll

@@ -120,7 +120,8 @@ struct BlockSync {
 };
 template <int kThreads>
 struct DataSync {
-  __device__ __forceinline__ void operator()() const { named_barrier_sync(1, kThreads); }
+  enum : int { kId = 1 };   // scan_rows_lookback_ws numbers its stage barriers after it
+  __device__ __forceinline__ void operator()() const { named_barrier_sync(kId, kThreads); }
 };
 
 // The warp's part of scan_slice_prefixes: in_warp[k] is slice k's exclusive prefix among the
@@ -594,7 +595,8 @@ __device__ __forceinline__ void scan_rows_lookback_ws(const T* __restrict__ in, 
   using C = typename Op::Value;
   constexpr I kTile = I(kThreads) * K * V;
   constexpr int kAll = kThreads + 32;   // the data warps and the walker
-  constexpr int kBarData = 1, kBarAgg = 2, kBarPrefix = 2 + kStages;
+  using Data = DataSync<kThreads>;      // the data warps' own barrier
+  constexpr int kBarAgg = Data::kId + 1, kBarPrefix = kBarAgg + kStages;
   static_assert(kBarPrefix + kStages <= 16, "named barriers 1-15");
   C* stages = reinterpret_cast<C*>(dynamic_smem());   // kStages tiles of converted values
   __shared__ long long tile_id[kStages];   // the stage's tile, -1: no more tiles
@@ -642,7 +644,7 @@ __device__ __forceinline__ void scan_rows_lookback_ws(const T* __restrict__ in, 
     }
     if (done) return;
     if (threadIdx.x == 0) claim = atomicAdd(counter, 1u);
-    named_barrier_sync(kBarData, kThreads);
+    Data{}();
     const long long id = claim;
     if (id >= tiles) {   // the walker stops at this stage
       done = true;
@@ -656,10 +658,10 @@ __device__ __forceinline__ void scan_rows_lookback_ws(const T* __restrict__ in, 
     const C total =
         vector ? lookback_stage_tile<kThreads, K, V, true, kReverse, Op>(in + row * len, len, row * len, tile0, stage,
                                                                         &warp_prefix[S][warp], totals, pro,
-                                                                        DataSync<kThreads>{})
+                                                                        Data{})
                : lookback_stage_tile<kThreads, K, V, false, kReverse, Op>(in + row * len, len, row * len, tile0, stage,
                                                                          &warp_prefix[S][warp], totals, pro,
-                                                                         DataSync<kThreads>{});
+                                                                         Data{});
     if (threadIdx.x == 0) {
       // A row's first tile publishes its prefix at once; the others their aggregate, so that no
       // successor waits on this tile's walk.
