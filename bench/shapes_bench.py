@@ -14,10 +14,11 @@ kernel, eager_ms, compile_ms = null here, correct) plus specialized_ms and gener
 Only ops whose plan under "generic" has a dyn dim are rows: the elementwise family, and the rows
 of reductions, scans and row norms (docs/api.md, KILN_SHAPES; docs/language.md, "dyn").
 
-Matmul rows (MATMUL_CASES; generic mode leaves a matmul's dims baked in): each product written
-twice, with `dims dyn M` (or `dyn B`) and with the value baked in, both checked against a float64
-product on the GPU, then timed side by side with torch.matmul (cuBLAS) and the plain Triton
-matmul of bench/triton_matmul.py (autotuned per shape, its tuning outside the timing).
+Matmul and conv rows (MATMUL_CASES, CONV_CASES; generic mode leaves their dims baked in): each
+product written twice, with `dims dyn M` (or `dyn B`, `dyn N`) and with the value baked in, both
+checked against the PyTorch form in float64 on the GPU, then timed side by side with it
+(torch.matmul: cuBLAS; F.conv2d: cuDNN) and, for matmuls, the plain Triton matmul of
+bench/triton_matmul.py (autotuned per shape, its tuning outside the timing).
 """
 import argparse
 import datetime
@@ -92,28 +93,54 @@ MATMUL_CASES = [
 ]
 
 
-def matmul_rows(args, torch, do_bench, kiln, cache, res):
-    """The MATMUL_CASES rows; returns how many were wrong."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from triton_matmul import triton_matmul
+# Convs with a dyn batch ([Note: dyn conv] in generator/plan/plan_contraction.cpp), written twice
+# like the matmuls: (name, spec text, dyn dim, value, what, precision, tolerance, the PyTorch form
+# (F, x, w), which the reference runs in float64). The conv seed (KernelBench level1/55) in tf32 and
+# fp32-accurate, where the specialized conv takes the TMA engine and the dyn one WgConvNchw; a
+# ResNet layer; f16 and depthwise convs, where both take the same template.
+CONV_TEXT = ("op p {{\n  dims {D}, C = {C}, H = {H}, W = {W}, K = {K}\n  in x: {T}[N, C, H, W]\n"
+             "  in w: {T}[K, {CG}, 3, 3]\n  out y = conv2d(x, w{ARGS})\n}}\n")
+CONV_CASES = [
+    ("conv_seed_tf32", CONV_TEXT.format(D="{D}", C=64, H=512, W=1024, K=128, T="f32", CG="C", ARGS=", precision=\"tf32\""),
+     "N", 8, "the conv seed 8x64x512x1024, 3x3", "tf32", 1e-2, lambda F, x, w: F.conv2d(x, w)),
+    ("conv_seed_fp32", CONV_TEXT.format(D="{D}", C=64, H=512, W=1024, K=128, T="f32", CG="C", ARGS=""),
+     "N", 8, "the conv seed 8x64x512x1024, 3x3", "fp32-accurate", 1e-4, lambda F, x, w: F.conv2d(x, w)),
+    ("resnet_tf32", CONV_TEXT.format(D="{D}", C=64, H=56, W=56, K=64, T="f32", CG="C", ARGS=", padding=1, precision=\"tf32\""),
+     "N", 32, "a ResNet layer 32x64x56x56 -> 64, 3x3 pad 1", "tf32", 1e-2, lambda F, x, w: F.conv2d(x, w, padding=1)),
+    ("resnet_f16", CONV_TEXT.format(D="{D}", C=64, H=56, W=56, K=64, T="f16", CG="C", ARGS=", padding=1"),
+     "N", 32, "a ResNet layer 32x64x56x56 -> 64, 3x3 pad 1", "f16", 2e-2, lambda F, x, w: F.conv2d(x, w, padding=1)),
+    ("depthwise", CONV_TEXT.format(D="{D}", C=128, H=112, W=112, K=128, T="f32", CG=1, ARGS=", padding=1, groups=128"),
+     "N", 32, "depthwise 32x128x112x112, 3x3 pad 1", "fp32-accurate", 1e-4,
+     lambda F, x, w: F.conv2d(x, w, padding=1, groups=128)),
+]
+
+
+def matmul_form(text):
+    """A MATMUL_CASES product as the PyTorch form that conv cases give."""
+    return lambda F, a, b: a @ b.transpose(-1, -2) if "transpose(w)" in text else a @ b
+
+
+def written_twice_rows(args, torch, F, do_bench, kiln, cache, res, cases, triton=None):
+    """The rows of ops written twice, with `dims dyn D` and with D's value baked in (MATMUL_CASES,
+    CONV_CASES): both checked against the PyTorch form in float64 on the GPU, then timed side by
+    side with it (cuBLAS / cuDNN) and, for matmuls, the Triton kernel; returns how many were wrong."""
     opts = kiln.Options(cache_dir=cache)
     failures = 0
-    for name, text, dim, value, what, precision, tol in MATMUL_CASES:
-        if args.quick and value != 4096:
+    for name, text, dim, value, what, precision, tol, form in cases:
+        if args.quick and value not in (4096, 32):
             continue
         op_d = kiln.loads(text.format(D=f"dyn {dim}"), name=name + "_dyn.kiln", options=opts)["p"]
         op_s = kiln.loads(text.format(D=f"{dim} = {value}"), name=name + ".kiln", options=opts)["p"]
         ex_d = op_d.specialize(**{dim: value})
         header = ex_d.plan.split("\n", 1)[0]
         args_info = [a for a in ex_d.arguments if not a["is_output"]]
-        dims = "x".join(str(v) for v in args_info[0]["shape"]) + " · " + "x".join(str(v) for v in args_info[1]["shape"])
-        row = {"problem": f"matmul {name} {dims} ({what}; dyn {dim})", "precision": precision, "plan_generic": header,
+        dims = " · ".join("x".join(str(v) for v in a["shape"]) for a in args_info)
+        kind = "matmul" if triton else "conv"
+        row = {"problem": f"{kind} {name} {dims} ({what}; dyn {dim})", "precision": precision, "plan_generic": header,
                "compile_ms": None}
         inputs = [(torch.rand(a["shape"], dtype=torch.float32, device="cuda") * 2 - 1).to(
             kiln.torch.torch_dtype(a["dtype"])) for a in args_info]
-        a, b = inputs
-        b_mat = b.transpose(-1, -2) if "transpose(w)" in text else b
-        want = torch.matmul(a.double(), b_mat.double())
+        want = form(F, *[t.double() for t in inputs])
         first = op_d(*inputs)
         outs = {}
         ok = True
@@ -123,7 +150,7 @@ def matmul_rows(args, torch, do_bench, kiln, cache, res):
             op(*inputs, out=o)
             torch.cuda.synchronize()
             outs[key] = o
-            scale = float(want.abs().max())   # products of K terms: relative to the largest output
+            scale = float(want.abs().max())   # sums of many products: relative to the largest output
             err = float(((o.double() - want).abs() / scale).nan_to_num(float("inf")).max())
             worst = max(worst, err)
             ok = ok and err <= tol
@@ -135,12 +162,16 @@ def matmul_rows(args, torch, do_bench, kiln, cache, res):
             print(json.dumps(row), flush=True)
             continue
         tri_prec = {"tf32": "tf32", "fp32-accurate": "tf32x3"}.get(precision, "tf32")
-        triton_matmul(a, b_mat, precision=tri_prec)   # autotunes this shape, outside the timing
-        torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
         fns = {"specialized": lambda: op_s(*inputs, out=outs["specialized"]),
                "generic": lambda: op_d(*inputs, out=outs["generic"]),
-               "eager": lambda: torch.matmul(a, b_mat),
-               "triton": lambda: triton_matmul(a, b_mat, precision=tri_prec)}
+               "eager": lambda: form(F, *inputs)}
+        if triton:
+            a, b = inputs
+            b_mat = b.transpose(-1, -2) if "transpose(w)" in text else b
+            triton(a, b_mat, precision=tri_prec)   # autotunes this shape, outside the timing
+            fns["triton"] = lambda: triton(a, b_mat, precision=tri_prec)
+        torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+        torch.backends.cudnn.allow_tf32 = precision == "tf32"
         runs = {k: [] for k in fns}
         for _ in range(1 if args.quick else 3):
             for key, fn in fns.items():
@@ -148,16 +179,15 @@ def matmul_rows(args, torch, do_bench, kiln, cache, res):
                 torch.cuda.synchronize()
                 runs[key].append(do_bench(fn, warmup=25, rep=100 if args.quick else 200, return_mode="median"))
         torch.backends.cuda.matmul.allow_tf32 = False
-        row["specialized_ms"] = statistics.median(runs["specialized"])
-        row["kiln_ms"] = statistics.median(runs["generic"])
-        row["eager_ms"] = statistics.median(runs["eager"])
-        row["triton_ms"] = statistics.median(runs["triton"])
+        torch.backends.cudnn.allow_tf32 = False
+        for key in runs:
+            row[{"generic": "kiln_ms", "eager": "eager_ms"}.get(key, key + "_ms")] = statistics.median(runs[key])
         row["rounds"] = runs
         row["generic_over_specialized"] = row["kiln_ms"] / row["specialized_ms"]
         row["speedup_vs_eager"] = row["eager_ms"] / row["kiln_ms"]
         res["rows"].append(row)
         print(json.dumps(row), flush=True)
-        del inputs, first, outs, want, a, b, b_mat
+        del inputs, first, outs, want
         torch.cuda.empty_cache()
     return failures
 
@@ -192,8 +222,8 @@ def main():
     ap.add_argument("--kiln", default="", help="the folder holding the kiln package (default: .gpu/python)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--chart", default="", help="only draw the chart of this result JSON (beside it, .png)")
-    ap.add_argument("--only", choices=["all", "memory", "matmul"], default="all",
-                    help="the elementwise and memory-bound rows, the matmul rows, or both")
+    ap.add_argument("--only", choices=["all", "memory", "matmul", "conv"], default="all",
+                    help="the elementwise and memory-bound rows, the matmul rows, the conv rows, or all")
     args = ap.parse_args()
     if args.chart:
         with open(args.chart) as f:
@@ -212,7 +242,7 @@ def main():
     torch.manual_seed(0)
     failures = 0
     for i, (spec, name, dims, what) in enumerate(CASES):
-        if args.only == "matmul" or (args.quick and i not in QUICK):
+        if args.only not in ("all", "memory") or (args.quick and i not in QUICK):
             continue
         path = os.path.join(ROOT, spec)
         op_g, op_s = kiln.load(path, generic)[name], kiln.load(path, special)[name]
@@ -283,8 +313,13 @@ def main():
         del inputs, first, outs
         torch.cuda.empty_cache()
 
-    if args.only != "memory":
-        failures += matmul_rows(args, torch, do_bench, kiln, cache, res)
+    if args.only in ("all", "matmul"):
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from triton_matmul import triton_matmul
+        cases = [c[:7] + (matmul_form(c[1]),) for c in MATMUL_CASES]
+        failures += written_twice_rows(args, torch, F, do_bench, kiln, cache, res, cases, triton=triton_matmul)
+    if args.only in ("all", "conv"):
+        failures += written_twice_rows(args, torch, F, do_bench, kiln, cache, res, CONV_CASES)
 
     os.makedirs(args.out, exist_ok=True)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
@@ -321,7 +356,8 @@ def chart(res, path):
 
 def markdown(res):
     lines = [f"{res['gpu']}, torch {res['torch']}, kiln {res['kiln']}, {res['date']}; medians of 3 rounds", "",
-             "(matmul rows: generic = the `dyn` op, eager = torch.matmul (cuBLAS), Triton = bench/triton_matmul.py)", "",
+             "(matmul and conv rows: generic = the `dyn` op; eager = torch.matmul (cuBLAS) or F.conv2d (cuDNN); "
+             "Triton = bench/triton_matmul.py)", "",
              "| problem | specialized ms | generic ms | generic/specialized | eager ms | eager/generic | Triton ms | "
              "correct | generic plan |",
              "|---|---|---|---|---|---|---|---|---|"]

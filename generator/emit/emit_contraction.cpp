@@ -407,9 +407,13 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& con
   }
   const std::string epi = epilogue(plan, k, unit, "float acc, Index n, Index k, Index hw", lines, coords);
   const std::string y = UnitParts::pointer_name(plan, k.stores[0].buffer);
+  // A dyn batch ([Note: dyn conv] in plan_contraction.cpp) goes to run() as its last argument.
+  KILN_ASSERT(k.dyn_outer.empty() || config.kind != ConvKind::Tma, "a TMA conv with a dyn batch");
   unit.body = config.kind == ConvKind::Tma
                   ? fmt::format("  Kernel::run(tmap_w, tmap_x, {}, {});", y, epi)
-                  : fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, x), pointer_of(plan, w), y, epi);
+                  : fmt::format("{}  Kernel::run({}, {}, {}, {}{});",
+                                dyn_extent_statement(plan, k, "long long", "batch", "dyn batch"), pointer_of(plan, x),
+                                pointer_of(plan, w), y, epi, k.dyn_outer.empty() ? "" : ", batch");
   unit.includes = includes(plan, k, config.kind == ConvKind::Wgmma ? "conv_sm90.cuh"
                                     : config.kind == ConvKind::Tma ? "conv_tma.cuh"
                                                                    : "conv_igemm.cuh");

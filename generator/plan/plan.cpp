@@ -871,6 +871,7 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
   if (kn.dyn_outer.empty()) return g;   // dyn dims read only by its functors (a side operand's)
   const std::int64_t outer = kn.dyn_extent(dims);
   if (std::holds_alternative<GemmConfig>(kn.config)) return gemm_launch(plan, kn, outer);   // M or batches
+  if (std::holds_alternative<ConvConfig>(kn.config)) return conv_launch(plan, kn, outer);   // the batch
   return memory_launch(plan, kn, outer);   // the family's rules over the launch's rows
 }
 
@@ -890,17 +891,22 @@ void Planner::refuse_dyn(const std::string& dim, ir::NodeId at, const std::strin
                                      d->name, what, ir.node(at).loc.line, why));
 }
 
-// The first dyn dim that sizes a tensor the anchor's kernel touches (its node, operands and the
-// fused epilogue with its side operands, and the elementwise expressions inlined into them).
-const ir::DimDecl* Planner::dyn_dim_of_anchor(ir::NodeId anchor, ir::NodeId end) const {
+// The first dyn dim other than `allowed` that sizes a tensor the anchor's kernel touches (its node,
+// operands and the fused epilogue with its side operands, and the elementwise expressions inlined
+// into them).
+const ir::DimDecl* Planner::dyn_dim_of_anchor(ir::NodeId anchor, ir::NodeId end, const std::string& allowed) const {
   const auto& ir = plan_.ir();
-  const std::set<std::string> dyn = ir.dyn_dims();
+  std::set<std::string> dyn = ir.dyn_dims();
+  dyn.erase(allowed);
   if (dyn.empty()) return nullptr;
   // dyn_free_ holds the size nodes walked so far without finding a dyn dim (a find is refused at
-  // once), so the anchors of a long chain walk their nested sizes once in all.
+  // once), so the anchors of a long chain walk their nested sizes once in all. A walk that
+  // allows a dyn dim keeps its own (a node free of the others may still hold that one).
+  std::unordered_set<const ir::DimExpr*> own;
+  std::unordered_set<const ir::DimExpr*>& free = allowed.empty() ? dyn_free_ : own;
   auto reads_dyn = [&](const ir::Shape& shape, std::string& found) {
     for (const auto& e : shape)
-      if (e.walk_dims(dyn_free_, [&](const std::string& name) { return dyn.count(name) ? (found = name, true) : false; }))
+      if (e.walk_dims(free, [&](const std::string& name) { return dyn.count(name) ? (found = name, true) : false; }))
         return true;
     return false;
   };

@@ -1387,6 +1387,78 @@ std::optional<ConvConfig> transposed_as_forward(const ConvConfig& cc, std::strin
   return f;
 }
 
+// [Note: dyn conv]
+// A conv takes one dyn dim: its batch N, the first axis of x and y, as a whole extent (a batch
+// of images that varies from call to call). The channels, the spatial extents and the filters
+// stay baked in: the im2col tables and the index math divide by them as constants, and the
+// tiles follow from them. A dyn dim anywhere else (x's other axes, w, inside a compound extent,
+// or another dyn dim in the epilogue's side operands) is refused at its declaration, saying why.
+// - The bucket one plans the static conv.
+// - Otherwise only templates that read the batch at run time are planned ([Note: dyn conv
+//   batch] in conv_shape.cuh): DepthwiseDirect, WgConvNchw (sm_90a) and ConvNchw. The TMA
+//   engine is not (its copy of x is sized by the batch, and its im2col map's extent is one), so
+//   an NHWC conv, which only it runs, is refused; a stride-1 transposed conv runs on ConvNchw.
+// - The plan changes with the batch only where the output outgrows kStreamBytes (streaming
+//   stores): one size-class threshold, and a class is planned at its lowest value ([Note: dyn
+//   size classes] in plan.h). Every launch takes conv_geometry at its batch (launch_for).
+// - The kernel's ConvConfig holds n = 0, PlannedKernel::dyn_outer the batch dim, and the
+//   reasons name the dim, never its value (the source holds none).
+struct DynConv {
+  std::string dim;
+  ir::DimExpr extent;   // x's first axis: the dim
+  std::int64_t low = 1;   // the class's lowest batch, which the rules are evaluated at
+  std::string text;
+};
+
+// The conv's dyn batch, or nothing (no dyn dim, or one in the bucket one); refuses, located,
+// every dyn dim a conv cannot take.
+std::optional<DynConv> dyn_conv(Planner& p, const PlannedKernel& kn, std::int64_t image_out_bytes) {
+  const auto& ir = *p.bound().ir;
+  const std::set<std::string> dyn = ir.dyn_dims();
+  if (dyn.empty()) return std::nullopt;
+  const auto& node = ir.node(kn.anchor);
+  const char* what = "the conv template";
+  const std::string why = "takes a dyn dim only as its batch (the first axis of x and y): the channels, the "
+                          "spatial extents and the filters are baked in (its im2col tables divide by them)";
+  auto dyn_in = [&](const ir::DimExpr& e) {
+    std::string found;
+    std::unordered_set<const ir::DimExpr*> seen;
+    e.walk_dims(seen, [&](const std::string& n) { return dyn.count(n) ? (found = n, true) : false; });
+    return found;
+  };
+  const ir::Shape& xs = ir.node(node.operands[0]).shape;
+  const ir::Shape& ws = ir.node(node.operands[1]).shape;
+  for (const auto& e : ws)
+    if (const std::string d = dyn_in(e); !d.empty()) p.refuse_dyn(d, kn.anchor, what, why);
+  for (std::size_t a = 1; a < xs.size(); ++a)
+    if (const std::string d = dyn_in(xs[a]); !d.empty()) p.refuse_dyn(d, kn.anchor, what, why);
+  const std::string batch = dyn_in(xs[0]);
+  if (!batch.empty() && xs[0].kind() != ir::DimExpr::Kind::Dim)
+    p.refuse_dyn(batch, kn.anchor, what, fmt::format("takes a dyn batch only as a whole extent, not inside {}", xs[0].str()));
+  // The output and the epilogue's side operands: no dyn dim but the batch.
+  if (const ir::DimDecl* other = p.dyn_dim_of_anchor(kn.anchor, kn.stores[0].node, batch))
+    p.refuse_dyn(other->name, kn.anchor, what, why);
+  if (batch.empty()) return std::nullopt;
+  if (node.conv.layout == ir::Layout::NHWC)
+    p.refuse_dyn(batch, kn.anchor, what, "takes a dyn batch only in NCHW: an NHWC conv runs on the sm_90a TMA engine "
+                                         "alone, whose copy of x and im2col map are sized by the batch");
+  const std::int64_t value = p.bound().dims.at(batch);
+  if (dyn_bucket(value) == DynBucket::One) return std::nullopt;   // the value is 1: the static plan
+  DynConv dc;
+  dc.dim = batch;
+  dc.extent = xs[0];
+  // Streaming stores from the batch whose output passes kStreamBytes.
+  std::vector<std::int64_t> thresholds{kStreamBytes / std::max<std::int64_t>(image_out_bytes, 1) + 1};
+  normalize_thresholds(thresholds);
+  p.add_dyn_thresholds(batch, thresholds);
+  const int klass = dyn_class(thresholds, value);
+  dc.low = dyn_class_low(thresholds, klass);
+  dc.text = fmt::format("dyn {}: the batch in the size class {} of {}, planned at its lowest value{}", batch,
+                        dyn_class_text(thresholds, klass), batch,
+                        p.target().arch == "sm_90a" ? " (not on the TMA engine, which takes no dyn batch)" : "");
+  return dc;
+}
+
 void plan_conv(Planner& p, PlannedKernel& kn) {
   const auto& node = p.node(kn.anchor);
   const std::string& op_name = p.bound().ir->op_name;
@@ -1413,9 +1485,20 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     stride[a] = static_cast<int>(c.stride[i]), pad[a] = static_cast<int>(c.padding[i]);
     dil[a] = static_cast<int>(c.dilation[i]), opad[a] = static_cast<int>(c.output_padding[i]);
   }
-  const std::int64_t N = xs[0], C = nhwc ? xs[3] : xs[1], D = in[0], H = in[1], W = in[2];
+  const std::int64_t C = nhwc ? xs[3] : xs[1], D = in[0], H = in[1], W = in[2];
   const std::int64_t K = nhwc ? ys[3] : ys[1], T = kernel[0], R = kernel[1], S = kernel[2], G = c.groups;
   const std::int64_t Do = out[0], Ho = out[1], Wo = out[2];
+  // A dyn batch ([Note: dyn conv]): the rules see its class's lowest value, the texts its name.
+  const std::optional<DynConv> dc = dyn_conv(p, kn, K * Do * Ho * Wo * static_cast<std::int64_t>(dtype_size(stored)));
+  const std::int64_t N = dc ? dc->low : xs[0];
+  const std::string batch_text = dc ? dc->dim : std::to_string(N);
+  // Every route ends here: with a dyn batch, the config holds 0 and the launch takes the batch.
+  auto finish = [&]() {
+    if (!dc) return;
+    std::get<ConvConfig>(kn.config).n = 0;
+    kn.dyn_outer = {dc->extent};
+    kn.reason = fmt::format("{}; {}", dc->text, kn.reason);
+  };
   ConvConfig cc;
   cc.elem_bytes = static_cast<int>(dtype_size(et));
   cc.nhwc = nhwc;
@@ -1432,7 +1515,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     return t;
   };
   const std::string shape_why =
-      fmt::format("{} {}x{}x{} -> {} filters {}, stride {}, pad {}{}, dil {}, groups {}, {}", conv, N, C, axes_text(in), K,
+      fmt::format("{} {}x{}x{} -> {} filters {}, stride {}, pad {}{}, dil {}, groups {}, {}", conv, batch_text, C, axes_text(in), K,
                   axes_text(kernel), axes_text(stride), axes_text(pad),
                   c.transposed ? fmt::format(", output_padding {}", axes_text(opad)) : std::string(), axes_text(dil), G,
                   nhwc ? "NHWC" : "NCHW");
@@ -1447,6 +1530,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     kn.config = cc;
     set_launch(kn, conv_geometry(cc, sms));
     kn.reason = shape_why + ": groups == C: DepthwiseDirect, one thread per output, f32 FMA (memory-bound)";
+    finish();
     return;
   }
   const bool f32 = et == DType::f32;
@@ -1455,13 +1539,13 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   if (!f32) why = fmt::format("{} tensor cores, f32 accumulation", dtype_name(et));
   const std::int64_t Kg = K / G, kdim = conv_gemm_k(cc);
   cc.stream = out_bytes > kStreamBytes;
-  if (!general && conv_tma_fits(p, cc)) {
+  if (!dc && !general && conv_tma_fits(p, cc)) {
     plan_conv_tma(p, kn, cc, shape_why, why, false);
     return;
   }
   // A transposed conv: the TMA engine as a forward conv where it can, else ConvNchw (why not: `tma_why_not`).
-  std::string tma_why_not;
-  if (c.transposed) {
+  std::string tma_why_not = "it takes no dyn batch";
+  if (c.transposed && !dc) {
     const auto fwd = transposed_as_forward(cc, tma_why_not);
     if (fwd && (tma_why_not = conv_tma_refusal(p, *fwd)).empty()) {
       const int fwd_pad[3] = {0, fwd->pad_h, fwd->pad_w};
@@ -1492,11 +1576,13 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     kn.template_name = "conv_wgmma";
     kn.config = cc;
     set_launch(kn, conv_geometry(cc, sms));
-    const std::int64_t tiles = ceil_div(Ho * Wo, cc.bn) * ceil_div(K, cc.bm) * N;
+    const std::int64_t image_tiles = ceil_div(Ho * Wo, cc.bn) * ceil_div(K, cc.bm);
+    const std::string tiles = dc ? fmt::format("{} {}x{} tiles an image over at most {}", image_tiles, cc.bm, cc.bn, sms)
+                                 : fmt::format("{} {}x{} tiles over {}", image_tiles * N, cc.bm, cc.bn, kn.grid.x);
     kn.reason = fmt::format("{}: sm_90a implicit GEMM on wgmma (WgConvNchw), {} out channels x {} pixels per image x "
-                            "K {}, {} {}x{} tiles over {} persistent CTAs, {} stages, im2col gathered by 4-byte "
-                            "cp.async{}; {}", shape_why, K, Ho * Wo, kdim, tiles, cc.bm, cc.bn, kn.grid.x, cc.stages,
-                            cc.stream ? ", streaming stores" : "", why);
+                            "K {}, {} persistent CTAs, {} stages, im2col gathered by 4-byte cp.async{}; {}", shape_why,
+                            K, Ho * Wo, kdim, tiles, cc.stages, cc.stream ? ", streaming stores" : "", why);
+    finish();
     return;
   }
   // conv_igemm.cuh's im2col tables pack the (h, w) tap offsets in 16 bits each.
@@ -1520,7 +1606,9 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   kn.config = cc;
   set_launch(kn, conv_geometry(cc, sms));
   kn.reason = fmt::format("{}: implicit GEMM ConvNchw, {} out channels x {} pixels x K {} per group, {}x{} tiles, {} "
-                          "stages{}{}; {}", shape_why, Kg, N * Do * Ho * Wo, kdim, cc.bm, cc.bn, cc.stages,
+                          "stages{}{}; {}", shape_why, Kg,
+                          dc ? fmt::format("{} x {}", dc->dim, Do * Ho * Wo) : std::to_string(N * Do * Ho * Wo), kdim,
+                          cc.bm, cc.bn, cc.stages,
                           c.transposed ? fmt::format(", one GEMM per stride phase ({} phases: only the taps that reach "
                                                      "a phase are multiplied{}), filters gathered",
                                                      conv_phases(true, cc.stride_d, cc.stride_h, conv_phases_w(cc)),
@@ -1529,6 +1617,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
                                            + "; not on the TMA engine as a forward conv: " + tma_why_not
                                        : std::string(),
                           cc.stream ? ", streaming stores" : "", why);
+  finish();
 }
 
 
@@ -1629,7 +1718,7 @@ void plan_attention(Planner& p, PlannedKernel& kn) {
 
 const AnchorRule* contraction_rule(ir::OpKind kind) {
   static const AnchorRule kMatmul{"gemm", false, true, plan_matmul, takes_transposed_view, claims_softmax, true};
-  static const AnchorRule kConv{"conv_igemm", false, true, plan_conv, nullptr, nullptr};
+  static const AnchorRule kConv{"conv_igemm", false, true, plan_conv, nullptr, nullptr, /*dyn=*/true};
   if (kind == OpKind::Matmul) return &kMatmul;
   static const AnchorRule kAttention{"attention", false, true, plan_attention, takes_attention_view, nullptr};
   if (kind == OpKind::Conv) return &kConv;
@@ -1645,6 +1734,12 @@ launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std:
   GemmConfig c = std::get<GemmConfig>(kernel.config);
   (c.m == 0 ? c.m : c.batch) = extent;   // the dyn one ([Note: dyn matmul])
   return gemm_geometry(c, plan.target.sm_count, kernel.min_blocks);
+}
+
+launch::Geometry conv_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t batch) {
+  ConvConfig c = std::get<ConvConfig>(kernel.config);
+  c.n = batch;   // [Note: dyn conv]
+  return conv_geometry(c, plan.target.sm_count);
 }
 
 }  // namespace kiln

@@ -49,6 +49,9 @@ launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kernel, st
 // plan_contraction.cpp: the launch of a matmul kernel whose M or batches are dyn at a launch's
 // extent ([Note: dyn matmul]).
 launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t extent);
+// plan_contraction.cpp: the launch of a conv kernel whose batch is dyn at a launch's batch ([Note:
+// dyn conv]).
+launch::Geometry conv_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t batch);
 // plan_memory.cpp: bytes of one element of the tensor a template streams for an anchor's operand
 // (Plan::streamed_leaf): its type is the template's T, which sizes its vectors and tiles. An
 // operand with no such leaf is refused by the emitter; its own type stands in until then.
@@ -117,6 +120,9 @@ class Planner {
   // A located UnsupportedError: "<dim's declaration>: op O: dim 'D' is dyn, but <what> (for line
   // <at's line>) <why>".
   [[noreturn]] void refuse_dyn(const std::string& dim, ir::NodeId at, const std::string& what, const std::string& why) const;
+  // The first dyn dim other than `allowed` that sizes a tensor of the anchor's kernel (its node,
+  // operands, the epilogue chain up to `end` and the expressions inlined into them); nullptr: none.
+  const ir::DimDecl* dyn_dim_of_anchor(ir::NodeId anchor, ir::NodeId end, const std::string& allowed = "") const;
   // Records what the tuner may vary for a product ([Note: tuned picks]).
   void add_tunable(Plan::Tunable t) { plan_.tunables.push_back(std::move(t)); }
 
@@ -129,7 +135,6 @@ class Planner {
   bool is_leaf(ir::NodeId id) const;   // loaded from a buffer, or a scalar argument
   void collect_leaves(ir::NodeId node, std::vector<ir::NodeId>& out, std::unordered_set<ir::NodeId>& seen) const;
   int dependency_position(ir::NodeId node);
-  const ir::DimDecl* dyn_dim_of_anchor(ir::NodeId anchor, ir::NodeId end) const;
 
   Plan plan_;
   std::vector<std::vector<ir::NodeId>> consumers_;

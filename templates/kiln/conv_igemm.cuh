@@ -11,7 +11,8 @@
 //   Called once per output element.
 //
 // 1) ConvNchw<E, Precision, OutT, Index, Shape, BM, BN, BK, WM, WN, Stages, kVecW, kStream>
-//      static __device__ void run(const E* x, const E* w, OutT* y, Epi epi);
+//      static __device__ void run(const E* x, const E* w, OutT* y, Epi epi, long long batch = 0);
+//    (batch: N where Shape's N is 0, a dyn batch: [Note: dyn conv batch] in conv_shape.cuh.)
 //    x [N][C][H][W], w [K][C/groups][R][S], y [N][K][Ho][Wo].
 //    GEMM per group g: rows = K/groups out channels (A = w, k-contiguous, K' = Cg*R*S in
 //    (c, r, s) order), columns = N*Ho*Wo output pixels (B = the im2col gather of x, pixel
@@ -30,7 +31,7 @@
 //    16-byte stores when K and K/groups are multiples of 4.
 //
 // 3) DepthwiseDirect<E, OutT, Index, Shape, kNhwc, Threads>   (groups == C)
-//      static __device__ void run(const E* x, const E* w, OutT* y, Epi epi);
+//      static __device__ void run(const E* x, const E* w, OutT* y, Epi epi, long long batch = 0);
 //    One thread per output element, f32 FMA over R*S taps; w [K][1][R][S].
 //    grid = ceil(N*K*Ho*Wo / Threads), block = Threads. Memory-bound: tensor cores do not pay.
 //
@@ -96,9 +97,10 @@ struct Im2colNchwLoader {
       t[i] = make_int2(int(c * Sh::H * Sh::W + dh * Sh::W + dw), (dh << 16) | dw);
     }
   }
-  __device__ __forceinline__ void init(long long n0) {
+  // n0: the CTA's first pixel; pixels: the GEMM's columns (N * HoWo, N a launch's when dyn).
+  __device__ __forceinline__ void init(long long n0, long long pixels) {
     const long long p = n0 + threadIdx.x % BN;
-    pvalid = p < Sh::P;
+    pvalid = p < pixels;
     const long long n = p / Sh::HoWo, hw = p % Sh::HoWo;
     const int ho = int(hw / Sh::Wo), wo = int(hw % Sh::Wo);
     hbase = ho * Sh::kStrideH - Sh::kPadH;
@@ -181,9 +183,10 @@ struct Im2colGeneralLoader {
   static constexpr bool kGatherW = Sh::kTransposed && !kPhaseW;   // w by the divisibility test
   static constexpr long long kGw = conv_phase_extent(Sh::Wo, kPhasesW);
   // The GEMM's columns: config/conv.h's rule, the one the launch geometry uses.
-  static constexpr long long kPixels =
-      conv_gemm_pixels(Sh::N, Sh::Do, Sh::Ho, Sh::Wo, Sh::kStrideD, Sh::kStrideH, kPhasesW, Sh::kTransposed);
-  static_assert(kPixels == Sh::N * kGd * kGh * kGw, "the pixel grid and conv_gemm_pixels agree");
+  // The GEMM's columns of one image: config/conv.h's rule (the one the launch geometry uses) at N = 1.
+  static constexpr long long kPlane = kGd * kGh * kGw;
+  static_assert(kPlane == conv_gemm_pixels(1, Sh::Do, Sh::Ho, Sh::Wo, Sh::kStrideD, Sh::kStrideH, kPhasesW, Sh::kTransposed),
+                "the pixel grid and conv_gemm_pixels agree");
   using TapsD = PhaseTaps<Sh::T, Sh::kStrideD, Sh::kPadD, Sh::kDilD>;
   using TapsH = PhaseTaps<Sh::R, Sh::kStrideH, Sh::kPadH, Sh::kDilH>;
   using TapsW = PhaseTaps<Sh::S, kPhasesW, kGatherW ? 0 : Sh::kPadW, Sh::kDilW>;   // (kGatherW: every tap, -j*dil)
@@ -230,17 +233,18 @@ struct Im2colGeneralLoader {
       return kdim;
     }
   }
-  __device__ __forceinline__ void init(long long n0, int phase) {
+  // pixels: the GEMM's columns (kPixels, or its value at a launch's N when N is dyn).
+  __device__ __forceinline__ void init(long long n0, int phase, long long pixels) {
     const long long p = n0 + threadIdx.x % BN;
-    const long long n = p / (kGd * kGh * kGw), sp = p % (kGd * kGh * kGw);
+    const long long n = p / kPlane, sp = p % kPlane;
     const int i = int(sp / (kGh * kGw)), j = int(sp / kGw % kGh), k = int(sp % kGw);
     if constexpr (Sh::kTransposed) {
       const int3 ph = phase_of(phase);
-      pvalid = p < kPixels && i * Sh::kStrideD + ph.x < Sh::Do && j * Sh::kStrideH + ph.y < Sh::Ho &&
+      pvalid = p < pixels && i * Sh::kStrideD + ph.x < Sh::Do && j * Sh::kStrideH + ph.y < Sh::Ho &&
                k * kPhasesW + ph.z < Sh::Wo;
       dbase = i, hbase = j, wbase = kGatherW ? k + Sh::kPadW : k;
     } else {
-      pvalid = p < kPixels;
+      pvalid = p < pixels;
       dbase = i * Sh::kStrideD - Sh::kPadD, hbase = j * Sh::kStrideH - Sh::kPadH, wbase = k * Sh::kStrideW - Sh::kPadW;
     }
     pix = Index(n) * Index(Sh::C * kDHW) + (Index(dbase) * Index(Sh::H) + Index(hbase)) * Index(Sh::W) +
@@ -309,7 +313,7 @@ struct Im2colNhwcLoader {
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       const long long p = m0 + threadIdx.x / kPerLine + i * kLinesPerPass;
-      pvalid[i] = p < Sh::P;
+      pvalid[i] = p < Sh::P;   // (ConvNhwc: a static batch)
       const long long n = p / Sh::HoWo, hw = p % Sh::HoWo;
       const int ho = int(hw / Sh::Wo), wo = int(hw % Sh::Wo);
       base[i] = Index(n) * Index(Sh::H * Sh::W * Sh::C);
@@ -450,15 +454,19 @@ struct ConvNchw {
   // The pipeline ring, then the im2col table.
   static constexpr int kSmemBytes = Engine::kSmemBytes + LoaderB::kTableBytes;
   static constexpr int kPhases = conv_phases(Sh::kTransposed, Sh::kStrideD, Sh::kStrideH, General::kPhasesW);
-  static constexpr long long kPixels =
-      conv_gemm_pixels(Sh::N, Sh::Do, Sh::Ho, Sh::Wo, Sh::kStrideD, Sh::kStrideH, General::kPhasesW, Sh::kTransposed);
-  static constexpr long long kGridX = (kPixels + BN - 1) / BN, kGridY = (Sh::Kg + BM - 1) / BM,
-                             kGridZ = Sh::kGroups * kPhases;
+  // The grid of a static batch (config/conv.h's conv_geometry; 0 along x when the batch is dyn).
+  static constexpr long long kGridX =
+      (conv_gemm_pixels(Sh::N, Sh::Do, Sh::Ho, Sh::Wo, Sh::kStrideD, Sh::kStrideH, General::kPhasesW, Sh::kTransposed) +
+       BN - 1) / BN;
+  static constexpr long long kGridY = (Sh::Kg + BM - 1) / BM, kGridZ = Sh::kGroups * kPhases;
   static_assert(!(Sh::kTransposed && kVecW), "a transposed conv's filters are gathered (TransposedFilterLoader)");
 
+  // batch: the images, read where Sh::N is 0 (a dyn batch, [Note: dyn conv batch]).
   template <class Epi>
-  static __device__ __forceinline__ void run(const E* x, const E* w, OutT* y, Epi epi) {
+  static __device__ __forceinline__ void run(const E* x, const E* w, OutT* y, Epi epi, long long batch = 0) {
     extern __shared__ __align__(16) char smem[];
+    const long long pixels = conv_gemm_pixels(gemm::extent<Sh::N>(batch), Sh::Do, Sh::Ho, Sh::Wo, Sh::kStrideD,
+                                              Sh::kStrideH, General::kPhasesW, Sh::kTransposed);
     const Index g = blockIdx.z % Sh::kGroups;
     const int phase = int(blockIdx.z / Sh::kGroups);
     const long long n0 = static_cast<long long>(blockIdx.x) * BN;
@@ -470,10 +478,10 @@ struct ConvNchw {
     float acc[Engine::MT][Engine::NT][4];
     if constexpr (kGeneral) {
       lb.kdim = LoaderB::build_table(table, phase);
-      lb.init(n0, phase);
+      lb.init(n0, phase, pixels);
     } else {
       LoaderB::build_table(table);
-      lb.init(n0);
+      lb.init(n0, pixels);
     }
     __syncthreads();  // the table is complete before the prologue copies read it
     if constexpr (Sh::kTransposed) {   // w [C][Kg][taps]: the group's Cg input channels
@@ -486,11 +494,11 @@ struct ConvNchw {
       Engine::mainloop(smem, la, lb, m0, 0, int(Sh::Kdim), acc);
     }
     if constexpr (kPhases > 1) {
-      const PhasedOut<OutT, Index, Sh, General, kStream> out{y, g, Index(Sh::Kg), Index(kPixels), General::phase_of(phase)};
+      const PhasedOut<OutT, Index, Sh, General, kStream> out{y, g, Index(Sh::Kg), Index(pixels), General::phase_of(phase)};
       Engine::template epilogue<Index, false>(smem, acc, out, Index(m0), Index(n0), epi, nullptr,
                                               Index(0), Index(0), Index(0));
     } else {
-      const NchwOut<OutT, Index, Sh, kStream> out{y, g, Index(Sh::Kg), Index(Sh::P)};
+      const NchwOut<OutT, Index, Sh, kStream> out{y, g, Index(Sh::Kg), Index(pixels)};
       Engine::template epilogue<Index, false>(smem, acc, out, Index(m0), Index(n0), epi, nullptr,
                                               Index(0), Index(0), Index(0));
     }
@@ -501,6 +509,7 @@ template <class E, class Precision, class OutT, class Index, class Sh, int BM, i
           int WM, int WN, int Stages, bool kStream>
 struct ConvNhwc {
   static_assert(!conv_im2col_general(Sh::D, Sh::T, Sh::Do, Sh::kTransposed), "a 2-d forward conv");
+  static_assert(Sh::N > 0, "ConvNhwc takes no dyn batch");
   using Engine = gemm::TileEngine<E, Precision, BM, BN, BK, WM, WN, Stages, true, true>;
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
@@ -536,13 +545,14 @@ struct DepthwiseDirect {
   static_assert(Sh::kGroups == Sh::C && Sh::Cg == 1, "depthwise: groups == C");
   static_assert(!conv_im2col_general(Sh::D, Sh::T, Sh::Do, Sh::kTransposed), "a 2-d forward conv");
   static constexpr int kThreads = Threads;
-  static constexpr long long kTotal = Sh::N * Sh::K * Sh::HoWo;
-  static constexpr long long kGridX = (kTotal + Threads - 1) / Threads;
+  // The grid of a static batch (0 when the batch is dyn: the launch's is conv_geometry's).
+  static constexpr long long kGridX = (Sh::N * Sh::K * Sh::HoWo + Threads - 1) / Threads;
 
+  // batch: the images, read where Sh::N is 0 (a dyn batch, [Note: dyn conv batch]).
   template <class Epi>
-  static __device__ __forceinline__ void run(const E* x, const E* w, OutT* y, Epi epi) {
+  static __device__ __forceinline__ void run(const E* x, const E* w, OutT* y, Epi epi, long long batch = 0) {
     const Index idx = Index(blockIdx.x) * Threads + threadIdx.x;
-    if (idx >= Index(kTotal)) return;
+    if (idx >= Index(gemm::extent<Sh::N>(batch) * Sh::K * Sh::HoWo)) return;
     Index n, k, hw;
     if constexpr (kNhwc) {  // y [N][Ho][Wo][K]: k fastest
       k = idx % Index(Sh::K);

@@ -21,11 +21,12 @@ struct ConvShape {
   static constexpr long long Ho = conv_out_size(H, R, SH, PH, DH, OPH, kTransposed);
   static constexpr long long Wo = conv_out_size(W, S, SW, PW, DW, OPW, kTransposed);
   static constexpr long long HoWo = Do * Ho * Wo;  // output positions per image (Do = 1 below 3-d)
-  static constexpr long long P = N * HoWo;  // output pixels
+  static constexpr long long P = N * HoWo;  // output pixels (0: a dyn batch)
   static constexpr long long Cg = C / G, Kg = K / G;
   static constexpr long long Kdim = Cg * T * R * S;  // GEMM K
   static_assert(C % G == 0 && K % G == 0, "groups must divide C and K");
   static_assert(Do > 0 && Ho > 0 && Wo > 0, "empty output");
+  static_assert(N >= 0, "N_ is the images, or 0 for a dyn batch");
 };
 
 }  // namespace conv

@@ -6,7 +6,8 @@
 // --------------------------------------------------------------------------------------------
 // kiln::sm90::WgConvNchw<Precision, Index, Shape, BM, BN, Stages, kVecY, kStream>
 //   template <class OutT, class Epi>
-//   static __device__ void run(const float* x, const float* w, OutT* y, Epi epi);
+//   static __device__ void run(const float* x, const float* w, OutT* y, Epi epi, long long batch = 0);
+// (batch: N where Shape's N is 0, a dyn batch: [Note: dyn conv batch] in conv_shape.cuh.)
 // x [N][C][H][W], w [K][C][R][S], y [N][K][Ho][Wo] (f32 operands; Precision Tf32 or Tf32x3);
 // Shape a conv::ConvShape with groups 1. The GEMM per image n: rows = the K out channels
 // (A = w viewed [K][C*R*S], k contiguous: C*R*S % 4 == 0 and w 16-byte aligned), columns = the
@@ -143,12 +144,13 @@ struct WgConvNchw {
   static constexpr int kSmemBytes = Engine::kSmemBytes;
   static constexpr long long kGridX = (Shape::HoWo + BN - 1) / BN, kGridY = (Shape::K + BM - 1) / BM;
 
+  // batch: the images, read where Shape::N is 0 (a dyn batch, [Note: dyn conv batch] in conv_shape.cuh).
   template <class OutT, class Epi>
-  static __device__ __forceinline__ void run(const float* x, const float* w, OutT* y, Epi epi) {
+  static __device__ __forceinline__ void run(const float* x, const float* w, OutT* y, Epi epi, long long batch = 0) {
     extern __shared__ __align__(16) char smem[];
     using Gather = ConvGather<Engine, Index, Shape>;
     Gather gather(x, w);
-    const long long tiles = kGridX * kGridY * Shape::N;
+    const long long tiles = kGridX * kGridY * gemm::extent<Shape::N>(batch);
     const int ntiles = int((tiles - blockIdx.x + gridDim.x - 1) / gridDim.x);
     Engine::run_tiles(smem, ntiles, int((Shape::Kdim + 31) / 32), gather,
                       [&](int tile, const float (&acc)[Engine::NT][4]) {

@@ -92,6 +92,7 @@ struct TmaConv {
   static constexpr long long kTilesP = (Shape::HoWo + kPixelTile - 1) / kPixelTile;
   static constexpr long long kUnits = kTilesK * kTilesP * Shape::N;
   static_assert(Shape::kGroups == 1, "TmaConv is for groups == 1");
+  static_assert(Shape::N > 0, "TmaConv takes no dyn batch ([Note: dyn conv batch] in conv_shape.cuh)");
   static_assert(Engine::kAtom == BK, "a k tile is one 128-byte row of channels");
   static_assert(kPixelRows || !kX3, "3xTF32 splits x, the A operand, in registers (conv_tma_pixel_rows)");
 
@@ -163,6 +164,7 @@ struct TmaConvNhwc {
   static constexpr long long kTilesN = (Shape::K + BN - 1) / BN, kTilesP = (Shape::P + BM - 1) / BM;
   static constexpr long long kUnits = kTilesN * kTilesP;
   static_assert(Shape::kGroups == 1, "TmaConvNhwc is for groups == 1");
+  static_assert(Shape::N > 0, "TmaConvNhwc takes no dyn batch ([Note: dyn conv batch] in conv_shape.cuh)");
   static_assert(Engine::kAtom == BK, "a k tile is one 128-byte row of channels");
 
   // Unit u -> (first output pixel over all images, first out channel): channel tiles fastest.

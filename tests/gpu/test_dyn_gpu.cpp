@@ -254,6 +254,65 @@ op lin_softmax {
 }
 )";
 
+// Convs with a dyn batch ([Note: dyn conv] in generator/plan/plan_contraction.cpp): WgConvNchw
+// on sm_90a (f32 in 3xTF32 and tf32, a bias and relu epilogue), ConvNchw (f16 with a residual
+// side operand; a grouped bf16 conv1d; a strided transposed conv3d; a stride-1 transposed conv,
+// which a static plan runs on the TMA engine), DepthwiseDirect, and a batch that crosses the
+// streaming-store class (big_image: from 11 images). Values: the bucket one (a static plan) and
+// others of the buckets general and multiple of 16.
+constexpr const char* kConvSpec = R"(
+op conv_bias {
+  dims dyn N, C = 32, H = 20, W = 20, K = 64
+  in  x: f32[N, C, H, W]
+  in  w: f32[K, C, 3, 3]
+  in  b: f32[K, 1, 1]
+  out y = relu(conv2d(x, w, padding=1) + b)
+}
+op conv_tf32 {
+  dims dyn N, C = 16, H = 33, W = 17, K = 40
+  in  x: f32[N, C, H, W]
+  in  w: f32[K, C, 3, 5]
+  out y = conv2d(x, w, stride=[2, 1], padding=[1, 2], precision="tf32")
+}
+op conv_res_f16 {
+  dims dyn N, C = 24, H = 18, W = 18, K = 48
+  in  x: f16[N, C, H, W]
+  in  w: f16[K, C, 3, 3]
+  in  r: f16[N, K, H, W]
+  out y = conv2d(x, w, padding=1) + r
+}
+op conv1d_g {
+  dims dyn N, C = 16, L = 100, K = 32
+  in  x: bf16[N, C, L]
+  in  w: bf16[K, 4, 5]
+  out y = conv1d(x, w, groups=4, stride=2)
+}
+op conv3d_t {
+  dims dyn N, C = 8, D = 5, H = 7, W = 9, K = 12
+  in  x: f32[N, C, D, H, W]
+  in  w: f32[C, K, 3, 3, 3]
+  out y = conv_transpose3d(x, w, stride=2, padding=1, output_padding=1)
+}
+op convt_s1 {
+  dims dyn N, C = 32, H = 20, W = 20, K = 16
+  in  x: f32[N, C, H, W]
+  in  w: f32[C, K, 3, 3]
+  out y = conv_transpose2d(x, w, padding=1, precision="tf32")
+}
+op depthwise {
+  dims dyn N, C = 32, H = 30, W = 30
+  in  x: f32[N, C, H, W]
+  in  w: f32[C, 1, 3, 3]
+  out y = conv2d(x, w, padding=1, groups=32)
+}
+op big_image {
+  dims dyn N, C = 4, H = 256, W = 256, K = 16
+  in  x: f32[N, C, H, W]
+  in  w: f32[K, C, 3, 3]
+  out y = conv2d(x, w, padding=1, precision="tf32")
+}
+)";
+
 }  // namespace
 
 TEST_CASE("gpu: dyn rows of reductions, scans and row norms, against the float64 reference") {
@@ -273,6 +332,19 @@ TEST_CASE("gpu: dyn matmuls (M, batches) against the float64 reference, one comp
                  {"bmm_f16", {"B", {1, 3, 16, 17, 33, 34, 131, 132, 140}}},
                  {"bmm_bcast", {"B", {1, 2, 32, 33, 200}}},
                  {"lin_softmax", {"M", {1, 5, 263, 264, 1000, 2049}}}});
+}
+
+TEST_CASE("gpu: dyn conv batches against the float64 reference, one compile per size class") {
+  KILN_REQUIRE_GPU();
+  check_dyn_ops(kConvSpec, "conv.kiln", "dyn conv",
+                {{"conv_bias", {"N", {1, 2, 3, 16, 33}}},
+                 {"conv_tf32", {"N", {1, 5, 16, 19}}},
+                 {"conv_res_f16", {"N", {1, 3, 16, 21}}},
+                 {"conv1d_g", {"N", {1, 7, 32, 200}}},
+                 {"conv3d_t", {"N", {1, 2, 16, 3}}},
+                 {"convt_s1", {"N", {1, 4, 16, 9}}},
+                 {"depthwise", {"N", {1, 6, 16, 37}}},
+                 {"big_image", {"N", {1, 2, 10, 11, 12}}}});
 }
 
 TEST_CASE("gpu: an executable with dyn rows refuses a value of another size class") {
