@@ -386,7 +386,8 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
   const auto& ir = plan.ir();
   CUstream s = static_cast<CUstream>(stream);
   // Scratch (intermediates and workspaces) from the stream-ordered pool; with dyn dims an
-  // intermediate is sized by this launch (workspaces never are: see [Note: dyn rows]).
+  // intermediate is sized by this launch, and so is a workspace with a dyn first extent (Buffer::dyn_dim; other
+  // workspaces are sized for their class: see [Note: dyn rows]).
   std::vector<unsigned long long> scratch(plan.buffers.size(), 0);
   std::vector<std::int64_t> offsets(plan.buffers.size(), -1);
   std::int64_t scratch_bytes = 0;

@@ -100,8 +100,10 @@ std::string UnitParts::buffer_comment(const Plan& plan, int buffer) {
   static const char* kKinds[] = {"in", "out", "intermediate", "workspace"};
   // A dyn dim's extent is written as its name, as the code reads it: the source (and with it the
   // cache key) must not hold the value one call happened to bind.
-  return fmt::format("{} {}: {}{}", kKinds[static_cast<int>(b.kind)], b.name, dtype_name(b.dtype),
-                     b.node >= 0 ? dims_text(plan, b.node) : dims_text(b.shape));
+  std::string shape = b.node >= 0 ? dims_text(plan, b.node) : dims_text(b.shape);
+  if (!b.dyn_dim.empty())   // a workspace sized by each launch: its first extent by the dim's name
+    shape = fmt::format("[{}{}", b.dyn_dim, shape.substr(shape.find_first_of(",]")));
+  return fmt::format("{} {}: {}{}", kKinds[static_cast<int>(b.kind)], b.name, dtype_name(b.dtype), shape);
 }
 
 void UnitParts::declare_members(const Plan& plan, const PlannedKernel& kernel, CodeWriter& w, ExprEmitter& ex) {

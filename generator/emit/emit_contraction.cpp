@@ -182,8 +182,9 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
                                                             plan.target.sm_count, k.min_blocks));
     return;
   }
+  // (An OperandPrep with a dyn extent is a conv's copy of x, its images the grid's z: [Note: dyn conv].)
   KILN_ASSERT(k.dyn_outer.empty() || kind == GemmKind::Tma || kind == GemmKind::Gemm || kind == GemmKind::SplitK ||
-                  kind == GemmKind::SplitKReduce,
+                  kind == GemmKind::SplitKReduce || (kind == GemmKind::OperandPrep && config.batch == 0),
               "a {} kernel with a dyn extent", enum_name(kind));
   const std::string dyn = dyn_shape_arg(k, config);
   const ir::NodeId a = operand_leaf(plan, k, 0), bl = operand_leaf(plan, k, 1);
@@ -336,7 +337,8 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
     case GemmKind::SoftmaxFinalize: KILN_ASSERT(false, "SoftmaxFinalize is emitted above");
   }
   unit.constants = c.str();
-  unit.body = dyn_extent_statement(plan, k, "Index", "dyn_extent", config.m == 0 ? "dyn M" : "dyn batches") + unit.body;
+  if (kind != GemmKind::OperandPrep)   // (a copy of x with dyn images reads them from its grid)
+    unit.body = dyn_extent_statement(plan, k, "Index", "dyn_extent", config.m == 0 ? "dyn M" : "dyn batches") + unit.body;
   const bool sm90 = kind == GemmKind::Wgmma || kind == GemmKind::WgmmaSplitK || kind == GemmKind::SmallKPrep ||
                     kind == GemmKind::SmallKWgmma;
   unit.includes = includes(plan, k, kind == GemmKind::Tma           ? "gemm_tma.cuh"
@@ -408,12 +410,12 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& con
   const std::string epi = epilogue(plan, k, unit, "float acc, Index n, Index k, Index hw", lines, coords);
   const std::string y = UnitParts::pointer_name(plan, k.stores[0].buffer);
   // A dyn batch ([Note: dyn conv] in plan_contraction.cpp) goes to run() as its last argument.
-  KILN_ASSERT(k.dyn_outer.empty() || config.kind != ConvKind::Tma, "a TMA conv with a dyn batch");
-  unit.body = config.kind == ConvKind::Tma
-                  ? fmt::format("  Kernel::run(tmap_w, tmap_x, {}, {});", y, epi)
-                  : fmt::format("{}  Kernel::run({}, {}, {}, {}{});",
-                                dyn_extent_statement(plan, k, "long long", "batch", "dyn batch"), pointer_of(plan, x),
-                                pointer_of(plan, w), y, epi, k.dyn_outer.empty() ? "" : ", batch");
+  const std::string batch = k.dyn_outer.empty() ? "" : ", batch";
+  unit.body = dyn_extent_statement(plan, k, "long long", "batch", "dyn batch") +
+              (config.kind == ConvKind::Tma
+                   ? fmt::format("  Kernel::run(tmap_w, tmap_x, {}, {}{});", y, epi, batch)
+                   : fmt::format("  Kernel::run({}, {}, {}, {}{});", pointer_of(plan, x), pointer_of(plan, w), y, epi,
+                                 batch));
   unit.includes = includes(plan, k, config.kind == ConvKind::Wgmma ? "conv_sm90.cuh"
                                     : config.kind == ConvKind::Tma ? "conv_tma.cuh"
                                                                    : "conv_igemm.cuh");

@@ -175,6 +175,7 @@ ir::NodeId Plan::streamed_leaf(ir::NodeId operand) const {
 
 std::int64_t Plan::buffer_bytes(std::size_t b, const std::map<std::string, std::int64_t>& dims) const {
   const Buffer& buf = buffers.at(b);
+  if (!buf.dyn_dim.empty()) return buf.bytes / buf.shape.at(0) * dims.at(buf.dyn_dim);   // a workspace by the launch
   if (buf.kind != BufferKind::Intermediate || buf.node < 0 || dyn_buckets.empty()) return buf.bytes;
   std::int64_t n = 1;
   for (const auto& e : ir().node(buf.node).shape) n *= e.evaluate(dims);
@@ -274,11 +275,13 @@ int Planner::leaf_buffer(ir::NodeId id) const {
   return it == plan_.leaves.end() ? -1 : it->second;
 }
 
-int Planner::add_workspace(const std::string& name, DType dtype, std::vector<std::int64_t> shape) {
+int Planner::add_workspace(const std::string& name, DType dtype, std::vector<std::int64_t> shape,
+                           const std::string& dyn_dim) {
   Buffer b;
   b.kind = BufferKind::Workspace;
   b.name = name;
   b.dtype = dtype;
+  b.dyn_dim = dyn_dim;
   b.bytes = product(shape) * static_cast<std::int64_t>(dtype_size(dtype));
   b.shape = std::move(shape);
   plan_.buffers.push_back(std::move(b));

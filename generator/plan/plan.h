@@ -15,7 +15,7 @@
 // Shapes and consts are baked into the source; a `dyn` dim stays a kernel
 // argument (elementwise kernels anywhere; the memory-bound family among its rows, see
 // [Note: dyn rows] in plan_memory.cpp; a matmul's M or outermost batch dim, see [Note: dyn
-// matmul] in plan_contraction.cpp; conv not yet).
+// matmul] in plan_contraction.cpp; a conv's batch, see [Note: dyn conv] there).
 //
 // [Note: dyn buckets]
 // A plan for an op with `dyn` dims is made for one binding of them, but may depend only on each
@@ -115,6 +115,9 @@ struct Buffer {
   int slot = -1;                 // Input: param index; Output: output index
   ir::NodeId node = -1;          // the node stored here (-1 for workspaces)
   std::int64_t bytes = 0;
+  // A workspace whose first extent is this dyn dim (shape[0] its planned value): each launch sizes
+  // it by the dim's value (the TMA conv's copy of x, [Note: dyn conv] in plan_contraction.cpp).
+  std::string dyn_dim;
 };
 
 // A TMA tensor map over a buffer (sm_90): the kernel takes it by value (a

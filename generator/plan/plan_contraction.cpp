@@ -44,6 +44,7 @@
 // conv.h), which the emitter writes into the unit; shared memory and the launch come from the
 // rules in those headers, the same functions that size the templates' shared memory.
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <optional>
 
@@ -164,7 +165,7 @@ bool takes_transposed_view(const Planner& p, NodeId, NodeId operand) { return tr
 //   extent: Gemv, SmallK, WgGemm and the row-statistics softmax (claims_softmax declines, and the
 //   row-norm family plans the softmax with dyn rows); the TMA picks are not tuned.
 // - Size classes ([Note: dyn size classes] in plan.h): the values of the dim at which the route
-//   (template, tiles, K slices: dyn_route) changes, up to kDynMatmulTop: the route is sampled at
+//   (template, tiles, K slices: dyn_route) changes, up to kDynRouteTop: the route is sampled at
 //   the powers of two, and each change found is bisected to its first value. So a class takes one
 //   route throughout (where the route changes once between two powers of two), and is planned at
 //   its lowest value; the top class, which has no largest value, has no K slices. (Classes at the
@@ -173,7 +174,7 @@ bool takes_transposed_view(const Planner& p, NodeId, NodeId operand) { return tr
 // - The kernels' GemmConfig holds 0 for the dyn extent and PlannedKernel::dyn_outer its factors:
 //   gemm_launch runs gemm_geometry at a launch's extent, and a tensor map's KernelArg::map_dyn_dim
 //   names the map extent a launch sets.
-constexpr std::int64_t kDynMatmulTop = std::int64_t{1} << 16;
+constexpr std::int64_t kDynRouteTop = std::int64_t{1} << 16;
 
 struct DynMatmul {
   std::string dim;                    // the dyn dim
@@ -1031,16 +1032,14 @@ std::string dyn_route(const Planner& p, const GemmConfig& g, const Operand& a, c
   return fmt::format("gemm {}x{} k{}", t.bm, t.bn, mma_splits(c, t, sms, false));
 }
 
-// A matmul with a dyn M or batch dim ([Note: dyn matmul]): the size classes, then the plan at the
-// bound value's class's lowest extent, then the kernels' configs made dyn.
-void plan_matmul_dyn(Planner& p, PlannedKernel& kn, const GemmConfig& bound_g, const Operand& a, const Operand& b,
-                     DType et, const std::string& why, bool vec_c, std::int64_t out_elem, DynMatmul dm) {
-  // The first value after each route change: powers of two find a change, bisection its value.
-  auto route_at = [&](std::int64_t v) { return dyn_route(p, bound_g, a, b, dm, dm.fixed * v); };
+// The values of a dyn dim, up to kDynRouteTop, at which a family's route (what it plans at that
+// value, as text) changes: the size-class thresholds ([Note: dyn size classes] in plan.h). Powers of
+// two find a change, bisection its first value.
+std::vector<std::int64_t> route_thresholds(const std::function<std::string(std::int64_t)>& route_at) {
   std::vector<std::int64_t> thresholds;
   std::string route = route_at(1);
   std::int64_t same = 1;   // the largest value known to take `route`
-  for (std::int64_t v = 2; v <= kDynMatmulTop;) {
+  for (std::int64_t v = 2; v <= kDynRouteTop;) {
     if (route_at(v) == route) {
       same = v;
       v *= 2;
@@ -1055,6 +1054,15 @@ void plan_matmul_dyn(Planner& p, PlannedKernel& kn, const GemmConfig& bound_g, c
     route = route_at(hi);
     same = hi;
   }
+  return thresholds;
+}
+
+// A matmul with a dyn M or batch dim ([Note: dyn matmul]): the size classes, then the plan at the
+// bound value's class's lowest extent, then the kernels' configs made dyn.
+void plan_matmul_dyn(Planner& p, PlannedKernel& kn, const GemmConfig& bound_g, const Operand& a, const Operand& b,
+                     DType et, const std::string& why, bool vec_c, std::int64_t out_elem, DynMatmul dm) {
+  const std::vector<std::int64_t> thresholds =
+      route_thresholds([&](std::int64_t v) { return dyn_route(p, bound_g, a, b, dm, dm.fixed * v); });
   p.add_dyn_thresholds(dm.dim, thresholds);
   const int klass = dyn_class(thresholds, p.bound().dims.at(dm.dim));
   dm.low = dm.fixed * dyn_class_low(thresholds, klass);
@@ -1198,6 +1206,32 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   p.add_followup(std::move(fin));
 }
 
+// [Note: dyn conv]
+// A conv takes one dyn dim: its batch N, the first axis of x and y, as a whole extent (a batch
+// of images that varies from call to call). The channels, the spatial extents and the filters
+// stay baked in: the im2col tables and the index math divide by them as constants, and the
+// tiles follow from them. A dyn dim anywhere else (x's other axes, w, inside a compound extent,
+// or another dyn dim in the epilogue's side operands) is refused at its declaration, saying why.
+// - The bucket one plans the static conv.
+// - Every conv template reads the batch at run time ([Note: dyn conv batch] in conv_shape.cuh),
+//   so a dyn conv takes the template the static conv at the same batch would. On the TMA engine
+//   the x map's image extent is a launch's (KernelArg::map_dyn_dim), and so is the copy of x
+//   OperandPrep makes (grid z = the images; NHWC copies image by image for that) in a workspace
+//   sized by the launch (Buffer::dyn_dim).
+// - Size classes ([Note: dyn size classes] in plan.h): where the route changes with the batch
+//   (the TMA engine from the flops that pay for its copies and up to its grid and coordinate
+//   limits; streaming stores from kStreamBytes of output; NHWC's 64-pixel tiles), found by
+//   route_thresholds; a class is planned at its lowest value.
+// - The kernels' configs hold 0 for the batch (ConvConfig n; an x copy's GemmConfig batch),
+//   PlannedKernel::dyn_outer the batch dim, and the reasons name the dim, never its value (the
+//   source holds none). Every launch takes conv_geometry (gemm_geometry) at its batch.
+struct DynConv {
+  std::string dim;
+  ir::DimExpr extent;     // x's first axis: the dim
+  std::int64_t low = 1;   // the class's lowest batch, which the rules are evaluated at
+  std::string text;
+};
+
 // A 2-d (or 1-d) forward conv on the TMA engine (conv_tma.cuh, sm_90a): f32 in tf32 / 3xTF32, NCHW or NHWC, one group.
 // OperandPrep passes first write k-major copies the TMA unit can read: x as NHWC ([N][H][W][ldc],
 // the transpose of each image's [C][H*W]; NHWC x is read in place when its rows are 16-byte
@@ -1251,7 +1285,7 @@ bool conv_tma_x_in_place(const ConvConfig& cc) { return cc.nhwc && cc.c % 4 == 0
 // filters as [K][R*S][ldc]): a transpose of each [C][rows] block, described as a GEMM operand.
 // `flipped`: the filters are a transposed conv's, w [C][K][R*S], each filter's taps reversed
 // ([Note: a stride-1 transposed conv as a forward conv]).
-GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16, bool flipped) {
+GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16, bool flipped, bool dyn_batch = false) {
   GemmConfig g;
   g.kind = GemmKind::OperandPrep;
   // x is never split into tf32 hi and lo parts: with 3xTF32 the engine's consumers split it.
@@ -1263,7 +1297,9 @@ GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16, boo
   const std::int64_t rows = which == 1 ? cc.h * cc.w : static_cast<std::int64_t>(cc.r) * cc.s;
   // 16-byte loads of the operand where its rows (and so its strides, multiples of them) are.
   const bool vec = aligned16 && rows % 4 == 0;
-  if (which == 1 && cc.nhwc) {   // x [N*H*W][C]: a pitched copy to 16-byte rows (and the split)
+  if (which == 1 && cc.nhwc && dyn_batch) {   // the same copy image by image: the images are the grid's z
+    g.m = rows, g.layout_a = GemmLayout::RowMajor, g.lda = cc.c, g.stride_a = cc.c * rows, g.batch = cc.n;
+  } else if (which == 1 && cc.nhwc) {   // x [N*H*W][C]: a pitched copy to 16-byte rows (and the split)
     g.m = cc.n * rows, g.layout_a = GemmLayout::RowMajor, g.lda = cc.c, g.stride_a = 0, g.batch = 1;
   } else if (which == 1) {
     g.m = rows, g.layout_a = GemmLayout::ColMajor, g.lda = rows, g.stride_a = cc.c * rows, g.batch = cc.n, g.vec_a = vec;
@@ -1277,7 +1313,7 @@ GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16, boo
 }
 
 void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::string& shape_why, const std::string& why,
-                   bool flipped) {
+                   bool flipped, const DynConv* dyn) {
   const std::int64_t parts = conv_x3(cc) ? 2 : 1, ldc = conv_tma_ldc(cc), rs = std::int64_t{cc.r} * cc.s;
   const std::int64_t howo = cc.ho * cc.wo, pixels = cc.n * howo;
   const bool nhwc = cc.nhwc, x_in_place = conv_tma_x_in_place(cc), pixel_rows = conv_tma_pixel_rows(cc);
@@ -1299,20 +1335,22 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   std::vector<PlannedKernel> preps;
   int x_buf = p.leaf_buffer(p.node(kn.anchor).operands[0]);
   std::int64_t x_ld = cc.c;   // elements between pixels of the x the engine maps
+  // [Note: dyn conv]: with a dyn batch the copy of x is sized by each launch, as its map is.
+  const std::string batch = dyn ? dyn->dim : std::to_string(cc.n);
   if (!x_in_place) {
     x_buf = p.add_workspace(fmt::format("{}_x{}", nhwc ? "padded" : "nhwc", kn.anchor), DType::f32,
-                            {cc.n, cc.h * cc.w, ldc});
+                            {cc.n, cc.h * cc.w, ldc}, dyn ? dyn->dim : "");
     x_ld = ldc;
     PlannedKernel xp;
     xp.template_name = "gemm_operand_prep";
     xp.args.push_back(buffer_arg(p, x_buf, true));
-    set_launch(p, xp, conv_prep_config(cc, 1, aligned, false));
-    xp.reason = fmt::format("x {} {} channel rows of {} bytes in a workspace ({:.1f} MB) for the TMA engine's "
-                            "im2col copies",
-                            nhwc ? fmt::format("[{}, {}, {}, {}] (NHWC)", cc.n, cc.h, cc.w, cc.c)
-                                 : fmt::format("[{}, {}, {}, {}] (NCHW)", cc.n, cc.c, cc.h, cc.w),
-                            nhwc ? "copied to" : "transposed to NHWC with", ldc * 4,
-                            static_cast<double>(cc.n * cc.h * cc.w * ldc * 4) / 1e6);
+    set_launch(p, xp, conv_prep_config(cc, 1, aligned, false, dyn != nullptr));
+    const std::string size = dyn ? fmt::format("{:.1f} MB an image", static_cast<double>(cc.h * cc.w * ldc * 4) / 1e6)
+                                 : fmt::format("{:.1f} MB", static_cast<double>(cc.n * cc.h * cc.w * ldc * 4) / 1e6);
+    xp.reason = fmt::format("x {} {} channel rows of {} bytes in a workspace ({}) for the TMA engine's im2col copies",
+                            nhwc ? fmt::format("[{}, {}, {}, {}] (NHWC)", batch, cc.h, cc.w, cc.c)
+                                 : fmt::format("[{}, {}, {}, {}] (NCHW)", batch, cc.c, cc.h, cc.w),
+                            nhwc ? "copied to" : "transposed to NHWC with", ldc * 4, size);
     preps.push_back(std::move(xp));
   }
   const int w_ws = p.add_workspace(fmt::format("kmajor_w{}", kn.anchor), DType::f32, {parts * cc.k, rs, ldc});
@@ -1344,20 +1382,34 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   xmap.element_strides = {1, cc.stride_w, cc.stride_h, 1};
   engine.args = {tensor_map_arg(w_ws, "tmap_w", DType::f32, std::move(wmap)),
                  tensor_map_arg(x_buf, "tmap_x", DType::f32, std::move(xmap))};
+  if (dyn != nullptr) engine.args[1].map_dyn_dim = 3;   // the images: a launch's
   engine.config = cc;
   set_launch(engine, conv_geometry(cc, p.target().sm_count));
-  const std::string pixel_text = nhwc ? fmt::format("{} output pixels", pixels) : fmt::format("{} pixels per image", howo);
+  const std::string pixel_text = nhwc && !dyn ? fmt::format("{} output pixels", pixels)
+                                              : fmt::format("{} pixels per image", howo);
+  const std::string units = dyn ? fmt::format("at most {} persistent CTAs", p.target().sm_count)
+                                : fmt::format("{} persistent CTAs over {} tiles", engine.grid.x, conv_tma_units(cc));
   const std::string channel_text = fmt::format("{} out channels", cc.k);
   engine.reason = fmt::format("{}: sm_90a TMA engine, implicit GEMM of {} x {} x K {} (taps x channels in 32-channel "
                               "k tiles{}{}), {}x{} tiles ({} consumer warpgroup{} + a TMA producer warpgroup, im2col by "
-                              "the TMA unit), {} stages, {} persistent CTAs over {} tiles{}; {}", shape_why,
+                              "the TMA unit), {} stages, {}{}; {}", shape_why,
                               pixel_rows ? pixel_text : channel_text, pixel_rows ? channel_text : pixel_text,
                               conv_gemm_k(cc), x_in_place ? ", x read in place" : "",
                               conv_x3(cc) ? ", x split into tf32 hi and lo parts by the consumers" : "", cc.bm, cc.bn, cc.bm / 64,
-                              cc.bm > 64 ? "s" : "", cc.stages, engine.grid.x, conv_tma_units(cc),
-                              cc.stream ? ", streaming stores" : "", why);
+                              cc.bm > 64 ? "s" : "", cc.stages, units, cc.stream ? ", streaming stores" : "", why);
   place_passes(p, kn, preps);
   p.add_followup(std::move(engine));
+  if (dyn == nullptr) return;
+  // [Note: dyn conv]: the engine and the copy of x take the batch at launch; the filters' copy is static.
+  auto make_dyn = [&](PlannedKernel& k) {
+    if (auto* c = std::get_if<ConvConfig>(&k.config)) c->n = 0;
+    else if (auto* g = std::get_if<GemmConfig>(&k.config); g != nullptr && g->prep == kPrepA) g->batch = 0;
+    else return;
+    k.dyn_outer = {dyn->extent};
+    k.reason = fmt::format("{}; {}", dyn->text, k.reason);
+  };
+  make_dyn(kn);
+  for (auto& f : p.pending_followups()) make_dyn(f);
 }
 
 // [Note: a stride-1 transposed conv as a forward conv]
@@ -1387,32 +1439,10 @@ std::optional<ConvConfig> transposed_as_forward(const ConvConfig& cc, std::strin
   return f;
 }
 
-// [Note: dyn conv]
-// A conv takes one dyn dim: its batch N, the first axis of x and y, as a whole extent (a batch
-// of images that varies from call to call). The channels, the spatial extents and the filters
-// stay baked in: the im2col tables and the index math divide by them as constants, and the
-// tiles follow from them. A dyn dim anywhere else (x's other axes, w, inside a compound extent,
-// or another dyn dim in the epilogue's side operands) is refused at its declaration, saying why.
-// - The bucket one plans the static conv.
-// - Otherwise only templates that read the batch at run time are planned ([Note: dyn conv
-//   batch] in conv_shape.cuh): DepthwiseDirect, WgConvNchw (sm_90a) and ConvNchw. The TMA
-//   engine is not (its copy of x is sized by the batch, and its im2col map's extent is one), so
-//   an NHWC conv, which only it runs, is refused; a stride-1 transposed conv runs on ConvNchw.
-// - The plan changes with the batch only where the output outgrows kStreamBytes (streaming
-//   stores): one size-class threshold, and a class is planned at its lowest value ([Note: dyn
-//   size classes] in plan.h). Every launch takes conv_geometry at its batch (launch_for).
-// - The kernel's ConvConfig holds n = 0, PlannedKernel::dyn_outer the batch dim, and the
-//   reasons name the dim, never its value (the source holds none).
-struct DynConv {
-  std::string dim;
-  ir::DimExpr extent;   // x's first axis: the dim
-  std::int64_t low = 1;   // the class's lowest batch, which the rules are evaluated at
-  std::string text;
-};
 
 // The conv's dyn batch, or nothing (no dyn dim, or one in the bucket one); refuses, located,
-// every dyn dim a conv cannot take.
-std::optional<DynConv> dyn_conv(Planner& p, const PlannedKernel& kn, std::int64_t image_out_bytes) {
+// every dyn dim a conv cannot take. The caller sets the classes (low, text).
+std::optional<DynConv> dyn_conv(Planner& p, const PlannedKernel& kn) {
   const auto& ir = *p.bound().ir;
   const std::set<std::string> dyn = ir.dyn_dims();
   if (dyn.empty()) return std::nullopt;
@@ -1438,24 +1468,10 @@ std::optional<DynConv> dyn_conv(Planner& p, const PlannedKernel& kn, std::int64_
   // The output and the epilogue's side operands: no dyn dim but the batch.
   if (const ir::DimDecl* other = p.dyn_dim_of_anchor(kn.anchor, kn.stores[0].node, batch))
     p.refuse_dyn(other->name, kn.anchor, what, why);
-  if (batch.empty()) return std::nullopt;
-  if (node.conv.layout == ir::Layout::NHWC)
-    p.refuse_dyn(batch, kn.anchor, what, "takes a dyn batch only in NCHW: an NHWC conv runs on the sm_90a TMA engine "
-                                         "alone, whose copy of x and im2col map are sized by the batch");
-  const std::int64_t value = p.bound().dims.at(batch);
-  if (dyn_bucket(value) == DynBucket::One) return std::nullopt;   // the value is 1: the static plan
+  if (batch.empty() || dyn_bucket(p.bound().dims.at(batch)) == DynBucket::One) return std::nullopt;   // 1: static
   DynConv dc;
   dc.dim = batch;
   dc.extent = xs[0];
-  // Streaming stores from the batch whose output passes kStreamBytes.
-  std::vector<std::int64_t> thresholds{kStreamBytes / std::max<std::int64_t>(image_out_bytes, 1) + 1};
-  normalize_thresholds(thresholds);
-  p.add_dyn_thresholds(batch, thresholds);
-  const int klass = dyn_class(thresholds, value);
-  dc.low = dyn_class_low(thresholds, klass);
-  dc.text = fmt::format("dyn {}: the batch in the size class {} of {}, planned at its lowest value{}", batch,
-                        dyn_class_text(thresholds, klass), batch,
-                        p.target().arch == "sm_90a" ? " (not on the TMA engine, which takes no dyn batch)" : "");
   return dc;
 }
 
@@ -1489,16 +1505,9 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   const std::int64_t K = nhwc ? ys[3] : ys[1], T = kernel[0], R = kernel[1], S = kernel[2], G = c.groups;
   const std::int64_t Do = out[0], Ho = out[1], Wo = out[2];
   // A dyn batch ([Note: dyn conv]): the rules see its class's lowest value, the texts its name.
-  const std::optional<DynConv> dc = dyn_conv(p, kn, K * Do * Ho * Wo * static_cast<std::int64_t>(dtype_size(stored)));
-  const std::int64_t N = dc ? dc->low : xs[0];
+  std::optional<DynConv> dc = dyn_conv(p, kn);
+  std::int64_t N = xs[0];
   const std::string batch_text = dc ? dc->dim : std::to_string(N);
-  // Every route ends here: with a dyn batch, the config holds 0 and the launch takes the batch.
-  auto finish = [&]() {
-    if (!dc) return;
-    std::get<ConvConfig>(kn.config).n = 0;
-    kn.dyn_outer = {dc->extent};
-    kn.reason = fmt::format("{}; {}", dc->text, kn.reason);
-  };
   ConvConfig cc;
   cc.elem_bytes = static_cast<int>(dtype_size(et));
   cc.nhwc = nhwc;
@@ -1522,8 +1531,44 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   // A depth axis or a transposed conv: only ConvNchw's general im2col takes them.
   const bool general = conv_im2col_general(D, cc.t, Do, c.transposed);
   const int sms = p.target().sm_count;
-  const std::int64_t out_bytes = N * K * Do * Ho * Wo * static_cast<std::int64_t>(dtype_size(stored));
-  if (G == C && C > 1 && !general) {
+  const std::int64_t image_bytes = K * Do * Ho * Wo * static_cast<std::int64_t>(dtype_size(stored));
+  const bool f32 = et == DType::f32;
+  std::string why;
+  const MmaPrecision precision = f32 ? mma_precision(p, node, why) : MmaPrecision::Tf32;
+  if (!f32) why = fmt::format("{} tensor cores, f32 accumulation", dtype_name(et));
+  const bool depthwise = G == C && C > 1 && !general;
+  // Whether the TMA engine takes the conv (a transposed one as a forward conv) at batch n.
+  auto on_tma = [&](std::int64_t n) {
+    ConvConfig at = cc;
+    at.n = n, at.precision = precision;
+    if (!c.transposed) return !general && conv_tma_fits(p, at);
+    std::string unused;
+    const auto fwd = transposed_as_forward(at, unused);
+    return fwd && conv_tma_fits(p, *fwd);
+  };
+  if (dc) {   // the size classes: where the route (engine, streaming stores, NHWC's 64-pixel tiles) changes
+    const std::vector<std::int64_t> thresholds = route_thresholds([&](std::int64_t n) {
+      if (depthwise) return std::string();   // DepthwiseDirect at every batch
+      return fmt::format("{}{}{}", on_tma(n) ? "tma" : "", n * image_bytes > kStreamBytes ? " stream" : "",
+                         nhwc && n * Ho * Wo <= 64 ? " 64" : "");
+    });
+    p.add_dyn_thresholds(dc->dim, thresholds);
+    const int klass = dyn_class(thresholds, N);
+    dc->low = N = dyn_class_low(thresholds, klass);
+    dc->text = fmt::format("dyn {}: the batch in the size class {} of {}, planned at its lowest value", dc->dim,
+                           dyn_class_text(thresholds, klass), dc->dim);
+  }
+  cc.n = N;
+  const std::int64_t out_bytes = N * image_bytes;
+  // Every route but the TMA engine's ends here: with a dyn batch, the config holds 0 and the
+  // launch takes the batch.
+  auto finish = [&]() {
+    if (!dc) return;
+    std::get<ConvConfig>(kn.config).n = 0;
+    kn.dyn_outer = {dc->extent};
+    kn.reason = fmt::format("{}; {}", dc->text, kn.reason);
+  };
+  if (depthwise) {
     kn.template_name = "conv_depthwise";
     cc.kind = ConvKind::Depthwise;
     cc.threads = 256;
@@ -1533,26 +1578,24 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     finish();
     return;
   }
-  const bool f32 = et == DType::f32;
-  std::string why;
-  cc.precision = f32 ? mma_precision(p, node, why) : MmaPrecision::Tf32;
-  if (!f32) why = fmt::format("{} tensor cores, f32 accumulation", dtype_name(et));
+  cc.precision = precision;
   const std::int64_t Kg = K / G, kdim = conv_gemm_k(cc);
   cc.stream = out_bytes > kStreamBytes;
-  if (!dc && !general && conv_tma_fits(p, cc)) {
-    plan_conv_tma(p, kn, cc, shape_why, why, false);
+  const DynConv* dyn = dc ? &*dc : nullptr;
+  if (!general && conv_tma_fits(p, cc)) {
+    plan_conv_tma(p, kn, cc, shape_why, why, false, dyn);
     return;
   }
   // A transposed conv: the TMA engine as a forward conv where it can, else ConvNchw (why not: `tma_why_not`).
-  std::string tma_why_not = "it takes no dyn batch";
-  if (c.transposed && !dc) {
+  std::string tma_why_not;
+  if (c.transposed) {
     const auto fwd = transposed_as_forward(cc, tma_why_not);
     if (fwd && (tma_why_not = conv_tma_refusal(p, *fwd)).empty()) {
       const int fwd_pad[3] = {0, fwd->pad_h, fwd->pad_w};
       plan_conv_tma(p, kn, *fwd,
                     fmt::format("{} as the forward conv of its flipped filters (pad {}; [Note: a stride-1 "
                                 "transposed conv as a forward conv])", shape_why, axes_text(fwd_pad)),
-                    why, true);
+                    why, true, dyn);
       return;
     }
   }

@@ -104,7 +104,8 @@ class Planner {
   const std::vector<ir::NodeId>& consumers(ir::NodeId id) const { return consumers_[static_cast<std::size_t>(id)]; }
   const Buffer& buffer(int b) const { return plan_.buffers[static_cast<std::size_t>(b)]; }
   bool is_output(ir::NodeId id) const { return is_output_[static_cast<std::size_t>(id)]; }
-  int add_workspace(const std::string& name, DType dtype, std::vector<std::int64_t> shape);
+  // `dyn_dim`: the workspace's first extent is that dyn dim (Buffer::dyn_dim), sized by each launch.
+  int add_workspace(const std::string& name, DType dtype, std::vector<std::int64_t> shape, const std::string& dyn_dim = "");
   // The buffer an operand is loaded from when it is a leaf; -1 when it is an
   // inlined elementwise expression.
   int leaf_buffer(ir::NodeId id) const;

@@ -7,7 +7,9 @@
 // kiln::sm90::TmaConv<Index, Shape, BM, BN, Stages, kX3, kPixelRows, kVecY, kStreamY> (NCHW)
 // kiln::sm90::TmaConvNhwc<Index, Shape, BM, BN, Stages, kX3, kVecY, kStreamY>          (NHWC; at its struct)
 //   template <class OutT, class Epi>
-//   static __device__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi);
+//   static __device__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi, long long batch = 0);
+// (batch: N where Shape's N is 0, a dyn batch: [Note: dyn conv batch] in conv_shape.cuh; the x
+// map's image extent is then the launch's too.)
 // y [N][K][Ho][Wo] (NCHW) = epi(conv2d(x, w), n, k, ho * Wo + wo), Shape a conv::ConvShape with
 // groups 1, f32 accumulation. The operands are gemm::OperandPrep's k-major copies of the caller's
 // tensors (config/conv.h's conv_tma_ldc: C padded to 16 bytes), or NHWC x itself:
@@ -64,14 +66,15 @@ struct ConvTap {
         off_h(static_cast<unsigned short>(tap / Shape::S * Shape::kDilH)) {}
 };
 
-// What both conv problems share: the two maps, every unit's k tiles (all taps x channel tiles).
-template <class Shape, long long Units>
+// What both conv problems share: the two maps, the work units (a launch's, with a dyn batch), every
+// unit's k tiles (all taps x channel tiles).
+template <class Shape>
 struct ConvProblem {
   static_assert(!conv_im2col_general(Shape::D, Shape::T, Shape::Do, Shape::kTransposed), "a 2-d forward conv");
-  static constexpr long long kUnits = Units;
   const TensorMap& w;
-  __device__ __forceinline__ long long units() const { return kUnits; }
   const TensorMap& x;
+  long long n_units;
+  __device__ __forceinline__ long long units() const { return n_units; }
   __device__ __forceinline__ int k_begin(long long) const { return 0; }
   __device__ __forceinline__ int k_end(long long) const { return ConvTap<Shape>::kKTiles; }
   __device__ __forceinline__ void prefetch() const {
@@ -90,9 +93,7 @@ struct TmaConv {
   static constexpr int kChannelTile = kPixelRows ? BN : BM, kPixelTile = kPixelRows ? BM : BN;
   static constexpr long long kTilesK = (Shape::K + kChannelTile - 1) / kChannelTile;
   static constexpr long long kTilesP = (Shape::HoWo + kPixelTile - 1) / kPixelTile;
-  static constexpr long long kUnits = kTilesK * kTilesP * Shape::N;
   static_assert(Shape::kGroups == 1, "TmaConv is for groups == 1");
-  static_assert(Shape::N > 0, "TmaConv takes no dyn batch ([Note: dyn conv batch] in conv_shape.cuh)");
   static_assert(Engine::kAtom == BK, "a k tile is one 128-byte row of channels");
   static_assert(kPixelRows || !kX3, "3xTF32 splits x, the A operand, in registers (conv_tma_pixel_rows)");
 
@@ -103,7 +104,7 @@ struct TmaConv {
     n = Index(u / kTilesK / kTilesP);
   }
 
-  struct Problem : ConvProblem<Shape, kUnits> {
+  struct Problem : ConvProblem<Shape> {
     __device__ __forceinline__ void load(u32 stage, u32 full, long long u, int kt) const {
       Index n;
       int k0;
@@ -119,8 +120,9 @@ struct TmaConv {
   };
 
   template <class OutT, class Epi>
-  static __device__ __forceinline__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi) {
-    Problem prob{{w, x}};
+  static __device__ __forceinline__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi,
+                                             long long batch = 0) {
+    Problem prob{{w, x, kTilesK * kTilesP * gemm::extent<Shape::N>(batch)}};
     Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
       Index n;
       int k0;
@@ -161,10 +163,8 @@ struct TmaConvNhwc {
   using Engine = TmaEngine<float, BM, BN, BK, Stages, true, true, kX3>;   // (3xTF32: x split by the consumers)
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
-  static constexpr long long kTilesN = (Shape::K + BN - 1) / BN, kTilesP = (Shape::P + BM - 1) / BM;
-  static constexpr long long kUnits = kTilesN * kTilesP;
+  static constexpr long long kTilesN = (Shape::K + BN - 1) / BN;
   static_assert(Shape::kGroups == 1, "TmaConvNhwc is for groups == 1");
-  static_assert(Shape::N > 0, "TmaConvNhwc takes no dyn batch ([Note: dyn conv batch] in conv_shape.cuh)");
   static_assert(Engine::kAtom == BK, "a k tile is one 128-byte row of channels");
 
   // Unit u -> (first output pixel over all images, first out channel): channel tiles fastest.
@@ -173,7 +173,7 @@ struct TmaConvNhwc {
     p0 = u / kTilesN * BM;
   }
 
-  struct Problem : ConvProblem<Shape, kUnits> {
+  struct Problem : ConvProblem<Shape> {
     __device__ __forceinline__ void load(u32 stage, u32 full, long long u, int kt) const {
       long long p0;
       int n0;
@@ -188,14 +188,16 @@ struct TmaConvNhwc {
   };
 
   template <class OutT, class Epi>
-  static __device__ __forceinline__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi) {
-    Problem prob{{w, x}};
+  static __device__ __forceinline__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi,
+                                             long long batch = 0) {
+    const long long pixels = gemm::extent<Shape::N>(batch) * Shape::HoWo;
+    Problem prob{{w, x, kTilesN * ((pixels + BM - 1) / BM)}};
     Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
       long long p0;
       int n0;
       tile_origin(u, p0, n0);
       const NhwcOut<OutT, Index, Shape::HoWo, kVecY, kStreamY> out{
-          {y, Index(Shape::K), Index(Shape::P), Index(Shape::K), Index(0)}};
+          {y, Index(Shape::K), Index(pixels), Index(Shape::K), Index(0)}};
       gemm::store_accumulators<Index>(acc, out, Index(p0 + 64 * c + 16 * warp), Index(n0), epi);
     });
   }

@@ -49,6 +49,8 @@ struct OperandPrep {
   static_assert(Threads % 32 == 0 && kWarps <= kTile, "whole warps, at most one per row of the block");
   static_assert(kLdw >= K_ && kLdw % kVec == 0, "rows of whole 16-byte vectors (prep_ldw)");
   static_assert(!kSplit || sizeof(E) == 4, "3xTF32 splits f32 operands");
+  // Batches 0: as many as the grid's z (a conv's copy of x with a dyn batch); its copies are not split.
+  static_assert(!kSplit || Batches > 0, "a split copy places its lo parts after all the batches");
   static constexpr long long kLoOffset = Batches * Rows * kLdw;   // the lo parts after the hi parts
 
   // The stored row that row r of the copy comes from.

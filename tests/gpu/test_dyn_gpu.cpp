@@ -254,12 +254,13 @@ op lin_softmax {
 }
 )";
 
-// Convs with a dyn batch ([Note: dyn conv] in generator/plan/plan_contraction.cpp): WgConvNchw
-// on sm_90a (f32 in 3xTF32 and tf32, a bias and relu epilogue), ConvNchw (f16 with a residual
-// side operand; a grouped bf16 conv1d; a strided transposed conv3d; a stride-1 transposed conv,
-// which a static plan runs on the TMA engine), DepthwiseDirect, and a batch that crosses the
-// streaming-store class (big_image: from 11 images). Values: the bucket one (a static plan) and
-// others of the buckets general and multiple of 16.
+// Convs with a dyn batch ([Note: dyn conv] in generator/plan/plan_contraction.cpp). On sm_90a:
+// conv_bias takes WgConvNchw under 73 images and the TMA engine (3xTF32, its copy of x sized by
+// the launch) from 73; conv_tma in tf32 the TMA engine from 6; ConvNchw f16 with a residual side
+// operand, a grouped bf16 conv1d, a strided transposed conv3d; a stride-1 transposed conv (the
+// TMA engine as a forward conv from 7); DepthwiseDirect; NHWC on the TMA engine, x read in place
+// and copied image by image (C = 10); big_image crosses the streaming-store class (from 11).
+// Values: the bucket one (a static plan) and both sides of the classes.
 constexpr const char* kConvSpec = R"(
 op conv_bias {
   dims dyn N, C = 32, H = 20, W = 20, K = 64
@@ -273,6 +274,26 @@ op conv_tf32 {
   in  x: f32[N, C, H, W]
   in  w: f32[K, C, 3, 5]
   out y = conv2d(x, w, stride=[2, 1], padding=[1, 2], precision="tf32")
+}
+op conv_tma {
+  dims dyn N, C = 32, H = 64, W = 60, K = 96
+  in  x: f32[N, C, H, W]
+  in  w: f32[K, C, 3, 3]
+  in  b: f32[K, 1, 1]
+  out y = conv2d(x, w, padding=1, precision="tf32") * 0.5 + b
+}
+op nhwc {
+  dims dyn N, H = 40, W = 40, C = 64, K = 64
+  in  x: f32[N, H, W, C]
+  in  w: f32[K, C, 3, 3]
+  in  b: f32[K]
+  out y = relu(conv2d(x, w, padding=[1, 1], layout="NHWC") + b)
+}
+op nhwc_c10 {
+  dims dyn N, H = 50, W = 45, C = 10, K = 48
+  in  x: f32[N, H, W, C]
+  in  w: f32[K, C, 3, 3]
+  out y = conv2d(x, w, stride=2, padding=[1, 1], layout="NHWC", precision="tf32")
 }
 op conv_res_f16 {
   dims dyn N, C = 24, H = 18, W = 18, K = 48
@@ -294,7 +315,7 @@ op conv3d_t {
   out y = conv_transpose3d(x, w, stride=2, padding=1, output_padding=1)
 }
 op convt_s1 {
-  dims dyn N, C = 32, H = 20, W = 20, K = 16
+  dims dyn N, C = 64, H = 48, W = 48, K = 64
   in  x: f32[N, C, H, W]
   in  w: f32[C, K, 3, 3]
   out y = conv_transpose2d(x, w, padding=1, precision="tf32")
@@ -337,12 +358,15 @@ TEST_CASE("gpu: dyn matmuls (M, batches) against the float64 reference, one comp
 TEST_CASE("gpu: dyn conv batches against the float64 reference, one compile per size class") {
   KILN_REQUIRE_GPU();
   check_dyn_ops(kConvSpec, "conv.kiln", "dyn conv",
-                {{"conv_bias", {"N", {1, 2, 3, 16, 33}}},
+                {{"conv_bias", {"N", {1, 2, 16, 33, 72, 73, 80}}},
                  {"conv_tf32", {"N", {1, 5, 16, 19}}},
+                 {"conv_tma", {"N", {1, 2, 5, 6, 9}}},
+                 {"nhwc", {"N", {1, 2, 16, 23}}},
+                 {"nhwc_c10", {"N", {1, 3, 16, 40}}},
                  {"conv_res_f16", {"N", {1, 3, 16, 21}}},
                  {"conv1d_g", {"N", {1, 7, 32, 200}}},
                  {"conv3d_t", {"N", {1, 2, 16, 3}}},
-                 {"convt_s1", {"N", {1, 4, 16, 9}}},
+                 {"convt_s1", {"N", {1, 2, 6, 7, 9}}},
                  {"depthwise", {"N", {1, 6, 16, 37}}},
                  {"big_image", {"N", {1, 2, 10, 11, 12}}}});
 }
