@@ -411,7 +411,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& con
   const std::string y = UnitParts::pointer_name(plan, k.stores[0].buffer);
   // A dyn batch ([Note: dyn conv] in plan_contraction.cpp) goes to run() as its last argument.
   const std::string batch = k.dyn_outer.empty() ? "" : ", batch";
-  unit.body = dyn_extent_statement(plan, k, "long long", "batch", "dyn batch") +
+  unit.body = dyn_extent_statement(plan, k, "Index", "batch", "dyn batch") +
               (config.kind == ConvKind::Tma
                    ? fmt::format("  Kernel::run(tmap_w, tmap_x, {}, {}{});", y, epi, batch)
                    : fmt::format("  Kernel::run({}, {}, {}, {}{});", pointer_of(plan, x), pointer_of(plan, w), y, epi,

@@ -24,10 +24,13 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const PoolConfig
 
   unit.functors = load_store_functors(plan, kernel, primary, "C");
 
-  unit.body = fmt::format("  kiln::pool<kConfig, C, Index>({0}, {1}, Load{{{2}}}, Store{{{2}}});",
+  // Dyn planes ([Note: dyn pool planes] in plan_pool.cpp): this launch's, as the last argument.
+  unit.body = dyn_extent_statement(plan, kernel, "Index", "planes", "dyn planes") +
+              fmt::format("  kiln::pool<kConfig, C, Index>({0}, {1}, Load{{{2}}}, Store{{{2}}}{3});",
                           UnitParts::pointer_name(plan, plan.leaves.at(primary)),
-                          UnitParts::pointer_name(plan, kernel.stores[0].buffer), UnitParts::member_inits(plan, kernel));
-  unit.launch_check(kernel, "kiln::pool_geometry(kConfig)");
+                          UnitParts::pointer_name(plan, kernel.stores[0].buffer), UnitParts::member_inits(plan, kernel),
+                          kernel.dyn_outer.empty() ? "" : ", planes");
+  unit.launch_check(kernel, "kiln::pool_geometry(kConfig)", kernel.dyn_outer.empty());
 }
 
 }  // namespace kiln

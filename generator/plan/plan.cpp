@@ -875,6 +875,11 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
   const std::int64_t outer = kn.dyn_extent(dims);
   if (std::holds_alternative<GemmConfig>(kn.config)) return gemm_launch(plan, kn, outer);   // M or batches
   if (std::holds_alternative<ConvConfig>(kn.config)) return conv_launch(plan, kn, outer);   // the batch
+  if (const auto* pool = std::get_if<PoolConfig>(&kn.config)) {   // the planes ([Note: dyn pool planes])
+    PoolConfig at = *pool;
+    at.planes = outer;
+    return pool_geometry(at);
+  }
   return memory_launch(plan, kn, outer);   // the family's rules over the launch's rows
 }
 

@@ -25,31 +25,6 @@
 
 namespace kiln {
 
-namespace {
-
-struct Box {
-  std::int64_t outer = 1, len = 1, inner = 1;
-};
-
-Box box_of(const std::vector<std::int64_t>& shape, int first, int last) {
-  Box b;
-  for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
-    const std::int64_t e = shape[static_cast<std::size_t>(d)];
-    if (d < first) b.outer *= e;
-    else if (d <= last) b.len *= e;
-    else b.inner *= e;
-  }
-  return b;
-}
-
-std::int64_t numel(const std::vector<std::int64_t>& shape) {
-  std::int64_t n = 1;
-  for (auto d : shape) n *= d;
-  return n;
-}
-
-int element_bytes(const Planner& p, ir::NodeId operand) { return element_bytes(p.plan(), operand); }
-
 // [Note: dyn rows]
 // The memory-bound templates take their [outer, len, inner] extents as run-time arguments, so a
 // dyn dim may size the rows: the axes before those the op works along (a batch, a sequence). It
@@ -66,33 +41,17 @@ int element_bytes(const Planner& p, ir::NodeId operand) { return element_bytes(p
 // sized for its largest (a reduce_finish and the zeroing then cover the launch's rows). The
 // strided splits and chunks would need workspaces of up to a wave of columns per row, so kernels
 // with dyn rows do without them.
-struct Rows {
-  bool dynamic = false;
-  std::vector<ir::DimExpr> factors;   // the operand's outer extents (when dynamic)
-  std::string dim;                    // the one dyn dim among them ("" when none or several)
-  std::int64_t fixed = 1;             // the product of the static outer extents
-  std::int64_t planned = 1;           // the row count the rules see
-  std::int64_t most = 0;              // dyn: the class's largest row count (0: no largest)
-  std::string text;                   // "4096", or "B*12 (dyn)"
-
-  long long config_outer() const { return dynamic ? 0 : planned; }
-  // Workspaces sized by the row count are possible: static rows, or a class with a largest value.
-  bool bounded() const { return !dynamic || most > 0; }
-  // The row count a workspace is sized for.
-  std::int64_t workspace_rows() const { return dynamic ? most : planned; }
-  // With one dyn dim: declares the row counts at which the rule's choice changes (as values of
-  // the dim), and plans at the lowest row count of the bound value's class.
-  void thresholds(Planner& p, const std::vector<std::int64_t>& row_counts) {
-    if (dim.empty()) return;
-    std::vector<std::int64_t> at;
-    for (std::int64_t t : row_counts) at.push_back((t + fixed - 1) / fixed);
-    normalize_thresholds(at);
-    p.add_dyn_thresholds(dim, at);
-    const int klass = dyn_class(at, p.bound().dims.at(dim));
-    planned = fixed * dyn_class_low(at, klass);
-    most = klass < static_cast<int>(at.size()) ? fixed * (at[static_cast<std::size_t>(klass)] - 1) : 0;
-  }
-};
+// (Rows and rows_of are declared in planner.h: the pooling family's planes are rows too.)
+void Rows::thresholds(Planner& p, const std::vector<std::int64_t>& row_counts) {
+  if (dim.empty()) return;
+  std::vector<std::int64_t> at;
+  for (std::int64_t t : row_counts) at.push_back((t + fixed - 1) / fixed);
+  normalize_thresholds(at);
+  p.add_dyn_thresholds(dim, at);
+  const int klass = dyn_class(at, p.bound().dims.at(dim));
+  planned = fixed * dyn_class_low(at, klass);
+  most = klass < static_cast<int>(at.size()) ? fixed * (at[static_cast<std::size_t>(klass)] - 1) : 0;
+}
 
 // The rows of `node` viewed as [outer, len, inner] with len starting at axis `first`; refuses a
 // dyn dim in axis `first` or later, and a dyn dim inside a compound extent.
@@ -142,6 +101,32 @@ Rows rows_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, st
   r.text = fmt::format("{} (dyn)", fmt::join(names, "*"));
   return r;
 }
+
+
+namespace {
+
+struct Box {
+  std::int64_t outer = 1, len = 1, inner = 1;
+};
+
+Box box_of(const std::vector<std::int64_t>& shape, int first, int last) {
+  Box b;
+  for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
+    const std::int64_t e = shape[static_cast<std::size_t>(d)];
+    if (d < first) b.outer *= e;
+    else if (d <= last) b.len *= e;
+    else b.inner *= e;
+  }
+  return b;
+}
+
+std::int64_t numel(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+int element_bytes(const Planner& p, ir::NodeId operand) { return element_bytes(p.plan(), operand); }
 
 // int32 indices unless some tensor the kernel touches has more than kIndex32Limit elements (with
 // dyn rows, the runtime keys executables by that too, so the count stays out of the text).

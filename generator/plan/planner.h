@@ -150,4 +150,30 @@ class Planner {
   mutable std::unordered_set<const ir::DimExpr*> dyn_free_;   // dyn_dim_of_anchor's walked size nodes
 };
 
+// The rows of a memory-bound anchor: the axes before those it works along, which dyn dims may size
+// ([Note: dyn rows] in plan_memory.cpp; the pooling family's planes too).
+struct Rows {
+  bool dynamic = false;
+  std::vector<ir::DimExpr> factors;   // the operand's outer extents (when dynamic)
+  std::string dim;                    // the one dyn dim among them ("" when none or several)
+  std::int64_t fixed = 1;             // the product of the static outer extents
+  std::int64_t planned = 1;           // the row count the rules see
+  std::int64_t most = 0;              // dyn: the class's largest row count (0: no largest)
+  std::string text;                   // "4096", or "B*12 (dyn)"
+
+  long long config_outer() const { return dynamic ? 0 : planned; }
+  // Workspaces sized by the row count are possible: static rows, or a class with a largest value.
+  bool bounded() const { return !dynamic || most > 0; }
+  // The row count a workspace is sized for.
+  std::int64_t workspace_rows() const { return dynamic ? most : planned; }
+  // With one dyn dim: declares the row counts at which the rule's choice changes (as values of
+  // the dim), and plans at the lowest row count of the bound value's class.
+  void thresholds(Planner& p, const std::vector<std::int64_t>& row_counts);
+};
+
+// The rows of `node` viewed as [outer, len, inner] with len starting at axis `first` (`outer` their
+// bound count); refuses, located, a dyn dim in axis `first` or later and one inside a compound
+// extent (`family` names the template in the message).
+Rows rows_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, std::int64_t outer, const char* family);
+
 }  // namespace kiln

@@ -11,6 +11,8 @@
 // else the window clipped to the padded input (include_pad), else the in-bounds count; a window
 // with no in-bounds position is 0. PyTorch's avg_pool kernels, the same arithmetic.
 // Launch: any 1-D grid of 1-D blocks (grid-stride); the planner's rule: pool_geometry.
+// `planes`: the leading extents' product where kC.planes is 0 (dyn planes, [Note: dyn pool planes]
+// in plan_pool.cpp); a static config's are its own.
 #pragma once
 
 #include "kiln/common.cuh"
@@ -36,7 +38,7 @@ template <class I> __device__ __forceinline__ I most(I a, I b) { return a < b ? 
 // kPoolUnrolled is folded as it is loaded, 4 positions a step (run 1).
 template <const PoolConfig& kC, class C, class Index, class T, class Out, class Load, class Store>
 __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__ out, const Load& load,
-                                     const Store& store) {
+                                     const Store& store, long long planes = 0) {
   constexpr long long kPlaneIn = kC.in_d * kC.in_h * kC.in_w;
   constexpr int kRun = kC.run;
   constexpr int kVec = kC.vec;
@@ -55,7 +57,9 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
   using P = typename detail::PlaneIndex<(kPlaneIn < (1LL << 31)), Index>::type;
   using detail::least;
   using detail::most;
-  const Index total = Index(pool_steps(kC));
+  PoolConfig at = kC;   // (a constant where the planes are static)
+  if constexpr (kC.planes == 0) at.planes = planes;
+  const Index total = Index(pool_steps(at));
   const Index step = Index(gridDim.x) * Index(blockDim.x);
   for (Index e = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x); e < total; e = stride_next(e, step, total)) {
     Index r = e;

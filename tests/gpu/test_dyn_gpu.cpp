@@ -260,7 +260,9 @@ op lin_softmax {
 // operand, a grouped bf16 conv1d, a strided transposed conv3d; a stride-1 transposed conv (the
 // TMA engine as a forward conv from 7); DepthwiseDirect; NHWC on the TMA engine, x read in place
 // and copied image by image (C = 10); big_image crosses the streaming-store class (from 11).
-// Values: the bucket one (a static plan) and both sides of the classes.
+// Pools with dyn planes ([Note: dyn pool planes] in generator/plan/plan_pool.cpp): a max pool with
+// a prologue and an epilogue, an f16 3-d average pool. Values: the bucket one (a static plan) and
+// both sides of the classes.
 constexpr const char* kConvSpec = R"(
 op conv_bias {
   dims dyn N, C = 32, H = 20, W = 20, K = 64
@@ -332,6 +334,17 @@ op big_image {
   in  w: f32[K, C, 3, 3]
   out y = conv2d(x, w, padding=1, precision="tf32")
 }
+op max_pool {
+  dims dyn N, C = 16, H = 64, W = 64
+  in  x: f32[N, C, H, W]
+  in  s: f32[C, 1, 1]
+  out y = relu(max_pool2d(x * s, 3, stride=2, padding=1))
+}
+op avg_pool {
+  dims dyn B, C = 8, D = 10, H = 20, W = 20
+  in  x: f16[B, C, D, H, W]
+  out y = avg_pool3d(x, 3, stride=2, padding=1)
+}
 )";
 
 }  // namespace
@@ -355,7 +368,7 @@ TEST_CASE("gpu: dyn matmuls (M, batches) against the float64 reference, one comp
                  {"lin_softmax", {"M", {1, 5, 263, 264, 1000, 2049}}}});
 }
 
-TEST_CASE("gpu: dyn conv batches against the float64 reference, one compile per size class") {
+TEST_CASE("gpu: dyn conv batches and pool planes against the float64 reference, one compile per size class") {
   KILN_REQUIRE_GPU();
   check_dyn_ops(kConvSpec, "conv.kiln", "dyn conv",
                 {{"conv_bias", {"N", {1, 2, 16, 33, 72, 73, 80}}},
@@ -368,7 +381,9 @@ TEST_CASE("gpu: dyn conv batches against the float64 reference, one compile per 
                  {"conv3d_t", {"N", {1, 2, 16, 3}}},
                  {"convt_s1", {"N", {1, 2, 6, 7, 9}}},
                  {"depthwise", {"N", {1, 6, 16, 37}}},
-                 {"big_image", {"N", {1, 2, 10, 11, 12}}}});
+                 {"big_image", {"N", {1, 2, 10, 11, 12}}},
+                 {"max_pool", {"N", {1, 3, 16, 50}}},
+                 {"avg_pool", {"B", {1, 2, 16, 33}}}});
 }
 
 TEST_CASE("gpu: an executable with dyn rows refuses a value of another size class") {
