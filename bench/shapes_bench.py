@@ -98,18 +98,22 @@ MATMUL_CASES = [
 # (F, x, w), which the reference runs in float64). The conv seed (KernelBench level1/55) in tf32 and
 # fp32-accurate, where the specialized conv takes the TMA engine and the dyn one WgConvNchw; a
 # ResNet layer; f16 and depthwise convs, where both take the same template.
-CONV_TEXT = ("op p {{\n  dims {D}, C = {C}, H = {H}, W = {W}, K = {K}\n  in x: {T}[N, C, H, W]\n"
-             "  in w: {T}[K, {CG}, 3, 3]\n  out y = conv2d(x, w{ARGS})\n}}\n")
+def conv_text(c, h, w, k, dtype, cg, args):
+    """A conv op's spec text with `{D}` for the batch's declaration (formatted as MATMUL_CASES' texts)."""
+    return ("op p {{\n  dims {D}, " + f"C = {c}, H = {h}, W = {w}, K = {k}\n  in x: {dtype}[N, C, H, W]\n"
+            f"  in w: {dtype}[K, {cg}, 3, 3]\n  out y = conv2d(x, w{args})\n" + "}}\n")
+
+
 CONV_CASES = [
-    ("conv_seed_tf32", CONV_TEXT.format(D="{D}", C=64, H=512, W=1024, K=128, T="f32", CG="C", ARGS=", precision=\"tf32\""),
+    ("conv_seed_tf32", conv_text(64, 512, 1024, 128, "f32", "C", ", precision=\"tf32\""),
      "N", 8, "the conv seed 8x64x512x1024, 3x3", "tf32", 1e-2, lambda F, x, w: F.conv2d(x, w)),
-    ("conv_seed_fp32", CONV_TEXT.format(D="{D}", C=64, H=512, W=1024, K=128, T="f32", CG="C", ARGS=""),
+    ("conv_seed_fp32", conv_text(64, 512, 1024, 128, "f32", "C", ""),
      "N", 8, "the conv seed 8x64x512x1024, 3x3", "fp32-accurate", 1e-4, lambda F, x, w: F.conv2d(x, w)),
-    ("resnet_tf32", CONV_TEXT.format(D="{D}", C=64, H=56, W=56, K=64, T="f32", CG="C", ARGS=", padding=1, precision=\"tf32\""),
+    ("resnet_tf32", conv_text(64, 56, 56, 64, "f32", "C", ", padding=1, precision=\"tf32\""),
      "N", 32, "a ResNet layer 32x64x56x56 -> 64, 3x3 pad 1", "tf32", 1e-2, lambda F, x, w: F.conv2d(x, w, padding=1)),
-    ("resnet_f16", CONV_TEXT.format(D="{D}", C=64, H=56, W=56, K=64, T="f16", CG="C", ARGS=", padding=1"),
+    ("resnet_f16", conv_text(64, 56, 56, 64, "f16", "C", ", padding=1"),
      "N", 32, "a ResNet layer 32x64x56x56 -> 64, 3x3 pad 1", "f16", 2e-2, lambda F, x, w: F.conv2d(x, w, padding=1)),
-    ("depthwise", CONV_TEXT.format(D="{D}", C=128, H=112, W=112, K=128, T="f32", CG=1, ARGS=", padding=1, groups=128"),
+    ("depthwise", conv_text(128, 112, 112, 128, "f32", 1, ", padding=1, groups=128"),
      "N", 32, "depthwise 32x128x112x112, 3x3 pad 1", "fp32-accurate", 1e-4,
      lambda F, x, w: F.conv2d(x, w, padding=1, groups=128)),
 ]

@@ -66,6 +66,14 @@ inline kiln::CompileRequest compile_request(const kiln::KernelSource& src, const
 }
 
 // Checks that every unit of `plan` compiles with NVRTC for `arch`; returns how many there are.
+// Whether NVRTC can be loaded; says why the calling test skips its compiles when it cannot.
+inline bool nvrtc_or_skip() {
+  std::string why;
+  if (kiln::nvrtc_available(&why)) return true;
+  MESSAGE("skipped: NVRTC not loadable (" << why << ")");
+  return false;
+}
+
 inline int check_units_compile(const kiln::Plan& plan, const std::string& arch) {
   int units = 0;
   for (const auto& src : sources_of(plan)) {

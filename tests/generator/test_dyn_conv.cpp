@@ -256,11 +256,7 @@ TEST_CASE("dyn conv: other dyn dims are refused where they are declared") {
 }
 
 TEST_CASE("dyn conv: every unit compiles with NVRTC for sm_80 and sm_90a") {
-  std::string why;
-  if (!kiln::nvrtc_available(&why)) {
-    MESSAGE("skipped: NVRTC not loadable (" << why << ")");
-    return;
-  }
+  if (!nvrtc_or_skip()) return;
   int units = 0;
   for (const auto& op : kOps)
     for (const char* arch : {"sm_80", "sm_90a"})

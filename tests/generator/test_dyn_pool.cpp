@@ -79,11 +79,7 @@ TEST_CASE("dyn pool: a dyn pooled axis is refused where it is declared") {
 }
 
 TEST_CASE("dyn pool: every unit compiles with NVRTC for sm_80 and sm_90a") {
-  std::string why;
-  if (!kiln::nvrtc_available(&why)) {
-    MESSAGE("skipped: NVRTC not loadable (" << why << ")");
-    return;
-  }
+  if (!nvrtc_or_skip()) return;
   int units = 0;
   for (const char* op : {"mp", "ap3", "mp1"})
     for (const char* arch : {"sm_80", "sm_90a"}) units += check_units_compile(plan_at(op, at(op, 9), arch), arch);

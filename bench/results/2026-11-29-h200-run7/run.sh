@@ -3,7 +3,7 @@
 # the GPU test suite's dyn conv case (every conv template with the batch read at run time, values
 # on both sides of each size class, outputs poisoned, against the float64 reference, one NVRTC
 # compile per class), the dyn matmul case (its size-class search is now shared), and every covered
-# spec (the static conv templates took a `batch` argument). Then timing: each conv of
+# spec (in second.sh). Then timing: each conv of
 # bench/shapes_bench.py's CONV_CASES written with `dyn N` and with N baked in, beside F.conv2d
 # (cuDNN) in one process. Copied to .gpu/ and run from there (scripts/gpu_build.sh first).
 cd "$(dirname "$0")/.."
