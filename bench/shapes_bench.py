@@ -61,6 +61,9 @@ CASES = [
     ("specs/scans.kiln", "cumsum_long_rows", dict(B=2, N=4194304), "cumsum, few long rows"),
     ("specs/scans.kiln", "cumsum_mid_exclusive", dict(B=4, M=65536, N=32), "cumsum, middle axis"),
     ("specs/scans.kiln", "cummin_mid_reverse", dict(B=64, M=128, N=8192), "cummin, middle axis"),
+    # Pools with dyn planes ([Note: dyn pool planes]): N and C go dyn, the pooled axes stay baked in.
+    ("specs/pooling.kiln", "max_pool2d_relu", dict(N=64, C=64, H=128, W=128), "max pool 3x3 s2 p1, relu"),
+    ("specs/pooling.kiln", "pool3d", dict(N=8, C=32, D=33, H=65, W=63), "max and avg pool 3-d"),
 ]
 QUICK = {0, 1, 4, 12, 17}
 # Scans and sums add thousands of f32 values: their error grows with the row (docs/semantics.md).
@@ -217,6 +220,9 @@ def eager_of(op_name, torch, F):
         "cumsum_long_rows": lambda x: x.cumsum(1),
         "cumsum_mid_exclusive": lambda x: x.cumsum(1) - x,
         "cummin_mid_reverse": lambda x: x.flip(1).cummin(1).values.flip(1),
+        "max_pool2d_relu": lambda x, s: torch.relu(F.max_pool2d(x * s, 3, stride=2, padding=1)),
+        "pool3d": lambda x: (F.max_pool3d(x, 3, stride=2, padding=1),
+                             F.avg_pool3d(x, [2, 3, 3], stride=[2, 2, 1], padding=[1, 1, 0], count_include_pad=False)),
     }[op_name]
 
 
@@ -228,6 +234,7 @@ def main():
     ap.add_argument("--chart", default="", help="only draw the chart of this result JSON (beside it, .png)")
     ap.add_argument("--only", choices=["all", "memory", "matmul", "conv"], default="all",
                     help="the elementwise and memory-bound rows, the matmul rows, the conv rows, or all")
+    ap.add_argument("--ops", default="", help="comma-separated op names: only these rows of CASES")
     args = ap.parse_args()
     if args.chart:
         with open(args.chart) as f:
@@ -246,7 +253,8 @@ def main():
     torch.manual_seed(0)
     failures = 0
     for i, (spec, name, dims, what) in enumerate(CASES):
-        if args.only not in ("all", "memory") or (args.quick and i not in QUICK):
+        if args.only not in ("all", "memory") or (args.quick and i not in QUICK) or \
+                (args.ops and name not in args.ops.split(",")):
             continue
         path = os.path.join(ROOT, spec)
         op_g, op_s = kiln.load(path, generic)[name], kiln.load(path, special)[name]

@@ -270,12 +270,17 @@ std::int64_t evaluate_shared(const DimExpr& root, const std::map<std::string, st
 
 bool DimExpr::walk_dims(std::unordered_set<const DimExpr*>& seen,
                         const std::function<bool(const std::string&)>& visit) const {
-  std::vector<const DimExpr*> stack{this};
+  std::vector<const DimExpr*> stack{this}, added;
   while (!stack.empty()) {
     const DimExpr* e = stack.back();
     stack.pop_back();
     if (!seen.insert(e).second) continue;   // shared nodes once each (see the note above)
-    if (e->kind() == Kind::Dim && visit(e->name())) return true;
+    added.push_back(e);
+    if (e->kind() == Kind::Dim && visit(e->name())) {
+      // `seen` as it was: the path to the find is not free of it (a memo of such nodes stays true).
+      for (const DimExpr* n : added) seen.erase(n);
+      return true;
+    }
     if (e->lhs_) stack.push_back(e->lhs_.get());
     if (e->rhs_) stack.push_back(e->rhs_.get());
   }

@@ -66,7 +66,8 @@ class DimExpr {
   // Whether the expression reads any of `names` (iterative, like evaluate).
   bool mentions(const std::set<std::string>& names) const;
   // Calls visit(name) for each dim node not in `seen` (adding every node it walks), so callers
-  // that share `seen` walk each shared node once in all; stops and returns true when visit does.
+  // that share `seen` walk each shared node once in all; stops and returns true when visit does,
+  // leaving `seen` as it was before the call (so a set of nodes walked without a find stays one).
   bool walk_dims(std::unordered_set<const DimExpr*>& seen, const std::function<bool(const std::string&)>& visit) const;
 
  private:

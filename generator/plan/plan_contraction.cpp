@@ -1444,25 +1444,19 @@ std::optional<ConvConfig> transposed_as_forward(const ConvConfig& cc, std::strin
 // every dyn dim a conv cannot take. The caller sets the classes (low, text).
 std::optional<DynConv> dyn_conv(Planner& p, const PlannedKernel& kn) {
   const auto& ir = *p.bound().ir;
-  const std::set<std::string> dyn = ir.dyn_dims();
-  if (dyn.empty()) return std::nullopt;
+  // (The walks share the planner's memo of dyn-free size nodes: no dyn dim at all is the common case.)
+  if (p.dyn_dim_of_anchor(kn.anchor, kn.stores[0].node) == nullptr) return std::nullopt;
   const auto& node = ir.node(kn.anchor);
   const char* what = "the conv template";
   const std::string why = "takes a dyn dim only as its batch (the first axis of x and y): the channels, the "
                           "spatial extents and the filters are baked in (its im2col tables divide by them)";
-  auto dyn_in = [&](const ir::DimExpr& e) {
-    std::string found;
-    std::unordered_set<const ir::DimExpr*> seen;
-    e.walk_dims(seen, [&](const std::string& n) { return dyn.count(n) ? (found = n, true) : false; });
-    return found;
-  };
   const ir::Shape& xs = ir.node(node.operands[0]).shape;
   const ir::Shape& ws = ir.node(node.operands[1]).shape;
   for (const auto& e : ws)
-    if (const std::string d = dyn_in(e); !d.empty()) p.refuse_dyn(d, kn.anchor, what, why);
+    if (const std::string d = p.dyn_in(e); !d.empty()) p.refuse_dyn(d, kn.anchor, what, why);
   for (std::size_t a = 1; a < xs.size(); ++a)
-    if (const std::string d = dyn_in(xs[a]); !d.empty()) p.refuse_dyn(d, kn.anchor, what, why);
-  const std::string batch = dyn_in(xs[0]);
+    if (const std::string d = p.dyn_in(xs[a]); !d.empty()) p.refuse_dyn(d, kn.anchor, what, why);
+  const std::string batch = p.dyn_in(xs[0]);
   if (!batch.empty() && xs[0].kind() != ir::DimExpr::Kind::Dim)
     p.refuse_dyn(batch, kn.anchor, what, fmt::format("takes a dyn batch only as a whole extent, not inside {}", xs[0].str()));
   // The output and the epilogue's side operands: no dyn dim but the batch.

@@ -124,6 +124,9 @@ class Planner {
   // The first dyn dim other than `allowed` that sizes a tensor of the anchor's kernel (its node,
   // operands, the epilogue chain up to `end` and the expressions inlined into them); nullptr: none.
   const ir::DimDecl* dyn_dim_of_anchor(ir::NodeId anchor, ir::NodeId end, const std::string& allowed = "") const;
+  // The first dyn dim an extent reads, "" for none (its size nodes walked once per planner, as
+  // dyn_dim_of_anchor's: a chain of convs nests them thousands deep).
+  std::string dyn_in(const ir::DimExpr& extent) const;
   // Records what the tuner may vary for a product ([Note: tuned picks]).
   void add_tunable(Plan::Tunable t) { plan_.tunables.push_back(std::move(t)); }
 

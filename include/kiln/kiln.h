@@ -232,8 +232,9 @@ struct Options {
   std::string override_dir;    // empty: $KILN_OVERRIDE_DIR
   std::string template_dir;    // empty: $KILN_TEMPLATE_PATH; adds to / overrides the built-in templates
   // Which dims stay run-time values (docs/language.md, "dyn"): "declared" (the spec's `dyn`
-  // marks), "generic" (also every dim that sizes only elementwise kernels: one compile per
-  // bucket), "specialized" (every dim baked in, `dyn` ignored). Empty: $KILN_SHAPES, else declared.
+  // marks), "generic" (also every dim that sizes only elementwise kernels, the rows of reductions,
+  // scans and row norms, a pool's planes or a conv's batch: one compile per bucket and size class),
+  // "specialized" (every dim baked in, `dyn` ignored). Empty: $KILN_SHAPES, else declared.
   std::string shapes;
   // Measured configs of the sm_90a TMA GEMM engine (docs/api.md, "Tuning"): "off" (the
   // planner's heuristic), "stored" (a pick that `kiln tune` or Op::tune stored in the cache
