@@ -533,20 +533,18 @@ void Planner::finish_args(PlannedKernel& kernel) const {
   // A dyn dim is an argument of the kernels whose tensors it sizes (elementwise kernels, and the
   // anchors whose rule takes dyn dims: AnchorRule::dyn; run() refuses the others).
   auto anchor_sized_by = [&](const std::string& dim) {
-    const std::set<std::string> names{dim};
     const auto& a = ir.node(kernel.anchor);
-    if (ir::mentions(a.shape, names)) return true;
+    if (mentions_dim(a.shape, dim)) return true;
     for (ir::NodeId op : a.operands)
-      if (ir::mentions(ir.node(op).shape, names)) return true;
+      if (mentions_dim(ir.node(op).shape, dim)) return true;
     return false;
   };
   auto sized_by = [&](const std::string& dim) {
-    const std::set<std::string> names{dim};
     for (const auto& s : kernel.stores)
-      if (ir::mentions(ir.node(s.node).shape, names)) return true;
+      if (mentions_dim(ir.node(s.node).shape, dim)) return true;
     for (int b : read_buffers) {
       const ir::NodeId n = plan_.buffers[static_cast<std::size_t>(b)].node;
-      if (n >= 0 && ir::mentions(ir.node(n).shape, names)) return true;
+      if (n >= 0 && mentions_dim(ir.node(n).shape, dim)) return true;
     }
     return false;
   };
@@ -906,6 +904,13 @@ void Planner::refuse_dyn(const std::string& dim, ir::NodeId at, const std::strin
   throw UnsupportedError(fmt::format("{}:{}:{}: op {}: dim '{}' is dyn, but {} (for line {}) {}",
                                      ir.source ? ir.source->name : ir.op_name, d->loc.line, d->loc.column, ir.op_name,
                                      d->name, what, ir.node(at).loc.line, why));
+}
+
+bool Planner::mentions_dim(const ir::Shape& shape, const std::string& dim) const {
+  auto& free = free_of_[dim];
+  for (const auto& e : shape)
+    if (e.walk_dims(free, [&](const std::string& name) { return name == dim; })) return true;
+  return false;
 }
 
 std::string Planner::dyn_in(const ir::DimExpr& extent) const {

@@ -127,6 +127,9 @@ class Planner {
   // The first dyn dim an extent reads, "" for none (its size nodes walked once per planner, as
   // dyn_dim_of_anchor's: a chain of convs nests them thousands deep).
   std::string dyn_in(const ir::DimExpr& extent) const;
+  // Whether a shape reads `dim`, its size nodes walked once per planner and dim (finish_args asks
+  // it for every kernel and dyn dim).
+  bool mentions_dim(const ir::Shape& shape, const std::string& dim) const;
   // Records what the tuner may vary for a product ([Note: tuned picks]).
   void add_tunable(Plan::Tunable t) { plan_.tunables.push_back(std::move(t)); }
 
@@ -151,6 +154,7 @@ class Planner {
   std::map<std::vector<std::int64_t>, int> last_elementwise_;   // shape -> latest elementwise kernel
   std::vector<PlannedKernel> followups_;
   mutable std::unordered_set<const ir::DimExpr*> dyn_free_;   // dyn_dim_of_anchor's walked size nodes
+  mutable std::map<std::string, std::unordered_set<const ir::DimExpr*>> free_of_;   // mentions_dim's, by dim
 };
 
 // The rows of a memory-bound anchor: the axes before those it works along, which dyn dims may size
