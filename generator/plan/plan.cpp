@@ -786,10 +786,12 @@ std::set<std::string> generic_dims(const ir::Ir& ir) {
     for (const auto& e : shape) e.walk_dims(seen, [&](const std::string& name) { return into.insert(name), false; });
   };
   // The memory-bound family takes dyn dims among its rows, the axes before the first one it works
-  // along ([Note: dyn rows] in plan_memory.cpp), as whole extents, and so do pools among their
-  // planes ([Note: dyn pool planes]) and convs in their batch ([Note: dyn conv]; measured at
-  // 0.995-1.011x the specialized conv, bench/results/2026-11-29-h200-run7): those are free; their
-  // other axes and every axis of other anchors (a matmul's) are not.
+  // along ([Note: dyn rows] in plan_memory.cpp), as whole extents: those are free. So is the
+  // batch (axis 0) of a conv ([Note: dyn conv]; 0.995-1.011x the specialized conv,
+  // bench/results/2026-11-29-h200-run7) and of a pool ([Note: dyn pool planes]): a pool's other
+  // planes are not, since a prologue or epilogue that reads a per-channel operand then divides by
+  // a run-time C per element (max_pool2d(x * s) with N and C dyn: 1.81x, -run8). Their other axes
+  // and every axis of other anchors (a matmul's) are not free.
   auto first_worked_axis = [](const ir::Node& n) -> std::size_t {
     if (ir::is_scan(n.kind) || ir::is_rownorm(n.kind)) return static_cast<std::size_t>(n.axis);
     if (!ir::is_reduction(n.kind) || n.axes.empty()) return 0;
@@ -808,8 +810,8 @@ std::set<std::string> generic_dims(const ir::Ir& ir) {
         if (d >= first || shape[d].kind() != ir::DimExpr::Kind::Dim)
           shape[d].walk_dims(seen, [&](const std::string& name) { return used_by_anchors.insert(name), false; });
     };
-    if (ir::is_pool(n.kind) || n.kind == ir::OpKind::Conv) {   // the planes; a conv's batch (x's and y's axis 0)
-      const std::size_t first = ir::is_pool(n.kind) ? n.shape.size() - static_cast<std::size_t>(n.pool.dims) : 1;
+    if (ir::is_pool(n.kind) || n.kind == ir::OpKind::Conv) {   // the batch: x's and y's axis 0
+      const std::size_t first = 1;
       collect_worked(ir.node(n.operands[0]).shape, first);
       collect_worked(n.shape, first);
       for (std::size_t o = 1; o < n.operands.size(); ++o) collect_worked(ir.node(n.operands[o]).shape, 0);

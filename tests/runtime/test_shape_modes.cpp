@@ -1,6 +1,6 @@
 // Options::shapes (issue 20): "declared" keeps the spec's `dyn` marks, "specialized" bakes every
 // dim in, "generic" also makes dyn every dim that sizes only elementwise kernels, the rows of
-// memory-bound ones, a pool's planes or a conv's batch. Sources only, no GPU.
+// memory-bound ones, or the batch of a conv or a pool. Sources only, no GPU.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -70,7 +70,7 @@ TEST_CASE("shapes: declared, generic and specialized") {
                       .specialize(kiln::Bindings{});
     CHECK(has(valued.plan_text(), "[B=100 (dyn, general) N=4096]"));
     CHECK(has(valued.source(), "4096.0f"));
-    // A conv's batch and a pool's planes go dyn; the channels, spatial extents and filters do not.
+    // A conv's and a pool's batch go dyn; the channels, spatial extents and filters do not.
     auto conv = rt.load_string("op c {\n  dims N = 8, C = 16, H = 32, W = 32, K = 24\n  in x: f32[N, C, H, W]\n"
                                "  in w: f32[K, C, 3, 3]\n  out y = max_pool2d(relu(conv2d(x, w, padding=1)), 2)\n}\n",
                                "c.kiln")
