@@ -245,10 +245,10 @@ std::shared_ptr<const ir::BoundIr> fuse_attention(std::shared_ptr<const ir::Boun
 std::shared_ptr<const ir::BoundIr> fuse_compositions(std::shared_ptr<const ir::BoundIr> bound, const Target& target,
                                                      std::vector<std::string>& fusions);
 
-// The dims that can be `dyn` without the planner refusing the op: those that size no anchor's
-// tensors, or only the rows of memory-bound anchors ([Note: dyn rows] in plan_memory.cpp), and are
-// a whole extent of some input or output (where a launch reads the value). Options::shapes =
-// "generic" makes them dyn.
+// The dims that can be `dyn` without the planner refusing the op, at no measured cost: those that
+// size no anchor's tensors, or only the rows of memory-bound anchors ([Note: dyn rows] in
+// plan_memory.cpp) and the batch (axis 0) of convs and pools, and are a whole extent of some input
+// or output (where a launch reads the value). Options::shapes = "generic" makes them dyn.
 std::set<std::string> generic_dims(const ir::Ir& ir);
 
 // The launch of kernel k of a plan with dyn dims for the dims `dims` (every dim of the op, the
