@@ -41,6 +41,17 @@ inline kiln::Plan plan_of(const Case& c, const kiln::Target& target) {
 }
 inline kiln::Plan plan_of(const Case& c, const std::string& arch = "sm_90") { return plan_of(c, kiln::Target::for_arch(arch)); }
 
+// The plan of op `op` of a spec given as text (named `file` in its messages) for `arch`, with
+// `dims` bound (the rest at their defaults).
+inline kiln::Plan plan_text_at(const std::string& text, const std::string& file, const std::string& op,
+                               const std::map<std::string, std::int64_t>& dims, const std::string& arch) {
+  auto spec = kiln::parse_spec(text, file);
+  std::map<std::string, kiln::ir::DimValue> given;
+  for (const auto& [name, value] : dims) given[name] = {value, "test"};
+  auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), given));
+  return kiln::make_plan(bound, kiln::Target::for_arch(arch));
+}
+
 // The plan of op `op` of a spec given as text, at its default dims.
 inline kiln::Plan plan_of_text(const std::string& text, const std::string& op) {
   auto spec = kiln::parse_spec(text, op + ".kiln");

@@ -51,11 +51,7 @@ const char* kRefused =
 
 kiln::Plan plan_text_at(const std::string& text, const std::string& op, std::map<std::string, std::int64_t> dims,
                         const std::string& arch) {
-  auto spec = kiln::parse_spec(text, "conv.kiln");
-  std::map<std::string, kiln::ir::DimValue> given;
-  for (const auto& [name, value] : dims) given[name] = {value, "test"};
-  auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), given));
-  return kiln::make_plan(bound, kiln::Target::for_arch(arch));
+  return memory_plan_test::plan_text_at(text, "conv.kiln", op, dims, arch);
 }
 kiln::Plan dyn_at(const std::string& op, std::int64_t n, const std::string& arch = "sm_90a") {
   return plan_text_at(spec_text("dyn N"), op, {{"N", n}}, arch);

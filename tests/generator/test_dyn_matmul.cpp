@@ -44,11 +44,7 @@ const char* kRefused =
 
 kiln::Plan plan_text_at(const std::string& text, const std::string& op, std::map<std::string, std::int64_t> dims,
                         const std::string& arch) {
-  auto spec = kiln::parse_spec(text, "mm.kiln");
-  std::map<std::string, kiln::ir::DimValue> given;
-  for (const auto& [name, value] : dims) given[name] = {value, "test"};
-  auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), given));
-  return kiln::make_plan(bound, kiln::Target::for_arch(arch));
+  return memory_plan_test::plan_text_at(text, "mm.kiln", op, dims, arch);
 }
 bool batched(const std::string& op) { return op.rfind("bmm", 0) == 0; }
 // The op with its dyn dim at `v` (M, or B for the batched ops).

@@ -24,11 +24,7 @@ const char* kSpec =
     "op bad {\n  dims N = 2, C = 3, dyn H, W = 8\n  in  x: f32[N, C, H, W]\n  out y = max_pool2d(x, 2)\n}\n";
 
 kiln::Plan plan_at(const std::string& op, std::map<std::string, std::int64_t> dims, const std::string& arch = "sm_90a") {
-  auto spec = kiln::parse_spec(kSpec, "pool.kiln");
-  std::map<std::string, kiln::ir::DimValue> given;
-  for (const auto& [name, value] : dims) given[name] = {value, "test"};
-  auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), given));
-  return kiln::make_plan(bound, kiln::Target::for_arch(arch));
+  return plan_text_at(kSpec, "pool.kiln", op, dims, arch);
 }
 
 // The op's dyn dims at v (and C at 5 where it is dyn too).
