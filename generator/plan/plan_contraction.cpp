@@ -1228,7 +1228,6 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
 struct DynConv {
   std::string dim;
   ir::DimExpr extent;     // x's first axis: the dim
-  std::int64_t low = 1;   // the class's lowest batch, which the rules are evaluated at
   std::string text;
 };
 
@@ -1441,7 +1440,7 @@ std::optional<ConvConfig> transposed_as_forward(const ConvConfig& cc, std::strin
 
 
 // The conv's dyn batch, or nothing (no dyn dim, or one in the bucket one); refuses, located,
-// every dyn dim a conv cannot take. The caller sets the classes (low, text).
+// every dyn dim a conv cannot take. The caller sets its class text.
 std::optional<DynConv> dyn_conv(Planner& p, const PlannedKernel& kn) {
   const auto& ir = *p.bound().ir;
   // (The walks share the planner's memo of dyn-free size nodes: no dyn dim at all is the common case.)
@@ -1548,7 +1547,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     });
     p.add_dyn_thresholds(dc->dim, thresholds);
     const int klass = dyn_class(thresholds, N);
-    dc->low = N = dyn_class_low(thresholds, klass);
+    N = dyn_class_low(thresholds, klass);   // the rules see the class's lowest batch
     dc->text = fmt::format("dyn {}: the batch in the size class {} of {}, planned at its lowest value", dc->dim,
                            dyn_class_text(thresholds, klass), dc->dim);
   }
