@@ -4,9 +4,11 @@ JOBS ?= $(shell nproc)
 PYTHON ?= python3
 # The Python package is built in the same build (KILN_PYTHON), against a virtual environment
 # that holds its build and test tools (nanobind, pytest, numpy), made once per build folder.
-# KILN_TEST_TORCH=1 (CI sets it) adds PyTorch from PyPI (about 5 GB with its CUDA libraries; a
-# minute to install) for kiln.torch's tests, which need no GPU: fake shapes, torch.compile and
-# torch.export on meta tensors. Without it those tests skip, saying why; with it they must run.
+# KILN_TEST_TORCH=1 (CI sets it) adds PyTorch from PyPI (5.3 GB with its CUDA libraries for torch
+# 2.15; about 3 minutes to install) for kiln.torch's tests, which need no GPU: fake shapes,
+# torch.compile and torch.export on meta tensors. Without it those tests skip, saying why; with it
+# they must run. pip keeps no copy of the wheels in its cache (--no-cache-dir: 3 GB less on disk),
+# and a failed install prints how much disk is left there.
 PYENV := $(abspath $(BUILD))/pyenv
 PYENV_TORCH := $(if $(filter 1,$(KILN_TEST_TORCH)),$(PYENV)/.torch)
 
@@ -19,7 +21,9 @@ $(PYENV)/bin/python:
 	@$(PYTHON) -m venv $(PYENV) && $(PYENV)/bin/python -m pip install -q nanobind pytest numpy
 
 $(PYENV)/.torch: $(PYENV)/bin/python
-	@$(PYENV)/bin/python -m pip install -q torch && touch $@
+	@$(PYENV)/bin/python -m pip install -q --no-cache-dir torch || \
+	  { echo "make: installing torch into $(PYENV) failed; disk there:" >&2; df -h $(PYENV) >&2; exit 1; }
+	@touch $@
 
 configure: deps $(PYENV)/bin/python $(PYENV_TORCH)
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_PYTHON=ON \
