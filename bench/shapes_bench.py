@@ -14,11 +14,12 @@ kernel, eager_ms, compile_ms = null here, correct) plus specialized_ms and gener
 Only ops whose plan under "generic" has a dyn dim are rows: the elementwise family, and the rows
 of reductions, scans and row norms (docs/api.md, KILN_SHAPES; docs/language.md, "dyn").
 
-Matmul and conv rows (MATMUL_CASES, CONV_CASES; generic mode leaves their dims baked in): each
-product written twice, with `dims dyn M` (or `dyn B`, `dyn N`) and with the value baked in, both
-checked against the PyTorch form in float64 on the GPU, then timed side by side with it
-(torch.matmul: cuBLAS; F.conv2d: cuDNN) and, for matmuls, the plain Triton matmul of
-bench/triton_matmul.py (autotuned per shape, its tuning outside the timing).
+Matmul, conv and dyn-length rows (MATMUL_CASES, CONV_CASES, LEN_CASES; generic mode leaves their
+dims baked in): each op written twice, with `dims dyn M` (or `dyn B`, `dyn N`, `dyn L`) and with the
+value baked in, both checked against the PyTorch form in float64 on the GPU, then timed side by
+side with it (torch.matmul: cuBLAS; F.conv2d: cuDNN; PyTorch's softmax, sum, cumsum) and, for
+matmuls, the plain Triton matmul of bench/triton_matmul.py (autotuned per shape, its tuning outside
+the timing).
 """
 import argparse
 import datetime
@@ -122,19 +123,52 @@ CONV_CASES = [
 ]
 
 
+# Reductions, scans and row norms over a dyn length ([Note: dyn lengths] in
+# generator/plan/plan_memory.cpp), written twice like the matmuls (generic mode leaves their worked
+# axes baked in): (name, spec text, dyn dim, value, what, precision, tolerance, the PyTorch form).
+# Rows where both plans are alike (softmax and sums over rows that fill the GPU), and few long rows,
+# where the specialized plan splits a row or looks back and the dyn one cannot.
+def len_text(b, dtype, ins, out):
+    """An op `out` over x: dtype[B, L] (B = b; L's declaration `{D}`), with more inputs `ins`."""
+    return "op p {{\n  dims B = " + f"{b}, " + "{D}" + f"\n  in x: {dtype}[B, L]\n{ins}  out y = {out}\n" + "}}\n"
+
+
+LEN_CASES = [
+    ("softmax_L", len_text(4096, "f32", "", "softmax(x, axis=-1)"), "L", 1000, "softmax 4096 rows",
+     "fp32-accurate", 1e-4, lambda F, x: F.softmax(x, dim=-1)),
+    ("softmax_L", len_text(4096, "f32", "", "softmax(x, axis=-1)"), "L", 3000, "softmax 4096 rows",
+     "fp32-accurate", 1e-4, lambda F, x: F.softmax(x, dim=-1)),
+    ("softmax_L", len_text(1024, "f32", "", "softmax(x, axis=-1)"), "L", 32768, "softmax, long rows",
+     "fp32-accurate", 1e-4, lambda F, x: F.softmax(x, dim=-1)),
+    ("log_softmax_bias_f16", len_text(4096, "f16", "  in bias: f16[L]\n", "log_softmax(x + bias, axis=-1)"),
+     "L", 1000, "f16 log_softmax(x + bias)", "f16", 2e-2, lambda F, x, bias: F.log_softmax(x + bias, dim=-1)),
+    ("sum_L", len_text(4096, "f32", "", "sum(x, axis=1)"), "L", 4096, "sum over rows", "fp32-accurate", 1e-4,
+     lambda F, x: x.sum(dim=1)),
+    ("sum_L", len_text(16, "f32", "", "sum(x, axis=1)"), "L", 1 << 20, "sum, few long rows (specialized: split)",
+     "fp32-accurate", 1e-4, lambda F, x: x.sum(dim=1)),
+    ("cumsum_L", len_text(4096, "f32", "", "cumsum(x, axis=1)"), "L", 4096, "cumsum over rows", "fp32-accurate",
+     1e-4, lambda F, x: x.cumsum(dim=1)),
+    ("cumsum_L", len_text(2, "f32", "", "cumsum(x, axis=1)"), "L", 1 << 22,
+     "cumsum, few long rows (specialized: look-back)", "fp32-accurate", 1e-3, lambda F, x: x.cumsum(dim=1)),
+    ("mean_mid_L", "op p {{\n  dims B = 64, {D}, C = 256\n  in x: f32[B, L, C]\n  out y = mean(x, axis=1)\n}}\n",
+     "L", 4096, "mean over a middle axis, 256 columns", "fp32-accurate", 1e-4, lambda F, x: x.mean(dim=1)),
+]
+
+
 def matmul_form(text):
     """A MATMUL_CASES product as the PyTorch form that conv cases give."""
     return lambda F, a, b: a @ b.transpose(-1, -2) if "transpose(w)" in text else a @ b
 
 
-def written_twice_rows(args, torch, F, do_bench, kiln, cache, res, cases, triton=None):
+def written_twice_rows(args, torch, F, do_bench, kiln, cache, res, cases, kind, triton=None):
     """The rows of ops written twice, with `dims dyn D` and with D's value baked in (MATMUL_CASES,
-    CONV_CASES): both checked against the PyTorch form in float64 on the GPU, then timed side by
-    side with it (cuBLAS / cuDNN) and, for matmuls, the Triton kernel; returns how many were wrong."""
+    CONV_CASES, LEN_CASES; `kind` starts each row's problem): both checked against the PyTorch form
+    in float64 on the GPU, then timed side by side with it (cuBLAS / cuDNN / PyTorch's kernels) and,
+    for matmuls, the Triton kernel; returns how many were wrong."""
     opts = kiln.Options(cache_dir=cache)
     failures = 0
     for name, text, dim, value, what, precision, tol, form in cases:
-        if args.quick and value not in (4096, 32):
+        if args.quick and value not in (4096, 32) or args.ops and name not in args.ops.split(","):
             continue
         op_d = kiln.loads(text.format(D=f"dyn {dim}"), name=name + "_dyn.kiln", options=opts)["p"]
         op_s = kiln.loads(text.format(D=f"{dim} = {value}"), name=name + ".kiln", options=opts)["p"]
@@ -142,7 +176,6 @@ def written_twice_rows(args, torch, F, do_bench, kiln, cache, res, cases, triton
         header = ex_d.plan.split("\n", 1)[0]
         args_info = [a for a in ex_d.arguments if not a["is_output"]]
         dims = " · ".join("x".join(str(v) for v in a["shape"]) for a in args_info)
-        kind = "matmul" if triton else "conv"
         row = {"problem": f"{kind} {name} {dims} ({what}; dyn {dim})", "precision": precision, "plan_generic": header,
                "compile_ms": None}
         inputs = [(torch.rand(a["shape"], dtype=torch.float32, device="cuda") * 2 - 1).to(
@@ -232,9 +265,11 @@ def main():
     ap.add_argument("--kiln", default="", help="the folder holding the kiln package (default: .gpu/python)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--chart", default="", help="only draw the chart of this result JSON (beside it, .png)")
-    ap.add_argument("--only", choices=["all", "memory", "matmul", "conv"], default="all",
-                    help="the elementwise and memory-bound rows, the matmul rows, the conv rows, or all")
-    ap.add_argument("--ops", default="", help="comma-separated op names: only these rows of CASES")
+    ap.add_argument("--only", choices=["all", "memory", "matmul", "conv", "len"], default="all",
+                    help="the elementwise and memory-bound rows, the matmul rows, the conv rows, the rows over a "
+                         "dyn length, or all")
+    ap.add_argument("--ops", default="", help="comma-separated op names: only these rows (of CASES, or the names "
+                                              "of MATMUL_CASES, CONV_CASES and LEN_CASES)")
     args = ap.parse_args()
     if args.chart:
         with open(args.chart) as f:
@@ -329,9 +364,12 @@ def main():
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         from triton_matmul import triton_matmul
         cases = [c[:7] + (matmul_form(c[1]),) for c in MATMUL_CASES]
-        failures += written_twice_rows(args, torch, F, do_bench, kiln, cache, res, cases, triton=triton_matmul)
+        failures += written_twice_rows(args, torch, F, do_bench, kiln, cache, res, cases, "matmul",
+                                       triton=triton_matmul)
     if args.only in ("all", "conv"):
-        failures += written_twice_rows(args, torch, F, do_bench, kiln, cache, res, CONV_CASES)
+        failures += written_twice_rows(args, torch, F, do_bench, kiln, cache, res, CONV_CASES, "conv")
+    if args.only in ("all", "len"):
+        failures += written_twice_rows(args, torch, F, do_bench, kiln, cache, res, LEN_CASES, "memory")
 
     os.makedirs(args.out, exist_ok=True)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")

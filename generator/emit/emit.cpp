@@ -45,9 +45,14 @@ std::string dims_text(const Plan& plan, ir::NodeId node) {
 
 std::string dyn_extent_statement(const Plan& plan, const PlannedKernel& kernel, const char* type, const char* name,
                                  const char* what) {
-  if (kernel.dyn_outer.empty()) return "";
+  return dyn_extent_statement(plan, kernel.dyn_outer, type, name, what);
+}
+
+std::string dyn_extent_statement(const Plan& plan, const std::vector<ir::DimExpr>& extent, const char* type,
+                                 const char* name, const char* what) {
+  if (extent.empty()) return "";
   std::vector<std::string> factors;
-  for (const auto& e : kernel.dyn_outer)
+  for (const auto& e : extent)
     factors.push_back(e.kind() == ir::DimExpr::Kind::Dim && plan.bound->is_dynamic(e.name())
                           ? fmt::format("static_cast<{}>(dim_{})", type, e.name())
                           : fmt::format("{}({})", type, e.evaluate(plan.bound->dims)));

@@ -135,12 +135,40 @@ std::string rows_name(const PlannedKernel& kernel, const char* constant) { retur
 std::string rows_statement(const Plan& plan, const PlannedKernel& kernel) {
   return dyn_extent_statement(plan, kernel, "Index", "rows", "dyn rows");
 }
+// [Note: dyn lengths] (plan_memory.cpp): a kernel whose length (the extent of the axes it works
+// along) is dyn computes it at the top of its body too (`red` or `len`); the config's is 0.
+bool dyn_len(const PlannedKernel& kernel) { return !kernel.dyn_len.empty(); }
+std::string len_statement(const Plan& plan, const PlannedKernel& kernel, const char* name) {
+  return dyn_extent_statement(plan, kernel.dyn_len, "Index", name, "dyn length");
+}
+// The extents the body computes: its rows, then its length.
+std::string extent_statements(const Plan& plan, const PlannedKernel& kernel, const char* len) {
+  return rows_statement(plan, kernel) + len_statement(plan, kernel, len);
+}
 // The unit's extent constants: `outer` (kOuter or kRows) from kConfig, then `rest`; with dyn rows
-// only `rest`, and a comment that the body's `rows` stands for `what`.
+// only `rest`, and a comment that the body's `rows` stands for `what`. With a dyn length, `rest`
+// without the length's constant `len` ("kRed"), and a comment that the body's `body_len` stands for it.
 void extent_constants(const PlannedKernel& kernel, CodeWriter& c, const char* outer, const char* what,
-                      const std::string& rest) {
-  if (dyn_rows(kernel)) c.line("constexpr Index {};  // {}: dyn, the body's `rows`", rest, what);
-  else c.line("constexpr Index {} = kConfig.outer, {};", outer, rest);
+                      const std::string& rest, const char* len = nullptr, const char* body_len = nullptr) {
+  if (!dyn_len(kernel)) {
+    if (dyn_rows(kernel)) c.line("constexpr Index {};  // {}: dyn, the body's `rows`", rest, what);
+    else c.line("constexpr Index {} = kConfig.outer, {};", outer, rest);
+    return;
+  }
+  KILN_ASSERT(len != nullptr, "{}: a dyn length the unit does not name", kernel.template_name);
+  std::vector<std::string> constants, notes;
+  if (dyn_rows(kernel)) notes.push_back(fmt::format("{}: dyn, the body's `rows`", what));
+  else constants.push_back(fmt::format("{} = kConfig.outer", outer));
+  for (std::size_t at = 0; at < rest.size();) {
+    std::size_t end = rest.find(", ", at);
+    if (end == std::string::npos) end = rest.size();
+    const std::string item = rest.substr(at, end - at);
+    if (item.rfind(std::string(len) + " =", 0) != 0) constants.push_back(item);
+    at = end + 2;
+  }
+  notes.push_back(fmt::format("{}: dyn, the body's `{}`", len, body_len));
+  if (constants.empty()) c.line("// {}", fmt::join(notes, "; "));
+  else c.line("constexpr Index {};  // {}", fmt::join(constants, ", "), fmt::join(notes, "; "));
 }
 // The launch check: the grid too unless the rows are dyn.
 void rows_launch_check(const PlannedKernel& kernel, const std::string& geometry, UnitParts& unit) {
@@ -164,7 +192,7 @@ void reduction_constants(const Plan& plan, const PlannedKernel& kernel, const Co
   c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {}{} over axes viewed as [outer, red, inner]", ir::op_kind_name(anchor.kind),
          dims_text(plan, operand), anchor.keepdims ? " (keepdims)" : "");
-  extent_constants(kernel, c, "kOuter", "outer", "kRed = kConfig.red, kInner = kConfig.inner");
+  extent_constants(kernel, c, "kOuter", "outer", "kRed = kConfig.red, kInner = kConfig.inner", "kRed", "red");
   c.line("using C = {};  // accumulation type", cty);
   c.line("using Op = {};", combiner(anchor.kind, cty));
 }
@@ -198,7 +226,9 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConf
     c.line("constexpr int kCols = kConfig.cols;  // columns per thread, kThreads apart: a block sweeps whole rows");
   else if (outer)
     c.line("constexpr int kVec = kConfig.vec;  // columns per thread (16-byte loads when > 1)");
-  if (!warp)
+  if (!warp && dyn_len(kernel))
+    c.line("constexpr Index kSplits = kConfig.splits;  // no split: a block's chunk is the whole axis, `red`");
+  else if (!warp)
     c.line("constexpr Index kSplits = kConfig.splits, kChunk = kConfig.chunk;  // {}",
            config.splits > 1 ? "split: partial states to the workspace, reduce_finish follows" : "no split");
   unit.constants = c.str();
@@ -212,26 +242,27 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConf
   const std::string partials = split ? fmt::format("reinterpret_cast<Op::Acc*>({})", workspace_pointer(plan, kernel, true))
                                      : "static_cast<Op::Acc*>(nullptr)";
   const std::string n = rows_name(kernel, "kOuter");
+  const std::string red = dyn_len(kernel) ? "red" : "kRed", chunk = dyn_len(kernel) ? "red" : "kChunk";
   if (warp) {
-    unit.body = fmt::format("  kiln::reduce_inner_warp<kThreads, kUnroll, Op>({}, {}, {}, kRed, {});", in, out, n,
+    unit.body = fmt::format("  kiln::reduce_inner_warp<kThreads, kUnroll, Op>({}, {}, {}, {}, {});", in, out, n, red,
                             functors(plan, kernel));
   } else if (config.variant == ReduceVariant::kInnerBlock) {
-    unit.body = fmt::format("  kiln::reduce_inner_block<kThreads, kUnroll, Op>({}, {}, {}, {}, kRed, kSplits, kChunk, {});",
-                            in, out, partials, n, functors(plan, kernel));
+    unit.body = fmt::format("  kiln::reduce_inner_block<kThreads, kUnroll, Op>({}, {}, {}, {}, {}, kSplits, {}, {});",
+                            in, out, partials, n, red, chunk, functors(plan, kernel));
   } else if (v4) {
     unit.body = fmt::format(
-        "  kiln::reduce_outer_rows_v4<kThreads, kUnroll, Op>({}, {}, {}, {}, kRed, kInner, kSplits, kChunk, {});", in,
-        out, partials, n, functors(plan, kernel));
+        "  kiln::reduce_outer_rows_v4<kThreads, kUnroll, Op>({}, {}, {}, {}, {}, kInner, kSplits, {}, {});", in, out,
+        partials, n, red, chunk, functors(plan, kernel));
   } else if (rows) {
     unit.body = fmt::format(
-        "  kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>({}, {}, {}, {}, kRed, kInner, kSplits, kChunk, {});",
-        in, out, partials, n, functors(plan, kernel));
+        "  kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>({}, {}, {}, {}, {}, kInner, kSplits, {}, {});", in,
+        out, partials, n, red, chunk, functors(plan, kernel));
   } else {
     unit.body = fmt::format(
-        "  kiln::reduce_outer<kThreads, kUnroll, kVec, Op>({}, {}, {}, {}, kRed, kInner, kSplits, kChunk, {});", in, out,
-        partials, n, functors(plan, kernel));
+        "  kiln::reduce_outer<kThreads, kUnroll, kVec, Op>({}, {}, {}, {}, {}, kInner, kSplits, {}, {});", in, out,
+        partials, n, red, chunk, functors(plan, kernel));
   }
-  unit.body = rows_statement(plan, kernel) + unit.body;
+  unit.body = extent_statements(plan, kernel, "red") + unit.body;
   rows_launch_check(kernel, "kiln::reduce_geometry(kConfig)", unit);
   if (split) {
     acc_check(unit);
@@ -241,6 +272,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConf
 }
 
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceFinishConfig& config, UnitParts& unit) {
+  KILN_ASSERT(!dyn_len(kernel), "a split reduction over a dyn length ([Note: dyn lengths]: never split)");
   CodeWriter c;
   begin_unit(kernel, "reduce.cuh", unit, c);
   reduction_constants(plan, kernel, config, c);
@@ -282,7 +314,7 @@ void emit_scan_rows(const Plan& plan, const PlannedKernel& kernel, const ScanCon
   c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {} along axis {}{}{}", ir::op_kind_name(anchor.kind), dims_text(plan, operand), anchor.axis,
          anchor.exclusive ? ", exclusive" : "", anchor.reverse ? ", reverse" : "");
-  extent_constants(kernel, c, "kRows", "rows", "kLen = kConfig.len");
+  extent_constants(kernel, c, "kRows", "rows", "kLen = kConfig.len", "kLen", "len");
   c.line("constexpr int kThreads = kConfig.threads, kVecs = kConfig.vecs;  // 16-byte vectors per thread per tile");
   scan_op_constants(anchor, c);
   unit.constants = c.str();
@@ -292,6 +324,7 @@ void emit_scan_rows(const Plan& plan, const PlannedKernel& kernel, const ScanCon
   const std::string geometry = fmt::format("kiln::scan_geometry(kConfig, sizeof({}), sizeof(C))", streamed_type(plan, primary));
   rows_launch_check(kernel, geometry, unit);
   if (config.variant == ScanVariant::kRowsLookback) {
+    KILN_ASSERT(!dyn_len(kernel), "the look-back over a dyn length ([Note: dyn lengths]: a block per row)");
     // With dyn rows the workspace is sized for the class's most rows, and the launch's part zeroed.
     if (!dyn_rows(kernel)) workspace_check(plan, kernel, geometry, true, unit);
     // The workspace (statuses, then the tile counter) is zeroed by the runtime right before this launch.
@@ -303,9 +336,10 @@ void emit_scan_rows(const Plan& plan, const PlannedKernel& kernel, const ScanCon
         workspace_pointer(plan, kernel, true), rows_name(kernel, "kRows"), functors(plan, kernel));
     return;
   }
-  unit.body = rows_statement(plan, kernel) +
-              fmt::format("  kiln::scan_rows_block<kThreads, kVecs, kExclusive, kReverse, Op>({}, {}, {}, kLen, {});", in,
-                          pointer_of_store(plan, kernel), rows_name(kernel, "kRows"), functors(plan, kernel));
+  unit.body = extent_statements(plan, kernel, "len") +
+              fmt::format("  kiln::scan_rows_block<kThreads, kVecs, kExclusive, kReverse, Op>({}, {}, {}, {}, {});", in,
+                          pointer_of_store(plan, kernel), rows_name(kernel, "kRows"), dyn_len(kernel) ? "len" : "kLen",
+                          functors(plan, kernel));
 }
 
 // scan_strided_totals (phase 1 of a chunked strided scan) and scan_strided.
@@ -319,11 +353,14 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, const Scan
   c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {} along axis {}{}{}, viewed as [outer, len, inner]", ir::op_kind_name(anchor.kind),
          dims_text(plan, operand), anchor.axis, anchor.exclusive ? ", exclusive" : "", anchor.reverse ? ", reverse" : "");
-  extent_constants(kernel, c, "kOuter", "outer", "kLen = kConfig.len, kInner = kConfig.inner");
+  extent_constants(kernel, c, "kOuter", "outer", "kLen = kConfig.len, kInner = kConfig.inner", "kLen", "len");
   c.line("constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;  // a thread per column, kUnroll loads "
          "in flight");
-  c.line("constexpr Index kChunk = kConfig.chunk;  // {} chunk(s) along the axis{}", config.chunks,
-         config.chunks > 1 ? " (grid.y)" : "");
+  if (dyn_len(kernel))   // one pass ([Note: dyn lengths])
+    c.line("// one chunk along the axis: the whole of `len`");
+  else
+    c.line("constexpr Index kChunk = kConfig.chunk;  // {} chunk(s) along the axis{}", config.chunks,
+           config.chunks > 1 ? " (grid.y)" : "");
   scan_op_constants(anchor, c);
   unit.constants = c.str();
   CodeWriter w;
@@ -340,6 +377,7 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, const Scan
   // The chunk totals (with dyn rows sized for the class's most rows, not kConfig's 0).
   if (config.chunks > 1 && !dyn_rows(kernel)) workspace_check(plan, kernel, geometry, totals, unit);
   if (totals) {
+    KILN_ASSERT(!dyn_len(kernel), "chunk totals over a dyn length ([Note: dyn lengths]: one pass)");
     unit.body = rows_statement(plan, kernel) +
                 fmt::format("  kiln::scan_strided_totals<kThreads, kUnroll, kReverse, Op>({}, {}, {}, kLen, kInner, "
                             "kChunk, Load{{{}}});",
@@ -347,11 +385,13 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, const Scan
     return;
   }
   const std::string ws = workspace_pointer(plan, kernel, false);
-  unit.body = rows_statement(plan, kernel) +
-              fmt::format("  kiln::scan_strided<kThreads, kUnroll, kExclusive, kReverse, Op>({}, {}, {}, {}, kLen, "
-                          "kInner, kChunk, {});",
+  const bool dyn = dyn_len(kernel);
+  unit.body = extent_statements(plan, kernel, "len") +
+              fmt::format("  kiln::scan_strided<kThreads, kUnroll, kExclusive, kReverse, Op>({}, {}, {}, {}, {}, "
+                          "kInner, {}, {});",
                           in, pointer_of_store(plan, kernel), ws.empty() ? "static_cast<const C*>(nullptr)" : ws,
-                          rows_name(kernel, "kOuter"), functors(plan, kernel));
+                          rows_name(kernel, "kOuter"), dyn ? "len" : "kLen", dyn ? "len" : "kChunk",
+                          functors(plan, kernel));
 }
 
 // scan_strided_lookback: its zeroed workspace holds a status a column of each tile.
@@ -360,7 +400,7 @@ void emit_scan_strided_lookback(const Plan& plan, const PlannedKernel& kernel, c
   const auto& anchor = anchor_of(plan, kernel);
   const ir::NodeId operand = anchor.operands[0];
   const ir::NodeId primary = primary_leaf(plan, operand);
-  KILN_ASSERT(!dyn_rows(kernel), "the strided look-back is planned for static rows only");
+  KILN_ASSERT(!dyn_rows(kernel) && !dyn_len(kernel), "the strided look-back is planned for static extents only");
   CodeWriter c;
   begin_unit(kernel, "scan.cuh", unit, c);
   c.line("{}", UnitParts::config_line(config));
@@ -520,7 +560,10 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
   extent_constants(kernel, c, "kOuter", "outer",
                    split ? "kLead = kConfig.lead, kLen = kConfig.len, kGang = kConfig.gang, kSplits = kConfig.splits, "
                            "kChunk = kConfig.chunk"
-                         : "kLen = kConfig.len, kInner = kConfig.inner");
+                         : "kLen = kConfig.len, kInner = kConfig.inner",
+                   "kLen", "len");
+  KILN_ASSERT(!dyn_len(kernel) || (!norm && !split), "a norm over a dyn length (fuse_norms does not fuse one)");
+  const std::string len = dyn_len(kernel) ? "len" : "kLen";
   if (norm)
     c.line("constexpr Index kCount = {};  // elements a row is normalized over", split ? "kLead * kLen" : "kLen");
   const bool strided = config.variant == RownormVariant::kStrided;
@@ -530,7 +573,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
     c.line("constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;");
   } else {
     c.line("constexpr int kThreads = kConfig.threads, kGroup = kConfig.group, kItems = kConfig.items;  // a row in "
-           "registers when kLen <= kGroup * kItems");
+           "registers when {} <= kGroup * kItems", len);
   }
   const char* kind = norm ? (anchor.norm.centered ? "kLayerNorm" : "kRmsNorm")
                           : anchor.kind == ir::OpKind::Softmax ? "kSoftmax" : "kLogSoftmax";
@@ -562,12 +605,12 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
                             "kSplits, kChunk, {});",
                             in, pointer_of_store(plan, kernel), partials, fs);
   else if (strided)
-    unit.body = fmt::format("  kiln::rownorm_strided<kThreads, kUnroll, kKind, C>({}, {}, {}, kLen, kInner, {});", in,
-                            pointer_of_store(plan, kernel), n, fs);
+    unit.body = fmt::format("  kiln::rownorm_strided<kThreads, kUnroll, kKind, C>({}, {}, {}, {}, kInner, {});", in,
+                            pointer_of_store(plan, kernel), n, len, fs);
   else
-    unit.body = fmt::format("  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C>({}, {}, {}, kLen, {});", in,
-                            pointer_of_store(plan, kernel), n, fs);
-  unit.body = rows_statement(plan, kernel) + unit.body;
+    unit.body = fmt::format("  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C>({}, {}, {}, {}, {});", in,
+                            pointer_of_store(plan, kernel), n, len, fs);
+  unit.body = extent_statements(plan, kernel, "len") + unit.body;
   rows_launch_check(kernel, "kiln::rownorm_geometry(kConfig)", unit);
 }
 

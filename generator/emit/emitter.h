@@ -55,6 +55,9 @@ std::string dims_text(const Plan& plan, ir::NodeId node);
 // "" for a kernel without one.
 std::string dyn_extent_statement(const Plan& plan, const PlannedKernel& kernel, const char* type, const char* name,
                                  const char* what);
+// The same for other factors (a memory-family kernel's dyn_len); "" when there are none.
+std::string dyn_extent_statement(const Plan& plan, const std::vector<ir::DimExpr>& factors, const char* type,
+                                 const char* name, const char* what);
 
 // The node an anchor kernel stores: the end of its fused epilogue chain, or the anchor itself.
 ir::NodeId store_node(const PlannedKernel& kernel);

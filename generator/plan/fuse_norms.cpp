@@ -308,8 +308,8 @@ std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr>
       what += fmt::format(" (strided: {} x {} columns of {})", dyn_rows ? "dyn" : std::to_string(layout.rows),
                           layout.inner, layout.len);
       if (dyn_rest) {
-        fusions.push_back(what + ": not fused, a dyn dim sizes the normalized or the trailing axes (the reductions "
-                                 "say why they cannot take it)");
+        fusions.push_back(what + ": not fused, a dyn dim sizes the normalized or the trailing axes: the reductions "
+                                 "and the elementwise rest plan as written (a dyn trailing axis is refused there)");
         continue;
       }
       if (dyn_rows) {
@@ -320,8 +320,9 @@ std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr>
     } else {
       what += fmt::format(" ({} rows of {})", dyn_rows ? "dyn" : std::to_string(layout.rows), layout.len);
       if (dyn_rest) {
-        fusions.push_back(what + ": not fused, a dyn dim sizes the normalized axes (the reductions say why they "
-                                 "cannot take it)");
+        fusions.push_back(what + ": not fused, a dyn dim sizes the normalized axes (a fused norm plans its "
+                                 "registers and splits from the row length): the reductions and the elementwise rest "
+                                 "plan as written");
         continue;
       }
     }

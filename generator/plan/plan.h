@@ -14,7 +14,8 @@
 //
 // Shapes and consts are baked into the source; a `dyn` dim stays a kernel
 // argument (elementwise kernels anywhere; the memory-bound family among its rows, see
-// [Note: dyn rows] in plan_memory.cpp; a matmul's M or outermost batch dim, see [Note: dyn
+// [Note: dyn rows] in plan_memory.cpp, and along the axes it works along, see [Note: dyn
+// lengths] there; a pool's planes; a matmul's M or outermost batch dim, see [Note: dyn
 // matmul] in plan_contraction.cpp; a conv's batch, see [Note: dyn conv] there).
 //
 // [Note: dyn buckets]
@@ -187,6 +188,10 @@ struct PlannedKernel {
   std::vector<ir::DimExpr> dyn_outer;
   // The dyn extent at a launch's dims: the product of dyn_outer (a kernel that has one).
   std::int64_t dyn_extent(const std::map<std::string, std::int64_t>& dims) const;
+  // The factors of a memory-family kernel's dyn length, the extent of the axes it works along,
+  // which its config holds as 0 and the kernel computes from its dim_ arguments ([Note: dyn
+  // lengths] in plan_memory.cpp). Its grid never depends on it.
+  std::vector<ir::DimExpr> dyn_len;
 
   // grid, block and shared_bytes from a family's geometry rule (kiln/config/<family>.h).
   void set_launch(const launch::Geometry& g);

@@ -27,8 +27,8 @@ namespace kiln {
 
 // [Note: dyn rows]
 // The memory-bound templates take their [outer, len, inner] extents as run-time arguments, so a
-// dyn dim may size the rows: the axes before those the op works along (a batch, a sequence). It
-// may not size the reduced, scanned or normalized axes or those after them, since the variant,
+// dyn dim may size the rows: the axes before those the op works along (a batch, a sequence), and
+// the axes it works along ([Note: dyn lengths]), but not those after them, since the variant,
 // vector width and tile follow from them (a located error says so). With dyn rows the config's
 // outer is 0, the kernel computes its rows from its dim_ arguments, and each launch takes its
 // grid from the family's geometry rule over that launch's rows (launch_for). What a rule decides
@@ -42,50 +42,63 @@ namespace kiln {
 // strided splits and chunks would need workspaces of up to a wave of columns per row, so kernels
 // with dyn rows do without them.
 // (Rows and rows_of are declared in planner.h: the pooling family's planes are rows too.)
-void Rows::thresholds(Planner& p, const std::vector<std::int64_t>& row_counts) {
+void Rows::thresholds(Planner& p, const std::vector<std::int64_t>& counts) {
   if (dim.empty()) return;
   std::vector<std::int64_t> at;
-  for (std::int64_t t : row_counts) at.push_back((t + fixed - 1) / fixed);
+  for (std::int64_t t : counts) at.push_back((t + fixed - 1) / fixed);
   normalize_thresholds(at);
   p.add_dyn_thresholds(dim, at);
   const int klass = dyn_class(at, p.bound().dims.at(dim));
   planned = fixed * dyn_class_low(at, klass);
   most = klass < static_cast<int>(at.size()) ? fixed * (at[static_cast<std::size_t>(klass)] - 1) : 0;
+  if (!at.empty()) class_text = fmt::format("{} in {}", dim, dyn_class_text(at, klass));
 }
 
-// The rows of `node` viewed as [outer, len, inner] with len starting at axis `first`; refuses a
-// dyn dim in axis `first` or later, and a dyn dim inside a compound extent.
-Rows rows_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, std::int64_t outer, const char* family) {
-  const auto& ir = *p.bound().ir;
-  const std::set<std::string> dyn = ir.dyn_dims();
+// [Note: dyn lengths]
+// A dyn dim may also size the axes a reduction, a scan or a softmax works along (a sum or a softmax
+// over a sequence whose length varies), each as a whole extent; the axes after them (a strided
+// op's inner axes) stay static, since the variant and vector width follow from them. The
+// templates read the length at run time, and a row's alignment is checked per row (16-byte loads
+// with a scalar head and tail), so any value is correct; the config's red or len is 0 and the
+// kernel computes the length from its dim_ arguments (PlannedKernel::dyn_len). What the rules
+// decide from the length is planned per size class of the dim ([Note: dyn size classes] in
+// plan.h):
+// - reduce_inner: a warp per row up to 2048 elements, a block per row above (when the rows do not
+//   fill the GPU with warps); never split (the split's count, chunk and workspace follow the
+//   length), so few long rows use fewer blocks than a static plan would. reduce_outer: unsplit.
+// - rownorm rows: classes at powers of two from 32 16-byte vectors a row to 1024 x
+//   kRowNormMaxItems elements; each class is planned at its largest length, so the items a thread
+//   holds cover every row of the class in registers (one read, one write); rows past the last
+//   bound take the block's two-pass path, as a static plan of such rows does. Strided rows
+//   (kStrided) depend on the length only at run time.
+// - scans: a block per row (no look-back: its grid and workspace follow the length) and the
+//   strided scan in one pass (no chunks).
+// A norm composition over a dyn length is not fused into a rownorm (fuse_norms): its reductions
+// and the elementwise rest plan as written. A chain over non-adjacent axes refuses dyn dims.
+// The grid depends on the rows only, so launch_for needs no length.
+
+namespace {
+
+// The extents of `node`'s axes [begin, end) as a Rows (`bound` their bound product): dynamic
+// where a dyn dim sizes one of them, as a whole extent (else refused, located, naming `what`).
+Rows extent_rows(Planner& p, const PlannedKernel& kn, ir::NodeId node, int begin, int end, std::int64_t bound,
+                 const std::string& what, const char* role) {
   Rows r;
-  r.planned = outer;
-  r.text = std::to_string(outer);
-  if (dyn.empty()) return r;
-  const ir::Shape& shape = ir.node(node).shape;
-  const std::string what = fmt::format("the {} template", family);
-  auto dyn_in = [&](const ir::DimExpr& e) {
-    std::string found;
-    std::unordered_set<const ir::DimExpr*> seen;
-    e.walk_dims(seen, [&](const std::string& n) { return dyn.count(n) ? (found = n, true) : false; });
-    return found;
-  };
+  r.planned = bound;
+  r.text = std::to_string(bound);
+  const ir::Shape& shape = p.bound().ir->node(node).shape;
+  end = std::min(end, static_cast<int>(shape.size()));
   int dyn_factors = 0;
-  for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
-    const auto& e = shape[static_cast<std::size_t>(d)];
-    const std::string found = dyn_in(e);
+  for (int d = begin; d < end; ++d) {
+    const std::string found = p.dyn_in(shape[static_cast<std::size_t>(d)]);
     if (found.empty()) {
-      if (d < first) r.fixed *= p.bound().shape(node)[static_cast<std::size_t>(d)];
+      r.fixed *= p.bound().shape(node)[static_cast<std::size_t>(d)];
       continue;
     }
-    if (d >= first)
-      p.refuse_dyn(found, kn.anchor, what,
-                   fmt::format("takes dyn dims only among the rows, the axes before those it works along (axis {} "
-                               "here is one it works along or one after them)",
-                               d));
+    const auto& e = shape[static_cast<std::size_t>(d)];
     if (e.kind() != ir::DimExpr::Kind::Dim)
-      p.refuse_dyn(found, kn.anchor, what, fmt::format("takes a dyn dim among the rows only as a whole extent, not "
-                                                       "inside {}", e.str()));
+      p.refuse_dyn(found, kn.anchor, what, fmt::format("takes a dyn dim among {} only as a whole extent, not inside {}",
+                                                       role, e.str()));
     r.dynamic = true;
     r.dim = found;
     ++dyn_factors;
@@ -93,7 +106,7 @@ Rows rows_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, st
   if (!r.dynamic) return r;
   if (dyn_factors > 1) r.dim.clear();
   std::vector<std::string> names;
-  for (int d = 0; d < first; ++d) {
+  for (int d = begin; d < end; ++d) {
     r.factors.push_back(shape[static_cast<std::size_t>(d)]);
     names.push_back(shape[static_cast<std::size_t>(d)].str());
   }
@@ -102,6 +115,45 @@ Rows rows_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, st
   return r;
 }
 
+}  // namespace
+
+Rows rows_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, std::int64_t outer, const char* family,
+             int dyn_last) {
+  const std::string what = fmt::format("the {} template", family);
+  if (p.bound().ir->dyn_dims().empty()) {
+    Rows r;
+    r.planned = outer;
+    r.text = std::to_string(outer);
+    return r;
+  }
+  const ir::Shape& shape = p.bound().ir->node(node).shape;
+  const int free_to = std::max(first - 1, dyn_last);
+  for (int d = free_to + 1; d < static_cast<int>(shape.size()); ++d) {
+    const std::string found = p.dyn_in(shape[static_cast<std::size_t>(d)]);
+    if (found.empty()) continue;
+    p.refuse_dyn(found, kn.anchor, what,
+                 dyn_last >= first
+                     ? fmt::format("takes dyn dims only among the rows and the axes it works along (axis {} here is "
+                                   "after them)",
+                                   d)
+                     : fmt::format("takes dyn dims only among the rows, the axes before those it works along (axis {} "
+                                   "here is one it works along or one after them)",
+                                   d));
+  }
+  return extent_rows(p, kn, node, 0, first, outer, what, "the rows");
+}
+
+Rows len_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, int last, std::int64_t len,
+            const char* family) {
+  if (p.bound().ir->dyn_dims().empty()) {
+    Rows r;
+    r.planned = len;
+    r.text = std::to_string(len);
+    return r;
+  }
+  return extent_rows(p, kn, node, first, last + 1, len, fmt::format("the {} template", family),
+                     "the axes it works along");
+}
 
 namespace {
 
@@ -140,6 +192,16 @@ std::string index_reason(PlannedKernel& kn, std::int64_t biggest, bool dynamic =
 // A kernel with dyn rows: the factors launch_for multiplies.
 void set_rows(PlannedKernel& kn, const Rows& rows) {
   if (rows.dynamic) kn.dyn_outer = rows.factors;
+}
+// A kernel with a dyn length: the factors its body multiplies ([Note: dyn lengths]).
+void set_len(PlannedKernel& kn, const Rows& len) {
+  if (len.dynamic) kn.dyn_len = len.factors;
+}
+// What a reason says of a dyn length's class: nothing for a static one.
+std::string len_class_text(const Rows& len) {
+  if (!len.dynamic) return "";
+  if (len.dim.empty()) return " (several dyn dims: no size classes, planned as if each were 1)";
+  return len.class_text.empty() ? "" : fmt::format(" ({})", len.class_text);
 }
 
 // The kernel's config and its launch as planned: the launch at the bound rows (kiln gen shows
@@ -348,56 +410,66 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   for (std::size_t i = 1; i < axes.size(); ++i)
     if (axes[i] != axes[i - 1] + 1) return plan_reduction_chain(p, kn, axes);
   const Box b = axes.empty() ? Box{1, numel(shape), 1} : box_of(shape, axes.front(), axes.back());
-  Rows rows = rows_of(p, kn, operand, axes.empty() ? 0 : axes.front(), b.outer, "reduce");
+  const int first = axes.empty() ? 0 : axes.front();
+  const int last = axes.empty() ? static_cast<int>(shape.size()) - 1 : axes.back();
+  Rows rows = rows_of(p, kn, operand, first, b.outer, "reduce", last);
+  Rows len = len_of(p, kn, operand, first, last, b.len, "reduce");
   set_rows(kn, rows);
+  set_len(kn, len);
   const int elem = element_bytes(p, operand);
   const int sms = p.target().sm_count;
-  std::string idx = index_reason(kn, std::max(numel(shape), numel(p.shape(kn.anchor))), rows.dynamic);
+  std::string idx = index_reason(kn, std::max(numel(shape), numel(p.shape(kn.anchor))), rows.dynamic || len.dynamic);
   const int acc = acc_bytes(a.kind, compute_bytes(a.kind == ir::OpKind::Argmin || a.kind == ir::OpKind::Argmax
                                                       ? p.node(operand).dtype : a.dtype),
                             kn.index64 ? 8 : 4);
-  // The strided split rules read the row count: a kernel with dyn rows is not split there ([Note:
-  // dyn rows]); reduce_inner_block splits in a class with a largest row count.
-  const bool may_split = !rows.dynamic;
-  const std::string unsplit = rows.dynamic ? "; dyn rows: never split" : "";
+  // The strided split rules read the row count and the length: a kernel with dyn rows or a dyn
+  // length is not split there ([Note: dyn rows], [Note: dyn lengths]); reduce_inner_block splits
+  // in a class with a largest row count, and a static length.
+  const bool may_split = !rows.dynamic && !len.dynamic;
+  const std::string unsplit = rows.dynamic ? "; dyn rows: never split" : len.dynamic ? "; dyn length: never split" : "";
   ReduceConfig config;
   config.outer = rows.config_outer();
-  config.red = b.len;
+  config.red = len.config_outer();
   config.inner = b.inner;
   config.acc_bytes = acc;
   auto launch_with = [&](const ReduceConfig& c) { set_config(kn, c, rows, b.outer, reduce_geometry); };
   if (b.inner == 1) {
     kn.template_name = "reduce_inner";
+    // The step of reduce_inner_use_warp in the length, unless the rows always fill every SM with warps.
+    if (rows.dynamic || b.outer < 32LL * sms) len.thresholds(p, {launch::kReduceInnerWarpLen + 1});
+    const std::int64_t planned_len = len.planned;
     // The steps of reduce_inner_use_warp and of reduce_inner_split (which splits under 2 rows an SM).
-    if (b.len > 2048) rows.thresholds(p, {2LL * sms, 32LL * sms});
-    if (launch::reduce_inner_use_warp(rows.planned, b.len, sms)) {
+    if (planned_len > launch::kReduceInnerWarpLen) rows.thresholds(p, {2LL * sms, 32LL * sms});
+    if (launch::reduce_inner_use_warp(rows.planned, planned_len, sms)) {
       config.variant = ReduceVariant::kInnerWarp;
       config.threads = 256;
       config.unroll = 4;
       launch_with(config);
-      kn.reason = fmt::format("reduced axis contiguous: a warp per row ({} rows of {}; {}), 16-byte loads with "
+      kn.reason = fmt::format("reduced axis contiguous: a warp per row ({} rows of {}{}; {}), 16-byte loads with "
                               "scalar head/tail; {}",
-                              rows.text, b.len, b.len <= 2048 ? "short rows" : "rows fill every SM", idx);
+                              rows.text, len.text, len_class_text(len),
+                              planned_len <= launch::kReduceInnerWarpLen ? "short rows" : "rows fill every SM",
+                              idx);
       return;
     }
     config.variant = ReduceVariant::kInnerBlock;
     config.threads = 512;
     config.unroll = 4;
-    const auto split = rows.bounded()
+    const auto split = rows.bounded() && !len.dynamic
                            ? launch::reduce_inner_split(rows.planned, b.len, config.threads, config.unroll, elem, sms)
-                           : launch::InnerSplit{1, launch::round_up_ll(b.len, launch::vec_elems(elem))};
+                           : launch::InnerSplit{1, len.dynamic ? 0 : launch::round_up_ll(b.len, launch::vec_elems(elem))};
     config.splits = split.splits;
     config.chunk = split.chunk;
     launch_with(config);
     kn.reason = fmt::format(
-        "reduced axis contiguous: a block per row ({} rows, fewer than 32 per SM, of {} > 2048){}{}; {}", rows.text,
-        b.len,
+        "reduced axis contiguous: a block per row ({} rows, fewer than 32 per SM, of {} > {}{}){}{}; {}", rows.text,
+        len.text, launch::kReduceInnerWarpLen, len_class_text(len),
         split.splits > 1 ? fmt::format(", each row split {} ways + reduce_finish{}", split.splits,
                                        rows.dynamic ? fmt::format(" (planned for {} rows, partial states for up to {})",
                                                                   rows.planned, rows.most)
                                                     : "")
                          : "",
-        rows.bounded() ? "" : "; dyn rows without a largest class: never split", idx);
+        len.dynamic ? unsplit : rows.bounded() ? "" : "; dyn rows without a largest class: never split", idx);
     if (split.splits > 1) add_finish(p, kn, config, rows.workspace_rows(), b.outer);
     return;
   }
@@ -405,12 +477,15 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   const int vec = p.target().aligned16 ? launch::reduce_outer_vec(b.inner, elem) : 1;
   auto grid_text = [&] { return rows.dynamic ? std::string("blocks over the launch's rows")
                                              : fmt::format("{} blocks", kn.grid.x * kn.grid.y); };
+  // Unsplit, a block's chunk is the whole reduced axis: with a dyn length, the body's `red` (chunk 0).
+  const launch::OuterSplit whole{1, len.dynamic ? 0 : b.len};
+  auto swept = [&](const launch::OuterSplit& split) { return split.splits > 1 ? std::to_string(split.chunk) : len.text; };
   // The streamed tensor itself must be 4-byte (a cast prologue from f16 streams 2-byte elements).
   if (launch::reduce_outer_use_v4(b.inner, elem, p.target().aligned16) && leaves_have_width(p, operand, 4)) {
     const int threads = launch::reduce_outer_v4_threads(b.inner);
     constexpr int kUnroll = launch::kOuterV4Unroll;
     const auto split = may_split ? launch::reduce_outer_v4_split(b.outer, b.len, b.inner, threads, sms)
-                                 : launch::outer_split_of(b.len, 1);
+                                 : whole;
     config.variant = ReduceVariant::kOuterV4;
     config.threads = threads;
     config.unroll = kUnroll;
@@ -423,7 +498,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
         "reduced axis strided, inner {} % 4 != 0: a block sweeps {} rows {}({} threads x 4 columns) with 16-byte "
         "aligned loads + lane shuffles (rows start misaligned; 4-byte loads stay under copy speed), {} rows of "
         "loads in flight; {}{}{}; {}",
-        b.inner, split.chunk, b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), threads, kUnroll,
+        b.inner, swept(split), b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), threads, kUnroll,
         split.splits > 1 ? fmt::format("reduced axis split {} ways + reduce_finish for ", split.splits) : "",
         grid_text(), unsplit, idx);
     if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner, b.outer * b.inner);
@@ -433,7 +508,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
     constexpr int kThreads = launch::kOuterRowsThreads, kUnroll = 1;
     const int cols = launch::reduce_outer_rows_cols(b.inner, kThreads);
     const auto split = may_split ? launch::reduce_outer_rows_split(b.outer, b.len, b.inner, kThreads, cols, sms)
-                                 : launch::outer_split_of(b.len, 1);
+                                 : whole;
     config.variant = ReduceVariant::kOuterRows;
     config.threads = kThreads;
     config.cols = cols;
@@ -447,7 +522,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
         "reduced axis strided, inner {} % {} != 0: {}-byte columns; a block sweeps {} rows {}({} threads x {} "
         "columns, {} loads in flight a thread), so its reads are contiguous and no sector is shared between column "
         "strips; {}{}{}; {}",
-        b.inner, 16 / elem, elem, split.chunk, b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), kThreads,
+        b.inner, 16 / elem, elem, swept(split), b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), kThreads,
         cols, cols * kUnroll,
         split.splits > 1 ? fmt::format("reduced axis split {} ways + reduce_finish for ", split.splits) : "",
         grid_text(), unsplit, idx);
@@ -457,7 +532,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   const int threads = launch::reduce_outer_threads(b.inner, vec);
   const int unroll = vec == 1 ? 8 : 4;
   const auto split = may_split ? launch::reduce_outer_split(b.outer, b.len, b.inner, threads, vec, unroll, sms)
-                               : launch::outer_split_of(b.len, 1);
+                               : whole;
   config.variant = ReduceVariant::kOuter;
   config.threads = threads;
   config.unroll = unroll;
@@ -512,7 +587,7 @@ void plan_scan_strided_lookback(Planner& p, PlannedKernel& kn, const Box& b, int
 // Scans along a non-last axis: a thread per column, chunked along the axis when the columns
 // cannot fill the GPU (then scan_strided_totals runs first), or the strided look-back where the
 // tensor is large enough for it. See [Note: the strided-axis scan] in templates/kiln/scan.cuh.
-void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, const std::string& idx) {
+void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, const Rows& len, const std::string& idx) {
   const auto& a = p.node(kn.anchor);
   constexpr int kUnroll = 8;
   const int threads = launch::scan_strided_threads(b.inner);
@@ -521,15 +596,16 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
   // for a class's most rows is at most 8 times what its lowest needs.
   const std::int64_t full = launch::ceil_div(std::int64_t{p.target().sm_count} * (2048 / threads),
                                              launch::ceil_div(b.inner, threads));
-  rows.thresholds(p, {launch::ceil_div(full, 64), launch::ceil_div(full, 8), full});
-  const auto ch = rows.bounded()
+  // (A dyn length: one pass, [Note: dyn lengths]; chunk 0 stands for the body's `len`.)
+  if (!len.dynamic) rows.thresholds(p, {launch::ceil_div(full, 64), launch::ceil_div(full, 8), full});
+  const auto ch = rows.bounded() && !len.dynamic
                       ? launch::scan_strided_chunks(rows.planned, b.len, b.inner, threads, kUnroll, p.target().sm_count)
-                      : launch::ScanChunks{1, b.len};
+                      : launch::ScanChunks{1, len.dynamic ? 0 : b.len};
   const DType cdt = chain_dtype(a.dtype);
   ScanConfig config;
   config.variant = ch.chunks == 1 ? ScanVariant::kStrided : ScanVariant::kStridedTotals;
   config.outer = b.outer;
-  config.len = b.len;
+  config.len = len.config_outer();
   config.inner = b.inner;
   config.threads = threads;
   config.unroll = kUnroll;
@@ -542,7 +618,7 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
   kn.set_launch(geo);
   const std::string what = fmt::format(
       "scan along a strided axis ([{}, {}, {}]): a thread per column carrying its running value, {} loads in flight",
-      rows.text, b.len, b.inner, kUnroll);
+      rows.text, len.text, b.inner, kUnroll);
   if (ch.chunks > 1 && !rows.dynamic) {   // the look-back instead of the chunks, where it pays
     const int tile_rows = launch::scan_strided_lookback_rows(launch::kScanStridedLookbackThreads, elem,
                                                              static_cast<int>(dtype_size(cdt)));
@@ -554,11 +630,12 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
   }
   if (ch.chunks == 1) {
     kn.template_name = "scan_strided";
-    kn.reason = rows.dynamic ? fmt::format("{}; dyn rows: one pass{}; {}", what,
-                                           rows.bounded() ? " (a full wave of blocks from this class on)"
-                                                          : ", never chunked (no largest class)",
-                                           idx)
-                             : fmt::format("{}; {} blocks fill the GPU: one pass; {}", what, kn.grid.x, idx);
+    kn.reason = len.dynamic    ? fmt::format("{}; dyn length: one pass, never chunked; {}", what, idx)
+                : rows.dynamic ? fmt::format("{}; dyn rows: one pass{}; {}", what,
+                                             rows.bounded() ? " (a full wave of blocks from this class on)"
+                                                            : ", never chunked (no largest class)",
+                                             idx)
+                               : fmt::format("{}; {} blocks fill the GPU: one pass; {}", what, kn.grid.x, idx);
     return;
   }
   // Chunked: this kernel writes the chunk totals, a follow-up scans with them.
@@ -588,33 +665,38 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   const auto& a = p.node(kn.anchor);
   const auto& shape = p.shape(kn.anchor);
   const Box b = shape.empty() ? Box{} : box_of(shape, a.axis, a.axis);
-  Rows rows = rows_of(p, kn, kn.anchor, a.axis, b.outer, "scan");
+  Rows rows = rows_of(p, kn, kn.anchor, a.axis, b.outer, "scan", a.axis);
+  const Rows len = len_of(p, kn, kn.anchor, a.axis, a.axis, b.len, "scan");
   set_rows(kn, rows);
-  const std::string idx = index_reason(kn, numel(shape), rows.dynamic);
-  if (b.inner > 1) return plan_scan_strided(p, kn, b, rows, idx);
+  set_len(kn, len);
+  const std::string idx = index_reason(kn, numel(shape), rows.dynamic || len.dynamic);
+  if (b.inner > 1) return plan_scan_strided(p, kn, b, rows, len, idx);
   constexpr int kThreads = 256, kVecs = 2;
   const int elem = element_bytes(p, a.operands[0]);
   const std::int64_t tile = launch::scan_rows_tile(kThreads, kVecs, elem);
   kn.template_name = "scan_rows";
   ScanConfig config;
   config.outer = b.outer;
-  config.len = b.len;
+  config.len = len.config_outer();
   config.threads = kThreads;
   config.vecs = kVecs;
   const int value_bytes = static_cast<int>(dtype_size(chain_dtype(a.dtype)));
-  // scan_use_lookback's step; the look-back workspace is sized by the class's largest row count.
-  if (launch::ceil_div(b.len, tile) >= 4) rows.thresholds(p, {2LL * p.target().sm_count});
-  const bool prefer = rows.bounded() && launch::scan_use_lookback(rows.planned, b.len, tile, p.target().sm_count);
+  // scan_use_lookback's step; the look-back workspace is sized by the class's largest row count,
+  // and its tiles by the length (a dyn length: a block per row, [Note: dyn lengths]).
+  if (!len.dynamic && launch::ceil_div(b.len, tile) >= 4) rows.thresholds(p, {2LL * p.target().sm_count});
+  const bool prefer = rows.bounded() && !len.dynamic &&
+                      launch::scan_use_lookback(rows.planned, b.len, tile, p.target().sm_count);
   // The template derives its tile from the streamed tensor's type: plan the look-back grid
   // only when that is the operand's width.
   const bool lookback = prefer && leaves_have_width(p, a.operands[0], static_cast<std::size_t>(elem));
   if (!lookback) {
     config.variant = ScanVariant::kRowsBlock;
     set_config(kn, config, rows, b.outer, [&](const ScanConfig& c) { return scan_geometry(c, elem, value_bytes); });
-    kn.reason = fmt::format("scan along contiguous rows: a block per row ({} rows of {}, {}-element tiles{}{}); {}",
-                            rows.text, b.len, tile,
+    kn.reason = fmt::format("scan along contiguous rows: a block per row ({} rows of {}, {}-element tiles{}{}{}); {}",
+                            rows.text, len.text, tile,
                             prefer ? "; look-back skipped: the operand reads tensors of another width" : "",
-                            rows.bounded() ? "" : "; dyn rows without a largest class: no look-back", idx);
+                            rows.bounded() ? "" : "; dyn rows without a largest class: no look-back",
+                            len.dynamic ? "; dyn length: no look-back" : "", idx);
     return;
   }
   config.variant = ScanVariant::kRowsLookback;
@@ -727,16 +809,20 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
     if (layout.split) return plan_split_norm(p, kn, layout);
   }
   const int first = norm ? a.axes.front() : a.axis;
-  const Box b = box_of(shape, first, norm ? a.axes.back() : a.axis);
-  Rows rows = rows_of(p, kn, kn.anchor, first, b.outer, "rownorm");
+  const int last = norm ? a.axes.back() : a.axis;
+  const Box b = box_of(shape, first, last);
+  Rows rows = rows_of(p, kn, kn.anchor, first, b.outer, "rownorm", last);
+  Rows len = len_of(p, kn, kn.anchor, first, last, b.len, "rownorm");
+  KILN_ASSERT(!norm || !len.dynamic, "fuse_norms fused a norm over a dyn length");
   set_rows(kn, rows);
-  const std::string idx = index_reason(kn, numel(shape), rows.dynamic);
+  set_len(kn, len);
+  const std::string idx = index_reason(kn, numel(shape), rows.dynamic || len.dynamic);
   const int v = 16 / element_bytes(p, a.operands[0]);
   const int sms = p.target().sm_count;
   kn.template_name = "rownorm";
   RownormConfig config;
   config.outer = rows.config_outer();
-  config.len = b.len;
+  config.len = len.config_outer();
   config.inner = b.inner;
   auto launch_with = [&](const RownormConfig& c) { set_config(kn, c, rows, b.outer, rownorm_geometry); };
   if (b.inner > 1) {
@@ -759,29 +845,39 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
                                                      : "sum of squares, times the scale")
                                   : "max, exp kept in place and summed, times 1/sum";
   constexpr int kWarpItems = 32;
+  // A dyn length ([Note: dyn lengths]): classes at powers of two of 16-byte vectors, each planned
+  // at its longest row, so its items hold every row of the class; past the block's registers, one
+  // unbounded class (two passes).
+  std::int64_t planned_len = b.len;
+  if (len.dynamic) {
+    std::vector<std::int64_t> steps;
+    for (std::int64_t t = 32LL * v; t <= 1024LL * launch::kRowNormMaxItems; t *= 2) steps.push_back(t + 1);
+    len.thresholds(p, steps);
+    planned_len = len.most > 0 ? len.most : len.planned;
+  }
   // The steps of rownorm_use_warp and rownorm_block_threads in the row count.
-  rows.thresholds(p, b.len <= 32LL * kWarpItems ? std::vector<std::int64_t>{2LL * sms, 8LL * sms}
-                                                 : std::vector<std::int64_t>{2LL * sms});
-  if (launch::rownorm_use_warp(rows.planned, b.len, kWarpItems, sms)) {
+  rows.thresholds(p, planned_len <= 32LL * kWarpItems ? std::vector<std::int64_t>{2LL * sms, 8LL * sms}
+                                                       : std::vector<std::int64_t>{2LL * sms});
+  if (launch::rownorm_use_warp(rows.planned, planned_len, kWarpItems, sms)) {
     config.variant = RownormVariant::kWarpRows;
     config.threads = 256;
     config.group = 32;
-    config.items = launch::rownorm_warp_items(b.len, v);
+    config.items = launch::rownorm_warp_items(planned_len, v);
     launch_with(config);
-    kn.reason = fmt::format("a warp per row ({} rows of {} in registers: one read, one write; {}); {}", rows.text,
-                            b.len, in_registers, idx);
+    kn.reason = fmt::format("a warp per row ({} rows of {}{} in registers: one read, one write; {}); {}", rows.text,
+                            len.text, len_class_text(len), in_registers, idx);
     return;
   }
-  const int threads = launch::rownorm_block_threads(rows.planned, b.len, sms);
-  const std::int64_t items = launch::rownorm_block_items(b.len, threads, v);
+  const int threads = launch::rownorm_block_threads(rows.planned, planned_len, sms);
+  const std::int64_t items = launch::rownorm_block_items(planned_len, threads, v);
   config.variant = RownormVariant::kBlockRows;
   config.threads = threads;
   config.group = threads;
   config.items = items;
   launch_with(config);
-  const bool fits = launch::rownorm_row_in_registers(b.len, config.group, items);
+  const bool fits = launch::rownorm_row_in_registers(planned_len, config.group, items);
   kn.reason = fmt::format(
-      "a block of {} per row ({} rows of {}): {}; {}", threads, rows.text, b.len,
+      "a block of {} per row ({} rows of {}{}): {}; {}", threads, rows.text, len.text, len_class_text(len),
       fits ? fmt::format("row held in registers ({} a thread), one pass: {}", items, in_registers)
            : norm ? std::string("row longer than the block's registers, two passes (mean and squared deviations by "
                                 "chunks, combined as Chan's parallel variance; then re-read and write)")
@@ -790,7 +886,7 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
       idx);
 }
 
-// dyn: each rule takes dyn rows ([Note: dyn rows]) and refuses other dyn dims.
+// dyn: each rule takes dyn rows ([Note: dyn rows]) and lengths ([Note: dyn lengths]), and refuses other dyn dims.
 const AnchorRule kReduceRule{"reduce", true, true, plan_reduction, nullptr, nullptr, true};
 const AnchorRule kScanRule{"scan", true, true, plan_scan, nullptr, nullptr, true};
 const AnchorRule kRowNormRule{"rownorm", true, true, plan_rownorm, nullptr, nullptr, true, true};

@@ -158,29 +158,38 @@ class Planner {
 };
 
 // The rows of a memory-bound anchor: the axes before those it works along, which dyn dims may size
-// ([Note: dyn rows] in plan_memory.cpp; the pooling family's planes too).
+// ([Note: dyn rows] in plan_memory.cpp; the pooling family's planes too). The same for the length
+// of the axes it works along ([Note: dyn lengths] in plan_memory.cpp).
 struct Rows {
   bool dynamic = false;
-  std::vector<ir::DimExpr> factors;   // the operand's outer extents (when dynamic)
+  std::vector<ir::DimExpr> factors;   // the extents' expressions (when dynamic)
   std::string dim;                    // the one dyn dim among them ("" when none or several)
-  std::int64_t fixed = 1;             // the product of the static outer extents
-  std::int64_t planned = 1;           // the row count the rules see
-  std::int64_t most = 0;              // dyn: the class's largest row count (0: no largest)
+  std::int64_t fixed = 1;             // the product of the static extents
+  std::int64_t planned = 1;           // the count the rules see
+  std::int64_t most = 0;              // dyn: the class's largest count (0: no largest)
   std::string text;                   // "4096", or "B*12 (dyn)"
+  std::string class_text;             // after thresholds: "B in [264, 1056)"
 
   long long config_outer() const { return dynamic ? 0 : planned; }
   // Workspaces sized by the row count are possible: static rows, or a class with a largest value.
   bool bounded() const { return !dynamic || most > 0; }
   // The row count a workspace is sized for.
   std::int64_t workspace_rows() const { return dynamic ? most : planned; }
-  // With one dyn dim: declares the row counts at which the rule's choice changes (as values of
-  // the dim), and plans at the lowest row count of the bound value's class.
-  void thresholds(Planner& p, const std::vector<std::int64_t>& row_counts);
+  // With one dyn dim: declares the counts at which the rule's choice changes (as values of the
+  // dim), and plans at the lowest count of the bound value's class.
+  void thresholds(Planner& p, const std::vector<std::int64_t>& counts);
 };
 
 // The rows of `node` viewed as [outer, len, inner] with len starting at axis `first` (`outer` their
-// bound count); refuses, located, a dyn dim in axis `first` or later and one inside a compound
-// extent (`family` names the template in the message).
-Rows rows_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, std::int64_t outer, const char* family);
+// bound count); refuses, located, a dyn dim inside a compound extent, and one in axis `first` or
+// later, but for the axes up to `dyn_last` when the caller takes their dyn length (len_of).
+// `family` names the template in the messages.
+Rows rows_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, std::int64_t outer, const char* family,
+             int dyn_last = -1);
+// The length of `node`'s axes [first, last] (`len` their bound product), the axes a memory-bound
+// anchor works along ([Note: dyn lengths] in plan_memory.cpp); refuses, located, a dyn dim inside a
+// compound extent. rows_of with dyn_last = last has refused dyn dims after them.
+Rows len_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, int last, std::int64_t len,
+            const char* family);
 
 }  // namespace kiln

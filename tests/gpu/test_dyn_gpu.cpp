@@ -347,6 +347,91 @@ op avg_pool {
 }
 )";
 
+// Reductions, scans and row norms over a dyn length L ([Note: dyn lengths] in
+// generator/plan/plan_memory.cpp): sums over contiguous rows (a warp per row up to 2048, a block
+// above, never split), with a prologue reading w[L] and an epilogue; an f16 argmax; means and sums
+// down a middle axis (reduce_outer, 4-byte and 16-byte columns); a max over two axes (H dyn, W
+// = 4); softmax over rows that fill the GPU with warps (classes doubling from 128 to 16384, each
+// planned at its longest row; past 16384 the block's two passes), an f16 log_softmax with a bias
+// over L on few rows (a block per row), a strided softmax; scans along rows (a block per row, the
+// specialized plan's look-back at 10^5) and down a middle axis (one pass); a layer norm written as
+// a composition (not fused: its reductions over L); and both rows and length dyn. Values: the
+// bucket one, both sides of class thresholds, odd lengths (misaligned rows).
+constexpr const char* kLenSpec = R"(
+op rs {
+  dims B = 64, dyn L
+  in  x: f32[B, L]
+  out y = sum(x, axis=1) * 2.0
+}
+op rs_fused {
+  dims B = 64, dyn L
+  in  x: f32[B, L]
+  in  w: f32[L]
+  in  g: f32[B]
+  out y = sum(x * w, axis=1) * g
+}
+op amax {
+  dims B = 300, dyn L
+  in  x: f16[B, L]
+  out y = argmax(x, axis=1)
+}
+op colmean {
+  dims B = 16, dyn L, C = 7
+  in  x: f32[B, L, C]
+  out y = mean(x, axis=1)
+}
+op colsum_v {
+  dims B = 4, dyn L, C = 256
+  in  x: f32[B, L, C]
+  out y = sum(x, axis=1)
+}
+op hw {
+  dims B = 32, dyn L, W = 4
+  in  x: f32[B, L, W]
+  out y = max(x, axis=[1, 2])
+}
+op sm {
+  dims B = 1200, dyn L
+  in  x: f32[B, L]
+  out y = softmax(x, axis=-1)
+}
+op sm_few {
+  dims B = 16, dyn L
+  in  x: f16[B, L]
+  in  bias: f16[L]
+  out y = log_softmax(x + bias, axis=-1)
+}
+op sm_strided {
+  dims B = 8, dyn L, C = 300
+  in  x: f32[B, L, C]
+  out y = softmax(x, axis=1)
+}
+op cs {
+  dims B = 100, dyn L
+  in  x: f32[B, L]
+  out y = cumsum(x, axis=1, exclusive=true)
+}
+op cs_strided {
+  dims B = 4, dyn L, C = 100
+  in  x: f32[B, L, C]
+  out y = cumsum(x, axis=1)
+}
+op layernorm {
+  const eps: f32 = 1e-5
+  dims B = 64, dyn L
+  in  x: f32[B, L]
+  let mu = mean(x, axis=1, keepdims=true)
+  let d = x - mu
+  let var = mean(d * d, axis=1, keepdims=true)
+  out y = d * rsqrt(var + eps)
+}
+op both {
+  dims dyn B = 3000, dyn L
+  in  x: f32[B, L]
+  out y = softmax(x, axis=1)
+}
+)";
+
 }  // namespace
 
 TEST_CASE("gpu: dyn rows of reductions, scans and row norms, against the float64 reference") {
@@ -448,6 +533,24 @@ TEST_CASE("gpu: an executable of a dyn op refuses other buckets and disagreeing 
                        doctest::Contains("dyn dim N=1000 is outside this executable's bucket (N: multiple of 16)"), ShapeError);
   CHECK_THROWS_WITH_AS(launch(2048, 1024, 2048), doctest::Contains("'z' has shape 1024, expected 2048"), ShapeError);
   CHECK(rt.stats().compiles == 1);
+}
+
+TEST_CASE("gpu: dyn lengths of reductions, scans and row norms against the float64 reference, one compile per class") {
+  KILN_REQUIRE_GPU();
+  check_dyn_ops(kLenSpec, "len.kiln", "dyn length",
+                {{"rs", {"L", {1, 7, 16, 100, 2048, 2049, 5001, 100000}}},
+                 {"rs_fused", {"L", {1, 33, 1000, 3000}}},
+                 {"amax", {"L", {1, 5, 2049, 4001}}},
+                 {"colmean", {"L", {1, 3, 1000}}},
+                 {"colsum_v", {"L", {1, 17, 3000}}},
+                 {"hw", {"L", {1, 3, 512, 513, 601}}},
+                 {"sm", {"L", {1, 7, 16, 100, 128, 129, 1000, 1024, 1025, 1037, 2049, 5000, 16384, 16385, 40001}}},
+                 {"sm_few", {"L", {1, 100, 256, 257, 3001, 20000}}},
+                 {"sm_strided", {"L", {1, 5, 100, 1000}}},
+                 {"cs", {"L", {1, 7, 16, 3001, 100000}}},
+                 {"cs_strided", {"L", {1, 5, 1000}}},
+                 {"layernorm", {"L", {1, 7, 100, 3001}}},
+                 {"both", {"L", {1, 100, 1000, 5000}}}});
 }
 
 }  // namespace kiln::test

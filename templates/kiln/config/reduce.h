@@ -101,10 +101,11 @@ namespace launch {
 
 // ---------------------------------------------------------------- reduce_inner
 // Template choice: a warp per row when there are enough rows to give every SM
-// 32 warps (1024 threads), or the row is short; else a block per row, split
-// along the row when even that leaves SMs idle.
+// 32 warps (1024 threads), or the row is short (kReduceInnerWarpLen); else a block per
+// row, split along the row when even that leaves SMs idle.
+constexpr long long kReduceInnerWarpLen = 2048;
 KILN_RULE constexpr bool reduce_inner_use_warp(long long rows, long long len, int sm_count) {
-  return rows >= 32LL * sm_count || len <= 2048;
+  return rows >= 32LL * sm_count || len <= kReduceInnerWarpLen;
 }
 
 // reduce_inner_warp<kThreads, ...>: grid-strided rows, so any grid >= 1 is correct.

@@ -1,0 +1,281 @@
+// dyn lengths for the memory-bound family ([Note: dyn lengths] in generator/plan/plan_memory.cpp):
+// reductions, scans and row normalizations take a dyn dim among the axes they work along. Within a
+// bucket and size class every value gives the same source, free of the value, and the kernel reads
+// the length from its dim_ arguments; a softmax's classes hold every row of the class in registers;
+// nothing is split or chunked along a dyn length; a norm composition over one is not fused; a dyn
+// axis after the worked ones is refused where it is declared; the units compile.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+
+#include "generator/plan/plan.h"
+#include "golden.h"
+#include "memory_plan_util.h"
+#include "templates/kiln/config/reduce.h"
+#include "templates/kiln/config/rownorm.h"
+
+namespace {
+
+using namespace memory_plan_test;
+
+// Each op with `L` dyn and, for comparing launches, with L baked in (static_at).
+std::string spec_text(const std::string& l_decl) {
+  const std::string L = l_decl;
+  return "op rs {\n  dims B = 64, " + L + "\n  in  x: f32[B, L]\n  out y = sum(x, axis=1)\n}\n" +
+         "op rs_many {\n  dims B = 8192, " + L + "\n  in  x: f32[B, L]\n  out y = mean(x, axis=1)\n}\n" +
+         "op rs_fused {\n  dims B = 64, " + L + "\n  in  x: f32[B, L]\n  in  w: f32[L]\n  in  g: f32[B]\n" +
+         "  out y = sum(x * w, axis=1) * g\n}\n" +
+         "op amax {\n  dims B = 300, " + L + "\n  in  x: f16[B, L]\n  out y = argmax(x, axis=1)\n}\n" +
+         "op colmean {\n  dims B = 16, " + L + ", C = 7\n  in  x: f32[B, L, C]\n  out y = mean(x, axis=1)\n}\n" +
+         "op colsum_v {\n  dims B = 4, " + L + ", C = 256\n  in  x: f32[B, L, C]\n  out y = sum(x, axis=1)\n}\n" +
+         "op hw {\n  dims B = 32, " + L + ", W = 4\n  in  x: f32[B, L, W]\n  out y = max(x, axis=[1, 2])\n}\n" +
+         "op sm {\n  dims B = 4096, " + L + "\n  in  x: f32[B, L]\n  out y = softmax(x, axis=-1)\n}\n" +
+         "op sm_few {\n  dims B = 16, " + L + "\n  in  x: f16[B, L]\n  in  bias: f16[L]\n" +
+         "  out y = log_softmax(x + bias, axis=-1)\n}\n" +
+         "op sm_strided {\n  dims B = 8, " + L + ", C = 300\n  in  x: f32[B, L, C]\n  out y = softmax(x, axis=1)\n}\n" +
+         "op cs {\n  dims B = 100, " + L + "\n  in  x: f32[B, L]\n  out y = cumsum(x, axis=1, exclusive=true)\n}\n" +
+         "op cs_strided {\n  dims B = 4, " + L + ", C = 100\n  in  x: f32[B, L, C]\n  out y = cumsum(x, axis=1)\n}\n" +
+         "op layernorm {\n  const eps: f32 = 1e-5\n  dims B = 64, " + L + "\n  in  x: f32[B, L]\n" +
+         "  let mu = mean(x, axis=1, keepdims=true)\n  let d = x - mu\n" +
+         "  let var = mean(d * d, axis=1, keepdims=true)\n  out y = d * rsqrt(var + eps)\n}\n";
+}
+
+// Both the rows and the length dyn.
+const char* kBoth =
+    "op both {\n"
+    "  dims dyn B, dyn L\n"
+    "  in  x: f32[B, L]\n"
+    "  out y = softmax(x, axis=1)\n"
+    "}\n";
+
+const char* kRefused =
+    "op after {\n"
+    "  dims dyn C, L = 8\n"
+    "  in  x: f32[L, C]\n"
+    "  out y = sum(x, axis=0)\n"
+    "}\n"
+    "op after_sm {\n"
+    "  dims B = 4, L = 8, dyn C\n"
+    "  in  x: f32[B, L, C]\n"
+    "  out y = softmax(x, axis=1)\n"
+    "}\n"
+    "op chain {\n"
+    "  dims B = 4, dyn L, C = 8\n"
+    "  in  x: f32[B, L, C]\n"
+    "  out y = sum(x, axis=[0, 2])\n"
+    "}\n";
+
+kiln::Plan dyn_at(const std::string& op, std::int64_t l, const std::string& arch = "sm_90a") {
+  return plan_text_at(spec_text("dyn L"), "len.kiln", op, {{"L", l}}, arch);
+}
+kiln::Plan static_at(const std::string& op, std::int64_t l) {
+  return plan_text_at(spec_text("L = " + std::to_string(l)), "len.kiln", op, {}, "sm_90a");
+}
+
+const std::vector<std::string> kOps{"rs", "rs_many", "rs_fused", "amax", "colmean", "colsum_v", "hw",
+                                    "sm", "sm_few",  "sm_strided", "cs", "cs_strided", "layernorm"};
+
+template <class Config>
+const Config& config_of(const kiln::Plan& plan, std::size_t k = 0) {
+  return std::get<Config>(plan.kernels.at(k).config);
+}
+
+}  // namespace
+
+TEST_CASE("dyn lengths: one source per bucket and class, the length read at run time") {
+  // 1037 and 1077 are in the bucket "general", 1040 and 1056 in "multiple of 16"; for every op
+  // each pair is in one class (rs: [1, 2049); sm: [1025, 2049); sm_few, f16: [1025, 2049); hw, 4
+  // elements per L: [513, ...)).
+  for (const auto& op : kOps)
+    for (const auto& pair : std::vector<std::pair<std::int64_t, std::int64_t>>{{1037, 1077}, {1040, 1056}}) {
+      CAPTURE(op);
+      CAPTURE(pair.first);
+      const auto a = dyn_at(op, pair.first), b = dyn_at(op, pair.second);
+      CHECK(all_sources(sources_of(a)) == all_sources(sources_of(b)));
+      for (const auto& src : sources_of(a)) {
+        INFO(src.text);
+        CHECK(src.text.find(std::to_string(pair.first)) == std::string::npos);
+        CHECK(src.text.find("4148") == std::string::npos);   // hw's 1037 * 4
+      }
+      // Every memory-family kernel reads L, and computes its length from it.
+      for (std::size_t k = 0; k < a.kernels.size(); ++k) {
+        const auto& kn = a.kernels[k];
+        if (kn.anchor < 0) continue;
+        CHECK(!kn.dyn_len.empty());
+        const std::string text = sources_of(a)[k].text;
+        CHECK((text.find("const Index red = ") != std::string::npos ||
+               text.find("const Index len = ") != std::string::npos));
+      }
+    }
+  // Both the rows and the length dyn: one source over values of both in one class each.
+  auto both = [](std::int64_t b, std::int64_t l) {
+    return plan_text_at(kBoth, "both.kiln", "both", {{"B", b}, {"L", l}}, "sm_90a");
+  };
+  CHECK(all_sources(sources_of(both(3000, 700))) == all_sources(sources_of(both(5001, 1000))));
+  const std::string src = all_sources(sources_of(both(3000, 700)));
+  CHECK(src.find("const Index rows = static_cast<Index>(dim_B);  // dyn rows: this launch's") != std::string::npos);
+  CHECK(src.find("const Index len = static_cast<Index>(dim_L);  // dyn length: this launch's") != std::string::npos);
+  CHECK(src.find("3000") == std::string::npos);
+  CHECK(src.find("700") == std::string::npos);
+}
+
+TEST_CASE("dyn lengths: size classes where the plan changes with the length") {
+  // A sum over contiguous rows, 64 of them (< 32 an SM): a warp per row up to 2048 elements, a
+  // block per row above, never split.
+  const auto short_rows = dyn_at("rs", 2048), long_rows = dyn_at("rs", 2049), huge = dyn_at("rs", 1 << 22);
+  CHECK(short_rows.dyn_thresholds.at("L") == std::vector<std::int64_t>{kiln::launch::kReduceInnerWarpLen + 1});
+  CHECK(config_of<kiln::ReduceConfig>(short_rows).variant == kiln::ReduceVariant::kInnerWarp);
+  CHECK(config_of<kiln::ReduceConfig>(short_rows).red == 0);
+  for (const auto* p : {&long_rows, &huge}) {
+    REQUIRE(p->kernels.size() == 1);   // no reduce_finish
+    CHECK(config_of<kiln::ReduceConfig>(*p).variant == kiln::ReduceVariant::kInnerBlock);
+    CHECK(config_of<kiln::ReduceConfig>(*p).splits == 1);
+    CHECK(config_of<kiln::ReduceConfig>(*p).chunk == 0);   // the body's `red`
+    CHECK(p->kernels[0].reason.find("dyn length: never split") != std::string::npos);
+  }
+  CHECK(all_sources(sources_of(long_rows)) == all_sources(sources_of(huge)));
+  CHECK(long_rows.text().find("L=2049 (dyn, general, class >= 2049)") != std::string::npos);
+  // The specialized sum of 64 rows of 2^22 splits each row; the dyn one cannot.
+  CHECK(static_at("rs", 1 << 22).kernels.size() == 2);
+  // Rows that fill every SM with warps: no class at all.
+  CHECK(dyn_at("rs_many", 100000).dyn_thresholds.empty());
+  CHECK(config_of<kiln::ReduceConfig>(dyn_at("rs_many", 100000)).variant == kiln::ReduceVariant::kInnerWarp);
+  // Two axes, H dyn times 4: the step in H is ceil(2049 / 4).
+  CHECK(dyn_at("hw", 100).dyn_thresholds.at("L") == std::vector<std::int64_t>{513});
+
+  // Softmax: classes at powers of two from 32 vectors (128 floats, 256 halves) to 16384 elements,
+  // each planned at its longest row: the items a thread holds cover every row of the class.
+  const std::vector<std::int64_t> f32_steps{129, 257, 513, 1025, 2049, 4097, 8193, 16385};
+  CHECK(dyn_at("sm", 100).dyn_thresholds.at("L") == f32_steps);
+  CHECK(dyn_at("sm_few", 100).dyn_thresholds.at("L") == std::vector<std::int64_t>{257, 513, 1025, 2049, 4097, 8193, 16385});
+  for (const std::string op : {"sm", "sm_few"})
+    for (std::int64_t l : {1, 100, 128, 129, 1000, 1024, 1025, 2000, 5000, 16384}) {
+      CAPTURE(op);
+      CAPTURE(l);
+      const auto plan = dyn_at(op, l);
+      const auto& c = config_of<kiln::RownormConfig>(plan);
+      const auto& steps = plan.dyn_thresholds.at("L");
+      const int klass = kiln::dyn_class(steps, l);
+      const std::int64_t longest = steps[static_cast<std::size_t>(klass)] - 1;
+      CHECK(kiln::launch::rownorm_row_in_registers(longest, c.group, c.items));
+      CHECK(c.len == 0);
+      // And it is the static plan at that longest row.
+      const auto fixed = static_at(op, longest);
+      CHECK(config_of<kiln::RownormConfig>(fixed).variant == c.variant);
+      CHECK(config_of<kiln::RownormConfig>(fixed).items == c.items);
+      CHECK(config_of<kiln::RownormConfig>(fixed).threads == c.threads);
+    }
+  // Past 16384: one class, a block of 1024, rows read twice.
+  const auto past = dyn_at("sm", 16385);
+  CHECK(config_of<kiln::RownormConfig>(past).variant == kiln::RownormVariant::kBlockRows);
+  CHECK(config_of<kiln::RownormConfig>(past).threads == 1024);
+  CHECK(past.kernels[0].reason.find("two passes") != std::string::npos);
+  CHECK(all_sources(sources_of(past)) == all_sources(sources_of(dyn_at("sm", 1 << 18))));   // (2^20: 64-bit indices)
+  // Strided rows (softmax, sums, scans along a middle axis) have no classes in L.
+  for (const std::string op : {"sm_strided", "colmean", "colsum_v", "cs_strided"}) {
+    CAPTURE(op);
+    CHECK(dyn_at(op, 100).dyn_thresholds.empty());
+  }
+
+  // Scans: a block per row, whatever the length (the specialized scan of 100 rows of 2^20 takes
+  // the look-back); the strided scan in one pass (the specialized one of 4 x 100 columns is
+  // chunked).
+  CHECK(config_of<kiln::ScanConfig>(dyn_at("cs", 1 << 20)).variant == kiln::ScanVariant::kRowsBlock);
+  CHECK(config_of<kiln::ScanConfig>(static_at("cs", 1 << 20)).variant == kiln::ScanVariant::kRowsLookback);
+  const auto cs_strided = dyn_at("cs_strided", 100000);
+  REQUIRE(cs_strided.kernels.size() == 1);
+  CHECK(config_of<kiln::ScanConfig>(cs_strided).chunks == 1);
+  CHECK(config_of<kiln::ScanConfig>(cs_strided).chunk == 0);
+  CHECK(static_at("cs_strided", 100000).kernels.size() == 2);
+  // Strided reductions: unsplit.
+  for (const std::string op : {"colmean", "colsum_v"}) {
+    CAPTURE(op);
+    const auto plan = dyn_at(op, 100000);
+    REQUIRE(plan.kernels.size() == 1);
+    CHECK(config_of<kiln::ReduceConfig>(plan).splits == 1);
+    CHECK(config_of<kiln::ReduceConfig>(plan).red == 0);
+  }
+}
+
+TEST_CASE("dyn lengths: a norm composition over a dyn length plans as written") {
+  const auto plan = dyn_at("layernorm", 1000);
+  CHECK(plan.text().find("not fused, a dyn dim sizes the normalized axes") != std::string::npos);
+  int reductions = 0;
+  for (const auto& kn : plan.kernels) {
+    CHECK(!std::holds_alternative<kiln::RownormConfig>(kn.config));
+    if (std::holds_alternative<kiln::ReduceConfig>(kn.config)) {
+      ++reductions;
+      CHECK(!kn.dyn_len.empty());
+    }
+  }
+  CHECK(reductions == 2);   // the mean, then the variance
+  // The specialized layer norm is one kernel.
+  CHECK(static_at("layernorm", 1000).kernels.size() == 1);
+}
+
+TEST_CASE("dyn lengths: the launch is the specialized plan's where that one is not split") {
+  const std::map<std::string, std::vector<std::int64_t>> values{
+      {"rs", {1, 100, 2048}}, {"rs_many", {1, 5000}}, {"amax", {7, 3000}}, {"sm", {1, 100, 1000, 2000, 5000, 20000}},
+      {"sm_few", {3, 300, 3000}}, {"cs", {1, 3000}}, {"sm_strided", {10, 1000}}};
+  for (const auto& entry : values) {
+    const std::string& op = entry.first;   // not a structured binding: CAPTURE's lambda reads it
+    for (std::int64_t l : entry.second) {
+      CAPTURE(op);
+      CAPTURE(l);
+      const auto plan = dyn_at(op, l), fixed = static_at(op, l);
+      REQUIRE(plan.kernels.size() == fixed.kernels.size());
+      std::map<std::string, std::int64_t> dims = plan.bound->dims;
+      for (std::size_t k = 0; k < plan.kernels.size(); ++k) {
+        const auto g = kiln::launch_for(plan, k, dims);
+        CHECK(g.grid.x == fixed.kernels[k].grid.x);
+        CHECK(g.grid.y == fixed.kernels[k].grid.y);
+        CHECK(g.block.x == fixed.kernels[k].block.x);
+      }
+    }
+  }
+}
+
+TEST_CASE("dyn lengths: a dyn axis after the worked ones is refused where it is declared") {
+  auto refused = [](const std::string& op) {
+    try {
+      plan_text_at(kRefused, "len.kiln", op, {{"C", 100}, {"L", 100}}, "sm_90a");
+    } catch (const kiln::UnsupportedError& e) {
+      return std::string(e.what());
+    }
+    return std::string("planned");
+  };
+  CHECK(refused("after") ==
+        "len.kiln:2:12: op after: dim 'C' is dyn, but the reduce template (for line 4) takes dyn dims only among the "
+        "rows and the axes it works along (axis 1 here is after them)");
+  CHECK(refused("after_sm") ==
+        "len.kiln:7:26: op after_sm: dim 'C' is dyn, but the rownorm template (for line 9) takes dyn dims only among "
+        "the rows and the axes it works along (axis 2 here is after them)");
+  CHECK(refused("chain").find("len.kiln:12:19: op chain: dim 'L' is dyn, but the reduce (a chain over non-adjacent "
+                              "axes) template (for line 14)") == 0);
+}
+
+TEST_CASE("dyn lengths: goldens of a softmax and a fused sum") {
+  check_golden("source/dyn_len_softmax.cu", [] {
+    const auto plan = dyn_at("sm_few", 1000);
+    return plan.text() + "\n" + all_sources(sources_of(plan));
+  }());
+  check_golden("source/dyn_len_fused_sum.cu", [] {
+    const auto plan = dyn_at("rs_fused", 5000);
+    return plan.text() + "\n" + all_sources(sources_of(plan));
+  }());
+}
+
+TEST_CASE("dyn lengths: every unit compiles with NVRTC for sm_80 and sm_90a") {
+  if (!nvrtc_or_skip()) return;
+  int units = 0;
+  for (const auto& op : kOps)
+    for (const char* arch : {"sm_80", "sm_90a"})
+      for (std::int64_t l : {100, 5000, 20000}) {
+        CAPTURE(op);
+        units += check_units_compile(dyn_at(op, l, arch), arch);
+      }
+  for (const char* arch : {"sm_80", "sm_90a"})
+    units += check_units_compile(plan_text_at(kBoth, "both.kiln", "both", {{"B", 7}, {"L", 3000}}, arch), arch);
+  MESSAGE(units << " units compiled");
+}
