@@ -136,6 +136,8 @@ def len_text(b, dtype, ins, out):
 LEN_CASES = [
     ("softmax_L", len_text(4096, "f32", "", "softmax(x, axis=-1)"), "L", 1000, "softmax 4096 rows",
      "fp32-accurate", 1e-4, lambda F, x: F.softmax(x, dim=-1)),
+    ("softmax_L", len_text(4096, "f32", "", "softmax(x, axis=-1)"), "L", 1024, "softmax 4096 rows",
+     "fp32-accurate", 1e-4, lambda F, x: F.softmax(x, dim=-1)),
     ("softmax_L", len_text(4096, "f32", "", "softmax(x, axis=-1)"), "L", 3000, "softmax 4096 rows",
      "fp32-accurate", 1e-4, lambda F, x: F.softmax(x, dim=-1)),
     ("softmax_L", len_text(1024, "f32", "", "softmax(x, axis=-1)"), "L", 32768, "softmax, long rows",
@@ -144,7 +146,7 @@ LEN_CASES = [
      "L", 1000, "f16 log_softmax(x + bias)", "f16", 2e-2, lambda F, x, bias: F.log_softmax(x + bias, dim=-1)),
     ("sum_L", len_text(4096, "f32", "", "sum(x, axis=1)"), "L", 4096, "sum over rows", "fp32-accurate", 1e-4,
      lambda F, x: x.sum(dim=1)),
-    ("sum_L", len_text(16, "f32", "", "sum(x, axis=1)"), "L", 1 << 20, "sum, few long rows (specialized: split)",
+    ("sum_L", len_text(16, "f32", "", "sum(x, axis=1)"), "L", 1 << 20, "sum, few long rows (split)",
      "fp32-accurate", 1e-4, lambda F, x: x.sum(dim=1)),
     ("cumsum_L", len_text(4096, "f32", "", "cumsum(x, axis=1)"), "L", 4096, "cumsum over rows", "fp32-accurate",
      1e-4, lambda F, x: x.cumsum(dim=1)),

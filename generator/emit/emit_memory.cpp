@@ -227,7 +227,9 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConf
   else if (outer)
     c.line("constexpr int kVec = kConfig.vec;  // columns per thread (16-byte loads when > 1)");
   if (!warp && dyn_len(kernel))
-    c.line("constexpr Index kSplits = kConfig.splits;  // no split: a block's chunk is the whole axis, `red`");
+    c.line("constexpr Index kSplits = kConfig.splits;  // {}",
+           config.splits > 1 ? "split: partial states to the workspace, reduce_finish follows; the body's `chunk`"
+                             : "no split: a block's chunk is the whole axis, `red`");
   else if (!warp)
     c.line("constexpr Index kSplits = kConfig.splits, kChunk = kConfig.chunk;  // {}",
            config.splits > 1 ? "split: partial states to the workspace, reduce_finish follows" : "no split");
@@ -242,7 +244,17 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConf
   const std::string partials = split ? fmt::format("reinterpret_cast<Op::Acc*>({})", workspace_pointer(plan, kernel, true))
                                      : "static_cast<Op::Acc*>(nullptr)";
   const std::string n = rows_name(kernel, "kOuter");
-  const std::string red = dyn_len(kernel) ? "red" : "kRed", chunk = dyn_len(kernel) ? "red" : "kChunk";
+  const std::string red = dyn_len(kernel) ? "red" : "kRed";
+  const std::string chunk = !dyn_len(kernel) ? "kChunk" : split ? "chunk" : "red";
+  // A split over a dyn length: this launch's chunks ([Note: dyn lengths]), whole vectors along a row.
+  const std::string chunk_statement =
+      dyn_len(kernel) && split
+          ? fmt::format("  const Index chunk = Index(kiln::launch::reduce_dyn_chunk(red, kSplits, {}));  // this "
+                        "launch's\n",
+                        config.variant == ReduceVariant::kInnerBlock
+                            ? fmt::format("kiln::launch::vec_elems(int(sizeof({})))", streamed_type(plan, primary))
+                            : std::string("1"))
+          : std::string();
   if (warp) {
     unit.body = fmt::format("  kiln::reduce_inner_warp<kThreads, kUnroll, Op>({}, {}, {}, {}, {});", in, out, n, red,
                             functors(plan, kernel));
@@ -262,7 +274,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConf
         "  kiln::reduce_outer<kThreads, kUnroll, kVec, Op>({}, {}, {}, {}, {}, kInner, kSplits, {}, {});", in, out,
         partials, n, red, chunk, functors(plan, kernel));
   }
-  unit.body = extent_statements(plan, kernel, "red") + unit.body;
+  unit.body = extent_statements(plan, kernel, "red") + chunk_statement + unit.body;
   rows_launch_check(kernel, "kiln::reduce_geometry(kConfig)", unit);
   if (split) {
     acc_check(unit);
@@ -272,7 +284,6 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConf
 }
 
 void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceFinishConfig& config, UnitParts& unit) {
-  KILN_ASSERT(!dyn_len(kernel), "a split reduction over a dyn length ([Note: dyn lengths]: never split)");
   CodeWriter c;
   begin_unit(kernel, "reduce.cuh", unit, c);
   reduction_constants(plan, kernel, config, c);
@@ -283,11 +294,12 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceFini
   CodeWriter w;
   write_store(plan, kernel, result_type(plan, kernel), w);
   unit.functors = w.str();
-  unit.body = rows_statement(plan, kernel) +
+  unit.body = extent_statements(plan, kernel, "red") +
               fmt::format("  kiln::reduce_finish<kFinishThreads, Op>(reinterpret_cast<const Op::Acc*>({}), {}, {}, kSplits, "
-                          "kRed, Store{{{}}});",
+                          "{}, Store{{{}}});",
                           workspace_pointer(plan, kernel, false), pointer_of_store(plan, kernel),
-                          dyn_rows(kernel) ? "rows * kInner" : "kNumOut", UnitParts::member_inits(plan, kernel));
+                          dyn_rows(kernel) ? "rows * kInner" : "kNumOut", dyn_len(kernel) ? "red" : "kRed",
+                          UnitParts::member_inits(plan, kernel));
   rows_launch_check(kernel, "kiln::reduce_finish_geometry(kConfig)", unit);
   acc_check(unit);
 }
@@ -608,7 +620,9 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
     unit.body = fmt::format("  kiln::rownorm_strided<kThreads, kUnroll, kKind, C>({}, {}, {}, {}, kInner, {});", in,
                             pointer_of_store(plan, kernel), n, len, fs);
   else
-    unit.body = fmt::format("  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C>({}, {}, {}, {}, {});", in,
+    unit.body = fmt::format("  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C{}>({}, {}, {}, {}, {});",
+                            // a dyn length: rows that are not whole vectors take two passes (rownorm.cuh)
+                            dyn_len(kernel) ? ", /*kScalarRegisters=*/kConfig.len != 0" : "", in,
                             pointer_of_store(plan, kernel), n, len, fs);
   unit.body = extent_statements(plan, kernel, "len") + unit.body;
   rows_launch_check(kernel, "kiln::rownorm_geometry(kConfig)", unit);

@@ -64,8 +64,12 @@ void Rows::thresholds(Planner& p, const std::vector<std::int64_t>& counts) {
 // decide from the length is planned per size class of the dim ([Note: dyn size classes] in
 // plan.h):
 // - reduce_inner: a warp per row up to 2048 elements, a block per row above (when the rows do not
-//   fill the GPU with warps); never split (the split's count, chunk and workspace follow the
-//   length), so few long rows use fewer blocks than a static plan would. reduce_outer: unsplit.
+//   fill the GPU with warps). Splits (reduce_inner_block, and reduce_outer's three variants, with
+//   static rows): a class starts at each power of two where the rule's split count changes
+//   (split_steps), and a class is planned at its lowest length, as the specialized reduction
+//   there; each launch cuts its length into that many chunks (reduce_dyn_chunk, in the body: the
+//   config's chunk is 0), so the grid and the workspace (splits x outputs) stay the class's, and
+//   reduce_finish reads the length for a mean's count. With dyn rows too, nothing is split.
 // - rownorm rows: classes at powers of two from 32 16-byte vectors a row to 1024 x
 //   kRowNormMaxItems elements; each class is planned at its largest length, so the items a thread
 //   holds cover every row of the class in registers (one read, one write); rows past the last
@@ -274,6 +278,7 @@ void add_finish(Planner& p, PlannedKernel& kn, const ReduceConfig& split, std::i
     config.n_out = 0;   // the launch's outer * inner
     fin.dyn_outer = kn.dyn_outer;
   }
+  fin.dyn_len = kn.dyn_len;   // a mean's count ([Note: dyn lengths])
   fin.config = config;
   fin.index64 = kn.index64;
   fin.reason = fmt::format("combines {} partial states per output in split order (deterministic); {}", splits,
@@ -401,6 +406,21 @@ void plan_reduction_chain(Planner& p, PlannedKernel& kn, const std::vector<int>&
   kn.reason += fmt::format("; {} elements reduced per output; {}", count, index_reason(kn, numel(p.shape(operand))));
 }
 
+// A dyn length's split classes ([Note: dyn lengths]): the powers of two at which a split rule's
+// count (`splits_at(length)`) changes, up to kDynSplitLen. A class is planned at its lowest
+// length, so its count is the specialized plan's there.
+template <class SplitsAt>
+std::vector<std::int64_t> split_steps(SplitsAt splits_at) {
+  std::vector<std::int64_t> at;
+  std::int64_t last = splits_at(1);
+  for (std::int64_t length = 2; length <= launch::kDynSplitLen; length *= 2) {
+    const std::int64_t splits = splits_at(length);
+    if (splits != last) at.push_back(length);
+    last = splits;
+  }
+  return at;
+}
+
 void plan_reduction(Planner& p, PlannedKernel& kn) {
   const auto& a = p.node(kn.anchor);
   const ir::NodeId operand = a.operands[0];
@@ -422,11 +442,14 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   const int acc = acc_bytes(a.kind, compute_bytes(a.kind == ir::OpKind::Argmin || a.kind == ir::OpKind::Argmax
                                                       ? p.node(operand).dtype : a.dtype),
                             kn.index64 ? 8 : 4);
-  // The strided split rules read the row count and the length: a kernel with dyn rows or a dyn
-  // length is not split there ([Note: dyn rows], [Note: dyn lengths]); reduce_inner_block splits
-  // in a class with a largest row count, and a static length.
-  const bool may_split = !rows.dynamic && !len.dynamic;
-  const std::string unsplit = rows.dynamic ? "; dyn rows: never split" : len.dynamic ? "; dyn length: never split" : "";
+  // The strided split rules read the row count: a kernel with dyn rows is not split there ([Note:
+  // dyn rows]); reduce_inner_block splits in a class with a largest row count. A dyn length splits
+  // as the rules would an unbounded one, its chunks cut at each launch ([Note: dyn lengths]).
+  const bool may_split = !rows.dynamic;
+  const std::string unsplit = rows.dynamic ? "; dyn rows: never split" : "";
+  auto dyn_chunks = [&](std::int64_t splits) {
+    return len.dynamic && splits > 1 ? " (each launch cuts its length into that many chunks)" : "";
+  };
   ReduceConfig config;
   config.outer = rows.config_outer();
   config.red = len.config_outer();
@@ -435,8 +458,19 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   auto launch_with = [&](const ReduceConfig& c) { set_config(kn, c, rows, b.outer, reduce_geometry); };
   if (b.inner == 1) {
     kn.template_name = "reduce_inner";
-    // The step of reduce_inner_use_warp in the length, unless the rows always fill every SM with warps.
-    if (rows.dynamic || b.outer < 32LL * sms) len.thresholds(p, {launch::kReduceInnerWarpLen + 1});
+    constexpr int kBlockThreads = 512, kBlockUnroll = 4;
+    auto inner_split = [&](std::int64_t length) {
+      return launch::reduce_inner_split(rows.planned, length, kBlockThreads, kBlockUnroll, elem, sms);
+    };
+    // The step of reduce_inner_use_warp in the length, unless the rows always fill every SM with
+    // warps; with static rows, the steps of the split count too.
+    if (rows.dynamic || b.outer < 32LL * sms) {
+      std::vector<std::int64_t> steps{launch::kReduceInnerWarpLen + 1};
+      if (len.dynamic && !rows.dynamic)
+        for (std::int64_t l : split_steps([&](std::int64_t length) { return inner_split(length).splits; }))
+          if (l > launch::kReduceInnerWarpLen) steps.push_back(l);
+      len.thresholds(p, steps);
+    }
     const std::int64_t planned_len = len.planned;
     // The steps of reduce_inner_use_warp and of reduce_inner_split (which splits under 2 rows an SM).
     if (planned_len > launch::kReduceInnerWarpLen) rows.thresholds(p, {2LL * sms, 32LL * sms});
@@ -453,23 +487,29 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
       return;
     }
     config.variant = ReduceVariant::kInnerBlock;
-    config.threads = 512;
-    config.unroll = 4;
-    const auto split = rows.bounded() && !len.dynamic
-                           ? launch::reduce_inner_split(rows.planned, b.len, config.threads, config.unroll, elem, sms)
-                           : launch::InnerSplit{1, len.dynamic ? 0 : launch::round_up_ll(b.len, launch::vec_elems(elem))};
+    config.threads = kBlockThreads;
+    config.unroll = kBlockUnroll;
+    // (A dyn length with dyn rows: never split, as the strided splits.)
+    auto split = rows.bounded() && !(len.dynamic && rows.dynamic)
+                     ? inner_split(planned_len)
+                     : launch::InnerSplit{1, launch::round_up_ll(b.len, launch::vec_elems(elem))};
+    if (len.dynamic) split.chunk = 0;   // the body's, from its length
     config.splits = split.splits;
     config.chunk = split.chunk;
     launch_with(config);
     kn.reason = fmt::format(
         "reduced axis contiguous: a block per row ({} rows, fewer than 32 per SM, of {} > {}{}){}{}; {}", rows.text,
         len.text, launch::kReduceInnerWarpLen, len_class_text(len),
-        split.splits > 1 ? fmt::format(", each row split {} ways + reduce_finish{}", split.splits,
+        split.splits > 1 ? fmt::format(", each row split {} ways + reduce_finish{}{}", split.splits,
                                        rows.dynamic ? fmt::format(" (planned for {} rows, partial states for up to {})",
                                                                   rows.planned, rows.most)
-                                                    : "")
+                                                    : "",
+                                       dyn_chunks(split.splits))
                          : "",
-        len.dynamic ? unsplit : rows.bounded() ? "" : "; dyn rows without a largest class: never split", idx);
+        len.dynamic && rows.dynamic ? "; dyn rows and length: never split"
+        : rows.bounded()            ? ""
+                                    : "; dyn rows without a largest class: never split",
+        idx);
     if (split.splits > 1) add_finish(p, kn, config, rows.workspace_rows(), b.outer);
     return;
   }
@@ -477,15 +517,26 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   const int vec = p.target().aligned16 ? launch::reduce_outer_vec(b.inner, elem) : 1;
   auto grid_text = [&] { return rows.dynamic ? std::string("blocks over the launch's rows")
                                              : fmt::format("{} blocks", kn.grid.x * kn.grid.y); };
-  // Unsplit, a block's chunk is the whole reduced axis: with a dyn length, the body's `red` (chunk 0).
-  const launch::OuterSplit whole{1, len.dynamic ? 0 : b.len};
-  auto swept = [&](const launch::OuterSplit& split) { return split.splits > 1 ? std::to_string(split.chunk) : len.text; };
+  // A split rule over the length: at the bound length, or, with a dyn length, at its class's
+  // lowest (the classes where the count changes), the chunk cut at each launch (0 here).
+  auto split_by = [&](auto rule) -> launch::OuterSplit {
+    if (!may_split) return launch::OuterSplit{1, len.dynamic ? 0 : b.len};
+    if (!len.dynamic) return rule(b.len);
+    len.thresholds(p, split_steps([&](std::int64_t length) { return rule(length).splits; }));
+    launch::OuterSplit split = rule(len.planned);
+    split.chunk = 0;
+    return split;
+  };
+  auto swept = [&](const launch::OuterSplit& split) {
+    return split.splits > 1 && !len.dynamic ? std::to_string(split.chunk) : split.splits > 1 ? "its chunk of" : len.text;
+  };
   // The streamed tensor itself must be 4-byte (a cast prologue from f16 streams 2-byte elements).
   if (launch::reduce_outer_use_v4(b.inner, elem, p.target().aligned16) && leaves_have_width(p, operand, 4)) {
     const int threads = launch::reduce_outer_v4_threads(b.inner);
     constexpr int kUnroll = launch::kOuterV4Unroll;
-    const auto split = may_split ? launch::reduce_outer_v4_split(b.outer, b.len, b.inner, threads, sms)
-                                 : whole;
+    const auto split = split_by([&](std::int64_t length) {
+      return launch::reduce_outer_v4_split(b.outer, length, b.inner, threads, sms);
+    });
     config.variant = ReduceVariant::kOuterV4;
     config.threads = threads;
     config.unroll = kUnroll;
@@ -499,7 +550,9 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
         "aligned loads + lane shuffles (rows start misaligned; 4-byte loads stay under copy speed), {} rows of "
         "loads in flight; {}{}{}; {}",
         b.inner, swept(split), b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), threads, kUnroll,
-        split.splits > 1 ? fmt::format("reduced axis split {} ways + reduce_finish for ", split.splits) : "",
+        split.splits > 1 ? fmt::format("reduced axis split {} ways{} + reduce_finish for ", split.splits,
+                                       dyn_chunks(split.splits))
+                         : "",
         grid_text(), unsplit, idx);
     if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner, b.outer * b.inner);
     return;
@@ -507,8 +560,9 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   if (launch::reduce_outer_use_rows(b.inner, vec)) {
     constexpr int kThreads = launch::kOuterRowsThreads, kUnroll = 1;
     const int cols = launch::reduce_outer_rows_cols(b.inner, kThreads);
-    const auto split = may_split ? launch::reduce_outer_rows_split(b.outer, b.len, b.inner, kThreads, cols, sms)
-                                 : whole;
+    const auto split = split_by([&](std::int64_t length) {
+      return launch::reduce_outer_rows_split(b.outer, length, b.inner, kThreads, cols, sms);
+    });
     config.variant = ReduceVariant::kOuterRows;
     config.threads = kThreads;
     config.cols = cols;
@@ -524,15 +578,18 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
         "strips; {}{}{}; {}",
         b.inner, 16 / elem, elem, swept(split), b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), kThreads,
         cols, cols * kUnroll,
-        split.splits > 1 ? fmt::format("reduced axis split {} ways + reduce_finish for ", split.splits) : "",
+        split.splits > 1 ? fmt::format("reduced axis split {} ways{} + reduce_finish for ", split.splits,
+                                       dyn_chunks(split.splits))
+                         : "",
         grid_text(), unsplit, idx);
     if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner, b.outer * b.inner);
     return;
   }
   const int threads = launch::reduce_outer_threads(b.inner, vec);
   const int unroll = vec == 1 ? 8 : 4;
-  const auto split = may_split ? launch::reduce_outer_split(b.outer, b.len, b.inner, threads, vec, unroll, sms)
-                               : whole;
+  const auto split = split_by([&](std::int64_t length) {
+    return launch::reduce_outer_split(b.outer, length, b.inner, threads, vec, unroll, sms);
+  });
   config.variant = ReduceVariant::kOuter;
   config.threads = threads;
   config.unroll = unroll;
@@ -544,8 +601,8 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
       "reduced axis strided: threads along the contiguous inner axis ({}), {}{}{}; {}", b.inner,
       vec > 1 ? fmt::format("{}-byte loads", vec * elem)
               : fmt::format("inner % {} != 0: {}-byte loads, {} in flight per thread", 16 / elem, elem, unroll),
-      split.splits > 1 ? fmt::format(", {} blocks cannot fill {} SMs: reduced axis split {} ways + reduce_finish",
-                                     kn.grid.x, sms, split.splits)
+      split.splits > 1 ? fmt::format(", {} blocks cannot fill {} SMs: reduced axis split {} ways{} + reduce_finish",
+                                     kn.grid.x, sms, split.splits, dyn_chunks(split.splits))
                        : "",
       unsplit, idx);
   if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner, b.outer * b.inner);

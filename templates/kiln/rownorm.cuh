@@ -16,9 +16,11 @@
 //   Scale  norms only: __device__ C operator()(C q) const, the multiplier of the row's deviations
 //          from q (the emitter's: rsqrt(q / len + eps), say); softmax passes NoScale.
 //
-//   rownorm_rows<kThreads, kGroup, kItems, kKind, C>(in, out, rows, len, pro, epi)
+//   rownorm_rows<kThreads, kGroup, kItems, kKind, C[, kScalarRegisters]>(in, out, rows, len, pro, epi)
 //     in/out viewed as [rows, len] row-major. kGroup = 32 (a warp per row) or kThreads (a block
-//     per row). Rows with len <= kGroup*kItems are held in registers: one read, one write.
+//     per row). Rows with len <= kGroup*kItems are held in registers: one read, one write (rows
+//     that are not whole aligned 16-byte vectors as scalars, or, kScalarRegisters false, on the
+//     two-pass path).
 //     Longer rows take two passes (online max/sum, or for a norm the mean and squared deviations
 //     by chunks combined as Chan's parallel variance; then re-read and write).
 //     block = kThreads; grid.x = ceil(rows / (kThreads/kGroup)), capped at 2^31-1 (grid-strided).
@@ -455,8 +457,13 @@ __device__ __forceinline__ void rownorm_row_in_registers(const T* __restrict__ r
 
 }  // namespace detail
 
-template <int kThreads, int kGroup, int kItems, RowNormKind kKind, class C, class T, class Out, class I, class Pro,
-          class Epi, class Scale = NoScale>
+// kScalarRegisters false (a dyn length, [Note: dyn lengths] in generator/plan/plan_memory.cpp):
+// rows that are not whole aligned vectors take the two-pass path instead of scalar registers. A
+// scalar register row of a length known only at run time keeps every item's address and
+// predicate live (248 registers for 32 items on sm_90a, against 64 with the length a constant),
+// which would cut the occupancy of every row, vectorizable or not.
+template <int kThreads, int kGroup, int kItems, RowNormKind kKind, class C, bool kScalarRegisters = true, class T,
+          class Out, class I, class Pro, class Epi, class Scale = NoScale>
 __device__ __forceinline__ void rownorm_rows(const T* __restrict__ in, Out* __restrict__ out, I rows, I len, Pro pro,
                                              Epi epi, Scale scale = Scale{}) {
   static_assert(kThreads % kGroup == 0, "the block holds whole groups");
@@ -479,11 +486,13 @@ __device__ __forceinline__ void rownorm_rows(const T* __restrict__ in, Out* __re
           continue;
         }
       }
-      detail::rownorm_row_in_registers<kThreads, kGroup, kItems, 1, kKind, C>(row_in, row_out, len, flat_row, rank, pro,
-                                                                              epi, scale);
-    } else {
-      detail::rownorm_row_two_pass<kThreads, kGroup, kKind, C>(row_in, row_out, len, flat_row, rank, pro, epi, scale);
+      if constexpr (kScalarRegisters) {
+        detail::rownorm_row_in_registers<kThreads, kGroup, kItems, 1, kKind, C>(row_in, row_out, len, flat_row, rank,
+                                                                                pro, epi, scale);
+        continue;
+      }
     }
+    detail::rownorm_row_two_pass<kThreads, kGroup, kKind, C>(row_in, row_out, len, flat_row, rank, pro, epi, scale);
   }
 }
 

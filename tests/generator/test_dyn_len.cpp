@@ -108,6 +108,11 @@ TEST_CASE("dyn lengths: one source per bucket and class, the length read at run 
                text.find("const Index len = ") != std::string::npos));
       }
     }
+  // The bucket one (a reduction over one element, its epilogue at the output's coordinates).
+  for (const auto& op : kOps) {
+    CAPTURE(op);
+    CHECK(!sources_of(dyn_at(op, 1)).empty());
+  }
   // Both the rows and the length dyn: one source over values of both in one class each.
   auto both = [](std::int64_t b, std::int64_t l) {
     return plan_text_at(kBoth, "both.kiln", "both", {{"B", b}, {"L", l}}, "sm_90a");
@@ -122,27 +127,36 @@ TEST_CASE("dyn lengths: one source per bucket and class, the length read at run 
 
 TEST_CASE("dyn lengths: size classes where the plan changes with the length") {
   // A sum over contiguous rows, 64 of them (< 32 an SM): a warp per row up to 2048 elements, a
-  // block per row above, never split.
+  // block per row above, split as the specialized sum at the class's lowest length is (classes at
+  // the powers of two where reduce_inner_split's count changes: 2, 4, then 5 ways, 2 blocks an SM),
+  // the chunks cut at each launch, then reduce_finish (which divides a mean by the launch's length).
   const auto short_rows = dyn_at("rs", 2048), long_rows = dyn_at("rs", 2049), huge = dyn_at("rs", 1 << 22);
-  CHECK(short_rows.dyn_thresholds.at("L") == std::vector<std::int64_t>{kiln::launch::kReduceInnerWarpLen + 1});
+  CHECK(short_rows.dyn_thresholds.at("L") ==
+        std::vector<std::int64_t>{kiln::launch::kReduceInnerWarpLen + 1, 16384, 32768, 65536});
   CHECK(config_of<kiln::ReduceConfig>(short_rows).variant == kiln::ReduceVariant::kInnerWarp);
   CHECK(config_of<kiln::ReduceConfig>(short_rows).red == 0);
-  for (const auto* p : {&long_rows, &huge}) {
-    REQUIRE(p->kernels.size() == 1);   // no reduce_finish
-    CHECK(config_of<kiln::ReduceConfig>(*p).variant == kiln::ReduceVariant::kInnerBlock);
-    CHECK(config_of<kiln::ReduceConfig>(*p).splits == 1);
-    CHECK(config_of<kiln::ReduceConfig>(*p).chunk == 0);   // the body's `red`
-    CHECK(p->kernels[0].reason.find("dyn length: never split") != std::string::npos);
-  }
-  CHECK(all_sources(sources_of(long_rows)) == all_sources(sources_of(huge)));
-  CHECK(long_rows.text().find("L=2049 (dyn, general, class >= 2049)") != std::string::npos);
-  // The specialized sum of 64 rows of 2^22 splits each row; the dyn one cannot.
-  CHECK(static_at("rs", 1 << 22).kernels.size() == 2);
+  REQUIRE(long_rows.kernels.size() == 1);   // [2049, 16384): as the specialized sum of 2049
+  CHECK(config_of<kiln::ReduceConfig>(long_rows).variant == kiln::ReduceVariant::kInnerBlock);
+  CHECK(config_of<kiln::ReduceConfig>(long_rows).splits == 1);
+  CHECK(config_of<kiln::ReduceConfig>(long_rows).chunk == 0);   // the body's `red`
+  REQUIRE(huge.kernels.size() == 2);
+  CHECK(config_of<kiln::ReduceConfig>(huge).splits == 5);
+  CHECK(config_of<kiln::ReduceConfig>(huge).chunk == 0);   // the body's, from its length
+  CHECK(huge.kernels[0].reason.find("each launch cuts its length into that many chunks") != std::string::npos);
+  CHECK(!huge.kernels[1].dyn_len.empty());   // reduce_finish: the count
+  for (const auto& b : huge.buffers)
+    if (b.kind == kiln::BufferKind::Workspace) CHECK(b.bytes == 5 * 64 * 4);
+  CHECK(all_sources(sources_of(huge)) == all_sources(sources_of(dyn_at("rs", 65536))));
+  CHECK(sources_of(huge)[0].text.find("const Index chunk = Index(kiln::launch::reduce_dyn_chunk(red, kSplits, "
+                                      "kiln::launch::vec_elems(int(sizeof(float)))));") != std::string::npos);
+  CHECK(long_rows.text().find("L=2049 (dyn, general, class [2049, 16384))") != std::string::npos);
+  // The specialized sum of 64 rows of 2^22 splits each row as many ways.
+  CHECK(config_of<kiln::ReduceConfig>(static_at("rs", 1 << 22)).splits == 5);
   // Rows that fill every SM with warps: no class at all.
   CHECK(dyn_at("rs_many", 100000).dyn_thresholds.empty());
   CHECK(config_of<kiln::ReduceConfig>(dyn_at("rs_many", 100000)).variant == kiln::ReduceVariant::kInnerWarp);
   // Two axes, H dyn times 4: the step in H is ceil(2049 / 4).
-  CHECK(dyn_at("hw", 100).dyn_thresholds.at("L") == std::vector<std::int64_t>{513});
+  CHECK(dyn_at("hw", 100).dyn_thresholds.at("L").front() == 513);
 
   // Softmax: classes at powers of two from 32 vectors (128 floats, 256 halves) to 16384 elements,
   // each planned at its longest row: the items a thread holds cover every row of the class.
@@ -172,8 +186,8 @@ TEST_CASE("dyn lengths: size classes where the plan changes with the length") {
   CHECK(config_of<kiln::RownormConfig>(past).threads == 1024);
   CHECK(past.kernels[0].reason.find("two passes") != std::string::npos);
   CHECK(all_sources(sources_of(past)) == all_sources(sources_of(dyn_at("sm", 1 << 18))));   // (2^20: 64-bit indices)
-  // Strided rows (softmax, sums, scans along a middle axis) have no classes in L.
-  for (const std::string op : {"sm_strided", "colmean", "colsum_v", "cs_strided"}) {
+  // Strided softmax and scans have no classes in L (strided sums: their splits, below).
+  for (const std::string op : {"sm_strided", "cs_strided"}) {
     CAPTURE(op);
     CHECK(dyn_at(op, 100).dyn_thresholds.empty());
   }
@@ -188,13 +202,21 @@ TEST_CASE("dyn lengths: size classes where the plan changes with the length") {
   CHECK(config_of<kiln::ScanConfig>(cs_strided).chunks == 1);
   CHECK(config_of<kiln::ScanConfig>(cs_strided).chunk == 0);
   CHECK(static_at("cs_strided", 100000).kernels.size() == 2);
-  // Strided reductions: unsplit.
+  // Strided reductions over few columns: split as the specialized reduction at the class's lowest
+  // length, the chunks cut at each launch; short lengths unsplit.
   for (const std::string op : {"colmean", "colsum_v"}) {
     CAPTURE(op);
+    CHECK(dyn_at(op, 7).kernels.size() == 1);
     const auto plan = dyn_at(op, 100000);
-    REQUIRE(plan.kernels.size() == 1);
-    CHECK(config_of<kiln::ReduceConfig>(plan).splits == 1);
+    const auto& steps = plan.dyn_thresholds.at("L");
+    const std::int64_t low = kiln::dyn_class_low(steps, kiln::dyn_class(steps, 100000));
+    const auto fixed = static_at(op, low);
+    REQUIRE(plan.kernels.size() == 2);
+    REQUIRE(fixed.kernels.size() == 2);
+    CHECK(config_of<kiln::ReduceConfig>(plan).splits == config_of<kiln::ReduceConfig>(fixed).splits);
+    CHECK(config_of<kiln::ReduceConfig>(plan).variant == config_of<kiln::ReduceConfig>(fixed).variant);
     CHECK(config_of<kiln::ReduceConfig>(plan).red == 0);
+    CHECK(config_of<kiln::ReduceConfig>(plan).chunk == 0);
   }
 }
 

@@ -135,6 +135,16 @@ KILN_RULE constexpr InnerSplit reduce_inner_split(long long rows, long long len,
   return InnerSplit{splits, chunk};
 }
 
+// A dyn length ([Note: dyn lengths] in generator/plan/plan_memory.cpp): the split rules are
+// evaluated at kDynSplitLen, a length that bounds no split count, so the count follows from the
+// rows and columns alone; each launch then cuts its length into that many chunks, whole `multiple`s
+// (reduce_inner's vector width; 1 for reduce_outer's steps). Short lengths leave some chunks
+// empty (their partial state is the identity).
+constexpr long long kDynSplitLen = 1LL << 40;
+KILN_RULE constexpr long long reduce_dyn_chunk(long long len, long long splits, long long multiple) {
+  return max_ll(multiple, ceil_div(ceil_div(len, splits), multiple) * multiple);
+}
+
 // reduce_inner_block: grid (min(rows, 2^31-1), splits); workspace = splits*rows
 // partial states when split (then reduce_finish runs over n_out = rows).
 KILN_RULE constexpr Geometry reduce_inner_block_geometry(long long rows, const InnerSplit& s, int threads, int acc_bytes) {

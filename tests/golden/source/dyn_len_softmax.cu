@@ -66,7 +66,7 @@ struct Store {
 
 extern "C" __global__ void __launch_bounds__(256) kiln_sm_few_k0_rownorm(const __half* __restrict__ in_x, const __half* __restrict__ in_bias, __half* __restrict__ out_y, long long dim_L) {
   const Index len = static_cast<Index>(dim_L);  // dyn length: this launch's
-  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C>(in_x, out_y, kOuter, len, Load{in_x, in_bias, out_y, static_cast<Index>(dim_L)}, Store{in_x, in_bias, out_y, static_cast<Index>(dim_L)});
+  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C, /*kScalarRegisters=*/kConfig.len != 0>(in_x, out_y, kOuter, len, Load{in_x, in_bias, out_y, static_cast<Index>(dim_L)}, Store{in_x, in_bias, out_y, static_cast<Index>(dim_L)});
 }
 
 static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 16, 1, 1, 256, 1, 1, 0),
