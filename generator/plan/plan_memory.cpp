@@ -444,7 +444,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
                             kn.index64 ? 8 : 4);
   // The strided split rules read the row count: a kernel with dyn rows is not split there ([Note:
   // dyn rows]); reduce_inner_block splits in a class with a largest row count. A dyn length splits
-  // as the rules would an unbounded one, its chunks cut at each launch ([Note: dyn lengths]).
+  // as the rules do at its class's lowest length, its chunks cut at each launch ([Note: dyn lengths]).
   const bool may_split = !rows.dynamic;
   const std::string unsplit = rows.dynamic ? "; dyn rows: never split" : "";
   auto dyn_chunks = [&](std::int64_t splits) {

@@ -135,11 +135,12 @@ KILN_RULE constexpr InnerSplit reduce_inner_split(long long rows, long long len,
   return InnerSplit{splits, chunk};
 }
 
-// A dyn length ([Note: dyn lengths] in generator/plan/plan_memory.cpp): the split rules are
-// evaluated at kDynSplitLen, a length that bounds no split count, so the count follows from the
-// rows and columns alone; each launch then cuts its length into that many chunks, whole `multiple`s
-// (reduce_inner's vector width; 1 for reduce_outer's steps). Short lengths leave some chunks
-// empty (their partial state is the identity).
+// A dyn length ([Note: dyn lengths] in generator/plan/plan_memory.cpp): the planner looks for the
+// lengths where a split rule's count changes up to kDynSplitLen (past every count's bound) and
+// plans each class at its lowest length; each launch then cuts its own length into the class's
+// count of chunks, whole `multiple`s (reduce_inner's vector width; 1 for reduce_outer's steps). A
+// length near the class's lowest may leave the last chunks empty (their partial state is the
+// identity).
 constexpr long long kDynSplitLen = 1LL << 40;
 KILN_RULE constexpr long long reduce_dyn_chunk(long long len, long long splits, long long multiple) {
   return max_ll(multiple, ceil_div(ceil_div(len, splits), multiple) * multiple);
