@@ -125,7 +125,9 @@ void UnitParts::declare_members(const Plan& plan, const PlannedKernel& kernel, C
         w.line("{} {};  // scalar in {}", compute_type(arg.dtype), arg.name, arg.name);
         ex.set_scalar(arg.param, arg.name);
         break;
-      case KernelArg::Kind::DynDim: w.line("Index {};  // dyn dim {}", arg.name, arg.dim); break;
+      case KernelArg::Kind::DynDim:   // [Note: dividing by a dyn extent] in kiln/common.cuh
+        w.line("kiln::DynExtent<Index> {};  // dyn dim {}", arg.name, arg.dim);
+        break;
       case KernelArg::Kind::TensorMap: break;   // read by the template's copies, not by functors
     }
   }

@@ -28,6 +28,52 @@ __device__ __forceinline__ I stride_next(I i, I step, I end) {
   return end - i > step ? i + step : end;
 }
 
+// ---- a dyn dim as a functor member ([Note: dyn buckets] in generator/plan/plan.h)
+// [Note: dividing by a dyn extent]
+// The coordinates of a flat index divide it by extents, per element. A baked-in extent is a
+// constant, which the compiler divides by with a multiply and a shift; a dyn one is a value, and a
+// 32-bit division by it is a sequence of about 20 instructions (a dyn C made max_pool2d(x * s)
+// 1.81x slower, bench/results/2026-11-29-h200-run8). DynExtent holds a dyn dim's value with the
+// multiplier and shift of Granlund and Montgomery ("Division by invariant integers using
+// multiplication", 1994): for d >= 1, l = ceil(log2 d) and m = floor(2^32 (2^l - d) / d) + 1 (< 2^32),
+// n / d = (umulhi(n, m) + n) >> l for every 0 <= n < 2^31, the range of a 32-bit Index. They are
+// computed once, when the functor is made; a 64-bit index divides as usual.
+template <class I>
+struct DynExtent {
+  I value;
+  unsigned magic = 0, shift = 0;
+  KILN_HD DynExtent(I v) : value(v) {   // v >= 1
+    if constexpr (sizeof(I) == 4) {
+      const unsigned d = unsigned(v);
+#if defined(__CUDA_ARCH__)
+      shift = d <= 1 ? 0u : 32u - unsigned(__clz(d - 1));
+#else
+      while ((1ull << shift) < d) ++shift;
+#endif
+      magic = unsigned((((1ull << shift) - d) << 32) / d + 1);
+    }
+  }
+  KILN_HD operator I() const { return value; }
+};
+template <class I>
+KILN_HD I operator/(I n, const DynExtent<I>& d) {   // 0 <= n
+  if constexpr (sizeof(I) == 4) {
+    const unsigned u = unsigned(n);
+#if defined(__CUDA_ARCH__)
+    const unsigned hi = __umulhi(u, d.magic);
+#else
+    const unsigned hi = unsigned((static_cast<unsigned long long>(u) * d.magic) >> 32);
+#endif
+    return I((hi + u) >> d.shift);
+  } else {
+    return n / d.value;
+  }
+}
+template <class I>
+KILN_HD I operator%(I n, const DynExtent<I>& d) {   // 0 <= n
+  return n - (n / d) * d.value;
+}
+
 // Coordinates of the index views (generator/ir/ir.h, [Note: index views]); n >= 1.
 // i clamped into [0, n): replicate padding, and where a constant pad or a concat's other parts
 // read (their value is then not used, but the load stays in bounds).

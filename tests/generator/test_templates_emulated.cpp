@@ -917,3 +917,36 @@ TEST_CASE("emulated rownorm layer and RMS norms: warp and block groups, register
           CHECK(bad == 0);
         }
 }
+
+TEST_CASE("DynExtent divides every 32-bit index exactly, as the division it replaces") {
+  // [Note: dividing by a dyn extent] in kiln/common.cuh: the same multiplier and shift on the
+  // device (__umulhi, __clz); here the host formula. Divisors: small ones, powers of two and
+  // their neighbours, large ones up to 2^31 - 1; numerators: the edges and random ones.
+  std::vector<int> divisors;
+  for (int d = 1; d <= 300; ++d) divisors.push_back(d);
+  for (int k = 2; k < 31; ++k)
+    for (int delta : {-1, 0, 1}) divisors.push_back((1 << k) + delta);
+  for (int d : {1000, 1023, 4095, 65537, 1000003, 46341, 2147483646, 2147483647}) divisors.push_back(d);
+  std::mt19937 gen(7);
+  std::uniform_int_distribution<int> any(0, 2147483647);
+  long long wrong = 0, checked = 0;
+  for (int d : divisors) {
+    const kiln::DynExtent<int> e(d);
+    std::vector<int> numerators{0, 1, d - 1, d, d + 1 > 0 ? d + 1 : d, 2147483647, 2147483646, 2147483647 - d};
+    for (int i = 0; i < 2000; ++i) numerators.push_back(any(gen));
+    for (int q = 1; q < 50; ++q)
+      if (static_cast<long long>(q) * d < 2147483647LL) numerators.push_back(q * d), numerators.push_back(q * d - 1);
+    for (int n : numerators) {
+      if (n < 0) continue;
+      ++checked;
+      wrong += (n / e) != n / d || (n % e) != n % d;
+    }
+    CHECK(static_cast<int>(e) == d);
+  }
+  CHECK(wrong == 0);
+  MESSAGE(checked << " divisions checked");
+  // 64-bit indices divide as usual.
+  const kiln::DynExtent<long long> big(3000000000LL);
+  CHECK((9000000001LL / big) == 3);
+  CHECK((9000000001LL % big) == 1);
+}

@@ -35,7 +35,7 @@ struct Load {
   const float* __restrict__ in_w;  // in w: f32[L]
   const float* __restrict__ in_g;  // in g: f32[64]
   float* __restrict__ out_y;  // out y: f32[64]
-  Index dim_L;  // dyn dim L
+  kiln::DynExtent<Index> dim_L;  // dyn dim L
   __device__ __forceinline__ C operator()(float elem, Index flat) const {
     const Index c1 = flat % dim_L;
     const Index c0 = (flat / dim_L);
@@ -56,7 +56,7 @@ struct Store {
   const float* __restrict__ in_w;  // in w: f32[L]
   const float* __restrict__ in_g;  // in g: f32[64]
   float* __restrict__ out_y;  // out y: f32[64]
-  Index dim_L;  // dyn dim L
+  kiln::DynExtent<Index> dim_L;  // dyn dim L
   __device__ __forceinline__ float operator()(C result, Index flat) const {
     const Index o0 = flat;
     const float anchor_value = result;  // %4 sum

@@ -32,7 +32,7 @@ struct Load {
   const __half* __restrict__ in_x;  // in x: f16[16, L]
   const __half* __restrict__ in_bias;  // in bias: f16[L]
   __half* __restrict__ out_y;  // out y: f16[16, L]
-  Index dim_L;  // dyn dim L
+  kiln::DynExtent<Index> dim_L;  // dyn dim L
   __device__ __forceinline__ C operator()(__half elem, Index flat) const {
     const Index c1 = flat % dim_L;
     const Index c0 = (flat / dim_L);
@@ -52,7 +52,7 @@ struct Store {
   const __half* __restrict__ in_x;  // in x: f16[16, L]
   const __half* __restrict__ in_bias;  // in bias: f16[L]
   __half* __restrict__ out_y;  // out y: f16[16, L]
-  Index dim_L;  // dyn dim L
+  kiln::DynExtent<Index> dim_L;  // dyn dim L
   __device__ __forceinline__ __half operator()(C result, Index flat) const {
     const Index o1 = flat % dim_L;
     const Index o0 = (flat / dim_L);
