@@ -154,6 +154,12 @@ LEN_CASES = [
      "cumsum, few long rows (specialized: look-back)", "fp32-accurate", 1e-3, lambda F, x: x.cumsum(dim=1)),
     ("mean_mid_L", "op p {{\n  dims B = 64, {D}, C = 256\n  in x: f32[B, L, C]\n  out y = mean(x, axis=1)\n}}\n",
      "L", 4096, "mean over a middle axis, 256 columns", "fp32-accurate", 1e-4, lambda F, x: x.mean(dim=1)),
+    # Not a length: a pool's dyn channels, which generic mode also bakes in, whose per-channel
+    # prologue operand's index divides by C per element ([Note: dividing by a dyn extent]).
+    ("max_pool_dyn_C", "op p {{\n  dims N = 64, {D}, H = 128, W = 128\n  in x: f32[N, C, H, W]\n  in s: f32[C, 1, 1]\n"
+                       "  out y = relu(max_pool2d(x * s, 3, stride=2, padding=1))\n}}\n",
+     "C", 64, "max pool 3x3 s2 p1 of x * s[C], relu", "fp32-accurate", 1e-4,
+     lambda F, x, s: F.relu(F.max_pool2d(x * s, 3, stride=2, padding=1))),
 ]
 
 

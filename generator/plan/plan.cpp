@@ -790,8 +790,10 @@ std::set<std::string> generic_dims(const ir::Ir& ir) {
   // batch (axis 0) of a conv ([Note: dyn conv]; 0.995-1.011x the specialized conv,
   // bench/results/2026-11-29-h200-run7) and of a pool ([Note: dyn pool planes]): a pool's other
   // planes are not, since a prologue or epilogue that reads a per-channel operand then divides by
-  // a run-time C per element (max_pool2d(x * s) with N and C dyn: 1.81x, -run8). Their other axes
-  // and every axis of other anchors (a matmul's) are not free.
+  // a run-time C per element (max_pool2d(x * s) with N and C dyn: 1.81x, -run8; with C dyn through
+  // kiln::DynExtent's multiply-high: 1.07x, -run12). Their other axes and every axis of other
+  // anchors (a matmul's) are not free; nor are the axes a memory-bound anchor works along ([Note:
+  // dyn lengths]: a softmax up to 1.16x, a scan of few long rows 32x, -run12).
   auto first_worked_axis = [](const ir::Node& n) -> std::size_t {
     if (ir::is_scan(n.kind) || ir::is_rownorm(n.kind)) return static_cast<std::size_t>(n.axis);
     if (!ir::is_reduction(n.kind) || n.axes.empty()) return 0;
