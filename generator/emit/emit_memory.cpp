@@ -17,6 +17,10 @@
 //    and evaluates the end of the fused epilogue chain there.
 // Both functors carry every kernel argument as a member, so either can read any
 // leaf or scalar (dropout's seed).
+#include <initializer_list>
+#include <string_view>
+#include <vector>
+
 #include "generator/support/assert.h"
 #include "generator/emit/emitter.h"
 
@@ -145,29 +149,30 @@ std::string len_statement(const Plan& plan, const PlannedKernel& kernel, const c
 std::string extent_statements(const Plan& plan, const PlannedKernel& kernel, const char* len) {
   return rows_statement(plan, kernel) + len_statement(plan, kernel, len);
 }
-// The unit's extent constants: `outer` (kOuter or kRows) from kConfig, then `rest`; with dyn rows
-// only `rest`, and a comment that the body's `rows` stands for `what`. With a dyn length, `rest`
-// without the length's constant `len` ("kRed"), and a comment that the body's `body_len` stands for it.
+// An extent constant of a unit: `name = kConfig.field`.
+struct ExtentConstant {
+  const char* name;
+  const char* field;
+};
+// The unit's extent constants: `outer` (kOuter or kRows) from kConfig's outer, then `rest`. A dyn
+// one is left out, with a comment that the body's variable stands for it: with dyn rows the
+// outer (`rows`, for `what`), with a dyn length the constant of field `len` (the body's variable
+// has the field's name: `red`, `len`).
 void extent_constants(const PlannedKernel& kernel, CodeWriter& c, const char* outer, const char* what,
-                      const std::string& rest, const char* len = nullptr, const char* body_len = nullptr) {
-  if (!dyn_len(kernel)) {
-    if (dyn_rows(kernel)) c.line("constexpr Index {};  // {}: dyn, the body's `rows`", rest, what);
-    else c.line("constexpr Index {} = kConfig.outer, {};", outer, rest);
-    return;
-  }
-  KILN_ASSERT(len != nullptr, "{}: a dyn length the unit does not name", kernel.template_name);
+                      std::initializer_list<ExtentConstant> rest, const char* len) {
   std::vector<std::string> constants, notes;
   if (dyn_rows(kernel)) notes.push_back(fmt::format("{}: dyn, the body's `rows`", what));
   else constants.push_back(fmt::format("{} = kConfig.outer", outer));
-  for (std::size_t at = 0; at < rest.size();) {
-    std::size_t end = rest.find(", ", at);
-    if (end == std::string::npos) end = rest.size();
-    const std::string item = rest.substr(at, end - at);
-    if (item.rfind(std::string(len) + " =", 0) != 0) constants.push_back(item);
-    at = end + 2;
+  for (const ExtentConstant& e : rest) {
+    if (dyn_len(kernel) && std::string_view(e.field) == len)
+      notes.push_back(fmt::format("{}: dyn, the body's `{}`", e.name, e.field));
+    else
+      constants.push_back(fmt::format("{} = kConfig.{}", e.name, e.field));
   }
-  notes.push_back(fmt::format("{}: dyn, the body's `{}`", len, body_len));
+  KILN_ASSERT(!dyn_len(kernel) || notes.size() == (dyn_rows(kernel) ? 2u : 1u), "{}: a dyn length the unit does not name",
+              kernel.template_name);
   if (constants.empty()) c.line("// {}", fmt::join(notes, "; "));
+  else if (notes.empty()) c.line("constexpr Index {};", fmt::join(constants, ", "));
   else c.line("constexpr Index {};  // {}", fmt::join(constants, ", "), fmt::join(notes, "; "));
 }
 // The launch check: the grid too unless the rows are dyn.
@@ -192,7 +197,7 @@ void reduction_constants(const Plan& plan, const PlannedKernel& kernel, const Co
   c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {}{} over axes viewed as [outer, red, inner]", ir::op_kind_name(anchor.kind),
          dims_text(plan, operand), anchor.keepdims ? " (keepdims)" : "");
-  extent_constants(kernel, c, "kOuter", "outer", "kRed = kConfig.red, kInner = kConfig.inner", "kRed", "red");
+  extent_constants(kernel, c, "kOuter", "outer", {{"kRed", "red"}, {"kInner", "inner"}}, "red");
   c.line("using C = {};  // accumulation type", cty);
   c.line("using Op = {};", combiner(anchor.kind, cty));
 }
@@ -326,7 +331,7 @@ void emit_scan_rows(const Plan& plan, const PlannedKernel& kernel, const ScanCon
   c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {} along axis {}{}{}", ir::op_kind_name(anchor.kind), dims_text(plan, operand), anchor.axis,
          anchor.exclusive ? ", exclusive" : "", anchor.reverse ? ", reverse" : "");
-  extent_constants(kernel, c, "kRows", "rows", "kLen = kConfig.len", "kLen", "len");
+  extent_constants(kernel, c, "kRows", "rows", {{"kLen", "len"}}, "len");
   c.line("constexpr int kThreads = kConfig.threads, kVecs = kConfig.vecs;  // 16-byte vectors per thread per tile");
   scan_op_constants(anchor, c);
   unit.constants = c.str();
@@ -365,7 +370,7 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, const Scan
   c.line("{}", UnitParts::config_line(config));
   c.line("// {} of {} along axis {}{}{}, viewed as [outer, len, inner]", ir::op_kind_name(anchor.kind),
          dims_text(plan, operand), anchor.axis, anchor.exclusive ? ", exclusive" : "", anchor.reverse ? ", reverse" : "");
-  extent_constants(kernel, c, "kOuter", "outer", "kLen = kConfig.len, kInner = kConfig.inner", "kLen", "len");
+  extent_constants(kernel, c, "kOuter", "outer", {{"kLen", "len"}, {"kInner", "inner"}}, "len");
   c.line("constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;  // a thread per column, kUnroll loads "
          "in flight");
   if (dyn_len(kernel))   // one pass ([Note: dyn lengths])
@@ -569,11 +574,12 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
     c.line("// {} of {} along axis {}", ir::op_kind_name(anchor.kind), dims_text(plan, operand), anchor.axis);
   }
   const bool split = config.variant == RownormVariant::kSplitStats || config.variant == RownormVariant::kSplitApply;
-  extent_constants(kernel, c, "kOuter", "outer",
-                   split ? "kLead = kConfig.lead, kLen = kConfig.len, kGang = kConfig.gang, kSplits = kConfig.splits, "
-                           "kChunk = kConfig.chunk"
-                         : "kLen = kConfig.len, kInner = kConfig.inner",
-                   "kLen", "len");
+  if (split)
+    extent_constants(kernel, c, "kOuter", "outer",
+                     {{"kLead", "lead"}, {"kLen", "len"}, {"kGang", "gang"}, {"kSplits", "splits"}, {"kChunk", "chunk"}},
+                     "len");
+  else
+    extent_constants(kernel, c, "kOuter", "outer", {{"kLen", "len"}, {"kInner", "inner"}}, "len");
   KILN_ASSERT(!dyn_len(kernel) || (!norm && !split), "a norm over a dyn length (fuse_norms does not fuse one)");
   const std::string len = dyn_len(kernel) ? "len" : "kLen";
   if (norm)

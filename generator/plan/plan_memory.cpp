@@ -124,12 +124,6 @@ Rows extent_rows(Planner& p, const PlannedKernel& kn, ir::NodeId node, int begin
 Rows rows_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, std::int64_t outer, const char* family,
              int dyn_last) {
   const std::string what = fmt::format("the {} template", family);
-  if (p.bound().ir->dyn_dims().empty()) {
-    Rows r;
-    r.planned = outer;
-    r.text = std::to_string(outer);
-    return r;
-  }
   const ir::Shape& shape = p.bound().ir->node(node).shape;
   const int free_to = std::max(first - 1, dyn_last);
   for (int d = free_to + 1; d < static_cast<int>(shape.size()); ++d) {
@@ -149,12 +143,6 @@ Rows rows_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, st
 
 Rows len_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, int last, std::int64_t len,
             const char* family) {
-  if (p.bound().ir->dyn_dims().empty()) {
-    Rows r;
-    r.planned = len;
-    r.text = std::to_string(len);
-    return r;
-  }
   return extent_rows(p, kn, node, first, last + 1, len, fmt::format("the {} template", family),
                      "the axes it works along");
 }

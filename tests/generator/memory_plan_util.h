@@ -52,6 +52,28 @@ inline kiln::Plan plan_text_at(const std::string& text, const std::string& file,
   return kiln::make_plan(bound, kiln::Target::for_arch(arch));
 }
 
+// What planning op `op` of `text` (as plan_text_at) refuses with: the UnsupportedError's message,
+// or "planned".
+inline std::string refusal_of(const std::string& text, const std::string& file, const std::string& op,
+                              const std::map<std::string, std::int64_t>& dims, const std::string& arch = "sm_90a") {
+  try {
+    plan_text_at(text, file, op, dims, arch);
+  } catch (const kiln::UnsupportedError& e) {
+    return e.what();
+  }
+  return "planned";
+}
+
+// Each dyn dim of op `op` of `text` bound to `value`.
+inline std::map<std::string, std::int64_t> dyn_dims_at(const std::string& text, const std::string& file,
+                                                       const std::string& op, std::int64_t value) {
+  std::map<std::string, std::int64_t> dims;
+  const auto ir = kiln::check_op(kiln::parse_spec(text, file), op);   // held: dims lives in it
+  for (const auto& d : ir->dims)
+    if (d.dynamic) dims[d.name] = value;
+  return dims;
+}
+
 // The plan of op `op` of a spec given as text, at its default dims.
 inline kiln::Plan plan_of_text(const std::string& text, const std::string& op) {
   auto spec = kiln::parse_spec(text, op + ".kiln");

@@ -230,16 +230,7 @@ TEST_CASE("dyn conv: the launch is conv_geometry at the launch's batch, the x co
 
 TEST_CASE("dyn conv: other dyn dims are refused where they are declared") {
   auto refused = [](const std::string& op) {
-    std::map<std::string, std::int64_t> dims;
-    const auto ir = kiln::check_op(kiln::parse_spec(kRefused, "conv.kiln"), op);
-    for (const auto& d : ir->dims)
-      if (d.dynamic) dims[d.name] = 8;
-    try {
-      plan_text_at(kRefused, op, dims, "sm_90a");
-    } catch (const kiln::UnsupportedError& e) {
-      return std::string(e.what());
-    }
-    return std::string("planned");
+    return refusal_of(kRefused, "conv.kiln", op, dyn_dims_at(kRefused, "conv.kiln", op, 8));
   };
   const std::string only = "takes a dyn dim only as its batch (the first axis of x and y): the channels, the spatial "
                            "extents and the filters are baked in (its im2col tables divide by them)";

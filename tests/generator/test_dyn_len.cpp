@@ -259,14 +259,7 @@ TEST_CASE("dyn lengths: the launch is the specialized plan's where that one is n
 }
 
 TEST_CASE("dyn lengths: a dyn axis after the worked ones is refused where it is declared") {
-  auto refused = [](const std::string& op) {
-    try {
-      plan_text_at(kRefused, "len.kiln", op, {{"C", 100}, {"L", 100}}, "sm_90a");
-    } catch (const kiln::UnsupportedError& e) {
-      return std::string(e.what());
-    }
-    return std::string("planned");
-  };
+  auto refused = [](const std::string& op) { return refusal_of(kRefused, "len.kiln", op, {{"C", 100}, {"L", 100}}); };
   CHECK(refused("after") ==
         "len.kiln:2:12: op after: dim 'C' is dyn, but the reduce template (for line 4) takes dyn dims only among the "
         "rows and the axes it works along (axis 1 here is after them)");

@@ -217,16 +217,7 @@ TEST_CASE("dyn matmul: the bucket one plans the static product, a softmax after 
 
 TEST_CASE("dyn matmul: other dyn dims are refused where they are declared") {
   auto refused = [](const std::string& op) {
-    std::map<std::string, std::int64_t> dims;   // a value for each dyn dim of the op
-    const auto ir = kiln::check_op(kiln::parse_spec(kRefused, "mm.kiln"), op);
-    for (const auto& d : ir->dims)
-      if (d.dynamic) dims[d.name] = 8;
-    try {
-      plan_text_at(kRefused, op, dims, "sm_90a");
-    } catch (const kiln::UnsupportedError& e) {
-      return std::string(e.what());
-    }
-    return std::string("planned");
+    return refusal_of(kRefused, "mm.kiln", op, dyn_dims_at(kRefused, "mm.kiln", op, 8));
   };
   CHECK(refused("n_dyn") == "mm.kiln:2:26: op n_dyn: dim 'N' is dyn, but the gemm template (for line 5) takes a dyn M "
                             "(the rows of A and C) or a dyn outermost batch dim; K and N are baked in");
