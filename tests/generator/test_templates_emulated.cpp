@@ -932,7 +932,7 @@ TEST_CASE("DynExtent divides every 32-bit index exactly, as the division it repl
   long long wrong = 0, checked = 0;
   for (int d : divisors) {
     const kiln::DynExtent<int> e(d);
-    std::vector<int> numerators{0, 1, d - 1, d, d + 1 > 0 ? d + 1 : d, 2147483647, 2147483646, 2147483647 - d};
+    std::vector<int> numerators{0, 1, d - 1, d, d < 2147483647 ? d + 1 : d, 2147483647, 2147483646, 2147483647 - d};
     for (int i = 0; i < 2000; ++i) numerators.push_back(any(gen));
     for (int q = 1; q < 50; ++q)
       if (static_cast<long long>(q) * d < 2147483647LL) numerators.push_back(q * d), numerators.push_back(q * d - 1);
