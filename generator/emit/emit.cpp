@@ -51,12 +51,17 @@ std::string dyn_extent_statement(const Plan& plan, const PlannedKernel& kernel, 
 std::string dyn_extent_statement(const Plan& plan, const std::vector<ir::DimExpr>& extent, const char* type,
                                  const char* name, const char* what) {
   if (extent.empty()) return "";
-  std::vector<std::string> factors;
-  for (const auto& e : extent)
-    factors.push_back(e.kind() == ir::DimExpr::Kind::Dim && plan.bound->is_dynamic(e.name())
-                          ? fmt::format("static_cast<{}>(dim_{})", type, e.name())
-                          : fmt::format("{}({})", type, e.evaluate(plan.bound->dims)));
-  return fmt::format("  const {} {} = {};  // {}: this launch's\n", type, name, fmt::join(factors, " * "), what);
+  return fmt::format("  const {} {} = {};  // {}: this launch's\n", type, name, dyn_extent_expression(plan, extent, type),
+                     what);
+}
+
+std::string dyn_extent_expression(const Plan& plan, const std::vector<ir::DimExpr>& factors, const char* type) {
+  std::vector<std::string> terms;
+  for (const auto& e : factors)
+    terms.push_back(e.kind() == ir::DimExpr::Kind::Dim && plan.bound->is_dynamic(e.name())
+                        ? fmt::format("static_cast<{}>(dim_{})", type, e.name())
+                        : fmt::format("{}({})", type, e.evaluate(plan.bound->dims)));
+  return fmt::format("{}", fmt::join(terms, " * "));
 }
 
 void UnitParts::launch_check(const PlannedKernel& kernel, const std::string& geometry, bool with_grid) {

@@ -545,7 +545,10 @@ void write_norm_scale(const Plan& plan, const PlannedKernel& kernel, CodeWriter&
   w.open_block("struct Scale");
   UnitParts::declare_members(plan, kernel, w, ex);
   w.open_block("__device__ __forceinline__ C operator()(C q) const");
-  std::string a = anchor.norm.mean ? "q / C(kCount)" : "q";
+  // Over a dyn length the count is this launch's (the members hold its dyn dims).
+  const std::string count =
+      dyn_len(kernel) ? fmt::format("C({})", dyn_extent_expression(plan, kernel.dyn_len, "Index")) : "C(kCount)";
+  std::string a = anchor.norm.mean ? "q / " + count : "q";
   if (anchor.operands.size() > 1) {
     const ir::NodeId eps = anchor.operands[1];
     const Coords at(plan.bound->shape(eps).size(), "0");   // one element
@@ -580,9 +583,9 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
                      "len");
   else
     extent_constants(kernel, c, "kOuter", "outer", {{"kLen", "len"}, {"kInner", "inner"}}, "len");
-  KILN_ASSERT(!dyn_len(kernel) || (!norm && !split), "a norm over a dyn length (fuse_norms does not fuse one)");
+  KILN_ASSERT(!dyn_len(kernel) || !split, "a split norm over a dyn length (fuse_norms does not fuse one)");
   const std::string len = dyn_len(kernel) ? "len" : "kLen";
-  if (norm)
+  if (norm && !dyn_len(kernel))   // else Scale computes it from its dyn dims
     c.line("constexpr Index kCount = {};  // elements a row is normalized over", split ? "kLead * kLen" : "kLen");
   const bool strided = config.variant == RownormVariant::kStrided;
   if (split) {

@@ -58,6 +58,9 @@ std::string dyn_extent_statement(const Plan& plan, const PlannedKernel& kernel, 
 // The same for other factors (a memory-family kernel's dyn_len); "" when there are none.
 std::string dyn_extent_statement(const Plan& plan, const std::vector<ir::DimExpr>& factors, const char* type,
                                  const char* name, const char* what);
+// The product of `factors` as an expression of `type` ("static_cast<Index>(dim_L) * Index(4)"):
+// dyn dims read from dim_ arguments or functor members of those names, static ones as literals.
+std::string dyn_extent_expression(const Plan& plan, const std::vector<ir::DimExpr>& factors, const char* type);
 
 // The node an anchor kernel stores: the end of its fused epilogue chain, or the anchor itself.
 ir::NodeId store_node(const PlannedKernel& kernel);

@@ -37,6 +37,7 @@
 // leading-and-trailing form, become a split norm: two kernels, x read twice ([Note: split norms]
 // in kiln/config/rownorm.h).
 #include <algorithm>
+#include <limits>
 
 #include "generator/support/assert.h"
 #include "generator/plan/planner.h"
@@ -318,11 +319,22 @@ std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr>
         continue;
       }
     } else {
-      what += fmt::format(" ({} rows of {})", dyn_rows ? "dyn" : std::to_string(layout.rows), layout.len);
-      if (dyn_rest) {
-        fusions.push_back(what + ": not fused, a dyn dim sizes the normalized axes (a fused norm plans its "
-                                 "registers and splits from the row length): the reductions and the elementwise rest "
-                                 "plan as written");
+      what += fmt::format(" ({} rows of {})", dyn_rows ? "dyn" : std::to_string(layout.rows),
+                          dyn_rest ? std::string("a dyn length") : std::to_string(layout.len));
+      // A dyn length ([Note: dyn lengths] in plan_memory.cpp) fuses where the specialized plan fuses
+      // at every length, so the decision (and the dim's size classes) never depends on its value:
+      // rows known and many (the rule at the longest length). Few rows would split long rows across
+      // blocks, which needs the length baked in.
+      constexpr std::int64_t kLongest = std::numeric_limits<std::int64_t>::max();
+      if (dyn_rest && (dyn_rows || !launch::rownorm_normalize_fuses(layout.rows, kLongest, target.sm_count))) {
+        fusions.push_back(
+            what + fmt::format(": not fused, a dyn dim sizes the normalized axes and {}: the reductions and the "
+                               "elementwise rest plan as written",
+                               dyn_rows ? "a dyn dim the rows (a fused norm plans its registers from the row length "
+                                          "and splits long rows by the row count)"
+                                        : fmt::format("the rows are few ({}, under 2 per SM: long rows would split "
+                                                      "across blocks, which needs the length baked in)",
+                                                      layout.rows)));
         continue;
       }
     }

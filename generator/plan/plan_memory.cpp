@@ -15,6 +15,7 @@
 // ReduceChainConfig, ScanConfig, RownormConfig: the emitter writes it into the unit as kConfig)
 // and the reason text says which variant was chosen and why.
 #include <algorithm>
+#include <array>
 #include <unordered_set>
 
 #include "generator/support/assert.h"
@@ -70,16 +71,20 @@ void Rows::thresholds(Planner& p, const std::vector<std::int64_t>& counts) {
 //   there; each launch cuts its length into that many chunks (reduce_dyn_chunk, in the body: the
 //   config's chunk is 0), so the grid and the workspace (splits x outputs) stay the class's, and
 //   reduce_finish reads the length for a mean's count. With dyn rows too, nothing is split.
-// - rownorm rows: classes at powers of two from 32 16-byte vectors a row to 1024 x
-//   kRowNormMaxItems elements; each class is planned at its largest length, so the items a thread
-//   holds cover every row of the class in registers (one read, one write); rows past the last
-//   bound take the block's two-pass path, as a static plan of such rows does. Strided rows
+// - rownorm rows: a class starts wherever the rules' pick changes (rownorm_len_steps: warp or
+//   block, threads, items; for f32 rows that fill the GPU with warps, every 128 elements to 1024,
+//   then 2048, 3072, 4096, 6144, 8192, 12288 and 16384); each class is planned at its largest
+//   length, so the items a thread holds cover every row of the class in registers (one read, one
+//   write) and each length gets the specialized plan of that longest row; rows past 1024 x
+//   kRowNormMaxItems take the block's two-pass path, as a static plan of such rows does. Strided rows
 //   (kStrided) depend on the length only at run time.
 // - scans: a block per row (no look-back: its grid and workspace follow the length) and the
 //   strided scan in one pass (no chunks).
-// A norm composition over a dyn length is not fused into a rownorm (fuse_norms): its reductions
-// and the elementwise rest plan as written. A chain over non-adjacent axes refuses dyn dims.
-// The grid depends on the rows only, so launch_for needs no length.
+// A norm composition over a dyn length is fused into a rownorm (fuse_norms) where the specialized
+// plan fuses at every length: static rows, at least 2 per SM (longer rows than the registers hold
+// stream twice in a block); else its reductions and the elementwise rest plan as written. A chain
+// over non-adjacent axes refuses dyn dims. The grid depends on the rows only, so launch_for needs
+// no length.
 
 namespace {
 
@@ -840,6 +845,25 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
   p.add_followup(std::move(apply));
 }
 
+// The lengths at which the rules' pick for `rows` rows of a row norm changes (a warp or a block
+// per row, its threads, the items a thread holds, registers or two passes), up to the last one,
+// where rows outgrow the block's registers: a dyn length's classes start at them ([Note: dyn
+// lengths]), so each length of a class gets the pick the specialized kernel of the class's longest
+// row has. Dyn rows are taken as many (the warp rule's regime); fewer only cost registers.
+std::vector<std::int64_t> rownorm_len_steps(std::int64_t rows, int v, int warp_items, int sms) {
+  auto pick = [&](std::int64_t len) {
+    if (launch::rownorm_use_warp(rows, len, warp_items, sms))
+      return std::array<std::int64_t, 3>{32, launch::rownorm_warp_items(len, v), 1};
+    const int threads = launch::rownorm_block_threads(rows, len, sms);
+    const std::int64_t items = launch::rownorm_block_items(len, threads, v);
+    return std::array<std::int64_t, 3>{threads, items, launch::rownorm_row_in_registers(len, threads, items) ? 1 : 0};
+  };
+  std::vector<std::int64_t> steps;
+  for (std::int64_t len = 2; len <= 1024LL * launch::kRowNormMaxItems + 1; ++len)
+    if (pick(len) != pick(len - 1)) steps.push_back(len);
+  return steps;
+}
+
 void plan_rownorm(Planner& p, PlannedKernel& kn) {
   const auto& a = p.node(kn.anchor);
   const auto& shape = p.shape(kn.anchor);
@@ -858,7 +882,6 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
   const Box b = box_of(shape, first, last);
   Rows rows = rows_of(p, kn, kn.anchor, first, b.outer, "rownorm", last);
   Rows len = len_of(p, kn, kn.anchor, first, last, b.len, "rownorm");
-  KILN_ASSERT(!norm || !len.dynamic, "fuse_norms fused a norm over a dyn length");
   set_rows(kn, rows);
   set_len(kn, len);
   const std::string idx = index_reason(kn, numel(shape), rows.dynamic || len.dynamic);
@@ -890,14 +913,12 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
                                                      : "sum of squares, times the scale")
                                   : "max, exp kept in place and summed, times 1/sum";
   constexpr int kWarpItems = 32;
-  // A dyn length ([Note: dyn lengths]): classes at powers of two of 16-byte vectors, each planned
-  // at its longest row, so its items hold every row of the class; past the block's registers, one
-  // unbounded class (two passes).
+  // A dyn length ([Note: dyn lengths]): a class per pick of the rules, each planned at its longest
+  // row, so its items hold every row of the class; past the block's registers, one unbounded
+  // class (two passes).
   std::int64_t planned_len = b.len;
   if (len.dynamic) {
-    std::vector<std::int64_t> steps;
-    for (std::int64_t t = 32LL * v; t <= 1024LL * launch::kRowNormMaxItems; t *= 2) steps.push_back(t + 1);
-    len.thresholds(p, steps);
+    len.thresholds(p, rownorm_len_steps(rows.dynamic ? 8LL * sms : rows.planned, v, kWarpItems, sms));
     planned_len = len.most > 0 ? len.most : len.planned;
   }
   // The steps of rownorm_use_warp and rownorm_block_threads in the row count.
@@ -919,8 +940,11 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
   config.threads = threads;
   config.group = threads;
   config.items = items;
-  launch_with(config);
   const bool fits = launch::rownorm_row_in_registers(planned_len, config.group, items);
+  // A dyn length's class past the registers (every row streams twice): no register path compiled,
+  // whose live predicates over a run-time length spilled (364 bytes a thread of a layer norm).
+  if (len.dynamic && !fits) config.items = 0;
+  launch_with(config);
   kn.reason = fmt::format(
       "a block of {} per row ({} rows of {}{}): {}; {}", threads, rows.text, len.text, len_class_text(len),
       fits ? fmt::format("row held in registers ({} a thread), one pass: {}", items, in_registers)

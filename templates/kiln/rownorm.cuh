@@ -24,7 +24,8 @@
 //     Longer rows take two passes (online max/sum, or for a norm the mean and squared deviations
 //     by chunks combined as Chan's parallel variance; then re-read and write).
 //     block = kThreads; grid.x = ceil(rows / (kThreads/kGroup)), capped at 2^31-1 (grid-strided).
-//     kItems must be a multiple of 16/sizeof(T).
+//     kItems must be a multiple of 16/sizeof(T); 0 compiles no register path (a dyn length's
+//     class past the registers, where every row takes two passes).
 //   rownorm_strided<kThreads, kUnroll, kKind, C>(in, out, outer, len, inner, pro, epi[, scale])   (every kind)
 //     in/out viewed as [outer, len, inner], normalizing along len: one thread per (o, c) column,
 //     consecutive threads on consecutive c (coalesced). Two passes (the second mostly from L2
@@ -476,20 +477,22 @@ __device__ __forceinline__ void rownorm_rows(const T* __restrict__ in, Out* __re
     const I flat_row = row * len;
     const T* row_in = in + flat_row;
     Out* row_out = out + flat_row;
-    if (launch::rownorm_row_in_registers(len, kGroup, kItems)) {   // the planner's rule too
-      // The planner counts items in vectors of the operand's type; a narrower streamed tensor (a
-      // cast prologue from bool or f16) has wider vectors, which need not divide them: scalar then.
-      if constexpr (kItems % V == 0) {
-        if (len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V))) {
-          detail::rownorm_row_in_registers<kThreads, kGroup, kItems, V, kKind, C>(row_in, row_out, len, flat_row, rank,
-                                                                                  pro, epi, scale);
+    if constexpr (kItems > 0) {
+      if (launch::rownorm_row_in_registers(len, kGroup, kItems)) {   // the planner's rule too
+        // The planner counts items in vectors of the operand's type; a narrower streamed tensor (a
+        // cast prologue from bool or f16) has wider vectors, which need not divide them: scalar then.
+        if constexpr (kItems % V == 0) {
+          if (len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V))) {
+            detail::rownorm_row_in_registers<kThreads, kGroup, kItems, V, kKind, C>(row_in, row_out, len, flat_row,
+                                                                                    rank, pro, epi, scale);
+            continue;
+          }
+        }
+        if constexpr (kScalarRegisters) {
+          detail::rownorm_row_in_registers<kThreads, kGroup, kItems, 1, kKind, C>(row_in, row_out, len, flat_row,
+                                                                                  rank, pro, epi, scale);
           continue;
         }
-      }
-      if constexpr (kScalarRegisters) {
-        detail::rownorm_row_in_registers<kThreads, kGroup, kItems, 1, kKind, C>(row_in, row_out, len, flat_row, rank,
-                                                                                pro, epi, scale);
-        continue;
       }
     }
     detail::rownorm_row_two_pass<kThreads, kGroup, kKind, C>(row_in, row_out, len, flat_row, rank, pro, epi, scale);

@@ -38,7 +38,12 @@ std::string spec_text(const std::string& l_decl) {
          "op cs_strided {\n  dims B = 4, " + L + ", C = 100\n  in  x: f32[B, L, C]\n  out y = cumsum(x, axis=1)\n}\n" +
          "op layernorm {\n  const eps: f32 = 1e-5\n  dims B = 64, " + L + "\n  in  x: f32[B, L]\n" +
          "  let mu = mean(x, axis=1, keepdims=true)\n  let d = x - mu\n" +
-         "  let var = mean(d * d, axis=1, keepdims=true)\n  out y = d * rsqrt(var + eps)\n}\n";
+         "  let var = mean(d * d, axis=1, keepdims=true)\n  out y = d * rsqrt(var + eps)\n}\n" +
+         "op ln_many {\n  dims B = 2048, " + L + "\n  in  x: f32[B, L]\n  in  g: f32[L]\n  in  b: f32[L]\n" +
+         "  let d = x - mean(x, axis=1, keepdims=true)\n" +
+         "  out y = d * rsqrt(mean(d * d, axis=1, keepdims=true) + 1e-5) * g + b\n}\n" +
+         "op rms_many {\n  dims B = 300, " + L + "\n  in  x: f16[B, L]\n" +
+         "  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-6)\n}\n";
 }
 
 // Both the rows and the length dyn.
@@ -73,8 +78,9 @@ kiln::Plan static_at(const std::string& op, std::int64_t l) {
   return plan_text_at(spec_text("L = " + std::to_string(l)), "len.kiln", op, {}, "sm_90a");
 }
 
-const std::vector<std::string> kOps{"rs", "rs_many", "rs_fused", "amax", "colmean", "colsum_v", "hw",
-                                    "sm", "sm_few",  "sm_strided", "cs", "cs_strided", "layernorm"};
+const std::vector<std::string> kOps{"rs",         "rs_many", "rs_fused",   "amax",      "colmean",
+                                    "colsum_v",   "hw",      "sm",         "sm_few",    "sm_strided",
+                                    "cs",         "cs_strided", "layernorm", "ln_many", "rms_many"};
 
 template <class Config>
 const Config& config_of(const kiln::Plan& plan, std::size_t k = 0) {
@@ -117,12 +123,12 @@ TEST_CASE("dyn lengths: one source per bucket and class, the length read at run 
   auto both = [](std::int64_t b, std::int64_t l) {
     return plan_text_at(kBoth, "both.kiln", "both", {{"B", b}, {"L", l}}, "sm_90a");
   };
-  CHECK(all_sources(sources_of(both(3000, 700))) == all_sources(sources_of(both(5001, 1000))));
-  const std::string src = all_sources(sources_of(both(3000, 700)));
+  CHECK(all_sources(sources_of(both(3000, 1100))) == all_sources(sources_of(both(5001, 2000))));
+  const std::string src = all_sources(sources_of(both(3000, 1100)));
   CHECK(src.find("const Index rows = static_cast<Index>(dim_B);  // dyn rows: this launch's") != std::string::npos);
   CHECK(src.find("const Index len = static_cast<Index>(dim_L);  // dyn length: this launch's") != std::string::npos);
   CHECK(src.find("3000") == std::string::npos);
-  CHECK(src.find("700") == std::string::npos);
+  CHECK(src.find("1100") == std::string::npos);
 }
 
 TEST_CASE("dyn lengths: size classes where the plan changes with the length") {
@@ -158,13 +164,18 @@ TEST_CASE("dyn lengths: size classes where the plan changes with the length") {
   // Two axes, H dyn times 4: the step in H is ceil(2049 / 4).
   CHECK(dyn_at("hw", 100).dyn_thresholds.at("L").front() == 513);
 
-  // Softmax: classes at powers of two from 32 vectors (128 floats, 256 halves) to 16384 elements,
-  // each planned at its longest row: the items a thread holds cover every row of the class.
-  const std::vector<std::int64_t> f32_steps{129, 257, 513, 1025, 2049, 4097, 8193, 16385};
+  // Softmax: a class wherever the rules' pick changes, up to 16384 elements, each planned at its
+  // longest row: the items a thread holds cover every row of the class, and every length of it
+  // gets the specialized plan of that row. 4096 rows (sm, f32) take a warp a row up to 1024, whose
+  // items step by 4 every 128; then a block of 256 with 8, 12, 16 items, of 512 with 12, 16, of
+  // 1024 with 12, 16. 16 rows (sm_few, f16): a block of 256, 512, 1024 threads with 8 items, then
+  // 16 items.
+  const std::vector<std::int64_t> f32_steps{129,  257,  385,  513,  641,  769,   897,   1025,
+                                            2049, 3073, 4097, 6145, 8193, 12289, 16385};
   CHECK(dyn_at("sm", 100).dyn_thresholds.at("L") == f32_steps);
-  CHECK(dyn_at("sm_few", 100).dyn_thresholds.at("L") == std::vector<std::int64_t>{257, 513, 1025, 2049, 4097, 8193, 16385});
+  CHECK(dyn_at("sm_few", 100).dyn_thresholds.at("L") == std::vector<std::int64_t>{1025, 2049, 8193, 16385});
   for (const std::string op : {"sm", "sm_few"})
-    for (std::int64_t l : {1, 100, 128, 129, 1000, 1024, 1025, 2000, 5000, 16384}) {
+    for (std::int64_t l : {1, 100, 128, 129, 640, 1000, 1024, 1025, 2000, 2049, 3000, 3072, 5000, 9000, 16384}) {
       CAPTURE(op);
       CAPTURE(l);
       const auto plan = dyn_at(op, l);
@@ -179,11 +190,17 @@ TEST_CASE("dyn lengths: size classes where the plan changes with the length") {
       CHECK(config_of<kiln::RownormConfig>(fixed).variant == c.variant);
       CHECK(config_of<kiln::RownormConfig>(fixed).items == c.items);
       CHECK(config_of<kiln::RownormConfig>(fixed).threads == c.threads);
+      // And at this length (the class holds one pick of the rules).
+      const auto& here = config_of<kiln::RownormConfig>(static_at(op, l));
+      CHECK(here.variant == c.variant);
+      CHECK(here.items == c.items);
+      CHECK(here.threads == c.threads);
     }
   // Past 16384: one class, a block of 1024, rows read twice.
   const auto past = dyn_at("sm", 16385);
   CHECK(config_of<kiln::RownormConfig>(past).variant == kiln::RownormVariant::kBlockRows);
   CHECK(config_of<kiln::RownormConfig>(past).threads == 1024);
+  CHECK(config_of<kiln::RownormConfig>(past).items == 0);   // no register path compiled
   CHECK(past.kernels[0].reason.find("two passes") != std::string::npos);
   CHECK(all_sources(sources_of(past)) == all_sources(sources_of(dyn_at("sm", 1 << 18))));   // (2^20: 64-bit indices)
   // Strided softmax and scans have no classes in L (strided sums: their splits, below).
@@ -220,9 +237,37 @@ TEST_CASE("dyn lengths: size classes where the plan changes with the length") {
   }
 }
 
-TEST_CASE("dyn lengths: a norm composition over a dyn length plans as written") {
+TEST_CASE("dyn lengths: a norm composition over a dyn length fuses where every length would") {
+  // Many static rows: one rownorm at every length, with the softmax's classes (registers up to
+  // 16384, a block streaming the row twice above), and the specialized pick of the class's row.
+  for (const std::string op : {"ln_many", "rms_many"})
+    for (std::int64_t l : {1, 7, 1000, 3000, 16384, 16385, 100000}) {
+      CAPTURE(op);
+      CAPTURE(l);
+      const auto plan = dyn_at(op, l);
+      CHECK(plan.text().find("a dyn length): one normalize kernel") != std::string::npos);
+      REQUIRE(plan.kernels.size() == 1);
+      CHECK(!plan.kernels[0].dyn_len.empty());
+      const auto& c = config_of<kiln::RownormConfig>(plan);
+      const auto fixed = static_at(op, l);
+      REQUIRE(fixed.kernels.size() == 1);
+      if (l <= 16384) {
+        CHECK(config_of<kiln::RownormConfig>(fixed).items == c.items);
+        CHECK(config_of<kiln::RownormConfig>(fixed).threads == c.threads);
+      }
+      CHECK(config_of<kiln::RownormConfig>(fixed).variant == c.variant);
+      // The count is this launch's: no kCount, Scale divides by the dyn dim.
+      const std::string text = sources_of(plan)[0].text;
+      CHECK(text.find("kCount") == std::string::npos);
+      if (op == "ln_many") CHECK(text.find("q / C(static_cast<Index>(dim_L))") != std::string::npos);
+    }
+  CHECK(dyn_at("ln_many", 100).dyn_thresholds.at("L") == dyn_at("sm", 100).dyn_thresholds.at("L"));
+}
+
+TEST_CASE("dyn lengths: a norm composition over a dyn length and few rows plans as written") {
   const auto plan = dyn_at("layernorm", 1000);
-  CHECK(plan.text().find("not fused, a dyn dim sizes the normalized axes") != std::string::npos);
+  CHECK(plan.text().find("not fused, a dyn dim sizes the normalized axes and the rows are few (64") !=
+        std::string::npos);
   int reductions = 0;
   for (const auto& kn : plan.kernels) {
     CHECK(!std::holds_alternative<kiln::RownormConfig>(kn.config));
@@ -273,6 +318,10 @@ TEST_CASE("dyn lengths: a dyn axis after the worked ones is refused where it is 
 TEST_CASE("dyn lengths: goldens of a softmax and a fused sum") {
   check_golden("source/dyn_len_softmax.cu", [] {
     const auto plan = dyn_at("sm_few", 1000);
+    return plan.text() + "\n" + all_sources(sources_of(plan));
+  }());
+  check_golden("source/dyn_len_layernorm.cu", [] {
+    const auto plan = dyn_at("ln_many", 3000);
     return plan.text() + "\n" + all_sources(sources_of(plan));
   }());
   check_golden("source/dyn_len_fused_sum.cu", [] {

@@ -271,6 +271,23 @@ TEST_CASE("fuse_norms: what does not fuse, and what the plan says") {
     const std::string after = spec("  out y = x * rsqrt(mean(x * x, axis=0, keepdims=true) + 1e-6)", "B = 64, dyn N = 100");
     CHECK_THROWS_AS(plan_of_text(after, "a"), kiln::UnsupportedError);
   }
+  SUBCASE("a dyn length over many static rows: one kernel, as at every length") {
+    const std::string text = spec("  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-6)", "B = 4096, dyn N = 100");
+    const kiln::Plan plan = plan_of_text(text, "a");
+    REQUIRE(plan.fusions.size() == 1);
+    CHECK(contains(plan.fusions[0], "(4096 rows of a dyn length): one normalize kernel"));
+    REQUIRE(plan.kernels.size() == 1);
+    CHECK(kernels_of(plan, "rownorm") == 1);
+    CHECK(!plan.kernels[0].dyn_len.empty());
+    // Dyn rows as well: as written.
+    const kiln::Plan both =
+        plan_of_text(spec("  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-6)", "dyn B = 4096, dyn N = 100"),
+                     "a");
+    REQUIRE(both.fusions.size() == 1);
+    CHECK(contains(both.fusions[0], "(dyn rows of a dyn length): not fused, a dyn dim sizes the normalized axes and "
+                                    "a dyn dim the rows"));
+    CHECK(kernels_of(both, "rownorm") == 0);
+  }
 }
 
 TEST_CASE("fuse_norms: the rewritten graph means what the spec wrote (float64 reference of both)") {

@@ -425,6 +425,19 @@ op layernorm {
   let var = mean(d * d, axis=1, keepdims=true)
   out y = d * rsqrt(var + eps)
 }
+op ln_many {
+  dims B = 2048, dyn L
+  in  x: f32[B, L]
+  in  g: f32[L]
+  in  b: f32[L]
+  let d = x - mean(x, axis=1, keepdims=true)
+  out y = d * rsqrt(mean(d * d, axis=1, keepdims=true) + 1e-5) * g + b
+}
+op rms_many {
+  dims B = 300, dyn L
+  in  x: f16[B, L]
+  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-6)
+}
 op both {
   dims dyn B = 3000, dyn L
   in  x: f32[B, L]
@@ -550,6 +563,8 @@ TEST_CASE("gpu: dyn lengths of reductions, scans and row norms against the float
                  {"cs", {"L", {1, 7, 16, 3001, 100000}}},
                  {"cs_strided", {"L", {1, 5, 1000}}},
                  {"layernorm", {"L", {1, 7, 100, 3001}}},
+                 {"ln_many", {"L", {1, 5, 640, 1000, 3000, 3073, 16384, 16385, 40000}}},
+                 {"rms_many", {"L", {1, 8, 1000, 2049, 9000, 30001}}},
                  {"both", {"L", {1, 100, 1000, 5000}}}});
 }
 
