@@ -191,7 +191,8 @@ TEST_CASE("dyn lengths: size classes where the plan changes with the length") {
       CHECK(config_of<kiln::RownormConfig>(fixed).items == c.items);
       CHECK(config_of<kiln::RownormConfig>(fixed).threads == c.threads);
       // And at this length (the class holds one pick of the rules).
-      const auto& here = config_of<kiln::RownormConfig>(static_at(op, l));
+      const auto here_plan = static_at(op, l);
+      const auto& here = config_of<kiln::RownormConfig>(here_plan);
       CHECK(here.variant == c.variant);
       CHECK(here.items == c.items);
       CHECK(here.threads == c.threads);
