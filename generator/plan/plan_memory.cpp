@@ -859,8 +859,12 @@ std::vector<std::int64_t> rownorm_len_steps(std::int64_t rows, int v, int warp_i
     return std::array<std::int64_t, 3>{threads, items, launch::rownorm_row_in_registers(len, threads, items) ? 1 : 0};
   };
   std::vector<std::int64_t> steps;
-  for (std::int64_t len = 2; len <= 1024LL * launch::kRowNormMaxItems + 1; ++len)
-    if (pick(len) != pick(len - 1)) steps.push_back(len);
+  auto last = pick(1);
+  for (std::int64_t len = 2; len <= 1024LL * launch::kRowNormMaxItems + 1; ++len) {
+    const auto here = pick(len);
+    if (here != last) steps.push_back(len);
+    last = here;
+  }
   return steps;
 }
 
