@@ -452,14 +452,15 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
       }
     }
     Dim3 grid = fns.grids[k];
-    std::int64_t launch_workspace = -1;   // dyn rows: the bytes of its workspace this launch uses
+    std::int64_t launch_workspace = -1;   // a look-back's dyn rows or length: the bytes this launch lays out
     if (plan.kernels[k].reads_dyn_dims()) {   // the grid over this launch's extents
       const launch::Geometry g = launch_for(plan, k, dyn_dims);
       grid = {static_cast<unsigned>(g.grid.x), static_cast<unsigned>(g.grid.y), static_cast<unsigned>(g.grid.z)};
-      if (!plan.kernels[k].dyn_outer.empty()) launch_workspace = g.workspace_bytes;
+      if (g.zero_workspace) launch_workspace = g.workspace_bytes;
     }
     // Workspaces the kernel needs zeroed (look-back flags): on the same stream, just before it;
-    // with dyn rows the part this launch lays out (the buffer is sized for its class's most rows).
+    // with dyn rows or a dyn length the part this launch lays out (the buffer is sized for its
+    // class's largest).
     for (int b : plan.kernels[k].zero_before) {
       const auto& buf = plan.buffers[static_cast<std::size_t>(b)];
       const std::int64_t bytes = launch_workspace >= 0 ? std::min(launch_workspace, buf.bytes) : buf.bytes;

@@ -339,20 +339,23 @@ void emit_scan_rows(const Plan& plan, const PlannedKernel& kernel, const ScanCon
   const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
   // The template's tile follows its T: the launch check holds the planner to the same width.
   const std::string geometry = fmt::format("kiln::scan_geometry(kConfig, sizeof({}), sizeof(C))", streamed_type(plan, primary));
-  rows_launch_check(kernel, geometry, unit);
   if (config.variant == ScanVariant::kRowsLookback) {
-    KILN_ASSERT(!dyn_len(kernel), "the look-back over a dyn length ([Note: dyn lengths]: a block per row)");
-    // With dyn rows the workspace is sized for the class's most rows, and the launch's part zeroed.
-    if (!dyn_rows(kernel)) workspace_check(plan, kernel, geometry, true, unit);
+    // With dyn rows or a dyn length the workspace is sized for the class's largest, the launch's
+    // part zeroed, and the grid the launch's ([Note: dyn lengths]).
+    const bool dyn = dyn_rows(kernel) || dyn_len(kernel);
+    unit.launch_check(kernel, geometry, !dyn);
+    if (!dyn) workspace_check(plan, kernel, geometry, true, unit);
     // The workspace (statuses, then the tile counter) is zeroed by the runtime right before this launch.
     unit.body = fmt::format(
         "  // {} (tile statuses and counter) was zeroed on this stream before the launch\n"
         "{}  kiln::scan_rows_lookback<kThreads, kVecs, kiln::launch::kScanLookbackStages, kExclusive, kReverse, "
-        "Op>({}, {}, {}, {}, kLen, {});",
-        workspace_pointer(plan, kernel, true), rows_statement(plan, kernel), in, pointer_of_store(plan, kernel),
-        workspace_pointer(plan, kernel, true), rows_name(kernel, "kRows"), functors(plan, kernel));
+        "Op>({}, {}, {}, {}, {}, {});",
+        workspace_pointer(plan, kernel, true), extent_statements(plan, kernel, "len"), in,
+        pointer_of_store(plan, kernel), workspace_pointer(plan, kernel, true), rows_name(kernel, "kRows"),
+        dyn_len(kernel) ? "len" : "kLen", functors(plan, kernel));
     return;
   }
+  rows_launch_check(kernel, geometry, unit);
   unit.body = extent_statements(plan, kernel, "len") +
               fmt::format("  kiln::scan_rows_block<kThreads, kVecs, kExclusive, kReverse, Op>({}, {}, {}, {}, {});", in,
                           pointer_of_store(plan, kernel), rows_name(kernel, "kRows"), dyn_len(kernel) ? "len" : "kLen",

@@ -882,7 +882,15 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
     for (const auto& e : plan.ir().node(kn.stores[0].node).shape) numel *= e.evaluate(dims);
     return elementwise_geometry(*config, numel, plan.target.sm_count);
   }
-  if (kn.dyn_outer.empty()) return g;   // dyn dims read only by its functors (a side operand's)
+  if (kn.dyn_outer.empty()) {
+    // The look-back scan over a dyn length ([Note: dyn lengths]): its grid and the workspace it
+    // lays out follow the length; any other kernel reads dyn dims only in its body and functors.
+    const auto* scan = std::get_if<ScanConfig>(&kn.config);
+    if (scan == nullptr || scan->variant != ScanVariant::kRowsLookback || kn.dyn_len.empty()) return g;
+    std::int64_t len = 1;
+    for (const auto& e : kn.dyn_len) len *= e.evaluate(dims);
+    return memory_launch(plan, kn, scan->outer, len);
+  }
   const std::int64_t outer = kn.dyn_extent(dims);
   if (std::holds_alternative<GemmConfig>(kn.config)) return gemm_launch(plan, kn, outer);   // M or batches
   if (std::holds_alternative<ConvConfig>(kn.config)) return conv_launch(plan, kn, outer);   // the batch

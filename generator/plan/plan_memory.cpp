@@ -78,13 +78,17 @@ void Rows::thresholds(Planner& p, const std::vector<std::int64_t>& counts) {
 //   write) and each length gets the specialized plan of that longest row; rows past 1024 x
 //   kRowNormMaxItems take the block's two-pass path, as a static plan of such rows does. Strided rows
 //   (kStrided) depend on the length only at run time.
-// - scans: a block per row (no look-back: its grid and workspace follow the length) and the
-//   strided scan in one pass (no chunks).
+// - scans over contiguous rows: with few static rows (under 2 per SM), the look-back from 4 of
+//   the block's tiles on, as the specialized scan; its classes run from 3 tiles x 2^k to twice
+//   that, each planned for its longest row (its workspace, zeroed before each launch, and its
+//   grid), and each launch takes its grid and zeroes the part of the workspace it lays out by its
+//   length (launch_for). Past kDynSplitLen, and with dyn rows too, a block per row. The strided
+//   scan runs in one pass (no chunks).
 // A norm composition over a dyn length is fused into a rownorm (fuse_norms) where the specialized
 // plan fuses at every length: static rows, at least 2 per SM (longer rows than the registers hold
 // stream twice in a block); else its reductions and the elementwise rest plan as written. A chain
-// over non-adjacent axes refuses dyn dims. The grid depends on the rows only, so launch_for needs
-// no length.
+// over non-adjacent axes refuses dyn dims. The grid depends on the rows only, but for the
+// look-back scan's.
 
 namespace {
 
@@ -716,7 +720,7 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   const auto& shape = p.shape(kn.anchor);
   const Box b = shape.empty() ? Box{} : box_of(shape, a.axis, a.axis);
   Rows rows = rows_of(p, kn, kn.anchor, a.axis, b.outer, "scan", a.axis);
-  const Rows len = len_of(p, kn, kn.anchor, a.axis, a.axis, b.len, "scan");
+  Rows len = len_of(p, kn, kn.anchor, a.axis, a.axis, b.len, "scan");
   set_rows(kn, rows);
   set_len(kn, len);
   const std::string idx = index_reason(kn, numel(shape), rows.dynamic || len.dynamic);
@@ -732,10 +736,19 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   config.vecs = kVecs;
   const int value_bytes = static_cast<int>(dtype_size(chain_dtype(a.dtype)));
   // scan_use_lookback's step; the look-back workspace is sized by the class's largest row count,
-  // and its tiles by the length (a dyn length: a block per row, [Note: dyn lengths]).
-  if (!len.dynamic && launch::ceil_div(b.len, tile) >= 4) rows.thresholds(p, {2LL * p.target().sm_count});
-  const bool prefer = rows.bounded() && !len.dynamic &&
-                      launch::scan_use_lookback(rows.planned, b.len, tile, p.target().sm_count);
+  // and its tiles by the length. A dyn length over few static rows ([Note: dyn lengths]): the
+  // look-back from 4 tiles on, in classes up to twice their lowest, each planned (its workspace
+  // and grid) for its longest row; past kDynSplitLen, and with dyn rows too, a block per row.
+  const int sms = p.target().sm_count;
+  std::int64_t planned_len = b.len;   // what the look-back's workspace serves
+  if (!len.dynamic && launch::ceil_div(b.len, tile) >= 4) rows.thresholds(p, {2LL * sms});
+  if (len.dynamic && !rows.dynamic && rows.planned < 2LL * sms) {
+    std::vector<std::int64_t> steps;   // (3 tiles x 2^k, 3 tiles x 2^(k+1)]
+    for (std::int64_t t = 3 * tile; t <= launch::kDynSplitLen; t *= 2) steps.push_back(t + 1);
+    len.thresholds(p, steps);
+    planned_len = len.most;   // 0 past the last step: no largest length
+  }
+  const bool prefer = rows.bounded() && planned_len > 0 && launch::scan_use_lookback(rows.planned, planned_len, tile, sms);
   // The template derives its tile from the streamed tensor's type: plan the look-back grid
   // only when that is the operand's width.
   const bool lookback = prefer && leaves_have_width(p, a.operands[0], static_cast<std::size_t>(elem));
@@ -746,7 +759,13 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
                             rows.text, len.text, tile,
                             prefer ? "; look-back skipped: the operand reads tensors of another width" : "",
                             rows.bounded() ? "" : "; dyn rows without a largest class: no look-back",
-                            len.dynamic ? "; dyn length: no look-back" : "", idx);
+                            len.dynamic && rows.dynamic ? "; dyn rows and length: no look-back"
+                            : len.dynamic && planned_len == 0
+                                ? fmt::format("; dyn length past {}: no look-back (no longest row to size its "
+                                              "workspace)",
+                                              launch::kDynSplitLen)
+                                : "",
+                            idx);
     return;
   }
   config.variant = ScanVariant::kRowsLookback;
@@ -762,10 +781,13 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   const bool copies = vectors || elem >= 4;
   kn.min_blocks = launch::scan_lookback_blocks_per_sm(value_bytes);
   config.outer = rows.workspace_rows();   // the workspace's size
+  config.len = planned_len;
   const auto geo = scan_geometry(config, elem, value_bytes);
   config.outer = b.outer;                 // the plan's launch
+  config.len = b.len;
   const auto launch_geo = scan_geometry(config, elem, value_bytes);
   config.outer = rows.config_outer();
+  config.len = len.config_outer();
   KILN_ASSERT(geo.zero_workspace && geo.workspace_bytes % 4 == 0, "look-back workspace of {} bytes",
               geo.workspace_bytes);
   const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_lookback";
@@ -778,14 +800,16 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
       "scan along contiguous rows, few and long ({} rows of {}: fewer than 2 per SM): decoupled look-back over "
       "{}-element tiles ({}), a persistent grid of at most {} blocks ({} an SM) claiming tiles in order, each block "
       "{} data threads copying tiles into {} shared stages ({}) and a walker warp, its statuses and tile counter "
-      "zeroed before the launch; {}",
-      rows.text, b.len, look_tile,
+      "zeroed before the launch{}; {}",
+      rows.text, len.text + len_class_text(len), look_tile,
       rows.dynamic ? fmt::format("workspace for up to {} rows", rows.most)
-                   : fmt::format("{} tiles", b.outer * launch::ceil_div(b.len, look_tile)),
+      : len.dynamic ? fmt::format("workspace for rows of up to {}", planned_len)
+                    : fmt::format("{} tiles", b.outer * launch::ceil_div(b.len, look_tile)),
       config.chunks, kn.min_blocks, config.threads, launch::kScanLookbackStages,
-      copies ? (vectors ? "16-byte copies" : "element copies: the rows are not whole 16-byte vectors")
-             : "the rows are not whole 16-byte vectors: loaded element by element",
-      idx);
+      len.dynamic ? "16-byte copies where a launch's rows are whole vectors, else element copies or loads"
+      : copies    ? (vectors ? "16-byte copies" : "element copies: the rows are not whole 16-byte vectors")
+                  : "the rows are not whole 16-byte vectors: loaded element by element",
+      len.dynamic ? " (the grid and the part zeroed follow each launch's length)" : "", idx);
 }
 
 // Softmax and log_softmax along `axis`, and Normalize ([Note: norm compositions]) over its adjacent
@@ -948,6 +972,7 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
   // A dyn length's class past the registers (every row streams twice): no register path compiled,
   // whose live predicates over a run-time length spilled (364 bytes a thread of a layer norm).
   if (len.dynamic && !fits) config.items = 0;
+  if (len.dynamic && fits) kn.min_blocks = launch::rownorm_dyn_min_blocks(threads);
   launch_with(config);
   kn.reason = fmt::format(
       "a block of {} per row ({} rows of {}{}): {}; {}", threads, rows.text, len.text, len_class_text(len),
@@ -971,7 +996,7 @@ int element_bytes(const Plan& plan, ir::NodeId operand) {
   return static_cast<int>(dtype_size(plan.bound->node(leaf >= 0 ? leaf : operand).dtype));
 }
 
-launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kn, std::int64_t outer) {
+launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kn, std::int64_t outer, std::int64_t len) {
   const ir::Node& a = plan.bound->node(kn.anchor);
   return std::visit(
       [&](const auto& c) -> launch::Geometry {
@@ -990,6 +1015,7 @@ launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kn, std::i
         } else if constexpr (std::is_same_v<C, ScanConfig>) {
           // The sizes plan_scan gives the rule: the streamed operand's elements and the values scanned.
           at.outer = outer;
+          if (len > 0) at.len = len;   // the look-back over a dyn length
           return scan_geometry(at, element_bytes(plan, a.operands[0]),
                                static_cast<int>(dtype_size(chain_dtype(a.dtype))));
         } else {

@@ -44,8 +44,8 @@ const AnchorRule* memory_bound_rule(ir::OpKind kind);   // plan_memory.cpp: redu
 const AnchorRule* contraction_rule(ir::OpKind kind);    // plan_contraction.cpp: matmul, conv2d
 const AnchorRule* pool_rule(ir::OpKind kind);           // plan_pool.cpp: max_pool, avg_pool
 // plan_memory.cpp: the launch (and workspace bytes) of a memory-family kernel with dyn rows at a
-// launch's row count ([Note: dyn rows]).
-launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t outer);
+// launch's row count ([Note: dyn rows]); `len` > 0: a look-back scan's at a launch's dyn length.
+launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t outer, std::int64_t len = 0);
 // plan_contraction.cpp: the launch of a matmul kernel whose M or batches are dyn at a launch's
 // extent ([Note: dyn matmul]).
 launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t extent);

@@ -185,6 +185,9 @@ TEST_CASE("dyn lengths: size classes where the plan changes with the length") {
       const std::int64_t longest = steps[static_cast<std::size_t>(klass)] - 1;
       CHECK(kiln::launch::rownorm_row_in_registers(longest, c.group, c.items));
       CHECK(c.len == 0);
+      // A block a row caps its registers (the two-pass path beside the register one spills).
+      CHECK(plan.kernels[0].min_blocks ==
+            (c.group == c.threads ? kiln::launch::rownorm_dyn_min_blocks(static_cast<int>(c.threads)) : 1));
       // And it is the static plan at that longest row.
       const auto fixed = static_at(op, longest);
       CHECK(config_of<kiln::RownormConfig>(fixed).variant == c.variant);
@@ -210,11 +213,8 @@ TEST_CASE("dyn lengths: size classes where the plan changes with the length") {
     CHECK(dyn_at(op, 100).dyn_thresholds.empty());
   }
 
-  // Scans: a block per row, whatever the length (the specialized scan of 100 rows of 2^20 takes
-  // the look-back); the strided scan in one pass (the specialized one of 4 x 100 columns is
-  // chunked).
-  CHECK(config_of<kiln::ScanConfig>(dyn_at("cs", 1 << 20)).variant == kiln::ScanVariant::kRowsBlock);
-  CHECK(config_of<kiln::ScanConfig>(static_at("cs", 1 << 20)).variant == kiln::ScanVariant::kRowsLookback);
+  // Scans: the strided scan in one pass (the specialized one of 4 x 100 columns is chunked); the
+  // look-back over contiguous rows: below.
   const auto cs_strided = dyn_at("cs_strided", 100000);
   REQUIRE(cs_strided.kernels.size() == 1);
   CHECK(config_of<kiln::ScanConfig>(cs_strided).chunks == 1);
@@ -285,7 +285,7 @@ TEST_CASE("dyn lengths: a norm composition over a dyn length and few rows plans 
 TEST_CASE("dyn lengths: the launch is the specialized plan's where that one is not split") {
   const std::map<std::string, std::vector<std::int64_t>> values{
       {"rs", {1, 100, 2048}}, {"rs_many", {1, 5000}}, {"amax", {7, 3000}}, {"sm", {1, 100, 1000, 2000, 5000, 20000}},
-      {"sm_few", {3, 300, 3000}}, {"cs", {1, 3000}}, {"sm_strided", {10, 1000}}};
+      {"sm_few", {3, 300, 3000}}, {"cs", {1, 3000, 7000, 100000}}, {"sm_strided", {10, 1000}}};
   for (const auto& entry : values) {
     const std::string& op = entry.first;   // not a structured binding: CAPTURE's lambda reads it
     for (std::int64_t l : entry.second) {
@@ -302,6 +302,53 @@ TEST_CASE("dyn lengths: the launch is the specialized plan's where that one is n
       }
     }
   }
+}
+
+TEST_CASE("dyn lengths: few long rows scan with the look-back, its grid and zeroed part the launch's") {
+  // 100 rows (under 2 per SM): the look-back from 4 of the block's tiles (3 x 2048 + 1 floats) on,
+  // as specialized, in classes up to twice their lowest, its workspace for the class's longest row.
+  const std::vector<std::int64_t> steps = dyn_at("cs", 100).dyn_thresholds.at("L");
+  REQUIRE(steps.size() > 3);
+  CHECK(steps[0] == 6145);
+  CHECK(steps[1] == 12289);
+  CHECK(steps[2] == 24577);
+  CHECK(config_of<kiln::ScanConfig>(dyn_at("cs", 6144)).variant == kiln::ScanVariant::kRowsBlock);
+  CHECK(config_of<kiln::ScanConfig>(static_at("cs", 6144)).variant == kiln::ScanVariant::kRowsBlock);
+  auto workspace_bytes = [](const kiln::Plan& plan) {
+    REQUIRE(plan.kernels[0].zero_before.size() == 1);
+    return plan.buffers.at(static_cast<std::size_t>(plan.kernels[0].zero_before[0])).bytes;
+  };
+  for (std::int64_t l : {6145, 9000, 12288, 100000, 1 << 20, (1 << 20) + 3}) {
+    CAPTURE(l);
+    const auto plan = dyn_at("cs", l), fixed = static_at("cs", l);
+    REQUIRE(plan.kernels.size() == 1);
+    CHECK(config_of<kiln::ScanConfig>(plan).variant == kiln::ScanVariant::kRowsLookback);
+    CHECK(config_of<kiln::ScanConfig>(fixed).variant == kiln::ScanVariant::kRowsLookback);
+    CHECK(config_of<kiln::ScanConfig>(plan).len == 0);
+    // This launch: the specialized grid, and the bytes it lays out (which the runtime zeroes).
+    const auto g = kiln::launch_for(plan, 0, plan.bound->dims);
+    CHECK(g.grid.x == fixed.kernels[0].grid.x);
+    CHECK(g.block.x == fixed.kernels[0].block.x);
+    CHECK(g.shared_bytes == fixed.kernels[0].shared_bytes);
+    CHECK(g.zero_workspace);
+    CHECK(g.workspace_bytes == workspace_bytes(fixed));
+    // The buffer: the class's longest row's.
+    const std::int64_t longest = steps[static_cast<std::size_t>(kiln::dyn_class(steps, l))] - 1;
+    CHECK(workspace_bytes(plan) == workspace_bytes(static_at("cs", longest)));
+    CHECK(longest < 2 * kiln::dyn_class_low(steps, kiln::dyn_class(steps, l)));
+  }
+  // One source a class and bucket, the length read at run time.
+  CHECK(all_sources(sources_of(dyn_at("cs", 98305))) == all_sources(sources_of(dyn_at("cs", 196607))));
+  CHECK(all_sources(sources_of(dyn_at("cs", 98320))) == all_sources(sources_of(dyn_at("cs", 196592))));
+  const std::string src = all_sources(sources_of(dyn_at("cs", 100000)));
+  CHECK(src.find("const Index len = static_cast<Index>(dim_L);  // dyn length: this launch's") != std::string::npos);
+  CHECK(src.find("kiln::scan_rows_lookback<") != std::string::npos);
+  CHECK(src.find("100000") == std::string::npos);
+  // Dyn rows as well: a block per row.
+  CHECK(config_of<kiln::ScanConfig>(plan_text_at("op c {\n  dims dyn B, dyn L\n  in  x: f32[B, L]\n  out y = "
+                                                 "cumsum(x, axis=1)\n}\n",
+                                                 "c.kiln", "c", {{"B", 3}, {"L", 1 << 20}}, "sm_90a"))
+            .variant == kiln::ScanVariant::kRowsBlock);
 }
 
 TEST_CASE("dyn lengths: a dyn axis after the worked ones is refused where it is declared") {

@@ -411,6 +411,16 @@ op cs {
   in  x: f32[B, L]
   out y = cumsum(x, axis=1, exclusive=true)
 }
+op cs_few {
+  dims B = 2, dyn L
+  in  x: f32[B, L]
+  out y = cumsum(x, axis=1, reverse=true)
+}
+op cmax_few {
+  dims B = 3, dyn L
+  in  x: f16[B, L]
+  out y = cummax(x, axis=1)
+}
 op cs_strided {
   dims B = 4, dyn L, C = 100
   in  x: f32[B, L, C]
@@ -560,7 +570,9 @@ TEST_CASE("gpu: dyn lengths of reductions, scans and row norms against the float
                  {"sm", {"L", {1, 7, 16, 100, 128, 129, 1000, 1024, 1025, 1037, 2049, 5000, 16384, 16385, 40001}}},
                  {"sm_few", {"L", {1, 100, 256, 257, 3001, 20000}}},
                  {"sm_strided", {"L", {1, 5, 100, 1000}}},
-                 {"cs", {"L", {1, 7, 16, 3001, 100000}}},
+                 {"cs", {"L", {1, 7, 16, 3001, 6144, 6145, 12289, 100000, 1 << 20}}},
+                 {"cs_few", {"L", {1, 6145, 1000003, (1 << 22) + 3}}},
+                 {"cmax_few", {"L", {5, 12289, 1000003, 1 << 21}}},
                  {"cs_strided", {"L", {1, 5, 1000}}},
                  {"layernorm", {"L", {1, 7, 100, 3001}}},
                  {"ln_many", {"L", {1, 5, 640, 1000, 3000, 3073, 16384, 16385, 40000}}},
