@@ -633,8 +633,8 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
                             pointer_of_store(plan, kernel), n, len, fs);
   else
     unit.body = fmt::format("  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C{}>({}, {}, {}, {}, {});",
-                            // a dyn length: rows that are not whole vectors take two passes (rownorm.cuh)
-                            dyn_len(kernel) ? ", /*kScalarRegisters=*/kConfig.len != 0" : "", in,
+                            // a dyn length: its class's rows in registers, whole vectors or not (rownorm.cuh)
+                            dyn_len(kernel) ? ", /*kDynLen=*/true" : "", in,
                             pointer_of_store(plan, kernel), n, len, fs);
   unit.body = extent_statements(plan, kernel, "len") + unit.body;
   rows_launch_check(kernel, "kiln::rownorm_geometry(kConfig)", unit);

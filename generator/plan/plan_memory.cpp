@@ -75,9 +75,11 @@ void Rows::thresholds(Planner& p, const std::vector<std::int64_t>& counts) {
 //   block, threads, items; for f32 rows that fill the GPU with warps, every 128 elements to 1024,
 //   then 2048, 3072, 4096, 6144, 8192, 12288 and 16384); each class is planned at its largest
 //   length, so the items a thread holds cover every row of the class in registers (one read, one
-//   write) and each length gets the specialized plan of that longest row; rows past 1024 x
-//   kRowNormMaxItems take the block's two-pass path, as a static plan of such rows does. Strided rows
-//   (kStrided) depend on the length only at run time.
+//   write) and each length gets the specialized plan of that longest row; the kernel compiles no
+//   two-pass path beside the register one (rownorm_rows' kDynLen: rows that are not whole aligned
+//   vectors load an element at a time in the same layout). Rows past 1024 x kRowNormMaxItems take
+//   the block's two-pass path (a class of its own, items 0), as a static plan of such rows does.
+//   Strided rows (kStrided) depend on the length only at run time.
 // - scans over contiguous rows: with few static rows (under 2 per SM), the look-back from 4 of
 //   the block's tiles on, as the specialized scan; its classes run from 3 tiles x 2^k to twice
 //   that, each planned for its longest row (its workspace, zeroed before each launch, and its
@@ -972,7 +974,6 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
   // A dyn length's class past the registers (every row streams twice): no register path compiled,
   // whose live predicates over a run-time length spilled (364 bytes a thread of a layer norm).
   if (len.dynamic && !fits) config.items = 0;
-  if (len.dynamic && fits) kn.min_blocks = launch::rownorm_dyn_min_blocks(threads);
   launch_with(config);
   kn.reason = fmt::format(
       "a block of {} per row ({} rows of {}{}): {}; {}", threads, rows.text, len.text, len_class_text(len),

@@ -214,6 +214,7 @@ inline unsigned char* dynamic_smem() {
 #define blockDim (emu::machine().block_dim)
 
 inline void __syncthreads() { emu::wait(emu::State::kBlockWait); }
+[[noreturn]] inline void __trap() { std::abort(); }
 template <class T>
 inline T __shfl_sync(unsigned, T v, int src) {
   return emu::shuffle(v, src & 31, true);

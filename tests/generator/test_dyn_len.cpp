@@ -185,9 +185,6 @@ TEST_CASE("dyn lengths: size classes where the plan changes with the length") {
       const std::int64_t longest = steps[static_cast<std::size_t>(klass)] - 1;
       CHECK(kiln::launch::rownorm_row_in_registers(longest, c.group, c.items));
       CHECK(c.len == 0);
-      // A block a row caps its registers (the two-pass path beside the register one spills).
-      CHECK(plan.kernels[0].min_blocks ==
-            (c.group == c.threads ? kiln::launch::rownorm_dyn_min_blocks(static_cast<int>(c.threads)) : 1));
       // And it is the static plan at that longest row.
       const auto fixed = static_at(op, longest);
       CHECK(config_of<kiln::RownormConfig>(fixed).variant == c.variant);

@@ -918,6 +918,62 @@ TEST_CASE("emulated rownorm layer and RMS norms: warp and block groups, register
         }
 }
 
+TEST_CASE("emulated rownorm_rows over a dyn length (kDynLen): every row of the class in registers, whole vectors or "
+          "not") {
+  // [Note: dyn lengths]: no two-pass path beside the register one; rows that are not whole aligned
+  // vectors (odd lengths, misaligned tensors) load an element at a time in the vectors' layout,
+  // the last slot cut at the row's end. 64 x 8 = 512 elements in a block's registers, 32 x 8 = 256
+  // in a warp's.
+  auto ref_softmax = [](const float* x, int n, bool log, std::vector<double>& out) {
+    double m = -kInf, s = 0;
+    for (int i = 0; i < n; ++i) m = std::max(m, double(x[i]));
+    for (int i = 0; i < n; ++i) s += std::exp(double(x[i]) - m);
+    out.resize(n);
+    for (int i = 0; i < n; ++i) out[i] = log ? (x[i] - m) - std::log(s) : std::exp(x[i] - m) / s;
+  };
+  constexpr auto kSm = kiln::RowNormKind::kSoftmax, kLsm = kiln::RowNormKind::kLogSoftmax,
+                 kLn = kiln::RowNormKind::kLayerNorm, kRms = kiln::RowNormKind::kRmsNorm;
+  for (int block = 0; block < 2; ++block)
+    for (int len : {1, 3, 4, 7, 100, 255, 256, 257, 333, 509, 512}) {
+      if (!block && len > 256) continue;
+      for (int offset : {0, 1, 2})
+        for (int kind = 0; kind < 4; ++kind) {
+          const int rows = 5;
+          Buffer in(rows * len, offset), out(rows * len, offset);
+          const auto r = random_floats(rows * len, 7 + len + offset);
+          for (int i = 0; i < rows * len; ++i) in.data[i] = (kind >= 2 ? 10.f : 0.f) + 3.f * r[i];
+          const NormScale scale{float(len), 1e-5f};
+          emu::launch({3, 1, 0}, 64, [&] {
+            const int n = len;
+            if (block) {
+              if (kind == 0) kiln::rownorm_rows<64, 64, 8, kSm, float, true>(in.data, out.data, rows, n, Id{}, Id{});
+              if (kind == 1) kiln::rownorm_rows<64, 64, 8, kLsm, float, true>(in.data, out.data, rows, n, Id{}, Id{});
+              if (kind == 2) kiln::rownorm_rows<64, 64, 8, kLn, float, true>(in.data, out.data, rows, n, Id{}, Id{}, scale);
+              if (kind == 3) kiln::rownorm_rows<64, 64, 8, kRms, float, true>(in.data, out.data, rows, n, Id{}, Id{}, scale);
+            } else {
+              if (kind == 0) kiln::rownorm_rows<64, 32, 8, kSm, float, true>(in.data, out.data, rows, n, Id{}, Id{});
+              if (kind == 1) kiln::rownorm_rows<64, 32, 8, kLsm, float, true>(in.data, out.data, rows, n, Id{}, Id{});
+              if (kind == 2) kiln::rownorm_rows<64, 32, 8, kLn, float, true>(in.data, out.data, rows, n, Id{}, Id{}, scale);
+              if (kind == 3) kiln::rownorm_rows<64, 32, 8, kRms, float, true>(in.data, out.data, rows, n, Id{}, Id{}, scale);
+            }
+          });
+          INFO("len " << len << " offset " << offset << " kind " << kind << " block " << block);
+          std::vector<double> ref;
+          int bad = 0;
+          for (int row = 0; row < rows; ++row) {
+            if (kind < 2) ref_softmax(in.data + row * len, len, kind == 1, ref);
+            else ref_norm_row(in.data + row * len, len, kind == 2, 1e-5, ref);
+            for (int i = 0; i < len; ++i)
+              if (!close(out.data[row * len + i], ref[i], 2e-5 * std::max(1.0, std::fabs(ref[i]))) && bad++ < 3)
+                FAIL_CHECK("row " << row << " i " << i << ": " << out.data[row * len + i] << " vs " << ref[i]);
+          }
+          CHECK(bad == 0);
+          CHECK(out.data[rows * len] == -12345.f);   // nothing written past the end
+          if (offset > 0) CHECK(out.data[-1] == -12345.f);   // nor before the start
+        }
+    }
+}
+
 TEST_CASE("DynExtent divides every 32-bit index exactly, as the division it replaces") {
   // [Note: dividing by a dyn extent] in kiln/common.cuh: the same multiplier and shift on the
   // device (__umulhi, __clz); here the host formula. Divisors: small ones, powers of two and

@@ -79,19 +79,6 @@ KILN_RULE constexpr int rownorm_block_threads(long long rows, long long len, int
 KILN_RULE constexpr long long rownorm_block_items(long long len, int threads, int vec) {
   return min_ll(max_ll(kRowNormMaxItems, vec), max_ll(vec, round_up_ll(ceil_div(len, threads), vec)));
 }
-// A dyn length's register classes ([Note: dyn lengths] in generator/plan/plan_memory.cpp) compile
-// the two-pass path beside the register one, for rows that are not whole aligned vectors (the
-// specialized kernel drops whichever its length rules out). On sm_90a the pair took 79-111
-// registers a thread where the register path alone takes 29-64 (f32 softmax rows of 640-16384),
-// which cut a block of 512's occupancy to one block an SM (1.9x the specialized kernel's time on
-// rows of 5000, bench/results/2026-12-01-h200-run1/). So a block per row asks for the blocks an SM
-// that kRowNormDynRegisters a thread allow (__launch_bounds__; twice what its register path takes:
-// 29-32 for 8-16 items), and the rarely taken two-pass path spills instead. A warp per row (up to
-// 32 items, 38-64 registers for its register path) is left uncapped.
-constexpr int kRowNormDynRegisters = 64;
-KILN_RULE constexpr int rownorm_dyn_min_blocks(int threads) {
-  return int(max_ll(1, 65536 / ((long long)kRowNormDynRegisters * threads)));
-}
 // A row is held in registers (one read, one write) when its group's items cover it; rownorm.cuh
 // branches on this rule, the planner's reason text reports it.
 KILN_RULE constexpr bool rownorm_row_in_registers(long long len, int group, long long items) {

@@ -7,7 +7,7 @@ buffers:
 fusions:
   line 79: layer norm of x over axes [1] (2048 rows of a dyn length): one normalize kernel (mean, squared deviations, then the scale)
 kernels:
-  0 kiln_ln_many_k0_rownorm: rownorm  grid (2048, 1, 1) block (256, 1, 1) smem 0 index int32 min_blocks 4
+  0 kiln_ln_many_k0_rownorm: rownorm  grid (2048, 1, 1) block (256, 1, 1) smem 0 index int32
       anchor %4 normalize (line 79)
       stores %6 -> #3 y
       reads #0 x, #1 g, #2 b
@@ -85,9 +85,9 @@ struct Scale {
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(256, 4) kiln_ln_many_k0_rownorm(const float* __restrict__ in_x, const float* __restrict__ in_g, const float* __restrict__ in_b, float* __restrict__ out_y, long long dim_L) {
+extern "C" __global__ void __launch_bounds__(256) kiln_ln_many_k0_rownorm(const float* __restrict__ in_x, const float* __restrict__ in_g, const float* __restrict__ in_b, float* __restrict__ out_y, long long dim_L) {
   const Index len = static_cast<Index>(dim_L);  // dyn length: this launch's
-  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C, /*kScalarRegisters=*/kConfig.len != 0>(in_x, out_y, kOuter, len, Load{in_x, in_g, in_b, out_y, static_cast<Index>(dim_L)}, Store{in_x, in_g, in_b, out_y, static_cast<Index>(dim_L)}, Scale{in_x, in_g, in_b, out_y, static_cast<Index>(dim_L)});
+  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C, /*kDynLen=*/true>(in_x, out_y, kOuter, len, Load{in_x, in_g, in_b, out_y, static_cast<Index>(dim_L)}, Store{in_x, in_g, in_b, out_y, static_cast<Index>(dim_L)}, Scale{in_x, in_g, in_b, out_y, static_cast<Index>(dim_L)});
 }
 
 static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 2048, 1, 1, 256, 1, 1, 0),

@@ -4,7 +4,7 @@ buffers:
   #1 in  bias f16[1000] (2.0 KiB)
   #2 out y f16[16, 1000] (31.2 KiB)
 kernels:
-  0 kiln_sm_few_k0_rownorm: rownorm  grid (16, 1, 1) block (256, 1, 1) smem 0 index int32 min_blocks 4
+  0 kiln_sm_few_k0_rownorm: rownorm  grid (16, 1, 1) block (256, 1, 1) smem 0 index int32
       anchor %3 log_softmax (line 47)
       stores %3 -> #2 y
       reads #0 x, #1 bias
@@ -64,9 +64,9 @@ struct Store {
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(256, 4) kiln_sm_few_k0_rownorm(const __half* __restrict__ in_x, const __half* __restrict__ in_bias, __half* __restrict__ out_y, long long dim_L) {
+extern "C" __global__ void __launch_bounds__(256) kiln_sm_few_k0_rownorm(const __half* __restrict__ in_x, const __half* __restrict__ in_bias, __half* __restrict__ out_y, long long dim_L) {
   const Index len = static_cast<Index>(dim_L);  // dyn length: this launch's
-  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C, /*kScalarRegisters=*/kConfig.len != 0>(in_x, out_y, kOuter, len, Load{in_x, in_bias, out_y, static_cast<Index>(dim_L)}, Store{in_x, in_bias, out_y, static_cast<Index>(dim_L)});
+  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C, /*kDynLen=*/true>(in_x, out_y, kOuter, len, Load{in_x, in_bias, out_y, static_cast<Index>(dim_L)}, Store{in_x, in_bias, out_y, static_cast<Index>(dim_L)});
 }
 
 static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 16, 1, 1, 256, 1, 1, 0),
