@@ -164,6 +164,8 @@ LEN_CASES = [
      1e-4, lambda F, x: x.cumsum(dim=1)),
     ("cumsum_L", len_text(2, "f32", "", "cumsum(x, axis=1)"), "L", 1 << 22,
      "cumsum, few long rows (specialized: look-back)", "fp32-accurate", 1e-3, lambda F, x: x.cumsum(dim=1)),
+    ("cumsum_L", len_text(2, "f32", "", "cumsum(x, axis=1)"), "L", 3000001,
+     "cumsum, few long rows, odd length (look-back)", "fp32-accurate", 1e-3, lambda F, x: x.cumsum(dim=1)),
     ("mean_mid_L", "op p {{\n  dims B = 64, {D}, C = 256\n  in x: f32[B, L, C]\n  out y = mean(x, axis=1)\n}}\n",
      "L", 4096, "mean over a middle axis, 256 columns", "fp32-accurate", 1e-4, lambda F, x: x.mean(dim=1)),
     # Not a length: a pool's dyn channels, which generic mode also bakes in, whose per-channel
