@@ -168,6 +168,13 @@ LEN_CASES = [
      "cumsum, few long rows, odd length (look-back)", "fp32-accurate", 1e-3, lambda F, x: x.cumsum(dim=1)),
     ("mean_mid_L", "op p {{\n  dims B = 64, {D}, C = 256\n  in x: f32[B, L, C]\n  out y = mean(x, axis=1)\n}}\n",
      "L", 4096, "mean over a middle axis, 256 columns", "fp32-accurate", 1e-4, lambda F, x: x.mean(dim=1)),
+    # Not a length: few dyn rows of a sum down a middle axis, split in classes 8 times apart.
+    ("colsum_B", "op p {{\n  dims {D}, R = 100000, C = 64\n  in x: f32[B, R, C]\n  out y = sum(x, axis=1)\n}}\n",
+     "B", 3, "sum down a middle axis of 100000, 64 columns, few rows (split)", "fp32-accurate", 1e-4,
+     lambda F, x: x.sum(dim=1)),
+    ("colsum_B", "op p {{\n  dims {D}, R = 100000, C = 64\n  in x: f32[B, R, C]\n  out y = sum(x, axis=1)\n}}\n",
+     "B", 100, "sum down a middle axis of 100000, 64 columns, few rows (split)", "fp32-accurate", 1e-4,
+     lambda F, x: x.sum(dim=1)),
     # Not a length: a pool's dyn channels, which generic mode also bakes in, whose per-channel
     # prologue operand's index divides by C per element ([Note: dividing by a dyn extent]).
     ("max_pool_dyn_C", "op p {{\n  dims N = 64, {D}, H = 128, W = 128\n  in x: f32[N, C, H, W]\n  in s: f32[C, 1, 1]\n"

@@ -40,8 +40,11 @@ namespace kiln {
 // their workspaces by the row count: with dyn rows they are planned only in a class that has a
 // largest value (below the rule's threshold), at the class's lowest row count, with the workspace
 // sized for its largest (a reduce_finish and the zeroing then cover the launch's rows). The
-// strided splits and chunks would need workspaces of up to a wave of columns per row, so kernels
-// with dyn rows do without them.
+// strided splits (reduce_outer's variants) and the strided scan's chunks read the row count down
+// to where the blocks fill the GPU unsplit (`full`), so their classes are 8 times apart below it
+// (the reductions' at full/512, full/64, full/8 and full, the scan's from full/64): a class's
+// workspace is at most 8 times what its lowest row count needs (but the first class's), and from
+// `full` on, a class without a largest value, they are neither split nor chunked.
 // (Rows and rows_of are declared in planner.h: the pooling family's planes are rows too.)
 void Rows::thresholds(Planner& p, const std::vector<std::int64_t>& counts) {
   if (dim.empty()) return;
@@ -420,6 +423,22 @@ std::vector<std::int64_t> split_steps(SplitsAt splits_at) {
   return at;
 }
 
+// The fewest rows from which a strided split rule (`splits_at(outer)`, at a static length) no
+// longer splits: the row count where its blocks fill the GPU. With dyn rows the strided reductions
+// have classes 8 times apart below it ([Note: dyn rows]).
+template <class SplitsAt>
+std::int64_t unsplit_rows(SplitsAt splits_at) {
+  std::int64_t hi = 1;
+  while (splits_at(hi) > 1 && hi < (std::int64_t{1} << 40)) hi *= 2;
+  if (hi == 1) return 1;
+  std::int64_t lo = hi / 2;   // splits there
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (splits_at(mid) > 1 ? lo : hi) = mid;
+  }
+  return hi;
+}
+
 void plan_reduction(Planner& p, PlannedKernel& kn) {
   const auto& a = p.node(kn.anchor);
   const ir::NodeId operand = a.operands[0];
@@ -441,11 +460,10 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   const int acc = acc_bytes(a.kind, compute_bytes(a.kind == ir::OpKind::Argmin || a.kind == ir::OpKind::Argmax
                                                       ? p.node(operand).dtype : a.dtype),
                             kn.index64 ? 8 : 4);
-  // The strided split rules read the row count: a kernel with dyn rows is not split there ([Note:
-  // dyn rows]); reduce_inner_block splits in a class with a largest row count. A dyn length splits
-  // as the rules do at its class's lowest length, its chunks cut at each launch ([Note: dyn lengths]).
-  const bool may_split = !rows.dynamic;
-  const std::string unsplit = rows.dynamic ? "; dyn rows: never split" : "";
+  // The split rules read the row count: with dyn rows, reduce_inner_block and the strided rules
+  // split in a class with a largest row count ([Note: dyn rows]). A dyn length splits as the rules
+  // do at its class's lowest length, its chunks cut at each launch ([Note: dyn lengths]); with dyn
+  // rows too, nothing is split.
   auto dyn_chunks = [&](std::int64_t splits) {
     return len.dynamic && splits > 1 ? " (each launch cuts its length into that many chunks)" : "";
   };
@@ -516,16 +534,39 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   const int vec = p.target().aligned16 ? launch::reduce_outer_vec(b.inner, elem) : 1;
   auto grid_text = [&] { return rows.dynamic ? std::string("blocks over the launch's rows")
                                              : fmt::format("{} blocks", kn.grid.x * kn.grid.y); };
-  // A split rule over the length: at the bound length, or, with a dyn length, at its class's
-  // lowest (the classes where the count changes), the chunk cut at each launch (0 here).
+  // A split rule, rule(outer, length): at the bound rows and length; with a dyn length, at its
+  // class's lowest (the classes where the count changes), the chunk cut at each launch (0 here);
+  // with dyn rows, classes 8 times apart below the rows that fill the GPU unsplit (`full`), each
+  // split as the specialized reduction at its lowest row count, its workspace sized for its most
+  // (at most 8 times what its lowest needs, but for the first class); from `full` on unsplit.
+  std::string unsplit;
   auto split_by = [&](auto rule) -> launch::OuterSplit {
-    if (!may_split) return launch::OuterSplit{1, len.dynamic ? 0 : b.len};
-    if (!len.dynamic) return rule(b.len);
-    len.thresholds(p, split_steps([&](std::int64_t length) { return rule(length).splits; }));
-    launch::OuterSplit split = rule(len.planned);
+    if (rows.dynamic && len.dynamic) {
+      unsplit = "; dyn rows and length: never split";
+      return launch::OuterSplit{1, 0};
+    }
+    if (rows.dynamic) {
+      const std::int64_t full = unsplit_rows([&](std::int64_t outer) { return rule(outer, b.len).splits; });
+      rows.thresholds(p, {launch::ceil_div(full, 512), launch::ceil_div(full, 64), launch::ceil_div(full, 8), full});
+      if (!rows.bounded()) {
+        unsplit = rows.dim.empty() ? "; dyn rows of several dyn dims (no classes): never split"
+                  : full > 1       ? fmt::format("; dyn rows, {} or more (a full wave of blocks): unsplit", full)
+                                   : "; dyn rows: unsplit";
+        return launch::OuterSplit{1, b.len};
+      }
+      const launch::OuterSplit split = rule(rows.planned, b.len);
+      if (split.splits > 1)
+        unsplit = fmt::format(" (dyn rows: planned for {} rows, partial states for up to {})", rows.planned, rows.most);
+      return split;
+    }
+    if (!len.dynamic) return rule(b.outer, b.len);
+    len.thresholds(p, split_steps([&](std::int64_t length) { return rule(b.outer, length).splits; }));
+    launch::OuterSplit split = rule(b.outer, len.planned);
     split.chunk = 0;
     return split;
   };
+  // The outputs the workspace holds (after split_by: with dyn rows, its class's most rows).
+  auto finish_outputs = [&] { return rows.workspace_rows() * b.inner; };
   auto swept = [&](const launch::OuterSplit& split) {
     return split.splits > 1 && !len.dynamic ? std::to_string(split.chunk) : split.splits > 1 ? "its chunk of" : len.text;
   };
@@ -533,8 +574,8 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   if (launch::reduce_outer_use_v4(b.inner, elem, p.target().aligned16) && leaves_have_width(p, operand, 4)) {
     const int threads = launch::reduce_outer_v4_threads(b.inner);
     constexpr int kUnroll = launch::kOuterV4Unroll;
-    const auto split = split_by([&](std::int64_t length) {
-      return launch::reduce_outer_v4_split(b.outer, length, b.inner, threads, sms);
+    const auto split = split_by([&](std::int64_t outer, std::int64_t length) {
+      return launch::reduce_outer_v4_split(outer, length, b.inner, threads, sms);
     });
     config.variant = ReduceVariant::kOuterV4;
     config.threads = threads;
@@ -553,14 +594,14 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
                                        dyn_chunks(split.splits))
                          : "",
         grid_text(), unsplit, idx);
-    if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner, b.outer * b.inner);
+    if (split.splits > 1) add_finish(p, kn, config, finish_outputs(), b.outer * b.inner);
     return;
   }
   if (launch::reduce_outer_use_rows(b.inner, vec)) {
     constexpr int kThreads = launch::kOuterRowsThreads, kUnroll = 1;
     const int cols = launch::reduce_outer_rows_cols(b.inner, kThreads);
-    const auto split = split_by([&](std::int64_t length) {
-      return launch::reduce_outer_rows_split(b.outer, length, b.inner, kThreads, cols, sms);
+    const auto split = split_by([&](std::int64_t outer, std::int64_t length) {
+      return launch::reduce_outer_rows_split(outer, length, b.inner, kThreads, cols, sms);
     });
     config.variant = ReduceVariant::kOuterRows;
     config.threads = kThreads;
@@ -581,13 +622,13 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
                                        dyn_chunks(split.splits))
                          : "",
         grid_text(), unsplit, idx);
-    if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner, b.outer * b.inner);
+    if (split.splits > 1) add_finish(p, kn, config, finish_outputs(), b.outer * b.inner);
     return;
   }
   const int threads = launch::reduce_outer_threads(b.inner, vec);
   const int unroll = vec == 1 ? 8 : 4;
-  const auto split = split_by([&](std::int64_t length) {
-    return launch::reduce_outer_split(b.outer, length, b.inner, threads, vec, unroll, sms);
+  const auto split = split_by([&](std::int64_t outer, std::int64_t length) {
+    return launch::reduce_outer_split(outer, length, b.inner, threads, vec, unroll, sms);
   });
   config.variant = ReduceVariant::kOuter;
   config.threads = threads;
@@ -600,11 +641,12 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
       "reduced axis strided: threads along the contiguous inner axis ({}), {}{}{}; {}", b.inner,
       vec > 1 ? fmt::format("{}-byte loads", vec * elem)
               : fmt::format("inner % {} != 0: {}-byte loads, {} in flight per thread", 16 / elem, elem, unroll),
-      split.splits > 1 ? fmt::format(", {} blocks cannot fill {} SMs: reduced axis split {} ways{} + reduce_finish",
-                                     kn.grid.x, sms, split.splits, dyn_chunks(split.splits))
+      split.splits > 1 ? fmt::format(", {} cannot fill {} SMs: reduced axis split {} ways{} + reduce_finish",
+                                     rows.dynamic ? std::string("the blocks") : fmt::format("{} blocks", kn.grid.x),
+                                     sms, split.splits, dyn_chunks(split.splits))
                        : "",
       unsplit, idx);
-  if (split.splits > 1) add_finish(p, kn, config, b.outer * b.inner, b.outer * b.inner);
+  if (split.splits > 1) add_finish(p, kn, config, finish_outputs(), b.outer * b.inner);
 }
 
 // The strided look-back ([Note: the strided look-back] in templates/kiln/config/scan.h): a block

@@ -4,6 +4,7 @@
 // gives the same source, free of the value; the launch follows the values through the family's
 // geometry rule; other dyn dims are refused where they are declared; the units compile.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <map>
 #include <string>
@@ -90,8 +91,9 @@ TEST_CASE("dyn rows: one source per bucket and class, values only at launch") {
         if (src.text.find("kiln/elementwise.cuh") == std::string::npos)
           CHECK(src.text.find("const Index rows = ") != std::string::npos);
       }
-    // The small class too (split reductions, the look-back scan): 7 and 100 share a source.
-    CHECK(all_sources(sources_of(dyn_at(op, 7))) == all_sources(sources_of(dyn_at(op, 100))));
+    // The small class too (split reductions, the look-back scan): 7 and 100 share a source (colsum's
+    // classes are 8 times apart: 67 and 100).
+    CHECK(all_sources(sources_of(dyn_at(op, op == "colsum" ? 67 : 7))) == all_sources(sources_of(dyn_at(op, 100))));
     // Every anchor kernel takes B and computes its rows from it.
     for (const auto& kn : a.kernels)
       if (kn.anchor >= 0) CHECK(!kn.dyn_outer.empty());
@@ -160,9 +162,45 @@ TEST_CASE("dyn rows: size classes where the plan changes with the row count") {
   CHECK(m_full.kernels.size() == 1);
   CHECK(kiln::launch_for(m_few, 0, {{"B", 100}, {"M", 65536}, {"N", 32}}).grid.x == 100);
   CHECK(kiln::launch_for(m_few, 1, {{"B", 100}, {"M", 65536}, {"N", 32}}).grid.y == 128);
-  // Scans over short rows and reductions along a strided axis have no classes.
+  // Scans over short rows have no classes.
   CHECK(dyn_at("csum", 7).dyn_thresholds.empty());
-  CHECK(dyn_at("colsum", 7).dyn_thresholds.empty());
+  // A reduction along a strided axis splits in classes 8 times apart below the rows whose blocks
+  // fill the GPU unsplit (colsum: 529 rows of 1000 columns), each split as the specialized
+  // reduction at its lowest row count, its partial states sized for its most rows; from 529 on,
+  // one pass.
+  const std::vector<std::int64_t> colsum_at{2, 9, 67, 529};
+  CHECK(dyn_at("colsum", 7).dyn_thresholds.at("B") == colsum_at);
+  for (std::int64_t b : {1, 2, 8, 9, 66, 67, 100, 528}) {
+    CAPTURE(b);
+    const auto d = dyn_at("colsum", b);
+    const int klass = kiln::dyn_class(colsum_at, b);
+    const std::int64_t low = kiln::dyn_class_low(colsum_at, klass), most = colsum_at.at(std::size_t(klass)) - 1;
+    const auto s = static_at("colsum", low);
+    REQUIRE(d.kernels.size() == 2);
+    REQUIRE(s.kernels.size() == 2);
+    const auto& dc = std::get<kiln::ReduceConfig>(d.kernels[0].config);
+    const auto& sc = std::get<kiln::ReduceConfig>(s.kernels[0].config);
+    CHECK(dc.splits == sc.splits);
+    CHECK(dc.chunk == sc.chunk);
+    CHECK(dc.splits > 1);
+    for (const auto& buf : d.buffers)
+      if (buf.kind == kiln::BufferKind::Workspace) CHECK(buf.bytes == dc.splits * most * 1000 * 4);
+    CHECK(d.text().find(fmt::format("planned for {} rows, partial states for up to {}", low, most)) != std::string::npos);
+    // Each launch: its rows' blocks times the class's splits; the finish over its rows' outputs.
+    const auto g = kiln::launch_for(d, 0, {{"B", b}, {"R", 64}, {"C", 1000}});
+    CHECK(g.grid.x == s.kernels[0].grid.x / low * b);
+    CHECK(g.grid.y == dc.splits);
+  }
+  CHECK(dyn_at("colsum", 529).kernels.size() == 1);
+  CHECK(dyn_at("colsum", 5000).text().find("dyn rows, 529 or more (a full wave of blocks): unsplit") != std::string::npos);
+  // With a dyn length too, never split (the same op with R dyn).
+  const std::string both = "op colsum {\n  dims dyn B, dyn R, C = 1000\n  in  x: f32[B, R, C]\n  out y = sum(x, axis=1)\n}\n";
+  auto spec = kiln::parse_spec(both, "rows.kiln");
+  auto bound = std::make_shared<const kiln::ir::BoundIr>(
+      kiln::ir::bind(kiln::check_op(spec, "colsum"), {{"B", {3, "test"}}, {"R", {4096, "test"}}}));
+  const auto both_plan = kiln::make_plan(bound, kiln::Target::for_arch("sm_90a"));
+  CHECK(both_plan.kernels.size() == 1);
+  CHECK(both_plan.text().find("dyn rows and length: never split") != std::string::npos);
   // The rules of each class: dyn_class and its texts.
   const std::vector<std::int64_t> t{264, 1056};
   CHECK(kiln::dyn_class(t, 1) == 0);

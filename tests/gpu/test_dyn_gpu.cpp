@@ -66,7 +66,10 @@ std::int64_t run_scale(const Op& op, std::int64_t n) {
 // bucket, and both sides of each size class's thresholds on 132 SMs (softmax rows of 1000: 264
 // and 1056; sums over rows of 4096 with 12 rows per B: 22 and 352; layernorm's means: 264 and
 // 4224; sums and cumsums of rows of 2^18: 264; a cumsum along a middle axis of 65536 with 8 columns:
-// 132, 1056 and 8448).
+// 132, 1056 and 8448; reductions down a middle axis, split in classes 8 times apart below the rows
+// that fill the GPU unsplit, one per reduce_outer variant: 16-byte columns (colsum: 2, 9, 67, 529),
+// 4-byte columns (colsum5: 9, 67, 529, 4225), the 16-byte whole-row sweep (colmax_v4: 6, 45, 353)
+// and the 2-byte whole-row sweep (colmean_h: 8, 60, 476)).
 constexpr const char* kRowsSpec = R"(
 op sm {
   dims dyn B, N = 1000
@@ -87,6 +90,21 @@ op colsum {
   dims dyn B, R = 64, C = 1000
   in  x: f32[B, R, C]
   out y = sum(x, axis=1)
+}
+op colsum5 {
+  dims dyn B, R = 20000, C = 5
+  in  x: f32[B, R, C]
+  out y = sum(x, axis=1) * 0.5
+}
+op colmax_v4 {
+  dims dyn B, R = 512, C = 1001
+  in  x: f32[B, R, C]
+  out y = max(x, axis=1)
+}
+op colmean_h {
+  dims dyn B, R = 1024, C = 700
+  in  x: f16[B, R, C]
+  out y = mean(x, axis=1)
 }
 op cs_strided {
   dims dyn B, L = 100, C = 300
@@ -131,7 +149,10 @@ const std::map<std::string, std::vector<std::int64_t>>& rows_values() {
       {"sm", {1, 7, 16, 263, 264, 300, 1055, 1056, 1057, 5000}},
       {"rsum", {1, 5, 16, 351, 352, 353}},
       {"csum", {1, 7, 16, 300, 1000}},
-      {"colsum", {1, 3, 16, 40}},
+      {"colsum", {1, 2, 3, 8, 9, 16, 40, 66, 67, 528, 529, 600}},
+      {"colsum5", {1, 8, 9, 66, 67, 528, 529, 700}},
+      {"colmax_v4", {1, 5, 6, 44, 45, 352, 353}},
+      {"colmean_h", {1, 7, 8, 59, 60, 100}},
       {"cs_strided", {1, 5, 16, 33}},
       {"sm_strided", {1, 5, 16, 33}},
       {"layernorm", {1, 7, 16, 300, 4223, 4224, 4225}},
