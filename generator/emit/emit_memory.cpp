@@ -633,8 +633,9 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
                             pointer_of_store(plan, kernel), n, len, fs);
   else
     unit.body = fmt::format("  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C{}>({}, {}, {}, {}, {});",
-                            // a dyn length: its class's rows in registers, whole vectors or not (rownorm.cuh)
-                            dyn_len(kernel) ? ", /*kDynLen=*/true" : "", in,
+                            // a dyn length: its class's rows in registers, whole vectors or not, the
+                            // slots below its lowest length unchecked (rownorm.cuh)
+                            dyn_len(kernel) ? ", /*kDynMinLen=*/kConfig.min_len" : "", in,
                             pointer_of_store(plan, kernel), n, len, fs);
   unit.body = extent_statements(plan, kernel, "len") + unit.body;
   rows_launch_check(kernel, "kiln::rownorm_geometry(kConfig)", unit);

@@ -16,11 +16,12 @@
 //   Scale  norms only: __device__ C operator()(C q) const, the multiplier of the row's deviations
 //          from q (the emitter's: rsqrt(q / len + eps), say); softmax passes NoScale.
 //
-//   rownorm_rows<kThreads, kGroup, kItems, kKind, C[, kDynLen]>(in, out, rows, len, pro, epi)
+//   rownorm_rows<kThreads, kGroup, kItems, kKind, C[, kDynMinLen]>(in, out, rows, len, pro, epi)
 //     in/out viewed as [rows, len] row-major. kGroup = 32 (a warp per row) or kThreads (a block
 //     per row). Rows with len <= kGroup*kItems are held in registers: one read, one write (rows
-//     that are not whole aligned 16-byte vectors as scalars; kDynLen, a dyn length's class, an
-//     element a load in the vectors' layout, and every row must fit).
+//     that are not whole aligned 16-byte vectors as scalars; kDynMinLen > 0, a dyn length's class
+//     from that length on, an element a load in the vectors' layout, and every row must be in
+//     the class).
 //     Longer rows take two passes (online max/sum, or for a norm the mean and squared deviations
 //     by chunks combined as Chan's parallel variance; then re-read and write).
 //     block = kThreads; grid.x = ceil(rows / (kThreads/kGroup)), capped at 2^31-1 (grid-strided).
@@ -176,13 +177,20 @@ __device__ __forceinline__ typename Op::Acc group_reduce(typename Op::Acc a) {
 // aligned vectors (len % V == 0), V elements a 16-byte load; else (a dyn length's rows that are
 // not, [Note: dyn lengths] in generator/plan/plan_memory.cpp) each element a load of its own in
 // the same layout, the last slot cut at the row's end, so both share one register layout.
-template <int kGroup, bool kWhole, int kIt, int V, class C, class T, class I, class Pro>
+// kMinLen: every row is at least that long (a dyn length's class), so the slots that lie wholly
+// below it in every thread (reached_slot) are loaded, summed and stored without a bound check.
+template <int kGroup, int V>
+__device__ __forceinline__ constexpr bool reached_slot(int it, long long min_len) {
+  return (long long)(it + 1) * kGroup * V <= min_len;
+}
+template <int kGroup, bool kWhole, long long kMinLen, int kIt, int V, class C, class T, class I, class Pro>
 __device__ __forceinline__ void load_row_registers(C (&x)[kIt][V], const T* __restrict__ row_in, I len, I flat_row,
                                                    int rank, const Pro& pro) {
 #pragma unroll
   for (int it = 0; it < kIt; ++it) {
     const I e0 = (I(it) * kGroup + rank) * V;
-    if (e0 < len) {
+    const bool reached = reached_slot<kGroup, V>(it, kMinLen);
+    if (reached || e0 < len) {
       T raw[V];
       if constexpr (kWhole && V > 1) {
         const Vec<T, V> e = bit_cast_dev<Vec<T, V>>(ldg16(row_in + e0));
@@ -191,38 +199,40 @@ __device__ __forceinline__ void load_row_registers(C (&x)[kIt][V], const T* __re
       } else {
 #pragma unroll
         for (int j = 0; j < V; ++j)
-          if (kWhole || e0 + j < len) raw[j] = ldg(row_in + e0 + j);
+          if (kWhole || reached || e0 + j < len) raw[j] = ldg(row_in + e0 + j);
       }
 #pragma unroll
       for (int j = 0; j < V; ++j)
-        if (kWhole || e0 + j < len) x[it][j] = pro(raw[j], flat_row + e0 + j);
+        if (kWhole || reached || e0 + j < len) x[it][j] = pro(raw[j], flat_row + e0 + j);
     }
   }
 }
 
 // Calls f(x[it][j]) on every element of the row in registers, in order (their sum, say).
-template <int kGroup, bool kWhole, int kIt, int V, class C, class I, class F>
+template <int kGroup, bool kWhole, long long kMinLen, int kIt, int V, class C, class I, class F>
 __device__ __forceinline__ void for_row_registers(C (&x)[kIt][V], I len, int rank, F f) {
 #pragma unroll
   for (int it = 0; it < kIt; ++it) {
     const I e0 = (I(it) * kGroup + rank) * V;
-    if (e0 < len) {
+    const bool reached = reached_slot<kGroup, V>(it, kMinLen);
+    if (reached || e0 < len) {
 #pragma unroll
       for (int j = 0; j < V; ++j)
-        if (kWhole || e0 + j < len) f(x[it][j]);
+        if (kWhole || reached || e0 + j < len) f(x[it][j]);
     }
   }
 }
 
 // Writes the row in registers: y = epi(normalized(x[it][j]), flat), V elements a streaming store
 // (kWhole), else an element a store.
-template <int kGroup, bool kWhole, int kIt, int V, class C, class Out, class I, class Epi, class F>
+template <int kGroup, bool kWhole, long long kMinLen, int kIt, int V, class C, class Out, class I, class Epi, class F>
 __device__ __forceinline__ void store_row_registers(const C (&x)[kIt][V], Out* __restrict__ row_out, I len, I flat_row,
                                                     int rank, const Epi& epi, F normalized) {
 #pragma unroll
   for (int it = 0; it < kIt; ++it) {
     const I e0 = (I(it) * kGroup + rank) * V;
-    if (e0 < len) {
+    const bool reached = reached_slot<kGroup, V>(it, kMinLen);
+    if (reached || e0 < len) {
       if constexpr (kWhole) {
         Vec<Out, V> o;
 #pragma unroll
@@ -231,7 +241,7 @@ __device__ __forceinline__ void store_row_registers(const C (&x)[kIt][V], Out* _
       } else {
 #pragma unroll
         for (int j = 0; j < V; ++j)
-          if (e0 + j < len) {
+          if (reached || e0 + j < len) {
             Vec<Out, 1> o;
             o.v[0] = epi(normalized(x[it][j]), flat_row + e0 + j);
             store_cs<Out, 1>(row_out + e0 + j, o);
@@ -245,20 +255,20 @@ __device__ __forceinline__ void store_row_registers(const C (&x)[kIt][V], Out* _
 // max (one max per element, one group reduction), exp(x - max) kept in the registers and summed
 // (one exp and one add per element, one group reduction), then one multiply by the reciprocal per
 // element (softmax) or one subtraction (log_softmax).
-template <int kThreads, int kGroup, int kItems, int V, bool kWhole, RowNormKind kKind, class C, class T, class Out,
-          class I, class Pro, class Epi>
+template <int kThreads, int kGroup, int kItems, int V, bool kWhole, long long kMinLen, RowNormKind kKind, class C,
+          class T, class Out, class I, class Pro, class Epi>
 __device__ __forceinline__ void rownorm_row_registers(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
                                                       I flat_row, int rank, const Pro& pro, const Epi& epi) {
   static_assert(kItems % V == 0, "kItems must be a multiple of the vector width");
   constexpr int kIt = kItems / V;
   C x[kIt][V];
-  load_row_registers<kGroup, kWhole>(x, row_in, len, flat_row, rank, pro);
+  load_row_registers<kGroup, kWhole, kMinLen>(x, row_in, len, flat_row, rank, pro);
   C m = Limits<C>::lowest();
-  for_row_registers<kGroup, kWhole>(x, len, rank, [&](C& v) { m = max_nan(m, v); });
+  for_row_registers<kGroup, kWhole, kMinLen>(x, len, rank, [&](C& v) { m = max_nan(m, v); });
   m = group_reduce<MaxOp<C>, kThreads, kGroup>(m);
   const C sh = shift_of(m);
   C sum = C(0);
-  for_row_registers<kGroup, kWhole>(x, len, rank, [&](C& v) {
+  for_row_registers<kGroup, kWhole, kMinLen>(x, len, rank, [&](C& v) {
     const C e = exp_shifted(v, sh);
     if constexpr (kKind == RowNormKind::kSoftmax) v = e;   // reused by the store
     sum += e;
@@ -267,7 +277,7 @@ __device__ __forceinline__ void rownorm_row_registers(const T* __restrict__ row_
   const C inv_sum = C(1) / sum;
   const C log_sum = kKind == RowNormKind::kLogSoftmax ? log_acc(sum) : C(0);
   // softmax: x holds exp(x - shift); an all -inf row gives 0 * (1/0) = NaN, as PyTorch.
-  store_row_registers<kGroup, kWhole>(x, row_out, len, flat_row, rank, epi, [&](C v) {
+  store_row_registers<kGroup, kWhole, kMinLen>(x, row_out, len, flat_row, rank, epi, [&](C v) {
     return kKind == RowNormKind::kSoftmax ? v * inv_sum : (v - sh) - log_sum;
   });
 }
@@ -275,25 +285,25 @@ __device__ __forceinline__ void rownorm_row_registers(const T* __restrict__ row_
 // A norm's row held in registers: the sum, one group reduction and the mean (layer norm); the
 // deviations kept in place and their squares summed, another reduction; then one multiply by
 // the scale per element.
-template <int kThreads, int kGroup, int kItems, int V, bool kWhole, RowNormKind kKind, class C, class T, class Out,
-          class I, class Pro, class Epi, class Scale>
+template <int kThreads, int kGroup, int kItems, int V, bool kWhole, long long kMinLen, RowNormKind kKind, class C,
+          class T, class Out, class I, class Pro, class Epi, class Scale>
 __device__ __forceinline__ void rownorm_norm_registers(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
                                                        I flat_row, int rank, const Pro& pro, const Epi& epi,
                                                        const Scale& scale) {
   static_assert(kItems % V == 0, "kItems must be a multiple of the vector width");
   constexpr int kIt = kItems / V;
   C x[kIt][V];
-  load_row_registers<kGroup, kWhole>(x, row_in, len, flat_row, rank, pro);
+  load_row_registers<kGroup, kWhole, kMinLen>(x, row_in, len, flat_row, rank, pro);
   if constexpr (kKind == RowNormKind::kLayerNorm) {
     C sum = C(0);
-    for_row_registers<kGroup, kWhole>(x, len, rank, [&](C& v) { sum += v; });
+    for_row_registers<kGroup, kWhole, kMinLen>(x, len, rank, [&](C& v) { sum += v; });
     const C mean = group_reduce<SumOp<C>, kThreads, kGroup>(sum) / C(len);
-    for_row_registers<kGroup, kWhole>(x, len, rank, [&](C& v) { v -= mean; });
+    for_row_registers<kGroup, kWhole, kMinLen>(x, len, rank, [&](C& v) { v -= mean; });
   }
   C q = C(0);
-  for_row_registers<kGroup, kWhole>(x, len, rank, [&](C& v) { q += v * v; });
+  for_row_registers<kGroup, kWhole, kMinLen>(x, len, rank, [&](C& v) { q += v * v; });
   const C s = scale(group_reduce<SumOp<C>, kThreads, kGroup>(q));
-  store_row_registers<kGroup, kWhole>(x, row_out, len, flat_row, rank, epi, [&](C v) { return v * s; });
+  store_row_registers<kGroup, kWhole, kMinLen>(x, row_out, len, flat_row, rank, epi, [&](C v) { return v * s; });
 }
 
 // Where element i of a stretch lies, counted from the stretch's first: in order (Contiguous), or
@@ -465,18 +475,18 @@ __device__ __forceinline__ void rownorm_row_two_pass(const T* __restrict__ row_i
 }
 
 // A row in registers, in slots of V elements (kWhole: a 16-byte load each): the softmax kinds or
-// the norms.
-template <int kThreads, int kGroup, int kItems, int V, bool kWhole, RowNormKind kKind, class C, class T, class Out,
-          class I, class Pro, class Epi, class Scale>
+// the norms. kMinLen: a length every row has (load_row_registers).
+template <int kThreads, int kGroup, int kItems, int V, bool kWhole, RowNormKind kKind, class C, long long kMinLen = 0,
+          class T, class Out, class I, class Pro, class Epi, class Scale>
 __device__ __forceinline__ void rownorm_row_in_registers(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
                                                          I flat_row, int rank, const Pro& pro, const Epi& epi,
                                                          const Scale& scale) {
   if constexpr (kIsNorm<kKind>)
-    rownorm_norm_registers<kThreads, kGroup, kItems, V, kWhole, kKind, C>(row_in, row_out, len, flat_row, rank, pro,
-                                                                          epi, scale);
+    rownorm_norm_registers<kThreads, kGroup, kItems, V, kWhole, kMinLen, kKind, C>(row_in, row_out, len, flat_row,
+                                                                                   rank, pro, epi, scale);
   else
-    rownorm_row_registers<kThreads, kGroup, kItems, V, kWhole, kKind, C>(row_in, row_out, len, flat_row, rank, pro,
-                                                                         epi);
+    rownorm_row_registers<kThreads, kGroup, kItems, V, kWhole, kMinLen, kKind, C>(row_in, row_out, len, flat_row, rank,
+                                                                                  pro, epi);
 }
 
 // The widest slot of at most V elements that divides kItems (a narrower streamed tensor than the
@@ -488,19 +498,21 @@ constexpr int register_slot() {
 
 }  // namespace detail
 
-// kDynLen (a dyn length's size class, [Note: dyn lengths] in generator/plan/plan_memory.cpp):
-// with kItems > 0 every row of the class fits the registers (the runtime keeps each launch's
-// length in its executable's class; a row that does not traps), and rows that are not whole
+// kDynMinLen > 0: a dyn length's size class, whose lowest length it is ([Note: dyn lengths] in
+// generator/plan/plan_memory.cpp). With kItems > 0 every row of the class fits the registers (the
+// runtime keeps each launch's length in its executable's class; a row outside it traps), the slots
+// below the class's lowest length need no bound check (load_row_registers), and rows that are not whole
 // aligned vectors load an element at a time in the same register layout. No two-pass path is
 // compiled beside the register one: the pair took 79-111 registers a thread on sm_90a where the
 // register path alone takes 29-64, cutting the occupancy of every row (1.9x the specialized
 // kernel on f32 rows of 5000, bench/results/2026-12-01-h200-run1/). With a length known at compile
 // time the compiler keeps only the path it takes.
-template <int kThreads, int kGroup, int kItems, RowNormKind kKind, class C, bool kDynLen = false, class T, class Out,
-          class I, class Pro, class Epi, class Scale = NoScale>
+template <int kThreads, int kGroup, int kItems, RowNormKind kKind, class C, long long kDynMinLen = 0, class T,
+          class Out, class I, class Pro, class Epi, class Scale = NoScale>
 __device__ __forceinline__ void rownorm_rows(const T* __restrict__ in, Out* __restrict__ out, I rows, I len, Pro pro,
                                              Epi epi, Scale scale = Scale{}) {
   static_assert(kThreads % kGroup == 0, "the block holds whole groups");
+  constexpr bool kDynLen = kDynMinLen > 0;
   constexpr int V = 16 / int(sizeof(T));
   constexpr int kGroupsPerBlock = kThreads / kGroup;
   const int rank = int(threadIdx.x) % kGroup;
@@ -512,18 +524,17 @@ __device__ __forceinline__ void rownorm_rows(const T* __restrict__ in, Out* __re
     Out* row_out = out + flat_row;
     const bool whole = len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V));
     if constexpr (kItems > 0 && kDynLen) {
-      if (!launch::rownorm_row_in_registers(len, kGroup, kItems)) __trap();   // outside the class
+      if (len < kDynMinLen || !launch::rownorm_row_in_registers(len, kGroup, kItems)) __trap();   // outside the class
       constexpr int kSlot = detail::register_slot<kItems, V>();
       if constexpr (kSlot == V) {
         if (whole) {
-          detail::rownorm_row_in_registers<kThreads, kGroup, kItems, V, true, kKind, C>(row_in, row_out, len, flat_row,
-                                                                                        rank, pro, epi, scale);
+          detail::rownorm_row_in_registers<kThreads, kGroup, kItems, V, true, kKind, C, kDynMinLen>(
+              row_in, row_out, len, flat_row, rank, pro, epi, scale);
           continue;
         }
       }
-      detail::rownorm_row_in_registers<kThreads, kGroup, kItems, kSlot, false, kKind, C>(row_in, row_out, len,
-                                                                                         flat_row, rank, pro, epi,
-                                                                                         scale);
+      detail::rownorm_row_in_registers<kThreads, kGroup, kItems, kSlot, false, kKind, C, kDynMinLen>(
+          row_in, row_out, len, flat_row, rank, pro, epi, scale);
       continue;
     }
     if constexpr (kItems > 0) {

@@ -918,12 +918,26 @@ TEST_CASE("emulated rownorm layer and RMS norms: warp and block groups, register
         }
 }
 
-TEST_CASE("emulated rownorm_rows over a dyn length (kDynLen): every row of the class in registers, whole vectors or "
-          "not") {
+// rownorm_rows over a dyn length's class from kMinLen on, 64 threads of 8 items, kGroup a row.
+template <int kGroup, long long kMinLen>
+void rownorm_dyn_len(int kind, const float* in, float* out, int rows, int len, const NormScale& scale) {
+  using kiln::RowNormKind;
+  if (kind == 0) kiln::rownorm_rows<64, kGroup, 8, RowNormKind::kSoftmax, float, kMinLen>(in, out, rows, len, Id{}, Id{});
+  if (kind == 1)
+    kiln::rownorm_rows<64, kGroup, 8, RowNormKind::kLogSoftmax, float, kMinLen>(in, out, rows, len, Id{}, Id{});
+  if (kind == 2)
+    kiln::rownorm_rows<64, kGroup, 8, RowNormKind::kLayerNorm, float, kMinLen>(in, out, rows, len, Id{}, Id{}, scale);
+  if (kind == 3)
+    kiln::rownorm_rows<64, kGroup, 8, RowNormKind::kRmsNorm, float, kMinLen>(in, out, rows, len, Id{}, Id{}, scale);
+}
+
+TEST_CASE("emulated rownorm_rows over a dyn length (kDynMinLen): every row of the class in registers, whole vectors "
+          "or not") {
   // [Note: dyn lengths]: no two-pass path beside the register one; rows that are not whole aligned
   // vectors (odd lengths, misaligned tensors) load an element at a time in the vectors' layout,
   // the last slot cut at the row's end. 64 x 8 = 512 elements in a block's registers, 32 x 8 = 256
-  // in a warp's.
+  // in a warp's. Each length runs in the class from 1 and in a class from a lowest length below
+  // it (257 for a block, 100 for a warp), whose slots below that length are not bound-checked.
   auto ref_softmax = [](const float* x, int n, bool log, std::vector<double>& out) {
     double m = -kInf, s = 0;
     for (int i = 0; i < n; ++i) m = std::max(m, double(x[i]));
@@ -931,11 +945,11 @@ TEST_CASE("emulated rownorm_rows over a dyn length (kDynLen): every row of the c
     out.resize(n);
     for (int i = 0; i < n; ++i) out[i] = log ? (x[i] - m) - std::log(s) : std::exp(x[i] - m) / s;
   };
-  constexpr auto kSm = kiln::RowNormKind::kSoftmax, kLsm = kiln::RowNormKind::kLogSoftmax,
-                 kLn = kiln::RowNormKind::kLayerNorm, kRms = kiln::RowNormKind::kRmsNorm;
   for (int block = 0; block < 2; ++block)
     for (int len : {1, 3, 4, 7, 100, 255, 256, 257, 333, 509, 512}) {
       if (!block && len > 256) continue;
+      for (int high = 0; high < 2; ++high) {
+      if (high && len < (block ? 257 : 100)) continue;
       for (int offset : {0, 1, 2})
         for (int kind = 0; kind < 4; ++kind) {
           const int rows = 5;
@@ -944,20 +958,10 @@ TEST_CASE("emulated rownorm_rows over a dyn length (kDynLen): every row of the c
           for (int i = 0; i < rows * len; ++i) in.data[i] = (kind >= 2 ? 10.f : 0.f) + 3.f * r[i];
           const NormScale scale{float(len), 1e-5f};
           emu::launch({3, 1, 0}, 64, [&] {
-            const int n = len;
-            if (block) {
-              if (kind == 0) kiln::rownorm_rows<64, 64, 8, kSm, float, true>(in.data, out.data, rows, n, Id{}, Id{});
-              if (kind == 1) kiln::rownorm_rows<64, 64, 8, kLsm, float, true>(in.data, out.data, rows, n, Id{}, Id{});
-              if (kind == 2) kiln::rownorm_rows<64, 64, 8, kLn, float, true>(in.data, out.data, rows, n, Id{}, Id{}, scale);
-              if (kind == 3) kiln::rownorm_rows<64, 64, 8, kRms, float, true>(in.data, out.data, rows, n, Id{}, Id{}, scale);
-            } else {
-              if (kind == 0) kiln::rownorm_rows<64, 32, 8, kSm, float, true>(in.data, out.data, rows, n, Id{}, Id{});
-              if (kind == 1) kiln::rownorm_rows<64, 32, 8, kLsm, float, true>(in.data, out.data, rows, n, Id{}, Id{});
-              if (kind == 2) kiln::rownorm_rows<64, 32, 8, kLn, float, true>(in.data, out.data, rows, n, Id{}, Id{}, scale);
-              if (kind == 3) kiln::rownorm_rows<64, 32, 8, kRms, float, true>(in.data, out.data, rows, n, Id{}, Id{}, scale);
-            }
+            if (block) (high ? rownorm_dyn_len<64, 257> : rownorm_dyn_len<64, 1>)(kind, in.data, out.data, rows, len, scale);
+            else (high ? rownorm_dyn_len<32, 100> : rownorm_dyn_len<32, 1>)(kind, in.data, out.data, rows, len, scale);
           });
-          INFO("len " << len << " offset " << offset << " kind " << kind << " block " << block);
+          INFO("len " << len << " offset " << offset << " kind " << kind << " block " << block << " high " << high);
           std::vector<double> ref;
           int bad = 0;
           for (int row = 0; row < rows; ++row) {
@@ -971,6 +975,7 @@ TEST_CASE("emulated rownorm_rows over a dyn length (kDynLen): every row of the c
           CHECK(out.data[rows * len] == -12345.f);   // nothing written past the end
           if (offset > 0) CHECK(out.data[-1] == -12345.f);   // nor before the start
         }
+      }
     }
 }
 
