@@ -25,8 +25,12 @@ $(PYENV)/.torch: $(PYENV)/bin/python
 	  { echo "make: installing torch into $(PYENV) failed; disk there:" >&2; df -h $(PYENV) >&2; exit 1; }
 	@touch $@
 
+# RelWithDebInfo with line tables only (-g1): backtraces, sanitizer and gdb locations work, and
+# the build takes a third less time than with full -g (variable locations at -O2 are the costliest
+# part of compiling kiln). Configure your own build folder for full debug information.
 configure: deps $(PYENV)/bin/python $(PYENV_TORCH)
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_PYTHON=ON \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
 	  -DPython_EXECUTABLE=$(PYENV)/bin/python >/dev/null
 
 build: configure
