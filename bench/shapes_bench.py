@@ -175,6 +175,11 @@ LEN_CASES = [
     ("colsum_B", "op p {{\n  dims {D}, R = 100000, C = 64\n  in x: f32[B, R, C]\n  out y = sum(x, axis=1)\n}}\n",
      "B", 100, "sum down a middle axis of 100000, 64 columns, few rows (split)", "fp32-accurate", 1e-4,
      lambda F, x: x.sum(dim=1)),
+    # Not a length: few dyn rows of a sum along long contiguous rows, split below 2 rows an SM.
+    ("sum_B", "op p {{\n  dims {D}, N = 1048576\n  in x: f32[B, N]\n  out y = sum(x, axis=1)\n}}\n",
+     "B", 7, "sum over few rows of 2^20 (split)", "fp32-accurate", 1e-4, lambda F, x: x.sum(dim=1)),
+    ("sum_B", "op p {{\n  dims {D}, N = 1048576\n  in x: f32[B, N]\n  out y = sum(x, axis=1)\n}}\n",
+     "B", 100, "sum over few rows of 2^20 (split)", "fp32-accurate", 1e-4, lambda F, x: x.sum(dim=1)),
     # Not a length: a pool's dyn channels, which generic mode also bakes in, whose per-channel
     # prologue operand's index divides by C per element ([Note: dividing by a dyn extent]).
     ("max_pool_dyn_C", "op p {{\n  dims N = 64, {D}, H = 128, W = 128\n  in x: f32[N, C, H, W]\n  in s: f32[C, 1, 1]\n"

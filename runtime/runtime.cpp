@@ -438,6 +438,8 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
         values[a] = scalar_value(args[static_cast<std::size_t>(arg.param)].scalar(), arg.dtype);
       } else if (arg.kind == KernelArg::Kind::DynDim) {
         values[a].i64 = dyn_dims.at(arg.dim);
+      } else if (arg.kind == KernelArg::Kind::LaunchSplits) {   // [Note: splits per launch]
+        values[a].i64 = launch_value(plan, arg, dyn_dims);
       } else {
         const unsigned long long address = address_of(arg.buffer);
         TensorMapBytes& map = maps[next_map++];

@@ -119,7 +119,7 @@ KILN_MIN_ROWS_V4(min_v4_1024_u2, 1024, 2)   // the planner's default (kiln/confi
 KILN_MIN_ROWS_V4(min_v4_1024_u4, 1024, 4)
 static_assert(kiln::launch::kOuterV4Unroll == 2, "the [plan] mark below assumes min_v4_1024_u2");
 extern "C" __global__ void __launch_bounds__(256) min_rows_finish(const float* __restrict__ ws, float* __restrict__ y, int splits) {
-  kiln::reduce_finish<256, kiln::MinOp<float>>(ws, y, int(perf::kMinB * perf::kMinN), splits, int(perf::kMinM), perf::IdL{});
+  kiln::reduce_finish<256, 1, kiln::MinOp<float>>(ws, y, int(perf::kMinB * perf::kMinN), splits, int(perf::kMinM), perf::IdL{});
 }
 // Awkward shapes for the same template: checked against the CPU, not timed for the table.
 extern "C" __global__ void __launch_bounds__(256)
@@ -147,11 +147,11 @@ argmin_v4_odd(const float* __restrict__ x, long long* __restrict__ y, kiln::ArgM
 extern "C" __global__ void __launch_bounds__(256)
 argmin_rows_odd_finish(const kiln::ArgMinOp<float, int>::Acc* __restrict__ ws, long long* __restrict__ y, int n_out,
                        int splits, int red) {
-  kiln::reduce_finish<256, kiln::ArgMinOp<float, int>>(ws, y, n_out, splits, red, perf::IdL{});
+  kiln::reduce_finish<256, 1, kiln::ArgMinOp<float, int>>(ws, y, n_out, splits, red, perf::IdL{});
 }
 extern "C" __global__ void __launch_bounds__(256)
 min_rows_odd_finish(const float* __restrict__ ws, float* __restrict__ y, int n_out, int splits, int red) {
-  kiln::reduce_finish<256, kiln::MinOp<float>>(ws, y, n_out, splits, red, perf::IdL{});
+  kiln::reduce_finish<256, 1, kiln::MinOp<float>>(ws, y, n_out, splits, red, perf::IdL{});
 }
 
 // ---- issue 4 candidates: softmax over the last axis of 32768x8192, a block per row, the row in

@@ -85,7 +85,8 @@ std::string UnitParts::param_list(const Plan& plan, const PlannedKernel& kernel)
                               pointer_name(plan, arg.buffer));
         break;
       case KernelArg::Kind::Scalar: params += fmt::format("{} {}", compute_type(arg.dtype), arg.name); break;
-      case KernelArg::Kind::DynDim: params += fmt::format("long long {}", arg.name); break;
+      case KernelArg::Kind::DynDim:
+      case KernelArg::Kind::LaunchSplits: params += fmt::format("long long {}", arg.name); break;
       case KernelArg::Kind::TensorMap:
         params += fmt::format("const __grid_constant__ kiln::TensorMap {}", arg.name);
         break;
@@ -133,7 +134,8 @@ void UnitParts::declare_members(const Plan& plan, const PlannedKernel& kernel, C
       case KernelArg::Kind::DynDim:   // [Note: dividing by a dyn extent] in kiln/common.cuh
         w.line("kiln::DynExtent<Index> {};  // dyn dim {}", arg.name, arg.dim);
         break;
-      case KernelArg::Kind::TensorMap: break;   // read by the template's copies, not by functors
+      case KernelArg::Kind::TensorMap:      // read by the template's copies, not by functors
+      case KernelArg::Kind::LaunchSplits: break;   // read by the body (emit_memory.cpp)
     }
   }
   ex.dyn_dim_name = [](const std::string& dim) { return "dim_" + dim; };
@@ -142,7 +144,8 @@ void UnitParts::declare_members(const Plan& plan, const PlannedKernel& kernel, C
 std::string UnitParts::member_inits(const Plan& plan, const PlannedKernel& kernel) {
   std::string s;
   for (const auto& arg : kernel.args) {
-    if (arg.kind == KernelArg::Kind::TensorMap) continue;   // not a functor member (declare_members)
+    if (arg.kind == KernelArg::Kind::TensorMap || arg.kind == KernelArg::Kind::LaunchSplits)
+      continue;   // not a functor member (declare_members)
     if (!s.empty()) s += ", ";
     s += arg.kind == KernelArg::Kind::Buffer ? pointer_name(plan, arg.buffer)
          : arg.kind == KernelArg::Kind::DynDim ? fmt::format("static_cast<Index>({})", arg.name)

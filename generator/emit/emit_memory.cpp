@@ -208,6 +208,18 @@ void acc_check(UnitParts& unit) {
                  "              \"the planner sized the partial states differently from the combiner's Acc\");\n";
 }
 
+// A split reduction that splits each launch into its own count ([Note: splits per launch] in
+// kiln/config/reduce.h): the kernel and its reduce_finish take it as `launch_splits`. A count past
+// the workspace's (kSplits) would write past it: never given by the runtime, it traps.
+bool launch_splits(const PlannedKernel& kernel) {
+  return std::any_of(kernel.args.begin(), kernel.args.end(),
+                     [](const KernelArg& a) { return a.kind == KernelArg::Kind::LaunchSplits; });
+}
+std::string launch_splits_statement() {
+  return "  const Index splits = static_cast<Index>(launch_splits);  // this launch's count\n"
+         "  if (splits < 1 || splits > kSplits) __trap();  // past the workspace\n";
+}
+
 std::string result_type(const Plan& plan, const PlannedKernel& kernel) {
   return is_arg(anchor_of(plan, kernel).kind) ? "Index" : "C";
 }
@@ -231,7 +243,11 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConf
     c.line("constexpr int kCols = kConfig.cols;  // columns per thread, kThreads apart: a block sweeps whole rows");
   else if (outer)
     c.line("constexpr int kVec = kConfig.vec;  // columns per thread (16-byte loads when > 1)");
-  if (!warp && dyn_len(kernel))
+  const bool per_launch = config.split_sms > 0;   // [Note: splits per launch]
+  if (per_launch)
+    c.line("constexpr Index kSplits = kConfig.splits;  // split: partial states to the workspace, reduce_finish "
+           "follows; this launch's count is the body's `splits` (at most kSplits), its `chunk` too");
+  else if (!warp && dyn_len(kernel))
     c.line("constexpr Index kSplits = kConfig.splits;  // {}",
            config.splits > 1 ? "split: partial states to the workspace, reduce_finish follows; the body's `chunk`"
                              : "no split: a block's chunk is the whole axis, `red`");
@@ -250,34 +266,35 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConf
                                      : "static_cast<Op::Acc*>(nullptr)";
   const std::string n = rows_name(kernel, "kOuter");
   const std::string red = dyn_len(kernel) ? "red" : "kRed";
-  const std::string chunk = !dyn_len(kernel) ? "kChunk" : split ? "chunk" : "red";
-  // A split over a dyn length: this launch's chunks ([Note: dyn lengths]), whole vectors along a row.
+  const std::string chunk = per_launch || (dyn_len(kernel) && split) ? "chunk" : dyn_len(kernel) ? "red" : "kChunk";
+  const std::string splits = per_launch ? "splits" : "kSplits";
+  // A split over a dyn length, or into the launch's count: this launch's chunks ([Note: dyn
+  // lengths]), whole vectors along a row.
   const std::string chunk_statement =
-      dyn_len(kernel) && split
-          ? fmt::format("  const Index chunk = Index(kiln::launch::reduce_dyn_chunk(red, kSplits, {}));  // this "
-                        "launch's\n",
-                        config.variant == ReduceVariant::kInnerBlock
-                            ? fmt::format("kiln::launch::vec_elems(int(sizeof({})))", streamed_type(plan, primary))
-                            : std::string("1"))
-          : std::string();
+      (per_launch ? launch_splits_statement() : std::string()) +
+      (chunk == "chunk"
+           ? fmt::format("  const Index chunk = Index(kiln::launch::reduce_dyn_chunk({}, {}, {}));  // this launch's\n",
+                         red, splits,
+                         config.variant == ReduceVariant::kInnerBlock
+                             ? fmt::format("kiln::launch::vec_elems(int(sizeof({})))", streamed_type(plan, primary))
+                             : std::string("1"))
+           : std::string());
   if (warp) {
     unit.body = fmt::format("  kiln::reduce_inner_warp<kThreads, kUnroll, Op>({}, {}, {}, {}, {});", in, out, n, red,
                             functors(plan, kernel));
   } else if (config.variant == ReduceVariant::kInnerBlock) {
-    unit.body = fmt::format("  kiln::reduce_inner_block<kThreads, kUnroll, Op>({}, {}, {}, {}, {}, kSplits, {}, {});",
-                            in, out, partials, n, red, chunk, functors(plan, kernel));
+    unit.body = fmt::format("  kiln::reduce_inner_block<kThreads, kUnroll, Op>({}, {}, {}, {}, {}, {}, {}, {});", in,
+                            out, partials, n, red, splits, chunk, functors(plan, kernel));
   } else if (v4) {
-    unit.body = fmt::format(
-        "  kiln::reduce_outer_rows_v4<kThreads, kUnroll, Op>({}, {}, {}, {}, {}, kInner, kSplits, {}, {});", in, out,
-        partials, n, red, chunk, functors(plan, kernel));
+    unit.body = fmt::format("  kiln::reduce_outer_rows_v4<kThreads, kUnroll, Op>({}, {}, {}, {}, {}, kInner, {}, {}, {});",
+                            in, out, partials, n, red, splits, chunk, functors(plan, kernel));
   } else if (rows) {
     unit.body = fmt::format(
-        "  kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>({}, {}, {}, {}, {}, kInner, kSplits, {}, {});", in,
-        out, partials, n, red, chunk, functors(plan, kernel));
+        "  kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>({}, {}, {}, {}, {}, kInner, {}, {}, {});", in, out,
+        partials, n, red, splits, chunk, functors(plan, kernel));
   } else {
-    unit.body = fmt::format(
-        "  kiln::reduce_outer<kThreads, kUnroll, kVec, Op>({}, {}, {}, {}, {}, kInner, kSplits, {}, {});", in, out,
-        partials, n, red, chunk, functors(plan, kernel));
+    unit.body = fmt::format("  kiln::reduce_outer<kThreads, kUnroll, kVec, Op>({}, {}, {}, {}, {}, kInner, {}, {}, {});",
+                            in, out, partials, n, red, splits, chunk, functors(plan, kernel));
   }
   unit.body = extent_statements(plan, kernel, "red") + chunk_statement + unit.body;
   rows_launch_check(kernel, "kiln::reduce_geometry(kConfig)", unit);
@@ -292,19 +309,24 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceFini
   CodeWriter c;
   begin_unit(kernel, "reduce.cuh", unit, c);
   reduction_constants(plan, kernel, config, c);
-  c.line("constexpr int kFinishThreads = kConfig.threads;");
-  if (dyn_rows(kernel)) c.line("constexpr Index kSplits = kConfig.splits;  // outputs: the body's rows * kInner");
+  c.line("constexpr int kFinishThreads = kConfig.threads, kLanes = kConfig.lanes;  // {}",
+         config.lanes > 1 ? "threads per output" : "a thread per output");
+  if (launch_splits(kernel))
+    c.line("constexpr Index kSplits = kConfig.splits;  // outputs: the body's rows * kInner; partial states per "
+           "output: this launch's `splits` (at most kSplits)");
+  else if (dyn_rows(kernel)) c.line("constexpr Index kSplits = kConfig.splits;  // outputs: the body's rows * kInner");
   else c.line("constexpr Index kNumOut = kConfig.n_out, kSplits = kConfig.splits;");
   unit.constants = c.str();
   CodeWriter w;
   write_store(plan, kernel, result_type(plan, kernel), w);
   unit.functors = w.str();
-  unit.body = extent_statements(plan, kernel, "red") +
-              fmt::format("  kiln::reduce_finish<kFinishThreads, Op>(reinterpret_cast<const Op::Acc*>({}), {}, {}, kSplits, "
+  const bool per_launch = launch_splits(kernel);
+  unit.body = extent_statements(plan, kernel, "red") + (per_launch ? launch_splits_statement() : std::string()) +
+              fmt::format("  kiln::reduce_finish<kFinishThreads, kLanes, Op>(reinterpret_cast<const Op::Acc*>({}), {}, {}, {}, "
                           "{}, Store{{{}}});",
                           workspace_pointer(plan, kernel, false), pointer_of_store(plan, kernel),
-                          dyn_rows(kernel) ? "rows * kInner" : "kNumOut", dyn_len(kernel) ? "red" : "kRed",
-                          UnitParts::member_inits(plan, kernel));
+                          dyn_rows(kernel) ? "rows * kInner" : "kNumOut", per_launch ? "splits" : "kSplits",
+                          dyn_len(kernel) ? "red" : "kRed", UnitParts::member_inits(plan, kernel));
   rows_launch_check(kernel, "kiln::reduce_finish_geometry(kConfig)", unit);
   acc_check(unit);
 }

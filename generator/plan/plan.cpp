@@ -557,6 +557,8 @@ void Planner::finish_args(PlannedKernel& kernel) const {
       arg.name = "dim_" + d.name;
       args.push_back(arg);
     }
+  for (const auto& a : kernel.args)   // a launch's split count the rule added, after the dyn dims
+    if (a.kind == KernelArg::Kind::LaunchSplits) args.push_back(a);
   for (const auto& a : kernel.args)   // tensor maps the rule added (over buffers listed above), last
     if (a.kind == KernelArg::Kind::TensorMap) args.push_back(a);
   kernel.args = std::move(args);
@@ -900,6 +902,12 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
     return pool_geometry(at);
   }
   return memory_launch(plan, kn, outer);   // the family's rules over the launch's rows
+}
+
+std::int64_t launch_value(const Plan& plan, const KernelArg& arg, const std::map<std::string, std::int64_t>& dims) {
+  KILN_ASSERT(arg.kind == KernelArg::Kind::LaunchSplits && arg.kernel >= 0, "{}: not a value a launch computes",
+              arg.name);
+  return launch_for(plan, static_cast<std::size_t>(arg.kernel), dims).grid.y;
 }
 
 void Planner::add_dyn_thresholds(const std::string& dim, const std::vector<std::int64_t>& values) {

@@ -145,9 +145,12 @@ struct TensorMapSpec {
 
 // One parameter of a kernel entry, in order.
 struct KernelArg {
-  enum class Kind { Buffer, Scalar, DynDim, TensorMap } kind = Kind::Buffer;
+  // LaunchSplits: a split reduction's count of splits at this launch (long long), the split
+  // kernel's grid.y ([Note: splits per launch] in kiln/config/reduce.h), read by it and its finish.
+  enum class Kind { Buffer, Scalar, DynDim, TensorMap, LaunchSplits } kind = Kind::Buffer;
   int buffer = -1;               // Kind::Buffer, Kind::TensorMap (the tensor mapped)
   int param = -1;                // Kind::Scalar: index into Ir::params
+  int kernel = -1;               // Kind::LaunchSplits: the split kernel's index in Plan::kernels
   std::string dim;               // Kind::DynDim
   DType dtype = DType::f32;
   bool writes = false;           // Kind::Buffer: the kernel stores into it
@@ -260,5 +263,7 @@ std::set<std::string> generic_dims(const ir::Ir& ir);
 // dyn ones at a launch's values, each in its planned bucket): the family's geometry rule over
 // the run-time extents. A kernel without dyn dims keeps its planned launch.
 launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std::string, std::int64_t>& dims);
+// The value of a kernel argument that a launch computes (Kind::LaunchSplits) at the launch's dims.
+std::int64_t launch_value(const Plan& plan, const KernelArg& arg, const std::map<std::string, std::int64_t>& dims);
 
 }  // namespace kiln

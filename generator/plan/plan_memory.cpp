@@ -44,7 +44,9 @@ namespace kiln {
 // to where the blocks fill the GPU unsplit (`full`), so their classes are 8 times apart below it
 // (the reductions' at full/512, full/64, full/8 and full, the scan's from full/64): a class's
 // workspace is at most 8 times what its lowest row count needs (but the first class's), and from
-// `full` on, a class without a largest value, they are neither split nor chunked.
+// `full` on, a class without a largest value, they are neither split nor chunked. A split
+// reduction's count is the class's most: each launch splits as the rule does at its own rows
+// ([Note: splits per launch] in kiln/config/reduce.h).
 // (Rows and rows_of are declared in planner.h: the pooling family's planes are rows too.)
 void Rows::thresholds(Planner& p, const std::vector<std::int64_t>& counts) {
   if (dim.empty()) return;
@@ -258,10 +260,13 @@ PlannedKernel storing_followup(PlannedKernel& kn, const char* template_name, int
 }
 
 // A split reduction: the anchor kernel writes partial states to a workspace and a follow-up
-// reduce_finish combines them in split order and stores (with the epilogue).
+// reduce_finish combines them in a fixed order and stores (with the epilogue).
 // With dyn rows, `n_out` is the most outputs of the class (the workspace's size) and `bound_out`
 // the outputs of the bound rows (the plan's launch); reduce_finish counts its outputs at launch.
-void add_finish(Planner& p, PlannedKernel& kn, const ReduceConfig& split, std::int64_t n_out, std::int64_t bound_out) {
+// `planned_out`: the outputs the rules see (the class's lowest with dyn rows), which pick the
+// finish's threads per output (reduce_finish_lanes).
+void add_finish(Planner& p, PlannedKernel& kn, const ReduceConfig& split, std::int64_t n_out, std::int64_t bound_out,
+                std::int64_t planned_out) {
   const std::int64_t splits = split.splits;
   const int acc = split.acc_bytes;
   const auto& a = p.node(kn.anchor);
@@ -270,6 +275,15 @@ void add_finish(Planner& p, PlannedKernel& kn, const ReduceConfig& split, std::i
   const int ws = p.add_workspace(name, DType::f32, {splits * n_out * acc / 4});
   kn.args.push_back(workspace_arg(ws, DType::f32, true));
   PlannedKernel fin = storing_followup(kn, "reduce_finish", ws, DType::f32);
+  if (split.split_sms > 0) {   // both read the launch's count ([Note: splits per launch])
+    KernelArg count;
+    count.kind = KernelArg::Kind::LaunchSplits;
+    count.kernel = p.planning_position();
+    count.dtype = DType::i64;
+    count.name = "launch_splits";
+    kn.args.push_back(count);
+    fin.args.push_back(count);
+  }
   ReduceFinishConfig config;
   config.outer = split.outer;
   config.red = split.red;
@@ -278,6 +292,7 @@ void add_finish(Planner& p, PlannedKernel& kn, const ReduceConfig& split, std::i
   config.n_out = bound_out;
   config.splits = splits;
   config.acc_bytes = acc;
+  config.lanes = launch::reduce_finish_lanes(planned_out, splits, config.threads, p.target().sm_count);
   fin.set_launch(reduce_finish_geometry(config));
   if (!kn.dyn_outer.empty()) {
     config.n_out = 0;   // the launch's outer * inner
@@ -286,8 +301,14 @@ void add_finish(Planner& p, PlannedKernel& kn, const ReduceConfig& split, std::i
   fin.dyn_len = kn.dyn_len;   // a mean's count ([Note: dyn lengths])
   fin.config = config;
   fin.index64 = kn.index64;
-  fin.reason = fmt::format("combines {} partial states per output in split order (deterministic); {}", splits,
-                           fin.index64 ? "int64 indices" : "int32 indices");
+  fin.reason = fmt::format(
+      "combines {} partial states per output {} (deterministic); {}",
+      split.split_sms > 0 ? fmt::format("the launch's count of (at most {})", splits) : std::to_string(splits),
+      config.lanes > 1 ? fmt::format("over {} threads each ({} outputs, fewer than a wave of threads; thread l "
+                                     "combines states l, l + {}, ... in order, then the threads in order)",
+                                     config.lanes, planned_out, config.lanes)
+                       : std::string("in split order"),
+      fin.index64 ? "int64 indices" : "int32 indices");
   p.add_followup(std::move(fin));
 }
 
@@ -476,11 +497,29 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   config.inner = b.inner;
   config.acc_bytes = acc;
   auto launch_with = [&](const ReduceConfig& c) { set_config(kn, c, rows, b.outer, reduce_geometry); };
+  // A split with dyn rows: each launch splits as the rule at its rows, at most the class's count
+  // ([Note: splits per launch] in kiln/config/reduce.h).
+  auto set_launch_splits = [&](ReduceConfig& c) {
+    c.split_sms = sms;
+    c.chunk = 0;   // the body's, from the launch's count
+  };
+  auto per_launch_text = [&] {
+    return fmt::format(" (dyn rows: each launch splits as the rule at its rows, planned for {} rows, partial "
+                       "states for up to {})",
+                       rows.planned, rows.most);
+  };
   if (b.inner == 1) {
     kn.template_name = "reduce_inner";
-    constexpr int kBlockThreads = 512, kBlockUnroll = 4;
+    ReduceConfig block = config;   // reduce_inner_block's, if the rule picks it
+    block.variant = ReduceVariant::kInnerBlock;
+    block.threads = 512;
+    block.unroll = 4;
+    block.vec = launch::vec_elems(elem);
     auto inner_split = [&](std::int64_t length) {
-      return launch::reduce_inner_split(rows.planned, length, kBlockThreads, kBlockUnroll, elem, sms);
+      ReduceConfig at = block;
+      at.outer = rows.planned;
+      at.red = length;
+      return reduce_split_rule(at, sms);
     };
     // The step of reduce_inner_use_warp in the length, unless the rows always fill every SM with
     // warps; with static rows, the steps of the split count too.
@@ -506,150 +545,145 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
                               idx);
       return;
     }
-    config.variant = ReduceVariant::kInnerBlock;
-    config.threads = kBlockThreads;
-    config.unroll = kBlockUnroll;
+    config = block;
     // (A dyn length with dyn rows: never split, as the strided splits.)
     auto split = rows.bounded() && !(len.dynamic && rows.dynamic)
                      ? inner_split(planned_len)
-                     : launch::InnerSplit{1, launch::round_up_ll(b.len, launch::vec_elems(elem))};
+                     : launch::OuterSplit{1, launch::round_up_ll(b.len, block.vec)};
     if (len.dynamic) split.chunk = 0;   // the body's, from its length
     config.splits = split.splits;
     config.chunk = split.chunk;
+    if (rows.dynamic && split.splits > 1) set_launch_splits(config);
     launch_with(config);
     kn.reason = fmt::format(
         "reduced axis contiguous: a block per row ({} rows, fewer than 32 per SM, of {} > {}{}){}{}; {}", rows.text,
         len.text, launch::kReduceInnerWarpLen, len_class_text(len),
-        split.splits > 1 ? fmt::format(", each row split {} ways + reduce_finish{}{}", split.splits,
-                                       rows.dynamic ? fmt::format(" (planned for {} rows, partial states for up to {})",
-                                                                  rows.planned, rows.most)
-                                                    : "",
-                                       dyn_chunks(split.splits))
+        split.splits > 1 ? fmt::format(", each row split {} ways + reduce_finish{}{}",
+                                       rows.dynamic ? fmt::format("at most {}", split.splits)
+                                                    : std::to_string(split.splits),
+                                       rows.dynamic ? per_launch_text() : "", dyn_chunks(split.splits))
                          : "",
         len.dynamic && rows.dynamic ? "; dyn rows and length: never split"
         : rows.bounded()            ? ""
                                     : "; dyn rows without a largest class: never split",
         idx);
-    if (split.splits > 1) add_finish(p, kn, config, rows.workspace_rows(), b.outer);
+    if (split.splits > 1) add_finish(p, kn, config, rows.workspace_rows(), b.outer, rows.planned);
     return;
   }
   kn.template_name = "reduce_outer";
   const int vec = p.target().aligned16 ? launch::reduce_outer_vec(b.inner, elem) : 1;
   auto grid_text = [&] { return rows.dynamic ? std::string("blocks over the launch's rows")
                                              : fmt::format("{} blocks", kn.grid.x * kn.grid.y); };
-  // A split rule, rule(outer, length): at the bound rows and length; with a dyn length, at its
-  // class's lowest (the classes where the count changes), the chunk cut at each launch (0 here);
-  // with dyn rows, classes 8 times apart below the rows that fill the GPU unsplit (`full`), each
-  // split as the specialized reduction at its lowest row count, its workspace sized for its most
-  // (at most 8 times what its lowest needs, but for the first class); from `full` on unsplit.
+  // Splits the variant's config `c` (its variant and numbers set) by its rule (reduce_split_rule):
+  // at the bound rows and length; with a dyn length, at its class's lowest (the classes where the
+  // count changes), the chunk cut at each launch (0 here); with dyn rows, classes 8 times apart
+  // below the rows that fill the GPU unsplit (`full`), each planned as the specialized reduction
+  // at its lowest row count, its workspace sized for its most (at most 8 times what its lowest
+  // needs, but for the first class), and each launch split as the rule at its rows ([Note: splits
+  // per launch]); from `full` on unsplit.
   std::string unsplit;
-  auto split_by = [&](auto rule) -> launch::OuterSplit {
+  auto split_by = [&](ReduceConfig& c) {
+    auto rule = [&](std::int64_t outer, std::int64_t length) {
+      ReduceConfig at = c;
+      at.outer = outer;
+      at.red = length;
+      return reduce_split_rule(at, sms);
+    };
+    launch::OuterSplit split{1, b.len};
     if (rows.dynamic && len.dynamic) {
       unsplit = "; dyn rows and length: never split";
-      return launch::OuterSplit{1, 0};
-    }
-    if (rows.dynamic) {
+      split.chunk = 0;
+    } else if (rows.dynamic) {
       const std::int64_t full = unsplit_rows([&](std::int64_t outer) { return rule(outer, b.len).splits; });
       rows.thresholds(p, {launch::ceil_div(full, 512), launch::ceil_div(full, 64), launch::ceil_div(full, 8), full});
       if (!rows.bounded()) {
         unsplit = rows.dim.empty() ? "; dyn rows of several dyn dims (no classes): never split"
                   : full > 1       ? fmt::format("; dyn rows, {} or more (a full wave of blocks): unsplit", full)
                                    : "; dyn rows: unsplit";
-        return launch::OuterSplit{1, b.len};
+      } else {
+        split = rule(rows.planned, b.len);
+        if (split.splits > 1) unsplit = per_launch_text();
       }
-      const launch::OuterSplit split = rule(rows.planned, b.len);
-      if (split.splits > 1)
-        unsplit = fmt::format(" (dyn rows: planned for {} rows, partial states for up to {})", rows.planned, rows.most);
-      return split;
+    } else if (!len.dynamic) {
+      split = rule(b.outer, b.len);
+    } else {
+      len.thresholds(p, split_steps([&](std::int64_t length) { return rule(b.outer, length).splits; }));
+      split = rule(b.outer, len.planned);
+      split.chunk = 0;
     }
-    if (!len.dynamic) return rule(b.outer, b.len);
-    len.thresholds(p, split_steps([&](std::int64_t length) { return rule(b.outer, length).splits; }));
-    launch::OuterSplit split = rule(b.outer, len.planned);
-    split.chunk = 0;
-    return split;
+    c.splits = split.splits;
+    c.chunk = split.chunk;
+    if (rows.dynamic && split.splits > 1) set_launch_splits(c);
+    launch_with(c);
   };
   // The outputs the workspace holds (after split_by: with dyn rows, its class's most rows).
   auto finish_outputs = [&] { return rows.workspace_rows() * b.inner; };
-  auto swept = [&](const launch::OuterSplit& split) {
-    return split.splits > 1 && !len.dynamic ? std::to_string(split.chunk) : split.splits > 1 ? "its chunk of" : len.text;
+  // The reduced steps a split block sweeps, in the reason.
+  auto swept = [&] {
+    return config.splits <= 1 ? len.text : len.dynamic || rows.dynamic ? "its chunk of" : std::to_string(config.chunk);
+  };
+  auto split_text = [&] {
+    return config.splits <= 1 ? std::string()
+           : rows.dynamic     ? fmt::format("at most {}", config.splits)
+                              : std::to_string(config.splits);
   };
   // The streamed tensor itself must be 4-byte (a cast prologue from f16 streams 2-byte elements).
   if (launch::reduce_outer_use_v4(b.inner, elem, p.target().aligned16) && leaves_have_width(p, operand, 4)) {
-    const int threads = launch::reduce_outer_v4_threads(b.inner);
-    constexpr int kUnroll = launch::kOuterV4Unroll;
-    const auto split = split_by([&](std::int64_t outer, std::int64_t length) {
-      return launch::reduce_outer_v4_split(outer, length, b.inner, threads, sms);
-    });
     config.variant = ReduceVariant::kOuterV4;
-    config.threads = threads;
-    config.unroll = kUnroll;
+    config.threads = launch::reduce_outer_v4_threads(b.inner);
+    config.unroll = launch::kOuterV4Unroll;
     config.vec = 4;
-    config.splits = split.splits;
-    config.chunk = split.chunk;
-    launch_with(config);
-    const std::int64_t tile = std::int64_t{threads} * 4;
+    split_by(config);
+    const std::int64_t tile = std::int64_t{config.threads} * 4;
     kn.reason = fmt::format(
         "reduced axis strided, inner {} % 4 != 0: a block sweeps {} rows {}({} threads x 4 columns) with 16-byte "
         "aligned loads + lane shuffles (rows start misaligned; 4-byte loads stay under copy speed), {} rows of "
         "loads in flight; {}{}{}; {}",
-        b.inner, swept(split), b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), threads, kUnroll,
-        split.splits > 1 ? fmt::format("reduced axis split {} ways{} + reduce_finish for ", split.splits,
-                                       dyn_chunks(split.splits))
-                         : "",
+        b.inner, swept(), b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), config.threads,
+        config.unroll,
+        config.splits > 1 ? fmt::format("reduced axis split {} ways{} + reduce_finish for ", split_text(),
+                                        dyn_chunks(config.splits))
+                          : "",
         grid_text(), unsplit, idx);
-    if (split.splits > 1) add_finish(p, kn, config, finish_outputs(), b.outer * b.inner);
+    if (config.splits > 1) add_finish(p, kn, config, finish_outputs(), b.outer * b.inner, rows.planned * b.inner);
     return;
   }
   if (launch::reduce_outer_use_rows(b.inner, vec)) {
-    constexpr int kThreads = launch::kOuterRowsThreads, kUnroll = 1;
-    const int cols = launch::reduce_outer_rows_cols(b.inner, kThreads);
-    const auto split = split_by([&](std::int64_t outer, std::int64_t length) {
-      return launch::reduce_outer_rows_split(outer, length, b.inner, kThreads, cols, sms);
-    });
     config.variant = ReduceVariant::kOuterRows;
-    config.threads = kThreads;
-    config.cols = cols;
-    config.unroll = kUnroll;
+    config.threads = launch::kOuterRowsThreads;
+    config.cols = launch::reduce_outer_rows_cols(b.inner, config.threads);
+    config.unroll = 1;
     config.vec = 1;
-    config.splits = split.splits;
-    config.chunk = split.chunk;
-    launch_with(config);
-    const std::int64_t tile = std::int64_t{kThreads} * cols;
+    split_by(config);
+    const std::int64_t tile = std::int64_t{config.threads} * config.cols;
     kn.reason = fmt::format(
         "reduced axis strided, inner {} % {} != 0: {}-byte columns; a block sweeps {} rows {}({} threads x {} "
         "columns, {} loads in flight a thread), so its reads are contiguous and no sector is shared between column "
         "strips; {}{}{}; {}",
-        b.inner, 16 / elem, elem, swept(split), b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), kThreads,
-        cols, cols * kUnroll,
-        split.splits > 1 ? fmt::format("reduced axis split {} ways{} + reduce_finish for ", split.splits,
-                                       dyn_chunks(split.splits))
-                         : "",
+        b.inner, 16 / elem, elem, swept(), b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile),
+        config.threads, config.cols, config.cols * config.unroll,
+        config.splits > 1 ? fmt::format("reduced axis split {} ways{} + reduce_finish for ", split_text(),
+                                        dyn_chunks(config.splits))
+                          : "",
         grid_text(), unsplit, idx);
-    if (split.splits > 1) add_finish(p, kn, config, finish_outputs(), b.outer * b.inner);
+    if (config.splits > 1) add_finish(p, kn, config, finish_outputs(), b.outer * b.inner, rows.planned * b.inner);
     return;
   }
-  const int threads = launch::reduce_outer_threads(b.inner, vec);
-  const int unroll = vec == 1 ? 8 : 4;
-  const auto split = split_by([&](std::int64_t outer, std::int64_t length) {
-    return launch::reduce_outer_split(outer, length, b.inner, threads, vec, unroll, sms);
-  });
   config.variant = ReduceVariant::kOuter;
-  config.threads = threads;
-  config.unroll = unroll;
+  config.threads = launch::reduce_outer_threads(b.inner, vec);
+  config.unroll = vec == 1 ? 8 : 4;
   config.vec = vec;
-  config.splits = split.splits;
-  config.chunk = split.chunk;
-  launch_with(config);
+  split_by(config);
   kn.reason = fmt::format(
       "reduced axis strided: threads along the contiguous inner axis ({}), {}{}{}; {}", b.inner,
       vec > 1 ? fmt::format("{}-byte loads", vec * elem)
-              : fmt::format("inner % {} != 0: {}-byte loads, {} in flight per thread", 16 / elem, elem, unroll),
-      split.splits > 1 ? fmt::format(", {} cannot fill {} SMs: reduced axis split {} ways{} + reduce_finish",
-                                     rows.dynamic ? std::string("the blocks") : fmt::format("{} blocks", kn.grid.x),
-                                     sms, split.splits, dyn_chunks(split.splits))
-                       : "",
+              : fmt::format("inner % {} != 0: {}-byte loads, {} in flight per thread", 16 / elem, elem, config.unroll),
+      config.splits > 1 ? fmt::format(", {} cannot fill {} SMs: reduced axis split {} ways{} + reduce_finish",
+                                      rows.dynamic ? std::string("the blocks") : fmt::format("{} blocks", kn.grid.x),
+                                      sms, split_text(), dyn_chunks(config.splits))
+                        : "",
       unsplit, idx);
-  if (split.splits > 1) add_finish(p, kn, config, finish_outputs(), b.outer * b.inner);
+  if (config.splits > 1) add_finish(p, kn, config, finish_outputs(), b.outer * b.inner, rows.planned * b.inner);
 }
 
 // The strided look-back ([Note: the strided look-back] in templates/kiln/config/scan.h): a block

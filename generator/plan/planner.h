@@ -98,6 +98,8 @@ class Planner {
   // ---- used by the anchor rules
   const ir::BoundIr& bound() const { return *plan_.bound; }
   const Plan& plan() const { return plan_; }   // as planned so far: buffers, leaves, earlier kernels
+  // The index in Plan::kernels that the kernel being planned will have (its followups come after it).
+  int planning_position() const { return static_cast<int>(plan_.kernels.size()); }
   const ir::Node& node(ir::NodeId id) const { return plan_.bound->node(id); }
   const std::vector<std::int64_t>& shape(ir::NodeId id) const { return plan_.bound->shape(id); }
   const Target& target() const { return plan_.target; }

@@ -55,15 +55,14 @@ KILN_RULE constexpr long long round_up_ll(long long x, long long m) { return cei
 // a count just past a wave leaves most of the second wave empty while its blocks run as long as
 // the first's (128 column blocks of a strided scan cut 9 ways made 1152 blocks against a wave of
 // 1056; 8 ways make 1024). Blocks that already fill a wave are not cut (1).
+// That count is the most parts whose blocks still fit one wave, wave / blocks (at most `most`):
+// up to there the one wave's fill grows with the parts, and one part more makes two waves, whose
+// fill, (wave / blocks + 1) * blocks / 2, is no larger. A closed form, since launches with dyn
+// rows evaluate it on the host at each launch ([Note: splits per launch] in config/reduce.h);
+// tests/generator/test_launch_rules.cpp checks it against the scan of every count.
 KILN_RULE constexpr long long wave_filling_parts(long long blocks, long long wave, long long most) {
-  long long parts = 1, best = 0;   // best: blocks a wave, b / ceil(b / wave) (integer, monotone in the fill)
-  const long long limit = min_ll(most, ceil_div(wave, max_ll(1, blocks)));
-  for (long long s = 1; blocks < wave && s <= limit; ++s) {
-    const long long b = blocks * s;
-    const long long per_wave = b / ceil_div(b, wave);
-    if (per_wave > best) parts = s, best = per_wave;
-  }
-  return parts;
+  if (blocks >= wave) return 1;
+  return max_ll(1, min_ll(most, wave / max_ll(1, blocks)));
 }
 
 }  // namespace launch

@@ -39,9 +39,11 @@
 //     owns the 4 consecutive columns tile0 + 4t .. + 3 and reads them with 16-byte ALIGNED loads plus
 //     lane shuffles whatever inner % 4 (see [Note: aligned vectors over misaligned rows]).
 //     tiles = ceil(inner/(4*kThreads)); kThreads a multiple of 32.
-//   reduce_finish<kThreads, Op>(partials, out, n_out, splits, count, epi)
-//     grid.x = any >= 1 (ideally ceil(n_out/kThreads)), block = kThreads. Combines the splits
-//     of each output in split order: deterministic (no atomics), run to run identical.
+//   reduce_finish<kThreads, kLanes, Op>(partials, out, n_out, splits, count, epi)
+//     grid.x = any >= 1 (ideally ceil(n_out/(kThreads/kLanes))), block = kThreads. Combines the
+//     splits of each output in a fixed order (kLanes == 1: split order; else each of kLanes lanes
+//     every kLanes-th split in order, then the lanes in order): deterministic (no atomics), run
+//     to run identical for a given split count.
 //   The planner's config (ReduceConfig, ReduceFinishConfig, ReduceChainConfig) and the host-side
 //   rules that pick the variant and the numbers are in kiln/config/reduce.h.
 //
@@ -435,13 +437,60 @@ __device__ __forceinline__ void reduce_outer_rows_v4(const T* __restrict__ in, O
 }
 
 // ---------------------------------------------------------------- second pass of split reductions
-template <int kThreads, class Op, class Out, class I, class Epi>
+// Each output's partial states are combined in a fixed order, so the result does not depend on
+// the launch's grid. kLanes == 1: a thread per output, in split order. kLanes > 1 (few outputs
+// of many states, launch::reduce_finish_lanes): kLanes threads per output, lane l combining
+// states l, l + kLanes, ... in order, then the lanes in order; a block holds kThreads / kLanes
+// consecutive outputs, so each load of a state is coalesced across them (192 outputs of 2778
+// states took one block reading 2.1 MB). A thread loads launch::kFinishBatch states before it
+// combines any, so a batch is in flight together, whatever the count (a count known only at launch,
+// [Note: splits per launch] in kiln/config/reduce.h, is not unrolled by the compiler).
+namespace detail {
+// States first, first + step, ... below `splits` of output j, combined into `a` in that order.
+template <class Op, class I>
+__device__ __forceinline__ typename Op::Acc combine_states(typename Op::Acc a, const typename Op::Acc* __restrict__ partials,
+                                                           I j, I n_out, I first, I step, I splits) {
+  using Acc = typename Op::Acc;
+  I s = first;
+  for (; s + (launch::kFinishBatch - 1) * step < splits; s += launch::kFinishBatch * step) {
+    Acc v[launch::kFinishBatch];
+#pragma unroll
+    for (int u = 0; u < launch::kFinishBatch; ++u) v[u] = partials[(s + u * step) * n_out + j];
+#pragma unroll
+    for (int u = 0; u < launch::kFinishBatch; ++u) a = Op::combine(a, v[u]);
+  }
+  for (; s < splits; s += step) a = Op::combine(a, partials[s * n_out + j]);
+  return a;
+}
+}  // namespace detail
+
+template <int kThreads, int kLanes, class Op, class Out, class I, class Epi>
 __device__ __forceinline__ void reduce_finish(const typename Op::Acc* __restrict__ partials, Out* __restrict__ out,
                                               I n_out, I splits, I count, Epi epi) {
-  for (I j = I(blockIdx.x) * kThreads + I(threadIdx.x); j < n_out; j += I(gridDim.x) * kThreads) {
-    typename Op::Acc a = partials[j];
-    for (I s = 1; s < splits; ++s) a = Op::combine(a, partials[s * n_out + j]);
-    out[j] = epi(Op::finalize(a, count), j);
+  using Acc = typename Op::Acc;
+  static_assert(kLanes >= 1 && kThreads % kLanes == 0, "whole lanes of outputs");
+  if constexpr (kLanes == 1) {
+    for (I j = I(blockIdx.x) * kThreads + I(threadIdx.x); j < n_out; j += I(gridDim.x) * kThreads)
+      out[j] = epi(Op::finalize(detail::combine_states<Op>(partials[j], partials, j, n_out, I(1), I(1), splits), count),
+                   j);
+  } else {
+    constexpr int kOuts = kThreads / kLanes;
+    __shared__ Acc lane_state[kLanes][kOuts];
+    const int local = int(threadIdx.x) % kOuts, lane = int(threadIdx.x) / kOuts;
+    for (I j0 = I(blockIdx.x) * kOuts; j0 < n_out; j0 += I(gridDim.x) * kOuts) {   // uniform per block
+      const I j = j0 + local;
+      lane_state[lane][local] =
+          j < n_out ? detail::combine_states<Op>(Op::identity(), partials, j, n_out, I(lane), I(kLanes), splits)
+                    : Op::identity();
+      __syncthreads();
+      if (lane == 0 && j < n_out) {
+        Acc a = lane_state[0][local];
+#pragma unroll
+        for (int l = 1; l < kLanes; ++l) a = Op::combine(a, lane_state[l][local]);
+        out[j] = epi(Op::finalize(a, count), j);
+      }
+      __syncthreads();
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -122,20 +123,40 @@ TEST_CASE("dyn rows: size classes where the plan changes with the row count") {
   CHECK(std::get<kiln::ReduceConfig>(r_few.kernels[0].config).splits == 1);
   CHECK(r_few.kernels.size() == 1);
   CHECK(std::get<kiln::ReduceConfig>(r_many.kernels[0].config).variant == kiln::ReduceVariant::kInnerWarp);
-  // Rows of 2^20 floats: under 2 rows an SM each row is split 128 ways (planned for 1 row), the
-  // partial states sized for the class's most rows (263), and reduce_finish counts its outputs at
-  // launch; from 264 rows, a block per row.
+  // Rows of 2^20 floats: under 2 rows an SM each row is split, at most 128 ways (planned for 1 row),
+  // the partial states sized for the class's most rows (263), and each launch splits as the
+  // specialized plan at its rows ([Note: splits per launch]): the kernel and reduce_finish read
+  // that count (launch_value), and reduce_finish counts its outputs at launch; from 264 rows, a
+  // block per row.
   const auto l_few = dyn_at("lsum", 100), l_some = dyn_at("lsum", 300);
   REQUIRE(l_few.kernels.size() == 2);
-  CHECK(std::get<kiln::ReduceConfig>(l_few.kernels[0].config).splits == 128);
+  const auto& l_config = std::get<kiln::ReduceConfig>(l_few.kernels[0].config);
+  CHECK(l_config.splits == 128);
+  CHECK(l_config.split_sms == 132);
+  CHECK(l_config.chunk == 0);
   CHECK(std::get<kiln::ReduceFinishConfig>(l_few.kernels[1].config).n_out == 0);
   CHECK(!l_few.kernels[1].dyn_outer.empty());
   for (const auto& b : l_few.buffers)
     if (b.kind == kiln::BufferKind::Workspace) CHECK(b.bytes == 128 * 263 * 4);
-  const std::map<std::string, std::int64_t> at7{{"B", 7}, {"N", 1 << 20}};
-  CHECK(kiln::launch_for(l_few, 0, at7).grid.x == 7);
-  CHECK(kiln::launch_for(l_few, 0, at7).grid.y == 128);
-  CHECK(kiln::launch_for(l_few, 1, at7).grid.x == 1);   // 7 outputs, a thread each
+  for (std::int64_t b : {1, 2, 7, 100, 263}) {
+    CAPTURE(b);
+    const std::map<std::string, std::int64_t> at{{"B", b}, {"N", 1 << 20}};
+    const auto s = static_at("lsum", b);
+    REQUIRE(s.kernels.size() == 2);
+    const auto g = kiln::launch_for(l_few, 0, at);
+    CHECK(g.grid.x == s.kernels[0].grid.x);
+    CHECK(g.grid.y == s.kernels[0].grid.y);   // 38 ways at 7 rows, not 128
+    for (std::size_t k : {0u, 1u}) {
+      const auto& args = l_few.kernels[k].args;
+      const auto count = std::find_if(args.begin(), args.end(), [](const kiln::KernelArg& a) {
+        return a.kind == kiln::KernelArg::Kind::LaunchSplits;
+      });
+      REQUIRE(count != args.end());
+      CHECK(count->kernel == 0);
+      CHECK(kiln::launch_value(l_few, *count, at) == s.kernels[0].grid.y);
+    }
+  }
+  CHECK(kiln::launch_for(l_few, 1, {{"B", 7}, {"N", 1 << 20}}).grid.x == 1);   // 7 outputs, a thread each
   CHECK(l_some.kernels.size() == 1);
   // A cumsum of such rows: the look-back scan under 2 rows an SM, its flags sized for 263 rows and
   // zeroed at each launch as far as that launch's rows reach (the launch's workspace_bytes).
@@ -181,15 +202,21 @@ TEST_CASE("dyn rows: size classes where the plan changes with the row count") {
     const auto& dc = std::get<kiln::ReduceConfig>(d.kernels[0].config);
     const auto& sc = std::get<kiln::ReduceConfig>(s.kernels[0].config);
     CHECK(dc.splits == sc.splits);
-    CHECK(dc.chunk == sc.chunk);
+    CHECK(dc.chunk == 0);   // the launch's
+    CHECK(dc.split_sms == 132);
     CHECK(dc.splits > 1);
     for (const auto& buf : d.buffers)
       if (buf.kind == kiln::BufferKind::Workspace) CHECK(buf.bytes == dc.splits * most * 1000 * 4);
     CHECK(d.text().find(fmt::format("planned for {} rows, partial states for up to {}", low, most)) != std::string::npos);
-    // Each launch: its rows' blocks times the class's splits; the finish over its rows' outputs.
-    const auto g = kiln::launch_for(d, 0, {{"B", b}, {"R", 64}, {"C", 1000}});
-    CHECK(g.grid.x == s.kernels[0].grid.x / low * b);
-    CHECK(g.grid.y == dc.splits);
+    // Each launch: the specialized plan's blocks and splits at its rows (at most the class's); the
+    // finish over its rows' outputs.
+    const std::map<std::string, std::int64_t> at{{"B", b}, {"R", 64}, {"C", 1000}};
+    const auto g = kiln::launch_for(d, 0, at);
+    const auto exact = static_at("colsum", b);
+    CHECK(g.grid.x == exact.kernels[0].grid.x);
+    CHECK(g.grid.y == exact.kernels[0].grid.y);
+    CHECK(g.grid.y <= dc.splits);
+    CHECK(kiln::launch_value(d, d.kernels[1].args.back(), at) == g.grid.y);
   }
   CHECK(dyn_at("colsum", 529).kernels.size() == 1);
   CHECK(dyn_at("colsum", 5000).text().find("dyn rows, 529 or more (a full wave of blocks): unsplit") != std::string::npos);

@@ -188,7 +188,7 @@ TEST_CASE("memory plans: template choices") {
     CHECK(plan.kernels[1].template_name == "reduce_finish");
     const auto srcs = sources_of(plan);
     CHECK(contains(srcs[0].text, "reinterpret_cast<Op::Acc*>(ws_y_partials)"));
-    CHECK(contains(srcs[1].text, "kiln::reduce_finish<kFinishThreads, Op>"));
+    CHECK(contains(srcs[1].text, "kiln::reduce_finish<kFinishThreads, kLanes, Op>"));
   }
   SUBCASE("argmax stores i64 from the Index result") {
     const auto plan = plan_of({"reductions", "argmax_rows", "", {}, {}});

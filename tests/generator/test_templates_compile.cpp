@@ -202,6 +202,27 @@ TEST_CASE("launch rules choose the seed variants (132 SMs)") {
   CHECK(wave_filling_parts(1056, 1056, 64) == 1);
   CHECK(wave_filling_parts(2000, 1056, 64) == 1);
   CHECK(wave_filling_parts(1, 1056, 4096) == 1056);
+  // The closed form against the scan it replaced (every count up to the cap and one wave's worth;
+  // the best-filled last wave, the fewest on a tie), and no division by zero for 0 blocks (a dyn
+  // config's 0 rows).
+  auto scanned = [](long long blocks, long long wave, long long most) {
+    long long parts = 1, best = 0;
+    const long long limit = std::min(most, ceil_div(wave, blocks));
+    for (long long s = 1; blocks < wave && s <= limit; ++s) {
+      const long long b = blocks * s, per_wave = b / ceil_div(b, wave);
+      if (per_wave > best) parts = s, best = per_wave;
+    }
+    return parts;
+  };
+  for (long long wave : {1LL, 7LL, 1056LL, 8448LL})
+    for (long long blocks = 1; blocks <= 2 * wave + 1; blocks += blocks < 64 ? 1 : 37)
+      for (long long most : {1LL, 2LL, 5LL, 64LL, 65535LL}) {
+        CAPTURE(wave);
+        CAPTURE(blocks);
+        CAPTURE(most);
+        CHECK(wave_filling_parts(blocks, wave, most) == scanned(blocks, wave, most));
+      }
+  CHECK(wave_filling_parts(0, 1056, 64) == 64);
   // cumsum down the columns of 32768²: 128 column blocks, the axis cut 8 ways (one wave).
   CHECK(scan_strided_chunks(1, 32768, 32768, 256, 8, 132).chunks == 8);
   CHECK(reduce_outer_threads(7, 1) == 32);

@@ -123,7 +123,7 @@ TEST_CASE("emulated reduce_inner_block with a split row and reduce_finish") {
                                                   int(split.splits), int(split.chunk), Id{}, Id{});
   });
   emu::launch({1, 1, 0}, 32, [&] {
-    kiln::reduce_finish<32, Op>(partials.data(), out.data(), rows, int(split.splits), len, Id{});
+    kiln::reduce_finish<32, 1, Op>(partials.data(), out.data(), rows, int(split.splits), len, Id{});
   });
   for (int row = 0; row < rows; ++row) {
     double ref = 0;
@@ -170,7 +170,7 @@ TEST_CASE("emulated reduce_outer: scalar columns, 16-byte columns, misaligned fa
     });
     if (split.splits > 1)
       emu::launch({2, 1, 0}, 32, [&] {
-        kiln::reduce_finish<32, Op>(partials.data(), out.data(), c.outer * c.inner, int(split.splits), c.red, Id{});
+        kiln::reduce_finish<32, 4, Op>(partials.data(), out.data(), c.outer * c.inner, int(split.splits), c.red, Id{});
       });
     INFO("outer " << c.outer << " red " << c.red << " inner " << c.inner << " offset " << c.offset << " splits "
                   << split.splits);
@@ -610,7 +610,7 @@ void run_outer_split(const kiln::launch::OuterSplit& split, int cols, std::vecto
   emu::launch({unsigned(geo.grid.x), unsigned(geo.grid.y), 0}, kThreads, [&] { body(partials.data()); });
   if (split.splits > 1)
     emu::launch({3, 1, 0}, 64, [&] {
-      kiln::reduce_finish<64, Op>(partials.data(), out.data(), outer * inner, int(split.splits), red, IdAny{});
+      kiln::reduce_finish<64, 8, Op>(partials.data(), out.data(), outer * inner, int(split.splits), red, IdAny{});
     });
 }
 // One launch of reduce_outer_rows (+ reduce_finish when split) with the planner's split rule.

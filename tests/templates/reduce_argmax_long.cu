@@ -14,7 +14,7 @@ inline constexpr kiln::launch::InnerSplit kSplit = kiln::launch::reduce_inner_sp
 static_assert(kSplit.splits > 1, "8 rows: split each row");
 inline constexpr kiln::launch::Geometry kGeometry =
     kiln::launch::reduce_inner_block_geometry(kRows, kSplit, kThreads, sizeof(Op::Acc));
-inline constexpr kiln::launch::Geometry kFinishGeometry = kiln::launch::reduce_finish_geometry(kRows, kFinishThreads);
+inline constexpr kiln::launch::Geometry kFinishGeometry = kiln::launch::reduce_finish_geometry(kRows, kFinishThreads, 1);
 
 struct Load {
   __device__ float operator()(float x, Index) const { return x; }
@@ -34,5 +34,5 @@ kiln_argmax_long_k0(const float* __restrict__ x, kiln_argmax_long::Op::Acc* __re
 extern "C" __global__ void __launch_bounds__(32)
 kiln_argmax_long_k1(const kiln_argmax_long::Op::Acc* __restrict__ partials, long long* __restrict__ y) {
   using namespace kiln_argmax_long;
-  kiln::reduce_finish<kFinishThreads, Op>(partials, y, kRows, Index(kSplit.splits), kLen, Store{});
+  kiln::reduce_finish<kFinishThreads, 1, Op>(partials, y, kRows, Index(kSplit.splits), kLen, Store{});
 }

@@ -17,7 +17,7 @@ static_assert(kSplit.splits > 1, "8 blocks do not fill the GPU: split the reduce
 inline constexpr kiln::launch::Geometry kGeometry =
     kiln::launch::reduce_outer_geometry(kOuter, kInner, kSplit, kThreads, kVec, sizeof(Op::Acc));
 inline constexpr kiln::launch::Geometry kFinishGeometry =
-    kiln::launch::reduce_finish_geometry(kOuter * kInner, kFinishThreads);
+    kiln::launch::reduce_finish_geometry(kOuter * kInner, kFinishThreads, 1);
 
 struct Load {   // spec: x * x
   __device__ float operator()(float x, Index) const { return x * x; }
@@ -37,5 +37,5 @@ kiln_sumsq_axis0_k0(const float* __restrict__ x, float* __restrict__ partials) {
 extern "C" __global__ void __launch_bounds__(256)
 kiln_sumsq_axis0_k1(const float* __restrict__ partials, float* __restrict__ y) {
   using namespace kiln_sumsq_axis0;
-  kiln::reduce_finish<kFinishThreads, Op>(partials, y, kOuter * kInner, Index(kSplit.splits), kRed, Store{});
+  kiln::reduce_finish<kFinishThreads, 1, Op>(partials, y, kOuter * kInner, Index(kSplit.splits), kRed, Store{});
 }

@@ -64,11 +64,13 @@ inline const char* enum_name(ReduceChainVariant v) {
   X(long long, inner, 1)                                                                               \
   X(int, threads, 256)     /* block size */                                                            \
   X(int, unroll, 4)        /* loads in flight a thread (rows of loads for kOuterV4) */                 \
-  X(int, vec, 1)           /* columns a thread of reduce_outer (4 for kOuterV4); 1 otherwise */        \
+  X(int, vec, 1)           /* columns a thread of reduce_outer (4 for kOuterV4); kInnerBlock: the */    \
+                           /* elements of a 16-byte load (a split's chunk is a multiple); 1 otherwise */ \
   X(int, cols, 1)          /* kOuterRows: columns a thread, threads apart; 1 otherwise */              \
   X(long long, splits, 1)  /* blocks along the reduced axis (> 1: reduce_finish follows) */          \
   X(long long, chunk, 0)   /* elements (inner) or steps (outer) of the reduced axis a split */         \
-  X(int, acc_bytes, 4)     /* sizeof(Op::Acc): the partial states in the workspace when split */
+  X(int, acc_bytes, 4)     /* sizeof(Op::Acc): the partial states in the workspace when split */       \
+  X(int, split_sms, 0)     /* > 0: splits per launch (reduce_launch_split), filling this many SMs */
 KILN_CONFIG(ReduceConfig, KILN_REDUCE_FIELDS);
 
 // reduce_finish: combines `splits` partial states per output, in split order, and stores.
@@ -79,7 +81,8 @@ KILN_CONFIG(ReduceConfig, KILN_REDUCE_FIELDS);
   X(int, threads, 256)     /* block size: a thread per output */                                       \
   X(long long, n_out, 1)   /* outputs */                                                               \
   X(long long, splits, 2)  /* partial states per output */                                             \
-  X(int, acc_bytes, 4)     /* sizeof(Op::Acc) */
+  X(int, acc_bytes, 4)     /* sizeof(Op::Acc) */                                                        \
+  X(int, lanes, 1)         /* threads per output (reduce_finish_lanes) */
 KILN_CONFIG(ReduceFinishConfig, KILN_REDUCE_FINISH_FIELDS);
 
 // One stage of a reduction over non-adjacent axes (see [Note: reductions over non-adjacent
@@ -263,34 +266,80 @@ KILN_RULE constexpr OuterSplit reduce_outer_v4_split(long long outer, long long 
   return outer_split_of(red, want);
 }
 
-// reduce_finish: one thread per output.
-KILN_RULE constexpr Geometry reduce_finish_geometry(long long n_out, int threads) {
+// reduce_finish: a thread per output, or `lanes` threads per output where the outputs are too few
+// to give the GPU a wave of threads (2048 an SM) and each has many partial states: the largest
+// power of two up to kFinishMaxLanes that leaves each lane at least a batch of states (the
+// kFinishBatch a thread has in flight; see reduce_finish in reduce.cuh) and keeps to one wave.
+constexpr int kFinishBatch = 8;
+constexpr int kFinishMaxLanes = 32;
+KILN_RULE constexpr int reduce_finish_lanes(long long n_out, long long splits, int threads, int sm_count) {
+  int lanes = 1;
+  while (lanes * 2 <= kFinishMaxLanes && lanes * 2 <= threads && splits >= (long long)kFinishBatch * lanes * 2 &&
+         n_out * lanes * 2 <= 2048LL * sm_count)
+    lanes *= 2;
+  return lanes;
+}
+KILN_RULE constexpr Geometry reduce_finish_geometry(long long n_out, int threads, int lanes) {
   Geometry g;
   g.block.x = threads;
-  g.grid.x = min_ll(ceil_div(n_out, threads), kMaxGridX);
+  g.grid.x = min_ll(ceil_div(n_out, threads / lanes), kMaxGridX);
   return g;
 }
 
 }  // namespace launch
 
 // ---------------------------------------------------------------- the configs' launches
+// The split rule of a config's variant over its outer, red and inner (the planner's, and each
+// launch's where split_sms > 0), on `sm_count` SMs: reduce_inner_block's (vec: the elements of a
+// 16-byte load, a chunk's multiple) or one of reduce_outer's three. reduce_inner_warp never splits.
+KILN_RULE constexpr launch::OuterSplit reduce_split_rule(const ReduceConfig& c, int sm_count) {
+  switch (c.variant) {
+    case ReduceVariant::kInnerWarp: return launch::OuterSplit{1, c.red};
+    case ReduceVariant::kInnerBlock: {
+      const launch::InnerSplit s = launch::reduce_inner_split(c.outer, c.red, c.threads, c.unroll, 16 / c.vec, sm_count);
+      return launch::OuterSplit{s.splits, s.chunk};
+    }
+    case ReduceVariant::kOuterRows:
+      return launch::reduce_outer_rows_split(c.outer, c.red, c.inner, c.threads, c.cols, sm_count);
+    case ReduceVariant::kOuterV4: return launch::reduce_outer_v4_split(c.outer, c.red, c.inner, c.threads, sm_count);
+    default: return launch::reduce_outer_split(c.outer, c.red, c.inner, c.threads, c.vec, c.unroll, sm_count);
+  }
+}
+
+// [Note: splits per launch]
+// With dyn rows, a split reduction is planned per size class of the rows ([Note: dyn rows] in
+// generator/plan/plan_memory.cpp): `splits` is the rule's count at the class's lowest row count,
+// and the workspace holds that many partial states for each of the class's most rows. A launch
+// over more rows than the lowest splits as the rule does at its own rows (split_sms > 0): as many
+// blocks as the specialized kernel at that row count, not the lowest's count times more rows,
+// which ran a 3-row sum at 1.31x the specialized time (2026-12-02, H200). The count never exceeds
+// `splits` (so the workspace always suffices); its chunk is the body's (reduce_dyn_chunk over the
+// launch's count), and the kernel and its reduce_finish read the count from the launch
+// (KernelArg::Kind::LaunchSplits): the split kernel's grid.y.
+// (outer 0: a dyn config's own, no launch's rows: the planned count.)
+KILN_RULE constexpr launch::OuterSplit reduce_launch_split(const ReduceConfig& c) {
+  if (c.split_sms <= 0 || c.outer <= 0) return launch::OuterSplit{c.splits, c.chunk};
+  const launch::OuterSplit s = reduce_split_rule(c, c.split_sms);
+  return launch::OuterSplit{launch::min_ll(s.splits, c.splits), 0};
+}
+
 // What the planner launches and what a generated unit checks against (launch_check). The
 // workspace of a split reduction holds splits * outputs partial states of acc_bytes each.
 KILN_RULE constexpr launch::Geometry reduce_geometry(const ReduceConfig& c) {
+  const launch::OuterSplit split = reduce_launch_split(c);
   switch (c.variant) {
     case ReduceVariant::kInnerWarp: return launch::reduce_inner_warp_geometry(c.outer, c.threads);
     case ReduceVariant::kInnerBlock:
-      return launch::reduce_inner_block_geometry(c.outer, launch::InnerSplit{c.splits, c.chunk}, c.threads, c.acc_bytes);
+      return launch::reduce_inner_block_geometry(c.outer, launch::InnerSplit{split.splits, split.chunk}, c.threads,
+                                                 c.acc_bytes);
     case ReduceVariant::kOuterRows:
-      return launch::reduce_outer_geometry(c.outer, c.inner, launch::OuterSplit{c.splits, c.chunk}, c.threads, c.cols,
-                                           c.acc_bytes);
+      return launch::reduce_outer_geometry(c.outer, c.inner, split, c.threads, c.cols, c.acc_bytes);
     default:   // kOuter, kOuterV4 (vec == 4)
-      return launch::reduce_outer_geometry(c.outer, c.inner, launch::OuterSplit{c.splits, c.chunk}, c.threads, c.vec,
-                                           c.acc_bytes);
+      return launch::reduce_outer_geometry(c.outer, c.inner, split, c.threads, c.vec, c.acc_bytes);
   }
 }
 KILN_RULE constexpr launch::Geometry reduce_finish_geometry(const ReduceFinishConfig& c) {
-  return launch::reduce_finish_geometry(c.n_out, c.threads);
+  return launch::reduce_finish_geometry(c.n_out, c.threads, c.lanes);
 }
 // Chain stages are unsplit and have no workspace of partial states (their handover buffers
 // are planned as tensors).

@@ -7,13 +7,13 @@ kernels:
   0 kiln_min_reduce_k0_reduce_outer: reduce_outer  grid (128, 4, 1) block (1024, 1, 1) smem 0 index int32
       anchor %1 min (line 6)
       reads #0 x
-      config ReduceConfig{variant=kOuterV4 outer=128 red=4096 inner=4095 threads=1024 unroll=2 vec=4 cols=1 splits=4 chunk=1024 acc_bytes=4}
+      config ReduceConfig{variant=kOuterV4 outer=128 red=4096 inner=4095 threads=1024 unroll=2 vec=4 cols=1 splits=4 chunk=1024 acc_bytes=4 split_sms=0}
       why: reduced axis strided, inner 4095 % 4 != 0: a block sweeps 1024 rows whole (1024 threads x 4 columns) with 16-byte aligned loads + lane shuffles (rows start misaligned; 4-byte loads stay under copy speed), 2 rows of loads in flight; reduced axis split 4 ways + reduce_finish for 512 blocks; int32 indices (every tensor < 2^31 - 2^18 elements)
   1 kiln_min_reduce_k1_reduce_finish: reduce_finish  grid (2048, 1, 1) block (256, 1, 1) smem 0 index int32
       anchor %1 min (line 6)
       stores %1 -> #1 y
       reads #0 x, #2 y_partials
-      config ReduceFinishConfig{outer=128 red=4096 inner=4095 threads=256 n_out=524160 splits=4 acc_bytes=4}
+      config ReduceFinishConfig{outer=128 red=4096 inner=4095 threads=256 n_out=524160 splits=4 acc_bytes=4 lanes=1}
       why: combines 4 partial states per output in split order (deterministic); int32 indices
 
 // ==== min_reduce_k0.cu
@@ -25,7 +25,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kOuterV4, /*outer=*/128, /*red=*/4096, /*inner=*/4095, /*threads=*/1024, /*unroll=*/2, /*vec=*/4, /*cols=*/1, /*splits=*/4, /*chunk=*/1024, /*acc_bytes=*/4};  // the planner's config
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kOuterV4, /*outer=*/128, /*red=*/4096, /*inner=*/4095, /*threads=*/1024, /*unroll=*/2, /*vec=*/4, /*cols=*/1, /*splits=*/4, /*chunk=*/1024, /*acc_bytes=*/4, /*split_sms=*/0};  // the planner's config
 // min of [128, 4096, 4095] over axes viewed as [outer, red, inner]
 constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type
@@ -84,12 +84,12 @@ static_assert(kiln::reduce_geometry(kConfig).workspace_bytes == 8386560,
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ReduceFinishConfig kConfig = kiln::ReduceFinishConfig{/*outer=*/128, /*red=*/4096, /*inner=*/4095, /*threads=*/256, /*n_out=*/524160, /*splits=*/4, /*acc_bytes=*/4};  // the planner's config
+constexpr kiln::ReduceFinishConfig kConfig = kiln::ReduceFinishConfig{/*outer=*/128, /*red=*/4096, /*inner=*/4095, /*threads=*/256, /*n_out=*/524160, /*splits=*/4, /*acc_bytes=*/4, /*lanes=*/1};  // the planner's config
 // min of [128, 4096, 4095] over axes viewed as [outer, red, inner]
 constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type
 using Op = kiln::MinOp<float>;
-constexpr int kFinishThreads = kConfig.threads;
+constexpr int kFinishThreads = kConfig.threads, kLanes = kConfig.lanes;  // a thread per output
 constexpr Index kNumOut = kConfig.n_out, kSplits = kConfig.splits;
 
 // spec line 6: the result as is
@@ -109,7 +109,7 @@ struct Store {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(256) kiln_min_reduce_k1_reduce_finish(const float* __restrict__ in_x, const float* __restrict__ ws_y_partials, float* __restrict__ out_y) {
-  kiln::reduce_finish<kFinishThreads, Op>(reinterpret_cast<const Op::Acc*>(ws_y_partials), out_y, kNumOut, kSplits, kRed, Store{in_x, ws_y_partials, out_y});
+  kiln::reduce_finish<kFinishThreads, kLanes, Op>(reinterpret_cast<const Op::Acc*>(ws_y_partials), out_y, kNumOut, kSplits, kRed, Store{in_x, ws_y_partials, out_y});
 }
 
 static_assert(kiln::launch::same_launch(kiln::reduce_finish_geometry(kConfig), true, 2048, 1, 1, 256, 1, 1, 0),

@@ -7,13 +7,13 @@ kernels:
   0 kiln_sum_rows_k0_reduce_inner: reduce_inner  grid (1, 12, 1) block (512, 1, 1) smem 0 index int32
       anchor %1 sum (line 6)
       reads #0 x
-      config ReduceConfig{variant=kInnerBlock outer=1 red=100003 inner=1 threads=512 unroll=4 vec=1 cols=1 splits=12 chunk=8336 acc_bytes=4}
+      config ReduceConfig{variant=kInnerBlock outer=1 red=100003 inner=1 threads=512 unroll=4 vec=4 cols=1 splits=12 chunk=8336 acc_bytes=4 split_sms=0}
       why: reduced axis contiguous: a block per row (1 rows, fewer than 32 per SM, of 100003 > 2048), each row split 12 ways + reduce_finish; int32 indices (every tensor < 2^31 - 2^18 elements)
   1 kiln_sum_rows_k1_reduce_finish: reduce_finish  grid (1, 1, 1) block (256, 1, 1) smem 0 index int32
       anchor %1 sum (line 6)
       stores %1 -> #1 y
       reads #0 x, #2 y_partials
-      config ReduceFinishConfig{outer=1 red=100003 inner=1 threads=256 n_out=1 splits=12 acc_bytes=4}
+      config ReduceFinishConfig{outer=1 red=100003 inner=1 threads=256 n_out=1 splits=12 acc_bytes=4 lanes=1}
       why: combines 12 partial states per output in split order (deterministic); int32 indices
 
 // ==== sum_rows_k0.cu
@@ -25,7 +25,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerBlock, /*outer=*/1, /*red=*/100003, /*inner=*/1, /*threads=*/512, /*unroll=*/4, /*vec=*/1, /*cols=*/1, /*splits=*/12, /*chunk=*/8336, /*acc_bytes=*/4};  // the planner's config
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerBlock, /*outer=*/1, /*red=*/100003, /*inner=*/1, /*threads=*/512, /*unroll=*/4, /*vec=*/4, /*cols=*/1, /*splits=*/12, /*chunk=*/8336, /*acc_bytes=*/4, /*split_sms=*/0};  // the planner's config
 // sum of [1, 100003] over axes viewed as [outer, red, inner]
 constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type
@@ -81,12 +81,12 @@ static_assert(kiln::reduce_geometry(kConfig).workspace_bytes == 48,
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ReduceFinishConfig kConfig = kiln::ReduceFinishConfig{/*outer=*/1, /*red=*/100003, /*inner=*/1, /*threads=*/256, /*n_out=*/1, /*splits=*/12, /*acc_bytes=*/4};  // the planner's config
+constexpr kiln::ReduceFinishConfig kConfig = kiln::ReduceFinishConfig{/*outer=*/1, /*red=*/100003, /*inner=*/1, /*threads=*/256, /*n_out=*/1, /*splits=*/12, /*acc_bytes=*/4, /*lanes=*/1};  // the planner's config
 // sum of [1, 100003] over axes viewed as [outer, red, inner]
 constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type
 using Op = kiln::SumOp<float>;
-constexpr int kFinishThreads = kConfig.threads;
+constexpr int kFinishThreads = kConfig.threads, kLanes = kConfig.lanes;  // a thread per output
 constexpr Index kNumOut = kConfig.n_out, kSplits = kConfig.splits;
 
 // spec line 6: the result as is
@@ -105,7 +105,7 @@ struct Store {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(256) kiln_sum_rows_k1_reduce_finish(const float* __restrict__ in_x, const float* __restrict__ ws_y_partials, float* __restrict__ out_y) {
-  kiln::reduce_finish<kFinishThreads, Op>(reinterpret_cast<const Op::Acc*>(ws_y_partials), out_y, kNumOut, kSplits, kRed, Store{in_x, ws_y_partials, out_y});
+  kiln::reduce_finish<kFinishThreads, kLanes, Op>(reinterpret_cast<const Op::Acc*>(ws_y_partials), out_y, kNumOut, kSplits, kRed, Store{in_x, ws_y_partials, out_y});
 }
 
 static_assert(kiln::launch::same_launch(kiln::reduce_finish_geometry(kConfig), true, 1, 1, 1, 256, 1, 1, 0),
