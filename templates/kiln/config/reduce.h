@@ -73,7 +73,8 @@ inline const char* enum_name(ReduceChainVariant v) {
   X(int, split_sms, 0)     /* > 0: splits per launch (reduce_launch_split), filling this many SMs */
 KILN_CONFIG(ReduceConfig, KILN_REDUCE_FIELDS);
 
-// reduce_finish: combines `splits` partial states per output, in split order, and stores.
+// reduce_finish: combines `splits` partial states per output in a fixed order (by `lanes` threads
+// each; reduce_finish in reduce.cuh), and stores.
 #define KILN_REDUCE_FINISH_FIELDS(X)                                                                   \
   X(long long, outer, 1)   /* the split reduction's [outer, red, inner] view */                        \
   X(long long, red, 1)                                                                                 \
