@@ -419,8 +419,17 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
       return reinterpret_cast<unsigned long long>(args[outputs_at + static_cast<std::size_t>(buf.slot)].tensor().data);
     return scratch[static_cast<std::size_t>(buffer)];
   };
+  std::vector<Dim3> grids(sources.size());   // this launch's, each computed once
   for (std::size_t k = 0; k < sources.size(); ++k) {
     const auto& src = sources[k];   // src.args is plan.kernels[k].args, copied by the emitter
+    Dim3& grid = grids[k];
+    grid = fns.grids[k];
+    std::int64_t launch_workspace = -1;   // a look-back's dyn rows or length: the bytes this launch lays out
+    if (plan.kernels[k].reads_dyn_dims()) {   // the grid over this launch's extents
+      const launch::Geometry g = launch_for(plan, k, dyn_dims);
+      grid = {static_cast<unsigned>(g.grid.x), static_cast<unsigned>(g.grid.y), static_cast<unsigned>(g.grid.z)};
+      if (g.zero_workspace) launch_workspace = g.workspace_bytes;
+    }
     std::vector<ArgValue> values(src.args.size());
     std::vector<void*> pointers(src.args.size());
     // TMA maps, sized up front: pointers[] holds their addresses until cuLaunchKernel copies them.
@@ -439,7 +448,11 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
       } else if (arg.kind == KernelArg::Kind::DynDim) {
         values[a].i64 = dyn_dims.at(arg.dim);
       } else if (arg.kind == KernelArg::Kind::LaunchSplits) {   // [Note: splits per launch]
-        values[a].i64 = launch_value(plan, arg, dyn_dims);
+        // launch_value: the split kernel's grid.y at this launch (that kernel is this one or an
+        // earlier one, whose grid is computed above).
+        KILN_ASSERT(arg.kernel >= 0 && static_cast<std::size_t>(arg.kernel) <= k, "{}: split kernel {} after kernel {}",
+                    ir.op_name, arg.kernel, k);
+        values[a].i64 = grids[static_cast<std::size_t>(arg.kernel)].y;
       } else {
         const unsigned long long address = address_of(arg.buffer);
         TensorMapBytes& map = maps[next_map++];
@@ -452,13 +465,6 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
         }, map_extent);
         pointers[a] = &map;
       }
-    }
-    Dim3 grid = fns.grids[k];
-    std::int64_t launch_workspace = -1;   // a look-back's dyn rows or length: the bytes this launch lays out
-    if (plan.kernels[k].reads_dyn_dims()) {   // the grid over this launch's extents
-      const launch::Geometry g = launch_for(plan, k, dyn_dims);
-      grid = {static_cast<unsigned>(g.grid.x), static_cast<unsigned>(g.grid.y), static_cast<unsigned>(g.grid.z)};
-      if (g.zero_workspace) launch_workspace = g.workspace_bytes;
     }
     // Workspaces the kernel needs zeroed (look-back flags): on the same stream, just before it;
     // with dyn rows or a dyn length the part this launch lays out (the buffer is sized for its

@@ -243,7 +243,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConf
     c.line("constexpr int kCols = kConfig.cols;  // columns per thread, kThreads apart: a block sweeps whole rows");
   else if (outer)
     c.line("constexpr int kVec = kConfig.vec;  // columns per thread (16-byte loads when > 1)");
-  const bool per_launch = config.split_sms > 0;   // [Note: splits per launch]
+  const bool per_launch = launch_splits(kernel);   // [Note: splits per launch]
   if (per_launch)
     c.line("constexpr Index kSplits = kConfig.splits;  // split: partial states to the workspace, reduce_finish "
            "follows; this launch's count is the body's `splits` (at most kSplits), its `chunk` too");
@@ -266,13 +266,14 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConf
                                      : "static_cast<Op::Acc*>(nullptr)";
   const std::string n = rows_name(kernel, "kOuter");
   const std::string red = dyn_len(kernel) ? "red" : "kRed";
-  const std::string chunk = per_launch || (dyn_len(kernel) && split) ? "chunk" : dyn_len(kernel) ? "red" : "kChunk";
-  const std::string splits = per_launch ? "splits" : "kSplits";
   // A split over a dyn length, or into the launch's count: this launch's chunks ([Note: dyn
   // lengths]), whole vectors along a row.
+  const bool body_chunk = per_launch || (dyn_len(kernel) && split);
+  const std::string chunk = body_chunk ? "chunk" : dyn_len(kernel) ? "red" : "kChunk";
+  const std::string splits = per_launch ? "splits" : "kSplits";
   const std::string chunk_statement =
       (per_launch ? launch_splits_statement() : std::string()) +
-      (chunk == "chunk"
+      (body_chunk
            ? fmt::format("  const Index chunk = Index(kiln::launch::reduce_dyn_chunk({}, {}, {}));  // this launch's\n",
                          red, splits,
                          config.variant == ReduceVariant::kInnerBlock

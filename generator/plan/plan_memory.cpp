@@ -447,6 +447,13 @@ std::vector<std::int64_t> split_steps(SplitsAt splits_at) {
   return at;
 }
 
+// A split config's rule (reduce_split_rule) at `outer` rows of `length`.
+launch::OuterSplit split_rule_at(ReduceConfig c, std::int64_t outer, std::int64_t length, int sms) {
+  c.outer = outer;
+  c.red = length;
+  return reduce_split_rule(c, sms);
+}
+
 // The fewest rows from which a strided split rule (`splits_at(outer)`, at a static length) no
 // longer splits: the row count where its blocks fill the GPU. With dyn rows the strided reductions
 // have classes 8 times apart below it ([Note: dyn rows]).
@@ -515,12 +522,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
     block.threads = 512;
     block.unroll = 4;
     block.vec = launch::vec_elems(elem);
-    auto inner_split = [&](std::int64_t length) {
-      ReduceConfig at = block;
-      at.outer = rows.planned;
-      at.red = length;
-      return reduce_split_rule(at, sms);
-    };
+    auto inner_split = [&](std::int64_t length) { return split_rule_at(block, rows.planned, length, sms); };
     // The step of reduce_inner_use_warp in the length, unless the rows always fill every SM with
     // warps; with static rows, the steps of the split count too.
     if (rows.dynamic || b.outer < 32LL * sms) {
@@ -583,12 +585,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   // per launch]); from `full` on unsplit.
   std::string unsplit;
   auto split_by = [&](ReduceConfig& c) {
-    auto rule = [&](std::int64_t outer, std::int64_t length) {
-      ReduceConfig at = c;
-      at.outer = outer;
-      at.red = length;
-      return reduce_split_rule(at, sms);
-    };
+    auto rule = [&](std::int64_t outer, std::int64_t length) { return split_rule_at(c, outer, length, sms); };
     launch::OuterSplit split{1, b.len};
     if (rows.dynamic && len.dynamic) {
       unsplit = "; dyn rows and length: never split";
