@@ -323,15 +323,20 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const Elementwis
     // In the entry, dyn dims are the kernel's own parameters.
     std::string fixed;
     for (std::size_t d = 0; d < rank; ++d) fixed += " * static_cast<Index>(" + ex.extent(root, d) + ")";
-    unit.body = fmt::format("  kiln::elementwise<Index, kVec>(Body{{{}}}, Index(1){});",
-                            UnitParts::member_inits(plan, kernel), fixed);
+    if (config.checked)   // [Note: row vectors checked at launch]
+      unit.body = fmt::format("  kiln::elementwise_checked<Index, kVec>(kConfig, Body{{{}}}, Index(1){}, Index({}));",
+                              UnitParts::member_inits(plan, kernel), fixed, ex.extent(root, rank - 1));
+    else
+      unit.body = fmt::format("  kiln::elementwise<Index, kVec>(Body{{{}}}, Index(1){});",
+                              UnitParts::member_inits(plan, kernel), fixed);
   } else {
     unit.body = fmt::format("  kiln::elementwise<Index, kVec>(Body{{{}}}, {});", UnitParts::member_inits(plan, kernel),
                             numel_expr);
   }
   // With dyn dims the grid follows the bound values, which the unit does not know.
-  unit.launch_check(kernel, fmt::format("kiln::elementwise_geometry(kConfig, {}, {})", dynamic ? "1" : "kNumel",
-                                        plan.target.sm_count), !dynamic);
+  unit.launch_check(kernel, fmt::format("kiln::elementwise_geometry(kConfig, {}, {}, {})", dynamic ? "1" : "kNumel",
+                                        dynamic || rank == 0 ? 1 : shape.back(), plan.target.sm_count),
+                    !dynamic);
 }
 
 // ---------------------------------------------------------------- driver

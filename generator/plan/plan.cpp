@@ -634,12 +634,18 @@ void plan_elementwise(const Plan& plan, PlannedKernel& kn) {
     if (whole) {
       why += fmt::format("; innermost extent {} (dyn, a multiple of 16): {}-byte vectors ({} x {} bytes)",
                          dyn_inner->str(), vec * static_cast<std::int64_t>(widest), vec, widest);
+    } else if (vec > 1 && all_flat()) {
+      config.flat = true;
+      why += fmt::format("; innermost extent {} (dyn, not a multiple of 16): flat vectors with a scalar tail "
+                         "(every tensor has the output's shape)", dyn_inner->str());
+    } else if (vec > 1) {
+      // [Note: row vectors checked at launch] (config/elementwise.h)
+      config.checked = true;
+      why += fmt::format("; innermost extent {} (dyn, not a multiple of 16): {}-byte row vectors where a launch's {} "
+                         "is a multiple of {}, else a scalar loop", dyn_inner->str(),
+                         vec * static_cast<std::int64_t>(widest), dyn_inner->str(), vec);
     } else {
-      config.flat = vec > 1 && all_flat();
-      if (!config.flat) vec = 1;
-      why += fmt::format("; innermost extent {} (dyn, not a multiple of 16): {}", dyn_inner->str(),
-                         config.flat ? "flat vectors with a scalar tail (every tensor has the output's shape)"
-                                     : "scalar loop");
+      why += fmt::format("; innermost extent {} (dyn): scalar loop", dyn_inner->str());
     }
   } else if (vec > 1 && inner % vec != 0) {
     // Vectors would cross rows: only fine when every tensor is indexed by the flat index.
@@ -658,7 +664,7 @@ void plan_elementwise(const Plan& plan, PlannedKernel& kn) {
         rereads_whole_late(plan.buffers[static_cast<std::size_t>(a.buffer)].shape, shape))
       config.persistent = true;
   if (config.persistent) why += "; persistent grid (a broadcast operand re-read each sweep stays in L2)";
-  kn.set_launch(elementwise_geometry(config, numel, plan.target.sm_count));
+  kn.set_launch(elementwise_geometry(config, numel, inner, plan.target.sm_count));
   kn.config = config;
   kn.reason = why;
 }
@@ -880,9 +886,9 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
   g.shared_bytes = kn.shared_bytes;
   if (!kn.reads_dyn_dims()) return g;
   if (const auto* config = std::get_if<ElementwiseConfig>(&kn.config)) {
-    std::int64_t numel = 1;
-    for (const auto& e : plan.ir().node(kn.stores[0].node).shape) numel *= e.evaluate(dims);
-    return elementwise_geometry(*config, numel, plan.target.sm_count);
+    std::int64_t numel = 1, inner = 1;
+    for (const auto& e : plan.ir().node(kn.stores[0].node).shape) numel *= inner = e.evaluate(dims);
+    return elementwise_geometry(*config, numel, inner, plan.target.sm_count);
   }
   if (kn.dyn_outer.empty()) {
     // The look-back scan over a dyn length ([Note: dyn lengths]): its grid and the workspace it

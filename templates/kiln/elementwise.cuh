@@ -26,4 +26,16 @@ __device__ __forceinline__ void elementwise(const Body& body, Index numel) {
   for (Index e = vectors * kVec + thread; e < numel; e = stride_next(e, stride, numel)) body.template apply<1>(e);
 }
 
+// A kernel planned with `checked` ([Note: row vectors checked at launch] in config/elementwise.h):
+// the vector loop where this launch's innermost extent is a multiple of kVec, else one element a
+// step. The branch is the same for every thread of the grid.
+template <class Index, int kVec, class Body>
+__device__ __forceinline__ void elementwise_checked(const ElementwiseConfig& config, const Body& body, Index numel,
+                                                    Index inner) {
+  if (elementwise_step(config, inner) == kVec)
+    elementwise<Index, kVec>(body, numel);
+  else
+    elementwise<Index, 1>(body, numel);
+}
+
 }  // namespace kiln

@@ -94,10 +94,24 @@ TEST_CASE("dyn buckets: one source per bucket, values only at launch") {
   CHECK_FALSE(flat_of(d1));
   const auto r1 = plan_at("bias_rows", {{"B", 8}, {"N", 1000}}), r2 = plan_at("bias_rows", {{"B", 3}, {"N", 1002}}),
              r3 = plan_at("bias_rows", {{"B", 8}, {"N", 1024}});
-  CHECK(vec_of(r1) == 1);   // b is broadcast: its rows are not the flat index
+  // b is broadcast, so its rows are not the flat index: in the bucket "general" the kernel holds
+  // row vectors and a scalar loop, and each launch takes the vectors where its N is a multiple of 4
+  // ([Note: row vectors checked at launch]).
+  const auto& r1_config = std::get<kiln::ElementwiseConfig>(r1.kernels.at(0).config);
+  CHECK(r1_config.vec == 4);
+  CHECK(r1_config.checked);
+  CHECK_FALSE(r1_config.flat);
+  CHECK_FALSE(std::get<kiln::ElementwiseConfig>(r3.kernels.at(0).config).checked);   // 1024 is known to fit
   CHECK(vec_of(r3) == 4);
   CHECK(all_sources(sources_of(r1)) == all_sources(sources_of(r2)));
-  CHECK(r1.text().find("scalar loop") != std::string::npos);
+  CHECK(r1.text().find("row vectors where a launch's N is a multiple of 4, else a scalar loop") != std::string::npos);
+  CHECK(sources_of(r1).at(0).text.find("kiln::elementwise_checked<Index, kVec>(kConfig, ") != std::string::npos);
+  CHECK(kiln::launch_for(r1, 0, {{"B", 8}, {"N", 1000}}).grid.x == 8 * 1000 / 4 / 256 + 1);   // vectors: 2000 steps
+  CHECK(kiln::launch_for(r1, 0, {{"B", 8}, {"N", 1001}}).grid.x == (8 * 1001 + 255) / 256);   // scalars: 8008 steps
+  CHECK(kiln::elementwise_step(r1_config, 1002) == 1);
+  CHECK(kiln::elementwise_step(r1_config, 1004) == 4);
+  if (nvrtc_or_skip())   // both loops of the checked kernel compile
+    for (const char* arch : {"sm_80", "sm_90a"}) CHECK(check_units_compile(r1, arch) == 1);
   CHECK(g1.text().find("flat vectors with a scalar tail") != std::string::npos);
   CHECK(all_sources(sources_of(g1)) == all_sources(sources_of(g2)));
   CHECK(all_sources(sources_of(d1)) == all_sources(sources_of(d2)));

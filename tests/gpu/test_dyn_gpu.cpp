@@ -478,6 +478,33 @@ op both {
 
 }  // namespace
 
+// A row operand broadcast over a dyn innermost extent ([Note: row vectors checked at launch] in
+// templates/kiln/config/elementwise.h): in the bucket "general" one kernel takes row vectors where
+// a launch's N is a multiple of the vector width (4 floats, 8 halves) and scalars elsewhere.
+constexpr const char* kBiasRowsSpec = R"(
+op bias_f32 {
+  dims B = 6, dyn N = 1000
+  in  x: f32[B, N]
+  in  b: f32[N]
+  in  s: f32[B, 1]
+  out y = relu(x + b) * s
+}
+op bias_f16 {
+  dims B = 5, dyn N = 1000
+  in  x: f16[B, N]
+  in  b: f16[N]
+  out y = x * b + b
+}
+)";
+
+TEST_CASE("gpu: a dyn row bias takes vectors where each launch's extent allows, against the float64 reference") {
+  KILN_REQUIRE_GPU();
+  // 1000, 4100: multiples of 4 (f32 vectors); 1002: of 2 only; 1001, 7: odd; 1004: of 4, not of 8
+  // (f16 scalars); 1008: of 8, not 16 (f16 vectors); 16 and 4096: the bucket "multiple of 16"; 1.
+  const std::vector<std::int64_t> values = {1000, 1001, 1002, 7, 4100, 1004, 1008, 16, 4096, 1};
+  check_dyn_ops(kBiasRowsSpec, "bias.kiln", "dyn row bias", {{"bias_f32", {"N", values}}, {"bias_f16", {"N", values}}});
+}
+
 TEST_CASE("gpu: dyn rows of reductions, scans and row norms, against the float64 reference") {
   KILN_REQUIRE_GPU();
   std::map<std::string, DynValues> values;

@@ -10,7 +10,8 @@ namespace kiln {
   X(int, vec, 1)        /* elements a thread step: a 16-byte vector of the widest type, or 1 */ \
   X(int, threads, 256)  /* block size */                                                  \
   X(bool, flat, false)  /* vectors run along the flat index across rows: every tensor has the output's shape */ \
-  X(bool, persistent, false) /* grid capped at kElementwiseBlocksPerSm: it sweeps the output in lockstep */
+  X(bool, persistent, false) /* grid capped at kElementwiseBlocksPerSm: it sweeps the output in lockstep */ \
+  X(bool, checked, false) /* row vectors only where a launch's innermost extent is a multiple of vec */
 KILN_CONFIG(ElementwiseConfig, KILN_ELEMENTWISE_FIELDS);
 
 // [Note: one step a thread, or a persistent grid]
@@ -41,10 +42,24 @@ KILN_RULE constexpr Geometry stream_geometry(long long steps, int threads) {
 }
 }  // namespace launch
 
-// The launch over ceil(numel / vec) steps (elementwise.cuh's loop is grid-stride, so any grid >= 1
-// is correct): see [Note: one step a thread, or a persistent grid].
-KILN_RULE constexpr launch::Geometry elementwise_geometry(const ElementwiseConfig& c, long long numel, int sm_count) {
-  launch::Geometry g = launch::stream_geometry(launch::ceil_div(numel, c.vec), c.threads);
+// [Note: row vectors checked at launch]
+// Row vectors (a broadcast row operand loaded 16 bytes at a time beside the output) need the
+// innermost extent to be a multiple of the vector width, or a vector would cross a row. A static
+// extent is known when the kernel is planned; a dyn one is known by bucket only, and the bucket
+// "general" holds both 16388 (a multiple of 4 floats) and 16385. Such a kernel is planned with
+// `checked`: it holds both loops, and each launch takes the vector loop where its innermost
+// extent allows and the scalar one elsewhere (elementwise_step; a branch uniform over the grid).
+// Before, the bucket "general" always ran scalars: relu(a + bias) over 16384 x 16388 floats ran
+// 1.052x the specialized kernel (bench/results/2026-11-27-h100-run9/).
+KILN_RULE constexpr int elementwise_step(const ElementwiseConfig& c, long long inner) {
+  return c.checked && inner % c.vec != 0 ? 1 : c.vec;
+}
+
+// The launch over ceil(numel / step) steps (elementwise.cuh's loop is grid-stride, so any grid >= 1
+// is correct), `inner` the innermost extent: see [Note: one step a thread, or a persistent grid].
+KILN_RULE constexpr launch::Geometry elementwise_geometry(const ElementwiseConfig& c, long long numel, long long inner,
+                                                         int sm_count) {
+  launch::Geometry g = launch::stream_geometry(launch::ceil_div(numel, elementwise_step(c, inner)), c.threads);
   if (c.persistent) g.grid.x = launch::min_ll(g.grid.x, sm_count * kElementwiseBlocksPerSm);
   return g;
 }

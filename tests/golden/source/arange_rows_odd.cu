@@ -4,7 +4,7 @@ buffers:
 kernels:
   0 kiln_arange_rows_k0_elementwise: elementwise  grid (1, 1, 1) block (256, 1, 1) smem 0 index int32
       stores %0 -> #0 y
-      config ElementwiseConfig{vec=2 threads=256 flat=1 persistent=0}
+      config ElementwiseConfig{vec=2 threads=256 flat=1 persistent=0 checked=0}
       why: only elementwise nodes; innermost extent 7 % 2 != 0: flat vectors with a scalar tail
 
 // ==== arange_rows_k0.cu
@@ -16,7 +16,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/2, /*threads=*/256, /*flat=*/true, /*persistent=*/false};  // the planner's config
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/2, /*threads=*/256, /*flat=*/true, /*persistent=*/false, /*checked=*/false};  // the planner's config
 constexpr int kVec = kConfig.vec;  // elements per thread step (16-byte accesses)
 constexpr Index kNumel = 21;  // [3, 7]
 
@@ -43,6 +43,6 @@ extern "C" __global__ void __launch_bounds__(256) kiln_arange_rows_k0_elementwis
   kiln::elementwise<Index, kVec>(Body{out_y}, kNumel);
 }
 
-static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 132), true, 1, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 7, 132), true, 1, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 

@@ -6,7 +6,7 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/false, /*persistent=*/false};  // the planner's config
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/false, /*persistent=*/false, /*checked=*/false};  // the planner's config
 constexpr int kVec = kConfig.vec;  // elements per thread step (16-byte accesses)
 constexpr Index kNumel = 8388608;  // [8, 16, 64, 1024]
 
@@ -43,5 +43,5 @@ extern "C" __global__ void __launch_bounds__(256) kiln_attention_scores_k0_eleme
   kiln::elementwise<Index, kVec>(Body{in_k, tmp_t2}, kNumel);
 }
 
-static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 132), true, 8192, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 1024, 132), true, 8192, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");

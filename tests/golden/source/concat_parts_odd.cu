@@ -8,12 +8,12 @@ kernels:
   0 kiln_concat_parts_k0_elementwise: elementwise  grid (1, 1, 1) block (256, 1, 1) smem 0 index int32
       stores %5 -> #2 y
       reads #0 a, #1 b
-      config ElementwiseConfig{vec=4 threads=256 flat=0 persistent=0}
+      config ElementwiseConfig{vec=4 threads=256 flat=0 persistent=0 checked=0}
       why: only elementwise nodes; 16-byte vectors (4 x 4 bytes)
   1 kiln_concat_parts_k1_elementwise: elementwise  grid (1, 1, 1) block (256, 1, 1) smem 0 index int32
       stores %7 -> #3 z
       reads #0 a
-      config ElementwiseConfig{vec=1 threads=256 flat=0 persistent=0}
+      config ElementwiseConfig{vec=1 threads=256 flat=0 persistent=0 checked=0}
       why: only elementwise nodes; innermost extent 5 % 4 != 0: scalar loop
 
 // ==== concat_parts_k0.cu
@@ -25,7 +25,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/false, /*persistent=*/false};  // the planner's config
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/false, /*persistent=*/false, /*checked=*/false};  // the planner's config
 constexpr int kVec = kConfig.vec;  // elements per thread step (16-byte accesses)
 constexpr Index kNumel = 36;  // [3, 12]
 
@@ -68,7 +68,7 @@ extern "C" __global__ void __launch_bounds__(256) kiln_concat_parts_k0_elementwi
   kiln::elementwise<Index, kVec>(Body{in_a, in_b, out_y}, kNumel);
 }
 
-static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 132), true, 1, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 12, 132), true, 1, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 
 // ==== concat_parts_k1.cu
@@ -80,7 +80,7 @@ static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNum
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/1, /*threads=*/256, /*flat=*/false, /*persistent=*/false};  // the planner's config
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/1, /*threads=*/256, /*flat=*/false, /*persistent=*/false, /*checked=*/false};  // the planner's config
 constexpr int kVec = kConfig.vec;  // elements per thread step (4-byte accesses)
 constexpr Index kNumel = 30;  // [6, 5]
 
@@ -117,6 +117,6 @@ extern "C" __global__ void __launch_bounds__(256) kiln_concat_parts_k1_elementwi
   kiln::elementwise<Index, kVec>(Body{in_a, out_z}, kNumel);
 }
 
-static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 132), true, 1, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 5, 132), true, 1, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 

@@ -10,7 +10,7 @@ kernels:
       stores %3 -> #3 g
       stores %6 -> #4 t
       reads #0 x, #1 idx, #2 cols
-      config ElementwiseConfig{vec=2 threads=256 flat=0 persistent=0}
+      config ElementwiseConfig{vec=2 threads=256 flat=0 persistent=0 checked=0}
       why: only elementwise nodes; 16-byte vectors (2 x 8 bytes)
 
 // ==== gather_rows_k0.cu
@@ -22,7 +22,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/2, /*threads=*/256, /*flat=*/false, /*persistent=*/false};  // the planner's config
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/2, /*threads=*/256, /*flat=*/false, /*persistent=*/false, /*checked=*/false};  // the planner's config
 constexpr int kVec = kConfig.vec;  // elements per thread step (8-byte accesses)
 constexpr Index kNumel = 6;  // [3, 2]
 
@@ -71,6 +71,6 @@ extern "C" __global__ void __launch_bounds__(256) kiln_gather_rows_k0_elementwis
   kiln::elementwise<Index, kVec>(Body{in_x, in_idx, in_cols, out_g, out_t}, kNumel);
 }
 
-static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 132), true, 1, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 2, 132), true, 1, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 

@@ -8,17 +8,17 @@ kernels:
   0 kiln_pad_modes_k0_elementwise: elementwise  grid (1, 1, 1) block (256, 1, 1) smem 0 index int32
       stores %2 -> #1 c
       reads #0 x
-      config ElementwiseConfig{vec=1 threads=256 flat=0 persistent=0}
+      config ElementwiseConfig{vec=1 threads=256 flat=0 persistent=0 checked=0}
       why: only elementwise nodes; innermost extent 11 % 4 != 0: scalar loop
   1 kiln_pad_modes_k1_elementwise: elementwise  grid (1, 1, 1) block (256, 1, 1) smem 0 index int32
       stores %3 -> #2 r
       reads #0 x
-      config ElementwiseConfig{vec=1 threads=256 flat=0 persistent=0}
+      config ElementwiseConfig{vec=1 threads=256 flat=0 persistent=0 checked=0}
       why: only elementwise nodes; innermost extent 13 % 4 != 0: scalar loop
   2 kiln_pad_modes_k2_elementwise: elementwise  grid (2, 1, 1) block (256, 1, 1) smem 0 index int32
       stores %4 -> #3 p
       reads #0 x
-      config ElementwiseConfig{vec=1 threads=256 flat=0 persistent=0}
+      config ElementwiseConfig{vec=1 threads=256 flat=0 persistent=0 checked=0}
       why: only elementwise nodes; innermost extent 11 % 4 != 0: scalar loop
 
 // ==== pad_modes_k0.cu
@@ -30,7 +30,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/1, /*threads=*/256, /*flat=*/false, /*persistent=*/false};  // the planner's config
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/1, /*threads=*/256, /*flat=*/false, /*persistent=*/false, /*checked=*/false};  // the planner's config
 constexpr int kVec = kConfig.vec;  // elements per thread step (4-byte accesses)
 constexpr Index kNumel = 198;  // [3, 6, 11]
 
@@ -67,7 +67,7 @@ extern "C" __global__ void __launch_bounds__(256) kiln_pad_modes_k0_elementwise(
   kiln::elementwise<Index, kVec>(Body{in_x, out_c}, kNumel);
 }
 
-static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 132), true, 1, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 11, 132), true, 1, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 
 // ==== pad_modes_k1.cu
@@ -79,7 +79,7 @@ static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNum
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/1, /*threads=*/256, /*flat=*/false, /*persistent=*/false};  // the planner's config
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/1, /*threads=*/256, /*flat=*/false, /*persistent=*/false, /*checked=*/false};  // the planner's config
 constexpr int kVec = kConfig.vec;  // elements per thread step (4-byte accesses)
 constexpr Index kNumel = 195;  // [3, 5, 13]
 
@@ -114,7 +114,7 @@ extern "C" __global__ void __launch_bounds__(256) kiln_pad_modes_k1_elementwise(
   kiln::elementwise<Index, kVec>(Body{in_x, out_r}, kNumel);
 }
 
-static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 132), true, 1, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 13, 132), true, 1, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 
 // ==== pad_modes_k2.cu
@@ -126,7 +126,7 @@ static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNum
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/1, /*threads=*/256, /*flat=*/false, /*persistent=*/false};  // the planner's config
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/1, /*threads=*/256, /*flat=*/false, /*persistent=*/false, /*checked=*/false};  // the planner's config
 constexpr int kVec = kConfig.vec;  // elements per thread step (4-byte accesses)
 constexpr Index kNumel = 264;  // [4, 6, 11]
 
@@ -161,6 +161,6 @@ extern "C" __global__ void __launch_bounds__(256) kiln_pad_modes_k2_elementwise(
   kiln::elementwise<Index, kVec>(Body{in_x, out_p}, kNumel);
 }
 
-static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 132), true, 2, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 11, 132), true, 2, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 

@@ -6,7 +6,7 @@ kernels:
   0 kiln_positions_k0_elementwise: elementwise  grid (128, 1, 1) block (256, 1, 1) smem 0 index int32
       stores %5 -> #1 p
       reads #0 offset
-      config ElementwiseConfig{vec=4 threads=256 flat=0 persistent=0}
+      config ElementwiseConfig{vec=4 threads=256 flat=0 persistent=0 checked=0}
       why: only elementwise nodes; 16-byte vectors (4 x 4 bytes)
 
 // ==== positions_k0.cu
@@ -18,7 +18,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/false, /*persistent=*/false};  // the planner's config
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/false, /*persistent=*/false, /*checked=*/false};  // the planner's config
 constexpr int kVec = kConfig.vec;  // elements per thread step (16-byte accesses)
 constexpr Index kNumel = 131072;  // [2048, 64]
 
@@ -57,6 +57,6 @@ extern "C" __global__ void __launch_bounds__(256) kiln_positions_k0_elementwise(
   kiln::elementwise<Index, kVec>(Body{in_offset, out_p}, kNumel);
 }
 
-static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 132), true, 128, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 64, 132), true, 128, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 

@@ -9,7 +9,7 @@ kernels:
   0 kiln_reshape_rows_k0_elementwise: elementwise  grid (1, 1, 1) block (256, 1, 1) smem 0 index int32
       stores %5 -> #1 y
       reads #0 x
-      config ElementwiseConfig{vec=4 threads=256 flat=0 persistent=0}
+      config ElementwiseConfig{vec=4 threads=256 flat=0 persistent=0 checked=0}
       why: only elementwise nodes; 16-byte vectors (4 x 4 bytes)
   1 kiln_reshape_rows_k1_reduce_inner: reduce_inner  grid (1, 1, 1) block (256, 1, 1) smem 0 index int32
       anchor %7 sum (line 10)
@@ -26,7 +26,7 @@ kernels:
   3 kiln_reshape_rows_k3_elementwise: elementwise  grid (1, 1, 1) block (256, 1, 1) smem 0 index int32
       stores %10 -> #3 u
       reads #4 t8
-      config ElementwiseConfig{vec=4 threads=256 flat=0 persistent=0}
+      config ElementwiseConfig{vec=4 threads=256 flat=0 persistent=0 checked=0}
       why: only elementwise nodes; 16-byte vectors (4 x 4 bytes)
 
 // ==== reshape_rows_k0.cu
@@ -38,7 +38,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/false, /*persistent=*/false};  // the planner's config
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/false, /*persistent=*/false, /*checked=*/false};  // the planner's config
 constexpr int kVec = kConfig.vec;  // elements per thread step (16-byte accesses)
 constexpr Index kNumel = 84;  // [3, 28]
 
@@ -74,7 +74,7 @@ extern "C" __global__ void __launch_bounds__(256) kiln_reshape_rows_k0_elementwi
   kiln::elementwise<Index, kVec>(Body{in_x, out_y}, kNumel);
 }
 
-static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 132), true, 1, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 28, 132), true, 1, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 
 // ==== reshape_rows_k1.cu
@@ -193,7 +193,7 @@ static_assert(kiln::launch::same_launch(kiln::reduce_geometry(kConfig), true, 3,
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/false, /*persistent=*/false};  // the planner's config
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/false, /*persistent=*/false, /*checked=*/false};  // the planner's config
 constexpr int kVec = kConfig.vec;  // elements per thread step (16-byte accesses)
 constexpr Index kNumel = 12;  // [1, 3, 4]
 
@@ -228,6 +228,6 @@ extern "C" __global__ void __launch_bounds__(256) kiln_reshape_rows_k3_elementwi
   kiln::elementwise<Index, kVec>(Body{tmp_t8, out_u}, kNumel);
 }
 
-static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 132), true, 1, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 4, 132), true, 1, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 

@@ -7,7 +7,7 @@
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/false, /*persistent=*/false};  // the planner's config
+constexpr kiln::ElementwiseConfig kConfig = kiln::ElementwiseConfig{/*vec=*/4, /*threads=*/256, /*flat=*/false, /*persistent=*/false, /*checked=*/false};  // the planner's config
 constexpr int kVec = kConfig.vec;  // elements per thread step (16-byte accesses)
 constexpr Index kNumel = 64;  // [8, 8]
 
@@ -69,7 +69,7 @@ extern "C" __global__ void __launch_bounds__(256) kiln_small_chain_k0_elementwis
   kiln::elementwise<Index, kVec>(Body{in_x, in_b, in_sq, out_y, alpha}, kNumel);
 }
 
-static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 132), true, 1, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNumel, 8, 132), true, 1, 1, 1, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 
 // ==== small_chain_k1.cu
