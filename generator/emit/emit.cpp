@@ -324,7 +324,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const Elementwis
     std::string fixed;
     for (std::size_t d = 0; d < rank; ++d) fixed += " * static_cast<Index>(" + ex.extent(root, d) + ")";
     if (config.checked)   // [Note: row vectors checked at launch]
-      unit.body = fmt::format("  kiln::elementwise_checked<Index, kVec>(kConfig, Body{{{}}}, Index(1){}, Index({}));",
+      unit.body = fmt::format("  kiln::elementwise_checked<Index, kVec>(Body{{{}}}, Index(1){}, Index({}));",
                               UnitParts::member_inits(plan, kernel), fixed, ex.extent(root, rank - 1));
     else
       unit.body = fmt::format("  kiln::elementwise<Index, kVec>(Body{{{}}}, Index(1){});",

@@ -105,7 +105,7 @@ TEST_CASE("dyn buckets: one source per bucket, values only at launch") {
   CHECK(vec_of(r3) == 4);
   CHECK(all_sources(sources_of(r1)) == all_sources(sources_of(r2)));
   CHECK(r1.text().find("row vectors where a launch's N is a multiple of 4, else a scalar loop") != std::string::npos);
-  CHECK(sources_of(r1).at(0).text.find("kiln::elementwise_checked<Index, kVec>(kConfig, ") != std::string::npos);
+  CHECK(sources_of(r1).at(0).text.find("kiln::elementwise_checked<Index, kVec>(Body{") != std::string::npos);
   CHECK(kiln::launch_for(r1, 0, {{"B", 8}, {"N", 1000}}).grid.x == 8 * 1000 / 4 / 256 + 1);   // vectors: 2000 steps
   CHECK(kiln::launch_for(r1, 0, {{"B", 8}, {"N", 1001}}).grid.x == (8 * 1001 + 255) / 256);   // scalars: 8008 steps
   CHECK(kiln::elementwise_step(r1_config, 1002) == 1);
