@@ -7,7 +7,7 @@
 //   KILN_OVERRIDE_DIR   <dir>/<op>_k<i>.cu replaces the generated source of that kernel
 //   KILN_TEMPLATE_PATH  a directory of .cuh / .cu.in files adding to or overriding the built-in templates
 //   KILN_LOG            quiet | warning (default) | info | debug
-//   KILN_SHAPES         Options::shapes: declared (default) | generic | specialized
+//   KILN_SHAPES         Options::shapes: generic (default) | declared | specialized
 //   KILN_TUNING         Options::tuning: off | stored (default) | on-first-call
 //   KILN_TUNING_DEVICE  the device name tuned picks are looked up for (default: the current GPU's)
 //   KILN_CACHE_LOCK_TIMEOUT_S  how long a process waits for another's compile of the same kernel (300)

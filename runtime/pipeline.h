@@ -55,7 +55,7 @@ struct PipelineOptions {
   std::string template_dir;   // adds to / overrides the built-in templates (KILN_TEMPLATE_PATH)
   std::string cache_dir;      // the disk tier; empty: none
   std::string override_dir;   // <dir>/<file_name> replaces a generated source (KILN_OVERRIDE_DIR)
-  std::string shapes = "declared";   // Options::shapes: which dims check() leaves `dyn`
+  std::string shapes = "generic";   // Options::shapes: which dims check() leaves `dyn`
 };
 
 // Where a Cubin came from.

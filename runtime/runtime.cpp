@@ -377,8 +377,9 @@ ArgValue scalar_value(const Scalar& s, DType want) {
 void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, bool checked) {
   std::map<std::string, std::int64_t> dyn_dims;   // with dyn dims: this launch's
   if (!dyn_sources.empty()) {
-    if (!checked) validate_arguments(*plan.bound->ir, args, count, nullptr);
+    if (!checked) validate_arguments(*plan.bound->ir, args, count, nullptr, false);
     dyn_dims = launch_dims(args, count);
+    if (!checked) refuse_aliasing(*plan.bound->ir, args, count);
   } else if (!checked) {
     validate_arguments(*plan.bound->ir, args, count, plan.bound.get());
   }
@@ -530,11 +531,16 @@ std::vector<ArgumentInfo> arguments_of(const ir::BoundIr& bound) {
 }
 }  // namespace
 
-void validate_arguments(const ir::Ir& ir, const Arg* args, std::size_t count, const ir::BoundIr* bound) {
+void validate_arguments(const ir::Ir& ir, const Arg* args, std::size_t count, const ir::BoundIr* bound,
+                        bool aliasing) {
   const std::size_t expected = ir.params.size() + ir.outputs.size();
   KILN_CHECK(count == expected, ArgumentError, "{}: got {} arguments, expected {} ({})", ir.op_name, count, expected,
              ir.signature());
   validate_each(ir, args, count, bound);
+  if (aliasing) refuse_aliasing(ir, args, count);
+}
+
+void refuse_aliasing(const ir::Ir& ir, const Arg* args, std::size_t count) {
   // An output that shares memory with another argument would be read while it is written (or
   // written twice): refused, whatever the kernels' order would make of it.
   auto range_of = [&](std::size_t i) {
@@ -860,9 +866,10 @@ void Executable::reference(const std::vector<Arg>& args) const {
     return;
   }
   // Dyn dims: the arguments' values, as a launch takes them.
-  validate_arguments(*bound->ir, args.data(), args.size(), nullptr);
+  validate_arguments(*bound->ir, args.data(), args.size(), nullptr, false);
   std::map<std::string, ir::DimValue> given;
   for (const auto& [name, value] : impl_->launch_dims(args.data(), args.size())) given[name] = {value, "the arguments"};
+  refuse_aliasing(*bound->ir, args.data(), args.size());
   evaluate_on_host(*impl_->rt->pipeline.bind(bound->ir, given), args.data(), args.size());
 }
 

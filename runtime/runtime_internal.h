@@ -153,7 +153,12 @@ struct OpImpl {
 };
 
 // Checks count, kinds, dtypes, ranks, extents, null and misaligned pointers and
-// contiguity; with `bound`, also the exact shapes. Throws ArgumentError.
-void validate_arguments(const ir::Ir& ir, const Arg* args, std::size_t count, const ir::BoundIr* bound);
+// contiguity; with `bound`, also the exact shapes; then, with `aliasing`, refuse_aliasing. Throws
+// ArgumentError.
+void validate_arguments(const ir::Ir& ir, const Arg* args, std::size_t count, const ir::BoundIr* bound,
+                        bool aliasing = true);
+// Refuses an output whose memory overlaps another argument's (ArgumentError). A dyn executable runs
+// it after its launch's shape checks, so a shape error is reported as one whatever the pointers.
+void refuse_aliasing(const ir::Ir& ir, const Arg* args, std::size_t count);
 
 }  // namespace kiln

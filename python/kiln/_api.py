@@ -20,7 +20,7 @@ class Options:
     which dims stay run-time values, "declared" (the spec's `dyn` marks), "generic" (also every dim
     that sizes only elementwise kernels, the rows of reductions, scans and row norms, or the batch
     of a conv or a pool: one compile per bucket of sizes) or "specialized" (every
-    dim baked in); None: $KILN_SHAPES, else "declared". tuning: measured GEMM configs, "off",
+    dim baked in); None: $KILN_SHAPES, else "generic". tuning: measured GEMM configs, "off",
     "stored" (what `kiln tune` stored for this op, shape and device) or "on-first-call" (tune on a
     miss, then store); None: $KILN_TUNING, else "stored"."""
 

@@ -37,6 +37,7 @@ kiln::Runtime make_runtime(const std::string& cache_dir) {
   options.arch = "sm_90";
   options.cache_dir = cache_dir;
   options.use_environment = false;
+  options.shapes = "declared";   // each size its own kernel: the cache cases count entries by size
   return kiln::Runtime(options);
 }
 

@@ -80,6 +80,14 @@ TEST_CASE("shapes: declared, generic and specialized") {
   }
 }
 
+TEST_CASE("shapes: the default is generic, and KILN_SHAPES or Options::shapes picks another") {
+  kiln::Runtime rt = runtime_with("");   // no environment: the built-in default
+  CHECK(rt.options().shapes == "generic");
+  auto ex = rt.load_file(std::string(KILN_SOURCE_DIR) + "/specs/elementwise.kiln").op("relu_add").specialize({{"B", 100}, {"N", 4096}});
+  CHECK(has(ex.plan_text(), "B=100 (dyn, general) N=4096 (dyn, multiple of 16)"));
+  CHECK(runtime_with("declared").options().shapes == "declared");
+}
+
 TEST_CASE("shapes: an unknown mode is an ArgumentError naming the choices") {
   CHECK_THROWS_WITH_AS(runtime_with("dynamic"),
                        "shapes 'dynamic' (Options::shapes or KILN_SHAPES) is not one of declared, generic, specialized",

@@ -35,6 +35,7 @@ TEST_CASE("32 threads, 4 distinct specializations: each kernel compiles exactly 
   options.arch = "sm_90";
   options.disk_cache = false;   // every kernel must come from NVRTC, so compiles are countable
   options.use_environment = false;
+  options.shapes = "declared";   // four sizes, four kernels (generic: two buckets, two kernels)
   kiln::Runtime rt(options);
   kiln::Op op = rt.load_string(kSpec, "scale_add.kiln").op("scale_add");
   const std::int64_t sizes[4] = {1000, 1024, 4097, 65536};

@@ -18,7 +18,9 @@ TEST_CASE("kiln gen -D N=3000000000: accepted, int64 indexing in the source") {
   auto r = kiln_test::run_kiln("gen " + kSpec + " -D N=3000000000");
   INFO(r.output);
   CHECK(r.exit_code == 0);
-  CHECK(r.output.find("plan axpby [N=3000000000]") != std::string::npos);
+  CHECK(r.output.find("plan axpby [N=3000000000 (dyn, multiple of 16)]") != std::string::npos);   // generic by default
+  CHECK(kiln_test::run_kiln_env("KILN_SHAPES=declared", "gen " + kSpec + " -D N=3000000000").output.find(
+            "plan axpby [N=3000000000]") != std::string::npos);
   CHECK(r.output.find("x f32[3000000000]") != std::string::npos);
   CHECK(r.output.find("using Index = long long;") != std::string::npos);
   CHECK(r.output.find("using Index = int;") == std::string::npos);
