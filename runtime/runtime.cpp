@@ -33,6 +33,7 @@
 #include "generator/emit/emit.h"
 #include "generator/frontend/frontend.h"
 #include "generator/plan/plan.h"
+#include "kiln/dyn_dim.h"
 #include "kiln/kiln.h"
 #include "runtime/driver.h"
 #include "runtime/env.h"
@@ -206,6 +207,13 @@ ExecutableImpl::ExecutableImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared
   if (rt->dump.any()) dump_files();
 }
 
+namespace {
+// Argument i's name: the op's inputs, then its outputs.
+const std::string& arg_name(const ir::Ir& ir, std::size_t i) {
+  return i < ir.params.size() ? ir.params[i].name : ir.outputs[i - ir.params.size()].name;
+}
+}  // namespace
+
 std::map<std::string, std::int64_t> ExecutableImpl::launch_dims(const Arg* args, std::size_t count) const {
   const auto& ir = plan.ir();
   std::map<std::string, std::int64_t> dims = plan.bound->dims;
@@ -237,13 +245,18 @@ std::map<std::string, std::int64_t> ExecutableImpl::launch_dims(const Arg* args,
                                 : shape[d].as_constant() ? *shape[d].as_constant()
                                                          : shape[d].evaluate(dims);
       if (got[d] == want) continue;
+      const std::string& name = arg_name(ir, i);
+      if (shape[d].kind() == ir::DimExpr::Kind::Dim)   // a dyn dim read elsewhere: name both places, as binding does
+        for (const auto& s : dyn_sources)
+          if (s.dim == shape[d].name())
+            throw ShapeError(fmt::format("{}: dim {} is {} from {}.shape[{}] but {} from {}.shape[{}]", ir.op_name, s.dim,
+                                         want, arg_name(ir, s.arg), s.axis, got[d], name, d));
       std::vector<std::int64_t> expected;
       for (const auto& e : shape) expected.push_back(e.evaluate(dims));
       std::vector<std::string> bound;
       for (const auto& [name, value] : dims) bound.push_back(fmt::format("{}={}", name, value));
-      throw ShapeError(fmt::format("{}: '{}' has shape {}, expected {} ({})", ir.op_name,
-                                   output ? ir.outputs[i - ir.params.size()].name : ir.params[i].name,
-                                   fmt::join(got, "x"), fmt::join(expected, "x"), fmt::join(bound, " ")));
+      throw ShapeError(fmt::format("{}: '{}' has shape {}, expected {} ({})", ir.op_name, name, fmt::join(got, "x"),
+                                   fmt::join(expected, "x"), fmt::join(bound, " ")));
     }
     large |= args[i].tensor().numel() > kIndex32Limit;
   }
@@ -344,6 +357,7 @@ namespace {
 
 // One argument value as the kernel expects it, with storage that outlives the launch call.
 union ArgValue {
+  DynDim dyn;   // kiln/dyn_dim.h: 16 bytes
   unsigned long long ptr;
   float f32;
   double f64;
@@ -447,7 +461,7 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
       } else if (arg.kind == KernelArg::Kind::Scalar) {
         values[a] = scalar_value(args[static_cast<std::size_t>(arg.param)].scalar(), arg.dtype);
       } else if (arg.kind == KernelArg::Kind::DynDim) {
-        values[a].i64 = dyn_dims.at(arg.dim);
+        values[a].dyn = dyn_dim_arg(dyn_dims.at(arg.dim));   // [Note: division constants on the host]
       } else if (arg.kind == KernelArg::Kind::LaunchSplits) {   // [Note: splits per launch]
         // launch_value: the split kernel's grid.y at this launch (that kernel is this one or an
         // earlier one, whose grid is computed above).
@@ -548,9 +562,6 @@ void refuse_aliasing(const ir::Ir& ir, const Arg* args, std::size_t count) {
     const auto begin = reinterpret_cast<std::uintptr_t>(t.data);
     return std::pair{begin, begin + static_cast<std::uintptr_t>(t.numel()) * dtype_size(t.dtype)};
   };
-  auto name_of = [&](std::size_t i) -> const std::string& {
-    return i < ir.params.size() ? ir.params[i].name : ir.outputs[i - ir.params.size()].name;
-  };
   for (std::size_t o = ir.params.size(); o < count; ++o) {
     const auto [out_begin, out_end] = range_of(o);
     for (std::size_t i = 0; i < count; ++i) {
@@ -558,7 +569,7 @@ void refuse_aliasing(const ir::Ir& ir, const Arg* args, std::size_t count) {
       const auto [begin, end] = range_of(i);
       KILN_CHECK(out_end <= begin || end <= out_begin, ArgumentError,
                  "{}: output '{}' overlaps {} '{}' in memory; outputs must not alias other arguments", ir.op_name,
-                 name_of(o), i < ir.params.size() ? "input" : "output", name_of(i));
+                 arg_name(ir, o), i < ir.params.size() ? "input" : "output", arg_name(ir, i));
     }
   }
 }

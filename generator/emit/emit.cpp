@@ -85,7 +85,7 @@ std::string UnitParts::param_list(const Plan& plan, const PlannedKernel& kernel)
                               pointer_name(plan, arg.buffer));
         break;
       case KernelArg::Kind::Scalar: params += fmt::format("{} {}", compute_type(arg.dtype), arg.name); break;
-      case KernelArg::Kind::DynDim:
+      case KernelArg::Kind::DynDim: params += fmt::format("kiln::DynDim {}", arg.name); break;   // kiln/dyn_dim.h
       case KernelArg::Kind::LaunchSplits: params += fmt::format("long long {}", arg.name); break;
       case KernelArg::Kind::TensorMap:
         params += fmt::format("const __grid_constant__ kiln::TensorMap {}", arg.name);
@@ -148,7 +148,7 @@ std::string UnitParts::member_inits(const Plan& plan, const PlannedKernel& kerne
       continue;   // not a functor member (declare_members)
     if (!s.empty()) s += ", ";
     s += arg.kind == KernelArg::Kind::Buffer ? pointer_name(plan, arg.buffer)
-         : arg.kind == KernelArg::Kind::DynDim ? fmt::format("static_cast<Index>({})", arg.name)
+         : arg.kind == KernelArg::Kind::DynDim ? arg.name   // a DynExtent from the argument's constants
                                                : arg.name;
   }
   return s;

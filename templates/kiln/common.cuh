@@ -5,6 +5,8 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 
+#include "kiln/dyn_dim.h"
+
 #ifndef KILN_HD
 #define KILN_HD __host__ __device__ __forceinline__
 #endif
@@ -36,23 +38,17 @@ __device__ __forceinline__ I stride_next(I i, I step, I end) {
 // 1.81x slower, bench/results/2026-11-29-h200-run8). DynExtent holds a dyn dim's value with the
 // multiplier and shift of Granlund and Montgomery ("Division by invariant integers using
 // multiplication", 1994): for d >= 1, l = ceil(log2 d) and m = floor(2^32 (2^l - d) / d) + 1 (< 2^32),
-// n / d = (umulhi(n, m) + n) >> l for every 0 <= n < 2^31, the range of a 32-bit Index. They are
-// computed once, when the functor is made; a 64-bit index divides as usual.
+// n / d = (umulhi(n, m) + n) >> l for every 0 <= n < 2^31, the range of a 32-bit Index. The runtime
+// computes them once per launch and passes them in the dim's argument (kiln::DynDim, [Note: division
+// constants on the host] in kiln/dyn_dim.h); a 64-bit index divides as usual.
 template <class I>
 struct DynExtent {
   I value;
   unsigned magic = 0, shift = 0;
-  KILN_HD DynExtent(I v) : value(v) {   // v >= 1
-    if constexpr (sizeof(I) == 4) {
-      const unsigned d = unsigned(v);
-#if defined(__CUDA_ARCH__)
-      shift = d <= 1 ? 0u : 32u - unsigned(__clz(d - 1));
-#else
-      while ((1ull << shift) < d) ++shift;
-#endif
-      magic = unsigned((((1ull << shift) - d) << 32) / d + 1);
-    }
-  }
+  // From a kernel argument: the constants come computed ([Note: division constants on the host]).
+  KILN_HD DynExtent(const DynDim& d) : value(I(d.value)), magic(d.magic), shift(d.shift) {}
+  // From a value (tests and hand-written units): computed here, a 64-bit division.
+  KILN_HD DynExtent(I v) : DynExtent(dyn_dim_arg(static_cast<long long>(v))) {}
   KILN_HD operator I() const { return value; }
 };
 template <class I>

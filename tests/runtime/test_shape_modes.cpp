@@ -37,7 +37,7 @@ TEST_CASE("shapes: declared, generic and specialized") {
     kiln::Runtime rt = runtime_with("declared");
     auto p = rt.load_file(spec);
     CHECK(!has(p.op("relu_add").specialize(kiln::Bindings{}).source(), "dim_"));
-    CHECK(has(p.op("scale_cast_f16").specialize(kiln::Bindings{}).source(), "long long dim_N"));
+    CHECK(has(p.op("scale_cast_f16").specialize(kiln::Bindings{}).source(), "kiln::DynDim dim_N"));
   }
   {
     kiln::Runtime rt = runtime_with("specialized");
@@ -50,7 +50,7 @@ TEST_CASE("shapes: declared, generic and specialized") {
     kiln::Runtime rt = runtime_with("generic");
     auto p = rt.load_file(spec);
     const auto ex = p.op("relu_add").specialize({{"B", 100}, {"N", 4096}});
-    CHECK(has(ex.source(), "long long dim_B, long long dim_N"));
+    CHECK(has(ex.source(), "kiln::DynDim dim_B, kiln::DynDim dim_N"));
     CHECK(has(ex.plan_text(), "B=100 (dyn, general) N=4096 (dyn, multiple of 16)"));
     // An op with a reduction: K is the reduced axis and stays baked in; M counts its rows, which
     // the reduce template takes as dyn ([Note: dyn rows]).

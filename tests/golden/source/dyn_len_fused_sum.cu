@@ -71,9 +71,9 @@ struct Store {
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(512) kiln_rs_fused_k0_reduce_inner(const float* __restrict__ in_x, const float* __restrict__ in_w, const float* __restrict__ in_g, float* __restrict__ out_y, long long dim_L) {
+extern "C" __global__ void __launch_bounds__(512) kiln_rs_fused_k0_reduce_inner(const float* __restrict__ in_x, const float* __restrict__ in_w, const float* __restrict__ in_g, float* __restrict__ out_y, kiln::DynDim dim_L) {
   const Index red = static_cast<Index>(dim_L);  // dyn length: this launch's
-  kiln::reduce_inner_block<kThreads, kUnroll, Op>(in_x, out_y, static_cast<Op::Acc*>(nullptr), kOuter, red, kSplits, red, Load{in_x, in_w, in_g, out_y, static_cast<Index>(dim_L)}, Store{in_x, in_w, in_g, out_y, static_cast<Index>(dim_L)});
+  kiln::reduce_inner_block<kThreads, kUnroll, Op>(in_x, out_y, static_cast<Op::Acc*>(nullptr), kOuter, red, kSplits, red, Load{in_x, in_w, in_g, out_y, dim_L}, Store{in_x, in_w, in_g, out_y, dim_L});
 }
 
 static_assert(kiln::launch::same_launch(kiln::reduce_geometry(kConfig), true, 64, 1, 1, 512, 1, 1, 0),

@@ -85,9 +85,9 @@ struct Scale {
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(256) kiln_ln_many_k0_rownorm(const float* __restrict__ in_x, const float* __restrict__ in_g, const float* __restrict__ in_b, float* __restrict__ out_y, long long dim_L) {
+extern "C" __global__ void __launch_bounds__(256) kiln_ln_many_k0_rownorm(const float* __restrict__ in_x, const float* __restrict__ in_g, const float* __restrict__ in_b, float* __restrict__ out_y, kiln::DynDim dim_L) {
   const Index len = static_cast<Index>(dim_L);  // dyn length: this launch's
-  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C, /*kDynMinLen=*/kConfig.min_len>(in_x, out_y, kOuter, len, Load{in_x, in_g, in_b, out_y, static_cast<Index>(dim_L)}, Store{in_x, in_g, in_b, out_y, static_cast<Index>(dim_L)}, Scale{in_x, in_g, in_b, out_y, static_cast<Index>(dim_L)});
+  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C, /*kDynMinLen=*/kConfig.min_len>(in_x, out_y, kOuter, len, Load{in_x, in_g, in_b, out_y, dim_L}, Store{in_x, in_g, in_b, out_y, dim_L}, Scale{in_x, in_g, in_b, out_y, dim_L});
 }
 
 static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 2048, 1, 1, 256, 1, 1, 0),
