@@ -29,9 +29,8 @@ __device__ __forceinline__ void elementwise(const Body& body, Index numel) {
 // A kernel planned with `checked` ([Note: row vectors checked at launch] in config/elementwise.h):
 // the vector loop where this launch's innermost extent is a multiple of kVec, else one element a
 // step. The branch is the same for every thread of the grid. The config is rebuilt here as a
-// constant, not read through a reference to the unit's kConfig (a load from memory that every
-// thread of a one-step-a-thread grid would wait on before its first load: 1.68x on relu(a + b)
-// over 16384 x 16383, bench/results/2026-12-02-h200-run8/).
+// constant rather than taken by reference to the unit's kConfig, which would odr-use it in device
+// code (nvcc refuses; NVRTC would place it in memory).
 template <class Index, int kVec, class Body>
 __device__ __forceinline__ void elementwise_checked(const Body& body, Index numel, Index inner) {
   constexpr ElementwiseConfig kChecked = [] {

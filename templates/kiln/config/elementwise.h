@@ -50,7 +50,8 @@ KILN_RULE constexpr Geometry stream_geometry(long long steps, int threads) {
 // `checked`: it holds both loops, and each launch takes the vector loop where its innermost
 // extent allows and the scalar one elsewhere (elementwise_step; a branch uniform over the grid).
 // Before, the bucket "general" always ran scalars: relu(a + bias) over 16384 x 16388 floats ran
-// 1.052x the specialized kernel (bench/results/2026-11-27-h100-run9/).
+// 1.052x the specialized kernel (bench/results/2026-11-27-h100-run9/); checked, 1.005x, and over
+// 16384 x 16383 (the scalar loop) 1.028x (bench/results/2026-12-02-h200-run10/).
 KILN_RULE constexpr int elementwise_step(const ElementwiseConfig& c, long long inner) {
   return c.checked && inner % c.vec != 0 ? 1 : c.vec;
 }
