@@ -23,6 +23,8 @@ struct DynDim {
   KILN_RULE constexpr operator long long() const { return value; }
 };
 
+static_assert(sizeof(DynDim) == 16, "the runtime fills a 16-byte kernel argument");
+
 // For d >= 1: shift = ceil(log2 d), magic = floor(2^32 (2^shift - d) / d) + 1 (Granlund and
 // Montgomery, "Division by invariant integers using multiplication", 1994). A value of 2^32 or more
 // is only ever read by 64-bit indexing, which divides as usual: its constants stay 0.
