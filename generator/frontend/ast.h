@@ -60,6 +60,7 @@ struct DimDecl {
   std::string name;
   SourceLoc loc;
   bool dynamic = false;
+  bool fixed = false;   // `static`: baked in under every Options::shapes
   std::optional<std::int64_t> default_value;
   SourceLoc value_loc;
 };

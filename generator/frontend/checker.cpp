@@ -309,7 +309,7 @@ class Checker {
       Symbol s;
       s.kind = Symbol::Kind::Dim;
       declare(d.name, d.loc, s);
-      ir_->dims.push_back({d.name, d.default_value, d.dynamic, d.loc});
+      ir_->dims.push_back({d.name, d.default_value, d.dynamic, d.loc, d.fixed});
     } catch (const Abort&) {
     }
   }

@@ -144,7 +144,18 @@ class Parser {
         next();
         do {
           ast::DimDecl d;
-          d.dynamic = accept(TokenKind::KwDyn);
+          // Marks before the name: `dyn`, and `static` (a contextual word: only before another
+          // name, so a dim or input may still be called static).
+          for (;;) {
+            const SourceLoc at = peek().loc;
+            const bool is_static = peek().kind == TokenKind::Ident && peek().text == "static" &&
+                                   (peek(1).kind == TokenKind::Ident || peek(1).kind == TokenKind::KwDyn);
+            if (!is_static && peek().kind != TokenKind::KwDyn) break;
+            next();
+            (is_static ? d.fixed : d.dynamic) = true;
+            if (d.fixed && d.dynamic)
+              fail(at, "a dim is either dyn (a run-time value) or static (baked in), not both");
+          }
           d.loc = peek().loc;
           d.name = expect_name("a dim name");
           if (accept(TokenKind::Assign)) {

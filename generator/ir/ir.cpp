@@ -599,7 +599,7 @@ std::string print(const Ir& ir) {
   std::string dims_line;
   if (!ir.dims.empty()) {
     dims_line = "  dims " + join(ir.dims, [](const DimDecl& d) {
-      std::string s = (d.dynamic ? "dyn " : "") + d.name;
+      std::string s = (d.dynamic ? "dyn " : d.fixed ? "static " : "") + d.name;
       if (d.default_value) s += fmt::format(" = {}", *d.default_value);
       return s;
     }) + "\n";

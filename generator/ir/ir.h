@@ -247,6 +247,7 @@ struct DimDecl {
   std::optional<std::int64_t> default_value;
   bool dynamic = false;              // `dyn`: a run-time kernel argument, not baked in
   SourceLoc loc;
+  bool fixed = false;                // `static`: baked in whatever Options::shapes says (generic_dims skips it)
 };
 
 struct ConstDecl {

@@ -837,6 +837,8 @@ std::set<std::string> generic_dims(const ir::Ir& ir) {
     collect_worked(n.shape, ir::is_reduction(n.kind) ? std::min(first, n.shape.size()) : first);
   }
   for (const auto& c : ir.constraints) collect({c.lhs, c.rhs}, used_by_anchors);
+  for (const auto& d : ir.dims)
+    if (d.fixed) used_by_anchors.insert(d.name);   // `static`: the spec asks for it baked in
   auto whole_extents = [&](const ir::Shape& shape) {
     for (const auto& e : shape)
       if (e.kind() == ir::DimExpr::Kind::Dim) whole.insert(e.name());

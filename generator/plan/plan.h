@@ -256,7 +256,8 @@ std::shared_ptr<const ir::BoundIr> fuse_compositions(std::shared_ptr<const ir::B
 // The dims that can be `dyn` without the planner refusing the op, at no measured cost: those that
 // size no anchor's tensors, or only the rows of memory-bound anchors ([Note: dyn rows] in
 // plan_memory.cpp) and the batch (axis 0) of convs and pools, and are a whole extent of some input
-// or output (where a launch reads the value). Options::shapes = "generic" makes them dyn.
+// or output (where a launch reads the value), and are not marked `static`. Options::shapes =
+// "generic" (the default) makes them dyn.
 std::set<std::string> generic_dims(const ir::Ir& ir);
 
 // The launch of kernel k of a plan with dyn dims for the dims `dims` (every dim of the op, the

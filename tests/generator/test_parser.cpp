@@ -157,3 +157,25 @@ TEST_CASE("parser: unterminated blocks and garbage") {
 TEST_CASE("parser: duplicate ops") {
   CHECK(parse_error("op a { }\nop a { }").find("t.kiln:2:4: error: duplicate op 'a': already declared at 1:4") == 0);
 }
+
+TEST_CASE("parser: a dim marked static, the word static as a name, and both marks refused") {
+  auto spec = parse_ok("op a {\n  dims static B = 8, dyn N, static = 3, M\n  in x: f32[B, N, static, M]\n  out y = x\n}\n");
+  const auto& dims = spec.ast->ops[0].dims;
+  REQUIRE(dims.size() == 4);
+  CHECK(dims[0].name == "B");
+  CHECK(dims[0].fixed);
+  CHECK(!dims[0].dynamic);
+  CHECK(dims[1].dynamic);
+  CHECK(!dims[1].fixed);
+  CHECK(dims[2].name == "static");   // a dim may still be called static
+  CHECK(!dims[2].fixed);
+  CHECK(!dims[3].fixed);
+  CHECK(parse_error("op a {\n  dims static dyn N\n  in x: f32[N]\n  out y = x\n}\n") ==
+        "t.kiln:2:15: error: a dim is either dyn (a run-time value) or static (baked in), not both\n"
+        "  dims static dyn N\n"
+        "              ^");
+  CHECK(parse_error("op a {\n  dims dyn static N\n  in x: f32[N]\n  out y = x\n}\n") ==
+        "t.kiln:2:12: error: a dim is either dyn (a run-time value) or static (baked in), not both\n"
+        "  dims dyn static N\n"
+        "           ^");
+}

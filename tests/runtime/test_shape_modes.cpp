@@ -86,6 +86,13 @@ TEST_CASE("shapes: the default is generic, and KILN_SHAPES or Options::shapes pi
   auto ex = rt.load_file(std::string(KILN_SOURCE_DIR) + "/specs/elementwise.kiln").op("relu_add").specialize({{"B", 100}, {"N", 4096}});
   CHECK(has(ex.plan_text(), "B=100 (dyn, general) N=4096 (dyn, multiple of 16)"));
   CHECK(runtime_with("declared").options().shapes == "declared");
+  // `static` keeps a dim baked in under the generic default; the other dims still go dyn.
+  auto fixed = rt.load_string("op s {\n  dims static B = 100, N = 4096\n  in x: f32[B, N]\n  out y = x * 2.0\n}\n",
+                              "s.kiln")
+                   .op("s")
+                   .specialize(kiln::Bindings{});
+  CHECK(has(fixed.plan_text(), "[B=100 N=4096 (dyn, multiple of 16)]"));
+  CHECK(!has(fixed.source(), "dim_B"));
 }
 
 TEST_CASE("shapes: an unknown mode is an ArgumentError naming the choices") {
