@@ -147,9 +147,8 @@ std::string UnitParts::member_inits(const Plan& plan, const PlannedKernel& kerne
     if (arg.kind == KernelArg::Kind::TensorMap || arg.kind == KernelArg::Kind::LaunchSplits)
       continue;   // not a functor member (declare_members)
     if (!s.empty()) s += ", ";
-    s += arg.kind == KernelArg::Kind::Buffer ? pointer_name(plan, arg.buffer)
-         : arg.kind == KernelArg::Kind::DynDim ? arg.name   // a DynExtent from the argument's constants
-                                               : arg.name;
+    // A DynDim argument initializes its DynExtent member with the constants it carries.
+    s += arg.kind == KernelArg::Kind::Buffer ? pointer_name(plan, arg.buffer) : arg.name;
   }
   return s;
 }

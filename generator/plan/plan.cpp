@@ -889,7 +889,10 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
   if (!kn.reads_dyn_dims()) return g;
   if (const auto* config = std::get_if<ElementwiseConfig>(&kn.config)) {
     std::int64_t numel = 1, inner = 1;
-    for (const auto& e : plan.ir().node(kn.stores[0].node).shape) numel *= inner = e.evaluate(dims);
+    for (const auto& e : plan.ir().node(kn.stores[0].node).shape) {
+      inner = e.evaluate(dims);
+      numel *= inner;
+    }
     return elementwise_geometry(*config, numel, inner, plan.target.sm_count);
   }
   if (kn.dyn_outer.empty()) {
