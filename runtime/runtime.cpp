@@ -474,8 +474,8 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
         const long long map_extent = arg.map_dyn_dim >= 0 ? extent : 0;
         map = tensor_maps.get(k, a, address, [&] {   // the spec was checked at construction
           const auto& buf = plan.buffers[static_cast<std::size_t>(arg.buffer)];
-          TensorMapSpec spec = arg.tensor_map;
-          if (arg.map_dyn_dim >= 0) spec.dims[static_cast<std::size_t>(arg.map_dyn_dim)] = map_extent;
+          const TensorMapSpec spec =
+              arg.map_dyn_dim >= 0 ? arg.tensor_map.with_extent(arg.map_dyn_dim, map_extent) : arg.tensor_map;
           return encode_tensor_map(spec, arg.dtype, address, fmt::format("{}: '{}'", ir.op_name, buf.name));
         }, map_extent);
         pointers[a] = &map;

@@ -66,11 +66,23 @@ void template_checks(const PlannedKernel& k, UnitParts& unit, const std::string&
   unit.launch_check(k, geometry, k.dyn_outer.empty());   // a dyn extent's grid is a launch's
 }
 
-// [Note: dyn matmul] (plan_contraction.cpp): a kernel whose M or batches are dyn (its config holds
-// 0) passes them to the template's run() as a gemm::DynShape; "" for a static kernel.
+// [Note: dyn matmul] (plan_contraction.cpp): a kernel whose M, N, K or batches are dyn (its config
+// holds 0 there) passes that extent to the template's run() as a gemm::DynShape; "" for a static
+// kernel.
 std::string dyn_shape_arg(const PlannedKernel& k, const GemmConfig& config) {
   if (k.dyn_outer.empty()) return "";
-  return config.m == 0 ? ", kiln::gemm::DynShape{dyn_extent, 0}" : ", kiln::gemm::DynShape{0, dyn_extent}";
+  auto field = [](long long v) { return v == 0 ? "dyn_extent" : "0"; };
+  return fmt::format(", kiln::gemm::DynShape{{{}, {}, {}, {}}}", field(config.m), field(config.n), field(config.k),
+                     field(config.batch));
+}
+
+// Which extent of the op a kernel's dyn extent is (the TMA engine's m and n are the op's n and m
+// under swap_ab).
+const char* dyn_extent_text(const GemmConfig& config) {
+  if (config.batch == 0) return "dyn batches";
+  if (config.k == 0) return "dyn K";
+  if (config.m == 0) return config.swap_ab ? "dyn N (the engine's M: it computes the transpose)" : "dyn M";
+  return config.swap_ab ? "dyn M (the engine's N: it computes the transpose)" : "dyn N";
 }
 
 // Does the value stored by the kernel hash a dropout mask (then philox.cuh is needed)?
@@ -338,7 +350,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
   }
   unit.constants = c.str();
   if (kind != GemmKind::OperandPrep)   // (a copy of x with dyn images reads them from its grid)
-    unit.body = dyn_extent_statement(plan, k, "Index", "dyn_extent", config.m == 0 ? "dyn M" : "dyn batches") + unit.body;
+    unit.body = dyn_extent_statement(plan, k, "Index", "dyn_extent", dyn_extent_text(config)) + unit.body;
   const bool sm90 = kind == GemmKind::Wgmma || kind == GemmKind::WgmmaSplitK || kind == GemmKind::SmallKPrep ||
                     kind == GemmKind::SmallKWgmma;
   unit.includes = includes(plan, k, kind == GemmKind::Tma           ? "gemm_tma.cuh"

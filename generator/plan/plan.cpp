@@ -100,6 +100,18 @@ int Target::sm_version() const {
 
 // ---------------------------------------------------------------- TensorMapSpec
 
+TensorMapSpec TensorMapSpec::with_extent(int dim, std::int64_t extent) const {
+  const auto d = static_cast<std::size_t>(dim);
+  KILN_ASSERT(d < dims.size() && dims[d] > 0 && extent > 0, "map extent {} of dim {} in {}", extent, dim, text());
+  TensorMapSpec at = *this;
+  at.dims[d] = extent;
+  for (std::size_t j = d; j < strides.size(); ++j) {   // strides[j]: dim j + 1, which spans dims 0..j
+    KILN_ASSERT(strides[j] % dims[d] == 0, "stride {} of {} does not span dim {}", j, text(), dim);
+    at.strides[j] = strides[j] / dims[d] * extent;
+  }
+  return at;
+}
+
 std::string TensorMapSpec::text() const {
   std::string s = fmt::format("dims {} strides {} box {} swizzle {}", shape_text(dims), shape_text(strides),
                               shape_text(box), swizzle);

@@ -138,6 +138,9 @@ struct TensorMapSpec {
   std::vector<int> element_strides;    // im2col: the traversal step of each dim (tiled maps: all 1)
 
   bool operator==(const TensorMapSpec&) const = default;
+  // The map with dims[dim] at `extent` (a launch's dyn extent, KernelArg::map_dyn_dim): every
+  // stride above that dim spans it, so each scales with it (a tiled map over a packed tensor).
+  TensorMapSpec with_extent(int dim, std::int64_t extent) const;
   // "dims [4096, 4096] strides [8192] box [64, 128] swizzle 128"; an im2col map adds
   // "im2col lower [..] upper [..] element strides [..]" and its box is [channels, pixels].
   std::string text() const;

@@ -151,44 +151,115 @@ Operand matmul_operand(const Planner& p, NodeId anchor, NodeId op, const char* w
 bool takes_transposed_view(const Planner& p, NodeId, NodeId operand) { return transposed_leaf(p, operand); }
 
 // [Note: dyn matmul]
-// A matmul takes one dyn dim (AnchorRule::dyn): its M (the rows of A and C) in an unbatched
-// product with A stored k-contiguous, or its outermost batch dim; either as a whole extent. N and
-// K, the weights' extents, stay baked in. Every other dyn dim is refused at its declaration, with
-// the reason (a dyn N or K, a dyn dim inside a compound extent, a second dyn dim, a dyn M whose
-// batch strides or leading dim would be dyn, an inner batch dim).
+// A matmul takes one dyn dim (AnchorRule::dyn), as a whole extent: its M (the rows of A and C), its
+// N (the columns of B and C) or its K, each in an unbatched product, or its outermost batch dim.
+// Every other dyn dim is refused at its declaration, with the reason (a dyn dim inside a compound
+// extent, a second dyn dim or one dim as two extents, a dyn M, N or K whose batch strides would be
+// dyn, an inner batch dim).
 // - Bucket one: the value is 1, and the product is planned as a static one (any template).
 // - Otherwise only templates that read the extent at run time are planned ([Note: dyn matmul
 //   extents] in gemm_store.cuh): the TMA engine (sm_90a), where no operand that the dyn extent
 //   sizes needs a pre-pass and (dyn M) without swap_ab, which would make M the engine's N; else
 //   the mma.sync Gemm. Split-K (GemmSplitK or the engine's K slices, then SplitKReduce) only in a
-//   size class with a largest value, whose workspace is sized for it. Not planned with a dyn
-//   extent: Gemv, SmallK, WgGemm and the row-statistics softmax (claims_softmax declines, and the
-//   row-norm family plans the softmax with dyn rows); the TMA picks are not tuned.
+//   size class with a largest value, whose workspace is sized for it (a dyn K does not size the
+//   workspace: any class). Not planned with a dyn extent: Gemv, SmallK, WgGemm and the
+//   row-statistics softmax (claims_softmax declines, and the row-norm family plans the softmax
+//   with dyn rows); the TMA picks are not tuned.
+// - A dyn extent that is a row length (N: C's and a row-major B's; K: a row-major A's or a
+//   column-major B's; M: a column-major A's) decides 16-byte alignment, so the plan follows the
+//   bucket: a multiple of 16 is planned as one (16-byte rows: vector loads and stores, tensor
+//   maps), the bucket general as an odd extent (element by element, no tensor map over it).
 // - Size classes ([Note: dyn size classes] in plan.h): the values of the dim at which the route
 //   (template, tiles, K slices: dyn_route) changes, up to kDynRouteTop: the route is sampled at
 //   the powers of two, and each change found is bisected to its first value. So a class takes one
 //   route throughout (where the route changes once between two powers of two), and is planned at
-//   its lowest value; the top class, which has no largest value, has no K slices. (Classes at the
-//   powers of two alone put bf16 M = 1000 x 4096² in [512, 1024), planned with 512's 64x128
-//   tiles: 1.52x the specialized kernel, bench/results/2026-11-27-h100-run13.)
-// - The kernels' GemmConfig holds 0 for the dyn extent and PlannedKernel::dyn_outer its factors:
-//   gemm_launch runs gemm_geometry at a launch's extent, and a tensor map's KernelArg::map_dyn_dim
-//   names the map extent a launch sets.
+//   its lowest value (of the bucket, as above); the top class, which has no largest value, has no
+//   K slices. (Classes at the powers of two alone put bf16 M = 1000 x 4096² in [512, 1024),
+//   planned with 512's 64x128 tiles: 1.52x the specialized kernel, bench/results/2026-11-27-h100-run13.)
+// - The kernels' GemmConfig holds 0 for the dyn extent (and for each leading dimension that is it)
+//   and PlannedKernel::dyn_outer its factors: gemm_launch runs gemm_geometry at a launch's extent,
+//   and a tensor map's KernelArg::map_dyn_dim names the map extent a launch sets (with the strides
+//   above it).
 constexpr std::int64_t kDynRouteTop = std::int64_t{1} << 16;
 
 struct DynMatmul {
+  enum class Extent { M, N, K, Batch };
   std::string dim;                    // the dyn dim
-  bool batch = false;                 // the outermost batch dim (else M)
-  std::vector<ir::DimExpr> factors;   // the dyn extent: M, or the product of every batch dim
+  Extent which = Extent::M;
+  std::vector<ir::DimExpr> factors;   // the dyn extent: the dim, or the product of every batch dim
   std::int64_t fixed = 1;             // batch: the other batch dims' product
   std::int64_t low = 0, high = 0;     // the class's lowest and largest extent (high 0: no largest)
+  DynBucket bucket = DynBucket::General;
+  bool leading = false;               // the extent is some operand's or C's row length
   std::string text;                   // what the kernels' reasons start with
 
+  bool batch() const { return which == Extent::Batch; }
   bool bounded() const { return high > 0; }
-  long long& of(GemmConfig& c) const { return batch ? c.batch : c.m; }
+  // Whether a split-K workspace's size follows the extent (every extent but K).
+  bool sizes_workspace() const { return which != Extent::K; }
+  static const char* name_of(Extent e) {
+    switch (e) {
+      case Extent::M: return "M";
+      case Extent::N: return "N";
+      case Extent::K: return "K";
+      case Extent::Batch: return "the batches";
+    }
+    return "?";
+  }
+  const char* name() const { return name_of(which); }
+  // The value planned for extent v: a row length takes the bucket's alignment ([Note: dyn matmul]).
+  std::int64_t in_bucket(std::int64_t v) const {
+    if (!leading) return v;
+    if (bucket == DynBucket::Div16) return (v + 15) / 16 * 16;
+    return v % 2 == 0 ? v + 1 : v;
+  }
+  // The config and operands at `extent` (the op's terms): the extent and every row length that is it.
   GemmConfig at(GemmConfig c, std::int64_t extent) const {
-    of(c) = extent;
+    switch (which) {
+      case Extent::M:
+        c.m = extent;
+        if (c.layout_a == GemmLayout::ColMajor) c.lda = extent;
+        break;
+      case Extent::N:
+        c.n = extent, c.ldc = extent;
+        if (c.layout_b == GemmLayout::RowMajor) c.ldb = extent;
+        break;
+      case Extent::K:
+        c.k = extent;
+        if (c.layout_a == GemmLayout::RowMajor) c.lda = extent;
+        if (c.layout_b == GemmLayout::ColMajor) c.ldb = extent;
+        break;
+      case Extent::Batch: c.batch = extent; break;
+    }
     return c;
+  }
+  Operand operand_at(Operand o, const GemmConfig& at_extent, int which_operand) const {
+    if (!batch()) o.ld = which_operand == 1 ? at_extent.lda : at_extent.ldb;
+    return o;
+  }
+  // A kernel's config made dyn: the extent and its row lengths 0, in the kernel's own terms (the
+  // TMA engine's m and n are the op's n and m under swap_ab).
+  void make_dyn(GemmConfig& c) const {
+    const bool swapped = c.swap_ab;
+    switch (which) {
+      case Extent::M:
+        (swapped ? c.n : c.m) = 0;
+        if (!swapped && c.layout_a == GemmLayout::ColMajor) c.lda = 0;
+        if (swapped && c.layout_b == GemmLayout::RowMajor) c.ldb = 0;
+        break;
+      case Extent::N:
+        (swapped ? c.m : c.n) = 0;
+        c.ldc = 0;
+        if (!swapped && c.layout_b == GemmLayout::RowMajor) c.ldb = 0;
+        if (swapped && c.layout_a == GemmLayout::ColMajor) c.lda = 0;
+        break;
+      case Extent::K:
+        c.k = 0;
+        if (c.layout_a == GemmLayout::RowMajor) c.lda = 0;
+        if (c.layout_b == GemmLayout::ColMajor) c.ldb = 0;
+        break;
+      case Extent::Batch: c.batch = 0; break;
+    }
   }
 };
 
@@ -209,36 +280,46 @@ std::optional<DynMatmul> dyn_matmul(const Planner& p, NodeId anchor, const Opera
   const ir::Shape& sa = ir.node(a.leaf).shape;
   const ir::Shape& sb = ir.node(b.leaf).shape;
   const std::size_t r = out.size();
-  for (const ir::DimExpr* e : {&sa[sa.size() - (a.col_major ? 2 : 1)], &sb[sb.size() - 2], &sb[sb.size() - 1], &out[r - 1]})
-    if (const std::string d = dyn_in(*e); !d.empty())
-      p.refuse_dyn(d, anchor, what, "takes a dyn M (the rows of A and C) or a dyn outermost batch dim; K and N are baked in");
+  using Extent = DynMatmul::Extent;
   std::optional<DynMatmul> dm;
-  for (std::size_t d = 0; d + 1 < r; ++d) {
-    const std::string found = dyn_in(out[d]);
-    if (found.empty()) continue;
-    if (out[d].kind() != ir::DimExpr::Kind::Dim)
-      p.refuse_dyn(found, anchor, what, fmt::format("takes a dyn dim only as a whole extent, not inside {}", out[d].str()));
+  auto take = [&](const ir::DimExpr& e, Extent which, std::size_t axis) {
+    const std::string found = dyn_in(e);
+    if (found.empty()) return;
+    if (e.kind() != ir::DimExpr::Kind::Dim)
+      p.refuse_dyn(found, anchor, what, fmt::format("takes a dyn dim only as a whole extent, not inside {}", e.str()));
+    if (dm && dm->dim == found && dm->which == which) return;   // K, read from A and from B
+    if (dm && dm->dim == found)
+      p.refuse_dyn(found, anchor, what, fmt::format("takes one dyn extent, and '{}' is both its {} and its {}", found,
+                                                    dm->name(), DynMatmul::name_of(which)));
     if (dm) p.refuse_dyn(found, anchor, what, fmt::format("takes one dyn dim, and '{}' is dyn too", dm->dim));
-    if (d != 0 && d + 2 != r)
-      p.refuse_dyn(found, anchor, what, fmt::format("takes a dyn batch dim only as the outermost one (here axis {})", d));
-    dm = DynMatmul{};
+    if (which == Extent::Batch && axis != 0)
+      p.refuse_dyn(found, anchor, what, fmt::format("takes a dyn batch dim only as the outermost one (here axis {})", axis));
+    dm.emplace();
     dm->dim = found;
-    dm->batch = d + 2 != r;
-  }
+    dm->which = which;
+  };
+  for (std::size_t d = 0; d + 2 < r; ++d) take(out[d], Extent::Batch, d);
+  take(out[r - 2], Extent::M, r - 2);
+  take(out[r - 1], Extent::N, r - 1);
+  take(sb[sb.size() - (b.col_major ? 2 : 1)], Extent::N, 0);
+  take(sa[sa.size() - (a.col_major ? 2 : 1)], Extent::K, 0);
+  take(sb[sb.size() - (b.col_major ? 1 : 2)], Extent::K, 0);
   if (!dm) return std::nullopt;
   const auto& bound_out = p.shape(anchor);
-  if (!dm->batch) {
+  if (!dm->batch()) {
     if (product(bound_out, 0, r - 2) != 1)
-      p.refuse_dyn(dm->dim, anchor, what, "takes a dyn M only in an unbatched product (the batch strides would be dyn); "
-                                          "a dyn outermost batch dim is taken");
-    if (a.col_major)
-      p.refuse_dyn(dm->dim, anchor, what, "takes a dyn M only with A stored [M, K] (transpose(a) makes M its leading dim)");
-    dm->factors = {out[r - 2]};
+      p.refuse_dyn(dm->dim, anchor, what, fmt::format("takes a dyn {} only in an unbatched product (the batch strides "
+                                                      "would be dyn); a dyn outermost batch dim is taken", dm->name()));
+    const ir::DimExpr& e = dm->which == Extent::M ? out[r - 2] : dm->which == Extent::N ? out[r - 1]
+                                                                                         : sa[sa.size() - (a.col_major ? 2 : 1)];
+    dm->factors = {e};
+    dm->leading = dm->which != Extent::M || a.col_major;
   } else {
     dm->factors.assign(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(r - 2));
     dm->fixed = product(bound_out, 1, r - 2);
   }
-  if (dyn_bucket(p.bound().dims.at(dm->dim)) == DynBucket::One) return std::nullopt;   // the value is 1
+  dm->bucket = dyn_bucket(p.bound().dims.at(dm->dim));
+  if (dm->bucket == DynBucket::One) return std::nullopt;   // the value is 1
   return dm;
 }
 
@@ -718,7 +799,7 @@ std::vector<TmaPick> tma_candidates(const GemmConfig& mg, std::int64_t sms, int 
 void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand& op_a, const Operand& op_b, DType et,
               const std::string& why, bool softmax, bool vec_c, bool stream_c, const DynMatmul* dyn = nullptr) {
   const std::int64_t sms = p.target().sm_count;
-  const TmaView v = tma_view(op, op_a, op_b, dyn == nullptr || dyn->batch);
+  const TmaView v = tma_view(op, op_a, op_b, dyn == nullptr || dyn->which != DynMatmul::Extent::M);
   const GemmConfig& g = v.g;
   const Operand &a = v.a, &b = v.b;
   auto tiles = [&](int bm, int bn) { return ceil_div(g.m, bm) * ceil_div(g.n, bn) * g.batch; };
@@ -758,7 +839,7 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
   std::string pick_note = "; config: heuristic";
   if (dyn != nullptr) {   // [Note: dyn matmul]: not tuned; no K slices without a largest extent
     pick_note += " (dyn: not tuned)";
-    if (!dyn->bounded() && tunable.chosen.split_k > 1) {
+    if (!dyn->bounded() && dyn->sizes_workspace() && tunable.chosen.split_k > 1) {
       tunable.chosen.split_k = 1;
       pick_note += ", one K slice (the size class has no largest value to size a workspace for)";
     }
@@ -794,13 +875,18 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
   main.args.push_back(operand_map(mb, "tmap_b", et, mg.n, mg.k, mg.batch, gemm_b_k_contig(mg),
                                   tma_box(mg.elem_bytes, mg.bn / mg.cluster_m, mg.bk, gemm_b_k_contig(mg)),
                                   tma_split_parts(mg, 2)));
-  if (dyn != nullptr) {   // the map extents a launch sets: A's rows (k-major: dims {K, M, batches}), or the batches
+  if (dyn != nullptr) {   // the map extents a launch sets (dims {K, rows, batches} k-major, else {rows, K, batches})
     KernelArg& map_a = main.args[main.args.size() - 2];
     KernelArg& map_b = main.args.back();
-    KILN_ASSERT(dyn->batch || (gemm_a_k_contig(mg) && !g.swap_ab), "dyn M: A maps k-major, unswapped");
-    if (!dyn->batch) map_a.map_dyn_dim = 1;
-    if (dyn->batch && ma.batch_stride != 0) map_a.map_dyn_dim = 2;
-    if (dyn->batch && mb.batch_stride != 0) map_b.map_dyn_dim = 2;
+    GemmConfig zeroed = mg;   // the engine's extents that are dyn: 0
+    dyn->make_dyn(zeroed);
+    auto dim_of = [&](const MappedOperand& m, long long rows, bool k_contig) {
+      if (zeroed.batch == 0) return m.batch_stride != 0 ? 2 : -1;
+      if (rows == 0) return k_contig ? 1 : 0;
+      return zeroed.k == 0 ? (k_contig ? 0 : 1) : -1;
+    };
+    map_a.map_dyn_dim = dim_of(ma, zeroed.m, gemm_a_k_contig(mg));
+    map_b.map_dyn_dim = dim_of(mb, zeroed.n, gemm_b_k_contig(mg));
   }
   set_launch(p, main, mg);
   const std::string split_why =
@@ -832,7 +918,7 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
   std::optional<PlannedKernel> reduce;
   if (split) {
     GemmConfig sized = op;   // a dyn extent's workspace holds its class's largest
-    if (dyn != nullptr) sized = dyn->at(op, dyn->high);
+    if (dyn != nullptr && dyn->sizes_workspace()) sized = dyn->at(op, dyn->high);
     const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32,
                                    {mg.split_k, sized.batch, sized.m, sized.n});
     reduce = split_k_reduce(p, main, ws, softmax, vec_c, stream_c);
@@ -985,12 +1071,13 @@ void plan_mma(Planner& p, PlannedKernel& kn, GemmConfig g, const MmaTiles& t, co
   const std::int64_t tiles = ceil_div(g.m, t.bm) * ceil_div(g.n, t.bn) * g.batch;
   g.bm = t.bm, g.bn = t.bn, g.bk = kMmaBk, g.wm = t.wm, g.wn = t.wn;
   g.stages = pick_stages(p.target(), g.elem_bytes, g.bm, g.bn, g.bk, g.wn, gemm_a_k_contig(g), gemm_b_k_contig(g));
-  const int splits = dyn != nullptr && !dyn->bounded() ? 1 : mma_splits(g, t, sms, softmax);
+  const int splits = dyn != nullptr && !dyn->bounded() && dyn->sizes_workspace() ? 1 : mma_splits(g, t, sms, softmax);
   if (splits > 1) {
     g.split_k = splits;
     kn.template_name = "gemm_split_k";
     g.kind = GemmKind::SplitK;
-    const GemmConfig sized = dyn != nullptr ? dyn->at(g, dyn->high) : g;   // a dyn extent: its class's largest
+    // A dyn extent that sizes the workspace: its class's largest.
+    const GemmConfig sized = dyn != nullptr && dyn->sizes_workspace() ? dyn->at(g, dyn->high) : g;
     const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32,
                                    {g.split_k, sized.batch, sized.m, sized.n});
     set_launch(p, kn, g);
@@ -1012,12 +1099,28 @@ void plan_mma(Planner& p, PlannedKernel& kn, GemmConfig g, const MmaTiles& t, co
 }
 
 // Whether the TMA engine takes the product with a dyn extent: as tma_fits, without swap_ab for a
-// dyn M, and without a pre-pass over an operand the extent sizes ([Note: dyn matmul]).
+// dyn M, and without a pre-pass over an operand the extent sizes ([Note: dyn matmul]). `g`, `a`
+// and `b` are at a value of the extent.
 bool dyn_tma_fits(const Planner& p, const GemmConfig& g, const Operand& a, const Operand& b, const DynMatmul& dm) {
-  if (!tma_fits(p, g, a, b, false, dm.batch)) return false;
-  const TmaView v = tma_view(g, a, b, dm.batch);
-  if (!dm.batch) return !tma_needs_prep(v.g, 1, v.a);
-  return !(v.a.batch_stride != 0 && tma_needs_prep(v.g, 1, v.a)) && !(v.b.batch_stride != 0 && tma_needs_prep(v.g, 2, v.b));
+  const bool may_swap = dm.which != DynMatmul::Extent::M;
+  if (!tma_fits(p, g, a, b, false, may_swap)) return false;
+  const TmaView v = tma_view(g, a, b, may_swap);
+  // Which operands the extent sizes, in the op's terms: A by M and K, B by N and K, both by the batches they have.
+  bool sizes_a = dm.which != DynMatmul::Extent::N, sizes_b = dm.which != DynMatmul::Extent::M;
+  if (dm.batch()) sizes_a = a.batch_stride != 0, sizes_b = b.batch_stride != 0;
+  if (v.g.swap_ab) std::swap(sizes_a, sizes_b);
+  return !(sizes_a && tma_needs_prep(v.g, 1, v.a)) && !(sizes_b && tma_needs_prep(v.g, 2, v.b));
+}
+
+// The product at a value of its dyn extent, as the planner sees it: the config and both operands.
+struct DynProduct {
+  GemmConfig g;
+  Operand a, b;
+};
+DynProduct dyn_product(const GemmConfig& g, const Operand& a, const Operand& b, const DynMatmul& dm,
+                       std::int64_t extent) {
+  const GemmConfig c = dm.at(g, extent);
+  return {c, dm.operand_at(a, c, 1), dm.operand_at(b, c, 2)};
 }
 
 // What a dyn product is planned as at extent `extent`: the template, tiles and K slices (the size
@@ -1025,9 +1128,11 @@ bool dyn_tma_fits(const Planner& p, const GemmConfig& g, const Operand& a, const
 std::string dyn_route(const Planner& p, const GemmConfig& g, const Operand& a, const Operand& b, const DynMatmul& dm,
                       std::int64_t extent) {
   const std::int64_t sms = p.target().sm_count;
-  const GemmConfig c = dm.at(g, extent);
-  if (dyn_tma_fits(p, c, a, b, dm))
-    return "tma " + tma_heuristic(tma_view(c, a, b, dm.batch).g, sms, static_cast<int>(smem_limit(p.target())), false).text();
+  const DynProduct at = dyn_product(g, a, b, dm, extent);
+  const GemmConfig& c = at.g;
+  if (dyn_tma_fits(p, c, at.a, at.b, dm))
+    return "tma " + tma_heuristic(tma_view(c, at.a, at.b, dm.which != DynMatmul::Extent::M).g, sms,
+                                  static_cast<int>(smem_limit(p.target())), false).text();
   const MmaTiles t = mma_tiles(c, sms, false);
   return fmt::format("gemm {}x{} k{}", t.bm, t.bn, mma_splits(c, t, sms, false));
 }
@@ -1057,26 +1162,37 @@ std::vector<std::int64_t> route_thresholds(const std::function<std::string(std::
   return thresholds;
 }
 
-// A matmul with a dyn M or batch dim ([Note: dyn matmul]): the size classes, then the plan at the
-// bound value's class's lowest extent, then the kernels' configs made dyn.
+// Whether an operand's rows take 16-byte loads (GemmConfig::vec_a, vec_b).
+bool operand_vec(const Planner& p, const Operand& o, std::int64_t elem) {
+  const std::int64_t v = 16 / elem;
+  return p.target().aligned16 && o.ld % v == 0 && o.batch_stride % v == 0;
+}
+
+// A matmul with a dyn extent ([Note: dyn matmul]): the size classes, then the plan at the bound
+// value's class's lowest extent (of its bucket), then the kernels' configs made dyn.
 void plan_matmul_dyn(Planner& p, PlannedKernel& kn, const GemmConfig& bound_g, const Operand& a, const Operand& b,
-                     DType et, const std::string& why, bool vec_c, std::int64_t out_elem, DynMatmul dm) {
-  const std::vector<std::int64_t> thresholds =
-      route_thresholds([&](std::int64_t v) { return dyn_route(p, bound_g, a, b, dm, dm.fixed * v); });
+                     DType et, const std::string& why, std::int64_t out_elem, DynMatmul dm) {
+  const std::vector<std::int64_t> thresholds = route_thresholds(
+      [&](std::int64_t v) { return dyn_route(p, bound_g, a, b, dm, dm.fixed * dm.in_bucket(v)); });
   p.add_dyn_thresholds(dm.dim, thresholds);
   const int klass = dyn_class(thresholds, p.bound().dims.at(dm.dim));
   dm.low = dm.fixed * dyn_class_low(thresholds, klass);
   dm.high = klass < static_cast<int>(thresholds.size()) ? dm.fixed * (thresholds[static_cast<std::size_t>(klass)] - 1) : 0;
-  dm.text = fmt::format("dyn {}: {} in the size class {} of {}, planned at its lowest value", dm.dim,
-                        dm.batch ? "the batches" : "M", dyn_class_text(thresholds, klass), dm.dim);
-  const GemmConfig g = dm.at(bound_g, dm.low);
+  dm.text = fmt::format("dyn {}: {} in the size class {} of {}{}, planned at its lowest value", dm.dim, dm.name(),
+                        dyn_class_text(thresholds, klass), dm.dim,
+                        dm.leading ? fmt::format(" (bucket {})", dyn_bucket_text(dm.bucket)) : std::string());
+  DynProduct at = dyn_product(bound_g, a, b, dm, dm.in_bucket(dm.low));
+  GemmConfig& g = at.g;
+  g.vec_a = operand_vec(p, at.a, g.elem_bytes);
+  g.vec_b = operand_vec(p, at.b, g.elem_bytes);
+  const bool vec_c = p.target().aligned16 && g.n % 4 == 0;
   const bool stream_c = g.batch * g.m * g.n * out_elem > kStreamBytes;
-  if (dyn_tma_fits(p, g, a, b, dm)) plan_tma(p, kn, g, a, b, et, why, false, vec_c, stream_c, &dm);
-  else plan_mma(p, kn, g, mma_tiles(g, p.target().sm_count, false), a, b, why, false, vec_c, stream_c, &dm);
+  if (dyn_tma_fits(p, g, at.a, at.b, dm)) plan_tma(p, kn, g, at.a, at.b, et, why, false, vec_c, stream_c, &dm);
+  else plan_mma(p, kn, g, mma_tiles(g, p.target().sm_count, false), at.a, at.b, why, false, vec_c, stream_c, &dm);
   auto make_dyn = [&](PlannedKernel& k) {
     auto* c = std::get_if<GemmConfig>(&k.config);
     if (c == nullptr || c->kind == GemmKind::OperandPrep) return;   // a pre-pass reads only a static operand
-    dm.of(*c) = 0;
+    dm.make_dyn(*c);
     k.dyn_outer = dm.factors;
     k.reason = fmt::format("{}; {}", dm.text, k.reason);
   };
@@ -1101,7 +1217,6 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   const std::int64_t K = p.shape(a.leaf)[p.shape(a.leaf).size() - (a.col_major ? 2 : 1)];
   const std::optional<DynMatmul> dm = dyn_matmul(p, kn.anchor, a, b);
   const std::int64_t elem = static_cast<std::int64_t>(dtype_size(et));
-  const std::int64_t vec_elems = 16 / elem;
   const bool aligned = p.target().aligned16;
   const bool f32 = et == DType::f32;
   std::string why;
@@ -1160,10 +1275,10 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
     return;
   }
 
-  g.vec_a = aligned && a.ld % vec_elems == 0 && a.batch_stride % vec_elems == 0;
-  g.vec_b = aligned && b.ld % vec_elems == 0 && b.batch_stride % vec_elems == 0;
+  g.vec_a = operand_vec(p, a, elem);
+  g.vec_b = operand_vec(p, b, elem);
   if (dm) {
-    plan_matmul_dyn(p, kn, g, a, b, et, why, vec_c, static_cast<std::int64_t>(dtype_size(stored)), *dm);
+    plan_matmul_dyn(p, kn, g, a, b, et, why, static_cast<std::int64_t>(dtype_size(stored)), *dm);
     return;
   }
   const MmaTiles t = mma_tiles(g, sms, softmax);
@@ -1768,7 +1883,8 @@ namespace kiln {
 
 launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t extent) {
   GemmConfig c = std::get<GemmConfig>(kernel.config);
-  (c.m == 0 ? c.m : c.batch) = extent;   // the dyn one ([Note: dyn matmul])
+  for (long long* e : {&c.m, &c.n, &c.k, &c.batch})
+    if (*e == 0) *e = extent;   // the dyn one ([Note: dyn matmul])
   return gemm_geometry(c, plan.target.sm_count, kernel.min_blocks);
 }
 

@@ -35,6 +35,9 @@
 //      stored values v of that tile to row_stats[((b*M + row) * ceil(N/BN) + tile_n) * 2 + {0,1}]
 //      for a following softmax_finalize.
 //    Any M, N, K >= 1 (tails are zero-filled in shared memory and masked in the epilogue).
+//    M, N, K or Batch 0: a dyn extent, run()'s last argument `gemm::DynShape dyn` (and lda, ldb,
+//    ldc 0 where one is: [Note: dyn matmul extents] in gemm_store.cuh); the grid is then the
+//    launch's. The same for GemmSplitK and SplitKReduce.
 //
 // 2) kiln::gemm::SmallK<Precision, Index, M, N, K, lda, ldb, ldc, BM, BN, WM, WN, kPrepA = false>
 //      template <class Epi> static __device__ void run(const float* A, const float* B, float* C,
@@ -456,8 +459,8 @@ struct TileEngine {
 
 // ---------------------------------------------------------------------------------------------
 template <class E, class Precision, class OutT, class Index, long long M_, long long N_,
-          long long K_, long long Batch, int LayoutA, int LayoutB, long long lda, long long ldb,
-          long long ldc, long long strideA, long long strideB, long long strideC, int BM, int BN,
+          long long K_, long long Batch, int LayoutA, int LayoutB, long long lda_, long long ldb_,
+          long long ldc_, long long strideA, long long strideB, long long strideC, int BM, int BN,
           int BK, int WM, int WN, int Stages, bool kVecA, bool kVecB, bool kVecC, bool kStreamC,
           bool kRowStats>
 struct Gemm {
@@ -466,28 +469,31 @@ struct Gemm {
                             LayoutB == kColMajor>;
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
-  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;   // (0: M dyn)
+  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;   // (0: dyn)
 
-  // M or Batch 0: dyn, read from `dyn` ([Note: dyn matmul extents] in gemm_store.cuh); the grid
-  // covers the launch's tiles and batches.
+  // M, N, K or Batch 0: dyn, read from `dyn` ([Note: dyn matmul extents] in gemm_store.cuh); the
+  // grid covers the launch's tiles and batches.
   template <class Epi>
   static __device__ __forceinline__ void run(const E* A, const E* B, OutT* C, Epi epi,
                                              float* row_stats, DynShape dyn = {}) {
     extern __shared__ __align__(16) char smem[];
-    const long long m = extent<M_>(dyn.m);
+    const long long m = extent<M_>(dyn.m), n = extent<N_>(dyn.n), k = extent<K_>(dyn.k);
+    const long long lda = leading<lda_, LayoutA == kRowMajor>(m, k);
+    const long long ldb = leading<ldb_, LayoutB == kRowMajor>(k, n);
+    const long long ldc = extent<ldc_>(n);
     const Index batch = blockIdx.z;
     const int tile_n = blockIdx.x, tile_m = blockIdx.y;
     const int m0 = tile_m * BM, n0 = tile_n * BN;
     MatrixLoader<E, typename Engine::TileA, BM, BK, kThreads, kVecA, Index> la{
-        A + batch * Index(strideA), Index(lda), int(m), int(K_)};
+        A + batch * Index(strideA), Index(lda), int(m), int(k)};
     MatrixLoader<E, typename Engine::TileB, BN, BK, kThreads, kVecB, Index> lb{
-        B + batch * Index(strideB), Index(ldb), int(N_), int(K_)};
+        B + batch * Index(strideB), Index(ldb), int(n), int(k)};
     float acc[Engine::MT][Engine::NT][4];
-    Engine::mainloop(smem, la, lb, m0, n0, int(K_), acc);
+    Engine::mainloop(smem, la, lb, m0, n0, int(k), acc);
     const MatrixOut<OutT, Index, kVecC, kStreamC> out{C + batch * Index(strideC), Index(ldc),
-                                                      Index(m), Index(N_), batch};
+                                                      Index(m), Index(n), batch};
     Engine::template epilogue<Index, kRowStats>(smem, acc, out, Index(m0), Index(n0), epi,
-                                                row_stats, batch, Index(kTilesN), Index(tile_n));
+                                                row_stats, batch, Index((n + BN - 1) / BN), Index(tile_n));
   }
 };
 
@@ -495,7 +501,7 @@ struct Gemm {
 // Split-K: for shapes whose M x N tiles cannot fill the GPU. Same parameters as Gemm plus SplitK;
 // partial sums go to an f32 workspace, SplitKReduce adds them and applies the epilogue.
 template <class E, class Precision, class Index, long long M_, long long N_, long long K_,
-          long long Batch, int LayoutA, int LayoutB, long long lda, long long ldb,
+          long long Batch, int LayoutA, int LayoutB, long long lda_, long long ldb_,
           long long strideA, long long strideB, int BM, int BN, int BK, int WM, int WN,
           int Stages, bool kVecA, bool kVecB, int SplitK>
 struct GemmSplitK {
@@ -503,53 +509,60 @@ struct GemmSplitK {
                             LayoutB == kColMajor>;
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
-  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;   // (0: M dyn)
+  static constexpr long long kTilesM = (M_ + BM - 1) / BM, kTilesN = (N_ + BN - 1) / BN;   // (0: dyn)
   // Each split covers a whole number of k tiles, so 16-byte copies stay aligned.
-  static constexpr long long kKChunk = ((K_ + SplitK - 1) / SplitK + BK - 1) / BK * BK;
+  static __host__ __device__ constexpr long long chunk_of(long long k) { return ((k + SplitK - 1) / SplitK + BK - 1) / BK * BK; }
+  static constexpr long long kKChunk = chunk_of(K_);   // (K dyn: the launch's chunk_of(K))
 
-  // grid = (tiles N, tiles M, batches * SplitK); workspace: SplitK * batches * M * N f32. M or
-  // Batch 0: dyn, as Gemm's.
+  // grid = (tiles N, tiles M, batches * SplitK); workspace: SplitK * batches * M * N f32. M, N,
+  // K or Batch 0: dyn, as Gemm's.
   static __device__ __forceinline__ void run(const E* A, const E* B, float* workspace, DynShape dyn = {}) {
     extern __shared__ __align__(16) char smem[];
-    const long long m = extent<M_>(dyn.m), batches = extent<Batch>(dyn.batch);
+    const long long m = extent<M_>(dyn.m), n = extent<N_>(dyn.n), k = extent<K_>(dyn.k);
+    const long long batches = extent<Batch>(dyn.batch);
+    const long long lda = leading<lda_, LayoutA == kRowMajor>(m, k);
+    const long long ldb = leading<ldb_, LayoutB == kRowMajor>(k, n);
+    const long long k_chunk = K_ > 0 ? kKChunk : chunk_of(k);
     const Index batch = blockIdx.z % batches;
     const Index split = blockIdx.z / batches;
     const int tile_n = blockIdx.x, tile_m = blockIdx.y;
     const int m0 = tile_m * BM, n0 = tile_n * BN;
-    const long long k_begin = split * kKChunk;
-    const int k_len = int(K_ - k_begin < kKChunk ? K_ - k_begin : kKChunk);  // <= 0: zeros
+    const long long k_begin = split * k_chunk;
+    const int k_len = int(k - k_begin < k_chunk ? k - k_begin : k_chunk);  // <= 0: zeros
     const Index a_off = Index(LayoutA == kRowMajor ? k_begin : k_begin * lda);
     const Index b_off = Index(LayoutB == kColMajor ? k_begin : k_begin * ldb);
     MatrixLoader<E, typename Engine::TileA, BM, BK, kThreads, kVecA, Index> la{
         A + batch * Index(strideA) + a_off, Index(lda), int(m), k_len};
     MatrixLoader<E, typename Engine::TileB, BN, BK, kThreads, kVecB, Index> lb{
-        B + batch * Index(strideB) + b_off, Index(ldb), int(N_), k_len};
+        B + batch * Index(strideB) + b_off, Index(ldb), int(n), k_len};
     float acc[Engine::MT][Engine::NT][4];
     Engine::mainloop(smem, la, lb, m0, n0, k_len > 0 ? k_len : 0, acc);
-    const MatrixOut<float, Index, N_ % 4 == 0, false> out{
-        workspace + (split * Index(batches) + batch) * Index(m * N_), Index(N_), Index(m),
-        Index(N_), batch};
+    // (A dyn N stores by element: only a static N's rows are known to keep 16-byte alignment.)
+    const MatrixOut<float, Index, (N_ > 0 && N_ % 4 == 0), false> out{
+        workspace + (split * Index(batches) + batch) * Index(m * n), Index(n), Index(m),
+        Index(n), batch};
     Engine::template epilogue<Index, false>(smem, acc, out, Index(m0), Index(n0), Identity{},
                                             nullptr, batch, Index(0), Index(0));
   }
 };
 
-// C[b](m, n) = epi(sum over splits); grid = ceil(Batch * M * N / Threads), block = Threads. M or
-// Batch 0: dyn, as Gemm's.
+// C[b](m, n) = epi(sum over splits); grid = ceil(Batch * M * N / Threads), block = Threads. M, N
+// or Batch 0: dyn, as Gemm's.
 template <class OutT, class Index, long long M_, long long N_, long long Batch, int SplitK,
-          long long ldc, long long strideC, bool kStreamC, int Threads>
+          long long ldc_, long long strideC, bool kStreamC, int Threads>
 struct SplitKReduce {
   static constexpr int kThreads = Threads;
 
   template <class Epi>
   static __device__ __forceinline__ void run(const float* workspace, OutT* C, Epi epi, DynShape dyn = {}) {
-    const long long rows = extent<M_>(dyn.m), total = extent<Batch>(dyn.batch) * rows * N_;
+    const long long rows = extent<M_>(dyn.m), cols = extent<N_>(dyn.n);
+    const long long total = extent<Batch>(dyn.batch) * rows * cols, ldc = extent<ldc_>(cols);
     const Index i = Index(blockIdx.x) * Threads + threadIdx.x;
     if (i >= Index(total)) return;
     float acc = 0.f;
 #pragma unroll
     for (int s = 0; s < SplitK; ++s) acc += workspace[Index(s) * Index(total) + i];
-    const Index n = i % Index(N_), m = (i / Index(N_)) % Index(rows), b = i / Index(rows * N_);
+    const Index n = i % Index(cols), m = (i / Index(cols)) % Index(rows), b = i / Index(rows * cols);
     store1<OutT, kStreamC>(C + b * Index(strideC) + m * Index(ldc) + n, epi(acc, b, m, n));
   }
 };

@@ -74,16 +74,27 @@ __device__ __forceinline__ void stats_merge(float& m, float& s, float m2, float 
 }
 
 // [Note: dyn matmul extents] (plan_contraction.cpp's [Note: dyn matmul]): a matmul template
-// whose M or Batch template argument is 0 reads that extent at run time from the DynShape its
-// run() is given (the kernel's dyn dim arguments); every other extent stays a template argument.
-// extent() folds to the constant where the argument is not 0, so a static kernel is unchanged.
+// whose M, N, K or Batch template argument is 0 reads that extent at run time from the DynShape
+// its run() is given (the kernel's dyn dim argument); every other extent stays a template
+// argument. A leading dimension (lda, ldb, ldc) is 0 exactly where it is a dyn extent, and is
+// then the one its layout names: a row-major A's is K, a column-major A's M; a row-major B's N, a
+// column-major B's K; C's N (the template's own M under swap_ab). The planner takes a dyn N or K
+// only in an unbatched product, so no batch stride is dyn. extent() folds to the constant where
+// the argument is not 0, so a static kernel is unchanged.
 struct DynShape {
-  long long m = 0, batch = 0;
+  long long m = 0, n = 0, k = 0, batch = 0;
 };
 template <long long kStatic>
 __device__ __forceinline__ long long extent(long long dyn) {
   if constexpr (kStatic > 0) return kStatic;
   else return dyn;
+}
+// The leading dimension of an operand stored with `kRowMajorLayout` over (rows x cols): rows are
+// M or K, cols K or N, and a row-major operand's lines are its rows.
+template <long long kStatic, bool kRowMajorLayout>
+__device__ __forceinline__ long long leading(long long rows, long long cols) {
+  if constexpr (kStatic > 0) return kStatic;
+  else return kRowMajorLayout ? cols : rows;
 }
 
 // Output placement of a plain (batched) row-major matrix C(row, col) = C[row * ldc + col].

@@ -9,8 +9,8 @@
 //   template <class OutT, class Epi>
 //   static __device__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi,
 //                              gemm::DynShape dyn = {});
-// M or Batch 0: a dyn extent, read from `dyn` ([Note: dyn matmul extents] in gemm_store.cuh); the
-// maps' extents are then the launch's, and the grid is any.
+// M, N, K or Batch 0: a dyn extent, read from `dyn` (and ldc 0 where it is one: [Note: dyn matmul
+// extents] in gemm_store.cuh); the maps' extents are then the launch's, and the grid is any.
 // C[batch](row, col) = epi(sum_k A(row, k) B(k, col), batch, row, col) for every batch, f32
 // accumulation, stored through gemm::store_fragments (16-byte stores where kVecC).
 // kX3 (3xTF32, E = float): the B map holds tf32 hi parts at batch index b and lo parts at
@@ -385,7 +385,7 @@ struct TmaEngine {
 };
 
 template <class E, class Index, long long M_, long long N_, long long K_, long long Batch, bool kAKMajor,
-          bool kBKMajor, bool kBatchA, bool kBatchB, long long ldc, long long strideC, int BM, int BN, int BK,
+          bool kBKMajor, bool kBatchA, bool kBatchB, long long ldc_, long long strideC, int BM, int BN, int BK,
           int Stages, int GroupM, int SplitK, bool kX3, bool kVecC, bool kStreamC, bool kSwapAB, int kCM, int kCN>
 struct TmaGemm {
   using Engine = TmaEngine<E, BM, BN, BK, Stages, kAKMajor, kBKMajor, kX3, kSwapAB, kCM, kCN>;
@@ -397,20 +397,40 @@ struct TmaGemm {
   // With a cluster (kCM CTAs along M) each CTA loads 1 / kCM of the B tile and multicasts it.
   static constexpr TmaBox kBoxA = tma_box(Engine::kE, BM, BK, kAKMajor),
                           kBoxB = tma_box(Engine::kE, BN / kCM, BK, kBKMajor);
-  // Tiles of the schedule: a cluster's kCM tiles along M count as one (BM * kCM rows). M and
-  // Batch may be dyn (0: [Note: dyn matmul extents] in gemm_store.cuh), so the schedule is a value.
-  static constexpr long long kTilesN = (N_ + BN - 1) / BN;
-  static constexpr int kKTiles = int((K_ + BK - 1) / BK);
+  // Tiles of the schedule: a cluster's kCM tiles along M count as one (BM * kCM rows). M, N, K
+  // and Batch may be dyn (0: [Note: dyn matmul extents] in gemm_store.cuh), so the schedule is a
+  // value. (N and K are read through functions that are constants where they are static: as
+  // fields, NVVM scheduled a static tf32 kernel differently, 4% fewer registers.)
+  static constexpr long long kTilesN = (N_ + BN - 1) / BN;   // (0: N dyn)
+  static constexpr int kKTiles = int((K_ + BK - 1) / BK);    // (0: K dyn)
   struct Schedule {
     long long m, batch, tiles_m, tiles_per_batch, tiles;
+    long long n_dyn;   // N where it is dyn
+    int k_tiles_dyn;   // K's tiles where K is dyn
     __device__ __forceinline__ explicit Schedule(gemm::DynShape d)
         : m(gemm::extent<M_>(d.m)), batch(gemm::extent<Batch>(d.batch)), tiles_m((m + BM * kCM - 1) / (BM * kCM)),
-          tiles_per_batch(tiles_m * kTilesN), tiles(tiles_per_batch * batch) {}
+          tiles_per_batch(0), tiles(0), n_dyn(d.n), k_tiles_dyn(int((d.k + BK - 1) / BK)) {
+      tiles_per_batch = tiles_m * tiles_n();
+      tiles = tiles_per_batch * batch;
+    }
+    __device__ __forceinline__ long long n() const { return gemm::extent<N_>(n_dyn); }
+    __device__ __forceinline__ long long tiles_n() const {
+      if constexpr (N_ > 0) return kTilesN;
+      else return (n_dyn + BN - 1) / BN;
+    }
+    __device__ __forceinline__ int k_tiles() const {
+      if constexpr (K_ > 0) return kKTiles;
+      else return k_tiles_dyn;
+    }
     __device__ __forceinline__ long long units() const { return tiles * SplitK; }   // (split, tile) pairs
-    __device__ __forceinline__ long long split_stride() const { return SplitK > 1 ? batch * m * N_ : 0; }  // workspace slices
+    __device__ __forceinline__ long long split_stride() const { return SplitK > 1 ? batch * m * n() : 0; }  // workspace slices
+    // C's row length: the op's N, which is the engine's M under swap_ab.
+    __device__ __forceinline__ long long ldc() const { return gemm::extent<ldc_>(kSwapAB ? m : n()); }
+    // Split s's first k tile (a dyn K: the planner's K slices leave each at least one k tile).
+    __device__ __forceinline__ int split_begin(int s) const { return int((long long)s * k_tiles() / SplitK); }
   };
 
-  static_assert(SplitK >= 1 && SplitK <= kKTiles, "every split has at least one k tile");
+  static_assert(SplitK >= 1 && (K_ == 0 || SplitK <= kKTiles), "every split has at least one k tile");
   // The planner encodes the maps with these boxes; load_operand's copies move exactly them.
   static_assert(kBoxA.inner == Engine::kAtom && kBoxB.inner == Engine::kAtom, "one swizzle atom per box row");
   static_assert(kBoxA.outer == (kAKMajor ? BM : BK) && kBoxB.outer == (kBKMajor ? BN / kCM : BK), "box rows");
@@ -421,7 +441,7 @@ struct TmaGemm {
   static __device__ __forceinline__ void tile_origin(const Schedule& sc, long long t, Index& batch, int& m0, int& n0) {
     batch = Index(t / sc.tiles_per_batch);
     const long long r = t % sc.tiles_per_batch;
-    const long long per_group = GroupM * kTilesN;
+    const long long per_group = GroupM * sc.tiles_n();
     const long long first = r / per_group * GroupM;
     const long long rows = sc.tiles_m - first < GroupM ? sc.tiles_m - first : GroupM;
     m0 = int((first + r % per_group % rows) * BM * kCM);
@@ -435,7 +455,6 @@ struct TmaGemm {
   static __device__ __forceinline__ int unit_split(const Schedule& sc, long long u) {
     return SplitK > 1 ? int(u / sc.tiles) : 0;
   }
-  static __device__ __forceinline__ int split_begin(int s) { return int((long long)s * kKTiles / SplitK); }
 
   // One operand's k tile (ROWS rows of m or n from mn0) into `dst`: k-contiguous, BK * E / 128
   // boxes of 128 bytes of k x ROWS rows; otherwise ROWS / 64 boxes of 64 elements x BK rows of k.
@@ -483,8 +502,8 @@ struct TmaGemm {
     const TensorMap& b;
     Schedule sc;
     __device__ __forceinline__ long long units() const { return sc.units(); }
-    __device__ __forceinline__ int k_begin(long long u) const { return split_begin(unit_split(sc, u)); }
-    __device__ __forceinline__ int k_end(long long u) const { return split_begin(unit_split(sc, u) + 1); }
+    __device__ __forceinline__ int k_begin(long long u) const { return sc.split_begin(unit_split(sc, u)); }
+    __device__ __forceinline__ int k_end(long long u) const { return sc.split_begin(unit_split(sc, u) + 1); }
     __device__ __forceinline__ void prefetch() const {
       prefetch_tensor_map(a);
       prefetch_tensor_map(b);
@@ -500,7 +519,7 @@ struct TmaGemm {
     };
     mutable Origin last;
     __device__ __forceinline__ void origin(long long u, Index& batch, int& m0, int& n0) const {
-      if constexpr (M_ > 0 && Batch > 0) {
+      if constexpr (M_ > 0 && N_ > 0 && Batch > 0) {
         tile_origin(sc, unit_tile(sc, u), batch, m0, n0);
       } else {
         if (last.unit != u) {
@@ -543,8 +562,8 @@ struct TmaGemm {
         if constexpr (kSwapAB) gemm::store_fragments_direct<Index>(acc, out, row0, col0, epi, typename Engine::Rows{warp});
         else gemm::store_accumulators<Index>(acc, out, row0, col0, epi, typename Engine::Rows{warp});
       };
-      if constexpr (kSwapAB) put(gemm::TransposedOut<OutT, Index, kStreamC>{c0, Index(ldc), Index(sc.m), Index(N_), batch});
-      else put(gemm::MatrixOut<OutT, Index, kVecC, kStreamC>{c0, Index(ldc), Index(sc.m), Index(N_), batch});
+      if constexpr (kSwapAB) put(gemm::TransposedOut<OutT, Index, kStreamC>{c0, Index(sc.ldc()), Index(sc.m), Index(sc.n()), batch});
+      else put(gemm::MatrixOut<OutT, Index, kVecC, kStreamC>{c0, Index(sc.ldc()), Index(sc.m), Index(sc.n()), batch});
     });
   }
 };

@@ -35,8 +35,8 @@ std::string spec_text(const std::string& m_decl, const std::string& b_decl) {
 }
 
 const char* kRefused =
-    "op n_dyn {\n  dims M = 8, K = 4, dyn N\n  in a: f32[M, K]\n  in b: f32[K, N]\n  out c = matmul(a, b)\n}\n"
-    "op a_t {\n  dims dyn M, K = 4\n  in a: f32[K, M]\n  in b: f32[K, 5]\n  out c = matmul(transpose(a), b)\n}\n"
+    "op n_dyn {\n  dims M = 8, K = 4, dyn N\n  in a: f32[2, M, K]\n  in b: f32[2, K, N]\n  out c = matmul(a, b)\n}\n"
+    "op k_two {\n  dims dyn K, dyn N\n  in a: f32[8, K]\n  in b: f32[K, N]\n  out c = matmul(a, b)\n}\n"
     "op batched_m {\n  dims dyn M, K = 4, B = 3\n  in a: f32[B, M, K]\n  in b: f32[B, K, 5]\n  out c = matmul(a, b)\n}\n"
     "op two {\n  dims dyn M, dyn B\n  in a: f32[B, M, 4]\n  in b: f32[B, 4, 5]\n  out c = matmul(a, b)\n}\n"
     "op inner_batch {\n  dims dyn H, B = 3\n  in a: f32[B, H, 8, 4]\n  in b: f32[B, H, 4, 5]\n  out c = matmul(a, b)\n}\n"
@@ -219,10 +219,11 @@ TEST_CASE("dyn matmul: other dyn dims are refused where they are declared") {
   auto refused = [](const std::string& op) {
     return refusal_of(kRefused, "mm.kiln", op, dyn_dims_at(kRefused, "mm.kiln", op, 8));
   };
-  CHECK(refused("n_dyn") == "mm.kiln:2:26: op n_dyn: dim 'N' is dyn, but the gemm template (for line 5) takes a dyn M "
-                            "(the rows of A and C) or a dyn outermost batch dim; K and N are baked in");
-  CHECK(refused("a_t") == "mm.kiln:8:12: op a_t: dim 'M' is dyn, but the gemm template (for line 11) takes a dyn M only "
-                          "with A stored [M, K] (transpose(a) makes M its leading dim)");
+  CHECK(refused("n_dyn") == "mm.kiln:2:26: op n_dyn: dim 'N' is dyn, but the gemm template (for line 5) takes a dyn N "
+                            "only in an unbatched product (the batch strides would be dyn); a dyn outermost batch dim "
+                            "is taken");
+  CHECK(refused("k_two") == "mm.kiln:8:12: op k_two: dim 'K' is dyn, but the gemm template (for line 11) takes one "
+                            "dyn dim, and 'N' is dyn too");
   CHECK(refused("batched_m") == "mm.kiln:14:12: op batched_m: dim 'M' is dyn, but the gemm template (for line 17) takes "
                                 "a dyn M only in an unbatched product (the batch strides would be dyn); a dyn outermost "
                                 "batch dim is taken");
@@ -230,8 +231,8 @@ TEST_CASE("dyn matmul: other dyn dims are refused where they are declared") {
                           "dim, and 'B' is dyn too");
   CHECK(refused("inner_batch") == "mm.kiln:26:12: op inner_batch: dim 'H' is dyn, but the gemm template (for line 29) "
                                   "takes a dyn batch dim only as the outermost one (here axis 1)");
-  CHECK(refused("gram").find("mm.kiln:32:12: op gram: dim 'M' is dyn, but the gemm template (for line 34) takes a dyn "
-                             "M (the rows of A and C) or a dyn outermost batch dim") == 0);
+  CHECK(refused("gram") == "mm.kiln:32:12: op gram: dim 'M' is dyn, but the gemm template (for line 34) takes one dyn "
+                           "extent, and 'M' is both its M and its N");
 }
 
 TEST_CASE("dyn matmul: every unit compiles with NVRTC for sm_80 and sm_90a") {
@@ -247,6 +248,215 @@ TEST_CASE("dyn matmul: every unit compiles with NVRTC for sm_80 and sm_90a") {
         CAPTURE(op);
         CAPTURE(v);
         units += check_units_compile(dyn_at(op, v, arch), arch);
+      }
+  MESSAGE(units << " units compiled");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A dyn N or K (and a dyn M that is A's row length), each in an unbatched product: N as the rows
+// of k-major weights and as the row length of B and of a residual; N under the TMA engine's
+// swap_ab (tf32 a·b); K in 16-bit, in 3xTF32 (no TMA: its B has a pre-pass) and in tf32 aᵀ·bᵀ;
+// M of a transposed A.
+namespace {
+
+const char* kNKSpec = R"(
+op lin_n_bf16 {
+  dims M = 512, dyn N, K = 1024
+  in  x: bf16[M, K]
+  in  w: bf16[N, K]
+  in  bias: bf16[N]
+  out y = relu(matmul(x, transpose(w)) + bias)
+}
+op mm_n_f16 {
+  dims M = 300, K = 256, dyn N
+  in  a: f16[M, K]
+  in  b: f16[K, N]
+  in  r: f16[M, N]
+  out c = matmul(a, b) + r
+}
+op mm_n_tf32 {
+  dims M = 640, K = 320, dyn N
+  in  a: f32[M, K]
+  in  b: f32[K, N]
+  out c = matmul(a, b, precision="tf32")
+}
+op mm_k_bf16 {
+  dims M = 256, N = 384, dyn K
+  in  a: bf16[M, K]
+  in  b: bf16[K, N]
+  out c = matmul(a, b)
+}
+op lin_k_f32 {
+  dims M = 96, N = 256, dyn K
+  in  x: f32[M, K]
+  in  w: f32[N, K]
+  out y = matmul(x, transpose(w))
+}
+op mm_k_tt {
+  dims M = 200, N = 136, dyn K
+  in  a: f32[K, M]
+  in  b: f32[N, K]
+  out c = matmul(transpose(a), transpose(b), precision="tf32")
+}
+op mm_m_at {
+  dims dyn M, N = 192, K = 128
+  in  a: f16[K, M]
+  in  b: f16[K, N]
+  out c = matmul(transpose(a), b)
+}
+)";
+
+const std::map<std::string, std::string> kNKDims{{"lin_n_bf16", "N"}, {"mm_n_f16", "N"}, {"mm_n_tf32", "N"},
+                                                 {"mm_k_bf16", "K"},  {"lin_k_f32", "K"}, {"mm_k_tt", "K"},
+                                                 {"mm_m_at", "M"}};
+
+kiln::Plan nk_at(const std::string& op, std::int64_t v, const std::string& arch = "sm_90a") {
+  return plan_text_at(kNKSpec, op, {{kNKDims.at(op), v}}, arch);
+}
+
+// The main kernel's tensor map named `name`.
+const kiln::KernelArg* map_named(const kiln::PlannedKernel& k, const std::string& name) {
+  for (const auto& a : k.args)
+    if (a.kind == kiln::KernelArg::Kind::TensorMap && a.name == name) return &a;
+  return nullptr;
+}
+
+const kiln::PlannedKernel& engine_of(const kiln::Plan& p) {
+  for (const auto& k : p.kernels)
+    if (k.template_name == "gemm_tma") return k;
+  FAIL("no TMA engine kernel");
+  return p.kernels[0];
+}
+
+}  // namespace
+
+TEST_CASE("dyn matmul N and K: one source per bucket and class, the bucket decides 16-byte rows") {
+  for (const auto& [op, dim] : kNKDims)
+    for (const char* arch : {"sm_90a", "sm_80"}) {
+      CAPTURE(op);
+      CAPTURE(arch);
+      // Two values of each bucket in one class: their sources are one, free of the values.
+      for (const auto& pair : {std::pair<std::int64_t, std::int64_t>{1008, 992}, {1001, 995}}) {
+        const auto a = nk_at(op, pair.first, arch), b = nk_at(op, pair.second, arch);
+        const auto& t = a.dyn_thresholds.at(dim);
+        if (kiln::dyn_class(t, pair.first) != kiln::dyn_class(t, pair.second)) continue;
+        CHECK(all_sources(sources_of(a)) == all_sources(sources_of(b)));
+        for (const auto& src : sources_of(a)) {
+          INFO(src.text);
+          for (const std::int64_t v : {pair.first, pair.second})
+            CHECK(src.text.find(std::to_string(v)) == std::string::npos);
+        }
+      }
+      // Every matmul kernel reads the extent; in the bucket general no map's row length is the
+      // extent (a tensor map's strides are multiples of 16 bytes), and the dyn row lengths move
+      // element by element.
+      const auto general = nk_at(op, 1001, arch);
+      for (const auto& kn : general.kernels) {
+        const auto* g = gemm_of(kn);
+        if (g == nullptr || g->kind == kiln::GemmKind::OperandPrep) continue;
+        CHECK(!kn.dyn_outer.empty());
+        CHECK(kn.reason.find("dyn " + dim + ":") == 0);
+        CHECK(kn.reason.find("(bucket general)") != std::string::npos);
+        for (const auto& a : kn.args)
+          if (a.kind == kiln::KernelArg::Kind::TensorMap) CHECK(a.map_dyn_dim != 0);
+        if (g->kind != kiln::GemmKind::Gemm) continue;
+        CHECK((dim == "N" ? g->n : dim == "K" ? g->k : g->m) == 0);
+        if (g->lda == 0) CHECK(!g->vec_a);
+        if (g->ldb == 0) CHECK(!g->vec_b);
+        if (dim == "N") CHECK((g->ldc == 0 && !g->vec_c));
+      }
+    }
+  // A multiple of 16 takes the TMA engine where a static product would (every op but 3xTF32's).
+  for (const auto& [op, dim] : kNKDims) {
+    CAPTURE(op);
+    const auto p = nk_at(op, 1008);
+    const bool tma = std::any_of(p.kernels.begin(), p.kernels.end(),
+                                 [](const kiln::PlannedKernel& k) { return k.template_name == "gemm_tma"; });
+    CHECK(tma == (op != "lin_k_f32"));
+  }
+}
+
+TEST_CASE("dyn matmul N and K: maps name the dyn extent, whose strides scale with it at launch") {
+  auto dyn_dim_of = [](const std::string& op, const char* map) {
+    const auto p = nk_at(op, 1008);
+    const auto* a = map_named(engine_of(p), map);
+    REQUIRE(a != nullptr);
+    return a->map_dyn_dim;
+  };
+  // Maps are {K, rows, 1} k-major, else {rows, K, 1}.
+  CHECK(dyn_dim_of("lin_n_bf16", "tmap_a") == -1);
+  CHECK(dyn_dim_of("lin_n_bf16", "tmap_b") == 1);   // w [N, K]: N its rows
+  CHECK(dyn_dim_of("mm_n_f16", "tmap_a") == -1);
+  CHECK(dyn_dim_of("mm_n_f16", "tmap_b") == 0);     // b [K, N]: N its row length
+  CHECK(dyn_dim_of("mm_n_tf32", "tmap_a") == 0);    // swap_ab: the engine's A is b, n-contiguous
+  CHECK(dyn_dim_of("mm_n_tf32", "tmap_b") == -1);
+  CHECK(dyn_dim_of("mm_k_bf16", "tmap_a") == 0);
+  CHECK(dyn_dim_of("mm_k_bf16", "tmap_b") == 1);
+  CHECK(dyn_dim_of("mm_k_tt", "tmap_a") == 1);      // a [K, M]: m-contiguous
+  CHECK(dyn_dim_of("mm_k_tt", "tmap_b") == 0);
+  CHECK(dyn_dim_of("mm_m_at", "tmap_a") == 0);
+  // b [K, N] of mm_n_f16 planned at N = 1008: a launch at 2000 sets the row length and its strides.
+  const auto p = nk_at("mm_n_f16", 1008);
+  const auto* b = map_named(engine_of(p), "tmap_b");
+  const kiln::TensorMapSpec at = b->tensor_map.with_extent(0, 2000);
+  const std::int64_t planned = b->tensor_map.dims[0];
+  CHECK(at.dims == std::vector<std::int64_t>{2000, 256, 1});
+  CHECK(at.strides == std::vector<std::int64_t>{b->tensor_map.strides[0] / planned * 2000,
+                                                b->tensor_map.strides[1] / planned * 2000});
+  CHECK(at.strides[0] == 4000);   // 2000 f16
+  // The outermost dim (the batches) has no stride above it.
+  const kiln::TensorMapSpec batches = b->tensor_map.with_extent(2, 1);
+  CHECK(batches.strides == b->tensor_map.strides);
+}
+
+TEST_CASE("dyn matmul N and K: the launch is gemm_geometry at the launch's extent") {
+  for (const auto& [op, dim] : kNKDims)
+    for (const char* arch : {"sm_90a", "sm_80"})
+      for (std::int64_t planned : {1001, 1008}) {
+        CAPTURE(op);
+        CAPTURE(arch);
+        const auto p = nk_at(op, planned, arch);
+        for (std::int64_t v : {planned, planned + 32}) {
+          auto dims = p.bound->dims;
+          dims[dim] = v;
+          for (std::size_t k = 0; k < p.kernels.size(); ++k) {
+            const auto* g = gemm_of(p.kernels[k]);
+            if (g == nullptr || p.kernels[k].dyn_outer.empty()) continue;
+            kiln::GemmConfig at = *g;
+            for (long long* e : {&at.m, &at.n, &at.k})
+              if (*e == 0) *e = v;
+            const auto want = kiln::gemm_geometry(at, p.target.sm_count, p.kernels[k].min_blocks);
+            const auto got = kiln::launch_for(p, k, dims);
+            CHECK(got.grid.x == want.grid.x);
+            CHECK(got.grid.y == want.grid.y);
+            CHECK(got.grid.z == want.grid.z);
+          }
+        }
+      }
+}
+
+TEST_CASE("dyn matmul N and K: K slices in any class of a dyn K (the workspace does not grow with K)") {
+  // 96x256 on sm_80: two 128x128 tiles; a long K splits.
+  const auto p = nk_at("lin_k_f32", 200000, "sm_80");
+  const auto& t = p.dyn_thresholds.at("K");
+  CHECK(kiln::dyn_class(t, 200000) == static_cast<int>(t.size()));   // the top class
+  REQUIRE(p.kernels.size() == 2);
+  CHECK(p.kernels[0].template_name == "gemm_split_k");
+  const int splits = gemm_of(p.kernels[0])->split_k;
+  CHECK(splits > 1);
+  for (const auto& b : p.buffers)
+    if (b.kind == kiln::BufferKind::Workspace) CHECK(b.shape == std::vector<std::int64_t>{splits, 1, 96, 256});
+}
+
+TEST_CASE("dyn matmul N and K: every unit compiles with NVRTC for sm_80 and sm_90a") {
+  if (!nvrtc_or_skip()) return;
+  int units = 0;
+  for (const auto& [op, dim] : kNKDims)
+    for (const char* arch : {"sm_80", "sm_90a"})
+      for (std::int64_t v : {5, 1001, 1008, 100000}) {
+        CAPTURE(op);
+        CAPTURE(v);
+        units += check_units_compile(nk_at(op, v, arch), arch);
       }
   MESSAGE(units << " units compiled");
 }
