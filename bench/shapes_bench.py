@@ -72,7 +72,7 @@ TOLERANCE = {"cumsum_reverse": 2e-3, "cumsum_long_rows": 2e-2, "cumsum_mid_exclu
              "logsumexp_rows": 1e-3}
 
 
-# Matmuls with a dyn M or batch dim ([Note: dyn matmul]): (name, spec text with {D} where the dyn
+# Matmuls with a dyn dim ([Note: dyn matmul]): (name, spec text with {D} where the dyn
 # dim is declared, the dim, its value, what, precision, tolerance). The issue's benchmark shapes
 # (4096³ in bf16 and tf32, a·b and a·bᵀ), an irregular M, a batched product, and the linear seed
 # at fp32 accuracy (static: WgGemm split-K; dyn: the mma.sync split-K).
@@ -94,6 +94,25 @@ MATMUL_CASES = [
     ("lin_f32", "op p {{\n  dims {D}, N = 16384, K = 16384\n  in a: f32[M, K]\n  in w: f32[N, K]\n"
                 "  out c = matmul(a, transpose(w))\n}}\n", "M", 128, "fp32 a·bᵀ, the linear seed", "fp32-accurate",
      1e-4),
+    # A dyn N or K (an unbatched product): the weights' rows, B's row length, under swap_ab (tf32
+    # a·b), K in both layouts; irregular values in the bucket general (no tensor map over a dyn row
+    # length: 1000 K in a·b takes the mma.sync Gemm, where the specialized product maps it).
+    ("lin_bf16_n", "op p {{\n  dims M = 4096, {D}, K = 4096\n  in a: bf16[M, K]\n  in w: bf16[N, K]\n"
+                   "  out c = matmul(a, transpose(w))\n}}\n", "N", 4096, "bf16 a·bᵀ", "bf16", 2e-2),
+    ("mm_bf16_n", "op p {{\n  dims M = 4096, {D}, K = 4096\n  in a: bf16[M, K]\n  in b: bf16[K, N]\n"
+                  "  out c = matmul(a, b)\n}}\n", "N", 4096, "bf16 a·b", "bf16", 2e-2),
+    ("mm_bf16_k", "op p {{\n  dims M = 4096, N = 4096, {D}\n  in a: bf16[M, K]\n  in b: bf16[K, N]\n"
+                  "  out c = matmul(a, b)\n}}\n", "K", 4096, "bf16 a·b", "bf16", 2e-2),
+    ("lin_bf16_k", "op p {{\n  dims M = 4096, N = 4096, {D}\n  in a: bf16[M, K]\n  in w: bf16[N, K]\n"
+                   "  out c = matmul(a, transpose(w))\n}}\n", "K", 4096, "bf16 a·bᵀ", "bf16", 2e-2),
+    ("mm_tf32_n", "op p {{\n  dims M = 4096, {D}, K = 4096\n  in a: f32[M, K]\n  in b: f32[K, N]\n"
+                  "  out c = matmul(a, b, precision=\"tf32\")\n}}\n", "N", 4096, "tf32 a·b", "tf32", 1e-2),
+    ("lin_tf32_k", "op p {{\n  dims M = 4096, N = 4096, {D}\n  in a: f32[M, K]\n  in w: f32[N, K]\n"
+                   "  out c = matmul(a, transpose(w), precision=\"tf32\")\n}}\n", "K", 4096, "tf32 a·bᵀ", "tf32", 1e-2),
+    ("lin_bf16_n", "op p {{\n  dims M = 4096, {D}, K = 4096\n  in a: bf16[M, K]\n  in w: bf16[N, K]\n"
+                   "  out c = matmul(a, transpose(w))\n}}\n", "N", 1000, "bf16 a·bᵀ, irregular N", "bf16", 2e-2),
+    ("mm_bf16_k", "op p {{\n  dims M = 4096, N = 4096, {D}\n  in a: bf16[M, K]\n  in b: bf16[K, N]\n"
+                  "  out c = matmul(a, b)\n}}\n", "K", 1000, "bf16 a·b, irregular K", "bf16", 2e-2),
 ]
 
 

@@ -275,6 +275,73 @@ op lin_softmax {
 }
 )";
 
+// Matmuls with a dyn N or K, or a dyn M that is A's row length ([Note: dyn matmul]), each in an
+// unbatched product: N as k-major weights' rows (a bias and ReLU after), as B's and a residual's
+// row length, under the TMA engine's swap_ab (tf32 a·b) and in 3xTF32 on the mma.sync Gemm (split-K
+// in its bounded classes); K in bf16, f16 with a bias, 3xTF32 (split-K for a long K in any class)
+// and tf32 aᵀ·bᵀ; M of a transposed f16 A. Values: the bucket one (a static plan), multiples of
+// 16 (the TMA engine, 16-byte rows) and the bucket general (no map over the dyn row length,
+// element-by-element rows) across the classes.
+constexpr const char* kMatmulNKSpec = R"(
+op lin_n_bf16 {
+  dims M = 333, dyn N, K = 512
+  in  x: bf16[M, K]
+  in  w: bf16[N, K]
+  in  bias: bf16[N]
+  out y = relu(matmul(x, transpose(w)) + bias)
+}
+op mm_n_f16 {
+  dims M = 300, K = 264, dyn N
+  in  a: f16[M, K]
+  in  b: f16[K, N]
+  in  r: f16[M, N]
+  out c = matmul(a, b) + r
+}
+op mm_n_tf32 {
+  dims M = 640, K = 200, dyn N
+  in  a: f32[M, K]
+  in  b: f32[K, N]
+  out c = matmul(a, b, precision="tf32")
+}
+op mm_n_f32 {
+  dims M = 128, K = 1000, dyn N
+  in  a: f32[M, K]
+  in  b: f32[K, N]
+  out c = matmul(a, b)
+}
+op mm_k_bf16 {
+  dims M = 256, N = 384, dyn K
+  in  a: bf16[M, K]
+  in  b: bf16[K, N]
+  out c = matmul(a, b)
+}
+op lin_k_f16 {
+  dims M = 200, N = 264, dyn K
+  in  x: f16[M, K]
+  in  w: f16[N, K]
+  in  bias: f16[N]
+  out y = matmul(x, transpose(w)) + bias
+}
+op lin_k_f32 {
+  dims M = 96, N = 256, dyn K
+  in  x: f32[M, K]
+  in  w: f32[N, K]
+  out y = matmul(x, transpose(w))
+}
+op mm_k_tt {
+  dims M = 200, N = 136, dyn K
+  in  a: f32[K, M]
+  in  b: f32[N, K]
+  out c = matmul(transpose(a), transpose(b), precision="tf32")
+}
+op mm_m_at {
+  dims dyn M, N = 192, K = 128
+  in  a: f16[K, M]
+  in  b: f16[K, N]
+  out c = matmul(transpose(a), b)
+}
+)";
+
 // Convs with a dyn batch ([Note: dyn conv] in generator/plan/plan_contraction.cpp). On sm_90a:
 // conv_bias takes WgConvNchw under 73 images and the TMA engine (3xTF32, its copy of x sized by
 // the launch) from 73; conv_tma in tf32 the TMA engine from 6; ConvNchw f16 with a residual side
@@ -522,6 +589,16 @@ TEST_CASE("gpu: dyn matmuls (M, batches) against the float64 reference, one comp
                  {"bmm_f16", {"B", {1, 3, 16, 17, 33, 34, 131, 132, 140}}},
                  {"bmm_bcast", {"B", {1, 2, 32, 33, 200}}},
                  {"lin_softmax", {"M", {1, 5, 263, 264, 1000, 2049}}}});
+}
+
+TEST_CASE("gpu: dyn matmul N and K against the float64 reference, one compile per bucket and size class") {
+  KILN_REQUIRE_GPU();
+  const std::vector<std::int64_t> n{1, 3, 16, 17, 100, 1000, 1001, 1008, 2689, 3344, 4099};
+  const std::vector<std::int64_t> k{1, 7, 16, 40, 1000, 1009, 1024, 1100, 4096, 20000, 20001};
+  check_dyn_ops(kMatmulNKSpec, "mmnk.kiln", "dyn matmul",
+                {{"lin_n_bf16", {"N", n}}, {"mm_n_f16", {"N", n}}, {"mm_n_tf32", {"N", n}}, {"mm_n_f32", {"N", n}},
+                 {"mm_k_bf16", {"K", k}}, {"lin_k_f16", {"K", k}}, {"lin_k_f32", {"K", k}}, {"mm_k_tt", {"K", k}},
+                 {"mm_m_at", {"M", {1, 5, 16, 64, 65, 80, 1000, 1008, 4224, 4225}}}});
 }
 
 TEST_CASE("gpu: dyn conv batches and pool planes against the float64 reference, one compile per size class") {
