@@ -232,6 +232,11 @@ std::map<std::string, std::int64_t> ExecutableImpl::launch_dims(const Arg* args,
                  "call the op, which keeps one executable per bucket and class",
                  ir.op_name, s.dim, value, s.dim, dyn_class_text(t, want_class));
     }
+    if (auto align = plan.dyn_row_align.find(s.dim); align != plan.dyn_row_align.end())
+      KILN_CHECK(dyn_row_class(value) == align->second, ShapeError,
+                 "{}: dyn dim {}={} is outside this executable's row alignment ({} {}); specialize another value, or "
+                 "call the op, which keeps one executable per bucket, row alignment and class",
+                 ir.op_name, s.dim, value, s.dim, dyn_row_class_text(align->second));
     dims[s.dim] = value;
   }
   bool large = false;
@@ -786,8 +791,11 @@ void OpImpl::call(Stream stream, const Arg* args, std::size_t count) {
     if (dyn_axes.empty()) {
       key.shape.insert(key.shape.end(), t.shape.begin(), t.shape.end());
     } else {   // an extent that is a dyn dim keys by its bucket (a negative code), not its value
-      for (std::size_t d = 0; d < t.shape.size(); ++d)
-        key.shape.push_back(dyn_axes[i][d] ? -static_cast<std::int64_t>(dyn_bucket(t.shape[d])) : t.shape[d]);
+      for (std::size_t d = 0; d < t.shape.size(); ++d) {
+        const DynAxis axis = dyn_axes[i][d];
+        key.shape.push_back(axis == DynAxis::Static ? t.shape[d]
+                                                    : -dyn_key_code(t.shape[d], axis == DynAxis::DynRowLength));
+      }
       large |= t.numel() > kIndex32Limit;
     }
     aligned &= reinterpret_cast<std::uintptr_t>(t.data) % 16 == 0;
@@ -846,12 +854,16 @@ void OpImpl::set_ir(std::shared_ptr<const ir::Ir> checked) {
   dyn_axes.clear();
   const std::set<std::string> dyn = ir->dyn_dims();
   if (dyn.empty()) return;
+  const std::set<std::string> rows = dyn_row_lengths(*ir);
   auto axes_of = [&](const ir::Shape& shape) {
-    std::vector<bool> axes;
-    for (const auto& e : shape) axes.push_back(e.kind() == ir::DimExpr::Kind::Dim && dyn.count(e.name()) > 0);
+    std::vector<DynAxis> axes;
+    for (const auto& e : shape) {
+      const bool is_dyn = e.kind() == ir::DimExpr::Kind::Dim && dyn.count(e.name()) > 0;
+      axes.push_back(!is_dyn ? DynAxis::Static : rows.count(e.name()) ? DynAxis::DynRowLength : DynAxis::Dyn);
+    }
     return axes;
   };
-  for (const auto& p : ir->params) dyn_axes.push_back(p.is_tensor ? axes_of(p.shape) : std::vector<bool>{});
+  for (const auto& p : ir->params) dyn_axes.push_back(p.is_tensor ? axes_of(p.shape) : std::vector<DynAxis>{});
   for (const auto& o : ir->outputs) dyn_axes.push_back(axes_of(ir->node(o.node).shape));
 }
 

@@ -137,8 +137,10 @@ struct OpImpl {
   std::shared_ptr<const ir::Ir> ir;
   Consts consts;
   Precision precision = Precision::fp32_accurate;
-  // Per argument, per axis: the extent is a dyn dim, keyed by its bucket (empty: no dyn dims).
-  std::vector<std::vector<bool>> dyn_axes;
+  // Per argument, per axis: the extent is a dyn dim, keyed by its bucket (empty: no dyn dims),
+  // and a dyn row length's also by its row alignment ([Note: dyn row alignment] in plan.h).
+  enum class DynAxis : std::uint8_t { Static, Dyn, DynRowLength };
+  std::vector<std::vector<DynAxis>> dyn_axes;
   void set_ir(std::shared_ptr<const ir::Ir> checked);   // ir and dyn_axes
   std::shared_mutex mutex;
   std::unordered_map<CallKey, std::shared_ptr<ExecutableImpl>, CallKeyHash> executables;

@@ -201,8 +201,12 @@ std::string Plan::text() const {
     auto bucket = dyn_buckets.find(name);
     auto classes = dyn_thresholds.find(name);
     std::string dyn;
+    auto align = dyn_row_align.find(name);
     if (bucket != dyn_buckets.end())
-      dyn = fmt::format(" (dyn, {}{})", dyn_bucket_text(bucket->second),
+      dyn = fmt::format(" (dyn, {}{}{})", dyn_bucket_text(bucket->second),
+                        align == dyn_row_align.end()
+                            ? ""
+                            : fmt::format(", {}", dyn_row_class_text(align->second)),
                         classes == dyn_thresholds.end()
                             ? ""
                             : ", class " + dyn_class_text(classes->second, dyn_class(classes->second, value)));
@@ -938,6 +942,31 @@ void Planner::add_dyn_thresholds(const std::string& dim, const std::vector<std::
   t.insert(t.end(), values.begin(), values.end());
   normalize_thresholds(t);
   if (t.empty()) plan_.dyn_thresholds.erase(dim);
+}
+
+std::set<std::string> dyn_row_lengths(const ir::Ir& ir) {
+  const std::set<std::string> dyn = ir.dyn_dims();
+  std::set<std::string> rows;
+  auto innermost = [&](const ir::Shape& shape) {
+    if (!shape.empty() && shape.back().kind() == ir::DimExpr::Kind::Dim && dyn.count(shape.back().name()))
+      rows.insert(shape.back().name());
+  };
+  for (const auto& p : ir.params)
+    if (p.is_tensor) innermost(p.shape);
+  for (const auto& o : ir.outputs) innermost(ir.node(o.node).shape);
+  return rows;
+}
+
+bool Planner::add_dyn_row_align(const std::string& dim, std::int64_t elements) {
+  KILN_ASSERT(elements == 4 || elements == 8, "row alignment of {} elements", elements);
+  if (!dyn_row_lengths(plan_.ir()).count(dim)) return false;   // not keyed by it: nothing assumed
+  const std::int64_t value = plan_.bound->dims.at(dim);
+  plan_.dyn_row_align[dim] = dyn_row_class(value);
+  return value % elements == 0;
+}
+
+const char* dyn_row_class_text(int row_class) {
+  return row_class == 2 ? "a multiple of 8" : row_class == 1 ? "a multiple of 4, not of 8" : "not a multiple of 4";
 }
 
 void Planner::refuse_dyn(const std::string& dim, ir::NodeId at, const std::string& what, const std::string& why) const {

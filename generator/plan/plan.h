@@ -48,6 +48,28 @@ constexpr DynBucket dyn_bucket(std::int64_t value) {
 }
 const char* dyn_bucket_text(DynBucket b);   // "one", "multiple of 16", "general" (no '=': plan headers are parsed)
 
+// [Note: dyn row alignment]
+// A dyn dim in the bucket general that is some tensor's row length (a matmul's N or K) decides
+// whether those rows are 16-byte aligned, which a plan may use (16-byte loads, tensor maps, whose
+// strides are multiples of 16 bytes). So the runtime keys such a dim also by its row alignment,
+// whether the value is a multiple of 8 or of 4 (16 bytes of 16-bit or of 32-bit elements), and a
+// plan may assume that of its bound value and nothing finer, recording what it assumed
+// (Plan::dyn_row_align, checked at each launch of an executable). The dims keyed so are those
+// that are the innermost extent of some input or output (dyn_row_lengths); elsewhere a plan
+// assumes nothing of a general value's alignment. (Without it, bf16 K = 1000 in a·b took the
+// mma.sync Gemm: 6.9x the specialized TMA engine, bench/results/2026-12-02-h200-run12.)
+std::set<std::string> dyn_row_lengths(const ir::Ir& ir);
+// A general value's row alignment: 2 a multiple of 8, 1 of 4 (not 8), 0 neither.
+constexpr int dyn_row_class(std::int64_t value) { return value % 8 == 0 ? 2 : value % 4 == 0 ? 1 : 0; }
+const char* dyn_row_class_text(int row_class);   // "a multiple of 8", "a multiple of 4, not of 8", ...
+// What a call's key holds for a dyn extent: its bucket, and for a row length in the bucket
+// general its row alignment.
+constexpr std::int64_t dyn_key_code(std::int64_t value, bool row_length) {
+  const DynBucket b = dyn_bucket(value);
+  if (!row_length || b != DynBucket::General) return static_cast<std::int64_t>(b);
+  return 4 + dyn_row_class(value);
+}
+
 // [Note: dyn size classes]
 // Some families plan few rows differently from many (a block per row against a warp per row).
 // When a dyn dim counts such rows, the family declares the values of that dim at which its plan
@@ -215,6 +237,9 @@ struct Plan {
   // Per dyn dim that some kernel's plan changes with, ascending ([Note: dyn size classes]); the
   // dim's class is dyn_class(thresholds, its bound value).
   std::map<std::string, std::vector<std::int64_t>> dyn_thresholds;
+  // Each dyn row length whose alignment some kernel's plan assumed: the bound value's
+  // dyn_row_class, which every launch's value must share ([Note: dyn row alignment]).
+  std::map<std::string, int> dyn_row_align;
   // One per TMA engine product: what the tuner may vary ([Note: tuned picks]).
   struct Tunable {
     int anchor = -1;                     // the matmul's node

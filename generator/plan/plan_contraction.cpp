@@ -168,7 +168,9 @@ bool takes_transposed_view(const Planner& p, NodeId, NodeId operand) { return tr
 // - A dyn extent that is a row length (N: C's and a row-major B's; K: a row-major A's or a
 //   column-major B's; M: a column-major A's) decides 16-byte alignment, so the plan follows the
 //   bucket: a multiple of 16 is planned as one (16-byte rows: vector loads and stores, tensor
-//   maps), the bucket general as an odd extent (element by element, no tensor map over it).
+//   maps). The bucket general is keyed by row alignment too ([Note: dyn row alignment] in plan.h):
+//   a value whose rows are 16-byte aligned is planned as such a multiple (not of 16), any other
+//   as an odd extent (element by element, no tensor map over it).
 // - Size classes ([Note: dyn size classes] in plan.h): the values of the dim at which the route
 //   (template, tiles, K slices: dyn_route) changes, up to kDynRouteTop: the route is sampled at
 //   the powers of two, and each change found is bisected to its first value. So a class takes one
@@ -191,6 +193,8 @@ struct DynMatmul {
   std::int64_t low = 0, high = 0;     // the class's lowest and largest extent (high 0: no largest)
   DynBucket bucket = DynBucket::General;
   bool leading = false;               // the extent is some operand's or C's row length
+  std::int64_t align = 0;             // bucket general, leading: 16 bytes of elements ([Note: dyn row alignment])
+  bool aligned = false;               // and the planned side: the value a multiple of `align`
   std::string text;                   // what the kernels' reasons start with
 
   bool batch() const { return which == Extent::Batch; }
@@ -211,6 +215,10 @@ struct DynMatmul {
   std::int64_t in_bucket(std::int64_t v) const {
     if (!leading) return v;
     if (bucket == DynBucket::Div16) return (v + 15) / 16 * 16;
+    if (aligned) {   // a multiple of `align`, not of 16
+      const std::int64_t r = (v + align - 1) / align * align;
+      return r % 16 == 0 ? r + align : r;
+    }
     return v % 2 == 0 ? v + 1 : v;
   }
   // The config and operands at `extent` (the op's terms): the extent and every row length that is it.
@@ -1172,6 +1180,14 @@ bool operand_vec(const Planner& p, const Operand& o, std::int64_t elem) {
 // value's class's lowest extent (of its bucket), then the kernels' configs made dyn.
 void plan_matmul_dyn(Planner& p, PlannedKernel& kn, const GemmConfig& bound_g, const Operand& a, const Operand& b,
                      DType et, const std::string& why, std::int64_t out_elem, DynMatmul dm) {
+  std::string bucket_text;   // a row length's bucket, which its plan follows
+  if (dm.leading) bucket_text = fmt::format(" (bucket {})", dyn_bucket_text(dm.bucket));
+  if (dm.leading && dm.bucket == DynBucket::General) {
+    dm.align = 16 / bound_g.elem_bytes;
+    dm.aligned = p.add_dyn_row_align(dm.dim, dm.align);
+    if (const auto keyed = p.plan().dyn_row_align.find(dm.dim); keyed != p.plan().dyn_row_align.end())
+      bucket_text = fmt::format(" (bucket {}, {})", dyn_bucket_text(dm.bucket), dyn_row_class_text(keyed->second));
+  }
   const std::vector<std::int64_t> thresholds = route_thresholds(
       [&](std::int64_t v) { return dyn_route(p, bound_g, a, b, dm, dm.fixed * dm.in_bucket(v)); });
   p.add_dyn_thresholds(dm.dim, thresholds);
@@ -1180,7 +1196,7 @@ void plan_matmul_dyn(Planner& p, PlannedKernel& kn, const GemmConfig& bound_g, c
   dm.high = klass < static_cast<int>(thresholds.size()) ? dm.fixed * (thresholds[static_cast<std::size_t>(klass)] - 1) : 0;
   dm.text = fmt::format("dyn {}: {} in the size class {} of {}{}, planned at its lowest value", dm.dim, dm.name(),
                         dyn_class_text(thresholds, klass), dm.dim,
-                        dm.leading ? fmt::format(" (bucket {})", dyn_bucket_text(dm.bucket)) : std::string());
+                        bucket_text);
   DynProduct at = dyn_product(bound_g, a, b, dm, dm.in_bucket(dm.low));
   GemmConfig& g = at.g;
   g.vec_a = operand_vec(p, at.a, g.elem_bytes);

@@ -120,6 +120,10 @@ class Planner {
   void finish_args(PlannedKernel& kernel) const;
   // Declares values of dyn dim `dim` at which a kernel's plan changes ([Note: dyn size classes]).
   void add_dyn_thresholds(const std::string& dim, const std::vector<std::int64_t>& values);
+  // [Note: dyn row alignment] in plan.h: whether a plan may take `dim`'s rows of 16 bytes of
+  // `elements` elements as aligned (the bound value's are, and the runtime keys the dim by it);
+  // records the assumption.
+  bool add_dyn_row_align(const std::string& dim, std::int64_t elements);
   // A located UnsupportedError: "<dim's declaration>: op O: dim 'D' is dyn, but <what> (for line
   // <at's line>) <why>".
   [[noreturn]] void refuse_dyn(const std::string& dim, ir::NodeId at, const std::string& what, const std::string& why) const;

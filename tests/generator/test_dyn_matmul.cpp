@@ -336,7 +336,7 @@ TEST_CASE("dyn matmul N and K: one source per bucket and class, the bucket decid
       CAPTURE(op);
       CAPTURE(arch);
       // Two values of each bucket in one class: their sources are one, free of the values.
-      for (const auto& pair : {std::pair<std::int64_t, std::int64_t>{1008, 992}, {1001, 995}}) {
+      for (const auto& pair : {std::pair<std::int64_t, std::int64_t>{1008, 992}, {1001, 995}, {1000, 1032}}) {
         const auto a = nk_at(op, pair.first, arch), b = nk_at(op, pair.second, arch);
         const auto& t = a.dyn_thresholds.at(dim);
         if (kiln::dyn_class(t, pair.first) != kiln::dyn_class(t, pair.second)) continue;
@@ -356,7 +356,7 @@ TEST_CASE("dyn matmul N and K: one source per bucket and class, the bucket decid
         if (g == nullptr || g->kind == kiln::GemmKind::OperandPrep) continue;
         CHECK(!kn.dyn_outer.empty());
         CHECK(kn.reason.find("dyn " + dim + ":") == 0);
-        CHECK(kn.reason.find("(bucket general)") != std::string::npos);
+        CHECK(kn.reason.find("(bucket general, not a multiple of ") != std::string::npos);
         for (const auto& a : kn.args)
           if (a.kind == kiln::KernelArg::Kind::TensorMap) CHECK(a.map_dyn_dim != 0);
         if (g->kind != kiln::GemmKind::Gemm) continue;
@@ -374,6 +374,41 @@ TEST_CASE("dyn matmul N and K: one source per bucket and class, the bucket decid
                                  [](const kiln::PlannedKernel& k) { return k.template_name == "gemm_tma"; });
     CHECK(tma == (op != "lin_k_f32"));
   }
+}
+
+TEST_CASE("dyn matmul N and K: the bucket general splits by 16-byte rows, and the plan records the side") {
+  for (const auto& [op, dim] : kNKDims)
+    for (const char* arch : {"sm_90a", "sm_80"}) {
+      CAPTURE(op);
+      CAPTURE(arch);
+      const auto odd = nk_at(op, 1001, arch), rows8 = nk_at(op, 1000, arch), rows4 = nk_at(op, 1004, arch);
+      const auto div16 = nk_at(op, 1008, arch);
+      const bool f32 = op.find("f32") != std::string::npos || op.find("tt") != std::string::npos;
+      // Every op's dyn dim is some tensor's row length (lin_n_bf16's N is C's), keyed by it.
+      CHECK(odd.dyn_row_align.at(dim) == 0);
+      CHECK(rows4.dyn_row_align.at(dim) == 1);
+      CHECK(rows8.dyn_row_align.at(dim) == 2);
+      CHECK(div16.dyn_row_align.empty());   // a multiple of 16 is its own bucket
+      CHECK(rows8.text().find(dim + "=1000 (dyn, general, a multiple of 8") != std::string::npos);
+      CHECK(rows4.text().find(dim + "=1004 (dyn, general, a multiple of 4, not of 8") != std::string::npos);
+      CHECK(all_sources(sources_of(odd)) != all_sources(sources_of(rows8)));
+      // 16-byte rows (a multiple of 8, or of 4 for f32) move in 16-byte vectors as a multiple of 16
+      // does; a multiple of 4 is as odd for 16-bit rows.
+      for (const auto* p : {&rows8, &rows4}) {
+        const bool aligned = p == &rows8 || f32;
+        for (const auto& kn : p->kernels) {
+          const auto* g = gemm_of(kn);
+          if (g == nullptr || g->kind != kiln::GemmKind::Gemm) continue;
+          CHECK(g->vec_a == (aligned || g->lda != 0));
+          CHECK(g->vec_b == (aligned || g->ldb != 0));
+          if (dim == "N") CHECK(g->vec_c == aligned);
+        }
+      }
+    }
+  // The irregular bf16 K = 1000 of a·b takes the TMA engine, as the specialized product does.
+  const auto k1000 = nk_at("mm_k_bf16", 1000);
+  CHECK(std::any_of(k1000.kernels.begin(), k1000.kernels.end(),
+                    [](const kiln::PlannedKernel& k) { return k.template_name == "gemm_tma"; }));
 }
 
 TEST_CASE("dyn matmul N and K: maps name the dyn extent, whose strides scale with it at launch") {

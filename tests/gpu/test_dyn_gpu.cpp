@@ -280,8 +280,9 @@ op lin_softmax {
 // row length, under the TMA engine's swap_ab (tf32 a·b) and in 3xTF32 on the mma.sync Gemm (split-K
 // in its bounded classes); K in bf16, f16 with a bias, 3xTF32 (split-K for a long K in any class)
 // and tf32 aᵀ·bᵀ; M of a transposed f16 A. Values: the bucket one (a static plan), multiples of
-// 16 (the TMA engine, 16-byte rows) and the bucket general (no map over the dyn row length,
-// element-by-element rows) across the classes.
+// 16 (the TMA engine, 16-byte rows) and the bucket general on both sides of its row-alignment
+// split ([Note: dyn row alignment] in generator/plan/plan.h: 16-byte rows, or element by element
+// with no map over the dyn row length) across the classes.
 constexpr const char* kMatmulNKSpec = R"(
 op lin_n_bf16 {
   dims M = 333, dyn N, K = 512
@@ -593,12 +594,13 @@ TEST_CASE("gpu: dyn matmuls (M, batches) against the float64 reference, one comp
 
 TEST_CASE("gpu: dyn matmul N and K against the float64 reference, one compile per bucket and size class") {
   KILN_REQUIRE_GPU();
-  const std::vector<std::int64_t> n{1, 3, 16, 17, 100, 1000, 1001, 1008, 2689, 3344, 4099};
-  const std::vector<std::int64_t> k{1, 7, 16, 40, 1000, 1009, 1024, 1100, 4096, 20000, 20001};
+  // (Multiples of 8 but not 16, such as 1000 and 1032, are the bucket general's aligned side.)
+  const std::vector<std::int64_t> n{1, 3, 16, 17, 100, 1000, 1001, 1008, 1032, 2689, 3344, 4099, 4100};
+  const std::vector<std::int64_t> k{1, 7, 16, 40, 1000, 1009, 1024, 1032, 1100, 4096, 20000, 20001, 20008};
   check_dyn_ops(kMatmulNKSpec, "mmnk.kiln", "dyn matmul",
                 {{"lin_n_bf16", {"N", n}}, {"mm_n_f16", {"N", n}}, {"mm_n_tf32", {"N", n}}, {"mm_n_f32", {"N", n}},
                  {"mm_k_bf16", {"K", k}}, {"lin_k_f16", {"K", k}}, {"lin_k_f32", {"K", k}}, {"mm_k_tt", {"K", k}},
-                 {"mm_m_at", {"M", {1, 5, 16, 64, 65, 80, 1000, 1008, 4224, 4225}}}});
+                 {"mm_m_at", {"M", {1, 5, 16, 24, 64, 65, 80, 1000, 1008, 1032, 4224, 4225}}}});
 }
 
 TEST_CASE("gpu: dyn conv batches and pool planes against the float64 reference, one compile per size class") {
@@ -681,6 +683,16 @@ TEST_CASE("gpu: an executable of a dyn op refuses other buckets and disagreeing 
                        doctest::Contains("dyn dim N=1000 is outside this executable's bucket (N: multiple of 16)"), ShapeError);
   CHECK_THROWS_WITH_AS(launch(2048, 1024, 2048), doctest::Contains("dim N is 2048 from x.shape[0] but 1024 from z.shape[0]"), ShapeError);
   CHECK(rt.stats().compiles == 1);
+  // A matmul's dyn K in the bucket general is split by 16-byte rows ([Note: dyn row alignment]):
+  // an executable made at K = 1000 (a multiple of 8 bf16) refuses K = 1001 before any launch.
+  Program mm = rt.load_string(kMatmulNKSpec, "mmnk.kiln");
+  Executable at1000 = mm.op("mm_k_bf16").specialize({{"K", 1000}});
+  DeviceBuffer a(256 * 1001 * 2), b(1001 * 384 * 2), c(256 * 384 * 2);
+  CHECK_THROWS_WITH_AS(at1000.launch(nullptr, {TensorRef(a.data(), DType::bf16, {256, 1001}),
+                                               TensorRef(b.data(), DType::bf16, {1001, 384}),
+                                               TensorRef(c.data(), DType::bf16, {256, 384})}),
+                       doctest::Contains("dyn dim K=1001 is outside this executable's row alignment (K a multiple of 8)"),
+                       ShapeError);
 }
 
 TEST_CASE("gpu: dyn lengths of reductions, scans and row norms against the float64 reference, one compile per class") {
