@@ -23,8 +23,9 @@
 // dyn dim's *bucket* (dyn_bucket below), never on its value: the generated source, the configs
 // and the kernels' argument lists are the same for every value of a bucket, so one compile serves
 // them all. What does depend on the values is computed at launch (launch_for: the grid; the
-// kernels read the dims as arguments). The runtime keys its executables by the buckets and by
-// whether some tensor needs 64-bit indexing (kIndex32Limit), and so does the plan (index64).
+// kernels read the dims as arguments). The runtime keys its executables by the buckets (a row
+// length's also by its row alignment: [Note: dyn row alignment]) and by whether some tensor needs
+// 64-bit indexing (kIndex32Limit), and so does the plan (index64).
 #pragma once
 
 #include <map>

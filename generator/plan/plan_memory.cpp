@@ -630,6 +630,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
     config.threads = launch::reduce_outer_v4_threads(b.inner);
     config.unroll = launch::kOuterV4Unroll;
     config.vec = 4;
+    kn.min_blocks = launch::reduce_outer_v4_blocks_per_sm(config.threads);
     split_by(config);
     const std::int64_t tile = std::int64_t{config.threads} * 4;
     kn.reason = fmt::format(

@@ -255,6 +255,12 @@ KILN_RULE constexpr int reduce_outer_v4_threads(long long inner) {
   const long long tiles = ceil_div(inner, 4LL * kOuterV4MaxThreads);
   return int(min_ll(kOuterV4MaxThreads, ceil_div(ceil_div(inner, 4 * tiles), 32) * 32));
 }
+// The blocks of `threads` an SM holds at once, which the kernel's __launch_bounds__ asks for (so
+// at most 32 registers a thread): 2048 threads. The split rule below counts on them. (Unasked,
+// the dyn-rows kernel of 128x4096x4095 took 34 registers, one 1024-thread block per SM, and ran
+// at 1.44x the specialized kernel's 32; bench/results/2026-12-02-h200-run15.)
+constexpr int kOuterV4ResidentThreads = 2048;
+KILN_RULE constexpr int reduce_outer_v4_blocks_per_sm(int threads) { return kOuterV4ResidentThreads / threads; }
 // Splits: about 4 blocks per SM (two 1024-thread blocks are resident per SM at <= 32
 // registers), the number of rows of loads in flight being what bounds this sweep. On the H100
 // (bench/results/2026-11-22-h100-run6, 128x4096x4095 at 1024 threads, unroll 2): 1 split

@@ -4,7 +4,7 @@ buffers:
   #1 out y f32[128, 4095] (2.0 MiB)
   #2 ws  y_partials f32[2096640] (8.0 MiB)
 kernels:
-  0 kiln_min_reduce_k0_reduce_outer: reduce_outer  grid (128, 4, 1) block (1024, 1, 1) smem 0 index int32
+  0 kiln_min_reduce_k0_reduce_outer: reduce_outer  grid (128, 4, 1) block (1024, 1, 1) smem 0 index int32 min_blocks 2
       anchor %1 min (line 6)
       reads #0 x
       config ReduceConfig{variant=kOuterV4 outer=128 red=4096 inner=4095 threads=1024 unroll=2 vec=4 cols=1 splits=4 chunk=1024 acc_bytes=4 split_sms=0}
@@ -64,7 +64,7 @@ struct Store {
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(1024) kiln_min_reduce_k0_reduce_outer(const float* __restrict__ in_x, float* __restrict__ ws_y_partials) {
+extern "C" __global__ void __launch_bounds__(1024, 2) kiln_min_reduce_k0_reduce_outer(const float* __restrict__ in_x, float* __restrict__ ws_y_partials) {
   kiln::reduce_outer_rows_v4<kThreads, kUnroll, Op>(in_x, static_cast<float*>(nullptr), reinterpret_cast<Op::Acc*>(ws_y_partials), kOuter, kRed, kInner, kSplits, kChunk, Load{in_x, ws_y_partials}, Store{in_x, ws_y_partials});
 }
 

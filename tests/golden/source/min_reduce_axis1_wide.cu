@@ -4,7 +4,7 @@ buffers:
   #1 out y f32[3, 4097] (48.0 KiB)
   #2 ws  y_partials f32[725169] (2.8 MiB)
 kernels:
-  0 kiln_min_reduce_k0_reduce_outer: reduce_outer  grid (6, 59, 1) block (544, 1, 1) smem 0 index int32
+  0 kiln_min_reduce_k0_reduce_outer: reduce_outer  grid (6, 59, 1) block (544, 1, 1) smem 0 index int32 min_blocks 3
       anchor %1 min (line 6)
       reads #0 x
       config ReduceConfig{variant=kOuterV4 outer=3 red=1001 inner=4097 threads=544 unroll=2 vec=4 cols=1 splits=59 chunk=17 acc_bytes=4 split_sms=0}
@@ -64,7 +64,7 @@ struct Store {
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(544) kiln_min_reduce_k0_reduce_outer(const float* __restrict__ in_x, float* __restrict__ ws_y_partials) {
+extern "C" __global__ void __launch_bounds__(544, 3) kiln_min_reduce_k0_reduce_outer(const float* __restrict__ in_x, float* __restrict__ ws_y_partials) {
   kiln::reduce_outer_rows_v4<kThreads, kUnroll, Op>(in_x, static_cast<float*>(nullptr), reinterpret_cast<Op::Acc*>(ws_y_partials), kOuter, kRed, kInner, kSplits, kChunk, Load{in_x, ws_y_partials}, Store{in_x, ws_y_partials});
 }
 
