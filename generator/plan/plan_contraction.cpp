@@ -246,29 +246,8 @@ struct DynMatmul {
     return o;
   }
   // A kernel's config made dyn: the extent and its row lengths 0, in the kernel's own terms (the
-  // TMA engine's m and n are the op's n and m under swap_ab).
-  void make_dyn(GemmConfig& c) const {
-    const bool swapped = c.swap_ab;
-    switch (which) {
-      case Extent::M:
-        (swapped ? c.n : c.m) = 0;
-        if (!swapped && c.layout_a == GemmLayout::ColMajor) c.lda = 0;
-        if (swapped && c.layout_b == GemmLayout::RowMajor) c.ldb = 0;
-        break;
-      case Extent::N:
-        (swapped ? c.m : c.n) = 0;
-        c.ldc = 0;
-        if (!swapped && c.layout_b == GemmLayout::RowMajor) c.ldb = 0;
-        if (swapped && c.layout_a == GemmLayout::ColMajor) c.lda = 0;
-        break;
-      case Extent::K:
-        c.k = 0;
-        if (c.layout_a == GemmLayout::RowMajor) c.lda = 0;
-        if (c.layout_b == GemmLayout::ColMajor) c.ldb = 0;
-        break;
-      case Extent::Batch: c.batch = 0; break;
-    }
-  }
+  // TMA engine's m and n are the op's n and m under swap_ab, its operands the op's swapped).
+  void make_dyn(GemmConfig& c) const { c = c.swap_ab ? swap_operands(at(swap_operands(c), 0)) : at(c, 0); }
 };
 
 // The matmul's dyn dim, or nothing (no dyn dim, or one in the bucket one); refuses, located, every
