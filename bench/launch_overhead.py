@@ -2,7 +2,9 @@
 """Host time per call from Python (issue 19): a small relu(a + b) through the kiln package beside
 PyTorch eager (a bare torch.add(out=) too), a Triton kernel and CuPy's ElementwiseKernel and
 RawKernel, on the same tensors. One row times the extension's call alone, on arguments prepared
-once: the C++ side (cache hit, checks, cuLaunchKernel) without the package's Python.
+once: the C++ side (cache hit, checks, cuLaunchKernel) without the package's Python. The op runs
+under the default shapes="generic" (B and N are kernel arguments, the grid computed per launch)
+and again under shapes="specialized" (every dim a constant), so the two host paths sit side by side.
 
 The tensors are tiny (64 x 64 f32), so a call's time is its host path: argument handling, the
 cache lookup and the launch. Each row is the median over `--repeats` batches of `--calls` calls
@@ -93,6 +95,19 @@ def main():
         check("kiln extension call", y)
         rows["kiln extension call alone (arguments prepared once)"] = per_call_us(lambda: op._impl.call(stream, items),
                                                                                  args.calls, args.repeats)
+        # The same op with every dim baked in (the rows above run the default, shapes="generic",
+        # whose kernel takes B and N as arguments and whose launch computes its grid from them).
+        op_s = kiln.load(os.path.join(ROOT, "specs", "elementwise.kiln"), kiln.Options(shapes="specialized")).relu_add
+        y.fill_(float("nan"))
+        op_s(a, b, out=y)
+        check("kiln specialized out=", y)
+        rows["kiln op(a, b, out=y), shapes=specialized"] = per_call_us(lambda: op_s(a, b, out=y), args.calls,
+                                                                      args.repeats)
+        y.fill_(float("nan"))
+        op_s._impl.call(stream, items)
+        check("kiln specialized extension call", y)
+        rows["kiln extension call alone, shapes=specialized"] = per_call_us(lambda: op_s._impl.call(stream, items),
+                                                                           args.calls, args.repeats)
     check("torch", torch.relu(a + b))
     rows["PyTorch eager torch.relu(a + b) (two kernels)"] = per_call_us(lambda: torch.relu(a + b), args.calls,
                                                                         args.repeats)
