@@ -72,8 +72,8 @@ void template_checks(const PlannedKernel& k, UnitParts& unit, const std::string&
 std::string dyn_shape_arg(const PlannedKernel& k, const GemmConfig& config) {
   if (k.dyn_outer.empty()) return "";
   auto field = [](long long v) { return v == 0 ? "dyn_extent" : "0"; };
-  return fmt::format(", kiln::gemm::DynShape{{{}, {}, {}, {}}}", field(config.m), field(config.n), field(config.k),
-                     field(config.batch));
+  return fmt::format(", kiln::gemm::DynShape{{/*m=*/{}, /*n=*/{}, /*k=*/{}, /*batch=*/{}}}", field(config.m),
+                     field(config.n), field(config.k), field(config.batch));
 }
 
 // Which extent of the op a kernel's dyn extent is (the TMA engine's m and n are the op's n and m

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "generator/plan/plan.h"
+#include "golden.h"
 #include "memory_plan_util.h"
 #include "runtime/nvrtc.h"
 
@@ -494,4 +495,12 @@ TEST_CASE("dyn matmul N and K: every unit compiles with NVRTC for sm_80 and sm_9
         units += check_units_compile(nk_at(op, v, arch), arch);
       }
   MESSAGE(units << " units compiled");
+}
+
+TEST_CASE("dyn matmul: goldens of a dyn M on the TMA engine, a dyn N under swap_ab and a dyn K with K slices") {
+  // Each plan's text then every unit's source: the DynShape argument names the extent it fills.
+  auto golden = [](const kiln::Plan& plan) { return plan.text() + "\n" + all_sources(sources_of(plan)); };
+  check_golden("source/dyn_matmul_m_bf16.cu", golden(dyn_at("lin_bf16", 1000)));
+  check_golden("source/dyn_matmul_n_tf32.cu", golden(nk_at("mm_n_tf32", 1000)));
+  check_golden("source/dyn_matmul_k_f32.cu", golden(nk_at("lin_k_f32", 20008)));
 }
