@@ -57,6 +57,7 @@ CASES = [
     ("specs/reductions.kiln", "sum_rows", dict(B=4096, N=4096), "sum over rows"),
     ("specs/reductions.kiln", "sum_rows", dict(B=16, N=1 << 20), "sum, few long rows"),
     ("specs/min_reduce.kiln", "min_reduce", dict(B=128, M=4096, N=4095), "min over the middle axis, the seed"),
+    ("specs/min_reduce.kiln", "min_reduce", dict(B=512, M=1024, N=1001), "min over the middle axis, rows of 1001"),
     ("specs/reductions.kiln", "argmax_rows", dict(B=4096, N=4096), "argmax"),
     ("specs/reductions.kiln", "logsumexp_rows", dict(B=4096, N=4096), "logsumexp"),
     ("specs/scans.kiln", "cumsum_reverse", dict(B=4096, N=4096), "reverse cumsum"),
