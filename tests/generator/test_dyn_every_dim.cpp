@@ -1,0 +1,142 @@
+// Every shipped spec (specs/ and specs/kernelbench/) with each of its dims, and each pair of them,
+// marked `dyn`, as a user would write it: the op plans and emits for sm_90a, or a family refuses the dyn dim
+// with an UnsupportedError located at the dim's declaration ("file:line:col: op NAME: dim 'X' is
+// dyn, but ..."), or the checker refuses it with a located SpecError (a dim used as a value).
+// Never an internal error, and never an unlocated one. NVRTC is not run here (the dyn tests of
+// each family compile their units); this is the adversarial sweep over every op kiln ships.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "generator/emit/emit.h"
+#include "generator/emit/templates.h"
+#include "generator/frontend/frontend.h"
+#include "generator/plan/plan.h"
+
+namespace {
+
+std::vector<std::filesystem::path> shipped_specs() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(std::filesystem::path(KILN_SOURCE_DIR) / "specs"))
+    if (e.path().extension() == ".kiln") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// `text` with "dyn " written before each name declared at (line, column), both 1-based (the
+// places in the original text).
+std::string with_dyn_at(std::string text, std::vector<std::pair<int, int>> places) {
+  std::sort(places.rbegin(), places.rend());   // last first: earlier places keep their offsets
+  for (const auto& [line, column] : places) {
+    std::size_t at = 0;
+    for (int l = 1; l < line; ++l) at = text.find('\n', at) + 1;
+    text.insert(at + static_cast<std::size_t>(column - 1), "dyn ");
+  }
+  return text;
+}
+
+struct Sweep {
+  std::map<std::string, int> outcomes;   // planned / refused by a family / refused by the checker
+  int variants = 0;
+};
+
+// Every op of every shipped spec that checks and binds as shipped, with each set of `count` of its
+// dims (declared with a value, neither dyn nor static) made dyn, planned and emitted for sm_90a.
+void sweep(std::size_t count, Sweep& out) {
+  static const kiln::TemplateLibrary templates;
+  const auto target = kiln::Target::for_arch("sm_90a");
+  for (const auto& path : shipped_specs()) {
+    std::ifstream in(path);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    const std::string text = buffer.str();
+    const std::string name = std::filesystem::relative(path, KILN_SOURCE_DIR).string();
+    const auto spec = kiln::parse_spec(text, name);
+    for (const auto& op : spec.op_names()) {
+      std::shared_ptr<const kiln::ir::Ir> ir;
+      try {   // ops that need a const or a dim from outside are left out (they fail without dyn too)
+        ir = kiln::check_op(spec, op);
+        kiln::ir::bind(ir, {});
+      } catch (const kiln::Error&) {
+        continue;
+      }
+      std::vector<const kiln::ir::DimDecl*> dims;
+      for (const auto& dim : ir->dims)
+        if (!dim.dynamic && !dim.fixed && dim.default_value) dims.push_back(&dim);
+      std::vector<std::vector<const kiln::ir::DimDecl*>> sets;
+      for (std::size_t a = 0; a < dims.size(); ++a) {
+        if (count == 1) sets.push_back({dims[a]});
+        else
+          for (std::size_t b = a + 1; b < dims.size(); ++b) sets.push_back({dims[a], dims[b]});
+      }
+      for (const auto& set : sets) {
+        ++out.variants;
+        std::vector<std::pair<int, int>> places;
+        std::string names;
+        for (const auto* d : set) places.emplace_back(d->loc.line, d->loc.column), names += d->name + " ";
+        CAPTURE(name);
+        CAPTURE(op);
+        CAPTURE(names);
+        try {
+          const auto changed = kiln::parse_spec(with_dyn_at(text, places), name);
+          const auto checked = kiln::check_op(changed, op);
+          for (const auto* d : set) CHECK(checked->find_dim(d->name)->dynamic);
+          const auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(checked, {}));
+          const auto plan = kiln::make_plan(bound, target);
+          CHECK(kiln::emit(plan, templates).size() == plan.kernels.size());
+          ++out.outcomes["planned"];
+        } catch (const kiln::InternalError& e) {
+          FAIL_CHECK("internal error: " << e.what());
+        } catch (const kiln::UnsupportedError& e) {
+          // Located at the refused dim's declaration in the changed text: 4 columns on ("dyn ") for
+          // its own mark and for each other one before it on its line.
+          const std::string what = e.what();
+          bool located = false;
+          for (const auto* d : set) {
+            int shift = 0;
+            for (const auto* o : set)
+              if (o->loc.line == d->loc.line && o->loc.column <= d->loc.column) shift += 4;
+            if (what.rfind(fmt::format("{}:{}:{}: op {}: dim '{}' is dyn, but ", name, d->loc.line,
+                                       d->loc.column + shift, op, d->name), 0) == 0)
+              located = true;
+          }
+          CHECK_MESSAGE(located, what);
+          ++out.outcomes["refused by a template family"];
+        } catch (const kiln::SpecError& e) {
+          CHECK_MESSAGE(std::string(e.what()).find(name + ":") != std::string::npos, e.what());
+          ++out.outcomes["refused by the checker"];
+        }
+      }
+    }
+  }
+}
+
+std::string summary(const Sweep& s) {
+  std::string text;
+  for (const auto& [what, count] : s.outcomes) text += fmt::format("{} {}; ", count, what);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("every shipped spec with any one dim made dyn plans, or is refused at the dim's declaration") {
+  Sweep s;
+  sweep(1, s);
+  MESSAGE(s.variants << " ops with one dim made dyn: " << summary(s));
+  CHECK(s.variants > 500);
+  CHECK(s.outcomes["planned"] > 100);
+}
+
+TEST_CASE("every shipped spec with any two dims made dyn plans, or is refused at a dim's declaration") {
+  Sweep s;
+  sweep(2, s);
+  MESSAGE(s.variants << " ops with two dims made dyn: " << summary(s));
+  CHECK(s.variants > 1000);
+  CHECK(s.outcomes["planned"] > 100);
+}
