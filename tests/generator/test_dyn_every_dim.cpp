@@ -18,6 +18,7 @@
 #include "generator/emit/templates.h"
 #include "generator/frontend/frontend.h"
 #include "generator/plan/plan.h"
+#include "generator/support/source.h"
 
 namespace {
 
@@ -29,15 +30,14 @@ std::vector<std::filesystem::path> shipped_specs() {
   return files;
 }
 
-// `text` with "dyn " written before each name declared at (line, column), both 1-based (the
-// places in the original text).
-std::string with_dyn_at(std::string text, std::vector<std::pair<int, int>> places) {
+// The parsed file's text with "dyn " written before each name declared at (line, column), both
+// 1-based (the places in the original text).
+std::string with_dyn_at(const kiln::SourceFile& source, std::vector<std::pair<int, int>> places) {
+  std::string text = source.text;
   std::sort(places.rbegin(), places.rend());   // last first: earlier places keep their offsets
-  for (const auto& [line, column] : places) {
-    std::size_t at = 0;
-    for (int l = 1; l < line; ++l) at = text.find('\n', at) + 1;
-    text.insert(at + static_cast<std::size_t>(column - 1), "dyn ");
-  }
+  for (const auto& [line, column] : places)
+    text.insert(source.line_starts.at(static_cast<std::size_t>(line - 1)) + static_cast<std::size_t>(column - 1),
+                "dyn ");
   return text;
 }
 
@@ -84,7 +84,7 @@ void sweep(std::size_t count, Sweep& out) {
         CAPTURE(op);
         CAPTURE(names);
         try {
-          const auto changed = kiln::parse_spec(with_dyn_at(text, places), name);
+          const auto changed = kiln::parse_spec(with_dyn_at(*spec.source, places), name);
           const auto checked = kiln::check_op(changed, op);
           for (const auto* d : set) CHECK(checked->find_dim(d->name)->dynamic);
           const auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(checked, {}));
