@@ -58,6 +58,7 @@ CASES = [
     ("specs/reductions.kiln", "sum_rows", dict(B=16, N=1 << 20), "sum, few long rows"),
     ("specs/min_reduce.kiln", "min_reduce", dict(B=128, M=4096, N=4095), "min over the middle axis, the seed"),
     ("specs/min_reduce.kiln", "min_reduce", dict(B=512, M=1024, N=1001), "min over the middle axis, rows of 1001"),
+    ("specs/min_reduce.kiln", "min_reduce", dict(B=128, M=4096, N=4095), "min over the last axis, the seed", {"axis": 2}),
     ("specs/reductions.kiln", "argmax_rows", dict(B=4096, N=4096), "argmax"),
     ("specs/reductions.kiln", "logsumexp_rows", dict(B=4096, N=4096), "logsumexp"),
     ("specs/scans.kiln", "cumsum_reverse", dict(B=4096, N=4096), "reverse cumsum"),
@@ -287,7 +288,7 @@ def written_twice_rows(args, torch, F, do_bench, kiln, cache, res, cases, kind, 
     return failures
 
 
-def eager_of(op_name, torch, F):
+def eager_of(op_name, torch, F, consts):
     return {
         "relu_add": lambda a, b: torch.relu(a + b),
         "axpby": lambda x, y0: 2.0 * x + 0.5 * y0,
@@ -302,7 +303,7 @@ def eager_of(op_name, torch, F):
         "layernorm": lambda x, g, b: F.layer_norm(x, x.shape[-1:], g, b, 1e-5),
         "rmsnorm": lambda x, g: x * torch.rsqrt((x * x).mean(dim=-1, keepdim=True) + 1e-6) * g,
         "sum_rows": lambda x: x.sum(dim=-1),
-        "min_reduce": lambda x: x.amin(dim=1),
+        "min_reduce": lambda x: x.amin(dim=consts.get("axis", 1)),
         "argmax_rows": lambda x: x.argmax(dim=1),
         "logsumexp_rows": lambda x: torch.logsumexp(x, dim=1),
         "cumsum_reverse": lambda x: x.flip(-1).cumsum(-1).flip(-1),
@@ -343,13 +344,14 @@ def main():
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "rows": []}
     torch.manual_seed(0)
     failures = 0
-    for i, (spec, name, dims, what) in enumerate(CASES):
+    for i, (spec, name, dims, what, *rest) in enumerate(CASES):
+        consts = rest[0] if rest else {}   # a case's const values (keyword arguments), if any
         if args.only not in ("all", "memory") or (args.quick and i not in QUICK) or \
                 (args.ops and name not in args.ops.split(",")):
             continue
         path = os.path.join(ROOT, spec)
         op_g, op_s = kiln.load(path, generic)[name], kiln.load(path, special)[name]
-        ex_g = op_g.specialize(**dims)
+        ex_g = op_g.specialize(**dims, **consts)
         header = ex_g.plan.split("\n", 1)[0]
         row = {"problem": f"{name} {'x'.join(str(v) for v in dims.values())} ({what})", "precision": "fp32-accurate",
                "plan_generic": header, "compile_ms": None}
@@ -368,16 +370,16 @@ def main():
             else:
                 inputs.append(1.75)
         host = [x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs]
-        first = op_g(*inputs)
+        first = op_g(*inputs, **consts)
         first = first if isinstance(first, tuple) else (first,)
         expected = [torch.as_tensor(e).double() for e in
-                    (lambda r: r if isinstance(r, tuple) else (r,))(op_g.reference(*host))]
+                    (lambda r: r if isinstance(r, tuple) else (r,))(op_g.reference(*host, **consts))]
         outs = {}
         ok = True
         worst = 0.0
         for key, op in (("generic", op_g), ("specialized", op_s)):
             o = tuple(torch.full_like(f, float("nan") if f.is_floating_point() else -1) for f in first)
-            op(*inputs, out=o)
+            op(*inputs, out=o, **consts)
             torch.cuda.synchronize()
             outs[key] = o
             for g, e in zip(o, expected):
@@ -395,10 +397,10 @@ def main():
             res["rows"].append(row)
             print(json.dumps(row), flush=True)
             continue
-        eager = eager_of(name, torch, F)
+        eager = eager_of(name, torch, F, consts)
         runs = {"specialized": [], "generic": [], "eager": []}
-        fns = {"specialized": lambda: op_s(*inputs, out=outs["specialized"]),
-               "generic": lambda: op_g(*inputs, out=outs["generic"]),
+        fns = {"specialized": lambda: op_s(*inputs, out=outs["specialized"], **consts),
+               "generic": lambda: op_g(*inputs, out=outs["generic"], **consts),
                "eager": lambda: eager(*inputs)}
         for _ in range(1 if args.quick else 3):
             for key, fn in fns.items():

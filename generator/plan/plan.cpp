@@ -851,6 +851,18 @@ std::set<std::string> generic_dims(const ir::Ir& ir) {
     const std::size_t first = first_worked_axis(n);
     collect_worked(ir.node(n.operands[0]).shape, first);
     collect_worked(n.shape, ir::is_reduction(n.kind) ? std::min(first, n.shape.size()) : first);
+    // One dyn dim among the rows at most: the outermost one the spec does not keep static. With two,
+    // the rules have no size classes and plan for few rows ([Note: dyn rows] in plan_memory.cpp):
+    // min over the last axis of 128x4096x4095 with B and M dyn took a block per row, 1.081x the
+    // specialized warp per row on an H100 (bench/results/2026-12-02-h100-run1/).
+    const ir::Shape& rows = ir.node(n.operands[0]).shape;
+    bool kept = false;
+    for (std::size_t d = 0; d < std::min(first, rows.size()); ++d) {
+      if (rows[d].kind() != ir::DimExpr::Kind::Dim) continue;
+      if (const ir::DimDecl* decl = ir.find_dim(rows[d].name()); decl && decl->fixed) continue;
+      if (kept) used_by_anchors.insert(rows[d].name());
+      kept = true;
+    }
   }
   for (const auto& c : ir.constraints) collect({c.lhs, c.rhs}, used_by_anchors);
   for (const auto& d : ir.dims)

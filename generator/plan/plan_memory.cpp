@@ -35,8 +35,9 @@ namespace kiln {
 // grid from the family's geometry rule over that launch's rows (launch_for). What a rule decides
 // from the row count (warp or block per row, threads a row) is planned at the lowest value of the
 // dim's size class, and the rule declares the thresholds ([Note: dyn size classes]); with two or
-// more dyn dims among the rows there are no classes and the rules see the static rows alone (as
-// if every dyn dim were 1). A split of the reduced axis (reduce_inner) and the look-back scan size
+// more dyn dims among the rows (as `dyn` marks may declare) there are no classes and the rules see
+// the static rows alone (as if every dyn dim were 1), so the generic default makes at most one of
+// them dyn (generic_dims). A split of the reduced axis (reduce_inner) and the look-back scan size
 // their workspaces by the row count: with dyn rows they are planned only in a class that has a
 // largest value (below the rule's threshold), at the class's lowest row count, with the workspace
 // sized for its largest (a reduce_finish and the zeroing then cover the launch's rows). The

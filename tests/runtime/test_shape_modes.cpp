@@ -77,6 +77,23 @@ TEST_CASE("shapes: declared, generic and specialized") {
                     .op("c")
                     .specialize(kiln::Bindings{});
     CHECK(has(conv.plan_text(), "[C=16 H=32 K=24 N=8 (dyn, general, class [1, 427)) W=32]"));
+    // One dyn dim among a memory-bound anchor's rows: the outermost that is not `static`. Two would
+    // leave the rules without size classes (a block per row for 524288 rows of 4095).
+    const std::string min_last = "op m {\n  dims B = 128, M = 4096, N = 4095\n  in x: f32[B, M, N]\n"
+                                 "  out y = min(x, axis=2)\n}\n";
+    auto two_rows = rt.load_string(min_last, "m.kiln").op("m").specialize(kiln::Bindings{});
+    CHECK(has(two_rows.plan_text(), "[B=128 (dyn, multiple of 16, class >= 2) M=4096 N=4095]"));
+    CHECK(has(two_rows.plan_text(), "a warp per row"));
+    std::string inner_dyn = min_last;
+    inner_dyn.replace(inner_dyn.find("dims B"), 6, "dims static B");
+    auto second = rt.load_string(inner_dyn, "m.kiln").op("m").specialize(kiln::Bindings{});
+    CHECK(has(second.plan_text(), "[B=128 M=4096 (dyn, multiple of 16, class >= 33) N=4095]"));
+    // The elementwise rest of the op is no anchor: both its dims go dyn where nothing else bakes them.
+    auto ew = rt.load_string("op e {\n  dims B = 128, M = 64, N = 32\n  in x: f32[B, M, N]\n  out y = x + 1.0\n}\n",
+                             "e.kiln")
+                  .op("e")
+                  .specialize(kiln::Bindings{});
+    CHECK(has(ew.plan_text(), "B=128 (dyn, multiple of 16) M=64 (dyn, multiple of 16) N=32 (dyn, multiple of 16)"));
   }
 }
 
