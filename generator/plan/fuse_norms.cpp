@@ -277,7 +277,7 @@ ir::BoundIr without_dead_nodes(const ir::BoundIr& bound, std::shared_ptr<ir::Ir>
 }
 
 std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr> bound, const Target& target,
-                                              std::vector<std::string>& fusions) {
+                                              std::vector<std::string>& fusions, DynThresholds* dyn_thresholds) {
   const ir::Ir& source = *bound->ir;
   const std::set<std::string> dyn = source.dyn_dims();
   const Matcher matcher(*bound);
@@ -302,7 +302,7 @@ std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr>
                                "and the elementwise rest plan as written");
       continue;
     }
-    const NormLayout layout = norm_layout(shape, m->axes, !dyn_rows, target.sm_count);
+    NormLayout layout = norm_layout(shape, m->axes, !dyn_rows, target.sm_count);
     if (!layout.adjacent) {
       if (layout.split) what += fmt::format(" ({} rows of {} segments of {})", layout.rows, layout.lead, layout.len);
     } else if (layout.inner > 1) {
@@ -314,9 +314,50 @@ std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr>
         continue;
       }
       if (dyn_rows) {
-        fusions.push_back(what + ": not fused, a dyn dim sizes the columns of a strided norm: the reductions and "
-                                 "the elementwise rest plan as written");
-        continue;
+        // [Note: strided norms over dyn rows]
+        // One dyn dim, a whole extent among the rows, fuses in the size classes where the columns
+        // fill the GPU (rownorm_strided_normalize_fuses at the class's lowest value), as the
+        // specialized plan does at every value of the class; below, the reductions and the
+        // elementwise rest plan as written, with their own classes ([Note: thresholds of a fusion
+        // decision] in plan.cpp). Before 2026-12-02 dyn rows never fused here, and the generic
+        // default made KernelBench's RMS norm over channels (16x64x256x256) two kernels: 0.278 ms
+        // against the fused kernel's 0.192 (H100, bench/results/2026-12-02-h100-run2/ and 2026-11-28-h100-run19/).
+        std::string dim;
+        std::int64_t fixed = 1;
+        int dyn_count = 0;
+        for (std::size_t d = 0; d < first; ++d) {
+          const ir::DimExpr& e = n.shape[d];
+          if (!ir::mentions(ir::Shape{e}, dyn)) {
+            fixed *= shape[d];
+            continue;
+          }
+          ++dyn_count;
+          if (e.kind() == ir::DimExpr::Kind::Dim) dim = e.name();
+        }
+        if (dyn_count != 1 || dim.empty() || !dyn_thresholds) {
+          fusions.push_back(what + ": not fused, dyn dims size the columns of a strided norm other than as one whole "
+                                   "extent among the rows: the reductions and the elementwise rest plan as written");
+          continue;
+        }
+        const std::int64_t per_value = fixed * layout.inner;   // columns per unit of the dyn dim
+        const std::int64_t need = 2048LL * target.sm_count;
+        std::int64_t at = (need + per_value - 1) / per_value;
+        while (at > 1 && launch::rownorm_strided_normalize_fuses((at - 1) * per_value, target.sm_count)) --at;
+        while (!launch::rownorm_strided_normalize_fuses(at * per_value, target.sm_count)) ++at;
+        std::vector<std::int64_t> thresholds{at};
+        normalize_thresholds(thresholds);
+        auto& t = (*dyn_thresholds)[dim];
+        t.insert(t.end(), thresholds.begin(), thresholds.end());
+        const std::int64_t value = bound->dims.at(dim);
+        if (value < at) {
+          fusions.push_back(what + fmt::format(": not fused, {} in [1, {}) gives too few columns for a thread each "
+                                               "(fewer than 2048 per SM): the reductions and the elementwise rest "
+                                               "plan as written",
+                                               dim, at));
+          continue;
+        }
+        layout.fuses = true;
+        what += fmt::format(", {} >= {}", dim, at);
       }
     } else {
       what += fmt::format(" ({} rows of {})", dyn_rows ? "dyn" : std::to_string(layout.rows),

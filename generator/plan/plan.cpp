@@ -1,8 +1,9 @@
 #include "generator/plan/plan.h"
 
 #include <algorithm>
-#include <functional>
 #include <cstdio>
+#include <functional>
+#include <limits>
 #include <set>
 
 #include "generator/support/assert.h"
@@ -1040,11 +1041,67 @@ const ir::DimDecl* Planner::dyn_dim_of_anchor(ir::NodeId anchor, ir::NodeId end,
   return nullptr;
 }
 
-Plan make_plan(std::shared_ptr<const ir::BoundIr> bound, const Target& target) {
+namespace {
+
+void merge_thresholds(DynThresholds& into, const DynThresholds& from) {
+  for (const auto& [dim, values] : from) {
+    auto& t = into[dim];
+    t.insert(t.end(), values.begin(), values.end());
+    normalize_thresholds(t);
+  }
+}
+
+// The composition passes, then the planner; `fused_at` receives the passes' size classes.
+Plan plan_once(std::shared_ptr<const ir::BoundIr> bound, const Target& target, DynThresholds& fused_at) {
   std::vector<std::string> fusions;
-  auto fused = fuse_compositions(std::move(bound), target, fusions);
+  auto fused = fuse_compositions(std::move(bound), target, fusions, &fused_at);
   Plan plan = Planner(std::move(fused), target).run();
   plan.fusions = std::move(fusions);
+  merge_thresholds(plan.dyn_thresholds, fused_at);
+  return plan;
+}
+
+}  // namespace
+
+// [Note: thresholds of a fusion decision]
+// A composition pass may decide by a dyn dim's size class (fuse_norms: a strided norm over dyn rows
+// fuses where its columns fill the GPU). The plans on the two sides of that threshold come from
+// different families, whose own thresholds differ, yet the runtime learns a dim's thresholds from
+// the first plan of a bucket key and must see the same list whatever value came first ([Note: dyn
+// size classes]). So each class of the pass's thresholds is planned (the bound value's plan for
+// its own class; elsewhere at the class's highest value, or its lowest for the last one), and the
+// dim's list is the pass's thresholds plus, for each class, that plan's thresholds inside it.
+Plan make_plan(std::shared_ptr<const ir::BoundIr> bound, const Target& target) {
+  DynThresholds fused_at;
+  Plan plan = plan_once(bound, target, fused_at);
+  DynThresholds others;   // the other dims' thresholds in the other classes' plans
+  for (const auto& [dim, at] : fused_at) {
+    const int mine = dyn_class(at, bound->dims.at(dim));
+    std::vector<std::int64_t> list = at;
+    const std::vector<std::int64_t> own = plan.dyn_thresholds[dim];
+    for (int k = 0; k <= static_cast<int>(at.size()); ++k) {
+      const std::int64_t lo = dyn_class_low(at, k);
+      const bool last = k == static_cast<int>(at.size());
+      const std::int64_t hi = last ? std::numeric_limits<std::int64_t>::max() : at[static_cast<std::size_t>(k)];
+      std::vector<std::int64_t> inside = own;
+      if (k != mine) {
+        std::map<std::string, ir::DimValue> dims;
+        for (const auto& [name, value] : bound->dims)
+          dims[name] = {name == dim ? (last ? lo : hi - 1) : value, "a size class's edge"};
+        DynThresholds ignored;
+        Plan other = plan_once(std::make_shared<const ir::BoundIr>(ir::bind(bound->ir, dims)), target, ignored);
+        inside = other.dyn_thresholds[dim];
+        other.dyn_thresholds.erase(dim);
+        merge_thresholds(others, other.dyn_thresholds);
+      }
+      for (std::int64_t v : inside)
+        if (v > lo && v < hi) list.push_back(v);
+    }
+    normalize_thresholds(list);
+    plan.dyn_thresholds[dim] = list;
+  }
+  for (const auto& [dim, values] : others)
+    if (!fused_at.count(dim)) merge_thresholds(plan.dyn_thresholds, {{dim, values}});
   return plan;
 }
 

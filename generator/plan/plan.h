@@ -269,9 +269,13 @@ Plan make_plan(std::shared_ptr<const ir::BoundIr> bound, const Target& target);
 
 // The composition pass make_plan runs first (fuse_norms.cpp, [Note: norm compositions]): `bound`
 // with each norm written out made one Normalize node where the rownorm family takes it (the same
-// graph when none is); a line per match in `fusions`.
+// graph when none is); a line per match in `fusions`. A decision that depends on a dyn dim's size
+// class (a strided norm over dyn rows fuses where its columns fill the GPU) adds the dim's
+// thresholds to `dyn_thresholds` ([Note: dyn size classes]), when given.
+using DynThresholds = std::map<std::string, std::vector<std::int64_t>>;
 std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr> bound, const Target& target,
-                                              std::vector<std::string>& fusions);
+                                              std::vector<std::string>& fusions,
+                                              DynThresholds* dyn_thresholds = nullptr);
 
 // The attention composition pass (fuse_attention.cpp, [Note: attention compositions]): each
 // softmax(q·kᵀ · scale [causal]) · v written out made one Attention node where the attention
@@ -280,7 +284,8 @@ std::shared_ptr<const ir::BoundIr> fuse_attention(std::shared_ptr<const ir::Boun
                                                   std::vector<std::string>& fusions);
 // Every composition pass, in make_plan's order: fuse_norms, then fuse_attention.
 std::shared_ptr<const ir::BoundIr> fuse_compositions(std::shared_ptr<const ir::BoundIr> bound, const Target& target,
-                                                     std::vector<std::string>& fusions);
+                                                     std::vector<std::string>& fusions,
+                                                     DynThresholds* dyn_thresholds = nullptr);
 
 // The dims that can be `dyn` without the planner refusing the op, at no measured cost: those that
 // size no anchor's tensors, or only the rows of memory-bound anchors ([Note: dyn rows] in

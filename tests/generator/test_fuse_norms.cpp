@@ -137,6 +137,37 @@ TEST_CASE("fuse_norms: what does not fuse, and what the plan says") {
     CHECK(plan.kernels[0].template_name == "rownorm");
     CHECK(std::get<kiln::RownormConfig>(plan.kernels[0].config).variant == kiln::RownormVariant::kStrided);
   }
+  SUBCASE("strided rows over a dyn dim: fused in the classes whose columns fill the GPU, one threshold list") {
+    // [Note: strided norms over dyn rows] and [Note: thresholds of a fusion decision]: 65536
+    // columns a row, 2048 x 132 threads: N >= 5 fuses. The reduce_outer plan below it has a class
+    // edge of its own (2); the list is the same whatever value is planned first.
+    const std::string text = spec("  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-6)",
+                                  "dyn N = 8, C = 64, H = 256, W = 256", "f32[N, C, H, W]");
+    const auto ir = kiln::check_op(kiln::parse_spec(text, "a.kiln"), "a");
+    for (std::int64_t n : {1, 2, 4, 5, 9, 16, 1000}) {
+      CAPTURE(n);
+      const auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(ir, {{"N", {n, "test"}}}));
+      const kiln::Plan plan = kiln::make_plan(bound, kiln::Target::for_arch("sm_90"));
+      CHECK(plan.dyn_thresholds.at("N") == std::vector<std::int64_t>{2, 5});
+      REQUIRE(plan.fusions.size() == 1);
+      if (n >= 5) {
+        CHECK(contains(plan.fusions[0], "(strided: dyn x 65536 columns of 64), N >= 5: one normalize kernel"));
+        REQUIRE(plan.kernels.size() == 1);
+        CHECK(plan.kernels[0].template_name == "rownorm");
+        CHECK(!plan.kernels[0].dyn_outer.empty());
+      } else {
+        CHECK(contains(plan.fusions[0], "not fused, N in [1, 5) gives too few columns for a thread each"));
+        CHECK(kernels_of(plan, "rownorm") == 0);
+      }
+    }
+    // Two dyn dims among the rows: not fused (no classes), the plan says why.
+    const kiln::Plan two = plan_of_text(spec("  out y = x * rsqrt(mean(x * x, axis=2, keepdims=true) + 1e-6)",
+                                             "dyn A = 2, dyn N = 8, C = 64, H = 256, W = 256", "f32[A, N, C, H, W]"),
+                                        "a");
+    REQUIRE(two.fusions.size() == 1);
+    CHECK(contains(two.fusions[0], "not fused, dyn dims size the columns of a strided norm other than as one whole "
+                                   "extent among the rows"));
+  }
   SUBCASE("batch norm's axes 0, 2, 3 with short images: a split norm, chunks of whole segments") {
     const kiln::Plan plan = plan_of_text(batch_norm_spec("N = 20, C = 64, H = 32, W = 32"), "a");
     REQUIRE(plan.fusions.size() == 1);
@@ -344,6 +375,9 @@ TEST_CASE("fuse_norms: every fused unit compiles with NVRTC for sm_80 and sm_90a
       spec("  let d = x - mean(x, axis=[1, 2], keepdims=true)\n"
            "  out y = d / sqrt(mean(d * d, axis=[1, 2], keepdims=true) + 1e-5)",
            "A = 3, B = 7, C = 5, D = 300, E = 347", "f16[A, B, C, D, E]"),
+      // strided rows over a dyn batch (fused from 5 images of 65536 columns)
+      spec("  out y = x * rsqrt(mean(x * x, axis=1, keepdims=true) + 1e-5)", "dyn N = 8, C = 64, H = 256, W = 256",
+           "f32[N, C, H, W]"),
   };
   for (const auto& text : texts)
     for (const char* arch : {"sm_80", "sm_90a"}) {
