@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -133,4 +134,74 @@ TEST_CASE("every shipped spec with any one or two dims made dyn plans, or is ref
     CHECK(s.variants > 500 * static_cast<int>(count));
     CHECK(s.outcomes["planned"] > 100);
   }
+}
+
+// [Note: dyn size classes]: a dim's thresholds depend on static dims, consts and the target, never
+// on a dyn value, since the runtime learns them from the first plan of a bucket key. Every shipped
+// op under the generic default (generic_dims' dims made dyn), planned at its declared values, then
+// at the lowest and the highest value of each class of each dim with thresholds: within one key
+// code of the dim (its bucket, and a row length's alignment: dyn_key_code), the same thresholds
+// every time (a composition pass that fuses in some classes only, [Note: thresholds of a fusion
+// decision], is where this broke first).
+TEST_CASE("every shipped op under the generic default: a dim's thresholds do not depend on its value") {
+  const auto target = kiln::Target::for_arch("sm_90a");
+  int ops = 0, probes = 0;
+  for (const auto& path : shipped_specs()) {
+    std::ifstream in(path);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    const std::string name = std::filesystem::relative(path, KILN_SOURCE_DIR).string();
+    const auto spec = kiln::parse_spec(buffer.str(), name);
+    for (const auto& op : spec.op_names()) {
+      std::shared_ptr<kiln::ir::Ir> ir;
+      std::map<std::string, std::vector<std::int64_t>> want;
+      std::map<std::string, std::int64_t> values;
+      try {   // ops that need a const or a dim from outside are left out
+        const auto checked = kiln::check_op(spec, op);
+        const std::set<std::string> generic = kiln::generic_dims(*checked);
+        ir = std::make_shared<kiln::ir::Ir>(*checked);
+        for (auto& d : ir->dims) d.dynamic = d.dynamic || generic.count(d.name) > 0;
+        const auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(ir, {}));
+        want = kiln::make_plan(bound, target).dyn_thresholds;
+        values = bound->dims;
+      } catch (const kiln::InternalError&) {
+        throw;
+      } catch (const kiln::Error&) {
+        continue;
+      }
+      ++ops;
+      const std::set<std::string> row_lengths = kiln::dyn_row_lengths(*ir);
+      for (const auto& [dim, thresholds] : want) {
+        auto code = [&](std::int64_t v) { return kiln::dyn_key_code(v, row_lengths.count(dim) > 0); };
+        std::map<std::int64_t, decltype(want)> first;   // key code -> the first plan's thresholds
+        first[code(values.at(dim))] = want;
+        std::vector<std::int64_t> at;
+        for (int k = 0; k <= static_cast<int>(thresholds.size()); ++k) {
+          at.push_back(kiln::dyn_class_low(thresholds, k));
+          if (k < static_cast<int>(thresholds.size())) at.push_back(thresholds[static_cast<std::size_t>(k)] - 1);
+        }
+        for (const std::int64_t value : at) {
+          CAPTURE(name);
+          CAPTURE(op);
+          CAPTURE(dim);
+          CAPTURE(value);
+          std::map<std::string, kiln::ir::DimValue> given;
+          for (const auto& [d, v] : values) given[d] = {d == dim ? value : v, "test"};
+          try {
+            const auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(ir, given));
+            const auto got = kiln::make_plan(bound, target).dyn_thresholds;
+            const auto [seen, fresh] = first.emplace(code(value), got);
+            CHECK(got == seen->second);
+            probes += !fresh;
+          } catch (const kiln::InternalError&) {
+            throw;
+          } catch (const kiln::Error&) {   // a value the op's constraints or templates refuse
+          }
+        }
+      }
+    }
+  }
+  MESSAGE(ops << " ops, " << probes << " plans at class edges");
+  CHECK(ops > 200);
+  CHECK(probes > 100);
 }
