@@ -38,6 +38,8 @@
 // in kiln/config/rownorm.h).
 #include <algorithm>
 #include <limits>
+#include <set>
+#include <unordered_set>
 
 #include "generator/support/assert.h"
 #include "generator/plan/planner.h"
@@ -274,6 +276,36 @@ ir::BoundIr without_dead_nodes(const ir::BoundIr& bound, std::shared_ptr<ir::Ir>
   for (auto& o : ir->outputs) o.node = renumber[static_cast<std::size_t>(o.node)];
   out.ir = std::move(ir);
   return out;
+}
+
+// [Note: long norm rows stay baked in under the generic default]
+// A norm over contiguous rows longer than a block's registers fuses into one kernel only where its
+// row count is known (a block per row streaming it twice for many rows, a split norm for few:
+// norm_layout); with dyn rows its statistics stay split reductions and an elementwise kernel, x read
+// up to three times instead of twice. Under the generic default that lost the fused norm of 16
+// shipped ops (KernelBench level 1's instance, group, L2 and layer norms, nine level-2 group norms,
+// three ops of specs/norms.kiln and specs/views.kiln), so generic_dims keeps such a
+// norm's row dims baked in: the matches found in the op bound at its declared values (a length
+// bound to another value later keeps the decision made at the declared one).
+std::set<std::string> norm_rows_kept_static(const ir::BoundIr& bound) {
+  std::set<std::string> kept;
+  const Matcher matcher(bound);
+  std::unordered_set<const ir::DimExpr*> seen;
+  for (std::size_t i = 0; i < bound.ir->nodes.size(); ++i) {
+    const std::optional<NormMatch> m = matcher.match(static_cast<NodeId>(i));
+    if (!m || !adjacent(m->axes)) continue;
+    const auto& shape = bound.shape(static_cast<NodeId>(i));
+    std::int64_t len = 1, inner = 1;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      if (d > static_cast<std::size_t>(m->axes.back())) inner *= shape[d];
+      else if (d >= static_cast<std::size_t>(m->axes.front())) len *= shape[d];
+    }
+    if (inner > 1 || launch::rownorm_normalize_fuses(/*rows=*/0, len, /*sm_count=*/1)) continue;
+    const ir::Shape& written = bound.ir->node(static_cast<NodeId>(i)).shape;
+    for (int d = 0; d < m->axes.front(); ++d)
+      written[static_cast<std::size_t>(d)].walk_dims(seen, [&](const std::string& name) { return kept.insert(name), false; });
+  }
+  return kept;
 }
 
 std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr> bound, const Target& target,

@@ -865,6 +865,11 @@ std::set<std::string> generic_dims(const ir::Ir& ir) {
       kept = true;
     }
   }
+  try {   // an op whose dims have no declared values keeps its norms' rows as the rules above say
+    const ir::BoundIr declared = ir::bind(std::make_shared<const ir::Ir>(ir), {});
+    for (const auto& name : norm_rows_kept_static(declared)) used_by_anchors.insert(name);
+  } catch (const Error&) {
+  }
   for (const auto& c : ir.constraints) collect({c.lhs, c.rhs}, used_by_anchors);
   for (const auto& d : ir.dims)
     if (d.fixed) used_by_anchors.insert(d.name);   // `static`: the spec asks for it baked in

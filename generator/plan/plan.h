@@ -282,6 +282,11 @@ std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr>
 // family takes it; a line per match in `fusions`.
 std::shared_ptr<const ir::BoundIr> fuse_attention(std::shared_ptr<const ir::BoundIr> bound, const Target& target,
                                                   std::vector<std::string>& fusions);
+// The row dims of the norm compositions in `bound` that fuse only with their rows baked in (rows
+// longer than a block's registers: [Note: long norm rows stay baked in under the generic default]
+// in fuse_norms.cpp); generic_dims keeps them static.
+std::set<std::string> norm_rows_kept_static(const ir::BoundIr& bound);
+
 // Every composition pass, in make_plan's order: fuse_norms, then fuse_attention.
 std::shared_ptr<const ir::BoundIr> fuse_compositions(std::shared_ptr<const ir::BoundIr> bound, const Target& target,
                                                      std::vector<std::string>& fusions,

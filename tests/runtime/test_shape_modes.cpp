@@ -88,6 +88,20 @@ TEST_CASE("shapes: declared, generic and specialized") {
     inner_dyn.replace(inner_dyn.find("dims B"), 6, "dims static B");
     auto second = rt.load_string(inner_dyn, "m.kiln").op("m").specialize(kiln::Bindings{});
     CHECK(has(second.plan_text(), "[B=128 M=4096 (dyn, multiple of 16, class >= 33) N=4095]"));
+    // A norm written out over rows longer than a block's registers fuses only with its row count
+    // baked in: its rows stay static ([Note: long norm rows stay baked in under the generic
+    // default]); over short rows they go dyn and the norm still fuses.
+    const std::string layer_norm = "op n {\n  dims B = 16, N = 65536\n  in x: f32[B, N]\n"
+                                   "  let d = x - mean(x, axis=1, keepdims=true)\n"
+                                   "  out y = d * rsqrt(mean(d * d, axis=1, keepdims=true) + 1e-5)\n}\n";
+    auto long_rows = rt.load_string(layer_norm, "n.kiln").op("n").specialize(kiln::Bindings{});
+    CHECK(has(long_rows.plan_text(), "[B=16 N=65536]"));
+    CHECK(has(long_rows.plan_text(), "a split normalize, two kernels"));
+    std::string short_text = layer_norm;
+    short_text.replace(short_text.find("N = 65536"), 9, "N = 4096");
+    auto short_rows = rt.load_string(short_text, "n.kiln").op("n").specialize(kiln::Bindings{});
+    CHECK(has(short_rows.plan_text(), "[B=16 (dyn, multiple of 16"));
+    CHECK(has(short_rows.plan_text(), "one normalize kernel"));
     // The elementwise rest of the op is no anchor: both its dims go dyn where nothing else bakes them.
     auto ew = rt.load_string("op e {\n  dims B = 128, M = 64, N = 32\n  in x: f32[B, M, N]\n  out y = x + 1.0\n}\n",
                              "e.kiln")
