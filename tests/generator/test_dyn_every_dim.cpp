@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -19,6 +20,7 @@
 #include "generator/emit/emit.h"
 #include "generator/emit/templates.h"
 #include "generator/frontend/frontend.h"
+#include "generator/plan/kernel_config.h"
 #include "generator/plan/plan.h"
 #include "generator/support/source.h"
 
@@ -213,9 +215,20 @@ TEST_CASE("every shipped op under the generic default: a dim's thresholds do not
   CHECK(probes > 100);
 }
 
+// A kernel as the comparison below sees it: its template and its config's variant or kind
+// ("reduce_inner kInnerWarp", "gemm_tma Tma"), the choices a dyn dim must not change.
+std::string kernel_choice(const kiln::PlannedKernel& k) {
+  const std::string config = kiln::config_text(k.config);
+  for (const char* field : {"variant=", "kind="})
+    if (const auto at = config.find(field); at != std::string::npos)
+      return k.template_name + " " + config.substr(at + std::strlen(field), config.find_first_of(" }", at) - at -
+                                                                             std::strlen(field));
+  return k.template_name;
+}
+
 // Shape-generic by default only where it costs nothing (issue 20): at its declared values every
-// shipped op plans, under the generic default, the same kernels (templates, in order) as with every
-// dim baked in. A dyn dim that changes a plan's families (an unfused norm, a block per row where
+// shipped op plans, under the generic default, the same kernels (templates and their variants or
+// kinds, in order) as with every dim baked in. A dyn dim that changes a plan's families (an unfused norm, a block per row where
 // the rows fill the GPU with warps) showed up as a slower row on the GPU first (H100, 2026-12-02:
 // KernelBench's RMS norm over channels 1.45x, min over the last axis 1.08x); this finds the next
 // one before a GPU does.
@@ -228,11 +241,11 @@ TEST_CASE("every shipped op plans the same kernels under the generic default as 
       bool dyn = false;
       try {
         const auto baked = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), {}));
-        for (const auto& k : kiln::make_plan(baked, target).kernels) want.push_back(k.template_name);
+        for (const auto& k : kiln::make_plan(baked, target).kernels) want.push_back(kernel_choice(k));
         const auto ir = generic_ir(spec, op);
         dyn = !ir->dyn_dims().empty();
         const auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(ir, {}));
-        for (const auto& k : kiln::make_plan(bound, target).kernels) got.push_back(k.template_name);
+        for (const auto& k : kiln::make_plan(bound, target).kernels) got.push_back(kernel_choice(k));
       } catch (const kiln::InternalError&) {
         throw;
       } catch (const kiln::Error&) {   // ops that need a const or a dim from outside
