@@ -366,7 +366,7 @@ std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr>
           ++dyn_count;
           if (e.kind() == ir::DimExpr::Kind::Dim) dim = e.name();
         }
-        if (dyn_count != 1 || dim.empty() || !dyn_thresholds) {
+        if (dyn_count != 1 || dim.empty()) {
           fusions.push_back(what + ": not fused, dyn dims size the columns of a strided norm other than as one whole "
                                    "extent among the rows: the reductions and the elementwise rest plan as written");
           continue;
@@ -376,10 +376,9 @@ std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr>
         std::int64_t at = (need + per_value - 1) / per_value;
         while (at > 1 && launch::rownorm_strided_normalize_fuses((at - 1) * per_value, target.sm_count)) --at;
         while (!launch::rownorm_strided_normalize_fuses(at * per_value, target.sm_count)) ++at;
-        std::vector<std::int64_t> thresholds{at};
-        normalize_thresholds(thresholds);
-        auto& t = (*dyn_thresholds)[dim];
-        t.insert(t.end(), thresholds.begin(), thresholds.end());
+        // The decision never depends on whether the caller collects thresholds: the oracle of a
+        // fused 16-bit norm (runtime/op_check.cpp) must see the graph the planner fused.
+        if (dyn_thresholds && at > 1) (*dyn_thresholds)[dim].push_back(at);
         const std::int64_t value = bound->dims.at(dim);
         if (value < at) {
           fusions.push_back(what + fmt::format(": not fused, {} in [1, {}) gives too few columns for a thread each "

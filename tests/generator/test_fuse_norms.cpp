@@ -150,6 +150,12 @@ TEST_CASE("fuse_norms: what does not fuse, and what the plan says") {
       const kiln::Plan plan = kiln::make_plan(bound, kiln::Target::for_arch("sm_90"));
       CHECK(plan.dyn_thresholds.at("N") == std::vector<std::int64_t>{2, 5});
       REQUIRE(plan.fusions.size() == 1);
+      // The composition passes alone, as the oracle of a fused 16-bit norm calls them (no
+      // thresholds collected): the same decision.
+      std::vector<std::string> fusions;
+      kiln::fuse_compositions(bound, kiln::Target::for_arch("sm_90"), fusions);
+      REQUIRE(fusions.size() == 1);
+      CHECK(fusions[0] == plan.fusions[0]);
       if (n >= 5) {
         CHECK(contains(plan.fusions[0], "(strided: dyn x 65536 columns of 64), N >= 5: one normalize kernel"));
         REQUIRE(plan.kernels.size() == 1);
