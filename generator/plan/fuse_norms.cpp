@@ -371,20 +371,16 @@ std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr>
                                    "extent among the rows: the reductions and the elementwise rest plan as written");
           continue;
         }
-        const std::int64_t per_value = fixed * layout.inner;   // columns per unit of the dyn dim
-        const std::int64_t need = 2048LL * target.sm_count;
-        std::int64_t at = (need + per_value - 1) / per_value;
-        while (at > 1 && launch::rownorm_strided_normalize_fuses((at - 1) * per_value, target.sm_count)) --at;
-        while (!launch::rownorm_strided_normalize_fuses(at * per_value, target.sm_count)) ++at;
+        const std::int64_t at = launch::rownorm_strided_fuse_min_value(fixed * layout.inner, target.sm_count);
         // The decision never depends on whether the caller collects thresholds: the oracle of a
         // fused 16-bit norm (runtime/op_check.cpp) must see the graph the planner fused.
         if (dyn_thresholds && at > 1) (*dyn_thresholds)[dim].push_back(at);
         const std::int64_t value = bound->dims.at(dim);
         if (value < at) {
           fusions.push_back(what + fmt::format(": not fused, {} in [1, {}) gives too few columns for a thread each "
-                                               "(fewer than 2048 per SM): the reductions and the elementwise rest "
+                                               "(fewer than {} per SM): the reductions and the elementwise rest "
                                                "plan as written",
-                                               dim, at));
+                                               dim, at, launch::kRowNormStridedThreadsPerSm));
           continue;
         }
         layout.fuses = true;

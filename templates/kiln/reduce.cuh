@@ -357,9 +357,7 @@ __device__ __forceinline__ Vec<T, 4> load_vec4_bounded(const T* __restrict__ in,
   for (int j = 0; j < 4; ++j) v.v[j] = a + j < n ? ldg(in + a + j) : T(0);   // never selected when >= n
   return v;
 }
-}  // namespace detail
 
-namespace detail {
 // kRows consecutive rows r .. r + kRows - 1 of reduce_outer_rows_v4's sweep, folded into acc: every
 // row's vectors are issued before any shuffle. kRows is a compile-time count, so the main loop
 // over whole groups of kUnroll rows has no per-row bound test whether or not the split's row

@@ -77,16 +77,20 @@ TEST_CASE("shapes: declared, generic and specialized") {
                     .op("c")
                     .specialize(kiln::Bindings{});
     CHECK(has(conv.plan_text(), "[C=16 H=32 K=24 N=8 (dyn, general, class [1, 427)) W=32]"));
+    // The executable of op `name` written in `text`, at its declared values.
+    auto specialized = [&](const std::string& text, const std::string& name) {
+      return rt.load_string(text, name + ".kiln").op(name).specialize(kiln::Bindings{});
+    };
     // One dyn dim among a memory-bound anchor's rows: the outermost that is not `static`. Two would
     // leave the rules without size classes (a block per row for 524288 rows of 4095).
     const std::string min_last = "op m {\n  dims B = 128, M = 4096, N = 4095\n  in x: f32[B, M, N]\n"
                                  "  out y = min(x, axis=2)\n}\n";
-    auto two_rows = rt.load_string(min_last, "m.kiln").op("m").specialize(kiln::Bindings{});
+    auto two_rows = specialized(min_last, "m");
     CHECK(has(two_rows.plan_text(), "[B=128 (dyn, multiple of 16, class >= 2) M=4096 N=4095]"));
     CHECK(has(two_rows.plan_text(), "a warp per row"));
     std::string inner_dyn = min_last;
     inner_dyn.replace(inner_dyn.find("dims B"), 6, "dims static B");
-    auto second = rt.load_string(inner_dyn, "m.kiln").op("m").specialize(kiln::Bindings{});
+    auto second = specialized(inner_dyn, "m");
     CHECK(has(second.plan_text(), "[B=128 M=4096 (dyn, multiple of 16, class >= 33) N=4095]"));
     // A norm written out over rows longer than a block's registers fuses only with its row count
     // baked in: its rows stay static ([Note: long norm rows stay baked in under the generic
@@ -94,19 +98,16 @@ TEST_CASE("shapes: declared, generic and specialized") {
     const std::string layer_norm = "op n {\n  dims B = 16, N = 65536\n  in x: f32[B, N]\n"
                                    "  let d = x - mean(x, axis=1, keepdims=true)\n"
                                    "  out y = d * rsqrt(mean(d * d, axis=1, keepdims=true) + 1e-5)\n}\n";
-    auto long_rows = rt.load_string(layer_norm, "n.kiln").op("n").specialize(kiln::Bindings{});
+    auto long_rows = specialized(layer_norm, "n");
     CHECK(has(long_rows.plan_text(), "[B=16 N=65536]"));
     CHECK(has(long_rows.plan_text(), "a split normalize, two kernels"));
     std::string short_text = layer_norm;
     short_text.replace(short_text.find("N = 65536"), 9, "N = 4096");
-    auto short_rows = rt.load_string(short_text, "n.kiln").op("n").specialize(kiln::Bindings{});
+    auto short_rows = specialized(short_text, "n");
     CHECK(has(short_rows.plan_text(), "[B=16 (dyn, multiple of 16"));
     CHECK(has(short_rows.plan_text(), "one normalize kernel"));
     // The elementwise rest of the op is no anchor: both its dims go dyn where nothing else bakes them.
-    auto ew = rt.load_string("op e {\n  dims B = 128, M = 64, N = 32\n  in x: f32[B, M, N]\n  out y = x + 1.0\n}\n",
-                             "e.kiln")
-                  .op("e")
-                  .specialize(kiln::Bindings{});
+    auto ew = specialized("op e {\n  dims B = 128, M = 64, N = 32\n  in x: f32[B, M, N]\n  out y = x + 1.0\n}\n", "e");
     CHECK(has(ew.plan_text(), "B=128 (dyn, multiple of 16) M=64 (dyn, multiple of 16) N=32 (dyn, multiple of 16)"));
   }
 }

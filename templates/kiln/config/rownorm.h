@@ -105,8 +105,14 @@ KILN_RULE constexpr Geometry rownorm_block_geometry(long long rows, int threads)
 // column twice (the statistics, then the normalized values) and the unfused plan, a reduce_outer
 // then an elementwise kernel, moves the same bytes in two launches. Fewer columns keep the split
 // reduction, which spreads a column over several blocks.
+constexpr long long kRowNormStridedThreadsPerSm = 2048;
 KILN_RULE constexpr bool rownorm_strided_normalize_fuses(long long columns, int sm_count) {
-  return columns >= 2048LL * sm_count;
+  return columns >= kRowNormStridedThreadsPerSm * sm_count;
+}
+// With a dyn dim among the rows, `columns_per_value` columns for each unit of it: its lowest value
+// at which the norm fuses ([Note: strided norms over dyn rows] in generator/plan/fuse_norms.cpp).
+KILN_RULE constexpr long long rownorm_strided_fuse_min_value(long long columns_per_value, int sm_count) {
+  return ceil_div(kRowNormStridedThreadsPerSm * sm_count, columns_per_value);
 }
 // [Note: split norms]
 // A norm whose rows are long and few (KernelBench's layer norm over C, H, W: 16 rows of 4M; a
