@@ -208,6 +208,20 @@ LEN_CASES = [
                        "  out y = relu(max_pool2d(x * s, 3, stride=2, padding=1))\n}}\n",
      "C", 64, "max pool 3x3 s2 p1 of x * s[C], relu", "fp32-accurate", 1e-4,
      lambda F, x, s: F.relu(F.max_pool2d(x * s, 3, stride=2, padding=1))),
+    # Dyn pooled axes ([Note: dyn pooled axes]): a square image's side S (both axes), and a dyn W
+    # under runs of 4 output rows (KernelBench 42's window); the extents come per launch.
+    ("max_pool_dyn_S", "op p {{\n  dims N = 64, C = 64, {D}\n  in x: f32[N, C, S, S]\n  in s: f32[C, 1, 1]\n"
+                       "  out y = relu(max_pool2d(x * s, 3, stride=2, padding=1)) + s\n}}\n",
+     "S", 128, "max pool 3x3 s2 p1 of x * s[C], relu, + s[C]", "fp32-accurate", 1e-4,
+     lambda F, x, s: F.relu(F.max_pool2d(x * s, 3, stride=2, padding=1)) + s),
+    ("max_pool_dyn_W", "op p {{\n  dims N = 16, C = 64, H = 512, {D}\n  in x: f32[N, C, H, W]\n"
+                       "  out y = max_pool2d(x, 4, stride=1, padding=1)\n}}\n",
+     "W", 512, "max pool 4x4 s1 p1 (KernelBench 42's window)", "fp32-accurate", 1e-4,
+     lambda F, x: F.max_pool2d(x, 4, stride=1, padding=1)),
+    ("avg_pool_dyn_S", "op p {{\n  dims N = 64, C = 64, {D}\n  in x: f32[N, C, S, S]\n"
+                       "  out y = avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=true, count_include_pad=false)\n}}\n",
+     "S", 127, "avg pool 3x3 s2 p1 ceil, in-bounds count", "fp32-accurate", 1e-4,
+     lambda F, x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
 ]
 
 

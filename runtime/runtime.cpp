@@ -467,6 +467,8 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
         values[a] = scalar_value(args[static_cast<std::size_t>(arg.param)].scalar(), arg.dtype);
       } else if (arg.kind == KernelArg::Kind::DynDim) {
         values[a].dyn = dyn_dim_arg(dyn_dims.at(arg.dim));   // [Note: division constants on the host]
+      } else if (arg.kind == KernelArg::Kind::DynValue) {   // an extent of dyn dims, at this launch
+        values[a].dyn = dyn_dim_arg(arg.value.evaluate(dyn_dims));
       } else if (arg.kind == KernelArg::Kind::LaunchSplits) {   // [Note: splits per launch]
         // launch_value: the split kernel's grid.y at this launch (that kernel is this one or an
         // earlier one, whose grid is computed above).

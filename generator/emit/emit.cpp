@@ -38,7 +38,8 @@ std::string dims_text(const Plan& plan, ir::NodeId node) {
   std::vector<std::string> extents;
   for (std::size_t d = 0; d < shape.size(); ++d) {
     const std::string* dyn = dyn_extent(plan, node, d);
-    extents.push_back(dyn ? *dyn : std::to_string(shape[d]));
+    const auto& e = plan.ir().node(node).shape[d];
+    extents.push_back(dyn ? *dyn : !e.as_constant() && e.mentions(plan.ir().dyn_dims()) ? e.str() : std::to_string(shape[d]));
   }
   return fmt::format("[{}]", fmt::join(extents, ", "));
 }
@@ -85,7 +86,8 @@ std::string UnitParts::param_list(const Plan& plan, const PlannedKernel& kernel)
                               pointer_name(plan, arg.buffer));
         break;
       case KernelArg::Kind::Scalar: params += fmt::format("{} {}", compute_type(arg.dtype), arg.name); break;
-      case KernelArg::Kind::DynDim: params += fmt::format("kiln::DynDim {}", arg.name); break;   // kiln/dyn_dim.h
+      case KernelArg::Kind::DynDim:   // kiln/dyn_dim.h
+      case KernelArg::Kind::DynValue: params += fmt::format("kiln::DynDim {}", arg.name); break;
       case KernelArg::Kind::LaunchSplits: params += fmt::format("long long {}", arg.name); break;
       case KernelArg::Kind::TensorMap:
         params += fmt::format("const __grid_constant__ kiln::TensorMap {}", arg.name);
@@ -134,6 +136,10 @@ void UnitParts::declare_members(const Plan& plan, const PlannedKernel& kernel, C
       case KernelArg::Kind::DynDim:   // [Note: dividing by a dyn extent] in kiln/common.cuh
         w.line("kiln::DynExtent<Index> {};  // dyn dim {}", arg.name, arg.dim);
         break;
+      case KernelArg::Kind::DynValue:   // an extent of dyn dims: the epilogue divides by it ([Note: dyn pooled axes])
+        w.line("kiln::DynExtent<Index> {};  // dyn extent {}", arg.name, arg.value.str());
+        ex.set_dyn_value(arg.value, arg.name);
+        break;
       case KernelArg::Kind::TensorMap:      // read by the template's copies, not by functors
       case KernelArg::Kind::LaunchSplits: break;   // read by the body (emit_memory.cpp)
     }
@@ -147,7 +153,7 @@ std::string UnitParts::member_inits(const Plan& plan, const PlannedKernel& kerne
     if (arg.kind == KernelArg::Kind::TensorMap || arg.kind == KernelArg::Kind::LaunchSplits)
       continue;   // not a functor member (declare_members)
     if (!s.empty()) s += ", ";
-    // A DynDim argument initializes its DynExtent member with the constants it carries.
+    // A DynDim or DynValue argument initializes its DynExtent member with the constants it carries.
     s += arg.kind == KernelArg::Kind::Buffer ? pointer_name(plan, arg.buffer) : arg.name;
   }
   return s;

@@ -1,6 +1,8 @@
 // Emission of the pooling family (kiln/pool.cuh): the config, the compute type, the Load functor
 // (the operand at an input index: the streamed tensor's element, or an inlined expression) and
 // the Store functor (the fused epilogue), then the call.
+#include <algorithm>
+
 #include "generator/emit/emitter.h"
 #include "generator/support/assert.h"
 
@@ -24,13 +26,25 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const PoolConfig
 
   unit.functors = load_store_functors(plan, kernel, primary, "C");
 
-  // Dyn planes ([Note: dyn pool planes] in plan_pool.cpp): this launch's, as the last argument.
+  // Dyn planes ([Note: dyn pool planes] in plan_pool.cpp): this launch's; dyn pooled axes ([Note:
+  // dyn pooled axes]): the extents the config holds as 0, from the kernel's DynValue arguments.
+  std::string extents;
+  for (const char* field : {"in_d", "in_h", "in_w", "out_d", "out_h", "out_w", "runs_w", "rows_h"}) {
+    const std::string name = fmt::format("pool_{}", field);
+    const bool passed = std::any_of(kernel.args.begin(), kernel.args.end(), [&](const KernelArg& a) {
+      return a.kind == KernelArg::Kind::DynValue && a.name == name;
+    });
+    extents += fmt::format("{}{}", extents.empty() ? "" : ", ", passed ? name : "{}");
+  }
+  const bool dyn_axes = config.in_d == 0 || config.in_h == 0 || config.in_w == 0;
+  const bool dyn_planes = !kernel.dyn_outer.empty();
   unit.body = dyn_extent_statement(plan, kernel, "Index", "planes", "dyn planes") +
-              fmt::format("  kiln::pool<kConfig, C, Index>({0}, {1}, Load{{{2}}}, Store{{{2}}}{3});",
+              fmt::format("  kiln::pool<kConfig, C, Index>({0}, {1}, Load{{{2}}}, Store{{{2}}}{3}{4});",
                           UnitParts::pointer_name(plan, plan.leaves.at(primary)),
                           UnitParts::pointer_name(plan, kernel.stores[0].buffer), UnitParts::member_inits(plan, kernel),
-                          kernel.dyn_outer.empty() ? "" : ", planes");
-  unit.launch_check(kernel, "kiln::pool_geometry(kConfig)", kernel.dyn_outer.empty());
+                          dyn_planes ? ", planes" : dyn_axes ? ", 0" : "",
+                          dyn_axes ? fmt::format(", kiln::PoolDyn{{{}}}", extents) : "");
+  unit.launch_check(kernel, "kiln::pool_geometry(kConfig)", !dyn_planes && !dyn_axes);
 }
 
 }  // namespace kiln

@@ -96,7 +96,21 @@ std::string ExprEmitter::extent(ir::NodeId node, std::size_t dim) const {
     KILN_ASSERT(dyn_dim_name, "dyn dim {} in a kernel that takes none", *dyn);
     return dyn_dim_name(*dyn);
   }
+  const auto& e = plan_.ir().node(node).shape.at(dim);
+  if (!e.as_constant() && e.mentions(plan_.ir().dyn_dims())) {   // a pooled extent of a dyn dim ([Note: dyn pooled axes])
+    KILN_ASSERT(dyn_dim_name, "dyn extent {} in a kernel that takes no dyn dim", e.str());
+    if (auto v = dyn_values_.find(e.str()); v != dyn_values_.end()) return v->second;   // divides by multiply-high
+    return fmt::format("Index({})", dyn_extent_code(plan_, e, dyn_dim_name));
+  }
   return std::to_string(plan_.bound->shape(node)[dim]);
+}
+
+std::string dyn_extent_code(const Plan& plan, const ir::DimExpr& e,
+                            const std::function<std::string(const std::string&)>& dyn_name) {
+  return e.code([&](const std::string& dim) {
+    return plan.bound->is_dynamic(dim) ? fmt::format("static_cast<long long>({})", dyn_name(dim))
+                                       : fmt::format("{}LL", plan.bound->dims.at(dim));
+  });
 }
 
 std::string ExprEmitter::flat_index(ir::NodeId node, const Coords& coords) const {

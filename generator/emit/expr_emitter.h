@@ -41,6 +41,10 @@ std::string literal(DType dtype, const ConstValue& value);
 // The dyn dim that extent `dim` of `node` is, when it is exactly one (the kernel reads it as an
 // argument, so the source must not hold its value), else nullptr.
 const std::string* dyn_extent(const Plan& plan, ir::NodeId node, std::size_t dim);
+// An extent that reads dyn dims (a dyn pool's output, [Note: dyn pooled axes] in plan_pool.cpp)
+// as a long long C++ expression: each dyn dim as dyn_name(dim), every other one its value.
+std::string dyn_extent_code(const Plan& plan, const ir::DimExpr& e,
+                            const std::function<std::string(const std::string&)>& dyn_name);
 
 class ExprEmitter {
  public:
@@ -49,6 +53,8 @@ class ExprEmitter {
   // How a leaf is loaded: its pointer's name in scope, per buffer.
   void set_pointer(int buffer, std::string name) { pointers_[buffer] = std::move(name); }
   void set_scalar(int param, std::string name);
+  // An extent of dyn dims that a member holds (a DynValue argument), by which extent() divides.
+  void set_dyn_value(const ir::DimExpr& extent, std::string name) { dyn_values_[extent.str()] = std::move(name); }
   // Gives a node's value at given coordinates directly (the anchor inside an epilogue).
   void bind_value(ir::NodeId node, const Coords& coords, std::string var);
   // Gives a node's value wherever its coordinates are those of flat index `flat` (declare_coords'
@@ -75,7 +81,8 @@ class ExprEmitter {
 
   // Flat row-major index of `coords` in the shape of `node`.
   std::string flat_index(ir::NodeId node, const Coords& coords) const;
-  // Extent `dim` of `node` in C++: the bound number, or dyn_dim_name's for a dyn dim.
+  // Extent `dim` of `node` in C++: the bound number, dyn_dim_name's for a dyn dim, or an
+  // expression of them for an extent computed from dyn dims (pad, concat, a dyn pool's output).
   std::string extent(ir::NodeId node, std::size_t dim) const;
   // Coordinates of an operand of `user` evaluated at `coords`.
   Coords operand_coords(ir::NodeId user, ir::NodeId operand, const Coords& coords) const;
@@ -102,6 +109,7 @@ class ExprEmitter {
   CodeWriter& out_;
   std::map<int, std::string> pointers_;
   std::map<ir::NodeId, std::string> scalars_;   // by the scalar param's node
+  std::map<std::string, std::string> dyn_values_;   // by the extent's text (set_dyn_value)
   std::set<ir::NodeId> computed_here_;
   std::map<std::pair<ir::NodeId, Coords>, std::string> memo_;
   std::map<ir::NodeId, std::pair<std::string, std::string>> flat_bound_;   // node -> (flat, var)

@@ -304,7 +304,26 @@ std::int64_t DimExpr::evaluate(const std::map<std::string, std::int64_t>& dims) 
   return evaluate_shared(*this, dims, memo);
 }
 
-std::string DimExpr::str() const {
+std::string DimExpr::str() const { return print(nullptr); }
+
+bool DimExpr::divides() const {
+  std::vector<const DimExpr*> stack{this};
+  while (!stack.empty()) {
+    const DimExpr& e = *stack.back();
+    stack.pop_back();
+    if (e.kind() == Kind::FloorDiv || e.kind() == Kind::Min) return true;
+    if (e.kind() == Kind::Const || e.kind() == Kind::Dim) continue;
+    stack.push_back(&DimExprAccess::lhs(e));
+    stack.push_back(&DimExprAccess::rhs(e));
+  }
+  return false;
+}
+
+std::string DimExpr::code(const std::function<std::string(const std::string&)>& dim_code) const {
+  return print(&dim_code);
+}
+
+std::string DimExpr::print(const std::function<std::string(const std::string&)>* dim_code) const {
   // In order, into one string: a pending item is a node to print or a piece of text.
   struct Item {
     const DimExpr* node;
@@ -322,8 +341,10 @@ std::string DimExpr::str() const {
     const DimExpr& e = *item.node;
     const char* op = "";
     switch (e.kind()) {
-      case Kind::Const: out += fmt::format("{}", DimExprAccess::value(e)); continue;
-      case Kind::Dim: out += e.name(); continue;
+      case Kind::Const:
+        out += dim_code ? fmt::format("{}LL", DimExprAccess::value(e)) : fmt::format("{}", DimExprAccess::value(e));
+        continue;
+      case Kind::Dim: out += dim_code ? (*dim_code)(e.name()) : e.name(); continue;
       case Kind::Add: op = " + "; break;
       case Kind::Sub: op = " - "; break;
       case Kind::Mul: op = " * "; break;
@@ -334,7 +355,7 @@ std::string DimExpr::str() const {
     stack.push_back({&DimExprAccess::rhs(e), nullptr});
     stack.push_back({nullptr, op});
     stack.push_back({&DimExprAccess::lhs(e), nullptr});
-    out += e.kind() == Kind::Min ? "min(" : "(";
+    out += e.kind() != Kind::Min ? "(" : dim_code ? "kiln::launch::min_ll(" : "min(";
   }
   return out;
 }

@@ -63,6 +63,11 @@ class DimExpr {
   // Evaluates with every dim bound; throws kiln::ArgumentError naming an unbound dim.
   std::int64_t evaluate(const std::map<std::string, std::int64_t>& dims) const;
   std::string str() const;   // "N", "1", "((H - 2) / 1 + 1)", "min(a, b)" style, stable
+  // The value as a C++ expression of long long (generated kernels): each dim as dim_code(name),
+  // a min as kiln::launch::min_ll. Extents are never negative, so `/` (truncating) is the floor.
+  std::string code(const std::function<std::string(const std::string&)>& dim_code) const;
+  // Whether the expression divides or takes a min anywhere (a conv's or pool's output size).
+  bool divides() const;
   // Whether the expression reads any of `names` (iterative, like evaluate).
   bool mentions(const std::set<std::string>& names) const;
   // Calls visit(name) for each dim node not in `seen` (adding every node it walks), so callers
@@ -72,6 +77,7 @@ class DimExpr {
 
  private:
   friend struct DimExprAccess;   // generator/ir/ir.cpp builds and inspects nodes
+  std::string print(const std::function<std::string(const std::string&)>* dim_code) const;   // str, code
   DimExpr(Kind kind, std::int64_t value) : kind_(kind), value_(value) {}
   Kind kind_ = Kind::Const;
   std::int64_t value_ = 0;

@@ -517,6 +517,7 @@ void Planner::finish_args(PlannedKernel& kernel) const {
       read_buffers.insert(plan_.leaves.at(leaf));
     }
   }
+  refuse_dyn_compound_extents(kernel, read_buffers);
   std::vector<KernelArg> args;
   std::vector<int> written;
   for (const auto& s : kernel.stores) written.push_back(s.buffer);
@@ -574,8 +575,8 @@ void Planner::finish_args(PlannedKernel& kernel) const {
       arg.name = "dim_" + d.name;
       args.push_back(arg);
     }
-  for (const auto& a : kernel.args)   // a launch's split count the rule added, after the dyn dims
-    if (a.kind == KernelArg::Kind::LaunchSplits) args.push_back(a);
+  for (const auto& a : kernel.args)   // a launch's split count or extents the rule added, after the dyn dims
+    if (a.kind == KernelArg::Kind::LaunchSplits || a.kind == KernelArg::Kind::DynValue) args.push_back(a);
   for (const auto& a : kernel.args)   // tensor maps the rule added (over buffers listed above), last
     if (a.kind == KernelArg::Kind::TensorMap) args.push_back(a);
   kernel.args = std::move(args);
@@ -914,6 +915,27 @@ const char* dyn_bucket_text(DynBucket b) {
   return "?";
 }
 
+namespace {
+
+// A pool's config at a launch's dims: its dyn planes and pooled extents filled in.
+PoolConfig pool_at(const Plan& plan, const PlannedKernel& kn, PoolConfig at,
+                   const std::map<std::string, std::int64_t>& dims) {
+  if (!kn.dyn_outer.empty()) at.planes = kn.dyn_extent(dims);
+  const auto& node = plan.ir().node(kn.anchor);
+  const auto& in = plan.ir().node(node.operands[0]).shape;
+  const std::size_t d = static_cast<std::size_t>(node.pool.dims), rank = in.size();
+  long long* in_ext[3] = {&at.in_d, &at.in_h, &at.in_w};
+  long long* out_ext[3] = {&at.out_d, &at.out_h, &at.out_w};
+  for (std::size_t i = 0; i < d; ++i) {
+    const std::size_t slot = 3 - d + i;
+    if (*in_ext[slot] == 0) *in_ext[slot] = in[rank - d + i].evaluate(dims);
+    if (*out_ext[slot] == 0) *out_ext[slot] = node.shape[rank - d + i].evaluate(dims);
+  }
+  return at;
+}
+
+}  // namespace
+
 launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std::string, std::int64_t>& dims) {
   const PlannedKernel& kn = plan.kernels.at(k);
   launch::Geometry g;
@@ -929,6 +951,8 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
     }
     return elementwise_geometry(*config, numel, inner, plan.target.sm_count);
   }
+  if (const auto* pool = std::get_if<PoolConfig>(&kn.config))   // [Note: dyn pool planes], [Note: dyn pooled axes]
+    return pool_geometry(pool_at(plan, kn, *pool, dims));
   if (kn.dyn_outer.empty()) {
     // The look-back scan over a dyn length ([Note: dyn lengths]): its grid and the workspace it
     // lays out follow the length; any other kernel reads dyn dims only in its body and functors.
@@ -941,11 +965,6 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
   const std::int64_t outer = kn.dyn_extent(dims);
   if (std::holds_alternative<GemmConfig>(kn.config)) return gemm_launch(plan, kn, outer);   // M or batches
   if (std::holds_alternative<ConvConfig>(kn.config)) return conv_launch(plan, kn, outer);   // the batch
-  if (const auto* pool = std::get_if<PoolConfig>(&kn.config)) {   // the planes ([Note: dyn pool planes])
-    PoolConfig at = *pool;
-    at.planes = outer;
-    return pool_geometry(at);
-  }
   return memory_launch(plan, kn, outer);   // the family's rules over the launch's rows
 }
 
@@ -985,6 +1004,34 @@ bool Planner::add_dyn_row_align(const std::string& dim, std::int64_t elements) {
 
 const char* dyn_row_class_text(int row_class) {
   return row_class == 2 ? "a multiple of 8" : row_class == 1 ? "a multiple of 4, not of 8" : "not a multiple of 4";
+}
+
+void Planner::refuse_dyn_compound_extents(const PlannedKernel& kernel, const std::set<int>& read_buffers) const {
+  // [Note: dyn pooled axes] in plan_pool.cpp: a dyn pool's output extents are quotients of dyn
+  // dims, which only the pool template (its store and fused epilogue) reads. (Sums and products of
+  // dyn dims, pad's and concat's extents, the elementwise family reads through ExprEmitter::extent.)
+  const auto& ir = plan_.ir();
+  const std::set<std::string> dyn = ir.dyn_dims();
+  if (dyn.empty()) return;
+  auto check = [&](ir::NodeId node, ir::NodeId at) {
+    for (const auto& e : ir.node(node).shape) {
+      if (!e.divides() || !e.mentions(dyn)) continue;
+      std::string found;
+      std::unordered_set<const ir::DimExpr*> seen;
+      e.walk_dims(seen, [&](const std::string& n) { return dyn.count(n) ? (found = n, true) : false; });
+      refuse_dyn(found, at, fmt::format("the {} template", kernel.template_name),
+                 fmt::format("reads the extent {} of its dyn dims, and only a pool's own kernel reads such a quotient "
+                             "(a dyn pooled axis: the pool template and its fused epilogue)",
+                             e.str()));
+    }
+  };
+  const bool pool = kernel.template_name == "pool";
+  for (const auto& st : kernel.stores)
+    if (!pool) check(st.node, kernel.anchor >= 0 ? kernel.anchor : st.node);
+  for (int b : read_buffers) {
+    const ir::NodeId n = plan_.buffers[static_cast<std::size_t>(b)].node;
+    if (n >= 0) check(n, kernel.anchor >= 0 ? kernel.anchor : n);
+  }
 }
 
 void Planner::refuse_dyn(const std::string& dim, ir::NodeId at, const std::string& what, const std::string& why) const {

@@ -173,11 +173,15 @@ struct TensorMapSpec {
 struct KernelArg {
   // LaunchSplits: a split reduction's count of splits at this launch (long long), the split
   // kernel's grid.y ([Note: splits per launch] in kiln/config/reduce.h), read by it and its finish.
-  enum class Kind { Buffer, Scalar, DynDim, TensorMap, LaunchSplits } kind = Kind::Buffer;
+  // DynValue: an extent computed from dyn dims at each launch (`value`), passed as a kiln::DynDim
+  // (with its division constants) and read by the template's body: a dyn pool's extents ([Note:
+  // dyn pooled axes] in plan_pool.cpp).
+  enum class Kind { Buffer, Scalar, DynDim, TensorMap, LaunchSplits, DynValue } kind = Kind::Buffer;
   int buffer = -1;               // Kind::Buffer, Kind::TensorMap (the tensor mapped)
   int param = -1;                // Kind::Scalar: index into Ir::params
   int kernel = -1;               // Kind::LaunchSplits: the split kernel's index in Plan::kernels
   std::string dim;               // Kind::DynDim
+  ir::DimExpr value;             // Kind::DynValue
   DType dtype = DType::f32;
   bool writes = false;           // Kind::Buffer: the kernel stores into it
   std::string name;              // C++ parameter name

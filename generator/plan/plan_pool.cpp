@@ -7,13 +7,139 @@
 // The planes (the axes before the pooled ones: batch, channels) may be dyn, as a memory-bound
 // family's rows ([Note: dyn rows] in plan_memory.cpp, rows_of): the config holds planes = 0, the
 // kernel computes them from its dim_ arguments, and each launch takes pool_geometry at its planes
-// (launch_for). Vectors, runs and rows follow from the pooled axes alone, so there are no size
-// classes. A dyn pooled axis is refused where it is declared.
+// (launch_for). Vectors, runs and rows follow from the pooled axes alone, so the planes add no
+// size classes.
+//
+// [Note: dyn pooled axes]
+// A pooled axis may be dyn too, where its input extent is a whole dyn dim (x: f32[N, C, H, W] with
+// dyn H and W; a pool of a pool's output, whose extent is an expression, is refused). Its output
+// extent is then an expression of the dim (floor((H + 2p - span) / s) + 1, with ceil_mode's
+// min). The config holds 0 for the axis's in and out extents, and the kernel takes them per
+// launch as KernelArg::DynValue arguments (kiln::DynDim, with division constants computed on the
+// host), with the step counts along w and h that the flat step index is divided by: a dyn extent
+// costs a multiply-high and a shift per division, not a run-time division. The picks that follow
+// from the extents change only where an output extent crosses 2, kPoolRows (4) or a vector (up to
+// 8): those values, as values of the dim, are its size classes, and a vector run over a dyn w
+// needs rows of whole vectors, keyed by the bucket or the row alignment ([Note: dyn row alignment]
+// in plan.h). The output's extents are expressions of dyn dims, which only this kernel reads (its
+// fused epilogue through them, Planner::refuse_dyn_compound_extents): a kernel after the pool
+// that reads its output refuses the dyn dim, located.
 #include "generator/plan/planner.h"
 
 namespace kiln {
 
 namespace {
+
+// The pool's dyn pooled axes ([Note: dyn pooled axes]), right-aligned into (d, h, w) slots.
+struct DynPoolAxes {
+  int dims = 0;           // pooled axes
+  std::string dim[3];     // the dyn dim that is the slot's input extent ("" static)
+  ir::DimExpr in[3], out[3];
+  std::string text;       // for the reason: the classes and keys assumed
+
+  bool any() const { return !dim[0].empty() || !dim[1].empty() || !dim[2].empty(); }
+  // Whether a vector run over w may assume rows of whole `vec`-element vectors: a static w, a dyn
+  // one in the bucket "multiple of 16", or one keyed by its row alignment (4 or 8 elements).
+  bool w_rows_keyed(Planner& p, int vec) const {
+    if (dim[2].empty()) return true;
+    if (dyn_bucket(p.bound().dims.at(dim[2])) == DynBucket::Div16) return true;
+    return (vec == 4 || vec == 8) && p.add_dyn_row_align(dim[2], vec);
+  }
+  // The outputs per plane, "((H + -2) / 2 + 1) x 32".
+  std::string outputs_text() const {
+    std::vector<std::string> parts;
+    for (int s = 3 - dims; s < 3; ++s) parts.push_back(out[s].str());
+    return fmt::format("{}", fmt::join(parts, " x "));
+  }
+  // Zeroes the dyn extents in the config and adds the arguments the kernel reads them from.
+  void make_dyn(PoolConfig& c, PlannedKernel& kn) const {
+    if (!any()) return;
+    long long* in_ext[3] = {&c.in_d, &c.in_h, &c.in_w};
+    long long* out_ext[3] = {&c.out_d, &c.out_h, &c.out_w};
+    static const char* const kSlot[3] = {"d", "h", "w"};
+    auto add = [&](const std::string& name, const ir::DimExpr& value) {
+      KernelArg arg;
+      arg.kind = KernelArg::Kind::DynValue;
+      arg.dtype = DType::i64;
+      arg.name = name;
+      arg.value = value;
+      kn.args.push_back(arg);
+    };
+    for (int s = 0; s < 3; ++s) {
+      if (dim[s].empty()) continue;
+      *in_ext[s] = 0;
+      *out_ext[s] = 0;
+      add(fmt::format("pool_in_{}", kSlot[s]), in[s]);
+      add(fmt::format("pool_out_{}", kSlot[s]), out[s]);
+    }
+    auto steps = [](const ir::DimExpr& e, int per) {
+      return per == 1 ? e : floor_div(e + ir::DimExpr::constant(per - 1), ir::DimExpr::constant(per));
+    };
+    if (!dim[2].empty()) add("pool_runs_w", steps(out[2], c.run));
+    if (!dim[1].empty()) add("pool_rows_h", steps(out[1], c.rows));
+  }
+};
+
+// The lowest value of `dim` at which extent `e` (nondecreasing in it) reaches `at_least`, 0 if none
+// below 2^31.
+std::int64_t lowest_reaching(const Planner& p, const ir::DimExpr& e, const std::string& dim, std::int64_t at_least) {
+  std::map<std::string, std::int64_t> dims = p.bound().dims;
+  auto value = [&](std::int64_t v) {
+    dims[dim] = v;
+    return e.evaluate(dims);
+  };
+  std::int64_t lo = 1, hi = std::int64_t{1} << 31;
+  if (value(hi) < at_least) return 0;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (value(mid) >= at_least) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+// [Note: dyn pooled axes]: the dyn input extents among the pooled axes (refusing, located, a dyn
+// dim inside an expression), each with the size classes of its output extent.
+DynPoolAxes dyn_pool_axes(Planner& p, const PlannedKernel& kn) {
+  const auto& ir = *p.bound().ir;
+  const auto& node = ir.node(kn.anchor);
+  const auto& in = ir.node(node.operands[0]).shape;
+  const auto& out = node.shape;
+  const std::size_t d = static_cast<std::size_t>(node.pool.dims), rank = in.size();
+  DynPoolAxes axes;
+  axes.dims = static_cast<int>(d);
+  std::vector<std::string> texts;
+  for (std::size_t i = 0; i < d; ++i) {
+    const std::size_t slot = 3 - d + i, axis = rank - d + i;
+    const std::string found = p.dyn_in(in[axis]);
+    if (found.empty()) continue;
+    if (in[axis].kind() != ir::DimExpr::Kind::Dim)
+      p.refuse_dyn(found, kn.anchor, "the pool template",
+                   fmt::format("takes a dyn pooled axis only as a whole dim, not inside {} (axis {})", in[axis].str(),
+                               axis));
+    axes.dim[slot] = found;
+    axes.in[slot] = in[axis];
+    axes.out[slot] = out[axis];
+    // The output extents at which the picks change (pool_vec, pool_run, pool_rows): 2, 4, 8.
+    std::vector<std::int64_t> at;
+    for (std::int64_t t : {std::int64_t{2}, std::int64_t{kPoolRows}, std::int64_t{8}})
+      if (const std::int64_t v = lowest_reaching(p, out[axis], found, t)) at.push_back(v);
+    p.add_dyn_thresholds(found, at);
+    texts.push_back(fmt::format("{} -> {} (dyn)", found, out[axis].str()));
+  }
+  for (std::size_t slot = 0; slot < 3; ++slot)
+    if (axes.dim[slot].empty()) axes.in[slot] = axes.out[slot] = ir::DimExpr::constant(1);
+  if (axes.any()) {
+    for (std::size_t i = 0; i < d; ++i) {   // the static pooled axes, for outputs_text
+      const std::size_t slot = 3 - d + i;
+      if (axes.dim[slot].empty()) axes.out[slot] = ir::DimExpr::constant(p.shape(kn.anchor)[rank - d + i]);
+    }
+    axes.text = fmt::format("; pooled axes {}: extents read per launch, size classes where an output extent "
+                            "reaches 2, 4 or 8",
+                            fmt::join(texts, ", "));
+  }
+  return axes;
+}
 
 void plan_pool(Planner& p, PlannedKernel& kn) {
   const auto& node = p.node(kn.anchor);
@@ -26,8 +152,11 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
   std::int64_t planes = 1;
   for (std::size_t i = 0; i + d < rank; ++i) planes *= in[i];
   // [Note: dyn pool planes]: dyn dims may size the planes (the leading axes: a batch), which the
-  // template reads at run time (planes 0); nothing the plan picks depends on them.
-  const Rows rows = rows_of(p, kn, node.operands[0], static_cast<int>(rank - d), planes, "pool");
+  // template reads at run time (planes 0); nothing the plan picks depends on them. The pooled axes
+  // may be dyn too ([Note: dyn pooled axes]).
+  const Rows rows = rows_of(p, kn, node.operands[0], static_cast<int>(rank - d), planes, "pool",
+                            static_cast<int>(rank) - 1);
+  const DynPoolAxes dyn = dyn_pool_axes(p, kn);
   config.planes = rows.config_outer();
   // Right-aligned into (d, h, w): spatial axis i of a d-axis pool is slot 3 - d + i.
   long long* in_ext[3] = {&config.in_d, &config.in_h, &config.in_w};
@@ -50,8 +179,12 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
   }
   config.include_pad = a.count_include_pad;
   config.divisor = static_cast<int>(a.divisor);
-  config.vec = pool_vec(element_bytes(p.plan(), node.operands[0]), p.target().aligned16, config.in_w, config.out_w,
-                        config.kernel_w, config.stride_w, config.dilation_w, config.padding_w);
+  const int elem_bytes = element_bytes(p.plan(), node.operands[0]);
+  // A dyn w: the vector run as if its rows were whole vectors, kept where the key says they are.
+  const long long w_for_vec = dyn.dim[2].empty() ? config.in_w : 16 / elem_bytes;
+  config.vec = pool_vec(elem_bytes, p.target().aligned16, w_for_vec, config.out_w, config.kernel_w, config.stride_w,
+                        config.dilation_w, config.padding_w);
+  if (config.vec > 1 && !dyn.w_rows_keyed(p, config.vec)) config.vec = 1;
   config.run = pool_run(config.vec, config.out_w, config.kernel_w, config.stride_w, config.dilation_w);
   config.rows = pool_rows(config.max, config.out_h, config.kernel_h, config.stride_h, config.dilation_h,
                           pool_run_span(config));
@@ -60,12 +193,13 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
                                     pool_rows_loaded(config.rows, config.kernel_h, config.stride_h, config.dilation_h))
                       : std::string();
   kn.template_name = "pool";
-  kn.config = config;
-  PoolConfig planned = config;   // the launch at the bound planes (a dyn kernel's: each launch's)
+  PoolConfig planned = config;   // the launch at the bound extents (a dyn kernel's: each launch's)
   planned.planes = planes;
   kn.set_launch(pool_geometry(planned));
+  dyn.make_dyn(config, kn);
+  kn.config = config;
   if (rows.dynamic) kn.dyn_outer = rows.factors;
-  kn.reason = fmt::format("{} {} window over [{}, ...] planes: {} ({} outputs), the windows read through L1/L2{}",
+  kn.reason = fmt::format("{} {} window over [{}, ...] planes: {} ({} outputs), the windows read through L1/L2{}{}",
                           config.max ? "max" : "average", window, rows.text,
                           config.run > 1 || config.rows > 1 ? fmt::format("a thread per {} adjacent outputs along w{}, which load their {} input "
                                                        "columns a row once, {}",
@@ -74,11 +208,14 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
                                                        : config.run > 1 ? "element by element (stride 1 along w)"
                                                                         : "element by element")
                                          : std::string("a thread per output element"),
-                          rows.dynamic ? fmt::format("{} x {}", rows.text, pool_outputs(planned) / planes)
-                                       : std::to_string(pool_outputs(planned)),
+                          rows.dynamic || dyn.any()
+                              ? fmt::format("{} x {}", rows.text,
+                                            dyn.any() ? dyn.outputs_text() : std::to_string(pool_outputs(planned) / planes))
+                                                    : std::to_string(pool_outputs(planned)),
                           config.max ? "" : config.divisor ? fmt::format(", divided by {}", config.divisor)
                                         : config.include_pad ? ", divided by the padded window's size"
-                                                             : ", divided by the in-bounds count");
+                                                             : ", divided by the in-bounds count",
+                          dyn.text);
 }
 
 const AnchorRule kPool{"pool", /*prologue=*/true, /*epilogue=*/true, plan_pool, nullptr, nullptr, /*dyn=*/true};

@@ -127,6 +127,9 @@ class Planner {
   // A located UnsupportedError: "<dim's declaration>: op O: dim 'D' is dyn, but <what> (for line
   // <at's line>) <why>".
   [[noreturn]] void refuse_dyn(const std::string& dim, ir::NodeId at, const std::string& what, const std::string& why) const;
+  // Refuses (refuse_dyn) a kernel that stores or reads a tensor with an extent that divides dyn
+  // dims (a dyn pool's output) unless it is that pool's own kernel.
+  void refuse_dyn_compound_extents(const PlannedKernel& kernel, const std::set<int>& read_buffers) const;
   // The first dyn dim other than `allowed` that sizes a tensor of the anchor's kernel (its node,
   // operands, the epilogue chain up to `end` and the expressions inlined into them); nullptr: none.
   const ir::DimDecl* dyn_dim_of_anchor(ir::NodeId anchor, ir::NodeId end, const std::string& allowed = "") const;

@@ -12,7 +12,9 @@
 // with no in-bounds position is 0. PyTorch's avg_pool kernels, the same arithmetic.
 // Launch: any 1-D grid of 1-D blocks (grid-stride); the planner's rule: pool_geometry.
 // `planes`: the leading extents' product where kC.planes is 0 (dyn planes, [Note: dyn pool planes]
-// in plan_pool.cpp); a static config's are its own.
+// in plan_pool.cpp); a static config's are its own. `dyn`: the extents the config holds as 0 (dyn
+// pooled axes, [Note: dyn pooled axes] in plan_pool.cpp), with the step counts along w and h that
+// the flat step index is divided by, each with its division constants (kiln::DynDim).
 #pragma once
 
 #include "kiln/common.cuh"
@@ -24,7 +26,20 @@ template <bool kNarrow, class Wide> struct PlaneIndex { using type = Wide; };
 template <class Wide> struct PlaneIndex<true, Wide> { using type = int; };
 template <class I> __device__ __forceinline__ I least(I a, I b) { return a < b ? a : b; }
 template <class I> __device__ __forceinline__ I most(I a, I b) { return a < b ? b : a; }
+// q = r / d, r %= d as r - q * d, for a constant d or a dyn one (DynExtent: multiply-high and shift).
+template <class Index, class D> __device__ __forceinline__ Index take_index(Index& r, const D& d) {
+  const Index q = r / d;
+  const Index m = r - q * Index(d);
+  r = q;
+  return m;
+}
 }  // namespace detail
+
+// The extents of a pool's dyn pooled axes at this launch (only those its config holds as 0 are read).
+struct PoolDyn {
+  DynDim in_d, in_h, in_w, out_d, out_h, out_w;
+  DynDim runs_w, rows_h;   // ceil(out_w / run), ceil(out_h / rows): the flat step index's divisors
+};
 
 // Window loops run over the kernel's positions with compile-time trip counts, unrolled whole up
 // to kPoolUnrolled positions an axis (every load of a window in flight at once), skipping
@@ -38,8 +53,10 @@ template <class I> __device__ __forceinline__ I most(I a, I b) { return a < b ? 
 // kPoolUnrolled is folded as it is loaded, 4 positions a step (run 1).
 template <const PoolConfig& kC, class C, class Index, class T, class Out, class Load, class Store>
 __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__ out, const Load& load,
-                                     const Store& store, long long planes = 0) {
-  constexpr long long kPlaneIn = kC.in_d * kC.in_h * kC.in_w;
+                                     const Store& store, long long planes = 0, const PoolDyn& dyn = PoolDyn{}) {
+  constexpr bool kDynAxes = kC.in_d == 0 || kC.in_h == 0 || kC.in_w == 0;
+  static_assert(kDynAxes == (kC.out_d == 0 || kC.out_h == 0 || kC.out_w == 0), "a dyn pooled axis: in and out extents");
+  constexpr long long kPlaneIn = kC.in_d * kC.in_h * kC.in_w;   // 0 with dyn pooled axes
   constexpr int kRun = kC.run;
   constexpr int kVec = kC.vec;
   static_assert(kVec == 1 || (kRun == kVec && int(sizeof(T)) * kVec == 16), "a vector run is 16 bytes of outputs");
@@ -48,28 +65,43 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
   static_assert(kColumns || kRun == 1, "a run's columns are held in registers");
   constexpr int kUnrollD = pool_unroll(kC.kernel_d), kUnrollH = pool_unroll(kC.kernel_h),
                 kUnrollW = pool_unroll(kC.kernel_w);
-  constexpr Index kRunsW = Index(launch::ceil_div(kC.out_w, kC.run));
   constexpr int kRows = kC.rows;
-  constexpr Index kRowsH = Index(launch::ceil_div(kC.out_h, kC.rows));
   constexpr int kRowSpan = int(pool_row_span(kC));
   static_assert(kRows == 1 || (kC.max && kColumns && kRowSpan <= kPoolUnrolled),
                 "runs of rows: max pools (any fold order gives the same value), columns and rows in registers");
-  using P = typename detail::PlaneIndex<(kPlaneIn < (1LL << 31)), Index>::type;
+  using P = typename detail::PlaneIndex<(!kDynAxes && kPlaneIn < (1LL << 31)), Index>::type;
   using detail::least;
   using detail::most;
-  PoolConfig at = kC;   // (a constant where the planes are static)
+  // Each extent: the config's constant, or this launch's where the config holds 0.
+  const P in_d = kC.in_d ? P(kC.in_d) : P(dyn.in_d.value), in_h = kC.in_h ? P(kC.in_h) : P(dyn.in_h.value),
+          in_w = kC.in_w ? P(kC.in_w) : P(dyn.in_w.value);
+  const P out_d = kC.out_d ? P(kC.out_d) : P(dyn.out_d.value), out_h = kC.out_h ? P(kC.out_h) : P(dyn.out_h.value),
+          out_w = kC.out_w ? P(kC.out_w) : P(dyn.out_w.value);
+  const Index plane_in = Index(in_d) * Index(in_h) * Index(in_w);
+  const auto runs_w = [&] {
+    if constexpr (kC.out_w == 0) return DynExtent<Index>(dyn.runs_w);
+    else return Index(launch::ceil_div(kC.out_w, kC.run));
+  }();
+  const auto rows_h = [&] {
+    if constexpr (kC.out_h == 0) return DynExtent<Index>(dyn.rows_h);
+    else return Index(launch::ceil_div(kC.out_h, kC.rows));
+  }();
+  const auto planes_d = [&] {   // r / out_d: the plane of the row r = plane * out_d + d
+    if constexpr (kC.out_d == 0) return DynExtent<Index>(dyn.out_d);
+    else return Index(kC.out_d);
+  }();
+  PoolConfig at = kC;   // (a constant where the planes and pooled axes are static)
   if constexpr (kC.planes == 0) at.planes = planes;
+  if constexpr (kDynAxes) at.out_d = out_d, at.out_h = out_h, at.out_w = out_w;
   const Index total = Index(pool_steps(at));
   const Index step = Index(gridDim.x) * Index(blockDim.x);
   for (Index e = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x); e < total; e = stride_next(e, step, total)) {
     Index r = e;
-    const P ow0 = P(r % kRunsW) * kRun;
-    r /= kRunsW;
-    const P oh0 = P(r % kRowsH) * kRows;
-    r /= kRowsH;
-    const P od = P(r % Index(kC.out_d));
-    const Index row_out = r * Index(kC.out_h) + Index(oh0);   // the first output row (plane, d, h): r = plane * out_d + d
-    const Index base = (r / Index(kC.out_d)) * Index(kPlaneIn);
+    const P ow0 = P(detail::take_index(r, runs_w)) * kRun;
+    const P oh0 = P(detail::take_index(r, rows_h)) * kRows;
+    const Index row_out = r * Index(out_h) + Index(oh0);   // the first output row (plane, d, h): r = plane * out_d + d
+    const P od = P(detail::take_index(r, planes_d));
+    const Index base = r * plane_in;
     const P d0 = od * kC.stride_d - kC.padding_d, h0 = oh0 * kC.stride_h - kC.padding_h,
             w0 = ow0 * kC.stride_w - kC.padding_w;   // the run's first window
     const C identity = kC.max ? Limits<C>::lowest() : C(0);
@@ -90,7 +122,7 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
 #pragma unroll
         for (int q = 0; q < kVectors; ++q) {
           const P c0 = w0 - P(kMis) + P(q * kVec);
-          const bool inside = c0 >= 0 && c0 < P(kC.in_w);
+          const bool inside = c0 >= 0 && c0 < in_w;
           const Index f0 = base + Index(row + c0);
           const Vec<T, kVec> v = inside ? bit_cast_dev<Vec<T, kVec>>(ldg16(in + f0)) : Vec<T, kVec>{};
 #pragma unroll
@@ -104,7 +136,7 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
         for (int t = 0; t < kSpan; ++t) {
           const P iw = w0 + P(t);
           const Index f = base + Index(row + iw);
-          col[t] = iw >= 0 && iw < P(kC.in_w) ? C(load(ldg(in + f), f)) : identity;
+          col[t] = iw >= 0 && iw < in_w ? C(load(ldg(in + f), f)) : identity;
         }
       }
     };
@@ -123,7 +155,7 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
 #pragma unroll kUnrollD
     for (int jd = 0; jd < kC.kernel_d; ++jd) {
       const P id = d0 + P(jd) * kC.dilation_d;
-      if (id < 0 || id >= P(kC.in_d)) continue;
+      if (id < 0 || id >= in_d) continue;
       if constexpr (kRows > 1) {
         // [Note: pool rows] in config/pool.h: each input row the run's kRows output rows read is
         // loaded once, folded along w per output, and that fold folded into every output row
@@ -132,9 +164,9 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
         for (int t = 0; t < kRowSpan; ++t) {
           if (!pool_row_used(kRows, kC.kernel_h, kC.stride_h, kC.dilation_h, t)) continue;
           const P ih = h0 + P(t);
-          if (ih < 0 || ih >= P(kC.in_h)) continue;
+          if (ih < 0 || ih >= in_h) continue;
           C col[kSpan];
-          load_columns((id * P(kC.in_h) + ih) * P(kC.in_w), col);
+          load_columns((id * in_h + ih) * in_w, col);
           C part[kRun];
 #pragma unroll
           for (int v = 0; v < kRun; ++v) part[v] = identity;
@@ -151,8 +183,8 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
 #pragma unroll kUnrollH
         for (int jh = 0; jh < kC.kernel_h; ++jh) {
           const P ih = h0 + P(jh) * kC.dilation_h;
-          if (ih < 0 || ih >= P(kC.in_h)) continue;
-          const P row = (id * P(kC.in_h) + ih) * P(kC.in_w);
+          if (ih < 0 || ih >= in_h) continue;
+          const P row = (id * in_h + ih) * in_w;
           if constexpr (kColumns) {
             C col[kSpan];
             load_columns(row, col);
@@ -161,7 +193,7 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
 #pragma unroll kUnrollW
             for (int jw = 0; jw < kC.kernel_w; ++jw) {
               const P iw = w0 + P(jw) * kC.dilation_w;
-              if (iw < 0 || iw >= P(kC.in_w)) continue;
+              if (iw < 0 || iw >= in_w) continue;
               const Index f = base + Index(row + iw);
               fold(acc[0][0], C(load(ldg(in + f), f)));
             }
@@ -171,7 +203,7 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
     }
     // The run's outputs that exist (the row's last run may be short, and the plane's last rows),
     // all computed before the first is stored: [Note: pool runs] in config/pool.h.
-    const int valid = int(least(P(kRun), P(kC.out_w) - ow0));
+    const int valid = int(least(P(kRun), out_w - ow0));
     Out result[kRows][kRun];
 #pragma unroll
     for (int u = 0; u < kRows; ++u) {
@@ -182,25 +214,25 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
         if constexpr (!kC.max) {
           // The divisor: the window clipped to the padded input (include_pad), or to the input.
           const P wv = w0 + P(v) * kC.stride_w;
-          const P d1 = least(d0 + P(kC.kernel_d), P(kC.in_d + kC.padding_d));
-          const P h1 = least(hu + P(kC.kernel_h), P(kC.in_h + kC.padding_h));
-          const P w1 = least(wv + P(kC.kernel_w), P(kC.in_w + kC.padding_w));
-          const P inside = most(least(d1, P(kC.in_d)) - most(d0, P(0)), P(0)) *
-                           most(least(h1, P(kC.in_h)) - most(hu, P(0)), P(0)) *
-                           most(least(w1, P(kC.in_w)) - most(wv, P(0)), P(0));
+          const P d1 = least(d0 + P(kC.kernel_d), in_d + P(kC.padding_d));
+          const P h1 = least(hu + P(kC.kernel_h), in_h + P(kC.padding_h));
+          const P w1 = least(wv + P(kC.kernel_w), in_w + P(kC.padding_w));
+          const P inside = most(least(d1, in_d) - most(d0, P(0)), P(0)) *
+                           most(least(h1, in_h) - most(hu, P(0)), P(0)) *
+                           most(least(w1, in_w) - most(wv, P(0)), P(0));
           const P divisor = kC.divisor != 0 ? P(kC.divisor) : kC.include_pad ? (d1 - d0) * (h1 - hu) * (w1 - wv) : inside;
           value = inside > 0 ? value / C(divisor) : C(0);
         }
-        if (v < valid && oh0 + P(u) < P(kC.out_h))
-          result[u][v] = store(value, (row_out + Index(u)) * Index(kC.out_w) + Index(ow0 + v));
+        if (v < valid && oh0 + P(u) < out_h)
+          result[u][v] = store(value, (row_out + Index(u)) * Index(out_w) + Index(ow0 + v));
       }
     }
 #pragma unroll
     for (int u = 0; u < kRows; ++u)
 #pragma unroll
       for (int v = 0; v < kRun; ++v)
-        if (v < valid && oh0 + P(u) < P(kC.out_h)) {
-          const Index o = (row_out + Index(u)) * Index(kC.out_w) + Index(ow0 + v);
+        if (v < valid && oh0 + P(u) < out_h) {
+          const Index o = (row_out + Index(u)) * Index(out_w) + Index(ow0 + v);
           out[o] = result[u][v];
         }
   }

@@ -1,7 +1,8 @@
 // dyn pool planes ([Note: dyn pool planes] in generator/plan/plan_pool.cpp): the axes before the
 // pooled ones (batch, channels) may be dyn. Every value gives the same source, free of the value;
 // the config holds planes = 0 and the launch is pool_geometry at a launch's planes; a dyn pooled
-// axis is refused where it is declared; the units compile.
+// axis ([Note: dyn pooled axes]; test_pool.cpp) inside an expression is refused where it is
+// declared; the units compile.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -21,7 +22,9 @@ const char* kSpec =
     "op ap3 {\n  dims dyn B, C = 8, D = 10, H = 20, W = 20\n  in  x: f16[B, C, D, H, W]\n"
     "  out y = avg_pool3d(x, 3, stride=2, padding=1)\n}\n"
     "op mp1 {\n  dims dyn N, dyn C, L = 1000\n  in  x: bf16[N, C, L]\n  out y = max_pool1d(x, 4, stride=1, dilation=3)\n}\n"
-    "op bad {\n  dims N = 2, C = 3, dyn H, W = 8\n  in  x: f32[N, C, H, W]\n  out y = max_pool2d(x, 2)\n}\n";
+    "op bad {\n  dims N = 2, C = 3, dyn H, W = 8\n  in  x: f32[N, C, H, W]\n  out y = max_pool2d(max_pool2d(x, 2), 2)\n}\n"
+    "op hw {\n  dims dyn N, C = 3, dyn H, dyn W\n  in  x: bf16[N, C, H, W]\n  in  s: bf16[C, 1, 1]\n"
+    "  out y = avg_pool2d(x, 3, stride=1, padding=1, count_include_pad=false) * s\n}\n";
 
 kiln::Plan plan_at(const std::string& op, std::map<std::string, std::int64_t> dims, const std::string& arch = "sm_90a") {
   return plan_text_at(kSpec, "pool.kiln", op, dims, arch);
@@ -31,6 +34,7 @@ kiln::Plan plan_at(const std::string& op, std::map<std::string, std::int64_t> di
 std::map<std::string, std::int64_t> at(const std::string& op, std::int64_t v) {
   if (op == "ap3") return {{"B", v}};
   if (op == "mp1") return {{"N", v}, {"C", 5}};
+  if (op == "hw") return {{"N", 2}, {"H", v}, {"W", v + 8}};
   return {{"N", v}};
 }
 
@@ -63,21 +67,22 @@ TEST_CASE("dyn pool: one source for every value of the planes, each launch's gri
     }
 }
 
-TEST_CASE("dyn pool: a dyn pooled axis is refused where it is declared") {
+TEST_CASE("dyn pool: a dyn pooled axis inside an expression (a pool's output) is refused where it is declared") {
   std::string what;
   try {
     plan_at("bad", {{"H", 8}});
   } catch (const kiln::UnsupportedError& e) {
     what = e.what();
   }
-  CHECK(what == "pool.kiln:18:26: op bad: dim 'H' is dyn, but the pool template (for line 20) takes dyn dims only among "
-                "the rows, the axes before those it works along (axis 2 here is one it works along or one after them)");
+  CHECK(what == "pool.kiln:18:26: op bad: dim 'H' is dyn, but the pool template (for line 20) takes a dyn pooled axis "
+                "only as a whole dim, not inside (((H - 2) / 2) + 1) (axis 2)");
 }
 
 TEST_CASE("dyn pool: every unit compiles with NVRTC for sm_80 and sm_90a") {
   if (!nvrtc_or_skip()) return;
   int units = 0;
-  for (const char* op : {"mp", "ap3", "mp1"})
-    for (const char* arch : {"sm_80", "sm_90a"}) units += check_units_compile(plan_at(op, at(op, 9), arch), arch);
+  for (const char* op : {"mp", "ap3", "mp1", "hw"})
+    for (const char* arch : {"sm_80", "sm_90a"})
+      for (std::int64_t v : {9, 16}) units += check_units_compile(plan_at(op, at(op, v), arch), arch);
   MESSAGE(units << " units compiled");
 }

@@ -149,3 +149,72 @@ TEST_CASE("pooling: the planner gives the configs the emulated template runs wit
     CHECK(planned.to_string() == c.config->to_string());
   }
 }
+
+// [Note: dyn pooled axes] in plan_pool.cpp.
+TEST_CASE("pooling: dyn pooled axes read their extents per launch, in size classes of the output extent") {
+  const Case at224{"pooling", "max_pool_any_size", "dyn", {}, {}};
+  const kiln::Plan plan = plan_of(at224, "sm_90a");
+  REQUIRE(plan.kernels.size() == 1);
+  const auto& k = plan.kernels[0];
+  const auto& config = std::get<kiln::PoolConfig>(k.config);
+  CHECK(config.in_h == 0);
+  CHECK(config.in_w == 0);
+  CHECK(config.out_h == 0);
+  CHECK(config.out_w == 0);
+  CHECK(config.planes == 8 * 64);
+  std::vector<std::string> values;
+  for (const auto& a : k.args)
+    if (a.kind == kiln::KernelArg::Kind::DynValue)
+      values.push_back(a.name + " = " + a.value.str());
+  // Runs of 4 outputs along w (16-byte vectors), one output row a step.
+  CHECK(config.run == 4);
+  CHECK(config.rows == 1);
+  CHECK(values == std::vector<std::string>{"pool_in_h = H", "pool_out_h = (((H - 1) / 2) + 1)", "pool_in_w = W",
+                                           "pool_out_w = (((W - 1) / 2) + 1)",
+                                           "pool_runs_w = ((((W - 1) / 2) + 4) / 4)",
+                                           "pool_rows_h = (((H - 1) / 2) + 1)"});
+  // out = (H - 1) / 2 + 1 reaches 2 at H = 3, 4 at 7, 8 at 15.
+  CHECK(plan.dyn_thresholds.at("H") == std::vector<std::int64_t>{3, 7, 15});
+  CHECK(plan.dyn_thresholds.at("W") == std::vector<std::int64_t>{3, 7, 15});
+  // The launch at other values of the class: the grid over that launch's outputs.
+  const auto g = kiln::launch_for(plan, 0, {{"N", 8}, {"C", 64}, {"H", 100}, {"W", 36}});
+  CHECK(g.grid.x == kiln::launch::ceil_div(8LL * 64 * 50 * 5, 256));   // 18 outputs a row: 5 runs
+  // One source for every value of a bucket and class; the fused bias reads the output's channel
+  // through the extents' expressions.
+  const std::string source = all_sources(sources_of(plan));
+  for (std::int64_t v : {240, 32, 16})
+    CHECK(all_sources(sources_of(plan_of(Case{"pooling", "max_pool_any_size", "dyn", {{"H", v}, {"W", v}}, {}},
+                                         "sm_90a"))) == source);
+  CHECK(source.find("kiln::PoolDyn{{}, pool_in_h, pool_in_w, {}, pool_out_h, pool_out_w, pool_runs_w, pool_rows_h}") !=
+        std::string::npos);
+  CHECK(source.find("224") == std::string::npos);
+  check_golden("source/max_pool_any_size_dyn.cu", plan.text() + "\n" + all_sources(sources_of(plan)));
+  // Another class of W (W = 5: 3 outputs a row, fewer than a vector) plans its own kernel; one of
+  // H (H = 5: 3 output rows) plans the same kernel here (no runs of rows at stride 2), one source.
+  CHECK(all_sources(sources_of(plan_of(Case{"pooling", "max_pool_any_size", "dyn", {{"W", 5}}, {}}, "sm_90a"))) !=
+        source);
+  CHECK(all_sources(sources_of(plan_of(Case{"pooling", "max_pool_any_size", "dyn", {{"H", 5}}, {}}, "sm_90a"))) ==
+        source);
+}
+
+TEST_CASE("pooling: a dyn pooled extent reaches no kernel but the pool's own, located") {
+  const std::string text = R"(op pp {
+  dims N = 2, C = 3, dyn H, W = 64
+  in x: f32[N, C, H, W]
+  out y = max_pool2d(max_pool2d(x, 2), 2)
+}
+op after {
+  dims N = 2, C = 3, dyn H, W = 64
+  in x: f32[N, C, H, W]
+  out y = max_pool2d(x, 2)
+  out z = exp(y)
+}
+)";
+  CHECK(memory_plan_test::refusal_of(text, "t.kiln", "pp", {{"H", 32}}) ==
+        "t.kiln:2:26: op pp: dim 'H' is dyn, but the pool template (for line 4) takes a dyn pooled axis only as a "
+        "whole dim, not inside (((H - 2) / 2) + 1) (axis 2)");
+  CHECK(memory_plan_test::refusal_of(text, "t.kiln", "after", {{"H", 32}}) ==
+        "t.kiln:7:26: op after: dim 'H' is dyn, but the elementwise template (for line 10) reads the extent "
+        "(((H - 2) / 2) + 1) of its dyn dims, and only a pool's own kernel reads such a quotient (a dyn pooled "
+        "axis: the pool template and its fused epilogue)");
+}

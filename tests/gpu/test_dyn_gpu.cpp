@@ -621,6 +621,79 @@ TEST_CASE("gpu: dyn conv batches and pool planes against the float64 reference, 
                  {"avg_pool", {"B", {1, 2, 16, 33}}}});
 }
 
+// Dyn pooled axes ([Note: dyn pooled axes] in plan_pool.cpp): one dim each (a square image's
+// side S for two axes), planes static or dyn, fused epilogues that read the output's coordinates.
+constexpr const char* kPoolAxesSpec = R"(
+op max_sq {
+  dims N = 2, C = 16, dyn S = 64
+  in  x: f32[N, C, S, S]
+  in  s: f32[C, 1, 1]
+  out y = relu(max_pool2d(x * s, 3, stride=2, padding=1)) + s
+}
+op max_rows_w {
+  dims N = 2, C = 3, H = 40, dyn W = 64
+  in  x: f32[N, C, H, W]
+  out y = max_pool2d(x, 4, stride=1, padding=1)
+}
+op max_rows_h {
+  dims N = 2, C = 3, dyn H = 40, W = 64
+  in  x: f32[N, C, H, W]
+  out y = max_pool2d(x, 4, stride=1, padding=1)
+}
+op avg_ceil_f16 {
+  dims dyn N = 2, C = 5, dyn S = 33
+  in  x: f16[N, C, S, S]
+  out y = avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=true, count_include_pad=false)
+}
+op max1d_dil {
+  dims N = 2, C = 3, dyn L = 4099
+  in  x: f32[N, C, L]
+  out y = max_pool1d(x, 4, stride=1, padding=2, dilation=3)
+}
+op avg3d {
+  dims N = 1, C = 2, dyn D = 10, H = 12, W = 16
+  in  x: f32[N, C, D, H, W]
+  out y = avg_pool3d(x, 2)
+}
+op planes_and_w_f64 {
+  dims dyn S = 100
+  in  x: f64[S, S]
+  out y = max_pool1d(x, 2)
+}
+)";
+
+TEST_CASE("gpu: dyn pooled axes against the float64 reference, one compile per bucket and size class") {
+  KILN_REQUIRE_GPU();
+  // Values on both sides of the classes (an output extent of 2, 4, 8), odd, multiples of 4 and of 16.
+  const std::vector<std::int64_t> side{1, 2, 3, 5, 7, 8, 14, 15, 16, 17, 33, 61, 64, 100, 224};
+  check_dyn_ops(kPoolAxesSpec, "pool_axes.kiln", "dyn pooled axes",
+                {{"max_sq", {"S", side}},
+                 {"max_rows_w", {"W", {3, 4, 5, 6, 7, 9, 10, 16, 17, 64, 65, 100, 1000}}},
+                 {"max_rows_h", {"H", {3, 4, 5, 6, 7, 9, 10, 16, 17, 64, 65, 100}}},
+                 {"avg_ceil_f16", {"S", {1, 2, 3, 4, 5, 8, 15, 16, 17, 32, 33, 99}}},
+                 {"max1d_dil", {"L", {6, 7, 8, 11, 16, 17, 100, 4096, 4099, 65536}}},
+                 {"avg3d", {"D", {2, 3, 4, 5, 8, 15, 16, 17, 33}}},
+                 {"planes_and_w_f64", {"S", {2, 3, 4, 5, 8, 9, 16, 17, 100, 128}}}});
+}
+
+// Extents that are sums of dyn dims (pad's outputs): the elementwise kernels index them through
+// expressions of the launch's dims (ExprEmitter::extent), never the value planned. (A concat along
+// a dyn axis still bakes its parts' offsets in, so each value has its own source and compile.)
+constexpr const char* kSumExtentsSpec = R"(
+op pad_dyn {
+  dims B = 5, dyn N = 64
+  in  x: f32[B, N, 8]
+  out c = pad(x, [1, 2, 0, 1], value=-1.5)
+  out r = pad(x, [3, 2], mode="reflect")
+}
+)";
+
+TEST_CASE("gpu: extents summed from dyn dims (pad) against the float64 reference") {
+  KILN_REQUIRE_GPU();
+  const std::vector<std::int64_t> n{4, 5, 16, 17, 64, 65, 100, 1000, 1001};
+  check_dyn_ops(kSumExtentsSpec, "sums.kiln", "dyn sum extents", {{"pad_dyn", {"N", n}}});
+}
+
 TEST_CASE("gpu: an executable with dyn rows refuses a value of another size class") {
   KILN_REQUIRE_GPU();
   Runtime rt(without_disk_cache());
