@@ -113,6 +113,23 @@ std::string dyn_extent_code(const Plan& plan, const ir::DimExpr& e,
   });
 }
 
+std::string ExprEmitter::concat_end(const ir::Node& concat, std::size_t parts, std::size_t axis) const {
+  // Where the first `parts` parts of a concat end along its axis: a number, or with a dyn part (a
+  // dyn dim on the concat axis) an expression of the launch's extents, never the planned value.
+  std::int64_t fixed = 0;
+  std::vector<std::string> terms;
+  for (std::size_t k = 0; k < parts; ++k) {
+    const std::string e = extent(concat.operands[k], axis);
+    if (!e.empty() && std::all_of(e.begin(), e.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+      fixed += std::stoll(e);
+    else
+      terms.push_back(fmt::format("Index({})", e));
+  }
+  if (terms.empty()) return std::to_string(fixed);
+  if (fixed != 0) terms.push_back(std::to_string(fixed));
+  return fmt::format("({})", fmt::join(terms, " + "));
+}
+
 std::string ExprEmitter::flat_index(ir::NodeId node, const Coords& coords) const {
   if (coords.empty()) return "0";
   std::string expr = coords[0];
@@ -163,11 +180,9 @@ Coords ExprEmitter::operand_coords(ir::NodeId user, ir::NodeId operand, const Co
   }
   if (u.kind == ir::OpKind::Concat) {   // the part's slice, clamped into it (Concat's select picks)
     const auto axis = static_cast<std::size_t>(u.axis);
-    std::int64_t offset = 0;
-    for (ir::NodeId part : u.operands) {
-      if (part == operand) break;
-      offset += plan_.bound->shape(part)[axis];
-    }
+    std::size_t before = 0;
+    while (u.operands[before] != operand) ++before;
+    const std::string offset = concat_end(u, before, axis);
     Coords c = coords;
     c[axis] = fmt::format("kiln::clamp_index(Index({} - {}), Index({}))", coords[axis], offset, extent(operand, axis));
     return c;
@@ -327,11 +342,9 @@ std::string ExprEmitter::view_value(const ir::Node& n, ir::NodeId id, const std:
     if (!inside.empty()) expr = fmt::format("(({}) ? {} : {})", fmt::join(inside, " && "), args[0], args[1]);
   } else if (n.kind == K::Concat) {   // the part whose slice holds the coordinate
     const auto axis = static_cast<std::size_t>(n.axis);
-    std::vector<std::int64_t> ends;
-    for (ir::NodeId part : n.operands) ends.push_back((ends.empty() ? 0 : ends.back()) + plan_.bound->shape(part)[axis]);
     expr = args.back();
     for (std::size_t k = args.size() - 1; k-- > 0;)
-      expr = fmt::format("({} < {} ? {} : {})", coords[axis], ends[k], args[k], expr);
+      expr = fmt::format("({} < {} ? {} : {})", coords[axis], concat_end(n, k + 1, axis), args[k], expr);
   }
   if (!expr.empty()) return declare(id, coords, expr);
   // Otherwise the view is one operand's value at its coordinates: x for a gather, else the first.

@@ -84,6 +84,8 @@ class ExprEmitter {
   // Extent `dim` of `node` in C++: the bound number, dyn_dim_name's for a dyn dim, or an
   // expression of them for an extent computed from dyn dims (pad, concat, a dyn pool's output).
   std::string extent(ir::NodeId node, std::size_t dim) const;
+  // Where the first `parts` operands of `concat` end along `axis` (a number, or an expression).
+  std::string concat_end(const ir::Node& concat, std::size_t parts, std::size_t axis) const;
   // Coordinates of an operand of `user` evaluated at `coords`.
   Coords operand_coords(ir::NodeId user, ir::NodeId operand, const Coords& coords) const;
   std::string load(ir::NodeId leaf, const Coords& coords);

@@ -202,3 +202,29 @@ TEST_CASE("views: every unit compiles with NVRTC for sm_80 and sm_90a") {
     }
   CHECK(compiled > 20);
 }
+
+TEST_CASE("views: a concat along a dyn axis reads its parts' offsets from the launch's extents") {
+  const std::string text = R"(op cat_dyn {
+  dims B = 6, dyn N, M = 24
+  in  a: f32[B, N]
+  in  b: f32[B, M]
+  out y = concat([a, relu(b), a * 2.0], axis=1)
+}
+)";
+  auto source_at = [&](std::int64_t n, const std::string& arch = "sm_90a") {
+    return all_sources(sources_of(memory_plan_test::plan_text_at(text, "t.kiln", "cat_dyn", {{"N", n}}, arch)));
+  };
+  // One source for every N of a bucket: no offset (64, 88) or part end is the planned value.
+  const std::string at64 = source_at(64);
+  CHECK(source_at(80) == at64);
+  CHECK(source_at(4096) == at64);
+  CHECK(at64.find("c1 < (Index(dim_N))") != std::string::npos);
+  CHECK(at64.find("Index(c1 - (Index(dim_N) + 24))") != std::string::npos);
+  CHECK(at64.find("88") == std::string::npos);
+  CHECK(source_at(1001) == source_at(1003));   // the bucket general, odd rows
+  if (!memory_plan_test::nvrtc_or_skip()) return;
+  for (const char* arch : {"sm_80", "sm_90a"})
+    for (std::int64_t n : {64, 1001})
+      memory_plan_test::check_units_compile(memory_plan_test::plan_text_at(text, "t.kiln", "cat_dyn", {{"N", n}}, arch),
+                                            arch);
+}

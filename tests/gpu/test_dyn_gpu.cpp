@@ -676,9 +676,9 @@ TEST_CASE("gpu: dyn pooled axes against the float64 reference, one compile per b
                  {"planes_and_w_f64", {"S", {2, 3, 4, 5, 8, 9, 16, 17, 100, 128}}}});
 }
 
-// Extents that are sums of dyn dims (pad's outputs): the elementwise kernels index them through
-// expressions of the launch's dims (ExprEmitter::extent), never the value planned. (A concat along
-// a dyn axis still bakes its parts' offsets in, so each value has its own source and compile.)
+// Extents that are sums of dyn dims (pad's and concat's outputs): the elementwise kernels index
+// them, and find a concat's parts, through expressions of the launch's dims (ExprEmitter::extent,
+// concat_end), never the value planned: one source per bucket.
 constexpr const char* kSumExtentsSpec = R"(
 op pad_dyn {
   dims B = 5, dyn N = 64
@@ -686,12 +686,18 @@ op pad_dyn {
   out c = pad(x, [1, 2, 0, 1], value=-1.5)
   out r = pad(x, [3, 2], mode="reflect")
 }
+op concat_dyn {
+  dims B = 6, dyn N = 64, M = 24
+  in  a: f32[B, N]
+  in  b: f32[B, M]
+  out y = concat([a, relu(b), a * 2.0], axis=1)
+}
 )";
 
-TEST_CASE("gpu: extents summed from dyn dims (pad) against the float64 reference") {
+TEST_CASE("gpu: extents summed from dyn dims (pad, concat) against the float64 reference") {
   KILN_REQUIRE_GPU();
   const std::vector<std::int64_t> n{4, 5, 16, 17, 64, 65, 100, 1000, 1001};
-  check_dyn_ops(kSumExtentsSpec, "sums.kiln", "dyn sum extents", {{"pad_dyn", {"N", n}}});
+  check_dyn_ops(kSumExtentsSpec, "sums.kiln", "dyn sum extents", {{"pad_dyn", {"N", n}}, {"concat_dyn", {"N", n}}});
 }
 
 TEST_CASE("gpu: an executable with dyn rows refuses a value of another size class") {
