@@ -38,8 +38,8 @@ std::string dims_text(const Plan& plan, ir::NodeId node) {
   std::vector<std::string> extents;
   for (std::size_t d = 0; d < shape.size(); ++d) {
     const std::string* dyn = dyn_extent(plan, node, d);
-    const auto& e = plan.ir().node(node).shape[d];
-    extents.push_back(dyn ? *dyn : !e.as_constant() && e.mentions(plan.ir().dyn_dims()) ? e.str() : std::to_string(shape[d]));
+    const ir::DimExpr* computed = computed_dyn_extent(plan, node, d);
+    extents.push_back(dyn ? *dyn : computed ? computed->str() : std::to_string(shape[d]));
   }
   return fmt::format("[{}]", fmt::join(extents, ", "));
 }

@@ -29,7 +29,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const PoolConfig
   // Dyn planes ([Note: dyn pool planes] in plan_pool.cpp): this launch's; dyn pooled axes ([Note:
   // dyn pooled axes]): the extents the config holds as 0, from the kernel's DynValue arguments.
   std::string extents;
-  for (const char* field : {"in_d", "in_h", "in_w", "out_d", "out_h", "out_w", "runs_w", "rows_h"}) {
+  for (const char* field : kPoolDynFields) {
     const std::string name = fmt::format("pool_{}", field);
     const bool passed = std::any_of(kernel.args.begin(), kernel.args.end(), [&](const KernelArg& a) {
       return a.kind == KernelArg::Kind::DynValue && a.name == name;

@@ -91,16 +91,21 @@ const std::string* dyn_extent(const Plan& plan, ir::NodeId node, std::size_t dim
   return nullptr;
 }
 
+const ir::DimExpr* computed_dyn_extent(const Plan& plan, ir::NodeId node, std::size_t dim) {
+  if (plan.dyn_buckets.empty()) return nullptr;   // no dyn dims
+  const auto& e = plan.ir().node(node).shape.at(dim);
+  return e.kind() != ir::DimExpr::Kind::Dim && !e.as_constant() && e.mentions(plan.ir().dyn_dims()) ? &e : nullptr;
+}
+
 std::string ExprEmitter::extent(ir::NodeId node, std::size_t dim) const {
   if (const std::string* dyn = dyn_extent(plan_, node, dim)) {
     KILN_ASSERT(dyn_dim_name, "dyn dim {} in a kernel that takes none", *dyn);
     return dyn_dim_name(*dyn);
   }
-  const auto& e = plan_.ir().node(node).shape.at(dim);
-  if (!e.as_constant() && e.mentions(plan_.ir().dyn_dims())) {   // a pooled extent of a dyn dim ([Note: dyn pooled axes])
-    KILN_ASSERT(dyn_dim_name, "dyn extent {} in a kernel that takes no dyn dim", e.str());
-    if (auto v = dyn_values_.find(e.str()); v != dyn_values_.end()) return v->second;   // divides by multiply-high
-    return fmt::format("Index({})", dyn_extent_code(plan_, e, dyn_dim_name));
+  if (const ir::DimExpr* e = computed_dyn_extent(plan_, node, dim)) {   // e.g. [Note: dyn pooled axes]
+    KILN_ASSERT(dyn_dim_name, "dyn extent {} in a kernel that takes no dyn dim", e->str());
+    if (auto v = dyn_values_.find(e->str()); v != dyn_values_.end()) return v->second;   // divides by multiply-high
+    return fmt::format("Index({})", dyn_extent_code(plan_, *e, dyn_dim_name));
   }
   return std::to_string(plan_.bound->shape(node)[dim]);
 }

@@ -41,6 +41,9 @@ std::string literal(DType dtype, const ConstValue& value);
 // The dyn dim that extent `dim` of `node` is, when it is exactly one (the kernel reads it as an
 // argument, so the source must not hold its value), else nullptr.
 const std::string* dyn_extent(const Plan& plan, ir::NodeId node, std::size_t dim);
+// Extent `dim` of `node` when it is computed from dyn dims without being one (a dyn pool's output,
+// pad's N + 3: the source must not hold its value either), else nullptr.
+const ir::DimExpr* computed_dyn_extent(const Plan& plan, ir::NodeId node, std::size_t dim);
 // An extent that reads dyn dims (a dyn pool's output, [Note: dyn pooled axes] in plan_pool.cpp)
 // as a long long C++ expression: each dyn dim as dyn_name(dim), every other one its value.
 std::string dyn_extent_code(const Plan& plan, const ir::DimExpr& e,

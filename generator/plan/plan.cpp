@@ -924,12 +924,10 @@ PoolConfig pool_at(const Plan& plan, const PlannedKernel& kn, PoolConfig at,
   const auto& node = plan.ir().node(kn.anchor);
   const auto& in = plan.ir().node(node.operands[0]).shape;
   const std::size_t d = static_cast<std::size_t>(node.pool.dims), rank = in.size();
-  long long* in_ext[3] = {&at.in_d, &at.in_h, &at.in_w};
-  long long* out_ext[3] = {&at.out_d, &at.out_h, &at.out_w};
   for (std::size_t i = 0; i < d; ++i) {
-    const std::size_t slot = 3 - d + i;
-    if (*in_ext[slot] == 0) *in_ext[slot] = in[rank - d + i].evaluate(dims);
-    if (*out_ext[slot] == 0) *out_ext[slot] = node.shape[rank - d + i].evaluate(dims);
+    const int slot = static_cast<int>(3 - d + i);
+    if (pool_in_extent(at, slot) == 0) pool_in_extent(at, slot) = in[rank - d + i].evaluate(dims);
+    if (pool_out_extent(at, slot) == 0) pool_out_extent(at, slot) = node.shape[rank - d + i].evaluate(dims);
   }
   return at;
 }
@@ -1011,14 +1009,11 @@ void Planner::refuse_dyn_compound_extents(const PlannedKernel& kernel, const std
   // dims, which only the pool template (its store and fused epilogue) reads. (Sums and products of
   // dyn dims, pad's and concat's extents, the elementwise family reads through ExprEmitter::extent.)
   const auto& ir = plan_.ir();
-  const std::set<std::string> dyn = ir.dyn_dims();
-  if (dyn.empty()) return;
   auto check = [&](ir::NodeId node, ir::NodeId at) {
     for (const auto& e : ir.node(node).shape) {
-      if (!e.divides() || !e.mentions(dyn)) continue;
-      std::string found;
-      std::unordered_set<const ir::DimExpr*> seen;
-      e.walk_dims(seen, [&](const std::string& n) { return dyn.count(n) ? (found = n, true) : false; });
+      if (!e.divides()) continue;
+      const std::string found = dyn_in(e);
+      if (found.empty()) continue;
       refuse_dyn(found, at, fmt::format("the {} template", kernel.template_name),
                  fmt::format("reads the extent {} of its dyn dims, and only a pool's own kernel reads such a quotient "
                              "(a dyn pooled axis: the pool template and its fused epilogue)",

@@ -54,29 +54,27 @@ struct DynPoolAxes {
   // Zeroes the dyn extents in the config and adds the arguments the kernel reads them from.
   void make_dyn(PoolConfig& c, PlannedKernel& kn) const {
     if (!any()) return;
-    long long* in_ext[3] = {&c.in_d, &c.in_h, &c.in_w};
-    long long* out_ext[3] = {&c.out_d, &c.out_h, &c.out_w};
-    static const char* const kSlot[3] = {"d", "h", "w"};
-    auto add = [&](const std::string& name, const ir::DimExpr& value) {
+    // kPoolDynFields: the in extents (slots 0-2), the out extents (3-5), the steps along w and h.
+    auto add = [&](int field, const ir::DimExpr& value) {
       KernelArg arg;
       arg.kind = KernelArg::Kind::DynValue;
       arg.dtype = DType::i64;
-      arg.name = name;
+      arg.name = fmt::format("pool_{}", kPoolDynFields[field]);
       arg.value = value;
       kn.args.push_back(arg);
     };
     for (int s = 0; s < 3; ++s) {
       if (dim[s].empty()) continue;
-      *in_ext[s] = 0;
-      *out_ext[s] = 0;
-      add(fmt::format("pool_in_{}", kSlot[s]), in[s]);
-      add(fmt::format("pool_out_{}", kSlot[s]), out[s]);
+      pool_in_extent(c, s) = 0;
+      pool_out_extent(c, s) = 0;
+      add(s, in[s]);
+      add(3 + s, out[s]);
     }
     auto steps = [](const ir::DimExpr& e, int per) {
       return per == 1 ? e : floor_div(e + ir::DimExpr::constant(per - 1), ir::DimExpr::constant(per));
     };
-    if (!dim[2].empty()) add("pool_runs_w", steps(out[2], c.run));
-    if (!dim[1].empty()) add("pool_rows_h", steps(out[1], c.rows));
+    if (!dim[2].empty()) add(6, steps(out[2], c.run));
+    if (!dim[1].empty()) add(7, steps(out[1], c.rows));
   }
 };
 
@@ -159,8 +157,6 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
   const DynPoolAxes dyn = dyn_pool_axes(p, kn);
   config.planes = rows.config_outer();
   // Right-aligned into (d, h, w): spatial axis i of a d-axis pool is slot 3 - d + i.
-  long long* in_ext[3] = {&config.in_d, &config.in_h, &config.in_w};
-  long long* out_ext[3] = {&config.out_d, &config.out_h, &config.out_w};
   int* kernel[3] = {&config.kernel_d, &config.kernel_h, &config.kernel_w};
   int* stride[3] = {&config.stride_d, &config.stride_h, &config.stride_w};
   int* padding[3] = {&config.padding_d, &config.padding_h, &config.padding_w};
@@ -168,8 +164,8 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
   std::string window;
   for (std::size_t i = 0; i < d; ++i) {
     const std::size_t slot = 3 - d + i;
-    *in_ext[slot] = in[rank - d + i];
-    *out_ext[slot] = out[rank - d + i];
+    pool_in_extent(config, static_cast<int>(slot)) = in[rank - d + i];
+    pool_out_extent(config, static_cast<int>(slot)) = out[rank - d + i];
     // The checker keeps every window parameter below 2^31.
     *kernel[slot] = static_cast<int>(a.kernel[i]);
     *stride[slot] = static_cast<int>(a.stride[i]);

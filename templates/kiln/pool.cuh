@@ -35,7 +35,8 @@ template <class Index, class D> __device__ __forceinline__ Index take_index(Inde
 }
 }  // namespace detail
 
-// The extents of a pool's dyn pooled axes at this launch (only those its config holds as 0 are read).
+// The extents of a pool's dyn pooled axes at this launch (only those its config holds as 0 are read);
+// the members in kPoolDynFields' order (config/pool.h).
 struct PoolDyn {
   DynDim in_d, in_h, in_w, out_d, out_h, out_w;
   DynDim runs_w, rows_h;   // ceil(out_w / run), ceil(out_h / rows): the flat step index's divisors

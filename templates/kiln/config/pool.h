@@ -30,6 +30,12 @@ namespace kiln {
 KILN_CONFIG(PoolConfig, KILN_POOL_FIELDS);
 
 KILN_RULE constexpr long long pool_outputs(const PoolConfig& c) { return c.planes * c.out_d * c.out_h * c.out_w; }
+// Slot s of the right-aligned (d, h, w) extents: spatial axis i of a k-axis pool is slot 3 - k + i.
+constexpr long long& pool_in_extent(PoolConfig& c, int s) { return s == 0 ? c.in_d : s == 1 ? c.in_h : c.in_w; }
+constexpr long long& pool_out_extent(PoolConfig& c, int s) { return s == 0 ? c.out_d : s == 1 ? c.out_h : c.out_w; }
+// kiln::PoolDyn's members (pool.cuh), in order: a dyn pool's KernelArg::DynValue arguments are named
+// "pool_" and the member ([Note: dyn pooled axes] in plan_pool.cpp).
+constexpr const char* kPoolDynFields[8] = {"in_d", "in_h", "in_w", "out_d", "out_h", "out_w", "runs_w", "rows_h"};
 
 // Window extents up to kPoolUnrolled are unrolled whole (every load of a window in flight);
 // longer ones loop, 4 positions a step: NVRTC took 4 minutes to unroll a 16384-wide window.
