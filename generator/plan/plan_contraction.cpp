@@ -1751,6 +1751,11 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   kn.template_name = "conv_nchw";
   kn.config = cc;
   set_launch(kn, conv_geometry(cc, sms));
+  // The registers allow as many CTAs per SM as shared memory does (at most 2, a 128-register cap
+  // at 256 threads). Without it a dyn batch's index arithmetic took KernelBench L2 13's kernel from
+  // 121 to 141 registers, one CTA per SM instead of two, 1.37x slower (H200, ncu:
+  // bench/results/2026-12-03-h200-run3/).
+  kn.min_blocks = static_cast<int>(ctas_by_smem(p.target(), kn.shared_bytes, kConvNchwMaxBlocksPerSm));
   kn.reason = fmt::format("{}: implicit GEMM ConvNchw, {} out channels x {} pixels x K {} per group, {}x{} tiles, {} "
                           "stages{}{}; {}", shape_why, Kg,
                           dc ? fmt::format("{} x {}", dc->dim, Do * Ho * Wo) : std::to_string(N * Do * Ho * Wo), kdim,

@@ -33,7 +33,7 @@ struct Epilogue {
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(256) kiln_conv_transpose2d_opad_f16_k0_conv_nchw(const __half* __restrict__ in_x, const __half* __restrict__ in_w, const __half* __restrict__ in_b, __half* __restrict__ out_y) {
+extern "C" __global__ void __launch_bounds__(256, 2) kiln_conv_transpose2d_opad_f16_k0_conv_nchw(const __half* __restrict__ in_x, const __half* __restrict__ in_w, const __half* __restrict__ in_b, __half* __restrict__ out_y) {
   Kernel::run(in_x, in_w, out_y, Epilogue{in_x, in_w, in_b, out_y});
 }
 
