@@ -1751,11 +1751,16 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   kn.template_name = "conv_nchw";
   kn.config = cc;
   set_launch(kn, conv_geometry(cc, sms));
-  // The registers allow as many CTAs per SM as shared memory does (at most 2, a 128-register cap
-  // at 256 threads). Without it a dyn batch's index arithmetic took KernelBench L2 13's kernel from
-  // 121 to 141 registers, one CTA per SM instead of two, 1.37x slower (H200, ncu:
-  // bench/results/2026-12-03-h200-run3/).
-  kn.min_blocks = static_cast<int>(ctas_by_smem(p.target(), kn.shared_bytes, kConvNchwMaxBlocksPerSm));
+  // A transposed conv: the registers allow as many CTAs per SM as shared memory does (at most 2,
+  // a 128-register cap at 256 threads). Its loader (stride phases, gathered filters, 16-byte table
+  // entries) sits at 117-125 registers, and a little more tips it to one CTA per SM: a dyn batch
+  // took KernelBench L2 13's kernel from 121 to 141 registers, 1.37x slower (ncu,
+  // bench/results/2026-12-03-h200-run3/). A forward conv (76-121 registers) is left uncapped: the
+  // cap only constrains ptxas's scheduling there. Measured A/B in one run on the H200 over every
+  // KernelBench conv on this kernel (bench/results/2026-12-03-h200-run4/): transposed capped
+  // 0.754 (L2 13) to 1.016x, the other 11 within 1%; forward capped 0.992-1.037x, 10 of 14 slower.
+  if (c.transposed)
+    kn.min_blocks = static_cast<int>(ctas_by_smem(p.target(), kn.shared_bytes, kConvNchwMaxBlocksPerSm));
   kn.reason = fmt::format("{}: implicit GEMM ConvNchw, {} out channels x {} pixels x K {} per group, {}x{} tiles, {} "
                           "stages{}{}; {}", shape_why, Kg,
                           dc ? fmt::format("{} x {}", dc->dim, Do * Ho * Wo) : std::to_string(N * Do * Ho * Wo), kdim,

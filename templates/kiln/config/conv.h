@@ -108,8 +108,9 @@ KILN_RULE constexpr int conv_table_bytes(long long kdim, int bk, bool general) {
   return static_cast<int>((kdim + bk - 1) / bk * bk * (general ? 16 : 8));
 }
 
-// ConvNchw (conv_igemm.cuh): the most CTAs per SM its __launch_bounds__ asks the registers to
-// allow (where shared memory holds that many). Two of 256 threads cap a thread at 128 registers.
+// ConvNchw (conv_igemm.cuh) of a transposed conv: the most CTAs per SM its __launch_bounds__ asks
+// the registers to allow (where shared memory holds that many; the planner's rule, in
+// plan_contraction.cpp). Two of 256 threads cap a thread at 128 registers.
 constexpr int kConvNchwMaxBlocksPerSm = 2;
 
 // ---------------------------------------------------------------- TmaConv (conv_tma.cuh)

@@ -16,7 +16,7 @@ using Kernel = kiln::conv::ConvNchw<float, kiln::Tf32x3, float, Index, Shape, kC
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(256, 2) kiln_conv2d_dilated_grouped_k0_conv_nchw(const float* __restrict__ in_x, const float* __restrict__ in_w, float* __restrict__ out_y) {
+extern "C" __global__ void __launch_bounds__(256) kiln_conv2d_dilated_grouped_k0_conv_nchw(const float* __restrict__ in_x, const float* __restrict__ in_w, float* __restrict__ out_y) {
   Kernel::run(in_x, in_w, out_y, kiln::gemm::Identity{});
 }
 

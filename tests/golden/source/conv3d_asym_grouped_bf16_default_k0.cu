@@ -32,7 +32,7 @@ struct Epilogue {
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(256, 2) kiln_conv3d_asym_grouped_bf16_k0_conv_nchw(const __nv_bfloat16* __restrict__ in_x, const __nv_bfloat16* __restrict__ in_w, const __nv_bfloat16* __restrict__ in_b, __nv_bfloat16* __restrict__ out_y) {
+extern "C" __global__ void __launch_bounds__(256) kiln_conv3d_asym_grouped_bf16_k0_conv_nchw(const __nv_bfloat16* __restrict__ in_x, const __nv_bfloat16* __restrict__ in_w, const __nv_bfloat16* __restrict__ in_b, __nv_bfloat16* __restrict__ out_y) {
   Kernel::run(in_x, in_w, out_y, Epilogue{in_x, in_w, in_b, out_y});
 }
 
