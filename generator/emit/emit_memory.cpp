@@ -60,7 +60,7 @@ ir::NodeId primary_leaf(const Plan& plan, ir::NodeId operand) {
 }
 
 // struct Load: the operand at the coordinates of flat index `flat` of `in`.
-void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primary, CodeWriter& w) {
+void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primary, CodeWriter& w, std::size_t pooled) {
   const auto& bound = *plan.bound;
   const auto& anchor = anchor_of(plan, kernel);
   const ir::NodeId operand = anchor.operands[0];
@@ -70,8 +70,9 @@ void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primar
   w.open_block("struct Load");
   UnitParts::declare_members(plan, kernel, w, ex);
   const DType t = bound.node(primary).dtype;
-  w.open_block(fmt::format("__device__ __forceinline__ C operator()({} elem, Index flat) const", storage_type(t)));
-  Coords coords = ex.declare_coords(operand, "flat", "c");
+  w.open_block(fmt::format("__device__ __forceinline__ C operator()({} elem, Index flat{}) const", storage_type(t),
+                           pooled ? ", Index plane" : ""));
+  Coords coords = ex.declare_coords(operand, "flat", "c", pooled ? "plane" : "", pooled);
   // The primary leaf at the operand's own coordinates is the element the template loaded, and so
   // is its element at the same flat index through reshapes (ExprEmitter::flat_of).
   const Coords identity = coords;
@@ -82,17 +83,18 @@ void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primar
   };
   const std::string v = ex.value(operand, coords);
   w.line("(void)elem;");
+  if (pooled) w.line("(void)plane;");
   w.line("return static_cast<C>({});", v);
   w.close_block();
   w.close_block(";");
 }
 
 std::string load_store_functors(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primary,
-                                const std::string& result_type) {
+                                const std::string& result_type, std::size_t pooled) {
   CodeWriter w;
-  write_load(plan, kernel, primary, w);
+  write_load(plan, kernel, primary, w, pooled);
   w.blank();
-  write_store(plan, kernel, result_type, w);
+  write_store(plan, kernel, result_type, w, pooled);
   return w.str();
 }
 

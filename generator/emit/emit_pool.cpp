@@ -24,7 +24,10 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const PoolConfig
          config.max ? "compared in" : "summed and divided in");
   unit.constants = c.str();
 
-  unit.functors = load_store_functors(plan, kernel, primary, "C");
+  // Load and Store take the plane too: the coordinates of the axes before the pooled ones come
+  // from it, once per thread step, not from each element's flat index (a division chain per
+  // element, by dyn extents where the pooled axes are dyn).
+  unit.functors = load_store_functors(plan, kernel, primary, "C", static_cast<std::size_t>(anchor.pool.dims));
 
   // Dyn planes ([Note: dyn pool planes] in plan_pool.cpp): this launch's; dyn pooled axes ([Note:
   // dyn pooled axes]): the extents the config holds as 0, from the kernel's DynValue arguments.

@@ -66,8 +66,11 @@ std::string dyn_extent_expression(const Plan& plan, const std::vector<ir::DimExp
 ir::NodeId store_node(const PlannedKernel& kernel);
 // struct Store { ...; Out operator()(<result_type> result, Index flat) const; }: the anchor's
 // value `result` at output index `flat` through the fused epilogue chain, as stored (a
-// functor the memory-bound templates call per output element).
-void write_store(const Plan& plan, const PlannedKernel& kernel, const std::string& result_type, CodeWriter& w);
+// functor the memory-bound templates call per output element). With `pooled` > 0 (the pooling
+// template) it also takes `Index plane`, flat's index over the axes before the last `pooled`,
+// from which it computes those axes' coordinates (ExprEmitter::declare_coords).
+void write_store(const Plan& plan, const PlannedKernel& kernel, const std::string& result_type, CodeWriter& w,
+                 std::size_t pooled = 0);
 
 // The head of a template unit: `#include "kiln/<header>"` (and philox.cuh where the op has a
 // dropout) into unit.includes, `using Index = ...;` into `c`.
@@ -77,11 +80,12 @@ void begin_unit(const PlannedKernel& kernel, const char* header, UnitParts& unit
 ir::NodeId primary_leaf(const Plan& plan, ir::NodeId operand);
 // struct Load { ...; C operator()(T elem, Index flat) const; }: the anchor's operand at flat index
 // `flat` of its shape, `elem` being the streamed tensor `primary`'s element there (emit_memory.cpp;
-// the memory-bound and pooling templates call it per loaded element).
-void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primary, CodeWriter& w);
+// the memory-bound and pooling templates call it per loaded element). `pooled`: as write_store's.
+void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primary, CodeWriter& w,
+                std::size_t pooled = 0);
 // write_load, a blank line and write_store(result_type): the two functors of a streaming template.
 std::string load_store_functors(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primary,
-                                const std::string& result_type);
+                                const std::string& result_type, std::size_t pooled = 0);
 
 // One emitter per family config (emit.cpp, emit_memory.cpp, emit_contraction.cpp, ...): the
 // emitter is chosen by overload on the planner's config, so a family without one does not build.

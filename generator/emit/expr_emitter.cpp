@@ -215,12 +215,15 @@ std::string ExprEmitter::flat_of(ir::NodeId node, const Coords& coords) const {
   return it != flat_of_coords_.end() ? it->second : flat_index(node, coords);
 }
 
-Coords ExprEmitter::declare_coords(ir::NodeId node, const std::string& flat, const std::string& prefix) {
+Coords ExprEmitter::declare_coords(ir::NodeId node, const std::string& flat, const std::string& prefix,
+                                   const std::string& plane, std::size_t inner) {
   const std::size_t rank = plan_.bound->shape(node).size();
+  const std::size_t lead = plane.empty() ? 0 : rank - std::min(inner, rank);   // the axes from `plane`
   Coords c(rank);
   std::string rest = flat;
   for (std::size_t d = rank; d-- > 0;) {
     c[d] = fmt::format("{}{}", prefix, d);
+    if (lead > 0 && d + 1 == lead) rest = plane;   // the leading axes: from flat's plane
     if (d == 0) {
       out_.line("const Index {} = {};", c[d], rest);
     } else {

@@ -77,8 +77,12 @@ class ExprEmitter {
   // Emits what computes `node` at `coords`; returns the variable holding it.
   std::string value(ir::NodeId node, const Coords& coords);
   // Declares the coordinates of flat index `flat` in the shape of `node` (`const Index
-  // <prefix>0 = ...;` per dim, innermost by modulo) and returns their names.
-  Coords declare_coords(ir::NodeId node, const std::string& flat, const std::string& prefix);
+  // <prefix>0 = ...;` per dim, innermost by modulo) and returns their names. With `plane` (and
+  // `inner` > 0), the last `inner` axes come from `flat` and the leading ones from `plane`, the
+  // index of flat's plane over them: one division chain per plane rather than per element (the
+  // pooling template's Load and Store, whose planes precede the pooled axes).
+  Coords declare_coords(ir::NodeId node, const std::string& flat, const std::string& prefix,
+                        const std::string& plane = {}, std::size_t inner = 0);
   // Starts a new scope (forgets emitted values): call at each new loop body.
   void reset() { memo_.clear(); }
 

@@ -2,10 +2,12 @@
 //
 // Contract: `kC` is the planner's PoolConfig (kiln/config/pool.h), a constexpr object of the unit;
 // C the compute type (float for f32/f16/bf16, double for f64). The generated functors are
-//     struct Load  { __device__ C operator()(T elem, Index flat) const; };    // the operand at input flat index
-//     struct Store { __device__ Out operator()(C result, Index flat) const; };  // the fused epilogue at output flat
+//     struct Load  { __device__ C operator()(T elem, Index flat, Index plane) const; };    // the operand at input flat index
+//     struct Store { __device__ Out operator()(C result, Index flat, Index plane) const; };  // the fused epilogue at output flat
 // `in` is the stored tensor the operand streams (T its element); Load returns the operand's value
-// at `flat` (elem is in[flat]). Each output element: max keeps the
+// at `flat` (elem is in[flat]). `plane` is flat's index over the axes before the pooled ones (the
+// same for the input and the output element of a step): the functors take those axes'
+// coordinates from it, once a step, rather than from flat by a division chain per element. Each output element: max keeps the
 // first NaN it meets (PyTorch's `val > max || isnan(val)`), -inf where the window holds no input
 // position; avg sums in C the in-bounds positions of the window and divides by divisor_override,
 // else the window clipped to the padded input (include_pad), else the in-bounds count; a window
@@ -102,7 +104,8 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
     const P oh0 = P(detail::take_index(r, rows_h)) * kRows;
     const Index row_out = r * Index(out_h) + Index(oh0);   // the first output row (plane, d, h): r = plane * out_d + d
     const P od = P(detail::take_index(r, planes_d));
-    const Index base = r * plane_in;
+    const Index plane = r;
+    const Index base = plane * plane_in;
     const P d0 = od * kC.stride_d - kC.padding_d, h0 = oh0 * kC.stride_h - kC.padding_h,
             w0 = ow0 * kC.stride_w - kC.padding_w;   // the run's first window
     const C identity = kC.max ? Limits<C>::lowest() : C(0);
@@ -129,7 +132,7 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
 #pragma unroll
           for (int i = 0; i < kVec; ++i) {
             const int t = q * kVec + i - kMis;
-            if (t >= 0 && t < kSpan) col[t] = inside ? C(load(v.v[i], f0 + Index(i))) : identity;
+            if (t >= 0 && t < kSpan) col[t] = inside ? C(load(v.v[i], f0 + Index(i), plane)) : identity;
           }
         }
       } else {
@@ -137,7 +140,7 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
         for (int t = 0; t < kSpan; ++t) {
           const P iw = w0 + P(t);
           const Index f = base + Index(row + iw);
-          col[t] = iw >= 0 && iw < in_w ? C(load(ldg(in + f), f)) : identity;
+          col[t] = iw >= 0 && iw < in_w ? C(load(ldg(in + f), f, plane)) : identity;
         }
       }
     };
@@ -196,7 +199,7 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
               const P iw = w0 + P(jw) * kC.dilation_w;
               if (iw < 0 || iw >= in_w) continue;
               const Index f = base + Index(row + iw);
-              fold(acc[0][0], C(load(ldg(in + f), f)));
+              fold(acc[0][0], C(load(ldg(in + f), f, plane)));
             }
           }
         }
@@ -225,7 +228,7 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
           value = inside > 0 ? value / C(divisor) : C(0);
         }
         if (v < valid && oh0 + P(u) < out_h)
-          result[u][v] = store(value, (row_out + Index(u)) * Index(out_w) + Index(ow0 + v));
+          result[u][v] = store(value, (row_out + Index(u)) * Index(out_w) + Index(ow0 + v), plane);
       }
     }
 #pragma unroll

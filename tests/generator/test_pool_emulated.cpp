@@ -9,6 +9,7 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -19,12 +20,17 @@
 
 namespace {
 
+// Load and Store as the generated ones are called: each counts the calls whose `plane` is not
+// flat's plane (flat / the elements of a plane).
 struct Identity {
-  float operator()(float x, int) const { return x; }
+  int plane_elems;
+  std::atomic<int>* wrong_planes;
+  float operator()(float x, int flat, int plane) const {
+    if (plane != flat / plane_elems) ++*wrong_planes;
+    return x;
+  }
 };
-struct Keep {
-  float operator()(float x, int) const { return x; }
-};
+using Keep = Identity;
 
 // kiln::PoolConfig{threads, max, planes, in_d, in_h, in_w, out_d, out_h, out_w, kernel_{d,h,w},
 // stride_{d,h,w}, padding_{d,h,w}, dilation_{d,h,w}, include_pad, divisor, run, vec, rows}, as
@@ -54,7 +60,11 @@ using Case = EmulatedPoolCase;
 template <const kiln::PoolConfig& kC>
 std::vector<float> emulate(const std::vector<float>& x) {
   std::vector<float> y(static_cast<std::size_t>(kiln::pool_outputs(kC)), -7.f);
-  emu::launch({2, 1, 0}, kC.threads, [&] { kiln::pool<kC, float, int>(x.data(), y.data(), Identity{}, Keep{}); });
+  std::atomic<int> wrong_planes{0};
+  const Identity load{int(kC.in_d * kC.in_h * kC.in_w), &wrong_planes};
+  const Keep store{int(kC.out_d * kC.out_h * kC.out_w), &wrong_planes};
+  emu::launch({2, 1, 0}, kC.threads, [&] { kiln::pool<kC, float, int>(x.data(), y.data(), load, store); });
+  CHECK(wrong_planes.load() == 0);
   return y;
 }
 

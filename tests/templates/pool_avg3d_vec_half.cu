@@ -14,10 +14,10 @@ static_assert(kiln::pool_vec(2, true, kC.in_w, kC.out_w, kC.kernel_w, kC.stride_
               "the planner's vector");
 
 struct Load {
-  __device__ float operator()(__half x, Index) const { return __half2float(x); }
+  __device__ float operator()(__half x, Index, Index) const { return __half2float(x); }
 };
 struct Store {
-  __device__ __half operator()(float r, Index) const { return __float2half_rn(r); }
+  __device__ __half operator()(float r, Index, Index) const { return __float2half_rn(r); }
 };
 }  // namespace kiln_pool_avg3d
 

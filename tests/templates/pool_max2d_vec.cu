@@ -17,10 +17,10 @@ static_assert(kiln::pool_rows(kC.max, kC.out_h, kC.kernel_h, kC.stride_h, kC.dil
               "the planner's rows");
 
 struct Load {
-  __device__ float operator()(float x, Index) const { return x; }
+  __device__ float operator()(float x, Index, Index) const { return x; }
 };
 struct Store {
-  __device__ float operator()(float r, Index) const { return r; }
+  __device__ float operator()(float r, Index, Index) const { return r; }
 };
 }  // namespace kiln_pool_max2d
 

@@ -41,14 +41,15 @@ using C = float;  // summed and divided in
 struct Load {
   const float* __restrict__ in_x;  // in x: f32[3, 5, 7, 9]
   float* __restrict__ out_inc;  // out inc: f32[3, 5, 4, 5]
-  __device__ __forceinline__ C operator()(float elem, Index flat) const {
+  __device__ __forceinline__ C operator()(float elem, Index flat, Index plane) const {
     const Index c3 = flat % 9;
     const Index c2 = (flat / 9) % 7;
-    const Index c1 = ((flat / 9) / 7) % 5;
-    const Index c0 = (((flat / 9) / 7) / 5);
+    const Index c1 = plane % 5;
+    const Index c0 = (plane / 5);
     // line 21: in  x: f32[N, C, H, W]
     const float v0_0 = elem;
     (void)elem;
+    (void)plane;
     return static_cast<C>(v0_0);
   }
 };
@@ -57,13 +58,14 @@ struct Load {
 struct Store {
   const float* __restrict__ in_x;  // in x: f32[3, 5, 7, 9]
   float* __restrict__ out_inc;  // out inc: f32[3, 5, 4, 5]
-  __device__ __forceinline__ float operator()(C result, Index flat) const {
+  __device__ __forceinline__ float operator()(C result, Index flat, Index plane) const {
     const Index o3 = flat % 5;
     const Index o2 = (flat / 5) % 4;
-    const Index o1 = ((flat / 5) / 4) % 5;
-    const Index o0 = (((flat / 5) / 4) / 5);
+    const Index o1 = plane % 5;
+    const Index o0 = (plane / 5);
     const float anchor_value = result;  // %1 avg_pool
     (void)flat;
+    (void)plane;
     return anchor_value;
   }
 };
@@ -94,14 +96,15 @@ using C = float;  // summed and divided in
 struct Load {
   const float* __restrict__ in_x;  // in x: f32[3, 5, 7, 9]
   float* __restrict__ out_exc;  // out exc: f32[3, 5, 4, 5]
-  __device__ __forceinline__ C operator()(float elem, Index flat) const {
+  __device__ __forceinline__ C operator()(float elem, Index flat, Index plane) const {
     const Index c3 = flat % 9;
     const Index c2 = (flat / 9) % 7;
-    const Index c1 = ((flat / 9) / 7) % 5;
-    const Index c0 = (((flat / 9) / 7) / 5);
+    const Index c1 = plane % 5;
+    const Index c0 = (plane / 5);
     // line 21: in  x: f32[N, C, H, W]
     const float v0_0 = elem;
     (void)elem;
+    (void)plane;
     return static_cast<C>(v0_0);
   }
 };
@@ -110,13 +113,14 @@ struct Load {
 struct Store {
   const float* __restrict__ in_x;  // in x: f32[3, 5, 7, 9]
   float* __restrict__ out_exc;  // out exc: f32[3, 5, 4, 5]
-  __device__ __forceinline__ float operator()(C result, Index flat) const {
+  __device__ __forceinline__ float operator()(C result, Index flat, Index plane) const {
     const Index o3 = flat % 5;
     const Index o2 = (flat / 5) % 4;
-    const Index o1 = ((flat / 5) / 4) % 5;
-    const Index o0 = (((flat / 5) / 4) / 5);
+    const Index o1 = plane % 5;
+    const Index o0 = (plane / 5);
     const float anchor_value = result;  // %2 avg_pool
     (void)flat;
+    (void)plane;
     return anchor_value;
   }
 };
@@ -147,14 +151,15 @@ using C = float;  // summed and divided in
 struct Load {
   const float* __restrict__ in_x;  // in x: f32[3, 5, 7, 9]
   float* __restrict__ out_div;  // out div: f32[3, 5, 4, 4]
-  __device__ __forceinline__ C operator()(float elem, Index flat) const {
+  __device__ __forceinline__ C operator()(float elem, Index flat, Index plane) const {
     const Index c3 = flat % 9;
     const Index c2 = (flat / 9) % 7;
-    const Index c1 = ((flat / 9) / 7) % 5;
-    const Index c0 = (((flat / 9) / 7) / 5);
+    const Index c1 = plane % 5;
+    const Index c0 = (plane / 5);
     // line 21: in  x: f32[N, C, H, W]
     const float v0_0 = elem;
     (void)elem;
+    (void)plane;
     return static_cast<C>(v0_0);
   }
 };
@@ -163,13 +168,14 @@ struct Load {
 struct Store {
   const float* __restrict__ in_x;  // in x: f32[3, 5, 7, 9]
   float* __restrict__ out_div;  // out div: f32[3, 5, 4, 4]
-  __device__ __forceinline__ float operator()(C result, Index flat) const {
+  __device__ __forceinline__ float operator()(C result, Index flat, Index plane) const {
     const Index o3 = flat % 4;
     const Index o2 = (flat / 4) % 4;
-    const Index o1 = ((flat / 4) / 4) % 5;
-    const Index o0 = (((flat / 4) / 4) / 5);
+    const Index o1 = plane % 5;
+    const Index o0 = (plane / 5);
     const float anchor_value = result;  // %3 avg_pool
     (void)flat;
+    (void)plane;
     return anchor_value;
   }
 };

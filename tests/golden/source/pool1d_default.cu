@@ -34,13 +34,14 @@ using C = float;  // compared in
 struct Load {
   const float* __restrict__ in_x;  // in x: f32[16, 64, 4099]
   float* __restrict__ out_mx;  // out mx: f32[16, 64, 2046]
-  __device__ __forceinline__ C operator()(float elem, Index flat) const {
+  __device__ __forceinline__ C operator()(float elem, Index flat, Index plane) const {
     const Index c2 = flat % 4099;
-    const Index c1 = (flat / 4099) % 64;
-    const Index c0 = ((flat / 4099) / 64);
+    const Index c1 = plane % 64;
+    const Index c0 = (plane / 64);
     // line 29: in  x: f32[N, C, L]
     const float v0_0 = elem;
     (void)elem;
+    (void)plane;
     return static_cast<C>(v0_0);
   }
 };
@@ -49,12 +50,13 @@ struct Load {
 struct Store {
   const float* __restrict__ in_x;  // in x: f32[16, 64, 4099]
   float* __restrict__ out_mx;  // out mx: f32[16, 64, 2046]
-  __device__ __forceinline__ float operator()(C result, Index flat) const {
+  __device__ __forceinline__ float operator()(C result, Index flat, Index plane) const {
     const Index o2 = flat % 2046;
-    const Index o1 = (flat / 2046) % 64;
-    const Index o0 = ((flat / 2046) / 64);
+    const Index o1 = plane % 64;
+    const Index o0 = (plane / 64);
     const float anchor_value = result;  // %1 max_pool
     (void)flat;
+    (void)plane;
     return anchor_value;
   }
 };
@@ -85,13 +87,14 @@ using C = float;  // summed and divided in
 struct Load {
   const float* __restrict__ in_x;  // in x: f32[16, 64, 4099]
   float* __restrict__ out_av;  // out av: f32[16, 64, 1367]
-  __device__ __forceinline__ C operator()(float elem, Index flat) const {
+  __device__ __forceinline__ C operator()(float elem, Index flat, Index plane) const {
     const Index c2 = flat % 4099;
-    const Index c1 = (flat / 4099) % 64;
-    const Index c0 = ((flat / 4099) / 64);
+    const Index c1 = plane % 64;
+    const Index c0 = (plane / 64);
     // line 29: in  x: f32[N, C, L]
     const float v0_0 = elem;
     (void)elem;
+    (void)plane;
     return static_cast<C>(v0_0);
   }
 };
@@ -100,12 +103,13 @@ struct Load {
 struct Store {
   const float* __restrict__ in_x;  // in x: f32[16, 64, 4099]
   float* __restrict__ out_av;  // out av: f32[16, 64, 1367]
-  __device__ __forceinline__ float operator()(C result, Index flat) const {
+  __device__ __forceinline__ float operator()(C result, Index flat, Index plane) const {
     const Index o2 = flat % 1367;
-    const Index o1 = (flat / 1367) % 64;
-    const Index o0 = ((flat / 1367) / 64);
+    const Index o1 = plane % 64;
+    const Index o0 = (plane / 64);
     const float anchor_value = result;  // %2 avg_pool
     (void)flat;
+    (void)plane;
     return anchor_value;
   }
 };

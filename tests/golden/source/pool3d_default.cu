@@ -34,15 +34,16 @@ using C = float;  // compared in
 struct Load {
   const float* __restrict__ in_x;  // in x: f32[4, 8, 17, 33, 31]
   float* __restrict__ out_mx;  // out mx: f32[4, 8, 9, 17, 16]
-  __device__ __forceinline__ C operator()(float elem, Index flat) const {
+  __device__ __forceinline__ C operator()(float elem, Index flat, Index plane) const {
     const Index c4 = flat % 31;
     const Index c3 = (flat / 31) % 33;
     const Index c2 = ((flat / 31) / 33) % 17;
-    const Index c1 = (((flat / 31) / 33) / 17) % 8;
-    const Index c0 = ((((flat / 31) / 33) / 17) / 8);
+    const Index c1 = plane % 8;
+    const Index c0 = (plane / 8);
     // line 36: in  x: f32[N, C, D, H, W]
     const float v0_0 = elem;
     (void)elem;
+    (void)plane;
     return static_cast<C>(v0_0);
   }
 };
@@ -51,14 +52,15 @@ struct Load {
 struct Store {
   const float* __restrict__ in_x;  // in x: f32[4, 8, 17, 33, 31]
   float* __restrict__ out_mx;  // out mx: f32[4, 8, 9, 17, 16]
-  __device__ __forceinline__ float operator()(C result, Index flat) const {
+  __device__ __forceinline__ float operator()(C result, Index flat, Index plane) const {
     const Index o4 = flat % 16;
     const Index o3 = (flat / 16) % 17;
     const Index o2 = ((flat / 16) / 17) % 9;
-    const Index o1 = (((flat / 16) / 17) / 9) % 8;
-    const Index o0 = ((((flat / 16) / 17) / 9) / 8);
+    const Index o1 = plane % 8;
+    const Index o0 = (plane / 8);
     const float anchor_value = result;  // %1 max_pool
     (void)flat;
+    (void)plane;
     return anchor_value;
   }
 };
@@ -89,15 +91,16 @@ using C = float;  // summed and divided in
 struct Load {
   const float* __restrict__ in_x;  // in x: f32[4, 8, 17, 33, 31]
   float* __restrict__ out_av;  // out av: f32[4, 8, 9, 17, 29]
-  __device__ __forceinline__ C operator()(float elem, Index flat) const {
+  __device__ __forceinline__ C operator()(float elem, Index flat, Index plane) const {
     const Index c4 = flat % 31;
     const Index c3 = (flat / 31) % 33;
     const Index c2 = ((flat / 31) / 33) % 17;
-    const Index c1 = (((flat / 31) / 33) / 17) % 8;
-    const Index c0 = ((((flat / 31) / 33) / 17) / 8);
+    const Index c1 = plane % 8;
+    const Index c0 = (plane / 8);
     // line 36: in  x: f32[N, C, D, H, W]
     const float v0_0 = elem;
     (void)elem;
+    (void)plane;
     return static_cast<C>(v0_0);
   }
 };
@@ -106,14 +109,15 @@ struct Load {
 struct Store {
   const float* __restrict__ in_x;  // in x: f32[4, 8, 17, 33, 31]
   float* __restrict__ out_av;  // out av: f32[4, 8, 9, 17, 29]
-  __device__ __forceinline__ float operator()(C result, Index flat) const {
+  __device__ __forceinline__ float operator()(C result, Index flat, Index plane) const {
     const Index o4 = flat % 29;
     const Index o3 = (flat / 29) % 17;
     const Index o2 = ((flat / 29) / 17) % 9;
-    const Index o1 = (((flat / 29) / 17) / 9) % 8;
-    const Index o0 = ((((flat / 29) / 17) / 9) / 8);
+    const Index o1 = plane % 8;
+    const Index o0 = (plane / 8);
     const float anchor_value = result;  // %2 avg_pool
     (void)flat;
+    (void)plane;
     return anchor_value;
   }
 };
