@@ -78,7 +78,7 @@ void begin_unit(const PlannedKernel& kernel, const char* header, UnitParts& unit
 // The stored tensor a template streams for the anchor's operand (Plan::streamed_leaf); an
 // UnsupportedError, located, when the operand reads none of its size.
 ir::NodeId primary_leaf(const Plan& plan, ir::NodeId operand);
-// struct Load { ...; C operator()(T elem, Index flat) const; }: the anchor's operand at flat index
+// struct Load { ...; C operator()(T elem, Index flat[, Index plane]) const; }: the anchor's operand at flat index
 // `flat` of its shape, `elem` being the streamed tensor `primary`'s element there (emit_memory.cpp;
 // the memory-bound and pooling templates call it per loaded element). `pooled`: as write_store's.
 void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primary, CodeWriter& w,
