@@ -38,11 +38,11 @@
 
 struct Load {
   template <class I>
-  __device__ float operator()(float x, I) const { return x; }
+  __device__ float operator()(float x, I, I) const { return x; }
 };
 struct Store {
   template <class I>
-  __device__ float operator()(float r, I) const { return r; }
+  __device__ float operator()(float r, I, I) const { return r; }
 };
 
 // Variant is a type holding the config (`static constexpr kiln::PoolConfig value`): nvcc's host
