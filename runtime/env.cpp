@@ -62,7 +62,7 @@ Options resolve_options(Options o) {
   }
   // [Note: generic by default]
   // Options::shapes defaults to "generic": a dim that sizes only elementwise kernels, the rows of
-  // reductions, scans and row norms, or the batch of a conv or a pool (generic_dims) is a run-time
+  // reductions, scans and row norms, the batch of a conv or the planes of a pool (generic_dims) is a run-time
   // value, so one compile serves every size of its bucket and size class. Those are the dims whose
   // generic kernels measured within 3% of the specialized ones on the GPU (docs/language.md, "dyn",
   // lists the runs; the last gaps were a split sum over few rows, 1.31x, closed by splits per

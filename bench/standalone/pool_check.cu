@@ -36,13 +36,15 @@
     }                                                                                      \
   } while (0)
 
-struct Load {
+// The functors as pool.cuh calls them: lead(plane) once a thread step (these need nothing of the
+// plane), then each element with it.
+struct Load : kiln::PoolNoLead {
   template <class I>
-  __device__ float operator()(float x, I, I) const { return x; }
+  __device__ float operator()(float x, I, const Lead&) const { return x; }
 };
-struct Store {
+struct Store : kiln::PoolNoLead {
   template <class I>
-  __device__ float operator()(float r, I, I) const { return r; }
+  __device__ float operator()(float r, I, const Lead&) const { return r; }
 };
 
 // Variant is a type holding the config (`static constexpr kiln::PoolConfig value`): nvcc's host

@@ -182,20 +182,21 @@ void write_store(const Plan& plan, const PlannedKernel& kernel, const std::strin
          end == kernel.anchor ? "the result as is" : "the result through the fused epilogue");
   w.open_block("struct Store");
   UnitParts::declare_members(plan, kernel, w, ex);
-  w.open_block(fmt::format("__device__ __forceinline__ {} operator()({} result, Index flat{}) const", storage_type(out),
-                           result_type, pooled ? ", Index plane" : ""));
   // The chain is elementwise over the anchor's shape, or reshapes it (AnchorRule::epilogue_reshape):
   // either way the anchor's element is the one at the output's flat index. The plane's axes are
   // the anchor's leading ones only where the chain keeps its shape.
   const bool by_plane = pooled > 0 && bound.shape(end) == bound.shape(kernel.anchor);
-  Coords coords = ex.declare_coords(end, "flat", "o", by_plane ? "plane" : "", pooled);
+  const Coords lead = pooled ? write_lead(ex, w, plan, end, "o", by_plane ? pooled : bound.shape(end).size()) : Coords{};
+  w.open_block(fmt::format("__device__ __forceinline__ {} operator()({} result, Index flat{}) const", storage_type(out),
+                           result_type, pooled ? ", const Lead& at" : ""));
+  Coords coords = ex.declare_coords(end, "flat", "o", lead);
   w.line("const {} anchor_value = result;  // %{} {}", compute_type(bound.node(kernel.anchor).dtype), kernel.anchor,
          ir::op_kind_name(bound.node(kernel.anchor).kind));
   ex.bind_value_at_flat(kernel.anchor, "flat", "anchor_value");
   if (end != kernel.anchor) ex.compute_here(end);
   const std::string v = ex.value(end, coords);
   w.line("(void)flat;");
-  if (pooled) w.line("(void)plane;");
+  if (pooled) w.line("(void)at;");
   if (out == DType::f16 || out == DType::bf16) w.line("return kiln::from_float<{}>({});", storage_type(out), v);
   else w.line("return {};", v);
   w.close_block();

@@ -59,6 +59,24 @@ ir::NodeId primary_leaf(const Plan& plan, ir::NodeId operand) {
   return leaf;
 }
 
+Coords write_lead(ExprEmitter& ex, CodeWriter& w, const Plan& plan, ir::NodeId node, const char* prefix,
+                  std::size_t inner) {
+  const std::size_t rank = plan.bound->shape(node).size();
+  Coords names;
+  for (std::size_t d = 0; d < rank - std::min(inner, rank); ++d) names.push_back(fmt::format("{}{}", prefix, d));
+  w.line("// The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.");
+  w.line("struct Lead {{{}}};", names.empty() ? "" : fmt::format(" Index {}; ", fmt::join(names, ", ")));
+  w.open_block("__device__ __forceinline__ Lead lead(Index plane) const");
+  const Coords declared = ex.lead_coords(node, "plane", prefix, inner);
+  KILN_ASSERT(declared == names, "the plane's coordinates are named differently from Lead's members");
+  if (names.empty()) w.line("(void)plane;");
+  w.line("return Lead{{{}}};", fmt::join(names, ", "));
+  w.close_block();
+  Coords at;
+  for (const std::string& n : names) at.push_back("at." + n);
+  return at;
+}
+
 // struct Load: the operand at the coordinates of flat index `flat` of `in`.
 void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primary, CodeWriter& w, std::size_t pooled) {
   const auto& bound = *plan.bound;
@@ -70,9 +88,10 @@ void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primar
   w.open_block("struct Load");
   UnitParts::declare_members(plan, kernel, w, ex);
   const DType t = bound.node(primary).dtype;
+  const Coords lead = pooled ? write_lead(ex, w, plan, operand, "c", pooled) : Coords{};
   w.open_block(fmt::format("__device__ __forceinline__ C operator()({} elem, Index flat{}) const", storage_type(t),
-                           pooled ? ", Index plane" : ""));
-  Coords coords = ex.declare_coords(operand, "flat", "c", pooled ? "plane" : "", pooled);
+                           pooled ? ", const Lead& at" : ""));
+  Coords coords = ex.declare_coords(operand, "flat", "c", lead);
   // The primary leaf at the operand's own coordinates is the element the template loaded, and so
   // is its element at the same flat index through reshapes (ExprEmitter::flat_of).
   const Coords identity = coords;
@@ -83,7 +102,7 @@ void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primar
   };
   const std::string v = ex.value(operand, coords);
   w.line("(void)elem;");
-  if (pooled) w.line("(void)plane;");
+  if (pooled) w.line("(void)at;");
   w.line("return static_cast<C>({});", v);
   w.close_block();
   w.close_block(";");

@@ -67,8 +67,8 @@ ir::NodeId store_node(const PlannedKernel& kernel);
 // struct Store { ...; Out operator()(<result_type> result, Index flat) const; }: the anchor's
 // value `result` at output index `flat` through the fused epilogue chain, as stored (a
 // functor the memory-bound templates call per output element). With `pooled` > 0 (the pooling
-// template) it also takes `Index plane`, flat's index over the axes before the last `pooled`,
-// from which it computes those axes' coordinates (ExprEmitter::declare_coords).
+// template) it has a Lead (write_lead) for the axes before the last `pooled`, and its call takes
+// the step's `const Lead& at`.
 void write_store(const Plan& plan, const PlannedKernel& kernel, const std::string& result_type, CodeWriter& w,
                  std::size_t pooled = 0);
 
@@ -78,7 +78,13 @@ void begin_unit(const PlannedKernel& kernel, const char* header, UnitParts& unit
 // The stored tensor a template streams for the anchor's operand (Plan::streamed_leaf); an
 // UnsupportedError, located, when the operand reads none of its size.
 ir::NodeId primary_leaf(const Plan& plan, ir::NodeId operand);
-// struct Load { ...; C operator()(T elem, Index flat[, Index plane]) const; }: the anchor's operand at flat index
+// The pooling template's per-step part of a functor: `struct Lead { Index <prefix>0, ...; };` and
+// `Lead lead(Index plane) const`, the coordinates of `node`'s axes before its last `inner` from a
+// thread step's plane (ExprEmitter::lead_coords), which the template computes once a step and
+// passes to each call. Returns the members as the call reads them (`at.<prefix>d`).
+Coords write_lead(ExprEmitter& ex, CodeWriter& w, const Plan& plan, ir::NodeId node, const char* prefix,
+                  std::size_t inner);
+// struct Load { ...; C operator()(T elem, Index flat[, const Lead& at]) const; }: the anchor's operand at flat index
 // `flat` of its shape, `elem` being the streamed tensor `primary`'s element there (emit_memory.cpp;
 // the memory-bound and pooling templates call it per loaded element). `pooled`: as write_store's.
 void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primary, CodeWriter& w,

@@ -215,15 +215,11 @@ std::string ExprEmitter::flat_of(ir::NodeId node, const Coords& coords) const {
   return it != flat_of_coords_.end() ? it->second : flat_index(node, coords);
 }
 
-Coords ExprEmitter::declare_coords(ir::NodeId node, const std::string& flat, const std::string& prefix,
-                                   const std::string& plane, std::size_t inner) {
-  const std::size_t rank = plan_.bound->shape(node).size();
-  const std::size_t lead = plane.empty() ? 0 : rank - std::min(inner, rank);   // the axes from `plane`
-  Coords c(rank);
-  std::string rest = flat;
-  for (std::size_t d = rank; d-- > 0;) {
+void ExprEmitter::declare_axes(ir::NodeId node, const std::string& index, const std::string& prefix, std::size_t first,
+                               std::size_t last, Coords& c) {
+  std::string rest = index;
+  for (std::size_t d = last; d-- > first;) {
     c[d] = fmt::format("{}{}", prefix, d);
-    if (lead > 0 && d + 1 == lead) rest = plane;   // the leading axes: from flat's plane
     if (d == 0) {
       out_.line("const Index {} = {};", c[d], rest);
     } else {
@@ -232,7 +228,27 @@ Coords ExprEmitter::declare_coords(ir::NodeId node, const std::string& flat, con
       rest = fmt::format("({} / {})", rest, ext);
     }
   }
+}
+
+Coords ExprEmitter::declare_coords(ir::NodeId node, const std::string& flat, const std::string& prefix,
+                                   const Coords& lead) {
+  const std::size_t rank = plan_.bound->shape(node).size();
+  KILN_ASSERT(lead.size() <= rank, "{} leading coordinates of a rank-{} value", lead.size(), rank);
+  Coords c(rank);
+  declare_axes(node, flat, prefix, lead.size(), rank, c);
+  for (std::size_t d = lead.size(); d-- > 0;) {
+    c[d] = fmt::format("{}{}", prefix, d);
+    out_.line("const Index {} = {};", c[d], lead[d]);
+  }
   flat_of_coords_[{c, plan_.bound->shape(node)}] = flat;
+  return c;
+}
+
+Coords ExprEmitter::lead_coords(ir::NodeId node, const std::string& plane, const std::string& prefix,
+                                std::size_t inner) {
+  const std::size_t rank = plan_.bound->shape(node).size();
+  Coords c(rank - std::min(inner, rank));
+  declare_axes(node, plane, prefix, 0, c.size(), c);
   return c;
 }
 

@@ -77,12 +77,16 @@ class ExprEmitter {
   // Emits what computes `node` at `coords`; returns the variable holding it.
   std::string value(ir::NodeId node, const Coords& coords);
   // Declares the coordinates of flat index `flat` in the shape of `node` (`const Index
-  // <prefix>0 = ...;` per dim, innermost by modulo) and returns their names. With `plane` (and
-  // `inner` > 0), the last `inner` axes come from `flat` and the leading ones from `plane`, the
-  // index of flat's plane over them: one division chain per plane rather than per element (the
-  // pooling template's Load and Store, whose planes precede the pooled axes).
+  // <prefix>0 = ...;` per dim, innermost by modulo) and returns their names. With `lead` (the
+  // names of the node's leading coordinates, known already), only the axes after them come from
+  // `flat`, and each leading one is declared as its name in `lead` (the pooling template's Load
+  // and Store, whose planes precede the pooled axes: see lead_coords).
   Coords declare_coords(ir::NodeId node, const std::string& flat, const std::string& prefix,
-                        const std::string& plane = {}, std::size_t inner = 0);
+                        const Coords& lead = {});
+  // The coordinates of `node`'s axes before its last `inner` (`const Index <prefix>d = ...;`) from
+  // `plane`, the row-major index over those axes; returns their names. One division chain per
+  // plane rather than per element: the pooling template computes them once a thread step.
+  Coords lead_coords(ir::NodeId node, const std::string& plane, const std::string& prefix, std::size_t inner);
   // Starts a new scope (forgets emitted values): call at each new loop body.
   void reset() { memo_.clear(); }
 
@@ -102,6 +106,11 @@ class ExprEmitter {
 
  private:
   std::string fresh(ir::NodeId node);
+  // Declares c[d] = <prefix>d for the axes d in [first, last) of `node` from `index`, the
+  // row-major index over its axes [0, last): innermost by modulo, the outermost declared one
+  // without (axis 0) or by modulo too.
+  void declare_axes(ir::NodeId node, const std::string& index, const std::string& prefix, std::size_t first,
+                    std::size_t last, Coords& c);
   // The value of (node, coords) when no operand needs a visit first (memoized, a scalar, a
   // leaf load, a literal); nullopt for a Permute or an elementwise node to compute.
   std::optional<std::string> known_value(ir::NodeId node, const Coords& coords);

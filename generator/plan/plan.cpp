@@ -814,12 +814,15 @@ std::set<std::string> generic_dims(const ir::Ir& ir) {
   // The memory-bound family takes dyn dims among its rows, the axes before the first one it works
   // along ([Note: dyn rows] in plan_memory.cpp), as whole extents: those are free. So is the
   // batch (axis 0) of a conv ([Note: dyn conv]; 0.995-1.011x the specialized conv,
-  // bench/results/2026-11-29-h200-run7) and of a pool ([Note: dyn pool planes]): a pool's other
-  // planes are not, since a prologue or epilogue that reads a per-channel operand then divides by
-  // a run-time C per element (max_pool2d(x * s) with N and C dyn: 1.81x, -run8; with C dyn through
-  // kiln::DynExtent's multiply-high: 1.07x, -run12). Their other axes and every axis of other
-  // anchors (a matmul's) are not free; nor are the axes a memory-bound anchor works along ([Note:
-  // dyn lengths]: a softmax up to 1.16x, a scan of few long rows 32x, -run12).
+  // bench/results/2026-11-29-h200-run7), and so are a pool's planes, every axis before the pooled
+  // ones ([Note: dyn pool planes]): its prologue and epilogue take the planes' coordinates once a
+  // thread step (pool.cuh's Lead), so a per-channel operand costs one division by a run-time C a
+  // step, not one per element (max_pool2d(x * s) with C dyn: 1.81x when it divided per element,
+  // -run8; 1.07x through kiln::DynExtent, -run12; 1.31x from the step's plane but inside each
+  // predicated load, 2026-12-03-h200-run5; 1.001-1.007x from the step's Lead,
+  // 2026-12-04-h200-run1). Their other axes and every axis of other anchors (a matmul's) are not
+  // free; nor are the axes a memory-bound anchor works along ([Note: dyn lengths]: a softmax up
+  // to 1.16x, a scan of few long rows 32x, -run12).
   auto first_worked_axis = [](const ir::Node& n) -> std::size_t {
     if (ir::is_scan(n.kind) || ir::is_rownorm(n.kind)) return static_cast<std::size_t>(n.axis);
     if (!ir::is_reduction(n.kind) || n.axes.empty()) return 0;
@@ -838,8 +841,9 @@ std::set<std::string> generic_dims(const ir::Ir& ir) {
         if (d >= first || shape[d].kind() != ir::DimExpr::Kind::Dim)
           shape[d].walk_dims(seen, [&](const std::string& name) { return used_by_anchors.insert(name), false; });
     };
-    if (ir::is_pool(n.kind) || n.kind == ir::OpKind::Conv) {   // the batch: x's and y's axis 0
-      const std::size_t first = 1;
+    if (ir::is_pool(n.kind) || n.kind == ir::OpKind::Conv) {   // a pool's planes; a conv's batch (axis 0)
+      const std::size_t rank = n.shape.size();
+      const std::size_t first = ir::is_pool(n.kind) ? rank - std::min(rank, static_cast<std::size_t>(n.pool.dims)) : 1;
       collect_worked(ir.node(n.operands[0]).shape, first);
       collect_worked(n.shape, first);
       for (std::size_t o = 1; o < n.operands.size(); ++o) collect_worked(ir.node(n.operands[o]).shape, 0);

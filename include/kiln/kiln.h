@@ -233,7 +233,8 @@ struct Options {
   std::string template_dir;    // empty: $KILN_TEMPLATE_PATH; adds to / overrides the built-in templates
   // Which dims stay run-time values (docs/language.md, "dyn"): "declared" (the spec's `dyn`
   // marks), "generic" (also every dim that sizes only elementwise kernels, the rows of reductions,
-  // scans and row norms, or the batch of a conv or a pool: one compile per bucket and size class),
+  // scans and row norms, the batch of a conv or the planes of a pool: one compile per bucket and
+  // size class),
   // "specialized" (every dim baked in, `dyn` ignored). Empty: $KILN_SHAPES, else generic.
   std::string shapes;
   // Measured configs of the sm_90a TMA GEMM engine (docs/api.md, "Tuning"): "off" (the

@@ -18,8 +18,8 @@ class Options:
     cache_dir $KILN_CACHE_DIR, else ~/.cache/kiln; arch the current GPU's, else $KILN_ARCH, else
     sm_90. precision: "fp32" (fp32-accurate, the default), "ieee", "tf32" or "3xtf32". shapes:
     which dims stay run-time values, "declared" (the spec's `dyn` marks), "generic" (also every dim
-    that sizes only elementwise kernels, the rows of reductions, scans and row norms, or the batch
-    of a conv or a pool: one compile per bucket of sizes) or "specialized" (every
+    that sizes only elementwise kernels, the rows of reductions, scans and row norms, the batch
+    of a conv or the planes of a pool: one compile per bucket of sizes) or "specialized" (every
     dim baked in); None: $KILN_SHAPES, else "generic". tuning: measured GEMM configs, "off",
     "stored" (what `kiln tune` stored for this op, shape and device) or "on-first-call" (tune on a
     miss, then store); None: $KILN_TUNING, else "stored"."""

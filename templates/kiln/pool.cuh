@@ -2,12 +2,15 @@
 //
 // Contract: `kC` is the planner's PoolConfig (kiln/config/pool.h), a constexpr object of the unit;
 // C the compute type (float for f32/f16/bf16, double for f64). The generated functors are
-//     struct Load  { __device__ C operator()(T elem, Index flat, Index plane) const; };    // the operand at input flat index
-//     struct Store { __device__ Out operator()(C result, Index flat, Index plane) const; };  // the fused epilogue at output flat
+//     struct Load  { struct Lead; __device__ Lead lead(Index plane) const;
+//                    __device__ C operator()(T elem, Index flat, const Lead& at) const; };    // the operand at input flat index
+//     struct Store { struct Lead; __device__ Lead lead(Index plane) const;
+//                    __device__ Out operator()(C result, Index flat, const Lead& at) const; };  // the fused epilogue at output flat
 // `in` is the stored tensor the operand streams (T its element); Load returns the operand's value
 // at `flat` (elem is in[flat]). `plane` is flat's index over the axes before the pooled ones (the
-// same for the input and the output element of a step): the functors take those axes'
-// coordinates from it, once a step, rather than from flat by a division chain per element. Each output element: max keeps the
+// same for the input and the output elements of a step): each functor's lead(plane) computes
+// what it needs of those axes (their coordinates), once a step and outside every predicated
+// load, and each call of the step gets it as `at`. Each output element: max keeps the
 // first NaN it meets (PyTorch's `val > max || isnan(val)`), -inf where the window holds no input
 // position; avg sums in C the in-bounds positions of the window and divides by divisor_override,
 // else the window clipped to the padded input (include_pad), else the in-bounds count; a window
@@ -42,6 +45,13 @@ template <class Index, class D> __device__ __forceinline__ Index take_index(Inde
 struct PoolDyn {
   DynDim in_d, in_h, in_w, out_d, out_h, out_w;
   DynDim runs_w, rows_h;   // ceil(out_w / run), ceil(out_h / rows): the flat step index's divisors
+};
+
+// A base for Load and Store functors that need nothing of the plane (hand-written instantiations).
+struct PoolNoLead {
+  struct Lead {};
+  template <class I>
+  __device__ __forceinline__ Lead lead(I) const { return {}; }
 };
 
 // Window loops run over the kernel's positions with compile-time trip counts, unrolled whole up
@@ -106,6 +116,8 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
     const P od = P(detail::take_index(r, planes_d));
     const Index plane = r;
     const Index base = plane * plane_in;
+    const auto load_at = load.lead(plane);    // once a step: not sunk into each predicated load
+    const auto store_at = store.lead(plane);
     const P d0 = od * kC.stride_d - kC.padding_d, h0 = oh0 * kC.stride_h - kC.padding_h,
             w0 = ow0 * kC.stride_w - kC.padding_w;   // the run's first window
     const C identity = kC.max ? Limits<C>::lowest() : C(0);
@@ -132,7 +144,7 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
 #pragma unroll
           for (int i = 0; i < kVec; ++i) {
             const int t = q * kVec + i - kMis;
-            if (t >= 0 && t < kSpan) col[t] = inside ? C(load(v.v[i], f0 + Index(i), plane)) : identity;
+            if (t >= 0 && t < kSpan) col[t] = inside ? C(load(v.v[i], f0 + Index(i), load_at)) : identity;
           }
         }
       } else {
@@ -140,7 +152,7 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
         for (int t = 0; t < kSpan; ++t) {
           const P iw = w0 + P(t);
           const Index f = base + Index(row + iw);
-          col[t] = iw >= 0 && iw < in_w ? C(load(ldg(in + f), f, plane)) : identity;
+          col[t] = iw >= 0 && iw < in_w ? C(load(ldg(in + f), f, load_at)) : identity;
         }
       }
     };
@@ -199,7 +211,7 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
               const P iw = w0 + P(jw) * kC.dilation_w;
               if (iw < 0 || iw >= in_w) continue;
               const Index f = base + Index(row + iw);
-              fold(acc[0][0], C(load(ldg(in + f), f, plane)));
+              fold(acc[0][0], C(load(ldg(in + f), f, load_at)));
             }
           }
         }
@@ -228,7 +240,7 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
           value = inside > 0 ? value / C(divisor) : C(0);
         }
         if (v < valid && oh0 + P(u) < out_h)
-          result[u][v] = store(value, (row_out + Index(u)) * Index(out_w) + Index(ow0 + v), plane);
+          result[u][v] = store(value, (row_out + Index(u)) * Index(out_w) + Index(ow0 + v), store_at);
       }
     }
 #pragma unroll

@@ -20,13 +20,18 @@
 
 namespace {
 
-// Load and Store as the generated ones are called: each counts the calls whose `plane` is not
-// flat's plane (flat / the elements of a plane).
+// Load and Store as the generated ones are called: lead(plane) once a step, then each call with
+// its result. Each counts the calls whose step's plane is not flat's plane (flat / the elements
+// of a plane).
 struct Identity {
   int plane_elems;
   std::atomic<int>* wrong_planes;
-  float operator()(float x, int flat, int plane) const {
-    if (plane != flat / plane_elems) ++*wrong_planes;
+  struct Lead {
+    int plane;
+  };
+  Lead lead(int plane) const { return {plane}; }
+  float operator()(float x, int flat, const Lead& at) const {
+    if (at.plane != flat / plane_elems) ++*wrong_planes;
     return x;
   }
 };

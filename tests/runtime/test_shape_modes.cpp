@@ -1,6 +1,6 @@
 // Options::shapes (issue 20): "declared" keeps the spec's `dyn` marks, "specialized" bakes every
 // dim in, "generic" also makes dyn every dim that sizes only elementwise kernels, the rows of
-// memory-bound ones, or the batch of a conv or a pool. Sources only, no GPU.
+// memory-bound ones, the batch of a conv, or the planes of a pool. Sources only, no GPU.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -70,13 +70,24 @@ TEST_CASE("shapes: declared, generic and specialized") {
                       .specialize(kiln::Bindings{});
     CHECK(has(valued.plan_text(), "[B=100 (dyn, general) N=4096]"));
     CHECK(has(valued.source(), "4096.0f"));
-    // A conv's and a pool's batch go dyn; the channels, spatial extents and filters do not.
+    // A conv's batch goes dyn, the pool's after it too; the conv's channels, spatial extents and
+    // filters do not, and so neither do the pool's channels (the conv's K).
     auto conv = rt.load_string("op c {\n  dims N = 8, C = 16, H = 32, W = 32, K = 24\n  in x: f32[N, C, H, W]\n"
                                "  in w: f32[K, C, 3, 3]\n  out y = max_pool2d(relu(conv2d(x, w, padding=1)), 2)\n}\n",
                                "c.kiln")
                     .op("c")
                     .specialize(kiln::Bindings{});
     CHECK(has(conv.plan_text(), "[C=16 H=32 K=24 N=8 (dyn, general, class [1, 427)) W=32]"));
+    // A pool's planes go dyn, its channels too: its prologue's per-channel operand reads the
+    // channel from the step's Lead (pool.cuh), computed once a step.
+    auto pool = rt.load_string("op p {\n  dims N = 8, C = 16, H = 32, W = 32\n  in x: f32[N, C, H, W]\n"
+                               "  in s: f32[C, 1, 1]\n  out y = relu(max_pool2d(x * s, 3, stride=2, padding=1))\n}\n",
+                               "p.kiln")
+                    .op("p")
+                    .specialize(kiln::Bindings{});
+    CHECK(has(pool.plan_text(), "[C=16 (dyn, multiple of 16) H=32 N=8 (dyn, general) W=32]"));
+    CHECK(has(pool.source(), "struct Lead { Index c0, c1; };"));
+    CHECK(has(pool.source(), "const Index c1 = plane % dim_C;"));
     // The executable of op `name` written in `text`, at its declared values.
     auto specialized = [&](const std::string& text, const std::string& name) {
       return rt.load_string(text, name + ".kiln").op(name).specialize(kiln::Bindings{});

@@ -13,11 +13,11 @@ constexpr kiln::PoolConfig kC{256, false, 16 * 32, 128, 128, 256, 64, 64, 128, 3
 static_assert(kiln::pool_vec(2, true, kC.in_w, kC.out_w, kC.kernel_w, kC.stride_w, kC.dilation_w, kC.padding_w) == kC.vec,
               "the planner's vector");
 
-struct Load {
-  __device__ float operator()(__half x, Index, Index) const { return __half2float(x); }
+struct Load : kiln::PoolNoLead {
+  __device__ float operator()(__half x, Index, const Lead&) const { return __half2float(x); }
 };
-struct Store {
-  __device__ __half operator()(float r, Index, Index) const { return __float2half_rn(r); }
+struct Store : kiln::PoolNoLead {
+  __device__ __half operator()(float r, Index, const Lead&) const { return __float2half_rn(r); }
 };
 }  // namespace kiln_pool_avg3d
 

@@ -16,11 +16,11 @@ static_assert(kiln::pool_rows(kC.max, kC.out_h, kC.kernel_h, kC.stride_h, kC.dil
                   kC.rows,
               "the planner's rows");
 
-struct Load {
-  __device__ float operator()(float x, Index, Index) const { return x; }
+struct Load : kiln::PoolNoLead {
+  __device__ float operator()(float x, Index, const Lead&) const { return x; }
 };
-struct Store {
-  __device__ float operator()(float r, Index, Index) const { return r; }
+struct Store : kiln::PoolNoLead {
+  __device__ float operator()(float r, Index, const Lead&) const { return r; }
 };
 }  // namespace kiln_pool_max2d
 

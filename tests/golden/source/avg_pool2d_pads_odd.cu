@@ -41,15 +41,22 @@ using C = float;  // summed and divided in
 struct Load {
   const float* __restrict__ in_x;  // in x: f32[3, 5, 7, 9]
   float* __restrict__ out_inc;  // out inc: f32[3, 5, 4, 5]
-  __device__ __forceinline__ C operator()(float elem, Index flat, Index plane) const {
-    const Index c3 = flat % 9;
-    const Index c2 = (flat / 9) % 7;
+  // The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.
+  struct Lead { Index c0, c1; };
+  __device__ __forceinline__ Lead lead(Index plane) const {
     const Index c1 = plane % 5;
     const Index c0 = (plane / 5);
+    return Lead{c0, c1};
+  }
+  __device__ __forceinline__ C operator()(float elem, Index flat, const Lead& at) const {
+    const Index c3 = flat % 9;
+    const Index c2 = (flat / 9) % 7;
+    const Index c1 = at.c1;
+    const Index c0 = at.c0;
     // line 21: in  x: f32[N, C, H, W]
     const float v0_0 = elem;
     (void)elem;
-    (void)plane;
+    (void)at;
     return static_cast<C>(v0_0);
   }
 };
@@ -58,14 +65,21 @@ struct Load {
 struct Store {
   const float* __restrict__ in_x;  // in x: f32[3, 5, 7, 9]
   float* __restrict__ out_inc;  // out inc: f32[3, 5, 4, 5]
-  __device__ __forceinline__ float operator()(C result, Index flat, Index plane) const {
-    const Index o3 = flat % 5;
-    const Index o2 = (flat / 5) % 4;
+  // The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.
+  struct Lead { Index o0, o1; };
+  __device__ __forceinline__ Lead lead(Index plane) const {
     const Index o1 = plane % 5;
     const Index o0 = (plane / 5);
+    return Lead{o0, o1};
+  }
+  __device__ __forceinline__ float operator()(C result, Index flat, const Lead& at) const {
+    const Index o3 = flat % 5;
+    const Index o2 = (flat / 5) % 4;
+    const Index o1 = at.o1;
+    const Index o0 = at.o0;
     const float anchor_value = result;  // %1 avg_pool
     (void)flat;
-    (void)plane;
+    (void)at;
     return anchor_value;
   }
 };
@@ -96,15 +110,22 @@ using C = float;  // summed and divided in
 struct Load {
   const float* __restrict__ in_x;  // in x: f32[3, 5, 7, 9]
   float* __restrict__ out_exc;  // out exc: f32[3, 5, 4, 5]
-  __device__ __forceinline__ C operator()(float elem, Index flat, Index plane) const {
-    const Index c3 = flat % 9;
-    const Index c2 = (flat / 9) % 7;
+  // The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.
+  struct Lead { Index c0, c1; };
+  __device__ __forceinline__ Lead lead(Index plane) const {
     const Index c1 = plane % 5;
     const Index c0 = (plane / 5);
+    return Lead{c0, c1};
+  }
+  __device__ __forceinline__ C operator()(float elem, Index flat, const Lead& at) const {
+    const Index c3 = flat % 9;
+    const Index c2 = (flat / 9) % 7;
+    const Index c1 = at.c1;
+    const Index c0 = at.c0;
     // line 21: in  x: f32[N, C, H, W]
     const float v0_0 = elem;
     (void)elem;
-    (void)plane;
+    (void)at;
     return static_cast<C>(v0_0);
   }
 };
@@ -113,14 +134,21 @@ struct Load {
 struct Store {
   const float* __restrict__ in_x;  // in x: f32[3, 5, 7, 9]
   float* __restrict__ out_exc;  // out exc: f32[3, 5, 4, 5]
-  __device__ __forceinline__ float operator()(C result, Index flat, Index plane) const {
-    const Index o3 = flat % 5;
-    const Index o2 = (flat / 5) % 4;
+  // The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.
+  struct Lead { Index o0, o1; };
+  __device__ __forceinline__ Lead lead(Index plane) const {
     const Index o1 = plane % 5;
     const Index o0 = (plane / 5);
+    return Lead{o0, o1};
+  }
+  __device__ __forceinline__ float operator()(C result, Index flat, const Lead& at) const {
+    const Index o3 = flat % 5;
+    const Index o2 = (flat / 5) % 4;
+    const Index o1 = at.o1;
+    const Index o0 = at.o0;
     const float anchor_value = result;  // %2 avg_pool
     (void)flat;
-    (void)plane;
+    (void)at;
     return anchor_value;
   }
 };
@@ -151,15 +179,22 @@ using C = float;  // summed and divided in
 struct Load {
   const float* __restrict__ in_x;  // in x: f32[3, 5, 7, 9]
   float* __restrict__ out_div;  // out div: f32[3, 5, 4, 4]
-  __device__ __forceinline__ C operator()(float elem, Index flat, Index plane) const {
-    const Index c3 = flat % 9;
-    const Index c2 = (flat / 9) % 7;
+  // The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.
+  struct Lead { Index c0, c1; };
+  __device__ __forceinline__ Lead lead(Index plane) const {
     const Index c1 = plane % 5;
     const Index c0 = (plane / 5);
+    return Lead{c0, c1};
+  }
+  __device__ __forceinline__ C operator()(float elem, Index flat, const Lead& at) const {
+    const Index c3 = flat % 9;
+    const Index c2 = (flat / 9) % 7;
+    const Index c1 = at.c1;
+    const Index c0 = at.c0;
     // line 21: in  x: f32[N, C, H, W]
     const float v0_0 = elem;
     (void)elem;
-    (void)plane;
+    (void)at;
     return static_cast<C>(v0_0);
   }
 };
@@ -168,14 +203,21 @@ struct Load {
 struct Store {
   const float* __restrict__ in_x;  // in x: f32[3, 5, 7, 9]
   float* __restrict__ out_div;  // out div: f32[3, 5, 4, 4]
-  __device__ __forceinline__ float operator()(C result, Index flat, Index plane) const {
-    const Index o3 = flat % 4;
-    const Index o2 = (flat / 4) % 4;
+  // The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.
+  struct Lead { Index o0, o1; };
+  __device__ __forceinline__ Lead lead(Index plane) const {
     const Index o1 = plane % 5;
     const Index o0 = (plane / 5);
+    return Lead{o0, o1};
+  }
+  __device__ __forceinline__ float operator()(C result, Index flat, const Lead& at) const {
+    const Index o3 = flat % 4;
+    const Index o2 = (flat / 4) % 4;
+    const Index o1 = at.o1;
+    const Index o0 = at.o0;
     const float anchor_value = result;  // %3 avg_pool
     (void)flat;
-    (void)plane;
+    (void)at;
     return anchor_value;
   }
 };

@@ -29,11 +29,18 @@ struct Load {
   const float* __restrict__ in_x;  // in x: f32[16, 32, 128, 128]
   const float* __restrict__ in_s;  // in s: f32[32, 1, 1]
   float* __restrict__ out_y;  // out y: f32[16, 32, 64, 64]
-  __device__ __forceinline__ C operator()(float elem, Index flat, Index plane) const {
-    const Index c3 = flat % 128;
-    const Index c2 = (flat / 128) % 128;
+  // The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.
+  struct Lead { Index c0, c1; };
+  __device__ __forceinline__ Lead lead(Index plane) const {
     const Index c1 = plane % 32;
     const Index c0 = (plane / 32);
+    return Lead{c0, c1};
+  }
+  __device__ __forceinline__ C operator()(float elem, Index flat, const Lead& at) const {
+    const Index c3 = flat % 128;
+    const Index c2 = (flat / 128) % 128;
+    const Index c1 = at.c1;
+    const Index c0 = at.c0;
     // line 8: in  x: f32[N, C, H, W]
     const float v0_0 = elem;
     // line 9: in  s: f32[C, 1, 1]
@@ -41,7 +48,7 @@ struct Load {
     // line 10: out y = relu(max_pool2d(x * s, 3, stride=2, padding=1))
     const float v2_2 = (v0_0 * v1_1);
     (void)elem;
-    (void)plane;
+    (void)at;
     return static_cast<C>(v2_2);
   }
 };
@@ -51,16 +58,23 @@ struct Store {
   const float* __restrict__ in_x;  // in x: f32[16, 32, 128, 128]
   const float* __restrict__ in_s;  // in s: f32[32, 1, 1]
   float* __restrict__ out_y;  // out y: f32[16, 32, 64, 64]
-  __device__ __forceinline__ float operator()(C result, Index flat, Index plane) const {
-    const Index o3 = flat % 64;
-    const Index o2 = (flat / 64) % 64;
+  // The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.
+  struct Lead { Index o0, o1; };
+  __device__ __forceinline__ Lead lead(Index plane) const {
     const Index o1 = plane % 32;
     const Index o0 = (plane / 32);
+    return Lead{o0, o1};
+  }
+  __device__ __forceinline__ float operator()(C result, Index flat, const Lead& at) const {
+    const Index o3 = flat % 64;
+    const Index o2 = (flat / 64) % 64;
+    const Index o1 = at.o1;
+    const Index o0 = at.o0;
     const float anchor_value = result;  // %3 max_pool
     // line 10: out y = relu(max_pool2d(x * s, 3, stride=2, padding=1))
     const float v4_0 = (anchor_value < 0.0f ? 0.0f : anchor_value);
     (void)flat;
-    (void)plane;
+    (void)at;
     return v4_0;
   }
 };

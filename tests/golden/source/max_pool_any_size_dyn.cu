@@ -37,15 +37,22 @@ struct Load {
   kiln::DynExtent<Index> pool_out_w;  // dyn extent (((W - 1) / 2) + 1)
   kiln::DynExtent<Index> pool_runs_w;  // dyn extent ((((W - 1) / 2) + 4) / 4)
   kiln::DynExtent<Index> pool_rows_h;  // dyn extent (((H - 1) / 2) + 1)
-  __device__ __forceinline__ C operator()(float elem, Index flat, Index plane) const {
-    const Index c3 = flat % dim_W;
-    const Index c2 = (flat / dim_W) % dim_H;
+  // The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.
+  struct Lead { Index c0, c1; };
+  __device__ __forceinline__ Lead lead(Index plane) const {
     const Index c1 = plane % 64;
     const Index c0 = (plane / 64);
+    return Lead{c0, c1};
+  }
+  __device__ __forceinline__ C operator()(float elem, Index flat, const Lead& at) const {
+    const Index c3 = flat % dim_W;
+    const Index c2 = (flat / dim_W) % dim_H;
+    const Index c1 = at.c1;
+    const Index c0 = at.c0;
     // line 62: in  x: f32[N, C, H, W]
     const float v0_0 = elem;
     (void)elem;
-    (void)plane;
+    (void)at;
     return static_cast<C>(v0_0);
   }
 };
@@ -63,11 +70,18 @@ struct Store {
   kiln::DynExtent<Index> pool_out_w;  // dyn extent (((W - 1) / 2) + 1)
   kiln::DynExtent<Index> pool_runs_w;  // dyn extent ((((W - 1) / 2) + 4) / 4)
   kiln::DynExtent<Index> pool_rows_h;  // dyn extent (((H - 1) / 2) + 1)
-  __device__ __forceinline__ float operator()(C result, Index flat, Index plane) const {
-    const Index o3 = flat % pool_out_w;
-    const Index o2 = (flat / pool_out_w) % pool_rows_h;
+  // The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.
+  struct Lead { Index o0, o1; };
+  __device__ __forceinline__ Lead lead(Index plane) const {
     const Index o1 = plane % 64;
     const Index o0 = (plane / 64);
+    return Lead{o0, o1};
+  }
+  __device__ __forceinline__ float operator()(C result, Index flat, const Lead& at) const {
+    const Index o3 = flat % pool_out_w;
+    const Index o2 = (flat / pool_out_w) % pool_rows_h;
+    const Index o1 = at.o1;
+    const Index o0 = at.o0;
     const float anchor_value = result;  // %2 max_pool
     // line 63: in  b: f32[C, 1, 1]
     const float v1_0 = in_b[((o1 * 1 + 0) * 1 + 0)];
@@ -75,7 +89,7 @@ struct Store {
     const float v3_1 = (anchor_value + v1_0);
     const float v4_2 = (v3_1 < 0.0f ? 0.0f : v3_1);
     (void)flat;
-    (void)plane;
+    (void)at;
     return v4_2;
   }
 };

@@ -34,14 +34,21 @@ using C = float;  // compared in
 struct Load {
   const float* __restrict__ in_x;  // in x: f32[16, 64, 4099]
   float* __restrict__ out_mx;  // out mx: f32[16, 64, 2046]
-  __device__ __forceinline__ C operator()(float elem, Index flat, Index plane) const {
-    const Index c2 = flat % 4099;
+  // The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.
+  struct Lead { Index c0, c1; };
+  __device__ __forceinline__ Lead lead(Index plane) const {
     const Index c1 = plane % 64;
     const Index c0 = (plane / 64);
+    return Lead{c0, c1};
+  }
+  __device__ __forceinline__ C operator()(float elem, Index flat, const Lead& at) const {
+    const Index c2 = flat % 4099;
+    const Index c1 = at.c1;
+    const Index c0 = at.c0;
     // line 29: in  x: f32[N, C, L]
     const float v0_0 = elem;
     (void)elem;
-    (void)plane;
+    (void)at;
     return static_cast<C>(v0_0);
   }
 };
@@ -50,13 +57,20 @@ struct Load {
 struct Store {
   const float* __restrict__ in_x;  // in x: f32[16, 64, 4099]
   float* __restrict__ out_mx;  // out mx: f32[16, 64, 2046]
-  __device__ __forceinline__ float operator()(C result, Index flat, Index plane) const {
-    const Index o2 = flat % 2046;
+  // The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.
+  struct Lead { Index o0, o1; };
+  __device__ __forceinline__ Lead lead(Index plane) const {
     const Index o1 = plane % 64;
     const Index o0 = (plane / 64);
+    return Lead{o0, o1};
+  }
+  __device__ __forceinline__ float operator()(C result, Index flat, const Lead& at) const {
+    const Index o2 = flat % 2046;
+    const Index o1 = at.o1;
+    const Index o0 = at.o0;
     const float anchor_value = result;  // %1 max_pool
     (void)flat;
-    (void)plane;
+    (void)at;
     return anchor_value;
   }
 };
@@ -87,14 +101,21 @@ using C = float;  // summed and divided in
 struct Load {
   const float* __restrict__ in_x;  // in x: f32[16, 64, 4099]
   float* __restrict__ out_av;  // out av: f32[16, 64, 1367]
-  __device__ __forceinline__ C operator()(float elem, Index flat, Index plane) const {
-    const Index c2 = flat % 4099;
+  // The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.
+  struct Lead { Index c0, c1; };
+  __device__ __forceinline__ Lead lead(Index plane) const {
     const Index c1 = plane % 64;
     const Index c0 = (plane / 64);
+    return Lead{c0, c1};
+  }
+  __device__ __forceinline__ C operator()(float elem, Index flat, const Lead& at) const {
+    const Index c2 = flat % 4099;
+    const Index c1 = at.c1;
+    const Index c0 = at.c0;
     // line 29: in  x: f32[N, C, L]
     const float v0_0 = elem;
     (void)elem;
-    (void)plane;
+    (void)at;
     return static_cast<C>(v0_0);
   }
 };
@@ -103,13 +124,20 @@ struct Load {
 struct Store {
   const float* __restrict__ in_x;  // in x: f32[16, 64, 4099]
   float* __restrict__ out_av;  // out av: f32[16, 64, 1367]
-  __device__ __forceinline__ float operator()(C result, Index flat, Index plane) const {
-    const Index o2 = flat % 1367;
+  // The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.
+  struct Lead { Index o0, o1; };
+  __device__ __forceinline__ Lead lead(Index plane) const {
     const Index o1 = plane % 64;
     const Index o0 = (plane / 64);
+    return Lead{o0, o1};
+  }
+  __device__ __forceinline__ float operator()(C result, Index flat, const Lead& at) const {
+    const Index o2 = flat % 1367;
+    const Index o1 = at.o1;
+    const Index o0 = at.o0;
     const float anchor_value = result;  // %2 avg_pool
     (void)flat;
-    (void)plane;
+    (void)at;
     return anchor_value;
   }
 };

@@ -34,16 +34,23 @@ using C = float;  // compared in
 struct Load {
   const float* __restrict__ in_x;  // in x: f32[4, 8, 17, 33, 31]
   float* __restrict__ out_mx;  // out mx: f32[4, 8, 9, 17, 16]
-  __device__ __forceinline__ C operator()(float elem, Index flat, Index plane) const {
+  // The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.
+  struct Lead { Index c0, c1; };
+  __device__ __forceinline__ Lead lead(Index plane) const {
+    const Index c1 = plane % 8;
+    const Index c0 = (plane / 8);
+    return Lead{c0, c1};
+  }
+  __device__ __forceinline__ C operator()(float elem, Index flat, const Lead& at) const {
     const Index c4 = flat % 31;
     const Index c3 = (flat / 31) % 33;
     const Index c2 = ((flat / 31) / 33) % 17;
-    const Index c1 = plane % 8;
-    const Index c0 = (plane / 8);
+    const Index c1 = at.c1;
+    const Index c0 = at.c0;
     // line 36: in  x: f32[N, C, D, H, W]
     const float v0_0 = elem;
     (void)elem;
-    (void)plane;
+    (void)at;
     return static_cast<C>(v0_0);
   }
 };
@@ -52,15 +59,22 @@ struct Load {
 struct Store {
   const float* __restrict__ in_x;  // in x: f32[4, 8, 17, 33, 31]
   float* __restrict__ out_mx;  // out mx: f32[4, 8, 9, 17, 16]
-  __device__ __forceinline__ float operator()(C result, Index flat, Index plane) const {
+  // The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.
+  struct Lead { Index o0, o1; };
+  __device__ __forceinline__ Lead lead(Index plane) const {
+    const Index o1 = plane % 8;
+    const Index o0 = (plane / 8);
+    return Lead{o0, o1};
+  }
+  __device__ __forceinline__ float operator()(C result, Index flat, const Lead& at) const {
     const Index o4 = flat % 16;
     const Index o3 = (flat / 16) % 17;
     const Index o2 = ((flat / 16) / 17) % 9;
-    const Index o1 = plane % 8;
-    const Index o0 = (plane / 8);
+    const Index o1 = at.o1;
+    const Index o0 = at.o0;
     const float anchor_value = result;  // %1 max_pool
     (void)flat;
-    (void)plane;
+    (void)at;
     return anchor_value;
   }
 };
@@ -91,16 +105,23 @@ using C = float;  // summed and divided in
 struct Load {
   const float* __restrict__ in_x;  // in x: f32[4, 8, 17, 33, 31]
   float* __restrict__ out_av;  // out av: f32[4, 8, 9, 17, 29]
-  __device__ __forceinline__ C operator()(float elem, Index flat, Index plane) const {
+  // The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.
+  struct Lead { Index c0, c1; };
+  __device__ __forceinline__ Lead lead(Index plane) const {
+    const Index c1 = plane % 8;
+    const Index c0 = (plane / 8);
+    return Lead{c0, c1};
+  }
+  __device__ __forceinline__ C operator()(float elem, Index flat, const Lead& at) const {
     const Index c4 = flat % 31;
     const Index c3 = (flat / 31) % 33;
     const Index c2 = ((flat / 31) / 33) % 17;
-    const Index c1 = plane % 8;
-    const Index c0 = (plane / 8);
+    const Index c1 = at.c1;
+    const Index c0 = at.c0;
     // line 36: in  x: f32[N, C, D, H, W]
     const float v0_0 = elem;
     (void)elem;
-    (void)plane;
+    (void)at;
     return static_cast<C>(v0_0);
   }
 };
@@ -109,15 +130,22 @@ struct Load {
 struct Store {
   const float* __restrict__ in_x;  // in x: f32[4, 8, 17, 33, 31]
   float* __restrict__ out_av;  // out av: f32[4, 8, 9, 17, 29]
-  __device__ __forceinline__ float operator()(C result, Index flat, Index plane) const {
+  // The coordinates of the axes before the pooled ones, from a thread step's plane: once a step.
+  struct Lead { Index o0, o1; };
+  __device__ __forceinline__ Lead lead(Index plane) const {
+    const Index o1 = plane % 8;
+    const Index o0 = (plane / 8);
+    return Lead{o0, o1};
+  }
+  __device__ __forceinline__ float operator()(C result, Index flat, const Lead& at) const {
     const Index o4 = flat % 29;
     const Index o3 = (flat / 29) % 17;
     const Index o2 = ((flat / 29) / 17) % 9;
-    const Index o1 = plane % 8;
-    const Index o0 = (plane / 8);
+    const Index o1 = at.o1;
+    const Index o0 = at.o0;
     const float anchor_value = result;  // %2 avg_pool
     (void)flat;
-    (void)plane;
+    (void)at;
     return anchor_value;
   }
 };
