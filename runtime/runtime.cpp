@@ -792,11 +792,13 @@ void OpImpl::call(Stream stream, const Arg* args, std::size_t count) {
     key.shape.push_back(static_cast<std::int64_t>(t.shape.size()));
     if (dyn_axes.empty()) {
       key.shape.insert(key.shape.end(), t.shape.begin(), t.shape.end());
-    } else {   // an extent that is a dyn dim keys by its bucket (a negative code), not its value
+    } else {   // an extent that is a dyn dim keys by its bucket (a negative code), not its value;
+               // an expression of dyn dims not at all (a code no extent or bucket has)
       for (std::size_t d = 0; d < t.shape.size(); ++d) {
         const DynAxis axis = dyn_axes[i][d];
-        key.shape.push_back(axis == DynAxis::Static ? t.shape[d]
-                                                    : -dyn_key_code(t.shape[d], axis == DynAxis::DynRowLength));
+        key.shape.push_back(axis == DynAxis::Static     ? t.shape[d]
+                            : axis == DynAxis::Computed ? std::numeric_limits<std::int64_t>::min()
+                                                        : -dyn_key_code(t.shape[d], axis == DynAxis::DynRowLength));
       }
       large |= t.numel() > kIndex32Limit;
     }
@@ -847,21 +849,29 @@ void OpImpl::call(Stream stream, const Arg* args, std::size_t count) {
     auto [it, inserted] = executables.emplace(key, created);
     exe = it->second;
   }
-  // validated above; without dyn dims the key holds every tensor's shape: they are the executable's
-  exe->launch(stream, args, count, /*checked=*/true);
+  // Validated above; without dyn dims the key holds every tensor's shape: they are the executable's.
+  // With dyn dims the launch checks each extent against its dims (launch_dims), and an executable
+  // that reads none (every dyn dim in the bucket `== 1`) has the arguments checked in full, since
+  // the key does not hold the extents computed from dyn dims.
+  exe->launch(stream, args, count, /*checked=*/!computed_axes || !exe->dyn_sources.empty());
 }
 
 void OpImpl::set_ir(std::shared_ptr<const ir::Ir> checked) {
   ir = std::move(checked);
   dyn_axes.clear();
+  computed_axes = false;
   const std::set<std::string> dyn = ir->dyn_dims();
   if (dyn.empty()) return;
   const std::set<std::string> rows = dyn_row_lengths(*ir);
   auto axes_of = [&](const ir::Shape& shape) {
     std::vector<DynAxis> axes;
     for (const auto& e : shape) {
-      const bool is_dyn = e.kind() == ir::DimExpr::Kind::Dim && dyn.count(e.name()) > 0;
-      axes.push_back(!is_dyn ? DynAxis::Static : rows.count(e.name()) ? DynAxis::DynRowLength : DynAxis::Dyn);
+      if (e.kind() != ir::DimExpr::Kind::Dim) {
+        axes.push_back(e.mentions(dyn) ? DynAxis::Computed : DynAxis::Static);
+        computed_axes |= axes.back() == DynAxis::Computed;
+      } else {
+        axes.push_back(!dyn.count(e.name()) ? DynAxis::Static : rows.count(e.name()) ? DynAxis::DynRowLength : DynAxis::Dyn);
+      }
     }
     return axes;
   };

@@ -138,9 +138,13 @@ struct OpImpl {
   Consts consts;
   Precision precision = Precision::fp32_accurate;
   // Per argument, per axis: the extent is a dyn dim, keyed by its bucket (empty: no dyn dims),
-  // and a dyn row length's also by its row alignment ([Note: dyn row alignment] in plan.h).
-  enum class DynAxis : std::uint8_t { Static, Dyn, DynRowLength };
+  // and a dyn row length's also by its row alignment ([Note: dyn row alignment] in plan.h); or an
+  // expression of dyn dims (a pool's output extent, a concat's sum), not keyed at all: the dims
+  // it reads are keyed where they are whole extents, and every launch checks it
+  // (ExecutableImpl::launch_dims), so one executable serves every image size of a bucket and class.
+  enum class DynAxis : std::uint8_t { Static, Dyn, DynRowLength, Computed };
   std::vector<std::vector<DynAxis>> dyn_axes;
+  bool computed_axes = false;   // some axis is DynAxis::Computed
   void set_ir(std::shared_ptr<const ir::Ir> checked);   // ir and dyn_axes
   std::shared_mutex mutex;
   std::unordered_map<CallKey, std::shared_ptr<ExecutableImpl>, CallKeyHash> executables;

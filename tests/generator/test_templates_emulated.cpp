@@ -766,7 +766,11 @@ TEST_CASE("emulated reduce_outer_rows_v4: aligned vectors + shuffles over misali
   CHECK(kiln::launch::reduce_outer_v4_threads(1001) == 256);
   CHECK(kiln::launch::reduce_outer_v4_threads(4097) == 544);   // two balanced tiles
   CHECK(kiln::launch::reduce_outer_v4_threads(9999) == 864);
-  CHECK(kiln::launch::reduce_outer_v4_split(128, 4096, 4095, 1024, 132).splits == 4);   // ~4 blocks per SM
+  // About 4096 threads per SM, counted in threads: 1024-thread blocks ~4 per SM; 256-thread blocks
+  // of rows of 1001, 512 of them (~1000 threads per SM), split 4 ways (2026-12-04-h200-run1: 64% of copy speed unsplit).
+  CHECK(kiln::launch::reduce_outer_v4_split(128, 4096, 4095, 1024, 132).splits == 4);
+  CHECK(kiln::launch::reduce_outer_v4_split(512, 1024, 1001, 256, 132).splits == 4);
+  CHECK(kiln::launch::reduce_outer_v4_split(4096, 1024, 1001, 256, 132).splits == 1);   // 8 blocks an SM already
 }
 
 TEST_CASE("emulated rownorm: NaN, +inf, all -inf and leading -inf rows on every path") {

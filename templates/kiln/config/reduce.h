@@ -261,15 +261,18 @@ KILN_RULE constexpr int reduce_outer_v4_threads(long long inner) {
 // at 1.44x the specialized kernel's 32; bench/results/2026-12-02-h200-run15.)
 constexpr int kOuterV4ResidentThreads = 2048;
 KILN_RULE constexpr int reduce_outer_v4_blocks_per_sm(int threads) { return kOuterV4ResidentThreads / threads; }
-// Splits: about 4 blocks per SM (two 1024-thread blocks are resident per SM at <= 32
-// registers), the number of rows of loads in flight being what bounds this sweep. On the H100
+// Splits: about 4096 threads per SM (two waves of the 2048 resident at <= 32 registers), the
+// number of rows of loads in flight being what bounds this sweep. On the H100
 // (bench/results/2026-11-22-h100-run6, 128x4096x4095 at 1024 threads, unroll 2): 1 split
-// 3.60 ms, 2 splits 3.08, 4 splits 3.01 (copy of the same bytes 2.84).
+// 3.60 ms, 2 splits 3.08, 4 splits 3.01 (copy of the same bytes 2.84). Counted in threads, not
+// blocks: rows of 1001 take 256-thread blocks, and 512 of them unsplit (about 1000 threads an SM)
+// ran at 64% of copy speed on an H200 (bench/results/2026-12-04-h200-run1).
 KILN_RULE constexpr OuterSplit reduce_outer_v4_split(long long outer, long long red, long long inner, int threads,
                                                     int sm_count) {
-  const long long blocks = outer * ceil_div(inner, (long long)threads * 4);
+  const long long threads_total = outer * ceil_div(inner, (long long)threads * 4) * threads;
   const long long max_splits = min_ll(kMaxGridY, max_ll(1, red / 16));
-  const long long want = max_ll(1, min_ll(max_splits, (4LL * sm_count + blocks / 2) / blocks));
+  const long long wanted = 2LL * kOuterV4ResidentThreads * sm_count;
+  const long long want = max_ll(1, min_ll(max_splits, (wanted + threads_total / 2) / threads_total));
   return outer_split_of(red, want);
 }
 
