@@ -364,15 +364,15 @@ __device__ __forceinline__ Vec<T, 4> load_vec4_bounded(const T* __restrict__ in,
 // count is known at compile time (a run-time chunk, [Note: splits per launch], cost the generic
 // kernel 11.7% more instructions through those tests: bench/results/2026-12-02-h200-run18/).
 template <int kRows, class Op, class T, class I, class Pro>
-__device__ __forceinline__ void outer_rows_v4_step(const T* __restrict__ in, typename Op::Acc (&acc)[4], I r, I o, I red,
-                                                   I inner, I tile0, I tile_len, I c4, int lane, int owned, I n,
+__device__ __forceinline__ void outer_rows_v4_step(const T* __restrict__ in, typename Op::Acc (&acc)[4], I r, I row0,
+                                                   I inner, I tile_len, I c4, int lane, int owned, I n,
                                                    bool vectors, Pro pro) {
   using V4 = Vec<T, 4>;
   V4 a[kRows] = {}, b[kRows] = {};   // a vector past the row end stays 0 and is never selected
   int s[kRows] = {};
 #pragma unroll
   for (int u = 0; u < kRows; ++u) {
-    const I R = (o * red + r + u) * inner + tile0;   // flat index of this row's column tile0
+    const I R = row0 + I(u) * inner;   // flat index of this row's column tile0
     s[u] = int(R & 3);
     if (!vectors) {
 #pragma unroll
@@ -398,7 +398,7 @@ __device__ __forceinline__ void outer_rows_v4_step(const T* __restrict__ in, typ
         default: e = V4{{a[u].v[3], next.v[0], next.v[1], next.v[2]}}; break;
       }
     }
-    const I f = (o * red + r + u) * inner + tile0 + c4;   // flat index of column tile0 + c4
+    const I f = row0 + I(u) * inner + c4;   // flat index of column tile0 + c4
 #pragma unroll
     for (int j = 0; j < 4; ++j)
       if (j < owned) acc[j] = Op::accumulate(acc[j], pro(e.v[j], f + j), r + u);
@@ -433,12 +433,14 @@ __device__ __forceinline__ void reduce_outer_rows_v4(const T* __restrict__ in, O
 
   // No early return: every lane of a warp must reach the shuffles. Whole groups of kUnroll rows
   // first, then the split's last rows one at a time.
+  // row0: the flat index of row r's column tile0, stepped along with r (no multiply a row).
   I r = r_begin;
+  I row0 = (o * red + r_begin) * inner + tile0;
   const I whole_end = r_end > r_begin ? r_begin + (r_end - r_begin) / I(kUnroll) * I(kUnroll) : r_begin;
-  for (; r < whole_end; r += kUnroll)
-    detail::outer_rows_v4_step<kUnroll, Op>(in, acc, r, o, red, inner, tile0, tile_len, c4, lane, owned, n, vectors, pro);
-  for (; r < r_end; ++r)
-    detail::outer_rows_v4_step<1, Op>(in, acc, r, o, red, inner, tile0, tile_len, c4, lane, owned, n, vectors, pro);
+  for (; r < whole_end; r += kUnroll, row0 += I(kUnroll) * inner)
+    detail::outer_rows_v4_step<kUnroll, Op>(in, acc, r, row0, inner, tile_len, c4, lane, owned, n, vectors, pro);
+  for (; r < r_end; ++r, row0 += inner)
+    detail::outer_rows_v4_step<1, Op>(in, acc, r, row0, inner, tile_len, c4, lane, owned, n, vectors, pro);
 
   const I o_base = o * inner + tile0 + c4;
 #pragma unroll
