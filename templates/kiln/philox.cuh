@@ -99,7 +99,11 @@ KILN_PHILOX_HD unsigned int dropout_bits(unsigned long long seed, unsigned long 
   PhiloxKey key;
   key.v[0] = static_cast<unsigned int>(seed);
   key.v[1] = static_cast<unsigned int>(seed >> 32);
-  return philox4x32_10(counter, key).v[index & 3u];
+  // The word by selects, not by a run-time index into the block (that put the block in local
+  // memory: a 16-byte stack frame in every GEMM whose epilogue draws per element).
+  const PhiloxBlock words = philox4x32_10(counter, key);
+  const unsigned int i = static_cast<unsigned int>(index & 3u);
+  return i == 0u ? words.v[0] : i == 1u ? words.v[1] : i == 2u ? words.v[2] : words.v[3];
 }
 
 // Whether dropout keeps flat element `index` (row-major over the dropout's output).

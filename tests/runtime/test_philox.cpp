@@ -38,6 +38,8 @@ TEST_CASE("dropout_keep draws word i % 4 of block i / 4, keyed by the seed's hal
   const unsigned long long index = (5ull << 32) * 4 + 4 * 7 + 2;  // block (5 << 32) + 7, word 2
   const kiln::PhiloxBlock r = kiln::philox4x32_10(block(7, 5, 0, 0), {{0x89abcdefu, 0x01234567u}});
   CHECK(kiln::dropout_bits(seed, index) == r.v[2]);
+  for (unsigned w = 0; w < 4; ++w)   // every word of the block, each by its own select
+    CHECK(kiln::dropout_bits(seed, index - 2 + w) == r.v[w]);
   const unsigned u24 = r.v[2] >> 8;
   CHECK(kiln::dropout_keep(seed, index, u24));        // u >= T
   CHECK_FALSE(kiln::dropout_keep(seed, index, u24 + 1));

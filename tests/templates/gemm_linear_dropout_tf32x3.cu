@@ -11,7 +11,7 @@
 namespace linear_tf32x3 {
 using Index = int;  // every tensor < 2^31 elements
 constexpr int kM = 128, kN = 16384, kK = 16384;
-constexpr unsigned int kThreshold = 858993460u;  // ceil(0.2 * 2^32): keep when u >= p
+constexpr unsigned int kThreshold = kiln_test::dropout_threshold(0.2);  // keep when the draw >= it
 constexpr float kScale = 1.25f;                  // 1 / (1 - p)
 
 struct Epilogue {

@@ -43,3 +43,19 @@ __host__ __device__ __forceinline__ bool dropout_keep(unsigned long long seed,
 }
 }  // namespace kiln
 #endif
+
+namespace kiln_test {
+// The threshold of dropout probability p (in [0, 1)) for the dropout_keep in use: kiln/philox.cuh
+// keeps a 24-bit draw >= ceil(p * 2^24) (kiln::dropout_threshold), the stand-in above a 32-bit word
+// >= ceil(p * 2^32). (A 32-bit threshold given to kiln's dropped every element: the GEMM's
+// products were dead code, and ptxas removed every mma.)
+__host__ __device__ constexpr unsigned int dropout_threshold(double p) {
+#ifdef KILN_GEMM_HAVE_PHILOX
+  const double t = p * 16777216.0;
+#else
+  const double t = p * 4294967296.0;
+#endif
+  const unsigned long long u = static_cast<unsigned long long>(t);
+  return static_cast<unsigned int>(static_cast<double>(u) < t ? u + 1 : u);
+}
+}  // namespace kiln_test
