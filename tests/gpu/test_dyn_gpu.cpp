@@ -793,6 +793,29 @@ TEST_CASE("gpu: an executable of a dyn op refuses other buckets and disagreeing 
                        ShapeError);
 }
 
+// The Op call path keys an output extent computed from dyn dims (a pool's) by nothing: two image
+// sizes of one bucket and class share an executable, and a wrong computed extent is refused at the
+// launch, naming the output (ExecutableImpl::launch_dims), not served by the cached executable.
+TEST_CASE("gpu: an Op shares one executable across a pool's image sizes and refuses a wrong output extent") {
+  KILN_REQUIRE_GPU();
+  Runtime rt(without_disk_cache());
+  const Op op = rt.load_string(kPoolAxesSpec, "pool_axes.kiln").op("max_sq");
+  DeviceBuffer x(2 * 16 * 80 * 80 * 4), sc(16 * 4), y(2 * 16 * 41 * 41 * 4);
+  auto call = [&](std::int64_t side, std::int64_t out_side) {
+    op(nullptr, {TensorRef(x.data(), DType::f32, {2, 16, side, side}), TensorRef(sc.data(), DType::f32, {16, 1, 1}),
+                 TensorRef(y.data(), DType::f32, {2, 16, out_side, out_side})});
+    check(driver().ctx_synchronize(), "cuCtxSynchronize");
+  };
+  call(64, 32);
+  const Stats first = rt.stats();
+  call(80, 40);   // the bucket `multiple of 16` and the class of 64: the same executable
+  const Stats second = rt.stats();
+  CHECK(second.memory_hits == first.memory_hits + 1);
+  CHECK(second.compiles == first.compiles);
+  CHECK_THROWS_WITH_AS(call(80, 41), doctest::Contains("'y' has shape 2x16x41x41, expected 2x16x40x40"), ShapeError);
+  CHECK(rt.stats().memory_hits == second.memory_hits + 1);   // served by the key, refused at the launch
+}
+
 TEST_CASE("gpu: dyn lengths of reductions, scans and row norms against the float64 reference, one compile per class") {
   KILN_REQUIRE_GPU();
   check_dyn_ops(kLenSpec, "len.kiln", "dyn length",
