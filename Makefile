@@ -17,8 +17,13 @@ PYENV_TORCH := $(if $(filter 1,$(KILN_TEST_TORCH)),$(PYENV)/.torch)
 deps:
 	@bash scripts/install-deps.sh
 
+# cuobjdump and nvdisasm from NVIDIA's wheels on PyPI (5.5 MB; the CUDA toolkit here has neither):
+# the tests that read SASS (mma issued, 16-byte accesses, no stack frame) run with them, and read
+# PTX only without them. `make test` puts their folder on PATH where the venv has it.
+CUDA_SASS_TOOLS := nvidia-cuda-cuobjdump==13.5.37 nvidia-cuda-nvdisasm==13.5.37
+
 $(PYENV)/bin/python:
-	@$(PYTHON) -m venv $(PYENV) && $(PYENV)/bin/python -m pip install -q nanobind pytest numpy
+	@$(PYTHON) -m venv $(PYENV) && $(PYENV)/bin/python -m pip install -q nanobind pytest numpy $(CUDA_SASS_TOOLS)
 
 $(PYENV)/.torch: $(PYENV)/bin/python
 	@$(PYENV)/bin/python -m pip install -q --no-cache-dir torch || \
@@ -40,7 +45,8 @@ demo: build
 	@bash scripts/demo.sh $(BUILD)
 
 test: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@tools=$$(ls -d $(PYENV)/lib/python*/site-packages/nvidia/cu13/bin 2>/dev/null | head -1); \
+	  cd $(BUILD) && PATH="$${tools:+$$tools:}$$PATH" ctest --output-on-failure -j $(JOBS)
 
 # CPU tests under ASan+UBSan (build-asan) and the thread/process tests under TSan (build-tsan).
 sanitize: deps
