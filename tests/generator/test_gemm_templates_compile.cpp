@@ -16,32 +16,15 @@
 #include <string>
 #include <vector>
 
+#include "cuda_tools.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct CommandResult {
-  int status = -1;
-  std::string output;
-};
-
-CommandResult run_command(const std::string& cmd) {
-  CommandResult r;
-  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), int(buf.size()), pipe)) r.output += buf.data();
-  r.status = pclose(pipe);
-  return r;
-}
-
-std::string find_tool(const char* name) {
-  const std::string cuda_bin = std::string("/usr/local/cuda/bin/") + name;
-  if (fs::exists(cuda_bin)) return cuda_bin;
-  const CommandResult r = run_command(std::string("command -v ") + name);
-  if (r.status == 0 && !r.output.empty()) return r.output.substr(0, r.output.find('\n'));
-  return "";
-}
+using kiln::test::CommandResult;
+using kiln::test::find_tool;
+using kiln::test::run_command;
 
 std::vector<fs::path> template_units() {
   std::vector<fs::path> units;

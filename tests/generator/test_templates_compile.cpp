@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "cuda_tools.h"
 #include "templates/kiln/config/reduce.h"    // plain C++: the planner includes them the same way
 #include "templates/kiln/config/rownorm.h"
 #include "templates/kiln/config/scan.h"
@@ -22,33 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CommandResult {
-  int status = -1;
-  std::string output;   // stdout and stderr together
-};
-
-CommandResult run_command(const std::string& command) {
-  CommandResult r;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-// A CUDA tool from /usr/local/cuda/bin, $CUDA_HOME/bin or PATH; "" when absent.
-std::string find_tool(const std::string& name) {
-  std::vector<std::string> candidates = {"/usr/local/cuda/bin/" + name};
-  if (const char* home = std::getenv("CUDA_HOME")) candidates.insert(candidates.begin(), std::string(home) + "/bin/" + name);
-  for (const auto& c : candidates)
-    if (fs::exists(c)) return c;
-  const CommandResult r = run_command("command -v " + name);
-  if (r.status == 0 && !r.output.empty()) return r.output.substr(0, r.output.find('\n'));
-  return "";
-}
+using kiln::test::CommandResult;
+using kiln::test::find_tool;
+using kiln::test::run_command;
 
 // Every "<N> bytes <what>" in ptxas -v output has N == 0.
 bool all_zero(const std::string& log, const std::string& what, std::string& offender) {
