@@ -108,10 +108,60 @@ ir::NodeId epilogue_end(const Plan& plan, const PlannedKernel& k) {
   return n.kind == ir::OpKind::Softmax && end != k.anchor ? n.operands[0] : end;
 }
 
+// Writes the Epilogue's lanes4 ([Note: four-lane epilogue] in gemm_store.cuh): the chain at the
+// columns col .. col + 3, where a dropout whose last axis is those columns, of a static extent that
+// is a multiple of 4, draws one Philox block for the four (word k for lane k: the flat index of
+// lane 0 is then a multiple of 4). Any other dropout draws per element, as operator() does.
+void write_lanes4(const Plan& plan, const PlannedKernel& k, CodeWriter& w, ExprEmitter& ex,
+                  const std::vector<std::string>& coord_lines, const Coords& coords, ir::NodeId end) {
+  constexpr int kLanes = 4;
+  const std::string lane_col[kLanes] = {coords.back(), "col1", "col2", "col3"};
+  const char* acc[kLanes] = {"acc.x", "acc.y", "acc.z", "acc.w"};
+  w.open_block(fmt::format("__device__ __forceinline__ float4 lanes4(float4 acc, Index batch, Index row, Index {}) const",
+                           coords.back()));
+  for (const auto& l : coord_lines) w.line("{}", l);
+  w.line("const Index col1 = {0} + 1, col2 = {0} + 2, col3 = {0} + 3;", coords.back());
+  ex.reset();
+  int lane = 0;
+  std::map<std::pair<ir::NodeId, Coords>, std::string> blocks;   // (dropout, lane 0's coords) -> its block
+  ex.dropout_bits_hook = [&](ir::NodeId id, const Coords& at, const std::string& seed) -> std::optional<std::string> {
+    if (at.empty() || at.back() != lane_col[lane]) return std::nullopt;
+    for (std::size_t d = 0; d + 1 < at.size(); ++d)   // another axis that moves with the lane: not adjacent
+      if (at[d].find("col") != std::string::npos) return std::nullopt;
+    const auto& shape = plan.bound->shape(id);
+    if (dyn_extent(plan, id, shape.size() - 1) || computed_dyn_extent(plan, id, shape.size() - 1) ||
+        shape.back() % kLanes != 0)
+      return std::nullopt;
+    Coords lane0 = at;
+    lane0.back() = lane_col[0];
+    const auto key = std::make_pair(id, lane0);
+    if (lane == 0) {
+      const std::string name = fmt::format("words{}", blocks.size());
+      w.line("const kiln::PhiloxBlock {} = kiln::dropout_block({}, static_cast<unsigned long long>({}));  // lanes 0-3",
+             name, seed, ex.flat_index(id, at));
+      blocks[key] = name;
+    }
+    const auto it = blocks.find(key);
+    if (it == blocks.end()) return std::nullopt;
+    return fmt::format("{}.v[{}]", it->second, lane);
+  };
+  std::string v[kLanes];
+  for (lane = 0; lane < kLanes; ++lane) {
+    Coords at = coords;
+    at.back() = lane_col[lane];
+    ex.bind_value(k.anchor, at, rounded_to(plan.ir().node(k.anchor).dtype, acc[lane]));
+    v[lane] = ex.value(end, at);
+  }
+  ex.dropout_bits_hook = nullptr;
+  w.line("return make_float4({}, {}, {}, {});", v[0], v[1], v[2], v[3]);
+  w.close_block();
+}
+
 // Writes `struct Epilogue` into unit.functors (or nothing) and returns its construction.
-// `coords_lines` declares the output coordinates from the functor's arguments.
+// `coords_lines` declares the output coordinates from the functor's arguments. With `lanes4` (a
+// template that holds four adjacent columns) and a dropout in the chain, also the four-lane form.
 std::string epilogue(const Plan& plan, const PlannedKernel& k, UnitParts& unit, const std::string& signature,
-                     const std::vector<std::string>& coord_lines, const Coords& coords) {
+                     const std::vector<std::string>& coord_lines, const Coords& coords, bool lanes4 = false) {
   const ir::NodeId end = epilogue_end(plan, k);
   const bool extra_stores = k.stores.size() > 1 && plan.ir().node(k.stores[0].node).kind != ir::OpKind::Softmax;
   if (end == k.anchor && !extra_stores) return "kiln::gemm::Identity{}";
@@ -140,6 +190,10 @@ std::string epilogue(const Plan& plan, const PlannedKernel& k, UnitParts& unit, 
   }
   w.line("return {};", v);
   w.close_block();
+  if (lanes4 && !extra_stores && chain_has_dropout(plan, end, k.anchor)) {
+    w.blank();
+    write_lanes4(plan, k, w, ex, coord_lines, coords, end);
+  }
   w.close_block(";");
   unit.functors = w.str();
   return fmt::format("Epilogue{{{}}}", UnitParts::member_inits(plan, k));
@@ -331,7 +385,8 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
     case GemmKind::SplitKSoftmax: {
       c.line("// one CTA per row of all batches; the softmax over the last axis is fused");
       c.line("using Reduce = kiln::gemm::SplitKSoftmax<Index, kM, kN, kBatch, kConfig.split_k, kConfig.threads>;");
-      const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
+      // (Its rows in registers take four adjacent columns at once: the epilogue's lanes4.)
+      const std::string epi = epilogue(plan, k, unit, sig, lines, coords, /*lanes4=*/true);
       unit.body = fmt::format("  Reduce::run({}, {}, {});", workspace_pointer(plan, k), out, epi);
       type = "Reduce";
       dynamic_smem = false;

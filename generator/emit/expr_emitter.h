@@ -71,6 +71,10 @@ class ExprEmitter {
   void compute_here(ir::NodeId node) { computed_here_.insert(node); }
   // Lets the caller serve some leaf loads itself (vector registers); return nullopt to decline.
   std::function<std::optional<std::string>(ir::NodeId, const Coords&)> leaf_hook;
+  // Lets the caller give a dropout's 32 random bits at `coords` itself (a word of a Philox block
+  // it drew for several lanes: [Note: four-lane epilogue] in gemm_store.cuh); `seed` is the seed's
+  // expression. Return nullopt to decline: the dropout then draws for its own flat index.
+  std::function<std::optional<std::string>(ir::NodeId, const Coords&, const std::string& seed)> dropout_bits_hook;
   // The C++ spelling of a dim extent of a node (a number, or the dyn dim's name).
   std::function<std::string(const std::string& dim)> dyn_dim_name;
 

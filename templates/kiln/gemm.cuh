@@ -727,11 +727,7 @@ struct SplitKSoftmax {
             const float4 b = __ldcs(reinterpret_cast<const float4*>(src + Index(sp) * Index(kRows * N_)) + c4);
             a.x += b.x; a.y += b.y; a.z += b.z; a.w += b.w;
           }
-          const Index c = 4 * c4;
-          a.x = epi(a.x, batch, row, c);
-          a.y = epi(a.y, batch, row, c + 1);
-          a.z = epi(a.z, batch, row, c + 2);
-          a.w = epi(a.w, batch, row, c + 3);
+          a = epilogue4(epi, a, batch, row, 4 * c4);   // [Note: four-lane epilogue]
           m = fmaxf(m, fmaxf(fmaxf(a.x, a.y), fmaxf(a.z, a.w)));
           v[i] = a;
         }

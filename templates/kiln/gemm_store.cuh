@@ -19,6 +19,34 @@ struct Identity {
   }
 };
 
+// [Note: four-lane epilogue]
+// An epilogue functor may also have `float4 lanes4(float4 acc, Index batch, Index row, Index col)
+// const`: the four adjacent columns col .. col + 3, col a multiple of 4, at once. The generator
+// writes one where the four columns share work: a dropout over them draws one Philox block, not
+// four (one per element, each keeping one word). A template that holds four adjacent columns
+// calls epilogue4, which takes lanes4 where the functor has one, else the element form four times.
+template <class Epi, class = void>
+struct HasLanes4 {
+  static constexpr bool value = false;
+};
+template <class Epi>
+struct HasLanes4<Epi, decltype(void(&Epi::lanes4))> {
+  static constexpr bool value = true;
+};
+
+template <class Epi, class Index>
+__device__ __forceinline__ float4 epilogue4(const Epi& epi, float4 a, Index batch, Index row, Index col) {
+  if constexpr (HasLanes4<Epi>::value) {
+    return epi.lanes4(a, batch, row, col);
+  } else {
+    a.x = epi(a.x, batch, row, col);
+    a.y = epi(a.y, batch, row, col + 1);
+    a.z = epi(a.z, batch, row, col + 2);
+    a.w = epi(a.w, batch, row, col + 3);
+    return a;
+  }
+}
+
 template <class T>
 struct IsF32 {
   static constexpr bool value = false;

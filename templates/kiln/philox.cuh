@@ -88,8 +88,9 @@ KILN_PHILOX_HD unsigned int dropout_threshold(double p) {
   return u;
 }
 
-// The 32 random bits dropout draws for flat element `index` under `seed`.
-KILN_PHILOX_HD unsigned int dropout_bits(unsigned long long seed, unsigned long long index) {
+// The Philox block that holds the random bits of flat elements (index & ~3) .. (index | 3): one
+// block serves four adjacent elements' draws (a caller that needs four reads its words).
+KILN_PHILOX_HD PhiloxBlock dropout_block(unsigned long long seed, unsigned long long index) {
   const unsigned long long block = index >> 2;
   PhiloxBlock counter;
   counter.v[0] = static_cast<unsigned int>(block);
@@ -99,17 +100,26 @@ KILN_PHILOX_HD unsigned int dropout_bits(unsigned long long seed, unsigned long 
   PhiloxKey key;
   key.v[0] = static_cast<unsigned int>(seed);
   key.v[1] = static_cast<unsigned int>(seed >> 32);
+  return philox4x32_10(counter, key);
+}
+
+// The 32 random bits dropout draws for flat element `index` under `seed`.
+KILN_PHILOX_HD unsigned int dropout_bits(unsigned long long seed, unsigned long long index) {
   // The word by selects, not by a run-time index into the block (that put the block in local
   // memory: a 16-byte stack frame in every GEMM whose epilogue draws per element).
-  const PhiloxBlock words = philox4x32_10(counter, key);
+  const PhiloxBlock words = dropout_block(seed, index);
   const unsigned int i = static_cast<unsigned int>(index & 3u);
   return i == 0u ? words.v[0] : i == 1u ? words.v[1] : i == 2u ? words.v[2] : words.v[3];
 }
 
+// Whether dropout keeps the element whose random bits are `bits` (dropout_bits, or a word of
+// dropout_block): its top 24 bits at least the threshold.
+KILN_PHILOX_HD bool dropout_keep_bits(unsigned int bits, unsigned int threshold) { return (bits >> 8) >= threshold; }
+
 // Whether dropout keeps flat element `index` (row-major over the dropout's output).
 KILN_PHILOX_HD bool dropout_keep(unsigned long long seed, unsigned long long index,
                                  unsigned int threshold) {
-  return (dropout_bits(seed, index) >> 8) >= threshold;
+  return dropout_keep_bits(dropout_bits(seed, index), threshold);
 }
 
 }  // namespace kiln

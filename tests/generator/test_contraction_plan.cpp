@@ -387,6 +387,79 @@ TEST_CASE("linear_dropout_softmax: split-K, transposed W as a view, dropout epil
   CHECK(odd.plan.kernels[1].template_name == "gemm_softmax_finalize");
 }
 
+// [Note: four-lane epilogue] (gemm_store.cuh): SplitKSoftmax holds four adjacent columns, and a
+// dropout whose last axis is those columns draws one Philox block for them; any other dropout
+// draws per element (once for the four when its index does not move with the column).
+TEST_CASE("a dropout over four adjacent columns of a fused split-K softmax draws one Philox block") {
+  const std::string text = R"(
+op adjacent {
+  dims B = 128, IN = 16384, OUT = 16384
+  in  x: f32[B, IN]
+  in  w: f32[OUT, IN]
+  in  seed: u64
+  out y = softmax(dropout(matmul(x, transpose(w)), p=0.5, seed=seed), axis=1)
+}
+op per_row {
+  dims B = 128, IN = 16384, OUT = 16384
+  in  x: f32[B, IN]
+  in  w: f32[OUT, IN]
+  in  r: f32[B, 1]
+  in  seed: u64
+  out y = softmax(matmul(x, transpose(w)) * dropout(r, p=0.5, seed=seed), axis=1)
+}
+op odd_columns {
+  dims B = 128, IN = 16384, OUT = 16382
+  in  x: f32[B, IN]
+  in  w: f32[OUT, IN]
+  in  seed: u64
+  out y = softmax(dropout(matmul(x, transpose(w)), p=0.5, seed=seed), axis=1)
+}
+)";
+  static const kiln::TemplateLibrary templates;
+  const auto spec = kiln::parse_spec(text, "lanes.kiln");
+  auto count = [](const std::string& s, const std::string& what) {
+    int n = 0;
+    for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+    return n;
+  };
+  std::map<std::string, std::string> lanes;   // op -> its reduce kernel's lanes4 body
+  std::vector<kiln::KernelSource> reduces;
+  for (const char* op : {"adjacent", "per_row", "odd_columns"}) {
+    CAPTURE(op);
+    auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), {}));
+    const auto plan = kiln::make_plan(bound, kiln::Target::for_arch("sm_90a"));
+    const auto sources = kiln::emit(plan, templates);
+    REQUIRE(plan.kernels.size() == 2);
+    REQUIRE(plan.kernels[1].template_name == "gemm_split_k_softmax");
+    const std::string& red = sources[1].text;
+    const auto at = red.find("float4 lanes4(float4 acc, Index batch, Index row, Index col) const");
+    REQUIRE(at != std::string::npos);
+    lanes[op] = red.substr(at, red.find("\n  }\n", at) - at);
+    reduces.push_back(sources[1]);
+  }
+  // One block for the four lanes, word k for lane k; no per-element draw.
+  CHECK(count(lanes["adjacent"], "kiln::dropout_block(seed, static_cast<unsigned long long>((row * 16384 + col)))") == 1);
+  for (int k = 0; k < 4; ++k) CHECK(count(lanes["adjacent"], fmt::format("words0.v[{}]", k)) == 1);
+  CHECK(count(lanes["adjacent"], "kiln::dropout_keep(") == 0);
+  // A dropout of a per-row value: the same index for every lane, drawn once, no block.
+  CHECK(count(lanes["per_row"], "kiln::dropout_block(") == 0);
+  CHECK(count(lanes["per_row"], "kiln::dropout_keep(") == 1);
+  // Rows of 16382 columns: lane 0 of a row is not at a multiple of 4, so each lane draws its own.
+  CHECK(count(lanes["odd_columns"], "kiln::dropout_block(") == 0);
+  CHECK(count(lanes["odd_columns"], "kiln::dropout_keep(") == 4);
+  std::string why;
+  if (!kiln::nvrtc_available(&why)) {
+    MESSAGE("NVRTC not loadable (" << why << "): skipping the compile checks");
+    return;
+  }
+  for (const auto& s : reduces)
+    for (const char* arch : {"sm_80", "sm_90a"}) {
+      CAPTURE(s.entry);
+      CAPTURE(arch);
+      CHECK(!kiln::compile({s.text, s.file_name, arch, {}, &templates}).cubin.empty());
+    }
+}
+
 TEST_CASE("sm_90a: k-contiguous f32 matmuls and conv2d take the wgmma templates (goldens, plan choices)") {
   // The linear seed: 128 tiles of 128x128 for 132 SMs: one K slice, then the fused split-K
   // softmax. tf32 on the TMA engine (7 stages of 32 KB); fp32 (3xTF32) on WgGemmSplitK.

@@ -40,7 +40,13 @@ TEST_CASE("dropout_keep draws word i % 4 of block i / 4, keyed by the seed's hal
   CHECK(kiln::dropout_bits(seed, index) == r.v[2]);
   for (unsigned w = 0; w < 4; ++w)   // every word of the block, each by its own select
     CHECK(kiln::dropout_bits(seed, index - 2 + w) == r.v[w]);
+  for (unsigned w = 0; w < 4; ++w) {   // dropout_block: the block of all four, from any of them
+    const kiln::PhiloxBlock b = kiln::dropout_block(seed, index - 2 + w);
+    for (unsigned j = 0; j < 4; ++j) CHECK(b.v[j] == r.v[j]);
+  }
   const unsigned u24 = r.v[2] >> 8;
+  CHECK(kiln::dropout_keep_bits(r.v[2], u24));
+  CHECK_FALSE(kiln::dropout_keep_bits(r.v[2], u24 + 1));
   CHECK(kiln::dropout_keep(seed, index, u24));        // u >= T
   CHECK_FALSE(kiln::dropout_keep(seed, index, u24 + 1));
   CHECK(kiln::dropout_keep(seed, index, 0));           // p = 0 keeps everything
