@@ -258,6 +258,22 @@ def problems():
                       "linear_dropout_softmax", ["fp32", "tf32"], mds_make, mds_eager, mds_check,
                       flops=2 * 128 * 16384 * 16384, bytes_moved=16384 * 16384 * 4))
 
+    # Dropout alone (elementwise, memory-bound once a Philox block serves four elements).
+    def dropout_make():
+        x = torch.rand(16384, 16384, device=DEV) - 0.5
+        return (x, seed), [torch.empty_like(x)]
+
+    def dropout_check(args, outs, mode):
+        x = args[0]
+        rows = torch.tensor([0, 1, 8191, 16383], device=DEV)
+        flat = (rows.cpu().numpy()[:, None] * 16384 + np.arange(16384)[None, :]).reshape(-1)
+        keep = torch.from_numpy(dropout_keep(seed, flat, 0.3).reshape(len(rows), 16384)).to(DEV)
+        x64 = x[rows].double()
+        return check_close(outs[0][rows], torch.where(keep, x64 / (1 - 0.3), torch.zeros_like(x64)) * 2.0)
+    ps.append(Problem("dropout(x, 0.3) * 2 16384x16384", "specs/elementwise.kiln", "dropout_scale", ["fp32"],
+                      dropout_make, lambda x, s: F.dropout(x, 0.3, training=True) * 2.0, dropout_check,
+                      bytes_moved=2 * 16384 * 16384 * 4))
+
     def smallk_make():
         a = torch.rand(32768, 64, device=DEV)
         b = torch.rand(64, 32768, device=DEV)

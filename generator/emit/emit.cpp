@@ -283,6 +283,23 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const Elementwis
   }
   loop.line("const Index e = i + j;");
   Coords coords = body_ex.declare_coords(root, "e", "c");
+  // A dropout whose flat index is the element's own draws from DropoutWords<N> made before the
+  // loop: a Philox block for four adjacent elements, not one each (philox.cuh). Its seed must be
+  // a kernel argument or a literal, in scope there.
+  std::map<std::string, std::string> dropout_words;   // seed -> DropoutWords variable
+  std::vector<std::string> dropout_lines;
+  body_ex.dropout_bits_hook = [&](ir::NodeId id, const Coords& at, const std::string& seed) -> std::optional<std::string> {
+    const auto seed_kind = plan.ir().node(plan.ir().node(id).operands[1]).kind;
+    if (bound.shape(id) != shape || at != coords || (seed_kind != ir::OpKind::Scalar && seed_kind != ir::OpKind::Literal))
+      return std::nullopt;
+    auto it = dropout_words.find(seed);
+    if (it == dropout_words.end()) {
+      it = dropout_words.emplace(seed, fmt::format("words_{}", dropout_words.size())).first;
+      dropout_lines.push_back(fmt::format("const kiln::DropoutWords<N> {}({}, static_cast<unsigned long long>(i));",
+                                          it->second, seed));
+    }
+    return it->second + ".bits(j)";
+  };
   // A stored root may also be a leaf that an anchor reads (a permuted operand): compute it here.
   for (const auto& s : kernel.stores)
     if (plan.ir().node(s.node).kind != ir::OpKind::Input) body_ex.compute_here(s.node);
@@ -306,6 +323,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const Elementwis
     w.line("const kiln::Vec<{0}, N> {1} = kiln::load_vec<{0}, N>({2} + {3});", storage_type(bound.node(leaf).dtype),
            vector_leaf[leaf], UnitParts::pointer_name(plan, buffer), index);
   }
+  for (const auto& l : dropout_lines) w.line("{}", l);
   std::set<int> declared;
   for (const auto& s : kernel.stores)
     if (declared.insert(s.buffer).second)

@@ -112,6 +112,28 @@ KILN_PHILOX_HD unsigned int dropout_bits(unsigned long long seed, unsigned long 
   return i == 0u ? words.v[0] : i == 1u ? words.v[1] : i == 2u ? words.v[2] : words.v[3];
 }
 
+// The random bits of the N adjacent flat elements first .. first + N - 1, N a power of two and
+// `first` a multiple of N (the elementwise template's vector step): ceil(N / 4) Philox blocks for
+// the N draws, not N. bits(j) is dropout_bits(seed, first + j).
+template <int N>
+struct DropoutWords {
+  static constexpr int kBlocks = N < 4 ? 1 : N / 4;
+  PhiloxBlock block[kBlocks];
+  unsigned int lane0;   // first's word in its block: 0 when N >= 4 (first is then a multiple of 4)
+
+  KILN_PHILOX_HD DropoutWords(unsigned long long seed, unsigned long long first)
+      : lane0(N >= 4 ? 0u : static_cast<unsigned int>(first & 3u)) {
+    for (int b = 0; b < kBlocks; ++b) block[b] = dropout_block(seed, first + 4ull * static_cast<unsigned long long>(b));
+  }
+
+  KILN_PHILOX_HD unsigned int bits(int j) const {
+    const unsigned int w = lane0 + static_cast<unsigned int>(j);   // < 4 when N < 4
+    const PhiloxBlock& b = kBlocks == 1 ? block[0] : block[w >> 2];
+    const unsigned int i = w & 3u;
+    return i == 0u ? b.v[0] : i == 1u ? b.v[1] : i == 2u ? b.v[2] : b.v[3];
+  }
+};
+
 // Whether dropout keeps the element whose random bits are `bits` (dropout_bits, or a word of
 // dropout_block): its top 24 bits at least the threshold.
 KILN_PHILOX_HD bool dropout_keep_bits(unsigned int bits, unsigned int threshold) { return (bits >> 8) >= threshold; }

@@ -86,6 +86,32 @@ TEST_CASE("memory plans: plan text and generated source goldens") {
   }
 }
 
+TEST_CASE("memory plans: an elementwise dropout of the element's own index draws a Philox block per four elements") {
+  // (philox.cuh's DropoutWords, made before the vector step's loop.) f32: 4 elements a step, one
+  // block; f16: 8, two blocks; a dropout of a broadcast row vector draws per element by its own
+  // index; two dropouts of the output's shape with one seed share the words.
+  const auto unit = [](const std::string& op) {
+    const auto sources = sources_of(plan_of({"elementwise", op, "", {}, {}}));
+    REQUIRE(sources.size() == 1);
+    return sources[0].text;
+  };
+  const std::string f32 = unit("dropout_scale");
+  CHECK(contains(f32, "const kiln::DropoutWords<N> words_0(seed, static_cast<unsigned long long>(i));"));
+  CHECK(contains(f32, "kiln::dropout_keep_bits(words_0.bits(j), 5033165u)"));
+  CHECK(!contains(f32, "kiln::dropout_keep("));
+  const std::string f16 = unit("dropout_f16_bias");
+  CHECK(contains(f16, "kiln::dropout_keep_bits(words_0.bits(j), 8388608u)"));
+  CHECK(contains(f16, "kiln::dropout_keep(seed, static_cast<unsigned long long>(c1), 4194304u)"));
+  CHECK(!contains(f16, "words_1"));
+  const auto twice = sources_of(plan_of_text("op t {\n  dims N = 4096\n  in x: f32[N]\n  in g: f32[N]\n  in s: u64\n"
+                                             "  out y = dropout(x, p=0.5, seed=s) + dropout(g, p=0.1, seed=s)\n}\n",
+                                             "t"));
+  REQUIRE(twice.size() == 1);
+  CHECK(contains(twice[0].text, "kiln::dropout_keep_bits(words_0.bits(j), 8388608u)"));
+  CHECK(contains(twice[0].text, "kiln::dropout_keep_bits(words_0.bits(j), 1677722u)"));
+  CHECK(!contains(twice[0].text, "words_1"));
+}
+
 TEST_CASE("memory plans: an elementwise kernel runs a persistent grid only when it re-reads a large broadcast operand") {
   // [Note: one step a thread, or a persistent grid] (templates/kiln/config/elementwise.h).
   const auto elementwise = [](const kiln::Plan& plan) {

@@ -2,6 +2,8 @@
 // "philox4x32 10" lines), and dropout's threshold and keep rule built on it.
 #include <doctest/doctest.h>
 
+#include <initializer_list>
+
 #include "templates/kiln/philox.cuh"
 
 namespace {
@@ -31,6 +33,27 @@ TEST_CASE("dropout_threshold is ceil(p * 2^24)") {
   CHECK(kiln::dropout_threshold(0x1p-24) == 1u);
   CHECK(kiln::dropout_threshold(0x1p-30) == 1u);     // any p > 0 drops u = 0
   CHECK(kiln::dropout_threshold(1.0) == 16777216u);  // keeps nothing
+}
+
+// DropoutWords<N>: the elementwise template's N draws from ceil(N / 4) blocks, first a multiple of N.
+template <int N>
+void check_words(unsigned long long seed, unsigned long long first) {
+  CAPTURE(N);
+  CAPTURE(first);
+  const kiln::DropoutWords<N> words(seed, first);
+  for (int j = 0; j < N; ++j) CHECK(words.bits(j) == kiln::dropout_bits(seed, first + static_cast<unsigned long long>(j)));
+}
+
+TEST_CASE("DropoutWords<N> gives dropout_bits of N adjacent elements") {
+  const unsigned long long seed = 0xfedcba9876543210ull;
+  for (unsigned long long first : {0ull, 16ull, 4096ull, (3ull << 33) + 32}) {
+    check_words<1>(seed, first + 3);   // the tail: any element
+    check_words<1>(seed, first + 1);
+    check_words<2>(seed, first + 2);
+    check_words<4>(seed, first);
+    check_words<8>(seed, first);
+    check_words<16>(seed, first);
+  }
 }
 
 TEST_CASE("dropout_keep draws word i % 4 of block i / 4, keyed by the seed's halves") {
