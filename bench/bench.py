@@ -343,6 +343,22 @@ def problems():
     ps.append(Problem("relu(x . w^T + b) 4096^3 (tf32 on the op)", "specs/matmul.kiln", "gemm_bias_relu", ["tf32"],
                       lin4k_make, lambda x, w, bias: torch.relu(F.linear(x, w, bias)), lin4k_check,
                       flops=2 * 4096**3, bytes_moved=3 * 4096 * 4096 * 4))
+
+    def lin4k_dropout_make():
+        (x, w, bias), outs = lin4k_make()
+        return (x, w, bias, seed), outs
+
+    def lin4k_dropout_check(args, outs, mode):
+        x, w, bias, _ = args
+        rows = torch.arange(0, 256, device=DEV)
+        h = torch.relu(x[rows].double() @ w.double().t() + bias.double())
+        flat = (rows.cpu().numpy()[:, None] * 4096 + np.arange(4096)[None, :]).reshape(-1)
+        keep = torch.from_numpy(dropout_keep(seed, flat, 0.1).reshape(len(rows), 4096)).to(DEV)
+        return check_close(outs[0][rows], torch.where(keep, h / (1 - 0.1), torch.zeros_like(h)), tf32=True)
+    ps.append(Problem("dropout(relu(x . w^T + b)) 4096^3 (tf32 on the op)", "specs/matmul.kiln", "linear_relu_dropout",
+                      ["tf32"], lin4k_dropout_make,
+                      lambda x, w, bias, s: F.dropout(torch.relu(F.linear(x, w, bias)), 0.1, training=True),
+                      lin4k_dropout_check, flops=2 * 4096**3, bytes_moved=3 * 4096 * 4096 * 4))
     # Memory-bound context rows on tensors of 1 GiB or more (issue 4): fractions of the copy ceiling.
     def one_gib(rows=32768, cols=8192, out_shape=None, view=None, dtype=torch.float32):
         def make():

@@ -159,7 +159,9 @@ void write_lanes4(const Plan& plan, const PlannedKernel& k, CodeWriter& w, ExprE
 
 // Writes `struct Epilogue` into unit.functors (or nothing) and returns its construction.
 // `coords_lines` declares the output coordinates from the functor's arguments. With `lanes4` (a
-// template that holds four adjacent columns) and a dropout in the chain, also the four-lane form.
+// template that gives it four adjacent columns of the op: SplitKSoftmax's rows in registers, and
+// gemm::store_fragments into a row-major C, which the mma.sync, wgmma and TMA engines use but
+// not under swap_ab) and a dropout in the chain, also the four-lane form.
 std::string epilogue(const Plan& plan, const PlannedKernel& k, UnitParts& unit, const std::string& signature,
                      const std::vector<std::string>& coord_lines, const Coords& coords, bool lanes4 = false) {
   const ir::NodeId end = epilogue_end(plan, k);
@@ -273,7 +275,8 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
     case GemmKind::SmallK: {
       c.line("using Kernel = kiln::gemm::SmallK<{}, Index, kM, kN, kK, kConfig.lda, kConfig.ldb, kConfig.ldc,", prec);
       c.line("                                  kConfig.bm, kConfig.bn, kConfig.wm, kConfig.wn>;");
-      const std::string epi = epilogue(plan, k, unit, "float acc, Index, Index row, Index col", lines, coords);
+      const std::string epi = epilogue(plan, k, unit, "float acc, Index, Index row, Index col", lines, coords,
+                                         /*lanes4=*/true);
       unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), out, epi);
       break;
     }
@@ -289,7 +292,8 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       c.line("// sm_90a: persistent wgmma over the pre-pass's workspace, two accumulator sets");
       c.line("using Kernel = kiln::sm90::WgSmallK<{}, Index, kM, kN, kK, kConfig.ldc, kConfig.bm, kConfig.bn, "
              "kConfig.b_stages, kConfig.stream_c>;", prec);
-      const std::string epi = epilogue(plan, k, unit, "float acc, Index, Index row, Index col", lines, coords);
+      const std::string epi = epilogue(plan, k, unit, "float acc, Index, Index row, Index col", lines, coords,
+                                         /*lanes4=*/true);
       unit.body = fmt::format("  Kernel::run({}, {}, {});", workspace_pointer(plan, k), out, epi);
       break;
     }
@@ -307,7 +311,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
                                 workspace_pointer(plan, k), dyn);
       } else {
         c.line("    kConfig.vec_c, kConfig.stream_c, kConfig.row_stats>;");
-        const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
+        const std::string epi = epilogue(plan, k, unit, sig, lines, coords, /*lanes4=*/true);
         unit.body = fmt::format("  Kernel::run({}, {}, {}, {}, {}{});", pointer_of(plan, a), pointer_of(plan, bl), out,
                                 epi, config.row_stats ? workspace_pointer(plan, k) : "nullptr", dyn);
       }
@@ -325,7 +329,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       } else {
         c.line("    kConfig.ldc, kConfig.stride_c, kConfig.bm, kConfig.bn, kConfig.stages, /*BKMajor*/ true, "
                "kConfig.vec_c, kConfig.stream_c>;");
-        const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
+        const std::string epi = epilogue(plan, k, unit, sig, lines, coords, /*lanes4=*/true);
         unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), out, epi);
       }
       break;
@@ -342,7 +346,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
         unit.body = fmt::format("  Kernel::run(tmap_a, tmap_b, {}, kiln::gemm::Identity{{}}{});", workspace_pointer(plan, k),
                                 dyn);
       } else {
-        const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
+        const std::string epi = epilogue(plan, k, unit, sig, lines, coords, /*lanes4=*/!config.swap_ab);
         unit.body = fmt::format("  Kernel::run(tmap_a, tmap_b, {}, {}{});", out, epi, dyn);
       }
       break;
@@ -385,7 +389,6 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
     case GemmKind::SplitKSoftmax: {
       c.line("// one CTA per row of all batches; the softmax over the last axis is fused");
       c.line("using Reduce = kiln::gemm::SplitKSoftmax<Index, kM, kN, kBatch, kConfig.split_k, kConfig.threads>;");
-      // (Its rows in registers take four adjacent columns at once: the epilogue's lanes4.)
       const std::string epi = epilogue(plan, k, unit, sig, lines, coords, /*lanes4=*/true);
       unit.body = fmt::format("  Reduce::run({}, {}, {});", workspace_pointer(plan, k), out, epi);
       type = "Reduce";

@@ -150,6 +150,33 @@ struct MatrixOut {
   }
 };
 
+// Whether four adjacent columns of `Out` are four adjacent columns of the op: the plain row-major
+// placement, not a type derived from it (a conv's NhwcOut maps its own rows and columns).
+template <class Out>
+struct AdjacentColumns {
+  static constexpr bool value = false;
+};
+template <class OutT, class Index, bool kVec, bool kStream>
+struct AdjacentColumns<MatrixOut<OutT, Index, kVec, kStream>> {
+  static constexpr bool value = true;
+};
+
+// v[i] = out.apply(epi, v[i], row, col + i) for four in-bounds columns, col a multiple of 4: at
+// once through the functor's lanes4 where the columns are the op's ([Note: four-lane epilogue]).
+template <class Out, class Epi, class Index>
+__device__ __forceinline__ void apply_columns4(const Out& out, const Epi& epi, float (&v)[4], Index row, Index col) {
+  if constexpr (AdjacentColumns<Out>::value && HasLanes4<Epi>::value) {
+    const float4 r = epi.lanes4(make_float4(v[0], v[1], v[2], v[3]), out.batch, row, col);
+    v[0] = r.x;
+    v[1] = r.y;
+    v[2] = r.z;
+    v[3] = r.w;
+  } else {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) v[i] = out.apply(epi, v[i], row, col + i);
+  }
+}
+
 // The transposed placement C(row, col) = C[col * ldc + row]: the TMA engine's output when it
 // computes Cᵀ = Bᵀ·Aᵀ (config swap_ab). Its rows and cols are the engine's (the op's cols and
 // rows); the epilogue still sees the op's (row, col). put4's four values go to four C rows.
@@ -177,7 +204,8 @@ struct DenseRows {
 };
 
 // The warp's C fragments -> epilogue functor -> global memory (16-byte stores where allowed).
-// row0/col0: the warp tile's first GEMM row/column; fragment row (mt, h, g) is row
+// row0/col0: the warp tile's first GEMM row/column (col0 a multiple of 16, as every warp tile's
+// is: four adjacent columns start at a multiple of 4); fragment row (mt, h, g) is row
 // row0 + rows(mt, h, g). rmax/rsum: per-row running statistics of the stored values (only with
 // kRowStats).
 template <class Index, int MT, int NT, bool kRowStats, class Out, class Epi, class Rows = DenseRows>
@@ -215,8 +243,7 @@ __device__ __forceinline__ void store_fragments(const float (&acc)[MT][NT][4], c
         const Index col = col0 + p * 16 + 4 * t;
         if (row < out.rows) {
           if (col + 3 < out.cols) {
-#pragma unroll
-            for (int i = 0; i < 4; ++i) v[i] = out.apply(epi, v[i], row, col + i);
+            apply_columns4(out, epi, v, row, col);
             out.put4(row, col, v);
             if constexpr (kRowStats) {
               const float m4 = fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3]));

@@ -387,10 +387,11 @@ TEST_CASE("linear_dropout_softmax: split-K, transposed W as a view, dropout epil
   CHECK(odd.plan.kernels[1].template_name == "gemm_softmax_finalize");
 }
 
-// [Note: four-lane epilogue] (gemm_store.cuh): SplitKSoftmax holds four adjacent columns, and a
-// dropout whose last axis is those columns draws one Philox block for them; any other dropout
-// draws per element (once for the four when its index does not move with the column).
-TEST_CASE("a dropout over four adjacent columns of a fused split-K softmax draws one Philox block") {
+// [Note: four-lane epilogue] (gemm_store.cuh): SplitKSoftmax and gemm::store_fragments hold four
+// adjacent columns, and a dropout whose last axis is those columns draws one Philox block for
+// them; any other dropout draws per element (once for the four when its index does not move with
+// the column).
+TEST_CASE("a dropout over four adjacent columns of a GEMM epilogue draws one Philox block") {
   const std::string text = R"(
 op adjacent {
   dims B = 128, IN = 16384, OUT = 16384
@@ -447,6 +448,31 @@ op odd_columns {
   // Rows of 16382 columns: lane 0 of a row is not at a multiple of 4, so each lane draws its own.
   CHECK(count(lanes["odd_columns"], "kiln::dropout_block(") == 0);
   CHECK(count(lanes["odd_columns"], "kiln::dropout_keep(") == 4);
+  // A GEMM whose epilogue ends in the dropout: gemm::store_fragments gives lanes4 four adjacent
+  // columns of C, on the TMA engine (sm_90a) and on mma.sync tiles (sm_80).
+  const auto linear = kiln::parse_spec(R"(
+op linear_dropout {
+  dims B = 512, IN = 512, OUT = 512
+  in  x: f32[B, IN]
+  in  w: f32[OUT, IN]
+  in  seed: u64
+  out y = dropout(matmul(x, transpose(w), precision="tf32"), p=0.5, seed=seed)
+}
+)", "linear.kiln");
+  for (const char* arch : {"sm_90a", "sm_80"}) {
+    CAPTURE(arch);
+    auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(linear, "linear_dropout"), {}));
+    const auto plan = kiln::make_plan(bound, kiln::Target::for_arch(arch));
+    const auto sources = kiln::emit(plan, templates);
+    REQUIRE(sources.size() == 1);
+    CHECK(plan.kernels[0].template_name == (std::string(arch) == "sm_90a" ? "gemm_tma" : "gemm"));
+    const std::string& text = sources[0].text;
+    const auto at = text.find("float4 lanes4(float4 acc, Index batch, Index row, Index col) const");
+    REQUIRE(at != std::string::npos);
+    CHECK(count(text.substr(at), "kiln::dropout_block(seed, static_cast<unsigned long long>((row * 512 + col)))") == 1);
+    CHECK(count(text.substr(at), "kiln::dropout_keep(") == 0);
+    reduces.push_back(sources[0]);
+  }
   std::string why;
   if (!kiln::nvrtc_available(&why)) {
     MESSAGE("NVRTC not loadable (" << why << "): skipping the compile checks");
@@ -454,6 +480,7 @@ op odd_columns {
   }
   for (const auto& s : reduces)
     for (const char* arch : {"sm_80", "sm_90a"}) {
+      if (has(s.entry, "gemm_tma") && std::string(arch) == "sm_80") continue;   // TMA: sm_90a only
       CAPTURE(s.entry);
       CAPTURE(arch);
       CHECK(!kiln::compile({s.text, s.file_name, arch, {}, &templates}).cubin.empty());
