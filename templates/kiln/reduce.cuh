@@ -363,7 +363,7 @@ __device__ __forceinline__ Vec<T, 4> load_vec4_bounded(const T* __restrict__ in,
 // over whole groups of kUnroll rows has no per-row bound test whether or not the split's row
 // count is known at compile time (a run-time chunk, [Note: splits per launch], cost the generic
 // kernel 11.7% more instructions through those tests: bench/results/2026-12-02-h200-run18/).
-template <int kRows, class Op, class T, class I, class Pro>
+template <int kRows, bool kBounded, class Op, class T, class I, class Pro>
 __device__ __forceinline__ void outer_rows_v4_step(const T* __restrict__ in, typename Op::Acc (&acc)[4], I r, I row0,
                                                    I inner, I tile_len, I c4, int lane, int owned, I n,
                                                    bool vectors, Pro pro) {
@@ -381,8 +381,13 @@ __device__ __forceinline__ void outer_rows_v4_step(const T* __restrict__ in, typ
     }
     const I row_end = R + tile_len;
     const I av = R - s[u] + c4;                       // aligned; holds column c4 - s[u] + 0..3
-    if (av < row_end) a[u] = load_vec4_bounded(in, av, n);
-    if (lane == 31 && s[u] != 0 && av + 4 < row_end) b[u] = load_vec4_bounded(in, av + 4, n);
+    if constexpr (kBounded) {
+      if (av < row_end) a[u] = load_vec4_bounded(in, av, n);
+      if (lane == 31 && s[u] != 0 && av + 4 < row_end) b[u] = load_vec4_bounded(in, av + 4, n);
+    } else {   // the caller knows every vector of these rows ends inside the tensor
+      if (av < row_end) a[u] = bit_cast_dev<V4>(ldg16(in + av));
+      if (lane == 31 && s[u] != 0 && av + 4 < row_end) b[u] = bit_cast_dev<V4>(ldg16(in + av + 4));
+    }
   }
 #pragma unroll
   for (int u = 0; u < kRows; ++u) {
@@ -437,10 +442,16 @@ __device__ __forceinline__ void reduce_outer_rows_v4(const T* __restrict__ in, O
   I r = r_begin;
   I row0 = (o * red + r_begin) * inner + tile0;
   const I whole_end = r_end > r_begin ? r_begin + (r_end - r_begin) / I(kUnroll) * I(kUnroll) : r_begin;
+  // A step whose last row's vectors (at most tile_cols + 4 past its row0, the neighbour vector
+  // included) end inside the tensor reads without bound tests: every step but those over the last
+  // output's last rows. row0 grows with r, so those steps come last.
+  const I unbounded_row0 = n - (I(kUnroll - 1) * inner + tile_cols + 4);   // a step at row0 <= this
+  for (; r < whole_end && row0 <= unbounded_row0; r += kUnroll, row0 += I(kUnroll) * inner)
+    detail::outer_rows_v4_step<kUnroll, false, Op>(in, acc, r, row0, inner, tile_len, c4, lane, owned, n, vectors, pro);
   for (; r < whole_end; r += kUnroll, row0 += I(kUnroll) * inner)
-    detail::outer_rows_v4_step<kUnroll, Op>(in, acc, r, row0, inner, tile_len, c4, lane, owned, n, vectors, pro);
+    detail::outer_rows_v4_step<kUnroll, true, Op>(in, acc, r, row0, inner, tile_len, c4, lane, owned, n, vectors, pro);
   for (; r < r_end; ++r, row0 += inner)
-    detail::outer_rows_v4_step<1, Op>(in, acc, r, row0, inner, tile_len, c4, lane, owned, n, vectors, pro);
+    detail::outer_rows_v4_step<1, true, Op>(in, acc, r, row0, inner, tile_len, c4, lane, owned, n, vectors, pro);
 
   const I o_base = o * inner + tile0 + c4;
 #pragma unroll
