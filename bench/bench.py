@@ -378,6 +378,22 @@ def problems():
                       lambda x: torch.softmax(x, dim=-1),
                       lambda args, outs, mode: check_close(outs[0], torch.softmax(args[0].double(), dim=-1)),
                       bytes_moved=2 * 32768 * 8192 * 4))
+
+    def softmax_dropout_make():
+        x = torch.rand(32768, 8192, device=DEV)
+        return (x, seed), [torch.empty_like(x)]
+
+    def softmax_dropout_check(args, outs, mode):
+        x = args[0]
+        rows = torch.tensor([0, 1, 16383, 32767], device=DEV)
+        flat = (rows.cpu().numpy()[:, None] * 8192 + np.arange(8192)[None, :]).reshape(-1)
+        keep = torch.from_numpy(dropout_keep(seed, flat, 0.1).reshape(len(rows), 8192)).to(DEV)
+        sm = torch.softmax(x[rows].double(), dim=-1)
+        return check_close(outs[0][rows], torch.where(keep, sm / (1 - 0.1), torch.zeros_like(sm)))
+    ps.append(Problem("dropout(softmax(x), 0.1) 32768x8192", "specs/norms.kiln", "softmax_dropout", ["fp32"],
+                      softmax_dropout_make,
+                      lambda x, s: F.dropout(torch.softmax(x, dim=-1), 0.1, training=True), softmax_dropout_check,
+                      bytes_moved=2 * 32768 * 8192 * 4))
     # Norms written as compositions, as users write them (issue 22): bytes_moved is x read once and
     # y written once (the parameters are a row's worth). The check: the whole output in float64.
     norm_spec = temp_spec("norms_bench.kiln", NORM_BENCH_SPEC)

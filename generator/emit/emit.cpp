@@ -172,6 +172,77 @@ void begin_unit(const PlannedKernel& kernel, const char* header, UnitParts& unit
   c.line("{}", index_declaration(kernel.index64));
 }
 
+bool chain_has_dropout(const Plan& plan, ir::NodeId end, ir::NodeId anchor) {
+  std::vector<ir::NodeId> stack{end};
+  std::set<ir::NodeId> seen;
+  while (!stack.empty()) {
+    const ir::NodeId id = stack.back();
+    stack.pop_back();
+    if (id == anchor || !seen.insert(id).second || (plan.leaves.count(id) && id != end)) continue;
+    const auto& n = plan.ir().node(id);
+    if (n.kind == ir::OpKind::Dropout) return true;
+    stack.insert(stack.end(), n.operands.begin(), n.operands.end());
+  }
+  return false;
+}
+
+// A dropout_bits_hook for a loop over N adjacent flat indices first + j ([Note: flat lanes]): a
+// dropout whose flat index is the loop's own (its shape is `shape`, its coordinates `coords`,
+// declared from that index) and whose seed is an argument or a literal (in scope before the loop)
+// reads word j of a kiln::DropoutWords<N> that `hoisted` declares, one per seed.
+std::function<std::optional<std::string>(ir::NodeId, const Coords&, const std::string&)> flat_lanes_dropout(
+    const Plan& plan, const std::vector<std::int64_t>& shape, const Coords& coords, const std::string& first,
+    std::map<std::string, std::string>& words, std::vector<std::string>& hoisted) {
+  return [&plan, shape, coords, first, &words, &hoisted](ir::NodeId id, const Coords& at,
+                                                         const std::string& seed) -> std::optional<std::string> {
+    const auto seed_kind = plan.ir().node(plan.ir().node(id).operands[1]).kind;
+    if (plan.bound->shape(id) != shape || at != coords || (seed_kind != ir::OpKind::Scalar && seed_kind != ir::OpKind::Literal))
+      return std::nullopt;
+    auto it = words.find(seed);
+    if (it == words.end()) {
+      it = words.emplace(seed, fmt::format("words_{}", words.size())).first;
+      hoisted.push_back(fmt::format("const kiln::DropoutWords<N> {}({}, static_cast<unsigned long long>({}));",
+                                    it->second, seed, first));
+    }
+    return it->second + ".bits(j)";
+  };
+}
+
+// Store::lanes<N>: the chain of write_store at flat indices first .. first + N - 1, first a
+// multiple of N, its dropouts drawn through flat_lanes_dropout.
+void write_store_lanes(const Plan& plan, const PlannedKernel& kernel, const std::string& result_type, CodeWriter& w,
+                       ir::NodeId end) {
+  const auto& bound = *plan.bound;
+  const DType out = bound.node(end).dtype;
+  w.blank();
+  w.line("// N adjacent outputs from `first`, a multiple of N ([Note: flat lanes] in kiln/common.cuh)");
+  w.line("static constexpr bool kFlatLanes = true;");
+  w.line("template <int N>");
+  w.open_block(fmt::format("__device__ __forceinline__ void lanes(const {} (&result)[N], Index first, {} (&y)[N]) const",
+                           result_type, storage_type(out)));
+  CodeWriter loop;
+  ExprEmitter ex(plan, loop);
+  CodeWriter members;   // declared above by write_store; this names them for `ex`
+  UnitParts::declare_members(plan, kernel, members, ex);
+  loop.line("const Index flat = first + j;");
+  const Coords coords = ex.declare_coords(end, "flat", "o");
+  loop.line("const {} anchor_value = result[j];", compute_type(bound.node(kernel.anchor).dtype));
+  ex.bind_value_at_flat(kernel.anchor, "flat", "anchor_value");
+  if (end != kernel.anchor) ex.compute_here(end);
+  std::map<std::string, std::string> words;
+  std::vector<std::string> hoisted;
+  ex.dropout_bits_hook = flat_lanes_dropout(plan, bound.shape(end), coords, "first", words, hoisted);
+  const std::string v = ex.value(end, coords);
+  if (out == DType::f16 || out == DType::bf16) loop.line("y[j] = kiln::from_float<{}>({});", storage_type(out), v);
+  else loop.line("y[j] = {};", v);
+  for (const auto& l : hoisted) w.line("{}", l);
+  w.raw_line("#pragma unroll");
+  w.open_block("for (int j = 0; j < N; ++j)");
+  w.append(loop.str());
+  w.close_block();
+  w.close_block();
+}
+
 void write_store(const Plan& plan, const PlannedKernel& kernel, const std::string& result_type, CodeWriter& w,
                  std::size_t pooled) {
   const auto& bound = *plan.bound;
@@ -200,6 +271,8 @@ void write_store(const Plan& plan, const PlannedKernel& kernel, const std::strin
   if (out == DType::f16 || out == DType::bf16) w.line("return kiln::from_float<{}>({});", storage_type(out), v);
   else w.line("return {};", v);
   w.close_block();
+  if (!pooled && end != kernel.anchor && chain_has_dropout(plan, end, kernel.anchor))
+    write_store_lanes(plan, kernel, result_type, w, end);
   w.close_block(";");
 }
 
@@ -284,22 +357,10 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const Elementwis
   loop.line("const Index e = i + j;");
   Coords coords = body_ex.declare_coords(root, "e", "c");
   // A dropout whose flat index is the element's own draws from DropoutWords<N> made before the
-  // loop: a Philox block for four adjacent elements, not one each (philox.cuh). Its seed must be
-  // a kernel argument or a literal, in scope there.
+  // loop: a Philox block for four adjacent elements, not one each (philox.cuh).
   std::map<std::string, std::string> dropout_words;   // seed -> DropoutWords variable
   std::vector<std::string> dropout_lines;
-  body_ex.dropout_bits_hook = [&](ir::NodeId id, const Coords& at, const std::string& seed) -> std::optional<std::string> {
-    const auto seed_kind = plan.ir().node(plan.ir().node(id).operands[1]).kind;
-    if (bound.shape(id) != shape || at != coords || (seed_kind != ir::OpKind::Scalar && seed_kind != ir::OpKind::Literal))
-      return std::nullopt;
-    auto it = dropout_words.find(seed);
-    if (it == dropout_words.end()) {
-      it = dropout_words.emplace(seed, fmt::format("words_{}", dropout_words.size())).first;
-      dropout_lines.push_back(fmt::format("const kiln::DropoutWords<N> {}({}, static_cast<unsigned long long>(i));",
-                                          it->second, seed));
-    }
-    return it->second + ".bits(j)";
-  };
+  body_ex.dropout_bits_hook = flat_lanes_dropout(plan, shape, coords, "i", dropout_words, dropout_lines);
   // A stored root may also be a leaf that an anchor reads (a permuted operand): compute it here.
   for (const auto& s : kernel.stores)
     if (plan.ir().node(s.node).kind != ir::OpKind::Input) body_ex.compute_here(s.node);

@@ -85,21 +85,6 @@ const char* dyn_extent_text(const GemmConfig& config) {
   return config.swap_ab ? "dyn M (the engine's N: it computes the transpose)" : "dyn N";
 }
 
-// Does the value stored by the kernel hash a dropout mask (then philox.cuh is needed)?
-bool chain_has_dropout(const Plan& plan, ir::NodeId end, ir::NodeId anchor) {
-  std::vector<ir::NodeId> stack{end};
-  std::set<ir::NodeId> seen;
-  while (!stack.empty()) {
-    const ir::NodeId id = stack.back();
-    stack.pop_back();
-    if (id == anchor || !seen.insert(id).second || (plan.leaves.count(id) && id != end)) continue;
-    const auto& n = plan.ir().node(id);
-    if (n.kind == ir::OpKind::Dropout) return true;
-    stack.insert(stack.end(), n.operands.begin(), n.operands.end());
-  }
-  return false;
-}
-
 // The value the kernel stores: the end of the epilogue chain (the softmax's operand when the
 // softmax is planned as row statistics).
 ir::NodeId epilogue_end(const Plan& plan, const PlannedKernel& k) {

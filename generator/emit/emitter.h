@@ -64,11 +64,15 @@ std::string dyn_extent_expression(const Plan& plan, const std::vector<ir::DimExp
 
 // The node an anchor kernel stores: the end of its fused epilogue chain, or the anchor itself.
 ir::NodeId store_node(const PlannedKernel& kernel);
+// Whether the chain from `anchor` to `end` (the value a kernel stores) draws a dropout mask.
+bool chain_has_dropout(const Plan& plan, ir::NodeId end, ir::NodeId anchor);
 // struct Store { ...; Out operator()(<result_type> result, Index flat) const; }: the anchor's
 // value `result` at output index `flat` through the fused epilogue chain, as stored (a
 // functor the memory-bound templates call per output element). With `pooled` > 0 (the pooling
 // template) it has a Lead (write_lead) for the axes before the last `pooled`, and its call takes
-// the step's `const Lead& at`.
+// the step's `const Lead& at`. Where the chain draws a dropout (and not pooled), also the lanes
+// form ([Note: flat lanes] in common.cuh): N adjacent outputs at once, a dropout over them drawing
+// ceil(N / 4) Philox blocks.
 void write_store(const Plan& plan, const PlannedKernel& kernel, const std::string& result_type, CodeWriter& w,
                  std::size_t pooled = 0);
 

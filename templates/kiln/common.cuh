@@ -134,6 +134,33 @@ __device__ __forceinline__ void store_vec(T* p, const Vec<T, N>& v) {
 // Appended for the memory-bound templates (reduce, scan, rownorm). Pure device code.
 namespace kiln {
 
+// ---- [Note: flat lanes]
+// A memory-bound family's store functor (y[flat] = epi(result, flat)) may also declare
+//   static constexpr bool kFlatLanes = true;
+//   template <int N> void lanes(const C (&result)[N], Index first, Out (&y)[N]) const;
+// for the N adjacent outputs first .. first + N - 1, `first` a multiple of N (the generator writes
+// one where they share work: a dropout over them draws ceil(N / 4) Philox blocks, philox.cuh's
+// DropoutWords, not N). A template that holds N adjacent outputs of aligned vectors calls
+// store_lanes, which takes lanes where the functor has it, else the element form N times.
+template <class Epi, class = void>
+struct HasFlatLanes {
+  static constexpr bool value = false;
+};
+template <class Epi>
+struct HasFlatLanes<Epi, decltype(void(Epi::kFlatLanes))> {
+  static constexpr bool value = Epi::kFlatLanes;
+};
+
+template <int N, class Epi, class C, class Out, class I>
+__device__ __forceinline__ void store_lanes(const Epi& epi, const C (&result)[N], I first, Out (&y)[N]) {
+  if constexpr (HasFlatLanes<Epi>::value) {
+    epi.template lanes<N>(result, first, y);
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; ++j) y[j] = epi(result[j], first + I(j));
+  }
+}
+
 // ---- infinities and extreme values of the accumulation types
 template <class C> struct Limits;
 template <> struct Limits<float> {

@@ -233,10 +233,12 @@ __device__ __forceinline__ void store_row_registers(const C (&x)[kIt][V], Out* _
     const I e0 = (I(it) * kGroup + rank) * V;
     const bool reached = reached_slot<kGroup, V>(it, kMinLen);
     if (reached || e0 < len) {
-      if constexpr (kWhole) {
-        Vec<Out, V> o;
+      if constexpr (kWhole) {   // (len % V == 0: flat_row + e0 is a multiple of V)
+        C r[V];
 #pragma unroll
-        for (int j = 0; j < V; ++j) o.v[j] = epi(normalized(x[it][j]), flat_row + e0 + j);
+        for (int j = 0; j < V; ++j) r[j] = normalized(x[it][j]);
+        Vec<Out, V> o;
+        store_lanes(epi, r, flat_row + e0, o.v);   // [Note: flat lanes] in common.cuh
         store_cs<Out, V>(row_out + e0, o);
       } else {
 #pragma unroll
@@ -309,11 +311,13 @@ __device__ __forceinline__ void rownorm_norm_registers(const T* __restrict__ row
 // Where element i of a stretch lies, counted from the stretch's first: in order (Contiguous), or
 // in runs of `run` elements `stride` apart (Runs: a split norm's ganged segments).
 struct Contiguous {
+  static constexpr bool kInOrder = true;
   template <class I>
   __device__ __forceinline__ I operator()(I i) const { return i; }
 };
 template <class I>
 struct Runs {
+  static constexpr bool kInOrder = false;
   I run, stride;
   __device__ __forceinline__ I operator()(I i) const {
     const I r = i / run;
@@ -438,8 +442,15 @@ __device__ __forceinline__ void normalize_stream(const T* __restrict__ row_in, O
       const I at = map(v * V);
       const Vec<T, V> e = bit_cast_dev<Vec<T, V>>(ldg16(row_in + at));
       Vec<Out, V> o;
+      if constexpr (Map::kInOrder) {   // whole vectors of an aligned stretch in order: flat_row + at a multiple of V
+        decltype(norm(pro(e.v[0], flat_row))) r[V];
 #pragma unroll
-      for (int j = 0; j < V; ++j) o.v[j] = epi(norm(pro(e.v[j], flat_row + at + j)), flat_row + at + j);
+        for (int j = 0; j < V; ++j) r[j] = norm(pro(e.v[j], flat_row + at + j));
+        store_lanes(epi, r, flat_row + at, o.v);   // [Note: flat lanes] in common.cuh
+      } else {
+#pragma unroll
+        for (int j = 0; j < V; ++j) o.v[j] = epi(norm(pro(e.v[j], flat_row + at + j)), flat_row + at + j);
+      }
       store_cs<Out, V>(row_out + at, o);
     }
   } else {

@@ -112,6 +112,22 @@ TEST_CASE("memory plans: an elementwise dropout of the element's own index draws
   CHECK(!contains(twice[0].text, "words_1"));
 }
 
+TEST_CASE("memory plans: a row norm's store draws a dropout's Philox block per four adjacent outputs") {
+  // [Note: flat lanes] (kiln/common.cuh): Store::lanes<N>, called by the row norm templates where
+  // they hold N adjacent outputs of whole vectors; the element form stays for the other paths.
+  const auto sources = sources_of(plan_of({"norms", "softmax_dropout", "", {}, {}}));
+  REQUIRE(sources.size() == 1);
+  const std::string& text = sources[0].text;
+  CHECK(contains(text, "kiln::rownorm_rows<"));
+  CHECK(contains(text, "static constexpr bool kFlatLanes = true;"));
+  CHECK(contains(text, "void lanes(const C (&result)[N], Index first, float (&y)[N]) const"));
+  CHECK(contains(text, "const kiln::DropoutWords<N> words_0(seed, static_cast<unsigned long long>(first));"));
+  CHECK(contains(text, "kiln::dropout_keep_bits(words_0.bits(j), 1677722u)"));
+  CHECK(contains(text, "kiln::dropout_keep(seed, "));   // operator(): the element form
+  // Without a dropout the store has no lanes form.
+  CHECK(!contains(all_sources(sources_of(plan_of({"norms", "softmax", "", {}, {}}))), "kFlatLanes"));
+}
+
 TEST_CASE("memory plans: an elementwise kernel runs a persistent grid only when it re-reads a large broadcast operand") {
   // [Note: one step a thread, or a persistent grid] (templates/kiln/config/elementwise.h).
   const auto elementwise = [](const kiln::Plan& plan) {
