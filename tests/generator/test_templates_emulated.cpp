@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <random>
 #include <type_traits>
@@ -593,6 +594,53 @@ TEST_CASE("emulated rownorm: warp and block groups, registers and two-pass, stri
         if (!close(out.data[(o * len + l) * inner + c], ref[l], 1e-5 * ref[l] + 1e-9)) ++bad;
     }
   CHECK(bad == 0);
+}
+
+namespace {
+// A store with the lanes form ([Note: flat lanes] in kiln/common.cuh): y = 2 r + flat % 7 either
+// way; the lanes calls count themselves and any whose `first` is not a multiple of N.
+struct LanesStore {
+  static constexpr bool kFlatLanes = true;
+  std::atomic<int>* calls;
+  std::atomic<int>* misaligned;
+  template <class I>
+  float operator()(float r, I flat) const { return 2.f * r + float(flat % 7); }
+  template <int N, class I>
+  void lanes(const float (&r)[N], I first, float (&y)[N]) const {
+    ++*calls;
+    if (first % N != 0) ++*misaligned;
+    for (int j = 0; j < N; ++j) y[j] = 2.f * r[j] + float((first + j) % 7);
+  }
+};
+struct ElementStore {
+  template <class I>
+  float operator()(float r, I flat) const { return 2.f * r + float(flat % 7); }
+};
+}  // namespace
+
+TEST_CASE("emulated rownorm: a store's lanes form gets N adjacent outputs from a multiple of N, same values") {
+  // Rows in registers (whole vectors where len % 4 == 0, elements otherwise) and rows streamed in
+  // two passes (len over 64 * 4 * 4): the lanes form where the template holds whole aligned vectors,
+  // each call's `first` a multiple of 4; the same outputs as the element form everywhere.
+  for (int len : {1000, 999, 4096, 4099, 8}) {
+    const int rows = 5;
+    Buffer in(rows * len, 0), with_lanes(rows * len, 0), per_element(rows * len, 0);
+    const auto r = random_floats(rows * len, 29);
+    std::copy(r.begin(), r.end(), in.data);
+    std::atomic<int> calls{0}, misaligned{0};
+    emu::launch({2, 1, 0}, 64, [&] {
+      kiln::rownorm_rows<64, 64, 4, kiln::RowNormKind::kSoftmax, float>(in.data, with_lanes.data, rows, len, Id{},
+                                                                         LanesStore{&calls, &misaligned});
+    });
+    emu::launch({2, 1, 0}, 64, [&] {
+      kiln::rownorm_rows<64, 64, 4, kiln::RowNormKind::kSoftmax, float>(in.data, per_element.data, rows, len, Id{},
+                                                                         ElementStore{});
+    });
+    INFO("len " << len);
+    CHECK(misaligned.load() == 0);
+    CHECK((calls.load() > 0) == (len % 4 == 0));   // whole vectors only
+    CHECK(std::equal(with_lanes.data, with_lanes.data + rows * len, per_element.data));
+  }
 }
 
 namespace {
