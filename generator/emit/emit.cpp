@@ -244,7 +244,7 @@ void write_store_lanes(const Plan& plan, const PlannedKernel& kernel, const std:
 }
 
 void write_store(const Plan& plan, const PlannedKernel& kernel, const std::string& result_type, CodeWriter& w,
-                 std::size_t pooled) {
+                 std::size_t pooled, bool flat_lanes) {
   const auto& bound = *plan.bound;
   const ir::NodeId end = store_node(kernel);
   const DType out = bound.node(end).dtype;
@@ -271,7 +271,7 @@ void write_store(const Plan& plan, const PlannedKernel& kernel, const std::strin
   if (out == DType::f16 || out == DType::bf16) w.line("return kiln::from_float<{}>({});", storage_type(out), v);
   else w.line("return {};", v);
   w.close_block();
-  if (!pooled && end != kernel.anchor && chain_has_dropout(plan, end, kernel.anchor))
+  if (flat_lanes && !pooled && end != kernel.anchor && chain_has_dropout(plan, end, kernel.anchor))
     write_store_lanes(plan, kernel, result_type, w, end);
   w.close_block(";");
 }

@@ -109,11 +109,11 @@ void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primar
 }
 
 std::string load_store_functors(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primary,
-                                const std::string& result_type, std::size_t pooled) {
+                                const std::string& result_type, std::size_t pooled, bool flat_lanes) {
   CodeWriter w;
   write_load(plan, kernel, primary, w, pooled);
   w.blank();
-  write_store(plan, kernel, result_type, w, pooled);
+  write_store(plan, kernel, result_type, w, pooled, flat_lanes);
   return w.str();
 }
 
@@ -648,7 +648,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
   c.line("constexpr kiln::RowNormKind kKind = kiln::RowNormKind::{};", kind);
   c.line("using C = {};", compute_type(anchor.dtype));
   unit.constants = c.str();
-  unit.functors = load_store_functors(plan, kernel, primary, "C");
+  unit.functors = load_store_functors(plan, kernel, primary, "C", 0, /*flat_lanes=*/true);
   std::string fs = functors(plan, kernel);
   if (norm) {
     CodeWriter w;

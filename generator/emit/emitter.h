@@ -70,11 +70,11 @@ bool chain_has_dropout(const Plan& plan, ir::NodeId end, ir::NodeId anchor);
 // value `result` at output index `flat` through the fused epilogue chain, as stored (a
 // functor the memory-bound templates call per output element). With `pooled` > 0 (the pooling
 // template) it has a Lead (write_lead) for the axes before the last `pooled`, and its call takes
-// the step's `const Lead& at`. Where the chain draws a dropout (and not pooled), also the lanes
-// form ([Note: flat lanes] in common.cuh): N adjacent outputs at once, a dropout over them drawing
-// ceil(N / 4) Philox blocks.
+// the step's `const Lead& at`. With `flat_lanes` (a template that calls kiln::store_lanes: the row
+// norms) and a dropout in the chain, also the lanes form ([Note: flat lanes] in common.cuh): N
+// adjacent outputs at once, a dropout over them drawing ceil(N / 4) Philox blocks.
 void write_store(const Plan& plan, const PlannedKernel& kernel, const std::string& result_type, CodeWriter& w,
-                 std::size_t pooled = 0);
+                 std::size_t pooled = 0, bool flat_lanes = false);
 
 // The head of a template unit: `#include "kiln/<header>"` (and philox.cuh where the op has a
 // dropout) into unit.includes, `using Index = ...;` into `c`.
@@ -95,7 +95,7 @@ void write_load(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primar
                 std::size_t pooled = 0);
 // write_load, a blank line and write_store(result_type): the two functors of a streaming template.
 std::string load_store_functors(const Plan& plan, const PlannedKernel& kernel, ir::NodeId primary,
-                                const std::string& result_type, std::size_t pooled = 0);
+                                const std::string& result_type, std::size_t pooled = 0, bool flat_lanes = false);
 
 // One emitter per family config (emit.cpp, emit_memory.cpp, emit_contraction.cpp, ...): the
 // emitter is chosen by overload on the planner's config, so a family without one does not build.
