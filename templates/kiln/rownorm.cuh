@@ -233,7 +233,7 @@ __device__ __forceinline__ void store_row_registers(const C (&x)[kIt][V], Out* _
     const I e0 = (I(it) * kGroup + rank) * V;
     const bool reached = reached_slot<kGroup, V>(it, kMinLen);
     if (reached || e0 < len) {
-      if constexpr (kWhole) {   // (len % V == 0: flat_row + e0 is a multiple of V)
+      if constexpr (kWhole) {   // (len % V == 0 and row_in = in + row * len aligned: flat_row + e0 is a multiple of V)
         C r[V];
 #pragma unroll
         for (int j = 0; j < V; ++j) r[j] = normalized(x[it][j]);
@@ -442,14 +442,24 @@ __device__ __forceinline__ void normalize_stream(const T* __restrict__ row_in, O
       const I at = map(v * V);
       const Vec<T, V> e = bit_cast_dev<Vec<T, V>>(ldg16(row_in + at));
       Vec<Out, V> o;
-      if constexpr (Map::kInOrder) {   // whole vectors of an aligned stretch in order: flat_row + at a multiple of V
-        decltype(norm(pro(e.v[0], flat_row))) r[V];
-#pragma unroll
-        for (int j = 0; j < V; ++j) r[j] = norm(pro(e.v[j], flat_row + at + j));
-        store_lanes(epi, r, flat_row + at, o.v);   // [Note: flat lanes] in common.cuh
-      } else {
+      auto each = [&] {
 #pragma unroll
         for (int j = 0; j < V; ++j) o.v[j] = epi(norm(pro(e.v[j], flat_row + at + j)), flat_row + at + j);
+      };
+      if constexpr (Map::kInOrder) {
+        // Whole vectors in order: the lanes form ([Note: flat lanes] in common.cuh) where the
+        // stretch's flat index is a multiple of V. Its pointers are aligned, but with the tensors'
+        // bases misaligned alike (a split norm's chunk of another offset) the index need not be.
+        if (flat_row % I(V) == 0) {
+          decltype(norm(pro(e.v[0], flat_row))) r[V];
+#pragma unroll
+          for (int j = 0; j < V; ++j) r[j] = norm(pro(e.v[j], flat_row + at + j));
+          store_lanes(epi, r, flat_row + at, o.v);
+        } else {
+          each();
+        }
+      } else {
+        each();
       }
       store_cs<Out, V>(row_out + at, o);
     }

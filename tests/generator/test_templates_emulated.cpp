@@ -643,6 +643,45 @@ TEST_CASE("emulated rownorm: a store's lanes form gets N adjacent outputs from a
   }
 }
 
+TEST_CASE("emulated rownorm_split_apply: the lanes form only at flat indices that are multiples of 4, also on bases "
+          "misaligned alike") {
+  // Rows of 99 in chunks of 24: with x and y both one element past a 16-byte boundary, row 1's first
+  // chunk (flat 99) has aligned pointers and whole vectors, but 99 is not a multiple of 4, so it
+  // must take the element form; rows of 100 on aligned bases take the lanes form.
+  struct Case {
+    int outer, len, chunk, offset;
+    bool lanes;
+  };
+  for (const Case k : {Case{2, 99, 24, 1, false}, Case{3, 100, 24, 0, true}}) {
+    const int n = k.outer * k.len, splits = (k.len + k.chunk - 1) / k.chunk;
+    const auto blocks = kiln::launch::rownorm_split_blocks(1, 1, k.outer, splits);
+    Buffer in(n, k.offset), with_lanes(n, k.offset), per_element(n, k.offset);
+    const auto r = random_floats(n, 37);
+    std::copy(r.begin(), r.end(), in.data);
+    std::vector<kiln::WelfordAcc<float>> partials(static_cast<std::size_t>(blocks));
+    emu::launch({3, 1, 0}, 32, [&] {
+      kiln::rownorm_split_stats<32, kiln::RowNormKind::kLayerNorm, float>(in.data, partials.data(), k.outer, 1, k.len, 1,
+                                                                          splits, k.chunk, Id{});
+    });
+    const MeanScale scale{float(k.len), 1e-5f};
+    std::atomic<int> calls{0}, misaligned{0};
+    emu::launch({3, 1, 0}, 32, [&] {
+      kiln::rownorm_split_apply<32, kiln::RowNormKind::kLayerNorm, float>(in.data, with_lanes.data, partials.data(),
+                                                                          k.outer, 1, k.len, 1, splits, k.chunk, Id{},
+                                                                          LanesStore{&calls, &misaligned}, scale);
+    });
+    emu::launch({3, 1, 0}, 32, [&] {
+      kiln::rownorm_split_apply<32, kiln::RowNormKind::kLayerNorm, float>(in.data, per_element.data, partials.data(),
+                                                                          k.outer, 1, k.len, 1, splits, k.chunk, Id{},
+                                                                          ElementStore{}, scale);
+    });
+    INFO("len " << k.len << " offset " << k.offset);
+    CHECK(misaligned.load() == 0);
+    CHECK((calls.load() > 0) == k.lanes);
+    CHECK(std::equal(with_lanes.data, with_lanes.data + n, per_element.data));
+  }
+}
+
 namespace {
 struct IdAny {
   template <class R> R operator()(R r, int) const { return r; }
