@@ -165,8 +165,8 @@ struct AdjacentColumns<MatrixOut<OutT, Index, kVec, kStream>> {
 // once through the functor's lanes4 where the columns are the op's ([Note: four-lane epilogue]).
 template <class Out, class Epi, class Index>
 __device__ __forceinline__ void apply_columns4(const Out& out, const Epi& epi, float (&v)[4], Index row, Index col) {
-  if constexpr (AdjacentColumns<Out>::value && HasLanes4<Epi>::value) {
-    const float4 r = epi.lanes4(make_float4(v[0], v[1], v[2], v[3]), out.batch, row, col);
+  if constexpr (AdjacentColumns<Out>::value) {   // (MatrixOut::apply is epi(v, batch, row, col))
+    const float4 r = epilogue4(epi, make_float4(v[0], v[1], v[2], v[3]), out.batch, row, col);
     v[0] = r.x;
     v[1] = r.y;
     v[2] = r.z;

@@ -103,13 +103,15 @@ KILN_PHILOX_HD PhiloxBlock dropout_block(unsigned long long seed, unsigned long 
   return philox4x32_10(counter, key);
 }
 
+// Word i (0..3) of a block, by selects, not by a run-time index into the block (that put the
+// block in local memory: a 16-byte stack frame in every GEMM whose epilogue draws per element).
+KILN_PHILOX_HD unsigned int philox_word(const PhiloxBlock& b, unsigned int i) {
+  return i == 0u ? b.v[0] : i == 1u ? b.v[1] : i == 2u ? b.v[2] : b.v[3];
+}
+
 // The 32 random bits dropout draws for flat element `index` under `seed`.
 KILN_PHILOX_HD unsigned int dropout_bits(unsigned long long seed, unsigned long long index) {
-  // The word by selects, not by a run-time index into the block (that put the block in local
-  // memory: a 16-byte stack frame in every GEMM whose epilogue draws per element).
-  const PhiloxBlock words = dropout_block(seed, index);
-  const unsigned int i = static_cast<unsigned int>(index & 3u);
-  return i == 0u ? words.v[0] : i == 1u ? words.v[1] : i == 2u ? words.v[2] : words.v[3];
+  return philox_word(dropout_block(seed, index), static_cast<unsigned int>(index & 3u));
 }
 
 // The random bits of the N adjacent flat elements first .. first + N - 1, N a power of two and
@@ -128,9 +130,7 @@ struct DropoutWords {
 
   KILN_PHILOX_HD unsigned int bits(int j) const {
     const unsigned int w = lane0 + static_cast<unsigned int>(j);   // < 4 when N < 4
-    const PhiloxBlock& b = kBlocks == 1 ? block[0] : block[w >> 2];
-    const unsigned int i = w & 3u;
-    return i == 0u ? b.v[0] : i == 1u ? b.v[1] : i == 2u ? b.v[2] : b.v[3];
+    return philox_word(kBlocks == 1 ? block[0] : block[w >> 2], w & 3u);
   }
 };
 
