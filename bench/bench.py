@@ -129,6 +129,12 @@ def dropout_keep(seed, flat_index, p):
     return (r >> np.uint64(8)) >= np.uint64(threshold)
 
 
+def dropout_rows(seed, rows, cols, p):
+    """kiln's keep mask over whole rows `rows` (a CUDA index tensor) of a [*, cols] output, on DEV."""
+    flat = (rows.cpu().numpy()[:, None] * cols + np.arange(cols)[None, :]).reshape(-1)
+    return torch.from_numpy(dropout_keep(seed, flat, p).reshape(len(rows), cols)).to(DEV)
+
+
 # ---------------------------------------------------------------- problems
 def cumsum_excl(x):
     c = torch.cumsum(x.narrow(1, 0, x.size(1) - 1), dim=1)
@@ -249,8 +255,7 @@ def problems():
         x, w, b, _ = args
         rows = torch.tensor([0, 1, 63, 127], device=DEV)
         h = x[rows].double() @ w.double().t() + b.double()
-        flat = (rows.cpu().numpy()[:, None] * 16384 + np.arange(16384)[None, :]).reshape(-1)
-        keep = torch.from_numpy(dropout_keep(seed, flat, p).reshape(len(rows), 16384)).to(DEV)
+        keep = dropout_rows(seed, rows, 16384, p)
         d = torch.where(keep, h / (1 - p), torch.zeros_like(h))
         ref = torch.softmax(d, dim=1)
         return check_close(outs[0][rows], ref, tf32=(mode == "tf32"))
@@ -266,8 +271,7 @@ def problems():
     def dropout_check(args, outs, mode):
         x = args[0]
         rows = torch.tensor([0, 1, 8191, 16383], device=DEV)
-        flat = (rows.cpu().numpy()[:, None] * 16384 + np.arange(16384)[None, :]).reshape(-1)
-        keep = torch.from_numpy(dropout_keep(seed, flat, 0.3).reshape(len(rows), 16384)).to(DEV)
+        keep = dropout_rows(seed, rows, 16384, 0.3)
         x64 = x[rows].double()
         return check_close(outs[0][rows], torch.where(keep, x64 / (1 - 0.3), torch.zeros_like(x64)) * 2.0)
     ps.append(Problem("dropout(x, 0.3) * 2 16384x16384", "specs/elementwise.kiln", "dropout_scale", ["fp32"],
@@ -352,8 +356,7 @@ def problems():
         x, w, bias, _ = args
         rows = torch.arange(0, 256, device=DEV)
         h = torch.relu(x[rows].double() @ w.double().t() + bias.double())
-        flat = (rows.cpu().numpy()[:, None] * 4096 + np.arange(4096)[None, :]).reshape(-1)
-        keep = torch.from_numpy(dropout_keep(seed, flat, 0.1).reshape(len(rows), 4096)).to(DEV)
+        keep = dropout_rows(seed, rows, 4096, 0.1)
         return check_close(outs[0][rows], torch.where(keep, h / (1 - 0.1), torch.zeros_like(h)), tf32=True)
     ps.append(Problem("dropout(relu(x . w^T + b)) 4096^3 (tf32 on the op)", "specs/matmul.kiln", "linear_relu_dropout",
                       ["tf32"], lin4k_dropout_make,
@@ -386,8 +389,7 @@ def problems():
     def softmax_dropout_check(args, outs, mode):
         x = args[0]
         rows = torch.tensor([0, 1, 16383, 32767], device=DEV)
-        flat = (rows.cpu().numpy()[:, None] * 8192 + np.arange(8192)[None, :]).reshape(-1)
-        keep = torch.from_numpy(dropout_keep(seed, flat, 0.1).reshape(len(rows), 8192)).to(DEV)
+        keep = dropout_rows(seed, rows, 8192, 0.1)
         sm = torch.softmax(x[rows].double(), dim=-1)
         return check_close(outs[0][rows], torch.where(keep, sm / (1 - 0.1), torch.zeros_like(sm)))
     ps.append(Problem("dropout(softmax(x), 0.1) 32768x8192", "specs/norms.kiln", "softmax_dropout", ["fp32"],

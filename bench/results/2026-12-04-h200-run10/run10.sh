@@ -10,7 +10,7 @@ for v in base unb; do
   export KILN_TEMPLATE_PATH=$PWD/.gpu/tv/$v KILN_CACHE_DIR=$(mktemp -d)
   timeout 100 ncu --kernel-name regex:'^kiln_' --launch-count 8 --metrics \
     gpu__time_duration.sum,launch__registers_per_thread,smsp__inst_executed.sum \
-    python3 bench/results/2026-12-04-h200-run10/prof_min.py > $OUT/ncu-$v.txt 2>&1
+    python3 bench/results/2026-12-04-h200-run4/prof_min.py > $OUT/ncu-$v.txt 2>&1
   echo "== ncu $v rc=$?"; grep -E "^  kiln_|gpu__time|registers_per|inst_executed|correct|WRONG" $OUT/ncu-$v.txt | head -40
 done
 for v in base unb; do
