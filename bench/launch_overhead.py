@@ -82,6 +82,14 @@ def main():
     op(a, b, out=y)
     check("kiln out=", y)
     rows["kiln op(a, b, out=y)"] = per_call_us(lambda: op(a, b, out=y), args.calls, args.repeats)
+    # stream= takes the general path ([Note: the Python fast path] in python/kiln/_api.py): every
+    # tensor's device checked against the current one, the stream read from the argument.
+    current = torch.cuda.current_stream()
+    y.fill_(float("nan"))
+    op(a, b, out=y, stream=current)
+    check("kiln out= stream=", y)
+    rows["kiln op(a, b, out=y, stream=s) (the general path)"] = per_call_us(lambda: op(a, b, out=y, stream=current),
+                                                                          args.calls, args.repeats)
     y.fill_(float("nan"))
     ex(a, b, y)
     check("kiln Executable", y)
@@ -113,6 +121,8 @@ def main():
                                                                         args.repeats)
     rows["PyTorch eager torch.add(a, b) (allocates)"] = per_call_us(lambda: torch.add(a, b), args.calls, args.repeats)
     rows["PyTorch eager torch.add(a, b, out=y)"] = per_call_us(lambda: torch.add(a, b, out=y), args.calls, args.repeats)
+    rows["PyTorch torch.empty((64, 64), device='cuda') alone"] = per_call_us(
+        lambda: torch.empty((64, 64), device="cuda"), args.calls, args.repeats)
 
     try:
         import triton

@@ -323,15 +323,15 @@ std::string ExecutableImpl::sass_of(std::size_t k) {
   return disassemble(compiled(k).kernel.entry.cubin);
 }
 
-const ExecutableImpl::Loaded& ExecutableImpl::functions_for_current_context() {
-  int device = 0;
-  void* context = current_context(&device);
+const ExecutableImpl::Loaded& ExecutableImpl::functions_for(void* context) {
   {
     std::lock_guard<std::mutex> lock(mutex);
     for (const auto& l : loaded)
       if (l.context == context) return l;
   }
   // First launch in this context: never load code the device cannot run ([Note: several devices]).
+  int device = 0;
+  current_context(&device);
   const std::string arch = device_arch(device);
   KILN_CHECK(arch_runs_on(plan.target.arch, arch), ArgumentError,
              "{} ({}) was planned for {}, but the current device {} ({}) is {}: {}", plan.ir().op_name, bindings,
@@ -393,36 +393,100 @@ ArgValue scalar_value(const Scalar& s, DType want) {
 
 }  // namespace
 
-void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, bool checked) {
-  std::map<std::string, std::int64_t> dyn_dims;   // with dyn dims: this launch's
-  if (!dyn_sources.empty()) {
-    if (!checked) validate_arguments(*plan.bound->ir, args, count, nullptr, false);
-    dyn_dims = launch_dims(args, count);
-    if (!checked) refuse_aliasing(*plan.bound->ir, args, count);
-  } else if (!checked) {
-    validate_arguments(*plan.bound->ir, args, count, plan.bound.get());
-  }
-  const Loaded& fns = functions_for_current_context();
-  const auto& ir = plan.ir();
-  CUstream s = static_cast<CUstream>(stream);
-  // Scratch (intermediates and workspaces) from the stream-ordered pool; with dyn dims an
-  // intermediate is sized by this launch, and so is a workspace with a dyn first extent (Buffer::dyn_dim; other
-  // workspaces are sized for their class: see [Note: dyn rows]).
-  std::vector<unsigned long long> scratch(plan.buffers.size(), 0);
-  std::vector<std::int64_t> offsets(plan.buffers.size(), -1);
+// [Note: launch memo]
+// Most of what a launch computes follows from the arguments' extents alone: the dims (a dyn dim
+// read from its argument, every shape checked against them: launch_dims), the scratch layout,
+// each dyn kernel's grid and the kernel arguments that carry dims and extents. A loop at one shape
+// (the common case) computes them once: the executable keeps the last launch's extents and what
+// they gave, and a launch with the same extents reuses it. Addresses, scalars, TMA maps (cached by
+// address) and the grids of kernels whose grid is the resident one of the context stay per launch.
+// Without dyn dims every launch has the same extents (they are checked against the executable's
+// before), so the state is computed once.
+struct ExecutableImpl::LaunchState {
+  std::vector<std::int64_t> extents;           // the key: every tensor argument's extents, in order
+  std::map<std::string, std::int64_t> dims;    // with dyn dims: the launch's (empty without)
+  std::vector<std::int64_t> offsets;           // per buffer: its offset in the scratch block, -1 for none
   std::int64_t scratch_bytes = 0;
+  struct Kernel {
+    bool launch_grid = false;                  // the grid follows the launch's dims (else the context's)
+    Dim3 grid;                                 // with launch_grid
+    std::int64_t zero_bytes = -1;              // a look-back's workspace bytes this launch lays out (-1: the buffer's)
+    long long extent = 0;                      // its dyn extent (a matmul's M or batches), for its maps' map_dyn_dim
+    std::vector<ArgValue> values;              // the DynDim and DynValue arguments' values (others unset)
+  };
+  std::vector<Kernel> kernels;
+};
+
+namespace {
+bool same_extents(const std::vector<std::int64_t>& extents, const Arg* args, std::size_t count) {
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!args[i].is_tensor()) continue;
+    for (const std::int64_t e : args[i].tensor().shape)
+      if (at >= extents.size() || extents[at++] != e) return false;
+  }
+  return at == extents.size();
+}
+}  // namespace
+
+std::shared_ptr<const ExecutableImpl::LaunchState> ExecutableImpl::launch_state(const Arg* args, std::size_t count) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (last_launch && (dyn_sources.empty() || same_extents(last_launch->extents, args, count))) return last_launch;
+  }
+  auto state = std::make_shared<LaunchState>();
+  for (std::size_t i = 0; i < count; ++i)
+    if (args[i].is_tensor())
+      state->extents.insert(state->extents.end(), args[i].tensor().shape.begin(), args[i].tensor().shape.end());
+  if (!dyn_sources.empty()) state->dims = launch_dims(args, count);
+  // Scratch (intermediates and workspaces); with dyn dims an intermediate is sized by this launch,
+  // and so is a workspace with a dyn first extent (Buffer::dyn_dim; other workspaces are sized for
+  // their class: see [Note: dyn rows]).
+  state->offsets.assign(plan.buffers.size(), -1);
   for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
     const auto kind = plan.buffers[b].kind;
     if (kind != BufferKind::Intermediate && kind != BufferKind::Workspace) continue;
-    offsets[b] = scratch_bytes;
-    scratch_bytes += (plan.buffer_bytes(b, dyn_dims) + 255) / 256 * 256;
+    state->offsets[b] = state->scratch_bytes;
+    state->scratch_bytes += (plan.buffer_bytes(b, state->dims) + 255) / 256 * 256;
   }
+  for (std::size_t k = 0; k < sources.size(); ++k) {
+    LaunchState::Kernel& kernel = state->kernels.emplace_back();
+    if (plan.kernels[k].reads_dyn_dims()) {   // the grid over this launch's extents
+      const launch::Geometry g = launch_for(plan, k, state->dims);
+      kernel.launch_grid = true;
+      kernel.grid = {static_cast<unsigned>(g.grid.x), static_cast<unsigned>(g.grid.y), static_cast<unsigned>(g.grid.z)};
+      if (g.zero_workspace) kernel.zero_bytes = g.workspace_bytes;
+    }
+    if (!plan.kernels[k].dyn_outer.empty()) kernel.extent = plan.kernels[k].dyn_extent(state->dims);
+    const auto& kernel_args = sources[k].args;   // plan.kernels[k].args, copied by the emitter
+    kernel.values.resize(kernel_args.size());
+    for (std::size_t a = 0; a < kernel_args.size(); ++a) {
+      const auto& arg = kernel_args[a];
+      if (arg.kind == KernelArg::Kind::DynDim)
+        kernel.values[a].dyn = dyn_dim_arg(state->dims.at(arg.dim));   // [Note: division constants on the host]
+      else if (arg.kind == KernelArg::Kind::DynValue)   // an extent of dyn dims, at this launch
+        kernel.values[a].dyn = dyn_dim_arg(arg.value.evaluate(state->dims));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  last_launch = state;
+  return state;
+}
+
+void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, bool checked, void* context) {
+  if (!dyn_sources.empty()) {
+    if (!checked) validate_arguments(*plan.bound->ir, args, count, nullptr, false);
+  } else if (!checked) {
+    validate_arguments(*plan.bound->ir, args, count, plan.bound.get());
+  }
+  const std::shared_ptr<const LaunchState> state = launch_state(args, count);   // launch_dims' checks
+  if (!dyn_sources.empty() && !checked) refuse_aliasing(*plan.bound->ir, args, count);
+  const Loaded& fns = functions_for(context != nullptr ? context : current_context(nullptr));
+  const auto& ir = plan.ir();
+  CUstream s = static_cast<CUstream>(stream);
+  // Scratch from the stream-ordered pool, laid out by the launch state.
   unsigned long long base = 0;
-  if (scratch_bytes > 0) {
-    base = allocate_async(static_cast<std::size_t>(scratch_bytes), s);
-    for (std::size_t b = 0; b < plan.buffers.size(); ++b)
-      if (offsets[b] >= 0) scratch[b] = base + static_cast<unsigned long long>(offsets[b]);
-  }
+  if (state->scratch_bytes > 0) base = allocate_async(static_cast<std::size_t>(state->scratch_bytes), s);
   struct ScratchGuard {
     unsigned long long ptr;
     CUstream stream;
@@ -437,27 +501,22 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
       return reinterpret_cast<unsigned long long>(args[static_cast<std::size_t>(buf.slot)].tensor().data);
     if (buf.kind == BufferKind::Output)
       return reinterpret_cast<unsigned long long>(args[outputs_at + static_cast<std::size_t>(buf.slot)].tensor().data);
-    return scratch[static_cast<std::size_t>(buffer)];
+    return base + static_cast<unsigned long long>(state->offsets[static_cast<std::size_t>(buffer)]);
   };
-  std::vector<Dim3> grids(sources.size());   // this launch's, each computed once
+  std::vector<Dim3> grids(sources.size());   // this launch's
+  std::vector<ArgValue> values;
+  std::vector<void*> pointers;
+  std::vector<TensorMapBytes> maps;
   for (std::size_t k = 0; k < sources.size(); ++k) {
     const auto& src = sources[k];   // src.args is plan.kernels[k].args, copied by the emitter
-    Dim3& grid = grids[k];
-    grid = fns.grids[k];
-    std::int64_t launch_workspace = -1;   // a look-back's dyn rows or length: the bytes this launch lays out
-    if (plan.kernels[k].reads_dyn_dims()) {   // the grid over this launch's extents
-      const launch::Geometry g = launch_for(plan, k, dyn_dims);
-      grid = {static_cast<unsigned>(g.grid.x), static_cast<unsigned>(g.grid.y), static_cast<unsigned>(g.grid.z)};
-      if (g.zero_workspace) launch_workspace = g.workspace_bytes;
-    }
-    std::vector<ArgValue> values(src.args.size());
-    std::vector<void*> pointers(src.args.size());
+    const LaunchState::Kernel& planned = state->kernels[k];
+    grids[k] = planned.launch_grid ? planned.grid : fns.grids[k];
+    values = planned.values;
+    pointers.resize(src.args.size());
     // TMA maps, sized up front: pointers[] holds their addresses until cuLaunchKernel copies them.
-    std::vector<TensorMapBytes> maps(static_cast<std::size_t>(std::count_if(
+    maps.resize(static_cast<std::size_t>(std::count_if(
         src.args.begin(), src.args.end(), [](const KernelArg& arg) { return arg.kind == KernelArg::Kind::TensorMap; })));
     std::size_t next_map = 0;
-    // The kernel's dyn extent (a matmul's M or batches), which its maps' map_dyn_dim extents take.
-    const long long extent = plan.kernels[k].dyn_outer.empty() ? 0 : plan.kernels[k].dyn_extent(dyn_dims);
     for (std::size_t a = 0; a < src.args.size(); ++a) {
       const auto& arg = src.args[a];
       pointers[a] = &values[a];
@@ -465,20 +524,16 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
         values[a].ptr = address_of(arg.buffer);
       } else if (arg.kind == KernelArg::Kind::Scalar) {
         values[a] = scalar_value(args[static_cast<std::size_t>(arg.param)].scalar(), arg.dtype);
-      } else if (arg.kind == KernelArg::Kind::DynDim) {
-        values[a].dyn = dyn_dim_arg(dyn_dims.at(arg.dim));   // [Note: division constants on the host]
-      } else if (arg.kind == KernelArg::Kind::DynValue) {   // an extent of dyn dims, at this launch
-        values[a].dyn = dyn_dim_arg(arg.value.evaluate(dyn_dims));
       } else if (arg.kind == KernelArg::Kind::LaunchSplits) {   // [Note: splits per launch]
         // launch_value: the split kernel's grid.y at this launch (that kernel is this one or an
-        // earlier one, whose grid is computed above).
+        // earlier one, whose grid is set above).
         KILN_ASSERT(arg.kernel >= 0 && static_cast<std::size_t>(arg.kernel) <= k, "{}: split kernel {} after kernel {}",
                     ir.op_name, arg.kernel, k);
         values[a].i64 = grids[static_cast<std::size_t>(arg.kernel)].y;
-      } else {
+      } else if (arg.kind == KernelArg::Kind::TensorMap) {
         const unsigned long long address = address_of(arg.buffer);
         TensorMapBytes& map = maps[next_map++];
-        const long long map_extent = arg.map_dyn_dim >= 0 ? extent : 0;
+        const long long map_extent = arg.map_dyn_dim >= 0 ? planned.extent : 0;
         map = tensor_maps.get(k, a, address, [&] {   // the spec was checked at construction
           const auto& buf = plan.buffers[static_cast<std::size_t>(arg.buffer)];
           const TensorMapSpec spec =
@@ -486,18 +541,17 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
           return encode_tensor_map(spec, arg.dtype, address, fmt::format("{}: '{}'", ir.op_name, buf.name));
         }, map_extent);
         pointers[a] = &map;
-      }
+      }   // DynDim and DynValue: the launch state's
     }
     // Workspaces the kernel needs zeroed (look-back flags): on the same stream, just before it;
     // with dyn rows or a dyn length the part this launch lays out (the buffer is sized for its
     // class's largest).
     for (int b : plan.kernels[k].zero_before) {
       const auto& buf = plan.buffers[static_cast<std::size_t>(b)];
-      const std::int64_t bytes = launch_workspace >= 0 ? std::min(launch_workspace, buf.bytes) : buf.bytes;
-      check(driver().memset_d32_async(scratch[static_cast<std::size_t>(b)], 0u, static_cast<std::size_t>(bytes / 4), s),
-            "cuMemsetD32Async");
+      const std::int64_t bytes = planned.zero_bytes >= 0 ? std::min(planned.zero_bytes, buf.bytes) : buf.bytes;
+      check(driver().memset_d32_async(address_of(b), 0u, static_cast<std::size_t>(bytes / 4), s), "cuMemsetD32Async");
     }
-    kiln::launch_kernel(fns.functions[k], grid, src.block, src.shared_bytes, s, pointers.data());
+    kiln::launch_kernel(fns.functions[k], grids[k], src.block, src.shared_bytes, s, pointers.data());
   }
   rt->launches.fetch_add(1);
 }
@@ -785,6 +839,7 @@ void OpImpl::call(Stream stream, const Arg* args, std::size_t count) {
   validate_arguments(*ir, args, count, nullptr);
   CallKey key;
   key.context = current_context(nullptr);
+  key.shape.reserve(4 * count + 8);
   bool aligned = true, large = false;
   for (std::size_t i = 0; i < count; ++i) {
     if (!args[i].is_tensor()) continue;
@@ -853,7 +908,7 @@ void OpImpl::call(Stream stream, const Arg* args, std::size_t count) {
   // With dyn dims the launch checks each extent against its dims (launch_dims), and an executable
   // that reads none (every dyn dim in the bucket `== 1`) has the arguments checked in full, since
   // the key does not hold the extents computed from dyn dims.
-  exe->launch(stream, args, count, /*checked=*/!computed_axes || !exe->dyn_sources.empty());
+  exe->launch(stream, args, count, /*checked=*/!computed_axes || !exe->dyn_sources.empty(), key.context);
 }
 
 void OpImpl::set_ir(std::shared_ptr<const ir::Ir> checked) {

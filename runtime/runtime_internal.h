@@ -73,8 +73,9 @@ struct ExecutableImpl {
                  const std::map<int, TunedPick>* forced = nullptr);
 
   // `checked`: the caller has validated the arguments against this executable's shapes already
-  // (a call whose key holds every tensor's shape); otherwise launch validates them.
-  void launch(Stream stream, const Arg* args, std::size_t count, bool checked = false);
+  // (a call whose key holds every tensor's shape); otherwise launch validates them. `context`: the
+  // current context when the caller has read it already (null: launch reads it).
+  void launch(Stream stream, const Arg* args, std::size_t count, bool checked = false, void* context = nullptr);
   const CubinSlot& compiled(std::size_t kernel);
   void compile_all_kernels();
   std::string ptx_of(std::size_t kernel) const;
@@ -96,6 +97,9 @@ struct ExecutableImpl {
   std::map<std::string, std::int64_t> launch_dims(const Arg* args, std::size_t count) const;
   TensorMapCache tensor_maps;   // encoded TMA maps by (kernel, argument, address)
 
+  // What a launch computes from the arguments' extents alone ([Note: launch memo] in runtime.cpp).
+  struct LaunchState;
+
  private:
   // The kernels as loaded into one context, with the grids they launch with (resident_grid).
   struct Loaded {
@@ -103,11 +107,15 @@ struct ExecutableImpl {
     std::vector<CUfunction> functions;
     std::vector<Dim3> grids;
   };
-  const Loaded& functions_for_current_context();
+  const Loaded& functions_for(void* context);   // `context` is the current one
+  // The launch state for these arguments' extents: the last launch's when they are the same, else
+  // a new one (launch_dims checks the shapes), kept as the last.
+  std::shared_ptr<const LaunchState> launch_state(const Arg* args, std::size_t count);
   void dump_files();
 
   std::mutex mutex;
   std::deque<Loaded> loaded;   // per context (a deque: a launch's reference outlives another context's load)
+  std::shared_ptr<const LaunchState> last_launch;   // guarded by mutex
 };
 
 struct CallKey {

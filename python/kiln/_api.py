@@ -7,8 +7,9 @@ import os
 import threading
 from typing import Any, Optional, Union
 
-from . import _kiln
-from ._tensors import arguments, device_index, empty, finish, host_arguments, host_empty, stream_handle
+from . import _kiln, _tensors
+from ._tensors import (CODES, arguments, device_index, empty, finish, host_arguments, host_empty, stream_handle,
+                       torch_current_stream, torch_empty, torch_fast, torch_template)
 from .errors import ArgumentError
 
 
@@ -166,6 +167,7 @@ class Op:
         self._program_file = ""   # the spec it came from (Program sets it; kiln.torch names operators by it)
         self._with = {}
         self._specs = {}   # (op variant, input dtype codes and shapes) -> the outputs' (dtype, shape, name)
+        self._templates = {}   # the same keys -> the outputs' (torch_template, dtype code, shape): the fast path's
 
     @property
     def name(self) -> str:
@@ -219,14 +221,19 @@ class Op:
         return [{"name": a["name"], "dtype": a["dtype"], "shape": a["shape"]}
                 for a in self._op(consts).arguments_for(items) if a["is_output"]]
 
-    def _outputs_for(self, op, items):
-        """The outputs' (dtype, shape, name) for a call, cached by the op variant and the inputs'
-        dtype codes and shapes (an output's shape depends on no scalar's value)."""
+    @staticmethod
+    def _key(op, items):
+        """The op variant and the tensors' dtype codes and shapes of a call's items."""
         key = [id(op)]
         for item in items:
             if type(item) is tuple:
                 key += item[1:]
-        key = tuple(key)
+        return tuple(key)
+
+    def _outputs_for(self, op, items):
+        """The outputs' (dtype, shape, name) for a call, cached by the op variant and the inputs'
+        dtype codes and shapes (an output's shape depends on no scalar's value)."""
+        key = self._key(op, items)
         specs = self._specs.get(key)
         if specs is None:
             specs = [(a["dtype"], a["shape"], a["name"]) for a in op.arguments_for(items) if a["is_output"]]
@@ -234,9 +241,46 @@ class Op:
                 self._specs[key] = specs
         return specs
 
+    def _fast_outputs(self, op, items):
+        """The fast path's new outputs (torch_template), their arguments appended to `items`: the
+        output, or a tuple of them. None when the inputs hold no tensor to allocate like."""
+        key = self._key(op, items)
+        templates = self._templates.get(key)
+        if templates is None:
+            if len(key) == 1:
+                return None
+            templates = [(torch_template(dtype, shape), CODES[dtype], shape) for dtype, shape, _ in self._outputs_for(op, items)]
+            if len(self._templates) < 1024:
+                self._templates[key] = templates
+        outs = []
+        for template, code, shape in templates:
+            o = torch_empty(template)
+            items.append((o.data_ptr(), code, shape))
+            outs.append(o)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
     def __call__(self, *inputs: Any, out: Any = None, stream: Any = None, precision: Optional[str] = None,
                  device: Any = None, **consts: Union[bool, int, float]) -> Any:
         op = self._impl if not consts and precision is None else self._op(consts, precision)
+        if _tensors.ONE_DEVICE and stream is None and device is None and len(inputs) == len(self._inputs):
+            # [Note: the Python fast path]
+            # A call on contiguous CUDA torch tensors (and numbers) where PyTorch sees one device:
+            # no device checks (every tensor is on the one device), outputs allocated from cached
+            # templates, PyTorch's current stream. Anything else (another framework, a strided or
+            # grad-requiring tensor, several devices, stream= or device=) goes the general way
+            # below, which checks, converts or refuses it. launch_overhead.py times both.
+            items = []
+            if torch_fast(inputs, items):
+                if out is None:
+                    outs = self._fast_outputs(op, items)
+                    if outs is not None:
+                        op.call(torch_current_stream(), items)
+                        return outs
+                else:
+                    outs = out if type(out) is tuple or type(out) is list else (out,)
+                    if len(outs) == len(self._outputs) and torch_fast(outs, items):
+                        op.call(torch_current_stream(), items)
+                        return out
         items = []
         want = None if device is None else device_index(device)
         first = self._inputs_of(inputs, items, want)
@@ -343,6 +387,11 @@ class Executable:
         if len(args) != len(self._names):
             raise ArgumentError(f"got {len(args)} arguments, expected {len(self._names)} ({self.signature})")
         items = []
+        if _tensors.ONE_DEVICE and stream is None and device is None:   # [Note: the Python fast path]
+            if torch_fast(args, items):
+                self._impl.launch(torch_current_stream(), items)
+                return
+            items = []
         want = None if device is None else device_index(device)
         first = arguments(self._names, args, items, None, want)
         self._impl.launch(stream_handle(stream, first), items, -1 if want is None else want)

@@ -838,4 +838,54 @@ TEST_CASE("gpu: dyn lengths of reductions, scans and row norms against the float
                  {"both", {"L", {1, 100, 1000, 5000}}}});
 }
 
+// [Note: launch memo] in runtime/runtime.cpp: an executable keeps its last launch's state (dims,
+// grids, scratch layout, dim arguments) by the arguments' extents. Launches that repeat extents,
+// alternate between two values of one bucket and class (a look-back scan, whose grid and zeroed
+// workspace follow the length, and a row softmax), and fail between good ones, are each checked
+// against the float64 reference, through an Executable and through the Op.
+TEST_CASE("gpu: launches that repeat, alternate and fail between extents each compute with their own (launch memo)") {
+  KILN_REQUIRE_GPU();
+  Runtime rt(without_disk_cache());
+  Program program = rt.load_string(kLenSpec, "len.kiln");
+  const SpecFile spec = parse_spec(kLenSpec, "len.kiln");
+  const std::vector<std::pair<std::string, std::vector<std::int64_t>>> sequences = {
+      {"cs_few", {1000003, 1000003, 1500007, 1000003, 1500007, 1500007}},
+      {"sm", {3001, 3003, 3001, 3001, 3003}}};
+  for (const auto& [name, values] : sequences) {
+    const Op op = program.op(name);
+    const Executable ex = op.specialize({{"L", values[0]}});
+    const auto ir = check_op(spec, name);
+    for (int path = 0; path < 2; ++path) {   // 0: the Executable, 1: the Op
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        const std::int64_t v = values[i];
+        CAPTURE(name);
+        CAPTURE(v);
+        CAPTURE(path);
+        const auto bound = std::make_shared<const ir::BoundIr>(ir::bind(ir, {{"L", {v, "test"}}}));
+        OpCheckOptions options;
+        options.seed = static_cast<std::uint64_t>(v + 17 * i);
+        DeviceCase c = make_device_case(*bound, options);
+        c.poison();
+        if (path == 0) ex.launch(nullptr, c.args);
+        else op(nullptr, c.args);
+        synchronize();
+        bool ok = true;
+        compare_outputs(*ir, c.outputs(*bound), ref::evaluate(*bound, c.inputs), false, &ok);
+        std::printf("launch memo %s path %d L=%lld: %s\n", name.c_str(), path, static_cast<long long>(v),
+                    ok ? "ok" : "WRONG");
+        CHECK(ok);
+        if (i == 2) {   // a launch refused between good ones: its input and output disagree on L
+          std::vector<Arg> bad = c.args;
+          bad[1] = TensorRef(c.args[1].tensor().data, DType::f32, {c.args[1].tensor().shape[0], v - 1});
+          if (path == 0) CHECK_THROWS_AS(ex.launch(nullptr, bad), ShapeError);
+          else CHECK_THROWS_AS(op(nullptr, bad), ShapeError);
+        }
+      }
+    }
+  }
+  // Each op's values share one executable: one compile per kernel of it, no more.
+  CHECK(rt.stats().compiles == program.op("cs_few").specialize({{"L", 1000003}}).kernels().size() +
+                                   program.op("sm").specialize({{"L", 3001}}).kernels().size());
+}
+
 }  // namespace kiln::test
