@@ -788,6 +788,25 @@ std::vector<ArgumentInfo> Op::arguments_for(const std::vector<Arg>& inputs) cons
   return arguments_of(*impl_->program->runtime->pipeline.bind(impl_->ir, shapes, {}));
 }
 
+ShapeRules Op::shape_rules() const {
+  const ir::Ir& ir = *impl_->ir;
+  ShapeRules rules;
+  auto argument = [](const std::string& name, bool is_tensor, bool is_output, DType dtype, const ir::Shape& shape) {
+    ShapeRules::Argument a{name, is_tensor, is_output, dtype, {}};
+    for (const auto& e : shape) a.shape.push_back(e.flatten());
+    return a;
+  };
+  for (const auto& p : ir.params) rules.arguments.push_back(argument(p.name, p.is_tensor, false, p.dtype, p.shape));
+  for (const auto& o : ir.outputs) {
+    const ir::Node& n = ir.node(o.node);
+    rules.arguments.push_back(argument(o.name, true, true, n.dtype, n.shape));
+  }
+  for (const auto& d : ir.dims)
+    if (d.default_value) rules.defaults[d.name] = *d.default_value;
+  for (const auto& c : ir.constraints) rules.equal.push_back({c.lhs.flatten(), c.rhs.flatten(), c.message});
+  return rules;
+}
+
 Op Op::with_precision(Precision precision) const {
   auto o = std::make_shared<OpImpl>();
   o->program = impl_->program;

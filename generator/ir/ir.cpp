@@ -287,6 +287,42 @@ bool DimExpr::walk_dims(std::unordered_set<const DimExpr*>& seen,
   return false;
 }
 
+ShapeExpr DimExpr::flatten() const {
+  ShapeExpr out;
+  std::unordered_map<const DimExpr*, int> index;   // a node's place in out.nodes, once placed
+  std::vector<std::pair<const DimExpr*, bool>> stack{{this, false}};   // (node, operands placed)
+  while (!stack.empty()) {
+    const auto [e, ready] = stack.back();
+    stack.pop_back();
+    if (index.count(e)) continue;   // shared: placed already
+    if (e->lhs_ && !ready) {
+      stack.push_back({e, true});
+      stack.push_back({e->rhs_.get(), false});
+      stack.push_back({e->lhs_.get(), false});
+      continue;
+    }
+    ShapeExpr::Node n;
+    switch (e->kind_) {
+      case Kind::Const: n.kind = ShapeExpr::Kind::Const; break;
+      case Kind::Dim: n.kind = ShapeExpr::Kind::Dim; break;
+      case Kind::Add: n.kind = ShapeExpr::Kind::Add; break;
+      case Kind::Sub: n.kind = ShapeExpr::Kind::Sub; break;
+      case Kind::Mul: n.kind = ShapeExpr::Kind::Mul; break;
+      case Kind::FloorDiv: n.kind = ShapeExpr::Kind::FloorDiv; break;
+      case Kind::Min: n.kind = ShapeExpr::Kind::Min; break;
+    }
+    n.value = e->value_;
+    n.dim = e->name_;
+    if (e->lhs_) {
+      n.lhs = index.at(e->lhs_.get());
+      n.rhs = index.at(e->rhs_.get());
+    }
+    index.emplace(e, static_cast<int>(out.nodes.size()));
+    out.nodes.push_back(std::move(n));
+  }
+  return out;
+}
+
 bool DimExpr::mentions(const std::set<std::string>& names) const {
   std::unordered_set<const DimExpr*> seen;
   return walk_dims(seen, [&](const std::string& name) { return names.count(name) > 0; });

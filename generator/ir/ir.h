@@ -68,6 +68,8 @@ class DimExpr {
   std::string code(const std::function<std::string(const std::string&)>& dim_code) const;
   // Whether the expression divides or takes a min anywhere (a conv's or pool's output size).
   bool divides() const;
+  // The expression as a flat program (kiln::ShapeExpr, Op::shape_rules): iterative, shared nodes once.
+  ShapeExpr flatten() const;
   // Whether the expression reads any of `names` (iterative, like evaluate).
   bool mentions(const std::set<std::string>& names) const;
   // Calls visit(name) for each dim node not in `seen` (adding every node it walks), so callers

@@ -374,6 +374,44 @@ struct ArgumentInfo {
   std::vector<std::int64_t> shape;   // tensors only
 };
 
+// An extent as an op's signature writes it: a number, a dim, or arithmetic of them (a conv's or
+// a pool's output size, a concat's sum), as a flat program: `nodes` in an order where each
+// node's operands come before it, the value being the last node's. Shared subexpressions appear
+// once, and evaluating it is one loop, however deep the expression.
+struct ShapeExpr {
+  enum class Kind : std::uint8_t { Const, Dim, Add, Sub, Mul, FloorDiv, Min };
+  struct Node {
+    Kind kind = Kind::Const;
+    std::int64_t value = 0;   // Const
+    std::string dim;          // Dim
+    int lhs = -1, rhs = -1;   // the others: operand indices into nodes
+  };
+  std::vector<Node> nodes;
+};
+
+// How an op's shapes follow from its dims (its consts applied): what a caller that infers
+// shapes over symbolic sizes needs (kiln.torch's fake implementation under torch.compile's
+// dynamic shapes), where Op::arguments_for takes concrete ones. Binding: a tensor input's
+// extent that is a plain dim gives that dim its value (every place that names it must agree),
+// a dim no input gives takes its default, and every other input extent, and every `equal`
+// pair, must evaluate equal; the outputs' extents are then their expressions' values.
+struct ShapeRules {
+  struct Argument {
+    std::string name;
+    bool is_tensor = true;
+    bool is_output = false;
+    DType dtype = DType::f32;
+    std::vector<ShapeExpr> shape;   // tensors only
+  };
+  struct Equal {
+    ShapeExpr lhs, rhs;
+    std::string message;   // what the user must fix when they differ
+  };
+  std::vector<Argument> arguments;                 // inputs, then outputs
+  std::map<std::string, std::int64_t> defaults;    // the dims declared with a value (`dims N = 16`)
+  std::vector<Equal> equal;                        // relations binding checks (a grouped conv's channels)
+};
+
 class Runtime;
 class Op;
 struct ProgramImpl;
@@ -427,6 +465,8 @@ class Op {
   // from the inputs': what a caller that allocates the outputs needs. The inputs are checked as
   // a call checks them (ArgumentError naming the argument).
   std::vector<ArgumentInfo> arguments_for(const std::vector<Arg>& inputs) const;
+  // The op's shapes as expressions of its dims (ShapeRules): shape inference without concrete sizes.
+  ShapeRules shape_rules() const;
   // The float64 CPU reference of a call (Executable::reference), its dims bound from the
   // host tensors as a call binds them from device ones.
   void reference(const std::vector<Arg>& args) const;

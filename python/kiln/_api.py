@@ -214,6 +214,15 @@ class Op:
         self._check_count(values)
         return arguments(self._inputs, values, items, None, want)
 
+    def shape_rules(self, **consts: Union[bool, int, float]) -> dict[str, Any]:
+        """How the op's shapes follow from its dims, these consts applied (include/kiln/kiln.h,
+        ShapeRules): {"arguments": [{"name", "is_tensor", "is_output", "dtype", "shape"}], "defaults":
+        {dim: value}, "equal": [(lhs, rhs, message)]}, each extent an expression as a list of
+        (kind, value, dim, lhs, rhs) nodes, operands first ("const", "dim", "add", "sub", "mul",
+        "floordiv", "min"). What kiln.torch evaluates over torch.compile's symbolic sizes
+        (kiln.torch.symbolic_outputs); output_specs takes concrete inputs."""
+        return self._op(consts).shape_rules()
+
     def output_specs(self, *inputs: Any, **consts: Union[bool, int, float]) -> list[dict[str, Any]]:
         """What a call with these inputs returns: [{"name", "dtype", "shape"}], one per output."""
         items = []

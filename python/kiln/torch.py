@@ -13,11 +13,19 @@ from the inputs' with kiln's own shape binding, so tracing needs no GPU. The ope
 functional: they allocate their outputs and mutate no argument. Consts are fixed when the
 operator is made (a distinct operator per set of consts). There is no autograd formula: calling
 one on tensors that require grad raises in backward.
+
+Under torch.compile's dynamic shapes (dynamic=True, mark_dynamic) the fake implementation sees
+symbolic sizes: it then evaluates the op's shape rules (Op.shape_rules: each extent as an
+expression of the op's dims) over them, so one graph serves every size, and the sizes' relations
+(a dim named twice, a conv's output size) become torch._check assertions of the graph. The
+operator's CUDA implementation runs with concrete sizes, where kiln's generic shapes (the
+default) share one executable per bucket of sizes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import operator
 import re
 import types
 from typing import Any, Optional
@@ -26,7 +34,7 @@ import torch
 
 from ._api import Op, Program, split_signature
 from ._tensors import CODES, torch_dtype
-from .errors import ArgumentError
+from .errors import ArgumentError, ShapeError
 
 _SCALARS = {"f32": "float", "f64": "float", "f16": "float", "bf16": "float", "i32": "int", "i64": "int",
             "u64": "int", "bool": "bool"}
@@ -35,6 +43,85 @@ _FAKE_ADDRESS = 1 << 20   # what the fake implementation passes as a data pointe
 _libraries = {}   # namespace -> torch.library.Library
 _made = {}        # "namespace::name" -> (op, consts, operator)
 _NAME = re.compile(r"[A-Za-z_][0-9A-Za-z_]*")
+
+
+_OPERATIONS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "floordiv": operator.floordiv,
+               "min": torch.sym_min}
+
+
+def _evaluate(expr, dims, where):
+    """A shape expression of Op.shape_rules (a list of (kind, value, dim, lhs, rhs) nodes, operands
+    first) at `dims`, whose values may be torch.SymInt: one loop over the nodes."""
+    values = []
+    for kind, value, dim, lhs, rhs in expr:
+        if kind == "const":
+            values.append(value)
+        elif kind == "dim":
+            if dim not in dims:
+                raise ShapeError(f"{where}: dim {dim} has no value (no tensor input has it as an extent, and it has no "
+                                 "default)")
+            values.append(dims[dim])
+        else:
+            values.append(_OPERATIONS[kind](values[lhs], values[rhs]))
+    return values[-1]
+
+
+def _require(condition, message):
+    """A relation of sizes: checked now where it is a bool, else (a torch.SymBool) asserted in the
+    graph by torch._check."""
+    if isinstance(condition, bool):
+        if not condition:
+            raise ShapeError(message)
+    else:
+        torch._check(condition, lambda: message)
+
+
+def symbolic_outputs(rules, name, values):
+    """The outputs' (shape, dtype name) of op `name` from its shape rules (Op.shape_rules) and the
+    inputs `values` (tensors, whose sizes may be symbolic, and scalars), bound as kiln binds
+    concrete shapes: a tensor extent that is a plain dim gives that dim (every other place naming
+    it must agree), a dim no input gives takes its default, every other extent and every `equal`
+    relation must hold, and each output extent must be at least 1."""
+    dims, later = {}, []
+    inputs = [a for a in rules["arguments"] if not a["is_output"]]
+    for a, v in zip(inputs, values):
+        if not a["is_tensor"]:
+            continue
+        if v.dim() != len(a["shape"]):
+            raise ShapeError(f"{name}: '{a['name']}' must have rank {len(a['shape'])} but has shape {tuple(v.shape)}")
+        if v.dtype != torch_dtype(a["dtype"]):
+            raise ArgumentError(f"{name}: '{a['name']}' has dtype {v.dtype}, expected {torch_dtype(a['dtype'])}")
+        for axis, (expr, size) in enumerate(zip(a["shape"], v.shape)):
+            where = f"{a['name']}.shape[{axis}]"
+            if len(expr) == 1 and expr[0][0] == "dim":
+                dim = expr[0][2]
+                if dim in dims:
+                    _require(dims[dim][0] == size, f"{name}: dim {dim} is {dims[dim][0]} from {dims[dim][1]} but {size} "
+                                                   f"from {where}")
+                else:
+                    dims[dim] = (size, where)
+            else:
+                later.append((expr, size, where))
+    dims = {dim: value for dim, (value, _) in dims.items()}
+    for dim, value in rules["defaults"].items():
+        dims.setdefault(dim, value)
+    for expr, size, where in later:
+        _require(_evaluate(expr, dims, name) == size, f"{name}: {where} is {size}, which its declared extent does not give")
+    for lhs, rhs, message in rules["equal"]:
+        _require(_evaluate(lhs, dims, name) == _evaluate(rhs, dims, name), f"{name}: {message}")
+    outputs = []
+    for a in rules["arguments"]:
+        if a["is_output"]:
+            shape = [_evaluate(expr, dims, name) for expr in a["shape"]]
+            for axis, extent in enumerate(shape):
+                _require(extent >= 1, f"{name}: output '{a['name']}' would have extent {extent} in dim {axis}")
+            outputs.append((shape, a["dtype"]))
+    return outputs
+
+
+def _symbolic(values):
+    """Whether some tensor among `values` has a symbolic size (torch.compile's dynamic shapes)."""
+    return any(isinstance(v, torch.Tensor) and not all(type(s) is int for s in v.shape) for v in values)
 
 
 def _lib(namespace):
@@ -107,13 +194,21 @@ def library_op(op: Op, name: Optional[str] = None, namespace: str = "kiln", **co
             items.append((_FAKE_ADDRESS, CODES[dtype], tuple(v.shape)) if is_tensor else v)
         return items
 
+    rules = []   # the variant's shape rules, read on the first symbolic trace
+
     def specs(values):
-        return [a for a in variant.arguments_for(fake_inputs(values)) if a["is_output"]]
+        """The outputs' (shape, dtype name): kiln's binder on concrete sizes, the shape rules on
+        symbolic ones."""
+        if _symbolic(values):
+            if not rules:
+                rules.append(variant.shape_rules())
+            return symbolic_outputs(rules[0], op.name, values)
+        return [(a["shape"], a["dtype"]) for a in variant.arguments_for(fake_inputs(values)) if a["is_output"]]
 
     def allocate(values, device):
         # The outputs on the first tensor input's device (an op without one: the current CUDA device).
         device = next((v.device for v, (_, _, t) in zip(values, kinds) if t), device)
-        outs = [torch.empty(s["shape"], dtype=torch_dtype(s["dtype"]), device=device) for s in specs(values)]
+        outs = [torch.empty(shape, dtype=torch_dtype(dtype), device=device) for shape, dtype in specs(values)]
         return outs
 
     def cuda_impl(*values):

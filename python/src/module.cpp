@@ -148,17 +148,46 @@ kiln::Consts consts_of(const nb::dict& d) {
   return consts;
 }
 
+// One argument as Python reads it: {"name", "is_tensor", "is_output", "dtype", "shape"}.
+nb::dict argument_dict(const std::string& name, bool is_tensor, bool is_output, kiln::DType dtype, nb::object shape) {
+  nb::dict d;
+  d["name"] = name;
+  d["is_tensor"] = is_tensor;
+  d["is_output"] = is_output;
+  d["dtype"] = std::string(kiln::dtype_name(dtype));
+  d["shape"] = shape;
+  return d;
+}
+
 nb::list arguments_list(const std::vector<kiln::ArgumentInfo>& infos) {
   nb::list out;
-  for (const auto& a : infos) {
-    nb::dict d;
-    d["name"] = a.name;
-    d["is_tensor"] = a.is_tensor;
-    d["is_output"] = a.is_output;
-    d["dtype"] = std::string(kiln::dtype_name(a.dtype));
-    d["shape"] = nb::tuple(nb::cast(a.shape));
-    out.append(d);
+  for (const auto& a : infos) out.append(argument_dict(a.name, a.is_tensor, a.is_output, a.dtype, nb::tuple(nb::cast(a.shape))));
+  return out;
+}
+
+// A ShapeExpr as Python reads it (kiln/torch.py, _evaluate): a list of (kind, value, dim, lhs,
+// rhs) tuples, operands first, the value the last one's.
+nb::list shape_expr(const kiln::ShapeExpr& e) {
+  static const char* const kinds[] = {"const", "dim", "add", "sub", "mul", "floordiv", "min"};
+  nb::list nodes;
+  for (const auto& n : e.nodes)
+    nodes.append(nb::make_tuple(kinds[static_cast<int>(n.kind)], n.value, n.dim, n.lhs, n.rhs));
+  return nodes;
+}
+
+nb::dict shape_rules_dict(const kiln::ShapeRules& rules) {
+  nb::list arguments;
+  for (const auto& a : rules.arguments) {
+    nb::list shape;
+    for (const auto& e : a.shape) shape.append(shape_expr(e));
+    arguments.append(argument_dict(a.name, a.is_tensor, a.is_output, a.dtype, shape));
   }
+  nb::list equal;
+  for (const auto& q : rules.equal) equal.append(nb::make_tuple(shape_expr(q.lhs), shape_expr(q.rhs), q.message));
+  nb::dict out;
+  out["arguments"] = arguments;
+  out["defaults"] = nb::cast(rules.defaults);
+  out["equal"] = equal;
   return out;
 }
 
@@ -415,6 +444,7 @@ NB_MODULE(_kiln, m) {
             return out;
           },
           nb::arg("dims"), nb::arg("consts"), nb::arg("budget_s"), nb::arg("iters"), nb::arg("store"))
+      .def("shape_rules", [](const kiln::Op& op) { return shape_rules_dict(op.shape_rules()); })
       .def(
           "arguments_for",
           [](const kiln::Op& op, const nb::list& inputs) {

@@ -109,6 +109,92 @@ def test_compile_fullgraph_and_export_on_meta_tensors(tmp_path):
     assert tuple(exported.graph_signature.user_outputs) and len(targets) == 2
 
 
+ALL_SPECS = sorted(str(p.relative_to(SPECS)) for p in [*SPECS.glob("*.kiln"), *SPECS.glob("kernelbench/*/*.kiln")])
+
+
+@pytest.mark.parametrize("spec", ALL_SPECS)
+def test_shape_rules_give_the_binders_shapes(spec, tmp_path):
+    """Each op of specs/ and specs/kernelbench/: its shape rules (Op.shape_rules, what the fake
+    implementation evaluates over torch.compile's symbolic sizes) give the outputs kiln's binder
+    gives from concrete ones, at the default dims and at two other sets of sizes where the binder
+    accepts them."""
+    from kiln._tensors import CODES
+    from kiln.torch import _evaluate, symbolic_outputs
+
+    options = kiln.Options(arch="sm_90a", cache_dir=str(tmp_path), use_environment=False)
+    prog = kiln.load(SPECS / spec, options)
+    for name in prog.ops:
+        op = prog[name]
+        rules = op.shape_rules()
+        inputs = [a for a in rules["arguments"] if not a["is_output"]]
+        compared = 0
+        for change in (lambda v: v, lambda v: v + 1, lambda v: 2 * v + 3):
+            dims = {dim: change(value) for dim, value in rules["defaults"].items()}
+            shapes = [[_evaluate(e, dims, name) for e in a["shape"]] for a in inputs]
+            items = [(1 << 20, CODES[a["dtype"]], tuple(shape)) if a["is_tensor"] else SCALAR_VALUES[a["dtype"]]
+                     for a, shape in zip(inputs, shapes)]
+            try:
+                want = [(tuple(o["shape"]), o["dtype"]) for o in op._impl.arguments_for(items) if o["is_output"]]
+            except kiln.Error:
+                continue   # sizes the binder refuses (a kernel larger than its image, channels not divisible)
+            values = [torch.empty(shape, dtype=kiln.torch.torch_dtype(a["dtype"]), device="meta") if a["is_tensor"]
+                      else SCALAR_VALUES[a["dtype"]] for a, shape in zip(inputs, shapes)]
+            got = [(tuple(shape), dtype) for shape, dtype in symbolic_outputs(rules, name, values)]
+            assert got == want, (name, dims)
+            compared += 1
+        assert compared >= 1, f"{name}: the binder refused even the default dims"
+
+
+def test_compile_dynamic_one_graph_for_every_size_on_meta_tensors(tmp_path):
+    """torch.compile(dynamic=True): the fake implementation evaluates the shape rules over
+    symbolic sizes, so one graph serves sizes that differ (an elementwise op, a pool whose output
+    size takes a min under ceil_mode, a strided conv), each output of the shape the binder gives."""
+    options = kiln.Options(arch="sm_90a", cache_dir=str(tmp_path), use_environment=False)
+    cases = [
+        (kiln.load(SPECS / "elementwise.kiln", options).relu_add,
+         [[(300, 70), (70,)], [(301, 71), (71,)], [(64, 3), (3,)]]),
+        (kiln.load(SPECS / "pooling.kiln", options).max_pool_dilated_ceil,
+         [[(8, 16, 65, 47)], [(3, 5, 40, 33)], [(2, 7, 17, 91)]]),
+        (kiln.load(SPECS / "conv.kiln", options).conv2d_stride2_pad1,
+         [[(4, 64, 112, 112), (128, 64, 3, 3)], [(3, 64, 57, 33), (128, 64, 3, 3)], [(2, 64, 20, 21), (128, 64, 3, 3)]]),
+    ]
+    for op, sizes in cases:
+        operator = kiln.torch.library_op(op, name=f"{op.name}_dyn_meta")
+        graphs = []
+
+        def keep_graph(gm, example_inputs):
+            graphs.append(gm)
+            return gm.forward
+
+        compiled = torch.compile(lambda *xs: operator(*xs), fullgraph=True, dynamic=True, backend=keep_graph)
+        for shapes in sizes:
+            xs = [torch.empty(shape, device="meta") for shape in shapes]
+            items = [(1 << 20, kiln._tensors.CODES["f32"], tuple(shape)) for shape in shapes]
+            want = [tuple(o["shape"]) for o in op._impl.arguments_for(items) if o["is_output"]]
+            y = compiled(*xs)
+            got = [tuple(t.shape) for t in (y if isinstance(y, tuple) else (y,))]
+            assert got == want, (op.name, shapes)
+        assert len(graphs) == 1, f"{op.name}: {len(graphs)} graphs for {len(sizes)} sizes"
+
+
+def test_symbolic_shapes_refuse_what_the_binder_refuses(tmp_path):
+    """The shape rules on concrete sizes raise the binder's kind of error: a dim that two inputs
+    give differently, a wrong rank or dtype."""
+    from kiln.torch import symbolic_outputs
+
+    options = kiln.Options(arch="sm_90a", cache_dir=str(tmp_path), use_environment=False)
+    op = kiln.load(SPECS / "elementwise.kiln", options).relu_add
+    rules = op.shape_rules()
+    meta = lambda *shape, dtype=torch.float32: torch.empty(shape, dtype=dtype, device="meta")  # noqa: E731
+    assert symbolic_outputs(rules, "relu_add", [meta(5, 7), meta(7)]) == [([5, 7], "f32")]
+    with pytest.raises(kiln.ShapeError, match="dim N is 7 from a.shape\\[1\\] but 6 from b.shape\\[0\\]"):
+        symbolic_outputs(rules, "relu_add", [meta(5, 7), meta(6)])
+    with pytest.raises(kiln.ShapeError, match="'b' must have rank 1"):
+        symbolic_outputs(rules, "relu_add", [meta(5, 7), meta(1, 7)])
+    with pytest.raises(kiln.ArgumentError, match="'a' has dtype torch.float16, expected torch.float32"):
+        symbolic_outputs(rules, "relu_add", [meta(5, 7, dtype=torch.float16), meta(7)])
+
+
 gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU here: these need one")
 
 
@@ -137,6 +223,34 @@ def test_compile_fullgraph_keeps_the_op(relu_add_op):
     # another shape: a recompile, the same operator
     a2, b2 = torch.randn(100, 33, device="cuda"), torch.randn(33, device="cuda")
     torch.testing.assert_close(compiled(a2, b2), torch.relu(a2 + b2) * 2 + 1, rtol=1e-6, atol=1e-6)
+
+
+@gpu
+@pytest.mark.gpu
+def test_compile_dynamic_one_graph_and_one_kernel_per_bucket(tmp_path):
+    """torch.compile(dynamic=True) on CUDA tensors: one graph for every size, each result against
+    eager in float64, and kiln's generic shapes compile the op once for sizes of one bucket."""
+    options = kiln.Options(cache_dir=str(tmp_path / "cache"), disk_cache=False)
+    relu_add = kiln.torch.library_op(kiln.load(SPECS / "elementwise.kiln", options).relu_add, name="relu_add_dyn_gpu")
+    graphs = []
+
+    def inductor_counting(gm, example_inputs):
+        graphs.append(gm)
+        from torch._inductor.compile_fx import compile_fx
+
+        return compile_fx(gm, example_inputs)
+
+    compiled = torch.compile(lambda a, b: relu_add(a, b) * 2 + 1, fullgraph=True, dynamic=True,
+                             backend=inductor_counting)
+    before = kiln.stats(options)["compiles"]
+    for rows, cols in ((300, 70), (1001, 333), (7, 5), (4095, 1025)):
+        a = torch.randn(rows, cols, device="cuda", dtype=torch.float64).float()
+        b = torch.randn(cols, device="cuda", dtype=torch.float64).float()
+        want = torch.relu(a.double() + b.double()) * 2 + 1
+        torch.testing.assert_close(compiled(a, b).double(), want, rtol=1e-6, atol=1e-6)
+    assert len(graphs) == 1
+    # relu_add's B and N are generic: sizes that are not multiples of 16 share one bucket.
+    assert kiln.stats(options)["compiles"] - before == 1
 
 
 @gpu

@@ -146,6 +146,25 @@ TEST_CASE("long chains of anchors: one kernel each, planned and emitted in linea
     const auto& deep = ir->node(ir->outputs[0].node).shape[2];
     CHECK(deep == deep);
     CHECK(deep.str().size() > 40000u);
+    // Op::shape_rules' flat program of it: built without recursing, each node once, its operands
+    // before it, and one loop evaluates it to the bound extent.
+    const kiln::ShapeExpr flat = deep.flatten();
+    CHECK(flat.nodes.size() > 40000u);
+    CHECK(flat.nodes.size() < 200000u);
+    std::vector<std::int64_t> values;
+    for (std::size_t i = 0; i < flat.nodes.size(); ++i) {
+      const auto& n = flat.nodes[i];
+      using K = kiln::ShapeExpr::Kind;
+      if (n.kind == K::Const || n.kind == K::Dim) {
+        values.push_back(n.kind == K::Const ? n.value : bound.dims.at(n.dim));
+        continue;
+      }
+      REQUIRE((n.lhs >= 0 && n.rhs >= 0 && static_cast<std::size_t>(n.lhs) < i && static_cast<std::size_t>(n.rhs) < i));
+      const std::int64_t a = values[static_cast<std::size_t>(n.lhs)], b = values[static_cast<std::size_t>(n.rhs)];
+      values.push_back(n.kind == K::Add ? a + b : n.kind == K::Sub ? a - b : n.kind == K::Mul ? a * b
+                       : n.kind == K::FloorDiv ? a / b : std::min(a, b));
+    }
+    CHECK(values.back() == 8);
   }
   SUBCASE("5,000 chained convs beside a dyn elementwise output: each nested size node walked once") {
     // dyn_dim_of_anchor and generic_dims share their walks: quadratic would be 10^8 node visits.

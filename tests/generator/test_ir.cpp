@@ -48,6 +48,27 @@ TEST_CASE("DimExpr: folding and structural equality") {
   CHECK_THROWS_AS(big.evaluate(dims), kiln::ArgumentError);
 }
 
+TEST_CASE("DimExpr::flatten: operands before users, shared nodes once, the value last") {
+  using K = kiln::ShapeExpr::Kind;
+  const DimExpr h = DimExpr::dim("H") - DimExpr::constant(2);
+  const DimExpr e = min(floor_div(h * h, DimExpr::constant(3)), h + DimExpr::dim("W"));
+  const kiln::ShapeExpr flat = e.flatten();
+  std::vector<K> kinds;
+  for (const auto& n : flat.nodes) kinds.push_back(n.kind);
+  // H and 2 once: the copies of (H - 2) share them.
+  CHECK(std::count(kinds.begin(), kinds.end(), K::Dim) == 2);
+  CHECK(std::count(kinds.begin(), kinds.end(), K::Const) == 2);
+  CHECK(kinds.back() == K::Min);
+  for (std::size_t i = 0; i < flat.nodes.size(); ++i) {
+    const auto& n = flat.nodes[i];
+    const bool leaf = n.kind == K::Const || n.kind == K::Dim;
+    CHECK(leaf == (n.lhs < 0));
+    if (!leaf) CHECK((static_cast<std::size_t>(n.lhs) < i && static_cast<std::size_t>(n.rhs) < i));
+  }
+  CHECK(DimExpr::constant(7).flatten().nodes.size() == 1);
+  CHECK(DimExpr::dim("N").flatten().nodes.at(0).dim == "N");
+}
+
 TEST_CASE("op kinds: names and classes") {
   using kiln::ir::OpKind;
   CHECK(std::string(kiln::ir::op_kind_name(OpKind::LogSoftmax)) == "log_softmax");
