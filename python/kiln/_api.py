@@ -275,9 +275,15 @@ class Op:
             # [Note: the Python fast path]
             # A call on contiguous CUDA torch tensors (and numbers) where PyTorch sees one device:
             # no device checks (every tensor is on the one device), outputs allocated from cached
-            # templates, PyTorch's current stream. Anything else (another framework, a strided or
-            # grad-requiring tensor, several devices, stream= or device=) goes the general way
-            # below, which checks, converts or refuses it. launch_overhead.py times both.
+            # templates, PyTorch's current stream. The extension reads the tensors itself
+            # (call_torch); where it does not take the call (outputs whose templates are not made
+            # yet, or a value it does not read) the same path runs here in Python, and anything
+            # else (another framework, a strided or grad-requiring tensor, several devices,
+            # stream= or device=) goes the general way below, which checks, converts or refuses
+            # it. launch_overhead.py times both.
+            done = op.call_torch(id(op), inputs, out, self._templates, torch_current_stream(), len(self._outputs))
+            if done is not None:
+                return done
             items = []
             if torch_fast(inputs, items):
                 if out is None:

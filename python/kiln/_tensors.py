@@ -72,6 +72,7 @@ def _init_torch():
         _torch_current_device = getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
         ONE_DEVICE = torch.cuda.device_count() == 1   # a process's visible devices do not change
         _torch_empty_like, _torch_contiguous = torch.empty_like, torch.contiguous_format
+        _kiln.set_torch(torch.Tensor, _torch_codes, torch.empty_like, torch.contiguous_format)   # Op.call_torch
         _torch = torch
         TorchTensor = torch.Tensor
     return _torch

@@ -13,6 +13,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -93,6 +94,20 @@ kiln::DType dtype_of_code(long code) {
 
 // A tensor argument from Python: the tuple (pointer, dtype code, shape), the shape any tuple of
 // ints (torch.Size is one). This is every call's hot path: raw CPython calls, no strings.
+// The extents of a shape tuple of ints; false (the Python error cleared) for anything else.
+bool extents_of(PyObject* shape, std::vector<std::int64_t>& extents) {
+  if (!PyTuple_Check(shape)) return false;
+  extents.resize(static_cast<std::size_t>(PyTuple_GET_SIZE(shape)));
+  for (std::size_t d = 0; d < extents.size(); ++d) {
+    extents[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, static_cast<Py_ssize_t>(d)));
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+  }
+  return true;
+}
+
 kiln::TensorRef tensor_of(PyObject* item) {
   if (PyTuple_GET_SIZE(item) != 3) throw kiln::ArgumentError("a tensor argument must be (pointer, dtype code, shape)");
   const unsigned long long ptr = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(item, 0));
@@ -103,14 +118,8 @@ kiln::TensorRef tensor_of(PyObject* item) {
     throw kiln::ArgumentError("a tensor argument must be (pointer, dtype code, shape)");
   }
   const kiln::DType dtype = dtype_of_code(code);
-  std::vector<std::int64_t> extents(static_cast<std::size_t>(PyTuple_GET_SIZE(shape)));
-  for (std::size_t d = 0; d < extents.size(); ++d) {
-    extents[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, static_cast<Py_ssize_t>(d)));
-    if (PyErr_Occurred()) {
-      PyErr_Clear();
-      throw kiln::ArgumentError("a tensor's shape must hold integers");
-    }
-  }
+  std::vector<std::int64_t> extents;
+  if (!extents_of(shape, extents)) throw kiln::ArgumentError("a tensor's shape must hold integers");
   return kiln::TensorRef(reinterpret_cast<void*>(static_cast<std::uintptr_t>(ptr)), dtype, std::move(extents));
 }
 
@@ -134,6 +143,166 @@ std::vector<kiln::Arg> args_of(const nb::list& items) {
     }
   }
   return args;
+}
+
+// ---------------------------------------------------------------- the PyTorch fast path
+// [Note: the Python fast path] in kiln/_api.py, its reads done here: a call whose every value is
+// a contiguous CUDA torch.Tensor (that exact type) needing no grad check, of a dtype kiln has, or
+// an exact bool, int or float. kiln/_tensors.py hands torch.Tensor, its dtypes and
+// torch.empty_like over once (set_torch). Where a value is anything else the call is not taken:
+// nothing is launched, a Python error met on the way is cleared (the general path meets it again
+// and reports it), and the package goes its own way.
+struct TorchFast {
+  PyTypeObject* tensor = nullptr;
+  std::vector<std::pair<PyObject*, kiln::DType>> dtypes;   // torch dtype objects (kept alive) -> kiln's
+  PyObject* empty_like = nullptr;                           // torch.empty_like
+  PyObject* contiguous = nullptr;                           // {"memory_format": torch.contiguous_format}
+  PyObject *is_cuda = nullptr, *requires_grad = nullptr, *is_contiguous = nullptr, *dtype = nullptr,
+           *data_ptr = nullptr, *shape = nullptr;           // interned attribute names
+};
+TorchFast g_torch;
+
+void set_torch(nb::handle tensor_type, const nb::dict& dtype_codes, nb::handle empty_like, nb::handle contiguous) {
+  g_torch.tensor = reinterpret_cast<PyTypeObject*>(nb::borrow(tensor_type).release().ptr());
+  for (auto [dtype, code] : dtype_codes)
+    g_torch.dtypes.emplace_back(nb::borrow(dtype).release().ptr(), dtype_of_code(nb::cast<long>(code)));
+  g_torch.empty_like = nb::borrow(empty_like).release().ptr();
+  nb::dict kwargs;
+  kwargs["memory_format"] = contiguous;
+  g_torch.contiguous = kwargs.release().ptr();
+  for (auto [field, name] : {std::pair{&g_torch.is_cuda, "is_cuda"}, {&g_torch.requires_grad, "requires_grad"},
+                             {&g_torch.is_contiguous, "is_contiguous"}, {&g_torch.dtype, "dtype"},
+                             {&g_torch.data_ptr, "data_ptr"}, {&g_torch.shape, "shape"}})
+    *field = PyUnicode_InternFromString(name);
+}
+
+// A new reference to v.name (or v.name() with `call`), or null with no Python error left.
+PyObject* torch_read(PyObject* v, PyObject* name, bool call) {
+  PyObject* r = call ? PyObject_CallMethodNoArgs(v, name) : PyObject_GetAttr(v, name);
+  if (r == nullptr) PyErr_Clear();
+  return r;
+}
+
+// v's data pointer (v.data_ptr()); false where it has none.
+bool torch_pointer(PyObject* v, void** data) {
+  PyObject* p = torch_read(v, g_torch.data_ptr, true);
+  if (p == nullptr) return false;
+  const unsigned long long ptr = PyLong_AsUnsignedLongLong(p);
+  Py_DECREF(p);
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  *data = reinterpret_cast<void*>(static_cast<std::uintptr_t>(ptr));
+  return true;
+}
+
+// Appends v's argument when the fast path takes v; with `shape`, a new reference to a tensor's
+// torch.Size goes there (the outputs' cache key reads it).
+bool torch_fast_arg(PyObject* v, std::vector<kiln::Arg>& args, PyObject** shape = nullptr) {
+  PyTypeObject* type = Py_TYPE(v);
+  if (type == &PyBool_Type) {
+    args.emplace_back(v == Py_True);
+    return true;
+  }
+  if (type == &PyFloat_Type) {
+    args.emplace_back(PyFloat_AS_DOUBLE(v));
+    return true;
+  }
+  if (type == &PyLong_Type) {   // i64, or u64 above its range (a seed), as args_of takes them
+    int overflow = 0;
+    const long long value = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow == 0 && !PyErr_Occurred()) {
+      args.emplace_back(value);
+      return true;
+    }
+    PyErr_Clear();
+    const unsigned long long u = PyLong_AsUnsignedLongLong(v);
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    args.emplace_back(u);
+    return true;
+  }
+  if (type != g_torch.tensor || type == nullptr) return false;
+  auto truth = [&](PyObject* name, bool call) {   // 1, 0, or -1 (neither, or an error)
+    PyObject* r = torch_read(v, name, call);
+    const int t = r == Py_True ? 1 : r == Py_False ? 0 : -1;
+    Py_XDECREF(r);
+    return t;
+  };
+  if (truth(g_torch.is_cuda, false) != 1 || truth(g_torch.requires_grad, false) != 0 ||
+      truth(g_torch.is_contiguous, true) != 1)
+    return false;
+  PyObject* dtype_object = torch_read(v, g_torch.dtype, false);
+  if (dtype_object == nullptr) return false;
+  const auto known = std::find_if(g_torch.dtypes.begin(), g_torch.dtypes.end(),
+                                  [&](const auto& entry) { return entry.first == dtype_object; });
+  Py_DECREF(dtype_object);
+  void* data = nullptr;
+  if (known == g_torch.dtypes.end() || !torch_pointer(v, &data)) return false;
+  PyObject* size = torch_read(v, g_torch.shape, false);
+  std::vector<std::int64_t> extents;
+  if (size == nullptr || !extents_of(size, extents)) {
+    Py_XDECREF(size);
+    return false;
+  }
+  args.emplace_back(kiln::TensorRef(data, known->second, std::move(extents)));
+  if (shape != nullptr) *shape = size;
+  else Py_DECREF(size);
+  return true;
+}
+
+// Op.call_torch: the call on the fast path, or None where it is not taken. With `out` (a tensor,
+// or a tuple or list of `outputs` of them) it returns `out`; without, the outputs come from the
+// templates cached under the key (id(op), dtype code, torch.Size, ... of the tensor inputs: what
+// Op._key builds), torch.empty_like of each, returned as one tensor or a tuple; a key not cached
+// yet is not taken (the package makes its templates).
+nb::object call_torch(const kiln::Op& op, std::uintptr_t op_id, const nb::tuple& inputs, nb::handle out,
+                      const nb::dict& templates, std::uintptr_t stream, std::size_t outputs) {
+  std::vector<kiln::Arg> args;
+  args.reserve(inputs.size() + outputs);
+  if (!out.is_none()) {
+    const bool several = PyTuple_Check(out.ptr()) || PyList_Check(out.ptr());
+    const nb::object outs = several ? nb::borrow(out) : nb::object(nb::make_tuple(out));
+    if (nb::len(outs) != outputs) return nb::none();
+    for (nb::handle v : inputs)
+      if (!torch_fast_arg(v.ptr(), args)) return nb::none();
+    for (nb::handle v : outs)
+      if (Py_TYPE(v.ptr()) != g_torch.tensor || !torch_fast_arg(v.ptr(), args)) return nb::none();
+    nb::gil_scoped_release release;
+    op(reinterpret_cast<kiln::Stream>(stream), args);
+    return nb::borrow(out);
+  }
+  nb::list key;
+  key.append(nb::int_(op_id));
+  for (nb::handle v : inputs) {
+    PyObject* shape = nullptr;
+    if (!torch_fast_arg(v.ptr(), args, &shape)) return nb::none();
+    if (shape != nullptr) {
+      key.append(nb::int_(static_cast<int>(args.back().tensor().dtype)));
+      key.append(nb::steal(shape));
+    }
+  }
+  PyObject* made = PyDict_GetItem(templates.ptr(), nb::tuple(key).ptr());   // borrowed; no error raised
+  if (made == nullptr || !PyList_Check(made)) return nb::none();
+  nb::list results;
+  for (nb::handle entry : nb::borrow<nb::list>(made)) {   // (template, dtype code, shape)
+    nb::object o = nb::steal(PyObject_Call(g_torch.empty_like, nb::make_tuple(entry[0]).ptr(), g_torch.contiguous));
+    if (!o.is_valid()) throw nb::python_error();
+    void* data = nullptr;
+    std::vector<std::int64_t> extents;
+    if (!torch_pointer(o.ptr(), &data) || !extents_of(nb::object(entry[2]).ptr(), extents))
+      throw kiln::InternalError("kiln: a new output from torch.empty_like has no data pointer or shape");
+    args.emplace_back(kiln::TensorRef(data, dtype_of_code(nb::cast<long>(entry[1])), std::move(extents)));
+    results.append(o);
+  }
+  {
+    nb::gil_scoped_release release;
+    op(reinterpret_cast<kiln::Stream>(stream), args);
+  }
+  return results.size() == 1 ? nb::object(results[0]) : nb::object(nb::tuple(results));
 }
 
 kiln::Consts consts_of(const nb::dict& d) {
@@ -317,6 +486,8 @@ NB_MODULE(_kiln, m) {
     kiln::synchronize();
   });
   m.def("route_logs", &route_logs, nb::arg("log").none());
+  m.def("set_torch", &set_torch, nb::arg("tensor_type"), nb::arg("dtype_codes"), nb::arg("empty_like"),
+        nb::arg("contiguous_format"));
   m.def(
       "set_log_level",
       [](const std::string& name) {
@@ -445,6 +616,8 @@ NB_MODULE(_kiln, m) {
           },
           nb::arg("dims"), nb::arg("consts"), nb::arg("budget_s"), nb::arg("iters"), nb::arg("store"))
       .def("shape_rules", [](const kiln::Op& op) { return shape_rules_dict(op.shape_rules()); })
+      .def("call_torch", &call_torch, nb::arg("op_id"), nb::arg("inputs"), nb::arg("out").none(), nb::arg("templates"),
+           nb::arg("stream"), nb::arg("outputs"))
       .def(
           "arguments_for",
           [](const kiln::Op& op, const nb::list& inputs) {

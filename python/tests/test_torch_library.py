@@ -195,6 +195,23 @@ def test_symbolic_shapes_refuse_what_the_binder_refuses(tmp_path):
         symbolic_outputs(rules, "relu_add", [meta(5, 7, dtype=torch.float16), meta(7)])
 
 
+def test_the_extensions_fast_path_declines_what_it_does_not_read(tmp_path):
+    """Op.call_torch (the fast path's reads, in C++: [Note: the Python fast path]) takes only
+    contiguous CUDA torch tensors and exact numbers; for anything else it returns None without
+    launching, and the call goes the package's own way (test_gpu.py runs the taken path)."""
+    from kiln import _tensors
+
+    _tensors._init_torch()
+    options = kiln.Options(arch="sm_90a", cache_dir=str(tmp_path), use_environment=False)
+    impl = kiln.load(SPECS / "elementwise.kiln", options).relu_add._impl
+    a, b = torch.zeros(4, 4), torch.zeros(4)
+    for inputs, out in [((a, b), None), ((a, b), torch.zeros(4, 4)), ((a.to("meta"), b.to("meta")), None),
+                        ((object(), b), None), ((a, 1.5), None), ((a.t(), b), (torch.zeros(4, 4),))]:
+        assert impl.call_torch(id(impl), inputs, out, {}, 0, 1) is None
+    # out= of another count than the op's outputs: not taken (the package names the count)
+    assert impl.call_torch(id(impl), (a, b), (a, a), {}, 0, 1) is None
+
+
 gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU here: these need one")
 
 
