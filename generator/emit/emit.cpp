@@ -186,23 +186,30 @@ bool chain_has_dropout(const Plan& plan, ir::NodeId end, ir::NodeId anchor) {
   return false;
 }
 
-// A dropout_bits_hook for a loop over N adjacent flat indices first + j ([Note: flat lanes]): a
-// dropout whose flat index is the loop's own (its shape is `shape`, its coordinates `coords`,
-// declared from that index) and whose seed is an argument or a literal (in scope before the loop)
-// reads word j of a kiln::DropoutWords<N> that `hoisted` declares, one per seed.
+// Where a dropout's flat index at lane j of a loop over N adjacent elements is its index at lane 0
+// plus j: that index at lane 0 (an expression in scope before the loop, a multiple of N); nullopt
+// where it is not (the dropout then draws element by element).
+using DropoutLaneFirst = std::function<std::optional<std::string>(ir::NodeId, const Coords&)>;
+
+// A dropout_bits_hook for a loop over N adjacent elements ([Note: flat lanes]): a dropout that
+// `first_of` places (see DropoutLaneFirst) and whose seed is an argument or a literal (in scope
+// before the loop) reads word j of a kiln::DropoutWords<N> that `hoisted` declares, one per seed
+// and first index.
 std::function<std::optional<std::string>(ir::NodeId, const Coords&, const std::string&)> flat_lanes_dropout(
-    const Plan& plan, const std::vector<std::int64_t>& shape, const Coords& coords, const std::string& first,
-    std::map<std::string, std::string>& words, std::vector<std::string>& hoisted) {
-  return [&plan, shape, coords, first, &words, &hoisted](ir::NodeId id, const Coords& at,
-                                                         const std::string& seed) -> std::optional<std::string> {
+    const Plan& plan, DropoutLaneFirst first_of, std::map<std::string, std::string>& words,
+    std::vector<std::string>& hoisted) {
+  return [&plan, first_of = std::move(first_of), &words, &hoisted](
+             ir::NodeId id, const Coords& at, const std::string& seed) -> std::optional<std::string> {
     const auto seed_kind = plan.ir().node(plan.ir().node(id).operands[1]).kind;
-    if (plan.bound->shape(id) != shape || at != coords || (seed_kind != ir::OpKind::Scalar && seed_kind != ir::OpKind::Literal))
-      return std::nullopt;
-    auto it = words.find(seed);
+    if (seed_kind != ir::OpKind::Scalar && seed_kind != ir::OpKind::Literal) return std::nullopt;
+    const std::optional<std::string> first = first_of(id, at);
+    if (!first) return std::nullopt;
+    const std::string key = seed + "@" + *first;
+    auto it = words.find(key);
     if (it == words.end()) {
-      it = words.emplace(seed, fmt::format("words_{}", words.size())).first;
+      it = words.emplace(key, fmt::format("words_{}", words.size())).first;
       hoisted.push_back(fmt::format("const kiln::DropoutWords<N> {}({}, static_cast<unsigned long long>({}));",
-                                    it->second, seed, first));
+                                    it->second, seed, *first));
     }
     return it->second + ".bits(j)";
   };
@@ -231,7 +238,14 @@ void write_store_lanes(const Plan& plan, const PlannedKernel& kernel, const std:
   if (end != kernel.anchor) ex.compute_here(end);
   std::map<std::string, std::string> words;
   std::vector<std::string> hoisted;
-  ex.dropout_bits_hook = flat_lanes_dropout(plan, bound.shape(end), coords, "first", words, hoisted);
+  const auto& end_shape = bound.shape(end);
+  ex.dropout_bits_hook = flat_lanes_dropout(
+      plan,
+      [&](ir::NodeId id, const Coords& at) -> std::optional<std::string> {
+        if (bound.shape(id) == end_shape && at == coords) return "first";
+        return std::nullopt;
+      },
+      words, hoisted);
   const std::string v = ex.value(end, coords);
   if (out == DType::f16 || out == DType::bf16) loop.line("y[j] = kiln::from_float<{}>({});", storage_type(out), v);
   else loop.line("y[j] = {};", v);
@@ -322,18 +336,32 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const Elementwis
   }
   std::map<ir::NodeId, std::string> vector_leaf;   // leaf -> register array name
   std::vector<std::pair<ir::NodeId, Coords>> pending;
-  ex.leaf_hook = [&](ir::NodeId leaf, const Coords& coords) -> std::optional<std::string> {
-    if (vec == 1 || rank == 0) return std::nullopt;
-    const auto& lshape = bound.shape(leaf);
-    const bool flat = lshape == shape && coords == identity;
-    // A row vector's other coordinates must be fixed along the row: the output's own coordinates
-    // (or 0), which the hoisted load rewrites to the row's base; an index view's expressions are not.
+  // A node (of shape `lshape`, at `coords` of the loop's element) whose index advances by one
+  // along the loop's N elements, all inside one row: the output's own shape and coordinates, or a
+  // row vector, whose last axis is the output's and whose other coordinates are fixed along the
+  // row: the output's own (or 0), which a hoisted expression rewrites to the row's base; an index
+  // view's expressions are not.
+  const auto advances_with_row = [&](const std::vector<std::int64_t>& lshape, const Coords& coords) {
+    if (lshape == shape && coords == identity) return true;
     const auto plain = [&](const std::string& c) {
       return c == "0" || std::find(identity.begin(), identity.end(), c) != identity.end();
     };
-    const bool row = rows && !lshape.empty() && coords.back() == identity.back() && lshape.back() == shape.back() &&
-                     std::all_of(coords.begin(), coords.end(), plain);
-    if (!flat && !row) return std::nullopt;
+    return rows && !lshape.empty() && coords.back() == identity.back() && lshape.back() == shape.back() &&
+           std::all_of(coords.begin(), coords.end(), plain);
+  };
+  // The index of the node at `coords` for the loop's first element: the output's coordinates
+  // replaced by the row's base (i's).
+  const auto index_at_base = [&](ir::NodeId node, const Coords& coords) {
+    if (bound.shape(node) == shape && coords == identity) return std::string("i");
+    Coords at = coords;
+    for (auto& x : at)
+      for (std::size_t d = 0; d < rank; ++d)
+        if (x == identity[d]) x = rows ? base[d] : "";
+    return ex.flat_index(node, at);
+  };
+  ex.leaf_hook = [&](ir::NodeId leaf, const Coords& coords) -> std::optional<std::string> {
+    if (vec == 1 || rank == 0) return std::nullopt;
+    if (!advances_with_row(bound.shape(leaf), coords)) return std::nullopt;
     auto it = vector_leaf.find(leaf);
     if (it == vector_leaf.end()) {
       // Hoisted before the loop (vector loads of the leaf's first element).
@@ -356,11 +384,20 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const Elementwis
   }
   loop.line("const Index e = i + j;");
   Coords coords = body_ex.declare_coords(root, "e", "c");
-  // A dropout whose flat index is the element's own draws from DropoutWords<N> made before the
-  // loop: a Philox block for four adjacent elements, not one each (philox.cuh).
-  std::map<std::string, std::string> dropout_words;   // seed -> DropoutWords variable
+  // A dropout whose flat index advances with the element's, its own or a row vector's (a dropout of
+  // a broadcast bias), draws from a DropoutWords<N> made before the loop: a Philox block for four
+  // adjacent elements, not one each (philox.cuh). Its first index is a multiple of N: i is, and
+  // a row vector's is i's column (vectors never cross a row, whose length N divides) plus
+  // multiples of the row length.
+  std::map<std::string, std::string> dropout_words;   // seed@first -> DropoutWords variable
   std::vector<std::string> dropout_lines;
-  body_ex.dropout_bits_hook = flat_lanes_dropout(plan, shape, coords, "i", dropout_words, dropout_lines);
+  body_ex.dropout_bits_hook = flat_lanes_dropout(
+      plan,
+      [&](ir::NodeId id, const Coords& at) -> std::optional<std::string> {
+        if (!advances_with_row(bound.shape(id), at)) return std::nullopt;
+        return index_at_base(id, at);
+      },
+      dropout_words, dropout_lines);
   // A stored root may also be a leaf that an anchor reads (a permuted operand): compute it here.
   for (const auto& s : kernel.stores)
     if (plan.ir().node(s.node).kind != ir::OpKind::Input) body_ex.compute_here(s.node);
@@ -372,17 +409,10 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const Elementwis
     loop.line("out_{}.v[j] = {};", s.buffer, stored);
   }
 
-  for (const auto& [leaf, coords_at] : pending) {
-    // The leaf's index at j = 0: its coordinates with the row's base coordinates.
-    Coords at = coords_at;
-    for (auto& x : at)
-      for (std::size_t d = 0; d < rank; ++d)
-        if (x == identity[d]) x = rows ? base[d] : "";
+  for (const auto& [leaf, coords_at] : pending) {   // each leaf's vector from its index at j = 0
     const int buffer = plan.leaves.at(leaf);
-    const bool flat = bound.shape(leaf) == shape && coords_at == identity;
-    const std::string index = flat ? "i" : ex.flat_index(leaf, at);
     w.line("const kiln::Vec<{0}, N> {1} = kiln::load_vec<{0}, N>({2} + {3});", storage_type(bound.node(leaf).dtype),
-           vector_leaf[leaf], UnitParts::pointer_name(plan, buffer), index);
+           vector_leaf[leaf], UnitParts::pointer_name(plan, buffer), index_at_base(leaf, coords_at));
   }
   for (const auto& l : dropout_lines) w.line("{}", l);
   std::set<int> declared;

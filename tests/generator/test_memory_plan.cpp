@@ -88,8 +88,9 @@ TEST_CASE("memory plans: plan text and generated source goldens") {
 
 TEST_CASE("memory plans: an elementwise dropout of the element's own index draws a Philox block per four elements") {
   // (philox.cuh's DropoutWords, made before the vector step's loop.) f32: 4 elements a step, one
-  // block; f16: 8, two blocks; a dropout of a broadcast row vector draws per element by its own
-  // index; two dropouts of the output's shape with one seed share the words.
+  // block; f16: 8, two blocks; a dropout of a broadcast row vector draws its own words from its
+  // index at the step's first element (the row's column), one of a column vector per element;
+  // two dropouts of the output's shape with one seed share the words.
   const auto unit = [](const std::string& op) {
     const auto sources = sources_of(plan_of({"elementwise", op, "", {}, {}}));
     REQUIRE(sources.size() == 1);
@@ -101,8 +102,19 @@ TEST_CASE("memory plans: an elementwise dropout of the element's own index draws
   CHECK(!contains(f32, "kiln::dropout_keep("));
   const std::string f16 = unit("dropout_f16_bias");
   CHECK(contains(f16, "kiln::dropout_keep_bits(words_0.bits(j), 8388608u)"));
-  CHECK(contains(f16, "kiln::dropout_keep(seed, static_cast<unsigned long long>(c1), 4194304u)"));
-  CHECK(!contains(f16, "words_1"));
+  CHECK(contains(f16, "const kiln::DropoutWords<N> words_1(seed, static_cast<unsigned long long>(b1));"));
+  CHECK(contains(f16, "kiln::dropout_keep_bits(words_1.bits(j), 4194304u)"));
+  CHECK(!contains(f16, "kiln::dropout_keep("));
+  // [B, 1, N] in a [B, M, N] loop: a row vector whose index at the step's first element reads the
+  // batch and column of i's base; [B, M, 1]: its index does not advance along a row, per element.
+  const auto views = sources_of(plan_of_text(
+      "op v {\n  dims B = 4, M = 8, N = 64\n  in x: f32[B, M, N]\n  in r: f32[B, 1, N]\n  in c: f32[B, M, 1]\n"
+      "  in s: u64\n  out y = x + dropout(r, p=0.5, seed=s) + dropout(c, p=0.25, seed=s)\n}\n",
+      "v"));
+  REQUIRE(views.size() == 1);
+  CHECK(contains(views[0].text, "kiln::dropout_keep_bits(words_0.bits(j), 8388608u)"));
+  CHECK(contains(views[0].text, "kiln::dropout_keep(s, static_cast<unsigned long long>("));
+  CHECK(!contains(views[0].text, "words_1"));
   const auto twice = sources_of(plan_of_text("op t {\n  dims N = 4096\n  in x: f32[N]\n  in g: f32[N]\n  in s: u64\n"
                                              "  out y = dropout(x, p=0.5, seed=s) + dropout(g, p=0.1, seed=s)\n}\n",
                                              "t"));
