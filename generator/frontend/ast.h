@@ -47,11 +47,15 @@ struct TypeRef {
   std::string dtype;             // "f32", ... as written (checked later)
   SourceLoc loc;
   bool has_shape = false;        // `f32[...]` (tensor) vs `f32` (scalar)
+  // An extent: a dim name, an integer, or arithmetic of them (`2 * D`, `(H - 1) / 2 + 1`):
+  // op is '+', '-', '*' or '/' (floor division) of the two operands; 0 for a name or an integer.
   struct Entry {
     bool is_name = true;
     std::string name;
     std::int64_t value = 0;
     SourceLoc loc;
+    char op = 0;
+    std::vector<Entry> operands;
   };
   std::vector<Entry> shape;
 };

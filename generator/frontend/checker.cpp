@@ -416,23 +416,49 @@ class Checker {
     if (t.shape.empty())
       fail(t.loc, fmt::format("the shape of {} is empty; a tensor needs at least one dim (drop the [] for a scalar)", owner));
     for (const auto& e : t.shape) {
-      if (!e.is_name) {
+      if (!e.is_name && e.op == 0) {
         if (e.value < 1) fail(e.loc, fmt::format("a dim in the shape of {} must be >= 1, got {}", owner, e.value));
         shape.push_back(DimExpr::constant(e.value));
         continue;
       }
-      auto it = symbols_.find(e.name);
-      if (it == symbols_.end()) {
-        std::string hint = suggest_symbol(e.name, Symbol::Kind::Dim);
-        fail(e.loc, hint.empty() ? fmt::format("unknown dim '{}' in the shape of {}; declare it with `dims {} = ...`", e.name,
-                                               owner, e.name)
-                                 : fmt::format("unknown dim '{}' in the shape of {}{}", e.name, owner, hint));
-      }
-      if (it->second.kind != Symbol::Kind::Dim)
-        fail(e.loc, fmt::format("'{}' in the shape of {} is {}, not a dim", e.name, owner, symbol_kind_name(it->second.kind)));
-      shape.push_back(DimExpr::dim(e.name));
+      shape.push_back(resolve_extent(e, owner));
+      if (auto c = shape.back().as_constant(); c && *c < 1)
+        fail(e.loc, fmt::format("the extent {} in the shape of {} is {}; extents must be >= 1", extent_text(e), owner, *c));
     }
     return shape;
+  }
+
+  // An extent as the spec wrote it ("2 * D"), for messages.
+  static std::string extent_text(const ast::TypeRef::Entry& e) {
+    if (e.op == 0) return e.is_name ? e.name : std::to_string(e.value);
+    const auto side = [](const ast::TypeRef::Entry& x) { return x.op ? "(" + extent_text(x) + ")" : extent_text(x); };
+    return fmt::format("{} {} {}", side(e.operands[0]), e.op, side(e.operands[1]));
+  }
+
+  // A declared extent: a dim, an integer, or arithmetic of them ('/' divides with the floor).
+  DimExpr resolve_extent(const ast::TypeRef::Entry& e, const std::string& owner) {
+    if (e.op != 0) {
+      const DimExpr a = resolve_extent(e.operands[0], owner), b = resolve_extent(e.operands[1], owner);
+      switch (e.op) {
+        case '+': return a + b;
+        case '-': return a - b;
+        case '*': return a * b;
+        default:
+          if (b.as_constant() == 0) fail(e.loc, fmt::format("division by zero in the shape of {}", owner));
+          return floor_div(a, b);
+      }
+    }
+    if (!e.is_name) return DimExpr::constant(e.value);
+    auto it = symbols_.find(e.name);
+    if (it == symbols_.end()) {
+      std::string hint = suggest_symbol(e.name, Symbol::Kind::Dim);
+      fail(e.loc, hint.empty() ? fmt::format("unknown dim '{}' in the shape of {}; declare it with `dims {} = ...`", e.name,
+                                             owner, e.name)
+                               : fmt::format("unknown dim '{}' in the shape of {}{}", e.name, owner, hint));
+    }
+    if (it->second.kind != Symbol::Kind::Dim)
+      fail(e.loc, fmt::format("'{}' in the shape of {} is {}, not a dim", e.name, owner, symbol_kind_name(it->second.kind)));
+    return DimExpr::dim(e.name);
   }
 
   void declare_input(const ast::InputDecl& in) {

@@ -223,25 +223,64 @@ class Parser {
     ir::SourceLoc open = prev_.loc;
     if (peek().kind != TokenKind::RBracket) {
       do {
-        ast::TypeRef::Entry e;
-        e.loc = peek().loc;
-        if (peek().kind == TokenKind::Int) {
-          e.is_name = false;
-          if (peek().int_value > static_cast<std::uint64_t>(INT64_MAX))
-            fail(peek().loc, "a dim in a shape is too large (the largest is 9223372036854775807)");
-          e.value = static_cast<std::int64_t>(next().int_value);
-        } else if (peek().kind == TokenKind::Ident) {
-          e.name = next().text;
-        } else {
-          fail(peek().loc, fmt::format("expected a dim name or an integer in the shape, found {}", describe(peek())));
-        }
-        t.shape.push_back(std::move(e));
+        t.shape.push_back(extent_sum());
       } while (accept(TokenKind::Comma));
     }
     if (peek().kind != TokenKind::RBracket)
       fail(peek().loc, fmt::format("expected ']' to close the shape started at {}, found {}", at(open), describe(peek())));
     next();
     return t;
+  }
+
+  // ---- extents in a shape: sum < product < name, integer or parenthesized sum
+  ast::TypeRef::Entry extent_binary(char op, ast::TypeRef::Entry lhs, ast::TypeRef::Entry rhs, ir::SourceLoc loc) {
+    ast::TypeRef::Entry e;
+    e.is_name = false;
+    e.op = op;
+    e.loc = loc;
+    e.operands.push_back(std::move(lhs));
+    e.operands.push_back(std::move(rhs));
+    return e;
+  }
+
+  ast::TypeRef::Entry extent_sum() {
+    DepthGuard guard(*this, peek().loc);
+    ast::TypeRef::Entry e = extent_product();
+    while (peek().kind == TokenKind::Plus || peek().kind == TokenKind::Minus) {
+      const Token op = next();
+      e = extent_binary(op.kind == TokenKind::Plus ? '+' : '-', std::move(e), extent_product(), op.loc);
+    }
+    return e;
+  }
+
+  ast::TypeRef::Entry extent_product() {
+    ast::TypeRef::Entry e = extent_primary();
+    while (peek().kind == TokenKind::Star || peek().kind == TokenKind::Slash) {
+      const Token op = next();
+      e = extent_binary(op.kind == TokenKind::Star ? '*' : '/', std::move(e), extent_primary(), op.loc);
+    }
+    return e;
+  }
+
+  ast::TypeRef::Entry extent_primary() {
+    ast::TypeRef::Entry e;
+    e.loc = peek().loc;
+    if (peek().kind == TokenKind::Int) {
+      e.is_name = false;
+      if (peek().int_value > static_cast<std::uint64_t>(INT64_MAX))
+        fail(peek().loc, "a dim in a shape is too large (the largest is 9223372036854775807)");
+      e.value = static_cast<std::int64_t>(next().int_value);
+    } else if (peek().kind == TokenKind::Ident) {
+      e.name = next().text;
+    } else if (accept(TokenKind::LParen)) {
+      const ir::SourceLoc open = prev_.loc;
+      e = extent_sum();
+      if (!accept(TokenKind::RParen))
+        fail(peek().loc, fmt::format("expected ')' to close the '(' at {}, found {}", at(open), describe(peek())));
+    } else {
+      fail(peek().loc, fmt::format("expected a dim name, an integer or '(' in the shape, found {}", describe(peek())));
+    }
+    return e;
   }
 
   // ---- expressions: comparison < additive < multiplicative < unary < primary

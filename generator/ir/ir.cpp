@@ -164,6 +164,13 @@ DimExpr operator*(const DimExpr& a, const DimExpr& b) {
       std::int64_t r;
       if (mul_ok(*DimExprAccess::rhs(a).as_constant(), *cb, r)) return DimExprAccess::lhs(a) * DimExpr::constant(r);
     }
+    // (x + k) * c = x * c + k * c, and so for x - k: a transposed conv's output size ((D - 1) * 2
+    // + 2) and a declared `2 * D` fold to one form, so shapes that agree compare equal.
+    if ((a.kind() == DimExpr::Kind::Add || a.kind() == DimExpr::Kind::Sub) && DimExprAccess::rhs(a).as_constant()) {
+      std::int64_t k = *DimExprAccess::rhs(a).as_constant(), r;
+      if ((a.kind() == DimExpr::Kind::Add || sub_ok(0, k, k)) && mul_ok(k, *cb, r))
+        return DimExprAccess::lhs(a) * b + DimExpr::constant(r);
+    }
   }
   return make_node(DimExpr::Kind::Mul, a, b);
 }

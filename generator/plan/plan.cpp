@@ -876,6 +876,11 @@ std::set<std::string> generic_dims(const ir::Ir& ir) {
   } catch (const Error&) {
   }
   for (const auto& c : ir.constraints) collect({c.lhs, c.rhs}, used_by_anchors);
+  // A dim an input's declared extent computes (`f32[2 * D]`) stays baked in: a computed input
+  // extent of dyn dims is the conv's and pool's case, not every family's.
+  for (const auto& p : ir.params)
+    for (const auto& e : p.shape)
+      if (e.kind() != ir::DimExpr::Kind::Dim) collect({e}, used_by_anchors);
   for (const auto& d : ir.dims)
     if (d.fixed) used_by_anchors.insert(d.name);   // `static`: the spec asks for it baked in
   auto whole_extents = [&](const ir::Shape& shape) {

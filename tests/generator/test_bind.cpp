@@ -85,6 +85,24 @@ TEST_CASE("bind_from_shapes: expression dims of outputs are checked after bindin
                        "w.shape[2] must be 3, got 5", kiln::ArgumentError);
 }
 
+TEST_CASE("bind_from_shapes: an input extent written as arithmetic of dims is checked after binding") {
+  // A transposed conv's output ((D - 1) * 2 + 2) folds to the declared 2 * D, so the sum checks.
+  auto ir = checked(R"(op m {
+  dims N = 2, C = 4, K = 8, D = 5, H = 6
+  in x: f32[N, C, D, H]
+  in skip: f32[N, K, 2 * D, (H - 1) * 2 + 2]
+  in w: f32[C, K, 3, 3]
+  out y = conv_transpose2d(x, w, stride=2, padding=1, output_padding=1) + skip
+})",
+                    "m");
+  CHECK(ir->params[1].shape[2].str() == "(D * 2)");
+  CHECK(ir->params[1].shape[3] == kiln::ir::DimExpr::dim("H") * kiln::ir::DimExpr::constant(2));
+  auto bound = kiln::ir::bind_from_shapes(ir, {{2, 4, 5, 6}, {2, 8, 10, 12}, {4, 8, 3, 3}}, {});
+  CHECK(bound.shape(ir->outputs[0].node) == std::vector<std::int64_t>{2, 8, 10, 12});
+  CHECK_THROWS_WITH_AS(kiln::ir::bind_from_shapes(ir, {{2, 4, 5, 6}, {2, 8, 9, 12}, {4, 8, 3, 3}}, {}),
+                       "skip.shape[2] must be (D * 2) = 10, got 9", kiln::ArgumentError);
+}
+
 TEST_CASE("bind: undecidable conv relations become constraints checked with values") {
   auto ir = checked(kConv, "conv");
   REQUIRE(ir->constraints.size() == 2);   // C == CG * 2, K divisible by 2

@@ -36,6 +36,9 @@ TEST_CASE("DimExpr: folding and structural equality") {
   CHECK(ho.str() == "(H - 2)");
   CHECK((c(3) + h).str() == "(H + 3)");   // constants move right
   CHECK((c(2) * h * c(3)).str() == "(H * 6)");
+  // A constant multiplies through a trailing constant: a transposed conv's output size and 2 * H agree.
+  CHECK(((h - c(1)) * c(2) + c(2)) == c(2) * h);
+  CHECK(((h + c(3)) * c(2)).str() == "((H * 2) + 6)");
   CHECK(floor_div(h - c(1), c(2)).str() == "((H - 1) / 2)");
   CHECK(DimExpr::dim("H") != DimExpr::dim("W"));
   CHECK((h + c(1)) != (h + c(2)));
