@@ -56,6 +56,7 @@ struct TypeRef {
     SourceLoc loc;
     char op = 0;
     std::vector<Entry> operands;
+    int height = 1;   // nesting depth (bounded by the parser, as an expression's)
   };
   std::vector<Entry> shape;
 };

@@ -238,28 +238,34 @@ class Parser {
     e.is_name = false;
     e.op = op;
     e.loc = loc;
+    e.height = std::max(lhs.height, rhs.height) + 1;
+    if (e.height > kMaxNesting)
+      fail(loc, fmt::format("the extent is nested too deeply (more than {} levels): a chain of operators counts one "
+                            "level per operator",
+                            kMaxNesting));
     e.operands.push_back(std::move(lhs));
     e.operands.push_back(std::move(rhs));
     return e;
   }
 
-  ast::TypeRef::Entry extent_sum() {
-    DepthGuard guard(*this, peek().loc);
-    ast::TypeRef::Entry e = extent_product();
-    while (peek().kind == TokenKind::Plus || peek().kind == TokenKind::Minus) {
+  // A left-associative chain of `operand`s joined by one precedence level's two operators.
+  template <class Operand>
+  ast::TypeRef::Entry extent_chain(Operand operand, TokenKind first, char first_op, TokenKind second, char second_op) {
+    ast::TypeRef::Entry e = operand();
+    while (peek().kind == first || peek().kind == second) {
       const Token op = next();
-      e = extent_binary(op.kind == TokenKind::Plus ? '+' : '-', std::move(e), extent_product(), op.loc);
+      e = extent_binary(op.kind == first ? first_op : second_op, std::move(e), operand(), op.loc);
     }
     return e;
   }
 
+  ast::TypeRef::Entry extent_sum() {
+    DepthGuard guard(*this, peek().loc);
+    return extent_chain([this] { return extent_product(); }, TokenKind::Plus, '+', TokenKind::Minus, '-');
+  }
+
   ast::TypeRef::Entry extent_product() {
-    ast::TypeRef::Entry e = extent_primary();
-    while (peek().kind == TokenKind::Star || peek().kind == TokenKind::Slash) {
-      const Token op = next();
-      e = extent_binary(op.kind == TokenKind::Star ? '*' : '/', std::move(e), extent_primary(), op.loc);
-    }
-    return e;
+    return extent_chain([this] { return extent_primary(); }, TokenKind::Star, '*', TokenKind::Slash, '/');
   }
 
   ast::TypeRef::Entry extent_primary() {

@@ -440,3 +440,19 @@ TEST_CASE("checker: robustness on hostile input") {
     CHECK(errors.rfind("t.kiln:", 0) == 0);
   }
 }
+
+TEST_CASE("checker: extents written as long chains or deep parentheses are located errors, not deep recursion") {
+  std::string chain = "op a {\n  dims N = 4\n  in x: f32[N";
+  for (int i = 0; i < 100000; ++i) chain += " + N";
+  chain += "]\n}";
+  CHECK(first_line(errors_of(chain)) ==
+        "t.kiln:3:811: error: the extent is nested too deeply (more than 200 levels): a chain of operators counts one "
+        "level per operator");
+  std::string parens = "op a {\n  dims N = 4\n  in x: f32[" + std::string(100000, '(') + "N" + std::string(100000, ')') + "]\n}";
+  CHECK(first_line(errors_of(parens)) == "t.kiln:3:213: error: expression is nested too deeply (more than 200 levels)");
+  // 200 levels are fine: a sum of 201 N's checks (and folds to nothing simpler than itself).
+  std::string ok = "op a {\n  dims N = 4\n  in x: f32[N";
+  for (int i = 0; i < 199; ++i) ok += " + N";
+  ok += "]\n  out y = x\n}";
+  CHECK(errors_of(ok).empty());
+}
