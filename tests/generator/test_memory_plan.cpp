@@ -383,3 +383,42 @@ TEST_CASE("memory plans: every generated unit compiles with NVRTC for sm_80 and 
   }
   MESSAGE(requests.size() << " units compiled, " << failures << " failed");
 }
+
+// Input extents written as arithmetic of dims (docs/language.md, "in"): an explicitly dyn N whose
+// N + 1 an input declares (a launch checks it, DynAxis::Computed), a reduction over 2 * N, and a
+// strided conv's output size declared by the residual it is added to.
+TEST_CASE("memory plans: input extents written as arithmetic of dims plan, emit and compile for sm_80 and sm_90a") {
+  const char* text = R"(op padded {
+  dims dyn N = 1000
+  in a: f32[N]
+  in b: f32[N + 1]
+  out y = pad(a, [0, 1]) * b
+}
+op halves {
+  dims B = 4, N = 64
+  in x: f32[B, 2 * N]
+  in g: f32[N]
+  out y = sum(x, axis=1) + sum(g)
+}
+op strided_out {
+  dims N = 2, C = 8, H = 17, W = 16, K = 4
+  in x: f32[N, C, H, W]
+  in w: f32[K, C, 3, 3]
+  in r: f32[N, K, (H - 1) / 2 + 1, (W - 1) / 2 + 1]
+  out y = conv2d(x, w, stride=2, padding=1) + r
+})";
+  const std::vector<std::pair<std::string, std::map<std::string, std::int64_t>>> cases = {
+      {"padded", {{"N", 1000}}}, {"padded", {{"N", 4095}}}, {"halves", {}}, {"halves", {{"B", 7}, {"N", 1001}}},
+      {"strided_out", {}}, {"strided_out", {{"H", 9}, {"W", 31}}}};
+  const bool compile = nvrtc_or_skip();
+  int units = 0;
+  for (const auto& [op, dims] : cases)
+    for (const char* arch : {"sm_80", "sm_90a"}) {
+      CAPTURE(op);
+      CAPTURE(arch);
+      const kiln::Plan plan = plan_text_at(text, "extents.kiln", op, dims, arch);
+      CHECK(!sources_of(plan).empty());
+      if (compile) units += check_units_compile(plan, arch);
+    }
+  MESSAGE(units << " units compiled");
+}
