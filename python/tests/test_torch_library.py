@@ -212,6 +212,64 @@ def test_the_extensions_fast_path_declines_what_it_does_not_read(tmp_path):
     assert impl.call_torch(id(impl), (a, b), (a, a), {}, 0, 1) is None
 
 
+class _TensorLike:
+    """What the extension's fast path reads of a CUDA torch.Tensor, at addresses nothing reads:
+    stands for torch.Tensor where there is no GPU (set_torch, below)."""
+
+    is_cuda = True
+    requires_grad = False
+
+    def __init__(self, shape, dtype, ptr):
+        self.shape, self.dtype, self._ptr = torch.Size(shape), dtype, ptr
+
+    def is_contiguous(self):
+        return True
+
+    def data_ptr(self):
+        return self._ptr
+
+
+def test_the_extensions_fast_path_reads_tensors_as_the_package_does(tmp_path):
+    """Op.call_torch with a stand-in tensor type (no GPU here): the reads give the C++ checks the
+    same arguments the package's own path does (errors name the argument; a valid call gets as far
+    as the driver), and an allocating call finds the templates under the package's key (Op._key)
+    and allocates through empty_like."""
+    from kiln import _kiln, _tensors
+
+    _tensors._init_torch()
+    made = []
+
+    def empty_like(template, memory_format=None):
+        made.append(_TensorLike(template.shape, template.dtype, (8 << 20) + 4096 * len(made)))
+        return made[-1]
+
+    codes = {torch.float32: _tensors.CODES["f32"], torch.float16: _tensors.CODES["f16"]}
+    _kiln.set_torch(_TensorLike, codes, empty_like, torch.contiguous_format)
+    try:
+        options = kiln.Options(arch="sm_90a", cache_dir=str(tmp_path), use_environment=False)
+        op = kiln.load(SPECS / "elementwise.kiln", options).relu_add
+        impl = op._impl
+        a, b = _TensorLike((5, 7), torch.float32, 1 << 20), _TensorLike((7,), torch.float32, 2 << 20)
+        y = _TensorLike((5, 7), torch.float32, 4 << 20)
+        with pytest.raises(kiln.ArgumentError, match="'b' has dtype f16, expected f32"):
+            impl.call_torch(id(impl), (a, _TensorLike((7,), torch.float16, 2 << 20)), y, {}, 0, 1)
+        with pytest.raises(kiln.ShapeError, match="'b' has rank 2, expected 1"):
+            impl.call_torch(id(impl), (a, _TensorLike((1, 7), torch.float32, 2 << 20)), y, {}, 0, 1)
+        with pytest.raises(kiln.ArgumentError, match="output 'y' overlaps input 'a' in memory"):
+            impl.call_torch(id(impl), (a, b), a, {}, 0, 1)
+        with pytest.raises(kiln.CudaError):   # every check passed: the launch needs a driver
+            impl.call_torch(id(impl), (a, b), (y,), {}, 0, 1)
+        # Allocating: no templates under the key, not taken; under the package's key, allocated.
+        assert impl.call_torch(id(impl), (a, b), None, {}, 0, 1) is None and not made
+        key = kiln.Op._key(impl, [(1 << 20, codes[torch.float32], a.shape), (2 << 20, codes[torch.float32], b.shape)])
+        template = _TensorLike((5, 7), torch.float32, 0)
+        with pytest.raises(kiln.CudaError):
+            impl.call_torch(id(impl), (a, b), None, {key: [(template, codes[torch.float32], (5, 7))]}, 0, 1)
+        assert len(made) == 1 and tuple(made[0].shape) == (5, 7)
+    finally:
+        _kiln.set_torch(torch.Tensor, _tensors._torch_codes, torch.empty_like, torch.contiguous_format)
+
+
 gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU here: these need one")
 
 
