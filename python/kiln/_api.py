@@ -276,26 +276,19 @@ class Op:
             # A call on contiguous CUDA torch tensors (and numbers) where PyTorch sees one device:
             # no device checks (every tensor is on the one device), outputs allocated from cached
             # templates, PyTorch's current stream. The extension reads the tensors itself
-            # (call_torch); where it does not take the call (outputs whose templates are not made
-            # yet, or a value it does not read) the same path runs here in Python, and anything
-            # else (another framework, a strided or grad-requiring tensor, several devices,
-            # stream= or device=) goes the general way below, which checks, converts or refuses
-            # it. launch_overhead.py times both.
+            # (call_torch); an allocating call whose templates are not made yet makes them here,
+            # and anything the extension does not take (another framework, a strided or
+            # grad-requiring tensor, several devices, stream= or device=) goes the general way
+            # below, which checks, converts or refuses it. launch_overhead.py times both.
             done = op.call_torch(id(op), inputs, out, self._templates, torch_current_stream(), len(self._outputs))
             if done is not None:
                 return done
             items = []
-            if torch_fast(inputs, items):
-                if out is None:
-                    outs = self._fast_outputs(op, items)
-                    if outs is not None:
-                        op.call(torch_current_stream(), items)
-                        return outs
-                else:
-                    outs = out if type(out) is tuple or type(out) is list else (out,)
-                    if len(outs) == len(self._outputs) and torch_fast(outs, items):
-                        op.call(torch_current_stream(), items)
-                        return out
+            if out is None and torch_fast(inputs, items):
+                outs = self._fast_outputs(op, items)
+                if outs is not None:
+                    op.call(torch_current_stream(), items)
+                    return outs
         items = []
         want = None if device is None else device_index(device)
         first = self._inputs_of(inputs, items, want)

@@ -96,6 +96,11 @@ TEST_CASE("memory plans: an elementwise dropout of the element's own index draws
     REQUIRE(sources.size() == 1);
     return sources[0].text;
   };
+  const auto unit_of_text = [](const std::string& text, const std::string& op) {
+    const auto sources = sources_of(plan_of_text(text, op));
+    REQUIRE(sources.size() == 1);
+    return sources[0].text;
+  };
   const std::string f32 = unit("dropout_scale");
   CHECK(contains(f32, "const kiln::DropoutWords<N> words_0(seed, static_cast<unsigned long long>(i));"));
   CHECK(contains(f32, "kiln::dropout_keep_bits(words_0.bits(j), 5033165u)"));
@@ -107,21 +112,19 @@ TEST_CASE("memory plans: an elementwise dropout of the element's own index draws
   CHECK(!contains(f16, "kiln::dropout_keep("));
   // [B, 1, N] in a [B, M, N] loop: a row vector whose index at the step's first element reads the
   // batch and column of i's base; [B, M, 1]: its index does not advance along a row, per element.
-  const auto views = sources_of(plan_of_text(
+  const std::string views = unit_of_text(
       "op v {\n  dims B = 4, M = 8, N = 64\n  in x: f32[B, M, N]\n  in r: f32[B, 1, N]\n  in c: f32[B, M, 1]\n"
       "  in s: u64\n  out y = x + dropout(r, p=0.5, seed=s) + dropout(c, p=0.25, seed=s)\n}\n",
-      "v"));
-  REQUIRE(views.size() == 1);
-  CHECK(contains(views[0].text, "kiln::dropout_keep_bits(words_0.bits(j), 8388608u)"));
-  CHECK(contains(views[0].text, "kiln::dropout_keep(s, static_cast<unsigned long long>("));
-  CHECK(!contains(views[0].text, "words_1"));
-  const auto twice = sources_of(plan_of_text("op t {\n  dims N = 4096\n  in x: f32[N]\n  in g: f32[N]\n  in s: u64\n"
-                                             "  out y = dropout(x, p=0.5, seed=s) + dropout(g, p=0.1, seed=s)\n}\n",
-                                             "t"));
-  REQUIRE(twice.size() == 1);
-  CHECK(contains(twice[0].text, "kiln::dropout_keep_bits(words_0.bits(j), 8388608u)"));
-  CHECK(contains(twice[0].text, "kiln::dropout_keep_bits(words_0.bits(j), 1677722u)"));
-  CHECK(!contains(twice[0].text, "words_1"));
+      "v");
+  CHECK(contains(views, "kiln::dropout_keep_bits(words_0.bits(j), 8388608u)"));
+  CHECK(contains(views, "kiln::dropout_keep(s, static_cast<unsigned long long>("));
+  CHECK(!contains(views, "words_1"));
+  const std::string twice = unit_of_text("op t {\n  dims N = 4096\n  in x: f32[N]\n  in g: f32[N]\n  in s: u64\n"
+                                         "  out y = dropout(x, p=0.5, seed=s) + dropout(g, p=0.1, seed=s)\n}\n",
+                                         "t");
+  CHECK(contains(twice, "kiln::dropout_keep_bits(words_0.bits(j), 8388608u)"));
+  CHECK(contains(twice, "kiln::dropout_keep_bits(words_0.bits(j), 1677722u)"));
+  CHECK(!contains(twice, "words_1"));
 }
 
 TEST_CASE("memory plans: a row norm's store draws a dropout's Philox block per four adjacent outputs") {
