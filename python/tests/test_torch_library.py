@@ -213,8 +213,9 @@ def test_the_extensions_fast_path_declines_what_it_does_not_read(tmp_path):
 
 
 class _TensorLike:
-    """What the extension's fast path reads of a CUDA torch.Tensor, at addresses nothing reads:
-    stands for torch.Tensor where there is no GPU (set_torch, below)."""
+    """What the extension's fast path reads of a CUDA torch.Tensor: stands for torch.Tensor
+    (set_torch, below). Its address is a real CUDA allocation's where there is a GPU (a launch
+    reads it), and one nothing reads where there is none (a launch fails at the driver)."""
 
     is_cuda = True
     requires_grad = False
@@ -230,41 +231,61 @@ class _TensorLike:
 
 
 def test_the_extensions_fast_path_reads_tensors_as_the_package_does(tmp_path):
-    """Op.call_torch with a stand-in tensor type (no GPU here): the reads give the C++ checks the
-    same arguments the package's own path does (errors name the argument; a valid call gets as far
-    as the driver), and an allocating call finds the templates under the package's key (Op._key)
-    and allocates through empty_like."""
+    """Op.call_torch with a stand-in tensor type: the reads give the C++ checks the same arguments
+    the package's own path does (errors name the argument; a valid call gets as far as the driver,
+    and with a GPU computes the result), and an allocating call finds the templates under the
+    package's key (Op._key) and allocates through empty_like."""
     from kiln import _kiln, _tensors
 
     _tensors._init_torch()
+    on_gpu = torch.cuda.is_available()
+    held = {}   # address -> the CUDA tensor behind a stand-in (with a GPU)
+
+    def like(shape, dtype, fake_address, fill=None):
+        if not on_gpu:
+            return _TensorLike(shape, dtype, fake_address)
+        t = torch.empty(shape, dtype=dtype, device="cuda") if fill is None else fill.to("cuda", dtype)
+        held[t.data_ptr()] = t
+        return _TensorLike(shape, dtype, t.data_ptr())
+
     made = []
 
     def empty_like(template, memory_format=None):
-        made.append(_TensorLike(template.shape, template.dtype, (8 << 20) + 4096 * len(made)))
+        made.append(like(template.shape, template.dtype, (8 << 20) + 4096 * len(made)))
         return made[-1]
+
+    def launched(call, output):   # with a GPU the call computes relu(a + b) into output(); without, no driver
+        if not on_gpu:
+            with pytest.raises(kiln.CudaError):
+                call()
+            return
+        call()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(held[output()._ptr].cpu(), expected_y, rtol=0, atol=0)
 
     codes = {torch.float32: _tensors.CODES["f32"], torch.float16: _tensors.CODES["f16"]}
     _kiln.set_torch(_TensorLike, codes, empty_like, torch.contiguous_format)
     try:
-        options = kiln.Options(arch="sm_90a", cache_dir=str(tmp_path), use_environment=False)
+        options = kiln.Options(arch="" if on_gpu else "sm_90a", cache_dir=str(tmp_path), use_environment=False)
         op = kiln.load(SPECS / "elementwise.kiln", options).relu_add
         impl = op._impl
-        a, b = _TensorLike((5, 7), torch.float32, 1 << 20), _TensorLike((7,), torch.float32, 2 << 20)
-        y = _TensorLike((5, 7), torch.float32, 4 << 20)
+        host_a, host_b = torch.randn(5, 7), torch.randn(7)
+        expected_y = torch.relu(host_a + host_b)
+        a, b = like((5, 7), torch.float32, 1 << 20, host_a), like((7,), torch.float32, 2 << 20, host_b)
+        y = like((5, 7), torch.float32, 4 << 20)
         with pytest.raises(kiln.ArgumentError, match="'b' has dtype f16, expected f32"):
-            impl.call_torch(id(impl), (a, _TensorLike((7,), torch.float16, 2 << 20)), y, {}, 0, 1)
+            impl.call_torch(id(impl), (a, like((7,), torch.float16, 2 << 20)), y, {}, 0, 1)
         with pytest.raises(kiln.ShapeError, match="'b' has rank 2, expected 1"):
-            impl.call_torch(id(impl), (a, _TensorLike((1, 7), torch.float32, 2 << 20)), y, {}, 0, 1)
+            impl.call_torch(id(impl), (a, like((1, 7), torch.float32, 2 << 20)), y, {}, 0, 1)
         with pytest.raises(kiln.ArgumentError, match="output 'y' overlaps input 'a' in memory"):
             impl.call_torch(id(impl), (a, b), a, {}, 0, 1)
-        with pytest.raises(kiln.CudaError):   # every check passed: the launch needs a driver
-            impl.call_torch(id(impl), (a, b), (y,), {}, 0, 1)
+        launched(lambda: impl.call_torch(id(impl), (a, b), (y,), {}, 0, 1), lambda: y)   # every check passed
         # Allocating: no templates under the key, not taken; under the package's key, allocated.
         assert impl.call_torch(id(impl), (a, b), None, {}, 0, 1) is None and not made
-        key = kiln.Op._key(impl, [(1 << 20, codes[torch.float32], a.shape), (2 << 20, codes[torch.float32], b.shape)])
+        key = kiln.Op._key(impl, [(a._ptr, codes[torch.float32], a.shape), (b._ptr, codes[torch.float32], b.shape)])
         template = _TensorLike((5, 7), torch.float32, 0)
-        with pytest.raises(kiln.CudaError):
-            impl.call_torch(id(impl), (a, b), None, {key: [(template, codes[torch.float32], (5, 7))]}, 0, 1)
+        launched(lambda: impl.call_torch(id(impl), (a, b), None, {key: [(template, codes[torch.float32], (5, 7))]}, 0, 1),
+                 lambda: made[-1])
         assert len(made) == 1 and tuple(made[0].shape) == (5, 7)
     finally:
         _kiln.set_torch(torch.Tensor, _tensors._torch_codes, torch.empty_like, torch.contiguous_format)
