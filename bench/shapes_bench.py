@@ -116,6 +116,18 @@ MATMUL_CASES = [
                    "  out c = matmul(a, transpose(w))\n}}\n", "N", 1000, "bf16 a·bᵀ, irregular N", "bf16", 2e-2),
     ("mm_bf16_k", "op p {{\n  dims M = 4096, N = 4096, {D}\n  in a: bf16[M, K]\n  in b: bf16[K, N]\n"
                   "  out c = matmul(a, b)\n}}\n", "K", 1000, "bf16 a·b, irregular K", "bf16", 2e-2),
+    # A dyn M, N or K of a batched product (its batch strides read at run time): attention-like
+    # products over a sequence length (q·kᵀ with dyn M = the queries, p·v with dyn K = the keys),
+    # a batched a·b with a dyn N, and tf32.
+    ("bmm_bf16_m", "op p {{\n  dims B = 32, {D}, N = 1024, K = 128\n  in a: bf16[B, M, K]\n  in w: bf16[B, N, K]\n"
+                   "  out c = matmul(a, transpose(w))\n}}\n", "M", 1024, "bf16 batched a·bᵀ", "bf16", 2e-2),
+    ("bmm_bf16_k", "op p {{\n  dims B = 32, M = 1024, N = 128, {D}\n  in a: bf16[B, M, K]\n  in b: bf16[B, K, N]\n"
+                   "  out c = matmul(a, b)\n}}\n", "K", 1024, "bf16 batched a·b", "bf16", 2e-2),
+    ("bmm_f16_n", "op p {{\n  dims B = 32, M = 1024, {D}, K = 1024\n  in a: f16[B, M, K]\n  in b: f16[B, K, N]\n"
+                  "  out c = matmul(a, b)\n}}\n", "N", 1024, "f16 batched a·b", "f16", 2e-2),
+    ("bmm_tf32_m", "op p {{\n  dims B = 16, {D}, N = 1024, K = 1024\n  in a: f32[B, M, K]\n  in b: f32[B, K, N]\n"
+                   "  out c = matmul(a, b, precision=\"tf32\")\n}}\n", "M", 1000, "tf32 batched a·b, irregular M",
+     "tf32", 1e-2),
 ]
 
 

@@ -152,10 +152,13 @@ bool takes_transposed_view(const Planner& p, NodeId, NodeId operand) { return tr
 
 // [Note: dyn matmul]
 // A matmul takes one dyn dim (AnchorRule::dyn), as a whole extent: its M (the rows of A and C), its
-// N (the columns of B and C) or its K, each in an unbatched product, or its outermost batch dim.
-// Every other dyn dim is refused at its declaration, with the reason (a dyn dim inside a compound
-// extent, a second dyn dim or one dim as two extents, a dyn M, N or K whose batch strides would be
-// dyn, an inner batch dim).
+// N (the columns of B and C) or its K, or its outermost batch dim. Every other dyn dim is refused
+// at its declaration, with the reason (a dyn dim inside a compound extent, a second dyn dim or one
+// dim as two extents, an inner batch dim).
+// - In a batched product a dyn M, N or K makes the batch strides of the operands it sizes, and
+//   C's, dyn: the configs hold kDynStride there (0 still broadcasts), the templates compute rows x
+//   cols at a launch (every batched operand is a packed leaf: matmul_operand), and a TMA map's
+//   batch stride scales with the extent it spans (TensorMapSpec::with_extent).
 // - Bucket one: the value is 1, and the product is planned as a static one (any template).
 // - Otherwise only templates that read the extent at run time are planned ([Note: dyn matmul
 //   extents] in gemm_store.cuh): the TMA engine (sm_90a), where no operand that the dyn extent
@@ -221,8 +224,31 @@ struct DynMatmul {
     }
     return v % 2 == 0 ? v + 1 : v;
   }
-  // The config and operands at `extent` (the op's terms): the extent and every row length that is it.
+  // The config and operands at `extent` (the op's terms): the extent, every row length that is it
+  // and every batch stride that spans it (at extent 0, a kernel's config: kDynStride there).
   GemmConfig at(GemmConfig c, std::int64_t extent) const {
+    c = extents_at(c, extent);
+    if (batch()) return c;
+    auto stride = [&](long long& s, bool spans, long long rows, long long cols) {
+      if (s != 0 && spans) s = extent == 0 ? kDynStride : rows * cols;
+    };
+    stride(c.stride_a, which != Extent::N, c.m, c.k);   // A: M x K
+    stride(c.stride_b, which != Extent::M, c.k, c.n);   // B: K x N
+    stride(c.stride_c, which != Extent::K, c.m, c.n);   // C: M x N
+    return c;
+  }
+  Operand operand_at(Operand o, const GemmConfig& at_extent, int which_operand) const {
+    if (batch()) return o;
+    o.ld = which_operand == 1 ? at_extent.lda : at_extent.ldb;
+    if (o.batch_stride != 0) o.batch_stride = which_operand == 1 ? at_extent.stride_a : at_extent.stride_b;
+    return o;
+  }
+  // A kernel's config made dyn: the extent and its row lengths 0, in the kernel's own terms (the
+  // TMA engine's m and n are the op's n and m under swap_ab, its operands the op's swapped).
+  void make_dyn(GemmConfig& c) const { c = c.swap_ab ? swap_operands(at(swap_operands(c), 0)) : at(c, 0); }
+
+ private:
+  GemmConfig extents_at(GemmConfig c, std::int64_t extent) const {
     switch (which) {
       case Extent::M:
         c.m = extent;
@@ -241,13 +267,6 @@ struct DynMatmul {
     }
     return c;
   }
-  Operand operand_at(Operand o, const GemmConfig& at_extent, int which_operand) const {
-    if (!batch()) o.ld = which_operand == 1 ? at_extent.lda : at_extent.ldb;
-    return o;
-  }
-  // A kernel's config made dyn: the extent and its row lengths 0, in the kernel's own terms (the
-  // TMA engine's m and n are the op's n and m under swap_ab, its operands the op's swapped).
-  void make_dyn(GemmConfig& c) const { c = c.swap_ab ? swap_operands(at(swap_operands(c), 0)) : at(c, 0); }
 };
 
 // The matmul's dyn dim, or nothing (no dyn dim, or one in the bucket one); refuses, located, every
@@ -294,9 +313,6 @@ std::optional<DynMatmul> dyn_matmul(const Planner& p, NodeId anchor, const Opera
   if (!dm) return std::nullopt;
   const auto& bound_out = p.shape(anchor);
   if (!dm->batch()) {
-    if (product(bound_out, 0, r - 2) != 1)
-      p.refuse_dyn(dm->dim, anchor, what, fmt::format("takes a dyn {} only in an unbatched product (the batch strides "
-                                                      "would be dyn); a dyn outermost batch dim is taken", dm->name()));
     const ir::DimExpr& e = dm->which == Extent::M ? out[r - 2] : dm->which == Extent::N ? out[r - 1]
                                                                                          : sa[sa.size() - (a.col_major ? 2 : 1)];
     dm->factors = {e};

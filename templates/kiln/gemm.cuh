@@ -485,12 +485,12 @@ struct Gemm {
     const int tile_n = blockIdx.x, tile_m = blockIdx.y;
     const int m0 = tile_m * BM, n0 = tile_n * BN;
     MatrixLoader<E, typename Engine::TileA, BM, BK, kThreads, kVecA, Index> la{
-        A + batch * Index(strideA), Index(lda), int(m), int(k)};
+        A + batch * Index(batch_stride<strideA>(m, k)), Index(lda), int(m), int(k)};
     MatrixLoader<E, typename Engine::TileB, BN, BK, kThreads, kVecB, Index> lb{
-        B + batch * Index(strideB), Index(ldb), int(n), int(k)};
+        B + batch * Index(batch_stride<strideB>(k, n)), Index(ldb), int(n), int(k)};
     float acc[Engine::MT][Engine::NT][4];
     Engine::mainloop(smem, la, lb, m0, n0, int(k), acc);
-    const MatrixOut<OutT, Index, kVecC, kStreamC> out{C + batch * Index(strideC), Index(ldc),
+    const MatrixOut<OutT, Index, kVecC, kStreamC> out{C + batch * Index(batch_stride<strideC>(m, n)), Index(ldc),
                                                       Index(m), Index(n), batch};
     Engine::template epilogue<Index, kRowStats>(smem, acc, out, Index(m0), Index(n0), epi,
                                                 row_stats, batch, Index((n + BN - 1) / BN), Index(tile_n));
@@ -532,9 +532,9 @@ struct GemmSplitK {
     const Index a_off = Index(LayoutA == kRowMajor ? k_begin : k_begin * lda);
     const Index b_off = Index(LayoutB == kColMajor ? k_begin : k_begin * ldb);
     MatrixLoader<E, typename Engine::TileA, BM, BK, kThreads, kVecA, Index> la{
-        A + batch * Index(strideA) + a_off, Index(lda), int(m), k_len};
+        A + batch * Index(batch_stride<strideA>(m, k)) + a_off, Index(lda), int(m), k_len};
     MatrixLoader<E, typename Engine::TileB, BN, BK, kThreads, kVecB, Index> lb{
-        B + batch * Index(strideB) + b_off, Index(ldb), int(n), k_len};
+        B + batch * Index(batch_stride<strideB>(k, n)) + b_off, Index(ldb), int(n), k_len};
     float acc[Engine::MT][Engine::NT][4];
     Engine::mainloop(smem, la, lb, m0, n0, k_len > 0 ? k_len : 0, acc);
     // (A dyn N stores by element: only a static N's rows are known to keep 16-byte alignment.)
@@ -563,7 +563,7 @@ struct SplitKReduce {
 #pragma unroll
     for (int s = 0; s < SplitK; ++s) acc += workspace[Index(s) * Index(total) + i];
     const Index n = i % Index(cols), m = (i / Index(cols)) % Index(rows), b = i / Index(rows * cols);
-    store1<OutT, kStreamC>(C + b * Index(strideC) + m * Index(ldc) + n, epi(acc, b, m, n));
+    store1<OutT, kStreamC>(C + b * Index(batch_stride<strideC>(rows, cols)) + m * Index(ldc) + n, epi(acc, b, m, n));
   }
 };
 

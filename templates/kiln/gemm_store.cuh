@@ -5,6 +5,7 @@
 #pragma once
 
 #include "kiln/common.cuh"
+#include "kiln/config/gemm.h"   // kDynStride
 #include "kiln/mma.cuh"   // pack2
 
 namespace kiln {
@@ -106,9 +107,11 @@ __device__ __forceinline__ void stats_merge(float& m, float& s, float m2, float 
 // its run() is given (the kernel's dyn dim argument); every other extent stays a template
 // argument. A leading dimension (lda, ldb, ldc) is 0 exactly where it is a dyn extent, and is
 // then the one its layout names: a row-major A's is K, a column-major A's M; a row-major B's N, a
-// column-major B's K; C's N (the template's own M under swap_ab). The planner takes a dyn N or K
-// only in an unbatched product, so no batch stride is dyn. extent() folds to the constant where
-// the argument is not 0, so a static kernel is unchanged.
+// column-major B's K; C's N (the template's own M under swap_ab). In a batched product a batch
+// stride that spans the dyn extent is kDynStride (kiln/config/gemm.h), and is then the operand's
+// rows x cols at run time (batch_stride; every batched operand is packed); 0 still broadcasts.
+// extent(), leading() and batch_stride() fold to the constant where it is known, so a static
+// kernel is unchanged.
 struct DynShape {
   long long m = 0, n = 0, k = 0, batch = 0;
 };
@@ -123,6 +126,14 @@ template <long long kStatic, bool kRowMajorLayout>
 __device__ __forceinline__ long long leading(long long rows, long long cols) {
   if constexpr (kStatic > 0) return kStatic;
   else return kRowMajorLayout ? cols : rows;
+}
+
+// The batch stride of an operand or C of (rows x cols) elements: kStatic, or where it spans a dyn
+// extent (kDynStride) the matrix's size at this launch.
+template <long long kStatic>
+__device__ __forceinline__ long long batch_stride(long long rows, long long cols) {
+  if constexpr (kStatic != kDynStride) return kStatic;
+  else return rows * cols;
 }
 
 // Output placement of a plain (batched) row-major matrix C(row, col) = C[row * ldc + col].

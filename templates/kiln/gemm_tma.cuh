@@ -424,6 +424,7 @@ struct TmaGemm {
     }
     __device__ __forceinline__ long long units() const { return tiles * SplitK; }   // (split, tile) pairs
     __device__ __forceinline__ long long split_stride() const { return SplitK > 1 ? batch * m * n() : 0; }  // workspace slices
+    __device__ __forceinline__ long long stride_c() const { return gemm::batch_stride<strideC>(m, n()); }
     // C's row length: the op's N, which is the engine's M under swap_ab.
     __device__ __forceinline__ long long ldc() const { return gemm::extent<ldc_>(kSwapAB ? m : n()); }
     // Split s's first k tile (a dyn K: the planner's K slices leave each at least one k tile).
@@ -552,7 +553,7 @@ struct TmaGemm {
       int m0, n0;
       tile_origin(sc, unit_tile(sc, u), batch, m0, n0);
       m0 += rank() * BM;
-      OutT* const c0 = C + Index(unit_split(sc, u)) * Index(sc.split_stride()) + batch * Index(strideC);
+      OutT* const c0 = C + Index(unit_split(sc, u)) * Index(sc.split_stride()) + batch * Index(sc.stride_c());
       // (The column offset only with consumers along N: even a constant 0 there changes NVVM's
       // register allocation, +28% PTX for the tf32 aᵀ·bᵀ 1000³ unit.)
       auto put = [&](const auto& out) {

@@ -1,5 +1,6 @@
 // dyn matmuls ([Note: dyn matmul] in generator/plan/plan_contraction.cpp, [Note: dyn size
-// classes] in generator/plan/plan.h): a matmul takes a dyn M or a dyn outermost batch dim. Within
+// classes] in generator/plan/plan.h): a matmul takes one dyn extent, its M, N or K (batched or
+// not) or its outermost batch dim. Within
 // a bucket and size class every value gives the same source, free of the value; a class is
 // planned at its lowest value; split-K only in a class with a largest value, whose workspace it
 // sizes; the launch follows the value through gemm_geometry; tensor maps name the extent a launch
@@ -220,14 +221,11 @@ TEST_CASE("dyn matmul: other dyn dims are refused where they are declared") {
   auto refused = [](const std::string& op) {
     return refusal_of(kRefused, "mm.kiln", op, dyn_dims_at(kRefused, "mm.kiln", op, 8));
   };
-  CHECK(refused("n_dyn") == "mm.kiln:2:26: op n_dyn: dim 'N' is dyn, but the gemm template (for line 5) takes a dyn N "
-                            "only in an unbatched product (the batch strides would be dyn); a dyn outermost batch dim "
-                            "is taken");
+  // A dyn M, N or K of a batched product: its batch strides are dyn (the batched tests below).
+  CHECK(refused("n_dyn") == "planned");
+  CHECK(refused("batched_m") == "planned");
   CHECK(refused("k_two") == "mm.kiln:8:12: op k_two: dim 'K' is dyn, but the gemm template (for line 11) takes one "
                             "dyn dim, and 'N' is dyn too");
-  CHECK(refused("batched_m") == "mm.kiln:14:12: op batched_m: dim 'M' is dyn, but the gemm template (for line 17) takes "
-                                "a dyn M only in an unbatched product (the batch strides would be dyn); a dyn outermost "
-                                "batch dim is taken");
   CHECK(refused("two") == "mm.kiln:20:12: op two: dim 'M' is dyn, but the gemm template (for line 23) takes one dyn "
                           "dim, and 'B' is dyn too");
   CHECK(refused("inner_batch") == "mm.kiln:26:12: op inner_batch: dim 'H' is dyn, but the gemm template (for line 29) "
@@ -497,10 +495,162 @@ TEST_CASE("dyn matmul N and K: every unit compiles with NVRTC for sm_80 and sm_9
   MESSAGE(units << " units compiled");
 }
 
+// ---------------------------------------------------------------------------------------------
+// A dyn M, N or K of a batched product ([Note: dyn matmul]): the batch strides that span the
+// extent are dyn (kDynStride in the configs; a broadcast operand keeps 0), the TMA maps' batch
+// strides scale with it. M with a batched residual (the epilogue indexes it by the dyn M) on the
+// TMA engine; N of k-major weights in tf32 and of a row-major B in 3xTF32 (the mma.sync Gemm);
+// K split into slices; M of a transposed A (its row length); M under weights broadcast over two
+// batch dims.
+namespace {
+
+const char* kBatchedSpec = R"(
+op bmm_m_bf16 {
+  dims B = 4, dyn M, K = 256, N = 192
+  in  a: bf16[B, M, K]
+  in  b: bf16[B, K, N]
+  in  r: f32[B, M, N]
+  out c = f32(matmul(a, b)) + r
+}
+op bmm_n_tf32 {
+  dims B = 3, M = 96, K = 128, dyn N
+  in  a: f32[B, M, K]
+  in  b: f32[B, N, K]
+  out c = relu(matmul(a, transpose(b), precision="tf32"))
+}
+op bmm_n_f32 {
+  dims B = 2, M = 64, K = 300, dyn N
+  in  a: f32[B, M, K]
+  in  b: f32[B, K, N]
+  in  r: f32[B, M, N]
+  out c = matmul(a, b) - r
+}
+op bmm_k_f32 {
+  dims B = 6, M = 64, dyn K, N = 80
+  in  a: f32[B, M, K]
+  in  b: f32[B, K, N]
+  out c = matmul(a, b)
+}
+op bmm_k_f16 {
+  dims B = 5, M = 130, dyn K, N = 72
+  in  a: f16[B, K, M]
+  in  b: f16[B, K, N]
+  out c = matmul(transpose(a), b)
+}
+op bmm_m_at {
+  dims B = 3, dyn M, K = 64, N = 128
+  in  a: bf16[B, K, M]
+  in  b: bf16[B, K, N]
+  out c = matmul(transpose(a), b)
+}
+op bmm_m_bcast {
+  dims B = 2, H = 3, dyn M, K = 64, N = 128
+  in  a: f16[B, H, M, K]
+  in  w: f16[K, N]
+  in  bias: f16[N]
+  out c = matmul(a, w) + bias
+}
+)";
+
+const std::map<std::string, std::string> kBatchedDims{
+    {"bmm_m_bf16", "M"}, {"bmm_n_tf32", "N"}, {"bmm_n_f32", "N"},  {"bmm_k_f32", "K"},
+    {"bmm_k_f16", "K"},  {"bmm_m_at", "M"},   {"bmm_m_bcast", "M"}};
+
+kiln::Plan batched_at(const std::string& op, std::int64_t v, const std::string& arch = "sm_90a") {
+  return plan_text_at(kBatchedSpec, op, {{kBatchedDims.at(op), v}}, arch);
+}
+
+}  // namespace
+
+TEST_CASE("dyn matmul, batched: the strides that span the extent are dyn, one source per class") {
+  for (const auto& [op, dim] : kBatchedDims)
+    for (const char* arch : {"sm_90a", "sm_80"})
+      for (const auto& pair : {std::pair<std::int64_t, std::int64_t>{1008, 1024}, {1001, 1003}, {100, 116}}) {
+        CAPTURE(op);
+        CAPTURE(arch);
+        CAPTURE(pair.first);
+        const auto a = batched_at(op, pair.first, arch), b = batched_at(op, pair.second, arch);
+        const auto& t = a.dyn_thresholds.at(dim);
+        if (kiln::dyn_class(t, pair.first) == kiln::dyn_class(t, pair.second) &&
+            kiln::dyn_key_code(pair.first, true) == kiln::dyn_key_code(pair.second, true))
+          CHECK(all_sources(sources_of(a)) == all_sources(sources_of(b)));
+        for (const auto& kn : a.kernels) {
+          const auto* g = gemm_of(kn);
+          if (g == nullptr || g->kind == kiln::GemmKind::OperandPrep) continue;
+          CHECK(!kn.dyn_outer.empty());
+          CHECK(g->batch > 1);
+          // In the kernel's own terms (the engine's A is the op's B under swap_ab).
+          const bool a_spans = dim != (g->swap_ab ? "M" : "N"), b_spans = dim != (g->swap_ab ? "N" : "M");
+          if (g->stride_a != 0) CHECK((g->stride_a == kiln::kDynStride) == a_spans);
+          if (g->stride_b != 0) CHECK((g->stride_b == kiln::kDynStride) == b_spans);
+          if (g->stride_c != 0) CHECK((g->stride_c == kiln::kDynStride) == (dim != "K"));
+        }
+      }
+  // The broadcast weights keep stride 0; the shared activations' and C's strides are dyn.
+  const auto bcast = batched_at("bmm_m_bcast", 500);
+  const auto* g = gemm_of(bcast.kernels[0]);
+  REQUIRE(g != nullptr);
+  CHECK(g->batch == 6);
+  CHECK(g->stride_a == kiln::kDynStride);
+  CHECK(g->stride_b == 0);
+  CHECK(g->stride_c == kiln::kDynStride);
+}
+
+TEST_CASE("dyn matmul, batched: the maps' batch strides scale with the extent, the launch follows it") {
+  // bmm_m_bf16 at M = 1008 on the TMA engine: a [4, M, K] maps as {K, M, 4}; M is its dim 1, and
+  // the batch stride spans it. b does not depend on M.
+  const auto p = batched_at("bmm_m_bf16", 1008);
+  const auto& engine = engine_of(p);
+  const auto* a = map_named(engine, "tmap_a");
+  const auto* b = map_named(engine, "tmap_b");
+  REQUIRE(a != nullptr);
+  REQUIRE(b != nullptr);
+  CHECK(a->map_dyn_dim == 1);
+  CHECK(b->map_dyn_dim == -1);
+  const kiln::TensorMapSpec at = a->tensor_map.with_extent(1, 3000);
+  CHECK(at.dims == std::vector<std::int64_t>{256, 3000, 4});
+  CHECK(at.strides == std::vector<std::int64_t>{256 * 2, 3000 * 256 * 2});
+  // Every dyn kernel's launch is gemm_geometry at the launch's extent, batches included.
+  for (const auto& [op, dim] : kBatchedDims)
+    for (const char* arch : {"sm_90a", "sm_80"}) {
+      CAPTURE(op);
+      CAPTURE(arch);
+      const auto q = batched_at(op, 1001, arch);
+      auto dims = q.bound->dims;
+      dims[dim] = 1033;
+      for (std::size_t k = 0; k < q.kernels.size(); ++k) {
+        const auto* c = gemm_of(q.kernels[k]);
+        if (c == nullptr || q.kernels[k].dyn_outer.empty()) continue;
+        kiln::GemmConfig want_at = *c;
+        for (long long* e : {&want_at.m, &want_at.n, &want_at.k})
+          if (*e == 0) *e = 1033;
+        const auto want = kiln::gemm_geometry(want_at, q.target.sm_count, q.kernels[k].min_blocks);
+        const auto got = kiln::launch_for(q, k, dims);
+        CHECK(got.grid.x == want.grid.x);
+        CHECK(got.grid.y == want.grid.y);
+        CHECK(got.grid.z == want.grid.z);
+      }
+    }
+}
+
+TEST_CASE("dyn matmul, batched: every unit compiles with NVRTC for sm_80 and sm_90a") {
+  if (!nvrtc_or_skip()) return;
+  int units = 0;
+  for (const auto& [op, dim] : kBatchedDims)
+    for (const char* arch : {"sm_80", "sm_90a"})
+      for (std::int64_t v : {5, 1001, 1008, 100000}) {
+        CAPTURE(op);
+        CAPTURE(v);
+        units += check_units_compile(batched_at(op, v, arch), arch);
+      }
+  MESSAGE(units << " units compiled");
+}
+
 TEST_CASE("dyn matmul: goldens of a dyn M on the TMA engine, a dyn N under swap_ab and a dyn K with K slices") {
   // Each plan's text then every unit's source: the DynShape argument names the extent it fills.
   auto golden = [](const kiln::Plan& plan) { return plan.text() + "\n" + all_sources(sources_of(plan)); };
   check_golden("source/dyn_matmul_m_bf16.cu", golden(dyn_at("lin_bf16", 1000)));
   check_golden("source/dyn_matmul_n_tf32.cu", golden(nk_at("mm_n_tf32", 1000)));
   check_golden("source/dyn_matmul_k_f32.cu", golden(nk_at("lin_k_f32", 20008)));
+  check_golden("source/dyn_matmul_batched_m_bf16.cu", golden(batched_at("bmm_m_bf16", 1000)));
 }

@@ -360,6 +360,61 @@ op mm_m_at {
 }
 )";
 
+// Batched products with a dyn M, N or K ([Note: dyn matmul]): the batch strides that span the
+// extent are read at run time (the mma.sync templates compute them, the TMA maps' scale with the
+// extent). M in bf16 with a batched f32 residual (the epilogue indexes it by the dyn M), N of
+// k-major weights in tf32 and of a row-major B in 3xTF32 with a residual, K split into slices in
+// 3xTF32 and in f16 with a transposed A, M as a transposed A's row length, and M under weights
+// and a bias broadcast over two batch dims. Values: the bucket one, multiples of 16 (tensor
+// maps), 16-byte rows and odd extents, across size classes.
+constexpr const char* kBatchedSpec = R"(
+op bmm_m_bf16 {
+  dims B = 3, dyn M, K = 192, N = 136
+  in  a: bf16[B, M, K]
+  in  b: bf16[B, K, N]
+  in  r: f32[B, M, N]
+  out c = f32(matmul(a, b)) + r
+}
+op bmm_n_tf32 {
+  dims B = 2, M = 80, K = 96, dyn N
+  in  a: f32[B, M, K]
+  in  w: f32[B, N, K]
+  out c = relu(matmul(a, transpose(w), precision="tf32"))
+}
+op bmm_n_f32 {
+  dims B = 2, M = 48, K = 200, dyn N
+  in  a: f32[B, M, K]
+  in  b: f32[B, K, N]
+  in  r: f32[B, M, N]
+  out c = matmul(a, b) - r
+}
+op bmm_k_f32 {
+  dims B = 3, M = 40, dyn K, N = 72
+  in  a: f32[B, M, K]
+  in  b: f32[B, K, N]
+  out c = matmul(a, b)
+}
+op bmm_k_f16 {
+  dims B = 4, M = 130, dyn K, N = 72
+  in  a: f16[B, K, M]
+  in  b: f16[B, K, N]
+  out c = matmul(transpose(a), b)
+}
+op bmm_m_at {
+  dims B = 2, dyn M, K = 64, N = 128
+  in  a: bf16[B, K, M]
+  in  b: bf16[B, K, N]
+  out c = matmul(transpose(a), b)
+}
+op bmm_m_bcast {
+  dims B = 2, H = 3, dyn M, K = 64, N = 96
+  in  a: f16[B, H, M, K]
+  in  w: f16[K, N]
+  in  bias: f16[N]
+  out c = matmul(a, w) + bias
+}
+)";
+
 // Convs with a dyn batch ([Note: dyn conv] in generator/plan/plan_contraction.cpp). On sm_90a:
 // conv_bias takes WgConvNchw under 73 images and the TMA engine (3xTF32, its copy of x sized by
 // the launch) from 73; conv_tma in tf32 the TMA engine from 6; ConvNchw f16 with a residual side
@@ -618,6 +673,16 @@ TEST_CASE("gpu: dyn matmul N and K against the float64 reference, one compile pe
                 {{"lin_n_bf16", {"N", n}}, {"mm_n_f16", {"N", n}}, {"mm_n_tf32", {"N", n}}, {"mm_n_f32", {"N", n}},
                  {"mm_k_bf16", {"K", k}}, {"lin_k_f16", {"K", k}}, {"lin_k_f32", {"K", k}}, {"mm_k_tt", {"K", k}},
                  {"mm_m_at", {"M", {1, 5, 16, 24, 64, 65, 80, 1000, 1008, 1032, 4224, 4225}}}});
+}
+
+TEST_CASE("gpu: dyn M, N and K of batched matmuls against the float64 reference, one compile per bucket and class") {
+  KILN_REQUIRE_GPU();
+  const std::vector<std::int64_t> mn{1, 3, 16, 17, 64, 65, 100, 1000, 1001, 1008, 1025, 2049};
+  const std::vector<std::int64_t> k{1, 7, 16, 40, 1000, 1009, 1024, 4096, 20001, 20008};
+  check_dyn_ops(kBatchedSpec, "bmm.kiln", "dyn batched matmul",
+                {{"bmm_m_bf16", {"M", mn}}, {"bmm_n_tf32", {"N", mn}}, {"bmm_n_f32", {"N", mn}},
+                 {"bmm_k_f32", {"K", k}}, {"bmm_k_f16", {"K", k}}, {"bmm_m_at", {"M", mn}},
+                 {"bmm_m_bcast", {"M", mn}}});
 }
 
 TEST_CASE("gpu: dyn conv batches and pool planes against the float64 reference, one compile per size class") {

@@ -276,10 +276,15 @@ TEST_CASE("exit codes: --shapes lines that name no op or no dim are errors, not 
 
 TEST_CASE("exit codes: a dyn dim a template cannot take is located at its declaration") {
   TempDir t("kiln-exit-dyn");
+  // A dyn N of a batched product is taken (its batch strides are read at run time) ...
   write(t / "dyn.kiln", "op mm {\n  dims M = 8, K = 4, dyn N = 5\n  in a: f32[2, M, K]\n  in b: f32[2, K, N]\n"
                         "  out c = matmul(a, b)\n}\n");
-  const auto r = run_kiln("gen " + t / "dyn.kiln" + " --arch sm_80");
+  CHECK_EXIT(run_kiln("gen " + t / "dyn.kiln" + " --arch sm_80"), 0);
+  // ... a dyn inner batch dim is not.
+  write(t / "inner.kiln", "op mm {\n  dims M = 8, K = 4, dyn H = 5\n  in a: f32[2, H, M, K]\n  in b: f32[2, H, K, 8]\n"
+                          "  out c = matmul(a, b)\n}\n");
+  const auto r = run_kiln("gen " + t / "inner.kiln" + " --arch sm_80");
   CHECK_EXIT(r, 1);
-  CHECK(r.output.find("dyn.kiln:2:26: op mm: dim 'N' is dyn, but the gemm template (for line 5) takes a dyn N only in "
-                      "an unbatched product (the batch strides would be dyn)") != std::string::npos);
+  CHECK(r.output.find("inner.kiln:2:26: op mm: dim 'H' is dyn, but the gemm template (for line 5) takes a dyn batch "
+                      "dim only as the outermost one (here axis 1)") != std::string::npos);
 }

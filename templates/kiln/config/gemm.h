@@ -66,6 +66,10 @@ inline const char* enum_name(MmaPrecision p) {
 inline const char* enum_name(GemmLayout l) { return l == GemmLayout::RowMajor ? "RowMajor" : "ColMajor"; }
 #endif
 
+// A batch stride that spans a dyn M, N or K ([Note: dyn matmul extents] in gemm_store.cuh): the
+// template computes it at run time as the operand's rows x cols (0 stays "broadcast").
+inline constexpr long long kDynStride = -1;
+
 #define KILN_GEMM_FIELDS(X)                                                                       \
   X(GemmKind, kind, GemmKind::Gemm)                                                               \
   X(MmaPrecision, precision, MmaPrecision::Tf32x3)                                                \
@@ -79,7 +83,7 @@ inline const char* enum_name(GemmLayout l) { return l == GemmLayout::RowMajor ? 
   X(long long, lda, 0)                                                                            \
   X(long long, ldb, 0)                                                                            \
   X(long long, ldc, 0)                                                                            \
-  X(long long, stride_a, 0)         /* batch strides; 0 broadcasts */                             \
+  X(long long, stride_a, 0)         /* batch strides; 0 broadcasts; kDynStride: spans a dyn extent */ \
   X(long long, stride_b, 0)                                                                       \
   X(long long, stride_c, 0)                                                                       \
   X(int, bm, 0)                     /* CTA tile */                                                \
