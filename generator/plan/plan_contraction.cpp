@@ -162,7 +162,8 @@ bool takes_transposed_view(const Planner& p, NodeId, NodeId operand) { return tr
 // - Bucket one: the value is 1, and the product is planned as a static one (any template).
 // - Otherwise only templates that read the extent at run time are planned ([Note: dyn matmul
 //   extents] in gemm_store.cuh): the TMA engine (sm_90a), where no operand that the dyn extent
-//   sizes needs a pre-pass and (dyn M) without swap_ab, which would make M the engine's N; else
+//   sizes needs a pre-pass (under swap_ab a dyn M is the engine's N, which it reads as it reads a
+//   dyn N: until 2026-12-04 a dyn M refused the swap and tf32 a·b transposed B first); else
 //   the mma.sync Gemm. Split-K (GemmSplitK or the engine's K slices, then SplitKReduce) only in a
 //   size class with a largest value, whose workspace is sized for it (a dyn K does not size the
 //   workspace: any class). Not planned with a dyn extent: Gemv, SmallK, WgGemm and the
@@ -558,18 +559,16 @@ struct TmaView {
   Operand a, b;
 };
 bool tma_misaligned(const GemmConfig& g, const Operand& o);
-// may_swap false: a dyn M, which the engine's N cannot be ([Note: dyn matmul]).
-TmaView tma_view(const GemmConfig& g, const Operand& a, const Operand& b, bool may_swap = true) {
-  const bool swap = may_swap && g.elem_bytes == 4 && g.precision == MmaPrecision::Tf32 && gemm_a_k_contig(g) &&
+TmaView tma_view(const GemmConfig& g, const Operand& a, const Operand& b) {
+  const bool swap = g.elem_bytes == 4 && g.precision == MmaPrecision::Tf32 && gemm_a_k_contig(g) &&
                     !gemm_b_k_contig(g) && !tma_misaligned(g, a) && !tma_misaligned(g, b);
   if (!swap) return {g, a, b};
   return {swap_operands(g), b, a};
 }
 
-bool tma_fits(const Planner& p, const GemmConfig& op, const Operand& op_a, const Operand& op_b, bool softmax,
-              bool may_swap = true) {
+bool tma_fits(const Planner& p, const GemmConfig& op, const Operand& op_a, const Operand& op_b, bool softmax) {
   if (p.target().arch != "sm_90a" || !p.target().aligned16) return false;
-  const TmaView v = tma_view(op, op_a, op_b, may_swap);
+  const TmaView v = tma_view(op, op_a, op_b);
   const GemmConfig& g = v.g;
   const Operand &a = v.a, &b = v.b;
   if (g.elem_bytes == 4 && g.precision == MmaPrecision::Ieee) return false;
@@ -802,7 +801,7 @@ std::vector<TmaPick> tma_candidates(const GemmConfig& mg, std::int64_t sms, int 
 void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand& op_a, const Operand& op_b, DType et,
               const std::string& why, bool softmax, bool vec_c, bool stream_c, const DynMatmul* dyn = nullptr) {
   const std::int64_t sms = p.target().sm_count;
-  const TmaView v = tma_view(op, op_a, op_b, dyn == nullptr || dyn->which != DynMatmul::Extent::M);
+  const TmaView v = tma_view(op, op_a, op_b);
   const GemmConfig& g = v.g;
   const Operand &a = v.a, &b = v.b;
   auto tiles = [&](int bm, int bn) { return ceil_div(g.m, bm) * ceil_div(g.n, bn) * g.batch; };
@@ -1101,13 +1100,12 @@ void plan_mma(Planner& p, PlannedKernel& kn, GemmConfig g, const MmaTiles& t, co
                           t.why, g.bk, g.stages, stream_c ? ", streaming stores" : "", why);
 }
 
-// Whether the TMA engine takes the product with a dyn extent: as tma_fits, without swap_ab for a
-// dyn M, and without a pre-pass over an operand the extent sizes ([Note: dyn matmul]). `g`, `a`
-// and `b` are at a value of the extent.
+// Whether the TMA engine takes the product with a dyn extent: as tma_fits, without a pre-pass
+// over an operand the extent sizes ([Note: dyn matmul]). `g`, `a` and `b` are at a value of the
+// extent.
 bool dyn_tma_fits(const Planner& p, const GemmConfig& g, const Operand& a, const Operand& b, const DynMatmul& dm) {
-  const bool may_swap = dm.which != DynMatmul::Extent::M;
-  if (!tma_fits(p, g, a, b, false, may_swap)) return false;
-  const TmaView v = tma_view(g, a, b, may_swap);
+  if (!tma_fits(p, g, a, b, false)) return false;
+  const TmaView v = tma_view(g, a, b);
   // Which operands the extent sizes, in the op's terms: A by M and K, B by N and K, both by the batches they have.
   bool sizes_a = dm.which != DynMatmul::Extent::N, sizes_b = dm.which != DynMatmul::Extent::M;
   if (dm.batch()) sizes_a = a.batch_stride != 0, sizes_b = b.batch_stride != 0;
@@ -1134,7 +1132,7 @@ std::string dyn_route(const Planner& p, const GemmConfig& g, const Operand& a, c
   const DynProduct at = dyn_product(g, a, b, dm, extent);
   const GemmConfig& c = at.g;
   if (dyn_tma_fits(p, c, at.a, at.b, dm))
-    return "tma " + tma_heuristic(tma_view(c, at.a, at.b, dm.which != DynMatmul::Extent::M).g, sms,
+    return "tma " + tma_heuristic(tma_view(c, at.a, at.b).g, sms,
                                   static_cast<int>(smem_limit(p.target())), false).text();
   const MmaTiles t = mma_tiles(c, sms, false);
   return fmt::format("gemm {}x{} k{}", t.bm, t.bn, mma_splits(c, t, sms, false));

@@ -36,8 +36,9 @@
 //      for a following softmax_finalize.
 //    Any M, N, K >= 1 (tails are zero-filled in shared memory and masked in the epilogue).
 //    M, N, K or Batch 0: a dyn extent, run()'s last argument `gemm::DynShape dyn` (and lda, ldb,
-//    ldc 0 where one is: [Note: dyn matmul extents] in gemm_store.cuh); the grid is then the
-//    launch's. The same for GemmSplitK and SplitKReduce.
+//    ldc 0 where one is, strideA, strideB, strideC kDynStride where one spans it: [Note: dyn
+//    matmul extents] in gemm_store.cuh); the grid is then the launch's. The same for GemmSplitK
+//    and SplitKReduce.
 //
 // 2) kiln::gemm::SmallK<Precision, Index, M, N, K, lda, ldb, ldc, BM, BN, WM, WN, kPrepA = false>
 //      template <class Epi> static __device__ void run(const float* A, const float* B, float* C,

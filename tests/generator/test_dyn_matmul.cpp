@@ -62,6 +62,11 @@ std::string dim_of(const std::string& op) { return batched(op) ? "B" : "M"; }
 const std::vector<std::string> kOps{"lin_bf16", "lin_f32", "mm_tf32", "bmm_f16", "bmm_bcast", "lin_softmax"};
 
 const kiln::GemmConfig* gemm_of(const kiln::PlannedKernel& k) { return std::get_if<kiln::GemmConfig>(&k.config); }
+// The field of a kernel's config that holds the op's dyn dim: the batches, else M (the TMA engine's
+// N under swap_ab, which tf32 a·b takes: the engine computes Cᵀ).
+long long& dyn_field(kiln::GemmConfig& g, const std::string& op) {
+  return batched(op) ? g.batch : g.swap_ab ? g.n : g.m;
+}
 
 }  // namespace
 
@@ -82,7 +87,8 @@ TEST_CASE("dyn matmul: one source per bucket and class, values only at launch") 
       for (const auto& kn : a.kernels)
         if (const auto* g = gemm_of(kn); g != nullptr && g->kind != kiln::GemmKind::OperandPrep) {
           CHECK(!kn.dyn_outer.empty());
-          CHECK((batched(op) ? g->batch : g->m) == 0);
+          kiln::GemmConfig c = *g;
+          CHECK(dyn_field(c, op) == 0);
           CHECK(kn.reason.find("dyn " + dim_of(op) + ":") == 0);
         }
       // Small values share a class too.
@@ -124,7 +130,8 @@ TEST_CASE("dyn matmul: classes start where the plan changes, each planned at its
         const auto* dg = gemm_of(d.kernels[k]);
         if (sg == nullptr || dg == nullptr) continue;
         kiln::GemmConfig fixed = *dg;
-        if (dg->kind != kiln::GemmKind::OperandPrep) (batched(op) ? fixed.batch : fixed.m) = batched(op) ? sg->batch : sg->m;
+        kiln::GemmConfig want = *sg;
+        if (dg->kind != kiln::GemmKind::OperandPrep) dyn_field(fixed, op) = dyn_field(want, op);
         CHECK(kiln::config_text(fixed) == kiln::config_text(*sg));
       }
     }
@@ -173,7 +180,7 @@ TEST_CASE("dyn matmul: the launch is gemm_geometry at the launch's extent, maps 
         const auto* g = gemm_of(p.kernels[k]);
         if (g == nullptr || p.kernels[k].dyn_outer.empty()) continue;
         kiln::GemmConfig at = *g;
-        (batched(op) ? at.batch : at.m) = batched(op) && op == "bmm_bcast" ? v * 4 : v;
+        dyn_field(at, op) = batched(op) && op == "bmm_bcast" ? v * 4 : v;
         const auto want = kiln::gemm_geometry(at, p.target.sm_count, p.kernels[k].min_blocks);
         const auto got = kiln::launch_for(p, k, dims);
         CHECK(got.grid.x == want.grid.x);

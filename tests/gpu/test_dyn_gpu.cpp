@@ -245,8 +245,8 @@ void check_dyn_ops(const char* spec_text, const char* file, const char* label,
 }
 
 // Matmuls with a dyn M or a dyn outermost batch dim ([Note: dyn matmul] in
-// generator/plan/plan_contraction.cpp): the TMA engine (bf16, f16, tf32 with B through the
-// pre-pass), the mma.sync Gemm and its split-K (3xTF32 with N = 256: no TMA), a batched product
+// generator/plan/plan_contraction.cpp): the TMA engine (bf16, f16, tf32 a·b under swap_ab: the
+// dyn M is the engine's N), the mma.sync Gemm and its split-K (3xTF32 with N = 256: no TMA), a batched product
 // with a residual, weights broadcast over two batch dims, and a softmax after the product (the
 // row-norm family with dyn rows). Values: the bucket one (a static plan), and both sides of
 // class thresholds on 132 SMs (lin_bf16: 65, 1025, 2049, 8321; mm_tf32: 2689; lin_f32: 129, 705,
@@ -362,7 +362,8 @@ op mm_m_at {
 
 // Batched products with a dyn M, N or K ([Note: dyn matmul]): the batch strides that span the
 // extent are read at run time (the mma.sync templates compute them, the TMA maps' scale with the
-// extent). M in bf16 with a batched f32 residual (the epilogue indexes it by the dyn M), N of
+// extent). M in bf16 with a batched f32 residual (the epilogue indexes it by the dyn M), M of tf32
+// a·b (the engine's N under swap_ab), N of
 // k-major weights in tf32 and of a row-major B in 3xTF32 with a residual, K split into slices in
 // 3xTF32 and in f16 with a transposed A, M as a transposed A's row length, and M under weights
 // and a bias broadcast over two batch dims. Values: the bucket one, multiples of 16 (tensor
@@ -380,6 +381,12 @@ op bmm_n_tf32 {
   in  a: f32[B, M, K]
   in  w: f32[B, N, K]
   out c = relu(matmul(a, transpose(w), precision="tf32"))
+}
+op bmm_m_tf32 {
+  dims B = 2, dyn M, K = 96, N = 128
+  in  a: f32[B, M, K]
+  in  b: f32[B, K, N]
+  out c = matmul(a, b, precision="tf32")
 }
 op bmm_n_f32 {
   dims B = 2, M = 48, K = 200, dyn N
@@ -680,7 +687,7 @@ TEST_CASE("gpu: dyn M, N and K of batched matmuls against the float64 reference,
   const std::vector<std::int64_t> mn{1, 3, 16, 17, 64, 65, 100, 1000, 1001, 1008, 1025, 2049};
   const std::vector<std::int64_t> k{1, 7, 16, 40, 1000, 1009, 1024, 4096, 20001, 20008};
   check_dyn_ops(kBatchedSpec, "bmm.kiln", "dyn batched matmul",
-                {{"bmm_m_bf16", {"M", mn}}, {"bmm_n_tf32", {"N", mn}}, {"bmm_n_f32", {"N", mn}},
+                {{"bmm_m_bf16", {"M", mn}}, {"bmm_m_tf32", {"M", mn}}, {"bmm_n_tf32", {"N", mn}}, {"bmm_n_f32", {"N", mn}},
                  {"bmm_k_f32", {"K", k}}, {"bmm_k_f16", {"K", k}}, {"bmm_m_at", {"M", mn}},
                  {"bmm_m_bcast", {"M", mn}}});
 }
