@@ -74,10 +74,20 @@ std::string tuning_device_name(const Options& options) {
 
 std::string tuning_key_text(const Plan& plan, const std::string& device) {
   std::string dims;
+  // A dyn dim: what the plan serves, never the value: its bucket, its size class where it has
+  // thresholds, its row alignment where the plan recorded one ([Note: dyn row alignment]).
   for (const auto& [name, value] : plan.bound->dims) {
     auto b = plan.dyn_buckets.find(name);
-    dims += b == plan.dyn_buckets.end() ? fmt::format(" {}={}", name, value)
-                                        : fmt::format(" {}=dyn({})", name, dyn_bucket_text(b->second));
+    if (b == plan.dyn_buckets.end()) {
+      dims += fmt::format(" {}={}", name, value);
+      continue;
+    }
+    std::string what = dyn_bucket_text(b->second);
+    if (auto t = plan.dyn_thresholds.find(name); t != plan.dyn_thresholds.end() && !t->second.empty())
+      what += ", class " + dyn_class_text(t->second, dyn_class(t->second, value));
+    if (auto r = plan.dyn_row_align.find(name); r != plan.dyn_row_align.end())
+      what += fmt::format(", {}", dyn_row_class_text(r->second));
+    dims += fmt::format(" {}=dyn({})", name, what);
   }
   return fmt::format("op {}\nir {}\ndims{}\nprecision {} aligned16 {}\narch {} sms {}\ndevice {}\nkiln {}",
                      plan.ir().op_name, hex128(ir::print(plan.ir())), dims, precision_name(plan.target.precision),
@@ -207,14 +217,10 @@ TuneResult tune_bound(const std::shared_ptr<RuntimeImpl>& rt, std::shared_ptr<co
   r.bindings = bindings_text(*bound, consts);
   r.arch = plan.target.arch;
   r.device = rt->device_name_for_tuning();
-  const bool dyn_matmul = std::any_of(plan.kernels.begin(), plan.kernels.end(), [](const PlannedKernel& k) {
-    return !k.dyn_outer.empty() && std::holds_alternative<GemmConfig>(k.config);
-  });
   KILN_CHECK(!plan.tunables.empty(), UnsupportedError,
-             "{} ({}): nothing to tune for {}: only matmuls on the sm_90a TMA engine have a candidate space today{} "
+             "{} ({}): nothing to tune for {}: only matmuls on the sm_90a TMA engine have a candidate space today "
              "(this op's kernels: {})",
-             r.op, r.bindings, plan.target.arch,
-             dyn_matmul ? ", and a matmul with a dyn dim is not tuned (its plan serves a size class)" : "", [&] {
+             r.op, r.bindings, plan.target.arch, [&] {
                std::string names;
                for (const auto& k : plan.kernels) names += (names.empty() ? "" : ", ") + k.template_name;
                return names;

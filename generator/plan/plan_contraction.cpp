@@ -168,7 +168,7 @@ bool takes_transposed_view(const Planner& p, NodeId, NodeId operand) { return tr
 //   size class with a largest value, whose workspace is sized for it (a dyn K does not size the
 //   workspace: any class). Not planned with a dyn extent: Gemv, SmallK, WgGemm and the
 //   row-statistics softmax (claims_softmax declines, and the row-norm family plans the softmax
-//   with dyn rows); the TMA picks are not tuned.
+//   with dyn rows). The TMA engine's picks are tuned per bucket and size class (plan_tma).
 // - A dyn extent that is a row length (N: C's and a row-major B's; K: a row-major A's or a
 //   column-major B's; M: a column-major A's) decides 16-byte alignment, so the plan follows the
 //   bucket: a multiple of 16 is planned as one (16-byte rows: vector loads and stores, tensor
@@ -839,13 +839,23 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
                   tunable.candidates.end(),
               "the TMA heuristic's pick {} is not among the candidates", tunable.heuristic.text());
   std::string pick_note = "; config: heuristic";
-  if (dyn != nullptr) {   // [Note: dyn matmul]: not tuned; no K slices without a largest extent
-    pick_note += " (dyn: not tuned)";
-    if (!dyn->bounded() && dyn->sizes_workspace() && tunable.chosen.split_k > 1) {
-      tunable.chosen.split_k = 1;
-      pick_note += ", one K slice (the size class has no largest value to size a workspace for)";
+  // [Note: dyn matmul]: a dyn product is tuned per bucket and size class (the tuned store's key
+  // holds both, tuning_key_text), timed at the value it is tuned at; a class without a largest
+  // value has no K slices (no workspace size), so neither the heuristic nor a candidate takes them.
+  if (dyn != nullptr) {
+    tunable.what += fmt::format(" ({})", dyn->text);
+    if (!dyn->bounded() && dyn->sizes_workspace()) {
+      std::erase_if(tunable.candidates, [](const TmaPick& c) { return c.split_k > 1; });
+      if (tunable.heuristic.split_k > 1) {
+        tunable.heuristic.split_k = 1;
+        pick_note += ", one K slice (the size class has no largest value to size a workspace for)";
+        if (std::find(tunable.candidates.begin(), tunable.candidates.end(), tunable.heuristic) == tunable.candidates.end())
+          tunable.candidates.insert(tunable.candidates.begin(), tunable.heuristic);
+      }
+      tunable.chosen = tunable.heuristic;
     }
-  } else if (auto it = p.target().tma_picks.find(kn.anchor); it != p.target().tma_picks.end()) {
+  }
+  if (auto it = p.target().tma_picks.find(kn.anchor); it != p.target().tma_picks.end()) {
     if (std::find(tunable.candidates.begin(), tunable.candidates.end(), it->second.pick) != tunable.candidates.end()) {
       tunable.chosen = it->second.pick;
       tunable.origin = it->second.origin;
@@ -856,7 +866,7 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
     }
   }
   tma_apply(mg, tunable.chosen);
-  if (dyn == nullptr) p.add_tunable(tunable);
+  p.add_tunable(tunable);
   const bool split = mg.split_k > 1 || softmax;
   mg.vec_c = split ? op.n % 4 == 0 : vec_c && !g.swap_ab;   // the workspace is 16-byte aligned; swap_ab stores by element
   // The reduce re-reads the workspace from L2. swap_ab's transposed stores fill each 32-byte sector

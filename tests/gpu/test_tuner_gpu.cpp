@@ -1,8 +1,8 @@
 // The tuner on the GPU (issue 20; docs/api.md, "Tuning"): Op::tune runs every candidate of a
 // bf16 product, each checked against the float64 reference before it is timed, and stores the
 // winner; a new runtime (tuning = stored) plans with it and its output still matches the
-// reference; on-first-call tunes a long-K tf32 product (split-K candidates) on the first
-// specialization.
+// reference; a dyn product tuned at one value serves its bucket and size class; on-first-call
+// tunes a long-K tf32 product (split-K candidates) on the first specialization.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -22,6 +22,12 @@ op mm16 {
   in  a: bf16[M, K]
   in  b: bf16[K, N]
   out c = matmul(a, b)
+}
+op lin_dyn {
+  dims dyn M, N = 1024, K = 512
+  in  x: bf16[M, K]
+  in  w: bf16[N, K]
+  out y = relu(matmul(x, transpose(w)))
 }
 op long_k {
   dims M = 256, N = 256, K = 16384
@@ -90,6 +96,49 @@ TEST_CASE("gpu: Op::tune checks and times every candidate, stores the winner, an
 
   Runtime off(with_cache((dir / "cache").string(), "off"));
   CHECK(off.load_file(spec).op("mm16").specialize(Bindings{}).plan_text().find("config: heuristic") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("gpu: a dyn matmul tuned at one value plans its bucket and size class with the pick") {
+  KILN_REQUIRE_GPU();
+  const fs::path dir = fs::temp_directory_path() / fmt::format("kiln-tune-dyn-{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string spec = spec_file(dir);
+  TuneResult r;
+  {
+    Runtime rt(with_cache((dir / "cache").string(), "off"));
+    TuneOptions o;
+    o.iters = 20;
+    o.progress = [](const std::string& line) { std::printf("%s\n", line.c_str()); };
+    r = rt.load_file(spec).op("lin_dyn").tune(Bindings{{{"M", 1000}}, {}}, o);
+  }
+  CHECK(r.checked_against == "the float64 reference");
+  REQUIRE(r.products.size() == 1);
+  const auto& p = r.products[0];
+  CHECK(p.what.find("dyn M") != std::string::npos);
+  CHECK(p.candidates.size() >= 4);
+  for (const auto& c : p.candidates) {
+    CAPTURE(c.config);
+    CHECK_MESSAGE(c.correct, c.note);
+  }
+  CHECK(p.best_ms <= p.heuristic_ms);
+  std::printf("tuned lin_dyn at M = 1000: best %s %.4f ms, heuristic %s %.4f ms\n", p.best.c_str(), p.best_ms,
+              p.heuristic.c_str(), p.heuristic_ms);
+  REQUIRE(!r.stored_path.empty());
+  // M = 1001 is in 1000's bucket and size class: the stored pick plans it, and the kernel that
+  // serves the class is checked at values of the class other than the one tuned at.
+  Runtime stored(with_cache((dir / "cache").string(), "stored"));
+  const std::string plan = stored.load_file(spec).op("lin_dyn").specialize(Bindings{{{"M", 1001}}, {}}).plan_text();
+  CHECK(plan.find("config: tuned") != std::string::npos);
+  for (std::int64_t m : {1001, 777, 1003}) {
+    CAPTURE(m);
+    OpCheckOptions co;
+    co.seed = static_cast<std::uint64_t>(m);
+    const OpCheck check = run_and_check(stored, spec, "lin_dyn", Bindings{{{"M", m}}, {}}, co);
+    CHECK(check.checked);
+    CHECK(check.ok);
+  }
   fs::remove_all(dir);
 }
 

@@ -4,6 +4,7 @@
 // and the runtime applying a stored pick (or not: tuning off, an illegal pick).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -25,6 +26,12 @@ const char* kSpec =
     "  in  b: bf16[K, N]\n"
     "  out c = matmul(a, b)\n"
     "}\n"
+    "op lin_dyn {\n"
+    "  dims dyn M = 1000, N = 1024, K = 512\n"
+    "  in  x: bf16[M, K]\n"
+    "  in  w: bf16[N, K]\n"
+    "  out y = matmul(x, transpose(w))\n"
+    "}\n"
     "op scale {\n"
     "  dims dyn N = 1000, C = 64\n"
     "  in  x: f32[N, C]\n"
@@ -45,14 +52,15 @@ struct TempDir {
   ~TempDir() { fs::remove_all(path); }
 };
 
-std::string plan_text_with(const std::string& cache, const std::string& tuning) {
+std::string plan_text_with(const std::string& cache, const std::string& tuning, const std::string& op = "mm16",
+                           const kiln::Bindings& bindings = {}) {
   kiln::Options o;
   o.arch = "sm_90a";
   o.cache_dir = cache;
   o.tuning = tuning;
   ::setenv("KILN_TUNING_DEVICE", "Test GPU 80GB", 1);
   kiln::Runtime rt(o);   // use_environment: KILN_TUNING_DEVICE
-  auto text = rt.load_string(kSpec, "tuned.kiln").op("mm16").specialize(kiln::Bindings{}).plan_text();
+  auto text = rt.load_string(kSpec, "tuned.kiln").op(op).specialize(bindings).plan_text();
   ::unsetenv("KILN_TUNING_DEVICE");
   return text;
 }
@@ -120,6 +128,39 @@ TEST_CASE("Options::tuning: a stored pick re-plans the op, off and illegal picks
   REQUIRE(kiln::store_tuned(kiln::tuned_path(dir.path.string(), key), key, {{t.anchor, {bad, "tuned (stale)"}}}, &error));
   const std::string stale = plan_text_with(dir.path.string(), "stored");
   CHECK(stale.find("config: heuristic (the pick " + bad.text() + ", tuned (stale), is not legal") != std::string::npos);
+}
+
+TEST_CASE("tuned store: a dyn matmul is tuned per bucket and size class, and a stored pick serves the class") {
+  const auto at1000 = plan_of("lin_dyn", {{"M", 1000}});
+  REQUIRE(at1000.tunables.size() == 1);
+  const auto& t = at1000.tunables[0];
+  CHECK(std::find(t.candidates.begin(), t.candidates.end(), t.heuristic) != t.candidates.end());
+  CHECK(t.what.find("dyn M: M in the size class") != std::string::npos);
+  // The key: the bucket and the class, never the value.
+  const auto key = kiln::tuning_key_text(at1000, "Test GPU 80GB");
+  const auto& thresholds = at1000.dyn_thresholds.at("M");
+  const std::string klass = kiln::dyn_class_text(thresholds, kiln::dyn_class(thresholds, 1000));
+  CHECK(key.find("M=dyn(general, class " + klass + ")") != std::string::npos);
+  CHECK(key == kiln::tuning_key_text(plan_of("lin_dyn", {{"M", 1001}}), "Test GPU 80GB"));
+  CHECK(key != kiln::tuning_key_text(plan_of("lin_dyn", {{"M", 1008}}), "Test GPU 80GB"));   // multiple of 16
+  const std::int64_t other = thresholds.back() + 1;   // the top class
+  CHECK(kiln::dyn_class(thresholds, other) != kiln::dyn_class(thresholds, 1001));
+  CHECK(key != kiln::tuning_key_text(plan_of("lin_dyn", {{"M", other}}), "Test GPU 80GB"));
+  // The top class has no largest value to size a workspace for: no candidate has K slices.
+  const auto top = plan_of("lin_dyn", {{"M", 200000}});
+  REQUIRE(top.tunables.size() == 1);
+  for (const auto& c : top.tunables[0].candidates) CHECK(c.split_k == 1);
+  // A pick stored at M = 1000 plans M = 1001 (same bucket and class), not M = 1008.
+  TempDir dir;
+  kiln::TmaPick pick = t.candidates.front();
+  if (pick == t.heuristic) pick = t.candidates.back();
+  std::string error;
+  REQUIRE(kiln::store_tuned(kiln::tuned_path(dir.path.string(), key), key, {{t.anchor, {pick, "tuned 0.0200 ms (test)"}}},
+                            &error));
+  const std::string same = plan_text_with(dir.path.string(), "stored", "lin_dyn", kiln::Bindings{{{"M", 1001}}, {}});
+  CHECK(same.find("config: tuned 0.0200 ms (test)") != std::string::npos);
+  const std::string other_bucket = plan_text_with(dir.path.string(), "stored", "lin_dyn", kiln::Bindings{{{"M", 1008}}, {}});
+  CHECK(other_bucket.find("config: heuristic") != std::string::npos);
 }
 
 TEST_CASE("Options::tuning: a bad value is an ArgumentError naming it") {
