@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -37,22 +39,59 @@ int device_sm_count(int device) {
   return count;
 }
 
-unsigned long long allocate_async(std::size_t bytes, CUstream stream) {
+// [Note: the scratch pool]
+// A launch's scratch (intermediates, workspaces) is allocated on its stream before the kernels
+// and freed on it after them, from a memory pool kiln creates per device. The device's default
+// pool (cuMemAllocAsync) has a release threshold of 0: at every synchronization it returns freed
+// memory to the driver, so a caller that synchronizes between calls paid a fresh mapping on
+// each (a 1000³ bf16 product with two K slices, 8 MB of workspace: 0.069-0.078 ms a call
+// against 0.013-0.021 without slices, in the tuner's timing loop, which synchronizes every
+// launch; bench/results/2026-12-04-h200-run19). kiln's pool keeps up to kScratchKeepBytes of
+// what it has freed across synchronizations (its release threshold), so the scratch of the
+// common call stays mapped; a larger scratch (a 1 GiB intermediate) goes back to the driver at
+// the next synchronization as before, so kiln never sits on more than that much memory that
+// other allocations of the process could use. It is not the device's current pool: other
+// libraries' cudaMallocAsync keep their own. Options::scratch replaces it with the caller's
+// allocator.
+constexpr cuuint64_t kScratchKeepBytes = cuuint64_t{256} << 20;
+
+namespace {
+CUmemoryPool scratch_pool(int device) {
+  static std::mutex mutex;
+  static std::map<int, CUmemoryPool> pools;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = pools.find(device); it != pools.end()) return it->second;
+  auto& d = driver();
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = device;
+  CUmemoryPool pool = nullptr;
+  check(d.mem_pool_create(&pool, &props), "cuMemPoolCreate");
+  cuuint64_t keep = kScratchKeepBytes;
+  check(d.mem_pool_set_attribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep), "cuMemPoolSetAttribute");
+  pools.emplace(device, pool);
+  return pool;
+}
+}  // namespace
+
+unsigned long long allocate_async(std::size_t bytes, CUstream stream, int device) {
   auto& d = driver();
   CUdeviceptr ptr = 0;
-  const CUresult r = d.mem_alloc_async ? d.mem_alloc_async(&ptr, bytes, stream) : d.mem_alloc(&ptr, bytes);
+  const CUresult r = d.mem_alloc_from_pool_async(&ptr, bytes, scratch_pool(device), stream);
   if (r != CUDA_SUCCESS) {
     const char* name = nullptr;
     d.get_error_name(r, &name);
-    throw CudaError(fmt::format("cuMemAllocAsync of {} bytes of scratch failed: {}", bytes, name ? name : "?"),
-                    "cuMemAllocAsync", static_cast<int>(r), name ? name : "?");
+    throw CudaError(fmt::format("cuMemAllocFromPoolAsync of {} bytes of scratch failed: {}", bytes, name ? name : "?"),
+                    "cuMemAllocFromPoolAsync", static_cast<int>(r), name ? name : "?");
   }
   return ptr;
 }
 
 void free_async(unsigned long long ptr, CUstream stream) noexcept {
   auto& d = driver();
-  const CUresult r = d.mem_free_async ? d.mem_free_async(ptr, stream) : d.mem_free(ptr);
+  const CUresult r = d.mem_free_async(ptr, stream);
   if (r != CUDA_SUCCESS) log_warning(fmt::format("freeing scratch memory failed (CUresult {})", static_cast<int>(r)));
 }
 

@@ -57,8 +57,10 @@ Driver load_driver() {
                     "dlopen", static_cast<int>(CUDA_ERROR_NO_DEVICE), "CUDA_ERROR_NO_DEVICE");
   }
   resolve(d, d.init, {"cuInit"});
-  resolve(d, d.mem_alloc_async, {"cuMemAllocAsync"});
   resolve(d, d.mem_free_async, {"cuMemFreeAsync"});
+  resolve(d, d.mem_pool_create, {"cuMemPoolCreate"});
+  resolve(d, d.mem_pool_set_attribute, {"cuMemPoolSetAttribute"});
+  resolve(d, d.mem_alloc_from_pool_async, {"cuMemAllocFromPoolAsync"});
   resolve(d, d.driver_get_version, {"cuDriverGetVersion"});
   resolve(d, d.get_error_name, {"cuGetErrorName"});
   resolve(d, d.get_error_string, {"cuGetErrorString"});

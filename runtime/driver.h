@@ -54,8 +54,10 @@ struct Driver {
   decltype(&::cuLaunchKernel) launch_kernel = nullptr;
   decltype(&::cuMemAlloc) mem_alloc = nullptr;               // _v2
   decltype(&::cuMemFree) mem_free = nullptr;                 // _v2
-  decltype(&::cuMemAllocAsync) mem_alloc_async = nullptr;    // stream-ordered scratch
-  decltype(&::cuMemFreeAsync) mem_free_async = nullptr;
+  decltype(&::cuMemFreeAsync) mem_free_async = nullptr;      // stream-ordered scratch
+  decltype(&::cuMemPoolCreate) mem_pool_create = nullptr;                   // kiln's scratch pool per device
+  decltype(&::cuMemPoolSetAttribute) mem_pool_set_attribute = nullptr;
+  decltype(&::cuMemAllocFromPoolAsync) mem_alloc_from_pool_async = nullptr;
   decltype(&::cuMemGetInfo) mem_get_info = nullptr;          // _v2
   decltype(&::cuMemcpyHtoD) memcpy_htod = nullptr;           // _v2
   decltype(&::cuMemcpyDtoH) memcpy_dtoh = nullptr;           // _v2

@@ -342,7 +342,7 @@ const ExecutableImpl::Loaded& ExecutableImpl::functions_for(void* context) {
                  : fmt::format("Options::arch (or KILN_ARCH) asks for {} on every device; leave it empty to plan for "
                                "each device its own", rt->options.arch));
   compile_all_kernels();
-  Loaded fresh{context, {}, {}};
+  Loaded fresh{context, device, {}, {}};
   for (std::size_t k = 0; k < sources.size(); ++k) {
     const auto& src = sources[k];
     fresh.functions.push_back(rt->function(compiled(k), src.entry, context));
@@ -484,16 +484,28 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
   const Loaded& fns = functions_for(context != nullptr ? context : current_context(nullptr));
   const auto& ir = plan.ir();
   CUstream s = static_cast<CUstream>(stream);
-  // Scratch from the stream-ordered pool, laid out by the launch state.
+  // Scratch, laid out by the launch state: from kiln's stream-ordered pool ([Note: the scratch
+  // pool] in device.cpp) or the caller's Options::scratch, freed on the stream after the kernels.
+  const std::size_t scratch_bytes = static_cast<std::size_t>(state->scratch_bytes);
+  ScratchAllocator* const user = rt->options.scratch.get();
   unsigned long long base = 0;
-  if (state->scratch_bytes > 0) base = allocate_async(static_cast<std::size_t>(state->scratch_bytes), s);
+  if (scratch_bytes > 0)
+    base = user != nullptr ? reinterpret_cast<unsigned long long>(user->allocate(scratch_bytes, stream))
+                           : allocate_async(scratch_bytes, s, fns.device);
   struct ScratchGuard {
     unsigned long long ptr;
-    CUstream stream;
+    std::size_t bytes;
+    Stream stream;
+    ScratchAllocator* user;
     ~ScratchGuard() {
-      if (ptr) free_async(ptr, stream);
+      if (ptr == 0) return;
+      if (user != nullptr) user->deallocate(reinterpret_cast<void*>(ptr), bytes, stream);
+      else free_async(ptr, static_cast<CUstream>(stream));
     }
-  } guard{base, s};
+  } guard{base, scratch_bytes, stream, user};
+  KILN_CHECK(scratch_bytes == 0 || (base != 0 && base % 256 == 0), ArgumentError,
+             "{} ({}): Options::scratch returned {:#x} for {} bytes of scratch; it must return device memory "
+             "aligned to 256 bytes", ir.op_name, bindings, base, scratch_bytes);
   const std::size_t outputs_at = ir.params.size();
   auto address_of = [&](int buffer) -> unsigned long long {
     const auto& buf = plan.buffers[static_cast<std::size_t>(buffer)];

@@ -104,6 +104,7 @@ struct ExecutableImpl {
   // The kernels as loaded into one context, with the grids they launch with (resident_grid).
   struct Loaded {
     void* context;
+    int device;                        // the context's device
     std::vector<CUfunction> functions;
     std::vector<Dim3> grids;
   };

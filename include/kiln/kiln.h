@@ -222,6 +222,21 @@ class Arg {
 enum class Precision : std::uint8_t { fp32_accurate, ieee, tf32, tf32x3 };
 std::string_view precision_name(Precision p);
 
+// Where a launch's scratch (intermediate values and workspaces; docs/api.md, "Scratch memory")
+// comes from when Options::scratch is set: allocate() is called on the launch's stream before its
+// kernels are enqueued, deallocate() with the same pointer and size after them (also when a launch
+// fails after allocating). Memory handed out again must be ordered after the work enqueued on that
+// stream before its deallocate(), as a stream-ordered or caching allocator (PyTorch's) gives it.
+// allocate() returns device memory of the launch's device, 256-byte aligned, or throws (the
+// exception reaches the caller and nothing is launched); a null or misaligned pointer is an
+// ArgumentError. Calls come from any thread that launches.
+class ScratchAllocator {
+ public:
+  virtual ~ScratchAllocator() = default;
+  virtual void* allocate(std::size_t bytes, Stream stream) = 0;
+  virtual void deallocate(void* ptr, std::size_t bytes, Stream stream) noexcept = 0;
+};
+
 struct Options {
   std::string cache_dir;       // empty: $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln
   bool disk_cache = true;      // false: memory tier only
@@ -243,6 +258,9 @@ struct Options {
   // "on-first-call" (as stored; on a miss, tune in-process first and store the winner: the first
   // call takes seconds). Empty: $KILN_TUNING, else stored.
   std::string tuning;
+  // The launches' scratch: null, kiln's stream-ordered pool per device (docs/api.md, "Scratch
+  // memory"); else the caller's allocator.
+  std::shared_ptr<ScratchAllocator> scratch;
   bool use_environment = true; // false: ignore every KILN_* variable (tests)
 };
 

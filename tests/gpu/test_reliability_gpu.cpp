@@ -1,8 +1,11 @@
-// Reliability on the GPU (issue 7): running out of device memory for scratch,
-// and ops over more than 2^31 elements (int64 indexing). The values are chosen so
+// Reliability on the GPU (issue 7): running out of device memory for scratch, a caller's
+// scratch allocator and its failures, and ops over more than 2^31 elements (int64 indexing). The values are chosen so
 // that every result is exact in its dtype: a wrong index cannot hide behind a
 // tolerance.
 #include <cinttypes>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -108,9 +111,10 @@ TEST_CASE("gpu: out of device memory for scratch is a CudaError naming the size,
   INFO("error: " << message);
   REQUIRE(!message.empty());
   // The message names the bytes asked for: the intermediate plus the plan's other scratch.
-  const auto at = message.find("cuMemAllocAsync of ");
+  const auto at = message.find("cuMemAllocFromPoolAsync of ");
   REQUIRE(at != std::string::npos);
-  const std::size_t asked = std::strtoull(message.c_str() + at + std::strlen("cuMemAllocAsync of "), nullptr, 10);
+  const std::size_t asked =
+      std::strtoull(message.c_str() + at + std::strlen("cuMemAllocFromPoolAsync of "), nullptr, 10);
   CHECK(asked >= intermediate);
   CHECK(asked < intermediate + (std::size_t{1} << 20));
   std::printf("scratch OOM: \"%s\"\n", message.c_str());
@@ -125,6 +129,104 @@ TEST_CASE("gpu: out of device memory for scratch is a CudaError naming the size,
   CHECK(y.download_as<float>() == first);
   std::printf("scratch OOM: free memory %.1f MiB before, %.1f MiB after\n", free_before / 1048576.0,
               free_after / 1048576.0);
+}
+
+namespace {
+
+// A caller's scratch allocator (Options::scratch) for the test: cuMemAlloc'd blocks, handed out
+// `offset` bytes in; deallocate() only records (the kernels may still run: the blocks are freed
+// after a synchronize, by release()), or throws when told to.
+struct RecordingScratch : ScratchAllocator {
+  std::size_t offset = 0;
+  bool fail = false;
+  std::vector<std::pair<CUdeviceptr, std::size_t>> allocated, deallocated;
+  std::vector<Stream> streams;
+  void* allocate(std::size_t bytes, Stream stream) override {
+    if (fail) throw std::runtime_error("the arena is full");
+    CUdeviceptr p = 0;
+    check(driver().mem_alloc(&p, bytes + offset), "cuMemAlloc");
+    allocated.emplace_back(p + offset, bytes);
+    streams.push_back(stream);
+    return reinterpret_cast<void*>(p + offset);
+  }
+  void deallocate(void* ptr, std::size_t bytes, Stream) noexcept override {
+    deallocated.emplace_back(reinterpret_cast<CUdeviceptr>(ptr), bytes);
+  }
+  void release() {
+    synchronize();
+    for (const auto& [p, bytes] : allocated) check(driver().mem_free(p - offset), "cuMemFree");
+    allocated.clear();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("gpu: a caller's scratch allocator serves every launch, and its failures reach the caller") {
+  KILN_REQUIRE_GPU();
+  const std::int64_t R = 300, C = 1000;
+  auto scratch = std::make_shared<RecordingScratch>();
+  Options options;
+  options.disk_cache = false;
+  options.scratch = scratch;
+  Runtime rt(options);
+  Executable exe = rt.load_string(kSpec, "reliability.kiln").op("two_steps").specialize({{"R", R}, {"C", C}});
+  std::vector<float> host(static_cast<std::size_t>(R * C));
+  for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(bit_at(static_cast<std::int64_t>(i)));
+  DeviceBuffer x(host.size() * 4), y(R * 4);
+  x.upload(host.data(), host.size() * 4);
+  Stream stream = nullptr;
+  check(driver().stream_create(reinterpret_cast<CUstream*>(&stream), 0), "cuStreamCreate");
+  auto run = [&] {
+    exe.launch(stream, {TensorRef(x.data(), DType::f32, {R, C}), TensorRef(y.data(), DType::f32, {R})});
+  };
+  // The expected row sums of the prefix sums, exact in f32.
+  std::vector<float> want(static_cast<std::size_t>(R));
+  for (std::int64_t r = 0; r < R; ++r) {
+    double prefix = 0, total = 0;
+    for (std::int64_t c = 0; c < C; ++c) total += prefix += host[static_cast<std::size_t>(r * C + c)];
+    want[static_cast<std::size_t>(r)] = static_cast<float>(total);
+  }
+  for (int i = 0; i < 3; ++i) {
+    y.memset32(0xffffffffu);
+    run();
+    check(driver().stream_synchronize(static_cast<CUstream>(stream)), "cuStreamSynchronize");
+    CHECK(y.download_as<float>() == want);
+  }
+  // One allocation a launch, on the launch's stream, of at least the intermediate, each
+  // deallocated with its pointer and size.
+  REQUIRE(scratch->allocated.size() == 3);
+  CHECK(scratch->deallocated == scratch->allocated);
+  for (const auto& [p, bytes] : scratch->allocated) CHECK(bytes >= static_cast<std::size_t>(R * C * 4));
+  for (Stream s : scratch->streams) CHECK(s == stream);
+  scratch->release();
+  scratch->deallocated.clear();
+
+  // Misaligned memory: an ArgumentError naming it, nothing launched, the block given back.
+  scratch->offset = 16;
+  y.memset32(0xffffffffu);
+  try {
+    run();
+    FAIL("no error");
+  } catch (const ArgumentError& e) {
+    CHECK(std::string(e.what()).find("Options::scratch returned") != std::string::npos);
+    CHECK(std::string(e.what()).find("aligned to 256 bytes") != std::string::npos);
+  }
+  CHECK(scratch->deallocated == scratch->allocated);
+  scratch->release();
+  scratch->deallocated.clear();
+  // The allocator's own failure reaches the caller unchanged; nothing launched.
+  scratch->offset = 0;
+  scratch->fail = true;
+  try {
+    run();
+    FAIL("no error");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()) == "the arena is full");
+  }
+  synchronize();
+  for (float v : y.download_as<float>()) CHECK(std::isnan(v));
+  CHECK(scratch->deallocated.empty());
+  check(driver().stream_destroy(static_cast<CUstream>(stream)), "cuStreamDestroy");
 }
 
 TEST_CASE("gpu: ops over more than 2^31 elements are correct (int64 indexing)") {
