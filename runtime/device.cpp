@@ -46,7 +46,9 @@ int device_sm_count(int device) {
 // memory to the driver, so a caller that synchronizes between calls paid a fresh mapping on
 // each (a 1000³ bf16 product with two K slices, 8 MB of workspace: 0.069-0.078 ms a call
 // against 0.013-0.021 without slices, in the tuner's timing loop, which synchronizes every
-// launch; bench/results/2026-12-04-h200-run19). kiln's pool keeps up to kScratchKeepBytes of
+// launch; bench/results/2026-12-04-h200-run19; with this pool 0.020-0.029 ms, and `kiln run`,
+// which synchronizes too, 0.061 -> 0.021 ms for 4 MB of workspace, -run20). kiln's pool keeps up
+// to kScratchKeepBytes of
 // what it has freed across synchronizations (its release threshold), so the scratch of the
 // common call stays mapped; a larger scratch (a 1 GiB intermediate) goes back to the driver at
 // the next synchronization as before, so kiln never sits on more than that much memory that
