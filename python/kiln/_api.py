@@ -23,7 +23,11 @@ class Options:
     of a conv or the planes of a pool: one compile per bucket of sizes) or "specialized" (every
     dim baked in); None: $KILN_SHAPES, else "generic". tuning: measured GEMM configs, "off",
     "stored" (what `kiln tune` stored for this op, shape and device) or "on-first-call" (tune on a
-    miss, then store); None: $KILN_TUNING, else "stored"."""
+    miss, then store); None: $KILN_TUNING, else "stored". scratch: where a call's scratch
+    (intermediates, workspaces) comes from: None, kiln's own stream-ordered pool per device; else
+    an object with allocate(nbytes, stream) -> device address and deallocate(ptr, nbytes, stream),
+    stream the CUstream as an int, with stream-ordered reuse (kiln.torch.caching_allocator()
+    gives PyTorch's; docs/api.md, "Scratch memory")."""
 
     cache_dir: Optional[str] = None
     disk_cache: bool = True
@@ -33,6 +37,7 @@ class Options:
     use_environment: bool = True
     shapes: Optional[str] = None
     tuning: Optional[str] = None
+    scratch: Optional[Any] = None
 
 
 _runtimes = {}
@@ -49,7 +54,7 @@ def _runtime(options):
         if rt is None:
             rt = _kiln.Runtime(options.cache_dir or "", options.disk_cache, options.arch or "", options.precision,
                                options.template_dir or "", options.use_environment, options.shapes or "",
-                               options.tuning or "")
+                               options.tuning or "", options.scratch)
             _runtimes[options] = rt
         return rt
 

@@ -225,3 +225,29 @@ def library_op(op: Op, name: Optional[str] = None, namespace: str = "kiln", **co
     operator = getattr(getattr(torch.ops, namespace), name)
     _made[qualified] = (op, dict(consts), operator)
     return operator
+
+
+class _CachingAllocator:
+    """kiln.Options(scratch=...) through PyTorch's CUDA caching allocator: a call's scratch
+    (intermediates, workspaces) is a block of PyTorch's cache on the call's stream, reused in that
+    stream's order, counted by torch.cuda.memory_stats, and freed by torch.cuda.empty_cache like
+    PyTorch's own."""
+
+    def allocate(self, nbytes: int, stream: int) -> int:
+        return torch.cuda.caching_allocator_alloc(nbytes, torch.cuda.current_device(), stream)
+
+    def deallocate(self, ptr: int, nbytes: int, stream: int) -> None:
+        torch.cuda.caching_allocator_delete(ptr)
+
+    def __repr__(self) -> str:
+        return "kiln.torch.caching_allocator()"
+
+
+_CACHING_ALLOCATOR = _CachingAllocator()
+
+
+def caching_allocator() -> Any:
+    """The scratch allocator for kiln.Options(scratch=kiln.torch.caching_allocator()): PyTorch's
+    CUDA caching allocator instead of kiln's own pool (docs/python.md, "Scratch memory"). One
+    object, so equal Options share one runtime."""
+    return _CACHING_ALLOCATOR

@@ -397,6 +397,42 @@ void on_device(int device, F&& launch) {
 // holds the GIL while it waits for that lock.
 PyObject* g_log = nullptr;   // a strong reference, kept until replaced
 
+// Options::scratch from Python (kiln.Options(scratch=...)): an object with allocate(nbytes, stream)
+// returning a device address and deallocate(ptr, nbytes, stream), stream the CUstream as an int.
+// A launch calls it with the GIL released, so each call takes it. An exception from allocate
+// reaches the caller (nanobind carries it through the launch); one from deallocate, which must
+// not throw, is reported as unraisable.
+struct PyScratch final : kiln::ScratchAllocator {
+  nb::object allocator;
+  explicit PyScratch(nb::object a) : allocator(std::move(a)) {}
+  ~PyScratch() override {
+    if (!Py_IsInitialized()) {
+      (void)allocator.release();   // the interpreter is gone: nothing to release it to
+      return;
+    }
+    nb::gil_scoped_acquire gil;
+    allocator.reset();
+  }
+  void* allocate(std::size_t bytes, kiln::Stream stream) override {
+    nb::gil_scoped_acquire gil;
+    nb::object address = allocator.attr("allocate")(bytes, reinterpret_cast<std::uintptr_t>(stream));
+    if (!nb::isinstance<nb::int_>(address))
+      throw kiln::ArgumentError("Options.scratch.allocate returned " + nb::cast<std::string>(nb::repr(address)) +
+                                ", not a device address (int)");
+    return reinterpret_cast<void*>(nb::cast<std::uintptr_t>(address));
+  }
+  void deallocate(void* ptr, std::size_t bytes, kiln::Stream stream) noexcept override {
+    if (!Py_IsInitialized()) return;
+    nb::gil_scoped_acquire gil;
+    try {
+      allocator.attr("deallocate")(reinterpret_cast<std::uintptr_t>(ptr), bytes, reinterpret_cast<std::uintptr_t>(stream));
+    } catch (nb::python_error& e) {
+      e.discard_as_unraisable("kiln.Options.scratch.deallocate");
+    } catch (...) {
+    }
+  }
+};
+
 void route_logs(nb::object log) {
   if (log.is_none()) {
     kiln::set_log_handler({});
@@ -502,8 +538,15 @@ NB_MODULE(_kiln, m) {
           "__init__",
           [](kiln::Runtime* self, const std::string& cache_dir, bool disk_cache, const std::string& arch,
              const std::string& precision, const std::string& template_dir, bool use_environment,
-             const std::string& shapes, const std::string& tuning) {
+             const std::string& shapes, const std::string& tuning, nb::object scratch) {
             kiln::Options o;
+            if (!scratch.is_none()) {
+              if (!nb::hasattr(scratch, "allocate") || !nb::hasattr(scratch, "deallocate"))
+                throw kiln::ArgumentError("Options.scratch must have allocate(nbytes, stream) and "
+                                          "deallocate(ptr, nbytes, stream), not be " +
+                                          nb::cast<std::string>(nb::repr(scratch)));
+              o.scratch = std::make_shared<PyScratch>(scratch);
+            }
             o.cache_dir = cache_dir;
             o.disk_cache = disk_cache;
             o.arch = arch;
@@ -515,7 +558,7 @@ NB_MODULE(_kiln, m) {
             new (self) kiln::Runtime(o);
           },
           nb::arg("cache_dir"), nb::arg("disk_cache"), nb::arg("arch"), nb::arg("precision"), nb::arg("template_dir"),
-          nb::arg("use_environment"), nb::arg("shapes"), nb::arg("tuning") = "")
+          nb::arg("use_environment"), nb::arg("shapes"), nb::arg("tuning") = "", nb::arg("scratch").none() = nb::none())
       .def("load_file", &kiln::Runtime::load_file, nb::arg("path"), release())
       .def("load_string", &kiln::Runtime::load_string, nb::arg("text"), nb::arg("name"), release())
       .def("preload", &kiln::Runtime::preload, nb::arg("pack_path"), release())

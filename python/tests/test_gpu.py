@@ -365,3 +365,67 @@ def test_two_streams_one_device(prog):
     torch.cuda.synchronize()
     for (a, b), y in zip(data, outs):
         assert torch.equal(y, torch.relu(a * 2 + b))
+
+
+_TWO_STEPS = "op two_steps {\n  dims R, C\n  in x: f32[R, C]\n  let s = cumsum(x, axis=1)\n  out y = sum(s, axis=1)\n}\n"
+
+
+class _Counting:
+    """A scratch allocator that counts its calls and hands them to another one."""
+
+    def __init__(self, inner):
+        self.inner, self.calls = inner, []
+
+    def allocate(self, nbytes, stream):
+        self.calls.append(("allocate", nbytes, stream))
+        return self.inner.allocate(nbytes, stream)
+
+    def deallocate(self, ptr, nbytes, stream):
+        self.calls.append(("deallocate", nbytes, stream))
+        self.inner.deallocate(ptr, nbytes, stream)
+
+
+def test_scratch_from_pytorchs_caching_allocator(tmp_path):
+    """Options(scratch=kiln.torch.caching_allocator()): the cumsum's intermediate is a block of
+    PyTorch's cache on the call's stream; the result is exact."""
+    counting = _Counting(kiln.torch.caching_allocator())
+    options = kiln.Options(cache_dir=str(tmp_path / "cache"), scratch=counting)
+    op = kiln.loads(_TWO_STEPS, name="scratch.kiln", options=options).two_steps
+    x = (torch.arange(300 * 1000, device="cuda").reshape(300, 1000) % 3).float()
+    want = x.double().cumsum(1).sum(1)
+    before = torch.cuda.memory_stats()["allocation.all.allocated"]
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        y = op(x)
+    s.synchronize()
+    assert torch.equal(y.double(), want)
+    kinds = [c[0] for c in counting.calls]
+    assert kinds == ["allocate", "deallocate"]
+    assert counting.calls[0][1] >= 300 * 1000 * 4 and counting.calls[0][2] == s.cuda_stream
+    assert counting.calls[1][1:] == counting.calls[0][1:]
+    # y and the scratch block both came from PyTorch's allocator.
+    assert torch.cuda.memory_stats()["allocation.all.allocated"] >= before + 2
+
+
+def test_a_scratch_allocator_that_fails_raises_and_launches_nothing(tmp_path):
+    class Broken:
+        def allocate(self, nbytes, stream):
+            raise MemoryError("the arena is full")
+
+        def deallocate(self, ptr, nbytes, stream):
+            raise AssertionError("nothing was allocated")
+
+    class NotAnAddress(Broken):
+        def allocate(self, nbytes, stream):
+            return "here"
+
+    x = torch.ones(64, 100, device="cuda")
+    for allocator, error, match in [(Broken(), MemoryError, "the arena is full"),
+                                    (NotAnAddress(), kiln.ArgumentError, "returned 'here', not a device address")]:
+        options = kiln.Options(cache_dir=str(tmp_path / "cache"), scratch=allocator)
+        op = kiln.loads(_TWO_STEPS, name="scratch.kiln", options=options).two_steps
+        y = torch.full((64,), float("nan"), device="cuda")
+        with pytest.raises(error, match=match):
+            op(x, out=y)
+        torch.cuda.synchronize()
+        assert torch.isnan(y).all()

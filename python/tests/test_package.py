@@ -3,7 +3,7 @@
 import pytest
 
 import kiln
-from conftest import SPECS, FakeCuda, FakeHost
+from conftest import SPECS, FakeCuda, FakeHost, import_torch
 
 RELU_ADD = """
 op relu_add {
@@ -291,3 +291,18 @@ def test_preload_of_a_missing_or_damaged_pack_names_it(options, tmp_path):
     damaged.write_bytes(b"not a pack at all")
     with pytest.raises(kiln.ArgumentError, match="not a kiln pack"):
         kiln.preload(damaged, options)
+
+
+def test_options_scratch_needs_allocate_and_deallocate():
+    """kiln.Options(scratch=...) takes an allocator object (docs/api.md, "Scratch memory"); anything
+    else is an ArgumentError when the runtime is made. Equal Options share one runtime."""
+    import_torch("kiln.torch.caching_allocator needs PyTorch")
+    import kiln.torch
+
+    text = "op a {\n  dims N = 4\n  in x: f32[N]\n  out y = x + 1.0\n}\n"
+    with pytest.raises(kiln.ArgumentError, match="Options.scratch must have allocate"):
+        kiln.loads(text, name="a.kiln", options=kiln.Options(disk_cache=False, scratch=object()))
+    a = kiln.Options(disk_cache=False, scratch=kiln.torch.caching_allocator())
+    b = kiln.Options(disk_cache=False, scratch=kiln.torch.caching_allocator())
+    assert a == b and hash(a) == hash(b)
+    assert kiln.loads(text, name="a.kiln", options=a).a is not None
