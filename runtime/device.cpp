@@ -48,11 +48,10 @@ int device_sm_count(int device) {
 // against 0.013-0.021 without slices, in the tuner's timing loop, which synchronizes every
 // launch; bench/results/2026-12-04-h200-run19; with this pool 0.020-0.029 ms, and `kiln run`,
 // which synchronizes too, 0.061 -> 0.021 ms for 4 MB of workspace, -run20). kiln's pool keeps up
-// to kScratchKeepBytes of
-// what it has freed across synchronizations (its release threshold), so the scratch of the
-// common call stays mapped; a larger scratch (a 1 GiB intermediate) goes back to the driver at
-// the next synchronization as before, so kiln never sits on more than that much memory that
-// other allocations of the process could use. It is not the device's current pool: other
+// to kScratchKeepBytes of what it has freed across synchronizations (its release threshold), so
+// the scratch of the common call stays mapped; a larger scratch (a 1 GiB intermediate) goes back
+// to the driver at the next synchronization as before, so kiln never sits on more than that much
+// memory that other allocations of the process could use. It is not the device's current pool: other
 // libraries' cudaMallocAsync keep their own. Options::scratch replaces it with the caller's
 // allocator.
 constexpr cuuint64_t kScratchKeepBytes = cuuint64_t{256} << 20;

@@ -849,8 +849,9 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
       if (tunable.heuristic.split_k > 1) {
         tunable.heuristic.split_k = 1;
         pick_note += ", one K slice (the size class has no largest value to size a workspace for)";
-        if (std::find(tunable.candidates.begin(), tunable.candidates.end(), tunable.heuristic) == tunable.candidates.end())
-          tunable.candidates.insert(tunable.candidates.begin(), tunable.heuristic);
+        auto& cands = tunable.candidates;
+        if (std::find(cands.begin(), cands.end(), tunable.heuristic) == cands.end())
+          cands.insert(cands.begin(), tunable.heuristic);
       }
       tunable.chosen = tunable.heuristic;
     }

@@ -425,7 +425,8 @@ struct PyScratch final : kiln::ScratchAllocator {
     if (!Py_IsInitialized()) return;
     nb::gil_scoped_acquire gil;
     try {
-      allocator.attr("deallocate")(reinterpret_cast<std::uintptr_t>(ptr), bytes, reinterpret_cast<std::uintptr_t>(stream));
+      allocator.attr("deallocate")(reinterpret_cast<std::uintptr_t>(ptr), bytes,
+                                   reinterpret_cast<std::uintptr_t>(stream));
     } catch (nb::python_error& e) {
       e.discard_as_unraisable("kiln.Options.scratch.deallocate");
     } catch (...) {
@@ -558,7 +559,8 @@ NB_MODULE(_kiln, m) {
             new (self) kiln::Runtime(o);
           },
           nb::arg("cache_dir"), nb::arg("disk_cache"), nb::arg("arch"), nb::arg("precision"), nb::arg("template_dir"),
-          nb::arg("use_environment"), nb::arg("shapes"), nb::arg("tuning") = "", nb::arg("scratch").none() = nb::none())
+          nb::arg("use_environment"), nb::arg("shapes"), nb::arg("tuning") = "",
+          nb::arg("scratch").none() = nb::none())
       .def("load_file", &kiln::Runtime::load_file, nb::arg("path"), release())
       .def("load_string", &kiln::Runtime::load_string, nb::arg("text"), nb::arg("name"), release())
       .def("preload", &kiln::Runtime::preload, nb::arg("pack_path"), release())

@@ -687,7 +687,8 @@ TEST_CASE("gpu: dyn M, N and K of batched matmuls against the float64 reference,
   const std::vector<std::int64_t> mn{1, 3, 16, 17, 64, 65, 100, 1000, 1001, 1008, 1025, 2049};
   const std::vector<std::int64_t> k{1, 7, 16, 40, 1000, 1009, 1024, 4096, 20001, 20008};
   check_dyn_ops(kBatchedSpec, "bmm.kiln", "dyn batched matmul",
-                {{"bmm_m_bf16", {"M", mn}}, {"bmm_m_tf32", {"M", mn}}, {"bmm_n_tf32", {"N", mn}}, {"bmm_n_f32", {"N", mn}},
+                {{"bmm_m_bf16", {"M", mn}}, {"bmm_m_tf32", {"M", mn}}, {"bmm_n_tf32", {"N", mn}},
+                 {"bmm_n_f32", {"N", mn}},
                  {"bmm_k_f32", {"K", k}}, {"bmm_k_f16", {"K", k}}, {"bmm_m_at", {"M", mn}},
                  {"bmm_m_bcast", {"M", mn}}});
 }

@@ -155,11 +155,12 @@ TEST_CASE("tuned store: a dyn matmul is tuned per bucket and size class, and a s
   kiln::TmaPick pick = t.candidates.front();
   if (pick == t.heuristic) pick = t.candidates.back();
   std::string error;
-  REQUIRE(kiln::store_tuned(kiln::tuned_path(dir.path.string(), key), key, {{t.anchor, {pick, "tuned 0.0200 ms (test)"}}},
-                            &error));
+  const std::map<int, kiln::TunedPick> picks{{t.anchor, {pick, "tuned 0.0200 ms (test)"}}};
+  REQUIRE(kiln::store_tuned(kiln::tuned_path(dir.path.string(), key), key, picks, &error));
   const std::string same = plan_text_with(dir.path.string(), "stored", "lin_dyn", kiln::Bindings{{{"M", 1001}}, {}});
   CHECK(same.find("config: tuned 0.0200 ms (test)") != std::string::npos);
-  const std::string other_bucket = plan_text_with(dir.path.string(), "stored", "lin_dyn", kiln::Bindings{{{"M", 1008}}, {}});
+  const std::string other_bucket =
+      plan_text_with(dir.path.string(), "stored", "lin_dyn", kiln::Bindings{{{"M", 1008}}, {}});
   CHECK(other_bucket.find("config: heuristic") != std::string::npos);
 }
 
