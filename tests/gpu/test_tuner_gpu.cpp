@@ -53,22 +53,31 @@ std::string spec_file(const fs::path& dir) {
   return p.string();
 }
 
+// An empty directory under the system's temporary one, for a test's spec and cache.
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("{}-{}", name, ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// Op::tune of `op` at `bindings` in a runtime of its own (tuning off), 20 timed launches a
+// candidate, progress printed; the winner is stored in dir/cache.
+TuneResult tune_in(const fs::path& dir, const std::string& spec, const std::string& op, const Bindings& bindings) {
+  Runtime rt(with_cache((dir / "cache").string(), "off"));
+  TuneOptions o;
+  o.iters = 20;
+  o.progress = [](const std::string& line) { std::printf("%s\n", line.c_str()); };
+  return rt.load_file(spec).op(op).tune(bindings, o);
+}
+
 }  // namespace
 
 TEST_CASE("gpu: Op::tune checks and times every candidate, stores the winner, and the runtime plans with it") {
   KILN_REQUIRE_GPU();
-  const fs::path dir = fs::temp_directory_path() / fmt::format("kiln-tune-gpu-{}", ::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fs::path dir = fresh_dir("kiln-tune-gpu");
   const std::string spec = spec_file(dir);
-  TuneResult r;
-  {
-    Runtime rt(with_cache((dir / "cache").string(), "off"));
-    TuneOptions o;
-    o.iters = 20;
-    o.progress = [](const std::string& line) { std::printf("%s\n", line.c_str()); };
-    r = rt.load_file(spec).op("mm16").tune(Bindings{}, o);
-  }
+  const TuneResult r = tune_in(dir, spec, "mm16", Bindings{});
   CHECK(r.checked_against == "the float64 reference");
   REQUIRE(r.products.size() == 1);
   const auto& p = r.products[0];
@@ -101,18 +110,9 @@ TEST_CASE("gpu: Op::tune checks and times every candidate, stores the winner, an
 
 TEST_CASE("gpu: a dyn matmul tuned at one value plans its bucket and size class with the pick") {
   KILN_REQUIRE_GPU();
-  const fs::path dir = fs::temp_directory_path() / fmt::format("kiln-tune-dyn-{}", ::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fs::path dir = fresh_dir("kiln-tune-dyn");
   const std::string spec = spec_file(dir);
-  TuneResult r;
-  {
-    Runtime rt(with_cache((dir / "cache").string(), "off"));
-    TuneOptions o;
-    o.iters = 20;
-    o.progress = [](const std::string& line) { std::printf("%s\n", line.c_str()); };
-    r = rt.load_file(spec).op("lin_dyn").tune(Bindings{{{"M", 1000}}, {}}, o);
-  }
+  const TuneResult r = tune_in(dir, spec, "lin_dyn", Bindings{{{"M", 1000}}, {}});
   CHECK(r.checked_against == "the float64 reference");
   REQUIRE(r.products.size() == 1);
   const auto& p = r.products[0];
@@ -144,9 +144,7 @@ TEST_CASE("gpu: a dyn matmul tuned at one value plans its bucket and size class 
 
 TEST_CASE("gpu: tuning = on-first-call tunes a split-K product on its first specialization") {
   KILN_REQUIRE_GPU();
-  const fs::path dir = fs::temp_directory_path() / fmt::format("kiln-tune-first-{}", ::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fs::path dir = fresh_dir("kiln-tune-first");
   const std::string spec = spec_file(dir);
   Runtime rt(with_cache((dir / "cache").string(), "on-first-call"));
   const std::string plan = rt.load_file(spec).op("long_k").specialize(Bindings{}).plan_text();
