@@ -18,7 +18,8 @@ what it measured), and the table printed last.
 
 The GEMM sweep (issue 18; `--only gemm` runs it alone, `--quick` a smaller set) adds a row per
 case, named `matmul MxNxK <layout>` (layouts `a·b`, `a·bᵀ`, `aᵀ·b`, `aᵀ·bᵀ`: `aᵀ` means A is
-stored [K, M] and read transposed), `matmul BxMxNxK a·b` when batched, and `matmul Mx1xK a·b`
+stored [K, M] and read transposed), `matmul BxMxNxK a·b` when batched (`..., b shared` when B
+has no batch dim: a linear layer over tokens; `--only shared` runs those), and `matmul Mx1xK a·b`
 for a GEMV (B stored [K, 1]). Its precision is `tf32`, `3xTF32` or `fp32` (f32 operands;
 `fp32` is kiln's default, fp32-accurate) or `bf16` / `f16` (fp32 accumulation, an output in the
 input dtype). eager_ms is torch.matmul (cuBLAS) with TF32 allowed only on tf32 rows, so the
@@ -821,21 +822,23 @@ class GemmCase:
     target: None (context), ("cublas", x): at least x times cuBLAS's speed, or ("copy", x):
     A read at x of the copy bandwidth (the GEMV)."""
 
-    def __init__(self, m, n, k, layout, precision, batch=0, quick=False, target=("cublas", 0.9)):
+    def __init__(self, m, n, k, layout, precision, batch=0, quick=False, target=("cublas", 0.9), shared_b=False):
         assert layout in GEMM_LAYOUTS and precision in GEMM_PRECISIONS
+        assert not shared_b or (batch and not GEMM_LAYOUTS[layout][0])
         self.__dict__.update(locals())
         del self.__dict__["self"]
 
     @property
     def name(self):
         dims = ([self.batch] if self.batch else []) + [self.m, self.n, self.k]
-        return f"matmul {'x'.join(str(d) for d in dims)} {self.layout}"
+        return f"matmul {'x'.join(str(d) for d in dims)} {self.layout}{', b shared' if self.shared_b else ''}"
 
     @property
     def op_name(self):
         p = GEMM_PRECISIONS[self.precision]
         suffix = f"_{p.spec_precision}" if p.spec_precision else ""
-        return f"gemm_{GEMM_LAYOUT_TAGS[self.layout]}_{p.dtype}{'_batched' if self.batch else ''}{suffix}"
+        batched = ("_shared" if self.shared_b else "_batched") if self.batch else ""
+        return f"gemm_{GEMM_LAYOUT_TAGS[self.layout]}_{p.dtype}{batched}{suffix}"
 
     @property
     def flops(self):
@@ -871,6 +874,14 @@ def gemm_cases():
         cases.append(GemmCase(6007, 3331, 4799, "a·b", precision))
         cases.append(GemmCase(1000, 1000, 1000, "a·b", precision, quick=precision == "bf16"))
     cases.append(GemmCase(1024, 1024, 1024, "a·b", "bf16", batch=32, quick=True))
+    # A batched A times a B shared by every batch (a linear layer over [batch, tokens, features]):
+    # kiln folds the batches into M ([Note: folded batches]), as torch.matmul does before cuBLAS;
+    # Triton gets the folded views too. Context rows (`--only shared`), no target.
+    for batch, m, n, k, layout, precision in ((64, 1, 4096, 4096, "a·bᵀ", "bf16"), (64, 8, 4096, 4096, "a·bᵀ", "bf16"),
+                                              (16, 77, 1024, 768, "a·bᵀ", "bf16"), (8, 512, 4096, 4096, "a·bᵀ", "bf16"),
+                                              (128, 3, 2048, 2048, "a·bᵀ", "f16"), (32, 512, 512, 256, "a·b", "tf32"),
+                                              (4, 100, 4096, 4096, "a·bᵀ", "tf32")):
+        cases.append(GemmCase(m, n, k, layout, precision, batch=batch, target=None, shared_b=True))
     return cases
 
 
@@ -897,11 +908,12 @@ def gemm_spec_text(cases):
         ta, tb = GEMM_LAYOUTS[case.layout]
         batch_dim, batch_idx = ("B = 32, ", "B, ") if case.batch else ("", "")
         a_shape = f"{p.dtype}[{batch_idx}{'K, M' if ta else 'M, K'}]"
-        b_shape = f"{p.dtype}[{batch_idx}{'N, K' if tb else 'K, N'}]"
+        b_shape = f"{p.dtype}[{'' if case.shared_b else batch_idx}{'N, K' if tb else 'K, N'}]"
         a_arg = "transpose(a)" if ta else "a"
         b_arg = "transpose(b)" if tb else "b"
         prec = f', precision="{p.spec_precision}"' if p.spec_precision else ""
-        ops[case.op_name] = (f"# {case.layout}, {case.precision}{', batched' if case.batch else ''}\n"
+        batched = (", b shared by the batches" if case.shared_b else ", batched") if case.batch else ""
+        ops[case.op_name] = (f"# {case.layout}, {case.precision}{batched}\n"
                              f"op {case.op_name} {{\n"
                              f"  dims {batch_dim}M = 4096, N = 4096, K = 4096\n"
                              f"  in  a: {a_shape}\n"
@@ -928,10 +940,10 @@ def gemm_make(case):
     ta, tb = GEMM_LAYOUTS[case.layout]
     lead = (case.batch,) if case.batch else ()
 
-    def uniform(*shape):
-        return torch.rand(*lead, *shape, device=DEV).mul_(2).sub_(1).to(dtype)
+    def uniform(*shape, batched=True):
+        return torch.rand(*(lead if batched else ()), *shape, device=DEV).mul_(2).sub_(1).to(dtype)
     a_s = uniform(case.k, case.m) if ta else uniform(case.m, case.k)
-    b_s = uniform(case.n, case.k) if tb else uniform(case.k, case.n)
+    b_s = uniform(case.n, case.k, batched=not case.shared_b) if tb else uniform(case.k, case.n, batched=not case.shared_b)
     a_v = a_s.transpose(-1, -2) if ta else a_s
     b_v = b_s.transpose(-1, -2) if tb else b_s
     return a_s, b_s, a_v, b_v, gemm_reference(a_v, b_v)
@@ -987,6 +999,7 @@ def run_gemm_case(case, kiln, spec_path, res, args):
     p = GEMM_PRECISIONS[case.precision]
     row = {"problem": case.name, "precision": case.precision, "sweep": "gemm",
            "shape": [case.batch or 1, case.m, case.n, case.k], "layout": case.layout, "dtype": p.dtype,
+           "shared_b": case.shared_b,
            "kiln_op": case.op_name, "kiln_precision": p.kiln_precision, "target": case.target_text,
            "correct": None, "error": None, "kiln_ms": None, "eager_ms": None, "compile_ms": None,
            "triton_ms": None}
@@ -1026,17 +1039,19 @@ def run_gemm_case(case, kiln, spec_path, res, args):
             cf(a_s, b_s)
             row["compile_ms"] = bench(lambda: cf(a_s, b_s), args.quick)
 
-    # Triton on the views; its first call autotunes (eight tiles, pruned by shared memory).
+    # Triton on the views; its first call autotunes (eight tiles, pruned by shared memory). A shared
+    # b: on the folded views ([batch x M, K] . b), as a Triton user would write it.
     try:
         out = torch.empty_like(c)
         out.fill_(float("nan"))
-        triton_matmul(a_v, b_v, out=out, precision=p.triton_precision)
+        ta_v, to = (a_v.reshape(-1, case.k), out.view(-1, case.n)) if case.shared_b else (a_v, out)
+        triton_matmul(ta_v, b_v, out=to, precision=p.triton_precision)
         torch.cuda.synchronize()
         row["triton_config"] = triton_best_config()
         ok, err, _, _ = gemm_check(out, ref, case.precision, case.k)
         row.update(triton_correct=ok, triton_error=err)
         if ok:
-            row["triton_ms"] = bench(lambda: triton_matmul(a_v, b_v, out=out, precision=p.triton_precision),
+            row["triton_ms"] = bench(lambda: triton_matmul(ta_v, b_v, out=to, precision=p.triton_precision),
                                      args.quick)
     except Exception as e:  # noqa: BLE001  (a Triton compile error must not end the sweep)
         row["triton_correct"] = None

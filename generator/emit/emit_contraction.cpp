@@ -192,11 +192,30 @@ std::string includes(const Plan& plan, const PlannedKernel& k, const char* heade
   return s;
 }
 
-// Output coordinates of a matmul epilogue: the flat batch index split into the batch dims.
-Coords matmul_coords(const Plan& plan, const PlannedKernel& k, std::vector<std::string>& lines) {
+// Output coordinates of a matmul epilogue: the flat batch index split into the batch dims; with
+// `folded` ([Note: folded batches] in plan_contraction.cpp) the row, over every batch's rows, split
+// into the batch dims and the row m of its batch.
+Coords matmul_coords(const Plan& plan, const PlannedKernel& k, std::vector<std::string>& lines, bool folded = false) {
   const auto& out = plan.bound->shape(k.anchor);
   const std::size_t nb = out.size() - 2;
   Coords c;
+  if (folded) {
+    // M is a number, or a dyn dim (the functor's member: magic-number division).
+    const std::string* dyn_m = dyn_extent(plan, k.anchor, nb);
+    std::string below = dyn_m != nullptr ? "dim_" + *dyn_m : std::to_string(out[nb]);
+    lines.push_back(fmt::format("const Index m = row % {};  // the batches fold into the rows", below));
+    for (std::size_t d = nb; d-- > 0;) {
+      const std::string name = fmt::format("b{}", d);
+      // The outermost batch dim needs no modulo (and may be dyn).
+      if (d == 0) lines.push_back(fmt::format("const Index {} = row / {};", name, below));
+      else lines.push_back(fmt::format("const Index {} = row / {} % {};", name, below, out[d]));
+      below = dyn_m != nullptr ? fmt::format("({} * {})", below, out[d]) : std::to_string(std::stoll(below) * out[d]);
+      c.insert(c.begin(), name);
+    }
+    c.push_back("m");
+    c.push_back("col");
+    return c;
+  }
   std::string rest = "batch";
   for (std::size_t d = 0; d < nb; ++d) {
     std::int64_t below = 1;
@@ -253,7 +272,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
   const std::string sig = "float acc, Index batch, Index row, Index col";
   std::vector<std::string> lines;
   Coords coords;
-  if (!split && !prep) coords = matmul_coords(plan, k, lines);
+  if (!split && !prep) coords = matmul_coords(plan, k, lines, gemm_batches_folded(config, plan.bound->shape(k.anchor)));
   std::string type = "Kernel";   // the instantiated template's alias
   bool dynamic_smem = true;
   switch (kind) {

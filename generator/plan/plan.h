@@ -307,6 +307,9 @@ std::set<std::string> generic_dims(const ir::Ir& ir);
 // dyn ones at a launch's values, each in its planned bucket): the family's geometry rule over
 // the run-time extents. A kernel without dyn dims keeps its planned launch.
 launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std::string, std::int64_t>& dims);
+// Whether a matmul kernel's config `c` is the product with its batches folded into M ([Note:
+// folded batches] in plan_contraction.cpp); `out` is the matmul's bound shape.
+bool gemm_batches_folded(const GemmConfig& c, const std::vector<std::int64_t>& out);
 // The value of a kernel argument that a launch computes (Kind::LaunchSplits) at the launch's dims.
 std::int64_t launch_value(const Plan& plan, const KernelArg& arg, const std::map<std::string, std::int64_t>& dims);
 

@@ -148,6 +148,23 @@ Operand matmul_operand(const Planner& p, NodeId anchor, NodeId op, const char* w
   return o;
 }
 
+// [Note: folded batches]
+// A batched product whose B is shared by every batch (x[..., M, K] · w[K, N], a linear layer over
+// [batch, sequence, features]) is one product of (batches x M) rows: A and C are packed and
+// row-major, so batch b's row m is row b * M + m of both. The planner folds it: the config's M is
+// the batches' rows, its batch 1, and the epilogue splits a row back into the batch coordinates
+// and m (matmul_coords in emit_contraction.cpp; gemm_batches_folded tells a folded config). So B is read
+// once rather than once per batch (64 decode steps of x[64, 1, 4096] · w were a Gemv per batch,
+// each reading all of w), and the tiles cover the rows of every batch together, as cuBLAS's
+// callers (torch.matmul) do. A dyn batch dim or a dyn M is then a factor of the folded M ([Note:
+// dyn matmul]). Not folded: a column-major A (its batches are not one run of rows), a B with
+// batches, a product without batches.
+bool folds_batches(const std::vector<std::int64_t>& out_bound, bool a_col_major, std::int64_t a_batch_stride,
+                   std::int64_t b_batch_stride) {
+  return out_bound.size() > 2 && product(out_bound, 0, out_bound.size() - 2) > 1 && !a_col_major &&
+         a_batch_stride != 0 && b_batch_stride == 0;
+}
+
 bool takes_transposed_view(const Planner& p, NodeId, NodeId operand) { return transposed_leaf(p, operand); }
 
 // [Note: dyn matmul]
@@ -193,7 +210,8 @@ struct DynMatmul {
   std::string dim;                    // the dyn dim
   Extent which = Extent::M;
   std::vector<ir::DimExpr> factors;   // the dyn extent: the dim, or the product of every batch dim
-  std::int64_t fixed = 1;             // batch: the other batch dims' product
+  std::int64_t fixed = 1;             // batch, or folded M: the other factors' product
+  bool folded = false;                // M with the batches folded in ([Note: folded batches])
   std::int64_t low = 0, high = 0;     // the class's lowest and largest extent (high 0: no largest)
   DynBucket bucket = DynBucket::General;
   bool leading = false;               // the extent is some operand's or C's row length
@@ -272,7 +290,7 @@ struct DynMatmul {
 
 // The matmul's dyn dim, or nothing (no dyn dim, or one in the bucket one); refuses, located, every
 // dyn dim a matmul cannot take.
-std::optional<DynMatmul> dyn_matmul(const Planner& p, NodeId anchor, const Operand& a, const Operand& b) {
+std::optional<DynMatmul> dyn_matmul(const Planner& p, NodeId anchor, const Operand& a, const Operand& b, bool fold) {
   const auto& ir = *p.bound().ir;
   const std::set<std::string> dyn = ir.dyn_dims();
   if (dyn.empty()) return std::nullopt;
@@ -299,21 +317,32 @@ std::optional<DynMatmul> dyn_matmul(const Planner& p, NodeId anchor, const Opera
       p.refuse_dyn(found, anchor, what, fmt::format("takes one dyn extent, and '{}' is both its {} and its {}", found,
                                                     dm->name(), DynMatmul::name_of(which)));
     if (dm) p.refuse_dyn(found, anchor, what, fmt::format("takes one dyn dim, and '{}' is dyn too", dm->dim));
-    if (which == Extent::Batch && axis != 0)
+    if (axis + 2 < r && axis != 0)
       p.refuse_dyn(found, anchor, what, fmt::format("takes a dyn batch dim only as the outermost one (here axis {})", axis));
     dm.emplace();
     dm->dim = found;
     dm->which = which;
   };
-  for (std::size_t d = 0; d + 2 < r; ++d) take(out[d], Extent::Batch, d);
+  for (std::size_t d = 0; d + 2 < r; ++d) take(out[d], fold ? Extent::M : Extent::Batch, d);   // [Note: folded batches]
   take(out[r - 2], Extent::M, r - 2);
   take(out[r - 1], Extent::N, r - 1);
-  take(sb[sb.size() - (b.col_major ? 2 : 1)], Extent::N, 0);
-  take(sa[sa.size() - (a.col_major ? 2 : 1)], Extent::K, 0);
-  take(sb[sb.size() - (b.col_major ? 1 : 2)], Extent::K, 0);
+  take(sb[sb.size() - (b.col_major ? 2 : 1)], Extent::N, r - 1);
+  take(sa[sa.size() - (a.col_major ? 2 : 1)], Extent::K, r - 1);
+  take(sb[sb.size() - (b.col_major ? 1 : 2)], Extent::K, r - 1);
   if (!dm) return std::nullopt;
   const auto& bound_out = p.shape(anchor);
-  if (!dm->batch()) {
+  if (fold && dm->which == Extent::M) {   // M: the batches' rows, the dyn dim one of its factors
+    dm->folded = true;
+    dm->factors.assign(out.begin(), out.end() - 1);
+    int times = 0;
+    for (std::size_t d = 0; d + 1 < r; ++d) {
+      if (out[d].kind() == ir::DimExpr::Kind::Dim && out[d].name() == dm->dim) ++times;
+      else dm->fixed *= bound_out[d];
+    }
+    if (times > 1)
+      p.refuse_dyn(dm->dim, anchor, what, fmt::format("takes one dyn extent, and '{}' is both a batch dim and its M",
+                                                      dm->dim));
+  } else if (!dm->batch()) {
     const ir::DimExpr& e = dm->which == Extent::M ? out[r - 2] : dm->which == Extent::N ? out[r - 1]
                                                                                          : sa[sa.size() - (a.col_major ? 2 : 1)];
     dm->factors = {e};
@@ -1198,7 +1227,8 @@ void plan_matmul_dyn(Planner& p, PlannedKernel& kn, const GemmConfig& bound_g, c
   const int klass = dyn_class(thresholds, p.bound().dims.at(dm.dim));
   dm.low = dm.fixed * dyn_class_low(thresholds, klass);
   dm.high = klass < static_cast<int>(thresholds.size()) ? dm.fixed * (thresholds[static_cast<std::size_t>(klass)] - 1) : 0;
-  dm.text = fmt::format("dyn {}: {} in the size class {} of {}{}, planned at its lowest value", dm.dim, dm.name(),
+  dm.text = fmt::format("dyn {}: {} in the size class {} of {}{}, planned at its lowest value", dm.dim,
+                        dm.folded ? "M (the rows of every batch)" : dm.name(),
                         dyn_class_text(thresholds, klass), dm.dim,
                         bucket_text);
   DynProduct at = dyn_product(bound_g, a, b, dm, dm.in_bucket(dm.low));
@@ -1231,17 +1261,25 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   KILN_CHECK(contraction_dtype(stored), UnsupportedError, "{}: the epilogue of the matmul on line {} ends in {}, which the gemm "
              "template cannot store (f32, f16, bf16)", op_name, node.loc.line, dtype_name(stored));
   const std::size_t r = out.size();
-  const std::int64_t M = out[r - 2], N = out[r - 1], batch = product(out, 0, r - 2);
-  const Operand a = matmul_operand(p, kn.anchor, node.operands[0], "a");
+  std::int64_t M = out[r - 2], batch = product(out, 0, r - 2);
+  const std::int64_t N = out[r - 1];
+  Operand a = matmul_operand(p, kn.anchor, node.operands[0], "a");
   const Operand b = matmul_operand(p, kn.anchor, node.operands[1], "b");
   const std::int64_t K = p.shape(a.leaf)[p.shape(a.leaf).size() - (a.col_major ? 2 : 1)];
-  const std::optional<DynMatmul> dm = dyn_matmul(p, kn.anchor, a, b);
+  const bool fold = folds_batches(out, a.col_major, a.batch_stride, b.batch_stride);
+  if (fold) M *= batch, batch = 1, a.batch_stride = 0;   // [Note: folded batches]
+  const std::optional<DynMatmul> dm = dyn_matmul(p, kn.anchor, a, b, fold);
   const std::int64_t elem = static_cast<std::int64_t>(dtype_size(et));
   const bool aligned = p.target().aligned16;
   const bool f32 = et == DType::f32;
   std::string why;
   const MmaPrecision precision = f32 ? mma_precision(p, node, why) : MmaPrecision::Tf32;
   if (!f32) why = fmt::format("{} tensor cores, f32 accumulation", dtype_name(et));
+  if (fold) {
+    std::vector<std::string> dims;
+    for (std::size_t d = 0; d + 2 < r; ++d) dims.push_back(node.shape[d].str());
+    why += fmt::format("; the batches ({}) fold into M: B is shared by all of them", fmt::join(dims, " x "));
+  }
   const bool softmax = p.node(kn.stores[0].node).kind == OpKind::Softmax;
   const std::int64_t sms = p.target().sm_count;
   const std::int64_t out_bytes = batch * M * N * static_cast<std::int64_t>(dtype_size(stored));
@@ -1916,6 +1954,11 @@ launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std:
   for (long long* e : {&c.m, &c.n, &c.k, &c.batch})
     if (*e == 0) *e = extent;   // the dyn one ([Note: dyn matmul])
   return gemm_geometry(c, plan.target.sm_count, kernel.min_blocks);
+}
+
+bool gemm_batches_folded(const GemmConfig& c, const std::vector<std::int64_t>& out) {
+  // Unfolded, a product with batches has a config batch of their product (above 1) or 0 (dyn).
+  return c.batch == 1 && out.size() > 2 && product(out, 0, out.size() - 2) > 1;
 }
 
 launch::Geometry conv_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t batch) {

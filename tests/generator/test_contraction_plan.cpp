@@ -670,10 +670,13 @@ TEST_CASE("precision: per op, per target, and ignored for 16-bit inputs") {
 }
 
 TEST_CASE("matmul shapes: batch broadcast, transposes, split-K, permuted operands") {
-  // b [K, N] is shared by every batch: batch stride 0.
+  // b [K, N] is shared by every batch: the 32 batches of 512 rows fold into one product of 16384
+  // rows ([Note: folded batches]), and the epilogue splits a row into (batch, m).
   const auto batched = generate("matmul_batched", "default");
-  CHECK((gemm_config(batched, 0).stride_a == 131072 && gemm_config(batched, 0).stride_b == 0 &&
-         gemm_config(batched, 0).stride_c == 262144));
+  const auto& folded = gemm_config(batched, 0);
+  CHECK((folded.m == 16384 && folded.batch == 1 && folded.stride_a == 0 && folded.stride_b == 0 &&
+         folded.stride_c == 0));
+  CHECK(has(batched.plan.kernels[0].reason, "the batches (B) fold into M: B is shared by all of them"));
   // a^T b^T: both operands are views.
   const auto tr = generate("matmul_transposed", "default");
   REQUIRE(tr.plan.kernels.size() == 1);
@@ -892,6 +895,12 @@ TEST_CASE("16-bit matmul and conv: tensor cores with f32 accumulation, 16-bit st
   in  b: bf16[K, N]
   out c = matmul(a, b)
 }
+op mm_bf16_t {
+  dims B = 4, M = 33, N = 64, K = 40
+  in  a: bf16[B, K, M]
+  in  b: bf16[K, N]
+  out c = matmul(transpose(a), b) * 2
+}
 op conv_f16 {
   dims N = 2, C = 16, H = 9, W = 12, K = 24
   in  x: f16[N, C, H, W]
@@ -902,7 +911,7 @@ op conv_f16 {
   static const kiln::TemplateLibrary templates;
   const auto spec = kiln::parse_spec(text, "t.kiln");
   std::vector<kiln::KernelSource> all;
-  for (const char* op : {"mm_bf16", "conv_f16"}) {
+  for (const char* op : {"mm_bf16", "mm_bf16_t", "conv_f16"}) {
     auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), {}));
     const auto plan = kiln::make_plan(bound, kiln::Target::for_arch("sm_80"));
     auto sources = kiln::emit(plan, templates);
@@ -911,9 +920,12 @@ op conv_f16 {
   }
   // bf16 operands, bf16 output; precision is meaningless for 16-bit inputs.
   CHECK(has(all[0].text, "kiln::gemm::Gemm<__nv_bfloat16, kiln::Tf32, __nv_bfloat16, Index"));
-  // b is shared by the 4 batches: batch stride 0.
-  CHECK(has(all[0].text, "/*stride_a=*/1320, /*stride_b=*/0, /*stride_c=*/2112,"));
-  CHECK(has(all[1].text, "kiln::conv::ConvNchw<__half, kiln::Tf32, __half, Index, Shape"));
+  // b is shared by the 4 batches: they fold into M, 4 x 33 rows ([Note: folded batches]).
+  CHECK(has(all[0].text, "/*m=*/132, /*n=*/64, /*k=*/40, /*batch=*/1,"));
+  // A column-major a does not fold (a batch's rows are not one run): b's batch stride is 0.
+  CHECK(has(all[1].text, "/*batch=*/4,"));
+  CHECK(has(all[1].text, "/*stride_a=*/1320, /*stride_b=*/0, /*stride_c=*/2112,"));
+  CHECK(has(all[2].text, "kiln::conv::ConvNchw<__half, kiln::Tf32, __half, Index, Shape"));
   std::string why;
   if (!kiln::nvrtc_available(&why)) {
     MESSAGE("NVRTC not loadable (" << why << "): skipping the compile checks");
@@ -974,14 +986,15 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
         a_box = a.tensor_map.box == std::vector<int>{64, 64, 1} && a.tensor_map.dims[0] == 1000;
     CHECK(a_box);
   }
-  // Batched with a broadcast B: A's map has the batch dim, B's has one batch.
+  // Batched with a broadcast B: the batches fold into A's rows ([Note: folded batches]), so both
+  // maps have one batch.
   {
     const auto g = generate(kCases[27], "sm_90a");
     REQUIRE(g.plan.kernels[0].template_name == "gemm_tma");
     std::map<std::string, std::vector<std::int64_t>> dims;
     for (const auto& a : g.plan.kernels[0].args)
       if (a.kind == kiln::KernelArg::Kind::TensorMap) dims[a.name] = a.tensor_map.dims;
-    CHECK(dims["tmap_a"] == std::vector<std::int64_t>{256, 512, 4});
+    CHECK(dims["tmap_a"] == std::vector<std::int64_t>{256, 4 * 512, 1});
     CHECK(dims["tmap_b"] == std::vector<std::int64_t>{512, 256, 1});
   }
   // An epilogue (bias, gelu) in the consumers; tf32 with both operands k-contiguous: 32-wide k tiles.
@@ -1010,21 +1023,22 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
     CHECK(has(g.sources[0].text, "Prep::run(in_b, ws_kmajor_b"));
     // tf32 a·b with 16-byte rows: the engine computes Cᵀ = Bᵀ·Aᵀ, one kernel, no pre-pass. Its A
     // is the op's B (m-major: through registers), its B the op's A (k-major); the epilogue's bias
-    // is still indexed by the op's column.
+    // is still indexed by the op's column. B is shared by the 2 batches: they fold into the op's M
+    // (2 x 1000 rows: the engine's N).
     {
       const auto w = generate(kCases[41], "sm_90a");
       check_golden("plan/mm_tf32_bias_batched_sm90a.txt", w.plan.text());
       check_golden("source/mm_tf32_bias_batched_sm90a_k0.cu", w.sources[0].text);
       REQUIRE(w.plan.kernels.size() == 1);
       const auto& c = gemm_config(w, 0);
-      CHECK((c.kind == kiln::GemmKind::Tma && c.swap_ab && c.m == 520 && c.n == 1000 && c.k == 264));
+      CHECK((c.kind == kiln::GemmKind::Tma && c.swap_ab && c.m == 520 && c.n == 2000 && c.k == 264 && c.batch == 1));
       CHECK((c.layout_a == kiln::GemmLayout::ColMajor && c.layout_b == kiln::GemmLayout::ColMajor));
-      CHECK((c.lda == 520 && c.ldb == 264 && c.stride_a == 0 && c.stride_b == 1000 * 264 && c.ldc == 520));
-      CHECK(has(w.plan.kernels[0].reason, "as Cᵀ = Bᵀ·Aᵀ, 520x1000 (Bᵀ m-contiguous, through registers"));
-      // tmap_a maps b ([K, N]: dims {N, K, 1}, a box of 32 n x 32 k); tmap_b maps a ({K, M, B}).
+      CHECK((c.lda == 520 && c.ldb == 264 && c.stride_a == 0 && c.stride_b == 0 && c.ldc == 520));
+      CHECK(has(w.plan.kernels[0].reason, "as Cᵀ = Bᵀ·Aᵀ, 520x2000 (Bᵀ m-contiguous, through registers"));
+      // tmap_a maps b ([K, N]: dims {N, K, 1}, a box of 32 n x 32 k); tmap_b maps a ({K, B x M, 1}).
       CHECK(tensor_map(w, 0, "tmap_a").dims == std::vector<std::int64_t>{520, 264, 1});
       CHECK(tensor_map(w, 0, "tmap_a").box == std::vector<int>{32, 32, 1});
-      CHECK(tensor_map(w, 0, "tmap_b").dims == std::vector<std::int64_t>{264, 1000, 2});
+      CHECK(tensor_map(w, 0, "tmap_b").dims == std::vector<std::int64_t>{264, 2000, 1});
       CHECK(has(w.sources[0].text, "kConfig.stream_c, kConfig.swap_ab, kConfig.cluster_m, kConfig.consumers_n>"));
       CHECK(has(w.sources[0].text, "bias"));
       // split-K: the slices hold the op's C ([1, 512, 512] per slice), the reduce is unswapped

@@ -42,7 +42,9 @@ const char* kRefused =
     "op batched_m {\n  dims dyn M, K = 4, B = 3\n  in a: f32[B, M, K]\n  in b: f32[B, K, 5]\n  out c = matmul(a, b)\n}\n"
     "op two {\n  dims dyn M, dyn B\n  in a: f32[B, M, 4]\n  in b: f32[B, 4, 5]\n  out c = matmul(a, b)\n}\n"
     "op inner_batch {\n  dims dyn H, B = 3\n  in a: f32[B, H, 8, 4]\n  in b: f32[B, H, 4, 5]\n  out c = matmul(a, b)\n}\n"
-    "op gram {\n  dims dyn M\n  in a: f32[M, 4]\n  out c = matmul(a, transpose(a))\n}\n";
+    "op gram {\n  dims dyn M\n  in a: f32[M, 4]\n  out c = matmul(a, transpose(a))\n}\n"
+    "op fold_twice {\n  dims dyn S\n  in a: f32[S, S, 4]\n  in b: f32[4, 5]\n  out c = matmul(a, b)\n}\n"
+    "op fold_two {\n  dims dyn B, dyn S\n  in a: f32[B, S, 4]\n  in b: f32[4, 5]\n  out c = matmul(a, b)\n}\n";
 
 kiln::Plan plan_text_at(const std::string& text, const std::string& op, std::map<std::string, std::int64_t> dims,
                         const std::string& arch) {
@@ -62,10 +64,13 @@ std::string dim_of(const std::string& op) { return batched(op) ? "B" : "M"; }
 const std::vector<std::string> kOps{"lin_bf16", "lin_f32", "mm_tf32", "bmm_f16", "bmm_bcast", "lin_softmax"};
 
 const kiln::GemmConfig* gemm_of(const kiln::PlannedKernel& k) { return std::get_if<kiln::GemmConfig>(&k.config); }
+// bmm_bcast's weights are shared by every batch, so its batches fold into M ([Note: folded batches]
+// in plan_contraction.cpp): its dyn B is a factor of M, which is B x 4 x 64 rows.
+bool folded(const std::string& op) { return op == "bmm_bcast"; }
 // The field of a kernel's config that holds the op's dyn dim: the batches, else M (the TMA engine's
 // N under swap_ab, which tf32 a·b takes: the engine computes Cᵀ).
 long long& dyn_field(kiln::GemmConfig& g, const std::string& op) {
-  return batched(op) ? g.batch : g.swap_ab ? g.n : g.m;
+  return batched(op) && !folded(op) ? g.batch : g.swap_ab ? g.n : g.m;
 }
 
 }  // namespace
@@ -180,7 +185,7 @@ TEST_CASE("dyn matmul: the launch is gemm_geometry at the launch's extent, maps 
         const auto* g = gemm_of(p.kernels[k]);
         if (g == nullptr || p.kernels[k].dyn_outer.empty()) continue;
         kiln::GemmConfig at = *g;
-        dyn_field(at, op) = batched(op) && op == "bmm_bcast" ? v * 4 : v;
+        dyn_field(at, op) = folded(op) ? v * 4 * 64 : v;
         const auto want = kiln::gemm_geometry(at, p.target.sm_count, p.kernels[k].min_blocks);
         const auto got = kiln::launch_for(p, k, dims);
         CHECK(got.grid.x == want.grid.x);
@@ -204,9 +209,10 @@ TEST_CASE("dyn matmul: the launch is gemm_geometry at the launch's extent, maps 
   const auto bmm = dyn_at("bmm_f16", 100);
   for (const auto& a : bmm.kernels[0].args)
     if (a.kind == kiln::KernelArg::Kind::TensorMap) CHECK(a.map_dyn_dim == 2);
+  // Folded, the activations are one k-major matrix of B x 4 x 64 rows: their map's rows are dyn.
   const auto bcast = dyn_at("bmm_bcast", 100);
   for (const auto& a : bcast.kernels[0].args)
-    if (a.kind == kiln::KernelArg::Kind::TensorMap) CHECK(a.map_dyn_dim == (a.name == "tmap_a" ? 2 : -1));
+    if (a.kind == kiln::KernelArg::Kind::TensorMap) CHECK(a.map_dyn_dim == (a.name == "tmap_a" ? 1 : -1));
 }
 
 TEST_CASE("dyn matmul: the bucket one plans the static product, a softmax after it is the row-norm family's") {
@@ -239,6 +245,11 @@ TEST_CASE("dyn matmul: other dyn dims are refused where they are declared") {
                                   "takes a dyn batch dim only as the outermost one (here axis 1)");
   CHECK(refused("gram") == "mm.kiln:32:12: op gram: dim 'M' is dyn, but the gemm template (for line 34) takes one dyn "
                            "extent, and 'M' is both its M and its N");
+  // Folded batches ([Note: folded batches]): M is the batches' rows, with one dyn factor.
+  CHECK(refused("fold_twice") == "mm.kiln:38:12: op fold_twice: dim 'S' is dyn, but the gemm template (for line 41) "
+                                 "takes one dyn extent, and 'S' is both a batch dim and its M");
+  CHECK(refused("fold_two") == "mm.kiln:44:12: op fold_two: dim 'S' is dyn, but the gemm template (for line 47) takes "
+                               "one dyn dim, and 'B' is dyn too");
 }
 
 TEST_CASE("dyn matmul: every unit compiles with NVRTC for sm_80 and sm_90a") {
@@ -585,6 +596,7 @@ TEST_CASE("dyn matmul, batched: the strides that span the extent are dyn, one so
           const auto* g = gemm_of(kn);
           if (g == nullptr || g->kind == kiln::GemmKind::OperandPrep) continue;
           CHECK(!kn.dyn_outer.empty());
+          if (op == "bmm_m_bcast") continue;   // folded: below
           CHECK(g->batch > 1);
           // In the kernel's own terms (the engine's A is the op's B under swap_ab).
           const bool a_spans = dim != (g->swap_ab ? "M" : "N"), b_spans = dim != (g->swap_ab ? "N" : "M");
@@ -593,14 +605,21 @@ TEST_CASE("dyn matmul, batched: the strides that span the extent are dyn, one so
           if (g->stride_c != 0) CHECK((g->stride_c == kiln::kDynStride) == (dim != "K"));
         }
       }
-  // The broadcast weights keep stride 0; the shared activations' and C's strides are dyn.
+  // Weights shared by every batch: the batches fold into M ([Note: folded batches]), one product of
+  // 2 x 3 x M rows without batch strides, whose epilogue splits a row by the dyn M.
   const auto bcast = batched_at("bmm_m_bcast", 500);
   const auto* g = gemm_of(bcast.kernels[0]);
   REQUIRE(g != nullptr);
-  CHECK(g->batch == 6);
-  CHECK(g->stride_a == kiln::kDynStride);
+  CHECK(g->batch == 1);
+  CHECK(g->m == 0);
+  CHECK(g->stride_a == 0);
   CHECK(g->stride_b == 0);
-  CHECK(g->stride_c == kiln::kDynStride);
+  CHECK(g->stride_c == 0);
+  CHECK(bcast.kernels[0].dyn_extent(bcast.bound->dims) == 6 * 500);
+  const std::string src = all_sources(sources_of(bcast));
+  CHECK(src.find("const Index m = row % dim_M;") != std::string::npos);
+  CHECK(src.find("const Index b1 = row / dim_M % 3;") != std::string::npos);
+  CHECK(src.find("const Index b0 = row / (dim_M * 3);") != std::string::npos);
 }
 
 TEST_CASE("dyn matmul, batched: the maps' batch strides scale with the extent, the launch follows it") {
@@ -629,8 +648,8 @@ TEST_CASE("dyn matmul, batched: the maps' batch strides scale with the extent, t
         const auto* c = gemm_of(q.kernels[k]);
         if (c == nullptr || q.kernels[k].dyn_outer.empty()) continue;
         kiln::GemmConfig want_at = *c;
-        for (long long* e : {&want_at.m, &want_at.n, &want_at.k})
-          if (*e == 0) *e = 1033;
+        for (long long* e : {&want_at.m, &want_at.n, &want_at.k})   // bmm_m_bcast's M: 2 x 3 batches folded
+          if (*e == 0) *e = op == "bmm_m_bcast" ? 6 * 1033 : 1033;
         const auto want = kiln::gemm_geometry(want_at, q.target.sm_count, q.kernels[k].min_blocks);
         const auto got = kiln::launch_for(q, k, dims);
         CHECK(got.grid.x == want.grid.x);

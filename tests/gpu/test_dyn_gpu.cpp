@@ -366,7 +366,10 @@ op mm_m_at {
 // a·b (the engine's N under swap_ab), N of
 // k-major weights in tf32 and of a row-major B in 3xTF32 with a residual, K split into slices in
 // 3xTF32 and in f16 with a transposed A, M as a transposed A's row length, and M under weights
-// and a bias broadcast over two batch dims. Values: the bucket one, multiples of 16 (tensor
+// and a bias broadcast over two batch dims. Weights shared by every batch fold the batches into M
+// ([Note: folded batches] in generator/plan/plan_contraction.cpp): bmm_m_bcast, and linear layers
+// over [B, S, D] tokens with a dyn S (a per-position [S, N] and a per-batch [B, 1, N] operand: the
+// epilogue splits a row by the dyn S) or a dyn B. Values: the bucket one, multiples of 16 (tensor
 // maps), 16-byte rows and odd extents, across size classes.
 constexpr const char* kBatchedSpec = R"(
 op bmm_m_bf16 {
@@ -419,6 +422,21 @@ op bmm_m_bcast {
   in  w: f16[K, N]
   in  bias: f16[N]
   out c = matmul(a, w) + bias
+}
+op tokens_s {
+  dims B = 3, dyn S, D = 64, N = 96
+  in  x: bf16[B, S, D]
+  in  w: bf16[N, D]
+  in  pos: f32[S, N]
+  in  g: f32[B, 1, N]
+  out y = f32(matmul(x, transpose(w))) * g + pos
+}
+op tokens_b {
+  dims dyn B, S = 5, D = 128, N = 64
+  in  x: f32[B, S, D]
+  in  w: f32[N, D]
+  in  pos: f32[S, N]
+  out y = relu(matmul(x, transpose(w), precision="tf32") + pos)
 }
 )";
 
@@ -690,7 +708,8 @@ TEST_CASE("gpu: dyn M, N and K of batched matmuls against the float64 reference,
                 {{"bmm_m_bf16", {"M", mn}}, {"bmm_m_tf32", {"M", mn}}, {"bmm_n_tf32", {"N", mn}},
                  {"bmm_n_f32", {"N", mn}},
                  {"bmm_k_f32", {"K", k}}, {"bmm_k_f16", {"K", k}}, {"bmm_m_at", {"M", mn}},
-                 {"bmm_m_bcast", {"M", mn}}});
+                 {"bmm_m_bcast", {"M", mn}}, {"tokens_s", {"S", mn}},
+                 {"tokens_b", {"B", {1, 2, 3, 16, 17, 100, 1000, 1001}}}});
 }
 
 TEST_CASE("gpu: dyn conv batches and pool planes against the float64 reference, one compile per size class") {
