@@ -224,20 +224,23 @@ std::map<std::string, std::int64_t> ExecutableImpl::launch_dims(const Arg* args,
                "{}: dyn dim {}={} is outside this executable's bucket ({}: {}); specialize another value, or call the "
                "op, which keeps one executable per bucket",
                ir.op_name, s.dim, value, s.dim, dyn_bucket_text(want));
-    if (auto classes = plan.dyn_thresholds.find(s.dim); classes != plan.dyn_thresholds.end()) {
-      const auto& t = classes->second;
-      const int want_class = dyn_class(t, plan.bound->dims.at(s.dim));
-      KILN_CHECK(dyn_class(t, value) == want_class, ShapeError,
-                 "{}: dyn dim {}={} is outside this executable's size class ({} in {}); specialize another value, or "
-                 "call the op, which keeps one executable per bucket and class",
-                 ir.op_name, s.dim, value, s.dim, dyn_class_text(t, want_class));
-    }
     if (auto align = plan.dyn_row_align.find(s.dim); align != plan.dyn_row_align.end())
       KILN_CHECK(dyn_row_class(value) == align->second, ShapeError,
                  "{}: dyn dim {}={} is outside this executable's row alignment ({} {}); specialize another value, or "
                  "call the op, which keeps one executable per bucket, row alignment and class",
                  ir.op_name, s.dim, value, s.dim, dyn_row_class_text(align->second));
     dims[s.dim] = value;
+  }
+  // Each size class the plan assumed: of a dim, or of a product of dims ([Note: size classes of a
+  // product] in generator/plan/plan.h).
+  for (const auto& [key, t] : plan.dyn_thresholds) {
+    const int want_class = dyn_class(t, dyn_class_value(key, plan.bound->dims));
+    const std::int64_t value = dyn_class_value(key, dims);
+    KILN_CHECK(dyn_class(t, value) == want_class, ShapeError,
+               "{}: dyn {} {}={} is outside this executable's size class ({} in {}); specialize another value, or "
+               "call the op, which keeps one executable per bucket and class",
+               ir.op_name, key.find('*') == std::string::npos ? "dim" : "extent", key, value, key,
+               dyn_class_text(t, want_class));
   }
   bool large = false;
   for (std::size_t i = 0; i < count; ++i) {
@@ -896,7 +899,11 @@ void OpImpl::call(Stream stream, const Arg* args, std::size_t count) {
   // key's first plan (they hold for every value of the buckets).
   const std::size_t bucket_key_size = key.shape.size();
   auto add_classes = [&](const std::vector<ClassProbe>& probes) {
-    for (const auto& p : probes) key.shape.push_back(dyn_class(p.thresholds, args[p.arg].tensor().shape[p.axis]));
+    for (const auto& p : probes) {
+      std::int64_t value = 1;
+      for (const auto& [arg, axis] : p.factors) value *= args[arg].tensor().shape[axis];
+      key.shape.push_back(dyn_class(p.thresholds, value));
+    }
   };
   std::shared_ptr<ExecutableImpl> exe;
   bool classes_known = dyn_axes.empty();
@@ -921,12 +928,15 @@ void OpImpl::call(Stream stream, const Arg* args, std::size_t count) {
     std::unique_lock<std::shared_mutex> lock(mutex);
     if (!classes_known) {
       std::vector<ClassProbe> probes;
-      for (const auto& entry : created->plan.dyn_thresholds) {
-        const std::string& dim = entry.first;
-        const auto source = std::find_if(created->dyn_sources.begin(), created->dyn_sources.end(),
-                                         [&](const auto& s) { return s.dim == dim; });
-        KILN_ASSERT(source != created->dyn_sources.end(), "{}: dyn dim {} has classes but no source", name, dim);
-        probes.push_back({source->arg, source->axis, entry.second});
+      for (const auto& [classed, thresholds] : created->plan.dyn_thresholds) {
+        ClassProbe probe{{}, thresholds};
+        for (const std::string& dim : dyn_class_factors(classed)) {   // a dim, or each of a product's
+          const auto source = std::find_if(created->dyn_sources.begin(), created->dyn_sources.end(),
+                                           [&](const auto& s) { return s.dim == dim; });
+          KILN_ASSERT(source != created->dyn_sources.end(), "{}: dyn dim {} has classes but no source", name, dim);
+          probe.factors.emplace_back(source->arg, source->axis);
+        }
+        probes.push_back(std::move(probe));
       }
       CallKey bucket_key = key;
       bucket_key.shape.resize(bucket_key_size);

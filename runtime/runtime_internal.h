@@ -161,7 +161,7 @@ struct OpImpl {
   // thresholds, learned from the key's first plan ([Note: dyn size classes] in plan.h). The
   // executables' keys add each such dim's class.
   struct ClassProbe {
-    std::size_t arg = 0, axis = 0;
+    std::vector<std::pair<std::size_t, std::size_t>> factors;   // (arg, axis) of each dim of the key
     std::vector<std::int64_t> thresholds;
   };
   std::unordered_map<CallKey, std::vector<ClassProbe>, CallKeyHash> class_probes;

@@ -89,6 +89,9 @@ std::string tuning_key_text(const Plan& plan, const std::string& device) {
       what += fmt::format(", {}", dyn_row_class_text(r->second));
     dims += fmt::format(" {}=dyn({})", name, what);
   }
+  for (const auto& [key, t] : plan.dyn_thresholds)   // [Note: size classes of a product]
+    if (key.find('*') != std::string::npos)
+      dims += fmt::format(" {}=class {}", key, dyn_class_text(t, dyn_class(t, dyn_class_value(key, plan.bound->dims))));
   return fmt::format("op {}\nir {}\ndims{}\nprecision {} aligned16 {}\narch {} sms {}\ndevice {}\nkiln {}",
                      plan.ir().op_name, hex128(ir::print(plan.ir())), dims, precision_name(plan.target.precision),
                      plan.target.aligned16 ? 1 : 0, plan.target.arch, plan.target.sm_count, device, KILN_VERSION);

@@ -272,7 +272,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
   const std::string sig = "float acc, Index batch, Index row, Index col";
   std::vector<std::string> lines;
   Coords coords;
-  if (!split && !prep) coords = matmul_coords(plan, k, lines, gemm_batches_folded(config, plan.bound->shape(k.anchor)));
+  if (!split && !prep) coords = matmul_coords(plan, k, lines, k.folded_batches);
   std::string type = "Kernel";   // the instantiated template's alias
   bool dynamic_smem = true;
   switch (kind) {

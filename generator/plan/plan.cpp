@@ -214,6 +214,9 @@ std::string Plan::text() const {
     out += fmt::format("{}{}={}{}", first ? "" : " ", name, value, dyn);
     first = false;
   }
+  for (const auto& [key, t] : dyn_thresholds)   // [Note: size classes of a product]
+    if (key.find('*') != std::string::npos)
+      out += fmt::format(" {} (class {})", key, dyn_class_text(t, dyn_class(t, dyn_class_value(key, bound->dims))));
   out += fmt::format("] for {} ({} SMs), f32 contractions {}{}\n", target.arch, target.sm_count,
                      precision_name(target.precision), target.aligned16 ? "" : ", unaligned pointers");
   out += "buffers:\n";
@@ -899,6 +902,25 @@ void normalize_thresholds(std::vector<std::int64_t>& t) {
   t.erase(std::remove_if(t.begin(), t.end(), [](std::int64_t v) { return v <= 1; }), t.end());
   std::sort(t.begin(), t.end());
   t.erase(std::unique(t.begin(), t.end()), t.end());
+}
+
+std::vector<std::string> dyn_class_factors(const std::string& key) {
+  std::vector<std::string> factors;
+  std::size_t start = 0;
+  for (std::size_t star = key.find('*'); star != std::string::npos; star = key.find('*', start)) {
+    factors.push_back(key.substr(start, star - start));
+    start = star + 1;
+  }
+  factors.push_back(key.substr(start));
+  return factors;
+}
+
+std::string dyn_class_key(const std::vector<std::string>& dims) { return fmt::format("{}", fmt::join(dims, "*")); }
+
+std::int64_t dyn_class_value(const std::string& key, const std::map<std::string, std::int64_t>& dims) {
+  std::int64_t v = 1;
+  for (const auto& f : dyn_class_factors(key)) v *= dims.at(f);
+  return v;
 }
 
 int dyn_class(const std::vector<std::int64_t>& thresholds, std::int64_t value) {

@@ -80,6 +80,15 @@ constexpr std::int64_t dyn_key_code(std::int64_t value, bool row_length) {
 // source. Thresholds depend on static dims, consts and the target only, never on a dyn value, so
 // the runtime learns them from the first plan of an op's bucket key and then keys executables by
 // bucket and class before planning.
+// [Note: size classes of a product]
+// A route may change with a product of dyn dims rather than with one dim: the M of a product whose
+// batches fold into it ([Note: folded batches] in plan_contraction.cpp) is B x S with both B and S
+// dyn. Its thresholds are then keyed by the factors' names joined by '*' ("B*S", in the extent's
+// order), and a value's class is that of the product of the dims' values (dyn_class_value). The
+// runtime keys an executable by each key's class, reading every factor where it reads the dim.
+std::vector<std::string> dyn_class_factors(const std::string& key);   // "B*S" -> {B, S}; "M" -> {M}
+std::string dyn_class_key(const std::vector<std::string>& dims);    // {B, S} -> "B*S"
+std::int64_t dyn_class_value(const std::string& key, const std::map<std::string, std::int64_t>& dims);
 // Thresholds as dyn_class takes them: ascending and distinct, each above 1 (every value reaches 1).
 void normalize_thresholds(std::vector<std::int64_t>& thresholds);
 int dyn_class(const std::vector<std::int64_t>& thresholds, std::int64_t value);    // thresholds reached
@@ -210,6 +219,9 @@ struct PlannedKernel {
   int cluster = 1;                // CTAs per thread-block cluster along x (__cluster_dims__); grid.x a multiple
   bool index64 = false;          // some tensor of the kernel has >= 2^31 elements
   bool args_done = false;        // a follow-up whose rule filled args and index64 itself
+  // A matmul kernel whose rows are every batch's rows of M ([Note: folded batches] in
+  // plan_contraction.cpp): the epilogue splits a row into the batch coordinates and m.
+  bool folded_batches = false;
   // Workspace buffers the runtime zeroes on the launch stream right before this kernel (a
   // cuMemsetD32Async each: stream-ordered and graph-capturable). Every one is a Workspace
   // buffer whose byte size is a multiple of 4. See [Note: zeroed workspaces] in plan.cpp.
@@ -240,7 +252,8 @@ struct Plan {
   std::map<ir::NodeId, int> leaves;       // node -> buffer that kernels load it from
   std::map<std::string, DynBucket> dyn_buckets;   // each dyn dim's bucket: all the plan assumed of it
   // Per dyn dim that some kernel's plan changes with, ascending ([Note: dyn size classes]); the
-  // dim's class is dyn_class(thresholds, its bound value).
+  // dim's class is dyn_class(thresholds, its bound value). A key may also be a product of dyn dims
+  // ("B*S", [Note: size classes of a product]).
   std::map<std::string, std::vector<std::int64_t>> dyn_thresholds;
   // Each dyn row length whose alignment some kernel's plan assumed: the bound value's
   // dyn_row_class, which every launch's value must share ([Note: dyn row alignment]).
@@ -307,9 +320,6 @@ std::set<std::string> generic_dims(const ir::Ir& ir);
 // dyn ones at a launch's values, each in its planned bucket): the family's geometry rule over
 // the run-time extents. A kernel without dyn dims keeps its planned launch.
 launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std::string, std::int64_t>& dims);
-// Whether a matmul kernel's config `c` is the product with its batches folded into M ([Note:
-// folded batches] in plan_contraction.cpp); `out` is the matmul's bound shape.
-bool gemm_batches_folded(const GemmConfig& c, const std::vector<std::int64_t>& out);
 // The value of a kernel argument that a launch computes (Kind::LaunchSplits) at the launch's dims.
 std::int64_t launch_value(const Plan& plan, const KernelArg& arg, const std::map<std::string, std::int64_t>& dims);
 

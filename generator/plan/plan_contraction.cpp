@@ -153,25 +153,39 @@ Operand matmul_operand(const Planner& p, NodeId anchor, NodeId op, const char* w
 // [batch, sequence, features]) is one product of (batches x M) rows: A and C are packed and
 // row-major, so batch b's row m is row b * M + m of both. The planner folds it: the config's M is
 // the batches' rows, its batch 1, and the epilogue splits a row back into the batch coordinates
-// and m (matmul_coords in emit_contraction.cpp; gemm_batches_folded tells a folded config). So B is read
+// and m (matmul_coords in emit_contraction.cpp, for each kernel marked PlannedKernel::folded_batches). So B is read
 // once rather than once per batch (64 decode steps of x[64, 1, 4096] · w were a Gemv per batch,
 // each reading all of w), and the tiles cover the rows of every batch together, as cuBLAS's
 // callers (torch.matmul) do. A dyn batch dim or a dyn M is then a factor of the folded M ([Note:
 // dyn matmul]). Not folded: a column-major A (its batches are not one run of rows), a B with
 // batches, a product without batches.
-bool folds_batches(const std::vector<std::int64_t>& out_bound, bool a_col_major, std::int64_t a_batch_stride,
-                   std::int64_t b_batch_stride) {
-  return out_bound.size() > 2 && product(out_bound, 0, out_bound.size() - 2) > 1 && !a_col_major &&
-         a_batch_stride != 0 && b_batch_stride == 0;
+// A dyn batch dim counts as batches whatever its value, so a spec folds (or not) for every value.
+bool folds_batches(const Planner& p, NodeId anchor, const Operand& a, const Operand& b) {
+  const ir::Shape& out = p.node(anchor).shape;
+  const std::vector<std::int64_t>& bound = p.shape(anchor);
+  const std::size_t r = out.size();
+  if (r <= 2 || a.col_major) return false;
+  const std::set<std::string> dyn = p.bound().ir->dyn_dims();
+  const ir::Shape& sa = p.node(a.leaf).shape;
+  const ir::Shape& sb = p.node(b.leaf).shape;
+  bool batches = product(bound, 0, r - 2) > 1, a_all = sa.size() == r, b_none = b.batch_stride == 0;
+  for (std::size_t d = 0; d + 2 < r; ++d) {
+    batches |= out[d].mentions(dyn);
+    a_all = a_all && sa[d].str() == out[d].str();
+  }
+  for (std::size_t d = 0; d + 2 < sb.size(); ++d) b_none = b_none && !sb[d].mentions(dyn);
+  return batches && a_all && b_none;
 }
 
 bool takes_transposed_view(const Planner& p, NodeId, NodeId operand) { return transposed_leaf(p, operand); }
 
 // [Note: dyn matmul]
 // A matmul takes one dyn dim (AnchorRule::dyn), as a whole extent: its M (the rows of A and C), its
-// N (the columns of B and C) or its K, or its outermost batch dim. Every other dyn dim is refused
-// at its declaration, with the reason (a dyn dim inside a compound extent, a second dyn dim or one
-// dim as two extents, an inner batch dim).
+// N (the columns of B and C) or its K, or its outermost batch dim. Where the batches fold into M
+// ([Note: folded batches]), M is their rows: it takes a dyn outermost batch dim and a dyn M
+// together, as factors of M classed by their product ([Note: size classes of a product] in
+// plan.h). Every other dyn dim is refused at its declaration, with the reason (a dyn dim inside a
+// compound extent, a second dyn dim or one dim as two extents, an inner batch dim).
 // - In a batched product a dyn M, N or K makes the batch strides of the operands it sizes, and
 //   C's, dyn: the configs hold kDynStride there (0 still broadcasts), the templates compute rows x
 //   cols at a launch (every batched operand is a packed leaf: matmul_operand), and a TMA map's
@@ -207,7 +221,7 @@ constexpr std::int64_t kDynRouteTop = std::int64_t{1} << 16;
 
 struct DynMatmul {
   enum class Extent { M, N, K, Batch };
-  std::string dim;                    // the dyn dim
+  std::string dim;                    // the dyn dim, or the key of two ("B*S": a folded M's factors)
   Extent which = Extent::M;
   std::vector<ir::DimExpr> factors;   // the dyn extent: the dim, or the product of every batch dim
   std::int64_t fixed = 1;             // batch, or folded M: the other factors' product
@@ -307,21 +321,29 @@ std::optional<DynMatmul> dyn_matmul(const Planner& p, NodeId anchor, const Opera
   const std::size_t r = out.size();
   using Extent = DynMatmul::Extent;
   std::optional<DynMatmul> dm;
+  std::vector<std::string> dims;   // the dyn dims taken: one, or two factors of a folded M
+  auto taken = [&](const std::string& d) { return std::find(dims.begin(), dims.end(), d) != dims.end(); };
   auto take = [&](const ir::DimExpr& e, Extent which, std::size_t axis) {
     const std::string found = dyn_in(e);
     if (found.empty()) return;
     if (e.kind() != ir::DimExpr::Kind::Dim)
       p.refuse_dyn(found, anchor, what, fmt::format("takes a dyn dim only as a whole extent, not inside {}", e.str()));
-    if (dm && dm->dim == found && dm->which == which) return;   // K, read from A and from B
-    if (dm && dm->dim == found)
+    if (dm && taken(found) && dm->which == which) return;   // K, read from A and from B; a folded M's dim twice
+    if (dm && taken(found))
       p.refuse_dyn(found, anchor, what, fmt::format("takes one dyn extent, and '{}' is both its {} and its {}", found,
                                                     dm->name(), DynMatmul::name_of(which)));
-    if (dm) p.refuse_dyn(found, anchor, what, fmt::format("takes one dyn dim, and '{}' is dyn too", dm->dim));
     if (axis + 2 < r && axis != 0)
       p.refuse_dyn(found, anchor, what, fmt::format("takes a dyn batch dim only as the outermost one (here axis {})", axis));
-    dm.emplace();
-    dm->dim = found;
-    dm->which = which;
+    // A folded M takes two dyn factors ([Note: size classes of a product] in plan.h): the outermost
+    // batch dim and M.
+    const bool second_factor = fold && dm && which == Extent::M && dm->which == Extent::M && dims.size() == 1;
+    if (dm && !second_factor)
+      p.refuse_dyn(found, anchor, what, fmt::format("takes one dyn dim, and '{}' is dyn too", dims.front()));
+    if (!dm) {
+      dm.emplace();
+      dm->which = which;
+    }
+    dims.push_back(found);
   };
   for (std::size_t d = 0; d + 2 < r; ++d) take(out[d], fold ? Extent::M : Extent::Batch, d);   // [Note: folded batches]
   take(out[r - 2], Extent::M, r - 2);
@@ -330,19 +352,27 @@ std::optional<DynMatmul> dyn_matmul(const Planner& p, NodeId anchor, const Opera
   take(sa[sa.size() - (a.col_major ? 2 : 1)], Extent::K, r - 1);
   take(sb[sb.size() - (b.col_major ? 1 : 2)], Extent::K, r - 1);
   if (!dm) return std::nullopt;
+  // A dim in the bucket one is 1 in this plan, as a static dim would be.
+  const auto& values = p.bound().dims;
+  std::erase_if(dims, [&](const std::string& d) { return dyn_bucket(values.at(d)) == DynBucket::One; });
+  if (dims.empty()) return std::nullopt;
+  dm->dim = dyn_class_key(dims);
   const auto& bound_out = p.shape(anchor);
-  if (fold && dm->which == Extent::M) {   // M: the batches' rows, the dyn dim one of its factors
+  if (fold && dm->which == Extent::M) {   // M: the batches' rows, the dyn dims factors of it
     dm->folded = true;
     dm->factors.assign(out.begin(), out.end() - 1);
     int times = 0;
     for (std::size_t d = 0; d + 1 < r; ++d) {
-      if (out[d].kind() == ir::DimExpr::Kind::Dim && out[d].name() == dm->dim) ++times;
+      if (out[d].kind() == ir::DimExpr::Kind::Dim && taken(out[d].name())) ++times;
       else dm->fixed *= bound_out[d];
     }
-    if (times > 1)
-      p.refuse_dyn(dm->dim, anchor, what, fmt::format("takes one dyn extent, and '{}' is both a batch dim and its M",
-                                                      dm->dim));
-  } else if (!dm->batch()) {
+    if (times > static_cast<int>(dims.size()))
+      p.refuse_dyn(dims.front(), anchor, what, fmt::format("takes one dyn extent, and '{}' is both a batch dim and its M",
+                                                           dims.front()));
+    dm->bucket = dims.size() == 1 ? dyn_bucket(values.at(dims.front())) : DynBucket::General;
+    return dm;
+  }
+  if (!dm->batch()) {
     const ir::DimExpr& e = dm->which == Extent::M ? out[r - 2] : dm->which == Extent::N ? out[r - 1]
                                                                                          : sa[sa.size() - (a.col_major ? 2 : 1)];
     dm->factors = {e};
@@ -351,8 +381,7 @@ std::optional<DynMatmul> dyn_matmul(const Planner& p, NodeId anchor, const Opera
     dm->factors.assign(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(r - 2));
     dm->fixed = product(bound_out, 1, r - 2);
   }
-  dm->bucket = dyn_bucket(p.bound().dims.at(dm->dim));
-  if (dm->bucket == DynBucket::One) return std::nullopt;   // the value is 1
+  dm->bucket = dyn_bucket(values.at(dm->dim));
   return dm;
 }
 
@@ -1224,7 +1253,7 @@ void plan_matmul_dyn(Planner& p, PlannedKernel& kn, const GemmConfig& bound_g, c
   const std::vector<std::int64_t> thresholds = route_thresholds(
       [&](std::int64_t v) { return dyn_route(p, bound_g, a, b, dm, dm.fixed * dm.in_bucket(v)); });
   p.add_dyn_thresholds(dm.dim, thresholds);
-  const int klass = dyn_class(thresholds, p.bound().dims.at(dm.dim));
+  const int klass = dyn_class(thresholds, dyn_class_value(dm.dim, p.bound().dims));
   dm.low = dm.fixed * dyn_class_low(thresholds, klass);
   dm.high = klass < static_cast<int>(thresholds.size()) ? dm.fixed * (thresholds[static_cast<std::size_t>(klass)] - 1) : 0;
   dm.text = fmt::format("dyn {}: {} in the size class {} of {}{}, planned at its lowest value", dm.dim,
@@ -1250,7 +1279,24 @@ void plan_matmul_dyn(Planner& p, PlannedKernel& kn, const GemmConfig& bound_g, c
   for (auto& f : p.pending_followups()) make_dyn(f);
 }
 
+void plan_matmul_kernels(Planner& p, PlannedKernel& kn);
+
+// The matmul's kernels, each marked where the batches fold into M ([Note: folded batches]).
 void plan_matmul(Planner& p, PlannedKernel& kn) {
+  const auto& node = p.node(kn.anchor);
+  const bool fold = folds_batches(p, kn.anchor, matmul_operand(p, kn.anchor, node.operands[0], "a"),
+                                  matmul_operand(p, kn.anchor, node.operands[1], "b"));
+  plan_matmul_kernels(p, kn);
+  if (!fold) return;
+  auto mark = [](PlannedKernel& k) {
+    const auto* c = std::get_if<GemmConfig>(&k.config);
+    k.folded_batches = c != nullptr && c->kind != GemmKind::OperandPrep;
+  };
+  mark(kn);
+  for (auto& f : p.pending_followups()) mark(f);
+}
+
+void plan_matmul_kernels(Planner& p, PlannedKernel& kn) {
   const auto& node = p.node(kn.anchor);
   const auto& out = p.shape(kn.anchor);
   const std::string& op_name = p.bound().ir->op_name;
@@ -1266,7 +1312,7 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   Operand a = matmul_operand(p, kn.anchor, node.operands[0], "a");
   const Operand b = matmul_operand(p, kn.anchor, node.operands[1], "b");
   const std::int64_t K = p.shape(a.leaf)[p.shape(a.leaf).size() - (a.col_major ? 2 : 1)];
-  const bool fold = folds_batches(out, a.col_major, a.batch_stride, b.batch_stride);
+  const bool fold = folds_batches(p, kn.anchor, a, b);
   if (fold) M *= batch, batch = 1, a.batch_stride = 0;   // [Note: folded batches]
   const std::optional<DynMatmul> dm = dyn_matmul(p, kn.anchor, a, b, fold);
   const std::int64_t elem = static_cast<std::int64_t>(dtype_size(et));
@@ -1954,11 +2000,6 @@ launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std:
   for (long long* e : {&c.m, &c.n, &c.k, &c.batch})
     if (*e == 0) *e = extent;   // the dyn one ([Note: dyn matmul])
   return gemm_geometry(c, plan.target.sm_count, kernel.min_blocks);
-}
-
-bool gemm_batches_folded(const GemmConfig& c, const std::vector<std::int64_t>& out) {
-  // Unfolded, a product with batches has a config batch of their product (above 1) or 0 (dyn).
-  return c.batch == 1 && out.size() > 2 && product(out, 0, out.size() - 2) > 1;
 }
 
 launch::Geometry conv_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t batch) {

@@ -44,7 +44,8 @@ const char* kRefused =
     "op inner_batch {\n  dims dyn H, B = 3\n  in a: f32[B, H, 8, 4]\n  in b: f32[B, H, 4, 5]\n  out c = matmul(a, b)\n}\n"
     "op gram {\n  dims dyn M\n  in a: f32[M, 4]\n  out c = matmul(a, transpose(a))\n}\n"
     "op fold_twice {\n  dims dyn S\n  in a: f32[S, S, 4]\n  in b: f32[4, 5]\n  out c = matmul(a, b)\n}\n"
-    "op fold_two {\n  dims dyn B, dyn S\n  in a: f32[B, S, 4]\n  in b: f32[4, 5]\n  out c = matmul(a, b)\n}\n";
+    "op fold_two {\n  dims dyn B, dyn S\n  in a: f32[B, S, 4]\n  in b: f32[4, 5]\n  out c = matmul(a, b)\n}\n"
+    "op fold_inner {\n  dims B = 2, dyn H, dyn S\n  in a: f32[B, H, S, 4]\n  in b: f32[4, 5]\n  out c = matmul(a, b)\n}\n";
 
 kiln::Plan plan_text_at(const std::string& text, const std::string& op, std::map<std::string, std::int64_t> dims,
                         const std::string& arch) {
@@ -245,11 +246,13 @@ TEST_CASE("dyn matmul: other dyn dims are refused where they are declared") {
                                   "takes a dyn batch dim only as the outermost one (here axis 1)");
   CHECK(refused("gram") == "mm.kiln:32:12: op gram: dim 'M' is dyn, but the gemm template (for line 34) takes one dyn "
                            "extent, and 'M' is both its M and its N");
-  // Folded batches ([Note: folded batches]): M is the batches' rows, with one dyn factor.
-  CHECK(refused("fold_twice") == "mm.kiln:38:12: op fold_twice: dim 'S' is dyn, but the gemm template (for line 41) "
+  // Folded batches ([Note: folded batches]): M is the batches' rows, a dyn outermost batch dim
+  // and a dyn M its factors (classed by their product: the tests below); one dim twice is not.
+  CHECK(refused("fold_twice") == "mm.kiln:37:12: op fold_twice: dim 'S' is dyn, but the gemm template (for line 40) "
                                  "takes one dyn extent, and 'S' is both a batch dim and its M");
-  CHECK(refused("fold_two") == "mm.kiln:44:12: op fold_two: dim 'S' is dyn, but the gemm template (for line 47) takes "
-                               "one dyn dim, and 'B' is dyn too");
+  CHECK(refused("fold_two") == "planned");
+  CHECK(refused("fold_inner") == "mm.kiln:49:19: op fold_inner: dim 'H' is dyn, but the gemm template (for line 52) "
+                                 "takes a dyn batch dim only as the outermost one (here axis 1)");
 }
 
 TEST_CASE("dyn matmul: every unit compiles with NVRTC for sm_80 and sm_90a") {
@@ -679,4 +682,105 @@ TEST_CASE("dyn matmul: goldens of a dyn M on the TMA engine, a dyn N under swap_
   check_golden("source/dyn_matmul_n_tf32.cu", golden(nk_at("mm_n_tf32", 1000)));
   check_golden("source/dyn_matmul_k_f32.cu", golden(nk_at("lin_k_f32", 20008)));
   check_golden("source/dyn_matmul_batched_m_bf16.cu", golden(batched_at("bmm_m_bf16", 1000)));
+}
+
+namespace {
+
+// A linear layer over tokens with a dyn batch and a dyn sequence length: the batches fold into M
+// ([Note: folded batches]), whose two dyn factors are classed by their product ([Note: size
+// classes of a product] in generator/plan/plan.h); and the same under two batch dims in f32.
+constexpr const char* kTokensSpec = R"(
+op tokens {
+  dims dyn B, dyn S, D = 512, N = 1024
+  in  x: bf16[B, S, D]
+  in  w: bf16[N, D]
+  in  pos: f32[S, N]
+  out y = f32(matmul(x, transpose(w))) + pos
+}
+op tokens_f32 {
+  dims dyn B, H = 2, dyn S, D = 96, N = 200
+  in  x: f32[B, H, S, D]
+  in  w: f32[D, N]
+  in  hb: f32[H, 1, N]
+  out y = relu(matmul(x, w) + hb)
+}
+)";
+
+kiln::Plan tokens_at(const std::string& op, std::int64_t b, std::int64_t s, const std::string& arch = "sm_90a") {
+  return plan_text_at(kTokensSpec, op, {{"B", b}, {"S", s}}, arch);
+}
+
+}  // namespace
+
+TEST_CASE("dyn matmul, folded: a dyn batch and a dyn M are one extent, classed by their product") {
+  for (const char* op : {"tokens", "tokens_f32"})
+    for (const char* arch : {"sm_90a", "sm_80"}) {
+      CAPTURE(op);
+      CAPTURE(arch);
+      const std::int64_t h = std::string(op) == "tokens_f32" ? 2 : 1;
+      const auto p = tokens_at(op, 4, 100, arch);
+      REQUIRE(p.dyn_thresholds.count("B*S") == 1);
+      CHECK(p.dyn_thresholds.count("B") == 0);
+      CHECK(p.dyn_thresholds.count("S") == 0);
+      CHECK(p.text().find(" B*S (class ") != std::string::npos);
+      const auto& t = p.dyn_thresholds.at("B*S");
+      for (const auto& kn : p.kernels) {
+        const auto* g = gemm_of(kn);
+        if (g == nullptr || g->kind == kiln::GemmKind::OperandPrep) continue;
+        CHECK(kn.folded_batches);
+        CHECK(g->batch == 1);
+        CHECK((g->swap_ab ? g->n : g->m) == 0);
+        CHECK(kn.reason.find("dyn B*S: M (the rows of every batch) in the size class ") == 0);
+        // The launch: gemm_geometry at B x H x S rows.
+        auto dims = p.bound->dims;
+        dims["B"] = 8, dims["S"] = 51;
+        REQUIRE(kiln::dyn_class(t, 8 * 51) == kiln::dyn_class(t, 400));
+        kiln::GemmConfig at = *g;
+        (g->swap_ab ? at.n : at.m) = 8 * h * 51;
+        const auto k = static_cast<std::size_t>(&kn - p.kernels.data());
+        const auto want = kiln::gemm_geometry(at, p.target.sm_count, kn.min_blocks);
+        const auto got = kiln::launch_for(p, k, dims);
+        CHECK((got.grid.x == want.grid.x && got.grid.y == want.grid.y && got.grid.z == want.grid.z));
+      }
+      // Pairs whose products share a class share the source, which holds neither value.
+      for (const auto& [b, s] : {std::pair<std::int64_t, std::int64_t>{8, 50}, {5, 97}, {2, 213}}) {
+        CAPTURE(b);
+        CAPTURE(s);
+        if (kiln::dyn_class(t, b * s) != kiln::dyn_class(t, 400)) continue;
+        const auto q = tokens_at(op, b, s, arch);
+        const std::string src = all_sources(sources_of(q));
+        CHECK(src == all_sources(sources_of(p)));
+        for (const std::string v : {std::to_string(b), std::to_string(s)}) CHECK(src.find("= " + v + ";") == std::string::npos);
+      }
+      // The first product of the next class plans another route: another source.
+      const int klass = kiln::dyn_class(t, 400);
+      if (klass < static_cast<int>(t.size())) {
+        const std::int64_t next = t[static_cast<std::size_t>(klass)];
+        const std::int64_t b = next % 2 == 0 ? 2 : 3, s = (next + b - 1) / b;   // b x s reaches the next class
+        if (kiln::dyn_class(t, b * s) == klass + 1)
+          CHECK(all_sources(sources_of(tokens_at(op, b, s, arch))) != all_sources(sources_of(p)));
+      }
+      // A factor in the bucket one is 1 in the plan: the other is classed alone.
+      CHECK(tokens_at(op, 1, 100, arch).dyn_thresholds.count("S") == 1);
+      CHECK(tokens_at(op, 4, 1, arch).dyn_thresholds.count("B") == 1);
+    }
+  // The epilogue splits a row by the dyn S, the outermost batch by H x S.
+  const std::string src = all_sources(sources_of(tokens_at("tokens_f32", 3, 50)));
+  CHECK(src.find("const Index m = row % dim_S;") != std::string::npos);
+  CHECK(src.find("const Index b1 = row / dim_S % 2;") != std::string::npos);
+  CHECK(src.find("const Index b0 = row / (dim_S * 2);") != std::string::npos);
+}
+
+TEST_CASE("dyn matmul, folded: every unit compiles with NVRTC for sm_80 and sm_90a") {
+  if (!nvrtc_or_skip()) return;
+  int units = 0;
+  for (const char* op : {"tokens", "tokens_f32"})
+    for (const char* arch : {"sm_80", "sm_90a"})
+      for (const auto& [b, s] : {std::pair<std::int64_t, std::int64_t>{1, 5}, {3, 1}, {4, 100}, {64, 1001}}) {
+        CAPTURE(op);
+        CAPTURE(b);
+        CAPTURE(s);
+        units += check_units_compile(tokens_at(op, b, s, arch), arch);
+      }
+  MESSAGE(units << " units compiled");
 }
