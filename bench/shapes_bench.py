@@ -128,6 +128,20 @@ MATMUL_CASES = [
     ("bmm_tf32_m", "op p {{\n  dims B = 16, {D}, N = 1024, K = 1024\n  in a: f32[B, M, K]\n  in b: f32[B, K, N]\n"
                    "  out c = matmul(a, b, precision=\"tf32\")\n}}\n", "M", 1000, "tf32 batched a·b, irregular M",
      "tf32", 1e-2),
+    # A linear layer over tokens [B, S, D] with a dyn batch and a dyn sequence length: the batches
+    # fold into M, classed by B x S ([Note: size classes of a product]); S = 1 is the bucket one
+    # (decode steps: B alone is classed).
+    ("tokens_bf16", "op p {{\n  dims {D}, K = 4096, N = 4096\n  in x: bf16[B, S, K]\n  in w: bf16[N, K]\n"
+                    "  out c = matmul(x, transpose(w))\n}}\n", ("B", "S"), (8, 512), "bf16 tokens·wᵀ", "bf16", 2e-2),
+    ("tokens_bf16", "op p {{\n  dims {D}, K = 4096, N = 4096\n  in x: bf16[B, S, K]\n  in w: bf16[N, K]\n"
+                    "  out c = matmul(x, transpose(w))\n}}\n", ("B", "S"), (64, 1), "bf16 tokens·wᵀ, decode", "bf16",
+     2e-2),
+    ("tokens_bf16", "op p {{\n  dims {D}, K = 4096, N = 4096\n  in x: bf16[B, S, K]\n  in w: bf16[N, K]\n"
+                    "  out c = matmul(x, transpose(w))\n}}\n", ("B", "S"), (3, 77), "bf16 tokens·wᵀ, irregular",
+     "bf16", 2e-2),
+    ("tokens_tf32", "op p {{\n  dims {D}, K = 1024, N = 1024\n  in x: f32[B, S, K]\n  in w: f32[N, K]\n"
+                    "  out c = matmul(x, transpose(w), precision=\"tf32\")\n}}\n", ("B", "S"), (16, 100),
+     "tf32 tokens·wᵀ", "tf32", 1e-2),
 ]
 
 
@@ -252,13 +266,18 @@ def written_twice_rows(args, torch, F, do_bench, kiln, cache, res, cases, kind, 
     for name, text, dim, value, what, precision, tol, form in cases:
         if args.quick and value not in (4096, 32) or args.ops and name not in args.ops.split(","):
             continue
-        op_d = kiln.loads(text.format(D=f"dyn {dim}"), name=name + "_dyn.kiln", options=opts)["p"]
-        op_s = kiln.loads(text.format(D=f"{dim} = {value}"), name=name + ".kiln", options=opts)["p"]
-        ex_d = op_d.specialize(**{dim: value})
+        # One dyn dim, or several (a tuple of dims and a tuple of their values).
+        dim_list, value_list = (dim, value) if isinstance(dim, tuple) else ((dim,), (value,))
+        dyn_decl = ", ".join(f"dyn {d}" for d in dim_list)
+        static_decl = ", ".join(f"{d} = {v}" for d, v in zip(dim_list, value_list))
+        op_d = kiln.loads(text.format(D=dyn_decl), name=name + "_dyn.kiln", options=opts)["p"]
+        op_s = kiln.loads(text.format(D=static_decl), name=name + ".kiln", options=opts)["p"]
+        ex_d = op_d.specialize(**dict(zip(dim_list, value_list)))
         header = ex_d.plan.split("\n", 1)[0]
         args_info = [a for a in ex_d.arguments if not a["is_output"]]
         dims = " · ".join("x".join(str(v) for v in a["shape"]) for a in args_info)
-        row = {"problem": f"{kind} {name} {dims} ({what}; dyn {dim})", "precision": precision, "plan_generic": header,
+        row = {"problem": f"{kind} {name} {dims} ({what}; dyn {', '.join(dim_list)})", "precision": precision,
+               "plan_generic": header,
                "compile_ms": None}
         inputs = [(torch.rand(a["shape"], dtype=torch.float32, device="cuda") * 2 - 1).to(
             kiln.torch.torch_dtype(a["dtype"])) for a in args_info]
@@ -290,6 +309,8 @@ def written_twice_rows(args, torch, F, do_bench, kiln, cache, res, cases, kind, 
         if triton:
             a, b = inputs
             b_mat = b.transpose(-1, -2) if "transpose(w)" in text else b
+            if a.dim() == 3 and b_mat.dim() == 2:   # shared weights: the folded views, as torch.matmul takes them
+                a = a.reshape(-1, a.shape[-1])
             triton(a, b_mat, precision=tri_prec)   # autotunes this shape, outside the timing
             fns["triton"] = lambda: triton(a, b_mat, precision=tri_prec)
         torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
