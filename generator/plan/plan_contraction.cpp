@@ -778,14 +778,15 @@ std::int64_t tma_splits(std::int64_t sms, std::int64_t tiles, std::int64_t k_til
 }
 
 // The TMA engine's tiles: 128x256 (two consumer warpgroups of m64n256) where N > 128 and those tiles give
-// every SM at least two and three stages of them fit; 128x128 while they fill the SMs; else
+// every SM at least two and three stages of them fit; 128x128 while they fill 90% of the SMs; else
 // 64x128: for 16-bit operands two consumers of m64n64 with BK of two swizzle atoms (128), for
 // tf32 one consumer of m64n128. (bf16 1000³, one tile per CTA, four runs each in one device call,
 // bench/results/2026-11-26-h100-run10: one m64n128 consumer with BK 64 0.83-0.91x cuBLAS, two
 // m64n64 0.88-0.92x, two with BK 128 0.89-0.93x; cuBLAS runs 64x128 tiles, 8 stages, clusters of
 // 2 and three warpgroups. tf32 1000³ through registers was 1.03-1.06x with two, 1.07-1.11x with
 // one.) A long K
-// whose 128x128 tiles cannot fill half the SMs is split instead (tma_splits): 128x256 tiles where
+// whose 128x128 tiles cannot fill half the SMs takes 64x128 tiles where those fill half the SMs
+// or M <= 64 (split as needed), else is split (tma_splits): 128x256 tiles where
 // there are still at least 4 slices per tile, else 128x128; the slices' partial sums go to a
 // workspace and SplitKReduce (or SplitKSoftmax) adds them and applies the epilogue. BK is one
 // 128-byte swizzle atom of k (64 f16 / bf16, 32 f32; two on those 64x128 tiles); as many stages
@@ -796,17 +797,32 @@ TmaPick tma_heuristic(const GemmConfig& mg, std::int64_t sms, int smem, bool sof
   c.bk = 128 / c.elem_bytes;
   const std::int64_t k_tiles = ceil_div(c.k, c.bk);
   const std::int64_t splits = tma_splits(sms, tiles(128, 128), k_tiles, c.k, softmax);
-  if (splits > 1 || softmax) {
+  // Few rows of a long K (a linear layer over a few tokens): 64-row tiles, with K slices only where
+  // they cannot fill half the SMs either (and then only for M <= 64, whose 128-row tiles would be
+  // half empty: more rows keep the wider tiles, which read A and B fewer times). Tuned on an H200
+  // (bench/results/2026-12-04-h200-run25): bf16 64x4096x4096 took 0.0176 ms on 64x128 c2 with 4
+  // slices against 0.0221 on 128x256 with 8; f16 384x2048x2048 0.0132 on 64x128 c2 without slices
+  // against 0.0227 on 128x256 with 5.
+  const auto narrow = [&] {   // 64x128: two consumers of m64n64 and BK of two atoms for 16-bit operands
+    c.bm = 64, c.bn = 128;
+    if (c.elem_bytes == 2) c.consumers_n = 2, c.bk = 2 * 128 / c.elem_bytes;
+  };
+  const bool few_rows = splits > 1 && !softmax && (2 * tiles(64, 128) > sms || c.m <= 64);
+  if (few_rows) {
+    narrow();
+    c.split_k = static_cast<int>(tma_splits(sms, tiles(64, 128), ceil_div(c.k, c.bk), c.k, false));
+  } else if (splits > 1 || softmax) {
     const bool wide = c.n > 128 && tma_splits(sms, tiles(128, 256), k_tiles, c.k, softmax) >= 4;
     c.bm = 128, c.bn = wide ? 256 : 128;
     c.split_k = static_cast<int>(tma_splits(sms, tiles(c.bm, c.bn), k_tiles, c.k, softmax));
   } else if (c.n > 128 && tiles(128, 256) >= 2 * sms && tma_gemm_smem(c.elem_bytes, 128, 256, c.bk, 3, gemm_x3(c)) <= smem) {
     c.bm = 128, c.bn = 256;   // (3xTF32's hi and lo tiles leave 128x256 two stages: 128x128 keeps three)
-  } else if (tiles(128, 128) >= sms) {
+  } else if (10 * tiles(128, 128) >= 9 * sms) {
+    // (90%: 128 tiles on 132 SMs, bf16 512x4096x4096 0.0295 ms on 128x128 against 0.0349 on 64x128,
+    // tf32 400x4096x4096 0.0545 against 0.0599: run25.)
     c.bm = 128, c.bn = 128;
   } else {
-    c.bm = 64, c.bn = 128;
-    if (c.elem_bytes == 2) c.consumers_n = 2, c.bk = 2 * 128 / c.elem_bytes;
+    narrow();
   }
   c.stages = tma_max_stages(c, smem);
   c.group_m = kTmaGroupM;
