@@ -784,3 +784,15 @@ TEST_CASE("dyn matmul, folded: every unit compiles with NVRTC for sm_80 and sm_9
       }
   MESSAGE(units << " units compiled");
 }
+
+TEST_CASE("size classes of a product: keys, factors and values") {
+  // [Note: size classes of a product] in generator/plan/plan.h.
+  CHECK(kiln::dyn_class_key({"B", "S"}) == "B*S");
+  CHECK(kiln::dyn_class_key({"M"}) == "M");
+  CHECK(kiln::dyn_class_factors("B*S") == std::vector<std::string>{"B", "S"});
+  CHECK(kiln::dyn_class_factors("M") == std::vector<std::string>{"M"});
+  const std::map<std::string, std::int64_t> dims{{"B", 6}, {"S", 77}, {"M", 5}};
+  CHECK(kiln::dyn_class_value("B*S", dims) == 6 * 77);
+  CHECK(kiln::dyn_class_value("M", dims) == 5);
+  CHECK_THROWS(kiln::dyn_class_value("B*T", dims));   // a factor the binding lacks
+}
