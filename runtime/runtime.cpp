@@ -204,6 +204,9 @@ ExecutableImpl::ExecutableImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared
                ir.op_name, dim);
     dyn_sources.push_back(*found);
   }
+  for (const auto& [key, thresholds] : plan.dyn_thresholds)
+    class_checks.push_back({key, dyn_class_factors(key), thresholds,
+                            dyn_class(thresholds, dyn_class_value(key, plan.bound->dims))});
   if (rt->dump.any()) dump_files();
 }
 
@@ -233,14 +236,14 @@ std::map<std::string, std::int64_t> ExecutableImpl::launch_dims(const Arg* args,
   }
   // Each size class the plan assumed: of a dim, or of a product of dims ([Note: size classes of a
   // product] in generator/plan/plan.h).
-  for (const auto& [key, t] : plan.dyn_thresholds) {
-    const int want_class = dyn_class(t, dyn_class_value(key, plan.bound->dims));
-    const std::int64_t value = dyn_class_value(key, dims);
-    KILN_CHECK(dyn_class(t, value) == want_class, ShapeError,
+  for (const auto& c : class_checks) {
+    std::int64_t value = 1;
+    for (const auto& d : c.dims) value *= dims.at(d);
+    KILN_CHECK(dyn_class(c.thresholds, value) == c.klass, ShapeError,
                "{}: dyn {} {}={} is outside this executable's size class ({} in {}); specialize another value, or "
                "call the op, which keeps one executable per bucket and class",
-               ir.op_name, key.find('*') == std::string::npos ? "dim" : "extent", key, value, key,
-               dyn_class_text(t, want_class));
+               ir.op_name, c.dims.size() == 1 ? "dim" : "extent", c.key, value, c.key,
+               dyn_class_text(c.thresholds, c.klass));
   }
   bool large = false;
   for (std::size_t i = 0; i < count; ++i) {
@@ -928,9 +931,9 @@ void OpImpl::call(Stream stream, const Arg* args, std::size_t count) {
     std::unique_lock<std::shared_mutex> lock(mutex);
     if (!classes_known) {
       std::vector<ClassProbe> probes;
-      for (const auto& [classed, thresholds] : created->plan.dyn_thresholds) {
-        ClassProbe probe{{}, thresholds};
-        for (const std::string& dim : dyn_class_factors(classed)) {   // a dim, or each of a product's
+      for (const auto& check : created->class_checks) {
+        ClassProbe probe{{}, check.thresholds};
+        for (const std::string& dim : check.dims) {   // a dim, or each of a product's
           const auto source = std::find_if(created->dyn_sources.begin(), created->dyn_sources.end(),
                                            [&](const auto& s) { return s.dim == dim; });
           KILN_ASSERT(source != created->dyn_sources.end(), "{}: dyn dim {} has classes but no source", name, dim);

@@ -92,6 +92,16 @@ struct ExecutableImpl {
     std::size_t arg = 0, axis = 0;
   };
   std::vector<DynSource> dyn_sources;
+  // Each size class the plan assumed (Plan::dyn_thresholds: of a dim, or of a product of dims,
+  // [Note: size classes of a product] in generator/plan/plan.h): its key, the key's dims, the
+  // thresholds and the planned values' class, which every launch's values must share.
+  struct ClassCheck {
+    std::string key;
+    std::vector<std::string> dims;
+    std::vector<std::int64_t> thresholds;
+    int klass = 0;
+  };
+  std::vector<ClassCheck> class_checks;
   // A launch's dims: the planned binding with the dyn dims read from `args`, after checking each
   // dyn value against its planned bucket and every tensor's shape against them (ShapeError).
   std::map<std::string, std::int64_t> launch_dims(const Arg* args, std::size_t count) const;

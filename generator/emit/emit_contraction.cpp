@@ -200,16 +200,21 @@ Coords matmul_coords(const Plan& plan, const PlannedKernel& k, std::vector<std::
   const std::size_t nb = out.size() - 2;
   Coords c;
   if (folded) {
-    // M is a number, or a dyn dim (the functor's member: magic-number division).
+    // The rows below a coordinate: M (a number, or a dyn dim: the functor's member, magic-number
+    // division) times the batch extents inside it.
     const std::string* dyn_m = dyn_extent(plan, k.anchor, nb);
-    std::string below = dyn_m != nullptr ? "dim_" + *dyn_m : std::to_string(out[nb]);
-    lines.push_back(fmt::format("const Index m = row % {};  // the batches fold into the rows", below));
+    std::int64_t inner = 1;
+    auto below = [&] {
+      if (dyn_m == nullptr) return std::to_string(out[nb] * inner);
+      return inner == 1 ? "dim_" + *dyn_m : fmt::format("(dim_{} * {})", *dyn_m, inner);
+    };
+    lines.push_back(fmt::format("const Index m = row % {};  // the batches fold into the rows", below()));
     for (std::size_t d = nb; d-- > 0;) {
       const std::string name = fmt::format("b{}", d);
       // The outermost batch dim needs no modulo (and may be dyn).
-      if (d == 0) lines.push_back(fmt::format("const Index {} = row / {};", name, below));
-      else lines.push_back(fmt::format("const Index {} = row / {} % {};", name, below, out[d]));
-      below = dyn_m != nullptr ? fmt::format("({} * {})", below, out[d]) : std::to_string(std::stoll(below) * out[d]);
+      if (d == 0) lines.push_back(fmt::format("const Index {} = row / {};", name, below()));
+      else lines.push_back(fmt::format("const Index {} = row / {} % {};", name, below(), out[d]));
+      inner *= out[d];
       c.insert(c.begin(), name);
     }
     c.push_back("m");

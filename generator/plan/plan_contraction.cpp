@@ -1295,14 +1295,15 @@ void plan_matmul_dyn(Planner& p, PlannedKernel& kn, const GemmConfig& bound_g, c
   for (auto& f : p.pending_followups()) make_dyn(f);
 }
 
-void plan_matmul_kernels(Planner& p, PlannedKernel& kn);
+void plan_matmul_kernels(Planner& p, PlannedKernel& kn, Operand a, const Operand& b, bool fold);
 
 // The matmul's kernels, each marked where the batches fold into M ([Note: folded batches]).
 void plan_matmul(Planner& p, PlannedKernel& kn) {
   const auto& node = p.node(kn.anchor);
-  const bool fold = folds_batches(p, kn.anchor, matmul_operand(p, kn.anchor, node.operands[0], "a"),
-                                  matmul_operand(p, kn.anchor, node.operands[1], "b"));
-  plan_matmul_kernels(p, kn);
+  const Operand a = matmul_operand(p, kn.anchor, node.operands[0], "a");
+  const Operand b = matmul_operand(p, kn.anchor, node.operands[1], "b");
+  const bool fold = folds_batches(p, kn.anchor, a, b);
+  plan_matmul_kernels(p, kn, a, b, fold);
   if (!fold) return;
   auto mark = [](PlannedKernel& k) {
     const auto* c = std::get_if<GemmConfig>(&k.config);
@@ -1312,7 +1313,7 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
   for (auto& f : p.pending_followups()) mark(f);
 }
 
-void plan_matmul_kernels(Planner& p, PlannedKernel& kn) {
+void plan_matmul_kernels(Planner& p, PlannedKernel& kn, Operand a, const Operand& b, bool fold) {
   const auto& node = p.node(kn.anchor);
   const auto& out = p.shape(kn.anchor);
   const std::string& op_name = p.bound().ir->op_name;
@@ -1325,10 +1326,7 @@ void plan_matmul_kernels(Planner& p, PlannedKernel& kn) {
   const std::size_t r = out.size();
   std::int64_t M = out[r - 2], batch = product(out, 0, r - 2);
   const std::int64_t N = out[r - 1];
-  Operand a = matmul_operand(p, kn.anchor, node.operands[0], "a");
-  const Operand b = matmul_operand(p, kn.anchor, node.operands[1], "b");
   const std::int64_t K = p.shape(a.leaf)[p.shape(a.leaf).size() - (a.col_major ? 2 : 1)];
-  const bool fold = folds_batches(p, kn.anchor, a, b);
   if (fold) M *= batch, batch = 1, a.batch_stride = 0;   // [Note: folded batches]
   const std::optional<DynMatmul> dm = dyn_matmul(p, kn.anchor, a, b, fold);
   const std::int64_t elem = static_cast<std::int64_t>(dtype_size(et));
