@@ -2,8 +2,10 @@
 // (41-46, at their default shapes) and four common CNN pools in each way the template can load a window row's columns:
 // a thread per output (run 1), runs of 4 outputs loaded element by element (run 4), and vector
 // runs (16-byte aligned loads, config/pool.h's pool_vec), and for max pools the last two in runs
-// of 4 output rows (pool_rows). For choosing the planner's rule
-// (pool_run / pool_vec, [Note: pool runs]); issue 21's target is 90% of a copy.
+// of 4 output rows (pool_rows); each storing element by element, as aligned vectors
+// (pool_wide_stores), and as aligned vectors in tiles of row groups (pool_tile). For choosing the
+// planner's rules ([Note: pool runs], [Note: pool wide stores], [Note: pool tiles]); issue 21's
+// target is 90% of a copy.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90a -I templates bench/standalone/pool_check.cu -o /tmp/pool_check
 //   /tmp/pool_check [WORD ...]     # only the problems whose name holds a word
@@ -166,28 +168,34 @@ void launch_pool(const float* x, float* y) {
 }
 
 // A problem's config in each variant: run 1, run 4 by element (where a run's columns fit in
-// registers), vector runs (where pool_vec allows them), and the planner's rule.
+// registers), vector runs (where pool_vec allows them), and for max pools the last two in runs of
+// 4 output rows (pool_rows); each with plain stores, with wide stores (pool_wide_stores), and with
+// wide stores in tiles (pool_tile).
 #define KILN_POOL_CASE(ID, INDEX, ...)                                                                \
-  constexpr kiln::PoolConfig with(int run, int vec, int rows) {                                     \
+  constexpr kiln::PoolConfig with(int run, int vec, int rows, bool wide, int tile) {                \
     kiln::PoolConfig r{__VA_ARGS__};                                                                \
     r.run = run;                                                                                    \
     r.vec = vec;                                                                                    \
     r.rows = r.max ? rows : 1; /* runs of rows are for max pools only (pool.cuh asserts it) */       \
+    r.wide_stores = wide;                                                                           \
+    r.tile = tile;                                                                                  \
     return r;                                                                                       \
   }                                                                                                 \
-  struct R1 { static constexpr kiln::PoolConfig value = with(1, 1, 1); };                           \
-  struct R4 { static constexpr kiln::PoolConfig value = with(4, 1, 1); };                           \
-  struct V4 { static constexpr kiln::PoolConfig value = with(4, 4, 1); };                           \
-  struct R4H { static constexpr kiln::PoolConfig value = with(4, 1, kiln::kPoolRows); };            \
-  struct V4H { static constexpr kiln::PoolConfig value = with(4, 4, kiln::kPoolRows); };            \
-  inline const kiln::PoolConfig ID##_base = with(1, 1, 1);                                          \
+  template <int kRun, int kVec, int kRows, bool kWide, int kTile>                                   \
+  struct V { static constexpr kiln::PoolConfig value = with(kRun, kVec, kRows, kWide, kTile); };    \
+  inline const kiln::PoolConfig ID##_base = with(1, 1, 1, false, 1);                                \
   inline const std::vector<Variant> ID##_variants = {                                               \
-      {"run 1", &R1::value, launch_pool<R1, INDEX>},                                                \
-      {"run 4 by element", &R4::value, launch_pool<R4, INDEX>},                                     \
-      {"vector run 4", &V4::value, launch_pool<V4, INDEX>},                                         \
-      {"run 4 by element, 4 rows", &R4H::value, launch_pool<R4H, INDEX>},                           \
-      {"vector run 4, 4 rows", &V4H::value, launch_pool<V4H, INDEX>},                               \
+      KILN_POOL_STORES(INDEX, "run 1", 1, 1, 1)                                                     \
+      KILN_POOL_STORES(INDEX, "run 4 by element", 4, 1, 1)                                          \
+      KILN_POOL_STORES(INDEX, "vector run 4", 4, 4, 1)                                              \
+      KILN_POOL_STORES(INDEX, "run 4 by element, 4 rows", 4, 1, kiln::kPoolRows)                    \
+      KILN_POOL_STORES(INDEX, "vector run 4, 4 rows", 4, 4, kiln::kPoolRows)                        \
   };
+// A loading variant with plain stores, with wide stores, and with wide stores in tiles of 8 warps.
+#define KILN_POOL_STORES(INDEX, NAME, RUN, VEC, ROWS)                                                     \
+  {NAME, &V<RUN, VEC, ROWS, false, 1>::value, launch_pool<V<RUN, VEC, ROWS, false, 1>, INDEX>},            \
+      {NAME ", wide stores", &V<RUN, VEC, ROWS, true, 1>::value, launch_pool<V<RUN, VEC, ROWS, true, 1>, INDEX>}, \
+      {NAME ", wide stores, tiles", &V<RUN, VEC, ROWS, true, 8>::value, launch_pool<V<RUN, VEC, ROWS, true, 8>, INDEX>},
 
 }  // namespace
 
@@ -249,12 +257,17 @@ int main(int argc, char** argv) {
     planned.run = run;
     planned.vec = vec;
     const int rows = kiln::pool_rows(c.max, c.out_h, c.kernel_h, c.stride_h, c.dilation_h, kiln::pool_run_span(planned));
+    planned.rows = rows;
+    planned.wide_stores = kiln::pool_wide_stores(true, run);
+    planned.tile = kiln::pool_tile(planned);
     const double bytes = double(in_n + out_n) * sizeof(float);
     for (const Variant& v : *p.variants) {
-      const bool rows_ok = v.config->rows > 1 || std::strstr(v.name, "rows") == nullptr;   // avg pools have no runs of rows
-      const bool fits = rows_ok && (kiln::pool_run_span(*v.config) <= kiln::kPoolUnrolled || v.config->run == 1);
-      const bool vec_ok = v.config->vec == 1 || (c.in_w % 4 == 0 && kiln::pool_run_span(*v.config) <= kiln::kPoolUnrolled);
-      if (!fits || !vec_ok) {
+      const kiln::PoolConfig& vc = *v.config;
+      const bool rows_ok = vc.rows > 1 || std::strstr(v.name, "rows") == nullptr;   // avg pools have no runs of rows
+      const bool fits = rows_ok && (kiln::pool_run_span(vc) <= kiln::kPoolUnrolled || vc.run == 1);
+      const bool vec_ok = vc.vec == 1 || (c.in_w % 4 == 0 && kiln::pool_run_span(vc) <= kiln::kPoolUnrolled);
+      const bool tile_ok = vc.tile == 1 || c.out_h > 1;   // a 1-d pool has one row group
+      if (!fits || !vec_ok || !tile_ok) {
         std::printf("| %s | %s | | not possible | | | |\n", p.name, v.name);
         continue;
       }
@@ -270,7 +283,8 @@ int main(int argc, char** argv) {
       const float ms = time_ms([&] { v.launch(x, y); });
       CK(cudaGetLastError());
       const double tbps = bytes / (ms * 1e-3) / 1e12;
-      const bool picked = v.config->run == run && v.config->vec == vec && v.config->rows == rows;
+      const bool picked = vc.run == run && vc.vec == vec && vc.rows == rows && vc.wide_stores == planned.wide_stores &&
+                          vc.tile == planned.tile;
       std::printf("| %s | %s | %s | %.3f | %.2f | %.0f%% | %s |\n", p.name, v.name, picked ? "yes" : "", ms, tbps,
                   100.0 * tbps / copy, nbad ? "FAIL" : "ok");
       if (nbad) std::printf("  %llu of %lld outputs wrong\n", nbad, out_n);

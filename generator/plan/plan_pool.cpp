@@ -184,6 +184,9 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
   config.run = pool_run(config.vec, config.out_w, config.kernel_w, config.stride_w, config.dilation_w);
   config.rows = pool_rows(config.max, config.out_h, config.kernel_h, config.stride_h, config.dilation_h,
                           pool_run_span(config));
+  config.wide_stores = pool_wide_stores(p.target().aligned16, config.run);
+  // Tiles need the output's rows static (a dyn pooled axis keeps the plain stepping).
+  config.tile = dyn.any() ? 1 : pool_tile(config);
   const std::string rows_text =
       config.rows > 1 ? fmt::format(" x {} rows along h (their {} input rows each loaded once)", config.rows,
                                     pool_rows_loaded(config.rows, config.kernel_h, config.stride_h, config.dilation_h))
@@ -195,7 +198,13 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
   dyn.make_dyn(config, kn);
   kn.config = config;
   if (rows.dynamic) kn.dyn_outer = rows.factors;
-  kn.reason = fmt::format("{} {} window over [{}, ...] planes: {} ({} outputs), the windows read through L1/L2{}{}",
+  std::string stores_text;
+  if (config.wide_stores) stores_text += ", each run stored as aligned vectors";
+  if (config.tile > 1)
+    stores_text += fmt::format(", a block {} row groups (a warp each) over the same 32 runs, so the input rows "
+                               "they share are read while in its L1",
+                               config.tile);
+  kn.reason = fmt::format("{} {} window over [{}, ...] planes: {}{} ({} outputs), the windows read through L1/L2{}{}",
                           config.max ? "max" : "average", window, rows.text,
                           config.run > 1 || config.rows > 1 ? fmt::format("a thread per {} adjacent outputs along w{}, which load their {} input "
                                                        "columns a row once, {}",
@@ -204,6 +213,7 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
                                                        : config.run > 1 ? "element by element (stride 1 along w)"
                                                                         : "element by element")
                                          : std::string("a thread per output element"),
+                          stores_text,
                           rows.dynamic || dyn.any()
                               ? fmt::format("{} x {}", rows.text,
                                             dyn.any() ? dyn.outputs_text() : std::to_string(pool_outputs(planned) / planes))

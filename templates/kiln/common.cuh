@@ -184,6 +184,17 @@ template <> struct Limits<long long> {
 template <class C> __device__ __forceinline__ C min_prop(C a, C b) { return (a != a || a < b) ? a : b; }
 template <class C> __device__ __forceinline__ C max_prop(C a, C b) { return (a != a || a > b) ? a : b; }
 template <class C> __device__ __forceinline__ bool is_nan(C a) { return a != a; }
+// The larger of a and b, NaN if either is NaN, in one instruction for f32 (PTX max.NaN, sm_80+):
+// the NaN is the canonical one, and which zero the max of +0 and -0 is is the hardware's.
+__device__ __forceinline__ float fmax_nan(float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return a != a ? a : b != b ? b : a < b ? b : a;
+#endif
+}
 
 // exp/log in the accumulation type (f32 -> expf, f64 -> exp).
 __device__ __forceinline__ float exp_acc(float x) { return expf(x); }

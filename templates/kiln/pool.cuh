@@ -38,6 +38,51 @@ template <class Index, class D> __device__ __forceinline__ Index take_index(Inde
   r = q;
   return m;
 }
+// a = the larger of a and x, NaN if either is: max.NaN for f32 (common.cuh's fmax_nan: one
+// instruction, where PyTorch's `x > a || isnan(x)` takes three and held KernelBench 41 at 63% of
+// a copy); PyTorch's compare for f64, whose max has no NaN-propagating instruction.
+__device__ __forceinline__ void max_fold(float& a, float x) { a = fmax_nan(a, x); }
+template <class C> __device__ __forceinline__ void max_fold(C& a, C x) {
+  if (x > a || is_nan(x)) a = x;
+}
+template <int kBytes> struct UnsignedOfSize;
+template <> struct UnsignedOfSize<1> { using type = unsigned char; };
+template <> struct UnsignedOfSize<2> { using type = unsigned short; };
+template <> struct UnsignedOfSize<4> { using type = unsigned; };
+template <> struct UnsignedOfSize<8> { using type = uint2; };
+template <> struct UnsignedOfSize<16> { using type = uint4; };
+// [Note: pool wide stores] in config/pool.h. Stores a run's kRun outputs at out + o, whose
+// o % kRun is kA: from output v on, as one vector of the most outputs (a power of two, at most
+// 16 bytes, none past the run) that start at a multiple of their number.
+template <int kA, int kV, int kRun, class Out, class Index>
+__device__ __forceinline__ void store_pieces(Out* out, Index o, const Out (&r)[kRun]) {
+  if constexpr (kV < kRun) {
+    constexpr int kW = pool_store_piece(kA + kV, kRun - kV, int(sizeof(Out)));
+    Vec<Out, kW> piece;
+#pragma unroll
+    for (int i = 0; i < kW; ++i) piece.v[i] = r[kV + i];
+    // As the unsigned integer (vector) of its size, through st.global.wb: NVVM split a plain store
+    // of 8 halves into four 4-byte ones.
+    using Bits = typename UnsignedOfSize<int(sizeof(Out)) * kW>::type;
+    Bits* at = reinterpret_cast<Bits*>(out + o + Index(kV));
+#ifdef __CUDA_ARCH__
+    __stwb(at, bit_cast_dev<Bits>(piece));
+#else
+    *at = bit_cast_dev<Bits>(piece);
+#endif
+    store_pieces<kA, kV + kW, kRun>(out, o, r);
+  }
+}
+template <int kA, int kRun, class Out, class Index>
+__device__ __forceinline__ void store_run(Out* out, Index o, int a, const Out (&r)[kRun]) {
+  if constexpr (kA + 1 < kRun) {
+    if (a != kA) {
+      store_run<kA + 1, kRun>(out, o, a, r);
+      return;
+    }
+  }
+  store_pieces<kA, 0, kRun>(out, o, r);
+}
 }  // namespace detail
 
 // The extents of a pool's dyn pooled axes at this launch (only those its config holds as 0 are read);
@@ -80,6 +125,8 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
                 kUnrollW = pool_unroll(kC.kernel_w);
   constexpr int kRows = kC.rows;
   constexpr int kRowSpan = int(pool_row_span(kC));
+  static_assert(kC.tile == 1 || (kC.out_w != 0 && kC.out_h != 0 && kC.threads == 32 * kC.tile),
+                "tiles: static output rows, a warp a row group of the block's tile");
   static_assert(kRows == 1 || (kC.max && kColumns && kRowSpan <= kPoolUnrolled),
                 "runs of rows: max pools (any fold order gives the same value), columns and rows in registers");
   using P = typename detail::PlaneIndex<(!kDynAxes && kPlaneIn < (1LL << 31)), Index>::type;
@@ -110,8 +157,23 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
   const Index step = Index(gridDim.x) * Index(blockDim.x);
   for (Index e = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x); e < total; e = stride_next(e, step, total)) {
     Index r = e;
-    const P ow0 = P(detail::take_index(r, runs_w)) * kRun;
-    const P oh0 = P(detail::take_index(r, rows_h)) * kRows;
+    P ow0, oh0;
+    if constexpr (kC.tile > 1) {
+      // [Note: pool tiles] in config/pool.h: e = ((r * tiles_h + th) * chunks_w + tw) * 32 * tile
+      // + warp * 32 + lane, the run tw * 32 + lane of the row group th * tile + warp.
+      const int lane = int(r % 32);
+      r /= 32;
+      const int warp = int(r % kC.tile);
+      r /= kC.tile;
+      const Index run = detail::take_index(r, Index(pool_tile_chunks(kC))) * 32 + lane;
+      const Index group = detail::take_index(r, Index(pool_tile_rows(kC))) * kC.tile + warp;
+      if (run >= Index(runs_w) || group >= Index(rows_h)) continue;   // past the extents: no step
+      ow0 = P(run) * kRun;
+      oh0 = P(group) * kRows;
+    } else {
+      ow0 = P(detail::take_index(r, runs_w)) * kRun;
+      oh0 = P(detail::take_index(r, rows_h)) * kRows;
+    }
     const Index row_out = r * Index(out_h) + Index(oh0);   // the first output row (plane, d, h): r = plane * out_d + d
     const P od = P(detail::take_index(r, planes_d));
     const Index plane = r;
@@ -123,7 +185,7 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
     const C identity = kC.max ? Limits<C>::lowest() : C(0);
     auto fold = [&](C& a, C x) {
       if constexpr (kC.max) {
-        if (x > a || is_nan(x)) a = x;
+        detail::max_fold(a, x);
       } else {
         a += x;
       }
@@ -241,6 +303,18 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
         }
         if (v < valid && oh0 + P(u) < out_h)
           result[u][v] = store(value, (row_out + Index(u)) * Index(out_w) + Index(ow0 + v), store_at);
+      }
+    }
+    if constexpr (kC.wide_stores) {
+      // [Note: pool wide stores] in config/pool.h.
+      if (valid == kRun) {
+#pragma unroll
+        for (int u = 0; u < kRows; ++u)
+          if (oh0 + P(u) < out_h) {
+            const Index o = (row_out + Index(u)) * Index(out_w) + Index(ow0);
+            detail::store_run<0, kRun>(out, o, int(o % kRun), result[u]);
+          }
+        continue;
       }
     }
 #pragma unroll

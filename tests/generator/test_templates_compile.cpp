@@ -43,8 +43,9 @@ bool all_zero(const std::string& log, const std::string& what, std::string& offe
 
 struct Unit {
   const char* file;
-  bool loads16;    // the template claims 16-byte loads for this shape
-  bool stores16;   // ... and 16-byte (streaming) stores
+  bool loads16;              // the template claims 16-byte loads for this shape
+  bool stores16;             // ... and 16-byte streaming stores
+  bool plain_stores16 = false;   // ... or 16-byte stores that are not streaming (st.global.wb)
 };
 
 // Which units must show 128-bit accesses, and why:
@@ -62,8 +63,8 @@ const Unit kUnits[] = {
     {"rownorm_softmax_dropout.cu", true, true},
     {"rownorm_log_softmax.cu", true, true},
     {"rownorm_softmax_strided.cu", false, false},   // one column per thread along the strided axis
-    {"pool_max2d_vec.cu", true, false},          // vector runs: a window row's columns as 16-byte loads
-    {"pool_avg3d_vec_half.cu", true, false},     // ... 8 halves a load; a run's 8 outputs stored one by one
+    {"pool_max2d_vec.cu", true, false, true},    // vector runs: a window row's columns as 16-byte loads; wide stores
+    {"pool_avg3d_vec_half.cu", true, false, true},   // ... 8 halves a load; a run's 8 outputs one 16-byte store
 };
 
 fs::path scratch_dir() {
@@ -132,6 +133,7 @@ TEST_CASE("template units compile for sm_80 and sm_90 without spills, with the p
       const bool loads16 = p.find("ld.global.nc.v4") != std::string::npos || p.find("cp.async.cg.shared.global") != std::string::npos;
       CHECK_MESSAGE(loads16 == unit.loads16, "16-byte loads in PTX");
       if (unit.stores16) CHECK_MESSAGE(p.find("st.global.cs.v4") != std::string::npos, "16-byte streaming stores in PTX");
+      if (unit.plain_stores16) CHECK_MESSAGE(p.find("st.global.wb.v4") != std::string::npos, "16-byte stores in PTX");
 
       if (!cuobjdump.empty() && unit.loads16) {
         const CommandResult sass = run_command(cuobjdump + " -sass " + cubin.string());
@@ -139,7 +141,7 @@ TEST_CASE("template units compile for sm_80 and sm_90 without spills, with the p
         const bool loads128 = sass.output.find("LDG.E.128") != std::string::npos ||
                               sass.output.find("LDGSTS.E.BYPASS.128") != std::string::npos;
         CHECK_MESSAGE(loads128, "LDG.E.128 or LDGSTS.E.BYPASS.128 in SASS");
-        if (unit.stores16) {
+        if (unit.stores16 || unit.plain_stores16) {
           const bool stores128 = sass.output.find("STG.E.EF.128") != std::string::npos ||
                                  sass.output.find("STG.E.128") != std::string::npos;
           CHECK_MESSAGE(stores128, "128-bit stores in SASS");

@@ -26,7 +26,9 @@ namespace kiln {
   X(int, divisor, 0)           /* avg: divisor_override, 0 for none */                               \
   X(int, run, 1)               /* adjacent outputs along w a thread step computes (pool_run) */   \
   X(int, vec, 1)               /* elements of one 16-byte load of a run's columns (pool_vec); 1: element loads */ \
-  X(int, rows, 1)              /* adjacent output rows along h a thread step computes (pool_rows) */
+  X(int, rows, 1)              /* adjacent output rows along h a thread step computes (pool_rows) */   \
+  X(bool, wide_stores, false)  /* a run's outputs stored as aligned vectors (pool_wide_stores) */  \
+  X(int, tile, 1)              /* row groups a block's tile spans, a warp each; 1: no tiles (pool_tile) */
 KILN_CONFIG(PoolConfig, KILN_POOL_FIELDS);
 
 KILN_RULE constexpr long long pool_outputs(const PoolConfig& c) { return c.planes * c.out_d * c.out_h * c.out_w; }
@@ -129,9 +131,68 @@ KILN_RULE constexpr int pool_rows(bool max, long long out_h, int kernel_h, int s
              ? kPoolRows
              : 1;
 }
+// [Note: pool wide stores] A run's outputs are adjacent in y, but with rows of an odd width
+// (KernelBench 41-43: 65523, 511, 62) a run of 4 f32 outputs starts at any flat index mod 4, so
+// its 16 bytes are not one aligned vector, and stored element by element a warp's 4-byte stores
+// 16 bytes apart fill each 32-byte sector in four requests (L2 at 85% of its throughput on 41).
+// With every pointer 16-byte aligned, a whole run is stored as aligned vectors instead: from each
+// output, the most outputs (a power of two, at most 16 bytes, none past the run) whose flat index
+// is a multiple of their number: 4 (a run at 0 mod 4), 2 + 2 (at 2), 1 + 2 + 1 (at 1 or 3).
+// Where rows are a multiple of the run, every run is one 16-byte store.
+KILN_RULE constexpr int pool_store_piece(int at, int left, int elem_bytes) {
+  int w = 1;
+  while (2 * w <= left && 2 * w * elem_bytes <= 16 && at % (2 * w) == 0) w *= 2;
+  return w;
+}
+KILN_RULE constexpr bool pool_wide_stores(bool aligned16, int run) { return aligned16 && run > 1 && (run & (run - 1)) == 0; }
+
+// The distinct input rows that `rows` adjacent output rows' windows read along h (rows u * stride
+// + j * dilation), or 0 where there are more than kPoolTileReads such reads (not counted).
+constexpr int kPoolTileReads = 1024;
+KILN_RULE constexpr int pool_rows_read(int rows, int kernel_h, int stride_h, int dilation_h) {
+  if ((long long)rows * kernel_h > kPoolTileReads) return 0;
+  int distinct = 0;
+  for (int u = 0; u < rows; ++u)
+    for (int j = 0; j < kernel_h; ++j) {
+      const long long t = (long long)u * stride_h + (long long)j * dilation_h;
+      bool seen = false;
+      for (int u2 = 0; u2 <= u && !seen; ++u2)
+        for (int j2 = 0; j2 < kernel_h && !seen; ++j2)
+          seen = (u2 < u || j2 < j) && (long long)u2 * stride_h + (long long)j2 * dilation_h == t;
+      distinct += seen ? 0 : 1;
+    }
+  return distinct;
+}
+// [Note: pool tiles]: a warp a row group, `threads / 32` of them a tile; 1 for no tiles.
+KILN_RULE constexpr int pool_tile(const PoolConfig& c) {
+  const int warps = c.threads / 32;
+  const long long runs = launch::ceil_div(c.out_w, c.run), groups = launch::ceil_div(c.out_h, c.rows);
+  if (warps < 2 || c.threads != 32 * warps || groups < 2) return 1;
+  const long long tiled = launch::ceil_div(runs, 32) * 32 * launch::ceil_div(groups, warps) * warps;
+  if (8 * tiled > 9 * runs * groups) return 1;
+  const int alone = pool_rows_read(c.rows, c.kernel_h, c.stride_h, c.dilation_h);
+  const int together = pool_rows_read(warps * c.rows, c.kernel_h, c.stride_h, c.dilation_h);
+  return together > 0 && 4LL * warps * alone >= 5LL * together ? warps : 1;
+}
+
 // Thread steps: one per run of outputs along w and rows along h (the last of a row or a plane may
 // be short).
+// [Note: pool tiles] Stepped along w first, a block's threads take runs of one or two row groups
+// (of `rows` output rows), and the input rows that the windows of adjacent groups share are read
+// again by another block, from L2: KernelBench 42 (k4 s1, runs of 4 rows that read 7) read 1.96
+// times its input from L2, which ran at 87% of its throughput. In tiles, a block's warps take
+// `tile` adjacent row groups (one each), each the same 32 runs along w, so those rows are read by
+// one block, while they are in its L1. Steps past the extents (a tile's lanes past the row's runs,
+// its warps past the plane's groups) do nothing, so tiles are taken where they add at most an
+// eighth of the steps, and where the tile's groups read each of their input rows at least 1.25
+// times (pool_tile). Measured on an H200 (bench/standalone/pool_check.cu, 2026-12-04, with the
+// wide stores below; ms): KB 42 1.325 -> 1.246, KB 46 (avg 3-d k3 s2) 2.631 -> 2.539, max k3 s2 p1
+// on 4096 x 256² 0.311 -> 0.310; KB 43 (16 runs a row: half of each warp idle) 1.262 -> 1.916, so
+// not tiled.
+KILN_RULE constexpr long long pool_tile_chunks(const PoolConfig& c) { return launch::ceil_div(launch::ceil_div(c.out_w, c.run), 32); }
+KILN_RULE constexpr long long pool_tile_rows(const PoolConfig& c) { return launch::ceil_div(launch::ceil_div(c.out_h, c.rows), c.tile); }
 KILN_RULE constexpr long long pool_steps(const PoolConfig& c) {
+  if (c.tile > 1) return c.planes * c.out_d * pool_tile_rows(c) * pool_tile_chunks(c) * 32 * c.tile;
   return c.planes * c.out_d * launch::ceil_div(c.out_h, c.rows) * launch::ceil_div(c.out_w, c.run);
 }
 
