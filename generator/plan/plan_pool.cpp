@@ -185,8 +185,6 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
   config.rows = pool_rows(config.max, config.out_h, config.kernel_h, config.stride_h, config.dilation_h,
                           pool_run_span(config));
   config.wide_stores = pool_wide_stores(p.target().aligned16, config.run);
-  // Tiles need the output's rows static (a dyn pooled axis keeps the plain stepping).
-  config.tile = dyn.any() ? 1 : pool_tile(config);
   const std::string rows_text =
       config.rows > 1 ? fmt::format(" x {} rows along h (their {} input rows each loaded once)", config.rows,
                                     pool_rows_loaded(config.rows, config.kernel_h, config.stride_h, config.dilation_h))
@@ -198,12 +196,7 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
   dyn.make_dyn(config, kn);
   kn.config = config;
   if (rows.dynamic) kn.dyn_outer = rows.factors;
-  std::string stores_text;
-  if (config.wide_stores) stores_text += ", each run stored as aligned vectors";
-  if (config.tile > 1)
-    stores_text += fmt::format(", a block {} row groups (a warp each) over the same 32 runs, so the input rows "
-                               "they share are read while in its L1",
-                               config.tile);
+  const std::string stores_text = config.wide_stores ? ", each run stored as aligned vectors" : "";
   kn.reason = fmt::format("{} {} window over [{}, ...] planes: {}{} ({} outputs), the windows read through L1/L2{}{}",
                           config.max ? "max" : "average", window, rows.text,
                           config.run > 1 || config.rows > 1 ? fmt::format("a thread per {} adjacent outputs along w{}, which load their {} input "

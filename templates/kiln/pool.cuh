@@ -125,8 +125,6 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
                 kUnrollW = pool_unroll(kC.kernel_w);
   constexpr int kRows = kC.rows;
   constexpr int kRowSpan = int(pool_row_span(kC));
-  static_assert(kC.tile == 1 || (kC.out_w != 0 && kC.out_h != 0 && kC.threads == 32 * kC.tile),
-                "tiles: static output rows, a warp a row group of the block's tile");
   static_assert(kRows == 1 || (kC.max && kColumns && kRowSpan <= kPoolUnrolled),
                 "runs of rows: max pools (any fold order gives the same value), columns and rows in registers");
   using P = typename detail::PlaneIndex<(!kDynAxes && kPlaneIn < (1LL << 31)), Index>::type;
@@ -157,23 +155,8 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
   const Index step = Index(gridDim.x) * Index(blockDim.x);
   for (Index e = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x); e < total; e = stride_next(e, step, total)) {
     Index r = e;
-    P ow0, oh0;
-    if constexpr (kC.tile > 1) {
-      // [Note: pool tiles] in config/pool.h: e = ((r * tiles_h + th) * chunks_w + tw) * 32 * tile
-      // + warp * 32 + lane, the run tw * 32 + lane of the row group th * tile + warp.
-      const int lane = int(r % 32);
-      r /= 32;
-      const int warp = int(r % kC.tile);
-      r /= kC.tile;
-      const Index run = detail::take_index(r, Index(pool_tile_chunks(kC))) * 32 + lane;
-      const Index group = detail::take_index(r, Index(pool_tile_rows(kC))) * kC.tile + warp;
-      if (run >= Index(runs_w) || group >= Index(rows_h)) continue;   // past the extents: no step
-      ow0 = P(run) * kRun;
-      oh0 = P(group) * kRows;
-    } else {
-      ow0 = P(detail::take_index(r, runs_w)) * kRun;
-      oh0 = P(detail::take_index(r, rows_h)) * kRows;
-    }
+    const P ow0 = P(detail::take_index(r, runs_w)) * kRun;
+    const P oh0 = P(detail::take_index(r, rows_h)) * kRows;
     const Index row_out = r * Index(out_h) + Index(oh0);   // the first output row (plane, d, h): r = plane * out_d + d
     const P od = P(detail::take_index(r, planes_d));
     const Index plane = r;

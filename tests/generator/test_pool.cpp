@@ -140,7 +140,7 @@ TEST_CASE("pooling: one kernel per pool, operand inlined and epilogue fused, pla
   CHECK_FALSE(avg.include_pad);
 }
 
-TEST_CASE("pooling: the planner gives the configs the emulated template runs with (their run, vector, stores and tiles aside)") {
+TEST_CASE("pooling: the planner gives the configs the emulated template runs with (their run, vector and stores aside)") {
   for (const auto& c : emulated_pool_cases()) {
     CAPTURE(c.expr);
     kiln::PoolConfig planned = std::get<kiln::PoolConfig>(pool_kernel_of(c.shape, c.expr).config);
@@ -151,53 +151,34 @@ TEST_CASE("pooling: the planner gives the configs the emulated template runs wit
     CHECK(planned.rows == kiln::pool_rows(planned.max, planned.out_h, planned.kernel_h, planned.stride_h,
                                           planned.dilation_h, kiln::pool_run_span(planned)));
     CHECK(planned.wide_stores == kiln::pool_wide_stores(true, planned.run));
-    CHECK(planned.tile == kiln::pool_tile(planned));
-    // The emulation also runs pools in runs, stores and tiles the planner would not give them
-    // (and its blocks are 64 threads).
+    // The emulation also runs pools in runs and stores the planner would not give them (and its
+    // blocks are 64 threads).
     planned.run = c.config->run;
     planned.vec = c.config->vec;
     planned.threads = c.config->threads;
     planned.wide_stores = c.config->wide_stores;
-    planned.tile = c.config->tile;
     CHECK(planned.to_string() == c.config->to_string());
   }
 }
 
-// [Note: pool tiles] and [Note: pool wide stores] in config/pool.h, on KernelBench's pools.
-TEST_CASE("pooling: tiles where row groups share input rows and whole, wide stores where pointers are aligned") {
+// [Note: pool wide stores] in config/pool.h, on KernelBench's pools.
+TEST_CASE("pooling: a whole run stored as aligned vectors where pointers are aligned") {
   auto config_of = [](const std::string& shape, const std::string& expr, bool aligned16 = true) {
     const kiln::PlannedKernel k = pool_kernel_of(shape, expr, aligned16);
     return std::make_pair(std::get<kiln::PoolConfig>(k.config), k.reason);
   };
-  // KernelBench 42: 128 runs of 4 a row, 128 groups of 4 rows that read 7 each: 8 groups read 35.
+  // KernelBench 42 (vector runs of 4 rows) and 41 (vector runs): rows of 511 and 65523 outputs.
   const auto [kb42, why42] = config_of("32, 64, 512, 512", "max_pool2d(x, 4, stride=1, padding=1)");
   CHECK(kb42.rows == 4);
-  CHECK(kb42.tile == 8);
   CHECK(kb42.wide_stores);
-  CHECK(why42.find("a block 8 row groups (a warp each) over the same 32 runs") != std::string::npos);
-  CHECK(kiln::pool_steps(kb42) == 32LL * 64 * 128 * 128);   // every step a run: no idle lanes
-  // KernelBench 43: 16 runs a row would leave half of each warp idle.
-  const auto [kb43, why43] = config_of("16, 32, 128, 128, 128", "max_pool3d(x, 3, stride=2, padding=1, dilation=3)");
-  CHECK(kb43.tile == 1);
-  CHECK(why43.find("row groups") == std::string::npos);
-  // KernelBench 41: one row a plane.
-  CHECK(config_of("64, 192, 65536", "max_pool1d(x, 8, stride=1, padding=4, dilation=3)").first.tile == 1);
-  // Windows that share no input row (k2 s2): no tiles; a run of 1 or unaligned pointers: no wide stores.
-  CHECK(config_of("8, 256, 256", "max_pool2d(x, 2)").first.tile == 1);
+  CHECK(why42.find("in aligned 16-byte vectors, each run stored as aligned vectors") != std::string::npos);
+  CHECK(config_of("64, 192, 65536", "max_pool1d(x, 8, stride=1, padding=4, dilation=3)").first.wide_stores);
+  // Runs by element (stride 1 along rows of 71) too; a run of 1 or unaligned pointers: none.
+  CHECK(config_of("2, 9, 71", "max_pool2d(x, 3, stride=1, padding=1)").first.wide_stores);
   CHECK_FALSE(config_of("4, 64, 256", "avg_pool2d(x, 11)").first.wide_stores);
-  CHECK_FALSE(config_of("32, 64, 512, 512", "max_pool2d(x, 4, stride=1, padding=1)", false).first.wide_stores);
-  // A tile's steps: 18 runs of a row in a 32-lane chunk, 3 groups in 2 tiles of 2 (64 threads).
-  kiln::PoolConfig c;
-  c.threads = 64;
-  c.planes = 2;
-  c.out_h = 9;
-  c.out_w = 71;
-  c.run = 4;
-  c.rows = 4;
-  c.tile = 2;
-  CHECK(kiln::pool_tile_chunks(c) == 1);
-  CHECK(kiln::pool_tile_rows(c) == 2);
-  CHECK(kiln::pool_steps(c) == 2 * 2 * 1 * 32 * 2);
+  const auto [unaligned, why_unaligned] = config_of("32, 64, 512, 512", "max_pool2d(x, 4, stride=1, padding=1)", false);
+  CHECK_FALSE(unaligned.wide_stores);
+  CHECK(why_unaligned.find("stored as aligned vectors") == std::string::npos);
   // The wide stores' pieces: 4 (a run at 0 mod 4), 2 + 2 (at 2), 1 + 2 + 1 (at 1 or 3); halves: 8.
   CHECK(kiln::pool_store_piece(0, 4, 4) == 4);
   CHECK(kiln::pool_store_piece(2, 4, 4) == 2);

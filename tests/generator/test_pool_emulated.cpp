@@ -39,7 +39,7 @@ using Keep = Identity;
 
 // kiln::PoolConfig{threads, max, planes, in_d, in_h, in_w, out_d, out_h, out_w, kernel_{d,h,w},
 // stride_{d,h,w}, padding_{d,h,w}, dilation_{d,h,w}, include_pad, divisor, run, vec, rows,
-// wide_stores, tile}, as
+// wide_stores}, as
 // the planner gives them for the spec beside each (tests/generator/test_pool.cpp checks the
 // planner's side). The three max pools with rows = 4 (pool_rows) end in a short run of rows
 // (out_h 4, 6 and 5), one with a dilation along h equal to its stride.
@@ -60,12 +60,9 @@ constexpr kiln::PoolConfig kAvgRun{64, false, 3, 1, 1, 13, 1, 1, 7, 1, 1, 5, 1, 
 constexpr kiln::PoolConfig kMaxVec{64, true, 2, 1, 5, 12, 1, 5, 11, 1, 3, 4, 1, 1, 1, 0, 1, 1, 1, 1, 1, true, 0, 4, 4, 4, true};
 constexpr kiln::PoolConfig kAvgVec{64, false, 2, 5, 6, 16, 3, 3, 9, 2, 3, 4, 2, 2, 2, 1, 1, 2, 1, 1, 1, true, 0, 4, 4, 1, true};
 constexpr kiln::PoolConfig kMaxVecDilated{64, true, 3, 1, 1, 24, 1, 1, 19, 1, 1, 4, 1, 1, 1, 0, 0, 2, 1, 1, 3, true, 0, 4, 4, 1, true};
-// Tiles (pool_tile; 2 warps of the 64 threads, a row group each). A max pool in runs of 4 rows of
-// 71 outputs: runs start at every flat index mod 4 (the wide stores' four shapes), a row's 18
-// runs leave 14 lanes of the tile's 32 idle, and its 3 row groups leave a warp of the second tile
-// idle. An avg pool with a thread per output (20 a row) in 2 tiles of 2 row groups.
-constexpr kiln::PoolConfig kMaxTiled{64, true, 2, 1, 9, 71, 1, 9, 71, 1, 3, 3, 1, 1, 1, 0, 1, 1, 1, 1, 1, true, 0, 4, 1, 4, true, 2};
-constexpr kiln::PoolConfig kAvgTiled{64, false, 3, 1, 7, 39, 1, 4, 20, 1, 3, 3, 1, 2, 2, 0, 1, 1, 1, 1, 1, true, 0, 1, 1, 1, false, 2};
+// Wide stores (pool_wide_stores) over rows of 71 outputs: runs start at every flat index mod 4
+// (their four shapes of vectors), and each row ends in a short run, stored element by element.
+constexpr kiln::PoolConfig kMaxWide{64, true, 2, 1, 9, 71, 1, 9, 71, 1, 3, 3, 1, 1, 1, 0, 1, 1, 1, 1, 1, true, 0, 4, 1, 4, true};
 
 using Case = EmulatedPoolCase;
 
@@ -99,8 +96,7 @@ const std::vector<EmulatedPoolCase>& emulated_pool_cases() {
       {&kMaxVec, "2, 5, 12", "max_pool2d(x, [3, 4], stride=1, padding=[1, 1])", {2, 5, 12}},
       {&kAvgVec, "2, 5, 6, 16", "avg_pool3d(x, [2, 3, 4], stride=2, padding=[1, 1, 2])", {2, 5, 6, 16}},
       {&kMaxVecDilated, "3, 24", "max_pool1d(x, 4, stride=1, padding=2, dilation=3)", {3, 24}},
-      {&kMaxTiled, "2, 9, 71", "max_pool2d(x, 3, stride=1, padding=1)", {2, 9, 71}},
-      {&kAvgTiled, "3, 7, 39", "avg_pool2d(x, 3, stride=2, padding=1)", {3, 7, 39}},
+      {&kMaxWide, "2, 9, 71", "max_pool2d(x, 3, stride=1, padding=1)", {2, 9, 71}},
   };
   return cases;
 }
@@ -127,8 +123,7 @@ TEST_CASE("emulated pool: max, avg (include and exclude padding, divisor), 1-3 a
                                    : c.config == &kMaxVec     ? emulate<kMaxVec>(x)
                                    : c.config == &kAvgVec     ? emulate<kAvgVec>(x)
                                    : c.config == &kMaxVecDilated ? emulate<kMaxVecDilated>(x)
-                                   : c.config == &kMaxTiled   ? emulate<kMaxTiled>(x)
-                                   : c.config == &kAvgTiled   ? emulate<kAvgTiled>(x)
+                                   : c.config == &kMaxWide    ? emulate<kMaxWide>(x)
                                                               : emulate<kAvgDivisor>(x);
     REQUIRE(got.size() == want.size());
     for (std::size_t i = 0; i < got.size(); ++i) {

@@ -14,7 +14,6 @@ constexpr kiln::PoolConfig kC{256, false, 16 * 32, 128, 128, 256, 64, 64, 128, 3
 static_assert(kiln::pool_vec(2, true, kC.in_w, kC.out_w, kC.kernel_w, kC.stride_w, kC.dilation_w, kC.padding_w) == kC.vec,
               "the planner's vector");
 static_assert(kiln::pool_wide_stores(true, kC.run) == kC.wide_stores, "the planner's stores");
-static_assert(kiln::pool_tile(kC) == kC.tile, "the planner's tiles (16 runs a row: none)");
 
 struct Load : kiln::PoolNoLead {
   __device__ float operator()(__half x, Index, const Lead&) const { return __half2float(x); }

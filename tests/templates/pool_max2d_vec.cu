@@ -1,15 +1,15 @@
 // Example instantiation: y = max_pool2d(x, 4, stride=1, padding=1), x: f32[32, 64, 512, 512]
 // (KernelBench level 1, problem 42). A vector run (pool_vec) of 4 rows (pool_rows): 4 x 4 outputs
-// a thread step, each of the 7 input rows they read loaded once as aligned 16-byte vectors; a
-// block a tile of 8 row groups (pool_tile); each run of 4 outputs stored as the aligned vectors
-// its flat index allows (pool_wide_stores: rows of 511 outputs start at every index mod 4).
+// a thread step, each of the 7 input rows they read loaded once as aligned 16-byte vectors; each
+// run of 4 outputs stored as the aligned vectors its flat index allows (pool_wide_stores: rows of
+// 511 outputs start at every index mod 4).
 #include "kiln/config/pool.h"
 #include "kiln/pool.cuh"
 
 namespace kiln_pool_max2d {
 using Index = long long;
 constexpr kiln::PoolConfig kC{256,  true, 32 * 64, 1, 512, 512, 1, 511, 511, 1, 4, 4, 1, 1, 1,
-                              0,    1,    1,       1, 1,   1,   true, 0, 4, 4, 4, true, 8};
+                              0,    1,    1,       1, 1,   1,   true, 0, 4, 4, 4, true};
 static_assert(kiln::pool_vec(4, true, kC.in_w, kC.out_w, kC.kernel_w, kC.stride_w, kC.dilation_w, kC.padding_w) == kC.vec,
               "the planner's vector");
 static_assert(kiln::pool_run(kC.vec, kC.out_w, kC.kernel_w, kC.stride_w, kC.dilation_w) == kC.run,
@@ -18,7 +18,6 @@ static_assert(kiln::pool_rows(kC.max, kC.out_h, kC.kernel_h, kC.stride_h, kC.dil
                   kC.rows,
               "the planner's rows");
 static_assert(kiln::pool_wide_stores(true, kC.run) == kC.wide_stores, "the planner's stores");
-static_assert(kiln::pool_tile(kC) == kC.tile, "the planner's tiles");
 
 struct Load : kiln::PoolNoLead {
   __device__ float operator()(float x, Index, const Lead&) const { return x; }

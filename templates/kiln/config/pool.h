@@ -27,8 +27,7 @@ namespace kiln {
   X(int, run, 1)               /* adjacent outputs along w a thread step computes (pool_run) */   \
   X(int, vec, 1)               /* elements of one 16-byte load of a run's columns (pool_vec); 1: element loads */ \
   X(int, rows, 1)              /* adjacent output rows along h a thread step computes (pool_rows) */   \
-  X(bool, wide_stores, false)  /* a run's outputs stored as aligned vectors (pool_wide_stores) */  \
-  X(int, tile, 1)              /* row groups a block's tile spans, a warp each; 1: no tiles (pool_tile) */
+  X(bool, wide_stores, false)  /* a run's outputs stored as aligned vectors (pool_wide_stores) */
 KILN_CONFIG(PoolConfig, KILN_POOL_FIELDS);
 
 KILN_RULE constexpr long long pool_outputs(const PoolConfig& c) { return c.planes * c.out_d * c.out_h * c.out_w; }
@@ -138,7 +137,21 @@ KILN_RULE constexpr int pool_rows(bool max, long long out_h, int kernel_h, int s
 // With every pointer 16-byte aligned, a whole run is stored as aligned vectors instead: from each
 // output, the most outputs (a power of two, at most 16 bytes, none past the run) whose flat index
 // is a multiple of their number: 4 (a run at 0 mod 4), 2 + 2 (at 2), 1 + 2 + 1 (at 1 or 3).
-// Where rows are a multiple of the run, every run is one 16-byte store.
+// Where rows are a multiple of the run, every run is one 16-byte store. Measured on an H200
+// (bench/standalone/pool_check.cu, bench/results/2026-12-04-h200-run28/; ms, stores element by
+// element -> wide, after max.NaN): KB 42 in runs of 4 rows 1.743 -> 1.338, KB 41 1.911 -> 1.860,
+// KB 43 1.287 -> 1.260; avg pools within 1% either way (KB 44 1.144 -> 1.149, 46 2.604 -> 2.612).
+// Tried for these pools and dropped (the same results folder, experiments/): each warp's runs
+// transposed through shared memory into contiguous stores (41 1.88 -> 2.25 ms: the staging cost
+// more than the sectors it saved; fully coalesced stores, values misplaced, were no faster than
+// the wide ones on 41); runs of 8 or 16 outputs (their loads and stores 32 or 64 bytes apart
+// across a warp: 41 1.81 -> 3.39 and 9.07 ms); a max fold by doubling (shared blocks of 2, 4, 8
+// positions: 2% at most, nothing with runs of 4); a branch between the run's interior and its
+// padded edges (41 1.88 -> 1.81, but 43 1.29 -> 2.08: the branch per window row kept its loads
+// from being in flight together); and tiles, a block's warps taking 8 adjacent row groups over
+// the same 32 runs so that the input rows adjacent groups share are read while in L1 (42 1.33 ->
+// 1.25 in one call, 1.31 -> 1.36 in another; 46 2.64 -> 2.54 with a 32-bit index, 2.47 -> 2.50
+// with the 64-bit one its 2^31 elements take).
 KILN_RULE constexpr int pool_store_piece(int at, int left, int elem_bytes) {
   int w = 1;
   while (2 * w <= left && 2 * w * elem_bytes <= 16 && at % (2 * w) == 0) w *= 2;
@@ -146,53 +159,9 @@ KILN_RULE constexpr int pool_store_piece(int at, int left, int elem_bytes) {
 }
 KILN_RULE constexpr bool pool_wide_stores(bool aligned16, int run) { return aligned16 && run > 1 && (run & (run - 1)) == 0; }
 
-// The distinct input rows that `rows` adjacent output rows' windows read along h (rows u * stride
-// + j * dilation), or 0 where there are more than kPoolTileReads such reads (not counted).
-constexpr int kPoolTileReads = 1024;
-KILN_RULE constexpr int pool_rows_read(int rows, int kernel_h, int stride_h, int dilation_h) {
-  if ((long long)rows * kernel_h > kPoolTileReads) return 0;
-  int distinct = 0;
-  for (int u = 0; u < rows; ++u)
-    for (int j = 0; j < kernel_h; ++j) {
-      const long long t = (long long)u * stride_h + (long long)j * dilation_h;
-      bool seen = false;
-      for (int u2 = 0; u2 <= u && !seen; ++u2)
-        for (int j2 = 0; j2 < kernel_h && !seen; ++j2)
-          seen = (u2 < u || j2 < j) && (long long)u2 * stride_h + (long long)j2 * dilation_h == t;
-      distinct += seen ? 0 : 1;
-    }
-  return distinct;
-}
-// [Note: pool tiles]: a warp a row group, `threads / 32` of them a tile; 1 for no tiles.
-KILN_RULE constexpr int pool_tile(const PoolConfig& c) {
-  const int warps = c.threads / 32;
-  const long long runs = launch::ceil_div(c.out_w, c.run), groups = launch::ceil_div(c.out_h, c.rows);
-  if (warps < 2 || c.threads != 32 * warps || groups < 2) return 1;
-  const long long tiled = launch::ceil_div(runs, 32) * 32 * launch::ceil_div(groups, warps) * warps;
-  if (8 * tiled > 9 * runs * groups) return 1;
-  const int alone = pool_rows_read(c.rows, c.kernel_h, c.stride_h, c.dilation_h);
-  const int together = pool_rows_read(warps * c.rows, c.kernel_h, c.stride_h, c.dilation_h);
-  return together > 0 && 4LL * warps * alone >= 5LL * together ? warps : 1;
-}
-
 // Thread steps: one per run of outputs along w and rows along h (the last of a row or a plane may
 // be short).
-// [Note: pool tiles] Stepped along w first, a block's threads take runs of one or two row groups
-// (of `rows` output rows), and the input rows that the windows of adjacent groups share are read
-// again by another block, from L2: KernelBench 42 (k4 s1, runs of 4 rows that read 7) read 1.96
-// times its input from L2, which ran at 87% of its throughput. In tiles, a block's warps take
-// `tile` adjacent row groups (one each), each the same 32 runs along w, so those rows are read by
-// one block, while they are in its L1. Steps past the extents (a tile's lanes past the row's runs,
-// its warps past the plane's groups) do nothing, so tiles are taken where they add at most an
-// eighth of the steps, and where the tile's groups read each of their input rows at least 1.25
-// times (pool_tile). Measured on an H200 (bench/standalone/pool_check.cu, 2026-12-04, with the
-// wide stores below; ms): KB 42 1.325 -> 1.246, KB 46 (avg 3-d k3 s2) 2.631 -> 2.539, max k3 s2 p1
-// on 4096 x 256² 0.311 -> 0.310; KB 43 (16 runs a row: half of each warp idle) 1.262 -> 1.916, so
-// not tiled.
-KILN_RULE constexpr long long pool_tile_chunks(const PoolConfig& c) { return launch::ceil_div(launch::ceil_div(c.out_w, c.run), 32); }
-KILN_RULE constexpr long long pool_tile_rows(const PoolConfig& c) { return launch::ceil_div(launch::ceil_div(c.out_h, c.rows), c.tile); }
 KILN_RULE constexpr long long pool_steps(const PoolConfig& c) {
-  if (c.tile > 1) return c.planes * c.out_d * pool_tile_rows(c) * pool_tile_chunks(c) * 32 * c.tile;
   return c.planes * c.out_d * launch::ceil_div(c.out_h, c.rows) * launch::ceil_div(c.out_w, c.run);
 }
 

@@ -9,19 +9,19 @@ kernels:
       anchor %1 avg_pool (line 22)
       stores %1 -> #1 inc
       reads #0 x
-      config PoolConfig{threads=256 max=0 planes=15 in_d=1 in_h=7 in_w=9 out_d=1 out_h=4 out_w=5 kernel_d=1 kernel_h=3 kernel_w=3 stride_d=1 stride_h=2 stride_w=2 padding_d=0 padding_h=1 padding_w=1 dilation_d=1 dilation_h=1 dilation_w=1 include_pad=1 divisor=0 run=1 vec=1 rows=1 wide_stores=0 tile=1}
+      config PoolConfig{threads=256 max=0 planes=15 in_d=1 in_h=7 in_w=9 out_d=1 out_h=4 out_w=5 kernel_d=1 kernel_h=3 kernel_w=3 stride_d=1 stride_h=2 stride_w=2 padding_d=0 padding_h=1 padding_w=1 dilation_d=1 dilation_h=1 dilation_w=1 include_pad=1 divisor=0 run=1 vec=1 rows=1 wide_stores=0}
       why: average 3x3 window over [15, ...] planes: a thread per output element (300 outputs), the windows read through L1/L2, divided by the padded window's size
   1 kiln_avg_pool2d_pads_k1_pool: pool  grid (2, 1, 1) block (256, 1, 1) smem 0 index int32
       anchor %2 avg_pool (line 23)
       stores %2 -> #2 exc
       reads #0 x
-      config PoolConfig{threads=256 max=0 planes=15 in_d=1 in_h=7 in_w=9 out_d=1 out_h=4 out_w=5 kernel_d=1 kernel_h=3 kernel_w=3 stride_d=1 stride_h=2 stride_w=2 padding_d=0 padding_h=1 padding_w=1 dilation_d=1 dilation_h=1 dilation_w=1 include_pad=0 divisor=0 run=1 vec=1 rows=1 wide_stores=0 tile=1}
+      config PoolConfig{threads=256 max=0 planes=15 in_d=1 in_h=7 in_w=9 out_d=1 out_h=4 out_w=5 kernel_d=1 kernel_h=3 kernel_w=3 stride_d=1 stride_h=2 stride_w=2 padding_d=0 padding_h=1 padding_w=1 dilation_d=1 dilation_h=1 dilation_w=1 include_pad=0 divisor=0 run=1 vec=1 rows=1 wide_stores=0}
       why: average 3x3 window over [15, ...] planes: a thread per output element (300 outputs), the windows read through L1/L2, divided by the in-bounds count
   2 kiln_avg_pool2d_pads_k2_pool: pool  grid (1, 1, 1) block (256, 1, 1) smem 0 index int32
       anchor %3 avg_pool (line 24)
       stores %3 -> #3 div
       reads #0 x
-      config PoolConfig{threads=256 max=0 planes=15 in_d=1 in_h=7 in_w=9 out_d=1 out_h=4 out_w=4 kernel_d=1 kernel_h=2 kernel_w=4 stride_d=1 stride_h=2 stride_w=3 padding_d=0 padding_h=1 padding_w=2 dilation_d=1 dilation_h=1 dilation_w=1 include_pad=1 divisor=5 run=1 vec=1 rows=1 wide_stores=0 tile=1}
+      config PoolConfig{threads=256 max=0 planes=15 in_d=1 in_h=7 in_w=9 out_d=1 out_h=4 out_w=4 kernel_d=1 kernel_h=2 kernel_w=4 stride_d=1 stride_h=2 stride_w=3 padding_d=0 padding_h=1 padding_w=2 dilation_d=1 dilation_h=1 dilation_w=1 include_pad=1 divisor=5 run=1 vec=1 rows=1 wide_stores=0}
       why: average 2x4 window over [15, ...] planes: a thread per output element (240 outputs), the windows read through L1/L2, divided by 5
 
 // ==== avg_pool2d_pads_k0.cu
@@ -33,7 +33,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/false, /*planes=*/15, /*in_d=*/1, /*in_h=*/7, /*in_w=*/9, /*out_d=*/1, /*out_h=*/4, /*out_w=*/5, /*kernel_d=*/1, /*kernel_h=*/3, /*kernel_w=*/3, /*stride_d=*/1, /*stride_h=*/2, /*stride_w=*/2, /*padding_d=*/0, /*padding_h=*/1, /*padding_w=*/1, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/true, /*divisor=*/0, /*run=*/1, /*vec=*/1, /*rows=*/1, /*wide_stores=*/false, /*tile=*/1};  // the planner's config
+constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/false, /*planes=*/15, /*in_d=*/1, /*in_h=*/7, /*in_w=*/9, /*out_d=*/1, /*out_h=*/4, /*out_w=*/5, /*kernel_d=*/1, /*kernel_h=*/3, /*kernel_w=*/3, /*stride_d=*/1, /*stride_h=*/2, /*stride_w=*/2, /*padding_d=*/0, /*padding_h=*/1, /*padding_w=*/1, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/true, /*divisor=*/0, /*run=*/1, /*vec=*/1, /*rows=*/1, /*wide_stores=*/false};  // the planner's config
 // avg_pool of [3, 5, 7, 9] over its last 2 axes into [3, 5, 4, 5]
 using C = float;  // summed and divided in
 
@@ -102,7 +102,7 @@ static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig), true, 2, 1
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/false, /*planes=*/15, /*in_d=*/1, /*in_h=*/7, /*in_w=*/9, /*out_d=*/1, /*out_h=*/4, /*out_w=*/5, /*kernel_d=*/1, /*kernel_h=*/3, /*kernel_w=*/3, /*stride_d=*/1, /*stride_h=*/2, /*stride_w=*/2, /*padding_d=*/0, /*padding_h=*/1, /*padding_w=*/1, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/false, /*divisor=*/0, /*run=*/1, /*vec=*/1, /*rows=*/1, /*wide_stores=*/false, /*tile=*/1};  // the planner's config
+constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/false, /*planes=*/15, /*in_d=*/1, /*in_h=*/7, /*in_w=*/9, /*out_d=*/1, /*out_h=*/4, /*out_w=*/5, /*kernel_d=*/1, /*kernel_h=*/3, /*kernel_w=*/3, /*stride_d=*/1, /*stride_h=*/2, /*stride_w=*/2, /*padding_d=*/0, /*padding_h=*/1, /*padding_w=*/1, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/false, /*divisor=*/0, /*run=*/1, /*vec=*/1, /*rows=*/1, /*wide_stores=*/false};  // the planner's config
 // avg_pool of [3, 5, 7, 9] over its last 2 axes into [3, 5, 4, 5]
 using C = float;  // summed and divided in
 
@@ -171,7 +171,7 @@ static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig), true, 2, 1
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/false, /*planes=*/15, /*in_d=*/1, /*in_h=*/7, /*in_w=*/9, /*out_d=*/1, /*out_h=*/4, /*out_w=*/4, /*kernel_d=*/1, /*kernel_h=*/2, /*kernel_w=*/4, /*stride_d=*/1, /*stride_h=*/2, /*stride_w=*/3, /*padding_d=*/0, /*padding_h=*/1, /*padding_w=*/2, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/true, /*divisor=*/5, /*run=*/1, /*vec=*/1, /*rows=*/1, /*wide_stores=*/false, /*tile=*/1};  // the planner's config
+constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/false, /*planes=*/15, /*in_d=*/1, /*in_h=*/7, /*in_w=*/9, /*out_d=*/1, /*out_h=*/4, /*out_w=*/4, /*kernel_d=*/1, /*kernel_h=*/2, /*kernel_w=*/4, /*stride_d=*/1, /*stride_h=*/2, /*stride_w=*/3, /*padding_d=*/0, /*padding_h=*/1, /*padding_w=*/2, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/true, /*divisor=*/5, /*run=*/1, /*vec=*/1, /*rows=*/1, /*wide_stores=*/false};  // the planner's config
 // avg_pool of [3, 5, 7, 9] over its last 2 axes into [3, 5, 4, 4]
 using C = float;  // summed and divided in
 

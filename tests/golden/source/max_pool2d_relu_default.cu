@@ -8,7 +8,7 @@ kernels:
       anchor %3 max_pool (line 10)
       stores %4 -> #2 y
       reads #0 x, #1 s
-      config PoolConfig{threads=256 max=1 planes=512 in_d=1 in_h=128 in_w=128 out_d=1 out_h=64 out_w=64 kernel_d=1 kernel_h=3 kernel_w=3 stride_d=1 stride_h=2 stride_w=2 padding_d=0 padding_h=1 padding_w=1 dilation_d=1 dilation_h=1 dilation_w=1 include_pad=1 divisor=0 run=4 vec=4 rows=1 wide_stores=1 tile=1}
+      config PoolConfig{threads=256 max=1 planes=512 in_d=1 in_h=128 in_w=128 out_d=1 out_h=64 out_w=64 kernel_d=1 kernel_h=3 kernel_w=3 stride_d=1 stride_h=2 stride_w=2 padding_d=0 padding_h=1 padding_w=1 dilation_d=1 dilation_h=1 dilation_w=1 include_pad=1 divisor=0 run=4 vec=4 rows=1 wide_stores=1}
       why: max 3x3 window over [512, ...] planes: a thread per 4 adjacent outputs along w, which load their 9 input columns a row once, in aligned 16-byte vectors, each run stored as aligned vectors (2097152 outputs), the windows read through L1/L2
 
 // ==== max_pool2d_relu_k0.cu
@@ -20,7 +20,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/true, /*planes=*/512, /*in_d=*/1, /*in_h=*/128, /*in_w=*/128, /*out_d=*/1, /*out_h=*/64, /*out_w=*/64, /*kernel_d=*/1, /*kernel_h=*/3, /*kernel_w=*/3, /*stride_d=*/1, /*stride_h=*/2, /*stride_w=*/2, /*padding_d=*/0, /*padding_h=*/1, /*padding_w=*/1, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/true, /*divisor=*/0, /*run=*/4, /*vec=*/4, /*rows=*/1, /*wide_stores=*/true, /*tile=*/1};  // the planner's config
+constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/true, /*planes=*/512, /*in_d=*/1, /*in_h=*/128, /*in_w=*/128, /*out_d=*/1, /*out_h=*/64, /*out_w=*/64, /*kernel_d=*/1, /*kernel_h=*/3, /*kernel_w=*/3, /*stride_d=*/1, /*stride_h=*/2, /*stride_w=*/2, /*padding_d=*/0, /*padding_h=*/1, /*padding_w=*/1, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/true, /*divisor=*/0, /*run=*/4, /*vec=*/4, /*rows=*/1, /*wide_stores=*/true};  // the planner's config
 // max_pool of [16, 32, 128, 128] over its last 2 axes into [16, 32, 64, 64]
 using C = float;  // compared in
 

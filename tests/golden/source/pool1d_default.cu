@@ -8,13 +8,13 @@ kernels:
       anchor %1 max_pool (line 30)
       stores %1 -> #1 mx
       reads #0 x
-      config PoolConfig{threads=256 max=1 planes=1024 in_d=1 in_h=1 in_w=4099 out_d=1 out_h=1 out_w=2046 kernel_d=1 kernel_h=1 kernel_w=4 stride_d=1 stride_h=1 stride_w=2 padding_d=0 padding_h=0 padding_w=1 dilation_d=1 dilation_h=1 dilation_w=3 include_pad=1 divisor=0 run=1 vec=1 rows=1 wide_stores=0 tile=1}
+      config PoolConfig{threads=256 max=1 planes=1024 in_d=1 in_h=1 in_w=4099 out_d=1 out_h=1 out_w=2046 kernel_d=1 kernel_h=1 kernel_w=4 stride_d=1 stride_h=1 stride_w=2 padding_d=0 padding_h=0 padding_w=1 dilation_d=1 dilation_h=1 dilation_w=3 include_pad=1 divisor=0 run=1 vec=1 rows=1 wide_stores=0}
       why: max 4 window over [1024, ...] planes: a thread per output element (2095104 outputs), the windows read through L1/L2
   1 kiln_pool1d_k1_pool: pool  grid (5468, 1, 1) block (256, 1, 1) smem 0 index int32
       anchor %2 avg_pool (line 31)
       stores %2 -> #2 av
       reads #0 x
-      config PoolConfig{threads=256 max=0 planes=1024 in_d=1 in_h=1 in_w=4099 out_d=1 out_h=1 out_w=1367 kernel_d=1 kernel_h=1 kernel_w=5 stride_d=1 stride_h=1 stride_w=3 padding_d=0 padding_h=0 padding_w=2 dilation_d=1 dilation_h=1 dilation_w=1 include_pad=1 divisor=0 run=1 vec=1 rows=1 wide_stores=0 tile=1}
+      config PoolConfig{threads=256 max=0 planes=1024 in_d=1 in_h=1 in_w=4099 out_d=1 out_h=1 out_w=1367 kernel_d=1 kernel_h=1 kernel_w=5 stride_d=1 stride_h=1 stride_w=3 padding_d=0 padding_h=0 padding_w=2 dilation_d=1 dilation_h=1 dilation_w=1 include_pad=1 divisor=0 run=1 vec=1 rows=1 wide_stores=0}
       why: average 5 window over [1024, ...] planes: a thread per output element (1399808 outputs), the windows read through L1/L2, divided by the padded window's size
 
 // ==== pool1d_k0.cu
@@ -26,7 +26,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/true, /*planes=*/1024, /*in_d=*/1, /*in_h=*/1, /*in_w=*/4099, /*out_d=*/1, /*out_h=*/1, /*out_w=*/2046, /*kernel_d=*/1, /*kernel_h=*/1, /*kernel_w=*/4, /*stride_d=*/1, /*stride_h=*/1, /*stride_w=*/2, /*padding_d=*/0, /*padding_h=*/0, /*padding_w=*/1, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/3, /*include_pad=*/true, /*divisor=*/0, /*run=*/1, /*vec=*/1, /*rows=*/1, /*wide_stores=*/false, /*tile=*/1};  // the planner's config
+constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/true, /*planes=*/1024, /*in_d=*/1, /*in_h=*/1, /*in_w=*/4099, /*out_d=*/1, /*out_h=*/1, /*out_w=*/2046, /*kernel_d=*/1, /*kernel_h=*/1, /*kernel_w=*/4, /*stride_d=*/1, /*stride_h=*/1, /*stride_w=*/2, /*padding_d=*/0, /*padding_h=*/0, /*padding_w=*/1, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/3, /*include_pad=*/true, /*divisor=*/0, /*run=*/1, /*vec=*/1, /*rows=*/1, /*wide_stores=*/false};  // the planner's config
 // max_pool of [16, 64, 4099] over its last 1 axes into [16, 64, 2046]
 using C = float;  // compared in
 
@@ -93,7 +93,7 @@ static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig), true, 8184
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/false, /*planes=*/1024, /*in_d=*/1, /*in_h=*/1, /*in_w=*/4099, /*out_d=*/1, /*out_h=*/1, /*out_w=*/1367, /*kernel_d=*/1, /*kernel_h=*/1, /*kernel_w=*/5, /*stride_d=*/1, /*stride_h=*/1, /*stride_w=*/3, /*padding_d=*/0, /*padding_h=*/0, /*padding_w=*/2, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/true, /*divisor=*/0, /*run=*/1, /*vec=*/1, /*rows=*/1, /*wide_stores=*/false, /*tile=*/1};  // the planner's config
+constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/false, /*planes=*/1024, /*in_d=*/1, /*in_h=*/1, /*in_w=*/4099, /*out_d=*/1, /*out_h=*/1, /*out_w=*/1367, /*kernel_d=*/1, /*kernel_h=*/1, /*kernel_w=*/5, /*stride_d=*/1, /*stride_h=*/1, /*stride_w=*/3, /*padding_d=*/0, /*padding_h=*/0, /*padding_w=*/2, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/true, /*divisor=*/0, /*run=*/1, /*vec=*/1, /*rows=*/1, /*wide_stores=*/false};  // the planner's config
 // avg_pool of [16, 64, 4099] over its last 1 axes into [16, 64, 1367]
 using C = float;  // summed and divided in
 
