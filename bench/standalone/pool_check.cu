@@ -257,7 +257,7 @@ int main(int argc, char** argv) {
     planned.vec = vec;
     const int rows = kiln::pool_rows(c.max, c.out_h, c.kernel_h, c.stride_h, c.dilation_h, kiln::pool_run_span(planned));
     planned.rows = rows;
-    planned.wide_stores = kiln::pool_wide_stores(true, run);
+    planned.wide_stores = kiln::pool_wide_stores(c.max, true, run);
     const double bytes = double(in_n + out_n) * sizeof(float);
     for (const Variant& v : *p.variants) {
       const kiln::PoolConfig& vc = *v.config;

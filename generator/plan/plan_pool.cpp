@@ -184,7 +184,7 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
   config.run = pool_run(config.vec, config.out_w, config.kernel_w, config.stride_w, config.dilation_w);
   config.rows = pool_rows(config.max, config.out_h, config.kernel_h, config.stride_h, config.dilation_h,
                           pool_run_span(config));
-  config.wide_stores = pool_wide_stores(p.target().aligned16, config.run);
+  config.wide_stores = pool_wide_stores(config.max, p.target().aligned16, config.run);
   const std::string rows_text =
       config.rows > 1 ? fmt::format(" x {} rows along h (their {} input rows each loaded once)", config.rows,
                                     pool_rows_loaded(config.rows, config.kernel_h, config.stride_h, config.dilation_h))

@@ -150,7 +150,7 @@ TEST_CASE("pooling: the planner gives the configs the emulated template runs wit
                                         planned.dilation_w));
     CHECK(planned.rows == kiln::pool_rows(planned.max, planned.out_h, planned.kernel_h, planned.stride_h,
                                           planned.dilation_h, kiln::pool_run_span(planned)));
-    CHECK(planned.wide_stores == kiln::pool_wide_stores(true, planned.run));
+    CHECK(planned.wide_stores == kiln::pool_wide_stores(planned.max, true, planned.run));
     // The emulation also runs pools in runs and stores the planner would not give them (and its
     // blocks are 64 threads).
     planned.run = c.config->run;
@@ -173,9 +173,12 @@ TEST_CASE("pooling: a whole run stored as aligned vectors where pointers are ali
   CHECK(kb42.wide_stores);
   CHECK(why42.find("in aligned 16-byte vectors, each run stored as aligned vectors") != std::string::npos);
   CHECK(config_of("64, 192, 65536", "max_pool1d(x, 8, stride=1, padding=4, dilation=3)").first.wide_stores);
-  // Runs by element (stride 1 along rows of 71) too; a run of 1 or unaligned pointers: none.
+  // Runs by element (stride 1 along rows of 71) too; avg pools, a run of 1 or unaligned pointers: none.
   CHECK(config_of("2, 9, 71", "max_pool2d(x, 3, stride=1, padding=1)").first.wide_stores);
-  CHECK_FALSE(config_of("4, 64, 256", "avg_pool2d(x, 11)").first.wide_stores);
+  const auto [kb46, why46] = config_of("16, 32, 128, 128, 256", "avg_pool3d(x, 3, stride=2, padding=1)");
+  CHECK(kb46.vec == 4);
+  CHECK_FALSE(kb46.wide_stores);
+  CHECK_FALSE(config_of("4, 64, 256", "max_pool2d(x, 11)").first.wide_stores);
   const auto [unaligned, why_unaligned] = config_of("32, 64, 512, 512", "max_pool2d(x, 4, stride=1, padding=1)", false);
   CHECK_FALSE(unaligned.wide_stores);
   CHECK(why_unaligned.find("stored as aligned vectors") == std::string::npos);

@@ -17,7 +17,7 @@ static_assert(kiln::pool_run(kC.vec, kC.out_w, kC.kernel_w, kC.stride_w, kC.dila
 static_assert(kiln::pool_rows(kC.max, kC.out_h, kC.kernel_h, kC.stride_h, kC.dilation_h, kiln::pool_run_span(kC)) ==
                   kC.rows,
               "the planner's rows");
-static_assert(kiln::pool_wide_stores(true, kC.run) == kC.wide_stores, "the planner's stores");
+static_assert(kiln::pool_wide_stores(kC.max, true, kC.run) == kC.wide_stores, "the planner's stores");
 
 struct Load : kiln::PoolNoLead {
   __device__ float operator()(float x, Index, const Lead&) const { return x; }

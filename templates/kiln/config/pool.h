@@ -140,7 +140,8 @@ KILN_RULE constexpr int pool_rows(bool max, long long out_h, int kernel_h, int s
 // Where rows are a multiple of the run, every run is one 16-byte store. Measured on an H200
 // (bench/standalone/pool_check.cu, bench/results/2026-12-04-h200-run28/; ms, stores element by
 // element -> wide, after max.NaN): KB 42 in runs of 4 rows 1.743 -> 1.338, KB 41 1.911 -> 1.860,
-// KB 43 1.287 -> 1.260; avg pools within 1% either way (KB 44 1.144 -> 1.149, 46 2.604 -> 2.612).
+// KB 43 1.287 -> 1.260; avg pools within 1% either way here (KB 44 1.144 -> 1.149, 46 2.604 ->
+// 2.612), 3% slower on 46 in the KernelBench runner (its planes dyn, its index 64-bit).
 // Tried for these pools and dropped (the same results folder, experiments/): each warp's runs
 // transposed through shared memory into contiguous stores (41 1.88 -> 2.25 ms: the staging cost
 // more than the sectors it saved; fully coalesced stores, values misplaced, were no faster than
@@ -157,7 +158,11 @@ KILN_RULE constexpr int pool_store_piece(int at, int left, int elem_bytes) {
   while (2 * w <= left && 2 * w * elem_bytes <= 16 && at % (2 * w) == 0) w *= 2;
   return w;
 }
-KILN_RULE constexpr bool pool_wide_stores(bool aligned16, int run) { return aligned16 && run > 1 && (run & (run - 1)) == 0; }
+// Max pools only: avg pools measured no faster and up to 3% slower (KernelBench 46 in the runner,
+// 2.686 -> 2.764 ms; 44 1.138 -> 1.147), where max pools gained on every shape measured.
+KILN_RULE constexpr bool pool_wide_stores(bool max, bool aligned16, int run) {
+  return max && aligned16 && run > 1 && (run & (run - 1)) == 0;
+}
 
 // Thread steps: one per run of outputs along w and rows along h (the last of a row or a plane may
 // be short).

@@ -4,7 +4,7 @@
 # variants three times over (42, 46 and a CNN pool, the rows pool_tile decides); the 26 KernelBench
 # problems that pool, before then after; 41-46 again after then before; and 41-46 beside eager and
 # torch.compile for README's table, with the copy ceiling of the same call.
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../../../.."
 export KILN_SOURCE_DIR=$PWD PATH=/usr/local/cuda/bin:$PATH LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PYTHONPATH=$PWD/.gpu/python KILN_CACHE_DIR=$(mktemp -d)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee $OUT/gpu2.txt
