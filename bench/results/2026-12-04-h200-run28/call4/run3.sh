@@ -4,7 +4,7 @@
 # wide stores, pool_check's float64 check of every variant), then the 26 KernelBench problems
 # that pool with `before` (0fad968, this session's start) and this build, and KernelBench 41-46
 # beside eager and torch.compile for README's table (the copy ceiling: pool_check's first line).
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../../../.."
 export KILN_SOURCE_DIR=$PWD PATH=/usr/local/cuda/bin:$PATH LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PYTHONPATH=$PWD/.gpu/python
 P=$OUT/parts; mkdir -p $P

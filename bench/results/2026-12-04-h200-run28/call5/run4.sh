@@ -3,7 +3,7 @@
 # Correctness (every pooling spec with NaN/inf and half types, the dyn pool tests, the Python pool
 # tests, pool_check's float64 check), then KernelBench 41-46 beside eager and torch.compile for
 # README's table, with the copy ceiling of the same call (pool_check's first line).
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../../../.."
 export KILN_SOURCE_DIR=$PWD PATH=/usr/local/cuda/bin:$PATH LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PYTHONPATH=$PWD/.gpu/python
 P=$OUT/parts; mkdir -p $P
