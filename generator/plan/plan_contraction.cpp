@@ -1139,7 +1139,7 @@ MmaTiles mma_tiles(const GemmConfig& g, std::int64_t sms, bool softmax) {
   const std::int64_t big = ceil_div(g.m, 128) * ceil_div(g.n, 128) * g.batch;
   if (softmax || big >= sms / 2) return t;
   t.bm = t.bn = 64, t.wm = t.wn = 32;
-  t.why = fmt::format("64x64 tiles ({} 128x128 tiles would leave most of {} SMs idle)", big, sms);
+  t.why = fmt::format("64x64 tiles ({} 128x128 tile{} would leave most of {} SMs idle)", big, big == 1 ? "" : "s", sms);
   return t;
 }
 // K slices of the mma.sync path: split where the tiles still cannot fill half the GPU and K is long.
