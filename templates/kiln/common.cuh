@@ -302,19 +302,31 @@ __device__ __forceinline__ To bit_cast_dev(const From& f) {
   return t;
 }
 
-// Streaming (evict-first, st.global.cs) store of N elements that form one aligned vector.
-template <class T, int N>
-__device__ __forceinline__ void store_cs(T* p, const Vec<T, N>& v) {
+// Stores N elements that form one aligned vector, as the unsigned integer (vector) of its size
+// where that is 4, 8 or 16 bytes: streaming (evict-first, st.global.cs) or write-back
+// (st.global.wb, the default policy). A plain store of a vector of a class type (__half) is
+// copied field by field: NVVM split 8 halves into four 4-byte stores.
+template <bool kStream, class B>
+__device__ __forceinline__ void store_bits(B* p, B bits) {
+  if constexpr (kStream) __stcs(p, bits);
+  else __stwb(p, bits);
+}
+template <bool kStream, class T, int N>
+__device__ __forceinline__ void store_vec_bits(T* p, const Vec<T, N>& v) {
   constexpr int kBytes = sizeof(T) * N;
   if constexpr (kBytes == 16) {
-    __stcs(reinterpret_cast<uint4*>(p), bit_cast_dev<uint4>(v));
+    store_bits<kStream>(reinterpret_cast<uint4*>(p), bit_cast_dev<uint4>(v));
   } else if constexpr (kBytes == 8) {
-    __stcs(reinterpret_cast<uint2*>(p), bit_cast_dev<uint2>(v));
+    store_bits<kStream>(reinterpret_cast<uint2*>(p), bit_cast_dev<uint2>(v));
   } else if constexpr (kBytes == 4) {
-    __stcs(reinterpret_cast<unsigned int*>(p), bit_cast_dev<unsigned int>(v));
+    store_bits<kStream>(reinterpret_cast<unsigned int*>(p), bit_cast_dev<unsigned int>(v));
   } else {
     store_vec<T, N>(p, v);
   }
+}
+template <class T, int N>
+__device__ __forceinline__ void store_cs(T* p, const Vec<T, N>& v) {
+  store_vec_bits<true>(p, v);
 }
 
 // True when p is aligned to `bytes` (a power of two).

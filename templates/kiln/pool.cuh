@@ -45,12 +45,6 @@ __device__ __forceinline__ void max_fold(float& a, float x) { a = fmax_nan(a, x)
 template <class C> __device__ __forceinline__ void max_fold(C& a, C x) {
   if (x > a || is_nan(x)) a = x;
 }
-template <int kBytes> struct UnsignedOfSize;
-template <> struct UnsignedOfSize<1> { using type = unsigned char; };
-template <> struct UnsignedOfSize<2> { using type = unsigned short; };
-template <> struct UnsignedOfSize<4> { using type = unsigned; };
-template <> struct UnsignedOfSize<8> { using type = uint2; };
-template <> struct UnsignedOfSize<16> { using type = uint4; };
 // [Note: pool wide stores] in config/pool.h. Stores a run's kRun outputs at out + o, whose
 // o % kRun is kA: from output v on, as one vector of the most outputs (a power of two, at most
 // 16 bytes, none past the run) that start at a multiple of their number.
@@ -61,15 +55,7 @@ __device__ __forceinline__ void store_pieces(Out* out, Index o, const Out (&r)[k
     Vec<Out, kW> piece;
 #pragma unroll
     for (int i = 0; i < kW; ++i) piece.v[i] = r[kV + i];
-    // As the unsigned integer (vector) of its size, through st.global.wb: NVVM split a plain store
-    // of 8 halves into four 4-byte ones.
-    using Bits = typename UnsignedOfSize<int(sizeof(Out)) * kW>::type;
-    Bits* at = reinterpret_cast<Bits*>(out + o + Index(kV));
-#ifdef __CUDA_ARCH__
-    __stwb(at, bit_cast_dev<Bits>(piece));
-#else
-    *at = bit_cast_dev<Bits>(piece);
-#endif
+    store_vec_bits<false>(out + o + Index(kV), piece);
     store_pieces<kA, kV + kW, kRun>(out, o, r);
   }
 }

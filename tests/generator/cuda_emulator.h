@@ -284,6 +284,10 @@ inline void __stcs(T* p, T v) {
   *p = v;
 }
 template <class T>
+inline void __stwb(T* p, T v) {
+  __stcs(p, v);   // the same checks; the cache policy means nothing here
+}
+template <class T>
 inline void __stcg(T* p, T v) {
   *p = v;
 }

@@ -149,10 +149,11 @@ KILN_RULE constexpr int pool_rows(bool max, long long out_h, int kernel_h, int s
 // across a warp: 41 1.81 -> 3.39 and 9.07 ms); a max fold by doubling (shared blocks of 2, 4, 8
 // positions: 2% at most, nothing with runs of 4); a branch between the run's interior and its
 // padded edges (41 1.88 -> 1.81, but 43 1.29 -> 1.71 with a branch per window row, which kept
-// the rows' loads from being in flight together, and 2.08 with the body twice); and tiles, a block's warps taking 8 adjacent row groups over
-// the same 32 runs so that the input rows adjacent groups share are read while in L1 (42 1.33 ->
-// 1.25 in one call, 1.31 -> 1.36 in another; 46 2.64 -> 2.54 with a 32-bit index, 2.47 -> 2.50
-// with the 64-bit one its 2^31 elements take).
+// the rows' loads from being in flight together, and 2.08 with the body twice); and tiles, a
+// block's warps taking 8 adjacent row groups over the same 32 runs so that the input rows
+// adjacent groups share are read while in L1 (42 1.33 -> 1.25 in one call, 1.31 -> 1.36 in
+// another; 46 2.64 -> 2.54 with a 32-bit index, 2.47 -> 2.50 with the 64-bit one its 2^31
+// elements take).
 KILN_RULE constexpr int pool_store_piece(int at, int left, int elem_bytes) {
   int w = 1;
   while (2 * w <= left && 2 * w * elem_bytes <= 16 && at % (2 * w) == 0) w *= 2;
