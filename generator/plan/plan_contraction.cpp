@@ -36,10 +36,13 @@
 // SmallK and split-K kernels set `min_blocks` (CTAs per SM), which becomes the second
 // __launch_bounds__ argument so the registers allow that many resident CTAs.
 // Conv (conv1d/2d/3d, conv_transpose1d/2d/3d): the spatial axes right-aligned into (d, h, w).
-// A 1-d or 2-d forward conv: DepthwiseDirect when groups == C (memory-bound), the TMA engine or
-// WgConvNchw on sm_90a where they fit, else ConvNchw (implicit GEMM). A depth axis or a
-// transposed conv: ConvNchw with its general im2col (conv_im2col_general), which maps each output
-// pixel and filter tap to its input position, the transposed mapping included.
+// A forward conv: DepthwiseDirect when groups == C over 1 or 2 axes (memory-bound), the TMA engine
+// on sm_90a where it fits (over 1, 2 or 3 axes), else WgConvNchw on sm_90a (1 or 2 axes), else
+// ConvNchw (implicit GEMM). A transposed conv: the TMA engine as the forward conv of its flipped
+// filters where its stride is 1 ([Note: a stride-1 transposed conv as a forward conv]), else
+// ConvNchw. ConvNchw takes a depth axis or a transposed conv with its general im2col
+// (conv_im2col_general), which maps each output pixel and filter tap to its input position, the
+// transposed mapping included.
 // Every template parameter goes into the kernel's GemmConfig / ConvConfig (kiln/config/gemm.h,
 // conv.h), which the emitter writes into the unit; shared memory and the launch come from the
 // rules in those headers, the same functions that size the templates' shared memory.
@@ -1491,15 +1494,17 @@ std::string conv_tma_refusal(const Planner& p, const ConvConfig& cc) {
     return "the window (padding, stride, dilation) is outside what the TMA unit's im2col mode describes";
   constexpr std::int64_t kCoord = std::int64_t{1} << 31, kStride = std::int64_t{1} << 40;
   const std::int64_t parts = conv_x3(cc) ? 2 : 1, ldc = conv_tma_ldc(cc);
-  for (std::int64_t extent : {cc.n, parts * cc.k + 128, cc.h * cc.stride_h, cc.w * cc.stride_w, cc.ho * cc.wo})
+  const std::int64_t image = cc.d * cc.h * cc.w, pixels = cc.dout * cc.ho * cc.wo;   // an image's input and output pixels
+  for (const std::int64_t extent : std::initializer_list<std::int64_t>{cc.n, parts * cc.k + 128, cc.d * cc.stride_d,
+                                                                        cc.h * cc.stride_h, cc.w * cc.stride_w, pixels})
     if (extent >= kCoord) return "an extent reaches 2^31, past a tensor map's coordinates";
-  if (cc.h * cc.w * ldc * 4 >= kStride || cc.h * cc.w >= kCoord) return "an image reaches a tensor map's 2^40-byte stride";
+  if (image * ldc * 4 >= kStride || image >= kCoord) return "an image reaches a tensor map's 2^40-byte stride";
   // OperandPrep's grid: (pixel or tap blocks, ldc / 32, images or filters); y and z stop at 65535.
   if (ceil_div(ldc, kPrepTile) > launch::kMaxGridY || cc.n > launch::kMaxGridY || cc.k > launch::kMaxGridY)
     return "its operand copy's grid would pass 65535 blocks in y or z (C, N or K too large)";
   if (cc.nhwc)   // x needs no transpose, and no other template takes NHWC
-    return cc.n * cc.ho * cc.wo < kCoord ? "" : "N * Ho * Wo reaches 2^31";
-  const double flops = 2.0 * static_cast<double>(cc.n * cc.k) * static_cast<double>(cc.ho * cc.wo) *
+    return cc.n * pixels < kCoord ? "" : "N * Ho * Wo reaches 2^31";
+  const double flops = 2.0 * static_cast<double>(cc.n * cc.k) * static_cast<double>(pixels) *
                        static_cast<double>(conv_gemm_k(cc));
   return flops >= kPadMinFlops ? "" : "it is under the flops where its operand copies pay off";
 }
@@ -1513,8 +1518,8 @@ constexpr std::int64_t kConvPhaseWMinK = 128;
 // engine's consumers split x).
 bool conv_tma_x_in_place(const ConvConfig& cc) { return cc.nhwc && cc.c % 4 == 0; }
 
-// The OperandPrep pass that writes one conv operand k-major (which 1: x as [N][H*W][ldc], 2: the
-// filters as [K][R*S][ldc]): a transpose of each [C][rows] block, described as a GEMM operand.
+// The OperandPrep pass that writes one conv operand k-major (which 1: x as [N][D*H*W][ldc], 2: the
+// filters as [K][T*R*S][ldc]): a transpose of each [C][rows] block, described as a GEMM operand.
 // `flipped`: the filters are a transposed conv's, w [C][K][R*S], each filter's taps reversed
 // ([Note: a stride-1 transposed conv as a forward conv]).
 GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16, bool flipped, bool dyn_batch = false) {
@@ -1526,7 +1531,7 @@ GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16, boo
   g.prep = which;
   g.k = cc.c;
   g.threads = kOperandPrepThreads;
-  const std::int64_t rows = which == 1 ? cc.h * cc.w : static_cast<std::int64_t>(cc.r) * cc.s;
+  const std::int64_t rows = which == 1 ? cc.d * cc.h * cc.w : std::int64_t{cc.t} * cc.r * cc.s;
   // 16-byte loads of the operand where its rows (and so its strides, multiples of them) are.
   const bool vec = aligned16 && rows % 4 == 0;
   if (which == 1 && cc.nhwc && dyn_batch) {   // the same copy image by image: the images are the grid's z
@@ -1546,8 +1551,11 @@ GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16, boo
 
 void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::string& shape_why, const std::string& why,
                    bool flipped, const DynConv* dyn) {
-  const std::int64_t parts = conv_x3(cc) ? 2 : 1, ldc = conv_tma_ldc(cc), rs = std::int64_t{cc.r} * cc.s;
-  const std::int64_t howo = cc.ho * cc.wo, pixels = cc.n * howo;
+  const std::int64_t parts = conv_x3(cc) ? 2 : 1, ldc = conv_tma_ldc(cc), rs = std::int64_t{cc.t} * cc.r * cc.s;
+  const std::int64_t howo = cc.dout * cc.ho * cc.wo, pixels = cc.n * howo, image = cc.d * cc.h * cc.w;
+  const bool depth = conv_tma_depth(cc.d, cc.t, cc.dout);   // x a 5-D map
+  // The input's spatial extents as the texts give them: (D, )H, W.
+  const std::string spatial = depth ? fmt::format("{}, {}, {}", cc.d, cc.h, cc.w) : fmt::format("{}, {}", cc.h, cc.w);
   const bool nhwc = cc.nhwc, x_in_place = conv_tma_x_in_place(cc), pixel_rows = conv_tma_pixel_rows(cc);
   cc.kind = ConvKind::Tma;
   if (pixel_rows) {   // rows = output pixels (of all images in NHWC, of one in NCHW), columns = out channels
@@ -1571,17 +1579,17 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   const std::string batch = dyn ? dyn->dim : std::to_string(cc.n);
   if (!x_in_place) {
     x_buf = p.add_workspace(fmt::format("{}_x{}", nhwc ? "padded" : "nhwc", kn.anchor), DType::f32,
-                            {cc.n, cc.h * cc.w, ldc}, dyn ? dyn->dim : "");
+                            {cc.n, image, ldc}, dyn ? dyn->dim : "");
     x_ld = ldc;
     PlannedKernel xp;
     xp.template_name = "gemm_operand_prep";
     xp.args.push_back(buffer_arg(p, x_buf, true));
     set_launch(p, xp, conv_prep_config(cc, 1, aligned, false, dyn != nullptr));
-    const std::string size = dyn ? fmt::format("{:.1f} MB an image", static_cast<double>(cc.h * cc.w * ldc * 4) / 1e6)
-                                 : fmt::format("{:.1f} MB", static_cast<double>(cc.n * cc.h * cc.w * ldc * 4) / 1e6);
+    const std::string size = dyn ? fmt::format("{:.1f} MB an image", static_cast<double>(image * ldc * 4) / 1e6)
+                                 : fmt::format("{:.1f} MB", static_cast<double>(cc.n * image * ldc * 4) / 1e6);
     xp.reason = fmt::format("x {} {} channel rows of {} bytes in a workspace ({}) for the TMA engine's im2col copies",
-                            nhwc ? fmt::format("[{}, {}, {}, {}] (NHWC)", batch, cc.h, cc.w, cc.c)
-                                 : fmt::format("[{}, {}, {}, {}] (NCHW)", batch, cc.c, cc.h, cc.w),
+                            nhwc ? fmt::format("[{}, {}, {}] (NHWC)", batch, spatial, cc.c)
+                                 : fmt::format("[{}, {}, {}] (NCHW)", batch, cc.c, spatial),
                             nhwc ? "copied to" : "transposed to NHWC with", ldc * 4, size);
     preps.push_back(std::move(xp));
   }
@@ -1590,8 +1598,9 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   wprep.template_name = "gemm_operand_prep";
   wprep.args.push_back(buffer_arg(p, w_ws, true));
   set_launch(p, wprep, conv_prep_config(cc, 2, aligned, flipped));
-  wprep.reason = fmt::format("filters [{}, {}, {}, {}] to [{}, {}, {}] (channels innermost, rows of {} bytes{}){} in a "
-                             "workspace", flipped ? cc.c : cc.k, flipped ? cc.k : cc.c, cc.r, cc.s, cc.k, rs, cc.c,
+  const std::string taps = depth ? fmt::format("{}, {}, {}", cc.t, cc.r, cc.s) : fmt::format("{}, {}", cc.r, cc.s);
+  wprep.reason = fmt::format("filters [{}, {}, {}] to [{}, {}, {}] (channels innermost, rows of {} bytes{}){} in a "
+                             "workspace", flipped ? cc.c : cc.k, flipped ? cc.k : cc.c, taps, cc.k, rs, cc.c,
                              ldc * 4, flipped ? ", taps reversed" : "", split);
   preps.push_back(std::move(wprep));
   PlannedKernel engine;
@@ -1604,17 +1613,28 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   wmap.dims = {cc.c, rs, parts * cc.k};
   wmap.strides = {ldc * 4, rs * ldc * 4};
   wmap.box = {kConvTmaChannels, 1, pixel_rows ? cc.bn : cc.bm};
-  TensorMapSpec xmap;   // x in NHWC, im2col: (channel, w, h, image)
-  xmap.dims = {cc.c, cc.w, cc.h, cc.n};
-  xmap.strides = {x_ld * 4, cc.w * x_ld * 4, cc.h * cc.w * x_ld * 4};
+  TensorMapSpec xmap;   // x in NHWC, im2col: (channel, w, h, image), or NDHWC: (channel, w, h, d, image)
+  xmap.dims = {cc.c, cc.w, cc.h};
+  xmap.strides = {x_ld * 4, cc.w * x_ld * 4};
   xmap.box = {kConvTmaChannels, pixel_rows ? cc.bm : cc.bn};
   xmap.im2col = true;
   xmap.lower = {conv_tma_lower_w(cc), conv_tma_lower_h(cc)};
   xmap.upper = {conv_tma_upper_w(cc), conv_tma_upper_h(cc)};
-  xmap.element_strides = {1, cc.stride_w, cc.stride_h, 1};
+  xmap.element_strides = {1, cc.stride_w, cc.stride_h};
+  if (depth) {
+    xmap.dims.push_back(cc.d);
+    xmap.strides.push_back(cc.h * cc.w * x_ld * 4);
+    xmap.lower.push_back(conv_tma_lower_d(cc));
+    xmap.upper.push_back(conv_tma_upper_d(cc));
+    xmap.element_strides.push_back(cc.stride_d);
+  }
+  xmap.dims.push_back(cc.n);
+  xmap.strides.push_back(image * x_ld * 4);
+  xmap.element_strides.push_back(1);
+  const std::size_t xmap_rank = xmap.dims.size();
   engine.args = {tensor_map_arg(w_ws, "tmap_w", DType::f32, std::move(wmap)),
                  tensor_map_arg(x_buf, "tmap_x", DType::f32, std::move(xmap))};
-  if (dyn != nullptr) engine.args[1].map_dyn_dim = 3;   // the images: a launch's
+  if (dyn != nullptr) engine.args[1].map_dyn_dim = static_cast<int>(xmap_rank) - 1;   // the images: a launch's
   engine.config = cc;
   set_launch(engine, conv_geometry(cc, p.target().sm_count));
   const std::string pixel_text = nhwc && !dyn ? fmt::format("{} output pixels", pixels)
@@ -1624,11 +1644,12 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   const std::string channel_text = fmt::format("{} out channels", cc.k);
   engine.reason = fmt::format("{}: sm_90a TMA engine, implicit GEMM of {} x {} x K {} (taps x channels in 32-channel "
                               "k tiles{}{}), {}x{} tiles ({} consumer warpgroup{} + a TMA producer warpgroup, im2col by "
-                              "the TMA unit), {} stages, {}{}; {}", shape_why,
+                              "the TMA unit{}), {} stages, {}{}; {}", shape_why,
                               pixel_rows ? pixel_text : channel_text, pixel_rows ? channel_text : pixel_text,
                               conv_gemm_k(cc), x_in_place ? ", x read in place" : "",
                               conv_x3(cc) ? ", x split into tf32 hi and lo parts by the consumers" : "", cc.bm, cc.bn, cc.bm / 64,
-                              cc.bm > 64 ? "s" : "", cc.stages, units, cc.stream ? ", streaming stores" : "", why);
+                              cc.bm > 64 ? "s" : "", depth ? " over three spatial axes" : "", cc.stages, units,
+                              cc.stream ? ", streaming stores" : "", why);
   place_passes(p, kn, preps);
   p.add_followup(std::move(engine));
   if (dyn == nullptr) return;
@@ -1645,15 +1666,16 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
 }
 
 // [Note: a stride-1 transposed conv as a forward conv]
-// With stride 1, y = conv_transpose(x, w) (padding p, dilation d, filter extent R along an axis)
+// With stride 1, y = conv_transpose(x, w) (padding p, dilation d, filter extent R along each axis)
 // takes y[o] = sum over i, r of x[i] w[r] where o = i - p + d r. Substituting r' = R - 1 - r gives
 // y[o] = sum over r' of x[o - P + d r'] w[R - 1 - r'] with P = d (R - 1) - p: the forward conv of
 // x with padding P on both sides and the filters flipped, in and out channels exchanged
-// (w'[k][c][r'][s'] = w[c][k][R - 1 - r'][S - 1 - s']; reversing the flattened taps r * S + s
-// flips both axes at once). So the TMA engine runs it like any forward conv; only its filter
-// pass differs (OperandPrep's reversed rows, kPrepBReversed). Not taken: a stride over 1 (its
-// phases are strided stores the engine does not make), output_padding (a pad on one side only),
-// p > d (R - 1) (a negative pad), groups or a depth axis (the engine takes neither).
+// (w'[k][c][r'][s'] = w[c][k][R - 1 - r'][S - 1 - s']; reversing the flattened taps
+// (t * R + r) * S + s flips every axis at once, the depth's too). So the TMA engine runs it like
+// any forward conv; only its filter pass differs (OperandPrep's reversed rows, kPrepBReversed).
+// Not taken: a stride over 1 (its phases are strided stores the engine does not make),
+// output_padding (a pad on one side only), p > d (R - 1) (a negative pad), groups (the engine
+// takes one).
 // The forward conv a transposed one is, or nullopt where the rewrite does not apply (`why_not`
 // then says why, as the end of a sentence).
 std::optional<ConvConfig> transposed_as_forward(const ConvConfig& cc, std::string& why_not) {
@@ -1661,12 +1683,12 @@ std::optional<ConvConfig> transposed_as_forward(const ConvConfig& cc, std::strin
   f.transposed = false;
   f.pad_h = cc.dil_h * (cc.r - 1) - cc.pad_h;
   f.pad_w = cc.dil_w * (cc.s - 1) - cc.pad_w;
+  f.pad_d = cc.dil_d * (cc.t - 1) - cc.pad_d;
   why_not = cc.groups != 1 ? "it has groups"
-            : conv_im2col_general(cc.d, cc.t, cc.dout, false) ? "it has a depth axis"
-            : cc.stride_h != 1 || cc.stride_w != 1 ? "its stride is over 1"
-            : cc.opad_h != 0 || cc.opad_w != 0 ? "it has output_padding"
-            : f.pad_h < 0 || f.pad_w < 0 ? "its padding passes dilation x (filter extent - 1)"
-                                         : "";
+            : cc.stride_d != 1 || cc.stride_h != 1 || cc.stride_w != 1 ? "its stride is over 1"
+            : cc.opad_d != 0 || cc.opad_h != 0 || cc.opad_w != 0 ? "it has output_padding"
+            : f.pad_d < 0 || f.pad_h < 0 || f.pad_w < 0 ? "its padding passes dilation x (filter extent - 1)"
+                                                        : "";
   if (!why_not.empty()) return std::nullopt;
   return f;
 }
@@ -1767,7 +1789,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   auto on_tma = [&](std::int64_t n) {
     ConvConfig at = cc;
     at.n = n, at.precision = precision;
-    if (!c.transposed) return !general && conv_tma_fits(p, at);
+    if (!c.transposed) return conv_tma_fits(p, at);
     std::string unused;
     const auto fwd = transposed_as_forward(at, unused);
     return fwd && conv_tma_fits(p, *fwd);
@@ -1808,7 +1830,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   const std::int64_t Kg = K / G, kdim = conv_gemm_k(cc);
   cc.stream = out_bytes > kStreamBytes;
   const DynConv* dyn = dc ? &*dc : nullptr;
-  if (!general && conv_tma_fits(p, cc)) {
+  if (!c.transposed && conv_tma_fits(p, cc)) {
     plan_conv_tma(p, kn, cc, shape_why, why, false, dyn);
     return;
   }
@@ -1817,7 +1839,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   if (c.transposed) {
     const auto fwd = transposed_as_forward(cc, tma_why_not);
     if (fwd && (tma_why_not = conv_tma_refusal(p, *fwd)).empty()) {
-      const int fwd_pad[3] = {0, fwd->pad_h, fwd->pad_w};
+      const int fwd_pad[3] = {fwd->pad_d, fwd->pad_h, fwd->pad_w};
       plan_conv_tma(p, kn, *fwd,
                     fmt::format("{} as the forward conv of its flipped filters (pad {}; [Note: a stride-1 "
                                 "transposed conv as a forward conv])", shape_why, axes_text(fwd_pad)),

@@ -100,6 +100,19 @@ __device__ __forceinline__ void tma_load_im2col(u32 dst, const TensorMap& map, u
       : "memory");
 }
 
+// The same over a 5-D NDHWC map (a conv over three spatial axes): walked from (w, h, d, n) along W,
+// then H, then D, then N, each pixel read at its position plus (off_w, off_h, off_d).
+__device__ __forceinline__ void tma_load_im2col(u32 dst, const TensorMap& map, u32 bar, int c0, int w, int h, int d,
+                                                int n, unsigned short off_w, unsigned short off_h,
+                                                unsigned short off_d) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
+      "%5, %6}], [%7], {%8, %9, %10};\n" ::"r"(dst),
+      "l"(reinterpret_cast<u64>(&map)), "r"(c0), "r"(w), "r"(h), "r"(d), "r"(n), "r"(bar), "h"(off_w), "h"(off_h),
+      "h"(off_d)
+      : "memory");
+}
+
 // Clusters (sm_90). A kernel declared with __cluster_dims__ runs its CTAs in groups that can read
 // each other's shared memory: the TMA unit multicasts one box into every CTA of `cta_mask` (at the
 // same shared-memory offset, completing the bytes on the mbarrier at the same offset in each), and

@@ -793,6 +793,73 @@ TEST_CASE("sm_90a: a stride-1 transposed conv runs on the TMA engine as a forwar
   CHECK(has(small.plan.kernels[0].reason, "not on the TMA engine as a forward conv: it is under the flops"));
 }
 
+TEST_CASE("sm_90a: conv3d and stride-1 conv_transpose3d on the TMA engine, x a 5-D im2col map") {
+  // conv3d, 16 channels, stride 1x2x1, padding 1x2x0, dilation 2x1x3, 3x5x3 filters: x copied to
+  // NDHWC [N][D*H*W][16], the filters to [K][45][16]; x mapped (c, w, h, d, n), the corners and
+  // element strides innermost (w) first, the depth's after the height's.
+  for (const auto precision : {kiln::Precision::fp32_accurate, kiln::Precision::tf32}) {
+    const bool tf32 = precision == kiln::Precision::tf32;
+    CAPTURE(tf32);
+    const auto g = generate(Case{"conv_nd.kiln", "conv3d_asym_bias_relu", {}, "default"}, "sm_90a", precision);
+    check_golden(std::string("plan/conv3d_asym_bias_relu_sm90a") + (tf32 ? "_tf32" : "") + ".txt", g.plan.text());
+    REQUIRE(g.plan.kernels.size() == 3);
+    const auto& xp = gemm_config(g, 0);
+    CHECK((xp.prep == kiln::kPrepA && xp.m == 18 * 33 * 47 && xp.k == 16));
+    const auto& wp = gemm_config(g, 1);
+    CHECK((wp.prep == 2 && wp.n == 45 && wp.k == 16 && wp.batch == 40));
+    CHECK(has(g.plan.kernels[0].reason, "x [4, 16, 18, 33, 47] (NCHW) transposed to NHWC"));
+    CHECK(has(g.plan.kernels[1].reason, "filters [40, 16, 3, 5, 3] to [40, 45, 16]"));
+    CHECK(g.plan.kernels[2].template_name == "conv_tma");
+    CHECK(has(g.plan.kernels[2].reason, "im2col by the TMA unit over three spatial axes"));
+    const auto& cc = conv_config(g, 2);
+    CHECK((cc.kind == kiln::ConvKind::Tma && cc.d == 18 && cc.t == 3 && cc.dout == 16 && cc.ho == 17 && cc.wo == 41));
+    const bool rows = kiln::conv_tma_pixel_rows(cc);   // pixel tiles: 128 (3xTF32, rows) or 256 (tf32, columns)
+    CHECK(kiln::conv_tma_units(cc) == kiln::launch::ceil_div(16 * 17 * 41, rows ? cc.bm : cc.bn) *
+                                          kiln::launch::ceil_div(40, rows ? cc.bn : cc.bm) * 4);
+    const auto& wm = tensor_map(g, 2, "tmap_w");
+    CHECK(wm.dims == std::vector<std::int64_t>{16, 45, 40 * (tf32 ? 1 : 2)});
+    const auto& xm = tensor_map(g, 2, "tmap_x");
+    CHECK(xm.dims == std::vector<std::int64_t>{16, 47, 33, 18, 4});
+    CHECK(xm.strides == std::vector<std::int64_t>{64, 47 * 64, 33 * 47 * 64, 18 * 33 * 47 * 64});
+    CHECK(xm.lower == std::vector<int>{0, -2, -1});                       // -pad: w, h, d
+    CHECK(xm.upper == std::vector<int>{0 - 3 * 2, 2 - 1 * 4, 1 - 2 * 2});   // pad - dil * (filter - 1)
+    CHECK(xm.element_strides == std::vector<int>{1, 1, 2, 1, 1});
+    CHECK(has(g.sources[2].text, "kConfig.d, kConfig.t, kConfig.stride_d, kConfig.pad_d, kConfig.dil_d"));
+    CHECK(has(g.sources[2].text, "struct Epilogue"));   // bias + relu on the engine
+  }
+  // KernelBench 58 (stride 1, 3x5x7 filters): the forward conv of its flipped filters, padding
+  // 2x4x6, every axis of the filters' taps reversed at once.
+  {
+    const auto g = generate(Case{"conv_nd.kiln", "conv_transpose3d_s1", {}, "default"}, "sm_90a");
+    REQUIRE(g.plan.kernels.size() == 3);
+    CHECK(gemm_config(g, 1).prep == kiln::kPrepBReversed);
+    CHECK((gemm_config(g, 1).n == 105 && gemm_config(g, 1).ldb == 16 * 105));
+    const auto& cc = conv_config(g, 2);
+    CHECK((!cc.transposed && cc.pad_d == 2 && cc.pad_h == 4 && cc.pad_w == 6 && cc.dout == 18 && cc.ho == 36 &&
+           cc.wo == 70));
+    CHECK(has(g.plan.kernels[2].reason, "flipped filters (pad 2x4x6;"));
+    CHECK(tensor_map(g, 2, "tmap_x").dims.size() == 5);
+  }
+  // Past a rank-5 map's corners (signed 5-bit: -16..15) the engine declines: ConvNchw.
+  auto planned = [](const std::string& args, const char* conv, const char* w) {
+    const std::string text = fmt::format("op c {{\n  in x: f32[2, 32, 40, 40, 40]\n  in w: f32[{}]\n"
+                                         "  out y = {}(x, w, {})\n}}\n", w, conv, args);
+    auto ir = kiln::check_op(kiln::parse_spec(text, "limits.kiln"), "c");
+    auto target = kiln::Target::for_arch("sm_90a");
+    return kiln::make_plan(std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(ir, {})), target).kernels.back();
+  };
+  CHECK(planned("padding=16", "conv3d", "64, 32, 3, 3, 3").template_name == "conv_tma");
+  CHECK(planned("padding=[1, 17, 1]", "conv3d", "64, 32, 3, 3, 3").template_name == "conv_nchw");   // lower -17
+  CHECK(planned("dilation=[1, 1, 8]", "conv3d", "64, 32, 3, 3, 3").template_name == "conv_tma");    // upper -16
+  CHECK(planned("dilation=[9, 1, 1]", "conv3d", "64, 32, 3, 3, 3").template_name == "conv_nchw");   // upper -18
+  // Transposed: a stride over 1 or output_padding keeps ConvNchw, with the reason.
+  const auto s2 = planned("stride=[1, 2, 1], output_padding=[0, 1, 0]", "conv_transpose3d", "32, 64, 3, 3, 3");
+  CHECK(s2.template_name == "conv_nchw");
+  CHECK(has(s2.reason, "not on the TMA engine as a forward conv: its stride is over 1"));
+  const auto op = planned("padding=1", "conv_transpose3d", "32, 64, 3, 3, 3");
+  CHECK(op.template_name == "conv_tma");
+}
+
 TEST_CASE("conv2d: implicit GEMM, depthwise, grouped, and NHWC's limit") {
   const auto g = generate("conv2d_3x3", "default");
   REQUIRE(g.plan.kernels.size() == 1);
@@ -875,6 +942,11 @@ TEST_CASE("every generated contraction unit compiles with NVRTC for sm_80, sm_90
   add(nhwc, "sm_90a", kiln::Precision::fp32_accurate, "");
   // The conv seed in tf32 (TmaConv with 128x256 tiles; 3xTF32 takes 128x128 above).
   add(kCases[4], "sm_90a", kiln::Precision::tf32, " tf32");
+  // TmaConv over three spatial axes (a 5-D im2col map): conv3d, and a stride-1 conv_transpose3d.
+  for (const char* op : {"conv3d_asym_bias_relu", "conv_transpose3d_s1"}) {
+    add(Case{"conv_nd.kiln", op, {}, "default"}, "sm_90a", kiln::Precision::tf32, " tf32");
+    add(Case{"conv_nd.kiln", op, {}, "default"}, "sm_90a", kiln::Precision::fp32_accurate, "");
+  }
   const auto results = kiln::compile_all(reqs, 2);
   for (std::size_t i = 0; i < results.size(); ++i) {
     CAPTURE(names[i]);

@@ -1,8 +1,9 @@
 // kiln/config/conv.h — the conv family (conv_igemm.cuh, conv_sm90.cuh, conv_tma.cuh): every kernel
 // a conv (1-3 spatial axes, forward or transposed) is planned as. See config.h for the pattern.
 //
-// The spatial axes are right-aligned into (d, h, w): a conv1d is d = h = 1, a conv2d d = 1. Only
-// Nchw takes a depth (d, t, dout > 1) or a transposed conv; the others are 2-d forward kernels.
+// The spatial axes are right-aligned into (d, h, w): a conv1d is d = h = 1, a conv2d d = 1. Nchw
+// takes a depth (d, t, dout > 1) and a transposed conv, Tma a depth (forward convs only; a
+// stride-1 transposed conv comes to it as a forward one); the others are 2-d forward kernels.
 //
 // One ConvConfig, `kind` naming the template: the three share the problem shape (ConvShape's
 // fields) and differ only in the tiling fields, which a kind that does not read them leaves at
@@ -49,7 +50,7 @@ inline const char* enum_name(ConvKind k) {
   X(long long, ho, 1)                                                                               \
   X(long long, wo, 1)                                                                               \
   X(bool, transposed, false)     /* Nchw: conv_transpose, w [C, K/groups, T, R, S] */               \
-  X(long long, d, 1)             /* Nchw, 3-d: x depth, filter depth, its stride, padding, */       \
+  X(long long, d, 1)             /* Nchw, Tma, 3-d: x depth, filter depth, its stride, pad, */      \
   X(int, t, 1)                   /* dilation, and y depth */                                        \
   X(int, stride_d, 1)                                                                               \
   X(int, pad_d, 0)                                                                                  \
@@ -129,33 +130,43 @@ KILN_RULE constexpr bool conv_x3(const ConvConfig& c) { return c.precision == Mm
 // rows are pixels, and for 3xTF32, whose A operand is split in registers; otherwise (NCHW tf32)
 // out channels (A = the filters, B = x), so that y's pixel rows take 16-byte stores.
 KILN_RULE constexpr bool conv_tma_pixel_rows(const ConvConfig& c) { return c.nhwc || conv_x3(c); }
-// The k-major copies OperandPrep makes for it: filters [K][R*S][ldc] and x [N][H][W][ldc], the
+// The k-major copies OperandPrep makes for it: filters [K][T*R*S][ldc] and x [N][D*H*W][ldc], the
 // channel rows padded to 16 bytes (a tensor map's stride rule); the maps' channel extent stays C,
 // so TMA zero-fills the pad and the channels past C of the last k tile.
 KILN_RULE constexpr long long conv_tma_ldc(const ConvConfig& c) { return (c.c + 3) / 4 * 4; }
+// Whether TmaConv maps x with a depth axis: [N][D][H][W][ldc] as a 5-D im2col map (dims {C, W, H,
+// D, N}, three tap offsets a copy) rather than [N][H][W][ldc] as a 4-D one.
+KILN_RULE constexpr bool conv_tma_depth(long long d, int t, long long dout) { return d > 1 || t > 1 || dout > 1; }
 // The im2col map's pixel box, innermost (W) first: the positions of a filter window's first tap
-// (r = s = 0) that the output pixels take, from -pad to the last one whose window ends at the far
-// pad (exclusive upper bound: extent + upper corner).
+// (t = r = s = 0) that the output pixels take, from -pad to the last one whose window ends at the
+// far pad (exclusive upper bound: extent + upper corner).
 KILN_RULE constexpr int conv_tma_lower_w(const ConvConfig& c) { return -c.pad_w; }
 KILN_RULE constexpr int conv_tma_lower_h(const ConvConfig& c) { return -c.pad_h; }
+KILN_RULE constexpr int conv_tma_lower_d(const ConvConfig& c) { return -c.pad_d; }
 KILN_RULE constexpr int conv_tma_upper_w(const ConvConfig& c) { return c.pad_w - c.dil_w * (c.s - 1); }
 KILN_RULE constexpr int conv_tma_upper_h(const ConvConfig& c) { return c.pad_h - c.dil_h * (c.r - 1); }
-// A rank-4 im2col map's corners are signed 8-bit, its element strides 1..8, an offset (tap
-// position) 16-bit: the conv fits the TMA unit's im2col mode only within these.
+KILN_RULE constexpr int conv_tma_upper_d(const ConvConfig& c) { return c.pad_d - c.dil_d * (c.t - 1); }
+// An im2col map's corners are signed, 8-bit at rank 4 and 5-bit at rank 5 (cuda.h); its element
+// strides 1..8, an offset (tap position) 16-bit: the conv fits the TMA unit's im2col mode only
+// within these.
 KILN_RULE constexpr bool conv_tma_im2col_fits(const ConvConfig& c) {
-  const int corners[4] = {conv_tma_lower_w(c), conv_tma_lower_h(c), conv_tma_upper_w(c), conv_tma_upper_h(c)};
+  const bool depth = conv_tma_depth(c.d, c.t, c.dout);
+  const int limit = depth ? 16 : 128;
+  const int corners[6] = {conv_tma_lower_w(c), conv_tma_lower_h(c), conv_tma_upper_w(c), conv_tma_upper_h(c),
+                          depth ? conv_tma_lower_d(c) : 0, depth ? conv_tma_upper_d(c) : 0};
   for (int v : corners)
-    if (v < -128 || v > 127) return false;
-  return c.stride_h >= 1 && c.stride_h <= 8 && c.stride_w >= 1 && c.stride_w <= 8 &&
-         c.dil_h * (c.r - 1) < 65536 && c.dil_w * (c.s - 1) < 65536;
+    if (v < -limit || v >= limit) return false;
+  return c.stride_h >= 1 && c.stride_h <= 8 && c.stride_w >= 1 && c.stride_w <= 8 && c.stride_d >= 1 &&
+         c.stride_d <= 8 && c.dil_h * (c.r - 1) < 65536 && c.dil_w * (c.s - 1) < 65536 && c.dil_d * (c.t - 1) < 65536;
 }
 
 // TmaConv's tiles: (out-channel tile, pixel tile of an image, image) in NCHW, BM x BN of rows x
 // columns (conv_tma_pixel_rows); TmaConvNhwc's: (pixel tile over all images, out-channel tile).
 KILN_RULE constexpr long long conv_tma_units(const ConvConfig& c) {
-  if (c.nhwc) return launch::ceil_div(c.n * c.ho * c.wo, c.bm) * launch::ceil_div(c.k, c.bn);
+  const long long pixels = c.dout * c.ho * c.wo;   // an image's
+  if (c.nhwc) return launch::ceil_div(c.n * pixels, c.bm) * launch::ceil_div(c.k, c.bn);
   const long long pixel_tile = conv_tma_pixel_rows(c) ? c.bm : c.bn, channel_tile = conv_tma_pixel_rows(c) ? c.bn : c.bm;
-  return launch::ceil_div(c.k, channel_tile) * launch::ceil_div(c.ho * c.wo, pixel_tile) * c.n;
+  return launch::ceil_div(c.k, channel_tile) * launch::ceil_div(pixels, pixel_tile) * c.n;
 }
 
 // The dynamic shared memory of the config's kernel: ConvNchw's tile ring (A: filters, k
