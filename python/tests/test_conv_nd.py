@@ -119,3 +119,50 @@ def test_kernels_match_torch_on_the_gpu(tmp_path, dtype):
                 got = kiln.loads(text, name="conv", options=options).c(x, w)
                 want = torch_conv(x.double(), w.double(), d, transposed, case).to(tdt)
                 check(got, want, text, tol, tol)
+
+
+def tma_case(rng, transposed):
+    """A conv over three spatial axes that the sm_90a TMA engine takes (x a 5-D im2col map): at
+    least 8 input channels, one group, a forward conv or a stride-1 transposed one, odd sizes and
+    channel counts that are not multiples of 32, and images enough for 2^31 flops (twice the
+    engine's floor, plan_contraction.cpp's kPadMinFlops, under which its copies do not pay)."""
+    c, k = rng.choice([8, 20, 36]), rng.choice([16, 40, 70])
+    kernel = [rng.randint(2, 3) for _ in range(3)]
+    dilation = [rng.randint(1, 2) for _ in range(3)]
+    span = [dl * (kk - 1) for kk, dl in zip(kernel, dilation)]
+    padding = [rng.randint(0, s) for s in span]
+    stride = [1, 1, 1] if transposed else [rng.randint(1, 2) for _ in range(3)]
+    sizes = [rng.randint(9, 17), rng.randint(20, 33), rng.randint(30, 61)]
+    if transposed:
+        case = dict(padding=padding, dilation=dilation)
+        w = [c, k] + kernel
+        out = [n - 2 * p + sp for n, p, sp in zip(sizes, padding, span)]
+    else:
+        case = dict(stride=stride, padding=padding, dilation=dilation)
+        w = [k, c] + kernel
+        out = [(n + 2 * p - sp - 1) // st + 1 for n, p, sp, st in zip(sizes, padding, span, stride)]
+    image_flops = 2 * k * c * kernel[0] * kernel[1] * kernel[2] * out[0] * out[1] * out[2]
+    return [min(256, -(-(1 << 31) // image_flops)), c] + sizes, w, case
+
+
+@gpu
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("precision", ["tf32", "3xtf32"])
+def test_tma_engine_over_three_axes_matches_torch(tmp_path, transposed, precision):
+    """conv3d and stride-1 conv_transpose3d on the TMA engine (sm_90a): each plan must say so."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the TMA engine needs an sm_90a GPU")
+    rng = random.Random(7 + 10 * transposed + len(precision))
+    options = kiln.Options(cache_dir=str(tmp_path), use_environment=False)
+    tol = 2e-2 if precision == "tf32" else 1e-4
+    on_engine = 0
+    for _ in range(5):
+        xs, ws, case = tma_case(rng, transposed)
+        x, w = randn(xs, torch.float32, rng).cuda(), randn(ws, torch.float32, rng).cuda()
+        text = spec_text(3, transposed, "f32", xs, ws, case, precision)
+        prog = kiln.loads(text, name="conv", options=options)
+        on_engine += "over three spatial axes" in prog.c.specialize().plan
+        got = prog.c(x, w)
+        want = torch_conv(x.double(), w.double(), 3, transposed, case).float()
+        check(got, want, text, tol, tol)
+    assert on_engine == 5, f"only {on_engine} of 5 cases planned the TMA engine"

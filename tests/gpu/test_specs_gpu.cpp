@@ -251,6 +251,13 @@ TEST_CASE("gpu: every covered spec's wgmma path (sm_90a): tails, split-K, both p
       {"conv_nd.kiln", "conv_transpose1d_k3", {{"N", 3}, {"C", 36}, {"L", 20001}, {"K", 130}}, "conv_tma"},
       {"conv_nd.kiln", "conv_transpose2d_s1_dilated_bias", {{"N", 2}, {"C", 20}, {"H", 99}, {"W", 301}, {"K", 70}},
        "conv_tma"},
+      // Over three spatial axes (x a 5-D im2col map): conv3d with stride 1x2x1, padding 1x2x0,
+      // dilation 2x1x3, 36 channels (a 4-channel second k tile), 70 out channels, odd extents, a
+      // bias and relu; a stride-1 conv_transpose3d (3x5x7 filters, forward padding 2x4x6).
+      {"conv_nd.kiln", "conv3d_asym_bias_relu", {{"N", 2}, {"C", 36}, {"D", 11}, {"H", 29}, {"W", 53}, {"K", 70}},
+       "conv_tma"},
+      {"conv_nd.kiln", "conv_transpose3d_s1", {{"N", 2}, {"C", 20}, {"D", 9}, {"H", 21}, {"W", 37}, {"K", 24}},
+       "conv_tma"},
       // Small K, fp32-accurate: the operand pre-pass and the persistent wgmma SmallK (tf32 keeps
       // the mma.sync SmallK). 4100 = 16 x 256 + 4 rows and 64 x 64 + 4 columns: tail tiles both
       // ways; each CTA's range of ~8 tiles crosses row blocks (the A refill). K = 40 ends in a
