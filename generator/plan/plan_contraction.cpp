@@ -1475,7 +1475,7 @@ struct DynConv {
 // split by the engine's consumers in registers). The engine then maps the filters as a tiled 3-D
 // tensor and x in im2col mode, so each k tile's x operand (a tile's output pixels x 32 channels of
 // one filter tap) is one TMA copy, padding included. It needs the im2col mode's limits
-// (conv_tma_im2col_fits), int coordinates, map strides below 2^40, at least kConvTmaMinChannels
+// (conv_tma_im2col_fits), int coordinates, map strides below 2^40, at least conv_tma_min_channels
 // input channels (a k tile is 32 channels wide whatever C is), and work enough to pay for the
 // copies (kPadMinFlops).
 // Tiles (conv_tma_pixel_rows says which are rows): out channels 64 when there are at most 64, else
@@ -1488,8 +1488,9 @@ std::string conv_tma_refusal(const Planner& p, const ConvConfig& cc) {
   if (cc.elem_bytes != 4) return "it takes f32 tensors only";
   if (cc.groups != 1) return fmt::format("it takes one group (this conv has {})", cc.groups);
   if (cc.precision == MmaPrecision::Ieee) return "it computes in tf32 or 3xTF32 (fp32-accurate), not ieee";
-  if (cc.c < kConvTmaMinChannels)
-    return fmt::format("it takes at least {} input channels (this conv has {})", kConvTmaMinChannels, cc.c);
+  if (cc.c < conv_tma_min_channels(cc))
+    return fmt::format("it takes at least {} input channels{} (this conv has {})", conv_tma_min_channels(cc),
+                       conv_tma_depth(cc.d, cc.t, cc.dout) ? " over three spatial axes" : "", cc.c);
   if (!conv_tma_im2col_fits(cc))
     return "the window (padding, stride, dilation) is outside what the TMA unit's im2col mode describes";
   constexpr std::int64_t kCoord = std::int64_t{1} << 31, kStride = std::int64_t{1} << 40;

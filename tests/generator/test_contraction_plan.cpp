@@ -852,6 +852,17 @@ TEST_CASE("sm_90a: conv3d and stride-1 conv_transpose3d on the TMA engine, x a 5
   CHECK(planned("padding=[1, 17, 1]", "conv3d", "64, 32, 3, 3, 3").template_name == "conv_nchw");   // lower -17
   CHECK(planned("dilation=[1, 1, 8]", "conv3d", "64, 32, 3, 3, 3").template_name == "conv_tma");    // upper -16
   CHECK(planned("dilation=[9, 1, 1]", "conv3d", "64, 32, 3, 3, 3").template_name == "conv_nchw");   // upper -18
+  // Over three axes the engine takes at least 16 channels (2-d: 8): ConvNchw multiplies no zero
+  // channels, and at C = 8 it was faster (config/conv.h's kConvTmaMinChannels3d).
+  CHECK(kiln::kConvTmaMinChannels3d == 16);
+  const std::string c15 = "op c {\n  in x: f32[2, 15, 40, 40, 40]\n  in w: f32[64, 15, 3, 3, 3]\n  out y = conv3d(x, w)\n}\n";
+  {
+    auto target = kiln::Target::for_arch("sm_90a");
+    const auto ir = kiln::check_op(kiln::parse_spec(c15, "c15.kiln"), "c");
+    const auto plan = kiln::make_plan(std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(ir, {})), target);
+    CHECK(plan.kernels.back().template_name == "conv_nchw");
+  }
+  CHECK(planned("padding=1", "conv3d", "64, 32, 3, 3, 3").template_name == "conv_tma");
   // Transposed: a stride over 1 or output_padding keeps ConvNchw, with the reason.
   const auto s2 = planned("stride=[1, 2, 1], output_padding=[0, 1, 0]", "conv_transpose3d", "32, 64, 3, 3, 3");
   CHECK(s2.template_name == "conv_nchw");

@@ -117,11 +117,24 @@ constexpr int kConvNchwMaxBlocksPerSm = 2;
 // ---------------------------------------------------------------- TmaConv (conv_tma.cuh)
 // A k tile is 32 channels of one filter tap: one 128-byte swizzle row of f32 per pixel.
 constexpr int kConvTmaChannels = 32;
+// Whether TmaConv maps x with a depth axis: [N][D][H][W][ldc] as a 5-D im2col map (dims {C, W, H,
+// D, N}, three tap offsets a copy) rather than [N][H][W][ldc] as a 4-D one.
+KILN_RULE constexpr bool conv_tma_depth(long long d, int t, long long dout) { return d > 1 || t > 1 || dout > 1; }
 // The fewest input channels the planner sends to TmaConv: a tap's k tile is kConvTmaChannels wide
 // whatever C is, so C channels use C / 32 of its MMAs. At C = 8 (25%) it still beat cuDNN on every
 // KernelBench problem (level 2's 21, 57, 65-92: 1.08-2.33x, run 35); at C = 3 (level 1's 50,
 // AlexNet's first layer) it took 10.4 ms against cuDNN's 2.7.
 constexpr int kConvTmaMinChannels = kConvTmaChannels / 4;
+// Over three spatial axes the engine's alternative is ConvNchw, which multiplies no padding
+// channels: there it takes at least half a k tile of channels. Measured on the H200 (KernelBench
+// level 2, 3x3x3 filters, 3xTF32, against ConvNchw in the same call,
+// bench/results/2026-12-04-h200-run29/): C = 32 (43, 47) 0.30-0.32x the time, C = 8 (7, 8, 90)
+// 1.26-2.19x.
+constexpr int kConvTmaMinChannels3d = kConvTmaChannels / 2;
+// The fewest input channels TmaConv takes for this conv (conv_tma_depth: a depth axis).
+KILN_RULE constexpr int conv_tma_min_channels(const ConvConfig& c) {
+  return conv_tma_depth(c.d, c.t, c.dout) ? kConvTmaMinChannels3d : kConvTmaMinChannels;
+}
 // 3xTF32: the filters' copy holds tf32 hi and lo parts (lo after hi), and the engine loads both;
 // x stays f32 and is the engine's A operand, which its consumers split into tf32 hi and lo parts
 // in registers ([Note: 3xTF32 with A split in registers] in gemm_tma.cuh).
@@ -134,9 +147,6 @@ KILN_RULE constexpr bool conv_tma_pixel_rows(const ConvConfig& c) { return c.nhw
 // channel rows padded to 16 bytes (a tensor map's stride rule); the maps' channel extent stays C,
 // so TMA zero-fills the pad and the channels past C of the last k tile.
 KILN_RULE constexpr long long conv_tma_ldc(const ConvConfig& c) { return (c.c + 3) / 4 * 4; }
-// Whether TmaConv maps x with a depth axis: [N][D][H][W][ldc] as a 5-D im2col map (dims {C, W, H,
-// D, N}, three tap offsets a copy) rather than [N][H][W][ldc] as a 4-D one.
-KILN_RULE constexpr bool conv_tma_depth(long long d, int t, long long dout) { return d > 1 || t > 1 || dout > 1; }
 // The im2col map's pixel box, innermost (W) first: the positions of a filter window's first tap
 // (t = r = s = 0) that the output pixels take, from -pad to the last one whose window ends at the
 // far pad (exclusive upper bound: extent + upper corner).
