@@ -460,9 +460,13 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& con
       break;
     case ConvKind::Tma:
       c.line("// sm_90a: the TMA engine over OperandPrep's k-major copies (x NHWC, read by im2col copies)");
-      c.line("using Kernel = kiln::sm90::{}<Index, Shape, kConfig.bm, kConfig.bn, kConfig.stages, "
-             "kiln::conv_x3(kConfig), {}kConfig.vec_y, kConfig.stream>;", config.nhwc ? "TmaConvNhwc" : "TmaConv",
-             config.nhwc ? "" : "kiln::conv_tma_pixel_rows(kConfig), ");
+      if (config.transposed)   // one GEMM per stride phase
+        c.line("using Kernel = kiln::sm90::TmaConvPhased<Index, Shape, kConfig.bm, kConfig.bn, kConfig.stages, "
+               "kiln::conv_x3(kConfig), kConfig.stream>;");
+      else
+        c.line("using Kernel = kiln::sm90::{}<Index, Shape, kConfig.bm, kConfig.bn, kConfig.stages, "
+               "kiln::conv_x3(kConfig), {}kConfig.vec_y, kConfig.stream>;", config.nhwc ? "TmaConvNhwc" : "TmaConv",
+               config.nhwc ? "" : "kiln::conv_tma_pixel_rows(kConfig), ");
       break;
     case ConvKind::Nchw:
       c.line("using Kernel = kiln::conv::ConvNchw<{}, {}, {}, Index, Shape, kConfig.bm, kConfig.bn, kConfig.bk, "

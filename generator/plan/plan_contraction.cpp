@@ -1505,7 +1505,8 @@ std::string conv_tma_refusal(const Planner& p, const ConvConfig& cc) {
     return "its operand copy's grid would pass 65535 blocks in y or z (C, N or K too large)";
   if (cc.nhwc)   // x needs no transpose, and no other template takes NHWC
     return cc.n * pixels < kCoord ? "" : "N * Ho * Wo reaches 2^31";
-  const double flops = 2.0 * static_cast<double>(cc.n * cc.k) * static_cast<double>(pixels) *
+  // (A transposed conv multiplies each input pixel by every tap: its output pixels overcount by the stride.)
+  const double flops = 2.0 * static_cast<double>(cc.n * cc.k) * static_cast<double>(cc.transposed ? image : pixels) *
                        static_cast<double>(conv_gemm_k(cc));
   return flops >= kPadMinFlops ? "" : "it is under the flops where its operand copies pay off";
 }
@@ -1541,8 +1542,8 @@ GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16, boo
     g.m = cc.n * rows, g.layout_a = GemmLayout::RowMajor, g.lda = cc.c, g.stride_a = 0, g.batch = 1;
   } else if (which == 1) {
     g.m = rows, g.layout_a = GemmLayout::ColMajor, g.lda = rows, g.stride_a = cc.c * rows, g.batch = cc.n, g.vec_a = vec;
-  } else if (flipped) {   // filter k's channel c, tap t at w[c][k][R*S - 1 - t]
-    g.prep = kPrepBReversed;
+  } else if (flipped || cc.transposed) {   // filter k's channel c, tap t at w[c][k][t] (flipped: [R*S - 1 - t])
+    g.prep = flipped ? kPrepBReversed : which;
     g.n = rows, g.layout_b = GemmLayout::RowMajor, g.ldb = cc.k * rows, g.stride_b = rows, g.batch = cc.k;
   } else {
     g.n = rows, g.layout_b = GemmLayout::RowMajor, g.ldb = rows, g.stride_b = cc.c * rows, g.batch = cc.k, g.vec_b = vec;
@@ -1554,13 +1555,20 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
                    bool flipped, const DynConv* dyn) {
   const std::int64_t parts = conv_x3(cc) ? 2 : 1, ldc = conv_tma_ldc(cc), rs = std::int64_t{cc.t} * cc.r * cc.s;
   const std::int64_t howo = cc.dout * cc.ho * cc.wo, pixels = cc.n * howo, image = cc.d * cc.h * cc.w;
+  // A transposed conv ([Note: strided transposed convs on the TMA engine] in config/conv.h): one
+  // GEMM per stride phase over its phase grid.
+  const bool phased = cc.transposed;
+  const int phases = conv_phases(phased, cc.stride_d, cc.stride_h, cc.stride_w);
+  const std::int64_t grid = phased ? conv_phase_extent(cc.dout, cc.stride_d) * conv_phase_extent(cc.ho, cc.stride_h) *
+                                         conv_phase_extent(cc.wo, cc.stride_w)
+                                   : howo;
   const bool depth = conv_tma_depth(cc.d, cc.t, cc.dout);   // x a 5-D map
   // The input's spatial extents as the texts give them: (D, )H, W.
   const std::string spatial = depth ? fmt::format("{}, {}, {}", cc.d, cc.h, cc.w) : fmt::format("{}, {}", cc.h, cc.w);
   const bool nhwc = cc.nhwc, x_in_place = conv_tma_x_in_place(cc), pixel_rows = conv_tma_pixel_rows(cc);
   cc.kind = ConvKind::Tma;
   if (pixel_rows) {   // rows = output pixels (of all images in NHWC, of one in NCHW), columns = out channels
-    cc.bm = (nhwc ? pixels : howo) <= 64 ? 64 : 128;
+    cc.bm = (nhwc ? pixels : grid) <= 64 ? 64 : 128;
     cc.bn = cc.k <= 64 ? 64 : cc.k <= 128 || conv_x3(cc) ? 128 : 256;
     cc.vec_y = nhwc && cc.k % 4 == 0;   // (NCHW: the transposed store takes no 16-byte stores)
   } else {      // rows = out channels, columns = an image's output pixels
@@ -1601,7 +1609,7 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   set_launch(p, wprep, conv_prep_config(cc, 2, aligned, flipped));
   const std::string taps = depth ? fmt::format("{}, {}, {}", cc.t, cc.r, cc.s) : fmt::format("{}, {}", cc.r, cc.s);
   wprep.reason = fmt::format("filters [{}, {}, {}] to [{}, {}, {}] (channels innermost, rows of {} bytes{}){} in a "
-                             "workspace", flipped ? cc.c : cc.k, flipped ? cc.k : cc.c, taps, cc.k, rs, cc.c,
+                             "workspace", flipped || phased ? cc.c : cc.k, flipped || phased ? cc.k : cc.c, taps, cc.k, rs, cc.c,
                              ldc * 4, flipped ? ", taps reversed" : "", split);
   preps.push_back(std::move(wprep));
   PlannedKernel engine;
@@ -1620,14 +1628,15 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   xmap.box = {kConvTmaChannels, pixel_rows ? cc.bm : cc.bn};
   xmap.im2col = true;
   xmap.lower = {conv_tma_lower_w(cc), conv_tma_lower_h(cc)};
-  xmap.upper = {conv_tma_upper_w(cc), conv_tma_upper_h(cc)};
-  xmap.element_strides = {1, cc.stride_w, cc.stride_h};
+  // (corners are in the map's narrow range: conv_tma_im2col_fits)
+  xmap.upper = {static_cast<int>(conv_tma_upper_w(cc)), static_cast<int>(conv_tma_upper_h(cc))};
+  xmap.element_strides = {1, phased ? 1 : cc.stride_w, phased ? 1 : cc.stride_h};   // (phases: their grids)
   if (depth) {
     xmap.dims.push_back(cc.d);
     xmap.strides.push_back(cc.h * cc.w * x_ld * 4);
     xmap.lower.push_back(conv_tma_lower_d(cc));
-    xmap.upper.push_back(conv_tma_upper_d(cc));
-    xmap.element_strides.push_back(cc.stride_d);
+    xmap.upper.push_back(static_cast<int>(conv_tma_upper_d(cc)));
+    xmap.element_strides.push_back(phased ? 1 : cc.stride_d);
   }
   xmap.dims.push_back(cc.n);
   xmap.strides.push_back(image * x_ld * 4);
@@ -1639,13 +1648,17 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   engine.config = cc;
   set_launch(engine, conv_geometry(cc, p.target().sm_count));
   const std::string pixel_text = nhwc && !dyn ? fmt::format("{} output pixels", pixels)
+                                 : phased     ? fmt::format("{} pixels of each of {} stride phases per image", grid, phases)
                                               : fmt::format("{} pixels per image", howo);
   const std::string units = dyn ? fmt::format("at most {} persistent CTAs", p.target().sm_count)
                                 : fmt::format("{} persistent CTAs over {} tiles", engine.grid.x, conv_tma_units(cc));
   const std::string channel_text = fmt::format("{} out channels", cc.k);
-  engine.reason = fmt::format("{}: sm_90a TMA engine, implicit GEMM of {} x {} x K {} (taps x channels in 32-channel "
+  engine.reason = fmt::format("{}: sm_90a TMA engine, {} of {} x {} x K {} (taps x channels in 32-channel "
                               "k tiles{}{}), {}x{} tiles ({} consumer warpgroup{} + a TMA producer warpgroup, im2col by "
                               "the TMA unit{}), {} stages, {}{}; {}", shape_why,
+                              phased ? "one implicit GEMM per stride phase (only the taps that reach it; [Note: strided "
+                                       "transposed convs on the TMA engine])"
+                                     : "implicit GEMM",
                               pixel_rows ? pixel_text : channel_text, pixel_rows ? channel_text : pixel_text,
                               conv_gemm_k(cc), x_in_place ? ", x read in place" : "",
                               conv_x3(cc) ? ", x split into tf32 hi and lo parts by the consumers" : "", cc.bm, cc.bn, cc.bm / 64,
@@ -1786,19 +1799,20 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   const MmaPrecision precision = f32 ? mma_precision(p, node, why) : MmaPrecision::Tf32;
   if (!f32) why = fmt::format("{} tensor cores, f32 accumulation", dtype_name(et));
   const bool depthwise = G == C && C > 1 && !general;
-  // Whether the TMA engine takes the conv (a transposed one as a forward conv) at batch n.
-  auto on_tma = [&](std::int64_t n) {
+  // How the TMA engine takes the conv at batch n: "" (not), "tma", or for a transposed one "tma fwd"
+  // (as a forward conv) or "tma phased" (by stride phase).
+  auto on_tma = [&](std::int64_t n) -> std::string {
     ConvConfig at = cc;
     at.n = n, at.precision = precision;
-    if (!c.transposed) return conv_tma_fits(p, at);
+    if (!c.transposed) return conv_tma_fits(p, at) ? "tma" : "";
     std::string unused;
     const auto fwd = transposed_as_forward(at, unused);
-    return fwd && conv_tma_fits(p, *fwd);
+    return fwd && conv_tma_fits(p, *fwd) ? "tma fwd" : conv_tma_fits(p, at) ? "tma phased" : "";
   };
   if (dc) {   // the size classes: where the route (engine, streaming stores, NHWC's 64-pixel tiles) changes
     const std::vector<std::int64_t> thresholds = route_thresholds([&](std::int64_t n) {
       if (depthwise) return std::string();   // DepthwiseDirect at every batch
-      return fmt::format("{}{}{}", on_tma(n) ? "tma" : "", n * image_bytes > kStreamBytes ? " stream" : "",
+      return fmt::format("{}{}{}", on_tma(n), n * image_bytes > kStreamBytes ? " stream" : "",
                          nhwc && n * Ho * Wo <= 64 ? " 64" : "");
     });
     p.add_dyn_thresholds(dc->dim, thresholds);
@@ -1847,6 +1861,13 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
                     why, true, dyn);
       return;
     }
+    // Else by stride phase on the engine ([Note: strided transposed convs on the TMA engine]).
+    const std::string phased_why_not = conv_tma_refusal(p, cc);
+    if (phased_why_not.empty()) {
+      plan_conv_tma(p, kn, cc, shape_why, why, false, dyn);
+      return;
+    }
+    tma_why_not += "; nor by stride phase: " + phased_why_not;
   }
   KILN_CHECK(!nhwc, UnsupportedError,
              "{}: op '{}' (line {}) has no kernel template in this version of kiln for NHWC with groups {} != C "

@@ -169,3 +169,53 @@ def test_tma_engine_over_three_axes_matches_torch(tmp_path, transposed, precisio
         want = torch_conv(x.double(), w.double(), 3, transposed, case).float()
         check(got, want, text, tol, tol)
     assert on_engine == 5, f"only {on_engine} of 5 cases planned the TMA engine"
+
+
+def phased_case(rng, d):
+    """A transposed conv over d axes with a stride over 1 that the sm_90a TMA engine runs by stride
+    phase: at least 16 channels, one group, output_padding, phases no tap reaches (stride over the
+    filter's reach), and images enough for 2^31 flops (as tma_case)."""
+    c, k = rng.choice([16, 20, 36]), rng.choice([16, 40, 70])
+    kernel = [rng.randint(2, 3 if d == 3 else 5) for _ in range(d)]
+    stride = [rng.randint(1, 3) for _ in range(d)]
+    stride[rng.randrange(d)] = rng.randint(2, 4)
+    dilation = [rng.randint(1, 2) for _ in range(d)]
+    span = [dl * (kk - 1) for kk, dl in zip(kernel, dilation)]
+    padding = [rng.randint(0, s) for s in span]
+    output_padding = [rng.randint(0, max(s, dl) - 1) for s, dl in zip(stride, dilation)]
+    case = dict(stride=stride, padding=padding, output_padding=output_padding, dilation=dilation)
+    sizes = {1: lambda: [rng.randint(300, 3000)], 2: lambda: [rng.randint(15, 41), rng.randint(30, 91)],
+             3: lambda: [rng.randint(5, 11), rng.randint(9, 21), rng.randint(15, 33)]}[d]()
+    taps = 1
+    for kk in kernel:
+        taps *= kk
+    image_flops = 2 * k * c * taps
+    for n in sizes:
+        image_flops *= n
+    return [min(1024, -(-(1 << 31) // image_flops)), c] + sizes, [c, k] + kernel, case
+
+
+@gpu
+@pytest.mark.parametrize("d", [1, 2, 3])
+@pytest.mark.parametrize("precision", ["tf32", "3xtf32"])
+def test_tma_engine_by_stride_phase_matches_torch(tmp_path, d, precision):
+    """Strided transposed convs on the TMA engine by stride phase (sm_90a): each plan must say so."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the TMA engine needs an sm_90a GPU")
+    rng = random.Random(31 + d + len(precision))
+    options = kiln.Options(cache_dir=str(tmp_path), use_environment=False)
+    tol = 1e-2 if precision == "tf32" else 1e-4   # docs/semantics.md, "Tolerances"
+    phased = 0
+    for _ in range(5):
+        xs, ws, case = phased_case(rng, d)
+        fan_in = xs[1]
+        for kk in ws[2:]:
+            fan_in *= kk
+        x, w = randn(xs, torch.float32, rng).cuda(), (randn(ws, torch.float32, rng) / fan_in ** 0.5).cuda()
+        text = spec_text(d, True, "f32", xs, ws, case, precision)
+        prog = kiln.loads(text, name="conv", options=options)
+        phased += "one implicit GEMM per stride phase" in prog.c.specialize().plan
+        got = prog.c(x, w)
+        want = torch_conv(x.double(), w.double(), d, True, case).float()
+        check(got, want, text, tol, tol)
+    assert phased == 5, f"only {phased} of 5 cases planned the TMA engine by stride phase"

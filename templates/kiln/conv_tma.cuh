@@ -1,12 +1,13 @@
-// kiln/conv_tma.cuh — forward convs over 1, 2 or 3 spatial axes (f32 as tf32 or 3xTF32, groups 1)
-// as an implicit GEMM on the TMA engine of gemm_tma.cuh, its im2col done by the TMA unit (sm_90a
-// only).
+// kiln/conv_tma.cuh — convs over 1, 2 or 3 spatial axes, forward and transposed (f32 as tf32 or
+// 3xTF32, groups 1), as an implicit GEMM on the TMA engine of gemm_tma.cuh, its im2col done by the
+// TMA unit (sm_90a only).
 //
 // ============================================================================================
 // CONTRACT (what the emitter instantiates)
 // --------------------------------------------------------------------------------------------
 // kiln::sm90::TmaConv<Index, Shape, BM, BN, Stages, kX3, kPixelRows, kVecY, kStreamY> (NCHW)
 // kiln::sm90::TmaConvNhwc<Index, Shape, BM, BN, Stages, kX3, kVecY, kStreamY>          (NHWC; at its struct)
+// kiln::sm90::TmaConvPhased<Index, Shape, BM, BN, Stages, kX3, kStreamY>        (transposed; at its struct)
 //   template <class OutT, class Epi>
 //   static __device__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi, long long batch = 0);
 // (batch: N where Shape's N is 0, a dyn batch: [Note: dyn conv batch] in conv_shape.cuh; the x
@@ -152,6 +153,151 @@ struct TmaConv {
                                                                 Index(Shape::HoWo), n};
         gemm::store_accumulators<Index>(acc, out, Index(k0 + 64 * c + 16 * warp), Index(p0), epi);
       }
+    });
+  }
+};
+
+// kiln::sm90::TmaConvPhased<Index, Shape, BM, BN, Stages, kX3, kStreamY>: a transposed conv
+// (Shape::kTransposed, groups 1, over 1-3 axes) as one implicit GEMM per stride phase ([Note:
+// strided transposed convs on the TMA engine] in config/conv.h). Rows = BM pixels of one phase's
+// grid (ceil(Do / stride_d) x ceil(Ho / stride_h) x ceil(Wo / stride_w)), columns = BN out
+// channels; k tiles = the phase's taps x 32-channel slices. The maps:
+//   w: the filters w [C][K][T*R*S] copied to [K][T*R*S][ldc] (not reversed), tiled as TmaConv's;
+//   x: NDHWC (or NHWC) [N][...][ldc] in im2col mode, element strides 1, pixel box corners
+//      conv_tma_lower_* / conv_tma_upper_* (the phases' least offset, the phase grid's extent).
+// A phase no tap reaches stores epi(0): its unit takes one k tile loaded wholly out of bounds (the
+// channels from ldc up: zeros in both operands). Units: out-channel tiles fastest, then phases,
+// then pixel tiles, then images, so that the CTAs at work at once write the phases of the same
+// output rows (their strided stores meet in L2).
+template <int kTaps, int kStride, int kPad, int kDil>
+struct PhaseAxis {
+  static constexpr int kStep = conv_phase_step(kStride, kDil);
+  static constexpr int kLower = conv_phase_lower(kTaps, kStride, kPad, kDil);
+  int first, count;   // the phase's first tap, its number of taps
+  __device__ __forceinline__ explicit PhaseAxis(int phase)
+      : first(conv_phase_first_tap(phase, kTaps, kStride, kPad, kDil)),
+        count(conv_phase_taps(first, kTaps, kStride, kDil)) {}
+  // The phase's j-th tap, and its im2col offset from the map's lower corner.
+  __device__ __forceinline__ int tap(int j) const { return first + j * kStep; }
+  __device__ __forceinline__ static unsigned short offset(int phase, int r) {
+    return static_cast<unsigned short>(conv_phase_offset(phase, r, kStride, kPad, kDil) - kLower);
+  }
+};
+
+template <class Index, class Shape, int BM, int BN, int Stages, bool kX3, bool kStreamY>
+struct TmaConvPhased {
+  static constexpr int BK = kConvTmaChannels;
+  using Engine = TmaEngine<float, BM, BN, BK, Stages, true, true, kX3>;   // (3xTF32: x split by the consumers)
+  static constexpr int kThreads = Engine::kThreads;
+  static constexpr int kSmemBytes = Engine::kSmemBytes;
+  static_assert(Shape::kTransposed && Shape::kGroups == 1, "TmaConvPhased is for transposed convs of one group");
+  static_assert(Engine::kAtom == BK, "a k tile is one 128-byte row of channels");
+  static constexpr bool kDepth = conv_tma_depth(Shape::D, Shape::T, Shape::Do);
+  using AxisD = PhaseAxis<Shape::T, Shape::kStrideD, Shape::kPadD, Shape::kDilD>;
+  using AxisH = PhaseAxis<Shape::R, Shape::kStrideH, Shape::kPadH, Shape::kDilH>;
+  using AxisW = PhaseAxis<Shape::S, Shape::kStrideW, Shape::kPadW, Shape::kDilW>;
+  static constexpr long long Qd = conv_phase_extent(Shape::Do, Shape::kStrideD);
+  static constexpr long long Qh = conv_phase_extent(Shape::Ho, Shape::kStrideH);
+  static constexpr long long Qw = conv_phase_extent(Shape::Wo, Shape::kStrideW);
+  static constexpr long long kGrid = Qd * Qh * Qw;   // a phase grid's pixels
+  static constexpr int kPhases = conv_phases(true, Shape::kStrideD, Shape::kStrideH, Shape::kStrideW);
+  static constexpr int kCTiles = int((Shape::C + BK - 1) / BK);
+  static constexpr long long kTilesK = (Shape::K + BN - 1) / BN;
+  static constexpr long long kTilesP = (kGrid + BM - 1) / BM;
+
+  // Unit u -> (first out channel, phase, first pixel of the phase grid, image).
+  struct Unit {
+    int k0, phase;
+    long long p0;
+    Index n;
+    __device__ __forceinline__ explicit Unit(long long u)
+        : k0(int(u % kTilesK) * BN), phase(int(u / kTilesK % kPhases)), p0(u / kTilesK / kPhases % kTilesP * BM),
+          n(Index(u / kTilesK / kPhases / kTilesP)) {}
+    __device__ __forceinline__ int pd() const { return phase / (Shape::kStrideH * Shape::kStrideW); }
+    __device__ __forceinline__ int ph() const { return phase / Shape::kStrideW % Shape::kStrideH; }
+    __device__ __forceinline__ int pw() const { return phase % Shape::kStrideW; }
+  };
+  // A phase's taps along each axis.
+  struct Taps {
+    AxisD d;
+    AxisH h;
+    AxisW w;
+    __device__ __forceinline__ explicit Taps(const Unit& t) : d(t.pd()), h(t.ph()), w(t.pw()) {}
+    __device__ __forceinline__ int count() const { return d.count * h.count * w.count; }
+  };
+
+  struct Problem {
+    const TensorMap& w;
+    const TensorMap& x;
+    long long n_units;
+    __device__ __forceinline__ long long units() const { return n_units; }
+    __device__ __forceinline__ int k_begin(long long) const { return 0; }
+    __device__ __forceinline__ int k_end(long long u) const {
+      const int taps = Taps(Unit(u)).count();
+      return taps == 0 ? 1 : taps * kCTiles;   // (no tap: one k tile of zeros)
+    }
+    __device__ __forceinline__ void prefetch() const {
+      prefetch_tensor_map(w);
+      prefetch_tensor_map(x);
+    }
+    __device__ __forceinline__ void load(u32 stage, u32 full, long long u, int kt) const {
+      const Unit t(u);
+      const Taps taps(t);
+      int c0 = kCTiles * BK, rd = 0, rh = 0, rw = 0;   // no tap: channels past the tensor, zeros
+      if (taps.count() > 0) {
+        const int j = kt / kCTiles;
+        c0 = kt % kCTiles * BK;
+        rw = taps.w.tap(j % taps.w.count);
+        rh = taps.h.tap(j / taps.w.count % taps.h.count);
+        rd = taps.d.tap(j / (taps.w.count * taps.h.count));
+      }
+      const int tap = (rd * Shape::R + rh) * Shape::S + rw;
+      const int qw = int(t.p0 % Qw), qh = int(t.p0 / Qw % Qh), qd = int(t.p0 / (Qw * Qh));
+      if constexpr (kDepth)
+        tma_load_im2col(stage, this->x, full, c0, qw + AxisW::kLower, qh + AxisH::kLower, qd + AxisD::kLower, int(t.n),
+                        AxisW::offset(t.pw(), rw), AxisH::offset(t.ph(), rh), AxisD::offset(t.pd(), rd));
+      else
+        tma_load_im2col(stage, this->x, full, c0, qw + AxisW::kLower, qh + AxisH::kLower, int(t.n),
+                        AxisW::offset(t.pw(), rw), AxisH::offset(t.ph(), rh));
+      tma_load(stage + Engine::kABytes, this->w, full, c0, tap, t.k0);
+      // 3xTF32: the filters' lo parts (rows K..); x is split by the consumers.
+      if constexpr (kX3) tma_load(stage + Engine::kBLo, this->w, full, c0, tap, t.k0 + int(Shape::K));
+    }
+  };
+
+  // A phase's output placement: phase-grid pixel `row`, out channel `col` -> y[n][col][pixel],
+  // nothing past the output (the epilogue then sees pixel 0 of the image and its value is dropped).
+  template <class OutT>
+  struct PhasedOut {
+    OutT* y;   // the image's
+    Index rows, cols, batch;
+    int pd, ph, pw;
+    __device__ __forceinline__ Index pixel(Index q) const {
+      const Index od = q / Index(Qw * Qh) * Shape::kStrideD + pd, oh = q / Index(Qw) % Index(Qh) * Shape::kStrideH + ph,
+                  ow = q % Index(Qw) * Shape::kStrideW + pw;
+      return od < Shape::Do && oh < Shape::Ho && ow < Shape::Wo ? (od * Index(Shape::Ho) + oh) * Index(Shape::Wo) + ow
+                                                                 : Index(-1);
+    }
+    template <class Epi>
+    __device__ __forceinline__ float apply(const Epi& epi, float v, Index row, Index col) const {
+      const Index p = pixel(row);
+      return epi(v, batch, col, p < 0 ? Index(0) : p);
+    }
+    __device__ __forceinline__ void put1(Index row, Index col, float v) const {
+      const Index p = pixel(row);
+      if (p >= 0) gemm::store1<OutT, kStreamY>(y + col * Index(Shape::HoWo) + p, v);
+    }
+  };
+
+  template <class OutT, class Epi>
+  static __device__ __forceinline__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi,
+                                             long long batch = 0) {
+    Problem prob{w, x, kTilesK * kPhases * kTilesP * gemm::extent<Shape::N>(batch)};
+    Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
+      const Unit t(u);
+      const PhasedOut<OutT> out{y + t.n * Index(Shape::K * Shape::HoWo), Index(kGrid), Index(Shape::K), t.n,
+                                t.pd(), t.ph(), t.pw()};
+      gemm::store_fragments_direct<Index>(acc, out, Index(t.p0 + 64 * c), Index(t.k0), epi, typename Engine::Rows{warp});
     });
   }
 };

@@ -770,21 +770,28 @@ TEST_CASE("sm_90a: a stride-1 transposed conv runs on the TMA engine as a forwar
   REQUIRE(k64.plan.kernels.size() == 3);
   CHECK((conv_config(k64, 2).pad_w == 2 && conv_config(k64, 2).pad_h == 0 && conv_config(k64, 2).wo == 65538));
   CHECK(has(k64.plan.kernels[2].reason, "flipped filters (pad 2;"));
-  // Not rewritten, each with its reason: a stride of 2 (KernelBench 79), output_padding, groups.
+  // Not rewritten, each with its reason: a stride of 2 (KernelBench 79: by stride phase on the
+  // engine instead, [Note: strided transposed convs on the TMA engine]), groups (on neither).
   const auto s2 = generate(Case{"conv_nd.kiln", "conv_transpose1d_strided_dilated", {}, "default"}, "sm_90a");
-  CHECK(s2.plan.kernels[0].template_name == "conv_nchw");
-  CHECK(has(s2.plan.kernels[0].reason, "not on the TMA engine as a forward conv: its stride is over 1"));
+  REQUIRE(s2.plan.kernels.size() == 3);
+  CHECK(s2.plan.kernels[2].template_name == "conv_tma");
+  CHECK(has(s2.plan.kernels[2].reason, "one implicit GEMM per stride phase"));
   const auto grouped = generate(Case{"conv_nd.kiln", "conv_transpose2d_grouped_dilated", {}, "default"}, "sm_90a");
-  CHECK(has(grouped.plan.kernels[0].reason, "not on the TMA engine as a forward conv: it has groups"));
-  // Padding past dilation x (extent - 1) would be a negative forward padding (a crop).
+  CHECK(has(grouped.plan.kernels[0].reason, "not on the TMA engine as a forward conv: it has groups; nor by stride "
+                                            "phase: it takes one group (this conv has 4)"));
+  // Padding past dilation x (extent - 1) would be a negative forward padding (a crop): by stride
+  // phase (one phase), the map's lower corner positive (the least tap offset, 3 - 2 = 1).
   {
     const auto spec = kiln::parse_spec("op crop {\n  in x: f32[2, 32, 200, 200]\n  in w: f32[32, 48, 3, 3]\n"
                                        "  out y = conv_transpose2d(x, w, padding=3)\n}\n", "t.kiln");
     auto target = kiln::Target::for_arch("sm_90a");
     const auto plan = kiln::make_plan(std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, "crop"), {})),
                                       target);
-    REQUIRE(plan.kernels.size() == 1);
-    CHECK(has(plan.kernels[0].reason, "not on the TMA engine as a forward conv: its padding passes dilation"));
+    REQUIRE(plan.kernels.size() == 3);
+    CHECK(plan.kernels[2].template_name == "conv_tma");
+    for (const auto& arg : plan.kernels[2].args)
+      if (arg.name == "tmap_x")
+        CHECK((arg.tensor_map.lower == std::vector<int>{1, 1} && arg.tensor_map.upper == std::vector<int>{-3, -3}));
   }
   // Under the engine's flops floor: ConvNchw, with the engine's own refusal as the reason.
   const auto small = generate(Case{"conv_nd.kiln", "conv_transpose2d_s1_dilated_bias", {{"H", 9}, {"W", 11}}, "small"},
@@ -863,12 +870,55 @@ TEST_CASE("sm_90a: conv3d and stride-1 conv_transpose3d on the TMA engine, x a 5
     CHECK(plan.kernels.back().template_name == "conv_nchw");
   }
   CHECK(planned("padding=1", "conv3d", "64, 32, 3, 3, 3").template_name == "conv_tma");
-  // Transposed: a stride over 1 or output_padding keeps ConvNchw, with the reason.
+  // Transposed with a stride over 1 or output_padding: by stride phase (1 x 2 x 1 phases).
   const auto s2 = planned("stride=[1, 2, 1], output_padding=[0, 1, 0]", "conv_transpose3d", "32, 64, 3, 3, 3");
-  CHECK(s2.template_name == "conv_nchw");
-  CHECK(has(s2.reason, "not on the TMA engine as a forward conv: its stride is over 1"));
+  CHECK(s2.template_name == "conv_tma");
+  CHECK(has(s2.reason, "of each of 2 stride phases per image"));
   const auto op = planned("padding=1", "conv_transpose3d", "32, 64, 3, 3, 3");
   CHECK(op.template_name == "conv_tma");
+}
+
+TEST_CASE("sm_90a: a strided transposed conv runs on the TMA engine by stride phase") {
+  // stride 3x2, padding 1x2, dilation 2x1, output_padding 1x0 ([Note: strided transposed convs on
+  // the TMA engine] in config/conv.h): along h the phases' taps sit at offsets -1, 0, 1 (phase 0:
+  // tap 2, 1: tap 1, 2: tap 0), along w at 1, 0 (phase 0: taps 0 and 2) and 1 (phase 1: tap 1).
+  CHECK(kiln::conv_phase_lower(3, 3, 1, 2) == -1);
+  CHECK(kiln::conv_phase_lower(3, 2, 2, 1) == 0);
+  CHECK((kiln::conv_phase_first_tap(0, 3, 3, 1, 2) == 2 && kiln::conv_phase_taps(2, 3, 3, 2) == 1));
+  CHECK((kiln::conv_phase_first_tap(0, 3, 2, 2, 1) == 0 && kiln::conv_phase_taps(0, 3, 2, 1) == 2));
+  // KernelBench 81 (stride 5, dilation 2, 3 taps): 3 of 5 phases per axis have one tap, 2 none.
+  int reached = 0;
+  for (int phase = 0; phase < 5; ++phase)
+    reached += kiln::conv_phase_taps(kiln::conv_phase_first_tap(phase, 3, 5, 1, 2), 3, 5, 2) == 1;
+  CHECK(reached == 3);
+  for (const auto precision : {kiln::Precision::fp32_accurate, kiln::Precision::tf32}) {
+    const bool tf32 = precision == kiln::Precision::tf32;
+    CAPTURE(tf32);
+    const auto g = generate(Case{"conv_nd.kiln", "conv_transpose2d_strided_bias", {}, "default"}, "sm_90a", precision);
+    check_golden(std::string("plan/conv_transpose2d_strided_bias_sm90a") + (tf32 ? "_tf32" : "") + ".txt", g.plan.text());
+    REQUIRE(g.plan.kernels.size() == 3);
+    // The filters w [32][48][9] to [48][9][32], not reversed (a phase picks its taps by index).
+    const auto& wp = gemm_config(g, 1);
+    CHECK((wp.prep == 2 && wp.n == 9 && wp.k == 32 && wp.batch == 48 && wp.ldb == 48 * 9 && wp.stride_b == 9));
+    CHECK(g.plan.kernels[2].template_name == "conv_tma");
+    CHECK(has(g.sources[2].text, "kiln::sm90::TmaConvPhased<Index, Shape,"));
+    CHECK(has(g.sources[2].text, "struct Epilogue"));
+    const auto& cc = conv_config(g, 2);
+    CHECK((cc.transposed && cc.ho == 184 && cc.wo == 251 && kiln::conv_tma_pixel_rows(cc) && !cc.vec_y));
+    // Units: out-channel tiles x 6 phases x pixel tiles of the 62 x 126 phase grid x 8 images.
+    CHECK(kiln::conv_tma_units(cc) == kiln::launch::ceil_div(48, cc.bn) * 6 * kiln::launch::ceil_div(62 * 126, cc.bm) * 8);
+    const auto& xm = tensor_map(g, 2, "tmap_x");
+    CHECK(xm.dims == std::vector<std::int64_t>{32, 127, 61, 8});
+    CHECK(xm.lower == std::vector<int>{0, -1});
+    CHECK(xm.upper == std::vector<int>{126 + 0 - 127, 62 - 1 - 61});   // the phase grid, from the lower corner
+    CHECK(xm.element_strides == std::vector<int>{1, 1, 1, 1});
+    CHECK(has(g.plan.kernels[2].reason, "one implicit GEMM per stride phase"));
+    CHECK(has(g.plan.kernels[2].reason, "7812 pixels of each of 6 stride phases per image"));
+  }
+  // On sm_90 (no TMA engine) ConvNchw, saying why neither engine route was taken.
+  const auto g90 = generate(Case{"conv_nd.kiln", "conv_transpose2d_strided_bias", {}, "default"}, "sm_90");
+  CHECK(g90.plan.kernels[0].template_name == "conv_nchw");
+  CHECK(has(g90.plan.kernels[0].reason, "its stride is over 1; nor by stride phase: it runs on sm_90a only"));
 }
 
 TEST_CASE("conv2d: implicit GEMM, depthwise, grouped, and NHWC's limit") {
@@ -953,8 +1003,10 @@ TEST_CASE("every generated contraction unit compiles with NVRTC for sm_80, sm_90
   add(nhwc, "sm_90a", kiln::Precision::fp32_accurate, "");
   // The conv seed in tf32 (TmaConv with 128x256 tiles; 3xTF32 takes 128x128 above).
   add(kCases[4], "sm_90a", kiln::Precision::tf32, " tf32");
-  // TmaConv over three spatial axes (a 5-D im2col map): conv3d, and a stride-1 conv_transpose3d.
-  for (const char* op : {"conv3d_asym_bias_relu", "conv_transpose3d_s1"}) {
+  // TmaConv over three spatial axes (a 5-D im2col map): conv3d, and a stride-1 conv_transpose3d;
+  // TmaConvPhased: strided transposed convs in 2-d and 3-d.
+  for (const char* op : {"conv3d_asym_bias_relu", "conv_transpose3d_s1", "conv_transpose2d_strided_bias",
+                         "conv_transpose3d_dilated"}) {
     add(Case{"conv_nd.kiln", op, {}, "default"}, "sm_90a", kiln::Precision::tf32, " tf32");
     add(Case{"conv_nd.kiln", op, {}, "default"}, "sm_90a", kiln::Precision::fp32_accurate, "");
   }

@@ -141,38 +141,98 @@ KILN_RULE constexpr int conv_tma_min_channels(const ConvConfig& c) {
 KILN_RULE constexpr bool conv_x3(const ConvConfig& c) { return c.precision == MmaPrecision::Tf32x3; }
 // The engine's GEMM rows are output pixels (A = x by im2col, B = the filters) for NHWC, where y's
 // rows are pixels, and for 3xTF32, whose A operand is split in registers; otherwise (NCHW tf32)
-// out channels (A = the filters, B = x), so that y's pixel rows take 16-byte stores.
-KILN_RULE constexpr bool conv_tma_pixel_rows(const ConvConfig& c) { return c.nhwc || conv_x3(c); }
+// out channels (A = the filters, B = x), so that y's pixel rows take 16-byte stores. A transposed
+// conv's phases store strided pixels (no 16-byte stores either way): pixel rows.
+KILN_RULE constexpr bool conv_tma_pixel_rows(const ConvConfig& c) { return c.nhwc || conv_x3(c) || c.transposed; }
 // The k-major copies OperandPrep makes for it: filters [K][T*R*S][ldc] and x [N][D*H*W][ldc], the
 // channel rows padded to 16 bytes (a tensor map's stride rule); the maps' channel extent stays C,
 // so TMA zero-fills the pad and the channels past C of the last k tile.
 KILN_RULE constexpr long long conv_tma_ldc(const ConvConfig& c) { return (c.c + 3) / 4 * 4; }
+// [Note: strided transposed convs on the TMA engine]
+// A transposed conv (conv_tma.cuh's TmaConvPhased) runs as one implicit GEMM per stride phase, as
+// ConvNchw does ([Note: transposed convs by stride phase] in conv_igemm.cuh): along an axis of
+// stride s, output o = q s + phase takes tap r from input (o + pad - r dil) / s = q + e, where
+// e = (phase + pad - r dil) / s is exact, which holds for every (s / gcd(s, dil))-th tap from the
+// phase's first (conv_phase_first_tap). So a phase is a stride-1 conv over x on its phase grid
+// q = 0 .. ceil(out / s) - 1 with its own taps at offsets e. One im2col map serves every phase:
+// its pixel box starts at the least e of any phase and tap (conv_phase_lower) and spans the
+// phase grid, and a tap's im2col offset is e - lower (>= 0). A phase grid past the output (the
+// last q of a phase whose outputs end one short) is computed and not stored.
+KILN_RULE constexpr int conv_gcd(int a, int b) { return b == 0 ? a : conv_gcd(b, a % b); }
+// Whether tap r reaches phase `phase` of an axis (stride s, padding pad, dilation dil).
+KILN_RULE constexpr bool conv_phase_reaches(int phase, int r, int s, int pad, int dil) {
+  return ((phase + pad - r * dil) % s + s) % s == 0;
+}
+// The input offset e of tap r in phase `phase` (where it reaches it).
+KILN_RULE constexpr int conv_phase_offset(int phase, int r, int s, int pad, int dil) { return (phase + pad - r * dil) / s; }
+// The first of a phase's taps (taps: none reaches it), and the step between them.
+KILN_RULE constexpr int conv_phase_step(int s, int dil) { return s / conv_gcd(s, dil); }
+KILN_RULE constexpr int conv_phase_first_tap(int phase, int taps, int s, int pad, int dil) {
+  for (int r = 0; r < taps && r < conv_phase_step(s, dil); ++r)
+    if (conv_phase_reaches(phase, r, s, pad, dil)) return r;
+  return taps;
+}
+KILN_RULE constexpr int conv_phase_taps(int first, int taps, int s, int dil) {
+  return first >= taps ? 0 : (taps - first + conv_phase_step(s, dil) - 1) / conv_phase_step(s, dil);
+}
+// The least offset e of any phase's taps: the im2col map's lower corner along the axis.
+KILN_RULE constexpr int conv_phase_lower(int taps, int s, int pad, int dil) {
+  int lower = 0;
+  bool any = false;
+  for (int phase = 0; phase < s; ++phase)
+    for (int r = 0; r < taps; ++r)
+      if (conv_phase_reaches(phase, r, s, pad, dil)) {
+        const int e = conv_phase_offset(phase, r, s, pad, dil);
+        lower = any && lower < e ? lower : e;
+        any = true;
+      }
+  return lower;
+}
 // The im2col map's pixel box, innermost (W) first: the positions of a filter window's first tap
 // (t = r = s = 0) that the output pixels take, from -pad to the last one whose window ends at the
-// far pad (exclusive upper bound: extent + upper corner).
-KILN_RULE constexpr int conv_tma_lower_w(const ConvConfig& c) { return -c.pad_w; }
-KILN_RULE constexpr int conv_tma_lower_h(const ConvConfig& c) { return -c.pad_h; }
-KILN_RULE constexpr int conv_tma_lower_d(const ConvConfig& c) { return -c.pad_d; }
-KILN_RULE constexpr int conv_tma_upper_w(const ConvConfig& c) { return c.pad_w - c.dil_w * (c.s - 1); }
-KILN_RULE constexpr int conv_tma_upper_h(const ConvConfig& c) { return c.pad_h - c.dil_h * (c.r - 1); }
-KILN_RULE constexpr int conv_tma_upper_d(const ConvConfig& c) { return c.pad_d - c.dil_d * (c.t - 1); }
+// far pad (exclusive upper bound: extent + upper corner). A transposed conv's: every phase's grid
+// from the least offset (above), ceil(out / stride) positions.
+KILN_RULE constexpr int conv_tma_lower_w(const ConvConfig& c) {
+  return c.transposed ? conv_phase_lower(c.s, c.stride_w, c.pad_w, c.dil_w) : -c.pad_w;
+}
+KILN_RULE constexpr int conv_tma_lower_h(const ConvConfig& c) {
+  return c.transposed ? conv_phase_lower(c.r, c.stride_h, c.pad_h, c.dil_h) : -c.pad_h;
+}
+KILN_RULE constexpr int conv_tma_lower_d(const ConvConfig& c) {
+  return c.transposed ? conv_phase_lower(c.t, c.stride_d, c.pad_d, c.dil_d) : -c.pad_d;
+}
+KILN_RULE constexpr long long conv_tma_upper_w(const ConvConfig& c) {
+  return c.transposed ? conv_phase_extent(c.wo, c.stride_w) + conv_tma_lower_w(c) - c.w : c.pad_w - c.dil_w * (c.s - 1);
+}
+KILN_RULE constexpr long long conv_tma_upper_h(const ConvConfig& c) {
+  return c.transposed ? conv_phase_extent(c.ho, c.stride_h) + conv_tma_lower_h(c) - c.h : c.pad_h - c.dil_h * (c.r - 1);
+}
+KILN_RULE constexpr long long conv_tma_upper_d(const ConvConfig& c) {
+  return c.transposed ? conv_phase_extent(c.dout, c.stride_d) + conv_tma_lower_d(c) - c.d
+                      : c.pad_d - c.dil_d * (c.t - 1);
+}
 // An im2col map's corners are signed, 8-bit at rank 4 and 5-bit at rank 5 (cuda.h); its element
 // strides 1..8, an offset (tap position) 16-bit: the conv fits the TMA unit's im2col mode only
 // within these.
 KILN_RULE constexpr bool conv_tma_im2col_fits(const ConvConfig& c) {
   const bool depth = conv_tma_depth(c.d, c.t, c.dout);
   const int limit = depth ? 16 : 128;
-  const int corners[6] = {conv_tma_lower_w(c), conv_tma_lower_h(c), conv_tma_upper_w(c), conv_tma_upper_h(c),
-                          depth ? conv_tma_lower_d(c) : 0, depth ? conv_tma_upper_d(c) : 0};
-  for (int v : corners)
+  const long long corners[6] = {conv_tma_lower_w(c), conv_tma_lower_h(c), conv_tma_upper_w(c), conv_tma_upper_h(c),
+                                depth ? conv_tma_lower_d(c) : 0, depth ? conv_tma_upper_d(c) : 0};
+  for (long long v : corners)
     if (v < -limit || v >= limit) return false;
-  return c.stride_h >= 1 && c.stride_h <= 8 && c.stride_w >= 1 && c.stride_w <= 8 && c.stride_d >= 1 &&
-         c.stride_d <= 8 && c.dil_h * (c.r - 1) < 65536 && c.dil_w * (c.s - 1) < 65536 && c.dil_d * (c.t - 1) < 65536;
+  // (A transposed conv walks its phase grids with element strides 1: its stride is the phases'.)
+  return (c.transposed || (c.stride_h <= 8 && c.stride_w <= 8 && c.stride_d <= 8)) && c.dil_h * (c.r - 1) < 65536 &&
+         c.dil_w * (c.s - 1) < 65536 && c.dil_d * (c.t - 1) < 65536;
 }
 
 // TmaConv's tiles: (out-channel tile, pixel tile of an image, image) in NCHW, BM x BN of rows x
 // columns (conv_tma_pixel_rows); TmaConvNhwc's: (pixel tile over all images, out-channel tile).
 KILN_RULE constexpr long long conv_tma_units(const ConvConfig& c) {
+  if (c.transposed)   // TmaConvPhased: (out-channel tile, phase, pixel tile of the phase grid, image)
+    return launch::ceil_div(c.k, c.bn) * conv_phases(true, c.stride_d, c.stride_h, c.stride_w) *
+           launch::ceil_div(conv_phase_extent(c.dout, c.stride_d) * conv_phase_extent(c.ho, c.stride_h) *
+                                conv_phase_extent(c.wo, c.stride_w), c.bm) * c.n;
   const long long pixels = c.dout * c.ho * c.wo;   // an image's
   if (c.nhwc) return launch::ceil_div(c.n * pixels, c.bm) * launch::ceil_div(c.k, c.bn);
   const long long pixel_tile = conv_tma_pixel_rows(c) ? c.bm : c.bn, channel_tile = conv_tma_pixel_rows(c) ? c.bn : c.bm;
