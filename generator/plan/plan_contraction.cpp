@@ -1481,6 +1481,13 @@ struct DynConv {
 // Tiles (conv_tma_pixel_rows says which are rows): out channels 64 when there are at most 64, else
 // 128 (256 in tf32 NHWC); pixels 64 when there are at most 64; else 128, or 256 in tf32 NCHW while
 // an image has at least 8 such tiles (3xTF32's B hi and lo tiles double its registers).
+// The GEMM K from which a transposed conv splits w by stride phase (see plan_conv): under it, the
+// strided stores of a phase's outputs along w cost more than its work. The TMA engine's phases
+// (TmaConvPhased) follow the same rule: KernelBench 79 (1-d, stride 2, K 96) took 2.86 ms there
+// against ConvNchw's 2.18 with w unsplit, where the 20 others with K >= 128 took 0.25-0.82x
+// ConvNchw's time (H200, bench/results/2026-12-04-h200-run29/, call 3).
+constexpr std::int64_t kConvPhaseWMinK = 128;
+
 // Why the TMA conv engine does not take this conv, as the end of a sentence; "" when it does.
 std::string conv_tma_refusal(const Planner& p, const ConvConfig& cc) {
   if (p.target().arch != "sm_90a") return fmt::format("it runs on sm_90a only (this is {})", p.target().arch);
@@ -1493,6 +1500,9 @@ std::string conv_tma_refusal(const Planner& p, const ConvConfig& cc) {
                        conv_tma_depth(cc.d, cc.t, cc.dout) ? " over three spatial axes" : "", cc.c);
   if (!conv_tma_im2col_fits(cc))
     return "the window (padding, stride, dilation) is outside what the TMA unit's im2col mode describes";
+  if (cc.transposed && cc.stride_w > 1 && conv_gemm_k(cc) < kConvPhaseWMinK)
+    return fmt::format("its GEMM K ({}) is under {} with a w stride over 1 (ConvNchw then stores whole rows)",
+                       conv_gemm_k(cc), kConvPhaseWMinK);
   constexpr std::int64_t kCoord = std::int64_t{1} << 31, kStride = std::int64_t{1} << 40;
   const std::int64_t parts = conv_x3(cc) ? 2 : 1, ldc = conv_tma_ldc(cc);
   const std::int64_t image = cc.d * cc.h * cc.w, pixels = cc.dout * cc.ho * cc.wo;   // an image's input and output pixels
@@ -1513,8 +1523,6 @@ std::string conv_tma_refusal(const Planner& p, const ConvConfig& cc) {
 
 bool conv_tma_fits(const Planner& p, const ConvConfig& cc) { return conv_tma_refusal(p, cc).empty(); }
 
-// The GEMM K from which a transposed conv splits w by stride phase (see plan_conv).
-constexpr std::int64_t kConvPhaseWMinK = 128;
 
 // NHWC x is read in place when its channel rows are 16-byte multiples (3xTF32 included: the
 // engine's consumers split x).

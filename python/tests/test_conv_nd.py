@@ -174,11 +174,18 @@ def test_tma_engine_over_three_axes_matches_torch(tmp_path, transposed, precisio
 def phased_case(rng, d):
     """A transposed conv over d axes with a stride over 1 that the sm_90a TMA engine runs by stride
     phase: at least 16 channels, one group, output_padding, phases no tap reaches (stride over the
-    filter's reach), and images enough for 2^31 flops (as tma_case)."""
-    c, k = rng.choice([16, 20, 36]), rng.choice([16, 40, 70])
-    kernel = [rng.randint(2, 3 if d == 3 else 5) for _ in range(d)]
-    stride = [rng.randint(1, 3) for _ in range(d)]
-    stride[rng.randrange(d)] = rng.randint(2, 4)
+    filter's reach), a GEMM K (channels x taps) of at least 128 where the w stride is over 1
+    (plan_contraction.cpp's kConvPhaseWMinK), and images enough for 2^31 flops (as tma_case)."""
+    while True:
+        c, k = rng.choice([16, 20, 36]), rng.choice([16, 40, 70])
+        kernel = [rng.randint(2, 3 if d == 3 else 5) for _ in range(d)]
+        stride = [rng.randint(1, 3) for _ in range(d)]
+        stride[rng.randrange(d)] = rng.randint(2, 4)
+        taps = 1
+        for kk in kernel:
+            taps *= kk
+        if stride[-1] == 1 or c * taps >= 128:
+            break
     dilation = [rng.randint(1, 2) for _ in range(d)]
     span = [dl * (kk - 1) for kk, dl in zip(kernel, dilation)]
     padding = [rng.randint(0, s) for s in span]
@@ -186,9 +193,6 @@ def phased_case(rng, d):
     case = dict(stride=stride, padding=padding, output_padding=output_padding, dilation=dilation)
     sizes = {1: lambda: [rng.randint(300, 3000)], 2: lambda: [rng.randint(15, 41), rng.randint(30, 91)],
              3: lambda: [rng.randint(5, 11), rng.randint(9, 21), rng.randint(15, 33)]}[d]()
-    taps = 1
-    for kk in kernel:
-        taps *= kk
     image_flops = 2 * k * c * taps
     for n in sizes:
         image_flops *= n

@@ -260,9 +260,9 @@ TEST_CASE("gpu: every covered spec's wgmma path (sm_90a): tails, split-K, both p
        "conv_tma"},
       // By stride phase: stride 3x2 with output_padding 1x0 (phase grids past the output along h,
       // 70 out channels, 40 channels); 3-d with stride 2, padding 1, dilation 2 (KernelBench 77's).
-      {"conv_nd.kiln", "conv_transpose2d_strided_bias", {{"N", 3}, {"C", 40}, {"H", 37}, {"W", 91}, {"K", 70}},
+      {"conv_nd.kiln", "conv_transpose2d_strided_bias", {{"N", 4}, {"C", 40}, {"H", 61}, {"W", 131}, {"K", 70}},
        "conv_tma"},
-      {"conv_nd.kiln", "conv_transpose3d_dilated", {{"N", 2}, {"C", 20}, {"D", 7}, {"H", 13}, {"W", 15}, {"K", 33}},
+      {"conv_nd.kiln", "conv_transpose3d_dilated", {{"N", 6}, {"C", 36}, {"D", 9}, {"H", 17}, {"W", 23}, {"K", 33}},
        "conv_tma"},
       // Small K, fp32-accurate: the operand pre-pass and the persistent wgmma SmallK (tf32 keeps
       // the mma.sync SmallK). 4100 = 16 x 256 + 4 rows and 64 x 64 + 4 columns: tail tiles both
