@@ -1305,11 +1305,12 @@ double work_estimate(const ir::BoundIr& bound) {
       work += numel_double(out) * static_cast<double>(a.empty() ? 1 : a.back());
     } else if (n.kind == OpKind::Conv && n.operands.size() == 2) {
       const Shape& w = bound.shape(n.operands[1]);
-      // Multiply-adds per output: C/groups times the taps (a transposed conv does fewer, by its
-      // strides; an estimate is enough here).
-      double per_output = static_cast<double>(n.conv.transposed ? w[0] / n.conv.groups : w[1]);
-      for (std::size_t d = 2; d < w.size(); ++d) per_output *= static_cast<double>(w[d]);
-      work += numel_double(out) * per_output;
+      // Multiply-adds: each output takes C/groups times the taps; a transposed conv's input
+      // element meets K/groups (w[1]) times the taps (its outputs take fewer, by its strides).
+      double taps = 1;
+      for (std::size_t d = 2; d < w.size(); ++d) taps *= static_cast<double>(w[d]);
+      work += n.conv.transposed ? numel_double(bound.shape(n.operands[0])) * static_cast<double>(w[1]) * taps
+                                : numel_double(out) * static_cast<double>(w[1]) * taps;
     } else {
       double touched = numel_double(out);
       for (NodeId op : n.operands) touched = std::max(touched, numel_double(bound.shape(op)));

@@ -18,6 +18,7 @@
 #include "generator/plan/plan.h"
 #include "generator/emit/templates.h"
 #include "golden.h"
+#include "reference/reference.h"
 #include "runtime/nvrtc.h"
 
 namespace {
@@ -919,6 +920,15 @@ TEST_CASE("sm_90a: a strided transposed conv runs on the TMA engine by stride ph
     CHECK(xm.element_strides == std::vector<int>{1, 1, 1, 1});
     CHECK(has(g.plan.kernels[2].reason, "one implicit GEMM per stride phase"));
     CHECK(has(g.plan.kernels[2].reason, "7812 pixels of each of 6 stride phases per image"));
+  }
+  // The CPU reference's work estimate of a transposed conv is its multiply-adds: each input
+  // element meets K (48) times the taps (9), not each output every tap (6x more at stride 3x2).
+  {
+    const auto spec = kiln::parse_spec("op t {\n  in x: f32[2, 32, 61, 127]\n  in w: f32[32, 48, 3, 3]\n"
+                                       "  out y = conv_transpose2d(x, w, stride=[3, 2])\n}\n", "t.kiln");
+    const auto bound = kiln::ir::bind(kiln::check_op(spec, "t"), {});
+    CHECK(kiln::ref::work_estimate(bound) >= 2.0 * 32 * 61 * 127 * 48 * 9);
+    CHECK(kiln::ref::work_estimate(bound) < 1.1 * (2.0 * 32 * 61 * 127 * 48 * 9));
   }
   // On sm_90 (no TMA engine) ConvNchw, saying why neither engine route was taken.
   const auto g90 = generate(Case{"conv_nd.kiln", "conv_transpose2d_strided_bias", {}, "default"}, "sm_90");
