@@ -1467,7 +1467,9 @@ struct DynConv {
   std::string text;
 };
 
-// A 2-d (or 1-d) forward conv on the TMA engine (conv_tma.cuh, sm_90a): f32 in tf32 / 3xTF32, NCHW or NHWC, one group.
+// A conv on the TMA engine (conv_tma.cuh, sm_90a): f32 in tf32 / 3xTF32, NCHW or NHWC, one group;
+// forward over 1-3 axes (a depth axis: 5-D maps), or transposed by stride phase (TmaConvPhased,
+// [Note: strided transposed convs on the TMA engine] in config/conv.h).
 // OperandPrep passes first write k-major copies the TMA unit can read: x as NHWC ([N][H][W][ldc],
 // the transpose of each image's [C][H*W]; NHWC x is read in place when its rows are 16-byte
 // multiples) and the filters as [K][R*S][ldc] (the transpose of each filter's [C][R*S]), channel

@@ -2,8 +2,8 @@
 // a conv (1-3 spatial axes, forward or transposed) is planned as. See config.h for the pattern.
 //
 // The spatial axes are right-aligned into (d, h, w): a conv1d is d = h = 1, a conv2d d = 1. Nchw
-// takes a depth (d, t, dout > 1) and a transposed conv, Tma a depth (forward convs only; a
-// stride-1 transposed conv comes to it as a forward one); the others are 2-d forward kernels.
+// and Tma take a depth (d, t, dout > 1) and a transposed conv (Tma by stride phase, or a stride-1
+// one as a forward conv); the others are 2-d forward kernels.
 //
 // One ConvConfig, `kind` naming the template: the three share the problem shape (ConvShape's
 // fields) and differ only in the tiling fields, which a kind that does not read them leaves at
@@ -49,7 +49,7 @@ inline const char* enum_name(ConvKind k) {
   X(int, groups, 1)                                                                                 \
   X(long long, ho, 1)                                                                               \
   X(long long, wo, 1)                                                                               \
-  X(bool, transposed, false)     /* Nchw: conv_transpose, w [C, K/groups, T, R, S] */               \
+  X(bool, transposed, false)     /* Nchw, Tma: conv_transpose, w [C, K/groups, T, R, S] */          \
   X(long long, d, 1)             /* Nchw, Tma, 3-d: x depth, filter depth, its stride, pad, */      \
   X(int, t, 1)                   /* dilation, and y depth */                                        \
   X(int, stride_d, 1)                                                                               \
