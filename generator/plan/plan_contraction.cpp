@@ -1480,8 +1480,8 @@ struct DynConv {
 // (conv_tma_im2col_fits), int coordinates, map strides below 2^40, at least conv_tma_min_channels
 // input channels (a k tile is 32 channels wide whatever C is), and work enough to pay for the
 // copies (kPadMinFlops).
-// Tiles (conv_tma_pixel_rows says which are rows): out channels 64 when there are at most 64, else
-// 128 (256 in tf32 NHWC); pixels 64 when there are at most 64; else 128, or 256 in tf32 NCHW while
+// Tiles (conv_tma_pixel_rows says which are rows): out channels 32 or 64 when there are at most
+// that many (32: columns only, wgmma's m64n32), else 128 (256 in tf32 NHWC); pixels 64 when there are at most 64; else 128, or 256 in tf32 NCHW while
 // an image has at least 8 such tiles (3xTF32's B hi and lo tiles double its registers).
 // The GEMM K from which a transposed conv splits w by stride phase (see plan_conv): under it, the
 // strided stores of a phase's outputs along w cost more than its work. The TMA engine's phases
@@ -1579,7 +1579,7 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   cc.kind = ConvKind::Tma;
   if (pixel_rows) {   // rows = output pixels (of all images in NHWC, of one in NCHW), columns = out channels
     cc.bm = (nhwc ? pixels : grid) <= 64 ? 64 : 128;
-    cc.bn = cc.k <= 64 ? 64 : cc.k <= 128 || conv_x3(cc) ? 128 : 256;
+    cc.bn = cc.k <= 32 ? 32 : cc.k <= 64 ? 64 : cc.k <= 128 || conv_x3(cc) ? 128 : 256;
     cc.vec_y = nhwc && cc.k % 4 == 0;   // (NCHW: the transposed store takes no 16-byte stores)
   } else {      // rows = out channels, columns = an image's output pixels
     cc.bm = cc.k <= 64 ? 64 : 128;

@@ -109,8 +109,9 @@ struct TmaEngine {
 
   static_assert(BM == 64 || BM == 128, "BM: one or two consumer warpgroups");
   static_assert(kCM == 1 || kCM == 2, "a cluster of one or two CTAs along M");
-  static_assert(BN == 64 || BN == 128 || BN == 256, "BN");
-  static_assert((kCN == 1 || kCN == 2) && kConsumers <= 2 && WN >= 64, "at most two consumers of m64n64 or wider");
+  // (BN 32: the conv engine's tiles of at most 32 out channels, tf32 operands, one consumer along N.)
+  static_assert(BN == 64 || BN == 128 || BN == 256 || (BN == 32 && kE == 4 && kCN == 1), "BN");
+  static_assert((kCN == 1 || kCN == 2) && kConsumers <= 2 && WN >= 32, "at most two consumers of m64n32 or wider");
   static_assert(kBKMajor ? WN % 8 == 0 : WN % kAtom == 0, "a consumer's columns: whole swizzle groups or boxes of B");
   static_assert((BK * kE) % 128 == 0 && BK % Mma::kK == 0, "BK: whole 128-byte swizzle atoms of k");
   static_assert(kE == 2 || kBKMajor, "tf32 wgmma reads B k-major (A m-major goes through registers)");

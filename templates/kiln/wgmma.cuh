@@ -95,6 +95,8 @@ __device__ __forceinline__ void keep_live(u32 (&a)[S][4]) {
 template <int N, class E, bool kTA = false, bool kTB = false>
 struct Wgmma;
 
+#define KILN_WG_REGS_32 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+#define KILN_WG_OUTS_32 KILN_WG_D4(0), KILN_WG_D4(1), KILN_WG_D4(2), KILN_WG_D4(3)
 #define KILN_WG_REGS_64 \
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
@@ -190,9 +192,12 @@ struct WgmmaRegA16;
     }                                                                                             \
   };
 
+// (tf32 m64n32: the TMA conv engine's channel tiles of at most 32 out channels.)
+KILN_WGMMA_TF32(32, 16, 17, 18)
 KILN_WGMMA_TF32(64, 32, 33, 34)
 KILN_WGMMA_TF32(128, 64, 65, 66)
 KILN_WGMMA_TF32(256, 128, 129, 130)
+KILN_WGMMA_TF32_RA(32, 16, 17, 18, 19, 20, 21)
 KILN_WGMMA_TF32_RA(64, 32, 33, 34, 35, 36, 37)
 KILN_WGMMA_TF32_RA(128, 64, 65, 66, 67, 68, 69)
 KILN_WGMMA_TF32_RA(256, 128, 129, 130, 131, 132, 133)
@@ -215,6 +220,8 @@ KILN_WGMMA_16_RA(256, __nv_bfloat16, "bf16", 128, 129, 130, 131, 132, 133, 134)
 #undef KILN_WGMMA_TF32_RA
 #undef KILN_WGMMA_16
 #undef KILN_WG_D4
+#undef KILN_WG_REGS_32
+#undef KILN_WG_OUTS_32
 #undef KILN_WG_REGS_64
 #undef KILN_WG_REGS_128
 #undef KILN_WG_REGS_256

@@ -852,6 +852,9 @@ TEST_CASE("sm_90a: conv3d and stride-1 conv_transpose3d on the TMA engine, x a 5
            cc.wo == 70));
     CHECK(has(g.plan.kernels[2].reason, "flipped filters (pad 2x4x6;"));
     CHECK(tensor_map(g, 2, "tmap_x").dims.size() == 5);
+    // 16 out channels: a column tile of 32 (wgmma m64n32), not 64, and the filters' box to match.
+    CHECK((kiln::conv_tma_pixel_rows(cc) && cc.bn == 32));
+    CHECK(tensor_map(g, 2, "tmap_w").box == std::vector<int>{32, 1, 32});
   }
   // Past a rank-5 map's corners (signed 5-bit: -16..15) the engine declines: ConvNchw.
   auto planned = [](const std::string& args, const char* conv, const char* w) {
