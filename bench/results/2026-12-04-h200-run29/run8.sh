@@ -2,7 +2,7 @@
 # Session 52, call 8: TmaConv tiles of 32 out channels (wgmma m64n32) where a pixel-rows conv has
 # at most 32. Correctness (the wgmma-path cases: conv_transpose3d_s1 with 24 out channels takes
 # the 32-wide tile; test_conv_nd.py, whose engine cases draw 16 out channels too), then the 8
-# KernelBench problems whose conv takes the 32-wide tile, the build before (2d7fb24) and this one,
+# KernelBench problems whose conv takes the 32-wide tile, the build before (76e6a6e: 64-wide) and this one,
 # each as one process, beside eager PyTorch; the runner's output tarred (the device returns few files).
 cd "$(dirname "$0")/../../.."
 export KILN_SOURCE_DIR=$PWD PATH=/usr/local/cuda/bin:$PATH LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
