@@ -81,21 +81,25 @@ struct ConvTap {
   }
 };
 
-// What both conv problems share: the two maps, the work units (a launch's, with a dyn batch), every
-// unit's k tiles (all taps x channel tiles).
-template <class Shape>
-struct ConvProblem {
-  static_assert(!Shape::kTransposed, "a forward conv (a transposed one comes as the forward conv of its flipped filters)");
+// What every conv problem shares: the two maps, the work units (a launch's, with a dyn batch),
+// each unit's k tiles from 0.
+struct ConvMaps {
   const TensorMap& w;
   const TensorMap& x;
   long long n_units;
   __device__ __forceinline__ long long units() const { return n_units; }
   __device__ __forceinline__ int k_begin(long long) const { return 0; }
-  __device__ __forceinline__ int k_end(long long) const { return ConvTap<Shape>::kKTiles; }
   __device__ __forceinline__ void prefetch() const {
     prefetch_tensor_map(w);
     prefetch_tensor_map(x);
   }
+};
+
+// A forward conv's: every unit's k tiles are all taps x channel tiles.
+template <class Shape>
+struct ConvProblem : ConvMaps {
+  static_assert(!Shape::kTransposed, "a forward conv (a transposed one comes as the forward conv of its flipped filters)");
+  __device__ __forceinline__ int k_end(long long) const { return ConvTap<Shape>::kKTiles; }
 };
 
 template <class Index, class Shape, int BM, int BN, int Stages, bool kX3, bool kPixelRows, bool kVecY, bool kStreamY>
@@ -137,7 +141,7 @@ struct TmaConv {
   template <class OutT, class Epi>
   static __device__ __forceinline__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi,
                                              long long batch = 0) {
-    Problem prob{{w, x, kTilesK * kTilesP * gemm::extent<Shape::N>(batch)}};
+    Problem prob{{{w, x, kTilesK * kTilesP * gemm::extent<Shape::N>(batch)}}};
     Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
       Index n;
       int k0;
@@ -226,19 +230,10 @@ struct TmaConvPhased {
     __device__ __forceinline__ int count() const { return d.count * h.count * w.count; }
   };
 
-  struct Problem {
-    const TensorMap& w;
-    const TensorMap& x;
-    long long n_units;
-    __device__ __forceinline__ long long units() const { return n_units; }
-    __device__ __forceinline__ int k_begin(long long) const { return 0; }
+  struct Problem : ConvMaps {
     __device__ __forceinline__ int k_end(long long u) const {
       const int taps = Taps(Unit(u)).count();
       return taps == 0 ? 1 : taps * kCTiles;   // (no tap: one k tile of zeros)
-    }
-    __device__ __forceinline__ void prefetch() const {
-      prefetch_tensor_map(w);
-      prefetch_tensor_map(x);
     }
     __device__ __forceinline__ void load(u32 stage, u32 full, long long u, int kt) const {
       const Unit t(u);
@@ -292,7 +287,7 @@ struct TmaConvPhased {
   template <class OutT, class Epi>
   static __device__ __forceinline__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi,
                                              long long batch = 0) {
-    Problem prob{w, x, kTilesK * kPhases * kTilesP * gemm::extent<Shape::N>(batch)};
+    Problem prob{{w, x, kTilesK * kPhases * kTilesP * gemm::extent<Shape::N>(batch)}};
     Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
       const Unit t(u);
       const PhasedOut<OutT> out{y + t.n * Index(Shape::K * Shape::HoWo), Index(kGrid), Index(Shape::K), t.n,
@@ -351,7 +346,7 @@ struct TmaConvNhwc {
   static __device__ __forceinline__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi,
                                              long long batch = 0) {
     const long long pixels = gemm::extent<Shape::N>(batch) * Shape::HoWo;
-    Problem prob{{w, x, kTilesN * ((pixels + BM - 1) / BM)}};
+    Problem prob{{{w, x, kTilesN * ((pixels + BM - 1) / BM)}}};
     Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
       long long p0;
       int n0;
