@@ -790,7 +790,7 @@ std::int64_t tma_splits(std::int64_t sms, std::int64_t tiles, std::int64_t k_til
 // one.) A long K
 // whose 128x128 tiles cannot fill half the SMs takes 64x128 tiles where those fill half the SMs
 // or M <= 64 (split as needed), else is split (tma_splits): 128x256 tiles where
-// there are still at least 4 slices per tile, else 128x128; the slices' partial sums go to a
+// there are still at least 4 slices per tile (not in 3xTF32: tma_tile_fits_x3), else 128x128; the slices' partial sums go to a
 // workspace and SplitKReduce (or SplitKSoftmax) adds them and applies the epilogue. BK is one
 // 128-byte swizzle atom of k (64 f16 / bf16, 32 f32; two on those 64x128 tiles); as many stages
 // as fit, at most 8. `mg` is the engine's config with everything but the pick set.
@@ -815,7 +815,8 @@ TmaPick tma_heuristic(const GemmConfig& mg, std::int64_t sms, int smem, bool sof
     narrow();
     c.split_k = static_cast<int>(tma_splits(sms, tiles(64, 128), ceil_div(c.k, c.bk), c.k, false));
   } else if (splits > 1 || softmax) {
-    const bool wide = c.n > 128 && tma_splits(sms, tiles(128, 256), k_tiles, c.k, softmax) >= 4;
+    const bool wide = c.n > 128 && (!gemm_x3(c) || tma_tile_fits_x3(256, c.consumers_n)) &&
+                      tma_splits(sms, tiles(128, 256), k_tiles, c.k, softmax) >= 4;
     c.bm = 128, c.bn = wide ? 256 : 128;
     c.split_k = static_cast<int>(tma_splits(sms, tiles(c.bm, c.bn), k_tiles, c.k, softmax));
   } else if (c.n > 128 && tiles(128, 256) >= 2 * sms && tma_gemm_smem(c.elem_bytes, 128, 256, c.bk, 3, gemm_x3(c)) <= smem) {
@@ -834,10 +835,10 @@ TmaPick tma_heuristic(const GemmConfig& mg, std::int64_t sms, int smem, bool sof
 }
 
 // Every legal pick for the product: each tile shape (64x128 with one consumer, and with two and
-// BK of two atoms for 16-bit operands; 128x128; 128x256 where N > 128) with as many stages as fit
-// (two at least); one K slice, the one wave of units tma_splits takes, or a power of two up to two
-// waves, each slice at least 4 k tiles; and clusters of 2 where tma_cluster_m's preconditions
-// hold. The heuristic's pick is one of them.
+// BK of two atoms for 16-bit operands; 128x128; 128x256 where N > 128, but not in 3xTF32:
+// tma_tile_fits_x3) with as many stages as fit (two at least); one K slice, the one wave of units
+// tma_splits takes, or a power of two up to two waves, each slice at least 4 k tiles; and
+// clusters of 2 where tma_cluster_m's preconditions hold. The heuristic's pick is one of them.
 std::vector<TmaPick> tma_candidates(const GemmConfig& mg, std::int64_t sms, int smem, bool softmax) {
   const int atom = 128 / mg.elem_bytes;
   struct Tile { int bm, bn, consumers_n, bk; };
@@ -847,6 +848,7 @@ std::vector<TmaPick> tma_candidates(const GemmConfig& mg, std::int64_t sms, int 
   if (mg.n > 128) tiles_list.push_back({128, 256, 1, atom});
   std::vector<TmaPick> out;
   for (const Tile& t : tiles_list) {
+    if (gemm_x3(mg) && !tma_tile_fits_x3(t.bn, t.consumers_n)) continue;
     GemmConfig c = mg;
     c.bm = t.bm, c.bn = t.bn, c.consumers_n = t.consumers_n, c.bk = t.bk, c.group_m = kTmaGroupM;
     c.stages = tma_max_stages(c, smem);

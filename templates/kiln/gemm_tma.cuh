@@ -115,8 +115,8 @@ struct TmaEngine {
   static_assert(kBKMajor ? WN % 8 == 0 : WN % kAtom == 0, "a consumer's columns: whole swizzle groups or boxes of B");
   static_assert((BK * kE) % 128 == 0 && BK % Mma::kK == 0, "BK: whole 128-byte swizzle atoms of k");
   static_assert(kE == 2 || kBKMajor, "tf32 wgmma reads B k-major (A m-major goes through registers)");
-  static_assert(!kX3 || (kE == 4 && WN <= 128 && kAKMajor), "3xTF32: f32 operands, both k-major; acc, d and the A parts in registers");
-  static_assert(!kX3 || kCN == 1, "3xTF32: one consumer along N");
+  static_assert(!kX3 || (kE == 4 && kAKMajor && tma_tile_fits_x3(BN, kCN)),
+                "3xTF32: f32 operands, both k-major, one consumer of at most kTmaX3MaxCols columns (config/gemm.h)");
   static_assert(kSmemBytes >= 1024 + Stages * kStageBytes + Stages * 16, "tma_gemm_smem");
   static_assert(kStageBytes == kBLo + (kX3 ? kBBytes : 0), "tma_stage_bytes");
 

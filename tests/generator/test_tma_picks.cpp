@@ -1,6 +1,6 @@
 // The TMA engine's tunable picks ([Note: tuned picks] in generator/plan/plan.h): the candidate
 // space in the plan, a pick in the Target overriding the heuristic (and saying so in the reason),
-// an illegal pick ignored with a reason, and every candidate of two products compiling through
+// an illegal pick ignored with a reason, and every candidate of three products compiling through
 // NVRTC for sm_90a (the templates static_assert the planner's geometry, so an illegal pick that
 // slipped into the list would fail here, not on the GPU).
 #include <doctest/doctest.h>
@@ -29,6 +29,12 @@ const char* kSpec =
     "  in  a: f32[M, K]\n"
     "  in  b: f32[K, N]\n"
     "  out c = relu(matmul(a, b, precision=\"tf32\"))\n"
+    "}\n"
+    "op mm_x3 {\n"
+    "  dims M = 2048, N = 2048, K = 1024\n"
+    "  in  a: f32[M, K]\n"
+    "  in  b: f32[N, K]\n"
+    "  out c = matmul(a, transpose(b))\n"
     "}\n";
 
 kiln::Plan plan_with(const std::string& op, const std::map<int, kiln::TunedPick>& picks = {}) {
@@ -59,7 +65,7 @@ TEST_CASE("TMA picks: text round trip, malformed text refused") {
 }
 
 TEST_CASE("TMA picks: the plan lists the candidates, the heuristic's among them") {
-  for (const char* op : {"mm16", "long_k"}) {
+  for (const char* op : {"mm16", "long_k", "mm_x3"}) {
     CAPTURE(op);
     const auto plan = plan_with(op);
     REQUIRE(plan.tunables.size() == 1);
@@ -67,7 +73,7 @@ TEST_CASE("TMA picks: the plan lists the candidates, the heuristic's among them"
     CHECK(t.chosen == t.heuristic);
     CHECK(t.origin == "heuristic");
     CHECK(std::count(t.candidates.begin(), t.candidates.end(), t.heuristic) == 1);
-    CHECK(t.candidates.size() >= 4);
+    CHECK(t.candidates.size() >= (std::string(op) == "mm_x3" ? 2u : 4u));
     CHECK(engine(plan).reason.find("; config: heuristic") != std::string::npos);
     const auto& g = std::get<kiln::GemmConfig>(engine(plan).config);
     CHECK(kiln::TmaPick{g.bm, g.bn, g.bk, g.consumers_n, g.stages, g.split_k, g.cluster_m, g.group_m} == t.heuristic);
@@ -85,6 +91,18 @@ TEST_CASE("TMA picks: the plan lists the candidates, the heuristic's among them"
   const auto c32 = plan_with("long_k").tunables[0].candidates;
   CHECK(std::none_of(c32.begin(), c32.end(), [](const kiln::TmaPick& p) { return p.cluster_m == 2 || p.consumers_n == 2; }));
   CHECK(std::any_of(c32.begin(), c32.end(), [](const kiln::TmaPick& p) { return p.split_k > 1; }));
+  // 3xTF32 keeps A's hi and lo parts in registers: one consumer of at most 128 columns, so the
+  // 128x256 tile (which shared memory would allow at two stages) is not a candidate, and a
+  // stored pick of it is ignored.
+  const auto x3 = plan_with("mm_x3");
+  const auto& cx3 = x3.tunables[0].candidates;
+  CHECK(std::all_of(cx3.begin(), cx3.end(), [](const kiln::TmaPick& p) { return kiln::tma_tile_fits_x3(p.bn, p.consumers_n); }));
+  CHECK(std::any_of(cx3.begin(), cx3.end(), [](const kiln::TmaPick& p) { return p.bm == 128 && p.bn == 128; }));
+  kiln::TmaPick wide = x3.tunables[0].heuristic;
+  wide.bn = 256, wide.stages = 2;
+  const auto refused = plan_with("mm_x3", {{x3.tunables[0].anchor, {wide, "tuned: old"}}});
+  CHECK(refused.tunables[0].chosen == x3.tunables[0].heuristic);
+  CHECK(engine(refused).reason.find("is not legal for this product") != std::string::npos);
 }
 
 TEST_CASE("TMA picks: a legal pick overrides the heuristic, an illegal one is ignored with a reason") {
@@ -114,7 +132,7 @@ TEST_CASE("TMA picks: a legal pick overrides the heuristic, an illegal one is ig
         all_sources(sources_of(base)));
 }
 
-TEST_CASE("TMA picks: every candidate of two products compiles with NVRTC for sm_90a") {
+TEST_CASE("TMA picks: every candidate of three products compiles with NVRTC for sm_90a") {
   std::string why;
   if (!kiln::nvrtc_available(&why)) {
     MESSAGE("NVRTC not loadable (" << why << "): skipping the compile checks");
@@ -122,7 +140,7 @@ TEST_CASE("TMA picks: every candidate of two products compiles with NVRTC for sm
   }
   std::vector<kiln::CompileRequest> reqs;
   std::vector<std::string> names;
-  for (const char* op : {"mm16", "long_k"}) {
+  for (const char* op : {"mm16", "long_k", "mm_x3"}) {
     const auto t = plan_with(op).tunables.at(0);
     for (const auto& pick : t.candidates)
       for (const auto& s : sources_of(plan_with(op, {{t.anchor, {pick, "test"}}}))) {

@@ -156,6 +156,10 @@ KILN_RULE constexpr int tma_stage_bytes(int elem_bytes, int bm, int bn, int bk, 
 KILN_RULE constexpr int tma_gemm_smem(int elem_bytes, int bm, int bn, int bk, int stages, bool x3) {
   return stages * tma_stage_bytes(elem_bytes, bm, bn, bk, x3) + 1024 + stages * 2 * 8;
 }
+// 3xTF32 on the engine keeps its accumulators, the wgmma fragments and A's hi and lo parts in
+// registers: one consumer warpgroup along N, at most 128 columns (no 128x256 tile).
+constexpr int kTmaX3MaxCols = 128;
+KILN_RULE constexpr bool tma_tile_fits_x3(int bn, int consumers_n) { return consumers_n == 1 && bn <= kTmaX3MaxCols; }
 // TmaGemm's persistent grid: one CTA per work unit up to one per SM, in whole clusters. A unit is
 // a cluster's cluster_m tiles along M (of one K slice, one batch).
 KILN_RULE constexpr long long tma_gemm_units(const GemmConfig& c) {
