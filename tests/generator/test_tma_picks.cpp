@@ -1,6 +1,6 @@
 // The TMA engine's tunable picks ([Note: tuned picks] in generator/plan/plan.h): the candidate
 // space in the plan, a pick in the Target overriding the heuristic (and saying so in the reason),
-// an illegal pick ignored with a reason, and every candidate of three products compiling through
+// an illegal pick ignored with a reason, and every candidate of four products compiling through
 // NVRTC for sm_90a (the templates static_assert the planner's geometry, so an illegal pick that
 // slipped into the list would fail here, not on the GPU).
 #include <doctest/doctest.h>
@@ -35,6 +35,12 @@ const char* kSpec =
     "  in  a: f32[M, K]\n"
     "  in  b: f32[N, K]\n"
     "  out c = matmul(a, transpose(b))\n"
+    "}\n"
+    "op mm_tf32_regs {\n"
+    "  dims M = 2048, N = 1536, K = 1024\n"
+    "  in  a: f32[K, M]\n"
+    "  in  b: f32[N, K]\n"
+    "  out c = matmul(transpose(a), transpose(b), precision=\"tf32\")\n"
     "}\n";
 
 kiln::Plan plan_with(const std::string& op, const std::map<int, kiln::TunedPick>& picks = {}) {
@@ -132,7 +138,7 @@ TEST_CASE("TMA picks: a legal pick overrides the heuristic, an illegal one is ig
         all_sources(sources_of(base)));
 }
 
-TEST_CASE("TMA picks: every candidate of three products compiles with NVRTC for sm_90a") {
+TEST_CASE("TMA picks: every candidate of four products compiles with NVRTC for sm_90a") {
   std::string why;
   if (!kiln::nvrtc_available(&why)) {
     MESSAGE("NVRTC not loadable (" << why << "): skipping the compile checks");
@@ -140,7 +146,9 @@ TEST_CASE("TMA picks: every candidate of three products compiles with NVRTC for 
   }
   std::vector<kiln::CompileRequest> reqs;
   std::vector<std::string> names;
-  for (const char* op : {"mm16", "long_k", "mm_x3"}) {
+  // bf16 (clusters, two consumers), tf32 in K slices, 3xTF32 (A split in registers) and tf32 with
+  // an m-major A loaded through registers (aᵀ·bᵀ), each over all of its tiles.
+  for (const char* op : {"mm16", "long_k", "mm_x3", "mm_tf32_regs"}) {
     const auto t = plan_with(op).tunables.at(0);
     for (const auto& pick : t.candidates)
       for (const auto& s : sources_of(plan_with(op, {{t.anchor, {pick, "test"}}}))) {
