@@ -46,6 +46,16 @@ def spatial_names(d):
     return ["D", "H", "W"][3 - d:] if d > 1 else ["L"]
 
 
+def spatial_sizes(rng, d, low):
+    """Extents of d spatial axes: up to 40 each in 3-d, 300 in 2-d, 40000 in 1-d; `low` is the
+    least (3-d, 2-d, 1-d)."""
+    if d == 3:
+        return [rng.randint(low[0], 40) for _ in range(d)]
+    if d == 2:
+        return [rng.randint(low[1], 300) for _ in range(d)]
+    return [rng.randint(low[2], 40000)]
+
+
 def conv_op(rng, name):
     while True:
         d = rng.choice((1, 2, 2, 3, 3))
@@ -63,12 +73,7 @@ def conv_op(rng, name):
         pd = [min(rng.randint(0, 3), l * (kk - 1)) if tr else rng.randint(0, 3) for kk, l in zip(ks, dl)]
         op = [rng.randint(0, max(s, l) - 1) if tr and rng.random() < 0.3 else 0 for s, l in zip(st, dl)]
         n = rng.choice((1, 2, 3, 4, 8, 16))
-        if d == 3:
-            sp = [rng.randint(4, 40) for _ in range(d)]
-        elif d == 2:
-            sp = [rng.randint(5, 300) for _ in range(d)]
-        else:
-            sp = [rng.randint(10, 40000)]
+        sp = spatial_sizes(rng, d, (4, 5, 10))
         out = [(x - 1) * s - 2 * p + l * (kk - 1) + o + 1 if tr else (x + 2 * p - l * (kk - 1) - 1) // s + 1
                for x, kk, s, p, l, o in zip(sp, ks, st, pd, dl, op)]
         if min(out) < 1 or n * c * math.prod(sp) > 6e7 or n * k * math.prod(out) > 6e7:
@@ -127,12 +132,7 @@ def pool_op(rng, name):
         pd = [rng.randint(0, kk // 2) for kk in ks]
         dl = [rng.choice((1, 1, 2, 3)) for _ in range(d)] if mx else [1] * d
         ceil = rng.random() < 0.3
-        if d == 3:
-            sp = [rng.randint(1, 40) for _ in range(d)]
-        elif d == 2:
-            sp = [rng.randint(1, 300) for _ in range(d)]
-        else:
-            sp = [rng.randint(1, 40000)]
+        sp = spatial_sizes(rng, d, (1, 1, 1))
         ok = True
         for x, kk, p, l, s in zip(sp, ks, pd, dl, st or ks):
             span = x + 2 * p - (l * (kk - 1) + 1)
