@@ -787,11 +787,11 @@ std::int64_t tma_splits(std::int64_t sms, std::int64_t tiles, std::int64_t k_til
 // bench/results/2026-11-26-h100-run10: one m64n128 consumer with BK 64 0.83-0.91x cuBLAS, two
 // m64n64 0.88-0.92x, two with BK 128 0.89-0.93x; cuBLAS runs 64x128 tiles, 8 stages, clusters of
 // 2 and three warpgroups. tf32 1000³ through registers was 1.03-1.06x with two, 1.07-1.11x with
-// one.) A long K
-// whose 128x128 tiles cannot fill half the SMs takes 64x128 tiles where those fill half the SMs
-// or M <= 64 (split as needed), else is split (tma_splits): 128x256 tiles where
-// there are still at least 4 slices per tile (not in 3xTF32: tma_tile_fits_x3), else 128x128; the slices' partial sums go to a
-// workspace and SplitKReduce (or SplitKSoftmax) adds them and applies the epilogue. BK is one
+// one.) A long K whose 128x128 tiles cannot fill half the SMs takes 64x128 tiles where those
+// fill half the SMs or M <= 64 (split as needed), else is split (tma_splits): 128x256 tiles where
+// there are still at least 4 slices per tile (not in 3xTF32: tma_tile_fits_x3), else 128x128;
+// the slices' partial sums go to a workspace and SplitKReduce (or SplitKSoftmax) adds them and
+// applies the epilogue. BK is one
 // 128-byte swizzle atom of k (64 f16 / bf16, 32 f32; two on those 64x128 tiles); as many stages
 // as fit, at most 8. `mg` is the engine's config with everything but the pick set.
 TmaPick tma_heuristic(const GemmConfig& mg, std::int64_t sms, int smem, bool softmax) {
@@ -1483,8 +1483,9 @@ struct DynConv {
 // input channels (a k tile is 32 channels wide whatever C is), and work enough to pay for the
 // copies (kPadMinFlops).
 // Tiles (conv_tma_pixel_rows says which are rows): out channels 32 or 64 when there are at most
-// that many (32: columns only, wgmma's m64n32), else 128 (256 in tf32 NHWC); pixels 64 when there are at most 64; else 128, or 256 in tf32 NCHW while
-// an image has at least 8 such tiles (3xTF32's B hi and lo tiles double its registers).
+// that many (32: columns only, wgmma's m64n32), else 128 (256 in tf32 NHWC); pixels 64 when
+// there are at most 64; else 128, or 256 in tf32 NCHW while an image has at least 8 such tiles
+// (3xTF32's B hi and lo tiles double its registers).
 // The GEMM K from which a transposed conv splits w by stride phase (see plan_conv): under it, the
 // strided stores of a phase's outputs along w cost more than its work. The TMA engine's phases
 // (TmaConvPhased) follow the same rule: KernelBench 79 (1-d, stride 2, K 96) took 2.86 ms there
