@@ -20,7 +20,8 @@ Each op is planned and emitted by `kiln gen` for sm_90a (fp32 and tf32) and sm_8
 the first four families is valid, so any failure is a finding; a dyn op may be refused, but only
 with exit 1 and a located error (`spec.kiln:LINE:COL: ...`): an internal error (exit 5), a crash
 or an unlocated refusal is a finding. With --compile, `kiln build` then compiles every kernel of
-the valid families through NVRTC for sm_90a (the templates static_assert the planner's geometry).
+the valid families through NVRTC for sm_90a (the templates static_assert the planner's geometry),
+and every dyn op that planned for sm_90a at its values.
 Exit status: 0 when nothing was found, 1 otherwise (each finding printed with its op's text; the
 specs are kept then, or always with --keep), 2 for bad arguments. ctest runs a small sweep
 (`sweep/random_specs`); run a large one by hand (`--count 300 --compile`: about 20 minutes on 2 cores).
@@ -222,7 +223,8 @@ def dyn_op(rng, name):
         names = ["R", "S", "T"]
         vals = {d: rng.choice((1, 3, 33, 512, 4096)) for d in names}
         ax = rng.choice(("0", "1", "2", "-1", "[0, 2]", "[1, 2]"))
-        out = {"red": f"sum(x, axis={ax})", "ew": "relu(x * 2.0) + x",
+        red = rng.choice(("sum", "mean", "max") + (("argmax",) if ax.lstrip("-").isdigit() else ()))
+        out = {"red": f"{red}(x, axis={ax})", "ew": "relu(x * 2.0) + x",
                "norm": f"x * rsqrt(mean(x * x, axis={ax}, keepdims=true) + 1e-6)"}[kind]
         if kind == "red" and rng.random() < 0.3:
             out = f"cumsum(x, axis={rng.choice(('0', '1', '2'))})"
@@ -264,6 +266,7 @@ def main():
         spec = os.path.join(out, f"{family}.kiln")
         with open(spec, "w") as f:
             f.write("\n\n".join(text for text, _ in ops) + "\n")
+        dyn_planned = []   # (op, its -D arguments): the dyn ops that plan for sm_90a
         for i, (text, defs) in enumerate(ops):
             d_args = [a for name, v in sorted(defs.items()) for a in ("-D", f"{name}={v}")]
             for arch, precision in TARGETS:
@@ -271,12 +274,24 @@ def main():
                 r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
                 if r.returncode == 0:
                     planned += 1
+                    if family == "dyn" and (arch, precision) == TARGETS[0]:
+                        dyn_planned.append((f"{family}{i}", d_args))
                 elif family == "dyn" and r.returncode == 1 and LOCATED.search(r.stderr):
                     refused += 1
                 else:
                     findings.append(f"{family}{i} {arch} {precision}: exit {r.returncode}: "
                                     f"{r.stderr.strip()[:400]}\n{text}")
-        if args.compile and family != "dyn":
+        if args.compile and family == "dyn":   # each planned op at its values, into one cache
+            failed = 0
+            for op, d_args in dyn_planned:
+                cmd = [args.kiln, "build", spec, "--op", op, "--arch", "sm_90a", "-o",
+                       os.path.join(out, "dyn-cache")] + d_args
+                r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                if r.returncode != 0:
+                    failed += 1
+                    findings.append(f"{op}: kiln build for sm_90a: exit {r.returncode}\n{r.stdout[-2000:]}")
+            print(f"spec_sweep: dyn: kiln build for sm_90a of {len(dyn_planned)} planned ops: {failed} failed")
+        elif args.compile:
             cmd = [args.kiln, "build", spec, "--arch", "sm_90a", "-o", os.path.join(out, f"{family}-cache")]
             r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             last = r.stdout.strip().splitlines()[-1:] or [""]

@@ -116,6 +116,7 @@ std::string UnitParts::buffer_comment(const Plan& plan, int buffer) {
   std::string shape = b.node >= 0 ? dims_text(plan, b.node) : dims_text(b.shape);
   if (!b.dyn_dim.empty())   // a workspace sized by each launch: its first extent by the dim's name
     shape = fmt::format("[{}{}", b.dyn_dim, shape.substr(shape.find_first_of(",]")));
+  if (b.launch_kernel >= 0) shape = "[as each launch's geometry sizes it]";
   return fmt::format("{} {}: {}{}", kKinds[static_cast<int>(b.kind)], b.name, dtype_name(b.dtype), shape);
 }
 

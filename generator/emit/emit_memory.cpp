@@ -166,9 +166,14 @@ bool dyn_len(const PlannedKernel& kernel) { return !kernel.dyn_len.empty(); }
 std::string len_statement(const Plan& plan, const PlannedKernel& kernel, const char* name) {
   return dyn_extent_statement(plan, kernel.dyn_len, "Index", name, "dyn length");
 }
-// The extents the body computes: its rows, then its length.
+// [Note: dyn inner extents] (plan_memory.cpp): a strided reduction whose inner extent is dyn
+// computes it at the top of its body too (`inner`); the config's is 0.
+bool dyn_inner(const PlannedKernel& kernel) { return !kernel.dyn_inner.empty(); }
+std::string inner_name(const PlannedKernel& kernel) { return dyn_inner(kernel) ? "inner" : "kInner"; }
+// The extents the body computes: its rows, its length, then its inner extent.
 std::string extent_statements(const Plan& plan, const PlannedKernel& kernel, const char* len) {
-  return rows_statement(plan, kernel) + len_statement(plan, kernel, len);
+  return rows_statement(plan, kernel) + len_statement(plan, kernel, len) +
+         dyn_extent_statement(plan, kernel.dyn_inner, "Index", "inner", "dyn inner extent");
 }
 // An extent constant of a unit: `name = kConfig.field`.
 struct ExtentConstant {
@@ -177,28 +182,28 @@ struct ExtentConstant {
 };
 // The unit's extent constants: `outer` (kOuter or kRows) from kConfig's outer, then `rest`. A dyn
 // one is left out, with a comment that the body's variable stands for it: with dyn rows the
-// outer (`rows`, for `what`), with a dyn length the constant of field `len` (the body's variable
-// has the field's name: `red`, `len`).
+// outer (`rows`, for `what`), with a dyn length the constant of field `len` and with a dyn inner
+// extent the field `inner` (the body's variable has the field's name: `red`, `len`, `inner`).
 void extent_constants(const PlannedKernel& kernel, CodeWriter& c, const char* outer, const char* what,
                       std::initializer_list<ExtentConstant> rest, const char* len) {
   std::vector<std::string> constants, notes;
   if (dyn_rows(kernel)) notes.push_back(fmt::format("{}: dyn, the body's `rows`", what));
   else constants.push_back(fmt::format("{} = kConfig.outer", outer));
   for (const ExtentConstant& e : rest) {
-    if (dyn_len(kernel) && std::string_view(e.field) == len)
+    if ((dyn_len(kernel) && std::string_view(e.field) == len) || (dyn_inner(kernel) && std::string_view(e.field) == "inner"))
       notes.push_back(fmt::format("{}: dyn, the body's `{}`", e.name, e.field));
     else
       constants.push_back(fmt::format("{} = kConfig.{}", e.name, e.field));
   }
-  KILN_ASSERT(!dyn_len(kernel) || notes.size() == (dyn_rows(kernel) ? 2u : 1u), "{}: a dyn length the unit does not name",
-              kernel.template_name);
+  KILN_ASSERT(notes.size() == std::size_t{dyn_rows(kernel)} + dyn_len(kernel) + dyn_inner(kernel),
+              "{}: a dyn extent the unit does not name", kernel.template_name);
   if (constants.empty()) c.line("// {}", fmt::join(notes, "; "));
   else if (notes.empty()) c.line("constexpr Index {};", fmt::join(constants, ", "));
   else c.line("constexpr Index {};  // {}", fmt::join(constants, ", "), fmt::join(notes, "; "));
 }
-// The launch check: the grid too unless the rows are dyn.
+// The launch check: the grid too unless the rows or the inner extent are dyn.
 void rows_launch_check(const PlannedKernel& kernel, const std::string& geometry, UnitParts& unit) {
-  unit.launch_check(kernel, geometry, !dyn_rows(kernel));
+  unit.launch_check(kernel, geometry, !dyn_rows(kernel) && !dyn_inner(kernel));
 }
 
 std::string functors(const Plan& plan, const PlannedKernel& kernel) {
@@ -308,22 +313,24 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConf
     unit.body = fmt::format("  kiln::reduce_inner_block<kThreads, kUnroll, Op>({}, {}, {}, {}, {}, {}, {}, {});", in,
                             out, partials, n, red, splits, chunk, functors(plan, kernel));
   } else if (v4) {
-    unit.body = fmt::format("  kiln::reduce_outer_rows_v4<kThreads, kUnroll, Op>({}, {}, {}, {}, {}, kInner, {}, {}, {});",
-                            in, out, partials, n, red, splits, chunk, functors(plan, kernel));
+    unit.body = fmt::format("  kiln::reduce_outer_rows_v4<kThreads, kUnroll, Op>({}, {}, {}, {}, {}, {}, {}, {}, {});",
+                            in, out, partials, n, red, inner_name(kernel), splits, chunk, functors(plan, kernel));
   } else if (rows) {
     unit.body = fmt::format(
-        "  kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>({}, {}, {}, {}, {}, kInner, {}, {}, {});", in, out,
-        partials, n, red, splits, chunk, functors(plan, kernel));
+        "  kiln::reduce_outer_rows<kThreads, kCols, kUnroll, Op>({}, {}, {}, {}, {}, {}, {}, {}, {});", in, out,
+        partials, n, red, inner_name(kernel), splits, chunk, functors(plan, kernel));
   } else {
-    unit.body = fmt::format("  kiln::reduce_outer<kThreads, kUnroll, kVec, Op>({}, {}, {}, {}, {}, kInner, {}, {}, {});",
-                            in, out, partials, n, red, splits, chunk, functors(plan, kernel));
+    unit.body = fmt::format("  kiln::reduce_outer<kThreads, kUnroll, kVec, Op>({}, {}, {}, {}, {}, {}, {}, {}, {});",
+                            in, out, partials, n, red, inner_name(kernel), splits, chunk, functors(plan, kernel));
   }
   unit.body = extent_statements(plan, kernel, "red") + chunk_statement + unit.body;
   rows_launch_check(kernel, "kiln::reduce_geometry(kConfig)", unit);
   if (split) {
     acc_check(unit);
-    // With dyn rows the workspace is sized for the class's most rows, not kConfig's (0).
-    if (!dyn_rows(kernel)) workspace_check(plan, kernel, "kiln::reduce_geometry(kConfig)", true, unit);
+    // With dyn rows the workspace is sized for the class's most rows, with a dyn inner by each
+    // launch, not by kConfig's extents (0).
+    if (!dyn_rows(kernel) && !dyn_inner(kernel))
+      workspace_check(plan, kernel, "kiln::reduce_geometry(kConfig)", true, unit);
   }
 }
 
@@ -333,10 +340,12 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceFini
   reduction_constants(plan, kernel, config, c);
   c.line("constexpr int kFinishThreads = kConfig.threads, kLanes = kConfig.lanes;  // {}",
          config.lanes > 1 ? "threads per output" : "a thread per output");
+  const bool dyn_out = dyn_rows(kernel) || dyn_inner(kernel);
+  const std::string n_out = fmt::format("{} * {}", rows_name(kernel, "kOuter"), inner_name(kernel));
   if (launch_splits(kernel))
-    c.line("constexpr Index kSplits = kConfig.splits;  // outputs: the body's rows * kInner; partial states per "
-           "output: this launch's `splits` (at most kSplits)");
-  else if (dyn_rows(kernel)) c.line("constexpr Index kSplits = kConfig.splits;  // outputs: the body's rows * kInner");
+    c.line("constexpr Index kSplits = kConfig.splits;  // outputs: {}; partial states per output: this launch's "
+           "`splits` (at most kSplits)", n_out);
+  else if (dyn_out) c.line("constexpr Index kSplits = kConfig.splits;  // outputs: {}", n_out);
   else c.line("constexpr Index kNumOut = kConfig.n_out, kSplits = kConfig.splits;");
   unit.constants = c.str();
   CodeWriter w;
@@ -347,7 +356,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceFini
               fmt::format("  kiln::reduce_finish<kFinishThreads, kLanes, Op>(reinterpret_cast<const Op::Acc*>({}), {}, {}, {}, "
                           "{}, Store{{{}}});",
                           workspace_pointer(plan, kernel, false), pointer_of_store(plan, kernel),
-                          dyn_rows(kernel) ? "rows * kInner" : "kNumOut", per_launch ? "splits" : "kSplits",
+                          dyn_out ? n_out : "kNumOut", per_launch ? "splits" : "kSplits",
                           dyn_len(kernel) ? "red" : "kRed", UnitParts::member_inits(plan, kernel));
   rows_launch_check(kernel, "kiln::reduce_finish_geometry(kConfig)", unit);
   acc_check(unit);

@@ -189,6 +189,7 @@ ir::NodeId Plan::streamed_leaf(ir::NodeId operand) const {
 std::int64_t Plan::buffer_bytes(std::size_t b, const std::map<std::string, std::int64_t>& dims) const {
   const Buffer& buf = buffers.at(b);
   if (!buf.dyn_dim.empty()) return buf.bytes / buf.shape.at(0) * dims.at(buf.dyn_dim);   // a workspace by the launch
+  if (buf.launch_kernel >= 0) return launch_for(*this, static_cast<std::size_t>(buf.launch_kernel), dims).workspace_bytes;
   if (buf.kind != BufferKind::Intermediate || buf.node < 0 || dyn_buckets.empty()) return buf.bytes;
   std::int64_t n = 1;
   for (const auto& e : ir().node(buf.node).shape) n *= e.evaluate(dims);
@@ -982,6 +983,19 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
   }
   if (const auto* pool = std::get_if<PoolConfig>(&kn.config))   // [Note: dyn pool planes], [Note: dyn pooled axes]
     return pool_geometry(pool_at(plan, kn, *pool, dims));
+  // A strided reduction's dyn inner extent ([Note: dyn inner extents] in plan_memory.cpp): its
+  // grid, split count and partial states follow it.
+  std::int64_t inner = 0;
+  if (!kn.dyn_inner.empty()) {
+    inner = 1;
+    for (const auto& e : kn.dyn_inner) inner *= e.evaluate(dims);
+  }
+  if (kn.dyn_outer.empty() && inner > 0) {
+    const auto* reduce = std::get_if<ReduceConfig>(&kn.config);
+    const auto* finish = std::get_if<ReduceFinishConfig>(&kn.config);
+    KILN_ASSERT(reduce != nullptr || finish != nullptr, "{}: a dyn inner extent outside the reduce family", kn.entry);
+    return memory_launch(plan, kn, reduce != nullptr ? reduce->outer : finish->outer, 0, inner);
+  }
   if (kn.dyn_outer.empty()) {
     // The look-back scan over a dyn length ([Note: dyn lengths]): its grid and the workspace it
     // lays out follow the length; any other kernel reads dyn dims only in its body and functors.
@@ -994,7 +1008,7 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
   const std::int64_t outer = kn.dyn_extent(dims);
   if (std::holds_alternative<GemmConfig>(kn.config)) return gemm_launch(plan, kn, outer);   // M or batches
   if (std::holds_alternative<ConvConfig>(kn.config)) return conv_launch(plan, kn, outer);   // the batch
-  return memory_launch(plan, kn, outer);   // the family's rules over the launch's rows
+  return memory_launch(plan, kn, outer, 0, inner);   // the family's rules over the launch's rows
 }
 
 std::int64_t launch_value(const Plan& plan, const KernelArg& arg, const std::map<std::string, std::int64_t>& dims) {

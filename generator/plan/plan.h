@@ -151,6 +151,10 @@ struct Buffer {
   // A workspace whose first extent is this dyn dim (shape[0] its planned value): each launch sizes
   // it by the dim's value (the TMA conv's copy of x, [Note: dyn conv] in plan_contraction.cpp).
   std::string dyn_dim;
+  // A workspace that kernel `launch_kernel`'s geometry sizes at each launch (its workspace_bytes
+  // from launch_for): a split reduction's partial states over a dyn inner extent ([Note: dyn inner
+  // extents] in plan_memory.cpp); `bytes` and `shape` are the bound launch's. -1: none.
+  int launch_kernel = -1;
 };
 
 // A TMA tensor map over a buffer (sm_90): the kernel takes it by value (a
@@ -237,6 +241,10 @@ struct PlannedKernel {
   // which its config holds as 0 and the kernel computes from its dim_ arguments ([Note: dyn
   // lengths] in plan_memory.cpp). Its grid never depends on it.
   std::vector<ir::DimExpr> dyn_len;
+  // The factors of a strided reduction's dyn inner extent (the axes after the reduced ones), which
+  // its config holds as 0: the kernel computes it from its dim_ arguments and launch_for the grid
+  // ([Note: dyn inner extents] in plan_memory.cpp).
+  std::vector<ir::DimExpr> dyn_inner;
 
   // grid, block and shared_bytes from a family's geometry rule (kiln/config/<family>.h).
   void set_launch(const launch::Geometry& g);

@@ -16,6 +16,7 @@
 // and the reason text says which variant was chosen and why.
 #include <algorithm>
 #include <array>
+#include <numeric>
 #include <unordered_set>
 
 #include "generator/support/assert.h"
@@ -142,10 +143,10 @@ Rows extent_rows(Planner& p, const PlannedKernel& kn, ir::NodeId node, int begin
 }  // namespace
 
 Rows rows_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, std::int64_t outer, const char* family,
-             int dyn_last) {
+             int dyn_last, bool dyn_after) {
   const std::string what = fmt::format("the {} template", family);
   const ir::Shape& shape = p.bound().ir->node(node).shape;
-  const int free_to = std::max(first - 1, dyn_last);
+  const int free_to = dyn_after ? static_cast<int>(shape.size()) - 1 : std::max(first - 1, dyn_last);
   for (int d = free_to + 1; d < static_cast<int>(shape.size()); ++d) {
     const std::string found = p.dyn_in(shape[static_cast<std::size_t>(d)]);
     if (found.empty()) continue;
@@ -166,6 +167,91 @@ Rows len_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, int
   return extent_rows(p, kn, node, first, last + 1, len, fmt::format("the {} template", family),
                      "the axes it works along");
 }
+
+// [Note: dyn inner extents]
+// A reduction along a strided axis (reduce_outer's variants) may also take one dyn dim among the
+// axes after the reduced ones (the columns of `sum(x: f32[B, R, C], axis=1)`), as a whole extent
+// that sizes nothing else the reduction sees as rows or length. The templates read `inner` at run
+// time (their tiles, bounds and flat indices), so what the planner decides from it follows the
+// dim's bucket and size class:
+// - the vector width (reduce_outer's kVec): 16-byte columns where every value of the bucket keeps
+//   inner a multiple of the vector (the static factors, the bucket `multiple of 16`, or the row
+//   alignment the runtime keys a row length by: [Note: dyn buckets] in plan.h); else 1;
+// - the variant: with 16-byte columns reduce_outer at every width; else reduce_outer under 512
+//   columns and from 512 on the whole-row sweep (reduce_outer_rows_v4 for 4-byte elements on
+//   aligned bases, reduce_outer_rows otherwise), as the static rules pick at widths that are not
+//   multiples of the vector (the v4 sweep is correct at any width);
+// - the block: classes at 32, 64 and 128 columns of threads (and 256 without vectors; then 1024
+//   and 2048 columns for the sweeps' threads or columns a thread), each planned for its widest
+//   row, so one tile covers a row of the class as the static plan at that width does (the top
+//   class takes the rules' widest pick);
+// - splits, with static rows and length only: planned at the class's narrowest inner (the fewest
+//   blocks: the most splits), each launch splitting as the rule at its own inner, at most that
+//   count ([Note: splits per launch] in kiln/config/reduce.h), into partial states that each
+//   launch sizes by its inner (a workspace whose first extent is the dim). With dyn rows or a dyn
+//   length as well, nothing is split.
+// The bucket `one` is planned as the static extent. The other families (scans, row norms) and a
+// chain over non-adjacent axes keep the inner axes baked in (a located error says so).
+namespace {
+Rows inner_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, std::int64_t inner, const Rows& rows,
+              const Rows& len) {
+  const std::string what = "the reduce template";
+  const int rank = static_cast<int>(p.bound().ir->node(node).shape.size());
+  Rows r = extent_rows(p, kn, node, first, rank, inner, what, "the axes after those it works along");
+  if (!r.dynamic) return r;
+  if (r.dim.empty()) {   // several dyn factors
+    std::string found;
+    for (const auto& e : r.factors)
+      if (found.empty()) found = p.dyn_in(e);
+    p.refuse_dyn(found, kn.anchor, what, "takes one dyn dim among the axes after those it works along");
+  }
+  for (const Rows* other : {&rows, &len})
+    for (const auto& e : other->factors)
+      if (e.kind() == ir::DimExpr::Kind::Dim && e.name() == r.dim)
+        p.refuse_dyn(r.dim, kn.anchor, what,
+                     fmt::format("takes a dyn dim after the axes it works along only where it sizes nothing else, and "
+                                 "'{}' also sizes its {}",
+                                 r.dim, other == &rows ? "rows" : "reduced axes"));
+  if (p.plan().dyn_buckets.at(r.dim) == DynBucket::One) {   // every launch of the bucket: the static extent
+    Rows fixed;
+    fixed.planned = inner;
+    fixed.text = std::to_string(inner);
+    return fixed;
+  }
+  return r;
+}
+
+// Whether every value of a dyn inner's bucket (and row class) keeps inner a multiple of the
+// 16-byte vector of `elem`-byte elements: through its static factors, the bucket `multiple of 16`,
+// or the row alignment the runtime keys the dim by where it is a row length (add_dyn_row_align).
+bool dyn_inner_aligned(Planner& p, const Rows& inner, int elem) {
+  const std::int64_t v = launch::vec_elems(elem);
+  const std::int64_t need = v / std::gcd(inner.fixed, v);   // of the dim's own value
+  if (need == 1) return true;
+  if (p.plan().dyn_buckets.at(inner.dim) == DynBucket::Div16) return 16 % need == 0;
+  return need <= 8 && p.add_dyn_row_align(inner.dim, need <= 4 ? 4 : 8);
+}
+
+// The inner widths at which a dyn inner's size class starts (Rows::thresholds' counts): past
+// reduce_outer's blocks of 32, 64 and 128 threads of `vec` columns (reduce_outer_threads), and
+// without vectors past 256 threads, at the whole-row sweeps (kOuterSweepMinInner) and where their
+// block or columns a thread double (reduce_outer_v4_threads, reduce_outer_rows_cols).
+std::vector<std::int64_t> dyn_inner_widths(int vec) {
+  std::vector<std::int64_t> at;
+  for (std::int64_t threads : {32, 64, 128}) at.push_back(threads * vec + 1);
+  if (vec == 1)
+    for (std::int64_t w : {std::int64_t{257}, std::int64_t{launch::kOuterSweepMinInner},
+                           std::int64_t{2 * launch::kOuterSweepMinInner + 1},
+                           std::int64_t{4 * launch::kOuterSweepMinInner + 1}})
+      at.push_back(w);
+  return at;
+}
+// The width the top class (no widest row) is planned for: its rules' widest picks (256 threads
+// of reduce_outer; 1024 threads of the v4 sweep, 16 columns a thread of reduce_outer_rows).
+constexpr std::int64_t kDynInnerWidest = std::int64_t{launch::kOuterV4MaxThreads} * 4;
+static_assert(kDynInnerWidest == std::int64_t{launch::kOuterRowsThreads} * launch::kOuterRowsMaxCols,
+              "both sweeps take their widest pick from the same width");
+}  // namespace
 
 namespace {
 
@@ -267,13 +353,15 @@ PlannedKernel storing_followup(PlannedKernel& kn, const char* template_name, int
 // `planned_out`: the outputs the rules see (the class's lowest with dyn rows), which pick the
 // finish's threads per output (reduce_finish_lanes).
 void add_finish(Planner& p, PlannedKernel& kn, const ReduceConfig& split, std::int64_t n_out, std::int64_t bound_out,
-                std::int64_t planned_out) {
+                std::int64_t planned_out, const Rows& inner) {
   const std::int64_t splits = split.splits;
   const int acc = split.acc_bytes;
   const auto& a = p.node(kn.anchor);
   const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_partials";
-  // Opaque Acc states, as 4-byte words (every Acc is a multiple of 4 bytes).
+  // Opaque Acc states, as 4-byte words (every Acc is a multiple of 4 bytes); with a dyn inner
+  // ([Note: dyn inner extents]) as many as each launch's geometry asks for.
   const int ws = p.add_workspace(name, DType::f32, {splits * n_out * acc / 4});
+  if (inner.dynamic) p.size_by_launch(ws);
   kn.args.push_back(workspace_arg(ws, DType::f32, true));
   PlannedKernel fin = storing_followup(kn, "reduce_finish", ws, DType::f32);
   if (split.split_sms > 0) {   // both read the launch's count ([Note: splits per launch])
@@ -288,17 +376,16 @@ void add_finish(Planner& p, PlannedKernel& kn, const ReduceConfig& split, std::i
   ReduceFinishConfig config;
   config.outer = split.outer;
   config.red = split.red;
-  config.inner = split.inner;
+  config.inner = inner.dynamic ? 0 : split.inner;
   config.threads = 256;
   config.n_out = bound_out;
   config.splits = splits;
   config.acc_bytes = acc;
   config.lanes = launch::reduce_finish_lanes(planned_out, splits, config.threads, p.target().sm_count);
   fin.set_launch(reduce_finish_geometry(config));
-  if (!kn.dyn_outer.empty()) {
-    config.n_out = 0;   // the launch's outer * inner
-    fin.dyn_outer = kn.dyn_outer;
-  }
+  if (!kn.dyn_outer.empty() || inner.dynamic) config.n_out = 0;   // the launch's outer * inner
+  fin.dyn_outer = kn.dyn_outer;
+  fin.dyn_inner = kn.dyn_inner;
   fin.dyn_len = kn.dyn_len;   // a mean's count ([Note: dyn lengths])
   fin.config = config;
   fin.index64 = kn.index64;
@@ -482,13 +569,16 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   const Box b = axes.empty() ? Box{1, numel(shape), 1} : box_of(shape, axes.front(), axes.back());
   const int first = axes.empty() ? 0 : axes.front();
   const int last = axes.empty() ? static_cast<int>(shape.size()) - 1 : axes.back();
-  Rows rows = rows_of(p, kn, operand, first, b.outer, "reduce", last);
+  Rows rows = rows_of(p, kn, operand, first, b.outer, "reduce", last, /*dyn_after=*/true);
   Rows len = len_of(p, kn, operand, first, last, b.len, "reduce");
+  Rows inner = inner_of(p, kn, operand, last + 1, b.inner, rows, len);
   set_rows(kn, rows);
   set_len(kn, len);
+  if (inner.dynamic) kn.dyn_inner = inner.factors;
   const int elem = element_bytes(p, operand);
   const int sms = p.target().sm_count;
-  std::string idx = index_reason(kn, std::max(numel(shape), numel(p.shape(kn.anchor))), rows.dynamic || len.dynamic);
+  std::string idx = index_reason(kn, std::max(numel(shape), numel(p.shape(kn.anchor))),
+                                 rows.dynamic || len.dynamic || inner.dynamic);
   const int acc = acc_bytes(a.kind, compute_bytes(a.kind == ir::OpKind::Argmin || a.kind == ir::OpKind::Argmax
                                                       ? p.node(operand).dtype : a.dtype),
                             kn.index64 ? 8 : 4);
@@ -504,7 +594,12 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   config.red = len.config_outer();
   config.inner = b.inner;
   config.acc_bytes = acc;
-  auto launch_with = [&](const ReduceConfig& c) { set_config(kn, c, rows, b.outer, reduce_geometry); };
+  // The launch at the bound extents (kiln gen shows it); a dyn inner's config holds 0.
+  auto launch_with = [&](ReduceConfig c) {
+    c.inner = b.inner;
+    set_config(kn, c, rows, b.outer, reduce_geometry);
+    if (inner.dynamic) std::get<ReduceConfig>(kn.config).inner = 0;
+  };
   // A split with dyn rows: each launch splits as the rule at its rows, at most the class's count
   // ([Note: splits per launch] in kiln/config/reduce.h).
   auto set_launch_splits = [&](ReduceConfig& c) {
@@ -570,13 +665,38 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
         : rows.bounded()            ? ""
                                     : "; dyn rows without a largest class: never split",
         idx);
-    if (split.splits > 1) add_finish(p, kn, config, rows.workspace_rows(), b.outer, rows.planned);
+    if (split.splits > 1) add_finish(p, kn, config, rows.workspace_rows(), b.outer, rows.planned, inner);
     return;
   }
   kn.template_name = "reduce_outer";
-  const int vec = p.target().aligned16 ? launch::reduce_outer_vec(b.inner, elem) : 1;
-  auto grid_text = [&] { return rows.dynamic ? std::string("blocks over the launch's rows")
-                                             : fmt::format("{} blocks", kn.grid.x * kn.grid.y); };
+  // The variant, vector width and block from inner, or from a dyn inner's bucket and size class,
+  // each class sized for its widest row (`sized`; the top class: the rules' widest pick) and split
+  // for its narrowest ([Note: dyn inner extents]).
+  int vec = p.target().aligned16 ? launch::reduce_outer_vec(b.inner, elem) : 1;
+  bool v4 = launch::reduce_outer_use_v4(b.inner, elem, p.target().aligned16) && leaves_have_width(p, operand, 4);
+  bool sweep = launch::reduce_outer_use_rows(b.inner, vec);
+  std::int64_t sized = b.inner;
+  std::string inner_text = std::to_string(b.inner);
+  if (inner.dynamic) {
+    vec = p.target().aligned16 && dyn_inner_aligned(p, inner, elem) ? launch::vec_elems(elem) : 1;
+    inner.thresholds(p, dyn_inner_widths(vec));
+    const bool wide = vec == 1 && inner.planned >= launch::kOuterSweepMinInner;
+    v4 = wide && elem == 4 && p.target().aligned16 && leaves_have_width(p, operand, 4);
+    sweep = wide && !v4;
+    sized = inner.most > 0 ? inner.most : kDynInnerWidest;
+    std::vector<std::string> names;
+    for (const auto& e : inner.factors) names.push_back(e.str());
+    inner_text = fmt::format("{} (dyn, {})", fmt::join(names, "*"), inner.class_text);
+    config.inner = inner.planned;   // the split rules' (the class's narrowest)
+  }
+  auto not_multiple = [&](int v) {
+    return inner.dynamic ? fmt::format("not known to be a multiple of {}", v) : fmt::format("% {} != 0", v);
+  };
+  auto grid_text = [&] {
+    return rows.dynamic    ? std::string("blocks over the launch's rows")
+           : inner.dynamic ? std::string("blocks over the launch's inner")
+                           : fmt::format("{} blocks", kn.grid.x * kn.grid.y);
+  };
   // Splits the variant's config `c` (its variant and numbers set) by its rule (reduce_split_rule):
   // at the bound rows and length; with a dyn length, at its class's lowest (the classes where the
   // count changes), the chunk cut at each launch (0 here); with dyn rows, classes 8 times apart
@@ -588,7 +708,16 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   auto split_by = [&](ReduceConfig& c) {
     auto rule = [&](std::int64_t outer, std::int64_t length) { return split_rule_at(c, outer, length, sms); };
     launch::OuterSplit split{1, b.len};
-    if (rows.dynamic && len.dynamic) {
+    if (inner.dynamic && len.dynamic) {
+      unsplit = "; dyn inner and length: never split";
+      split.chunk = 0;
+    } else if (inner.dynamic) {   // the fewest blocks of the classes: the most splits
+      split = rule(rows.planned, b.len);
+      if (split.splits > 1)
+        unsplit = fmt::format(" (dyn {0}: each launch splits as the rule at its {0}, 2 to {1} ways, into partial "
+                              "states it sizes)",
+                              rows.dynamic ? "rows and inner" : "inner", split.splits);
+    } else if (rows.dynamic && len.dynamic) {
       unsplit = "; dyn rows and length: never split";
       split.chunk = 0;
     } else if (rows.dynamic) {
@@ -611,78 +740,88 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
     }
     c.splits = split.splits;
     c.chunk = split.chunk;
-    if (rows.dynamic && split.splits > 1) set_launch_splits(c);
+    if ((rows.dynamic || inner.dynamic) && split.splits > 1) set_launch_splits(c);
     launch_with(c);
   };
   // The outputs the workspace holds (after split_by: with dyn rows, its class's most rows).
   auto finish_outputs = [&] { return rows.workspace_rows() * b.inner; };
+  auto finish = [&] {
+    if (inner.dynamic) add_finish(p, kn, config, b.outer * b.inner, b.outer * b.inner, rows.planned * inner.planned, inner);
+    else add_finish(p, kn, config, finish_outputs(), b.outer * b.inner, rows.planned * b.inner, inner);
+  };
   // The reduced steps a split block sweeps, in the reason.
   auto swept = [&] {
-    return config.splits <= 1 ? len.text : len.dynamic || rows.dynamic ? "its chunk of" : std::to_string(config.chunk);
+    return config.splits <= 1                                ? len.text
+           : len.dynamic || rows.dynamic || inner.dynamic ? "its chunk of"
+                                                          : std::to_string(config.chunk);
   };
   auto split_text = [&] {
     return config.splits <= 1 ? std::string()
-           : rows.dynamic     ? fmt::format("at most {}", config.splits)
+           : rows.dynamic || inner.dynamic ? fmt::format("at most {}", config.splits)
                               : std::to_string(config.splits);
   };
   // The streamed tensor itself must be 4-byte (a cast prologue from f16 streams 2-byte elements).
-  if (launch::reduce_outer_use_v4(b.inner, elem, p.target().aligned16) && leaves_have_width(p, operand, 4)) {
+  if (v4) {
     config.variant = ReduceVariant::kOuterV4;
-    config.threads = launch::reduce_outer_v4_threads(b.inner);
+    config.threads = launch::reduce_outer_v4_threads(sized);
     config.unroll = launch::kOuterV4Unroll;
     config.vec = 4;
     kn.min_blocks = launch::reduce_outer_v4_blocks_per_sm(config.threads);
     split_by(config);
     const std::int64_t tile = std::int64_t{config.threads} * 4;
     kn.reason = fmt::format(
-        "reduced axis strided, inner {} % 4 != 0: a block sweeps {} rows {}({} threads x 4 columns) with 16-byte "
+        "reduced axis strided, inner {} {}: a block sweeps {} rows {}({} threads x 4 columns) with 16-byte "
         "aligned loads + lane shuffles (rows start misaligned; 4-byte loads stay under copy speed), {} rows of "
         "loads in flight; {}{}{}; {}",
-        b.inner, swept(), b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), config.threads,
+        inner_text, not_multiple(4), swept(),
+        sized <= tile ? "whole " : fmt::format("in {}-column tiles ", tile), config.threads,
         config.unroll,
         config.splits > 1 ? fmt::format("reduced axis split {} ways{} + reduce_finish for ", split_text(),
                                         dyn_chunks(config.splits))
                           : "",
         grid_text(), unsplit, idx);
-    if (config.splits > 1) add_finish(p, kn, config, finish_outputs(), b.outer * b.inner, rows.planned * b.inner);
+    if (config.splits > 1) finish();
     return;
   }
-  if (launch::reduce_outer_use_rows(b.inner, vec)) {
+  if (sweep) {
     config.variant = ReduceVariant::kOuterRows;
     config.threads = launch::kOuterRowsThreads;
-    config.cols = launch::reduce_outer_rows_cols(b.inner, config.threads);
+    config.cols = launch::reduce_outer_rows_cols(sized, config.threads);
     config.unroll = 1;
     config.vec = 1;
     split_by(config);
     const std::int64_t tile = std::int64_t{config.threads} * config.cols;
     kn.reason = fmt::format(
-        "reduced axis strided, inner {} % {} != 0: {}-byte columns; a block sweeps {} rows {}({} threads x {} "
+        "reduced axis strided, inner {} {}: {}-byte columns; a block sweeps {} rows {}({} threads x {} "
         "columns, {} loads in flight a thread), so its reads are contiguous and no sector is shared between column "
         "strips; {}{}{}; {}",
-        b.inner, 16 / elem, elem, swept(), b.inner <= tile ? "whole " : fmt::format("in {}-column tiles ", tile),
+        inner_text, not_multiple(16 / elem), elem, swept(),
+        sized <= tile ? "whole " : fmt::format("in {}-column tiles ", tile),
         config.threads, config.cols, config.cols * config.unroll,
         config.splits > 1 ? fmt::format("reduced axis split {} ways{} + reduce_finish for ", split_text(),
                                         dyn_chunks(config.splits))
                           : "",
         grid_text(), unsplit, idx);
-    if (config.splits > 1) add_finish(p, kn, config, finish_outputs(), b.outer * b.inner, rows.planned * b.inner);
+    if (config.splits > 1) finish();
     return;
   }
   config.variant = ReduceVariant::kOuter;
-  config.threads = launch::reduce_outer_threads(b.inner, vec);
+  config.threads = launch::reduce_outer_threads(sized, vec);
   config.unroll = vec == 1 ? 8 : 4;
   config.vec = vec;
   split_by(config);
   kn.reason = fmt::format(
-      "reduced axis strided: threads along the contiguous inner axis ({}), {}{}{}; {}", b.inner,
+      "reduced axis strided: threads along the contiguous inner axis ({}), {}{}{}; {}", inner_text,
       vec > 1 ? fmt::format("{}-byte loads", vec * elem)
-              : fmt::format("inner % {} != 0: {}-byte loads, {} in flight per thread", 16 / elem, elem, config.unroll),
+              : fmt::format("inner {}: {}-byte loads, {} in flight per thread", not_multiple(16 / elem), elem,
+                            config.unroll),
       config.splits > 1 ? fmt::format(", {} cannot fill {} SMs: reduced axis split {} ways{} + reduce_finish",
-                                      rows.dynamic ? std::string("the blocks") : fmt::format("{} blocks", kn.grid.x),
+                                      rows.dynamic || inner.dynamic ? std::string("the blocks")
+                                                                    : fmt::format("{} blocks", kn.grid.x),
                                       sms, split_text(), dyn_chunks(config.splits))
                         : "",
       unsplit, idx);
-  if (config.splits > 1) add_finish(p, kn, config, finish_outputs(), b.outer * b.inner, rows.planned * b.inner);
+  if (config.splits > 1) finish();
 }
 
 // The strided look-back ([Note: the strided look-back] in templates/kiln/config/scan.h): a block
@@ -1076,7 +1215,8 @@ int element_bytes(const Plan& plan, ir::NodeId operand) {
   return static_cast<int>(dtype_size(plan.bound->node(leaf >= 0 ? leaf : operand).dtype));
 }
 
-launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kn, std::int64_t outer, std::int64_t len) {
+launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kn, std::int64_t outer, std::int64_t len,
+                               std::int64_t inner) {
   const ir::Node& a = plan.bound->node(kn.anchor);
   return std::visit(
       [&](const auto& c) -> launch::Geometry {
@@ -1084,10 +1224,12 @@ launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kn, std::i
         C at = c;
         if constexpr (std::is_same_v<C, ReduceConfig>) {
           at.outer = outer;
+          if (inner > 0) at.inner = inner;
           return reduce_geometry(at);
         } else if constexpr (std::is_same_v<C, ReduceFinishConfig>) {
           at.outer = outer;
-          at.n_out = outer * c.inner;
+          if (inner > 0) at.inner = inner;
+          at.n_out = outer * at.inner;
           return reduce_finish_geometry(at);
         } else if constexpr (std::is_same_v<C, RownormConfig>) {
           at.outer = outer;

@@ -45,7 +45,8 @@ const AnchorRule* contraction_rule(ir::OpKind kind);    // plan_contraction.cpp:
 const AnchorRule* pool_rule(ir::OpKind kind);           // plan_pool.cpp: max_pool, avg_pool
 // plan_memory.cpp: the launch (and workspace bytes) of a memory-family kernel with dyn rows at a
 // launch's row count ([Note: dyn rows]); `len` > 0: a look-back scan's at a launch's dyn length.
-launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t outer, std::int64_t len = 0);
+launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t outer, std::int64_t len = 0,
+                               std::int64_t inner = 0);
 // plan_contraction.cpp: the launch of a matmul kernel whose M or batches are dyn at a launch's
 // extent ([Note: dyn matmul]).
 launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t extent);
@@ -108,6 +109,9 @@ class Planner {
   bool is_output(ir::NodeId id) const { return is_output_[static_cast<std::size_t>(id)]; }
   // `dyn_dim`: the workspace's first extent is that dyn dim (Buffer::dyn_dim), sized by each launch.
   int add_workspace(const std::string& name, DType dtype, std::vector<std::int64_t> shape, const std::string& dyn_dim = "");
+  // The workspace is sized at each launch by the geometry of the kernel being planned
+  // (Buffer::launch_kernel).
+  void size_by_launch(int buffer) { plan_.buffers.at(static_cast<std::size_t>(buffer)).launch_kernel = planning_position(); }
   // The buffer an operand is loaded from when it is a leaf; -1 when it is an
   // inlined elementwise expression.
   int leaf_buffer(ir::NodeId id) const;
@@ -193,8 +197,9 @@ struct Rows {
 // bound count); refuses, located, a dyn dim inside a compound extent, and one in axis `first` or
 // later, but for the axes up to `dyn_last` when the caller takes their dyn length (len_of).
 // `family` names the template in the messages.
+// dyn_after: the caller takes a dyn dim after the worked axes too ([Note: dyn inner extents]).
 Rows rows_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, std::int64_t outer, const char* family,
-             int dyn_last = -1);
+             int dyn_last = -1, bool dyn_after = false);
 // The length of `node`'s axes [first, last] (`len` their bound product), the axes a memory-bound
 // anchor works along ([Note: dyn lengths] in plan_memory.cpp); refuses, located, a dyn dim inside a
 // compound extent. rows_of with dyn_last = last has refused dyn dims after them.

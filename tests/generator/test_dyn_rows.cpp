@@ -42,7 +42,7 @@ const char* kRefused =
     "op reduced {\n"
     "  dims B = 8, dyn N\n"
     "  in  x: f32[B, N]\n"
-    "  out y = sum(x, axis=0)\n"
+    "  out y = softmax(x, axis=0)\n"
     "}\n"
     "op inner {\n"
     "  dims dyn B, L = 8, dyn C\n"
@@ -272,12 +272,35 @@ TEST_CASE("dyn rows: the launch is the family's rule at the launch's rows") {
   }
 }
 
+TEST_CASE("dyn rows: a split kernel's launch splits at least 2 ways, where the rule would not split") {
+  // The whole-row sweep's split rule (reduce_outer_rows_split, against wave quantization) is not
+  // monotone in the blocks: f16 rows of 10001 (3 tiles a row) split 4 ways at 128 rows and 2 at
+  // 256, but not at 160 (480 blocks fill 91% of a wave of 528). 160 rows are in the class planned
+  // at its lowest row count, which splits; the split kernel stores partial states only, so its
+  // launch at 160 splits 2 ways (a count of 1 had it store finished values through the null
+  // output pointer its unit passes).
+  const char* text = "op hmax {\n  dims dyn B, R = 4096, C = 10001\n  in  x: f16[B, R, C]\n  out y = max(x, axis=1)\n}\n";
+  const auto plan = plan_text_at(text, "hmax", 100);
+  const auto& c = std::get<kiln::ReduceConfig>(plan.kernels.at(0).config);
+  REQUIRE(c.variant == kiln::ReduceVariant::kOuterRows);
+  REQUIRE(c.splits > 1);
+  std::map<std::string, std::int64_t> dims = plan.bound->dims;
+  dims["B"] = 160;
+  REQUIRE(kiln::dyn_class(plan.dyn_thresholds.at("B"), 160) == kiln::dyn_class(plan.dyn_thresholds.at("B"), 100));
+  kiln::ReduceConfig at = c;
+  at.outer = 160;
+  at.inner = 10001;
+  CHECK(kiln::reduce_split_rule(at, 132).splits == 1);
+  CHECK(kiln::launch_for(plan, 0, dims).grid.y == 2);
+  CHECK(kiln::launch_value(plan, plan.kernels[0].args.back(), dims) == 2);   // launch_splits, as the finish reads it
+}
+
 TEST_CASE("dyn rows: other dyn dims are refused where they are declared") {
   auto refused = [](const std::string& op) {
     return refusal_of(kRefused, "rows.kiln", op, {{"B", 4}, {"N", 100}, {"C", 100}});
   };
   CHECK(refused("reduced") ==
-        "rows.kiln:2:19: op reduced: dim 'N' is dyn, but the reduce template (for line 4) takes dyn dims only among "
+        "rows.kiln:2:19: op reduced: dim 'N' is dyn, but the rownorm template (for line 4) takes dyn dims only among "
         "the rows and the axes it works along (axis 1 here is after them)");
   CHECK(refused("inner").find("rows.kiln:7:26: op inner: dim 'C' is dyn, but the scan template (for line 9) takes dyn "
                               "dims only among the rows") == 0);

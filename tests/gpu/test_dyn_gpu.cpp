@@ -995,6 +995,54 @@ TEST_CASE("gpu: dyn lengths of reductions, scans and row norms against the float
                  {"both", {"L", {1, 100, 1000, 5000}}}});
 }
 
+// A dyn inner extent ([Note: dyn inner extents] in generator/plan/plan_memory.cpp): strided
+// reductions whose columns are a dyn C. Sums with a broadcast epilogue over 64 rows of 1000 (split
+// at each launch as the rule at its C, at least 2 ways, into partial states each launch sizes):
+// odd widths (no vectors; the v4 sweep from 512), multiples of 4 and of 16 (16-byte columns), the
+// top classes; an f16 max (the whole-row sweep for widths that are not multiples of 8), NaN-free
+// random halves; an argmax over C x 4 columns; a mean of few rows with the rows dyn too (the
+// generic default); a max down the first axis (no rows). Values: both sides of class thresholds,
+// the bucket one.
+constexpr const char* kInnerSpec = R"(
+op colsum {
+  dims R = 1000, dyn C
+  in  x: f32[64, R, C]
+  in  b: f32[C]
+  out y = sum(x, axis=1) * b
+}
+op colmax_h {
+  dims R = 4096, dyn C
+  in  x: f16[4, R, C]
+  out y = max(x, axis=1)
+}
+op argmax4 {
+  dims R = 512, dyn C
+  in  x: f32[4, R, C, 4]
+  out y = argmax(x, axis=1)
+}
+op colmean_few {
+  dims dyn B = 2, R = 100000, dyn C
+  in  x: f32[B, R, C]
+  out y = mean(x, axis=1)
+}
+op first {
+  dims R = 300, dyn C
+  in  x: f32[R, C]
+  out y = max(x, axis=0) + 1.0
+}
+)";
+
+TEST_CASE("gpu: dyn inner extents of strided reductions against the float64 reference, one compile per class") {
+  KILN_REQUIRE_GPU();
+  check_dyn_ops(kInnerSpec, "inner.kiln", "dyn inner",
+                {{"colsum", {"C", {1, 7, 31, 33, 100, 128, 129, 511, 512, 1001, 1024, 2049, 4096, 100003}}},
+                 {"colmax_h", {"C", {1, 5, 64, 257, 1000, 1001, 3001, 10000}}},
+                 {"argmax4", {"C", {1, 3, 32, 33, 500}}},
+                 {"first", {"C", {1, 3, 2049, 65537}}}});
+  check_dyn_ops(kInnerSpec, "inner.kiln", "dyn inner and rows",
+                {{"colmean_few", {"C", {1, 4, 100, 1001}, "B", {2, 2, 5, 1}}}});
+}
+
 // [Note: launch memo] in runtime/runtime.cpp: an executable keeps its last launch's state (dims,
 // grids, scratch layout, dim arguments) by the arguments' extents. Launches that repeat extents,
 // alternate between two values of one bucket and class (a look-back scan, whose grid and zeroed

@@ -211,7 +211,9 @@ KILN_RULE constexpr Geometry reduce_outer_geometry(long long outer, long long in
 // 16-byte columns (already at copy speed).
 constexpr int kOuterRowsThreads = 256;
 constexpr int kOuterRowsMaxCols = 16;
-KILN_RULE constexpr bool reduce_outer_use_rows(long long inner, int vec) { return vec == 1 && inner >= 2 * kOuterRowsThreads; }
+// The narrowest row either whole-row sweep (this one or reduce_outer_rows_v4 below) takes.
+constexpr long long kOuterSweepMinInner = 2 * kOuterRowsThreads;
+KILN_RULE constexpr bool reduce_outer_use_rows(long long inner, int vec) { return vec == 1 && inner >= kOuterSweepMinInner; }
 // Columns per thread: the whole row in one tile when it fits kMaxCols registers, else the
 // fewest tiles, balanced (4097 columns: two tiles of 9 columns a thread, not 16 + 1).
 KILN_RULE constexpr int reduce_outer_rows_cols(long long inner, int threads) {
@@ -246,7 +248,7 @@ KILN_RULE constexpr OuterSplit reduce_outer_rows_split(long long outer, long lon
 constexpr int kOuterV4MaxThreads = 1024;
 constexpr int kOuterV4Unroll = 2;   // rows of 16-byte loads issued before the shuffles
 KILN_RULE constexpr bool reduce_outer_use_v4(long long inner, int elem_bytes, bool aligned16) {
-  return elem_bytes == 4 && inner % 4 != 0 && inner >= 512 && aligned16;
+  return elem_bytes == 4 && inner % 4 != 0 && inner >= kOuterSweepMinInner && aligned16;
 }
 // Threads: one tile (4 columns a thread) covers the row where 1024 threads can, else the fewest
 // tiles, balanced (4097 columns: two tiles of 544 threads, not 1024 + a tile of one column).
@@ -326,11 +328,16 @@ KILN_RULE constexpr launch::OuterSplit reduce_split_rule(const ReduceConfig& c, 
 // `splits` (so the workspace always suffices); its chunk is the body's (reduce_dyn_chunk over the
 // launch's count), and the kernel and its reduce_finish read the count from the launch
 // (KernelArg::Kind::LaunchSplits): the split kernel's grid.y.
-// (outer 0: a dyn config's own, no launch's rows: the planned count.)
+// A dyn inner extent ([Note: dyn inner extents] in generator/plan/plan_memory.cpp) splits each
+// launch the same way, as the rule at the launch's rows and inner. The count is at least 2: the
+// split kernel stores partial states only (reduce_finish applies the epilogue), and the rule gives
+// 1 past the rows or inner where the blocks fill the GPU (a class of dyn rows ends below them; a
+// class of a dyn inner may not, and its widest launches then split 2 ways).
+// (outer or inner 0: a dyn config's own, no launch's extents: the planned count.)
 KILN_RULE constexpr launch::OuterSplit reduce_launch_split(const ReduceConfig& c) {
-  if (c.split_sms <= 0 || c.outer <= 0) return launch::OuterSplit{c.splits, c.chunk};
+  if (c.split_sms <= 0 || c.outer <= 0 || c.inner <= 0) return launch::OuterSplit{c.splits, c.chunk};
   const launch::OuterSplit s = reduce_split_rule(c, c.split_sms);
-  return launch::OuterSplit{launch::min_ll(s.splits, c.splits), 0};
+  return launch::OuterSplit{launch::max_ll(2, launch::min_ll(s.splits, c.splits)), 0};
 }
 
 // What the planner launches and what a generated unit checks against (launch_check). The
