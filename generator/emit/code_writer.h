@@ -28,7 +28,9 @@ class CodeWriter {
   }
   void close_block(std::string_view trailer = "") {
     --indent_;
-    raw_line("}" + std::string(trailer));
+    std::string line = "}";   // (not "}" + std::string: GCC 12 warns of an overlap there, PR 105329)
+    line += trailer;
+    raw_line(line);
   }
   // Appends lines written elsewhere, at this writer's indentation.
   void append(std::string_view text) {

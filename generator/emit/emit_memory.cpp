@@ -447,24 +447,26 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, const Scan
   const std::string inits = UnitParts::member_inits(plan, kernel);
   const std::string geometry = fmt::format("kiln::scan_geometry(kConfig, sizeof({}), sizeof(C))", streamed_type(plan, primary));
   rows_launch_check(kernel, geometry, unit);
-  // The chunk totals (with dyn rows sized for the class's most rows, not kConfig's 0).
-  if (config.chunks > 1 && !dyn_rows(kernel)) workspace_check(plan, kernel, geometry, totals, unit);
+  // The chunk totals (with dyn rows sized for the class's most rows, with a dyn inner by each
+  // launch, not kConfig's 0).
+  if (config.chunks > 1 && !dyn_rows(kernel) && !dyn_inner(kernel)) workspace_check(plan, kernel, geometry, totals, unit);
   if (totals) {
     KILN_ASSERT(!dyn_len(kernel), "chunk totals over a dyn length ([Note: dyn lengths]: one pass)");
-    unit.body = rows_statement(plan, kernel) +
-                fmt::format("  kiln::scan_strided_totals<kThreads, kUnroll, kReverse, Op>({}, {}, {}, kLen, kInner, "
+    unit.body = extent_statements(plan, kernel, "len") +
+                fmt::format("  kiln::scan_strided_totals<kThreads, kUnroll, kReverse, Op>({}, {}, {}, kLen, {}, "
                             "kChunk, Load{{{}}});",
-                            in, workspace_pointer(plan, kernel, true), rows_name(kernel, "kOuter"), inits);
+                            in, workspace_pointer(plan, kernel, true), rows_name(kernel, "kOuter"), inner_name(kernel),
+                            inits);
     return;
   }
   const std::string ws = workspace_pointer(plan, kernel, false);
   const bool dyn = dyn_len(kernel);
   unit.body = extent_statements(plan, kernel, "len") +
               fmt::format("  kiln::scan_strided<kThreads, kUnroll, kExclusive, kReverse, Op>({}, {}, {}, {}, {}, "
-                          "kInner, {}, {});",
+                          "{}, {}, {});",
                           in, pointer_of_store(plan, kernel), ws.empty() ? "static_cast<const C*>(nullptr)" : ws,
-                          rows_name(kernel, "kOuter"), dyn ? "len" : "kLen", dyn ? "len" : "kChunk",
-                          functors(plan, kernel));
+                          rows_name(kernel, "kOuter"), dyn ? "len" : "kLen", inner_name(kernel),
+                          dyn ? "len" : "kChunk", functors(plan, kernel));
 }
 
 // scan_strided_lookback: its zeroed workspace holds a status a column of each tile.

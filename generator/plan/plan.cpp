@@ -991,10 +991,12 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
     for (const auto& e : kn.dyn_inner) inner *= e.evaluate(dims);
   }
   if (kn.dyn_outer.empty() && inner > 0) {
-    const auto* reduce = std::get_if<ReduceConfig>(&kn.config);
-    const auto* finish = std::get_if<ReduceFinishConfig>(&kn.config);
-    KILN_ASSERT(reduce != nullptr || finish != nullptr, "{}: a dyn inner extent outside the reduce family", kn.entry);
-    return memory_launch(plan, kn, reduce != nullptr ? reduce->outer : finish->outer, 0, inner);
+    std::int64_t outer = 0;
+    if (const auto* reduce = std::get_if<ReduceConfig>(&kn.config)) outer = reduce->outer;
+    else if (const auto* finish = std::get_if<ReduceFinishConfig>(&kn.config)) outer = finish->outer;
+    else if (const auto* scan = std::get_if<ScanConfig>(&kn.config)) outer = scan->outer;
+    KILN_ASSERT(outer > 0, "{}: a dyn inner extent outside the reduce and scan families", kn.entry);
+    return memory_launch(plan, kn, outer, 0, inner);
   }
   if (kn.dyn_outer.empty()) {
     // The look-back scan over a dyn length ([Note: dyn lengths]): its grid and the workspace it

@@ -169,11 +169,11 @@ Rows len_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, int
 }
 
 // [Note: dyn inner extents]
-// A reduction along a strided axis (reduce_outer's variants) may also take one dyn dim among the
-// axes after the reduced ones (the columns of `sum(x: f32[B, R, C], axis=1)`), as a whole extent
-// that sizes nothing else the reduction sees as rows or length. The templates read `inner` at run
-// time (their tiles, bounds and flat indices), so what the planner decides from it follows the
-// dim's bucket and size class:
+// A reduction or a scan along a strided axis (reduce_outer's variants, scan_strided[_totals]) may
+// also take one dyn dim among the axes after the worked ones (the columns of `sum(x: f32[B, R,
+// C], axis=1)`), as a whole extent that sizes nothing else the op sees as rows or length. The
+// templates read `inner` at run time (their tiles, bounds and flat indices), so what the planner
+// decides from it follows the dim's bucket and size class. For reductions:
 // - the vector width (reduce_outer's kVec): 16-byte columns where every value of the bucket keeps
 //   inner a multiple of the vector (the static factors, the bucket `multiple of 16`, or the row
 //   alignment the runtime keys a row length by: [Note: dyn buckets] in plan.h); else 1;
@@ -190,12 +190,18 @@ Rows len_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, int
 //   count ([Note: splits per launch] in kiln/config/reduce.h), into partial states that each
 //   launch sizes by its inner (a workspace whose first extent is the dim). With dyn rows or a dyn
 //   length as well, nothing is split.
-// The bucket `one` is planned as the static extent. The other families (scans, row norms) and a
-// chain over non-adjacent axes keep the inner axes baked in (a located error says so).
+// A strided scan has classes past 32, 64 and 128 columns (its block, sized for the widest) and,
+// with static rows and length, at the width from which the rule no longer cuts the axis into
+// chunks and below it at the powers of two where the rule's count changes; a chunked class is
+// cut as the rule at its narrowest, the chunk totals sized by each launch (the count is the
+// config's: a wider launch of the class has up to about twice the blocks the rule would give it);
+// never the strided look-back, and with dyn rows or a dyn length too one pass.
+// The bucket `one` is planned as the static extent. Row norms and a chain over non-adjacent axes
+// keep the inner axes baked in (a located error says so).
 namespace {
 Rows inner_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, std::int64_t inner, const Rows& rows,
-              const Rows& len) {
-  const std::string what = "the reduce template";
+              const Rows& len, const char* family) {
+  const std::string what = fmt::format("the {} template", family);
   const int rank = static_cast<int>(p.bound().ir->node(node).shape.size());
   Rows r = extent_rows(p, kn, node, first, rank, inner, what, "the axes after those it works along");
   if (!r.dynamic) return r;
@@ -245,6 +251,12 @@ std::vector<std::int64_t> dyn_inner_widths(int vec) {
                            std::int64_t{4 * launch::kOuterSweepMinInner + 1}})
       at.push_back(w);
   return at;
+}
+// What a reason says of a dyn inner: "C (dyn, C in [33, 65))".
+std::string dyn_inner_text(const Rows& inner) {
+  std::vector<std::string> names;
+  for (const auto& e : inner.factors) names.push_back(e.str());
+  return fmt::format("{} (dyn, {})", fmt::join(names, "*"), inner.class_text);
 }
 // The width the top class (no widest row) is planned for: its rules' widest picks (256 threads
 // of reduce_outer; 1024 threads of the v4 sweep, 16 columns a thread of reduce_outer_rows).
@@ -571,7 +583,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   const int last = axes.empty() ? static_cast<int>(shape.size()) - 1 : axes.back();
   Rows rows = rows_of(p, kn, operand, first, b.outer, "reduce", last, /*dyn_after=*/true);
   Rows len = len_of(p, kn, operand, first, last, b.len, "reduce");
-  Rows inner = inner_of(p, kn, operand, last + 1, b.inner, rows, len);
+  Rows inner = inner_of(p, kn, operand, last + 1, b.inner, rows, len, "reduce");
   set_rows(kn, rows);
   set_len(kn, len);
   if (inner.dynamic) kn.dyn_inner = inner.factors;
@@ -684,9 +696,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
     v4 = wide && elem == 4 && p.target().aligned16 && leaves_have_width(p, operand, 4);
     sweep = wide && !v4;
     sized = inner.most > 0 ? inner.most : kDynInnerWidest;
-    std::vector<std::string> names;
-    for (const auto& e : inner.factors) names.push_back(e.str());
-    inner_text = fmt::format("{} (dyn, {})", fmt::join(names, "*"), inner.class_text);
+    inner_text = dyn_inner_text(inner);
     config.inner = inner.planned;   // the split rules' (the class's narrowest)
   }
   auto not_multiple = [&](int v) {
@@ -860,19 +870,44 @@ void plan_scan_strided_lookback(Planner& p, PlannedKernel& kn, const Box& b, int
 // Scans along a non-last axis: a thread per column, chunked along the axis when the columns
 // cannot fill the GPU (then scan_strided_totals runs first), or the strided look-back where the
 // tensor is large enough for it. See [Note: the strided-axis scan] in templates/kiln/scan.cuh.
-void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, const Rows& len, const std::string& idx) {
+void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, const Rows& len, Rows& inner,
+                       const std::string& idx) {
   const auto& a = p.node(kn.anchor);
   constexpr int kUnroll = 8;
-  const int threads = launch::scan_strided_threads(b.inner);
+  const int sms = p.target().sm_count;
+  int threads = launch::scan_strided_threads(b.inner);
+  // A dyn inner ([Note: dyn inner extents]): classes past 32, 64 and 128 columns (the block, sized
+  // for the class's widest) and, with static rows and length, at the width from which the rule
+  // no longer chunks; each chunked class is chunked as the rule at its narrowest (its totals sized
+  // by each launch). With dyn rows or a dyn length too, one pass.
+  std::int64_t chunk_inner = b.inner;   // the width the chunk rule sees
+  std::string inner_text = std::to_string(b.inner);
+  if (inner.dynamic) {
+    std::vector<std::int64_t> widths{33, 65, 129};
+    if (!rows.dynamic && !len.dynamic) {
+      auto chunks_at = [&](std::int64_t w) {   // (monotone in the width)
+        return launch::scan_strided_chunks(b.outer, b.len, w, launch::scan_strided_threads(w), kUnroll, sms).chunks;
+      };
+      const std::int64_t full_inner = unsplit_rows(chunks_at);
+      widths.push_back(full_inner);
+      // Past the widest block, the powers of two where the count changes: a launch's class is
+      // cut into at most about twice the chunks the rule asks at its width.
+      for (std::int64_t w : split_steps(chunks_at))
+        if (w > launch::kScanStridedMaxThreads && w < full_inner) widths.push_back(w);
+    }
+    inner.thresholds(p, widths);
+    threads = launch::scan_strided_threads(inner.most > 0 ? inner.most : launch::kScanStridedMaxThreads);
+    chunk_inner = inner.planned;
+    inner_text = dyn_inner_text(inner);
+  }
   // Chunks read the row count (none from a full wave of blocks, `full` rows on), and the totals'
   // workspace is sized by it: with dyn rows, classes 8 times apart below `full`, so the workspace
   // for a class's most rows is at most 8 times what its lowest needs.
-  const std::int64_t full = launch::ceil_div(std::int64_t{p.target().sm_count} * (2048 / threads),
-                                             launch::ceil_div(b.inner, threads));
+  const std::int64_t full = launch::ceil_div(std::int64_t{sms} * (2048 / threads), launch::ceil_div(b.inner, threads));
   // (A dyn length: one pass, [Note: dyn lengths]; chunk 0 stands for the body's `len`.)
-  if (!len.dynamic) rows.thresholds(p, {launch::ceil_div(full, 64), launch::ceil_div(full, 8), full});
-  const auto ch = rows.bounded() && !len.dynamic
-                      ? launch::scan_strided_chunks(rows.planned, b.len, b.inner, threads, kUnroll, p.target().sm_count)
+  if (!len.dynamic && !inner.dynamic) rows.thresholds(p, {launch::ceil_div(full, 64), launch::ceil_div(full, 8), full});
+  const auto ch = rows.bounded() && !len.dynamic && !(rows.dynamic && inner.dynamic)
+                      ? launch::scan_strided_chunks(rows.planned, b.len, chunk_inner, threads, kUnroll, sms)
                       : launch::ScanChunks{1, len.dynamic ? 0 : b.len};
   const DType cdt = chain_dtype(a.dtype);
   ScanConfig config;
@@ -887,12 +922,13 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
   const int elem = element_bytes(p, a.operands[0]);
   const auto geo = scan_geometry(config, elem, static_cast<int>(dtype_size(cdt)));
   config.outer = rows.config_outer();
+  if (inner.dynamic) config.inner = 0;
   kn.config = config;
   kn.set_launch(geo);
   const std::string what = fmt::format(
       "scan along a strided axis ([{}, {}, {}]): a thread per column carrying its running value, {} loads in flight",
-      rows.text, len.text, b.inner, kUnroll);
-  if (ch.chunks > 1 && !rows.dynamic) {   // the look-back instead of the chunks, where it pays
+      rows.text, len.text, inner_text, kUnroll);
+  if (ch.chunks > 1 && !rows.dynamic && !inner.dynamic) {   // the look-back instead of the chunks, where it pays
     const int tile_rows = launch::scan_strided_lookback_rows(launch::kScanStridedLookbackThreads, elem,
                                                              static_cast<int>(dtype_size(cdt)));
     if (launch::scan_strided_use_lookback(b.outer, b.len, b.inner, tile_rows, p.target().sm_count) &&
@@ -905,15 +941,18 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
     kn.template_name = "scan_strided";
     kn.reason = len.dynamic    ? fmt::format("{}; dyn length: one pass, never chunked; {}", what, idx)
                 : rows.dynamic ? fmt::format("{}; dyn rows: one pass{}; {}", what,
-                                             rows.bounded() ? " (a full wave of blocks from this class on)"
-                                                            : ", never chunked (no largest class)",
+                                             inner.dynamic    ? ", never chunked (dyn inner too)"
+                                             : rows.bounded() ? " (a full wave of blocks from this class on)"
+                                                              : ", never chunked (no largest class)",
                                              idx)
-                               : fmt::format("{}; {} blocks fill the GPU: one pass; {}", what, kn.grid.x, idx);
+                : inner.dynamic ? fmt::format("{}; the blocks fill the GPU from this class on: one pass; {}", what, idx)
+                                : fmt::format("{}; {} blocks fill the GPU: one pass; {}", what, kn.grid.x, idx);
     return;
   }
   // Chunked: this kernel writes the chunk totals, a follow-up scans with them.
   const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_chunk_totals";
   const int ws = p.add_workspace(name, cdt, {ch.chunks * rows.workspace_rows() * b.inner});
+  if (inner.dynamic) p.size_by_launch(ws);
   kn.template_name = "scan_strided_totals";
   kn.args.push_back(workspace_arg(ws, cdt, true));
   PlannedKernel scan = storing_followup(kn, "scan_strided", ws, cdt);
@@ -921,12 +960,16 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
   scan.config = config;
   scan.set_launch(geo);   // the same grid
   scan.dyn_outer = kn.dyn_outer;
+  scan.dyn_inner = kn.dyn_inner;
   kn.reason = fmt::format("{}; {} cannot fill {} SMs: the axis is cut into {} chunks of {}, this kernel "
                           "writes each chunk's total; {}",
                           what,
-                          rows.dynamic ? fmt::format("this class's rows (planned for {}, totals for up to {})",
-                                                     rows.planned, rows.most)
-                                       : fmt::format("{} blocks", geo.grid.x),
+                          rows.dynamic    ? fmt::format("this class's rows (planned for {}, totals for up to {})",
+                                                        rows.planned, rows.most)
+                          : inner.dynamic ? fmt::format("the blocks of this class (planned for its narrowest, {}; "
+                                                        "totals sized by each launch)",
+                                                        inner.planned)
+                                          : fmt::format("{} blocks", geo.grid.x),
                           p.target().sm_count, ch.chunks, ch.chunk, idx);
   scan.reason = fmt::format("scans each chunk from the combination of the totals before it (chunk order: "
                             "deterministic); {}",
@@ -938,12 +981,14 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   const auto& a = p.node(kn.anchor);
   const auto& shape = p.shape(kn.anchor);
   const Box b = shape.empty() ? Box{} : box_of(shape, a.axis, a.axis);
-  Rows rows = rows_of(p, kn, kn.anchor, a.axis, b.outer, "scan", a.axis);
+  Rows rows = rows_of(p, kn, kn.anchor, a.axis, b.outer, "scan", a.axis, /*dyn_after=*/true);
   Rows len = len_of(p, kn, kn.anchor, a.axis, a.axis, b.len, "scan");
+  Rows inner = inner_of(p, kn, kn.anchor, a.axis + 1, b.inner, rows, len, "scan");
   set_rows(kn, rows);
   set_len(kn, len);
-  const std::string idx = index_reason(kn, numel(shape), rows.dynamic || len.dynamic);
-  if (b.inner > 1) return plan_scan_strided(p, kn, b, rows, len, idx);
+  if (inner.dynamic) kn.dyn_inner = inner.factors;
+  const std::string idx = index_reason(kn, numel(shape), rows.dynamic || len.dynamic || inner.dynamic);
+  if (b.inner > 1) return plan_scan_strided(p, kn, b, rows, len, inner, idx);
   constexpr int kThreads = 256, kVecs = 2;
   const int elem = element_bytes(p, a.operands[0]);
   const std::int64_t tile = launch::scan_rows_tile(kThreads, kVecs, elem);
@@ -1238,6 +1283,7 @@ launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kn, std::i
           // The sizes plan_scan gives the rule: the streamed operand's elements and the values scanned.
           at.outer = outer;
           if (len > 0) at.len = len;   // the look-back over a dyn length
+          if (inner > 0) at.inner = inner;
           return scan_geometry(at, element_bytes(plan, a.operands[0]),
                                static_cast<int>(dtype_size(chain_dtype(a.dtype))));
         } else {

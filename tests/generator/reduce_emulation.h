@@ -1,4 +1,4 @@
-// A strided reduction launched as a plan says, run on the CPU (cuda_emulator.h): the bridge between
+// A strided reduction or scan launched as a plan says, run on the CPU (cuda_emulator.h): the bridge between
 // the planner's tests and the emulated templates, which cannot share a translation unit (the host
 // API's kiln::i32 and the device templates' differ). Defined in test_dyn_inner_emulated.cpp.
 #pragma once
@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "templates/kiln/config/reduce.h"
+#include "templates/kiln/config/scan.h"
 
 namespace reduce_emulation {
 
@@ -21,5 +22,11 @@ struct Launch {
 // Runs `l` over x viewed as [outer, red, inner] (16-byte aligned) with a sum or a max (NaN
 // propagates), the output poisoned first; returns the outer * inner results.
 std::vector<float> run(const Launch& l, bool max, const float* x, int outer, int red, int inner);
+
+// One launch of a planned strided scan (scan_strided, after scan_strided_totals when the config
+// cuts the axis into chunks) on `grid_x` blocks by the config's chunks: an inclusive cumsum, or
+// with `reverse` a reverse cummax, over x viewed as [outer, len, inner].
+std::vector<float> run_scan(const kiln::ScanConfig& config, long long grid_x, bool reverse, const float* x, int outer,
+                            int len, int inner);
 
 }  // namespace reduce_emulation

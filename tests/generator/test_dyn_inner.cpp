@@ -58,7 +58,7 @@ const kiln::ReduceConfig& reduce_config(const kiln::Plan& plan) { return std::ge
 const char* kRefused =
     "op shared {\n  dims dyn C\n  in  x: f32[C, 16, C]\n  out y = sum(x, axis=1)\n}\n"
     "op two {\n  dims dyn C, dyn D\n  in  x: f32[3, 16, C, D]\n  out y = sum(x, axis=1)\n}\n"
-    "op scan {\n  dims L = 8, dyn C\n  in  x: f32[4, L, C]\n  out y = cumsum(x, axis=1)\n}\n"
+    "op scan {\n  dims L = 8, dyn C\n  in  x: f32[4, L, C, C]\n  out y = cumsum(x, axis=1)\n}\n"
     "op norm {\n  dims L = 8, dyn C\n  in  x: f32[4, L, C]\n  out y = softmax(x, axis=1)\n}\n"
     "op chain {\n  dims L = 8, dyn C\n  in  x: f32[4, L, C, 2]\n  out y = sum(x, axis=[0, 2])\n}\n";
 
@@ -295,6 +295,111 @@ TEST_CASE("dyn inner: a plan made at one inner runs right at the others of its c
                                                   kiln::ReduceVariant::kOuterRows});
 }
 
+namespace {
+
+const char* kScans =
+    "op cs {\n  dims R = 1000, dyn C = 40\n  in  x: f32[64, R, C]\n  out y = cumsum(x, axis=1) * 2.0\n}\n"
+    "op cs_few {\n  dims R = 3000, dyn C = 40\n  in  x: f32[2, R, C]\n  out y = cummax(x, axis=1, reverse=true)\n}\n"
+    "op cs_rows {\n  dims dyn B = 3, R = 500, dyn C = 40\n  in  x: f32[B, R, C]\n  out y = cumsum(x, axis=1)\n}\n";
+
+kiln::Plan scan_at(const std::string& op, std::int64_t c, std::int64_t b = 3) {
+  return plan_text_at(kScans, "scan.kiln", op, {{"C", c}, {"B", b}}, "sm_90a");
+}
+const kiln::ScanConfig& scan_config(const kiln::Plan& plan) { return std::get<kiln::ScanConfig>(plan.kernels.at(0).config); }
+
+}  // namespace
+
+TEST_CASE("dyn inner: strided scans, one source per class, cut into chunks as the rule at the class's narrowest") {
+  for (const std::string op : {"cs", "cs_few", "cs_rows"})
+    for (const auto& pair : std::vector<std::pair<std::int64_t, std::int64_t>>{{1001, 1017}, {108, 124}}) {
+      CAPTURE(op);
+      CAPTURE(pair.first);
+      const auto a = scan_at(op, pair.first), b = scan_at(op, pair.second);
+      CHECK(all_sources(sources_of(a)) == all_sources(sources_of(b)));
+      CHECK(!a.kernels[0].dyn_inner.empty());
+      CHECK(scan_config(a).inner == 0);
+      for (const auto& src : sources_of(a)) {
+        INFO(src.text);
+        CHECK(src.text.find(std::to_string(pair.first)) == std::string::npos);
+        CHECK(contains(src.text, "const Index inner = "));
+      }
+    }
+  // cs_few: 2 rows of 3000 steps. Classes past 32, 64, 128 columns (the block), at the width from
+  // which the rule no longer chunks, and below it past 256 at the powers of two where its count
+  // changes; each class chunked as the rule at its narrowest, with the class's block.
+  const auto held = scan_at("cs_few", 100);
+  const auto& steps = held.dyn_thresholds.at("C");
+  REQUIRE(steps.size() >= 4);
+  CHECK(std::vector<std::int64_t>(steps.begin(), steps.begin() + 3) == std::vector<std::int64_t>{33, 65, 129});
+  auto rule = [](std::int64_t w, int threads) { return kiln::launch::scan_strided_chunks(2, 3000, w, threads, 8, 132); };
+  const std::int64_t full = steps.back();
+  CHECK(rule(full, 256).chunks == 1);
+  CHECK(rule(full - 1, 256).chunks > 1);
+  for (std::int64_t c : std::vector<std::int64_t>{7, 40, 100, 200, 300, 1000, 5000, full - 1, full, 3 * full}) {
+    CAPTURE(c);
+    const auto plan = scan_at("cs_few", c);
+    const auto& sc = scan_config(plan);
+    const int klass = kiln::dyn_class(steps, c);
+    const std::int64_t narrowest = kiln::dyn_class_low(steps, klass);
+    CHECK(sc.chunks == rule(narrowest, sc.threads).chunks);
+    CHECK(sc.variant == (sc.chunks > 1 ? kiln::ScanVariant::kStridedTotals : kiln::ScanVariant::kStrided));
+    if (klass < static_cast<int>(steps.size()))
+      CHECK(sc.threads == kiln::launch::scan_strided_threads(steps[static_cast<std::size_t>(klass)] - 1));
+    // A launch of the class: its own grid, and the totals its geometry sizes.
+    const std::map<std::string, std::int64_t> dims{{"C", c}, {"R", 3000}};
+    CHECK(kiln::launch_for(plan, 0, dims).grid.x == 2 * kiln::launch::ceil_div(c, sc.threads));
+    for (std::size_t b = 0; b < plan.buffers.size(); ++b)
+      if (plan.buffers[b].kind == kiln::BufferKind::Workspace)
+        CHECK(plan.buffer_bytes(b, dims) == sc.chunks * 2 * c * 4);
+  }
+  // With the rows dyn too: one pass.
+  CHECK(scan_config(scan_at("cs_rows", 100)).chunks == 1);
+  CHECK(scan_at("cs_rows", 100).kernels.size() == 1);
+}
+
+TEST_CASE("dyn inner: a strided scan planned at one inner runs right at the others of its class (emulated)") {
+  // cs_few (a reverse cummax, chunked below the full width) and cs (a cumsum over 64 rows), each
+  // planned at one C and launched at others of its class, against float64.
+  struct ScanRun {
+    std::string op;
+    std::int64_t planned_at;
+    std::vector<std::int64_t> launched_at;
+  };
+  const std::vector<ScanRun> runs = {{"cs_few", 7, {5, 9, 31}}, {"cs_few", 100, {70, 100, 127}},
+                                     {"cs_few", 300, {260, 300, 511}}, {"cs", 40, {33, 40, 64}}};
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (const ScanRun& r : runs) {
+    const bool few = r.op == "cs_few";
+    const int outer = few ? 2 : 64, len = few ? 3000 : 1000;
+    const kiln::Plan plan = scan_at(r.op, r.planned_at);
+    const auto& sc = scan_config(plan);
+    for (std::int64_t value : r.launched_at) {
+      INFO(r.op << " planned at C = " << r.planned_at << ", launched at " << value << ": " << plan.kernels[0].reason);
+      CHECK(scan_at(r.op, value).kernels[0].config == plan.kernels[0].config);
+      const int inner = static_cast<int>(value);
+      const auto g = kiln::launch_for(plan, 0, {{"C", value}, {"R", len}});
+      CHECK(g.grid.y == sc.chunks);
+      std::vector<float> x(static_cast<std::size_t>(outer) * len * inner);
+      for (auto& v : x) v = u(gen);
+      const std::vector<float> y = reduce_emulation::run_scan(sc, g.grid.x, few, x.data(), outer, len, inner);
+      int bad = 0;
+      for (int o = 0; o < outer; ++o)
+        for (int col = 0; col < inner; ++col) {
+          double run = few ? -std::numeric_limits<double>::infinity() : 0.0;
+          for (int q = 0; q < len; ++q) {
+            const int i = few ? len - 1 - q : q;
+            const std::size_t at = (static_cast<std::size_t>(o) * len + i) * inner + col;
+            run = few ? std::max(run, double(x[at])) : run + x[at];
+            const bool ok = few ? y[at] == run : std::fabs(y[at] - run) <= 1e-3;
+            if (!ok && bad++ < 3) FAIL_CHECK("o " << o << " step " << i << " col " << col << ": " << y[at] << " vs " << run);
+          }
+        }
+      CHECK(bad == 0);
+    }
+  }
+}
+
 TEST_CASE("dyn inner: the bucket one is the static extent") {
   const auto one = dyn_at("colsum", 1);
   CHECK(one.kernels[0].dyn_inner.empty());
@@ -304,16 +409,15 @@ TEST_CASE("dyn inner: the bucket one is the static extent") {
   CHECK(reduce_config(four).inner == 4);
 }
 
-TEST_CASE("dyn inner: a second dyn dim, a dim of the rows, scans, norms and chains are refused where declared") {
+TEST_CASE("dyn inner: a second dyn dim, a dim of the rows, norms and chains are refused where declared") {
   auto refused = [](const std::string& op) { return refusal_of(kRefused, "inner.kiln", op, {{"C", 100}, {"D", 3}}); };
   CHECK(refused("shared") ==
         "inner.kiln:2:12: op shared: dim 'C' is dyn, but the reduce template (for line 4) takes a dyn dim after the "
         "axes it works along only where it sizes nothing else, and 'C' also sizes its rows");
   CHECK(refused("two") == "inner.kiln:7:12: op two: dim 'C' is dyn, but the reduce template (for line 9) takes one dyn "
                           "dim among the axes after those it works along");
-  CHECK(refused("scan") ==
-        "inner.kiln:12:19: op scan: dim 'C' is dyn, but the scan template (for line 14) takes dyn dims only among the "
-        "rows and the axes it works along (axis 2 here is after them)");
+  CHECK(refused("scan") == "inner.kiln:12:19: op scan: dim 'C' is dyn, but the scan template (for line 14) takes one "
+                           "dyn dim among the axes after those it works along");
   CHECK(refused("norm") ==
         "inner.kiln:17:19: op norm: dim 'C' is dyn, but the rownorm template (for line 19) takes dyn dims only among "
         "the rows and the axes it works along (axis 2 here is after them)");
@@ -337,6 +441,13 @@ TEST_CASE("dyn inner: every unit compiles with NVRTC for sm_80 and sm_90a") {
         CAPTURE(op);
         CAPTURE(c);
         units += check_units_compile(dyn_at(op, c, arch), arch);
+      }
+  for (const std::string op : {"cs", "cs_few", "cs_rows"})
+    for (const char* arch : {"sm_80", "sm_90a"})
+      for (std::int64_t c : {7, 1001, 5000}) {
+        CAPTURE(op);
+        CAPTURE(c);
+        units += check_units_compile(plan_text_at(kScans, "scan.kiln", op, {{"C", c}, {"B", 3}}, arch), arch);
       }
   MESSAGE(units << " units compiled");
 }

@@ -1,10 +1,11 @@
-// The emulated side of test_dyn_inner.cpp's launches of strided reductions over a dyn inner extent
+// The emulated side of test_dyn_inner.cpp's launches of strided reductions and scans over a dyn inner extent
 // ([Note: dyn inner extents] in generator/plan/plan_memory.cpp): the templates compiled as host
 // code through cuda_emulator.h, instantiated with a planned config's numbers, and launched on the
 // grid, split count and chunk the plan gives a launch; then reduce_finish where it splits.
 #include "cuda_emulator.h"   // first: compiles the templates as host code
 
 #include "kiln/reduce.cuh"
+#include "kiln/scan.cuh"
 #include "reduce_emulation.h"
 
 #include <doctest/doctest.h>
@@ -98,6 +99,38 @@ std::vector<float> run_op(const Launch& l, const float* x, int outer, int red, i
 
 std::vector<float> run(const Launch& l, bool max, const float* x, int outer, int red, int inner) {
   return max ? run_op<kiln::MaxOp<float>>(l, x, outer, red, inner) : run_op<kiln::SumOp<float>>(l, x, outer, red, inner);
+}
+
+namespace {
+template <bool kReverse, class Op>
+std::vector<float> run_scan_op(const kiln::ScanConfig& c, long long grid_x, const float* x, int outer, int len,
+                               int inner) {
+  REQUIRE(c.unroll == 8);
+  const int chunks = static_cast<int>(c.chunks), chunk = static_cast<int>(c.chunk);
+  std::vector<float> totals(static_cast<std::size_t>(chunks) * outer * inner, -7.f), out;
+  out.assign(static_cast<std::size_t>(outer) * len * inner, -5.f);
+  const emu::Dim grid{unsigned(grid_x), unsigned(chunks), 0};
+  dispatch<32, 64, 128, 256>(c.threads, [&](auto t) {
+    constexpr int kThreads = decltype(t)::value;
+    if (c.variant == kiln::ScanVariant::kStridedTotals)
+      emu::launch(grid, kThreads, [&] {
+        kiln::scan_strided_totals<kThreads, 8, kReverse, Op>(x, totals.data(), outer, len, inner, chunk, Id{});
+      });
+    else
+      REQUIRE(c.variant == kiln::ScanVariant::kStrided);
+    emu::launch(grid, kThreads, [&] {
+      kiln::scan_strided<kThreads, 8, false, kReverse, Op>(x, out.data(), chunks > 1 ? totals.data() : nullptr, outer,
+                                                          len, inner, chunk, Id{}, Id{});
+    });
+  });
+  return out;
+}
+}  // namespace
+
+std::vector<float> run_scan(const kiln::ScanConfig& config, long long grid_x, bool reverse, const float* x, int outer,
+                            int len, int inner) {
+  return reverse ? run_scan_op<true, kiln::MaxOp<float>>(config, grid_x, x, outer, len, inner)
+                 : run_scan_op<false, kiln::SumOp<float>>(config, grid_x, x, outer, len, inner);
 }
 
 }  // namespace reduce_emulation

@@ -3,7 +3,7 @@
 // bucket and size class every value gives the same source, free of the value, and the kernel reads
 // the length from its dim_ arguments; a softmax's classes hold every row of the class in registers;
 // nothing is split or chunked along a dyn length; a norm composition over one is not fused; a dyn
-// axis after the worked ones is refused where it is declared (but a strided reduction's:
+// axis after the worked ones is refused where it is declared (but a strided reduction's or scan's:
 // test_dyn_inner.cpp); the units compile.
 #include <doctest/doctest.h>
 
@@ -59,7 +59,7 @@ const char* kRefused =
     "op after {\n"
     "  dims dyn C, L = 8\n"
     "  in  x: f32[L, C]\n"
-    "  out y = cumsum(x, axis=0)\n"
+    "  out y = log_softmax(x, axis=0)\n"
     "}\n"
     "op after_sm {\n"
     "  dims B = 4, L = 8, dyn C\n"
@@ -352,7 +352,7 @@ TEST_CASE("dyn lengths: few long rows scan with the look-back, its grid and zero
 TEST_CASE("dyn lengths: a dyn axis after the worked ones is refused where it is declared") {
   auto refused = [](const std::string& op) { return refusal_of(kRefused, "len.kiln", op, {{"C", 100}, {"L", 100}}); };
   CHECK(refused("after") ==
-        "len.kiln:2:12: op after: dim 'C' is dyn, but the scan template (for line 4) takes dyn dims only among the "
+        "len.kiln:2:12: op after: dim 'C' is dyn, but the rownorm template (for line 4) takes dyn dims only among the "
         "rows and the axes it works along (axis 1 here is after them)");
   CHECK(refused("after_sm") ==
         "len.kiln:7:26: op after_sm: dim 'C' is dyn, but the rownorm template (for line 9) takes dyn dims only among "

@@ -47,7 +47,7 @@ const char* kRefused =
     "op inner {\n"
     "  dims dyn B, L = 8, dyn C\n"
     "  in  x: f32[B, L, C]\n"
-    "  out y = cumsum(x, axis=1)\n"
+    "  out y = softmax(x, axis=1)\n"
     "}\n"
     "op chain {\n"
     "  dims dyn B, M = 8, N = 64\n"
@@ -302,8 +302,8 @@ TEST_CASE("dyn rows: other dyn dims are refused where they are declared") {
   CHECK(refused("reduced") ==
         "rows.kiln:2:19: op reduced: dim 'N' is dyn, but the rownorm template (for line 4) takes dyn dims only among "
         "the rows and the axes it works along (axis 1 here is after them)");
-  CHECK(refused("inner").find("rows.kiln:7:26: op inner: dim 'C' is dyn, but the scan template (for line 9) takes dyn "
-                              "dims only among the rows") == 0);
+  CHECK(refused("inner").find("rows.kiln:7:26: op inner: dim 'C' is dyn, but the rownorm template (for line 9) takes "
+                              "dyn dims only among the rows") == 0);
   CHECK(refused("chain").find("rows.kiln:12:12: op chain: dim 'B' is dyn, but the reduce (a chain over non-adjacent "
                               "axes) template (for line 14)") == 0);
 }

@@ -1001,8 +1001,9 @@ TEST_CASE("gpu: dyn lengths of reductions, scans and row norms against the float
 // odd widths (no vectors; the v4 sweep from 512), multiples of 4 and of 16 (16-byte columns), the
 // top classes; an f16 max (the whole-row sweep for widths that are not multiples of 8), NaN-free
 // random halves; an argmax over C x 4 columns; a mean of few rows with the rows dyn too (the
-// generic default); a max down the first axis (no rows). Values: both sides of class thresholds,
-// the bucket one.
+// generic default); a max down the first axis (no rows); strided scans (a reverse cummax of 2
+// rows, cut into chunks below the full width; a cumsum of 64 rows). Values: both sides of class
+// thresholds, the bucket one.
 constexpr const char* kInnerSpec = R"(
 op colsum {
   dims R = 1000, dyn C
@@ -1030,6 +1031,16 @@ op first {
   in  x: f32[R, C]
   out y = max(x, axis=0) + 1.0
 }
+op cs_few {
+  dims R = 3000, dyn C
+  in  x: f32[2, R, C]
+  out y = cummax(x, axis=1, reverse=true)
+}
+op cs {
+  dims R = 1000, dyn C
+  in  x: f32[64, R, C]
+  out y = cumsum(x, axis=1) * 2.0
+}
 )";
 
 TEST_CASE("gpu: dyn inner extents of strided reductions against the float64 reference, one compile per class") {
@@ -1038,7 +1049,9 @@ TEST_CASE("gpu: dyn inner extents of strided reductions against the float64 refe
                 {{"colsum", {"C", {1, 7, 31, 33, 100, 128, 129, 511, 512, 1001, 1024, 2049, 4096, 100003}}},
                  {"colmax_h", {"C", {1, 5, 64, 257, 1000, 1001, 3001, 10000}}},
                  {"argmax4", {"C", {1, 3, 32, 33, 500}}},
-                 {"first", {"C", {1, 3, 2049, 65537}}}});
+                 {"first", {"C", {1, 3, 2049, 65537}}},
+                 {"cs_few", {"C", {1, 7, 31, 100, 300, 511, 5000, 70001}}},
+                 {"cs", {"C", {1, 33, 40, 1000, 1001}}}});
   check_dyn_ops(kInnerSpec, "inner.kiln", "dyn inner and rows",
                 {{"colmean_few", {"C", {1, 4, 100, 1001}, "B", {2, 2, 5, 1}}}});
 }

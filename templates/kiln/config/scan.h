@@ -147,8 +147,9 @@ KILN_RULE constexpr Geometry scan_rows_lookback_geometry(long long rows, long lo
 // ---------------------------------------------------------------- scan_strided
 // A scan along a non-last axis ([outer, len, inner], inner > 1): a thread per column, a block
 // of 256 threads (fewer, >= 32, when inner is narrow), like reduce_outer with kVec = 1.
+constexpr int kScanStridedMaxThreads = 256;
 KILN_RULE constexpr int scan_strided_threads(long long inner) {
-  return inner >= 256 ? 256 : int(max_ll(32, ceil_div(inner, 32) * 32));
+  return inner >= kScanStridedMaxThreads ? kScanStridedMaxThreads : int(max_ll(32, ceil_div(inner, 32) * 32));
 }
 struct ScanChunks {
   long long chunks = 1;
