@@ -190,7 +190,8 @@ void extent_constants(const PlannedKernel& kernel, CodeWriter& c, const char* ou
   if (dyn_rows(kernel)) notes.push_back(fmt::format("{}: dyn, the body's `rows`", what));
   else constants.push_back(fmt::format("{} = kConfig.outer", outer));
   for (const ExtentConstant& e : rest) {
-    if ((dyn_len(kernel) && std::string_view(e.field) == len) || (dyn_inner(kernel) && std::string_view(e.field) == "inner"))
+    const std::string_view field(e.field);
+    if ((dyn_len(kernel) && field == len) || (dyn_inner(kernel) && field == "inner"))
       notes.push_back(fmt::format("{}: dyn, the body's `{}`", e.name, e.field));
     else
       constants.push_back(fmt::format("{} = kConfig.{}", e.name, e.field));
@@ -449,7 +450,8 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, const Scan
   rows_launch_check(kernel, geometry, unit);
   // The chunk totals (with dyn rows sized for the class's most rows, with a dyn inner by each
   // launch, not kConfig's 0).
-  if (config.chunks > 1 && !dyn_rows(kernel) && !dyn_inner(kernel)) workspace_check(plan, kernel, geometry, totals, unit);
+  if (config.chunks > 1 && !dyn_rows(kernel) && !dyn_inner(kernel))
+    workspace_check(plan, kernel, geometry, totals, unit);
   if (totals) {
     KILN_ASSERT(!dyn_len(kernel), "chunk totals over a dyn length ([Note: dyn lengths]: one pass)");
     unit.body = extent_statements(plan, kernel, "len") +

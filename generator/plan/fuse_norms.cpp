@@ -342,7 +342,8 @@ std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr>
                           layout.inner, layout.len);
       if (dyn_rest) {
         fusions.push_back(what + ": not fused, a dyn dim sizes the normalized or the trailing axes: the reductions "
-                                 "and the elementwise rest plan as written (a dyn trailing axis as their dyn inner extent)");
+                                 "and the elementwise rest plan as written (a dyn trailing axis as their dyn inner "
+                                 "extent)");
         continue;
       }
       if (dyn_rows) {

@@ -189,7 +189,8 @@ ir::NodeId Plan::streamed_leaf(ir::NodeId operand) const {
 std::int64_t Plan::buffer_bytes(std::size_t b, const std::map<std::string, std::int64_t>& dims) const {
   const Buffer& buf = buffers.at(b);
   if (!buf.dyn_dim.empty()) return buf.bytes / buf.shape.at(0) * dims.at(buf.dyn_dim);   // a workspace by the launch
-  if (buf.launch_kernel >= 0) return launch_for(*this, static_cast<std::size_t>(buf.launch_kernel), dims).workspace_bytes;
+  if (buf.launch_kernel >= 0)   // sized by its kernel's geometry at this launch
+    return launch_for(*this, static_cast<std::size_t>(buf.launch_kernel), dims).workspace_bytes;
   if (buf.kind != BufferKind::Intermediate || buf.node < 0 || dyn_buckets.empty()) return buf.bytes;
   std::int64_t n = 1;
   for (const auto& e : ir().node(buf.node).shape) n *= e.evaluate(dims);

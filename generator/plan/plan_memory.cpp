@@ -185,11 +185,11 @@ Rows len_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, int
 //   and 2048 columns for the sweeps' threads or columns a thread), each planned for its widest
 //   row, so one tile covers a row of the class as the static plan at that width does (the top
 //   class takes the rules' widest pick);
-// - splits, with static rows and length only: planned at the class's narrowest inner (the fewest
-//   blocks: the most splits), each launch splitting as the rule at its own inner, at most that
-//   count ([Note: splits per launch] in kiln/config/reduce.h), into partial states that each
-//   launch sizes by its inner (a workspace whose first extent is the dim). With dyn rows or a dyn
-//   length as well, nothing is split.
+// - splits, with a static length: planned at the class's narrowest inner and the fewest rows (1
+//   where they are dyn): the fewest blocks, the most splits; each launch splits as the rule at its
+//   own rows and inner, at least 2 ways and at most that count ([Note: splits per launch] in
+//   kiln/config/reduce.h), into partial states its geometry sizes (Buffer::launch_kernel). With a
+//   dyn length as well, nothing is split.
 // A strided scan has classes past 32, 64 and 128 columns (its block, sized for the widest) and,
 // with static rows and length, at the width from which the rule no longer cuts the axis into
 // chunks and below it at the powers of two where the rule's count changes; a chunked class is
@@ -217,7 +217,7 @@ Rows inner_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, s
         p.refuse_dyn(r.dim, kn.anchor, what,
                      fmt::format("takes a dyn dim after the axes it works along only where it sizes nothing else, and "
                                  "'{}' also sizes its {}",
-                                 r.dim, other == &rows ? "rows" : "reduced axes"));
+                                 r.dim, other == &rows ? "rows" : "axes it works along"));
   if (p.plan().dyn_buckets.at(r.dim) == DynBucket::One) {   // every launch of the bucket: the static extent
     Rows fixed;
     fixed.planned = inner;
@@ -238,13 +238,19 @@ bool dyn_inner_aligned(Planner& p, const Rows& inner, int elem) {
   return need <= 8 && p.add_dyn_row_align(inner.dim, need <= 4 ? 4 : 8);
 }
 
-// The inner widths at which a dyn inner's size class starts (Rows::thresholds' counts): past
-// reduce_outer's blocks of 32, 64 and 128 threads of `vec` columns (reduce_outer_threads), and
-// without vectors past 256 threads, at the whole-row sweeps (kOuterSweepMinInner) and where their
-// block or columns a thread double (reduce_outer_v4_threads, reduce_outer_rows_cols).
-std::vector<std::int64_t> dyn_inner_widths(int vec) {
+// The inner widths at which a dyn inner's size class starts (Rows::thresholds' counts) where a
+// block of one thread a column group of `vec` (reduce_outer_threads, scan_strided_threads) grows:
+// past 32, 64 and 128 threads, each class sized for its widest.
+std::vector<std::int64_t> dyn_block_widths(int vec) {
   std::vector<std::int64_t> at;
   for (std::int64_t threads : {32, 64, 128}) at.push_back(threads * vec + 1);
+  return at;
+}
+// A strided reduction's: dyn_block_widths, and without vectors past 256 threads, at the whole-row
+// sweeps (kOuterSweepMinInner) and where their block or columns a thread double
+// (reduce_outer_v4_threads, reduce_outer_rows_cols).
+std::vector<std::int64_t> dyn_inner_widths(int vec) {
+  std::vector<std::int64_t> at = dyn_block_widths(vec);
   if (vec == 1)
     for (std::int64_t w : {std::int64_t{257}, std::int64_t{launch::kOuterSweepMinInner},
                            std::int64_t{2 * launch::kOuterSweepMinInner + 1},
@@ -263,9 +269,6 @@ std::string dyn_inner_text(const Rows& inner) {
 constexpr std::int64_t kDynInnerWidest = std::int64_t{launch::kOuterV4MaxThreads} * 4;
 static_assert(kDynInnerWidest == std::int64_t{launch::kOuterRowsThreads} * launch::kOuterRowsMaxCols,
               "both sweeps take their widest pick from the same width");
-}  // namespace
-
-namespace {
 
 struct Box {
   std::int64_t outer = 1, len = 1, inner = 1;
@@ -708,6 +711,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
                            : fmt::format("{} blocks", kn.grid.x * kn.grid.y);
   };
   // Splits the variant's config `c` (its variant and numbers set) by its rule (reduce_split_rule):
+  // with a dyn inner, at the class's narrowest and the fewest rows ([Note: dyn inner extents]);
   // at the bound rows and length; with a dyn length, at its class's lowest (the classes where the
   // count changes), the chunk cut at each launch (0 here); with dyn rows, classes 8 times apart
   // below the rows that fill the GPU unsplit (`full`), each planned as the specialized reduction
@@ -756,8 +760,10 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   // The outputs the workspace holds (after split_by: with dyn rows, its class's most rows).
   auto finish_outputs = [&] { return rows.workspace_rows() * b.inner; };
   auto finish = [&] {
-    if (inner.dynamic) add_finish(p, kn, config, b.outer * b.inner, b.outer * b.inner, rows.planned * inner.planned, inner);
-    else add_finish(p, kn, config, finish_outputs(), b.outer * b.inner, rows.planned * b.inner, inner);
+    if (inner.dynamic)   // the bound launch's outputs (the workspace is each launch's)
+      add_finish(p, kn, config, b.outer * b.inner, b.outer * b.inner, rows.planned * inner.planned, inner);
+    else
+      add_finish(p, kn, config, finish_outputs(), b.outer * b.inner, rows.planned * b.inner, inner);
   };
   // The reduced steps a split block sweeps, in the reason.
   auto swept = [&] {
@@ -877,13 +883,13 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
   const int sms = p.target().sm_count;
   int threads = launch::scan_strided_threads(b.inner);
   // A dyn inner ([Note: dyn inner extents]): classes past 32, 64 and 128 columns (the block, sized
-  // for the class's widest) and, with static rows and length, at the width from which the rule
-  // no longer chunks; each chunked class is chunked as the rule at its narrowest (its totals sized
-  // by each launch). With dyn rows or a dyn length too, one pass.
+  // for the class's widest) and, with static rows and length, where the rule's count of chunks
+  // changes; each class is chunked as the rule at its narrowest (its totals sized by each launch).
+  // With dyn rows or a dyn length too, one pass.
   std::int64_t chunk_inner = b.inner;   // the width the chunk rule sees
   std::string inner_text = std::to_string(b.inner);
   if (inner.dynamic) {
-    std::vector<std::int64_t> widths{33, 65, 129};
+    std::vector<std::int64_t> widths = dyn_block_widths(1);
     if (!rows.dynamic && !len.dynamic) {
       auto chunks_at = [&](std::int64_t w) {   // (monotone in the width)
         return launch::scan_strided_chunks(b.outer, b.len, w, launch::scan_strided_threads(w), kUnroll, sms).chunks;

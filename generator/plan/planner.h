@@ -111,7 +111,9 @@ class Planner {
   int add_workspace(const std::string& name, DType dtype, std::vector<std::int64_t> shape, const std::string& dyn_dim = "");
   // The workspace is sized at each launch by the geometry of the kernel being planned
   // (Buffer::launch_kernel).
-  void size_by_launch(int buffer) { plan_.buffers.at(static_cast<std::size_t>(buffer)).launch_kernel = planning_position(); }
+  void size_by_launch(int buffer) {
+    plan_.buffers.at(static_cast<std::size_t>(buffer)).launch_kernel = planning_position();
+  }
   // The buffer an operand is loaded from when it is a leaf; -1 when it is an
   // inlined elementwise expression.
   int leaf_buffer(ir::NodeId id) const;

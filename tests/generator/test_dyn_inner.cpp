@@ -31,7 +31,8 @@ std::string spec_text(const std::string& c_decl) {
   const std::string C = c_decl;
   return "op colsum {\n  dims R = 1000, " + C + "\n  in  x: f32[64, R, C]\n  in  b: f32[C]\n" +
          "  out y = sum(x, axis=1) * b\n}\n" +
-         "op colsum_few {\n  dims dyn B = 2, R = 100000, " + C + "\n  in  x: f32[B, R, C]\n  out y = mean(x, axis=1)\n}\n" +
+         "op colsum_few {\n  dims dyn B = 2, R = 100000, " + C +
+         "\n  in  x: f32[B, R, C]\n  out y = mean(x, axis=1)\n}\n" +
          "op colmax_h {\n  dims R = 4096, " + C + "\n  in  x: f16[4, R, C]\n  out y = max(x, axis=1)\n}\n" +
          "op argmax4 {\n  dims R = 512, " + C + "\n  in  x: f32[4, R, C, 4]\n  out y = argmax(x, axis=1)\n}\n" +
          "op first {\n  dims R = 300, " + C + "\n  in  x: f32[R, C]\n  out y = sum(x, axis=0) + 1.0\n}\n";
@@ -53,7 +54,9 @@ kiln::Plan dyn_at(const std::string& op, std::int64_t c, const std::string& arch
 kiln::Plan static_at(const std::string& op, std::int64_t c) {
   return plan_text_at(spec_text("C = " + std::to_string(c)), "inner.kiln", op, {}, "sm_90a");
 }
-const kiln::ReduceConfig& reduce_config(const kiln::Plan& plan) { return std::get<kiln::ReduceConfig>(plan.kernels.at(0).config); }
+const kiln::ReduceConfig& reduce_config(const kiln::Plan& plan) {
+  return std::get<kiln::ReduceConfig>(plan.kernels.at(0).config);
+}
 
 const char* kRefused =
     "op shared {\n  dims dyn C\n  in  x: f32[C, 16, C]\n  out y = sum(x, axis=1)\n}\n"
@@ -192,7 +195,8 @@ TEST_CASE("dyn inner: each launch's grid, split count and partial states are its
       kiln::ReduceConfig at = reduce_config(few);
       at.outer = b;
       at.inner = c;
-      CHECK(g.grid.y == std::max<long long>(2, std::min(kiln::reduce_split_rule(at, 132).splits, reduce_config(few).splits)));
+      const long long rule = kiln::reduce_split_rule(at, 132).splits;
+      CHECK(g.grid.y == std::max<long long>(2, std::min(rule, reduce_config(few).splits)));
       CHECK(g.grid.x == b);   // one 32-thread tile of 4 columns a thread covers 128 columns
     }
 }
@@ -270,7 +274,8 @@ TEST_CASE("dyn inner: a plan made at one inner runs right at the others of its c
         l.chunk = c.chunk;
       }
       std::vector<float> storage(static_cast<std::size_t>(outer) * red * inner + 8);
-      float* x = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(storage.data()) + 15) & ~std::uintptr_t{15});
+      const auto base = reinterpret_cast<std::uintptr_t>(storage.data());
+      float* x = reinterpret_cast<float*>((base + 15) & ~std::uintptr_t{15});
       for (std::size_t i = 0; i < static_cast<std::size_t>(outer) * red * inner; ++i) x[i] = u(gen);
       if (!sum) x[(1 * red + 3) * inner + inner - 1] = std::numeric_limits<float>::quiet_NaN();
       const std::vector<float> y = reduce_emulation::run(l, !sum, x, outer, red, inner);
@@ -305,7 +310,9 @@ const char* kScans =
 kiln::Plan scan_at(const std::string& op, std::int64_t c, std::int64_t b = 3) {
   return plan_text_at(kScans, "scan.kiln", op, {{"C", c}, {"B", b}}, "sm_90a");
 }
-const kiln::ScanConfig& scan_config(const kiln::Plan& plan) { return std::get<kiln::ScanConfig>(plan.kernels.at(0).config); }
+const kiln::ScanConfig& scan_config(const kiln::Plan& plan) {
+  return std::get<kiln::ScanConfig>(plan.kernels.at(0).config);
+}
 
 }  // namespace
 
@@ -331,7 +338,9 @@ TEST_CASE("dyn inner: strided scans, one source per class, cut into chunks as th
   const auto& steps = held.dyn_thresholds.at("C");
   REQUIRE(steps.size() >= 4);
   CHECK(std::vector<std::int64_t>(steps.begin(), steps.begin() + 3) == std::vector<std::int64_t>{33, 65, 129});
-  auto rule = [](std::int64_t w, int threads) { return kiln::launch::scan_strided_chunks(2, 3000, w, threads, 8, 132); };
+  auto rule = [](std::int64_t w, int threads) {
+    return kiln::launch::scan_strided_chunks(2, 3000, w, threads, 8, 132);
+  };
   const std::int64_t full = steps.back();
   CHECK(rule(full, 256).chunks == 1);
   CHECK(rule(full - 1, 256).chunks > 1);
@@ -392,7 +401,8 @@ TEST_CASE("dyn inner: a strided scan planned at one inner runs right at the othe
             const std::size_t at = (static_cast<std::size_t>(o) * len + i) * inner + col;
             run = few ? std::max(run, double(x[at])) : run + x[at];
             const bool ok = few ? y[at] == run : std::fabs(y[at] - run) <= 1e-3;
-            if (!ok && bad++ < 3) FAIL_CHECK("o " << o << " step " << i << " col " << col << ": " << y[at] << " vs " << run);
+            if (!ok && bad++ < 3)
+              FAIL_CHECK("o " << o << " step " << i << " col " << col << ": " << y[at] << " vs " << run);
           }
         }
       CHECK(bad == 0);

@@ -98,7 +98,8 @@ std::vector<float> run_op(const Launch& l, const float* x, int outer, int red, i
 }  // namespace
 
 std::vector<float> run(const Launch& l, bool max, const float* x, int outer, int red, int inner) {
-  return max ? run_op<kiln::MaxOp<float>>(l, x, outer, red, inner) : run_op<kiln::SumOp<float>>(l, x, outer, red, inner);
+  return max ? run_op<kiln::MaxOp<float>>(l, x, outer, red, inner)
+             : run_op<kiln::SumOp<float>>(l, x, outer, red, inner);
 }
 
 namespace {

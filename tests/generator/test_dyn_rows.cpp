@@ -279,7 +279,8 @@ TEST_CASE("dyn rows: a split kernel's launch splits at least 2 ways, where the r
   // at its lowest row count, which splits; the split kernel stores partial states only, so its
   // launch at 160 splits 2 ways (a count of 1 had it store finished values through the null
   // output pointer its unit passes).
-  const char* text = "op hmax {\n  dims dyn B, R = 4096, C = 10001\n  in  x: f16[B, R, C]\n  out y = max(x, axis=1)\n}\n";
+  const char* text =
+      "op hmax {\n  dims dyn B, R = 4096, C = 10001\n  in  x: f16[B, R, C]\n  out y = max(x, axis=1)\n}\n";
   const auto plan = plan_text_at(text, "hmax", 100);
   const auto& c = std::get<kiln::ReduceConfig>(plan.kernels.at(0).config);
   REQUIRE(c.variant == kiln::ReduceVariant::kOuterRows);

@@ -213,7 +213,9 @@ constexpr int kOuterRowsThreads = 256;
 constexpr int kOuterRowsMaxCols = 16;
 // The narrowest row either whole-row sweep (this one or reduce_outer_rows_v4 below) takes.
 constexpr long long kOuterSweepMinInner = 2 * kOuterRowsThreads;
-KILN_RULE constexpr bool reduce_outer_use_rows(long long inner, int vec) { return vec == 1 && inner >= kOuterSweepMinInner; }
+KILN_RULE constexpr bool reduce_outer_use_rows(long long inner, int vec) {
+  return vec == 1 && inner >= kOuterSweepMinInner;
+}
 // Columns per thread: the whole row in one tile when it fits kMaxCols registers, else the
 // fewest tiles, balanced (4097 columns: two tiles of 9 columns a thread, not 16 + 1).
 KILN_RULE constexpr int reduce_outer_rows_cols(long long inner, int threads) {
