@@ -228,6 +228,21 @@ LEN_CASES = [
      "B", 7, "sum over few rows of 2^20 (split)", "fp32-accurate", 1e-4, lambda F, x: x.sum(dim=1)),
     ("sum_B", "op p {{\n  dims {D}, N = 1048576\n  in x: f32[B, N]\n  out y = sum(x, axis=1)\n}}\n",
      "B", 100, "sum over few rows of 2^20 (split)", "fp32-accurate", 1e-4, lambda F, x: x.sum(dim=1)),
+    # Not a length: a dyn inner extent ([Note: dyn inner extents]), the columns of a sum or a scan
+    # down a middle axis: 16-byte columns (1000), the v4 sweep (1001), a split planned for the
+    # class's narrowest and each launch's own count (few rows), an f16 whole-row sweep, and a
+    # strided scan cut into chunks at the class's narrowest.
+    ("colsum_C", "op p {{\n  dims B = 64, R = 1000, {D}\n  in x: f32[B, R, C]\n  out y = sum(x, axis=1)\n}}\n",
+     "C", 1000, "sum down a middle axis of 1000, 64 rows", "fp32-accurate", 1e-4, lambda F, x: x.sum(dim=1)),
+    ("colsum_C", "op p {{\n  dims B = 64, R = 1000, {D}\n  in x: f32[B, R, C]\n  out y = sum(x, axis=1)\n}}\n",
+     "C", 1001, "sum down a middle axis of 1000, 64 rows", "fp32-accurate", 1e-4, lambda F, x: x.sum(dim=1)),
+    ("colsum_C", "op p {{\n  dims B = 2, R = 100000, {D}\n  in x: f32[B, R, C]\n  out y = sum(x, axis=1)\n}}\n",
+     "C", 100, "sum down a middle axis of 100000, 2 rows (split)", "fp32-accurate", 1e-4, lambda F, x: x.sum(dim=1)),
+    ("colmax_C_f16", "op p {{\n  dims B = 4, R = 4096, {D}\n  in x: f16[B, R, C]\n  out y = max(x, axis=1)\n}}\n",
+     "C", 4095, "f16 max down a middle axis of 4096", "f16", 1e-3, lambda F, x: x.amax(dim=1)),
+    ("cumsum_mid_C", "op p {{\n  dims B = 2, R = 3000, {D}\n  in x: f32[B, R, C]\n  out y = cumsum(x, axis=1)\n}}\n",
+     "C", 1000, "cumsum down a middle axis of 3000, 2 rows (chunked)", "fp32-accurate", 1e-3,
+     lambda F, x: x.cumsum(dim=1)),
     # Not a length: a pool's dyn channels, which generic mode also bakes in, whose per-channel
     # prologue operand's index divides by C per element ([Note: dividing by a dyn extent]).
     ("max_pool_dyn_C", "op p {{\n  dims N = 64, {D}, H = 128, W = 128\n  in x: f32[N, C, H, W]\n  in s: f32[C, 1, 1]\n"
@@ -371,7 +386,7 @@ def main():
     ap.add_argument("--chart", default="", help="only draw the chart of this result JSON (beside it, .png)")
     ap.add_argument("--only", choices=["all", "memory", "matmul", "conv", "len"], default="all",
                     help="the elementwise and memory-bound rows, the matmul rows, the conv rows, the rows over a "
-                         "dyn length, or all")
+                         "dyn length (and dyn rows and inner extents written twice), or all")
     ap.add_argument("--ops", default="", help="comma-separated op names: only these rows (of CASES, or the names "
                                               "of MATMUL_CASES, CONV_CASES and LEN_CASES)")
     args = ap.parse_args()
