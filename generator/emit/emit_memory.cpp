@@ -686,8 +686,8 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
                             "kSplits, kChunk, {});",
                             in, pointer_of_store(plan, kernel), partials, fs);
   else if (strided)
-    unit.body = fmt::format("  kiln::rownorm_strided<kThreads, kUnroll, kKind, C>({}, {}, {}, {}, kInner, {});", in,
-                            pointer_of_store(plan, kernel), n, len, fs);
+    unit.body = fmt::format("  kiln::rownorm_strided<kThreads, kUnroll, kKind, C>({}, {}, {}, {}, {}, {});", in,
+                            pointer_of_store(plan, kernel), n, len, inner_name(kernel), fs);
   else
     unit.body = fmt::format("  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C{}>({}, {}, {}, {}, {});",
                             // a dyn length: its class's rows in registers, whole vectors or not, the

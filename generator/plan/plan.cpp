@@ -996,7 +996,8 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
     if (const auto* reduce = std::get_if<ReduceConfig>(&kn.config)) outer = reduce->outer;
     else if (const auto* finish = std::get_if<ReduceFinishConfig>(&kn.config)) outer = finish->outer;
     else if (const auto* scan = std::get_if<ScanConfig>(&kn.config)) outer = scan->outer;
-    KILN_ASSERT(outer > 0, "{}: a dyn inner extent outside the reduce and scan families", kn.entry);
+    else if (const auto* norm = std::get_if<RownormConfig>(&kn.config)) outer = norm->outer;
+    KILN_ASSERT(outer > 0, "{}: a dyn inner extent outside the memory-bound family", kn.entry);
     return memory_launch(plan, kn, outer, 0, inner);
   }
   if (kn.dyn_outer.empty()) {

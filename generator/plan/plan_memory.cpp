@@ -169,7 +169,8 @@ Rows len_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, int
 }
 
 // [Note: dyn inner extents]
-// A reduction or a scan along a strided axis (reduce_outer's variants, scan_strided[_totals]) may
+// A reduction, a scan or a row norm along a strided axis (reduce_outer's variants,
+// scan_strided[_totals], rownorm_strided) may
 // also take one dyn dim among the axes after the worked ones (the columns of `sum(x: f32[B, R,
 // C], axis=1)`), as a whole extent that sizes nothing else the op sees as rows or length. The
 // templates read `inner` at run time (their tiles, bounds and flat indices), so what the planner
@@ -196,8 +197,11 @@ Rows len_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, int
 // cut as the rule at its narrowest, the chunk totals sized by each launch (the count is the
 // config's: a wider launch of the class has up to about twice the blocks the rule would give it);
 // never the strided look-back, and with dyn rows or a dyn length too one pass.
-// The bucket `one` is planned as the static extent. Row norms and a chain over non-adjacent axes
-// keep the inner axes baked in (a located error says so).
+// A softmax or log_softmax down a strided axis (rownorm_strided: a thread a column, 256 threads)
+// decides nothing from inner: one class, the grid each launch's. (A norm composition with a dyn
+// trailing axis is not fused: its reductions take the dyn inner, fuse_norms.cpp.)
+// The bucket `one` is planned as the static extent. A chain over non-adjacent axes keeps every
+// dim baked in (a located error says so).
 namespace {
 Rows inner_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, std::int64_t inner, const Rows& rows,
               const Rows& len, const char* family) {
@@ -216,8 +220,8 @@ Rows inner_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, s
       if (e.kind() == ir::DimExpr::Kind::Dim && e.name() == r.dim)
         p.refuse_dyn(r.dim, kn.anchor, what,
                      fmt::format("takes a dyn dim after the axes it works along only where it sizes nothing else, and "
-                                 "'{}' also sizes its {}",
-                                 r.dim, other == &rows ? "rows" : "axes it works along"));
+                                 "'{}' also sizes {}",
+                                 r.dim, other == &rows ? "its rows" : "the axes it works along"));
   if (p.plan().dyn_buckets.at(r.dim) == DynBucket::One) {   // every launch of the bucket: the static extent
     Rows fixed;
     fixed.planned = inner;
@@ -258,11 +262,12 @@ std::vector<std::int64_t> dyn_inner_widths(int vec) {
       at.push_back(w);
   return at;
 }
-// What a reason says of a dyn inner: "C (dyn, C in [33, 65))".
+// What a reason says of a dyn inner: "C (dyn, C in [33, 65))", or without classes "C (dyn)".
 std::string dyn_inner_text(const Rows& inner) {
   std::vector<std::string> names;
   for (const auto& e : inner.factors) names.push_back(e.str());
-  return fmt::format("{} (dyn, {})", fmt::join(names, "*"), inner.class_text);
+  return inner.class_text.empty() ? fmt::format("{} (dyn)", fmt::join(names, "*"))
+                                  : fmt::format("{} (dyn, {})", fmt::join(names, "*"), inner.class_text);
 }
 // The width the top class (no widest row) is planned for: its rules' widest picks (256 threads
 // of reduce_outer; 1024 threads of the v4 sweep, 16 columns a thread of reduce_outer_rows).
@@ -1178,11 +1183,14 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
   const int first = norm ? a.axes.front() : a.axis;
   const int last = norm ? a.axes.back() : a.axis;
   const Box b = box_of(shape, first, last);
-  Rows rows = rows_of(p, kn, kn.anchor, first, b.outer, "rownorm", last);
+  // (A Normalize has no dyn trailing axes: fuse_norms leaves such a composition unfused.)
+  Rows rows = rows_of(p, kn, kn.anchor, first, b.outer, "rownorm", last, /*dyn_after=*/!norm);
   Rows len = len_of(p, kn, kn.anchor, first, last, b.len, "rownorm");
+  Rows inner = norm ? Rows{} : inner_of(p, kn, kn.anchor, last + 1, b.inner, rows, len, "rownorm");
   set_rows(kn, rows);
   set_len(kn, len);
-  const std::string idx = index_reason(kn, numel(shape), rows.dynamic || len.dynamic);
+  if (inner.dynamic) kn.dyn_inner = inner.factors;
+  const std::string idx = index_reason(kn, numel(shape), rows.dynamic || len.dynamic || inner.dynamic);
   const int v = 16 / element_bytes(p, a.operands[0]);
   const int sms = p.target().sm_count;
   kn.template_name = "rownorm";
@@ -1191,15 +1199,16 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
   config.len = len.config_outer();
   config.inner = b.inner;
   auto launch_with = [&](const RownormConfig& c) { set_config(kn, c, rows, b.outer, rownorm_geometry); };
-  if (b.inner > 1) {
+  if (b.inner > 1) {   // a dyn inner only sizes the grid ([Note: dyn inner extents])
     config.variant = RownormVariant::kStrided;
     config.threads = 256;
     config.group = 0;
     config.unroll = 4;
     launch_with(config);
+    if (inner.dynamic) std::get<RownormConfig>(kn.config).inner = 0;
     kn.reason = fmt::format("normalized axis strided (inner {}): a thread per column, two passes ({}; then re-read "
                             "and write); {}",
-                            b.inner,
+                            inner.dynamic ? dyn_inner_text(inner) : std::to_string(b.inner),
                             norm ? (a.norm.centered ? "mean and squared deviations by chunks, combined as Chan's"
                                                     : "sum of squares")
                                  : "online max and sum",
@@ -1284,6 +1293,7 @@ launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kn, std::i
           return reduce_finish_geometry(at);
         } else if constexpr (std::is_same_v<C, RownormConfig>) {
           at.outer = outer;
+          if (inner > 0) at.inner = inner;
           return rownorm_geometry(at);
         } else if constexpr (std::is_same_v<C, ScanConfig>) {
           // The sizes plan_scan gives the rule: the streamed operand's elements and the values scanned.

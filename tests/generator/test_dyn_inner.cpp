@@ -419,7 +419,7 @@ TEST_CASE("dyn inner: the bucket one is the static extent") {
   CHECK(reduce_config(four).inner == 4);
 }
 
-TEST_CASE("dyn inner: a second dyn dim, a dim of the rows, norms and chains are refused where declared") {
+TEST_CASE("dyn inner: a second dyn dim, a dim of the rows and chains are refused where declared") {
   auto refused = [](const std::string& op) { return refusal_of(kRefused, "inner.kiln", op, {{"C", 100}, {"D", 3}}); };
   CHECK(refused("shared") ==
         "inner.kiln:2:12: op shared: dim 'C' is dyn, but the reduce template (for line 4) takes a dyn dim after the "
@@ -428,11 +428,32 @@ TEST_CASE("dyn inner: a second dyn dim, a dim of the rows, norms and chains are 
                           "dim among the axes after those it works along");
   CHECK(refused("scan") == "inner.kiln:12:19: op scan: dim 'C' is dyn, but the scan template (for line 14) takes one "
                            "dyn dim among the axes after those it works along");
-  CHECK(refused("norm") ==
-        "inner.kiln:17:19: op norm: dim 'C' is dyn, but the rownorm template (for line 19) takes dyn dims only among "
-        "the rows and the axes it works along (axis 2 here is after them)");
+  CHECK(refused("norm") == "planned");   // a strided softmax: below
   CHECK(refused("chain").find("inner.kiln:22:19: op chain: dim 'C' is dyn, but the reduce (a chain over non-adjacent "
                               "axes) template (for line 24)") == 0);
+}
+
+TEST_CASE("dyn inner: a softmax down a strided axis takes any inner in one source, its grid each launch's") {
+  const char* text = "op sm {\n  dims B = 8, L = 100, dyn C\n  in  x: f32[B, L, C]\n  in  b: f32[C]\n"
+                     "  out y = log_softmax(x + b, axis=1)\n}\n";
+  auto at = [&](std::int64_t c) { return plan_text_at(text, "sm.kiln", "sm", {{"C", c}}, "sm_90a"); };
+  const auto plan = at(300);
+  REQUIRE(plan.kernels.size() == 1);
+  const auto& c = std::get<kiln::RownormConfig>(plan.kernels[0].config);
+  CHECK(c.variant == kiln::RownormVariant::kStrided);
+  CHECK(c.inner == 0);
+  CHECK(!plan.kernels[0].dyn_inner.empty());
+  CHECK(plan.dyn_thresholds.count("C") == 0);   // nothing of the plan follows the width
+  for (std::int64_t v : {2, 7, 301, 1000, 4099}) {
+    CAPTURE(v);
+    CHECK(all_sources(sources_of(at(v))) == all_sources(sources_of(plan)));
+    CHECK(kiln::launch_for(plan, 0, {{"B", 8}, {"C", v}, {"L", 100}}).grid.x ==
+          kiln::launch::rownorm_strided_geometry(8, v, 256).grid.x);
+  }
+  for (const auto& src : sources_of(plan)) CHECK(src.text.find("300") == std::string::npos);
+  if (!nvrtc_or_skip()) return;
+  for (const char* arch : {"sm_80", "sm_90a"})
+    CHECK(check_units_compile(plan_text_at(text, "sm.kiln", "sm", {{"C", 1001}}, arch), arch) == 1);
 }
 
 TEST_CASE("dyn inner: golden of a split column sum with a broadcast epilogue") {

@@ -41,12 +41,12 @@ std::string spec_text(const std::string& b_decl) {
 const char* kRefused =
     "op reduced {\n"
     "  dims B = 8, dyn N\n"
-    "  in  x: f32[B, N]\n"
-    "  out y = softmax(x, axis=0)\n"
+    "  in  x: f32[B, N, N]\n"
+    "  out y = softmax(x, axis=1)\n"
     "}\n"
     "op inner {\n"
     "  dims dyn B, L = 8, dyn C\n"
-    "  in  x: f32[B, L, C]\n"
+    "  in  x: f32[B, L, C, C]\n"
     "  out y = softmax(x, axis=1)\n"
     "}\n"
     "op chain {\n"
@@ -301,10 +301,10 @@ TEST_CASE("dyn rows: other dyn dims are refused where they are declared") {
     return refusal_of(kRefused, "rows.kiln", op, {{"B", 4}, {"N", 100}, {"C", 100}});
   };
   CHECK(refused("reduced") ==
-        "rows.kiln:2:19: op reduced: dim 'N' is dyn, but the rownorm template (for line 4) takes dyn dims only among "
-        "the rows and the axes it works along (axis 1 here is after them)");
-  CHECK(refused("inner").find("rows.kiln:7:26: op inner: dim 'C' is dyn, but the rownorm template (for line 9) takes "
-                              "dyn dims only among the rows") == 0);
+        "rows.kiln:2:19: op reduced: dim 'N' is dyn, but the rownorm template (for line 4) takes a dyn dim after the "
+        "axes it works along only where it sizes nothing else, and 'N' also sizes the axes it works along");
+  CHECK(refused("inner") == "rows.kiln:7:26: op inner: dim 'C' is dyn, but the rownorm template (for line 9) takes "
+                            "one dyn dim among the axes after those it works along");
   CHECK(refused("chain").find("rows.kiln:12:12: op chain: dim 'B' is dyn, but the reduce (a chain over non-adjacent "
                               "axes) template (for line 14)") == 0);
 }

@@ -1002,8 +1002,8 @@ TEST_CASE("gpu: dyn lengths of reductions, scans and row norms against the float
 // top classes; an f16 max (the whole-row sweep for widths that are not multiples of 8), NaN-free
 // random halves; an argmax over C x 4 columns; a mean of few rows with the rows dyn too (the
 // generic default); a max down the first axis (no rows); strided scans (a reverse cummax of 2
-// rows, cut into chunks below the full width; a cumsum of 64 rows). Values: both sides of class
-// thresholds, the bucket one.
+// rows, cut into chunks below the full width; a cumsum of 64 rows); a log_softmax down a strided
+// axis with a bias over C (one class). Values: both sides of class thresholds, the bucket one.
 constexpr const char* kInnerSpec = R"(
 op colsum {
   dims R = 1000, dyn C
@@ -1041,6 +1041,12 @@ op cs {
   in  x: f32[64, R, C]
   out y = cumsum(x, axis=1) * 2.0
 }
+op sm_strided {
+  dims L = 100, dyn C
+  in  x: f32[8, L, C]
+  in  b: f32[C]
+  out y = log_softmax(x + b, axis=1)
+}
 )";
 
 TEST_CASE("gpu: dyn inner extents of strided reductions against the float64 reference, one compile per class") {
@@ -1051,7 +1057,8 @@ TEST_CASE("gpu: dyn inner extents of strided reductions against the float64 refe
                  {"argmax4", {"C", {1, 3, 32, 33, 500}}},
                  {"first", {"C", {1, 3, 2049, 65537}}},
                  {"cs_few", {"C", {1, 7, 31, 100, 300, 511, 5000, 70001}}},
-                 {"cs", {"C", {1, 33, 40, 1000, 1001}}}});
+                 {"cs", {"C", {1, 33, 40, 1000, 1001}}},
+                 {"sm_strided", {"C", {1, 3, 300, 4099}}}});
   check_dyn_ops(kInnerSpec, "inner.kiln", "dyn inner and rows",
                 {{"colmean_few", {"C", {1, 4, 100, 1001}, "B", {2, 2, 5, 1}}}});
 }
