@@ -349,7 +349,7 @@ TEST_CASE("dyn lengths: few long rows scan with the look-back, its grid and zero
             .variant == kiln::ScanVariant::kRowsBlock);
 }
 
-TEST_CASE("dyn lengths: a dyn axis after the worked ones is a dyn inner extent; a chain is refused where declared") {
+TEST_CASE("dyn lengths: a dyn axis after the worked ones is a dyn inner extent, a chain is refused where declared") {
   auto refused = [](const std::string& op) { return refusal_of(kRefused, "len.kiln", op, {{"C", 100}, {"L", 100}}); };
   CHECK(refused("after") == "planned");      // test_dyn_inner.cpp
   CHECK(refused("after_sm") == "planned");
