@@ -418,6 +418,8 @@ struct ExecutableImpl::LaunchState {
     Dim3 grid;                                 // with launch_grid
     std::int64_t zero_bytes = -1;              // a look-back's workspace bytes this launch lays out (-1: the buffer's)
     long long extent = 0;                      // its dyn extent (a matmul's M or batches), for its maps' map_dyn_dim
+    // Per argument, a map with map_dims_at: its dims then its strides (elements) at this launch.
+    std::vector<std::vector<long long>> map_at;
     std::vector<ArgValue> values;              // the DynDim and DynValue arguments' values (others unset)
   };
   std::vector<Kernel> kernels;
@@ -466,8 +468,11 @@ std::shared_ptr<const ExecutableImpl::LaunchState> ExecutableImpl::launch_state(
     if (!plan.kernels[k].dyn_outer.empty()) kernel.extent = plan.kernels[k].dyn_extent(state->dims);
     const auto& kernel_args = sources[k].args;   // plan.kernels[k].args, copied by the emitter
     kernel.values.resize(kernel_args.size());
+    kernel.map_at.resize(kernel_args.size());
     for (std::size_t a = 0; a < kernel_args.size(); ++a) {
       const auto& arg = kernel_args[a];
+      for (const auto* exprs : {&arg.map_dims_at, &arg.map_strides_at})   // [Note: dyn attention]
+        for (const auto& e : *exprs) kernel.map_at[a].push_back(e.evaluate(state->dims));
       if (arg.kind == KernelArg::Kind::DynDim)
         kernel.values[a].dyn = dyn_dim_arg(state->dims.at(arg.dim));   // [Note: division constants on the host]
       else if (arg.kind == KernelArg::Kind::DynValue)   // an extent of dyn dims, at this launch
@@ -551,13 +556,20 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
       } else if (arg.kind == KernelArg::Kind::TensorMap) {
         const unsigned long long address = address_of(arg.buffer);
         TensorMapBytes& map = maps[next_map++];
-        const long long map_extent = arg.map_dyn_dim >= 0 ? planned.extent : 0;
+        // A map's dyn extents: map_dyn_dim's one, or map_dims_at's dims and strides (the key either way).
+        const std::vector<long long>& at = planned.map_at[a];
+        const std::vector<long long> extent = arg.map_dyn_dim >= 0 ? std::vector<long long>{planned.extent} : at;
         map = tensor_maps.get(k, a, address, [&] {   // the spec was checked at construction
           const auto& buf = plan.buffers[static_cast<std::size_t>(arg.buffer)];
+          const std::size_t rank = arg.map_dims_at.size();
           const TensorMapSpec spec =
-              arg.map_dyn_dim >= 0 ? arg.tensor_map.with_extent(arg.map_dyn_dim, map_extent) : arg.tensor_map;
+              arg.map_dyn_dim >= 0 ? arg.tensor_map.with_extent(arg.map_dyn_dim, planned.extent)
+              : rank > 0 ? arg.tensor_map.with_extents({at.begin(), at.begin() + static_cast<std::ptrdiff_t>(rank)},
+                                                       {at.begin() + static_cast<std::ptrdiff_t>(rank), at.end()},
+                                                       static_cast<std::int64_t>(dtype_size(arg.dtype)))
+                         : arg.tensor_map;
           return encode_tensor_map(spec, arg.dtype, address, fmt::format("{}: '{}'", ir.op_name, buf.name));
-        }, map_extent);
+        }, extent);
         pointers[a] = &map;
       }   // DynDim and DynValue: the launch state's
     }

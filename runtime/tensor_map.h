@@ -24,6 +24,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "generator/plan/plan.h"
 #include "kiln/kiln.h"
@@ -72,12 +73,12 @@ class TensorMapCache {
  public:
   static constexpr std::size_t kMaxEntries = 256;
 
-  // The map of argument `arg` of kernel `kernel` over `address` (and, for a map with a dyn extent,
-  // the launch's `extent`; 0 otherwise): encode() on a miss.
+  // The map of argument `arg` of kernel `kernel` over `address` (and, for a map with dyn extents,
+  // the launch's `extents`: what sets its dims and strides; empty otherwise): encode() on a miss.
   template <class Encode>
   TensorMapBytes get(std::size_t kernel, std::size_t arg, unsigned long long address, Encode&& encode,
-                     long long extent = 0) {
-    const Key key{kernel, arg, address, extent};
+                     const std::vector<long long>& extents = {}) {
+    const Key key{kernel, arg, address, extents};
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (auto it = entries_.find(key); it != entries_.end()) return it->second;
@@ -96,7 +97,7 @@ class TensorMapCache {
   }
 
  private:
-  using Key = std::tuple<std::size_t, std::size_t, unsigned long long, long long>;
+  using Key = std::tuple<std::size_t, std::size_t, unsigned long long, std::vector<long long>>;
   mutable std::mutex mutex_;
   std::map<Key, TensorMapBytes> entries_;
 };

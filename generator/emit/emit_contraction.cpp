@@ -9,6 +9,7 @@
 // index of its output, so the mask is the elementwise template's bit for bit. A chain that
 // is only the anchor uses kiln::gemm::Identity. Extra stores of the same value (an output
 // that is also read elsewhere under another buffer) are written by the functor itself.
+#include <optional>
 #include <set>
 
 #include "generator/support/assert.h"
@@ -58,12 +59,13 @@ std::string workspace_pointer(const Plan& plan, const PlannedKernel& k) {
 
 // The checks every unit ends with: the template's own block size and shared memory against the
 // planner's (`type` the instantiated template), then the launch from the family's rule.
+// `with_grid`: the grid is the planned one (a dyn extent's is a launch's).
 void template_checks(const PlannedKernel& k, UnitParts& unit, const std::string& type, bool dynamic_smem,
-                     const std::string& geometry) {
+                     const std::string& geometry, std::optional<bool> with_grid = std::nullopt) {
   unit.checks += fmt::format("static_assert({}::kThreads == {}{}, \"the template's block size or shared memory differs "
                              "from the planner's\");\n", type, k.block.x,
                              dynamic_smem ? fmt::format(" && {}::kSmemBytes == {}", type, k.shared_bytes) : "");
-  unit.launch_check(k, geometry, k.dyn_outer.empty());   // a dyn extent's grid is a launch's
+  unit.launch_check(k, geometry, with_grid.value_or(k.dyn_outer.empty()));
 }
 
 // [Note: dyn matmul] (plan_contraction.cpp): a kernel whose M, N, K or batches are dyn (its config
@@ -195,7 +197,10 @@ std::string includes(const Plan& plan, const PlannedKernel& k, const char* heade
 // Output coordinates of a matmul epilogue: the flat batch index split into the batch dims; with
 // `folded` ([Note: folded batches] in plan_contraction.cpp) the row, over every batch's rows, split
 // into the batch dims and the row m of its batch.
-Coords matmul_coords(const Plan& plan, const PlannedKernel& k, std::vector<std::string>& lines, bool folded = false) {
+// `dyn_batch`: the outermost batch dim is a launch's (a dyn matmul's batches, [Note: dyn matmul], or a
+// dyn attention's, [Note: dyn attention]).
+Coords matmul_coords(const Plan& plan, const PlannedKernel& k, std::vector<std::string>& lines, bool folded = false,
+                     bool dyn_batch = false) {
   const auto& out = plan.bound->shape(k.anchor);
   const std::size_t nb = out.size() - 2;
   Coords c;
@@ -231,7 +236,8 @@ Coords matmul_coords(const Plan& plan, const PlannedKernel& k, std::vector<std::
     }
     const std::string name = fmt::format("b{}", d);
     // (A dyn outermost batch dim, [Note: dyn matmul]: its extent is the launch's, and batch / below is below it.)
-    if (d == 0 && !k.dyn_outer.empty()) lines.push_back(fmt::format("const Index {} = batch / {};", name, below));
+    if (d == 0 && (dyn_batch || !k.dyn_outer.empty()))
+      lines.push_back(fmt::format("const Index {} = batch / {};", name, below));
     else lines.push_back(fmt::format("const Index {} = batch / {} % {};", name, below, out[d]));
     c.push_back(name);
   }
@@ -524,13 +530,32 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const AttentionConfig
   if (node.operands.size() > 3) scale = fmt::format("static_cast<float>({})", plan.ir().node(node.operands[3]).name);
   else if (attrs.has_scale) scale = fmt::format("static_cast<float>({})", attrs.scale);
   if (attrs.divide) scale = fmt::format("1.0f / {}", scale);
+  // [Note: dyn attention]: the extents the config holds 0 for, from the launch's dims.
+  const bool dyn = config.s == 0 || config.t == 0 || config.batch == 0 || config.inner == 0;
+  std::string extents;
+  if (dyn) {
+    const ir::Shape& out = node.shape;
+    const std::size_t r = out.size();
+    ir::DimExpr batch = ir::DimExpr::constant(1);
+    for (std::size_t d = 0; d + 2 < r; ++d) batch = batch * out[d];
+    auto field = [&](long long planned, const ir::DimExpr& e) {
+      return planned != 0 ? std::string("0") : e.code([&](const std::string& dim) {
+        return plan.bound->is_dynamic(dim) ? "dim_" + dim : std::to_string(plan.bound->dims.at(dim));
+      });
+    };
+    extents = fmt::format(", kiln::AttentionExtents{{/*s=*/{}, /*t=*/{}, /*batch=*/{}, /*inner=*/{}}}",
+                          field(config.s, out[r - 2]), field(config.t, plan.ir().node(node.operands[1]).shape.back()),
+                          field(config.batch, batch), field(config.inner, r > 2 ? out[r - 3] : batch));
+  }
   std::vector<std::string> lines;
-  const Coords coords = matmul_coords(plan, k, lines);
+  const Coords coords = matmul_coords(plan, k, lines, false, config.batch == 0);
   const std::string epi = epilogue(plan, k, unit, "float acc, Index batch, Index row, Index col", lines, coords);
-  unit.body = fmt::format("  Kernel::run(tmap_q, tmap_k, tmap_v, {}, {}, {}, {});",
-                          UnitParts::pointer_name(plan, k.stores[0].buffer), epi, scale, workspace_pointer(plan, k));
+  unit.body = fmt::format("  Kernel::run(tmap_q, tmap_k, tmap_v, {}, {}, {}, {}{});",
+                          UnitParts::pointer_name(plan, k.stores[0].buffer), epi, scale, workspace_pointer(plan, k),
+                          extents);
   unit.includes = includes(plan, k, "attention_sm90.cuh");
-  template_checks(k, unit, "Kernel", true, fmt::format("kiln::attention_geometry(kConfig, {})", plan.target.sm_count));
+  template_checks(k, unit, "Kernel", true, fmt::format("kiln::attention_geometry(kConfig, {})", plan.target.sm_count),
+                  !dyn);
 }
 
 }  // namespace kiln

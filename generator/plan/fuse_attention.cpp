@@ -21,9 +21,10 @@
 //             excluded when j > i, as PyTorch's is_causal)
 // A mask written below the scale (the fill times the scale) matches only with a positive literal
 // scale. What the kernel takes is the template library's rule (config/attention.h): sm_90a, head
-// dims of 64, 128 or 256, no dyn dims, at most two batch dims, kt a view of an input with the
-// head dim contiguous, and q and v stored with it contiguous (a view of an input, or stored
-// first by the planner). A match not fused says why in the plan's `fusions`.
+// dims of 64, 128 or 256, dyn dims only in the outermost batch dim and the query and key rows
+// ([Note: dyn attention] in plan_contraction.cpp), at most two batch dims, kt a view of an input
+// with the head dim contiguous, and q and v stored with it contiguous (a view of an input, or
+// stored first by the planner). A match not fused says why in the plan's `fusions`.
 //
 // Semantics: the fused node computes the scores in f32 and rounds only P (to the inputs' dtype,
 // for the second product) and the output. The composition as written rounds the scores, the
@@ -183,6 +184,30 @@ class Matcher {
   std::vector<int> uses_;   // readers of each node, an output counting as one
 };
 
+// Why the kernel cannot take the match's dyn dims ("" when it can): [Note: dyn attention] in
+// plan_contraction.cpp. Dyn dims may size the output's outermost batch dim (with two batch dims,
+// not the heads) and the query and key rows; an operand's batch dim is the output's or static.
+std::string dyn_refusal(const ir::Ir& ir, const AttentionMatch& m, NodeId out) {
+  const std::set<std::string> dyn = ir.dyn_dims();
+  const ir::Shape& os = ir.node(out).shape;
+  const std::size_t r = os.size();
+  auto is_dyn = [&](const ir::DimExpr& e) { return e.mentions(dyn); };
+  for (const auto& [what, id] : {std::pair<const char*, NodeId>{"q", m.q}, {"kᵀ", m.kt}, {"v", m.v}, {"the output", out}}) {
+    const ir::Shape& s = ir.node(id).shape;
+    const std::size_t head = id == m.kt ? s.size() - 2 : s.size() - 1;
+    if (is_dyn(s[head])) return fmt::format("a dyn dim sizes {}'s head dim (the kernel bakes the head dims in)", what);
+    // The batch dims, right-aligned onto the output's: only the outermost of two may be dyn, and an
+    // operand's dyn batch extent is the output's own.
+    for (std::size_t d = 0; d + 2 < s.size(); ++d) {
+      if (!is_dyn(s[d])) continue;
+      const std::size_t od = d + r - s.size();
+      if (od != 0 && r > 3) return "a dyn dim sizes an inner batch dim (the heads are baked in; the outermost may be dyn)";
+      if (s[d] != os[od]) return fmt::format("{}'s dyn batch extent {} is not the output's {}", what, s[d].str(), os[od].str());
+    }
+  }
+  return "";
+}
+
 // Why the attention kernel cannot take a match ("" when it can).
 std::string kernel_refusal(const ir::BoundIr& bound, const AttentionMatch& m, NodeId out, const Target& target) {
   const ir::Ir& ir = *bound.ir;
@@ -192,9 +217,7 @@ std::string kernel_refusal(const ir::BoundIr& bound, const AttentionMatch& m, No
   for (NodeId id : {m.q, m.kt, m.v, m.scores})
     if (ir.node(id).dtype != t) return "the operands and scores are not all of one dtype";
   if (target.arch != "sm_90a") return fmt::format("the fused kernel needs sm_90a (wgmma, TMA), the target is {}", target.arch);
-  const std::set<std::string> dyn = ir.dyn_dims();
-  for (NodeId id : {m.q, m.kt, m.v, out})
-    if (ir::mentions(ir.node(id).shape, dyn)) return "a dyn dim sizes it (the kernel bakes every extent in)";
+  if (const std::string why = dyn_refusal(ir, m, out); !why.empty()) return why;
   const auto& os = bound.shape(out);
   const auto& qs = bound.shape(m.q);
   const std::int64_t d = qs.back(), dv = os.back();
@@ -233,6 +256,7 @@ StridedView row_major(ir::NodeId leaf, const std::vector<std::int64_t>& shape) {
   s.shape = shape;
   s.strides.assign(shape.size(), 1);
   for (std::size_t i = shape.size(); i-- > 1;) s.strides[i - 1] = s.strides[i] * shape[i];
+  for (std::size_t i = 0; i < shape.size(); ++i) s.leaf_dims.push_back(static_cast<int>(i));
   return s;
 }
 
@@ -254,11 +278,13 @@ std::optional<StridedView> strided_view(const ir::BoundIr& bound, ir::NodeId id)
   const auto& sh = bound.shape(x);
   const std::vector<std::int64_t> st = row_major(x, sh).strides;
   std::vector<std::int64_t> view_st(shape.size(), 0);
+  std::vector<int> view_dims(shape.size(), -1);
   std::size_t j = 0;   // the input's dim that view dim i reads
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 1) continue;   // stride of an extent-1 dim: unused
     while (j < sh.size() && sh[j] == 1) ++j;
     if (j == sh.size() || sh[j] != shape[i]) return std::nullopt;   // a reshape that moves elements
+    view_dims[i] = static_cast<int>(j);
     view_st[i] = st[j++];
   }
   while (j < sh.size() && sh[j] == 1) ++j;
@@ -268,10 +294,12 @@ std::optional<StridedView> strided_view(const ir::BoundIr& bound, ir::NodeId id)
   if (perm.empty()) {
     s.shape = shape;
     s.strides = view_st;
+    s.leaf_dims = view_dims;
   } else {
     for (int d : perm) {
       s.shape.push_back(shape[static_cast<std::size_t>(d)]);
       s.strides.push_back(view_st[static_cast<std::size_t>(d)]);
+      s.leaf_dims.push_back(view_dims[static_cast<std::size_t>(d)]);
     }
   }
   return s;

@@ -113,6 +113,16 @@ TensorMapSpec TensorMapSpec::with_extent(int dim, std::int64_t extent) const {
   return at;
 }
 
+TensorMapSpec TensorMapSpec::with_extents(const std::vector<std::int64_t>& at_dims,
+                                          const std::vector<std::int64_t>& at_strides, std::int64_t elem_bytes) const {
+  KILN_ASSERT(at_dims.size() == dims.size() && at_strides.size() == strides.size(), "map extents {} and strides {} for {}",
+              shape_text(at_dims), shape_text(at_strides), text());
+  TensorMapSpec at = *this;
+  at.dims = at_dims;
+  for (std::size_t j = 0; j < strides.size(); ++j) at.strides[j] = at_strides[j] * elem_bytes;
+  return at;
+}
+
 std::string TensorMapSpec::text() const {
   std::string s = fmt::format("dims {} strides {} box {} swizzle {}", shape_text(dims), shape_text(strides),
                               shape_text(box), swizzle);
@@ -984,6 +994,7 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
   }
   if (const auto* pool = std::get_if<PoolConfig>(&kn.config))   // [Note: dyn pool planes], [Note: dyn pooled axes]
     return pool_geometry(pool_at(plan, kn, *pool, dims));
+  if (std::holds_alternative<AttentionConfig>(kn.config)) return attention_launch(plan, kn, dims);   // [Note: dyn attention]
   // A strided reduction's dyn inner extent ([Note: dyn inner extents] in plan_memory.cpp): its
   // grid, split count and partial states follow it.
   std::int64_t inner = 0;

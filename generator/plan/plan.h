@@ -177,6 +177,10 @@ struct TensorMapSpec {
   // The map with dims[dim] at `extent` (a launch's dyn extent, KernelArg::map_dyn_dim): every
   // stride above that dim spans it, so each scales with it (a tiled map over a packed tensor).
   TensorMapSpec with_extent(int dim, std::int64_t extent) const;
+  // The map with its dims and strides (elements, times `elem_bytes`) at a launch's values: a
+  // KernelArg's map_dims_at and map_strides_at evaluated.
+  TensorMapSpec with_extents(const std::vector<std::int64_t>& at_dims, const std::vector<std::int64_t>& at_strides,
+                             std::int64_t elem_bytes) const;
   // "dims [4096, 4096] strides [8192] box [64, 128] swizzle 128"; an im2col map adds
   // "im2col lower [..] upper [..] element strides [..]" and its box is [channels, pixels].
   std::string text() const;
@@ -202,6 +206,10 @@ struct KernelArg {
   // Kind::TensorMap of a kernel with a dyn extent (dyn_outer): the index into tensor_map.dims that
   // a launch sets to that extent, -1 none ([Note: dyn matmul] in plan_contraction.cpp).
   int map_dyn_dim = -1;
+  // Kind::TensorMap whose extents dyn dims size ([Note: dyn attention] in plan_contraction.cpp):
+  // each map dim's extent and each stride (elements) as expressions of the dims, which a launch
+  // evaluates (empty: the map is tensor_map, or map_dyn_dim's).
+  std::vector<ir::DimExpr> map_dims_at, map_strides_at;
 };
 
 struct PlannedKernel {

@@ -1962,6 +1962,23 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
 // Each operand is mapped where it is stored (a view of an input: its own strides) or, stored
 // first by the planner, row-major. The maps are 4-D: the head dim (contiguous), the rows (queries
 // or keys), the inner and the outer batch dim; a batch dim an operand broadcasts has extent 1.
+//
+// [Note: dyn attention]
+// The kernel takes dyn dims in the output's outermost batch dim (a batch of requests; with two
+// batch dims not the heads) and in the query and key rows (sequence lengths), as whole extents or
+// any expression of dims; fuse_attention refuses the rest (the head dims, the heads), saying why,
+// and the product is then planned as written. Nothing in the plan depends on these extents but
+// the grid, so one kernel serves every value (a dim in the bucket one is planned as the static
+// extent, as every family's):
+// - the config holds 0 for each of s, t and batch (and inner where it is the outermost) that a
+//   dyn dim sizes, and the entry passes an AttentionExtents of the launch's dims to run() ([Note:
+//   dyn attention extents] in config/attention.h);
+// - the maps' extents and strides are expressions of the dims (KernelArg::map_dims_at,
+//   map_strides_at: a view's strides are its leaf's row-major strides, products of the leaf's
+//   extents), which each launch evaluates; every stride stays a multiple of 16 bytes, since each
+//   spans a head dim of 64 or more 16-bit elements;
+// - the grid is the launch's (launch_for: attention_geometry at the launch's extents), and the
+//   reasons name the dims, not their values (the source holds none).
 
 // A view the kernel maps in place, or the operand the planner stored first (row-major).
 StridedView attention_operand(const Planner& p, NodeId op, bool kt) {
@@ -1976,18 +1993,35 @@ bool takes_attention_view(const Planner& p, NodeId anchor, NodeId operand) {
   return (kind == OpKind::Permute || kind == OpKind::Reshape) && attention_reads_in_place(p.bound(), operand, kt);
 }
 
+ir::DimExpr product_of(const ir::Shape& shape, std::size_t from, std::size_t to) {
+  ir::DimExpr e = ir::DimExpr::constant(1);
+  for (std::size_t i = from; i < to; ++i) e = e * shape[i];
+  return e;
+}
+
 // The operand's 4-D map: {head dim, rows, inner batch, outer batch}; `bcast` gets a bit per
-// batch dim it broadcasts (0 outer, 1 inner). kt's rows are its last dim (the keys).
-KernelArg attention_map(const Planner& p, const StridedView& v, bool kt, std::size_t out_rank, int rows_box,
-                        const char* name, DType et, int& bcast) {
+// batch dim it broadcasts (0 outer, 1 inner). kt's rows are its last dim (the keys). `dyn`: the
+// map's extents and strides also as expressions of the dims ([Note: dyn attention]).
+KernelArg attention_map(const Planner& p, NodeId op, const StridedView& v, bool kt, std::size_t out_rank, int rows_box,
+                        const char* name, DType et, int& bcast, bool dyn) {
   const std::int64_t e = static_cast<std::int64_t>(dtype_size(et));
   const std::size_t r = v.shape.size();
   const std::size_t row_dim = kt ? r - 1 : r - 2, col_dim = kt ? r - 2 : r - 1;
   // Bytes a placeholder stride of an extent-1 dim steps: past the whole tensor, a multiple of 16.
   const std::int64_t whole = (product(p.shape(v.leaf), 0, p.shape(v.leaf).size()) * e + 15) / 16 * 16;
+  // The same as expressions: the view's extents, the leaf's row-major strides (elements).
+  const ir::Shape& extents = p.node(op).shape;
+  const ir::Shape& leaf = p.node(v.leaf).shape;
+  const ir::DimExpr whole_at = product_of(leaf, 0, leaf.size());
+  auto stride_at = [&](std::size_t d) {
+    const int j = v.leaf_dims[d];
+    return j < 0 ? whole_at : product_of(leaf, static_cast<std::size_t>(j) + 1, leaf.size());
+  };
   TensorMapSpec m;
   m.dims = {v.shape[col_dim], v.shape[row_dim]};
   m.strides = {v.shape[row_dim] > 1 ? v.strides[row_dim] * e : whole};
+  std::vector<ir::DimExpr> dims_at = {extents[col_dim], extents[row_dim]};
+  std::vector<ir::DimExpr> strides_at = {v.shape[row_dim] > 1 ? stride_at(row_dim) : whole_at};
   bcast = 0;
   // Output batch dim k (0 outer, 1 inner) of out_rank - 2 <= 2, right-aligned onto the operand's.
   const std::size_t nb = out_rank - 2, ob = r - 2;
@@ -1998,13 +2032,28 @@ KernelArg attention_map(const Planner& p, const StridedView& v, bool kt, std::si
       bcast |= 1 << k;
       m.dims.push_back(1);
       m.strides.push_back(whole);
+      dims_at.push_back(ir::DimExpr::constant(1));
+      strides_at.push_back(whole_at);
     } else {
-      m.dims.push_back(v.shape[static_cast<std::size_t>(vd)]);
-      m.strides.push_back(v.strides[static_cast<std::size_t>(vd)] * e);
+      const auto d = static_cast<std::size_t>(vd);
+      m.dims.push_back(v.shape[d]);
+      m.strides.push_back(v.strides[d] * e);
+      dims_at.push_back(extents[d]);
+      strides_at.push_back(stride_at(d));
     }
   }
   m.box = {64, rows_box, 1, 1};
-  return tensor_map_arg(p.leaf_buffer(v.leaf), name, et, std::move(m));
+  KernelArg arg = tensor_map_arg(p.leaf_buffer(v.leaf), name, et, m);
+  if (!dyn) return arg;
+  // The expressions give the planned map at the bound dims (whole: a head dim's rows are 16-byte multiples).
+  std::vector<std::int64_t> at_dims, at_strides;
+  for (const auto& x : dims_at) at_dims.push_back(x.evaluate(p.bound().dims));
+  for (const auto& x : strides_at) at_strides.push_back(x.evaluate(p.bound().dims));
+  KILN_ASSERT(m.with_extents(at_dims, at_strides, e) == m, "attention map {} as expressions: dims [{}] strides [{}]",
+              m.text(), fmt::join(at_dims, ", "), fmt::join(at_strides, ", "));
+  arg.map_dims_at = std::move(dims_at);
+  arg.map_strides_at = std::move(strides_at);
+  return arg;
 }
 
 void plan_attention(Planner& p, PlannedKernel& kn) {
@@ -2028,27 +2077,54 @@ void plan_attention(Planner& p, PlannedKernel& kn) {
   if (attention_smem(c) > smem_limit(p.target())) c.stages = 2;
   c.vec_out = p.target().aligned16;
   KILN_ASSERT(attention_head_dim(c.d) && attention_head_dim(c.dv) && r <= 4, "attention node the kernel does not take");
+  // [Note: dyn attention]: the extents dyn dims size (fuse_attention took only these), "" where static.
+  const ir::Shape& shape = node.shape;
+  const std::string dyn_s = p.dyn_in(shape[r - 2]), dyn_t = p.dyn_in(p.node(node.operands[1]).shape.back());
+  const std::string dyn_b = r > 2 ? p.dyn_in(shape[0]) : "";
+  const bool dyn = !dyn_s.empty() || !dyn_t.empty() || !dyn_b.empty();
   const StridedView q = attention_operand(p, node.operands[0], false), kt = attention_operand(p, node.operands[1], true),
                     v = attention_operand(p, node.operands[2], false);
-  kn.args.push_back(attention_map(p, q, false, r, c.bm, "tmap_q", et, c.q_bcast));
-  kn.args.push_back(attention_map(p, kt, true, r, c.bn, "tmap_k", et, c.k_bcast));
-  kn.args.push_back(attention_map(p, v, false, r, c.bn, "tmap_v", et, c.v_bcast));
+  kn.args.push_back(attention_map(p, node.operands[0], q, false, r, c.bm, "tmap_q", et, c.q_bcast, dyn));
+  kn.args.push_back(attention_map(p, node.operands[1], kt, true, r, c.bn, "tmap_k", et, c.k_bcast, dyn));
+  kn.args.push_back(attention_map(p, node.operands[2], v, false, r, c.bn, "tmap_v", et, c.v_bcast, dyn));
   // The unit counter ([Note: the attention unit order]): one int, zeroed before every launch.
   const int ws = p.add_workspace(fmt::format("units{}", kn.anchor), DType::i32, {1});
   kn.args.push_back(buffer_arg(p, ws, true));
   kn.zero_before.push_back(ws);
   kn.template_name = "flash_attention";
   kn.setmaxnreg = true;
-  kn.config = c;
   set_launch(kn, attention_geometry(c, static_cast<int>(p.target().sm_count)));
   const std::int64_t flops = 2 * c.batch * c.s * c.t * (c.d + c.dv) / (c.causal ? 2 : 1);
+  // An extent as the reasons write it: a dyn dim by its name, a static one by its value.
+  auto text = [&](const ir::DimExpr& e) {
+    return e.code([&](const std::string& dim) {
+      return p.bound().is_dynamic(dim) ? dim : std::to_string(p.bound().dims.at(dim));
+    });
+  };
+  const std::string batches = dyn_b.empty() ? std::to_string(c.batch) : text(product_of(shape, 0, r - 2));
+  const std::string schedule =
+      dyn ? fmt::format("at most {} persistent CTAs taking the blocks from a counter", p.target().sm_count)
+          : fmt::format("{} persistent CTAs taking {} blocks from a counter, {:.1f} GFLOP", kn.grid.x,
+                        attention_row_blocks(c) * c.batch, static_cast<double>(flops) * 1e-9);
   kn.reason = fmt::format("attention {} queries x {} keys, head dims {} and {}, {} batches{}: sm_90a flash kernel, {} "
                           "query rows a CTA (two consumer warpgroups of 64 + a TMA producer warpgroup), key tiles of "
                           "{} through a {}-stage ring, scores and the online softmax in registers, P as the A operand "
-                          "of the second wgmma from registers; {} persistent CTAs taking {} blocks from a counter, {:.1f} GFLOP",
-                          c.s, c.t, c.d, c.dv, c.batch, c.causal ? ", causal" : "", c.bm, c.bn, c.stages, kn.grid.x,
-                          attention_row_blocks(c) * c.batch,
-                          static_cast<double>(flops) * 1e-9);
+                          "of the second wgmma from registers; {}",
+                          dyn_s.empty() ? std::to_string(c.s) : text(shape[r - 2]),
+                          dyn_t.empty() ? std::to_string(c.t) : text(p.node(node.operands[1]).shape.back()), c.d, c.dv,
+                          batches, c.causal ? ", causal" : "", c.bm, c.bn, c.stages, schedule);
+  if (dyn) {
+    std::set<std::string> names{dyn_s, dyn_t, dyn_b};
+    names.erase("");
+    kn.reason = fmt::format("dyn {}; {}", fmt::join(names, ", "), kn.reason);
+  }
+  if (!dyn_s.empty()) c.s = 0;
+  if (!dyn_t.empty()) c.t = 0;
+  if (!dyn_b.empty()) {
+    c.batch = 0;
+    if (r == 3) c.inner = 0;   // (the outermost batch dim is the inner one too)
+  }
+  kn.config = c;
 }
 }  // namespace
 
@@ -2056,7 +2132,8 @@ const AnchorRule* contraction_rule(ir::OpKind kind) {
   static const AnchorRule kMatmul{"gemm", false, true, plan_matmul, takes_transposed_view, claims_softmax, true};
   static const AnchorRule kConv{"conv_igemm", false, true, plan_conv, nullptr, nullptr, /*dyn=*/true};
   if (kind == OpKind::Matmul) return &kMatmul;
-  static const AnchorRule kAttention{"attention", false, true, plan_attention, takes_attention_view, nullptr};
+  static const AnchorRule kAttention{"attention", false, true, plan_attention, takes_attention_view, nullptr,
+                                     /*dyn=*/true};   // [Note: dyn attention]
   if (kind == OpKind::Conv) return &kConv;
   if (kind == OpKind::Attention) return &kAttention;
   return nullptr;
@@ -2077,6 +2154,26 @@ launch::Geometry conv_launch(const Plan& plan, const PlannedKernel& kernel, std:
   ConvConfig c = std::get<ConvConfig>(kernel.config);
   c.n = batch;   // [Note: dyn conv]
   return conv_geometry(c, plan.target.sm_count);
+}
+
+// The extents of attention kernel `kn` at `dims`: s, t, batch and inner from the node's shapes.
+AttentionExtents attention_extents(const ir::Ir& ir, const PlannedKernel& kn,
+                                   const std::map<std::string, std::int64_t>& dims) {
+  const auto& node = ir.node(kn.anchor);
+  const ir::Shape& out = node.shape;
+  const std::size_t r = out.size();
+  AttentionExtents x;
+  x.s = out[r - 2].evaluate(dims);
+  x.t = ir.node(node.operands[1]).shape.back().evaluate(dims);
+  x.batch = product_of(out, 0, r - 2).evaluate(dims);
+  x.inner = r > 2 ? out[r - 3].evaluate(dims) : 1;
+  return x;
+}
+
+launch::Geometry attention_launch(const Plan& plan, const PlannedKernel& kernel,
+                                  const std::map<std::string, std::int64_t>& dims) {
+  const AttentionConfig c = attention_at(std::get<AttentionConfig>(kernel.config), attention_extents(plan.ir(), kernel, dims));
+  return attention_geometry(c, plan.target.sm_count);
 }
 
 }  // namespace kiln

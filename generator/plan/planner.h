@@ -53,6 +53,12 @@ launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std:
 // plan_contraction.cpp: the launch of a conv kernel whose batch is dyn at a launch's batch ([Note:
 // dyn conv]).
 launch::Geometry conv_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t batch);
+// plan_contraction.cpp: a fused attention kernel's extents at a launch's dims, and its launch
+// there ([Note: dyn attention]).
+AttentionExtents attention_extents(const ir::Ir& ir, const PlannedKernel& kernel,
+                                   const std::map<std::string, std::int64_t>& dims);
+launch::Geometry attention_launch(const Plan& plan, const PlannedKernel& kernel,
+                                  const std::map<std::string, std::int64_t>& dims);
 // plan_memory.cpp: bytes of one element of the tensor a template streams for an anchor's operand
 // (Plan::streamed_leaf): its type is the template's T, which sizes its vectors and tiles. An
 // operand with no such leaf is refused by the emitter; its own type stands in until then.
@@ -82,6 +88,7 @@ ir::BoundIr without_dead_nodes(const ir::BoundIr& bound, std::shared_ptr<ir::Ir>
 struct StridedView {
   ir::NodeId leaf = -1;
   std::vector<std::int64_t> shape, strides;
+  std::vector<int> leaf_dims;   // per view dim: the leaf's dim whose stride it takes (-1: an extent of 1)
 };
 std::optional<StridedView> strided_view(const ir::BoundIr& bound, ir::NodeId id);
 // A tensor of `shape` stored row-major at `leaf`.

@@ -8,7 +8,10 @@
 // (config/attention.h); E: __half or __nv_bfloat16.
 //   template <class OutT, class Epi>
 //   static __device__ void run(const TensorMap& q, const TensorMap& k, const TensorMap& v,
-//                              OutT* out, Epi epi, float scale, int* next_unit);
+//                              OutT* out, Epi epi, float scale, int* next_unit,
+//                              const AttentionExtents& dyn = {});
+// dyn: the launch's extents where the config holds 0 ([Note: dyn attention extents] in
+// config/attention.h); the tensor maps are then the launch's too.
 // next_unit: one int, zero at launch (the planner's zeroed workspace): the units taken so far
 // past the first grid's ([Note: the attention unit order] in config/attention.h).
 // out[batch](i, c) = epi(sum_j p(i, j) v(j, c), batch, i, c), p = softmax over j of
@@ -82,9 +85,8 @@ struct FlashAttention {
   using MmaS = Wgmma<BN, E, false, false>;      // S = q·kᵀ: both k-major
   using MmaO = WgmmaRegA16<DV, E, true>;        // O += P·v: P in registers, v MN-major
   static constexpr int NS = BN / 8, NO = DV / 8;
-  // The config's fields as scalars (device code cannot take the address of C).
-  static constexpr long long kS = C.s, kT = C.t, kInner = C.inner, kBatch = C.batch,
-                             kBlocks = attention_row_blocks(C);
+  // The config's fields as scalars (device code cannot take the address of C); 0: dyn.
+  static constexpr long long kS = C.s, kT = C.t, kInner = C.inner, kBatch = C.batch;
   static constexpr int kQBcast = C.q_bcast, kKBcast = C.k_bcast, kVBcast = C.v_bcast;
   static constexpr bool kCausal = C.causal, kVecOut = C.vec_out;
 
@@ -92,6 +94,15 @@ struct FlashAttention {
   static_assert(attention_head_dim(D) && attention_head_dim(DV), "head dims 64, 128 or 256");
   static_assert(BM == 128 && (BN == 64 || BN == 128) && Stages >= 2, "tiles");
   static_assert(kSmemBytes == kQBytes + Stages * kStageBytes + 1024 + 8 * (6 + 3 * Stages) + 16, "attention_smem");
+
+  // The extents a launch computes with: the config's, or the launch's where it holds 0 ([Note: dyn
+  // attention extents]). A static kernel's fold to constants.
+  struct Extents {
+    long long s, t, inner, blocks, units;
+    __device__ __forceinline__ explicit Extents(const AttentionExtents& e)
+        : s(kS > 0 ? kS : e.s), t(kT > 0 ? kT : e.t), inner(kInner > 0 ? kInner : e.inner),
+          blocks((s + BM - 1) / BM), units(blocks * (kBatch > 0 ? kBatch : e.batch)) {}
+  };
 
   // The batch coordinates an operand reads (0 along the dims it broadcasts).
   static __device__ __forceinline__ int coord(long long b, int bcast, int bit) { return (bcast >> bit) & 1 ? 0 : int(b); }
@@ -131,10 +142,10 @@ struct FlashAttention {
   }
 
   // The first key tile that consumer c of the unit at rows m0 masks: tile j holds keys j·bn ..
-  // j·bn + bn - 1, every one of them below t and (causal) at or before the consumer's first row
-  // m0 + 64c for every tile before this one.
-  static __device__ __forceinline__ int first_masked_tile(int m0, int c) {
-    const long long visible = kCausal && m0 + 64 * c + 1 < kT ? m0 + 64 * c + 1 : kT;
+  // j·bn + bn - 1, every one of them below the keys t and (causal) at or before the consumer's
+  // first row m0 + 64c for every tile before this one.
+  static __device__ __forceinline__ int first_masked_tile(int m0, int c, long long t) {
+    const long long visible = kCausal && m0 + 64 * c + 1 < t ? m0 + 64 * c + 1 : t;
     return int(visible / BN);
   }
 
@@ -147,8 +158,9 @@ struct FlashAttention {
   // ptxas turns a test per element into predicated selects that every tile then executes (five
   // instructions an element, measured 11% of a causal tile's time).
   template <bool Masked>
-  static __device__ __forceinline__ void softmax_tile(float (&sc)[NS][4], int j, int row_base, int t, float scale2,
-                                                      float (&m)[2], float (&l)[2], float (&corr)[2],
+  // keys: t, the keys in all.
+  static __device__ __forceinline__ void softmax_tile(float (&sc)[NS][4], int j, int row_base, int t, long long keys,
+                                                      float scale2, float (&m)[2], float (&l)[2], float (&corr)[2],
                                                       u32 (&p)[BN / 16][4]) {
     const int key0 = j * BN;
 #pragma unroll
@@ -158,7 +170,7 @@ struct FlashAttention {
         float x = sc[n][r] * scale2;
         if (Masked) {
           const int key = key0 + 8 * n + 2 * t + (r & 1), row = row_base + 8 * (r >> 1);
-          if (key >= kT || (kCausal && key > row)) x = gemm::neg_inf();
+          if (key >= keys || (kCausal && key > row)) x = gemm::neg_inf();
         }
         sc[n][r] = x;
       }
@@ -199,8 +211,8 @@ struct FlashAttention {
   template <bool Masked, class KFull, class VFull, class Empty>
   static __device__ __forceinline__ void step(int j, int use, int tiles, u32 q, int c, u32 ring, const KFull& k_full,
                                               const VFull& v_full, const Empty& empty, u32 q_empty,
-                                              int row_base, int t, int lane, float scale2, float (&m)[2],
-                                              float (&l)[2], float (&corr)[2], float (&o)[NO][4],
+                                              int row_base, int t, long long keys, int lane, float scale2,
+                                              float (&m)[2], float (&l)[2], float (&corr)[2], float (&o)[NO][4],
                                               u32 (&prev)[BN / 16][4], u32 (&next)[BN / 16][4]) {
     float sc[NS][4];
     rescale(o, corr);   // nothing in flight: the previous tile's correction, before its P·v
@@ -211,7 +223,7 @@ struct FlashAttention {
     wg_wait<1>();   // the scores are done; the previous P·v may still run
     fence_accumulators(sc);
     if (j == tiles - 1 && lane == 0) mbar_arrive(q_empty);   // the block's last scores are done
-    softmax_tile<Masked>(sc, j, row_base, t, scale2, m, l, corr, next);
+    softmax_tile<Masked>(sc, j, row_base, t, keys, scale2, m, l, corr, next);
     wg_wait<0>();   // the previous P·v has completed: its stage goes back, its P registers are free
     keep_live(prev);
     fence_accumulators(o);
@@ -251,19 +263,20 @@ struct FlashAttention {
   struct Unit {
     long long batch, b0, b1;
     int m0, tiles;
-    __device__ __forceinline__ explicit Unit(long long u) {
-      const AttentionUnit a = attention_unit(kBlocks, u);
+    __device__ __forceinline__ Unit(long long u, const Extents& x) {
+      const AttentionUnit a = attention_unit(x.blocks, u);
       batch = a.batch;
       const long long mb = a.block;
-      b0 = batch / kInner, b1 = batch % kInner;
+      b0 = batch / x.inner, b1 = batch % x.inner;
       m0 = int(mb * BM);
-      tiles = int(attention_key_tiles(kCausal, BM, BN, kT, mb));
+      tiles = int(attention_key_tiles(kCausal, BM, BN, x.t, mb));
     }
   };
 
   template <class OutT, class Epi>
   static __device__ __forceinline__ void run(const TensorMap& q, const TensorMap& k, const TensorMap& v, OutT* out,
-                                             Epi epi, float scale, int* next_unit) {
+                                             Epi epi, float scale, int* next_unit,
+                                             const AttentionExtents& dyn = {}) {
     extern __shared__ __align__(16) char smem_raw[];
     const u32 base = align_1024(smem_addr(smem_raw));
     const u32 ring = base + kQBytes;
@@ -278,7 +291,8 @@ struct FlashAttention {
     const u32 slots = bars + 8 * (6 + 3 * Stages);
     volatile long long* const slot = reinterpret_cast<volatile long long*>(
         smem_raw + (slots - smem_addr(smem_raw)));
-    const long long units = kBlocks * kBatch;
+    const Extents x(dyn);
+    const long long units = x.units;
     const int wg = threadIdx.x >> 7;
 
     if (threadIdx.x == 0) {
@@ -314,7 +328,7 @@ struct FlashAttention {
           // The next unit in the order nobody took yet, asked for now: the atomic's round trip
           // overlaps this unit's loads instead of delaying the next q block.
           const long long next = gridDim.x + atomicAdd(next_unit, 1);
-          const Unit w(u);
+          const Unit w(u, x);
           // The next q block loads once the consumers' last scores of the previous one are done.
           mbar_wait(q_empty, (n & 1) ^ 1);
           mbar_arrive_expect_tx(q_full, kQBytes);
@@ -347,10 +361,10 @@ struct FlashAttention {
       __syncwarp();
       if (lane == 0) mbar_arrive(unit_empty(n & 1));
       if (u >= units) break;
-      const Unit w(u);
+      const Unit w(u, x);
       // Query rows of this thread's two accumulator rows (h = 0, 1).
       const int row_base = w.m0 + 64 * c + 16 * warp + g;
-      const int masked = first_masked_tile(w.m0, c);
+      const int masked = first_masked_tile(w.m0, c, x.t);
       float o[NO][4];
       clear(o);
       float m[2] = {gemm::neg_inf(), gemm::neg_inf()}, l[2] = {0.f, 0.f};
@@ -374,27 +388,27 @@ struct FlashAttention {
         wg_wait<0>();
         fence_accumulators(sc);
         if (w.tiles == 1 && lane == 0) mbar_arrive(q_empty);   // the block's last scores are done
-        if (masked == 0) softmax_tile<true>(sc, 0, row_base, t, scale2, m, l, corr, pa[0]);
-        else softmax_tile<false>(sc, 0, row_base, t, scale2, m, l, corr, pa[0]);
+        if (masked == 0) softmax_tile<true>(sc, 0, row_base, t, x.t, scale2, m, l, corr, pa[0]);
+        else softmax_tile<false>(sc, 0, row_base, t, x.t, scale2, m, l, corr, pa[0]);
       }
       // The tiles before the first masked one, then the masked ones (each loop's steps wait for
       // everything they issue: nothing is in flight between the loops).
       int j = 1;
       for (const int unmasked = masked < w.tiles ? masked : w.tiles; j < unmasked; ++j) {
         if (j & 1)
-          step<false>(j, use, w.tiles, base, c, ring, k_full, v_full, empty, q_empty, row_base, t, lane, scale2, m, l,
-                      corr, o, pa[0], pa[1]);
+          step<false>(j, use, w.tiles, base, c, ring, k_full, v_full, empty, q_empty, row_base, t, x.t, lane, scale2,
+                      m, l, corr, o, pa[0], pa[1]);
         else
-          step<false>(j, use, w.tiles, base, c, ring, k_full, v_full, empty, q_empty, row_base, t, lane, scale2, m, l,
-                      corr, o, pa[1], pa[0]);
+          step<false>(j, use, w.tiles, base, c, ring, k_full, v_full, empty, q_empty, row_base, t, x.t, lane, scale2,
+                      m, l, corr, o, pa[1], pa[0]);
       }
       for (; j < w.tiles; ++j) {
         if (j & 1)
-          step<true>(j, use, w.tiles, base, c, ring, k_full, v_full, empty, q_empty, row_base, t, lane, scale2, m, l,
-                     corr, o, pa[0], pa[1]);
+          step<true>(j, use, w.tiles, base, c, ring, k_full, v_full, empty, q_empty, row_base, t, x.t, lane, scale2,
+                     m, l, corr, o, pa[0], pa[1]);
         else
-          step<true>(j, use, w.tiles, base, c, ring, k_full, v_full, empty, q_empty, row_base, t, lane, scale2, m, l,
-                     corr, o, pa[1], pa[0]);
+          step<true>(j, use, w.tiles, base, c, ring, k_full, v_full, empty, q_empty, row_base, t, x.t, lane, scale2,
+                     m, l, corr, o, pa[1], pa[0]);
       }
       // The last tile's P·v. Every turn hands over to the other consumer.
       rescale(o, corr);
@@ -423,8 +437,8 @@ struct FlashAttention {
           o[nn][2 * h + 1] *= inv;
         }
       }
-      OutT* const dst = out + Index(w.batch) * Index(kS) * Index(DV);
-      const gemm::MatrixOut<OutT, Index, kVecOut, false> put{dst, Index(DV), Index(kS), Index(DV), Index(w.batch)};
+      OutT* const dst = out + Index(w.batch) * Index(x.s) * Index(DV);
+      const gemm::MatrixOut<OutT, Index, kVecOut, false> put{dst, Index(DV), Index(x.s), Index(DV), Index(w.batch)};
       gemm::store_accumulators<Index>(o, put, Index(w.m0 + 64 * c + 16 * warp), Index(0), epi);
     }
     // Consumer 1 handed a turn over after its last: consumer 0 takes it, so no barrier is left

@@ -184,8 +184,11 @@ struct DynValues {
 // a concat's), also that the call path made one executable (a plan and an emit) per key (the dyn
 // dim's class, in the plan's first line, and its key code: bucket, and a row length's alignment),
 // not one per value: the Op keys those extents by nothing, not by their values.
+// With `fused_oracle` (16-bit attention: [Note: the oracle of a fused 16-bit norm] in
+// runtime/op_check.cpp), the reference is the graph the planner fused for sm_90a.
 void check_dyn_ops(const char* spec_text, const char* file, const char* label,
-                   const std::map<std::string, DynValues>& values_of, bool computed_extents = false) {
+                   const std::map<std::string, DynValues>& values_of, bool computed_extents = false,
+                   bool fused_oracle = false) {
   Runtime rt(without_disk_cache());
   Program program = rt.load_string(spec_text, file);
   const SpecFile spec = parse_spec(spec_text, file);
@@ -218,7 +221,9 @@ void check_dyn_ops(const char* spec_text, const char* file, const char* label,
       synchronize();
       bool ok = true;
       // tf32 contractions are held to tf32's accuracy (the op's precision="tf32").
-      const auto outputs = compare_outputs(*ir, c.outputs(*bound), ref::evaluate(*bound, c.inputs),
+      std::vector<std::string> fusions;
+      const auto oracle = fused_oracle ? fuse_compositions(bound, Target::for_arch("sm_90a"), fusions) : bound;
+      const auto outputs = compare_outputs(*ir, c.outputs(*bound), ref::evaluate(*oracle, c.inputs),
                                            runs_tf32(*ir, rt.options().precision), &ok);
       for (std::size_t o = 0; o < outputs.size(); ++o)
         std::printf("%s %s %s=%lld%s output %zu: %s, max rel error %.3g, %lld mismatches%s%s\n", label, name.c_str(),
@@ -1061,6 +1066,74 @@ TEST_CASE("gpu: dyn inner extents of strided reductions against the float64 refe
                  {"sm_strided", {"C", {1, 3, 300, 4099}}}});
   check_dyn_ops(kInnerSpec, "inner.kiln", "dyn inner and rows",
                 {{"colmean_few", {"C", {1, 4, 100, 1001}, "B", {2, 2, 5, 1}}}});
+}
+
+// Fused attention with dyn dims ([Note: dyn attention] in generator/plan/plan_contraction.cpp):
+// the batch and the sequence lengths of self-attention (B and S), a causal mask over a dyn S,
+// [B, S, H, D] views with a scalar divisor (permuted strides as expressions of the dims), a
+// dyn batch of one dim with a k every batch shares and dyn keys (head dim 256), and a residual
+// epilogue over dyn B and S. One kernel serves every value of the bucket general; S = 1 and B =
+// 1 are the bucket one. Values: under, at and past the 128-row blocks and 128- or 64-key tiles.
+constexpr const char* kAttentionSpec = R"(
+op att {
+  const scale: f32 = 0.08838834764831845
+  dims dyn B, H = 4, dyn S
+  in  q: f16[B, H, S, 128]
+  in  k: f16[B, H, S, 128]
+  in  v: f16[B, H, S, 128]
+  out o = matmul(softmax(matmul(q, transpose(k)) * scale, axis=-1), v)
+}
+op att_causal {
+  dims B = 2, H = 3, dyn S
+  in  q: bf16[B, H, S, 64]
+  in  k: bf16[B, H, S, 64]
+  in  v: bf16[B, H, S, 64]
+  let s = matmul(q, transpose(k)) * 0.125
+  let keep = iota(S, S, axis=1) <= iota(S, S, axis=0)
+  out o = matmul(softmax(where(keep, s, -3.4e38), axis=-1), v)
+}
+op att_bshd {
+  dims dyn B, dyn S, H = 4
+  in  q: f16[B, S, H, 64]
+  in  k: f16[B, S, H, 64]
+  in  v: f16[B, S, H, 64]
+  in  temperature: f16
+  let qh = permute(q, [0, 2, 1, 3])
+  let kh = permute(k, [0, 2, 1, 3])
+  let vh = permute(v, [0, 2, 1, 3])
+  out o = matmul(softmax(matmul(qh, transpose(kh)) / temperature, axis=-1), vh)
+}
+op att_d256 {
+  dims dyn BH, S = 200, dyn T
+  in  q: f16[BH, S, 256]
+  in  k: f16[T, 256]
+  in  v: f16[BH, T, 256]
+  out o = matmul(softmax(matmul(q, transpose(k)) * 0.0625, axis=-1), v)
+}
+op att_epi {
+  dims dyn B, H = 2, dyn S, T = 300
+  in  q: bf16[B, H, S, 64]
+  in  k: bf16[B, H, T, 64]
+  in  v: bf16[B, H, T, 64]
+  in  r: bf16[B, H, S, 64]
+  out o = relu(matmul(softmax(matmul(q, transpose(k)) * 0.125, axis=-1), v) + r)
+}
+)";
+
+TEST_CASE("gpu: dyn batches and sequence lengths of fused attention against the float64 reference, one compile") {
+  KILN_REQUIRE_GPU();
+  if (kiln::device_arch(kiln::current_device()) != "sm_90a") {
+    std::printf("%s the fused attention kernel needs an sm_90a device (this one is %s)\n", kSkipMarker,
+                kiln::device_arch(kiln::current_device()).c_str());
+    return;
+  }
+  check_dyn_ops(kAttentionSpec, "attention.kiln", "dyn attention",
+                {{"att", {"S", {1, 5, 127, 128, 129, 300, 1000}, "B", {2, 3, 1, 2, 5, 2, 3}}},
+                 {"att_causal", {"S", {1, 2, 64, 129, 257, 1000}}},
+                 {"att_bshd", {"S", {3, 128, 200, 777}, "B", {2, 1, 3, 2}}},
+                 {"att_d256", {"T", {1, 63, 64, 65, 500}, "BH", {6, 2, 3, 7, 2}}},
+                 {"att_epi", {"S", {7, 130, 256}, "B", {2, 3, 2}}}},
+                false, true);
 }
 
 // [Note: launch memo] in runtime/runtime.cpp: an executable keeps its last launch's state (dims,

@@ -186,7 +186,7 @@ TEST_CASE("tensor map: reach in bytes, for the runtime's in-bounds check") {
   CHECK(kiln::tensor_map_reach_bytes(huge, DType::f32) == std::numeric_limits<std::int64_t>::max());
 }
 
-TEST_CASE("tensor map: the cache encodes a (kernel, argument, address, extent) once, and stays bounded") {
+TEST_CASE("tensor map: the cache encodes a (kernel, argument, address, extents) once, and stays bounded") {
   kiln::TensorMapCache cache;
   int encodes = 0;
   auto encode = [&] {
@@ -203,13 +203,16 @@ TEST_CASE("tensor map: the cache encodes a (kernel, argument, address, extent) o
   CHECK(cache.get(0, 1, 0x1000, encode).bytes[0] == 1);
   CHECK(encodes == 4);
   CHECK(cache.size() == 4);
-  // A map with a dyn extent (KernelArg::map_dyn_dim, a dyn matmul's M): another extent over the
-  // same address is another map, the same extent the same one.
-  CHECK(cache.get(0, 1, 0x1000, encode, 1000).bytes[0] == 5);
-  CHECK(cache.get(0, 1, 0x1000, encode, 1001).bytes[0] == 6);
-  CHECK(cache.get(0, 1, 0x1000, encode, 1000).bytes[0] == 5);
-  CHECK(encodes == 6);
-  CHECK(cache.size() == 6);
+  // A map with dyn extents (KernelArg::map_dyn_dim, a dyn matmul's M; map_dims_at, a dyn
+  // attention's): other extents over the same address are another map, the same ones the same.
+  CHECK(cache.get(0, 1, 0x1000, encode, {1000}).bytes[0] == 5);
+  CHECK(cache.get(0, 1, 0x1000, encode, {1001}).bytes[0] == 6);
+  CHECK(cache.get(0, 1, 0x1000, encode, {1000}).bytes[0] == 5);
+  CHECK(cache.get(0, 1, 0x1000, encode, {64, 1000, 8, 4}).bytes[0] == 7);
+  CHECK(cache.get(0, 1, 0x1000, encode, {64, 1000, 8, 5}).bytes[0] == 8);
+  CHECK(cache.get(0, 1, 0x1000, encode, {64, 1000, 8, 4}).bytes[0] == 7);
+  CHECK(encodes == 8);
+  CHECK(cache.size() == 8);
   // Scratch moving between launches must not grow it without bound: it starts over when full.
   for (unsigned long long a = 0; a < 2 * kiln::TensorMapCache::kMaxEntries; ++a) cache.get(2, 0, 0x10000 + a * 256, encode);
   CHECK(cache.size() <= kiln::TensorMapCache::kMaxEntries);

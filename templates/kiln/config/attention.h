@@ -13,7 +13,7 @@ namespace kiln {
 
 #define KILN_ATTENTION_FIELDS(X)                                                                   \
   X(int, elem_bytes, 2)            /* q, k, v element size: 2 (f16, bf16) */                       \
-  X(long long, s, 1)               /* query rows */                                                \
+  X(long long, s, 1)               /* query rows (s, t, batch, inner: 0 is a dyn extent) */        \
   X(long long, t, 1)               /* keys */                                                      \
   X(int, d, 64)                    /* head dim of q and k (the scores' k) */                       \
   X(int, dv, 64)                   /* head dim of v and the output */                              \
@@ -28,6 +28,22 @@ namespace kiln {
   X(int, stages, 2)                /* k, v tile ring depth */                                      \
   X(bool, vec_out, false)          /* 8-byte stores of four outputs (dv and the row aligned) */
 KILN_CONFIG(AttentionConfig, KILN_ATTENTION_FIELDS);
+
+// [Note: dyn attention extents]
+// A kernel whose config holds 0 for s, t, batch or inner reads that extent at run time: the
+// entry passes an AttentionExtents (the launch's dyn dims) to run(), and attention_at fills the
+// config's zeros from it. The head dims, the tiles and the broadcast bits stay baked in; the
+// planner's side is [Note: dyn attention] in plan_contraction.cpp.
+struct AttentionExtents {
+  long long s = 0, t = 0, batch = 0, inner = 0;
+};
+KILN_RULE constexpr AttentionConfig attention_at(AttentionConfig c, const AttentionExtents& e) {
+  if (c.s == 0) c.s = e.s;
+  if (c.t == 0) c.t = e.t;
+  if (c.batch == 0) c.batch = e.batch;
+  if (c.inner == 0) c.inner = e.inner;
+  return c;
+}
 
 // The head dims the kernel takes: whole 128-byte swizzle rows of 16-bit elements, and an
 // accumulator a wgmma shape holds (m64n64, n128, n256).
