@@ -243,6 +243,25 @@ LEN_CASES = [
     ("cumsum_mid_C", "op p {{\n  dims B = 2, R = 3000, {D}\n  in x: f32[B, R, C]\n  out y = cumsum(x, axis=1)\n}}\n",
      "C", 1000, "cumsum down a middle axis of 3000, 2 rows (chunked)", "fp32-accurate", 1e-3,
      lambda F, x: x.cumsum(dim=1)),
+    # Fused attention with a dyn batch and sequence length ([Note: dyn attention]): the kernel reads
+    # them at launch, its maps set by each launch; beside PyTorch's scaled_dot_product_attention.
+    ("attention_BS", "op p {{\n  dims {D}, H = 32\n  in q: f16[B, H, S, 128]\n  in k: f16[B, H, S, 128]\n"
+                     "  in v: f16[B, H, S, 128]\n"
+                     "  out o = matmul(softmax(matmul(q, transpose(k)) * 0.08838834764831845, axis=-1), v)\n}}\n",
+     ("B", "S"), (2, 4096), "f16 attention, 32 heads, head dim 128", "f16", 2e-2,
+     lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v, scale=0.08838834764831845)),
+    ("attention_BS", "op p {{\n  dims {D}, H = 32\n  in q: f16[B, H, S, 128]\n  in k: f16[B, H, S, 128]\n"
+                     "  in v: f16[B, H, S, 128]\n"
+                     "  out o = matmul(softmax(matmul(q, transpose(k)) * 0.08838834764831845, axis=-1), v)\n}}\n",
+     ("B", "S"), (16, 1000), "f16 attention, 32 heads, head dim 128", "f16", 2e-2,
+     lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v, scale=0.08838834764831845)),
+    ("attention_causal_S", "op p {{\n  dims B = 4, H = 32, {D}\n  in q: bf16[B, H, S, 128]\n"
+                           "  in k: bf16[B, H, S, 128]\n  in v: bf16[B, H, S, 128]\n"
+                           "  let s = matmul(q, transpose(k)) * 0.08838834764831845\n"
+                           "  out o = matmul(softmax(where(iota(S, S, axis=1) <= iota(S, S, axis=0), s, -3.4e38), "
+                           "axis=-1), v)\n}}\n",
+     "S", 3000, "bf16 causal attention, 4 x 32 heads, head dim 128", "bf16", 2e-2,
+     lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.08838834764831845)),
     # Not a length: a pool's dyn channels, which generic mode also bakes in, whose per-channel
     # prologue operand's index divides by C per element ([Note: dividing by a dyn extent]).
     ("max_pool_dyn_C", "op p {{\n  dims N = 64, {D}, H = 128, W = 128\n  in x: f32[N, C, H, W]\n  in s: f32[C, 1, 1]\n"
