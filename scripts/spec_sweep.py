@@ -15,7 +15,8 @@ over long axes. This draws, per family, `count` valid ops at the sizes those rou
   divisor_override, with and without a batch axis;
 - reduce: reductions, arg-reductions, scans, softmax, logsumexp and norms written as compositions,
   ranks 1-4, any axes, keepdims, extents 1..65537;
-- dyn: ops of every family with `dyn` dims anywhere (values given with -D).
+- dyn: ops of every family with `dyn` dims anywhere (values given with -D), attention written out
+  (fused on sm_90a in f16 and bf16) among them.
 Each op is planned and emitted by `kiln gen` for sm_90a (fp32 and tf32) and sm_80. Every op of
 the first four families is valid, so any failure is a finding; a dyn op may be refused, but only
 with exit 1 and a located error (`spec.kiln:LINE:COL: ...`): an internal error (exit 5), a crash
@@ -197,8 +198,26 @@ def reduce_op(rng, name):
 
 
 def dyn_op(rng, name):
-    kind = rng.choice(("mm", "mmb", "conv", "pool", "red", "ew", "norm"))
-    if kind in ("mm", "mmb"):
+    kind = rng.choice(("mm", "mmb", "conv", "pool", "red", "ew", "norm", "att"))
+    if kind == "att":   # attention written out: fused on sm_90a in 16 bits, dyn dims anywhere
+        names = ["B", "H", "S", "T", "D"]
+        vals = {"B": rng.choice((1, 2, 5)), "H": rng.choice((1, 4)), "S": rng.choice((1, 7, 128, 300)),
+                "T": rng.choice((1, 64, 129, 500)), "D": rng.choice((64, 128, 256))}
+        dt = rng.choice(("f16", "bf16", "f32"))
+        kv = "T" if rng.random() < 0.5 else "S"   # self-attention: one dim for queries and keys
+        # k and v per batch and head, or shared by all (a matmul takes all batch dims or none)
+        qs, ks = f"[B, H, S, D]", f"[{rng.choice(('B, H, ', ''))}{kv}, D]"
+        if rng.random() < 0.3:   # heads in the middle, read through permuted views
+            qs = "[B, S, H, D]"
+        q = "permute(q, [0, 2, 1, 3])" if qs == "[B, S, H, D]" else "q"
+        scores = f"matmul({q}, transpose(k)) * {rng.choice(('0.125', '0.0625'))}"
+        if kv == "S" and rng.random() < 0.4:
+            fill = "-1e9" if dt == "f16" else "-3.4e38"   # the dtype's -inf as a finite literal
+            scores = f"where(iota(S, S, axis=1) <= iota(S, S, axis=0), {scores}, {fill})"
+        out = f"matmul(softmax({scores}, axis=-1), v)"
+        body = [f"  in  q: {dt}{qs}", f"  in  k: {dt}{ks}", f"  in  v: {dt}{ks}",
+                f"  out o = {rng.choice((out, f'relu({out})'))}"]
+    elif kind in ("mm", "mmb"):
         names = ["M", "N", "K"] + (["B"] if kind == "mmb" else [])
         vals = {d: rng.choice((1, 7, 64, 100, 512, 1000, 4096)) for d in names}
         ta, tb = rng.random() < 0.3, rng.random() < 0.3
@@ -238,8 +257,17 @@ def op_text(name, lines):
     return "\n".join([f"op {name} {{"] + lines + ["}"])
 
 
+def error_line(stderr):
+    """The error kiln exited with: the last line that is not part of a warning (a warning is its
+    located line, the source line and a caret)."""
+    lines = [l for l in stderr.strip().splitlines() if l.strip()]
+    while len(lines) >= 3 and lines[-1].strip() == "^" and ": warning: " in lines[-3]:
+        lines = lines[:-3]
+    return lines[-1] if lines else ""
+
+
 FAMILIES = {"conv": conv_op, "matmul": matmul_op, "pool": pool_op, "reduce": reduce_op, "dyn": dyn_op}
-LOCATED = re.compile(r"\.kiln:\d+:\d+: ")
+LOCATED = re.compile(r"\S*\.kiln:\d+:\d+: ")
 
 
 def main():
@@ -276,7 +304,7 @@ def main():
                     planned += 1
                     if family == "dyn" and (arch, precision) == TARGETS[0]:
                         dyn_planned.append((f"{family}{i}", d_args))
-                elif family == "dyn" and r.returncode == 1 and LOCATED.search(r.stderr):
+                elif family == "dyn" and r.returncode == 1 and LOCATED.match(error_line(r.stderr)):
                     refused += 1
                 else:
                     findings.append(f"{family}{i} {arch} {precision}: exit {r.returncode}: "
