@@ -226,19 +226,31 @@ Coords matmul_coords(const Plan& plan, const PlannedKernel& k, std::vector<std::
     c.push_back("col");
     return c;
   }
-  std::string rest = "batch";
+  // A batch dim's extent: its value, or a dyn one's name (the functor's member: a dyn attention's
+  // heads, [Note: dyn attention]).
+  auto extent_of = [&](std::size_t d) {
+    const std::string* dyn = dyn_extent(plan, k.anchor, d);
+    return dyn != nullptr ? "dim_" + *dyn : std::to_string(out[d]);
+  };
   for (std::size_t d = 0; d < nb; ++d) {
     std::int64_t below = 1;
-    for (std::size_t e = d + 1; e < nb; ++e) below *= out[e];
+    std::string dyn_below;
+    for (std::size_t e = d + 1; e < nb; ++e) {
+      if (dyn_extent(plan, k.anchor, e) != nullptr) dyn_below += (dyn_below.empty() ? "" : " * ") + extent_of(e);
+      else below *= out[e];
+    }
     if (nb == 1) {
       c.push_back("batch");
       break;
     }
     const std::string name = fmt::format("b{}", d);
+    const std::string divisor = dyn_below.empty() ? std::to_string(below)
+                                : below == 1     ? dyn_below
+                                                 : fmt::format("({} * {})", dyn_below, below);
     // (A dyn outermost batch dim, [Note: dyn matmul]: its extent is the launch's, and batch / below is below it.)
     if (d == 0 && (dyn_batch || !k.dyn_outer.empty()))
-      lines.push_back(fmt::format("const Index {} = batch / {};", name, below));
-    else lines.push_back(fmt::format("const Index {} = batch / {} % {};", name, below, out[d]));
+      lines.push_back(fmt::format("const Index {} = batch / {};", name, divisor));
+    else lines.push_back(fmt::format("const Index {} = batch / {} % {};", name, divisor, extent_of(d)));
     c.push_back(name);
   }
   c.push_back("row");
@@ -548,7 +560,8 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const AttentionConfig
                           field(config.batch, batch), field(config.inner, r > 2 ? out[r - 3] : batch));
   }
   std::vector<std::string> lines;
-  const Coords coords = matmul_coords(plan, k, lines, false, config.batch == 0);
+  const bool dyn_outermost = node.shape.size() > 2 && node.shape[0].mentions(plan.ir().dyn_dims());
+  const Coords coords = matmul_coords(plan, k, lines, false, dyn_outermost);
   const std::string epi = epilogue(plan, k, unit, "float acc, Index batch, Index row, Index col", lines, coords);
   unit.body = fmt::format("  Kernel::run(tmap_q, tmap_k, tmap_v, {}, {}, {}, {}{});",
                           UnitParts::pointer_name(plan, k.stores[0].buffer), epi, scale, workspace_pointer(plan, k),

@@ -21,8 +21,8 @@
 //             excluded when j > i, as PyTorch's is_causal)
 // A mask written below the scale (the fill times the scale) matches only with a positive literal
 // scale. What the kernel takes is the template library's rule (config/attention.h): sm_90a, head
-// dims of 64, 128 or 256, dyn dims only in the outermost batch dim and the query and key rows
-// ([Note: dyn attention] in plan_contraction.cpp), at most two batch dims, kt a view of an input
+// dims of 64, 128 or 256, dyn dims only in the batch dims and the query and key rows ([Note:
+// dyn attention] in plan_contraction.cpp), at most two batch dims, kt a view of an input
 // with the head dim contiguous, and q and v stored with it contiguous (a view of an input, or
 // stored first by the planner). A match not fused says why in the plan's `fusions`.
 //
@@ -185,8 +185,9 @@ class Matcher {
 };
 
 // Why the kernel cannot take the match's dyn dims ("" when it can): [Note: dyn attention] in
-// plan_contraction.cpp. Dyn dims may size the output's outermost batch dim (with two batch dims,
-// not the heads) and the query and key rows; an operand's batch dim is the output's or static.
+// plan_contraction.cpp. Dyn dims may size the output's batch dims (the inner of two as a whole
+// dim: the epilogue divides by it) and the query and key rows, not the head dims; an operand's
+// batch dim is the output's or static.
 std::string dyn_refusal(const ir::Ir& ir, const AttentionMatch& m, NodeId out) {
   const std::set<std::string> dyn = ir.dyn_dims();
   const ir::Shape& os = ir.node(out).shape;
@@ -196,12 +197,13 @@ std::string dyn_refusal(const ir::Ir& ir, const AttentionMatch& m, NodeId out) {
     const ir::Shape& s = ir.node(id).shape;
     const std::size_t head = id == m.kt ? s.size() - 2 : s.size() - 1;
     if (is_dyn(s[head])) return fmt::format("a dyn dim sizes {}'s head dim (the kernel bakes the head dims in)", what);
-    // The batch dims, right-aligned onto the output's: only the outermost of two may be dyn, and an
-    // operand's dyn batch extent is the output's own.
+    // The batch dims, right-aligned onto the output's: an operand's dyn batch extent is the
+    // output's own, and the inner of two a whole dim.
     for (std::size_t d = 0; d + 2 < s.size(); ++d) {
       if (!is_dyn(s[d])) continue;
       const std::size_t od = d + r - s.size();
-      if (od != 0 && r > 3) return "a dyn dim sizes an inner batch dim (the heads are baked in; the outermost may be dyn)";
+      if (od != 0 && s[d].kind() != ir::DimExpr::Kind::Dim)
+        return fmt::format("{}'s inner batch extent {} is dyn and not a whole dim", what, s[d].str());
       if (s[d] != os[od]) return fmt::format("{}'s dyn batch extent {} is not the output's {}", what, s[d].str(), os[od].str());
     }
   }

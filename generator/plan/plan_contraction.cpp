@@ -1964,15 +1964,14 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
 // or keys), the inner and the outer batch dim; a batch dim an operand broadcasts has extent 1.
 //
 // [Note: dyn attention]
-// The kernel takes dyn dims in the output's outermost batch dim (a batch of requests; with two
-// batch dims not the heads) and in the query and key rows (sequence lengths), as whole extents or
-// any expression of dims; fuse_attention refuses the rest (the head dims, the heads), saying why,
-// and the product is then planned as written. Nothing in the plan depends on these extents but
-// the grid, so one kernel serves every value (a dim in the bucket one is planned as the static
-// extent, as every family's):
-// - the config holds 0 for each of s, t and batch (and inner where it is the outermost) that a
-//   dyn dim sizes, and the entry passes an AttentionExtents of the launch's dims to run() ([Note:
-//   dyn attention extents] in config/attention.h);
+// The kernel takes dyn dims in the output's batch dims (a batch of requests, the heads; the inner
+// of two as a whole dim, which the epilogue's coordinates divide by) and in the query and key
+// rows (sequence lengths), as whole extents or any expression of dims; fuse_attention refuses the
+// rest (the head dims), saying why, and the product is then planned as written. Nothing in the
+// plan depends on these extents but the grid, so one kernel serves every value:
+// - the config holds 0 for each of s, t, batch and inner that a dyn dim sizes, and the entry
+//   passes an AttentionExtents of the launch's dims to run() ([Note: dyn attention extents] in
+//   config/attention.h);
 // - the maps' extents and strides are expressions of the dims (KernelArg::map_dims_at,
 //   map_strides_at: a view's strides are its leaf's row-major strides, products of the leaf's
 //   extents), which each launch evaluates; every stride stays a multiple of 16 bytes, since each
@@ -2080,8 +2079,8 @@ void plan_attention(Planner& p, PlannedKernel& kn) {
   // [Note: dyn attention]: the extents dyn dims size (fuse_attention took only these), "" where static.
   const ir::Shape& shape = node.shape;
   const std::string dyn_s = p.dyn_in(shape[r - 2]), dyn_t = p.dyn_in(p.node(node.operands[1]).shape.back());
-  const std::string dyn_b = r > 2 ? p.dyn_in(shape[0]) : "";
-  const bool dyn = !dyn_s.empty() || !dyn_t.empty() || !dyn_b.empty();
+  const std::string dyn_b = r > 2 ? p.dyn_in(shape[0]) : "", dyn_h = r > 3 ? p.dyn_in(shape[r - 3]) : "";
+  const bool dyn = !dyn_s.empty() || !dyn_t.empty() || !dyn_b.empty() || !dyn_h.empty();
   const StridedView q = attention_operand(p, node.operands[0], false), kt = attention_operand(p, node.operands[1], true),
                     v = attention_operand(p, node.operands[2], false);
   kn.args.push_back(attention_map(p, node.operands[0], q, false, r, c.bm, "tmap_q", et, c.q_bcast, dyn));
@@ -2101,7 +2100,8 @@ void plan_attention(Planner& p, PlannedKernel& kn) {
       return p.bound().is_dynamic(dim) ? dim : std::to_string(p.bound().dims.at(dim));
     });
   };
-  const std::string batches = dyn_b.empty() ? std::to_string(c.batch) : text(product_of(shape, 0, r - 2));
+  const std::string batches =
+      dyn_b.empty() && dyn_h.empty() ? std::to_string(c.batch) : text(product_of(shape, 0, r - 2));
   const std::string schedule =
       dyn ? fmt::format("at most {} persistent CTAs taking the blocks from a counter", p.target().sm_count)
           : fmt::format("{} persistent CTAs taking {} blocks from a counter, {:.1f} GFLOP", kn.grid.x,
@@ -2114,16 +2114,14 @@ void plan_attention(Planner& p, PlannedKernel& kn) {
                           dyn_t.empty() ? std::to_string(c.t) : text(p.node(node.operands[1]).shape.back()), c.d, c.dv,
                           batches, c.causal ? ", causal" : "", c.bm, c.bn, c.stages, schedule);
   if (dyn) {
-    std::set<std::string> names{dyn_s, dyn_t, dyn_b};
+    std::set<std::string> names{dyn_s, dyn_t, dyn_b, dyn_h};
     names.erase("");
     kn.reason = fmt::format("dyn {}; {}", fmt::join(names, ", "), kn.reason);
   }
   if (!dyn_s.empty()) c.s = 0;
   if (!dyn_t.empty()) c.t = 0;
-  if (!dyn_b.empty()) {
-    c.batch = 0;
-    if (r == 3) c.inner = 0;   // (the outermost batch dim is the inner one too)
-  }
+  if (!dyn_b.empty() || !dyn_h.empty()) c.batch = 0;
+  if ((!dyn_b.empty() && r == 3) || !dyn_h.empty()) c.inner = 0;   // (with one batch dim it is the inner one too)
   kn.config = c;
 }
 }  // namespace
