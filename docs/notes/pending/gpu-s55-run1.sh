@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 55, call 1: the rerun owed from session 54 (dyn inner extents with the fixed value lists)
 # and the new dyn attention test, then the dyn-vs-specialized rows of both (shapes_bench, beside
-# eager PyTorch). run2.sh: the GPU test suite whole, the host app and the pack without NVRTC.
+# eager PyTorch). gpu-s55-run2.sh: the GPU test suite whole, the host app and the pack without NVRTC.
 cd "$(dirname "$0")/../../.."
 export KILN_SOURCE_DIR=$PWD PATH=/usr/local/cuda/bin:$PATH LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PYTHONPATH=$PWD/.gpu/python
