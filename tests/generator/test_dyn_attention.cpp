@@ -65,6 +65,20 @@ op att_epi {
   in  r: bf16[B, H, S, 64]
   out o = relu(matmul(softmax(matmul(q, transpose(k)) * 0.125, axis=-1), v) + r)
 }
+op att_q_shared {
+  dims dyn B, dyn S
+  in  q: f16[S, 64]
+  in  k: f16[B, S, 64]
+  in  v: f16[B, S, 64]
+  out o = matmul(softmax(matmul(q, transpose(k)), axis=-1), v)
+}
+op att_bcast {
+  dims dyn B, H = 2, dyn S, T = 70
+  in  q: f16[B, H, S, 64]
+  in  k: f16[1, H, T, 64]
+  in  v: f16[B, 1, T, 64]
+  out o = matmul(softmax(matmul(q, transpose(k)), axis=-1), v)
+}
 op att_heads {
   dims B = 2, dyn H, dyn S
   in  q: f16[B, H, S, 64]
@@ -78,7 +92,7 @@ op att_heads {
 // Each op's dyn dims, bound together at one value per dim.
 const std::map<std::string, std::vector<std::string>> kDynDims{
     {"att", {"B", "S"}}, {"att_causal", {"S"}}, {"att_bshd", {"B", "S"}}, {"att_d256", {"BH", "T"}},
-    {"att_epi", {"B", "S"}}, {"att_heads", {"H", "S"}}};
+    {"att_epi", {"B", "S"}}, {"att_heads", {"H", "S"}}, {"att_q_shared", {"B", "S"}}, {"att_bcast", {"B", "S"}}};
 
 kiln::Plan plan_at(const std::string& op, std::int64_t batch, std::int64_t rows) {
   std::map<std::string, std::int64_t> dims;
@@ -126,7 +140,7 @@ TEST_CASE("dyn attention: one source for every value, the extents a launch's") {
     const auto& c = std::get<kiln::AttentionConfig>(k.config);
     // The config holds 0 for what dyn dims size: the source holds no value of them.
     CHECK(c.s == (op == "att_d256" ? 200 : 0));
-    CHECK(c.t == (op == "att_epi" ? 300 : 0));
+    CHECK(c.t == (op == "att_epi" ? 300 : op == "att_bcast" ? 70 : 0));
     CHECK((c.batch == 0) == (names.size() == 2));
     const std::string source = memory_plan_test::all_sources(sources_of(first));
     CHECK(source.find("kiln::AttentionExtents{") != std::string::npos);
@@ -176,6 +190,18 @@ TEST_CASE("dyn attention: the maps and the grid at a launch's dims") {
   const auto [kd, ks] = map_at(map_named(attention_kernel(d256), "tmap_k"), launch_dims(d256, {{"BH", 9}, {"T", 70}}));
   CHECK(kd == std::vector<std::int64_t>{256, 70, 1, 1});
   CHECK(ks == std::vector<std::int64_t>{512, 70 * 512, 70 * 512});
+  // Operands broadcast over a batch dim: extent 1 there, whatever the launch's B (q shared by
+  // every batch, k over B, v over the heads).
+  const kiln::Plan shared = plan_at("att_q_shared", 3, 500);
+  const auto [qd, qs] = map_at(map_named(attention_kernel(shared), "tmap_q"), launch_dims(shared, {{"B", 7}, {"S", 90}}));
+  CHECK(qd == std::vector<std::int64_t>{64, 90, 1, 1});
+  const kiln::Plan bc = plan_at("att_bcast", 3, 500);
+  const auto& bk = attention_kernel(bc);
+  const auto at = launch_dims(bc, {{"B", 5}, {"S", 90}});
+  CHECK(map_at(map_named(bk, "tmap_k"), at).first == std::vector<std::int64_t>{64, 70, 2, 1});
+  CHECK(map_at(map_named(bk, "tmap_v"), at).first == std::vector<std::int64_t>{64, 70, 1, 5});
+  CHECK(std::get<kiln::AttentionConfig>(bk.config).k_bcast == 1);   // bit 0: the outer batch dim
+  CHECK(std::get<kiln::AttentionConfig>(bk.config).v_bcast == 2);   // bit 1: the inner
   // The grid: one CTA a 128-row block of each batch, at most one an SM.
   const auto& cfg = std::get<kiln::AttentionConfig>(k.config);
   CHECK(cfg.inner == 4);
@@ -216,5 +242,5 @@ TEST_CASE("dyn attention: every unit compiles with NVRTC for sm_90a") {
     CAPTURE(entry.first);
     units += memory_plan_test::check_units_compile(plan_at(entry.first, 3, 1000), "sm_90a");
   }
-  CHECK(units == 6);
+  CHECK(units == 8);
 }

@@ -1071,8 +1071,9 @@ TEST_CASE("gpu: dyn inner extents of strided reductions against the float64 refe
 // Fused attention with dyn dims ([Note: dyn attention] in generator/plan/plan_contraction.cpp):
 // the batch and the sequence lengths of self-attention (B and S), a causal mask over a dyn S,
 // [B, S, H, D] views with a scalar divisor (permuted strides as expressions of the dims), a
-// dyn batch of one dim with a k every batch shares and dyn keys (head dim 256), and residual
-// epilogues over dyn B and S, and over dyn heads and S. One kernel serves every value of the bucket general; S = 1 and B =
+// dyn batch of one dim with a k every batch shares and dyn keys (head dim 256), k shared by the
+// batches and v by the heads with dyn B and S, and residual epilogues over dyn B and S, and over
+// dyn heads and S. One kernel serves every value of the bucket general; S = 1 and B =
 // 1 are the bucket one. Values: under, at and past the 128-row blocks and 128- or 64-key tiles.
 constexpr const char* kAttentionSpec = R"(
 op att {
@@ -1118,6 +1119,13 @@ op att_epi {
   in  r: bf16[B, H, S, 64]
   out o = relu(matmul(softmax(matmul(q, transpose(k)) * 0.125, axis=-1), v) + r)
 }
+op att_bcast {
+  dims dyn B, H = 2, dyn S, T = 70
+  in  q: f16[B, H, S, 64]
+  in  k: f16[1, H, T, 64]
+  in  v: f16[B, 1, T, 64]
+  out o = matmul(softmax(matmul(q, transpose(k)), axis=-1), v)
+}
 op att_heads {
   dims B = 2, dyn H, dyn S
   in  q: f16[B, H, S, 64]
@@ -1141,7 +1149,8 @@ TEST_CASE("gpu: dyn batches and sequence lengths of fused attention against the 
                  {"att_bshd", {"S", {3, 128, 200, 777}, "B", {2, 1, 3, 2}}},
                  {"att_d256", {"T", {1, 63, 64, 65, 500}, "BH", {6, 2, 3, 7, 2}}},
                  {"att_epi", {"S", {7, 130, 256}, "B", {2, 3, 2}}},
-                 {"att_heads", {"S", {5, 200, 129}, "H", {3, 2, 8}}}},
+                 {"att_heads", {"S", {5, 200, 129}, "H", {3, 2, 8}}},
+                 {"att_bcast", {"S", {1, 100, 300}, "B", {2, 4, 3}}}},
                 false, true);
 }
 
