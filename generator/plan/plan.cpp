@@ -263,13 +263,16 @@ std::string Plan::text() const {
       // A map the kernel stores through (TMA store) is listed apart from those it loads through.
       std::string& list = arg.writes ? map_writes : reads;
       const TensorMapSpec& m = arg.tensor_map;
-      list += fmt::format("{}tensor map #{} {} ({}, swizzle {})", list.empty() ? "" : ", ", arg.buffer,
+      // A map whose dims a launch sets (KernelArg::map_dims_at): the dims as expressions.
+      std::vector<std::string> at;
+      for (const auto& e : arg.map_dims_at) at.push_back(e.str());
+      list += fmt::format("{}tensor map #{} {} ({}, swizzle {}{})", list.empty() ? "" : ", ", arg.buffer,
                           buffers[static_cast<std::size_t>(arg.buffer)].name,
                           m.im2col ? fmt::format("im2col: {} channels x {} pixels, pixel box {} .. {}, strides {}",
                                                  m.box[0], m.box[1], shape_text(m.lower), shape_text(m.upper),
                                                  shape_text(m.element_strides))
                                    : fmt::format("box {}", fmt::join(m.box, "x")),
-                          m.swizzle);
+                          m.swizzle, at.empty() ? "" : fmt::format(", dims [{}] at each launch", fmt::join(at, ", ")));
     }
     if (!reads.empty()) out += "      reads " + reads + "\n";
     if (!map_writes.empty()) out += "      writes " + map_writes + "\n";

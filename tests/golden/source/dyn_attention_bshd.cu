@@ -11,7 +11,7 @@ kernels:
   0 kiln_att_bshd_k0_flash_attention: flash_attention  grid (56, 1, 1) block (384, 1, 1) smem 115848 index int32
       anchor %8 attention (line 28)
       stores %8 -> #3 o
-      reads #0 q, #1 k, #2 v, scalar temperature, tensor map #0 q (box 64x128x1x1, swizzle 128), tensor map #1 k (box 64x128x1x1, swizzle 128), tensor map #2 v (box 64x128x1x1, swizzle 128)
+      reads #0 q, #1 k, #2 v, scalar temperature, tensor map #0 q (box 64x128x1x1, swizzle 128, dims [64, S, H, B] at each launch), tensor map #1 k (box 64x128x1x1, swizzle 128, dims [64, S, H, B] at each launch), tensor map #2 v (box 64x128x1x1, swizzle 128, dims [64, S, H, B] at each launch)
       zeroes #4 units8 (4 B) on the stream before the launch (cuMemsetD32Async)
       config AttentionConfig{elem_bytes=2 s=0 t=0 d=64 dv=64 batch=0 inner=4 q_bcast=0 k_bcast=0 v_bcast=0 causal=0 bm=128 bn=128 stages=3 vec_out=1}
       why: dyn B, S; attention S queries x S keys, head dims 64 and 64, (B * 4) batches: sm_90a flash kernel, 128 query rows a CTA (two consumer warpgroups of 64 + a TMA producer warpgroup), key tiles of 128 through a 3-stage ring, scores and the online softmax in registers, P as the A operand of the second wgmma from registers; at most 132 persistent CTAs taking the blocks from a counter
