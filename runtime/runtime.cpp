@@ -418,7 +418,8 @@ struct ExecutableImpl::LaunchState {
     Dim3 grid;                                 // with launch_grid
     std::int64_t zero_bytes = -1;              // a look-back's workspace bytes this launch lays out (-1: the buffer's)
     long long extent = 0;                      // its dyn extent (a matmul's M or batches), for its maps' map_dyn_dim
-    // Per argument, a map with map_dims_at: its dims then its strides (elements) at this launch.
+    // Per argument, a map's dyn extents at this launch, which also key its encoding: map_dyn_dim's
+    // one (`extent`), or map_dims_at's dims then map_strides_at's strides (elements).
     std::vector<std::vector<long long>> map_at;
     std::vector<ArgValue> values;              // the DynDim and DynValue arguments' values (others unset)
   };
@@ -471,6 +472,7 @@ std::shared_ptr<const ExecutableImpl::LaunchState> ExecutableImpl::launch_state(
     kernel.map_at.resize(kernel_args.size());
     for (std::size_t a = 0; a < kernel_args.size(); ++a) {
       const auto& arg = kernel_args[a];
+      if (arg.map_dyn_dim >= 0) kernel.map_at[a] = {kernel.extent};
       for (const auto* exprs : {&arg.map_dims_at, &arg.map_strides_at})   // [Note: dyn attention]
         for (const auto& e : *exprs) kernel.map_at[a].push_back(e.evaluate(state->dims));
       if (arg.kind == KernelArg::Kind::DynDim)
@@ -556,9 +558,7 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
       } else if (arg.kind == KernelArg::Kind::TensorMap) {
         const unsigned long long address = address_of(arg.buffer);
         TensorMapBytes& map = maps[next_map++];
-        // A map's dyn extents: map_dyn_dim's one, or map_dims_at's dims and strides (the key either way).
-        const std::vector<long long>& at = planned.map_at[a];
-        const std::vector<long long> extent = arg.map_dyn_dim >= 0 ? std::vector<long long>{planned.extent} : at;
+        const std::vector<long long>& at = planned.map_at[a];   // its dyn extents, the key's last part
         map = tensor_maps.get(k, a, address, [&] {   // the spec was checked at construction
           const auto& buf = plan.buffers[static_cast<std::size_t>(arg.buffer)];
           const std::size_t rank = arg.map_dims_at.size();
@@ -569,7 +569,7 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
                                                        static_cast<std::int64_t>(dtype_size(arg.dtype)))
                          : arg.tensor_map;
           return encode_tensor_map(spec, arg.dtype, address, fmt::format("{}: '{}'", ir.op_name, buf.name));
-        }, extent);
+        }, at);
         pointers[a] = &map;
       }   // DynDim and DynValue: the launch state's
     }

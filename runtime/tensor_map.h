@@ -78,16 +78,15 @@ class TensorMapCache {
   template <class Encode>
   TensorMapBytes get(std::size_t kernel, std::size_t arg, unsigned long long address, Encode&& encode,
                      const std::vector<long long>& extents = {}) {
-    const Key key{kernel, arg, address, extents};
-    {
+    {   // (looked up by reference: a hit copies no extents)
       std::lock_guard<std::mutex> lock(mutex_);
-      if (auto it = entries_.find(key); it != entries_.end()) return it->second;
+      if (auto it = entries_.find(KeyRef{kernel, arg, address, extents}); it != entries_.end()) return it->second;
     }
     // Encoded unlocked: two threads missing together both encode, to the same bytes.
     const TensorMapBytes bytes = encode();
     std::lock_guard<std::mutex> lock(mutex_);
     if (entries_.size() >= kMaxEntries) entries_.clear();
-    entries_.insert_or_assign(key, bytes);
+    entries_.insert_or_assign(Key{kernel, arg, address, extents}, bytes);
     return bytes;
   }
 
@@ -97,9 +96,25 @@ class TensorMapCache {
   }
 
  private:
-  using Key = std::tuple<std::size_t, std::size_t, unsigned long long, std::vector<long long>>;
+  struct Key {
+    std::size_t kernel, arg;
+    unsigned long long address;
+    std::vector<long long> extents;
+  };
+  struct KeyRef {
+    std::size_t kernel, arg;
+    unsigned long long address;
+    const std::vector<long long>& extents;
+  };
+  struct Less {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return std::tie(a.kernel, a.arg, a.address, a.extents) < std::tie(b.kernel, b.arg, b.address, b.extents);
+    }
+  };
   mutable std::mutex mutex_;
-  std::map<Key, TensorMapBytes> entries_;
+  std::map<Key, TensorMapBytes, Less> entries_;
 };
 
 }  // namespace kiln

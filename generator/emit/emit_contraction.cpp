@@ -546,18 +546,15 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const AttentionConfig
   const bool dyn = config.s == 0 || config.t == 0 || config.batch == 0 || config.inner == 0;
   std::string extents;
   if (dyn) {
-    const ir::Shape& out = node.shape;
-    const std::size_t r = out.size();
-    ir::DimExpr batch = ir::DimExpr::constant(1);
-    for (std::size_t d = 0; d + 2 < r; ++d) batch = batch * out[d];
-    auto field = [&](long long planned, const ir::DimExpr& e) {
-      return planned != 0 ? std::string("0") : e.code([&](const std::string& dim) {
+    const AttentionExtentExprs e = attention_extent_exprs(plan.ir(), k);
+    auto field = [&](long long planned, const ir::DimExpr& x) {
+      return planned != 0 ? std::string("0") : x.code([&](const std::string& dim) {
         return plan.bound->is_dynamic(dim) ? "dim_" + dim : std::to_string(plan.bound->dims.at(dim));
       });
     };
     extents = fmt::format(", kiln::AttentionExtents{{/*s=*/{}, /*t=*/{}, /*batch=*/{}, /*inner=*/{}}}",
-                          field(config.s, out[r - 2]), field(config.t, plan.ir().node(node.operands[1]).shape.back()),
-                          field(config.batch, batch), field(config.inner, r > 2 ? out[r - 3] : batch));
+                          field(config.s, e.s), field(config.t, e.t), field(config.batch, e.batch),
+                          field(config.inner, e.inner));
   }
   std::vector<std::string> lines;
   const bool dyn_outermost = node.shape.size() > 2 && node.shape[0].mentions(plan.ir().dyn_dims());

@@ -336,6 +336,13 @@ std::set<std::string> generic_dims(const ir::Ir& ir);
 // dyn ones at a launch's values, each in its planned bucket): the family's geometry rule over
 // the run-time extents. A kernel without dyn dims keeps its planned launch.
 launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std::string, std::int64_t>& dims);
+// A fused attention kernel's extents as expressions of the dims, from its node's shapes: the
+// query rows, the keys, the batches and the inner batch dim (1 without batch dims) ([Note: dyn
+// attention] in plan_contraction.cpp). The launch evaluates them; the emitter writes them as code.
+struct AttentionExtentExprs {
+  ir::DimExpr s, t, batch, inner;
+};
+AttentionExtentExprs attention_extent_exprs(const ir::Ir& ir, const PlannedKernel& kernel);
 // The value of a kernel argument that a launch computes (Kind::LaunchSplits) at the launch's dims.
 std::int64_t launch_value(const Plan& plan, const KernelArg& arg, const std::map<std::string, std::int64_t>& dims);
 

@@ -2154,18 +2154,18 @@ launch::Geometry conv_launch(const Plan& plan, const PlannedKernel& kernel, std:
   return conv_geometry(c, plan.target.sm_count);
 }
 
-// The extents of attention kernel `kn` at `dims`: s, t, batch and inner from the node's shapes.
-AttentionExtents attention_extents(const ir::Ir& ir, const PlannedKernel& kn,
-                                   const std::map<std::string, std::int64_t>& dims) {
+AttentionExtentExprs attention_extent_exprs(const ir::Ir& ir, const PlannedKernel& kn) {
   const auto& node = ir.node(kn.anchor);
   const ir::Shape& out = node.shape;
   const std::size_t r = out.size();
-  AttentionExtents x;
-  x.s = out[r - 2].evaluate(dims);
-  x.t = ir.node(node.operands[1]).shape.back().evaluate(dims);
-  x.batch = product_of(out, 0, r - 2).evaluate(dims);
-  x.inner = r > 2 ? out[r - 3].evaluate(dims) : 1;
-  return x;
+  return {out[r - 2], ir.node(node.operands[1]).shape.back(), product_of(out, 0, r - 2),
+          r > 2 ? out[r - 3] : ir::DimExpr::constant(1)};
+}
+
+AttentionExtents attention_extents(const ir::Ir& ir, const PlannedKernel& kn,
+                                   const std::map<std::string, std::int64_t>& dims) {
+  const AttentionExtentExprs e = attention_extent_exprs(ir, kn);
+  return {e.s.evaluate(dims), e.t.evaluate(dims), e.batch.evaluate(dims), e.inner.evaluate(dims)};
 }
 
 launch::Geometry attention_launch(const Plan& plan, const PlannedKernel& kernel,

@@ -101,7 +101,7 @@ struct FlashAttention {
     long long s, t, inner, blocks, units;
     __device__ __forceinline__ explicit Extents(const AttentionExtents& e)
         : s(kS > 0 ? kS : e.s), t(kT > 0 ? kT : e.t), inner(kInner > 0 ? kInner : e.inner),
-          blocks((s + BM - 1) / BM), units(blocks * (kBatch > 0 ? kBatch : e.batch)) {}
+          blocks(attention_blocks(s, BM)), units(blocks * (kBatch > 0 ? kBatch : e.batch)) {}
   };
 
   // The batch coordinates an operand reads (0 along the dims it broadcasts).

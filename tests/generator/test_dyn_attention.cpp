@@ -14,6 +14,7 @@
 #include "generator/plan/plan.h"
 #include "generator/plan/planner.h"
 #include "golden.h"
+#include "dyn_attention_spec.h"
 #include "memory_plan_util.h"
 
 namespace {
@@ -21,73 +22,7 @@ namespace {
 using memory_plan_test::plan_text_at;
 using memory_plan_test::sources_of;
 
-constexpr const char* kSpec = R"(
-op att {
-  const scale: f32 = 0.08838834764831845
-  dims dyn B, H = 4, dyn S
-  in  q: f16[B, H, S, 128]
-  in  k: f16[B, H, S, 128]
-  in  v: f16[B, H, S, 128]
-  out o = matmul(softmax(matmul(q, transpose(k)) * scale, axis=-1), v)
-}
-op att_causal {
-  dims B = 2, H = 3, dyn S
-  in  q: bf16[B, H, S, 64]
-  in  k: bf16[B, H, S, 64]
-  in  v: bf16[B, H, S, 64]
-  let s = matmul(q, transpose(k)) * 0.125
-  let keep = iota(S, S, axis=1) <= iota(S, S, axis=0)
-  out o = matmul(softmax(where(keep, s, -3.4e38), axis=-1), v)
-}
-op att_bshd {
-  dims dyn B, dyn S, H = 4
-  in  q: f16[B, S, H, 64]
-  in  k: f16[B, S, H, 64]
-  in  v: f16[B, S, H, 64]
-  in  temperature: f16
-  let qh = permute(q, [0, 2, 1, 3])
-  let kh = permute(k, [0, 2, 1, 3])
-  let vh = permute(v, [0, 2, 1, 3])
-  out o = matmul(softmax(matmul(qh, transpose(kh)) / temperature, axis=-1), vh)
-}
-op att_d256 {
-  dims dyn BH, S = 200, dyn T
-  in  q: f16[BH, S, 256]
-  in  k: f16[T, 256]
-  in  v: f16[BH, T, 256]
-  out o = matmul(softmax(matmul(q, transpose(k)) * 0.0625, axis=-1), v)
-}
-op att_epi {
-  dims dyn B, H = 2, dyn S, T = 300
-  in  q: bf16[B, H, S, 64]
-  in  k: bf16[B, H, T, 64]
-  in  v: bf16[B, H, T, 64]
-  in  r: bf16[B, H, S, 64]
-  out o = relu(matmul(softmax(matmul(q, transpose(k)) * 0.125, axis=-1), v) + r)
-}
-op att_q_shared {
-  dims dyn B, dyn S
-  in  q: f16[S, 64]
-  in  k: f16[B, S, 64]
-  in  v: f16[B, S, 64]
-  out o = matmul(softmax(matmul(q, transpose(k)), axis=-1), v)
-}
-op att_bcast {
-  dims dyn B, H = 2, dyn S, T = 70
-  in  q: f16[B, H, S, 64]
-  in  k: f16[1, H, T, 64]
-  in  v: f16[B, 1, T, 64]
-  out o = matmul(softmax(matmul(q, transpose(k)), axis=-1), v)
-}
-op att_heads {
-  dims B = 2, dyn H, dyn S
-  in  q: f16[B, H, S, 64]
-  in  k: f16[B, H, S, 64]
-  in  v: f16[B, H, S, 64]
-  in  r: f16[B, H, S, 64]
-  out o = matmul(softmax(matmul(q, transpose(k)) * 0.125, axis=-1), v) + r
-}
-)";
+using kiln_test::kDynAttentionSpec;
 
 // Each op's dyn dims, bound together at one value per dim.
 const std::map<std::string, std::vector<std::string>> kDynDims{
@@ -98,7 +33,7 @@ kiln::Plan plan_at(const std::string& op, std::int64_t batch, std::int64_t rows)
   std::map<std::string, std::int64_t> dims;
   const auto& names = kDynDims.at(op);
   for (std::size_t i = 0; i < names.size(); ++i) dims[names[i]] = names.size() == 2 && i == 0 ? batch : rows;
-  return plan_text_at(kSpec, "att.kiln", op, dims, "sm_90a");
+  return plan_text_at(kDynAttentionSpec, "att.kiln", op, dims, "sm_90a");
 }
 
 const kiln::PlannedKernel& attention_kernel(const kiln::Plan& p) {

@@ -12,6 +12,7 @@
 
 #include "kiln/kiln.h"
 #include "runtime/device.h"
+#include "runtime/driver.h"   // device_arch
 #include "runtime/host_tensor.h"
 #include "runtime/op_check.h"
 #include "reference/reference.h"
@@ -28,6 +29,17 @@ inline constexpr const char* kSkipMarker = "[kiln gpu skipped]";
       std::printf("%s no usable GPU: %s\n", ::kiln::test::kSkipMarker, why_.c_str()); \
       return;                                                                 \
     }                                                                         \
+  } while (0)
+
+// Skips the test (returns from it, with the skip marker and `what`) unless the device is sm_90a.
+#define KILN_REQUIRE_SM90A(what)                                                                  \
+  do {                                                                                            \
+    const std::string arch_ = ::kiln::device_arch(::kiln::current_device());                      \
+    if (arch_ != "sm_90a") {                                                                      \
+      std::printf("%s %s need an sm_90a device (this one is %s)\n", ::kiln::test::kSkipMarker, what, \
+                  arch_.c_str());                                                                 \
+      return;                                                                                     \
+    }                                                                                             \
   } while (0)
 
 // The repository root: $KILN_SOURCE_DIR (set by scripts/gpu_suite.sh on the GPU

@@ -17,6 +17,7 @@
 
 #include "generator/frontend/frontend.h"
 #include "generator/plan/plan.h"
+#include "dyn_attention_spec.h"
 #include "gpu_test_util.h"
 #include "runtime/driver.h"
 
@@ -1068,82 +1069,16 @@ TEST_CASE("gpu: dyn inner extents of strided reductions against the float64 refe
                 {{"colmean_few", {"C", {1, 4, 100, 1001}, "B", {2, 2, 5, 1}}}});
 }
 
-// Fused attention with dyn dims ([Note: dyn attention] in generator/plan/plan_contraction.cpp):
-// the batch and the sequence lengths of self-attention (B and S), a causal mask over a dyn S,
-// [B, S, H, D] views with a scalar divisor (permuted strides as expressions of the dims), a
-// dyn batch of one dim with a k every batch shares and dyn keys (head dim 256), k shared by the
-// batches and v by the heads with dyn B and S, and residual epilogues over dyn B and S, and over
-// dyn heads and S. One kernel serves every value of the bucket general; S = 1 and B =
-// 1 are the bucket one. Values: under, at and past the 128-row blocks and 128- or 64-key tiles.
-constexpr const char* kAttentionSpec = R"(
-op att {
-  const scale: f32 = 0.08838834764831845
-  dims dyn B, H = 4, dyn S
-  in  q: f16[B, H, S, 128]
-  in  k: f16[B, H, S, 128]
-  in  v: f16[B, H, S, 128]
-  out o = matmul(softmax(matmul(q, transpose(k)) * scale, axis=-1), v)
-}
-op att_causal {
-  dims B = 2, H = 3, dyn S
-  in  q: bf16[B, H, S, 64]
-  in  k: bf16[B, H, S, 64]
-  in  v: bf16[B, H, S, 64]
-  let s = matmul(q, transpose(k)) * 0.125
-  let keep = iota(S, S, axis=1) <= iota(S, S, axis=0)
-  out o = matmul(softmax(where(keep, s, -3.4e38), axis=-1), v)
-}
-op att_bshd {
-  dims dyn B, dyn S, H = 4
-  in  q: f16[B, S, H, 64]
-  in  k: f16[B, S, H, 64]
-  in  v: f16[B, S, H, 64]
-  in  temperature: f16
-  let qh = permute(q, [0, 2, 1, 3])
-  let kh = permute(k, [0, 2, 1, 3])
-  let vh = permute(v, [0, 2, 1, 3])
-  out o = matmul(softmax(matmul(qh, transpose(kh)) / temperature, axis=-1), vh)
-}
-op att_d256 {
-  dims dyn BH, S = 200, dyn T
-  in  q: f16[BH, S, 256]
-  in  k: f16[T, 256]
-  in  v: f16[BH, T, 256]
-  out o = matmul(softmax(matmul(q, transpose(k)) * 0.0625, axis=-1), v)
-}
-op att_epi {
-  dims dyn B, H = 2, dyn S, T = 300
-  in  q: bf16[B, H, S, 64]
-  in  k: bf16[B, H, T, 64]
-  in  v: bf16[B, H, T, 64]
-  in  r: bf16[B, H, S, 64]
-  out o = relu(matmul(softmax(matmul(q, transpose(k)) * 0.125, axis=-1), v) + r)
-}
-op att_bcast {
-  dims dyn B, H = 2, dyn S, T = 70
-  in  q: f16[B, H, S, 64]
-  in  k: f16[1, H, T, 64]
-  in  v: f16[B, 1, T, 64]
-  out o = matmul(softmax(matmul(q, transpose(k)), axis=-1), v)
-}
-op att_heads {
-  dims B = 2, dyn H, dyn S
-  in  q: f16[B, H, S, 64]
-  in  k: f16[B, H, S, 64]
-  in  v: f16[B, H, S, 64]
-  in  r: f16[B, H, S, 64]
-  out o = matmul(softmax(matmul(q, transpose(k)) * 0.125, axis=-1), v) + r
-}
-)";
+// Fused attention with dyn dims ([Note: dyn attention] in generator/plan/plan_contraction.cpp),
+// the ops of tests/dyn_attention_spec.h. One kernel serves every value of the bucket general;
+// S = 1 and B = 1 are the bucket one. Values: under, at and past the 128-row blocks and 128- or
+// 64-key tiles.
+using kiln_test::kDynAttentionSpec;
 
 TEST_CASE("gpu: dyn batches and sequence lengths of fused attention against the float64 reference, one compile") {
   KILN_REQUIRE_GPU();
-  if (kiln::device_arch(kiln::current_device()) != "sm_90a") {
-    std::printf("%s the fused attention kernel needs an sm_90a device (this one is %s)\n", kSkipMarker,
-                kiln::device_arch(kiln::current_device()).c_str());
-    return;
-  }
-  check_dyn_ops(kAttentionSpec, "attention.kiln", "dyn attention",
+  KILN_REQUIRE_SM90A("the fused attention kernel's tests");
+  check_dyn_ops(kDynAttentionSpec, "attention.kiln", "dyn attention",
                 {{"att", {"S", {1, 5, 127, 128, 129, 300, 1000}, "B", {2, 3, 1, 2, 5, 2, 3}}},
                  {"att_causal", {"S", {1, 2, 64, 129, 257, 1000}}},
                  {"att_bshd", {"S", {3, 128, 200, 777}, "B", {2, 1, 3, 2}}},

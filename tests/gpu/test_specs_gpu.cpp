@@ -210,11 +210,7 @@ TEST_CASE("gpu: every covered spec matches the float64 reference") {
 // tolerance identically on both paths, 3.12e-5: see docs/semantics.md "Tolerances").
 TEST_CASE("gpu: every covered spec's wgmma path (sm_90a): tails, split-K, both precisions") {
   KILN_REQUIRE_GPU();
-  if (kiln::device_arch(kiln::current_device()) != "sm_90a") {
-    std::printf("%s the wgmma templates need an sm_90a device (this one is %s)\n", kSkipMarker,
-                kiln::device_arch(kiln::current_device()).c_str());
-    return;
-  }
+  KILN_REQUIRE_SM90A("the wgmma templates");
   struct Case {
     const char* file;
     const char* op;

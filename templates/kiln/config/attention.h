@@ -61,7 +61,9 @@ KILN_RULE constexpr int attention_v_bytes(const AttentionConfig& c) { return c.b
 KILN_RULE constexpr int attention_smem(const AttentionConfig& c) {
   return attention_q_bytes(c) + c.stages * (attention_k_bytes(c) + attention_v_bytes(c)) + 1024 + 8 * (6 + 3 * c.stages) + 16;
 }
-KILN_RULE constexpr long long attention_row_blocks(const AttentionConfig& c) { return (c.s + c.bm - 1) / c.bm; }
+// Query row blocks of s rows (scalars: the template calls it with a launch's s).
+KILN_RULE constexpr long long attention_blocks(long long s, long long bm) { return (s + bm - 1) / bm; }
+KILN_RULE constexpr long long attention_row_blocks(const AttentionConfig& c) { return attention_blocks(c.s, c.bm); }
 // Key tiles of query row block `mb`: all of them, or (causal) those at or left of its last row.
 // (Scalars, not the config: the template calls it from device code.)
 KILN_RULE constexpr long long attention_key_tiles(bool causal, long long bm, long long bn, long long t, long long mb) {
