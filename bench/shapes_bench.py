@@ -156,6 +156,12 @@ def conv_text(c, h, w, k, dtype, cg, args):
             f"  in w: {dtype}[K, {cg}, 3, 3]\n  out y = conv2d(x, w{args})\n" + "}}\n")
 
 
+def conv_hw_text(n, c, k, dtype, cg, args):
+    """A conv op's spec text with `{D}` for its spatial extents' declaration (H and W)."""
+    return ("op p {{\n  dims " + f"N = {n}, C = {c}, " + "{D}" + f", K = {k}\n  in x: {dtype}[N, C, H, W]\n"
+            f"  in w: {dtype}[K, {cg}, 3, 3]\n  out y = conv2d(x, w{args})\n" + "}}\n")
+
+
 CONV_CASES = [
     ("conv_seed_tf32", conv_text(64, 512, 1024, 128, "f32", "C", ", precision=\"tf32\""),
      "N", 8, "the conv seed 8x64x512x1024, 3x3", "tf32", 1e-2, lambda F, x, w: F.conv2d(x, w)),
@@ -167,6 +173,17 @@ CONV_CASES = [
      "N", 32, "a ResNet layer 32x64x56x56 -> 64, 3x3 pad 1", "f16", 2e-2, lambda F, x, w: F.conv2d(x, w, padding=1)),
     ("depthwise", conv_text(128, 112, 112, 128, "f32", 1, ", padding=1, groups=128"),
      "N", 32, "depthwise 32x128x112x112, 3x3 pad 1", "fp32-accurate", 1e-4,
+     lambda F, x, w: F.conv2d(x, w, padding=1, groups=128)),
+    # Dyn spatial extents ([Note: dyn conv spatial extents]): ConvNchw or DepthwiseDirect at every
+    # value, where the specialized conv may take the TMA or wgmma engine.
+    ("conv_seed_HW_tf32", conv_hw_text(8, 64, 128, "f32", "C", ", precision=\"tf32\""), ("H", "W"), (512, 1024),
+     "the conv seed 8x64x512x1024, 3x3", "tf32", 1e-2, lambda F, x, w: F.conv2d(x, w)),
+    ("resnet_HW_tf32", conv_hw_text(32, 64, 64, "f32", "C", ", padding=1, precision=\"tf32\""), ("H", "W"), (56, 56),
+     "a ResNet layer 32x64x56x56 -> 64, 3x3 pad 1", "tf32", 1e-2, lambda F, x, w: F.conv2d(x, w, padding=1)),
+    ("resnet_HW_f16", conv_hw_text(32, 64, 64, "f16", "C", ", padding=1"), ("H", "W"), (56, 56),
+     "a ResNet layer 32x64x56x56 -> 64, 3x3 pad 1", "f16", 2e-2, lambda F, x, w: F.conv2d(x, w, padding=1)),
+    ("depthwise_HW", conv_hw_text(32, 128, 128, "f32", 1, ", padding=1, groups=128"), ("H", "W"), (112, 112),
+     "depthwise 32x128x112x112, 3x3 pad 1", "fp32-accurate", 1e-4,
      lambda F, x, w: F.conv2d(x, w, padding=1, groups=128)),
 ]
 

@@ -500,8 +500,9 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& con
   Coords coords;
   if (dims == 1) {
     coords = {"n", "k", "hw"};
-  } else if (dims == 2) {
-    lines = {fmt::format("const Index ho = hw / {0}, wo = hw % {0};", config.wo)};
+  } else if (dims == 2) {   // (a dyn Wo: its DynValue argument, a member of the functor)
+    lines = {fmt::format("const Index ho = hw / {0}, wo = hw % {0};",
+                         config.wo == 0 ? std::string("conv_wo") : std::to_string(config.wo))};
     coords = config.nhwc ? Coords{"n", "ho", "wo", "k"} : Coords{"n", "k", "ho", "wo"};
   } else {
     lines = {fmt::format("const Index od = hw / {0}, ho = hw / {1} % {2}, wo = hw % {1};", config.ho * config.wo, config.wo,
@@ -510,8 +511,15 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& con
   }
   const std::string epi = epilogue(plan, k, unit, "float acc, Index n, Index k, Index hw", lines, coords);
   const std::string y = UnitParts::pointer_name(plan, k.stores[0].buffer);
-  // A dyn batch ([Note: dyn conv] in plan_contraction.cpp) goes to run() as its last argument.
-  const std::string batch = k.dyn_outer.empty() ? "" : ", batch";
+  // A dyn batch ([Note: dyn conv] in plan_contraction.cpp) goes to run() after the epilogue, then
+  // dyn spatial extents as a ConvDyn of the DynValue arguments ([Note: dyn conv spatial extents]).
+  const bool spatial = conv_dyn_spatial(config);
+  std::string batch = k.dyn_outer.empty() ? "" : ", batch";
+  if (spatial) {
+    std::vector<std::string> fields;
+    for (const char* f : kConvDynFields) fields.push_back(fmt::format("conv_{}", f));
+    batch = fmt::format("{}, kiln::conv::ConvDyn{{{}}}", k.dyn_outer.empty() ? ", 0" : batch, fmt::join(fields, ", "));
+  }
   unit.body = dyn_extent_statement(plan, k, "Index", "batch", "dyn batch") +
               (config.kind == ConvKind::Tma
                    ? fmt::format("  Kernel::run(tmap_w, tmap_x, {}, {}{});", y, epi, batch)
@@ -521,7 +529,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& con
                                     : config.kind == ConvKind::Tma ? "conv_tma.cuh"
                                                                    : "conv_igemm.cuh");
   template_checks(k, unit, "Kernel", config.kind != ConvKind::Depthwise,
-                  fmt::format("kiln::conv_geometry(kConfig, {})", plan.target.sm_count));
+                  fmt::format("kiln::conv_geometry(kConfig, {})", plan.target.sm_count), k.dyn_outer.empty() && !spatial);
 }
 
 void emit_family(const Plan& plan, const PlannedKernel& k, const AttentionConfig& config, UnitParts& unit) {

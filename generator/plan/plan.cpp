@@ -998,6 +998,7 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
   if (const auto* pool = std::get_if<PoolConfig>(&kn.config))   // [Note: dyn pool planes], [Note: dyn pooled axes]
     return pool_geometry(pool_at(plan, kn, *pool, dims));
   if (std::holds_alternative<AttentionConfig>(kn.config)) return attention_launch(plan, kn, dims);   // [Note: dyn attention]
+  if (std::holds_alternative<ConvConfig>(kn.config)) return conv_launch(plan, kn, dims);   // [Note: dyn conv]
   // A strided reduction's dyn inner extent ([Note: dyn inner extents] in plan_memory.cpp): its
   // grid, split count and partial states follow it.
   std::int64_t inner = 0;
@@ -1025,7 +1026,6 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
   }
   const std::int64_t outer = kn.dyn_extent(dims);
   if (std::holds_alternative<GemmConfig>(kn.config)) return gemm_launch(plan, kn, outer);   // M or batches
-  if (std::holds_alternative<ConvConfig>(kn.config)) return conv_launch(plan, kn, outer);   // the batch
   return memory_launch(plan, kn, outer, 0, inner);   // the family's rules over the launch's rows
 }
 
@@ -1078,12 +1078,14 @@ void Planner::refuse_dyn_compound_extents(const PlannedKernel& kernel, const std
       const std::string found = dyn_in(e);
       if (found.empty()) continue;
       refuse_dyn(found, at, fmt::format("the {} template", kernel.template_name),
-                 fmt::format("reads the extent {} of its dyn dims, and only a pool's own kernel reads such a quotient "
-                             "(a dyn pooled axis: the pool template and its fused epilogue)",
+                 fmt::format("reads the extent {} of its dyn dims, and only a pool's or conv's own kernel reads such a "
+                             "quotient (a dyn pooled axis or conv spatial extent: that template and its fused epilogue)",
                              e.str()));
     }
   };
-  const bool pool = kernel.template_name == "pool";
+  // (A conv's dyn spatial extents likewise: [Note: dyn conv spatial extents] in plan_contraction.cpp.)
+  const bool pool = kernel.template_name == "pool" || kernel.template_name == "conv_nchw" ||
+                    kernel.template_name == "conv_depthwise";
   for (const auto& st : kernel.stores)
     if (!pool) check(st.node, kernel.anchor >= 0 ? kernel.anchor : st.node);
   for (int b : read_buffers) {
@@ -1120,9 +1122,14 @@ std::string Planner::dyn_in(const ir::DimExpr& extent) const {
 // operands and the fused epilogue with its side operands, and the elementwise expressions inlined
 // into them).
 const ir::DimDecl* Planner::dyn_dim_of_anchor(ir::NodeId anchor, ir::NodeId end, const std::string& allowed) const {
+  return dyn_dim_of_anchor(anchor, end, allowed.empty() ? std::set<std::string>{} : std::set<std::string>{allowed});
+}
+
+const ir::DimDecl* Planner::dyn_dim_of_anchor(ir::NodeId anchor, ir::NodeId end,
+                                              const std::set<std::string>& allowed) const {
   const auto& ir = plan_.ir();
   std::set<std::string> dyn = ir.dyn_dims();
-  dyn.erase(allowed);
+  for (const auto& a : allowed) dyn.erase(a);
   if (dyn.empty()) return nullptr;
   // dyn_free_ holds the size nodes walked so far without finding a dyn dim (a find is refused at
   // once), so the anchors of a long chain walk their nested sizes once in all. A walk that

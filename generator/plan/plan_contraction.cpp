@@ -1445,11 +1445,11 @@ void plan_matmul_kernels(Planner& p, PlannedKernel& kn, Operand a, const Operand
 }
 
 // [Note: dyn conv]
-// A conv takes one dyn dim: its batch N, the first axis of x and y, as a whole extent (a batch
-// of images that varies from call to call). The channels, the spatial extents and the filters
-// stay baked in: the im2col tables and the index math divide by them as constants, and the
-// tiles follow from them. A dyn dim anywhere else (x's other axes, w, inside a compound extent,
-// or another dyn dim in the epilogue's side operands) is refused at its declaration, saying why.
+// A conv takes a dyn batch N, the first axis of x and y, as a whole extent (a batch of images that
+// varies from call to call), and dyn spatial extents (below). The channels and the filters stay
+// baked in: the im2col tables and the index math divide by them as constants, and the tiles
+// follow from them. A dyn dim anywhere else (x's channels, w, inside a compound extent, or
+// another dyn dim in the epilogue's side operands) is refused at its declaration, saying why.
 // - The bucket one plans the static conv.
 // - Every conv template reads the batch at run time ([Note: dyn conv batch] in conv_shape.cuh),
 //   so a dyn conv takes the template the static conv at the same batch would. On the TMA engine
@@ -1463,10 +1463,37 @@ void plan_matmul_kernels(Planner& p, PlannedKernel& kn, Operand a, const Operand
 // - The kernels' configs hold 0 for the batch (ConvConfig n; an x copy's GemmConfig batch),
 //   PlannedKernel::dyn_outer the batch dim, and the reasons name the dim, never its value (the
 //   source holds none). Every launch takes conv_geometry (gemm_geometry) at its batch.
+//
+// [Note: dyn conv spatial extents] (the templates' side in kiln/conv_shape.cuh)
+// A 1-d or 2-d forward conv also takes dyn dims as x's spatial extents (whole dims: `dims dyn H,
+// dyn W`, or the side S of a square image), on the two templates that read them at run time:
+// ConvNchw's 2-d im2col and DepthwiseDirect. y's spatial extents are then expressions of the
+// dims (floor((H + 2 pad - dil (R - 1) - 1) / stride) + 1). The config holds 0 for h, w, ho and
+// wo, and the kernel takes H, W, Ho, Wo and Ho x Wo per launch as KernelArg::DynValue arguments
+// (kiln::DynDim: the template and the epilogue divide by Wo and Ho x Wo with a multiply-high and
+// a shift); the im2col table, built once per CTA, reads H and W. The route is fixed: the TMA and
+// wgmma engines bake the spatial extents into their tensor maps, tiles and grids, so a dyn
+// spatial conv runs on ConvNchw where the static one would take an engine (the plan says so),
+// with no streaming stores (that pick follows the output's bytes, a product of the dims). A depth
+// axis, a transposed conv and NHWC (but depthwise) take none: their templates bake the extents
+// into the general im2col and the TMA maps. As a dyn pool's output ([Note: dyn pooled axes] in
+// plan_pool.cpp), y's extents are quotients that only the conv's kernel and its fused epilogue
+// read (Planner::refuse_dyn_compound_extents); Options::shapes = generic does not make them dyn.
 struct DynConv {
-  std::string dim;
+  std::string dim;        // the dyn batch, "" for none
   ir::DimExpr extent;     // x's first axis: the dim
   std::string text;
+  // The dyn spatial extents, right-aligned into (d, h, w) slots: the dim ("" static), x's extent
+  // and y's (an expression of the dim).
+  std::string spatial[3];
+  ir::DimExpr in[3], out[3];
+  bool any_spatial() const { return !spatial[0].empty() || !spatial[1].empty() || !spatial[2].empty(); }
+  std::string spatial_text() const {
+    std::vector<std::string> parts;
+    for (int s = 0; s < 3; ++s)
+      if (!spatial[s].empty()) parts.push_back(fmt::format("{} -> {}", spatial[s], out[s].str()));
+    return fmt::format("{}", fmt::join(parts, ", "));
+  }
 };
 
 // A conv on the TMA engine (conv_tma.cuh, sm_90a): f32 in tf32 / 3xTF32, NCHW or NHWC, one group;
@@ -1721,33 +1748,83 @@ std::optional<ConvConfig> transposed_as_forward(const ConvConfig& cc, std::strin
 }
 
 
-// The conv's dyn batch, or nothing (no dyn dim, or one in the bucket one); refuses, located,
-// every dyn dim a conv cannot take. The caller sets its class text.
+// The conv's dyn batch and spatial extents, or nothing (no dyn dim, or only ones in the bucket
+// one); refuses, located, every dyn dim a conv cannot take. The caller sets its class text.
 std::optional<DynConv> dyn_conv(Planner& p, const PlannedKernel& kn) {
   const auto& ir = *p.bound().ir;
   // (The walks share the planner's memo of dyn-free size nodes: no dyn dim at all is the common case.)
   if (p.dyn_dim_of_anchor(kn.anchor, kn.stores[0].node) == nullptr) return std::nullopt;
   const auto& node = ir.node(kn.anchor);
+  const auto& c = node.conv;
   const char* what = "the conv template";
-  const std::string why = "takes a dyn dim only as its batch (the first axis of x and y): the channels, the "
-                          "spatial extents and the filters are baked in (its im2col tables divide by them)";
+  const std::string why = "takes a dyn dim only as its batch (the first axis of x and y) or as a spatial extent of "
+                          "x: the channels and the filters are baked in (its im2col tables divide by them)";
   const ir::Shape& xs = ir.node(node.operands[0]).shape;
   const ir::Shape& ws = ir.node(node.operands[1]).shape;
+  const ir::Shape& ys = node.shape;
   for (const auto& e : ws)
     if (const std::string d = p.dyn_in(e); !d.empty()) p.refuse_dyn(d, kn.anchor, what, why);
-  for (std::size_t a = 1; a < xs.size(); ++a)
-    if (const std::string d = p.dyn_in(xs[a]); !d.empty()) p.refuse_dyn(d, kn.anchor, what, why);
+  const bool nhwc = c.layout == ir::Layout::NHWC;
+  const std::size_t dims = static_cast<std::size_t>(c.dims), first = nhwc ? 1 : 2;
+  const std::int64_t channels = p.shape(node.operands[0])[nhwc ? xs.size() - 1 : 1];
+  const bool depthwise = c.groups == channels && channels > 1 && dims < 3 && !c.transposed;
+  DynConv dc;
+  std::set<std::string> spatial_dims;   // (in the bucket one too)
+  for (std::size_t a = 1; a < xs.size(); ++a) {
+    const std::string d = p.dyn_in(xs[a]);
+    if (d.empty()) continue;
+    if (a < first || a >= first + dims) p.refuse_dyn(d, kn.anchor, what, why);   // the channels
+    if (xs[a].kind() != ir::DimExpr::Kind::Dim)
+      p.refuse_dyn(d, kn.anchor, what, fmt::format("takes a dyn spatial extent only as a whole dim, not inside {}",
+                                                   xs[a].str()));
+    if (dims == 3 || c.transposed)
+      p.refuse_dyn(d, kn.anchor, what, "takes dyn spatial extents on 1-d and 2-d forward convs only (a depth axis or a "
+                                       "transposed conv runs on templates that bake them in)");
+    if (nhwc && !depthwise)
+      p.refuse_dyn(d, kn.anchor, what, "takes dyn spatial extents in NHWC only where it is depthwise (NHWC runs on the "
+                                       "sm_90a TMA engine, whose tensor maps and tiles bake them in)");
+    spatial_dims.insert(d);
+    if (dyn_bucket(p.bound().dims.at(d)) == DynBucket::One) continue;   // 1: static
+    const std::size_t slot = 3 - dims + (a - first);
+    dc.spatial[slot] = d;
+    dc.in[slot] = xs[a];
+    dc.out[slot] = ys[a];
+  }
   const std::string batch = p.dyn_in(xs[0]);
   if (!batch.empty() && xs[0].kind() != ir::DimExpr::Kind::Dim)
     p.refuse_dyn(batch, kn.anchor, what, fmt::format("takes a dyn batch only as a whole extent, not inside {}", xs[0].str()));
-  // The output and the epilogue's side operands: no dyn dim but the batch.
-  if (const ir::DimDecl* other = p.dyn_dim_of_anchor(kn.anchor, kn.stores[0].node, batch))
+  std::set<std::string> allowed = spatial_dims;
+  if (!batch.empty() && spatial_dims.count(batch))
+    p.refuse_dyn(batch, kn.anchor, what, "takes a dyn dim as its batch or as a spatial extent, not as both");
+  allowed.insert(batch);
+  // The output and the epilogue's side operands: no dyn dim but the batch and the spatial extents.
+  if (const ir::DimDecl* other = p.dyn_dim_of_anchor(kn.anchor, kn.stores[0].node, allowed))
     p.refuse_dyn(other->name, kn.anchor, what, why);
-  if (batch.empty() || dyn_bucket(p.bound().dims.at(batch)) == DynBucket::One) return std::nullopt;   // 1: static
-  DynConv dc;
-  dc.dim = batch;
-  dc.extent = xs[0];
+  if (!batch.empty() && dyn_bucket(p.bound().dims.at(batch)) != DynBucket::One) dc.dim = batch, dc.extent = xs[0];
+  if (dc.dim.empty() && !dc.any_spatial()) return std::nullopt;
   return dc;
+}
+
+// [Note: dyn conv spatial extents]: the config's dyn spatial extents zeroed and the DynValue
+// arguments the kernel reads them from (every kConvDynFields member: the static ones as constants).
+void make_dyn_spatial(const DynConv& dc, ConvConfig& cc, PlannedKernel& kn) {
+  if (!dc.any_spatial()) return;
+  const ir::DimExpr one = ir::DimExpr::constant(1);
+  const ir::DimExpr h = dc.spatial[1].empty() ? ir::DimExpr::constant(cc.h) : dc.in[1];
+  const ir::DimExpr w = dc.spatial[2].empty() ? ir::DimExpr::constant(cc.w) : dc.in[2];
+  const ir::DimExpr ho = dc.spatial[1].empty() ? ir::DimExpr::constant(cc.ho) : dc.out[1];
+  const ir::DimExpr wo = dc.spatial[2].empty() ? ir::DimExpr::constant(cc.wo) : dc.out[2];
+  const ir::DimExpr values[5] = {h, w, ho, wo, ho * wo};
+  for (int f = 0; f < 5; ++f) {
+    KernelArg arg;
+    arg.kind = KernelArg::Kind::DynValue;
+    arg.dtype = DType::i64;
+    arg.name = fmt::format("conv_{}", kConvDynFields[f]);
+    arg.value = values[f];
+    kn.args.push_back(arg);
+  }
+  if (!dc.spatial[1].empty()) cc.h = 0, cc.ho = 0;
+  if (!dc.spatial[2].empty()) cc.w = 0, cc.wo = 0;
 }
 
 void plan_conv(Planner& p, PlannedKernel& kn) {
@@ -1780,9 +1857,12 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   const std::int64_t K = nhwc ? ys[3] : ys[1], T = kernel[0], R = kernel[1], S = kernel[2], G = c.groups;
   const std::int64_t Do = out[0], Ho = out[1], Wo = out[2];
   // A dyn batch ([Note: dyn conv]): the rules see its class's lowest value, the texts its name.
+  // Dyn spatial extents ([Note: dyn conv spatial extents]): the rules see the bound values (they
+  // pick nothing by them), the texts the names.
   std::optional<DynConv> dc = dyn_conv(p, kn);
   std::int64_t N = xs[0];
-  const std::string batch_text = dc ? dc->dim : std::to_string(N);
+  const bool dyn_batch = dc && !dc->dim.empty(), dyn_spatial = dc && dc->any_spatial();
+  const std::string batch_text = dyn_batch ? dc->dim : std::to_string(N);
   ConvConfig cc;
   cc.elem_bytes = static_cast<int>(dtype_size(et));
   cc.nhwc = nhwc;
@@ -1798,8 +1878,21 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     for (std::size_t i = 0; i < dims; ++i) t += fmt::format("{}{}", i ? "x" : "", v[3 - dims + i]);
     return t;
   };
+  // An image's outputs with dyn spatial extents: "((H + -1) / 2 + 1) x W".
+  auto dyn_outputs_text = [&] {
+    std::vector<std::string> parts;
+    for (std::size_t s = 3 - dims; s < 3; ++s) parts.push_back(dc->spatial[s].empty() ? std::to_string(out[s]) : dc->out[s].str());
+    return fmt::format("{}", fmt::join(parts, " x "));
+  };
+  std::string in_text = axes_text(in);
+  if (dyn_spatial) {
+    std::string names[3] = {std::to_string(D), std::to_string(H), std::to_string(W)};
+    for (int s = 0; s < 3; ++s)
+      if (!dc->spatial[s].empty()) names[s] = dc->spatial[s];
+    in_text = axes_text(names);
+  }
   const std::string shape_why =
-      fmt::format("{} {}x{}x{} -> {} filters {}, stride {}, pad {}{}, dil {}, groups {}, {}", conv, batch_text, C, axes_text(in), K,
+      fmt::format("{} {}x{}x{} -> {} filters {}, stride {}, pad {}{}, dil {}, groups {}, {}", conv, batch_text, C, in_text, K,
                   axes_text(kernel), axes_text(stride), axes_text(pad),
                   c.transposed ? fmt::format(", output_padding {}", axes_text(opad)) : std::string(), axes_text(dil), G,
                   nhwc ? "NHWC" : "NCHW");
@@ -1822,7 +1915,10 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     const auto fwd = transposed_as_forward(at, unused);
     return fwd && conv_tma_fits(p, *fwd) ? "tma fwd" : conv_tma_fits(p, at) ? "tma phased" : "";
   };
-  if (dc) {   // the size classes: where the route (engine, streaming stores, NHWC's 64-pixel tiles) changes
+  if (dyn_spatial) {   // one route at every value: ConvNchw or DepthwiseDirect, no streaming stores
+    dc->text = fmt::format("dyn spatial extents {}: read per launch{}", dc->spatial_text(),
+                           dyn_batch ? fmt::format(", and the batch {}", dc->dim) : std::string());
+  } else if (dc) {   // the size classes: where the route (engine, streaming stores, NHWC's 64-pixel tiles) changes
     const std::vector<std::int64_t> thresholds = route_thresholds([&](std::int64_t n) {
       if (depthwise) return std::string();   // DepthwiseDirect at every batch
       return fmt::format("{}{}{}", on_tma(n), n * image_bytes > kStreamBytes ? " stream" : "",
@@ -1840,8 +1936,12 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   // launch takes the batch.
   auto finish = [&]() {
     if (!dc) return;
-    std::get<ConvConfig>(kn.config).n = 0;
-    kn.dyn_outer = {dc->extent};
+    auto& config = std::get<ConvConfig>(kn.config);
+    if (dyn_batch) {
+      config.n = 0;
+      kn.dyn_outer = {dc->extent};
+    }
+    make_dyn_spatial(*dc, config, kn);
     kn.reason = fmt::format("{}; {}", dc->text, kn.reason);
   };
   if (depthwise) {
@@ -1856,9 +1956,14 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   }
   cc.precision = precision;
   const std::int64_t Kg = K / G, kdim = conv_gemm_k(cc);
-  cc.stream = out_bytes > kStreamBytes;
+  cc.stream = !dyn_spatial && out_bytes > kStreamBytes;
   const DynConv* dyn = dc ? &*dc : nullptr;
-  if (!c.transposed && conv_tma_fits(p, cc)) {
+  // Dyn spatial extents: neither engine (their maps, tiles and grids bake the extents in).
+  const std::string engines_why_not =
+      dyn_spatial ? "; not on the TMA or wgmma engine: dyn spatial extents (the engines bake them into their tensor maps "
+                    "and grids), and no streaming stores"
+                  : "";
+  if (!dyn_spatial && !c.transposed && conv_tma_fits(p, cc)) {
     plan_conv_tma(p, kn, cc, shape_why, why, false, dyn);
     return;
   }
@@ -1893,7 +1998,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   // 3x3, H100, bench/standalone/gemm_check.cu): tf32 128x256 tiles, 4 stages 3.58 ms persistent,
   // 3.79 one CTA per tile (128x128: 4.41; 2 CTAs per SM of 128x128: 4.41); 3xTF32 128x128,
   // 4 stages 10.13 ms (128x64 at 2 per SM 11.78); ConvNchw 6.40 / 13.68.
-  if (!general && p.target().arch == "sm_90a" && f32 && cc.precision != MmaPrecision::Ieee && G == 1 && kdim % 4 == 0 &&
+  if (!dyn_spatial && !general && p.target().arch == "sm_90a" && f32 && cc.precision != MmaPrecision::Ieee && G == 1 && kdim % 4 == 0 &&
       p.target().aligned16 && Ho * Wo < (std::int64_t{1} << 31)) {
     const bool x3 = cc.precision == MmaPrecision::Tf32x3;
     cc.kind = ConvKind::Wgmma;
@@ -1943,7 +2048,10 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     kn.min_blocks = static_cast<int>(ctas_by_smem(p.target(), kn.shared_bytes, kConvNchwMaxBlocksPerSm));
   kn.reason = fmt::format("{}: implicit GEMM ConvNchw, {} out channels x {} pixels x K {} per group, {}x{} tiles, {} "
                           "stages{}{}; {}", shape_why, Kg,
-                          dc ? fmt::format("{} x {}", dc->dim, Do * Ho * Wo) : std::to_string(N * Do * Ho * Wo), kdim,
+                          dyn_spatial ? fmt::format("{} x {}", batch_text, dyn_outputs_text())
+                          : dc        ? fmt::format("{} x {}", dc->dim, Do * Ho * Wo)
+                                      : std::to_string(N * Do * Ho * Wo),
+                          kdim,
                           cc.bm, cc.bn, cc.stages,
                           c.transposed ? fmt::format(", one GEMM per stride phase ({} phases: only the taps that reach "
                                                      "a phase are multiplied{}), filters gathered",
@@ -1952,7 +2060,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
                                                      + std::to_string(kConvPhaseWMinK) : "")
                                            + "; not on the TMA engine as a forward conv: " + tma_why_not
                                        : std::string(),
-                          cc.stream ? ", streaming stores" : "", why);
+                          cc.stream ? ", streaming stores" : "", why) + engines_why_not;
   finish();
 }
 
@@ -2148,9 +2256,20 @@ launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std:
   return gemm_geometry(c, plan.target.sm_count, kernel.min_blocks);
 }
 
-launch::Geometry conv_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t batch) {
+launch::Geometry conv_launch(const Plan& plan, const PlannedKernel& kernel, const std::map<std::string, std::int64_t>& dims) {
   ConvConfig c = std::get<ConvConfig>(kernel.config);
-  c.n = batch;   // [Note: dyn conv]
+  if (!kernel.dyn_outer.empty()) c.n = kernel.dyn_extent(dims);   // [Note: dyn conv]
+  if (conv_dyn_spatial(c)) {   // [Note: dyn conv spatial extents]: the values its DynValue arguments take
+    auto value = [&](const char* field) -> std::int64_t {
+      const std::string name = fmt::format("conv_{}", field);
+      const auto a = std::find_if(kernel.args.begin(), kernel.args.end(), [&](const KernelArg& arg) {
+        return arg.kind == KernelArg::Kind::DynValue && arg.name == name;
+      });
+      KILN_ASSERT(a != kernel.args.end(), "{}: a dyn spatial conv without its {} argument", kernel.entry, name);
+      return a->value.evaluate(dims);
+    };
+    c.h = value("h"), c.w = value("w"), c.ho = value("ho"), c.wo = value("wo");
+  }
   return conv_geometry(c, plan.target.sm_count);
 }
 

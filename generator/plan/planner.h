@@ -50,9 +50,9 @@ launch::Geometry memory_launch(const Plan& plan, const PlannedKernel& kernel, st
 // plan_contraction.cpp: the launch of a matmul kernel whose M or batches are dyn at a launch's
 // extent ([Note: dyn matmul]).
 launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t extent);
-// plan_contraction.cpp: the launch of a conv kernel whose batch is dyn at a launch's batch ([Note:
-// dyn conv]).
-launch::Geometry conv_launch(const Plan& plan, const PlannedKernel& kernel, std::int64_t batch);
+// plan_contraction.cpp: the launch of a conv kernel with a dyn batch or dyn spatial extents at a
+// launch's dims ([Note: dyn conv], [Note: dyn conv spatial extents]).
+launch::Geometry conv_launch(const Plan& plan, const PlannedKernel& kernel, const std::map<std::string, std::int64_t>& dims);
 // plan_contraction.cpp: a fused attention kernel's extents at a launch's dims, and its launch
 // there ([Note: dyn attention]).
 AttentionExtents attention_extents(const ir::Ir& ir, const PlannedKernel& kernel,
@@ -146,6 +146,8 @@ class Planner {
   // The first dyn dim other than `allowed` that sizes a tensor of the anchor's kernel (its node,
   // operands, the epilogue chain up to `end` and the expressions inlined into them); nullptr: none.
   const ir::DimDecl* dyn_dim_of_anchor(ir::NodeId anchor, ir::NodeId end, const std::string& allowed = "") const;
+  // The same, allowing every dim of `allowed`.
+  const ir::DimDecl* dyn_dim_of_anchor(ir::NodeId anchor, ir::NodeId end, const std::set<std::string>& allowed) const;
   // The first dyn dim an extent reads, "" for none (its size nodes walked once per planner, as
   // dyn_dim_of_anchor's: a chain of convs nests them thousands deep).
   std::string dyn_in(const ir::DimExpr& extent) const;

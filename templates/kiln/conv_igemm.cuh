@@ -87,25 +87,37 @@ struct Im2colNchwLoader {
   const int2* table;
   Index pix;        // x offset of (n, channel 0, hbase, wbase) of this thread's pixel (may be < 0)
   int hbase, wbase;
+  int in_h, in_w;   // H and W: the shape's, or a launch's ([Note: dyn conv spatial extents])
   bool pvalid;
 
-  // Fills the table (all threads; a __syncthreads must follow before the first load).
-  static __device__ __forceinline__ void build_table(int2* t) {
+  // Fills the table (all threads; a __syncthreads must follow before the first load); in_h and
+  // in_w are H and W at this launch.
+  static __device__ __forceinline__ void build_table(int2* t, long long in_h, long long in_w) {
     for (int i = threadIdx.x; i < kTableEntries; i += Threads) {
       const int c = i / (Sh::R * Sh::S), rs = i % (Sh::R * Sh::S);
       const int dh = (rs / Sh::S) * Sh::kDilH, dw = (rs % Sh::S) * Sh::kDilW;
-      t[i] = make_int2(int(c * Sh::H * Sh::W + dh * Sh::W + dw), (dh << 16) | dw);
+      t[i] = make_int2(int(c * (in_h * in_w) + dh * in_w + dw), (dh << 16) | dw);
     }
   }
   // n0: the CTA's first pixel; pixels: the GEMM's columns (N * HoWo, N a launch's when dyn).
-  __device__ __forceinline__ void init(long long n0, long long pixels) {
+  __device__ __forceinline__ void init(long long n0, long long pixels, const ConvDyn& dyn) {
+    in_h = extent_of<Sh::H, int>(dyn.h), in_w = extent_of<Sh::W, int>(dyn.w);
     const long long p = n0 + threadIdx.x % BN;
     pvalid = p < pixels;
-    const long long n = p / Sh::HoWo, hw = p % Sh::HoWo;
-    const int ho = int(hw / Sh::Wo), wo = int(hw % Sh::Wo);
+    long long n;
+    int ho, wo;
+    if constexpr (Sh::kDynSpatial) {   // p < 2^31 + BN where Index is 32-bit: unsigned division
+      const Index q = Index(p), hw = mod_by<Sh::HoWo>(q, dyn.howo);
+      n = div_by<Sh::HoWo>(q, dyn.howo);
+      ho = int(div_by<Sh::Wo>(hw, dyn.wo)), wo = int(mod_by<Sh::Wo>(hw, dyn.wo));
+    } else {
+      n = p / Sh::HoWo;
+      const long long hw = p % Sh::HoWo;
+      ho = int(hw / Sh::Wo), wo = int(hw % Sh::Wo);
+    }
     hbase = ho * Sh::kStrideH - Sh::kPadH;
     wbase = wo * Sh::kStrideW - Sh::kPadW;
-    pix = Index(n) * Index(Sh::C * Sh::H * Sh::W) + Index(hbase) * Index(Sh::W) + wbase;
+    pix = Index(n) * (Index(Sh::C) * Index(in_h) * Index(in_w)) + Index(hbase) * Index(in_w) + wbase;
   }
   __device__ __forceinline__ void load(E* s, int /*n0: fixed by init*/, int k0) const {
     const int pos = threadIdx.x % BN;
@@ -117,7 +129,7 @@ struct Im2colNchwLoader {
       const int2 e = table[kp];  // same address across the warp: broadcast
       const int hi = hbase + (e.y >> 16), wi = wbase + (e.y & 0xffff);
       const bool ok = pvalid && (Sh::Kdim % BK == 0 || kp < Sh::Kdim) &&
-                      unsigned(hi) < unsigned(Sh::H) && unsigned(wi) < unsigned(Sh::W);
+                      unsigned(hi) < unsigned(in_h) && unsigned(wi) < unsigned(in_w);
       const E* src = ok ? x + (pix + e.x) : x;
       copy_elems<E, 1>(s + line * Tile::kLd + pos, src, ok);
     }
@@ -345,11 +357,18 @@ struct Im2colNhwcLoader {
 // 16-byte aligned whenever col % 4 == 0); the stores are shared.
 template <class Derived, class OutT, class Index, bool kStream>
 struct ConvOutStores {
+  // Whether 4 consecutive columns are contiguous and aligned at this launch where kVec cannot say
+  // (a launch's extents, [Note: dyn conv spatial extents]).
+  __device__ __forceinline__ bool vec_at_launch() const { return false; }
   __device__ __forceinline__ void put4(Index row, Index col, const float (&v)[4]) const {
     const Derived& d = static_cast<const Derived&>(*this);
     if constexpr (Derived::kVec) {
       gemm::store4<OutT, kStream>(d.at(row, col), v);
     } else {
+      if (d.vec_at_launch()) {
+        gemm::store4<OutT, kStream>(d.at(row, col), v);
+        return;
+      }
 #pragma unroll
       for (int i = 0; i < 4; ++i) gemm::store1<OutT, kStream>(d.at(row, col + i), v[i]);
     }
@@ -361,20 +380,23 @@ struct ConvOutStores {
 
 template <class OutT, class Index, class Sh, bool kStream>
 struct NchwOut : ConvOutStores<NchwOut<OutT, Index, Sh, kStream>, OutT, Index, kStream> {
-  // GEMM rows = out channels of group g, columns = pixels. 4 | HoWo: 4 aligned pixels share n.
-  static constexpr bool kVec = Sh::HoWo % 4 == 0;
+  // GEMM rows = out channels of group g, columns = pixels. 4 | HoWo: 4 aligned pixels share n
+  // (dyn spatial extents: tested per launch, vec_at_launch).
+  static constexpr bool kVec = !Sh::kDynSpatial && Sh::HoWo % 4 == 0;
   OutT* y;
   Index g;
   Index rows, cols;
-  __device__ __forceinline__ NchwOut(OutT* y_, Index g_, Index rows_, Index cols_)
-      : y(y_), g(g_), rows(rows_), cols(cols_) {}
+  DynDim howo;   // HoWo at this launch where the shape holds 0 ([Note: dyn conv spatial extents])
+  __device__ __forceinline__ NchwOut(OutT* y_, Index g_, Index rows_, Index cols_, const DynDim& howo_ = DynDim{})
+      : y(y_), g(g_), rows(rows_), cols(cols_), howo(howo_) {}
+  __device__ __forceinline__ bool vec_at_launch() const { return Sh::kDynSpatial && howo.value % 4 == 0; }
   __device__ __forceinline__ OutT* at(Index row, Index col) const {
-    const Index n = col / Index(Sh::HoWo), hw = col % Index(Sh::HoWo);
-    return y + (n * Index(Sh::K) + g * Index(Sh::Kg) + row) * Index(Sh::HoWo) + hw;
+    const Index n = div_by<Sh::HoWo>(col, howo), hw = mod_by<Sh::HoWo>(col, howo);
+    return y + (n * Index(Sh::K) + g * Index(Sh::Kg) + row) * extent_of<Sh::HoWo, Index>(howo) + hw;
   }
   template <class Epi>
   __device__ __forceinline__ float apply(const Epi& epi, float v, Index row, Index col) const {
-    return epi(v, col / Index(Sh::HoWo), g * Index(Sh::Kg) + row, col % Index(Sh::HoWo));
+    return epi(v, div_by<Sh::HoWo>(col, howo), g * Index(Sh::Kg) + row, mod_by<Sh::HoWo>(col, howo));
   }
 };
 
@@ -461,27 +483,32 @@ struct ConvNchw {
   static constexpr long long kGridY = (Sh::Kg + BM - 1) / BM, kGridZ = Sh::kGroups * kPhases;
   static_assert(!(Sh::kTransposed && kVecW), "a transposed conv's filters are gathered (TransposedFilterLoader)");
 
-  // batch: the images, read where Sh::N is 0 (a dyn batch, [Note: dyn conv batch]).
+  // batch: the images, read where Sh::N is 0 (a dyn batch, [Note: dyn conv batch]); dyn: the
+  // spatial extents, read where Sh holds 0 ([Note: dyn conv spatial extents]).
   template <class Epi>
-  static __device__ __forceinline__ void run(const E* x, const E* w, OutT* y, Epi epi, long long batch = 0) {
+  static __device__ __forceinline__ void run(const E* x, const E* w, OutT* y, Epi epi, long long batch = 0,
+                                             const ConvDyn& dyn = ConvDyn{}) {
     extern __shared__ __align__(16) char smem[];
-    const long long pixels = conv_gemm_pixels(gemm::extent<Sh::N>(batch), Sh::Do, Sh::Ho, Sh::Wo, Sh::kStrideD,
-                                              Sh::kStrideH, General::kPhasesW, Sh::kTransposed);
+    static_assert(!Sh::kDynSpatial || !kGeneral, "dyn spatial extents: the 2-d forward loader");
+    const long long pixels =
+        Sh::kDynSpatial ? gemm::extent<Sh::N>(batch) * dyn.howo.value
+                        : conv_gemm_pixels(gemm::extent<Sh::N>(batch), Sh::Do, Sh::Ho, Sh::Wo, Sh::kStrideD,
+                                           Sh::kStrideH, General::kPhasesW, Sh::kTransposed);
     const Index g = blockIdx.z % Sh::kGroups;
     const int phase = int(blockIdx.z / Sh::kGroups);
     const long long n0 = static_cast<long long>(blockIdx.x) * BN;
     const int m0 = blockIdx.y * BM;
     Entry* table = reinterpret_cast<Entry*>(smem + Engine::kSmemBytes);
     LoaderB lb;
-    lb.x = x + g * Index(Sh::Cg * Sh::D * Sh::H * Sh::W);
+    lb.x = x + g * (Index(Sh::Cg * Sh::D) * extent_of<Sh::H, Index>(dyn.h) * extent_of<Sh::W, Index>(dyn.w));
     lb.table = table;
     float acc[Engine::MT][Engine::NT][4];
     if constexpr (kGeneral) {
       lb.kdim = LoaderB::build_table(table, phase);
       lb.init(n0, phase, pixels);
     } else {
-      LoaderB::build_table(table);
-      lb.init(n0, pixels);
+      LoaderB::build_table(table, extent_of<Sh::H, long long>(dyn.h), extent_of<Sh::W, long long>(dyn.w));
+      lb.init(n0, pixels, dyn);
     }
     __syncthreads();  // the table is complete before the prologue copies read it
     if constexpr (Sh::kTransposed) {   // w [C][Kg][taps]: the group's Cg input channels
@@ -498,7 +525,7 @@ struct ConvNchw {
       Engine::template epilogue<Index, false>(smem, acc, out, Index(m0), Index(n0), epi, nullptr,
                                               Index(0), Index(0), Index(0));
     } else {
-      const NchwOut<OutT, Index, Sh, kStream> out{y, g, Index(Sh::Kg), Index(pixels)};
+      const NchwOut<OutT, Index, Sh, kStream> out{y, g, Index(Sh::Kg), Index(pixels), dyn.howo};
       Engine::template epilogue<Index, false>(smem, acc, out, Index(m0), Index(n0), epi, nullptr,
                                               Index(0), Index(0), Index(0));
     }
@@ -548,36 +575,40 @@ struct DepthwiseDirect {
   // The grid of a static batch (0 when the batch is dyn: the launch's is conv_geometry's).
   static constexpr long long kGridX = (Sh::N * Sh::K * Sh::HoWo + Threads - 1) / Threads;
 
-  // batch: the images, read where Sh::N is 0 (a dyn batch, [Note: dyn conv batch]).
+  // batch: the images, read where Sh::N is 0 (a dyn batch, [Note: dyn conv batch]); dyn: the
+  // spatial extents, read where Sh holds 0 ([Note: dyn conv spatial extents]).
   template <class Epi>
-  static __device__ __forceinline__ void run(const E* x, const E* w, OutT* y, Epi epi, long long batch = 0) {
+  static __device__ __forceinline__ void run(const E* x, const E* w, OutT* y, Epi epi, long long batch = 0,
+                                             const ConvDyn& dyn = ConvDyn{}) {
     const Index idx = Index(blockIdx.x) * Threads + threadIdx.x;
-    if (idx >= Index(gemm::extent<Sh::N>(batch) * Sh::K * Sh::HoWo)) return;
+    const Index howo = extent_of<Sh::HoWo, Index>(dyn.howo);
+    if (idx >= Index(gemm::extent<Sh::N>(batch) * Sh::K) * howo) return;
     Index n, k, hw;
     if constexpr (kNhwc) {  // y [N][Ho][Wo][K]: k fastest
       k = idx % Index(Sh::K);
       const Index p = idx / Index(Sh::K);
-      hw = p % Index(Sh::HoWo);
-      n = p / Index(Sh::HoWo);
+      hw = mod_by<Sh::HoWo>(p, dyn.howo);
+      n = div_by<Sh::HoWo>(p, dyn.howo);
     } else {  // y [N][K][Ho][Wo]: wo fastest
-      hw = idx % Index(Sh::HoWo);
-      const Index nk = idx / Index(Sh::HoWo);
+      hw = mod_by<Sh::HoWo>(idx, dyn.howo);
+      const Index nk = div_by<Sh::HoWo>(idx, dyn.howo);
       k = nk % Index(Sh::K);
       n = nk / Index(Sh::K);
     }
     const Index c = k / Index(Sh::Kg);  // channel multiplier Kg = K / C
-    const int ho = int(hw / Index(Sh::Wo)), wo = int(hw % Index(Sh::Wo));
+    const int ho = int(div_by<Sh::Wo>(hw, dyn.wo)), wo = int(mod_by<Sh::Wo>(hw, dyn.wo));
+    const int in_h = extent_of<Sh::H, int>(dyn.h), in_w = extent_of<Sh::W, int>(dyn.w);
     float acc = 0.f;
 #pragma unroll
     for (int r = 0; r < Sh::R; ++r) {
       const int hi = ho * Sh::kStrideH - Sh::kPadH + r * Sh::kDilH;
-      if (unsigned(hi) >= unsigned(Sh::H)) continue;
+      if (unsigned(hi) >= unsigned(in_h)) continue;
 #pragma unroll
       for (int s = 0; s < Sh::S; ++s) {
         const int wi = wo * Sh::kStrideW - Sh::kPadW + s * Sh::kDilW;
-        if (unsigned(wi) >= unsigned(Sh::W)) continue;
-        const Index xo = kNhwc ? ((n * Index(Sh::H) + hi) * Index(Sh::W) + wi) * Index(Sh::C) + c
-                               : ((n * Index(Sh::C) + c) * Index(Sh::H) + hi) * Index(Sh::W) + wi;
+        if (unsigned(wi) >= unsigned(in_w)) continue;
+        const Index xo = kNhwc ? ((n * Index(in_h) + hi) * Index(in_w) + wi) * Index(Sh::C) + c
+                               : ((n * Index(Sh::C) + c) * Index(in_h) + hi) * Index(in_w) + wi;
         acc = fmaf(to_float(x[xo]), to_float(w[k * (Sh::R * Sh::S) + r * Sh::S + s]), acc);
       }
     }

@@ -257,6 +257,6 @@ op after {
         "whole dim, not inside (((H - 2) / 2) + 1) (axis 2)");
   CHECK(memory_plan_test::refusal_of(text, "t.kiln", "after", {{"H", 32}}) ==
         "t.kiln:7:26: op after: dim 'H' is dyn, but the elementwise template (for line 10) reads the extent "
-        "(((H - 2) / 2) + 1) of its dyn dims, and only a pool's own kernel reads such a quotient (a dyn pooled "
-        "axis: the pool template and its fused epilogue)");
+        "(((H - 2) / 2) + 1) of its dyn dims, and only a pool's or conv's own kernel reads such a quotient (a dyn "
+        "pooled axis or conv spatial extent: that template and its fused epilogue)");
 }

@@ -18,6 +18,7 @@
 #include "generator/frontend/frontend.h"
 #include "generator/plan/plan.h"
 #include "dyn_attention_spec.h"
+#include "dyn_conv_spatial_spec.h"
 #include "gpu_test_util.h"
 #include "runtime/driver.h"
 
@@ -830,6 +831,24 @@ TEST_CASE("gpu: dyn pooled axes against the float64 reference, one compile per b
                  {"max1d_dil", {"L", {6, 7, 8, 11, 16, 17, 100, 4096, 4099, 65536}}},
                  {"avg3d", {"D", {2, 3, 4, 5, 8, 15, 16, 17, 33}}},
                  {"planes_and_w_f64", {"S", {2, 3, 4, 5, 8, 9, 16, 17, 100, 128}}}},
+                /*computed_extents=*/true);
+}
+
+// Dyn spatial extents of convs ([Note: dyn conv spatial extents] in plan_contraction.cpp): the ops
+// of tests/dyn_conv_spatial_spec.h. Values: odd, multiples of 4 and of 16, tiny and past a CTA's
+// pixel tile; the bucket one (a static plan) for the square side.
+TEST_CASE("gpu: dyn spatial extents of convs against the float64 reference, one compile per bucket") {
+  KILN_REQUIRE_GPU();
+  const std::vector<std::int64_t> h{3, 4, 5, 16, 17, 31, 64, 97, 130, 224};
+  const std::vector<std::int64_t> w{3, 7, 16, 5, 33, 64, 31, 100, 127, 224};
+  check_dyn_ops(kiln_test::kDynConvSpatialSpec, "conv_spatial.kiln", "dyn conv spatial",
+                {{"conv_hw", {"H", h, "W", w}},
+                 {"conv_s2_f16", {"S", {1, 2, 3, 16, 17, 33, 64, 101, 250}}},
+                 {"conv_res", {"H", {3, 4, 9, 16, 17, 100, 513}}},
+                 {"grouped", {"H", h, "W", w}},
+                 {"depthwise", {"H", h, "W", w}},
+                 {"dw_nhwc", {"H", h, "W", w}},
+                 {"conv1d_bf16", {"L", {13, 16, 17, 100, 1000, 4099}}}},
                 /*computed_extents=*/true);
 }
 

@@ -72,6 +72,13 @@ inline const char* enum_name(ConvKind k) {
   X(int, threads, 0)             /* Depthwise: block size */
 KILN_CONFIG(ConvConfig, KILN_CONV_FIELDS);
 
+// kiln::conv::ConvDyn's members (conv_shape.cuh), in order: a conv with dyn spatial extents takes
+// KernelArg::DynValue arguments named "conv_" and the member ([Note: dyn conv spatial extents]);
+// its config holds 0 for h, w, ho and wo.
+constexpr const char* kConvDynFields[5] = {"h", "w", "ho", "wo", "howo"};
+// Whether the config's spatial extents are a launch's (ConvNchw's 2-d loader and DepthwiseDirect).
+KILN_RULE constexpr bool conv_dyn_spatial(const ConvConfig& c) { return c.h == 0 || c.w == 0; }
+
 // One spatial axis's output size (docs/semantics.md, "Convolution"): ConvShape's Do, Ho, Wo.
 KILN_RULE constexpr long long conv_out_size(long long in, int k, int stride, int pad, int dil, int opad, bool transposed) {
   return transposed ? (in - 1) * stride - 2 * pad + dil * (k - 1) + opad + 1 : (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;

@@ -1,0 +1,212 @@
+// Dyn spatial extents of convs ([Note: dyn conv spatial extents] in
+// generator/plan/plan_contraction.cpp): a 1-d or 2-d forward conv takes dyn dims as x's spatial
+// extents on ConvNchw and DepthwiseDirect. Within a bucket every value gives the same source, free
+// of the values; the config holds 0 for h, w, ho, wo and the kernel reads them (and Ho x Wo) from
+// DynValue arguments; the launch is conv_geometry at each launch's extents; the engines are not
+// taken; the refusals are located; the units compile.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "generator/plan/plan.h"
+#include "dyn_conv_spatial_spec.h"
+#include "memory_plan_util.h"
+
+namespace {
+
+using namespace memory_plan_test;
+
+using kiln_test::kDynConvSpatialSpec;
+
+// Ops a dyn spatial extent is refused for, and where.
+constexpr const char* kRefused = R"(op dyn_c {
+  dims N = 2, dyn C, H = 10, W = 10
+  in x: f32[N, C, H, W]
+  in w: f32[4, C, 3, 3]
+  out y = conv2d(x, w, padding=1)
+}
+op conv3d {
+  dims N = 2, C = 8, dyn D, H = 10, W = 10
+  in x: f32[N, C, D, H, W]
+  in w: f32[4, C, 3, 3, 3]
+  out y = conv3d(x, w, padding=1)
+}
+op transposed {
+  dims N = 2, C = 8, dyn H, W = 10
+  in x: f32[N, C, H, W]
+  in w: f32[C, 4, 3, 3]
+  out y = conv_transpose2d(x, w, stride=2)
+}
+op nhwc {
+  dims N = 2, dyn H, W = 10, C = 16
+  in x: f32[N, H, W, C]
+  in w: f32[8, C, 3, 3]
+  out y = conv2d(x, w, padding=[1, 1], layout="NHWC")
+}
+op both {
+  dims dyn S, C = 4
+  in x: f32[S, C, S, 8]
+  in w: f32[4, C, 3, 3]
+  out y = conv2d(x, w, padding=1)
+}
+op reader {
+  dims N = 2, C = 8, dyn H, W = 10
+  in x: f32[N, C, H, W]
+  in w: f32[4, C, 3, 3]
+  out y = conv2d(x, w, stride=2)
+  out z = exp(y)
+}
+)";
+
+const std::vector<std::string> kOps{"conv_hw", "conv_s2_f16", "conv_res", "depthwise", "dw_nhwc", "conv1d_bf16",
+                                    "grouped"};
+
+// The op's dyn dims at `v` (the batch of conv_s2_f16 at 3).
+std::map<std::string, std::int64_t> dims_at(const std::string& op, std::int64_t v) {
+  if (op == "conv_s2_f16") return {{"N", 3}, {"S", v}};
+  if (op == "conv1d_bf16") return {{"L", v}};
+  if (op == "conv_res") return {{"H", v}};
+  return {{"H", v}, {"W", v + 3}};
+}
+
+kiln::Plan plan_at(const std::string& op, std::int64_t v, const std::string& arch = "sm_90a") {
+  return plan_text_at(kDynConvSpatialSpec, "conv.kiln", op, dims_at(op, v), arch);
+}
+
+const kiln::ConvConfig& conv_of(const kiln::PlannedKernel& k) { return std::get<kiln::ConvConfig>(k.config); }
+
+}  // namespace
+
+TEST_CASE("dyn conv spatial extents: one source per bucket, free of the values, on ConvNchw or DepthwiseDirect") {
+  for (const auto& op : kOps)
+    for (const char* arch : {"sm_90a", "sm_80"}) {
+      CAPTURE(op);
+      CAPTURE(arch);
+      // (values in the bucket `general`: none a multiple of 16, none 1)
+      const auto a = plan_at(op, 20, arch), b = plan_at(op, 37, arch), c = plan_at(op, 301, arch);
+      CHECK(all_sources(sources_of(a)) == all_sources(sources_of(b)));
+      CHECK(all_sources(sources_of(a)) == all_sources(sources_of(c)));
+      REQUIRE(a.kernels.size() == 1);
+      const auto& kn = a.kernels[0];
+      const auto& cc = conv_of(kn);
+      const bool depthwise = op == "depthwise" || op == "dw_nhwc";
+      CHECK(cc.kind == (depthwise ? kiln::ConvKind::Depthwise : kiln::ConvKind::Nchw));
+      CHECK(kiln::conv_dyn_spatial(cc));
+      CHECK(!cc.stream);
+      // The dyn axes' extents are 0 in the config (a conv1d's h is its static 1).
+      const bool h_dyn = op != "conv1d_bf16";
+      CHECK((cc.h == 0) == h_dyn);
+      CHECK((cc.ho == 0) == h_dyn);
+      CHECK((cc.w == 0) == (op != "conv_res"));
+      CHECK((cc.wo == 0) == (op != "conv_res"));
+      // Every ConvDyn member is a DynValue argument.
+      for (const char* field : kiln::kConvDynFields) {
+        int found = 0;
+        for (const auto& arg : kn.args)
+          found += arg.kind == kiln::KernelArg::Kind::DynValue && arg.name == std::string("conv_") + field;
+        CHECK(found == 1);
+      }
+      CHECK(kn.reason.find("dyn spatial extents ") == 0);
+      if (!depthwise) CHECK(contains(kn.reason, "not on the TMA or wgmma engine: dyn spatial extents"));
+      // The values the sources must not hold, as the plan texts and comments would write them.
+      for (const auto& src : sources_of(c)) {
+        INFO(src.text);
+        CHECK(!contains(src.text, "301"));
+        CHECK(!contains(src.text, "304"));
+        CHECK(contains(src.text, "kiln::conv::ConvDyn{conv_h, conv_w, conv_ho, conv_wo, conv_howo}"));
+      }
+    }
+  // The bucket one plans the static conv: a 1x1 image with padding 1 (its Ho, Wo 1).
+  const auto one = plan_text_at(kDynConvSpatialSpec, "conv.kiln", "conv_hw", {{"H", 1}, {"W", 1}}, "sm_90a");
+  CHECK(!kiln::conv_dyn_spatial(conv_of(one.kernels[0])));
+  CHECK(conv_of(one.kernels[0]).h == 1);
+}
+
+TEST_CASE("dyn conv spatial extents: the launch is conv_geometry at each launch's extents") {
+  for (const auto& op : kOps)
+    for (const char* arch : {"sm_90a", "sm_80"}) {
+      CAPTURE(op);
+      CAPTURE(arch);
+      const auto p = plan_at(op, 20, arch);
+      const auto& cc = conv_of(p.kernels[0]);
+      for (std::int64_t v : {7, 20, 45, 130, 1001}) {
+        CAPTURE(v);
+        auto dims = p.bound->dims;
+        for (const auto& [name, value] : dims_at(op, v)) dims[name] = value;
+        kiln::ConvConfig at = cc;
+        if (at.n == 0) at.n = dims.at("N");
+        const auto& xs = p.bound->ir->node(p.bound->ir->node(p.kernels[0].anchor).operands[0]).shape;
+        const bool nhwc = cc.nhwc;
+        const std::size_t rank = xs.size();
+        const std::int64_t h = rank == 3 ? 1 : xs[nhwc ? 1 : rank - 2].evaluate(dims);
+        const std::int64_t w = xs[nhwc ? rank - 2 : rank - 1].evaluate(dims);
+        at.h = h, at.w = w;
+        at.ho = kiln::conv_out_size(h, cc.r, cc.stride_h, cc.pad_h, cc.dil_h, 0, false);
+        at.wo = kiln::conv_out_size(w, cc.s, cc.stride_w, cc.pad_w, cc.dil_w, 0, false);
+        const auto want = kiln::conv_geometry(at, p.target.sm_count);
+        const auto got = kiln::launch_for(p, 0, dims);
+        CHECK(got.grid.x == want.grid.x);
+        CHECK(got.grid.y == want.grid.y);
+        CHECK(got.grid.z == want.grid.z);
+        CHECK(got.block.x == p.kernels[0].block.x);
+        CHECK(got.shared_bytes == p.kernels[0].shared_bytes);
+        // The DynValue arguments evaluate to the launch's extents.
+        for (const auto& arg : p.kernels[0].args) {
+          if (arg.kind != kiln::KernelArg::Kind::DynValue) continue;
+          const std::int64_t want_value = arg.name == "conv_h"    ? h
+                                          : arg.name == "conv_w"  ? w
+                                          : arg.name == "conv_ho" ? at.ho
+                                          : arg.name == "conv_wo" ? at.wo
+                                                                  : at.ho * at.wo;
+          CHECK(arg.value.evaluate(dims) == want_value);
+        }
+      }
+    }
+}
+
+TEST_CASE("dyn conv spatial extents: what the conv cannot take is refused where the dim is declared") {
+  auto refused = [](const std::string& op) {
+    return refusal_of(kRefused, "conv.kiln", op, dyn_dims_at(kRefused, "conv.kiln", op, 12));
+  };
+  CHECK(refused("dyn_c") == "conv.kiln:2:19: op dyn_c: dim 'C' is dyn, but the conv template (for line 5) takes a dyn "
+                            "dim only as its batch (the first axis of x and y) or as a spatial extent of x: the channels "
+                            "and the filters are baked in (its im2col tables divide by them)");
+  CHECK(refused("conv3d") == "conv.kiln:8:26: op conv3d: dim 'D' is dyn, but the conv template (for line 11) takes dyn "
+                             "spatial extents on 1-d and 2-d forward convs only (a depth axis or a transposed conv runs "
+                             "on templates that bake them in)");
+  CHECK(refused("transposed") == "conv.kiln:14:26: op transposed: dim 'H' is dyn, but the conv template (for line 17) "
+                                 "takes dyn spatial extents on 1-d and 2-d forward convs only (a depth axis or a "
+                                 "transposed conv runs on templates that bake them in)");
+  CHECK(refused("nhwc") == "conv.kiln:20:19: op nhwc: dim 'H' is dyn, but the conv template (for line 23) takes dyn "
+                           "spatial extents in NHWC only where it is depthwise (NHWC runs on the sm_90a TMA engine, "
+                           "whose tensor maps and tiles bake them in)");
+  CHECK(refused("both") == "conv.kiln:26:12: op both: dim 'S' is dyn, but the conv template (for line 29) takes a dyn "
+                           "dim as its batch or as a spatial extent, not as both");
+  // y's extents are quotients of H: only the conv's own kernel reads them.
+  CHECK(refused("reader") == "conv.kiln:32:26: op reader: dim 'H' is dyn, but the elementwise template (for line 36) reads "
+                             "the extent (((H - 3) / 2) + 1) of its dyn dims, and only a pool's or conv's own kernel "
+                             "reads such a quotient (a dyn pooled axis or conv spatial extent: that template and its "
+                             "fused epilogue)");
+}
+
+TEST_CASE("dyn conv spatial extents: `generic` shapes leave them baked in") {
+  // Options::shapes = generic frees a conv's batch, never its spatial extents (the engines bake them in).
+  const char* text = "op c {\n  dims N = 4, C = 32, H = 56, W = 56, K = 64\n  in x: f32[N, C, H, W]\n"
+                     "  in w: f32[K, C, 3, 3]\n  out y = conv2d(x, w, padding=1)\n}\n";
+  const auto ir = kiln::check_op(kiln::parse_spec(text, "c.kiln"), "c");
+  CHECK(kiln::generic_dims(*ir) == std::set<std::string>{"N"});
+}
+
+TEST_CASE("dyn conv spatial extents: every unit compiles with NVRTC for sm_80 and sm_90a") {
+  if (!nvrtc_or_skip()) return;
+  int units = 0;
+  for (const auto& op : kOps)
+    for (const char* arch : {"sm_80", "sm_90a"}) {
+      CAPTURE(op);
+      CAPTURE(arch);
+      units += check_units_compile(plan_at(op, 37, arch), arch);
+    }
+  MESSAGE(units << " units compiled");
+}
