@@ -2016,6 +2016,9 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     finish();
     return;
   }
+  KILN_CHECK(conv_nchw_image_fits(cc), UnsupportedError,
+             "{}: the {} on line {} reads images of {} x {} x {} elements; the implicit GEMM's im2col table indexes an "
+             "image with 32-bit offsets (fewer than 2^31 elements)", op_name, conv, node.loc.line, C, D * H, W);
   // conv_igemm.cuh's im2col tables pack the (h, w) tap offsets in 16 bits each.
   KILN_CHECK(R * dil[1] + pad[1] + stride[1] < 32768 && S * dil[2] + pad[2] + stride[2] < 32768, UnsupportedError,
              "{}: the {} on line {} needs filter extent + padding + stride under 32768 along h and w for the implicit "
@@ -2269,6 +2272,11 @@ launch::Geometry conv_launch(const Plan& plan, const PlannedKernel& kernel, cons
       return a->value.evaluate(dims);
     };
     c.h = value("h"), c.w = value("w"), c.ho = value("ho"), c.wo = value("wo");
+    // ConvNchw's im2col table holds 32-bit offsets within an image (conv_nchw_image_fits).
+    KILN_CHECK(c.kind != ConvKind::Nchw || conv_nchw_image_fits(c), UnsupportedError,
+               "{}: an image of x has {} x {} x {} elements at this launch; the conv template's im2col table "
+               "indexes an image with 32-bit offsets (fewer than 2^31 elements)",
+               plan.ir().op_name, c.c, c.h, c.w);
   }
   return conv_geometry(c, plan.target.sm_count);
 }

@@ -191,6 +191,29 @@ TEST_CASE("dyn conv spatial extents: what the conv cannot take is refused where 
                              "fused epilogue)");
 }
 
+TEST_CASE("dyn conv spatial extents: an image past the im2col table's 32-bit offsets is refused, at plan or launch") {
+  // ConvNchw's table indexes an image with 32-bit offsets: 16 x 12000 x 12000 elements are too many.
+  const auto p = plan_at("conv_hw", 20, "sm_80");
+  auto dims = p.bound->dims;
+  dims["H"] = 12000, dims["W"] = 12000;
+  try {
+    kiln::launch_for(p, 0, dims);
+    FAIL("launched");
+  } catch (const kiln::UnsupportedError& e) {
+    CHECK(std::string(e.what()) == "conv_hw: an image of x has 16 x 12000 x 12000 elements at this launch; the conv "
+                                   "template's im2col table indexes an image with 32-bit offsets (fewer than 2^31 "
+                                   "elements)");
+  }
+  dims["H"] = 8000, dims["W"] = 8000;   // 1.02e9 elements: within
+  CHECK(kiln::launch_for(p, 0, dims).grid.x > 0);
+  // A static conv as big, on ConvNchw (sm_80): refused when planned.
+  const char* big = "op big {\n  dims N = 1, C = 16, H = 12000, W = 12000, K = 8\n  in x: f32[N, C, H, W]\n"
+                    "  in w: f32[K, C, 3, 3]\n  out y = conv2d(x, w, padding=1)\n}\n";
+  CHECK(refusal_of(big, "big.kiln", "big", {}, "sm_80") ==
+        "big: the conv2d on line 5 reads images of 16 x 12000 x 12000 elements; the implicit GEMM's im2col table "
+        "indexes an image with 32-bit offsets (fewer than 2^31 elements)");
+}
+
 TEST_CASE("dyn conv spatial extents: `generic` shapes leave them baked in") {
   // Options::shapes = generic frees a conv's batch, never its spatial extents (the engines bake them in).
   const char* text = "op c {\n  dims N = 4, C = 32, H = 56, W = 56, K = 64\n  in x: f32[N, C, H, W]\n"

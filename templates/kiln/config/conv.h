@@ -111,6 +111,12 @@ KILN_RULE constexpr bool conv_im2col_general(long long d, int t, long long dout,
   return d > 1 || t > 1 || dout > 1 || transposed;
 }
 
+// Whether ConvNchw's im2col tables (32-bit offsets within an image, c*D*H*W + taps) index x's
+// images: fewer than 2^31 elements an image (a dyn spatial conv's: checked at each launch).
+KILN_RULE constexpr bool conv_nchw_image_fits(const ConvConfig& c) {
+  return c.c * c.d * c.h * c.w < (1LL << 31);
+}
+
 // Im2colNchwLoader::kTableBytes: one (c, t, r, s) entry per k' of the padded K tiles.
 KILN_RULE constexpr int conv_table_bytes(long long kdim, int bk, bool general) {
   return static_cast<int>((kdim + bk - 1) / bk * bk * (general ? 16 : 8));
