@@ -74,8 +74,16 @@ __device__ __forceinline__ void copy_elems(E* dst, const E* src, bool ok) {
 // The (c, r, s) decode of k' is the same for every pixel: a per-CTA table in shared memory holds,
 // per k', the element offset c*H*W + r*dil_h*W + s*dil_w and the packed (r*dil_h, s*dil_w)
 // for the bounds test, so a copy costs one broadcast LDS.64 plus a few integer ops.
+// H and W at this launch, held by a loader whose shape's spatial extents are dyn (nothing otherwise).
+template <bool kDyn>
+struct LaunchExtentsHW {
+  int in_h, in_w;
+};
+template <>
+struct LaunchExtentsHW<false> {};
+
 template <class E, class Tile, class Sh, int BN, int BK, int Threads, class Index>
-struct Im2colNchwLoader {
+struct Im2colNchwLoader : LaunchExtentsHW<Sh::kDynSpatial> {
   static_assert(Threads % BN == 0, "kThreads must be a multiple of BN");
   static constexpr int kLinesPerPass = Threads / BN;
   static_assert(BK % kLinesPerPass == 0, "BK must be a multiple of kThreads / BN");
@@ -87,21 +95,22 @@ struct Im2colNchwLoader {
   const int2* table;
   Index pix;        // x offset of (n, channel 0, hbase, wbase) of this thread's pixel (may be < 0)
   int hbase, wbase;
-  int in_h, in_w;   // H and W: the shape's, or a launch's ([Note: dyn conv spatial extents])
   bool pvalid;
 
   // Fills the table (all threads; a __syncthreads must follow before the first load); in_h and
-  // in_w are H and W at this launch.
+  // in_w are H and W at this launch (read where the shape's are dyn).
   static __device__ __forceinline__ void build_table(int2* t, long long in_h, long long in_w) {
     for (int i = threadIdx.x; i < kTableEntries; i += Threads) {
       const int c = i / (Sh::R * Sh::S), rs = i % (Sh::R * Sh::S);
       const int dh = (rs / Sh::S) * Sh::kDilH, dw = (rs % Sh::S) * Sh::kDilW;
-      t[i] = make_int2(int(c * (in_h * in_w) + dh * in_w + dw), (dh << 16) | dw);
+      if constexpr (Sh::kDynSpatial)
+        t[i] = make_int2(int(c * (in_h * in_w) + dh * in_w + dw), (dh << 16) | dw);
+      else   // (as written before dyn extents: a static conv's code is unchanged)
+        t[i] = make_int2(int(c * Sh::H * Sh::W + dh * Sh::W + dw), (dh << 16) | dw);
     }
   }
   // n0: the CTA's first pixel; pixels: the GEMM's columns (N * HoWo, N a launch's when dyn).
   __device__ __forceinline__ void init(long long n0, long long pixels, const ConvDyn& dyn) {
-    in_h = extent_of<Sh::H, int>(dyn.h), in_w = extent_of<Sh::W, int>(dyn.w);
     const long long p = n0 + threadIdx.x % BN;
     pvalid = p < pixels;
     long long n;
@@ -117,7 +126,12 @@ struct Im2colNchwLoader {
     }
     hbase = ho * Sh::kStrideH - Sh::kPadH;
     wbase = wo * Sh::kStrideW - Sh::kPadW;
-    pix = Index(n) * (Index(Sh::C) * Index(in_h) * Index(in_w)) + Index(hbase) * Index(in_w) + wbase;
+    if constexpr (Sh::kDynSpatial) {
+      this->in_h = extent_of<Sh::H, int>(dyn.h), this->in_w = extent_of<Sh::W, int>(dyn.w);
+      pix = Index(n) * (Index(Sh::C) * Index(this->in_h) * Index(this->in_w)) + Index(hbase) * Index(this->in_w) + wbase;
+    } else {
+      pix = Index(n) * Index(Sh::C * Sh::H * Sh::W) + Index(hbase) * Index(Sh::W) + wbase;
+    }
   }
   __device__ __forceinline__ void load(E* s, int /*n0: fixed by init*/, int k0) const {
     const int pos = threadIdx.x % BN;
@@ -128,8 +142,14 @@ struct Im2colNchwLoader {
       const int kp = k0 + line;
       const int2 e = table[kp];  // same address across the warp: broadcast
       const int hi = hbase + (e.y >> 16), wi = wbase + (e.y & 0xffff);
-      const bool ok = pvalid && (Sh::Kdim % BK == 0 || kp < Sh::Kdim) &&
-                      unsigned(hi) < unsigned(in_h) && unsigned(wi) < unsigned(in_w);
+      // (Written out for each case: a static conv's code is as before the dyn extents.)
+      bool ok;
+      if constexpr (Sh::kDynSpatial)
+        ok = pvalid && (Sh::Kdim % BK == 0 || kp < Sh::Kdim) && unsigned(hi) < unsigned(this->in_h) &&
+             unsigned(wi) < unsigned(this->in_w);
+      else
+        ok = pvalid && (Sh::Kdim % BK == 0 || kp < Sh::Kdim) && unsigned(hi) < unsigned(Sh::H) &&
+             unsigned(wi) < unsigned(Sh::W);
       const E* src = ok ? x + (pix + e.x) : x;
       copy_elems<E, 1>(s + line * Tile::kLd + pos, src, ok);
     }
@@ -357,17 +377,19 @@ struct Im2colNhwcLoader {
 // 16-byte aligned whenever col % 4 == 0); the stores are shared.
 template <class Derived, class OutT, class Index, bool kStream>
 struct ConvOutStores {
-  // Whether 4 consecutive columns are contiguous and aligned at this launch where kVec cannot say
-  // (a launch's extents, [Note: dyn conv spatial extents]).
-  __device__ __forceinline__ bool vec_at_launch() const { return false; }
+  // kVecAtLaunch: whether 4 consecutive columns are contiguous and aligned is a launch's
+  // (vec_at_launch), where kVec cannot say (dyn extents, [Note: dyn conv spatial extents]).
+  static constexpr bool kVecAtLaunch = false;
   __device__ __forceinline__ void put4(Index row, Index col, const float (&v)[4]) const {
     const Derived& d = static_cast<const Derived&>(*this);
     if constexpr (Derived::kVec) {
       gemm::store4<OutT, kStream>(d.at(row, col), v);
     } else {
-      if (d.vec_at_launch()) {
-        gemm::store4<OutT, kStream>(d.at(row, col), v);
-        return;
+      if constexpr (Derived::kVecAtLaunch) {
+        if (d.vec_at_launch()) {
+          gemm::store4<OutT, kStream>(d.at(row, col), v);
+          return;
+        }
       }
 #pragma unroll
       for (int i = 0; i < 4; ++i) gemm::store1<OutT, kStream>(d.at(row, col + i), v[i]);
@@ -378,25 +400,47 @@ struct ConvOutStores {
   }
 };
 
+// Ho x Wo at this launch, held by an output placement whose shape's spatial extents are dyn.
+template <bool kDyn>
+struct LaunchHoWo {
+  DynDim howo;
+};
+template <>
+struct LaunchHoWo<false> {};
+
 template <class OutT, class Index, class Sh, bool kStream>
-struct NchwOut : ConvOutStores<NchwOut<OutT, Index, Sh, kStream>, OutT, Index, kStream> {
+struct NchwOut : ConvOutStores<NchwOut<OutT, Index, Sh, kStream>, OutT, Index, kStream>, LaunchHoWo<Sh::kDynSpatial> {
   // GEMM rows = out channels of group g, columns = pixels. 4 | HoWo: 4 aligned pixels share n
   // (dyn spatial extents: tested per launch, vec_at_launch).
   static constexpr bool kVec = !Sh::kDynSpatial && Sh::HoWo % 4 == 0;
+  static constexpr bool kVecAtLaunch = Sh::kDynSpatial;
   OutT* y;
   Index g;
   Index rows, cols;
-  DynDim howo;   // HoWo at this launch where the shape holds 0 ([Note: dyn conv spatial extents])
-  __device__ __forceinline__ NchwOut(OutT* y_, Index g_, Index rows_, Index cols_, const DynDim& howo_ = DynDim{})
-      : y(y_), g(g_), rows(rows_), cols(cols_), howo(howo_) {}
-  __device__ __forceinline__ bool vec_at_launch() const { return Sh::kDynSpatial && howo.value % 4 == 0; }
+  __device__ __forceinline__ NchwOut(OutT* y_, Index g_, Index rows_, Index cols_)
+      : y(y_), g(g_), rows(rows_), cols(cols_) {}
+  // With dyn spatial extents: Ho x Wo at this launch ([Note: dyn conv spatial extents]).
+  __device__ __forceinline__ NchwOut(OutT* y_, Index g_, Index rows_, Index cols_, const DynDim& howo_)
+      : LaunchHoWo<Sh::kDynSpatial>{howo_}, y(y_), g(g_), rows(rows_), cols(cols_) {}
+  __device__ __forceinline__ bool vec_at_launch() const {
+    if constexpr (Sh::kDynSpatial) return this->howo.value % 4 == 0;
+    else return false;
+  }
   __device__ __forceinline__ OutT* at(Index row, Index col) const {
-    const Index n = div_by<Sh::HoWo>(col, howo), hw = mod_by<Sh::HoWo>(col, howo);
-    return y + (n * Index(Sh::K) + g * Index(Sh::Kg) + row) * extent_of<Sh::HoWo, Index>(howo) + hw;
+    if constexpr (Sh::kDynSpatial) {
+      const Index n = div_by<Sh::HoWo>(col, this->howo), hw = mod_by<Sh::HoWo>(col, this->howo);
+      return y + (n * Index(Sh::K) + g * Index(Sh::Kg) + row) * Index(this->howo.value) + hw;
+    } else {
+      const Index n = col / Index(Sh::HoWo), hw = col % Index(Sh::HoWo);
+      return y + (n * Index(Sh::K) + g * Index(Sh::Kg) + row) * Index(Sh::HoWo) + hw;
+    }
   }
   template <class Epi>
   __device__ __forceinline__ float apply(const Epi& epi, float v, Index row, Index col) const {
-    return epi(v, div_by<Sh::HoWo>(col, howo), g * Index(Sh::Kg) + row, mod_by<Sh::HoWo>(col, howo));
+    if constexpr (Sh::kDynSpatial)
+      return epi(v, div_by<Sh::HoWo>(col, this->howo), g * Index(Sh::Kg) + row, mod_by<Sh::HoWo>(col, this->howo));
+    else
+      return epi(v, col / Index(Sh::HoWo), g * Index(Sh::Kg) + row, col % Index(Sh::HoWo));
   }
 };
 
@@ -483,6 +527,15 @@ struct ConvNchw {
   static constexpr long long kGridY = (Sh::Kg + BM - 1) / BM, kGridZ = Sh::kGroups * kPhases;
   static_assert(!(Sh::kTransposed && kVecW), "a transposed conv's filters are gathered (TransposedFilterLoader)");
 
+  // The GEMM's columns at this launch: conv_gemm_pixels, or N x Ho x Wo over dyn spatial extents.
+  static __device__ __forceinline__ long long pixels_at(long long batch, const ConvDyn& dyn) {
+    if constexpr (Sh::kDynSpatial)
+      return gemm::extent<Sh::N>(batch) * dyn.howo.value;
+    else
+      return conv_gemm_pixels(gemm::extent<Sh::N>(batch), Sh::Do, Sh::Ho, Sh::Wo, Sh::kStrideD, Sh::kStrideH,
+                              General::kPhasesW, Sh::kTransposed);
+  }
+
   // batch: the images, read where Sh::N is 0 (a dyn batch, [Note: dyn conv batch]); dyn: the
   // spatial extents, read where Sh holds 0 ([Note: dyn conv spatial extents]).
   template <class Epi>
@@ -490,17 +543,17 @@ struct ConvNchw {
                                              const ConvDyn& dyn = ConvDyn{}) {
     extern __shared__ __align__(16) char smem[];
     static_assert(!Sh::kDynSpatial || !kGeneral, "dyn spatial extents: the 2-d forward loader");
-    const long long pixels =
-        Sh::kDynSpatial ? gemm::extent<Sh::N>(batch) * dyn.howo.value
-                        : conv_gemm_pixels(gemm::extent<Sh::N>(batch), Sh::Do, Sh::Ho, Sh::Wo, Sh::kStrideD,
-                                           Sh::kStrideH, General::kPhasesW, Sh::kTransposed);
+    const long long pixels = pixels_at(batch, dyn);
     const Index g = blockIdx.z % Sh::kGroups;
     const int phase = int(blockIdx.z / Sh::kGroups);
     const long long n0 = static_cast<long long>(blockIdx.x) * BN;
     const int m0 = blockIdx.y * BM;
     Entry* table = reinterpret_cast<Entry*>(smem + Engine::kSmemBytes);
     LoaderB lb;
-    lb.x = x + g * (Index(Sh::Cg * Sh::D) * extent_of<Sh::H, Index>(dyn.h) * extent_of<Sh::W, Index>(dyn.w));
+    if constexpr (Sh::kDynSpatial)
+      lb.x = x + g * (Index(Sh::Cg) * extent_of<Sh::H, Index>(dyn.h) * extent_of<Sh::W, Index>(dyn.w));
+    else
+      lb.x = x + g * Index(Sh::Cg * Sh::D * Sh::H * Sh::W);
     lb.table = table;
     float acc[Engine::MT][Engine::NT][4];
     if constexpr (kGeneral) {
@@ -525,9 +578,16 @@ struct ConvNchw {
       Engine::template epilogue<Index, false>(smem, acc, out, Index(m0), Index(n0), epi, nullptr,
                                               Index(0), Index(0), Index(0));
     } else {
-      const NchwOut<OutT, Index, Sh, kStream> out{y, g, Index(Sh::Kg), Index(pixels), dyn.howo};
-      Engine::template epilogue<Index, false>(smem, acc, out, Index(m0), Index(n0), epi, nullptr,
-                                              Index(0), Index(0), Index(0));
+      using Out = NchwOut<OutT, Index, Sh, kStream>;
+      if constexpr (Sh::kDynSpatial) {
+        const Out out{y, g, Index(Sh::Kg), Index(pixels), dyn.howo};
+        Engine::template epilogue<Index, false>(smem, acc, out, Index(m0), Index(n0), epi, nullptr,
+                                                Index(0), Index(0), Index(0));
+      } else {
+        const Out out{y, g, Index(Sh::Kg), Index(pixels)};
+        Engine::template epilogue<Index, false>(smem, acc, out, Index(m0), Index(n0), epi, nullptr,
+                                                Index(0), Index(0), Index(0));
+      }
     }
   }
 };
