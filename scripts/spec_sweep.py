@@ -205,6 +205,8 @@ def dyn_op(rng, name):
                 "T": rng.choice((1, 64, 129, 500)), "D": rng.choice((64, 128, 256))}
         dt = rng.choice(("f16", "bf16", "f32"))
         kv = "T" if rng.random() < 0.5 else "S"   # self-attention: one dim for queries and keys
+        if kv == "S":   # (a dyn dim must be an extent of some argument: T is not declared)
+            names.remove("T")
         # k and v per batch and head, or shared by all (a matmul takes all batch dims or none)
         qs, ks = f"[B, H, S, D]", f"[{rng.choice(('B, H, ', ''))}{kv}, D]"
         if rng.random() < 0.3:   # heads in the middle, read through permuted views
@@ -230,11 +232,23 @@ def dyn_op(rng, name):
     elif kind in ("conv", "pool"):
         names = ["N", "H", "W"]
         vals = {"N": rng.choice((1, 4, 16)), "H": rng.choice((9, 32, 100)), "W": rng.choice((9, 33, 128))}
-        if kind == "conv":
+        if kind == "conv":   # dyn N, H, W: a batch or spatial extents (forward 2-d convs take both)
             c, k = rng.choice((3, 16, 32)), rng.choice((8, 16, 64))
-            fn = rng.choice(("conv2d(x, w, padding=1)", "conv2d(x, w, stride=2)", "conv_transpose2d(x, w, stride=2, padding=1)"))
-            w = [c, k] if "transpose" in fn else [k, c]
-            body = [f"  in  x: f32[N, {c}, H, W]", f"  in  w: f32[{w[0]}, {w[1]}, 3, 3]", f"  out y = {fn}"]
+            dt = rng.choice(("f32", "f32", "f16", "bf16"))
+            form = rng.choice(("pad", "stride", "transposed", "grouped", "depthwise"))
+            g = c if form == "depthwise" else 1 if form != "grouped" or c % 4 or k % 4 else 4
+            if form == "depthwise":
+                k = c
+            fn = {"pad": "conv2d(x, w, padding=1)", "stride": "conv2d(x, w, stride=2)",
+                  "transposed": "conv_transpose2d(x, w, stride=2, padding=1)",
+                  "grouped": f"conv2d(x, w, padding=2, dilation=2, groups={g})",
+                  "depthwise": f"conv2d(x, w, stride=[1, 2], padding=1, groups={g})"}[form]
+            w = [c, k] if form == "transposed" else [k, c // g]
+            body = [f"  in  x: {dt}[N, {c}, H, W]", f"  in  w: {dt}[{w[0]}, {w[1]}, 3, 3]"]
+            if rng.random() < 0.4 and form != "transposed":   # a per-channel bias and relu in the epilogue
+                body += [f"  in  b: {dt}[{k}, 1, 1]", f"  out y = relu({fn} + b)"]
+            else:
+                body += [f"  out y = {fn}"]
         else:
             body = ["  in  x: f32[N, 8, H, W]",
                     f"  out y = {rng.choice(('max_pool2d(x, 3, stride=2, padding=1)', 'avg_pool2d(x, 2, ceil_mode=true)'))}"]

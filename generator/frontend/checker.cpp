@@ -246,11 +246,34 @@ class Checker {
       if (it != symbols_.end() && it->second.kind == Symbol::Kind::Input && !it->second.used && !it->second.poisoned)
         diag_.warning(in.loc, fmt::format("input '{}' is never used", in.name));
     }
+    // A launch reads a dyn dim's value from a tensor that has it as a whole extent (the runtime's
+    // dyn sources): a dyn dim that no input or output has as one is an error at its declaration.
+    for (const auto& d : op_.dims) {
+      if (diag_.error_count() != errors_before) break;
+      if (d.dynamic && !whole_extent_of_an_argument(d.name))
+        diag_.error(d.loc, fmt::format("dim '{}' is dyn but no input or output has it as a whole extent, so a launch "
+                                       "cannot read its value; make it a dim of some input or output, or drop `dyn`",
+                                       d.name));
+    }
     if (diag_.error_count() != errors_before) return nullptr;
     return ir_;
   }
 
  private:
+  // Whether some tensor input or output has `dim` as one of its extents, the dim itself.
+  bool whole_extent_of_an_argument(const std::string& dim) const {
+    auto has = [&](const ir::Shape& shape) {
+      return std::any_of(shape.begin(), shape.end(), [&](const ir::DimExpr& e) {
+        return e.kind() == ir::DimExpr::Kind::Dim && e.name() == dim;
+      });
+    };
+    for (const auto& p : ir_->params)
+      if (p.is_tensor && has(p.shape)) return true;
+    for (const auto& o : ir_->outputs)
+      if (has(ir_->node(o.node).shape)) return true;
+    return false;
+  }
+
   // ------------------------------------------------------------ plumbing
   template <class Fn>
   void guarded(Fn&& fn, const std::string& name) {

@@ -92,6 +92,12 @@ const Case kCases[] = {
      "t.kiln:3:13: error: output 'y' is a scalar computed from scalar inputs; outputs must be tensors"},
     // ---- names and types
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = x + z\n}", "t.kiln:4:15: error: unknown name 'z'"},
+    {"op a {\n  dims dyn N = 4, dyn T = 3\n  in x: f32[N]\n  out y = x * 2.0\n}",
+     "t.kiln:2:23: error: dim 'T' is dyn but no input or output has it as a whole extent, so a launch cannot read "
+     "its value; make it a dim of some input or output, or drop `dyn`"},
+    {"op a {\n  dims dyn N = 4\n  in x: f32[N + 1]\n  out y = x * 2.0\n}",
+     "t.kiln:2:12: error: dim 'N' is dyn but no input or output has it as a whole extent, so a launch cannot read "
+     "its value; make it a dim of some input or output, or drop `dyn`"},
     {"op a {\n  dims dyn N = 4\n  in x: f32[N]\n  out y = x * N\n}",
      "t.kiln:4:15: error: 'N' is a dyn dim; only a specialized dim can be used as a value (its extent) yet; declare "
      "it without dyn"},
