@@ -1490,8 +1490,10 @@ struct DynConv {
   bool any_spatial() const { return !spatial[0].empty() || !spatial[1].empty() || !spatial[2].empty(); }
   std::string spatial_text() const {
     std::vector<std::string> parts;
-    for (int s = 0; s < 3; ++s)
-      if (!spatial[s].empty()) parts.push_back(fmt::format("{} -> {}", spatial[s], out[s].str()));
+    for (int s = 0; s < 3; ++s) {   // (a square image's side once)
+      const std::string part = fmt::format("{} -> {}", spatial[s], out[s].str());
+      if (!spatial[s].empty() && std::find(parts.begin(), parts.end(), part) == parts.end()) parts.push_back(part);
+    }
     return fmt::format("{}", fmt::join(parts, ", "));
   }
 };

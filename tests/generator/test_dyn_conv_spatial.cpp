@@ -12,6 +12,7 @@
 
 #include "generator/plan/plan.h"
 #include "dyn_conv_spatial_spec.h"
+#include "golden.h"
 #include "memory_plan_util.h"
 
 namespace {
@@ -220,6 +221,13 @@ TEST_CASE("dyn conv spatial extents: `generic` shapes leave them baked in") {
                      "  in w: f32[K, C, 3, 3]\n  out y = conv2d(x, w, padding=1)\n}\n";
   const auto ir = kiln::check_op(kiln::parse_spec(text, "c.kiln"), "c");
   CHECK(kiln::generic_dims(*ir) == std::set<std::string>{"N"});
+}
+
+TEST_CASE("dyn conv spatial extents: golden of a strided f16 conv over a dyn square side and batch") {
+  check_golden("source/dyn_conv_spatial_s2_f16.cu", [] {
+    const auto plan = plan_at("conv_s2_f16", 37, "sm_90a");
+    return plan.text() + "\n" + all_sources(sources_of(plan));
+  }());
 }
 
 TEST_CASE("dyn conv spatial extents: every unit compiles with NVRTC for sm_80 and sm_90a") {
