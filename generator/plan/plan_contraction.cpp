@@ -1811,7 +1811,6 @@ std::optional<DynConv> dyn_conv(Planner& p, const PlannedKernel& kn) {
 // arguments the kernel reads them from (every kConvDynFields member: the static ones as constants).
 void make_dyn_spatial(const DynConv& dc, ConvConfig& cc, PlannedKernel& kn) {
   if (!dc.any_spatial()) return;
-  const ir::DimExpr one = ir::DimExpr::constant(1);
   const ir::DimExpr h = dc.spatial[1].empty() ? ir::DimExpr::constant(cc.h) : dc.in[1];
   const ir::DimExpr w = dc.spatial[2].empty() ? ir::DimExpr::constant(cc.w) : dc.in[2];
   const ir::DimExpr ho = dc.spatial[1].empty() ? ir::DimExpr::constant(cc.ho) : dc.out[1];
