@@ -514,17 +514,17 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& con
   // A dyn batch ([Note: dyn conv] in plan_contraction.cpp) goes to run() after the epilogue, then
   // dyn spatial extents as a ConvDyn of the DynValue arguments ([Note: dyn conv spatial extents]).
   const bool spatial = conv_dyn_spatial(config);
-  std::string batch = k.dyn_outer.empty() ? "" : ", batch";
+  std::string run_args = k.dyn_outer.empty() ? (spatial ? ", 0" : "") : ", batch";
   if (spatial) {
     std::vector<std::string> fields;
     for (const char* f : kConvDynFields) fields.push_back(fmt::format("conv_{}", f));
-    batch = fmt::format("{}, kiln::conv::ConvDyn{{{}}}", k.dyn_outer.empty() ? ", 0" : batch, fmt::join(fields, ", "));
+    run_args += fmt::format(", kiln::conv::ConvDyn{{{}}}", fmt::join(fields, ", "));
   }
   unit.body = dyn_extent_statement(plan, k, "Index", "batch", "dyn batch") +
               (config.kind == ConvKind::Tma
-                   ? fmt::format("  Kernel::run(tmap_w, tmap_x, {}, {}{});", y, epi, batch)
+                   ? fmt::format("  Kernel::run(tmap_w, tmap_x, {}, {}{});", y, epi, run_args)
                    : fmt::format("  Kernel::run({}, {}, {}, {}{});", pointer_of(plan, x), pointer_of(plan, w), y, epi,
-                                 batch));
+                                 run_args));
   unit.includes = includes(plan, k, config.kind == ConvKind::Wgmma ? "conv_sm90.cuh"
                                     : config.kind == ConvKind::Tma ? "conv_tma.cuh"
                                                                    : "conv_igemm.cuh");

@@ -1083,11 +1083,12 @@ void Planner::refuse_dyn_compound_extents(const PlannedKernel& kernel, const std
                              e.str()));
     }
   };
-  // (A conv's dyn spatial extents likewise: [Note: dyn conv spatial extents] in plan_contraction.cpp.)
-  const bool pool = kernel.template_name == "pool" || kernel.template_name == "conv_nchw" ||
-                    kernel.template_name == "conv_depthwise";
+  // A kernel that takes its output's extents as DynValue arguments (a dyn pool's, a conv's dyn
+  // spatial extents: [Note: dyn conv spatial extents] in plan_contraction.cpp) stores them itself.
+  const bool own_extents = std::any_of(kernel.args.begin(), kernel.args.end(),
+                                       [](const KernelArg& a) { return a.kind == KernelArg::Kind::DynValue; });
   for (const auto& st : kernel.stores)
-    if (!pool) check(st.node, kernel.anchor >= 0 ? kernel.anchor : st.node);
+    if (!own_extents) check(st.node, kernel.anchor >= 0 ? kernel.anchor : st.node);
   for (int b : read_buffers) {
     const ir::NodeId n = plan_.buffers[static_cast<std::size_t>(b)].node;
     if (n >= 0) check(n, kernel.anchor >= 0 ? kernel.anchor : n);

@@ -69,11 +69,6 @@ __device__ __forceinline__ void copy_elems(E* dst, const E* src, bool ok) {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// NCHW im2col: B'(k', p) with k' = (c, r, s), p = (n, ho, wo); shared tile [BK][BN + pad].
-// The (c, r, s) decode of k' is the same for every pixel: a per-CTA table in shared memory holds,
-// per k', the element offset c*H*W + r*dil_h*W + s*dil_w and the packed (r*dil_h, s*dil_w)
-// for the bounds test, so a copy costs one broadcast LDS.64 plus a few integer ops.
 // H and W at this launch, held by a loader whose shape's spatial extents are dyn (nothing otherwise).
 template <bool kDyn>
 struct LaunchExtentsHW {
@@ -82,6 +77,11 @@ struct LaunchExtentsHW {
 template <>
 struct LaunchExtentsHW<false> {};
 
+// ---------------------------------------------------------------------------------------------
+// NCHW im2col: B'(k', p) with k' = (c, r, s), p = (n, ho, wo); shared tile [BK][BN + pad].
+// The (c, r, s) decode of k' is the same for every pixel: a per-CTA table in shared memory holds,
+// per k', the element offset c*H*W + r*dil_h*W + s*dil_w and the packed (r*dil_h, s*dil_w)
+// for the bounds test, so a copy costs one broadcast LDS.64 plus a few integer ops.
 template <class E, class Tile, class Sh, int BN, int BK, int Threads, class Index>
 struct Im2colNchwLoader : LaunchExtentsHW<Sh::kDynSpatial> {
   static_assert(Threads % BN == 0, "kThreads must be a multiple of BN");
