@@ -174,8 +174,8 @@ CONV_CASES = [
     ("depthwise", conv_text(128, 112, 112, 128, "f32", 1, ", padding=1, groups=128"),
      "N", 32, "depthwise 32x128x112x112, 3x3 pad 1", "fp32-accurate", 1e-4,
      lambda F, x, w: F.conv2d(x, w, padding=1, groups=128)),
-    # Dyn spatial extents ([Note: dyn conv spatial extents]): ConvNchw or DepthwiseDirect at every
-    # value, where the specialized conv may take the TMA or wgmma engine.
+    # Dyn spatial extents ([Note: dyn conv spatial extents]): WgConvNchw (sm_90a, f32), ConvNchw or
+    # DepthwiseDirect at every value, where the specialized conv may take the TMA engine.
     ("conv_seed_HW_tf32", conv_hw_text(8, 64, 128, "f32", "C", ", precision=\"tf32\""), ("H", "W"), (512, 1024),
      "the conv seed 8x64x512x1024, 3x3", "tf32", 1e-2, lambda F, x, w: F.conv2d(x, w)),
     ("resnet_HW_tf32", conv_hw_text(32, 64, 64, "f32", "C", ", padding=1, precision=\"tf32\""), ("H", "W"), (56, 56),

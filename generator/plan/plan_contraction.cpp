@@ -1466,15 +1466,19 @@ void plan_matmul_kernels(Planner& p, PlannedKernel& kn, Operand a, const Operand
 //
 // [Note: dyn conv spatial extents] (the templates' side in kiln/conv_shape.cuh)
 // A 1-d or 2-d forward conv also takes dyn dims as x's spatial extents (whole dims: `dims dyn H,
-// dyn W`, or the side S of a square image), on the two templates that read them at run time:
-// ConvNchw's 2-d im2col and DepthwiseDirect. y's spatial extents are then expressions of the
+// dyn W`, or the side S of a square image), on the three templates that read them at run time:
+// ConvNchw's 2-d im2col, DepthwiseDirect and (sm_90a, f32, one group) WgConvNchw's cp.async
+// gather. y's spatial extents are then expressions of the
 // dims (floor((H + 2 pad - dil (R - 1) - 1) / stride) + 1). The config holds 0 for h, w, ho and
 // wo, and the kernel takes H, W, Ho, Wo and Ho x Wo per launch as KernelArg::DynValue arguments
 // (kiln::DynDim: the template and the epilogue divide by Wo and Ho x Wo with a multiply-high and
-// a shift); the im2col table, built once per CTA, reads H and W. The route is fixed: the TMA and
-// wgmma engines bake the spatial extents into their tensor maps, tiles and grids, so a dyn
-// spatial conv runs on ConvNchw where the static one would take an engine (the plan says so),
-// with no streaming stores (that pick follows the output's bytes, a product of the dims). A depth
+// a shift); the im2col table, built once per CTA, reads H and W. The route is fixed: the TMA
+// engine bakes the spatial extents into its tensor maps, tiles and grid, so a dyn spatial conv
+// runs on WgConvNchw (sm_90a, f32 in tf32 or 3xTF32, one group) or ConvNchw where the static one
+// would take the TMA engine (the plan says so), with no streaming stores (that pick follows the
+// output's bytes, a product of the dims). WgConvNchw's 16-byte stores of y are then picked per
+// launch (where Ho x Wo is a multiple of 4), and its pixel decode's 32-bit bound checked at the
+// launch (kConvWgmmaMaxPixels, conv_launch). A depth
 // axis, a transposed conv and NHWC (but depthwise) take none: their templates bake the extents
 // into the general im2col and the TMA maps. As a dyn pool's output ([Note: dyn pooled axes] in
 // plan_pool.cpp), y's extents are quotients that only the conv's kernel and its fused epilogue
@@ -1916,7 +1920,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     const auto fwd = transposed_as_forward(at, unused);
     return fwd && conv_tma_fits(p, *fwd) ? "tma fwd" : conv_tma_fits(p, at) ? "tma phased" : "";
   };
-  if (dyn_spatial) {   // one route at every value: ConvNchw or DepthwiseDirect, no streaming stores
+  if (dyn_spatial) {   // one route at every value: WgConvNchw, ConvNchw or DepthwiseDirect, no streaming stores
     dc->text = fmt::format("dyn spatial extents {}: read per launch{}", dc->spatial_text(),
                            dyn_batch ? fmt::format(", and the batch {}", dc->dim) : std::string());
   } else if (dc) {   // the size classes: where the route (engine, streaming stores, NHWC's 64-pixel tiles) changes
@@ -1959,10 +1963,10 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   const std::int64_t Kg = K / G, kdim = conv_gemm_k(cc);
   cc.stream = !dyn_spatial && out_bytes > kStreamBytes;
   const DynConv* dyn = dc ? &*dc : nullptr;
-  // Dyn spatial extents: neither engine (their maps, tiles and grids bake the extents in).
+  // Dyn spatial extents: not the TMA engine (its maps, tiles and grid bake the extents in).
   const std::string engines_why_not =
-      dyn_spatial ? "; not on the TMA or wgmma engine: dyn spatial extents (the engines bake them into their tensor maps "
-                    "and grids), and no streaming stores"
+      dyn_spatial ? "; not on the TMA engine: dyn spatial extents (it bakes them into its tensor maps and grid), and no "
+                    "streaming stores"
                   : "";
   if (!dyn_spatial && !c.transposed && conv_tma_fits(p, cc)) {
     plan_conv_tma(p, kn, cc, shape_why, why, false, dyn);
@@ -1999,21 +2003,33 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   // 3x3, H100, bench/standalone/gemm_check.cu): tf32 128x256 tiles, 4 stages 3.58 ms persistent,
   // 3.79 one CTA per tile (128x128: 4.41; 2 CTAs per SM of 128x128: 4.41); 3xTF32 128x128,
   // 4 stages 10.13 ms (128x64 at 2 per SM 11.78); ConvNchw 6.40 / 13.68.
-  if (!dyn_spatial && !general && p.target().arch == "sm_90a" && f32 && cc.precision != MmaPrecision::Ieee && G == 1 && kdim % 4 == 0 &&
-      p.target().aligned16 && Ho * Wo < (std::int64_t{1} << 31)) {
+  // Dyn spatial extents too: its gather reads them per launch (conv_sm90.cuh); y's 16-byte stores
+  // are then the launch's pick (vec_y: where the target allows them), and Ho x Wo under
+  // kConvWgmmaMaxPixels is the launch's check (conv_launch).
+  if (!general && p.target().arch == "sm_90a" && f32 && cc.precision != MmaPrecision::Ieee && G == 1 && kdim % 4 == 0 &&
+      p.target().aligned16 && Ho * Wo < kConvWgmmaMaxPixels) {
     const bool x3 = cc.precision == MmaPrecision::Tf32x3;
     cc.kind = ConvKind::Wgmma;
     cc.bm = K <= 64 ? 64 : 128, cc.bn = x3 ? 128 : 256, cc.stages = 4;
-    cc.vec_y = p.target().aligned16 && (Ho * Wo) % 4 == 0;
+    cc.vec_y = p.target().aligned16 && (dyn_spatial || (Ho * Wo) % 4 == 0);
     kn.template_name = "conv_wgmma";
     kn.config = cc;
     set_launch(kn, conv_geometry(cc, sms));
-    const std::int64_t image_tiles = ceil_div(Ho * Wo, cc.bn) * ceil_div(K, cc.bm);
-    const std::string tiles = dc ? fmt::format("{} {}x{} tiles an image over at most {}", image_tiles, cc.bm, cc.bn, sms)
-                                 : fmt::format("{} {}x{} tiles over {}", image_tiles * N, cc.bm, cc.bn, kn.grid.x);
+    const std::string pixels = dyn_spatial ? dyn_outputs_text() : std::to_string(Ho * Wo);
+    std::string tiles;
+    if (dyn_spatial)
+      tiles = fmt::format("{}x{} tiles over at most {}", cc.bm, cc.bn, sms);
+    else if (dc)
+      tiles = fmt::format("{} {}x{} tiles an image over at most {}", ceil_div(Ho * Wo, cc.bn) * ceil_div(K, cc.bm), cc.bm,
+                          cc.bn, sms);
+    else
+      tiles = fmt::format("{} {}x{} tiles over {}", ceil_div(Ho * Wo, cc.bn) * ceil_div(K, cc.bm) * N, cc.bm, cc.bn,
+                          kn.grid.x);
     kn.reason = fmt::format("{}: sm_90a implicit GEMM on wgmma (WgConvNchw), {} out channels x {} pixels per image x "
-                            "K {}, {} persistent CTAs, {} stages, im2col gathered by 4-byte cp.async{}; {}", shape_why,
-                            K, Ho * Wo, kdim, tiles, cc.stages, cc.stream ? ", streaming stores" : "", why);
+                            "K {}, {} persistent CTAs, {} stages, im2col gathered by 4-byte cp.async{}{}; {}{}", shape_why,
+                            K, pixels, kdim, tiles, cc.stages, cc.stream ? ", streaming stores" : "",
+                            dyn_spatial ? ", 16-byte stores where the launch's pixels per image are a multiple of 4" : "",
+                            why, engines_why_not);
     finish();
     return;
   }
@@ -2273,6 +2289,10 @@ launch::Geometry conv_launch(const Plan& plan, const PlannedKernel& kernel, cons
       return a->value.evaluate(dims);
     };
     c.h = value("h"), c.w = value("w"), c.ho = value("ho"), c.wo = value("wo");
+    // WgConvNchw decodes a pixel within an image with 32-bit division (conv_sm90.cuh).
+    KILN_CHECK(c.kind != ConvKind::Wgmma || c.ho * c.wo < kConvWgmmaMaxPixels, UnsupportedError,
+               "{}: an image of y has {} x {} pixels at this launch; the sm_90a wgmma conv template takes fewer than "
+               "{} per image", plan.ir().op_name, c.ho, c.wo, kConvWgmmaMaxPixels);
     // ConvNchw's im2col table holds 32-bit offsets within an image (conv_nchw_image_fits).
     KILN_CHECK(c.kind != ConvKind::Nchw || conv_nchw_image_fits(c), UnsupportedError,
                "{}: an image of x has {} x {} x {} elements at this launch; the conv template's im2col table "

@@ -1,9 +1,9 @@
 // Dyn spatial extents of convs ([Note: dyn conv spatial extents] in
 // generator/plan/plan_contraction.cpp): a 1-d or 2-d forward conv takes dyn dims as x's spatial
-// extents on ConvNchw and DepthwiseDirect. Within a bucket every value gives the same source, free
-// of the values; the config holds 0 for h, w, ho, wo and the kernel reads them (and Ho x Wo) from
-// DynValue arguments; the launch is conv_geometry at each launch's extents; the engines are not
-// taken; the refusals are located; the units compile.
+// extents on WgConvNchw (sm_90a, f32, one group), ConvNchw and DepthwiseDirect. Within a bucket
+// every value gives the same source, free of the values; the config holds 0 for h, w, ho, wo and
+// the kernel reads them (and Ho x Wo) from DynValue arguments; the launch is conv_geometry at each
+// launch's extents; the TMA engine is not taken; the refusals are located; the units compile.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -61,13 +61,21 @@ op reader {
 }
 )";
 
-const std::vector<std::string> kOps{"conv_hw", "conv_s2_f16", "conv_res", "depthwise", "dw_nhwc", "conv1d_bf16",
-                                    "grouped"};
+const std::vector<std::string> kOps{"conv_hw", "conv_s2_f16", "conv_res",    "depthwise",  "dw_nhwc",
+                                    "conv1d_bf16", "grouped", "valid_tf32", "conv1d_tf32"};
+
+// The template the op's conv takes on `arch`: f32 with one group WgConvNchw on sm_90a.
+kiln::ConvKind kind_of(const std::string& op, const std::string& arch) {
+  if (op == "depthwise" || op == "dw_nhwc") return kiln::ConvKind::Depthwise;
+  const bool wgmma = op == "conv_hw" || op == "conv_res" || op == "valid_tf32" || op == "conv1d_tf32";
+  return wgmma && arch == "sm_90a" ? kiln::ConvKind::Wgmma : kiln::ConvKind::Nchw;
+}
 
 // The op's dyn dims at `v` (the batch of conv_s2_f16 at 3).
 std::map<std::string, std::int64_t> dims_at(const std::string& op, std::int64_t v) {
   if (op == "conv_s2_f16") return {{"N", 3}, {"S", v}};
   if (op == "conv1d_bf16") return {{"L", v}};
+  if (op == "conv1d_tf32") return {{"N", 3}, {"L", v}};
   if (op == "conv_res") return {{"H", v}};
   return {{"H", v}, {"W", v + 3}};
 }
@@ -80,7 +88,8 @@ const kiln::ConvConfig& conv_of(const kiln::PlannedKernel& k) { return std::get<
 
 }  // namespace
 
-TEST_CASE("dyn conv spatial extents: one source per bucket, free of the values, on ConvNchw or DepthwiseDirect") {
+TEST_CASE("dyn conv spatial extents: one source per bucket, free of the values, on WgConvNchw, ConvNchw or "
+          "DepthwiseDirect") {
   for (const auto& op : kOps)
     for (const char* arch : {"sm_90a", "sm_80"}) {
       CAPTURE(op);
@@ -93,11 +102,13 @@ TEST_CASE("dyn conv spatial extents: one source per bucket, free of the values, 
       const auto& kn = a.kernels[0];
       const auto& cc = conv_of(kn);
       const bool depthwise = op == "depthwise" || op == "dw_nhwc";
-      CHECK(cc.kind == (depthwise ? kiln::ConvKind::Depthwise : kiln::ConvKind::Nchw));
+      CHECK(cc.kind == kind_of(op, arch));
       CHECK(kiln::conv_dyn_spatial(cc));
       CHECK(!cc.stream);
+      // WgConvNchw's 16-byte stores are the launch's pick: the config allows them at any extent.
+      if (cc.kind == kiln::ConvKind::Wgmma) CHECK(cc.vec_y);
       // The dyn axes' extents are 0 in the config (a conv1d's h is its static 1).
-      const bool h_dyn = op != "conv1d_bf16";
+      const bool h_dyn = op != "conv1d_bf16" && op != "conv1d_tf32";
       CHECK((cc.h == 0) == h_dyn);
       CHECK((cc.ho == 0) == h_dyn);
       CHECK((cc.w == 0) == (op != "conv_res"));
@@ -110,7 +121,7 @@ TEST_CASE("dyn conv spatial extents: one source per bucket, free of the values, 
         CHECK(found == 1);
       }
       CHECK(kn.reason.find("dyn spatial extents ") == 0);
-      if (!depthwise) CHECK(contains(kn.reason, "not on the TMA or wgmma engine: dyn spatial extents"));
+      if (!depthwise) CHECK(contains(kn.reason, "not on the TMA engine: dyn spatial extents"));
       // The values the sources must not hold, as the plan texts and comments would write them.
       for (const auto& src : sources_of(c)) {
         INFO(src.text);
@@ -192,7 +203,7 @@ TEST_CASE("dyn conv spatial extents: what the conv cannot take is refused where 
                              "fused epilogue)");
 }
 
-TEST_CASE("dyn conv spatial extents: an image past the im2col table's 32-bit offsets is refused, at plan or launch") {
+TEST_CASE("dyn conv spatial extents: an image past the templates' 32-bit offsets is refused, at plan or launch") {
   // ConvNchw's table indexes an image with 32-bit offsets: 16 x 12000 x 12000 elements are too many.
   const auto p = plan_at("conv_hw", 20, "sm_80");
   auto dims = p.bound->dims;
@@ -207,6 +218,20 @@ TEST_CASE("dyn conv spatial extents: an image past the im2col table's 32-bit off
   }
   dims["H"] = 8000, dims["W"] = 8000;   // 1.02e9 elements: within
   CHECK(kiln::launch_for(p, 0, dims).grid.x > 0);
+  // WgConvNchw (sm_90a) decodes a pixel within an image in 32 bits: y's images under 2^31 - 256 pixels.
+  const auto wg = plan_at("conv_hw", 20, "sm_90a");
+  REQUIRE(conv_of(wg.kernels[0]).kind == kiln::ConvKind::Wgmma);
+  dims = wg.bound->dims;
+  dims["H"] = 46341, dims["W"] = 46341;
+  try {
+    kiln::launch_for(wg, 0, dims);
+    FAIL("launched");
+  } catch (const kiln::UnsupportedError& e) {
+    CHECK(std::string(e.what()) == "conv_hw: an image of y has 46341 x 46341 pixels at this launch; the sm_90a wgmma "
+                                   "conv template takes fewer than 2147483392 per image");
+  }
+  dims["H"] = 46340;   // 46340 x 46341 = 2147441940 pixels: within
+  CHECK(kiln::launch_for(wg, 0, dims).grid.x > 0);
   // A static conv as big, on ConvNchw (sm_80): refused when planned.
   const char* big = "op big {\n  dims N = 1, C = 16, H = 12000, W = 12000, K = 8\n  in x: f32[N, C, H, W]\n"
                     "  in w: f32[K, C, 3, 3]\n  out y = conv2d(x, w, padding=1)\n}\n";
@@ -226,6 +251,13 @@ TEST_CASE("dyn conv spatial extents: `generic` shapes leave them baked in") {
 TEST_CASE("dyn conv spatial extents: golden of a strided f16 conv over a dyn square side and batch") {
   check_golden("source/dyn_conv_spatial_s2_f16.cu", [] {
     const auto plan = plan_at("conv_s2_f16", 37, "sm_90a");
+    return plan.text() + "\n" + all_sources(sources_of(plan));
+  }());
+}
+
+TEST_CASE("dyn conv spatial extents: golden of a tf32 conv without padding on WgConvNchw (sm_90a)") {
+  check_golden("source/dyn_conv_spatial_valid_tf32.cu", [] {
+    const auto plan = plan_at("valid_tf32", 37, "sm_90a");
     return plan.text() + "\n" + all_sources(sources_of(plan));
   }());
 }

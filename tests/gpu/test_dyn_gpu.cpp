@@ -848,7 +848,10 @@ TEST_CASE("gpu: dyn spatial extents of convs against the float64 reference, one 
                  {"grouped", {"H", h, "W", w}},
                  {"depthwise", {"H", h, "W", w}},
                  {"dw_nhwc", {"H", h, "W", w}},
-                 {"conv1d_bf16", {"L", {13, 16, 17, 100, 1000, 4099}}}},
+                 {"conv1d_bf16", {"L", {13, 16, 17, 100, 1000, 4099}}},
+                 // (no padding, dilation 2: H and W from 5)
+                 {"valid_tf32", {"H", {5, 6, 9, 16, 17, 40, 131, 300}, "W", {5, 8, 7, 21, 16, 64, 129, 301}}},
+                 {"conv1d_tf32", {"L", {5, 6, 8, 13, 100, 769, 4099, 20000}}}},
                 /*computed_extents=*/true);
 }
 

@@ -76,7 +76,8 @@ KILN_CONFIG(ConvConfig, KILN_CONV_FIELDS);
 // KernelArg::DynValue arguments named "conv_" and the member ([Note: dyn conv spatial extents]);
 // its config holds 0 for h, w, ho and wo.
 constexpr const char* kConvDynFields[5] = {"h", "w", "ho", "wo", "howo"};
-// Whether the config's spatial extents are a launch's (ConvNchw's 2-d loader and DepthwiseDirect).
+// Whether the config's spatial extents are a launch's (ConvNchw's 2-d loader, DepthwiseDirect and
+// WgConvNchw).
 KILN_RULE constexpr bool conv_dyn_spatial(const ConvConfig& c) { return c.h == 0 || c.w == 0; }
 
 // One spatial axis's output size (docs/semantics.md, "Convolution"): ConvShape's Do, Ho, Wo.
@@ -126,6 +127,11 @@ KILN_RULE constexpr int conv_table_bytes(long long kdim, int bk, bool general) {
 // the registers to allow (where shared memory holds that many; the planner's rule, in
 // plan_contraction.cpp). Two of 256 threads cap a thread at 128 registers.
 constexpr int kConvNchwMaxBlocksPerSm = 2;
+
+// ---------------------------------------------------------------- WgConvNchw (conv_sm90.cuh)
+// The output pixels an image may have: a tile's pixel within its image (under Ho x Wo plus a
+// tile of at most 256) is decoded with 32-bit arithmetic.
+constexpr long long kConvWgmmaMaxPixels = (1LL << 31) - 256;
 
 // ---------------------------------------------------------------- TmaConv (conv_tma.cuh)
 // A k tile is 32 channels of one filter tap: one 128-byte swizzle row of f32 per pixel.
