@@ -178,6 +178,8 @@ CONV_CASES = [
     # DepthwiseDirect at every value, where the specialized conv may take the TMA engine.
     ("conv_seed_HW_tf32", conv_hw_text(8, 64, 128, "f32", "C", ", precision=\"tf32\""), ("H", "W"), (512, 1024),
      "the conv seed 8x64x512x1024, 3x3", "tf32", 1e-2, lambda F, x, w: F.conv2d(x, w)),
+    ("conv_seed_HW_fp32", conv_hw_text(8, 64, 128, "f32", "C", ""), ("H", "W"), (512, 1024),
+     "the conv seed 8x64x512x1024, 3x3", "fp32-accurate", 1e-4, lambda F, x, w: F.conv2d(x, w)),
     ("resnet_HW_tf32", conv_hw_text(32, 64, 64, "f32", "C", ", padding=1, precision=\"tf32\""), ("H", "W"), (56, 56),
      "a ResNet layer 32x64x56x56 -> 64, 3x3 pad 1", "tf32", 1e-2, lambda F, x, w: F.conv2d(x, w, padding=1)),
     ("resnet_HW_f16", conv_hw_text(32, 64, 64, "f16", "C", ", padding=1"), ("H", "W"), (56, 56),

@@ -1083,10 +1083,14 @@ void Planner::refuse_dyn_compound_extents(const PlannedKernel& kernel, const std
                              e.str()));
     }
   };
-  // A kernel that takes its output's extents as DynValue arguments (a dyn pool's, a conv's dyn
-  // spatial extents: [Note: dyn conv spatial extents] in plan_contraction.cpp) stores them itself.
-  const bool own_extents = std::any_of(kernel.args.begin(), kernel.args.end(),
-                                       [](const KernelArg& a) { return a.kind == KernelArg::Kind::DynValue; });
+  // A pool's or conv's kernel computes its output's extents from its input's: as DynValue
+  // arguments where they are dyn (a dyn pool's, a conv's dyn spatial extents: [Note: dyn conv
+  // spatial extents] in plan_contraction.cpp), else as its config's constants (a conv planned
+  // static because its dyn extents are 1 at this binding, the bucket `== 1`). It stores them itself.
+  const bool own_extents =
+      std::any_of(kernel.args.begin(), kernel.args.end(),
+                  [](const KernelArg& a) { return a.kind == KernelArg::Kind::DynValue; }) ||
+      (kernel.anchor >= 0 && (ir::is_pool(ir.node(kernel.anchor).kind) || ir.node(kernel.anchor).kind == ir::OpKind::Conv));
   for (const auto& st : kernel.stores)
     if (!own_extents) check(st.node, kernel.anchor >= 0 ? kernel.anchor : st.node);
   for (int b : read_buffers) {

@@ -134,6 +134,12 @@ TEST_CASE("dyn conv spatial extents: one source per bucket, free of the values, 
   const auto one = plan_text_at(kDynConvSpatialSpec, "conv.kiln", "conv_hw", {{"H", 1}, {"W", 1}}, "sm_90a");
   CHECK(!kiln::conv_dyn_spatial(conv_of(one.kernels[0])));
   CHECK(conv_of(one.kernels[0]).h == 1);
+  // And where y's extents are quotients of the dim ((S - 1) / 2 + 1 at S = 1): the conv's kernel
+  // stores them as its config's constants.
+  const auto one_s2 = plan_at("conv_s2_f16", 1);
+  REQUIRE(one_s2.kernels.size() == 1);
+  CHECK(!kiln::conv_dyn_spatial(conv_of(one_s2.kernels[0])));
+  CHECK(conv_of(one_s2.kernels[0]).ho == 1);
 }
 
 TEST_CASE("dyn conv spatial extents: the launch is conv_geometry at each launch's extents") {
