@@ -1,11 +1,12 @@
 // The ops of the dyn conv spatial extent tests ([Note: dyn conv spatial extents] in
 // generator/plan/plan_contraction.cpp), shared by the CPU suite
 // (tests/generator/test_dyn_conv_spatial.cpp) and the GPU one (tests/gpu/test_dyn_gpu.cpp):
-// f32 convs of one group on sm_90a take WgConvNchw (3xTF32 with a fused bias and relu; a residual
-// side operand of y's dyn extents; tf32 without padding, strided and dilated (the gather's path
-// without bounds tests); a strided tf32 conv1d with a dyn batch, 130 out channels), the others
-// and sm_80 ConvNchw (f16 strided over a square side with a dyn batch; grouped and strided, tf32;
-// a dilated bf16 conv1d) and DepthwiseDirect (NCHW, NHWC).
+// f32 convs of one group on sm_90a take the TMA engine (3xTF32 with a fused bias and relu; a
+// residual side operand of y's dyn extents; tf32, strided, with a dyn batch, 72 out channels, a
+// bias and relu) or, under 8 input channels, WgConvNchw (tf32 without padding, strided and dilated:
+// the gather's path without bounds tests; a strided tf32 conv1d with a dyn batch, 130 out
+// channels); the others and sm_80 ConvNchw (f16 strided over a square side with a dyn batch;
+// grouped and strided, tf32; a dilated bf16 conv1d) and DepthwiseDirect (NCHW, NHWC).
 #pragma once
 
 namespace kiln_test {
@@ -55,16 +56,23 @@ op grouped {
   out y = conv2d(x, w, stride=[2, 1], groups=4, precision="tf32")
 }
 op valid_tf32 {
-  dims N = 2, C = 12, dyn H = 20, dyn W = 23, K = 72
+  dims N = 2, C = 4, dyn H = 20, dyn W = 23, K = 72
   in  x: f32[N, C, H, W]
   in  w: f32[K, C, 3, 3]
   out y = conv2d(x, w, stride=2, dilation=2, precision="tf32")
 }
 op conv1d_tf32 {
-  dims dyn N = 3, C = 8, dyn L = 100, K = 130
+  dims dyn N = 3, C = 4, dyn L = 100, K = 130
   in  x: f32[N, C, L]
   in  w: f32[K, C, 5]
   out y = conv1d(x, w, stride=3, precision="tf32")
+}
+op tma_tf32 {
+  dims dyn N = 2, C = 32, dyn H = 20, dyn W = 20, K = 72
+  in  x: f32[N, C, H, W]
+  in  w: f32[K, C, 3, 3]
+  in  b: f32[K, 1, 1]
+  out y = relu(conv2d(x, w, stride=2, padding=1, precision="tf32") + b)
 }
 )";
 

@@ -390,8 +390,11 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       c.line("    kiln::prep_stride(kConfig), kiln::prep_k_contig(kConfig), kiln::prep_ldw(kConfig), "
              "kiln::gemm_x3(kConfig),");
       c.line("    kiln::prep_vec_transpose(kConfig), kiln::prep_reversed(kConfig), kConfig.threads>;");
-      unit.body = fmt::format("  Prep::run({}, {});", pointer_of(plan, operand_leaf(plan, k, which)),
-                              workspace_pointer(plan, k));
+      // (Rows 0: a conv's copy of x with dyn spatial extents, its rows and strides a launch's
+      // DynValue arguments: [Note: dyn conv spatial extents].)
+      unit.body = fmt::format("  Prep::run({}, {}{});", pointer_of(plan, operand_leaf(plan, k, which)),
+                              workspace_pointer(plan, k),
+                              prep_rows(config) == 0 ? ", kiln::gemm::PrepRows{prep_rows, prep_ld, prep_stride}" : "");
       type = "Prep";
       dynamic_smem = false;
       break;
@@ -444,7 +447,8 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
                                     : sm90                   ? "gemm_sm90.cuh"
                                                              : "gemm.cuh");
   template_checks(k, unit, type, dynamic_smem,
-                  fmt::format("kiln::gemm_geometry(kConfig, {}, {})", plan.target.sm_count, k.min_blocks));
+                  fmt::format("kiln::gemm_geometry(kConfig, {}, {})", plan.target.sm_count, k.min_blocks),
+                  k.dyn_outer.empty() && !(kind == GemmKind::OperandPrep && prep_rows(config) == 0));
 }
 
 void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& config, UnitParts& unit) {

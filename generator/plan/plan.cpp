@@ -999,6 +999,9 @@ launch::Geometry launch_for(const Plan& plan, std::size_t k, const std::map<std:
     return pool_geometry(pool_at(plan, kn, *pool, dims));
   if (std::holds_alternative<AttentionConfig>(kn.config)) return attention_launch(plan, kn, dims);   // [Note: dyn attention]
   if (std::holds_alternative<ConvConfig>(kn.config)) return conv_launch(plan, kn, dims);   // [Note: dyn conv]
+  if (const auto* g = std::get_if<GemmConfig>(&kn.config); g != nullptr && g->kind == GemmKind::OperandPrep &&
+                                                           prep_rows(*g) == 0)
+    return conv_prep_launch(plan, kn, dims);   // [Note: dyn conv spatial extents]
   // A strided reduction's dyn inner extent ([Note: dyn inner extents] in plan_memory.cpp): its
   // grid, split count and partial states follow it.
   std::int64_t inner = 0;

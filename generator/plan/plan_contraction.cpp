@@ -723,7 +723,8 @@ void place_passes(Planner& p, PlannedKernel& kn, std::vector<PlannedKernel>& pas
   kn.template_name = passes[0].template_name;
   kn.reason = passes[0].reason;
   kn.args.insert(kn.args.end(), passes[0].args.begin(), passes[0].args.end());
-  set_launch(p, kn, std::get<GemmConfig>(passes[0].config));
+  kn.config = passes[0].config;   // (its launch as planned: a copy with a launch's rows has no rule's grid)
+  kn.grid = passes[0].grid, kn.block = passes[0].block, kn.shared_bytes = passes[0].shared_bytes;
   for (std::size_t i = 1; i < passes.size(); ++i) {
     passes[i].anchor = kn.anchor;
     p.add_followup(std::move(passes[i]));
@@ -1466,18 +1467,26 @@ void plan_matmul_kernels(Planner& p, PlannedKernel& kn, Operand a, const Operand
 //
 // [Note: dyn conv spatial extents] (the templates' side in kiln/conv_shape.cuh)
 // A 1-d or 2-d forward conv also takes dyn dims as x's spatial extents (whole dims: `dims dyn H,
-// dyn W`, or the side S of a square image), on the three templates that read them at run time:
-// ConvNchw's 2-d im2col, DepthwiseDirect and (sm_90a, f32, one group) WgConvNchw's cp.async
-// gather. y's spatial extents are then expressions of the
+// dyn W`, or the side S of a square image), on the templates that read them at run time:
+// ConvNchw's 2-d im2col, DepthwiseDirect, and on sm_90a (f32 in tf32 or 3xTF32, one group) the TMA
+// engine (TmaConv) or WgConvNchw's cp.async gather. y's spatial extents are then expressions of the
 // dims (floor((H + 2 pad - dil (R - 1) - 1) / stride) + 1). The config holds 0 for h, w, ho and
 // wo, and the kernel takes H, W, Ho, Wo and Ho x Wo per launch as KernelArg::DynValue arguments
 // (kiln::DynDim: the template and the epilogue divide by Wo and Ho x Wo with a multiply-high and
-// a shift); the im2col table, built once per CTA, reads H and W. The route is fixed: the TMA
-// engine bakes the spatial extents into its tensor maps, tiles and grid, so a dyn spatial conv
-// runs on WgConvNchw (sm_90a, f32 in tf32 or 3xTF32, one group) or ConvNchw where the static one
-// would take the TMA engine (the plan says so), with no streaming stores (that pick follows the
-// output's bytes, a product of the dims). WgConvNchw's 16-byte stores of y are then picked per
-// launch (where Ho x Wo is a multiple of 4), and its pixel decode's 32-bit bound checked at the
+// a shift); the im2col table, built once per CTA, reads H and W. The route is the same at every
+// value: the TMA engine where it takes the conv but for its extents (conv_tma_refusal with
+// dyn_spatial: its channels, window and grid limits; the flops that decide it for a static conv
+// are not asked, so a small image pays for the copies too), else WgConvNchw (sm_90a, f32, one
+// group), else ConvNchw; with no streaming stores (that pick follows the output's bytes, a product
+// of the dims). On the TMA engine: OperandPrep's copy of x reads its rows (H x W) and strides as
+// DynValue arguments (gemm_prep.cuh's PrepRows; 16-byte vectors where a factor's bucket or value
+// makes H x W a multiple of 4) into a workspace its geometry sizes at each launch
+// (conv_prep_launch, Buffer::launch_kernel); the x map's extents and strides are expressions of
+// the dims (KernelArg::map_dims_at, encoded per launch); the engine's tiles are the large images'
+// (pixel tiles of 128 or 256); a dyn batch takes at most 65535 images there (the copy's grid.z; a
+// size class from 65536 takes WgConvNchw); the maps' coordinate and stride limits are checked at
+// the launch (conv_tma_launch_refusal). The engines' 16-byte stores of y are picked per launch
+// (where Ho x Wo is a multiple of 4), and WgConvNchw's pixel decode's 32-bit bound checked at the
 // launch (kConvWgmmaMaxPixels, conv_launch). A depth
 // axis, a transposed conv and NHWC (but depthwise) take none: their templates bake the extents
 // into the general im2col and the TMA maps. As a dyn pool's output ([Note: dyn pooled axes] in
@@ -1492,6 +1501,13 @@ struct DynConv {
   std::string spatial[3];
   ir::DimExpr in[3], out[3];
   bool any_spatial() const { return !spatial[0].empty() || !spatial[1].empty() || !spatial[2].empty(); }
+  // x's extent in slot s: the dyn dim's, or the static value v.
+  ir::DimExpr in_or(int s, std::int64_t v) const { return spatial[s].empty() ? ir::DimExpr::constant(v) : in[s]; }
+  // Whether x's extent in slot s is a multiple of 4 at every launch: by its bucket (a dyn dim's
+  // "multiple of 16") or its value v.
+  bool multiple_of_4(const Planner& p, int s, std::int64_t v) const {
+    return spatial[s].empty() ? v % 4 == 0 : dyn_bucket(p.bound().dims.at(spatial[s])) == DynBucket::Div16;
+  }
   std::string spatial_text() const {
     std::vector<std::string> parts;
     for (int s = 0; s < 3; ++s) {   // (a square image's side once)
@@ -1526,8 +1542,25 @@ struct DynConv {
 // ConvNchw's time (H200, bench/results/2026-12-04-h200-run29/, call 3).
 constexpr std::int64_t kConvPhaseWMinK = 128;
 
+// Why the TMA conv engine cannot take the conv at its extents (a tensor map's coordinates and
+// strides), as the end of a sentence; "" when it can. Asked when planned, and at each launch of
+// a conv with dyn spatial extents (conv_launch).
+std::string conv_tma_launch_refusal(const ConvConfig& cc) {
+  constexpr std::int64_t kCoord = std::int64_t{1} << 31, kStride = std::int64_t{1} << 40;
+  const std::int64_t parts = conv_x3(cc) ? 2 : 1, ldc = conv_tma_ldc(cc);
+  const std::int64_t image = cc.d * cc.h * cc.w, pixels = cc.dout * cc.ho * cc.wo;   // an image's input and output pixels
+  for (const std::int64_t extent : std::initializer_list<std::int64_t>{cc.n, parts * cc.k + 128, cc.d * cc.stride_d,
+                                                                        cc.h * cc.stride_h, cc.w * cc.stride_w, pixels})
+    if (extent >= kCoord) return "an extent reaches 2^31, past a tensor map's coordinates";
+  if (image * ldc * 4 >= kStride || image >= kCoord) return "an image reaches a tensor map's 2^40-byte stride";
+  return "";
+}
+
 // Why the TMA conv engine does not take this conv, as the end of a sentence; "" when it does.
-std::string conv_tma_refusal(const Planner& p, const ConvConfig& cc) {
+// dyn_spatial: its spatial extents are a launch's ([Note: dyn conv spatial extents]): what they
+// decide is left to conv_tma_launch_refusal at each launch, and the flops are not asked (the route
+// is the same at every value).
+std::string conv_tma_refusal(const Planner& p, const ConvConfig& cc, bool dyn_spatial = false) {
   if (p.target().arch != "sm_90a") return fmt::format("it runs on sm_90a only (this is {})", p.target().arch);
   if (!p.target().aligned16) return "it needs 16-byte aligned tensors";
   if (cc.elem_bytes != 4) return "it takes f32 tensors only";
@@ -1541,16 +1574,16 @@ std::string conv_tma_refusal(const Planner& p, const ConvConfig& cc) {
   if (cc.transposed && cc.stride_w > 1 && conv_gemm_k(cc) < kConvPhaseWMinK)
     return fmt::format("its GEMM K ({}) is under {} with a w stride over 1 (ConvNchw then stores whole rows)",
                        conv_gemm_k(cc), kConvPhaseWMinK);
-  constexpr std::int64_t kCoord = std::int64_t{1} << 31, kStride = std::int64_t{1} << 40;
-  const std::int64_t parts = conv_x3(cc) ? 2 : 1, ldc = conv_tma_ldc(cc);
-  const std::int64_t image = cc.d * cc.h * cc.w, pixels = cc.dout * cc.ho * cc.wo;   // an image's input and output pixels
-  for (const std::int64_t extent : std::initializer_list<std::int64_t>{cc.n, parts * cc.k + 128, cc.d * cc.stride_d,
-                                                                        cc.h * cc.stride_h, cc.w * cc.stride_w, pixels})
-    if (extent >= kCoord) return "an extent reaches 2^31, past a tensor map's coordinates";
-  if (image * ldc * 4 >= kStride || image >= kCoord) return "an image reaches a tensor map's 2^40-byte stride";
+  if (!dyn_spatial) {
+    const std::string extents = conv_tma_launch_refusal(cc);
+    if (!extents.empty()) return extents;
+  }
   // OperandPrep's grid: (pixel or tap blocks, ldc / 32, images or filters); y and z stop at 65535.
-  if (ceil_div(ldc, kPrepTile) > launch::kMaxGridY || cc.n > launch::kMaxGridY || cc.k > launch::kMaxGridY)
+  if (ceil_div(conv_tma_ldc(cc), kPrepTile) > launch::kMaxGridY || cc.n > launch::kMaxGridY || cc.k > launch::kMaxGridY)
     return "its operand copy's grid would pass 65535 blocks in y or z (C, N or K too large)";
+  if (dyn_spatial) return "";
+  constexpr std::int64_t kCoord = std::int64_t{1} << 31;
+  const std::int64_t image = cc.d * cc.h * cc.w, pixels = cc.dout * cc.ho * cc.wo;   // an image's input and output pixels
   if (cc.nhwc)   // x needs no transpose, and no other template takes NHWC
     return cc.n * pixels < kCoord ? "" : "N * Ho * Wo reaches 2^31";
   // (A transposed conv multiplies each input pixel by every tap: its output pixels overcount by the stride.)
@@ -1566,11 +1599,17 @@ bool conv_tma_fits(const Planner& p, const ConvConfig& cc) { return conv_tma_ref
 // engine's consumers split x).
 bool conv_tma_x_in_place(const ConvConfig& cc) { return cc.nhwc && cc.c % 4 == 0; }
 
+void make_dyn_spatial(const DynConv& dc, ConvConfig& cc, PlannedKernel& kn);
+
 // The OperandPrep pass that writes one conv operand k-major (which 1: x as [N][D*H*W][ldc], 2: the
 // filters as [K][T*R*S][ldc]): a transpose of each [C][rows] block, described as a GEMM operand.
 // `flipped`: the filters are a transposed conv's, w [C][K][R*S], each filter's taps reversed
 // ([Note: a stride-1 transposed conv as a forward conv]).
-GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16, bool flipped, bool dyn_batch = false) {
+// rows4: the caller's promise that x's rows (its images' pixels) are a multiple of 4 at every
+// launch, where dyn spatial extents make them a launch's (the config then holds 0 for the rows,
+// their stride and the images' stride: gemm_prep.cuh's PrepRows; [Note: dyn conv spatial extents]).
+GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16, bool flipped, bool dyn_batch = false,
+                            bool dyn_rows = false, bool rows4 = false) {
   GemmConfig g;
   g.kind = GemmKind::OperandPrep;
   // x is never split into tf32 hi and lo parts: with 3xTF32 the engine's consumers split it.
@@ -1586,6 +1625,8 @@ GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16, boo
     g.m = rows, g.layout_a = GemmLayout::RowMajor, g.lda = cc.c, g.stride_a = cc.c * rows, g.batch = cc.n;
   } else if (which == 1 && cc.nhwc) {   // x [N*H*W][C]: a pitched copy to 16-byte rows (and the split)
     g.m = cc.n * rows, g.layout_a = GemmLayout::RowMajor, g.lda = cc.c, g.stride_a = 0, g.batch = 1;
+  } else if (which == 1 && dyn_rows) {
+    g.m = 0, g.layout_a = GemmLayout::ColMajor, g.lda = 0, g.stride_a = 0, g.batch = cc.n, g.vec_a = aligned16 && rows4;
   } else if (which == 1) {
     g.m = rows, g.layout_a = GemmLayout::ColMajor, g.lda = rows, g.stride_a = cc.c * rows, g.batch = cc.n, g.vec_a = vec;
   } else if (flipped || cc.transposed) {   // filter k's channel c, tap t at w[c][k][t] (flipped: [R*S - 1 - t])
@@ -1599,6 +1640,10 @@ GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16, boo
 
 void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::string& shape_why, const std::string& why,
                    bool flipped, const DynConv* dyn) {
+  // [Note: dyn conv spatial extents]: the tiles as for large images, the copy of x and the x map
+  // sized by each launch.
+  const bool dyn_spatial = dyn != nullptr && dyn->any_spatial();
+  const bool dyn_batch = dyn != nullptr && !dyn->dim.empty();
   const std::int64_t parts = conv_x3(cc) ? 2 : 1, ldc = conv_tma_ldc(cc), rs = std::int64_t{cc.t} * cc.r * cc.s;
   const std::int64_t howo = cc.dout * cc.ho * cc.wo, pixels = cc.n * howo, image = cc.d * cc.h * cc.w;
   // A transposed conv ([Note: strided transposed convs on the TMA engine] in config/conv.h): one
@@ -1609,18 +1654,24 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
                                          conv_phase_extent(cc.wo, cc.stride_w)
                                    : howo;
   const bool depth = conv_tma_depth(cc.d, cc.t, cc.dout);   // x a 5-D map
-  // The input's spatial extents as the texts give them: (D, )H, W.
-  const std::string spatial = depth ? fmt::format("{}, {}, {}", cc.d, cc.h, cc.w) : fmt::format("{}, {}", cc.h, cc.w);
+  // The input's spatial extents as the texts give them: (D, )H, W (a dyn one by its dim).
+  auto extent_text = [&](int slot, std::int64_t v) {
+    return dyn_spatial && !dyn->spatial[slot].empty() ? dyn->spatial[slot] : std::to_string(v);
+  };
+  const std::string spatial = depth ? fmt::format("{}, {}, {}", cc.d, cc.h, cc.w)
+                                    : fmt::format("{}, {}", extent_text(1, cc.h), extent_text(2, cc.w));
   const bool nhwc = cc.nhwc, x_in_place = conv_tma_x_in_place(cc), pixel_rows = conv_tma_pixel_rows(cc);
   cc.kind = ConvKind::Tma;
+  // (Dyn spatial extents: the pixel tiles of large images, and 16-byte stores where the launch's
+  // Ho x Wo is a multiple of 4.)
   if (pixel_rows) {   // rows = output pixels (of all images in NHWC, of one in NCHW), columns = out channels
-    cc.bm = (nhwc ? pixels : grid) <= 64 ? 64 : 128;
+    cc.bm = (nhwc ? pixels : grid) <= 64 && !dyn_spatial ? 64 : 128;
     cc.bn = cc.k <= 32 ? 32 : cc.k <= 64 ? 64 : cc.k <= 128 || conv_x3(cc) ? 128 : 256;
     cc.vec_y = nhwc && cc.k % 4 == 0;   // (NCHW: the transposed store takes no 16-byte stores)
   } else {      // rows = out channels, columns = an image's output pixels
     cc.bm = cc.k <= 64 ? 64 : 128;
-    cc.bn = howo <= 64 ? 64 : !conv_x3(cc) && howo >= 8 * 256 ? 256 : 128;
-    cc.vec_y = howo % 4 == 0;
+    cc.bn = dyn_spatial ? (conv_x3(cc) ? 128 : 256) : howo <= 64 ? 64 : !conv_x3(cc) && howo >= 8 * 256 ? 256 : 128;
+    cc.vec_y = dyn_spatial || howo % 4 == 0;
   }
   cc.stages = 8;
   while (cc.stages > 2 && conv_smem(cc) > smem_limit(p.target())) --cc.stages;
@@ -1630,18 +1681,44 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   std::vector<PlannedKernel> preps;
   int x_buf = p.leaf_buffer(p.node(kn.anchor).operands[0]);
   std::int64_t x_ld = cc.c;   // elements between pixels of the x the engine maps
-  // [Note: dyn conv]: with a dyn batch the copy of x is sized by each launch, as its map is.
-  const std::string batch = dyn ? dyn->dim : std::to_string(cc.n);
+  // [Note: dyn conv]: with a dyn batch the copy of x is sized by each launch, as its map is; with
+  // dyn spatial extents by the copy's geometry at each launch (conv_prep_launch).
+  const std::string batch = dyn_batch ? dyn->dim : std::to_string(cc.n);
+  // x's pixels per image: H x W, and the rows' stride C x H x W, as expressions of the dims.
+  ir::DimExpr x_rows = ir::DimExpr::constant(image);
+  if (dyn_spatial) x_rows = dyn->in_or(1, cc.h) * dyn->in_or(2, cc.w);
   if (!x_in_place) {
     x_buf = p.add_workspace(fmt::format("{}_x{}", nhwc ? "padded" : "nhwc", kn.anchor), DType::f32,
-                            {cc.n, image, ldc}, dyn ? dyn->dim : "");
+                            {cc.n, image, ldc}, dyn_batch && !dyn_spatial ? dyn->dim : "");
+    if (dyn_spatial) p.size_by_launch(x_buf);   // (the copy is the kernel in the anchor's slot)
     x_ld = ldc;
     PlannedKernel xp;
     xp.template_name = "gemm_operand_prep";
     xp.args.push_back(buffer_arg(p, x_buf, true));
-    set_launch(p, xp, conv_prep_config(cc, 1, aligned, false, dyn != nullptr));
-    const std::string size = dyn ? fmt::format("{:.1f} MB an image", static_cast<double>(image * ldc * 4) / 1e6)
-                                 : fmt::format("{:.1f} MB", static_cast<double>(cc.n * image * ldc * 4) / 1e6);
+    // Its rows a multiple of 4 at every launch: some factor of H x W is, by its bucket or its value.
+    const bool rows4 = dyn_spatial && (dyn->multiple_of_4(p, 1, cc.h) || dyn->multiple_of_4(p, 2, cc.w));
+    const GemmConfig xg = conv_prep_config(cc, 1, aligned, false, dyn != nullptr, dyn_spatial, rows4);
+    if (dyn_spatial) {   // the launch at the bound extents (each launch's: conv_prep_launch)
+      GemmConfig at = xg;
+      at.m = at.lda = image, at.stride_a = cc.c * image;
+      set_launch(p, xp, at);
+      xp.config = xg;
+    } else {
+      set_launch(p, xp, xg);
+    }
+    if (dyn_spatial)
+      for (const auto& [name, value] : {std::pair<const char*, ir::DimExpr>{"prep_rows", x_rows},
+                                        {"prep_ld", x_rows}, {"prep_stride", x_rows * ir::DimExpr::constant(cc.c)}}) {
+        KernelArg arg;
+        arg.kind = KernelArg::Kind::DynValue;
+        arg.dtype = DType::i64;
+        arg.name = name;
+        arg.value = value;
+        xp.args.push_back(arg);
+      }
+    const std::string size = dyn_spatial ? std::string("sized by each launch")
+                             : dyn       ? fmt::format("{:.1f} MB an image", static_cast<double>(image * ldc * 4) / 1e6)
+                                         : fmt::format("{:.1f} MB", static_cast<double>(cc.n * image * ldc * 4) / 1e6);
     xp.reason = fmt::format("x {} {} channel rows of {} bytes in a workspace ({}) for the TMA engine's im2col copies",
                             nhwc ? fmt::format("[{}, {}, {}] (NHWC)", batch, spatial, cc.c)
                                  : fmt::format("[{}, {}, {}] (NCHW)", batch, cc.c, spatial),
@@ -1690,12 +1767,23 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   const std::size_t xmap_rank = xmap.dims.size();
   engine.args = {tensor_map_arg(w_ws, "tmap_w", DType::f32, std::move(wmap)),
                  tensor_map_arg(x_buf, "tmap_x", DType::f32, std::move(xmap))};
-  if (dyn != nullptr) engine.args[1].map_dyn_dim = static_cast<int>(xmap_rank) - 1;   // the images: a launch's
+  if (dyn_spatial) {   // (2-d or 1-d: {C, W, H, N}) every extent and stride a launch's, in elements
+    const ir::DimExpr h = dyn->in_or(1, cc.h), w = dyn->in_or(2, cc.w), c = ir::DimExpr::constant(cc.c);
+    const ir::DimExpr ld = ir::DimExpr::constant(x_ld);
+    engine.args[1].map_dims_at = {c, w, h, dyn_batch ? dyn->extent : ir::DimExpr::constant(cc.n)};
+    engine.args[1].map_strides_at = {ld, w * ld, h * w * ld};
+  } else if (dyn != nullptr) {
+    engine.args[1].map_dyn_dim = static_cast<int>(xmap_rank) - 1;   // the images: a launch's
+  }
   engine.config = cc;
   set_launch(engine, conv_geometry(cc, p.target().sm_count));
-  const std::string pixel_text = nhwc && !dyn ? fmt::format("{} output pixels", pixels)
-                                 : phased     ? fmt::format("{} pixels of each of {} stride phases per image", grid, phases)
-                                              : fmt::format("{} pixels per image", howo);
+  const std::string pixel_text =
+      nhwc && !dyn ? fmt::format("{} output pixels", pixels)
+      : phased     ? fmt::format("{} pixels of each of {} stride phases per image", grid, phases)
+      : dyn_spatial
+          ? fmt::format("{} x {} pixels per image", dyn->spatial[1].empty() ? std::to_string(cc.ho) : dyn->out[1].str(),
+                        dyn->spatial[2].empty() ? std::to_string(cc.wo) : dyn->out[2].str())
+          : fmt::format("{} pixels per image", howo);
   const std::string units = dyn ? fmt::format("at most {} persistent CTAs", p.target().sm_count)
                                 : fmt::format("{} persistent CTAs over {} tiles", engine.grid.x, conv_tma_units(cc));
   const std::string channel_text = fmt::format("{} out channels", cc.k);
@@ -1713,12 +1801,19 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   place_passes(p, kn, preps);
   p.add_followup(std::move(engine));
   if (dyn == nullptr) return;
-  // [Note: dyn conv]: the engine and the copy of x take the batch at launch; the filters' copy is static.
+  // [Note: dyn conv]: the engine and the copy of x take the batch at launch; the filters' copy is
+  // static. Dyn spatial extents: the engine reads them as DynValue arguments (make_dyn_spatial),
+  // the copy of x its rows (added above).
   auto make_dyn = [&](PlannedKernel& k) {
-    if (auto* c = std::get_if<ConvConfig>(&k.config)) c->n = 0;
-    else if (auto* g = std::get_if<GemmConfig>(&k.config); g != nullptr && g->prep == kPrepA) g->batch = 0;
-    else return;
-    k.dyn_outer = {dyn->extent};
+    if (auto* c = std::get_if<ConvConfig>(&k.config)) {
+      if (dyn_batch) c->n = 0;
+      make_dyn_spatial(*dyn, *c, k);
+    } else if (auto* g = std::get_if<GemmConfig>(&k.config); g != nullptr && g->prep == kPrepA) {
+      if (dyn_batch) g->batch = 0;
+    } else {
+      return;
+    }
+    if (dyn_batch) k.dyn_outer = {dyn->extent};
     k.reason = fmt::format("{}; {}", dyn->text, k.reason);
   };
   make_dyn(kn);
@@ -1920,9 +2015,18 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     const auto fwd = transposed_as_forward(at, unused);
     return fwd && conv_tma_fits(p, *fwd) ? "tma fwd" : conv_tma_fits(p, at) ? "tma phased" : "";
   };
-  if (dyn_spatial) {   // one route at every value: WgConvNchw, ConvNchw or DepthwiseDirect, no streaming stores
-    dc->text = fmt::format("dyn spatial extents {}: read per launch{}", dc->spatial_text(),
-                           dyn_batch ? fmt::format(", and the batch {}", dc->dim) : std::string());
+  if (dyn_spatial) {   // one route at every value: the TMA engine, WgConvNchw, ConvNchw or DepthwiseDirect
+    // (The TMA engine's copies take at most 65535 images (their grid's z): WgConvNchw from 65536.)
+    std::string batch_class;
+    if (dyn_batch) {
+      const std::vector<std::int64_t> thresholds{launch::kMaxGridY + 1};
+      p.add_dyn_thresholds(dc->dim, thresholds);
+      const int klass = dyn_class(thresholds, N);
+      N = dyn_class_low(thresholds, klass);
+      batch_class = fmt::format(", and the batch {} in the size class {} of {}", dc->dim,
+                                dyn_class_text(thresholds, klass), dc->dim);
+    }
+    dc->text = fmt::format("dyn spatial extents {}: read per launch{}", dc->spatial_text(), batch_class);
   } else if (dc) {   // the size classes: where the route (engine, streaming stores, NHWC's 64-pixel tiles) changes
     const std::vector<std::int64_t> thresholds = route_thresholds([&](std::int64_t n) {
       if (depthwise) return std::string();   // DepthwiseDirect at every batch
@@ -1963,12 +2067,12 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   const std::int64_t Kg = K / G, kdim = conv_gemm_k(cc);
   cc.stream = !dyn_spatial && out_bytes > kStreamBytes;
   const DynConv* dyn = dc ? &*dc : nullptr;
-  // Dyn spatial extents: not the TMA engine (its maps, tiles and grid bake the extents in).
+  // Dyn spatial extents: why not the TMA engine, and no streaming stores.
   const std::string engines_why_not =
-      dyn_spatial ? "; not on the TMA engine: dyn spatial extents (it bakes them into its tensor maps and grid), and no "
-                    "streaming stores"
+      dyn_spatial ? fmt::format("; not on the TMA engine: {}; no streaming stores (dyn spatial extents)",
+                                conv_tma_refusal(p, cc, true))
                   : "";
-  if (!dyn_spatial && !c.transposed && conv_tma_fits(p, cc)) {
+  if (!c.transposed && conv_tma_refusal(p, cc, dyn_spatial).empty()) {
     plan_conv_tma(p, kn, cc, shape_why, why, false, dyn);
     return;
   }
@@ -2276,6 +2380,28 @@ launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std:
   return gemm_geometry(c, plan.target.sm_count, kernel.min_blocks);
 }
 
+// A conv's copy of x for the TMA engine with dyn spatial extents (gemm_prep.cuh's PrepRows): its
+// rows, their stride and the images' stride at this launch (its DynValue arguments), the batch
+// where dyn; the workspace it writes, sized by this geometry (Buffer::launch_kernel).
+launch::Geometry conv_prep_launch(const Plan& plan, const PlannedKernel& kernel,
+                                  const std::map<std::string, std::int64_t>& dims) {
+  GemmConfig c = std::get<GemmConfig>(kernel.config);
+  auto value = [&](const char* name) -> std::int64_t {
+    const auto a = std::find_if(kernel.args.begin(), kernel.args.end(), [&](const KernelArg& arg) {
+      return arg.kind == KernelArg::Kind::DynValue && arg.name == name;
+    });
+    KILN_ASSERT(a != kernel.args.end(), "{}: a copy with a launch's rows without its {} argument", kernel.entry, name);
+    return a->value.evaluate(dims);
+  };
+  c.m = value("prep_rows"), c.lda = value("prep_ld"), c.stride_a = value("prep_stride");
+  if (c.batch == 0) c.batch = kernel.dyn_extent(dims);
+  KILN_CHECK(c.batch <= launch::kMaxGridY, UnsupportedError, "{}: {} images at this launch; the TMA conv engine's copy "
+             "of x takes at most {}", plan.ir().op_name, c.batch, launch::kMaxGridY);
+  launch::Geometry g = gemm_geometry(c, plan.target.sm_count, kernel.min_blocks);
+  g.workspace_bytes = c.batch * c.m * prep_ldw(c) * c.elem_bytes;
+  return g;
+}
+
 launch::Geometry conv_launch(const Plan& plan, const PlannedKernel& kernel, const std::map<std::string, std::int64_t>& dims) {
   ConvConfig c = std::get<ConvConfig>(kernel.config);
   if (!kernel.dyn_outer.empty()) c.n = kernel.dyn_extent(dims);   // [Note: dyn conv]
@@ -2293,6 +2419,12 @@ launch::Geometry conv_launch(const Plan& plan, const PlannedKernel& kernel, cons
     KILN_CHECK(c.kind != ConvKind::Wgmma || c.ho * c.wo < kConvWgmmaMaxPixels, UnsupportedError,
                "{}: an image of y has {} x {} pixels at this launch; the sm_90a wgmma conv template takes fewer than "
                "{} per image", plan.ir().op_name, c.ho, c.wo, kConvWgmmaMaxPixels);
+    // The TMA engine's maps: coordinates and strides at this launch's extents.
+    if (c.kind == ConvKind::Tma) {
+      const std::string why_not = conv_tma_launch_refusal(c);
+      KILN_CHECK(why_not.empty(), UnsupportedError, "{}: x of {} x {} x {} x {} at this launch is past the sm_90a TMA "
+                 "conv engine's tensor maps: {}", plan.ir().op_name, c.n, c.c, c.h, c.w, why_not);
+    }
     // ConvNchw's im2col table holds 32-bit offsets within an image (conv_nchw_image_fits).
     KILN_CHECK(c.kind != ConvKind::Nchw || conv_nchw_image_fits(c), UnsupportedError,
                "{}: an image of x has {} x {} x {} elements at this launch; the conv template's im2col table "

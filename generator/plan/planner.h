@@ -53,6 +53,8 @@ launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std:
 // plan_contraction.cpp: the launch of a conv kernel with a dyn batch or dyn spatial extents at a
 // launch's dims ([Note: dyn conv], [Note: dyn conv spatial extents]).
 launch::Geometry conv_launch(const Plan& plan, const PlannedKernel& kernel, const std::map<std::string, std::int64_t>& dims);
+launch::Geometry conv_prep_launch(const Plan& plan, const PlannedKernel& kernel,
+                                  const std::map<std::string, std::int64_t>& dims);
 // plan_contraction.cpp: a fused attention kernel's extents at a launch's dims, and its launch
 // there ([Note: dyn attention]).
 AttentionExtents attention_extents(const ir::Ir& ir, const PlannedKernel& kernel,

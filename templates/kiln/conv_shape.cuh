@@ -7,8 +7,8 @@
 // H_ or W_ 0: a dyn spatial extent ([Note: dyn conv] and the note of this name in
 // generator/plan/plan_contraction.cpp), a 1-d or 2-d forward conv's only. Ho, Wo and HoWo are
 // then 0 too, and the templates that take it (ConvNchw's 2-d loader and DepthwiseDirect,
-// conv_igemm.cuh; WgConvNchw, conv_sm90.cuh) read H, W, Ho, Wo and HoWo from a ConvDyn: the
-// launch's values, with the
+// conv_igemm.cuh; WgConvNchw, conv_sm90.cuh; TmaConv, conv_tma.cuh) read H, W, Ho, Wo and HoWo
+// from a ConvDyn: the launch's values, with the
 // division constants the host computed ([Note: division constants on the host] in
 // kiln/dyn_dim.h), since they divide by Wo and HoWo per pixel.
 #pragma once

@@ -11,7 +11,11 @@
 //   template <class OutT, class Epi>
 //   static __device__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi, long long batch = 0);
 // (batch: N where Shape's N is 0, a dyn batch: [Note: dyn conv batch] in conv_shape.cuh; the x
-// map's image extent is then the launch's too.)
+// map's image extent is then the launch's too.) TmaConv's run also takes a conv::ConvDyn after
+// the batch: H, W, Ho, Wo and Ho x Wo where Shape holds 0 (a 2-d forward conv's dyn spatial
+// extents, [Note: dyn conv spatial extents] in conv_shape.cuh): the tiles per image, the im2col
+// origin of a pixel (by the launch's Wo) and y's image stride are then the launch's, and so are
+// the x map's extents and strides (the runtime encodes it per launch).
 // y [N][K][Do][Ho][Wo] (NCHW) = epi(conv(x, w), n, k, (do * Ho + ho) * Wo + wo), Shape a forward
 // conv::ConvShape with groups 1 (Do = 1 below three axes), f32 accumulation. The operands are
 // gemm::OperandPrep's k-major copies of the caller's tensors (config/conv.h's conv_tma_ldc: C
@@ -74,6 +78,15 @@ struct ConvTap {
         off_w(static_cast<unsigned short>(tap % Shape::S * Shape::kDilW)),
         off_h(static_cast<unsigned short>((kDepth ? tap / Shape::S % Shape::R : tap / Shape::S) * Shape::kDilH)),
         off_d(static_cast<unsigned short>(kDepth ? tap / (Shape::S * Shape::R) * Shape::kDilD : 0)) {}
+  // Dyn spatial extents (2-d, no depth): output pixel hw's row and column by the launch's Wo.
+  __device__ __forceinline__ ConvTap(int kt, int hw, const DynDim& wo)
+      : tap(kt / kCTiles), c0(kt % kCTiles * kConvTmaChannels),
+        wi(conv::mod_by<Shape::Wo>(hw, wo) * Shape::kStrideW - Shape::kPadW),
+        h(conv::div_by<Shape::Wo>(hw, wo) * Shape::kStrideH - Shape::kPadH), d(0),
+        off_w(static_cast<unsigned short>(tap % Shape::S * Shape::kDilW)),
+        off_h(static_cast<unsigned short>(tap / Shape::S * Shape::kDilH)), off_d(0) {
+    static_assert(Shape::kDynSpatial && !kDepth, "dyn spatial extents: a 1-d or 2-d conv");
+  }
   // The k tile's x operand of image n: one im2col copy of the map's rank.
   __device__ __forceinline__ void load_x(u32 dst, const TensorMap& x, u32 bar, int n) const {
     if constexpr (kDepth) tma_load_im2col(dst, x, bar, c0, wi, h, d, n, off_w, off_h, off_d);
@@ -123,38 +136,91 @@ struct TmaConv {
     n = Index(u / kTilesK / kTilesP);
   }
 
+  // A k tile's copies into stage: the filters of out channels k0.., x's window of image n at tap t.
+  static __device__ __forceinline__ void load_tap(const ConvMaps& m, u32 stage, u32 full, const ConvTap<Shape>& t,
+                                                  int k0, Index n) {
+    const u32 sw = kPixelRows ? stage + Engine::kABytes : stage, sx = kPixelRows ? stage : stage + Engine::kABytes;
+    tma_load(sw, m.w, full, t.c0, t.tap, k0);
+    t.load_x(sx, m.x, full, int(n));
+    // 3xTF32: the filters' lo parts (rows K..); x is split by the consumers.
+    if constexpr (kX3) tma_load(stage + Engine::kBLo, m.w, full, t.c0, t.tap, k0 + int(Shape::K));
+  }
+
   struct Problem : ConvProblem<Shape> {
     __device__ __forceinline__ void load(u32 stage, u32 full, long long u, int kt) const {
       Index n;
       int k0;
       long long p0;
       tile_origin(u, n, k0, p0);
-      const ConvTap<Shape> t(kt, p0);
-      const u32 sw = kPixelRows ? stage + Engine::kABytes : stage, sx = kPixelRows ? stage : stage + Engine::kABytes;
-      tma_load(sw, this->w, full, t.c0, t.tap, k0);
-      t.load_x(sx, this->x, full, int(n));
-      // 3xTF32: the filters' lo parts (rows K..); x is split by the consumers.
-      if constexpr (kX3) tma_load(stage + Engine::kBLo, this->w, full, t.c0, t.tap, k0 + int(Shape::K));
+      load_tap(*this, stage, full, ConvTap<Shape>(kt, p0), k0, n);
+    }
+  };
+
+  // Dyn spatial extents: the units and pixels of this launch's images ([Note: dyn conv spatial
+  // extents] in conv_shape.cuh). Pixels within an image fit 32 bits (the launch's checks).
+  struct DynProblem : ConvProblem<Shape> {
+    long long tiles_p;   // pixel tiles per image
+    DynDim wo;
+    __device__ __forceinline__ void origin(long long u, Index& n, int& k0, int& p0) const {
+      k0 = int(u % kTilesK) * kChannelTile;
+      p0 = int(u / kTilesK % tiles_p) * kPixelTile;
+      n = Index(u / kTilesK / tiles_p);
+    }
+    __device__ __forceinline__ void load(u32 stage, u32 full, long long u, int kt) const {
+      Index n;
+      int k0, p0;
+      origin(u, n, k0, p0);
+      load_tap(*this, stage, full, ConvTap<Shape>(kt, p0, wo), k0, n);
     }
   };
 
   template <class OutT, class Epi>
   static __device__ __forceinline__ void run(const TensorMap& w, const TensorMap& x, OutT* y, Epi epi,
-                                             long long batch = 0) {
-    Problem prob{{{w, x, kTilesK * kTilesP * gemm::extent<Shape::N>(batch)}}};
+                                             long long batch = 0, const conv::ConvDyn& dyn = conv::ConvDyn{}) {
+    if constexpr (Shape::kDynSpatial) {
+      const Index howo = Index(dyn.howo.value);
+      const long long tiles_p = (dyn.howo.value + kPixelTile - 1) / kPixelTile;
+      DynProblem prob{{{w, x, kTilesK * tiles_p * gemm::extent<Shape::N>(batch)}}, tiles_p, dyn.wo};
+      if (kVecY && howo % 4 == 0)
+        run_dyn<kVecY>(prob, y, howo, epi);
+      else
+        run_dyn<false>(prob, y, howo, epi);
+    } else {
+      Problem prob{{{w, x, kTilesK * kTilesP * gemm::extent<Shape::N>(batch)}}};
+      Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
+        Index n;
+        int k0;
+        long long p0;
+        tile_origin(u, n, k0, p0);
+        OutT* const yn = y + n * Index(Shape::K * Shape::HoWo);
+        if constexpr (kPixelRows) {   // tile (pixel, channel) -> y[n][channel][pixel]
+          const gemm::TransposedOut<OutT, Index, kStreamY> out{yn, Index(Shape::HoWo), Index(Shape::HoWo),
+                                                               Index(Shape::K), n};
+          gemm::store_fragments_direct<Index>(acc, out, Index(p0 + 64 * c), Index(k0), epi, typename Engine::Rows{warp});
+        } else {
+          const gemm::MatrixOut<OutT, Index, kVecY, kStreamY> out{yn, Index(Shape::HoWo), Index(Shape::K),
+                                                                  Index(Shape::HoWo), n};
+          gemm::store_accumulators<Index>(acc, out, Index(k0 + 64 * c + 16 * warp), Index(p0), epi);
+        }
+      });
+    }
+  }
+
+ private:
+  // The engine over a dyn spatial conv's units; y's images howo elements apart (16-byte stores
+  // where kVec: the launch's Ho x Wo a multiple of 4).
+  template <bool kVec, class OutT, class Epi>
+  static __device__ __forceinline__ void run_dyn(DynProblem& prob, OutT* y, Index howo, const Epi& epi) {
     Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
       Index n;
-      int k0;
-      long long p0;
-      tile_origin(u, n, k0, p0);
-      OutT* const yn = y + n * Index(Shape::K * Shape::HoWo);
-      if constexpr (kPixelRows) {   // tile (pixel, channel) -> y[n][channel][pixel]
-        const gemm::TransposedOut<OutT, Index, kStreamY> out{yn, Index(Shape::HoWo), Index(Shape::HoWo),
-                                                             Index(Shape::K), n};
+      int k0, p0;
+      prob.origin(u, n, k0, p0);
+      OutT* const yn = y + n * (Index(Shape::K) * howo);
+      if constexpr (kPixelRows) {
+        const gemm::TransposedOut<OutT, Index, kStreamY> out{yn, howo, howo, Index(Shape::K), n};
         gemm::store_fragments_direct<Index>(acc, out, Index(p0 + 64 * c), Index(k0), epi, typename Engine::Rows{warp});
       } else {
-        const gemm::MatrixOut<OutT, Index, kVecY, kStreamY> out{yn, Index(Shape::HoWo), Index(Shape::K),
-                                                                Index(Shape::HoWo), n};
+        const gemm::MatrixOut<OutT, Index, kVec, kStreamY> out{yn, howo, Index(Shape::K), howo, n};
         gemm::store_accumulators<Index>(acc, out, Index(k0 + 64 * c + 16 * warp), Index(p0), epi);
       }
     });

@@ -10,6 +10,13 @@
 namespace kiln {
 namespace gemm {
 
+// The copy's rows, row stride and batch stride (elements) at a launch, where OperandPrep's Rows is
+// 0: a conv's copy of x with dyn spatial extents ([Note: dyn conv spatial extents] in
+// kiln/conv_shape.cuh), its rows H x W, ld H x W and stride C x H x W (DynValue arguments).
+struct PrepRows {
+  long long rows = 0, ld = 0, stride = 0;
+};
+
 // One operand of the TMA engine copied k-major into a workspace the engine can map:
 //   dst[b][r][k] = src[b * kStride + (kKContig ? q * kLd + k : k * kLd + q)]   r < Rows, k < K
 // (r: the operand's m or n; q = r, or Rows - 1 - r with kReversed: a transposed conv's filters,
@@ -22,6 +29,7 @@ namespace gemm {
 // row happens to cover them and writes zeros; the transpose leaves them alone).
 // kSplit (3xTF32, f32): each value x is written as its tf32 part hi = tf32_rna(x) at dst and
 // lo = x - hi (exact in f32) at dst + Batches * Rows * kLdw (config/gemm.h's prep_split).
+// Rows 0: rows, kLd and kStride are the launch's (PrepRows, given to run); never split or reversed.
 // grid = (ceil(Rows / kRowBlock), ceil(kLdw / kKBlock), Batches), block = Threads (whole warps, <= 1024):
 //   k-strided ([K][Rows]): a 32 x 32 tile through shared memory, rows padded by one 4-byte word
 //     (conflict-free both ways), reads coalesced along the rows, writes along k;
@@ -52,6 +60,12 @@ struct OperandPrep {
   // Batches 0: as many as the grid's z (a conv's copy of x with a dyn batch); its copies are not split.
   static_assert(!kSplit || Batches > 0, "a split copy places its lo parts after all the batches");
   static constexpr long long kLoOffset = Batches * Rows * kLdw;   // the lo parts after the hi parts
+  static constexpr bool kDynRows = Rows == 0;
+  static_assert(!kDynRows || (!kSplit && !kReversed), "a launch's rows: a conv's copy of x");
+  // The extents the copy reads: the template's (as constants), or a launch's PrepRows.
+  struct Fixed {
+    static constexpr long long rows = Rows, ld = kLd, stride = kStride;
+  };
 
   // The stored row that row r of the copy comes from.
   static __device__ __forceinline__ long long source_row(long long r) { return kReversed ? Rows - 1 - r : r; }
@@ -69,7 +83,8 @@ struct OperandPrep {
   }
 
   // The vector transpose (kVecT): the CTA's 32 k x 64 rows, k0 and r0 its first.
-  static __device__ __forceinline__ void run_vec(const E* s, E* d, long long r0, long long k0) {
+  template <class X>
+  static __device__ __forceinline__ void run_vec(const X& x, const E* s, E* d, long long r0, long long k0) {
     __shared__ float tile[kTile][kVecRows + 1];
     const int t = threadIdx.x;
 #pragma unroll
@@ -77,7 +92,7 @@ struct OperandPrep {
       const int kk = t / 16 + 16 * h, rr = 4 * (t % 16);
       const long long k = k0 + kk, r = r0 + rr;
       Vec<float, 4> v;
-      if (k < K_ && r < Rows) v = load_vec<float, 4>(s + Index(k) * Index(kLd) + Index(r));
+      if (k < K_ && r < x.rows) v = load_vec<float, 4>(s + Index(k) * Index(x.ld) + Index(r));
       else v.v[0] = v.v[1] = v.v[2] = v.v[3] = 0.f;
 #pragma unroll
       for (int j = 0; j < 4; ++j) tile[kk][rr + j] = v.v[j];
@@ -87,7 +102,7 @@ struct OperandPrep {
     for (int h = 0; h < 2; ++h) {   // write: row r0 + t / 8 (+ 32), k0 + 4 (t % 8) .. + 3
       const int rr = t / 8 + 32 * h, kk = 4 * (t % 8);
       const long long r = r0 + rr, k = k0 + kk;
-      if (r >= Rows || k >= kLdw) continue;
+      if (r >= x.rows || k >= kLdw) continue;
       Vec<float, 4> v;
 #pragma unroll
       for (int j = 0; j < 4; ++j) v.v[j] = tile[kk + j][rr];   // zeros past K (pad columns)
@@ -102,18 +117,27 @@ struct OperandPrep {
     }
   }
 
-  static __device__ __forceinline__ void run(const E* src, E* dst) {
+  static __device__ __forceinline__ void run(const E* src, E* dst, const PrepRows& at = PrepRows{}) {
+    if constexpr (kDynRows)
+      copy(at, src, dst);
+    else
+      copy(Fixed{}, src, dst);
+  }
+
+ private:
+  template <class X>
+  static __device__ __forceinline__ void copy(const X& x, const E* src, E* dst) {
     const long long r0 = (long long)blockIdx.x * (kVecT ? kVecRows : kTile), k0 = (long long)blockIdx.y * kKBlock;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const E zero = from_float<E>(0.f);
-    const E* s = src + Index(blockIdx.z) * Index(kStride);
-    E* d = dst + Index(blockIdx.z) * Index(Rows * kLdw);
+    const E* s = src + Index(blockIdx.z) * Index(x.stride);
+    E* d = dst + Index(blockIdx.z) * Index(x.rows * kLdw);
     if constexpr (kVecT) {
-      run_vec(s, d, r0, k0);
+      run_vec(x, s, d, r0, k0);
     } else if constexpr (kKContig) {
       __shared__ __align__(16) E line[kWarps][32 * kVec];   // one row's block of k per warp
-      for (int i = warp; i < kTile && r0 + i < Rows; i += kWarps) {
-        const E* row = s + Index(source_row(r0 + i)) * Index(kLd);
+      for (int i = warp; i < kTile && r0 + i < x.rows; i += kWarps) {
+        const E* row = s + Index(source_row(r0 + i)) * Index(x.ld);
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
           const long long k = k0 + j * 32 + lane;
@@ -139,12 +163,12 @@ struct OperandPrep {
       __shared__ E tile[kTile][kTile + kPad];
       for (int i = warp; i < kTile; i += kWarps) {   // source row k0 + i, operand rows r0 + lane
         const long long k = k0 + i, r = r0 + lane;
-        tile[i][lane] = k < K_ && r < Rows ? s[Index(k) * Index(kLd) + Index(source_row(r))] : zero;
+        tile[i][lane] = k < K_ && r < x.rows ? s[Index(k) * Index(x.ld) + Index(source_row(r))] : zero;
       }
       __syncthreads();
       for (int i = warp; i < kTile; i += kWarps) {   // operand row r0 + i, k0 + lane
         const long long r = r0 + i, k = k0 + lane;
-        if (r < Rows && k < K_) put(d, Index(r) * Index(kLdw) + Index(k), tile[lane][i]);
+        if (r < x.rows && k < K_) put(d, Index(r) * Index(kLdw) + Index(k), tile[lane][i]);
       }
     }
   }

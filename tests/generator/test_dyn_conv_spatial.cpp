@@ -1,9 +1,10 @@
 // Dyn spatial extents of convs ([Note: dyn conv spatial extents] in
 // generator/plan/plan_contraction.cpp): a 1-d or 2-d forward conv takes dyn dims as x's spatial
-// extents on WgConvNchw (sm_90a, f32, one group), ConvNchw and DepthwiseDirect. Within a bucket
-// every value gives the same source, free of the values; the config holds 0 for h, w, ho, wo and
-// the kernel reads them (and Ho x Wo) from DynValue arguments; the launch is conv_geometry at each
-// launch's extents; the TMA engine is not taken; the refusals are located; the units compile.
+// extents on the TMA engine and WgConvNchw (sm_90a, f32, one group), ConvNchw and DepthwiseDirect.
+// Within a bucket every value gives the same source, free of the values; the config holds 0 for
+// h, w, ho, wo and the kernel reads them (and Ho x Wo) from DynValue arguments; the launch is
+// conv_geometry at each launch's extents (the TMA engine's copy of x and its map sized by it); the
+// refusals are located; the units compile.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -61,14 +62,17 @@ op reader {
 }
 )";
 
-const std::vector<std::string> kOps{"conv_hw", "conv_s2_f16", "conv_res",    "depthwise",  "dw_nhwc",
-                                    "conv1d_bf16", "grouped", "valid_tf32", "conv1d_tf32"};
+const std::vector<std::string> kOps{"conv_hw", "conv_s2_f16", "conv_res",    "depthwise",   "dw_nhwc",
+                                    "conv1d_bf16", "grouped", "valid_tf32", "conv1d_tf32", "tma_tf32"};
 
-// The template the op's conv takes on `arch`: f32 with one group WgConvNchw on sm_90a.
+// The template the op's conv takes on `arch`: f32 with one group on sm_90a the TMA engine, or
+// WgConvNchw under 8 input channels.
 kiln::ConvKind kind_of(const std::string& op, const std::string& arch) {
   if (op == "depthwise" || op == "dw_nhwc") return kiln::ConvKind::Depthwise;
-  const bool wgmma = op == "conv_hw" || op == "conv_res" || op == "valid_tf32" || op == "conv1d_tf32";
-  return wgmma && arch == "sm_90a" ? kiln::ConvKind::Wgmma : kiln::ConvKind::Nchw;
+  if (arch != "sm_90a") return kiln::ConvKind::Nchw;
+  if (op == "conv_hw" || op == "conv_res" || op == "tma_tf32") return kiln::ConvKind::Tma;
+  if (op == "valid_tf32" || op == "conv1d_tf32") return kiln::ConvKind::Wgmma;
+  return kiln::ConvKind::Nchw;
 }
 
 // The op's dyn dims at `v` (the batch of conv_s2_f16 at 3).
@@ -76,8 +80,9 @@ std::map<std::string, std::int64_t> dims_at(const std::string& op, std::int64_t 
   if (op == "conv_s2_f16") return {{"N", 3}, {"S", v}};
   if (op == "conv1d_bf16") return {{"L", v}};
   if (op == "conv1d_tf32") return {{"N", 3}, {"L", v}};
+  if (op == "tma_tf32") return {{"N", 2}, {"H", v}, {"W", v + 2}};
   if (op == "conv_res") return {{"H", v}};
-  return {{"H", v}, {"W", v + 3}};
+  return {{"H", v}, {"W", v + 2}};
 }
 
 kiln::Plan plan_at(const std::string& op, std::int64_t v, const std::string& arch = "sm_90a") {
@@ -88,8 +93,8 @@ const kiln::ConvConfig& conv_of(const kiln::PlannedKernel& k) { return std::get<
 
 }  // namespace
 
-TEST_CASE("dyn conv spatial extents: one source per bucket, free of the values, on WgConvNchw, ConvNchw or "
-          "DepthwiseDirect") {
+TEST_CASE("dyn conv spatial extents: one source per bucket, free of the values, on the TMA engine, WgConvNchw, "
+          "ConvNchw or DepthwiseDirect") {
   for (const auto& op : kOps)
     for (const char* arch : {"sm_90a", "sm_80"}) {
       CAPTURE(op);
@@ -98,15 +103,36 @@ TEST_CASE("dyn conv spatial extents: one source per bucket, free of the values, 
       const auto a = plan_at(op, 20, arch), b = plan_at(op, 37, arch), c = plan_at(op, 301, arch);
       CHECK(all_sources(sources_of(a)) == all_sources(sources_of(b)));
       CHECK(all_sources(sources_of(a)) == all_sources(sources_of(c)));
-      REQUIRE(a.kernels.size() == 1);
-      const auto& kn = a.kernels[0];
+      const bool tma = kind_of(op, arch) == kiln::ConvKind::Tma;
+      // (the TMA engine after its copies of x and the filters)
+      REQUIRE(a.kernels.size() == (tma ? 3u : 1u));
+      const auto& kn = a.kernels.back();
       const auto& cc = conv_of(kn);
       const bool depthwise = op == "depthwise" || op == "dw_nhwc";
       CHECK(cc.kind == kind_of(op, arch));
       CHECK(kiln::conv_dyn_spatial(cc));
       CHECK(!cc.stream);
-      // WgConvNchw's 16-byte stores are the launch's pick: the config allows them at any extent.
-      if (cc.kind == kiln::ConvKind::Wgmma) CHECK(cc.vec_y);
+      // WgConvNchw's and the TMA engine's 16-byte stores are the launch's pick: the config allows
+      // them at any extent.
+      // (The TMA engine's 3xTF32 stores y transposed, without them: conv_tma_pixel_rows.)
+      if (cc.kind == kiln::ConvKind::Wgmma || (tma && !kiln::conv_tma_pixel_rows(cc))) CHECK(cc.vec_y);
+      if (tma) {   // the copy of x: its rows and strides a launch's, its workspace sized by its geometry
+        const auto& prep = std::get<kiln::GemmConfig>(a.kernels[0].config);
+        CHECK((prep.m == 0 && prep.lda == 0 && prep.stride_a == 0));
+        CHECK(kiln::prep_batches(prep) == prep.batch);
+        int rows_args = 0;
+        for (const auto& arg : a.kernels[0].args)
+          rows_args += arg.kind == kiln::KernelArg::Kind::DynValue &&
+                       (arg.name == "prep_rows" || arg.name == "prep_ld" || arg.name == "prep_stride");
+        CHECK(rows_args == 3);
+        int launch_sized = 0;
+        for (const auto& buf : a.buffers) launch_sized += buf.launch_kernel == 0;
+        CHECK(launch_sized == 1);
+        // The x map's extents and strides: expressions of the dims.
+        for (const auto& arg : kn.args)
+          if (arg.kind == kiln::KernelArg::Kind::TensorMap && arg.name == "tmap_x")
+            CHECK((arg.map_dims_at.size() == 4 && arg.map_strides_at.size() == 3 && arg.map_dyn_dim < 0));
+      }
       // The dyn axes' extents are 0 in the config (a conv1d's h is its static 1).
       const bool h_dyn = op != "conv1d_bf16" && op != "conv1d_tf32";
       CHECK((cc.h == 0) == h_dyn);
@@ -121,13 +147,17 @@ TEST_CASE("dyn conv spatial extents: one source per bucket, free of the values, 
         CHECK(found == 1);
       }
       CHECK(kn.reason.find("dyn spatial extents ") == 0);
-      if (!depthwise) CHECK(contains(kn.reason, "not on the TMA engine: dyn spatial extents"));
+      if (!depthwise && !tma) CHECK(contains(kn.reason, "not on the TMA engine: "));
       // The values the sources must not hold, as the plan texts and comments would write them.
-      for (const auto& src : sources_of(c)) {
-        INFO(src.text);
-        CHECK(!contains(src.text, "301"));
-        CHECK(!contains(src.text, "304"));
-        CHECK(contains(src.text, "kiln::conv::ConvDyn{conv_h, conv_w, conv_ho, conv_wo, conv_howo}"));
+      const auto units = sources_of(c);
+      for (std::size_t u = 0; u < units.size(); ++u) {
+        INFO(units[u].text);
+        CHECK(!contains(units[u].text, "301"));
+        CHECK(!contains(units[u].text, "303"));
+        if (u + 1 == units.size())
+          CHECK(contains(units[u].text, "kiln::conv::ConvDyn{conv_h, conv_w, conv_ho, conv_wo, conv_howo}"));
+        else if (u == 0)   // the TMA engine's copy of x
+          CHECK(contains(units[u].text, "kiln::gemm::PrepRows{prep_rows, prep_ld, prep_stride}"));
       }
     }
   // The bucket one plans the static conv: a 1x1 image with padding 1 (its Ho, Wo 1).
@@ -148,7 +178,8 @@ TEST_CASE("dyn conv spatial extents: the launch is conv_geometry at each launch'
       CAPTURE(op);
       CAPTURE(arch);
       const auto p = plan_at(op, 20, arch);
-      const auto& cc = conv_of(p.kernels[0]);
+      const std::size_t ki = p.kernels.size() - 1;   // the conv (the TMA engine after its copies)
+      const auto& cc = conv_of(p.kernels[ki]);
       for (std::int64_t v : {7, 20, 45, 130, 1001}) {
         CAPTURE(v);
         auto dims = p.bound->dims;
@@ -164,14 +195,26 @@ TEST_CASE("dyn conv spatial extents: the launch is conv_geometry at each launch'
         at.ho = kiln::conv_out_size(h, cc.r, cc.stride_h, cc.pad_h, cc.dil_h, 0, false);
         at.wo = kiln::conv_out_size(w, cc.s, cc.stride_w, cc.pad_w, cc.dil_w, 0, false);
         const auto want = kiln::conv_geometry(at, p.target.sm_count);
-        const auto got = kiln::launch_for(p, 0, dims);
+        const auto got = kiln::launch_for(p, ki, dims);
         CHECK(got.grid.x == want.grid.x);
         CHECK(got.grid.y == want.grid.y);
         CHECK(got.grid.z == want.grid.z);
-        CHECK(got.block.x == p.kernels[0].block.x);
-        CHECK(got.shared_bytes == p.kernels[0].shared_bytes);
+        CHECK(got.block.x == p.kernels[ki].block.x);
+        CHECK(got.shared_bytes == p.kernels[ki].shared_bytes);
+        if (cc.kind == kiln::ConvKind::Tma) {   // the copy of x: N images of H x W rows of ldc channels
+          kiln::GemmConfig prep = std::get<kiln::GemmConfig>(p.kernels[0].config);
+          prep.m = prep.lda = h * w, prep.stride_a = cc.c * h * w, prep.batch = at.n;
+          const auto want_prep = kiln::gemm_geometry(prep, p.target.sm_count, 0);
+          const auto got_prep = kiln::launch_for(p, 0, dims);
+          CHECK(got_prep.grid.x == want_prep.grid.x);
+          CHECK(got_prep.grid.z == at.n);
+          const std::int64_t bytes = at.n * h * w * kiln::conv_tma_ldc(cc) * 4;
+          CHECK(got_prep.workspace_bytes == bytes);
+          for (std::size_t b = 0; b < p.buffers.size(); ++b)
+            if (p.buffers[b].launch_kernel == 0) CHECK(p.buffer_bytes(b, dims) == bytes);
+        }
         // The DynValue arguments evaluate to the launch's extents.
-        for (const auto& arg : p.kernels[0].args) {
+        for (const auto& arg : p.kernels[ki].args) {
           if (arg.kind != kiln::KernelArg::Kind::DynValue) continue;
           const std::int64_t want_value = arg.name == "conv_h"    ? h
                                           : arg.name == "conv_w"  ? w
@@ -224,20 +267,35 @@ TEST_CASE("dyn conv spatial extents: an image past the templates' 32-bit offsets
   }
   dims["H"] = 8000, dims["W"] = 8000;   // 1.02e9 elements: within
   CHECK(kiln::launch_for(p, 0, dims).grid.x > 0);
-  // WgConvNchw (sm_90a) decodes a pixel within an image in 32 bits: y's images under 2^31 - 256 pixels.
-  const auto wg = plan_at("conv_hw", 20, "sm_90a");
+  // WgConvNchw (sm_90a) decodes a pixel within an image in 32 bits: y's images under 2^31 - 256
+  // pixels (valid_tf32: stride 2, 5 taps of dilation 2, Ho = 1 at H = 5).
+  const auto wg = plan_at("valid_tf32", 20, "sm_90a");
   REQUIRE(conv_of(wg.kernels[0]).kind == kiln::ConvKind::Wgmma);
   dims = wg.bound->dims;
-  dims["H"] = 46341, dims["W"] = 46341;
+  dims["H"] = 5, dims["W"] = 4294966787;   // Wo = 2147483392
   try {
     kiln::launch_for(wg, 0, dims);
     FAIL("launched");
   } catch (const kiln::UnsupportedError& e) {
-    CHECK(std::string(e.what()) == "conv_hw: an image of y has 46341 x 46341 pixels at this launch; the sm_90a wgmma "
-                                   "conv template takes fewer than 2147483392 per image");
+    CHECK(std::string(e.what()) == "valid_tf32: an image of y has 1 x 2147483392 pixels at this launch; the sm_90a "
+                                   "wgmma conv template takes fewer than 2147483392 per image");
+  }
+  dims["W"] = 4294966785;   // Wo = 2147483391: within
+  CHECK(kiln::launch_for(wg, 0, dims).grid.x > 0);
+  // The TMA engine's maps: an image's pixels under 2^31 (a map's coordinates), at each launch.
+  const auto tma = plan_at("conv_hw", 20, "sm_90a");
+  REQUIRE(conv_of(tma.kernels.back()).kind == kiln::ConvKind::Tma);
+  dims = tma.bound->dims;
+  dims["H"] = 46341, dims["W"] = 46341;
+  try {
+    kiln::launch_for(tma, tma.kernels.size() - 1, dims);
+    FAIL("launched");
+  } catch (const kiln::UnsupportedError& e) {
+    CHECK(std::string(e.what()) == "conv_hw: x of 2 x 16 x 46341 x 46341 at this launch is past the sm_90a TMA conv "
+                                   "engine's tensor maps: an extent reaches 2^31, past a tensor map's coordinates");
   }
   dims["H"] = 46340;   // 46340 x 46341 = 2147441940 pixels: within
-  CHECK(kiln::launch_for(wg, 0, dims).grid.x > 0);
+  CHECK(kiln::launch_for(tma, tma.kernels.size() - 1, dims).grid.x > 0);
   // A static conv as big, on ConvNchw (sm_80): refused when planned.
   const char* big = "op big {\n  dims N = 1, C = 16, H = 12000, W = 12000, K = 8\n  in x: f32[N, C, H, W]\n"
                     "  in w: f32[K, C, 3, 3]\n  out y = conv2d(x, w, padding=1)\n}\n";
@@ -257,6 +315,13 @@ TEST_CASE("dyn conv spatial extents: `generic` shapes leave them baked in") {
 TEST_CASE("dyn conv spatial extents: golden of a strided f16 conv over a dyn square side and batch") {
   check_golden("source/dyn_conv_spatial_s2_f16.cu", [] {
     const auto plan = plan_at("conv_s2_f16", 37, "sm_90a");
+    return plan.text() + "\n" + all_sources(sources_of(plan));
+  }());
+}
+
+TEST_CASE("dyn conv spatial extents: golden of a strided tf32 conv with a dyn batch on the TMA engine (sm_90a)") {
+  check_golden("source/dyn_conv_spatial_tma_tf32.cu", [] {
+    const auto plan = plan_at("tma_tf32", 37, "sm_90a");
     return plan.text() + "\n" + all_sources(sources_of(plan));
   }());
 }

@@ -835,8 +835,9 @@ TEST_CASE("gpu: dyn pooled axes against the float64 reference, one compile per b
 }
 
 // Dyn spatial extents of convs ([Note: dyn conv spatial extents] in plan_contraction.cpp): the ops
-// of tests/dyn_conv_spatial_spec.h. Values: odd, multiples of 4 and of 16, tiny and past a CTA's
-// pixel tile; the bucket one (a static plan) for the square side.
+// of tests/dyn_conv_spatial_spec.h (on the TMA engine, WgConvNchw, ConvNchw, DepthwiseDirect).
+// Values: odd, multiples of 4 and of 16 (the TMA engine's copy of x by 16-byte vectors), tiny and
+// past a CTA's pixel tile; the bucket one (a static plan) for the square side.
 TEST_CASE("gpu: dyn spatial extents of convs against the float64 reference, one compile per bucket") {
   KILN_REQUIRE_GPU();
   const std::vector<std::int64_t> h{3, 4, 5, 16, 17, 31, 64, 97, 130, 224};
@@ -851,7 +852,8 @@ TEST_CASE("gpu: dyn spatial extents of convs against the float64 reference, one 
                  {"conv1d_bf16", {"L", {13, 16, 17, 100, 1000, 4099}}},
                  // (no padding, dilation 2: H and W from 5)
                  {"valid_tf32", {"H", {5, 6, 9, 16, 17, 40, 131, 300}, "W", {5, 8, 7, 21, 16, 64, 129, 301}}},
-                 {"conv1d_tf32", {"L", {5, 6, 8, 13, 100, 769, 4099, 20000}}}},
+                 {"conv1d_tf32", {"L", {5, 6, 8, 13, 100, 769, 4099, 20000}}},
+                 {"tma_tf32", {"H", h, "W", w}}},
                 /*computed_extents=*/true);
 }
 

@@ -76,8 +76,8 @@ KILN_CONFIG(ConvConfig, KILN_CONV_FIELDS);
 // KernelArg::DynValue arguments named "conv_" and the member ([Note: dyn conv spatial extents]);
 // its config holds 0 for h, w, ho and wo.
 constexpr const char* kConvDynFields[5] = {"h", "w", "ho", "wo", "howo"};
-// Whether the config's spatial extents are a launch's (ConvNchw's 2-d loader, DepthwiseDirect and
-// WgConvNchw).
+// Whether the config's spatial extents are a launch's (ConvNchw's 2-d loader, DepthwiseDirect,
+// WgConvNchw and TmaConv).
 KILN_RULE constexpr bool conv_dyn_spatial(const ConvConfig& c) { return c.h == 0 || c.w == 0; }
 
 // One spatial axis's output size (docs/semantics.md, "Convolution"): ConvShape's Do, Ho, Wo.

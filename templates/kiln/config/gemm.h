@@ -242,7 +242,10 @@ KILN_RULE constexpr bool prep_reversed(const GemmConfig& c) { return c.prep == k
 KILN_RULE constexpr long long prep_rows(const GemmConfig& c) { return prep_is_a(c) ? c.m : c.n; }
 KILN_RULE constexpr long long prep_ld(const GemmConfig& c) { return prep_is_a(c) ? c.lda : c.ldb; }
 KILN_RULE constexpr long long prep_stride(const GemmConfig& c) { return prep_is_a(c) ? c.stride_a : c.stride_b; }
-KILN_RULE constexpr long long prep_batches(const GemmConfig& c) { return prep_stride(c) != 0 ? c.batch : 1; }
+// (Rows 0: a launch's rows and strides, PrepRows in gemm_prep.cuh; the batches are then the config's.)
+KILN_RULE constexpr long long prep_batches(const GemmConfig& c) {
+  return prep_stride(c) != 0 || prep_rows(c) == 0 ? c.batch : 1;
+}
 KILN_RULE constexpr bool prep_k_contig(const GemmConfig& c) {
   return prep_is_a(c) ? gemm_a_k_contig(c) : gemm_b_k_contig(c);
 }
