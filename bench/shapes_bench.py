@@ -182,6 +182,10 @@ CONV_CASES = [
      "the conv seed 8x64x512x1024, 3x3", "fp32-accurate", 1e-4, lambda F, x, w: F.conv2d(x, w)),
     ("resnet_HW_tf32", conv_hw_text(32, 64, 64, "f32", "C", ", padding=1, precision=\"tf32\""), ("H", "W"), (56, 56),
      "a ResNet layer 32x64x56x56 -> 64, 3x3 pad 1", "tf32", 1e-2, lambda F, x, w: F.conv2d(x, w, padding=1)),
+    # A small image (2^27 flops): the specialized conv takes WgConvNchw, the dyn one the TMA engine
+    # with its copies (its route is the same at every extent).
+    ("small_HW_tf32", conv_hw_text(8, 64, 64, "f32", "C", ", padding=1, precision=\"tf32\""), ("H", "W"), (14, 14),
+     "a small layer 8x64x14x14 -> 64, 3x3 pad 1", "tf32", 1e-2, lambda F, x, w: F.conv2d(x, w, padding=1)),
     ("resnet_HW_f16", conv_hw_text(32, 64, 64, "f16", "C", ", padding=1"), ("H", "W"), (56, 56),
      "a ResNet layer 32x64x56x56 -> 64, 3x3 pad 1", "f16", 2e-2, lambda F, x, w: F.conv2d(x, w, padding=1)),
     ("depthwise_HW", conv_hw_text(32, 128, 128, "f32", 1, ", padding=1, groups=128"), ("H", "W"), (112, 112),
