@@ -34,10 +34,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const PoolConfig
   std::string extents;
   for (const char* field : kPoolDynFields) {
     const std::string name = fmt::format("pool_{}", field);
-    const bool passed = std::any_of(kernel.args.begin(), kernel.args.end(), [&](const KernelArg& a) {
-      return a.kind == KernelArg::Kind::DynValue && a.name == name;
-    });
-    extents += fmt::format("{}{}", extents.empty() ? "" : ", ", passed ? name : "{}");
+    extents += fmt::format("{}{}", extents.empty() ? "" : ", ", kernel.has_dyn_value(name) ? name : "{}");
   }
   const bool dyn_axes = config.in_d == 0 || config.in_h == 0 || config.in_w == 0;
   const bool dyn_planes = !kernel.dyn_outer.empty();

@@ -160,6 +160,28 @@ std::int64_t PlannedKernel::dyn_extent(const std::map<std::string, std::int64_t>
   return extent;
 }
 
+void PlannedKernel::add_dyn_value(const std::string& name, const ir::DimExpr& value) {
+  KernelArg arg;
+  arg.kind = KernelArg::Kind::DynValue;
+  arg.dtype = DType::i64;
+  arg.name = name;
+  arg.value = value;
+  args.push_back(std::move(arg));
+}
+
+bool PlannedKernel::has_dyn_value(const std::string& name) const {
+  return std::any_of(args.begin(), args.end(),
+                     [&](const KernelArg& a) { return a.kind == KernelArg::Kind::DynValue && a.name == name; });
+}
+
+std::int64_t PlannedKernel::dyn_value(const std::string& name, const std::map<std::string, std::int64_t>& dims) const {
+  const auto a = std::find_if(args.begin(), args.end(), [&](const KernelArg& arg) {
+    return arg.kind == KernelArg::Kind::DynValue && arg.name == name;
+  });
+  KILN_ASSERT(a != args.end(), "{}: no DynValue argument {}", entry, name);
+  return a->value.evaluate(dims);
+}
+
 bool PlannedKernel::reads_dyn_dims() const {
   return std::any_of(args.begin(), args.end(), [](const KernelArg& a) { return a.kind == KernelArg::Kind::DynDim; });
 }

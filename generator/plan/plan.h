@@ -254,6 +254,12 @@ struct PlannedKernel {
   // ([Note: dyn inner extents] in plan_memory.cpp).
   std::vector<ir::DimExpr> dyn_inner;
 
+  // KernelArg::Kind::DynValue arguments: appends one (an i64 extent of the dyn dims, `value`);
+  // `name`'s value at a launch's dims (it must be an argument).
+  void add_dyn_value(const std::string& name, const ir::DimExpr& value);
+  std::int64_t dyn_value(const std::string& name, const std::map<std::string, std::int64_t>& dims) const;
+  bool has_dyn_value(const std::string& name) const;
+
   // grid, block and shared_bytes from a family's geometry rule (kiln/config/<family>.h).
   void set_launch(const launch::Geometry& g);
   // Whether a dyn dim is among the arguments (its extents and grid are a launch's).

@@ -1684,9 +1684,6 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   // [Note: dyn conv]: with a dyn batch the copy of x is sized by each launch, as its map is; with
   // dyn spatial extents by the copy's geometry at each launch (conv_prep_launch).
   const std::string batch = dyn_batch ? dyn->dim : std::to_string(cc.n);
-  // x's pixels per image: H x W, and the rows' stride C x H x W, as expressions of the dims.
-  ir::DimExpr x_rows = ir::DimExpr::constant(image);
-  if (dyn_spatial) x_rows = dyn->in_or(1, cc.h) * dyn->in_or(2, cc.w);
   if (!x_in_place) {
     x_buf = p.add_workspace(fmt::format("{}_x{}", nhwc ? "padded" : "nhwc", kn.anchor), DType::f32,
                             {cc.n, image, ldc}, dyn_batch && !dyn_spatial ? dyn->dim : "");
@@ -1703,19 +1700,15 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
       at.m = at.lda = image, at.stride_a = cc.c * image;
       set_launch(p, xp, at);
       xp.config = xg;
+      // x's pixels per image (H x W: its rows and their stride) and the images' stride, as
+      // expressions of the dims.
+      const ir::DimExpr x_rows = dyn->in_or(1, cc.h) * dyn->in_or(2, cc.w);
+      xp.add_dyn_value("prep_rows", x_rows);
+      xp.add_dyn_value("prep_ld", x_rows);
+      xp.add_dyn_value("prep_stride", x_rows * ir::DimExpr::constant(cc.c));
     } else {
       set_launch(p, xp, xg);
     }
-    if (dyn_spatial)
-      for (const auto& [name, value] : {std::pair<const char*, ir::DimExpr>{"prep_rows", x_rows},
-                                        {"prep_ld", x_rows}, {"prep_stride", x_rows * ir::DimExpr::constant(cc.c)}}) {
-        KernelArg arg;
-        arg.kind = KernelArg::Kind::DynValue;
-        arg.dtype = DType::i64;
-        arg.name = name;
-        arg.value = value;
-        xp.args.push_back(arg);
-      }
     const std::string size = dyn_spatial ? std::string("sized by each launch")
                              : dyn       ? fmt::format("{:.1f} MB an image", static_cast<double>(image * ldc * 4) / 1e6)
                                          : fmt::format("{:.1f} MB", static_cast<double>(cc.n * image * ldc * 4) / 1e6);
@@ -1915,14 +1908,7 @@ void make_dyn_spatial(const DynConv& dc, ConvConfig& cc, PlannedKernel& kn) {
   const ir::DimExpr ho = dc.spatial[1].empty() ? ir::DimExpr::constant(cc.ho) : dc.out[1];
   const ir::DimExpr wo = dc.spatial[2].empty() ? ir::DimExpr::constant(cc.wo) : dc.out[2];
   const ir::DimExpr values[5] = {h, w, ho, wo, ho * wo};
-  for (int f = 0; f < 5; ++f) {
-    KernelArg arg;
-    arg.kind = KernelArg::Kind::DynValue;
-    arg.dtype = DType::i64;
-    arg.name = fmt::format("conv_{}", kConvDynFields[f]);
-    arg.value = values[f];
-    kn.args.push_back(arg);
-  }
+  for (int f = 0; f < 5; ++f) kn.add_dyn_value(fmt::format("conv_{}", kConvDynFields[f]), values[f]);
   if (!dc.spatial[1].empty()) cc.h = 0, cc.ho = 0;
   if (!dc.spatial[2].empty()) cc.w = 0, cc.wo = 0;
 }
@@ -2386,14 +2372,8 @@ launch::Geometry gemm_launch(const Plan& plan, const PlannedKernel& kernel, std:
 launch::Geometry conv_prep_launch(const Plan& plan, const PlannedKernel& kernel,
                                   const std::map<std::string, std::int64_t>& dims) {
   GemmConfig c = std::get<GemmConfig>(kernel.config);
-  auto value = [&](const char* name) -> std::int64_t {
-    const auto a = std::find_if(kernel.args.begin(), kernel.args.end(), [&](const KernelArg& arg) {
-      return arg.kind == KernelArg::Kind::DynValue && arg.name == name;
-    });
-    KILN_ASSERT(a != kernel.args.end(), "{}: a copy with a launch's rows without its {} argument", kernel.entry, name);
-    return a->value.evaluate(dims);
-  };
-  c.m = value("prep_rows"), c.lda = value("prep_ld"), c.stride_a = value("prep_stride");
+  c.m = kernel.dyn_value("prep_rows", dims), c.lda = kernel.dyn_value("prep_ld", dims);
+  c.stride_a = kernel.dyn_value("prep_stride", dims);
   if (c.batch == 0) c.batch = kernel.dyn_extent(dims);
   KILN_CHECK(c.batch <= launch::kMaxGridY, UnsupportedError, "{}: {} images at this launch; the TMA conv engine's copy "
              "of x takes at most {}", plan.ir().op_name, c.batch, launch::kMaxGridY);
@@ -2406,15 +2386,8 @@ launch::Geometry conv_launch(const Plan& plan, const PlannedKernel& kernel, cons
   ConvConfig c = std::get<ConvConfig>(kernel.config);
   if (!kernel.dyn_outer.empty()) c.n = kernel.dyn_extent(dims);   // [Note: dyn conv]
   if (conv_dyn_spatial(c)) {   // [Note: dyn conv spatial extents]: the values its DynValue arguments take
-    auto value = [&](const char* field) -> std::int64_t {
-      const std::string name = fmt::format("conv_{}", field);
-      const auto a = std::find_if(kernel.args.begin(), kernel.args.end(), [&](const KernelArg& arg) {
-        return arg.kind == KernelArg::Kind::DynValue && arg.name == name;
-      });
-      KILN_ASSERT(a != kernel.args.end(), "{}: a dyn spatial conv without its {} argument", kernel.entry, name);
-      return a->value.evaluate(dims);
-    };
-    c.h = value("h"), c.w = value("w"), c.ho = value("ho"), c.wo = value("wo");
+    c.h = kernel.dyn_value("conv_h", dims), c.w = kernel.dyn_value("conv_w", dims);
+    c.ho = kernel.dyn_value("conv_ho", dims), c.wo = kernel.dyn_value("conv_wo", dims);
     // WgConvNchw decodes a pixel within an image with 32-bit division (conv_sm90.cuh).
     KILN_CHECK(c.kind != ConvKind::Wgmma || c.ho * c.wo < kConvWgmmaMaxPixels, UnsupportedError,
                "{}: an image of y has {} x {} pixels at this launch; the sm_90a wgmma conv template takes fewer than "

@@ -56,12 +56,7 @@ struct DynPoolAxes {
     if (!any()) return;
     // kPoolDynFields: the in extents (slots 0-2), the out extents (3-5), the steps along w and h.
     auto add = [&](int field, const ir::DimExpr& value) {
-      KernelArg arg;
-      arg.kind = KernelArg::Kind::DynValue;
-      arg.dtype = DType::i64;
-      arg.name = fmt::format("pool_{}", kPoolDynFields[field]);
-      arg.value = value;
-      kn.args.push_back(arg);
+      kn.add_dyn_value(fmt::format("pool_{}", kPoolDynFields[field]), value);
     };
     for (int s = 0; s < 3; ++s) {
       if (dim[s].empty()) continue;

@@ -147,6 +147,10 @@ struct TmaConv {
   }
 
   struct Problem : ConvProblem<Shape> {
+    using Pixel = long long;   // (the type of a tile's first pixel)
+    __device__ __forceinline__ void origin(long long u, Index& n, int& k0, long long& p0) const {
+      tile_origin(u, n, k0, p0);
+    }
     __device__ __forceinline__ void load(u32 stage, u32 full, long long u, int kt) const {
       Index n;
       int k0;
@@ -159,6 +163,7 @@ struct TmaConv {
   // Dyn spatial extents: the units and pixels of this launch's images ([Note: dyn conv spatial
   // extents] in conv_shape.cuh). Pixels within an image fit 32 bits (the launch's checks).
   struct DynProblem : ConvProblem<Shape> {
+    using Pixel = int;
     long long tiles_p;   // pixel tiles per image
     DynDim wo;
     __device__ __forceinline__ void origin(long long u, Index& n, int& k0, int& p0) const {
@@ -182,41 +187,27 @@ struct TmaConv {
       const long long tiles_p = (dyn.howo.value + kPixelTile - 1) / kPixelTile;
       DynProblem prob{{{w, x, kTilesK * tiles_p * gemm::extent<Shape::N>(batch)}}, tiles_p, dyn.wo};
       if (kVecY && howo % 4 == 0)
-        run_dyn<kVecY>(prob, y, howo, epi);
+        run_units<kVecY>(prob, y, howo, epi);
       else
-        run_dyn<false>(prob, y, howo, epi);
+        run_units<false>(prob, y, howo, epi);
     } else {
       Problem prob{{{w, x, kTilesK * kTilesP * gemm::extent<Shape::N>(batch)}}};
-      Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
-        Index n;
-        int k0;
-        long long p0;
-        tile_origin(u, n, k0, p0);
-        OutT* const yn = y + n * Index(Shape::K * Shape::HoWo);
-        if constexpr (kPixelRows) {   // tile (pixel, channel) -> y[n][channel][pixel]
-          const gemm::TransposedOut<OutT, Index, kStreamY> out{yn, Index(Shape::HoWo), Index(Shape::HoWo),
-                                                               Index(Shape::K), n};
-          gemm::store_fragments_direct<Index>(acc, out, Index(p0 + 64 * c), Index(k0), epi, typename Engine::Rows{warp});
-        } else {
-          const gemm::MatrixOut<OutT, Index, kVecY, kStreamY> out{yn, Index(Shape::HoWo), Index(Shape::K),
-                                                                  Index(Shape::HoWo), n};
-          gemm::store_accumulators<Index>(acc, out, Index(k0 + 64 * c + 16 * warp), Index(p0), epi);
-        }
-      });
+      run_units<kVecY>(prob, y, Index(Shape::HoWo), epi);
     }
   }
 
  private:
-  // The engine over a dyn spatial conv's units; y's images howo elements apart (16-byte stores
-  // where kVec: the launch's Ho x Wo a multiple of 4).
-  template <bool kVec, class OutT, class Epi>
-  static __device__ __forceinline__ void run_dyn(DynProblem& prob, OutT* y, Index howo, const Epi& epi) {
+  // The engine over the problem's units; y's images howo elements apart (16-byte stores where
+  // kVec: Ho x Wo a multiple of 4, the launch's with dyn spatial extents).
+  template <bool kVec, class Prob, class OutT, class Epi>
+  static __device__ __forceinline__ void run_units(Prob& prob, OutT* y, Index howo, const Epi& epi) {
     Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
       Index n;
-      int k0, p0;
+      int k0;
+      typename Prob::Pixel p0;
       prob.origin(u, n, k0, p0);
       OutT* const yn = y + n * (Index(Shape::K) * howo);
-      if constexpr (kPixelRows) {
+      if constexpr (kPixelRows) {   // tile (pixel, channel) -> y[n][channel][pixel]
         const gemm::TransposedOut<OutT, Index, kStreamY> out{yn, howo, howo, Index(Shape::K), n};
         gemm::store_fragments_direct<Index>(acc, out, Index(p0 + 64 * c), Index(k0), epi, typename Engine::Rows{warp});
       } else {
