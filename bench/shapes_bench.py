@@ -266,6 +266,9 @@ LEN_CASES = [
     ("cumsum_mid_C", "op p {{\n  dims B = 2, R = 3000, {D}\n  in x: f32[B, R, C]\n  out y = cumsum(x, axis=1)\n}}\n",
      "C", 1000, "cumsum down a middle axis of 3000, 2 rows (chunked)", "fp32-accurate", 1e-3,
      lambda F, x: x.cumsum(dim=1)),
+    ("cumsum_mid_C", "op p {{\n  dims B = 512, R = 256, {D}\n  in x: f32[B, R, C]\n  out y = cumsum(x, axis=1)\n}}\n",
+     "C", 1000, "cumsum down a middle axis of 256, 512 rows (one pass)", "fp32-accurate", 1e-3,
+     lambda F, x: x.cumsum(dim=1)),
     # Fused attention with a dyn batch and sequence length ([Note: dyn attention]): the kernel reads
     # them at launch, its maps set by each launch; beside PyTorch's scaled_dot_product_attention.
     ("attention_BS", "op p {{\n  dims {D}, H = 32\n  in q: f16[B, H, S, 128]\n  in k: f16[B, H, S, 128]\n"

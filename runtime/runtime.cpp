@@ -536,6 +536,9 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
     const auto& src = sources[k];   // src.args is plan.kernels[k].args, copied by the emitter
     const LaunchState::Kernel& planned = state->kernels[k];
     grids[k] = planned.launch_grid ? planned.grid : fns.grids[k];
+    // A launch's grid with no blocks: the kernel has nothing to do at this launch (a chunked
+    // scan's totals where the launch takes one chunk: [Note: chunks per launch]).
+    if (grids[k].x == 0 || grids[k].y == 0 || grids[k].z == 0) continue;
     values = planned.values;
     pointers.resize(src.args.size());
     // TMA maps, sized up front: pointers[] holds their addresses until cuLaunchKernel copies them.

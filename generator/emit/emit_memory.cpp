@@ -242,9 +242,11 @@ bool launch_splits(const PlannedKernel& kernel) {
   return std::any_of(kernel.args.begin(), kernel.args.end(),
                      [](const KernelArg& a) { return a.kind == KernelArg::Kind::LaunchSplits; });
 }
-std::string launch_splits_statement() {
-  return "  const Index splits = static_cast<Index>(launch_splits);  // this launch's count\n"
-         "  if (splits < 1 || splits > kSplits) __trap();  // past the workspace\n";
+// `count` (at most `most`, the workspace's) from the launch's `launch_splits`.
+std::string launch_count_statement(const char* count = "splits", const char* most = "kSplits") {
+  return fmt::format("  const Index {0} = static_cast<Index>(launch_splits);  // this launch's count\n"
+                     "  if ({0} < 1 || {0} > {1}) __trap();  // past the workspace\n",
+                     count, most);
 }
 
 std::string result_type(const Plan& plan, const PlannedKernel& kernel) {
@@ -299,7 +301,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceConf
   const std::string chunk = body_chunk ? "chunk" : dyn_len(kernel) ? "red" : "kChunk";
   const std::string splits = per_launch ? "splits" : "kSplits";
   const std::string chunk_statement =
-      (per_launch ? launch_splits_statement() : std::string()) +
+      (per_launch ? launch_count_statement() : std::string()) +
       (body_chunk
            ? fmt::format("  const Index chunk = Index(kiln::launch::reduce_dyn_chunk({}, {}, {}));  // this launch's\n",
                          red, splits,
@@ -353,7 +355,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const ReduceFini
   write_store(plan, kernel, result_type(plan, kernel), w);
   unit.functors = w.str();
   const bool per_launch = launch_splits(kernel);
-  unit.body = extent_statements(plan, kernel, "red") + (per_launch ? launch_splits_statement() : std::string()) +
+  unit.body = extent_statements(plan, kernel, "red") + (per_launch ? launch_count_statement() : std::string()) +
               fmt::format("  kiln::reduce_finish<kFinishThreads, kLanes, Op>(reinterpret_cast<const Op::Acc*>({}), {}, {}, {}, "
                           "{}, Store{{{}}});",
                           workspace_pointer(plan, kernel, false), pointer_of_store(plan, kernel),
@@ -430,8 +432,12 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, const Scan
   extent_constants(kernel, c, "kOuter", "outer", {{"kLen", "len"}, {"kInner", "inner"}}, "len");
   c.line("constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;  // a thread per column, kUnroll loads "
          "in flight");
+  const bool per_launch = launch_splits(kernel);   // [Note: chunks per launch]
   if (dyn_len(kernel))   // one pass ([Note: dyn lengths])
     c.line("// one chunk along the axis: the whole of `len`");
+  else if (per_launch)
+    c.line("constexpr Index kChunks = kConfig.chunks;  // at most; this launch's count (grid.y) is the body's "
+           "`chunks`, its `chunk` too");
   else
     c.line("constexpr Index kChunk = kConfig.chunk;  // {} chunk(s) along the axis{}", config.chunks,
            config.chunks > 1 ? " (grid.y)" : "");
@@ -452,23 +458,28 @@ void emit_scan_strided(const Plan& plan, const PlannedKernel& kernel, const Scan
   // launch, not kConfig's 0).
   if (config.chunks > 1 && !dyn_rows(kernel) && !dyn_inner(kernel))
     workspace_check(plan, kernel, geometry, totals, unit);
+  // The launch's chunks ([Note: chunks per launch]).
+  const std::string chunk_statements =
+      per_launch ? launch_count_statement("chunks", "kChunks") +
+                       "  const Index chunk = Index(kiln::scan_launch_chunk(kLen, chunks));  // this launch's\n"
+                 : std::string();
   if (totals) {
     KILN_ASSERT(!dyn_len(kernel), "chunk totals over a dyn length ([Note: dyn lengths]: one pass)");
-    unit.body = extent_statements(plan, kernel, "len") +
+    unit.body = extent_statements(plan, kernel, "len") + chunk_statements +
                 fmt::format("  kiln::scan_strided_totals<kThreads, kUnroll, kReverse, Op>({}, {}, {}, kLen, {}, "
-                            "kChunk, Load{{{}}});",
+                            "{}, Load{{{}}});",
                             in, workspace_pointer(plan, kernel, true), rows_name(kernel, "kOuter"), inner_name(kernel),
-                            inits);
+                            per_launch ? "chunk" : "kChunk", inits);
     return;
   }
   const std::string ws = workspace_pointer(plan, kernel, false);
   const bool dyn = dyn_len(kernel);
-  unit.body = extent_statements(plan, kernel, "len") +
+  unit.body = extent_statements(plan, kernel, "len") + chunk_statements +
               fmt::format("  kiln::scan_strided<kThreads, kUnroll, kExclusive, kReverse, Op>({}, {}, {}, {}, {}, "
                           "{}, {}, {});",
                           in, pointer_of_store(plan, kernel), ws.empty() ? "static_cast<const C*>(nullptr)" : ws,
                           rows_name(kernel, "kOuter"), dyn ? "len" : "kLen", inner_name(kernel),
-                          dyn ? "len" : "kChunk", functors(plan, kernel));
+                          dyn ? "len" : per_launch ? "chunk" : "kChunk", functors(plan, kernel));
 }
 
 // scan_strided_lookback: its zeroed workspace holds a status a column of each tile.

@@ -47,8 +47,9 @@ namespace kiln {
 // (the reductions' at full/512, full/64, full/8 and full, the scan's from full/64): a class's
 // workspace is at most 8 times what its lowest row count needs (but the first class's), and from
 // `full` on, a class without a largest value, they are neither split nor chunked. A split
-// reduction's count is the class's most: each launch splits as the rule does at its own rows
-// ([Note: splits per launch] in kiln/config/reduce.h).
+// reduction's count and a chunked scan's are the class's most: each launch splits or chunks as
+// the rule does at its own rows ([Note: splits per launch] in kiln/config/reduce.h, [Note: chunks
+// per launch] in kiln/config/scan.h).
 // (Rows and rows_of are declared in planner.h: the pooling family's planes are rows too.)
 void Rows::thresholds(Planner& p, const std::vector<std::int64_t>& counts) {
   if (dim.empty()) return;
@@ -194,9 +195,12 @@ Rows len_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, int
 // A strided scan has classes past 32, 64 and 128 columns (its block, sized for the widest) and,
 // with static rows and length, at the width from which the rule no longer cuts the axis into
 // chunks and below it at the powers of two where the rule's count changes; a chunked class is
-// cut as the rule at its narrowest, the chunk totals sized by each launch (the count is the
-// config's: a wider launch of the class has up to about twice the blocks the rule would give it);
-// never the strided look-back, and with dyn rows or a dyn length too one pass.
+// planned with the rule's count at its narrowest, and each launch cuts the axis as the rule at
+// its own width, at most that count, the chunk totals sized by the launch ([Note: chunks per
+// launch] in kiln/config/scan.h). With dyn rows too, the plan's count is the rule's at the fewest
+// rows and the class's narrowest inner, each launch's the rule's at its own rows and inner (one
+// chunk where its blocks fill the GPU: the totals kernel is not launched). Never the strided
+// look-back; with a dyn length, one pass.
 // A softmax or log_softmax down a strided axis (rownorm_strided: a thread a column, 256 threads)
 // decides nothing from inner: one class, the grid each launch's. (A norm composition with a dyn
 // trailing axis is not fused: its reductions take the dyn inner, fuse_norms.cpp.)
@@ -913,13 +917,18 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
   }
   // Chunks read the row count (none from a full wave of blocks, `full` rows on), and the totals'
   // workspace is sized by it: with dyn rows, classes 8 times apart below `full`, so the workspace
-  // for a class's most rows is at most 8 times what its lowest needs.
+  // for a class's most rows is at most 8 times what its lowest needs. With a dyn inner too, no
+  // row classes: the plan's count is the rule's at the fewest rows and the class's narrowest inner,
+  // and the totals are sized by each launch.
   const std::int64_t full = launch::ceil_div(std::int64_t{sms} * (2048 / threads), launch::ceil_div(b.inner, threads));
   // (A dyn length: one pass, [Note: dyn lengths]; chunk 0 stands for the body's `len`.)
   if (!len.dynamic && !inner.dynamic) rows.thresholds(p, {launch::ceil_div(full, 64), launch::ceil_div(full, 8), full});
-  const auto ch = rows.bounded() && !len.dynamic && !(rows.dynamic && inner.dynamic)
+  const auto ch = (rows.bounded() || inner.dynamic) && !len.dynamic
                       ? launch::scan_strided_chunks(rows.planned, b.len, chunk_inner, threads, kUnroll, sms)
                       : launch::ScanChunks{1, len.dynamic ? 0 : b.len};
+  // A chunked plan over dyn extents: each launch chunks as the rule at its own ([Note: chunks per
+  // launch] in kiln/config/scan.h).
+  const bool per_launch = ch.chunks > 1 && (rows.dynamic || inner.dynamic);
   const DType cdt = chain_dtype(a.dtype);
   ScanConfig config;
   config.variant = ch.chunks == 1 ? ScanVariant::kStrided : ScanVariant::kStridedTotals;
@@ -930,8 +939,13 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
   config.unroll = kUnroll;
   config.chunks = ch.chunks;
   config.chunk = ch.chunk;
+  if (per_launch) {
+    config.chunk_sms = sms;
+    config.chunk = 0;   // the body's, from the launch's count
+  }
   const int elem = element_bytes(p, a.operands[0]);
-  const auto geo = scan_geometry(config, elem, static_cast<int>(dtype_size(cdt)));
+  const ScanConfig bound = config;   // at the bound extents: the plan's launch (kiln gen shows it)
+  const auto geo = scan_geometry(bound, elem, static_cast<int>(dtype_size(cdt)));
   config.outer = rows.config_outer();
   if (inner.dynamic) config.inner = 0;
   kn.config = config;
@@ -952,7 +966,8 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
     kn.template_name = "scan_strided";
     kn.reason = len.dynamic    ? fmt::format("{}; dyn length: one pass, never chunked; {}", what, idx)
                 : rows.dynamic ? fmt::format("{}; dyn rows: one pass{}; {}", what,
-                                             inner.dynamic    ? ", never chunked (dyn inner too)"
+                                             inner.dynamic    ? " (a full wave of blocks at the fewest rows and this "
+                                                                "class's narrowest inner)"
                                              : rows.bounded() ? " (a full wave of blocks from this class on)"
                                                               : ", never chunked (no largest class)",
                                              idx)
@@ -962,26 +977,43 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
   }
   // Chunked: this kernel writes the chunk totals, a follow-up scans with them.
   const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_chunk_totals";
-  const int ws = p.add_workspace(name, cdt, {ch.chunks * rows.workspace_rows() * b.inner});
+  const int ws =
+      p.add_workspace(name, cdt, {ch.chunks * (rows.bounded() ? rows.workspace_rows() : b.outer) * b.inner});
   if (inner.dynamic) p.size_by_launch(ws);
   kn.template_name = "scan_strided_totals";
   kn.args.push_back(workspace_arg(ws, cdt, true));
   PlannedKernel scan = storing_followup(kn, "scan_strided", ws, cdt);
+  if (per_launch) {   // both read the launch's count, the totals kernel's grid.y
+    KernelArg count;
+    count.kind = KernelArg::Kind::LaunchSplits;
+    count.kernel = p.planning_position();
+    count.dtype = DType::i64;
+    count.name = "launch_splits";
+    kn.args.push_back(count);
+    scan.args.push_back(count);
+  }
   config.variant = ScanVariant::kStrided;
   scan.config = config;
-  scan.set_launch(geo);   // the same grid
+  ScanConfig bound_scan = bound;
+  bound_scan.variant = ScanVariant::kStrided;
+  scan.set_launch(scan_geometry(bound_scan, elem, static_cast<int>(dtype_size(cdt))));   // the totals' grid
   scan.dyn_outer = kn.dyn_outer;
   scan.dyn_inner = kn.dyn_inner;
-  kn.reason = fmt::format("{}; {} cannot fill {} SMs: the axis is cut into {} chunks of {}, this kernel "
-                          "writes each chunk's total; {}",
-                          what,
-                          rows.dynamic    ? fmt::format("this class's rows (planned for {}, totals for up to {})",
-                                                        rows.planned, rows.most)
-                          : inner.dynamic ? fmt::format("the blocks of this class (planned for its narrowest, {}; "
-                                                        "totals sized by each launch)",
-                                                        inner.planned)
-                                          : fmt::format("{} blocks", geo.grid.x),
-                          p.target().sm_count, ch.chunks, ch.chunk, idx);
+  const std::string blocks =
+      rows.dynamic && inner.dynamic
+          ? fmt::format("the blocks at the fewest rows ({}) and this class's narrowest inner ({})", rows.planned,
+                        inner.planned)
+      : rows.dynamic  ? fmt::format("this class's rows (planned for {}, totals for up to {})", rows.planned, rows.most)
+      : inner.dynamic ? fmt::format("the blocks of this class (planned for its narrowest, {})", inner.planned)
+                      : fmt::format("{} blocks", geo.grid.x);
+  const std::string cut =
+      per_launch ? fmt::format("each launch cuts the axis as the rule does at its own extents, into at most {} "
+                               "chunks{}",
+                               ch.chunks, inner.dynamic ? ", its totals sized by the launch" : "")
+                 : fmt::format("the axis is cut into {} chunks of {}", ch.chunks, ch.chunk);
+  kn.reason = fmt::format("{}; {} cannot fill {} SMs: {}, this kernel writes each chunk's total{}; {}", what, blocks,
+                          p.target().sm_count, cut,
+                          per_launch ? " (not launched where a launch takes one chunk)" : "", idx);
   scan.reason = fmt::format("scans each chunk from the combination of the totals before it (chunk order: "
                             "deterministic); {}",
                             idx);

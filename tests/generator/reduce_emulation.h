@@ -23,10 +23,11 @@ struct Launch {
 // propagates), the output poisoned first; returns the outer * inner results.
 std::vector<float> run(const Launch& l, bool max, const float* x, int outer, int red, int inner);
 
-// One launch of a planned strided scan (scan_strided, after scan_strided_totals when the config
-// cuts the axis into chunks) on `grid_x` blocks by the config's chunks: an inclusive cumsum, or
-// with `reverse` a reverse cummax, over x viewed as [outer, len, inner].
-std::vector<float> run_scan(const kiln::ScanConfig& config, long long grid_x, bool reverse, const float* x, int outer,
-                            int len, int inner);
+// One launch of a planned strided scan (scan_strided, after scan_strided_totals when the launch
+// cuts the axis into chunks) on the launch's grid `g` (its grid.y the chunks; with per-launch
+// chunks, each chunk's steps cut as the generated body does): an inclusive cumsum, or with
+// `reverse` a reverse cummax, over x viewed as [outer, len, inner].
+std::vector<float> run_scan(const kiln::ScanConfig& config, const kiln::launch::Geometry& g, bool reverse,
+                            const float* x, int outer, int len, int inner);
 
 }  // namespace reduce_emulation

@@ -351,47 +351,78 @@ TEST_CASE("dyn inner: strided scans, one source per class, cut into chunks as th
     const int klass = kiln::dyn_class(steps, c);
     const std::int64_t narrowest = kiln::dyn_class_low(steps, klass);
     CHECK(sc.chunks == rule(narrowest, sc.threads).chunks);
+    CHECK(sc.chunk_sms == (sc.chunks > 1 ? 132 : 0));
     CHECK(sc.variant == (sc.chunks > 1 ? kiln::ScanVariant::kStridedTotals : kiln::ScanVariant::kStrided));
     if (klass < static_cast<int>(steps.size()))
       CHECK(sc.threads == kiln::launch::scan_strided_threads(steps[static_cast<std::size_t>(klass)] - 1));
-    // A launch of the class: its own grid, and the totals its geometry sizes.
+    // A launch of the class: its own grid, chunked as the rule at its width (at most the class's
+    // count), and the totals its geometry sizes.
     const std::map<std::string, std::int64_t> dims{{"C", c}, {"R", 3000}};
-    CHECK(kiln::launch_for(plan, 0, dims).grid.x == 2 * kiln::launch::ceil_div(c, sc.threads));
+    const auto g = kiln::launch_for(plan, plan.kernels.size() - 1, dims);
+    CHECK(g.grid.x == 2 * kiln::launch::ceil_div(c, sc.threads));
+    CHECK(g.grid.y == std::min(sc.chunks, rule(c, sc.threads).chunks));
     for (std::size_t b = 0; b < plan.buffers.size(); ++b)
       if (plan.buffers[b].kind == kiln::BufferKind::Workspace)
-        CHECK(plan.buffer_bytes(b, dims) == sc.chunks * 2 * c * 4);
+        CHECK(plan.buffer_bytes(b, dims) == g.grid.y * 2 * c * 4);
   }
-  // With the rows dyn too: one pass.
-  CHECK(scan_config(scan_at("cs_rows", 100)).chunks == 1);
-  CHECK(scan_at("cs_rows", 100).kernels.size() == 1);
+  // With the rows dyn too: chunked as the rule at the fewest rows (1) and the class's narrowest
+  // inner; each launch as the rule at its own rows and inner, and where that is one chunk, the
+  // totals kernel's grid is empty (the runtime does not launch it) and the scan runs in one pass.
+  const auto both = scan_at("cs_rows", 100);
+  REQUIRE(both.kernels.size() == 2);
+  const auto& bc = scan_config(both);
+  CHECK(bc.variant == kiln::ScanVariant::kStridedTotals);
+  CHECK(bc.chunks == kiln::launch::scan_strided_chunks(1, 500, 65, bc.threads, 8, 132).chunks);
+  for (const auto& [rows, cols] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 65}, {3, 100}, {20, 128}, {1000, 100}, {2000, 100}}) {
+    CAPTURE(rows);
+    CAPTURE(cols);
+    const std::map<std::string, std::int64_t> dims{{"B", rows}, {"C", cols}, {"R", 500}};
+    const std::int64_t want =
+        std::min(bc.chunks, kiln::launch::scan_strided_chunks(rows, 500, cols, bc.threads, 8, 132).chunks);
+    const auto totals = kiln::launch_for(both, 0, dims), scan = kiln::launch_for(both, 1, dims);
+    CHECK(scan.grid.y == want);
+    CHECK(totals.grid.y == want);
+    CHECK(scan.grid.x == rows * kiln::launch::ceil_div(cols, bc.threads));
+    CHECK(totals.grid.x == (want > 1 ? scan.grid.x : 0));
+    for (std::size_t b = 0; b < both.buffers.size(); ++b)
+      if (both.buffers[b].kind == kiln::BufferKind::Workspace)
+        CHECK(both.buffer_bytes(b, dims) == (want > 1 ? want * rows * cols * 4 : 0));
+  }
+  CHECK(kiln::launch_for(both, 0, {{"B", 2000}, {"C", 100}, {"R", 500}}).grid.x == 0);   // past half a wave
 }
 
 TEST_CASE("dyn inner: a strided scan planned at one inner runs right at the others of its class (emulated)") {
-  // cs_few (a reverse cummax, chunked below the full width) and cs (a cumsum over 64 rows), each
-  // planned at one C and launched at others of its class, against float64.
+  // cs_few (a reverse cummax, chunked below the full width), cs (a cumsum over 64 rows) and
+  // cs_rows (dyn rows too: B x C launches of one class, chunked per launch, one of them in one
+  // chunk), each planned at one C (and B = 3) and launched at others of its class, against float64.
   struct ScanRun {
     std::string op;
     std::int64_t planned_at;
-    std::vector<std::int64_t> launched_at;
+    std::vector<std::pair<std::int64_t, std::int64_t>> launched_at;   // (C, B)
   };
-  const std::vector<ScanRun> runs = {{"cs_few", 7, {5, 9, 31}}, {"cs_few", 100, {70, 100, 127}},
-                                     {"cs_few", 300, {260, 300, 511}}, {"cs", 40, {33, 40, 64}}};
+  const std::vector<ScanRun> runs = {{"cs_few", 7, {{5, 2}, {9, 2}, {31, 2}}},
+                                     {"cs_few", 100, {{70, 2}, {100, 2}, {127, 2}}},
+                                     {"cs_few", 300, {{260, 2}, {300, 2}, {511, 2}}},
+                                     {"cs", 40, {{33, 64}, {40, 64}, {64, 64}}},
+                                     {"cs_rows", 100, {{65, 1}, {100, 3}, {128, 20}, {127, 300}}}};
   std::mt19937 gen(11);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   for (const ScanRun& r : runs) {
     const bool few = r.op == "cs_few";
-    const int outer = few ? 2 : 64, len = few ? 3000 : 1000;
+    const int len = few ? 3000 : r.op == "cs" ? 1000 : 500;
     const kiln::Plan plan = scan_at(r.op, r.planned_at);
     const auto& sc = scan_config(plan);
-    for (std::int64_t value : r.launched_at) {
-      INFO(r.op << " planned at C = " << r.planned_at << ", launched at " << value << ": " << plan.kernels[0].reason);
-      CHECK(scan_at(r.op, value).kernels[0].config == plan.kernels[0].config);
-      const int inner = static_cast<int>(value);
-      const auto g = kiln::launch_for(plan, 0, {{"C", value}, {"R", len}});
-      CHECK(g.grid.y == sc.chunks);
+    for (const auto& [value, rows] : r.launched_at) {
+      INFO(r.op << " planned at C = " << r.planned_at << ", launched at " << value << " x " << rows << ": "
+                << plan.kernels[0].reason);
+      CHECK(scan_at(r.op, value, rows).kernels[0].config == plan.kernels[0].config);
+      const int inner = static_cast<int>(value), outer = static_cast<int>(rows);
+      const std::map<std::string, std::int64_t> dims{{"C", value}, {"B", rows}, {"R", len}};
+      const auto g = kiln::launch_for(plan, plan.kernels.size() - 1, dims);
+      CHECK(g.grid.y == std::min(sc.chunks, kiln::launch::scan_strided_chunks(rows, len, value, sc.threads, 8, 132).chunks));
       std::vector<float> x(static_cast<std::size_t>(outer) * len * inner);
       for (auto& v : x) v = u(gen);
-      const std::vector<float> y = reduce_emulation::run_scan(sc, g.grid.x, few, x.data(), outer, len, inner);
+      const std::vector<float> y = reduce_emulation::run_scan(sc, g, few, x.data(), outer, len, inner);
       int bad = 0;
       for (int o = 0; o < outer; ++o)
         for (int col = 0; col < inner; ++col) {
@@ -481,4 +512,11 @@ TEST_CASE("dyn inner: every unit compiles with NVRTC for sm_80 and sm_90a") {
         units += check_units_compile(plan_text_at(kScans, "scan.kiln", op, {{"C", c}, {"B", 3}}, arch), arch);
       }
   MESSAGE(units << " units compiled");
+}
+
+TEST_CASE("dyn inner: golden of a strided scan with dyn rows and inner, chunked per launch") {
+  check_golden("source/dyn_inner_scan_rows.cu", [] {
+    const auto plan = scan_at("cs_rows", 1000, 2);
+    return plan.text() + "\n" + all_sources(sources_of(plan));
+  }());
 }

@@ -104,16 +104,18 @@ std::vector<float> run(const Launch& l, bool max, const float* x, int outer, int
 
 namespace {
 template <bool kReverse, class Op>
-std::vector<float> run_scan_op(const kiln::ScanConfig& c, long long grid_x, const float* x, int outer, int len,
-                               int inner) {
+std::vector<float> run_scan_op(const kiln::ScanConfig& c, const kiln::launch::Geometry& g, const float* x, int outer,
+                               int len, int inner) {
   REQUIRE(c.unroll == 8);
-  const int chunks = static_cast<int>(c.chunks), chunk = static_cast<int>(c.chunk);
+  const int chunks = static_cast<int>(g.grid.y);
+  REQUIRE((c.chunk_sms > 0 || chunks == c.chunks));
+  const int chunk = static_cast<int>(c.chunk_sms > 0 ? kiln::scan_launch_chunk(len, chunks) : c.chunk);
   std::vector<float> totals(static_cast<std::size_t>(chunks) * outer * inner, -7.f), out;
   out.assign(static_cast<std::size_t>(outer) * len * inner, -5.f);
-  const emu::Dim grid{unsigned(grid_x), unsigned(chunks), 0};
+  const emu::Dim grid{unsigned(g.grid.x), unsigned(chunks), 0};
   dispatch<32, 64, 128, 256>(c.threads, [&](auto t) {
     constexpr int kThreads = decltype(t)::value;
-    if (c.variant == kiln::ScanVariant::kStridedTotals)
+    if (c.variant == kiln::ScanVariant::kStridedTotals && chunks > 1)   // (one chunk: not launched)
       emu::launch(grid, kThreads, [&] {
         kiln::scan_strided_totals<kThreads, 8, kReverse, Op>(x, totals.data(), outer, len, inner, chunk, Id{});
       });
@@ -128,10 +130,10 @@ std::vector<float> run_scan_op(const kiln::ScanConfig& c, long long grid_x, cons
 }
 }  // namespace
 
-std::vector<float> run_scan(const kiln::ScanConfig& config, long long grid_x, bool reverse, const float* x, int outer,
-                            int len, int inner) {
-  return reverse ? run_scan_op<true, kiln::MaxOp<float>>(config, grid_x, x, outer, len, inner)
-                 : run_scan_op<false, kiln::SumOp<float>>(config, grid_x, x, outer, len, inner);
+std::vector<float> run_scan(const kiln::ScanConfig& config, const kiln::launch::Geometry& g, bool reverse,
+                            const float* x, int outer, int len, int inner) {
+  return reverse ? run_scan_op<true, kiln::MaxOp<float>>(config, g, x, outer, len, inner)
+                 : run_scan_op<false, kiln::SumOp<float>>(config, g, x, outer, len, inner);
 }
 
 }  // namespace reduce_emulation

@@ -170,7 +170,8 @@ TEST_CASE("dyn rows: size classes where the plan changes with the row count") {
   CHECK(std::get<kiln::ScanConfig>(dyn_at("lcs", 264).kernels[0].config).variant == kiln::ScanVariant::kRowsBlock);
   // A scan along a middle axis of 65536 with rows of 32 columns: chunked below a full wave of
   // blocks (132 SMs x 64 blocks of 32 threads: 8448 rows), in classes 8 times apart, the chunk
-  // totals sized for each class's most rows.
+  // totals sized for each class's most rows; each launch chunks as the rule at its own rows, at
+  // most the class's count ([Note: chunks per launch]).
   const auto m_few = dyn_at("cs_mid", 4), m_more = dyn_at("cs_mid", 500), m_full = dyn_at("cs_mid", 8448);
   CHECK(m_few.dyn_thresholds.at("B") == std::vector<std::int64_t>{132, 1056, 8448});
   REQUIRE(m_few.kernels.size() == 2);
@@ -182,7 +183,22 @@ TEST_CASE("dyn rows: size classes where the plan changes with the row count") {
   CHECK(std::get<kiln::ScanConfig>(m_more.kernels[0].config).chunks == 64);   // planned for 132 rows
   CHECK(m_full.kernels.size() == 1);
   CHECK(kiln::launch_for(m_few, 0, {{"B", 100}, {"M", 65536}, {"N", 32}}).grid.x == 100);
-  CHECK(kiln::launch_for(m_few, 1, {{"B", 100}, {"M", 65536}, {"N", 32}}).grid.y == 128);
+  const auto at_100 = kiln::launch::scan_strided_chunks(100, 65536, 32, 32, 8, 132);
+  CHECK(at_100.chunks < 128);
+  CHECK(kiln::launch_for(m_few, 1, {{"B", 100}, {"M", 65536}, {"N", 32}}).grid.y == at_100.chunks);
+  CHECK(kiln::launch_for(m_few, 0, {{"B", 4}, {"M", 65536}, {"N", 32}}).grid.y == 128);
+  for (const std::int64_t b : {1, 4, 100, 131})
+    for (std::size_t k = 0; k < 2; ++k) {
+      CAPTURE(b);
+      const std::map<std::string, std::int64_t> dims{{"B", b}, {"M", 65536}, {"N", 32}};
+      CHECK(kiln::launch_for(m_few, k, dims).grid.y ==
+            std::min<std::int64_t>(few_chunks, kiln::launch::scan_strided_chunks(b, 65536, 32, 32, 8, 132).chunks));
+    }
+  // Both kernels read the launch's count: the totals kernel's grid.y.
+  for (const auto& kn : m_few.kernels)
+    CHECK(std::count_if(kn.args.begin(), kn.args.end(), [](const kiln::KernelArg& a) {
+            return a.kind == kiln::KernelArg::Kind::LaunchSplits && a.kernel == 0;
+          }) == 1);
   // Scans over short rows have no classes.
   CHECK(dyn_at("csum", 7).dyn_thresholds.empty());
   // A reduction along a strided axis splits in classes 8 times apart below the rows whose blocks

@@ -1032,8 +1032,9 @@ TEST_CASE("gpu: dyn lengths of reductions, scans and row norms against the float
 // top classes; an f16 max (the whole-row sweep for widths that are not multiples of 8), NaN-free
 // random halves; an argmax over C x 4 columns; a mean of few rows with the rows dyn too (the
 // generic default); a max down the first axis (no rows); strided scans (a reverse cummax of 2
-// rows, cut into chunks below the full width; a cumsum of 64 rows); a log_softmax down a strided
-// axis with a bias over C (one class). Values: both sides of class thresholds, the bucket one.
+// rows, cut into chunks below the full width; a cumsum of 64 rows; an exclusive cumsum with the
+// rows dyn too, chunked per launch); a log_softmax down a strided axis with a bias over C (one
+// class). Values: both sides of class thresholds, the bucket one.
 constexpr const char* kInnerSpec = R"(
 op colsum {
   dims R = 1000, dyn C
@@ -1077,6 +1078,11 @@ op sm_strided {
   in  b: f32[C]
   out y = log_softmax(x + b, axis=1)
 }
+op cs_rows {
+  dims dyn B, R = 500, dyn C
+  in  x: f32[B, R, C]
+  out y = cumsum(x, axis=1, exclusive=true)
+}
 )";
 
 TEST_CASE("gpu: dyn inner extents of strided reductions against the float64 reference, one compile per class") {
@@ -1089,8 +1095,11 @@ TEST_CASE("gpu: dyn inner extents of strided reductions against the float64 refe
                  {"cs_few", {"C", {1, 7, 31, 100, 300, 511, 5000, 70001}}},
                  {"cs", {"C", {1, 33, 40, 1000, 1001}}},
                  {"sm_strided", {"C", {1, 3, 300, 4099}}}});
+  // cs_rows: chunked per launch ([Note: chunks per launch]); 1200 x 100 fills the GPU unchunked
+  // (the totals kernel not launched), 2 x 1000 and 1 x 129 take the most chunks.
   check_dyn_ops(kInnerSpec, "inner.kiln", "dyn inner and rows",
-                {{"colmean_few", {"C", {1, 4, 100, 1001}, "B", {2, 2, 5, 1}}}});
+                {{"colmean_few", {"C", {1, 4, 100, 1001}, "B", {2, 2, 5, 1}}},
+                 {"cs_rows", {"C", {1000, 129, 100, 100, 33, 4099, 1}, "B", {2, 1, 3, 1200, 40, 7, 5}}}});
 }
 
 // Fused attention with dyn dims ([Note: dyn attention] in generator/plan/plan_contraction.cpp),

@@ -46,7 +46,8 @@ inline const char* enum_name(ScanVariant v) {
   X(int, unroll, 1)        /* strided: loads in flight a thread */                                     \
   X(long long, chunks, 1)  /* strided: chunks along the axis (grid.y; look-back: tiles a column); */  \
                            /* rows look-back: the persistent grid's most blocks */                      \
-  X(long long, chunk, 0)   /* strided: scan steps a chunk (look-back: a tile's rows) */
+  X(long long, chunk, 0)   /* strided: scan steps a chunk (look-back: a tile's rows) */             \
+  X(int, chunk_sms, 0)     /* strided, > 0: chunks per launch (scan_launch_chunks) on this many SMs */
 KILN_CONFIG(ScanConfig, KILN_SCAN_FIELDS);
 
 namespace launch {
@@ -249,6 +250,26 @@ KILN_RULE constexpr Geometry scan_strided_lookback_geometry(long long outer, lon
 
 }  // namespace launch
 
+// [Note: chunks per launch]
+// A chunked strided scan over a dyn row count or a dyn inner extent ([Note: dyn rows], [Note: dyn
+// inner extents] in generator/plan/plan_memory.cpp) is planned with the rule's count at its
+// class's fewest blocks (`chunks`, the most any launch of the class takes). Each launch chunks as
+// the rule does at its own rows and inner (chunk_sms > 0), at most that count: as many blocks as
+// the specialized scan at those extents. Both kernels read the launch's count
+// (KernelArg::Kind::LaunchSplits: scan_strided_totals' grid.y) and cut the axis by it
+// (scan_launch_chunk), and the totals' workspace is sized by the launch. A launch whose blocks
+// fill the GPU unchunked (a count of 1) has no totals to write: the totals kernel's grid is empty
+// (grid.x 0), the runtime does not launch it, and scan_strided runs in one pass.
+// (outer or inner 0: a dyn config's own, no launch's extents: the planned count.)
+KILN_RULE constexpr launch::ScanChunks scan_launch_chunks(const ScanConfig& c) {
+  if (c.chunk_sms <= 0 || c.outer <= 0 || c.inner <= 0) return launch::ScanChunks{c.chunks, c.chunk};
+  const launch::ScanChunks s = launch::scan_strided_chunks(c.outer, c.len, c.inner, c.threads, c.unroll, c.chunk_sms);
+  const long long chunk = launch::ceil_div(c.len, launch::min_ll(s.chunks, c.chunks));
+  return launch::ScanChunks{launch::ceil_div(c.len, chunk), chunk};
+}
+// The steps of a chunk when the axis of `len` is cut into a launch's `chunks` (the kernels' body).
+KILN_RULE constexpr long long scan_launch_chunk(long long len, long long chunks) { return launch::ceil_div(len, chunks); }
+
 // The launch of a ScanConfig's kernel, for a streamed tensor of elem_bytes elements (it sets the
 // look-back tile) and values (the combiner's C) of value_bytes.
 KILN_RULE constexpr launch::Geometry scan_geometry(const ScanConfig& c, int elem_bytes, int value_bytes) {
@@ -259,9 +280,12 @@ KILN_RULE constexpr launch::Geometry scan_geometry(const ScanConfig& c, int elem
                                                  c.threads, value_bytes, c.chunks);
     case ScanVariant::kStridedLookback:
       return launch::scan_strided_lookback_geometry(c.outer, c.len, c.inner, c.threads, c.chunk, value_bytes);
-    default:   // kStridedTotals, kStrided: the same grid
-      return launch::scan_strided_geometry(c.outer, c.inner, launch::ScanChunks{c.chunks, c.chunk}, c.threads,
-                                           value_bytes);
+    default: {   // kStridedTotals, kStrided: the same grid
+      const launch::ScanChunks s = scan_launch_chunks(c);
+      launch::Geometry g = launch::scan_strided_geometry(c.outer, c.inner, s, c.threads, value_bytes);
+      if (c.variant == ScanVariant::kStridedTotals && s.chunks == 1) g.grid.x = 0;   // no totals to write
+      return g;
+    }
   }
 }
 
