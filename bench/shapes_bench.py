@@ -7,7 +7,7 @@ Usage (on the GPU machine): python3 bench/shapes_bench.py [--quick] [--kiln DIR]
 
 For each case, both of kiln's outputs are filled with NaN, computed, and checked against
 Op.reference (kiln's float64 CPU reference) on the same inputs; a wrong one is reported and not
-timed. Then specialized, generic and eager are timed in turns (three rounds of
+timed. Then specialized, generic and eager are timed in turns (three rounds, or --rounds, of
 triton.testing.do_bench medians; the row keeps the median of the rounds), so clock drift
 touches all three alike. The row schema is bench.py's (problem, precision, kiln_ms = the generic
 kernel, eager_ms, compile_ms = null here, correct) plus specialized_ms and generic_over_specialized.
@@ -186,6 +186,19 @@ CONV_CASES = [
     # with its copies (its route is the same at every extent).
     ("small_HW_tf32", conv_hw_text(8, 64, 64, "f32", "C", ", padding=1, precision=\"tf32\""), ("H", "W"), (14, 14),
      "a small layer 8x64x14x14 -> 64, 3x3 pad 1", "tf32", 1e-2, lambda F, x, w: F.conv2d(x, w, padding=1)),
+    # Below the flops where the specialized conv takes the TMA engine (kPadMinFlops, 2^30): 2.3e8
+    # and 9.2e8 flops, and a ResNet stage-1 layer of one image.
+    ("small_HW_tf32", conv_hw_text(16, 32, 32, "f32", "C", ", padding=1, precision=\"tf32\""), ("H", "W"), (28, 28),
+     "a small layer 16x32x28x28 -> 32, 3x3 pad 1", "tf32", 1e-2, lambda F, x, w: F.conv2d(x, w, padding=1)),
+    ("small_HW_tf32", conv_hw_text(4, 128, 128, "f32", "C", ", padding=1, precision=\"tf32\""), ("H", "W"), (28, 28),
+     "a layer 4x128x28x28 -> 128, 3x3 pad 1", "tf32", 1e-2, lambda F, x, w: F.conv2d(x, w, padding=1)),
+    ("small_HW_tf32", conv_hw_text(1, 64, 64, "f32", "C", ", padding=1, precision=\"tf32\""), ("H", "W"), (56, 56),
+     "a ResNet layer of one image 1x64x56x56 -> 64, 3x3 pad 1", "tf32", 1e-2,
+     lambda F, x, w: F.conv2d(x, w, padding=1)),
+    ("small_HW_fp32", conv_hw_text(8, 64, 64, "f32", "C", ", padding=1"), ("H", "W"), (14, 14),
+     "a small layer 8x64x14x14 -> 64, 3x3 pad 1", "fp32-accurate", 1e-4, lambda F, x, w: F.conv2d(x, w, padding=1)),
+    ("small_HW_fp32", conv_hw_text(4, 128, 128, "f32", "C", ", padding=1"), ("H", "W"), (28, 28),
+     "a layer 4x128x28x28 -> 128, 3x3 pad 1", "fp32-accurate", 1e-4, lambda F, x, w: F.conv2d(x, w, padding=1)),
     ("resnet_HW_f16", conv_hw_text(32, 64, 64, "f16", "C", ", padding=1"), ("H", "W"), (56, 56),
      "a ResNet layer 32x64x56x56 -> 64, 3x3 pad 1", "f16", 2e-2, lambda F, x, w: F.conv2d(x, w, padding=1)),
     ("depthwise_HW", conv_hw_text(32, 128, 128, "f32", 1, ", padding=1, groups=128"), ("H", "W"), (112, 112),
@@ -376,7 +389,7 @@ def written_twice_rows(args, torch, F, do_bench, kiln, cache, res, cases, kind, 
         torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
         torch.backends.cudnn.allow_tf32 = precision == "tf32"
         runs = {k: [] for k in fns}
-        for _ in range(1 if args.quick else 3):
+        for _ in range(1 if args.quick else args.rounds):
             for key, fn in fns.items():
                 fn()
                 torch.cuda.synchronize()
@@ -426,6 +439,7 @@ def eager_of(op_name, torch, F, consts):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of the three timings (the row keeps their median)")
     ap.add_argument("--kiln", default="", help="the folder holding the kiln package (default: .gpu/python)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--chart", default="", help="only draw the chart of this result JSON (beside it, .png)")
@@ -448,7 +462,8 @@ def main():
     generic = kiln.Options(cache_dir=cache, shapes="generic")
     special = kiln.Options(cache_dir=cache, shapes="specialized")
     res = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "kiln": kiln.__version__,
-           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "rows": []}
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "rows": [],
+           "rounds": 1 if args.quick else args.rounds}
     torch.manual_seed(0)
     failures = 0
     for i, (spec, name, dims, what, *rest) in enumerate(CASES):
@@ -509,7 +524,7 @@ def main():
         fns = {"specialized": lambda: op_s(*inputs, out=outs["specialized"], **consts),
                "generic": lambda: op_g(*inputs, out=outs["generic"], **consts),
                "eager": lambda: eager(*inputs)}
-        for _ in range(1 if args.quick else 3):
+        for _ in range(1 if args.quick else args.rounds):
             for key, fn in fns.items():
                 fn()
                 torch.cuda.synchronize()
@@ -570,7 +585,7 @@ def chart(res, path):
 
 
 def markdown(res):
-    lines = [f"{res['gpu']}, torch {res['torch']}, kiln {res['kiln']}, {res['date']}; medians of 3 rounds", "",
+    lines = [f"{res['gpu']}, torch {res['torch']}, kiln {res['kiln']}, {res['date']}; medians of {res.get('rounds', 3)} rounds", "",
              "(matmul and conv rows: generic = the `dyn` op; eager = torch.matmul (cuBLAS) or F.conv2d (cuDNN); "
              "Triton = bench/triton_matmul.py)", "",
              "| problem | specialized ms | generic ms | generic/specialized | eager ms | eager/generic | Triton ms | "
