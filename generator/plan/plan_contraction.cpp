@@ -1530,7 +1530,7 @@ struct DynConv {
 // one filter tap) is one TMA copy, padding included. It needs the im2col mode's limits
 // (conv_tma_im2col_fits), int coordinates, map strides below 2^40, at least conv_tma_min_channels
 // input channels (a k tile is 32 channels wide whatever C is), and work enough to pay for the
-// copies (kPadMinFlops).
+// copies (kPadMinFlops; at any flops where measured to pay: [Note: small convs on the TMA engine]).
 // Tiles (conv_tma_pixel_rows says which are rows): out channels 32 or 64 when there are at most
 // that many (32: columns only, wgmma's m64n32), else 128 (256 in tf32 NHWC); pixels 64 when
 // there are at most 64; else 128, or 256 in tf32 NCHW while an image has at least 8 such tiles
@@ -1541,6 +1541,25 @@ struct DynConv {
 // against ConvNchw's 2.18 with w unsplit, where the 20 others with K >= 128 took 0.25-0.82x
 // ConvNchw's time (H200, bench/results/2026-12-04-h200-run29/, call 3).
 constexpr std::int64_t kConvPhaseWMinK = 128;
+
+// [Note: small convs on the TMA engine]
+// Under kPadMinFlops the engine's two copies (x and the filters) and its launch were taken to cost
+// what it saves. Measured on an H100 against WgConvNchw, the alternative of a forward 1-d or 2-d
+// conv (bench/results/2026-12-05-h100-run10/: the dyn-spatial conv takes the engine at every size,
+// the specialized one WgConvNchw), 3x3 pad 1 convs of 3.6e6 to 9.2e8 flops:
+// - tf32 with C >= 64: the engine in 0.51-0.87x WgConvNchw's time (1x64x7x7 -> 64: 0.020 against
+//   0.023 ms; 4x128x28x28 -> 128: 0.036 / 0.063; 2x256x14x14 -> 256: 0.058 / 0.114);
+// - 3xTF32 (fp32-accurate) at C = 32, 64 and 128: 0.49-0.80x;
+// - tf32 with C = 32 (one k tile a tap: a GEMM K of 288): 1.07-1.26x, whatever K (32 or 64) and
+//   the flops (2.9e7-4.6e8): WgConvNchw keeps those.
+// So a forward 1-d or 2-d conv takes the engine at any flops in 3xTF32 and, in tf32, from
+// kConvTmaSmallMinChannels input channels. A 3-d or transposed conv's alternative is ConvNchw, not
+// measured here: the flops rule stays.
+constexpr int kConvTmaSmallMinChannels = 2 * kConvTmaChannels;
+bool conv_tma_pays_small(const ConvConfig& cc) {
+  if (cc.transposed || conv_tma_depth(cc.d, cc.t, cc.dout)) return false;
+  return conv_x3(cc) || cc.c >= kConvTmaSmallMinChannels;
+}
 
 // Why the TMA conv engine cannot take the conv at its extents (a tensor map's coordinates and
 // strides), as the end of a sentence; "" when it can. Asked when planned, and at each launch of
@@ -1589,7 +1608,8 @@ std::string conv_tma_refusal(const Planner& p, const ConvConfig& cc, bool dyn_sp
   // (A transposed conv multiplies each input pixel by every tap: its output pixels overcount by the stride.)
   const double flops = 2.0 * static_cast<double>(cc.n * cc.k) * static_cast<double>(cc.transposed ? image : pixels) *
                        static_cast<double>(conv_gemm_k(cc));
-  return flops >= kPadMinFlops ? "" : "it is under the flops where its operand copies pay off";
+  if (flops >= kPadMinFlops || conv_tma_pays_small(cc)) return "";
+  return "it is under the flops where its operand copies pay off";
 }
 
 bool conv_tma_fits(const Planner& p, const ConvConfig& cc) { return conv_tma_refusal(p, cc).empty(); }
