@@ -67,6 +67,13 @@ op conv1d_tf32 {
   in  w: f32[K, C, 5]
   out y = conv1d(x, w, stride=3, precision="tf32")
 }
+op conv1d_tma {
+  dims N = 2, C = 24, dyn L = 100, K = 40
+  in  x: f32[N, C, L]
+  in  w: f32[K, C, 5]
+  in  b: f32[K, 1]
+  out y = conv1d(x, w, stride=2, padding=2, precision="tf32") * b
+}
 op tma_tf32 {
   dims dyn N = 2, C = 32, dyn H = 20, dyn W = 20, K = 72
   in  x: f32[N, C, H, W]

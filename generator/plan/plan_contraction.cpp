@@ -1482,8 +1482,11 @@ void plan_matmul_kernels(Planner& p, PlannedKernel& kn, Operand a, const Operand
 // DynValue arguments (gemm_prep.cuh's PrepRows; 16-byte vectors where a factor's bucket or value
 // makes H x W a multiple of 4) into a workspace its geometry sizes at each launch
 // (conv_prep_launch, Buffer::launch_kernel); the x map's extents and strides are expressions of
-// the dims (KernelArg::map_dims_at, encoded per launch); the engine's tiles are the large images'
-// (pixel tiles of 128 or 256); a dyn batch takes at most 65535 images there (the copy's grid.z; a
+// the dims (KernelArg::map_dims_at, encoded per launch); the engine's pixel tiles follow a size
+// class of the product of the dyn extents (64 for images of at most 64 output pixels, 256 in tf32
+// from 2048, else 128, as the static rule; the output pixels estimated as the input's over the
+// strides: without the class, 256-pixel tiles ran 14x14 images at 1.25-1.47x the specialized
+// conv, bench/results/2026-12-05-h100-run11/); a dyn batch takes at most 65535 images there (the copy's grid.z; a
 // size class from 65536 takes WgConvNchw); the maps' coordinate and stride limits are checked at
 // the launch (conv_tma_launch_refusal). The engines' 16-byte stores of y are picked per launch
 // (where Ho x Wo is a multiple of 4), and WgConvNchw's pixel decode's 32-bit bound checked at the
@@ -1541,6 +1544,12 @@ struct DynConv {
 // against ConvNchw's 2.18 with w unsplit, where the 20 others with K >= 128 took 0.25-0.82x
 // ConvNchw's time (H200, bench/results/2026-12-04-h200-run29/, call 3).
 constexpr std::int64_t kConvPhaseWMinK = 128;
+// An image's output pixels up to which a pixel tile is 64 wide, and from which it is 256 in tf32
+// NCHW (8 such tiles).
+constexpr std::int64_t kConvTmaSmallImage = 64, kConvTmaLargeImage = 8 * 256;
+std::int64_t conv_tma_pixel_tile(std::int64_t pixels, bool x3) {
+  return pixels <= kConvTmaSmallImage ? 64 : !x3 && pixels >= kConvTmaLargeImage ? 256 : 128;
+}
 
 // [Note: small convs on the TMA engine]
 // Under kPadMinFlops the engine's two copies (x and the filters) and its launch were taken to cost
@@ -1555,9 +1564,11 @@ constexpr std::int64_t kConvPhaseWMinK = 128;
 // So a forward 1-d or 2-d conv takes the engine at any flops in 3xTF32 and, in tf32, from
 // kConvTmaSmallMinChannels input channels. A 3-d or transposed conv's alternative is ConvNchw, not
 // measured here: the flops rule stays.
+// (as_forward: a stride-1 transposed conv taken as the forward conv of its flipped filters,
+// whose alternative is ConvNchw.)
 constexpr int kConvTmaSmallMinChannels = 2 * kConvTmaChannels;
-bool conv_tma_pays_small(const ConvConfig& cc) {
-  if (cc.transposed || conv_tma_depth(cc.d, cc.t, cc.dout)) return false;
+bool conv_tma_pays_small(const ConvConfig& cc, bool as_forward) {
+  if (as_forward || cc.transposed || conv_tma_depth(cc.d, cc.t, cc.dout)) return false;
   return conv_x3(cc) || cc.c >= kConvTmaSmallMinChannels;
 }
 
@@ -1578,8 +1589,9 @@ std::string conv_tma_launch_refusal(const ConvConfig& cc) {
 // Why the TMA conv engine does not take this conv, as the end of a sentence; "" when it does.
 // dyn_spatial: its spatial extents are a launch's ([Note: dyn conv spatial extents]): what they
 // decide is left to conv_tma_launch_refusal at each launch, and the flops are not asked (the route
-// is the same at every value).
-std::string conv_tma_refusal(const Planner& p, const ConvConfig& cc, bool dyn_spatial = false) {
+// is the same at every value). as_forward: cc is a transposed conv's forward form.
+std::string conv_tma_refusal(const Planner& p, const ConvConfig& cc, bool dyn_spatial = false,
+                             bool as_forward = false) {
   if (p.target().arch != "sm_90a") return fmt::format("it runs on sm_90a only (this is {})", p.target().arch);
   if (!p.target().aligned16) return "it needs 16-byte aligned tensors";
   if (cc.elem_bytes != 4) return "it takes f32 tensors only";
@@ -1608,11 +1620,13 @@ std::string conv_tma_refusal(const Planner& p, const ConvConfig& cc, bool dyn_sp
   // (A transposed conv multiplies each input pixel by every tap: its output pixels overcount by the stride.)
   const double flops = 2.0 * static_cast<double>(cc.n * cc.k) * static_cast<double>(cc.transposed ? image : pixels) *
                        static_cast<double>(conv_gemm_k(cc));
-  if (flops >= kPadMinFlops || conv_tma_pays_small(cc)) return "";
+  if (flops >= kPadMinFlops || conv_tma_pays_small(cc, as_forward)) return "";
   return "it is under the flops where its operand copies pay off";
 }
 
-bool conv_tma_fits(const Planner& p, const ConvConfig& cc) { return conv_tma_refusal(p, cc).empty(); }
+bool conv_tma_fits(const Planner& p, const ConvConfig& cc, bool as_forward = false) {
+  return conv_tma_refusal(p, cc, false, as_forward).empty();
+}
 
 
 // NHWC x is read in place when its channel rows are 16-byte multiples (3xTF32 included: the
@@ -1682,15 +1696,40 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
                                     : fmt::format("{}, {}", extent_text(1, cc.h), extent_text(2, cc.w));
   const bool nhwc = cc.nhwc, x_in_place = conv_tma_x_in_place(cc), pixel_rows = conv_tma_pixel_rows(cc);
   cc.kind = ConvKind::Tma;
-  // (Dyn spatial extents: the pixel tiles of large images, and 16-byte stores where the launch's
-  // Ho x Wo is a multiple of 4.)
+  // Dyn spatial extents: the pixel tiles by a size class of the product of the dyn extents, at
+  // the input pixels where an image's output pixels, estimated as its input pixels over the
+  // strides, pass kConvTmaSmallImage and (tf32) reach kConvTmaLargeImage; each class planned at
+  // its lowest value. 16-byte stores where the launch's Ho x Wo is a multiple of 4.
+  // What the tile rule sees: an image's output pixels (tile_pixels) and its phase grid (the rows'
+  // tile; the same but by stride phase); dyn spatial convs are forward ones.
+  std::int64_t tile_pixels = howo, tile_grid = grid;
+  std::string pixel_class;
+  if (dyn_spatial) {
+    std::vector<std::string> dims;
+    std::int64_t fixed = 1;
+    const std::int64_t in_extents[3] = {cc.d, cc.h, cc.w};
+    for (int s = 0; s < 3; ++s) {
+      if (dyn->spatial[s].empty()) fixed *= in_extents[s];
+      else dims.push_back(dyn->spatial[s]);
+    }
+    const std::int64_t strides = std::int64_t{cc.stride_d} * cc.stride_h * cc.stride_w;
+    std::vector<std::int64_t> at{ceil_div((kConvTmaSmallImage + 1) * strides, fixed)};
+    if (!conv_x3(cc)) at.push_back(ceil_div(kConvTmaLargeImage * strides, fixed));
+    normalize_thresholds(at);
+    const std::string key = dyn_class_key(dims);
+    p.add_dyn_thresholds(key, at);
+    const int klass = dyn_class(at, dyn_class_value(key, p.bound().dims));
+    tile_pixels = tile_grid = std::max<std::int64_t>(1, dyn_class_low(at, klass) * fixed / strides);
+    pixel_class = fmt::format(" ({} in {}: images of about {} output pixels on)", key, dyn_class_text(at, klass),
+                              tile_pixels);
+  }
   if (pixel_rows) {   // rows = output pixels (of all images in NHWC, of one in NCHW), columns = out channels
-    cc.bm = (nhwc ? pixels : grid) <= 64 && !dyn_spatial ? 64 : 128;
+    cc.bm = (nhwc ? pixels : tile_grid) <= kConvTmaSmallImage ? 64 : 128;
     cc.bn = cc.k <= 32 ? 32 : cc.k <= 64 ? 64 : cc.k <= 128 || conv_x3(cc) ? 128 : 256;
     cc.vec_y = nhwc && cc.k % 4 == 0;   // (NCHW: the transposed store takes no 16-byte stores)
   } else {      // rows = out channels, columns = an image's output pixels
     cc.bm = cc.k <= 64 ? 64 : 128;
-    cc.bn = dyn_spatial ? (conv_x3(cc) ? 128 : 256) : howo <= 64 ? 64 : !conv_x3(cc) && howo >= 8 * 256 ? 256 : 128;
+    cc.bn = static_cast<int>(conv_tma_pixel_tile(tile_pixels, conv_x3(cc)));
     cc.vec_y = dyn_spatial || howo % 4 == 0;
   }
   cc.stages = 8;
@@ -1801,14 +1840,15 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
                                 : fmt::format("{} persistent CTAs over {} tiles", engine.grid.x, conv_tma_units(cc));
   const std::string channel_text = fmt::format("{} out channels", cc.k);
   engine.reason = fmt::format("{}: sm_90a TMA engine, {} of {} x {} x K {} (taps x channels in 32-channel "
-                              "k tiles{}{}), {}x{} tiles ({} consumer warpgroup{} + a TMA producer warpgroup, im2col by "
-                              "the TMA unit{}), {} stages, {}{}; {}", shape_why,
+                              "k tiles{}{}), {}x{} tiles{} ({} consumer warpgroup{} + a TMA producer warpgroup, im2col "
+                              "by the TMA unit{}), {} stages, {}{}; {}", shape_why,
                               phased ? "one implicit GEMM per stride phase (only the taps that reach it; [Note: strided "
                                        "transposed convs on the TMA engine])"
                                      : "implicit GEMM",
                               pixel_rows ? pixel_text : channel_text, pixel_rows ? channel_text : pixel_text,
                               conv_gemm_k(cc), x_in_place ? ", x read in place" : "",
-                              conv_x3(cc) ? ", x split into tf32 hi and lo parts by the consumers" : "", cc.bm, cc.bn, cc.bm / 64,
+                              conv_x3(cc) ? ", x split into tf32 hi and lo parts by the consumers" : "", cc.bm, cc.bn,
+                              pixel_class, cc.bm / 64,
                               cc.bm > 64 ? "s" : "", depth ? " over three spatial axes" : "", cc.stages, units,
                               cc.stream ? ", streaming stores" : "", why);
   place_passes(p, kn, preps);
@@ -2019,7 +2059,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     if (!c.transposed) return conv_tma_fits(p, at) ? "tma" : "";
     std::string unused;
     const auto fwd = transposed_as_forward(at, unused);
-    return fwd && conv_tma_fits(p, *fwd) ? "tma fwd" : conv_tma_fits(p, at) ? "tma phased" : "";
+    return fwd && conv_tma_fits(p, *fwd, true) ? "tma fwd" : conv_tma_fits(p, at) ? "tma phased" : "";
   };
   if (dyn_spatial) {   // one route at every value: the TMA engine, WgConvNchw, ConvNchw or DepthwiseDirect
     // (The TMA engine's copies take at most 65535 images (their grid's z): WgConvNchw from 65536.)
@@ -2086,7 +2126,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   std::string tma_why_not;
   if (c.transposed) {
     const auto fwd = transposed_as_forward(cc, tma_why_not);
-    if (fwd && (tma_why_not = conv_tma_refusal(p, *fwd)).empty()) {
+    if (fwd && (tma_why_not = conv_tma_refusal(p, *fwd, false, true)).empty()) {
       const int fwd_pad[3] = {fwd->pad_d, fwd->pad_h, fwd->pad_w};
       plan_conv_tma(p, kn, *fwd,
                     fmt::format("{} as the forward conv of its flipped filters (pad {}; [Note: a stride-1 "

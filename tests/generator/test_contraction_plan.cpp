@@ -799,7 +799,8 @@ TEST_CASE("sm_90a: a stride-1 transposed conv runs on the TMA engine as a forwar
       if (arg.name == "tmap_x")
         CHECK((arg.tensor_map.lower == std::vector<int>{1, 1} && arg.tensor_map.upper == std::vector<int>{-3, -3}));
   }
-  // Under the engine's flops floor: ConvNchw, with the engine's own refusal as the reason.
+  // Under the engine's flops floor: ConvNchw, with the engine's own refusal as the reason (a
+  // transposed conv keeps the floor: [Note: small convs on the TMA engine]).
   const auto small = generate(Case{"conv_nd.kiln", "conv_transpose2d_s1_dilated_bias", {{"H", 9}, {"W", 11}}, "small"},
                               "sm_90a");
   REQUIRE(small.plan.kernels.size() == 1);

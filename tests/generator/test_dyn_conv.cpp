@@ -110,13 +110,19 @@ TEST_CASE("dyn conv: one source per bucket and class, the batch only at launch")
 }
 
 TEST_CASE("dyn conv: classes start where the route changes, each planned as the static conv at its lowest batch") {
-  // conv_bias (sm_90a): 462 Mflop an image, so the TMA engine from 3 images (2^30 flops pay for its
-  // copies); 128 x 56 x 56 f32 outputs an image (1.53 MiB), streaming stores from 40 MiB: 27.
+  // conv_bias (sm_90a): 64 channels in 3xTF32, so the TMA engine at every batch ([Note: small
+  // convs on the TMA engine]); 128 x 56 x 56 f32 outputs an image (1.53 MiB), streaming stores
+  // from 40 MiB: 27.
   const auto p = dyn_at("conv_bias", 8);
   // Its copy of x takes a grid of 65535 images at most: WgConvNchw from 65536.
-  CHECK(p.dyn_thresholds.at("N") == std::vector<std::int64_t>{3, 27, 65536});
-  CHECK(conv_of(conv_kernel(dyn_at("conv_bias", 2)))->kind == kiln::ConvKind::Wgmma);
+  CHECK(p.dyn_thresholds.at("N") == std::vector<std::int64_t>{27, 65536});
+  CHECK(conv_of(conv_kernel(dyn_at("conv_bias", 1)))->kind == kiln::ConvKind::Tma);
   CHECK(conv_of(conv_kernel(dyn_at("conv_bias", 3)))->kind == kiln::ConvKind::Tma);
+  // convt_s1 (a stride-1 transposed conv in tf32, the TMA engine as a forward conv): 2^30 flops
+  // pay for the copies from 292 images (3.7 Mflop an image), ConvNchw below.
+  CHECK(dyn_at("convt_s1", 8).dyn_thresholds.at("N").front() == 292);
+  CHECK(conv_of(conv_kernel(dyn_at("convt_s1", 291)))->kind == kiln::ConvKind::Nchw);
+  CHECK(conv_of(conv_kernel(dyn_at("convt_s1", 292)))->kind == kiln::ConvKind::Tma);
   CHECK(!conv_of(conv_kernel(dyn_at("conv_bias", 26)))->stream);
   CHECK(conv_of(conv_kernel(dyn_at("conv_bias", 27)))->stream);
   CHECK(all_sources(sources_of(dyn_at("conv_bias", 27))) == all_sources(sources_of(dyn_at("conv_bias", 1000))));
@@ -224,8 +230,9 @@ TEST_CASE("dyn conv: the launch is conv_geometry at the launch's batch, the x co
   }
   // The bucket one plans the static conv (on the TMA engine where that takes it).
   const auto one = dyn_at("conv_bias", 1);
-  CHECK(one.kernels[0].dyn_outer.empty());
-  CHECK(conv_of(one.kernels[0])->n == 1);
+  for (const auto& kn : one.kernels) CHECK(kn.dyn_outer.empty());
+  REQUIRE(conv_of(conv_kernel(one)) != nullptr);
+  CHECK(conv_of(conv_kernel(one))->n == 1);
 }
 
 TEST_CASE("dyn conv: other dyn dims are refused where they are declared") {

@@ -63,14 +63,15 @@ op reader {
 )";
 
 const std::vector<std::string> kOps{"conv_hw", "conv_s2_f16", "conv_res",    "depthwise",   "dw_nhwc",
-                                    "conv1d_bf16", "grouped", "valid_tf32", "conv1d_tf32", "tma_tf32"};
+                                    "conv1d_bf16", "grouped", "valid_tf32", "conv1d_tf32", "tma_tf32",
+                                    "conv1d_tma"};
 
 // The template the op's conv takes on `arch`: f32 with one group on sm_90a the TMA engine, or
 // WgConvNchw under 8 input channels.
 kiln::ConvKind kind_of(const std::string& op, const std::string& arch) {
   if (op == "depthwise" || op == "dw_nhwc") return kiln::ConvKind::Depthwise;
   if (arch != "sm_90a") return kiln::ConvKind::Nchw;
-  if (op == "conv_hw" || op == "conv_res" || op == "tma_tf32") return kiln::ConvKind::Tma;
+  if (op == "conv_hw" || op == "conv_res" || op == "tma_tf32" || op == "conv1d_tma") return kiln::ConvKind::Tma;
   if (op == "valid_tf32" || op == "conv1d_tf32") return kiln::ConvKind::Wgmma;
   return kiln::ConvKind::Nchw;
 }
@@ -78,7 +79,7 @@ kiln::ConvKind kind_of(const std::string& op, const std::string& arch) {
 // The op's dyn dims at `v` (the batch of conv_s2_f16 at 3).
 std::map<std::string, std::int64_t> dims_at(const std::string& op, std::int64_t v) {
   if (op == "conv_s2_f16") return {{"N", 3}, {"S", v}};
-  if (op == "conv1d_bf16") return {{"L", v}};
+  if (op == "conv1d_bf16" || op == "conv1d_tma") return {{"L", v}};
   if (op == "conv1d_tf32") return {{"N", 3}, {"L", v}};
   if (op == "tma_tf32") return {{"N", 2}, {"H", v}, {"W", v + 2}};
   if (op == "conv_res") return {{"H", v}};
@@ -102,7 +103,11 @@ TEST_CASE("dyn conv spatial extents: one source per bucket, free of the values, 
       // (values in the bucket `general`: none a multiple of 16, none 1)
       const auto a = plan_at(op, 20, arch), b = plan_at(op, 37, arch), c = plan_at(op, 301, arch);
       CHECK(all_sources(sources_of(a)) == all_sources(sources_of(b)));
-      CHECK(all_sources(sources_of(a)) == all_sources(sources_of(c)));
+      // (The TMA engine's pixel tiles follow a size class of H x W: tma_tf32's 301 x 303 is in
+      // another than 20 x 22, 61 x 63 is not; conv1d_tma's L = 301 too.)
+      const bool other_class = (op == "tma_tf32" || op == "conv1d_tma") && std::string(arch) == "sm_90a";
+      CHECK(all_sources(sources_of(a)) == all_sources(sources_of(other_class ? plan_at(op, 61, arch) : c)));
+      if (other_class) CHECK(all_sources(sources_of(a)) != all_sources(sources_of(c)));
       const bool tma = kind_of(op, arch) == kiln::ConvKind::Tma;
       // (the TMA engine after its copies of x and the filters)
       REQUIRE(a.kernels.size() == (tma ? 3u : 1u));
@@ -134,7 +139,7 @@ TEST_CASE("dyn conv spatial extents: one source per bucket, free of the values, 
             CHECK((arg.map_dims_at.size() == 4 && arg.map_strides_at.size() == 3 && arg.map_dyn_dim < 0));
       }
       // The dyn axes' extents are 0 in the config (a conv1d's h is its static 1).
-      const bool h_dyn = op != "conv1d_bf16" && op != "conv1d_tf32";
+      const bool h_dyn = op != "conv1d_bf16" && op != "conv1d_tf32" && op != "conv1d_tma";
       CHECK((cc.h == 0) == h_dyn);
       CHECK((cc.ho == 0) == h_dyn);
       CHECK((cc.w == 0) == (op != "conv_res"));
@@ -162,14 +167,37 @@ TEST_CASE("dyn conv spatial extents: one source per bucket, free of the values, 
     }
   // The bucket one plans the static conv: a 1x1 image with padding 1 (its Ho, Wo 1).
   const auto one = plan_text_at(kDynConvSpatialSpec, "conv.kiln", "conv_hw", {{"H", 1}, {"W", 1}}, "sm_90a");
-  CHECK(!kiln::conv_dyn_spatial(conv_of(one.kernels[0])));
-  CHECK(conv_of(one.kernels[0]).h == 1);
+  CHECK(!kiln::conv_dyn_spatial(conv_of(one.kernels.back())));
+  CHECK(conv_of(one.kernels.back()).h == 1);
   // And where y's extents are quotients of the dim ((S - 1) / 2 + 1 at S = 1): the conv's kernel
   // stores them as its config's constants.
   const auto one_s2 = plan_at("conv_s2_f16", 1);
   REQUIRE(one_s2.kernels.size() == 1);
   CHECK(!kiln::conv_dyn_spatial(conv_of(one_s2.kernels[0])));
   CHECK(conv_of(one_s2.kernels[0]).ho == 1);
+}
+
+TEST_CASE("dyn conv spatial extents: the TMA engine's pixel tiles follow a size class of the dyn extents' product") {
+  // tma_tf32: stride 2 (an image's output pixels about its input's over 4), tf32: 64-pixel tiles
+  // for images of at most 64 output pixels, 256 from 2048, else 128, as the static rule.
+  const auto small = plan_at("tma_tf32", 6);   // 6 x 8 input pixels
+  REQUIRE(small.dyn_thresholds.count("H*W"));
+  CHECK(small.dyn_thresholds.at("H*W") == std::vector<std::int64_t>{65 * 4, 2048 * 4});
+  for (const auto& [h, tile] : std::vector<std::pair<std::int64_t, int>>{{6, 64}, {15, 64}, {16, 128}, {20, 128},
+                                                                          {89, 128}, {90, 256}, {301, 256}}) {
+    CAPTURE(h);   // (W = h + 2: 15 x 17 = 255 and 16 x 18 = 288 pixels; 89 x 91 = 8099, 90 x 92 = 8280)
+    const auto plan = plan_at("tma_tf32", h);
+    const auto& cc = conv_of(plan.kernels.back());
+    CHECK(cc.kind == kiln::ConvKind::Tma);
+    CHECK(cc.bn == tile);
+    CHECK(contains(plan.kernels.back().reason, "H*W in "));
+  }
+  // 3xTF32 (conv_hw, stride 1; its tiles' rows are pixels): 64 up to 64 output pixels (7 x 9),
+  // 128 past them (8 x 10).
+  CHECK(plan_at("conv_hw", 6).dyn_thresholds.at("H*W") == std::vector<std::int64_t>{65});
+  CHECK(kiln::conv_tma_pixel_rows(conv_of(plan_at("conv_hw", 6).kernels.back())));
+  CHECK(conv_of(plan_at("conv_hw", 7).kernels.back()).bm == 64);
+  CHECK(conv_of(plan_at("conv_hw", 8).kernels.back()).bm == 128);
 }
 
 TEST_CASE("dyn conv spatial extents: the launch is conv_geometry at each launch's extents") {

@@ -853,7 +853,9 @@ TEST_CASE("gpu: dyn spatial extents of convs against the float64 reference, one 
                  // (no padding, dilation 2: H and W from 5)
                  {"valid_tf32", {"H", {5, 6, 9, 16, 17, 40, 131, 300}, "W", {5, 8, 7, 21, 16, 64, 129, 301}}},
                  {"conv1d_tf32", {"L", {5, 6, 8, 13, 100, 769, 4099, 20000}}},
-                 {"tma_tf32", {"H", h, "W", w}}},
+                 {"tma_tf32", {"H", h, "W", w}},
+                 // (a 1-d conv with 24 channels on the TMA engine: L's classes from 130 and 4096)
+                 {"conv1d_tma", {"L", {1, 2, 7, 129, 130, 1000, 4095, 4096, 20001}}}},
                 /*computed_extents=*/true);
 }
 

@@ -237,10 +237,13 @@ TEST_CASE("gpu: every covered spec's wgmma path (sm_90a): tails, split-K, both p
       {"matmul.kiln", "linear_bias", {{"B", 257}, {"IN", 2052}, {"OUT", 129}}, "gemm_wgmma_split_k", "gemm_tma"},
       // conv2d on wgmma: 130 out channels (two row tiles, the second of 2), odd spatial sizes,
       // 72 = 8 x 3 x 3 k' (a short last k tile); stride 2 + padding 1 with 7 out channels
-      // (one 64-row tile) and 35 pixels (scalar stores).
-      {"conv2d_3x3.kiln", "conv2d_3x3", {{"N", 2}, {"C", 8}, {"H", 17}, {"W", 35}, {"K", 130}}, "conv_wgmma"},
+      // (one 64-row tile) and 35 pixels (scalar stores). Small convs from 8 channels take the TMA
+      // engine in 3xTF32 ([Note: small convs on the TMA engine]): those two in tf32 only.
+      {"conv2d_3x3.kiln", "conv2d_3x3", {{"N", 2}, {"C", 8}, {"H", 17}, {"W", 35}, {"K", 130}}, "conv_tma",
+       "conv_wgmma"},
       {"conv.kiln", "conv2d_stride2_pad1", {{"N", 3}, {"C", 4}, {"H", 9}, {"W", 13}, {"K", 7}}, "conv_wgmma"},
-      {"conv.kiln", "conv2d_stride2_pad1", {{"N", 2}, {"C", 12}, {"H", 64}, {"W", 66}, {"K", 64}}, "conv_wgmma"},
+      {"conv.kiln", "conv2d_stride2_pad1", {{"N", 2}, {"C", 12}, {"H", 64}, {"W", 66}, {"K", 64}}, "conv_tma",
+       "conv_wgmma"},
       // Stride-1 transposed convs on the TMA engine as forward convs of flipped filters: 36 input
       // channels (a 4-channel second k tile), 130 out channels (a tail tile), odd lengths; in 2-d
       // with padding 1 and dilation 2 (forward padding 3), 20 channels, a bias and relu.
