@@ -177,6 +177,15 @@ TEST_CASE("dyn conv spatial extents: one source per bucket, free of the values, 
   CHECK(conv_of(one_s2.kernels[0]).ho == 1);
 }
 
+TEST_CASE("dyn conv spatial extents: an epilogue operand broadcast along an output extent that is 1 at this value") {
+  // conv1d_tma's `* b` (b: [K, 1]) against y [N, K, (L - 1) / 2 + 1]: at L = 2 that extent is 1,
+  // at L = 7 of the same bucket and class it is 4; b is read at index 0 along it in both (the H200
+  // ran L = 7 through the executable planned at L = 2, which read b at the output's coordinate).
+  const auto at2 = plan_at("conv1d_tma", 2), at7 = plan_at("conv1d_tma", 7);
+  CHECK(all_sources(sources_of(at2)) == all_sources(sources_of(at7)));
+  CHECK(contains(all_sources(sources_of(at2)), "in_b[(k * 1 + 0)]"));
+}
+
 TEST_CASE("dyn conv spatial extents: the TMA engine's pixel tiles follow a size class of the dyn extents' product") {
   // tma_tf32: stride 2 (an image's output pixels about its input's over 4), tf32: 64-pixel tiles
   // for images of at most 64 output pixels, 256 from 2048, else 128, as the static rule.
