@@ -189,7 +189,9 @@ struct TensorMapSpec {
 // One parameter of a kernel entry, in order.
 struct KernelArg {
   // LaunchSplits: a split reduction's count of splits at this launch (long long), the split
-  // kernel's grid.y ([Note: splits per launch] in kiln/config/reduce.h), read by it and its finish.
+  // kernel's grid.y ([Note: splits per launch] in kiln/config/reduce.h), read by it and its finish;
+  // or a chunked strided scan's count of chunks, scan_strided_totals' grid.y ([Note: chunks per
+  // launch] in kiln/config/scan.h), read by it and scan_strided.
   // DynValue: an extent computed from dyn dims at each launch (`value`), passed as a kiln::DynDim
   // (with its division constants) and read by the template's body: a dyn pool's extents ([Note:
   // dyn pooled axes] in plan_pool.cpp).

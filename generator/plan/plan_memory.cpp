@@ -358,6 +358,17 @@ KernelArg workspace_arg(int buffer, DType dtype, bool writes) {
   return arg;
 }
 
+// The count a launch computes for the kernel being planned (its grid.y at that launch: a split
+// reduction's splits, a chunked scan's chunks), an argument of it and of its follow-up.
+KernelArg launch_count_arg(Planner& p) {
+  KernelArg count;
+  count.kind = KernelArg::Kind::LaunchSplits;
+  count.kernel = p.planning_position();
+  count.dtype = DType::i64;
+  count.name = "launch_splits";
+  return count;
+}
+
 // A follow-up of kn's anchor that takes over kn's stores: kn then writes only a workspace, which
 // the follow-up reads (`ws` of `dtype`) to store the anchor's values.
 PlannedKernel storing_followup(PlannedKernel& kn, const char* template_name, int ws, DType dtype) {
@@ -389,13 +400,8 @@ void add_finish(Planner& p, PlannedKernel& kn, const ReduceConfig& split, std::i
   kn.args.push_back(workspace_arg(ws, DType::f32, true));
   PlannedKernel fin = storing_followup(kn, "reduce_finish", ws, DType::f32);
   if (split.split_sms > 0) {   // both read the launch's count ([Note: splits per launch])
-    KernelArg count;
-    count.kind = KernelArg::Kind::LaunchSplits;
-    count.kernel = p.planning_position();
-    count.dtype = DType::i64;
-    count.name = "launch_splits";
-    kn.args.push_back(count);
-    fin.args.push_back(count);
+    kn.args.push_back(launch_count_arg(p));
+    fin.args.push_back(launch_count_arg(p));
   }
   ReduceFinishConfig config;
   config.outer = split.outer;
@@ -984,13 +990,8 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
   kn.args.push_back(workspace_arg(ws, cdt, true));
   PlannedKernel scan = storing_followup(kn, "scan_strided", ws, cdt);
   if (per_launch) {   // both read the launch's count, the totals kernel's grid.y
-    KernelArg count;
-    count.kind = KernelArg::Kind::LaunchSplits;
-    count.kernel = p.planning_position();
-    count.dtype = DType::i64;
-    count.name = "launch_splits";
-    kn.args.push_back(count);
-    scan.args.push_back(count);
+    kn.args.push_back(launch_count_arg(p));
+    scan.args.push_back(launch_count_arg(p));
   }
   config.variant = ScanVariant::kStrided;
   scan.config = config;
