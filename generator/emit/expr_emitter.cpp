@@ -196,16 +196,16 @@ Coords ExprEmitter::operand_coords(ir::NodeId user, ir::NodeId operand, const Co
   // numpy broadcasting: align on the right; an extent-1 dim against a larger one reads index 0.
   Coords c(oshape.size());
   const std::size_t offset = ushape.size() - oshape.size();
+  // Only an extent of dyn dims can be 1 at this binding and larger at the next: a dyn dim, not in
+  // the bucket "one" (every launch of its source has it 1; a reduction's epilogue then finds its
+  // anchor's value at the output's own coordinates), or an expression of one (a dyn spatial conv's
+  // or pool's output extent, 1 at L = 2 of a stride-2 conv1d and 4 at L = 7).
+  std::set<std::string> varying;
+  for (const auto& [name, bucket] : plan_.dyn_buckets)
+    if (bucket != DynBucket::One && plan_.bound->is_dynamic(name)) varying.insert(name);
   for (std::size_t k = 0; k < oshape.size(); ++k) {
     const std::size_t uk = k + offset;
     const bool symbolic_one = k < o.shape.size() && o.shape[k].as_constant() == std::optional<std::int64_t>(1);
-    // Only an extent of dyn dims can be 1 at this binding and larger at the next: a dyn dim, not in
-    // the bucket "one" (every launch of its source has it 1; a reduction's epilogue then finds its
-    // anchor's value at the output's own coordinates), or an expression of one (a dyn spatial
-    // conv's or pool's output extent, 1 at L = 2 of a stride-2 conv1d and 4 at L = 7).
-    std::set<std::string> varying;
-    for (const auto& [name, bucket] : plan_.dyn_buckets)
-      if (bucket != DynBucket::One && plan_.bound->is_dynamic(name)) varying.insert(name);
     const bool user_varies = uk < u.shape.size() && u.shape[uk].mentions(varying);
     const bool pinned = oshape[k] == 1 && (ushape[uk] != 1 || (symbolic_one && user_varies));
     c[k] = pinned ? "0" : coords[uk];
