@@ -3,9 +3,11 @@
 // (tests/generator/test_dyn_conv_spatial.cpp) and the GPU one (tests/gpu/test_dyn_gpu.cpp):
 // f32 convs of one group on sm_90a take the TMA engine (3xTF32 with a fused bias and relu; a
 // residual side operand of y's dyn extents; tf32, strided, with a dyn batch, 72 out channels, a
-// bias and relu) or, under 8 input channels, WgConvNchw (tf32 without padding, strided and dilated:
-// the gather's path without bounds tests; a strided tf32 conv1d with a dyn batch, 130 out
-// channels); the others and sm_80 ConvNchw (f16 strided over a square side with a dyn batch;
+// bias and relu; a tf32 conv1d with 64 channels) or, under 8 input channels, WgConvNchw (tf32
+// without padding, strided and dilated: the gather's path without bounds tests; a strided tf32
+// conv1d with a dyn batch, 130 out channels); a tf32 conv of 32 channels takes WgConvNchw under
+// the flops class's threshold (N*H*W under 58255) and the TMA engine from it; the others and
+// sm_80 ConvNchw (f16 strided over a square side with a dyn batch;
 // grouped and strided, tf32; a dilated bf16 conv1d) and DepthwiseDirect (NCHW, NHWC).
 #pragma once
 
@@ -68,18 +70,24 @@ op conv1d_tf32 {
   out y = conv1d(x, w, stride=3, precision="tf32")
 }
 op conv1d_tma {
-  dims N = 2, C = 24, dyn L = 100, K = 40
+  dims N = 2, C = 64, dyn L = 100, K = 40
   in  x: f32[N, C, L]
   in  w: f32[K, C, 5]
   in  b: f32[K, 1]
   out y = conv1d(x, w, stride=2, padding=2, precision="tf32") * b
 }
 op tma_tf32 {
-  dims dyn N = 2, C = 32, dyn H = 20, dyn W = 20, K = 72
+  dims dyn N = 2, C = 64, dyn H = 20, dyn W = 20, K = 72
   in  x: f32[N, C, H, W]
   in  w: f32[K, C, 3, 3]
   in  b: f32[K, 1, 1]
   out y = relu(conv2d(x, w, stride=2, padding=1, precision="tf32") + b)
+}
+op small_tf32 {
+  dims dyn N = 2, C = 32, dyn H = 20, dyn W = 20, K = 32
+  in  x: f32[N, C, H, W]
+  in  w: f32[K, C, 3, 3]
+  out y = conv2d(x, w, padding=1, precision="tf32")
 }
 )";
 

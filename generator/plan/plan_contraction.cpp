@@ -47,6 +47,7 @@
 // conv.h), which the emitter writes into the unit; shared memory and the launch come from the
 // rules in those headers, the same functions that size the templates' shared memory.
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <set>
 #include <optional>
@@ -1474,10 +1475,13 @@ void plan_matmul_kernels(Planner& p, PlannedKernel& kn, Operand a, const Operand
 // wo, and the kernel takes H, W, Ho, Wo and Ho x Wo per launch as KernelArg::DynValue arguments
 // (kiln::DynDim: the template and the epilogue divide by Wo and Ho x Wo with a multiply-high and
 // a shift); the im2col table, built once per CTA, reads H and W. The route is the same at every
-// value: the TMA engine where it takes the conv but for its extents (conv_tma_refusal with
-// dyn_spatial: its channels, window and grid limits; the flops that decide it for a static conv
-// are not asked, so a small image pays for the copies too), else WgConvNchw (sm_90a, f32, one
-// group), else ConvNchw; with no streaming stores (that pick follows the output's bytes, a product
+// value but for one size class: the TMA engine where it takes the conv but for its extents
+// (conv_tma_refusal with dyn_spatial: its channels, window and grid limits), else WgConvNchw
+// (sm_90a, f32, one group), else ConvNchw; where the specialized conv's route asks the flops
+// (tf32 under kConvTmaSmallMinChannels input channels: conv_tma_pays_small), a size class of the
+// product of the dyn extents among N, H and W at kPadMinFlops sends the launches under it to
+// WgConvNchw (without it, 32x32x28x28 -> 32 in tf32 ran on the engine at 1.34x the specialized
+// conv's WgConvNchw time, bench/results/2026-12-05-h100-run14/); with no streaming stores (that pick follows the output's bytes, a product
 // of the dims). On the TMA engine: OperandPrep's copy of x reads its rows (H x W) and strides as
 // DynValue arguments (gemm_prep.cuh's PrepRows; 16-byte vectors where a factor's bucket or value
 // makes H x W a multiple of 4) into a workspace its geometry sizes at each launch
@@ -1510,6 +1514,20 @@ struct DynConv {
   // "multiple of 16") or its value v.
   bool multiple_of_4(const Planner& p, int s, std::int64_t v) const {
     return spatial[s].empty() ? v % 4 == 0 : dyn_bucket(p.bound().dims.at(spatial[s])) == DynBucket::Div16;
+  }
+  // The size-class key of the product of x's dyn extents among its spatial axes (with `batch`,
+  // its batch first), and the product of the static extents among those axes.
+  std::pair<std::string, std::int64_t> product(const ConvConfig& cc, bool batch) const {
+    std::vector<std::string> dims;
+    std::int64_t fixed = 1;
+    if (batch && dim.empty()) fixed *= cc.n;
+    if (batch && !dim.empty()) dims.push_back(dim);
+    const std::int64_t extents[3] = {cc.d, cc.h, cc.w};
+    for (int s = 0; s < 3; ++s) {
+      if (spatial[s].empty()) fixed *= extents[s];
+      else dims.push_back(spatial[s]);
+    }
+    return {dyn_class_key(dims), fixed};
   }
   std::string spatial_text() const {
     std::vector<std::string> parts;
@@ -1673,6 +1691,25 @@ GemmConfig conv_prep_config(const ConvConfig& cc, int which, bool aligned16, boo
   return g;
 }
 
+// Dyn spatial extents on the TMA engine: the pixel tiles by a size class of the product of the dyn
+// extents, at the input pixels where an image's output pixels, estimated as its input pixels over
+// the strides, pass kConvTmaSmallImage and (tf32) reach kConvTmaLargeImage; each class planned at
+// its lowest value. Declares the thresholds and returns the image's output pixels at the class's
+// lowest value (`text`: the class, for the kernel's reason). plan_conv declares them also where a
+// flops class keeps a small launch off the engine (every class's plan declares the same).
+std::int64_t conv_tma_pixel_class(Planner& p, const ConvConfig& cc, const DynConv& dyn, std::string& text) {
+  const auto [key, fixed] = dyn.product(cc, false);
+  const std::int64_t strides = std::int64_t{cc.stride_d} * cc.stride_h * cc.stride_w;
+  std::vector<std::int64_t> at{ceil_div((kConvTmaSmallImage + 1) * strides, fixed)};
+  if (!conv_x3(cc)) at.push_back(ceil_div(kConvTmaLargeImage * strides, fixed));
+  normalize_thresholds(at);
+  p.add_dyn_thresholds(key, at);
+  const int klass = dyn_class(at, dyn_class_value(key, p.bound().dims));
+  const std::int64_t pixels = std::max<std::int64_t>(1, dyn_class_low(at, klass) * fixed / strides);
+  text = fmt::format(" ({} in {}: images of about {} output pixels on)", key, dyn_class_text(at, klass), pixels);
+  return pixels;
+}
+
 void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::string& shape_why, const std::string& why,
                    bool flipped, const DynConv* dyn) {
   // [Note: dyn conv spatial extents]: the tiles as for large images, the copy of x and the x map
@@ -1697,33 +1734,13 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
                                     : fmt::format("{}, {}", extent_text(1, cc.h), extent_text(2, cc.w));
   const bool nhwc = cc.nhwc, x_in_place = conv_tma_x_in_place(cc), pixel_rows = conv_tma_pixel_rows(cc);
   cc.kind = ConvKind::Tma;
-  // Dyn spatial extents: the pixel tiles by a size class of the product of the dyn extents, at
-  // the input pixels where an image's output pixels, estimated as its input pixels over the
-  // strides, pass kConvTmaSmallImage and (tf32) reach kConvTmaLargeImage; each class planned at
-  // its lowest value. 16-byte stores where the launch's Ho x Wo is a multiple of 4.
+  // Dyn spatial extents: the pixel tiles by a size class (conv_tma_pixel_class); 16-byte stores
+  // where the launch's Ho x Wo is a multiple of 4.
   // What the tile rule sees: an image's output pixels (tile_pixels) and its phase grid (the rows'
   // tile; the same but by stride phase); dyn spatial convs are forward ones.
   std::int64_t tile_pixels = howo, tile_grid = grid;
   std::string pixel_class;
-  if (dyn_spatial) {
-    std::vector<std::string> dims;
-    std::int64_t fixed = 1;
-    const std::int64_t in_extents[3] = {cc.d, cc.h, cc.w};
-    for (int s = 0; s < 3; ++s) {
-      if (dyn->spatial[s].empty()) fixed *= in_extents[s];
-      else dims.push_back(dyn->spatial[s]);
-    }
-    const std::int64_t strides = std::int64_t{cc.stride_d} * cc.stride_h * cc.stride_w;
-    std::vector<std::int64_t> at{ceil_div((kConvTmaSmallImage + 1) * strides, fixed)};
-    if (!conv_x3(cc)) at.push_back(ceil_div(kConvTmaLargeImage * strides, fixed));
-    normalize_thresholds(at);
-    const std::string key = dyn_class_key(dims);
-    p.add_dyn_thresholds(key, at);
-    const int klass = dyn_class(at, dyn_class_value(key, p.bound().dims));
-    tile_pixels = tile_grid = std::max<std::int64_t>(1, dyn_class_low(at, klass) * fixed / strides);
-    pixel_class = fmt::format(" ({} in {}: images of about {} output pixels on)", key, dyn_class_text(at, klass),
-                              tile_pixels);
-  }
+  if (dyn_spatial) tile_pixels = tile_grid = conv_tma_pixel_class(p, cc, *dyn, pixel_class);
   if (pixel_rows) {   // rows = output pixels (of all images in NHWC, of one in NCHW), columns = out channels
     cc.bm = (nhwc ? pixels : tile_grid) <= kConvTmaSmallImage ? 64 : 128;
     cc.bn = cc.k <= 32 ? 32 : cc.k <= 64 ? 64 : cc.k <= 128 || conv_x3(cc) ? 128 : 256;
@@ -2114,12 +2131,37 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   const std::int64_t Kg = K / G, kdim = conv_gemm_k(cc);
   cc.stream = !dyn_spatial && out_bytes > kStreamBytes;
   const DynConv* dyn = dc ? &*dc : nullptr;
+  // Dyn spatial extents where the specialized conv asks the flops (conv_tma_pays_small): a size
+  // class of the product of the dyn extents among N and x's spatial axes, at kPadMinFlops (the
+  // output pixels estimated as the input's over the strides); below it the engine's copies do not
+  // pay and WgConvNchw takes the conv, as it takes the specialized one. Asked of the channels,
+  // filters and target only (a batch of 1: the batch's class decides the copies' grid, not the
+  // rule), so that every class's plan declares the same thresholds, the engine's pixel classes too.
+  std::string under_flops;   // the class, where it keeps the conv off the engine
+  if (dyn_spatial && !c.transposed) {
+    ConvConfig one = cc;
+    one.n = 1;
+    if (conv_tma_refusal(p, one, true).empty() && !conv_tma_pays_small(cc, false)) {
+      const auto [key, fixed] = dc->product(cc, true);
+      const double strides = double(cc.stride_d) * cc.stride_h * cc.stride_w;
+      const double flops_per_value = 2.0 * static_cast<double>(K * kdim * fixed) / strides;
+      std::vector<std::int64_t> at{static_cast<std::int64_t>(std::ceil(kPadMinFlops / flops_per_value))};
+      normalize_thresholds(at);
+      p.add_dyn_thresholds(key, at);
+      std::string unused;
+      conv_tma_pixel_class(p, cc, *dc, unused);
+      const int klass = dyn_class(at, dyn_class_value(key, p.bound().dims));
+      if (klass == 0)
+        under_flops = fmt::format("it is under the flops where its operand copies pay off ({} in {})", key,
+                                  dyn_class_text(at, klass));
+    }
+  }
   // Dyn spatial extents: why not the TMA engine, and no streaming stores.
   const std::string engines_why_not =
       dyn_spatial ? fmt::format("; not on the TMA engine: {}; no streaming stores (dyn spatial extents)",
-                                conv_tma_refusal(p, cc, true))
+                                under_flops.empty() ? conv_tma_refusal(p, cc, true) : under_flops)
                   : "";
-  if (!c.transposed && conv_tma_refusal(p, cc, dyn_spatial).empty()) {
+  if (!c.transposed && under_flops.empty() && conv_tma_refusal(p, cc, dyn_spatial).empty()) {
     plan_conv_tma(p, kn, cc, shape_why, why, false, dyn);
     return;
   }

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "generator/plan/plan.h"
 #include "dyn_conv_spatial_spec.h"
@@ -64,15 +65,16 @@ op reader {
 
 const std::vector<std::string> kOps{"conv_hw", "conv_s2_f16", "conv_res",    "depthwise",   "dw_nhwc",
                                     "conv1d_bf16", "grouped", "valid_tf32", "conv1d_tf32", "tma_tf32",
-                                    "conv1d_tma"};
+                                    "conv1d_tma",  "small_tf32"};
 
-// The template the op's conv takes on `arch`: f32 with one group on sm_90a the TMA engine, or
-// WgConvNchw under 8 input channels.
+// The template the op's conv takes on `arch` at the tests' first value (20): f32 with one group on
+// sm_90a the TMA engine, or WgConvNchw under 8 input channels, and in tf32 under 64 channels below
+// the flops class's threshold (small_tf32 there).
 kiln::ConvKind kind_of(const std::string& op, const std::string& arch) {
   if (op == "depthwise" || op == "dw_nhwc") return kiln::ConvKind::Depthwise;
   if (arch != "sm_90a") return kiln::ConvKind::Nchw;
   if (op == "conv_hw" || op == "conv_res" || op == "tma_tf32" || op == "conv1d_tma") return kiln::ConvKind::Tma;
-  if (op == "valid_tf32" || op == "conv1d_tf32") return kiln::ConvKind::Wgmma;
+  if (op == "valid_tf32" || op == "conv1d_tf32" || op == "small_tf32") return kiln::ConvKind::Wgmma;
   return kiln::ConvKind::Nchw;
 }
 
@@ -81,7 +83,7 @@ std::map<std::string, std::int64_t> dims_at(const std::string& op, std::int64_t 
   if (op == "conv_s2_f16") return {{"N", 3}, {"S", v}};
   if (op == "conv1d_bf16" || op == "conv1d_tma") return {{"L", v}};
   if (op == "conv1d_tf32") return {{"N", 3}, {"L", v}};
-  if (op == "tma_tf32") return {{"N", 2}, {"H", v}, {"W", v + 2}};
+  if (op == "tma_tf32" || op == "small_tf32") return {{"N", 2}, {"H", v}, {"W", v + 2}};
   if (op == "conv_res") return {{"H", v}};
   return {{"H", v}, {"W", v + 2}};
 }
@@ -104,8 +106,10 @@ TEST_CASE("dyn conv spatial extents: one source per bucket, free of the values, 
       const auto a = plan_at(op, 20, arch), b = plan_at(op, 37, arch), c = plan_at(op, 301, arch);
       CHECK(all_sources(sources_of(a)) == all_sources(sources_of(b)));
       // (The TMA engine's pixel tiles follow a size class of H x W: tma_tf32's 301 x 303 is in
-      // another than 20 x 22, 61 x 63 is not; conv1d_tma's L = 301 too.)
-      const bool other_class = (op == "tma_tf32" || op == "conv1d_tma") && std::string(arch) == "sm_90a";
+      // another than 20 x 22, 61 x 63 is not; conv1d_tma's L = 301 too. small_tf32's 2 x 301 x 303
+      // is past its flops class's threshold, on the TMA engine; 2 x 61 x 63 is not.)
+      const bool other_class =
+          (op == "tma_tf32" || op == "conv1d_tma" || op == "small_tf32") && std::string(arch) == "sm_90a";
       CHECK(all_sources(sources_of(a)) == all_sources(sources_of(other_class ? plan_at(op, 61, arch) : c)));
       if (other_class) CHECK(all_sources(sources_of(a)) != all_sources(sources_of(c)));
       const bool tma = kind_of(op, arch) == kiln::ConvKind::Tma;
@@ -207,6 +211,42 @@ TEST_CASE("dyn conv spatial extents: the TMA engine's pixel tiles follow a size 
   CHECK(kiln::conv_tma_pixel_rows(conv_of(plan_at("conv_hw", 6).kernels.back())));
   CHECK(conv_of(plan_at("conv_hw", 7).kernels.back()).bm == 64);
   CHECK(conv_of(plan_at("conv_hw", 8).kernels.back()).bm == 128);
+}
+
+TEST_CASE("dyn conv spatial extents: under 64 channels in tf32 a flops class keeps small launches on WgConvNchw") {
+  // small_tf32 (32 channels, 32 filters 3x3, pad 1, tf32): the specialized conv takes the TMA engine
+  // from kPadMinFlops (2^30) of 2 x 32 x 288 flops per output pixel, 58255 pixels of N x H x W; the
+  // dyn one has that threshold on the product N*H*W, and the engine's pixel classes on H*W.
+  const auto small = plan_at("small_tf32", 20);
+  REQUIRE(small.dyn_thresholds.count("N*H*W"));
+  CHECK(small.dyn_thresholds.at("N*H*W") == std::vector<std::int64_t>{58255});
+  CHECK(small.dyn_thresholds.at("H*W") == std::vector<std::int64_t>{65, 2048});
+  CHECK(contains(small.kernels.back().reason, "not on the TMA engine: it is under the flops where its operand "
+                                              "copies pay off (N*H*W in [1, 58255))"));
+  constexpr const char* kStatic = R"(op s {
+  dims N = 2, C = 32, H = 20, W = 20, K = 32
+  in  x: f32[N, C, H, W]
+  in  w: f32[K, C, 3, 3]
+  out y = conv2d(x, w, padding=1, precision="tf32")
+}
+)";
+  // Both sides of the threshold, by the batch and by the image: the same route as the specialized
+  // conv (whose output pixels, at stride 1 and pad 1, are the estimate's), and every class's plan
+  // declares the same thresholds.
+  for (const auto& [n, h, w] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
+           {2, 227, 128}, {2, 228, 128}, {3, 139, 139}, {3, 140, 139}, {64, 30, 30}, {65, 30, 30}, {70000, 3, 5}}) {
+    CAPTURE(n);
+    CAPTURE(h);
+    CAPTURE(w);
+    const auto plan = plan_text_at(kDynConvSpatialSpec, "conv.kiln", "small_tf32", {{"N", n}, {"H", h}, {"W", w}},
+                                   "sm_90a");
+    const bool past = n * h * w >= 58255;
+    CHECK(plan.dyn_thresholds == small.dyn_thresholds);
+    // (From 65536 images WgConvNchw: the engine's copies take at most 65535.)
+    CHECK((conv_of(plan.kernels.back()).kind == kiln::ConvKind::Tma) == (past && n < 65536));
+    const auto fixed = plan_text_at(kStatic, "conv.kiln", "s", {{"N", n}, {"H", h}, {"W", w}}, "sm_90a");
+    CHECK(conv_of(fixed.kernels.back()).kind == conv_of(plan.kernels.back()).kind);
+  }
 }
 
 TEST_CASE("dyn conv spatial extents: the launch is conv_geometry at each launch's extents") {

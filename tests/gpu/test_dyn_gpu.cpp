@@ -854,8 +854,12 @@ TEST_CASE("gpu: dyn spatial extents of convs against the float64 reference, one 
                  {"valid_tf32", {"H", {5, 6, 9, 16, 17, 40, 131, 300}, "W", {5, 8, 7, 21, 16, 64, 129, 301}}},
                  {"conv1d_tf32", {"L", {5, 6, 8, 13, 100, 769, 4099, 20000}}},
                  {"tma_tf32", {"H", h, "W", w}},
-                 // (a 1-d conv with 24 channels on the TMA engine: L's classes from 130 and 4096)
-                 {"conv1d_tma", {"L", {1, 2, 7, 129, 130, 1000, 4095, 4096, 20001}}}},
+                 // (a 1-d conv with 64 channels on the TMA engine: L's classes from 130 and 4096)
+                 {"conv1d_tma", {"L", {1, 2, 7, 129, 130, 1000, 4095, 4096, 20001}}},
+                 // (32 channels in tf32: WgConvNchw under 58255 of N*H*W, the TMA engine from it;
+                 // the batch 2: 97 x 301 and 224 x 224 past it, 227 x 128 and 228 x 128 its two
+                 // sides, 58112 and 58368)
+                 {"small_tf32", {"H", {3, 5, 17, 97, 130, 224, 227, 228}, "W", {7, 16, 33, 301, 127, 224, 128, 128}}}},
                 /*computed_extents=*/true);
 }
 

@@ -1,41 +1,41 @@
-plan tma_tf32 [C=32 H=37 (dyn, general) K=72 N=2 (dyn, general, class [1, 65536)) W=39 (dyn, general) H*W (class [260, 8192))] for sm_90a (132 SMs), f32 contractions fp32-accurate
+plan tma_tf32 [C=64 H=37 (dyn, general) K=72 N=2 (dyn, general, class [1, 65536)) W=39 (dyn, general) H*W (class [260, 8192))] for sm_90a (132 SMs), f32 contractions fp32-accurate
 buffers:
-  #0 in  x f32[2, 32, 37, 39] (360.8 KiB)
-  #1 in  w f32[72, 32, 3, 3] (81.0 KiB)
+  #0 in  x f32[2, 64, 37, 39] (721.5 KiB)
+  #1 in  w f32[72, 64, 3, 3] (162.0 KiB)
   #2 in  b f32[72, 1, 1] (288 B)
   #3 out y f32[2, 72, 19, 20] (213.8 KiB)
-  #4 ws  nhwc_x3 f32[1, 1443, 32] (180.4 KiB)
-  #5 ws  kmajor_w3 f32[72, 9, 32] (81.0 KiB)
+  #4 ws  nhwc_x3 f32[1, 1443, 64] (360.8 KiB)
+  #5 ws  kmajor_w3 f32[72, 9, 64] (162.0 KiB)
 kernels:
-  0 kiln_tma_tf32_k0_gemm_operand_prep: gemm_operand_prep  grid (46, 1, 1) block (256, 1, 1) smem 0 index int32
+  0 kiln_tma_tf32_k0_gemm_operand_prep: gemm_operand_prep  grid (46, 2, 1) block (256, 1, 1) smem 0 index int32
       anchor %3 conv2d (line 69)
       reads #0 x, #1 w
-      config GemmConfig{kind=OperandPrep precision=Tf32 elem_bytes=4 layout_a=ColMajor layout_b=RowMajor m=0 n=1 k=32 batch=0 lda=0 ldb=0 ldc=0 stride_a=0 stride_b=0 stride_c=0 bm=0 bn=0 bk=0 wm=0 wn=0 stages=0 b_stages=0 split_k=1 vec_a=0 vec_b=0 vec_c=0 stream_c=0 row_stats=0 threads=256 tiles_n=0 group_m=0 prep=1 swap_ab=0 cluster_m=1 consumers_n=1}
-      why: dyn spatial extents H -> (((H - 1) / 2) + 1), W -> (((W - 1) / 2) + 1): read per launch, and the batch N in the size class [1, 65536) of N; x [N, 32, H, W] (NCHW) transposed to NHWC with channel rows of 128 bytes in a workspace (sized by each launch) for the TMA engine's im2col copies
-  1 kiln_tma_tf32_k1_gemm_operand_prep: gemm_operand_prep  grid (1, 1, 72) block (256, 1, 1) smem 0 index int32
+      config GemmConfig{kind=OperandPrep precision=Tf32 elem_bytes=4 layout_a=ColMajor layout_b=RowMajor m=0 n=1 k=64 batch=0 lda=0 ldb=0 ldc=0 stride_a=0 stride_b=0 stride_c=0 bm=0 bn=0 bk=0 wm=0 wn=0 stages=0 b_stages=0 split_k=1 vec_a=0 vec_b=0 vec_c=0 stream_c=0 row_stats=0 threads=256 tiles_n=0 group_m=0 prep=1 swap_ab=0 cluster_m=1 consumers_n=1}
+      why: dyn spatial extents H -> (((H - 1) / 2) + 1), W -> (((W - 1) / 2) + 1): read per launch, and the batch N in the size class [1, 65536) of N; x [N, 64, H, W] (NCHW) transposed to NHWC with channel rows of 256 bytes in a workspace (sized by each launch) for the TMA engine's im2col copies
+  1 kiln_tma_tf32_k1_gemm_operand_prep: gemm_operand_prep  grid (1, 2, 72) block (256, 1, 1) smem 0 index int32
       anchor %3 conv2d (line 69)
       reads #0 x, #1 w
-      config GemmConfig{kind=OperandPrep precision=Tf32 elem_bytes=4 layout_a=RowMajor layout_b=RowMajor m=1 n=9 k=32 batch=72 lda=0 ldb=9 ldc=0 stride_a=0 stride_b=288 stride_c=0 bm=0 bn=0 bk=0 wm=0 wn=0 stages=0 b_stages=0 split_k=1 vec_a=0 vec_b=0 vec_c=0 stream_c=0 row_stats=0 threads=256 tiles_n=0 group_m=0 prep=2 swap_ab=0 cluster_m=1 consumers_n=1}
-      why: filters [72, 32, 3, 3] to [72, 9, 32] (channels innermost, rows of 128 bytes) in a workspace
+      config GemmConfig{kind=OperandPrep precision=Tf32 elem_bytes=4 layout_a=RowMajor layout_b=RowMajor m=1 n=9 k=64 batch=72 lda=0 ldb=9 ldc=0 stride_a=0 stride_b=576 stride_c=0 bm=0 bn=0 bk=0 wm=0 wn=0 stages=0 b_stages=0 split_k=1 vec_a=0 vec_b=0 vec_c=0 stream_c=0 row_stats=0 threads=256 tiles_n=0 group_m=0 prep=2 swap_ab=0 cluster_m=1 consumers_n=1}
+      why: filters [72, 64, 3, 3] to [72, 9, 64] (channels innermost, rows of 256 bytes) in a workspace
   2 kiln_tma_tf32_k2_conv_tma: conv_tma  grid (3, 1, 1) block (384, 1, 1) smem 230512 index int32
       anchor %3 conv2d (line 69)
       stores %5 -> #3 y
-      reads #0 x, #1 w, #2 b, tensor map #5 kmajor_w3 (box 32x1x128, swizzle 128), tensor map #4 nhwc_x3 (im2col: 32 channels x 128 pixels, pixel box [-1, -1] .. [-1, -1], strides [1, 2, 2, 1], swizzle 128, dims [32, W, H, N] at each launch)
-      config ConvConfig{kind=Tma precision=Tf32 elem_bytes=4 nhwc=0 n=0 c=32 h=0 w=0 k=72 r=3 s=3 stride_h=2 stride_w=2 pad_h=1 pad_w=1 dil_h=1 dil_w=1 groups=1 ho=0 wo=0 transposed=0 d=1 t=1 stride_d=1 pad_d=0 dil_d=1 dout=1 opad_d=0 opad_h=0 opad_w=0 phase_w=0 bm=128 bn=128 bk=0 wm=0 wn=0 stages=7 vec_w=0 vec_y=1 stream=0 threads=0}
-      why: dyn spatial extents H -> (((H - 1) / 2) + 1), W -> (((W - 1) / 2) + 1): read per launch, and the batch N in the size class [1, 65536) of N; conv2d Nx32xHxW -> 72 filters 3x3, stride 2x2, pad 1x1, dil 1x1, groups 1, NCHW: sm_90a TMA engine, implicit GEMM of 72 out channels x (((H - 1) / 2) + 1) x (((W - 1) / 2) + 1) pixels per image x K 288 (taps x channels in 32-channel k tiles), 128x128 tiles (H*W in [260, 8192): images of about 65 output pixels on) (2 consumer warpgroups + a TMA producer warpgroup, im2col by the TMA unit), 7 stages, at most 132 persistent CTAs; precision tf32 (op)
+      reads #0 x, #1 w, #2 b, tensor map #5 kmajor_w3 (box 32x1x128, swizzle 128), tensor map #4 nhwc_x3 (im2col: 32 channels x 128 pixels, pixel box [-1, -1] .. [-1, -1], strides [1, 2, 2, 1], swizzle 128, dims [64, W, H, N] at each launch)
+      config ConvConfig{kind=Tma precision=Tf32 elem_bytes=4 nhwc=0 n=0 c=64 h=0 w=0 k=72 r=3 s=3 stride_h=2 stride_w=2 pad_h=1 pad_w=1 dil_h=1 dil_w=1 groups=1 ho=0 wo=0 transposed=0 d=1 t=1 stride_d=1 pad_d=0 dil_d=1 dout=1 opad_d=0 opad_h=0 opad_w=0 phase_w=0 bm=128 bn=128 bk=0 wm=0 wn=0 stages=7 vec_w=0 vec_y=1 stream=0 threads=0}
+      why: dyn spatial extents H -> (((H - 1) / 2) + 1), W -> (((W - 1) / 2) + 1): read per launch, and the batch N in the size class [1, 65536) of N; conv2d Nx64xHxW -> 72 filters 3x3, stride 2x2, pad 1x1, dil 1x1, groups 1, NCHW: sm_90a TMA engine, implicit GEMM of 72 out channels x (((H - 1) / 2) + 1) x (((W - 1) / 2) + 1) pixels per image x K 576 (taps x channels in 32-channel k tiles), 128x128 tiles (H*W in [260, 8192): images of about 65 output pixels on) (2 consumer warpgroups + a TMA producer warpgroup, im2col by the TMA unit), 7 stages, at most 132 persistent CTAs; precision tf32 (op)
 
 // ==== tma_tf32_k0.cu
 // Generated by kiln (generator 1): op tma_tf32, kernel 0 (gemm_operand_prep)
 // spec: conv.kiln:69
-// dyn spatial extents H -> (((H - 1) / 2) + 1), W -> (((W - 1) / 2) + 1): read per launch, and the batch N in the size class [1, 65536) of N; x [N, 32, H, W] (NCHW) transposed to NHWC with channel rows of 128 bytes in a workspace (sized by each launch) for the TMA engine's im2col copies
+// dyn spatial extents H -> (((H - 1) / 2) + 1), W -> (((W - 1) / 2) + 1): read per launch, and the batch N in the size class [1, 65536) of N; x [N, 64, H, W] (NCHW) transposed to NHWC with channel rows of 256 bytes in a workspace (sized by each launch) for the TMA engine's im2col copies
 #include "kiln/gemm_prep.cuh"
 
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::OperandPrep, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::ColMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/0, /*n=*/1, /*k=*/32, /*batch=*/0, /*lda=*/0, /*ldb=*/0, /*ldc=*/0, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/0, /*bn=*/0, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/0, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/false, /*vec_b=*/false, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/256, /*tiles_n=*/0, /*group_m=*/0, /*prep=*/1, /*swap_ab=*/false, /*cluster_m=*/1, /*consumers_n=*/1};  // the planner's config
+constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::OperandPrep, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::ColMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/0, /*n=*/1, /*k=*/64, /*batch=*/0, /*lda=*/0, /*ldb=*/0, /*ldc=*/0, /*stride_a=*/0, /*stride_b=*/0, /*stride_c=*/0, /*bm=*/0, /*bn=*/0, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/0, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/false, /*vec_b=*/false, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/256, /*tiles_n=*/0, /*group_m=*/0, /*prep=*/1, /*swap_ab=*/false, /*cluster_m=*/1, /*consumers_n=*/1};  // the planner's config
 constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
-// operand A ([K, M], a transpose) to k-contiguous rows of 32 elements in the workspace (the TMA engine)
+// operand A ([K, M], a transpose) to k-contiguous rows of 64 elements in the workspace (the TMA engine)
 using Prep = kiln::gemm::OperandPrep<float, Index, kiln::prep_rows(kConfig), kK, kiln::prep_batches(kConfig), kiln::prep_ld(kConfig),
     kiln::prep_stride(kConfig), kiln::prep_k_contig(kConfig), kiln::prep_ldw(kConfig), kiln::gemm_x3(kConfig),
     kiln::prep_vec_transpose(kConfig), kiln::prep_reversed(kConfig), kConfig.threads>;
@@ -55,15 +55,15 @@ static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), fa
 // ==== tma_tf32_k1.cu
 // Generated by kiln (generator 1): op tma_tf32, kernel 1 (gemm_operand_prep)
 // spec: conv.kiln:69
-// filters [72, 32, 3, 3] to [72, 9, 32] (channels innermost, rows of 128 bytes) in a workspace
+// filters [72, 64, 3, 3] to [72, 9, 64] (channels innermost, rows of 256 bytes) in a workspace
 #include "kiln/gemm_prep.cuh"
 
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::OperandPrep, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/1, /*n=*/9, /*k=*/32, /*batch=*/72, /*lda=*/0, /*ldb=*/9, /*ldc=*/0, /*stride_a=*/0, /*stride_b=*/288, /*stride_c=*/0, /*bm=*/0, /*bn=*/0, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/0, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/false, /*vec_b=*/false, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/256, /*tiles_n=*/0, /*group_m=*/0, /*prep=*/2, /*swap_ab=*/false, /*cluster_m=*/1, /*consumers_n=*/1};  // the planner's config
+constexpr kiln::GemmConfig kConfig = kiln::GemmConfig{/*kind=*/kiln::GemmKind::OperandPrep, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/4, /*layout_a=*/kiln::GemmLayout::RowMajor, /*layout_b=*/kiln::GemmLayout::RowMajor, /*m=*/1, /*n=*/9, /*k=*/64, /*batch=*/72, /*lda=*/0, /*ldb=*/9, /*ldc=*/0, /*stride_a=*/0, /*stride_b=*/576, /*stride_c=*/0, /*bm=*/0, /*bn=*/0, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/0, /*b_stages=*/0, /*split_k=*/1, /*vec_a=*/false, /*vec_b=*/false, /*vec_c=*/false, /*stream_c=*/false, /*row_stats=*/false, /*threads=*/256, /*tiles_n=*/0, /*group_m=*/0, /*prep=*/2, /*swap_ab=*/false, /*cluster_m=*/1, /*consumers_n=*/1};  // the planner's config
 constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;
-// operand B ([K, N], a transpose) to k-contiguous rows of 32 elements in the workspace (the TMA engine)
+// operand B ([K, N], a transpose) to k-contiguous rows of 64 elements in the workspace (the TMA engine)
 using Prep = kiln::gemm::OperandPrep<float, Index, kiln::prep_rows(kConfig), kK, kiln::prep_batches(kConfig), kiln::prep_ld(kConfig),
     kiln::prep_stride(kConfig), kiln::prep_k_contig(kConfig), kiln::prep_ldw(kConfig), kiln::gemm_x3(kConfig),
     kiln::prep_vec_transpose(kConfig), kiln::prep_reversed(kConfig), kConfig.threads>;
@@ -77,27 +77,27 @@ extern "C" __global__ void __launch_bounds__(256) kiln_tma_tf32_k1_gemm_operand_
 }
 
 static_assert(Prep::kThreads == 256, "the template's block size or shared memory differs from the planner's");
-static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 1, 1, 72, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), true, 1, 2, 72, 256, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 
 // ==== tma_tf32_k2.cu
 // Generated by kiln (generator 1): op tma_tf32, kernel 2 (conv_tma)
 // spec: conv.kiln:69
-// dyn spatial extents H -> (((H - 1) / 2) + 1), W -> (((W - 1) / 2) + 1): read per launch, and the batch N in the size class [1, 65536) of N; conv2d Nx32xHxW -> 72 filters 3x3, stride 2x2, pad 1x1, dil 1x1, groups 1, NCHW: sm_90a TMA engine, implicit GEMM of 72 out channels x (((H - 1) / 2) + 1) x (((W - 1) / 2) + 1) pixels per image x K 288 (taps x channels in 32-channel k tiles), 128x128 tiles (H*W in [260, 8192): images of about 65 output pixels on) (2 consumer warpgroups + a TMA producer warpgroup, im2col by the TMA unit), 7 stages, at most 132 persistent CTAs; precision tf32 (op)
+// dyn spatial extents H -> (((H - 1) / 2) + 1), W -> (((W - 1) / 2) + 1): read per launch, and the batch N in the size class [1, 65536) of N; conv2d Nx64xHxW -> 72 filters 3x3, stride 2x2, pad 1x1, dil 1x1, groups 1, NCHW: sm_90a TMA engine, implicit GEMM of 72 out channels x (((H - 1) / 2) + 1) x (((W - 1) / 2) + 1) pixels per image x K 576 (taps x channels in 32-channel k tiles), 128x128 tiles (H*W in [260, 8192): images of about 65 output pixels on) (2 consumer warpgroups + a TMA producer warpgroup, im2col by the TMA unit), 7 stages, at most 132 persistent CTAs; precision tf32 (op)
 #include "kiln/conv_tma.cuh"
 
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ConvConfig kConfig = kiln::ConvConfig{/*kind=*/kiln::ConvKind::Tma, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/4, /*nhwc=*/false, /*n=*/0, /*c=*/32, /*h=*/0, /*w=*/0, /*k=*/72, /*r=*/3, /*s=*/3, /*stride_h=*/2, /*stride_w=*/2, /*pad_h=*/1, /*pad_w=*/1, /*dil_h=*/1, /*dil_w=*/1, /*groups=*/1, /*ho=*/0, /*wo=*/0, /*transposed=*/false, /*d=*/1, /*t=*/1, /*stride_d=*/1, /*pad_d=*/0, /*dil_d=*/1, /*dout=*/1, /*opad_d=*/0, /*opad_h=*/0, /*opad_w=*/0, /*phase_w=*/false, /*bm=*/128, /*bn=*/128, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/7, /*vec_w=*/false, /*vec_y=*/true, /*stream=*/false, /*threads=*/0};  // the planner's config
+constexpr kiln::ConvConfig kConfig = kiln::ConvConfig{/*kind=*/kiln::ConvKind::Tma, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/4, /*nhwc=*/false, /*n=*/0, /*c=*/64, /*h=*/0, /*w=*/0, /*k=*/72, /*r=*/3, /*s=*/3, /*stride_h=*/2, /*stride_w=*/2, /*pad_h=*/1, /*pad_w=*/1, /*dil_h=*/1, /*dil_w=*/1, /*groups=*/1, /*ho=*/0, /*wo=*/0, /*transposed=*/false, /*d=*/1, /*t=*/1, /*stride_d=*/1, /*pad_d=*/0, /*dil_d=*/1, /*dout=*/1, /*opad_d=*/0, /*opad_h=*/0, /*opad_w=*/0, /*phase_w=*/false, /*bm=*/128, /*bn=*/128, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/7, /*vec_w=*/false, /*vec_y=*/true, /*stream=*/false, /*threads=*/0};  // the planner's config
 using Shape = kiln::conv::ConvShape<kConfig.n, kConfig.c, kConfig.h, kConfig.w, kConfig.k, kConfig.r, kConfig.s,
                                     kConfig.stride_h, kConfig.stride_w, kConfig.pad_h, kConfig.pad_w, kConfig.dil_h, kConfig.dil_w, kConfig.groups>;
 // sm_90a: the TMA engine over OperandPrep's k-major copies (x NHWC, read by im2col copies)
 using Kernel = kiln::sm90::TmaConv<Index, Shape, kConfig.bm, kConfig.bn, kConfig.stages, kiln::conv_x3(kConfig), kiln::conv_tma_pixel_rows(kConfig), kConfig.vec_y, kConfig.stream>;
 
 struct Epilogue {
-  const float* __restrict__ in_x;  // in x: f32[N, 32, H, W]
-  const float* __restrict__ in_w;  // in w: f32[72, 32, 3, 3]
+  const float* __restrict__ in_x;  // in x: f32[N, 64, H, W]
+  const float* __restrict__ in_w;  // in w: f32[72, 64, 3, 3]
   const float* __restrict__ in_b;  // in b: f32[72, 1, 1]
   float* __restrict__ out_y;  // out y: f32[N, 72, (((H - 1) / 2) + 1), (((W - 1) / 2) + 1)]
   kiln::DynExtent<Index> dim_N;  // dyn dim N
