@@ -77,12 +77,12 @@ alt_min_axis2_unroll8(const float* __restrict__ x, float* __restrict__ y) {
 extern "C" __global__ void __launch_bounds__(256)
 alt_cumsum_vecs4(const float* __restrict__ x, float* __restrict__ y) {
   using namespace kiln_cumsum_exclusive;
-  kiln::scan_rows_block<256, 4, true, false, Op>(x, y, kRows, kLen, Load{}, Store{});
+  kiln::scan_rows_block<256, 4, true, false, false, Op>(x, y, kRows, kLen, Load{}, Store{});
 }
 extern "C" __global__ void __launch_bounds__(512)
 alt_cumsum_512x2(const float* __restrict__ x, float* __restrict__ y) {
   using namespace kiln_cumsum_exclusive;
-  kiln::scan_rows_block<512, 2, true, false, Op>(x, y, kRows, kLen, Load{}, Store{});
+  kiln::scan_rows_block<512, 2, true, false, false, Op>(x, y, kRows, kLen, Load{}, Store{});
 }
 
 // ---- issue 4 candidates: min over axis 1 as a whole-row sweep (reduce_outer_rows), timed beside
@@ -201,19 +201,19 @@ constexpr int kLbTile = 256 * 4 * 4;
 }  // namespace cover
 
 extern "C" __global__ void __launch_bounds__(256) cover_cumsum_rev_incl(const float* x, float* y) {
-  kiln::scan_rows_block<256, 2, false, true, kiln::SumOp<float>>(x, y, cover::kScanRows, cover::kScanLen, cover::Id{}, cover::IdOut{});
+  kiln::scan_rows_block<256, 2, false, true, false, kiln::SumOp<float>>(x, y, cover::kScanRows, cover::kScanLen, cover::Id{}, cover::IdOut{});
 }
 extern "C" __global__ void __launch_bounds__(256) cover_cumsum_rev_excl(const float* x, float* y) {
-  kiln::scan_rows_block<256, 2, true, true, kiln::SumOp<float>>(x, y, cover::kScanRows, cover::kScanLen, cover::Id{}, cover::IdOut{});
+  kiln::scan_rows_block<256, 2, true, true, false, kiln::SumOp<float>>(x, y, cover::kScanRows, cover::kScanLen, cover::Id{}, cover::IdOut{});
 }
 extern "C" __global__ void __launch_bounds__(256) cover_cummin_odd_excl(const float* x, float* y) {
-  kiln::scan_rows_block<256, 2, true, false, kiln::MinOp<float>>(x, y, cover::kScanOddRows, cover::kScanOddLen, cover::Id{}, cover::IdOut{});
+  kiln::scan_rows_block<256, 2, true, false, false, kiln::MinOp<float>>(x, y, cover::kScanOddRows, cover::kScanOddLen, cover::Id{}, cover::IdOut{});
 }
 extern "C" __global__ void __launch_bounds__(256 + 32, 2) cover_lookback_cumsum_rev_excl(const float* x, float* y, void* ws) {
-  kiln::scan_rows_lookback<256, 4, kiln::launch::kScanLookbackStages, true, true, kiln::SumOp<float>>(x, y, ws, cover::kLbRows, cover::kLbLen, cover::Id{}, cover::IdOut{});
+  kiln::scan_rows_lookback<256, 4, kiln::launch::kScanLookbackStages, true, true, false, kiln::SumOp<float>>(x, y, ws, cover::kLbRows, cover::kLbLen, cover::Id{}, cover::IdOut{});
 }
 extern "C" __global__ void __launch_bounds__(256 + 32, 2) cover_lookback_cumsum_vec(const float* x, float* y, void* ws) {
-  kiln::scan_rows_lookback<256, 4, kiln::launch::kScanLookbackStages, false, false, kiln::SumOp<float>>(x, y, ws, cover::kLbVRows, cover::kLbVLen, cover::Id{}, cover::IdOut{});
+  kiln::scan_rows_lookback<256, 4, kiln::launch::kScanLookbackStages, false, false, false, kiln::SumOp<float>>(x, y, ws, cover::kLbVRows, cover::kLbVLen, cover::Id{}, cover::IdOut{});
 }
 extern "C" __global__ void __launch_bounds__(1024) cover_softmax_two_pass_odd(const float* x, float* y) {
   kiln::rownorm_rows<1024, 1024, 16, kiln::RowNormKind::kSoftmax, float>(x, y, cover::kSmRows, cover::kSmLen, cover::Id{}, cover::IdOut{});

@@ -73,7 +73,8 @@ template <int kThreads, int kVecs, int kMinBlocks, int kStages, bool kExclusive,
 __global__ void __launch_bounds__(kThreads + 32, kMinBlocks) lookback_scan(const float* __restrict__ in,
                                                                            float* __restrict__ out, void* ws, int rows,
                                                                            int len) {
-  kiln::scan_rows_lookback<kThreads, kVecs, kStages, kExclusive, kReverse, Op>(in, out, ws, rows, len, Pass{}, Pass{});
+  kiln::scan_rows_lookback<kThreads, kVecs, kStages, kExclusive, kReverse, /*aligned=*/false, Op>(in, out, ws, rows, len,
+                                                                                                Pass{}, Pass{});
 }
 template <int kThreads, int kRows, int kMinBlocks, bool kExclusive, bool kReverse, class Op>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) strided_lookback(const float* __restrict__ in,

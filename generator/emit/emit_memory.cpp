@@ -405,7 +405,7 @@ void emit_scan_rows(const Plan& plan, const PlannedKernel& kernel, const ScanCon
     unit.body = fmt::format(
         "  // {} (tile statuses and counter) was zeroed on this stream before the launch\n"
         "{}  kiln::scan_rows_lookback<kThreads, kVecs, kiln::launch::kScanLookbackStages, kExclusive, kReverse, "
-        "Op>({}, {}, {}, {}, {}, {});",
+        "kConfig.aligned, Op>({}, {}, {}, {}, {}, {});",
         workspace_pointer(plan, kernel, true), extent_statements(plan, kernel, "len"), in,
         pointer_of_store(plan, kernel), workspace_pointer(plan, kernel, true), rows_name(kernel, "kRows"),
         dyn_len(kernel) ? "len" : "kLen", functors(plan, kernel));
@@ -413,9 +413,10 @@ void emit_scan_rows(const Plan& plan, const PlannedKernel& kernel, const ScanCon
   }
   rows_launch_check(kernel, geometry, unit);
   unit.body = extent_statements(plan, kernel, "len") +
-              fmt::format("  kiln::scan_rows_block<kThreads, kVecs, kExclusive, kReverse, Op>({}, {}, {}, {}, {});", in,
-                          pointer_of_store(plan, kernel), rows_name(kernel, "kRows"), dyn_len(kernel) ? "len" : "kLen",
-                          functors(plan, kernel));
+              fmt::format("  kiln::scan_rows_block<kThreads, kVecs, kExclusive, kReverse, kConfig.aligned, Op>({}, {}, {}, "
+                          "{}, {});",
+                          in, pointer_of_store(plan, kernel), rows_name(kernel, "kRows"),
+                          dyn_len(kernel) ? "len" : "kLen", functors(plan, kernel));
 }
 
 // scan_strided_totals (phase 1 of a chunked strided scan) and scan_strided.
@@ -700,7 +701,8 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
     unit.body = fmt::format("  kiln::rownorm_strided<kThreads, kUnroll, kKind, C>({}, {}, {}, {}, {}, {});", in,
                             pointer_of_store(plan, kernel), n, len, inner_name(kernel), fs);
   else
-    unit.body = fmt::format("  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C{}>({}, {}, {}, {}, {});",
+    unit.body = fmt::format("  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C, kConfig.aligned{}>({}, {}, {}, {}, "
+                            "{});",
                             // a dyn length: its class's rows in registers, whole vectors or not, the
                             // slots below its lowest length unchecked (rownorm.cuh)
                             dyn_len(kernel) ? ", /*kDynMinLen=*/kConfig.min_len" : "", in,

@@ -16,12 +16,14 @@
 //   Scale  norms only: __device__ C operator()(C q) const, the multiplier of the row's deviations
 //          from q (the emitter's: rsqrt(q / len + eps), say); softmax passes NoScale.
 //
-//   rownorm_rows<kThreads, kGroup, kItems, kKind, C[, kDynMinLen]>(in, out, rows, len, pro, epi)
+//   rownorm_rows<kThreads, kGroup, kItems, kKind, C[, kAligned, kDynMinLen]>(in, out, rows, len, pro, epi)
 //     in/out viewed as [rows, len] row-major. kGroup = 32 (a warp per row) or kThreads (a block
 //     per row). Rows with len <= kGroup*kItems are held in registers: one read, one write (rows
 //     that are not whole aligned 16-byte vectors as scalars; kDynMinLen > 0, a dyn length's class
 //     from that length on, an element a load in the vectors' layout, and every row must be in
-//     the class).
+//     the class). kAligned: every row is whole aligned 16-byte vectors (RownormConfig::aligned: len
+//     a multiple of the vector, in and out 16-byte aligned, sizeof(Out) <= sizeof(T)), so the
+//     element-wise paths fold away.
 //     Longer rows take two passes (online max/sum, or for a norm the mean and squared deviations
 //     by chunks combined as Chan's parallel variance; then re-read and write).
 //     block = kThreads; grid.x = ceil(rows / (kThreads/kGroup)), capped at 2^31-1 (grid-strided).
@@ -475,13 +477,14 @@ __device__ __forceinline__ void normalize_stream(const T* __restrict__ row_in, O
 
 // A row too long for registers: pass 1 folds the online state (softmax) or the statistics (a
 // norm), pass 2 re-reads and writes.
-template <int kThreads, int kGroup, RowNormKind kKind, class C, class T, class Out, class I, class Pro, class Epi,
-          class Scale>
+template <int kThreads, int kGroup, RowNormKind kKind, class C, bool kAligned, class T, class Out, class I, class Pro,
+          class Epi, class Scale>
 __device__ __forceinline__ void rownorm_row_two_pass(const T* __restrict__ row_in, Out* __restrict__ row_out, I len,
                                                      I flat_row, int rank, const Pro& pro, const Epi& epi,
                                                      const Scale& scale) {
   constexpr int V = 16 / int(sizeof(T));
-  const bool vector = len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V));
+  const bool vector =
+      kAligned || (len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V)));
   const auto norm = [&] {
     if constexpr (kIsNorm<kKind>) {
       const WelfordAcc<C> a = rownorm_norm_stats<kThreads, kGroup, kKind, C>(row_in, len, flat_row, rank, vector, pro);
@@ -528,8 +531,8 @@ constexpr int register_slot() {
 // register path alone takes 29-64, cutting the occupancy of every row (1.9x the specialized
 // kernel on f32 rows of 5000, bench/results/2026-12-01-h200-run1/). With a length known at compile
 // time the compiler keeps only the path it takes.
-template <int kThreads, int kGroup, int kItems, RowNormKind kKind, class C, long long kDynMinLen = 0, class T,
-          class Out, class I, class Pro, class Epi, class Scale = NoScale>
+template <int kThreads, int kGroup, int kItems, RowNormKind kKind, class C, bool kAligned = false,
+          long long kDynMinLen = 0, class T, class Out, class I, class Pro, class Epi, class Scale = NoScale>
 __device__ __forceinline__ void rownorm_rows(const T* __restrict__ in, Out* __restrict__ out, I rows, I len, Pro pro,
                                              Epi epi, Scale scale = Scale{}) {
   static_assert(kThreads % kGroup == 0, "the block holds whole groups");
@@ -543,7 +546,8 @@ __device__ __forceinline__ void rownorm_rows(const T* __restrict__ in, Out* __re
     const I flat_row = row * len;
     const T* row_in = in + flat_row;
     Out* row_out = out + flat_row;
-    const bool whole = len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V));
+    const bool whole =
+        kAligned || (len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V)));
     if constexpr (kItems > 0 && kDynLen) {
       if (len < kDynMinLen || !launch::rownorm_row_in_registers(len, kGroup, kItems)) __trap();   // outside the class
       constexpr int kSlot = detail::register_slot<kItems, V>();
@@ -575,7 +579,8 @@ __device__ __forceinline__ void rownorm_rows(const T* __restrict__ in, Out* __re
         continue;
       }
     }
-    detail::rownorm_row_two_pass<kThreads, kGroup, kKind, C>(row_in, row_out, len, flat_row, rank, pro, epi, scale);
+    detail::rownorm_row_two_pass<kThreads, kGroup, kKind, C, kAligned>(row_in, row_out, len, flat_row, rank, pro, epi,
+                                                                        scale);
   }
 }
 

@@ -12,12 +12,17 @@
 //   kExclusive: out[i] = op(x[0..i-1]), out[0] = identity. kReverse: the scan runs from the
 //   row's end (out[i] = op(x[i..len-1]); exclusive: out[len-1] = identity).
 //   kVecs: 16-byte vectors per thread per tile; tile = kThreads * kVecs * (16/sizeof(T)) elements.
+//   kAligned: every row is 16-byte vectorizable (ScanConfig::aligned: len a multiple of the
+//         vector, in and out 16-byte aligned, sizeof(Out) <= sizeof(T)); only the vector path is
+//         compiled. Otherwise each row (block per row) or the rows (look-back) are checked at run
+//         time and an element-wise path serves the others.
 //
-//   scan_rows_block<kThreads, kVecs, kExclusive, kReverse, Op>(in, out, rows, len, pro, epi)
+//   scan_rows_block<kThreads, kVecs, kExclusive, kReverse, kAligned, Op>(in, out, rows, len, pro, epi)
 //     One block per row, grid.x = min(rows, 2^31-1) (rows beyond are grid-strided), block =
 //     kThreads. Carries the row's running prefix across tiles; loads the next tile while scanning
 //     the current one. Static shared memory only.
-//   scan_rows_lookback<kThreads, kVecs, kStages, kExclusive, kReverse, Op>(in, out, workspace, rows, len, pro, epi)
+//   scan_rows_lookback<kThreads, kVecs, kStages, kExclusive, kReverse, kAligned, Op>(in, out, workspace, rows, len,
+//                                                                                   pro, epi)
 //     For few, long rows: a persistent grid (any grid.x >= 1) whose blocks claim tiles in order,
 //     block = kThreads data threads + one walker warp. `workspace` has
 //     launch::scan_lookback_workspace_bytes(rows, len, tile, sizeof(C)) bytes, 16-byte aligned,
@@ -427,8 +432,8 @@ __device__ __forceinline__ C lookback(const TileStatus<C>& status, long long id,
 }  // namespace detail
 
 // ---------------------------------------------------------------- block per row
-template <int kThreads, int kVecs, bool kExclusive, bool kReverse, class Op, class T, class Out, class I, class Pro,
-          class Epi>
+template <int kThreads, int kVecs, bool kExclusive, bool kReverse, bool kAligned, class Op, class T, class Out, class I,
+          class Pro, class Epi>
 __device__ __forceinline__ void scan_rows_block(const T* __restrict__ in, Out* __restrict__ out, I rows, I len, Pro pro,
                                                 Epi epi) {
   static_assert(kThreads % 32 == 0 && kThreads <= 1024, "block size must be a multiple of 32, <= 1024");
@@ -436,10 +441,10 @@ __device__ __forceinline__ void scan_rows_block(const T* __restrict__ in, Out* _
   unsigned tile_count = 0;   // the vector and scalar paths have separate buffers; sharing the count is still safe
   for (I row = I(blockIdx.x); row < rows; row = stride_next(row, I(gridDim.x), rows)) {   // uniform per block
     const I flat_row = row * len;
-    if (detail::scan_row_vectorizable<Out, V>(in + flat_row, out + flat_row, len))
+    if (kAligned || detail::scan_row_vectorizable<Out, V>(in + flat_row, out + flat_row, len))
       detail::scan_row_block<kThreads, kVecs, V, kExclusive, kReverse, Op>(in + flat_row, out + flat_row, len, flat_row,
                                                                           tile_count, pro, epi);
-    else
+    else if constexpr (!kAligned)
       detail::scan_row_block<kThreads, kVecs * V, 1, kExclusive, kReverse, Op>(in + flat_row, out + flat_row, len,
                                                                               flat_row, tile_count, pro, epi);
   }
@@ -574,6 +579,11 @@ template <int S>
 struct IntTag {
   static constexpr int value = S;
 };
+// A path's choice as a type (lookback_stage_tile's kVector through a generic lambda).
+template <bool B>
+struct BoolTag {
+  static constexpr bool value = B;
+};
 template <int S, int N, class F>
 __device__ __forceinline__ void for_each_stage(F& f) {
   if constexpr (S < N) {
@@ -585,9 +595,10 @@ __device__ __forceinline__ void for_each_stage(F& f) {
 // [Note: the warp-specialized look-back] in config/scan.h: warps 0 .. kThreads/32 - 1 move the
 // data, warp kThreads/32 walks.
 // `vector`: the rows are 16-byte vectorizable (every row or none: len % V == 0 and aligned bases
-// align every row); only the copies and stores branch on it.
-template <int kThreads, int K, int V, int kStages, bool kExclusive, bool kReverse, class Op, class T, class Out,
-          class I, class Pro, class Epi>
+// align every row); only the copies and stores branch on it. kAligned: they are at every launch
+// (the element-wise copies and stores are not compiled).
+template <int kThreads, int K, int V, int kStages, bool kExclusive, bool kReverse, bool kAligned, class Op, class T,
+          class Out, class I, class Pro, class Epi>
 __device__ __forceinline__ void scan_rows_lookback_ws(const T* __restrict__ in, Out* __restrict__ out,
                                                       const TileStatus<typename Op::Value>& status,
                                                       unsigned* __restrict__ counter, I len, long long tiles_per_row,
@@ -634,10 +645,10 @@ __device__ __forceinline__ void scan_rows_lookback_ws(const T* __restrict__ in, 
       const I row = I(id / tiles_per_row);
       const I tile0 = I(id - (long long)row * tiles_per_row) * kTile;
       const C before = warp_prefix[S][warp];
-      if (vector)
+      if (kAligned || vector)
         lookback_store_tile<kThreads, K, V, true, kExclusive, kReverse, Op>(out + row * len, len, row * len, tile0,
                                                                            stage, before, tile_prefix[S], epi);
-      else
+      else if constexpr (!kAligned)
         lookback_store_tile<kThreads, K, V, false, kExclusive, kReverse, Op>(out + row * len, len, row * len, tile0,
                                                                             stage, before, tile_prefix[S], epi);
       held[S] = false;
@@ -655,13 +666,15 @@ __device__ __forceinline__ void scan_rows_lookback_ws(const T* __restrict__ in, 
     const I row = I(id / tiles_per_row);
     const long long t = id - (long long)row * tiles_per_row;
     const I tile0 = I(t) * kTile;
-    const C total =
-        vector ? lookback_stage_tile<kThreads, K, V, true, kReverse, Op>(in + row * len, len, row * len, tile0, stage,
-                                                                        &warp_prefix[S][warp], totals, pro,
-                                                                        Data{})
-               : lookback_stage_tile<kThreads, K, V, false, kReverse, Op>(in + row * len, len, row * len, tile0, stage,
-                                                                         &warp_prefix[S][warp], totals, pro,
-                                                                         Data{});
+    auto stage_tile = [&](auto whole) {
+      return lookback_stage_tile<kThreads, K, V, decltype(whole)::value, kReverse, Op>(
+          in + row * len, len, row * len, tile0, stage, &warp_prefix[S][warp], totals, pro, Data{});
+    };
+    C total;
+    if (kAligned || vector)
+      total = stage_tile(BoolTag<true>{});
+    else if constexpr (!kAligned)
+      total = stage_tile(BoolTag<false>{});
     if (threadIdx.x == 0) {
       // A row's first tile publishes its prefix at once; the others their aggregate, so that no
       // successor waits on this tile's walk.
@@ -684,8 +697,8 @@ __device__ __forceinline__ void scan_rows_lookback_ws(const T* __restrict__ in, 
 
 // A persistent grid; block = kThreads data threads + one walker warp; dynamic shared memory of
 // kStages tiles (launch::scan_rows_lookback_geometry).
-template <int kThreads, int kVecs, int kStages, bool kExclusive, bool kReverse, class Op, class T, class Out, class I,
-          class Pro, class Epi>
+template <int kThreads, int kVecs, int kStages, bool kExclusive, bool kReverse, bool kAligned, class Op, class T,
+          class Out, class I, class Pro, class Epi>
 __device__ __forceinline__ void scan_rows_lookback(const T* __restrict__ in, Out* __restrict__ out, void* workspace,
                                                    I rows, I len, Pro pro, Epi epi) {
   static_assert(kThreads % 32 == 0 && kThreads + 32 <= 1024, "data threads a multiple of 32, one walker warp");
@@ -697,9 +710,9 @@ __device__ __forceinline__ void scan_rows_lookback(const T* __restrict__ in, Out
   const detail::TileStatus<C> status = detail::TileStatus<C>::at(workspace, (unsigned long long)tiles);
   unsigned* counter = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(workspace) +
                                                   launch::scan_lookback_status_bytes(tiles, int(sizeof(C))));
-  detail::scan_rows_lookback_ws<kThreads, kVecs, V, kStages, kExclusive, kReverse, Op>(
-      in, out, status, counter, len, tiles_per_row, tiles, detail::scan_row_vectorizable<Out, V>(in, out, len), pro,
-      epi);
+  detail::scan_rows_lookback_ws<kThreads, kVecs, V, kStages, kExclusive, kReverse, kAligned, Op>(
+      in, out, status, counter, len, tiles_per_row, tiles,
+      kAligned || detail::scan_row_vectorizable<Out, V>(in, out, len), pro, epi);
 }
 
 // ---------------------------------------------------------------- strided axis, a thread per column

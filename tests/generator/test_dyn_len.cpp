@@ -120,11 +120,11 @@ TEST_CASE("dyn lengths: one source per bucket and class, the length read at run 
     CAPTURE(op);
     CHECK(!sources_of(dyn_at(op, 1)).empty());
   }
-  // Both the rows and the length dyn: one source over values of both in one class each.
+  // Both the rows and the length dyn: one source over values of both in one class and bucket each.
   auto both = [](std::int64_t b, std::int64_t l) {
     return plan_text_at(kBoth, "both.kiln", "both", {{"B", b}, {"L", l}}, "sm_90a");
   };
-  CHECK(all_sources(sources_of(both(3000, 1100))) == all_sources(sources_of(both(5001, 2000))));
+  CHECK(all_sources(sources_of(both(3000, 1100))) == all_sources(sources_of(both(5001, 2001))));
   const std::string src = all_sources(sources_of(both(3000, 1100)));
   CHECK(src.find("const Index rows = static_cast<Index>(dim_B);  // dyn rows: this launch's") != std::string::npos);
   CHECK(src.find("const Index len = static_cast<Index>(dim_L);  // dyn length: this launch's") != std::string::npos);
@@ -204,7 +204,11 @@ TEST_CASE("dyn lengths: size classes where the plan changes with the length") {
   CHECK(config_of<kiln::RownormConfig>(past).threads == 1024);
   CHECK(config_of<kiln::RownormConfig>(past).items == 0);   // no register path compiled
   CHECK(past.kernels[0].reason.find("two passes") != std::string::npos);
-  CHECK(all_sources(sources_of(past)) == all_sources(sources_of(dyn_at("sm", 1 << 18))));   // (2^20: 64-bit indices)
+  CHECK(all_sources(sources_of(past)) == all_sources(sources_of(dyn_at("sm", (1 << 18) + 1))));
+  // A length in the bucket `multiple of 16`: its rows known whole aligned vectors ([Note: rows
+  // known vectorizable]), only the vector path compiled; a general one checks each row.
+  CHECK(config_of<kiln::RownormConfig>(dyn_at("sm", 1 << 18)).aligned);
+  CHECK(!config_of<kiln::RownormConfig>(past).aligned);
   // Strided softmax and scans have no classes in L (strided sums: their splits, below).
   for (const std::string op : {"sm_strided", "cs_strided"}) {
     CAPTURE(op);

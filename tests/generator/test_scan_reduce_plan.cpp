@@ -119,7 +119,7 @@ TEST_CASE("look-back scans: planned for few long rows, with the workspace zeroed
   CHECK(contains(plan.text(), "cuMemsetD32Async"));
   const auto src = sources_of(plan)[0].text;
   CHECK(contains(src, "kiln::scan_rows_lookback<kThreads, kVecs, kiln::launch::kScanLookbackStages, kExclusive, "
-                     "kReverse, Op>(in_x, out_y, ws_y_lookback"));
+                     "kReverse, kConfig.aligned, Op>(in_x, out_y, ws_y_lookback"));
   // Many rows keep the block-per-row path and need no zeroing.
   const auto many = plan_of({"scans", "cumsum_reverse", "", {}, {}});
   CHECK(std::get<kiln::ScanConfig>(many.kernels[0].config).variant == kiln::ScanVariant::kRowsBlock);

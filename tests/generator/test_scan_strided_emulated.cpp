@@ -229,7 +229,7 @@ void run_lookback(const std::vector<float>& in, std::vector<float>& out, int row
   emu::launch(
       {unsigned(geo.grid.x), 1, 0}, unsigned(geo.block.x),
       [&] {
-        kiln::scan_rows_lookback<kLookThreads, kVecs, kiln::launch::kScanLookbackStages, kExclusive, kReverse, Op>(
+        kiln::scan_rows_lookback<kLookThreads, kVecs, kiln::launch::kScanLookbackStages, kExclusive, kReverse, false, Op>(
             in.data(), out.data(), ws.data(), rows, len, Pass{}, Pass{});
       },
       unsigned(geo.shared_bytes));

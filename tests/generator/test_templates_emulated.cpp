@@ -225,19 +225,30 @@ std::vector<double> ref_scan(const float* x, int len, bool exclusive, bool rever
   }
   return out;
 }
+// known: the rows are known vectorizable (kAligned: the vector path only), else checked per launch.
 template <bool kExclusive, bool kReverse, class Op>
-void run_scan_block(const float* in, float* out, int rows, int len) {
-  emu::launch({2, 1, 0}, 64, [&] { kiln::scan_rows_block<64, 2, kExclusive, kReverse, Op>(in, out, rows, len, Id{}, Id{}); });
+void run_scan_block(const float* in, float* out, int rows, int len, bool known) {
+  emu::launch({2, 1, 0}, 64, [&] {
+    if (known)
+      kiln::scan_rows_block<64, 2, kExclusive, kReverse, true, Op>(in, out, rows, len, Id{}, Id{});
+    else
+      kiln::scan_rows_block<64, 2, kExclusive, kReverse, false, Op>(in, out, rows, len, Id{}, Id{});
+  });
 }
 template <bool kExclusive, bool kReverse, class Op>
-void run_scan_lookback(const float* in, float* out, int rows, int len) {
+void run_scan_lookback(const float* in, float* out, int rows, int len, bool known) {
   constexpr int kTile = 64 * 1 * 4;
   std::vector<unsigned long long> ws(kiln::launch::scan_lookback_workspace_bytes(rows, len, kTile, 4) / 8 + 2, 0);
   // Two stages (every stage reused many times), one block: the walker and the stores alternate.
   const auto geo = kiln::launch::scan_rows_lookback_geometry(rows, len, kTile, 64, 4, 1);
   emu::launch(
       {unsigned(geo.grid.x), 1, 0}, unsigned(geo.block.x),
-      [&] { kiln::scan_rows_lookback<64, 1, 2, kExclusive, kReverse, Op>(in, out, ws.data(), rows, len, Id{}, Id{}); },
+      [&] {
+        if (known)
+          kiln::scan_rows_lookback<64, 1, 2, kExclusive, kReverse, true, Op>(in, out, ws.data(), rows, len, Id{}, Id{});
+        else
+          kiln::scan_rows_lookback<64, 1, 2, kExclusive, kReverse, false, Op>(in, out, ws.data(), rows, len, Id{}, Id{});
+      },
       unsigned(geo.shared_bytes));
 }
 }  // namespace
@@ -245,8 +256,10 @@ void run_scan_lookback(const float* in, float* out, int rows, int len) {
 TEST_CASE("emulated scan_rows_block and scan_rows_lookback: every direction, both paths") {
   auto sum = [](double a, double b) { return a + b; };
   auto nmax = [](double a, double b) { return (std::isnan(a) || a > b) ? a : b; };
+  // 1000: 16-byte path (rows aligned), checked per launch or known (kAligned); 999: scalar; tiny rows
   for (int lookback = 0; lookback < 2; ++lookback)
-    for (int len : {1000, 999, 1, 5}) {   // 1000: 16-byte path (rows aligned); 999: scalar; tiny rows
+    for (const auto& [len, known] : std::vector<std::pair<int, bool>>{{1000, false}, {1000, true}, {999, false},
+                                                                       {1, false}, {5, false}}) {
       const int rows = 5;
       Buffer in(rows * len, 0);
       const auto r = random_floats(rows * len, 11);
@@ -255,21 +268,21 @@ TEST_CASE("emulated scan_rows_block and scan_rows_lookback: every direction, bot
       for (int variant = 0; variant < 5; ++variant) {
         Buffer out(rows * len, 0);
         const bool excl = variant == 1 || variant == 3, rev = variant >= 2 && variant < 4;
-        INFO("lookback " << lookback << " len " << len << " exclusive " << excl << " reverse " << rev
-                         << (variant == 4 ? " cummax" : " cumsum"));
+        INFO("lookback " << lookback << " len " << len << " known " << known << " exclusive " << excl << " reverse "
+                         << rev << (variant == 4 ? " cummax" : " cumsum"));
         if (variant == 4) {
-          if (lookback) run_scan_lookback<false, false, kiln::MaxOp<float>>(in.data, out.data, rows, len);
-          else run_scan_block<false, false, kiln::MaxOp<float>>(in.data, out.data, rows, len);
+          if (lookback) run_scan_lookback<false, false, kiln::MaxOp<float>>(in.data, out.data, rows, len, known);
+          else run_scan_block<false, false, kiln::MaxOp<float>>(in.data, out.data, rows, len, known);
         } else if (lookback) {
-          if (variant == 0) run_scan_lookback<false, false, kiln::SumOp<float>>(in.data, out.data, rows, len);
-          if (variant == 1) run_scan_lookback<true, false, kiln::SumOp<float>>(in.data, out.data, rows, len);
-          if (variant == 2) run_scan_lookback<false, true, kiln::SumOp<float>>(in.data, out.data, rows, len);
-          if (variant == 3) run_scan_lookback<true, true, kiln::SumOp<float>>(in.data, out.data, rows, len);
+          if (variant == 0) run_scan_lookback<false, false, kiln::SumOp<float>>(in.data, out.data, rows, len, known);
+          if (variant == 1) run_scan_lookback<true, false, kiln::SumOp<float>>(in.data, out.data, rows, len, known);
+          if (variant == 2) run_scan_lookback<false, true, kiln::SumOp<float>>(in.data, out.data, rows, len, known);
+          if (variant == 3) run_scan_lookback<true, true, kiln::SumOp<float>>(in.data, out.data, rows, len, known);
         } else {
-          if (variant == 0) run_scan_block<false, false, kiln::SumOp<float>>(in.data, out.data, rows, len);
-          if (variant == 1) run_scan_block<true, false, kiln::SumOp<float>>(in.data, out.data, rows, len);
-          if (variant == 2) run_scan_block<false, true, kiln::SumOp<float>>(in.data, out.data, rows, len);
-          if (variant == 3) run_scan_block<true, true, kiln::SumOp<float>>(in.data, out.data, rows, len);
+          if (variant == 0) run_scan_block<false, false, kiln::SumOp<float>>(in.data, out.data, rows, len, known);
+          if (variant == 1) run_scan_block<true, false, kiln::SumOp<float>>(in.data, out.data, rows, len, known);
+          if (variant == 2) run_scan_block<false, true, kiln::SumOp<float>>(in.data, out.data, rows, len, known);
+          if (variant == 3) run_scan_block<true, true, kiln::SumOp<float>>(in.data, out.data, rows, len, known);
         }
         int bad = 0;
         for (int row = 0; row < rows; ++row) {
@@ -409,11 +422,11 @@ TEST_CASE("emulated scan_rows_lookback: f64 and f16 rows, whole vectors and not"
             {unsigned(geo.grid.x), 1, 0}, unsigned(geo.block.x),
             [&] {
               if (reverse)
-                kiln::scan_rows_lookback<kThreads, kVecs, kStages, false, true, kiln::SumOp<C>>(in, out, ws.data(), rows,
-                                                                                               len, pro, epi);
+                kiln::scan_rows_lookback<kThreads, kVecs, kStages, false, true, false, kiln::SumOp<C>>(
+                    in, out, ws.data(), rows, len, pro, epi);
               else
-                kiln::scan_rows_lookback<kThreads, kVecs, kStages, false, false, kiln::SumOp<C>>(in, out, ws.data(), rows,
-                                                                                                len, pro, epi);
+                kiln::scan_rows_lookback<kThreads, kVecs, kStages, false, false, false, kiln::SumOp<C>>(
+                    in, out, ws.data(), rows, len, pro, epi);
             },
             unsigned(geo.shared_bytes));
       };
@@ -557,26 +570,38 @@ TEST_CASE("emulated rownorm: warp and block groups, registers and two-pass, stri
     Buffer in(rows * len, 0);
     const auto r = random_floats(rows * len, 13);
     std::copy(r.begin(), r.end(), in.data);
-    for (int log = 0; log < 2; ++log)
-      for (int block = 0; block < 2; ++block) {
-        Buffer out(rows * len, 0);
-        INFO("len " << len << " log " << log << " block " << block);
-        emu::launch({2, 1, 0}, 64, [&] {
-          constexpr auto kSm = kiln::RowNormKind::kSoftmax, kLsm = kiln::RowNormKind::kLogSoftmax;
-          if (block && log) kiln::rownorm_rows<64, 64, 4, kLsm, float>(in.data, out.data, rows, len, Id{}, Id{});
-          if (block && !log) kiln::rownorm_rows<64, 64, 4, kSm, float>(in.data, out.data, rows, len, Id{}, Id{});
-          if (!block && log) kiln::rownorm_rows<64, 32, 4, kLsm, float>(in.data, out.data, rows, len, Id{}, Id{});
-          if (!block && !log) kiln::rownorm_rows<64, 32, 4, kSm, float>(in.data, out.data, rows, len, Id{}, Id{});
-        });
-        std::vector<double> ref;
-        int bad = 0;
-        for (int row = 0; row < rows; ++row) {
-          ref_row(in.data + row * len, len, 1, log, ref);
-          for (int i = 0; i < len; ++i)
-            if (!close(out.data[row * len + i], ref[i], 1e-5 * std::max(log ? 1.0 : 0.0, std::fabs(ref[i])) + 1e-9)) ++bad;
+    // known: the rows are known whole aligned vectors (kAligned), where len is a multiple of 4
+    for (int known = 0; known < (len % 4 == 0 ? 2 : 1); ++known)
+      for (int log = 0; log < 2; ++log)
+        for (int block = 0; block < 2; ++block) {
+          Buffer out(rows * len, 0);
+          INFO("len " << len << " known " << known << " log " << log << " block " << block);
+          emu::launch({2, 1, 0}, 64, [&] {
+            using kiln::RowNormKind;
+            auto run = [&](auto group, auto kind) {
+              constexpr int kGroup = decltype(group)::value;
+              constexpr RowNormKind kKind = decltype(kind)::value;
+              if (known) kiln::rownorm_rows<64, kGroup, 4, kKind, float, true>(in.data, out.data, rows, len, Id{}, Id{});
+              else kiln::rownorm_rows<64, kGroup, 4, kKind, float, false>(in.data, out.data, rows, len, Id{}, Id{});
+            };
+            using Block = std::integral_constant<int, 64>;
+            using Warp = std::integral_constant<int, 32>;
+            using Sm = std::integral_constant<RowNormKind, RowNormKind::kSoftmax>;
+            using Lsm = std::integral_constant<RowNormKind, RowNormKind::kLogSoftmax>;
+            if (block && log) run(Block{}, Lsm{});
+            if (block && !log) run(Block{}, Sm{});
+            if (!block && log) run(Warp{}, Lsm{});
+            if (!block && !log) run(Warp{}, Sm{});
+          });
+          std::vector<double> ref;
+          int bad = 0;
+          for (int row = 0; row < rows; ++row) {
+            ref_row(in.data + row * len, len, 1, log, ref);
+            for (int i = 0; i < len; ++i)
+              if (!close(out.data[row * len + i], ref[i], 1e-5 * std::max(log ? 1.0 : 0.0, std::fabs(ref[i])) + 1e-9)) ++bad;
+          }
+          CHECK(bad == 0);
         }
-        CHECK(bad == 0);
-      }
   }
   const int outer = 3, len = 17, inner = 10;
   Buffer in(outer * len * inner, 1), out(outer * len * inner, 0);
@@ -1013,13 +1038,13 @@ TEST_CASE("emulated rownorm layer and RMS norms: warp and block groups, register
 template <int kGroup, long long kMinLen>
 void rownorm_dyn_len(int kind, const float* in, float* out, int rows, int len, const NormScale& scale) {
   using kiln::RowNormKind;
-  if (kind == 0) kiln::rownorm_rows<64, kGroup, 8, RowNormKind::kSoftmax, float, kMinLen>(in, out, rows, len, Id{}, Id{});
+  if (kind == 0) kiln::rownorm_rows<64, kGroup, 8, RowNormKind::kSoftmax, float, false, kMinLen>(in, out, rows, len, Id{}, Id{});
   if (kind == 1)
-    kiln::rownorm_rows<64, kGroup, 8, RowNormKind::kLogSoftmax, float, kMinLen>(in, out, rows, len, Id{}, Id{});
+    kiln::rownorm_rows<64, kGroup, 8, RowNormKind::kLogSoftmax, float, false, kMinLen>(in, out, rows, len, Id{}, Id{});
   if (kind == 2)
-    kiln::rownorm_rows<64, kGroup, 8, RowNormKind::kLayerNorm, float, kMinLen>(in, out, rows, len, Id{}, Id{}, scale);
+    kiln::rownorm_rows<64, kGroup, 8, RowNormKind::kLayerNorm, float, false, kMinLen>(in, out, rows, len, Id{}, Id{}, scale);
   if (kind == 3)
-    kiln::rownorm_rows<64, kGroup, 8, RowNormKind::kRmsNorm, float, kMinLen>(in, out, rows, len, Id{}, Id{}, scale);
+    kiln::rownorm_rows<64, kGroup, 8, RowNormKind::kRmsNorm, float, false, kMinLen>(in, out, rows, len, Id{}, Id{}, scale);
 }
 
 TEST_CASE("emulated rownorm_rows over a dyn length (kDynMinLen): every row of the class in registers, whole vectors "

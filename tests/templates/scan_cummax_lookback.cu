@@ -29,5 +29,5 @@ extern "C" __global__ void __launch_bounds__(kiln_cummax_lookback::kThreads + 32
 kiln_cummax_lookback_k0(const float* __restrict__ x, float* __restrict__ y, void* __restrict__ workspace) {
   using namespace kiln_cummax_lookback;
   kiln::scan_rows_lookback<kThreads, kVecs, kiln::launch::kScanLookbackStages, /*exclusive=*/false, /*reverse=*/false,
-                           Op>(x, y, workspace, kRows, kLen, Load{}, Store{});
+                           /*aligned=*/false, Op>(x, y, workspace, kRows, kLen, Load{}, Store{});
 }

@@ -23,5 +23,5 @@ struct Store {
 extern "C" __global__ void __launch_bounds__(256)
 kiln_cumprod_reverse_k0(const float* __restrict__ x, float* __restrict__ y) {
   using namespace kiln_cumprod_reverse;
-  kiln::scan_rows_block<kThreads, kVecs, /*exclusive=*/false, /*reverse=*/true, Op>(x, y, kRows, kLen, Load{}, Store{});
+  kiln::scan_rows_block<kThreads, kVecs, /*exclusive=*/false, /*reverse=*/true, /*aligned=*/false, Op>(x, y, kRows, kLen, Load{}, Store{});
 }

@@ -24,5 +24,5 @@ struct Store {
 extern "C" __global__ void __launch_bounds__(256)
 kiln_cumsum_exclusive_k0(const float* __restrict__ x, float* __restrict__ y) {
   using namespace kiln_cumsum_exclusive;
-  kiln::scan_rows_block<kThreads, kVecs, /*exclusive=*/true, /*reverse=*/false, Op>(x, y, kRows, kLen, Load{}, Store{});
+  kiln::scan_rows_block<kThreads, kVecs, /*exclusive=*/true, /*reverse=*/false, /*aligned=*/false, Op>(x, y, kRows, kLen, Load{}, Store{});
 }

@@ -44,8 +44,10 @@ inline const char* enum_name(RownormVariant v) {
   X(long long, lead, 1)    /* split: the leading normalized extent */                                  \
   X(long long, splits, 1)  /* split: chunks a segment of len */                                        \
   X(long long, chunk, 0)   /* split: elements of a segment a chunk (the last one may be shorter) */    \
-  X(long long, gang, 1)    /* split: whole segments a chunk (> 1: short segments; splits 1, chunk len) */ \
-  X(long long, min_len, 0) /* rows over a dyn length (len 0): its class's lowest length; else 0 */
+  X(long long, gang, 1)    /* split: whole segments a chunk (> 1: short segments; splits 1, chunk len) */\
+  X(long long, min_len, 0) /* rows over a dyn length (len 0): its class's lowest length; else 0 */     \
+  X(bool, aligned, false)  /* rows: every row 16-byte vectorizable at every launch ([Note: rows */     \
+                           /* known vectorizable] in plan_memory.cpp): no element-wise path */
 KILN_CONFIG(RownormConfig, KILN_ROWNORM_FIELDS);
 
 namespace launch {

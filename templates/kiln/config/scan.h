@@ -36,18 +36,20 @@ inline const char* enum_name(ScanVariant v) {
 #endif
 
 // The scanned tensor viewed as [outer, len, inner] (inner == 1: contiguous rows).
-#define KILN_SCAN_FIELDS(X)                                                                            \
-  X(ScanVariant, variant, ScanVariant::kRowsBlock)                                                     \
-  X(long long, outer, 1)                                                                               \
-  X(long long, len, 1)                                                                                 \
-  X(long long, inner, 1)                                                                               \
-  X(int, threads, 256)     /* block size */                                                            \
-  X(int, vecs, 1)          /* rows: 16-byte vectors a thread per tile */                               \
-  X(int, unroll, 1)        /* strided: loads in flight a thread */                                     \
+#define KILN_SCAN_FIELDS(X)                                                                           \
+  X(ScanVariant, variant, ScanVariant::kRowsBlock)                                                    \
+  X(long long, outer, 1)                                                                              \
+  X(long long, len, 1)                                                                                \
+  X(long long, inner, 1)                                                                              \
+  X(int, threads, 256)     /* block size */                                                           \
+  X(int, vecs, 1)          /* rows: 16-byte vectors a thread per tile */                              \
+  X(int, unroll, 1)        /* strided: loads in flight a thread */                                    \
   X(long long, chunks, 1)  /* strided: chunks along the axis (grid.y; look-back: tiles a column); */  \
-                           /* rows look-back: the persistent grid's most blocks */                      \
-  X(long long, chunk, 0)   /* strided: scan steps a chunk (look-back: a tile's rows) */             \
-  X(int, chunk_sms, 0)     /* strided, > 0: chunks per launch (scan_launch_chunks) on this many SMs */
+                           /* rows look-back: the persistent grid's most blocks */                    \
+  X(long long, chunk, 0)   /* strided: scan steps a chunk (look-back: a tile's rows) */               \
+  X(int, chunk_sms, 0)     /* strided, > 0: chunks per launch (scan_launch_chunks) on this many SMs */\
+  X(bool, aligned, false)  /* rows: every row 16-byte vectorizable at every launch ([Note: rows */    \
+                           /* known vectorizable]): no element-wise path */
 KILN_CONFIG(ScanConfig, KILN_SCAN_FIELDS);
 
 namespace launch {

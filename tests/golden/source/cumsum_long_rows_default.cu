@@ -9,7 +9,7 @@ kernels:
       stores %1 -> #1 y
       reads #0 x
       zeroes #2 y_lookback (8.0 KiB) on the stream before the launch (cuMemsetD32Async)
-      config ScanConfig{variant=kRowsLookback outer=2 len=4194304 inner=1 threads=256 vecs=8 unroll=1 chunks=264 chunk=0 chunk_sms=0}
+      config ScanConfig{variant=kRowsLookback outer=2 len=4194304 inner=1 threads=256 vecs=8 unroll=1 chunks=264 chunk=0 chunk_sms=0 aligned=1}
       why: scan along contiguous rows, few and long (2 rows of 4194304: fewer than 2 per SM): decoupled look-back over 8192-element tiles (1024 tiles), a persistent grid of at most 264 blocks (2 an SM) claiming tiles in order, each block 256 data threads copying tiles into 3 shared stages (16-byte copies) and a walker warp, its statuses and tile counter zeroed before the launch; int32 indices (every tensor < 2^31 - 2^18 elements)
 
 // ==== cumsum_long_rows_k0.cu
@@ -21,7 +21,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kRowsLookback, /*outer=*/2, /*len=*/4194304, /*inner=*/1, /*threads=*/256, /*vecs=*/8, /*unroll=*/1, /*chunks=*/264, /*chunk=*/0, /*chunk_sms=*/0};  // the planner's config
+constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kRowsLookback, /*outer=*/2, /*len=*/4194304, /*inner=*/1, /*threads=*/256, /*vecs=*/8, /*unroll=*/1, /*chunks=*/264, /*chunk=*/0, /*chunk_sms=*/0, /*aligned=*/true};  // the planner's config
 // cumsum of [2, 4194304] along axis 1
 constexpr Index kRows = kConfig.outer, kLen = kConfig.len;
 constexpr int kThreads = kConfig.threads, kVecs = kConfig.vecs;  // 16-byte vectors per thread per tile
@@ -62,7 +62,7 @@ struct Store {
 
 extern "C" __global__ void __launch_bounds__(288, 2) kiln_cumsum_long_rows_k0_scan_rows(const float* __restrict__ in_x, float* __restrict__ out_y, int* __restrict__ ws_y_lookback) {
   // ws_y_lookback (tile statuses and counter) was zeroed on this stream before the launch
-  kiln::scan_rows_lookback<kThreads, kVecs, kiln::launch::kScanLookbackStages, kExclusive, kReverse, Op>(in_x, out_y, ws_y_lookback, kRows, kLen, Load{in_x, out_y, ws_y_lookback}, Store{in_x, out_y, ws_y_lookback});
+  kiln::scan_rows_lookback<kThreads, kVecs, kiln::launch::kScanLookbackStages, kExclusive, kReverse, kConfig.aligned, Op>(in_x, out_y, ws_y_lookback, kRows, kLen, Load{in_x, out_y, ws_y_lookback}, Store{in_x, out_y, ws_y_lookback});
 }
 
 static_assert(kiln::launch::same_launch(kiln::scan_geometry(kConfig, sizeof(float), sizeof(C)), true, 264, 1, 1, 288, 1, 1, 98304),

@@ -11,7 +11,7 @@ kernels:
       anchor %4 normalize (line 24)
       stores %6 -> #3 y
       reads #0 x, #1 gamma, #2 beta
-      config RownormConfig{variant=kBlockRows outer=4096 len=4096 inner=1 threads=256 group=256 items=16 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=0}
+      config RownormConfig{variant=kBlockRows outer=4096 len=4096 inner=1 threads=256 group=256 items=16 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=0 aligned=1}
       why: a block of 256 per row (4096 rows of 4096): row held in registers (16 a thread), one pass: mean, then squared deviations from the registers, times the scale; int32 indices (every tensor < 2^31 - 2^18 elements)
 
 // ==== layernorm_k0.cu
@@ -23,7 +23,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/4096, /*len=*/4096, /*inner=*/1, /*threads=*/256, /*group=*/256, /*items=*/16, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/4096, /*len=*/4096, /*inner=*/1, /*threads=*/256, /*group=*/256, /*items=*/16, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0, /*aligned=*/true};  // the planner's config
 // centered normalize of [4096, 4096] over axes (1): the composition on line 24 (fuse_norms)
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
 constexpr Index kCount = kLen;  // elements a row is normalized over
@@ -84,7 +84,7 @@ struct Scale {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(256) kiln_layernorm_k0_rownorm(const float* __restrict__ in_x, const float* __restrict__ in_gamma, const float* __restrict__ in_beta, float* __restrict__ out_y) {
-  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C>(in_x, out_y, kOuter, kLen, Load{in_x, in_gamma, in_beta, out_y}, Store{in_x, in_gamma, in_beta, out_y}, Scale{in_x, in_gamma, in_beta, out_y});
+  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C, kConfig.aligned>(in_x, out_y, kOuter, kLen, Load{in_x, in_gamma, in_beta, out_y}, Store{in_x, in_gamma, in_beta, out_y}, Scale{in_x, in_gamma, in_beta, out_y});
 }
 
 static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 4096, 1, 1, 256, 1, 1, 0),

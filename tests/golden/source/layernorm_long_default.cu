@@ -11,13 +11,13 @@ kernels:
   0 kiln_layernorm_long_k0_rownorm: rownorm  grid (1056, 1, 1) block (512, 1, 1) smem 0 index int32
       anchor %4 normalize (line 95)
       reads #0 x
-      config RownormConfig{variant=kSplitStats outer=6 len=1000001 inner=1 threads=512 group=0 items=0 unroll=1 lead=1 splits=176 chunk=5684 gang=1 min_len=0}
+      config RownormConfig{variant=kSplitStats outer=6 len=1000001 inner=1 threads=512 group=0 items=0 unroll=1 lead=1 splits=176 chunk=5684 gang=1 min_len=0 aligned=0}
       why: split norm, pass 1 of 2: 6 rows of 1000001, chunks of 5684 (176 a row): a block a chunk, each chunk's (count, mean, squared deviations) to the workspace; int32 indices (every tensor < 2^31 - 2^18 elements)
   1 kiln_layernorm_long_k1_rownorm: rownorm  grid (1056, 1, 1) block (512, 1, 1) smem 0 index int32
       anchor %4 normalize (line 95)
       stores %6 -> #3 y
       reads #0 x, #1 gamma, #2 beta, #4 t4_partials
-      config RownormConfig{variant=kSplitApply outer=6 len=1000001 inner=1 threads=512 group=0 items=0 unroll=1 lead=1 splits=176 chunk=5684 gang=1 min_len=0}
+      config RownormConfig{variant=kSplitApply outer=6 len=1000001 inner=1 threads=512 group=0 items=0 unroll=1 lead=1 splits=176 chunk=5684 gang=1 min_len=0 aligned=0}
       why: split norm, pass 2 of 2: the same chunks in reverse (the last read may still be in L2), each block combining its row's 176 partial states in order, then y; int32 indices (every tensor < 2^31 - 2^18 elements)
 
 // ==== layernorm_long_k0.cu
@@ -29,7 +29,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kSplitStats, /*outer=*/6, /*len=*/1000001, /*inner=*/1, /*threads=*/512, /*group=*/0, /*items=*/0, /*unroll=*/1, /*lead=*/1, /*splits=*/176, /*chunk=*/5684, /*gang=*/1, /*min_len=*/0};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kSplitStats, /*outer=*/6, /*len=*/1000001, /*inner=*/1, /*threads=*/512, /*group=*/0, /*items=*/0, /*unroll=*/1, /*lead=*/1, /*splits=*/176, /*chunk=*/5684, /*gang=*/1, /*min_len=*/0, /*aligned=*/false};  // the planner's config
 // centered normalize of [6, 1000001] over axes (1): the composition on line 95 (fuse_norms)
 constexpr Index kOuter = kConfig.outer, kLead = kConfig.lead, kLen = kConfig.len, kGang = kConfig.gang, kSplits = kConfig.splits, kChunk = kConfig.chunk;
 constexpr Index kCount = kLead * kLen;  // elements a row is normalized over
@@ -91,7 +91,7 @@ static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 1
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kSplitApply, /*outer=*/6, /*len=*/1000001, /*inner=*/1, /*threads=*/512, /*group=*/0, /*items=*/0, /*unroll=*/1, /*lead=*/1, /*splits=*/176, /*chunk=*/5684, /*gang=*/1, /*min_len=*/0};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kSplitApply, /*outer=*/6, /*len=*/1000001, /*inner=*/1, /*threads=*/512, /*group=*/0, /*items=*/0, /*unroll=*/1, /*lead=*/1, /*splits=*/176, /*chunk=*/5684, /*gang=*/1, /*min_len=*/0, /*aligned=*/false};  // the planner's config
 // centered normalize of [6, 1000001] over axes (1): the composition on line 95 (fuse_norms)
 constexpr Index kOuter = kConfig.outer, kLead = kConfig.lead, kLen = kConfig.len, kGang = kConfig.gang, kSplits = kConfig.splits, kChunk = kConfig.chunk;
 constexpr Index kCount = kLead * kLen;  // elements a row is normalized over

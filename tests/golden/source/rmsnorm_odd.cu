@@ -10,7 +10,7 @@ kernels:
       anchor %3 normalize (line 32)
       stores %4 -> #2 y
       reads #0 x, #1 gamma
-      config RownormConfig{variant=kBlockRows outer=1 len=7 inner=1 threads=256 group=256 items=4 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=0}
+      config RownormConfig{variant=kBlockRows outer=1 len=7 inner=1 threads=256 group=256 items=4 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=0 aligned=0}
       why: a block of 256 per row (1 rows of 7): row held in registers (4 a thread), one pass: sum of squares, times the scale; int32 indices (every tensor < 2^31 - 2^18 elements)
 
 // ==== rmsnorm_k0.cu
@@ -22,7 +22,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/1, /*len=*/7, /*inner=*/1, /*threads=*/256, /*group=*/256, /*items=*/4, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/1, /*len=*/7, /*inner=*/1, /*threads=*/256, /*group=*/256, /*items=*/4, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0, /*aligned=*/false};  // the planner's config
 // uncentered normalize of [1, 7] over axes (1): the composition on line 32 (fuse_norms)
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
 constexpr Index kCount = kLen;  // elements a row is normalized over
@@ -76,7 +76,7 @@ struct Scale {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(256) kiln_rmsnorm_k0_rownorm(const float* __restrict__ in_x, const float* __restrict__ in_gamma, float* __restrict__ out_y) {
-  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C>(in_x, out_y, kOuter, kLen, Load{in_x, in_gamma, out_y}, Store{in_x, in_gamma, out_y}, Scale{in_x, in_gamma, out_y});
+  kiln::rownorm_rows<kThreads, kGroup, kItems, kKind, C, kConfig.aligned>(in_x, out_y, kOuter, kLen, Load{in_x, in_gamma, out_y}, Store{in_x, in_gamma, out_y}, Scale{in_x, in_gamma, out_y});
 }
 
 static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 1, 1, 1, 256, 1, 1, 0),
