@@ -1172,6 +1172,13 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
   config.gang = launch::rownorm_split_gang(layout.lead, layout.rows, layout.len, sms);
   config.chunk = launch::rownorm_split_chunk(layout.lead * layout.rows, layout.len, 16 / elem, sms);
   config.splits = launch::rownorm_split_splits(layout.len, config.chunk);
+  // [Note: rows known vectorizable]: every chunk starts on a vector and holds whole ones where the
+  // segments and the chunks are multiples of it (the stats pass reads x only; the apply pass also
+  // stores y, whose elements must be no wider).
+  const std::int64_t v = launch::vec_elems(elem);
+  const bool whole = p.target().aligned16 && layout.len % v == 0 && (config.gang > 1 || config.chunk % v == 0) &&
+                     leaves_have_width(p, a.operands[0], static_cast<std::size_t>(elem));
+  config.aligned = whole;
   kn.config = config;
   kn.set_launch(rownorm_geometry(config));
   const std::int64_t blocks = launch::rownorm_split_blocks(layout.lead, config.gang, layout.rows, config.splits);
@@ -1197,6 +1204,8 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
                           a.norm.centered ? "(count, mean, squared deviations)" : "sum of squares", idx);
   PlannedKernel apply = storing_followup(kn, "rownorm", ws, DType::f32);
   config.variant = RownormVariant::kSplitApply;
+  config.aligned = whole && apply.stores.size() == 1 &&
+                   dtype_size(p.buffer(apply.stores[0].buffer).dtype) <= static_cast<std::size_t>(elem);
   apply.config = config;
   apply.set_launch(rownorm_geometry(config));
   apply.index64 = kn.index64;

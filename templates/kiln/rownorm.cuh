@@ -33,13 +33,16 @@
 //     in/out viewed as [outer, len, inner], normalizing along len: one thread per (o, c) column,
 //     consecutive threads on consecutive c (coalesced). Two passes (the second mostly from L2
 //     for moderate len*inner). grid.x = ceil(outer*inner / kThreads), block = kThreads.
-//   rownorm_split_stats<kThreads, kKind, C>(in, partials, outer, lead, len, gang, splits, chunk, pro)
-//   rownorm_split_apply<kThreads, kKind, C>(in, out, partials, outer, lead, len, gang, splits, chunk, pro, epi, scale)
+//   rownorm_split_stats<kThreads, kKind, C[, kAligned]>(in, partials, outer, lead, len, gang, splits, chunk, pro)
+//   rownorm_split_apply<kThreads, kKind, C[, kAligned]>(in, out, partials, outer, lead, len, gang, splits, chunk, pro,
+//                                                       epi, scale)
 //     norms only, two launches over in viewed as [lead, outer, len], normalizing each row of outer
 //     over its lead * len elements: a block per chunk of `chunk` elements of a segment (or, gang
 //     > 1, of `gang` whole segments), the first writing each chunk's WelfordAcc<C> to partials
 //     (launch::rownorm_split_blocks of them), the second combining a row's and writing y.
-//     grid.x = launch::rownorm_split_blocks(lead, gang, outer, splits), block = kThreads.
+//     grid.x = launch::rownorm_split_blocks(lead, gang, outer, splits), block = kThreads. kAligned:
+//     every chunk is whole aligned 16-byte vectors (RownormConfig::aligned), so the element-wise
+//     paths fold away.
 //   Config and geometry rules: kiln/config/rownorm.h (RownormConfig, launch::rownorm_*).
 //
 // NaN anywhere in a row makes the whole row NaN; an all -inf row gives NaN (0/0), as PyTorch.
@@ -661,10 +664,11 @@ __device__ __forceinline__ SplitChunk<I> split_chunk(I s, I outer, I lead, I len
 // Calls f(map, vector) with where a chunk's elements lie (a gang's segments: runs of len, outer *
 // len apart; else in order) and whether it streams 16-byte vectors (every run whole vectors, and
 // the chunk's pointers aligned to them).
-template <int V, class I, class F>
+// kAligned: every chunk is (RownormConfig::aligned).
+template <int V, bool kAligned, class I, class F>
 __device__ __forceinline__ void with_chunk_map(I outer, I len, I gang, I count, bool aligned, const F& f) {
-  if (gang > 1) f(Runs<I>{len, outer * len}, len % V == 0 && aligned);
-  else f(Contiguous{}, count % V == 0 && aligned);
+  if (gang > 1) f(Runs<I>{len, outer * len}, kAligned || (len % V == 0 && aligned));
+  else f(Contiguous{}, kAligned || (count % V == 0 && aligned));
 }
 
 }  // namespace detail
@@ -672,7 +676,7 @@ __device__ __forceinline__ void with_chunk_map(I outer, I len, I gang, I count, 
 // Pass 1: each chunk's (count, mean, squared deviations), a norm's statistics as rownorm_rows' two-pass
 // path folds them (an RMS norm: the sum of squares in m2 only), written to partials[slot].
 // block = kThreads; grid.x = launch::rownorm_split_blocks (grid-strided past 2^31 - 1).
-template <int kThreads, RowNormKind kKind, class C, class T, class I, class Pro>
+template <int kThreads, RowNormKind kKind, class C, bool kAligned = false, class T, class I, class Pro>
 __device__ __forceinline__ void rownorm_split_stats(const T* __restrict__ in, WelfordAcc<C>* __restrict__ partials,
                                                     I outer, I lead, I len, I gang, I splits, I chunk, Pro pro) {
   static_assert(kIsNorm<kKind>, "split rows are a norm's");
@@ -683,7 +687,7 @@ __device__ __forceinline__ void rownorm_split_stats(const T* __restrict__ in, We
   for (I s = I(blockIdx.x); s < blocks; s = stride_next(s, I(gridDim.x), blocks)) {
     const detail::SplitChunk<I> k = detail::split_chunk(s, outer, lead, len, gang, splits, chunk);
     const T* p = in + k.flat;
-    detail::with_chunk_map<V>(outer, len, gang, k.count, is_aligned(p, 16), [&](const auto& map, bool vector) {
+    detail::with_chunk_map<V, kAligned>(outer, len, gang, k.count, is_aligned(p, 16), [&](const auto& map, bool vector) {
       const WelfordAcc<C> a = detail::rownorm_norm_stats<kThreads, kThreads, kKind, C>(p, k.count, k.flat,
                                                                                       int(threadIdx.x), vector, pro, map);
       if (threadIdx.x == 0) partials[k.slot] = a;
@@ -696,7 +700,8 @@ __device__ __forceinline__ void rownorm_split_stats(const T* __restrict__ in, We
 // thread's, so every element of the row sees the same mean and scale), then
 // y = epi(((x - mean) * scale(m2))) over the chunk. The chunks are taken in reverse of pass 1's
 // order ([Note: split norms]).
-template <int kThreads, RowNormKind kKind, class C, class T, class Out, class I, class Pro, class Epi, class Scale>
+template <int kThreads, RowNormKind kKind, class C, bool kAligned = false, class T, class Out, class I, class Pro,
+          class Epi, class Scale>
 __device__ __forceinline__ void rownorm_split_apply(const T* __restrict__ in, Out* __restrict__ out,
                                                     const WelfordAcc<C>* __restrict__ partials, I outer, I lead, I len,
                                                     I gang, I splits, I chunk, Pro pro, Epi epi, Scale scale) {
@@ -725,7 +730,7 @@ __device__ __forceinline__ void rownorm_split_apply(const T* __restrict__ in, Ou
     const T* p = in + k.flat;
     Out* q = out + k.flat;
     const bool aligned = is_aligned(p, 16) && is_aligned(q, unsigned(sizeof(Out) * V));
-    detail::with_chunk_map<V>(outer, len, gang, k.count, aligned, [&](const auto& map, bool vector) {
+    detail::with_chunk_map<V, kAligned>(outer, len, gang, k.count, aligned, [&](const auto& map, bool vector) {
       detail::normalize_stream<kThreads>(p, q, k.count, k.flat, int(threadIdx.x), vector, pro, epi, norm, map);
     });
   }

@@ -292,8 +292,8 @@ TEST_CASE("memory plans: template choices") {
     CHECK(contains(few.fusions[0], "(16 rows of 4194304): a split normalize"));
     const auto sources = sources_of(few);
     REQUIRE(sources.size() == 2);
-    CHECK(contains(sources[0].text, "kiln::rownorm_split_stats<kThreads, kKind, C>("));
-    CHECK(contains(sources[1].text, "kiln::rownorm_split_apply<kThreads, kKind, C>("));
+    CHECK(contains(sources[0].text, "kiln::rownorm_split_stats<kThreads, kKind, C, kConfig.aligned>("));
+    CHECK(contains(sources[1].text, "kiln::rownorm_split_apply<kThreads, kKind, C, kConfig.aligned>("));
     CHECK(contains(sources[1].text, "return rsqrtf(q / C(kCount) + static_cast<C>(1e-05f));"));
     CHECK(contains(sources[1].text, "constexpr Index kCount = kLead * kLen;"));
     CHECK(contains(sources[1].text, "in_gamma["));   // the affine in the apply pass's epilogue

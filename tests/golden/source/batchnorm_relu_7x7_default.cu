@@ -78,7 +78,7 @@ struct Scale {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(256) kiln_batchnorm_relu_7x7_k0_rownorm(const float* __restrict__ in_x, float* __restrict__ ws_t2_partials) {
-  kiln::rownorm_split_stats<kThreads, kKind, C>(in_x, reinterpret_cast<kiln::WelfordAcc<C>*>(ws_t2_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, ws_t2_partials});
+  kiln::rownorm_split_stats<kThreads, kKind, C, kConfig.aligned>(in_x, reinterpret_cast<kiln::WelfordAcc<C>*>(ws_t2_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, ws_t2_partials});
 }
 
 static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 192, 1, 1, 256, 1, 1, 0),
@@ -149,7 +149,7 @@ struct Scale {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(256) kiln_batchnorm_relu_7x7_k1_rownorm(const float* __restrict__ in_x, const float* __restrict__ ws_t2_partials, float* __restrict__ out_y) {
-  kiln::rownorm_split_apply<kThreads, kKind, C>(in_x, out_y, reinterpret_cast<const kiln::WelfordAcc<C>*>(ws_t2_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, ws_t2_partials, out_y}, Store{in_x, ws_t2_partials, out_y}, Scale{in_x, ws_t2_partials, out_y});
+  kiln::rownorm_split_apply<kThreads, kKind, C, kConfig.aligned>(in_x, out_y, reinterpret_cast<const kiln::WelfordAcc<C>*>(ws_t2_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, ws_t2_partials, out_y}, Store{in_x, ws_t2_partials, out_y}, Scale{in_x, ws_t2_partials, out_y});
 }
 
 static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 192, 1, 1, 256, 1, 1, 0),

@@ -76,7 +76,7 @@ struct Scale {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(512) kiln_layernorm_long_k0_rownorm(const float* __restrict__ in_x, float* __restrict__ ws_t4_partials) {
-  kiln::rownorm_split_stats<kThreads, kKind, C>(in_x, reinterpret_cast<kiln::WelfordAcc<C>*>(ws_t4_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, ws_t4_partials});
+  kiln::rownorm_split_stats<kThreads, kKind, C, kConfig.aligned>(in_x, reinterpret_cast<kiln::WelfordAcc<C>*>(ws_t4_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, ws_t4_partials});
 }
 
 static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 1056, 1, 1, 512, 1, 1, 0),
@@ -155,7 +155,7 @@ struct Scale {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(512) kiln_layernorm_long_k1_rownorm(const float* __restrict__ in_x, const float* __restrict__ in_gamma, const float* __restrict__ in_beta, const float* __restrict__ ws_t4_partials, float* __restrict__ out_y) {
-  kiln::rownorm_split_apply<kThreads, kKind, C>(in_x, out_y, reinterpret_cast<const kiln::WelfordAcc<C>*>(ws_t4_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, in_gamma, in_beta, ws_t4_partials, out_y}, Store{in_x, in_gamma, in_beta, ws_t4_partials, out_y}, Scale{in_x, in_gamma, in_beta, ws_t4_partials, out_y});
+  kiln::rownorm_split_apply<kThreads, kKind, C, kConfig.aligned>(in_x, out_y, reinterpret_cast<const kiln::WelfordAcc<C>*>(ws_t4_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, in_gamma, in_beta, ws_t4_partials, out_y}, Store{in_x, in_gamma, in_beta, ws_t4_partials, out_y}, Scale{in_x, in_gamma, in_beta, ws_t4_partials, out_y});
 }
 
 static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 1056, 1, 1, 512, 1, 1, 0),
