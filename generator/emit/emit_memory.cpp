@@ -391,7 +391,7 @@ void emit_scan_rows(const Plan& plan, const PlannedKernel& kernel, const ScanCon
   c.line("constexpr int kThreads = kConfig.threads, kVecs = kConfig.vecs;  // 16-byte vectors per thread per tile");
   scan_op_constants(anchor, c);
   unit.constants = c.str();
-  unit.functors = load_store_functors(plan, kernel, primary, "C");
+  unit.functors = load_store_functors(plan, kernel, primary, "C", 0, /*flat_lanes=*/true);
   const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
   // The template's tile follows its T: the launch check holds the planner to the same width.
   const std::string geometry = fmt::format("kiln::scan_geometry(kConfig, sizeof({}), sizeof(C))", streamed_type(plan, primary));

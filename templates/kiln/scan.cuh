@@ -222,8 +222,10 @@ __device__ __forceinline__ void scan_convert_tile(typename Op::Value (&c)[K][V],
 
 // Writes a scanned tile: element results are op(tile_prefix, prefix[k], c[k][0..j]) (inclusive)
 // or the same without c[k][j] (exclusive). `slice(k, c)` gives the lane's converted slice k.
-// kVector: the slices are whole 16-byte vectors (streaming vector stores); else element stores of
-// the slice's elements inside the row.
+// kVector: the slices are whole 16-byte vectors (streaming vector stores), whose V adjacent
+// outputs go through the store functor's lanes form where it has one ([Note: flat lanes] in
+// common.cuh: a dropout after the scan draws once for four); else element stores of the slice's
+// elements inside the row.
 template <class Op, int kThreads, int K, int V, bool kExclusive, bool kReverse, bool kVector = true, class C, class Out,
           class I, class Slice, class Epi>
 __device__ __forceinline__ void scan_store_slices(Out* __restrict__ row_out, const Slice& slice, const C (&prefix)[K],
@@ -237,6 +239,8 @@ __device__ __forceinline__ void scan_store_slices(Out* __restrict__ row_out, con
     slice(k, c);
     C run = Op::combine(tile_prefix, prefix[k]);
     Vec<Out, V> o;
+    constexpr bool kLanes = kVector && HasFlatLanes<Epi>::value;
+    C r[V];   // (kLanes) the results in the row's order, from the vector's first element
 #pragma unroll
     for (int j = 0; j < V; ++j) {
       const I q = q0 + j;
@@ -249,13 +253,19 @@ __device__ __forceinline__ void scan_store_slices(Out* __restrict__ row_out, con
         run = Op::combine(run, c[j]);
         y = run;
       }
-      if constexpr (kVector) {
+      if constexpr (kLanes) {
+        r[kReverse ? V - 1 - j : j] = y;
+      } else if constexpr (kVector) {
         o.v[kReverse ? V - 1 - j : j] = epi(y, flat_row + p);
       } else if (q < len) {
         row_out[p] = epi(y, flat_row + p);
       }
     }
-    if constexpr (kVector) store_cs<Out, V>(row_out + (kReverse ? len - q0 - V : q0), o);
+    if constexpr (kVector) {
+      const I p0 = kReverse ? len - q0 - V : q0;   // a multiple of V, as flat_row is (len % V == 0)
+      if constexpr (kLanes) store_lanes(epi, r, flat_row + p0, o.v);
+      store_cs<Out, V>(row_out + p0, o);
+    }
   }
 }
 template <class Op, int kThreads, int K, int V, bool kExclusive, bool kReverse, class C, class Out, class I, class Epi>

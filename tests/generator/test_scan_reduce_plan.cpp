@@ -34,6 +34,8 @@ const std::vector<Case>& cases() {
       {"scans", "cummax_cols_epilogue", "default", {}, {}},
       {"scans", "cumsum_long_rows", "default", {}, {}},
       {"scans", "cumsum_long_rows", "odd", {{"B", 3}, {"N", 100003}}, {}},
+      {"scans", "cumsum_dropout", "default", {}, {}},
+      {"scans", "cumsum_dropout", "odd", {{"B", 5}, {"N", 1000}}, {}},
       {"reductions", "sum_outer_inner", "default", {}, {}},
       {"reductions", "sum_outer_inner", "odd", {{"A", 7}, {"B", 1}, {"C", 33}}, {}},
       {"reductions", "mean_outer_inner_keepdims", "default", {}, {}},
@@ -54,6 +56,20 @@ TEST_CASE("strided scans, look-back scans, chained reductions: plan text and sou
     const kiln::Plan plan = plan_of(c);
     check_golden("source/" + c.op + "_" + c.tag + ".cu", plan.text() + "\n" + all_sources(sources_of(plan)));
     CHECK(all_sources(sources_of(plan_of(c))) == all_sources(sources_of(plan)));   // deterministic
+  }
+}
+
+TEST_CASE("a dropout after a row scan: the store's lanes form draws a Philox block for four outputs") {
+  // [Note: flat lanes] in kiln/common.cuh: scan_store_slices calls Store::lanes<N> on its whole
+  // 16-byte vectors (N = 4 f32 outputs from a multiple of 4), whose dropout reads a DropoutWords<N>.
+  for (const auto& c : {Case{"scans", "cumsum_dropout", "default", {}, {}},
+                        Case{"scans", "cumsum_dropout", "long", {{"B", 2}, {"N", 1 << 22}}, {}}}) {
+    CAPTURE(c.tag);
+    const kiln::Plan plan = plan_of(c, "sm_90a");
+    REQUIRE(plan.kernels.size() == 1);
+    const std::string src = sources_of(plan)[0].text;
+    CHECK(contains(src, "static constexpr bool kFlatLanes = true;"));
+    CHECK(contains(src, "const kiln::DropoutWords<N> words_0(seed, static_cast<unsigned long long>(first));"));
   }
 }
 

@@ -674,6 +674,68 @@ TEST_CASE("emulated rownorm: a store's lanes form gets N adjacent outputs from a
   }
 }
 
+namespace {
+// LanesStore counting the calls of 4 lanes apart (a scan's rows of whole vectors take N = 4, its
+// element-wise rows N = 1).
+struct WideLanesStore {
+  static constexpr bool kFlatLanes = true;
+  std::atomic<int>* wide;
+  std::atomic<int>* misaligned;
+  template <class I>
+  float operator()(float r, I flat) const { return 2.f * r + float(flat % 7); }
+  template <int N, class I>
+  void lanes(const float (&r)[N], I first, float (&y)[N]) const {
+    if (N == 4) ++*wide;
+    if (first % N != 0) ++*misaligned;
+    for (int j = 0; j < N; ++j) y[j] = 2.f * r[j] + float((first + j) % 7);
+  }
+};
+}  // namespace
+
+TEST_CASE("emulated scans: a store's lanes form gets N adjacent outputs from a multiple of N, same values") {
+  // Block per row and look-back, forward and reverse: rows of whole vectors (len % 4 == 0) store
+  // through lanes<4>, each `first` a multiple of 4 (reverse: the vector's last element); the same
+  // outputs as the element form everywhere.
+  for (int lookback = 0; lookback < 2; ++lookback)
+    for (int len : {1000, 999, 8})
+      for (int reverse = 0; reverse < 2; ++reverse) {
+        const int rows = 3;
+        Buffer in(rows * len, 0), with_lanes(rows * len, 0), per_element(rows * len, 0);
+        const auto r = random_floats(rows * len, 41);
+        std::copy(r.begin(), r.end(), in.data);
+        std::atomic<int> wide{0}, misaligned{0};
+        auto run = [&](float* out, auto store) {
+          using Sum = kiln::SumOp<float>;
+          if (lookback) {
+            constexpr int kTile = 64 * 1 * 4;
+            std::vector<unsigned long long> ws(kiln::launch::scan_lookback_workspace_bytes(rows, len, kTile, 4) / 8 + 2,
+                                               0);
+            const auto geo = kiln::launch::scan_rows_lookback_geometry(rows, len, kTile, 64, 4, 1);
+            emu::launch(
+                {unsigned(geo.grid.x), 1, 0}, unsigned(geo.block.x),
+                [&] {
+                  if (reverse) kiln::scan_rows_lookback<64, 1, 2, false, true, false, Sum>(in.data, out, ws.data(), rows,
+                                                                                          len, Id{}, store);
+                  else kiln::scan_rows_lookback<64, 1, 2, false, false, false, Sum>(in.data, out, ws.data(), rows, len,
+                                                                                   Id{}, store);
+                },
+                unsigned(geo.shared_bytes));
+          } else {
+            emu::launch({2, 1, 0}, 64, [&] {
+              if (reverse) kiln::scan_rows_block<64, 2, false, true, false, Sum>(in.data, out, rows, len, Id{}, store);
+              else kiln::scan_rows_block<64, 2, false, false, false, Sum>(in.data, out, rows, len, Id{}, store);
+            });
+          }
+        };
+        run(with_lanes.data, WideLanesStore{&wide, &misaligned});
+        run(per_element.data, ElementStore{});
+        INFO("lookback " << lookback << " len " << len << " reverse " << reverse);
+        CHECK(misaligned.load() == 0);
+        CHECK((wide.load() > 0) == (len % 4 == 0));
+        CHECK(std::equal(with_lanes.data, with_lanes.data + rows * len, per_element.data));
+      }
+}
+
 TEST_CASE("emulated rownorm_split_apply: the lanes form only at flat indices that are multiples of 4, also on bases "
           "misaligned alike") {
   // Rows of 99 in chunks of 24: with x and y both one element past a 16-byte boundary, row 1's first

@@ -16,3 +16,10 @@ echo "rows rc=$?"; tail -3 $OUT/rows.txt; grep -E "WRONG|FAIL|ERROR" $OUT/rows.t
 KILN_CACHE_DIR=$(mktemp -d) timeout 280 python3 bench/bench.py --only cumsum,softmax,layernorm,rmsnorm --no-compile \
   --out $OUT/bench > $OUT/bench.log 2>&1
 echo "bench rc=$?"; tail -30 $OUT/bench.log
+# A dropout after a row scan through the store's lanes form (one Philox block for four outputs):
+# cumsum_dropout beside the plain cumsum of the same 4096x4096 rows (scans.kiln's cumsum_reverse,
+# cumprod_rows); within a few percent of them means the dropout is free.
+for op in cumsum_dropout cumsum_reverse cumprod_rows; do
+  KILN_CACHE_DIR=$(mktemp -d) timeout 60 .gpu/bin/kiln bench specs/scans.kiln --op $op --iters 50 > $OUT/bench-$op.txt 2>&1
+  echo "kiln bench $op rc=$?"; grep -iE "device|median" $OUT/bench-$op.txt | head -3
+done
