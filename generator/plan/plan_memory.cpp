@@ -465,14 +465,12 @@ bool leaves_have_width(const Planner& p, ir::NodeId root, std::size_t bytes) {
 // aligned (an Op keys its executables by that, an Executable assumes it: docs/design-notes.md,
 // "Alignment"); the length is a multiple of the streamed tensor's vector, statically or by its
 // dyn dim's static factors or bucket `multiple of 16` (no row-alignment key is added for it);
-// every leaf the operand reads has the streamed width (the template's T); and the stored
-// elements are no wider than the streamed ones, so a row of the output starts on a multiple of
-// its own vector (V x sizeof(Out) <= 16 bytes).
-bool rows_known_vectorizable(const Planner& p, const PlannedKernel& kn, ir::NodeId operand, const Rows& len,
-                             int elem) {
-  if (!p.target().aligned16 || kn.stores.size() != 1 || !leaves_have_width(p, operand, static_cast<std::size_t>(elem)))
-    return false;
-  if (dtype_size(p.buffer(kn.stores[0].buffer).dtype) > static_cast<std::size_t>(elem)) return false;
+// every leaf the operand reads has the streamed width (the template's T). A row of the output then
+// starts on a multiple of its vector of V results, so at the alignment its store needs (the
+// vector's size up to 16 bytes: kVecStoreAlign in kiln/common.cuh; 8 f32 results of f16 rows are
+// stored as 16-byte halves).
+bool rows_known_vectorizable(const Planner& p, ir::NodeId operand, const Rows& len, int elem) {
+  if (!p.target().aligned16 || !leaves_have_width(p, operand, static_cast<std::size_t>(elem))) return false;
   const std::int64_t v = launch::vec_elems(elem);
   if (!len.dynamic) return len.planned % v == 0;
   if (len.dim.empty()) return false;
@@ -1070,7 +1068,7 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   config.len = len.config_outer();
   config.threads = kThreads;
   config.vecs = kVecs;
-  config.aligned = rows_known_vectorizable(p, kn, a.operands[0], len, elem);
+  config.aligned = rows_known_vectorizable(p, a.operands[0], len, elem);
   const int value_bytes = static_cast<int>(dtype_size(chain_dtype(a.dtype)));
   // scan_use_lookback's step; the look-back workspace is sized by the class's largest row count,
   // and its tiles by the length. A dyn length over few static rows ([Note: dyn lengths]): the
@@ -1173,8 +1171,7 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
   config.chunk = launch::rownorm_split_chunk(layout.lead * layout.rows, layout.len, 16 / elem, sms);
   config.splits = launch::rownorm_split_splits(layout.len, config.chunk);
   // [Note: rows known vectorizable]: every chunk starts on a vector and holds whole ones where the
-  // segments and the chunks are multiples of it (the stats pass reads x only; the apply pass also
-  // stores y, whose elements must be no wider).
+  // segments and the chunks are multiples of it.
   const std::int64_t v = launch::vec_elems(elem);
   const bool whole = p.target().aligned16 && layout.len % v == 0 && (config.gang > 1 || config.chunk % v == 0) &&
                      leaves_have_width(p, a.operands[0], static_cast<std::size_t>(elem));
@@ -1204,8 +1201,6 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
                           a.norm.centered ? "(count, mean, squared deviations)" : "sum of squares", idx);
   PlannedKernel apply = storing_followup(kn, "rownorm", ws, DType::f32);
   config.variant = RownormVariant::kSplitApply;
-  config.aligned = whole && apply.stores.size() == 1 &&
-                   dtype_size(p.buffer(apply.stores[0].buffer).dtype) <= static_cast<std::size_t>(elem);
   apply.config = config;
   apply.set_launch(rownorm_geometry(config));
   apply.index64 = kn.index64;
@@ -1303,7 +1298,7 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
   rows.thresholds(p, planned_len <= 32LL * kWarpItems ? std::vector<std::int64_t>{2LL * sms, 8LL * sms}
                                                        : std::vector<std::int64_t>{2LL * sms});
   if (len.dynamic) config.min_len = len.planned;   // the class's lowest length (rownorm_rows' kDynMinLen)
-  config.aligned = rows_known_vectorizable(p, kn, a.operands[0], len, element_bytes(p, a.operands[0]));
+  config.aligned = rows_known_vectorizable(p, a.operands[0], len, element_bytes(p, a.operands[0]));
   if (launch::rownorm_use_warp(rows.planned, planned_len, kWarpItems, sms)) {
     config.variant = RownormVariant::kWarpRows;
     config.threads = 256;

@@ -305,7 +305,9 @@ __device__ __forceinline__ To bit_cast_dev(const From& f) {
 // Stores N elements that form one aligned vector, as the unsigned integer (vector) of its size
 // where that is 4, 8 or 16 bytes: streaming (evict-first, st.global.cs) or write-back
 // (st.global.wb, the default policy). A plain store of a vector of a class type (__half) is
-// copied field by field: NVVM split 8 halves into four 4-byte stores.
+// copied field by field: NVVM split 8 halves into four 4-byte stores. A wider vector (8 f32
+// results of a row of f16) is stored as plain 16-byte pieces, so it needs 16-byte alignment only
+// (kVecStoreAlign; the same SASS as the whole struct's store, which NVVM split so too).
 template <bool kStream, class B>
 __device__ __forceinline__ void store_bits(B* p, B bits) {
   if constexpr (kStream) __stcs(p, bits);
@@ -320,10 +322,22 @@ __device__ __forceinline__ void store_vec_bits(T* p, const Vec<T, N>& v) {
     store_bits<kStream>(reinterpret_cast<uint2*>(p), bit_cast_dev<uint2>(v));
   } else if constexpr (kBytes == 4) {
     store_bits<kStream>(reinterpret_cast<unsigned int*>(p), bit_cast_dev<unsigned int>(v));
+  } else if constexpr (kBytes > 16 && kBytes % 16 == 0) {
+    constexpr int kPiece = 16 / int(sizeof(T));
+#pragma unroll
+    for (int part = 0; part < N / kPiece; ++part) {
+      Vec<T, kPiece> piece;
+#pragma unroll
+      for (int j = 0; j < kPiece; ++j) piece.v[j] = v.v[part * kPiece + j];
+      store_vec<T, kPiece>(p + part * kPiece, piece);
+    }
   } else {
     store_vec<T, N>(p, v);
   }
 }
+// The alignment store_vec_bits needs for a Vec<T, N>: its size, up to 16 bytes.
+template <class T, int N>
+inline constexpr unsigned kVecStoreAlign = sizeof(T) * N < 16 ? unsigned(sizeof(T) * N) : 16u;
 template <class T, int N>
 __device__ __forceinline__ void store_cs(T* p, const Vec<T, N>& v) {
   store_vec_bits<true>(p, v);

@@ -22,8 +22,7 @@
 //     that are not whole aligned 16-byte vectors as scalars; kDynMinLen > 0, a dyn length's class
 //     from that length on, an element a load in the vectors' layout, and every row must be in
 //     the class). kAligned: every row is whole aligned 16-byte vectors (RownormConfig::aligned: len
-//     a multiple of the vector, in and out 16-byte aligned, sizeof(Out) <= sizeof(T)), so the
-//     element-wise paths fold away.
+//     a multiple of the vector, in and out 16-byte aligned), so the element-wise paths fold away.
 //     Longer rows take two passes (online max/sum, or for a norm the mean and squared deviations
 //     by chunks combined as Chan's parallel variance; then re-read and write).
 //     block = kThreads; grid.x = ceil(rows / (kThreads/kGroup)), capped at 2^31-1 (grid-strided).
@@ -487,7 +486,7 @@ __device__ __forceinline__ void rownorm_row_two_pass(const T* __restrict__ row_i
                                                      const Scale& scale) {
   constexpr int V = 16 / int(sizeof(T));
   const bool vector =
-      kAligned || (len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V)));
+      kAligned || (len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, kVecStoreAlign<Out, V>));
   const auto norm = [&] {
     if constexpr (kIsNorm<kKind>) {
       const WelfordAcc<C> a = rownorm_norm_stats<kThreads, kGroup, kKind, C>(row_in, len, flat_row, rank, vector, pro);
@@ -550,7 +549,7 @@ __device__ __forceinline__ void rownorm_rows(const T* __restrict__ in, Out* __re
     const T* row_in = in + flat_row;
     Out* row_out = out + flat_row;
     const bool whole =
-        kAligned || (len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V)));
+        kAligned || (len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, kVecStoreAlign<Out, V>));
     if constexpr (kItems > 0 && kDynLen) {
       if (len < kDynMinLen || !launch::rownorm_row_in_registers(len, kGroup, kItems)) __trap();   // outside the class
       constexpr int kSlot = detail::register_slot<kItems, V>();
@@ -729,7 +728,7 @@ __device__ __forceinline__ void rownorm_split_apply(const T* __restrict__ in, Ou
     __syncthreads();   // every thread has read row_stats before the next chunk's thread 0 writes it
     const T* p = in + k.flat;
     Out* q = out + k.flat;
-    const bool aligned = is_aligned(p, 16) && is_aligned(q, unsigned(sizeof(Out) * V));
+    const bool aligned = is_aligned(p, 16) && is_aligned(q, kVecStoreAlign<Out, V>);
     detail::with_chunk_map<V, kAligned>(outer, len, gang, k.count, aligned, [&](const auto& map, bool vector) {
       detail::normalize_stream<kThreads>(p, q, k.count, k.flat, int(threadIdx.x), vector, pro, epi, norm, map);
     });

@@ -13,9 +13,9 @@
 //   row's end (out[i] = op(x[i..len-1]); exclusive: out[len-1] = identity).
 //   kVecs: 16-byte vectors per thread per tile; tile = kThreads * kVecs * (16/sizeof(T)) elements.
 //   kAligned: every row is 16-byte vectorizable (ScanConfig::aligned: len a multiple of the
-//         vector, in and out 16-byte aligned, sizeof(Out) <= sizeof(T)); only the vector path is
-//         compiled. Otherwise each row (block per row) or the rows (look-back) are checked at run
-//         time and an element-wise path serves the others.
+//         vector, in and out 16-byte aligned); only the vector path is compiled. Otherwise each
+//         row (block per row) or the rows (look-back) are checked at run time and an element-wise
+//         path serves the others.
 //
 //   scan_rows_block<kThreads, kVecs, kExclusive, kReverse, kAligned, Op>(in, out, rows, len, pro, epi)
 //     One block per row, grid.x = min(rows, 2^31-1) (rows beyond are grid-strided), block =
@@ -46,8 +46,9 @@
 //
 // Preconditions: in/out aligned to their element size; in and out do not overlap. 16-byte loads
 // and streaming 16-byte stores are used for a row when len % (16/sizeof(T)) == 0, the row of `in`
-// is 16-byte aligned and the row of `out` is aligned to sizeof(Out)*16/sizeof(T); otherwise that
-// row takes the scalar path (same tile size, coalesced 4-byte accesses).
+// is 16-byte aligned and the row of `out` is aligned to its vector of results, up to 16 bytes
+// (kVecStoreAlign); otherwise that row takes the scalar path (same tile size, coalesced 4-byte
+// accesses).
 //
 // Precision: f32 cumsum accumulates in f32 in a tree: within a tile each thread sums a few
 // elements, warps and the block combine by shuffles (depth ~log2(tile)), and the row prefix adds
@@ -313,7 +314,7 @@ __device__ __forceinline__ void scan_row_block(const T* __restrict__ row_in, Out
 
 template <class Out, int V>
 __device__ __forceinline__ bool scan_row_vectorizable(const void* row_in, const void* row_out, long long len) {
-  return V > 1 && len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, unsigned(sizeof(Out) * V));
+  return V > 1 && len % V == 0 && is_aligned(row_in, 16) && is_aligned(row_out, kVecStoreAlign<Out, V>);
 }
 
 // ---- look-back tile status ([Note: look-back tile status] in config/scan.h)

@@ -736,6 +736,76 @@ TEST_CASE("emulated scans: a store's lanes form gets N adjacent outputs from a m
       }
 }
 
+namespace {
+// f16 rows scanned to f32: counts the lanes calls of 8 (whole 16-byte vectors of halves, whose 8
+// f32 results are stored as two 16-byte pieces), y = the sum.
+struct HalfLanesStore {
+  static constexpr bool kFlatLanes = true;
+  std::atomic<int>* wide;
+  template <class I>
+  float operator()(float r, I) const { return r; }
+  template <int N, class I>
+  void lanes(const float (&r)[N], I, float (&y)[N]) const {
+    if (N == 8) ++*wide;
+    for (int j = 0; j < N; ++j) y[j] = r[j];
+  }
+};
+}  // namespace
+
+TEST_CASE("emulated scans of f16 rows to f32: the vector path with the output 16-byte but not 32-byte aligned") {
+  // 8 f32 results of a vector of halves take 32 bytes, stored as two 16-byte pieces
+  // (store_vec_bits, kVecStoreAlign): a row of out 16 bytes past a 32-byte boundary takes the
+  // vector path (checked per launch, and known: kAligned), with the element form's sums.
+  const int rows = 3, len = 1000;
+  const auto r = random_floats(size_t(rows) * len, 43);
+  std::vector<__half> x(r.size());
+  for (size_t i = 0; i < r.size(); ++i) x[i] = __float2half(r[i]);
+  std::vector<float> storage(r.size() + 16);
+  float* out = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(storage.data()) + 31) & ~std::uintptr_t(31)) + 4;
+  for (int lookback = 0; lookback < 2; ++lookback)
+    for (int known = 0; known < 2; ++known) {
+      INFO("lookback " << lookback << " known " << known);
+      std::fill(storage.begin(), storage.end(), -1.f);
+      std::atomic<int> wide{0};
+      const HalfLanesStore store{&wide};
+      using Sum = kiln::SumOp<float>;
+      if (lookback) {
+        constexpr int kThreads = 64, kVecs = 1;
+        const long long tile = kiln::launch::scan_rows_tile(kThreads, kVecs, 2);
+        std::vector<unsigned long long> ws(kiln::launch::scan_lookback_workspace_bytes(rows, len, tile, 4) / 8 + 2, 0);
+        const auto geo = kiln::launch::scan_rows_lookback_geometry(rows, len, tile, kThreads, 4, 1);
+        emu::launch(
+            {unsigned(geo.grid.x), 1, 0}, unsigned(geo.block.x),
+            [&] {
+              if (known) kiln::scan_rows_lookback<kThreads, kVecs, 2, false, false, true, Sum>(x.data(), out, ws.data(),
+                                                                                              rows, len, HalfToFloat{},
+                                                                                              store);
+              else kiln::scan_rows_lookback<kThreads, kVecs, 2, false, false, false, Sum>(x.data(), out, ws.data(),
+                                                                                         rows, len, HalfToFloat{},
+                                                                                         store);
+            },
+            unsigned(geo.shared_bytes));
+      } else {
+        emu::launch({2, 1, 0}, 64, [&] {
+          if (known) kiln::scan_rows_block<64, 2, false, false, true, Sum>(x.data(), out, rows, len, HalfToFloat{}, store);
+          else kiln::scan_rows_block<64, 2, false, false, false, Sum>(x.data(), out, rows, len, HalfToFloat{}, store);
+        });
+      }
+      CHECK(wide.load() > 0);   // the vector path
+      int bad = 0;
+      for (int row = 0; row < rows; ++row) {
+        double run = 0;
+        for (int q = 0; q < len; ++q) {
+          run += double(__half2float(x[size_t(row) * len + q]));
+          if (!close(out[row * len + q], run, 1e-4 * (1.0 + std::fabs(run))) && bad++ < 3)
+            FAIL_CHECK("row " << row << " q " << q << ": " << out[row * len + q] << " vs " << run);
+        }
+      }
+      CHECK(bad == 0);
+      CHECK(storage.back() == -1.f);   // nothing past the rows
+    }
+}
+
 TEST_CASE("emulated rownorm_split_apply: the lanes form only at flat indices that are multiples of 4, also on bases "
           "misaligned alike") {
   // Rows of 99 in chunks of 24: with x and y both one element past a 16-byte boundary, row 1's first
