@@ -492,6 +492,20 @@ void ExecutableImpl::launch(Stream stream, const Arg* args, std::size_t count, b
   } else if (!checked) {
     validate_arguments(*plan.bound->ir, args, count, plan.bound.get());
   }
+  // An executable planned for 16-byte aligned tensors (an Executable always is; an Op's for
+  // aligned pointers) loads and stores 16-byte vectors without a check of its own (docs/
+  // design-notes.md, "Alignment"): a pointer that is not is refused here, before any launch.
+  // (An Op call keyed the executable by the pointers' alignment: nothing to check.)
+  if (!checked && plan.target.aligned16)
+    for (std::size_t i = 0; i < count; ++i) {
+      if (!args[i].is_tensor()) continue;
+      const void* data = args[i].tensor().data;
+      KILN_CHECK(reinterpret_cast<std::uintptr_t>(data) % 16 == 0, ArgumentError,
+                 "{}: '{}' at {} is not 16-byte aligned, but this executable was specialized for 16-byte aligned "
+                 "tensors (its kernels use 16-byte vector loads and stores); call the op, which plans for the "
+                 "pointers it is given",
+                 plan.ir().op_name, arg_name(plan.ir(), i), data);
+    }
   const std::shared_ptr<const LaunchState> state = launch_state(args, count);   // launch_dims' checks
   if (!dyn_sources.empty() && !checked) refuse_aliasing(*plan.bound->ir, args, count);
   const Loaded& fns = functions_for(context != nullptr ? context : current_context(nullptr));

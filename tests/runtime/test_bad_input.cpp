@@ -150,6 +150,27 @@ TEST_CASE("bad input: wrong argument count, kind, dtype, rank, null and misalign
             .find("axpby: 'y0' at 0x100002 is not aligned to its element size (4 bytes)") != std::string::npos);
 }
 
+TEST_CASE("bad input: an Executable refuses a pointer that is not 16-byte aligned, before any launch") {
+  // An Executable is planned for 16-byte aligned tensors (docs/design-notes.md, "Alignment"): its
+  // kernels load and store 16-byte vectors unchecked. A pointer aligned to its element only is an
+  // ArgumentError naming it; an Op call plans for the pointers it is given instead.
+  kiln::Runtime rt = make_runtime();
+  kiln::Op op = program(rt).op("relu_add");
+  kiln::Executable exe = op.specialize({{"B", 4}, {"N", 8}});
+  CHECK(error_of([&] {
+          exe.launch(nullptr, {kiln::TensorRef(fake_pointer(), kiln::f32, {4, 8}),
+                               kiln::TensorRef(fake_pointer(0x1004), kiln::f32, {8}),
+                               kiln::TensorRef(fake_pointer(0x2000), kiln::f32, {4, 8})});
+        }) == "relu_add: 'b' at 0x101004 is not 16-byte aligned, but this executable was specialized for 16-byte "
+              "aligned tensors (its kernels use 16-byte vector loads and stores); call the op, which plans for "
+              "the pointers it is given");
+  CHECK(error_of([&] {
+          exe.launch(nullptr, {kiln::TensorRef(fake_pointer(), kiln::f32, {4, 8}),
+                               kiln::TensorRef(fake_pointer(0x1000), kiln::f32, {8}),
+                               kiln::TensorRef(fake_pointer(0x2008), kiln::f32, {4, 8})});
+        }).find("'y' at 0x102008 is not 16-byte aligned") != std::string::npos);
+}
+
 TEST_CASE("Op::arguments_for: the outputs' shapes from the inputs', the inputs checked as a call checks them") {
   kiln::Runtime rt = make_runtime();
   kiln::Op op = program(rt).op("relu_add");
