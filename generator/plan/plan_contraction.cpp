@@ -1468,37 +1468,37 @@ void plan_matmul_kernels(Planner& p, PlannedKernel& kn, Operand a, const Operand
 //
 // [Note: dyn conv spatial extents] (the templates' side in kiln/conv_shape.cuh)
 // A 1-d or 2-d forward conv also takes dyn dims as x's spatial extents (whole dims: `dims dyn H,
-// dyn W`, or the side S of a square image), on the templates that read them at run time:
-// ConvNchw's 2-d im2col, DepthwiseDirect, and on sm_90a (f32 in tf32 or 3xTF32, one group) the TMA
-// engine (TmaConv) or WgConvNchw's cp.async gather. y's spatial extents are then expressions of the
-// dims (floor((H + 2 pad - dil (R - 1) - 1) / stride) + 1). The config holds 0 for h, w, ho and
-// wo, and the kernel takes H, W, Ho, Wo and Ho x Wo per launch as KernelArg::DynValue arguments
-// (kiln::DynDim: the template and the epilogue divide by Wo and Ho x Wo with a multiply-high and
-// a shift); the im2col table, built once per CTA, reads H and W. The route is the same at every
-// value but for one size class: the TMA engine where it takes the conv but for its extents
+// dyn W`, or the side S of a square image), on the templates that read them at run time: ConvNchw's
+// 2-d im2col, DepthwiseDirect, and on sm_90a (f32 in tf32 or 3xTF32, one group) the TMA engine
+// (TmaConv) or WgConvNchw's cp.async gather. y's spatial extents are then expressions of the dims
+// (floor((H + 2 pad - dil (R - 1) - 1) / stride) + 1). The config holds 0 for h, w, ho and wo, and
+// the kernel takes H, W, Ho, Wo and Ho x Wo per launch as KernelArg::DynValue arguments
+// (kiln::DynDim: the template and the epilogue divide by Wo and Ho x Wo with a multiply-high and a
+// shift); the im2col table, built once per CTA, reads H and W. The route is the same at every value
+// but for one size class: the TMA engine where it takes the conv but for its extents
 // (conv_tma_refusal with dyn_spatial: its channels, window and grid limits), else WgConvNchw
-// (sm_90a, f32, one group), else ConvNchw; where the specialized conv's route asks the flops
-// (tf32 under kConvTmaSmallMinChannels input channels: conv_tma_pays_small), a size class of the
-// product of the dyn extents among N, H and W at kPadMinFlops sends the launches under it to
-// WgConvNchw (without it, 32x32x28x28 -> 32 in tf32 ran on the engine at 1.34x the specialized
-// conv's WgConvNchw time, bench/results/2026-12-05-h100-run14/); with no streaming stores (that pick follows the output's bytes, a product
-// of the dims). On the TMA engine: OperandPrep's copy of x reads its rows (H x W) and strides as
-// DynValue arguments (gemm_prep.cuh's PrepRows; 16-byte vectors where a factor's bucket or value
-// makes H x W a multiple of 4) into a workspace its geometry sizes at each launch
-// (conv_prep_launch, Buffer::launch_kernel); the x map's extents and strides are expressions of
-// the dims (KernelArg::map_dims_at, encoded per launch); the engine's pixel tiles follow a size
-// class of the product of the dyn extents (64 for images of at most 64 output pixels, 256 in tf32
-// from 2048, else 128, as the static rule; the output pixels estimated as the input's over the
-// strides: without the class, 256-pixel tiles ran 14x14 images at 1.25-1.47x the specialized
-// conv, bench/results/2026-12-05-h100-run11/); a dyn batch takes at most 65535 images there (the copy's grid.z; a
-// size class from 65536 takes WgConvNchw); the maps' coordinate and stride limits are checked at
-// the launch (conv_tma_launch_refusal). The engines' 16-byte stores of y are picked per launch
-// (where Ho x Wo is a multiple of 4), and WgConvNchw's pixel decode's 32-bit bound checked at the
-// launch (kConvWgmmaMaxPixels, conv_launch). A depth
-// axis, a transposed conv and NHWC (but depthwise) take none: their templates bake the extents
-// into the general im2col and the TMA maps. As a dyn pool's output ([Note: dyn pooled axes] in
-// plan_pool.cpp), y's extents are quotients that only the conv's kernel and its fused epilogue
-// read (Planner::refuse_dyn_compound_extents); Options::shapes = generic does not make them dyn.
+// (sm_90a, f32, one group), else ConvNchw; where the specialized conv's route asks the flops (tf32
+// under kConvTmaSmallMinChannels input channels: conv_tma_pays_small), a size class of the product
+// of the dyn extents among N, H and W at kPadMinFlops sends the launches under it to WgConvNchw
+// (without it, 32x32x28x28 -> 32 in tf32 ran on the engine at 1.34x the specialized conv's
+// WgConvNchw time, bench/results/2026-12-05-h100-run14/); with no streaming stores (that pick
+// follows the output's bytes, a product of the dims). On the TMA engine: OperandPrep's copy of x
+// reads its rows (H x W) and strides as DynValue arguments (gemm_prep.cuh's PrepRows; 16-byte
+// vectors where a factor's bucket or value makes H x W a multiple of 4) into a workspace its
+// geometry sizes at each launch (conv_prep_launch, Buffer::launch_kernel); the x map's extents and
+// strides are expressions of the dims (KernelArg::map_dims_at, encoded per launch); the engine's
+// pixel tiles follow a size class of the product of the dyn extents (64 for images of at most 64
+// output pixels, 256 in tf32 from 2048, else 128, as the static rule; the output pixels estimated
+// as the input's over the strides: without the class, 256-pixel tiles ran 14x14 images at
+// 1.25-1.47x the specialized conv, bench/results/2026-12-05-h100-run11/); a dyn batch takes at most
+// 65535 images there (the copy's grid.z; a size class from 65536 takes WgConvNchw); the maps'
+// coordinate and stride limits are checked at the launch (conv_tma_launch_refusal). The engines'
+// 16-byte stores of y are picked per launch (where Ho x Wo is a multiple of 4), and WgConvNchw's
+// pixel decode's 32-bit bound checked at the launch (kConvWgmmaMaxPixels, conv_launch). A depth
+// axis, a transposed conv and NHWC (but depthwise) take none: their templates bake the extents into
+// the general im2col and the TMA maps. As a dyn pool's output ([Note: dyn pooled axes] in
+// plan_pool.cpp), y's extents are quotients that only the conv's kernel and its fused epilogue read
+// (Planner::refuse_dyn_compound_extents); Options::shapes = generic does not make them dyn.
 struct DynConv {
   std::string dim;        // the dyn batch, "" for none
   ir::DimExpr extent;     // x's first axis: the dim
@@ -2145,15 +2145,17 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
       const auto [key, fixed] = dc->product(cc, true);
       const double strides = double(cc.stride_d) * cc.stride_h * cc.stride_w;
       const double flops_per_value = 2.0 * static_cast<double>(K * kdim * fixed) / strides;
-      std::vector<std::int64_t> at{static_cast<std::int64_t>(std::ceil(kPadMinFlops / flops_per_value))};
-      normalize_thresholds(at);
-      p.add_dyn_thresholds(key, at);
+      // (At most 1: every value is past it, one class.)
+      const auto need = static_cast<std::int64_t>(std::ceil(kPadMinFlops / flops_per_value));
+      if (need > 1) {
+        const std::vector<std::int64_t> at{need};
+        p.add_dyn_thresholds(key, at);
+        if (dyn_class(at, dyn_class_value(key, p.bound().dims)) == 0)
+          under_flops = fmt::format("it is under the flops where its operand copies pay off ({} in {})", key,
+                                    dyn_class_text(at, 0));
+      }
       std::string unused;
       conv_tma_pixel_class(p, cc, *dc, unused);
-      const int klass = dyn_class(at, dyn_class_value(key, p.bound().dims));
-      if (klass == 0)
-        under_flops = fmt::format("it is under the flops where its operand copies pay off ({} in {})", key,
-                                  dyn_class_text(at, klass));
     }
   }
   // Dyn spatial extents: why not the TMA engine, and no streaming stores.
