@@ -1586,6 +1586,8 @@ std::int64_t conv_tma_pixel_tile(std::int64_t pixels, bool x3) {
 // (as_forward: a stride-1 transposed conv taken as the forward conv of its flipped filters,
 // whose alternative is ConvNchw.)
 constexpr int kConvTmaSmallMinChannels = 2 * kConvTmaChannels;
+// Why a conv under kPadMinFlops (where conv_tma_pays_small does not hold) keeps off the engine.
+constexpr const char* kUnderFlopsWhy = "it is under the flops where its operand copies pay off";
 bool conv_tma_pays_small(const ConvConfig& cc, bool as_forward) {
   if (as_forward || cc.transposed || conv_tma_depth(cc.d, cc.t, cc.dout)) return false;
   return conv_x3(cc) || cc.c >= kConvTmaSmallMinChannels;
@@ -1640,7 +1642,7 @@ std::string conv_tma_refusal(const Planner& p, const ConvConfig& cc, bool dyn_sp
   const double flops = 2.0 * static_cast<double>(cc.n * cc.k) * static_cast<double>(cc.transposed ? image : pixels) *
                        static_cast<double>(conv_gemm_k(cc));
   if (flops >= kPadMinFlops || conv_tma_pays_small(cc, as_forward)) return "";
-  return "it is under the flops where its operand copies pay off";
+  return kUnderFlopsWhy;
 }
 
 bool conv_tma_fits(const Planner& p, const ConvConfig& cc, bool as_forward = false) {
@@ -2151,8 +2153,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
         const std::vector<std::int64_t> at{need};
         p.add_dyn_thresholds(key, at);
         if (dyn_class(at, dyn_class_value(key, p.bound().dims)) == 0)
-          under_flops = fmt::format("it is under the flops where its operand copies pay off ({} in {})", key,
-                                    dyn_class_text(at, 0));
+          under_flops = fmt::format("{} ({} in {})", kUnderFlopsWhy, key, dyn_class_text(at, 0));
       }
       std::string unused;
       conv_tma_pixel_class(p, cc, *dc, unused);

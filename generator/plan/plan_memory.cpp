@@ -235,14 +235,25 @@ Rows inner_of(Planner& p, const PlannedKernel& kn, ir::NodeId node, int first, s
   return r;
 }
 
+// What the one dyn dim of a dyn extent must be a multiple of for the extent (its static factors
+// times the dim) to be a multiple of v.
+std::int64_t dyn_dim_multiple(const Rows& r, std::int64_t v) { return v / std::gcd(r.fixed, v); }
+
+// Whether every value of a dyn extent's bucket keeps it a multiple of v: by its static factors or
+// the bucket `multiple of 16`.
+bool dyn_bucket_keeps_multiple(const Planner& p, const Rows& r, std::int64_t v) {
+  const std::int64_t need = dyn_dim_multiple(r, v);
+  return need == 1 || (p.plan().dyn_buckets.at(r.dim) == DynBucket::Div16 && 16 % need == 0);
+}
+
 // Whether every value of a dyn inner's bucket (and row class) keeps inner a multiple of the
 // 16-byte vector of `elem`-byte elements: through its static factors, the bucket `multiple of 16`,
 // or the row alignment the runtime keys the dim by where it is a row length (add_dyn_row_align).
 bool dyn_inner_aligned(Planner& p, const Rows& inner, int elem) {
   const std::int64_t v = launch::vec_elems(elem);
-  const std::int64_t need = v / std::gcd(inner.fixed, v);   // of the dim's own value
-  if (need == 1) return true;
-  if (p.plan().dyn_buckets.at(inner.dim) == DynBucket::Div16) return 16 % need == 0;
+  if (dyn_bucket_keeps_multiple(p, inner, v)) return true;
+  if (p.plan().dyn_buckets.at(inner.dim) == DynBucket::Div16) return false;
+  const std::int64_t need = dyn_dim_multiple(inner, v);
   return need <= 8 && p.add_dyn_row_align(inner.dim, need <= 4 ? 4 : 8);
 }
 
@@ -457,7 +468,8 @@ bool leaves_have_width(const Planner& p, ir::NodeId root, std::size_t bytes) {
 // picks one per launch: 16-byte vectors, and an element-wise path for rows whose length is not a
 // multiple of the vector or whose bases are not aligned. Where the plan knows every launch's rows
 // are vectorizable, its config says so (ScanConfig::aligned for the contiguous-row scans,
-// RownormConfig::aligned for rownorm_rows) and the template compiles the vector path only. The
+// RownormConfig::aligned for rownorm_rows and the split norms) and the template compiles the
+// vector path only. The
 // element-wise path was about half the code: cold NVRTC compiles on the dev machine (2026-12-05,
 // medians of 3) went from 156 to 74 ms for a block-per-row cumsum, 748 to 345 ms for the look-back
 // cumsum, 154 to 87 ms for a softmax, 172 to 95 ms for a layer norm, 329 to 117 ms for a softmax
@@ -473,9 +485,7 @@ bool rows_known_vectorizable(const Planner& p, ir::NodeId operand, const Rows& l
   if (!p.target().aligned16 || !leaves_have_width(p, operand, static_cast<std::size_t>(elem))) return false;
   const std::int64_t v = launch::vec_elems(elem);
   if (!len.dynamic) return len.planned % v == 0;
-  if (len.dim.empty()) return false;
-  const std::int64_t need = v / std::gcd(len.fixed, v);   // of the dim's own value
-  return need == 1 || (p.plan().dyn_buckets.at(len.dim) == DynBucket::Div16 && 16 % need == 0);
+  return !len.dim.empty() && dyn_bucket_keeps_multiple(p, len, v);
 }
 
 // The type of the values a chained stage hands to the next (the combiner's C).
@@ -1171,11 +1181,11 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
   config.chunk = launch::rownorm_split_chunk(layout.lead * layout.rows, layout.len, 16 / elem, sms);
   config.splits = launch::rownorm_split_splits(layout.len, config.chunk);
   // [Note: rows known vectorizable]: every chunk starts on a vector and holds whole ones where the
-  // segments and the chunks are multiples of it.
-  const std::int64_t v = launch::vec_elems(elem);
-  const bool whole = p.target().aligned16 && layout.len % v == 0 && (config.gang > 1 || config.chunk % v == 0) &&
-                     leaves_have_width(p, a.operands[0], static_cast<std::size_t>(elem));
-  config.aligned = whole;
+  // segments (the rows' rule) and the chunks are multiples of it.
+  Rows segment;
+  segment.planned = layout.len;
+  config.aligned = rows_known_vectorizable(p, a.operands[0], segment, elem) &&
+                   (config.gang > 1 || config.chunk % launch::vec_elems(elem) == 0);
   kn.config = config;
   kn.set_launch(rownorm_geometry(config));
   const std::int64_t blocks = launch::rownorm_split_blocks(layout.lead, config.gang, layout.rows, config.splits);

@@ -590,11 +590,6 @@ template <int S>
 struct IntTag {
   static constexpr int value = S;
 };
-// A path's choice as a type (lookback_stage_tile's kVector through a generic lambda).
-template <bool B>
-struct BoolTag {
-  static constexpr bool value = B;
-};
 template <int S, int N, class F>
 __device__ __forceinline__ void for_each_stage(F& f) {
   if constexpr (S < N) {
@@ -677,15 +672,15 @@ __device__ __forceinline__ void scan_rows_lookback_ws(const T* __restrict__ in, 
     const I row = I(id / tiles_per_row);
     const long long t = id - (long long)row * tiles_per_row;
     const I tile0 = I(t) * kTile;
-    auto stage_tile = [&](auto whole) {
-      return lookback_stage_tile<kThreads, K, V, decltype(whole)::value, kReverse, Op>(
+    auto stage_tile = [&](auto whole) {   // IntTag<1>: whole vectors
+      return lookback_stage_tile<kThreads, K, V, decltype(whole)::value != 0, kReverse, Op>(
           in + row * len, len, row * len, tile0, stage, &warp_prefix[S][warp], totals, pro, Data{});
     };
     C total;
     if (kAligned || vector)
-      total = stage_tile(BoolTag<true>{});
+      total = stage_tile(IntTag<1>{});
     else if constexpr (!kAligned)
-      total = stage_tile(BoolTag<false>{});
+      total = stage_tile(IntTag<0>{});
     if (threadIdx.x == 0) {
       // A row's first tile publishes its prefix at once; the others their aggregate, so that no
       // successor waits on this tile's walk.

@@ -49,7 +49,7 @@ inline const char* enum_name(ScanVariant v) {
   X(long long, chunk, 0)   /* strided: scan steps a chunk (look-back: a tile's rows) */               \
   X(int, chunk_sms, 0)     /* strided, > 0: chunks per launch (scan_launch_chunks) on this many SMs */\
   X(bool, aligned, false)  /* rows: every row 16-byte vectorizable at every launch ([Note: rows */    \
-                           /* known vectorizable]): no element-wise path */
+                           /* known vectorizable] in plan_memory.cpp): no element-wise path */
 KILN_CONFIG(ScanConfig, KILN_SCAN_FIELDS);
 
 namespace launch {
