@@ -166,11 +166,11 @@ ExecutableImpl::ExecutableImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared
   Target target = rt->current_target();
   target.precision = precision;
   target.aligned16 = aligned;
-  if (forced != nullptr) target.tma_picks = *forced;
+  if (forced != nullptr) target.tuned_picks = *forced;
   plan = rt->pipeline.plan(bound, target);
   if (forced == nullptr && !plan.tunables.empty()) {   // Options::tuning: a stored pick re-plans
-    target.tma_picks = stored_picks(rt, plan, consts);
-    if (!target.tma_picks.empty()) plan = rt->pipeline.plan(std::move(bound), target);
+    target.tuned_picks = stored_picks(rt, plan, consts);
+    if (!target.tuned_picks.empty()) plan = rt->pipeline.plan(std::move(bound), target);
   }
   sources = rt->pipeline.emit(plan);
   bindings = bindings_text(*plan.bound, consts);

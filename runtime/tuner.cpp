@@ -119,14 +119,14 @@ std::map<int, TunedPick> parse_tuned(const std::string& text, const std::string&
     ok = false;
   }
   while (ok && std::getline(lines, line)) {
-    // "pick <anchor> <TmaPick text> | <origin>"
+    // "pick <anchor> <pick text: TmaPick's or RownormPick's> | <origin>"
     int anchor = -1, used = 0;
     const auto bar = line.find(" | ");
     if (std::sscanf(line.c_str(), "pick %d %n", &anchor, &used) != 1 || bar == std::string::npos || anchor < 0) {
       ok = false;
       break;
     }
-    auto pick = TmaPick::parse(std::string_view(line).substr(static_cast<std::size_t>(used), bar - static_cast<std::size_t>(used)));
+    auto pick = parse_pick(std::string_view(line).substr(static_cast<std::size_t>(used), bar - static_cast<std::size_t>(used)));
     if (!pick) {
       ok = false;
       break;
@@ -178,7 +178,7 @@ std::optional<TunedLookup> lookup_tuned(const std::string& cache_dir, const std:
 std::string tuned_file_text(const std::string& key_text, const std::map<int, TunedPick>& picks) {
   const int key_lines = static_cast<int>(std::count(key_text.begin(), key_text.end(), '\n')) + 1;
   std::string text = fmt::format("{}\nkey {}\n{}\n", kMagic, key_lines, key_text);
-  for (const auto& [anchor, p] : picks) text += fmt::format("pick {} {} | {}\n", anchor, p.pick.text(), p.origin);
+  for (const auto& [anchor, p] : picks) text += fmt::format("pick {} {} | {}\n", anchor, pick_text(p.pick), p.origin);
   return text;
 }
 
@@ -221,8 +221,8 @@ TuneResult tune_bound(const std::shared_ptr<RuntimeImpl>& rt, std::shared_ptr<co
   r.arch = plan.target.arch;
   r.device = rt->device_name_for_tuning();
   KILN_CHECK(!plan.tunables.empty(), UnsupportedError,
-             "{} ({}): nothing to tune for {}: only matmuls on the sm_90a TMA engine have a candidate space today "
-             "(this op's kernels: {})",
+             "{} ({}): nothing to tune for {}: only matmuls on the sm_90a TMA engine and row norms over contiguous "
+             "rows of a static shape have a candidate space today (this op's kernels: {})",
              r.op, r.bindings, plan.target.arch, [&] {
                std::string names;
                for (const auto& k : plan.kernels) names += (names.empty() ? "" : ", ") + k.template_name;
@@ -252,13 +252,13 @@ TuneResult tune_bound(const std::shared_ptr<RuntimeImpl>& rt, std::shared_ptr<co
     TuneResult::Product prod;
     prod.anchor = t.anchor;
     prod.what = t.what;
-    prod.heuristic = t.heuristic.text();
-    std::vector<TmaPick> order = {t.heuristic};
+    prod.heuristic = pick_text(t.heuristic);
+    std::vector<Pick> order = {t.heuristic};
     for (const auto& cand : t.candidates)
       if (!(cand == t.heuristic)) order.push_back(cand);
     for (std::size_t i = 0; i < order.size(); ++i) {
       TuneCandidate tc;
-      tc.config = order[i].text();
+      tc.config = pick_text(order[i]);
       tc.heuristic = i == 0;
       if (i > 0 && elapsed() > o.budget_s) {
         tc.note = fmt::format("not run: the {:.0f} s budget was spent", o.budget_s);

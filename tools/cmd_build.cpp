@@ -198,7 +198,7 @@ int run_build(const BuildArgs& a) {
             Plan plan = pipeline.plan(bound, target);
             auto found = lookup_tuned(resolved.cache_dir, {}, plan, tuning_device);
             if (found && !found->picks.empty()) {
-              target.tma_picks = found->picks;
+              target.tuned_picks = found->picks;
               plan = pipeline.plan(bound, target);
               tuned_files[found->name] = tuned_file_text(found->key_text, found->picks);
             }

@@ -209,6 +209,27 @@ std::optional<TmaPick> TmaPick::parse(std::string_view text) {
   return t;
 }
 
+std::string RownormPick::text() const { return fmt::format("rows t{} g{} i{}", threads, group, items); }
+
+std::optional<RownormPick> RownormPick::parse(std::string_view text) {
+  RownormPick r;
+  char tail = 0;
+  const std::string s(text);
+  const int n = std::sscanf(s.c_str(), "rows t%d g%d i%lld%c", &r.threads, &r.group, &r.items, &tail);
+  if (n != 3 || r.text() != s) return std::nullopt;
+  return r;
+}
+
+std::string pick_text(const Pick& pick) {
+  return std::visit([](const auto& p) { return p.text(); }, pick);
+}
+
+std::optional<Pick> parse_pick(std::string_view text) {
+  if (auto t = TmaPick::parse(text)) return Pick{*t};
+  if (auto r = RownormPick::parse(text)) return Pick{*r};
+  return std::nullopt;
+}
+
 ir::NodeId Plan::streamed_leaf(ir::NodeId operand) const {
   const auto found = stored_sources(*bound, operand, [&](ir::NodeId n) { return leaves.count(n) != 0; });
   for (ir::NodeId l : found)
@@ -1078,6 +1099,18 @@ std::set<std::string> dyn_row_lengths(const ir::Ir& ir) {
     if (p.is_tensor) innermost(p.shape);
   for (const auto& o : ir.outputs) innermost(ir.node(o.node).shape);
   return rows;
+}
+
+std::string Planner::apply_tuned_pick(Plan::Tunable& t, const std::string& note, const char* what) const {
+  const auto it = plan_.target.tuned_picks.find(t.anchor);
+  if (it == plan_.target.tuned_picks.end()) return note;
+  const TunedPick& tuned = it->second;
+  if (std::find(t.candidates.begin(), t.candidates.end(), tuned.pick) == t.candidates.end())
+    return fmt::format("; config: heuristic (the pick {}, {}, is not legal for this {})", pick_text(tuned.pick),
+                       tuned.origin, what);
+  t.chosen = tuned.pick;
+  t.origin = tuned.origin;
+  return fmt::format("; config: {}", tuned.origin);
 }
 
 bool Planner::add_dyn_row_align(const std::string& dim, std::int64_t elements) {

@@ -34,6 +34,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "generator/ir/ir.h"
@@ -105,13 +106,16 @@ inline constexpr const char* kIndex32Bound = "2^31 - 2^18";
 // A generated unit's `using Index = ...;` line, with the reason as its comment (no newline).
 std::string index_declaration(bool index64);
 
-// What the code is generated for. Part of every cache key.
 // [Note: tuned picks]
-// The TMA engine's choices that the tuner varies (kiln tune, Options::tuning): the fields of
-// GemmConfig that plan_tma picks by heuristic. A pick is a subset of the family's one config, not
-// a second copy of its limits: tma_candidates() lists the legal picks for a product (the
-// heuristic's is always one of them), and plan_tma applies a pick from Target::tma_picks only if
-// it is among them; otherwise it keeps its own and says why in the kernel's reason.
+// The choices the tuner varies (kiln tune, Options::tuning), per family that has them: the fields
+// of its config that its planner picks by heuristic. A pick is a subset of the family's one config,
+// not a second copy of its limits: the planner lists the legal picks for an anchor (the
+// heuristic's is always one of them) in Plan::tunables, and applies a pick from
+// Target::tuned_picks only if it is among them; otherwise it keeps its own and says why in the
+// kernel's reason. The families with picks:
+// - the sm_90a TMA GEMM engine (plan_tma): TmaPick, the tiles, stages, K slices, cluster, group;
+// - the row norms over contiguous rows of a static shape (softmax, log_softmax and the norm
+//   compositions fused into rownorm; plan_memory.cpp's [Note: row norm picks]): RownormPick.
 struct TmaPick {
   int bm = 0, bn = 0, bk = 0, consumers_n = 1, stages = 0, split_k = 1, cluster_m = 1, group_m = 8;
 
@@ -120,19 +124,36 @@ struct TmaPick {
   friend bool operator==(const TmaPick&, const TmaPick&) = default;
 };
 
+// A row norm's (RownormConfig's) block size, threads a row (32: a warp per row; the block's size:
+// a block per row) and elements a thread holds in registers (0: none, the two-pass path).
+struct RownormPick {
+  int threads = 256, group = 32;
+  long long items = 0;
+
+  std::string text() const;   // "rows t256 g32 i8"
+  static std::optional<RownormPick> parse(std::string_view text);
+  friend bool operator==(const RownormPick&, const RownormPick&) = default;
+};
+
+using Pick = std::variant<TmaPick, RownormPick>;
+std::string pick_text(const Pick& pick);
+std::optional<Pick> parse_pick(std::string_view text);   // either family's text
+
 // A pick for one anchor and where it came from ("tuned: 0.412 ms, heuristic 0.450 ms, NVIDIA
 // H100 80GB HBM3"), which the kernel's reason quotes.
 struct TunedPick {
-  TmaPick pick;
+  Pick pick;
   std::string origin;
 };
+
+// What the code is generated for. Part of every cache key.
 
 struct Target {
   std::string arch = "sm_90";    // sm_80, sm_86, sm_89, sm_90, sm_90a
   int sm_count = 132;            // for grid sizing
   Precision precision = Precision::fp32_accurate;   // default for f32 matmul/conv
   bool aligned16 = true;         // every tensor pointer is 16-byte aligned (cudaMalloc's are)
-  std::map<int, TunedPick> tma_picks;   // by anchor node: picks that override plan_tma's heuristic
+  std::map<int, TunedPick> tuned_picks;   // by anchor node: picks that override a planner's heuristic
 
   static Target for_arch(const std::string& arch);  // known SM counts per arch; validates the name
   int sm_version() const;                           // 80, 86, 89, 90
@@ -282,13 +303,14 @@ struct Plan {
   // Each dyn row length whose alignment some kernel's plan assumed: the bound value's
   // dyn_row_class, which every launch's value must share ([Note: dyn row alignment]).
   std::map<std::string, int> dyn_row_align;
-  // One per TMA engine product: what the tuner may vary ([Note: tuned picks]).
+  // One per anchor with picks (a TMA engine product, a row norm): what the tuner may vary ([Note:
+  // tuned picks]).
   struct Tunable {
-    int anchor = -1;                     // the matmul's node
-    std::string what;                    // "matmul 4096x4096x4096 batch 1"
-    TmaPick heuristic, chosen;           // chosen: the heuristic's, or the applied pick
+    int anchor = -1;                     // the anchor's node
+    std::string what;                    // "matmul 4096x4096x4096 batch 1", "softmax 4096 rows of 8192"
+    Pick heuristic, chosen;              // chosen: the heuristic's, or the applied pick
     std::string origin;                  // "heuristic", or the applied pick's origin
-    std::vector<TmaPick> candidates;     // every legal pick (the heuristic's among them)
+    std::vector<Pick> candidates;        // every legal pick (the heuristic's among them)
   };
   std::vector<Tunable> tunables;
   // What the composition passes did, a line each: a pattern fused into one kernel, or why not.

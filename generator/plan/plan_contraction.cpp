@@ -878,7 +878,7 @@ std::vector<TmaPick> tma_candidates(const GemmConfig& mg, std::int64_t sms, int 
 // Each operand the engine cannot map as stored (tma_fits) gets an OperandPrep kernel first, and the
 // engine maps its workspace (kn becomes the first of them; the engine follows, then the reduce).
 // The tiles, stages, K slices, cluster and rasterization group come from tma_heuristic, or from a
-// legal pick in Target::tma_picks ([Note: tuned picks]).
+// legal pick in Target::tuned_picks ([Note: tuned picks]).
 void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand& op_a, const Operand& op_b, DType et,
               const std::string& why, bool softmax, bool vec_c, bool stream_c, const DynMatmul* dyn = nullptr) {
   const std::int64_t sms = p.target().sm_count;
@@ -913,12 +913,11 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
   Plan::Tunable tunable;
   tunable.anchor = kn.anchor;
   tunable.what = fmt::format("matmul {}x{}x{} batch {}", op.m, op.n, op.k, op.batch);
-  tunable.heuristic = tunable.chosen = tma_heuristic(mg, sms, smem, softmax);
-  tunable.candidates = tma_candidates(mg, sms, smem, softmax);
+  TmaPick heuristic = tma_heuristic(mg, sms, smem, softmax);
+  std::vector<TmaPick> candidates = tma_candidates(mg, sms, smem, softmax);
   tunable.origin = "heuristic";
-  KILN_ASSERT(std::find(tunable.candidates.begin(), tunable.candidates.end(), tunable.heuristic) !=
-                  tunable.candidates.end(),
-              "the TMA heuristic's pick {} is not among the candidates", tunable.heuristic.text());
+  KILN_ASSERT(std::find(candidates.begin(), candidates.end(), heuristic) != candidates.end(),
+              "the TMA heuristic's pick {} is not among the candidates", heuristic.text());
   std::string pick_note = "; config: heuristic";
   // [Note: dyn matmul]: a dyn product is tuned per bucket and size class (the tuned store's key
   // holds both, tuning_key_text), timed at the value it is tuned at; a class without a largest
@@ -926,28 +925,19 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
   if (dyn != nullptr) {
     tunable.what += fmt::format(" ({})", dyn->text);
     if (!dyn->bounded() && dyn->sizes_workspace()) {
-      std::erase_if(tunable.candidates, [](const TmaPick& c) { return c.split_k > 1; });
-      if (tunable.heuristic.split_k > 1) {
-        tunable.heuristic.split_k = 1;
+      std::erase_if(candidates, [](const TmaPick& c) { return c.split_k > 1; });
+      if (heuristic.split_k > 1) {
+        heuristic.split_k = 1;
         pick_note += ", one K slice (the size class has no largest value to size a workspace for)";
-        auto& cands = tunable.candidates;
-        if (std::find(cands.begin(), cands.end(), tunable.heuristic) == cands.end())
-          cands.insert(cands.begin(), tunable.heuristic);
+        if (std::find(candidates.begin(), candidates.end(), heuristic) == candidates.end())
+          candidates.insert(candidates.begin(), heuristic);
       }
-      tunable.chosen = tunable.heuristic;
     }
   }
-  if (auto it = p.target().tma_picks.find(kn.anchor); it != p.target().tma_picks.end()) {
-    if (std::find(tunable.candidates.begin(), tunable.candidates.end(), it->second.pick) != tunable.candidates.end()) {
-      tunable.chosen = it->second.pick;
-      tunable.origin = it->second.origin;
-      pick_note = fmt::format("; config: {}", it->second.origin);
-    } else {
-      pick_note = fmt::format("; config: heuristic (the pick {}, {}, is not legal for this product)",
-                              it->second.pick.text(), it->second.origin);
-    }
-  }
-  tma_apply(mg, tunable.chosen);
+  tunable.heuristic = tunable.chosen = heuristic;
+  tunable.candidates.assign(candidates.begin(), candidates.end());
+  pick_note = p.apply_tuned_pick(tunable, pick_note, "product");
+  tma_apply(mg, std::get<TmaPick>(tunable.chosen));
   p.add_tunable(tunable);
   const bool split = mg.split_k > 1 || softmax;
   mg.vec_c = split ? op.n % 4 == 0 : vec_c && !g.swap_ab;   // the workspace is 16-byte aligned; swap_ab stores by element

@@ -1220,6 +1220,33 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
   p.add_followup(std::move(apply));
 }
 
+// The rules' pick for `rows` rows of `len` (contiguous): a warp per row where rownorm_use_warp
+// says so (blocks of 256 threads), else a block per row of rownorm_block_threads, with the items a
+// thread holds.
+RownormPick rownorm_heuristic(std::int64_t rows, std::int64_t len, int v, int warp_items, int sms) {
+  if (launch::rownorm_use_warp(rows, len, warp_items, sms)) return {256, 32, launch::rownorm_warp_items(len, v)};
+  const int threads = launch::rownorm_block_threads(rows, len, sms);
+  return {threads, threads, launch::rownorm_block_items(len, threads, v)};
+}
+
+// [Note: row norm picks]
+// A row norm over contiguous rows of a static shape (softmax, log_softmax, a fused norm
+// composition; not the split or strided variants, nor dyn rows or lengths, whose size classes
+// are planned at one value) has picks ([Note: tuned picks] in plan.h): a warp per row in blocks of
+// 128, 256 or 512 threads where the row fits a warp's registers (rownorm_warp_items), and a block
+// per row of 256, 512 or 1024 threads holding rownorm_block_items a thread (the row in registers
+// where they cover it, else the two-pass path). The heuristic (rownorm_heuristic) is one of them:
+// the warp rule takes 256-thread blocks, the block rule 256 to 1024 threads. The rules were set by
+// a few shapes' measurements (rownorm.h); which rows gain from another pick is what `kiln tune`
+// finds out.
+std::vector<RownormPick> rownorm_candidates(std::int64_t len, int v, int warp_items) {
+  std::vector<RownormPick> out;
+  if (len <= 32LL * warp_items)
+    for (int threads : {128, 256, 512}) out.push_back({threads, 32, launch::rownorm_warp_items(len, v)});
+  for (int threads : {256, 512, 1024}) out.push_back({threads, threads, launch::rownorm_block_items(len, threads, v)});
+  return out;
+}
+
 // The lengths at which the rules' pick for `rows` rows of a row norm changes (a warp or a block
 // per row, its threads, the items a thread holds, registers or two passes), up to the last one,
 // where rows outgrow the block's registers: a dyn length's classes start at them ([Note: dyn
@@ -1227,11 +1254,8 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
 // row has. Dyn rows are taken as many (the warp rule's regime); fewer only cost registers.
 std::vector<std::int64_t> rownorm_len_steps(std::int64_t rows, int v, int warp_items, int sms) {
   auto pick = [&](std::int64_t len) {
-    if (launch::rownorm_use_warp(rows, len, warp_items, sms))
-      return std::array<std::int64_t, 3>{32, launch::rownorm_warp_items(len, v), 1};
-    const int threads = launch::rownorm_block_threads(rows, len, sms);
-    const std::int64_t items = launch::rownorm_block_items(len, threads, v);
-    return std::array<std::int64_t, 3>{threads, items, launch::rownorm_row_in_registers(len, threads, items) ? 1 : 0};
+    const RownormPick r = rownorm_heuristic(rows, len, v, warp_items, sms);
+    return std::array<std::int64_t, 3>{r.group, r.items, launch::rownorm_row_in_registers(len, r.group, r.items) ? 1 : 0};
   };
   std::vector<std::int64_t> steps;
   auto last = pick(1);
@@ -1309,35 +1333,46 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
                                                        : std::vector<std::int64_t>{2LL * sms});
   if (len.dynamic) config.min_len = len.planned;   // the class's lowest length (rownorm_rows' kDynMinLen)
   config.aligned = rows_known_vectorizable(p, a.operands[0], len, element_bytes(p, a.operands[0]));
-  if (launch::rownorm_use_warp(rows.planned, planned_len, kWarpItems, sms)) {
+  RownormPick pick = rownorm_heuristic(rows.planned, planned_len, v, kWarpItems, sms);
+  std::string pick_note;
+  if (!rows.dynamic && !len.dynamic) {   // [Note: row norm picks]
+    Plan::Tunable tunable;
+    tunable.anchor = kn.anchor;
+    tunable.what = fmt::format("{}: {} rows of {}", norm ? "norm" : ir::op_kind_name(a.kind), rows.planned, planned_len);
+    tunable.heuristic = tunable.chosen = pick;
+    const std::vector<RownormPick> candidates = rownorm_candidates(planned_len, v, kWarpItems);
+    tunable.candidates.assign(candidates.begin(), candidates.end());
+    tunable.origin = "heuristic";
+    KILN_ASSERT(std::find(candidates.begin(), candidates.end(), pick) != candidates.end(),
+                "the row norm heuristic's pick {} is not among the candidates", pick.text());
+    pick_note = p.apply_tuned_pick(tunable, "; config: heuristic", "row norm");
+    pick = std::get<RownormPick>(tunable.chosen);
+    p.add_tunable(std::move(tunable));
+  }
+  config.threads = pick.threads;
+  config.group = pick.group;
+  config.items = pick.items;
+  if (pick.group == 32) {
     config.variant = RownormVariant::kWarpRows;
-    config.threads = 256;
-    config.group = 32;
-    config.items = launch::rownorm_warp_items(planned_len, v);
     launch_with(config);
-    kn.reason = fmt::format("a warp per row ({} rows of {}{} in registers: one read, one write; {}); {}", rows.text,
-                            len.text, len_class_text(len), in_registers, idx);
+    kn.reason = fmt::format("a warp per row ({} rows of {}{} in registers: one read, one write; {}); {}{}", rows.text,
+                            len.text, len_class_text(len), in_registers, idx, pick_note);
     return;
   }
-  const int threads = launch::rownorm_block_threads(rows.planned, planned_len, sms);
-  const std::int64_t items = launch::rownorm_block_items(planned_len, threads, v);
   config.variant = RownormVariant::kBlockRows;
-  config.threads = threads;
-  config.group = threads;
-  config.items = items;
-  const bool fits = launch::rownorm_row_in_registers(planned_len, config.group, items);
+  const bool fits = launch::rownorm_row_in_registers(planned_len, config.group, config.items);
   // A dyn length's class past the registers (every row streams twice): no register path compiled,
   // whose live predicates over a run-time length spilled (364 bytes a thread of a layer norm).
   if (len.dynamic && !fits) config.items = 0;
   launch_with(config);
   kn.reason = fmt::format(
-      "a block of {} per row ({} rows of {}{}): {}; {}", threads, rows.text, len.text, len_class_text(len),
-      fits ? fmt::format("row held in registers ({} a thread), one pass: {}", items, in_registers)
+      "a block of {} per row ({} rows of {}{}): {}; {}{}", pick.threads, rows.text, len.text, len_class_text(len),
+      fits ? fmt::format("row held in registers ({} a thread), one pass: {}", pick.items, in_registers)
            : norm ? std::string("row longer than the block's registers, two passes (mean and squared deviations by "
                                 "chunks, combined as Chan's parallel variance; then re-read and write)")
                   : std::string("row longer than the block's registers, two passes (online max/sum by chunks, then "
                                 "re-read and write)"),
-      idx);
+      idx, pick_note);
 }
 
 // dyn: each rule takes dyn rows ([Note: dyn rows]) and lengths ([Note: dyn lengths]), and refuses other dyn dims.

@@ -156,8 +156,13 @@ class Planner {
   // Whether a shape reads `dim`, its size nodes walked once per planner and dim (finish_args asks
   // it for every kernel and dyn dim).
   bool mentions_dim(const ir::Shape& shape, const std::string& dim) const;
-  // Records what the tuner may vary for a product ([Note: tuned picks]).
+  // Records what the tuner may vary for an anchor ([Note: tuned picks]).
   void add_tunable(Plan::Tunable t) { plan_.tunables.push_back(std::move(t)); }
+  // `t` with its anchor, heuristic and candidates set: takes the target's pick for t.anchor where
+  // it is one of the candidates (t.chosen, t.origin). Returns the kernel reason's config note:
+  // "; config: <the pick's origin>", or where the pick is not a candidate "; config: heuristic
+  // (the pick P, <origin>, is not legal for this <what>)", else `note` unchanged.
+  std::string apply_tuned_pick(Plan::Tunable& t, const std::string& note, const char* what) const;
 
  private:
   void find_consumers();

@@ -276,18 +276,18 @@ struct TuneOptions {
 
 // One candidate of one product as Op::tune measured it.
 struct TuneCandidate {
-  std::string config;        // "128x256x64 c1 st4 k1 cl1 g8" (generator/plan/plan.h, TmaPick)
+  std::string config;        // "128x256x64 c1 st4 k1 cl1 g8" (a TMA product), "rows t256 g32 i8" (a row norm): plan.h
   bool heuristic = false;    // the planner's own pick
   bool correct = false;      // outputs matched (see TuneResult::checked_against)
   double median_ms = -1;     // the whole op's device time; -1 when not timed (wrong, or over budget)
   std::string note;          // why it was not timed, or the mismatch
 };
 
-// Op::tune's result: per tunable product (a matmul on the TMA engine), every candidate.
+// Op::tune's result: per tunable anchor (a matmul on the TMA engine, a row norm), every candidate.
 struct TuneResult {
   struct Product {
     int anchor = -1;
-    std::string what;              // "matmul 4096x4096x4096 batch 1"
+    std::string what;              // "matmul 4096x4096x4096 batch 1", "softmax: 4096 rows of 8192"
     std::string heuristic, best;   // configs
     double heuristic_ms = -1, best_ms = -1;
     std::vector<TuneCandidate> candidates;

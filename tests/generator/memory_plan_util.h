@@ -107,6 +107,17 @@ inline bool nvrtc_or_skip() {
   return false;
 }
 
+// Compiles every request with NVRTC (two jobs) and checks that each gave a cubin; names[i] says
+// which unit request i is.
+inline void check_all_compile(const std::vector<kiln::CompileRequest>& reqs, const std::vector<std::string>& names) {
+  const auto results = kiln::compile_all(reqs, 2);
+  REQUIRE(results.size() == reqs.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    CAPTURE(names[i]);
+    CHECK(!results[i].cubin.empty());
+  }
+}
+
 inline int check_units_compile(const kiln::Plan& plan, const std::string& arch) {
   int units = 0;
   for (const auto& src : sources_of(plan)) {

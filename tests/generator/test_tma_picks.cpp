@@ -47,8 +47,16 @@ kiln::Plan plan_with(const std::string& op, const std::map<int, kiln::TunedPick>
   auto spec = kiln::parse_spec(kSpec, "picks.kiln");
   auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), {}));
   kiln::Target target = kiln::Target::for_arch("sm_90a");
-  target.tma_picks = picks;
+  target.tuned_picks = picks;
   return kiln::make_plan(bound, target);
+}
+
+// A TMA product's pick, and its list of them (Plan::Tunable holds either family's: plan.h).
+const kiln::TmaPick& tma(const kiln::Pick& p) { return std::get<kiln::TmaPick>(p); }
+std::vector<kiln::TmaPick> tma_list(const std::vector<kiln::Pick>& picks) {
+  std::vector<kiln::TmaPick> out;
+  for (const auto& p : picks) out.push_back(tma(p));
+  return out;
 }
 
 const kiln::PlannedKernel& engine(const kiln::Plan& plan) {
@@ -82,8 +90,8 @@ TEST_CASE("TMA picks: the plan lists the candidates, the heuristic's among them"
     CHECK(t.candidates.size() >= (std::string(op) == "mm_x3" ? 2u : 4u));
     CHECK(engine(plan).reason.find("; config: heuristic") != std::string::npos);
     const auto& g = std::get<kiln::GemmConfig>(engine(plan).config);
-    CHECK(kiln::TmaPick{g.bm, g.bn, g.bk, g.consumers_n, g.stages, g.split_k, g.cluster_m, g.group_m} == t.heuristic);
-    for (const auto& c : t.candidates) {
+    CHECK(kiln::TmaPick{g.bm, g.bn, g.bk, g.consumers_n, g.stages, g.split_k, g.cluster_m, g.group_m} == tma(t.heuristic));
+    for (const auto& c : tma_list(t.candidates)) {
       CAPTURE(c.text());
       CHECK(c.stages >= 2);
       CHECK(c.stages <= 8);
@@ -91,20 +99,20 @@ TEST_CASE("TMA picks: the plan lists the candidates, the heuristic's among them"
     }
   }
   // 16-bit operands: clusters and two-consumer tiles are in the space; f32: neither.
-  const auto c16 = plan_with("mm16").tunables[0].candidates;
+  const auto c16 = tma_list(plan_with("mm16").tunables[0].candidates);
   CHECK(std::any_of(c16.begin(), c16.end(), [](const kiln::TmaPick& p) { return p.cluster_m == 2; }));
   CHECK(std::any_of(c16.begin(), c16.end(), [](const kiln::TmaPick& p) { return p.consumers_n == 2; }));
-  const auto c32 = plan_with("long_k").tunables[0].candidates;
+  const auto c32 = tma_list(plan_with("long_k").tunables[0].candidates);
   CHECK(std::none_of(c32.begin(), c32.end(), [](const kiln::TmaPick& p) { return p.cluster_m == 2 || p.consumers_n == 2; }));
   CHECK(std::any_of(c32.begin(), c32.end(), [](const kiln::TmaPick& p) { return p.split_k > 1; }));
   // 3xTF32 keeps A's hi and lo parts in registers: one consumer of at most 128 columns, so the
   // 128x256 tile (which shared memory would allow at two stages) is not a candidate, and a
   // stored pick of it is ignored.
   const auto x3 = plan_with("mm_x3");
-  const auto& cx3 = x3.tunables[0].candidates;
+  const auto cx3 = tma_list(x3.tunables[0].candidates);
   CHECK(std::all_of(cx3.begin(), cx3.end(), [](const kiln::TmaPick& p) { return kiln::tma_tile_fits_x3(p.bn, p.consumers_n); }));
   CHECK(std::any_of(cx3.begin(), cx3.end(), [](const kiln::TmaPick& p) { return p.bm == 128 && p.bn == 128; }));
-  kiln::TmaPick wide = x3.tunables[0].heuristic;
+  kiln::TmaPick wide = tma(x3.tunables[0].heuristic);
   wide.bn = 256, wide.stages = 2;
   const auto refused = plan_with("mm_x3", {{x3.tunables[0].anchor, {wide, "tuned: old"}}});
   CHECK(refused.tunables[0].chosen == x3.tunables[0].heuristic);
@@ -114,12 +122,12 @@ TEST_CASE("TMA picks: the plan lists the candidates, the heuristic's among them"
 TEST_CASE("TMA picks: a legal pick overrides the heuristic, an illegal one is ignored with a reason") {
   const auto base = plan_with("mm16");
   const auto& t = base.tunables[0];
-  for (const auto& pick : t.candidates) {
+  for (const auto& pick : tma_list(t.candidates)) {
     CAPTURE(pick.text());
     const auto plan = plan_with("mm16", {{t.anchor, {pick, "tuned: 0.010 ms (test)"}}});
     const auto& g = std::get<kiln::GemmConfig>(engine(plan).config);
     CHECK(kiln::TmaPick{g.bm, g.bn, g.bk, g.consumers_n, g.stages, g.split_k, g.cluster_m, g.group_m} == pick);
-    CHECK(plan.tunables[0].chosen == pick);
+    CHECK(tma(plan.tunables[0].chosen) == pick);
     CHECK(engine(plan).reason.find("; config: tuned: 0.010 ms (test)") != std::string::npos);
     CHECK(engine(plan).cluster == pick.cluster_m);
     // A split pick adds the reduce kernel; one slice has none.
@@ -127,7 +135,7 @@ TEST_CASE("TMA picks: a legal pick overrides the heuristic, an illegal one is ig
                                     [](const kiln::PlannedKernel& k) { return k.template_name == "gemm_split_k_reduce"; });
     CHECK(reduce == (pick.split_k > 1));
   }
-  kiln::TmaPick bad = t.heuristic;
+  kiln::TmaPick bad = tma(t.heuristic);
   bad.stages = 9;
   const auto plan = plan_with("mm16", {{t.anchor, {bad, "tuned: stale"}}});
   CHECK(plan.tunables[0].chosen == t.heuristic);
@@ -139,11 +147,7 @@ TEST_CASE("TMA picks: a legal pick overrides the heuristic, an illegal one is ig
 }
 
 TEST_CASE("TMA picks: every candidate of four products compiles with NVRTC for sm_90a") {
-  std::string why;
-  if (!kiln::nvrtc_available(&why)) {
-    MESSAGE("NVRTC not loadable (" << why << "): skipping the compile checks");
-    return;
-  }
+  if (!nvrtc_or_skip()) return;
   std::vector<kiln::CompileRequest> reqs;
   std::vector<std::string> names;
   // bf16 (clusters, two consumers), tf32 in K slices, 3xTF32 (A split in registers) and tf32 with
@@ -153,12 +157,8 @@ TEST_CASE("TMA picks: every candidate of four products compiles with NVRTC for s
     for (const auto& pick : t.candidates)
       for (const auto& s : sources_of(plan_with(op, {{t.anchor, {pick, "test"}}}))) {
         reqs.push_back({s.text, s.file_name, "sm_90a", {}, &library()});
-        names.push_back(std::string(op) + " " + pick.text() + " " + s.entry);
+        names.push_back(std::string(op) + " " + kiln::pick_text(pick) + " " + s.entry);
       }
   }
-  const auto results = kiln::compile_all(reqs, 2);
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    CAPTURE(names[i]);
-    CHECK(!results[i].cubin.empty());
-  }
+  check_all_compile(reqs, names);
 }

@@ -2,7 +2,8 @@
 // bf16 product, each checked against the float64 reference before it is timed, and stores the
 // winner; a new runtime (tuning = stored) plans with it and its output still matches the
 // reference; a dyn product tuned at one value serves its bucket and size class; on-first-call
-// tunes a long-K tf32 product (split-K candidates) on the first specialization.
+// tunes a long-K tf32 product (split-K candidates) on the first specialization; a softmax and a
+// layer norm written out have row norm picks (warp and block rows), each checked and timed.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -34,6 +35,20 @@ op long_k {
   in  a: f32[M, K]
   in  b: f32[K, N]
   out c = relu(matmul(a, b, precision="tf32"))
+}
+op sm_rows {
+  dims R = 8192, L = 1000
+  in  x: f32[R, L]
+  out y = softmax(x, axis=1)
+}
+op ln_rows {
+  dims R = 4096, L = 8192
+  in  x: f32[R, L]
+  in  g: f32[L]
+  in  b: f32[L]
+  let m = mean(x, axis=1, keepdims=true)
+  let d = x - m
+  out y = d * rsqrt(mean(d * d, axis=1, keepdims=true) + 1e-5) * g + b
 }
 )";
 
@@ -136,6 +151,39 @@ TEST_CASE("gpu: a dyn matmul tuned at one value plans its bucket and size class 
     OpCheckOptions co;
     co.seed = static_cast<std::uint64_t>(m);
     const OpCheck check = run_and_check(stored, spec, "lin_dyn", Bindings{{{"M", m}}, {}}, co);
+    CHECK(check.checked);
+    CHECK(check.ok);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("gpu: a softmax and a layer norm tune their row norm picks, each checked, and plan with the winner") {
+  KILN_REQUIRE_GPU();
+  const fs::path dir = fresh_dir("kiln-tune-rows");
+  const std::string spec = spec_file(dir);
+  for (const char* op : {"sm_rows", "ln_rows"}) {
+    CAPTURE(op);
+    const TuneResult r = tune_in(dir, spec, op, Bindings{});
+    CHECK(r.checked_against == "the float64 reference");
+    REQUIRE(r.products.size() == 1);
+    const auto& p = r.products[0];
+    CHECK(p.candidates.size() >= 3);
+    for (const auto& c : p.candidates) {
+      CAPTURE(c.config);
+      CHECK(c.config.rfind("rows t", 0) == 0);
+      CHECK_MESSAGE(c.correct, c.note);
+      CHECK(c.median_ms > 0);
+    }
+    CHECK(p.best_ms <= p.heuristic_ms);
+    std::printf("tuned %s (%s): best %s %.4f ms, heuristic %s %.4f ms (%.3fx)\n", op, p.what.c_str(), p.best.c_str(),
+                p.best_ms, p.heuristic.c_str(), p.heuristic_ms, p.heuristic_ms / p.best_ms);
+    REQUIRE(!r.stored_path.empty());
+    Runtime stored(with_cache((dir / "cache").string(), "stored"));
+    const std::string plan = stored.load_file(spec).op(op).specialize(Bindings{}).plan_text();
+    CHECK(plan.find("config: tuned") != std::string::npos);
+    OpCheckOptions co;
+    co.seed = 11;
+    const OpCheck check = run_and_check(stored, spec, op, Bindings{}, co);
     CHECK(check.checked);
     CHECK(check.ok);
   }

@@ -111,8 +111,8 @@ TEST_CASE("Options::tuning: a stored pick re-plans the op, off and illegal picks
   TempDir dir;
   const auto plan = plan_of("mm16");
   const auto& t = plan.tunables.at(0);
-  kiln::TmaPick pick = t.candidates.front();
-  if (pick == t.heuristic) pick = t.candidates.back();
+  kiln::TmaPick pick = std::get<kiln::TmaPick>(t.candidates.front());
+  if (pick == std::get<kiln::TmaPick>(t.heuristic)) pick = std::get<kiln::TmaPick>(t.candidates.back());
   const std::string key = kiln::tuning_key_text(plan, "Test GPU 80GB");
   std::string error;
   REQUIRE(kiln::store_tuned(kiln::tuned_path(dir.path.string(), key), key, {{t.anchor, {pick, "tuned 0.0100 ms (test)"}}},
@@ -123,7 +123,7 @@ TEST_CASE("Options::tuning: a stored pick re-plans the op, off and illegal picks
         std::string::npos);
   CHECK(plan_text_with(dir.path.string(), "off").find("config: heuristic") != std::string::npos);
   // A pick that is not legal for the product (a hand edit, an older kiln's file) is named and ignored.
-  kiln::TmaPick bad = t.heuristic;
+  kiln::TmaPick bad = std::get<kiln::TmaPick>(t.heuristic);
   bad.stages = 9;
   REQUIRE(kiln::store_tuned(kiln::tuned_path(dir.path.string(), key), key, {{t.anchor, {bad, "tuned (stale)"}}}, &error));
   const std::string stale = plan_text_with(dir.path.string(), "stored");
@@ -149,11 +149,11 @@ TEST_CASE("tuned store: a dyn matmul is tuned per bucket and size class, and a s
   // The top class has no largest value to size a workspace for: no candidate has K slices.
   const auto top = plan_of("lin_dyn", {{"M", 200000}});
   REQUIRE(top.tunables.size() == 1);
-  for (const auto& c : top.tunables[0].candidates) CHECK(c.split_k == 1);
+  for (const auto& c : top.tunables[0].candidates) CHECK(std::get<kiln::TmaPick>(c).split_k == 1);
   // A pick stored at M = 1000 plans M = 1001 (same bucket and class), not M = 1008.
   TempDir dir;
-  kiln::TmaPick pick = t.candidates.front();
-  if (pick == t.heuristic) pick = t.candidates.back();
+  kiln::TmaPick pick = std::get<kiln::TmaPick>(t.candidates.front());
+  if (pick == std::get<kiln::TmaPick>(t.heuristic)) pick = std::get<kiln::TmaPick>(t.candidates.back());
   std::string error;
   const std::map<int, kiln::TunedPick> picks{{t.anchor, {pick, "tuned 0.0200 ms (test)"}}};
   REQUIRE(kiln::store_tuned(kiln::tuned_path(dir.path.string(), key), key, picks, &error));

@@ -151,7 +151,7 @@ TEST_CASE("kiln build: a pack carries the tuned picks it planned with") {
   auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(parsed, "mm16"), {}));
   const kiln::Plan plan = kiln::make_plan(bound, kiln::Target::for_arch("sm_90a"));
   const auto& t = plan.tunables.at(0);
-  const kiln::TmaPick pick = t.candidates.back() == t.heuristic ? t.candidates.front() : t.candidates.back();
+  const kiln::Pick pick = t.candidates.back() == t.heuristic ? t.candidates.front() : t.candidates.back();
   const std::string key = kiln::tuning_key_text(plan, "Test GPU");
   std::string error;
   REQUIRE(kiln::store_tuned(kiln::tuned_path((dir / "store").string(), key), key, {{t.anchor, {pick, "tuned (test)"}}},
