@@ -66,7 +66,7 @@ struct ProgramImpl {
 };
 
 struct ExecutableImpl {
-  // `forced`: the TMA picks to plan with, as given (the tuner's candidates; none: the heuristic);
+  // `forced`: the picks to plan with, as given (the tuner's candidates; none: the heuristic);
   // null: Options::tuning decides (runtime/tuner.h, stored_picks).
   ExecutableImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared_ptr<const ir::BoundIr> bound,
                  const Consts& consts, Precision precision, bool aligned,

@@ -207,6 +207,9 @@ std::map<int, TunedPick> stored_picks(const std::shared_ptr<RuntimeImpl>& rt, co
   return r.stored_path.empty() ? std::map<int, TunedPick>{} : load_tuned(r.stored_path, found->key_text);
 }
 
+// The timing rounds a candidate's launches are spread over ([Note: tuning in rounds]).
+constexpr int kTuneRounds = 3;
+
 TuneResult tune_bound(const std::shared_ptr<RuntimeImpl>& rt, std::shared_ptr<const ir::BoundIr> bound,
                       const Consts& consts, Precision precision, const TuneOptions& o) {
   std::string why;
@@ -247,7 +250,7 @@ TuneResult tune_bound(const std::shared_ptr<RuntimeImpl>& rt, std::shared_ptr<co
   }
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
 
-  std::map<int, TunedPick> best;   // the products tuned so far, at their winners
+  std::map<int, TunedPick> best;   // the anchors tuned so far, at their winners
   for (const auto& t : plan.tunables) {
     TuneResult::Product prod;
     prod.anchor = t.anchor;
@@ -256,6 +259,13 @@ TuneResult tune_bound(const std::shared_ptr<RuntimeImpl>& rt, std::shared_ptr<co
     std::vector<Pick> order = {t.heuristic};
     for (const auto& cand : t.candidates)
       if (!(cand == t.heuristic)) order.push_back(cand);
+    // [Note: tuning in rounds] First each candidate is compiled and checked (within the budget);
+    // then the correct ones are timed in kTuneRounds interleaved rounds, iters / kTuneRounds
+    // launches each (after a short warm-up: another candidate ran in between), and a candidate's
+    // median is over all its rounds' launches. Timed one after another, a drift of the GPU's clocks
+    // or temperature over the run fell on whole candidates: close ones flipped between runs.
+    std::vector<std::unique_ptr<ExecutableImpl>> exes(order.size());
+    std::vector<std::vector<double>> samples(order.size());
     for (std::size_t i = 0; i < order.size(); ++i) {
       TuneCandidate tc;
       tc.config = pick_text(order[i]);
@@ -266,16 +276,15 @@ TuneResult tune_bound(const std::shared_ptr<RuntimeImpl>& rt, std::shared_ptr<co
         auto forced = best;
         forced[t.anchor] = {order[i], "tuning"};
         try {
-          ExecutableImpl exe(rt, bound, consts, precision, true, &forced);
+          auto exe = std::make_unique<ExecutableImpl>(rt, bound, consts, precision, true, &forced);
           c.poison();
-          exe.launch(nullptr, c.args.data(), c.args.size());
+          exe->launch(nullptr, c.args.data(), c.args.size());
           synchronize();
           tc.correct = true;
           const auto cmp = compare_outputs(plan.ir(), c.outputs(*bound), expected, tf32, &tc.correct);
           for (const auto& x : cmp)
             if (!x.ok) tc.note = x.detail;
-          if (tc.correct)
-            tc.median_ms = median_of(time_launches([&] { exe.launch(nullptr, c.args.data(), c.args.size()); }, o.warmup, o.iters));
+          if (tc.correct) exes[i] = std::move(exe);
         } catch (const CompileError& e) {
           tc.note = fmt::format("does not compile: {}", std::string(e.what()).substr(0, 300));
         }
@@ -283,19 +292,33 @@ TuneResult tune_bound(const std::shared_ptr<RuntimeImpl>& rt, std::shared_ptr<co
       if (o.progress)
         o.progress(fmt::format("tune {} {}: [{}/{}] {}{}: {}", r.op, t.what, i + 1, order.size(), tc.config,
                                tc.heuristic ? " (heuristic)" : "",
-                               tc.median_ms >= 0 ? fmt::format("{:.4f} ms", tc.median_ms)
-                               : tc.note.empty() ? std::string("wrong") : tc.note));
-      if (tc.heuristic) {
+                               tc.correct ? std::string("correct") : tc.note.empty() ? std::string("wrong") : tc.note));
+      if (tc.heuristic)
         KILN_CHECK(tc.correct, InternalError, "{} ({}): the heuristic's config {} gives a wrong result: {}", r.op,
                    r.bindings, tc.config, tc.note);
-        prod.heuristic_ms = tc.median_ms;
+      prod.candidates.push_back(std::move(tc));
+    }
+    const int per_round = std::max(1, (o.iters + kTuneRounds - 1) / kTuneRounds);
+    for (int round = 0; round < kTuneRounds; ++round)
+      for (std::size_t i = 0; i < order.size(); ++i) {
+        if (!exes[i]) continue;
+        const auto times = time_launches([&] { exes[i]->launch(nullptr, c.args.data(), c.args.size()); },
+                                         round == 0 ? o.warmup : std::max(1, o.warmup / 5), per_round);
+        samples[i].insert(samples[i].end(), times.begin(), times.end());
       }
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      TuneCandidate& tc = prod.candidates[i];
+      if (exes[i]) tc.median_ms = median_of(samples[i]);
+      if (o.progress && exes[i])
+        o.progress(fmt::format("tune {} {}: {}{}: {:.4f} ms (median of {} launches in {} rounds)", r.op, t.what,
+                               tc.config, tc.heuristic ? " (heuristic)" : "", tc.median_ms, samples[i].size(),
+                               kTuneRounds));
+      if (tc.heuristic) prod.heuristic_ms = tc.median_ms;
       if (tc.median_ms >= 0 && (prod.best_ms < 0 || tc.median_ms < prod.best_ms)) {
         prod.best_ms = tc.median_ms;
         prod.best = tc.config;
         best[t.anchor] = {order[i], ""};
       }
-      prod.candidates.push_back(std::move(tc));
     }
     best[t.anchor].origin = fmt::format("tuned {:.4f} ms (heuristic {} {:.4f} ms) on {}, {}", prod.best_ms,
                                         prod.heuristic, prod.heuristic_ms, r.device, today());

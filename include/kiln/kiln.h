@@ -268,10 +268,10 @@ struct Options {
 struct TuneOptions {
   double budget_s = 120;   // no new candidate is started after this many seconds (the heuristic's always runs)
   int warmup = 10;         // launches before timing, per candidate
-  int iters = 50;          // timed launches (device events); the median counts
+  int iters = 50;          // timed launches (device events) in three rounds; the median counts
   bool store = true;       // write the winner to <cache_dir>/tuned/ (where the runtime looks it up)
   std::uint64_t seed = 1;  // the inputs' seed
-  std::function<void(const std::string& line)> progress;   // one line per candidate (kiln tune: stderr)
+  std::function<void(const std::string& line)> progress;   // a line per candidate checked, then per one timed (kiln tune: stderr)
 };
 
 // One candidate of one product as Op::tune measured it.
