@@ -114,7 +114,7 @@ std::string index_declaration(bool index64);
 // Target::tuned_picks only if it is among them; otherwise it keeps its own and says why in the
 // kernel's reason. The families with picks:
 // - the sm_90a TMA GEMM engine (plan_tma): TmaPick, the tiles, stages, K slices, cluster, group;
-// - the row norms over contiguous rows of a static shape (softmax, log_softmax and the norm
+// - the row norms over contiguous rows of a static length (softmax, log_softmax and the norm
 //   compositions fused into rownorm; plan_memory.cpp's [Note: row norm picks]): RownormPick.
 struct TmaPick {
   int bm = 0, bn = 0, bk = 0, consumers_n = 1, stages = 0, split_k = 1, cluster_m = 1, group_m = 8;

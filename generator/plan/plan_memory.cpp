@@ -1230,9 +1230,11 @@ RownormPick rownorm_heuristic(std::int64_t rows, std::int64_t len, int v, int wa
 }
 
 // [Note: row norm picks]
-// A row norm over contiguous rows of a static shape (softmax, log_softmax, a fused norm
-// composition; not the split or strided variants, nor dyn rows or lengths, whose size classes
-// are planned at one value) has picks ([Note: tuned picks] in plan.h): a warp per row in blocks of
+// A row norm over contiguous rows of a static length (softmax, log_softmax, a fused norm
+// composition; not the split or strided variants, nor a dyn length, whose classes are planned at
+// their longest row) has picks ([Note: tuned picks] in plan.h). Dyn rows (the generic default
+// makes a softmax's rows dyn) are tuned per size class of the rows, timed at the value tuned at,
+// as a dyn matmul is; every pick serves any row count. The picks: a warp per row in blocks of
 // 128, 256 or 512 threads where the row fits a warp's registers (rownorm_warp_items), and a block
 // per row of 256, 512 or 1024 threads holding rownorm_block_items a thread (the row in registers
 // where they cover it, else the two-pass path). The heuristic (rownorm_heuristic) is one of them:
@@ -1335,10 +1337,11 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
   config.aligned = rows_known_vectorizable(p, a.operands[0], len, element_bytes(p, a.operands[0]));
   RownormPick pick = rownorm_heuristic(rows.planned, planned_len, v, kWarpItems, sms);
   std::string pick_note;
-  if (!rows.dynamic && !len.dynamic) {   // [Note: row norm picks]
+  if (!len.dynamic) {   // [Note: row norm picks]
     Plan::Tunable tunable;
     tunable.anchor = kn.anchor;
-    tunable.what = fmt::format("{}: {} rows of {}", norm ? "norm" : ir::op_kind_name(a.kind), rows.planned, planned_len);
+    tunable.what = fmt::format("{}: {} rows{} of {}", norm ? "norm" : ir::op_kind_name(a.kind), rows.text,
+                               rows.class_text.empty() ? "" : " (" + rows.class_text + ")", planned_len);
     tunable.heuristic = tunable.chosen = pick;
     const std::vector<RownormPick> candidates = rownorm_candidates(planned_len, v, kWarpItems);
     tunable.candidates.assign(candidates.begin(), candidates.end());

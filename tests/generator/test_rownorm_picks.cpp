@@ -1,9 +1,9 @@
 // The row norms' tunable picks ([Note: row norm picks] in generator/plan/plan_memory.cpp, [Note:
 // tuned picks] in plan.h): the candidate space in the plan (a warp per row where the row fits a
 // warp's registers, a block per row of 256 to 1024 threads), a pick in the Target overriding the
-// heuristic and saying so, an illegal pick ignored with a reason, no picks for dyn rows, split or
-// strided norms, and every candidate compiling through NVRTC for sm_90a and sm_80 (the template
-// static_asserts the planner's geometry).
+// heuristic and saying so, an illegal pick ignored with a reason, picks per size class of dyn
+// rows, none for strided norms, and every candidate compiling through NVRTC for sm_90a and sm_80
+// (the template static_asserts the planner's geometry).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -38,7 +38,7 @@ const char* kSpec =
     "  in  x: f16[R, L]\n"
     "  out y = log_softmax(x, axis=1)\n"
     "}\n"
-    "op sm_dyn {\n"                // dyn rows: a size class, no picks
+    "op sm_dyn {\n"                // dyn rows: tuned per size class
     "  dims dyn R = 4096, L = 1000\n"
     "  in  x: f32[R, L]\n"
     "  out y = softmax(x, axis=1)\n"
@@ -118,8 +118,12 @@ TEST_CASE("row norm picks: the plan lists the candidates, the heuristic's among 
   // The layer norm's what names it a norm; the softmax's its op.
   CHECK(plan_with("ln_long").tunables[0].what == "norm: 4096 rows of 8192");
   CHECK(plan_with("sm_short").tunables[0].what == "softmax: 8192 rows of 1000");
-  // Dyn rows (a size class planned at one value) and the strided variant have none.
-  CHECK(plan_with("sm_dyn").tunables.empty());
+  // Dyn rows (the generic default's): tuned per size class of the rows, which `what` names. The
+  // strided variant has none.
+  const auto dyn = plan_with("sm_dyn");
+  REQUIRE(dyn.tunables.size() == 1);
+  CHECK(dyn.tunables[0].what.find("softmax: R (dyn) rows (R in ") == 0);
+  CHECK(dyn.tunables[0].candidates.size() == 6u);
   CHECK(plan_with("sm_strided").tunables.empty());
 }
 
