@@ -147,7 +147,6 @@ struct TunedPick {
 };
 
 // What the code is generated for. Part of every cache key.
-
 struct Target {
   std::string arch = "sm_90";    // sm_80, sm_86, sm_89, sm_90, sm_90a
   int sm_count = 132;            // for grid sizing
@@ -307,7 +306,7 @@ struct Plan {
   // tuned picks]).
   struct Tunable {
     int anchor = -1;                     // the anchor's node
-    std::string what;                    // "matmul 4096x4096x4096 batch 1", "softmax 4096 rows of 8192"
+    std::string what;                    // "matmul 4096x4096x4096 batch 1", "softmax: 4096 rows of 8192"
     Pick heuristic, chosen;              // chosen: the heuristic's, or the applied pick
     std::string origin;                  // "heuristic", or the applied pick's origin
     std::vector<Pick> candidates;        // every legal pick (the heuristic's among them)
