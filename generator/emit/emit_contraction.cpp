@@ -124,8 +124,8 @@ void write_lanes4(const Plan& plan, const PlannedKernel& k, CodeWriter& w, ExprE
     const auto key = std::make_pair(id, lane0);
     if (lane == 0) {
       const std::string name = fmt::format("words{}", blocks.size());
-      w.line("const kiln::PhiloxBlock {} = kiln::dropout_block{}({}, static_cast<unsigned long long>({}));  // lanes 0-3",
-             name, ex.philox_rounds(), seed, ex.flat_index(id, at));
+      w.line("const kiln::PhiloxBlock {} = kiln::dropout_block({}, static_cast<unsigned long long>({}));  // lanes 0-3",
+             name, seed, ex.flat_index(id, at));
       blocks[key] = name;
     }
     const auto it = blocks.find(key);
@@ -144,27 +144,18 @@ void write_lanes4(const Plan& plan, const PlannedKernel& k, CodeWriter& w, ExprE
   w.close_block();
 }
 
-// How an epilogue's dropouts draw their Philox blocks (philox.cuh's PhiloxRounds). A kernel whose
-// time is its MMA or FMA mainloop inlines one block per four outputs a thread holds, ten rounds
-// each when unrolled, and most of its cold compile went there: those take the rounds as a loop.
-// The memory-bound ones (GEMV, the split-K reduces, depthwise conv) draw a block per few elements
-// they move, and keep the shorter straight-line rounds.
-enum class PhiloxDraw { Unrolled, Rolled };
-
 // Writes `struct Epilogue` into unit.functors (or nothing) and returns its construction.
 // `coords_lines` declares the output coordinates from the functor's arguments. With `lanes4` (a
 // template that gives it four adjacent columns of the op: SplitKSoftmax's rows in registers, and
 // gemm::store_fragments into a row-major C, which the mma.sync, wgmma and TMA engines use but
 // not under swap_ab) and a dropout in the chain, also the four-lane form.
 std::string epilogue(const Plan& plan, const PlannedKernel& k, UnitParts& unit, const std::string& signature,
-                     const std::vector<std::string>& coord_lines, const Coords& coords, PhiloxDraw draw,
-                     bool lanes4 = false) {
+                     const std::vector<std::string>& coord_lines, const Coords& coords, bool lanes4 = false) {
   const ir::NodeId end = epilogue_end(plan, k);
   const bool extra_stores = k.stores.size() > 1 && plan.ir().node(k.stores[0].node).kind != ir::OpKind::Softmax;
   if (end == k.anchor && !extra_stores) return "kiln::gemm::Identity{}";
   CodeWriter w;
   ExprEmitter ex(plan, w);
-  ex.rolled_philox = draw == PhiloxDraw::Rolled;
   w.open_block("struct Epilogue");
   UnitParts::declare_members(plan, k, w, ex);
   w.blank();
@@ -312,7 +303,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       c.line("using Kernel = kiln::gemm::SmallK<{}, Index, kM, kN, kK, kConfig.lda, kConfig.ldb, kConfig.ldc,", prec);
       c.line("                                  kConfig.bm, kConfig.bn, kConfig.wm, kConfig.wn>;");
       const std::string epi = epilogue(plan, k, unit, "float acc, Index, Index row, Index col", lines, coords,
-                                         PhiloxDraw::Rolled, /*lanes4=*/true);
+                                         /*lanes4=*/true);
       unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), out, epi);
       break;
     }
@@ -329,7 +320,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       c.line("using Kernel = kiln::sm90::WgSmallK<{}, Index, kM, kN, kK, kConfig.ldc, kConfig.bm, kConfig.bn, "
              "kConfig.b_stages, kConfig.stream_c>;", prec);
       const std::string epi = epilogue(plan, k, unit, "float acc, Index, Index row, Index col", lines, coords,
-                                         PhiloxDraw::Rolled, /*lanes4=*/true);
+                                         /*lanes4=*/true);
       unit.body = fmt::format("  Kernel::run({}, {}, {});", workspace_pointer(plan, k), out, epi);
       break;
     }
@@ -347,7 +338,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
                                 workspace_pointer(plan, k), dyn);
       } else {
         c.line("    kConfig.vec_c, kConfig.stream_c, kConfig.row_stats>;");
-        const std::string epi = epilogue(plan, k, unit, sig, lines, coords, PhiloxDraw::Rolled, /*lanes4=*/true);
+        const std::string epi = epilogue(plan, k, unit, sig, lines, coords, /*lanes4=*/true);
         unit.body = fmt::format("  Kernel::run({}, {}, {}, {}, {}{});", pointer_of(plan, a), pointer_of(plan, bl), out,
                                 epi, config.row_stats ? workspace_pointer(plan, k) : "nullptr", dyn);
       }
@@ -365,7 +356,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       } else {
         c.line("    kConfig.ldc, kConfig.stride_c, kConfig.bm, kConfig.bn, kConfig.stages, /*BKMajor*/ true, "
                "kConfig.vec_c, kConfig.stream_c>;");
-        const std::string epi = epilogue(plan, k, unit, sig, lines, coords, PhiloxDraw::Rolled, /*lanes4=*/true);
+        const std::string epi = epilogue(plan, k, unit, sig, lines, coords, /*lanes4=*/true);
         unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), out, epi);
       }
       break;
@@ -382,8 +373,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
         unit.body = fmt::format("  Kernel::run(tmap_a, tmap_b, {}, kiln::gemm::Identity{{}}{});", workspace_pointer(plan, k),
                                 dyn);
       } else {
-        const std::string epi = epilogue(plan, k, unit, sig, lines, coords, PhiloxDraw::Rolled,
-                                         /*lanes4=*/!config.swap_ab);
+        const std::string epi = epilogue(plan, k, unit, sig, lines, coords, /*lanes4=*/!config.swap_ab);
         unit.body = fmt::format("  Kernel::run(tmap_a, tmap_b, {}, {}{});", out, epi, dyn);
       }
       break;
@@ -420,7 +410,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
         unit.body = fmt::format("  Kernel::run({}, {}, {}, kiln::gemm::Identity{{}});", pointer_of(plan, a),
                                 pointer_of(plan, bl), workspace_pointer(plan, k));
       } else {
-        const std::string epi = epilogue(plan, k, unit, sig, lines, coords, PhiloxDraw::Unrolled);   // (GEMV)
+        const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
         unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), out, epi);
       }
       dynamic_smem = false;
@@ -429,7 +419,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
     case GemmKind::SplitKSoftmax: {
       c.line("// one CTA per row of all batches; the softmax over the last axis is fused");
       c.line("using Reduce = kiln::gemm::SplitKSoftmax<Index, kM, kN, kBatch, kConfig.split_k, kConfig.threads>;");
-      const std::string epi = epilogue(plan, k, unit, sig, lines, coords, PhiloxDraw::Unrolled, /*lanes4=*/true);
+      const std::string epi = epilogue(plan, k, unit, sig, lines, coords, /*lanes4=*/true);
       unit.body = fmt::format("  Reduce::run({}, {}, {});", workspace_pointer(plan, k), out, epi);
       type = "Reduce";
       dynamic_smem = false;
@@ -438,7 +428,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
     case GemmKind::SplitKReduce: {
       c.line("using Reduce = kiln::gemm::SplitKReduce<{}, Index, kM, kN, kBatch, kConfig.split_k, kConfig.ldc, "
              "kConfig.stride_c, kConfig.stream_c, kConfig.threads>;", storage_type(plan.ir().node(k.stores[0].node).dtype));
-      const std::string epi = epilogue(plan, k, unit, sig, lines, coords, PhiloxDraw::Unrolled);
+      const std::string epi = epilogue(plan, k, unit, sig, lines, coords);
       unit.body = fmt::format("  Reduce::run({}, {}, {}{});", workspace_pointer(plan, k), out, epi, dyn);
       type = "Reduce";
       dynamic_smem = false;
@@ -523,8 +513,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& con
                          config.ho)};
     coords = {"n", "k", "od", "ho", "wo"};
   }
-  const std::string epi = epilogue(plan, k, unit, "float acc, Index n, Index k, Index hw", lines, coords,
-                                   config.kind == ConvKind::Depthwise ? PhiloxDraw::Unrolled : PhiloxDraw::Rolled);
+  const std::string epi = epilogue(plan, k, unit, "float acc, Index n, Index k, Index hw", lines, coords);
   const std::string y = UnitParts::pointer_name(plan, k.stores[0].buffer);
   // A dyn batch ([Note: dyn conv] in plan_contraction.cpp) goes to run() after the epilogue, then
   // dyn spatial extents as a ConvDyn of the DynValue arguments ([Note: dyn conv spatial extents]).
@@ -582,8 +571,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const AttentionConfig
   std::vector<std::string> lines;
   const bool dyn_outermost = node.shape.size() > 2 && node.shape[0].mentions(plan.ir().dyn_dims());
   const Coords coords = matmul_coords(plan, k, lines, false, dyn_outermost);
-  const std::string epi = epilogue(plan, k, unit, "float acc, Index batch, Index row, Index col", lines, coords,
-                                   PhiloxDraw::Rolled);
+  const std::string epi = epilogue(plan, k, unit, "float acc, Index batch, Index row, Index col", lines, coords);
   unit.body = fmt::format("  Kernel::run(tmap_q, tmap_k, tmap_v, {}, {}, {}, {}{});",
                           UnitParts::pointer_name(plan, k.stores[0].buffer), epi, scale, workspace_pointer(plan, k),
                           extents);

@@ -453,8 +453,8 @@ std::string ExprEmitter::apply(const ir::Node& n, ir::NodeId id, const std::vect
       const std::optional<std::string> bits = dropout_bits_hook ? dropout_bits_hook(id, coords, a[1]) : std::nullopt;
       const std::string keep =
           bits ? fmt::format("kiln::dropout_keep_bits({}, {}u)", *bits, threshold)
-               : fmt::format("kiln::dropout_keep{}({}, static_cast<unsigned long long>({}), {}u)", philox_rounds(),
-                             a[1], flat_index(id, coords), threshold);
+               : fmt::format("kiln::dropout_keep({}, static_cast<unsigned long long>({}), {}u)", a[1],
+                             flat_index(id, coords), threshold);
       r = fmt::format("({} ? {} * {} : {})", keep, a[0], literal(t, scale), zero);
       break;
     }

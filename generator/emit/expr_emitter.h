@@ -77,11 +77,6 @@ class ExprEmitter {
   std::function<std::optional<std::string>(ir::NodeId, const Coords&, const std::string& seed)> dropout_bits_hook;
   // The C++ spelling of a dim extent of a node (a number, or the dyn dim's name).
   std::function<std::string(const std::string& dim)> dyn_dim_name;
-  // Draw every dropout's Philox block with its rounds as a loop (kiln::PhiloxRounds::Rolled in
-  // philox.cuh): a contraction's epilogue, which inlines one per four outputs a thread holds.
-  bool rolled_philox = false;
-  // The template arguments of a Philox call under rolled_philox ("" or "<...Rolled>").
-  std::string philox_rounds() const { return rolled_philox ? "<kiln::PhiloxRounds::Rolled>" : ""; }
 
   // Emits what computes `node` at `coords`; returns the variable holding it.
   std::string value(ir::NodeId node, const Coords& coords);

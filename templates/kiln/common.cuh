@@ -306,8 +306,9 @@ __device__ __forceinline__ To bit_cast_dev(const From& f) {
 // where that is 4, 8 or 16 bytes: streaming (evict-first, st.global.cs) or write-back
 // (st.global.wb, the default policy). A plain store of a vector of a class type (__half) is
 // copied field by field: NVVM split 8 halves into four 4-byte stores. A wider vector (8 f32
-// results of a row of f16) is stored as plain 16-byte pieces, so it needs 16-byte alignment only
-// (kVecStoreAlign; the same SASS as the whole struct's store, which NVVM split so too).
+// results of a row of f16) is stored as 16-byte pieces under the same policy, so it needs 16-byte
+// alignment only (kVecStoreAlign). (Until 2026-12-06 those pieces were plain stores, without the
+// streaming hint a row template's store_cs asks for.)
 template <bool kStream, class B>
 __device__ __forceinline__ void store_bits(B* p, B bits) {
   if constexpr (kStream) __stcs(p, bits);
@@ -329,7 +330,7 @@ __device__ __forceinline__ void store_vec_bits(T* p, const Vec<T, N>& v) {
       Vec<T, kPiece> piece;
 #pragma unroll
       for (int j = 0; j < kPiece; ++j) piece.v[j] = v.v[part * kPiece + j];
-      store_vec<T, kPiece>(p + part * kPiece, piece);
+      store_vec_bits<kStream, T, kPiece>(p + part * kPiece, piece);
     }
   } else {
     store_vec<T, N>(p, v);

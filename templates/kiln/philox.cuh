@@ -19,10 +19,8 @@
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define KILN_PHILOX_HD __host__ __device__ __forceinline__
-#define KILN_PHILOX_ROLLED _Pragma("unroll 1")
 #else
 #define KILN_PHILOX_HD inline
-#define KILN_PHILOX_ROLLED
 #endif
 
 namespace kiln {
@@ -50,13 +48,6 @@ KILN_PHILOX_HD unsigned int mul_hi(unsigned int a, unsigned int b) {
 #endif
 }
 
-// The key of round r: bumped by the Weyl constants once a round after the first.
-KILN_PHILOX_HD PhiloxKey bumped(PhiloxKey k, int r) {
-  k.v[0] += static_cast<unsigned int>(r) * kWeyl0;
-  k.v[1] += static_cast<unsigned int>(r) * kWeyl1;
-  return k;
-}
-
 KILN_PHILOX_HD PhiloxBlock round(PhiloxBlock c, PhiloxKey k) {
   const unsigned int hi0 = mul_hi(kMul0, c.v[0]);
   const unsigned int lo0 = kMul0 * c.v[0];
@@ -71,27 +62,22 @@ KILN_PHILOX_HD PhiloxBlock round(PhiloxBlock c, PhiloxKey k) {
 }
 }  // namespace philox_detail
 
-// How a kernel's Philox blocks are compiled. Unrolled: ten rounds of straight-line code, about 6
-// instructions a round. Rolled: a loop of the rounds, 11 SASS instructions a round (the key's
-// bump, the count and the branch), in a tenth of the code. A contraction's epilogue inlines a
-// block per four outputs a thread holds (32 in a thread of a 128x256 GEMM tile), and unrolled they
-// took most of its cold compile (NVRTC, sm_90a, linear_relu_dropout of specs/matmul.kiln: 567 ms,
-// 433 rolled, 320 without the dropout), while its time is the MMA's; a memory-bound kernel draws
-// a block per four elements it moves, where the rolled loop's instructions could cost time, and
-// keeps them unrolled. The generator picks (ExprEmitter::rolled_philox); the bits are the same.
-enum class PhiloxRounds { Unrolled, Rolled };
-
 // Philox4x32 with 10 rounds (Salmon et al., SC'11), bit-identical to Random123's
 // philox4x32_R(10, ctr, key); checked against its known-answer vectors in
 // tests/runtime/test_philox.cpp.
-template <PhiloxRounds kRounds = PhiloxRounds::Unrolled>
+// The ten rounds unroll (about 6 SASS instructions a round). A GEMM epilogue inlines one block per
+// four outputs a thread holds (32 in a thread of a 128x256 TMA tile), most of that kernel's cold
+// compile (NVRTC, sm_90a, linear_relu_dropout of specs/matmul.kiln, 2026-12-05: 567 ms, 320
+// without its dropout). Keeping the rounds a loop cut that to 433 ms but cost run time (H200,
+// 2026-12-06, 4096^3 tf32, medians of 100: 0.367 ms unrolled, 0.397 as a loop a block, 0.391 as
+// one loop over four blocks' rounds), so they stay unrolled (docs/notes/session-61.md).
 KILN_PHILOX_HD PhiloxBlock philox4x32_10(PhiloxBlock counter, PhiloxKey key) {
-  counter = philox_detail::round(counter, key);
-  if constexpr (kRounds == PhiloxRounds::Rolled) {
-    KILN_PHILOX_ROLLED
-    for (int r = 1; r < 10; ++r) counter = philox_detail::round(counter, philox_detail::bumped(key, r));
-  } else {
-    for (int r = 1; r < 10; ++r) counter = philox_detail::round(counter, philox_detail::bumped(key, r));
+  for (int r = 0; r < 10; ++r) {
+    if (r > 0) {  // the key is bumped between rounds, not before the first
+      key.v[0] += philox_detail::kWeyl0;
+      key.v[1] += philox_detail::kWeyl1;
+    }
+    counter = philox_detail::round(counter, key);
   }
   return counter;
 }
@@ -110,7 +96,6 @@ KILN_PHILOX_HD unsigned int dropout_threshold(double p) {
 
 // The Philox block that holds the random bits of flat elements (index & ~3) .. (index | 3): one
 // block serves four adjacent elements' draws (a caller that needs four reads its words).
-template <PhiloxRounds kRounds = PhiloxRounds::Unrolled>
 KILN_PHILOX_HD PhiloxBlock dropout_block(unsigned long long seed, unsigned long long index) {
   const unsigned long long block = index >> 2;
   PhiloxBlock counter;
@@ -121,7 +106,7 @@ KILN_PHILOX_HD PhiloxBlock dropout_block(unsigned long long seed, unsigned long 
   PhiloxKey key;
   key.v[0] = static_cast<unsigned int>(seed);
   key.v[1] = static_cast<unsigned int>(seed >> 32);
-  return philox4x32_10<kRounds>(counter, key);
+  return philox4x32_10(counter, key);
 }
 
 // Word i (0..3) of a block, by selects, not by a run-time index into the block (that put the
@@ -131,9 +116,8 @@ KILN_PHILOX_HD unsigned int philox_word(const PhiloxBlock& b, unsigned int i) {
 }
 
 // The 32 random bits dropout draws for flat element `index` under `seed`.
-template <PhiloxRounds kRounds = PhiloxRounds::Unrolled>
 KILN_PHILOX_HD unsigned int dropout_bits(unsigned long long seed, unsigned long long index) {
-  return philox_word(dropout_block<kRounds>(seed, index), static_cast<unsigned int>(index & 3u));
+  return philox_word(dropout_block(seed, index), static_cast<unsigned int>(index & 3u));
 }
 
 // The random bits of the N adjacent flat elements first .. first + N - 1, N a power of two and
@@ -161,10 +145,9 @@ struct DropoutWords {
 KILN_PHILOX_HD bool dropout_keep_bits(unsigned int bits, unsigned int threshold) { return (bits >> 8) >= threshold; }
 
 // Whether dropout keeps flat element `index` (row-major over the dropout's output).
-template <PhiloxRounds kRounds = PhiloxRounds::Unrolled>
 KILN_PHILOX_HD bool dropout_keep(unsigned long long seed, unsigned long long index,
                                  unsigned int threshold) {
-  return dropout_keep_bits(dropout_bits<kRounds>(seed, index), threshold);
+  return dropout_keep_bits(dropout_bits(seed, index), threshold);
 }
 
 }  // namespace kiln

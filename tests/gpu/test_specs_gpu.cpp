@@ -234,6 +234,11 @@ TEST_CASE("gpu: every covered spec's wgmma path (sm_90a): tails, split-K, both p
       // takes the TMA engine, 3xTF32 the cp.async WgGemm.
       {"matmul.kiln", "gemm_bias_relu", {{"B", 1000}, {"IN", 516}, {"OUT", 1000}}, "gemm_tma"},
       {"matmul.kiln", "linear_bias", {{"B", 1000}, {"IN", 516}, {"OUT", 1000}}, "gemm_wgmma", "gemm_tma"},
+      // A dropout in the TMA engine's epilogue (tf32 on the op): 1000 columns draw a Philox block
+      // per four adjacent outputs (the four-lane form, [Note: four-lane epilogue] in
+      // gemm_store.cuh), a row's last groups past the N edge; 998 columns draw per element.
+      {"matmul.kiln", "linear_relu_dropout", {{"B", 1000}, {"IN", 516}, {"OUT", 1000}}, "gemm_tma"},
+      {"matmul.kiln", "linear_relu_dropout", {{"B", 257}, {"IN", 260}, {"OUT", 998}}, "gemm_tma"},
       {"matmul.kiln", "linear_bias", {{"B", 257}, {"IN", 2052}, {"OUT", 129}}, "gemm_wgmma_split_k", "gemm_tma"},
       // conv2d on wgmma: 130 out channels (two row tiles, the second of 2), odd spatial sizes,
       // 72 = 8 x 3 x 3 k' (a short last k tile); stride 2 + padding 1 with 7 out channels

@@ -28,7 +28,7 @@ struct Epilogue {
     // line 9: let h = matmul(x, transpose(w)) + b
     const float v6_1 = (acc + v2_0);
     // line 10: out y = softmax(dropout(h, p=p, seed=seed), axis=1)
-    const float v7_2 = (kiln::dropout_keep<kiln::PhiloxRounds::Rolled>(seed, static_cast<unsigned long long>((row * 33 + col)), 3355444u) ? v6_1 * 1.25f : 0.0f);
+    const float v7_2 = (kiln::dropout_keep(seed, static_cast<unsigned long long>((row * 33 + col)), 3355444u) ? v6_1 * 1.25f : 0.0f);
     return v7_2;
   }
 
@@ -39,25 +39,25 @@ struct Epilogue {
     // line 9: let h = matmul(x, transpose(w)) + b
     const float v6_4 = (acc.x + v2_3);
     // line 10: out y = softmax(dropout(h, p=p, seed=seed), axis=1)
-    const float v7_5 = (kiln::dropout_keep<kiln::PhiloxRounds::Rolled>(seed, static_cast<unsigned long long>((row * 33 + col)), 3355444u) ? v6_4 * 1.25f : 0.0f);
+    const float v7_5 = (kiln::dropout_keep(seed, static_cast<unsigned long long>((row * 33 + col)), 3355444u) ? v6_4 * 1.25f : 0.0f);
     // line 7: in  b: f32[OUT]
     const float v2_6 = in_b[col1];
     // line 9: let h = matmul(x, transpose(w)) + b
     const float v6_7 = (acc.y + v2_6);
     // line 10: out y = softmax(dropout(h, p=p, seed=seed), axis=1)
-    const float v7_8 = (kiln::dropout_keep<kiln::PhiloxRounds::Rolled>(seed, static_cast<unsigned long long>((row * 33 + col1)), 3355444u) ? v6_7 * 1.25f : 0.0f);
+    const float v7_8 = (kiln::dropout_keep(seed, static_cast<unsigned long long>((row * 33 + col1)), 3355444u) ? v6_7 * 1.25f : 0.0f);
     // line 7: in  b: f32[OUT]
     const float v2_9 = in_b[col2];
     // line 9: let h = matmul(x, transpose(w)) + b
     const float v6_10 = (acc.z + v2_9);
     // line 10: out y = softmax(dropout(h, p=p, seed=seed), axis=1)
-    const float v7_11 = (kiln::dropout_keep<kiln::PhiloxRounds::Rolled>(seed, static_cast<unsigned long long>((row * 33 + col2)), 3355444u) ? v6_10 * 1.25f : 0.0f);
+    const float v7_11 = (kiln::dropout_keep(seed, static_cast<unsigned long long>((row * 33 + col2)), 3355444u) ? v6_10 * 1.25f : 0.0f);
     // line 7: in  b: f32[OUT]
     const float v2_12 = in_b[col3];
     // line 9: let h = matmul(x, transpose(w)) + b
     const float v6_13 = (acc.w + v2_12);
     // line 10: out y = softmax(dropout(h, p=p, seed=seed), axis=1)
-    const float v7_14 = (kiln::dropout_keep<kiln::PhiloxRounds::Rolled>(seed, static_cast<unsigned long long>((row * 33 + col3)), 3355444u) ? v6_13 * 1.25f : 0.0f);
+    const float v7_14 = (kiln::dropout_keep(seed, static_cast<unsigned long long>((row * 33 + col3)), 3355444u) ? v6_13 * 1.25f : 0.0f);
     return make_float4(v7_5, v7_8, v7_11, v7_14);
   }
 };
