@@ -58,9 +58,18 @@ struct DeviceCase {
 DeviceCase make_device_case(const ir::BoundIr& bound, const OpCheckOptions& options);
 // Does an f32 contraction of the op run in tf32 (its own precision=, else `runtime_default`)?
 bool runs_tf32(const ir::Ir& ir, Precision runtime_default);
+// What a comparison holds the outputs to: the float64 reference's values, and per output the
+// error that the op's f32 contractions bring into it beyond docs/semantics.md's table (0 for most:
+// [Note: a softmax after a long contraction] in op_check.cpp).
+struct Expected {
+  std::vector<ref::HostTensor> outputs;
+  std::vector<double> contraction_error;   // per output (empty: 0 for each)
+};
+// The reference's outputs of `bound` (the oracle's graph) on `inputs`, with their contraction errors.
+Expected reference_outputs(const ir::BoundIr& bound, const std::vector<ref::HostValue>& inputs);
 // Each output against the expected one, within docs/semantics.md's tolerance; *ok &= each result.
 std::vector<Comparison> compare_outputs(const ir::Ir& ir, const std::vector<ref::HostTensor>& got,
-                                        const std::vector<ref::HostTensor>& expected, bool tf32, bool* ok);
+                                        const Expected& expected, bool tf32, bool* ok);
 // `warmup` launches, then `iters` timed one by one with device events (the current context's
 // default stream).
 std::vector<double> time_launches(const std::function<void()>& launch, int warmup, int iters);

@@ -236,15 +236,15 @@ TuneResult tune_bound(const std::shared_ptr<RuntimeImpl>& rt, std::shared_ptr<co
   co.seed = o.seed;
   DeviceCase c = make_device_case(*bound, co);
   const bool tf32 = runs_tf32(plan.ir(), precision);
-  std::vector<ref::HostTensor> expected;
+  Expected expected;
   const double work = ref::work_estimate(*bound);
   if (work <= co.max_reference_work) {   // as `kiln run --check`; above it, compare with the heuristic
-    expected = ref::evaluate(*bound, c.inputs);
+    expected = reference_outputs(*bound, c.inputs);
     r.checked_against = "the float64 reference";
   } else {
     base.launch(nullptr, c.args.data(), c.args.size());
     synchronize();
-    expected = c.outputs(*bound);
+    expected.outputs = c.outputs(*bound);
     r.checked_against = fmt::format("the heuristic kernel's output (the CPU reference would take {:.2g} operations; "
                                     "the GPU suite checks the heuristic's kernels against it)", work);
   }

@@ -225,7 +225,7 @@ void check_dyn_ops(const char* spec_text, const char* file, const char* label,
       // tf32 contractions are held to tf32's accuracy (the op's precision="tf32").
       std::vector<std::string> fusions;
       const auto oracle = fused_oracle ? fuse_compositions(bound, Target::for_arch("sm_90a"), fusions) : bound;
-      const auto outputs = compare_outputs(*ir, c.outputs(*bound), ref::evaluate(*oracle, c.inputs),
+      const auto outputs = compare_outputs(*ir, c.outputs(*bound), reference_outputs(*oracle, c.inputs),
                                            runs_tf32(*ir, rt.options().precision), &ok);
       for (std::size_t o = 0; o < outputs.size(); ++o)
         std::printf("%s %s %s=%lld%s output %zu: %s, max rel error %.3g, %lld mismatches%s%s\n", label, name.c_str(),
@@ -1160,7 +1160,7 @@ TEST_CASE("gpu: launches that repeat, alternate and fail between extents each co
         else op(nullptr, c.args);
         synchronize();
         bool ok = true;
-        compare_outputs(*ir, c.outputs(*bound), ref::evaluate(*bound, c.inputs), false, &ok);
+        compare_outputs(*ir, c.outputs(*bound), reference_outputs(*bound, c.inputs), false, &ok);
         std::printf("launch memo %s path %d L=%lld: %s\n", name.c_str(), path, static_cast<long long>(v),
                     ok ? "ok" : "WRONG");
         CHECK(ok);
