@@ -220,6 +220,21 @@ std::optional<RownormPick> RownormPick::parse(std::string_view text) {
   return r;
 }
 
+std::string ElementwisePick::text() const {
+  return fmt::format("ew t{}{}", threads, persistent ? " persistent" : "");
+}
+
+std::optional<ElementwisePick> ElementwisePick::parse(std::string_view text) {
+  ElementwisePick e;
+  char tail[16] = {};
+  const std::string s(text);
+  const int n = std::sscanf(s.c_str(), "ew t%d %15s", &e.threads, tail);
+  if (n < 1) return std::nullopt;
+  e.persistent = n == 2 && std::string_view(tail) == "persistent";
+  if (e.text() != s) return std::nullopt;
+  return e;
+}
+
 std::string pick_text(const Pick& pick) {
   return std::visit([](const auto& p) { return p.text(); }, pick);
 }
@@ -227,6 +242,7 @@ std::string pick_text(const Pick& pick) {
 std::optional<Pick> parse_pick(std::string_view text) {
   if (auto t = TmaPick::parse(text)) return Pick{*t};
   if (auto r = RownormPick::parse(text)) return Pick{*r};
+  if (auto e = ElementwisePick::parse(text)) return Pick{*e};
   return std::nullopt;
 }
 
@@ -674,7 +690,31 @@ bool rereads_whole_late(const std::vector<std::int64_t>& in, const std::vector<s
   return span >= elems;
 }
 
-void plan_elementwise(const Plan& plan, PlannedKernel& kn) {
+// [Note: elementwise picks]
+// An elementwise kernel's picks ([Note: tuned picks] in plan.h): blocks of 128, 256, 512 or 1024
+// threads, each with the grid of one step a thread and, where that grid is larger than the cap,
+// the persistent one ([Note: one step a thread, or a persistent grid] in config/elementwise.h).
+// The vector width is not a pick: the widest the tensors allow is the copy's width. The heuristic
+// (256 threads, persistent where a broadcast operand is re-read late) is one of them. A dyn
+// kernel's picks are those of the size it is planned at; each serves every size.
+std::vector<ElementwisePick> elementwise_candidates(const ElementwiseConfig& config, std::int64_t numel,
+                                                    std::int64_t inner, int sm_count) {
+  std::vector<ElementwisePick> out;
+  for (int threads : {128, 256, 512, 1024}) {
+    ElementwiseConfig c = config;
+    c.threads = threads;
+    c.persistent = false;
+    const auto uncapped = elementwise_geometry(c, numel, inner, sm_count).grid.x;
+    out.push_back({threads, false});
+    c.persistent = true;
+    const bool heuristic = config.persistent && threads == config.threads;
+    if (heuristic || elementwise_geometry(c, numel, inner, sm_count).grid.x < uncapped) out.push_back({threads, true});
+  }
+  return out;
+}
+
+void plan_elementwise(Planner& p, PlannedKernel& kn) {
+  const Plan& plan = p.plan();
   const auto& bound = *plan.bound;
   const auto& shape = bound.shape(kn.stores[0].node);
   const std::int64_t numel = product(shape);
@@ -742,7 +782,26 @@ void plan_elementwise(const Plan& plan, PlannedKernel& kn) {
     if (a.kind == KernelArg::Kind::Buffer && !a.writes &&
         rereads_whole_late(plan.buffers[static_cast<std::size_t>(a.buffer)].shape, shape))
       config.persistent = true;
-  if (config.persistent) why += "; persistent grid (a broadcast operand re-read each sweep stays in L2)";
+  // [Note: elementwise picks]
+  Plan::Tunable tunable;
+  tunable.anchor = kn.stores[0].node;
+  tunable.what = fmt::format("elementwise: {} elements", numel);
+  const ElementwisePick heuristic{config.threads, config.persistent};
+  tunable.heuristic = tunable.chosen = heuristic;
+  const auto candidates = elementwise_candidates(config, numel, inner, plan.target.sm_count);
+  tunable.candidates.assign(candidates.begin(), candidates.end());
+  tunable.origin = "heuristic";
+  KILN_ASSERT(std::find(candidates.begin(), candidates.end(), heuristic) != candidates.end(),
+              "the elementwise heuristic's pick {} is not among the candidates", heuristic.text());
+  const std::string pick_note = p.apply_tuned_pick(tunable, "; config: heuristic", "elementwise kernel");
+  const auto chosen = std::get<ElementwisePick>(tunable.chosen);
+  if (chosen.persistent)
+    why += config.persistent ? "; persistent grid (a broadcast operand re-read each sweep stays in L2)"
+                             : "; persistent grid";
+  why += pick_note;
+  config.threads = chosen.threads;
+  config.persistent = chosen.persistent;
+  p.add_tunable(std::move(tunable));
   kn.set_launch(elementwise_geometry(config, numel, inner, plan.target.sm_count));
   kn.config = config;
   kn.reason = why;
@@ -856,7 +915,7 @@ Plan Planner::run() {
     auto& kn = plan_.kernels[k];
     if (kn.anchor >= 0) continue;
     finish_args(kn);
-    plan_elementwise(plan_, kn);
+    plan_elementwise(*this, kn);
   }
   // Entry names by position: stable for the same plan.
   for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {

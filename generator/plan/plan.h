@@ -115,7 +115,9 @@ std::string index_declaration(bool index64);
 // kernel's reason. The families with picks:
 // - the sm_90a TMA GEMM engine (plan_tma): TmaPick, the tiles, stages, K slices, cluster, group;
 // - the row norms over contiguous rows of a static length (softmax, log_softmax and the norm
-//   compositions fused into rownorm; plan_memory.cpp's [Note: row norm picks]): RownormPick.
+//   compositions fused into rownorm; plan_memory.cpp's [Note: row norm picks]): RownormPick;
+// - the elementwise family (plan.cpp's [Note: elementwise picks]): ElementwisePick. An elementwise
+//   kernel has no anchor: its tunable and stored pick are keyed by its first stored node.
 struct TmaPick {
   int bm = 0, bn = 0, bk = 0, consumers_n = 1, stages = 0, split_k = 1, cluster_m = 1, group_m = 8;
 
@@ -135,9 +137,20 @@ struct RownormPick {
   friend bool operator==(const RownormPick&, const RownormPick&) = default;
 };
 
-using Pick = std::variant<TmaPick, RownormPick>;
+// An elementwise kernel's (ElementwiseConfig's) block size, and whether its grid is persistent
+// (capped at kElementwiseBlocksPerSm blocks an SM) or one step a thread.
+struct ElementwisePick {
+  int threads = 256;
+  bool persistent = false;
+
+  std::string text() const;   // "ew t256", "ew t512 persistent"
+  static std::optional<ElementwisePick> parse(std::string_view text);
+  friend bool operator==(const ElementwisePick&, const ElementwisePick&) = default;
+};
+
+using Pick = std::variant<TmaPick, RownormPick, ElementwisePick>;
 std::string pick_text(const Pick& pick);
-std::optional<Pick> parse_pick(std::string_view text);   // either family's text
+std::optional<Pick> parse_pick(std::string_view text);   // any family's text
 
 // A pick for one anchor and where it came from ("tuned: 0.412 ms, heuristic 0.450 ms, NVIDIA
 // H100 80GB HBM3"), which the kernel's reason quotes.
@@ -302,8 +315,8 @@ struct Plan {
   // Each dyn row length whose alignment some kernel's plan assumed: the bound value's
   // dyn_row_class, which every launch's value must share ([Note: dyn row alignment]).
   std::map<std::string, int> dyn_row_align;
-  // One per anchor with picks (a TMA engine product, a row norm): what the tuner may vary ([Note:
-  // tuned picks]).
+  // One per anchor with picks (a TMA engine product, a row norm, an elementwise kernel's first
+  // stored node): what the tuner may vary ([Note: tuned picks]).
   struct Tunable {
     int anchor = -1;                     // the anchor's node
     std::string what;                    // "matmul 4096x4096x4096 batch 1", "softmax: 4096 rows of 8192"

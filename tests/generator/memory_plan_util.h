@@ -52,6 +52,17 @@ inline kiln::Plan plan_text_at(const std::string& text, const std::string& file,
   return kiln::make_plan(bound, kiln::Target::for_arch(arch));
 }
 
+// The plan of op `op` of a spec given as text (named `file`) at its default dims for `arch`, with
+// `picks` as the target's tuned picks ([Note: tuned picks] in plan.h).
+inline kiln::Plan plan_with_picks(const std::string& text, const std::string& file, const std::string& op,
+                                  const std::map<int, kiln::TunedPick>& picks, const std::string& arch) {
+  auto spec = kiln::parse_spec(text, file);
+  auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), {}));
+  kiln::Target target = kiln::Target::for_arch(arch);
+  target.tuned_picks = picks;
+  return kiln::make_plan(bound, target);
+}
+
 // What planning op `op` of `text` (as plan_text_at) refuses with: the UnsupportedError's message,
 // or "planned".
 inline std::string refusal_of(const std::string& text, const std::string& file, const std::string& op,

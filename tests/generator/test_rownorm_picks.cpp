@@ -51,11 +51,7 @@ const char* kSpec =
 
 kiln::Plan plan_with(const std::string& op, const std::map<int, kiln::TunedPick>& picks = {},
                      const std::string& arch = "sm_90a") {
-  auto spec = kiln::parse_spec(kSpec, "norm_picks.kiln");
-  auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), {}));
-  kiln::Target target = kiln::Target::for_arch(arch);
-  target.tuned_picks = picks;
-  return kiln::make_plan(bound, target);
+  return plan_with_picks(kSpec, "norm_picks.kiln", op, picks, arch);
 }
 
 const kiln::PlannedKernel& norm_kernel(const kiln::Plan& plan) {

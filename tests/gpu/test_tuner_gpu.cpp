@@ -3,7 +3,8 @@
 // winner; a new runtime (tuning = stored) plans with it and its output still matches the
 // reference; a dyn product tuned at one value serves its bucket and size class; on-first-call
 // tunes a long-K tf32 product (split-K candidates) on the first specialization; a softmax and a
-// layer norm written out have row norm picks (warp and block rows), each checked and timed.
+// layer norm written out have row norm picks (warp and block rows), each checked and timed; two
+// elementwise ops (one re-reading a broadcast operand) have block sizes and grids as picks.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -35,6 +36,18 @@ op long_k {
   in  a: f32[M, K]
   in  b: f32[K, N]
   out c = relu(matmul(a, b, precision="tf32"))
+}
+op ew_add {
+  dims R = 2048, L = 8192
+  in  a: f32[R, L]
+  in  b: f32[R, L]
+  out y = relu(a + b)
+}
+op ew_bcast {
+  dims N = 8, C = 64, H = 128, W = 256
+  in  x: f32[N, C, H, W]
+  in  w: f32[C, H, W]
+  out y = x * w
 }
 op sm_rows {
   dims R = 8192, L = 1000
@@ -84,6 +97,37 @@ TuneResult tune_in(const fs::path& dir, const std::string& spec, const std::stri
   o.iters = 20;
   o.progress = [](const std::string& line) { std::printf("%s\n", line.c_str()); };
   return rt.load_file(spec).op(op).tune(bindings, o);
+}
+
+// Tunes `op` (one tunable, candidates printed `prefix`...), each candidate correct and timed;
+// then a runtime with tuning = stored plans it with the stored pick and still matches the reference.
+void tune_one_family(const fs::path& dir, const std::string& spec, const char* op, const char* prefix,
+                     std::size_t min_candidates, std::size_t max_candidates) {
+  CAPTURE(op);
+  const TuneResult r = tune_in(dir, spec, op, Bindings{});
+  CHECK(r.checked_against == "the float64 reference");
+  REQUIRE(r.products.size() == 1);
+  const auto& p = r.products[0];
+  CHECK(p.candidates.size() >= min_candidates);
+  CHECK(p.candidates.size() <= max_candidates);
+  for (const auto& c : p.candidates) {
+    CAPTURE(c.config);
+    CHECK(c.config.rfind(prefix, 0) == 0);
+    CHECK_MESSAGE(c.correct, c.note);
+    CHECK(c.median_ms > 0);
+  }
+  CHECK(p.best_ms <= p.heuristic_ms);
+  std::printf("tuned %s (%s): best %s %.4f ms, heuristic %s %.4f ms (%.3fx)\n", op, p.what.c_str(), p.best.c_str(),
+              p.best_ms, p.heuristic.c_str(), p.heuristic_ms, p.heuristic_ms / p.best_ms);
+  REQUIRE(!r.stored_path.empty());
+  Runtime stored(with_cache((dir / "cache").string(), "stored"));
+  const std::string plan = stored.load_file(spec).op(op).specialize(Bindings{}).plan_text();
+  CHECK(plan.find("config: tuned") != std::string::npos);
+  OpCheckOptions co;
+  co.seed = 11;
+  const OpCheck check = run_and_check(stored, spec, op, Bindings{}, co);
+  CHECK(check.checked);
+  CHECK(check.ok);
 }
 
 }  // namespace
@@ -161,32 +205,17 @@ TEST_CASE("gpu: a softmax and a layer norm tune their row norm picks, each check
   KILN_REQUIRE_GPU();
   const fs::path dir = fresh_dir("kiln-tune-rows");
   const std::string spec = spec_file(dir);
-  for (const char* op : {"sm_rows", "ln_rows"}) {
-    CAPTURE(op);
-    const TuneResult r = tune_in(dir, spec, op, Bindings{});
-    CHECK(r.checked_against == "the float64 reference");
-    REQUIRE(r.products.size() == 1);
-    const auto& p = r.products[0];
-    CHECK(p.candidates.size() >= 3);
-    for (const auto& c : p.candidates) {
-      CAPTURE(c.config);
-      CHECK(c.config.rfind("rows t", 0) == 0);
-      CHECK_MESSAGE(c.correct, c.note);
-      CHECK(c.median_ms > 0);
-    }
-    CHECK(p.best_ms <= p.heuristic_ms);
-    std::printf("tuned %s (%s): best %s %.4f ms, heuristic %s %.4f ms (%.3fx)\n", op, p.what.c_str(), p.best.c_str(),
-                p.best_ms, p.heuristic.c_str(), p.heuristic_ms, p.heuristic_ms / p.best_ms);
-    REQUIRE(!r.stored_path.empty());
-    Runtime stored(with_cache((dir / "cache").string(), "stored"));
-    const std::string plan = stored.load_file(spec).op(op).specialize(Bindings{}).plan_text();
-    CHECK(plan.find("config: tuned") != std::string::npos);
-    OpCheckOptions co;
-    co.seed = 11;
-    const OpCheck check = run_and_check(stored, spec, op, Bindings{}, co);
-    CHECK(check.checked);
-    CHECK(check.ok);
-  }
+  for (const char* op : {"sm_rows", "ln_rows"}) tune_one_family(dir, spec, op, "rows t", 3, 6);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("gpu: elementwise ops tune their block size and grid, each checked, and plan with the winner") {
+  KILN_REQUIRE_GPU();
+  const fs::path dir = fresh_dir("kiln-tune-ew");
+  const std::string spec = spec_file(dir);
+  // 128 to 1024 threads, each uncapped, and persistent where that caps the grid (on 132 SMs all
+  // but 1024 threads' 4096 blocks).
+  for (const char* op : {"ew_add", "ew_bcast"}) tune_one_family(dir, spec, op, "ew t", 5, 8);
   fs::remove_all(dir);
 }
 
