@@ -235,6 +235,21 @@ std::optional<ElementwisePick> ElementwisePick::parse(std::string_view text) {
   return e;
 }
 
+std::string ReducePick::text() const {
+  return fmt::format("reduce {} t{} u{}", block ? "block" : "warp", threads, unroll);
+}
+
+std::optional<ReducePick> ReducePick::parse(std::string_view text) {
+  ReducePick r;
+  char variant[8] = {};
+  char tail = 0;
+  const std::string s(text);
+  if (std::sscanf(s.c_str(), "reduce %7s t%d u%d%c", variant, &r.threads, &r.unroll, &tail) != 3) return std::nullopt;
+  r.block = std::string_view(variant) == "block";
+  if (r.text() != s) return std::nullopt;
+  return r;
+}
+
 std::string pick_text(const Pick& pick) {
   return std::visit([](const auto& p) { return p.text(); }, pick);
 }
@@ -243,6 +258,7 @@ std::optional<Pick> parse_pick(std::string_view text) {
   if (auto t = TmaPick::parse(text)) return Pick{*t};
   if (auto r = RownormPick::parse(text)) return Pick{*r};
   if (auto e = ElementwisePick::parse(text)) return Pick{*e};
+  if (auto r = ReducePick::parse(text)) return Pick{*r};
   return std::nullopt;
 }
 
@@ -783,25 +799,17 @@ void plan_elementwise(Planner& p, PlannedKernel& kn) {
         rereads_whole_late(plan.buffers[static_cast<std::size_t>(a.buffer)].shape, shape))
       config.persistent = true;
   // [Note: elementwise picks]
-  Plan::Tunable tunable;
-  tunable.anchor = kn.stores[0].node;
-  tunable.what = fmt::format("elementwise: {} elements", numel);
-  const ElementwisePick heuristic{config.threads, config.persistent};
-  tunable.heuristic = tunable.chosen = heuristic;
-  const auto candidates = elementwise_candidates(config, numel, inner, plan.target.sm_count);
-  tunable.candidates.assign(candidates.begin(), candidates.end());
-  tunable.origin = "heuristic";
-  KILN_ASSERT(std::find(candidates.begin(), candidates.end(), heuristic) != candidates.end(),
-              "the elementwise heuristic's pick {} is not among the candidates", heuristic.text());
-  const std::string pick_note = p.apply_tuned_pick(tunable, "; config: heuristic", "elementwise kernel");
-  const auto chosen = std::get<ElementwisePick>(tunable.chosen);
+  std::string pick_note = "; config: heuristic";
+  const ElementwisePick chosen =
+      p.offer_picks(kn.stores[0].node, fmt::format("elementwise: {} elements", numel),
+                    ElementwisePick{config.threads, config.persistent},
+                    elementwise_candidates(config, numel, inner, plan.target.sm_count), pick_note, "elementwise kernel");
   if (chosen.persistent)
     why += config.persistent ? "; persistent grid (a broadcast operand re-read each sweep stays in L2)"
                              : "; persistent grid";
   why += pick_note;
   config.threads = chosen.threads;
   config.persistent = chosen.persistent;
-  p.add_tunable(std::move(tunable));
   kn.set_launch(elementwise_geometry(config, numel, inner, plan.target.sm_count));
   kn.config = config;
   kn.reason = why;
@@ -1160,13 +1168,15 @@ std::set<std::string> dyn_row_lengths(const ir::Ir& ir) {
   return rows;
 }
 
-std::string Planner::apply_tuned_pick(Plan::Tunable& t, const std::string& note, const char* what) const {
+std::string Planner::apply_tuned_pick(Plan::Tunable& t, const std::string& note, const char* family) const {
+  KILN_ASSERT(std::find(t.candidates.begin(), t.candidates.end(), t.heuristic) != t.candidates.end(),
+              "the {} heuristic's pick {} is not among the candidates", family, pick_text(t.heuristic));
   const auto it = plan_.target.tuned_picks.find(t.anchor);
   if (it == plan_.target.tuned_picks.end()) return note;
   const TunedPick& tuned = it->second;
   if (std::find(t.candidates.begin(), t.candidates.end(), tuned.pick) == t.candidates.end())
     return fmt::format("; config: heuristic (the pick {}, {}, is not legal for this {})", pick_text(tuned.pick),
-                       tuned.origin, what);
+                       tuned.origin, family);
   t.chosen = tuned.pick;
   t.origin = tuned.origin;
   return fmt::format("; config: {}", tuned.origin);

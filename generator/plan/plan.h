@@ -117,7 +117,9 @@ std::string index_declaration(bool index64);
 // - the row norms over contiguous rows of a static length (softmax, log_softmax and the norm
 //   compositions fused into rownorm; plan_memory.cpp's [Note: row norm picks]): RownormPick;
 // - the elementwise family (plan.cpp's [Note: elementwise picks]): ElementwisePick. An elementwise
-//   kernel has no anchor: its tunable and stored pick are keyed by its first stored node.
+//   kernel has no anchor: its tunable and stored pick are keyed by its first stored node;
+// - the reductions over contiguous rows (reduce_inner's warp and block variants; plan_memory.cpp's
+//   [Note: reduction picks]): ReducePick.
 struct TmaPick {
   int bm = 0, bn = 0, bk = 0, consumers_n = 1, stages = 0, split_k = 1, cluster_m = 1, group_m = 8;
 
@@ -148,7 +150,18 @@ struct ElementwisePick {
   friend bool operator==(const ElementwisePick&, const ElementwisePick&) = default;
 };
 
-using Pick = std::variant<TmaPick, RownormPick, ElementwisePick>;
+// A reduction over contiguous rows' (ReduceConfig's reduce_inner variant) block size and loads in
+// flight a thread; the variant (a warp or a block per row) is the heuristic's.
+struct ReducePick {
+  bool block = false;   // reduce_inner_block: a block per row; else reduce_inner_warp
+  int threads = 256, unroll = 4;
+
+  std::string text() const;   // "reduce warp t256 u4", "reduce block t512 u4"
+  static std::optional<ReducePick> parse(std::string_view text);
+  friend bool operator==(const ReducePick&, const ReducePick&) = default;
+};
+
+using Pick = std::variant<TmaPick, RownormPick, ElementwisePick, ReducePick>;
 std::string pick_text(const Pick& pick);
 std::optional<Pick> parse_pick(std::string_view text);   // any family's text
 
@@ -315,8 +328,8 @@ struct Plan {
   // Each dyn row length whose alignment some kernel's plan assumed: the bound value's
   // dyn_row_class, which every launch's value must share ([Note: dyn row alignment]).
   std::map<std::string, int> dyn_row_align;
-  // One per anchor with picks (a TMA engine product, a row norm, an elementwise kernel's first
-  // stored node): what the tuner may vary ([Note: tuned picks]).
+  // One per anchor with picks (a TMA engine product, a row norm, a contiguous-row reduction, an
+  // elementwise kernel's first stored node): what the tuner may vary ([Note: tuned picks]).
   struct Tunable {
     int anchor = -1;                     // the anchor's node
     std::string what;                    // "matmul 4096x4096x4096 batch 1", "softmax: 4096 rows of 8192"

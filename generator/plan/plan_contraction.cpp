@@ -910,20 +910,15 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
   }
   mg.kind = GemmKind::Tma;
   const int smem = smem_limit(p.target());
-  Plan::Tunable tunable;
-  tunable.anchor = kn.anchor;
-  tunable.what = fmt::format("matmul {}x{}x{} batch {}", op.m, op.n, op.k, op.batch);
+  std::string what = fmt::format("matmul {}x{}x{} batch {}", op.m, op.n, op.k, op.batch);
   TmaPick heuristic = tma_heuristic(mg, sms, smem, softmax);
   std::vector<TmaPick> candidates = tma_candidates(mg, sms, smem, softmax);
-  tunable.origin = "heuristic";
-  KILN_ASSERT(std::find(candidates.begin(), candidates.end(), heuristic) != candidates.end(),
-              "the TMA heuristic's pick {} is not among the candidates", heuristic.text());
   std::string pick_note = "; config: heuristic";
   // [Note: dyn matmul]: a dyn product is tuned per bucket and size class (the tuned store's key
   // holds both, tuning_key_text), timed at the value it is tuned at; a class without a largest
   // value has no K slices (no workspace size), so neither the heuristic nor a candidate takes them.
   if (dyn != nullptr) {
-    tunable.what += fmt::format(" ({})", dyn->text);
+    what += fmt::format(" ({})", dyn->text);
     if (!dyn->bounded() && dyn->sizes_workspace()) {
       std::erase_if(candidates, [](const TmaPick& c) { return c.split_k > 1; });
       if (heuristic.split_k > 1) {
@@ -934,11 +929,7 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
       }
     }
   }
-  tunable.heuristic = tunable.chosen = heuristic;
-  tunable.candidates.assign(candidates.begin(), candidates.end());
-  pick_note = p.apply_tuned_pick(tunable, pick_note, "product");
-  tma_apply(mg, std::get<TmaPick>(tunable.chosen));
-  p.add_tunable(tunable);
+  tma_apply(mg, p.offer_picks(kn.anchor, std::move(what), heuristic, candidates, pick_note, "product"));
   const bool split = mg.split_k > 1 || softmax;
   mg.vec_c = split ? op.n % 4 == 0 : vec_c && !g.swap_ab;   // the workspace is 16-byte aligned; swap_ab stores by element
   // The reduce re-reads the workspace from L2. swap_ab's transposed stores fill each 32-byte sector

@@ -601,6 +601,41 @@ std::vector<std::int64_t> split_steps(SplitsAt splits_at) {
   return at;
 }
 
+// [Note: reduction picks]
+// A reduction over contiguous rows (reduce_inner) has picks ([Note: tuned picks] in plan.h): the
+// block size and the loads a thread keeps in flight, within the heuristic's variant. A warp per
+// row: blocks of 128, 256 or 512 threads (rows a block: threads / 32), 2, 4 or 8 16-byte loads in
+// flight; a block per row: 256, 512 or 1024 threads, 2, 4 or 8 loads, the row's split recomputed
+// by the rule for the pick (each split at least one unrolled sweep of the block), only at a static
+// length (a dyn length's classes are cut where the heuristic block's split count changes). The
+// heuristic (256 threads and 4 loads a warp per row, 512 and 4 a block per row) is one of them:
+// [Note: how the numbers are chosen] in kiln/config/reduce.h says why those. Dyn rows take any
+// pick (the warp variant strides over rows; the block variant splits per launch by the rule at
+// the pick's numbers). The strided (reduce_outer) variants and the chains have no picks yet.
+std::vector<ReducePick> reduce_candidates(bool block) {
+  static constexpr int kWarpThreads[] = {128, 256, 512}, kBlockThreads[] = {256, 512, 1024};
+  std::vector<ReducePick> out;
+  for (int threads : block ? kBlockThreads : kWarpThreads)
+    for (int unroll : {2, 4, 8}) out.push_back({block, threads, unroll});
+  return out;
+}
+
+// Lists the picks of a contiguous-row reduction whose heuristic config is `c` (a reduce_inner
+// variant), applies a stored one to `c`, and returns the reason's note ("; config: ...").
+std::string apply_reduce_pick(Planner& p, const PlannedKernel& kn, ReduceConfig& c, const Rows& rows,
+                              const Rows& len) {
+  const bool block = c.variant == ReduceVariant::kInnerBlock;
+  std::string note = "; config: heuristic";
+  const ReducePick chosen =
+      p.offer_picks(kn.anchor,
+                    fmt::format("{}: {} rows{} of {}", ir::op_kind_name(p.node(kn.anchor).kind), rows.text,
+                                rows.class_text.empty() ? "" : " (" + rows.class_text + ")", len.text),
+                    ReducePick{block, c.threads, c.unroll}, reduce_candidates(block), note, "reduction");
+  c.threads = chosen.threads;
+  c.unroll = chosen.unroll;
+  return note;
+}
+
 // A split config's rule (reduce_split_rule) at `outer` rows of `length`.
 launch::OuterSplit split_rule_at(ReduceConfig c, std::int64_t outer, std::int64_t length, int sms) {
   c.outer = outer;
@@ -701,14 +736,17 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
       config.variant = ReduceVariant::kInnerWarp;
       config.threads = 256;
       config.unroll = 4;
+      const std::string pick_note = apply_reduce_pick(p, kn, config, rows, len);
       launch_with(config);
       kn.reason = fmt::format("reduced axis contiguous: a warp per row ({} rows of {}{}; {}), 16-byte loads with "
-                              "scalar head/tail; {}",
+                              "scalar head/tail; {}{}",
                               rows.text, len.text, len_class_text(len),
                               planned_len <= launch::kReduceInnerWarpLen ? "short rows" : "rows fill every SM",
-                              idx);
+                              idx, pick_note);
       return;
     }
+    // (A dyn length's classes were cut at the heuristic block's split counts: no picks there.)
+    const std::string pick_note = len.dynamic ? "" : apply_reduce_pick(p, kn, block, rows, len);
     config = block;
     // (A dyn length with dyn rows: never split, as the strided splits.)
     auto split = rows.bounded() && !(len.dynamic && rows.dynamic)
@@ -731,6 +769,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
         : rows.bounded()            ? ""
                                     : "; dyn rows without a largest class: never split",
         idx);
+    kn.reason += pick_note;
     if (split.splits > 1) add_finish(p, kn, config, rows.workspace_rows(), b.outer, rows.planned, inner);
     return;
   }
@@ -1338,19 +1377,11 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
   RownormPick pick = rownorm_heuristic(rows.planned, planned_len, v, kWarpItems, sms);
   std::string pick_note;
   if (!len.dynamic) {   // [Note: row norm picks]
-    Plan::Tunable tunable;
-    tunable.anchor = kn.anchor;
-    tunable.what = fmt::format("{}: {} rows{} of {}", norm ? "norm" : ir::op_kind_name(a.kind), rows.text,
-                               rows.class_text.empty() ? "" : " (" + rows.class_text + ")", planned_len);
-    tunable.heuristic = tunable.chosen = pick;
-    const std::vector<RownormPick> candidates = rownorm_candidates(planned_len, v, kWarpItems);
-    tunable.candidates.assign(candidates.begin(), candidates.end());
-    tunable.origin = "heuristic";
-    KILN_ASSERT(std::find(candidates.begin(), candidates.end(), pick) != candidates.end(),
-                "the row norm heuristic's pick {} is not among the candidates", pick.text());
-    pick_note = p.apply_tuned_pick(tunable, "; config: heuristic", "row norm");
-    pick = std::get<RownormPick>(tunable.chosen);
-    p.add_tunable(std::move(tunable));
+    pick_note = "; config: heuristic";
+    pick = p.offer_picks(kn.anchor,
+                         fmt::format("{}: {} rows{} of {}", norm ? "norm" : ir::op_kind_name(a.kind), rows.text,
+                                     rows.class_text.empty() ? "" : " (" + rows.class_text + ")", planned_len),
+                         pick, rownorm_candidates(planned_len, v, kWarpItems), pick_note, "row norm");
   }
   config.threads = pick.threads;
   config.group = pick.group;

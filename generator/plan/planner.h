@@ -156,15 +156,30 @@ class Planner {
   // Whether a shape reads `dim`, its size nodes walked once per planner and dim (finish_args asks
   // it for every kernel and dyn dim).
   bool mentions_dim(const ir::Shape& shape, const std::string& dim) const;
-  // Records what the tuner may vary for an anchor ([Note: tuned picks]).
-  void add_tunable(Plan::Tunable t) { plan_.tunables.push_back(std::move(t)); }
-  // `t` with its anchor, heuristic and candidates set: takes the target's pick for t.anchor where
-  // it is one of the candidates (t.chosen, t.origin). Returns the kernel reason's config note:
-  // "; config: <the pick's origin>", or where the pick is not a candidate "; config: heuristic
-  // (the pick P, <origin>, is not legal for this <what>)", else `note` unchanged.
-  std::string apply_tuned_pick(Plan::Tunable& t, const std::string& note, const char* what) const;
+  // Records what the tuner may vary for `anchor` ([Note: tuned picks]): `what` it is, the
+  // heuristic's pick and every legal one (the heuristic's among them: asserted), and takes the
+  // target's pick for the anchor where it is one of the candidates. Returns the chosen pick and
+  // sets `note` (the kernel reason's config note so far) to "; config: <the pick's origin>", or
+  // where the stored pick is not a candidate "; config: heuristic (the pick P, <origin>, is not
+  // legal for this <family>)", else leaves it.
+  template <class P>
+  P offer_picks(int anchor, std::string what, const P& heuristic, const std::vector<P>& candidates, std::string& note,
+                const char* family) {
+    Plan::Tunable t;
+    t.anchor = anchor;
+    t.what = std::move(what);
+    t.heuristic = t.chosen = heuristic;
+    t.candidates.assign(candidates.begin(), candidates.end());
+    t.origin = "heuristic";
+    note = apply_tuned_pick(t, note, family);
+    const P chosen = std::get<P>(t.chosen);
+    plan_.tunables.push_back(std::move(t));
+    return chosen;
+  }
 
  private:
+  // offer_picks' lookup of the stored pick (t's anchor, heuristic and candidates set).
+  std::string apply_tuned_pick(Plan::Tunable& t, const std::string& note, const char* family) const;
   void find_consumers();
   bool has_stream_source(ir::NodeId operand) const;
   void choose_leaves();

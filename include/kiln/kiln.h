@@ -277,15 +277,15 @@ struct TuneOptions {
 // One candidate of one product as Op::tune measured it.
 struct TuneCandidate {
   std::string config;        // "128x256x64 c1 st4 k1 cl1 g8" (a TMA product), "rows t256 g32 i8" (a row norm),
-                             // "ew t256" (an elementwise kernel): plan.h
+                             // "ew t256" (an elementwise kernel), "reduce warp t256 u4": plan.h
   bool heuristic = false;    // the planner's own pick
   bool correct = false;      // outputs matched (see TuneResult::checked_against)
   double median_ms = -1;     // the whole op's device time; -1 when not timed (wrong, or over budget)
   std::string note;          // why it was not timed, or the mismatch
 };
 
-// Op::tune's result: per tunable anchor (a matmul on the TMA engine, a row norm, an elementwise
-// kernel's first stored node), every candidate.
+// Op::tune's result: per tunable anchor (a matmul on the TMA engine, a row norm, a contiguous-row
+// reduction, an elementwise kernel's first stored node), every candidate.
 struct TuneResult {
   struct Product {
     int anchor = -1;

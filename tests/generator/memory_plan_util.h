@@ -129,6 +129,25 @@ inline void check_all_compile(const std::vector<kiln::CompileRequest>& reqs, con
   }
 }
 
+// Compiles with NVRTC, for sm_90a and sm_80, every unit of the plan of each op in `ops` under each
+// candidate pick of its first tunable (`plan_with(op, picks, arch)` plans it); returns the units.
+template <class PlanWith>
+inline std::size_t compile_every_candidate(const PlanWith& plan_with, std::initializer_list<const char*> ops) {
+  std::vector<kiln::CompileRequest> reqs;
+  std::vector<std::string> names;
+  for (const char* arch : {"sm_90a", "sm_80"})
+    for (const char* op : ops) {
+      const auto t = plan_with(op, std::map<int, kiln::TunedPick>{}, arch).tunables.at(0);
+      for (const auto& pick : t.candidates)
+        for (const auto& s : sources_of(plan_with(op, {{t.anchor, {pick, "test"}}}, arch))) {
+          reqs.push_back({s.text, s.file_name, arch, {}, &library()});
+          names.push_back(std::string(arch) + " " + op + " " + kiln::pick_text(pick) + " " + s.entry);
+        }
+    }
+  check_all_compile(reqs, names);
+  return reqs.size();
+}
+
 inline int check_units_compile(const kiln::Plan& plan, const std::string& arch) {
   int units = 0;
   for (const auto& src : sources_of(plan)) {

@@ -117,17 +117,5 @@ TEST_CASE("elementwise picks: a legal pick overrides the heuristic, an illegal o
 
 TEST_CASE("elementwise picks: every candidate of two ops compiles with NVRTC for sm_90a and sm_80") {
   if (!nvrtc_or_skip()) return;
-  std::vector<kiln::CompileRequest> reqs;
-  std::vector<std::string> names;
-  for (const char* arch : {"sm_90a", "sm_80"})
-    for (const char* op : {"big", "small"}) {
-      const auto t = plan_with(op, {}, arch).tunables.at(0);
-      for (const auto& pick : t.candidates)
-        for (const auto& s : sources_of(plan_with(op, {{t.anchor, {pick, "test"}}}, arch))) {
-          reqs.push_back({s.text, s.file_name, arch, {}, &library()});
-          names.push_back(std::string(arch) + " " + op + " " + kiln::pick_text(pick) + " " + s.entry);
-        }
-    }
-  CHECK(reqs.size() == 2u * (8 + 4));   // one kernel a plan: 8 and 4 candidates, two arches
-  check_all_compile(reqs, names);
+  CHECK(compile_every_candidate(plan_with, {"big", "small"}) == 2u * (8 + 4));   // one kernel a plan: 8 and 4 candidates, two arches
 }

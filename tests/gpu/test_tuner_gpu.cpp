@@ -4,7 +4,8 @@
 // reference; a dyn product tuned at one value serves its bucket and size class; on-first-call
 // tunes a long-K tf32 product (split-K candidates) on the first specialization; a softmax and a
 // layer norm written out have row norm picks (warp and block rows), each checked and timed; two
-// elementwise ops (one re-reading a broadcast operand) have block sizes and grids as picks.
+// elementwise ops (one re-reading a broadcast operand) have block sizes and grids as picks, and two
+// contiguous-row reductions (a warp and a block per row) block sizes and loads in flight.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -48,6 +49,16 @@ op ew_bcast {
   in  x: f32[N, C, H, W]
   in  w: f32[C, H, W]
   out y = x * w
+}
+op red_rows {
+  dims R = 8192, L = 1000
+  in  x: f32[R, L]
+  out y = sum(x, axis=1)
+}
+op red_long {
+  dims R = 16, L = 1048576
+  in  x: f32[R, L]
+  out y = max(x, axis=1)
 }
 op sm_rows {
   dims R = 8192, L = 1000
@@ -216,6 +227,16 @@ TEST_CASE("gpu: elementwise ops tune their block size and grid, each checked, an
   // 128 to 1024 threads, each uncapped, and persistent where that caps the grid (on 132 SMs all
   // but 1024 threads' 4096 blocks).
   for (const char* op : {"ew_add", "ew_bcast"}) tune_one_family(dir, spec, op, "ew t", 5, 8);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("gpu: contiguous-row reductions tune their block size and loads, each checked, and plan with the winner") {
+  KILN_REQUIRE_GPU();
+  const fs::path dir = fresh_dir("kiln-tune-red");
+  const std::string spec = spec_file(dir);
+  // A warp per row (8192 rows of 1000) and a block per row split along it (16 rows of 2^20):
+  // 3 block sizes x 2, 4 or 8 loads in flight each.
+  for (const char* op : {"red_rows", "red_long"}) tune_one_family(dir, spec, op, "reduce ", 9, 9);
   fs::remove_all(dir);
 }
 
