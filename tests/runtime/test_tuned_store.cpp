@@ -1,7 +1,8 @@
 // The tuned store ([Note: the tuned store] in runtime/tuner.cpp) and Options::tuning, without a
 // GPU: KILN_TUNING_DEVICE names the device the picks were tuned on, as `kiln gen` on a machine
 // without a GPU would. Round trip, damaged and foreign files, the key (dyn buckets, not values),
-// and the runtime applying a stored pick (or not: tuning off, an illegal pick).
+// and the runtime applying a stored pick (or not: tuning off, an illegal pick), of the TMA engine
+// and of the elementwise, reduction and row norm families in one op.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "generator/frontend/frontend.h"
 #include "generator/plan/plan.h"
@@ -31,6 +34,13 @@ const char* kSpec =
     "  in  x: bf16[M, K]\n"
     "  in  w: bf16[N, K]\n"
     "  out y = matmul(x, transpose(w))\n"
+    "}\n"
+    "op mixed {\n"                 // an elementwise kernel, a warp-per-row sum and a softmax
+    "  dims static R = 4096, static L = 1000\n"
+    "  in  x: f32[R, L]\n"
+    "  out y = x * 2.0\n"
+    "  out s = sum(x, axis=1)\n"
+    "  out p = softmax(x, axis=1)\n"
     "}\n"
     "op scale {\n"
     "  dims dyn N = 1000, C = 64\n"
@@ -128,6 +138,48 @@ TEST_CASE("Options::tuning: a stored pick re-plans the op, off and illegal picks
   REQUIRE(kiln::store_tuned(kiln::tuned_path(dir.path.string(), key), key, {{t.anchor, {bad, "tuned (stale)"}}}, &error));
   const std::string stale = plan_text_with(dir.path.string(), "stored");
   CHECK(stale.find("config: heuristic (the pick " + bad.text() + ", tuned (stale), is not legal") != std::string::npos);
+}
+
+TEST_CASE("tuned store: picks of the elementwise, reduction and row norm families round-trip and re-plan the op") {
+  TempDir dir;
+  const auto plan = plan_of("mixed");
+  REQUIRE(plan.tunables.size() == 3);
+  // For each tunable, its last candidate that is not the heuristic's.
+  std::map<int, kiln::TunedPick> picks;
+  for (const auto& t : plan.tunables) {
+    auto it = std::find_if(t.candidates.rbegin(), t.candidates.rend(), [&](const auto& c) { return c != t.heuristic; });
+    REQUIRE(it != t.candidates.rend());
+    picks[t.anchor] = {*it, "tuned 0.0200 ms (test)"};
+  }
+  auto of_family = [&](auto family) {
+    return std::count_if(picks.begin(), picks.end(), [](const auto& p) {
+      return std::holds_alternative<decltype(family)>(p.second.pick);
+    });
+  };
+  CHECK(of_family(kiln::ElementwisePick{}) == 1);
+  CHECK(of_family(kiln::ReducePick{}) == 1);
+  CHECK(of_family(kiln::RownormPick{}) == 1);
+  const std::string key = kiln::tuning_key_text(plan, "Test GPU 80GB");
+  std::string error;
+  REQUIRE(kiln::store_tuned(kiln::tuned_path(dir.path.string(), key), key, picks, &error));
+  const auto back = kiln::load_tuned(kiln::tuned_path(dir.path.string(), key), key);
+  REQUIRE(back.size() == 3);
+  for (const auto& [anchor, p] : picks) CHECK(back.at(anchor).pick == p.pick);
+  // The runtime (tuning = stored) plans every kernel with its stored pick.
+  const std::string tuned = plan_text_with(dir.path.string(), "stored", "mixed");
+  std::size_t at = 0, count = 0;
+  while ((at = tuned.find("config: tuned 0.0200 ms (test)", at)) != std::string::npos) ++count, ++at;
+  CHECK(count >= 3);   // each kernel's reason (in the plan's list and its source's header)
+  for (const auto& [anchor, p] : picks) {
+    CAPTURE(kiln::pick_text(p.pick));
+    if (const auto* e = std::get_if<kiln::ElementwisePick>(&p.pick))
+      CHECK(tuned.find(fmt::format("ElementwiseConfig{{vec=4 threads={}", e->threads)) != std::string::npos);
+    if (const auto* r = std::get_if<kiln::ReducePick>(&p.pick))
+      CHECK(tuned.find(fmt::format("threads={} unroll={}", r->threads, r->unroll)) != std::string::npos);
+    if (const auto* r = std::get_if<kiln::RownormPick>(&p.pick))
+      CHECK(tuned.find(fmt::format("threads={} group={} items={}", r->threads, r->group, r->items)) != std::string::npos);
+  }
+  CHECK(plan_text_with(dir.path.string(), "off", "mixed").find("config: tuned") == std::string::npos);
 }
 
 TEST_CASE("tuned store: a dyn matmul is tuned per bucket and size class, and a stored pick serves the class") {
