@@ -207,20 +207,21 @@ Expected reference_outputs(const ir::BoundIr& bound, const std::vector<ref::Host
   // The outputs that take a contraction error: an f32 softmax or log_softmax over a contraction's
   // values. Their operands (the logits) are evaluated with the outputs, as extra outputs.
   const ir::Ir& ir = *bound.ir;
-  auto with_logits = std::make_shared<ir::Ir>(ir);
   std::vector<std::pair<std::size_t, std::int64_t>> widened;   // (output, K)
   for (std::size_t o = 0; o < ir.outputs.size(); ++o) {
     const ir::Node& n = ir.node(ir.outputs[o].node);
     if ((n.kind != ir::OpKind::Softmax && n.kind != ir::OpKind::LogSoftmax) || n.dtype != DType::f32) continue;
-    const std::int64_t k = contraction_length(bound, n.operands[0]);
-    if (k == 0) continue;
-    widened.emplace_back(o, k);
-    with_logits->outputs.push_back({"(logits of " + ir.outputs[o].name + ")", n.operands[0], n.loc});
+    if (const std::int64_t k = contraction_length(bound, n.operands[0]); k > 0) widened.emplace_back(o, k);
   }
   Expected e;
   if (widened.empty()) {
     e.outputs = ref::evaluate(bound, inputs);
     return e;
+  }
+  auto with_logits = std::make_shared<ir::Ir>(ir);   // a copy only where some output needs its logits
+  for (const auto& [o, k] : widened) {
+    const ir::Node& n = ir.node(ir.outputs[o].node);
+    with_logits->outputs.push_back({"(logits of " + ir.outputs[o].name + ")", n.operands[0], n.loc});
   }
   ir::BoundIr b = bound;
   b.ir = with_logits;
