@@ -357,8 +357,13 @@ struct FlashAttention {
     int use = 0;
     for (int n = 0;; ++n) {
       mbar_wait(unit_full(n & 1), (n >> 1) & 1);
-      const long long u = slot[n & 1];
-      __syncwarp();
+      // Lane 0 reads the slot, hands it to its warp and releases the slot: the thread that read it
+      // is the one that arrives, so the producer's next write to it is ordered after the read
+      // through the barrier alone (compute-sanitizer racecheck reported reads of the other lanes,
+      // ordered by a __syncwarp before lane 0's arrive, as hazards with that write).
+      long long u = 0;
+      if (lane == 0) u = slot[n & 1];
+      u = __shfl_sync(0xffffffffu, u, 0);
       if (lane == 0) mbar_arrive(unit_empty(n & 1));
       if (u >= units) break;
       const Unit w(u, x);

@@ -11,7 +11,7 @@ while read -r op dims; do
   [[ -z "$op" ]] && continue
   start=$SECONDS
   # shellcheck disable=SC2086
-  KILN_CACHE_DIR=$(mktemp -d) timeout 90 .gpu/bin/kiln tune specs/gemm.kiln --op "$op" $dims --iters 30 --budget 60 \
+  KILN_CACHE_DIR=$(mktemp -d) timeout 48 .gpu/bin/kiln tune specs/gemm.kiln --op "$op" $dims --iters 30 --budget 32 \
     --no-store > $OUT/t.txt 2> $OUT/t-progress.txt
   rc=$?
   echo "$op $dims rc=$rc $(grep -E ': best ' $OUT/t.txt | head -1) [$((SECONDS - start)) s]"
