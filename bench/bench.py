@@ -1079,11 +1079,28 @@ def gemm_ratios(row, case, res):
     row["TFLOPs"] = case.flops / kiln_ms / 1e9
     if case.n == 1:   # a GEMV: the bytes of A (read once) over kiln's time
         row["TBps"] = case.m * case.k * 4 / kiln_ms / 1e9
-        row["copy_fraction"] = row["TBps"] / res["copy_TBps"]
+        row["copy_fraction"] = share(row["TBps"], res["copy_TBps"])
     if case.target:
         kind, x = case.target
         got = row["speedup_vs_eager"] if kind == "cublas" else row["copy_fraction"]
-        row["meets_target"] = bool(got >= x)
+        if got is not None:   # (no copy ceiling under --no-ceilings: the target is not judged)
+            row["meets_target"] = bool(got >= x)
+
+
+def share(value, ceiling):
+    """value as a fraction of a ceiling measured in this run; None where none was (--no-ceilings)."""
+    return None if ceiling is None else value / ceiling
+
+
+def percent_of(fraction, ceiling):
+    return "" if fraction is None else f" = {100 * fraction:.0f}% of {ceiling}"
+
+
+def ceilings_text(res):
+    if res.get("copy_TBps") is None:
+        return "Ceilings not measured (--no-ceilings)."
+    return (f"Copy ceiling {res['copy_TBps']:.2f} TB/s; cuBLAS 8192³ fp32 {res['gemm8192_fp32_TFLOPs']:.1f} / "
+            f"tf32 {res['gemm8192_tf32_TFLOPs']:.1f} / bf16 {res['gemm8192_bf16_TFLOPs']:.1f} TFLOP/s.")
 
 
 def run_gemm_sweep(res, args, kiln, only, precisions, save):
@@ -1195,8 +1212,7 @@ def main():
             f.write(markdown_table(res))
 
     if args.no_ceilings:
-        res.update(copy_TBps=float("nan"), gemm8192_fp32_TFLOPs=float("nan"),
-                   gemm8192_tf32_TFLOPs=float("nan"), gemm8192_bf16_TFLOPs=float("nan"))
+        res.update(copy_TBps=None, gemm8192_fp32_TFLOPs=None, gemm8192_tf32_TFLOPs=None, gemm8192_bf16_TFLOPs=None)
     else:
         measure_ceilings(res, args.quick)
 
@@ -1262,13 +1278,13 @@ def main():
                     row["speedup_vs_compile"] = row["compile_ms"] / row["kiln_ms"]
                 if prob.bytes_moved:
                     row["TBps"] = prob.bytes_moved / row["kiln_ms"] / 1e9
-                    row["copy_fraction"] = row["TBps"] / res["copy_TBps"]
+                    row["copy_fraction"] = share(row["TBps"], res["copy_TBps"])
                 if prob.flops:
                     row["TFLOPs"] = prob.flops / row["kiln_ms"] / 1e9
                     # The matching cuBLAS ceiling: fp32 for fp32-accurate rows, tf32 for tf32 rows.
                     ceiling = prob.label or ("tf32" if mode == "tf32" else "fp32")
                     ceiling = "bf16" if ceiling == "f16" else ceiling   # the same tensor-core rate
-                    row["flop_fraction"] = row["TFLOPs"] / res[f"gemm8192_{ceiling}_TFLOPs"]
+                    row["flop_fraction"] = share(row["TFLOPs"], res[f"gemm8192_{ceiling}_TFLOPs"])
             res["rows"].append(row)
             print(json.dumps(row), flush=True)
             save()
@@ -1293,9 +1309,7 @@ def fmt_ms(v):
 
 def markdown_table(res):
     lines = [f"{res['gpu']} ({res['sms']} SMs), driver {res.get('driver', '?')}, CUDA {res['cuda']}, "
-             f"PyTorch {res['torch']}, {res['date']}. Copy ceiling {res['copy_TBps']:.2f} TB/s; cuBLAS 8192³ "
-             f"fp32 {res['gemm8192_fp32_TFLOPs']:.1f} / tf32 {res['gemm8192_tf32_TFLOPs']:.1f} / bf16 "
-             f"{res['gemm8192_bf16_TFLOPs']:.1f} TFLOP/s.", ""]
+             f"PyTorch {res['torch']}, {res['date']}. " + ceilings_text(res), ""]
     rows = [r for r in res["rows"] if r.get("sweep") != "gemm"]
     if rows:
         lines += ["| problem | precision | correct | kiln ms | eager ms | compile ms | vs eager | vs compile | achieved |",
@@ -1306,9 +1320,9 @@ def markdown_table(res):
             correct += f": {r['note']}"
         achieved = ""
         if "TFLOPs" in r:
-            achieved = f"{r['TFLOPs']:.1f} TFLOP/s = {100 * r.get('flop_fraction', 0):.0f}% of cuBLAS 8192³"
+            achieved = f"{r['TFLOPs']:.1f} TFLOP/s" + percent_of(r.get("flop_fraction"), "cuBLAS 8192³")
         elif "copy_fraction" in r:
-            achieved = f"{r['TBps']:.2f} TB/s = {100 * r['copy_fraction']:.0f}% of copy"
+            achieved = f"{r['TBps']:.2f} TB/s" + percent_of(r["copy_fraction"], "copy")
         ratio = lambda k: f"{r[k]:.2f}x" if k in r else "—"  # noqa: E731
         lines.append(f"| {r['problem']} | {r['precision']} | {correct} | {fmt_ms(r.get('kiln_ms'))} | "
                      f"{fmt_ms(r.get('eager_ms'))} | {fmt_ms(r.get('compile_ms'))} | {ratio('speedup_vs_eager')} | "
@@ -1340,8 +1354,8 @@ def gemm_table(rows, res):
             triton = "failed"
         ratio = lambda k: f"{r[k]:.2f}×" if r.get(k) is not None else "—"  # noqa: E731
         achieved = ""
-        if r.get("copy_fraction") is not None:
-            achieved = f"{r['TBps']:.2f} TB/s = {100 * r['copy_fraction']:.0f}% of copy"
+        if r.get("TBps") is not None:
+            achieved = f"{r['TBps']:.2f} TB/s" + percent_of(r.get("copy_fraction"), "copy")
         elif r.get("TFLOPs") is not None:
             achieved = f"{r['TFLOPs']:.1f} TFLOP/s"
         target = r.get("target") or ""
