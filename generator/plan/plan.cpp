@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <set>
+#include <utility>
 
 #include "generator/support/assert.h"
 #include "generator/plan/planner.h"
@@ -235,8 +237,16 @@ std::optional<ElementwisePick> ElementwisePick::parse(std::string_view text) {
   return e;
 }
 
+namespace {
+constexpr std::pair<ReducePick::Kind, std::string_view> kReduceKinds[] = {
+    {ReducePick::Kind::warp, "warp"}, {ReducePick::Kind::block, "block"}, {ReducePick::Kind::outer, "outer"}};
+}  // namespace
+
 std::string ReducePick::text() const {
-  return fmt::format("reduce {} t{} u{}", block ? "block" : "warp", threads, unroll);
+  std::string_view name;
+  for (const auto& [k, n] : kReduceKinds)
+    if (k == kind) name = n;
+  return fmt::format("reduce {} t{} u{}", name, threads, unroll);
 }
 
 std::optional<ReducePick> ReducePick::parse(std::string_view text) {
@@ -245,7 +255,10 @@ std::optional<ReducePick> ReducePick::parse(std::string_view text) {
   char tail = 0;
   const std::string s(text);
   if (std::sscanf(s.c_str(), "reduce %7s t%d u%d%c", variant, &r.threads, &r.unroll, &tail) != 3) return std::nullopt;
-  r.block = std::string_view(variant) == "block";
+  const auto* found = std::find_if(std::begin(kReduceKinds), std::end(kReduceKinds),
+                                   [&](const auto& k) { return k.second == variant; });
+  if (found == std::end(kReduceKinds)) return std::nullopt;
+  r.kind = found->first;
   if (r.text() != s) return std::nullopt;
   return r;
 }

@@ -118,7 +118,8 @@ std::string index_declaration(bool index64);
 //   compositions fused into rownorm; plan_memory.cpp's [Note: row norm picks]): RownormPick;
 // - the elementwise family (plan.cpp's [Note: elementwise picks]): ElementwisePick. An elementwise
 //   kernel has no anchor: its tunable and stored pick are keyed by its first stored node;
-// - the reductions over contiguous rows (reduce_inner's warp and block variants; plan_memory.cpp's
+// - the reductions over contiguous rows (reduce_inner's warp and block variants) and strided
+//   reductions with threads along the inner axis (reduce_outer's plain variant; plan_memory.cpp's
 //   [Note: reduction picks]): ReducePick.
 struct TmaPick {
   int bm = 0, bn = 0, bk = 0, consumers_n = 1, stages = 0, split_k = 1, cluster_m = 1, group_m = 8;
@@ -150,13 +151,15 @@ struct ElementwisePick {
   friend bool operator==(const ElementwisePick&, const ElementwisePick&) = default;
 };
 
-// A reduction over contiguous rows' (ReduceConfig's reduce_inner variant) block size and loads in
-// flight a thread; the variant (a warp or a block per row) is the heuristic's.
+// A reduction's (ReduceConfig's) block size and loads in flight a thread, within the heuristic's
+// variant: a warp or a block per contiguous row (reduce_inner), or threads along the inner axis of
+// a strided one (reduce_outer's plain variant).
 struct ReducePick {
-  bool block = false;   // reduce_inner_block: a block per row; else reduce_inner_warp
+  enum class Kind { warp, block, outer };
+  Kind kind = Kind::warp;
   int threads = 256, unroll = 4;
 
-  std::string text() const;   // "reduce warp t256 u4", "reduce block t512 u4"
+  std::string text() const;   // "reduce warp t256 u4", "reduce block t512 u4", "reduce outer t128 u8"
   static std::optional<ReducePick> parse(std::string_view text);
   friend bool operator==(const ReducePick&, const ReducePick&) = default;
 };

@@ -602,35 +602,61 @@ std::vector<std::int64_t> split_steps(SplitsAt splits_at) {
 }
 
 // [Note: reduction picks]
-// A reduction over contiguous rows (reduce_inner) has picks ([Note: tuned picks] in plan.h): the
-// block size and the loads a thread keeps in flight, within the heuristic's variant. A warp per
-// row: blocks of 128, 256 or 512 threads (rows a block: threads / 32), 2, 4 or 8 16-byte loads in
-// flight; a block per row: 256, 512 or 1024 threads, 2, 4 or 8 loads, the row's split recomputed
-// by the rule for the pick (each split at least one unrolled sweep of the block), only at a static
-// length (a dyn length's classes are cut where the heuristic block's split count changes). The
-// heuristic (256 threads and 4 loads a warp per row, 512 and 4 a block per row) is one of them:
-// [Note: how the numbers are chosen] in kiln/config/reduce.h says why those. Dyn rows take any
-// pick (the warp variant strides over rows; the block variant splits per launch by the rule at
-// the pick's numbers). The strided (reduce_outer) variants and the chains have no picks yet.
-std::vector<ReducePick> reduce_candidates(bool block) {
+// A reduction has picks ([Note: tuned picks] in plan.h): the block size and the loads a thread
+// keeps in flight, within the heuristic's variant.
+// - Contiguous rows (reduce_inner). A warp per row: blocks of 128, 256 or 512 threads (rows a
+//   block: threads / 32), 2, 4 or 8 16-byte loads in flight; a block per row: 256, 512 or 1024
+//   threads, 2, 4 or 8 loads, the row's split recomputed by the rule for the pick (each split at
+//   least one unrolled sweep of the block), only at a static length (a dyn length's classes are
+//   cut where the heuristic block's split count changes). The heuristic (256 threads and 4 loads a
+//   warp per row, 512 and 4 a block per row) is one of them: [Note: how the numbers are chosen] in
+//   kiln/config/reduce.h says why those. Dyn rows take any pick (the warp variant strides over
+//   rows; the block variant splits per launch by the rule at the pick's numbers).
+// - Strided, threads along the inner axis (reduce_outer's plain variant): blocks of 64 to 512
+//   threads (powers of two, none wider than the row's columns round up to whole warps, and the
+//   heuristic's), and half, the same and twice the heuristic's loads in flight (4, 8 or 16 4-byte
+//   loads down a column; 2, 4 or 8 16-byte ones); the split along the reduced axis recomputed by
+//   the rule at the pick's numbers. Only at a static inner extent and length (their classes are
+//   the heuristic's rule's); dyn rows keep the heuristic's size classes, and each class and launch
+//   splits by the rule at the pick's numbers.
+// The whole-row sweeps (reduce_outer_rows, reduce_outer_rows_v4) and the chains have no picks yet.
+std::vector<ReducePick> reduce_candidates(ReducePick::Kind kind) {
   static constexpr int kWarpThreads[] = {128, 256, 512}, kBlockThreads[] = {256, 512, 1024};
   std::vector<ReducePick> out;
-  for (int threads : block ? kBlockThreads : kWarpThreads)
-    for (int unroll : {2, 4, 8}) out.push_back({block, threads, unroll});
+  for (int threads : kind == ReducePick::Kind::block ? kBlockThreads : kWarpThreads)
+    for (int unroll : {2, 4, 8}) out.push_back({kind, threads, unroll});
   return out;
 }
 
-// Lists the picks of a contiguous-row reduction whose heuristic config is `c` (a reduce_inner
-// variant), applies a stored one to `c`, and returns the reason's note ("; config: ...").
-std::string apply_reduce_pick(Planner& p, const PlannedKernel& kn, ReduceConfig& c, const Rows& rows,
-                              const Rows& len) {
-  const bool block = c.variant == ReduceVariant::kInnerBlock;
+// The strided candidates around the heuristic's pick `h` over rows of `cols` thread columns.
+std::vector<ReducePick> reduce_outer_candidates(const ReducePick& h, std::int64_t cols) {
+  std::set<int> threads = {h.threads};
+  const std::int64_t widest = std::max<std::int64_t>(h.threads, launch::round_up_ll(cols, 32));
+  for (int t = 64; t <= 512; t *= 2)
+    if (t <= widest) threads.insert(t);
+  std::vector<ReducePick> out;
+  for (int t : threads)
+    for (int unroll : {h.unroll / 2, h.unroll, 2 * h.unroll}) out.push_back({ReducePick::Kind::outer, t, unroll});
+  return out;
+}
+
+// Lists the picks of a reduction whose heuristic config is `c` (a reduce_inner variant, or
+// reduce_outer's plain one over rows of `cols` thread columns), applies a stored one to `c`, and
+// returns the reason's note ("; config: ...").
+std::string apply_reduce_pick(Planner& p, const PlannedKernel& kn, ReduceConfig& c, const Rows& rows, const Rows& len,
+                              std::int64_t cols = 0) {
+  const ReducePick::Kind kind = c.variant == ReduceVariant::kInnerBlock ? ReducePick::Kind::block
+                                : c.variant == ReduceVariant::kOuter    ? ReducePick::Kind::outer
+                                                                        : ReducePick::Kind::warp;
+  const ReducePick heuristic{kind, c.threads, c.unroll};
   std::string note = "; config: heuristic";
-  const ReducePick chosen =
-      p.offer_picks(kn.anchor,
-                    fmt::format("{}: {} rows{} of {}", ir::op_kind_name(p.node(kn.anchor).kind), rows.text,
-                                rows.class_text.empty() ? "" : " (" + rows.class_text + ")", len.text),
-                    ReducePick{block, c.threads, c.unroll}, reduce_candidates(block), note, "reduction");
+  const ReducePick chosen = p.offer_picks(
+      kn.anchor,
+      fmt::format("{}: {} rows{} of {}{}", ir::op_kind_name(p.node(kn.anchor).kind), rows.text,
+                  rows.class_text.empty() ? "" : " (" + rows.class_text + ")", len.text,
+                  kind == ReducePick::Kind::outer ? fmt::format(", strided, {} columns", c.inner) : ""),
+      heuristic, kind == ReducePick::Kind::outer ? reduce_outer_candidates(heuristic, cols) : reduce_candidates(kind),
+      note, "reduction");
   c.threads = chosen.threads;
   c.unroll = chosen.unroll;
   return note;
@@ -808,9 +834,14 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   // at its lowest row count, its workspace sized for its most (at most 8 times what its lowest
   // needs, but for the first class), and each launch split as the rule at its rows ([Note: splits
   // per launch]); from `full` on unsplit.
+  // `classes`: the config whose rule cuts dyn rows' size classes (a pick's config keeps the
+  // heuristic's classes, [Note: reduction picks]); `c` itself by default.
   std::string unsplit;
-  auto split_by = [&](ReduceConfig& c) {
+  auto split_by = [&](ReduceConfig& c, const ReduceConfig* classes = nullptr) {
     auto rule = [&](std::int64_t outer, std::int64_t length) { return split_rule_at(c, outer, length, sms); };
+    auto class_rule = [&](std::int64_t outer, std::int64_t length) {
+      return split_rule_at(classes != nullptr ? *classes : c, outer, length, sms);
+    };
     launch::OuterSplit split{1, b.len};
     if (inner.dynamic && len.dynamic) {
       unsplit = "; dyn inner and length: never split";
@@ -825,7 +856,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
       unsplit = "; dyn rows and length: never split";
       split.chunk = 0;
     } else if (rows.dynamic) {
-      const std::int64_t full = unsplit_rows([&](std::int64_t outer) { return rule(outer, b.len).splits; });
+      const std::int64_t full = unsplit_rows([&](std::int64_t outer) { return class_rule(outer, b.len).splits; });
       rows.thresholds(p, {launch::ceil_div(full, 512), launch::ceil_div(full, 64), launch::ceil_div(full, 8), full});
       if (!rows.bounded()) {
         unsplit = rows.dim.empty() ? "; dyn rows of several dyn dims (no classes): never split"
@@ -915,9 +946,13 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   config.threads = launch::reduce_outer_threads(sized, vec);
   config.unroll = vec == 1 ? 8 : 4;
   config.vec = vec;
-  split_by(config);
+  const ReduceConfig heuristic = config;
+  // (A dyn inner's or length's classes are cut by the heuristic's rule: no picks there.)
+  const std::string pick_note =
+      inner.dynamic || len.dynamic ? "" : apply_reduce_pick(p, kn, config, rows, len, launch::ceil_div(b.inner, vec));
+  split_by(config, &heuristic);
   kn.reason = fmt::format(
-      "reduced axis strided: threads along the contiguous inner axis ({}), {}{}{}; {}", inner_text,
+      "reduced axis strided: threads along the contiguous inner axis ({}), {}{}{}; {}{}", inner_text,
       vec > 1 ? fmt::format("{}-byte loads", vec * elem)
               : fmt::format("inner {}: {}-byte loads, {} in flight per thread", not_multiple(16 / elem), elem,
                             config.unroll),
@@ -926,7 +961,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
                                                                     : fmt::format("{} blocks", kn.grid.x),
                                       sms, split_text(), dyn_chunks(config.splits))
                         : "",
-      unsplit, idx);
+      unsplit, idx, pick_note);
   if (config.splits > 1) finish();
 }
 

@@ -1,9 +1,10 @@
-// The contiguous-row reductions' tunable picks ([Note: reduction picks] in
-// generator/plan/plan_memory.cpp, [Note: tuned picks] in plan.h): the candidate space in the plan
-// (block size and loads in flight within the heuristic's variant), a pick in the Target overriding
-// the heuristic (a block per row re-split by the rule at the pick's numbers), an illegal pick
-// ignored with a reason, none for a dyn length's block variant nor for strided reductions, and
-// every candidate compiling through NVRTC for sm_90a and sm_80.
+// The reductions' tunable picks ([Note: reduction picks] in generator/plan/plan_memory.cpp,
+// [Note: tuned picks] in plan.h): the candidate space in the plan (block size and loads in flight
+// within the heuristic's variant: a warp or a block per contiguous row, threads along a strided
+// reduction's inner axis), a pick in the Target overriding the heuristic (a block per row or a
+// strided reduction re-split by the rule at the pick's numbers), an illegal pick ignored with a
+// reason, none for a dyn length nor for the whole-row sweeps, dyn rows keeping the heuristic's
+// size classes, and every candidate compiling through NVRTC for sm_90a and sm_80.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "generator/plan/plan.h"
+#include "kiln/config/reduce.h"
 #include "memory_plan_util.h"
 #include "runtime/nvrtc.h"
 
@@ -34,8 +36,28 @@ const char* kSpec =
     "  in  x: f32[R, L]\n"
     "  out y = sum(x, axis=1)\n"
     "}\n"
-    "op strided {\n"               // reduce_outer: no picks yet
+    "op strided {\n"               // reduce_outer, threads along L, 16-byte loads, unsplit
     "  dims R = 4096, L = 4096\n"
+    "  in  x: f32[R, L]\n"
+    "  out y = sum(x, axis=0)\n"
+    "}\n"
+    "op strided_split {\n"         // 301 columns (4-byte loads), 4 blocks: split along R
+    "  dims A = 2, R = 65536, L = 301\n"
+    "  in  x: f32[A, R, L]\n"
+    "  out y = max(x, axis=1)\n"
+    "}\n"
+    "op strided_dyn_rows {\n"      // dyn rows: the heuristic's size classes, picks still offered
+    "  dims dyn A = 2, R = 65536, L = 301\n"
+    "  in  x: f32[A, R, L]\n"
+    "  out y = sum(x, axis=1)\n"
+    "}\n"
+    "op strided_dyn_len {\n"       // a dyn reduced length: no picks
+    "  dims A = 2, dyn R = 65536, L = 301\n"
+    "  in  x: f32[A, R, L]\n"
+    "  out y = sum(x, axis=1)\n"
+    "}\n"
+    "op strided_sweep {\n"         // inner 4095 (% 4 != 0): the whole-row sweep, no picks yet
+    "  dims R = 512, L = 4095\n"
     "  in  x: f32[R, L]\n"
     "  out y = sum(x, axis=0)\n"
     "}\n";
@@ -47,17 +69,47 @@ kiln::Plan plan_with(const std::string& op, const std::map<int, kiln::TunedPick>
 
 const kiln::PlannedKernel& reduce_kernel(const kiln::Plan& plan) {
   for (const auto& k : plan.kernels)
-    if (k.template_name == "reduce_inner") return k;
-  FAIL("no reduce_inner kernel in the plan");
+    if (k.template_name == "reduce_inner" || k.template_name == "reduce_outer") return k;
+  FAIL("no reduce_inner or reduce_outer kernel in the plan");
   return plan.kernels.front();
 }
 
 const kiln::ReducePick& red_pick(const kiln::Pick& p) { return std::get<kiln::ReducePick>(p); }
 
+using Kind = kiln::ReducePick::Kind;
+
+// Plans `op` with each of its candidates stored as its pick: the kernel takes the pick's block
+// size and loads and says where they came from; f(pick, plan, config) checks the rest.
+template <class F>
+void each_candidate(const std::string& op, const F& f) {
+  const auto base = plan_with(op);
+  REQUIRE(base.tunables.size() == 1);
+  const auto& t = base.tunables[0];
+  for (const auto& pick : t.candidates) {
+    const auto& r = std::get<kiln::ReducePick>(pick);
+    CAPTURE(r.text());
+    const auto plan = plan_with(op, {{t.anchor, {pick, "tuned: 0.050 ms (test)"}}});
+    const auto& k = reduce_kernel(plan);
+    const auto& c = std::get<kiln::ReduceConfig>(k.config);
+    CHECK(c.threads == r.threads);
+    CHECK(c.unroll == r.unroll);
+    CHECK(k.block.x == r.threads);
+    CHECK(k.reason.find("; config: tuned: 0.050 ms (test)") != std::string::npos);
+    f(r, plan, c);
+  }
+}
+
+Kind kind_of(const kiln::ReduceConfig& c) {
+  return c.variant == kiln::ReduceVariant::kInnerBlock ? Kind::block
+         : c.variant == kiln::ReduceVariant::kOuter    ? Kind::outer
+                                                       : Kind::warp;
+}
+
 }  // namespace
 
 TEST_CASE("reduction picks: text round trip, parse_pick reads it, malformed text refused") {
-  for (const kiln::ReducePick p : {kiln::ReducePick{false, 128, 8}, kiln::ReducePick{true, 1024, 2}}) {
+  for (const kiln::ReducePick p : {kiln::ReducePick{Kind::warp, 128, 8}, kiln::ReducePick{Kind::block, 1024, 2},
+                                   kiln::ReducePick{Kind::outer, 64, 16}}) {
     CAPTURE(p.text());
     REQUIRE(kiln::ReducePick::parse(p.text()).has_value());
     CHECK(*kiln::ReducePick::parse(p.text()) == p);
@@ -65,7 +117,8 @@ TEST_CASE("reduction picks: text round trip, parse_pick reads it, malformed text
     REQUIRE(any.has_value());
     CHECK(std::holds_alternative<kiln::ReducePick>(*any));
   }
-  CHECK(kiln::ReducePick{true, 512, 4}.text() == "reduce block t512 u4");
+  CHECK(kiln::ReducePick{Kind::block, 512, 4}.text() == "reduce block t512 u4");
+  CHECK(kiln::ReducePick{Kind::outer, 128, 8}.text() == "reduce outer t128 u8");
   for (const char* bad : {"", "reduce", "reduce warp t256", "reduce rows t256 u4", "reduce warp t256 u4 x",
                           "reduce warp t0256 u4", "warp t256 u4"})
     CHECK_FALSE(kiln::ReducePick::parse(bad).has_value());
@@ -74,10 +127,15 @@ TEST_CASE("reduction picks: text round trip, parse_pick reads it, malformed text
 TEST_CASE("reduction picks: the plan lists the candidates within the heuristic's variant") {
   struct Want {
     const char* op;
-    bool block;
-    int threads;
+    Kind kind;
+    int threads, unroll;
+    std::size_t candidates;
   };
-  for (const Want w : {Want{"warp_rows", false, 256}, Want{"block_rows", true, 512}}) {
+  // strided: 4096 columns of 16-byte loads (1024 thread columns): 64..512 threads x 2, 4, 8 loads;
+  // strided_split: 301 columns of 4-byte loads (256 threads, 8 loads): 64, 128, 256 x 4, 8, 16.
+  for (const Want w : {Want{"warp_rows", Kind::warp, 256, 4, 9}, Want{"block_rows", Kind::block, 512, 4, 9},
+                       Want{"strided", Kind::outer, 256, 4, 12}, Want{"strided_split", Kind::outer, 256, 8, 9},
+                       Want{"strided_dyn_rows", Kind::outer, 256, 8, 9}}) {
     CAPTURE(w.op);
     const auto plan = plan_with(w.op);
     REQUIRE(plan.tunables.size() == 1);
@@ -85,43 +143,36 @@ TEST_CASE("reduction picks: the plan lists the candidates within the heuristic's
     const auto& k = reduce_kernel(plan);
     CHECK(t.anchor == k.anchor);
     CHECK(t.chosen == t.heuristic);
-    CHECK(t.candidates.size() == 9u);
+    CHECK(t.candidates.size() == w.candidates);
     CHECK(std::count(t.candidates.begin(), t.candidates.end(), t.heuristic) == 1);
-    CHECK(red_pick(t.heuristic) == kiln::ReducePick{w.block, w.threads, 4});
-    for (const auto& c : t.candidates) CHECK(red_pick(c).block == w.block);
+    CHECK(red_pick(t.heuristic) == kiln::ReducePick{w.kind, w.threads, w.unroll});
+    for (const auto& c : t.candidates) CHECK(red_pick(c).kind == w.kind);
     const auto& c = std::get<kiln::ReduceConfig>(k.config);
-    CHECK(kiln::ReducePick{c.variant == kiln::ReduceVariant::kInnerBlock, c.threads, c.unroll} == red_pick(t.heuristic));
+    CHECK(kiln::ReducePick{kind_of(c), c.threads, c.unroll} == red_pick(t.heuristic));
     CHECK(k.reason.find("; config: heuristic") != std::string::npos);
   }
   CHECK(plan_with("warp_rows").tunables[0].what == "sum: 8192 rows of 1000");
+  CHECK(plan_with("strided").tunables[0].what == "sum: 1 rows of 4096, strided, 4096 columns");
   CHECK(plan_with("block_dyn_len").tunables.empty());
-  CHECK(plan_with("strided").tunables.empty());
+  CHECK(plan_with("strided_dyn_len").tunables.empty());
+  CHECK(plan_with("strided_sweep").tunables.empty());
 }
 
 TEST_CASE("reduction picks: a legal pick overrides the heuristic and re-splits a block per row") {
   const auto base = plan_with("block_rows");
   const auto& t = base.tunables[0];
-  const auto& heuristic = std::get<kiln::ReduceConfig>(reduce_kernel(base).config);
-  REQUIRE(heuristic.splits > 1);
-  for (const auto& pick : t.candidates) {
-    const auto& r = red_pick(pick);
-    CAPTURE(r.text());
-    const auto plan = plan_with("block_rows", {{t.anchor, {pick, "tuned: 0.050 ms (test)"}}});
-    const auto& k = reduce_kernel(plan);
-    const auto& c = std::get<kiln::ReduceConfig>(k.config);
-    CHECK(c.threads == r.threads);
-    CHECK(c.unroll == r.unroll);
-    CHECK(k.block.x == r.threads);
+  REQUIRE(std::get<kiln::ReduceConfig>(reduce_kernel(base).config).splits > 1);
+  each_candidate("block_rows", [](const kiln::ReducePick& r, const kiln::Plan& plan, const kiln::ReduceConfig& c) {
     // The split is the rule's at the pick's numbers: each split at least one unrolled sweep.
     const auto want = kiln::launch::reduce_inner_split(16, 1048576, r.threads, r.unroll, 4, 132);
     CHECK(c.splits == want.splits);
     CHECK(c.chunk == want.chunk);
-    CHECK(k.grid.y == want.splits);
+    CHECK(reduce_kernel(plan).grid.y == want.splits);
     CHECK(plan.kernels.size() == (want.splits > 1 ? 2u : 1u));   // reduce_finish after a split
-    CHECK(k.reason.find("; config: tuned: 0.050 ms (test)") != std::string::npos);
-  }
+  });
   // Another variant's pick, or numbers outside the space, are not legal.
-  for (const kiln::ReducePick bad : {kiln::ReducePick{false, 256, 4}, kiln::ReducePick{true, 512, 3}}) {
+  for (const kiln::ReducePick bad : {kiln::ReducePick{Kind::warp, 256, 4}, kiln::ReducePick{Kind::block, 512, 3},
+                                     kiln::ReducePick{Kind::outer, 512, 4}}) {
     CAPTURE(bad.text());
     const auto plan = plan_with("block_rows", {{t.anchor, {bad, "tuned: stale"}}});
     CHECK(plan.tunables[0].chosen == t.heuristic);
@@ -130,7 +181,32 @@ TEST_CASE("reduction picks: a legal pick overrides the heuristic and re-splits a
   }
 }
 
-TEST_CASE("reduction picks: every candidate of both variants compiles with NVRTC for sm_90a and sm_80") {
+TEST_CASE("reduction picks: a strided pick re-splits by the rule at its numbers, and dyn rows keep the heuristic's classes") {
+  for (const char* op : {"strided_split", "strided_dyn_rows"}) {
+    CAPTURE(op);
+    const auto base = plan_with(op);
+    const auto heuristic = std::get<kiln::ReduceConfig>(reduce_kernel(base).config);
+    REQUIRE(heuristic.splits > 1);
+    each_candidate(op, [&](const kiln::ReducePick& r, const kiln::Plan& plan, const kiln::ReduceConfig& c) {
+      // The split is the rule's at the pick's numbers (at the planned rows: the bound 2, or the
+      // dyn rows' lowest class, the same classes as the heuristic's plan).
+      kiln::ReduceConfig want = heuristic;
+      want.threads = r.threads, want.unroll = r.unroll;
+      if (heuristic.outer == 0) {   // dyn rows: planned at the lowest of the class of A = 2
+        const auto& at = base.dyn_thresholds.at("A");
+        want.outer = kiln::dyn_class_low(at, kiln::dyn_class(at, 2));
+      }
+      const auto split = kiln::reduce_split_rule(want, 132);
+      CHECK(c.splits == split.splits);
+      CHECK(plan.kernels.size() == (split.splits > 1 ? 2u : 1u));   // reduce_finish after a split
+      CHECK(plan.dyn_thresholds == base.dyn_thresholds);   // dyn rows: the heuristic's size classes
+    });
+  }
+}
+
+TEST_CASE("reduction picks: every candidate of the three variants compiles with NVRTC for sm_90a and sm_80") {
   if (!nvrtc_or_skip()) return;
-  CHECK(compile_every_candidate(plan_with, {"warp_rows", "block_rows"}) >= 2u * (9 + 9));   // 9 and 9 candidates, two arches; a split adds its reduce_finish
+  // 9, 9, 12 and 9 candidates, two arches; a split adds its reduce_finish
+  CHECK(compile_every_candidate(plan_with, {"warp_rows", "block_rows", "strided", "strided_split"}) >=
+        2u * (9 + 9 + 12 + 9));
 }

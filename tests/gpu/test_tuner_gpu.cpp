@@ -5,7 +5,8 @@
 // tunes a long-K tf32 product (split-K candidates) on the first specialization; a softmax and a
 // layer norm written out have row norm picks (warp and block rows), each checked and timed; two
 // elementwise ops (one re-reading a broadcast operand) have block sizes and grids as picks, and two
-// contiguous-row reductions (a warp and a block per row) block sizes and loads in flight.
+// contiguous-row reductions (a warp and a block per row) and a strided one block sizes and loads
+// in flight.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -59,6 +60,11 @@ op red_long {
   dims R = 16, L = 1048576
   in  x: f32[R, L]
   out y = max(x, axis=1)
+}
+op red_cols {
+  dims A = 64, R = 8192, L = 1024
+  in  x: f32[A, R, L]
+  out y = sum(x, axis=1)
 }
 op sm_rows {
   dims R = 8192, L = 1000
@@ -237,6 +243,16 @@ TEST_CASE("gpu: contiguous-row reductions tune their block size and loads, each 
   // A warp per row (8192 rows of 1000) and a block per row split along it (16 rows of 2^20):
   // 3 block sizes x 2, 4 or 8 loads in flight each.
   for (const char* op : {"red_rows", "red_long"}) tune_one_family(dir, spec, op, "reduce ", 9, 9);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("gpu: a strided reduction tunes its block size and loads, each checked, and plans with the winner") {
+  KILN_REQUIRE_GPU();
+  const fs::path dir = fresh_dir("kiln-tune-red-cols");
+  const std::string spec = spec_file(dir);
+  // 64 x 1024 columns of 16-byte loads summed down 8192 rows (A dyn under the generic default):
+  // 64, 128 or 256 threads x 2, 4 or 8 loads in flight.
+  tune_one_family(dir, spec, "red_cols", "reduce outer ", 9, 9);
   fs::remove_all(dir);
 }
 
