@@ -327,12 +327,13 @@ class Checker {
   // ------------------------------------------------------------ declarations
   void declare_dim(const ast::DimDecl& d) {
     try {
-      if (d.default_value && *d.default_value < 1)
-        fail(d.value_loc, fmt::format("dim {} must be >= 1, got {}", d.name, *d.default_value));
       Symbol s;
       s.kind = Symbol::Kind::Dim;
       declare(d.name, d.loc, s);
       ir_->dims.push_back({d.name, d.default_value, d.dynamic, d.loc, d.fixed});
+      // (Declared first: a bad value is one error, not one more at every use of the dim.)
+      if (d.default_value && *d.default_value < 1)
+        fail(d.value_loc, fmt::format("dim {} must be >= 1, got {}", d.name, *d.default_value));
     } catch (const Abort&) {
     }
   }
@@ -1501,8 +1502,47 @@ class Checker {
     if (h && w) fail(loc, fmt::format("{} ({} elements, not {})", message, *h, *w));
     ir_->constraints.push_back({want, have, message, loc});
   }
-  // reshape(x, [d0, d1, ...]) / view(x, [...]): entries are dim names, integer constants >= 1, or
-  // one -1 (the count left over). The elements keep their row-major order.
+  // Whether `e` names a dim anywhere (then it is an extent, not a compile-time value).
+  bool mentions_dim(const Expr& e) const {
+    if (e.kind == ExprKind::Name) {
+      auto it = symbols_.find(e.text);
+      return it != symbols_.end() && it->second.kind == Symbol::Kind::Dim;
+    }
+    if (e.kind != ExprKind::Binary && e.kind != ExprKind::Unary) return false;
+    for (const auto& a : e.args)
+      if (mentions_dim(*a)) return true;
+    return false;
+  }
+
+  // An extent written in an expression ("N / 3", "2 * D + 1"): dims, integer literals and consts
+  // under + - * and / (which divides with the floor, as in a declared shape).
+  DimExpr extent_of(const Expr& e, const std::string& what) {
+    if (e.kind == ExprKind::Name) {
+      auto it = symbols_.find(e.text);
+      if (it != symbols_.end() && it->second.kind == Symbol::Kind::Dim) {
+        it->second.used = true;
+        return DimExpr::dim(e.text);
+      }
+    }
+    if (e.kind == ExprKind::Binary && e.binary_op <= ast::BinaryOp::Div) {
+      const DimExpr a = extent_of(*e.args[0], what), b = extent_of(*e.args[1], what);
+      switch (e.binary_op) {
+        case ast::BinaryOp::Add: return a + b;
+        case ast::BinaryOp::Sub: return a - b;
+        case ast::BinaryOp::Mul: return a * b;
+        default:
+          if (b.as_constant() == 0) fail(e.loc, fmt::format("division by zero in {}", what));
+          return floor_div(a, b);
+      }
+    }
+    if (e.kind == ExprKind::Binary || e.kind == ExprKind::Unary)
+      fail(e.loc, fmt::format("{} can combine dims with + - * and / only", what));
+    return DimExpr::constant(as_int(const_eval(e, what), e.loc, what));
+  }
+
+  // reshape(x, [d0, d1, ...]) / view(x, [...]): entries are extents of dims (a dim name, or
+  // arithmetic of dims and integers as in a declared shape), integer constants >= 1, or one -1
+  // (the count left over). The elements keep their row-major order.
   Value reshape(const Expr& e) {
     expect_args(e, 2, 2, {}, "x, shape");
     const NodeId x = tensor_arg(e, 0);
@@ -1512,13 +1552,11 @@ class Checker {
     Shape shape;
     std::optional<std::size_t> infer;
     for (const auto& item : list.args) {
-      if (item->kind == ExprKind::Name) {
-        auto it = symbols_.find(item->text);
-        if (it != symbols_.end() && it->second.kind == Symbol::Kind::Dim) {
-          it->second.used = true;
-          shape.push_back(DimExpr::dim(item->text));
-          continue;
-        }
+      if (mentions_dim(*item)) {
+        shape.push_back(extent_of(*item, fmt::format("the shape of {}()", e.text)));
+        if (auto c = shape.back().as_constant(); c && *c < 1)
+          fail(item->loc, fmt::format("a dim in the shape of {}() must be >= 1, got {}", e.text, *c));
+        continue;
       }
       const std::int64_t v = as_int(const_eval(*item, fmt::format("the shape of {}()", e.text)), item->loc,
                                     fmt::format("the shape of {}()", e.text));

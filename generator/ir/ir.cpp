@@ -743,7 +743,11 @@ BoundIr bind(std::shared_ptr<const Ir> ir, const std::map<std::string, DimValue>
   }
   for (const auto& c : ir->constraints) {
     std::int64_t lhs = evaluate(c.lhs, bound.dims, c.loc), rhs = evaluate(c.rhs, bound.dims, c.loc);
-    if (lhs != rhs) fail(c.loc, fmt::format("{} ({} = {} but {} = {})", c.message, c.lhs.str(), lhs, c.rhs.str(), rhs));
+    // Each side as "expr = value", or the value alone where the expr is a number ("C = 3 but 4").
+    auto side = [](const DimExpr& e, std::int64_t value) {
+      return e.as_constant() ? std::to_string(value) : fmt::format("{} = {}", e.str(), value);
+    };
+    if (lhs != rhs) fail(c.loc, fmt::format("{} ({} but {})", c.message, side(c.lhs, lhs), side(c.rhs, rhs)));
   }
   bound.shapes.reserve(ir->nodes.size());
   for (std::size_t i = 0; i < ir->nodes.size(); ++i) {

@@ -296,6 +296,11 @@ TEST_CASE("checker: several errors are reported in one pass, without cascades") 
         "t.kiln:11:23: error: axis 5 is out of range for sum() of a rank-1 tensor (expected -1..0)\n"
         "  out y = sum(x, axis=5)\n"
         "                      ^");
+  // A dim with a bad value is still declared: one error, not one more at each use of it.
+  CHECK(errors_of("op a {\n  dims N = 0\n  in x: f32[N]\n  out y = x * 2\n}") ==
+        "t.kiln:2:12: error: dim N must be >= 1, got 0\n"
+        "  dims N = 0\n"
+        "           ^");
 }
 
 TEST_CASE("checker: unused inputs are warnings, not errors") {
