@@ -263,6 +263,16 @@ std::optional<ReducePick> ReducePick::parse(std::string_view text) {
   return r;
 }
 
+std::string ScanPick::text() const { return fmt::format("scan rows t{} v{}", threads, vecs); }
+
+std::optional<ScanPick> ScanPick::parse(std::string_view text) {
+  ScanPick r;
+  char tail = 0;
+  const std::string s(text);
+  if (std::sscanf(s.c_str(), "scan rows t%d v%d%c", &r.threads, &r.vecs, &tail) != 2 || r.text() != s) return std::nullopt;
+  return r;
+}
+
 std::string pick_text(const Pick& pick) {
   return std::visit([](const auto& p) { return p.text(); }, pick);
 }
@@ -272,6 +282,7 @@ std::optional<Pick> parse_pick(std::string_view text) {
   if (auto r = RownormPick::parse(text)) return Pick{*r};
   if (auto e = ElementwisePick::parse(text)) return Pick{*e};
   if (auto r = ReducePick::parse(text)) return Pick{*r};
+  if (auto c = ScanPick::parse(text)) return Pick{*c};
   return std::nullopt;
 }
 

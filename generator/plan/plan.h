@@ -120,7 +120,9 @@ std::string index_declaration(bool index64);
 //   kernel has no anchor: its tunable and stored pick are keyed by its first stored node;
 // - the reductions over contiguous rows (reduce_inner's warp and block variants) and strided
 //   reductions with threads along the inner axis (reduce_outer's plain variant; plan_memory.cpp's
-//   [Note: reduction picks]): ReducePick.
+//   [Note: reduction picks]): ReducePick;
+// - the scans along contiguous rows with a block per row (scan_rows' block variant; plan_memory.cpp's
+//   [Note: scan picks]): ScanPick.
 struct TmaPick {
   int bm = 0, bn = 0, bk = 0, consumers_n = 1, stages = 0, split_k = 1, cluster_m = 1, group_m = 8;
 
@@ -164,7 +166,17 @@ struct ReducePick {
   friend bool operator==(const ReducePick&, const ReducePick&) = default;
 };
 
-using Pick = std::variant<TmaPick, RownormPick, ElementwisePick, ReducePick>;
+// A scan along contiguous rows' (ScanConfig's kRowsBlock variant) block size and 16-byte vectors a
+// thread per tile.
+struct ScanPick {
+  int threads = 256, vecs = 2;
+
+  std::string text() const;   // "scan rows t256 v2"
+  static std::optional<ScanPick> parse(std::string_view text);
+  friend bool operator==(const ScanPick&, const ScanPick&) = default;
+};
+
+using Pick = std::variant<TmaPick, RownormPick, ElementwisePick, ReducePick, ScanPick>;
 std::string pick_text(const Pick& pick);
 std::optional<Pick> parse_pick(std::string_view text);   // any family's text
 

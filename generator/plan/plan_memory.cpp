@@ -1131,6 +1131,21 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
   p.add_followup(std::move(scan));
 }
 
+// [Note: scan picks]
+// A scan along contiguous rows with a block per row (scan_rows' block variant) has picks ([Note:
+// tuned picks] in plan.h): blocks of 128, 256 or 512 threads, each thread 1, 2 or 4 16-byte vectors
+// of a tile (the heuristic: 256 and 2, kScanRowsThreads and kScanRowsVecs). Whether a row takes the
+// look-back, and dyn rows' size classes, stay the heuristic tile's. The look-back (warp-specialized,
+// its numbers tied to its stages) and the strided scans have no picks yet.
+constexpr int kScanRowsThreads = 256, kScanRowsVecs = 2;
+
+std::vector<ScanPick> scan_rows_candidates() {
+  std::vector<ScanPick> out;
+  for (int threads : {128, 256, 512})
+    for (int vecs : {1, 2, 4}) out.push_back({threads, vecs});
+  return out;
+}
+
 void plan_scan(Planner& p, PlannedKernel& kn) {
   const auto& a = p.node(kn.anchor);
   const auto& shape = p.shape(kn.anchor);
@@ -1143,15 +1158,14 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   if (inner.dynamic) kn.dyn_inner = inner.factors;
   const std::string idx = index_reason(kn, numel(shape), rows.dynamic || len.dynamic || inner.dynamic);
   if (b.inner > 1) return plan_scan_strided(p, kn, b, rows, len, inner, idx);
-  constexpr int kThreads = 256, kVecs = 2;
   const int elem = element_bytes(p, a.operands[0]);
-  const std::int64_t tile = launch::scan_rows_tile(kThreads, kVecs, elem);
+  const std::int64_t tile = launch::scan_rows_tile(kScanRowsThreads, kScanRowsVecs, elem);
   kn.template_name = "scan_rows";
   ScanConfig config;
   config.outer = b.outer;
   config.len = len.config_outer();
-  config.threads = kThreads;
-  config.vecs = kVecs;
+  config.threads = kScanRowsThreads;
+  config.vecs = kScanRowsVecs;
   config.aligned = rows_known_vectorizable(p, a.operands[0], len, elem);
   const int value_bytes = static_cast<int>(dtype_size(chain_dtype(a.dtype)));
   // scan_use_lookback's step; the look-back workspace is sized by the class's largest row count,
@@ -1173,9 +1187,17 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   const bool lookback = prefer && leaves_have_width(p, a.operands[0], static_cast<std::size_t>(elem));
   if (!lookback) {
     config.variant = ScanVariant::kRowsBlock;
+    std::string note = "; config: heuristic";
+    const ScanPick chosen =
+        p.offer_picks(kn.anchor,
+                      fmt::format("{}: {} rows{} of {}", ir::op_kind_name(a.kind), rows.text,
+                                  rows.class_text.empty() ? "" : " (" + rows.class_text + ")", len.text),
+                      ScanPick{config.threads, config.vecs}, scan_rows_candidates(), note, "scan");
+    config.threads = chosen.threads;
+    config.vecs = chosen.vecs;
     set_config(kn, config, rows, b.outer, [&](const ScanConfig& c) { return scan_geometry(c, elem, value_bytes); });
-    kn.reason = fmt::format("scan along contiguous rows: a block per row ({} rows of {}, {}-element tiles{}{}{}); {}",
-                            rows.text, len.text, tile,
+    kn.reason = fmt::format("scan along contiguous rows: a block per row ({} rows of {}, {}-element tiles{}{}{}); {}{}",
+                            rows.text, len.text, launch::scan_rows_tile(config.threads, config.vecs, elem),
                             prefer ? "; look-back skipped: the operand reads tensors of another width" : "",
                             rows.bounded() ? "" : "; dyn rows without a largest class: no look-back",
                             len.dynamic && rows.dynamic ? "; dyn rows and length: no look-back"
@@ -1184,7 +1206,7 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
                                               "workspace)",
                                               launch::kDynSplitLen)
                                 : "",
-                            idx);
+                            idx, note);
     return;
   }
   config.variant = ScanVariant::kRowsLookback;

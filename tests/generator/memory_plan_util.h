@@ -1,5 +1,6 @@
 // Helpers shared by the memory-bound planner tests (test_memory_plan.cpp,
-// test_scan_reduce_plan.cpp): plan a spec of specs/ or given as text, emit its units.
+// test_scan_reduce_plan.cpp) and the tuned picks' tests (test_*_picks.cpp): plan a spec of specs/
+// or given as text, emit its units.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -8,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <variant>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,25 @@ inline kiln::Plan plan_with_picks(const std::string& text, const std::string& fi
   kiln::Target target = kiln::Target::for_arch(arch);
   target.tuned_picks = picks;
   return kiln::make_plan(bound, target);
+}
+
+// The plan's first kernel of template `name` (a test failure when it has none).
+inline const kiln::PlannedKernel& kernel_of(const kiln::Plan& plan, const std::string& name) {
+  for (const auto& k : plan.kernels)
+    if (k.template_name == name) return k;
+  FAIL("no " << name << " kernel in the plan");
+  return plan.kernels.front();
+}
+
+// A tuned pick's text parses back to the pick, and parse_pick reads it as the pick's family.
+template <class P>
+void check_pick_round_trip(const P& p) {
+  CAPTURE(p.text());
+  REQUIRE(P::parse(p.text()).has_value());
+  CHECK(*P::parse(p.text()) == p);
+  const auto any = kiln::parse_pick(p.text());
+  REQUIRE(any.has_value());
+  CHECK(std::holds_alternative<P>(*any));
 }
 
 // What planning op `op` of `text` (as plan_text_at) refuses with: the UnsupportedError's message,

@@ -54,12 +54,7 @@ kiln::Plan plan_with(const std::string& op, const std::map<int, kiln::TunedPick>
   return plan_with_picks(kSpec, "norm_picks.kiln", op, picks, arch);
 }
 
-const kiln::PlannedKernel& norm_kernel(const kiln::Plan& plan) {
-  for (const auto& k : plan.kernels)
-    if (k.template_name == "rownorm") return k;
-  FAIL("no rownorm kernel in the plan");
-  return plan.kernels.front();
-}
+const kiln::PlannedKernel& norm_kernel(const kiln::Plan& plan) { return kernel_of(plan, "rownorm"); }
 
 const kiln::RownormPick& rows_pick(const kiln::Pick& p) { return std::get<kiln::RownormPick>(p); }
 

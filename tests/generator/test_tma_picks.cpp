@@ -59,12 +59,7 @@ std::vector<kiln::TmaPick> tma_list(const std::vector<kiln::Pick>& picks) {
   return out;
 }
 
-const kiln::PlannedKernel& engine(const kiln::Plan& plan) {
-  for (const auto& k : plan.kernels)
-    if (k.template_name == "gemm_tma") return k;
-  FAIL("no gemm_tma kernel in the plan");
-  return plan.kernels.front();
-}
+const kiln::PlannedKernel& engine(const kiln::Plan& plan) { return kernel_of(plan, "gemm_tma"); }
 
 }  // namespace
 

@@ -6,7 +6,7 @@
 // layer norm written out have row norm picks (warp and block rows), each checked and timed; two
 // elementwise ops (one re-reading a broadcast operand) have block sizes and grids as picks, and two
 // contiguous-row reductions (a warp and a block per row) and a strided one block sizes and loads
-// in flight.
+// in flight; a row scan its block size and vectors a thread.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -65,6 +65,11 @@ op red_cols {
   dims A = 64, R = 8192, L = 1024
   in  x: f32[A, R, L]
   out y = sum(x, axis=1)
+}
+op scan_rows {
+  dims R = 8192, L = 4096
+  in  x: f32[R, L]
+  out y = cumsum(x, axis=1)
 }
 op sm_rows {
   dims R = 8192, L = 1000
@@ -253,6 +258,15 @@ TEST_CASE("gpu: a strided reduction tunes its block size and loads, each checked
   // 64 x 1024 columns of 16-byte loads summed down 8192 rows (A dyn under the generic default):
   // 64, 128 or 256 threads x 2, 4 or 8 loads in flight.
   tune_one_family(dir, spec, "red_cols", "reduce outer ", 9, 9);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("gpu: a row scan tunes its block size and vectors, each checked, and plans with the winner") {
+  KILN_REQUIRE_GPU();
+  const fs::path dir = fresh_dir("kiln-tune-scan");
+  const std::string spec = spec_file(dir);
+  // 8192 rows of 4096, a block per row: 128, 256 or 512 threads x 1, 2 or 4 16-byte vectors.
+  tune_one_family(dir, spec, "scan_rows", "scan rows ", 9, 9);
   fs::remove_all(dir);
 }
 

@@ -1,0 +1,96 @@
+// The row scans' tunable picks ([Note: scan picks] in generator/plan/plan_memory.cpp, [Note: tuned
+// picks] in plan.h): a block per row lists 3 block sizes x 1, 2 or 4 16-byte vectors a thread
+// (the heuristic's 256 x 2 among them), a stored pick sets the kernel's threads, vectors and
+// block, an illegal one is ignored with a reason, dyn rows keep their classes, the look-back and
+// the strided scans offer none, and every candidate compiles through NVRTC for sm_90a and sm_80.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "generator/plan/plan.h"
+#include "memory_plan_util.h"
+
+namespace {
+
+using namespace memory_plan_test;
+
+const char* kSpec =
+    "op rows {\n"                  // 4096 rows of 1000: a block per row
+    "  dims R = 4096, L = 1000\n"
+    "  in  x: f32[R, L]\n"
+    "  out y = cumsum(x, axis=1)\n"
+    "}\n"
+    "op rows_dyn {\n"              // dyn rows: still a block per row, picks offered
+    "  dims dyn R = 4096, L = 1000\n"
+    "  in  x: f32[R, L]\n"
+    "  out y = cumsum(x, axis=1, exclusive=true)\n"
+    "}\n"
+    "op long_rows {\n"             // 4 rows of 2^22: the look-back, no picks
+    "  dims R = 4, L = 4194304\n"
+    "  in  x: f32[R, L]\n"
+    "  out y = cumsum(x, axis=1)\n"
+    "}\n"
+    "op strided {\n"               // along axis 0: the strided scan, no picks
+    "  dims R = 4096, L = 1000\n"
+    "  in  x: f32[R, L]\n"
+    "  out y = cumsum(x, axis=0)\n"
+    "}\n";
+
+kiln::Plan plan_with(const std::string& op, const std::map<int, kiln::TunedPick>& picks = {},
+                     const std::string& arch = "sm_90a") {
+  return plan_with_picks(kSpec, "scan_picks.kiln", op, picks, arch);
+}
+
+const kiln::PlannedKernel& scan_kernel(const kiln::Plan& plan) { return kernel_of(plan, "scan_rows"); }
+
+}  // namespace
+
+TEST_CASE("scan picks: text round trip, parse_pick reads it, malformed text refused") {
+  for (const kiln::ScanPick p : {kiln::ScanPick{128, 1}, kiln::ScanPick{512, 4}}) check_pick_round_trip(p);
+  CHECK(kiln::ScanPick{256, 2}.text() == "scan rows t256 v2");
+  for (const char* bad : {"", "scan", "scan rows t256", "scan cols t256 v2", "scan rows t256 v2 x", "scan rows t0256 v2"})
+    CHECK_FALSE(kiln::ScanPick::parse(bad).has_value());
+}
+
+TEST_CASE("scan picks: a block per row lists its candidates, a stored pick sets the kernel, an illegal one is ignored") {
+  for (const char* op : {"rows", "rows_dyn"}) {
+    CAPTURE(op);
+    const auto base = plan_with(op);
+    REQUIRE(base.tunables.size() == 1);
+    const auto& t = base.tunables[0];
+    CHECK(t.anchor == scan_kernel(base).anchor);
+    CHECK(t.candidates.size() == 9u);
+    CHECK(std::count(t.candidates.begin(), t.candidates.end(), t.heuristic) == 1);
+    CHECK(std::get<kiln::ScanPick>(t.heuristic) == kiln::ScanPick{256, 2});
+    CHECK(scan_kernel(base).reason.find("; config: heuristic") != std::string::npos);
+    for (const auto& pick : t.candidates) {
+      const auto& r = std::get<kiln::ScanPick>(pick);
+      CAPTURE(r.text());
+      const auto plan = plan_with(op, {{t.anchor, {pick, "tuned: 0.030 ms (test)"}}});
+      const auto& k = scan_kernel(plan);
+      const auto& c = std::get<kiln::ScanConfig>(k.config);
+      CHECK(c.variant == kiln::ScanVariant::kRowsBlock);
+      CHECK(c.threads == r.threads);
+      CHECK(c.vecs == r.vecs);
+      CHECK(k.block.x == r.threads);
+      CHECK(k.reason.find(std::to_string(r.threads * r.vecs * 4) + "-element tiles") != std::string::npos);
+      CHECK(k.reason.find("; config: tuned: 0.030 ms (test)") != std::string::npos);
+      CHECK(plan.dyn_thresholds == base.dyn_thresholds);
+    }
+    const kiln::ScanPick bad{1024, 2};
+    const auto plan = plan_with(op, {{t.anchor, {bad, "tuned: stale"}}});
+    CHECK(plan.tunables[0].chosen == t.heuristic);
+    CHECK(scan_kernel(plan).reason.find("config: heuristic (the pick scan rows t1024 v2, tuned: stale, is not legal "
+                                        "for this scan)") != std::string::npos);
+  }
+  CHECK(plan_with("rows").tunables[0].what == "cumsum: 4096 rows of 1000");
+  CHECK(plan_with("long_rows").tunables.empty());
+  CHECK(plan_with("strided").tunables.empty());
+}
+
+TEST_CASE("scan picks: every candidate compiles with NVRTC for sm_90a and sm_80") {
+  if (!nvrtc_or_skip()) return;
+  CHECK(compile_every_candidate(plan_with, {"rows"}) >= 2u * 9);
+}
