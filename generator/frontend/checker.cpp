@@ -1144,6 +1144,28 @@ class Checker {
     return node(v.node).dtype == t ? v : unary_node(OpKind::Cast, v.node, t, loc);
   }
 
+  // An activation's parameter: positional argument `index` (PyTorch's order after x, as in
+  // F.leaky_relu(x, 0.2)) or keyword `name`, not both; `fallback` when neither is given.
+  const Expr* param(const Expr& e, std::size_t index, const char* name) {
+    const ast::KeywordArg* kw = keyword(e, name);
+    if (index < e.args.size()) {
+      if (kw) fail(kw->loc, fmt::format("{}() got {} twice (argument {} and {}=)", e.text, name, index + 1, name));
+      return e.args[index].get();
+    }
+    return kw ? kw->value.get() : nullptr;
+  }
+  double real_param(const Expr& e, std::size_t index, const char* name, double fallback) {
+    const Expr* v = param(e, index, name);
+    if (!v) return fallback;
+    Constant c = const_eval(*v, fmt::format("{}=", name));
+    if (c.kind == Value::Kind::Bool) fail(v->loc, fmt::format("{}= expects a number, got a bool", name));
+    return to_double(c);
+  }
+  SourceLoc param_loc(const Expr& e, std::size_t index, const char* name) {
+    const Expr* v = param(e, index, name);
+    return v ? v->loc : e.loc;
+  }
+
   Value activation(const Expr& e) {
     using ast::BinaryOp;
     const std::string& f = e.text;
@@ -1154,7 +1176,9 @@ class Checker {
     if (f == "hardtanh") keywords = {"min_val", "max_val"};
     if (f == "celu") keywords = {"alpha"};
     if (f == "hardshrink" || f == "softshrink") keywords = {"lambd"};
-    expect_args(e, 1, 1, keywords, "x");
+    std::string positional = "x";
+    for (const auto& k : keywords) positional += ", " + k;
+    expect_args(e, 1, 1 + keywords.size(), keywords, positional.c_str());
     const NodeId xn = tensor_arg(e, 0);
     need_float(e, xn);
     const DType t = node(xn).dtype;
@@ -1167,22 +1191,22 @@ class Checker {
     };
     Value r;
     if (f == "leaky_relu") {
-      const double slope = real_kw(e, "negative_slope", 0.01);
+      const double slope = real_param(e, 1, "negative_slope", 0.01);
       r = select(binary(BinaryOp::Gt, x, zero, loc), x, binary(BinaryOp::Mul, x, weak_real(slope, loc), loc), loc);
     } else if (f == "elu") {
-      r = select(binary(BinaryOp::Gt, x, zero, loc), x, negative_branch(real_kw(e, "alpha", 1.0)), loc);
+      r = select(binary(BinaryOp::Gt, x, zero, loc), x, negative_branch(real_param(e, 1, "alpha", 1.0)), loc);
     } else if (f == "selu") {
       r = select(binary(BinaryOp::Gt, x, zero, loc), binary(BinaryOp::Mul, x, weak_real(kSeluScale, loc), loc),
                  binary(BinaryOp::Mul, un(OpKind::Expm1, x, loc), weak_real(kSeluAlpha * kSeluScale, loc), loc), loc);
     } else if (f == "softplus") {
-      const double beta = real_kw(e, "beta", 1.0);
-      if (beta == 0) fail(kw_loc(e, "beta"), "softplus() needs beta != 0 (it divides by beta)");
-      r = softplus_of(x, beta, real_kw(e, "threshold", 20.0), loc);
+      const double beta = real_param(e, 1, "beta", 1.0);
+      if (beta == 0) fail(param_loc(e, 1, "beta"), "softplus() needs beta != 0 (it divides by beta)");
+      r = softplus_of(x, beta, real_param(e, 2, "threshold", 20.0), loc);
     } else if (f == "mish") {   // (PyTorch's kernel: log1p(exp(x)), no softplus threshold)
       r = binary(BinaryOp::Mul, x, un(OpKind::Tanh, un(OpKind::Log1p, un(OpKind::Exp, x, loc), loc), loc), loc);
     } else if (f == "celu") {
-      const double alpha = real_kw(e, "alpha", 1.0);
-      if (alpha == 0) fail(kw_loc(e, "alpha"), "celu() needs alpha != 0 (it divides by alpha)");
+      const double alpha = real_param(e, 1, "alpha", 1.0);
+      if (alpha == 0) fail(param_loc(e, 1, "alpha"), "celu() needs alpha != 0 (it divides by alpha)");
       r = select(binary(BinaryOp::Gt, x, zero, loc), x,
                  binary(BinaryOp::Mul, un(OpKind::Expm1, binary(BinaryOp::Mul, x, weak_real(1.0 / alpha, loc), loc), loc),
                      weak_real(alpha, loc), loc),
@@ -1191,8 +1215,8 @@ class Checker {
       r = binary(BinaryOp::Sub, fn2(OpKind::Minimum, zero, x, loc, "logsigmoid()"),
               un(OpKind::Log1p, un(OpKind::Exp, un(OpKind::Neg, un(OpKind::Abs, x, loc), loc), loc), loc), loc);
     } else if (f == "hardshrink" || f == "softshrink") {
-      const double lambd = real_kw(e, "lambd", 0.5);
-      if (lambd < 0) fail(kw_loc(e, "lambd"), fmt::format("{}() needs lambd >= 0, got {}", f, lambd));
+      const double lambd = real_param(e, 1, "lambd", 0.5);
+      if (lambd < 0) fail(param_loc(e, 1, "lambd"), fmt::format("{}() needs lambd >= 0, got {}", f, lambd));
       const Value l = weak_real(lambd, loc), minus_l = weak_real(-lambd, loc);
       if (f == "hardshrink") {
         const Value inside = fn2(OpKind::And, binary(BinaryOp::Ge, x, minus_l, loc), binary(BinaryOp::Le, x, l, loc), loc,
@@ -1209,8 +1233,8 @@ class Checker {
     } else if (f == "tanhshrink") {
       r = binary(BinaryOp::Sub, x, un(OpKind::Tanh, x, loc), loc);
     } else if (f == "hardtanh" || f == "relu6") {
-      const double lo = f == "relu6" ? 0.0 : real_kw(e, "min_val", -1.0);
-      const double hi = f == "relu6" ? 6.0 : real_kw(e, "max_val", 1.0);
+      const double lo = f == "relu6" ? 0.0 : real_param(e, 1, "min_val", -1.0);
+      const double hi = f == "relu6" ? 6.0 : real_param(e, 2, "max_val", 1.0);
       if (lo > hi) fail(loc, fmt::format("hardtanh() needs min_val <= max_val, got {} > {}", lo, hi));
       r = clamp_of(x, weak_real(lo, loc), weak_real(hi, loc), loc, fmt::format("{}()", f));
     } else {   // hardsigmoid, hardswish: relu6(x + 3) / 6 (times x)

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "generator/frontend/frontend.h"
+#include "generator/ir/ir.h"
 
 namespace {
 
@@ -251,6 +252,14 @@ const Case kCases[] = {
      "t.kiln:4:25: error: leaky_relu() has no argument 'slope'; expected one of: negative_slope"},
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = softplus(x, beta=0)\n}",
      "t.kiln:4:28: error: softplus() needs beta != 0 (it divides by beta)"},
+    {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = softplus(x, 0)\n}",
+     "t.kiln:4:23: error: softplus() needs beta != 0 (it divides by beta)"},
+    {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = softplus(x, 2, 10, 3)\n}",
+     "t.kiln:4:11: error: softplus() takes 1 to 3 positional arguments (x, beta, threshold), got 4"},
+    {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = leaky_relu(x, 0.2, negative_slope=0.3)\n}",
+     "t.kiln:4:30: error: leaky_relu() got negative_slope twice (argument 2 and negative_slope=)"},
+    {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = relu(x, 0.2)\n}",
+     "t.kiln:4:11: error: relu() takes 1 positional argument (x), got 2"},
     {"op a {\n  dims N = 4\n  in x: bool[N]\n  out y = clamp(x, max=1)\n}", "t.kiln:4:11: error: clamp() is not defined on bool"},
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = elu(x, alpha=true)\n}",
      "t.kiln:4:24: error: alpha= expects a number, got a bool"},
@@ -301,6 +310,22 @@ TEST_CASE("checker: several errors are reported in one pass, without cascades") 
         "t.kiln:2:12: error: dim N must be >= 1, got 0\n"
         "  dims N = 0\n"
         "           ^");
+}
+
+TEST_CASE("checker: an activation's parameters may be given by position, in PyTorch's order") {
+  auto ir_of = [](const std::string& body) {
+    kiln::SpecFile spec = kiln::parse_spec("op a {\n  dims N = 4\n  in x: f32[N]\n  out y = " + body + "\n}", "t.kiln");
+    return kiln::ir::print(*kiln::check_op(spec, "a"));
+  };
+  CHECK(ir_of("leaky_relu(x, 0.2)") == ir_of("leaky_relu(x, negative_slope=0.2)"));
+  CHECK(ir_of("leaky_relu(x, 0.2)") != ir_of("leaky_relu(x)"));
+  CHECK(ir_of("softplus(x, 2.0, 10.0)") == ir_of("softplus(x, beta=2.0, threshold=10.0)"));
+  CHECK(ir_of("softplus(x, 2.0)") == ir_of("softplus(x, beta=2.0)"));
+  CHECK(ir_of("hardtanh(x, -2.0, 3.0)") == ir_of("hardtanh(x, min_val=-2.0, max_val=3.0)"));
+  CHECK(ir_of("hardtanh(x, -2.0, max_val=3.0)") == ir_of("hardtanh(x, min_val=-2.0, max_val=3.0)"));
+  CHECK(ir_of("elu(x, 0.5)") == ir_of("elu(x, alpha=0.5)"));
+  CHECK(ir_of("celu(x, 0.5)") == ir_of("celu(x, alpha=0.5)"));
+  CHECK(ir_of("softshrink(x, 0.25)") == ir_of("softshrink(x, lambd=0.25)"));
 }
 
 TEST_CASE("checker: unused inputs are warnings, not errors") {
