@@ -1658,7 +1658,7 @@ class Checker {
     a.after.assign(rank, 0);
     for (std::size_t i = 0; i < pads.size(); ++i) {
       if (pads[i] < 0)
-        fail(list.args[i]->loc, fmt::format("pad() pads must be >= 0, got {} (crop with a slice instead)", pads[i]));
+        fail(list.args[i]->loc, fmt::format("pad() pads must be >= 0, got {} (PyTorch's negative pads, which crop, are not supported)", pads[i]));
       const std::size_t axis = rank - 1 - i / 2;
       (i % 2 == 0 ? a.before : a.after)[axis] = pads[i];
     }

@@ -203,6 +203,9 @@ struct Lexer::Impl {
         }
         if (u < 0x20 || u == 0x7F)
           diag_.error(token.loc, fmt::format("unexpected control byte 0x{:02X}", u));
+        else if (c == '.')   // (a number's '.' is read with the number)
+          diag_.error(token.loc, "unexpected character '.': attributes (x.shape, x.T) are not part of the language; "
+                                 "a dim's name is its extent, transpose(x) swaps the last two axes");
         else
           diag_.error(token.loc, fmt::format("unexpected character '{}'", c));
         return false;

@@ -363,6 +363,8 @@ class Parser {
     while (peek().kind == TokenKind::Star || peek().kind == TokenKind::Slash) {
       auto e = make(ExprKind::Binary, peek().loc);
       e->binary_op = next().kind == TokenKind::Star ? ast::BinaryOp::Mul : ast::BinaryOp::Div;
+      if (e->binary_op == ast::BinaryOp::Mul && peek().kind == TokenKind::Star)
+        fail(e->loc, "'**' is not an operator; write pow(a, b) for a power");
       add_child(*e, std::move(lhs));
       add_child(*e, unary());
       lhs = std::move(e);
@@ -371,10 +373,19 @@ class Parser {
   }
 
   ExprPtr unary() {
-    if (peek().kind != TokenKind::Minus) return primary();
+    if (peek().kind != TokenKind::Minus) return postfix();
     DepthGuard guard(*this, peek().loc);
     auto e = make(ExprKind::Unary, next().loc);
     add_child(*e, unary());
+    return e;
+  }
+
+  // A primary, refusing what PyTorch code writes after one but kiln has no syntax for.
+  ExprPtr postfix() {
+    ExprPtr e = primary();
+    if (peek().kind == TokenKind::LBracket)
+      fail(peek().loc, "subscripts (x[...]) are not part of the language: gather(x, index, axis=k) or "
+                       "take_along_axis(x, index, axis=k) reads by an index tensor");
     return e;
   }
 

@@ -240,6 +240,15 @@ const Case kCases[] = {
      "groups, precision, output_padding"},
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = transpose(x)\n}",
      "t.kiln:4:21: error: transpose() swaps the last two dims and needs rank >= 2, got f32[N]"},
+    // ---- what PyTorch code writes but the language has no syntax for
+    {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = x ** 2\n}",
+     "t.kiln:4:13: error: '**' is not an operator; write pow(a, b) for a power"},
+    {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = exp(x)[0]\n}",
+     "t.kiln:4:17: error: subscripts (x[...]) are not part of the language: gather(x, index, axis=k) or "
+     "take_along_axis(x, index, axis=k) reads by an index tensor"},
+    {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = x.T\n}",
+     "t.kiln:4:12: error: unexpected character '.': attributes (x.shape, x.T) are not part of the language; a dim's "
+     "name is its extent, transpose(x) swaps the last two axes"},
     // ---- activations and clamp ([Note: activation functions] in checker.cpp)
     {"op a {\n  dims N = 4\n  in x: i32[N]\n  out y = mish(x)\n}",
      "t.kiln:4:11: error: mish() needs a float type (f32, f16, bf16, f64), got i32; cast first, e.g. f32(x)"},

@@ -69,7 +69,7 @@ TEST_CASE("views: located errors for every misuse") {
   CHECK(check_error("  out y = squeeze(x, axis=0)") ==
         "t.kiln:5:27: error: squeeze() drops an axis of extent 1; axis 0 of f32[M, N] is M");
   CHECK(check_error("  out y = flatten(x, start_dim=1, end_dim=0)") == "t.kiln:5:11: error: flatten() needs start_dim <= end_dim, got 1 > 0");
-  CHECK(check_error("  out y = pad(x, [1, -2])") == "t.kiln:5:22: error: pad() pads must be >= 0, got -2 (crop with a slice instead)");
+  CHECK(check_error("  out y = pad(x, [1, -2])") == "t.kiln:5:22: error: pad() pads must be >= 0, got -2 (PyTorch's negative pads, which crop, are not supported)");
   CHECK(check_error("  out y = pad(x, [1, 2, 3])") ==
         "t.kiln:5:18: error: pad() takes a list of 2 to 4 pads (before and after, the last axis first) for f32[M, N], got 3");
   CHECK(check_error("  out y = pad(x, [1, 1], mode=\"wrap\")") ==
