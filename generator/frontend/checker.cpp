@@ -1284,11 +1284,12 @@ class Checker {
   Value reduction(const Expr& e, OpKind kind) {
     expect_args(e, 1, 1, {"axis", "keepdims"}, "x");
     NodeId x = tensor_arg(e, 0);
+    if (kind == OpKind::Mean || kind == OpKind::Logsumexp) need_float(e, x);
+    // PyTorch counts: the sum or product of bools is an i64 (torch.sum(mask)).
+    if ((kind == OpKind::Sum || kind == OpKind::Prod) && node(x).dtype == DType::boolean)
+      x = unary_node(OpKind::Cast, x, DType::i64, e.loc).node;
     const Node& in = node(x);
     DType t = in.dtype;
-    if (kind == OpKind::Mean || kind == OpKind::Logsumexp) need_float(e, x);
-    if ((kind == OpKind::Sum || kind == OpKind::Prod) && t == DType::boolean)
-      fail(e.loc, fmt::format("{}() of bool is not supported; cast first, e.g. {}(i64(x))", e.text, e.text));
     std::size_t rank = in.shape.size();
     SourceLoc axis_loc = kw_loc(e, "axis");
     std::vector<int> axes;
@@ -1326,9 +1327,10 @@ class Checker {
   Value scan(const Expr& e, OpKind kind) {
     expect_args(e, 1, 1, {"axis", "exclusive", "reverse"}, "x");
     NodeId x = tensor_arg(e, 0);
+    // As PyTorch: a running count (or product) of bools is an i64.
+    if ((kind == OpKind::Cumsum || kind == OpKind::Cumprod) && node(x).dtype == DType::boolean)
+      x = unary_node(OpKind::Cast, x, DType::i64, e.loc).node;
     const Node& in = node(x);
-    if ((kind == OpKind::Cumsum || kind == OpKind::Cumprod) && in.dtype == DType::boolean)
-      fail(e.loc, fmt::format("{}() of bool is not supported; cast first, e.g. {}(i64(x))", e.text, e.text));
     Node n;
     n.kind = kind;
     n.dtype = in.dtype;

@@ -20,6 +20,12 @@ std::string errors_of(const std::string& text) {
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+// The IR of `out y = <body>` over input `in <input>` of [N], N = 4 (to compare two spellings).
+std::string ir_of(const std::string& input, const std::string& body) {
+  kiln::SpecFile spec = kiln::parse_spec("op a {\n  dims N = 4\n  in " + input + "[N]\n  out y = " + body + "\n}", "t.kiln");
+  return kiln::ir::print(*kiln::check_op(spec, "a"));
+}
+
 struct Case {
   const char* spec;
   const char* first_line;
@@ -126,8 +132,8 @@ const Case kCases[] = {
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = not(x)\n}", "t.kiln:4:11: error: not() needs a bool value, got f32"},
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = and(x > 0, x)\n}",
      "t.kiln:4:11: error: and() needs bool values, got f32; compare first, e.g. x > 0"},
-    {"op a {\n  dims N = 4\n  in b: bool[N]\n  out y = sum(b)\n}",
-     "t.kiln:4:11: error: sum() of bool is not supported; cast first, e.g. sum(i64(x))"},
+    {"op a {\n  dims N = 4\n  in b: bool[N]\n  out y = mean(b)\n}",
+     "t.kiln:4:11: error: mean() needs a float type (f32, f16, bf16, f64), got bool; cast first, e.g. f32(x)"},
     {"op a {\n  dims N = 4\n  in x: u64[N]\n  out y = -x\n}",
      "t.kiln:4:11: error: cannot negate an unsigned u64 value; cast it first, e.g. i64(x)"},
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = x + \"s\"\n}",
@@ -322,10 +328,7 @@ TEST_CASE("checker: several errors are reported in one pass, without cascades") 
 }
 
 TEST_CASE("checker: an activation's parameters may be given by position, in PyTorch's order") {
-  auto ir_of = [](const std::string& body) {
-    kiln::SpecFile spec = kiln::parse_spec("op a {\n  dims N = 4\n  in x: f32[N]\n  out y = " + body + "\n}", "t.kiln");
-    return kiln::ir::print(*kiln::check_op(spec, "a"));
-  };
+  auto ir_of = [](const std::string& body) { return ::ir_of("x: f32", body); };
   CHECK(ir_of("leaky_relu(x, 0.2)") == ir_of("leaky_relu(x, negative_slope=0.2)"));
   CHECK(ir_of("leaky_relu(x, 0.2)") != ir_of("leaky_relu(x)"));
   CHECK(ir_of("softplus(x, 2.0, 10.0)") == ir_of("softplus(x, beta=2.0, threshold=10.0)"));
@@ -335,6 +338,15 @@ TEST_CASE("checker: an activation's parameters may be given by position, in PyTo
   CHECK(ir_of("elu(x, 0.5)") == ir_of("elu(x, alpha=0.5)"));
   CHECK(ir_of("celu(x, 0.5)") == ir_of("celu(x, alpha=0.5)"));
   CHECK(ir_of("softshrink(x, 0.25)") == ir_of("softshrink(x, lambd=0.25)"));
+}
+
+TEST_CASE("checker: a sum, product or running count of bools is an i64, as in PyTorch") {
+  auto ir_of = [](const std::string& body) { return ::ir_of("b: bool", body); };
+  CHECK(ir_of("sum(b)") == ir_of("sum(i64(b))"));
+  CHECK(ir_of("prod(b, axis=0)") == ir_of("prod(i64(b), axis=0)"));
+  CHECK(ir_of("cumsum(b, axis=0)") == ir_of("cumsum(i64(b), axis=0)"));
+  CHECK(ir_of("cumprod(b, axis=0, reverse=true)") == ir_of("cumprod(i64(b), axis=0, reverse=true)"));
+  CHECK(ir_of("sum(b)").find("i64") != std::string::npos);
 }
 
 TEST_CASE("checker: unused inputs are warnings, not errors") {
