@@ -215,7 +215,7 @@ const std::vector<std::string> kFunctions = {
     "log_softmax", "where", "dropout", "matmul", "transpose", "permute", "conv1d", "conv2d", "conv3d",
     "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "iota", "max_pool1d", "max_pool2d",
     "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "reshape", "view", "flatten", "squeeze", "unsqueeze",
-    "pad", "concat", "cat", "gather", "take_along_axis", "triu", "tril", "group_norm"};
+    "pad", "concat", "cat", "gather", "take_along_axis", "triu", "tril", "group_norm", "var", "std", "any", "all"};
 
 class Checker {
  public:
@@ -997,6 +997,8 @@ class Checker {
         {"log1p", OpKind::Log1p}, {"expm1", OpKind::Expm1},     {"erf", OpKind::Erf}};
     if (auto it = unary.find(f); it != unary.end()) return elementwise_unary(e, it->second);
     if (f == "clamp") return clamp(e);
+    if (f == "var" || f == "std") return variance(e);
+    if (f == "any" || f == "all") return any_all(e);
     static const std::set<std::string> activations = {
         "leaky_relu", "elu",        "selu",       "softplus",   "mish",     "hardtanh",  "relu6",     "hardsigmoid",
         "hardswish",  "celu",       "logsigmoid", "hardshrink", "softshrink", "softsign", "tanhshrink"};
@@ -1288,9 +1290,15 @@ class Checker {
     // PyTorch counts: the sum or product of bools is an i64 (torch.sum(mask)).
     if ((kind == OpKind::Sum || kind == OpKind::Prod) && node(x).dtype == DType::boolean)
       x = unary_node(OpKind::Cast, x, DType::i64, e.loc).node;
-    const Node& in = node(x);
-    DType t = in.dtype;
-    std::size_t rank = in.shape.size();
+    const std::vector<int> axes = reduced_axes(e, node(x).shape.size());
+    const bool arg = kind == OpKind::Argmin || kind == OpKind::Argmax;
+    if (arg && axes.size() > 1 && keyword(e, "axis"))
+      fail(kw_loc(e, "axis"), fmt::format("{}() takes one axis (or none, for the flat index), got {}", e.text, axes.size()));
+    return reduce_node(kind, x, axes, bool_kw(e, "keepdims").value_or(false), e.loc);
+  }
+
+  // A reduction's axis= (an axis or a list; none: every axis), sorted, for a tensor of `rank`.
+  std::vector<int> reduced_axes(const Expr& e, std::size_t rank) {
     SourceLoc axis_loc = kw_loc(e, "axis");
     std::vector<int> axes;
     if (auto list = ints_kw(e, "axis")) {
@@ -1304,15 +1312,16 @@ class Checker {
     } else {
       for (std::size_t i = 0; i < rank; ++i) axes.push_back(static_cast<int>(i));
     }
-    bool arg = kind == OpKind::Argmin || kind == OpKind::Argmax;
-    if (arg && axes.size() > 1 && keyword(e, "axis"))
-      fail(axis_loc, fmt::format("{}() takes one axis (or none, for the flat index), got {}", e.text, axes.size()));
     std::sort(axes.begin(), axes.end());
-    bool keepdims = bool_kw(e, "keepdims").value_or(false);
+    return axes;
+  }
+
+  Value reduce_node(OpKind kind, NodeId x, const std::vector<int>& axes, bool keepdims, SourceLoc loc) {
+    const Node& in = node(x);
     Node n;
     n.kind = kind;
-    n.dtype = arg ? DType::i64 : t;
-    for (std::size_t i = 0; i < rank; ++i) {
+    n.dtype = kind == OpKind::Argmin || kind == OpKind::Argmax ? DType::i64 : in.dtype;
+    for (std::size_t i = 0; i < in.shape.size(); ++i) {
       bool reduced = std::find(axes.begin(), axes.end(), static_cast<int>(i)) != axes.end();
       if (!reduced) n.shape.push_back(in.shape[i]);
       else if (keepdims) n.shape.push_back(DimExpr::constant(1));
@@ -1320,8 +1329,81 @@ class Checker {
     n.operands = {x};
     n.axes = axes;
     n.keepdims = keepdims;
-    n.loc = e.loc;
-    return node_value(add_node(std::move(n), true), e.loc);
+    n.loc = loc;
+    return node_value(add_node(std::move(n), true), loc);
+  }
+
+  // var(x, axis=, correction=1, keepdims=false) and std(...): torch.var / torch.std, written as
+  // sum((x - mean(x))^2) / (count - correction) over the axes (the count: the reduced extents,
+  // each a number or a specialized dim), in f32 for f16 and bf16, then x's type.
+  Value variance(const Expr& e) {
+    using ast::BinaryOp;
+    expect_args(e, 1, 1, {"axis", "correction", "keepdims"}, "x");
+    const NodeId xn = tensor_arg(e, 0);
+    need_float(e, xn);
+    const DType t = node(xn).dtype;
+    const SourceLoc loc = e.loc;
+    const std::vector<int> axes = reduced_axes(e, node(xn).shape.size());
+    const bool keepdims = bool_kw(e, "keepdims").value_or(false);
+    const double correction = real_kw(e, "correction", 1.0);
+    const Value x = to_opmath(node_value(xn, loc), loc);
+    const Value mu = reduce_node(OpKind::Mean, x.node, axes, true, loc);
+    const Value d = binary(BinaryOp::Sub, x, mu, loc);
+    const Value sq = binary(BinaryOp::Mul, d, d, loc);
+    Value v;
+    if (correction == 0) {
+      v = reduce_node(OpKind::Mean, sq.node, axes, keepdims, loc);
+    } else {
+      std::optional<Value> count;   // the product of the reduced extents (a number or specialized dims)
+      std::int64_t constant = 1;
+      for (int a : axes) {
+        const DimExpr& extent = node(xn).shape[static_cast<std::size_t>(a)];
+        if (auto c = extent.as_constant()) {
+          constant *= *c;
+          continue;
+        }
+        const ir::DimDecl* decl = extent.kind() == DimExpr::Kind::Dim ? ir_->find_dim(extent.name()) : nullptr;
+        if (decl == nullptr || decl->dynamic)
+          fail(loc, fmt::format("{}() with correction={} needs each reduced extent to be a number or a specialized dim, "
+                                "got {} (a dyn dim or an expression); write sum((x - mean(x))^2) / (count - {}) with "
+                                "the count as a value, or pass correction=0",
+                                e.text, correction, extent.str(), correction));
+        Node n;
+        n.kind = OpKind::DimValue;
+        n.dtype = DType::i64;
+        n.dim = extent.name();
+        n.loc = loc;
+        const Value dim = node_value(add_node(std::move(n), false), loc);
+        count = count ? binary(BinaryOp::Mul, *count, dim, loc) : dim;
+      }
+      const Value c = !count          ? weak_real(double(constant), loc)
+                      : constant == 1 ? *count
+                                      : binary(BinaryOp::Mul, *count, weak_real(double(constant), loc), loc);
+      v = binary(BinaryOp::Div, reduce_node(OpKind::Sum, sq.node, axes, keepdims, loc),
+                 binary(BinaryOp::Sub, c, weak_real(correction, loc), loc), loc);
+    }
+    if (e.text == "std") v = un(OpKind::Sqrt, v, loc);
+    return from_opmath(v, t, loc);
+  }
+
+  // any(x, axis=, keepdims=false) / all(...): torch.any / torch.all (x bool, or nonzero), written
+  // as a count of the true (any) or false (all) elements compared with 0.
+  Value any_all(const Expr& e) {
+    using ast::BinaryOp;
+    expect_args(e, 1, 1, {"axis", "keepdims"}, "x");
+    const NodeId xn = tensor_arg(e, 0);
+    const SourceLoc loc = e.loc;
+    Value b = node_value(xn, loc);
+    if (node(xn).dtype != DType::boolean) b = binary(BinaryOp::Ne, b, weak_real(0, loc), loc);
+    if (e.text == "all") b = un(OpKind::Not, b, loc);
+    const Value count = unary_node(OpKind::Cast, b.node, DType::i64, loc);
+    const Value n = reduce_node(OpKind::Sum, count.node, reduced_axes(e, node(xn).shape.size()),
+                                bool_kw(e, "keepdims").value_or(false), loc);
+    Value zero;
+    zero.kind = Value::Kind::Int;
+    zero.text = "0";
+    zero.loc = loc;
+    return binary(e.text == "any" ? BinaryOp::Gt : BinaryOp::Eq, n, zero, loc);
   }
 
   Value scan(const Expr& e, OpKind kind) {
