@@ -452,6 +452,18 @@ class Checker {
     return shape;
   }
 
+  // a op b of two extents ('+', '-', '*', or '/': the floor), `where` naming the shape in messages.
+  DimExpr extent_arithmetic(char op, const DimExpr& a, const DimExpr& b, SourceLoc loc, const std::string& where) {
+    switch (op) {
+      case '+': return a + b;
+      case '-': return a - b;
+      case '*': return a * b;
+      default:
+        if (b.as_constant() == 0) fail(loc, fmt::format("division by zero in {}", where));
+        return floor_div(a, b);
+    }
+  }
+
   // An extent as the spec wrote it ("2 * D"), for messages.
   static std::string extent_text(const ast::TypeRef::Entry& e) {
     if (e.op == 0) return e.is_name ? e.name : std::to_string(e.value);
@@ -461,17 +473,9 @@ class Checker {
 
   // A declared extent: a dim, an integer, or arithmetic of them ('/' divides with the floor).
   DimExpr resolve_extent(const ast::TypeRef::Entry& e, const std::string& owner) {
-    if (e.op != 0) {
-      const DimExpr a = resolve_extent(e.operands[0], owner), b = resolve_extent(e.operands[1], owner);
-      switch (e.op) {
-        case '+': return a + b;
-        case '-': return a - b;
-        case '*': return a * b;
-        default:
-          if (b.as_constant() == 0) fail(e.loc, fmt::format("division by zero in the shape of {}", owner));
-          return floor_div(a, b);
-      }
-    }
+    if (e.op != 0)
+      return extent_arithmetic(e.op, resolve_extent(e.operands[0], owner), resolve_extent(e.operands[1], owner), e.loc,
+                               "the shape of " + owner);
     if (!e.is_name) return DimExpr::constant(e.value);
     auto it = symbols_.find(e.name);
     if (it == symbols_.end()) {
@@ -690,12 +694,16 @@ class Checker {
     if (decl->dynamic)
       fail(e.loc, fmt::format("'{}' is a dyn dim; only a specialized dim can be used as a value (its extent) "
                               "yet; declare it without dyn", e.text));
+    return dim_value_node(e.text, e.loc);
+  }
+  // The extent of specialized dim `name` as an i64 value (weak, as PyTorch's x.shape[1]).
+  Value dim_value_node(const std::string& name, SourceLoc loc) {
     Node n;
     n.kind = OpKind::DimValue;
     n.dtype = DType::i64;
-    n.dim = e.text;
-    n.loc = e.loc;
-    return node_value(add_node(std::move(n), false), e.loc);
+    n.dim = name;
+    n.loc = loc;
+    return node_value(add_node(std::move(n), false), loc);
   }
 
   Value negate(Value v, SourceLoc loc) {
@@ -1368,12 +1376,7 @@ class Checker {
                                 "got {} (a dyn dim or an expression); write sum((x - mean(x))^2) / (count - {}) with "
                                 "the count as a value, or pass correction=0",
                                 e.text, correction, extent.str(), correction));
-        Node n;
-        n.kind = OpKind::DimValue;
-        n.dtype = DType::i64;
-        n.dim = extent.name();
-        n.loc = loc;
-        const Value dim = node_value(add_node(std::move(n), false), loc);
+        const Value dim = dim_value_node(extent.name(), loc);
         count = count ? binary(BinaryOp::Mul, *count, dim, loc) : dim;
       }
       const Value c = !count          ? weak_real(double(constant), loc)
@@ -1632,17 +1635,9 @@ class Checker {
         return DimExpr::dim(e.text);
       }
     }
-    if (e.kind == ExprKind::Binary && e.binary_op <= ast::BinaryOp::Div) {
-      const DimExpr a = extent_of(*e.args[0], what), b = extent_of(*e.args[1], what);
-      switch (e.binary_op) {
-        case ast::BinaryOp::Add: return a + b;
-        case ast::BinaryOp::Sub: return a - b;
-        case ast::BinaryOp::Mul: return a * b;
-        default:
-          if (b.as_constant() == 0) fail(e.loc, fmt::format("division by zero in {}", what));
-          return floor_div(a, b);
-      }
-    }
+    if (e.kind == ExprKind::Binary && e.binary_op <= ast::BinaryOp::Div)
+      return extent_arithmetic(ast::binary_op_spelling(e.binary_op)[0], extent_of(*e.args[0], what),
+                               extent_of(*e.args[1], what), e.loc, what);
     if (e.kind == ExprKind::Binary || e.kind == ExprKind::Unary)
       fail(e.loc, fmt::format("{} can combine dims with + - * and / only", what));
     return DimExpr::constant(as_int(const_eval(e, what), e.loc, what));

@@ -343,7 +343,7 @@ struct Plan {
   // Each dyn row length whose alignment some kernel's plan assumed: the bound value's
   // dyn_row_class, which every launch's value must share ([Note: dyn row alignment]).
   std::map<std::string, int> dyn_row_align;
-  // One per anchor with picks (a TMA engine product, a row norm, a contiguous-row reduction, an
+  // One per anchor with picks (a TMA engine product, a row norm, a reduction, a row scan, an
   // elementwise kernel's first stored node): what the tuner may vary ([Note: tuned picks]).
   struct Tunable {
     int anchor = -1;                     // the anchor's node

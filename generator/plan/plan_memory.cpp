@@ -334,7 +334,7 @@ void set_len(PlannedKernel& kn, const Rows& len) {
 std::string len_class_text(const Rows& len) {
   if (!len.dynamic) return "";
   if (len.dim.empty()) return " (several dyn dims: no size classes, planned as if each were 1)";
-  return len.class_text.empty() ? "" : fmt::format(" ({})", len.class_text);
+  return len.class_suffix();
 }
 
 // The kernel's config and its launch as planned: the launch at the bound rows (kiln gen shows
@@ -652,8 +652,8 @@ std::string apply_reduce_pick(Planner& p, const PlannedKernel& kn, ReduceConfig&
   std::string note = "; config: heuristic";
   const ReducePick chosen = p.offer_picks(
       kn.anchor,
-      fmt::format("{}: {} rows{} of {}{}", ir::op_kind_name(p.node(kn.anchor).kind), rows.text,
-                  rows.class_text.empty() ? "" : " (" + rows.class_text + ")", len.text,
+      fmt::format("{}: {} rows{} of {}{}", ir::op_kind_name(p.node(kn.anchor).kind), rows.text, rows.class_suffix(),
+                  len.text,
                   kind == ReducePick::Kind::outer ? fmt::format(", strided, {} columns", c.inner) : ""),
       heuristic, kind == ReducePick::Kind::outer ? reduce_outer_candidates(heuristic, cols) : reduce_candidates(kind),
       note, "reduction");
@@ -1190,8 +1190,7 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
     std::string note = "; config: heuristic";
     const ScanPick chosen =
         p.offer_picks(kn.anchor,
-                      fmt::format("{}: {} rows{} of {}", ir::op_kind_name(a.kind), rows.text,
-                                  rows.class_text.empty() ? "" : " (" + rows.class_text + ")", len.text),
+                      fmt::format("{}: {} rows{} of {}", ir::op_kind_name(a.kind), rows.text, rows.class_suffix(), len.text),
                       ScanPick{config.threads, config.vecs}, scan_rows_candidates(), note, "scan");
     config.threads = chosen.threads;
     config.vecs = chosen.vecs;
@@ -1437,7 +1436,7 @@ void plan_rownorm(Planner& p, PlannedKernel& kn) {
     pick_note = "; config: heuristic";
     pick = p.offer_picks(kn.anchor,
                          fmt::format("{}: {} rows{} of {}", norm ? "norm" : ir::op_kind_name(a.kind), rows.text,
-                                     rows.class_text.empty() ? "" : " (" + rows.class_text + ")", planned_len),
+                                     rows.class_suffix(), planned_len),
                          pick, rownorm_candidates(planned_len, v, kWarpItems), pick_note, "row norm");
   }
   config.threads = pick.threads;

@@ -215,6 +215,8 @@ struct Rows {
   std::int64_t most = 0;              // dyn: the class's largest count (0: no largest)
   std::string text;                   // "4096", or "B*12 (dyn)"
   std::string class_text;             // after thresholds: "B in [264, 1056)"
+  // The size class in parentheses after a space, where there is one: " (B in [264, 1056))".
+  std::string class_suffix() const { return class_text.empty() ? "" : " (" + class_text + ")"; }
 
   long long config_outer() const { return dynamic ? 0 : planned; }
   // Workspaces sized by the row count are possible: static rows, or a class with a largest value.
