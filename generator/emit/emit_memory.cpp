@@ -690,11 +690,11 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
                           workspace_pointer(plan, kernel, config.variant == RownormVariant::kSplitStats))
             : std::string();
   if (config.variant == RownormVariant::kSplitStats)
-    unit.body = fmt::format("  kiln::rownorm_split_stats<kThreads, kKind, C, kConfig.aligned>({}, {}, kOuter, kLead, "
+    unit.body = fmt::format("  kiln::rownorm_split_stats<kThreads, kKind, C, kConfig.aligned, kConfig.rows_fastest>({}, {}, kOuter, kLead, "
                             "kLen, kGang, kSplits, kChunk, Load{{{}}});",
                             in, partials, UnitParts::member_inits(plan, kernel));
   else if (config.variant == RownormVariant::kSplitApply)
-    unit.body = fmt::format("  kiln::rownorm_split_apply<kThreads, kKind, C, kConfig.aligned>({}, {}, {}, kOuter, "
+    unit.body = fmt::format("  kiln::rownorm_split_apply<kThreads, kKind, C, kConfig.aligned, kConfig.rows_fastest>({}, {}, {}, kOuter, "
                             "kLead, kLen, kGang, kSplits, kChunk, {});",
                             in, pointer_of_store(plan, kernel), partials, fs);
   else if (strided)

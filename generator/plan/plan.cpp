@@ -14,6 +14,13 @@
 
 namespace kiln {
 
+std::string bytes_text(std::int64_t bytes) {
+  if (bytes >= (std::int64_t{1} << 30)) return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1 << 30));
+  if (bytes >= (1 << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
+  if (bytes >= (1 << 10)) return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / (1 << 10));
+  return fmt::format("{} B", bytes);
+}
+
 std::string index_declaration(bool index64) {
   return index64 ? fmt::format("using Index = long long;  // some tensor has {} elements or more", kIndex32Bound)
                  : fmt::format("using Index = int;  // every tensor has fewer than {} elements", kIndex32Bound);
@@ -34,12 +41,6 @@ std::string shape_text(const std::vector<Int>& shape) {
   return s + "]";
 }
 
-std::string bytes_text(std::int64_t bytes) {
-  if (bytes >= (std::int64_t{1} << 30)) return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1 << 30));
-  if (bytes >= (1 << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
-  if (bytes >= (1 << 10)) return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / (1 << 10));
-  return fmt::format("{} B", bytes);
-}
 
 // A node kernels may inline: elementwise work, views, literals and scalar arguments.
 bool inlinable(ir::OpKind kind) {

@@ -1256,6 +1256,35 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
 // axes (strided rows when they are not the trailing ones): the same rows, the same variants; a norm
 // takes the mean and the squared deviations from the registers where softmax takes the max and the
 // exponentials.
+// Bytes of the side operands of a norm's fused epilogue that every row reads alike: an extent of
+// 1 (or none: numpy's right-aligned broadcasting) along every axis the norm keeps ([Note: split
+// norm block order] in kiln/config/rownorm.h). Side operands past a reshape in the chain are not
+// mapped back to the norm's axes: not counted.
+std::int64_t row_shared_epilogue_bytes(const Planner& p, const PlannedKernel& kn) {
+  const auto& a = p.node(kn.anchor);
+  const auto& shape = p.shape(kn.anchor);
+  const std::size_t rank = shape.size();
+  std::vector<bool> kept(rank, true);
+  for (int axis : a.axes) kept[static_cast<std::size_t>(axis)] = false;
+  std::int64_t bytes = 0;
+  const ir::NodeId end = kn.stores.empty() ? kn.anchor : kn.stores[0].node;
+  for (ir::NodeId cur = kn.anchor; cur != end;) {
+    const ir::NodeId next = p.consumers(cur)[0];
+    const auto& n = p.node(next);
+    if (n.kind == ir::OpKind::Reshape) break;
+    for (ir::NodeId side : n.operands) {
+      if (side == cur) continue;
+      const auto& s = p.shape(side);
+      const std::size_t skip = rank - s.size();   // the side's dims are the last s.size() of the norm's
+      bool shared = true;
+      for (std::size_t d = skip; d < rank; ++d) shared = shared && (!kept[d] || s[d - skip] == 1);
+      if (shared) bytes += numel(s) * static_cast<std::int64_t>(dtype_size(n.dtype));
+    }
+    cur = next;
+  }
+  return bytes;
+}
+
 // A split norm ([Note: split norms]): this kernel writes each chunk's statistics to a workspace, a
 // follow-up over the same chunks combines a row's and writes y (with the epilogue).
 void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
@@ -1275,6 +1304,8 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
   config.gang = launch::rownorm_split_gang(layout.lead, layout.rows, layout.len, sms);
   config.chunk = launch::rownorm_split_chunk(layout.lead * layout.rows, layout.len, 16 / elem, sms);
   config.splits = launch::rownorm_split_splits(layout.len, config.chunk);
+  const std::int64_t shared = row_shared_epilogue_bytes(p, kn);
+  config.rows_fastest = layout.rows > 1 && launch::rownorm_split_rows_fastest(shared);
   // [Note: rows known vectorizable]: every chunk starts on a vector and holds whole ones where the
   // segments (the rows' rule) and the chunks are multiples of it.
   Rows segment;
@@ -1302,6 +1333,9 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
                          layout.lead > 1 ? fmt::format(" of {} segments", layout.lead) : "", layout.len, config.chunk,
                          states, layout.lead > 1 ? fmt::format(", {} a segment", config.splits) : "");
   }
+  if (config.rows_fastest)
+    chunks += fmt::format(", the rows fastest (the epilogue reads {} every row reads alike: once from DRAM)",
+                          bytes_text(shared));
   kn.reason = fmt::format("split norm, pass 1 of 2: {}, each chunk's {} to the workspace; {}", chunks,
                           a.norm.centered ? "(count, mean, squared deviations)" : "sum of squares", idx);
   PlannedKernel apply = storing_followup(kn, "rownorm", ws, DType::f32);

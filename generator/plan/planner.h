@@ -61,6 +61,8 @@ AttentionExtents attention_extents(const ir::Ir& ir, const PlannedKernel& kernel
                                    const std::map<std::string, std::int64_t>& dims);
 launch::Geometry attention_launch(const Plan& plan, const PlannedKernel& kernel,
                                   const std::map<std::string, std::int64_t>& dims);
+// plan.cpp: a byte count for reasons ("16.0 MiB", "512 B").
+std::string bytes_text(std::int64_t bytes);
 // plan_memory.cpp: bytes of one element of the tensor a template streams for an anchor's operand
 // (Plan::streamed_leaf): its type is the template's T, which sizes its vectors and tiles. An
 // operand with no such leaf is refused by the emitter; its own type stands in until then.

@@ -270,6 +270,89 @@ __device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
   KILN_EMU_NAMED_BARRIER(id, threads, false);
 #endif
 }
+// ---- mbarriers (sm_80+)
+// A barrier object in shared memory (8 bytes, 8-aligned) that counts arrivals and completes a
+// phase when they reach the count it was initialized with; a waiter names the phase by its parity
+// and returns once that phase has completed (a fresh barrier is in phase 0, so a wait for parity 1
+// returns at once). An arrive releases the arriving thread's earlier accesses to the threads whose
+// wait sees the phase complete. The u32 forms take the object's shared-memory address (smem_addr;
+// the Hopper engines' rings, kiln/tma.cuh); the pointer forms are the same on the GPU, and without
+// __CUDA_ARCH__ the CPU emulator's KILN_EMU_MBAR_INIT/ARRIVE/WAIT stand in.
+__device__ __forceinline__ void mbar_init(u32 bar, u32 arrivals) {
+#ifdef __CUDA_ARCH__
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(arrivals) : "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_arrive(u32 bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+#elif defined(__CUDA_ARCH__)
+  unsigned long long state;
+  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];\n" : "=l"(state) : "r"(bar) : "memory");
+  (void)state;
+#endif
+}
+// Whether the phase of parity `parity` has completed (sm_90: try_wait, which may suspend the
+// thread a while before it answers; sm_80: test_wait, which answers at once).
+__device__ __forceinline__ bool mbar_test(u32 bar, u32 parity) {
+  u32 done = 1;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(done)
+               : "r"(bar), "r"(parity)
+               : "memory");
+#elif defined(__CUDA_ARCH__)
+  asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(done)
+               : "r"(bar), "r"(parity)
+               : "memory");
+#endif
+  return done != 0;
+}
+// Blocks until the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
+  while (!mbar_test(bar, parity)) {
+  }
+}
+// The same, polling with test_wait, which never suspends the thread: for a waiter whose wake-up
+// is on a critical path (the look-back scan's walker: [Note: the look-back handshake] in
+// kiln/scan.cuh), at the cost of the issue slots its warp takes while it waits.
+__device__ __forceinline__ void mbar_poll(u32 bar, u32 parity) {
+#ifdef __CUDA_ARCH__
+  u32 done;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+  } while (!done);
+#endif
+}
+__device__ __forceinline__ void mbar_init(unsigned long long* bar, u32 arrivals) {
+#ifdef __CUDA_ARCH__
+  mbar_init(smem_addr(bar), arrivals);
+#elif defined(KILN_EMU_MBAR_INIT)
+  KILN_EMU_MBAR_INIT(bar, arrivals);
+#endif
+}
+__device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
+#ifdef __CUDA_ARCH__
+  mbar_arrive(smem_addr(bar));
+#elif defined(KILN_EMU_MBAR_ARRIVE)
+  KILN_EMU_MBAR_ARRIVE(bar);
+#endif
+}
+// kPoll: by mbar_poll.
+template <bool kPoll = false>
+__device__ __forceinline__ void mbar_wait(unsigned long long* bar, u32 parity) {
+#ifdef __CUDA_ARCH__
+  if constexpr (kPoll) mbar_poll(smem_addr(bar), parity);
+  else mbar_wait(smem_addr(bar), parity);
+#elif defined(KILN_EMU_MBAR_WAIT)
+  KILN_EMU_MBAR_WAIT(bar, parity);
+#endif
+}
+
 // The block's dynamic shared memory (the launch's shared_bytes), 16-byte aligned.
 __device__ __forceinline__ unsigned char* dynamic_smem() {
 #ifdef __CUDA_ARCH__

@@ -32,16 +32,17 @@
 //     in/out viewed as [outer, len, inner], normalizing along len: one thread per (o, c) column,
 //     consecutive threads on consecutive c (coalesced). Two passes (the second mostly from L2
 //     for moderate len*inner). grid.x = ceil(outer*inner / kThreads), block = kThreads.
-//   rownorm_split_stats<kThreads, kKind, C[, kAligned]>(in, partials, outer, lead, len, gang, splits, chunk, pro)
-//   rownorm_split_apply<kThreads, kKind, C[, kAligned]>(in, out, partials, outer, lead, len, gang, splits, chunk, pro,
-//                                                       epi, scale)
+//   rownorm_split_stats<kThreads, kKind, C[, kAligned, kRowsFastest]>(in, partials, outer, lead, len, gang, splits,
+//                                                                     chunk, pro)
+//   rownorm_split_apply<kThreads, kKind, C[, kAligned, kRowsFastest]>(in, out, partials, outer, lead, len, gang,
+//                                                                     splits, chunk, pro, epi, scale)
 //     norms only, two launches over in viewed as [lead, outer, len], normalizing each row of outer
 //     over its lead * len elements: a block per chunk of `chunk` elements of a segment (or, gang
 //     > 1, of `gang` whole segments), the first writing each chunk's WelfordAcc<C> to partials
 //     (launch::rownorm_split_blocks of them), the second combining a row's and writing y.
 //     grid.x = launch::rownorm_split_blocks(lead, gang, outer, splits), block = kThreads. kAligned:
 //     every chunk is whole aligned 16-byte vectors (RownormConfig::aligned), so the element-wise
-//     paths fold away.
+//     paths fold away. kRowsFastest: the blocks take the rows fastest (RownormConfig::rows_fastest).
 //   Config and geometry rules: kiln/config/rownorm.h (RownormConfig, launch::rownorm_*).
 //
 // NaN anywhere in a row makes the whole row NaN; an all -inf row gives NaN (0/0), as PyTorch.
@@ -639,7 +640,9 @@ __device__ __forceinline__ void rownorm_strided(const T* __restrict__ in, Out* _
 // row's segments go in gangs of `gang` (the last may hold fewer), each gang's segments in `splits`
 // chunks of `chunk` elements (gang > 1: splits 1, chunk len, a chunk the gang's whole segments).
 // Block s of ceil(lead / gang) * outer * splits takes chunk s % splits of gang s / splits (gangs
-// in memory order: gang g of row r is the (g * outer + r)-th).
+// in memory order: gang g of row r is the (g * outer + r)-th); with kRowsFastest, row s % outer's
+// chunk (s / outer) % splits of gang s / (outer * splits) ([Note: split norm block order] in
+// kiln/config/rownorm.h).
 namespace detail {
 
 template <class I>
@@ -649,11 +652,21 @@ struct SplitChunk {
   I row;     // the row of outer it belongs to
   I slot;    // its partial state: partials[(row * gangs + g) * splits + c]
 };
-template <class I>
+template <bool kRowsFastest, class I>
 __device__ __forceinline__ SplitChunk<I> split_chunk(I s, I outer, I lead, I len, I gang, I splits, I chunk) {
   const I gangs = I(launch::ceil_div(lead, gang));
-  const I ganged = s / splits, c = s - ganged * splits;
-  const I g = ganged / outer, row = ganged - g * outer;
+  I row, g, c;
+  if constexpr (kRowsFastest) {
+    const I across = s / outer;
+    row = s - across * outer;
+    g = across / splits;
+    c = across - g * splits;
+  } else {
+    const I ganged = s / splits;
+    c = s - ganged * splits;
+    g = ganged / outer;
+    row = ganged - g * outer;
+  }
   const I l0 = g * gang, segments = lead - l0 < gang ? lead - l0 : gang;
   const I begin = c * chunk;
   return SplitChunk<I>{(l0 * outer + row) * len + begin, (segments - 1) * len + (len - begin < chunk ? len - begin : chunk),
@@ -675,7 +688,8 @@ __device__ __forceinline__ void with_chunk_map(I outer, I len, I gang, I count, 
 // Pass 1: each chunk's (count, mean, squared deviations), a norm's statistics as rownorm_rows' two-pass
 // path folds them (an RMS norm: the sum of squares in m2 only), written to partials[slot].
 // block = kThreads; grid.x = launch::rownorm_split_blocks (grid-strided past 2^31 - 1).
-template <int kThreads, RowNormKind kKind, class C, bool kAligned = false, class T, class I, class Pro>
+template <int kThreads, RowNormKind kKind, class C, bool kAligned = false, bool kRowsFastest = false, class T, class I,
+          class Pro>
 __device__ __forceinline__ void rownorm_split_stats(const T* __restrict__ in, WelfordAcc<C>* __restrict__ partials,
                                                     I outer, I lead, I len, I gang, I splits, I chunk, Pro pro) {
   static_assert(kIsNorm<kKind>, "split rows are a norm's");
@@ -684,7 +698,7 @@ __device__ __forceinline__ void rownorm_split_stats(const T* __restrict__ in, We
   constexpr int V = 16 / int(sizeof(T));
   const I blocks = I(launch::rownorm_split_blocks(lead, gang, outer, splits));
   for (I s = I(blockIdx.x); s < blocks; s = stride_next(s, I(gridDim.x), blocks)) {
-    const detail::SplitChunk<I> k = detail::split_chunk(s, outer, lead, len, gang, splits, chunk);
+    const detail::SplitChunk<I> k = detail::split_chunk<kRowsFastest>(s, outer, lead, len, gang, splits, chunk);
     const T* p = in + k.flat;
     detail::with_chunk_map<V, kAligned>(outer, len, gang, k.count, is_aligned(p, 16), [&](const auto& map, bool vector) {
       const WelfordAcc<C> a = detail::rownorm_norm_stats<kThreads, kThreads, kKind, C>(p, k.count, k.flat,
@@ -699,8 +713,8 @@ __device__ __forceinline__ void rownorm_split_stats(const T* __restrict__ in, We
 // thread's, so every element of the row sees the same mean and scale), then
 // y = epi(((x - mean) * scale(m2))) over the chunk. The chunks are taken in reverse of pass 1's
 // order ([Note: split norms]).
-template <int kThreads, RowNormKind kKind, class C, bool kAligned = false, class T, class Out, class I, class Pro,
-          class Epi, class Scale>
+template <int kThreads, RowNormKind kKind, class C, bool kAligned = false, bool kRowsFastest = false, class T,
+          class Out, class I, class Pro, class Epi, class Scale>
 __device__ __forceinline__ void rownorm_split_apply(const T* __restrict__ in, Out* __restrict__ out,
                                                     const WelfordAcc<C>* __restrict__ partials, I outer, I lead, I len,
                                                     I gang, I splits, I chunk, Pro pro, Epi epi, Scale scale) {
@@ -710,7 +724,7 @@ __device__ __forceinline__ void rownorm_split_apply(const T* __restrict__ in, Ou
   __shared__ C row_stats[2];
   const I blocks = I(launch::rownorm_split_blocks(lead, gang, outer, splits)), states = blocks / outer;
   for (I t = I(blockIdx.x); t < blocks; t = stride_next(t, I(gridDim.x), blocks)) {
-    const detail::SplitChunk<I> k = detail::split_chunk(blocks - 1 - t, outer, lead, len, gang, splits, chunk);
+    const detail::SplitChunk<I> k = detail::split_chunk<kRowsFastest>(blocks - 1 - t, outer, lead, len, gang, splits, chunk);
     const WelfordAcc<C>* row_states = partials + k.row * states;
     typename Op::Acc a = Op::identity();
     for (I i = I(threadIdx.x); i < states; i += kThreads) {

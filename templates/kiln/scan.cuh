@@ -28,8 +28,8 @@
 //     launch::scan_lookback_workspace_bytes(rows, len, tile, sizeof(C)) bytes, 16-byte aligned,
 //     and MUST be zeroed before every launch (the statuses and the tile counter). Dynamic shared
 //     memory: kStages tiles of converted values (kThreads * kVecs * (16/sizeof(T)) of C each; the
-//     planner's tile makes one launch::kScanLookbackStageBytes). Uses named barriers 1 to
-//     1 + 2 * kStages ([Note: the warp-specialized look-back] in config/scan.h).
+//     planner's tile makes one launch::kScanLookbackStageBytes). Uses named barrier 1 (the data
+//     warps) and 2 * kStages mbarriers ([Note: the warp-specialized look-back] in config/scan.h).
 //   Config and geometry rules: kiln/config/scan.h (ScanConfig, scan_use_lookback, scan_rows_*_geometry).
 //
 //   Strided axis (in viewed as [outer, len, inner] row-major, inner > 1, scan along len):
@@ -126,7 +126,7 @@ struct BlockSync {
 };
 template <int kThreads>
 struct DataSync {
-  enum : int { kId = 1 };   // scan_rows_lookback_ws numbers its stage barriers after it
+  enum : int { kId = 1 };
   __device__ __forceinline__ void operator()() const { named_barrier_sync(kId, kThreads); }
 };
 
@@ -600,6 +600,21 @@ __device__ __forceinline__ void for_each_stage(F& f) {
 
 // [Note: the warp-specialized look-back] in config/scan.h: warps 0 .. kThreads/32 - 1 move the
 // data, warp kThreads/32 walks.
+// [Note: the look-back handshake]
+// A stage passes between the data warps and the walker through two mbarriers of one arrival
+// each: thread 0 writes the stage's tile_id and tile_total and arrives on handed[s]; the walker
+// polls there (test_wait: a walk starts as soon as its tile is handed over), its lane 0 reads the
+// slots, walks, writes tile_prefix and arrives on walked[s]; the data warps wait there (try_wait)
+// before they store the tile and, a round later, refill the stage. An mbarrier's arrive releases
+// and its wait acquires, so the handshake is ordered by the letter of PTX's memory model, and
+// compute-sanitizer racecheck orders accesses through it: until 2026-12-06 the handshake was
+// named barriers (bar.arrive on one side, bar.sync on the other), and racecheck (2025.3.1, H100)
+// reported the walker's reads of the slots against thread 0's writes as hazards, as it did for
+// that pattern alone in a probe (docs/probes/racecheck_probe.cu: eight producer warps, or one that
+// first meets on its own partial barrier) and not for the same ring through mbarriers.
+// The cost, on an H100 (2026-12-06, median of 50, against the named barriers in the same run):
+// cumsum along 4 x 2^26 f32 0.846 ms against 0.815 (+3.8%), 1 x 2^25 0.122 against 0.118 (+3.6%),
+// 2 x 2^22 0.045 against 0.044; with the walker waiting by try_wait too, 2 x 2^22 took +7%.
 // `vector`: the rows are 16-byte vectorizable (every row or none: len % V == 0 and aligned bases
 // align every row); only the copies and stores branch on it. kAligned: they are at every launch
 // (the element-wise copies and stores are not compiled).
@@ -611,43 +626,61 @@ __device__ __forceinline__ void scan_rows_lookback_ws(const T* __restrict__ in, 
                                                       long long tiles, bool vector, const Pro& pro, const Epi& epi) {
   using C = typename Op::Value;
   constexpr I kTile = I(kThreads) * K * V;
-  constexpr int kAll = kThreads + 32;   // the data warps and the walker
   using Data = DataSync<kThreads>;      // the data warps' own barrier
-  constexpr int kBarAgg = Data::kId + 1, kBarPrefix = kBarAgg + kStages;
-  static_assert(kBarPrefix + kStages <= 16, "named barriers 1-15");
   C* stages = reinterpret_cast<C*>(dynamic_smem());   // kStages tiles of converted values
   __shared__ long long tile_id[kStages];   // the stage's tile, -1: no more tiles
   __shared__ C tile_total[kStages], tile_prefix[kStages];
   __shared__ C totals[kThreads / 32];
   __shared__ C warp_prefix[kStages][kThreads / 32];   // a stage's tile: the combination of the warps before each
   __shared__ unsigned claim;
+  // [Note: the look-back handshake] mbarriers of one arrival each: handed[s], thread 0's once
+  // stage s's tile_id and tile_total are written; walked[s], the walker's lane 0's once its
+  // tile_prefix is. Use u of a stage is phase u of both.
+  __shared__ unsigned long long handed[kStages], walked[kStages];   // 8-byte aligned, as mbarriers must be
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (threadIdx.x == 0)
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(&handed[s], 1);
+      mbar_init(&walked[s], 1);
+    }
+  __syncthreads();
 
   if (warp == kThreads / 32) {   // the walker: the stages' tiles in claim order
     for (long long k = 0;; ++k) {
       const int s = int(k % kStages);
-      named_barrier_sync(kBarAgg + s, kAll);
-      const long long id = tile_id[s];
+      mbar_wait</*kPoll=*/true>(&handed[s], u32(k / kStages) & 1u);   // a tile's walk starts at once
+      // Lane 0 alone reads the stage's slots (and hands the tile to its warp): the thread that
+      // read them is the one whose arrive on walked[s] lets thread 0 write them again.
+      long long id = 0;
+      C total = Op::identity();
+      if (lane == 0) {
+        id = tile_id[s];
+        total = tile_total[s];
+      }
+      id = __shfl_sync(0xffffffffu, id, 0);
       if (id < 0) return;
       const long long t = id % tiles_per_row;
       C exclusive = Op::identity();
       if (t > 0) {
         exclusive = lookback<Op, C>(status, id, t);
-        if (lane == 0) status.publish(id, kTilePrefix, Op::combine(exclusive, tile_total[s]));
+        if (lane == 0) status.publish(id, kTilePrefix, Op::combine(exclusive, total));
       }
-      if (lane == 0) tile_prefix[s] = exclusive;
-      named_barrier_arrive(kBarPrefix + s, kAll);
+      if (lane == 0) {
+        tile_prefix[s] = exclusive;
+        mbar_arrive(&walked[s]);
+      }
     }
   }
 
   bool held[kStages] = {};   // the stage holds a published tile (its id in tile_id) not yet stored
+  u32 uses[kStages] = {};    // tiles handed over from the stage so far
   bool done = false;
   auto step = [&](auto tag) {
     constexpr int S = decltype(tag)::value;
     C* stage = stages + S * kTile;
-    if (held[S]) {   // the walker has this tile's prefix once it arrives
-      named_barrier_sync(kBarPrefix + S, kAll);
-      const long long id = tile_id[S];   // written by this thread's block before its arrive
+    if (held[S]) {   // the walker has this tile's prefix once its arrive completes the use's phase
+      mbar_wait(&walked[S], (uses[S] - 1) & 1u);
+      const long long id = tile_id[S];   // written by this block's thread 0 before its arrive
       const I row = I(id / tiles_per_row);
       const I tile0 = I(id - (long long)row * tiles_per_row) * kTile;
       const C before = warp_prefix[S][warp];
@@ -665,8 +698,10 @@ __device__ __forceinline__ void scan_rows_lookback_ws(const T* __restrict__ in, 
     const long long id = claim;
     if (id >= tiles) {   // the walker stops at this stage
       done = true;
-      if (threadIdx.x == 0) tile_id[S] = -1;
-      named_barrier_arrive(kBarAgg + S, kAll);
+      if (threadIdx.x == 0) {
+        tile_id[S] = -1;
+        mbar_arrive(&handed[S]);
+      }
       return;
     }
     const I row = I(id / tiles_per_row);
@@ -687,8 +722,9 @@ __device__ __forceinline__ void scan_rows_lookback_ws(const T* __restrict__ in, 
       status.publish(id, t == 0 ? kTilePrefix : kTileAggregate, total);
       tile_id[S] = id;
       tile_total[S] = total;
+      mbar_arrive(&handed[S]);
     }
-    named_barrier_arrive(kBarAgg + S, kAll);
+    ++uses[S];
     held[S] = true;
   };
   for (;;) {

@@ -37,9 +37,7 @@ struct alignas(64) TensorMap {
 
 namespace sm90 {
 
-__device__ __forceinline__ void mbar_init(u32 bar, u32 arrivals) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(arrivals) : "memory");
-}
+// mbar_init, mbar_arrive and mbar_wait: kiln/common.cuh.
 // Makes the initialized barriers visible to the async proxy (the TMA unit) and the other threads;
 // a __syncthreads() must follow.
 __device__ __forceinline__ void mbar_init_fence() {
@@ -48,20 +46,6 @@ __device__ __forceinline__ void mbar_init_fence() {
 // One arrival that also announces `bytes` the TMA unit will complete on this phase.
 __device__ __forceinline__ void mbar_arrive_expect_tx(u32 bar, u32 bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(u32 bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// Blocks until the phase of parity `parity` has completed.
-__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
-  u32 done;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
 }
 
 __device__ __forceinline__ void prefetch_tensor_map(const TensorMap& map) {

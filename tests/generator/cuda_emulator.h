@@ -14,8 +14,9 @@
 // Memory-model intrinsics become plain accesses; vector loads become plain loads (alignment
 // is still asserted, so a misaligned 16-byte access is caught). Named barriers
 // (kiln::named_barrier_sync / _arrive) count arrivals per barrier id: a sync waits until the
-// count reaches its thread count, an arrive does not wait. Dynamic shared memory is a buffer of
-// the launch's shared_bytes, filled with 0xFF bytes (NaN for floats) for each block, so that a
+// count reaches its thread count, an arrive does not wait; mbarriers (kiln::mbar_* on a
+// pointer) count arrivals and flip their phase, a wait yields until its phase completes. Dynamic
+// shared memory is a buffer of the launch's shared_bytes, filled with 0xFF bytes (NaN for floats) for each block, so that a
 // template reading what it never wrote gets garbage, as on a GPU.
 #pragma once
 
@@ -52,13 +53,14 @@ struct Dim {
   unsigned x = 0, y = 0, z = 0;
 };
 
-enum class State { kRun, kWarpWait, kBlockWait, kNamedWait, kDone };
+enum class State { kRun, kWarpWait, kBlockWait, kNamedWait, kMbarWait, kDone };
 
 struct Fiber {
   ucontext_t ctx{};
   Dim tid;
   State state = State::kRun;
   int named = -1;   // kNamedWait: the barrier id
+  const unsigned long long* mbar = nullptr;   // kMbarWait: the mbarrier
   std::vector<char> stack;
 };
 
@@ -154,7 +156,7 @@ inline void launch(Dim grid, unsigned threads, const std::function<void()>& body
         if (all_done) break;
         if (!all_block) {
           std::fprintf(stderr, "emu: deadlock in block (%u, %u): mixed warp/block/named barriers, or a named "
-                       "barrier that never fills\n", bx, by);
+                       "barrier that never fills, or an mbarrier phase that never completes\n", bx, by);
           std::abort();
         }
         for (auto& f : m.fibers)
@@ -198,6 +200,29 @@ inline void named_barrier(int id, int threads, bool wait_here) {
   m.current->named = id;
   wait(State::kNamedWait);
 }
+// mbarriers: the object holds its pending arrivals (bits 0-31), the arrivals a phase takes (32-62)
+// and the phase's parity (63). The arrival that completes a phase flips the parity and runs the
+// fibers waiting on it; a wait for the current parity waits.
+inline void mbar_init(unsigned long long* bar, unsigned arrivals) {
+  *bar = (static_cast<unsigned long long>(arrivals) << 32) | arrivals;
+}
+inline void mbar_arrive(unsigned long long* bar) {
+  unsigned long long pending = (*bar & 0xffffffffull) - 1, phase = *bar >> 63;
+  const unsigned long long arrivals = (*bar >> 32) & 0x7fffffffull;
+  if (pending == 0) {
+    pending = arrivals;
+    phase ^= 1;
+    for (auto& f : machine().fibers)
+      if (f.state == State::kMbarWait && f.mbar == bar) f.state = State::kRun;
+  }
+  *bar = (phase << 63) | (arrivals << 32) | pending;
+}
+inline void mbar_wait(const unsigned long long* bar, unsigned parity) {
+  while ((*bar >> 63) == parity) {
+    machine().current->mbar = bar;
+    wait(State::kMbarWait);
+  }
+}
 inline unsigned char* dynamic_smem() {
   unsigned char* p = machine().dynamic_smem.data();
   return p + ((16 - reinterpret_cast<unsigned long long>(p) % 16) % 16);
@@ -207,6 +232,9 @@ inline unsigned char* dynamic_smem() {
 
 #define KILN_EMU_NAMED_BARRIER(id, threads, wait) emu::named_barrier(id, threads, wait)
 #define KILN_EMU_DYNAMIC_SMEM() emu::dynamic_smem()
+#define KILN_EMU_MBAR_INIT(bar, arrivals) emu::mbar_init(bar, arrivals)
+#define KILN_EMU_MBAR_ARRIVE(bar) emu::mbar_arrive(bar)
+#define KILN_EMU_MBAR_WAIT(bar, parity) emu::mbar_wait(bar, parity)
 
 #define threadIdx (emu::machine().current->tid)
 #define blockIdx (emu::machine().block_idx)

@@ -292,11 +292,36 @@ TEST_CASE("memory plans: template choices") {
     CHECK(contains(few.fusions[0], "(16 rows of 4194304): a split normalize"));
     const auto sources = sources_of(few);
     REQUIRE(sources.size() == 2);
-    CHECK(contains(sources[0].text, "kiln::rownorm_split_stats<kThreads, kKind, C, kConfig.aligned>("));
-    CHECK(contains(sources[1].text, "kiln::rownorm_split_apply<kThreads, kKind, C, kConfig.aligned>("));
+    CHECK(contains(sources[0].text, "kiln::rownorm_split_stats<kThreads, kKind, C, kConfig.aligned, kConfig.rows_fastest>("));
+    CHECK(contains(sources[1].text, "kiln::rownorm_split_apply<kThreads, kKind, C, kConfig.aligned, kConfig.rows_fastest>("));
     CHECK(contains(sources[1].text, "return rsqrtf(q / C(kCount) + static_cast<C>(1e-05f));"));
     CHECK(contains(sources[1].text, "constexpr Index kCount = kLead * kLen;"));
     CHECK(contains(sources[1].text, "in_gamma["));   // the affine in the apply pass's epilogue
+  }
+  SUBCASE("a split norm takes the rows fastest where its epilogue reads 16 MiB or more that every row reads alike") {
+    // [Note: split norm block order]: gamma and beta broadcast over the kept axes (B; C of NCHW
+    // for a layer norm over H, W) count; an operand that varies along a kept axis does not.
+    const auto order = [](const std::string& dims, const std::string& affine, const std::string& axes) {
+      const auto plan = plan_of_text("op n {\n  dims " + dims + "\n  in x: f32[" +
+                                         (dims[0] == 'B' ? std::string("B, N") : std::string("N, C, H, W")) + "]\n" +
+                                         affine + "  let mu = mean(x, axis=" + axes + ", keepdims=true)\n" +
+                                         "  let d = x - mu\n  let var = mean(d * d, axis=" + axes +
+                                         ", keepdims=true)\n  out y = d * rsqrt(var + 1e-5) * g\n}\n",
+                                     "n");
+      REQUIRE(plan.kernels.size() == 2);
+      const auto& c = std::get<kiln::RownormConfig>(plan.kernels[0].config);
+      CHECK(c.rows_fastest == std::get<kiln::RownormConfig>(plan.kernels[1].config).rows_fastest);
+      CHECK(contains(plan.kernels[0].reason, ", the rows fastest (the epilogue reads") == c.rows_fastest);
+      return c.rows_fastest;
+    };
+    CHECK(order("B = 16, N = 4194304", "  in g: f32[N]\n", "1"));          // 16 MiB shared
+    CHECK(!order("B = 16, N = 2097152", "  in g: f32[N]\n", "1"));         // 8 MiB
+    CHECK(!order("B = 16, N = 4194304", "  in g: f32[B, N]\n", "1"));      // varies with the row
+    CHECK(!order("B = 16, N = 4194304", "  in g: f32[B, 1]\n", "1"));      // one value a row
+    CHECK(order("N = 16, C = 64, H = 256, W = 256", "  in g: f32[C, H, W]\n", "[1, 2, 3]"));
+    CHECK(order("N = 2, C = 16, H = 2048, W = 2048", "  in g: f32[H, W]\n", "[2, 3]"));     // C kept, g shared
+    CHECK(!order("N = 2, C = 16, H = 2048, W = 2048", "  in g: f32[C, 1, 1]\n", "[2, 3]"));
+    CHECK(!order("N = 16, C = 64, H = 256, W = 256", "  in g: f32[C, 1, 1]\n", "[0, 2, 3]"));   // a batch norm
   }
   SUBCASE("softmax(dropout(x)) is one kernel") {
     const auto plan = plan_of_text(

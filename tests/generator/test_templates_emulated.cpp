@@ -492,7 +492,8 @@ TEST_CASE("emulated rownorm_strided: layer and RMS norms down strided columns, a
   }
 }
 
-TEST_CASE("emulated rownorm_split_stats/apply: rows over leading and trailing segments, short last chunks, gangs") {
+TEST_CASE("emulated rownorm_split_stats/apply: rows over leading and trailing segments, short last chunks, gangs, "
+          "both block orders") {
   // x viewed as [lead, outer, len]: row r normalized over its lead segments of len. Chunks of 24
   // (whole vectors of 4) leave a last chunk of 3 or 4 vectors (len 100) or of one scalar tail
   // (len 99, scalar); the grid (3 blocks) strides over the chunks. gang > 1 takes whole short
@@ -512,32 +513,38 @@ TEST_CASE("emulated rownorm_split_stats/apply: rows over leading and trailing se
     // known: every chunk whole aligned vectors (kAligned), where the case's are
     const bool whole = k.offset == 0 && k.len % 4 == 0 && (k.gang > 1 || k.chunk % 4 == 0);
     for (int known = 0; known < (whole ? 2 : 1); ++known)
-      for (int centered = 0; centered < 2; ++centered) {
+      for (int centered = 0; centered < 2; ++centered)
+      for (int fast = 0; fast < 2; ++fast) {   // the block order: chunks fastest, or rows fastest
         INFO("lead " << k.lead << " outer " << k.outer << " len " << k.len << " gang " << k.gang << " known " << known
-                     << " centered " << centered);
+                     << " centered " << centered << " rows fastest " << fast);
         std::vector<kiln::WelfordAcc<float>> partials(static_cast<std::size_t>(blocks),
                                                       kiln::WelfordAcc<float>{kNaN, kNaN, kNaN});
         Buffer out(n, k.offset);
         const MeanScale scale{float(k.lead * k.len), 1e-5f};
         using kiln::RowNormKind;
-        auto both = [&](auto kind, auto aligned) {
+        auto both = [&](auto kind, auto aligned, auto order) {
           constexpr RowNormKind kKind = decltype(kind)::value;
-          constexpr bool kAligned = decltype(aligned)::value;
+          constexpr bool kAligned = decltype(aligned)::value, kRowsFastest = decltype(order)::value;
           emu::launch({3, 1, 0}, 32, [&] {
-            kiln::rownorm_split_stats<32, kKind, float, kAligned>(in.data, partials.data(), k.outer, k.lead, k.len,
-                                                                  k.gang, splits, k.chunk, Id{});
+            kiln::rownorm_split_stats<32, kKind, float, kAligned, kRowsFastest>(in.data, partials.data(), k.outer,
+                                                                                k.lead, k.len, k.gang, splits, k.chunk,
+                                                                                Id{});
           });
           emu::launch({3, 1, 0}, 32, [&] {
-            kiln::rownorm_split_apply<32, kKind, float, kAligned>(in.data, out.data, partials.data(), k.outer, k.lead,
-                                                                  k.len, k.gang, splits, k.chunk, Id{}, Id{}, scale);
+            kiln::rownorm_split_apply<32, kKind, float, kAligned, kRowsFastest>(
+                in.data, out.data, partials.data(), k.outer, k.lead, k.len, k.gang, splits, k.chunk, Id{}, Id{}, scale);
           });
         };
         using Ln = std::integral_constant<RowNormKind, RowNormKind::kLayerNorm>;
         using Rms = std::integral_constant<RowNormKind, RowNormKind::kRmsNorm>;
-        if (centered && known) both(Ln{}, std::true_type{});
-        if (centered && !known) both(Ln{}, std::false_type{});
-        if (!centered && known) both(Rms{}, std::true_type{});
-        if (!centered && !known) both(Rms{}, std::false_type{});
+        auto in_order = [&](auto order) {
+          if (centered && known) both(Ln{}, std::true_type{}, order);
+          if (centered && !known) both(Ln{}, std::false_type{}, order);
+          if (!centered && known) both(Rms{}, std::true_type{}, order);
+          if (!centered && !known) both(Rms{}, std::false_type{}, order);
+        };
+        if (fast) in_order(std::true_type{});
+        else in_order(std::false_type{});
         int bad = 0;
         for (int row = 0; row < k.outer; ++row) {
           const auto at = [&](int l, int i) { return (l * k.outer + row) * k.len + i; };

@@ -113,8 +113,8 @@ KILN_RULE constexpr long long scan_lookback_workspace_bytes(long long rows, long
 // - The data warps claim a tile from the workspace's counter (an atomicAdd, claims in order),
 //   copy it into the next stage (16-byte cp.async where the rows are whole vectors, else 4- and
 //   8-byte element copies, else loads through registers), convert it there in place, reduce it,
-//   publish its aggregate (a row's first tile its prefix), and hand it to the walker (named
-//   barriers, one pair a stage). They store a stage's tile when they come back to that stage, its
+//   publish its aggregate (a row's first tile its prefix), and hand it to the walker (mbarriers,
+//   one pair a stage: [Note: the look-back handshake] in kiln/scan.cuh). They store a stage's tile when they come back to that stage, its
 //   prefix by then walked and published.
 // - A tile is claimed only when its stage is free, so a tile's aggregate never waits on a walk
 //   and walks never chain. Letting it wait (a second copy in flight, or claiming a step early),

@@ -9,13 +9,13 @@ kernels:
   0 kiln_batchnorm_relu_7x7_k0_rownorm: rownorm  grid (192, 1, 1) block (256, 1, 1) smem 0 index int32
       anchor %2 normalize (line 135)
       reads #0 x
-      config RownormConfig{variant=kSplitStats outer=96 len=49 inner=1 threads=256 group=0 items=0 unroll=1 lead=37 splits=1 chunk=49 gang=19 min_len=0 aligned=0}
+      config RownormConfig{variant=kSplitStats outer=96 len=49 inner=1 threads=256 group=0 items=0 unroll=1 lead=37 splits=1 chunk=49 gang=19 min_len=0 rows_fastest=0 aligned=0}
       why: split norm, pass 1 of 2: 96 rows of 37 segments of 49, short segments ganged: chunks of 19 whole segments (2 a row, the last of 18): a block a chunk, each chunk's (count, mean, squared deviations) to the workspace; int32 indices (every tensor < 2^31 - 2^18 elements)
   1 kiln_batchnorm_relu_7x7_k1_rownorm: rownorm  grid (192, 1, 1) block (256, 1, 1) smem 0 index int32
       anchor %2 normalize (line 135)
       stores %3 -> #1 y
       reads #0 x, #2 t2_partials
-      config RownormConfig{variant=kSplitApply outer=96 len=49 inner=1 threads=256 group=0 items=0 unroll=1 lead=37 splits=1 chunk=49 gang=19 min_len=0 aligned=0}
+      config RownormConfig{variant=kSplitApply outer=96 len=49 inner=1 threads=256 group=0 items=0 unroll=1 lead=37 splits=1 chunk=49 gang=19 min_len=0 rows_fastest=0 aligned=0}
       why: split norm, pass 2 of 2: the same chunks in reverse (the last read may still be in L2), each block combining its row's 2 partial states in order, then y; int32 indices (every tensor < 2^31 - 2^18 elements)
 
 // ==== batchnorm_relu_7x7_k0.cu
@@ -27,7 +27,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kSplitStats, /*outer=*/96, /*len=*/49, /*inner=*/1, /*threads=*/256, /*group=*/0, /*items=*/0, /*unroll=*/1, /*lead=*/37, /*splits=*/1, /*chunk=*/49, /*gang=*/19, /*min_len=*/0, /*aligned=*/false};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kSplitStats, /*outer=*/96, /*len=*/49, /*inner=*/1, /*threads=*/256, /*group=*/0, /*items=*/0, /*unroll=*/1, /*lead=*/37, /*splits=*/1, /*chunk=*/49, /*gang=*/19, /*min_len=*/0, /*rows_fastest=*/false, /*aligned=*/false};  // the planner's config
 // centered normalize of [37, 96, 7, 7] over axes (0, 2, 3): the composition on line 135 (fuse_norms)
 constexpr Index kOuter = kConfig.outer, kLead = kConfig.lead, kLen = kConfig.len, kGang = kConfig.gang, kSplits = kConfig.splits, kChunk = kConfig.chunk;
 constexpr Index kCount = kLead * kLen;  // elements a row is normalized over
@@ -78,7 +78,7 @@ struct Scale {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(256) kiln_batchnorm_relu_7x7_k0_rownorm(const float* __restrict__ in_x, float* __restrict__ ws_t2_partials) {
-  kiln::rownorm_split_stats<kThreads, kKind, C, kConfig.aligned>(in_x, reinterpret_cast<kiln::WelfordAcc<C>*>(ws_t2_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, ws_t2_partials});
+  kiln::rownorm_split_stats<kThreads, kKind, C, kConfig.aligned, kConfig.rows_fastest>(in_x, reinterpret_cast<kiln::WelfordAcc<C>*>(ws_t2_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, ws_t2_partials});
 }
 
 static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 192, 1, 1, 256, 1, 1, 0),
@@ -93,7 +93,7 @@ static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 1
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kSplitApply, /*outer=*/96, /*len=*/49, /*inner=*/1, /*threads=*/256, /*group=*/0, /*items=*/0, /*unroll=*/1, /*lead=*/37, /*splits=*/1, /*chunk=*/49, /*gang=*/19, /*min_len=*/0, /*aligned=*/false};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kSplitApply, /*outer=*/96, /*len=*/49, /*inner=*/1, /*threads=*/256, /*group=*/0, /*items=*/0, /*unroll=*/1, /*lead=*/37, /*splits=*/1, /*chunk=*/49, /*gang=*/19, /*min_len=*/0, /*rows_fastest=*/false, /*aligned=*/false};  // the planner's config
 // centered normalize of [37, 96, 7, 7] over axes (0, 2, 3): the composition on line 135 (fuse_norms)
 constexpr Index kOuter = kConfig.outer, kLead = kConfig.lead, kLen = kConfig.len, kGang = kConfig.gang, kSplits = kConfig.splits, kChunk = kConfig.chunk;
 constexpr Index kCount = kLead * kLen;  // elements a row is normalized over
@@ -149,7 +149,7 @@ struct Scale {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(256) kiln_batchnorm_relu_7x7_k1_rownorm(const float* __restrict__ in_x, const float* __restrict__ ws_t2_partials, float* __restrict__ out_y) {
-  kiln::rownorm_split_apply<kThreads, kKind, C, kConfig.aligned>(in_x, out_y, reinterpret_cast<const kiln::WelfordAcc<C>*>(ws_t2_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, ws_t2_partials, out_y}, Store{in_x, ws_t2_partials, out_y}, Scale{in_x, ws_t2_partials, out_y});
+  kiln::rownorm_split_apply<kThreads, kKind, C, kConfig.aligned, kConfig.rows_fastest>(in_x, out_y, reinterpret_cast<const kiln::WelfordAcc<C>*>(ws_t2_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, ws_t2_partials, out_y}, Store{in_x, ws_t2_partials, out_y}, Scale{in_x, ws_t2_partials, out_y});
 }
 
 static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 192, 1, 1, 256, 1, 1, 0),

@@ -11,13 +11,13 @@ kernels:
   0 kiln_batchnorm_short_f16_k0_rownorm: rownorm  grid (480, 1, 1) block (256, 1, 1) smem 0 index int32
       anchor %4 normalize (line 128)
       reads #0 x
-      config RownormConfig{variant=kSplitStats outer=40 len=784 inner=1 threads=256 group=0 items=0 unroll=1 lead=24 splits=1 chunk=784 gang=2 min_len=0 aligned=1}
+      config RownormConfig{variant=kSplitStats outer=40 len=784 inner=1 threads=256 group=0 items=0 unroll=1 lead=24 splits=1 chunk=784 gang=2 min_len=0 rows_fastest=0 aligned=1}
       why: split norm, pass 1 of 2: 40 rows of 24 segments of 784, short segments ganged: chunks of 2 whole segments (12 a row): a block a chunk, each chunk's (count, mean, squared deviations) to the workspace; int32 indices (every tensor < 2^31 - 2^18 elements)
   1 kiln_batchnorm_short_f16_k1_rownorm: rownorm  grid (480, 1, 1) block (256, 1, 1) smem 0 index int32
       anchor %4 normalize (line 128)
       stores %8 -> #3 y
       reads #0 x, #1 gamma, #2 beta, #4 t4_partials
-      config RownormConfig{variant=kSplitApply outer=40 len=784 inner=1 threads=256 group=0 items=0 unroll=1 lead=24 splits=1 chunk=784 gang=2 min_len=0 aligned=1}
+      config RownormConfig{variant=kSplitApply outer=40 len=784 inner=1 threads=256 group=0 items=0 unroll=1 lead=24 splits=1 chunk=784 gang=2 min_len=0 rows_fastest=0 aligned=1}
       why: split norm, pass 2 of 2: the same chunks in reverse (the last read may still be in L2), each block combining its row's 12 partial states in order, then y; int32 indices (every tensor < 2^31 - 2^18 elements)
 
 // ==== batchnorm_short_f16_k0.cu
@@ -29,7 +29,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kSplitStats, /*outer=*/40, /*len=*/784, /*inner=*/1, /*threads=*/256, /*group=*/0, /*items=*/0, /*unroll=*/1, /*lead=*/24, /*splits=*/1, /*chunk=*/784, /*gang=*/2, /*min_len=*/0, /*aligned=*/true};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kSplitStats, /*outer=*/40, /*len=*/784, /*inner=*/1, /*threads=*/256, /*group=*/0, /*items=*/0, /*unroll=*/1, /*lead=*/24, /*splits=*/1, /*chunk=*/784, /*gang=*/2, /*min_len=*/0, /*rows_fastest=*/false, /*aligned=*/true};  // the planner's config
 // centered normalize of [24, 40, 28, 28] over axes (0, 2, 3): the composition on line 128 (fuse_norms)
 constexpr Index kOuter = kConfig.outer, kLead = kConfig.lead, kLen = kConfig.len, kGang = kConfig.gang, kSplits = kConfig.splits, kChunk = kConfig.chunk;
 constexpr Index kCount = kLead * kLen;  // elements a row is normalized over
@@ -80,7 +80,7 @@ struct Scale {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(256) kiln_batchnorm_short_f16_k0_rownorm(const __half* __restrict__ in_x, float* __restrict__ ws_t4_partials) {
-  kiln::rownorm_split_stats<kThreads, kKind, C, kConfig.aligned>(in_x, reinterpret_cast<kiln::WelfordAcc<C>*>(ws_t4_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, ws_t4_partials});
+  kiln::rownorm_split_stats<kThreads, kKind, C, kConfig.aligned, kConfig.rows_fastest>(in_x, reinterpret_cast<kiln::WelfordAcc<C>*>(ws_t4_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, ws_t4_partials});
 }
 
 static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 480, 1, 1, 256, 1, 1, 0),
@@ -95,7 +95,7 @@ static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 4
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kSplitApply, /*outer=*/40, /*len=*/784, /*inner=*/1, /*threads=*/256, /*group=*/0, /*items=*/0, /*unroll=*/1, /*lead=*/24, /*splits=*/1, /*chunk=*/784, /*gang=*/2, /*min_len=*/0, /*aligned=*/true};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kSplitApply, /*outer=*/40, /*len=*/784, /*inner=*/1, /*threads=*/256, /*group=*/0, /*items=*/0, /*unroll=*/1, /*lead=*/24, /*splits=*/1, /*chunk=*/784, /*gang=*/2, /*min_len=*/0, /*rows_fastest=*/false, /*aligned=*/true};  // the planner's config
 // centered normalize of [24, 40, 28, 28] over axes (0, 2, 3): the composition on line 128 (fuse_norms)
 constexpr Index kOuter = kConfig.outer, kLead = kConfig.lead, kLen = kConfig.len, kGang = kConfig.gang, kSplits = kConfig.splits, kChunk = kConfig.chunk;
 constexpr Index kCount = kLead * kLen;  // elements a row is normalized over
@@ -163,7 +163,7 @@ struct Scale {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(256) kiln_batchnorm_short_f16_k1_rownorm(const __half* __restrict__ in_x, const __half* __restrict__ in_gamma, const __half* __restrict__ in_beta, const float* __restrict__ ws_t4_partials, __half* __restrict__ out_y) {
-  kiln::rownorm_split_apply<kThreads, kKind, C, kConfig.aligned>(in_x, out_y, reinterpret_cast<const kiln::WelfordAcc<C>*>(ws_t4_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, in_gamma, in_beta, ws_t4_partials, out_y}, Store{in_x, in_gamma, in_beta, ws_t4_partials, out_y}, Scale{in_x, in_gamma, in_beta, ws_t4_partials, out_y});
+  kiln::rownorm_split_apply<kThreads, kKind, C, kConfig.aligned, kConfig.rows_fastest>(in_x, out_y, reinterpret_cast<const kiln::WelfordAcc<C>*>(ws_t4_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, in_gamma, in_beta, ws_t4_partials, out_y}, Store{in_x, in_gamma, in_beta, ws_t4_partials, out_y}, Scale{in_x, in_gamma, in_beta, ws_t4_partials, out_y});
 }
 
 static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 480, 1, 1, 256, 1, 1, 0),

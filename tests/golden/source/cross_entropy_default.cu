@@ -9,7 +9,7 @@ kernels:
       anchor %2 log_softmax (line 47)
       stores %2 -> #3 t2
       reads #0 p
-      config RownormConfig{variant=kWarpRows outer=4096 len=1000 inner=1 threads=256 group=32 items=32 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=0 aligned=1}
+      config RownormConfig{variant=kWarpRows outer=4096 len=1000 inner=1 threads=256 group=32 items=32 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=0 rows_fastest=0 aligned=1}
       why: a warp per row (4096 rows of 1000 in registers: one read, one write; max, exp kept in place and summed, times 1/sum); int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
   1 kiln_cross_entropy_k1_reduce_inner: reduce_inner  grid (1, 1, 1) block (512, 1, 1) smem 0 index int32
       anchor %5 mean (line 47)
@@ -27,7 +27,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kWarpRows, /*outer=*/4096, /*len=*/1000, /*inner=*/1, /*threads=*/256, /*group=*/32, /*items=*/32, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0, /*aligned=*/true};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kWarpRows, /*outer=*/4096, /*len=*/1000, /*inner=*/1, /*threads=*/256, /*group=*/32, /*items=*/32, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0, /*rows_fastest=*/false, /*aligned=*/true};  // the planner's config
 // log_softmax of [4096, 1000] along axis 1
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
 constexpr int kThreads = kConfig.threads, kGroup = kConfig.group, kItems = kConfig.items;  // a row in registers when kLen <= kGroup * kItems

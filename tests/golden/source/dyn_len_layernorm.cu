@@ -11,7 +11,7 @@ kernels:
       anchor %4 normalize (line 79)
       stores %6 -> #3 y
       reads #0 x, #1 g, #2 b
-      config RownormConfig{variant=kBlockRows outer=2048 len=0 inner=1 threads=256 group=256 items=12 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=2049 aligned=0}
+      config RownormConfig{variant=kBlockRows outer=2048 len=0 inner=1 threads=256 group=256 items=12 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=2049 rows_fastest=0 aligned=0}
       why: a block of 256 per row (2048 rows of L (dyn) (L in [2049, 3073))): row held in registers (12 a thread), one pass: mean, then squared deviations from the registers, times the scale; int32 indices (every tensor < 2^31 - 2^18 elements)
 
 // ==== ln_many_k0.cu
@@ -23,7 +23,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/2048, /*len=*/0, /*inner=*/1, /*threads=*/256, /*group=*/256, /*items=*/12, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/2049, /*aligned=*/false};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/2048, /*len=*/0, /*inner=*/1, /*threads=*/256, /*group=*/256, /*items=*/12, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/2049, /*rows_fastest=*/false, /*aligned=*/false};  // the planner's config
 // centered normalize of [2048, L] over axes (1): the composition on line 79 (fuse_norms)
 constexpr Index kOuter = kConfig.outer, kInner = kConfig.inner;  // kLen: dyn, the body's `len`
 constexpr int kThreads = kConfig.threads, kGroup = kConfig.group, kItems = kConfig.items;  // a row in registers when len <= kGroup * kItems

@@ -8,7 +8,7 @@ kernels:
       anchor %3 log_softmax (line 47)
       stores %3 -> #2 y
       reads #0 x, #1 bias
-      config RownormConfig{variant=kBlockRows outer=16 len=0 inner=1 threads=256 group=256 items=8 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=1 aligned=0}
+      config RownormConfig{variant=kBlockRows outer=16 len=0 inner=1 threads=256 group=256 items=8 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=1 rows_fastest=0 aligned=0}
       why: a block of 256 per row (16 rows of L (dyn) (L in [1, 1025))): row held in registers (8 a thread), one pass: max, exp kept in place and summed, times 1/sum; int32 indices (every tensor < 2^31 - 2^18 elements)
 
 // ==== sm_few_k0.cu
@@ -20,7 +20,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/16, /*len=*/0, /*inner=*/1, /*threads=*/256, /*group=*/256, /*items=*/8, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/1, /*aligned=*/false};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/16, /*len=*/0, /*inner=*/1, /*threads=*/256, /*group=*/256, /*items=*/8, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/1, /*rows_fastest=*/false, /*aligned=*/false};  // the planner's config
 // log_softmax of [16, L] along axis 1
 constexpr Index kOuter = kConfig.outer, kInner = kConfig.inner;  // kLen: dyn, the body's `len`
 constexpr int kThreads = kConfig.threads, kGroup = kConfig.group, kItems = kConfig.items;  // a row in registers when len <= kGroup * kItems

@@ -11,7 +11,7 @@ kernels:
       anchor %7 normalize (line 63)
       stores %10 -> #3 y
       reads #0 x, #1 w, #2 b
-      config RownormConfig{variant=kBlockRows outer=8 len=30 inner=1 threads=256 group=256 items=4 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=0 aligned=0}
+      config RownormConfig{variant=kBlockRows outer=8 len=30 inner=1 threads=256 group=256 items=4 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=0 rows_fastest=0 aligned=0}
       why: a block of 256 per row (8 rows of 30): row held in registers (4 a thread), one pass: mean, then squared deviations from the registers, times the scale; int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
 
 // ==== group_norm_affine_k0.cu
@@ -23,7 +23,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/8, /*len=*/30, /*inner=*/1, /*threads=*/256, /*group=*/256, /*items=*/4, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0, /*aligned=*/false};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/8, /*len=*/30, /*inner=*/1, /*threads=*/256, /*group=*/256, /*items=*/4, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0, /*rows_fastest=*/false, /*aligned=*/false};  // the planner's config
 // centered normalize of [2, 4, 30] over axes (2): the composition on line 63 (fuse_norms)
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
 constexpr Index kCount = kLen;  // elements a row is normalized over

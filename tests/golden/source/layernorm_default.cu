@@ -11,7 +11,7 @@ kernels:
       anchor %4 normalize (line 24)
       stores %6 -> #3 y
       reads #0 x, #1 gamma, #2 beta
-      config RownormConfig{variant=kBlockRows outer=4096 len=4096 inner=1 threads=256 group=256 items=16 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=0 aligned=1}
+      config RownormConfig{variant=kBlockRows outer=4096 len=4096 inner=1 threads=256 group=256 items=16 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=0 rows_fastest=0 aligned=1}
       why: a block of 256 per row (4096 rows of 4096): row held in registers (16 a thread), one pass: mean, then squared deviations from the registers, times the scale; int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
 
 // ==== layernorm_k0.cu
@@ -23,7 +23,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/4096, /*len=*/4096, /*inner=*/1, /*threads=*/256, /*group=*/256, /*items=*/16, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0, /*aligned=*/true};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/4096, /*len=*/4096, /*inner=*/1, /*threads=*/256, /*group=*/256, /*items=*/16, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0, /*rows_fastest=*/false, /*aligned=*/true};  // the planner's config
 // centered normalize of [4096, 4096] over axes (1): the composition on line 24 (fuse_norms)
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
 constexpr Index kCount = kLen;  // elements a row is normalized over

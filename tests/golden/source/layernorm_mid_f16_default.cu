@@ -9,7 +9,7 @@ kernels:
       anchor %2 normalize (line 83)
       stores %2 -> #1 y
       reads #0 x
-      config RownormConfig{variant=kStrided outer=3 len=35 inner=104100 threads=256 group=0 items=0 unroll=4 lead=1 splits=1 chunk=0 gang=1 min_len=0 aligned=0}
+      config RownormConfig{variant=kStrided outer=3 len=35 inner=104100 threads=256 group=0 items=0 unroll=4 lead=1 splits=1 chunk=0 gang=1 min_len=0 rows_fastest=0 aligned=0}
       why: normalized axis strided (inner 104100): a thread per column, two passes (mean and squared deviations by chunks, combined as Chan's; then re-read and write); int32 indices (every tensor < 2^31 - 2^18 elements)
 
 // ==== layernorm_mid_f16_k0.cu
@@ -21,7 +21,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kStrided, /*outer=*/3, /*len=*/35, /*inner=*/104100, /*threads=*/256, /*group=*/0, /*items=*/0, /*unroll=*/4, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0, /*aligned=*/false};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kStrided, /*outer=*/3, /*len=*/35, /*inner=*/104100, /*threads=*/256, /*group=*/0, /*items=*/0, /*unroll=*/4, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0, /*rows_fastest=*/false, /*aligned=*/false};  // the planner's config
 // centered normalize of [3, 7, 5, 300, 347] over axes (1, 2): the composition on line 83 (fuse_norms)
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
 constexpr Index kCount = kLen;  // elements a row is normalized over

@@ -7,7 +7,7 @@ kernels:
       anchor %1 log_softmax (line 12)
       stores %1 -> #1 y
       reads #0 x
-      config RownormConfig{variant=kBlockRows outer=4096 len=4096 inner=1 threads=256 group=256 items=16 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=0 aligned=1}
+      config RownormConfig{variant=kBlockRows outer=4096 len=4096 inner=1 threads=256 group=256 items=16 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=0 rows_fastest=0 aligned=1}
       why: a block of 256 per row (4096 rows of 4096): row held in registers (16 a thread), one pass: max, exp kept in place and summed, times 1/sum; int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
 
 // ==== log_softmax_k0.cu
@@ -19,7 +19,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/4096, /*len=*/4096, /*inner=*/1, /*threads=*/256, /*group=*/256, /*items=*/16, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0, /*aligned=*/true};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/4096, /*len=*/4096, /*inner=*/1, /*threads=*/256, /*group=*/256, /*items=*/16, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0, /*rows_fastest=*/false, /*aligned=*/true};  // the planner's config
 // log_softmax of [4096, 4096] along axis 1
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
 constexpr int kThreads = kConfig.threads, kGroup = kConfig.group, kItems = kConfig.items;  // a row in registers when kLen <= kGroup * kItems

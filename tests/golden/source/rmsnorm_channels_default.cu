@@ -10,7 +10,7 @@ kernels:
       anchor %3 normalize (line 75)
       stores %4 -> #2 y
       reads #0 x, #1 g
-      config RownormConfig{variant=kStrided outer=8 len=64 inner=40960 threads=256 group=0 items=0 unroll=4 lead=1 splits=1 chunk=0 gang=1 min_len=0 aligned=0}
+      config RownormConfig{variant=kStrided outer=8 len=64 inner=40960 threads=256 group=0 items=0 unroll=4 lead=1 splits=1 chunk=0 gang=1 min_len=0 rows_fastest=0 aligned=0}
       why: normalized axis strided (inner 40960): a thread per column, two passes (sum of squares; then re-read and write); int32 indices (every tensor < 2^31 - 2^18 elements)
 
 // ==== rmsnorm_channels_k0.cu
@@ -22,7 +22,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kStrided, /*outer=*/8, /*len=*/64, /*inner=*/40960, /*threads=*/256, /*group=*/0, /*items=*/0, /*unroll=*/4, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0, /*aligned=*/false};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kStrided, /*outer=*/8, /*len=*/64, /*inner=*/40960, /*threads=*/256, /*group=*/0, /*items=*/0, /*unroll=*/4, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0, /*rows_fastest=*/false, /*aligned=*/false};  // the planner's config
 // uncentered normalize of [8, 64, 128, 320] over axes (1): the composition on line 75 (fuse_norms)
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
 constexpr Index kCount = kLen;  // elements a row is normalized over

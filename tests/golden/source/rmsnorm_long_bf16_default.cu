@@ -9,13 +9,13 @@ kernels:
   0 kiln_rmsnorm_long_bf16_k0_rownorm: rownorm  grid (1056, 1, 1) block (512, 1, 1) smem 0 index int32
       anchor %2 normalize (line 102)
       reads #0 x
-      config RownormConfig{variant=kSplitStats outer=4 len=1048584 inner=1 threads=512 group=0 items=0 unroll=1 lead=1 splits=264 chunk=3976 gang=1 min_len=0 aligned=1}
+      config RownormConfig{variant=kSplitStats outer=4 len=1048584 inner=1 threads=512 group=0 items=0 unroll=1 lead=1 splits=264 chunk=3976 gang=1 min_len=0 rows_fastest=0 aligned=1}
       why: split norm, pass 1 of 2: 4 rows of 1048584, chunks of 3976 (264 a row): a block a chunk, each chunk's sum of squares to the workspace; int32 indices (every tensor < 2^31 - 2^18 elements)
   1 kiln_rmsnorm_long_bf16_k1_rownorm: rownorm  grid (1056, 1, 1) block (512, 1, 1) smem 0 index int32
       anchor %2 normalize (line 102)
       stores %2 -> #1 y
       reads #0 x, #2 y_partials
-      config RownormConfig{variant=kSplitApply outer=4 len=1048584 inner=1 threads=512 group=0 items=0 unroll=1 lead=1 splits=264 chunk=3976 gang=1 min_len=0 aligned=1}
+      config RownormConfig{variant=kSplitApply outer=4 len=1048584 inner=1 threads=512 group=0 items=0 unroll=1 lead=1 splits=264 chunk=3976 gang=1 min_len=0 rows_fastest=0 aligned=1}
       why: split norm, pass 2 of 2: the same chunks in reverse (the last read may still be in L2), each block combining its row's 264 partial states in order, then y; int32 indices (every tensor < 2^31 - 2^18 elements)
 
 // ==== rmsnorm_long_bf16_k0.cu
@@ -27,7 +27,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kSplitStats, /*outer=*/4, /*len=*/1048584, /*inner=*/1, /*threads=*/512, /*group=*/0, /*items=*/0, /*unroll=*/1, /*lead=*/1, /*splits=*/264, /*chunk=*/3976, /*gang=*/1, /*min_len=*/0, /*aligned=*/true};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kSplitStats, /*outer=*/4, /*len=*/1048584, /*inner=*/1, /*threads=*/512, /*group=*/0, /*items=*/0, /*unroll=*/1, /*lead=*/1, /*splits=*/264, /*chunk=*/3976, /*gang=*/1, /*min_len=*/0, /*rows_fastest=*/false, /*aligned=*/true};  // the planner's config
 // uncentered normalize of [4, 1048584] over axes (1): the composition on line 102 (fuse_norms)
 constexpr Index kOuter = kConfig.outer, kLead = kConfig.lead, kLen = kConfig.len, kGang = kConfig.gang, kSplits = kConfig.splits, kChunk = kConfig.chunk;
 constexpr Index kCount = kLead * kLen;  // elements a row is normalized over
@@ -74,7 +74,7 @@ struct Scale {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(512) kiln_rmsnorm_long_bf16_k0_rownorm(const __nv_bfloat16* __restrict__ in_x, float* __restrict__ ws_y_partials) {
-  kiln::rownorm_split_stats<kThreads, kKind, C, kConfig.aligned>(in_x, reinterpret_cast<kiln::WelfordAcc<C>*>(ws_y_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, ws_y_partials});
+  kiln::rownorm_split_stats<kThreads, kKind, C, kConfig.aligned, kConfig.rows_fastest>(in_x, reinterpret_cast<kiln::WelfordAcc<C>*>(ws_y_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, ws_y_partials});
 }
 
 static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 1056, 1, 1, 512, 1, 1, 0),
@@ -89,7 +89,7 @@ static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 1
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kSplitApply, /*outer=*/4, /*len=*/1048584, /*inner=*/1, /*threads=*/512, /*group=*/0, /*items=*/0, /*unroll=*/1, /*lead=*/1, /*splits=*/264, /*chunk=*/3976, /*gang=*/1, /*min_len=*/0, /*aligned=*/true};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kSplitApply, /*outer=*/4, /*len=*/1048584, /*inner=*/1, /*threads=*/512, /*group=*/0, /*items=*/0, /*unroll=*/1, /*lead=*/1, /*splits=*/264, /*chunk=*/3976, /*gang=*/1, /*min_len=*/0, /*rows_fastest=*/false, /*aligned=*/true};  // the planner's config
 // uncentered normalize of [4, 1048584] over axes (1): the composition on line 102 (fuse_norms)
 constexpr Index kOuter = kConfig.outer, kLead = kConfig.lead, kLen = kConfig.len, kGang = kConfig.gang, kSplits = kConfig.splits, kChunk = kConfig.chunk;
 constexpr Index kCount = kLead * kLen;  // elements a row is normalized over
@@ -139,7 +139,7 @@ struct Scale {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(512) kiln_rmsnorm_long_bf16_k1_rownorm(const __nv_bfloat16* __restrict__ in_x, const float* __restrict__ ws_y_partials, __nv_bfloat16* __restrict__ out_y) {
-  kiln::rownorm_split_apply<kThreads, kKind, C, kConfig.aligned>(in_x, out_y, reinterpret_cast<const kiln::WelfordAcc<C>*>(ws_y_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, ws_y_partials, out_y}, Store{in_x, ws_y_partials, out_y}, Scale{in_x, ws_y_partials, out_y});
+  kiln::rownorm_split_apply<kThreads, kKind, C, kConfig.aligned, kConfig.rows_fastest>(in_x, out_y, reinterpret_cast<const kiln::WelfordAcc<C>*>(ws_y_partials), kOuter, kLead, kLen, kGang, kSplits, kChunk, Load{in_x, ws_y_partials, out_y}, Store{in_x, ws_y_partials, out_y}, Scale{in_x, ws_y_partials, out_y});
 }
 
 static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 1056, 1, 1, 512, 1, 1, 0),

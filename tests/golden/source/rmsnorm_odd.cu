@@ -10,7 +10,7 @@ kernels:
       anchor %3 normalize (line 32)
       stores %4 -> #2 y
       reads #0 x, #1 gamma
-      config RownormConfig{variant=kBlockRows outer=1 len=7 inner=1 threads=256 group=256 items=4 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=0 aligned=0}
+      config RownormConfig{variant=kBlockRows outer=1 len=7 inner=1 threads=256 group=256 items=4 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=0 rows_fastest=0 aligned=0}
       why: a block of 256 per row (1 rows of 7): row held in registers (4 a thread), one pass: sum of squares, times the scale; int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
 
 // ==== rmsnorm_k0.cu
@@ -22,7 +22,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/1, /*len=*/7, /*inner=*/1, /*threads=*/256, /*group=*/256, /*items=*/4, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0, /*aligned=*/false};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/1, /*len=*/7, /*inner=*/1, /*threads=*/256, /*group=*/256, /*items=*/4, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0, /*rows_fastest=*/false, /*aligned=*/false};  // the planner's config
 // uncentered normalize of [1, 7] over axes (1): the composition on line 32 (fuse_norms)
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
 constexpr Index kCount = kLen;  // elements a row is normalized over

@@ -7,7 +7,7 @@ kernels:
       anchor %1 softmax (line 6)
       stores %1 -> #1 y
       reads #0 x
-      config RownormConfig{variant=kBlockRows outer=3 len=100003 inner=1 threads=1024 group=1024 items=16 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=0 aligned=0}
+      config RownormConfig{variant=kBlockRows outer=3 len=100003 inner=1 threads=1024 group=1024 items=16 unroll=1 lead=1 splits=1 chunk=0 gang=1 min_len=0 rows_fastest=0 aligned=0}
       why: a block of 1024 per row (3 rows of 100003): row longer than the block's registers, two passes (online max/sum by chunks, then re-read and write); int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
 
 // ==== softmax_k0.cu
@@ -19,7 +19,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/3, /*len=*/100003, /*inner=*/1, /*threads=*/1024, /*group=*/1024, /*items=*/16, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0, /*aligned=*/false};  // the planner's config
+constexpr kiln::RownormConfig kConfig = kiln::RownormConfig{/*variant=*/kiln::RownormVariant::kBlockRows, /*outer=*/3, /*len=*/100003, /*inner=*/1, /*threads=*/1024, /*group=*/1024, /*items=*/16, /*unroll=*/1, /*lead=*/1, /*splits=*/1, /*chunk=*/0, /*gang=*/1, /*min_len=*/0, /*rows_fastest=*/false, /*aligned=*/false};  // the planner's config
 // softmax of [3, 100003] along axis 1
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
 constexpr int kThreads = kConfig.threads, kGroup = kConfig.group, kItems = kConfig.items;  // a row in registers when kLen <= kGroup * kItems
