@@ -274,6 +274,17 @@ std::optional<ScanPick> ScanPick::parse(std::string_view text) {
   return r;
 }
 
+std::string PoolPick::text() const { return fmt::format("pool t{} w{} v{} h{}", threads, run, vec, rows); }
+
+std::optional<PoolPick> PoolPick::parse(std::string_view text) {
+  PoolPick r;
+  char tail = 0;
+  const std::string s(text);
+  if (std::sscanf(s.c_str(), "pool t%d w%d v%d h%d%c", &r.threads, &r.run, &r.vec, &r.rows, &tail) != 4 || r.text() != s)
+    return std::nullopt;
+  return r;
+}
+
 std::string pick_text(const Pick& pick) {
   return std::visit([](const auto& p) { return p.text(); }, pick);
 }
@@ -284,6 +295,7 @@ std::optional<Pick> parse_pick(std::string_view text) {
   if (auto e = ElementwisePick::parse(text)) return Pick{*e};
   if (auto r = ReducePick::parse(text)) return Pick{*r};
   if (auto c = ScanPick::parse(text)) return Pick{*c};
+  if (auto c = PoolPick::parse(text)) return Pick{*c};
   return std::nullopt;
 }
 

@@ -134,6 +134,30 @@ DynPoolAxes dyn_pool_axes(Planner& p, const PlannedKernel& kn) {
   return axes;
 }
 
+// [Note: pool picks]
+// A pool over static pooled axes has picks ([Note: tuned picks] in plan.h): blocks of 128, 256 or
+// 512 threads; a thread step's outputs along w one, a run of 4 loaded element by element, or a
+// vector run (16 bytes of outputs, loaded as aligned 16-byte vectors), each where the template can
+// take it (pool_run_fits, pool_vec_width); and for a max pool 1 or kPoolRows output rows along h
+// (pool_rows_fit). The heuristic's (256 threads; pool_vec, pool_run, pool_rows: what paid on an
+// H200 for a few KernelBench pools, config/pool.h) is one of them; `kiln tune` times the others
+// for a shape those measurements did not cover. Dyn pooled axes (their runs and rows planned by
+// size class, a vector run keyed per launch) have no picks.
+std::vector<PoolPick> pool_candidates(const PoolConfig& c, int elem_bytes, bool aligned16) {
+  const int v = pool_vec_width(elem_bytes, aligned16, c.in_w, c.out_w, c.kernel_w, c.stride_w, c.dilation_w);
+  std::vector<std::pair<int, int>> runs = {{1, 1}};   // (run, vec)
+  if (pool_run_fits(4, c.out_w, c.kernel_w, c.stride_w, c.dilation_w)) runs.push_back({4, 1});
+  if (v > 1) runs.push_back({v, v});
+  std::vector<PoolPick> out;
+  for (int threads : {128, 256, 512})
+    for (const auto& [run, vec] : runs)
+      for (int rows : {1, kPoolRows})
+        if (pool_rows_fit(rows, c.max, c.out_h, c.kernel_h, c.stride_h, c.dilation_h,
+                          pool_span(run, c.kernel_w, c.stride_w, c.dilation_w)))
+          out.push_back({threads, run, vec, rows});
+  return out;
+}
+
 void plan_pool(Planner& p, PlannedKernel& kn) {
   const auto& node = p.node(kn.anchor);
   const ir::PoolAttrs& a = node.pool;
@@ -179,6 +203,20 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
   config.run = pool_run(config.vec, config.out_w, config.kernel_w, config.stride_w, config.dilation_w);
   config.rows = pool_rows(config.max, config.out_h, config.kernel_h, config.stride_h, config.dilation_h,
                           pool_run_span(config));
+  std::string note;
+  if (!dyn.any()) {
+    note = "; config: heuristic";
+    const PoolPick chosen = p.offer_picks(
+        kn.anchor,
+        fmt::format("{}{}d: {} window over {} planes{} of {}", ir::op_kind_name(node.kind), d, window, rows.text,
+                    rows.class_suffix(), fmt::join(std::vector<std::int64_t>(in.end() - static_cast<long>(d), in.end()), "x")),
+        PoolPick{config.threads, config.run, config.vec, config.rows},
+        pool_candidates(config, elem_bytes, p.target().aligned16), note, "pool");
+    config.threads = chosen.threads;
+    config.run = chosen.run;
+    config.vec = chosen.vec;
+    config.rows = chosen.rows;
+  }
   config.wide_stores = pool_wide_stores(config.max, p.target().aligned16, config.run);
   const std::string rows_text =
       config.rows > 1 ? fmt::format(" x {} rows along h (their {} input rows each loaded once)", config.rows,
@@ -192,7 +230,7 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
   kn.config = config;
   if (rows.dynamic) kn.dyn_outer = rows.factors;
   const std::string stores_text = config.wide_stores ? ", each run stored as aligned vectors" : "";
-  kn.reason = fmt::format("{} {} window over [{}, ...] planes: {}{} ({} outputs), the windows read through L1/L2{}{}",
+  kn.reason = fmt::format("{} {} window over [{}, ...] planes: {}{} ({} outputs), the windows read through L1/L2{}{}{}",
                           config.max ? "max" : "average", window, rows.text,
                           config.run > 1 || config.rows > 1 ? fmt::format("a thread per {} adjacent outputs along w{}, which load their {} input "
                                                        "columns a row once, {}",
@@ -209,7 +247,7 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
                           config.max ? "" : config.divisor ? fmt::format(", divided by {}", config.divisor)
                                         : config.include_pad ? ", divided by the padded window's size"
                                                              : ", divided by the in-bounds count",
-                          dyn.text);
+                          dyn.text, note);
 }
 
 const AnchorRule kPool{"pool", /*prologue=*/true, /*epilogue=*/true, plan_pool, nullptr, nullptr, /*dyn=*/true};

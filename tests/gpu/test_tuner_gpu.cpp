@@ -6,7 +6,8 @@
 // layer norm written out have row norm picks (warp and block rows), each checked and timed; two
 // elementwise ops (one re-reading a broadcast operand) have block sizes and grids as picks, and two
 // contiguous-row reductions (a warp and a block per row) and a strided one block sizes and loads
-// in flight; a row scan its block size and vectors a thread.
+// in flight; a row scan its block size and vectors a thread; two 3-d pools their block size, runs
+// along w and rows along h.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -70,6 +71,16 @@ op scan_rows {
   dims R = 8192, L = 4096
   in  x: f32[R, L]
   out y = cumsum(x, axis=1)
+}
+op pool_max3d {
+  dims N = 16, C = 32, D = 64, H = 64, W = 64
+  in  x: f32[N, C, D, H, W]
+  out y = max_pool3d(x, 3, stride=2, padding=1, dilation=3)
+}
+op pool_avg3d {
+  dims N = 16, C = 32, D = 64, H = 64, W = 64
+  in  x: f32[N, C, D, H, W]
+  out y = avg_pool3d(x, 3, stride=2, padding=1)
 }
 op sm_rows {
   dims R = 8192, L = 1000
@@ -267,6 +278,17 @@ TEST_CASE("gpu: a row scan tunes its block size and vectors, each checked, and p
   const std::string spec = spec_file(dir);
   // 8192 rows of 4096, a block per row: 128, 256 or 512 threads x 1, 2 or 4 16-byte vectors.
   tune_one_family(dir, spec, "scan_rows", "scan rows ", 9, 9);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("gpu: 3-d pools tune their block size, runs and rows, each checked, and plan with the winner") {
+  KILN_REQUIRE_GPU();
+  const fs::path dir = fresh_dir("kiln-tune-pool");
+  const std::string spec = spec_file(dir);
+  // KernelBench 43's and 46's windows (the pools furthest under copy bandwidth on an H100): 3 block
+  // sizes x one output, a run of 4 by element or a vector run x (max only) 1 or 4 rows along h.
+  tune_one_family(dir, spec, "pool_max3d", "pool t", 18, 18);
+  tune_one_family(dir, spec, "pool_avg3d", "pool t", 9, 9);
   fs::remove_all(dir);
 }
 

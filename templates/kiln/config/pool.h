@@ -79,17 +79,28 @@ KILN_RULE constexpr int pool_misalignment(int vec, int padding_w) { return ((-pa
 KILN_RULE constexpr long long pool_row_vectors(int vec, int padding_w, long long span) {
   return (pool_misalignment(vec, padding_w) + span + vec - 1) / vec;
 }
-KILN_RULE constexpr int pool_vec(int elem_bytes, bool aligned16, long long in_w, long long out_w, int kernel_w,
-                                 int stride_w, int dilation_w, int padding_w) {
+// What the template can take (the tuner's picks: [Note: pool picks] in generator/plan/plan_pool.cpp),
+// apart from what pays: vector runs of `16 / elem_bytes` where every row starts 16-byte aligned and
+// a run's columns fit the registers (else 1); a run of `run` outputs loaded element by element
+// where the row has them and their columns fit the registers.
+KILN_RULE constexpr int pool_vec_width(int elem_bytes, bool aligned16, long long in_w, long long out_w, int kernel_w,
+                                       int stride_w, int dilation_w) {
   const int v = 16 / elem_bytes;
-  return aligned16 && v > 1 && in_w % v == 0 && out_w >= v &&
-                 pool_row_vectors(v, padding_w, pool_span(v, kernel_w, stride_w, dilation_w)) <= kPoolRunVectors
+  return aligned16 && v > 1 && in_w % v == 0 && out_w >= v && pool_span(v, kernel_w, stride_w, dilation_w) <= kPoolUnrolled
              ? v
              : 1;
 }
+KILN_RULE constexpr bool pool_run_fits(int run, long long out_w, int kernel_w, int stride_w, int dilation_w) {
+  return run == 1 || (out_w >= run && pool_span(run, kernel_w, stride_w, dilation_w) <= kPoolUnrolled);
+}
+KILN_RULE constexpr int pool_vec(int elem_bytes, bool aligned16, long long in_w, long long out_w, int kernel_w,
+                                 int stride_w, int dilation_w, int padding_w) {
+  const int v = pool_vec_width(elem_bytes, aligned16, in_w, out_w, kernel_w, stride_w, dilation_w);
+  return v > 1 && pool_row_vectors(v, padding_w, pool_span(v, kernel_w, stride_w, dilation_w)) <= kPoolRunVectors ? v : 1;
+}
 KILN_RULE constexpr int pool_run(int vec, long long out_w, int kernel_w, int stride_w, int dilation_w) {
   if (vec > 1) return vec;
-  return stride_w == 1 && out_w >= 4 && pool_span(4, kernel_w, stride_w, dilation_w) <= kPoolUnrolled ? 4 : 1;
+  return stride_w == 1 && pool_run_fits(4, out_w, kernel_w, stride_w, dilation_w) ? 4 : 1;
 }
 KILN_RULE constexpr long long pool_run_span(const PoolConfig& c) {
   return pool_span(c.run, c.kernel_w, c.stride_w, c.dilation_w);
@@ -122,10 +133,16 @@ KILN_RULE constexpr int pool_rows_loaded(int rows, int kernel_h, int stride_h, i
     n += pool_row_used(rows, kernel_h, stride_h, dilation_h, t) ? 1 : 0;
   return n;
 }
+// Whether the template can take runs of `rows` output rows (a max pool, the rows and the run's
+// columns in registers), apart from whether they pay.
+KILN_RULE constexpr bool pool_rows_fit(int rows, bool max, long long out_h, int kernel_h, int stride_h, int dilation_h,
+                                       long long run_span) {
+  return rows == 1 || (max && out_h >= rows && run_span <= kPoolUnrolled && kernel_h <= kPoolUnrolled &&
+                       pool_span(rows, kernel_h, stride_h, dilation_h) <= kPoolUnrolled);
+}
 KILN_RULE constexpr int pool_rows(bool max, long long out_h, int kernel_h, int stride_h, int dilation_h,
                                   long long run_span) {
-  return max && out_h >= kPoolRows && run_span <= kPoolUnrolled && kernel_h <= kPoolUnrolled &&
-                 pool_span(kPoolRows, kernel_h, stride_h, dilation_h) <= kPoolUnrolled &&
+  return pool_rows_fit(kPoolRows, max, out_h, kernel_h, stride_h, dilation_h, run_span) &&
                  2 * pool_rows_loaded(kPoolRows, kernel_h, stride_h, dilation_h) <= kPoolRows * kernel_h
              ? kPoolRows
              : 1;
