@@ -274,6 +274,17 @@ std::optional<ScanPick> ScanPick::parse(std::string_view text) {
   return r;
 }
 
+std::string StridedScanPick::text() const { return fmt::format("scan strided t{} u{}", threads, unroll); }
+
+std::optional<StridedScanPick> StridedScanPick::parse(std::string_view text) {
+  StridedScanPick r;
+  char tail = 0;
+  const std::string s(text);
+  if (std::sscanf(s.c_str(), "scan strided t%d u%d%c", &r.threads, &r.unroll, &tail) != 2 || r.text() != s)
+    return std::nullopt;
+  return r;
+}
+
 std::string PoolPick::text() const { return fmt::format("pool t{} w{} v{} h{}", threads, run, vec, rows); }
 
 std::optional<PoolPick> PoolPick::parse(std::string_view text) {
@@ -295,6 +306,7 @@ std::optional<Pick> parse_pick(std::string_view text) {
   if (auto e = ElementwisePick::parse(text)) return Pick{*e};
   if (auto r = ReducePick::parse(text)) return Pick{*r};
   if (auto c = ScanPick::parse(text)) return Pick{*c};
+  if (auto c = StridedScanPick::parse(text)) return Pick{*c};
   if (auto c = PoolPick::parse(text)) return Pick{*c};
   return std::nullopt;
 }

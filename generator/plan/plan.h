@@ -122,7 +122,8 @@ std::string index_declaration(bool index64);
 //   reductions with threads along the inner axis (reduce_outer's plain variant; plan_memory.cpp's
 //   [Note: reduction picks]): ReducePick;
 // - the scans along contiguous rows with a block per row (scan_rows' block variant; plan_memory.cpp's
-//   [Note: scan picks]): ScanPick;
+//   [Note: scan picks]): ScanPick; and along a strided axis, chunked or not ([Note: strided scan
+//   picks]): StridedScanPick;
 // - the pools over static pooled axes (plan_pool.cpp's [Note: pool picks]): PoolPick.
 struct TmaPick {
   int bm = 0, bn = 0, bk = 0, consumers_n = 1, stages = 0, split_k = 1, cluster_m = 1, group_m = 8;
@@ -177,6 +178,16 @@ struct ScanPick {
   friend bool operator==(const ScanPick&, const ScanPick&) = default;
 };
 
+// A scan along a strided axis' (ScanConfig's kStrided / kStridedTotals variants) block size and
+// loads in flight a thread down its column.
+struct StridedScanPick {
+  int threads = 256, unroll = 8;
+
+  std::string text() const;   // "scan strided t256 u8"
+  static std::optional<StridedScanPick> parse(std::string_view text);
+  friend bool operator==(const StridedScanPick&, const StridedScanPick&) = default;
+};
+
 // A pool's (PoolConfig's) block size and a thread step's outputs: `run` adjacent along w (`vec`
 // > 1: loaded as 16-byte vectors of vec elements, run == vec) times `rows` adjacent along h.
 struct PoolPick {
@@ -187,7 +198,7 @@ struct PoolPick {
   friend bool operator==(const PoolPick&, const PoolPick&) = default;
 };
 
-using Pick = std::variant<TmaPick, RownormPick, ElementwisePick, ReducePick, ScanPick, PoolPick>;
+using Pick = std::variant<TmaPick, RownormPick, ElementwisePick, ReducePick, ScanPick, StridedScanPick, PoolPick>;
 std::string pick_text(const Pick& pick);
 std::optional<Pick> parse_pick(std::string_view text);   // any family's text
 

@@ -998,15 +998,36 @@ void plan_scan_strided_lookback(Planner& p, PlannedKernel& kn, const Box& b, int
                           what, p.target().sm_count, tile_rows, config.threads, geo.grid.x, kn.min_blocks, idx);
 }
 
+// [Note: strided scan picks]
+// A scan along a strided axis over static extents that does not take the strided look-back has
+// picks ([Note: tuned picks] in plan.h): blocks of 64, 128 or 256 threads (kScanStridedMaxThreads;
+// none wider than the columns in whole warps, but the heuristic's), each thread 4, 8 or 16 loads
+// in flight down its column (the heuristic: scan_strided_threads and kScanStridedUnroll). The axis
+// is cut into chunks by the rule at the pick's numbers. Whether it takes the look-back, decided at
+// the heuristic's numbers, stays the heuristic's; dyn extents keep their classes and no picks.
+constexpr int kScanStridedUnroll = 8;
+
+std::vector<StridedScanPick> scan_strided_candidates(std::int64_t inner, int heuristic_threads) {
+  std::vector<StridedScanPick> out;
+  const std::int64_t columns = launch::ceil_div(inner, 32) * 32;
+  for (int threads : {64, 128, launch::kScanStridedMaxThreads})
+    if (threads <= columns || threads == heuristic_threads)
+      for (int unroll : {4, 8, 16}) out.push_back({threads, unroll});
+  if (std::none_of(out.begin(), out.end(), [&](const StridedScanPick& c) { return c.threads == heuristic_threads; }))
+    for (int unroll : {4, 8, 16}) out.push_back({heuristic_threads, unroll});
+  return out;
+}
+
 // Scans along a non-last axis: a thread per column, chunked along the axis when the columns
 // cannot fill the GPU (then scan_strided_totals runs first), or the strided look-back where the
 // tensor is large enough for it. See [Note: the strided-axis scan] in templates/kiln/scan.cuh.
 void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, const Rows& len, Rows& inner,
                        const std::string& idx) {
   const auto& a = p.node(kn.anchor);
-  constexpr int kUnroll = 8;
+  constexpr int kUnroll = kScanStridedUnroll;
   const int sms = p.target().sm_count;
   int threads = launch::scan_strided_threads(b.inner);
+  int unroll = kUnroll;
   // A dyn inner ([Note: dyn inner extents]): classes past 32, 64 and 128 columns (the block, sized
   // for the class's widest) and, with static rows and length, where the rule's count of chunks
   // changes; each class is chunked as the rule at its narrowest (its totals sized by each launch).
@@ -1039,27 +1060,46 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
   const std::int64_t full = launch::ceil_div(std::int64_t{sms} * (2048 / threads), launch::ceil_div(b.inner, threads));
   // (A dyn length: one pass, [Note: dyn lengths]; chunk 0 stands for the body's `len`.)
   if (!len.dynamic && !inner.dynamic) rows.thresholds(p, {launch::ceil_div(full, 64), launch::ceil_div(full, 8), full});
-  const auto ch = (rows.bounded() || inner.dynamic) && !len.dynamic
-                      ? launch::scan_strided_chunks(rows.planned, b.len, chunk_inner, threads, kUnroll, sms)
-                      : launch::ScanChunks{1, len.dynamic ? 0 : b.len};
+  const auto chunks_at = [&](int t, int u) {
+    return (rows.bounded() || inner.dynamic) && !len.dynamic
+               ? launch::scan_strided_chunks(rows.planned, b.len, chunk_inner, t, u, sms)
+               : launch::ScanChunks{1, len.dynamic ? 0 : b.len};
+  };
+  auto ch = chunks_at(threads, unroll);
+  const int elem = element_bytes(p, a.operands[0]);
+  const DType cdt = chain_dtype(a.dtype);
+  // The look-back instead of the chunks, where it pays (decided at the heuristic's numbers).
+  const int tile_rows = launch::scan_strided_lookback_rows(launch::kScanStridedLookbackThreads, elem,
+                                                           static_cast<int>(dtype_size(cdt)));
+  const bool lookback = ch.chunks > 1 && !rows.dynamic && !inner.dynamic &&
+                        launch::scan_strided_use_lookback(b.outer, b.len, b.inner, tile_rows, sms) &&
+                        leaves_have_width(p, a.operands[0], static_cast<std::size_t>(elem));
+  std::string note;
+  if (!lookback && !rows.dynamic && !len.dynamic && !inner.dynamic) {
+    note = "; config: heuristic";
+    const StridedScanPick chosen = p.offer_picks(
+        kn.anchor, fmt::format("{}: [{}, {}, {}] along axis {}", ir::op_kind_name(a.kind), b.outer, b.len, b.inner, a.axis),
+        StridedScanPick{threads, unroll}, scan_strided_candidates(b.inner, threads), note, "strided scan");
+    threads = chosen.threads;
+    unroll = chosen.unroll;
+    ch = chunks_at(threads, unroll);
+  }
   // A chunked plan over dyn extents: each launch chunks as the rule at its own ([Note: chunks per
   // launch] in kiln/config/scan.h).
   const bool per_launch = ch.chunks > 1 && (rows.dynamic || inner.dynamic);
-  const DType cdt = chain_dtype(a.dtype);
   ScanConfig config;
   config.variant = ch.chunks == 1 ? ScanVariant::kStrided : ScanVariant::kStridedTotals;
   config.outer = b.outer;
   config.len = len.config_outer();
   config.inner = b.inner;
   config.threads = threads;
-  config.unroll = kUnroll;
+  config.unroll = unroll;
   config.chunks = ch.chunks;
   config.chunk = ch.chunk;
   if (per_launch) {
     config.chunk_sms = sms;
     config.chunk = 0;   // the body's, from the launch's count
   }
-  const int elem = element_bytes(p, a.operands[0]);
   const ScanConfig bound = config;   // at the bound extents: the plan's launch (kiln gen shows it)
   const auto geo = scan_geometry(bound, elem, static_cast<int>(dtype_size(cdt)));
   config.outer = rows.config_outer();
@@ -1068,16 +1108,11 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
   kn.set_launch(geo);
   const std::string what = fmt::format(
       "scan along a strided axis ([{}, {}, {}]): a thread per column carrying its running value, {} loads in flight",
-      rows.text, len.text, inner_text, kUnroll);
-  if (ch.chunks > 1 && !rows.dynamic && !inner.dynamic) {   // the look-back instead of the chunks, where it pays
-    const int tile_rows = launch::scan_strided_lookback_rows(launch::kScanStridedLookbackThreads, elem,
-                                                             static_cast<int>(dtype_size(cdt)));
-    if (launch::scan_strided_use_lookback(b.outer, b.len, b.inner, tile_rows, p.target().sm_count) &&
-        leaves_have_width(p, a.operands[0], static_cast<std::size_t>(elem)))
-      return plan_scan_strided_lookback(
-          p, kn, b, tile_rows,
-          fmt::format("scan along a strided axis ([{}, {}, {}])", rows.text, b.len, b.inner), idx);
-  }
+      rows.text, len.text, inner_text, unroll);
+  if (lookback)
+    return plan_scan_strided_lookback(p, kn, b, tile_rows,
+                                      fmt::format("scan along a strided axis ([{}, {}, {}])", rows.text, b.len, b.inner),
+                                      idx);
   if (ch.chunks == 1) {
     kn.template_name = "scan_strided";
     kn.reason = len.dynamic    ? fmt::format("{}; dyn length: one pass, never chunked; {}", what, idx)
@@ -1089,6 +1124,7 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
                                              idx)
                 : inner.dynamic ? fmt::format("{}; the blocks fill the GPU from this class on: one pass; {}", what, idx)
                                 : fmt::format("{}; {} blocks fill the GPU: one pass; {}", what, kn.grid.x, idx);
+    kn.reason += note;
     return;
   }
   // Chunked: this kernel writes the chunk totals, a follow-up scans with them.
@@ -1125,6 +1161,7 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
   kn.reason = fmt::format("{}; {} cannot fill {} SMs: {}, this kernel writes each chunk's total{}; {}", what, blocks,
                           p.target().sm_count, cut,
                           per_launch ? " (not launched where a launch takes one chunk)" : "", idx);
+  kn.reason += note;
   scan.reason = fmt::format("scans each chunk from the combination of the totals before it (chunk order: "
                             "deterministic); {}",
                             idx);

@@ -1,8 +1,10 @@
 // The row scans' tunable picks ([Note: scan picks] in generator/plan/plan_memory.cpp, [Note: tuned
 // picks] in plan.h): a block per row lists 3 block sizes x 1, 2 or 4 16-byte vectors a thread
 // (the heuristic's 256 x 2 among them), a stored pick sets the kernel's threads, vectors and
-// block, an illegal one is ignored with a reason, dyn rows keep their classes, the look-back and
-// the strided scans offer none, and every candidate compiles through NVRTC for sm_90a and sm_80.
+// block, an illegal one is ignored with a reason, dyn rows keep their classes, the look-back offers
+// none; a strided scan over static extents lists up to 3 block sizes x 4, 8 or 16 loads in flight
+// and is cut into chunks at the pick's numbers ([Note: strided scan picks]); the strided look-back
+// and dyn extents offer none; and every candidate compiles through NVRTC for sm_90a and sm_80.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -32,10 +34,25 @@ const char* kSpec =
     "  in  x: f32[R, L]\n"
     "  out y = cumsum(x, axis=1)\n"
     "}\n"
-    "op strided {\n"               // along axis 0: the strided scan, no picks
+    "op strided {\n"               // along axis 0: the strided scan, chunked (4 blocks of 256 columns)
     "  dims R = 4096, L = 1000\n"
     "  in  x: f32[R, L]\n"
     "  out y = cumsum(x, axis=0)\n"
+    "}\n"
+    "op strided_narrow {\n"        // 40 columns: blocks of 64 threads only
+    "  dims A = 512, R = 300, L = 40\n"
+    "  in  x: f32[A, R, L]\n"
+    "  out y = cumprod(x, axis=1)\n"
+    "}\n"
+    "op strided_lookback {\n"      // 8192 x 4096 down the columns: the strided look-back, no picks
+    "  dims R = 8192, L = 4096\n"
+    "  in  x: f32[R, L]\n"
+    "  out y = cumsum(x, axis=0)\n"
+    "}\n"
+    "op strided_dyn {\n"           // dyn rows: no picks
+    "  dims dyn A = 64, R = 300, L = 1000\n"
+    "  in  x: f32[A, R, L]\n"
+    "  out y = cumsum(x, axis=1)\n"
     "}\n";
 
 kiln::Plan plan_with(const std::string& op, const std::map<int, kiln::TunedPick>& picks = {},
@@ -87,10 +104,56 @@ TEST_CASE("scan picks: a block per row lists its candidates, a stored pick sets 
   }
   CHECK(plan_with("rows").tunables[0].what == "cumsum: 4096 rows of 1000");
   CHECK(plan_with("long_rows").tunables.empty());
-  CHECK(plan_with("strided").tunables.empty());
+}
+
+TEST_CASE("strided scan picks: text round trip, the candidates, a stored pick re-cuts the axis, an illegal one is "
+          "ignored") {
+  for (const kiln::StridedScanPick p : {kiln::StridedScanPick{64, 4}, kiln::StridedScanPick{256, 16}})
+    check_pick_round_trip(p);
+  CHECK(kiln::StridedScanPick{256, 8}.text() == "scan strided t256 u8");
+  for (const char* bad : {"", "scan strided", "scan strided t256", "scan rows t256 u8", "scan strided t256 u8 x"})
+    CHECK_FALSE(kiln::StridedScanPick::parse(bad).has_value());
+  CHECK(plan_with("strided_lookback").tunables.empty());
+  CHECK(plan_with("strided_dyn").tunables.empty());
+  struct Case {
+    const char* op;
+    std::size_t candidates;
+    kiln::StridedScanPick heuristic;
+  };
+  for (const Case& k : {Case{"strided", 9, {256, 8}}, Case{"strided_narrow", 3, {64, 8}}}) {
+    CAPTURE(k.op);
+    const auto base = plan_with(k.op);
+    REQUIRE(base.tunables.size() == 1);
+    const auto& t = base.tunables[0];
+    CHECK(t.candidates.size() == k.candidates);
+    CHECK(std::count(t.candidates.begin(), t.candidates.end(), t.heuristic) == 1);
+    CHECK(std::get<kiln::StridedScanPick>(t.heuristic) == k.heuristic);
+    CHECK(base.kernels[0].reason.find("; config: heuristic") != std::string::npos);
+    for (const auto& pick : t.candidates) {
+      const auto& r = std::get<kiln::StridedScanPick>(pick);
+      CAPTURE(r.text());
+      const auto plan = plan_with(k.op, {{t.anchor, {pick, "tuned: 0.030 ms (test)"}}});
+      const auto& c = std::get<kiln::ScanConfig>(plan.kernels[0].config);
+      CHECK(c.threads == r.threads);
+      CHECK(c.unroll == r.unroll);
+      CHECK(plan.kernels[0].block.x == r.threads);
+      CHECK(plan.kernels[0].reason.find(std::to_string(r.unroll) + " loads in flight") != std::string::npos);
+      CHECK(plan.kernels[0].reason.find("; config: tuned: 0.030 ms (test)") != std::string::npos);
+      // The axis is cut by the rule at the pick's numbers; a chunked plan's scan kernel has the same.
+      const auto ch = kiln::launch::scan_strided_chunks(c.outer, c.len, c.inner, r.threads, r.unroll, 132);
+      CHECK(c.chunks == ch.chunks);
+      CHECK(plan.kernels.size() == (ch.chunks > 1 ? 2u : 1u));
+      if (ch.chunks > 1) CHECK(std::get<kiln::ScanConfig>(plan.kernels[1].config).unroll == r.unroll);
+    }
+  }
+  const auto base = plan_with("strided_narrow");
+  const auto plan = plan_with("strided_narrow", {{base.tunables[0].anchor, {kiln::StridedScanPick{256, 8}, "tuned: stale"}}});
+  CHECK(plan.tunables[0].chosen == base.tunables[0].heuristic);
+  CHECK(plan.kernels[0].reason.find("config: heuristic (the pick scan strided t256 u8, tuned: stale, is not legal for "
+                                    "this strided scan)") != std::string::npos);
 }
 
 TEST_CASE("scan picks: every candidate compiles with NVRTC for sm_90a and sm_80") {
   if (!nvrtc_or_skip()) return;
-  CHECK(compile_every_candidate(plan_with, {"rows"}) >= 2u * 9);
+  CHECK(compile_every_candidate(plan_with, {"rows", "strided", "strided_narrow"}) >= 2u * (9 + 9 + 3));
 }

@@ -6,8 +6,8 @@
 // layer norm written out have row norm picks (warp and block rows), each checked and timed; two
 // elementwise ops (one re-reading a broadcast operand) have block sizes and grids as picks, and two
 // contiguous-row reductions (a warp and a block per row) and a strided one block sizes and loads
-// in flight; a row scan its block size and vectors a thread; two 3-d pools their block size, runs
-// along w and rows along h.
+// in flight; a row scan its block size and vectors a thread, a strided one its block size and loads
+// in flight; two 3-d pools their block size, runs along w and rows along h.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -71,6 +71,11 @@ op scan_rows {
   dims R = 8192, L = 4096
   in  x: f32[R, L]
   out y = cumsum(x, axis=1)
+}
+op scan_cols {
+  dims static R = 4096, static L = 2000
+  in  x: f32[R, L]
+  out y = cumsum(x, axis=0)
 }
 op pool_max3d {
   dims N = 16, C = 32, D = 64, H = 64, W = 64
@@ -278,6 +283,16 @@ TEST_CASE("gpu: a row scan tunes its block size and vectors, each checked, and p
   const std::string spec = spec_file(dir);
   // 8192 rows of 4096, a block per row: 128, 256 or 512 threads x 1, 2 or 4 16-byte vectors.
   tune_one_family(dir, spec, "scan_rows", "scan rows ", 9, 9);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("gpu: a strided scan tunes its block size and loads, each checked, and plans with the winner") {
+  KILN_REQUIRE_GPU();
+  const fs::path dir = fresh_dir("kiln-tune-scan-cols");
+  const std::string spec = spec_file(dir);
+  // Down 4096 rows of 2000 columns (8 blocks of 256: cut into chunks by the rule at each pick's
+  // numbers): 64, 128 or 256 threads x 4, 8 or 16 loads in flight.
+  tune_one_family(dir, spec, "scan_cols", "scan strided ", 9, 9);
   fs::remove_all(dir);
 }
 
