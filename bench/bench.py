@@ -1301,6 +1301,17 @@ def main():
     chart(res, base + ".png")
     gemm_chart(res, base + "-gemm.png")
     print("\n" + markdown_table(res))
+    # A wrong output fails the run (the JSON, table and chart are written first, the row marked).
+    wrong = wrong_rows(res)
+    if wrong:
+        sys.exit(f"bench.py: {len(wrong)} row(s) not correct: " + ", ".join(wrong))
+
+
+def wrong_rows(res):
+    """The rows whose kiln or Triton output failed its check, as "problem (precision)"; a row that
+    could not run (correct None: a kiln error, noted on the row) is not one of them."""
+    return [f"{r['problem']} ({r['precision']})" for r in res["rows"]
+            if r.get("correct") is False or r.get("triton_correct") is False]
 
 
 def fmt_ms(v):

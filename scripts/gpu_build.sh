@@ -39,13 +39,5 @@ cmake --build build-gpu/host_app >/dev/null && cp build-gpu/host_app/host_app .g
 # suite runs it on the GPU with NVRTC made unloadable (deployment without NVRTC).
 mkdir -p .gpu/packs
 build-gpu/bin/kiln build specs/*.kiln --small --arch sm_90a --skip-unsupported -o .gpu/packs/specs-small-sm_90a.kilnpack
-NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
-for harness in bench/standalone/*_check.cu; do
-  [ -f "$harness" ] || continue
-  name=$(basename "$harness" .cu)
-  extra=""
-  grep -q cublas "$harness" && extra="-lcublas"
-  "$NVCC" -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -I templates -I tests/templates "$harness" -o ".gpu/bin/$name" $extra \
-    || echo "gpu_build: $harness did not build" >&2
-done
+bash scripts/build_harnesses.sh .gpu/bin || echo "gpu_build: not every harness built (above)" >&2
 du -sh .gpu

@@ -9,9 +9,9 @@
 # than 570 s on an H100 (2026-12-05): KILN_SUITE_TESTS passes doctest filters to it, e.g.
 # "-sf=*test_dyn_gpu.cpp" for one call and "-sfe=*test_dyn_gpu.cpp" for the next.
 # Logs go to a work folder; $OUT (when set) receives suite-logs.tar.gz and the
-# benchmark's JSON, markdown and PNG.
+# benchmark's JSON, markdown and PNG. Exits 1 when a summary line says FAIL, TIMEOUT or NOT RUN.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 export KILN_SOURCE_DIR=$PWD
 export PATH=/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -27,6 +27,8 @@ finish() {
     tar czf "$OUT/suite-logs.tar.gz" -C "$out" . 2>/dev/null
     cp "$out"/*.json "$out"/*.md "$out"/*.png "$OUT/" 2>/dev/null || true
   fi
+  # A part that failed, timed out or could not run makes the suite fail.
+  if printf '%s\n' "${summary[@]}" | grep -qE 'FAIL|TIMEOUT|NOT RUN'; then exit 1; fi
 }
 trap finish EXIT
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$out/gpu.txt"
@@ -78,12 +80,15 @@ if want sanitize; then
 echo "=== compute-sanitizer memcheck and racecheck, every covered spec at small awkward shapes"
 # racecheck takes ~4 s a check: every spec's ~420 checks do not fit one call of the GPU machine.
 # SANITIZER_TOOLS, SANITIZER_SPECS (KILN_GPU_SPECS stems) and SANITIZER_SHAPES split it over calls;
-# a timeout is reported as such, never as clean.
+# a timeout is reported as such, never as clean. The wgmma-path case (its own list of ops, not
+# the specs' stems) runs only where no SANITIZER_SPECS narrows the run.
+cases="gpu: every covered spec matches*"
+[ -n "${SANITIZER_SPECS:-}" ] || cases="$cases,gpu: every covered spec's wgmma path*"
 for tool in ${SANITIZER_TOOLS:-memcheck racecheck}; do
   shapes=${SANITIZER_SHAPES:-ones,odd,long}   # "long" reaches the split paths (split-K, split reductions)
   if KILN_GPU_SPECS=${SANITIZER_SPECS:-${KILN_GPU_SPECS:-}} KILN_GPU_SHAPES=$shapes timeout ${SANITIZER_TIMEOUT:-400} \
        compute-sanitizer --tool "$tool" --error-exitcode 86 \
-       .gpu/bin/kiln_test_gpu -tc="gpu: every covered spec*" >"$out/sanitizer_$tool.log" 2>&1; then
+       .gpu/bin/kiln_test_gpu -tc="$cases" >"$out/sanitizer_$tool.log" 2>&1; then
     summary+=("compute-sanitizer $tool${SANITIZER_SPECS:+ ($SANITIZER_SPECS)}: CLEAN ($(grep -c '^gpu-check .* ok ' "$out/sanitizer_$tool.log") checks; $(grep -E '(ERROR|RACECHECK) SUMMARY' "$out/sanitizer_$tool.log" | tail -1 | sed 's/^=* *//'))")
   else
     rc=$?
@@ -94,12 +99,21 @@ done
 fi
 
 if want harness; then
-for h in .gpu/bin/*_check; do
+# Harness binaries not carried (.gpu/bin/*_check absent): built here first, into the work folder.
+harness_dir=.gpu/bin
+if ! compgen -G ".gpu/bin/*_check" >/dev/null; then
+  harness_dir=$out/harness
+  echo "=== building the standalone harnesses here (not carried)"
+  bash scripts/build_harnesses.sh "$harness_dir" 2>&1 | tail -5 || summary+=("harness build: FAIL (see above)")
+fi
+ran=0
+for h in "$harness_dir"/*_check; do
   [ -x "$h" ] || continue
+  ran=$((ran + 1))
   echo "=== $(basename "$h")"
   if timeout 240 "$h" 2>&1 | tee "$out/$(basename "$h").log"; then summary+=("$(basename "$h"): PASS"); else summary+=("$(basename "$h"): FAIL"); fi
 done
-
+[ "$ran" -gt 0 ] || summary+=("harness: NOT RUN (no harness binaries, none built)")
 fi
 
 if want latency; then
@@ -122,5 +136,10 @@ fi
 
 if want bench; then
 echo "=== benchmarks (kiln vs PyTorch, same process)"
-PYTHONUNBUFFERED=1 timeout ${BENCH_TIMEOUT:-450} python3 bench/bench.py --out "$out" "$@" 2>&1 | tee "$out/bench.log"
+if PYTHONUNBUFFERED=1 timeout "${BENCH_TIMEOUT:-450}" python3 bench/bench.py --out "$out" "$@" 2>&1 | tee "$out/bench.log"; then
+  summary+=("bench: PASS")
+else
+  rc=$?
+  summary+=("bench: $([ "$rc" = 124 ] && echo TIMEOUT || echo "FAIL (exit $rc)") (see bench.log)")
+fi
 fi
