@@ -274,6 +274,17 @@ std::optional<ScanPick> ScanPick::parse(std::string_view text) {
   return r;
 }
 
+std::string SplitNormPick::text() const { return fmt::format("split norm t{} w{}", threads, waves); }
+
+std::optional<SplitNormPick> SplitNormPick::parse(std::string_view text) {
+  SplitNormPick r;
+  char tail = 0;
+  const std::string s(text);
+  if (std::sscanf(s.c_str(), "split norm t%d w%d%c", &r.threads, &r.waves, &tail) != 2 || r.text() != s)
+    return std::nullopt;
+  return r;
+}
+
 std::string StridedScanPick::text() const { return fmt::format("scan strided t{} u{}", threads, unroll); }
 
 std::optional<StridedScanPick> StridedScanPick::parse(std::string_view text) {
@@ -303,6 +314,7 @@ std::string pick_text(const Pick& pick) {
 std::optional<Pick> parse_pick(std::string_view text) {
   if (auto t = TmaPick::parse(text)) return Pick{*t};
   if (auto r = RownormPick::parse(text)) return Pick{*r};
+  if (auto n = SplitNormPick::parse(text)) return Pick{*n};
   if (auto e = ElementwisePick::parse(text)) return Pick{*e};
   if (auto r = ReducePick::parse(text)) return Pick{*r};
   if (auto c = ScanPick::parse(text)) return Pick{*c};

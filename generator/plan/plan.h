@@ -116,6 +116,8 @@ std::string index_declaration(bool index64);
 // - the sm_90a TMA GEMM engine (plan_tma): TmaPick, the tiles, stages, K slices, cluster, group;
 // - the row norms over contiguous rows of a static length (softmax, log_softmax and the norm
 //   compositions fused into rownorm; plan_memory.cpp's [Note: row norm picks]): RownormPick;
+// - the split norms (a norm over few long rows, or over leading and trailing axes; plan_memory.cpp's
+//   [Note: split norm picks]): SplitNormPick;
 // - the elementwise family (plan.cpp's [Note: elementwise picks]): ElementwisePick. An elementwise
 //   kernel has no anchor: its tunable and stored pick are keyed by its first stored node;
 // - the reductions over contiguous rows (reduce_inner's warp and block variants) and strided
@@ -178,6 +180,16 @@ struct ScanPick {
   friend bool operator==(const ScanPick&, const ScanPick&) = default;
 };
 
+// A split norm's (RownormConfig's kSplitStats / kSplitApply variants) block size and the waves of
+// blocks its chunks aim at (the chunk size, or the segments a chunk gangs, follow by the rule).
+struct SplitNormPick {
+  int threads = 512, waves = 2;
+
+  std::string text() const;   // "split norm t512 w2"
+  static std::optional<SplitNormPick> parse(std::string_view text);
+  friend bool operator==(const SplitNormPick&, const SplitNormPick&) = default;
+};
+
 // A scan along a strided axis' (ScanConfig's kStrided / kStridedTotals variants) block size and
 // loads in flight a thread down its column.
 struct StridedScanPick {
@@ -198,7 +210,8 @@ struct PoolPick {
   friend bool operator==(const PoolPick&, const PoolPick&) = default;
 };
 
-using Pick = std::variant<TmaPick, RownormPick, ElementwisePick, ReducePick, ScanPick, StridedScanPick, PoolPick>;
+using Pick = std::variant<TmaPick, RownormPick, SplitNormPick, ElementwisePick, ReducePick, ScanPick, StridedScanPick,
+                          PoolPick>;
 std::string pick_text(const Pick& pick);
 std::optional<Pick> parse_pick(std::string_view text);   // any family's text
 

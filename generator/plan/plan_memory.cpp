@@ -1322,6 +1322,22 @@ std::int64_t row_shared_epilogue_bytes(const Planner& p, const PlannedKernel& kn
   return bytes;
 }
 
+// [Note: split norm picks]
+// A split norm has picks ([Note: tuned picks] in plan.h): blocks of 256, 512 or 1024 threads,
+// the chunks aimed at 1, 2 or 4 waves of them (each a chunk, or its whole short segments ganged,
+// sized by the rules rownorm_split_chunk and rownorm_split_gang at the pick's numbers: at least
+// one 16-byte vector of f32 a thread, at most kRowNormSplitItems elements). The heuristic (256
+// threads at one wave where segments are ganged, 512 at two where they are split) is one of them;
+// its numbers came from an H200's few shapes ([Note: split norms] in kiln/config/rownorm.h), and
+// the batch norms over short images run at 0.69-0.84x eager there. The block order (rows
+// fastest or not) stays the rule's.
+std::vector<SplitNormPick> split_norm_candidates() {
+  std::vector<SplitNormPick> out;
+  for (int threads : {256, 512, 1024})
+    for (int waves : {1, 2, 4}) out.push_back({threads, waves});
+  return out;
+}
+
 // A split norm ([Note: split norms]): this kernel writes each chunk's statistics to a workspace, a
 // follow-up over the same chunks combines a row's and writes y (with the epilogue).
 void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
@@ -1335,11 +1351,19 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
   config.lead = layout.lead;
   config.len = layout.len;
   config.inner = 1;
-  config.threads = launch::rownorm_split_threads(layout.len);
   config.group = 0;
   const int sms = p.target().sm_count;
-  config.gang = launch::rownorm_split_gang(layout.lead, layout.rows, layout.len, sms);
-  config.chunk = launch::rownorm_split_chunk(layout.lead * layout.rows, layout.len, 16 / elem, sms);
+  std::string note = "; config: heuristic";
+  const SplitNormPick chosen = p.offer_picks(
+      kn.anchor,
+      fmt::format("{} norm: {} rows of {}{}", a.norm.centered ? "centered" : "uncentered", layout.rows,
+                  layout.lead > 1 ? fmt::format("{} segments of ", layout.lead) : "", layout.len),
+      SplitNormPick{launch::rownorm_split_threads(layout.len), launch::rownorm_split_waves(layout.len)},
+      split_norm_candidates(), note, "split norm");
+  config.threads = chosen.threads;
+  config.gang = launch::rownorm_split_gang(layout.lead, layout.rows, layout.len, sms, chosen.threads, chosen.waves);
+  config.chunk =
+      launch::rownorm_split_chunk(layout.lead * layout.rows, layout.len, 16 / elem, sms, chosen.threads, chosen.waves);
   config.splits = launch::rownorm_split_splits(layout.len, config.chunk);
   const std::int64_t shared = row_shared_epilogue_bytes(p, kn);
   config.rows_fastest = layout.rows > 1 && launch::rownorm_split_rows_fastest(shared);
@@ -1373,8 +1397,8 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
   if (config.rows_fastest)
     chunks += fmt::format(", the rows fastest (the epilogue reads {} every row reads alike: once from DRAM)",
                           bytes_text(shared));
-  kn.reason = fmt::format("split norm, pass 1 of 2: {}, each chunk's {} to the workspace; {}", chunks,
-                          a.norm.centered ? "(count, mean, squared deviations)" : "sum of squares", idx);
+  kn.reason = fmt::format("split norm, pass 1 of 2: {}, each chunk's {} to the workspace; {}{}", chunks,
+                          a.norm.centered ? "(count, mean, squared deviations)" : "sum of squares", idx, note);
   PlannedKernel apply = storing_followup(kn, "rownorm", ws, DType::f32);
   config.variant = RownormVariant::kSplitApply;
   apply.config = config;

@@ -7,7 +7,8 @@
 // elementwise ops (one re-reading a broadcast operand) have block sizes and grids as picks, and two
 // contiguous-row reductions (a warp and a block per row) and a strided one block sizes and loads
 // in flight; a row scan its block size and vectors a thread, a strided one its block size and loads
-// in flight; two 3-d pools their block size, runs along w and rows along h.
+// in flight; two split norms their block size and waves; two 3-d pools their block size, runs
+// along w and rows along h.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -71,6 +72,21 @@ op scan_rows {
   dims R = 8192, L = 4096
   in  x: f32[R, L]
   out y = cumsum(x, axis=1)
+}
+op bn_short {
+  dims static N = 128, static C = 512, static H = 7, static W = 7
+  in  x: f32[N, C, H, W]
+  in  g: f32[C, 1, 1]
+  let mu = mean(x, axis=[0, 2, 3], keepdims=true)
+  let d = x - mu
+  out y = d * rsqrt(mean(d * d, axis=[0, 2, 3], keepdims=true) + 1e-5) * g
+}
+op ln_chw {
+  dims static N = 16, static C = 64, static H = 256, static W = 256
+  in  x: f32[N, C, H, W]
+  let mu = mean(x, axis=[1, 2, 3], keepdims=true)
+  let d = x - mu
+  out y = d * rsqrt(mean(d * d, axis=[1, 2, 3], keepdims=true) + 1e-5)
 }
 op scan_cols {
   dims static R = 4096, static L = 2000
@@ -283,6 +299,16 @@ TEST_CASE("gpu: a row scan tunes its block size and vectors, each checked, and p
   const std::string spec = spec_file(dir);
   // 8192 rows of 4096, a block per row: 128, 256 or 512 threads x 1, 2 or 4 16-byte vectors.
   tune_one_family(dir, spec, "scan_rows", "scan rows ", 9, 9);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("gpu: split norms tune their block size and waves, each checked, and plan with the winner") {
+  KILN_REQUIRE_GPU();
+  const fs::path dir = fresh_dir("kiln-tune-split-norm");
+  const std::string spec = spec_file(dir);
+  // A batch norm over 7x7 images (ganged segments; 0.69x eager on an H200) and a layer norm over
+  // C, H, W of 16x64x256x256 (split rows): 256, 512 or 1024 threads x chunks for 1, 2 or 4 waves.
+  for (const char* op : {"bn_short", "ln_chw"}) tune_one_family(dir, spec, op, "split norm ", 9, 9);
   fs::remove_all(dir);
 }
 

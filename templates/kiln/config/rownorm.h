@@ -166,17 +166,22 @@ KILN_RULE constexpr long long rownorm_split_target(long long elements, int threa
   const long long blocks = 1LL * waves * (kRowNormSplitThreadsPerSm / threads) * sm_count;
   return max_ll(4LL * threads, min_ll(kRowNormSplitItems * threads, ceil_div(elements, blocks)));
 }
-// Whole segments a chunk: 1 for segments of at least kRowNormSplitMinLen (split instead).
-KILN_RULE constexpr long long rownorm_split_gang(long long lead, long long outer, long long len, int sm_count) {
+// The waves of blocks the chunks aim at: one of ganged segments, two of split ones.
+KILN_RULE constexpr int rownorm_split_waves(long long len) { return rownorm_split_ganged(len) ? 1 : 2; }
+// Whole segments a chunk: 1 for segments of at least kRowNormSplitMinLen (split instead). `threads`
+// and `waves`: the block and waves the chunks aim at (the tuner's picks; by default the rules').
+KILN_RULE constexpr long long rownorm_split_gang(long long lead, long long outer, long long len, int sm_count,
+                                                 int threads = kRowNormGangThreads, int waves = 1) {
   if (!rownorm_split_ganged(len)) return 1;
-  const long long target = rownorm_split_target(lead * outer * len, kRowNormGangThreads, 1, sm_count);
+  const long long target = rownorm_split_target(lead * outer * len, threads, waves, sm_count);
   const long long want = min_ll(lead, ceil_div(target, len));
   return ceil_div(lead, ceil_div(lead, want));
 }
 // Elements of a segment a chunk (the whole segment where segments are ganged).
-KILN_RULE constexpr long long rownorm_split_chunk(long long segments, long long len, int vec, int sm_count) {
+KILN_RULE constexpr long long rownorm_split_chunk(long long segments, long long len, int vec, int sm_count,
+                                                  int threads = kRowNormSplitThreads, int waves = 2) {
   if (rownorm_split_ganged(len)) return len;
-  const long long target = round_up_ll(rownorm_split_target(segments * len, kRowNormSplitThreads, 2, sm_count), vec);
+  const long long target = round_up_ll(rownorm_split_target(segments * len, threads, waves, sm_count), vec);
   // As many chunks a segment as the target asks, of one size (not a full one and a sliver).
   return round_up_ll(ceil_div(len, ceil_div(len, target)), vec);
 }
