@@ -35,14 +35,19 @@ const char* kSpec =
     "  in  w: bf16[N, K]\n"
     "  out y = matmul(x, transpose(w))\n"
     "}\n"
-    "op mixed {\n"                 // an elementwise kernel, a warp-per-row sum, a softmax, a row scan, a pool
-    "  dims static R = 4096, static L = 1000\n"
+    "op mixed {\n"   // an elementwise kernel, a warp-per-row sum, a softmax, a row scan, a pool, a strided
+                      // scan, a split norm
+    "  dims static R = 4096, static L = 1000, static S = 16, static T = 262144\n"
     "  in  x: f32[R, L]\n"
+    "  in  z: f32[S, T]\n"
     "  out y = x * 2.0\n"
     "  out s = sum(x, axis=1)\n"
     "  out p = softmax(x, axis=1)\n"
     "  out c = cumsum(x, axis=1)\n"
     "  out m = max_pool1d(x, 3, stride=1)\n"
+    "  out c0 = cumsum(x, axis=0)\n"
+    "  let d = z - mean(z, axis=1, keepdims=true)\n"
+    "  out n = d * rsqrt(mean(d * d, axis=1, keepdims=true) + 1e-5)\n"
     "}\n"
     "op scale {\n"
     "  dims dyn N = 1000, C = 64\n"
@@ -142,10 +147,10 @@ TEST_CASE("Options::tuning: a stored pick re-plans the op, off and illegal picks
   CHECK(stale.find("config: heuristic (the pick " + bad.text() + ", tuned (stale), is not legal") != std::string::npos);
 }
 
-TEST_CASE("tuned store: picks of the elementwise, reduction, row norm, scan and pool families round-trip and re-plan the op") {
+TEST_CASE("tuned store: picks of every memory-bound family round-trip and re-plan the op") {
   TempDir dir;
   const auto plan = plan_of("mixed");
-  REQUIRE(plan.tunables.size() == 5);
+  REQUIRE(plan.tunables.size() == 7);
   // For each tunable, its last candidate that is not the heuristic's.
   std::map<int, kiln::TunedPick> picks;
   for (const auto& t : plan.tunables) {
@@ -163,17 +168,19 @@ TEST_CASE("tuned store: picks of the elementwise, reduction, row norm, scan and 
   CHECK(of_family(kiln::RownormPick{}) == 1);
   CHECK(of_family(kiln::ScanPick{}) == 1);
   CHECK(of_family(kiln::PoolPick{}) == 1);
+  CHECK(of_family(kiln::StridedScanPick{}) == 1);
+  CHECK(of_family(kiln::SplitNormPick{}) == 1);
   const std::string key = kiln::tuning_key_text(plan, "Test GPU 80GB");
   std::string error;
   REQUIRE(kiln::store_tuned(kiln::tuned_path(dir.path.string(), key), key, picks, &error));
   const auto back = kiln::load_tuned(kiln::tuned_path(dir.path.string(), key), key);
-  REQUIRE(back.size() == 5);
+  REQUIRE(back.size() == 7);
   for (const auto& [anchor, p] : picks) CHECK(back.at(anchor).pick == p.pick);
   // The runtime (tuning = stored) plans every kernel with its stored pick.
   const std::string tuned = plan_text_with(dir.path.string(), "stored", "mixed");
   std::size_t at = 0, count = 0;
   while ((at = tuned.find("config: tuned 0.0200 ms (test)", at)) != std::string::npos) ++count, ++at;
-  CHECK(count >= 5);   // each kernel's reason (in the plan's list and its source's header)
+  CHECK(count >= 7);   // each kernel's reason (in the plan's list and its source's header)
   for (const auto& [anchor, p] : picks) {
     CAPTURE(kiln::pick_text(p.pick));
     if (const auto* e = std::get_if<kiln::ElementwisePick>(&p.pick))
@@ -184,6 +191,10 @@ TEST_CASE("tuned store: picks of the elementwise, reduction, row norm, scan and 
       CHECK(tuned.find(fmt::format("threads={} group={} items={}", r->threads, r->group, r->items)) != std::string::npos);
     if (const auto* c = std::get_if<kiln::ScanPick>(&p.pick))
       CHECK(tuned.find(fmt::format("threads={} vecs={}", c->threads, c->vecs)) != std::string::npos);
+    if (const auto* c = std::get_if<kiln::StridedScanPick>(&p.pick))
+      CHECK(tuned.find(fmt::format("inner=1000 threads={} vecs=1 unroll={}", c->threads, c->unroll)) != std::string::npos);
+    if (const auto* n = std::get_if<kiln::SplitNormPick>(&p.pick))
+      CHECK(tuned.find(fmt::format("kSplitStats outer=16 len=262144 inner=1 threads={} ", n->threads)) != std::string::npos);
     if (const auto* c = std::get_if<kiln::PoolPick>(&p.pick)) {
       CHECK(tuned.find(fmt::format("PoolConfig{{threads={} ", c->threads)) != std::string::npos);
       CHECK(tuned.find(fmt::format("run={} vec={} rows={}", c->run, c->vec, c->rows)) != std::string::npos);
