@@ -198,29 +198,35 @@ std::string config_text(const KernelConfig& config) {
       config);
 }
 
+namespace {
+// A pick read from its text by `format`: a scanf format of the pick's `fields` in order, ending in
+// "%c" (so that a trailing word is caught). The text must be exactly what the pick prints (no
+// leading zeros, no trailing words).
+template <class P, class... Fields>
+std::optional<P> parse_fields(std::string_view text, const char* format, Fields P::*... fields) {
+  P p;
+  char tail = 0;
+  const std::string s(text);
+  if (std::sscanf(s.c_str(), format, &(p.*fields)..., &tail) != static_cast<int>(sizeof...(fields)) || p.text() != s)
+    return std::nullopt;
+  return p;
+}
+}  // namespace
+
 std::string TmaPick::text() const {
   return fmt::format("{}x{}x{} c{} st{} k{} cl{} g{}", bm, bn, bk, consumers_n, stages, split_k, cluster_m, group_m);
 }
 
 std::optional<TmaPick> TmaPick::parse(std::string_view text) {
-  TmaPick t;
-  char tail = 0;
-  const std::string s(text);
-  const int n = std::sscanf(s.c_str(), "%dx%dx%d c%d st%d k%d cl%d g%d%c", &t.bm, &t.bn, &t.bk, &t.consumers_n,
-                            &t.stages, &t.split_k, &t.cluster_m, &t.group_m, &tail);
-  if (n != 8 || t.text() != s) return std::nullopt;
-  return t;
+  return parse_fields(text, "%dx%dx%d c%d st%d k%d cl%d g%d%c", &TmaPick::bm, &TmaPick::bn, &TmaPick::bk,
+                      &TmaPick::consumers_n, &TmaPick::stages, &TmaPick::split_k, &TmaPick::cluster_m,
+                      &TmaPick::group_m);
 }
 
 std::string RownormPick::text() const { return fmt::format("rows t{} g{} i{}", threads, group, items); }
 
 std::optional<RownormPick> RownormPick::parse(std::string_view text) {
-  RownormPick r;
-  char tail = 0;
-  const std::string s(text);
-  const int n = std::sscanf(s.c_str(), "rows t%d g%d i%lld%c", &r.threads, &r.group, &r.items, &tail);
-  if (n != 3 || r.text() != s) return std::nullopt;
-  return r;
+  return parse_fields(text, "rows t%d g%d i%lld%c", &RownormPick::threads, &RownormPick::group, &RownormPick::items);
 }
 
 std::string ElementwisePick::text() const {
@@ -267,44 +273,26 @@ std::optional<ReducePick> ReducePick::parse(std::string_view text) {
 std::string ScanPick::text() const { return fmt::format("scan rows t{} v{}", threads, vecs); }
 
 std::optional<ScanPick> ScanPick::parse(std::string_view text) {
-  ScanPick r;
-  char tail = 0;
-  const std::string s(text);
-  if (std::sscanf(s.c_str(), "scan rows t%d v%d%c", &r.threads, &r.vecs, &tail) != 2 || r.text() != s) return std::nullopt;
-  return r;
+  return parse_fields(text, "scan rows t%d v%d%c", &ScanPick::threads, &ScanPick::vecs);
 }
 
 std::string SplitNormPick::text() const { return fmt::format("split norm t{} w{}", threads, waves); }
 
 std::optional<SplitNormPick> SplitNormPick::parse(std::string_view text) {
-  SplitNormPick r;
-  char tail = 0;
-  const std::string s(text);
-  if (std::sscanf(s.c_str(), "split norm t%d w%d%c", &r.threads, &r.waves, &tail) != 2 || r.text() != s)
-    return std::nullopt;
-  return r;
+  return parse_fields(text, "split norm t%d w%d%c", &SplitNormPick::threads, &SplitNormPick::waves);
 }
 
 std::string StridedScanPick::text() const { return fmt::format("scan strided t{} u{}", threads, unroll); }
 
 std::optional<StridedScanPick> StridedScanPick::parse(std::string_view text) {
-  StridedScanPick r;
-  char tail = 0;
-  const std::string s(text);
-  if (std::sscanf(s.c_str(), "scan strided t%d u%d%c", &r.threads, &r.unroll, &tail) != 2 || r.text() != s)
-    return std::nullopt;
-  return r;
+  return parse_fields(text, "scan strided t%d u%d%c", &StridedScanPick::threads, &StridedScanPick::unroll);
 }
 
 std::string PoolPick::text() const { return fmt::format("pool t{} w{} v{} h{}", threads, run, vec, rows); }
 
 std::optional<PoolPick> PoolPick::parse(std::string_view text) {
-  PoolPick r;
-  char tail = 0;
-  const std::string s(text);
-  if (std::sscanf(s.c_str(), "pool t%d w%d v%d h%d%c", &r.threads, &r.run, &r.vec, &r.rows, &tail) != 4 || r.text() != s)
-    return std::nullopt;
-  return r;
+  return parse_fields(text, "pool t%d w%d v%d h%d%c", &PoolPick::threads, &PoolPick::run, &PoolPick::vec,
+                      &PoolPick::rows);
 }
 
 std::string pick_text(const Pick& pick) {

@@ -628,14 +628,21 @@ std::vector<ReducePick> reduce_candidates(ReducePick::Kind kind) {
   return out;
 }
 
+// The block sizes a strided kernel with a thread per column offers around its heuristic's
+// `heuristic` threads over rows of `cols` thread columns: the powers of two from 64 to `most`
+// none wider than the columns in whole warps (or the heuristic's block), and the heuristic's.
+std::set<int> column_block_sizes(int heuristic, std::int64_t cols, int most) {
+  std::set<int> threads = {heuristic};
+  const std::int64_t widest = std::max<std::int64_t>(heuristic, launch::round_up_ll(cols, 32));
+  for (int t = 64; t <= most; t *= 2)
+    if (t <= widest) threads.insert(t);
+  return threads;
+}
+
 // The strided candidates around the heuristic's pick `h` over rows of `cols` thread columns.
 std::vector<ReducePick> reduce_outer_candidates(const ReducePick& h, std::int64_t cols) {
-  std::set<int> threads = {h.threads};
-  const std::int64_t widest = std::max<std::int64_t>(h.threads, launch::round_up_ll(cols, 32));
-  for (int t = 64; t <= 512; t *= 2)
-    if (t <= widest) threads.insert(t);
   std::vector<ReducePick> out;
-  for (int t : threads)
+  for (int t : column_block_sizes(h.threads, cols, 512))
     for (int unroll : {h.unroll / 2, h.unroll, 2 * h.unroll}) out.push_back({ReducePick::Kind::outer, t, unroll});
   return out;
 }
@@ -1009,12 +1016,8 @@ constexpr int kScanStridedUnroll = 8;
 
 std::vector<StridedScanPick> scan_strided_candidates(std::int64_t inner, int heuristic_threads) {
   std::vector<StridedScanPick> out;
-  const std::int64_t columns = launch::ceil_div(inner, 32) * 32;
-  for (int threads : {64, 128, launch::kScanStridedMaxThreads})
-    if (threads <= columns || threads == heuristic_threads)
-      for (int unroll : {4, 8, 16}) out.push_back({threads, unroll});
-  if (std::none_of(out.begin(), out.end(), [&](const StridedScanPick& c) { return c.threads == heuristic_threads; }))
-    for (int unroll : {4, 8, 16}) out.push_back({heuristic_threads, unroll});
+  for (int threads : column_block_sizes(heuristic_threads, inner, launch::kScanStridedMaxThreads))
+    for (int unroll : {4, 8, 16}) out.push_back({threads, unroll});
   return out;
 }
 
@@ -1024,10 +1027,9 @@ std::vector<StridedScanPick> scan_strided_candidates(std::int64_t inner, int heu
 void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, const Rows& len, Rows& inner,
                        const std::string& idx) {
   const auto& a = p.node(kn.anchor);
-  constexpr int kUnroll = kScanStridedUnroll;
   const int sms = p.target().sm_count;
   int threads = launch::scan_strided_threads(b.inner);
-  int unroll = kUnroll;
+  int unroll = kScanStridedUnroll;
   // A dyn inner ([Note: dyn inner extents]): classes past 32, 64 and 128 columns (the block, sized
   // for the class's widest) and, with static rows and length, where the rule's count of chunks
   // changes; each class is chunked as the rule at its narrowest (its totals sized by each launch).
@@ -1038,7 +1040,7 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
     std::vector<std::int64_t> widths = dyn_block_widths(1);
     if (!rows.dynamic && !len.dynamic) {
       auto chunks_at = [&](std::int64_t w) {   // (monotone in the width)
-        return launch::scan_strided_chunks(b.outer, b.len, w, launch::scan_strided_threads(w), kUnroll, sms).chunks;
+        return launch::scan_strided_chunks(b.outer, b.len, w, launch::scan_strided_threads(w), kScanStridedUnroll, sms).chunks;
       };
       const std::int64_t full_inner = unsplit_rows(chunks_at);
       widths.push_back(full_inner);

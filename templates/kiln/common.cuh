@@ -292,22 +292,29 @@ __device__ __forceinline__ void mbar_arrive(u32 bar) {
   (void)state;
 #endif
 }
-// Whether the phase of parity `parity` has completed (sm_90: try_wait, which may suspend the
-// thread a while before it answers; sm_80: test_wait, which answers at once).
-__device__ __forceinline__ bool mbar_test(u32 bar, u32 parity) {
+// Whether the phase of parity `parity` has completed, answered at once (test_wait).
+__device__ __forceinline__ bool mbar_test_now(u32 bar, u32 parity) {
   u32 done = 1;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-               : "=r"(done)
-               : "r"(bar), "r"(parity)
-               : "memory");
-#elif defined(__CUDA_ARCH__)
-  asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+#ifdef __CUDA_ARCH__
+  asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
                : "=r"(done)
                : "r"(bar), "r"(parity)
                : "memory");
 #endif
   return done != 0;
+}
+// The same, where sm_90's try_wait may suspend the thread a while before it answers.
+__device__ __forceinline__ bool mbar_test(u32 bar, u32 parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  u32 done;
+  asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(done)
+               : "r"(bar), "r"(parity)
+               : "memory");
+  return done != 0;
+#else
+  return mbar_test_now(bar, parity);
+#endif
 }
 // Blocks until the phase of parity `parity` has completed.
 __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
@@ -318,15 +325,8 @@ __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
 // is on a critical path (the look-back scan's walker: [Note: the look-back handshake] in
 // kiln/scan.cuh), at the cost of the issue slots its warp takes while it waits.
 __device__ __forceinline__ void mbar_poll(u32 bar, u32 parity) {
-#ifdef __CUDA_ARCH__
-  u32 done;
-  do {
-    asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
-  } while (!done);
-#endif
+  while (!mbar_test_now(bar, parity)) {
+  }
 }
 __device__ __forceinline__ void mbar_init(unsigned long long* bar, u32 arrivals) {
 #ifdef __CUDA_ARCH__

@@ -184,6 +184,21 @@ void tune_one_family(const fs::path& dir, const std::string& spec, const char* o
   CHECK(check.ok);
 }
 
+// A family's case: tune_one_family of `op`, whose candidates' texts start with `prefix`.
+struct Family {
+  const char* op;
+  const char* prefix;
+  std::size_t min_candidates, max_candidates;
+};
+
+// tune_one_family for each of `families` in turn, in a fresh directory of `name` (removed after).
+void tune_families(const std::string& name, std::initializer_list<Family> families) {
+  const fs::path dir = fresh_dir(name);
+  const std::string spec = spec_file(dir);
+  for (const Family& f : families) tune_one_family(dir, spec, f.op, f.prefix, f.min_candidates, f.max_candidates);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 
 TEST_CASE("gpu: Op::tune checks and times every candidate, stores the winner, and the runtime plans with it") {
@@ -257,80 +272,55 @@ TEST_CASE("gpu: a dyn matmul tuned at one value plans its bucket and size class 
 
 TEST_CASE("gpu: a softmax and a layer norm tune their row norm picks, each checked, and plan with the winner") {
   KILN_REQUIRE_GPU();
-  const fs::path dir = fresh_dir("kiln-tune-rows");
-  const std::string spec = spec_file(dir);
-  for (const char* op : {"sm_rows", "ln_rows"}) tune_one_family(dir, spec, op, "rows t", 3, 6);
-  fs::remove_all(dir);
+  tune_families("kiln-tune-rows", {{"sm_rows", "rows t", 3, 6}, {"ln_rows", "rows t", 3, 6}});
 }
 
 TEST_CASE("gpu: elementwise ops tune their block size and grid, each checked, and plan with the winner") {
   KILN_REQUIRE_GPU();
-  const fs::path dir = fresh_dir("kiln-tune-ew");
-  const std::string spec = spec_file(dir);
   // 128 to 1024 threads, each uncapped, and persistent where that caps the grid (on 132 SMs all
   // but 1024 threads' 4096 blocks).
-  for (const char* op : {"ew_add", "ew_bcast"}) tune_one_family(dir, spec, op, "ew t", 5, 8);
-  fs::remove_all(dir);
+  tune_families("kiln-tune-ew", {{"ew_add", "ew t", 5, 8}, {"ew_bcast", "ew t", 5, 8}});
 }
 
 TEST_CASE("gpu: contiguous-row reductions tune their block size and loads, each checked, and plan with the winner") {
   KILN_REQUIRE_GPU();
-  const fs::path dir = fresh_dir("kiln-tune-red");
-  const std::string spec = spec_file(dir);
   // A warp per row (8192 rows of 1000) and a block per row split along it (16 rows of 2^20):
   // 3 block sizes x 2, 4 or 8 loads in flight each.
-  for (const char* op : {"red_rows", "red_long"}) tune_one_family(dir, spec, op, "reduce ", 9, 9);
-  fs::remove_all(dir);
+  tune_families("kiln-tune-red", {{"red_rows", "reduce ", 9, 9}, {"red_long", "reduce ", 9, 9}});
 }
 
 TEST_CASE("gpu: a strided reduction tunes its block size and loads, each checked, and plans with the winner") {
   KILN_REQUIRE_GPU();
-  const fs::path dir = fresh_dir("kiln-tune-red-cols");
-  const std::string spec = spec_file(dir);
   // 64 x 1024 columns of 16-byte loads summed down 8192 rows (A dyn under the generic default):
   // 64, 128 or 256 threads x 2, 4 or 8 loads in flight.
-  tune_one_family(dir, spec, "red_cols", "reduce outer ", 9, 9);
-  fs::remove_all(dir);
+  tune_families("kiln-tune-red-cols", {{"red_cols", "reduce outer ", 9, 9}});
 }
 
 TEST_CASE("gpu: a row scan tunes its block size and vectors, each checked, and plans with the winner") {
   KILN_REQUIRE_GPU();
-  const fs::path dir = fresh_dir("kiln-tune-scan");
-  const std::string spec = spec_file(dir);
   // 8192 rows of 4096, a block per row: 128, 256 or 512 threads x 1, 2 or 4 16-byte vectors.
-  tune_one_family(dir, spec, "scan_rows", "scan rows ", 9, 9);
-  fs::remove_all(dir);
+  tune_families("kiln-tune-scan", {{"scan_rows", "scan rows ", 9, 9}});
 }
 
 TEST_CASE("gpu: split norms tune their block size and waves, each checked, and plan with the winner") {
   KILN_REQUIRE_GPU();
-  const fs::path dir = fresh_dir("kiln-tune-split-norm");
-  const std::string spec = spec_file(dir);
   // A batch norm over 7x7 images (ganged segments; 0.69x eager on an H200) and a layer norm over
   // C, H, W of 16x64x256x256 (split rows): 256, 512 or 1024 threads x chunks for 1, 2 or 4 waves.
-  for (const char* op : {"bn_short", "ln_chw"}) tune_one_family(dir, spec, op, "split norm ", 9, 9);
-  fs::remove_all(dir);
+  tune_families("kiln-tune-split-norm", {{"bn_short", "split norm ", 9, 9}, {"ln_chw", "split norm ", 9, 9}});
 }
 
 TEST_CASE("gpu: a strided scan tunes its block size and loads, each checked, and plans with the winner") {
   KILN_REQUIRE_GPU();
-  const fs::path dir = fresh_dir("kiln-tune-scan-cols");
-  const std::string spec = spec_file(dir);
   // Down 4096 rows of 2000 columns (8 blocks of 256: cut into chunks by the rule at each pick's
   // numbers): 64, 128 or 256 threads x 4, 8 or 16 loads in flight.
-  tune_one_family(dir, spec, "scan_cols", "scan strided ", 9, 9);
-  fs::remove_all(dir);
+  tune_families("kiln-tune-scan-cols", {{"scan_cols", "scan strided ", 9, 9}});
 }
 
 TEST_CASE("gpu: 3-d pools tune their block size, runs and rows, each checked, and plan with the winner") {
   KILN_REQUIRE_GPU();
-  const fs::path dir = fresh_dir("kiln-tune-pool");
-  const std::string spec = spec_file(dir);
   // KernelBench 43's and 46's windows (the pools furthest under copy bandwidth on an H100): 3 block
   // sizes x one output, a run of 4 by element or a vector run x (max only) 1 or 4 rows along h.
-  tune_one_family(dir, spec, "pool_max3d", "pool t", 18, 18);
-  tune_one_family(dir, spec, "pool_avg3d", "pool t", 9, 9);
-  fs::remove_all(dir);
+  tune_families("kiln-tune-pool", {{"pool_max3d", "pool t", 18, 18}, {"pool_avg3d", "pool t", 9, 9}});
 }
 
 TEST_CASE("gpu: tuning = on-first-call tunes a split-K product on its first specialization") {
