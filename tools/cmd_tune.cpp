@@ -1,9 +1,7 @@
 // kiln tune SPEC --op NAME [-D NAME=VALUE]... [--shapes FILE] [--budget S] [--iters N] [--no-store]
-// Times every legal config of each tunable anchor of the op on the GPU (Op::tune; today the sm_90a
-// TMA GEMM engine's tiles, stages, K slices, clusters and rasterization, a row norm's block
-// size, threads a row and items a thread, a contiguous-row reduction's block size and loads in
-// flight, and an elementwise kernel's block size and grid: [Note: tuned picks] in generator/plan/plan.h), each
-// checked before it is timed, and stores the fastest in the cache directory, where the runtime
+// Times every legal config of each tunable anchor of the op on the GPU (Op::tune; the families
+// with picks and each one's candidate space: [Note: tuned picks] in generator/plan/plan.h and
+// docs/api.md), each checked before it is timed, and stores the fastest in the cache directory, where the runtime
 // (Options::tuning = stored, the default) finds it. Progress on stderr, a table on stdout.
 #include <algorithm>
 #include <cstdio>
@@ -89,7 +87,7 @@ void print_result(const TuneResult& r, bool no_store) {
 
 void add_tune_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<TuneArgs>();
-  auto* cmd = app.add_subcommand("tune", "time every legal config of an op's GEMMs, row norms, reductions, row scans and elementwise kernels on the GPU and store the fastest");
+  auto* cmd = app.add_subcommand("tune", "time every legal config of an op's GEMMs, row and split norms, reductions, scans, pools and elementwise kernels on the GPU and store the fastest");
   cmd->add_option("spec", args->spec, "spec file")->required();
   cmd->add_option("--op", args->op, "the op")->required();
   cmd->add_option("-D", args->defines, "NAME=VALUE: a dim or const");

@@ -1,22 +1,36 @@
 #!/usr/bin/env bash
-# Session 63, for the next session's device time: issue 20's tuned-against-heuristic rows for the
-# pools, strided scans and split norms (PoolPick, StridedScanPick and SplitNormPick, added in
-# session 63 and checked on the CPU and through NVRTC only): the GPU tuner test's strided scan, two
-# split norms (a batch norm over 7x7 images, 0.69x eager) and two 3-d pools, then `kiln tune
-# --no-store` of bench.py's six KernelBench pools (41-46, the rows furthest under copy bandwidth:
-# max_pool3d 85%, avg_pool3d 70% on an H100 2026-12-06) at their own shapes, each candidate
-# checked first and timed in three interleaved rounds. Carry .gpu/bin/kiln, .gpu/bin/kiln_test_gpu,
-# .gpu/lib, .gpu/python (rebuilt from this commit).
+# Session 64, call 4: issue 20's tuned-against-heuristic rows for the families added in session 63
+# (PoolPick, SplitNormPick, StridedScanPick; their GPU tuner test cases run in call 2): `kiln tune
+# --no-store` at bench.py's own shapes of the six KernelBench pools (41-46; max_pool3d 85% and
+# avg_pool3d 70% of copy on an H100 2026-12-06), the batch norms over short images (0.69-0.84x
+# eager), the group and batch norms at 16x64x256^2 (63% of copy) and the cumsum over axis 0 of
+# 32768^2. Every candidate checked against float64 before it is timed (kiln tune's rule). Carry .gpu.
 cd "$(dirname "$0")/../../.."
 export KILN_SOURCE_DIR=$PWD PATH=/usr/local/cuda/bin:$PATH LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 unset KILN_TEMPLATE_PATH
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee $OUT/gpu.txt
-KILN_CACHE_DIR=$(mktemp -d) timeout 330 .gpu/bin/kiln_test_gpu -tc="gpu: 3-d pools tune*,gpu: a strided scan tunes*,gpu: split norms tune*" > $OUT/pool_tune_test.txt 2>&1
-echo "tuner test rc=$?"; grep -E "^tuned|test cases|ERROR" $OUT/pool_tune_test.txt | tail -5
-PYTHONPATH=$PWD/.gpu/python:$PWD/bench python3 -c "import bench; open('$OUT/kb_pools.kiln', 'w').write(bench.KERNELBENCH_POOL_SPEC)"
-for op in kb41_max_pool1d kb42_max_pool2d kb43_max_pool3d kb44_avg_pool1d kb45_avg_pool2d kb46_avg_pool3d; do
-  start=$SECONDS
-  KILN_CACHE_DIR=$(mktemp -d) timeout 60 .gpu/bin/kiln tune $OUT/kb_pools.kiln --op "$op" --iters 30 --budget 45 \
-    --no-store > $OUT/t.txt 2> $OUT/t-progress.txt
-  echo "$op rc=$? $(grep -E ': best ' $OUT/t.txt | head -1) [$((SECONDS - start)) s]"
-done | tee $OUT/pool_tune.txt
+PYTHONPATH=$PWD/.gpu/python:$PWD/bench python3 -c "
+import bench
+open('$OUT/kb_pools.kiln', 'w').write(bench.KERNELBENCH_POOL_SPEC)
+open('$OUT/mem.kiln', 'w').write(bench.MEMORY_BENCH_SPEC)"
+tune() {   # spec op budget [defines...]
+  local spec=$1 op=$2 budget=$3; shift 3
+  local start=$SECONDS name
+  name=$(echo "$op$*" | tr -c 'A-Za-z0-9_\n' '_')
+  KILN_CACHE_DIR=$(mktemp -d) timeout $((budget + 25)) .gpu/bin/kiln tune "$spec" --op "$op" "$@" --iters 30 \
+    --budget "$budget" --no-store > "$OUT/tune-$name.txt" 2> "$OUT/tune-$name-progress.txt"
+  local rc=$?
+  echo "$op $* rc=$rc [$((SECONDS - start)) s]"; grep -E ': best ' "$OUT/tune-$name.txt" | head -6
+}
+{
+for op in kb43_max_pool3d kb46_avg_pool3d kb42_max_pool2d kb41_max_pool1d kb44_avg_pool1d kb45_avg_pool2d; do
+  tune $OUT/kb_pools.kiln $op 35
+done
+for s in "128 128 28 28" "128 256 14 14" "128 512 7 7"; do
+  set -- $s
+  tune $OUT/mem.kiln batchnorm_train 25 -D N=$1 -D C=$2 -D H=$3 -D W=$4
+done
+tune $OUT/mem.kiln groupnorm8 25
+tune $OUT/mem.kiln batchnorm_train 25
+tune $OUT/mem.kiln cumsum_32768x32768_axis0 30
+} 2>&1 | tee $OUT/tune.txt
