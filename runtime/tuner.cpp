@@ -224,8 +224,8 @@ TuneResult tune_bound(const std::shared_ptr<RuntimeImpl>& rt, std::shared_ptr<co
   r.arch = plan.target.arch;
   r.device = rt->device_name_for_tuning();
   KILN_CHECK(!plan.tunables.empty(), UnsupportedError,
-             "{} ({}): nothing to tune for {}: only matmuls on the sm_90a TMA engine and row norms over contiguous "
-             "rows of a static length have a candidate space today (this op's kernels: {})",
+             "{} ({}): nothing to tune for {}: none of this op's kernels ({}) has a candidate space (the families "
+             "that have one, and when: docs/api.md, \"Tuning\")",
              r.op, r.bindings, plan.target.arch, [&] {
                std::string names;
                for (const auto& k : plan.kernels) names += (names.empty() ? "" : ", ") + k.template_name;
