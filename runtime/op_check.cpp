@@ -138,19 +138,28 @@ void DeviceCase::poison() {
   for (std::size_t m : output_memory) memory[m].memset8(0xFF);
 }
 
-std::vector<ref::HostTensor> DeviceCase::outputs(const ir::BoundIr& bound) const {
-  std::vector<ref::HostTensor> out;
+std::vector<std::vector<char>> DeviceCase::output_bytes(const ir::BoundIr& bound) const {
+  std::vector<std::vector<char>> out;
   const ir::Ir& ir = *bound.ir;
   for (std::size_t o = 0; o < ir.outputs.size(); ++o) {
-    const auto& shape = bound.shape(ir.outputs[o].node);
-    const DType dtype = ir.node(ir.outputs[o].node).dtype;
     std::int64_t numel = 1;
-    for (auto d : shape) numel *= d;
-    auto bytes = memory[output_memory[o]].download_as<char>();
-    bytes.resize(static_cast<std::size_t>(numel) * dtype_size(dtype));
-    out.push_back(from_device_bytes(dtype, shape, bytes));
+    for (auto d : bound.shape(ir.outputs[o].node)) numel *= d;
+    out.push_back(memory[output_memory[o]].download_as<char>());
+    out.back().resize(static_cast<std::size_t>(numel) * dtype_size(ir.node(ir.outputs[o].node).dtype));
   }
   return out;
+}
+
+std::vector<ref::HostTensor> as_tensors(const ir::BoundIr& bound, const std::vector<std::vector<char>>& bytes) {
+  std::vector<ref::HostTensor> out;
+  const ir::Ir& ir = *bound.ir;
+  for (std::size_t o = 0; o < ir.outputs.size(); ++o)
+    out.push_back(from_device_bytes(ir.node(ir.outputs[o].node).dtype, bound.shape(ir.outputs[o].node), bytes[o]));
+  return out;
+}
+
+std::vector<ref::HostTensor> DeviceCase::outputs(const ir::BoundIr& bound) const {
+  return as_tensors(bound, output_bytes(bound));
 }
 
 bool runs_tf32(const ir::Ir& ir, Precision runtime_default) {

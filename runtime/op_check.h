@@ -54,7 +54,10 @@ struct DeviceCase {
 
   void poison();                             // every output byte 0xFF: a float reads NaN, an integer -1
   std::vector<ref::HostTensor> outputs(const ir::BoundIr& bound) const;   // downloaded
+  std::vector<std::vector<char>> output_bytes(const ir::BoundIr& bound) const;   // downloaded, as stored
 };
+// Outputs as stored (DeviceCase::output_bytes) as the reference's tensors.
+std::vector<ref::HostTensor> as_tensors(const ir::BoundIr& bound, const std::vector<std::vector<char>>& bytes);
 DeviceCase make_device_case(const ir::BoundIr& bound, const OpCheckOptions& options);
 // Does an f32 contraction of the op run in tf32 (its own precision=, else `runtime_default`)?
 bool runs_tf32(const ir::Ir& ir, Precision runtime_default);
