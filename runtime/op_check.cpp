@@ -1,6 +1,7 @@
 #include "runtime/op_check.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -282,6 +283,12 @@ std::vector<double> time_launches(const std::function<void()>& launch, int warmu
 OpCheck run_and_check(Runtime& rt, const std::string& spec_path, const std::string& op_name, const Bindings& bindings,
                       const OpCheckOptions& options) {
   OpCheck r;
+  auto mark = std::chrono::steady_clock::now();
+  auto lap = [&mark](double& phase) {   // the seconds since the last lap, into `phase`
+    const auto now = std::chrono::steady_clock::now();
+    phase = std::chrono::duration<double>(now - mark).count();
+    mark = now;
+  };
   std::optional<Executable> exe;
   try {
     Op op = rt.load_file(spec_path).op(op_name);
@@ -290,6 +297,7 @@ OpCheck run_and_check(Runtime& rt, const std::string& spec_path, const std::stri
     r.note = e.what();
     return r;
   }
+  lap(r.specialize_s);
   r.covered = true;
   // The oracle's view of the same op, bound the same way: the pipeline up to bind.
   const SpecFile spec = load_spec_file(spec_path);
@@ -307,14 +315,17 @@ OpCheck run_and_check(Runtime& rt, const std::string& spec_path, const std::stri
   const bool compare_now = options.compare && ref::work_estimate(bound) <= options.max_reference_work;
   if (options.compare && !compare_now)
     r.note = fmt::format("not compared: the CPU reference would take {:.2g} operations", ref::work_estimate(bound));
+  lap(r.inputs_s);
   exe->launch(nullptr, c.args);
   synchronize();
+  lap(r.launch_s);
   r.ok = true;
   if (compare_now) {
     r.checked = true;
     r.outputs = compare_outputs(*ir, c.outputs(bound), reference_outputs(*oracle_bound, c.inputs),
                                 runs_tf32(*ir, rt.options().precision), &r.ok);
   }
+  lap(r.reference_s);
   r.times_ms = time_launches([&] { exe->launch(nullptr, c.args); }, options.warmup, options.iters);
   return r;
 }

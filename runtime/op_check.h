@@ -23,6 +23,10 @@ struct OpCheck {
   std::vector<std::string> output_names;
   std::vector<Comparison> outputs;
   std::vector<double> times_ms;   // one per timed launch, after the warm-up
+  // Host wall time of the check's phases (what a GPU suite's time goes to): specializing (the
+  // NVRTC compiles, or cache hits), the oracle's bind with the random inputs and their upload,
+  // the first launch, the reference with the comparison.
+  double specialize_s = 0, inputs_s = 0, launch_s = 0, reference_s = 0;
   double median_ms() const;
 };
 

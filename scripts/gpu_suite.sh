@@ -42,7 +42,7 @@ if .gpu/bin/kiln_test_gpu ${KILN_SUITE_TESTS:-} 2>&1 | tee "$out/gpu_tests.log";
 checks=$(grep -c '^gpu-check .* ok ' "$out/gpu_tests.log" || true)
 fails=$(grep -c '^gpu-check .* FAIL' "$out/gpu_tests.log" || true)
 summary+=("  reference checks: $checks ok, $fails failed")
-grep -E '^gpu-check (summary|templates)|^huge|^scratch OOM' "$out/gpu_tests.log"
+grep -E '^gpu-check (summary|templates|host time)|^huge|^scratch OOM' "$out/gpu_tests.log"
 fi
 
 if want tests; then
