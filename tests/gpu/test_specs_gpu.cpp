@@ -102,7 +102,8 @@ struct Checker {
     for (const auto& c : r.outputs)
       errors += fmt::format(" max_abs={:.3g} max_rel={:.3g} norm_rel={:.3g}", c.max_abs_error, c.max_rel_error,
                             c.norm_rel_error);
-    std::printf("gpu-check %-28s %-8s %-4s%s  %.3f ms  [host s: specialize %.2f, inputs %.2f, launch %.2f, reference %.2f]\n",
+    std::printf("gpu-check %-28s %-8s %-4s%s  %.3f ms  "
+                "[host s: specialize %.2f, inputs %.2f, launch %.2f, reference %.2f]\n",
                 op.c_str(), label.c_str(), r.ok ? "ok" : "FAIL", errors.c_str(), r.median_ms(), r.specialize_s,
                 r.inputs_s, r.launch_s, r.reference_s);
     if (!r.ok) {
@@ -117,7 +118,8 @@ struct Checker {
     std::printf("gpu-check summary: %d checks, %d failed; not covered by a template yet: %s\n", checked, failed,
                 uncovered.empty() ? "(none)" : uncovered.c_str());
     std::printf("gpu-check templates run: %s\n", fmt::format("{}", fmt::join(templates, " ")).c_str());
-    std::printf("gpu-check host time: specialize %.1f s, inputs %.1f s, first launch %.1f s, reference and comparison %.1f s\n",
+    std::printf("gpu-check host time: specialize %.1f s, inputs %.1f s, first launch %.1f s, "
+                "reference and comparison %.1f s\n",
                 specialize_s, inputs_s, launch_s, reference_s);
   }
 };
