@@ -8,11 +8,7 @@
 # (the pooling spec at every shape set, the 3-d pool tuner case with rows for avg pools) and times
 # 3x3 stride-1 avg pools and KernelBench 44-46 with both binaries, alternately.
 cd "$(dirname "$0")/../../.."
-export KILN_SOURCE_DIR=$PWD PATH=/usr/local/cuda/bin:$PATH LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-unset KILN_TEMPLATE_PATH
-logs=$(mktemp -d)
-trap 'tar czf "$OUT/logs.tar.gz" -C "$logs" .' EXIT
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee $logs/gpu.txt
+source docs/notes/pending/s65-env.sh
 git apply docs/notes/pending/avg-pool-rows.patch   # the spec op and the templates the patched binaries read
 KILN_CACHE_DIR=$(mktemp -d) KILN_GPU_SPECS=pooling timeout 200 .gpu/bin/kiln_test_gpu_avgrows \
   -tc="gpu: every covered spec matches*,gpu: memory-bound specs on odd sizes*,gpu: 3-d pools tune*" > $logs/checks.txt 2>&1

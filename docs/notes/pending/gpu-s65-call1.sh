@@ -8,11 +8,7 @@
 # log goes into one tarball ($OUT returns at most 8 files). Carry .gpu. Run the bench part
 # (gpu-s64-call3.sh) in a call of its own.
 cd "$(dirname "$0")/../../.."
-export KILN_SOURCE_DIR=$PWD PATH=/usr/local/cuda/bin:$PATH LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-unset KILN_TEMPLATE_PATH
-logs=$(mktemp -d)
-trap 'tar czf "$OUT/logs.tar.gz" -C "$logs" .' EXIT
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee $logs/gpu.txt
+source docs/notes/pending/s65-env.sh
 PYTHONPATH=$PWD/.gpu/python:$PWD/bench python3 -c "
 import bench
 open('$logs/kb_pools.kiln', 'w').write(bench.KERNELBENCH_POOL_SPEC)"

@@ -8,11 +8,7 @@
 # applied (pixel rows for every conv; `git apply`, build kiln_cli and kiln_test_gpu, copy, strip,
 # `git apply -R`). Correctness of the patched planner: the every-spec check of the conv specs.
 cd "$(dirname "$0")/../../.."
-export KILN_SOURCE_DIR=$PWD PATH=/usr/local/cuda/bin:$PATH LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-unset KILN_TEMPLATE_PATH
-logs=$(mktemp -d)
-trap 'tar czf "$OUT/logs.tar.gz" -C "$logs" .' EXIT
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee $logs/gpu.txt
+source docs/notes/pending/s65-env.sh
 KILN_CACHE_DIR=$(mktemp -d) KILN_GPU_SPECS=conv,conv_nd,conv2d_3x3 timeout 200 .gpu/bin/kiln_test_gpu_pixrows \
   -tc="gpu: every covered spec matches*,gpu: every covered spec's wgmma path*" > $logs/checks_pixrows.txt 2>&1
 echo "pixel-rows checks rc=$? ok=$(grep -c '^gpu-check .* ok ' $logs/checks_pixrows.txt) failed=$(grep -c '^gpu-check .* FAIL' $logs/checks_pixrows.txt)"
