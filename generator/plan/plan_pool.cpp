@@ -139,8 +139,8 @@ DynPoolAxes dyn_pool_axes(Planner& p, const PlannedKernel& kn) {
 // 512 threads; a thread step's outputs along w one, a run of 4 loaded element by element, or a
 // vector run (16 bytes of outputs, loaded as aligned 16-byte vectors), each where the template can
 // take it (pool_run_fits, pool_vec_width); and for a max pool 1 or kPoolRows output rows along h
-// (pool_rows_fit). The heuristic's (256 threads; pool_vec, pool_run, pool_rows: what paid on an
-// H200 for a few KernelBench pools, config/pool.h) is one of them; `kiln tune` times the others
+// (pool_rows_fit). The heuristic's (pool_threads, pool_vec, pool_run, pool_rows: what paid on an
+// H200 and an H100 for a few KernelBench pools, config/pool.h) is one of them; `kiln tune` times the others
 // for a shape those measurements did not cover. Dyn pooled axes (their runs and rows planned by
 // size class, a vector run keyed per launch) have no picks.
 std::vector<PoolPick> pool_candidates(const PoolConfig& c, int elem_bytes, bool aligned16) {
@@ -203,6 +203,7 @@ void plan_pool(Planner& p, PlannedKernel& kn) {
   config.run = pool_run(config.vec, config.out_w, config.kernel_w, config.stride_w, config.dilation_w);
   config.rows = pool_rows(config.max, config.out_h, config.kernel_h, config.stride_h, config.dilation_h,
                           pool_run_span(config));
+  config.threads = pool_threads(config.kernel_d);
   std::string note;
   if (!dyn.any()) {
     note = "; config: heuristic";

@@ -28,7 +28,7 @@ const char* kSpec =
     "  in  x: f32[N, C, H, W]\n"
     "  out y = max_pool2d(x, 4, stride=1, padding=1)\n"
     "}\n"
-    "op avg3d {\n"       // an average: rows along h never (a sum's grouping would change its rounding)
+    "op avg3d {\n"       // an average: rows along h never (a sum's grouping would change its rounding); 512 threads (pool_threads)
     "  dims N = 2, C = 4, D = 16, H = 32, W = 33\n"
     "  in  x: f32[N, C, D, H, W]\n"
     "  out y = avg_pool3d(x, 3, stride=1, padding=1)\n"
@@ -73,7 +73,7 @@ TEST_CASE("pool picks: the candidates are what the template can take, the heuris
     kiln::PoolPick heuristic;
   };
   for (const Case& k : {Case{"max_vec", 18, {256, 4, 4, 1}}, Case{"max_rows", 18, {256, 4, 4, 4}},
-                        Case{"avg3d", 6, {256, 4, 1, 1}}, Case{"wide", 3, {256, 1, 1, 1}},
+                        Case{"avg3d", 6, {512, 4, 1, 1}}, Case{"wide", 3, {256, 1, 1, 1}},
                         Case{"dyn_planes", 18, {256, 4, 4, 1}}}) {
     CAPTURE(k.op);
     const auto base = plan_with(k.op);

@@ -4,17 +4,17 @@ buffers:
   #1 out mx f32[4, 8, 9, 17, 16] (306.0 KiB)
   #2 out av f32[4, 8, 9, 17, 29] (554.6 KiB)
 kernels:
-  0 kiln_pool3d_k0_pool: pool  grid (306, 1, 1) block (256, 1, 1) smem 0 index int32
+  0 kiln_pool3d_k0_pool: pool  grid (153, 1, 1) block (512, 1, 1) smem 0 index int32
       anchor %1 max_pool (line 37)
       stores %1 -> #1 mx
       reads #0 x
-      config PoolConfig{threads=256 max=1 planes=32 in_d=17 in_h=33 in_w=31 out_d=9 out_h=17 out_w=16 kernel_d=3 kernel_h=3 kernel_w=3 stride_d=2 stride_h=2 stride_w=2 padding_d=1 padding_h=1 padding_w=1 dilation_d=1 dilation_h=1 dilation_w=1 include_pad=1 divisor=0 run=1 vec=1 rows=1 wide_stores=0}
+      config PoolConfig{threads=512 max=1 planes=32 in_d=17 in_h=33 in_w=31 out_d=9 out_h=17 out_w=16 kernel_d=3 kernel_h=3 kernel_w=3 stride_d=2 stride_h=2 stride_w=2 padding_d=1 padding_h=1 padding_w=1 dilation_d=1 dilation_h=1 dilation_w=1 include_pad=1 divisor=0 run=1 vec=1 rows=1 wide_stores=0}
       why: max 3x3x3 window over [32, ...] planes: a thread per output element (78336 outputs), the windows read through L1/L2; config: heuristic
-  1 kiln_pool3d_k1_pool: pool  grid (153, 1, 1) block (256, 1, 1) smem 0 index int32
+  1 kiln_pool3d_k1_pool: pool  grid (77, 1, 1) block (512, 1, 1) smem 0 index int32
       anchor %2 avg_pool (line 38)
       stores %2 -> #2 av
       reads #0 x
-      config PoolConfig{threads=256 max=0 planes=32 in_d=17 in_h=33 in_w=31 out_d=9 out_h=17 out_w=29 kernel_d=2 kernel_h=3 kernel_w=3 stride_d=2 stride_h=2 stride_w=1 padding_d=1 padding_h=1 padding_w=0 dilation_d=1 dilation_h=1 dilation_w=1 include_pad=0 divisor=0 run=4 vec=1 rows=1 wide_stores=0}
+      config PoolConfig{threads=512 max=0 planes=32 in_d=17 in_h=33 in_w=31 out_d=9 out_h=17 out_w=29 kernel_d=2 kernel_h=3 kernel_w=3 stride_d=2 stride_h=2 stride_w=1 padding_d=1 padding_h=1 padding_w=0 dilation_d=1 dilation_h=1 dilation_w=1 include_pad=0 divisor=0 run=4 vec=1 rows=1 wide_stores=0}
       why: average 2x3x3 window over [32, ...] planes: a thread per 4 adjacent outputs along w, which load their 6 input columns a row once, element by element (stride 1 along w) (141984 outputs), the windows read through L1/L2, divided by the in-bounds count; config: heuristic
 
 // ==== pool3d_k0.cu
@@ -26,7 +26,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/true, /*planes=*/32, /*in_d=*/17, /*in_h=*/33, /*in_w=*/31, /*out_d=*/9, /*out_h=*/17, /*out_w=*/16, /*kernel_d=*/3, /*kernel_h=*/3, /*kernel_w=*/3, /*stride_d=*/2, /*stride_h=*/2, /*stride_w=*/2, /*padding_d=*/1, /*padding_h=*/1, /*padding_w=*/1, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/true, /*divisor=*/0, /*run=*/1, /*vec=*/1, /*rows=*/1, /*wide_stores=*/false};  // the planner's config
+constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/512, /*max=*/true, /*planes=*/32, /*in_d=*/17, /*in_h=*/33, /*in_w=*/31, /*out_d=*/9, /*out_h=*/17, /*out_w=*/16, /*kernel_d=*/3, /*kernel_h=*/3, /*kernel_w=*/3, /*stride_d=*/2, /*stride_h=*/2, /*stride_w=*/2, /*padding_d=*/1, /*padding_h=*/1, /*padding_w=*/1, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/true, /*divisor=*/0, /*run=*/1, /*vec=*/1, /*rows=*/1, /*wide_stores=*/false};  // the planner's config
 // max_pool of [4, 8, 17, 33, 31] over its last 3 axes into [4, 8, 9, 17, 16]
 using C = float;  // compared in
 
@@ -81,11 +81,11 @@ struct Store {
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(256) kiln_pool3d_k0_pool(const float* __restrict__ in_x, float* __restrict__ out_mx) {
+extern "C" __global__ void __launch_bounds__(512) kiln_pool3d_k0_pool(const float* __restrict__ in_x, float* __restrict__ out_mx) {
   kiln::pool<kConfig, C, Index>(in_x, out_mx, Load{in_x, out_mx}, Store{in_x, out_mx});
 }
 
-static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig), true, 306, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig), true, 153, 1, 1, 512, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 
 // ==== pool3d_k1.cu
@@ -97,7 +97,7 @@ static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig), true, 306,
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/256, /*max=*/false, /*planes=*/32, /*in_d=*/17, /*in_h=*/33, /*in_w=*/31, /*out_d=*/9, /*out_h=*/17, /*out_w=*/29, /*kernel_d=*/2, /*kernel_h=*/3, /*kernel_w=*/3, /*stride_d=*/2, /*stride_h=*/2, /*stride_w=*/1, /*padding_d=*/1, /*padding_h=*/1, /*padding_w=*/0, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/false, /*divisor=*/0, /*run=*/4, /*vec=*/1, /*rows=*/1, /*wide_stores=*/false};  // the planner's config
+constexpr kiln::PoolConfig kConfig = kiln::PoolConfig{/*threads=*/512, /*max=*/false, /*planes=*/32, /*in_d=*/17, /*in_h=*/33, /*in_w=*/31, /*out_d=*/9, /*out_h=*/17, /*out_w=*/29, /*kernel_d=*/2, /*kernel_h=*/3, /*kernel_w=*/3, /*stride_d=*/2, /*stride_h=*/2, /*stride_w=*/1, /*padding_d=*/1, /*padding_h=*/1, /*padding_w=*/0, /*dilation_d=*/1, /*dilation_h=*/1, /*dilation_w=*/1, /*include_pad=*/false, /*divisor=*/0, /*run=*/4, /*vec=*/1, /*rows=*/1, /*wide_stores=*/false};  // the planner's config
 // avg_pool of [4, 8, 17, 33, 31] over its last 3 axes into [4, 8, 9, 17, 29]
 using C = float;  // summed and divided in
 
@@ -152,10 +152,10 @@ struct Store {
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(256) kiln_pool3d_k1_pool(const float* __restrict__ in_x, float* __restrict__ out_av) {
+extern "C" __global__ void __launch_bounds__(512) kiln_pool3d_k1_pool(const float* __restrict__ in_x, float* __restrict__ out_av) {
   kiln::pool<kConfig, C, Index>(in_x, out_av, Load{in_x, out_av}, Store{in_x, out_av});
 }
 
-static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig), true, 153, 1, 1, 256, 1, 1, 0),
+static_assert(kiln::launch::same_launch(kiln::pool_geometry(kConfig), true, 77, 1, 1, 512, 1, 1, 0),
               "the template library's launch rule differs from the planner's");
 
