@@ -95,32 +95,23 @@ ir::NodeId epilogue_end(const Plan& plan, const PlannedKernel& k) {
   return n.kind == ir::OpKind::Softmax && end != k.anchor ? n.operands[0] : end;
 }
 
-// The dropout whose keep bits a TMA-engine epilogue draws ahead ([Note: dropout drawn ahead] in
-// gemm_store.cuh): its node, the seed and flat index of lane 0 in the functor's terms, its
-// threshold literal.
-struct AheadDropout {
-  ir::NodeId id = -1;
-  std::string seed, flat, threshold;
-};
-
-// Writes the chain at the columns col .. col + 3 into `w` (the body of a lanes4): where a dropout
-// whose last axis is those columns, of a static extent that is a multiple of 4, draws one Philox
-// block for the four (word k for lane k: the flat index of lane 0 is then a multiple of 4). With
-// `ahead`, the dropout `ahead->id` (or, with id -1, the first one drawn at the functor's own
-// coordinates from a scalar seed, which it records there) instead reads bit k of `keep`. Any
-// other dropout draws per element, as operator() does.
-void write_lanes4_body(const Plan& plan, const PlannedKernel& k, CodeWriter& w, ExprEmitter& ex,
-                       const std::vector<std::string>& coord_lines, const Coords& coords, ir::NodeId end,
-                       AheadDropout* ahead) {
+// Writes the Epilogue's lanes4 ([Note: four-lane epilogue] in gemm_store.cuh): the chain at the
+// columns col .. col + 3, where a dropout whose last axis is those columns, of a static extent that
+// is a multiple of 4, draws one Philox block for the four (word k for lane k: the flat index of
+// lane 0 is then a multiple of 4). Any other dropout draws per element, as operator() does.
+void write_lanes4(const Plan& plan, const PlannedKernel& k, CodeWriter& w, ExprEmitter& ex,
+                  const std::vector<std::string>& coord_lines, const Coords& coords, ir::NodeId end) {
   constexpr int kLanes = 4;
   const std::string lane_col[kLanes] = {coords.back(), "col1", "col2", "col3"};
   const char* acc[kLanes] = {"acc.x", "acc.y", "acc.z", "acc.w"};
+  w.open_block(fmt::format("__device__ __forceinline__ float4 lanes4(float4 acc, Index batch, Index row, Index {}) const",
+                           coords.back()));
   for (const auto& l : coord_lines) w.line("{}", l);
   w.line("const Index col1 = {0} + 1, col2 = {0} + 2, col3 = {0} + 3;", coords.back());
   ex.reset();
   int lane = 0;
-  // Lane 0's coordinates of a dropout that draws one block for the four lanes, or nullopt.
-  auto lane0_of = [&](ir::NodeId id, const Coords& at) -> std::optional<Coords> {
+  std::map<std::pair<ir::NodeId, Coords>, std::string> blocks;   // (dropout, lane 0's coords) -> its block
+  ex.dropout_bits_hook = [&](ir::NodeId id, const Coords& at, const std::string& seed) -> std::optional<std::string> {
     if (at.empty() || at.back() != lane_col[lane]) return std::nullopt;
     for (std::size_t d = 0; d + 1 < at.size(); ++d)   // another axis that moves with the lane: not adjacent
       if (at[d].find("col") != std::string::npos) return std::nullopt;
@@ -130,26 +121,7 @@ void write_lanes4_body(const Plan& plan, const PlannedKernel& k, CodeWriter& w, 
       return std::nullopt;
     Coords lane0 = at;
     lane0.back() = lane_col[0];
-    return lane0;
-  };
-  if (ahead != nullptr) {
-    ex.dropout_keep_hook = [&](ir::NodeId id, const Coords& at, const std::string& seed,
-                               const std::string& threshold) -> std::optional<std::string> {
-      // (keep4 repeats the flat index and the seed: the functor's own coordinates and members only.)
-      const std::optional<Coords> lane0 = lane0_of(id, at);
-      if (!lane0 || *lane0 != coords || (ahead->id >= 0 && ahead->id != id)) return std::nullopt;
-      if (ahead->id < 0) {
-        if (plan.ir().node(plan.ir().node(id).operands[1]).kind != ir::OpKind::Scalar) return std::nullopt;
-        *ahead = AheadDropout{id, seed, ex.flat_index(id, *lane0), threshold};
-      }
-      return fmt::format("(keep >> {} & 1u) != 0u", lane);
-    };
-  }
-  std::map<std::pair<ir::NodeId, Coords>, std::string> blocks;   // (dropout, lane 0's coords) -> its block
-  ex.dropout_bits_hook = [&](ir::NodeId id, const Coords& at, const std::string& seed) -> std::optional<std::string> {
-    const std::optional<Coords> lane0 = lane0_of(id, at);
-    if (!lane0) return std::nullopt;
-    const auto key = std::make_pair(id, *lane0);
+    const auto key = std::make_pair(id, lane0);
     if (lane == 0) {
       const std::string name = fmt::format("words{}", blocks.size());
       w.line("const kiln::PhiloxBlock {} = kiln::dropout_block({}, static_cast<unsigned long long>({}));  // lanes 0-3",
@@ -168,54 +140,17 @@ void write_lanes4_body(const Plan& plan, const PlannedKernel& k, CodeWriter& w, 
     v[lane] = ex.value(end, at);
   }
   ex.dropout_bits_hook = nullptr;
-  ex.dropout_keep_hook = nullptr;
   w.line("return make_float4({}, {}, {}, {});", v[0], v[1], v[2], v[3]);
-}
-
-// Writes the Epilogue's lanes4 ([Note: four-lane epilogue] in gemm_store.cuh). With `ahead` (the
-// TMA engine's store into the op's own C) and a dropout whose keep bits can be drawn ahead, the
-// keep4 that draws them and the lanes4 that reads them instead ([Note: dropout drawn ahead]).
-void write_lanes4(const Plan& plan, const PlannedKernel& k, CodeWriter& w, ExprEmitter& ex,
-                  const std::vector<std::string>& coord_lines, const Coords& coords, ir::NodeId end, bool ahead) {
-  const std::string head = fmt::format("__device__ __forceinline__ float4 lanes4(float4 acc, Index batch, Index row, Index {}", coords.back());
-  AheadDropout drawn;
-  if (ahead) {   // a dry run, into a scratch writer: is there such a dropout?
-    CodeWriter scratch;
-    ExprEmitter dry(plan, scratch);
-    UnitParts::declare_members(plan, k, scratch, dry);
-    dry.compute_here(end);
-    write_lanes4_body(plan, k, scratch, dry, coord_lines, coords, end, &drawn);
-  }
-  if (drawn.id < 0) {
-    w.open_block(head + ") const");
-    write_lanes4_body(plan, k, w, ex, coord_lines, coords, end, nullptr);
-    w.close_block();
-    return;
-  }
-  w.line("// The dropout's keep bits of columns {0} .. {0} + 3 (bit k: {0} + k), drawn by the TMA engine's consumers", coords.back());
-  w.line("// during the mainloop ([Note: dropout drawn ahead] in kiln/gemm_store.cuh)");
-  w.open_block(fmt::format("__device__ __forceinline__ unsigned keep4(Index batch, Index row, Index {}) const", coords.back()));
-  for (const auto& l : coord_lines) w.line("{}", l);
-  w.line("return kiln::dropout_keep4(kiln::dropout_block({}, static_cast<unsigned long long>({})), {});", drawn.seed,
-         drawn.flat, drawn.threshold);
-  w.close_block();
-  w.blank();
-  w.open_block(head + ", unsigned keep) const");
-  write_lanes4_body(plan, k, w, ex, coord_lines, coords, end, &drawn);
   w.close_block();
 }
 
 // Writes `struct Epilogue` into unit.functors (or nothing) and returns its construction.
-// `coords_lines` declares the output coordinates from the functor's arguments. With Lanes::Four (a
+// `coords_lines` declares the output coordinates from the functor's arguments. With `lanes4` (a
 // template that gives it four adjacent columns of the op: SplitKSoftmax's rows in registers, and
 // gemm::store_fragments into a row-major C, which the mma.sync, wgmma and TMA engines use but
-// not under swap_ab) and a dropout in the chain, also the four-lane form; with
-// Lanes::FourAhead (the TMA engine into the op's own C), the four-lane form that reads keep bits
-// drawn ahead where it can.
-enum class Lanes { One, Four, FourAhead };
-
+// not under swap_ab) and a dropout in the chain, also the four-lane form.
 std::string epilogue(const Plan& plan, const PlannedKernel& k, UnitParts& unit, const std::string& signature,
-                     const std::vector<std::string>& coord_lines, const Coords& coords, Lanes lanes = Lanes::One) {
+                     const std::vector<std::string>& coord_lines, const Coords& coords, bool lanes4 = false) {
   const ir::NodeId end = epilogue_end(plan, k);
   const bool extra_stores = k.stores.size() > 1 && plan.ir().node(k.stores[0].node).kind != ir::OpKind::Softmax;
   if (end == k.anchor && !extra_stores) return "kiln::gemm::Identity{}";
@@ -244,9 +179,9 @@ std::string epilogue(const Plan& plan, const PlannedKernel& k, UnitParts& unit, 
   }
   w.line("return {};", v);
   w.close_block();
-  if (lanes != Lanes::One && !extra_stores && chain_has_dropout(plan, end, k.anchor)) {
+  if (lanes4 && !extra_stores && chain_has_dropout(plan, end, k.anchor)) {
     w.blank();
-    write_lanes4(plan, k, w, ex, coord_lines, coords, end, lanes == Lanes::FourAhead);
+    write_lanes4(plan, k, w, ex, coord_lines, coords, end);
   }
   w.close_block(";");
   unit.functors = w.str();
@@ -368,7 +303,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       c.line("using Kernel = kiln::gemm::SmallK<{}, Index, kM, kN, kK, kConfig.lda, kConfig.ldb, kConfig.ldc,", prec);
       c.line("                                  kConfig.bm, kConfig.bn, kConfig.wm, kConfig.wn>;");
       const std::string epi = epilogue(plan, k, unit, "float acc, Index, Index row, Index col", lines, coords,
-                                         Lanes::Four);
+                                         /*lanes4=*/true);
       unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), out, epi);
       break;
     }
@@ -385,7 +320,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       c.line("using Kernel = kiln::sm90::WgSmallK<{}, Index, kM, kN, kK, kConfig.ldc, kConfig.bm, kConfig.bn, "
              "kConfig.b_stages, kConfig.stream_c>;", prec);
       const std::string epi = epilogue(plan, k, unit, "float acc, Index, Index row, Index col", lines, coords,
-                                         Lanes::Four);
+                                         /*lanes4=*/true);
       unit.body = fmt::format("  Kernel::run({}, {}, {});", workspace_pointer(plan, k), out, epi);
       break;
     }
@@ -403,7 +338,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
                                 workspace_pointer(plan, k), dyn);
       } else {
         c.line("    kConfig.vec_c, kConfig.stream_c, kConfig.row_stats>;");
-        const std::string epi = epilogue(plan, k, unit, sig, lines, coords, Lanes::Four);
+        const std::string epi = epilogue(plan, k, unit, sig, lines, coords, /*lanes4=*/true);
         unit.body = fmt::format("  Kernel::run({}, {}, {}, {}, {}{});", pointer_of(plan, a), pointer_of(plan, bl), out,
                                 epi, config.row_stats ? workspace_pointer(plan, k) : "nullptr", dyn);
       }
@@ -421,7 +356,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       } else {
         c.line("    kConfig.ldc, kConfig.stride_c, kConfig.bm, kConfig.bn, kConfig.stages, /*BKMajor*/ true, "
                "kConfig.vec_c, kConfig.stream_c>;");
-        const std::string epi = epilogue(plan, k, unit, sig, lines, coords, Lanes::Four);
+        const std::string epi = epilogue(plan, k, unit, sig, lines, coords, /*lanes4=*/true);
         unit.body = fmt::format("  Kernel::run({}, {}, {}, {});", pointer_of(plan, a), pointer_of(plan, bl), out, epi);
       }
       break;
@@ -438,7 +373,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
         unit.body = fmt::format("  Kernel::run(tmap_a, tmap_b, {}, kiln::gemm::Identity{{}}{});", workspace_pointer(plan, k),
                                 dyn);
       } else {
-        const std::string epi = epilogue(plan, k, unit, sig, lines, coords, config.swap_ab ? Lanes::One : Lanes::FourAhead);
+        const std::string epi = epilogue(plan, k, unit, sig, lines, coords, /*lanes4=*/!config.swap_ab);
         unit.body = fmt::format("  Kernel::run(tmap_a, tmap_b, {}, {}{});", out, epi, dyn);
       }
       break;
@@ -484,7 +419,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
     case GemmKind::SplitKSoftmax: {
       c.line("// one CTA per row of all batches; the softmax over the last axis is fused");
       c.line("using Reduce = kiln::gemm::SplitKSoftmax<Index, kM, kN, kBatch, kConfig.split_k, kConfig.threads>;");
-      const std::string epi = epilogue(plan, k, unit, sig, lines, coords, Lanes::Four);
+      const std::string epi = epilogue(plan, k, unit, sig, lines, coords, /*lanes4=*/true);
       unit.body = fmt::format("  Reduce::run({}, {}, {});", workspace_pointer(plan, k), out, epi);
       type = "Reduce";
       dynamic_smem = false;

@@ -448,16 +448,14 @@ std::string ExprEmitter::apply(const ir::Node& n, ir::NodeId id, const std::vect
     case K::Where: r = fmt::format("({} ? {} : {})", a[0], a[1], a[2]); break;
     case K::Dropout: {
       // keep iff (philox word >> 8) >= ceil(p * 2^24): "u >= p" in exact arithmetic.
-      const std::string threshold = fmt::format("{}u", static_cast<unsigned long long>(std::ceil(n.p * 16777216.0)));
+      const auto threshold = static_cast<unsigned long long>(std::ceil(n.p * 16777216.0));
       const double scale = 1.0 / (1.0 - n.p);
-      std::optional<std::string> keep = dropout_keep_hook ? dropout_keep_hook(id, coords, a[1], threshold) : std::nullopt;
-      if (!keep) {
-        const std::optional<std::string> bits = dropout_bits_hook ? dropout_bits_hook(id, coords, a[1]) : std::nullopt;
-        keep = bits ? fmt::format("kiln::dropout_keep_bits({}, {})", *bits, threshold)
-                    : fmt::format("kiln::dropout_keep({}, static_cast<unsigned long long>({}), {})", a[1],
-                                  flat_index(id, coords), threshold);
-      }
-      r = fmt::format("({} ? {} * {} : {})", *keep, a[0], literal(t, scale), zero);
+      const std::optional<std::string> bits = dropout_bits_hook ? dropout_bits_hook(id, coords, a[1]) : std::nullopt;
+      const std::string keep =
+          bits ? fmt::format("kiln::dropout_keep_bits({}, {}u)", *bits, threshold)
+               : fmt::format("kiln::dropout_keep({}, static_cast<unsigned long long>({}), {}u)", a[1],
+                             flat_index(id, coords), threshold);
+      r = fmt::format("({} ? {} * {} : {})", keep, a[0], literal(t, scale), zero);
       break;
     }
     default: KILN_ASSERT(false, "op {} is not elementwise", ir::op_kind_name(n.kind));

@@ -75,12 +75,6 @@ class ExprEmitter {
   // it drew for several lanes: [Note: four-lane epilogue] in gemm_store.cuh); `seed` is the seed's
   // expression. Return nullopt to decline: the dropout then draws for its own flat index.
   std::function<std::optional<std::string>(ir::NodeId, const Coords&, const std::string& seed)> dropout_bits_hook;
-  // Lets the caller give a dropout's keep decision at `coords` itself (a bit it drew ahead:
-  // [Note: dropout drawn ahead] in gemm_store.cuh); `threshold` is the C++ literal of the keep
-  // threshold (kiln::dropout_keep_bits' second argument). Asked before dropout_bits_hook.
-  std::function<std::optional<std::string>(ir::NodeId, const Coords&, const std::string& seed,
-                                           const std::string& threshold)>
-      dropout_keep_hook;
   // The C++ spelling of a dim extent of a node (a number, or the dyn dim's name).
   std::function<std::string(const std::string& dim)> dyn_dim_name;
 

@@ -174,19 +174,9 @@ struct AdjacentColumns<MatrixOut<OutT, Index, kVec, kStream>> {
 
 // v[i] = out.apply(epi, v[i], row, col + i) for four in-bounds columns, col a multiple of 4: at
 // once through the functor's lanes4 where the columns are the op's ([Note: four-lane epilogue]).
-// `keep`: the four columns' dropout keep bits, drawn ahead ([Note: dropout drawn ahead]) where
-// kKept.
-template <bool kKept, class Out, class Epi, class Index>
-__device__ __forceinline__ void apply_columns4(const Out& out, const Epi& epi, float (&v)[4], Index row, Index col,
-                                               unsigned keep) {
-  if constexpr (kKept) {
-    static_assert(AdjacentColumns<Out>::value, "keep bits drawn ahead serve four adjacent columns of the op");
-    const float4 r = epi.lanes4(make_float4(v[0], v[1], v[2], v[3]), out.batch, row, col, keep);
-    v[0] = r.x;
-    v[1] = r.y;
-    v[2] = r.z;
-    v[3] = r.w;
-  } else if constexpr (AdjacentColumns<Out>::value) {   // (MatrixOut::apply is epi(v, batch, row, col))
+template <class Out, class Epi, class Index>
+__device__ __forceinline__ void apply_columns4(const Out& out, const Epi& epi, float (&v)[4], Index row, Index col) {
+  if constexpr (AdjacentColumns<Out>::value) {   // (MatrixOut::apply is epi(v, batch, row, col))
     const float4 r = epilogue4(epi, make_float4(v[0], v[1], v[2], v[3]), out.batch, row, col);
     v[0] = r.x;
     v[1] = r.y;
@@ -224,84 +214,16 @@ struct DenseRows {
   __device__ __forceinline__ int operator()(int mt, int h, int g) const { return mt * 16 + h * 8 + g; }
 };
 
-// [Note: dropout drawn ahead]
-// A dropout in a GEMM epilogue draws a Philox block (ten rounds, about 60 instructions) per four
-// columns a thread stores: 32 blocks for a consumer thread of a 64x256 slab. Inlined in the
-// unrolled store loop they were most of a linear layer's cold compile (NVRTC, sm_90a: 730 ms
-// against 440 without the dropout) and ran after the mainloop, on the critical path. So an
-// epilogue functor whose chain has one such dropout may instead have
-//   unsigned keep4(Index batch, Index row, Index col) const  // bit k: column col + k is kept
-//   float4 lanes4(float4 acc, Index batch, Index row, Index col, unsigned keep) const
-// and the TMA engine's consumers draw the keep bits during the mainloop, one block per k tile
-// after its wgmma batch is issued (the tensor cores run it meanwhile), the rest in a rolled loop
-// after the mainloop when K has fewer k tiles than the slab has column groups: one Philox block
-// in the code, not 32. KeepAhead holds the bits of one consumer slab; store_fragments reads group
-// i's bits where it would call lanes4. (Group i: fragment half h = i / (NT / 2), column group
-// p = i % (NT / 2), the order of store_fragments' loops with MT = 1.)
-struct NoKeeps {
-  static constexpr int kCount = 0;
-  __device__ __forceinline__ unsigned keep(int) const { return 0u; }
-};
-
-template <class Epi, class = void>
-struct HasKeep4 {
-  static constexpr bool value = false;
-};
-template <class Epi>
-struct HasKeep4<Epi, decltype(void(&Epi::keep4))> {
-  static constexpr bool value = true;
-};
-
-template <class Epi, class Index, int NT, class Rows>
-struct KeepAhead {
-  static constexpr int kCount = NT;   // 2 halves x NT / 2 groups of four columns
-  static constexpr int kWords = (kCount + 7) / 8, kPad = 8 * kWords - kCount;
-  Epi epi;   // (a copy, as the Schedule in TmaGemm::KeepsAhead: a reference put the kernel's in local memory)
-  Rows rows;
-  Index batch = 0, row0 = 0, col0 = 0, m = 0, n = 0;
-  unsigned bits[kWords];
-
-  // The slab whose bits the next draws are: rows row0 + rows(0, h, g), columns col0.. of an m x n
-  // output.
-  __device__ __forceinline__ void begin(Rows rows_, Index batch_, Index row0_, Index col0_, Index m_, Index n_) {
-    rows = rows_, batch = batch_, row0 = row0_, col0 = col0_, m = m_, n = n_;
-#pragma unroll
-    for (int w = 0; w < kWords; ++w) bits[w] = 0u;
-  }
-  // Group i's bits, i = 0, 1, ... in order (nothing past the last group; groups outside the output
-  // are 0). They shift in from the top of the last word, so after every group's draw group j
-  // sits at nibble j + kPad: constant positions for keep(), where a run-time index into bits, or
-  // a select of the word (NVVM makes it one), would put the bits in local memory.
-  __device__ __forceinline__ void draw(int i) {
-    if (i >= kCount) return;
-    const int lane = threadIdx.x & 31;
-    const Index row = row0 + rows(0, i / (NT / 2), lane >> 2);
-    const Index col = col0 + (i % (NT / 2)) * 16 + 4 * (lane & 3);
-    const unsigned k = row < m && col < n ? epi.keep4(batch, row, col) : 0u;
-#pragma unroll
-    for (int w = 0; w + 1 < kWords; ++w) bits[w] = bits[w] >> 4 | bits[w + 1] << 28;
-    bits[kWords - 1] = bits[kWords - 1] >> 4 | k << 28;
-  }
-  // The groups the mainloop left (it drew one per k tile, `drawn` in all).
-  __device__ __forceinline__ void draw_rest(int drawn) {
-#pragma unroll 1
-    for (int i = drawn; i < kCount; ++i) draw(i);
-  }
-  __device__ __forceinline__ unsigned keep(int i) const { return bits[(i + kPad) / 8] >> ((i + kPad) % 8 * 4) & 15u; }
-};
-
 // The warp's C fragments -> epilogue functor -> global memory (16-byte stores where allowed).
 // row0/col0: the warp tile's first GEMM row/column (col0 a multiple of 16, as every warp tile's
 // is: four adjacent columns start at a multiple of 4); fragment row (mt, h, g) is row
 // row0 + rows(mt, h, g). rmax/rsum: per-row running statistics of the stored values (only with
-// kRowStats). keeps: dropout keep bits drawn ahead (KeepAhead) or none.
-template <class Index, int MT, int NT, bool kRowStats, class Out, class Epi, class Rows = DenseRows,
-          class Keeps = NoKeeps>
+// kRowStats).
+template <class Index, int MT, int NT, bool kRowStats, class Out, class Epi, class Rows = DenseRows>
 __device__ __forceinline__ void store_fragments(const float (&acc)[MT][NT][4], const Out& out,
                                                 Index row0, Index col0, const Epi& epi,
                                                 float (&rmax)[MT][2], float (&rsum)[MT][2],
-                                                const Rows& rows = Rows{}, const Keeps& keeps = Keeps{}) {
-  static_assert(Keeps::kCount == 0 || (MT == 1 && Keeps::kCount == NT), "keep bits for every column group");
+                                                const Rows& rows = Rows{}) {
   static_assert(NT % 2 == 0, "warp tile N must be a multiple of 16");
   const int lane = threadIdx.x & 31;
   const int g = lane >> 2, t = lane & 3;
@@ -332,7 +254,7 @@ __device__ __forceinline__ void store_fragments(const float (&acc)[MT][NT][4], c
         const Index col = col0 + p * 16 + 4 * t;
         if (row < out.rows) {
           if (col + 3 < out.cols) {
-            apply_columns4<(Keeps::kCount > 0)>(out, epi, v, row, col, keeps.keep((mt * 2 + h) * (NT / 2) + p));
+            apply_columns4(out, epi, v, row, col);
             out.put4(row, col, v);
             if constexpr (kRowStats) {
               const float m4 = fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3]));
@@ -379,13 +301,12 @@ __device__ __forceinline__ void store_fragments_direct(const float (&acc)[NT][4]
 
 // A consumer warp's accumulators (16 rows of a 64-row slab, BN columns) through the epilogue:
 // fragment row (h, g) is row row0 + rows(0, h, g).
-template <class Index, int NT, class Out, class Epi, class Rows = DenseRows, class Keeps = NoKeeps>
+template <class Index, int NT, class Out, class Epi, class Rows = DenseRows>
 __device__ __forceinline__ void store_accumulators(const float (&acc)[NT][4], const Out& out, Index row0, Index col0,
-                                                   const Epi& epi, const Rows& rows = Rows{},
-                                                   const Keeps& keeps = Keeps{}) {
+                                                   const Epi& epi, const Rows& rows = Rows{}) {
   float rmax[1][2], rsum[1][2];   // row statistics: not kept (the TMA engines, attention)
   const float (&frag)[1][NT][4] = reinterpret_cast<const float (&)[1][NT][4]>(acc);
-  store_fragments<Index, 1, NT, false>(frag, out, row0, col0, epi, rmax, rsum, rows, keeps);
+  store_fragments<Index, 1, NT, false>(frag, out, row0, col0, epi, rmax, rsum, rows);
 }
 
 }  // namespace gemm

@@ -81,17 +81,7 @@ namespace sm90 {
 //       stage + kABytes (3xTF32: B's lo tile at stage + kBLo), all on `full`, which the engine
 //       has armed with kStageBytes
 // and `store(u, acc, c, warp)` stores consumer warpgroup c's accumulators of unit u: its 64 x WN
-// slab at (64 slab_m(c), WN slab_n(c)) of the tile, warp's 16 rows of it. An optional `ahead`
-// does epilogue work in the mainloop's shadow ([Note: dropout drawn ahead] in gemm_store.cuh):
-//   void begin(long long u, int c, int warp);   before unit u's k tiles
-//   void draw(int i);        after k tile i's wgmma batch is issued (i from 0)
-//   void draw_rest(int n);   after the unit's n k tiles, before store
-struct NoAhead {
-  __device__ __forceinline__ void begin(long long, int, int) {}
-  __device__ __forceinline__ void draw(int) {}
-  __device__ __forceinline__ void draw_rest(int) {}
-};
-
+// slab at (64 slab_m(c), WN slab_n(c)) of the tile, warp's 16 rows of it.
 // kCN consumer warpgroups split the tile's columns (each m64nWN, WN = BN / kCN), BM / 64 its rows;
 // consumer c takes row slab c % (BM / 64) and column slab c / (BM / 64).
 template <class E, int BM, int BN, int BK, int Stages, bool kAKMajor, bool kBKMajor, bool kX3,
@@ -249,9 +239,8 @@ struct TmaEngine {
         }
     }
   }
-  template <class Ahead>
   static __device__ __forceinline__ void run_split_tile(u32 base, u32 bars, int c, int warp, int lane, int kt0,
-                                                        int kt1, int& use, float (&acc)[NT][4], Ahead& ahead) {
+                                                        int kt1, int& use, float (&acc)[NT][4]) {
     float d[NT][4];
     u32 hi[kSteps][4], lo[kSteps][4];
 #pragma unroll
@@ -271,7 +260,6 @@ struct TmaEngine {
         MmaRA::run(d, hi[kk], desc_b(stage, c, kk), true);
       }
       wg_commit();
-      ahead.draw(kt - kt0);
       wg_wait<0>();
       keep_live(hi);
       keep_live(lo);
@@ -290,9 +278,8 @@ struct TmaEngine {
     for (int kk = 0; kk < kSteps; ++kk) MmaRA::run(acc, cur[kk], desc_b(stage, c, kk), !first || kk > 0);
     wg_commit();
   }
-  template <class Ahead>
   static __device__ __forceinline__ void run_tile_ra(u32 base, u32 bars, int c, int warp, int lane, int kt0, int kt1,
-                                                     int& use, float (&acc)[NT][4], Ahead& ahead) {
+                                                     int& use, float (&acc)[NT][4]) {
     u32 a[2][kSteps][4];
     for (int kt = kt0; kt < kt1; ++kt, ++use) {
       const int s = use % Stages;
@@ -301,7 +288,6 @@ struct TmaEngine {
       const bool odd = (kt - kt0) & 1;
       if (odd) step_ra(stage, c, warp, lane, kt == kt0, a[1], acc);
       else step_ra(stage, c, warp, lane, kt == kt0, a[0], acc);
-      ahead.draw(kt - kt0);
       if (kt > kt0) {   // the previous k tile's batch is done: its stage and registers are free
         wg_wait<1>();
         if (odd) keep_live(a[0]);
@@ -316,9 +302,8 @@ struct TmaEngine {
   }
 
   // The k tiles [kt0, kt1) of one unit into acc: one wgmma batch in flight.
-  template <class Ahead>
   static __device__ __forceinline__ void run_tile(u32 base, u32 bars, int c, int lane, int kt0, int kt1, int& use,
-                                                  float (&acc)[NT][4], Ahead& ahead) {
+                                                  float (&acc)[NT][4]) {
     for (int kt = kt0; kt < kt1; ++kt, ++use) {
       const int s = use % Stages;
       mbar_wait(bars + 8 * s, (use / Stages) & 1);
@@ -327,7 +312,6 @@ struct TmaEngine {
 #pragma unroll
       for (int kk = 0; kk < kSteps; ++kk) Mma::run(acc, desc_a(stage, c, kk), desc_b(stage, c, kk), kt > kt0 || kk > 0);
       wg_commit();
-      ahead.draw(kt - kt0);
       if (kt > kt0) {   // the previous k tile's batch is done: its stage goes back to the producer
         wg_wait<1>();
         if (lane == 0) release(bars + 8 * (Stages + (use - 1) % Stages));
@@ -339,11 +323,6 @@ struct TmaEngine {
 
   template <class Problem, class Store>
   static __device__ __forceinline__ void run(Problem& prob, Store&& store) {
-    NoAhead none;
-    run(prob, store, none);
-  }
-  template <class Problem, class Store, class Ahead>
-  static __device__ __forceinline__ void run(Problem& prob, Store&& store, Ahead& ahead) {
     extern __shared__ __align__(16) char smem_raw[];
     const u32 base = align_1024(smem_addr(smem_raw));
     const u32 bars = base + Stages * kStageBytes;   // full[Stages], then empty[Stages]
@@ -392,11 +371,9 @@ struct TmaEngine {
       int use = 0;
       for (long long u = first; u < units; u += step) {
         const int kt0 = prob.k_begin(u), kt1 = prob.k_end(u);
-        ahead.begin(u, c, warp);
-        if constexpr (kX3) run_split_tile(base, bars, c, warp, lane, kt0, kt1, use, acc, ahead);
-        else if constexpr (kARegs) run_tile_ra(base, bars, c, warp, lane, kt0, kt1, use, acc, ahead);
-        else run_tile(base, bars, c, lane, kt0, kt1, use, acc, ahead);
-        ahead.draw_rest(kt1 - kt0);
+        if constexpr (kX3) run_split_tile(base, bars, c, warp, lane, kt0, kt1, use, acc);
+        else if constexpr (kARegs) run_tile_ra(base, bars, c, warp, lane, kt0, kt1, use, acc);
+        else run_tile(base, bars, c, lane, kt0, kt1, use, acc);
         fence_accumulators(acc);
         store(u, acc, c, warp);
       }
@@ -567,61 +544,29 @@ struct TmaGemm {
     }
   };
 
-  // Consumer c's slab of unit u: its batch, first row and first column.
-  static __device__ __forceinline__ void slab_origin(const Schedule& sc, long long u, int c, Index& batch, Index& row0,
-                                                     Index& col0) {
-    int m0, n0;
-    tile_origin(sc, unit_tile(sc, u), batch, m0, n0);
-    m0 += rank() * BM;
-    row0 = Index(m0 + 64 * Engine::slab_m(c));
-    col0 = Index(n0);
-    // (The column offset only with consumers along N: even a constant 0 there changes NVVM's
-    // register allocation, +28% PTX for the tf32 aᵀ·bᵀ 1000³ unit.)
-    if constexpr (kCN > 1) col0 += Index(Engine::WN * Engine::slab_n(c));
-  }
-
-  // The dropout keep bits of an epilogue with keep4, drawn in the mainloop ([Note: dropout drawn
-  // ahead] in gemm_store.cuh).
-  template <class Epi>
-  struct KeepsAhead {
-    gemm::KeepAhead<Epi, Index, Engine::NT, typename Engine::Rows> keeps;
-    Schedule sc;
-    __device__ __forceinline__ void begin(long long u, int c, int warp) {
-      Index batch, row0, col0;
-      slab_origin(sc, u, c, batch, row0, col0);
-      keeps.begin(typename Engine::Rows{warp}, batch, row0, col0, Index(sc.m), Index(sc.n()));
-    }
-    __device__ __forceinline__ void draw(int i) { keeps.draw(i); }
-    __device__ __forceinline__ void draw_rest(int n) { keeps.draw_rest(n); }
-  };
-
   template <class OutT, class Epi>
   static __device__ __forceinline__ void run(const TensorMap& a, const TensorMap& b, OutT* C, Epi epi,
                                              gemm::DynShape dyn = {}) {
     Problem prob{a, b, Schedule(dyn)};
     const Schedule& sc = prob.sc;
-    constexpr bool kAhead = gemm::HasKeep4<Epi>::value;
-    static_assert(!kAhead || (!kSwapAB && SplitK == 1), "keep bits drawn ahead: the op's own rows and columns, stored once");
-    auto ahead = [&] {
-      if constexpr (kAhead) return KeepsAhead<Epi>{{epi}, sc};
-      else return NoAhead{};
-    }();
-    auto store = [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
-      Index batch, row0, col0;
-      slab_origin(sc, u, c, batch, row0, col0);
+    Engine::run(prob, [&](long long u, const float (&acc)[Engine::NT][4], int c, int warp) {
+      Index batch;
+      int m0, n0;
+      tile_origin(sc, unit_tile(sc, u), batch, m0, n0);
+      m0 += rank() * BM;
       OutT* const c0 = C + Index(unit_split(sc, u)) * Index(sc.split_stride()) + batch * Index(sc.stride_c());
-      const typename Engine::Rows rows{warp};
-      if constexpr (kSwapAB)
-        gemm::store_fragments_direct<Index>(acc, gemm::TransposedOut<OutT, Index, kStreamC>{c0, Index(sc.ldc()), Index(sc.m), Index(sc.n()), batch},
-                                            row0, col0, epi, rows);
-      else if constexpr (kAhead)
-        gemm::store_accumulators<Index>(acc, gemm::MatrixOut<OutT, Index, kVecC, kStreamC>{c0, Index(sc.ldc()), Index(sc.m), Index(sc.n()), batch},
-                                        row0, col0, epi, rows, ahead.keeps);
-      else
-        gemm::store_accumulators<Index>(acc, gemm::MatrixOut<OutT, Index, kVecC, kStreamC>{c0, Index(sc.ldc()), Index(sc.m), Index(sc.n()), batch},
-                                        row0, col0, epi, rows);
-    };
-    Engine::run(prob, store, ahead);
+      // (The column offset only with consumers along N: even a constant 0 there changes NVVM's
+      // register allocation, +28% PTX for the tf32 aᵀ·bᵀ 1000³ unit.)
+      auto put = [&](const auto& out) {
+        const Index row0 = Index(m0 + 64 * Engine::slab_m(c));
+        Index col0 = Index(n0);
+        if constexpr (kCN > 1) col0 += Index(Engine::WN * Engine::slab_n(c));
+        if constexpr (kSwapAB) gemm::store_fragments_direct<Index>(acc, out, row0, col0, epi, typename Engine::Rows{warp});
+        else gemm::store_accumulators<Index>(acc, out, row0, col0, epi, typename Engine::Rows{warp});
+      };
+      if constexpr (kSwapAB) put(gemm::TransposedOut<OutT, Index, kStreamC>{c0, Index(sc.ldc()), Index(sc.m), Index(sc.n()), batch});
+      else put(gemm::MatrixOut<OutT, Index, kVecC, kStreamC>{c0, Index(sc.ldc()), Index(sc.m), Index(sc.n()), batch});
+    });
   }
 };
 

@@ -144,15 +144,6 @@ struct DropoutWords {
 // dropout_block): its top 24 bits at least the threshold.
 KILN_PHILOX_HD bool dropout_keep_bits(unsigned int bits, unsigned int threshold) { return (bits >> 8) >= threshold; }
 
-// The keep bits of the four elements whose random bits are a block's words (bit k for word k):
-// what a GEMM epilogue draws ahead of its stores ([Note: dropout drawn ahead] in gemm_store.cuh).
-KILN_PHILOX_HD unsigned int dropout_keep4(const PhiloxBlock& b, unsigned int threshold) {
-  return static_cast<unsigned int>(dropout_keep_bits(b.v[0], threshold)) |
-         static_cast<unsigned int>(dropout_keep_bits(b.v[1], threshold)) << 1 |
-         static_cast<unsigned int>(dropout_keep_bits(b.v[2], threshold)) << 2 |
-         static_cast<unsigned int>(dropout_keep_bits(b.v[3], threshold)) << 3;
-}
-
 // Whether dropout keeps flat element `index` (row-major over the dropout's output).
 KILN_PHILOX_HD bool dropout_keep(unsigned long long seed, unsigned long long index,
                                  unsigned int threshold) {

@@ -450,9 +450,7 @@ op odd_columns {
   CHECK(count(lanes["odd_columns"], "kiln::dropout_block(") == 0);
   CHECK(count(lanes["odd_columns"], "kiln::dropout_keep(") == 4);
   // A GEMM whose epilogue ends in the dropout: gemm::store_fragments gives lanes4 four adjacent
-  // columns of C, on the TMA engine (sm_90a) and on mma.sync tiles (sm_80). The TMA engine's
-  // consumers draw the keep bits during the mainloop ([Note: dropout drawn ahead]): keep4 draws
-  // the block, lanes4 reads bit k of `keep`.
+  // columns of C, on the TMA engine (sm_90a) and on mma.sync tiles (sm_80).
   const auto linear = kiln::parse_spec(R"(
 op linear_dropout {
   dims B = 512, IN = 512, OUT = 512
@@ -461,48 +459,20 @@ op linear_dropout {
   in  seed: u64
   out y = dropout(matmul(x, transpose(w), precision="tf32"), p=0.5, seed=seed)
 }
-op linear_two_dropouts {
-  dims B = 512, IN = 512, OUT = 512
-  in  x: f32[B, IN]
-  in  w: f32[OUT, IN]
-  in  seed: u64
-  in  seed2: u64
-  out y = dropout(relu(dropout(matmul(x, transpose(w), precision="tf32"), p=0.5, seed=seed)), p=0.25, seed=seed2)
-}
 )", "linear.kiln");
-  const std::string block = "kiln::dropout_block(seed, static_cast<unsigned long long>((row * 512 + col)))";
   for (const char* arch : {"sm_90a", "sm_80"}) {
     CAPTURE(arch);
-    const bool tma = std::string(arch) == "sm_90a";
-    for (const char* op : {"linear_dropout", "linear_two_dropouts"}) {
-      CAPTURE(op);
-      auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(linear, op), {}));
-      const auto plan = kiln::make_plan(bound, kiln::Target::for_arch(arch));
-      const auto sources = kiln::emit(plan, templates);
-      REQUIRE(sources.size() == 1);
-      CHECK(plan.kernels[0].template_name == (tma ? "gemm_tma" : "gemm"));
-      const std::string& text = sources[0].text;
-      const bool two = std::string(op) == "linear_two_dropouts";
-      const auto at = text.find(tma ? "float4 lanes4(float4 acc, Index batch, Index row, Index col, unsigned keep) const"
-                                    : "float4 lanes4(float4 acc, Index batch, Index row, Index col) const");
-      REQUIRE(at != std::string::npos);
-      const std::string body = text.substr(at);
-      CHECK(count(body, "kiln::dropout_keep(") == 0);
-      if (tma) {
-        const auto k4 = text.find("unsigned keep4(Index batch, Index row, Index col) const");
-        REQUIRE(k4 != std::string::npos);
-        CHECK(count(text.substr(k4, at - k4), "return kiln::dropout_keep4(" + block + ", 8388608u);") == 1);
-        for (int k = 0; k < 4; ++k) CHECK(count(body, fmt::format("((keep >> {} & 1u) != 0u ?", k)) == 1);
-        // The second dropout (another seed) still draws its block in lanes4.
-        CHECK(count(body, "kiln::dropout_block(") == (two ? 1 : 0));
-        CHECK(count(body, "kiln::dropout_block(seed2, static_cast<unsigned long long>((row * 512 + col)))") == (two ? 1 : 0));
-      } else {
-        CHECK(text.find("keep4(") == std::string::npos);
-        CHECK(count(body, block) == 1);
-        CHECK(count(body, "kiln::dropout_block(") == (two ? 2 : 1));
-      }
-      reduces.push_back(sources[0]);
-    }
+    auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(linear, "linear_dropout"), {}));
+    const auto plan = kiln::make_plan(bound, kiln::Target::for_arch(arch));
+    const auto sources = kiln::emit(plan, templates);
+    REQUIRE(sources.size() == 1);
+    CHECK(plan.kernels[0].template_name == (std::string(arch) == "sm_90a" ? "gemm_tma" : "gemm"));
+    const std::string& text = sources[0].text;
+    const auto at = text.find("float4 lanes4(float4 acc, Index batch, Index row, Index col) const");
+    REQUIRE(at != std::string::npos);
+    CHECK(count(text.substr(at), "kiln::dropout_block(seed, static_cast<unsigned long long>((row * 512 + col)))") == 1);
+    CHECK(count(text.substr(at), "kiln::dropout_keep(") == 0);
+    reduces.push_back(sources[0]);
   }
   std::string why;
   if (!kiln::nvrtc_available(&why)) {

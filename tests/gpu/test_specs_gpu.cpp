@@ -249,10 +249,11 @@ TEST_CASE("gpu: every covered spec's wgmma path (sm_90a): tails, split-K, both p
       // gemm_store.cuh), a row's last groups past the N edge; 998 columns draw per element.
       {"matmul.kiln", "linear_relu_dropout", {{"B", 1000}, {"IN", 516}, {"OUT", 1000}}, "gemm_tma"},
       {"matmul.kiln", "linear_relu_dropout", {{"B", 257}, {"IN", 260}, {"OUT", 998}}, "gemm_tma"},
-      // The dropout's keep bits drawn during the mainloop ([Note: dropout drawn ahead] in
-      // gemm_store.cuh): a k tile for each of a slab's 16 column groups (K = 1028: 33 k tiles of
-      // tf32, A through registers), the rest in a rolled loop after three (K = 72; row and column
-      // tail tiles); bf16 batches on clusters of two CTAs with two consumers along N, one k tile.
+      // More dropouts in the TMA engine's epilogue: tf32 with A m-major (through registers), K =
+      // 1028 (33 k tiles) and K = 72 (3; row and column tail tiles); bf16 batches (the batch in
+      // the dropout's flat index) on clusters of two CTAs with two consumers along N, one k tile.
+      // (docs/notes/pending/dropout-ahead.patch draws the keep bits during the mainloop: a k tile
+      // for each of a slab's column groups, or a rolled loop after the last k tile.)
       {"matmul.kiln", "linear_xt_dropout", {{"B", 2000}, {"IN", 1028}, {"OUT", 1000}}, "gemm_tma"},
       {"matmul.kiln", "linear_xt_dropout", {{"B", 2000}, {"IN", 72}, {"OUT", 2000}}, "gemm_tma"},
       {"matmul.kiln", "bmm_dropout_bf16", {{"BATCH", 3}, {"M", 77}, {"K", 72}, {"N", 1000}}, "gemm_tma"},

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Session 65: the dropout's keep bits drawn during the TMA engine's mainloop ([Note: dropout drawn
-# ahead] in templates/kiln/gemm_store.cuh) and 512-thread blocks for 3-d pools (pool_threads in
-# templates/kiln/config/pool.h). Carry .gpu/bin/kiln (the landed code before these changes: the
-# old side of the A/B), .gpu/bin/kiln_new and .gpu/bin/kiln_test_gpu_new (built with them).
-# (1) Correctness against the float64 reference: the wgmma-path cases (the dropout GEMMs on the
-# TMA engine: long K, a rolled loop after three k tiles, bf16 batches on clusters) and every
-# covered spec of matmul.kiln and pooling.kiln at every shape set. (2) Old and new binaries
-# alternately on the dropout GEMMs. (The 3-d pools' new block size is what `kiln tune` timed and
-# checked byte for byte at KernelBench 43 and 46 in bench/results/2026-12-06-h100-run8.)
+# For session 66 (written in session 65, whose device time ran out before this could run): the
+# dropout's keep bits drawn during the TMA engine's mainloop (docs/notes/pending/dropout-ahead.patch:
+# [Note: dropout drawn ahead] in templates/kiln/gemm_store.cuh; on the CPU machine NVRTC compiles
+# linear_relu_dropout in ~490 ms with it against ~680 without, a dropout-free GEMM ~400). Before
+# the call: build .gpu as usual from the landed code, then .gpu/bin/kiln_new and
+# .gpu/bin/kiln_test_gpu_new with the patch applied (`git apply`, build kiln_cli and kiln_test_gpu,
+# copy, strip, `git apply -R`). Carry .gpu/bin/kiln (the old side of the A/B), kiln_new and
+# kiln_test_gpu_new. (1) Correctness against the float64 reference: the wgmma-path cases (the
+# dropout GEMMs on the TMA engine: long K, a rolled loop after three k tiles, bf16 batches on
+# clusters) and every covered spec of matmul.kiln and pooling.kiln at every shape set. (2) Old
+# and new binaries alternately on the dropout GEMMs (linear_relu_dropout 4096³: 0.394 ms in
+# bench/results/2026-12-06-h100-run8).
 cd "$(dirname "$0")/../../.."
 source docs/notes/pending/s65-env.sh
 KILN_CACHE_DIR=$(mktemp -d) timeout 120 .gpu/bin/kiln_test_gpu_new \
