@@ -404,7 +404,7 @@ void emit_scan_rows(const Plan& plan, const PlannedKernel& kernel, const ScanCon
     // The workspace (statuses, then the tile counter) is zeroed by the runtime right before this launch.
     unit.body = fmt::format(
         "  // {} (tile statuses and counter) was zeroed on this stream before the launch\n"
-        "{}  kiln::scan_rows_lookback<kThreads, kVecs, kiln::launch::kScanLookbackStages, kExclusive, kReverse, "
+        "{}  kiln::scan_rows_lookback<kThreads, kVecs, kConfig.stages, kExclusive, kReverse, "
         "kConfig.aligned, Op>({}, {}, {}, {}, {}, {});",
         workspace_pointer(plan, kernel, true), extent_statements(plan, kernel, "len"), in,
         pointer_of_store(plan, kernel), workspace_pointer(plan, kernel, true), rows_name(kernel, "kRows"),

@@ -288,6 +288,15 @@ std::optional<StridedScanPick> StridedScanPick::parse(std::string_view text) {
   return parse_fields(text, "scan strided t%d u%d%c", &StridedScanPick::threads, &StridedScanPick::unroll);
 }
 
+std::string LookbackScanPick::text() const {
+  return fmt::format("scan lookback t{} v{} s{} b{}", threads, vecs, stages, blocks);
+}
+
+std::optional<LookbackScanPick> LookbackScanPick::parse(std::string_view text) {
+  return parse_fields(text, "scan lookback t%d v%d s%d b%d%c", &LookbackScanPick::threads, &LookbackScanPick::vecs,
+                      &LookbackScanPick::stages, &LookbackScanPick::blocks);
+}
+
 std::string PoolPick::text() const { return fmt::format("pool t{} w{} v{} h{}", threads, run, vec, rows); }
 
 std::optional<PoolPick> PoolPick::parse(std::string_view text) {
@@ -308,6 +317,7 @@ std::optional<Pick> parse_pick(std::string_view text) {
   if (auto c = ScanPick::parse(text)) return Pick{*c};
   if (auto c = StridedScanPick::parse(text)) return Pick{*c};
   if (auto c = PoolPick::parse(text)) return Pick{*c};
+  if (auto c = LookbackScanPick::parse(text)) return Pick{*c};
   return std::nullopt;
 }
 

@@ -124,7 +124,8 @@ std::string index_declaration(bool index64);
 //   reductions with threads along the inner axis (reduce_outer's plain variant; plan_memory.cpp's
 //   [Note: reduction picks]): ReducePick;
 // - the scans along contiguous rows with a block per row (scan_rows' block variant; plan_memory.cpp's
-//   [Note: scan picks]): ScanPick; and along a strided axis, chunked or not ([Note: strided scan
+//   [Note: scan picks]): ScanPick; along contiguous rows by decoupled look-back ([Note: look-back
+//   scan picks]): LookbackScanPick; and along a strided axis, chunked or not ([Note: strided scan
 //   picks]): StridedScanPick;
 // - the pools over static pooled axes (plan_pool.cpp's [Note: pool picks]): PoolPick.
 struct TmaPick {
@@ -210,8 +211,19 @@ struct PoolPick {
   friend bool operator==(const PoolPick&, const PoolPick&) = default;
 };
 
+// A look-back scan's along contiguous rows (ScanConfig's kRowsLookback variant): its data threads,
+// 16-byte vectors a thread per tile, shared stages (tiles) a block and blocks an SM (the
+// persistent grid's size).
+struct LookbackScanPick {
+  int threads = 256, vecs = 8, stages = 3, blocks = 2;
+
+  std::string text() const;   // "scan lookback t256 v8 s3 b2"
+  static std::optional<LookbackScanPick> parse(std::string_view text);
+  friend bool operator==(const LookbackScanPick&, const LookbackScanPick&) = default;
+};
+
 using Pick = std::variant<TmaPick, RownormPick, SplitNormPick, ElementwisePick, ReducePick, ScanPick, StridedScanPick,
-                          PoolPick>;
+                          PoolPick, LookbackScanPick>;
 std::string pick_text(const Pick& pick);
 std::optional<Pick> parse_pick(std::string_view text);   // any family's text
 

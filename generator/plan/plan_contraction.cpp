@@ -73,21 +73,6 @@ std::int64_t product(const std::vector<std::int64_t>& v, std::size_t begin, std:
   return p;
 }
 
-// Largest dynamic shared memory one block may use, per architecture.
-std::int64_t smem_limit(const Target& t) {
-  const int v = t.sm_version();
-  if (v >= 90) return 232448;   // 227 KB
-  if (v == 80) return 166912;   // 163 KB
-  return 101376;                // 99 KB (sm_86, sm_89)
-}
-
-// Shared memory of one SM, and how many CTAs of `bytes` dynamic shared memory fit on it (the
-// driver reserves 1 KB per CTA), capped at `want`.
-std::int64_t ctas_by_smem(const Target& t, std::int64_t bytes, std::int64_t want) {
-  const int v = t.sm_version();
-  const std::int64_t per_sm = v >= 90 ? 233472 : v == 80 ? 167936 : 102400;
-  return std::clamp<std::int64_t>(per_sm / (bytes + 1024), 1, want);
-}
 
 // The deepest pipeline (2..4 stages) whose TileEngine (plus `extra` bytes) fits.
 int pick_stages(const Target& t, int elem, int bm, int bn, int bk, int wn, bool a_k_contig, bool b_k_contig,
@@ -2512,6 +2497,20 @@ launch::Geometry attention_launch(const Plan& plan, const PlannedKernel& kernel,
                                   const std::map<std::string, std::int64_t>& dims) {
   const AttentionConfig c = attention_at(std::get<AttentionConfig>(kernel.config), attention_extents(plan.ir(), kernel, dims));
   return attention_geometry(c, plan.target.sm_count);
+}
+
+
+std::int64_t smem_limit(const Target& t) {
+  const int v = t.sm_version();
+  if (v >= 90) return 232448;   // 227 KB
+  if (v == 80) return 166912;   // 163 KB
+  return 101376;                // 99 KB (sm_86, sm_89)
+}
+
+std::int64_t ctas_by_smem(const Target& t, std::int64_t bytes, std::int64_t want) {
+  const int v = t.sm_version();
+  const std::int64_t per_sm = v >= 90 ? 233472 : v == 80 ? 167936 : 102400;
+  return std::clamp<std::int64_t>(per_sm / (bytes + 1024), 1, want);
 }
 
 }  // namespace kiln

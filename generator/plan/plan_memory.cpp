@@ -1174,14 +1174,40 @@ void plan_scan_strided(Planner& p, PlannedKernel& kn, const Box& b, Rows& rows, 
 // A scan along contiguous rows with a block per row (scan_rows' block variant) has picks ([Note:
 // tuned picks] in plan.h): blocks of 128, 256 or 512 threads, each thread 1, 2 or 4 16-byte vectors
 // of a tile (the heuristic: 256 and 2, kScanRowsThreads and kScanRowsVecs). Whether a row takes the
-// look-back, and dyn rows' size classes, stay the heuristic tile's. The look-back (warp-specialized,
-// its numbers tied to its stages) and the strided scans have no picks yet.
+// look-back, and dyn rows' size classes, stay the heuristic tile's.
 constexpr int kScanRowsThreads = 256, kScanRowsVecs = 2;
 
 std::vector<ScanPick> scan_rows_candidates() {
   std::vector<ScanPick> out;
   for (int threads : {128, 256, 512})
     for (int vecs : {1, 2, 4}) out.push_back({threads, vecs});
+  return out;
+}
+
+// [Note: look-back scan picks]
+// A look-back scan along contiguous rows of a static length has picks ([Note: tuned picks] in
+// plan.h): 128, 256 or 512 data threads; half, the heuristic's or twice the
+// heuristic's 16-byte vectors a thread per tile (at most kScanLookbackMaxVecs); 2, 3 or 4 stages;
+// 1 or 2 blocks an SM, where that many blocks' stages fit one SM's shared memory
+// (ctas_by_smem; the heuristic's own even where they do not: sm_80's 164 KiB). The heuristic (kScanLookbackThreads, scan_lookback_vecs, kScanLookbackStages,
+// scan_lookback_blocks_per_sm: the best of an H200 sweep, [Note: the warp-specialized look-back]
+// in config/scan.h) is one of them; its tiles, workspace and grid follow the pick (with dyn rows,
+// the workspace still for the class's most rows). Whether a row takes the look-back stays the
+// heuristic's. A dyn length (its classes cut at multiples of the block-per-row tile) has none.
+constexpr int kScanLookbackMaxVecs = 16;
+
+std::vector<LookbackScanPick> scan_lookback_candidates(const Target& t, int elem, int value_bytes,
+                                                       const LookbackScanPick& h) {
+  std::vector<LookbackScanPick> out;
+  for (int threads : {128, 256, 512})
+    for (int vecs : {h.vecs / 2, h.vecs, h.vecs * 2})
+      for (int stages : {2, 3, 4})
+        for (int blocks : {1, 2}) {
+          if (vecs < 1 || vecs > kScanLookbackMaxVecs) continue;
+          const LookbackScanPick pick{threads, vecs, stages, blocks};
+          const std::int64_t bytes = stages * launch::scan_rows_tile(threads, vecs, elem) * value_bytes;
+          if (bytes <= smem_limit(t) && (ctas_by_smem(t, bytes, blocks) == blocks || pick == h)) out.push_back(pick);
+        }
   return out;
 }
 
@@ -1250,15 +1276,25 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
   config.variant = ScanVariant::kRowsLookback;
   // [Note: the warp-specialized look-back]: a persistent grid of data warps and a walker warp,
   // each tile's converted values filling a shared stage.
-  config.threads = launch::kScanLookbackThreads;
-  config.vecs = launch::scan_lookback_vecs(elem, value_bytes);
-  config.chunks = static_cast<std::int64_t>(p.target().sm_count) * launch::scan_lookback_blocks_per_sm(value_bytes);
+  LookbackScanPick look{launch::kScanLookbackThreads, launch::scan_lookback_vecs(elem, value_bytes),
+                        launch::kScanLookbackStages, launch::scan_lookback_blocks_per_sm(value_bytes)};
+  std::string note;
+  if (!len.dynamic) {
+    note = "; config: heuristic";
+    look = p.offer_picks(kn.anchor,
+                         fmt::format("{} (look-back): {} rows of {}", ir::op_kind_name(a.kind), rows.text, len.text),
+                         look, scan_lookback_candidates(p.target(), elem, value_bytes, look), note, "look-back scan");
+  }
+  config.threads = look.threads;
+  config.vecs = look.vecs;
+  config.stages = look.stages;
+  config.chunks = static_cast<std::int64_t>(p.target().sm_count) * look.blocks;
   const std::int64_t look_tile = launch::scan_rows_tile(config.threads, config.vecs, elem);
   // How the rows reach shared memory: 16-byte copies (whole vectors), 4- or 8-byte element copies,
   // else narrower elements loaded one at a time through registers.
   const bool vectors = b.len % launch::vec_elems(elem) == 0;
   const bool copies = vectors || elem >= 4;
-  kn.min_blocks = launch::scan_lookback_blocks_per_sm(value_bytes);
+  kn.min_blocks = look.blocks;
   config.outer = rows.workspace_rows();   // the workspace's size
   config.len = planned_len;
   const auto geo = scan_geometry(config, elem, value_bytes);
@@ -1279,16 +1315,16 @@ void plan_scan(Planner& p, PlannedKernel& kn) {
       "scan along contiguous rows, few and long ({} rows of {}: fewer than 2 per SM): decoupled look-back over "
       "{}-element tiles ({}), a persistent grid of at most {} blocks ({} an SM) claiming tiles in order, each block "
       "{} data threads copying tiles into {} shared stages ({}) and a walker warp, its statuses and tile counter "
-      "zeroed before the launch{}; {}",
+      "zeroed before the launch{}; {}{}",
       rows.text, len.text + len_class_text(len), look_tile,
       rows.dynamic ? fmt::format("workspace for up to {} rows", rows.most)
       : len.dynamic ? fmt::format("workspace for rows of up to {}", planned_len)
                     : fmt::format("{} tiles", b.outer * launch::ceil_div(b.len, look_tile)),
-      config.chunks, kn.min_blocks, config.threads, launch::kScanLookbackStages,
+      config.chunks, kn.min_blocks, config.threads, config.stages,
       len.dynamic ? "16-byte copies where a launch's rows are whole vectors, else element copies or loads"
       : copies    ? (vectors ? "16-byte copies" : "element copies: the rows are not whole 16-byte vectors")
                   : "the rows are not whole 16-byte vectors: loaded element by element",
-      len.dynamic ? " (the grid and the part zeroed follow each launch's length)" : "", idx);
+      len.dynamic ? " (the grid and the part zeroed follow each launch's length)" : "", idx, note);
 }
 
 // Softmax and log_softmax along `axis`, and Normalize ([Note: norm compositions]) over its adjacent

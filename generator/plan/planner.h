@@ -61,6 +61,11 @@ AttentionExtents attention_extents(const ir::Ir& ir, const PlannedKernel& kernel
                                    const std::map<std::string, std::int64_t>& dims);
 launch::Geometry attention_launch(const Plan& plan, const PlannedKernel& kernel,
                                   const std::map<std::string, std::int64_t>& dims);
+// plan_contraction.cpp: the largest dynamic shared memory one block may use on the target, and how
+// many blocks of `bytes` dynamic shared memory fit on one of its SMs (the driver reserves 1 KB a
+// block), at least 1 and at most `want`.
+std::int64_t smem_limit(const Target& t);
+std::int64_t ctas_by_smem(const Target& t, std::int64_t bytes, std::int64_t want);
 // plan.cpp: a byte count for reasons ("16.0 MiB", "512 B").
 std::string bytes_text(std::int64_t bytes);
 // plan_memory.cpp: bytes of one element of the tensor a template streams for an anchor's operand

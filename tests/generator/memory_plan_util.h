@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -82,6 +83,18 @@ void check_pick_round_trip(const P& p) {
   const auto any = kiln::parse_pick(p.text());
   REQUIRE(any.has_value());
   CHECK(std::holds_alternative<P>(*any));
+}
+
+// The plan's one tunable: `candidates` picks of family P, the heuristic's once among them and
+// equal to `heuristic`.
+template <class P>
+const kiln::Plan::Tunable& the_tunable(const kiln::Plan& plan, std::size_t candidates, const P& heuristic) {
+  REQUIRE(plan.tunables.size() == 1);
+  const auto& t = plan.tunables[0];
+  CHECK(t.candidates.size() == candidates);
+  CHECK(std::count(t.candidates.begin(), t.candidates.end(), t.heuristic) == 1);
+  CHECK(std::get<P>(t.heuristic) == heuristic);
+  return t;
 }
 
 // What planning op `op` of `text` (as plan_text_at) refuses with: the UnsupportedError's message,

@@ -1,10 +1,13 @@
 // The row scans' tunable picks ([Note: scan picks] in generator/plan/plan_memory.cpp, [Note: tuned
 // picks] in plan.h): a block per row lists 3 block sizes x 1, 2 or 4 16-byte vectors a thread
 // (the heuristic's 256 x 2 among them), a stored pick sets the kernel's threads, vectors and
-// block, an illegal one is ignored with a reason, dyn rows keep their classes, the look-back offers
-// none; a strided scan over static extents lists up to 3 block sizes x 4, 8 or 16 loads in flight
-// and is cut into chunks at the pick's numbers ([Note: strided scan picks]); the strided look-back
-// and dyn extents offer none; and every candidate compiles through NVRTC for sm_90a and sm_80.
+// block, an illegal one is ignored with a reason, dyn rows keep their classes; the look-back along
+// rows of a static length lists threads x vectors x stages x blocks an SM where the stages fit
+// ([Note: look-back scan picks]), a pick sizing its tiles, shared memory, grid and workspace, and
+// a dyn length offers none; a strided scan over static extents lists up to 3 block sizes x 4, 8 or
+// 16 loads in flight and is cut into chunks at the pick's numbers ([Note: strided scan picks]); the
+// strided look-back and dyn extents offer none; and every candidate compiles through NVRTC for
+// sm_90a and sm_80.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -29,8 +32,18 @@ const char* kSpec =
     "  in  x: f32[R, L]\n"
     "  out y = cumsum(x, axis=1, exclusive=true)\n"
     "}\n"
-    "op long_rows {\n"             // 4 rows of 2^22: the look-back, no picks
+    "op long_rows {\n"             // 4 rows of 2^22: the look-back
     "  dims R = 4, L = 4194304\n"
+    "  in  x: f32[R, L]\n"
+    "  out y = cumsum(x, axis=1)\n"
+    "}\n"
+    "op long_rows_half {\n"        // f16 rows, f32 values, odd length (element loads): 4 vectors a thread
+    "  dims dyn R = 3, L = 3000001\n"
+    "  in  x: f16[R, L]\n"
+    "  out y = cummax(x, axis=1)\n"
+    "}\n"
+    "op long_rows_dyn_len {\n"     // a dyn length: the look-back by class, no picks
+    "  dims R = 4, dyn L = 4194304\n"
     "  in  x: f32[R, L]\n"
     "  out y = cumsum(x, axis=1)\n"
     "}\n"
@@ -103,7 +116,59 @@ TEST_CASE("scan picks: a block per row lists its candidates, a stored pick sets 
                                         "for this scan)") != std::string::npos);
   }
   CHECK(plan_with("rows").tunables[0].what == "cumsum: 4096 rows of 1000");
-  CHECK(plan_with("long_rows").tunables.empty());
+}
+
+TEST_CASE("look-back scan picks: text round trip, the candidates, a stored pick sizes the kernel, an illegal one is "
+          "ignored") {
+  for (const kiln::LookbackScanPick p : {kiln::LookbackScanPick{128, 4, 2, 1}, kiln::LookbackScanPick{512, 16, 4, 2}})
+    check_pick_round_trip(p);
+  CHECK(kiln::LookbackScanPick{256, 8, 3, 2}.text() == "scan lookback t256 v8 s3 b2");
+  for (const char* bad : {"", "scan lookback", "scan lookback t256 v8 s3", "scan rows t256 v8 s3 b2",
+                          "scan lookback t256 v8 s3 b2 x", "scan lookback t256 v08 s3 b2"})
+    CHECK_FALSE(kiln::LookbackScanPick::parse(bad).has_value());
+  CHECK(plan_with("long_rows_dyn_len").tunables.empty());
+  struct Case {
+    const char* op;
+    std::size_t candidates;
+    kiln::LookbackScanPick heuristic;
+    int elem, value;
+  };
+  // f32 on sm_90a: stages of 8 to 128 KiB (threads x vectors x 16 bytes); 2-4 of them fit a block
+  // (227 KiB) and 1 or 2 blocks an SM (228 KiB, 1 KiB reserved a block): 37 of the 54.
+  for (const Case& k : {Case{"long_rows", 37, {256, 8, 3, 2}, 4, 4}, Case{"long_rows_half", 37, {256, 4, 3, 2}, 2, 4}}) {
+    CAPTURE(k.op);
+    const auto base = plan_with(k.op);
+    const auto& t = the_tunable(base, k.candidates, k.heuristic);
+    CHECK(scan_kernel(base).reason.find("; config: heuristic") != std::string::npos);
+    for (const auto& pick : t.candidates) {
+      const auto& r = std::get<kiln::LookbackScanPick>(pick);
+      CAPTURE(r.text());
+      const auto plan = plan_with(k.op, {{t.anchor, {pick, "tuned: 0.030 ms (test)"}}});
+      const auto& kn = scan_kernel(plan);
+      const auto& c = std::get<kiln::ScanConfig>(kn.config);
+      CHECK(c.variant == kiln::ScanVariant::kRowsLookback);
+      CHECK((c.threads == r.threads && c.vecs == r.vecs && c.stages == r.stages));
+      CHECK(c.chunks == 132LL * r.blocks);
+      CHECK(kn.min_blocks == r.blocks);
+      CHECK(kn.block.x == r.threads + 32);
+      const long long tile = kiln::launch::scan_rows_tile(r.threads, r.vecs, k.elem);
+      CHECK(kn.shared_bytes == r.stages * tile * k.value);
+      CHECK(kn.shared_bytes <= 232448);
+      CHECK(kn.reason.find(std::to_string(tile) + "-element tiles") != std::string::npos);
+      CHECK(kn.reason.find(std::to_string(r.stages) + " shared stages") != std::string::npos);
+      CHECK(kn.reason.find("; config: tuned: 0.030 ms (test)") != std::string::npos);
+      // The workspace holds a status for every tile of the pick's size (4 static rows).
+      if (std::string(k.op) == "long_rows")
+        CHECK(plan.buffers[static_cast<std::size_t>(kn.zero_before.at(0))].bytes ==
+              kiln::launch::scan_lookback_workspace_bytes(4, 4194304, tile, k.value));
+    }
+    const kiln::LookbackScanPick bad{512, 16, 4, 2};   // 256 KiB of stages
+    const auto plan = plan_with(k.op, {{t.anchor, {bad, "tuned: stale"}}});
+    CHECK(plan.tunables[0].chosen == t.heuristic);
+    CHECK(scan_kernel(plan).reason.find("config: heuristic (the pick scan lookback t512 v16 s4 b2, tuned: stale, is not "
+                                        "legal for this look-back scan)") != std::string::npos);
+  }
+  CHECK(plan_with("long_rows").tunables[0].what == "cumsum (look-back): 4 rows of 4194304");
 }
 
 TEST_CASE("strided scan picks: text round trip, the candidates, a stored pick re-cuts the axis, an illegal one is "
@@ -123,11 +188,7 @@ TEST_CASE("strided scan picks: text round trip, the candidates, a stored pick re
   for (const Case& k : {Case{"strided", 9, {256, 8}}, Case{"strided_narrow", 3, {64, 8}}}) {
     CAPTURE(k.op);
     const auto base = plan_with(k.op);
-    REQUIRE(base.tunables.size() == 1);
-    const auto& t = base.tunables[0];
-    CHECK(t.candidates.size() == k.candidates);
-    CHECK(std::count(t.candidates.begin(), t.candidates.end(), t.heuristic) == 1);
-    CHECK(std::get<kiln::StridedScanPick>(t.heuristic) == k.heuristic);
+    const auto& t = the_tunable(base, k.candidates, k.heuristic);
     CHECK(base.kernels[0].reason.find("; config: heuristic") != std::string::npos);
     for (const auto& pick : t.candidates) {
       const auto& r = std::get<kiln::StridedScanPick>(pick);
@@ -155,5 +216,5 @@ TEST_CASE("strided scan picks: text round trip, the candidates, a stored pick re
 
 TEST_CASE("scan picks: every candidate compiles with NVRTC for sm_90a and sm_80") {
   if (!nvrtc_or_skip()) return;
-  CHECK(compile_every_candidate(plan_with, {"rows", "strided", "strided_narrow"}) >= 2u * (9 + 9 + 3));
+  CHECK(compile_every_candidate(plan_with, {"rows", "strided", "strided_narrow", "long_rows"}) >= 2u * (9 + 9 + 3) + 37);
 }

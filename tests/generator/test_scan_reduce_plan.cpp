@@ -134,7 +134,7 @@ TEST_CASE("look-back scans: planned for few long rows, with the workspace zeroed
   CHECK(contains(plan.text(), "zeroes #"));
   CHECK(contains(plan.text(), "cuMemsetD32Async"));
   const auto src = sources_of(plan)[0].text;
-  CHECK(contains(src, "kiln::scan_rows_lookback<kThreads, kVecs, kiln::launch::kScanLookbackStages, kExclusive, "
+  CHECK(contains(src, "kiln::scan_rows_lookback<kThreads, kVecs, kConfig.stages, kExclusive, "
                      "kReverse, kConfig.aligned, Op>(in_x, out_y, ws_y_lookback"));
   // Many rows keep the block-per-row path and need no zeroing.
   const auto many = plan_of({"scans", "cumsum_reverse", "", {}, {}});

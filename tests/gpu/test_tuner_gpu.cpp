@@ -88,6 +88,11 @@ op ln_chw {
   let d = x - mu
   out y = d * rsqrt(mean(d * d, axis=[1, 2, 3], keepdims=true) + 1e-5)
 }
+op scan_long {
+  dims static R = 4, static L = 4194304
+  in  x: f32[R, L]
+  out y = cumsum(x, axis=1)
+}
 op scan_cols {
   dims static R = 4096, static L = 2000
   in  x: f32[R, L]
@@ -314,6 +319,14 @@ TEST_CASE("gpu: a strided scan tunes its block size and loads, each checked, and
   // Down 4096 rows of 2000 columns (8 blocks of 256: cut into chunks by the rule at each pick's
   // numbers): 64, 128 or 256 threads x 4, 8 or 16 loads in flight.
   tune_families("kiln-tune-scan-cols", {{"scan_cols", "scan strided ", 9, 9}});
+}
+
+TEST_CASE("gpu: a look-back scan tunes its threads, vectors, stages and blocks, each checked, and plans with the "
+          "winner") {
+  KILN_REQUIRE_GPU();
+  // 4 rows of 2^22 (the look-back: fewer rows than SMs): 128, 256 or 512 data threads x 4, 8 or 16
+  // vectors x 2, 3 or 4 stages x 1 or 2 blocks an SM, where the stages fit (37 of the 54).
+  tune_families("kiln-tune-scan-long", {{"scan_long", "scan lookback ", 37, 37}});
 }
 
 TEST_CASE("gpu: 3-d pools tune their block size, runs and rows, each checked, and plan with the winner") {

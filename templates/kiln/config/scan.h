@@ -49,7 +49,8 @@ inline const char* enum_name(ScanVariant v) {
   X(long long, chunk, 0)   /* strided: scan steps a chunk (look-back: a tile's rows) */               \
   X(int, chunk_sms, 0)     /* strided, > 0: chunks per launch (scan_launch_chunks) on this many SMs */\
   X(bool, aligned, false)  /* rows: every row 16-byte vectorizable at every launch ([Note: rows */    \
-                           /* known vectorizable] in plan_memory.cpp): no element-wise path */
+                           /* known vectorizable] in plan_memory.cpp): no element-wise path */     \
+  X(int, stages, 0)        /* rows look-back: shared stages (one tile each) a block */
 KILN_CONFIG(ScanConfig, KILN_SCAN_FIELDS);
 
 namespace launch {
@@ -279,7 +280,7 @@ KILN_RULE constexpr launch::Geometry scan_geometry(const ScanConfig& c, int elem
     case ScanVariant::kRowsBlock: return launch::scan_rows_block_geometry(c.outer, c.threads);
     case ScanVariant::kRowsLookback:
       return launch::scan_rows_lookback_geometry(c.outer, c.len, launch::scan_rows_tile(c.threads, c.vecs, elem_bytes),
-                                                 c.threads, value_bytes, c.chunks);
+                                                 c.threads, value_bytes, c.chunks, c.stages);
     case ScanVariant::kStridedLookback:
       return launch::scan_strided_lookback_geometry(c.outer, c.len, c.inner, c.threads, c.chunk, value_bytes);
     default: {   // kStridedTotals, kStrided: the same grid

@@ -7,13 +7,13 @@ kernels:
   0 kiln_cummax_cols_epilogue_k0_scan_strided_totals: scan_strided_totals  grid (4, 32, 1) block (256, 1, 1) smem 0 index int32
       anchor %5 cummax (line 51)
       reads #0 x
-      config ScanConfig{variant=kStridedTotals outer=1 len=2048 inner=1000 threads=256 vecs=1 unroll=8 chunks=32 chunk=64 chunk_sms=0 aligned=0}
+      config ScanConfig{variant=kStridedTotals outer=1 len=2048 inner=1000 threads=256 vecs=1 unroll=8 chunks=32 chunk=64 chunk_sms=0 aligned=0 stages=0}
       why: scan along a strided axis ([1, 2048, 1000]): a thread per column carrying its running value, 8 loads in flight; 4 blocks cannot fill 132 SMs: the axis is cut into 32 chunks of 64, this kernel writes each chunk's total; int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
   1 kiln_cummax_cols_epilogue_k1_scan_strided: scan_strided  grid (4, 32, 1) block (256, 1, 1) smem 0 index int32
       anchor %5 cummax (line 51)
       stores %7 -> #1 y
       reads #0 x, #2 t5_chunk_totals
-      config ScanConfig{variant=kStrided outer=1 len=2048 inner=1000 threads=256 vecs=1 unroll=8 chunks=32 chunk=64 chunk_sms=0 aligned=0}
+      config ScanConfig{variant=kStrided outer=1 len=2048 inner=1000 threads=256 vecs=1 unroll=8 chunks=32 chunk=64 chunk_sms=0 aligned=0 stages=0}
       why: scans each chunk from the combination of the totals before it (chunk order: deterministic); int32 indices (every tensor < 2^31 - 2^18 elements)
 
 // ==== cummax_cols_epilogue_k0.cu
@@ -25,7 +25,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStridedTotals, /*outer=*/1, /*len=*/2048, /*inner=*/1000, /*threads=*/256, /*vecs=*/1, /*unroll=*/8, /*chunks=*/32, /*chunk=*/64, /*chunk_sms=*/0, /*aligned=*/false};  // the planner's config
+constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStridedTotals, /*outer=*/1, /*len=*/2048, /*inner=*/1000, /*threads=*/256, /*vecs=*/1, /*unroll=*/8, /*chunks=*/32, /*chunk=*/64, /*chunk_sms=*/0, /*aligned=*/false, /*stages=*/0};  // the planner's config
 // cummax of [2048, 1000] along axis 0, viewed as [outer, len, inner]
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
 constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;  // a thread per column, kUnroll loads in flight
@@ -71,7 +71,7 @@ static_assert(kiln::scan_geometry(kConfig, sizeof(float), sizeof(C)).workspace_b
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStrided, /*outer=*/1, /*len=*/2048, /*inner=*/1000, /*threads=*/256, /*vecs=*/1, /*unroll=*/8, /*chunks=*/32, /*chunk=*/64, /*chunk_sms=*/0, /*aligned=*/false};  // the planner's config
+constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStrided, /*outer=*/1, /*len=*/2048, /*inner=*/1000, /*threads=*/256, /*vecs=*/1, /*unroll=*/8, /*chunks=*/32, /*chunk=*/64, /*chunk_sms=*/0, /*aligned=*/false, /*stages=*/0};  // the planner's config
 // cummax of [2048, 1000] along axis 0, viewed as [outer, len, inner]
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
 constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;  // a thread per column, kUnroll loads in flight

@@ -7,7 +7,7 @@ kernels:
       anchor %1 cummin (line 39)
       stores %1 -> #1 y
       reads #0 x
-      config ScanConfig{variant=kStrided outer=64 len=128 inner=8192 threads=256 vecs=1 unroll=8 chunks=1 chunk=128 chunk_sms=0 aligned=0}
+      config ScanConfig{variant=kStrided outer=64 len=128 inner=8192 threads=256 vecs=1 unroll=8 chunks=1 chunk=128 chunk_sms=0 aligned=0 stages=0}
       why: scan along a strided axis ([64, 128, 8192]): a thread per column carrying its running value, 8 loads in flight; 2048 blocks fill the GPU: one pass; int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
 
 // ==== cummin_mid_reverse_k0.cu
@@ -19,7 +19,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStrided, /*outer=*/64, /*len=*/128, /*inner=*/8192, /*threads=*/256, /*vecs=*/1, /*unroll=*/8, /*chunks=*/1, /*chunk=*/128, /*chunk_sms=*/0, /*aligned=*/false};  // the planner's config
+constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStrided, /*outer=*/64, /*len=*/128, /*inner=*/8192, /*threads=*/256, /*vecs=*/1, /*unroll=*/8, /*chunks=*/1, /*chunk=*/128, /*chunk_sms=*/0, /*aligned=*/false, /*stages=*/0};  // the planner's config
 // cummin of [64, 128, 8192] along axis 1, reverse, viewed as [outer, len, inner]
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
 constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;  // a thread per column, kUnroll loads in flight

@@ -7,7 +7,7 @@ kernels:
       anchor %1 cumprod (line 45)
       stores %1 -> #1 y
       reads #0 x
-      config ScanConfig{variant=kStrided outer=1 len=37 inner=3000 threads=256 vecs=1 unroll=8 chunks=1 chunk=37 chunk_sms=0 aligned=0}
+      config ScanConfig{variant=kStrided outer=1 len=37 inner=3000 threads=256 vecs=1 unroll=8 chunks=1 chunk=37 chunk_sms=0 aligned=0 stages=0}
       why: scan along a strided axis ([1, 37, 3000]): a thread per column carrying its running value, 8 loads in flight; 12 blocks fill the GPU: one pass; int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
 
 // ==== cumprod_cols_exclusive_reverse_k0.cu
@@ -19,7 +19,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStrided, /*outer=*/1, /*len=*/37, /*inner=*/3000, /*threads=*/256, /*vecs=*/1, /*unroll=*/8, /*chunks=*/1, /*chunk=*/37, /*chunk_sms=*/0, /*aligned=*/false};  // the planner's config
+constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStrided, /*outer=*/1, /*len=*/37, /*inner=*/3000, /*threads=*/256, /*vecs=*/1, /*unroll=*/8, /*chunks=*/1, /*chunk=*/37, /*chunk_sms=*/0, /*aligned=*/false, /*stages=*/0};  // the planner's config
 // cumprod of [37, 3000] along axis 0, exclusive, reverse, viewed as [outer, len, inner]
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
 constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;  // a thread per column, kUnroll loads in flight

@@ -9,7 +9,7 @@ kernels:
       stores %1 -> #1 y
       reads #0 x
       zeroes #2 y_column_statuses (6.4 MiB) on the stream before the launch (cuMemsetD32Async)
-      config ScanConfig{variant=kStridedLookback outer=1 len=8192 inner=4096 threads=256 vecs=1 unroll=1 chunks=205 chunk=40 chunk_sms=0 aligned=0}
+      config ScanConfig{variant=kStridedLookback outer=1 len=8192 inner=4096 threads=256 vecs=1 unroll=1 chunks=205 chunk=40 chunk_sms=0 aligned=0 stages=0}
       why: scan along a strided axis ([1, 8192, 4096]); the columns cannot fill 132 SMs, and a chunked scan reads x twice: decoupled look-back down the columns instead, a block per tile of 40 rows x 256 columns (3280 tiles), each copied into shared memory, 5 blocks an SM; a status a column of each tile, zeroed before the launch; int32 indices (every tensor < 2^31 - 2^18 elements)
 
 // ==== cumsum_cols_k0.cu
@@ -21,7 +21,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStridedLookback, /*outer=*/1, /*len=*/8192, /*inner=*/4096, /*threads=*/256, /*vecs=*/1, /*unroll=*/1, /*chunks=*/205, /*chunk=*/40, /*chunk_sms=*/0, /*aligned=*/false};  // the planner's config
+constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStridedLookback, /*outer=*/1, /*len=*/8192, /*inner=*/4096, /*threads=*/256, /*vecs=*/1, /*unroll=*/1, /*chunks=*/205, /*chunk=*/40, /*chunk_sms=*/0, /*aligned=*/false, /*stages=*/0};  // the planner's config
 // cumsum of [8192, 4096] along axis 0, viewed as [outer, len, inner]
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
 constexpr int kThreads = kConfig.threads, kRows = int(kConfig.chunk);  // a tile: kRows rows x kThreads columns, a thread a column

@@ -7,7 +7,7 @@ kernels:
       anchor %1 cumsum (line 25)
       stores %1 -> #1 y
       reads #0 x
-      config ScanConfig{variant=kStrided outer=1 len=7 inner=3 threads=32 vecs=1 unroll=8 chunks=1 chunk=7 chunk_sms=0 aligned=0}
+      config ScanConfig{variant=kStrided outer=1 len=7 inner=3 threads=32 vecs=1 unroll=8 chunks=1 chunk=7 chunk_sms=0 aligned=0 stages=0}
       why: scan along a strided axis ([1, 7, 3]): a thread per column carrying its running value, 8 loads in flight; 1 blocks fill the GPU: one pass; int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
 
 // ==== cumsum_cols_k0.cu
@@ -19,7 +19,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStrided, /*outer=*/1, /*len=*/7, /*inner=*/3, /*threads=*/32, /*vecs=*/1, /*unroll=*/8, /*chunks=*/1, /*chunk=*/7, /*chunk_sms=*/0, /*aligned=*/false};  // the planner's config
+constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStrided, /*outer=*/1, /*len=*/7, /*inner=*/3, /*threads=*/32, /*vecs=*/1, /*unroll=*/8, /*chunks=*/1, /*chunk=*/7, /*chunk_sms=*/0, /*aligned=*/false, /*stages=*/0};  // the planner's config
 // cumsum of [7, 3] along axis 0, viewed as [outer, len, inner]
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
 constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;  // a thread per column, kUnroll loads in flight

@@ -7,13 +7,13 @@ kernels:
   0 kiln_cumsum_mid_exclusive_k0_scan_strided_totals: scan_strided_totals  grid (4, 128, 1) block (32, 1, 1) smem 0 index int32
       anchor %1 cumsum (line 32)
       reads #0 x
-      config ScanConfig{variant=kStridedTotals outer=4 len=65536 inner=32 threads=32 vecs=1 unroll=8 chunks=128 chunk=512 chunk_sms=0 aligned=0}
+      config ScanConfig{variant=kStridedTotals outer=4 len=65536 inner=32 threads=32 vecs=1 unroll=8 chunks=128 chunk=512 chunk_sms=0 aligned=0 stages=0}
       why: scan along a strided axis ([4, 65536, 32]): a thread per column carrying its running value, 8 loads in flight; 4 blocks cannot fill 132 SMs: the axis is cut into 128 chunks of 512, this kernel writes each chunk's total; int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
   1 kiln_cumsum_mid_exclusive_k1_scan_strided: scan_strided  grid (4, 128, 1) block (32, 1, 1) smem 0 index int32
       anchor %1 cumsum (line 32)
       stores %1 -> #1 y
       reads #0 x, #2 y_chunk_totals
-      config ScanConfig{variant=kStrided outer=4 len=65536 inner=32 threads=32 vecs=1 unroll=8 chunks=128 chunk=512 chunk_sms=0 aligned=0}
+      config ScanConfig{variant=kStrided outer=4 len=65536 inner=32 threads=32 vecs=1 unroll=8 chunks=128 chunk=512 chunk_sms=0 aligned=0 stages=0}
       why: scans each chunk from the combination of the totals before it (chunk order: deterministic); int32 indices (every tensor < 2^31 - 2^18 elements)
 
 // ==== cumsum_mid_exclusive_k0.cu
@@ -25,7 +25,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStridedTotals, /*outer=*/4, /*len=*/65536, /*inner=*/32, /*threads=*/32, /*vecs=*/1, /*unroll=*/8, /*chunks=*/128, /*chunk=*/512, /*chunk_sms=*/0, /*aligned=*/false};  // the planner's config
+constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStridedTotals, /*outer=*/4, /*len=*/65536, /*inner=*/32, /*threads=*/32, /*vecs=*/1, /*unroll=*/8, /*chunks=*/128, /*chunk=*/512, /*chunk_sms=*/0, /*aligned=*/false, /*stages=*/0};  // the planner's config
 // cumsum of [4, 65536, 32] along axis 1, exclusive, viewed as [outer, len, inner]
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
 constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;  // a thread per column, kUnroll loads in flight
@@ -69,7 +69,7 @@ static_assert(kiln::scan_geometry(kConfig, sizeof(float), sizeof(C)).workspace_b
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStrided, /*outer=*/4, /*len=*/65536, /*inner=*/32, /*threads=*/32, /*vecs=*/1, /*unroll=*/8, /*chunks=*/128, /*chunk=*/512, /*chunk_sms=*/0, /*aligned=*/false};  // the planner's config
+constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStrided, /*outer=*/4, /*len=*/65536, /*inner=*/32, /*threads=*/32, /*vecs=*/1, /*unroll=*/8, /*chunks=*/128, /*chunk=*/512, /*chunk_sms=*/0, /*aligned=*/false, /*stages=*/0};  // the planner's config
 // cumsum of [4, 65536, 32] along axis 1, exclusive, viewed as [outer, len, inner]
 constexpr Index kOuter = kConfig.outer, kLen = kConfig.len, kInner = kConfig.inner;
 constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;  // a thread per column, kUnroll loads in flight

@@ -7,7 +7,7 @@ kernels:
       anchor %1 cumsum (line 12)
       stores %1 -> #1 y
       reads #0 x
-      config ScanConfig{variant=kRowsBlock outer=7 len=4097 inner=1 threads=256 vecs=2 unroll=1 chunks=1 chunk=0 chunk_sms=0 aligned=0}
+      config ScanConfig{variant=kRowsBlock outer=7 len=4097 inner=1 threads=256 vecs=2 unroll=1 chunks=1 chunk=0 chunk_sms=0 aligned=0 stages=0}
       why: scan along contiguous rows: a block per row (7 rows of 4097, 2048-element tiles); int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
 
 // ==== cumsum_reverse_k0.cu
@@ -19,7 +19,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kRowsBlock, /*outer=*/7, /*len=*/4097, /*inner=*/1, /*threads=*/256, /*vecs=*/2, /*unroll=*/1, /*chunks=*/1, /*chunk=*/0, /*chunk_sms=*/0, /*aligned=*/false};  // the planner's config
+constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kRowsBlock, /*outer=*/7, /*len=*/4097, /*inner=*/1, /*threads=*/256, /*vecs=*/2, /*unroll=*/1, /*chunks=*/1, /*chunk=*/0, /*chunk_sms=*/0, /*aligned=*/false, /*stages=*/0};  // the planner's config
 // cumsum of [7, 4097] along axis 1, reverse
 constexpr Index kRows = kConfig.outer, kLen = kConfig.len;
 constexpr int kThreads = kConfig.threads, kVecs = kConfig.vecs;  // 16-byte vectors per thread per tile

@@ -7,13 +7,13 @@ kernels:
   0 kiln_cs_rows_k0_scan_strided_totals: scan_strided_totals  grid (8, 7, 1) block (256, 1, 1) smem 0 index int32
       anchor %1 cumsum (line 14)
       reads #0 x
-      config ScanConfig{variant=kStridedTotals outer=0 len=500 inner=0 threads=256 vecs=1 unroll=8 chunks=7 chunk=0 chunk_sms=132 aligned=0}
+      config ScanConfig{variant=kStridedTotals outer=0 len=500 inner=0 threads=256 vecs=1 unroll=8 chunks=7 chunk=0 chunk_sms=132 aligned=0 stages=0}
       why: scan along a strided axis ([B (dyn), 500, C (dyn, C in >= 129)]): a thread per column carrying its running value, 8 loads in flight; the blocks at the fewest rows (1) and this class's narrowest inner (129) cannot fill 132 SMs: each launch cuts the axis as the rule does at its own extents, into at most 7 chunks, its totals sized by the launch, this kernel writes each chunk's total (not launched where a launch takes one chunk); int32 indices (every tensor < 2^31 - 2^18 elements)
   1 kiln_cs_rows_k1_scan_strided: scan_strided  grid (8, 7, 1) block (256, 1, 1) smem 0 index int32
       anchor %1 cumsum (line 14)
       stores %1 -> #1 y
       reads #0 x, #2 y_chunk_totals
-      config ScanConfig{variant=kStrided outer=0 len=500 inner=0 threads=256 vecs=1 unroll=8 chunks=7 chunk=0 chunk_sms=132 aligned=0}
+      config ScanConfig{variant=kStrided outer=0 len=500 inner=0 threads=256 vecs=1 unroll=8 chunks=7 chunk=0 chunk_sms=132 aligned=0 stages=0}
       why: scans each chunk from the combination of the totals before it (chunk order: deterministic); int32 indices (every tensor < 2^31 - 2^18 elements)
 
 // ==== cs_rows_k0.cu
@@ -25,7 +25,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStridedTotals, /*outer=*/0, /*len=*/500, /*inner=*/0, /*threads=*/256, /*vecs=*/1, /*unroll=*/8, /*chunks=*/7, /*chunk=*/0, /*chunk_sms=*/132, /*aligned=*/false};  // the planner's config
+constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStridedTotals, /*outer=*/0, /*len=*/500, /*inner=*/0, /*threads=*/256, /*vecs=*/1, /*unroll=*/8, /*chunks=*/7, /*chunk=*/0, /*chunk_sms=*/132, /*aligned=*/false, /*stages=*/0};  // the planner's config
 // cumsum of [B, 500, C] along axis 1, viewed as [outer, len, inner]
 constexpr Index kLen = kConfig.len;  // outer: dyn, the body's `rows`; kInner: dyn, the body's `inner`
 constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;  // a thread per column, kUnroll loads in flight
@@ -74,7 +74,7 @@ static_assert(kiln::launch::same_launch(kiln::scan_geometry(kConfig, sizeof(floa
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStrided, /*outer=*/0, /*len=*/500, /*inner=*/0, /*threads=*/256, /*vecs=*/1, /*unroll=*/8, /*chunks=*/7, /*chunk=*/0, /*chunk_sms=*/132, /*aligned=*/false};  // the planner's config
+constexpr kiln::ScanConfig kConfig = kiln::ScanConfig{/*variant=*/kiln::ScanVariant::kStrided, /*outer=*/0, /*len=*/500, /*inner=*/0, /*threads=*/256, /*vecs=*/1, /*unroll=*/8, /*chunks=*/7, /*chunk=*/0, /*chunk_sms=*/132, /*aligned=*/false, /*stages=*/0};  // the planner's config
 // cumsum of [B, 500, C] along axis 1, viewed as [outer, len, inner]
 constexpr Index kLen = kConfig.len;  // outer: dyn, the body's `rows`; kInner: dyn, the body's `inner`
 constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;  // a thread per column, kUnroll loads in flight
