@@ -73,7 +73,6 @@ std::int64_t product(const std::vector<std::int64_t>& v, std::size_t begin, std:
   return p;
 }
 
-
 // The deepest pipeline (2..4 stages) whose TileEngine (plus `extra` bytes) fits.
 int pick_stages(const Target& t, int elem, int bm, int bn, int bk, int wn, bool a_k_contig, bool b_k_contig,
                 std::int64_t extra = 0) {
@@ -2498,7 +2497,6 @@ launch::Geometry attention_launch(const Plan& plan, const PlannedKernel& kernel,
   const AttentionConfig c = attention_at(std::get<AttentionConfig>(kernel.config), attention_extents(plan.ir(), kernel, dims));
   return attention_geometry(c, plan.target.sm_count);
 }
-
 
 std::int64_t smem_limit(const Target& t) {
   const int v = t.sm_version();

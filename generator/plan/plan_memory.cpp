@@ -1186,12 +1186,12 @@ std::vector<ScanPick> scan_rows_candidates() {
 
 // [Note: look-back scan picks]
 // A look-back scan along contiguous rows of a static length has picks ([Note: tuned picks] in
-// plan.h): 128, 256 or 512 data threads; half, the heuristic's or twice the
-// heuristic's 16-byte vectors a thread per tile (at most kScanLookbackMaxVecs); 2, 3 or 4 stages;
-// 1 or 2 blocks an SM, where that many blocks' stages fit one SM's shared memory
-// (ctas_by_smem; the heuristic's own even where they do not: sm_80's 164 KiB). The heuristic (kScanLookbackThreads, scan_lookback_vecs, kScanLookbackStages,
-// scan_lookback_blocks_per_sm: the best of an H200 sweep, [Note: the warp-specialized look-back]
-// in config/scan.h) is one of them; its tiles, workspace and grid follow the pick (with dyn rows,
+// plan.h): 128, 256 or 512 data threads; half, the heuristic's or twice the heuristic's 16-byte
+// vectors a thread per tile (at most kScanLookbackMaxVecs); 2, 3 or 4 stages; 1 or 2 blocks an
+// SM, where that many blocks' stages fit one SM's shared memory (ctas_by_smem; the heuristic's
+// own even where they do not: sm_80's 164 KiB). The heuristic (kScanLookbackThreads,
+// scan_lookback_vecs, kScanLookbackStages, scan_lookback_blocks_per_sm: the best of an H200
+// sweep, [Note: the warp-specialized look-back] in config/scan.h) is one of them; its tiles, workspace and grid follow the pick (with dyn rows,
 // the workspace still for the class's most rows). Whether a row takes the look-back stays the
 // heuristic's. A dyn length (its classes cut at multiples of the block-per-row tile) has none.
 constexpr int kScanLookbackMaxVecs = 16;
@@ -1200,14 +1200,15 @@ std::vector<LookbackScanPick> scan_lookback_candidates(const Target& t, int elem
                                                        const LookbackScanPick& h) {
   std::vector<LookbackScanPick> out;
   for (int threads : {128, 256, 512})
-    for (int vecs : {h.vecs / 2, h.vecs, h.vecs * 2})
+    for (int vecs : {h.vecs / 2, h.vecs, h.vecs * 2}) {
+      if (vecs < 1 || vecs > kScanLookbackMaxVecs) continue;
       for (int stages : {2, 3, 4})
         for (int blocks : {1, 2}) {
-          if (vecs < 1 || vecs > kScanLookbackMaxVecs) continue;
           const LookbackScanPick pick{threads, vecs, stages, blocks};
           const std::int64_t bytes = stages * launch::scan_rows_tile(threads, vecs, elem) * value_bytes;
           if (bytes <= smem_limit(t) && (ctas_by_smem(t, bytes, blocks) == blocks || pick == h)) out.push_back(pick);
         }
+    }
   return out;
 }
 
