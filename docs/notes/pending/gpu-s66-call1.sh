@@ -7,7 +7,7 @@
 # look-back scan tuner case (37 candidates, each checked) and the 3-d pool tuner case.
 # (2) The patch: the wgmma-path cases and matmul.kiln's checks, then old and new binaries
 # alternately on the dropout GEMMs. (3) racecheck of the conv specs at the odd set (owed since
-# session 63) in the time that is left.
+# session 63) in the time that is left. Before it, per-kernel times of the irregular GEMM row under ncu.
 cd "$(dirname "$0")/../../.."
 source docs/notes/pending/s65-env.sh
 KILN_CACHE_DIR=$(mktemp -d) KILN_GPU_SPECS=matmul,pooling,scans timeout 170 .gpu/bin/kiln_test_gpu \
@@ -32,6 +32,11 @@ for round in 1 2 3; do for K in kiln kiln_new; do
   done
   echo "$K round $round seed tf32 $(KILN_CACHE_DIR=/tmp/c-$K timeout 40 .gpu/bin/$K run specs/linear_dropout_softmax.kiln --precision tf32 --iters 50 2>&1 | grep -E 'median|FAIL|error' | tr '\n' ' ')"
 done; done | tee $logs/ab.txt
+for op in irr_bf16 irr_f32; do
+  KILN_CACHE_DIR=/tmp/c-kiln timeout 60 ncu --metrics gpu__time_duration.sum --csv .gpu/bin/kiln run docs/notes/pending/irr.kiln \
+    --op $op --precision tf32 --iters 3 > $logs/ncu_$op.csv 2>&1
+  echo "[$SECONDS s] ncu $op rc=$?"; grep -E 'gpu__time_duration' $logs/ncu_$op.csv | awk -F'","' '{print $5, $NF}' | tail -8
+done
 left=$((560 - SECONDS))
 if [ $left -gt 60 ]; then
   KILN_GPU_SPECS=conv2d_3x3,conv,conv_nd KILN_GPU_SHAPES=odd timeout $left compute-sanitizer --tool racecheck --error-exitcode 86 \
