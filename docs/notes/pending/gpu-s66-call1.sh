@@ -32,7 +32,7 @@ for round in 1 2 3; do for K in kiln kiln_new; do
   done
   echo "$K round $round seed tf32 $(KILN_CACHE_DIR=/tmp/c-$K timeout 40 .gpu/bin/$K run specs/linear_dropout_softmax.kiln --precision tf32 --iters 50 2>&1 | grep -E 'median|FAIL|error' | tr '\n' ' ')"
 done; done | tee $logs/ab.txt
-for op in irr_bf16 irr_f32; do
+for op in irr_bf16 irr_aligned_bf16 irr_f32; do
   KILN_CACHE_DIR=/tmp/c-kiln timeout 60 ncu --metrics gpu__time_duration.sum --csv .gpu/bin/kiln run docs/notes/pending/irr.kiln \
     --op $op --precision tf32 --iters 3 > $logs/ncu_$op.csv 2>&1
   echo "[$SECONDS s] ncu $op rc=$?"; grep -E 'gpu__time_duration' $logs/ncu_$op.csv | awk -F'","' '{print $5, $NF}' | tail -8
