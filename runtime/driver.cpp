@@ -293,7 +293,13 @@ CUfunction get_function(CUmodule module, const std::string& name) {
 }
 
 void set_dynamic_shared(CUfunction function, unsigned bytes) {
-  if (bytes <= kDefaultSharedLimit) return;
+  if (bytes == 0) return;
+  // The default limit is 48 KB less the kernel's static shared memory: a kernel with 48 KB of
+  // dynamic and a few bytes of static shared memory must opt in too.
+  int static_bytes = 0;
+  check(driver().func_get_attribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function),
+        "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
+  if (bytes + static_cast<unsigned>(static_bytes) <= kDefaultSharedLimit) return;
   check(driver().func_set_attribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes)),
         "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
 }

@@ -118,8 +118,9 @@ void unload_module(CUmodule module) noexcept;
 // CudaError naming the kernel when the module lacks it.
 CUfunction get_function(CUmodule module, const std::string& name);
 
-// Kernels start with a 48 KB dynamic shared-memory limit; one that needs more
-// must raise it (up to the device's opt-in maximum). No-op at or under 48 KB.
+// Kernels start with a limit of 48 KB of shared memory, static and dynamic together; one that
+// needs more must raise its dynamic limit (up to the device's opt-in maximum). No-op where
+// `bytes` and the kernel's static shared memory fit 48 KB.
 void set_dynamic_shared(CUfunction function, unsigned bytes);
 
 // The grid to launch `function` with. A kernel compiled with a cluster size (__cluster_dims__) is

@@ -105,7 +105,7 @@ CUfunction RuntimeImpl::function(const CubinSlot& slot, const std::string& entry
   CUmodule module = load_module(slot.kernel.entry.cubin);
   CUfunction f = get_function(module, entry);
   const unsigned shared_bytes = slot.kernel.entry.metadata.shared_bytes;
-  if (shared_bytes > 48 * 1024) set_dynamic_shared(f, shared_bytes);
+  set_dynamic_shared(f, shared_bytes);
   functions.emplace(key, f);
   return f;
 }

@@ -144,7 +144,7 @@ int run_bench(const BenchArgs& a) {
       auto entry = cache.load(e.key, e.arch);
       CUmodule module = load_module(entry->cubin);
       CUfunction f = get_function(module, infos[0].name);
-      set_dynamic_shared(f, infos[0].shared_bytes);   // as the runtime does for > 48 KB
+      set_dynamic_shared(f, infos[0].shared_bytes);   // as the runtime does
       std::vector<CUdeviceptr> values;
       for (void* p : pointers) values.push_back(reinterpret_cast<CUdeviceptr>(p));
       std::vector<void*> params;

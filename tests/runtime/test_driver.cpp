@@ -140,6 +140,29 @@ extern "C" __global__ void fill(float* out, int n, float value) {
   REQUIRE(host.size() == static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) CHECK(host[i] == value + (i % 16384) % 7);
 
+  // 48 KB of dynamic shared memory beside a little static: over the default limit, which counts
+  // both (the look-back scan's t128 v8 s3 pick failed to launch before set_dynamic_shared said so).
+  const char* edge_source = R"(
+extern "C" __global__ void edge(float* out, int n, float value) {
+  extern __shared__ float staging[];
+  __shared__ float tag[32];
+  if (threadIdx.x < 32) tag[threadIdx.x] = value;
+  for (int i = threadIdx.x; i < 12288; i += blockDim.x) staging[i] = i % 5;
+  __syncthreads();
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = staging[i % 12288] + tag[i % 32];
+})";
+  auto edge_compiled = kiln::compile({edge_source, "edge.cu", arch});
+  CUmodule edge_module = kiln::load_module(edge_compiled.cubin);
+  CUfunction edge = kiln::get_function(edge_module, "edge");
+  const unsigned edge_smem = 12288 * sizeof(float);
+  kiln::set_dynamic_shared(edge, edge_smem);
+  out.memset32(0x7fc00000u);
+  kiln::launch_kernel(edge, {(n + 255) / 256, 1, 1}, {256, 1, 1}, edge_smem, nullptr, args);
+  auto edge_host = out.download_as<float>();
+  for (int i = 0; i < n; ++i) CHECK(edge_host[i] == float(i % 12288 % 5) + value);
+  kiln::unload_module(edge_module);
+
   // A bad launch reports the call and the error name.
   try {
     kiln::launch_kernel(fill, {1, 1, 1}, {4096, 1, 1}, 0, nullptr, args);
