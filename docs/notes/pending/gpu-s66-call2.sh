@@ -21,7 +21,7 @@ KILN_CACHE_DIR=$(mktemp -d) timeout 150 .gpu/bin/kiln tune docs/notes/pending/ir
   --no-store > $logs/tune_irr.txt 2> $logs/tune_irr_progress.txt
 echo "[$SECONDS s] tune irr_aligned_bf16 rc=$?"; grep -E "best|heuristic" $logs/tune_irr.txt | head; sort -t: -k3 $logs/tune_irr_progress.txt | grep " ms" | sort -k2 -t'(' | head -3
 grep -E " ms" $logs/tune_irr_progress.txt | awk '{for(i=1;i<=NF;i++) if($i=="ms") print $(i-1), $0}' | sort -n | head -8 | cut -c1-220
-left=$((565 - SECONDS))
+left=$((470 - SECONDS))
 KILN_SUITE_PARTS="tests" KILN_SUITE_TESTS="-sfe=*test_specs_gpu.cpp --duration=true" \
   timeout -s INT $left bash scripts/gpu_suite.sh > $logs/suite.txt 2>&1
 echo "[$SECONDS s] suite second half rc=$?"; grep -E "test cases|assertions|ERROR|FAIL" $logs/suite.txt | head -20
