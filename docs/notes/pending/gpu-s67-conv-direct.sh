@@ -10,13 +10,13 @@
 # the first that faults.
 cd "$(dirname "$0")/../../.."
 source docs/notes/pending/s65-env.sh
-for dims in "-D N=1 -D C=32 -D L=4096 -D K=32" "-D N=1 -D C=32 -D L=4096 -D K=64" "-D N=1 -D C=32 -D L=4096 -D K=128" \
-            "-D N=1 -D C=32 -D L=4096 -D K=130"; do
+for dims in "-D N=1 -D C=64 -D L=32768 -D K=32" "-D N=1 -D C=64 -D L=32768 -D K=64" "-D N=1 -D C=64 -D L=32768 -D K=128" \
+            "-D N=1 -D C=64 -D L=32768 -D K=130"; do
   for op in conv1d_k3 conv_transpose1d_k3; do
     echo "$op $dims: $(KILN_CACHE_DIR=/tmp/c-new timeout 60 .gpu/bin/kiln_new run specs/conv_nd.kiln --op $op --precision tf32 \
       $dims --check --iters 3 2>&1 | grep -E 'ok|FAIL|error|median' | tr '\n' ' ' | cut -c1-300)"
   done
 done | tee $logs/cases.txt
 KILN_CACHE_DIR=/tmp/c-new timeout 200 compute-sanitizer --show-backtrace device .gpu/bin/kiln_new run specs/conv_nd.kiln \
-  --op conv1d_k3 --precision tf32 -D N=1 -D C=32 -D L=4096 -D K=130 --check --iters 1 > $logs/sanitizer.txt 2>&1
+  --op conv1d_k3 --precision tf32 -D N=1 -D C=64 -D L=32768 -D K=130 --check --iters 1 > $logs/sanitizer.txt 2>&1
 echo "sanitizer rc=$?"; grep -E "Invalid|Illegal|at 0x|in kiln_|ERROR SUMMARY" $logs/sanitizer.txt | head -20
