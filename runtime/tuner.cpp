@@ -46,15 +46,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The driver refused a candidate's launch (its block or shared memory asks for more than the
-// device gives): the context is still usable, so the tuner reports the candidate and goes on. Any
-// other CUDA error (a fault inside a kernel is sticky) ends the run.
-bool launch_refused(const CudaError& e) {
-  const bool launch = e.call() == "cuLaunchKernel" || e.call() == "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)" ||
-                      e.call() == "cuOccupancyMaxActiveClusters";
-  return launch && (e.code() == CUDA_ERROR_INVALID_VALUE || e.code() == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
-}
-
 constexpr const char* kMagic = "kiln-tuned 1";
 
 std::string today() {
@@ -67,6 +58,12 @@ std::string today() {
 }
 
 }  // namespace
+
+bool tuner_skips_launch_error(const CudaError& e) {
+  const bool launch = e.call() == "cuLaunchKernel" || e.call() == "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)" ||
+                      e.call() == "cuOccupancyMaxActiveClusters";
+  return launch && (e.code() == CUDA_ERROR_INVALID_VALUE || e.code() == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+}
 
 std::string tuning_device_name(const Options& options) {
   std::string name = tuning_device_override(options);
@@ -305,7 +302,7 @@ TuneResult tune_bound(const std::shared_ptr<RuntimeImpl>& rt, std::shared_ptr<co
         } catch (const CompileError& e) {
           tc.note = fmt::format("does not compile: {}", std::string(e.what()).substr(0, 300));
         } catch (const CudaError& e) {
-          if (!launch_refused(e)) throw;   // a fault in a kernel leaves the context unusable
+          if (!tuner_skips_launch_error(e)) throw;   // a fault in a kernel leaves the context unusable
           tc.note = fmt::format("does not launch: {}", std::string(e.what()).substr(0, 300));
         }
       }

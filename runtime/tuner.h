@@ -50,6 +50,12 @@ std::optional<TunedLookup> lookup_tuned(const std::string& cache_dir, const std:
 // tunes first.
 std::map<int, TunedPick> stored_picks(const std::shared_ptr<RuntimeImpl>& rt, const Plan& plan, const Consts& consts);
 
+// Whether the tuner reports a candidate whose launch failed with `e` and goes on: the driver
+// refused the launch (an invalid value or too few resources at cuLaunchKernel, raising its
+// dynamic shared memory, or placing its clusters), which leaves the context usable. Any other
+// CUDA error (a fault inside a kernel is sticky) ends the run.
+bool tuner_skips_launch_error(const CudaError& e);
+
 // Op::tune on a bound op.
 TuneResult tune_bound(const std::shared_ptr<RuntimeImpl>& rt, std::shared_ptr<const ir::BoundIr> bound,
                       const Consts& consts, Precision precision, const TuneOptions& options);

@@ -2,7 +2,8 @@
 // GPU: KILN_TUNING_DEVICE names the device the picks were tuned on, as `kiln gen` on a machine
 // without a GPU would. Round trip, damaged and foreign files, the key (dyn buckets, not values),
 // and the runtime applying a stored pick (or not: tuning off, an illegal pick), of the TMA engine
-// and of the elementwise, reduction and row norm families in one op.
+// and of the elementwise, reduction and row norm families in one op; which launch errors the tuner
+// skips a candidate for.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <string>
 
+#include <cuda.h>
 #include <fmt/format.h>
 
 #include "generator/frontend/frontend.h"
@@ -249,4 +251,17 @@ TEST_CASE("Options::tuning: a bad value is an ArgumentError naming it") {
     CHECK(std::string(e.what()).find("tuning 'always' (Options::tuning or KILN_TUNING) is not one of off, stored, on-first-call") !=
           std::string::npos);
   }
+}
+
+TEST_CASE("tuner: a launch the driver refuses skips the candidate, a fault ends the run") {
+  const auto error = [](const char* call, int code) { return kiln::CudaError("kiln: failed", call, code, "CODE"); };
+  CHECK(kiln::tuner_skips_launch_error(error("cuLaunchKernel", CUDA_ERROR_INVALID_VALUE)));
+  CHECK(kiln::tuner_skips_launch_error(error("cuLaunchKernel", CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)));
+  CHECK(kiln::tuner_skips_launch_error(error("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", CUDA_ERROR_INVALID_VALUE)));
+  CHECK(kiln::tuner_skips_launch_error(error("cuOccupancyMaxActiveClusters", CUDA_ERROR_INVALID_VALUE)));
+  // Sticky faults, and errors of other calls, end the run.
+  CHECK_FALSE(kiln::tuner_skips_launch_error(error("cuLaunchKernel", CUDA_ERROR_ILLEGAL_ADDRESS)));
+  CHECK_FALSE(kiln::tuner_skips_launch_error(error("cuCtxSynchronize", CUDA_ERROR_ILLEGAL_INSTRUCTION)));
+  CHECK_FALSE(kiln::tuner_skips_launch_error(error("cuCtxSynchronize", CUDA_ERROR_INVALID_VALUE)));
+  CHECK_FALSE(kiln::tuner_skips_launch_error(error("cuMemAlloc", CUDA_ERROR_OUT_OF_MEMORY)));
 }
