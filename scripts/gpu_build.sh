@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds, on this machine, what the GPU machine runs (it has no package registries):
 # a Release build of the CLI, the GPU test suite and the C interface, stripped, plus
-# the standalone template harnesses, all into .gpu/ (ignored by git; pass it as `carry`).
+# the standalone template harnesses, all into .gpu/ (ignored by git), and the same in one xz tarball,
+# .gpu.tar.xz, which is what to pass as `carry` (the GPU scripts unpack it: scripts/gpu_unpack.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -41,3 +42,4 @@ mkdir -p .gpu/packs
 build-gpu/bin/kiln build specs/*.kiln --small --arch sm_90a --skip-unsupported -o .gpu/packs/specs-small-sm_90a.kilnpack
 bash scripts/build_harnesses.sh .gpu/bin || echo "gpu_build: not every harness built (above)" >&2
 du -sh .gpu
+XZ_OPT=-T0 tar cJf .gpu.tar.xz .gpu && du -sh .gpu.tar.xz

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# On a GPU machine with two GPUs (after scripts/gpu_build.sh here, carrying .gpu): the several-device
+# On a GPU machine with two GPUs (after scripts/gpu_build.sh here, carrying .gpu.tar.xz): the several-device
 # GPU tests, then examples/distributed/train.py under torchrun: NCCL with 1 and 2 ranks (cold, then
 # warm cache), 2 ranks preloading a pack, gloo with 2 ranks on one GPU and 4 ranks on two. Writes
 # the figures under $OUT/r (JSON and logs).
+bash "$(dirname "$0")/gpu_unpack.sh" || exit 1
 set -o pipefail; fail=0; R=$OUT/r; mkdir -p $R; export PYTHONPATH=$PWD/.gpu/python; nvidia-smi -L | tee $R/gpus.txt
 .gpu/bin/kiln_test_gpu -tc="*device*,*stream*" 2>&1 | tail -12 | tee $R/devices.txt || fail=1
 python3 -m pytest -q python/tests/test_gpu.py -k "device or stream" 2>&1 | tail -4 | tee $R/pytest.txt || fail=1

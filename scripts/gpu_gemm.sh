@@ -17,6 +17,7 @@
 # $OUT (when set) receives gemm_checks.log and the sweep's JSON, markdown and PNG.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/gpu_unpack.sh || exit 1
 export KILN_SOURCE_DIR=$PWD
 export PATH=/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}

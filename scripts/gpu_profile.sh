@@ -5,6 +5,7 @@
 #   e.g. bash scripts/gpu_profile.sh "axis=1|fp32|2" "linear+dropout|tf32|3"
 set -uo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/gpu_unpack.sh || exit 1
 export PATH=/usr/local/cuda/bin:$PATH
 out=${OUT:-/tmp/kiln-out}
 mkdir -p "$out"

@@ -12,6 +12,7 @@
 # benchmark's JSON, markdown and PNG. Exits 1 when a summary line says FAIL, TIMEOUT or NOT RUN.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+bash scripts/gpu_unpack.sh || exit 1
 export KILN_SOURCE_DIR=$PWD
 export PATH=/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}

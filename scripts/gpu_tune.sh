@@ -7,6 +7,7 @@
 # Expects .gpu/ from scripts/gpu_build.sh. Logs to $OUT/tune-*.log when OUT is set.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/gpu_unpack.sh || exit 1
 export PATH=/usr/local/cuda/bin:$PATH
 out=${OUT:-$(mktemp -d /tmp/kiln-tune.XXXX)}
 spec=$(mktemp /tmp/kiln-tune-XXXX.kiln)

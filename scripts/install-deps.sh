@@ -14,6 +14,7 @@ packages=(
   nlohmann-json3-dev               # the disk cache's metadata files
   clang libclang-rt-14-dev         # libFuzzer and the sanitizers' runtimes
   python3 file                     # scripts; check-deps.sh reads ELF files with `file`
+  xz-utils                         # scripts/gpu_build.sh packs .gpu/ into .gpu.tar.xz for the GPU machine
   python3-dev python3-venv         # the Python extension (headers) and its build environment
   libquadmath0                     # PyTorch's wheel (KILN_TEST_TORCH=1) loads a libgfortran that needs it
 )
