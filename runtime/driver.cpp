@@ -301,7 +301,7 @@ void set_dynamic_shared(CUfunction function, unsigned bytes) {
         "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
   if (bytes + static_cast<unsigned>(static_bytes) <= kDefaultSharedLimit) return;
   check(driver().func_set_attribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes)),
-        "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+        kCallSetDynamicShared);
 }
 
 Dim3 resident_grid(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes) {
@@ -312,18 +312,18 @@ Dim3 resident_grid(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_b
   if (driver().occupancy_max_active_clusters == nullptr)
     throw CudaError("kiln: a kernel runs in thread-block clusters but this CUDA driver lacks "
                     "cuOccupancyMaxActiveClusters (CUDA 12.0 or newer is needed)",
-                    "cuOccupancyMaxActiveClusters", CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED");
+                    kCallMaxActiveClusters, CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED");
   CUlaunchConfig config{};
   config.gridDimX = static_cast<unsigned>(width);
   config.gridDimY = config.gridDimZ = 1;
   config.blockDimX = block.x, config.blockDimY = block.y, config.blockDimZ = block.z;
   config.sharedMemBytes = shared_bytes;
   int clusters = 0;
-  check(driver().occupancy_max_active_clusters(&clusters, function, &config), "cuOccupancyMaxActiveClusters");
+  check(driver().occupancy_max_active_clusters(&clusters, function, &config), kCallMaxActiveClusters);
   if (clusters < 1)
     throw CudaError(fmt::format("kiln: not one cluster of {} CTAs ({} threads, {} bytes of shared memory each) "
                                 "fits on this device at once", width, block.x * block.y * block.z, shared_bytes),
-                    "cuOccupancyMaxActiveClusters", CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE");
+                    kCallMaxActiveClusters, CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE");
   const unsigned cap = static_cast<unsigned>(clusters) * static_cast<unsigned>(width);
   log_debug(fmt::format("a kernel in clusters of {}: {} clusters fit at once, grid.x at most {}", width, clusters, cap));
   if (grid.x > cap) grid.x = cap;
@@ -333,7 +333,7 @@ Dim3 resident_grid(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_b
 void launch_kernel(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, CUstream stream, void** args) {
   check(driver().launch_kernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes, stream, args,
                                nullptr),
-        "cuLaunchKernel");
+        kCallLaunchKernel);
 }
 
 // ---------------------------------------------------------------- DeviceBuffer

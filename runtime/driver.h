@@ -118,6 +118,12 @@ void unload_module(CUmodule module) noexcept;
 // CudaError naming the kernel when the module lacks it.
 CUfunction get_function(CUmodule module, const std::string& name);
 
+// The `call` of the CudaError a launch step throws where the driver refuses it (the tuner tells
+// those from faults: tuner_skips_launch_error in tuner.h).
+inline constexpr const char* kCallLaunchKernel = "cuLaunchKernel";
+inline constexpr const char* kCallSetDynamicShared = "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)";
+inline constexpr const char* kCallMaxActiveClusters = "cuOccupancyMaxActiveClusters";
+
 // Kernels start with a limit of 48 KB of shared memory, static and dynamic together; one that
 // needs more must raise its dynamic limit (up to the device's opt-in maximum). No-op where
 // `bytes` and the kernel's static shared memory fit 48 KB.

@@ -60,8 +60,8 @@ std::string today() {
 }  // namespace
 
 bool tuner_skips_launch_error(const CudaError& e) {
-  const bool launch = e.call() == "cuLaunchKernel" || e.call() == "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)" ||
-                      e.call() == "cuOccupancyMaxActiveClusters";
+  const bool launch =
+      e.call() == kCallLaunchKernel || e.call() == kCallSetDynamicShared || e.call() == kCallMaxActiveClusters;
   return launch && (e.code() == CUDA_ERROR_INVALID_VALUE || e.code() == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
 }
 
