@@ -10,6 +10,20 @@ ops=$(grep -oE '^op [a-z0-9_x]+' docs/notes/pending/irr-shapes.kiln | cut -d' ' 
 for round in 1 2 3; do for op in $ops; do
   echo "round $round $(KILN_CACHE_DIR=/tmp/c-irr timeout 60 .gpu/bin/kiln run docs/notes/pending/irr-shapes.kiln --op $op --iters 50 2>&1 | grep -E 'median|FAIL|error' | tr '\n' ' ')"
 done; done | tee $logs/irr_shapes.txt
+# cuBLAS (torch.matmul, bf16) on the same shapes, in the same call: medians of 50 after 10 warm-ups.
+python3 - $ops <<'PY' 2>&1 | tee $logs/irr_cublas.txt
+import sys, torch
+for op in sys.argv[1:]:
+    m, n, k = (int(v) for v in op.split("_")[1].split("x"))
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16); b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+    times = []
+    for i in range(60):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record(); torch.matmul(a, b); e.record(); torch.cuda.synchronize()
+        if i >= 10: times.append(s.elapsed_time(e))
+    t = sorted(times)[len(times) // 2]
+    print(f"cublas {op} median {t:.4f} ms {2 * m * n * k / t / 1e9:.1f} TFLOP/s")
+PY
 for op in mm_6007x3336x4800 mm_4096x4096x4800; do
   KILN_CACHE_DIR=/tmp/c-irr timeout 120 ncu --section SpeedOfLight --section MemoryWorkloadAnalysis --section SchedulerStats \
     -k regex:gemm_tma --launch-count 1 .gpu/bin/kiln run docs/notes/pending/irr-shapes.kiln --op $op --iters 1 > $logs/ncu_$op.txt 2>&1
