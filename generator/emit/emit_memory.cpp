@@ -648,7 +648,9 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
   } else {
     c.line("// {} of {} along axis {}", ir::op_kind_name(anchor.kind), dims_text(plan, operand), anchor.axis);
   }
-  const bool split = config.variant == RownormVariant::kSplitStats || config.variant == RownormVariant::kSplitApply;
+  const bool whole = config.variant == RownormVariant::kSplitWhole;
+  const bool split =
+      config.variant == RownormVariant::kSplitStats || config.variant == RownormVariant::kSplitApply || whole;
   if (split)
     extent_constants(kernel, c, "kOuter", "outer",
                      {{"kLead", "lead"}, {"kLen", "len"}, {"kGang", "gang"}, {"kSplits", "splits"}, {"kChunk", "chunk"}},
@@ -660,7 +662,9 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
   if (norm && !dyn_len(kernel))   // else Scale computes it from its dyn dims
     c.line("constexpr Index kCount = {};  // elements a row is normalized over", split ? "kLead * kLen" : "kLen");
   const bool strided = config.variant == RownormVariant::kStrided;
-  if (split) {
+  if (whole) {
+    c.line("constexpr int kThreads = kConfig.threads;  // a block a row: its kLead segments of kLen");
+  } else if (split) {
     c.line("constexpr int kThreads = kConfig.threads;  // a block a chunk: kChunk of a segment, or kGang segments");
   } else if (strided) {
     c.line("constexpr int kThreads = kConfig.threads, kUnroll = kConfig.unroll;");
@@ -685,7 +689,7 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
   const std::string in = UnitParts::pointer_name(plan, plan.leaves.at(primary));
   const std::string n = rows_name(kernel, "kOuter");
   const std::string partials =
-      split ? fmt::format("reinterpret_cast<{}kiln::WelfordAcc<C>*>({})",
+      split && !whole ? fmt::format("reinterpret_cast<{}kiln::WelfordAcc<C>*>({})",
                           config.variant == RownormVariant::kSplitApply ? "const " : "",
                           workspace_pointer(plan, kernel, config.variant == RownormVariant::kSplitStats))
             : std::string();
@@ -697,6 +701,9 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const RownormCon
     unit.body = fmt::format("  kiln::rownorm_split_apply<kThreads, kKind, C, kConfig.aligned, kConfig.rows_fastest>({}, {}, {}, kOuter, "
                             "kLead, kLen, kGang, kSplits, kChunk, {});",
                             in, pointer_of_store(plan, kernel), partials, fs);
+  else if (whole)
+    unit.body = fmt::format("  kiln::rownorm_split_whole<kThreads, kKind, C, kConfig.aligned>({}, {}, kOuter, kLead, kLen, {});",
+                            in, pointer_of_store(plan, kernel), fs);
   else if (strided)
     unit.body = fmt::format("  kiln::rownorm_strided<kThreads, kUnroll, kKind, C>({}, {}, {}, {}, {}, {});", in,
                             pointer_of_store(plan, kernel), n, len, inner_name(kernel), fs);

@@ -35,7 +35,8 @@
 // (launch::rownorm_normalize_fuses, rownorm_strided_normalize_fuses, rownorm_split_fuses); a match
 // not fused, and why, is a line of the plan's `fusions` like one fused. Few long rows, and the
 // leading-and-trailing form, become a split norm: two kernels, x read twice ([Note: split norms]
-// in kiln/config/rownorm.h).
+// in kiln/config/rownorm.h), or one where a block takes a whole row ([Note: a block per row of
+// short segments]).
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -217,6 +218,7 @@ NormLayout norm_layout(const std::vector<std::int64_t>& shape, const std::vector
     l.len = product(rest.front(), rank);
     l.split = true;
     l.fuses = launch::rownorm_split_fuses(l.len);
+    l.whole = l.fuses && launch::rownorm_split_whole(l.lead, l.rows, l.len, sm_count);
     if (!l.fuses)
       l.why_not = fmt::format("the normalized axes are not adjacent and their trailing run is short ({} elements, "
                               "under {}: chunks of whole segments would fetch more of their neighbours than of "
@@ -423,7 +425,11 @@ std::shared_ptr<const ir::BoundIr> fuse_norms(std::shared_ptr<const ir::BoundIr>
     norm.norm = m->attrs;
     norm.loc = n.loc;
     rewritten->nodes[i] = std::move(norm);
-    if (layout.split)
+    if (layout.split && layout.whole)
+      fusions.push_back(what + fmt::format(": a split normalize in one kernel, a block a row (the {}, then the scale, "
+                                           "y; the rule's: a tuned pick may split the rows, the kernels say)",
+                                           m->attrs.centered ? "mean and squared deviations" : "sum of squares"));
+    else if (layout.split)
       fusions.push_back(what + fmt::format(": a split normalize, two kernels over chunks of each row (the {} of each "
                                            "chunk; then the row's combined, the scale, y): x read twice",
                                            m->attrs.centered ? "mean and squared deviations" : "sum of squares"));

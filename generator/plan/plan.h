@@ -182,7 +182,8 @@ struct ScanPick {
 };
 
 // A split norm's (RownormConfig's kSplitStats / kSplitApply variants) block size and the waves of
-// blocks its chunks aim at (the chunk size, or the segments a chunk gangs, follow by the rule).
+// blocks its chunks aim at (the chunk size, or the segments a chunk gangs, follow by the rule);
+// waves 0 (launch::kRowNormWholeWaves): a block per whole row, one kernel (kSplitWhole).
 struct SplitNormPick {
   int threads = 512, waves = 2;
 

@@ -1365,20 +1365,32 @@ std::int64_t row_shared_epilogue_bytes(const Planner& p, const PlannedKernel& kn
 // A split norm has picks ([Note: tuned picks] in plan.h): blocks of 256, 512 or 1024 threads,
 // the chunks aimed at 1, 2 or 4 waves of them (each a chunk, or its whole short segments ganged,
 // sized by the rules rownorm_split_chunk and rownorm_split_gang at the pick's numbers: at least
-// one 16-byte vector of f32 a thread, at most kRowNormSplitItems elements). The heuristic (256
-// threads at one wave where segments are ganged, 512 at two where they are split) is one of them;
-// its numbers came from an H200's few shapes ([Note: split norms] in kiln/config/rownorm.h), and
-// the batch norms over short images run at 0.69-0.84x eager there. The block order (rows
-// fastest or not) stays the rule's.
-std::vector<SplitNormPick> split_norm_candidates() {
+// one 16-byte vector of f32 a thread, at most kRowNormSplitItems elements), and where segments are
+// ganged, a block per whole row (waves kRowNormWholeWaves: one kernel, [Note: a block per row of
+// short segments] in kiln/config/rownorm.h) at each block size that holds a row
+// (rownorm_split_whole_fits). The heuristic (a block per row where rownorm_split_whole says so,
+// else 256 threads at one wave where segments are ganged, 512 at two where they are split) is one
+// of them; the split numbers came from an H200's few shapes ([Note: split norms] in
+// kiln/config/rownorm.h). The block order (rows fastest or not) stays the rule's.
+std::vector<SplitNormPick> split_norm_candidates(const NormLayout& layout) {
   std::vector<SplitNormPick> out;
   for (int threads : {256, 512, 1024})
     for (int waves : {1, 2, 4}) out.push_back({threads, waves});
+  for (int threads : {256, 512, 1024})
+    if (launch::rownorm_split_whole_fits(layout.lead, layout.len, threads))
+      out.push_back({threads, launch::kRowNormWholeWaves});
   return out;
 }
 
+SplitNormPick split_norm_heuristic(const NormLayout& layout, int sms) {
+  if (launch::rownorm_split_whole(layout.lead, layout.rows, layout.len, sms))
+    return {launch::rownorm_split_whole_threads(layout.lead, layout.len), launch::kRowNormWholeWaves};
+  return {launch::rownorm_split_threads(layout.len), launch::rownorm_split_waves(layout.len)};
+}
+
 // A split norm ([Note: split norms]): this kernel writes each chunk's statistics to a workspace, a
-// follow-up over the same chunks combines a row's and writes y (with the epilogue).
+// follow-up over the same chunks combines a row's and writes y (with the epilogue); or, a block
+// per row (kSplitWhole), this kernel takes the statistics and writes y.
 void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
   const auto& a = p.node(kn.anchor);
   const int elem = element_bytes(p, a.operands[0]);
@@ -1397,15 +1409,21 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
       kn.anchor,
       fmt::format("{} norm: {} rows of {}{}", a.norm.centered ? "centered" : "uncentered", layout.rows,
                   layout.lead > 1 ? fmt::format("{} segments of ", layout.lead) : "", layout.len),
-      SplitNormPick{launch::rownorm_split_threads(layout.len), launch::rownorm_split_waves(layout.len)},
-      split_norm_candidates(), note, "split norm");
+      split_norm_heuristic(layout, sms), split_norm_candidates(layout), note, "split norm");
+  const bool whole = chosen.waves == launch::kRowNormWholeWaves;
   config.threads = chosen.threads;
-  config.gang = launch::rownorm_split_gang(layout.lead, layout.rows, layout.len, sms, chosen.threads, chosen.waves);
-  config.chunk =
-      launch::rownorm_split_chunk(layout.lead * layout.rows, layout.len, 16 / elem, sms, chosen.threads, chosen.waves);
+  if (whole) {
+    config.variant = RownormVariant::kSplitWhole;
+    config.gang = layout.lead;
+    config.chunk = layout.len;
+  } else {
+    config.gang = launch::rownorm_split_gang(layout.lead, layout.rows, layout.len, sms, chosen.threads, chosen.waves);
+    config.chunk =
+        launch::rownorm_split_chunk(layout.lead * layout.rows, layout.len, 16 / elem, sms, chosen.threads, chosen.waves);
+  }
   config.splits = launch::rownorm_split_splits(layout.len, config.chunk);
   const std::int64_t shared = row_shared_epilogue_bytes(p, kn);
-  config.rows_fastest = layout.rows > 1 && launch::rownorm_split_rows_fastest(shared);
+  config.rows_fastest = !whole && layout.rows > 1 && launch::rownorm_split_rows_fastest(shared);
   // [Note: rows known vectorizable]: every chunk starts on a vector and holds whole ones where the
   // segments (the rows' rule) and the chunks are multiples of it.
   Rows segment;
@@ -1414,13 +1432,20 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
                    (config.gang > 1 || config.chunk % launch::vec_elems(elem) == 0);
   kn.config = config;
   kn.set_launch(rownorm_geometry(config));
+  const std::string idx = index_reason(kn, numel(p.shape(kn.anchor)), false);
+  if (whole) {
+    kn.reason = fmt::format("split norm in one kernel: {} rows{} of {}, a block a row ([Note: a block per row of short "
+                            "segments]): its {}, then y, re-reading the row it streamed; {}{}",
+                            layout.rows, layout.lead > 1 ? fmt::format(" of {} segments", layout.lead) : "",
+                            layout.len, a.norm.centered ? "mean and squared deviations" : "sum of squares", idx, note);
+    return;
+  }
   const std::int64_t blocks = launch::rownorm_split_blocks(layout.lead, config.gang, layout.rows, config.splits);
   const std::int64_t states = blocks / layout.rows;   // partial states a row
   const std::string name = (a.name.empty() ? fmt::format("t{}", kn.anchor) : a.name) + "_partials";
   const std::int64_t bytes = launch::rownorm_split_workspace_bytes(blocks, c);
   const int ws = p.add_workspace(name, DType::f32, {bytes / 4});
   kn.args.push_back(workspace_arg(ws, DType::f32, true));
-  const std::string idx = index_reason(kn, numel(p.shape(kn.anchor)), false);
   std::string chunks;
   if (config.gang > 1) {
     const std::int64_t last = layout.lead - (states - 1) * config.gang;

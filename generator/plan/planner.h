@@ -78,10 +78,12 @@ int element_bytes(const Plan& plan, ir::NodeId operand);
 // inner > 1 for strided rows) for adjacent axes; for axes that are a leading and a trailing run
 // around the kept ones, [lead, rows, len]. `split` when the family takes it as a split norm (rows
 // long and too few for a block each, or the leading-and-trailing form); `fuses` when the family
-// takes it at all (`why_not` says why not). rows_known: false when a dyn dim sizes the rows.
+// takes it at all (`why_not` says why not); `whole` when the rule gives a split norm a block per
+// row (one kernel: launch::rownorm_split_whole; a tuned pick may differ, the kernels say).
+// rows_known: false when a dyn dim sizes the rows.
 struct NormLayout {
   std::int64_t lead = 1, rows = 1, len = 1, inner = 1;
-  bool adjacent = true, split = false, fuses = false;
+  bool adjacent = true, split = false, fuses = false, whole = false;
   std::string why_not;
 };
 NormLayout norm_layout(const std::vector<std::int64_t>& shape, const std::vector<int>& axes, bool rows_known,

@@ -43,6 +43,9 @@
 //     grid.x = launch::rownorm_split_blocks(lead, gang, outer, splits), block = kThreads. kAligned:
 //     every chunk is whole aligned 16-byte vectors (RownormConfig::aligned), so the element-wise
 //     paths fold away. kRowsFastest: the blocks take the rows fastest (RownormConfig::rows_fastest).
+//   rownorm_split_whole<kThreads, kKind, C[, kAligned]>(in, out, outer, lead, len, pro, epi, scale)
+//     norms only, one launch over the same view where a block takes a whole row (its lead * len
+//     elements): the statistics, then y. grid.x = outer, block = kThreads.
 //   Config and geometry rules: kiln/config/rownorm.h (RownormConfig, launch::rownorm_*).
 //
 // NaN anywhere in a row makes the whole row NaN; an all -inf row gives NaN (0/0), as PyTorch.
@@ -744,6 +747,31 @@ __device__ __forceinline__ void rownorm_split_apply(const T* __restrict__ in, Ou
     Out* q = out + k.flat;
     const bool aligned = is_aligned(p, 16) && is_aligned(q, kVecStoreAlign<Out, V>);
     detail::with_chunk_map<V, kAligned>(outer, len, gang, k.count, aligned, [&](const auto& map, bool vector) {
+      detail::normalize_stream<kThreads>(p, q, k.count, k.flat, int(threadIdx.x), vector, pro, epi, norm, map);
+    });
+  }
+}
+
+// One kernel where a block takes a whole row ([Note: a block per row of short segments] in
+// kiln/config/rownorm.h): the row's statistics as pass 1 folds a chunk (its lead segments of len,
+// outer * len apart), then y = epi((x - mean) * scale(m2)) over the same elements, re-read.
+// block = kThreads; grid.x = outer (launch::rownorm_split_blocks with gang lead, splits 1;
+// grid-strided past 2^31 - 1).
+template <int kThreads, RowNormKind kKind, class C, bool kAligned = false, class T, class Out, class I, class Pro,
+          class Epi, class Scale>
+__device__ __forceinline__ void rownorm_split_whole(const T* __restrict__ in, Out* __restrict__ out, I outer, I lead,
+                                                    I len, Pro pro, Epi epi, Scale scale) {
+  static_assert(kIsNorm<kKind>, "split rows are a norm's");
+  constexpr int V = 16 / int(sizeof(T));
+  for (I r = I(blockIdx.x); r < outer; r = stride_next(r, I(gridDim.x), outer)) {
+    const detail::SplitChunk<I> k = detail::split_chunk<false>(r, outer, lead, len, lead, I(1), len);
+    const T* p = in + k.flat;
+    Out* q = out + k.flat;
+    const bool aligned = is_aligned(p, 16) && is_aligned(q, kVecStoreAlign<Out, V>);
+    detail::with_chunk_map<V, kAligned>(outer, len, lead, k.count, aligned, [&](const auto& map, bool vector) {
+      const WelfordAcc<C> a = detail::rownorm_norm_stats<kThreads, kThreads, kKind, C>(p, k.count, k.flat,
+                                                                                      int(threadIdx.x), vector, pro, map);
+      const detail::NormApplier<C> norm{a.mean, scale(a.m2)};
       detail::normalize_stream<kThreads>(p, q, k.count, k.flat, int(threadIdx.x), vector, pro, epi, norm, map);
     });
   }

@@ -191,13 +191,51 @@ TEST_CASE("fuse_norms: what does not fuse, and what the plan says") {
     CHECK(plan.buffers.back().bytes == 640 * 3 * 4);
   }
   SUBCASE("batch norm over 7x7 images: gangs evened out, the last gang shorter") {
-    const kiln::Plan plan = plan_of_text(batch_norm_spec("N = 100, C = 512, H = 7, W = 7"), "a");
+    // 128 channels, under one a SM: not a block a row ([Note: a block per row of short segments]).
+    const kiln::Plan plan = plan_of_text(batch_norm_spec("N = 101, C = 128, H = 7, W = 7"), "a");
     REQUIRE(plan.kernels.size() == 2);
     const auto& stats = std::get<kiln::RownormConfig>(plan.kernels[0].config);
-    // 2.5M elements: one wave of 256-thread blocks asks for 2376 a chunk, 49 segments of 49; 100
-    // segments in 3 gangs of 34.
-    CHECK((stats.gang == 34 && stats.chunk == 49));
-    CHECK(contains(plan.kernels[0].reason, "chunks of 34 whole segments (3 a row, the last of 32)"));
+    // 634K elements: one wave of 256-thread blocks asks for 600 a chunk, under the least (1024, 4
+    // a thread): 21 segments of 49; 101 segments in 5 gangs of 21.
+    CHECK((stats.gang == 21 && stats.chunk == 49));
+    CHECK(contains(plan.kernels[0].reason, "chunks of 21 whole segments (5 a row, the last of 17)"));
+  }
+  SUBCASE("batch norm over rows many and short: one kernel, a block a row") {
+    // [Note: a block per row of short segments]: rows >= SMs, at most 32K elements a row.
+    struct Case {
+      const char* dims;
+      bool whole;
+      int threads;
+    };
+    for (const Case& k : {Case{"N = 128, C = 512, H = 7, W = 7", true, 256},      // 6272 a row
+                          Case{"N = 128, C = 256, H = 14, W = 14", true, 1024},   // 25088 a row
+                          Case{"N = 128, C = 132, H = 14, W = 14", true, 1024},   // a row a SM
+                          Case{"N = 128, C = 131, H = 14, W = 14", false, 256},   // fewer rows than SMs
+                          Case{"N = 128, C = 256, H = 28, W = 28", false, 256},   // 100352 a row
+                          Case{"N = 16, C = 256, H = 64, W = 64", false, 512}}) {   // segments split
+      CAPTURE(k.dims);
+      const kiln::Plan plan = plan_of_text(batch_norm_spec(k.dims), "a");
+      REQUIRE(plan.fusions.size() == 1);
+      CHECK(contains(plan.fusions[0], ": a split normalize in one kernel, a block a row (the mean and squared "
+                                      "deviations, then the scale, y;") == k.whole);
+      const auto& c = std::get<kiln::RownormConfig>(plan.kernels[0].config);
+      CHECK(c.threads == k.threads);
+      if (!k.whole) {
+        CHECK(plan.kernels.size() == 2);
+        CHECK(c.variant == kiln::RownormVariant::kSplitStats);
+        continue;
+      }
+      REQUIRE(plan.kernels.size() == 1);
+      CHECK(c.variant == kiln::RownormVariant::kSplitWhole);
+      CHECK((c.gang == c.lead && c.splits == 1 && c.chunk == c.len));
+      CHECK(plan.kernels[0].grid.x == c.outer);
+      CHECK(plan.kernels[0].block.x == k.threads);
+      CHECK(contains(plan.kernels[0].reason, fmt::format("split norm in one kernel: {} rows of 128 segments of {}, a "
+                                                         "block a row",
+                                                         c.outer, c.len)));
+      CHECK(plan.kernels[0].stores.size() == 1);
+      for (const auto& b : plan.buffers) CHECK(b.kind != kiln::BufferKind::Workspace);   // no partial states
+    }
   }
   SUBCASE("batch norm over segments under 32 elements: said, not fused") {
     const kiln::Plan plan = plan_of_text(batch_norm_spec("N = 8, C = 64, H = 4, W = 4"), "a");
@@ -347,6 +385,8 @@ TEST_CASE("fuse_norms: the rewritten graph means what the spec wrote (float64 re
       batch_norm_spec("N = 3, C = 2, H = 32, W = 65"),
       // short segments in gangs (scalar: 7 x 7 is not whole vectors)
       batch_norm_spec("N = 9, C = 3, H = 7, W = 7"),
+      // a block a row (rows >= SMs)
+      batch_norm_spec("N = 3, C = 140, H = 7, W = 7"),
       // strided rows (the middle axis: 280000 columns of 3, enough to fuse)
       spec("  let d = x - mean(x, axis=1, keepdims=true)\n"
            "  out y = d * rsqrt(mean(d * d, axis=1, keepdims=true) + 1e-5)",

@@ -68,6 +68,8 @@ const std::vector<Case>& cases() {
       {"norms", "batchnorm_train", "default", {}, {}},
       {"norms", "batchnorm_short_f16", "default", {}, {}},   // short segments in gangs
       {"norms", "batchnorm_relu_7x7", "default", {}, {}},
+      {"norms", "batchnorm_14x14", "default", {}, {}},          // a block a row: one kernel
+      {"norms", "batchnorm_relu_7x7_wide", "default", {}, {}},
   };
   return all;
 }

@@ -1,9 +1,10 @@
 // The split norms' tunable picks ([Note: split norm picks] in generator/plan/plan_memory.cpp,
 // [Note: tuned picks] in plan.h): a split norm lists 256, 512 or 1024 threads x chunks aimed at 1, 2
-// or 4 waves (the heuristic's among them: 512 x 2 for split rows, 256 x 1 for ganged segments), a
-// stored pick sets both kernels' block and re-sizes the chunks (or gangs) by the rule at its
-// numbers, an illegal one is ignored with a reason, and every candidate compiles through NVRTC for
-// sm_90a and sm_80.
+// or 4 waves, and for ganged segments a block per row at each block size that holds one (waves 0;
+// the heuristic's among them: 512 x 2 for split rows, a block per row of 256 for 512 rows of 6272),
+// a stored pick sets both kernels' block and re-sizes the chunks (or gangs) by the rule at its
+// numbers, or makes one kernel of a block a row, an illegal one is ignored with a reason, and every
+// candidate compiles through NVRTC for sm_90a and sm_80.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -51,33 +52,42 @@ TEST_CASE("split norm picks: the candidates, a stored pick sizes both kernels, a
   struct Case {
     const char* op;
     kiln::SplitNormPick heuristic;
-    bool ganged;
+    std::size_t candidates;
   };
-  for (const Case& k : {Case{"ln_long", {512, 2}, false}, Case{"bn_short", {256, 1}, true}}) {
+  for (const Case& k : {Case{"ln_long", {512, 2}, 9u}, Case{"bn_short", {256, 0}, 12u}}) {
     CAPTURE(k.op);
     const auto base = plan_with(k.op);
     REQUIRE(base.tunables.size() == 1);
     const auto& t = base.tunables[0];
-    CHECK(t.candidates.size() == 9u);
+    CHECK(t.candidates.size() == k.candidates);
     CHECK(std::count(t.candidates.begin(), t.candidates.end(), t.heuristic) == 1);
     CHECK(std::get<kiln::SplitNormPick>(t.heuristic) == k.heuristic);
-    REQUIRE(base.kernels.size() == 2);
+    REQUIRE(base.kernels.size() == (k.heuristic.waves == 0 ? 1u : 2u));
     CHECK(base.kernels[0].reason.find("; config: heuristic") != std::string::npos);
-    const auto& h = std::get<kiln::RownormConfig>(base.kernels[0].config);
-    CHECK((h.gang > 1) == k.ganged);
     for (const auto& pick : t.candidates) {
       const auto& r = std::get<kiln::SplitNormPick>(pick);
       CAPTURE(r.text());
       const auto plan = plan_with(k.op, {{t.anchor, {pick, "tuned: 0.030 ms (test)"}}});
+      const auto& first = std::get<kiln::RownormConfig>(plan.kernels[0].config);
+      CHECK(first.threads == r.threads);
+      CHECK(plan.kernels[0].block.x == r.threads);
+      CHECK(plan.kernels[0].reason.find("; config: tuned: 0.030 ms (test)") != std::string::npos);
+      if (r.waves == kiln::launch::kRowNormWholeWaves) {   // a block a row: one kernel, the row whole
+        REQUIRE(plan.kernels.size() == 1);
+        CHECK(first.variant == kiln::RownormVariant::kSplitWhole);
+        CHECK((first.gang == first.lead && first.splits == 1 && first.chunk == first.len));
+        CHECK(plan.kernels[0].grid.x == first.outer);
+        CHECK(kiln::launch::rownorm_split_whole_fits(first.lead, first.len, r.threads));
+        continue;
+      }
       REQUIRE(plan.kernels.size() == 2);
-      const auto& stats = std::get<kiln::RownormConfig>(plan.kernels[0].config);
+      const auto& stats = first;
       const auto& apply = std::get<kiln::RownormConfig>(plan.kernels[1].config);
       CHECK(stats.variant == kiln::RownormVariant::kSplitStats);
       CHECK(apply.variant == kiln::RownormVariant::kSplitApply);
-      CHECK(stats.threads == r.threads);
       CHECK(apply.threads == r.threads);
-      CHECK(plan.kernels[0].block.x == r.threads);
       CHECK(plan.kernels[1].block.x == r.threads);
+      CHECK((stats.gang > 1) == (k.candidates > 9));   // ganged: the short segments' op
       // The chunks (or gangs) by the rule at the pick's numbers, the same in both passes.
       CHECK(stats.gang == kiln::launch::rownorm_split_gang(stats.lead, stats.outer, stats.len, 132, r.threads, r.waves));
       CHECK(stats.chunk == kiln::launch::rownorm_split_chunk(stats.lead * stats.outer, stats.len, 4, 132, r.threads,
@@ -85,7 +95,6 @@ TEST_CASE("split norm picks: the candidates, a stored pick sizes both kernels, a
       CHECK(apply.gang == stats.gang);
       CHECK(apply.chunk == stats.chunk);
       CHECK(apply.splits == stats.splits);
-      CHECK(plan.kernels[0].reason.find("; config: tuned: 0.030 ms (test)") != std::string::npos);
     }
     const auto plan = plan_with(k.op, {{t.anchor, {kiln::SplitNormPick{128, 2}, "tuned: stale"}}});
     CHECK(plan.tunables[0].chosen == t.heuristic);
@@ -93,9 +102,15 @@ TEST_CASE("split norm picks: the candidates, a stored pick sizes both kernels, a
                                       "this split norm)") != std::string::npos);
   }
   CHECK(plan_with("bn_short").tunables[0].what == "centered norm: 512 rows of 128 segments of 49");
+  // A block a row is no pick for split segments (ln_long's rows of 4M).
+  const int anchor = plan_with("ln_long").tunables[0].anchor;
+  const auto plan = plan_with("ln_long", {{anchor, {kiln::SplitNormPick{1024, 0}, "tuned: stale"}}});
+  CHECK(plan.kernels.size() == 2);
+  CHECK(plan.kernels[0].reason.find("is not legal for this split norm") != std::string::npos);
 }
 
 TEST_CASE("split norm picks: every candidate compiles with NVRTC for sm_90a and sm_80") {
   if (!nvrtc_or_skip()) return;
-  CHECK(compile_every_candidate(plan_with, {"ln_long", "bn_short"}) >= 2u * 2 * 2 * 9);
+  // Two archs x (two ops x 9 split picks x 2 kernels + bn_short's 3 blocks a row x 1 kernel).
+  CHECK(compile_every_candidate(plan_with, {"ln_long", "bn_short"}) == 2u * (2 * 9 * 2 + 3));
 }

@@ -13,6 +13,7 @@ enum class RownormVariant {
   kStrided,     // rownorm_strided: a thread per column of [outer, len, inner]
   kSplitStats,  // rownorm_split_stats: a block per chunk of a long row, its partial statistics
   kSplitApply,  // rownorm_split_apply: the same chunks, the row's statistics combined, then y
+  kSplitWhole,  // rownorm_split_whole: a block per row of a split norm's layout, its statistics, then y
 };
 
 #if !defined(__CUDACC_RTC__)
@@ -23,6 +24,7 @@ inline const char* enum_name(RownormVariant v) {
     case RownormVariant::kStrided: return "kStrided";
     case RownormVariant::kSplitStats: return "kSplitStats";
     case RownormVariant::kSplitApply: return "kSplitApply";
+    case RownormVariant::kSplitWhole: return "kSplitWhole";
   }
   return "?";
 }
@@ -42,9 +44,10 @@ inline const char* enum_name(RownormVariant v) {
   X(long long, items, 0)   /* rows: elements a thread holds in registers; 0 for kStrided */            \
   X(int, unroll, 1)        /* kStrided: loads in flight a thread */                                    \
   X(long long, lead, 1)    /* split: the leading normalized extent */                                  \
-  X(long long, splits, 1)  /* split: chunks a segment of len */                                        \
+  X(long long, splits, 1)  /* split: chunks a segment of len (kSplitWhole: 1) */                         \
   X(long long, chunk, 0)   /* split: elements of a segment a chunk (the last one may be shorter) */    \
-  X(long long, gang, 1)    /* split: whole segments a chunk (> 1: short segments; splits 1, chunk len) */\
+  X(long long, gang, 1)    /* split: whole segments a chunk (> 1: short segments; splits 1, chunk len; */\
+                           /* kSplitWhole: lead, the whole row) */                                     \
   X(long long, min_len, 0) /* rows over a dyn length (len 0): its class's lowest length; else 0 */     \
   X(bool, rows_fastest, false) /* split: block s takes row s % outer (rownorm_split_rows_fastest) */   \
   X(bool, aligned, false)  /* rows: every row 16-byte vectorizable at every launch ([Note: rows */     \
@@ -210,6 +213,34 @@ constexpr long long kRowNormSharedMinBytes = 16LL << 20;
 KILN_RULE constexpr bool rownorm_split_rows_fastest(long long shared_bytes) {
   return shared_bytes >= kRowNormSharedMinBytes;
 }
+// [Note: a block per row of short segments]
+// A split norm's rows may each fit one block: a batch norm over small images (128 x 512 x 7 x 7:
+// 512 rows of 128 segments of 49, 6272 elements a row; 128 x 256 x 14 x 14: 25088) has many rows
+// of few elements. Its two kernels then spend more on their launches, their tails and the
+// partial states than on the bytes (on an H100, 0.030 ms where a read and a write of 12.8 MB take
+// ~0.009, and eager PyTorch's one kernel 0.023). kSplitWhole takes a whole row a block (the chunk
+// of split_chunk with gang = lead, splits = 1): its statistics, as the stats pass folds a chunk,
+// then y, re-reading the row it just streamed. One kernel, no workspace, x read from DRAM once
+// where the rows in flight stay in L2 for the re-read. The rule takes it where the rows give every
+// SM a block (rows >= SMs) and a row is at most kRowNormWholeItems elements a thread of 1024
+// (32K: two 1024-thread blocks an SM of 132 hold 264 rows of at most 128 KB of f32 in flight, 34
+// MB, under an H100's 50 MB of L2); the block is the fewest of 256, 512, 1024 threads that hold
+// the row at kRowNormWholeItems a thread (7x7: 256, 14x14: 1024). Its pick is waves 0
+// (kRowNormWholeWaves); the tuner may offer it for any ganged row of at most kRowNormSplitItems a
+// thread of the pick's block.
+constexpr long long kRowNormWholeItems = 32;
+constexpr int kRowNormWholeWaves = 0;   // SplitNormPick::waves of a block per row
+KILN_RULE constexpr bool rownorm_split_whole_fits(long long lead, long long len, int threads) {
+  return rownorm_split_ganged(len) && lead * len <= kRowNormSplitItems * threads;
+}
+KILN_RULE constexpr bool rownorm_split_whole(long long lead, long long outer, long long len, int sm_count) {
+  return outer >= sm_count && rownorm_split_ganged(len) && lead * len <= kRowNormWholeItems * 1024;
+}
+KILN_RULE constexpr int rownorm_split_whole_threads(long long lead, long long len) {
+  for (int t = 256; t < 1024; t *= 2)
+    if (lead * len <= kRowNormWholeItems * t) return t;
+  return 1024;
+}
 KILN_RULE constexpr Geometry rownorm_split_geometry(long long blocks, int threads) {
   Geometry g;
   g.block.x = threads;
@@ -235,6 +266,7 @@ KILN_RULE constexpr launch::Geometry rownorm_geometry(const RownormConfig& c) {
     case RownormVariant::kBlockRows: return launch::rownorm_block_geometry(c.outer, c.threads);
     case RownormVariant::kSplitStats:
     case RownormVariant::kSplitApply:
+    case RownormVariant::kSplitWhole:   // (gang lead, splits 1: a block a row)
       return launch::rownorm_split_geometry(launch::rownorm_split_blocks(c.lead, c.gang, c.outer, c.splits), c.threads);
     default: return launch::rownorm_strided_geometry(c.outer, c.inner, c.threads);
   }
