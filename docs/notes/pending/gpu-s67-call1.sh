@@ -4,8 +4,11 @@
 # where docs/notes/pending/conv1d-direct.patch faults (gpu-s67-conv-direct.sh's question, shorter):
 # .gpu/bin/kiln_new is kiln built with the patch; tpl-s67/nodense is the patched template library
 # with the direct conv's engine in the GEMM's bank-conflict-free row order instead of dense rows
-# (KILN_TEMPLATE_PATH), to see whether the fault follows the row order. Carry .gpu.tar.xz and
-# .gpu/bin/kiln_new.
+# (KILN_TEMPLATE_PATH), to see whether the fault follows the row order. Then the batch norms over
+# short images with a block per row (kSplitWhole, commit 82c0b0c: the bench above already runs it)
+# against the split picks, in one process: `kiln tune --no-store` times every candidate (each
+# checked against float64 first), the heuristic (a block a row) among them. Carry .gpu.tar.xz
+# (built from 82c0b0c) and .gpu/bin/kiln_new.
 cd "$(dirname "$0")/../../.."
 KILN_SUITE_PARTS=bench BENCH_TIMEOUT=380 timeout -s INT 400 bash scripts/gpu_suite.sh
 echo "suite rc=$?"
@@ -28,3 +31,13 @@ KILN_CACHE_DIR=/tmp/c-sass timeout 60 .gpu/bin/kiln_new gen specs/conv_nd.kiln -
 KILN_CACHE_DIR=/tmp/c-san timeout 90 compute-sanitizer --show-backtrace device .gpu/bin/kiln_new run specs/conv_nd.kiln \
   --op conv1d_k3 --precision tf32 -D N=1 -D C=64 -D L=32768 -D K=32 --check --iters 1 > $logs/sanitizer.txt 2>&1
 echo "sanitizer rc=$?"; grep -E "Invalid|Illegal|at 0x|in kiln_|ERROR SUMMARY|rror" $logs/sanitizer.txt | head -20
+PYTHONPATH=$PWD/.gpu/python:$PWD/bench python3 -c "
+import bench
+open('$logs/mem.kiln', 'w').write(bench.MEMORY_BENCH_SPEC)"
+for s in "128 512 7 7" "128 256 14 14" "128 128 28 28"; do
+  set -- $s
+  name=bn_$1x$2x$3x$4
+  KILN_CACHE_DIR=$(mktemp -d) timeout 60 .gpu/bin/kiln tune $logs/mem.kiln --op batchnorm_train -D N=$1 -D C=$2 -D H=$3 -D W=$4 \
+    --iters 30 --budget 40 --no-store > $logs/tune-$name.txt 2> $logs/tune-$name-progress.txt
+  echo "$name rc=$?"; grep -E ': best |heuristic' $logs/tune-$name.txt | head -4
+done
