@@ -1,17 +1,13 @@
 #!/usr/bin/env bash
-# Session 67, call 1: the bench part (bench/bench.py through the Python package, PyTorch eager,
-# torch.compile, cuBLAS and Triton beside kiln, every output checked against float64 first), then
-# where docs/notes/pending/conv1d-direct.patch faults (gpu-s67-conv-direct.sh's question, shorter):
+# Session 67, call 1 (the bench part is call 2: gpu-s67-call2.sh): where
+# docs/notes/pending/conv1d-direct.patch faults (gpu-s67-conv-direct.sh's question, shorter):
 # .gpu/bin/kiln_new is kiln built with the patch; tpl-s67/nodense is the patched template library
 # with the direct conv's engine in the GEMM's bank-conflict-free row order instead of dense rows
 # (KILN_TEMPLATE_PATH), to see whether the fault follows the row order. Then the batch norms over
-# short images with a block per row (kSplitWhole, commit 82c0b0c: the bench above already runs it)
-# against the split picks, in one process: `kiln tune --no-store` times every candidate (each
+# short images with a block per row (kSplitWhole, commit 82c0b0c) against the split picks, in one process: `kiln tune --no-store` times every candidate (each
 # checked against float64 first), the heuristic (a block a row) among them. Carry .gpu.tar.xz
 # (built from 82c0b0c) and .gpu/bin/kiln_new.
 cd "$(dirname "$0")/../../.."
-KILN_SUITE_PARTS=bench BENCH_TIMEOUT=380 timeout -s INT 400 bash scripts/gpu_suite.sh
-echo "suite rc=$?"
 source docs/notes/pending/s65-env.sh
 run_case() {   # label, template dir ("" = embedded), dims
   local label=$1 tpl=$2; shift 2
@@ -41,3 +37,13 @@ for s in "128 512 7 7" "128 256 14 14" "128 128 28 28"; do
     --iters 30 --budget 40 --no-store > $logs/tune-$name.txt 2> $logs/tune-$name-progress.txt
   echo "$name rc=$?"; grep -E ': best |heuristic' $logs/tune-$name.txt | head -4
 done
+# Every op of norms.kiln against float64 at its default dims and at --small (the two new ops take a
+# block a row at their defaults), then the irregular GEMM's question (gpu-s67-irr.sh).
+for op in $(grep -oE '^op [a-z0-9_]+' specs/norms.kiln | cut -d' ' -f2); do
+  for size in "" --small; do
+    echo "$op ${size:-default}: $(KILN_CACHE_DIR=/tmp/c-norms timeout 60 .gpu/bin/kiln run specs/norms.kiln --op $op $size --check \
+      --iters 5 2>&1 | grep -E ' ok| FAIL|rror|median' | tr '\n' ' ' | cut -c1-240)"
+  done
+done 2>&1 | tee $logs/norms.txt | grep -cE ' ok' | sed 's/^/norms outputs ok: /'
+grep -E 'FAIL|rror' $logs/norms.txt | head
+mkdir -p "$OUT/irr" && OUT=$OUT/irr bash docs/notes/pending/gpu-s67-irr.sh
