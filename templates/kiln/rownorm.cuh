@@ -316,6 +316,9 @@ __device__ __forceinline__ void rownorm_norm_registers(const T* __restrict__ row
   store_row_registers<kGroup, kWhole, kMinLen>(x, row_out, len, flat_row, rank, epi, [&](C v) { return v * s; });
 }
 
+// Scalar loads a thread has in flight where a row's elements are not whole 16-byte vectors.
+constexpr int kScalarLoads = 8;
+
 // Where element i of a stretch lies, counted from the stretch's first: in order (Contiguous), or
 // in runs of `run` elements `stride` apart (Runs: a split norm's ganged segments).
 struct Contiguous {
@@ -360,7 +363,7 @@ template <int kGroup, class C, class T, class I, class Pro, class Fold, class Ma
 __device__ __forceinline__ void fold_row_chunks(const T* __restrict__ row_in, I len, I flat_row, int rank, bool vector,
                                                 const Pro& pro, C pad, Fold fold, const Map& map = Map{}) {
   constexpr int V = 16 / int(sizeof(T));
-  constexpr int kVecChunk = 4, kScalarChunk = 8;
+  constexpr int kVecChunk = 4, kScalarChunk = kScalarLoads;
   if (vector) {
     const I nvec = len / V;
     for (I v = rank; v < nvec; v += I(kVecChunk) * kGroup) {
@@ -472,11 +475,23 @@ __device__ __forceinline__ void normalize_stream(const T* __restrict__ row_in, O
       store_cs<Out, V>(row_out + at, o);
     }
   } else {
-    for (I e = rank; e < len; e += kGroup) {
-      const I at = map(e);
-      Vec<Out, 1> o;
-      o.v[0] = epi(norm(pro(ldg(row_in + at), flat_row + at)), flat_row + at);
-      store_cs<Out, 1>(row_out + at, o);
+    // kScalarLoads loads a thread issued before their stores: one by one, each load stayed behind
+    // the store before it (which may alias it), one 4-byte load in flight a thread.
+    for (I e0 = rank; e0 < len; e0 += I(kScalarLoads) * kGroup) {
+      T raw[kScalarLoads];
+#pragma unroll
+      for (int u = 0; u < kScalarLoads; ++u)
+        if (e0 + I(u) * kGroup < len) raw[u] = ldg(row_in + map(e0 + I(u) * kGroup));
+#pragma unroll
+      for (int u = 0; u < kScalarLoads; ++u) {
+        const I e = e0 + I(u) * kGroup;
+        if (e < len) {
+          const I at = map(e);
+          Vec<Out, 1> o;
+          o.v[0] = epi(norm(pro(raw[u], flat_row + at)), flat_row + at);
+          store_cs<Out, 1>(row_out + at, o);
+        }
+      }
     }
   }
 }
