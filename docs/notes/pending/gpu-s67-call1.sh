@@ -4,9 +4,9 @@
 # .gpu/bin/kiln_new is kiln built with the patch; tpl-s67/nodense is the patched template library
 # with the direct conv's engine in the GEMM's bank-conflict-free row order instead of dense rows
 # (KILN_TEMPLATE_PATH), to see whether the fault follows the row order. Then the batch norms over
-# short images with a block per row (kSplitWhole, commit 82c0b0c) against the split picks, in one process: `kiln tune --no-store` times every candidate (each
+# short images with a block per row (kSplitWhole, commit 1a17592) against the split picks, in one process: `kiln tune --no-store` times every candidate (each
 # checked against float64 first), the heuristic (a block a row) among them. Carry .gpu.tar.xz
-# (built from 82c0b0c) and .gpu/bin/kiln_new.
+# (built from 1a17592) and .gpu/bin/kiln_new.
 cd "$(dirname "$0")/../../.."
 source docs/notes/pending/s65-env.sh
 run_case() {   # label, template dir ("" = embedded), dims
