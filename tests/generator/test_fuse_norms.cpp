@@ -201,15 +201,18 @@ TEST_CASE("fuse_norms: what does not fuse, and what the plan says") {
     CHECK(contains(plan.kernels[0].reason, "chunks of 21 whole segments (5 a row, the last of 17)"));
   }
   SUBCASE("batch norm over rows many and short: one kernel, a block a row") {
-    // [Note: a block per row of short segments]: rows >= SMs, at most 32K elements a row.
+    // [Note: a block per row of short segments]: rows >= SMs, at most 32K elements a row, the
+    // fewest threads of 64 elements each.
     struct Case {
       const char* dims;
       bool whole;
       int threads;
     };
     for (const Case& k : {Case{"N = 128, C = 512, H = 7, W = 7", true, 256},      // 6272 a row
-                          Case{"N = 128, C = 256, H = 14, W = 14", true, 1024},   // 25088 a row
-                          Case{"N = 128, C = 132, H = 14, W = 14", true, 1024},   // a row a SM
+                          Case{"N = 128, C = 256, H = 14, W = 14", true, 512},    // 25088 a row
+                          Case{"N = 128, C = 132, H = 14, W = 14", true, 512},    // a row a SM
+                          Case{"N = 128, C = 160, H = 16, W = 16", true, 512},    // 32768 a row: the most
+                          Case{"N = 128, C = 160, H = 16, W = 17", false, 256},   // 34816
                           Case{"N = 128, C = 131, H = 14, W = 14", false, 256},   // fewer rows than SMs
                           Case{"N = 128, C = 256, H = 28, W = 28", false, 256},   // 100352 a row
                           Case{"N = 16, C = 256, H = 64, W = 64", false, 512}}) {   // segments split

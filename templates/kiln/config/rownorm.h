@@ -217,28 +217,29 @@ KILN_RULE constexpr bool rownorm_split_rows_fastest(long long shared_bytes) {
 // A split norm's rows may each fit one block: a batch norm over small images (128 x 512 x 7 x 7:
 // 512 rows of 128 segments of 49, 6272 elements a row; 128 x 256 x 14 x 14: 25088) has many rows
 // of few elements. Its two kernels then spend more on their launches, their tails and the
-// partial states than on the bytes (on an H100, 0.030 ms where a read and a write of 12.8 MB take
-// ~0.009, and eager PyTorch's one kernel 0.023). kSplitWhole takes a whole row a block (the chunk
-// of split_chunk with gang = lead, splits = 1): its statistics, as the stats pass folds a chunk,
-// then y, re-reading the row it just streamed. One kernel, no workspace, x read from DRAM once
-// where the rows in flight stay in L2 for the re-read. The rule takes it where the rows give every
-// SM a block (rows >= SMs) and a row is at most kRowNormWholeItems elements a thread of 1024
-// (32K: two 1024-thread blocks an SM of 132 hold 264 rows of at most 128 KB of f32 in flight, 34
-// MB, under an H100's 50 MB of L2); the block is the fewest of 256, 512, 1024 threads that hold
-// the row at kRowNormWholeItems a thread (7x7: 256, 14x14: 1024). Its pick is waves 0
-// (kRowNormWholeWaves); the tuner may offer it for any ganged row of at most kRowNormSplitItems a
+// partial states than on the bytes. kSplitWhole takes a whole row a block (the chunk of
+// split_chunk with gang = lead, splits = 1): its statistics, as the stats pass folds a chunk, then
+// y, re-reading the row it just streamed (from L2). One kernel, no workspace, x read from DRAM once.
+// The rule takes it where the rows give every SM a block (rows >= SMs) and a row is at most
+// kRowNormWholeMaxLen elements (a bound chosen so that a wave's rows stay in L2 for the re-read,
+// measured at 6272 and 25088); the block is the fewest of 256, 512, 1024 threads that hold the row
+// at kRowNormSplitItems a thread (7x7: 256, 14x14: 512). On an H100 (2026-12-06, kiln tune, every
+// pick in one process; bench/results/2026-12-06-h100-run10/): 128 x 512 x 7 x 7 took 0.0202 ms a
+// block a row of 256 (512: 0.0214, 1024: 0.0258) against 0.0308 for the best split pick; 128 x
+// 256 x 14 x 14 0.0231 a block a row of 512 (1024: 0.0301) against 0.0354. Its pick is waves 0
+// (kRowNormWholeWaves); the tuner offers it for any ganged row of at most kRowNormSplitItems a
 // thread of the pick's block.
-constexpr long long kRowNormWholeItems = 32;
+constexpr long long kRowNormWholeMaxLen = 32768;
 constexpr int kRowNormWholeWaves = 0;   // SplitNormPick::waves of a block per row
 KILN_RULE constexpr bool rownorm_split_whole_fits(long long lead, long long len, int threads) {
   return rownorm_split_ganged(len) && lead * len <= kRowNormSplitItems * threads;
 }
 KILN_RULE constexpr bool rownorm_split_whole(long long lead, long long outer, long long len, int sm_count) {
-  return outer >= sm_count && rownorm_split_ganged(len) && lead * len <= kRowNormWholeItems * 1024;
+  return outer >= sm_count && rownorm_split_ganged(len) && lead * len <= kRowNormWholeMaxLen;
 }
 KILN_RULE constexpr int rownorm_split_whole_threads(long long lead, long long len) {
   for (int t = 256; t < 1024; t *= 2)
-    if (lead * len <= kRowNormWholeItems * t) return t;
+    if (rownorm_split_whole_fits(lead, len, t)) return t;
   return 1024;
 }
 KILN_RULE constexpr Geometry rownorm_split_geometry(long long blocks, int threads) {
