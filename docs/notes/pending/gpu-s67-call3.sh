@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 67, call 3: the GPU suite's memory-bound test case (norms, reductions, scans at odd sizes,
-# one huge row of 2^24 + 43, NaN and +-inf, f16 and bf16) on 1a17592's binaries: the split norms'
+# one huge row of 2^24 + 43, NaN and +-inf, f16 and bf16) on 6790151's binaries: the split norms'
 # scalar normalize pass (8 loads before their stores) and the batch norms a block per row. Then
 # whether an operand's rows 16 bytes off a 128-byte line slow the TMA engine when it is A (K =
 # 4808) as they did as B (N = 3336 in call 1): three rounds of each. Carry .gpu.tar.xz.
