@@ -6,7 +6,7 @@
 # 4808) as they did as B (N = 3336 in call 1): three rounds of each. Carry .gpu.tar.xz.
 cd "$(dirname "$0")/../../.."
 source docs/notes/pending/s65-env.sh
-timeout 420 .gpu/bin/kiln_test_gpu -tc="gpu: memory-bound specs on odd*" > $logs/memory_bound.txt 2>&1
+timeout 300 .gpu/bin/kiln_test_gpu -tc="gpu: memory-bound specs on odd*" > $logs/memory_bound.txt 2>&1
 echo "memory-bound test rc=$?"
 grep -cE '^gpu-check .* ok ' $logs/memory_bound.txt | sed 's/^/checks ok: /'
 grep -E '^gpu-check .* FAIL|^gpu-check summary|test cases|assertions' $logs/memory_bound.txt | head -12
