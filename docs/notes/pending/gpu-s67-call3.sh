@@ -6,10 +6,10 @@
 # 4808) as they did as B (N = 3336 in call 1): three rounds of each. Carry .gpu.tar.xz.
 cd "$(dirname "$0")/../../.."
 source docs/notes/pending/s65-env.sh
-timeout 300 .gpu/bin/kiln_test_gpu -tc="gpu: memory-bound specs on odd*" > $logs/memory_bound.txt 2>&1
+timeout ${TEST_TIMEOUT:-300} .gpu/bin/kiln_test_gpu -tc="gpu: memory-bound specs on odd*" > $logs/memory_bound.txt 2>&1
 echo "memory-bound test rc=$?"
 grep -cE '^gpu-check .* ok ' $logs/memory_bound.txt | sed 's/^/checks ok: /'
 grep -E '^gpu-check .* FAIL|^gpu-check summary|test cases|assertions' $logs/memory_bound.txt | head -12
-for round in 1 2 3; do for op in mm_6007x3584x4808 mm_6007x3584x4864 mm_6007x3584x4800; do
+for round in $(seq 1 ${ROUNDS:-3}); do for op in mm_6007x3584x4808 mm_6007x3584x4864 mm_6007x3584x4800; do
   echo "round $round $(KILN_CACHE_DIR=/tmp/c-irr timeout 60 .gpu/bin/kiln run docs/notes/pending/irr-shapes.kiln --op $op --iters 50 2>&1 | grep -E 'median|FAIL|error' | tr '\n' ' ')"
 done; done | tee $logs/irr_a.txt
