@@ -1382,8 +1382,9 @@ std::vector<SplitNormPick> split_norm_candidates(const NormLayout& layout) {
   return out;
 }
 
-SplitNormPick split_norm_heuristic(const NormLayout& layout, int sms) {
-  if (launch::rownorm_split_whole(layout.lead, layout.rows, layout.len, sms))
+// The rule's pick: a block per row where norm_layout's rule says so (NormLayout::whole).
+SplitNormPick split_norm_heuristic(const NormLayout& layout) {
+  if (layout.whole)
     return {launch::rownorm_split_whole_threads(layout.lead, layout.len), launch::kRowNormWholeWaves};
   return {launch::rownorm_split_threads(layout.len), launch::rownorm_split_waves(layout.len)};
 }
@@ -1409,7 +1410,7 @@ void plan_split_norm(Planner& p, PlannedKernel& kn, const NormLayout& layout) {
       kn.anchor,
       fmt::format("{} norm: {} rows of {}{}", a.norm.centered ? "centered" : "uncentered", layout.rows,
                   layout.lead > 1 ? fmt::format("{} segments of ", layout.lead) : "", layout.len),
-      split_norm_heuristic(layout, sms), split_norm_candidates(layout), note, "split norm");
+      split_norm_heuristic(layout), split_norm_candidates(layout), note, "split norm");
   const bool whole = chosen.waves == launch::kRowNormWholeWaves;
   config.threads = chosen.threads;
   if (whole) {
