@@ -2,7 +2,7 @@
 # Session 68, call 1. Carry .gpu.tar.xz (HEAD 2a184aa's binaries), .gpu/bin/kiln_new and
 # .gpu/bin/kiln_test_gpu_new (the direct conv1d: conv1d-direct.patch with its copies from the
 # 16-byte boundary before each tap's first pixel, one box more, the consumers reading from the
-# shift). (1) HEAD: the GPU suite's memory-bound case (norms, reductions, scans at odd sizes, one
+# shift). (1) HEAD: the GPU suite's memory-bound case over norms.kiln (norms, reductions, scans at odd sizes, one
 # huge row, NaN and +-inf, f16 and bf16), not run since session 67's rownorm edits. (2) New: the
 # wgmma-path cases (the direct conv's three among them), conv_nd.kiln's checks, compute-sanitizer on
 # KernelBench 67 at two images; then old and new alternately on the 1-d convs, tf32. (3) HEAD: which
@@ -11,7 +11,7 @@
 # 3331) or on (3392), A alone off (K 4808 against 4864); then L2 sectors under Nsight Compute.
 cd "$(dirname "$0")/../../.."
 source docs/notes/pending/s65-env.sh
-KILN_CACHE_DIR=$(mktemp -d) timeout 150 .gpu/bin/kiln_test_gpu -tc="gpu: memory-bound specs on odd*" --duration=true > $logs/memory_bound.txt 2>&1
+KILN_CACHE_DIR=$(mktemp -d) KILN_GPU_SPECS=norms timeout 120 .gpu/bin/kiln_test_gpu -tc="gpu: memory-bound specs on odd*" --duration=true > $logs/memory_bound.txt 2>&1
 echo "[$SECONDS s] memory-bound test rc=$? ok=$(grep -cE '^gpu-check .* ok ' $logs/memory_bound.txt) failed=$(grep -cE '^gpu-check .* FAIL' $logs/memory_bound.txt)"
 grep -E '^gpu-check .* FAIL|test cases|assertions' $logs/memory_bound.txt | head -8
 KILN_CACHE_DIR=$(mktemp -d) timeout 120 .gpu/bin/kiln_test_gpu_new -tc="gpu: every covered spec's wgmma path*" --duration=true > $logs/new_wgmma.txt 2>&1
