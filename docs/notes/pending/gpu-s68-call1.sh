@@ -38,3 +38,10 @@ for op in mm_6007x3336x4800 mm_6007x3392x4800 mmt_6007x3336x4800 mmt_6007x3392x4
     .gpu/bin/kiln run docs/notes/pending/irr-shapes.kiln --op $op --iters 1 > $logs/ncu_$op.csv 2>&1
   echo "[$SECONDS s] ncu $op rc=$?"; grep -E '"(gpu__|lts__|dram__)' $logs/ncu_$op.csv | awk -F'","' '{print $(NF-2), $(NF-1), $NF}'
 done
+# (4) HEAD: every reduction pick of the seed min over axis 1 (128x4096x4095: 2.963 ms in run 10
+# against issue 18's 2.95), each checked, then timed, nothing stored: is any pick under 2.95?
+left=$((570 - SECONDS))
+if [ $left -gt 40 ]; then
+  KILN_CACHE_DIR=$(mktemp -d) timeout $left .gpu/bin/kiln tune specs/min_reduce.kiln --op min_reduce --no-store --budget $((left - 25)) > $logs/tune_min.txt 2>&1
+  echo "[$SECONDS s] tune min_reduce rc=$?"; tail -25 $logs/tune_min.txt
+fi
