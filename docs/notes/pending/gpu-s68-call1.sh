@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Session 68, call 1. Carry .gpu.tar.xz (HEAD 2a184aa's binaries), .gpu/bin/kiln_new and
+# Session 68, call 1. Carry .gpu.tar.xz (HEAD's binaries, scripts/gpu_build.sh), .gpu/bin/kiln_new and
 # .gpu/bin/kiln_test_gpu_new (the direct conv1d: conv1d-direct.patch v2, its copies from the
 # 16-byte boundary before each tap's first pixel, one box more, the consumers reading from the
-# shift). Most decisive first, each part skipped when under LIMIT (s) it would not finish:
+# shift; docs/notes/pending/build-new.sh builds them). Most decisive first, each part skipped when under LIMIT (s) it would not finish:
 # (1) new: the wgmma-path cases (the direct conv's three among them); old and new alternately on
 # the 1-d convs in tf32. (2) HEAD: which of the bf16 GEMM's operands or C, with rows 16 bytes off a
 # 128-byte line, makes 6007xNx4800 1.55x slower (irr-shapes.kiln): a·b with B and C off (3336) or
