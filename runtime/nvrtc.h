@@ -52,14 +52,15 @@ struct CompileResult {
   std::vector<char> cubin;
   std::string ptx;                 // only when want_ptx
   std::string log;                 // NVRTC's log, ptxas' verbose report included
-  std::vector<std::string> options;   // as passed: compile_options() + --include-path=...
+  std::vector<std::string> options;   // as passed: compile_options() + --include-path=... (+ -minimal)
   std::vector<KernelResources> resources;
   double compile_ms = 0;           // wall time of the cubin compile
 };
 
 // The option list for `arch` (a disk-cache key input): cubin for the arch,
 // -std=c++17, -default-device, ptxas -v, no fast-math, then `extra`. compile()
-// appends the machine-specific --include-path, which is deliberately not here.
+// appends the machine-specific --include-path and -minimal (NVRTC 12.4 on), which are
+// deliberately not here.
 // Throws kiln::Error for an arch outside sm_XX / sm_XXa.
 std::vector<std::string> compile_options(const std::string& arch, const std::vector<std::string>& extra);
 
