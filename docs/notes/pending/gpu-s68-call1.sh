@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 68, call 1. Carry .gpu.tar.xz (HEAD's binaries, scripts/gpu_build.sh), .gpu/bin/kiln_new and
-# .gpu/bin/kiln_test_gpu_new (the direct conv1d: conv1d-direct.patch v2, its copies from the
+# .gpu/bin/kiln_test_gpu_new (the direct conv1d: conv1d-direct.patch v3, its copies from the
 # 16-byte boundary before each tap's first pixel, one box more, the consumers reading from the
 # shift; docs/notes/pending/build-new.sh builds them). Most decisive first, each part skipped when under LIMIT (s) it would not finish:
 # (1) new: the wgmma-path cases (the direct conv's three among them); old and new alternately on
