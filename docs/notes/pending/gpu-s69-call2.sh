@@ -11,3 +11,8 @@ echo "[$SECONDS s] sanitizer convT1d rc=$?"; grep -E "ERROR SUMMARY|ok|FAIL" $lo
 KILN_CACHE_DIR=$(mktemp -d) KILN_GPU_SPECS=conv_nd timeout 200 .gpu/bin/kiln_test_gpu_new -tc="gpu: every covered spec matches*" > $logs/new_conv.txt 2>&1
 echo "[$SECONDS s] new conv specs rc=$? ok=$(grep -cE '^gpu-check .* ok ' $logs/new_conv.txt) failed=$(grep -cE '^gpu-check .* FAIL' $logs/new_conv.txt)"
 grep -E 'FAIL|test cases|assertions' $logs/new_conv.txt | head -6
+# The m- or n-major operand realigned (realign-mn.patch, .gpu/bin/kiln_realign) against HEAD's
+for round in 1 2; do for K in kiln kiln_realign; do for op in mm_6007x3336x4800 mm_6007x3392x4800; do
+  echo "$K round $round $op $(KILN_CACHE_DIR=/tmp/c-$K timeout 30 .gpu/bin/$K run docs/notes/pending/irr-shapes.kiln --op $op --iters 50 2>&1 | grep -E 'median|FAIL|rror' | tr '\n' ' ')"
+done; done; done
+KILN_CACHE_DIR=/tmp/c-kiln_realign timeout 60 .gpu/bin/kiln_realign bench docs/notes/pending/irr-shapes.kiln --op mm_6007x3336x4800 2>&1 | tail -12
