@@ -481,14 +481,17 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const ConvConfig& con
              "kConfig.vec_y, kConfig.stream>;", precision_type(config.precision));
       break;
     case ConvKind::Tma:
-      c.line("// sm_90a: the TMA engine over OperandPrep's k-major copies (x NHWC, read by im2col copies)");
+      if (config.direct)
+        c.line("// sm_90a: the TMA engine, x read in place by tiled copies, the filters from OperandPrep's k-major copy");
+      else
+        c.line("// sm_90a: the TMA engine over OperandPrep's k-major copies (x NHWC, read by im2col copies)");
       if (config.transposed)   // one GEMM per stride phase
         c.line("using Kernel = kiln::sm90::TmaConvPhased<Index, Shape, kConfig.bm, kConfig.bn, kConfig.stages, "
                "kiln::conv_x3(kConfig), kConfig.stream>;");
       else
         c.line("using Kernel = kiln::sm90::{}<Index, Shape, kConfig.bm, kConfig.bn, kConfig.stages, "
-               "kiln::conv_x3(kConfig), {}kConfig.vec_y, kConfig.stream>;", config.nhwc ? "TmaConvNhwc" : "TmaConv",
-               config.nhwc ? "" : "kiln::conv_tma_pixel_rows(kConfig), ");
+               "kiln::conv_x3(kConfig), {}kConfig.vec_y, kConfig.stream{}>;", config.nhwc ? "TmaConvNhwc" : "TmaConv",
+               config.nhwc ? "" : "kiln::conv_tma_pixel_rows(kConfig), ", config.direct ? ", kConfig.direct" : "");
       break;
     case ConvKind::Nchw:
       c.line("using Kernel = kiln::conv::ConvNchw<{}, {}, {}, Index, Shape, kConfig.bm, kConfig.bn, kConfig.bk, "

@@ -572,9 +572,28 @@ bool tma_misaligned(const GemmConfig& g, const Operand& o) {
   return o.ld * g.elem_bytes % 16 != 0 || o.batch_stride * g.elem_bytes % 16 != 0;
 }
 
+// [Note: realigning an m- or n-major operand]
+// A 16-bit operand stored m- or n-major (B of a·b) whose rows do not start on 128-byte lines is
+// read by the engine's boxes of 128-byte rows, each then two lines: on an H100 the bf16
+// 6007x3336x4800 a·b (B's rows 6672 bytes, 16 off a line) took 0.40-0.415 ms against 0.25-0.26
+// for N = 3392 (rows on lines), with C's rows off a line alone costing 0.27-0.29 (a·bᵀ, N 3336)
+// and A's k rows off a line 0.27-0.28 against 0.25 (K 4808 against 4864): the m- or n-major
+// operand's off-line boxes cost 0.12 ms, L2 read sectors 81M against 52M (Nsight Compute). Its
+// pre-pass (a transpose to k-major rows) brought that product to 0.313 ms, pass included
+// (bench/results/2026-12-07-h100-run1). It pays where the engine's tile rows read the operand
+// many times over: at least kRealignMinReads tiles of 128 along the other side (47 there; with
+// few reads the pass costs about what it saves: an estimate from that one shape, 2x margin).
+constexpr std::int64_t kRealignMinReads = 16;
+bool tma_realigns(const GemmConfig& g, int which, const Operand& o) {
+  const bool k_contig = which == 1 ? gemm_a_k_contig(g) : gemm_b_k_contig(g);
+  if (g.elem_bytes != 2 || k_contig || o.ld * g.elem_bytes % 128 == 0) return false;
+  const std::int64_t reads = ceil_div(which == 1 ? g.n : g.m, 128);
+  return reads >= kRealignMinReads;
+}
+
 // 3xTF32 splits B in its pre-pass, A in the engine (tma_split_parts).
 bool tma_needs_prep(const GemmConfig& g, int which, const Operand& o) {
-  return (gemm_x3(g) && which == 2) || tma_transposes(g, which) || tma_misaligned(g, o);
+  return (gemm_x3(g) && which == 2) || tma_transposes(g, which) || tma_misaligned(g, o) || tma_realigns(g, which, o);
 }
 // The parts of operand `which` the engine maps: 3xTF32's B as tf32 hi and lo parts (lo after hi),
 // A always as stored (the consumers split it).
@@ -658,6 +677,10 @@ std::string prep_reason(const GemmConfig& g, int which, const Operand& o, DType 
   const char* strides = "a tensor map's strides must be multiples of 16 bytes";
   const bool split = tma_split_parts(g, which) == 2;
   const std::string because = split       ? std::string("3xTF32: tf32 hi and lo parts, three products per k step")
+                              : !tma_misaligned(g, o) && tma_realigns(g, which, o)
+                                  ? fmt::format("its rows start off 128-byte lines and {} tile rows read it "
+                                                "([Note: realigning an m- or n-major operand])",
+                                                ceil_div(which == 1 ? g.n : g.m, 128))
                               : !transposes ? std::string(strides)
                               : ldw != g.k ? fmt::format("wgmma reads f32 operands only k-major; {}", strides)
                                            : std::string("wgmma reads f32 operands only k-major");
@@ -1699,7 +1722,10 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   };
   const std::string spatial = depth ? fmt::format("{}, {}, {}", cc.d, cc.h, cc.w)
                                     : fmt::format("{}, {}", extent_text(1, cc.h), extent_text(2, cc.w));
-  const bool nhwc = cc.nhwc, x_in_place = conv_tma_x_in_place(cc), pixel_rows = conv_tma_pixel_rows(cc);
+  // [Note: NCHW x read in place] (config/conv.h): a 1-d stride-1 tf32 conv maps x as stored.
+  cc.direct = !dyn_spatial && conv_tma_direct_fits(cc);
+  const bool direct = cc.direct;
+  const bool nhwc = cc.nhwc, x_in_place = direct || conv_tma_x_in_place(cc), pixel_rows = conv_tma_pixel_rows(cc);
   cc.kind = ConvKind::Tma;
   // Dyn spatial extents: the pixel tiles by a size class (conv_tma_pixel_class); 16-byte stores
   // where the launch's Ho x Wo is a multiple of 4.
@@ -1783,24 +1809,30 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   wmap.strides = {ldc * 4, rs * ldc * 4};
   wmap.box = {kConvTmaChannels, 1, pixel_rows ? cc.bn : cc.bm};
   TensorMapSpec xmap;   // x in NHWC, im2col: (channel, w, h, image), or NDHWC: (channel, w, h, d, image)
-  xmap.dims = {cc.c, cc.w, cc.h};
-  xmap.strides = {x_ld * 4, cc.w * x_ld * 4};
-  xmap.box = {kConvTmaChannels, pixel_rows ? cc.bm : cc.bn};
-  xmap.im2col = true;
-  xmap.lower = {conv_tma_lower_w(cc), conv_tma_lower_h(cc)};
-  // (corners are in the map's narrow range: conv_tma_im2col_fits)
-  xmap.upper = {static_cast<int>(conv_tma_upper_w(cc)), static_cast<int>(conv_tma_upper_h(cc))};
-  xmap.element_strides = {1, phased ? 1 : cc.stride_w, phased ? 1 : cc.stride_h};   // (phases: their grids)
-  if (depth) {
-    xmap.dims.push_back(cc.d);
-    xmap.strides.push_back(cc.h * cc.w * x_ld * 4);
-    xmap.lower.push_back(conv_tma_lower_d(cc));
-    xmap.upper.push_back(static_cast<int>(conv_tma_upper_d(cc)));
-    xmap.element_strides.push_back(phased ? 1 : cc.stride_d);
+  if (direct) {         // x as stored, tiled: (pixel, channel, image), boxes of 32 pixels x 32 channels
+    xmap.dims = {cc.w, cc.c, cc.n};
+    xmap.strides = {cc.w * 4, cc.c * cc.w * 4};
+    xmap.box = {kConvTmaChannels, kConvTmaChannels, 1};
+  } else {
+    xmap.dims = {cc.c, cc.w, cc.h};
+    xmap.strides = {x_ld * 4, cc.w * x_ld * 4};
+    xmap.box = {kConvTmaChannels, pixel_rows ? cc.bm : cc.bn};
+    xmap.im2col = true;
+    xmap.lower = {conv_tma_lower_w(cc), conv_tma_lower_h(cc)};
+    // (corners are in the map's narrow range: conv_tma_im2col_fits)
+    xmap.upper = {static_cast<int>(conv_tma_upper_w(cc)), static_cast<int>(conv_tma_upper_h(cc))};
+    xmap.element_strides = {1, phased ? 1 : cc.stride_w, phased ? 1 : cc.stride_h};   // (phases: their grids)
+    if (depth) {
+      xmap.dims.push_back(cc.d);
+      xmap.strides.push_back(cc.h * cc.w * x_ld * 4);
+      xmap.lower.push_back(conv_tma_lower_d(cc));
+      xmap.upper.push_back(static_cast<int>(conv_tma_upper_d(cc)));
+      xmap.element_strides.push_back(phased ? 1 : cc.stride_d);
+    }
+    xmap.dims.push_back(cc.n);
+    xmap.strides.push_back(image * x_ld * 4);
+    xmap.element_strides.push_back(1);
   }
-  xmap.dims.push_back(cc.n);
-  xmap.strides.push_back(image * x_ld * 4);
-  xmap.element_strides.push_back(1);
   const std::size_t xmap_rank = xmap.dims.size();
   engine.args = {tensor_map_arg(w_ws, "tmap_w", DType::f32, std::move(wmap)),
                  tensor_map_arg(x_buf, "tmap_x", DType::f32, std::move(xmap))};
@@ -1825,16 +1857,20 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
                                 : fmt::format("{} persistent CTAs over {} tiles", engine.grid.x, conv_tma_units(cc));
   const std::string channel_text = fmt::format("{} out channels", cc.k);
   engine.reason = fmt::format("{}: sm_90a TMA engine, {} of {} x {} x K {} (taps x channels in 32-channel "
-                              "k tiles{}{}), {}x{} tiles{} ({} consumer warpgroup{} + a TMA producer warpgroup, im2col "
-                              "by the TMA unit{}), {} stages, {}{}; {}", shape_why,
+                              "k tiles{}{}), {}x{} tiles{} ({} consumer warpgroup{} + a TMA producer warpgroup, {}{}), "
+                              "{} stages, {}{}; {}", shape_why,
                               phased ? "one implicit GEMM per stride phase (only the taps that reach it; [Note: strided "
                                        "transposed convs on the TMA engine])"
                                      : "implicit GEMM",
                               pixel_rows ? pixel_text : channel_text, pixel_rows ? channel_text : pixel_text,
-                              conv_gemm_k(cc), x_in_place ? ", x read in place" : "",
+                              conv_gemm_k(cc),
+                              direct ? ", x read in place: [Note: NCHW x read in place]" : x_in_place ? ", x read in place" : "",
                               conv_x3(cc) ? ", x split into tf32 hi and lo parts by the consumers" : "", cc.bm, cc.bn,
-                              pixel_class, cc.bm / 64,
-                              cc.bm > 64 ? "s" : "", depth ? " over three spatial axes" : "", cc.stages, units,
+                              pixel_class, cc.bm / 64, cc.bm > 64 ? "s" : "",
+                              direct ? "x by tiled copies of 32 pixels x 32 channels from the 16-byte boundary at or before a tap's "
+                                              "first pixel, one box more than the tile, through the consumers' registers"
+                                     : "im2col by the TMA unit",
+                              depth ? " over three spatial axes" : "", cc.stages, units,
                               cc.stream ? ", streaming stores" : "", why);
   place_passes(p, kn, preps);
   p.add_followup(std::move(engine));

@@ -92,6 +92,20 @@ struct ConvTap {
     if constexpr (kDepth) tma_load_im2col(dst, x, bar, c0, wi, h, d, n, off_w, off_h, off_d);
     else tma_load_im2col(dst, x, bar, c0, wi, h, n, off_w, off_h);
   }
+  // A direct conv's ([Note: NCHW x read in place] in config/conv.h): x as stored, a tiled map {W,
+  // C, N}; kPixels from the multiple of 4 at or below the tile's first pixel wi + off_w (a tiled
+  // copy's innermost coordinate is one), in boxes of kBox pixels x 32 channels, chunk_bytes apart.
+  template <int kPixels, int kBox>
+  __device__ __forceinline__ void load_x_direct(u32 dst, const TensorMap& x, u32 bar, int n, int chunk_bytes) const {
+    const int first = (wi + off_w) & ~3;
+#pragma unroll
+    for (int j = 0; j < kPixels / kBox; ++j) tma_load(dst + j * chunk_bytes, x, bar, first + j * kBox, c0, n);
+  }
+  // The row of that copy where k tile kt's pixels start, given a first pixel p0 that is a multiple
+  // of 4 (stride 1, one output row: wi + off_w = p0 + tap dil - pad).
+  static __device__ __forceinline__ int direct_shift(int kt) {
+    return (kt / kCTiles % Shape::S * Shape::kDilW - Shape::kPadW) & 3;
+  }
 };
 
 // What every conv problem shares: the two maps, the work units (a launch's, with a dyn batch),
@@ -115,11 +129,18 @@ struct ConvProblem : ConvMaps {
   __device__ __forceinline__ int k_end(long long) const { return ConvTap<Shape>::kKTiles; }
 };
 
-template <class Index, class Shape, int BM, int BN, int Stages, bool kX3, bool kPixelRows, bool kVecY, bool kStreamY>
+template <class Index, class Shape, int BM, int BN, int Stages, bool kX3, bool kPixelRows, bool kVecY, bool kStreamY,
+          bool kDirect = false>
 struct TmaConv {
   static constexpr int BK = kConvTmaChannels;   // config/conv.h: channels per k tile (one 128-byte row)
-  // 3xTF32 splits A in registers, so x must be A: the rows are pixels.
-  using Engine = TmaEngine<float, BM, BN, BK, Stages, true, true, kX3>;
+  // 3xTF32 splits A in registers, so x must be A: the rows are pixels. kDirect: x, the A operand, is
+  // m-major (pixels contiguous) and goes through the consumers' registers, in the fragment's own
+  // row order (kDenseRows: the transposed stores into y then fill whole 32-byte sectors).
+  // (kDirect's A tile: conv_tma_a_pad_rows more rows, from the 16-byte boundary before the tile's.)
+  using Engine = TmaEngine<float, BM, BN, BK, Stages, !kDirect, true, kX3, kDirect, 1, 1, conv_tma_a_pad_rows(kDirect)>;
+  static_assert(!kDirect || (kPixelRows && !kX3 && !Shape::kDynSpatial && !ConvTap<Shape>::kDepth &&
+                             Shape::kStrideW == 1 && Shape::Ho == 1 && BM % 4 == 0),
+                "a direct conv: pixel rows, tf32, static extents, one output row, stride 1 (conv_tma_direct_fits)");
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
   static constexpr int kChannelTile = kPixelRows ? BN : BM, kPixelTile = kPixelRows ? BM : BN;
@@ -141,7 +162,9 @@ struct TmaConv {
                                                   int k0, Index n) {
     const u32 sw = kPixelRows ? stage + Engine::kABytes : stage, sx = kPixelRows ? stage : stage + Engine::kABytes;
     tma_load(sw, m.w, full, t.c0, t.tap, k0);
-    t.load_x(sx, m.x, full, int(n));
+    if constexpr (kDirect)
+      t.template load_x_direct<BM + conv_tma_a_pad_rows(kDirect), Engine::kAtom>(sx, m.x, full, int(n), Engine::kChunkBytes);
+    else t.load_x(sx, m.x, full, int(n));
     // 3xTF32: the filters' lo parts (rows K..); x is split by the consumers.
     if constexpr (kX3) tma_load(stage + Engine::kBLo, m.w, full, t.c0, t.tap, k0 + int(Shape::K));
   }
@@ -158,6 +181,8 @@ struct TmaConv {
       tile_origin(u, n, k0, p0);
       load_tap(*this, stage, full, ConvTap<Shape>(kt, p0), k0, n);
     }
+    // kDirect: the engine's consumers read k tile kt's A from this row of the stage on.
+    __device__ __forceinline__ int a_shift(long long, int kt) const { return ConvTap<Shape>::direct_shift(kt); }
   };
 
   // Dyn spatial extents: the units and pixels of this launch's images ([Note: dyn conv spatial

@@ -82,20 +82,24 @@ namespace sm90 {
 //       has armed with kStageBytes
 // and `store(u, acc, c, warp)` stores consumer warpgroup c's accumulators of unit u: its 64 x WN
 // slab at (64 slab_m(c), WN slab_n(c)) of the tile, warp's 16 rows of it.
+// kAPad (an m-major A through registers only): the stage's A tile holds BM + kAPad rows, and the
+// Problem's `int a_shift(long long u, int kt)` (0 .. kAPad) says which row of it is the tile's
+// first in k tile kt (an A copy that must start on a 16-byte boundary before it: [Note: NCHW x
+// read in place] in config/conv.h).
 // kCN consumer warpgroups split the tile's columns (each m64nWN, WN = BN / kCN), BM / 64 its rows;
 // consumer c takes row slab c % (BM / 64) and column slab c / (BM / 64).
 template <class E, int BM, int BN, int BK, int Stages, bool kAKMajor, bool kBKMajor, bool kX3,
-          bool kDenseRows = false, int kCM = 1, int kCN = 1>
+          bool kDenseRows = false, int kCM = 1, int kCN = 1, int kAPad = 0>
 struct TmaEngine {
   static constexpr int kE = int(sizeof(E));
   static constexpr int kConsumersM = BM / 64, WN = BN / kCN;
   static constexpr int kConsumers = tma_gemm_consumers(BM, kCN);   // config/gemm.h
   static constexpr int kThreads = tma_gemm_threads(BM, kCN);   // config/gemm.h
-  static constexpr int kSmemBytes = tma_gemm_smem(kE, BM, BN, BK, Stages, kX3);
-  static constexpr int kABytes = BM * BK * kE, kBBytes = BN * BK * kE;
+  static constexpr int kSmemBytes = tma_gemm_smem(kE, BM, BN, BK, Stages, kX3, kAPad);
+  static constexpr int kABytes = (BM + kAPad) * BK * kE, kBBytes = BN * BK * kE;
   // A and B tiles, then (kX3) B's lo tile: A is the f32 operand, split by the consumers.
   static constexpr int kBLo = kABytes + kBBytes;
-  static constexpr int kStageBytes = tma_stage_bytes(kE, BM, BN, BK, kX3);
+  static constexpr int kStageBytes = tma_stage_bytes(kE, BM, BN, BK, kX3, kAPad);
   static constexpr int NT = WN / 8;
   using Mma = Wgmma<WN, E, kE == 2 && !kAKMajor, !kBKMajor>;   // (tf32 with A m-major: MmaRA below)
   static constexpr int kSteps = BK / Mma::kK;        // wgmma instructions per k tile
@@ -119,6 +123,7 @@ struct TmaEngine {
                 "3xTF32: f32 operands, both k-major, one consumer of at most kTmaX3MaxCols columns (config/gemm.h)");
   static_assert(kSmemBytes >= 1024 + Stages * kStageBytes + Stages * 16, "tma_gemm_smem");
   static_assert(kStageBytes == kBLo + (kX3 ? kBBytes : 0), "tma_stage_bytes");
+  static_assert(kAPad == 0 || (kARegs && kCM == 1 && kAPad % kAtom == 0), "kAPad: whole boxes of an m-major A in registers");
 
   // Consumer c's row slab (of 64 rows) and column slab (of WN columns) of the tile. With one
   // consumer along N the column slab is a compile-time 0: a runtime one costs the 3xTF32 conv 3%
@@ -178,12 +183,19 @@ struct TmaEngine {
     }
   };
   // One k tile's A fragments of consumer c, from the stage's m-major A tile.
-  static __device__ __forceinline__ void load_a(u32 stage, int c, int warp, int lane, u32 (&a)[kSteps][4]) {
+  // shift: the tile's first row in the stage (kAPad; 0 otherwise).
+  static __device__ __forceinline__ void load_a(u32 stage, int c, int warp, int lane, u32 (&a)[kSteps][4], int shift) {
     const int g = lane >> 2, t = lane & 3;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int p = a_row(warp, g, h);
-      const u32 box = stage + (2 * slab_m(c) + (p >> 5)) * kChunkBytes + (p & 3) * 4;
+      int p = a_row(warp, g, h);
+      u32 box;
+      if constexpr (kAPad == 0) {
+        box = stage + (2 * slab_m(c) + (p >> 5)) * kChunkBytes + (p & 3) * 4;
+      } else {   // the stage row of the slab's row p: any row of the BM + kAPad (boxes of kAtom rows)
+        p += 64 * slab_m(c) + shift;
+        box = stage + (p >> 5) * kChunkBytes + (p & 3) * 4;
+      }
       const int chunk = (p & 31) >> 2;
 #pragma unroll
       for (int kk = 0; kk < kSteps; ++kk)
@@ -271,23 +283,27 @@ struct TmaEngine {
   // The k tiles [kt0, kt1) of one unit into acc, A through registers: one wgmma batch in flight,
   // its register set kept live (keep_live) until the batch has completed.
   static __device__ __forceinline__ void step_ra(u32 stage, int c, int warp, int lane, bool first, u32 (&cur)[kSteps][4],
-                                                 float (&acc)[NT][4]) {
-    load_a(stage, c, warp, lane, cur);
+                                                 float (&acc)[NT][4], int shift) {
+    load_a(stage, c, warp, lane, cur, shift);
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk) MmaRA::run(acc, cur[kk], desc_b(stage, c, kk), !first || kk > 0);
     wg_commit();
   }
-  static __device__ __forceinline__ void run_tile_ra(u32 base, u32 bars, int c, int warp, int lane, int kt0, int kt1,
-                                                     int& use, float (&acc)[NT][4]) {
+  template <class Problem>
+  static __device__ __forceinline__ void run_tile_ra(const Problem& prob, long long u, u32 base, u32 bars, int c,
+                                                     int warp, int lane, int kt0, int kt1, int& use,
+                                                     float (&acc)[NT][4]) {
     u32 a[2][kSteps][4];
     for (int kt = kt0; kt < kt1; ++kt, ++use) {
       const int s = use % Stages;
+      int shift = 0;
+      if constexpr (kAPad > 0) shift = prob.a_shift(u, kt);
       mbar_wait(bars + 8 * s, (use / Stages) & 1);
       const u32 stage = base + s * kStageBytes;
       const bool odd = (kt - kt0) & 1;
-      if (odd) step_ra(stage, c, warp, lane, kt == kt0, a[1], acc);
-      else step_ra(stage, c, warp, lane, kt == kt0, a[0], acc);
+      if (odd) step_ra(stage, c, warp, lane, kt == kt0, a[1], acc, shift);
+      else step_ra(stage, c, warp, lane, kt == kt0, a[0], acc, shift);
       if (kt > kt0) {   // the previous k tile's batch is done: its stage and registers are free
         wg_wait<1>();
         if (odd) keep_live(a[0]);
@@ -372,7 +388,7 @@ struct TmaEngine {
       for (long long u = first; u < units; u += step) {
         const int kt0 = prob.k_begin(u), kt1 = prob.k_end(u);
         if constexpr (kX3) run_split_tile(base, bars, c, warp, lane, kt0, kt1, use, acc);
-        else if constexpr (kARegs) run_tile_ra(base, bars, c, warp, lane, kt0, kt1, use, acc);
+        else if constexpr (kARegs) run_tile_ra(prob, u, base, bars, c, warp, lane, kt0, kt1, use, acc);
         else run_tile(base, bars, c, lane, kt0, kt1, use, acc);
         fence_accumulators(acc);
         store(u, acc, c, warp);

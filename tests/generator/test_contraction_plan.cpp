@@ -125,6 +125,14 @@ Generated generate(const Case& c, const std::string& arch = "sm_90",
   return g;
 }
 
+// The bytes of the plan's workspace whose name starts with `prefix` (kmajor_a / kmajor_b + the
+// anchor), -1 where it has none.
+std::int64_t workspace_bytes(const Generated& g, const char* prefix) {
+  for (const auto& b : g.plan.buffers)
+    if (b.kind == kiln::BufferKind::Workspace && b.name.rfind(prefix, 0) == 0) return b.bytes;
+  return -1;
+}
+
 Generated generate(const char* op, const char* tag) {
   for (const auto& c : kCases)
     if (std::string(c.op) == op && std::string(c.tag) == tag) return generate(c);
@@ -807,6 +815,67 @@ TEST_CASE("sm_90a: a stride-1 transposed conv runs on the TMA engine as a forwar
   CHECK(has(small.plan.kernels[0].reason, "not on the TMA engine as a forward conv: it is under the flops"));
 }
 
+TEST_CASE("sm_90a: a 1-d stride-1 tf32 conv maps NCHW x in place (no copy of x), any padding and dilation") {
+  // KernelBench 67 at two images: the filters' copy, then the engine over x as stored.
+  const auto k67 = generate(Case{"conv_nd.kiln", "conv1d_k3", {{"N", 2}}, "two"}, "sm_90a", kiln::Precision::tf32);
+  REQUIRE(k67.plan.kernels.size() == 2);
+  CHECK(gemm_config(k67, 0).prep == kiln::kPrepB);
+  const auto& cc = conv_config(k67, 1);
+  CHECK((cc.kind == kiln::ConvKind::Tma && cc.direct && kiln::conv_tma_pixel_rows(cc) && cc.bm == 128 && cc.bn == 128));
+  CHECK(has(k67.plan.kernels[1].reason, "x read in place: [Note: NCHW x read in place]"));
+  CHECK(has(k67.sources[1].text, "kConfig.stream, kConfig.direct>;"));
+  for (const auto& arg : k67.plan.kernels[1].args)
+    if (arg.name == "tmap_x") {
+      CHECK(arg.buffer == 0);   // x itself
+      CHECK_FALSE(arg.tensor_map.im2col);
+      CHECK(arg.tensor_map.dims == std::vector<std::int64_t>{131072, 64, 2});
+      CHECK(arg.tensor_map.strides == std::vector<std::int64_t>{131072 * 4, 64 * 131072 * 4});
+      CHECK(arg.tensor_map.box == std::vector<int>{32, 32, 1});
+    }
+  check_golden("plan/conv1d_direct_sm90a_tf32.txt", k67.plan.text());
+  // Padding 2 and dilation 3 (tap offsets 0, 3, 6 from -2; zeros past both ends), 48 channels
+  // (the second k tile half zeros), 36 out channels (BN 64).
+  const auto spec = kiln::parse_spec("op pd {\n  in x: f32[3, 48, 100000]\n  in w: f32[36, 48, 3]\n"
+                                     "  out y = conv1d(x, w, padding=2, dilation=3)\n}\n", "t.kiln");
+  auto target = kiln::Target::for_arch("sm_90a");
+  target.precision = kiln::Precision::tf32;
+  const auto plan = kiln::make_plan(std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, "pd"), {})),
+                                    target);
+  REQUIRE(plan.kernels.size() == 2);
+  const auto& pd = std::get<kiln::ConvConfig>(plan.kernels[1].config);
+  CHECK((pd.direct && pd.pad_w == 2 && pd.dil_w == 3 && pd.wo == 99998 && pd.bn == 64 && pd.bm == 128));
+  // A tap's first pixel is off a 16-byte boundary here (-2, 1, 4 from each tile's first): a stage
+  // holds one box of 32 pixels more than the tile (conv_tma_a_pad_rows), and the planner sized the
+  // ring with it.
+  CHECK(kiln::conv_tma_a_pad_rows(pd) == 32);
+  CHECK(kiln::conv_smem(pd) == kiln::tma_gemm_smem(4, pd.bm, pd.bn, kiln::kConvTmaChannels, pd.stages, false, 32));
+  CHECK(kiln::conv_smem(pd) <= 227 * 1024);
+  static const kiln::TemplateLibrary templates;
+  const auto sources = kiln::emit(plan, templates);
+  // Not direct, each keeping the copy of x: 3xTF32 (it splits A as k-major rows), a stride of 3,
+  // rows not a multiple of 16 bytes (L = 1001).
+  const auto x3 = generate(Case{"conv_nd.kiln", "conv1d_k3", {{"N", 2}}, "two"}, "sm_90a");
+  REQUIRE(x3.plan.kernels.size() == 3);
+  CHECK_FALSE(conv_config(x3, 2).direct);
+  CHECK(kiln::conv_tma_a_pad_rows(conv_config(x3, 2)) == 0);
+  const auto strided = generate(Case{"conv_nd.kiln", "conv1d_strided_dilated_bias", {{"N", 2}}, "two"}, "sm_90a",
+                                kiln::Precision::tf32);
+  CHECK_FALSE(conv_config(strided, strided.plan.kernels.size() - 1).direct);
+  const auto odd = generate(Case{"conv_nd.kiln", "conv1d_k3", {{"N", 2}, {"L", 1001}}, "odd"}, "sm_90a",
+                            kiln::Precision::tf32);
+  REQUIRE(odd.plan.kernels.size() == 3);
+  CHECK_FALSE(conv_config(odd, 2).direct);
+  std::string why;
+  if (!kiln::nvrtc_available(&why)) {
+    MESSAGE("NVRTC not loadable (" << why << "): skipping the compile checks");
+    return;
+  }
+  for (const auto* s : {&k67.sources[1], &sources[1]}) {
+    CAPTURE(s->entry);
+    CHECK(!kiln::compile({s->text, s->file_name, "sm_90a", {}, &templates}).cubin.empty());
+  }
+}
+
 TEST_CASE("sm_90a: conv3d and stride-1 conv_transpose3d on the TMA engine, x a 5-D im2col map") {
   // conv3d, 16 channels, stride 1x2x1, padding 1x2x0, dilation 2x1x3, 3x5x3 filters: x copied to
   // NDHWC [N][D*H*W][16], the filters to [K][45][16]; x mapped (c, w, h, d, n), the corners and
@@ -1277,11 +1346,6 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
         if (a.kind == kiln::KernelArg::Kind::TensorMap) maps[a.name] = a.tensor_map;
       return maps;
     };
-    auto workspace_bytes = [](const Generated& g, const char* prefix) {   // kmajor_a / kmajor_b + the anchor
-      for (const auto& b : g.plan.buffers)
-        if (b.kind == kiln::BufferKind::Workspace && b.name.rfind(prefix, 0) == 0) return b.bytes;
-      return std::int64_t{-1};
-    };
     // 6007x3331x4799 bf16 a·b: A [M, K] rows of 9598 bytes (a pitched copy, 32 rows x 32 16-byte
     // vectors per CTA), B [K, N] rows of 6662 bytes (transposed in 32 x 32 tiles); both to rows of
     // 4800 bf16 (9600 bytes). The engine then reads both k-major: 128x256 tiles, 4 stages.
@@ -1368,6 +1432,33 @@ TEST_CASE("sm_90a: the TMA engine takes f16 / bf16 in every layout and k-contigu
   CHECK(generate(kCases[30], "sm_90a").plan.kernels[0].template_name == "gemv");
   CHECK(generate(kCases[24], "sm_90").plan.kernels[0].template_name == "gemm");
   CHECK(generate(kCases[24], "sm_80").plan.kernels[0].template_name == "gemm");
+}
+
+TEST_CASE("sm_90a: an n-major 16-bit B off 128-byte lines and read by many tile rows is realigned first") {
+  // [Note: realigning an m- or n-major operand]: bf16 a·b, B's rows 6672 bytes (16 off a line),
+  // 47 tile rows of 128: B is transposed to k-major rows of 9600 bytes, and the engine maps them.
+  auto plan_of = [](std::int64_t m, std::int64_t n, std::int64_t k, const char* op = "mm_bf16") {
+    return generate({"gemm.kiln", op, {{"M", m}, {"N", n}, {"K", k}}, "realign"}, "sm_90a");
+  };
+  const auto g = plan_of(6007, 3336, 4800);
+  REQUIRE(g.plan.kernels.size() == 2);
+  CHECK(g.plan.kernels[0].template_name == "gemm_operand_prep");
+  CHECK((gemm_config(g, 0).prep == 2 && !kiln::prep_k_contig(gemm_config(g, 0))));
+  CHECK(has(g.plan.kernels[0].reason, "rows of 6672 bytes) transposed to k-contiguous rows of 9600 bytes"));
+  CHECK(has(g.plan.kernels[0].reason, "its rows start off 128-byte lines and 47 tile rows read it"));
+  CHECK(workspace_bytes(g, "kmajor_b") == 3336LL * 4800 * 2);
+  const auto& mc = gemm_config(g, 1);
+  CHECK((mc.kind == kiln::GemmKind::Tma && mc.layout_b == kiln::GemmLayout::ColMajor && mc.ldb == 4800));
+  // Rows on lines (N 3392), few tile rows (M 1920: 15 < kRealignMinReads), a k-major B (a·bᵀ),
+  // or rows not even 16 bytes apart (N 3331: padded for that reason, as before): no realignment.
+  for (const auto& other : {plan_of(6007, 3392, 4800), plan_of(1920, 3336, 4800), plan_of(6007, 3336, 4800, "mm_bf16_nt")}) {
+    REQUIRE(other.plan.kernels.size() == 1);
+    CHECK(other.plan.kernels[0].template_name == "gemm_tma");
+  }
+  CHECK(plan_of(2048, 3336, 4800).plan.kernels.size() == 2);   // 16 tile rows: realigned
+  const auto odd = plan_of(6007, 3331, 4800);
+  REQUIRE(odd.plan.kernels.size() == 2);
+  CHECK(has(odd.plan.kernels[0].reason, "a tensor map's strides must be multiples of 16 bytes"));
 }
 
 TEST_CASE("skinny products (M or N at most 16) take Gemv on every target: row dot, column sweep, split K") {

@@ -271,6 +271,12 @@ TEST_CASE("gpu: every covered spec's wgmma path (sm_90a): tails, split-K, both p
       // channels (a 4-channel second k tile), 130 out channels (a tail tile), odd lengths; in 2-d
       // with padding 1 and dilation 2 (forward padding 3), 20 channels, a bias and relu.
       {"conv_nd.kiln", "conv_transpose1d_k3", {{"N", 3}, {"C", 36}, {"L", 20001}, {"K", 130}}, "conv_tma"},
+      // 1-d stride-1 convs over NCHW x: in tf32 the engine maps x in place ([Note: NCHW x read in
+      // place]): 36 and 40 channels (a k tile's channels past C zeros), 130 and 70 out channels,
+      // padding 3 with dilation 2 (zeros past both ends), and a transposed conv's forward form.
+      {"conv_nd.kiln", "conv1d_k3", {{"N", 3}, {"C", 36}, {"L", 20000}, {"K", 130}}, "conv_tma"},
+      {"conv_nd.kiln", "conv1d_padded_dilated_bias", {{"N", 2}, {"C", 40}, {"L", 30000}, {"K", 70}}, "conv_tma"},
+      {"conv_nd.kiln", "conv_transpose1d_k3", {{"N", 2}, {"C", 40}, {"L", 40000}, {"K", 70}}, "conv_tma"},
       {"conv_nd.kiln", "conv_transpose2d_s1_dilated_bias", {{"N", 2}, {"C", 20}, {"H", 99}, {"W", 301}, {"K", 70}},
        "conv_tma"},
       // Over three spatial axes (x a 5-D im2col map): conv3d with stride 1x2x1, padding 1x2x0,

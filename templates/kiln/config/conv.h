@@ -69,7 +69,8 @@ inline const char* enum_name(ConvKind k) {
   X(bool, vec_w, false)          /* Nchw: 16-byte filter loads */                                   \
   X(bool, vec_y, false)          /* Wgmma: 16-byte stores of y */                                   \
   X(bool, stream, false)         /* streaming (evict-first) stores of y */                          \
-  X(int, threads, 0)             /* Depthwise: block size */
+  X(int, threads, 0)             /* Depthwise: block size */                                        \
+  X(bool, direct, false)         /* Tma: NCHW x read in place by tiled copies (conv_tma_direct_fits) */
 KILN_CONFIG(ConvConfig, KILN_CONV_FIELDS);
 
 // kiln::conv::ConvDyn's members (conv_shape.cuh), in order: a conv with dyn spatial extents takes
@@ -162,7 +163,33 @@ KILN_RULE constexpr bool conv_x3(const ConvConfig& c) { return c.precision == Mm
 // rows are pixels, and for 3xTF32, whose A operand is split in registers; otherwise (NCHW tf32)
 // out channels (A = the filters, B = x), so that y's pixel rows take 16-byte stores. A transposed
 // conv's phases store strided pixels (no 16-byte stores either way): pixel rows.
-KILN_RULE constexpr bool conv_tma_pixel_rows(const ConvConfig& c) { return c.nhwc || conv_x3(c) || c.transposed; }
+// A direct conv (below) also has pixel rows: x is its A operand.
+KILN_RULE constexpr bool conv_tma_pixel_rows(const ConvConfig& c) {
+  return c.nhwc || conv_x3(c) || c.transposed || c.direct;
+}
+// [Note: NCHW x read in place]
+// A 1-d forward conv of stride 1 over NCHW x in tf32 needs no copy of x: for filter tap s, the
+// engine's A tile (BM output pixels x 32 channels of one image) is x[n][c0 .. c0 + 32][p0 + s dil -
+// pad ..], a plain m-major box of x as stored (pixels contiguous), which the TMA unit's tiled mode
+// loads (zeros past either end: the padding costs nothing) and the engine's consumers take through
+// registers ([Note: tf32 A through registers] in gemm_tma.cuh). A tiled copy's innermost
+// coordinate must be a multiple of 16 bytes (on an H100 any other raised
+// CUDA_ERROR_ILLEGAL_INSTRUCTION: session 67, bench/results/2026-12-06-h100-run10), and a tap's
+// first pixel p0 + s dil - pad is one only where s dil - pad is a multiple of 4 (p0 is a multiple
+// of BM). So the producer copies BM / 32 + 1 boxes of 32 pixels x 32 channels from the multiple of
+// 4 at or below it, and the consumers read the tile shift = (s dil - pad) & 3 rows further on
+// (conv_tma_a_pad_rows: the one box more a stage holds). x's rows must be 16-byte multiples (a
+// tensor map's stride rule: W a multiple of 4) and its extents static (the map is encoded once; a
+// dyn batch is a launch's image extent). A stride over 1 would need the map's element strides on
+// the pixels, and 3xTF32 splits A as k-major rows: both keep the copy of x. It saves the copy's
+// pass over x (read x, write and read it again as NHWC).
+KILN_RULE constexpr bool conv_tma_direct_fits(const ConvConfig& c) {
+  return !c.nhwc && !c.transposed && !conv_x3(c) && c.elem_bytes == 4 && c.groups == 1 && c.d == 1 && c.t == 1 &&
+         c.dout == 1 && c.h == 1 && c.r == 1 && c.ho == 1 && c.stride_w == 1 && c.w > 0 && c.w % 4 == 0;
+}
+// The rows of x a direct conv's stage holds past its BM pixels: one box of 32 (the shift above).
+KILN_RULE constexpr int conv_tma_a_pad_rows(bool direct) { return direct ? kConvTmaChannels : 0; }
+KILN_RULE constexpr int conv_tma_a_pad_rows(const ConvConfig& c) { return conv_tma_a_pad_rows(c.direct); }
 // The k-major copies OperandPrep makes for it: filters [K][T*R*S][ldc] and x [N][D*H*W][ldc], the
 // channel rows padded to 16 bytes (a tensor map's stride rule); the maps' channel extent stays C,
 // so TMA zero-fills the pad and the channels past C of the last k tile.
@@ -267,7 +294,8 @@ KILN_RULE constexpr long long conv_smem(const ConvConfig& c) {
       return tile_engine_smem(c.elem_bytes, c.bm, c.bn, c.bk, c.wn, c.stages, true, false) +
              conv_table_bytes(conv_gemm_k(c), c.bk, conv_im2col_general(c.d, c.t, c.dout, c.transposed));
     case ConvKind::Wgmma: return wg_engine_smem(c.bm, c.bn, c.stages, c.precision == MmaPrecision::Tf32x3);
-    case ConvKind::Tma: return tma_gemm_smem(4, c.bm, c.bn, kConvTmaChannels, c.stages, conv_x3(c));
+    case ConvKind::Tma:
+      return tma_gemm_smem(4, c.bm, c.bn, kConvTmaChannels, c.stages, conv_x3(c), conv_tma_a_pad_rows(c));
     default: return 0;
   }
 }

@@ -147,14 +147,16 @@ KILN_RULE constexpr int wg_small_k_smem(int bm, int bn, int b_stages, int k, boo
 }
 
 // One stage of gemm_tma.cuh's TmaEngine: an A (BM x BK) and a B (BN x BK) tile as the TMA unit
-// writes them; 3xTF32 adds B's lo part (A is the f32 operand, split by the consumers).
-KILN_RULE constexpr int tma_stage_bytes(int elem_bytes, int bm, int bn, int bk, bool x3) {
-  return (bm + bn * (x3 ? 2 : 1)) * bk * elem_bytes;
+// writes them; 3xTF32 adds B's lo part (A is the f32 operand, split by the consumers). a_pad:
+// rows of A loaded past BM (an m-major A whose tile starts off a 16-byte boundary, read from the
+// boundary before it: [Note: NCHW x read in place] in config/conv.h).
+KILN_RULE constexpr int tma_stage_bytes(int elem_bytes, int bm, int bn, int bk, bool x3, int a_pad = 0) {
+  return (bm + a_pad + bn * (x3 ? 2 : 1)) * bk * elem_bytes;
 }
 // TmaEngine's kSmemBytes: the Stages-deep ring, 1 KB to align it to the swizzle period, and the
 // full and empty mbarriers of every stage.
-KILN_RULE constexpr int tma_gemm_smem(int elem_bytes, int bm, int bn, int bk, int stages, bool x3) {
-  return stages * tma_stage_bytes(elem_bytes, bm, bn, bk, x3) + 1024 + stages * 2 * 8;
+KILN_RULE constexpr int tma_gemm_smem(int elem_bytes, int bm, int bn, int bk, int stages, bool x3, int a_pad = 0) {
+  return stages * tma_stage_bytes(elem_bytes, bm, bn, bk, x3, a_pad) + 1024 + stages * 2 * 8;
 }
 // 3xTF32 on the engine keeps its accumulators, the wgmma fragments and A's hi and lo parts in
 // registers: one consumer warpgroup along N, at most 128 columns (no 128x256 tile).

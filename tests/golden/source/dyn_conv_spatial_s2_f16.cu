@@ -8,7 +8,7 @@ kernels:
       anchor %2 conv2d (line 12)
       stores %2 -> #2 y
       reads #0 x, #1 w
-      config ConvConfig{kind=Nchw precision=Tf32 elem_bytes=2 nhwc=0 n=0 c=8 h=0 w=0 k=24 r=3 s=3 stride_h=2 stride_w=2 pad_h=1 pad_w=1 dil_h=1 dil_w=1 groups=1 ho=0 wo=0 transposed=0 d=1 t=1 stride_d=1 pad_d=0 dil_d=1 dout=1 opad_d=0 opad_h=0 opad_w=0 phase_w=0 bm=64 bn=128 bk=32 wm=32 wn=32 stages=4 vec_w=1 vec_y=0 stream=0 threads=0}
+      config ConvConfig{kind=Nchw precision=Tf32 elem_bytes=2 nhwc=0 n=0 c=8 h=0 w=0 k=24 r=3 s=3 stride_h=2 stride_w=2 pad_h=1 pad_w=1 dil_h=1 dil_w=1 groups=1 ho=0 wo=0 transposed=0 d=1 t=1 stride_d=1 pad_d=0 dil_d=1 dout=1 opad_d=0 opad_h=0 opad_w=0 phase_w=0 bm=64 bn=128 bk=32 wm=32 wn=32 stages=4 vec_w=1 vec_y=0 stream=0 threads=0 direct=0}
       why: dyn spatial extents S -> (((S - 1) / 2) + 1): read per launch, and the batch N in the size class [1, 65536) of N; conv2d Nx8xSxS -> 24 filters 3x3, stride 2x2, pad 1x1, dil 1x1, groups 1, NCHW: implicit GEMM ConvNchw, 24 out channels x N x (((S - 1) / 2) + 1) x (((S - 1) / 2) + 1) pixels x K 72 per group, 64x128 tiles, 4 stages; f16 tensor cores, f32 accumulation; not on the TMA engine: it takes f32 tensors only; no streaming stores (dyn spatial extents)
 
 // ==== conv_s2_f16_k0.cu
@@ -20,7 +20,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ConvConfig kConfig = kiln::ConvConfig{/*kind=*/kiln::ConvKind::Nchw, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/2, /*nhwc=*/false, /*n=*/0, /*c=*/8, /*h=*/0, /*w=*/0, /*k=*/24, /*r=*/3, /*s=*/3, /*stride_h=*/2, /*stride_w=*/2, /*pad_h=*/1, /*pad_w=*/1, /*dil_h=*/1, /*dil_w=*/1, /*groups=*/1, /*ho=*/0, /*wo=*/0, /*transposed=*/false, /*d=*/1, /*t=*/1, /*stride_d=*/1, /*pad_d=*/0, /*dil_d=*/1, /*dout=*/1, /*opad_d=*/0, /*opad_h=*/0, /*opad_w=*/0, /*phase_w=*/false, /*bm=*/64, /*bn=*/128, /*bk=*/32, /*wm=*/32, /*wn=*/32, /*stages=*/4, /*vec_w=*/true, /*vec_y=*/false, /*stream=*/false, /*threads=*/0};  // the planner's config
+constexpr kiln::ConvConfig kConfig = kiln::ConvConfig{/*kind=*/kiln::ConvKind::Nchw, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/2, /*nhwc=*/false, /*n=*/0, /*c=*/8, /*h=*/0, /*w=*/0, /*k=*/24, /*r=*/3, /*s=*/3, /*stride_h=*/2, /*stride_w=*/2, /*pad_h=*/1, /*pad_w=*/1, /*dil_h=*/1, /*dil_w=*/1, /*groups=*/1, /*ho=*/0, /*wo=*/0, /*transposed=*/false, /*d=*/1, /*t=*/1, /*stride_d=*/1, /*pad_d=*/0, /*dil_d=*/1, /*dout=*/1, /*opad_d=*/0, /*opad_h=*/0, /*opad_w=*/0, /*phase_w=*/false, /*bm=*/64, /*bn=*/128, /*bk=*/32, /*wm=*/32, /*wn=*/32, /*stages=*/4, /*vec_w=*/true, /*vec_y=*/false, /*stream=*/false, /*threads=*/0, /*direct=*/false};  // the planner's config
 using Shape = kiln::conv::ConvShape<kConfig.n, kConfig.c, kConfig.h, kConfig.w, kConfig.k, kConfig.r, kConfig.s,
                                     kConfig.stride_h, kConfig.stride_w, kConfig.pad_h, kConfig.pad_w, kConfig.dil_h, kConfig.dil_w, kConfig.groups>;
 using Kernel = kiln::conv::ConvNchw<__half, kiln::Tf32, __half, Index, Shape, kConfig.bm, kConfig.bn, kConfig.bk, kConfig.wm,

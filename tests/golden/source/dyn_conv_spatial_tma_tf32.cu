@@ -21,7 +21,7 @@ kernels:
       anchor %3 conv2d (line 69)
       stores %5 -> #3 y
       reads #0 x, #1 w, #2 b, tensor map #5 kmajor_w3 (box 32x1x128, swizzle 128), tensor map #4 nhwc_x3 (im2col: 32 channels x 128 pixels, pixel box [-1, -1] .. [-1, -1], strides [1, 2, 2, 1], swizzle 128, dims [64, W, H, N] at each launch)
-      config ConvConfig{kind=Tma precision=Tf32 elem_bytes=4 nhwc=0 n=0 c=64 h=0 w=0 k=72 r=3 s=3 stride_h=2 stride_w=2 pad_h=1 pad_w=1 dil_h=1 dil_w=1 groups=1 ho=0 wo=0 transposed=0 d=1 t=1 stride_d=1 pad_d=0 dil_d=1 dout=1 opad_d=0 opad_h=0 opad_w=0 phase_w=0 bm=128 bn=128 bk=0 wm=0 wn=0 stages=7 vec_w=0 vec_y=1 stream=0 threads=0}
+      config ConvConfig{kind=Tma precision=Tf32 elem_bytes=4 nhwc=0 n=0 c=64 h=0 w=0 k=72 r=3 s=3 stride_h=2 stride_w=2 pad_h=1 pad_w=1 dil_h=1 dil_w=1 groups=1 ho=0 wo=0 transposed=0 d=1 t=1 stride_d=1 pad_d=0 dil_d=1 dout=1 opad_d=0 opad_h=0 opad_w=0 phase_w=0 bm=128 bn=128 bk=0 wm=0 wn=0 stages=7 vec_w=0 vec_y=1 stream=0 threads=0 direct=0}
       why: dyn spatial extents H -> (((H - 1) / 2) + 1), W -> (((W - 1) / 2) + 1): read per launch, and the batch N in the size class [1, 65536) of N; conv2d Nx64xHxW -> 72 filters 3x3, stride 2x2, pad 1x1, dil 1x1, groups 1, NCHW: sm_90a TMA engine, implicit GEMM of 72 out channels x (((H - 1) / 2) + 1) x (((W - 1) / 2) + 1) pixels per image x K 576 (taps x channels in 32-channel k tiles), 128x128 tiles (H*W in [260, 8192): images of about 65 output pixels on) (2 consumer warpgroups + a TMA producer warpgroup, im2col by the TMA unit), 7 stages, at most 132 persistent CTAs; precision tf32 (op)
 
 // ==== tma_tf32_k0.cu
@@ -89,7 +89,7 @@ static_assert(kiln::launch::same_launch(kiln::gemm_geometry(kConfig, 132, 1), tr
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ConvConfig kConfig = kiln::ConvConfig{/*kind=*/kiln::ConvKind::Tma, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/4, /*nhwc=*/false, /*n=*/0, /*c=*/64, /*h=*/0, /*w=*/0, /*k=*/72, /*r=*/3, /*s=*/3, /*stride_h=*/2, /*stride_w=*/2, /*pad_h=*/1, /*pad_w=*/1, /*dil_h=*/1, /*dil_w=*/1, /*groups=*/1, /*ho=*/0, /*wo=*/0, /*transposed=*/false, /*d=*/1, /*t=*/1, /*stride_d=*/1, /*pad_d=*/0, /*dil_d=*/1, /*dout=*/1, /*opad_d=*/0, /*opad_h=*/0, /*opad_w=*/0, /*phase_w=*/false, /*bm=*/128, /*bn=*/128, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/7, /*vec_w=*/false, /*vec_y=*/true, /*stream=*/false, /*threads=*/0};  // the planner's config
+constexpr kiln::ConvConfig kConfig = kiln::ConvConfig{/*kind=*/kiln::ConvKind::Tma, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/4, /*nhwc=*/false, /*n=*/0, /*c=*/64, /*h=*/0, /*w=*/0, /*k=*/72, /*r=*/3, /*s=*/3, /*stride_h=*/2, /*stride_w=*/2, /*pad_h=*/1, /*pad_w=*/1, /*dil_h=*/1, /*dil_w=*/1, /*groups=*/1, /*ho=*/0, /*wo=*/0, /*transposed=*/false, /*d=*/1, /*t=*/1, /*stride_d=*/1, /*pad_d=*/0, /*dil_d=*/1, /*dout=*/1, /*opad_d=*/0, /*opad_h=*/0, /*opad_w=*/0, /*phase_w=*/false, /*bm=*/128, /*bn=*/128, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/7, /*vec_w=*/false, /*vec_y=*/true, /*stream=*/false, /*threads=*/0, /*direct=*/false};  // the planner's config
 using Shape = kiln::conv::ConvShape<kConfig.n, kConfig.c, kConfig.h, kConfig.w, kConfig.k, kConfig.r, kConfig.s,
                                     kConfig.stride_h, kConfig.stride_w, kConfig.pad_h, kConfig.pad_w, kConfig.dil_h, kConfig.dil_w, kConfig.groups>;
 // sm_90a: the TMA engine over OperandPrep's k-major copies (x NHWC, read by im2col copies)

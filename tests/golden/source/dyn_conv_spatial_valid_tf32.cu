@@ -8,7 +8,7 @@ kernels:
       anchor %2 conv2d (line 49)
       stores %2 -> #2 y
       reads #0 x, #1 w
-      config ConvConfig{kind=Wgmma precision=Tf32 elem_bytes=4 nhwc=0 n=2 c=4 h=0 w=0 k=72 r=3 s=3 stride_h=2 stride_w=2 pad_h=0 pad_w=0 dil_h=2 dil_w=2 groups=1 ho=0 wo=0 transposed=0 d=1 t=1 stride_d=1 pad_d=0 dil_d=1 dout=1 opad_d=0 opad_h=0 opad_w=0 phase_w=0 bm=128 bn=256 bk=0 wm=0 wn=0 stages=4 vec_w=0 vec_y=1 stream=0 threads=0}
+      config ConvConfig{kind=Wgmma precision=Tf32 elem_bytes=4 nhwc=0 n=2 c=4 h=0 w=0 k=72 r=3 s=3 stride_h=2 stride_w=2 pad_h=0 pad_w=0 dil_h=2 dil_w=2 groups=1 ho=0 wo=0 transposed=0 d=1 t=1 stride_d=1 pad_d=0 dil_d=1 dout=1 opad_d=0 opad_h=0 opad_w=0 phase_w=0 bm=128 bn=256 bk=0 wm=0 wn=0 stages=4 vec_w=0 vec_y=1 stream=0 threads=0 direct=0}
       why: dyn spatial extents H -> (((H - 5) / 2) + 1), W -> (((W - 5) / 2) + 1): read per launch; conv2d 2x4xHxW -> 72 filters 3x3, stride 2x2, pad 0x0, dil 2x2, groups 1, NCHW: sm_90a implicit GEMM on wgmma (WgConvNchw), 72 out channels x (((H - 5) / 2) + 1) x (((W - 5) / 2) + 1) pixels per image x K 36, 128x256 tiles over at most 132 persistent CTAs, 4 stages, im2col gathered by 4-byte cp.async, 16-byte stores where the launch's pixels per image are a multiple of 4; precision tf32 (op); not on the TMA engine: it takes at least 8 input channels (this conv has 4); no streaming stores (dyn spatial extents)
 
 // ==== valid_tf32_k0.cu
@@ -20,7 +20,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ConvConfig kConfig = kiln::ConvConfig{/*kind=*/kiln::ConvKind::Wgmma, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/4, /*nhwc=*/false, /*n=*/2, /*c=*/4, /*h=*/0, /*w=*/0, /*k=*/72, /*r=*/3, /*s=*/3, /*stride_h=*/2, /*stride_w=*/2, /*pad_h=*/0, /*pad_w=*/0, /*dil_h=*/2, /*dil_w=*/2, /*groups=*/1, /*ho=*/0, /*wo=*/0, /*transposed=*/false, /*d=*/1, /*t=*/1, /*stride_d=*/1, /*pad_d=*/0, /*dil_d=*/1, /*dout=*/1, /*opad_d=*/0, /*opad_h=*/0, /*opad_w=*/0, /*phase_w=*/false, /*bm=*/128, /*bn=*/256, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/4, /*vec_w=*/false, /*vec_y=*/true, /*stream=*/false, /*threads=*/0};  // the planner's config
+constexpr kiln::ConvConfig kConfig = kiln::ConvConfig{/*kind=*/kiln::ConvKind::Wgmma, /*precision=*/kiln::MmaPrecision::Tf32, /*elem_bytes=*/4, /*nhwc=*/false, /*n=*/2, /*c=*/4, /*h=*/0, /*w=*/0, /*k=*/72, /*r=*/3, /*s=*/3, /*stride_h=*/2, /*stride_w=*/2, /*pad_h=*/0, /*pad_w=*/0, /*dil_h=*/2, /*dil_w=*/2, /*groups=*/1, /*ho=*/0, /*wo=*/0, /*transposed=*/false, /*d=*/1, /*t=*/1, /*stride_d=*/1, /*pad_d=*/0, /*dil_d=*/1, /*dout=*/1, /*opad_d=*/0, /*opad_h=*/0, /*opad_w=*/0, /*phase_w=*/false, /*bm=*/128, /*bn=*/256, /*bk=*/0, /*wm=*/0, /*wn=*/0, /*stages=*/4, /*vec_w=*/false, /*vec_y=*/true, /*stream=*/false, /*threads=*/0, /*direct=*/false};  // the planner's config
 using Shape = kiln::conv::ConvShape<kConfig.n, kConfig.c, kConfig.h, kConfig.w, kConfig.k, kConfig.r, kConfig.s,
                                     kConfig.stride_h, kConfig.stride_w, kConfig.pad_h, kConfig.pad_w, kConfig.dil_h, kConfig.dil_w, kConfig.groups>;
 // sm_90a: wgmma on 128-byte-swizzled shared memory, im2col gathered by 4-byte cp.async
