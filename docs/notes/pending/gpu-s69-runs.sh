@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../../.."
 source docs/notes/pending/s65-env.sh
 LIMIT=${LIMIT:-560}
 room() { [ $((LIMIT - SECONDS)) -gt "$1" ]; }
-KILN_CACHE_DIR=$(mktemp -d) KILN_GPU_SPECS=gemm,matmul,linear timeout 240 .gpu/bin/kiln_test_gpu_new -tc="gpu: every covered spec*" --duration=true > $logs/specs.txt 2>&1
+KILN_CACHE_DIR=$(mktemp -d) KILN_GPU_SPECS=gemm,matmul,linear_dropout_softmax,matmul_small_k timeout 240 .gpu/bin/kiln_test_gpu_new -tc="gpu: every covered spec*" --duration=true > $logs/specs.txt 2>&1
 echo "[$SECONDS s] spec checks (new) rc=$? ok=$(grep -cE '^gpu-check .* ok ' $logs/specs.txt) failed=$(grep -cE '^gpu-check .* FAIL' $logs/specs.txt)"
 grep -E 'FAIL|ERROR|test cases|assertions|^[0-9.]+ s:' $logs/specs.txt | head -10
 for round in 1 2; do for K in kiln kiln_new; do for op in mmt_6007x3331x4800 mmt_6007x3336x4800; do
