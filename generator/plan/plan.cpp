@@ -246,13 +246,15 @@ std::optional<ElementwisePick> ElementwisePick::parse(std::string_view text) {
 
 namespace {
 constexpr std::pair<ReducePick::Kind, std::string_view> kReduceKinds[] = {
-    {ReducePick::Kind::warp, "warp"}, {ReducePick::Kind::block, "block"}, {ReducePick::Kind::outer, "outer"}};
+    {ReducePick::Kind::warp, "warp"}, {ReducePick::Kind::block, "block"}, {ReducePick::Kind::outer, "outer"},
+    {ReducePick::Kind::v4, "v4"}};
 }  // namespace
 
 std::string ReducePick::text() const {
   std::string_view name;
   for (const auto& [k, n] : kReduceKinds)
     if (k == kind) name = n;
+  if (kind == Kind::v4) return fmt::format("reduce {} t{} u{} w{}", name, threads, unroll, waves);
   return fmt::format("reduce {} t{} u{}", name, threads, unroll);
 }
 
@@ -261,7 +263,8 @@ std::optional<ReducePick> ReducePick::parse(std::string_view text) {
   char variant[8] = {};
   char tail = 0;
   const std::string s(text);
-  if (std::sscanf(s.c_str(), "reduce %7s t%d u%d%c", variant, &r.threads, &r.unroll, &tail) != 3) return std::nullopt;
+  const int fields = std::sscanf(s.c_str(), "reduce %7s t%d u%d w%d%c", variant, &r.threads, &r.unroll, &r.waves, &tail);
+  if (fields != 3 && fields != 4) return std::nullopt;
   const auto* found = std::find_if(std::begin(kReduceKinds), std::end(kReduceKinds),
                                    [&](const auto& k) { return k.second == variant; });
   if (found == std::end(kReduceKinds)) return std::nullopt;

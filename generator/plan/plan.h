@@ -162,11 +162,12 @@ struct ElementwisePick {
 // variant: a warp or a block per contiguous row (reduce_inner), or threads along the inner axis of
 // a strided one (reduce_outer's plain variant).
 struct ReducePick {
-  enum class Kind { warp, block, outer };
+  enum class Kind { warp, block, outer, v4 };
   Kind kind = Kind::warp;
   int threads = 256, unroll = 4;
+  int waves = 0;   // v4 (the whole-row sweep of 16-byte loads): ReduceConfig::waves; 0 otherwise
 
-  std::string text() const;   // "reduce warp t256 u4", "reduce block t512 u4", "reduce outer t128 u8"
+  std::string text() const;   // "reduce warp t256 u4", "reduce block t512 u4", "reduce outer t128 u8", "reduce v4 t1024 u2 w2"
   static std::optional<ReducePick> parse(std::string_view text);
   friend bool operator==(const ReducePick&, const ReducePick&) = default;
 };

@@ -619,7 +619,16 @@ std::vector<std::int64_t> split_steps(SplitsAt splits_at) {
 //   the rule at the pick's numbers. Only at a static inner extent and length (their classes are
 //   the heuristic's rule's); dyn rows keep the heuristic's size classes, and each class and launch
 //   splits by the rule at the pick's numbers.
-// The whole-row sweeps (reduce_outer_rows, reduce_outer_rows_v4) and the chains have no picks yet.
+// - The whole-row sweep of 16-byte loads (reduce_outer_rows_v4): a row in the heuristic's number
+//   of column tiles, twice or four times as many (threads: the balanced tile's 4-column groups in
+//   whole warps, at least 64), 1 or 2 rows of loads in flight (the kernel keeps to 32 registers
+//   for kOuterV4ResidentThreads in kiln/config/reduce.h; at 3 rows the sm_90a kernel spills), and
+//   the reduced axis split as the rule says at the pick's block for 1, 2 (the heuristic's,
+//   kOuterV4Waves) or 4 waves of resident threads (ReduceConfig::waves, which each launch's split
+//   reads too, so dyn rows take any pick): on the seed min over axis 1, 1, 2 and 4 splits took
+//   3.60, 3.08 and 3.01 ms, the rule's 4 for two waves, and its target is 2.95. Not at a dyn inner
+//   or length (their classes are the heuristic's rule's).
+// The 4-byte whole-row sweep (reduce_outer_rows) and the chains have no picks yet.
 std::vector<ReducePick> reduce_candidates(ReducePick::Kind kind) {
   static constexpr int kWarpThreads[] = {128, 256, 512}, kBlockThreads[] = {256, 512, 1024};
   std::vector<ReducePick> out;
@@ -647,6 +656,21 @@ std::vector<ReducePick> reduce_outer_candidates(const ReducePick& h, std::int64_
   return out;
 }
 
+// The whole-row sweep's candidates around its heuristic pick `h` over rows `inner` wide.
+std::vector<ReducePick> reduce_v4_candidates(const ReducePick& h, std::int64_t inner) {
+  std::vector<ReducePick> out;
+  const std::int64_t tiles = launch::ceil_div(inner, 4LL * h.threads);
+  std::set<int> blocks;
+  for (std::int64_t t : {tiles, 2 * tiles, 4 * tiles}) {
+    const int threads = static_cast<int>(launch::round_up_ll(launch::ceil_div(inner, 4 * t), 32));
+    if (threads < 64 || !blocks.insert(threads).second) continue;
+    for (int unroll : {1, 2})
+      for (int waves : {1, 2, 4}) out.push_back({ReducePick::Kind::v4, threads, unroll, waves});
+  }
+  if (std::find(out.begin(), out.end(), h) == out.end()) out.push_back(h);
+  return out;
+}
+
 // Lists the picks of a reduction whose heuristic config is `c` (a reduce_inner variant, or
 // reduce_outer's plain one over rows of `cols` thread columns), applies a stored one to `c`, and
 // returns the reason's note ("; config: ...").
@@ -654,18 +678,25 @@ std::string apply_reduce_pick(Planner& p, const PlannedKernel& kn, ReduceConfig&
                               std::int64_t cols = 0) {
   const ReducePick::Kind kind = c.variant == ReduceVariant::kInnerBlock ? ReducePick::Kind::block
                                 : c.variant == ReduceVariant::kOuter    ? ReducePick::Kind::outer
+                                : c.variant == ReduceVariant::kOuterV4  ? ReducePick::Kind::v4
                                                                         : ReducePick::Kind::warp;
-  const ReducePick heuristic{kind, c.threads, c.unroll};
+  const bool v4 = kind == ReducePick::Kind::v4;
+  const ReducePick heuristic{kind, c.threads, c.unroll, v4 ? c.waves : 0};
+  const std::vector<ReducePick> candidates = kind == ReducePick::Kind::outer ? reduce_outer_candidates(heuristic, cols)
+                                             : v4 ? reduce_v4_candidates(heuristic, c.inner)
+                                                  : reduce_candidates(kind);
   std::string note = "; config: heuristic";
   const ReducePick chosen = p.offer_picks(
       kn.anchor,
       fmt::format("{}: {} rows{} of {}{}", ir::op_kind_name(p.node(kn.anchor).kind), rows.text, rows.class_suffix(),
                   len.text,
-                  kind == ReducePick::Kind::outer ? fmt::format(", strided, {} columns", c.inner) : ""),
-      heuristic, kind == ReducePick::Kind::outer ? reduce_outer_candidates(heuristic, cols) : reduce_candidates(kind),
-      note, "reduction");
+                  kind == ReducePick::Kind::outer ? fmt::format(", strided, {} columns", c.inner)
+                  : v4                            ? fmt::format(", strided, {} columns, 16-byte sweep", c.inner)
+                                                  : ""),
+      heuristic, candidates, note, "reduction");
   c.threads = chosen.threads;
   c.unroll = chosen.unroll;
+  if (v4) c.waves = chosen.waves;
   return note;
 }
 
@@ -910,8 +941,12 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
     config.threads = launch::reduce_outer_v4_threads(sized);
     config.unroll = launch::kOuterV4Unroll;
     config.vec = 4;
+    config.waves = launch::kOuterV4Waves;
+    const ReduceConfig heuristic = config;
+    // (A dyn inner's or length's classes are cut by the heuristic's rule: no picks there.)
+    const std::string pick_note = inner.dynamic || len.dynamic ? "" : apply_reduce_pick(p, kn, config, rows, len);
     kn.min_blocks = launch::reduce_outer_v4_blocks_per_sm(config.threads);
-    split_by(config);
+    split_by(config, &heuristic);
     const std::int64_t tile = std::int64_t{config.threads} * 4;
     kn.reason = fmt::format(
         "reduced axis strided, inner {} {}: a block sweeps {} rows {}({} threads x 4 columns) with 16-byte "
@@ -924,6 +959,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
                                         dyn_chunks(config.splits))
                           : "",
         grid_text(), unsplit, idx);
+    kn.reason += pick_note;
     if (config.splits > 1) finish();
     return;
   }

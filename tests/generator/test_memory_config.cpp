@@ -46,7 +46,7 @@ TEST_CASE("memory configs: to_string, ==, hash, literal") {
   reduce.splits = 4;
   reduce.chunk = 1024;
   CHECK(reduce.to_string() == "ReduceConfig{variant=kOuterV4 outer=128 red=4096 inner=4095 threads=1024 unroll=2 vec=4 "
-                              "cols=1 splits=4 chunk=1024 acc_bytes=4 split_sms=0}");
+                              "cols=1 splits=4 chunk=1024 acc_bytes=4 split_sms=0 waves=2}");
   CHECK(reduce.literal().rfind("kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kOuterV4, /*outer=*/128,", 0) == 0);
   auto reduce2 = reduce;
   reduce2.chunk = 1025;

@@ -3,11 +3,13 @@
 // within the heuristic's variant: a warp or a block per contiguous row, threads along a strided
 // reduction's inner axis), a pick in the Target overriding the heuristic (a block per row or a
 // strided reduction re-split by the rule at the pick's numbers), an illegal pick ignored with a
-// reason, none for a dyn length nor for the whole-row sweeps, dyn rows keeping the heuristic's
-// size classes, and every candidate compiling through NVRTC for sm_90a and sm_80.
+// reason, none for a dyn length nor for the 4-byte whole-row sweep, the 16-byte sweep's block,
+// rows in flight and waves its split aims at, dyn rows keeping the heuristic's size classes, and
+// every candidate compiling through NVRTC for sm_90a and sm_80.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -56,9 +58,19 @@ const char* kSpec =
     "  in  x: f32[A, R, L]\n"
     "  out y = sum(x, axis=1)\n"
     "}\n"
-    "op strided_sweep {\n"         // inner 4095 (% 4 != 0): the whole-row sweep, no picks yet
+    "op strided_sweep {\n"         // inner 4095 (% 4 != 0): the 16-byte whole-row sweep (v4)
     "  dims R = 512, L = 4095\n"
     "  in  x: f32[R, L]\n"
+    "  out y = sum(x, axis=0)\n"
+    "}\n"
+    "op sweep_dyn_rows {\n"        // the seed min over axis 1 with dyn rows: v4, split per launch
+    "  dims dyn B = 128, M = 4096, N = 4095\n"
+    "  in  x: f32[B, M, N]\n"
+    "  out y = min(x, axis=1)\n"
+    "}\n"
+    "op sweep_4byte {\n"           // f16 rows of 4095: the 4-byte whole-row sweep, no picks yet
+    "  dims R = 512, L = 4095\n"
+    "  in  x: f16[R, L]\n"
     "  out y = sum(x, axis=0)\n"
     "}\n";
 
@@ -102,7 +114,23 @@ void each_candidate(const std::string& op, const F& f) {
 Kind kind_of(const kiln::ReduceConfig& c) {
   return c.variant == kiln::ReduceVariant::kInnerBlock ? Kind::block
          : c.variant == kiln::ReduceVariant::kOuter    ? Kind::outer
+         : c.variant == kiln::ReduceVariant::kOuterV4  ? Kind::v4
                                                        : Kind::warp;
+}
+
+// A pick's plan (its config `c`) is split as the rule says at `want` (the heuristic's config with
+// the pick's numbers): at the bound rows, or with dyn rows (want.outer 0) at the lowest row count
+// of the class of dyn dim `dim` = `bound`, the heuristic's classes; reduce_finish follows a split.
+void check_split_by_rule(const kiln::Plan& base, kiln::ReduceConfig want, const char* dim, std::int64_t bound,
+                         const kiln::Plan& plan, const kiln::ReduceConfig& c) {
+  if (want.outer == 0) {
+    const auto& at = base.dyn_thresholds.at(dim);
+    want.outer = kiln::dyn_class_low(at, kiln::dyn_class(at, bound));
+  }
+  const auto split = kiln::reduce_split_rule(want, 132);
+  CHECK(c.splits == split.splits);
+  CHECK(plan.kernels.size() == (split.splits > 1 ? 2u : 1u));   // reduce_finish after a split
+  CHECK(plan.dyn_thresholds == base.dyn_thresholds);
 }
 
 }  // namespace
@@ -113,8 +141,11 @@ TEST_CASE("reduction picks: text round trip, parse_pick reads it, malformed text
     check_pick_round_trip(p);
   CHECK(kiln::ReducePick{Kind::block, 512, 4}.text() == "reduce block t512 u4");
   CHECK(kiln::ReducePick{Kind::outer, 128, 8}.text() == "reduce outer t128 u8");
+  check_pick_round_trip(kiln::ReducePick{Kind::v4, 512, 1, 4});
+  CHECK(kiln::ReducePick{Kind::v4, 1024, 2, 2}.text() == "reduce v4 t1024 u2 w2");
   for (const char* bad : {"", "reduce", "reduce warp t256", "reduce rows t256 u4", "reduce warp t256 u4 x",
-                          "reduce warp t0256 u4", "warp t256 u4"})
+                          "reduce warp t0256 u4", "warp t256 u4", "reduce v4 t1024 u2", "reduce warp t256 u4 w2",
+                          "reduce v4 t1024 u2 w2 x"})
     CHECK_FALSE(kiln::ReducePick::parse(bad).has_value());
 }
 
@@ -127,9 +158,12 @@ TEST_CASE("reduction picks: the plan lists the candidates within the heuristic's
   };
   // strided: 4096 columns of 16-byte loads (1024 thread columns): 64..512 threads x 2, 4, 8 loads;
   // strided_split: 301 columns of 4-byte loads (256 threads, 8 loads): 64, 128, 256 x 4, 8, 16.
+  // strided_sweep, sweep_dyn_rows: 4095 columns in 1, 2 or 4 tiles (1024, 512, 256 threads) x 1
+  // or 2 rows of loads x 1, 2 or 4 waves.
   for (const Want w : {Want{"warp_rows", Kind::warp, 256, 4, 9}, Want{"block_rows", Kind::block, 512, 4, 9},
                        Want{"strided", Kind::outer, 256, 4, 12}, Want{"strided_split", Kind::outer, 256, 8, 9},
-                       Want{"strided_dyn_rows", Kind::outer, 256, 8, 9}}) {
+                       Want{"strided_dyn_rows", Kind::outer, 256, 8, 9}, Want{"strided_sweep", Kind::v4, 1024, 2, 18},
+                       Want{"sweep_dyn_rows", Kind::v4, 1024, 2, 18}}) {
     CAPTURE(w.op);
     const auto plan = plan_with(w.op);
     REQUIRE(plan.tunables.size() == 1);
@@ -139,17 +173,44 @@ TEST_CASE("reduction picks: the plan lists the candidates within the heuristic's
     CHECK(t.chosen == t.heuristic);
     CHECK(t.candidates.size() == w.candidates);
     CHECK(std::count(t.candidates.begin(), t.candidates.end(), t.heuristic) == 1);
-    CHECK(red_pick(t.heuristic) == kiln::ReducePick{w.kind, w.threads, w.unroll});
+    const int waves = w.kind == Kind::v4 ? kiln::launch::kOuterV4Waves : 0;
+    CHECK(red_pick(t.heuristic) == kiln::ReducePick{w.kind, w.threads, w.unroll, waves});
     for (const auto& c : t.candidates) CHECK(red_pick(c).kind == w.kind);
     const auto& c = std::get<kiln::ReduceConfig>(k.config);
-    CHECK(kiln::ReducePick{kind_of(c), c.threads, c.unroll} == red_pick(t.heuristic));
+    CHECK(kiln::ReducePick{kind_of(c), c.threads, c.unroll, waves} == red_pick(t.heuristic));
     CHECK(k.reason.find("; config: heuristic") != std::string::npos);
   }
   CHECK(plan_with("warp_rows").tunables[0].what == "sum: 8192 rows of 1000");
   CHECK(plan_with("strided").tunables[0].what == "sum: 1 rows of 4096, strided, 4096 columns");
   CHECK(plan_with("block_dyn_len").tunables.empty());
   CHECK(plan_with("strided_dyn_len").tunables.empty());
-  CHECK(plan_with("strided_sweep").tunables.empty());
+  CHECK(plan_with("sweep_4byte").tunables.empty());
+  CHECK(plan_with("strided_sweep").tunables[0].what == "sum: 1 rows of 512, strided, 4095 columns, 16-byte sweep");
+}
+
+TEST_CASE("reduction picks: a 16-byte sweep's pick sets its block, rows in flight and waves; the split follows") {
+  for (const char* op : {"strided_sweep", "sweep_dyn_rows"}) {
+    CAPTURE(op);
+    const auto base = plan_with(op);
+    const auto heuristic = std::get<kiln::ReduceConfig>(reduce_kernel(base).config);
+    REQUIRE(heuristic.variant == kiln::ReduceVariant::kOuterV4);
+    each_candidate(op, [&](const kiln::ReducePick& r, const kiln::Plan& plan, const kiln::ReduceConfig& c) {
+      CHECK(c.waves == r.waves);
+      CHECK(reduce_kernel(plan).min_blocks == kiln::launch::reduce_outer_v4_blocks_per_sm(r.threads));
+      // The split is the rule's at the pick's block and waves (B = 128 under dyn rows).
+      kiln::ReduceConfig want = heuristic;
+      want.threads = r.threads, want.unroll = r.unroll, want.waves = r.waves;
+      check_split_by_rule(base, want, "B", 128, plan, c);
+    });
+  }
+  // More waves, more splits: the seed's 128 rows of 4096 x 4095 split 2, 4 and 8 ways.
+  kiln::ReduceConfig seed;
+  seed.variant = kiln::ReduceVariant::kOuterV4;
+  seed.outer = 128, seed.red = 4096, seed.inner = 4095, seed.threads = 1024, seed.unroll = 2, seed.vec = 4;
+  for (const auto [waves, splits] : {std::pair{1, 2}, std::pair{2, 4}, std::pair{4, 8}}) {
+    seed.waves = waves;
+    CHECK(kiln::reduce_split_rule(seed, 132).splits == splits);
+  }
 }
 
 TEST_CASE("reduction picks: a legal pick overrides the heuristic and re-splits a block per row") {
@@ -182,25 +243,17 @@ TEST_CASE("reduction picks: a strided pick re-splits by the rule at its numbers,
     const auto heuristic = std::get<kiln::ReduceConfig>(reduce_kernel(base).config);
     REQUIRE(heuristic.splits > 1);
     each_candidate(op, [&](const kiln::ReducePick& r, const kiln::Plan& plan, const kiln::ReduceConfig& c) {
-      // The split is the rule's at the pick's numbers (at the planned rows: the bound 2, or the
-      // dyn rows' lowest class, the same classes as the heuristic's plan).
+      // The split is the rule's at the pick's numbers (A = 2 under dyn rows).
       kiln::ReduceConfig want = heuristic;
       want.threads = r.threads, want.unroll = r.unroll;
-      if (heuristic.outer == 0) {   // dyn rows: planned at the lowest of the class of A = 2
-        const auto& at = base.dyn_thresholds.at("A");
-        want.outer = kiln::dyn_class_low(at, kiln::dyn_class(at, 2));
-      }
-      const auto split = kiln::reduce_split_rule(want, 132);
-      CHECK(c.splits == split.splits);
-      CHECK(plan.kernels.size() == (split.splits > 1 ? 2u : 1u));   // reduce_finish after a split
-      CHECK(plan.dyn_thresholds == base.dyn_thresholds);   // dyn rows: the heuristic's size classes
+      check_split_by_rule(base, want, "A", 2, plan, c);
     });
   }
 }
 
-TEST_CASE("reduction picks: every candidate of the three variants compiles with NVRTC for sm_90a and sm_80") {
+TEST_CASE("reduction picks: every candidate of the four variants compiles with NVRTC for sm_90a and sm_80") {
   if (!nvrtc_or_skip()) return;
-  // 9, 9, 12 and 9 candidates, two arches; a split adds its reduce_finish
-  CHECK(compile_every_candidate(plan_with, {"warp_rows", "block_rows", "strided", "strided_split"}) >=
-        2u * (9 + 9 + 12 + 9));
+  // 9, 9, 12, 9 and 18 candidates, two arches; a split adds its reduce_finish
+  CHECK(compile_every_candidate(plan_with, {"warp_rows", "block_rows", "strided", "strided_split", "strided_sweep"}) >=
+        2u * (9 + 9 + 12 + 9 + 18));
 }

@@ -941,7 +941,7 @@ struct ShiftByFlat {
 template <int kThreads, int kUnroll, class Op, class Out, class Pro = Id>
 void run_outer_v4(const float* in, std::vector<Out>& out, int outer, int red, int inner, int splits, int sm_count,
                   Pro pro = {}) {
-  auto split = kiln::launch::reduce_outer_v4_split(outer, red, inner, kThreads, sm_count);
+  auto split = kiln::launch::reduce_outer_v4_split(outer, red, inner, kThreads, kiln::launch::kOuterV4Waves, sm_count);
   if (splits > 0) {
     const int chunk = (red + splits - 1) / splits;
     split = {(red + chunk - 1) / chunk, chunk};
@@ -1025,9 +1025,9 @@ TEST_CASE("emulated reduce_outer_rows_v4: aligned vectors + shuffles over misali
   CHECK(kiln::launch::reduce_outer_v4_threads(9999) == 864);
   // About 4096 threads per SM, counted in threads: 1024-thread blocks ~4 per SM; 256-thread blocks
   // of rows of 1001, 512 of them (~1000 threads per SM), split 4 ways (2026-12-04-h200-run1: 64% of copy speed unsplit).
-  CHECK(kiln::launch::reduce_outer_v4_split(128, 4096, 4095, 1024, 132).splits == 4);
-  CHECK(kiln::launch::reduce_outer_v4_split(512, 1024, 1001, 256, 132).splits == 4);
-  CHECK(kiln::launch::reduce_outer_v4_split(4096, 1024, 1001, 256, 132).splits == 1);   // 8 blocks an SM already
+  CHECK(kiln::launch::reduce_outer_v4_split(128, 4096, 4095, 1024, 2, 132).splits == 4);
+  CHECK(kiln::launch::reduce_outer_v4_split(512, 1024, 1001, 256, 2, 132).splits == 4);
+  CHECK(kiln::launch::reduce_outer_v4_split(4096, 1024, 1001, 256, 2, 132).splits == 1);   // 8 blocks an SM already
 }
 
 TEST_CASE("emulated rownorm: NaN, +inf, all -inf and leading -inf rows on every path") {

@@ -68,6 +68,11 @@ op red_cols {
   in  x: f32[A, R, L]
   out y = sum(x, axis=1)
 }
+op red_sweep {
+  dims A = 32, R = 2048, L = 4095
+  in  x: f32[A, R, L]
+  out y = min(x, axis=1)
+}
 op scan_rows {
   dims R = 8192, L = 4096
   in  x: f32[R, L]
@@ -299,6 +304,14 @@ TEST_CASE("gpu: a strided reduction tunes its block size and loads, each checked
   // 64 x 1024 columns of 16-byte loads summed down 8192 rows (A dyn under the generic default):
   // 64, 128 or 256 threads x 2, 4 or 8 loads in flight.
   tune_families("kiln-tune-red-cols", {{"red_cols", "reduce outer ", 9, 9}});
+}
+
+TEST_CASE("gpu: a 16-byte whole-row sweep tunes its block, rows in flight and waves, each checked, and plans with "
+          "the winner") {
+  KILN_REQUIRE_GPU();
+  // The seed's min over a middle axis at a quarter of its rows (A dyn under the generic default,
+  // split per launch): rows of 4095 in 1, 2 or 4 tiles x 1 or 2 rows of loads x 1, 2 or 4 waves.
+  tune_families("kiln-tune-red-sweep", {{"red_sweep", "reduce v4 ", 18, 18}});
 }
 
 TEST_CASE("gpu: a row scan tunes its block size and vectors, each checked, and plans with the winner") {

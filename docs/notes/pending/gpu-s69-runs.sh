@@ -23,3 +23,14 @@ m=gpu__time_duration.sum,lts__t_sectors_op_write.sum,lts__t_requests_op_write.su
 room 60 && { KILN_CACHE_DIR=/tmp/c-kiln_new timeout 45 ncu --metrics $m --csv -k regex:gemm_tma --launch-count 1 \
     .gpu/bin/kiln_new run docs/notes/pending/irr-shapes.kiln --op mmt_6007x3331x4800 --iters 1 > $logs/ncu_runs.csv 2>&1
   echo "[$SECONDS s] ncu rc=$?"; grep -E '"(gpu__|lts__|smsp__)' $logs/ncu_runs.csv | awk -F'","' '{print $(NF-2), $(NF-1), $NF}'; }
+# (5) HEAD: the 16-byte whole-row sweep's picks (session 69): the tuner's GPU case, then the seed
+# min over axis 1 tuned without storing (its target 2.95 ms; the heuristic ran 2.963 in the benchmark).
+if room 150; then
+  KILN_CACHE_DIR=$(mktemp -d) timeout 120 .gpu/bin/kiln_test_gpu -tc="gpu: a 16-byte whole-row sweep*" > $logs/tune_sweep_test.txt 2>&1
+  echo "[$SECONDS s] tuner GPU case rc=$?"; grep -E "tuned|test cases|assertions|ERROR" $logs/tune_sweep_test.txt | head -6
+fi
+if room 60; then
+  left=$((LIMIT - SECONDS))
+  KILN_CACHE_DIR=$(mktemp -d) timeout $left .gpu/bin/kiln tune specs/min_reduce.kiln --op min_reduce --no-store --budget $((left - 20)) > $logs/tune_min.txt 2>&1
+  echo "[$SECONDS s] tune min_reduce rc=$?"; tail -25 $logs/tune_min.txt
+fi

@@ -70,7 +70,8 @@ inline const char* enum_name(ReduceChainVariant v) {
   X(long long, splits, 1)  /* blocks along the reduced axis (> 1: reduce_finish follows) */          \
   X(long long, chunk, 0)   /* elements (inner) or steps (outer) of the reduced axis a split */         \
   X(int, acc_bytes, 4)     /* sizeof(Op::Acc): the partial states in the workspace when split */       \
-  X(int, split_sms, 0)     /* > 0: splits per launch (reduce_launch_split), filling this many SMs */
+  X(int, split_sms, 0)     /* > 0: splits per launch (reduce_launch_split), filling this many SMs */ \
+  X(int, waves, 2)         /* kOuterV4: waves of resident threads its split aims at (kOuterV4Waves) */
 KILN_CONFIG(ReduceConfig, KILN_REDUCE_FIELDS);
 
 // reduce_finish: combines `splits` partial states per output in a fixed order (by `lanes` threads
@@ -265,17 +266,19 @@ KILN_RULE constexpr int reduce_outer_v4_threads(long long inner) {
 // at 1.44x the specialized kernel's 32; bench/results/2026-12-02-h200-run15.)
 constexpr int kOuterV4ResidentThreads = 2048;
 KILN_RULE constexpr int reduce_outer_v4_blocks_per_sm(int threads) { return kOuterV4ResidentThreads / threads; }
-// Splits: about 4096 threads per SM (two waves of the 2048 resident at <= 32 registers), the
-// number of rows of loads in flight being what bounds this sweep. On the H100
-// (bench/results/2026-11-22-h100-run6, 128x4096x4095 at 1024 threads, unroll 2): 1 split
-// 3.60 ms, 2 splits 3.08, 4 splits 3.01 (copy of the same bytes 2.84). Counted in threads, not
-// blocks: rows of 1001 take 256-thread blocks, and 512 of them unsplit (about 1000 threads an SM)
-// ran at 64% of copy speed on an H200 (bench/results/2026-12-04-h200-run1).
+// Splits: about `waves` x 2048 threads per SM (kOuterV4Waves = 2 by default: two waves of the
+// 2048 resident at <= 32 registers), the number of rows of loads in flight being what bounds this
+// sweep. On the H100 (bench/results/2026-11-22-h100-run6, 128x4096x4095 at 1024 threads, unroll
+// 2): 1 split 3.60 ms, 2 splits 3.08, 4 splits 3.01 (copy of the same bytes 2.84); a tuned pick
+// may aim at 1 or 4 waves instead ([Note: reduction picks]). Counted in threads, not blocks: rows
+// of 1001 take 256-thread blocks, and 512 of them unsplit (about 1000 threads an SM) ran at 64% of
+// copy speed on an H200 (bench/results/2026-12-04-h200-run1).
+constexpr int kOuterV4Waves = 2;
 KILN_RULE constexpr OuterSplit reduce_outer_v4_split(long long outer, long long red, long long inner, int threads,
-                                                    int sm_count) {
+                                                    int waves, int sm_count) {
   const long long threads_total = outer * ceil_div(inner, (long long)threads * 4) * threads;
   const long long max_splits = min_ll(kMaxGridY, max_ll(1, red / 16));
-  const long long wanted = 2LL * kOuterV4ResidentThreads * sm_count;
+  const long long wanted = (long long)waves * kOuterV4ResidentThreads * sm_count;
   const long long want = max_ll(1, min_ll(max_splits, (wanted + threads_total / 2) / threads_total));
   return outer_split_of(red, want);
 }
@@ -315,7 +318,8 @@ KILN_RULE constexpr launch::OuterSplit reduce_split_rule(const ReduceConfig& c, 
     }
     case ReduceVariant::kOuterRows:
       return launch::reduce_outer_rows_split(c.outer, c.red, c.inner, c.threads, c.cols, sm_count);
-    case ReduceVariant::kOuterV4: return launch::reduce_outer_v4_split(c.outer, c.red, c.inner, c.threads, sm_count);
+    case ReduceVariant::kOuterV4:
+      return launch::reduce_outer_v4_split(c.outer, c.red, c.inner, c.threads, c.waves, sm_count);
     default: return launch::reduce_outer_split(c.outer, c.red, c.inner, c.threads, c.vec, c.unroll, sm_count);
   }
 }

@@ -7,7 +7,7 @@ kernels:
       anchor %1 argmax (line 24)
       stores %1 -> #1 i
       reads #0 x
-      config ReduceConfig{variant=kInnerWarp outer=1 red=1 inner=1 threads=256 unroll=4 vec=1 cols=1 splits=1 chunk=0 acc_bytes=8 split_sms=0}
+      config ReduceConfig{variant=kInnerWarp outer=1 red=1 inner=1 threads=256 unroll=4 vec=1 cols=1 splits=1 chunk=0 acc_bytes=8 split_sms=0 waves=2}
       why: reduced axis contiguous: a warp per row (1 rows of 1; short rows), 16-byte loads with scalar head/tail; int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
 
 // ==== argmax_rows_k0.cu
@@ -19,7 +19,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerWarp, /*outer=*/1, /*red=*/1, /*inner=*/1, /*threads=*/256, /*unroll=*/4, /*vec=*/1, /*cols=*/1, /*splits=*/1, /*chunk=*/0, /*acc_bytes=*/8, /*split_sms=*/0};  // the planner's config
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerWarp, /*outer=*/1, /*red=*/1, /*inner=*/1, /*threads=*/256, /*unroll=*/4, /*vec=*/1, /*cols=*/1, /*splits=*/1, /*chunk=*/0, /*acc_bytes=*/8, /*split_sms=*/0, /*waves=*/2};  // the planner's config
 // argmax of [1, 1] over axes viewed as [outer, red, inner]
 constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type

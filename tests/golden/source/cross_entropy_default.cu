@@ -15,7 +15,7 @@ kernels:
       anchor %5 mean (line 47)
       stores %6 -> #2 loss
       reads #1 t, #3 t2
-      config ReduceConfig{variant=kInnerBlock outer=1 red=4096 inner=1 threads=512 unroll=4 vec=2 cols=1 splits=1 chunk=4096 acc_bytes=4 split_sms=0}
+      config ReduceConfig{variant=kInnerBlock outer=1 red=4096 inner=1 threads=512 unroll=4 vec=2 cols=1 splits=1 chunk=4096 acc_bytes=4 split_sms=0 waves=2}
       why: reduced axis contiguous: a block per row (1 rows, fewer than 32 per SM, of 4096 > 2048); int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
 
 // ==== cross_entropy_k0.cu
@@ -79,7 +79,7 @@ static_assert(kiln::launch::same_launch(kiln::rownorm_geometry(kConfig), true, 5
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerBlock, /*outer=*/1, /*red=*/4096, /*inner=*/1, /*threads=*/512, /*unroll=*/4, /*vec=*/2, /*cols=*/1, /*splits=*/1, /*chunk=*/4096, /*acc_bytes=*/4, /*split_sms=*/0};  // the planner's config
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerBlock, /*outer=*/1, /*red=*/4096, /*inner=*/1, /*threads=*/512, /*unroll=*/4, /*vec=*/2, /*cols=*/1, /*splits=*/1, /*chunk=*/4096, /*acc_bytes=*/4, /*split_sms=*/0, /*waves=*/2};  // the planner's config
 // mean of [4096, 1] over axes viewed as [outer, red, inner]
 constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type

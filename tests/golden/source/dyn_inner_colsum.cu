@@ -8,7 +8,7 @@ kernels:
   0 kiln_colsum_k0_reduce_outer: reduce_outer  grid (64, 33, 1) block (256, 1, 1) smem 0 index int32 min_blocks 8
       anchor %2 sum (line 5)
       reads #0 x
-      config ReduceConfig{variant=kOuterV4 outer=64 red=1000 inner=0 threads=256 unroll=2 vec=4 cols=1 splits=33 chunk=0 acc_bytes=4 split_sms=132}
+      config ReduceConfig{variant=kOuterV4 outer=64 red=1000 inner=0 threads=256 unroll=2 vec=4 cols=1 splits=33 chunk=0 acc_bytes=4 split_sms=132 waves=2}
       why: reduced axis strided, inner C (dyn, C in [512, 1025)) not known to be a multiple of 4: a block sweeps its chunk of rows whole (256 threads x 4 columns) with 16-byte aligned loads + lane shuffles (rows start misaligned; 4-byte loads stay under copy speed), 2 rows of loads in flight; reduced axis split at most 33 ways + reduce_finish for blocks over the launch's inner (dyn inner: each launch splits as the rule at its inner, 2 to 33 ways, into partial states it sizes); int32 indices (every tensor < 2^31 - 2^18 elements)
   1 kiln_colsum_k1_reduce_finish: reduce_finish  grid (1001, 1, 1) block (256, 1, 1) smem 0 index int32
       anchor %2 sum (line 5)
@@ -26,7 +26,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kOuterV4, /*outer=*/64, /*red=*/1000, /*inner=*/0, /*threads=*/256, /*unroll=*/2, /*vec=*/4, /*cols=*/1, /*splits=*/33, /*chunk=*/0, /*acc_bytes=*/4, /*split_sms=*/132};  // the planner's config
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kOuterV4, /*outer=*/64, /*red=*/1000, /*inner=*/0, /*threads=*/256, /*unroll=*/2, /*vec=*/4, /*cols=*/1, /*splits=*/33, /*chunk=*/0, /*acc_bytes=*/4, /*split_sms=*/132, /*waves=*/2};  // the planner's config
 // sum of [64, 1000, C] over axes viewed as [outer, red, inner]
 constexpr Index kOuter = kConfig.outer, kRed = kConfig.red;  // kInner: dyn, the body's `inner`
 using C = float;  // accumulation type

@@ -9,7 +9,7 @@ kernels:
       anchor %4 sum (line 16)
       stores %5 -> #3 y
       reads #0 x, #1 w, #2 g
-      config ReduceConfig{variant=kInnerBlock outer=64 red=0 inner=1 threads=512 unroll=4 vec=4 cols=1 splits=1 chunk=0 acc_bytes=4 split_sms=0}
+      config ReduceConfig{variant=kInnerBlock outer=64 red=0 inner=1 threads=512 unroll=4 vec=4 cols=1 splits=1 chunk=0 acc_bytes=4 split_sms=0 waves=2}
       why: reduced axis contiguous: a block per row (64 rows, fewer than 32 per SM, of L (dyn) > 2048 (L in [2049, 16384))); int32 indices (every tensor < 2^31 - 2^18 elements)
 
 // ==== rs_fused_k0.cu
@@ -21,7 +21,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerBlock, /*outer=*/64, /*red=*/0, /*inner=*/1, /*threads=*/512, /*unroll=*/4, /*vec=*/4, /*cols=*/1, /*splits=*/1, /*chunk=*/0, /*acc_bytes=*/4, /*split_sms=*/0};  // the planner's config
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerBlock, /*outer=*/64, /*red=*/0, /*inner=*/1, /*threads=*/512, /*unroll=*/4, /*vec=*/4, /*cols=*/1, /*splits=*/1, /*chunk=*/0, /*acc_bytes=*/4, /*split_sms=*/0, /*waves=*/2};  // the planner's config
 // sum of [64, L] over axes viewed as [outer, red, inner]
 constexpr Index kOuter = kConfig.outer, kInner = kConfig.inner;  // kRed: dyn, the body's `red`
 using C = float;  // accumulation type

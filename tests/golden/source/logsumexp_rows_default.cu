@@ -7,7 +7,7 @@ kernels:
       anchor %1 logsumexp (line 30)
       stores %1 -> #1 y
       reads #0 x
-      config ReduceConfig{variant=kInnerBlock outer=4096 red=4096 inner=1 threads=512 unroll=4 vec=4 cols=1 splits=1 chunk=4096 acc_bytes=8 split_sms=0}
+      config ReduceConfig{variant=kInnerBlock outer=4096 red=4096 inner=1 threads=512 unroll=4 vec=4 cols=1 splits=1 chunk=4096 acc_bytes=8 split_sms=0 waves=2}
       why: reduced axis contiguous: a block per row (4096 rows, fewer than 32 per SM, of 4096 > 2048); int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
 
 // ==== logsumexp_rows_k0.cu
@@ -19,7 +19,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerBlock, /*outer=*/4096, /*red=*/4096, /*inner=*/1, /*threads=*/512, /*unroll=*/4, /*vec=*/4, /*cols=*/1, /*splits=*/1, /*chunk=*/4096, /*acc_bytes=*/8, /*split_sms=*/0};  // the planner's config
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerBlock, /*outer=*/4096, /*red=*/4096, /*inner=*/1, /*threads=*/512, /*unroll=*/4, /*vec=*/4, /*cols=*/1, /*splits=*/1, /*chunk=*/4096, /*acc_bytes=*/8, /*split_sms=*/0, /*waves=*/2};  // the planner's config
 // logsumexp of [4096, 4096] over axes viewed as [outer, red, inner]
 constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type

@@ -7,7 +7,7 @@ kernels:
   0 kiln_max_cols_k0_reduce_outer: reduce_outer  grid (4, 128, 1) block (256, 1, 1) smem 0 index int32
       anchor %1 max (line 18)
       reads #0 x
-      config ReduceConfig{variant=kOuter outer=1 red=4096 inner=4096 threads=256 unroll=4 vec=4 cols=1 splits=128 chunk=32 acc_bytes=4 split_sms=0}
+      config ReduceConfig{variant=kOuter outer=1 red=4096 inner=4096 threads=256 unroll=4 vec=4 cols=1 splits=128 chunk=32 acc_bytes=4 split_sms=0 waves=2}
       why: reduced axis strided: threads along the contiguous inner axis (4096), 16-byte loads, 4 blocks cannot fill 132 SMs: reduced axis split 128 ways + reduce_finish; int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
   1 kiln_max_cols_k1_reduce_finish: reduce_finish  grid (256, 1, 1) block (256, 1, 1) smem 0 index int32
       anchor %1 max (line 18)
@@ -25,7 +25,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kOuter, /*outer=*/1, /*red=*/4096, /*inner=*/4096, /*threads=*/256, /*unroll=*/4, /*vec=*/4, /*cols=*/1, /*splits=*/128, /*chunk=*/32, /*acc_bytes=*/4, /*split_sms=*/0};  // the planner's config
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kOuter, /*outer=*/1, /*red=*/4096, /*inner=*/4096, /*threads=*/256, /*unroll=*/4, /*vec=*/4, /*cols=*/1, /*splits=*/128, /*chunk=*/32, /*acc_bytes=*/4, /*split_sms=*/0, /*waves=*/2};  // the planner's config
 // max of [4096, 4096] over axes viewed as [outer, red, inner]
 constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type

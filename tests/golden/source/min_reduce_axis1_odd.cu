@@ -7,7 +7,7 @@ kernels:
       anchor %1 min (line 6)
       stores %1 -> #1 y
       reads #0 x
-      config ReduceConfig{variant=kOuter outer=1 red=7 inner=5 threads=32 unroll=8 vec=1 cols=1 splits=1 chunk=7 acc_bytes=4 split_sms=0}
+      config ReduceConfig{variant=kOuter outer=1 red=7 inner=5 threads=32 unroll=8 vec=1 cols=1 splits=1 chunk=7 acc_bytes=4 split_sms=0 waves=2}
       why: reduced axis strided: threads along the contiguous inner axis (5), inner % 4 != 0: 4-byte loads, 8 in flight per thread; int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
 
 // ==== min_reduce_k0.cu
@@ -19,7 +19,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kOuter, /*outer=*/1, /*red=*/7, /*inner=*/5, /*threads=*/32, /*unroll=*/8, /*vec=*/1, /*cols=*/1, /*splits=*/1, /*chunk=*/7, /*acc_bytes=*/4, /*split_sms=*/0};  // the planner's config
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kOuter, /*outer=*/1, /*red=*/7, /*inner=*/5, /*threads=*/32, /*unroll=*/8, /*vec=*/1, /*cols=*/1, /*splits=*/1, /*chunk=*/7, /*acc_bytes=*/4, /*split_sms=*/0, /*waves=*/2};  // the planner's config
 // min of [1, 7, 5] over axes viewed as [outer, red, inner]
 constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type

@@ -15,13 +15,13 @@ kernels:
       anchor %7 sum (line 10)
       stores %7 -> #2 s
       reads #0 x
-      config ReduceConfig{variant=kInnerWarp outer=3 red=28 inner=1 threads=256 unroll=4 vec=1 cols=1 splits=1 chunk=0 acc_bytes=4 split_sms=0}
+      config ReduceConfig{variant=kInnerWarp outer=3 red=28 inner=1 threads=256 unroll=4 vec=1 cols=1 splits=1 chunk=0 acc_bytes=4 split_sms=0 waves=2}
       why: reduced axis contiguous: a warp per row (3 rows of 28; short rows), 16-byte loads with scalar head/tail; int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
   2 kiln_reshape_rows_k2_reduce_outer: reduce_outer  grid (3, 1, 1) block (32, 1, 1) smem 0 index int32
       anchor %8 sum (line 11)
       stores %8 -> #4 t8
       reads #0 x
-      config ReduceConfig{variant=kOuter outer=3 red=7 inner=4 threads=32 unroll=4 vec=4 cols=1 splits=1 chunk=7 acc_bytes=4 split_sms=0}
+      config ReduceConfig{variant=kOuter outer=3 red=7 inner=4 threads=32 unroll=4 vec=4 cols=1 splits=1 chunk=7 acc_bytes=4 split_sms=0 waves=2}
       why: reduced axis strided: threads along the contiguous inner axis (4), 16-byte loads; int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
   3 kiln_reshape_rows_k3_elementwise: elementwise  grid (1, 1, 1) block (256, 1, 1) smem 0 index int32
       stores %10 -> #3 u
@@ -86,7 +86,7 @@ static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNum
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerWarp, /*outer=*/3, /*red=*/28, /*inner=*/1, /*threads=*/256, /*unroll=*/4, /*vec=*/1, /*cols=*/1, /*splits=*/1, /*chunk=*/0, /*acc_bytes=*/4, /*split_sms=*/0};  // the planner's config
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerWarp, /*outer=*/3, /*red=*/28, /*inner=*/1, /*threads=*/256, /*unroll=*/4, /*vec=*/1, /*cols=*/1, /*splits=*/1, /*chunk=*/0, /*acc_bytes=*/4, /*split_sms=*/0, /*waves=*/2};  // the planner's config
 // sum of [3, 28] over axes viewed as [outer, red, inner]
 constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type
@@ -137,7 +137,7 @@ static_assert(kiln::launch::same_launch(kiln::reduce_geometry(kConfig), true, 1,
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kOuter, /*outer=*/3, /*red=*/7, /*inner=*/4, /*threads=*/32, /*unroll=*/4, /*vec=*/4, /*cols=*/1, /*splits=*/1, /*chunk=*/7, /*acc_bytes=*/4, /*split_sms=*/0};  // the planner's config
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kOuter, /*outer=*/3, /*red=*/7, /*inner=*/4, /*threads=*/32, /*unroll=*/4, /*vec=*/4, /*cols=*/1, /*splits=*/1, /*chunk=*/7, /*acc_bytes=*/4, /*split_sms=*/0, /*waves=*/2};  // the planner's config
 // sum of [3, 7, 4] (keepdims) over axes viewed as [outer, red, inner]
 constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type

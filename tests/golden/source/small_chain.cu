@@ -81,7 +81,7 @@ static_assert(kiln::launch::same_launch(kiln::elementwise_geometry(kConfig, kNum
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerWarp, /*outer=*/8, /*red=*/8, /*inner=*/1, /*threads=*/256, /*unroll=*/4, /*vec=*/1, /*cols=*/1, /*splits=*/1, /*chunk=*/0, /*acc_bytes=*/4, /*split_sms=*/0};  // the planner's config
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerWarp, /*outer=*/8, /*red=*/8, /*inner=*/1, /*threads=*/256, /*unroll=*/4, /*vec=*/1, /*cols=*/1, /*splits=*/1, /*chunk=*/0, /*acc_bytes=*/4, /*split_sms=*/0, /*waves=*/2};  // the planner's config
 // sum of [8, 8] over axes viewed as [outer, red, inner]
 constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type

@@ -7,7 +7,7 @@ kernels:
       anchor %1 sum (line 37)
       stores %1 -> #1 y
       reads #0 x
-      config ReduceConfig{variant=kInnerBlock outer=1 red=4095 inner=1 threads=512 unroll=4 vec=4 cols=1 splits=1 chunk=4096 acc_bytes=4 split_sms=0}
+      config ReduceConfig{variant=kInnerBlock outer=1 red=4095 inner=1 threads=512 unroll=4 vec=4 cols=1 splits=1 chunk=4096 acc_bytes=4 split_sms=0 waves=2}
       why: reduced axis contiguous: a block per row (1 rows, fewer than 32 per SM, of 4095 > 2048); int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
 
 // ==== sum_cols_k0.cu
@@ -19,7 +19,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerBlock, /*outer=*/1, /*red=*/4095, /*inner=*/1, /*threads=*/512, /*unroll=*/4, /*vec=*/4, /*cols=*/1, /*splits=*/1, /*chunk=*/4096, /*acc_bytes=*/4, /*split_sms=*/0};  // the planner's config
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerBlock, /*outer=*/1, /*red=*/4095, /*inner=*/1, /*threads=*/512, /*unroll=*/4, /*vec=*/4, /*cols=*/1, /*splits=*/1, /*chunk=*/4096, /*acc_bytes=*/4, /*split_sms=*/0, /*waves=*/2};  // the planner's config
 // sum of [4095, 1] over axes viewed as [outer, red, inner]
 constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type

@@ -7,7 +7,7 @@ kernels:
   0 kiln_sum_rows_k0_reduce_inner: reduce_inner  grid (1, 12, 1) block (512, 1, 1) smem 0 index int32
       anchor %1 sum (line 6)
       reads #0 x
-      config ReduceConfig{variant=kInnerBlock outer=1 red=100003 inner=1 threads=512 unroll=4 vec=4 cols=1 splits=12 chunk=8336 acc_bytes=4 split_sms=0}
+      config ReduceConfig{variant=kInnerBlock outer=1 red=100003 inner=1 threads=512 unroll=4 vec=4 cols=1 splits=12 chunk=8336 acc_bytes=4 split_sms=0 waves=2}
       why: reduced axis contiguous: a block per row (1 rows, fewer than 32 per SM, of 100003 > 2048), each row split 12 ways + reduce_finish; int32 indices (every tensor < 2^31 - 2^18 elements); config: heuristic
   1 kiln_sum_rows_k1_reduce_finish: reduce_finish  grid (1, 1, 1) block (256, 1, 1) smem 0 index int32
       anchor %1 sum (line 6)
@@ -25,7 +25,7 @@ kernels:
 namespace {
 
 using Index = int;  // every tensor has fewer than 2^31 - 2^18 elements
-constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerBlock, /*outer=*/1, /*red=*/100003, /*inner=*/1, /*threads=*/512, /*unroll=*/4, /*vec=*/4, /*cols=*/1, /*splits=*/12, /*chunk=*/8336, /*acc_bytes=*/4, /*split_sms=*/0};  // the planner's config
+constexpr kiln::ReduceConfig kConfig = kiln::ReduceConfig{/*variant=*/kiln::ReduceVariant::kInnerBlock, /*outer=*/1, /*red=*/100003, /*inner=*/1, /*threads=*/512, /*unroll=*/4, /*vec=*/4, /*cols=*/1, /*splits=*/12, /*chunk=*/8336, /*acc_bytes=*/4, /*split_sms=*/0, /*waves=*/2};  // the planner's config
 // sum of [1, 100003] over axes viewed as [outer, red, inner]
 constexpr Index kOuter = kConfig.outer, kRed = kConfig.red, kInner = kConfig.inner;
 using C = float;  // accumulation type
