@@ -671,9 +671,9 @@ std::vector<ReducePick> reduce_v4_candidates(const ReducePick& h, std::int64_t i
   return out;
 }
 
-// Lists the picks of a reduction whose heuristic config is `c` (a reduce_inner variant, or
-// reduce_outer's plain one over rows of `cols` thread columns), applies a stored one to `c`, and
-// returns the reason's note ("; config: ...").
+// Lists the picks of a reduction whose heuristic config is `c` (a reduce_inner variant,
+// reduce_outer's plain one over rows of `cols` thread columns, or its 16-byte whole-row sweep),
+// applies a stored one to `c`, and returns the reason's note ("; config: ...").
 std::string apply_reduce_pick(Planner& p, const PlannedKernel& kn, ReduceConfig& c, const Rows& rows, const Rows& len,
                               std::int64_t cols = 0) {
   const ReducePick::Kind kind = c.variant == ReduceVariant::kInnerBlock ? ReducePick::Kind::block
