@@ -188,7 +188,7 @@ TEST_CASE("reduction picks: the plan lists the candidates within the heuristic's
   CHECK(plan_with("strided_sweep").tunables[0].what == "sum: 1 rows of 512, strided, 4095 columns, 16-byte sweep");
 }
 
-TEST_CASE("reduction picks: a 16-byte sweep's pick sets its block, rows in flight and waves; the split follows") {
+TEST_CASE("reduction picks: a 16-byte sweep's pick sets its block, rows in flight and waves, and the split follows") {
   for (const char* op : {"strided_sweep", "sweep_dyn_rows"}) {
     CAPTURE(op);
     const auto base = plan_with(op);
