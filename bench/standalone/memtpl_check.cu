@@ -1108,7 +1108,7 @@ void check_min_rows() {
                          {"v4 1024 u2", min_v4_1024_u2, 1024, 4},
                          {"v4 1024 u4", min_v4_1024_u4, 1024, 4}};
   const int plan_threads = kiln::launch::reduce_outer_v4_threads(kMinN);
-  const auto plan_split = kiln::launch::reduce_outer_v4_split(kMinB, kMinM, kMinN, plan_threads, g_sms);
+  const auto plan_split = kiln::launch::reduce_outer_v4_split(kMinB, kMinM, kMinN, plan_threads, kiln::launch::kOuterV4Waves, g_sms);
   auto is_plan = [&](const Variant& v, long long splits) {
     return v.k == min_v4_1024_u2 && v.threads == plan_threads && splits == plan_split.splits;
   };
