@@ -101,6 +101,11 @@ __device__ __forceinline__ void stats_merge(float& m, float& s, float m2, float 
   s = (m == neg_inf() ? 0.f : s * expf(m - mn)) + (m2 == neg_inf() ? 0.f : s2 * expf(m2 - mn));
   m = mn;
 }
+// stats_merge of four values at once.
+__device__ __forceinline__ void stats_merge4(float& m, float& s, const float (&v)[4]) {
+  const float m4 = fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3]));
+  stats_merge(m, s, m4, expf(v[0] - m4) + expf(v[1] - m4) + expf(v[2] - m4) + expf(v[3] - m4));
+}
 
 // [Note: dyn matmul extents] (plan_contraction.cpp's [Note: dyn matmul]): a matmul template
 // whose M, N, K or Batch template argument is 0 reads that extent at run time from the DynShape
@@ -141,6 +146,7 @@ __device__ __forceinline__ long long batch_stride(long long rows, long long cols
 // value; put4(row, col, v[4]) for four in-bounds consecutive columns; put1(row, col, v).
 template <class OutT, class Index, bool kVec, bool kStream>
 struct MatrixOut {
+  using Elem = OutT;
   OutT* c;  // already offset to the batch
   Index ldc, rows, cols, batch;
   template <class Epi>
@@ -159,7 +165,65 @@ struct MatrixOut {
   __device__ __forceinline__ void put1(Index row, Index col, float v) const {
     store1<OutT, kStream>(c + row * ldc + col, v);
   }
+  // One 16-bit value given as its bits (store_runs).
+  __device__ __forceinline__ void put_bits(Index row, Index col, unsigned short bits) const {
+    unsigned short* dst = reinterpret_cast<unsigned short*>(c + row * ldc + col);
+    if constexpr (kStream) __stcs(dst, bits);
+    else *dst = bits;
+  }
 };
+
+// [Note: row runs for C without vector stores]
+// Where C's rows allow no 4-element stores (MatrixOut without kVec: bf16 C with 3331 columns
+// has rows 2-byte aligned), each lane holding columns 4t .. 4t + 3 of row g stored them one at a
+// time: a store instruction then wrote 2 (or 4) bytes every 8 (or 16) of each of 8 rows, and
+// every 32-byte sector of C took four partial writes. Under Nsight Compute (H100, bf16 a·bᵀ
+// 6007x3331x4800 against 3336): 11.7M L2 write sectors against 2.8M, 8.0M write requests against
+// 2.1M, 0.400 ms against 0.325 (bench/results/2026-12-07-h100-run1). store_runs moves an 8 x 16
+// block (rows g = 0..7 of one fragment half, 16 columns) between the lanes with shuffles so that
+// store j writes rows 2j and 2j + 1, 16 consecutive columns each: 16 lanes on one contiguous
+// 32 bytes (bf16) or 64 (f32), whole sectors but at the row's ends. 16-bit values move as
+// packed pairs, two shuffles a store; f32 four. Each lane stores its own (row, col) in bounds.
+template <class Out>
+struct RowRuns {
+  static constexpr bool value = false;
+};
+template <class OutT, class Index, bool kStream>
+struct RowRuns<MatrixOut<OutT, Index, false, kStream>> {
+  static constexpr bool value = true;
+};
+
+// v: this lane's four values of row `g`'s columns col16 + 4t .. + 3 (already through the
+// epilogue where in bounds); row_of(gg): the C row of fragment row gg (0..7).
+template <class Out, class RowOf, class Index>
+__device__ __forceinline__ void store_runs(const Out& out, const float (&v)[4], const RowOf& row_of, Index col16) {
+  using OutT = typename Out::Elem;
+  const int lane = threadIdx.x & 31;
+  const int c = lane & 15, i = c & 3;
+  const Index col = col16 + c;
+  [[maybe_unused]] u32 p01 = 0, p23 = 0;
+  if constexpr (sizeof(OutT) == 2) {
+    p01 = pack2<OutT>(from_float<OutT>(v[0]), from_float<OutT>(v[1]));
+    p23 = pack2<OutT>(from_float<OutT>(v[2]), from_float<OutT>(v[3]));
+  }
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int gg = 2 * j + (lane >> 4);
+    const int src = 4 * gg + (c >> 2);
+    const Index row = row_of(gg);
+    if constexpr (sizeof(OutT) == 2) {
+      const u32 a = __shfl_sync(0xffffffffu, p01, src);
+      const u32 b = __shfl_sync(0xffffffffu, p23, src);
+      const u32 w = (i & 2) ? b : a;
+      if (row < out.rows && col < out.cols) out.put_bits(row, col, static_cast<unsigned short>((i & 1) ? w >> 16 : w & 0xffffu));
+    } else {
+      const float x0 = __shfl_sync(0xffffffffu, v[0], src), x1 = __shfl_sync(0xffffffffu, v[1], src);
+      const float x2 = __shfl_sync(0xffffffffu, v[2], src), x3 = __shfl_sync(0xffffffffu, v[3], src);
+      const float x = i == 0 ? x0 : i == 1 ? x1 : i == 2 ? x2 : x3;
+      if (row < out.rows && col < out.cols) out.put1(row, col, x);
+    }
+  }
+}
 
 // Whether four adjacent columns of `Out` are four adjacent columns of the op: the plain row-major
 // placement, not a type derived from it (a conv's NhwcOut maps its own rows and columns).
@@ -252,26 +316,25 @@ __device__ __forceinline__ void store_fragments(const float (&acc)[MT][NT][4], c
         if (t < 2) { v[0] = r0; v[1] = r1; v[2] = r2; v[3] = r3; }
         else       { v[0] = r2; v[1] = r3; v[2] = r0; v[3] = r1; }
         const Index col = col0 + p * 16 + 4 * t;
+        // Without vector stores, the values are stored after the epilogue by store_runs ([Note:
+        // row runs for C without vector stores]), else here.
+        constexpr bool kRuns = RowRuns<Out>::value;
         if (row < out.rows) {
           if (col + 3 < out.cols) {
             apply_columns4(out, epi, v, row, col);
-            out.put4(row, col, v);
-            if constexpr (kRowStats) {
-              const float m4 = fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3]));
-              const float s4 = expf(v[0] - m4) + expf(v[1] - m4) + expf(v[2] - m4) +
-                               expf(v[3] - m4);
-              stats_merge(rmax[mt][h], rsum[mt][h], m4, s4);
-            }
+            if constexpr (!kRuns) out.put4(row, col, v);
+            if constexpr (kRowStats) stats_merge4(rmax[mt][h], rsum[mt][h], v);
           } else {
 #pragma unroll
             for (int i = 0; i < 4; ++i)
               if (col + i < out.cols) {
-                const float x = out.apply(epi, v[i], row, col + i);
-                out.put1(row, col + i, x);
-                if constexpr (kRowStats) stats_merge(rmax[mt][h], rsum[mt][h], x, 1.f);
+                v[i] = out.apply(epi, v[i], row, col + i);
+                if constexpr (!kRuns) out.put1(row, col + i, v[i]);
+                if constexpr (kRowStats) stats_merge(rmax[mt][h], rsum[mt][h], v[i], 1.f);
               }
           }
         }
+        if constexpr (kRuns) store_runs(out, v, [&](int gg) { return row0 + rows(mt, h, gg); }, col0 + p * 16);
       }
     }
 }
