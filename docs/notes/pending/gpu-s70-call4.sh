@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session 70, call 4: [Note: columns located once] (a transposed conv's phased output located once
-# a column, its values stored row by row). .gpu.tar.xz: the tree with it ("kiln"); .gpu/bin/kiln_head:
-# 428ca75's kiln. (1) the conv_nd specs against float64 (every transposed conv, both precisions'
+# a column, its values stored row by row) and TransposedFilterLoader's loop not unrolled (both cut
+# NVRTC time). .gpu.tar.xz: the tree with both ("kiln"); .gpu/bin/kiln_located: c872db9's kiln (the
+# first only); .gpu/bin/kiln_head: 428ca75's kiln. (1) the conv_nd specs against float64 (every transposed conv, both precisions'
 # paths); (2) A/B of the ConvNchw transposed convs, two rounds; (3) memcheck of one at small dims;
 # (4) the benchmark's irregular GEMM rows (C's row runs) and KernelBench 72 and 75 beside PyTorch;
 # (5) the split-norm tuner case with its corrected count. LIMIT: seconds it may take.
@@ -12,8 +13,8 @@ room() { [ $((LIMIT - SECONDS)) -gt "$1" ]; }
 KILN_CACHE_DIR=$(mktemp -d) KILN_GPU_SPECS=conv_nd timeout 150 .gpu/bin/kiln_test_gpu -tc="gpu: every covered spec matches*" > $logs/specs.txt 2>&1
 echo "[$SECONDS s] conv_nd spec checks rc=$? ok=$(grep -cE '^gpu-check .* ok ' $logs/specs.txt) failed=$(grep -cE '^gpu-check .* FAIL' $logs/specs.txt)"
 grep -E 'FAIL|ERROR|test cases|assertions' $logs/specs.txt | head -8
-for round in 1 2; do for K in kiln_head kiln; do for op in conv_transpose2d_grouped_dilated conv_transpose3d_grouped conv_transpose2d_opad_f16 conv_transpose1d_strided_dilated; do
-  room 20 && echo "$K round $round $(KILN_CACHE_DIR=/tmp/c-$K timeout 30 .gpu/bin/$K run specs/conv_nd.kiln --op $op --iters 20 2>&1 | grep -E 'median|FAIL|rror' | tr '\n' ' ')"
+for round in 1 2; do for K in kiln_head kiln_located kiln; do for op in conv_transpose2d_grouped_dilated conv_transpose3d_grouped conv_transpose2d_opad_f16; do
+  room 15 && echo "$K round $round $(KILN_CACHE_DIR=/tmp/c-$K timeout 30 .gpu/bin/$K run specs/conv_nd.kiln --op $op --iters 20 2>&1 | grep -E 'median|FAIL|rror' | tr '\n' ' ')"
 done; done; done
 room 60 && { KILN_CACHE_DIR=$(mktemp -d) timeout 50 compute-sanitizer --error-exitcode 86 .gpu/bin/kiln run specs/conv_nd.kiln --op conv_transpose2d_grouped_dilated --small --check --iters 1 > $logs/san.txt 2>&1
   echo "[$SECONDS s] memcheck rc=$? $(grep -E 'ERROR SUMMARY' $logs/san.txt)"; }
