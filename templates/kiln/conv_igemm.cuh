@@ -313,9 +313,7 @@ struct TransposedFilterLoader {
   int kdim;
   __device__ __forceinline__ void load(E* s, int m0, int k0) const {
     constexpr int kTaps = Sh::T * Sh::R * Sh::S;
-    // A loop, not unrolled: inlined 4 times (the prologue's stages and the main loop), 4 copies
-    // each were 70 of the grouped, dilated conv_transpose2d's 469 ms of NVRTC (sm_90a, 2026-12-07).
-#pragma unroll 1
+#pragma unroll 4
     for (int c = threadIdx.x; c < BM * BK; c += Threads) {
       const int line = c / BK, pos = c % BK;
       const int row = m0 + line, kp = k0 + pos;
@@ -451,45 +449,45 @@ struct NchwOut : ConvOutStores<NchwOut<OutT, Index, Sh, kStream>, OutT, Index, k
 // position (i*stride_d + phase_d, ...). Grid positions past the output are not stored, and the
 // epilogue sees them at a clamped position (its result is dropped), so it reads nothing outside.
 template <class OutT, class Index, class Sh, class Grid, bool kStream>
-struct PhasedOut {
+struct PhasedOut : ConvOutStores<PhasedOut<OutT, Index, Sh, Grid, kStream>, OutT, Index, kStream> {
+  static constexpr bool kVec = false;   // a phase's pixels are strided in y
   OutT* y;
   Index g;
   Index rows, cols;
   int3 phase;
   __device__ __forceinline__ PhasedOut(OutT* y_, Index g_, Index rows_, Index cols_, int3 phase_)
       : y(y_), g(g_), rows(rows_), cols(cols_), phase(phase_) {}
-  // A column's image, output position within the image (0 outside), and whether it is inside the
-  // output: found once for every row stored there ([Note: columns located once] in gemm_store.cuh).
-  struct Located {
-    Index n, hw;
-    bool inside;
-  };
-  __device__ __forceinline__ Located locate(Index col) const {
+  // (n, the output position within the image), and whether it is inside the output.
+  __device__ __forceinline__ bool locate(Index col, Index& n, Index& hw) const {
     constexpr long long kPlane = Grid::kGd * Grid::kGh * Grid::kGw;
+    n = col / Index(kPlane);
     const Index sp = col % Index(kPlane);
     const Index od = sp / Index(Grid::kGh * Grid::kGw) * Sh::kStrideD + phase.x;
     const Index oh = sp / Index(Grid::kGw) % Index(Grid::kGh) * Sh::kStrideH + phase.y;
     const Index ow = sp % Index(Grid::kGw) * Grid::kPhasesW + phase.z;
     const bool inside = od < Index(Sh::Do) && oh < Index(Sh::Ho) && ow < Index(Sh::Wo);
-    return {col / Index(kPlane), ((inside ? od : 0) * Index(Sh::Ho) + (inside ? oh : 0)) * Index(Sh::Wo) + (inside ? ow : 0),
-            inside};
+    hw = ((inside ? od : 0) * Index(Sh::Ho) + (inside ? oh : 0)) * Index(Sh::Wo) + (inside ? ow : 0);
+    return inside;
   }
-  __device__ __forceinline__ void put_at(Index row, const Located& at, float v) const {
-    if (at.inside) gemm::store1<OutT, kStream>(y + (at.n * Index(Sh::K) + g * Index(Sh::Kg) + row) * Index(Sh::HoWo) + at.hw, v);
+  __device__ __forceinline__ OutT* at(Index row, Index col) const {
+    Index n, hw;
+    const bool inside = locate(col, n, hw);
+    return inside ? y + (n * Index(Sh::K) + g * Index(Sh::Kg) + row) * Index(Sh::HoWo) + hw : nullptr;
+  }
+  __device__ __forceinline__ void put4(Index row, Index col, const float (&v)[4]) const {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) put1(row, col + i, v[i]);
+  }
+  __device__ __forceinline__ void put1(Index row, Index col, float v) const {
+    if (OutT* p = at(row, col)) gemm::store1<OutT, kStream>(p, v);
   }
   template <class Epi>
-  __device__ __forceinline__ float apply_at(const Epi& epi, float v, Index row, const Located& at) const {
-    return epi(v, at.n, g * Index(Sh::Kg) + row, at.hw);
+  __device__ __forceinline__ float apply(const Epi& epi, float v, Index row, Index col) const {
+    Index n, hw;
+    locate(col, n, hw);
+    return epi(v, n, g * Index(Sh::Kg) + row, hw);
   }
 };
-}  // namespace conv
-namespace gemm {
-template <class OutT, class Index, class Sh, class Grid, bool kStream>
-struct LocatedColumns<conv::PhasedOut<OutT, Index, Sh, Grid, kStream>> {
-  static constexpr bool value = true;
-};
-}  // namespace gemm
-namespace conv {
 
 template <class OutT, class Index, class Sh, bool kStream>
 struct NhwcOut : ConvOutStores<NhwcOut<OutT, Index, Sh, kStream>, OutT, Index, kStream> {

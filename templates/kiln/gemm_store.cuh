@@ -278,52 +278,16 @@ struct DenseRows {
   __device__ __forceinline__ int operator()(int mt, int h, int g) const { return mt * 16 + h * 8 + g; }
 };
 
-// [Note: columns located once]
-// An output placement whose address of (row, col) divides the column (a transposed conv's stride
-// phase: PhasedOut finds the image and the output position of a phase grid's pixel) stores one
-// value at a time, so store_fragments' quad exchange buys it nothing; and its divisions, repeated
-// for each fragment row under that row's bounds test, took a fifth of NVRTC's time (sm_90a, this
-// 2-core machine, medians of 3, 2026-12-07): the grouped, dilated conv_transpose2d of
-// specs/conv_nd.kiln 603 -> 469 ms, conv_transpose2d_opad_f16 694 -> 466, conv_transpose3d_grouped
-// 638 -> 455. Such a placement says so (LocatedColumns) and offers `Located locate(col)`,
-// `put_at(row, at, v)` and `apply_at(epi, v, row, at)`: store_located locates each column a lane
-// holds once, then stores its values row by row. A store instruction covers 8 rows x 4 columns
-// 2 apart (the lanes' g, t): a row's 4 values within 32 bytes where the columns are
-// adjacent outputs (the exchange's 4 were 4 apart, two sectors).
-template <class Out>
-struct LocatedColumns {
-  static constexpr bool value = false;
-};
-
-template <class Index, int MT, int NT, class Out, class Epi, class Rows>
-__device__ __forceinline__ void store_located(const float (&acc)[MT][NT][4], const Out& out, Index row0, Index col0,
-                                              const Epi& epi, const Rows& rows) {
-  const int lane = threadIdx.x & 31;
-  const int g = lane >> 2, t = lane & 3;
-#pragma unroll
-  for (int j = 0; j < NT; ++j)
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const Index col = col0 + 8 * j + 2 * t + i;
-      if (col >= out.cols) continue;
-      const typename Out::Located at = out.locate(col);
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const Index row = row0 + rows(mt, h, g);
-          if (row < out.rows) out.put_at(row, at, out.apply_at(epi, acc[mt][j][2 * h + i], row, at));
-        }
-    }
-}
-
-// store_fragments for every placement but located columns: a quad exchange gives each lane four adjacent
-// columns of a row (one 16-byte store, or one Philox block of a dropout, for four values).
-template <class Index, int MT, int NT, bool kRowStats, class Out, class Epi, class Rows>
-__device__ __forceinline__ void store_exchanged(const float (&acc)[MT][NT][4], const Out& out,
+// The warp's C fragments -> epilogue functor -> global memory (16-byte stores where allowed).
+// row0/col0: the warp tile's first GEMM row/column (col0 a multiple of 16, as every warp tile's
+// is: four adjacent columns start at a multiple of 4); fragment row (mt, h, g) is row
+// row0 + rows(mt, h, g). rmax/rsum: per-row running statistics of the stored values (only with
+// kRowStats).
+template <class Index, int MT, int NT, bool kRowStats, class Out, class Epi, class Rows = DenseRows>
+__device__ __forceinline__ void store_fragments(const float (&acc)[MT][NT][4], const Out& out,
                                                 Index row0, Index col0, const Epi& epi,
                                                 float (&rmax)[MT][2], float (&rsum)[MT][2],
-                                                const Rows& rows) {
+                                                const Rows& rows = Rows{}) {
   static_assert(NT % 2 == 0, "warp tile N must be a multiple of 16");
   const int lane = threadIdx.x & 31;
   const int g = lane >> 2, t = lane & 3;
@@ -373,23 +337,6 @@ __device__ __forceinline__ void store_exchanged(const float (&acc)[MT][NT][4], c
         if constexpr (kRuns) store_runs(out, v, [&](int gg) { return row0 + rows(mt, h, gg); }, col0 + p * 16);
       }
     }
-}
-
-// The warp's C fragments -> epilogue functor -> global memory (16-byte stores where allowed).
-// row0/col0: the warp tile's first GEMM row/column (col0 a multiple of 16, as every warp tile's
-// is: four adjacent columns start at a multiple of 4); fragment row (mt, h, g) is row
-// row0 + rows(mt, h, g). rmax/rsum: per-row running statistics of the stored values (only with
-// kRowStats).
-template <class Index, int MT, int NT, bool kRowStats, class Out, class Epi, class Rows = DenseRows>
-__device__ __forceinline__ void store_fragments(const float (&acc)[MT][NT][4], const Out& out, Index row0, Index col0,
-                                                const Epi& epi, float (&rmax)[MT][2], float (&rsum)[MT][2],
-                                                const Rows& rows = Rows{}) {
-  if constexpr (LocatedColumns<Out>::value) {
-    static_assert(!kRowStats, "located columns keep no row statistics");
-    store_located<Index>(acc, out, row0, col0, epi, rows);
-  } else {
-    store_exchanged<Index, MT, NT, kRowStats>(acc, out, row0, col0, epi, rmax, rsum, rows);
-  }
 }
 
 // The fragments of one 16-row slab straight to TransposedOut, each value on its own: the quad

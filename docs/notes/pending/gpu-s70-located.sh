@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# For the next device time (written in session 70, whose device time ran out before it ran):
+# located-columns.patch ([Note: columns located once] in gemm_store.cuh: a transposed conv's phased
+# output located once a column, its values stored row by row; TransposedFilterLoader's loop not
+# unrolled; both cut NVRTC time, 603 -> ~390 ms for the grouped dilated conv_transpose2d).
+# Build: scripts/gpu_build.sh (HEAD's .gpu.tar.xz, "kiln"), then
+# docs/notes/pending/build-new.sh docs/notes/pending/located-columns.patch; carry .gpu.tar.xz,
+# .gpu/bin/kiln_new, .gpu/bin/kiln_test_gpu_new. LIMIT: seconds it may take.
+# (1) new: the conv_nd specs against float64 (every transposed conv, both precisions' paths);
+# (2) A/B of the ConvNchw transposed convs, two rounds; (3) memcheck of one at small dims.
+cd "$(dirname "$0")/../../.."
+source docs/notes/pending/s65-env.sh
+LIMIT=${LIMIT:-240}
+room() { [ $((LIMIT - SECONDS)) -gt "$1" ]; }
+KILN_CACHE_DIR=$(mktemp -d) KILN_GPU_SPECS=conv_nd timeout 150 .gpu/bin/kiln_test_gpu_new -tc="gpu: every covered spec matches*" > $logs/specs.txt 2>&1
+echo "[$SECONDS s] conv_nd spec checks (new) rc=$? ok=$(grep -cE '^gpu-check .* ok ' $logs/specs.txt) failed=$(grep -cE '^gpu-check .* FAIL' $logs/specs.txt)"
+grep -E 'FAIL|ERROR|test cases|assertions' $logs/specs.txt | head -8
+for round in 1 2; do for K in kiln kiln_new; do for op in conv_transpose2d_grouped_dilated conv_transpose3d_grouped conv_transpose2d_opad_f16 conv_transpose1d_strided_dilated; do
+  room 15 && echo "$K round $round $(KILN_CACHE_DIR=/tmp/c-$K timeout 30 .gpu/bin/$K run specs/conv_nd.kiln --op $op --iters 20 2>&1 | grep -E 'median|FAIL|rror' | tr '\n' ' ')"
+done; done; done
+room 40 && { KILN_CACHE_DIR=$(mktemp -d) timeout 35 compute-sanitizer --error-exitcode 86 .gpu/bin/kiln_new run specs/conv_nd.kiln --op conv_transpose2d_grouped_dilated --small --check --iters 1 > $logs/san.txt 2>&1
+  echo "[$SECONDS s] memcheck rc=$? $(grep -E 'ERROR SUMMARY' $logs/san.txt)"; }
