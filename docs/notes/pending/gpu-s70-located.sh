@@ -10,7 +10,7 @@
 # (2) A/B of the ConvNchw transposed convs, two rounds; (3) memcheck of one at small dims.
 cd "$(dirname "$0")/../../.."
 source docs/notes/pending/s65-env.sh
-LIMIT=${LIMIT:-240}
+LIMIT=${LIMIT:-540}
 room() { [ $((LIMIT - SECONDS)) -gt "$1" ]; }
 KILN_CACHE_DIR=$(mktemp -d) KILN_GPU_SPECS=conv_nd timeout 150 .gpu/bin/kiln_test_gpu_new -tc="gpu: every covered spec matches*" > $logs/specs.txt 2>&1
 echo "[$SECONDS s] conv_nd spec checks (new) rc=$? ok=$(grep -cE '^gpu-check .* ok ' $logs/specs.txt) failed=$(grep -cE '^gpu-check .* FAIL' $logs/specs.txt)"
@@ -20,3 +20,12 @@ for round in 1 2; do for K in kiln kiln_new; do for op in conv_transpose2d_group
 done; done; done
 room 40 && { KILN_CACHE_DIR=$(mktemp -d) timeout 35 compute-sanitizer --error-exitcode 86 .gpu/bin/kiln_new run specs/conv_nd.kiln --op conv_transpose2d_grouped_dilated --small --check --iters 1 > $logs/san.txt 2>&1
   echo "[$SECONDS s] memcheck rc=$? $(grep -E 'ERROR SUMMARY' $logs/san.txt)"; }
+# (4) HEAD: the benchmark's irregular GEMM rows (C's row runs landed in session 70, not yet run
+# there) and KernelBench 72 and 75 (ConvNchw's transposed convs, the baseline of (2)) beside
+# PyTorch and Triton; (5) the split-norm tuner case with its corrected count (12 for the batch
+# norm over 7x7), which failed only on the stale bound in session 70's suite run.
+left=$((LIMIT - SECONDS - 40))
+[ $left -gt 90 ] && KILN_SUITE_PARTS=bench BENCH_TIMEOUT=$left timeout $((left + 15)) bash scripts/gpu_suite.sh \
+  --only "6007,1000x1000x1000,KernelBench 75,KernelBench 72" 2>&1 | tail -16
+room 25 && { KILN_CACHE_DIR=$(mktemp -d) timeout $((LIMIT - SECONDS - 5)) .gpu/bin/kiln_test_gpu -tc="gpu: split norms tune*" > $logs/tune_split.txt 2>&1
+  echo "[$SECONDS s] split norm tuner case rc=$?"; grep -E "^tuned|test cases|assertions|ERROR" $logs/tune_split.txt | head -5; }
