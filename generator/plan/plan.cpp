@@ -247,7 +247,7 @@ std::optional<ElementwisePick> ElementwisePick::parse(std::string_view text) {
 namespace {
 constexpr std::pair<ReducePick::Kind, std::string_view> kReduceKinds[] = {
     {ReducePick::Kind::warp, "warp"}, {ReducePick::Kind::block, "block"}, {ReducePick::Kind::outer, "outer"},
-    {ReducePick::Kind::v4, "v4"}};
+    {ReducePick::Kind::v4, "v4"}, {ReducePick::Kind::rows, "rows"}};
 }  // namespace
 
 std::string ReducePick::text() const {

@@ -159,15 +159,18 @@ struct ElementwisePick {
 };
 
 // A reduction's (ReduceConfig's) block size and loads in flight a thread, within the heuristic's
-// variant: a warp or a block per contiguous row (reduce_inner), or threads along the inner axis of
-// a strided one (reduce_outer's plain variant).
+// variant: a warp or a block per contiguous row (reduce_inner), threads along the inner axis of
+// a strided one (reduce_outer's plain variant), or a strided one's whole-row sweep of 16-byte
+// loads (v4) or of single elements (rows).
 struct ReducePick {
-  enum class Kind { warp, block, outer, v4 };
+  enum class Kind { warp, block, outer, v4, rows };
   Kind kind = Kind::warp;
   int threads = 256, unroll = 4;
   int waves = 0;   // v4 (the whole-row sweep of 16-byte loads): ReduceConfig::waves; 0 otherwise
 
-  std::string text() const;   // "reduce warp t256 u4", "reduce block t512 u4", "reduce outer t128 u8", "reduce v4 t1024 u2 w2"
+  // "reduce warp t256 u4", "reduce block t512 u4", "reduce outer t128 u8", "reduce v4 t1024 u2 w2",
+  // "reduce rows t256 u1"
+  std::string text() const;
   static std::optional<ReducePick> parse(std::string_view text);
   friend bool operator==(const ReducePick&, const ReducePick&) = default;
 };

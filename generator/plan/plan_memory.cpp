@@ -628,7 +628,13 @@ std::vector<std::int64_t> split_steps(SplitsAt splits_at) {
 //   reads too, so dyn rows take any pick): on the seed min over axis 1, 1, 2 and 4 splits took
 //   3.60, 3.08 and 3.01 ms, the rule's 4 for two waves, and its target is 2.95. Not at a dyn inner
 //   or length (their classes are the heuristic's rule's).
-// The 4-byte whole-row sweep (reduce_outer_rows) and the chains have no picks yet.
+// - The whole-row sweep of single elements (reduce_outer_rows: 2-byte elements, or a base not
+//   16-byte aligned): blocks of 128, 256 (the heuristic's, kOuterRowsThreads), 512 or 1024
+//   threads, each thread's columns by the rule at the pick's block (reduce_outer_rows_cols: the
+//   fewest balanced tiles of at most kOuterRowsMaxCols), 1 (the heuristic's) or 2 rows of loads
+//   in flight, the split by the rule at the pick's block and columns (each launch's too, so dyn
+//   rows take any pick). Not at a dyn inner or length, as above.
+// The chains (several reductions one after another) have no picks yet.
 std::vector<ReducePick> reduce_candidates(ReducePick::Kind kind) {
   static constexpr int kWarpThreads[] = {128, 256, 512}, kBlockThreads[] = {256, 512, 1024};
   std::vector<ReducePick> out;
@@ -656,6 +662,14 @@ std::vector<ReducePick> reduce_outer_candidates(const ReducePick& h, std::int64_
   return out;
 }
 
+// The single-element whole-row sweep's candidates: its blocks and rows of loads in flight.
+std::vector<ReducePick> reduce_rows_candidates() {
+  std::vector<ReducePick> out;
+  for (int threads : {128, 256, 512, 1024})
+    for (int unroll : {1, 2}) out.push_back({ReducePick::Kind::rows, threads, unroll});
+  return out;
+}
+
 // The whole-row sweep's candidates around its heuristic pick `h` over rows `inner` wide.
 std::vector<ReducePick> reduce_v4_candidates(const ReducePick& h, std::int64_t inner) {
   std::vector<ReducePick> out;
@@ -672,19 +686,23 @@ std::vector<ReducePick> reduce_v4_candidates(const ReducePick& h, std::int64_t i
 }
 
 // Lists the picks of a reduction whose heuristic config is `c` (a reduce_inner variant,
-// reduce_outer's plain one over rows of `cols` thread columns, or its 16-byte whole-row sweep),
-// applies a stored one to `c`, and returns the reason's note ("; config: ...").
+// reduce_outer's plain one over rows of `cols` thread columns, or either whole-row sweep),
+// applies a stored one to `c` (but a sweep's columns a thread, which follow from its block by the
+// rule: the caller's), and returns the reason's note ("; config: ...").
 std::string apply_reduce_pick(Planner& p, const PlannedKernel& kn, ReduceConfig& c, const Rows& rows, const Rows& len,
                               std::int64_t cols = 0) {
   const ReducePick::Kind kind = c.variant == ReduceVariant::kInnerBlock ? ReducePick::Kind::block
                                 : c.variant == ReduceVariant::kOuter    ? ReducePick::Kind::outer
                                 : c.variant == ReduceVariant::kOuterV4  ? ReducePick::Kind::v4
+                                : c.variant == ReduceVariant::kOuterRows ? ReducePick::Kind::rows
                                                                         : ReducePick::Kind::warp;
   const bool v4 = kind == ReducePick::Kind::v4;
+  const bool sweep = kind == ReducePick::Kind::rows;
   const ReducePick heuristic{kind, c.threads, c.unroll, v4 ? c.waves : 0};
   const std::vector<ReducePick> candidates = kind == ReducePick::Kind::outer ? reduce_outer_candidates(heuristic, cols)
-                                             : v4 ? reduce_v4_candidates(heuristic, c.inner)
-                                                  : reduce_candidates(kind);
+                                             : v4    ? reduce_v4_candidates(heuristic, c.inner)
+                                             : sweep ? reduce_rows_candidates()
+                                                     : reduce_candidates(kind);
   std::string note = "; config: heuristic";
   const ReducePick chosen = p.offer_picks(
       kn.anchor,
@@ -692,6 +710,7 @@ std::string apply_reduce_pick(Planner& p, const PlannedKernel& kn, ReduceConfig&
                   len.text,
                   kind == ReducePick::Kind::outer ? fmt::format(", strided, {} columns", c.inner)
                   : v4                            ? fmt::format(", strided, {} columns, 16-byte sweep", c.inner)
+                  : sweep                         ? fmt::format(", strided, {} columns, scalar sweep", c.inner)
                                                   : ""),
       heuristic, candidates, note, "reduction");
   c.threads = chosen.threads;
@@ -969,7 +988,11 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
     config.cols = launch::reduce_outer_rows_cols(sized, config.threads);
     config.unroll = 1;
     config.vec = 1;
-    split_by(config);
+    const ReduceConfig heuristic = config;
+    // (A dyn inner's or length's classes are cut by the heuristic's rule: no picks there.)
+    const std::string pick_note = inner.dynamic || len.dynamic ? "" : apply_reduce_pick(p, kn, config, rows, len);
+    config.cols = launch::reduce_outer_rows_cols(sized, config.threads);
+    split_by(config, &heuristic);
     const std::int64_t tile = std::int64_t{config.threads} * config.cols;
     kn.reason = fmt::format(
         "reduced axis strided, inner {} {}: {}-byte columns; a block sweeps {} rows {}({} threads x {} "
@@ -982,6 +1005,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
                                         dyn_chunks(config.splits))
                           : "",
         grid_text(), unsplit, idx);
+    kn.reason += pick_note;
     if (config.splits > 1) finish();
     return;
   }

@@ -3,14 +3,17 @@
 // within the heuristic's variant: a warp or a block per contiguous row, threads along a strided
 // reduction's inner axis), a pick in the Target overriding the heuristic (a block per row or a
 // strided reduction re-split by the rule at the pick's numbers), an illegal pick ignored with a
-// reason, none for a dyn length nor for the 4-byte whole-row sweep, the 16-byte sweep's block,
-// rows in flight and waves its split aims at, dyn rows keeping the heuristic's size classes, and
-// every candidate compiling through NVRTC for sm_90a and sm_80.
+// reason, none for a dyn length, the 16-byte sweep's block, rows in flight and waves its split
+// aims at, the scalar sweep's block (its columns a thread by the rule) and rows in flight, dyn
+// rows keeping the heuristic's size classes, and every candidate compiling through NVRTC for
+// sm_90a and sm_80.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 
 #include "generator/plan/plan.h"
@@ -68,10 +71,15 @@ const char* kSpec =
     "  in  x: f32[B, M, N]\n"
     "  out y = min(x, axis=1)\n"
     "}\n"
-    "op sweep_4byte {\n"           // f16 rows of 4095: the 4-byte whole-row sweep, no picks yet
+    "op sweep_scalar {\n"          // f16 rows of 4095: the whole-row sweep of single elements
     "  dims R = 512, L = 4095\n"
     "  in  x: f16[R, L]\n"
     "  out y = sum(x, axis=0)\n"
+    "}\n"
+    "op sweep_scalar_dyn_rows {\n" // the same over a middle axis with dyn rows: split per launch
+    "  dims dyn B = 16, M = 4096, N = 4095\n"
+    "  in  x: bf16[B, M, N]\n"
+    "  out y = max(x, axis=1)\n"
     "}\n";
 
 kiln::Plan plan_with(const std::string& op, const std::map<int, kiln::TunedPick>& picks = {},
@@ -115,6 +123,7 @@ Kind kind_of(const kiln::ReduceConfig& c) {
   return c.variant == kiln::ReduceVariant::kInnerBlock ? Kind::block
          : c.variant == kiln::ReduceVariant::kOuter    ? Kind::outer
          : c.variant == kiln::ReduceVariant::kOuterV4  ? Kind::v4
+         : c.variant == kiln::ReduceVariant::kOuterRows ? Kind::rows
                                                        : Kind::warp;
 }
 
@@ -143,9 +152,11 @@ TEST_CASE("reduction picks: text round trip, parse_pick reads it, malformed text
   CHECK(kiln::ReducePick{Kind::outer, 128, 8}.text() == "reduce outer t128 u8");
   check_pick_round_trip(kiln::ReducePick{Kind::v4, 512, 1, 4});
   CHECK(kiln::ReducePick{Kind::v4, 1024, 2, 2}.text() == "reduce v4 t1024 u2 w2");
-  for (const char* bad : {"", "reduce", "reduce warp t256", "reduce rows t256 u4", "reduce warp t256 u4 x",
+  check_pick_round_trip(kiln::ReducePick{Kind::rows, 1024, 2});
+  CHECK(kiln::ReducePick{Kind::rows, 256, 1}.text() == "reduce rows t256 u1");
+  for (const char* bad : {"", "reduce", "reduce warp t256", "reduce cols t256 u4", "reduce warp t256 u4 x",
                           "reduce warp t0256 u4", "warp t256 u4", "reduce v4 t1024 u2", "reduce warp t256 u4 w2",
-                          "reduce v4 t1024 u2 w2 x"})
+                          "reduce v4 t1024 u2 w2 x", "reduce rows t256 u1 w2", "reduce rows t256"})
     CHECK_FALSE(kiln::ReducePick::parse(bad).has_value());
 }
 
@@ -159,11 +170,13 @@ TEST_CASE("reduction picks: the plan lists the candidates within the heuristic's
   // strided: 4096 columns of 16-byte loads (1024 thread columns): 64..512 threads x 2, 4, 8 loads;
   // strided_split: 301 columns of 4-byte loads (256 threads, 8 loads): 64, 128, 256 x 4, 8, 16.
   // strided_sweep, sweep_dyn_rows: 4095 columns in 1, 2 or 4 tiles (1024, 512, 256 threads) x 1
-  // or 2 rows of loads x 1, 2 or 4 waves.
+  // or 2 rows of loads x 1, 2 or 4 waves. sweep_scalar, sweep_scalar_dyn_rows: 128, 256, 512 or
+  // 1024 threads x 1 or 2 rows of loads.
   for (const Want w : {Want{"warp_rows", Kind::warp, 256, 4, 9}, Want{"block_rows", Kind::block, 512, 4, 9},
                        Want{"strided", Kind::outer, 256, 4, 12}, Want{"strided_split", Kind::outer, 256, 8, 9},
                        Want{"strided_dyn_rows", Kind::outer, 256, 8, 9}, Want{"strided_sweep", Kind::v4, 1024, 2, 18},
-                       Want{"sweep_dyn_rows", Kind::v4, 1024, 2, 18}}) {
+                       Want{"sweep_dyn_rows", Kind::v4, 1024, 2, 18}, Want{"sweep_scalar", Kind::rows, 256, 1, 8},
+                       Want{"sweep_scalar_dyn_rows", Kind::rows, 256, 1, 8}}) {
     CAPTURE(w.op);
     const auto plan = plan_with(w.op);
     REQUIRE(plan.tunables.size() == 1);
@@ -184,8 +197,8 @@ TEST_CASE("reduction picks: the plan lists the candidates within the heuristic's
   CHECK(plan_with("strided").tunables[0].what == "sum: 1 rows of 4096, strided, 4096 columns");
   CHECK(plan_with("block_dyn_len").tunables.empty());
   CHECK(plan_with("strided_dyn_len").tunables.empty());
-  CHECK(plan_with("sweep_4byte").tunables.empty());
   CHECK(plan_with("strided_sweep").tunables[0].what == "sum: 1 rows of 512, strided, 4095 columns, 16-byte sweep");
+  CHECK(plan_with("sweep_scalar").tunables[0].what == "sum: 1 rows of 512, strided, 4095 columns, scalar sweep");
 }
 
 TEST_CASE("reduction picks: a 16-byte sweep's pick sets its block, rows in flight and waves, and the split follows") {
@@ -211,6 +224,40 @@ TEST_CASE("reduction picks: a 16-byte sweep's pick sets its block, rows in fligh
     seed.waves = waves;
     CHECK(kiln::reduce_split_rule(seed, 132).splits == splits);
   }
+}
+
+TEST_CASE("reduction picks: a scalar sweep's pick sets its block and rows in flight, its columns and split follow") {
+  for (const char* op : {"sweep_scalar", "sweep_scalar_dyn_rows"}) {
+    CAPTURE(op);
+    const auto base = plan_with(op);
+    const auto heuristic = std::get<kiln::ReduceConfig>(reduce_kernel(base).config);
+    REQUIRE(heuristic.variant == kiln::ReduceVariant::kOuterRows);
+    REQUIRE(heuristic.cols == kiln::launch::reduce_outer_rows_cols(4095, kiln::launch::kOuterRowsThreads));
+    std::set<int> cols;
+    each_candidate(op, [&](const kiln::ReducePick& r, const kiln::Plan& plan, const kiln::ReduceConfig& c) {
+      // A thread's columns: the rule's at the pick's block (16, 16, 8, 4 at 128 .. 1024 threads).
+      CHECK(c.cols == kiln::launch::reduce_outer_rows_cols(4095, r.threads));
+      cols.insert(c.cols);
+      CHECK(reduce_kernel(plan).reason.find(fmt::format("({} threads x {} columns, {} loads in flight a thread)",
+                                                        r.threads, c.cols, c.cols * r.unroll)) != std::string::npos);
+      // The split is the rule's at the pick's block and columns (B = 16 under dyn rows).
+      kiln::ReduceConfig want = heuristic;
+      want.threads = r.threads, want.unroll = r.unroll, want.cols = c.cols;
+      check_split_by_rule(base, want, "B", 16, plan, c);
+    });
+    CHECK(cols == std::set<int>{4, 8, 16});
+  }
+  // No candidate spills (16 columns x 2 rows of loads in flight at 128 threads), sm_90a.
+  if (!nvrtc_or_skip()) return;
+  each_candidate("sweep_scalar", [](const kiln::ReducePick&, const kiln::Plan& plan, const kiln::ReduceConfig&) {
+    for (const auto& src : sources_of(plan)) {
+      CAPTURE(src.entry);
+      for (const auto& r : kiln::compile(compile_request(src, "sm_90a")).resources) {
+        CHECK(r.spill_stores == 0);
+        CHECK(r.spill_loads == 0);
+      }
+    }
+  });
 }
 
 TEST_CASE("reduction picks: a legal pick overrides the heuristic and re-splits a block per row") {
@@ -251,9 +298,9 @@ TEST_CASE("reduction picks: a strided pick re-splits by the rule at its numbers,
   }
 }
 
-TEST_CASE("reduction picks: every candidate of the four variants compiles with NVRTC for sm_90a and sm_80") {
+TEST_CASE("reduction picks: every candidate of the five variants compiles with NVRTC for sm_90a and sm_80") {
   if (!nvrtc_or_skip()) return;
-  // 9, 9, 12, 9 and 18 candidates, two arches; a split adds its reduce_finish
-  CHECK(compile_every_candidate(plan_with, {"warp_rows", "block_rows", "strided", "strided_split", "strided_sweep"}) >=
-        2u * (9 + 9 + 12 + 9 + 18));
+  // 9, 9, 12, 9, 18 and 8 candidates, two arches; a split adds its reduce_finish
+  CHECK(compile_every_candidate(plan_with, {"warp_rows", "block_rows", "strided", "strided_split", "strided_sweep",
+                                            "sweep_scalar"}) >= 2u * (9 + 9 + 12 + 9 + 18 + 8));
 }

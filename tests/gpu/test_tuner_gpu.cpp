@@ -73,6 +73,11 @@ op red_sweep {
   in  x: f32[A, R, L]
   out y = min(x, axis=1)
 }
+op red_sweep_scalar {
+  dims A = 32, R = 2048, L = 4095
+  in  x: bf16[A, R, L]
+  out y = min(x, axis=1)
+}
 op scan_rows {
   dims R = 8192, L = 4096
   in  x: f32[R, L]
@@ -312,6 +317,14 @@ TEST_CASE("gpu: a 16-byte whole-row sweep tunes its block, rows in flight and wa
   // The seed's min over a middle axis at a quarter of its rows (A dyn under the generic default,
   // split per launch): rows of 4095 in 1, 2 or 4 tiles x 1 or 2 rows of loads x 1, 2 or 4 waves.
   tune_families("kiln-tune-red-sweep", {{"red_sweep", "reduce v4 ", 18, 18}});
+}
+
+TEST_CASE("gpu: a scalar whole-row sweep tunes its block and rows in flight, each checked, and plans with the "
+          "winner") {
+  KILN_REQUIRE_GPU();
+  // The same min over bf16 (2-byte elements: the sweep of single elements, A dyn, split per
+  // launch): 128, 256, 512 or 1024 threads (16, 16, 8, 4 columns a thread) x 1 or 2 rows of loads.
+  tune_families("kiln-tune-red-sweep-scalar", {{"red_sweep_scalar", "reduce rows ", 8, 8}});
 }
 
 TEST_CASE("gpu: a row scan tunes its block size and vectors, each checked, and plans with the winner") {
