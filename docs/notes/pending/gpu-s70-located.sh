@@ -24,10 +24,10 @@ room 40 && { KILN_CACHE_DIR=$(mktemp -d) timeout 35 compute-sanitizer --error-ex
 # there) and KernelBench 72 and 75 (ConvNchw's transposed convs, the baseline of (2)) beside
 # PyTorch and Triton; (5) the split-norm tuner case with its corrected count (12 for the batch
 # norm over 7x7), which failed only on the stale bound in session 70's suite run, and (6).
+# (6) HEAD: the scalar whole-row sweep's picks (session 70, CPU and NVRTC only): its tuner case.
+room 150 && { KILN_CACHE_DIR=$(mktemp -d) timeout 100 .gpu/bin/kiln_test_gpu \
+    -tc="gpu: split norms tune*,gpu: a scalar whole-row sweep*" > $logs/tune_cases.txt 2>&1
+  echo "[$SECONDS s] split norm and scalar sweep tuner cases rc=$?"; grep -E "^tuned|test cases|assertions|ERROR" $logs/tune_cases.txt | head -8; }
 left=$((LIMIT - SECONDS - 40))
 [ $left -gt 90 ] && KILN_SUITE_PARTS=bench BENCH_TIMEOUT=$left timeout $((left + 15)) bash scripts/gpu_suite.sh \
   --only "6007,1000x1000x1000,KernelBench 75,KernelBench 72" 2>&1 | tail -16
-# (6) HEAD: the scalar whole-row sweep's picks (session 70, CPU and NVRTC only): its tuner case.
-room 25 && { KILN_CACHE_DIR=$(mktemp -d) timeout $((LIMIT - SECONDS - 5)) .gpu/bin/kiln_test_gpu \
-    -tc="gpu: split norms tune*,gpu: a scalar whole-row sweep*" > $logs/tune_cases.txt 2>&1
-  echo "[$SECONDS s] split norm and scalar sweep tuner cases rc=$?"; grep -E "^tuned|test cases|assertions|ERROR" $logs/tune_cases.txt | head -8; }
