@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "generator/frontend/parser.h"
@@ -774,6 +775,26 @@ class Checker {
     return add_node(std::move(n), false);
   }
 
+  // Where two dims that do not match (different dims, or a dim and a literal) have one value at
+  // the dims' declared values (`dims C = 4` against a literal 4): why they still do not match, for
+  // the error's end; "" where the values differ or a dim has no declared value.
+  std::string same_value_hint(const DimExpr& a, const DimExpr& b) const {
+    std::map<std::string, std::int64_t> values;
+    for (const auto& d : ir_->dims)
+      if (d.default_value) values[d.name] = *d.default_value;
+    std::int64_t va = 0, vb = 0;
+    try {
+      va = a.evaluate(values);
+      vb = b.evaluate(values);
+    } catch (const std::exception&) {
+      return "";
+    }
+    if (va != vb) return "";
+    return fmt::format(" ({} and {} are both {} at the declared dims, but a dim matches only the same dim or "
+                       "expression: each dim can be bound to another value)",
+                       a.str(), b.str(), va);
+  }
+
   Shape broadcast(const Shape& a, const Shape& b, SourceLoc loc, const std::string& what) {
     std::size_t rank = std::max(a.size(), b.size());
     Shape out(rank);
@@ -786,8 +807,8 @@ class Checker {
       else if (da->as_constant() == 1) out[i] = *db;
       else if (db->as_constant() == 1) out[i] = *da;
       else
-        fail(loc, fmt::format("{}: shapes [{}] and [{}] do not broadcast ({} vs {}); dims must be equal or 1", what,
-                              shape_text(a), shape_text(b), da->str(), db->str()));
+        fail(loc, fmt::format("{}: shapes [{}] and [{}] do not broadcast ({} vs {}); dims must be equal or 1{}", what,
+                              shape_text(a), shape_text(b), da->str(), db->str(), same_value_hint(*da, *db)));
     }
     return out;
   }
@@ -1527,8 +1548,9 @@ class Checker {
     const DimExpr& k2 = nb.shape[nb.shape.size() - 2];
     if (k1 != k2)
       fail(e.loc, fmt::format("matmul() inner dims differ: a is {} and b is {}; a's last dim ({}) must equal b's "
-                              "second-to-last dim ({})",
-                              type_text(na.dtype, na.shape), type_text(nb.dtype, nb.shape), k1.str(), k2.str()));
+                              "second-to-last dim ({}){}",
+                              type_text(na.dtype, na.shape), type_text(nb.dtype, nb.shape), k1.str(), k2.str(),
+                              same_value_hint(k1, k2)));
     Shape batch_a(na.shape.begin(), na.shape.end() - 2), batch_b(nb.shape.begin(), nb.shape.end() - 2);
     Node n;
     n.kind = OpKind::Matmul;
@@ -2028,8 +2050,8 @@ class Checker {
       const std::string rule = transposed ? "w.shape[0]" : fmt::format("w.shape[1] * groups = {} * {}", w_in.str(), c.groups);
       // Without groups the two must be the same dim, as a matmul's inner dims must.
       if ((cc && ec) || c.groups == 1 || transposed)
-        fail(e.loc, fmt::format("{}() channels do not match: x has {} channels but {} = {}", e.text, channels.str(), rule,
-                                expected_c.str()));
+        fail(e.loc, fmt::format("{}() channels do not match: x has {} channels but {} = {}{}", e.text, channels.str(),
+                                rule, expected_c.str(), same_value_hint(channels, expected_c)));
       ir_->constraints.push_back({channels, expected_c,
                                   fmt::format("{}() at {} needs x's channels to equal {}", e.text, at(e.loc),
                                               transposed ? "w.shape[0]" : "w.shape[1] * groups"),

@@ -196,6 +196,19 @@ const Case kCases[] = {
     {"op a {\n  dims N = 1, C = 8, H = 8, W = 8\n  in x: f32[N, C, H, W]\n  in w: f32[4, 6, 3, 3]\n"
      "  out y = conv2d(x, w)\n}",
      "t.kiln:5:11: error: conv2d() channels do not match: x has C channels but w.shape[1] * groups = 6 * 1 = 6"},
+    // A dim and a literal (or two dims) of one declared value still differ: the error says why.
+    {"op a {\n  dims N = 1, C = 4, L = 16\n  in x: f32[N, C, L]\n  in w: f32[8, 4, 3]\n  out y = conv1d(x, w)\n}",
+     "t.kiln:5:11: error: conv1d() channels do not match: x has C channels but w.shape[1] * groups = 4 * 1 = 4 (C and 4 "
+     "are both 4 at the declared dims, but a dim matches only the same dim or expression: each dim can be bound to "
+     "another value)"},
+    {"op a {\n  dims M = 8, K = 4\n  in a: f32[M, K]\n  in b: f32[4, 8]\n  out y = matmul(a, b)\n}",
+     "t.kiln:5:11: error: matmul() inner dims differ: a is f32[M, K] and b is f32[4, 8]; a's last dim (K) must equal "
+     "b's second-to-last dim (4) (K and 4 are both 4 at the declared dims, but a dim matches only the same dim or "
+     "expression: each dim can be bound to another value)"},
+    {"op a {\n  dims N = 4, M = 4\n  in x: f32[N]\n  in y: f32[M]\n  out z = x + y\n}",
+     "t.kiln:5:13: error: '+': shapes [N] and [M] do not broadcast (N vs M); dims must be equal or 1 (N and M are both "
+     "4 at the declared dims, but a dim matches only the same dim or expression: each dim can be bound to another "
+     "value)"},
     {"op a {\n  dims N = 1, H = 8, W = 8\n  in x: f32[N, 8, H, W]\n  in w: f32[5, 4, 3, 3]\n"
      "  out y = conv2d(x, w, groups=2)\n}",
      "t.kiln:5:11: error: conv2d() output channels w.shape[0] = 5 are not divisible by groups = 2"},
