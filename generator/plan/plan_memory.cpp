@@ -634,7 +634,7 @@ std::vector<std::int64_t> split_steps(SplitsAt splits_at) {
 //   fewest balanced tiles of at most kOuterRowsMaxCols), 1 (the heuristic's) or 2 rows of loads
 //   in flight, the split by the rule at the pick's block and columns (each launch's too, so dyn
 //   rows take any pick). Not at a dyn inner or length, as above.
-// The chains (several reductions one after another) have no picks yet.
+// The chains (a reduction over non-adjacent axes, reduce_chain) have no picks yet.
 std::vector<ReducePick> reduce_candidates(ReducePick::Kind kind) {
   static constexpr int kWarpThreads[] = {128, 256, 512}, kBlockThreads[] = {256, 512, 1024};
   std::vector<ReducePick> out;
