@@ -100,8 +100,8 @@ void check_all_used(const std::map<std::string, std::string>& defines, const std
   std::vector<std::string> unused;
   for (const auto& [name, value] : defines)
     if (!used.count(name)) unused.push_back(name);
-  KILN_CHECK(unused.empty(), ArgumentError, "-D {}: no selected op has a dim or const of that name",
-             fmt::join(unused, ", -D "));
+  if (!unused.empty())   // bad usage (exit 2), as a malformed -D is: the README's exit codes
+    throw CLI::ValidationError("-D", fmt::format("no selected op has a dim or const named {}", fmt::join(unused, ", ")));
 }
 
 Precision parse_precision(const std::string& text) {

@@ -33,7 +33,7 @@ inline Bindings bindings_for(const Op& op, const std::map<std::string, std::stri
   return bindings_for(op.dim_names(), op.const_names(), defines, used);
 }
 
-// Throws kiln::ArgumentError naming every -D that no op of the run used.
+// Throws CLI::ValidationError (exit code 2, usage) naming every -D that no op of the run used.
 void check_all_used(const std::map<std::string, std::string>& defines, const std::map<std::string, bool>& used);
 
 Precision parse_precision(const std::string& text);   // ieee, tf32, 3xtf32, fp32 (accurate)

@@ -58,6 +58,7 @@ TEST_CASE("exit codes: kiln check") {
   CHECK_EXIT(run_kiln("check " + t.path.string()), 1);   // a directory is not a spec
   CHECK_EXIT(run_kiln("check " + kElementwise + " --no-such-flag"), 2);
   CHECK_EXIT(run_kiln("check " + kElementwise + " -D N"), 2);
+  CHECK_EXIT(run_kiln("check " + kElementwise + " -D Q=5"), 2);   // a -D no op has
 }
 
 TEST_CASE("exit codes: kiln gen") {
@@ -67,6 +68,10 @@ TEST_CASE("exit codes: kiln gen") {
   CHECK_EXIT(run_kiln("gen " + kElementwise + " --op relu_add --arch sm_12"), 1);
   CHECK_EXIT(run_kiln("gen " + kElementwise + " unexpected-extra-argument"), 2);
   CHECK_EXIT(run_kiln("gen " + kElementwise + " --op relu_add --precision fp16"), 2);
+  // A -D that no selected op has is bad usage, as a malformed one is.
+  const auto unused = run_kiln("gen " + kElementwise + " --op relu_add -D Q=5 -D R=1");
+  CHECK_EXIT(unused, 2);
+  CHECK(unused.output.find("-D: no selected op has a dim or const named Q, R") != std::string::npos);
   // --resources compiles; without NVRTC that is a toolchain failure.
   CHECK_EXIT(kiln_test::run_kiln_env("KILN_NVRTC_LIB=/nonexistent/libnvrtc.so",
                                      "gen " + kElementwise + " --op relu_add --resources --arch sm_80"),
