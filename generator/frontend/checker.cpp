@@ -1067,7 +1067,22 @@ class Checker {
       if (f == fmt::format("max_pool{}d", d)) return pool(e, OpKind::MaxPool, d);
       if (f == fmt::format("avg_pool{}d", d)) return pool(e, OpKind::AvgPool, d);
     }
-    fail(e.loc, fmt::format("unknown function '{}'{}", f, did_you_mean(f, kFunctions)));
+    const std::string written_out = composition_hint(f);
+    fail(e.loc, fmt::format("unknown function '{}'{}", f, written_out.empty() ? did_you_mean(f, kFunctions) : written_out));
+  }
+
+  // PyTorch's functions the language writes out as compositions the planner fuses (language.md,
+  // "Row normalizations"): how to write `f`, or "".
+  static std::string composition_hint(const std::string& f) {
+    static const char* const kNorms[] = {"layer_norm", "rms_norm", "instance_norm", "batch_norm", "normalize"};
+    if (std::find(std::begin(kNorms), std::end(kNorms), f) != std::end(kNorms))
+      return "; norms other than group_norm() are written out, e.g. `d * rsqrt(mean(d * d, axis=-1, keepdims=true) + "
+             "eps)` with `let d = x - mean(x, axis=-1, keepdims=true)`, and the planner fuses the composition into one "
+             "kernel (docs/language.md, \"Row normalizations\")";
+    if (f == "scaled_dot_product_attention" || f == "attention")
+      return "; attention is written out, `matmul(softmax(matmul(q, transpose(k)) * scale, axis=-1), v)`, and the "
+             "planner fuses it into one kernel on sm_90a (docs/language.md, \"Row normalizations\")";
+    return "";
   }
 
   Value cast(const Expr& e, DType dtype) {

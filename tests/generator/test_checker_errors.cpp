@@ -196,6 +196,15 @@ const Case kCases[] = {
     {"op a {\n  dims N = 1, C = 8, H = 8, W = 8\n  in x: f32[N, C, H, W]\n  in w: f32[4, 6, 3, 3]\n"
      "  out y = conv2d(x, w)\n}",
      "t.kiln:5:11: error: conv2d() channels do not match: x has C channels but w.shape[1] * groups = 6 * 1 = 6"},
+    // Norms and attention are compositions: the error says how to write them.
+    {"op a {\n  dims N = 4, L = 16\n  in x: f32[N, L]\n  out y = layer_norm(x, [L])\n}",
+     "t.kiln:4:11: error: unknown function 'layer_norm'; norms other than group_norm() are written out, e.g. `d * "
+     "rsqrt(mean(d * d, axis=-1, keepdims=true) + eps)` with `let d = x - mean(x, axis=-1, keepdims=true)`, and the "
+     "planner fuses the composition into one kernel (docs/language.md, \"Row normalizations\")"},
+    {"op a {\n  dims S = 16, D = 64\n  in q: f16[S, D]\n  out y = scaled_dot_product_attention(q, q, q)\n}",
+     "t.kiln:4:11: error: unknown function 'scaled_dot_product_attention'; attention is written out, "
+     "`matmul(softmax(matmul(q, transpose(k)) * scale, axis=-1), v)`, and the planner fuses it into one kernel on "
+     "sm_90a (docs/language.md, \"Row normalizations\")"},
     // A dim and a literal (or two dims) of one declared value still differ: the error says why.
     {"op a {\n  dims N = 1, C = 4, L = 16\n  in x: f32[N, C, L]\n  in w: f32[8, 4, 3]\n  out y = conv1d(x, w)\n}",
      "t.kiln:5:11: error: conv1d() channels do not match: x has C channels but w.shape[1] * groups = 4 * 1 = 4 (C and 4 "
