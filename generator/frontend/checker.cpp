@@ -1897,12 +1897,19 @@ class Checker {
   // triu(x, diagonal=0) / tril: torch.triu / tril over the last two axes, as
   // where(col - row >= diagonal, x, 0) (<= for tril) with iota's coordinates.
   Value triangle(const Expr& e, bool upper) {
-    expect_args(e, 1, 1, {"diagonal"}, "x");
+    // The diagonal as torch.triu takes it: the second argument, or diagonal=.
+    expect_args(e, 1, 2, {"diagonal"}, "x, diagonal");
+    const ast::KeywordArg* diagonal_kw = keyword(e, "diagonal");
+    if (e.args.size() == 2 && diagonal_kw != nullptr)
+      fail(diagonal_kw->loc, fmt::format("{}() needs its diagonal once: as the second argument or as diagonal=", e.text));
     const NodeId x = tensor_arg(e, 0);
     const Shape s = node(x).shape;   // a copy: add_node below may move the nodes
     if (s.size() < 2)
       fail(e.args[0]->loc, fmt::format("{}() needs rank >= 2, got {}", e.text, type_text(node(x).dtype, s)));
-    const std::int64_t k = int_kw(e, "diagonal").value_or(0);
+    const std::int64_t k = e.args.size() == 2
+                               ? as_int(const_eval(*e.args[1], "the diagonal of " + e.text + "()"), e.args[1]->loc,
+                                        "the diagonal of " + e.text + "()")
+                               : int_kw(e, "diagonal").value_or(0);
     auto coordinate = [&](int axis) {
       Node n;
       n.kind = OpKind::Iota;

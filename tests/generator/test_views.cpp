@@ -93,6 +93,9 @@ TEST_CASE("views: located errors for every misuse") {
         "(min(1, M) = 1 but M = 4)");
   CHECK(check_error("  out y = gather(x, permute(i, [1, 0]), axis=1)") == "(no error)");   // 2 <= M at bind
   CHECK(check_error("  out y = triu(sum(x, axis=1))") == "t.kiln:5:16: error: triu() needs rank >= 2, got f32[M]");
+  CHECK(check_error("  out y = tril(x, 1, diagonal=1)") ==
+        "t.kiln:5:22: error: tril() needs its diagonal once: as the second argument or as diagonal=");
+  CHECK(check_error("  out y = triu(x, 1.5)") == "t.kiln:5:19: error: the diagonal of triu() expects an integer, got 1.5");
   CHECK(check_error("  out y = group_norm(x, 4)") ==
         "t.kiln:5:11: error: op a: group_norm(): channels N must be a multiple of groups 4 (((N / 4) * 4) = 4 but N = 6)");
   CHECK(check_error("  out y = group_norm(x, 2, weight=x)") == "t.kiln:5:35: error: group_norm() weight= must be [C] = [N], got f32[M, N]");
@@ -141,6 +144,8 @@ TEST_CASE("views: the reference follows PyTorch's definitions") {
   }
   SUBCASE("triu and tril with a diagonal") {
     CHECK(eval(head + "  out y = triu(x, diagonal=1)\n}", {x}) == std::vector<double>{0, 1, 2, 0, 0, 5});
+    CHECK(eval(head + "  out y = triu(x, 1)\n}", {x}) == std::vector<double>{0, 1, 2, 0, 0, 5});   // torch.triu(x, 1)
+    CHECK(eval(head + "  out y = tril(x, -1)\n}", {x}) == std::vector<double>{0, 0, 0, 3, 0, 0});
     CHECK(eval(head + "  out y = tril(x)\n}", {x}) == std::vector<double>{0, 0, 0, 3, 4, 0});
   }
   SUBCASE("group_norm: each group normalized by its own mean and biased variance") {
