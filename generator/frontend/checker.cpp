@@ -1906,10 +1906,9 @@ class Checker {
     const Shape s = node(x).shape;   // a copy: add_node below may move the nodes
     if (s.size() < 2)
       fail(e.args[0]->loc, fmt::format("{}() needs rank >= 2, got {}", e.text, type_text(node(x).dtype, s)));
-    const std::int64_t k = e.args.size() == 2
-                               ? as_int(const_eval(*e.args[1], "the diagonal of " + e.text + "()"), e.args[1]->loc,
-                                        "the diagonal of " + e.text + "()")
-                               : int_kw(e, "diagonal").value_or(0);
+    const std::string what = "the diagonal of " + e.text + "()";
+    const std::int64_t k = e.args.size() == 2 ? as_int(const_eval(*e.args[1], what), e.args[1]->loc, what)
+                                              : int_kw(e, "diagonal").value_or(0);
     auto coordinate = [&](int axis) {
       Node n;
       n.kind = OpKind::Iota;

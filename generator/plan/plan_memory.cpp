@@ -954,6 +954,11 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
            : rows.dynamic || inner.dynamic ? fmt::format("at most {}", config.splits)
                               : std::to_string(config.splits);
   };
+  // A strided variant's stored pick applied to `c` (apply_reduce_pick), and its reason's note. A
+  // dyn inner's or length's classes are cut by the heuristic's rule: no picks there.
+  auto pick_strided = [&](ReduceConfig& c, std::int64_t cols = 0) {
+    return inner.dynamic || len.dynamic ? std::string() : apply_reduce_pick(p, kn, c, rows, len, cols);
+  };
   // The streamed tensor itself must be 4-byte (a cast prologue from f16 streams 2-byte elements).
   if (v4) {
     config.variant = ReduceVariant::kOuterV4;
@@ -962,8 +967,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
     config.vec = 4;
     config.waves = launch::kOuterV4Waves;
     const ReduceConfig heuristic = config;
-    // (A dyn inner's or length's classes are cut by the heuristic's rule: no picks there.)
-    const std::string pick_note = inner.dynamic || len.dynamic ? "" : apply_reduce_pick(p, kn, config, rows, len);
+    const std::string pick_note = pick_strided(config);
     kn.min_blocks = launch::reduce_outer_v4_blocks_per_sm(config.threads);
     split_by(config, &heuristic);
     const std::int64_t tile = std::int64_t{config.threads} * 4;
@@ -989,8 +993,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
     config.unroll = 1;
     config.vec = 1;
     const ReduceConfig heuristic = config;
-    // (A dyn inner's or length's classes are cut by the heuristic's rule: no picks there.)
-    const std::string pick_note = inner.dynamic || len.dynamic ? "" : apply_reduce_pick(p, kn, config, rows, len);
+    const std::string pick_note = pick_strided(config);
     config.cols = launch::reduce_outer_rows_cols(sized, config.threads);
     split_by(config, &heuristic);
     const std::int64_t tile = std::int64_t{config.threads} * config.cols;
@@ -1014,9 +1017,7 @@ void plan_reduction(Planner& p, PlannedKernel& kn) {
   config.unroll = vec == 1 ? 8 : 4;
   config.vec = vec;
   const ReduceConfig heuristic = config;
-  // (A dyn inner's or length's classes are cut by the heuristic's rule: no picks there.)
-  const std::string pick_note =
-      inner.dynamic || len.dynamic ? "" : apply_reduce_pick(p, kn, config, rows, len, launch::ceil_div(b.inner, vec));
+  const std::string pick_note = pick_strided(config, launch::ceil_div(b.inner, vec));
   split_by(config, &heuristic);
   kn.reason = fmt::format(
       "reduced axis strided: threads along the contiguous inner axis ({}), {}{}{}; {}{}", inner_text,
