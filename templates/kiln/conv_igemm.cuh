@@ -313,7 +313,10 @@ struct TransposedFilterLoader {
   int kdim;
   __device__ __forceinline__ void load(E* s, int m0, int k0) const {
     constexpr int kTaps = Sh::T * Sh::R * Sh::S;
-#pragma unroll 4
+    // A loop, not unrolled: it is inlined 4 times (the prologue's stages and the main loop), and
+    // 4 copies each were 70 of the grouped, dilated conv_transpose2d's 469 ms of NVRTC (sm_90a);
+    // its medians are unchanged on an H100 (2026-12-07, bench/results/2026-12-07-h100-run3).
+#pragma unroll 1
     for (int c = threadIdx.x; c < BM * BK; c += Threads) {
       const int line = c / BK, pos = c % BK;
       const int row = m0 + line, kp = k0 + pos;
