@@ -270,6 +270,13 @@ struct TransposedOut {
   __device__ __forceinline__ void put1(Index row, Index col, float v) const {
     store1<OutT, kStream>(c + col * ldc + row, v);
   }
+  // Rows row and row + 1 of one column: one store (row and ldc even, c aligned to two elements).
+  __device__ __forceinline__ void put2(Index row, Index col, float v0, float v1) const {
+    Vec<OutT, 2> v;
+    v.v[0] = from_float<OutT>(v0);
+    v.v[1] = from_float<OutT>(v1);
+    store_vec_bits<kStream>(c + col * ldc + row, v);
+  }
 };
 
 // Which row of the warp tile fragment row (mt, h, g) holds: the MMA's own order. (The TMA
@@ -360,6 +367,29 @@ __device__ __forceinline__ void store_fragments_direct(const float (&acc)[NT][4]
         if (col < out.cols) out.put1(row, col, out.apply(epi, acc[j][2 * h + i], row, col));
       }
   }
+}
+
+// As store_fragments_direct, where fragment rows (0, g) and (1, g) are C rows r and r + 1 with r
+// even (the TMA engine's kRowsPairs), into a TransposedOut whose ldc is even: each lane's two
+// values of a column are one store of two elements (half the store instructions).
+template <class Index, int NT, class Out, class Epi, class Rows>
+__device__ __forceinline__ void store_fragment_pairs(const float (&acc)[NT][4], const Out& out, Index row0,
+                                                     Index col0, const Epi& epi, const Rows& rows) {
+  const int lane = threadIdx.x & 31;
+  const int g = lane >> 2, t = lane & 3;
+  const Index row = row0 + rows(0, 0, g);
+  if (row >= out.rows) return;
+  const bool both = row + 1 < out.rows;
+#pragma unroll
+  for (int j = 0; j < NT; ++j)
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const Index col = col0 + 8 * j + 2 * t + i;
+      if (col >= out.cols) continue;
+      const float v0 = out.apply(epi, acc[j][i], row, col);
+      if (both) out.put2(row, col, v0, out.apply(epi, acc[j][2 + i], row + 1, col));
+      else out.put1(row, col, v0);
+    }
 }
 
 // A consumer warp's accumulators (16 rows of a 64-row slab, BN columns) through the epilogue:

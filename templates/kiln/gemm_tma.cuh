@@ -88,8 +88,11 @@ namespace sm90 {
 // read in place] in config/conv.h).
 // kCN consumer warpgroups split the tile's columns (each m64nWN, WN = BN / kCN), BM / 64 its rows;
 // consumer c takes row slab c % (BM / 64) and column slab c / (BM / 64).
+// The order of the rows a consumer that takes A through registers holds ([Note: tf32 A through
+// registers]).
+constexpr int kRowsSpread = 0, kRowsDense = 1, kRowsPairs = 2;
 template <class E, int BM, int BN, int BK, int Stages, bool kAKMajor, bool kBKMajor, bool kX3,
-          bool kDenseRows = false, int kCM = 1, int kCN = 1, int kAPad = 0>
+          int kRowOrder = kRowsSpread, int kCM = 1, int kCN = 1, int kAPad = 0>
 struct TmaEngine {
   static constexpr int kE = int(sizeof(E));
   static constexpr int kConsumersM = BM / 64, WN = BN / kCN;
@@ -167,11 +170,18 @@ struct TmaEngine {
   // (k & 7 = t, the swizzle's xor) put the four lane groups on the 8 distinct chunks, 32 banks.
   // The product does not care which rows the fragment holds; the store puts each row back where
   // it belongs (Rows). Two register sets alternate between k tiles: a wgmma in flight still reads
-  // its set. kDenseRows keeps the fragment's own row order instead (8 consecutive rows per lane
-  // group: two-way bank conflicts on the loads, but TransposedOut's stores then fill whole
-  // 32-byte sectors of C).
+  // its set. That order is kRowsSpread; a C stored transposed (TransposedOut) takes another:
+  // kRowsDense keeps the fragment's own order (8 consecutive rows per lane group: two-way bank
+  // conflicts on the loads, but a store instruction then covers 8 consecutive C rows, a 32-byte
+  // run of each of 4 columns); kRowsPairs gives lane g two adjacent rows (h = 0, 1), so that its
+  // two values of a column are one 8-byte store (gemm::store_fragment_pairs): warp w's rows are
+  // 0-7 and 16-23 of box w / 2 (8 more for odd w), lane g's 2 (g & 3) + h and 16 more for g >= 4.
+  // The 8 lanes of a fixed t then read words 0 and 2 (h = 1: 1 and 3) of chunks {0, 1, 4, 5}
+  // (odd w: {2, 3, 6, 7}), which the swizzle's xor by t maps onto each chunk twice over the four
+  // t: two-way conflicts, as dense; a store instruction covers two 8-row runs of 4 columns.
   static __device__ __forceinline__ int a_row(int warp, int g, int h) {
-    if constexpr (kDenseRows) return 16 * warp + 8 * h + g;
+    if constexpr (kRowOrder == kRowsDense) return 16 * warp + 8 * h + g;
+    if constexpr (kRowOrder == kRowsPairs) return 32 * (warp >> 1) + 8 * (warp & 1) + 16 * (g >> 2) + 2 * (g & 3) + h;
     const int q = 2 * warp + h;
     return 32 * (q >> 2) + 4 * (q & 3) + (g & 3) + 16 * (g >> 2);
   }
@@ -405,7 +415,7 @@ template <class E, class Index, long long M_, long long N_, long long K_, long l
           bool kBKMajor, bool kBatchA, bool kBatchB, long long ldc_, long long strideC, int BM, int BN, int BK,
           int Stages, int GroupM, int SplitK, bool kX3, bool kVecC, bool kStreamC, bool kSwapAB, int kCM, int kCN>
 struct TmaGemm {
-  using Engine = TmaEngine<E, BM, BN, BK, Stages, kAKMajor, kBKMajor, kX3, kSwapAB, kCM, kCN>;
+  using Engine = TmaEngine<E, BM, BN, BK, Stages, kAKMajor, kBKMajor, kX3, kSwapAB ? kRowsDense : kRowsSpread, kCM, kCN>;
   static constexpr int kThreads = Engine::kThreads;
   static constexpr int kSmemBytes = Engine::kSmemBytes;
   // kX3: B's lo parts' batch index is its hi parts' + B's batches.

@@ -26,6 +26,16 @@
 #include "kiln/config/pool.h"
 
 namespace kiln {
+
+// [Note: pool windows without branches]
+// A window row or position outside the input is not skipped by a branch: its loads are predicated
+// off and it folds the identity (-inf or the type's lowest for max, 0 for avg). A skip put each
+// row's loads behind its own branch, and the compiler then waited for each row's loads before the
+// next row's were issued: KernelBench 46's 3x3x3 avg pool ran at 70% of copy with the warps
+// stalled on those loads (Nsight Compute, 2026-12-07: 18 cycles of long scoreboard per issued
+// instruction, every row's first use of its loads the hot spot). Folding the identity changes no
+// result bit: max(a, lowest) is a (a NaN stays), and a + 0 is a for every a but -0, which a sum
+// that starts at +0 never holds.
 namespace detail {
 template <bool kNarrow, class Wide> struct PlaneIndex { using type = Wide; };
 template <class Wide> struct PlaneIndex<true, Wide> { using type = int; };
@@ -86,8 +96,8 @@ struct PoolNoLead {
 };
 
 // Window loops run over the kernel's positions with compile-time trip counts, unrolled whole up
-// to kPoolUnrolled positions an axis (every load of a window in flight at once), skipping
-// positions outside the input; offsets within a plane are 32-bit where a plane has fewer than
+// to kPoolUnrolled positions an axis (every load of a window in flight at once), positions
+// outside the input folded as the identity ([Note: pool windows without branches]); offsets within a plane are 32-bit where a plane has fewer than
 // 2^31 elements (the plane's base stays Index). A thread step computes a run of kC.run adjacent
 // outputs along w (pool_run): per (d, h) row of the windows it loads the run's pool_run_span(kC)
 // input columns once into registers (padding as the identity: -inf for max, 0 for avg), element
@@ -160,7 +170,9 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
       }
     };
     // The run's pool_run_span(kC) input columns of one input row (the offset of the row in its plane).
-    auto load_columns = [&](const P row, C (&col)[kSpan]) {
+    // `row_ok`: the row is inside the input; a position outside is the identity, by a predicated
+    // load, not a branch ([Note: pool windows without branches]).
+    auto load_columns = [&](const bool row_ok, const P row, C (&col)[kSpan]) {
       if constexpr (kVec > 1) {
         // [Note: pool runs] in config/pool.h: aligned 16-byte vectors, each wholly inside the
         // row or wholly outside it (in_w is a multiple of kVec).
@@ -169,7 +181,7 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
 #pragma unroll
         for (int q = 0; q < kVectors; ++q) {
           const P c0 = w0 - P(kMis) + P(q * kVec);
-          const bool inside = c0 >= 0 && c0 < in_w;
+          const bool inside = row_ok && c0 >= 0 && c0 < in_w;
           const Index f0 = base + Index(row + c0);
           const Vec<T, kVec> v = inside ? bit_cast_dev<Vec<T, kVec>>(ldg16(in + f0)) : Vec<T, kVec>{};
 #pragma unroll
@@ -183,7 +195,7 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
         for (int t = 0; t < kSpan; ++t) {
           const P iw = w0 + P(t);
           const Index f = base + Index(row + iw);
-          col[t] = iw >= 0 && iw < in_w ? C(load(ldg(in + f), f, load_at)) : identity;
+          col[t] = row_ok && iw >= 0 && iw < in_w ? C(load(ldg(in + f), f, load_at)) : identity;
         }
       }
     };
@@ -202,7 +214,7 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
 #pragma unroll kUnrollD
     for (int jd = 0; jd < kC.kernel_d; ++jd) {
       const P id = d0 + P(jd) * kC.dilation_d;
-      if (id < 0 || id >= in_d) continue;
+      const bool d_ok = id >= 0 && id < in_d;
       if constexpr (kRows > 1) {
         // [Note: pool rows] in config/pool.h: each input row the run's kRows output rows read is
         // loaded once, folded along w per output, and that fold folded into every output row
@@ -211,9 +223,8 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
         for (int t = 0; t < kRowSpan; ++t) {
           if (!pool_row_used(kRows, kC.kernel_h, kC.stride_h, kC.dilation_h, t)) continue;
           const P ih = h0 + P(t);
-          if (ih < 0 || ih >= in_h) continue;
           C col[kSpan];
-          load_columns((id * in_h + ih) * in_w, col);
+          load_columns(d_ok && ih >= 0 && ih < in_h, (id * in_h + ih) * in_w, col);
           C part[kRun];
 #pragma unroll
           for (int v = 0; v < kRun; ++v) part[v] = identity;
@@ -230,19 +241,18 @@ __device__ __forceinline__ void pool(const T* __restrict__ in, Out* __restrict__
 #pragma unroll kUnrollH
         for (int jh = 0; jh < kC.kernel_h; ++jh) {
           const P ih = h0 + P(jh) * kC.dilation_h;
-          if (ih < 0 || ih >= in_h) continue;
+          const bool row_ok = d_ok && ih >= 0 && ih < in_h;
           const P row = (id * in_h + ih) * in_w;
           if constexpr (kColumns) {
             C col[kSpan];
-            load_columns(row, col);
+            load_columns(row_ok, row, col);
             fold_row(acc[0], col);
           } else {
 #pragma unroll kUnrollW
             for (int jw = 0; jw < kC.kernel_w; ++jw) {
               const P iw = w0 + P(jw) * kC.dilation_w;
-              if (iw < 0 || iw >= in_w) continue;
               const Index f = base + Index(row + iw);
-              fold(acc[0][0], C(load(ldg(in + f), f, load_at)));
+              fold(acc[0][0], row_ok && iw >= 0 && iw < in_w ? C(load(ldg(in + f), f, load_at)) : identity);
             }
           }
         }
