@@ -54,8 +54,8 @@ std::string combiner(ir::OpKind kind, const std::string& c) {
 // The stored tensor the template streams as `in` (Plan::streamed_leaf).
 ir::NodeId primary_leaf(const Plan& plan, ir::NodeId operand) {
   const ir::NodeId leaf = plan.streamed_leaf(operand);
-  KILN_CHECK(leaf >= 0, UnsupportedError, "{}: line {}: the operand of this op reads no stored tensor of its own size; "
-             "kiln cannot stream it yet", plan.ir().op_name, plan.bound->node(operand).loc.line);
+  KILN_CHECK(leaf >= 0, UnsupportedError, "{}: the operand of this op reads no stored tensor of its own size; "
+             "kiln cannot stream it yet", plan.ir().where(plan.bound->node(operand).loc));
   return leaf;
 }
 
@@ -120,8 +120,8 @@ std::string load_store_functors(const Plan& plan, const PlannedKernel& kernel, i
 namespace {
 
 std::string pointer_of_store(const Plan& plan, const PlannedKernel& kernel) {
-  KILN_CHECK(kernel.stores.size() == 1, UnsupportedError, "{}: line {}: an anchor stored to {} outputs is not supported yet",
-             plan.ir().op_name, anchor_of(plan, kernel).loc.line, kernel.stores.size());
+  KILN_CHECK(kernel.stores.size() == 1, UnsupportedError, "{}: an anchor stored to {} outputs is not supported yet",
+             plan.ir().where(anchor_of(plan, kernel).loc), kernel.stores.size());
   return UnitParts::pointer_name(plan, kernel.stores[0].buffer);
 }
 

@@ -655,6 +655,10 @@ std::string body_text(const Ir& ir, const ShapeText& shape_of, const std::string
 
 }  // namespace
 
+std::string Ir::where(SourceLoc at) const {
+  return fmt::format("{}:{}:{}: op {}", source ? source->name : op_name, at.line, at.column, op_name);
+}
+
 std::string Ir::signature() const {
   return signature_with(*this, [this](NodeId id) { return symbolic_shape(node(id).shape); }, false);
 }
@@ -686,8 +690,8 @@ bool BoundIr::is_dynamic(const std::string& dim) const {
 std::int64_t BoundIr::dim_value(NodeId id) const {
   const Node& n = node(id);
   KILN_ASSERT(n.kind == OpKind::DimValue, "node %{} is not a dim's value", id);
-  KILN_CHECK(!is_dynamic(n.dim), UnsupportedError, "{}: line {}: dim '{}' is dyn; only a specialized dim can be used as a value",
-             ir->op_name, n.loc.line, n.dim);
+  KILN_CHECK(!is_dynamic(n.dim), UnsupportedError, "{}: dim '{}' is dyn; only a specialized dim can be used as a value",
+             ir->where(n.loc), n.dim);
   const std::int64_t v = dims.at(n.dim);
   KILN_ASSERT(n.dtype != DType::i32 || v <= INT32_MAX, "dim {} = {} as an i32 value (bind() refuses it)", n.dim, v);
   return v;

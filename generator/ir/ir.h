@@ -305,6 +305,9 @@ struct Ir {
   std::set<std::string> dyn_dims() const;     // the names of the `dyn` dims
   // "cumsum_exclusive(x: f32[B, N]) -> y: f32[B, N]"
   std::string signature() const;
+  // "scan.kiln:5:11: op cumsum_exclusive": where a plan-time refusal (an UnsupportedError) points,
+  // in the form of the checker's locations (the op's name for a spec without a file).
+  std::string where(SourceLoc at) const;
 };
 
 // Stable, readable text form (golden-tested):

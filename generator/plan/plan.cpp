@@ -935,8 +935,8 @@ Plan Planner::run() {
     const auto& node = ir.nodes[i];
     if (is_anchor(node.kind) && !fused[i]) {
       const AnchorRule* rule = anchor_rule(node.kind);
-      KILN_CHECK(rule != nullptr, UnsupportedError, "{}: op '{}' (line {}) has no kernel template in this version of kiln",
-                 ir.op_name, ir::op_kind_name(node.kind), node.loc.line);
+      KILN_CHECK(rule != nullptr, UnsupportedError, "{}: {}() has no kernel template in this version of kiln",
+                 ir.where(node.loc), ir::op_kind_name(node.kind));
       ir::NodeId end = epilogue_end_[i];
       if (!rule->dyn)
         if (const ir::DimDecl* d = dyn_dim_of_anchor(id, end))
@@ -1292,9 +1292,8 @@ void Planner::refuse_dyn(const std::string& dim, ir::NodeId at, const std::strin
   const auto& ir = plan_.ir();
   const ir::DimDecl* d = ir.find_dim(dim);
   KILN_ASSERT(d != nullptr, "no dim {}", dim);
-  throw UnsupportedError(fmt::format("{}:{}:{}: op {}: dim '{}' is dyn, but {} (for line {}) {}",
-                                     ir.source ? ir.source->name : ir.op_name, d->loc.line, d->loc.column, ir.op_name,
-                                     d->name, what, ir.node(at).loc.line, why));
+  throw UnsupportedError(
+      fmt::format("{}: dim '{}' is dyn, but {} (for line {}) {}", ir.where(d->loc), d->name, what, ir.node(at).loc.line, why));
 }
 
 bool Planner::mentions_dim(const ir::Shape& shape, const std::string& dim) const {

@@ -129,9 +129,9 @@ Operand matmul_operand(const Planner& p, NodeId anchor, NodeId op, const char* w
   // All of the output's batch dims, or the batch index cannot address it with one stride.
   const bool full = r == out_r && std::equal(shape.begin(), shape.end() - 2, out.begin());
   KILN_CHECK(full, UnsupportedError,
-             "{}: matmul operand {} (line {}) broadcasts only some batch dims; the gemm template takes an operand "
+             "{}: matmul operand {} broadcasts only some batch dims; the gemm template takes an operand "
              "with all of the output's batch dims or none (expand it explicitly)",
-             p.bound().ir->op_name, which, p.node(anchor).loc.line);
+             p.bound().ir->where(p.node(anchor).loc), which);
   o.batch_stride = shape[r - 2] * shape[r - 1];
   return o;
 }
@@ -1311,13 +1311,13 @@ void plan_matmul(Planner& p, PlannedKernel& kn) {
 void plan_matmul_kernels(Planner& p, PlannedKernel& kn, Operand a, const Operand& b, bool fold) {
   const auto& node = p.node(kn.anchor);
   const auto& out = p.shape(kn.anchor);
-  const std::string& op_name = p.bound().ir->op_name;
   const DType et = p.node(node.operands[0]).dtype;
   KILN_CHECK(contraction_dtype(et) && p.node(node.operands[1]).dtype == et, UnsupportedError,
-             "{}: matmul (line {}) of {} has no gemm template (f32, f16, bf16)", op_name, node.loc.line, dtype_name(et));
+             "{}: matmul of {} has no gemm template (f32, f16, bf16; cast first, e.g. f32(x))",
+             p.bound().ir->where(node.loc), dtype_name(et));
   const DType stored = p.node(kn.stores[0].node).dtype;
-  KILN_CHECK(contraction_dtype(stored), UnsupportedError, "{}: the epilogue of the matmul on line {} ends in {}, which the gemm "
-             "template cannot store (f32, f16, bf16)", op_name, node.loc.line, dtype_name(stored));
+  KILN_CHECK(contraction_dtype(stored), UnsupportedError, "{}: the epilogue of this matmul ends in {}, which the gemm "
+             "template cannot store (f32, f16, bf16)", p.bound().ir->where(node.loc), dtype_name(stored));
   const std::size_t r = out.size();
   std::int64_t M = out[r - 2], batch = product(out, 0, r - 2);
   const std::int64_t N = out[r - 1];
@@ -1996,16 +1996,16 @@ void make_dyn_spatial(const DynConv& dc, ConvConfig& cc, PlannedKernel& kn) {
 
 void plan_conv(Planner& p, PlannedKernel& kn) {
   const auto& node = p.node(kn.anchor);
-  const std::string& op_name = p.bound().ir->op_name;
   const auto& c = node.conv;
   const char* conv = ir::conv_name(c);
   const NodeId x = node.operands[0], w = node.operands[1];
   const DType et = p.node(x).dtype;
   KILN_CHECK(contraction_dtype(et) && p.node(w).dtype == et, UnsupportedError,
-             "{}: {} (line {}) of {} has no conv template (f32, f16, bf16)", op_name, conv, node.loc.line, dtype_name(et));
+             "{}: {} of {} has no conv template (f32, f16, bf16; cast first, e.g. f32(x))", p.bound().ir->where(node.loc),
+             conv, dtype_name(et));
   const DType stored = p.node(kn.stores[0].node).dtype;
-  KILN_CHECK(contraction_dtype(stored), UnsupportedError, "{}: the epilogue of the {} on line {} ends in {}, which the conv "
-             "template cannot store", op_name, conv, node.loc.line, dtype_name(stored));
+  KILN_CHECK(contraction_dtype(stored), UnsupportedError, "{}: the epilogue of this {} ends in {}, which the conv "
+             "template cannot store (f32, f16, bf16)", p.bound().ir->where(node.loc), conv, dtype_name(stored));
   const auto& xs = p.shape(x);
   const auto& ws = p.shape(w);
   const auto& ys = p.shape(kn.anchor);
@@ -2190,10 +2190,10 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     tma_why_not += "; nor by stride phase: " + phased_why_not;
   }
   KILN_CHECK(!nhwc, UnsupportedError,
-             "{}: op '{}' (line {}) has no kernel template in this version of kiln for NHWC with groups {} != C "
+             "{}: {}() has no kernel template in this version of kiln for NHWC with groups {} != C "
              "here: NHWC runs on the sm_90a TMA engine only, and {}",
-             op_name, conv, node.loc.line, G, general ? "a depth axis or a transposed conv takes the general im2col"
-                                                      : conv_tma_refusal(p, cc));
+             p.bound().ir->where(node.loc), conv, G,
+             general ? "a depth axis or a transposed conv takes the general im2col" : conv_tma_refusal(p, cc));
   // sm_90a, f32 in tf32 / 3xTF32, one group, 16-byte filter rows: WgConvNchw (conv_sm90.cuh), the
   // wgmma engine with an im2col gather, one persistent CTA per SM walking the tiles (the next
   // tile's loads overlap the last one's stores). Measured on the seed (8x64x512x1024 -> 128,
@@ -2231,13 +2231,13 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     return;
   }
   KILN_CHECK(conv_nchw_image_fits(cc), UnsupportedError,
-             "{}: the {} on line {} reads images of {} x {} x {} elements; the implicit GEMM's im2col table indexes an "
-             "image with 32-bit offsets (fewer than 2^31 elements)", op_name, conv, node.loc.line, C, D * H, W);
+             "{}: this {} reads images of {} x {} x {} elements; the implicit GEMM's im2col table indexes an "
+             "image with 32-bit offsets (fewer than 2^31 elements)", p.bound().ir->where(node.loc), conv, C, D * H, W);
   // conv_igemm.cuh's im2col tables pack the (h, w) tap offsets in 16 bits each.
   KILN_CHECK(R * dil[1] + pad[1] + stride[1] < 32768 && S * dil[2] + pad[2] + stride[2] < 32768, UnsupportedError,
-             "{}: the {} on line {} needs filter extent + padding + stride under 32768 along h and w for the implicit "
-             "GEMM's im2col tables (this one: {} and {})", op_name, conv, node.loc.line, R * dil[1] + pad[1] + stride[1],
-             S * dil[2] + pad[2] + stride[2]);
+             "{}: this {} needs filter extent + padding + stride under 32768 along h and w for the implicit "
+             "GEMM's im2col tables (this one: {} and {})", p.bound().ir->where(node.loc), conv,
+             R * dil[1] + pad[1] + stride[1], S * dil[2] + pad[2] + stride[2]);
   // A transposed conv splits w by stride phase too where its GEMM K is long enough that the
   // zero taps cost more than the phases' strided stores ([Note: transposed convs by stride
   // phase]). Measured on the H100 (bench/results/2026-11-27-h100-run23/): KernelBench 79 (K 96,

@@ -510,8 +510,8 @@ DType chain_dtype(DType operand) { return operand == DType::f16 || operand == DT
 void plan_reduction_chain(Planner& p, PlannedKernel& kn, const std::vector<int>& axes) {
   const auto& a = p.node(kn.anchor);
   KILN_CHECK(a.kind != ir::OpKind::Argmin && a.kind != ir::OpKind::Argmax, UnsupportedError,
-             "{}: line {}: {} over several non-adjacent axes is not supported (its index does not chain); reduce "
-             "over one axis, or over all of them", p.bound().ir->op_name, a.loc.line, ir::op_kind_name(a.kind));
+             "{}: {} over several non-adjacent axes is not supported (its index does not chain); reduce "
+             "over one axis, or over all of them", p.bound().ir->where(a.loc), ir::op_kind_name(a.kind));
   const ir::NodeId operand = a.operands[0];
   rows_of(p, kn, operand, 0, 1, "reduce (a chain over non-adjacent axes)");   // refuses every dyn dim
   std::vector<std::pair<int, int>> groups;   // [first, last] runs of adjacent axes, ascending

@@ -377,7 +377,7 @@ TEST_CASE("dyn conv spatial extents: an image past the templates' 32-bit offsets
   const char* big = "op big {\n  dims N = 1, C = 16, H = 12000, W = 12000, K = 8\n  in x: f32[N, C, H, W]\n"
                     "  in w: f32[K, C, 3, 3]\n  out y = conv2d(x, w, padding=1)\n}\n";
   CHECK(refusal_of(big, "big.kiln", "big", {}, "sm_80") ==
-        "big: the conv2d on line 5 reads images of 16 x 12000 x 12000 elements; the implicit GEMM's im2col table "
+        "big.kiln:5:11: op big: this conv2d reads images of 16 x 12000 x 12000 elements; the implicit GEMM's im2col table "
         "indexes an image with 32-bit offsets (fewer than 2^31 elements)");
 }
 
