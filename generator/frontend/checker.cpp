@@ -907,8 +907,16 @@ class Checker {
                    const char* positional_names) {
     if (e.args.size() < min_pos || e.args.size() > max_pos) {
       std::string count = min_pos == max_pos ? fmt::format("{}", min_pos) : fmt::format("{} to {}", min_pos, max_pos);
-      fail(e.loc, fmt::format("{}() takes {} positional argument{} ({}), got {}", e.text, count,
-                              max_pos == 1 ? "" : "s", positional_names, e.args.size()));
+      // Too many: a PyTorch habit (unsqueeze(x, 1), sum(x, 1)); say which arguments go by name.
+      std::string named;   // (the keywords that are not also positional: an activation's parameters are both)
+      const std::string positional = std::string(", ") + positional_names + ",";
+      for (const auto& k : keywords)
+        if (positional.find(", " + k + ",") == std::string::npos) named += (named.empty() ? "" : ", ") + k + "=";
+      const std::string hint = e.args.size() > max_pos && !named.empty()
+                                   ? fmt::format("; the others are given by name: {}", named)
+                                   : "";
+      fail(e.loc, fmt::format("{}() takes {} positional argument{} ({}), got {}{}", e.text, count,
+                              max_pos == 1 ? "" : "s", positional_names, e.args.size(), hint));
     }
     std::set<std::string> seen;
     for (const auto& kw : e.kwargs) {
@@ -1590,16 +1598,28 @@ class Checker {
     return node_value(add_node(std::move(n), true), loc);
   }
 
+  // transpose(x): the last two dims swapped; transpose(x, d0, d1): dims d0 and d1 swapped (torch.transpose).
   Value transpose(const Expr& e) {
-    expect_args(e, 1, 1, {}, "x");
+    expect_args(e, 1, 3, {}, "x, or x, dim0, dim1");
+    if (e.args.size() == 2)
+      fail(e.loc, "transpose() takes both dims to swap (transpose(x, dim0, dim1)) or none (the last two)");
     NodeId x = tensor_arg(e, 0);
     std::size_t rank = node(x).shape.size();
     if (rank < 2)
-      fail(e.args[0]->loc, fmt::format("transpose() swaps the last two dims and needs rank >= 2, got {}",
+      fail(e.args[0]->loc, fmt::format("transpose() swaps two dims and needs rank >= 2, got {}",
                                        type_text(node(x).dtype, node(x).shape)));
     std::vector<int> perm(rank);
     for (std::size_t i = 0; i < rank; ++i) perm[i] = static_cast<int>(i);
-    std::swap(perm[rank - 1], perm[rank - 2]);
+    if (e.args.size() == 3) {
+      auto dim = [&](int i) {
+        const std::string what = fmt::format("dim{} of transpose()", i);
+        const std::int64_t d = as_int(const_eval(*e.args[1 + i], what), e.args[1 + i]->loc, what);
+        return normalize_axis(d, rank, e.args[1 + i]->loc, e.text);
+      };
+      std::swap(perm[dim(0)], perm[dim(1)]);
+    } else {
+      std::swap(perm[rank - 1], perm[rank - 2]);
+    }
     return permute_node(x, std::move(perm), e.loc);
   }
 

@@ -155,7 +155,7 @@ const Case kCases[] = {
     {"op a {\n  dims B = 4, N = 8\n  in x: f32[B, N]\n  out y = sum(x, dim=1)\n}",
      "t.kiln:4:18: error: sum() has no argument 'dim'; expected one of: axis, keepdims"},
     {"op a {\n  dims B = 4, N = 8\n  in x: f32[B, N]\n  out y = softmax(x, x)\n}",
-     "t.kiln:4:11: error: softmax() takes 1 positional argument (x), got 2"},
+     "t.kiln:4:11: error: softmax() takes 1 positional argument (x), got 2; the others are given by name: axis="},
     {"op a {\n  dims B = 4, N = 8\n  in x: f32[B, N]\n  out y = cumsum(x, axis=x)\n}",
      "t.kiln:4:26: error: axis= needs a compile-time value (a literal or a const), but 'x' is an input"},
     {"op a {\n  dims B = 4, N = 8\n  in x: f32[B, N]\n  out y = cumsum(x, exclusive=1)\n}",
@@ -168,6 +168,15 @@ const Case kCases[] = {
      "t.kiln:5:19: error: softmax() expects a tensor, got scalar f32 's'"},
     {"op a {\n  dims B = 4, N = 8\n  in x: f32[B, N]\n  out y = permute(x, [0, 0])\n}",
      "t.kiln:4:22: error: permute() order must be a permutation of 0..1; 0 appears twice"},
+    {"op a {\n  dims B = 4, N = 8\n  in x: f32[B, N]\n  out y = transpose(x, 1)\n}",
+     "t.kiln:4:11: error: transpose() takes both dims to swap (transpose(x, dim0, dim1)) or none (the last two)"},
+    {"op a {\n  dims B = 4, N = 8\n  in x: f32[B, N]\n  out y = transpose(x, 0, -3)\n}",
+     "t.kiln:4:27: error: axis -3 is out of range for transpose() of a rank-2 tensor (expected -2..1)"},
+    {"op a {\n  dims B = 4, N = 8\n  in x: f32[B, N]\n  out y = unsqueeze(x, 1)\n}",
+     "t.kiln:4:11: error: unsqueeze() takes 1 positional argument (x), got 2; the others are given by name: axis="},
+    {"op a {\n  dims B = 4, N = 8\n  in x: f32[B, N]\n  out y = flatten(x, 0, 1)\n}",
+     "t.kiln:4:11: error: flatten() takes 1 positional argument (x), got 3; the others are given by name: start_dim=, "
+     "end_dim="},
     // Pooling ([Note: pooling] in checker.cpp): PyTorch's checks, each at its argument.
     {"op a {\n  dims N = 4\n  in x: f32[N, 8]\n  out y = max_pool2d(x, 2)\n}",
      "t.kiln:4:22: error: max_pool2d() needs a rank-3 or rank-4 input ([C, H, W] or [N, C, H, W]), got f32[N, 8]"},
@@ -267,7 +276,7 @@ const Case kCases[] = {
      "t.kiln:5:34: error: conv_transpose1d() has no argument 'layout'; expected one of: stride, padding, dilation, "
      "groups, precision, output_padding"},
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = transpose(x)\n}",
-     "t.kiln:4:21: error: transpose() swaps the last two dims and needs rank >= 2, got f32[N]"},
+     "t.kiln:4:21: error: transpose() swaps two dims and needs rank >= 2, got f32[N]"},
     // ---- what PyTorch code writes but the language has no syntax for
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = x ** 2\n}",
      "t.kiln:4:13: error: '**' is not an operator; write pow(a, b) for a power"},
@@ -360,6 +369,19 @@ TEST_CASE("checker: an activation's parameters may be given by position, in PyTo
   CHECK(ir_of("elu(x, 0.5)") == ir_of("elu(x, alpha=0.5)"));
   CHECK(ir_of("celu(x, 0.5)") == ir_of("celu(x, alpha=0.5)"));
   CHECK(ir_of("softshrink(x, 0.25)") == ir_of("softshrink(x, lambd=0.25)"));
+}
+
+TEST_CASE("checker: transpose(x, d0, d1) swaps two dims, as torch.transpose, and transpose(x) the last two") {
+  auto ir_of = [](const std::string& body) {
+    kiln::SpecFile spec = kiln::parse_spec(
+        "op a {\n  dims A = 2, B = 3, C = 4\n  in x: f32[A, B, C]\n  out y = " + body + "\n}", "t.kiln");
+    return kiln::ir::print(*kiln::check_op(spec, "a"));
+  };
+  CHECK(ir_of("transpose(x, 0, 2)") == ir_of("permute(x, [2, 1, 0])"));
+  CHECK(ir_of("transpose(x, -1, 0)") == ir_of("permute(x, [2, 1, 0])"));
+  CHECK(ir_of("transpose(x, 1, 2)") == ir_of("transpose(x)"));
+  CHECK(ir_of("transpose(x, 1, 1)") == ir_of("permute(x, [0, 1, 2])"));
+  CHECK(ir_of("transpose(x, 0, 2)").find("f32[C, B, A]") != std::string::npos);
 }
 
 TEST_CASE("checker: a sum, product or running count of bools is an i64, as in PyTorch") {
