@@ -28,8 +28,9 @@ TEST_CASE("plan-time refusals point at the expression: integer and f64 matmuls a
 TEST_CASE("plan-time refusals point at the expression: a batch broadcast in part, an image past 32-bit offsets") {
   CHECK(refused("  dims B = 2, C = 3, M = 4, K = 5, N = 6\n  in a: f32[B, C, M, K]\n  in b: f32[C, K, N]\n"
                 "  out c = matmul(a, b)\n") ==
-        "r.kiln:5:11: op r: matmul operand b broadcasts only some batch dims; the gemm template takes an operand with "
-        "all of the output's batch dims or none (expand it explicitly)");
+        "r.kiln:5:11: op r: matmul operand b broadcasts only some batch dims; the gemm templates take an operand with "
+        "all of the output's batch dims or none (one batch stride an operand): pass it with every batch dim (expanded "
+        "by the caller) or with none");
   const std::string big = refused("  dims N = 1, C = 16, H = 12000, W = 12000, K = 8\n  in x: f32[N, C, H, W]\n"
                                   "  in w: f32[K, C, 3, 3]\n  out y = relu(conv2d(x, w, padding=1))\n",
                                   "sm_80");
