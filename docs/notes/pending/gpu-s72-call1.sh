@@ -4,8 +4,10 @@
 #   gemm-swap-pairs.patch -> .gpu/bin/kiln_swap, kiln_test_gpu_swap (a tf32 Cᵀ = Bᵀ·Aᵀ product's
 #     lanes hold adjacent C rows, one 8-byte store a column: kRowsPairs as the direct conv's);
 #   depthwise-nobranch.patch -> .gpu/bin/kiln_dw, kiln_test_gpu_dw (the depthwise conv's taps
-#     outside the input by selects, not branches, as the pools' since session 71).
-# Carry .gpu.tar.xz and the four binaries. LIMIT: seconds it may take.
+#     outside the input by selects, not branches, as the pools' since session 71);
+#   conv-x3-pairs.patch -> .gpu/bin/kiln_x3, kiln_test_gpu_x3 (the 3xTF32 NCHW convs' pixel rows in
+#     pairs too: 8-byte stores into y where Ho x Wo is even; its A loads then two-way conflicted).
+# Carry .gpu.tar.xz and the six binaries (8 paths at most). LIMIT: seconds it may take.
 # (1) each patch against float64 (its specs, every shape set); (2) A/B against HEAD, medians of
 # 20, two rounds; (3) memcheck of each at small awkward shapes; (4) HEAD's benchmark rows of
 # session 71's landed changes (KernelBench 67 and the pools) beside PyTorch.
@@ -20,11 +22,21 @@ check() {  # binary specs cases
 }
 check kiln_test_gpu_swap gemm,matmul,linear_dropout_softmax "gpu: every covered spec matches*,gpu: every covered spec's wgmma path*"
 check kiln_test_gpu_dw conv "gpu: every covered spec matches*"
+check kiln_test_gpu_x3 conv,conv_nd,conv2d_3x3 "gpu: every covered spec matches*"
 kb=specs/kernelbench/level1
 for round in 1 2; do
   for K in kiln kiln_swap; do for op in matmul_square matmul_batched; do
     room 20 && echo "$K round $round $op tf32 $(KILN_CACHE_DIR=/tmp/c-$K timeout 40 .gpu/bin/$K run specs/matmul.kiln --op $op --precision tf32 --iters 30 2>&1 | grep -E 'median|FAIL|rror' | tr '\n' ' ')"
   done; done
+  for K in kiln kiln_x3; do
+    room 20 && echo "$K round $round KB67 fp32 $(KILN_CACHE_DIR=/tmp/c-$K timeout 60 .gpu/bin/$K run $kb/67_conv_standard_1D.kiln --op m --iters 20 2>&1 | grep -E 'median|FAIL|rror' | tr '\n' ' ')"
+    for op in conv2d_3x3; do
+      room 20 && echo "$K round $round $op fp32 $(KILN_CACHE_DIR=/tmp/c-$K timeout 60 .gpu/bin/$K run specs/conv2d_3x3.kiln --op $op --iters 20 2>&1 | grep -E 'median|FAIL|rror' | tr '\n' ' ')"
+    done
+    for op in conv1d_padded_dilated_bias conv3d_asym_bias_relu; do
+      room 15 && echo "$K round $round $op fp32 $(KILN_CACHE_DIR=/tmp/c-$K timeout 30 .gpu/bin/$K run specs/conv_nd.kiln --op $op --iters 20 2>&1 | grep -E 'median|FAIL|rror' | tr '\n' ' ')"
+    done
+  done
   for K in kiln kiln_dw; do for f in 82_conv_depthwise_2D_square_input_square_kernel 83_conv_depthwise_2D_square_input_asymmetric_kernel 84_conv_depthwise_2D_asymmetric_input_square_kernel 85_conv_depthwise_2D_asymmetric_input_asymmetric_kernel; do
     room 20 && echo "$K round $round $f $(KILN_CACHE_DIR=/tmp/c-$K timeout 60 .gpu/bin/$K run $kb/$f.kiln --op m --iters 20 2>&1 | grep -E 'median|FAIL|rror' | tr '\n' ' ')"
   done; done
@@ -35,6 +47,9 @@ room 90 && { KILN_CACHE_DIR=$(mktemp -d) KILN_GPU_SPECS=matmul KILN_GPU_SHAPES=o
 room 90 && { KILN_CACHE_DIR=$(mktemp -d) KILN_GPU_SPECS=conv KILN_GPU_SHAPES=ones,odd timeout 60 compute-sanitizer --error-exitcode 86 \
     .gpu/bin/kiln_test_gpu_dw -tc="gpu: every covered spec matches*" > $logs/san_dw.txt 2>&1
   echo "[$SECONDS s] memcheck dw rc=$? $(grep -c '^gpu-check .* ok ' $logs/san_dw.txt) checks $(grep -E 'ERROR SUMMARY' $logs/san_dw.txt | tail -1)"; }
+room 90 && { KILN_CACHE_DIR=$(mktemp -d) KILN_GPU_SPECS=conv_nd KILN_GPU_SHAPES=ones,odd timeout 60 compute-sanitizer --error-exitcode 86 \
+    .gpu/bin/kiln_test_gpu_x3 -tc="gpu: every covered spec matches*" > $logs/san_x3.txt 2>&1
+  echo "[$SECONDS s] memcheck x3 rc=$? $(grep -c '^gpu-check .* ok ' $logs/san_x3.txt) checks $(grep -E 'ERROR SUMMARY' $logs/san_x3.txt | tail -1)"; }
 left=$((LIMIT - SECONDS - 40))
 [ $left -gt 90 ] && KILN_SUITE_PARTS=bench BENCH_TIMEOUT=$left timeout $((left + 15)) bash scripts/gpu_suite.sh \
   --only "KernelBench 67,KernelBench 4" 2>&1 | tail -16
