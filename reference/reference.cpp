@@ -392,7 +392,8 @@ Value Interpreter::eval(NodeId id, const Node& n) {
     case OpKind::Normalize: return normalize(n, out);
     case OpKind::Dropout: return dropout(n, out);
     case OpKind::Permute: return permute(n, out);
-    case OpKind::Reshape: case OpKind::Pad: case OpKind::Concat: case OpKind::Gather: return index_view(n, out);
+    case OpKind::Reshape: case OpKind::Pad: case OpKind::Concat: case OpKind::Gather: case OpKind::Expand:
+      return index_view(n, out);
     case OpKind::Matmul: return matmul(n, out);
     case OpKind::Attention: return attention(n, out);
     case OpKind::Conv: return conv(n, out);
@@ -817,6 +818,13 @@ Value Interpreter::index_view(const Node& n, const Shape& out) {
         case OpKind::Concat: {
           const auto axis = static_cast<std::size_t>(n.axis);
           while (at[axis] >= operand(n, part).shape[axis]) at[axis] -= operand(n, part++).shape[axis];
+          break;
+        }
+        case OpKind::Expand: {   // aligned on the right; an extent-1 dim of x read at 0
+          const Shape& s = operand(n, 0).shape;
+          at.assign(c.end() - static_cast<std::ptrdiff_t>(s.size()), c.end());
+          for (std::size_t d = 0; d < s.size(); ++d)
+            if (s[d] == 1) at[d] = 0;
           break;
         }
         default: {   // Gather: operands {index, x}

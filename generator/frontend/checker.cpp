@@ -216,7 +216,8 @@ const std::vector<std::string> kFunctions = {
     "log_softmax", "where", "dropout", "matmul", "transpose", "permute", "conv1d", "conv2d", "conv3d",
     "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "iota", "max_pool1d", "max_pool2d",
     "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "reshape", "view", "flatten", "squeeze", "unsqueeze",
-    "pad", "concat", "cat", "gather", "take_along_axis", "triu", "tril", "group_norm", "var", "std", "any", "all"};
+    "pad", "concat", "cat", "gather", "take_along_axis", "triu", "tril", "group_norm", "var", "std", "any", "all",
+    "expand", "broadcast_to"};
 
 class Checker {
  public:
@@ -1064,6 +1065,7 @@ class Checker {
     }
     if (f == "iota") return iota(e);
     if (f == "reshape" || f == "view") return reshape(e);
+    if (f == "expand" || f == "broadcast_to") return expand(e);
     if (f == "flatten") return flatten(e);
     if (f == "squeeze" || f == "unsqueeze") return squeeze(e, f == "unsqueeze");
     if (f == "pad") return pad(e);
@@ -1739,6 +1741,57 @@ class Checker {
     }
     same_numel(x, shape, list.loc, e.text);
     return reshape_node(x, std::move(shape), e.loc);
+  }
+
+  // expand(x, [d0, d1, ...]) / broadcast_to(x, [...]): torch.expand, x broadcast to the shape by
+  // numpy's rules: aligned on the right, new leading dims, a dim of x that is 1 to any extent, any
+  // other kept (the same dim, or -1). Entries are extents as in reshape(). A view: no data moves
+  // until a kernel reads it ([Note: index views] in ir.h).
+  Value expand(const Expr& e) {
+    expect_args(e, 2, 2, {}, "x, shape");
+    const NodeId x = tensor_arg(e, 0);
+    const Shape in = node(x).shape;   // a copy: add_node below may move the nodes
+    const Expr& list = *e.args[1];
+    if (list.kind != ExprKind::List || list.args.empty())
+      fail(list.loc, fmt::format("{}() expects its shape as a non-empty list, e.g. {}(x, [B, N])", e.text, e.text));
+    if (list.args.size() < in.size())
+      fail(list.loc, fmt::format("{}() cannot drop dims: x is {}, the shape has {} entries", e.text,
+                                 type_text(node(x).dtype, in), list.args.size()));
+    const std::size_t lead = list.args.size() - in.size();
+    const std::string what = fmt::format("the shape of {}()", e.text);
+    Shape shape;
+    for (std::size_t i = 0; i < list.args.size(); ++i) {
+      const Expr& item = *list.args[i];
+      DimExpr d;
+      if (mentions_dim(item)) {
+        d = extent_of(item, what);
+      } else {
+        const std::int64_t v = as_int(const_eval(item, what), item.loc, what);
+        if (v == -1 && i < lead)
+          fail(item.loc, fmt::format("-1 in the shape of {}() keeps a dim of x; a new leading dim needs its extent",
+                                     e.text));
+        if (v != -1 && v < 1) fail(item.loc, fmt::format("a dim in the shape of {}() must be >= 1 (or -1), got {}", e.text, v));
+        d = v == -1 ? in[i - lead] : DimExpr::constant(v);
+      }
+      if (auto c = d.as_constant(); c && *c < 1)
+        fail(item.loc, fmt::format("a dim in the shape of {}() must be >= 1, got {}", e.text, *c));
+      if (i >= lead) {
+        const DimExpr& have = in[i - lead];
+        if (!(have == d) && have.as_constant() != std::optional<std::int64_t>(1))
+          fail(item.loc, fmt::format("{}() broadcasts only dims of extent 1: x's dim {} is {}, not 1, and the shape "
+                                     "asks for {}",
+                                     e.text, i - lead, have.str(), d.str()));
+      }
+      shape.push_back(d);
+    }
+    if (shape == in) return node_value(x, e.loc);
+    Node n;
+    n.kind = OpKind::Expand;
+    n.dtype = node(x).dtype;
+    n.shape = std::move(shape);
+    n.operands = {x};
+    n.loc = e.loc;
+    return node_value(add_node(std::move(n), true), e.loc);
   }
 
   // flatten(x, start_dim=0, end_dim=-1): torch.flatten, the axes start..end as one.

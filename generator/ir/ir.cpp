@@ -469,6 +469,7 @@ const char* op_kind_name(OpKind kind) {
     case OpKind::Pad: return "pad";
     case OpKind::Concat: return "concat";
     case OpKind::Gather: return "gather";
+    case OpKind::Expand: return "expand";
   }
   return "?";
 }
@@ -489,7 +490,7 @@ bool is_reduction(OpKind kind) { return kind >= OpKind::Sum && kind <= OpKind::L
 bool is_scan(OpKind kind) { return kind >= OpKind::Cumsum && kind <= OpKind::Cummin; }
 bool is_rownorm(OpKind kind) { return kind == OpKind::Softmax || kind == OpKind::LogSoftmax; }
 bool is_pool(OpKind kind) { return kind == OpKind::MaxPool || kind == OpKind::AvgPool; }
-bool is_view(OpKind kind) { return kind == OpKind::Permute || (kind >= OpKind::Reshape && kind <= OpKind::Gather); }
+bool is_view(OpKind kind) { return kind == OpKind::Permute || (kind >= OpKind::Reshape && kind <= OpKind::Expand); }
 
 const char* pad_mode_name(PadMode mode) {
   switch (mode) {

@@ -137,6 +137,7 @@ enum class OpKind : std::uint8_t {
   Pad,       // pad(x, ...): `pad`
   Concat,    // concat([a, b, ...], axis): operands along `axis`
   Gather,    // gather(x, index, axis): operands {index, x}; x at the index's value along `axis`
+  Expand,    // expand(x, shape): x broadcast to the node's shape (numpy's rules, torch.expand)
 };
 
 const char* op_kind_name(OpKind kind);   // "add", "sum", "conv2d", ...
@@ -145,16 +146,18 @@ bool is_reduction(OpKind kind);
 bool is_scan(OpKind kind);
 bool is_rownorm(OpKind kind);            // Softmax, LogSoftmax
 bool is_pool(OpKind kind);               // MaxPool, AvgPool
-bool is_view(OpKind kind);               // Permute, Reshape, Pad, Concat, Gather
+bool is_view(OpKind kind);               // Permute, Reshape, Pad, Concat, Gather, Expand
 
 // [Note: index views]
-// Permute, Reshape, Pad, Concat and Gather copy no data in a plan: whatever reads them evaluates
+// Permute, Reshape, Pad, Concat, Gather and Expand copy no data in a plan: whatever reads them evaluates
 // their operand at other coordinates (generator/emit/expr_emitter.cpp, operand_coords). Reshape
 // keeps the row-major order: the element at flat index f of the result is the operand's element
 // at flat index f. Pad reads its operand at the coordinates less the leading pad (reflected or
 // clamped into range, or its constant outside); Concat reads the operand whose slice holds the
 // coordinate along its axis; Gather reads x at the index's value along its axis (negative values
-// count from the end, then every value is clamped into range: docs/semantics.md). None of them
+// count from the end, then every value is clamped into range: docs/semantics.md). None of them Expand reads
+// its operand at the broadcast coordinates (numpy's rules: aligned on the right, an extent-1 dim
+// read at 0), as a broadcast operand of an elementwise op is read.
 // is elementwise, so no anchor takes one into its epilogue; an anchor whose template streams its
 // operand takes a view in its prologue when the operand has a stored tensor of its own size to
 // stream, and the planner stores the operand first otherwise.

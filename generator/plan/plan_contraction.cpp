@@ -130,8 +130,8 @@ Operand matmul_operand(const Planner& p, NodeId anchor, NodeId op, const char* w
   const bool full = r == out_r && std::equal(shape.begin(), shape.end() - 2, out.begin());
   KILN_CHECK(full, UnsupportedError,
              "{}: matmul operand {} broadcasts only some batch dims; the gemm templates take an operand "
-             "with all of the output's batch dims or none (one batch stride an operand): pass it with every batch "
-             "dim (expanded by the caller) or with none",
+             "with all of the output's batch dims or none (one batch stride an operand): expand it to every batch "
+             "dim, expand(x, [...]), or pass it so",
              p.bound().ir->where(p.node(anchor).loc), which);
   o.batch_stride = shape[r - 2] * shape[r - 1];
   return o;

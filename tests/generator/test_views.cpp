@@ -1,5 +1,5 @@
 // Index views (generator/ir/ir.h, [Note: index views]): reshape, flatten, squeeze/unsqueeze, pad,
-// concat, gather/take_along_axis, and triu/tril and group_norm written with them. Located checker
+// concat, gather/take_along_axis, expand/broadcast_to, and triu/tril and group_norm written with them. Located checker
 // errors, the float64 reference on hand-made inputs, plan and source goldens of specs/views.kiln,
 // and every unit through NVRTC for sm_80 and sm_90a.
 #include <doctest/doctest.h>
@@ -92,6 +92,18 @@ TEST_CASE("views: located errors for every misuse") {
         "t.kiln:5:49: error: op a: gather() needs index extents <= x's off the axis: axis 0 of index is M, of x 1 "
         "(min(1, M) = 1 but M = 4)");
   CHECK(check_error("  out y = gather(x, permute(i, [1, 0]), axis=1)") == "(no error)");   // 2 <= M at bind
+  CHECK(check_error("  out y = expand(x, [N])") ==
+        "t.kiln:5:21: error: expand() cannot drop dims: x is f32[M, N], the shape has 1 entries");
+  CHECK(check_error("  out y = expand(x, [M, 2 * N])") ==
+        "t.kiln:5:27: error: expand() broadcasts only dims of extent 1: x's dim 1 is N, not 1, and the shape asks for (N * 2)");
+  CHECK(check_error("  out y = expand(x, [M, M])") ==
+        "t.kiln:5:25: error: expand() broadcasts only dims of extent 1: x's dim 1 is N, not 1, and the shape asks for M");
+  CHECK(check_error("  out y = expand(sum(x, axis=0), [-1, N])") ==
+        "t.kiln:5:35: error: -1 in the shape of expand() keeps a dim of x; a new leading dim needs its extent");
+  CHECK(check_error("  out y = broadcast_to(x, [0, M, N])") ==
+        "t.kiln:5:28: error: a dim in the shape of broadcast_to() must be >= 1 (or -1), got 0");
+  CHECK(check_error("  out y = expand(x, M)") ==
+        "t.kiln:5:21: error: expand() expects its shape as a non-empty list, e.g. expand(x, [B, N])");
   CHECK(check_error("  out y = triu(sum(x, axis=1))") == "t.kiln:5:16: error: triu() needs rank >= 2, got f32[M]");
   CHECK(check_error("  out y = tril(x, 1, diagonal=1)") ==
         "t.kiln:5:22: error: tril() needs its diagonal once: as the second argument or as diagonal=");
@@ -142,6 +154,17 @@ TEST_CASE("views: the reference follows PyTorch's definitions") {
     CHECK(eval(head + "  in r: i32[1, N]\n  out y = take_along_axis(x, r, axis=0)\n}", {x, r}) ==
           std::vector<double>{3, 1, 5});
   }
+  SUBCASE("expand and broadcast_to: numpy's broadcasting, as torch.expand") {
+    CHECK(eval(head + "  out y = expand(x, [2, M, N])\n}", {x}, &shape) ==
+          std::vector<double>{0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5});
+    CHECK(shape == std::vector<std::int64_t>{2, 2, 3});
+    CHECK(eval(head + "  out y = expand(sum(x, axis=1, keepdims=true), [-1, 4])\n}", {x}, &shape) ==
+          std::vector<double>{3, 3, 3, 3, 12, 12, 12, 12});
+    CHECK(shape == std::vector<std::int64_t>{2, 4});
+    CHECK(eval(head + "  out y = broadcast_to(sum(x, axis=0, keepdims=true), [3, M, N]) - x\n}", {x}) ==
+          std::vector<double>{3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2});
+    CHECK(eval(head + "  out y = expand(x, [M, N])\n}", {x}) == iota_data(6));   // the same shape: x itself
+  }
   SUBCASE("triu and tril with a diagonal") {
     CHECK(eval(head + "  out y = triu(x, diagonal=1)\n}", {x}) == std::vector<double>{0, 1, 2, 0, 0, 5});
     CHECK(eval(head + "  out y = triu(x, 1)\n}", {x}) == std::vector<double>{0, 1, 2, 0, 0, 5});   // torch.triu(x, 1)
@@ -172,6 +195,7 @@ TEST_CASE("views: no copies, plan and source goldens of specs/views.kiln") {
       {"views", "cross_entropy", "default", {}, {}},
       {"views", "triangles", "odd", {{"B", 2}, {"M", 3}, {"N", 5}}, {}},
       {"views", "group_norm_affine", "odd", {{"N", 2}, {"H", 3}, {"W", 5}}, {}},
+      {"views", "expand_batch", "odd", {{"B", 2}, {"H", 3}, {"M", 5}, {"K", 7}, {"N", 6}}, {}},
   };
   for (const auto& c : cases) {
     CAPTURE(c.op);
@@ -193,6 +217,13 @@ TEST_CASE("views: no copies, plan and source goldens of specs/views.kiln") {
   REQUIRE(ce.kernels.size() >= 2);
   CHECK(ce.kernels[0].template_name == "rownorm");
   CHECK(ce.kernels[1].template_name == "reduce_inner");
+  // expand: the product's operand stored first at its full batch (an elementwise kernel), then
+  // read by the batched GEMM; the broadcast row read in place by the elementwise output.
+  const kiln::Plan ex = plan_of(Case{"views", "expand_batch", "", {}, {}});
+  REQUIRE(ex.kernels.size() == 3);
+  CHECK(ex.kernels[0].template_name == "elementwise");
+  CHECK(ex.kernels[1].template_name.rfind("gemm", 0) == 0);
+  CHECK(ex.kernels[2].template_name == "elementwise");
 }
 
 TEST_CASE("views: every unit compiles with NVRTC for sm_80 and sm_90a") {
@@ -203,7 +234,7 @@ TEST_CASE("views: every unit compiles with NVRTC for sm_80 and sm_90a") {
   }
   int compiled = 0;
   for (const char* op : {"reshape_rows", "pad_modes", "concat_parts", "gather_rows", "cross_entropy", "triangles",
-                         "group_norm_affine"})
+                         "group_norm_affine", "expand_batch"})
     for (const char* arch : {"sm_80", "sm_90a"}) {
       CAPTURE(op);
       CAPTURE(arch);
