@@ -20,6 +20,9 @@ check() {  # binary specs cases
   echo "[$SECONDS s] $1 checks ($2) rc=$? ok=$(grep -c '^gpu-check .* ok ' $logs/checks_$1.txt) failed=$(grep -c '^gpu-check .* FAIL' $logs/checks_$1.txt)"
   grep -E 'FAIL|ERROR|test cases|assertions' $logs/checks_$1.txt | head -6
 }
+# HEAD (session 71, not yet on a GPU): expand/broadcast_to (specs/views.kiln's expand_batch) and the
+# rest of the views spec against float64 at every shape set.
+check kiln_test_gpu views "gpu: every covered spec matches*"
 check kiln_test_gpu_swap gemm,matmul,linear_dropout_softmax "gpu: every covered spec matches*,gpu: every covered spec's wgmma path*"
 check kiln_test_gpu_dw conv "gpu: every covered spec matches*"
 check kiln_test_gpu_x3 conv,conv_nd,conv2d_3x3 "gpu: every covered spec matches*"
