@@ -13,8 +13,9 @@ void emit_family(const Plan& plan, const PlannedKernel& kernel, const PoolConfig
   const auto& anchor = bound.node(kernel.anchor);
   const ir::NodeId operand = anchor.operands[0];
   const ir::NodeId primary = primary_leaf(plan, operand);
-  KILN_CHECK(kernel.stores.size() == 1, UnsupportedError, "{}: a pooled value stored to {} outputs is not supported yet",
-             plan.ir().where(anchor.loc), kernel.stores.size());
+  KILN_CHECK(kernel.stores.size() == 1, UnsupportedError,
+             "{}: a pooled value stored to {} outputs is not supported yet", plan.ir().where(anchor.loc),
+             kernel.stores.size());
   CodeWriter c;
   begin_unit(kernel, "pool.cuh", unit, c);
   c.line("{}", UnitParts::config_line(config));

@@ -1770,7 +1770,8 @@ class Checker {
         if (v == -1 && i < lead)
           fail(item.loc, fmt::format("-1 in the shape of {}() keeps a dim of x; a new leading dim needs its extent",
                                      e.text));
-        if (v != -1 && v < 1) fail(item.loc, fmt::format("a dim in the shape of {}() must be >= 1 (or -1), got {}", e.text, v));
+        if (v != -1 && v < 1)
+          fail(item.loc, fmt::format("a dim in the shape of {}() must be >= 1 (or -1), got {}", e.text, v));
         d = v == -1 ? in[i - lead] : DimExpr::constant(v);
       }
       if (auto c = d.as_constant(); c && *c < 1)

@@ -1292,8 +1292,8 @@ void Planner::refuse_dyn(const std::string& dim, ir::NodeId at, const std::strin
   const auto& ir = plan_.ir();
   const ir::DimDecl* d = ir.find_dim(dim);
   KILN_ASSERT(d != nullptr, "no dim {}", dim);
-  throw UnsupportedError(
-      fmt::format("{}: dim '{}' is dyn, but {} (for line {}) {}", ir.where(d->loc), d->name, what, ir.node(at).loc.line, why));
+  throw UnsupportedError(fmt::format("{}: dim '{}' is dyn, but {} (for line {}) {}", ir.where(d->loc), d->name, what,
+                                     ir.node(at).loc.line, why));
 }
 
 bool Planner::mentions_dim(const ir::Shape& shape, const std::string& dim) const {

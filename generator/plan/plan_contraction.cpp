@@ -2002,8 +2002,8 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   const NodeId x = node.operands[0], w = node.operands[1];
   const DType et = p.node(x).dtype;
   KILN_CHECK(contraction_dtype(et) && p.node(w).dtype == et, UnsupportedError,
-             "{}: {} of {} has no conv template (f32, f16, bf16; cast first, e.g. f32(x))", p.bound().ir->where(node.loc),
-             conv, dtype_name(et));
+             "{}: {} of {} has no conv template (f32, f16, bf16; cast first, e.g. f32(x))",
+             p.bound().ir->where(node.loc), conv, dtype_name(et));
   const DType stored = p.node(kn.stores[0].node).dtype;
   KILN_CHECK(contraction_dtype(stored), UnsupportedError, "{}: the epilogue of this {} ends in {}, which the conv "
              "template cannot store (f32, f16, bf16)", p.bound().ir->where(node.loc), conv, dtype_name(stored));

@@ -97,8 +97,8 @@ struct PoolNoLead {
 
 // Window loops run over the kernel's positions with compile-time trip counts, unrolled whole up
 // to kPoolUnrolled positions an axis (every load of a window in flight at once), positions
-// outside the input folded as the identity ([Note: pool windows without branches]); offsets within a plane are 32-bit where a plane has fewer than
-// 2^31 elements (the plane's base stays Index). A thread step computes a run of kC.run adjacent
+// outside the input folded as the identity ([Note: pool windows without branches]); offsets
+// within a plane are 32-bit where a plane has fewer than 2^31 elements (the plane's base stays Index). A thread step computes a run of kC.run adjacent
 // outputs along w (pool_run): per (d, h) row of the windows it loads the run's pool_run_span(kC)
 // input columns once into registers (padding as the identity: -inf for max, 0 for avg), element
 // by element or as aligned 16-byte vectors (kC.vec, pool_vec), and each output folds its own
