@@ -1765,6 +1765,8 @@ class Checker {
       DimExpr d;
       if (mentions_dim(item)) {
         d = extent_of(item, what);
+        if (auto c = d.as_constant(); c && *c < 1)
+          fail(item.loc, fmt::format("a dim in the shape of {}() must be >= 1, got {}", e.text, *c));
       } else {
         const std::int64_t v = as_int(const_eval(item, what), item.loc, what);
         if (v == -1 && i < lead)
@@ -1774,8 +1776,6 @@ class Checker {
           fail(item.loc, fmt::format("a dim in the shape of {}() must be >= 1 (or -1), got {}", e.text, v));
         d = v == -1 ? in[i - lead] : DimExpr::constant(v);
       }
-      if (auto c = d.as_constant(); c && *c < 1)
-        fail(item.loc, fmt::format("a dim in the shape of {}() must be >= 1, got {}", e.text, *c));
       if (i >= lead) {
         const DimExpr& have = in[i - lead];
         if (!(have == d) && have.as_constant() != std::optional<std::int64_t>(1))
