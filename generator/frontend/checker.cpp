@@ -1555,38 +1555,51 @@ class Checker {
     fail(loc, fmt::format("precision= expects \"ieee\", \"tf32\" or \"3xtf32\", got \"{}\"", *s));
   }
 
+  // matmul(a, b): torch.matmul. A rank-1 a is a row [1, K] and a rank-1 b a column [K, 1], that
+  // dim dropped from the result: reshapes (views) around a product of rank-2 operands.
   Value matmul(const Expr& e) {
     expect_args(e, 2, 2, {"precision"}, "a, b");
     NodeId a = tensor_arg(e, 0);
     NodeId b = tensor_arg(e, 1);
-    const Node& na = node(a);
-    const Node& nb = node(b);
+    const Shape sa = node(a).shape, sb = node(b).shape;   // copies: add_node below may move the nodes
+    const DType dt = node(a).dtype;
     for (auto [id, label] : {std::pair{a, "a"}, std::pair{b, "b"}})
-      if (node(id).shape.size() < 2)
+      if (node(id).shape.empty())
         fail(e.args[label[0] == 'a' ? 0 : 1]->loc,
-             fmt::format("matmul() needs operands of rank >= 2; {} is {}", label, type_text(node(id).dtype, node(id).shape)));
-    if (na.dtype != nb.dtype)
+             fmt::format("matmul() needs operands of rank >= 1; {} is {} (multiply by a scalar with *)", label,
+                         type_text(node(id).dtype, node(id).shape)));
+    if (dt != node(b).dtype)
       fail(e.loc, fmt::format("mismatched types in matmul(): {} and {}; cast one side explicitly, e.g. {}(x)",
-                              dtype_name(na.dtype), dtype_name(nb.dtype), dtype_name(na.dtype)));
-    if (na.dtype == DType::boolean) fail(e.loc, "matmul() is not defined on bool");
-    const DimExpr& k1 = na.shape.back();
-    const DimExpr& k2 = nb.shape[nb.shape.size() - 2];
+                              dtype_name(dt), dtype_name(node(b).dtype), dtype_name(dt)));
+    if (dt == DType::boolean) fail(e.loc, "matmul() is not defined on bool");
+    const bool row = sa.size() == 1, column = sb.size() == 1;
+    const DimExpr& k1 = sa.back();
+    const DimExpr& k2 = sb[sb.size() - (column ? 1 : 2)];
     if (k1 != k2)
       fail(e.loc, fmt::format("matmul() inner dims differ: a is {} and b is {}; a's last dim ({}) must equal b's "
-                              "second-to-last dim ({}){}",
-                              type_text(na.dtype, na.shape), type_text(nb.dtype, nb.shape), k1.str(), k2.str(),
-                              same_value_hint(k1, k2)));
-    Shape batch_a(na.shape.begin(), na.shape.end() - 2), batch_b(nb.shape.begin(), nb.shape.end() - 2);
+                              "{} ({}){}",
+                              type_text(dt, sa), type_text(dt, sb), k1.str(), column ? "only dim" : "second-to-last dim",
+                              k2.str(), same_value_hint(k1, k2)));
+    if (row) a = reshape_node(a, {DimExpr::constant(1), sa[0]}, e.loc).node;
+    if (column) b = reshape_node(b, {sb[0], DimExpr::constant(1)}, e.loc).node;
+    const Shape& ra = node(a).shape;
+    const Shape& rb = node(b).shape;
+    Shape batch_a(ra.begin(), ra.end() - 2), batch_b(rb.begin(), rb.end() - 2);
     Node n;
     n.kind = OpKind::Matmul;
-    n.dtype = na.dtype;
+    n.dtype = dt;
     n.shape = broadcast(batch_a, batch_b, e.loc, "matmul() batch dims");
-    n.shape.push_back(na.shape[na.shape.size() - 2]);
-    n.shape.push_back(nb.shape.back());
+    n.shape.push_back(ra[ra.size() - 2]);
+    n.shape.push_back(rb.back());
     n.operands = {a, b};
-    n.precision = precision_kw(e, na.dtype);
+    n.precision = precision_kw(e, dt);
     n.loc = e.loc;
-    return node_value(add_node(std::move(n), true), e.loc);
+    Shape vector_shape = n.shape;   // the result without the row's or the column's extent of 1
+    if (column) vector_shape.erase(vector_shape.end() - 1);
+    if (row) vector_shape.erase(vector_shape.end() - 1 - (column ? 0 : 1));
+    const NodeId product = add_node(std::move(n), true);
+    if (!row && !column) return node_value(product, e.loc);
+    return reshape_node(product, std::move(vector_shape), e.loc);
   }
 
   Value permute_node(NodeId x, std::vector<int> perm, SourceLoc loc) {

@@ -358,7 +358,8 @@ std::shared_ptr<const ir::BoundIr> fuse_attention(std::shared_ptr<const ir::Boun
 
 std::shared_ptr<const ir::BoundIr> fuse_compositions(std::shared_ptr<const ir::BoundIr> bound, const Target& target,
                                                      std::vector<std::string>& fusions, DynThresholds* dyn_thresholds) {
-  return fuse_attention(fuse_norms(std::move(bound), target, fusions, dyn_thresholds), target, fusions);
+  return expand_matmul_batches(
+      fuse_attention(fuse_norms(std::move(bound), target, fusions, dyn_thresholds), target, fusions), fusions);
 }
 
 }  // namespace kiln

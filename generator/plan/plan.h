@@ -442,7 +442,16 @@ std::shared_ptr<const ir::BoundIr> fuse_attention(std::shared_ptr<const ir::Boun
 // in fuse_norms.cpp); generic_dims keeps them static.
 std::set<std::string> norm_rows_kept_static(const ir::BoundIr& bound);
 
-// Every composition pass, in make_plan's order: fuse_norms, then fuse_attention.
+// The pass after them (expand_batches.cpp, [Note: matmul operands with some batch dims]): each
+// matmul operand with only some of the product's batch dims made an expand to all of them (stored
+// first by the planner); a line per operand in `fusions`.
+std::shared_ptr<const ir::BoundIr> expand_matmul_batches(std::shared_ptr<const ir::BoundIr> bound,
+                                                         std::vector<std::string>& fusions);
+// Whether a gemm template addresses a matmul operand of `operand`'s extents with one batch stride
+// in a product of `out`'s: no batch (stride 0), or all of the output's batch dims.
+bool batch_addressable(const std::vector<std::int64_t>& operand, const std::vector<std::int64_t>& out);
+
+// Every graph pass, in make_plan's order: fuse_norms, fuse_attention, then expand_matmul_batches.
 std::shared_ptr<const ir::BoundIr> fuse_compositions(std::shared_ptr<const ir::BoundIr> bound, const Target& target,
                                                      std::vector<std::string>& fusions,
                                                      DynThresholds* dyn_thresholds = nullptr);

@@ -122,30 +122,11 @@ Operand matmul_operand(const Planner& p, NodeId anchor, NodeId op, const char* w
   KILN_ASSERT(p.leaf_buffer(o.leaf) >= 0, "matmul operand %{} is neither a leaf nor a transposed leaf", o.leaf);
   const auto& shape = p.shape(o.leaf);
   const auto& out = p.shape(anchor);
-  const std::size_t r = shape.size(), out_r = out.size();
+  const std::size_t r = shape.size();
   o.ld = shape[r - 1];
-  const std::int64_t batch = product(shape, 0, r - 2);
-  if (batch == 1) return o;   // broadcast over every batch dim: stride 0
-  // All of the output's batch dims, or the batch index cannot address it with one stride.
-  const bool full = r == out_r && std::equal(shape.begin(), shape.end() - 2, out.begin());
-  if (!full) {   // the shape to expand it to, as the spec writes dims: the output's batch dims, its own last two
-    const ir::Shape& sym = p.node(op).shape;
-    const ir::Shape& sym_out = p.node(anchor).shape;
-    std::vector<std::string> dims;
-    for (std::size_t d = 0; d + 2 < sym_out.size(); ++d) dims.push_back(sym_out[d].str());
-    for (std::size_t d = sym.size() - 2; d < sym.size(); ++d) dims.push_back(sym[d].str());
-    // The operand as written: its name (an input, a let), transpose(name), else "x".
-    const std::string& leaf_name = p.node(o.leaf).name;
-    const std::string text = !p.node(op).name.empty() ? p.node(op).name
-                             : leaf_name.empty()      ? "x"
-                             : o.col_major            ? "transpose(" + leaf_name + ")"
-                                                      : leaf_name;
-    throw UnsupportedError(fmt::format(
-        "{}: matmul operand {} broadcasts only some batch dims; the gemm templates take an operand with all of the "
-        "output's batch dims or none (one batch stride an operand): write it as expand({}, [{}]), which is stored "
-        "at its full batch first",
-        p.bound().ir->where(p.node(anchor).loc), which, text, fmt::join(dims, ", ")));
-  }
+  KILN_ASSERT(batch_addressable(shape, out), "matmul operand {} has some of the batch dims: expand_matmul_batches "
+              "expands it", which);
+  if (product(shape, 0, r - 2) == 1) return o;   // broadcast over every batch dim: stride 0
   o.batch_stride = shape[r - 2] * shape[r - 1];
   return o;
 }

@@ -144,8 +144,11 @@ const Case kCases[] = {
     {"op a {\n  dims M = 4, N = 8, K = 2\n  in a: f32[M, K]\n  in b: f32[N, K]\n  out c = matmul(a, b)\n}",
      "t.kiln:5:11: error: matmul() inner dims differ: a is f32[M, K] and b is f32[N, K]; a's last dim (K) must equal b's "
      "second-to-last dim (N)"},
-    {"op a {\n  dims M = 4\n  in a: f32[M]\n  out c = matmul(a, a)\n}",
-     "t.kiln:4:18: error: matmul() needs operands of rank >= 2; a is f32[M]"},
+    {"op a {\n  dims M = 4\n  in a: f32[M]\n  out c = matmul(sum(a), a)\n}",
+     "t.kiln:4:18: error: matmul() expects a tensor, got scalar f32"},
+    {"op a {\n  dims M = 4, K = 3\n  in a: f32[M, K]\n  in x: f32[M]\n  out c = matmul(a, x)\n}",
+     "t.kiln:5:11: error: matmul() inner dims differ: a is f32[M, K] and b is f32[M]; a's last dim (K) must equal b's "
+     "only dim (M)"},
     {"op a {\n  dims M = 4\n  in a: f32[M, M]\n  out c = matmul(a, a, precision=\"fast\")\n}",
      "t.kiln:4:34: error: precision= expects \"ieee\", \"tf32\" or \"3xtf32\", got \"fast\""},
     {"op a {\n  dims B = 4, N = 8\n  in x: f32[B, N]\n  out y = sum(x, axis=2)\n}",
