@@ -213,7 +213,7 @@ const std::vector<std::string> kFunctions = {
     "tanhshrink", "clamp", "not", "pow", "min", "max", "minimum", "maximum",
     "and", "or", "sum",
     "mean", "prod", "argmin", "argmax", "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "softmax",
-    "log_softmax", "where", "dropout", "matmul", "transpose", "permute", "conv1d", "conv2d", "conv3d",
+    "log_softmax", "where", "dropout", "matmul", "mm", "bmm", "dot", "linear", "transpose", "permute", "conv1d", "conv2d", "conv3d",
     "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "iota", "max_pool1d", "max_pool2d",
     "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "reshape", "view", "flatten", "squeeze", "unsqueeze",
     "pad", "concat", "cat", "gather", "take_along_axis", "triu", "tril", "group_norm", "var", "std", "any", "all",
@@ -1056,7 +1056,8 @@ class Checker {
     if (f == "log_softmax") return rownorm(e, OpKind::LogSoftmax);
     if (f == "where") return where(e);
     if (f == "dropout") return dropout(e);
-    if (f == "matmul") return matmul(e);
+    if (f == "matmul" || f == "mm" || f == "bmm" || f == "dot") return matmul(e);
+    if (f == "linear") return linear(e);
     if (f == "transpose") return transpose(e);
     if (f == "permute") return permute(e);
     for (int d = 1; d <= 3; ++d) {
@@ -1555,31 +1556,80 @@ class Checker {
     fail(loc, fmt::format("precision= expects \"ieee\", \"tf32\" or \"3xtf32\", got \"{}\"", *s));
   }
 
-  // matmul(a, b): torch.matmul. A rank-1 a is a row [1, K] and a rank-1 b a column [K, 1], that
-  // dim dropped from the result: reshapes (views) around a product of rank-2 operands.
+  // matmul(a, b) (also a @ b): torch.matmul. A rank-1 a is a row [1, K] and a rank-1 b a column
+  // [K, 1], that dim dropped from the result: reshapes (views) around a product of rank-2
+  // operands. mm, bmm and dot are torch's forms of one rank (2, 3 with equal batches, 1), without
+  // broadcasting.
   Value matmul(const Expr& e) {
     expect_args(e, 2, 2, {"precision"}, "a, b");
-    NodeId a = tensor_arg(e, 0);
-    NodeId b = tensor_arg(e, 1);
+    const NodeId a = tensor_arg(e, 0);
+    const NodeId b = tensor_arg(e, 1);
+    static const std::map<std::string, std::pair<std::size_t, const char*>> fixed = {
+        {"mm", {2, "torch.mm: two matrices"}}, {"bmm", {3, "torch.bmm: two batches of matrices"}},
+        {"dot", {1, "torch.dot: two vectors"}}};
+    if (auto it = fixed.find(e.text); it != fixed.end()) {
+      const auto [rank, what] = it->second;
+      for (std::size_t k = 0; k < 2; ++k) {
+        const Node& n = node(k == 0 ? a : b);
+        if (n.shape.size() != rank)
+          fail(e.args[k]->loc, fmt::format("{}() takes operands of rank {} ({}); {} is {}; matmul() takes any rank and "
+                                           "broadcasts batch dims", e.text, rank, what, k == 0 ? "a" : "b",
+                                           type_text(n.dtype, n.shape)));
+      }
+      if (rank == 3 && !(node(a).shape[0] == node(b).shape[0]))
+        fail(e.loc, fmt::format("bmm() takes equal batch dims (torch.bmm does not broadcast): a is {} and b is {}",
+                                type_text(node(a).dtype, node(a).shape), type_text(node(b).dtype, node(b).shape)));
+    }
+    return product(e, a, b);
+  }
+
+  // linear(x, weight, bias=None): torch.nn.functional.linear, x · weightᵀ (+ bias): x [..., K],
+  // weight [N, K], bias [N].
+  Value linear(const Expr& e) {
+    expect_args(e, 2, 3, {"bias", "precision"}, "x, weight, bias");
+    const NodeId x = tensor_arg(e, 0);
+    const NodeId w = tensor_arg(e, 1);
+    const Shape ws = node(w).shape, xs = node(x).shape;   // copies: add_node below may move the nodes
+    const DType wt = node(w).dtype, xt = node(x).dtype;
+    if (ws.size() != 2)
+      fail(e.args[1]->loc, fmt::format("linear() takes weight as [out_features, in_features]; it is {}",
+                                       type_text(wt, ws)));
+    if (!(xs.back() == ws[1]))
+      fail(e.loc, fmt::format("linear(): x's last dim ({}) must equal weight's in_features (its last dim, {}); x is {} "
+                              "and weight is {}{}",
+                              xs.back().str(), ws[1].str(), type_text(xt, xs), type_text(wt, ws),
+                              same_value_hint(xs.back(), ws[1])));
+    const SourceLoc wloc = e.args[1]->loc;
+    const Value y = product(e, x, permute_node(w, {1, 0}, wloc).node);
+    const Expr* bias = e.args.size() == 3 ? e.args[2].get() : nullptr;
+    if (const ast::KeywordArg* kw = keyword(e, "bias")) {
+      if (bias) fail(kw->loc, "linear() got bias both by position and by name");
+      bias = kw->value.get();
+    }
+    if (!bias) return y;
+    const Value bv = expr(*bias);
+    if (!bv.is_node() || !(node(bv.node).shape.size() == 1 && node(bv.node).shape[0] == ws[0]))
+      fail(bias->loc, fmt::format("linear() takes bias as a tensor [out_features] = [{}], got {}", ws[0].str(),
+                                  bv.is_node() ? type_text(node(bv.node).dtype, node(bv.node).shape) : bv.text));
+    return binary(ast::BinaryOp::Add, y, bv, e.loc);
+  }
+
+  // The product of a and b as torch.matmul (e: the call, for its locations and keywords).
+  Value product(const Expr& e, NodeId a, NodeId b) {
     const Shape sa = node(a).shape, sb = node(b).shape;   // copies: add_node below may move the nodes
     const DType dt = node(a).dtype;
-    for (auto [id, label] : {std::pair{a, "a"}, std::pair{b, "b"}})
-      if (node(id).shape.empty())
-        fail(e.args[label[0] == 'a' ? 0 : 1]->loc,
-             fmt::format("matmul() needs operands of rank >= 1; {} is {} (multiply by a scalar with *)", label,
-                         type_text(node(id).dtype, node(id).shape)));
     if (dt != node(b).dtype)
-      fail(e.loc, fmt::format("mismatched types in matmul(): {} and {}; cast one side explicitly, e.g. {}(x)",
+      fail(e.loc, fmt::format("mismatched types in {}(): {} and {}; cast one side explicitly, e.g. {}(x)", e.text,
                               dtype_name(dt), dtype_name(node(b).dtype), dtype_name(dt)));
-    if (dt == DType::boolean) fail(e.loc, "matmul() is not defined on bool");
+    if (dt == DType::boolean) fail(e.loc, fmt::format("{}() is not defined on bool", e.text));
     const bool row = sa.size() == 1, column = sb.size() == 1;
     const DimExpr& k1 = sa.back();
     const DimExpr& k2 = sb[sb.size() - (column ? 1 : 2)];
     if (k1 != k2)
-      fail(e.loc, fmt::format("matmul() inner dims differ: a is {} and b is {}; a's last dim ({}) must equal b's "
+      fail(e.loc, fmt::format("{}() inner dims differ: a is {} and b is {}; a's last dim ({}) must equal b's "
                               "{} ({}){}",
-                              type_text(dt, sa), type_text(dt, sb), k1.str(), column ? "only dim" : "second-to-last dim",
-                              k2.str(), same_value_hint(k1, k2)));
+                              e.text, type_text(dt, sa), type_text(dt, sb), k1.str(),
+                              column ? "only dim" : "second-to-last dim", k2.str(), same_value_hint(k1, k2)));
     if (row) a = reshape_node(a, {DimExpr::constant(1), sa[0]}, e.loc).node;
     if (column) b = reshape_node(b, {sb[0], DimExpr::constant(1)}, e.loc).node;
     const Shape& ra = node(a).shape;
@@ -1588,7 +1638,7 @@ class Checker {
     Node n;
     n.kind = OpKind::Matmul;
     n.dtype = dt;
-    n.shape = broadcast(batch_a, batch_b, e.loc, "matmul() batch dims");
+    n.shape = broadcast(batch_a, batch_b, e.loc, fmt::format("{}() batch dims", e.text));
     n.shape.push_back(ra[ra.size() - 2]);
     n.shape.push_back(rb.back());
     n.operands = {a, b};
@@ -1597,9 +1647,9 @@ class Checker {
     Shape vector_shape = n.shape;   // the result without the row's or the column's extent of 1
     if (column) vector_shape.erase(vector_shape.end() - 1);
     if (row) vector_shape.erase(vector_shape.end() - 1 - (column ? 0 : 1));
-    const NodeId product = add_node(std::move(n), true);
-    if (!row && !column) return node_value(product, e.loc);
-    return reshape_node(product, std::move(vector_shape), e.loc);
+    const NodeId p = add_node(std::move(n), true);
+    if (!row && !column) return node_value(p, e.loc);
+    return reshape_node(p, std::move(vector_shape), e.loc);
   }
 
   Value permute_node(NodeId x, std::vector<int> perm, SourceLoc loc) {

@@ -34,6 +34,7 @@ const char* token_kind_name(TokenKind kind) {
     case TokenKind::Minus: return "'-'";
     case TokenKind::Star: return "'*'";
     case TokenKind::Slash: return "'/'";
+    case TokenKind::At: return "'@'";
     case TokenKind::EqEq: return "'=='";
     case TokenKind::NotEq: return "'!='";
     case TokenKind::Less: return "'<'";
@@ -174,6 +175,7 @@ struct Lexer::Impl {
       case '-': token.kind = TokenKind::Minus; break;
       case '*': token.kind = TokenKind::Star; break;
       case '/': token.kind = TokenKind::Slash; break;
+      case '@': token.kind = TokenKind::At; break;
       case '=': token.kind = two('=', TokenKind::EqEq, TokenKind::Assign); break;
       case '<': token.kind = two('=', TokenKind::LessEq, TokenKind::Less); break;
       case '>': token.kind = two('=', TokenKind::GreaterEq, TokenKind::Greater); break;

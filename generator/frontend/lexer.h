@@ -15,7 +15,7 @@ enum class TokenKind : std::uint8_t {
   Ident, Int, Float, String,
   KwOp, KwDims, KwDyn, KwConst, KwIn, KwLet, KwOut, KwTrue, KwFalse,
   LParen, RParen, LBrace, RBrace, LBracket, RBracket, Comma, Colon, Assign,
-  Plus, Minus, Star, Slash, EqEq, NotEq, Less, LessEq, Greater, GreaterEq,
+  Plus, Minus, Star, Slash, At, EqEq, NotEq, Less, LessEq, Greater, GreaterEq,
   End,
 };
 

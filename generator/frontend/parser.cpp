@@ -358,9 +358,18 @@ class Parser {
     return lhs;
   }
 
+  // '*', '/' and '@' (Python's matrix product: a call of matmul), left to right at one precedence.
   ExprPtr multiplicative() {
     ExprPtr lhs = unary();
-    while (peek().kind == TokenKind::Star || peek().kind == TokenKind::Slash) {
+    while (peek().kind == TokenKind::Star || peek().kind == TokenKind::Slash || peek().kind == TokenKind::At) {
+      if (peek().kind == TokenKind::At) {
+        auto e = make(ExprKind::Call, next().loc);
+        e->text = "matmul";
+        add_child(*e, std::move(lhs));
+        add_child(*e, unary());
+        lhs = std::move(e);
+        continue;
+      }
       auto e = make(ExprKind::Binary, peek().loc);
       e->binary_op = next().kind == TokenKind::Star ? ast::BinaryOp::Mul : ast::BinaryOp::Div;
       if (e->binary_op == ast::BinaryOp::Mul && peek().kind == TokenKind::Star)

@@ -318,6 +318,34 @@ const Case kCases[] = {
      "t.kiln:4:31: error: hardshrink() needs lambd >= 0, got -1"},
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = mish(2.0)\n}",
      "t.kiln:4:16: error: mish() expects a tensor, got the constant 2.0"},
+    // ---- torch's product forms: mm, bmm, dot, linear and '@'
+    {"op a {\n  dims B = 2, M = 4, K = 3\n  in a: f32[M, K]\n  in b: f32[B, K, M]\n  out c = mm(a, b)\n}",
+     "t.kiln:5:17: error: mm() takes operands of rank 2 (torch.mm: two matrices); b is f32[B, K, M]; matmul() takes "
+     "any rank and broadcasts batch dims"},
+    {"op a {\n  dims B = 2, M = 4, K = 3\n  in a: f32[B, M, K]\n  in b: f32[1, K, M]\n  out c = bmm(a, b)\n}",
+     "t.kiln:5:11: error: bmm() takes equal batch dims (torch.bmm does not broadcast): a is f32[B, M, K] and b is "
+     "f32[1, K, M]"},
+    {"op a {\n  dims M = 4, K = 3\n  in a: f32[K]\n  in b: f32[K, M]\n  out c = dot(a, b)\n}",
+     "t.kiln:5:18: error: dot() takes operands of rank 1 (torch.dot: two vectors); b is f32[K, M]; matmul() takes any "
+     "rank and broadcasts batch dims"},
+    {"op a {\n  dims M = 4, K = 3, N = 5\n  in x: f32[M, K]\n  in w: f32[N, M]\n  out c = linear(x, w)\n}",
+     "t.kiln:5:11: error: linear(): x's last dim (K) must equal weight's in_features (its last dim, M); x is f32[M, K] "
+     "and weight is f32[N, M]"},
+    {"op a {\n  dims M = 4, K = 3, N = 5\n  in x: f32[M, K]\n  in w: f32[N]\n  out c = linear(x, w)\n}",
+     "t.kiln:5:21: error: linear() takes weight as [out_features, in_features]; it is f32[N]"},
+    {"op a {\n  dims M = 4, K = 3, N = 5\n  in x: f32[M, K]\n  in w: f32[N, K]\n  in b: f32[K]\n"
+     "  out c = linear(x, w, bias=b)\n}",
+     "t.kiln:6:29: error: linear() takes bias as a tensor [out_features] = [N], got f32[K]"},
+    {"op a {\n  dims M = 4, K = 3, N = 5\n  in x: f32[M, K]\n  in w: f32[N, K]\n  out c = linear(x, w, 1.0)\n}",
+     "t.kiln:5:24: error: linear() takes bias as a tensor [out_features] = [N], got 1.0"},
+    {"op a {\n  dims M = 4, K = 3, N = 5\n  in x: f32[M, K]\n  in w: f32[N, K]\n  in b: f32[N]\n"
+     "  out c = linear(x, w, b, bias=b)\n}",
+     "t.kiln:6:27: error: linear() got bias both by position and by name"},
+    {"op a {\n  dims M = 4, K = 3, N = 5\n  in a: f32[M, K]\n  in b: f32[N, K]\n  out c = a @ b + 1.0\n}",
+     "t.kiln:5:13: error: matmul() inner dims differ: a is f32[M, K] and b is f32[N, K]; a's last dim (K) must equal "
+     "b's second-to-last dim (N)"},
+    {"op a {\n  dims M = 4, K = 3\n  in a: f32[M, K]\n  out c = a @ 2.0\n}",
+     "t.kiln:4:15: error: matmul() expects a tensor, got the constant 2.0"},
 };
 
 // The node an output of `ir` names.

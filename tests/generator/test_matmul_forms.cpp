@@ -1,4 +1,5 @@
 // torch.matmul's forms beyond a product of two batched matrices:
+// - '@' and torch's mm, bmm, dot and F.linear: the same graph as the matmul they stand for;
 // - rank-1 operands (the checker's reshapes around a rank-2 product): shapes, values of the
 //   float64 reference, the plan;
 // - an operand with some of the product's batch dims (generator/plan/expand_batches.cpp, [Note:
@@ -59,6 +60,29 @@ std::vector<double> eval(const std::string& text, const std::vector<kiln::ref::H
 }
 
 }  // namespace
+
+TEST_CASE("'@', mm, bmm, dot and linear check to the graph of the matmul they stand for") {
+  const auto ir_of = [](const std::string& inputs, const std::string& body) {
+    return kiln::ir::print(*kiln::check_op(kiln::parse_spec(spec(kDims, inputs, body), "m.kiln"), "m"));
+  };
+  const std::string mk = "  in a: f32[M, K]\n  in b: f32[K, N]\n";
+  CHECK(ir_of(mk, "a @ b") == ir_of(mk, "matmul(a, b)"));
+  CHECK(ir_of(mk, "mm(a, b)") == ir_of(mk, "matmul(a, b)"));
+  // '@' binds as '*' and '/' do, left to right (Python's precedence).
+  CHECK(ir_of(mk, "2.0 * a @ b") == ir_of(mk, "matmul(2.0 * a, b)"));
+  CHECK(ir_of(mk, "a @ b * 2.0 + 1.0") == ir_of(mk, "matmul(a, b) * 2.0 + 1.0"));
+  CHECK(ir_of(mk, "-a @ b") == ir_of(mk, "matmul(-a, b)"));
+  const std::string batched = "  in a: f32[B, M, K]\n  in b: f32[B, K, N]\n";
+  CHECK(ir_of(batched, "bmm(a, b)") == ir_of(batched, "matmul(a, b)"));
+  const std::string vectors = "  in a: f32[K]\n  in b: f32[K]\n";
+  CHECK(ir_of(vectors, "dot(a, b)") == ir_of(vectors, "matmul(a, b)"));
+  CHECK(ir_of(vectors, "a @ b") == ir_of(vectors, "matmul(a, b)"));
+  const std::string lin = "  in x: f32[B, M, K]\n  in w: f32[N, K]\n  in bias: f32[N]\n";
+  CHECK(ir_of(lin, "linear(x, w, bias)") == ir_of(lin, "matmul(x, transpose(w)) + bias"));
+  CHECK(ir_of(lin, "linear(x, w, bias=bias)") == ir_of(lin, "matmul(x, transpose(w)) + bias"));
+  CHECK(ir_of(lin, "linear(x, w)") == ir_of(lin, "matmul(x, transpose(w))"));
+  CHECK(ir_of(lin, "linear(x, w, precision=\"tf32\")") == ir_of(lin, "matmul(x, transpose(w), precision=\"tf32\")"));
+}
 
 TEST_CASE("matmul of rank-1 operands: a row times a matrix, a matrix times a column, a dot product") {
   using kiln::ref::make_tensor;
