@@ -6,7 +6,7 @@
 // product of a's batch (b, h) with w's batch h. The gemm templates address an operand's batch with
 // one stride (matmul_operand in plan_contraction.cpp): a stride of 0 for an operand with no batch
 // (every batch dim 1 or absent), the packed stride rows x cols for one with all of the output's
-// batch dims in order. Any other operand (some dims, or extents of 1 among them: [H, K, N],
+// batch dims in order (right-aligned, the output's extra leading dims extents of 1). Any other operand (some dims, or extents of 1 among them: [H, K, N],
 // [B, 1, K, N], [1, H, K, N] against [B, H, ., .]) is made `expand(operand, [out batch dims..., its
 // last two dims])` here, as PyTorch's matmul expands and copies such an operand: an index view
 // ([Note: index views] in ir.h), which the planner stores at the full batch (an elementwise
@@ -43,7 +43,13 @@ std::int64_t batch_count(const std::vector<std::int64_t>& shape) {
 
 bool batch_addressable(const std::vector<std::int64_t>& operand, const std::vector<std::int64_t>& out) {
   if (batch_count(operand) == 1) return true;   // broadcast over every batch dim: stride 0
-  return operand.size() == out.size() && std::equal(operand.begin(), operand.end() - 2, out.begin());
+  // All of the output's batch dims, right-aligned; the output's leading dims the operand lacks are
+  // extents of 1 (the same batch index: [H, K, N] in a product of [1, H, M, N]).
+  if (operand.size() > out.size()) return false;
+  const std::size_t lead = out.size() - operand.size();
+  for (std::size_t d = 0; d < lead; ++d)
+    if (out[d] != 1) return false;
+  return std::equal(operand.begin(), operand.end() - 2, out.begin() + static_cast<std::ptrdiff_t>(lead));
 }
 
 std::shared_ptr<const ir::BoundIr> expand_matmul_batches(std::shared_ptr<const ir::BoundIr> bound,

@@ -448,7 +448,8 @@ std::set<std::string> norm_rows_kept_static(const ir::BoundIr& bound);
 std::shared_ptr<const ir::BoundIr> expand_matmul_batches(std::shared_ptr<const ir::BoundIr> bound,
                                                          std::vector<std::string>& fusions);
 // Whether a gemm template addresses a matmul operand of `operand`'s extents with one batch stride
-// in a product of `out`'s: no batch (stride 0), or all of the output's batch dims.
+// in a product of `out`'s: no batch (stride 0), or all of the output's batch dims (right-aligned,
+// any leading dims of the output it lacks extents of 1).
 bool batch_addressable(const std::vector<std::int64_t>& operand, const std::vector<std::int64_t>& out);
 
 // Every graph pass, in make_plan's order: fuse_norms, fuse_attention, then expand_matmul_batches.

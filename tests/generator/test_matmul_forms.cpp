@@ -151,12 +151,15 @@ TEST_CASE("expand_matmul_batches: an operand with some of the batch dims is expa
     CHECK(contains(plan.fusions[1], "operand b (1 x 3 x 5 x 6)"));
     check_same_reference(text, plan);
   }
-  SUBCASE("a leading extent of 1 in the product: the rank differs") {
-    const std::string text = spec(kDims, "  in a: f32[1, B, M, K]\n  in w: f32[B, K, N]\n", "matmul(a, w)");
+  SUBCASE("numpy's right alignment: [B, 1] against [B] is a [B, B] batch, both operands expanded") {
+    const std::string text = spec(kDims, "  in a: f32[B, 1, M, K]\n  in w: f32[B, K, N]\n", "matmul(a, w)");
     const kiln::Plan plan = plan_for(text, "sm_80");
     CAPTURE(plan.text());
-    REQUIRE(plan.fusions.size() == 1);
-    CHECK(contains(plan.fusions[0], "expanded to [1, B, K, N]"));
+    REQUIRE(plan.fusions.size() == 2);
+    CHECK(contains(plan.fusions[0], "operand a (2 x 1 x 4 x 5)"));
+    CHECK(contains(plan.fusions[0], "expanded to [B, B, M, K]"));
+    CHECK(contains(plan.fusions[1], "operand b (2 x 5 x 6)"));
+    CHECK(contains(plan.fusions[1], "expanded to [B, B, K, N]"));
     check_same_reference(text, plan);
   }
   SUBCASE("a computed operand: its producer evaluated at the expanded coordinates") {
@@ -172,7 +175,8 @@ TEST_CASE("expand_matmul_batches: operands one batch stride addresses are read i
   for (const char* inputs : {"  in a: f32[B, C, M, K]\n  in w: f32[K, N]\n",             // no batch: stride 0
                              "  in a: f32[B, C, M, K]\n  in w: f32[1, 1, K, N]\n",       // every batch dim 1
                              "  in a: f32[B, C, M, K]\n  in w: f32[B, C, K, N]\n",       // all of them
-                             "  in a: f32[M, K]\n  in w: f32[B, C, K, N]\n"}) {          // a without batch
+                             "  in a: f32[M, K]\n  in w: f32[B, C, K, N]\n",           // a without batch
+                             "  in a: f32[1, C, M, K]\n  in w: f32[C, K, N]\n"}) {     // leading extents of 1
     CAPTURE(inputs);
     const kiln::Plan plan = plan_for(spec(kDims, inputs, "matmul(a, w)"));
     CHECK(plan.fusions.empty());
