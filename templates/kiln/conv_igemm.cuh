@@ -661,18 +661,23 @@ struct DepthwiseDirect {
     const Index c = k / Index(Sh::Kg);  // channel multiplier Kg = K / C
     const int ho = int(div_by<Sh::Wo>(hw, dyn.wo)), wo = int(mod_by<Sh::Wo>(hw, dyn.wo));
     const int in_h = extent_of<Sh::H, int>(dyn.h), in_w = extent_of<Sh::W, int>(dyn.w);
+    // A tap outside the input is skipped by selects, not branches: its load is predicated off and
+    // the sum keeps its value (the same bits as a skip), so every tap's load can be in flight at
+    // once ([Note: pool windows without branches] in pool.cuh).
     float acc = 0.f;
 #pragma unroll
     for (int r = 0; r < Sh::R; ++r) {
       const int hi = ho * Sh::kStrideH - Sh::kPadH + r * Sh::kDilH;
-      if (unsigned(hi) >= unsigned(in_h)) continue;
+      const bool row_ok = unsigned(hi) < unsigned(in_h);
 #pragma unroll
       for (int s = 0; s < Sh::S; ++s) {
         const int wi = wo * Sh::kStrideW - Sh::kPadW + s * Sh::kDilW;
-        if (unsigned(wi) >= unsigned(in_w)) continue;
+        const bool ok = row_ok && unsigned(wi) < unsigned(in_w);
         const Index xo = kNhwc ? ((n * Index(in_h) + hi) * Index(in_w) + wi) * Index(Sh::C) + c
                                : ((n * Index(Sh::C) + c) * Index(in_h) + hi) * Index(in_w) + wi;
-        acc = fmaf(to_float(x[xo]), to_float(w[k * (Sh::R * Sh::S) + r * Sh::S + s]), acc);
+        const float xv = ok ? to_float(x[xo]) : 0.f;
+        const float sum = fmaf(xv, to_float(w[k * (Sh::R * Sh::S) + r * Sh::S + s]), acc);
+        acc = ok ? sum : acc;
       }
     }
     y[idx] = from_float<OutT>(epi(acc, n, k, hw));

@@ -140,7 +140,8 @@ struct TmaConv {
   // an H100, whose warps waited on the global store queue), else in the fragment's own row order
   // (kRowsDense: a store instruction covers 8 adjacent pixels of 4 channels).
   // (kDirect's A tile: conv_tma_a_pad_rows more rows, from the 16-byte boundary before the tile's.)
-  static constexpr bool kPairs = kDirect && Shape::HoWo % 2 == 0;
+  // (3xTF32's pixel rows too: its consumers load and split A in registers, in any row order.)
+  static constexpr bool kPairs = kPixelRows && (kDirect || kX3) && Shape::HoWo > 0 && Shape::HoWo % 2 == 0;
   using Engine = TmaEngine<float, BM, BN, BK, Stages, !kDirect, true, kX3,
                            kPairs ? kRowsPairs : kDirect ? kRowsDense : kRowsSpread, 1, 1, conv_tma_a_pad_rows(kDirect)>;
   static_assert(!kDirect || (kPixelRows && !kX3 && !Shape::kDynSpatial && !ConvTap<Shape>::kDepth &&

@@ -189,7 +189,7 @@ struct TmaEngine {
   struct Rows {
     int warp;
     __device__ __forceinline__ int operator()(int, int h, int g) const {
-      return kARegs ? a_row(warp, g, h) : 16 * warp + 8 * h + g;
+      return kARegs || kRowOrder == kRowsPairs ? a_row(warp, g, h) : 16 * warp + 8 * h + g;
     }
   };
   // One k tile's A fragments of consumer c, from the stage's m-major A tile.
@@ -240,7 +240,9 @@ struct TmaEngine {
   // kX3: the stage's A tile is the raw f32 operand (k-major, 128-byte swizzled); only B comes
   // as tf32 hi and lo tiles. Each consumer loads its 64 rows of A into WgmmaRegA's m16n8k8
   // fragments (fragment row 16 warp + 8 h + g is slab row p, so p & 7 = g: the 8 lanes of a fixed
-  // t read 8 rows whose swizzle puts them on 8 distinct 16-byte chunks, 32 banks in all) and
+  // t read 8 rows whose swizzle puts them on 8 distinct 16-byte chunks, 32 banks in all; with
+  // kRowsPairs, for a C stored transposed in 8-byte pairs, fragment rows are a_row's and p & 7
+  // takes 4 values: two-way conflicts) and
   // splits each value as OperandPrep would (tf32_split). So A needs no pass before the engine, and
   // wgmma reads only B from shared memory. The registers hold one k tile's d and A parts beside acc
   // (64 + 64 + 32 for m64n128), so a consumer waits for its own batch before loading the next k
@@ -250,13 +252,14 @@ struct TmaEngine {
     const int g = lane >> 2, t = lane & 3;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const u32 row = stage + (64 * slab_m(c) + 16 * warp + 8 * h + g) * 128 + 4 * t;
+      const int p = 64 * slab_m(c) + (kRowOrder == kRowsPairs ? a_row(warp, g, h) : 16 * warp + 8 * h + g);
+      const u32 row = stage + p * 128 + 4 * t;
 #pragma unroll
       for (int kk = 0; kk < kSteps; ++kk)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int k4 = kk * 8 + 4 * half;   // the lanes' k: k4 + t, in one 16-byte chunk
-          const u32 x = ld_shared_u32(row + (k4 / 32) * BM * 128 + (((k4 % 32 / 4) ^ g) << 4));
+          const u32 x = ld_shared_u32(row + (k4 / 32) * BM * 128 + (((k4 % 32 / 4) ^ (p & 7)) << 4));
           tf32_split(__uint_as_float(x), hi[kk][h + 2 * half], lo[kk][h + 2 * half]);
         }
     }
