@@ -9,8 +9,9 @@ engine (2^30 flops, 8 or 16 channels), K slices, 3-d im2col maps, stride phases,
 over long axes. This draws, per family, `count` valid ops at the sizes those routes take:
 - conv: conv1d/2d/3d and conv_transpose1d/2d/3d with stride, padding, dilation, output_padding,
   groups 1/2/4, 3-130 channels, f32/bf16/f16, bias and relu epilogues;
-- matmul: M, N, K from 1 to 8192 (K to 262144), every layout, batched and with a shared B, f32
-  in the target's precision, tf32 or ieee, bf16, f16, bias / relu / softmax epilogues;
+- matmul: M, N, K from 1 to 8192 (K to 262144), every layout, batched and with a shared B, a
+  vector operand, two batch dims of which b holds some, written as matmul or '@', f32 in the
+  target's precision, tf32 or ieee, bf16, f16, bias / relu / softmax epilogues;
 - pool: max and avg in 1-3 d, stride, padding, dilation, ceil_mode, count_include_pad,
   divisor_override, with and without a batch axis;
 - reduce: reductions, arg-reductions, scans, softmax, logsumexp and norms written as compositions,
@@ -101,22 +102,38 @@ def matmul_op(rng, name):
     def dim():
         return rng.choice((1, 3, 7, 16, 33, 64, 100, 128, 255, 256, 500, 512, 1000, 1024, 2048, 3331, 4096, 4799,
                            6007, 8192))
+    # The forms torch.matmul takes: batched or not (b shared by the batch or not), a vector operand
+    # (rank 1), and two batch dims [B, H] with b holding some of them ([H], [B, 1] or [1, H]).
+    form = rng.choice(("plain", "plain", "plain", "plain", "vector_a", "vector_b", "heads"))
     while True:
         m, n = dim(), dim()
         k = rng.choice((dim(), dim(), 16384, 65536, 131072, 262144))
         b = rng.choice((0, 0, 0, 2, 4, 32))
-        if max(b, 1) * (m * k + k * n + m * n) <= 3e8:
+        h = rng.choice((2, 3, 8)) if form == "heads" else 1
+        b = max(b, 2) if form == "heads" else b
+        if max(b, 1) * h * (m * k + k * n + m * n) <= 3e8:
             break
     dt = rng.choice(("f32", "f32", "f32", "bf16", "f16"))
     ta, tb = rng.random() < 0.3, rng.random() < 0.4
     shared = b and rng.random() < 0.5
     bd = "B, " if b else ""
     prec = rng.choice(("", "", ', precision="tf32"', ', precision="ieee"')) if dt == "f32" else ""
-    mm = f"matmul({'transpose(a)' if ta else 'a'}, {'transpose(b)' if tb else 'b'}{prec})"
-    lines = [f"  dims M = {m}, N = {n}, K = {k}" + (f", B = {b}" if b else ""),
-             f"  in  a: {dt}[{bd}{'K, M' if ta else 'M, K'}]",
-             f"  in  b: {dt}[{'' if shared else bd}{'N, K' if tb else 'K, N'}]"]
-    epi = rng.choice((0, 0, 1, 2, 3))
+    a_shape = f"{bd}{'K, M' if ta else 'M, K'}"
+    b_shape = f"{'' if shared else bd}{'N, K' if tb else 'K, N'}"
+    if form == "vector_a":
+        ta, a_shape = False, "K"
+    elif form == "vector_b":
+        tb, b_shape = False, "K"
+    elif form == "heads":
+        a_shape = f"B, H, {'K, M' if ta else 'M, K'}"
+        b_shape = rng.choice(("H, ", "B, 1, ", "1, H, ")) + ("N, K" if tb else "K, N")
+    a_op, b_op = "transpose(a)" if ta else "a", "transpose(b)" if tb else "b"
+    # Spelled as matmul, or as '@' where no keyword is given (the same graph).
+    mm = f"{a_op} @ {b_op}" if not prec and rng.random() < 0.3 else f"matmul({a_op}, {b_op}{prec})"
+    lines = [f"  dims M = {m}, N = {n}, K = {k}" + (f", B = {b}" if b else "") + (f", H = {h}" if form == "heads" else ""),
+             f"  in  a: {dt}[{a_shape}]",
+             f"  in  b: {dt}[{b_shape}]"]
+    epi = rng.choice((0, 0, 1, 2, 3)) if form != "vector_b" else 0   # (a column's product has no N)
     if epi in (1, 2):
         lines.append(f"  in  bias: {dt}[N]")
         mm = f"{mm} + bias" if epi == 1 else f"relu({mm} + bias)"
