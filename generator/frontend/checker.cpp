@@ -213,7 +213,7 @@ const std::vector<std::string> kFunctions = {
     "tanhshrink", "clamp", "not", "pow", "min", "max", "minimum", "maximum",
     "and", "or", "sum",
     "mean", "prod", "argmin", "argmax", "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "softmax",
-    "log_softmax", "where", "dropout", "matmul", "mm", "bmm", "dot", "linear", "transpose", "permute", "conv1d", "conv2d", "conv3d",
+    "log_softmax", "where", "dropout", "matmul", "mm", "bmm", "dot", "linear", "outer", "transpose", "permute", "conv1d", "conv2d", "conv3d",
     "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "iota", "max_pool1d", "max_pool2d",
     "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "reshape", "view", "flatten", "squeeze", "unsqueeze",
     "pad", "concat", "cat", "gather", "take_along_axis", "triu", "tril", "group_norm", "var", "std", "any", "all",
@@ -1058,6 +1058,7 @@ class Checker {
     if (f == "dropout") return dropout(e);
     if (f == "matmul" || f == "mm" || f == "bmm" || f == "dot") return matmul(e);
     if (f == "linear") return linear(e);
+    if (f == "outer") return outer(e);
     if (f == "transpose") return transpose(e);
     if (f == "permute") return permute(e);
     for (int d = 1; d <= 3; ++d) {
@@ -1612,6 +1613,23 @@ class Checker {
       fail(bias->loc, fmt::format("linear() takes bias as a tensor [out_features] = [{}], got {}", ws[0].str(),
                                   bv.is_node() ? type_text(node(bv.node).dtype, node(bv.node).shape) : bv.text));
     return binary(ast::BinaryOp::Add, y, bv, e.loc);
+  }
+
+  // outer(a, b): torch.outer, out[i, j] = a[i] * b[j] for two vectors (a broadcast product).
+  Value outer(const Expr& e) {
+    expect_args(e, 2, 2, {}, "a, b");
+    const NodeId a = tensor_arg(e, 0);
+    const NodeId b = tensor_arg(e, 1);
+    for (std::size_t k = 0; k < 2; ++k) {
+      const Node& n = node(k == 0 ? a : b);
+      if (n.shape.size() != 1)
+        fail(e.args[k]->loc, fmt::format("outer() takes two vectors (torch.outer); {} is {}", k == 0 ? "a" : "b",
+                                         type_text(n.dtype, n.shape)));
+    }
+    const DimExpr m = node(a).shape[0], n = node(b).shape[0];   // copies: add_node below may move the nodes
+    const Value column = reshape_node(a, {m, DimExpr::constant(1)}, e.args[0]->loc);
+    const Value row = reshape_node(b, {DimExpr::constant(1), n}, e.args[1]->loc);
+    return binary(ast::BinaryOp::Mul, column, row, e.loc);
   }
 
   // The product of a and b as torch.matmul (e: the call, for its locations and keywords).

@@ -346,6 +346,8 @@ const Case kCases[] = {
      "b's second-to-last dim (N)"},
     {"op a {\n  dims M = 4, K = 3\n  in a: f32[M, K]\n  out c = a @ 2.0\n}",
      "t.kiln:4:15: error: matmul() expects a tensor, got the constant 2.0"},
+    {"op a {\n  dims M = 4, K = 3\n  in a: f32[M]\n  in b: f32[M, K]\n  out c = outer(a, b)\n}",
+     "t.kiln:5:20: error: outer() takes two vectors (torch.outer); b is f32[M, K]"},
 };
 
 // The node an output of `ir` names.

@@ -1,5 +1,5 @@
 // torch.matmul's forms beyond a product of two batched matrices:
-// - '@' and torch's mm, bmm, dot and F.linear: the same graph as the matmul they stand for;
+// - '@' and torch's mm, bmm, dot, F.linear and outer: the same graph as what they stand for;
 // - rank-1 operands (the checker's reshapes around a rank-2 product): shapes, values of the
 //   float64 reference, the plan;
 // - an operand with some of the product's batch dims (generator/plan/expand_batches.cpp, [Note:
@@ -61,7 +61,7 @@ std::vector<double> eval(const std::string& text, const std::vector<kiln::ref::H
 
 }  // namespace
 
-TEST_CASE("'@', mm, bmm, dot and linear check to the graph of the matmul they stand for") {
+TEST_CASE("'@', mm, bmm, dot, linear and outer check to the graph of what they stand for") {
   const auto ir_of = [](const std::string& inputs, const std::string& body) {
     return kiln::ir::print(*kiln::check_op(kiln::parse_spec(spec(kDims, inputs, body), "m.kiln"), "m"));
   };
@@ -82,6 +82,9 @@ TEST_CASE("'@', mm, bmm, dot and linear check to the graph of the matmul they st
   CHECK(ir_of(lin, "linear(x, w, bias=bias)") == ir_of(lin, "matmul(x, transpose(w)) + bias"));
   CHECK(ir_of(lin, "linear(x, w)") == ir_of(lin, "matmul(x, transpose(w))"));
   CHECK(ir_of(lin, "linear(x, w, precision=\"tf32\")") == ir_of(lin, "matmul(x, transpose(w), precision=\"tf32\")"));
+  // torch.outer: a broadcast product of a column and a row.
+  const std::string two = "  in a: f32[M]\n  in b: f32[N]\n";
+  CHECK(ir_of(two, "outer(a, b)") == ir_of(two, "reshape(a, [M, 1]) * reshape(b, [1, N])"));
 }
 
 TEST_CASE("matmul of rank-1 operands: a row times a matrix, a matrix times a column, a dot product") {
@@ -99,6 +102,9 @@ TEST_CASE("matmul of rank-1 operands: a row times a matrix, a matrix times a col
   CHECK(shape == std::vector<std::int64_t>{3});
   CHECK(eval(spec(dims, "  in x: f32[K]\n", "matmul(x, x * 2.0)"), {x3}, shape) == std::vector<double>{4});
   CHECK(shape.empty());   // a 0-d tensor, as torch.matmul of two vectors
+  CHECK(eval(spec(dims, "  in x: f32[K]\n  in y: f32[M]\n", "outer(y, x)"), {x3, x2}, shape) ==
+        std::vector<double>{2, 0, -2, 1, 0, -1});
+  CHECK(shape == std::vector<std::int64_t>{2, 3});
   // Batched: the vector broadcasts over a's batch; the result drops the vector's dim.
   const auto ab = make_tensor(kiln::DType::f32, {2, 2, 3}, {1, 2, 3, 4, 5, 6, 0, 1, 0, 1, 0, 0});
   CHECK(eval(spec(dims, "  in a: f32[2, M, K]\n  in x: f32[K]\n", "matmul(a, x)"), {ab, x3}, shape) ==
