@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -213,7 +214,7 @@ const std::vector<std::string> kFunctions = {
     "tanhshrink", "clamp", "not", "pow", "min", "max", "minimum", "maximum",
     "and", "or", "sum",
     "mean", "prod", "argmin", "argmax", "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "softmax",
-    "log_softmax", "where", "dropout", "matmul", "mm", "bmm", "dot", "linear", "outer", "transpose", "permute", "conv1d", "conv2d", "conv3d",
+    "log_softmax", "where", "dropout", "matmul", "mm", "bmm", "dot", "linear", "outer", "einsum", "transpose", "permute", "conv1d", "conv2d", "conv3d",
     "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "iota", "max_pool1d", "max_pool2d",
     "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "reshape", "view", "flatten", "squeeze", "unsqueeze",
     "pad", "concat", "cat", "gather", "take_along_axis", "triu", "tril", "group_norm", "var", "std", "any", "all",
@@ -642,7 +643,7 @@ class Checker {
       case ExprKind::Float:
       case ExprKind::Bool: return weak(const_eval(e, ""), e.text, e.loc);
       case ExprKind::String:
-        fail(e.loc, "a string is only allowed as the value of layout= or precision=");
+        fail(e.loc, "a string is only allowed as the value of layout= or precision=, or as einsum()'s equation");
       case ExprKind::List:
         fail(e.loc, "a list is only allowed as a keyword value (axis=[0, 1]) or as the order of permute()");
       case ExprKind::Name: return name(e);
@@ -1059,6 +1060,7 @@ class Checker {
     if (f == "matmul" || f == "mm" || f == "bmm" || f == "dot") return matmul(e);
     if (f == "linear") return linear(e);
     if (f == "outer") return outer(e);
+    if (f == "einsum") return einsum(e);
     if (f == "transpose") return transpose(e);
     if (f == "permute") return permute(e);
     for (int d = 1; d <= 3; ++d) {
@@ -1630,6 +1632,143 @@ class Checker {
     const Value column = reshape_node(a, {m, DimExpr::constant(1)}, e.args[0]->loc);
     const Value row = reshape_node(b, {DimExpr::constant(1), n}, e.args[1]->loc);
     return binary(ast::BinaryOp::Mul, column, row, e.loc);
+  }
+
+  // einsum("subscripts", a[, b], precision=): torch.einsum of one or two operands, each axis named
+  // by a letter (no ellipsis, no repeated letter within an operand). Written with kiln's ops: an
+  // operand's letters in no other term and not in the output are summed first; one operand is
+  // then a permute; two without a shared summed letter an elementwise product of views; two with
+  // one a matmul of reshaped views ([batch, free of a, summed] times [batch, summed, free of b]),
+  // reshaped and permuted to the output's letters. Without "->" the output is the letters that
+  // appear once, in alphabetical order (numpy's and torch's rule).
+  Value einsum(const Expr& e) {
+    expect_args(e, 2, 3, {"precision"}, "equation, a, b");
+    const Expr& eq = *e.args[0];
+    if (eq.kind != ExprKind::String)
+      fail(eq.loc, "einsum() takes its equation first, as a string: einsum(\"bij,bjk->bik\", a, b)");
+    std::string text;
+    for (char c : eq.text)
+      if (c != ' ') text += c;
+    const std::size_t arrow = text.find("->");
+    const std::string lhs = arrow == std::string::npos ? text : text.substr(0, arrow);
+    std::vector<std::string> terms(1);
+    for (char c : lhs) {
+      if (c == ',') terms.emplace_back();
+      else terms.back() += c;
+    }
+    const std::size_t nops = e.args.size() - 1;
+    if (terms.size() != nops)
+      fail(eq.loc, fmt::format("einsum() equation \"{}\" has {} operand term{}, and {} operand{} given", eq.text,
+                               terms.size(), terms.size() == 1 ? "" : "s", nops, nops == 1 ? " is" : "s are"));
+    const auto check_letters = [&](const std::string& term) {
+      for (char c : term) {
+        if (c == '.')
+          fail(eq.loc, "einsum(): an ellipsis ('...') is not supported; name each axis with a letter");
+        if (!std::isalpha(static_cast<unsigned char>(c)))
+          fail(eq.loc, fmt::format("einsum() subscripts are letters, found '{}' in \"{}\"", c, eq.text));
+        if (std::count(term.begin(), term.end(), c) > 1)
+          fail(eq.loc, fmt::format("einsum(): '{}' appears twice in \"{}\" (diagonals are not supported)", c, term));
+      }
+    };
+    std::vector<NodeId> ops;
+    std::map<char, DimExpr> extent;
+    std::map<char, std::string> where;   // the first operand that names a letter, for messages
+    for (std::size_t k = 0; k < nops; ++k) {
+      check_letters(terms[k]);
+      const NodeId x = tensor_arg(e, k + 1);
+      const Shape shape = node(x).shape;
+      if (shape.size() != terms[k].size())
+        fail(e.args[k + 1]->loc, fmt::format("einsum(): \"{}\" names {} axes, but {} is {}", terms[k], terms[k].size(),
+                                             k == 0 ? "a" : "b", type_text(node(x).dtype, shape)));
+      for (std::size_t i = 0; i < shape.size(); ++i) {
+        const char c = terms[k][i];
+        if (auto it = extent.find(c); it == extent.end()) {
+          extent.emplace(c, shape[i]);
+          where[c] = k == 0 ? "a" : "b";
+        } else if (!(it->second == shape[i])) {
+          fail(e.loc, fmt::format("einsum(): '{}' is {} in {} and {} in {}{}", c, it->second.str(), where[c],
+                                  shape[i].str(), k == 0 ? "a" : "b", same_value_hint(it->second, shape[i])));
+        }
+      }
+      ops.push_back(x);
+    }
+    std::string out;
+    if (arrow != std::string::npos) {
+      out = text.substr(arrow + 2);
+      check_letters(out);
+      for (char c : out)
+        if (!extent.count(c)) fail(eq.loc, fmt::format("einsum(): the output's '{}' is in no operand's subscripts", c));
+    } else {
+      for (const auto& [c, _] : extent) {
+        std::size_t seen = 0;
+        for (const auto& t : terms) seen += static_cast<std::size_t>(std::count(t.begin(), t.end(), c));
+        if (seen == 1) out += c;
+      }
+      std::sort(out.begin(), out.end());
+    }
+    const auto has = [](const std::string& t, char c) { return t.find(c) != std::string::npos; };
+    // Each operand's letters in nothing else are summed first.
+    std::vector<Value> vals;
+    for (std::size_t k = 0; k < nops; ++k) {
+      std::vector<int> axes;
+      std::string kept;
+      for (std::size_t i = 0; i < terms[k].size(); ++i) {
+        const char c = terms[k][i];
+        const bool elsewhere = has(out, c) || (nops == 2 && has(terms[1 - k], c));
+        if (elsewhere) kept += c;
+        else axes.push_back(static_cast<int>(i));
+      }
+      vals.push_back(axes.empty() ? node_value(ops[k], e.loc) : reduce_node(OpKind::Sum, ops[k], axes, false, e.loc));
+      terms[k] = kept;
+    }
+    // `v` (letters `have`) with its axes in the order of `want` (a permutation of them).
+    const auto ordered = [&](const Value& v, const std::string& have, const std::string& want) {
+      std::vector<int> perm;
+      for (char c : want) perm.push_back(static_cast<int>(have.find(c)));
+      bool identity = true;
+      for (std::size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int>(i);
+      return identity ? v : permute_node(v.node, std::move(perm), e.loc);
+    };
+    const auto extents_of = [&](const std::string& letters) {
+      Shape s;
+      for (char c : letters) s.push_back(extent.at(c));
+      return s;
+    };
+    if (nops == 1) return ordered(vals[0], terms[0], out);
+    std::string batch, summed, free_a, free_b;
+    for (char c : out) {
+      if (has(terms[0], c) && has(terms[1], c)) batch += c;
+      else if (has(terms[0], c)) free_a += c;
+      else free_b += c;
+    }
+    for (char c : terms[0])
+      if (has(terms[1], c) && !has(out, c)) summed += c;
+    if (summed.empty()) {   // an elementwise product: each operand in the output's order, 1 where it lacks a letter
+      std::vector<Value> aligned;
+      for (std::size_t k = 0; k < 2; ++k) {
+        std::string mine;
+        for (char c : out)
+          if (has(terms[k], c)) mine += c;
+        const Value v = ordered(vals[k], terms[k], mine);
+        Shape shape;
+        for (char c : out) shape.push_back(has(terms[k], c) ? extent.at(c) : DimExpr::constant(1));
+        aligned.push_back(reshape_node(v.node, std::move(shape), e.loc));
+      }
+      return binary(ast::BinaryOp::Mul, aligned[0], aligned[1], e.loc);
+    }
+    const Shape bs = extents_of(batch);
+    const auto matrix = [&](const Value& v, const std::string& have, const std::string& rows, const std::string& cols) {
+      const Value p = ordered(v, have, batch + rows + cols);
+      Shape shape = bs;
+      shape.push_back(numel_of(extents_of(rows)));
+      shape.push_back(numel_of(extents_of(cols)));
+      return reshape_node(p.node, std::move(shape), e.loc);
+    };
+    const Value a = matrix(vals[0], terms[0], free_a, summed);
+    const Value b = matrix(vals[1], terms[1], summed, free_b);
+    const Value c = product(e, a.node, b.node);
+    const Value split = reshape_node(c.node, extents_of(batch + free_a + free_b), e.loc);
+    return ordered(split, batch + free_a + free_b, out);
   }
 
   // The product of a and b as torch.matmul (e: the call, for its locations and keywords).

@@ -545,27 +545,15 @@ bool Planner::has_stream_source(ir::NodeId operand) const {
   return std::any_of(found.begin(), found.end(), [&](ir::NodeId n) { return bound.numel(n) == bound.numel(operand); });
 }
 
-// [Note: reshapes by extents of 1 alias]
-// torch.matmul of a vector is a product of rank-2 views ([K] as [K, 1], the [M, 1] result as [M]:
-// the checker's reshapes), and unsqueeze/squeeze around a product are common. A template reads
-// its operands and writes its outputs as packed row-major buffers, and a reshape that only
-// inserts or drops extents of 1 keeps every element at its offset. So such a reshape that an
-// anchor cannot inline is not stored by an elementwise kernel when its operand already is a
-// buffer (an input, a stored anchor): it reads that buffer in place. And an output that is such a
-// reshape of an anchor's last node, which nothing else reads, is stored by the anchor directly.
-// (The extents compared are the written ones, so a dyn dim bound to 1 is not taken for one.)
-bool Planner::unit_reshape(ir::NodeId id) const {
-  const auto& n = plan_.bound->node(id);
-  if (n.kind != ir::OpKind::Reshape) return false;
-  const auto non_unit = [](const ir::Shape& shape) {
-    ir::Shape kept;
-    for (const auto& d : shape)
-      if (d.as_constant() != std::optional<std::int64_t>(1)) kept.push_back(d);
-    return kept;
-  };
-  return non_unit(n.shape) == non_unit(plan_.bound->node(n.operands[0]).shape);
-}
-
+// [Note: reshapes alias]
+// A reshape keeps every element at its row-major offset, and a template reads its operands and
+// writes its outputs as packed row-major buffers. torch.matmul of a vector is a product of rank-2
+// views ([K] as [K, 1], the [M, 1] result as [M]: the checker's reshapes), einsum flattens its
+// operands into matrices and splits the product back, and unsqueeze/squeeze/flatten/view around
+// an anchor are common. So a reshape that an anchor cannot inline is not stored by an elementwise
+// kernel when its operand already is a buffer (an input, a stored anchor): the anchor reads that
+// buffer in place. And an output that is a reshape of an anchor's last node, which nothing else
+// reads, is stored by the anchor directly.
 void Planner::choose_leaves() {
   const auto& ir = plan_.ir();
   const std::size_t n = ir.nodes.size();
@@ -969,12 +957,12 @@ Plan Planner::run() {
         fused[static_cast<std::size_t>(c)] = true;
       }
       auto outs = outputs_of(end);
-      // [Note: reshapes by extents of 1 alias]: an output that is such a reshape of the anchor's
-      // last node, its only reader, is stored by the anchor itself.
+      // [Note: reshapes alias]: an output that is a reshape of the anchor's last node, its only
+      // reader, is stored by the anchor itself.
       bool aliased = false;
       if (outs.empty() && consumers_[static_cast<std::size_t>(end)].size() == 1) {
         const ir::NodeId c = consumers_[static_cast<std::size_t>(end)][0];
-        if (unit_reshape(c) && consumers_[static_cast<std::size_t>(c)].empty() && outputs_of(c).size() == 1) {
+        if (ir.node(c).kind == ir::OpKind::Reshape && consumers_[static_cast<std::size_t>(c)].empty() && outputs_of(c).size() == 1) {
           outs = outputs_of(c);
           fused[static_cast<std::size_t>(c)] = true;
           plan_.leaves[c] = outs[0];
@@ -1004,8 +992,8 @@ Plan Planner::run() {
     }
     if (fused[i] || node.kind == ir::OpKind::Scalar) continue;
     auto outs = outputs_of(id);
-    if (forced_leaf_[i] && unit_reshape(id) && plan_.leaves.count(node.operands[0])) {
-      plan_.leaves[id] = plan_.leaves.at(node.operands[0]);   // [Note: reshapes by extents of 1 alias]
+    if (forced_leaf_[i] && node.kind == ir::OpKind::Reshape && plan_.leaves.count(node.operands[0])) {
+      plan_.leaves[id] = plan_.leaves.at(node.operands[0]);   // [Note: reshapes alias]
       producer_[i] = producer_[static_cast<std::size_t>(node.operands[0])];
       for (int b : outs) add_elementwise_root(id, b);
       continue;

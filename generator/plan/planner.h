@@ -191,9 +191,6 @@ class Planner {
   std::string apply_tuned_pick(Plan::Tunable& t, const std::string& note, const char* family) const;
   void find_consumers();
   bool has_stream_source(ir::NodeId operand) const;
-  // A Reshape that only inserts or drops extents of 1 (as written: constant 1s): the same bytes in
-  // the same order as its operand ([Note: reshapes by extents of 1 alias] in plan.cpp).
-  bool unit_reshape(ir::NodeId id) const;
   void choose_leaves();
   // Stores `node` into `buffer` from an elementwise kernel; returns that kernel's position.
   int add_elementwise_root(ir::NodeId node, int buffer);

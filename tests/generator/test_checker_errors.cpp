@@ -137,7 +137,7 @@ const Case kCases[] = {
     {"op a {\n  dims N = 4\n  in x: u64[N]\n  out y = -x\n}",
      "t.kiln:4:11: error: cannot negate an unsigned u64 value; cast it first, e.g. i64(x)"},
     {"op a {\n  dims N = 4\n  in x: f32[N]\n  out y = x + \"s\"\n}",
-     "t.kiln:4:15: error: a string is only allowed as the value of layout= or precision="},
+     "t.kiln:4:15: error: a string is only allowed as the value of layout= or precision=, or as einsum()'s equation"},
     // ---- shapes and attributes
     {"op a {\n  dims B = 4, N = 8\n  in x: f32[B, N]\n  in y: f32[N, B]\n  out z = x + y\n}",
      "t.kiln:5:13: error: '+': shapes [B, N] and [N, B] do not broadcast (B vs N); dims must be equal or 1"},
@@ -348,6 +348,22 @@ const Case kCases[] = {
      "t.kiln:4:15: error: matmul() expects a tensor, got the constant 2.0"},
     {"op a {\n  dims M = 4, K = 3\n  in a: f32[M]\n  in b: f32[M, K]\n  out c = outer(a, b)\n}",
      "t.kiln:5:20: error: outer() takes two vectors (torch.outer); b is f32[M, K]"},
+    {"op a {\n  dims M = 4, K = 3\n  in a: f32[M, K]\n  out c = einsum(a, \"mk->km\")\n}",
+     "t.kiln:4:18: error: einsum() takes its equation first, as a string: einsum(\"bij,bjk->bik\", a, b)"},
+    {"op a {\n  dims M = 4, K = 3\n  in a: f32[M, K]\n  out c = einsum(\"mk,kn->mn\", a)\n}",
+     "t.kiln:4:18: error: einsum() equation \"mk,kn->mn\" has 2 operand terms, and 1 operand is given"},
+    {"op a {\n  dims M = 4, K = 3\n  in a: f32[M, K]\n  out c = einsum(\"...k->k\", a)\n}",
+     "t.kiln:4:18: error: einsum(): an ellipsis ('...') is not supported; name each axis with a letter"},
+    {"op a {\n  dims M = 4\n  in a: f32[M, M]\n  out c = einsum(\"ii->i\", a)\n}",
+     "t.kiln:4:18: error: einsum(): 'i' appears twice in \"ii\" (diagonals are not supported)"},
+    {"op a {\n  dims M = 4, K = 3\n  in a: f32[M, K]\n  out c = einsum(\"mkn->m\", a)\n}",
+     "t.kiln:4:28: error: einsum(): \"mkn\" names 3 axes, but a is f32[M, K]"},
+    {"op a {\n  dims M = 4, K = 3\n  in a: f32[M, K]\n  in b: f32[M, K]\n  out c = einsum(\"mk,kn->mn\", a, b)\n}",
+     "t.kiln:5:11: error: einsum(): 'k' is K in a and M in b"},
+    {"op a {\n  dims M = 4, K = 3\n  in a: f32[M, K]\n  out c = einsum(\"mk->mz\", a)\n}",
+     "t.kiln:4:18: error: einsum(): the output's 'z' is in no operand's subscripts"},
+    {"op a {\n  dims M = 4, K = 3\n  in a: f32[M, K]\n  out c = einsum(\"m1->m\", a)\n}",
+     "t.kiln:4:18: error: einsum() subscripts are letters, found '1' in \"m1->m\""},
 };
 
 // The node an output of `ir` names.

@@ -1,5 +1,7 @@
 // torch.matmul's forms beyond a product of two batched matrices:
 // - '@' and torch's mm, bmm, dot, F.linear and outer: the same graph as what they stand for;
+// - einsum: the graphs it writes, the float64 values against explicit compositions, one kernel
+//   for a contraction of contiguous operands ([Note: reshapes alias]);
 // - rank-1 operands (the checker's reshapes around a rank-2 product): shapes, values of the
 //   float64 reference, the plan;
 // - an operand with some of the product's batch dims (generator/plan/expand_batches.cpp, [Note:
@@ -113,7 +115,7 @@ TEST_CASE("matmul of rank-1 operands: a row times a matrix, a matrix times a col
   CHECK(eval(spec(dims, "  in a: f32[2, M, K]\n  in x: f32[M]\n", "matmul(x, a)"), {ab, x2}, shape) ==
         std::vector<double>{6, 9, 12, 1, 2, 0});
   CHECK(shape == std::vector<std::int64_t>{2, 3});
-  // Planned: one gemv, reading x and writing y in place ([Note: reshapes by extents of 1 alias]).
+  // Planned: one gemv, reading x and writing y in place ([Note: reshapes alias]).
   const kiln::Plan plan = plan_for(spec("M = 4096, K = 8192", "  in a: f32[M, K]\n  in x: f32[K]\n", "matmul(a, x)"));
   CAPTURE(plan.text());
   REQUIRE(plan.kernels.size() == 1);
@@ -202,4 +204,51 @@ TEST_CASE("expand_matmul_batches: the units compile with NVRTC for sm_80 and sm_
   int units = 0;
   for (const char* arch : {"sm_80", "sm_90a"}) units += memory_plan_test::check_units_compile(plan_for(text, arch), arch);
   CHECK(units == 4);
+}
+
+TEST_CASE("einsum: one or two operands as permutes, sums, products and matmuls") {
+  const auto ir_of = [](const std::string& inputs, const std::string& body) {
+    return kiln::ir::print(*kiln::check_op(kiln::parse_spec(spec(kDims, inputs, body), "m.kiln"), "m"));
+  };
+  const std::string mk = "  in a: f32[M, K]\n  in b: f32[K, N]\n";
+  CHECK(ir_of(mk, "einsum(\"mk,kn->mn\", a, b)") == ir_of(mk, "matmul(a, b)"));
+  CHECK(ir_of(mk, "einsum(\"mk,kn\", a, b)") == ir_of(mk, "matmul(a, b)"));   // implicit: once-only letters, sorted
+  CHECK(ir_of(mk, "einsum(\"mk -> km\", a)") == ir_of(mk, "permute(a, [1, 0])"));
+  CHECK(ir_of(mk, "einsum(\"mk->\", a)") == ir_of(mk, "sum(a, axis=[0, 1])"));
+  CHECK(ir_of(mk, "einsum(\"mk->m\", a)") == ir_of(mk, "sum(a, axis=1)"));
+  const std::string batched = "  in a: f32[B, M, K]\n  in b: f32[B, K, N]\n";
+  CHECK(ir_of(batched, "einsum(\"bmk,bkn->bmn\", a, b)") == ir_of(batched, "matmul(a, b)"));
+  const std::string nt = "  in a: f32[M, K]\n  in b: f32[N, K]\n";
+  CHECK(ir_of(nt, "einsum(\"mk,nk->mn\", a, b)") == ir_of(nt, "matmul(a, permute(b, [1, 0]))"));
+
+  // Values: the float64 reference against compositions written out.
+  using kiln::ref::make_tensor;
+  const auto values_of = [](const std::string& text, std::uint64_t seed) {
+    const auto bound = bound_of(text);
+    return kiln::ref::evaluate(*bound, kiln::ref::random_inputs(*bound, seed)).at(0);
+  };
+  const auto same_values = [&](const std::string& inputs, const std::string& einsum, const std::string& written) {
+    CAPTURE(einsum);
+    const auto got = values_of(spec(kDims, inputs, einsum), 3), want = values_of(spec(kDims, inputs, written), 3);
+    REQUIRE(got.shape == want.shape);
+    for (std::size_t i = 0; i < got.data.size(); ++i) CHECK(got.data[i] == doctest::Approx(want.data[i]).epsilon(1e-12));
+  };
+  // KernelBench level 1's 11: a 4-d tensor times a matrix over its last axis.
+  same_values("  in a: f32[B, C, M, K]\n  in w: f32[K, N]\n", "einsum(\"bcmk,kn->bcmn\", a, w)", "matmul(a, w)");
+  // Heads from [B, S, H, D] (attention scores without the permutes written).
+  same_values("  in q: f32[B, M, C, K]\n  in k: f32[B, N, C, K]\n", "einsum(\"bmck,bnck->bcmn\", q, k)",
+              "matmul(permute(q, [0, 2, 1, 3]), permute(k, [0, 2, 3, 1]))");
+  // Two summed letters, a letter summed out of one operand first, an output order of its own.
+  same_values("  in a: f32[M, K, C]\n  in b: f32[C, K, N, B]\n", "einsum(\"mkc,cknb->nm\", a, b)",
+              "permute(matmul(reshape(a, [M, K * C]), reshape(permute(sum(b, axis=3), [1, 0, 2]), [K * C, N])), [1, 0])");
+  // No summed letter: a broadcast product.
+  same_values("  in a: f32[M, K]\n  in b: f32[K, N]\n", "einsum(\"mk,kn->kmn\", a, b)",
+              "reshape(permute(a, [1, 0]), [K, M, 1]) * reshape(b, [K, 1, N])");
+
+  // A contraction of contiguous operands is one kernel: the reshapes read and write in place.
+  const kiln::Plan plan = plan_for(spec("B = 16, I = 64, J = 64, L = 256, K = 768",
+                                        "  in a: f32[B, I, J, L]\n  in b: f32[L, K]\n", "einsum(\"bijl,lk->bijk\", a, b)"));
+  CAPTURE(plan.text());
+  CHECK(plan.kernels.size() == 1);
+  CHECK(plan.buffers.size() == 3);
 }

@@ -198,6 +198,7 @@ TEST_CASE("views: no copies, plan and source goldens of specs/views.kiln") {
       {"views", "expand_batch", "odd", {{"B", 2}, {"H", 3}, {"M", 5}, {"K", 7}, {"N", 6}}, {}},
       {"views", "matmul_head_broadcast", "odd", {{"B", 2}, {"H", 3}, {"M", 5}, {"K", 7}, {"N", 6}}, {}},
       {"views", "matmul_vectors", "odd", {{"B", 3}, {"M", 5}, {"K", 7}}, {}},
+      {"views", "einsum_forms", "odd", {{"B", 2}, {"I", 3}, {"J", 5}, {"L", 7}, {"K", 6}, {"S", 5}, {"H", 3}, {"D", 4}}, {}},
   };
   for (const auto& c : cases) {
     CAPTURE(c.op);
@@ -236,7 +237,7 @@ TEST_CASE("views: every unit compiles with NVRTC for sm_80 and sm_90a") {
   }
   int compiled = 0;
   for (const char* op : {"reshape_rows", "pad_modes", "concat_parts", "gather_rows", "cross_entropy", "triangles",
-                         "group_norm_affine", "expand_batch", "matmul_head_broadcast", "matmul_vectors"})
+                         "group_norm_affine", "expand_batch", "matmul_head_broadcast", "matmul_vectors", "einsum_forms"})
     for (const char* arch : {"sm_80", "sm_90a"}) {
       CAPTURE(op);
       CAPTURE(arch);
