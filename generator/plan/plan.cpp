@@ -554,6 +554,7 @@ bool Planner::has_stream_source(ir::NodeId operand) const {
 // kernel when its operand already is a buffer (an input, a stored anchor): the anchor reads that
 // buffer in place. And an output that is a reshape of an anchor's last node, which nothing else
 // reads, is stored by the anchor directly.
+
 void Planner::choose_leaves() {
   const auto& ir = plan_.ir();
   const std::size_t n = ir.nodes.size();
