@@ -6,9 +6,10 @@
 // product of a's batch (b, h) with w's batch h. The gemm templates address an operand's batch with
 // one stride (matmul_operand in plan_contraction.cpp): a stride of 0 for an operand with no batch
 // (every batch dim 1 or absent), the packed stride rows x cols for one with all of the output's
-// batch dims in order (right-aligned, the output's extra leading dims extents of 1). Any other operand (some dims, or extents of 1 among them: [H, K, N],
-// [B, 1, K, N], [1, H, K, N] against [B, H, ., .]) is made `expand(operand, [out batch dims..., its
-// last two dims])` here, as PyTorch's matmul expands and copies such an operand: an index view
+// batch dims in order (right-aligned, the output's extra leading dims extents of 1):
+// batch_addressable. Any other operand (some dims, or extents of 1 among them: [H, K, N],
+// [B, 1, K, N], [1, H, K, N] against [B, H, ., .]) is made `expand(operand, [out batch dims...,
+// its last two dims])` here, as PyTorch's matmul expands and copies such an operand: an index view
 // ([Note: index views] in ir.h), which the planner stores at the full batch (an elementwise
 // kernel; a transposed input is stored row-major by it) before the GEMM reads it. So the
 // product plans rather than being refused; the cost is that copy (B times w's bytes, written and
@@ -24,33 +25,11 @@
 #include <fmt/ranges.h>
 
 #include "generator/plan/planner.h"
-#include "generator/support/assert.h"
 
 namespace kiln {
 
 using ir::NodeId;
 using ir::OpKind;
-
-namespace {
-
-std::int64_t batch_count(const std::vector<std::int64_t>& shape) {
-  std::int64_t n = 1;
-  for (std::size_t d = 0; d + 2 < shape.size(); ++d) n *= shape[d];
-  return n;
-}
-
-}  // namespace
-
-bool batch_addressable(const std::vector<std::int64_t>& operand, const std::vector<std::int64_t>& out) {
-  if (batch_count(operand) == 1) return true;   // broadcast over every batch dim: stride 0
-  // All of the output's batch dims, right-aligned; the output's leading dims the operand lacks are
-  // extents of 1 (the same batch index: [H, K, N] in a product of [1, H, M, N]).
-  if (operand.size() > out.size()) return false;
-  const std::size_t lead = out.size() - operand.size();
-  for (std::size_t d = 0; d < lead; ++d)
-    if (out[d] != 1) return false;
-  return std::equal(operand.begin(), operand.end() - 2, out.begin() + static_cast<std::ptrdiff_t>(lead));
-}
 
 std::shared_ptr<const ir::BoundIr> expand_matmul_batches(std::shared_ptr<const ir::BoundIr> bound,
                                                          std::vector<std::string>& fusions) {

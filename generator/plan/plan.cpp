@@ -963,7 +963,8 @@ Plan Planner::run() {
       bool aliased = false;
       if (outs.empty() && consumers_[static_cast<std::size_t>(end)].size() == 1) {
         const ir::NodeId c = consumers_[static_cast<std::size_t>(end)][0];
-        if (ir.node(c).kind == ir::OpKind::Reshape && consumers_[static_cast<std::size_t>(c)].empty() && outputs_of(c).size() == 1) {
+        if (ir.node(c).kind == ir::OpKind::Reshape && consumers_[static_cast<std::size_t>(c)].empty() &&
+            outputs_of(c).size() == 1) {
           outs = outputs_of(c);
           fused[static_cast<std::size_t>(c)] = true;
           plan_.leaves[c] = outs[0];

@@ -115,6 +115,22 @@ struct Operand {
   std::int64_t ld = 0, batch_stride = 0;
 };
 
+}  // namespace
+
+bool batch_addressable(const std::vector<std::int64_t>& operand, const std::vector<std::int64_t>& out) {
+  const std::size_t r = operand.size();
+  if (product(operand, 0, r - 2) == 1) return true;   // broadcast over every batch dim: stride 0
+  // All of the output's batch dims, right-aligned; the output's leading dims the operand lacks are
+  // extents of 1 (the same batch index: [H, K, N] in a product of [1, H, M, N]).
+  if (r > out.size()) return false;
+  const std::size_t lead = out.size() - r;
+  for (std::size_t d = 0; d < lead; ++d)
+    if (out[d] != 1) return false;
+  return std::equal(operand.begin(), operand.end() - 2, out.begin() + static_cast<std::ptrdiff_t>(lead));
+}
+
+namespace {
+
 Operand matmul_operand(const Planner& p, NodeId anchor, NodeId op, const char* which) {
   Operand o;
   o.col_major = transposed_leaf(p, op);
