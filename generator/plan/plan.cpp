@@ -307,6 +307,38 @@ std::optional<PoolPick> PoolPick::parse(std::string_view text) {
                       &PoolPick::rows);
 }
 
+namespace {
+constexpr std::pair<ConvKind, std::string_view> kConvKinds[] = {
+    {ConvKind::Nchw, "nchw"}, {ConvKind::Wgmma, "wgmma"}, {ConvKind::Tma, "tma"}, {ConvKind::Depthwise, "depthwise"}};
+}  // namespace
+
+std::string ConvPick::text() const {
+  std::string_view name;
+  for (const auto& [k, n] : kConvKinds)
+    if (k == kind) name = n;
+  if (kind == ConvKind::Depthwise) return fmt::format("conv {} t{}", name, threads);
+  return fmt::format("conv {} {}x{} st{}", name, bm, bn, stages);
+}
+
+std::optional<ConvPick> ConvPick::parse(std::string_view text) {
+  ConvPick c;
+  char route[12] = {};
+  char tail = 0;
+  const std::string s(text);
+  if (std::sscanf(s.c_str(), "conv depthwise t%d%c", &c.threads, &tail) == 1) {
+    c.kind = ConvKind::Depthwise;
+  } else if (std::sscanf(s.c_str(), "conv %11s %dx%d st%d%c", route, &c.bm, &c.bn, &c.stages, &tail) == 4) {
+    const auto* found = std::find_if(std::begin(kConvKinds), std::end(kConvKinds),
+                                     [&](const auto& k) { return k.second == route; });
+    if (found == std::end(kConvKinds) || found->first == ConvKind::Depthwise) return std::nullopt;
+    c.kind = found->first;
+  } else {
+    return std::nullopt;
+  }
+  if (c.text() != s) return std::nullopt;
+  return c;
+}
+
 std::string pick_text(const Pick& pick) {
   return std::visit([](const auto& p) { return p.text(); }, pick);
 }
@@ -321,6 +353,7 @@ std::optional<Pick> parse_pick(std::string_view text) {
   if (auto c = StridedScanPick::parse(text)) return Pick{*c};
   if (auto c = PoolPick::parse(text)) return Pick{*c};
   if (auto c = LookbackScanPick::parse(text)) return Pick{*c};
+  if (auto c = ConvPick::parse(text)) return Pick{*c};
   return std::nullopt;
 }
 

@@ -127,7 +127,9 @@ std::string index_declaration(bool index64);
 //   [Note: scan picks]): ScanPick; along contiguous rows by decoupled look-back ([Note: look-back
 //   scan picks]): LookbackScanPick; and along a strided axis, chunked or not ([Note: strided scan
 //   picks]): StridedScanPick;
-// - the pools over static pooled axes (plan_pool.cpp's [Note: pool picks]): PoolPick.
+// - the pools over static pooled axes (plan_pool.cpp's [Note: pool picks]): PoolPick;
+// - the convs (plan_contraction.cpp's [Note: conv picks]): ConvPick, within the route the planner
+//   took (the TMA engine, WgConvNchw, ConvNchw or DepthwiseDirect).
 struct TmaPick {
   int bm = 0, bn = 0, bk = 0, consumers_n = 1, stages = 0, split_k = 1, cluster_m = 1, group_m = 8;
 
@@ -227,8 +229,21 @@ struct LookbackScanPick {
   friend bool operator==(const LookbackScanPick&, const LookbackScanPick&) = default;
 };
 
+// A conv's (ConvConfig's) tile and stages within its route (`kind`, the planner's): the CTA tile
+// (bm x bn, rows x columns as the route lays them out) and shared stages of the implicit GEMMs
+// (the TMA engine's: as many as fit, which the tile decides), or DepthwiseDirect's block size.
+struct ConvPick {
+  ConvKind kind = ConvKind::Nchw;
+  int bm = 0, bn = 0, stages = 0;   // the implicit GEMMs
+  int threads = 0;                  // Depthwise
+
+  std::string text() const;   // "conv nchw 128x128 st3", "conv wgmma 128x256 st4", "conv tma 128x128 st6", "conv depthwise t256"
+  static std::optional<ConvPick> parse(std::string_view text);
+  friend bool operator==(const ConvPick&, const ConvPick&) = default;
+};
+
 using Pick = std::variant<TmaPick, RownormPick, SplitNormPick, ElementwisePick, ReducePick, ScanPick, StridedScanPick,
-                          PoolPick, LookbackScanPick>;
+                          PoolPick, LookbackScanPick, ConvPick>;
 std::string pick_text(const Pick& pick);
 std::optional<Pick> parse_pick(std::string_view text);   // any family's text
 

@@ -1711,6 +1711,109 @@ std::int64_t conv_tma_pixel_class(Planner& p, const ConvConfig& cc, const DynCon
   return pixels;
 }
 
+// [Note: conv picks]
+// A conv has picks ([Note: tuned picks] in plan.h) within the route the planner took for it (the
+// route itself stays the rule's): the TMA engine its tile (rows x columns: pixels x out channels
+// where conv_tma_pixel_rows, else out channels x an image's pixels), 64 or 128 rows by 32 (f32
+// only, which the engine's copies always are), 64, 128 or 256 columns (3xTF32: at most
+// kTmaX3MaxCols), its stages as many as fit (conv_tma_stages); WgConvNchw 64 or 128 out channels
+// by 64, 128 or 256 pixels (3xTF32: at most kConvWgmmaX3MaxCols) in 3 or 4 stages; ConvNchw 64 or 128 out channels of a
+// group by 64 or 128 pixels (warp tiles of half the rows by 32 columns: 4 or 8 warps) in 2 to 4
+// stages, where they fit with the im2col table; DepthwiseDirect blocks of 128, 256 or 512
+// threads. A tile no wider along an axis than the power of two at or above its extent there (a
+// wider one only adds idle rows), besides the heuristic's. The heuristic's pick is always one of
+// them. Dyn spatial extents (a pixel tile by size class, the extents a launch's) have no picks;
+// a dyn batch has, tuned per size class as a dyn matmul is.
+ConvPick conv_pick_of(const ConvConfig& c) {
+  if (c.kind == ConvKind::Depthwise) return {c.kind, 0, 0, 0, c.threads};
+  return {c.kind, c.bm, c.bn, c.stages, 0};
+}
+
+// Sets the fields a pick of the config's route holds (ConvNchw's warp tile follows its tile).
+void conv_apply(ConvConfig& c, const ConvPick& k) {
+  KILN_ASSERT(k.kind == c.kind, "a {} conv pick for a {} conv", enum_name(k.kind), enum_name(c.kind));
+  if (c.kind == ConvKind::Depthwise) {
+    c.threads = k.threads;
+    return;
+  }
+  c.bm = k.bm, c.bn = k.bn, c.stages = k.stages;
+  if (c.kind == ConvKind::Nchw) c.wm = c.bm / 2, c.wn = 32, c.bk = 32;
+}
+
+// The TMA engine's stages for the config's tile: as many as fit, at most 8, at least 2.
+int conv_tma_stages(const Target& t, ConvConfig c) {
+  c.stages = 8;
+  while (c.stages > 2 && conv_smem(c) > smem_limit(t)) --c.stages;
+  return c.stages;
+}
+
+std::vector<ConvPick> conv_candidates(const Target& t, const ConvConfig& cc) {
+  const ConvPick h = conv_pick_of(cc);
+  // Tile sizes along an axis of `extent`: those up to the power of two at or above it, and the heuristic's.
+  auto sizes = [](std::initializer_list<int> options, std::int64_t extent, int heuristic) {
+    std::vector<int> out;
+    for (int s : options)
+      if (s == heuristic || s / 2 < extent) out.push_back(s);
+    return out;
+  };
+  std::vector<ConvPick> out;
+  auto add = [&](const ConvPick& k) {
+    ConvConfig c = cc;
+    conv_apply(c, k);
+    if (conv_smem(c) <= smem_limit(t)) out.push_back(k);
+  };
+  const bool x3 = conv_x3(cc);
+  switch (cc.kind) {
+    case ConvKind::Depthwise:
+      for (int threads : {128, 256, 512}) out.push_back({ConvKind::Depthwise, 0, 0, 0, threads});
+      break;
+    case ConvKind::Nchw: {
+      const std::int64_t pixels = conv_gemm_pixels(cc.n, cc.dout, cc.ho, cc.wo, cc.stride_d, cc.stride_h,
+                                                   conv_phases_w(cc), cc.transposed);
+      for (int bm : sizes({64, 128}, cc.k / cc.groups, h.bm))
+        for (int bn : sizes({64, 128}, pixels, h.bn))
+          for (int stages : {2, 3, 4}) add({ConvKind::Nchw, bm, bn, stages, 0});
+      break;
+    }
+    case ConvKind::Wgmma:
+      for (int bm : sizes({64, 128}, cc.k, h.bm))
+        for (int bn : sizes({64, 128, 256}, cc.ho * cc.wo, h.bn))
+          if (!x3 || bn <= kConvWgmmaX3MaxCols)
+            for (int stages : {3, 4}) add({ConvKind::Wgmma, bm, bn, stages, 0});
+      break;
+    case ConvKind::Tma: {
+      const bool pixel_rows = conv_tma_pixel_rows(cc);
+      const std::int64_t howo = cc.transposed ? conv_phase_extent(cc.dout, cc.stride_d) *
+                                                    conv_phase_extent(cc.ho, cc.stride_h) *
+                                                    conv_phase_extent(cc.wo, cc.stride_w)
+                                              : cc.dout * cc.ho * cc.wo;
+      const std::int64_t pixels = cc.nhwc ? cc.n * howo : howo;
+      const auto rows = pixel_rows ? sizes({64, 128}, pixels, h.bm) : sizes({64, 128}, cc.k, h.bm);
+      const auto cols = pixel_rows ? sizes({32, 64, 128, 256}, cc.k, h.bn) : sizes({64, 128, 256}, pixels, h.bn);
+      for (int bm : rows)
+        for (int bn : cols) {
+          if (x3 && !tma_tile_fits_x3(bn, 1)) continue;
+          ConvConfig c = cc;
+          c.bm = bm, c.bn = bn;
+          add({ConvKind::Tma, bm, bn, conv_tma_stages(t, c), 0});
+        }
+      break;
+    }
+  }
+  // (The rule's tile where none fits: the heuristic's own config, which its launch then checks.)
+  if (std::find(out.begin(), out.end(), h) == out.end()) out.insert(out.begin(), h);
+  return out;
+}
+
+// Offers the conv's picks for `anchor` ([Note: conv picks]) and applies the chosen one to `cc`
+// (its heuristic config); returns the reason's config note ("" where it has none).
+std::string offer_conv_picks(Planner& p, int anchor, ConvConfig& cc, std::string what, bool dyn_spatial) {
+  if (dyn_spatial) return "";
+  std::string note = "; config: heuristic";
+  conv_apply(cc, p.offer_picks(anchor, std::move(what), conv_pick_of(cc), conv_candidates(p.target(), cc), note, "conv"));
+  return note;
+}
+
 void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::string& shape_why, const std::string& why,
                    bool flipped, const DynConv* dyn) {
   // [Note: dyn conv spatial extents]: the tiles as for large images, the copy of x and the x map
@@ -1754,8 +1857,8 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
     cc.bn = static_cast<int>(conv_tma_pixel_tile(tile_pixels, conv_x3(cc)));
     cc.vec_y = dyn_spatial || howo % 4 == 0;
   }
-  cc.stages = 8;
-  while (cc.stages > 2 && conv_smem(cc) > smem_limit(p.target())) --cc.stages;
+  cc.stages = conv_tma_stages(p.target(), cc);
+  const std::string pick_note = offer_conv_picks(p, kn.anchor, cc, shape_why, dyn_spatial);
   const char* split = conv_x3(cc) ? ", split into tf32 hi and lo parts" : "";   // (the filters only)
   const bool aligned = p.target().aligned16;
   // The passes: x (unless read in place), then the filters; kn (the anchor's slot) is the first.
@@ -1882,7 +1985,7 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
                                               "first pixel, one box more than the tile, through the consumers' registers"
                                      : "im2col by the TMA unit",
                               depth ? " over three spatial axes" : "", cc.stages, units,
-                              cc.stream ? ", streaming stores" : "", why);
+                              cc.stream ? ", streaming stores" : "", why) + pick_note;
   place_passes(p, kn, preps);
   p.add_followup(std::move(engine));
   if (dyn == nullptr) return;
@@ -2135,9 +2238,10 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
     kn.template_name = "conv_depthwise";
     cc.kind = ConvKind::Depthwise;
     cc.threads = 256;
+    const std::string pick_note = offer_conv_picks(p, kn.anchor, cc, shape_why, dyn_spatial);
     kn.config = cc;
     set_launch(kn, conv_geometry(cc, sms));
-    kn.reason = shape_why + ": groups == C: DepthwiseDirect, one thread per output, f32 FMA (memory-bound)";
+    kn.reason = shape_why + ": groups == C: DepthwiseDirect, one thread per output, f32 FMA (memory-bound)" + pick_note;
     finish();
     return;
   }
@@ -2218,7 +2322,8 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
       p.target().aligned16 && Ho * Wo < kConvWgmmaMaxPixels) {
     const bool x3 = cc.precision == MmaPrecision::Tf32x3;
     cc.kind = ConvKind::Wgmma;
-    cc.bm = K <= 64 ? 64 : 128, cc.bn = x3 ? 128 : 256, cc.stages = 4;
+    cc.bm = K <= 64 ? 64 : 128, cc.bn = x3 ? kConvWgmmaX3MaxCols : 256, cc.stages = 4;
+    const std::string pick_note = offer_conv_picks(p, kn.anchor, cc, shape_why, dyn_spatial);
     cc.vec_y = p.target().aligned16 && (dyn_spatial || (Ho * Wo) % 4 == 0);
     kn.template_name = "conv_wgmma";
     kn.config = cc;
@@ -2237,7 +2342,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
                             "K {}, {} persistent CTAs, {} stages, im2col gathered by 4-byte cp.async{}{}; {}{}", shape_why,
                             K, pixels, kdim, tiles, cc.stages, cc.stream ? ", streaming stores" : "",
                             dyn_spatial ? ", 16-byte stores where the launch's pixels per image are a multiple of 4" : "",
-                            why, engines_why_not);
+                            why, engines_why_not) + pick_note;
     finish();
     return;
   }
@@ -2256,9 +2361,10 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   cc.phase_w = c.transposed && cc.stride_w > 1 && kdim >= kConvPhaseWMinK;
   // Rows = out channels of a group: a 64-row tile when there are at most 64.
   cc.kind = ConvKind::Nchw;
-  cc.bm = Kg <= 64 ? 64 : 128, cc.wm = cc.bm / 2, cc.bn = 128, cc.wn = 32, cc.bk = 32;
+  conv_apply(cc, {ConvKind::Nchw, Kg <= 64 ? 64 : 128, 128, 0, 0});
   cc.stages = pick_stages(p.target(), cc.elem_bytes, cc.bm, cc.bn, cc.bk, cc.wn, true, false,
                           conv_table_bytes(kdim, cc.bk, general));
+  const std::string pick_note = offer_conv_picks(p, kn.anchor, cc, shape_why, dyn_spatial);
   // (a transposed conv's filters are gathered: w [C][K/groups][taps] is not k-contiguous)
   cc.vec_w = !c.transposed && p.target().aligned16 && kdim % (16 / cc.elem_bytes) == 0;
   kn.template_name = "conv_nchw";
@@ -2288,7 +2394,7 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
                                                      + std::to_string(kConvPhaseWMinK) : "")
                                            + "; not on the TMA engine as a forward conv: " + tma_why_not
                                        : std::string(),
-                          cc.stream ? ", streaming stores" : "", why) + engines_why_not;
+                          cc.stream ? ", streaming stores" : "", why) + engines_why_not + pick_note;
   finish();
 }
 

@@ -8,7 +8,7 @@
 // contiguous-row reductions (a warp and a block per row) and a strided one block sizes and loads
 // in flight; a row scan its block size and vectors a thread, a strided one its block size and loads
 // in flight; two split norms their block size and waves; two 3-d pools their block size, runs
-// along w and rows along h.
+// along w and rows along h; four convs, one per route, their tile and stages or block size.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -117,6 +117,30 @@ op pool_avg3d {
   dims N = 16, C = 32, D = 64, H = 64, W = 64
   in  x: f32[N, C, D, H, W]
   out y = avg_pool3d(x, 3, stride=2, padding=1)
+}
+op conv_dw {
+  dims N = 16, H = 128, W = 128
+  in  x: f32[N, 64, H, W]
+  in  w: f32[64, 1, 3, 3]
+  out y = conv2d(x, w, padding=1, groups=64)
+}
+op conv_grouped {
+  dims N = 4, H = 64, W = 64
+  in  x: f32[N, 128, H, W]
+  in  w: f32[256, 32, 3, 3]
+  out y = conv2d(x, w, padding=1, groups=4)
+}
+op conv_few {
+  dims N = 8, H = 130, W = 130
+  in  x: f32[N, 4, H, W]
+  in  w: f32[64, 4, 3, 3]
+  out y = conv2d(x, w, precision="tf32")
+}
+op conv_engine {
+  dims N = 4, C = 64, H = 64, W = 64, K = 128
+  in  x: f32[N, C, H, W]
+  in  w: f32[K, C, 3, 3]
+  out y = conv2d(x, w, padding=1, precision="tf32")
 }
 op sm_rows {
   dims R = 8192, L = 1000
@@ -361,6 +385,17 @@ TEST_CASE("gpu: 3-d pools tune their block size, runs and rows, each checked, an
   // KernelBench 43's and 46's windows (the pools furthest under copy bandwidth on an H100): 3 block
   // sizes x one output, a run of 4 by element or a vector run x (max only) 1 or 4 rows along h.
   tune_families("kiln-tune-pool", {{"pool_max3d", "pool t", 18, 18}, {"pool_avg3d", "pool t", 9, 9}});
+}
+
+TEST_CASE("gpu: convs tune their tile and stages or block size within their route, each checked, and plan with the winner") {
+  KILN_REQUIRE_GPU();
+  KILN_REQUIRE_SM90A("the wgmma and TMA conv routes");
+  // One conv per route ([Note: conv picks]): DepthwiseDirect's 3 block sizes; ConvNchw (4 groups
+  // of 64 filters) 64 rows x 64 or 128 pixels x 2-4 stages; WgConvNchw (4 input channels) 64 rows
+  // x 64, 128 or 256 pixels x 3 or 4 stages; the TMA engine (NCHW tf32: out channels x pixels) 64
+  // or 128 x 64, 128 or 256, its stages as many as fit.
+  tune_families("kiln-tune-conv", {{"conv_dw", "conv depthwise ", 3, 3}, {"conv_grouped", "conv nchw ", 6, 6},
+                                   {"conv_few", "conv wgmma ", 6, 6}, {"conv_engine", "conv tma ", 6, 6}});
 }
 
 TEST_CASE("gpu: tuning = on-first-call tunes a split-K product on its first specialization") {

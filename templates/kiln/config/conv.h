@@ -133,6 +133,9 @@ constexpr int kConvNchwMaxBlocksPerSm = 2;
 // The output pixels an image may have: a tile's pixel within its image (under Ho x Wo plus a
 // tile of at most 256) is decoded with 32-bit arithmetic.
 constexpr long long kConvWgmmaMaxPixels = (1LL << 31) - 256;
+// The widest pixel tile of a 3xTF32 WgConvNchw: its accumulators and their promotion copies
+// (WgEngine::promote) take 2 x BN / 2 registers a thread, which at 256 would not fit.
+constexpr int kConvWgmmaX3MaxCols = 128;
 
 // ---------------------------------------------------------------- TmaConv (conv_tma.cuh)
 // A k tile is 32 channels of one filter tap: one 128-byte swizzle row of f32 per pixel.
