@@ -507,6 +507,9 @@ DType chain_dtype(DType operand) { return operand == DType::f16 || operand == DT
 // +inf or NaN survives). The prologue (an inlined elementwise operand) runs in the first
 // stage, the epilogue in the last. argmin/argmax take one axis (the checker), so they never
 // get here; their multi-axis flat index would not chain.
+std::vector<ReducePick> reduce_candidates(ReducePick::Kind kind);
+std::vector<ReducePick> reduce_outer_candidates(const ReducePick& h, std::int64_t cols);
+
 void plan_reduction_chain(Planner& p, PlannedKernel& kn, const std::vector<int>& axes) {
   const auto& a = p.node(kn.anchor);
   KILN_CHECK(a.kind != ir::OpKind::Argmin && a.kind != ir::OpKind::Argmax, UnsupportedError,
@@ -566,6 +569,25 @@ void plan_reduction_chain(Planner& p, PlannedKernel& kn, const std::vector<int>&
       config.vec = vec;
       how = fmt::format("reduce_outer ([{}, {}, {}], {} columns per thread)", b.outer, b.len, b.inner, vec);
     }
+    // [Note: chain picks] The first stage reads the whole input (each later one an intermediate
+    // at most 1/extent of it): it has a reduction's picks of its variant ([Note: reduction
+    // picks]): a warp or a block per contiguous row, or threads along a strided inner axis.
+    std::string pick_note;
+    if (st == 0) {
+      const ReducePick::Kind kind = config.variant == ReduceChainVariant::kInnerWarp    ? ReducePick::Kind::warp
+                                    : config.variant == ReduceChainVariant::kInnerBlock ? ReducePick::Kind::block
+                                                                                        : ReducePick::Kind::outer;
+      const ReducePick heuristic{kind, config.threads, config.unroll};
+      const std::vector<ReducePick> candidates =
+          kind == ReducePick::Kind::outer ? reduce_outer_candidates(heuristic, launch::ceil_div(b.inner, config.vec))
+                                          : reduce_candidates(kind);
+      pick_note = "; config: heuristic";
+      const ReducePick chosen = p.offer_picks(
+          kn.anchor, fmt::format("{} over non-adjacent axes, stage 1 of {}: {}", ir::op_kind_name(a.kind), stages, how),
+          heuristic, candidates, pick_note, "reduction chain");
+      config.threads = chosen.threads;
+      config.unroll = chosen.unroll;
+    }
     k.config = config;
     k.set_launch(reduce_chain_geometry(config));
     // The emitter finds the stage's source and destination among its workspace arguments.
@@ -580,7 +602,7 @@ void plan_reduction_chain(Planner& p, PlannedKernel& kn, const std::vector<int>&
     if (st > 0) k.args.push_back(workspace_arg(read, cdt, false));
     k.reason = fmt::format("stage {} of {} of a reduction over non-adjacent axes (chained, innermost group first, "
                            "unsplit): axes {}..{} by {}",
-                           st + 1, stages, first, last, how);
+                           st + 1, stages, first, last, how) + pick_note;
     if (st > 0) p.add_followup(std::move(stage));
   }
   kn.reason += fmt::format("; {} elements reduced per output; {}", count, index_reason(kn, numel(p.shape(operand))));
@@ -634,7 +656,8 @@ std::vector<std::int64_t> split_steps(SplitsAt splits_at) {
 //   fewest balanced tiles of at most kOuterRowsMaxCols), 1 (the heuristic's) or 2 rows of loads
 //   in flight, the split by the rule at the pick's block and columns (each launch's too, so dyn
 //   rows take any pick). Not at a dyn inner or length, as above.
-// The chains (a reduction over non-adjacent axes, reduce_chain) have no picks yet.
+// - A chain's first stage (a reduction over non-adjacent axes, reduce_chain; [Note: chain picks]
+//   in plan_reduction_chain): its variant's picks above (warp, block or strided), unsplit.
 std::vector<ReducePick> reduce_candidates(ReducePick::Kind kind) {
   static constexpr int kWarpThreads[] = {128, 256, 512}, kBlockThreads[] = {256, 512, 1024};
   std::vector<ReducePick> out;

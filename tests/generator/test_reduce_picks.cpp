@@ -5,8 +5,8 @@
 // strided reduction re-split by the rule at the pick's numbers), an illegal pick ignored with a
 // reason, none for a dyn length, the 16-byte sweep's block, rows in flight and waves its split
 // aims at, the scalar sweep's block (its columns a thread by the rule) and rows in flight, dyn
-// rows keeping the heuristic's size classes, and every candidate compiling through NVRTC for
-// sm_90a and sm_80.
+// rows keeping the heuristic's size classes, a chain's first stage (a reduction over non-adjacent
+// axes) with its variant's picks, and every candidate compiling through NVRTC for sm_90a and sm_80.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -80,6 +80,16 @@ const char* kSpec =
     "  dims dyn B = 16, M = 4096, N = 4095\n"
     "  in  x: bf16[B, M, N]\n"
     "  out y = max(x, axis=1)\n"
+    "}\n"
+    "op chain_rows {\n"            // axes 0 and 2: 8192 contiguous rows of 512 first (a warp per row)
+    "  dims A = 64, B = 128, L = 512\n"
+    "  in  x: f32[A, B, L]\n"
+    "  out y = sum(x, axis=[0, 2])\n"
+    "}\n"
+    "op chain_strided {\n"         // axes 0 and 2 of four: axis 2 strided over 1024 columns first
+    "  dims A = 8, B = 32, C = 64, L = 1024\n"
+    "  in  x: f32[A, B, C, L]\n"
+    "  out y = max(x, axis=[0, 2])\n"
     "}\n";
 
 kiln::Plan plan_with(const std::string& op, const std::map<int, kiln::TunedPick>& picks = {},
@@ -303,4 +313,57 @@ TEST_CASE("reduction picks: every candidate of the five variants compiles with N
   // 9, 9, 12, 9, 18 and 8 candidates, two arches; a split adds its reduce_finish
   CHECK(compile_every_candidate(plan_with, {"warp_rows", "block_rows", "strided", "strided_split", "strided_sweep",
                                             "sweep_scalar"}) >= 2u * (9 + 9 + 12 + 9 + 18 + 8));
+}
+
+TEST_CASE("reduction picks: a chain's first stage has its variant's picks, and its later stages keep the rule") {
+  struct Case {
+    const char* op;
+    Kind kind;
+    std::size_t candidates;
+  };
+  // A warp per row: 3 blocks x 3 loads; strided over 1024 columns (16-byte loads: 256 thread
+  // columns): 64, 128 or 256 threads x half, the same or twice the heuristic's loads.
+  for (const Case& k : {Case{"chain_rows", Kind::warp, 9}, Case{"chain_strided", Kind::outer, 9}}) {
+    CAPTURE(std::string(k.op));
+    const auto base = plan_with(k.op);
+    REQUIRE(base.tunables.size() == 1);
+    const auto& t = base.tunables[0];
+    CHECK(t.candidates.size() == k.candidates);
+    CHECK(std::count(t.candidates.begin(), t.candidates.end(), t.heuristic) == 1);
+    CHECK(red_pick(t.heuristic).kind == k.kind);
+    CHECK(t.what.rfind("over non-adjacent axes, stage 1 of 2: reduce_", 4) != std::string::npos);
+    auto stages = [](const kiln::Plan& plan) {
+      std::vector<const kiln::PlannedKernel*> out;
+      for (const auto& kn : plan.kernels)
+        if (kn.template_name == "reduce_chain") out.push_back(&kn);
+      REQUIRE(out.size() == 2u);
+      return out;
+    };
+    const auto base_stages = stages(base);
+    CHECK(contains(base_stages[0]->reason, "; config: heuristic"));
+    CHECK_FALSE(contains(base_stages[1]->reason, "config:"));
+    for (const auto& pick : t.candidates) {
+      const auto& r = red_pick(pick);
+      CAPTURE(r.text());
+      const auto plan = plan_with(k.op, {{t.anchor, {pick, "tuned: 0.050 ms (test)"}}});
+      const auto st = stages(plan);
+      const auto& c = std::get<kiln::ReduceChainConfig>(st[0]->config);
+      CHECK(c.threads == r.threads);
+      CHECK(c.unroll == r.unroll);
+      CHECK(st[0]->block.x == r.threads);
+      CHECK(contains(st[0]->reason, "; config: tuned: 0.050 ms (test)"));
+      CHECK(std::get<kiln::ReduceChainConfig>(st[1]->config) == std::get<kiln::ReduceChainConfig>(base_stages[1]->config));
+    }
+  }
+  const auto base = plan_with("chain_rows");
+  const kiln::ReducePick outer{Kind::outer, 256, 8};
+  const auto plan = plan_with("chain_rows", {{base.tunables[0].anchor, {outer, "tuned: stale"}}});
+  CHECK(plan.tunables[0].chosen == base.tunables[0].heuristic);
+  CHECK(contains(plan.kernels[0].reason, "config: heuristic (the pick reduce outer t256 u8, tuned: stale, is not legal "
+                                         "for this reduction chain)"));
+}
+
+TEST_CASE("reduction picks: every candidate of a chain's first stage compiles with NVRTC for sm_90a and sm_80") {
+  if (!nvrtc_or_skip()) return;
+  CHECK(compile_every_candidate(plan_with, {"chain_rows", "chain_strided"}) == 2u * 2 * (9 + 9));   // two arches, two stages
 }

@@ -8,7 +8,8 @@
 // contiguous-row reductions (a warp and a block per row) and a strided one block sizes and loads
 // in flight; a row scan its block size and vectors a thread, a strided one its block size and loads
 // in flight; two split norms their block size and waves; two 3-d pools their block size, runs
-// along w and rows along h; four convs, one per route, their tile and stages or block size.
+// along w and rows along h; a reduction chain its first stage's block size and loads; four convs,
+// one per route, their tile and stages or block size.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -117,6 +118,11 @@ op pool_avg3d {
   dims N = 16, C = 32, D = 64, H = 64, W = 64
   in  x: f32[N, C, D, H, W]
   out y = avg_pool3d(x, 3, stride=2, padding=1)
+}
+op red_chain {
+  dims A = 64, B = 128, L = 4096
+  in  x: f32[A, B, L]
+  out y = sum(x, axis=[0, 2])
 }
 op conv_dw {
   dims N = 16, H = 128, W = 128
@@ -385,6 +391,13 @@ TEST_CASE("gpu: 3-d pools tune their block size, runs and rows, each checked, an
   // KernelBench 43's and 46's windows (the pools furthest under copy bandwidth on an H100): 3 block
   // sizes x one output, a run of 4 by element or a vector run x (max only) 1 or 4 rows along h.
   tune_families("kiln-tune-pool", {{"pool_max3d", "pool t", 18, 18}, {"pool_avg3d", "pool t", 9, 9}});
+}
+
+TEST_CASE("gpu: a reduction chain tunes its first stage's block size and loads, each checked, and plans with the winner") {
+  KILN_REQUIRE_GPU();
+  // Axes 0 and 2: 8192 contiguous rows of 4096 first (a warp per row: 3 block sizes x 2, 4 or 8
+  // loads in flight), then 64 rows strided over 128 columns (the rule's).
+  tune_families("kiln-tune-chain", {{"red_chain", "reduce warp ", 9, 9}});
 }
 
 TEST_CASE("gpu: convs tune their tile and stages or block size within their route, each checked, and plan with the winner") {
