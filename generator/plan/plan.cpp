@@ -339,6 +339,12 @@ std::optional<ConvPick> ConvPick::parse(std::string_view text) {
   return c;
 }
 
+std::string AttentionPick::text() const { return fmt::format("attention n{} st{}", bn, stages); }
+
+std::optional<AttentionPick> AttentionPick::parse(std::string_view text) {
+  return parse_fields(text, "attention n%d st%d%c", &AttentionPick::bn, &AttentionPick::stages);
+}
+
 std::string pick_text(const Pick& pick) {
   return std::visit([](const auto& p) { return p.text(); }, pick);
 }
@@ -354,6 +360,7 @@ std::optional<Pick> parse_pick(std::string_view text) {
   if (auto c = PoolPick::parse(text)) return Pick{*c};
   if (auto c = LookbackScanPick::parse(text)) return Pick{*c};
   if (auto c = ConvPick::parse(text)) return Pick{*c};
+  if (auto c = AttentionPick::parse(text)) return Pick{*c};
   return std::nullopt;
 }
 

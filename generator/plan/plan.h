@@ -129,7 +129,8 @@ std::string index_declaration(bool index64);
 //   picks]): StridedScanPick;
 // - the pools over static pooled axes (plan_pool.cpp's [Note: pool picks]): PoolPick;
 // - the convs (plan_contraction.cpp's [Note: conv picks]): ConvPick, within the route the planner
-//   took (the TMA engine, WgConvNchw, ConvNchw or DepthwiseDirect).
+//   took (the TMA engine, WgConvNchw, ConvNchw or DepthwiseDirect);
+// - fused attention (plan_contraction.cpp's [Note: attention picks]): AttentionPick.
 struct TmaPick {
   int bm = 0, bn = 0, bk = 0, consumers_n = 1, stages = 0, split_k = 1, cluster_m = 1, group_m = 8;
 
@@ -242,8 +243,17 @@ struct ConvPick {
   friend bool operator==(const ConvPick&, const ConvPick&) = default;
 };
 
+// Fused attention's (AttentionConfig's) key tile and the depth of its k and v ring.
+struct AttentionPick {
+  int bn = 128, stages = 3;
+
+  std::string text() const;   // "attention n128 st3"
+  static std::optional<AttentionPick> parse(std::string_view text);
+  friend bool operator==(const AttentionPick&, const AttentionPick&) = default;
+};
+
 using Pick = std::variant<TmaPick, RownormPick, SplitNormPick, ElementwisePick, ReducePick, ScanPick, StridedScanPick,
-                          PoolPick, LookbackScanPick, ConvPick>;
+                          PoolPick, LookbackScanPick, ConvPick, AttentionPick>;
 std::string pick_text(const Pick& pick);
 std::optional<Pick> parse_pick(std::string_view text);   // any family's text
 

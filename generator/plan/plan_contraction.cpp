@@ -2497,6 +2497,23 @@ KernelArg attention_map(const Planner& p, NodeId op, const StridedView& v, bool 
   return arg;
 }
 
+// [Note: attention picks]
+// Fused attention has picks ([Note: tuned picks] in plan.h): key tiles of 64 or 128 (at most
+// attention_bn's: 64 where a head dim is 256, whose accumulators leave no registers for more) and
+// a k and v ring of 2, 3 or 4 stages where it fits shared memory with the q block. The query
+// block stays 128 rows (two consumer warpgroups: the template's only shape). The heuristic (the
+// widest key tile, 3 stages where they fit) is one of them; dyn extents take any pick (nothing
+// but the grid depends on them), tuned per bucket and size class as a dyn matmul is.
+std::vector<AttentionPick> attention_candidates(const Target& t, AttentionConfig c) {
+  std::vector<AttentionPick> out;
+  for (int bn : {64, 128})
+    for (int stages : {2, 3, 4}) {
+      c.bn = bn, c.stages = stages;
+      if (bn <= attention_bn(c.d, c.dv) && attention_smem(c) <= smem_limit(t)) out.push_back({bn, stages});
+    }
+  return out;
+}
+
 void plan_attention(Planner& p, PlannedKernel& kn) {
   const auto& node = p.node(kn.anchor);
   const auto& out = p.shape(kn.anchor);
@@ -2523,6 +2540,13 @@ void plan_attention(Planner& p, PlannedKernel& kn) {
   const std::string dyn_s = p.dyn_in(shape[r - 2]), dyn_t = p.dyn_in(p.node(node.operands[1]).shape.back());
   const std::string dyn_b = r > 2 ? p.dyn_in(shape[0]) : "", dyn_h = r > 3 ? p.dyn_in(shape[r - 3]) : "";
   const bool dyn = !dyn_s.empty() || !dyn_t.empty() || !dyn_b.empty() || !dyn_h.empty();
+  std::string pick_note = "; config: heuristic";
+  const AttentionPick chosen = p.offer_picks(
+      kn.anchor,
+      fmt::format("attention {} queries x {} keys, head dims {} and {}{}", dyn_s.empty() ? std::to_string(c.s) : dyn_s,
+                  dyn_t.empty() ? std::to_string(c.t) : dyn_t, c.d, c.dv, c.causal ? ", causal" : ""),
+      AttentionPick{c.bn, c.stages}, attention_candidates(p.target(), c), pick_note, "attention");
+  c.bn = chosen.bn, c.stages = chosen.stages;
   const StridedView q = attention_operand(p, node.operands[0], false), kt = attention_operand(p, node.operands[1], true),
                     v = attention_operand(p, node.operands[2], false);
   kn.args.push_back(attention_map(p, node.operands[0], q, false, r, c.bm, "tmap_q", et, c.q_bcast, dyn));
@@ -2554,7 +2578,7 @@ void plan_attention(Planner& p, PlannedKernel& kn) {
                           "of the second wgmma from registers; {}",
                           dyn_s.empty() ? std::to_string(c.s) : text(shape[r - 2]),
                           dyn_t.empty() ? std::to_string(c.t) : text(p.node(node.operands[1]).shape.back()), c.d, c.dv,
-                          batches, c.causal ? ", causal" : "", c.bm, c.bn, c.stages, schedule);
+                          batches, c.causal ? ", causal" : "", c.bm, c.bn, c.stages, schedule) + pick_note;
   if (dyn) {
     std::set<std::string> names{dyn_s, dyn_t, dyn_b, dyn_h};
     names.erase("");

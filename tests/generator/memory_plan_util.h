@@ -163,13 +163,15 @@ inline void check_all_compile(const std::vector<kiln::CompileRequest>& reqs, con
   }
 }
 
-// Compiles with NVRTC, for sm_90a and sm_80, every unit of the plan of each op in `ops` under each
-// candidate pick of its first tunable (`plan_with(op, picks, arch)` plans it); returns the units.
+// Compiles with NVRTC, for each of `archs` (sm_90a and sm_80 unless given), every unit of the plan
+// of each op in `ops` under each candidate pick of its first tunable (`plan_with(op, picks, arch)`
+// plans it); returns the units.
 template <class PlanWith>
-inline std::size_t compile_every_candidate(const PlanWith& plan_with, std::initializer_list<const char*> ops) {
+inline std::size_t compile_every_candidate(const PlanWith& plan_with, std::initializer_list<const char*> ops,
+                                           std::initializer_list<const char*> archs = {"sm_90a", "sm_80"}) {
   std::vector<kiln::CompileRequest> reqs;
   std::vector<std::string> names;
-  for (const char* arch : {"sm_90a", "sm_80"})
+  for (const char* arch : archs)
     for (const char* op : ops) {
       const auto t = plan_with(op, std::map<int, kiln::TunedPick>{}, arch).tunables.at(0);
       for (const auto& pick : t.candidates)

@@ -43,12 +43,9 @@ const char* kSpec =
     "  out c = matmul(transpose(a), transpose(b), precision=\"tf32\")\n"
     "}\n";
 
-kiln::Plan plan_with(const std::string& op, const std::map<int, kiln::TunedPick>& picks = {}) {
-  auto spec = kiln::parse_spec(kSpec, "picks.kiln");
-  auto bound = std::make_shared<const kiln::ir::BoundIr>(kiln::ir::bind(kiln::check_op(spec, op), {}));
-  kiln::Target target = kiln::Target::for_arch("sm_90a");
-  target.tuned_picks = picks;
-  return kiln::make_plan(bound, target);
+kiln::Plan plan_with(const std::string& op, const std::map<int, kiln::TunedPick>& picks = {},
+                     const std::string& arch = "sm_90a") {
+  return plan_with_picks(kSpec, "picks.kiln", op, picks, arch);
 }
 
 // A TMA product's pick, and its list of them (Plan::Tunable holds either family's: plan.h).
@@ -143,17 +140,7 @@ TEST_CASE("TMA picks: a legal pick overrides the heuristic, an illegal one is ig
 
 TEST_CASE("TMA picks: every candidate of four products compiles with NVRTC for sm_90a") {
   if (!nvrtc_or_skip()) return;
-  std::vector<kiln::CompileRequest> reqs;
-  std::vector<std::string> names;
   // bf16 (clusters, two consumers), tf32 in K slices, 3xTF32 (A split in registers) and tf32 with
   // an m-major A loaded through registers (aᵀ·bᵀ), each over all of its tiles.
-  for (const char* op : {"mm16", "long_k", "mm_x3", "mm_tf32_regs"}) {
-    const auto t = plan_with(op).tunables.at(0);
-    for (const auto& pick : t.candidates)
-      for (const auto& s : sources_of(plan_with(op, {{t.anchor, {pick, "test"}}}))) {
-        reqs.push_back({s.text, s.file_name, "sm_90a", {}, &library()});
-        names.push_back(std::string(op) + " " + kiln::pick_text(pick) + " " + s.entry);
-      }
-  }
-  check_all_compile(reqs, names);
+  CHECK(compile_every_candidate(plan_with, {"mm16", "long_k", "mm_x3", "mm_tf32_regs"}, {"sm_90a"}) > 0u);
 }

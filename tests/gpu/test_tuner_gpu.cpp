@@ -9,7 +9,7 @@
 // in flight; a row scan its block size and vectors a thread, a strided one its block size and loads
 // in flight; two split norms their block size and waves; two 3-d pools their block size, runs
 // along w and rows along h; a reduction chain its first stage's block size and loads; four convs,
-// one per route, their tile and stages or block size.
+// one per route, their tile and stages or block size; a causal attention its key tile and stages.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -123,6 +123,14 @@ op red_chain {
   dims A = 64, B = 128, L = 4096
   in  x: f32[A, B, L]
   out y = sum(x, axis=[0, 2])
+}
+op att_causal {
+  dims B = 2, H = 8, S = 1024
+  in  q: bf16[B, H, S, 64]
+  in  k: bf16[B, H, S, 64]
+  in  v: bf16[B, H, S, 64]
+  let s = matmul(q, transpose(k)) * 0.125
+  out o = matmul(softmax(where(iota(S, S, axis=1) <= iota(S, S, axis=0), s, -3.4e38), axis=-1), v)
 }
 op conv_dw {
   dims N = 16, H = 128, W = 128
@@ -409,6 +417,13 @@ TEST_CASE("gpu: convs tune their tile and stages or block size within their rout
   // or 128 x 64, 128 or 256, its stages as many as fit.
   tune_families("kiln-tune-conv", {{"conv_dw", "conv depthwise ", 3, 3}, {"conv_grouped", "conv nchw ", 6, 6},
                                    {"conv_few", "conv wgmma ", 6, 6}, {"conv_engine", "conv tma ", 6, 6}});
+}
+
+TEST_CASE("gpu: fused attention tunes its key tile and ring depth, each checked, and plans with the winner") {
+  KILN_REQUIRE_GPU();
+  KILN_REQUIRE_SM90A("the flash attention kernel");
+  // Head dim 64 ([Note: attention picks]): key tiles of 64 or 128 x 2, 3 or 4 stages.
+  tune_families("kiln-tune-attention", {{"att_causal", "attention n", 6, 6}});
 }
 
 TEST_CASE("gpu: tuning = on-first-call tunes a split-K product on its first specialization") {
