@@ -345,6 +345,12 @@ std::optional<AttentionPick> AttentionPick::parse(std::string_view text) {
   return parse_fields(text, "attention n%d st%d%c", &AttentionPick::bn, &AttentionPick::stages);
 }
 
+std::string GemvPick::text() const { return fmt::format("gemv r{} k{}", rows, splits); }
+
+std::optional<GemvPick> GemvPick::parse(std::string_view text) {
+  return parse_fields(text, "gemv r%d k%d%c", &GemvPick::rows, &GemvPick::splits);
+}
+
 std::string pick_text(const Pick& pick) {
   return std::visit([](const auto& p) { return p.text(); }, pick);
 }
@@ -361,6 +367,7 @@ std::optional<Pick> parse_pick(std::string_view text) {
   if (auto c = LookbackScanPick::parse(text)) return Pick{*c};
   if (auto c = ConvPick::parse(text)) return Pick{*c};
   if (auto c = AttentionPick::parse(text)) return Pick{*c};
+  if (auto c = GemvPick::parse(text)) return Pick{*c};
   return std::nullopt;
 }
 

@@ -130,7 +130,8 @@ std::string index_declaration(bool index64);
 // - the pools over static pooled axes (plan_pool.cpp's [Note: pool picks]): PoolPick;
 // - the convs (plan_contraction.cpp's [Note: conv picks]): ConvPick, within the route the planner
 //   took (the TMA engine, WgConvNchw, ConvNchw or DepthwiseDirect);
-// - fused attention (plan_contraction.cpp's [Note: attention picks]): AttentionPick.
+// - fused attention (plan_contraction.cpp's [Note: attention picks]): AttentionPick;
+// - the skinny products on Gemv (plan_contraction.cpp's [Note: gemv picks]): GemvPick.
 struct TmaPick {
   int bm = 0, bn = 0, bk = 0, consumers_n = 1, stages = 0, split_k = 1, cluster_m = 1, group_m = 8;
 
@@ -252,8 +253,18 @@ struct AttentionPick {
   friend bool operator==(const AttentionPick&, const AttentionPick&) = default;
 };
 
+// A skinny product's (GemmConfig's Gemv) rows of the big operand a block takes (the row dot's bm;
+// the column sweep's are its warp of vectors) and its K slices.
+struct GemvPick {
+  int rows = 1, splits = 1;
+
+  std::string text() const;   // "gemv r8 k4"
+  static std::optional<GemvPick> parse(std::string_view text);
+  friend bool operator==(const GemvPick&, const GemvPick&) = default;
+};
+
 using Pick = std::variant<TmaPick, RownormPick, SplitNormPick, ElementwisePick, ReducePick, ScanPick, StridedScanPick,
-                          PoolPick, LookbackScanPick, ConvPick, AttentionPick>;
+                          PoolPick, LookbackScanPick, ConvPick, AttentionPick, GemvPick>;
 std::string pick_text(const Pick& pick);
 std::optional<Pick> parse_pick(std::string_view text);   // any family's text
 

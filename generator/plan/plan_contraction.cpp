@@ -1101,13 +1101,40 @@ bool plan_gemv(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, co
                                 x.batch_stride % v == 0;
   const std::int64_t rows = gemv_rows(g);
   const bool row_dot = gemv_big_k_contig(g);
-  g.bm = row_dot && rows * g.batch >= 64 * sms ? 8 : 1;
-  const std::int64_t blocks = ceil_div(rows, gemv_block_rows(g)) * g.batch;
-  const std::int64_t min_chunk = row_dot ? (kGemvThreads / 32 / g.bm) * 32LL * gemv_vec(g) * 4 : 8LL * 16;
-  const std::int64_t splits = std::clamp<std::int64_t>(ceil_div(8 * sms, blocks), 1,
-                                                       std::max<std::int64_t>(1, std::min<std::int64_t>(
-                                                           launch::kMaxGridY, g.k / min_chunk)));
   if (g.batch > launch::kMaxGridY) return false;
+  // [Note: gemv picks] The heuristic: 8 rows a block where the rows fill the GPU 64 times over, else
+  // 1; K slices aiming at 8 blocks an SM, each at least 4 sweeps of the block long. The picks: a
+  // row dot's 1, 2, 4 or 8 rows a block (the column sweep's are its warp of vectors), each with
+  // K slices of the rule at those rows, half or twice as many, within the rule's bounds.
+  auto max_splits = [&](int bm) {
+    const std::int64_t min_chunk = row_dot ? (kGemvThreads / 32 / bm) * 32LL * gemv_vec(g) * 4 : 8LL * 16;
+    return std::max<std::int64_t>(1, std::min<std::int64_t>(launch::kMaxGridY, g.k / min_chunk));
+  };
+  auto blocks_at = [&](int bm) {
+    GemmConfig at = g;
+    at.bm = bm;
+    return ceil_div(rows, gemv_block_rows(at)) * g.batch;
+  };
+  auto rule_splits = [&](int bm) {
+    return static_cast<int>(std::clamp<std::int64_t>(ceil_div(8 * sms, blocks_at(bm)), 1, max_splits(bm)));
+  };
+  const int h_rows = row_dot && rows * g.batch >= 64 * sms ? 8 : 1;
+  const GemvPick heuristic{h_rows, rule_splits(h_rows)};
+  std::vector<GemvPick> candidates;
+  for (int bm : row_dot ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1}) {
+    const int rule = rule_splits(bm);
+    for (std::int64_t k : {std::int64_t{rule} / 2, std::int64_t{rule}, 2 * std::int64_t{rule}}) {
+      const GemvPick c{bm, static_cast<int>(k)};
+      if (k >= 1 && k <= max_splits(bm) && std::find(candidates.begin(), candidates.end(), c) == candidates.end())
+        candidates.push_back(c);
+    }
+  }
+  std::string pick_note = "; config: heuristic";
+  const GemvPick chosen = p.offer_picks(kn.anchor, fmt::format("matmul {}x{}x{} batch {} (Gemv)", g.m, g.n, g.k, g.batch),
+                                        heuristic, candidates, pick_note, "gemv");
+  g.bm = chosen.rows;
+  const std::int64_t blocks = blocks_at(g.bm);
+  const std::int64_t splits = chosen.splits;
   g.split_k = static_cast<int>(splits);
   kn.template_name = "gemv";
   const std::string head = fmt::format(
@@ -1121,8 +1148,8 @@ bool plan_gemv(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, co
       blocks, splits, splits > 1 ? " (partial sums to a workspace; a deterministic reduce kernel applies the epilogue)"
                                  : "");
   // `why` names the f32 precision asked for; 16-bit inputs are widened to f32 (no tensor cores).
-  kn.reason = g.elem_bytes == 4 ? fmt::format("{}; {}", head, why)
-                                : fmt::format("{}; 16-bit inputs widened to f32", head);
+  kn.reason = (g.elem_bytes == 4 ? fmt::format("{}; {}", head, why)
+                                 : fmt::format("{}; 16-bit inputs widened to f32", head)) + pick_note;
   if (splits == 1) {
     set_launch(p, kn, g);
     return true;

@@ -9,7 +9,8 @@
 // in flight; a row scan its block size and vectors a thread, a strided one its block size and loads
 // in flight; two split norms their block size and waves; two 3-d pools their block size, runs
 // along w and rows along h; a reduction chain its first stage's block size and loads; four convs,
-// one per route, their tile and stages or block size; a causal attention its key tile and stages.
+// one per route, their tile and stages or block size; a causal attention its key tile and stages;
+// a skinny product on Gemv its rows a block and K slices.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -131,6 +132,12 @@ op att_causal {
   in  v: bf16[B, H, S, 64]
   let s = matmul(q, transpose(k)) * 0.125
   out o = matmul(softmax(where(iota(S, S, axis=1) <= iota(S, S, axis=0), s, -3.4e38), axis=-1), v)
+}
+op gemv_long {
+  dims M = 64, K = 262144
+  in  a: f32[M, K]
+  in  x: f32[K, 4]
+  out y = matmul(a, x)
 }
 op conv_dw {
   dims N = 16, H = 128, W = 128
@@ -424,6 +431,13 @@ TEST_CASE("gpu: fused attention tunes its key tile and ring depth, each checked,
   KILN_REQUIRE_SM90A("the flash attention kernel");
   // Head dim 64 ([Note: attention picks]): key tiles of 64 or 128 x 2, 3 or 4 stages.
   tune_families("kiln-tune-attention", {{"att_causal", "attention n", 6, 6}});
+}
+
+TEST_CASE("gpu: a skinny product on Gemv tunes its rows a block and K slices, each checked, and plans with the winner") {
+  KILN_REQUIRE_GPU();
+  // 64 rows of 262144 times 4 columns ([Note: gemv picks]): 1, 2, 4 or 8 rows a block, each with
+  // the rule's K slices, half and twice.
+  tune_families("kiln-tune-gemv", {{"gemv_long", "gemv r", 12, 12}});
 }
 
 TEST_CASE("gpu: tuning = on-first-call tunes a split-K product on its first specialization") {

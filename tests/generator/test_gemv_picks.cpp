@@ -1,0 +1,109 @@
+// The skinny products' tunable picks ([Note: gemv picks] in generator/plan/plan_contraction.cpp,
+// [Note: tuned picks] in plan.h): a row dot's 1, 2, 4 or 8 rows a block, the column sweep's one
+// block shape, each with the rule's K slices at those rows, half or twice as many within the
+// rule's bounds (the heuristic's among them); a stored pick sets the rows, the slices, the grid and
+// whether a workspace and its reduce follow; an illegal one is ignored with a reason; and every
+// candidate compiles through NVRTC for sm_90a and sm_80.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "generator/plan/plan.h"
+#include "memory_plan_util.h"
+
+namespace {
+
+using namespace memory_plan_test;
+using kiln::GemvPick;
+
+const char* kSpec =
+    "op rows_many {\n"    // 16384 k-contiguous rows of 4096 times a vector: 8 rows a block, one slice
+    "  dims M = 16384, K = 4096\n"
+    "  in  a: f32[M, K]\n"
+    "  in  x: f32[K, 1]\n"
+    "  out y = matmul(a, x)\n"
+    "}\n"
+    "op rows_long_k {\n"  // 64 rows of 262144: 1 row a block, K in slices
+    "  dims M = 64, K = 262144\n"
+    "  in  a: f32[M, K]\n"
+    "  in  x: f32[K, 4]\n"
+    "  out y = matmul(a, x)\n"
+    "}\n"
+    "op sweep {\n"        // A read k-strided (aᵀ of a [K, M] tensor): the column sweep
+    "  dims M = 4096, K = 2048\n"
+    "  in  a: f32[K, M]\n"
+    "  in  x: f32[K, 2]\n"
+    "  out y = matmul(transpose(a), x)\n"
+    "}\n";
+
+kiln::Plan plan_with(const std::string& op, const std::map<int, kiln::TunedPick>& picks = {},
+                     const std::string& arch = "sm_90a") {
+  return plan_with_picks(kSpec, "gemv_picks.kiln", op, picks, arch);
+}
+
+}  // namespace
+
+TEST_CASE("gemv picks: text round trip, parse_pick reads it, malformed text refused") {
+  for (const GemvPick p : {GemvPick{1, 1}, GemvPick{8, 16}, GemvPick{2, 1024}}) check_pick_round_trip(p);
+  CHECK(GemvPick{8, 4}.text() == "gemv r8 k4");
+  for (const char* bad : {"", "gemv", "gemv r8", "gemv r8 k4 x", "gemv r08 k4", "gemv k4 r8", "gemvs r8 k4"})
+    CHECK_FALSE(GemvPick::parse(bad).has_value());
+}
+
+TEST_CASE("gemv picks: rows a block and K slices around the rule's, the heuristic's among them") {
+  struct Case {
+    const char* op;
+    std::size_t candidates;
+    GemvPick heuristic;
+  };
+  // rows_many: one slice at 1 row a block (a slice is at least 4 sweeps of the block: 4096), up to
+  // 2 at 2-8 rows; rows_long_k: 8 blocks an SM's slices at each of 1-8 rows, half and twice;
+  // sweep: the column sweep's 16 slices and half (32 would be under 128 of K each).
+  for (const Case& k : {Case{"rows_many", 7, {8, 1}}, Case{"rows_long_k", 12, {1, 17}}, Case{"sweep", 2, {1, 16}}}) {
+    CAPTURE(std::string(k.op));
+    const auto base = plan_with(k.op);
+    const auto& t = the_tunable(base, k.candidates, k.heuristic);
+    CHECK(t.anchor == kernel_of(base, "gemv").anchor);
+    CHECK(contains(kernel_of(base, "gemv").reason, "; config: heuristic"));
+  }
+  CHECK(plan_with("rows_long_k").tunables[0].what == "matmul 64x4x262144 batch 1 (Gemv)");
+}
+
+TEST_CASE("gemv picks: a stored pick sets the rows, the slices and the grid, an illegal one is ignored with a reason") {
+  for (const std::string op : {"rows_many", "rows_long_k", "sweep"}) {
+    CAPTURE(op);
+    const auto base = plan_with(op);
+    const auto& t = base.tunables.at(0);
+    for (const auto& pick : t.candidates) {
+      const auto& r = std::get<GemvPick>(pick);
+      CAPTURE(r.text());
+      const auto plan = plan_with(op, {{t.anchor, {pick, "tuned: 0.100 ms (test)"}}});
+      const auto& k = kernel_of(plan, "gemv");
+      const auto& g = std::get<kiln::GemmConfig>(k.config);
+      CHECK(g.bm == r.rows);
+      CHECK(g.split_k == r.splits);
+      CHECK(k.grid.x == kiln::launch::ceil_div(kiln::gemv_rows(g), kiln::gemv_block_rows(g)));
+      CHECK(k.grid.y == r.splits);
+      const bool reduce = std::any_of(plan.kernels.begin(), plan.kernels.end(),
+                                      [](const kiln::PlannedKernel& x) { return x.template_name == "gemm_split_k_reduce"; });
+      CHECK(reduce == (r.splits > 1));
+      CHECK(contains(k.reason, "; config: tuned: 0.100 ms (test)"));
+    }
+  }
+  const auto base = plan_with("sweep");
+  for (const GemvPick bad : {GemvPick{8, 16}, GemvPick{1, 32}}) {   // rows for a sweep; slices under 128 of K
+    CAPTURE(bad.text());
+    const auto plan = plan_with("sweep", {{base.tunables[0].anchor, {bad, "tuned: stale"}}});
+    CHECK(plan.tunables[0].chosen == base.tunables[0].heuristic);
+    CHECK(contains(kernel_of(plan, "gemv").reason,
+                   "config: heuristic (the pick " + bad.text() + ", tuned: stale, is not legal for this gemv)"));
+  }
+}
+
+TEST_CASE("gemv picks: every candidate compiles with NVRTC for sm_90a and sm_80") {
+  if (!nvrtc_or_skip()) return;
+  // 7 + 2 candidates a target, the split ones with their reduce kernel
+  CHECK(compile_every_candidate(plan_with, {"rows_many", "sweep"}) == 2u * (7 + 3 + 2 * 2));
+}
