@@ -239,7 +239,8 @@ struct ConvPick {
   int bm = 0, bn = 0, stages = 0;   // the implicit GEMMs
   int threads = 0;                  // Depthwise
 
-  std::string text() const;   // "conv nchw 128x128 st3", "conv wgmma 128x256 st4", "conv tma 128x128 st6", "conv depthwise t256"
+  // "conv nchw 128x128 st3", "conv wgmma 128x256 st4", "conv tma 128x128 st6", "conv depthwise t256"
+  std::string text() const;
   static std::optional<ConvPick> parse(std::string_view text);
   friend bool operator==(const ConvPick&, const ConvPick&) = default;
 };

@@ -1130,8 +1130,9 @@ bool plan_gemv(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, co
     }
   }
   std::string pick_note = "; config: heuristic";
-  const GemvPick chosen = p.offer_picks(kn.anchor, fmt::format("matmul {}x{}x{} batch {} (Gemv)", g.m, g.n, g.k, g.batch),
-                                        heuristic, candidates, pick_note, "gemv");
+  const GemvPick chosen =
+      p.offer_picks(kn.anchor, fmt::format("matmul {}x{}x{} batch {} (Gemv)", g.m, g.n, g.k, g.batch), heuristic,
+                    candidates, pick_note, "gemv");
   g.bm = chosen.rows;
   const std::int64_t blocks = blocks_at(g.bm);
   const std::int64_t splits = chosen.splits;
@@ -1744,9 +1745,9 @@ std::int64_t conv_tma_pixel_class(Planner& p, const ConvConfig& cc, const DynCon
 // where conv_tma_pixel_rows, else out channels x an image's pixels), 64 or 128 rows by 32 (f32
 // only, which the engine's copies always are), 64, 128 or 256 columns (3xTF32: at most
 // kTmaX3MaxCols), its stages as many as fit (conv_tma_stages); WgConvNchw 64 or 128 out channels
-// by 64, 128 or 256 pixels (3xTF32: at most kConvWgmmaX3MaxCols) in 3 or 4 stages; ConvNchw 64 or 128 out channels of a
-// group by 64 or 128 pixels (warp tiles of half the rows by 32 columns: 4 or 8 warps) in 2 to 4
-// stages, where they fit with the im2col table; DepthwiseDirect blocks of 128, 256 or 512
+// by 64, 128 or 256 pixels (3xTF32: at most kConvWgmmaX3MaxCols) in 3 or 4 stages; ConvNchw 64 or
+// 128 out channels of a group by 64 or 128 pixels (warp tiles of half the rows by 32 columns: 4 or
+// 8 warps) in 2 to 4 stages, where they fit with the im2col table; DepthwiseDirect blocks of 128, 256 or 512
 // threads. A tile no wider along an axis than the power of two at or above its extent there (a
 // wider one only adds idle rows), besides the heuristic's. The heuristic's pick is always one of
 // them. Dyn spatial extents (a pixel tile by size class, the extents a launch's) have no picks;
@@ -1837,7 +1838,8 @@ std::vector<ConvPick> conv_candidates(const Target& t, const ConvConfig& cc) {
 std::string offer_conv_picks(Planner& p, int anchor, ConvConfig& cc, std::string what, bool dyn_spatial) {
   if (dyn_spatial) return "";
   std::string note = "; config: heuristic";
-  conv_apply(cc, p.offer_picks(anchor, std::move(what), conv_pick_of(cc), conv_candidates(p.target(), cc), note, "conv"));
+  conv_apply(cc,
+             p.offer_picks(anchor, std::move(what), conv_pick_of(cc), conv_candidates(p.target(), cc), note, "conv"));
   return note;
 }
 

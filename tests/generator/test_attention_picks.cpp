@@ -57,7 +57,8 @@ kiln::Plan plan_with(const std::string& op, const std::map<int, kiln::TunedPick>
 }  // namespace
 
 TEST_CASE("attention picks: text round trip, parse_pick reads it, malformed text refused") {
-  for (const AttentionPick p : {AttentionPick{64, 2}, AttentionPick{128, 3}, AttentionPick{64, 4}}) check_pick_round_trip(p);
+  for (const AttentionPick p : {AttentionPick{64, 2}, AttentionPick{128, 3}, AttentionPick{64, 4}})
+    check_pick_round_trip(p);
   CHECK(AttentionPick{128, 3}.text() == "attention n128 st3");
   for (const char* bad : {"", "attention", "attention n128", "attention n128 st3 x", "attention n0128 st3",
                           "attention t128 st3", "attentions n128 st3"})

@@ -64,6 +64,12 @@ const char* kSpec =
     "  in  w: f32[K, C, 3, 3]\n"
     "  out y = conv2d(x, w)\n"
     "}\n"
+    "op engine_direct {\n"  // a 1-d stride-1 tf32 conv: the TMA engine reads x in place (pixel rows)
+    "  dims N = 2, C = 64, L = 4096, K = 128\n"
+    "  in  x: f32[N, C, L]\n"
+    "  in  w: f32[K, C, 3]\n"
+    "  out y = conv1d(x, w, precision=\"tf32\")\n"
+    "}\n"
     "op dyn_batch {\n"    // a dyn batch: picks as for a static one
     "  dims dyn N = 4, H = 40, W = 40\n"
     "  in  x: f32[N, 32, H, W]\n"
@@ -127,6 +133,8 @@ TEST_CASE("conv picks: the candidates are the route's tiles that fit, the heuris
       {"engine_tf32", "sm_90a", 6, {ConvKind::Tma, 128, 128, 7, 0}},
       // 1024 pixels an image (rows: 64 or 128) x 96 filters (columns: 32, 64 or 128)
       {"engine_x3", "sm_90a", 6, {ConvKind::Tma, 128, 128, 4, 0}},
+      // 4094 pixels an image read in place (rows: 64 or 128) x 128 filters (columns: 32, 64 or 128)
+      {"engine_direct", "sm_90a", 6, {ConvKind::Tma, 128, 128, 6, 0}},
       {"dyn_batch", "sm_90a", 3, {ConvKind::Depthwise, 0, 0, 0, 256}},
   };
   for (const Case& k : cases) {
@@ -145,7 +153,8 @@ TEST_CASE("conv picks: the candidates are the route's tiles that fit, the heuris
 }
 
 TEST_CASE("conv picks: a stored pick sets the kernel, an illegal one is ignored with a reason") {
-  for (const std::string op : {"grouped", "transposed", "depthwise", "few_channels", "engine_tf32", "engine_x3"}) {
+  for (const std::string op :
+       {"grouped", "transposed", "depthwise", "few_channels", "engine_tf32", "engine_x3", "engine_direct"}) {
     CAPTURE(op);
     const auto base = plan_with(op);
     const auto& t = base.tunables.at(0);
@@ -184,5 +193,6 @@ TEST_CASE("conv picks: a stored pick sets the kernel, an illegal one is ignored 
 
 TEST_CASE("conv picks: every candidate compiles with NVRTC for sm_90a and sm_80") {
   if (!nvrtc_or_skip()) return;
-  CHECK(compile_every_candidate(plan_with, {"grouped", "depthwise", "few_channels_x3", "engine_x3"}) >= 20u);
+  CHECK(compile_every_candidate(plan_with, {"grouped", "depthwise", "few_channels_x3", "engine_x3", "engine_direct"}) >=
+        20u);
 }

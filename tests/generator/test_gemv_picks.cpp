@@ -86,8 +86,9 @@ TEST_CASE("gemv picks: a stored pick sets the rows, the slices and the grid, an 
       CHECK(g.split_k == r.splits);
       CHECK(k.grid.x == kiln::launch::ceil_div(kiln::gemv_rows(g), kiln::gemv_block_rows(g)));
       CHECK(k.grid.y == r.splits);
-      const bool reduce = std::any_of(plan.kernels.begin(), plan.kernels.end(),
-                                      [](const kiln::PlannedKernel& x) { return x.template_name == "gemm_split_k_reduce"; });
+      const bool reduce = std::any_of(plan.kernels.begin(), plan.kernels.end(), [](const kiln::PlannedKernel& x) {
+        return x.template_name == "gemm_split_k_reduce";
+      });
       CHECK(reduce == (r.splits > 1));
       CHECK(contains(k.reason, "; config: tuned: 0.100 ms (test)"));
     }

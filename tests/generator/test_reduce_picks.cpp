@@ -352,7 +352,8 @@ TEST_CASE("reduction picks: a chain's first stage has its variant's picks, and i
       CHECK(c.unroll == r.unroll);
       CHECK(st[0]->block.x == r.threads);
       CHECK(contains(st[0]->reason, "; config: tuned: 0.050 ms (test)"));
-      CHECK(std::get<kiln::ReduceChainConfig>(st[1]->config) == std::get<kiln::ReduceChainConfig>(base_stages[1]->config));
+      CHECK(std::get<kiln::ReduceChainConfig>(st[1]->config) ==
+            std::get<kiln::ReduceChainConfig>(base_stages[1]->config));
     }
   }
   const auto base = plan_with("chain_rows");
@@ -365,5 +366,6 @@ TEST_CASE("reduction picks: a chain's first stage has its variant's picks, and i
 
 TEST_CASE("reduction picks: every candidate of a chain's first stage compiles with NVRTC for sm_90a and sm_80") {
   if (!nvrtc_or_skip()) return;
-  CHECK(compile_every_candidate(plan_with, {"chain_rows", "chain_strided"}) == 2u * 2 * (9 + 9));   // two arches, two stages
+  // two arches, two stages
+  CHECK(compile_every_candidate(plan_with, {"chain_rows", "chain_strided"}) == 2u * 2 * (9 + 9));
 }
