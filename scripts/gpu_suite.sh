@@ -7,9 +7,12 @@
 # KILN_SUITE_PARTS picks parts (default: "tests pack sanitize harness latency bench"),
 # e.g. to split the run over two calls of a time-limited machine. The test suite alone took more
 # than 570 s on an H100 (2026-12-05): KILN_SUITE_TESTS passes doctest filters to it, e.g.
-# "-sf=*test_dyn_gpu.cpp" for one call and "-sfe=*test_dyn_gpu.cpp" for the next.
-# Logs go to a work folder; $OUT (when set) receives suite-logs.tar.gz and the
-# benchmark's JSON, markdown and PNG. Exits 1 when a summary line says FAIL, TIMEOUT or NOT RUN.
+# "-sf=*test_dyn_gpu.cpp" for one call and "-sfe=*test_dyn_gpu.cpp" for the next. Its spec checks
+# (`-sf=*test_specs_gpu.cpp`) alone passed 600 s on 2026-12-07: split them by spec too, with
+# KILN_GPU_SPECS (a comma-separated list of specs/ stems, tests/gpu/gpu_test_util.h).
+# Logs go to a work folder, under $OUT when it is set (line-buffered, so that a call cut off by its
+# time limit still returns what ran); $OUT also receives suite-logs.tar.gz and the benchmark's
+# JSON, markdown and PNG. Exits 1 when a summary line says FAIL, TIMEOUT or NOT RUN.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 bash scripts/gpu_unpack.sh || exit 1
@@ -18,7 +21,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 parts=" ${KILN_SUITE_PARTS:-tests pack sanitize harness latency bench} "
 want() { [[ "$parts" == *" $1 "* ]]; }
-out=$(mktemp -d /tmp/kiln-suite.XXXX)
+if [ -n "${OUT:-}" ]; then out="$OUT/suite"; mkdir -p "$out"; else out=$(mktemp -d /tmp/kiln-suite.XXXX); fi
 finish() {
   echo
   echo "================ summary"
@@ -38,7 +41,7 @@ summary=()
 if want tests; then
 echo "=== GPU test suite"
 # shellcheck disable=SC2086  # (KILN_SUITE_TESTS: doctest options, split at spaces)
-if .gpu/bin/kiln_test_gpu ${KILN_SUITE_TESTS:-} 2>&1 | tee "$out/gpu_tests.log"; then
+if stdbuf -oL -eL .gpu/bin/kiln_test_gpu ${KILN_SUITE_TESTS:-} 2>&1 | tee "$out/gpu_tests.log"; then
   summary+=("gpu tests${KILN_SUITE_TESTS:+ ($KILN_SUITE_TESTS)}: PASS"); else summary+=("gpu tests: FAIL"); fi
 checks=$(grep -c '^gpu-check .* ok ' "$out/gpu_tests.log" || true)
 fails=$(grep -c '^gpu-check .* FAIL' "$out/gpu_tests.log" || true)
