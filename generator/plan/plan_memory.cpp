@@ -507,8 +507,7 @@ DType chain_dtype(DType operand) { return operand == DType::f16 || operand == DT
 // +inf or NaN survives). The prologue (an inlined elementwise operand) runs in the first
 // stage, the epilogue in the last. argmin/argmax take one axis (the checker), so they never
 // get here; their multi-axis flat index would not chain.
-std::vector<ReducePick> reduce_candidates(ReducePick::Kind kind);
-std::vector<ReducePick> reduce_outer_candidates(const ReducePick& h, std::int64_t cols);
+std::vector<ReducePick> reduce_pick_candidates(const ReducePick& h, std::int64_t cols, std::int64_t inner);
 
 void plan_reduction_chain(Planner& p, PlannedKernel& kn, const std::vector<int>& axes) {
   const auto& a = p.node(kn.anchor);
@@ -578,13 +577,11 @@ void plan_reduction_chain(Planner& p, PlannedKernel& kn, const std::vector<int>&
                                     : config.variant == ReduceChainVariant::kInnerBlock ? ReducePick::Kind::block
                                                                                         : ReducePick::Kind::outer;
       const ReducePick heuristic{kind, config.threads, config.unroll};
-      const std::vector<ReducePick> candidates =
-          kind == ReducePick::Kind::outer ? reduce_outer_candidates(heuristic, launch::ceil_div(b.inner, config.vec))
-                                          : reduce_candidates(kind);
       pick_note = "; config: heuristic";
       const ReducePick chosen = p.offer_picks(
           kn.anchor, fmt::format("{} over non-adjacent axes, stage 1 of {}: {}", ir::op_kind_name(a.kind), stages, how),
-          heuristic, candidates, pick_note, "reduction chain");
+          heuristic, reduce_pick_candidates(heuristic, launch::ceil_div(b.inner, config.vec), b.inner), pick_note,
+          "reduction chain");
       config.threads = chosen.threads;
       config.unroll = chosen.unroll;
     }
@@ -708,6 +705,17 @@ std::vector<ReducePick> reduce_v4_candidates(const ReducePick& h, std::int64_t i
   return out;
 }
 
+// The candidates around the heuristic's pick `h` of its variant: a strided one's over rows of
+// `cols` thread columns, a 16-byte sweep's over rows `inner` wide.
+std::vector<ReducePick> reduce_pick_candidates(const ReducePick& h, std::int64_t cols, std::int64_t inner) {
+  switch (h.kind) {
+    case ReducePick::Kind::outer: return reduce_outer_candidates(h, cols);
+    case ReducePick::Kind::v4: return reduce_v4_candidates(h, inner);
+    case ReducePick::Kind::rows: return reduce_rows_candidates();
+    default: return reduce_candidates(h.kind);
+  }
+}
+
 // Lists the picks of a reduction whose heuristic config is `c` (a reduce_inner variant,
 // reduce_outer's plain one over rows of `cols` thread columns, or either whole-row sweep),
 // applies a stored one to `c` (but a sweep's columns a thread, which follow from its block by the
@@ -722,10 +730,7 @@ std::string apply_reduce_pick(Planner& p, const PlannedKernel& kn, ReduceConfig&
   const bool v4 = kind == ReducePick::Kind::v4;
   const bool sweep = kind == ReducePick::Kind::rows;
   const ReducePick heuristic{kind, c.threads, c.unroll, v4 ? c.waves : 0};
-  const std::vector<ReducePick> candidates = kind == ReducePick::Kind::outer ? reduce_outer_candidates(heuristic, cols)
-                                             : v4    ? reduce_v4_candidates(heuristic, c.inner)
-                                             : sweep ? reduce_rows_candidates()
-                                                     : reduce_candidates(kind);
+  const std::vector<ReducePick> candidates = reduce_pick_candidates(heuristic, cols, c.inner);
   std::string note = "; config: heuristic";
   const ReducePick chosen = p.offer_picks(
       kn.anchor,
