@@ -1833,6 +1833,43 @@ std::vector<ConvPick> conv_candidates(const Target& t, const ConvConfig& cc) {
   return out;
 }
 
+// The TMA engine's tile by the rule: cc.bm x cc.bn (rows x columns as conv_tma_pixel_rows lays
+// them out) and cc.vec_y (16-byte stores: NHWC with K a multiple of 4, or NCHW where an image's
+// pixels are; with dyn spatial extents, where a launch's are, which the launch checks). The pixel
+// tiles follow an image's output pixels (of a stride phase's grid where the rows are pixels), or
+// with dyn spatial extents `class_pixels`, their size class (conv_tma_pixel_class; 0: static).
+// Returns the count of 128-row tiles where [Note: a wave of TMA conv tiles] took 64 rows, else 0.
+//
+// [Note: a wave of TMA conv tiles]
+// A conv with static spatial extents whose 128-row tiles number fewer than the SMs takes 64 rows
+// (twice the tiles, one consumer warpgroup each): on an H100 a 4x64x64x64 -> 128 tf32 conv's 128
+// tiles of 128x256 took 0.0306 ms, 256 of 64x256 0.0244 (bench/results/2026-12-07-h100-run5/,
+// `kiln tune`). The tile count grows with the batch, so with a dyn batch the rule is a route change
+// of its size classes (plan_conv), each class planned at its lowest batch.
+std::int64_t conv_tma_tile(const Target& t, ConvConfig& cc, std::int64_t class_pixels) {
+  const bool dyn_spatial = class_pixels > 0, x3 = conv_x3(cc);
+  const std::int64_t howo = cc.dout * cc.ho * cc.wo;
+  // A transposed conv's phase grid (TmaConvPhased): the rows' tile follows it.
+  const std::int64_t grid = cc.transposed ? conv_phase_extent(cc.dout, cc.stride_d) *
+                                                conv_phase_extent(cc.ho, cc.stride_h) *
+                                                conv_phase_extent(cc.wo, cc.stride_w)
+                                          : howo;
+  const std::int64_t tile_pixels = dyn_spatial ? class_pixels : howo, tile_grid = dyn_spatial ? class_pixels : grid;
+  if (conv_tma_pixel_rows(cc)) {   // rows = output pixels (of all images in NHWC, of one in NCHW), columns = out channels
+    cc.bm = (cc.nhwc ? cc.n * howo : tile_grid) <= kConvTmaSmallImage ? 64 : 128;
+    cc.bn = cc.k <= 32 ? 32 : cc.k <= 64 ? 64 : cc.k <= 128 || x3 ? 128 : 256;
+    cc.vec_y = cc.nhwc && cc.k % 4 == 0;   // (NCHW: the transposed store takes no 16-byte stores)
+  } else {      // rows = out channels, columns = an image's output pixels
+    cc.bm = cc.k <= 64 ? 64 : 128;
+    cc.bn = static_cast<int>(conv_tma_pixel_tile(tile_pixels, x3));
+    cc.vec_y = dyn_spatial || howo % 4 == 0;
+  }
+  const std::int64_t units = conv_tma_units(cc);
+  if (dyn_spatial || cc.bm != 128 || units >= t.sm_count) return 0;
+  cc.bm = 64;
+  return units;
+}
+
 // Offers the conv's picks for `anchor` ([Note: conv picks]) and applies the chosen one to `cc`
 // (its heuristic config); returns the reason's config note ("" where it has none).
 std::string offer_conv_picks(Planner& p, int anchor, ConvConfig& cc, std::string what, bool dyn_spatial) {
@@ -1870,22 +1907,11 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   const bool direct = cc.direct;
   const bool nhwc = cc.nhwc, x_in_place = direct || conv_tma_x_in_place(cc), pixel_rows = conv_tma_pixel_rows(cc);
   cc.kind = ConvKind::Tma;
-  // Dyn spatial extents: the pixel tiles by a size class (conv_tma_pixel_class); 16-byte stores
-  // where the launch's Ho x Wo is a multiple of 4.
-  // What the tile rule sees: an image's output pixels (tile_pixels) and its phase grid (the rows'
-  // tile; the same but by stride phase); dyn spatial convs are forward ones.
-  std::int64_t tile_pixels = howo, tile_grid = grid;
+  // Dyn spatial extents: the pixel tiles by a size class (conv_tma_pixel_class).
   std::string pixel_class;
-  if (dyn_spatial) tile_pixels = tile_grid = conv_tma_pixel_class(p, cc, *dyn, pixel_class);
-  if (pixel_rows) {   // rows = output pixels (of all images in NHWC, of one in NCHW), columns = out channels
-    cc.bm = (nhwc ? pixels : tile_grid) <= kConvTmaSmallImage ? 64 : 128;
-    cc.bn = cc.k <= 32 ? 32 : cc.k <= 64 ? 64 : cc.k <= 128 || conv_x3(cc) ? 128 : 256;
-    cc.vec_y = nhwc && cc.k % 4 == 0;   // (NCHW: the transposed store takes no 16-byte stores)
-  } else {      // rows = out channels, columns = an image's output pixels
-    cc.bm = cc.k <= 64 ? 64 : 128;
-    cc.bn = static_cast<int>(conv_tma_pixel_tile(tile_pixels, conv_x3(cc)));
-    cc.vec_y = dyn_spatial || howo % 4 == 0;
-  }
+  const std::int64_t class_pixels = dyn_spatial ? conv_tma_pixel_class(p, cc, *dyn, pixel_class) : 0;
+  if (const std::int64_t idle = conv_tma_tile(p.target(), cc, class_pixels))
+    pixel_class += fmt::format(", 64 rows as {} tiles of 128 would leave SMs idle ([Note: a wave of TMA conv tiles])", idle);
   cc.stages = conv_tma_stages(p.target(), cc);
   const std::string pick_note = offer_conv_picks(p, kn.anchor, cc, shape_why, dyn_spatial);
   const char* split = conv_x3(cc) ? ", split into tf32 hi and lo parts" : "";   // (the filters only)
@@ -2216,14 +2242,20 @@ void plan_conv(Planner& p, PlannedKernel& kn) {
   if (!f32) why = fmt::format("{} tensor cores, f32 accumulation", dtype_name(et));
   const bool depthwise = G == C && C > 1 && !general;
   // How the TMA engine takes the conv at batch n: "" (not), "tma", or for a transposed one "tma fwd"
-  // (as a forward conv) or "tma phased" (by stride phase).
+  // (as a forward conv) or "tma phased" (by stride phase); " 64 rows" where [Note: a wave of TMA conv
+  // tiles] takes them (plan_conv_tma: the tile rule as it sees the conv).
   auto on_tma = [&](std::int64_t n) -> std::string {
     ConvConfig at = cc;
     at.n = n, at.precision = precision;
-    if (!c.transposed) return conv_tma_fits(p, at) ? "tma" : "";
+    auto rows = [&](ConvConfig tiled) {
+      tiled.direct = conv_tma_direct_fits(tiled);
+      return conv_tma_tile(p.target(), tiled, 0) ? " 64 rows" : "";
+    };
+    if (!c.transposed) return conv_tma_fits(p, at) ? std::string("tma") + rows(at) : "";
     std::string unused;
     const auto fwd = transposed_as_forward(at, unused);
-    return fwd && conv_tma_fits(p, *fwd, true) ? "tma fwd" : conv_tma_fits(p, at) ? "tma phased" : "";
+    if (fwd && conv_tma_fits(p, *fwd, true)) return std::string("tma fwd") + rows(*fwd);
+    return conv_tma_fits(p, at) ? std::string("tma phased") + rows(at) : "";
   };
   if (dyn_spatial) {   // one route at every value: the TMA engine, WgConvNchw, ConvNchw or DepthwiseDirect
     // (The TMA engine's copies take at most 65535 images (their grid's z): WgConvNchw from 65536.)

@@ -129,12 +129,14 @@ TEST_CASE("conv picks: the candidates are the route's tiles that fit, the heuris
       // 64 filters: 64 rows; 64x64 pixels an image: 64, 128 or 256 columns (3xTF32: 128); 3 or 4 stages
       {"few_channels", "sm_90a", 6, {ConvKind::Wgmma, 64, 256, 4, 0}},
       {"few_channels_x3", "sm_90a", 4, {ConvKind::Wgmma, 64, 128, 4, 0}},
-      // 96 filters (rows: 64 or 128) x 1024 pixels an image (columns 64, 128 or 256)
-      {"engine_tf32", "sm_90a", 6, {ConvKind::Tma, 128, 128, 7, 0}},
-      // 1024 pixels an image (rows: 64 or 128) x 96 filters (columns: 32, 64 or 128)
-      {"engine_x3", "sm_90a", 6, {ConvKind::Tma, 128, 128, 4, 0}},
-      // 4094 pixels an image read in place (rows: 64 or 128) x 128 filters (columns: 32, 64 or 128)
-      {"engine_direct", "sm_90a", 6, {ConvKind::Tma, 128, 128, 6, 0}},
+      // 96 filters (rows: 64 or 128) x 1024 pixels an image (columns 64, 128 or 256); 64 rows as
+      // 2 x 8 tiles of 128 would leave SMs idle ([Note: a wave of TMA conv tiles])
+      {"engine_tf32", "sm_90a", 6, {ConvKind::Tma, 64, 128, 8, 0}},
+      // 1024 pixels an image (rows: 64 or 128) x 96 filters (columns: 32, 64 or 128); 64 rows
+      {"engine_x3", "sm_90a", 6, {ConvKind::Tma, 64, 128, 5, 0}},
+      // 4094 pixels an image read in place (rows: 64 or 128) x 128 filters (columns: 32, 64 or 128);
+      // 64 rows
+      {"engine_direct", "sm_90a", 6, {ConvKind::Tma, 64, 128, 8, 0}},
       {"dyn_batch", "sm_90a", 3, {ConvKind::Depthwise, 0, 0, 0, 256}},
   };
   for (const Case& k : cases) {
