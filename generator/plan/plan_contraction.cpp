@@ -1097,17 +1097,25 @@ bool plan_gemv(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, co
   const Operand& big = big_a ? a : b;
   const Operand& x = big_a ? b : a;
   (big_a ? g.vec_a : g.vec_b) = aligned && big.ld % v == 0 && big.batch_stride % v == 0;
-  (big_a ? g.vec_b : g.vec_a) = aligned && gemv_x_k(g) == 1 && (gemv_p(g) == 1 || gemv_x_p(g) % v == 0) &&
-                                x.batch_stride % v == 0;
+  // x's 16-byte loads: along k, or V x P blocks of x stored [K, P] (gemv.cuh's kVecX).
+  const int cols = gemv_p(g);
+  (big_a ? g.vec_b : g.vec_a) = aligned && x.batch_stride % v == 0 &&
+                                ((gemv_x_k(g) == 1 && (cols == 1 || gemv_x_p(g) % v == 0)) ||
+                                 (gemv_x_p(g) == 1 && gemv_x_k(g) == cols));
   const std::int64_t rows = gemv_rows(g);
   const bool row_dot = gemv_big_k_contig(g);
   if (g.batch > launch::kMaxGridY) return false;
-  // [Note: gemv picks] The heuristic: 8 rows a block where the rows fill the GPU 64 times over, else
-  // 1; K slices aiming at 8 blocks an SM, each at least 4 sweeps of the block long. The picks: a
-  // row dot's 1, 2, 4 or 8 rows a block (the column sweep's are its warp of vectors), each with
-  // K slices of the rule at those rows, half or twice as many, within the rule's bounds.
+  // [Note: gemv picks] The heuristic of a row dot: against 4 or more columns of x, warps that
+  // carry 2-8 rows each (the most, a power of two, whose sums for the columns take at most 32
+  // registers: [Note: rows a warp carries]); else 8 rows a block where the rows fill the GPU 64
+  // times over, or 1. K slices aiming at 8 blocks an SM, each at least 4 sweeps of the block long. The picks: a
+  // row dot's 1, 2, 4 or 8 rows a block, and against 2 or more columns, 16, 32 or 64 (2, 4 or 8
+  // rows a warp, at most kGemvMaxWarpSums sums a lane); the column sweep's are its warp of
+  // vectors. Each with K slices of the rule at those rows, half or twice as many, within the
+  // rule's bounds.
+  constexpr int warps = kGemvThreads / 32;
   auto max_splits = [&](int bm) {
-    const std::int64_t min_chunk = row_dot ? (kGemvThreads / 32 / bm) * 32LL * gemv_vec(g) * 4 : 8LL * 16;
+    const std::int64_t min_chunk = !row_dot ? 8LL * 16 : 32LL * gemv_vec(g) * 4 * (bm < warps ? warps / bm : 1);
     return std::max<std::int64_t>(1, std::min<std::int64_t>(launch::kMaxGridY, g.k / min_chunk));
   };
   auto blocks_at = [&](int bm) {
@@ -1118,10 +1126,17 @@ bool plan_gemv(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, co
   auto rule_splits = [&](int bm) {
     return static_cast<int>(std::clamp<std::int64_t>(ceil_div(8 * sms, blocks_at(bm)), 1, max_splits(bm)));
   };
-  const int h_rows = row_dot && rows * g.batch >= 64 * sms ? 8 : 1;
+  int h_rows = row_dot && (rows * g.batch >= 64 * sms || cols >= 4) ? warps : 1;
+  if (h_rows == warps && cols >= 4)
+    while (h_rows < 8 * warps && 2 * (h_rows / warps) * cols <= 32) h_rows *= 2;
   const GemvPick heuristic{h_rows, rule_splits(h_rows)};
+  std::vector<int> block_rows{1};
+  if (row_dot) block_rows = {1, 2, 4, 8};
+  if (row_dot && cols >= 2)
+    for (int bm : {16, 32, 64})
+      if ((bm / warps) * cols <= kGemvMaxWarpSums) block_rows.push_back(bm);
   std::vector<GemvPick> candidates;
-  for (int bm : row_dot ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1}) {
+  for (int bm : block_rows) {
     const int rule = rule_splits(bm);
     for (std::int64_t k : {std::int64_t{rule} / 2, std::int64_t{rule}, 2 * std::int64_t{rule}}) {
       const GemvPick c{bm, static_cast<int>(k)};
@@ -1142,7 +1157,10 @@ bool plan_gemv(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, co
       "matmul {}x{}x{} batch {}: {} <= {}: Gemv, {} ({} {} rows, {}{}) against {} column{} of {}, f32 FMA, {} "
       "blocks x {} K slices{}",
       g.m, g.n, g.k, g.batch, big_a ? "N" : "M", kGemvMaxP,
-      row_dot ? fmt::format("row dot, {} row{} per block", g.bm, g.bm > 1 ? "s" : "")
+      row_dot ? fmt::format("row dot, {} row{} per block{}", g.bm, g.bm > 1 ? "s" : "",
+                            gemv_warp_rows(g) > 1 ? fmt::format(" ({} a warp: [Note: rows a warp carries])",
+                                                                gemv_warp_rows(g))
+                                                  : std::string())
               : std::string("column sweep, 32 lanes of rows per block"),
       rows, big_a ? "A" : "B", row_dot ? "k-contiguous" : "k-strided",
       gemv_vec(g) > 1 ? ", 16-byte loads" : ", element loads", gemv_p(g), gemv_p(g) > 1 ? "s" : "", big_a ? "B" : "A",

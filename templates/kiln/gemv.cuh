@@ -24,11 +24,23 @@
 // - k contiguous (A row-major, or B stored [N, K]: a linear layer's weight): "row dot". A block
 //   takes BlockRows rows; the 8 / BlockRows warps of a row split its k range, each lane loading
 //   V contiguous elements (16 bytes) at a time, 4 loads in flight per lane. Lanes reduce with
-//   shuffles, warps of a row through shared memory.
+//   shuffles, warps of a row through shared memory. With BlockRows > 8 (gemv_warp_rows), each
+//   warp carries BlockRows / 8 rows over the whole k range instead, every lane's x values
+//   serving all of them ([Note: rows a warp carries]).
 // - k strided (the big dim contiguous): "column sweep". A block takes 32 * V consecutive rows r
 //   (each lane V of them, 16-byte loads) and its 8 warps split k; x(k, p) is the same for every
 //   lane (one broadcast load). The warps' partial sums are added in warp order in shared memory.
 // Every sum is taken in a fixed order: the result does not depend on timing.
+// kVecX: x's loads take 16 bytes, either along k (xK == 1: x(k .. k + V, p) one vector) or, for
+// x stored [K, P] (xP == 1, xK == P), as the V x P block x(k .. k + V, 0 .. P), P vectors.
+//
+// [Note: rows a warp carries]
+// A row dot of one row a warp reads x(k, p) for all P columns once per row: P times the big
+// operand's bytes from L1 and L2, which past P of about 2 bound the kernel (8192 x 8 x 8192 f32
+// took 2.13 ms on an H100 against cuBLAS's 0.155, 8192 x 16 x 8192 4.27 ms:
+// bench/results/2026-12-07-h100-run6/). A warp that carries W rows reads them once for W rows
+// (acc W x P registers a lane), and the block's 8 warps walk the same k range together, so the
+// block reads x about once per pass from L2.
 // ============================================================================================
 #pragma once
 
@@ -64,8 +76,16 @@ struct Gemv {
   static constexpr long long kSplitStride = SplitK > 1 ? Batch * R * P : 0;
   static_assert(P >= 1 && P <= kGemvMaxP, "P: the skinny side");
   static_assert(Threads == kGemvThreads, "config/gemm.h sizes the grid for this block");
-  static_assert(kBigKContig ? (BlockRows >= 1 && kWarps % BlockRows == 0) : BlockRows == 32 * V, "BlockRows");
-  static_assert(!kVecX || (xK == 1 && (P == 1 || xP % V == 0)), "vector loads of x need k contiguous");
+  // Rows each warp carries (BlockRows past the warps: [Note: rows a warp carries]), else 1.
+  static constexpr int kWarpRows = kBigKContig && BlockRows > kWarps ? BlockRows / kWarps : 1;
+  static_assert(kBigKContig ? (BlockRows >= 1 && (BlockRows <= kWarps ? kWarps % BlockRows == 0
+                                                                      : BlockRows % kWarps == 0))
+                            : BlockRows == 32 * V, "BlockRows");
+  static_assert(kWarpRows * P <= kGemvMaxWarpSums, "a warp's sums: kGemvMaxWarpSums registers a lane");
+  // x's 16-byte loads as V x P blocks: x stored [K, P].
+  static constexpr bool kXBlocks = kVecX && xK != 1;
+  static_assert(!kVecX || (xK == 1 && (P == 1 || xP % V == 0)) || (xP == 1 && xK == P),
+                "vector loads of x need k contiguous or x stored [K, P]");
 
   template <class OutT, class Epi>
   static __device__ __forceinline__ void store(OutT* C, int split, Index batch, Index r, int p, float v,
@@ -75,13 +95,26 @@ struct Gemv {
                         epi(v, batch, m, n));
   }
 
-  // x(k .. k + V - 1, p) as floats.
-  static __device__ __forceinline__ void load_x(const E* x, long long k, int p, float (&f)[V]) {
-    if constexpr (kVecX) {
-      load_floats<E, V>(x + Index(k) + Index(p) * Index(xP), f);
+  // f[p][i] = x(k + i, p) as floats, for every p < P and i < V.
+  static __device__ __forceinline__ void load_x(const E* x, long long k, float (&f)[P][V]) {
+    if constexpr (kXBlocks) {   // x(k .. k + V, 0 .. P): V * P contiguous elements, P vectors
+#pragma unroll
+      for (int j = 0; j < P; ++j) {
+        float part[V];
+        load_floats<E, V>(x + Index(k) * Index(P) + Index(j * V), part);
+#pragma unroll
+        for (int e = 0; e < V; ++e) f[(j * V + e) % P][(j * V + e) / P] = part[e];
+      }
     } else {
 #pragma unroll
-      for (int i = 0; i < V; ++i) f[i] = to_float(ldg(x + Index(k + i) * Index(xK) + Index(p) * Index(xP)));
+      for (int p = 0; p < P; ++p) {
+        if constexpr (kVecX) {
+          load_floats<E, V>(x + Index(k) + Index(p) * Index(xP), f[p]);
+        } else {
+#pragma unroll
+          for (int i = 0; i < V; ++i) f[p][i] = to_float(ldg(x + Index(k + i) * Index(xK) + Index(p) * Index(xP)));
+        }
+      }
     }
   }
 
@@ -94,19 +127,70 @@ struct Gemv {
     const long long k_begin = split * kKChunk;
     const long long k_end = K < k_begin + kKChunk ? K : k_begin + kKChunk;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if constexpr (kBigKContig) row_dot(big, x, C, epi, split, batch, k_begin, k_end, warp, lane);
+    if constexpr (kWarpRows > 1) warp_rows(big, x, C, epi, split, batch, k_begin, k_end, warp, lane);
+    else if constexpr (kBigKContig) row_dot(big, x, C, epi, split, batch, k_begin, k_end, warp, lane);
     else column_sweep(big, x, C, epi, split, batch, k_begin, k_end, warp, lane);
   }
 
   // acc[p] += big[0 .. V) . x(k .., p)
   static __device__ __forceinline__ void fma_vec(const float (&b)[V], const E* x, long long k, float (&acc)[P]) {
+    float xf[P][V];
+    load_x(x, k, xf);
 #pragma unroll
-    for (int p = 0; p < P; ++p) {
-      float xf[V];
-      load_x(x, k, p, xf);
+    for (int p = 0; p < P; ++p)
 #pragma unroll
-      for (int i = 0; i < V; ++i) acc[p] = fmaf(b[i], xf[i], acc[p]);
+      for (int i = 0; i < V; ++i) acc[p] = fmaf(b[i], xf[p][i], acc[p]);
+  }
+
+  // [Note: rows a warp carries]: warp w takes the block's rows w * kWarpRows .. + kWarpRows over
+  // the split's whole k range (a row past R reads row R - 1 and stores nothing); its lanes' sums
+  // are added by shuffles, and lane e % 32 stores sum e (row e / P, column e % P).
+  template <class OutT, class Epi>
+  static __device__ __forceinline__ void warp_rows(const E* big, const E* x, OutT* C, const Epi& epi, int split,
+                                                   Index batch, long long k_begin, long long k_end, int warp,
+                                                   int lane) {
+    const Index r0 = Index(blockIdx.x) * BlockRows + warp * kWarpRows;
+    if (r0 >= Index(R)) return;   // (no block-wide sync below)
+    const E* rows[kWarpRows];
+#pragma unroll
+    for (int j = 0; j < kWarpRows; ++j) rows[j] = big + (r0 + j < Index(R) ? r0 + j : Index(R) - 1) * Index(ldBig);
+    float acc[kWarpRows][P];
+#pragma unroll
+    for (int j = 0; j < kWarpRows; ++j)
+#pragma unroll
+      for (int p = 0; p < P; ++p) acc[j][p] = 0.f;
+    long long k = k_begin + lane * V;
+#pragma unroll 2
+    for (; k + V <= k_end; k += 32LL * V) {
+      float b[kWarpRows][V];
+#pragma unroll
+      for (int j = 0; j < kWarpRows; ++j) load_floats<E, V>(rows[j] + Index(k), b[j]);
+      float xf[P][V];
+      load_x(x, k, xf);
+#pragma unroll
+      for (int j = 0; j < kWarpRows; ++j)
+#pragma unroll
+        for (int p = 0; p < P; ++p)
+#pragma unroll
+          for (int i = 0; i < V; ++i) acc[j][p] = fmaf(b[j][i], xf[p][i], acc[j][p]);
     }
+    // The last split's tail when K is not a multiple of V: one element per lane.
+    for (long long t = k_begin + (k_end - k_begin) / V * V + lane; t < k_end; t += 32)
+#pragma unroll
+      for (int p = 0; p < P; ++p) {
+        const float xv = to_float(ldg(x + Index(t) * Index(xK) + Index(p) * Index(xP)));
+#pragma unroll
+        for (int j = 0; j < kWarpRows; ++j) acc[j][p] = fmaf(to_float(rows[j][Index(t)]), xv, acc[j][p]);
+      }
+#pragma unroll
+    for (int j = 0; j < kWarpRows; ++j)
+#pragma unroll
+      for (int p = 0; p < P; ++p) {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) acc[j][p] += __shfl_xor_sync(0xffffffffu, acc[j][p], o);
+        const int e = j * P + p;
+        if ((e & 31) == lane && r0 + j < Index(R)) store(C, split, batch, r0 + j, p, acc[j][p], epi);
+      }
   }
 
   template <class OutT, class Epi>

@@ -1,6 +1,6 @@
 // The skinny products' tunable picks ([Note: gemv picks] in generator/plan/plan_contraction.cpp,
-// [Note: tuned picks] in plan.h): a row dot's 1, 2, 4 or 8 rows a block, the column sweep's one
-// block shape, each with the rule's K slices at those rows, half or twice as many within the
+// [Note: tuned picks] in plan.h): a row dot's 1, 2, 4 or 8 rows a block (and against 2 or more
+// columns of x, 16, 32 or 64: warps that carry rows), the column sweep's one block shape, each with the rule's K slices at those rows, half or twice as many within the
 // rule's bounds (the heuristic's among them); a stored pick sets the rows, the slices, the grid and
 // whether a workspace and its reduce follow; an illegal one is ignored with a reason; and every
 // candidate compiles through NVRTC for sm_90a and sm_80.
@@ -25,10 +25,16 @@ const char* kSpec =
     "  in  x: f32[K, 1]\n"
     "  out y = matmul(a, x)\n"
     "}\n"
-    "op rows_long_k {\n"  // 64 rows of 262144: 1 row a block, K in slices
+    "op rows_long_k {\n"  // 64 rows of 262144 against 4 columns: warps of 8 rows, K in slices
     "  dims M = 64, K = 262144\n"
     "  in  a: f32[M, K]\n"
     "  in  x: f32[K, 4]\n"
+    "  out y = matmul(a, x)\n"
+    "}\n"
+    "op rows_odd {\n"    // 1000 rows of 999 (element loads) against 8 columns of x stored [K, 8]
+    "  dims M = 1000, K = 999\n"
+    "  in  a: f32[M, K]\n"
+    "  in  x: f32[K, 8]\n"
     "  out y = matmul(a, x)\n"
     "}\n"
     "op sweep {\n"        // A read k-strided (aᵀ of a [K, M] tensor): the column sweep
@@ -59,9 +65,14 @@ TEST_CASE("gemv picks: rows a block and K slices around the rule's, the heuristi
     GemvPick heuristic;
   };
   // rows_many: one slice at 1 row a block (a slice is at least 4 sweeps of the block: 4096), up to
-  // 2 at 2-8 rows; rows_long_k: 8 blocks an SM's slices at each of 1-8 rows, half and twice;
+  // 2 at 2-8 rows; rows_long_k: 8 blocks an SM's slices at each of 1-8 rows, half and twice, and
+  // at 16-64 rows (2-8 a warp) the rule's and half (twice would pass 512: slices of 4 sweeps of a
+  // warp, 512 elements); the heuristic's warps carry 8 rows (4 columns: 32 sums a lane);
+  // rows_odd: 8 columns, warps of 4 rows (32 sums) in 7 slices (999 / 128: 4 sweeps of a warp of
+  // element loads); 1 slice at 1 or 2 rows, 1 or 3 at 4, 3 or 7 at 8-64;
   // sweep: the column sweep's 16 slices and half (32 would be under 128 of K each).
-  for (const Case& k : {Case{"rows_many", 7, {8, 1}}, Case{"rows_long_k", 12, {1, 17}}, Case{"sweep", 2, {1, 16}}}) {
+  for (const Case& k : {Case{"rows_many", 7, {8, 1}}, Case{"rows_long_k", 18, {64, 512}}, Case{"rows_odd", 12, {32, 7}},
+                        Case{"sweep", 2, {1, 16}}}) {
     CAPTURE(std::string(k.op));
     const auto base = plan_with(k.op);
     const auto& t = the_tunable(base, k.candidates, k.heuristic);
@@ -72,7 +83,7 @@ TEST_CASE("gemv picks: rows a block and K slices around the rule's, the heuristi
 }
 
 TEST_CASE("gemv picks: a stored pick sets the rows, the slices and the grid, an illegal one is ignored with a reason") {
-  for (const std::string op : {"rows_many", "rows_long_k", "sweep"}) {
+  for (const std::string op : {"rows_many", "rows_long_k", "rows_odd", "sweep"}) {
     CAPTURE(op);
     const auto base = plan_with(op);
     const auto& t = base.tunables.at(0);
@@ -105,6 +116,6 @@ TEST_CASE("gemv picks: a stored pick sets the rows, the slices and the grid, an 
 
 TEST_CASE("gemv picks: every candidate compiles with NVRTC for sm_90a and sm_80") {
   if (!nvrtc_or_skip()) return;
-  // 7 + 2 candidates a target, the split ones with their reduce kernel
-  CHECK(compile_every_candidate(plan_with, {"rows_many", "sweep"}) == 2u * (7 + 3 + 2 * 2));
+  // 7 + 12 + 2 candidates a target, the split ones (3, 9, 2) with their reduce kernel
+  CHECK(compile_every_candidate(plan_with, {"rows_many", "rows_odd", "sweep"}) == 2u * (7 + 3 + 12 + 9 + 2 * 2));
 }

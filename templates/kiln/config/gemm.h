@@ -263,6 +263,9 @@ KILN_RULE constexpr long long prep_ldw(const GemmConfig& c) {
 
 constexpr int kGemvMaxP = 16;      // Gemv: the skinny side (M or N) at most this
 constexpr int kGemvThreads = 256;  // Gemv::kThreads: 8 warps
+// A row dot's rows a warp carries times x's columns ([Note: rows a warp carries] in gemv.cuh):
+// each lane keeps that many sums in registers.
+constexpr int kGemvMaxWarpSums = 64;
 
 // Gemv streams the larger operand ("big": A when N <= M, else B) against the small one ("x").
 KILN_RULE constexpr bool gemv_big_is_a(const GemmConfig& c) { return c.n <= c.m; }
@@ -290,6 +293,11 @@ KILN_RULE constexpr bool gemv_vec_x(const GemmConfig& c) { return gemv_big_is_a(
 // the column sweep.
 KILN_RULE constexpr long long gemv_block_rows(const GemmConfig& c) {
   return gemv_big_k_contig(c) ? c.bm : 32LL * gemv_vec(c);
+}
+// The rows each warp of a row dot carries: bm / 8 where bm passes the block's 8 warps ([Note: rows
+// a warp carries] in gemv.cuh), else 1 (bm rows a block, 8 / bm warps a row).
+KILN_RULE constexpr int gemv_warp_rows(const GemmConfig& c) {
+  return gemv_big_k_contig(c) && c.bm > kGemvThreads / 32 ? c.bm / (kGemvThreads / 32) : 1;
 }
 
 // ---------------------------------------------------------------- launch
