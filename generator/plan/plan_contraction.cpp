@@ -1097,22 +1097,22 @@ bool plan_gemv(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, co
   const Operand& big = big_a ? a : b;
   const Operand& x = big_a ? b : a;
   (big_a ? g.vec_a : g.vec_b) = aligned && big.ld % v == 0 && big.batch_stride % v == 0;
-  // x's 16-byte loads: along k, or V x P blocks of x stored [K, P] (gemv.cuh's kVecX).
+  // x's 16-byte loads along k (gemv.cuh's kVecX); warps that carry rows also read x stored [K, P]
+  // as V x P blocks (below, once the rows are picked).
   const int cols = gemv_p(g);
-  (big_a ? g.vec_b : g.vec_a) = aligned && x.batch_stride % v == 0 &&
-                                ((gemv_x_k(g) == 1 && (cols == 1 || gemv_x_p(g) % v == 0)) ||
-                                 (gemv_x_p(g) == 1 && gemv_x_k(g) == cols));
+  bool& vec_x = big_a ? g.vec_b : g.vec_a;
+  vec_x = aligned && x.batch_stride % v == 0 && gemv_x_k(g) == 1 && (cols == 1 || gemv_x_p(g) % v == 0);
+  const bool x_blocks = aligned && x.batch_stride % v == 0 && gemv_x_p(g) == 1 && gemv_x_k(g) == cols;
   const std::int64_t rows = gemv_rows(g);
   const bool row_dot = gemv_big_k_contig(g);
   if (g.batch > launch::kMaxGridY) return false;
-  // [Note: gemv picks] The heuristic of a row dot: against 4 or more columns of x, warps that
-  // carry 2-8 rows each (the most, a power of two, whose sums for the columns take at most 32
-  // registers: [Note: rows a warp carries]); else 8 rows a block where the rows fill the GPU 64
-  // times over, or 1. K slices aiming at 8 blocks an SM, each at least 4 sweeps of the block long. The picks: a
-  // row dot's 1, 2, 4 or 8 rows a block, and against 2 or more columns, 16, 32 or 64 (2, 4 or 8
-  // rows a warp, at most kGemvMaxWarpSums sums a lane); the column sweep's are its warp of
-  // vectors. Each with K slices of the rule at those rows, half or twice as many, within the
-  // rule's bounds.
+  // [Note: gemv picks] The heuristic of a row dot: 8 rows a block where the rows fill the GPU 64
+  // times over, else 1 (warps that carry rows are picks only until they are timed on a GPU:
+  // [Note: rows a warp carries]); K slices aiming at 8 blocks an SM, each at least 4 sweeps of the
+  // block long. The picks: a row dot's 1, 2, 4 or 8 rows a block, and against 2 or more columns,
+  // 16, 32 or 64 (2, 4 or 8 rows a warp, at most kGemvMaxWarpSums sums a lane); the column
+  // sweep's are its warp of vectors. Each with K slices of the rule at those rows, half or twice
+  // as many, within the rule's bounds.
   constexpr int warps = kGemvThreads / 32;
   auto max_splits = [&](int bm) {
     const std::int64_t min_chunk = !row_dot ? 8LL * 16 : 32LL * gemv_vec(g) * 4 * (bm < warps ? warps / bm : 1);
@@ -1126,9 +1126,7 @@ bool plan_gemv(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, co
   auto rule_splits = [&](int bm) {
     return static_cast<int>(std::clamp<std::int64_t>(ceil_div(8 * sms, blocks_at(bm)), 1, max_splits(bm)));
   };
-  int h_rows = row_dot && (rows * g.batch >= 64 * sms || cols >= 4) ? warps : 1;
-  if (h_rows == warps && cols >= 4)
-    while (h_rows < 8 * warps && 2 * (h_rows / warps) * cols <= 32) h_rows *= 2;
+  const int h_rows = row_dot && rows * g.batch >= 64 * sms ? warps : 1;
   const GemvPick heuristic{h_rows, rule_splits(h_rows)};
   std::vector<int> block_rows{1};
   if (row_dot) block_rows = {1, 2, 4, 8};
@@ -1149,6 +1147,7 @@ bool plan_gemv(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, co
       p.offer_picks(kn.anchor, fmt::format("matmul {}x{}x{} batch {} (Gemv)", g.m, g.n, g.k, g.batch), heuristic,
                     candidates, pick_note, "gemv");
   g.bm = chosen.rows;
+  if (gemv_warp_rows(g) > 1) vec_x = vec_x || x_blocks;
   const std::int64_t blocks = blocks_at(g.bm);
   const std::int64_t splits = chosen.splits;
   g.split_k = static_cast<int>(splits);
