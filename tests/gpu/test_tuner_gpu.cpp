@@ -436,8 +436,9 @@ TEST_CASE("gpu: fused attention tunes its key tile and ring depth, each checked,
 TEST_CASE("gpu: a skinny product on Gemv tunes its rows a block and K slices, each checked, and plans with the winner") {
   KILN_REQUIRE_GPU();
   // 64 rows of 262144 times 4 columns ([Note: gemv picks]): 1, 2, 4 or 8 rows a block, each with
-  // the rule's K slices, half and twice.
-  tune_families("kiln-tune-gemv", {{"gemv_long", "gemv r", 12, 12}});
+  // the rule's K slices, half and twice; 16, 32 or 64 (warps that carry 2, 4 or 8 rows: [Note: rows
+  // a warp carries]), each with the rule's slices and half.
+  tune_families("kiln-tune-gemv", {{"gemv_long", "gemv r", 18, 18}});
 }
 
 TEST_CASE("gpu: tuning = on-first-call tunes a split-K product on its first specialization") {
