@@ -351,6 +351,12 @@ std::optional<GemvPick> GemvPick::parse(std::string_view text) {
   return parse_fields(text, "gemv r%d k%d%c", &GemvPick::rows, &GemvPick::splits);
 }
 
+std::string MmaPick::text() const { return fmt::format("mma {}x{} st{} k{}", bm, bn, stages, split_k); }
+
+std::optional<MmaPick> MmaPick::parse(std::string_view text) {
+  return parse_fields(text, "mma %dx%d st%d k%d%c", &MmaPick::bm, &MmaPick::bn, &MmaPick::stages, &MmaPick::split_k);
+}
+
 std::string pick_text(const Pick& pick) {
   return std::visit([](const auto& p) { return p.text(); }, pick);
 }
@@ -368,6 +374,7 @@ std::optional<Pick> parse_pick(std::string_view text) {
   if (auto c = ConvPick::parse(text)) return Pick{*c};
   if (auto c = AttentionPick::parse(text)) return Pick{*c};
   if (auto c = GemvPick::parse(text)) return Pick{*c};
+  if (auto c = MmaPick::parse(text)) return Pick{*c};
   return std::nullopt;
 }
 

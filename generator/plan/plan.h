@@ -131,7 +131,9 @@ std::string index_declaration(bool index64);
 // - the convs (plan_contraction.cpp's [Note: conv picks]): ConvPick, within the route the planner
 //   took (the TMA engine, WgConvNchw, ConvNchw or DepthwiseDirect);
 // - fused attention (plan_contraction.cpp's [Note: attention picks]): AttentionPick;
-// - the skinny products on Gemv (plan_contraction.cpp's [Note: gemv picks]): GemvPick.
+// - the skinny products on Gemv (plan_contraction.cpp's [Note: gemv picks]): GemvPick;
+// - the mma.sync Gemm of a static product without a fused softmax (plan_contraction.cpp's [Note:
+//   mma picks]): MmaPick.
 struct TmaPick {
   int bm = 0, bn = 0, bk = 0, consumers_n = 1, stages = 0, split_k = 1, cluster_m = 1, group_m = 8;
 
@@ -264,8 +266,18 @@ struct GemvPick {
   friend bool operator==(const GemvPick&, const GemvPick&) = default;
 };
 
+// The mma.sync Gemm's (GemmConfig's Gemm / SplitK) CTA tile, shared stages and K slices (1: Gemm
+// with its epilogue; more: GemmSplitK and its reduce kernel).
+struct MmaPick {
+  int bm = 128, bn = 128, stages = 3, split_k = 1;
+
+  std::string text() const;   // "mma 128x128 st3 k1"
+  static std::optional<MmaPick> parse(std::string_view text);
+  friend bool operator==(const MmaPick&, const MmaPick&) = default;
+};
+
 using Pick = std::variant<TmaPick, RownormPick, SplitNormPick, ElementwisePick, ReducePick, ScanPick, StridedScanPick,
-                          PoolPick, LookbackScanPick, ConvPick, AttentionPick, GemvPick>;
+                          PoolPick, LookbackScanPick, ConvPick, AttentionPick, GemvPick, MmaPick>;
 std::string pick_text(const Pick& pick);
 std::optional<Pick> parse_pick(std::string_view text);   // any family's text
 

@@ -1200,16 +1200,59 @@ int mma_splits(const GemmConfig& g, const MmaTiles& t, std::int64_t sms, bool so
   return static_cast<int>(std::clamp<std::int64_t>(sms / tiles, 2, std::min<std::int64_t>(16, g.k / (4 * kMmaBk))));
 }
 
+// [Note: mma picks]
+// The mma.sync Gemm's tuner picks (MmaPick) of a static product without a fused softmax (whose row
+// statistics are per 128-wide tile; a dyn product keeps the rule): CTA tiles of 64 or 128 rows x
+// 64 or 128 columns (warp tiles 64x32 at 128 rows, else 32x32, as mma_tiles'), no wider along an
+// axis than the power of two at or above its extent but for the heuristic's; the most stages that
+// fit shared memory (pick_stages) and one fewer; K slices 1, the rule's at that tile and twice as
+// many, within mma_splits' bound (16, and 4 k tiles a slice).
+std::vector<MmaPick> mma_candidates(const Target& t, const GemmConfig& g, const MmaPick& heuristic) {
+  std::vector<MmaPick> out;
+  const std::int64_t sms = t.sm_count;
+  auto fits = [](int size, std::int64_t extent) { return size == 64 || extent > 64; };
+  const int max_splits = static_cast<int>(std::min<std::int64_t>(16, g.k / (4 * kMmaBk)));
+  for (int bm : {64, 128})
+    for (int bn : {64, 128}) {
+      if (!fits(bm, g.m) || !fits(bn, g.n)) continue;
+      MmaTiles tiles;
+      tiles.bm = bm, tiles.bn = bn, tiles.wm = bm == 128 ? 64 : 32, tiles.wn = 32;
+      const int top = pick_stages(t, g.elem_bytes, bm, bn, kMmaBk, tiles.wn, gemm_a_k_contig(g), gemm_b_k_contig(g));
+      const int rule = mma_splits(g, tiles, sms, false);
+      for (int stages = top; stages >= std::max(2, top - 1); --stages)
+        for (int k : {1, rule, 2 * rule}) {
+          const MmaPick c{bm, bn, stages, k};
+          if (k <= std::max(1, max_splits) && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+        }
+    }
+  if (std::find(out.begin(), out.end(), heuristic) == out.end()) out.insert(out.begin(), heuristic);
+  return out;
+}
+
 // The mma.sync Gemm (any target) with tiles `t`: GemmSplitK + SplitKReduce where mma_splits splits
 // (a dyn extent: only in a class with a largest value, which sizes the workspace), else Gemm with
 // the epilogue (and, with `softmax`, row statistics: the caller adds the finalize).
-void plan_mma(Planner& p, PlannedKernel& kn, GemmConfig g, const MmaTiles& t, const Operand& a, const Operand& b,
+void plan_mma(Planner& p, PlannedKernel& kn, GemmConfig g, MmaTiles t, const Operand& a, const Operand& b,
               const std::string& why, bool softmax, bool vec_c, bool stream_c, const DynMatmul* dyn = nullptr) {
   const std::int64_t sms = p.target().sm_count;
+  g.stages = pick_stages(p.target(), g.elem_bytes, t.bm, t.bn, kMmaBk, t.wn, gemm_a_k_contig(g), gemm_b_k_contig(g));
+  int splits = dyn != nullptr && !dyn->bounded() && dyn->sizes_workspace() ? 1 : mma_splits(g, t, sms, softmax);
+  std::string pick_note;   // [Note: mma picks]
+  if (dyn == nullptr && !softmax) {
+    pick_note = "; config: heuristic";
+    const MmaPick heuristic{t.bm, t.bn, g.stages, splits};
+    const MmaPick chosen =
+        p.offer_picks(kn.anchor, fmt::format("matmul {}x{}x{} batch {} (mma.sync Gemm)", g.m, g.n, g.k, g.batch),
+                      heuristic, mma_candidates(p.target(), g, heuristic), pick_note, "mma");
+    if (!(chosen == heuristic)) {
+      t.bm = chosen.bm, t.bn = chosen.bn, t.wm = chosen.bm == 128 ? 64 : 32, t.wn = 32;
+      t.why = fmt::format("{}x{} tiles", t.bm, t.bn);
+      g.stages = chosen.stages;
+      splits = chosen.split_k;
+    }
+  }
   const std::int64_t tiles = ceil_div(g.m, t.bm) * ceil_div(g.n, t.bn) * g.batch;
   g.bm = t.bm, g.bn = t.bn, g.bk = kMmaBk, g.wm = t.wm, g.wn = t.wn;
-  g.stages = pick_stages(p.target(), g.elem_bytes, g.bm, g.bn, g.bk, g.wn, gemm_a_k_contig(g), gemm_b_k_contig(g));
-  const int splits = dyn != nullptr && !dyn->bounded() && dyn->sizes_workspace() ? 1 : mma_splits(g, t, sms, softmax);
   if (splits > 1) {
     g.split_k = splits;
     kn.template_name = "gemm_split_k";
@@ -1220,8 +1263,8 @@ void plan_mma(Planner& p, PlannedKernel& kn, GemmConfig g, const MmaTiles& t, co
                                    {g.split_k, sized.batch, sized.m, sized.n});
     set_launch(p, kn, g);
     kn.reason = fmt::format("matmul {}x{}x{} batch {}: {} tiles, K long: split-K into {} slices (workspace, "
-                            "deterministic reduce kernel applies the epilogue); {}; {}", g.m, g.n, g.k, g.batch, tiles,
-                            g.split_k, t.why, why);
+                            "deterministic reduce kernel applies the epilogue); {}, {} stages; {}{}", g.m, g.n, g.k,
+                            g.batch, tiles, g.split_k, t.why, g.stages, why, pick_note);
     add_split_k_reduce(p, kn, ws, false, vec_c, stream_c);
     return;
   }
@@ -1231,9 +1274,10 @@ void plan_mma(Planner& p, PlannedKernel& kn, GemmConfig g, const MmaTiles& t, co
   g.stream_c = stream_c;
   g.row_stats = softmax;
   set_launch(p, kn, g);
-  kn.reason = fmt::format("matmul {}x{}x{} batch {} ({}{}): Gemm, {}, BK {}, {} stages{}; {}", g.m, g.n, g.k, g.batch,
-                          a.col_major ? "A col-major" : "A row-major", b.col_major ? ", B col-major" : ", B row-major",
-                          t.why, g.bk, g.stages, stream_c ? ", streaming stores" : "", why);
+  kn.reason = fmt::format("matmul {}x{}x{} batch {} ({}{}): Gemm, {}, BK {}, {} stages{}; {}{}", g.m, g.n, g.k,
+                          g.batch, a.col_major ? "A col-major" : "A row-major",
+                          b.col_major ? ", B col-major" : ", B row-major", t.why, g.bk, g.stages,
+                          stream_c ? ", streaming stores" : "", why, pick_note);
 }
 
 // Whether the TMA engine takes the product with a dyn extent: as tma_fits, without a pre-pass
