@@ -31,6 +31,12 @@ const char* kSpec =
     "  in  b: f32[N, K]\n"
     "  out c = matmul(a, transpose(b), precision=\"ieee\")\n"
     "}\n"
+    "op cube {\n"     // the GPU tuner's case (tests/gpu/test_tuner_gpu.cpp): 64x64 tiles, one slice
+    "  dims M = 1000, N = 1000, K = 1000\n"
+    "  in  a: f32[M, K]\n"
+    "  in  b: f32[K, N]\n"
+    "  out c = matmul(a, b, precision=\"ieee\")\n"
+    "}\n"
     "op with_softmax {\n"   // a fused softmax: row statistics per 128-wide tile, no picks
     "  dims M = 512, N = 512, K = 256\n"
     "  in  a: f32[M, K]\n"
@@ -69,9 +75,9 @@ TEST_CASE("mma picks: tiles, stages and slices around the rule's, the heuristic'
     MmaPick heuristic;
   };
   // square: 4 tiles x 2 stage counts x 1 or 2 slices (the rule's is 1); narrow: 64 columns, 64 or
-  // 128 rows, x 2 stage counts x 1 or 16 slices (twice would pass 16).
+  // 128 rows, x 2 stage counts x 1 or 16 slices (twice would pass 16); cube: 4 tiles x 2 x 1 or 2.
   for (const Case& k : {Case{"square", "sm_90a", 16, {128, 128, 4, 1}}, Case{"square", "sm_80", 16, {128, 128, 4, 1}},
-                        Case{"narrow", "sm_90a", 8, {64, 64, 4, 16}}}) {
+                        Case{"narrow", "sm_90a", 8, {64, 64, 4, 16}}, Case{"cube", "sm_90a", 16, {64, 64, 4, 1}}}) {
     CAPTURE(std::string(k.op));
     CAPTURE(std::string(k.arch));
     const auto base = plan_with(k.op, {}, k.arch);

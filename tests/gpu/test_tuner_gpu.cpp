@@ -31,6 +31,12 @@ op mm16 {
   in  b: bf16[K, N]
   out c = matmul(a, b)
 }
+op mm_ieee {
+  dims M = 1000, N = 1000, K = 1000
+  in  a: f32[M, K]
+  in  b: f32[K, N]
+  out c = matmul(a, b, precision="ieee")
+}
 op lin_dyn {
   dims dyn M, N = 1024, K = 512
   in  x: bf16[M, K]
@@ -439,6 +445,13 @@ TEST_CASE("gpu: a skinny product on Gemv tunes its rows a block and K slices, ea
   // the rule's K slices, half and twice; 16, 32 or 64 (warps that carry 2, 4 or 8 rows: [Note: rows
   // a warp carries]), each with the rule's slices and half.
   tune_families("kiln-tune-gemv", {{"gemv_long", "gemv r", 18, 18}});
+}
+
+TEST_CASE("gpu: a product on the mma.sync Gemm tunes its tile, stages and K slices, each checked, and plans with the winner") {
+  KILN_REQUIRE_GPU();
+  // f32 in ieee (the mma.sync Gemm on every target; [Note: mma picks]): 64 or 128 x 64 or 128
+  // tiles, the most stages and one fewer, 1 or 2 K slices (tests/generator/test_mma_picks.cpp).
+  tune_families("kiln-tune-mma", {{"mm_ieee", "mma ", 16, 16}});
 }
 
 TEST_CASE("gpu: tuning = on-first-call tunes a split-K product on its first specialization") {
