@@ -1905,7 +1905,7 @@ std::vector<ConvPick> conv_candidates(const Target& t, const ConvConfig& cc) {
 // A conv with static spatial extents whose 128-row tiles number fewer than the SMs takes 64 rows
 // (twice the tiles, one consumer warpgroup each): on an H100 a 4x64x64x64 -> 128 tf32 conv's 128
 // tiles of 128x256 took 0.0306 ms, 256 of 64x256 0.0244 (bench/results/2026-12-07-h100-run5/,
-// `kiln tune`). The tile count grows with the batch, so with a dyn batch the rule is a route change
+// `kiln tune`; with this rule, 0.0261 against 0.0306 in one run: run6). The tile count grows with the batch, so with a dyn batch the rule is a route change
 // of its size classes (plan_conv), each class planned at its lowest batch.
 std::int64_t conv_tma_tile(const Target& t, ConvConfig& cc, std::int64_t class_pixels) {
   const bool dyn_spatial = class_pixels > 0, x3 = conv_x3(cc);
