@@ -1872,10 +1872,7 @@ std::vector<ConvPick> conv_candidates(const Target& t, const ConvConfig& cc) {
       break;
     case ConvKind::Tma: {
       const bool pixel_rows = conv_tma_pixel_rows(cc);
-      const std::int64_t howo = cc.transposed ? conv_phase_extent(cc.dout, cc.stride_d) *
-                                                    conv_phase_extent(cc.ho, cc.stride_h) *
-                                                    conv_phase_extent(cc.wo, cc.stride_w)
-                                              : cc.dout * cc.ho * cc.wo;
+      const std::int64_t howo = conv_tma_grid(cc);
       const std::int64_t pixels = cc.nhwc ? cc.n * howo : howo;
       const auto rows = pixel_rows ? sizes({64, 128}, pixels, h.bm) : sizes({64, 128}, cc.k, h.bm);
       const auto cols = pixel_rows ? sizes({32, 64, 128, 256}, cc.k, h.bn) : sizes({64, 128, 256}, pixels, h.bn);
@@ -1910,12 +1907,9 @@ std::vector<ConvPick> conv_candidates(const Target& t, const ConvConfig& cc) {
 std::int64_t conv_tma_tile(const Target& t, ConvConfig& cc, std::int64_t class_pixels) {
   const bool dyn_spatial = class_pixels > 0, x3 = conv_x3(cc);
   const std::int64_t howo = cc.dout * cc.ho * cc.wo;
-  // A transposed conv's phase grid (TmaConvPhased): the rows' tile follows it.
-  const std::int64_t grid = cc.transposed ? conv_phase_extent(cc.dout, cc.stride_d) *
-                                                conv_phase_extent(cc.ho, cc.stride_h) *
-                                                conv_phase_extent(cc.wo, cc.stride_w)
-                                          : howo;
-  const std::int64_t tile_pixels = dyn_spatial ? class_pixels : howo, tile_grid = dyn_spatial ? class_pixels : grid;
+  // (A transposed conv's rows' tile follows its phase grid.)
+  const std::int64_t tile_pixels = dyn_spatial ? class_pixels : howo,
+                     tile_grid = dyn_spatial ? class_pixels : conv_tma_grid(cc);
   if (conv_tma_pixel_rows(cc)) {   // rows = output pixels (of all images in NHWC, of one in NCHW), columns = out channels
     cc.bm = (cc.nhwc ? cc.n * howo : tile_grid) <= kConvTmaSmallImage ? 64 : 128;
     cc.bn = cc.k <= 32 ? 32 : cc.k <= 64 ? 64 : cc.k <= 128 || x3 ? 128 : 256;
@@ -1953,9 +1947,7 @@ void plan_conv_tma(Planner& p, PlannedKernel& kn, ConvConfig cc, const std::stri
   // GEMM per stride phase over its phase grid.
   const bool phased = cc.transposed;
   const int phases = conv_phases(phased, cc.stride_d, cc.stride_h, cc.stride_w);
-  const std::int64_t grid = phased ? conv_phase_extent(cc.dout, cc.stride_d) * conv_phase_extent(cc.ho, cc.stride_h) *
-                                         conv_phase_extent(cc.wo, cc.stride_w)
-                                   : howo;
+  const std::int64_t grid = conv_tma_grid(cc);
   const bool depth = conv_tma_depth(cc.d, cc.t, cc.dout);   // x a 5-D map
   // The input's spatial extents as the texts give them: (D, )H, W (a dyn one by its dim).
   auto extent_text = [&](int slot, std::int64_t v) {

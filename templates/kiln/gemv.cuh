@@ -97,9 +97,20 @@ struct Gemv {
                         epi(v, batch, m, n));
   }
 
-  // f[p][i] = x(k + i, p) as floats, for every p < P and i < V.
-  static __device__ __forceinline__ void load_x(const E* x, long long k, float (&f)[P][V]) {
-    if constexpr (kXBlocks) {   // x(k .. k + V, 0 .. P): V * P contiguous elements, P vectors
+  // x(k .. k + V - 1, p) as floats: one vector where x is k-contiguous, else element by element.
+  static __device__ __forceinline__ void load_x(const E* x, long long k, int p, float (&f)[V]) {
+    if constexpr (kVecX && !kXBlocks) {
+      load_floats<E, V>(x + Index(k) + Index(p) * Index(xP), f);
+    } else {
+#pragma unroll
+      for (int i = 0; i < V; ++i) f[i] = to_float(ldg(x + Index(k + i) * Index(xK) + Index(p) * Index(xP)));
+    }
+  }
+
+  // f[p][i] = x(k + i, p) for every p < P and i < V: x stored [K, P] (kXBlocks) as the V x P block
+  // of P vectors, else column by column (load_x).
+  static __device__ __forceinline__ void load_x_block(const E* x, long long k, float (&f)[P][V]) {
+    if constexpr (kXBlocks) {
 #pragma unroll
       for (int j = 0; j < P; ++j) {
         float part[V];
@@ -109,14 +120,7 @@ struct Gemv {
       }
     } else {
 #pragma unroll
-      for (int p = 0; p < P; ++p) {
-        if constexpr (kVecX) {
-          load_floats<E, V>(x + Index(k) + Index(p) * Index(xP), f[p]);
-        } else {
-#pragma unroll
-          for (int i = 0; i < V; ++i) f[p][i] = to_float(ldg(x + Index(k + i) * Index(xK) + Index(p) * Index(xP)));
-        }
-      }
+      for (int p = 0; p < P; ++p) load_x(x, k, p, f[p]);
     }
   }
 
@@ -136,12 +140,13 @@ struct Gemv {
 
   // acc[p] += big[0 .. V) . x(k .., p)
   static __device__ __forceinline__ void fma_vec(const float (&b)[V], const E* x, long long k, float (&acc)[P]) {
-    float xf[P][V];
-    load_x(x, k, xf);
 #pragma unroll
-    for (int p = 0; p < P; ++p)
+    for (int p = 0; p < P; ++p) {
+      float xf[V];
+      load_x(x, k, p, xf);
 #pragma unroll
-      for (int i = 0; i < V; ++i) acc[p] = fmaf(b[i], xf[p][i], acc[p]);
+      for (int i = 0; i < V; ++i) acc[p] = fmaf(b[i], xf[i], acc[p]);
+    }
   }
 
   // [Note: rows a warp carries]: warp w takes the block's rows w * kWarpRows .. + kWarpRows over
@@ -168,7 +173,7 @@ struct Gemv {
 #pragma unroll
       for (int j = 0; j < kWarpRows; ++j) load_floats<E, V>(rows[j] + Index(k), b[j]);
       float xf[P][V];
-      load_x(x, k, xf);
+      load_x_block(x, k, xf);
 #pragma unroll
       for (int j = 0; j < kWarpRows; ++j)
 #pragma unroll

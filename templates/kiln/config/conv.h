@@ -275,13 +275,20 @@ KILN_RULE constexpr bool conv_tma_im2col_fits(const ConvConfig& c) {
          c.dil_w * (c.s - 1) < 65536 && c.dil_d * (c.t - 1) < 65536;
 }
 
+// The output pixels of an image the TMA engine's GEMM walks: all of them, or for a transposed conv
+// (TmaConvPhased) one stride phase's grid.
+KILN_RULE constexpr long long conv_tma_grid(const ConvConfig& c) {
+  return c.transposed ? conv_phase_extent(c.dout, c.stride_d) * conv_phase_extent(c.ho, c.stride_h) *
+                            conv_phase_extent(c.wo, c.stride_w)
+                      : c.dout * c.ho * c.wo;
+}
+
 // TmaConv's tiles: (out-channel tile, pixel tile of an image, image) in NCHW, BM x BN of rows x
 // columns (conv_tma_pixel_rows); TmaConvNhwc's: (pixel tile over all images, out-channel tile).
 KILN_RULE constexpr long long conv_tma_units(const ConvConfig& c) {
   if (c.transposed)   // TmaConvPhased: (out-channel tile, phase, pixel tile of the phase grid, image)
     return launch::ceil_div(c.k, c.bn) * conv_phases(true, c.stride_d, c.stride_h, c.stride_w) *
-           launch::ceil_div(conv_phase_extent(c.dout, c.stride_d) * conv_phase_extent(c.ho, c.stride_h) *
-                                conv_phase_extent(c.wo, c.stride_w), c.bm) * c.n;
+           launch::ceil_div(conv_tma_grid(c), c.bm) * c.n;
   const long long pixels = c.dout * c.ho * c.wo;   // an image's
   if (c.nhwc) return launch::ceil_div(c.n * pixels, c.bm) * launch::ceil_div(c.k, c.bn);
   const long long pixel_tile = conv_tma_pixel_rows(c) ? c.bm : c.bn, channel_tile = conv_tma_pixel_rows(c) ? c.bn : c.bm;
