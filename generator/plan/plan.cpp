@@ -357,6 +357,20 @@ std::optional<MmaPick> MmaPick::parse(std::string_view text) {
   return parse_fields(text, "mma %dx%d st%d k%d%c", &MmaPick::bm, &MmaPick::bn, &MmaPick::stages, &MmaPick::split_k);
 }
 
+std::string SmallKPick::text() const {
+  return wgmma ? fmt::format("small k wgmma {}x{} b{}", bm, bn, depth) : fmt::format("small k {}x{} c{}", bm, bn, depth);
+}
+
+std::optional<SmallKPick> SmallKPick::parse(std::string_view text) {
+  SmallKPick p;
+  char tail = 0;
+  const std::string s(text);
+  p.wgmma = s.rfind("small k wgmma ", 0) == 0;
+  const char* format = p.wgmma ? "small k wgmma %dx%d b%d%c" : "small k %dx%d c%d%c";
+  if (std::sscanf(s.c_str(), format, &p.bm, &p.bn, &p.depth, &tail) != 3 || p.text() != s) return std::nullopt;
+  return p;
+}
+
 std::string pick_text(const Pick& pick) {
   return std::visit([](const auto& p) { return p.text(); }, pick);
 }
@@ -375,6 +389,7 @@ std::optional<Pick> parse_pick(std::string_view text) {
   if (auto c = AttentionPick::parse(text)) return Pick{*c};
   if (auto c = GemvPick::parse(text)) return Pick{*c};
   if (auto c = MmaPick::parse(text)) return Pick{*c};
+  if (auto c = SmallKPick::parse(text)) return Pick{*c};
   return std::nullopt;
 }
 

@@ -133,7 +133,9 @@ std::string index_declaration(bool index64);
 // - fused attention (plan_contraction.cpp's [Note: attention picks]): AttentionPick;
 // - the skinny products on Gemv (plan_contraction.cpp's [Note: gemv picks]): GemvPick;
 // - the mma.sync Gemm of a static product without a fused softmax (plan_contraction.cpp's [Note:
-//   mma picks]): MmaPick.
+//   mma picks]): MmaPick;
+// - the small-K products, on the mma.sync SmallK or sm_90a's wgmma SmallK (plan_contraction.cpp's
+//   [Note: small-K picks]): SmallKPick.
 struct TmaPick {
   int bm = 0, bn = 0, bk = 0, consumers_n = 1, stages = 0, split_k = 1, cluster_m = 1, group_m = 8;
 
@@ -276,8 +278,20 @@ struct MmaPick {
   friend bool operator==(const MmaPick&, const MmaPick&) = default;
 };
 
+// A small-K product's (GemmConfig's SmallK / SmallKWgmma) CTA tile and `depth`: on the mma.sync
+// SmallK the CTAs an SM (its persistent grid, and the registers __launch_bounds__ allows), on the
+// sm_90a wgmma SmallK (3xTF32) the ring of B blocks.
+struct SmallKPick {
+  bool wgmma = false;
+  int bm = 256, bn = 64, depth = 1;
+
+  std::string text() const;   // "small k 256x64 c1" (CTAs an SM), "small k wgmma 256x64 b3" (B blocks)
+  static std::optional<SmallKPick> parse(std::string_view text);
+  friend bool operator==(const SmallKPick&, const SmallKPick&) = default;
+};
+
 using Pick = std::variant<TmaPick, RownormPick, SplitNormPick, ElementwisePick, ReducePick, ScanPick, StridedScanPick,
-                          PoolPick, LookbackScanPick, ConvPick, AttentionPick, GemvPick, MmaPick>;
+                          PoolPick, LookbackScanPick, ConvPick, AttentionPick, GemvPick, MmaPick, SmallKPick>;
 std::string pick_text(const Pick& pick);
 std::optional<Pick> parse_pick(std::string_view text);   // any family's text
 

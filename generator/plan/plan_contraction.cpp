@@ -1025,6 +1025,47 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
   if (reduce) p.add_followup(std::move(*reduce));
 }
 
+// [Note: small-K picks]
+// The small-K kernels' tuner picks (SmallKPick), within the route the rule took (SmallK, or for
+// 3xTF32 on sm_90a the wgmma SmallK, which its heuristic tile's fit decides): CTA tiles of 128 or
+// 256 rows x 64 or 128 columns that fit shared memory, and
+//   - on the mma.sync SmallK (warp tiles 64x32), 1 to 3 CTAs an SM as shared memory allows, while
+//     an SM holds at most kSmallKPickThreads threads (half that in 3xTF32, whose warp tiles hold
+//     twice the registers), so __launch_bounds__ leaves a thread 128 registers or more (255 in
+//     3xTF32); the rule's tiles (256x64 at 1 an SM in tf32, 128x64 at 3 where that does not fit,
+//     128x128 at 1 otherwise) measured best on 32768x64 . 64x32768 (plan_matmul's SmallK notes):
+//     the picks are for other shapes and GPUs;
+//   - on the wgmma SmallK, a B ring of 2 or 3 blocks, and no 256x128 tile (its accumulators would
+//     fill the 128 registers a thread of 512 gets).
+constexpr int kSmRegisters = 65536;                      // 32-bit registers an SM (sm_80 to sm_90)
+constexpr int kSmallKPickThreads = kSmRegisters / 128;   // 512: 128 registers a thread
+std::vector<SmallKPick> small_k_candidates(const Target& t, const GemmConfig& g, const SmallKPick& heuristic) {
+  std::vector<SmallKPick> out{heuristic};
+  auto add = [&](const SmallKPick& c) {
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  };
+  const int k = static_cast<int>(g.k);
+  const bool x3 = g.precision == MmaPrecision::Tf32x3;
+  for (int bm : {128, 256})
+    for (int bn : {64, 128}) {
+      if (heuristic.wgmma) {
+        // a thread's two accumulator sets hold bn floats: at most half its share of the SM's
+        // registers among the 2 bm threads (256x128 would spill)
+        if (2 * bn * 2 * bm > kSmRegisters) continue;
+        for (int ring : {2, 3})
+          if (wg_small_k_smem(bm, bn, ring, k, x3) <= smem_limit(t)) add({true, bm, bn, ring});
+        continue;
+      }
+      const int bytes = small_k_smem(bm, bn, k, false);
+      if (bytes > smem_limit(t)) continue;
+      const int threads = 32 * (bm / 64) * (bn / 32);
+      const int most = static_cast<int>(ctas_by_smem(t, bytes, 3));
+      for (int c = 1; c <= most && threads * c <= (x3 ? kSmallKPickThreads / 2 : kSmallKPickThreads); ++c)
+        add({false, bm, bn, c});
+    }
+  return out;
+}
+
 // 3xTF32 small K on sm_90a: a pre-pass writes A and Bᵀ as k-contiguous tf32 hi/lo parts to a
 // workspace (B is n-contiguous, and wgmma reads f32 operands only k-major), then persistent CTAs
 // of four warpgroups run m64n64 wgmma with two accumulator sets, so the stores of one tile
@@ -1036,13 +1077,18 @@ void plan_tma(Planner& p, PlannedKernel& kn, const GemmConfig& op, const Operand
 // planned) when no tile shape fits in shared memory.
 bool plan_small_k_wgmma(Planner& p, PlannedKernel& kn, GemmConfig g, const std::string& why, bool stream_c) {
   const int shapes[][3] = {{256, 64, 3}, {256, 64, 2}, {128, 128, 2}, {128, 64, 2}};
-  const int* pick = nullptr;
+  const int* rule = nullptr;
   for (const auto& s : shapes)
     if (wg_small_k_smem(s[0], s[1], s[2], static_cast<int>(g.k), true) <= smem_limit(p.target())) {
-      pick = s;
+      rule = s;
       break;
     }
-  if (pick == nullptr) return false;
+  if (rule == nullptr) return false;
+  std::string pick_note = "; config: heuristic";   // [Note: small-K picks]
+  const SmallKPick heuristic{true, rule[0], rule[1], rule[2]};
+  const SmallKPick pick =
+      p.offer_picks(kn.anchor, fmt::format("matmul {}x{}x{} (wgmma SmallK)", g.m, g.n, g.k), heuristic,
+                    small_k_candidates(p.target(), g, heuristic), pick_note, "small k");
   const std::int64_t M = g.m, N = g.n, K = g.k;
   const std::int64_t ws_floats = 2 * (M + N) * K;
   const int ws = p.add_workspace(fmt::format("smallk{}", kn.anchor), DType::f32, {ws_floats});
@@ -1053,15 +1099,15 @@ bool plan_small_k_wgmma(Planner& p, PlannedKernel& kn, GemmConfig g, const std::
   main.template_name = "gemm_small_k_wgmma";
   GemmConfig mc = g;
   mc.kind = GemmKind::SmallKWgmma;
-  mc.bm = pick[0], mc.bn = pick[1], mc.b_stages = pick[2];
+  mc.bm = pick.bm, mc.bn = pick.bn, mc.b_stages = pick.depth;
   mc.stream_c = stream_c;
   main.args.push_back(buffer_arg(p, ws, false));
   set_launch(p, main, mc);
   const std::int64_t tiles = ceil_div(M, mc.bm) * ceil_div(N, mc.bn);
   main.reason = fmt::format("matmul {}x{}x{}: K = {} fits one tile: sm_90a wgmma SmallK, {} persistent CTAs of {} "
                             "warpgroups over {} {}x{} tiles, a B ring of {}, two accumulator sets (the stores of one "
-                            "tile overlap the wgmma of the next); {}", M, N, K, K, main.grid.x, mc.bm / 64, tiles, mc.bm,
-                            mc.bn, mc.b_stages, why);
+                            "tile overlap the wgmma of the next); {}{}", M, N, K, K, main.grid.x, mc.bm / 64, tiles,
+                            mc.bm, mc.bn, mc.b_stages, why, pick_note);
 
   kn.template_name = "gemm_small_k_prep";
   g.kind = GemmKind::SmallKPrep;
@@ -1106,13 +1152,24 @@ bool plan_gemv(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, co
   const std::int64_t rows = gemv_rows(g);
   const bool row_dot = gemv_big_k_contig(g);
   if (g.batch > launch::kMaxGridY) return false;
-  // [Note: gemv picks] The heuristic of a row dot: 8 rows a block where the rows fill the GPU 64
-  // times over, else 1 (warps that carry rows are picks only until they are timed on a GPU:
-  // [Note: rows a warp carries]); K slices aiming at 8 blocks an SM, each at least 4 sweeps of the
-  // block long. The picks: a row dot's 1, 2, 4 or 8 rows a block, and against 2 or more columns,
-  // 16, 32 or 64 (2, 4 or 8 rows a warp, at most kGemvMaxWarpSums sums a lane); the column
-  // sweep's are its warp of vectors. Each with K slices of the rule at those rows, half or twice
-  // as many, within the rule's bounds.
+  // [Note: gemv picks] The heuristic of a row dot against x stored [K, P] (P >= 2 columns, read as
+  // V x P blocks) with the big operand in 16-byte loads and at least 16 rows: warps that carry W
+  // rows ([Note: rows a warp carries]), W the most of 8, 4 or 2 with W x P <= kGemvMaxWarpSums and
+  // 8 W no more rows than the power of two at or above the rows, at half the rule's K slices.
+  // Otherwise 8 rows a block where the rows fill the GPU 64 times over, else 1, at the rule's K
+  // slices (8 blocks an SM, each slice at least 4 sweeps of the block long). What the warp rows'
+  // rule measured on an H100 (bench/results/2026-12-07-h100-run7/, medians, f32; the old rule's
+  // time, then this rule's, the best candidate's and torch.matmul's): 8192 x 8 x 8192 2.126 ms,
+  // 0.1136 (r64 k4, the best), torch 0.1544; 8192 x 4 x 8192 0.549, 0.1033, best 0.0966, torch
+  // 0.1568; 8192 x 16 x 8192 4.253, 0.3032 (the best), torch 0.1548; 64 x 4 x 262144 0.1714,
+  // 0.0390, best 0.0380, torch 0.0908; 65536 x 2 x 1024 0.1524, 0.0924, best 0.0918, torch 0.2412;
+  // 777 x 4 x 1000 batch 3 0.0272, 0.0145, best 0.0108. Against x k-contiguous (4 x 16384 x 8192,
+  // 16 x 4096 x 4096) warp rows bought nothing (best r1 and r2), and against an odd K (1000 x 5 x
+  // 999: element loads) they lost (0.0116 against 0.0096), so there the old rule stays.
+  // The picks: a row dot's 1, 2, 4 or 8 rows a block, and against 2 or more columns, 16, 32 or 64
+  // (2, 4 or 8 rows a warp, at most kGemvMaxWarpSums sums a lane); the column sweep's are its warp
+  // of vectors. Each with K slices of the rule at those rows, half or twice as many, within the
+  // rule's bounds.
   constexpr int warps = kGemvThreads / 32;
   auto max_splits = [&](int bm) {
     const std::int64_t min_chunk = !row_dot ? 8LL * 16 : 32LL * gemv_vec(g) * 4 * (bm < warps ? warps / bm : 1);
@@ -1126,8 +1183,13 @@ bool plan_gemv(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, co
   auto rule_splits = [&](int bm) {
     return static_cast<int>(std::clamp<std::int64_t>(ceil_div(8 * sms, blocks_at(bm)), 1, max_splits(bm)));
   };
-  const int h_rows = row_dot && rows * g.batch >= 64 * sms ? warps : 1;
-  const GemvPick heuristic{h_rows, rule_splits(h_rows)};
+  int warp_rows = 0;   // the heuristic's rows a warp, 0: none
+  if (row_dot && x_blocks && cols >= 2 && gemv_vec(g) > 1 && rows >= 2 * warps)
+    for (int w : {8, 4, 2})
+      if (warp_rows == 0 && w * cols <= kGemvMaxWarpSums && w * warps / 2 < rows)
+        warp_rows = w;
+  const int h_rows = warp_rows > 0 ? warp_rows * warps : row_dot && rows * g.batch >= 64 * sms ? warps : 1;
+  const GemvPick heuristic{h_rows, warp_rows > 0 ? std::max(1, rule_splits(h_rows) / 2) : rule_splits(h_rows)};
   std::vector<int> block_rows{1};
   if (row_dot) block_rows = {1, 2, 4, 8};
   if (row_dot && cols >= 2)
@@ -1478,13 +1540,18 @@ void plan_matmul_kernels(Planner& p, PlannedKernel& kn, Operand a, const Operand
       return;
     kn.template_name = "gemm_small_k";
     g.kind = GemmKind::SmallK;
-    g.bm = sk_bm, g.bn = sk_bn, g.wm = 64, g.wn = 32;
-    const std::int64_t tiles = ceil_div(M, sk_bm) * ceil_div(N, sk_bn);
-    kn.min_blocks = static_cast<int>(ctas_by_smem(p.target(), small_k_bytes, sk_tf32 && !sk_tall ? 3 : 1));
+    std::string pick_note = "; config: heuristic";   // [Note: small-K picks]
+    const SmallKPick heuristic{
+        false, sk_bm, sk_bn, static_cast<int>(ctas_by_smem(p.target(), small_k_bytes, sk_tf32 && !sk_tall ? 3 : 1))};
+    const SmallKPick pick = p.offer_picks(kn.anchor, fmt::format("matmul {}x{}x{} (SmallK)", M, N, K), heuristic,
+                                          small_k_candidates(p.target(), g, heuristic), pick_note, "small k");
+    g.bm = pick.bm, g.bn = pick.bn, g.wm = 64, g.wn = 32;
+    const std::int64_t tiles = ceil_div(M, g.bm) * ceil_div(N, g.bn);
+    kn.min_blocks = pick.depth;
     set_launch(p, kn, g);
     kn.reason = fmt::format("matmul {}x{}x{}: K = {} fits one tile: SmallK (no K loop), {} persistent CTAs ({} per "
-                            "SM) over {} {}x{} tiles; {}", M, N, K, K, kn.grid.x, kn.min_blocks, tiles, sk_bm, sk_bn,
-                            why);
+                            "SM) over {} {}x{} tiles; {}{}", M, N, K, K, kn.grid.x, kn.min_blocks, tiles, g.bm, g.bn,
+                            why, pick_note);
     return;
   }
 

@@ -10,7 +10,8 @@
 // in flight; two split norms their block size and waves; two 3-d pools their block size, runs
 // along w and rows along h; a reduction chain its first stage's block size and loads; four convs,
 // one per route, their tile and stages or block size; a causal attention its key tile and stages;
-// a skinny product on Gemv its rows a block and K slices.
+// a skinny product on Gemv its rows a block and K slices; the mma.sync Gemm its tile, stages and K
+// slices; two small-K products their tile and CTAs an SM or B ring.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -138,6 +139,18 @@ op att_causal {
   in  v: bf16[B, H, S, 64]
   let s = matmul(q, transpose(k)) * 0.125
   out o = matmul(softmax(where(iota(S, S, axis=1) <= iota(S, S, axis=0), s, -3.4e38), axis=-1), v)
+}
+op sk_tf32 {
+  dims M = 4096, N = 8192, K = 64
+  in  a: f32[M, K]
+  in  b: f32[K, N]
+  out c = matmul(a, b, precision="tf32")
+}
+op sk_x3 {
+  dims M = 4096, N = 8192, K = 32
+  in  a: f32[M, K]
+  in  b: f32[K, N]
+  out c = relu(matmul(a, b, precision="3xtf32"))
 }
 op gemv_long {
   dims M = 64, K = 262144
@@ -452,6 +465,15 @@ TEST_CASE("gpu: a product on the mma.sync Gemm tunes its tile, stages and K slic
   // f32 in ieee (the mma.sync Gemm on every target; [Note: mma picks]): 64 or 128 x 64 or 128
   // tiles, the most stages and one fewer, 1 or 2 K slices (tests/generator/test_mma_picks.cpp).
   tune_families("kiln-tune-mma", {{"mm_ieee", "mma ", 16, 16}});
+}
+
+TEST_CASE("gpu: a small-K product tunes its tile and CTAs an SM, or the wgmma one's B ring, each checked, and plans with the winner") {
+  KILN_REQUIRE_GPU();
+  KILN_REQUIRE_SM90A("the wgmma SmallK");
+  // [Note: small-K picks] (tests/generator/test_small_k_picks.cpp): tf32 at K = 64 on the mma.sync
+  // SmallK, 8 tiles and CTA counts; 3xTF32 at K = 32 on the wgmma SmallK, 256x64, 128x64 and
+  // 128x128 with 2 or 3 B blocks.
+  tune_families("kiln-tune-small-k", {{"sk_tf32", "small k ", 8, 8}, {"sk_x3", "small k wgmma ", 6, 6}});
 }
 
 TEST_CASE("gpu: tuning = on-first-call tunes a split-K product on its first specialization") {
