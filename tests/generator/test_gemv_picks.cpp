@@ -25,7 +25,7 @@ const char* kSpec =
     "  in  x: f32[K, 1]\n"
     "  out y = matmul(a, x)\n"
     "}\n"
-    "op rows_long_k {\n"  // 64 rows of 262144 against 4 columns: 1 row a block, K in slices
+    "op rows_long_k {\n"  // 64 rows of 262144 against x stored [K, 4]: 8 rows a warp, K in slices
     "  dims M = 64, K = 262144\n"
     "  in  a: f32[M, K]\n"
     "  in  x: f32[K, 4]\n"
@@ -36,6 +36,12 @@ const char* kSpec =
     "  in  a: f32[M, K]\n"
     "  in  x: f32[K, 8]\n"
     "  out y = matmul(a, x)\n"
+    "}\n"
+    "op lin_m4 {\n"       // 4 tokens through a linear layer: x k-contiguous, the rows' old rule
+    "  dims M = 4, K = 8192, N = 16384\n"
+    "  in  x: f32[M, K]\n"
+    "  in  w: f32[N, K]\n"
+    "  out y = matmul(x, transpose(w))\n"
     "}\n"
     "op sweep {\n"        // A read k-strided (aᵀ of a [K, M] tensor): the column sweep
     "  dims M = 4096, K = 2048\n"
@@ -67,10 +73,11 @@ TEST_CASE("gemv picks: rows a block and K slices around the rule's, the heuristi
   // rows_many: one slice at 1 row a block (a slice is at least 4 sweeps of the block: 4096), up to
   // 2 at 2-8 rows; rows_long_k: 8 blocks an SM's slices at each of 1-8 rows, half and twice, and
   // at 16-64 rows (2-8 a warp) the rule's and half (twice would pass 512: slices of 4 sweeps of a
-  // warp, 512 elements); rows_odd (8 columns): 1 slice at 1 or 2 rows, 1 or 3 at 4, 3 or 7 at
+  // warp, 512 elements), the heuristic's 8 rows a warp (x stored [K, 4], 16-byte loads of a) at
+  // half the rule's 512; rows_odd (8 columns): 1 slice at 1 or 2 rows, 1 or 3 at 4, 3 or 7 at
   // 8-64 (999 / 128: 4 sweeps of a warp of element loads); 1000 rows: the heuristic's 1 row;
   // sweep: the column sweep's 16 slices and half (32 would be under 128 of K each).
-  for (const Case& k : {Case{"rows_many", 7, {8, 1}}, Case{"rows_long_k", 18, {1, 17}}, Case{"rows_odd", 12, {1, 1}},
+  for (const Case& k : {Case{"rows_many", 7, {8, 1}}, Case{"rows_long_k", 18, {64, 256}}, Case{"rows_odd", 12, {1, 1}},
                         Case{"sweep", 2, {1, 16}}}) {
     CAPTURE(std::string(k.op));
     const auto base = plan_with(k.op);
@@ -79,6 +86,10 @@ TEST_CASE("gemv picks: rows a block and K slices around the rule's, the heuristi
     CHECK(contains(kernel_of(base, "gemv").reason, "; config: heuristic"));
   }
   CHECK(plan_with("rows_long_k").tunables[0].what == "matmul 64x4x262144 batch 1 (Gemv)");
+  // Against a k-contiguous x the warps carry no rows in the rule (they bought nothing on an H100).
+  const auto lin = plan_with("lin_m4");
+  CHECK(std::get<GemvPick>(lin.tunables.at(0).heuristic).rows <= 8);
+  CHECK(kiln::gemv_warp_rows(std::get<kiln::GemmConfig>(kernel_of(lin, "gemv").config)) == 1);
 }
 
 TEST_CASE("gemv picks: a stored pick sets the rows, the slices and the grid, an illegal one is ignored with a reason") {
@@ -103,13 +114,15 @@ TEST_CASE("gemv picks: a stored pick sets the rows, the slices and the grid, an 
       CHECK(contains(k.reason, "; config: tuned: 0.100 ms (test)"));
     }
   }
-  // Warps that carry rows read x stored [K, 4] as 16-byte blocks; the rule's rows read it by element.
+  // Warps that carry rows (the rule's here) read x stored [K, 4] as 16-byte blocks; a row a warp
+  // reads it by element.
   const auto long_k = plan_with("rows_long_k");
-  const auto carried = plan_with("rows_long_k", {{long_k.tunables[0].anchor, {GemvPick{64, 256}, "tuned: 0.100 ms"}}});
-  CHECK(kiln::gemv_warp_rows(std::get<kiln::GemmConfig>(kernel_of(carried, "gemv").config)) == 8);
-  CHECK(kiln::gemv_vec_x(std::get<kiln::GemmConfig>(kernel_of(carried, "gemv").config)));
-  CHECK(contains(kernel_of(carried, "gemv").reason, "64 rows per block (8 a warp: [Note: rows a warp carries])"));
-  CHECK_FALSE(kiln::gemv_vec_x(std::get<kiln::GemmConfig>(kernel_of(long_k, "gemv").config)));
+  CHECK(kiln::gemv_warp_rows(std::get<kiln::GemmConfig>(kernel_of(long_k, "gemv").config)) == 8);
+  CHECK(kiln::gemv_vec_x(std::get<kiln::GemmConfig>(kernel_of(long_k, "gemv").config)));
+  CHECK(contains(kernel_of(long_k, "gemv").reason, "64 rows per block (8 a warp: [Note: rows a warp carries])"));
+  const auto single = plan_with("rows_long_k", {{long_k.tunables[0].anchor, {GemvPick{1, 17}, "tuned: 0.100 ms"}}});
+  CHECK(kiln::gemv_warp_rows(std::get<kiln::GemmConfig>(kernel_of(single, "gemv").config)) == 1);
+  CHECK_FALSE(kiln::gemv_vec_x(std::get<kiln::GemmConfig>(kernel_of(single, "gemv").config)));
   const auto base = plan_with("sweep");
   for (const GemvPick bad : {GemvPick{8, 16}, GemvPick{1, 32}}) {   // rows for a sweep; slices under 128 of K
     CAPTURE(bad.text());
