@@ -1488,6 +1488,20 @@ TEST_CASE("skinny products (M or N at most 16) take Gemv on every target: row do
     CHECK(has(g.sources[0].text, "Kernel::run(in_a, in_x, ws_splitk2, kiln::gemm::Identity{});"));
     CHECK(g.plan.kernels[1].template_name == "gemm_split_k_reduce");
   }
+  // x stored [K, 8] against 2000 rows of 1024 (16-byte loads): warps that carry 8 rows, 64 a
+  // block, x read as 4 x 8 blocks ([Note: rows a warp carries]); 32 blocks: half the rule's slices
+  // (rule: 8 blocks an SM, at most 1024 / 512 = 2: 1). Golden plan and source.
+  {
+    const auto g = generate(Case{"gemm.kiln", "mm_skinny_kp", {}, "default"}, "sm_90a");
+    check_golden("plan/mm_skinny_kp_sm90a.txt", g.plan.text());
+    check_golden("source/mm_skinny_kp_sm90a_k0.cu", g.sources.at(0).text);
+    REQUIRE(g.plan.kernels.size() == 1);
+    const auto& c = gemm_config(g, 0);
+    CHECK((c.bm == 64 && kiln::gemv_warp_rows(c) == 8 && kiln::gemv_vec_x(c) && kiln::gemv_x_k(c) == 8 &&
+           kiln::gemv_x_p(c) == 1 && c.split_k == 1));
+    CHECK(g.plan.kernels[0].grid.x == 32);
+    CHECK(has(g.plan.kernels[0].reason, "64 rows per block (8 a warp: [Note: rows a warp carries])"));
+  }
   // M = 4: B (W stored [OUT, IN], k-contiguous) is the big operand; x = A, k-contiguous with rows
   // of 1000 bf16 (16 bytes apart): vector loads of both; the bias in the epilogue.
   {
