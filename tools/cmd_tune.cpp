@@ -87,7 +87,7 @@ void print_result(const TuneResult& r, bool no_store) {
 
 void add_tune_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<TuneArgs>();
-  auto* cmd = app.add_subcommand("tune", "time every legal config of an op's GEMMs (TMA engine, mma.sync Gemm, small K, Gemv), convs, fused attention, row and split norms, reductions, scans, pools and elementwise kernels on the GPU and store the fastest");
+  auto* cmd = app.add_subcommand("tune", "time every legal config of an op's GEMMs (TMA engine, cp.async wgmma engine, mma.sync Gemm, small K, Gemv), convs, fused attention, row and split norms, reductions, scans, pools and elementwise kernels on the GPU and store the fastest");
   cmd->add_option("spec", args->spec, "spec file")->required();
   cmd->add_option("--op", args->op, "the op")->required();
   cmd->add_option("-D", args->defines, "NAME=VALUE: a dim or const");

@@ -371,6 +371,12 @@ std::optional<SmallKPick> SmallKPick::parse(std::string_view text) {
   return p;
 }
 
+std::string WgPick::text() const { return fmt::format("wgmma {}x{} st{} k{}", bm, bn, stages, split_k); }
+
+std::optional<WgPick> WgPick::parse(std::string_view text) {
+  return parse_fields(text, "wgmma %dx%d st%d k%d%c", &WgPick::bm, &WgPick::bn, &WgPick::stages, &WgPick::split_k);
+}
+
 std::string pick_text(const Pick& pick) {
   return std::visit([](const auto& p) { return p.text(); }, pick);
 }
@@ -390,6 +396,7 @@ std::optional<Pick> parse_pick(std::string_view text) {
   if (auto c = GemvPick::parse(text)) return Pick{*c};
   if (auto c = MmaPick::parse(text)) return Pick{*c};
   if (auto c = SmallKPick::parse(text)) return Pick{*c};
+  if (auto c = WgPick::parse(text)) return Pick{*c};
   return std::nullopt;
 }
 

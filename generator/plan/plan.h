@@ -135,7 +135,8 @@ std::string index_declaration(bool index64);
 // - the mma.sync Gemm of a static product without a fused softmax (plan_contraction.cpp's [Note:
 //   mma picks]): MmaPick;
 // - the small-K products, on the mma.sync SmallK or sm_90a's wgmma SmallK (plan_contraction.cpp's
-//   [Note: small-K picks]): SmallKPick.
+//   [Note: small-K picks]): SmallKPick;
+// - sm_90a's cp.async wgmma engine (plan_contraction.cpp's [Note: wgmma picks]): WgPick.
 struct TmaPick {
   int bm = 0, bn = 0, bk = 0, consumers_n = 1, stages = 0, split_k = 1, cluster_m = 1, group_m = 8;
 
@@ -290,8 +291,18 @@ struct SmallKPick {
   friend bool operator==(const SmallKPick&, const SmallKPick&) = default;
 };
 
+// The cp.async wgmma engine's (GemmConfig's Wgmma / WgmmaSplitK: sm_90a, tf32 and 3xTF32) CTA tile,
+// shared stages and K slices (more than 1, or a fused softmax: WgGemmSplitK and its reduce kernel).
+struct WgPick {
+  int bm = 128, bn = 128, stages = 6, split_k = 1;
+
+  std::string text() const;   // "wgmma 128x128 st6 k1"
+  static std::optional<WgPick> parse(std::string_view text);
+  friend bool operator==(const WgPick&, const WgPick&) = default;
+};
+
 using Pick = std::variant<TmaPick, RownormPick, SplitNormPick, ElementwisePick, ReducePick, ScanPick, StridedScanPick,
-                          PoolPick, LookbackScanPick, ConvPick, AttentionPick, GemvPick, MmaPick, SmallKPick>;
+                          PoolPick, LookbackScanPick, ConvPick, AttentionPick, GemvPick, MmaPick, SmallKPick, WgPick>;
 std::string pick_text(const Pick& pick);
 std::optional<Pick> parse_pick(std::string_view text);   // any family's text
 

@@ -503,6 +503,40 @@ bool wgmma_fits(const Planner& p, const GemmConfig& g) {
          gemm_b_k_contig(g) && g.vec_a && g.vec_b;
 }
 
+// [Note: wgmma picks]
+// The cp.async wgmma engine's tuner picks (WgPick): CTA tiles of 64 or 128 rows (1 or 2
+// warpgroups) x 64 or 128 columns, none wider than the power of two at or above its extent but
+// the heuristic's 128x128; the rule's stages at that tile (6 in tf32, 4 in 3xTF32, fewer where
+// shared memory is short, at least 3) and one fewer; K slices 1, the rule's at that tile and
+// twice as many, within the rule's bound (16, each at least 512 of K, only from kLongK).
+int wg_stages(const Target& t, int bm, int bn, bool x3) {
+  int stages = x3 ? 4 : 6;
+  while (stages > 3 && wg_engine_smem(bm, bn, stages, x3) > smem_limit(t)) --stages;
+  return stages;
+}
+std::int64_t wg_max_splits(const GemmConfig& g) { return g.k >= kLongK ? std::min<std::int64_t>(16, g.k / 512) : 1; }
+int wg_splits(const GemmConfig& g, int bm, int bn, std::int64_t sms) {
+  const std::int64_t tiles = ceil_div(g.m, bm) * ceil_div(g.n, bn) * g.batch;
+  return static_cast<int>(std::clamp<std::int64_t>((sms + tiles / 2) / tiles, 1, std::max<std::int64_t>(1, wg_max_splits(g))));
+}
+std::vector<WgPick> wg_candidates(const Target& t, const GemmConfig& g, const WgPick& heuristic) {
+  std::vector<WgPick> out{heuristic};
+  const bool x3 = g.precision == MmaPrecision::Tf32x3;
+  auto fits = [](int size, std::int64_t extent) { return size == 64 || extent > 64; };
+  for (int bm : {64, 128})
+    for (int bn : {64, 128}) {
+      if (!fits(bm, g.m) || !fits(bn, g.n)) continue;
+      const int top = wg_stages(t, bm, bn, x3), rule = wg_splits(g, bm, bn, t.sm_count);
+      for (int stages = top; stages >= std::max(3, top - 1); --stages)
+        for (int k : {1, rule, 2 * rule}) {
+          const WgPick c{bm, bn, stages, k};
+          if (k <= std::max<std::int64_t>(1, wg_max_splits(g)) && std::find(out.begin(), out.end(), c) == out.end())
+            out.push_back(c);
+        }
+    }
+  return out;
+}
+
 // A wgmma GEMM: 128x128 tiles (two warpgroups of m64n128), 1 CTA per SM, split along K so one
 // wave covers the SMs when the tiles alone cannot (each split a whole number of 32-wide k tiles).
 // Measured on the linear seed (128 x 16384 x 16384, bench/standalone/gemm_check.cu, H100):
@@ -515,22 +549,25 @@ void plan_wgmma(Planner& p, PlannedKernel& kn, GemmConfig g, const std::string& 
                 bool stream_c) {
   const std::int64_t sms = p.target().sm_count;
   const bool x3 = g.precision == MmaPrecision::Tf32x3;
-  g.bm = 128, g.bn = 128;
+  const WgPick heuristic{128, 128, wg_stages(p.target(), 128, 128, x3), wg_splits(g, 128, 128, sms)};
+  std::string pick_note = "; config: heuristic";   // [Note: wgmma picks]
+  const WgPick pick =
+      p.offer_picks(kn.anchor, fmt::format("matmul {}x{}x{} batch {} (wgmma engine)", g.m, g.n, g.k, g.batch), heuristic,
+                    wg_candidates(p.target(), g, heuristic), pick_note, "wgmma engine");
+  g.bm = pick.bm, g.bn = pick.bn, g.stages = pick.stages;
   const std::int64_t tiles = ceil_div(g.m, g.bm) * ceil_div(g.n, g.bn) * g.batch;
-  const std::int64_t max_splits = g.k >= kLongK ? std::min<std::int64_t>(16, g.k / 512) : 1;
-  const std::int64_t splits = std::clamp<std::int64_t>((sms + tiles / 2) / tiles, 1, std::max<std::int64_t>(1, max_splits));
-  g.stages = x3 ? 4 : 6;
-  while (g.stages > 3 && wg_engine_smem(g.bm, g.bn, g.stages, x3) > smem_limit(p.target())) --g.stages;
-  const std::string head = fmt::format("matmul {}x{}x{} batch {}: sm_90a wgmma, {}x{} tiles (2 warpgroups of m64n{}), "
+  const std::int64_t splits = pick.split_k;
+  const std::string head = fmt::format("matmul {}x{}x{} batch {}: sm_90a wgmma, {}x{} tiles ({} warpgroup{} of m64n{}), "
                                        "BK 32, {} stages of 128-byte-swizzled cp.async, 1 CTA per SM",
-                                       g.m, g.n, g.k, g.batch, g.bm, g.bn, g.bn, g.stages);
+                                       g.m, g.n, g.k, g.batch, g.bm, g.bn, g.bm / 64, g.bm > 64 ? "s" : "", g.bn,
+                                       g.stages);
   if (splits == 1 && !softmax) {
     kn.template_name = "gemm_wgmma";
     g.kind = GemmKind::Wgmma;
     g.vec_c = vec_c;
     g.stream_c = stream_c;
     set_launch(p, kn, g);
-    kn.reason = fmt::format("{}, {} tiles{}; {}", head, tiles, stream_c ? ", streaming stores" : "", why);
+    kn.reason = fmt::format("{}, {} tiles{}; {}{}", head, tiles, stream_c ? ", streaming stores" : "", why, pick_note);
     return;
   }
   kn.template_name = "gemm_wgmma_split_k";
@@ -538,11 +575,11 @@ void plan_wgmma(Planner& p, PlannedKernel& kn, GemmConfig g, const std::string& 
   g.split_k = static_cast<int>(splits);
   const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {splits, g.batch, g.m, g.n});
   set_launch(p, kn, g);
-  kn.reason = fmt::format("{}, {} tiles x {} K slices for {} SMs; {}; {}", head, tiles, splits, sms,
+  kn.reason = fmt::format("{}, {} tiles x {} K slices for {} SMs; {}; {}{}", head, tiles, splits, sms,
                           softmax ? fmt::format("the softmax on line {} is fused into the reduce kernel (epilogue, row "
                                                 "statistics, normalize)", p.node(kn.stores[0].node).loc.line)
                                   : std::string("a deterministic reduce kernel applies the epilogue"),
-                          why);
+                          why, pick_note);
   add_split_k_reduce(p, kn, ws, softmax, vec_c, stream_c);
 }
 

@@ -11,7 +11,8 @@
 // along w and rows along h; a reduction chain its first stage's block size and loads; four convs,
 // one per route, their tile and stages or block size; a causal attention its key tile and stages;
 // a skinny product on Gemv its rows a block and K slices; the mma.sync Gemm its tile, stages and K
-// slices; two small-K products their tile and CTAs an SM or B ring.
+// slices; two small-K products their tile and CTAs an SM or B ring; a 3xTF32 linear layer on the
+// cp.async wgmma engine its tile, stages and K slices.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -151,6 +152,12 @@ op sk_x3 {
   in  a: f32[M, K]
   in  b: f32[K, N]
   out c = relu(matmul(a, b, precision="3xtf32"))
+}
+op lin_x3 {
+  dims B = 128, IN = 2048, OUT = 2048
+  in  x: f32[B, IN]
+  in  w: f32[OUT, IN]
+  out y = relu(matmul(x, transpose(w)))
 }
 op gemv_long {
   dims M = 64, K = 262144
@@ -474,6 +481,15 @@ TEST_CASE("gpu: a small-K product tunes its tile and CTAs an SM, or the wgmma on
   // SmallK, 8 tiles and CTA counts; 3xTF32 at K = 32 on the wgmma SmallK, 256x64, 128x64 and
   // 128x128 with 2 or 3 B blocks.
   tune_families("kiln-tune-small-k", {{"sk_tf32", "small k ", 8, 8}, {"sk_x3", "small k wgmma ", 6, 6}});
+}
+
+TEST_CASE("gpu: a product on the cp.async wgmma engine tunes its tile, stages and K slices, each checked, and plans with the winner") {
+  KILN_REQUIRE_GPU();
+  KILN_REQUIRE_SM90A("the cp.async wgmma engine");
+  // 3xTF32 with 16 tiles of 128x128 ([Note: wgmma picks], tests/generator/test_wgmma_picks.cpp): 64
+  // or 128 x 64 or 128 tiles, 4 or 3 stages, slices 1, the rule's and twice within K / 512 = 4:
+  // 4 at 128x128, 4 more at each of 64x128 and 128x64, 6 at 64x64.
+  tune_families("kiln-tune-wgmma", {{"lin_x3", "wgmma ", 18, 18}});
 }
 
 TEST_CASE("gpu: tuning = on-first-call tunes a split-K product on its first specialization") {

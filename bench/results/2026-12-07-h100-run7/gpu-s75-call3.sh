@@ -16,9 +16,9 @@ for op in $(grep -oE "^op [a-z0-9_]+" $dir/gemv.kiln | cut -d' ' -f2); do
 done > "$OUT/gemv-tune.log"
 grep -E "^matmul|rc=[1-9]|FAIL|wrong|mismatch" "$OUT/gemv-tune.log"
 python3 $dir/torch_skinny.py > "$OUT/torch.log" 2>&1; cat "$OUT/torch.log"
-timeout 150 stdbuf -oL -eL .gpu/bin/kiln_test_gpu -sf='*test_tuner_gpu.cpp' -tc='*small-K*' > "$OUT/tuner.log" 2>&1
-echo "tuner small-K rc=$?"; grep -E "^tuned|passed|failed|ERROR" "$OUT/tuner.log" | tail -8
-left=$((560 - (SECONDS - start)))
+timeout 150 stdbuf -oL -eL .gpu/bin/kiln_test_gpu -sf='*test_tuner_gpu.cpp' -tc='*small-K*,*cp.async wgmma engine*' > "$OUT/tuner.log" 2>&1
+echo "tuner small-K, wgmma rc=$?"; grep -E "^tuned|passed|failed|ERROR" "$OUT/tuner.log" | tail -8
+left=$((440 - (SECONDS - start)))
 echo "spec checks with $left s left"
 KILN_GPU_SPECS=gemm,matmul_small_k,views,matmul timeout "$left" stdbuf -oL -eL .gpu/bin/kiln_test_gpu \
   -tc='gpu: every covered spec matches*' > "$OUT/specs.log" 2>&1
