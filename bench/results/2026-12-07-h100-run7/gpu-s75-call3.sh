@@ -9,10 +9,10 @@ export KILN_SOURCE_DIR=$PWD
 start=$SECONDS
 dir=bench/results/2026-12-07-h100-run7
 cache=$(mktemp -d)
-KILN_CACHE_DIR=$cache timeout 100 stdbuf -oL .gpu/bin/kiln run $dir/gemv.kiln --check > "$OUT/gemv-run.log" 2>&1
-echo "run --check rc=$?"; tail -n 16 "$OUT/gemv-run.log"
 timeout 200 stdbuf -oL -eL .gpu/bin/kiln_test_gpu -sf='*test_tuner_gpu.cpp' -tc='*small-K*,*cp.async wgmma engine*' > "$OUT/tuner.log" 2>&1
 echo "tuner small-K, wgmma rc=$?"; grep -E "^tuned|passed|failed|ERROR" "$OUT/tuner.log" | tail -8
+KILN_CACHE_DIR=$cache timeout 100 stdbuf -oL .gpu/bin/kiln run $dir/gemv.kiln --check > "$OUT/gemv-run.log" 2>&1
+echo "run --check rc=$?"; tail -n 16 "$OUT/gemv-run.log"
 for op in mid_n4 mid_n8 mid_n16 gemv_long4 tall_n2; do
   KILN_CACHE_DIR=$cache timeout 30 .gpu/bin/kiln bench $dir/gemv.kiln --op "$op" --iters 50 2>&1 | sed "s/^/$op: /"
 done > "$OUT/gemv-bench.log"
