@@ -30,6 +30,18 @@ const char* kSpec =
     "  in  b: f32[K, N]\n"
     "  out c = relu(matmul(a, b, precision=\"3xtf32\"))\n"
     "}\n"
+    "op tuner_tf32 {\n"   // tests/gpu/test_tuner_gpu.cpp's sk_tf32: 8 candidates
+    "  dims M = 4096, N = 8192, K = 64\n"
+    "  in  a: f32[M, K]\n"
+    "  in  b: f32[K, N]\n"
+    "  out c = matmul(a, b, precision=\"tf32\")\n"
+    "}\n"
+    "op tuner_x3 {\n"     // and its sk_x3 (K = 32, the wgmma SmallK): 6
+    "  dims M = 4096, N = 8192, K = 32\n"
+    "  in  a: f32[M, K]\n"
+    "  in  b: f32[K, N]\n"
+    "  out c = relu(matmul(a, b, precision=\"3xtf32\"))\n"
+    "}\n"
     "op k128 {\n"     // K = 128 in tf32: 256x64 does not fit twice, nor 256x128 at all
     "  dims M = 8192, N = 8192, K = 128\n"
     "  in  a: f32[M, K]\n"
@@ -81,7 +93,9 @@ TEST_CASE("small-K picks: tiles with CTAs an SM, or the wgmma one's B ring, the 
                         Case{"x3", "sm_90a", 5, {true, 256, 64, 3}, "matmul 16384x16384x64 (wgmma SmallK)"},
                         Case{"x3", "sm_80", 4, {false, 128, 128, 1}, "matmul 16384x16384x64 (SmallK)"},
                         Case{"k128", "sm_90a", 3, {false, 256, 64, 1}, "matmul 8192x8192x128 (SmallK)"},
-                        Case{"k128", "sm_80", 1, {false, 128, 64, 1}, "matmul 8192x8192x128 (SmallK)"}}) {
+                        Case{"k128", "sm_80", 1, {false, 128, 64, 1}, "matmul 8192x8192x128 (SmallK)"},
+                        Case{"tuner_tf32", "sm_90a", 8, {false, 256, 64, 1}, "matmul 4096x8192x64 (SmallK)"},
+                        Case{"tuner_x3", "sm_90a", 6, {true, 256, 64, 3}, "matmul 4096x8192x32 (wgmma SmallK)"}}) {
     CAPTURE(std::string(k.op));
     CAPTURE(std::string(k.arch));
     const auto base = plan_with(k.op, {}, k.arch);
