@@ -503,6 +503,27 @@ bool wgmma_fits(const Planner& p, const GemmConfig& g) {
          gemm_b_k_contig(g) && g.vec_a && g.vec_b;
 }
 
+// The tile, stages and K-slice picks of a tiled GEMM (MmaPick, WgPick: {bm, bn, stages, split_k}),
+// appended to `out` unless there: CTA tiles of 64 or 128 rows x 64 or 128 columns, none wider than
+// the power of two at or above its extent; at each, stages from top(bm, bn) down to one fewer (not
+// under `min_stages`), and K slices 1, rule(bm, bn) and twice that, at most max(1, max_splits).
+template <class P, class Top, class Rule>
+void add_tile_picks(std::vector<P>& out, const GemmConfig& g, int min_stages, std::int64_t max_splits, Top top,
+                    Rule rule) {
+  auto fits = [](int size, std::int64_t extent) { return size == 64 || extent > 64; };
+  for (int bm : {64, 128})
+    for (int bn : {64, 128}) {
+      if (!fits(bm, g.m) || !fits(bn, g.n)) continue;
+      const int most = top(bm, bn), splits = rule(bm, bn);
+      for (int stages = most; stages >= std::max(min_stages, most - 1); --stages)
+        for (int k : {1, splits, 2 * splits}) {
+          const P c{bm, bn, stages, k};
+          if (k <= std::max<std::int64_t>(1, max_splits) && std::find(out.begin(), out.end(), c) == out.end())
+            out.push_back(c);
+        }
+    }
+}
+
 // [Note: wgmma picks]
 // The cp.async wgmma engine's tuner picks (WgPick): CTA tiles of 64 or 128 rows (1 or 2
 // warpgroups) x 64 or 128 columns, none wider than the power of two at or above its extent but
@@ -522,18 +543,8 @@ int wg_splits(const GemmConfig& g, int bm, int bn, std::int64_t sms) {
 std::vector<WgPick> wg_candidates(const Target& t, const GemmConfig& g, const WgPick& heuristic) {
   std::vector<WgPick> out{heuristic};
   const bool x3 = g.precision == MmaPrecision::Tf32x3;
-  auto fits = [](int size, std::int64_t extent) { return size == 64 || extent > 64; };
-  for (int bm : {64, 128})
-    for (int bn : {64, 128}) {
-      if (!fits(bm, g.m) || !fits(bn, g.n)) continue;
-      const int top = wg_stages(t, bm, bn, x3), rule = wg_splits(g, bm, bn, t.sm_count);
-      for (int stages = top; stages >= std::max(3, top - 1); --stages)
-        for (int k : {1, rule, 2 * rule}) {
-          const WgPick c{bm, bn, stages, k};
-          if (k <= std::max<std::int64_t>(1, wg_max_splits(g)) && std::find(out.begin(), out.end(), c) == out.end())
-            out.push_back(c);
-        }
-    }
+  add_tile_picks(out, g, 3, wg_max_splits(g), [&](int bm, int bn) { return wg_stages(t, bm, bn, x3); },
+                 [&](int bm, int bn) { return wg_splits(g, bm, bn, t.sm_count); });
   return out;
 }
 
@@ -1308,22 +1319,17 @@ int mma_splits(const GemmConfig& g, const MmaTiles& t, std::int64_t sms, bool so
 // many, within mma_splits' bound (16, and 4 k tiles a slice).
 std::vector<MmaPick> mma_candidates(const Target& t, const GemmConfig& g, const MmaPick& heuristic) {
   std::vector<MmaPick> out;
-  const std::int64_t sms = t.sm_count;
-  auto fits = [](int size, std::int64_t extent) { return size == 64 || extent > 64; };
-  const int max_splits = static_cast<int>(std::min<std::int64_t>(16, g.k / (4 * kMmaBk)));
-  for (int bm : {64, 128})
-    for (int bn : {64, 128}) {
-      if (!fits(bm, g.m) || !fits(bn, g.n)) continue;
-      MmaTiles tiles;
-      tiles.bm = bm, tiles.bn = bn, tiles.wm = bm == 128 ? 64 : 32, tiles.wn = 32;
-      const int top = pick_stages(t, g.elem_bytes, bm, bn, kMmaBk, tiles.wn, gemm_a_k_contig(g), gemm_b_k_contig(g));
-      const int rule = mma_splits(g, tiles, sms, false);
-      for (int stages = top; stages >= std::max(2, top - 1); --stages)
-        for (int k : {1, rule, 2 * rule}) {
-          const MmaPick c{bm, bn, stages, k};
-          if (k <= std::max(1, max_splits) && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
-        }
-    }
+  auto tiles_at = [](int bm, int bn) {
+    MmaTiles tiles;
+    tiles.bm = bm, tiles.bn = bn, tiles.wm = bm == 128 ? 64 : 32, tiles.wn = 32;
+    return tiles;
+  };
+  add_tile_picks(
+      out, g, 2, std::min<std::int64_t>(16, g.k / (4 * kMmaBk)),
+      [&](int bm, int bn) {
+        return pick_stages(t, g.elem_bytes, bm, bn, kMmaBk, tiles_at(bm, bn).wn, gemm_a_k_contig(g), gemm_b_k_contig(g));
+      },
+      [&](int bm, int bn) { return mma_splits(g, tiles_at(bm, bn), t.sm_count, false); });
   if (std::find(out.begin(), out.end(), heuristic) == out.end()) out.insert(out.begin(), heuristic);
   return out;
 }

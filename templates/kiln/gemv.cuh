@@ -79,7 +79,7 @@ struct Gemv {
   static_assert(P >= 1 && P <= kGemvMaxP, "P: the skinny side");
   static_assert(Threads == kGemvThreads, "config/gemm.h sizes the grid for this block");
   // Rows each warp carries (BlockRows past the warps: [Note: rows a warp carries]), else 1.
-  static constexpr int kWarpRows = kBigKContig && BlockRows > kWarps ? BlockRows / kWarps : 1;
+  static constexpr int kWarpRows = gemv_rows_a_warp(kBigKContig, BlockRows);
   static_assert(kBigKContig ? (BlockRows >= 1 && (BlockRows <= kWarps ? kWarps % BlockRows == 0
                                                                       : BlockRows % kWarps == 0))
                             : BlockRows == 32 * V, "BlockRows");

@@ -7,7 +7,7 @@ export PATH=/usr/local/cuda/bin:$PATH LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD
 bash scripts/gpu_unpack.sh > /dev/null 2>&1
 export KILN_SOURCE_DIR=$PWD
 start=$SECONDS
-dir=bench/results/2026-12-07-h100-run7
+dir=bench/results/2026-12-07-h100-run6   # gemv.kiln and torch_skinny.py as call 1 ran them
 cache=$(mktemp -d)
 timeout 200 stdbuf -oL -eL .gpu/bin/kiln_test_gpu -sf='*test_tuner_gpu.cpp' -tc='*small-K*,*cp.async wgmma engine*' > "$OUT/tuner.log" 2>&1
 echo "tuner small-K, wgmma rc=$?"; grep -E "^tuned|passed|failed|ERROR" "$OUT/tuner.log" | tail -8

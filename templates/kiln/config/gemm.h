@@ -294,11 +294,13 @@ KILN_RULE constexpr bool gemv_vec_x(const GemmConfig& c) { return gemv_big_is_a(
 KILN_RULE constexpr long long gemv_block_rows(const GemmConfig& c) {
   return gemv_big_k_contig(c) ? c.bm : 32LL * gemv_vec(c);
 }
-// The rows each warp of a row dot carries: bm / 8 where bm passes the block's 8 warps ([Note: rows
-// a warp carries] in gemv.cuh), else 1 (bm rows a block, 8 / bm warps a row).
-KILN_RULE constexpr int gemv_warp_rows(const GemmConfig& c) {
-  return gemv_big_k_contig(c) && c.bm > kGemvThreads / 32 ? c.bm / (kGemvThreads / 32) : 1;
+// The rows each warp of a row dot carries: block_rows / 8 where they pass the block's 8 warps
+// ([Note: rows a warp carries] in gemv.cuh), else 1 (block_rows a block, 8 / block_rows warps a
+// row); 1 in a column sweep (big_k_contig false). Gemv's kWarpRows.
+KILN_RULE constexpr int gemv_rows_a_warp(bool big_k_contig, long long block_rows) {
+  return big_k_contig && block_rows > kGemvThreads / 32 ? int(block_rows / (kGemvThreads / 32)) : 1;
 }
+KILN_RULE constexpr int gemv_warp_rows(const GemmConfig& c) { return gemv_rows_a_warp(gemv_big_k_contig(c), c.bm); }
 
 // ---------------------------------------------------------------- launch
 
