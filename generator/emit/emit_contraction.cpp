@@ -288,7 +288,8 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
   c.line("constexpr long long kM = kConfig.m, kN = kConfig.n, kK = kConfig.k, kBatch = kConfig.batch;");
   // The TMA engine and Gemv write partial sums to a workspace (one slice or more) when a reduce
   // follows.
-  const bool ws_split = (kind == GemmKind::Tma || kind == GemmKind::Gemv) && workspace_arg(plan, k) >= 0;
+  const bool ws_split =
+      (kind == GemmKind::Tma || kind == GemmKind::Gemv || kind == GemmKind::GemvMma) && workspace_arg(plan, k) >= 0;
   const bool split = kind == GemmKind::SplitK || kind == GemmKind::WgmmaSplitK || ws_split;
   const bool prep = kind == GemmKind::SmallKPrep || kind == GemmKind::OperandPrep;
   const std::string out = split || prep ? "" : UnitParts::pointer_name(plan, k.stores[0].buffer);
@@ -399,13 +400,24 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
       dynamic_smem = false;
       break;
     }
-    case GemmKind::Gemv: {
-      c.line("// a skinny product: the big operand streamed once (16-byte loads where vec), f32 FMA");
-      c.line("using Kernel = kiln::gemm::Gemv<{}, Index, kiln::gemv_rows(kConfig), kiln::gemv_p(kConfig), kK, kBatch,", elem);
-      c.line("    kiln::gemv_big_is_a(kConfig), kiln::gemv_big_k_contig(kConfig), kiln::gemv_ld_big(kConfig),");
-      c.line("    kiln::gemv_stride_big(kConfig), kiln::gemv_x_k(kConfig), kiln::gemv_x_p(kConfig), kiln::gemv_stride_x(kConfig),");
-      c.line("    kConfig.ldc, kConfig.stride_c, int(kiln::gemv_block_rows(kConfig)), kiln::gemv_vec(kConfig),");
-      c.line("    kiln::gemv_vec_x(kConfig), kConfig.split_k, kConfig.threads>;");
+    case GemmKind::Gemv:
+    case GemmKind::GemvMma: {
+      if (kind == GemmKind::Gemv) {
+        c.line("// a skinny product: the big operand streamed once (16-byte loads where vec), f32 FMA");
+        c.line("using Kernel = kiln::gemm::Gemv<{}, Index, kiln::gemv_rows(kConfig), kiln::gemv_p(kConfig), kK, kBatch,",
+               elem);
+        c.line("    kiln::gemv_big_is_a(kConfig), kiln::gemv_big_k_contig(kConfig), kiln::gemv_ld_big(kConfig),");
+        c.line("    kiln::gemv_stride_big(kConfig), kiln::gemv_x_k(kConfig), kiln::gemv_x_p(kConfig), kiln::gemv_stride_x(kConfig),");
+        c.line("    kConfig.ldc, kConfig.stride_c, int(kiln::gemv_block_rows(kConfig)), kiln::gemv_vec(kConfig),");
+        c.line("    kiln::gemv_vec_x(kConfig), kConfig.split_k, kConfig.threads>;");
+      } else {
+        c.line("// a skinny product on mma.sync: the big operand streamed once into m16n8k8 fragments");
+        c.line("using Kernel = kiln::gemm::GemvMma<{}, Index, kiln::gemv_rows(kConfig), kiln::gemv_p(kConfig), kK, kBatch,",
+               prec);
+        c.line("    kiln::gemv_big_is_a(kConfig), kiln::gemv_ld_big(kConfig), kiln::gemv_stride_big(kConfig),");
+        c.line("    kiln::gemv_x_k(kConfig), kiln::gemv_x_p(kConfig), kiln::gemv_stride_x(kConfig), kConfig.ldc,");
+        c.line("    kConfig.stride_c, int(kConfig.bm), kConfig.split_k, kConfig.threads>;");
+      }
       if (ws_split) {
         unit.body = fmt::format("  Kernel::run({}, {}, {}, kiln::gemm::Identity{{}});", pointer_of(plan, a),
                                 pointer_of(plan, bl), workspace_pointer(plan, k));
@@ -444,6 +456,7 @@ void emit_family(const Plan& plan, const PlannedKernel& k, const GemmConfig& con
   unit.includes = includes(plan, k, kind == GemmKind::Tma           ? "gemm_tma.cuh"
                                     : kind == GemmKind::OperandPrep ? "gemm_prep.cuh"
                                     : kind == GemmKind::Gemv        ? "gemv.cuh"
+                                    : kind == GemmKind::GemvMma     ? "gemv_mma.cuh"
                                     : sm90                   ? "gemm_sm90.cuh"
                                                              : "gemm.cuh");
   template_checks(k, unit, type, dynamic_smem,

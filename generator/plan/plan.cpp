@@ -345,10 +345,16 @@ std::optional<AttentionPick> AttentionPick::parse(std::string_view text) {
   return parse_fields(text, "attention n%d st%d%c", &AttentionPick::bn, &AttentionPick::stages);
 }
 
-std::string GemvPick::text() const { return fmt::format("gemv r{} k{}", rows, splits); }
+std::string GemvPick::text() const { return fmt::format("gemv {}r{} k{}", mma ? "mma " : "", rows, splits); }
 
 std::optional<GemvPick> GemvPick::parse(std::string_view text) {
-  return parse_fields(text, "gemv r%d k%d%c", &GemvPick::rows, &GemvPick::splits);
+  GemvPick p;
+  char tail = 0;
+  const std::string s(text);
+  p.mma = s.rfind("gemv mma ", 0) == 0;
+  const char* format = p.mma ? "gemv mma r%d k%d%c" : "gemv r%d k%d%c";
+  if (std::sscanf(s.c_str(), format, &p.rows, &p.splits, &tail) != 2 || p.text() != s) return std::nullopt;
+  return p;
 }
 
 std::string MmaPick::text() const { return fmt::format("mma {}x{} st{} k{}", bm, bn, stages, split_k); }

@@ -259,12 +259,13 @@ struct AttentionPick {
   friend bool operator==(const AttentionPick&, const AttentionPick&) = default;
 };
 
-// A skinny product's (GemmConfig's Gemv) rows of the big operand a block takes (the row dot's bm;
+// A skinny product's (GemmConfig's Gemv or GemvMma) rows of the big operand a block takes (the row dot's bm;
 // the column sweep's are its warp of vectors) and its K slices.
 struct GemvPick {
   int rows = 1, splits = 1;
+  bool mma = false;   // GemvMma (rows: its block's rows, 128 or 256), else Gemv
 
-  std::string text() const;   // "gemv r8 k4"
+  std::string text() const;   // "gemv r8 k4", "gemv mma r128 k5"
   static std::optional<GemvPick> parse(std::string_view text);
   friend bool operator==(const GemvPick&, const GemvPick&) = default;
 };

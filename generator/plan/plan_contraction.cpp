@@ -1169,6 +1169,43 @@ bool plan_small_k_wgmma(Planner& p, PlannedKernel& kn, GemmConfig g, const std::
   return true;
 }
 
+// GemvMma's block rows (16 or 32 a warp) and the columns from which its heuristic takes it: with
+// 9 to 16 columns Gemv's FMA sums against x stored [K, P] ran at half cuBLAS's speed (8192 x 16 x
+// 8192: 0.303 ms against 0.155, bench/results/2026-12-07-h100-run7), bound by x's loads.
+constexpr int kGemvMmaRows[] = {128, 256};
+constexpr int kGemvMmaFromP = 9;
+
+// The K slices' partial sums to a workspace that SplitKReduce adds in order (a Gemv or GemvMma
+// kernel of more than one slice).
+void add_gemv_slices(Planner& p, PlannedKernel& kn, const GemmConfig& g, bool vec_c, bool stream_c) {
+  const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {g.split_k, g.batch, g.m, g.n});
+  set_launch(p, kn, g);
+  add_split_k_reduce(p, kn, ws, false, vec_c, stream_c);
+}
+
+// A skinny product on the tensor cores (gemv_mma.cuh): the pick's block rows and K slices.
+bool plan_gemv_mma(Planner& p, PlannedKernel& kn, GemmConfig g, const GemvPick& pick, const std::string& why,
+                   const std::string& pick_note, bool vec_c, bool stream_c) {
+  g.kind = GemmKind::GemvMma;
+  g.bm = pick.rows;
+  g.split_k = pick.splits;
+  kn.template_name = "gemv_mma";
+  const bool big_a = gemv_big_is_a(g);
+  kn.reason = fmt::format(
+      "matmul {}x{}x{} batch {}: {} <= {}: GemvMma, {} rows per block ({} a warp: [Note: skinny products on the "
+      "tensor cores]) of {} {} rows (k-contiguous, 16-byte loads) against {} column{} of {}, mma.sync m16n8k8 {}, x "
+      "staged {} k at a time, {} blocks x {} K slices{}; {}{}",
+      g.m, g.n, g.k, g.batch, big_a ? "N" : "M", kGemvMaxP, g.bm, 16 * gemv_mma_tiles_a_warp(g.bm), gemv_rows(g),
+      big_a ? "A" : "B", gemv_p(g), gemv_p(g) > 1 ? "s" : "", big_a ? "B" : "A",
+      g.precision == MmaPrecision::Tf32x3 ? "3xTF32" : "tf32", kGemvMmaChunk, ceil_div(gemv_rows(g), g.bm) * g.batch,
+      g.split_k,
+      g.split_k > 1 ? " (partial sums to a workspace; a deterministic reduce kernel applies the epilogue)" : "", why,
+      pick_note);
+  if (g.split_k == 1) set_launch(p, kn, g);
+  else add_gemv_slices(p, kn, g, vec_c, stream_c);
+  return true;
+}
+
 // The skinny product (gemv.cuh, any target): M or N at most kGemvMaxP, so the product is bound
 // by reading the larger operand once; tensor-core tiles of 64 or more rows would waste most of
 // their work and re-read it. No fused softmax (a row of at most 16 is not worth a kernel of its
@@ -1231,31 +1268,46 @@ bool plan_gemv(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, co
   auto rule_splits = [&](int bm) {
     return static_cast<int>(std::clamp<std::int64_t>(ceil_div(8 * sms, blocks_at(bm)), 1, max_splits(bm)));
   };
+  // GemvMma ([Note: skinny products on the tensor cores] in gemv_mma.cuh): f32 inputs in tf32 or
+  // 3xTF32, the big operand k-contiguous in 16-byte loads. Blocks of 128 (or 256) rows, K slices
+  // until two blocks an SM are covered, each slice at least one staged chunk of x. The heuristic
+  // takes it past kGemvMmaFromP columns, where the FMA sums' loads of x bound Gemv.
+  const bool mma_ok = g.elem_bytes == 4 && g.precision != MmaPrecision::Ieee && row_dot && gemv_vec(g) > 1;
+  const int mma_most = static_cast<int>(std::clamp<std::int64_t>(g.k / kGemvMmaChunk, 1, launch::kMaxGridY));
+  auto mma_splits = [&](int bm) {
+    return static_cast<int>(std::clamp<std::int64_t>(ceil_div(2 * sms, ceil_div(rows, bm) * g.batch), 1, mma_most));
+  };
   int warp_rows = 0;   // the heuristic's rows a warp, 0: none
   if (row_dot && x_blocks && cols >= 2 && gemv_vec(g) > 1 && rows >= 2 * warps)
     for (int w : {8, 4, 2})
       if (warp_rows == 0 && w * cols <= kGemvMaxWarpSums && w * warps / 2 < rows)
         warp_rows = w;
   const int h_rows = warp_rows > 0 ? warp_rows * warps : row_dot && rows * g.batch >= 64 * sms ? warps : 1;
-  const GemvPick heuristic{h_rows, warp_rows > 0 ? std::max(1, rule_splits(h_rows) / 2) : rule_splits(h_rows)};
+  const GemvPick heuristic =
+      mma_ok && cols >= kGemvMmaFromP
+          ? GemvPick{kGemvMmaRows[0], mma_splits(kGemvMmaRows[0]), true}
+          : GemvPick{h_rows, warp_rows > 0 ? std::max(1, rule_splits(h_rows) / 2) : rule_splits(h_rows)};
   std::vector<int> block_rows{1};
   if (row_dot) block_rows = {1, 2, 4, 8};
   if (row_dot && cols >= 2)
     for (int bm : {16, 32, 64})
       if ((bm / warps) * cols <= kGemvMaxWarpSums) block_rows.push_back(bm);
   std::vector<GemvPick> candidates;
-  for (int bm : block_rows) {
-    const int rule = rule_splits(bm);
+  auto add_splits = [&](int bm, int rule, int most, bool mma) {
     for (std::int64_t k : {std::int64_t{rule} / 2, std::int64_t{rule}, 2 * std::int64_t{rule}}) {
-      const GemvPick c{bm, static_cast<int>(k)};
-      if (k >= 1 && k <= max_splits(bm) && std::find(candidates.begin(), candidates.end(), c) == candidates.end())
+      const GemvPick c{bm, static_cast<int>(k), mma};
+      if (k >= 1 && k <= most && std::find(candidates.begin(), candidates.end(), c) == candidates.end())
         candidates.push_back(c);
     }
-  }
+  };
+  for (int bm : block_rows) add_splits(bm, rule_splits(bm), static_cast<int>(max_splits(bm)), false);
+  if (mma_ok && cols >= 2)
+    for (int bm : kGemvMmaRows) add_splits(bm, mma_splits(bm), mma_most, true);
   std::string pick_note = "; config: heuristic";
   const GemvPick chosen =
       p.offer_picks(kn.anchor, fmt::format("matmul {}x{}x{} batch {} (Gemv)", g.m, g.n, g.k, g.batch), heuristic,
                     candidates, pick_note, "gemv");
+  if (chosen.mma) return plan_gemv_mma(p, kn, g, chosen, why, pick_note, vec_c, stream_c);
   g.bm = chosen.rows;
   if (gemv_warp_rows(g) > 1) vec_x = vec_x || x_blocks;
   const std::int64_t blocks = blocks_at(g.bm);
@@ -1278,13 +1330,8 @@ bool plan_gemv(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, co
   // `why` names the f32 precision asked for; 16-bit inputs are widened to f32 (no tensor cores).
   kn.reason = (g.elem_bytes == 4 ? fmt::format("{}; {}", head, why)
                                  : fmt::format("{}; 16-bit inputs widened to f32", head)) + pick_note;
-  if (splits == 1) {
-    set_launch(p, kn, g);
-    return true;
-  }
-  const int ws = p.add_workspace(fmt::format("splitk{}", kn.anchor), DType::f32, {g.split_k, g.batch, g.m, g.n});
-  set_launch(p, kn, g);
-  add_split_k_reduce(p, kn, ws, false, vec_c, stream_c);
+  if (splits == 1) set_launch(p, kn, g);
+  else add_gemv_slices(p, kn, g, vec_c, stream_c);
   return true;
 }
 

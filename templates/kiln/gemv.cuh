@@ -66,6 +66,15 @@ __device__ __forceinline__ void load_floats(const E* p, float (&f)[V]) {
   }
 }
 
+// Sum (row r of the big operand, column p of x) of a skinny product, through the epilogue, to C, or
+// (with K slices) to slice `split` of the workspace (kSplitStride apart) that SplitKReduce adds.
+template <bool kBigIsA, long long kSplitStride, long long strideC, long long ldc, class OutT, class Index, class Epi>
+__device__ __forceinline__ void gemv_store(OutT* C, int split, Index batch, Index r, int p, float v, const Epi& epi) {
+  const Index m = kBigIsA ? r : Index(p), n = kBigIsA ? Index(p) : r;
+  store1<OutT, false>(C + Index(split) * Index(kSplitStride) + batch * Index(strideC) + m * Index(ldc) + n,
+                      epi(v, batch, m, n));
+}
+
 template <class E, class Index, long long R, int P, long long K, long long Batch, bool kBigIsA, bool kBigKContig,
           long long ldBig, long long strideBig, long long xK, long long xP, long long strideX, long long ldc,
           long long strideC, int BlockRows, int V, bool kVecX, int SplitK, int Threads>
@@ -92,9 +101,7 @@ struct Gemv {
   template <class OutT, class Epi>
   static __device__ __forceinline__ void store(OutT* C, int split, Index batch, Index r, int p, float v,
                                                const Epi& epi) {
-    const Index m = kBigIsA ? r : Index(p), n = kBigIsA ? Index(p) : r;
-    store1<OutT, false>(C + Index(split) * Index(kSplitStride) + batch * Index(strideC) + m * Index(ldc) + n,
-                        epi(v, batch, m, n));
+    gemv_store<kBigIsA, kSplitStride, strideC, ldc>(C, split, batch, r, p, v, epi);
   }
 
   // x(k .. k + V - 1, p) as floats: one vector where x is k-contiguous, else element by element.

@@ -33,6 +33,7 @@ enum class GemmKind : int {
   Tma,              // sm90::TmaGemm: TMA ring, a producer warpgroup, wgmma consumers, persistent
   OperandPrep,      // gemm::OperandPrep: an operand copied k-major, rows padded to 16 bytes, for Tma
   Gemv,             // gemm::Gemv (gemv.cuh): M or N <= kGemvMaxP, a memory-bound stream, f32 FMA
+  GemvMma,          // gemm::GemvMma (gemv_mma.cuh): the same on mma.sync tf32 (f32 inputs, tf32 or 3xTF32)
 };
 
 // f32 products (kiln::Ieee / Tf32 / Tf32x3 in mma.cuh); 16-bit inputs ignore it.
@@ -57,6 +58,7 @@ inline const char* enum_name(GemmKind k) {
     case GemmKind::Tma: return "Tma";
     case GemmKind::OperandPrep: return "OperandPrep";
     case GemmKind::Gemv: return "Gemv";
+    case GemmKind::GemvMma: return "GemvMma";
   }
   return "?";
 }
@@ -302,6 +304,19 @@ KILN_RULE constexpr int gemv_rows_a_warp(bool big_k_contig, long long block_rows
 }
 KILN_RULE constexpr int gemv_warp_rows(const GemmConfig& c) { return gemv_rows_a_warp(gemv_big_k_contig(c), c.bm); }
 
+// GemvMma ([Note: skinny products on the tensor cores] in gemv_mma.cuh): a block of kGemvThreads
+// takes bm rows of the big operand (16 a warp, or 32), each step 32 k of them against x staged in
+// shared memory kGemvMmaChunk k at a time (tf32 hi and, in 3xTF32, lo parts, columns padded to 8).
+constexpr int kGemvMmaStep = 32;
+constexpr int kGemvMmaChunk = 256;
+KILN_RULE constexpr int gemv_mma_tiles_a_warp(long long block_rows) {
+  return int(block_rows / (16LL * (kGemvThreads / 32)));
+}
+// The k range of each K slice: the slices' share of k rounded up to whole steps.
+KILN_RULE constexpr long long gemv_mma_slice(long long k, int split_k) {
+  return ((k + split_k - 1) / split_k + kGemvMmaStep - 1) / kGemvMmaStep * kGemvMmaStep;
+}
+
 // ---------------------------------------------------------------- launch
 
 constexpr int kSmallKPrepThreads = 256;   // SmallKPrep::kThreads
@@ -340,7 +355,7 @@ KILN_RULE constexpr long long prep_row_block(const GemmConfig& c) {
 //   OperandPrep:           (row blocks of 32, or 64 for the vector transpose, k blocks over the
 //                          padded row, batches of the operand); a k block is 32 k (transpose) or
 //                          32 16-byte vectors (pitched copy)
-//   Gemv:                  (blocks of the big operand's rows, split_k, batch)
+//   Gemv, GemvMma:         (blocks of the big operand's rows, split_k, batch)
 KILN_RULE constexpr launch::Geometry gemm_geometry(const GemmConfig& c, int sm_count, int ctas_per_sm) {
   launch::Geometry g;
   g.shared_bytes = gemm_smem(c);
@@ -390,6 +405,10 @@ KILN_RULE constexpr launch::Geometry gemm_geometry(const GemmConfig& c, int sm_c
     case GemmKind::Gemv:
       g.block.x = c.threads;
       g.grid = {launch::ceil_div(gemv_rows(c), gemv_block_rows(c)), c.split_k, c.batch};
+      break;
+    case GemmKind::GemvMma:
+      g.block.x = c.threads;
+      g.grid = {launch::ceil_div(gemv_rows(c), c.bm), c.split_k, c.batch};
       break;
   }
   return g;
