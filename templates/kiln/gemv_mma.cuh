@@ -28,6 +28,14 @@
 // groups in each quarter warp. The next step's A loads are issued before this step's products.
 // Column p of x past P reads zero; k past the slice's end reads zero on both sides; a row past R
 // reads row R - 1 and stores nothing.
+//
+// [Note: the step's sums]
+// The tensor cores' f32 accumulation does not round as an f32 add does: chaining a whole K slice
+// through the mma accumulators lost accuracy with the slice's length (H100, 8192 x 16 x 8192 in
+// 3xTF32: norm-wise error 4.3e-5 at 2 slices of 4096, 1.8e-5 at 5, within 1e-5 only at 10;
+// bench/results/2026-12-08-h100-run1). So each step's 32 k are summed from zero on the tensor
+// cores and added to the running sums with f32 adds, as the TMA engine's 3xTF32 promotes each k
+// tile.
 // ============================================================================================
 #pragma once
 
@@ -99,9 +107,17 @@ struct GemvMma {
       }
   }
 
-  // One step's products: the chunk's k kk .. kk + 31 ([Note: skinny products on the tensor cores]).
+  // One step's products: the chunk's k kk .. kk + 31 ([Note: skinny products on the tensor cores]),
+  // summed on the tensor cores from zero, then added to acc in f32 ([Note: the step's sums]).
   static __device__ __forceinline__ void step(const float (&a)[kMT][2][8], const Tile& xs, int kk, int g, int t,
                                               float (&acc)[kMT][kNT][4]) {
+    float d[kMT][kNT][4];
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) d[mt][nt][i] = 0.f;
     float b[kParts][kNT][8];
 #pragma unroll
     for (int part = 0; part < kParts; ++part)
@@ -129,12 +145,18 @@ struct GemvMma {
           const u32 bh[2] = {__float_as_uint(b[0][nt][2 * j]), __float_as_uint(b[0][nt][2 * j + 1])};
           if constexpr (kX3) {   // small terms first (mma.cuh)
             const u32 bl[2] = {__float_as_uint(b[kParts - 1][nt][2 * j]), __float_as_uint(b[kParts - 1][nt][2 * j + 1])};
-            mma_tf32_16x8x8(acc[mt][nt], lo, bh);
-            mma_tf32_16x8x8(acc[mt][nt], hi, bl);
+            mma_tf32_16x8x8(d[mt][nt], lo, bh);
+            mma_tf32_16x8x8(d[mt][nt], hi, bl);
           }
-          mma_tf32_16x8x8(acc[mt][nt], hi, bh);
+          mma_tf32_16x8x8(d[mt][nt], hi, bh);
         }
       }
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[mt][nt][i] += d[mt][nt][i];
   }
 
   template <class OutT, class Epi>

@@ -1502,6 +1502,37 @@ TEST_CASE("skinny products (M or N at most 16) take Gemv on every target: row do
     CHECK(g.plan.kernels[0].grid.x == 32);
     CHECK(has(g.plan.kernels[0].reason, "64 rows per block (8 a warp: [Note: rows a warp carries])"));
   }
+  // 12 columns of x stored [K, 12], f32 fp32-accurate, 1001 rows of 1000 (16-byte loads): GemvMma
+  // ([Note: skinny products on the tensor cores]) in 3xTF32, blocks of 128 rows (8), 3 K slices of
+  // 352 (two blocks an SM, at most 1000 / 256 = 3), then the reduce with the relu. Golden plan and
+  // source. sm_80 too (mma.sync).
+  {
+    const auto g = generate(Case{"gemm.kiln", "mm_skinny_mma", {}, "default"}, "sm_90a");
+    check_golden("plan/mm_skinny_mma_sm90a.txt", g.plan.text());
+    check_golden("source/mm_skinny_mma_sm90a_k0.cu", g.sources.at(0).text);
+    REQUIRE(g.plan.kernels.size() == 2);
+    const auto& c = gemm_config(g, 0);
+    CHECK((c.kind == kiln::GemmKind::GemvMma && c.bm == 128 && c.split_k == 3 &&
+           c.precision == kiln::MmaPrecision::Tf32x3 && kiln::gemv_mma_tiles_a_warp(c.bm) == 1));
+    CHECK(kiln::gemv_mma_slice(c.k, c.split_k) == 352);
+    CHECK((g.plan.kernels[0].grid.x == 8 && g.plan.kernels[0].grid.y == 3 && g.plan.kernels[0].block.x == 256));
+    CHECK(has(g.sources[0].text, "#include \"kiln/gemv_mma.cuh\""));
+    CHECK(has(g.sources[0].text, "kiln::gemm::GemvMma<kiln::Tf32x3, Index,"));
+    CHECK(g.plan.kernels[1].template_name == "gemm_split_k_reduce");
+    CHECK(generate(Case{"gemm.kiln", "mm_skinny_mma", {}, "default"}, "sm_80").plan.kernels[0].template_name ==
+          "gemv_mma");
+    // A linear layer on 12 rows in tf32: the weight (B) is the big operand, x = A k-contiguous.
+    const auto lin = generate(Case{"gemm.kiln", "linear_skinny_tf32", {}, "default"}, "sm_90a");
+    const auto& lc = gemm_config(lin, 0);
+    CHECK((lc.kind == kiln::GemmKind::GemvMma && lc.precision == kiln::MmaPrecision::Tf32 && !kiln::gemv_big_is_a(lc) &&
+           kiln::gemv_p(lc) == 12 && kiln::gemv_x_k(lc) == 1 && kiln::gemv_x_p(lc) == 520));
+    // Batched x, 20000 rows of 256 a batch: 157 blocks of 128 a batch (314 fill two an SM), one K slice,
+    // the epilogue in the kernel.
+    const auto bat = generate(Case{"gemm.kiln", "mm_skinny_mma_batched", {}, "default"}, "sm_90a");
+    REQUIRE(bat.plan.kernels.size() == 1);
+    CHECK((bat.plan.kernels[0].grid.x == 157 && bat.plan.kernels[0].grid.z == 2 && gemm_config(bat, 0).split_k == 1));
+    CHECK(has(bat.sources[0].text, "struct Epilogue"));
+  }
   // M = 4: B (W stored [OUT, IN], k-contiguous) is the big operand; x = A, k-contiguous with rows
   // of 1000 bf16 (16 bytes apart): vector loads of both; the bias in the epilogue.
   {
