@@ -333,6 +333,44 @@ TEST_CASE("gpu: every covered spec's wgmma path (sm_90a): tails, split-K, both p
   }
 }
 
+// GemvMma ([Note: skinny products on the tensor cores] in gemv_mma.cuh) at shapes the shape sets
+// never give it: K slices thousands of k long (each step's sums added in f32: [Note: the step's
+// sums]; chained through the tensor cores, 8192 x 12 x 8192 in 3xTF32 missed the fp32 bound at 5
+// slices), one very long K on few rows (64 x 12 x 262144: 528 slices), rows past the last block's,
+// in fp32-accurate (3xTF32) and tf32; and the tf32 linear layer with 16 rows of x k-contiguous.
+TEST_CASE("gpu: skinny products on the tensor cores (GemvMma): long K slices, both precisions") {
+  KILN_REQUIRE_GPU();
+  struct Case {
+    const char* op;
+    std::map<std::string, std::int64_t> dims;
+  };
+  const Case cases[] = {
+      {"mm_skinny_mma", {{"M", 8192}, {"K", 8192}, {"P", 12}}},
+      {"mm_skinny_mma", {{"M", 8191}, {"K", 8196}, {"P", 16}}},
+      {"mm_skinny_mma", {{"M", 64}, {"K", 262144}, {"P", 9}}},
+      {"linear_skinny_tf32", {{"R", 16}, {"N", 4097}, {"K", 4100}}},
+  };
+  const std::string file = source_dir() + "/specs/gemm.kiln";
+  for (const Precision precision : {Precision::fp32_accurate, Precision::tf32}) {
+    Options options = memory_only();
+    options.precision = precision;
+    Runtime rt(options);
+    Checker checker{rt};
+    for (const Case& c : cases) {
+      Bindings b;
+      b.dims = c.dims;
+      const auto kernels = rt.load_file(file).op(c.op).specialize(b).kernels();
+      REQUIRE(!kernels.empty());
+      CHECK_MESSAGE(kernels[0].template_name == "gemv_mma", c.op << ": planned " << kernels[0].template_name);
+      OpCheckOptions opts;
+      opts.seed = 97;
+      checker.run(file, c.op, precision == Precision::tf32 ? "gemv-mma-tf32" : "gemv-mma-fp32", c.dims, opts);
+    }
+    checker.summary();
+    CHECK(checker.checked == static_cast<int>(std::size(cases)));
+  }
+}
+
 // Issue 4's matrix for the memory-bound specs, beyond the shape sets above: rows
 // of 32767 and one huge row; NaN and +-inf inputs; f16 and bf16 inputs.
 TEST_CASE("gpu: memory-bound specs on odd sizes, special values and half types") {
