@@ -18,7 +18,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   echo "gemv.kiln run --check rc=$?"
 } > "$OUT/check.log" 2>&1
 cat "$OUT/check.log"
-for op in mid_n16 linear_m16; do
+for op in mid_n16; do
   timeout 40 .gpu/bin/kiln tune $run6/gemv.kiln --op $op --no-store --iters 30 --budget 20 2>&1
   echo "tune $op rc=$?"
 done > "$OUT/tune.log" 2>&1
@@ -26,5 +26,5 @@ timeout 75 stdbuf -oL -eL .gpu/bin/kiln_test_gpu -tc='gpu: skinny products on th
 echo "GemvMma GPU test rc=$?"; grep -E "^gpu-check|passed|failed|ERROR" "$OUT/gemv-mma-test.log" | tail -12
 grep -E "rc=|^matmul|wrong|error" "$OUT/tune.log"
 grep -E "gemv mma" "$OUT/tune.log" | grep -E "ms \(median" | head -40
-timeout 45 python3 $run6/torch_skinny.py > "$OUT/torch.log" 2>&1; cat "$OUT/torch.log"
+timeout 30 python3 $run6/torch_skinny.py > "$OUT/torch.log" 2>&1; cat "$OUT/torch.log"
 echo "at $((SECONDS - start)) s"
