@@ -83,13 +83,18 @@ __device__ __forceinline__ void tf32_split(float x, float& hi, float& lo) {
   lo = __uint_as_float(l);
 }
 
-// ---- mma.sync wrappers; d += a * b
+// ---- mma.sync wrappers; d += a * b. (Without __CUDA_ARCH__, the CPU emulator's
+// KILN_EMU_MMA_TF32 stands in for the tf32 one: tests/generator/cuda_emulator.h.)
 __device__ __forceinline__ void mma_tf32_16x8x8(float (&d)[4], const u32 (&a)[4], const u32 (&b)[2]) {
+#if !defined(__CUDA_ARCH__) && defined(KILN_EMU_MMA_TF32)
+  KILN_EMU_MMA_TF32(d, a, b);
+#else
   asm volatile(
       "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
       "{%0,%1,%2,%3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
 }
 __device__ __forceinline__ void mma_f16_16x8x16(float (&d)[4], const u32 (&a)[4], const u32 (&b)[2]) {
   asm volatile(

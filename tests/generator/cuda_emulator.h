@@ -26,6 +26,7 @@
 #include <ucontext.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -75,6 +76,7 @@ struct Machine {
   ucontext_t scheduler{};
   std::function<void()> body;
   std::vector<unsigned long long> slots;   // one exchange slot per thread
+  std::vector<std::array<unsigned, 6>> mma_slots;   // a thread's mma fragments (a0-a3, b0, b1)
   NamedBarrier named[16];
   std::vector<unsigned char> dynamic_smem;   // the launch's shared_bytes (16-byte aligned start)
 };
@@ -108,6 +110,7 @@ inline void launch(Dim grid, unsigned threads, const std::function<void()>& body
   m.block_dim = Dim{threads, 1, 1};
   m.body = body;
   m.slots.assign(threads, 0);
+  m.mma_slots.assign(threads, {});
   m.fibers.assign(threads, Fiber{});
   for (auto& f : m.fibers) f.stack.resize(64 * 1024);
   for (unsigned by = 0; by < (grid.y ? grid.y : 1); ++by)
@@ -223,6 +226,36 @@ inline void mbar_wait(const unsigned long long* bar, unsigned parity) {
     wait(State::kMbarWait);
   }
 }
+// mma.sync.m16n8k8 with tf32 inputs (kiln::mma_tf32_16x8x8), a warp collective: every lane's
+// fragments go to its slot, then each lane computes its four accumulators from the warp's A and B
+// (mma.cuh's [Note: fragment layouts]). Inputs are read as the tensor cores read them (the low 13
+// bits dropped); the eight products and the accumulator are summed in double and rounded to f32
+// once (the hardware's own accumulation rounding, which [Note: the step's sums] in gemv_mma.cuh
+// works around, is not modelled).
+inline void mma_tf32_16x8x8(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  Machine& m = machine();
+  const unsigned me = thread_rank();
+  m.mma_slots[me] = {a[0], a[1], a[2], a[3], b[0], b[1]};
+  wait(State::kWarpWait);   // every lane has written
+  const unsigned base = me & ~31u, lane = me & 31u, g = lane >> 2, t = lane & 3u;
+  auto tf32 = [](unsigned bits) {
+    bits &= 0xffffe000u;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return double(f);
+  };
+  for (unsigned r = 0; r < 4; ++r) {
+    const unsigned row = g + 8 * (r >> 1), col = 2 * t + (r & 1);
+    double sum = d[r];
+    for (unsigned k = 0; k < 8; ++k) {
+      const unsigned a_reg = (row >= 8 ? 1 : 0) + (k >= 4 ? 2 : 0), b_reg = 4 + (k >= 4 ? 1 : 0);
+      sum += tf32(m.mma_slots[base + (row % 8) * 4 + k % 4][a_reg]) * tf32(m.mma_slots[base + col * 4 + k % 4][b_reg]);
+    }
+    d[r] = float(sum);
+  }
+  wait(State::kWarpWait);   // every lane has read
+}
+
 inline unsigned char* dynamic_smem() {
   unsigned char* p = machine().dynamic_smem.data();
   return p + ((16 - reinterpret_cast<unsigned long long>(p) % 16) % 16);
@@ -235,6 +268,7 @@ inline unsigned char* dynamic_smem() {
 #define KILN_EMU_MBAR_INIT(bar, arrivals) emu::mbar_init(bar, arrivals)
 #define KILN_EMU_MBAR_ARRIVE(bar) emu::mbar_arrive(bar)
 #define KILN_EMU_MBAR_WAIT(bar, parity) emu::mbar_wait(bar, parity)
+#define KILN_EMU_MMA_TF32(d, a, b) emu::mma_tf32_16x8x8(d, a, b)
 
 #define threadIdx (emu::machine().current->tid)
 #define blockIdx (emu::machine().block_idx)
@@ -285,6 +319,16 @@ inline float __int_as_float(int i) {
   float f;
   std::memcpy(&f, &i, 4);
   return f;
+}
+inline float __uint_as_float(unsigned u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+inline unsigned __float_as_uint(float f) {
+  unsigned u;
+  std::memcpy(&u, &f, 4);
+  return u;
 }
 inline double __longlong_as_double(long long i) {
   double d;
