@@ -1174,6 +1174,12 @@ bool plan_small_k_wgmma(Planner& p, PlannedKernel& kn, GemmConfig g, const std::
 // 8192: 0.303 ms against 0.155, bench/results/2026-12-07-h100-run7), bound by x's loads.
 constexpr int kGemvMmaRows[] = {128, 256};
 constexpr int kGemvMmaFromP = 9;
+// The longest K slice GemvMma's rule gives. Before [Note: the step's sums] a slice ran through the
+// tensor cores' accumulators whole, and on an H100 (bench/results/2026-12-08-h100-run1) 3xTF32
+// slices of 456-928 k met the fp32 bound while 1024-4096 k did not (1.0-4.3e-5). The step sums
+// should make any length safe but have not run on a GPU yet: until they have, the rule's slices
+// stay within what passed without them.
+constexpr std::int64_t kGemvMmaMaxSlice = 896;
 
 // The K slices' partial sums to a workspace that SplitKReduce adds in order (a Gemv or GemvMma
 // kernel of more than one slice).
@@ -1271,11 +1277,13 @@ bool plan_gemv(Planner& p, PlannedKernel& kn, GemmConfig g, const Operand& a, co
   // GemvMma ([Note: skinny products on the tensor cores] in gemv_mma.cuh): f32 inputs in tf32 or
   // 3xTF32, the big operand k-contiguous in 16-byte loads. Blocks of 128 (or 256) rows, K slices
   // until two blocks an SM are covered, each slice at least one staged chunk of x. The heuristic
-  // takes it past kGemvMmaFromP columns, where the FMA sums' loads of x bound Gemv.
+  // takes it past kGemvMmaFromP columns, where the FMA sums' loads of x bound Gemv. The rule's
+  // slices are at most kGemvMmaMaxSlice long.
   const bool mma_ok = g.elem_bytes == 4 && g.precision != MmaPrecision::Ieee && row_dot && gemv_vec(g) > 1;
   const int mma_most = static_cast<int>(std::clamp<std::int64_t>(g.k / kGemvMmaChunk, 1, launch::kMaxGridY));
   auto mma_splits = [&](int bm) {
-    return static_cast<int>(std::clamp<std::int64_t>(ceil_div(2 * sms, ceil_div(rows, bm) * g.batch), 1, mma_most));
+    const std::int64_t fill = ceil_div(2 * sms, ceil_div(rows, bm) * g.batch);
+    return static_cast<int>(std::clamp<std::int64_t>(std::max(fill, ceil_div(g.k, kGemvMmaMaxSlice)), 1, mma_most));
   };
   int warp_rows = 0;   // the heuristic's rows a warp, 0: none
   if (row_dot && x_blocks && cols >= 2 && gemv_vec(g) > 1 && rows >= 2 * warps)

@@ -109,12 +109,13 @@ TEST_CASE("gemv picks: rows a block and K slices around the rule's, the heuristi
   // 8-64 (999 / 128: 4 sweeps of a warp of element loads); 1000 rows: the heuristic's 1 row;
   // sweep: the column sweep's 16 slices and half (32 would be under 128 of K each). GemvMma's
   // (f32 in 3xTF32, 16-byte loads, 2 or more columns): at 128 and 256 rows, two blocks an SM's
-  // slices, half and twice, at most K / 256: rows_long_k's 132, 264, 528 at each (6 more);
-  // rows_p12: Gemv's 15 (1-32 rows; 64 would keep 96 sums a lane) and GemvMma's 2, 5, 10 at 128
-  // rows and 4, 9, 18 at 256, the heuristic's GemvMma at 128 rows and 5 slices (12 columns);
-  // in ieee no tensor cores: Gemv's 15, warps that carry 4 rows at half the rule's 5.
+  // slices but at least K / 896 (kGemvMmaMaxSlice), half and twice, at most K / 256: rows_long_k's
+  // 146, 293, 586 at each (6 more); rows_p12: Gemv's 15 (1-32 rows; 64 would keep 96 sums a lane)
+  // and GemvMma's 5, 10, 20 at 128 and 256 rows, the heuristic's GemvMma at 128 rows and 10
+  // slices (12 columns); in ieee no tensor cores: Gemv's 15, warps that carry 4 rows at half the
+  // rule's 5.
   for (const Case& k : {Case{"rows_many", 7, {8, 1}}, Case{"rows_long_k", 24, {64, 256}}, Case{"rows_odd", 12, {1, 1}},
-                        Case{"rows_p12", 21, {128, 5, true}}, Case{"rows_p12_ieee", 15, {32, 2}},
+                        Case{"rows_p12", 21, {128, 10, true}}, Case{"rows_p12_ieee", 15, {32, 2}},
                         Case{"sweep", 2, {1, 16}}}) {
     CAPTURE(std::string(k.op));
     const auto base = plan_with(k.op);

@@ -334,10 +334,10 @@ TEST_CASE("gpu: every covered spec's wgmma path (sm_90a): tails, split-K, both p
 }
 
 // GemvMma ([Note: skinny products on the tensor cores] in gemv_mma.cuh) at shapes the shape sets
-// never give it: K slices thousands of k long (each step's sums added in f32: [Note: the step's
-// sums]; chained through the tensor cores, 8192 x 12 x 8192 in 3xTF32 missed the fp32 bound at 5
-// slices), one very long K on few rows (64 x 12 x 262144: 528 slices), rows past the last block's,
-// in fp32-accurate (3xTF32) and tf32; and the tf32 linear layer with 16 rows of x k-contiguous.
+// never give it: K slices of up to kGemvMmaMaxSlice (896) k at 8192 x 12 x 8192 (10 slices; the
+// tuner's candidates go to 1664), one very long K on few rows (64 x 9 x 262144: 293 slices),
+// rows past the last block's, in fp32-accurate (3xTF32) and tf32; and the tf32 linear layer with
+// 16 rows of x k-contiguous.
 TEST_CASE("gpu: skinny products on the tensor cores (GemvMma): long K slices, both precisions") {
   KILN_REQUIRE_GPU();
   struct Case {
