@@ -1215,8 +1215,10 @@ bool plan_gemv_mma(Planner& p, PlannedKernel& kn, GemmConfig g, const GemvPick& 
 // The skinny product (gemv.cuh, any target): M or N at most kGemvMaxP, so the product is bound
 // by reading the larger operand once; tensor-core tiles of 64 or more rows would waste most of
 // their work and re-read it. No fused softmax (a row of at most 16 is not worth a kernel of its
-// own; the general path keeps it). f32 FMA in every precision: the products of tf32-rounded or
-// 16-bit inputs are exact in f32, so the result is at least as accurate as the tensor cores'.
+// own; the general path keeps it). Gemv sums with f32 FMA in every precision: the products of
+// tf32-rounded or 16-bit inputs are exact in f32, so the result is at least as accurate as the
+// tensor cores'. Past 8 columns of f32 in tf32 or 3xTF32 the heuristic takes GemvMma, on the
+// tensor cores (plan_gemv_mma), where Gemv's loads of x bind it.
 //   Row dot (the big operand k-contiguous): 8 rows per block of 8 warps when there are at least
 //   64 rows per SM, else one row per block, its 8 warps splitting k.
 //   Column sweep (k strided): 32 vectors of rows per block, the 8 warps splitting k.
