@@ -5,6 +5,7 @@
 // the big operand as A or as B, against float64 sums. (The tensor cores' own accumulation rounding
 // is not modelled: the GPU test of test_specs_gpu.cpp holds the hardware to the fp32 bound.)
 #include "cuda_emulator.h"   // first: compiles the templates as host code
+#include "emulated_buffers.h"
 
 #include "kiln/gemv_mma.cuh"
 
@@ -12,7 +13,6 @@
 
 #include <cmath>
 #include <limits>
-#include <random>
 #include <vector>
 
 namespace {
@@ -20,24 +20,6 @@ namespace {
 // C = 2 v + 1 where the kernel applies the epilogue (one K slice).
 struct TwoXPlusOne {
   float operator()(float v, int, int, int) const { return 2.f * v + 1.f; }
-};
-
-std::vector<float> random_floats(std::size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(gen);
-  return v;
-}
-
-// 16-byte aligned storage (the big operand takes 16-byte loads).
-struct Aligned {
-  std::vector<float> storage;
-  float* data;
-  explicit Aligned(std::size_t n, float fill) : storage(n + 4, fill) {
-    const auto base = reinterpret_cast<std::uintptr_t>(storage.data());
-    data = reinterpret_cast<float*>((base + 15) & ~std::uintptr_t(15));
-  }
 };
 
 // big(r, k) = big[r * ld + k]; x(k, p) = x[k * xk + p * xp]. Runs Kernel on the emulator and checks
@@ -49,13 +31,13 @@ void check(int rows, int p, int k, int ld, long long xk, long long xp, int block
   CAPTURE(p);
   CAPTURE(k);
   CAPTURE(kSplitK);
-  Aligned big(std::size_t(rows) * ld, 0.f);
-  const auto values = random_floats(std::size_t(rows) * ld, seed);
+  emulated::Buffer big(std::size_t(rows) * ld, 0, 0.f);   // 16-byte aligned: the big operand's loads
+  const auto values = emulated::random_floats(std::size_t(rows) * ld, seed, -1.f, 1.f);
   std::copy(values.begin(), values.end(), big.data);
-  const auto x = random_floats(std::size_t(k) * p, seed + 1);
+  const auto x = emulated::random_floats(std::size_t(k) * p, seed + 1, -1.f, 1.f);
   const int ldc = kBigIsA ? p : rows;
   const std::size_t outputs = std::size_t(rows) * p;
-  Aligned c(outputs * kSplitK, std::numeric_limits<float>::quiet_NaN());   // poisoned: every output is written
+  emulated::Buffer c(outputs * kSplitK, 0, std::numeric_limits<float>::quiet_NaN());   // poisoned: every output is written
   const float* a = kBigIsA ? big.data : x.data();
   const float* b = kBigIsA ? x.data() : big.data;
   emu::launch({unsigned((rows + block_rows - 1) / block_rows), unsigned(kSplitK), 0}, kiln::kGemvThreads, [&] {

@@ -3,6 +3,7 @@
 // compares with float64 references. This checks the index, tail, barrier and shuffle logic
 // without a GPU; the GPU run of bench/standalone/memtpl_check.cu checks the same on hardware.
 #include "cuda_emulator.h"   // first: compiles the templates as host code
+#include "emulated_buffers.h"
 
 #include "kiln/reduce.cuh"
 #include "kiln/rownorm.cuh"
@@ -32,24 +33,8 @@ struct IdIndex {
   long long operator()(int r, int) const { return r; }
 };
 
-std::vector<float> random_floats(size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> u(0.f, 1.f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(gen);
-  return v;
-}
-
-// A buffer whose data starts `offset_elems` floats past a 16-byte boundary.
-struct Buffer {
-  std::vector<float> storage;
-  float* data;
-  Buffer(size_t n, int offset_elems) : storage(n + 8, -12345.f) {
-    auto base = reinterpret_cast<std::uintptr_t>(storage.data());
-    float* aligned = reinterpret_cast<float*>((base + 15) & ~std::uintptr_t(15));
-    data = aligned + offset_elems;
-  }
-};
+using emulated::Buffer;
+using emulated::random_floats;
 
 bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
 bool close(double out, double ref, double tol) {
